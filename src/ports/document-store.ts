@@ -1,0 +1,83 @@
+// The DocumentStore port: read models as collections of documents with MongoDB query semantics.
+// Adapters: embedded (mingo, in-process) and MongoDB. Both pass
+// test/contracts/document-store.contract.ts.
+
+export type Doc = { _id: string } & Record<string, unknown>;
+/** MongoDB-style filter ({field: value}, $eq $ne $gt $gte $lt $lte $in $nin $exists $and $or $regex …). */
+export type Filter = Record<string, unknown>;
+/** Update operators supported by every adapter: $set $unset $inc $push $pull $setOnInsert $max $min. */
+export type Update = Partial<
+  Record<
+    '$set' | '$unset' | '$inc' | '$push' | '$pull' | '$setOnInsert' | '$max' | '$min',
+    Record<string, unknown>
+  >
+>;
+export type Sort = Record<string, 1 | -1>;
+
+export interface FindOptions {
+  sort?: Sort;
+  limit?: number;
+  skip?: number;
+  /** Inclusion projection ({field: 1}); _id is always returned. */
+  projection?: Record<string, 1>;
+}
+
+export interface IndexSpec {
+  keys: Record<string, 1 | -1>;
+  unique?: boolean;
+  name?: string;
+}
+
+export interface UpdateResult {
+  matched: number;
+  modified: number;
+  upsertedId: string | null;
+}
+
+export interface Collection<T extends Doc = Doc> {
+  readonly name: string;
+  /** Idempotent. A unique index makes a duplicate insert/update throw DuplicateKeyError. */
+  createIndex(spec: IndexSpec): Promise<void>;
+  insertOne(doc: T): Promise<void>;
+  insertMany(docs: T[]): Promise<void>;
+  replaceOne(filter: Filter, doc: T, options?: { upsert?: boolean }): Promise<UpdateResult>;
+  updateOne(filter: Filter, update: Update, options?: { upsert?: boolean }): Promise<UpdateResult>;
+  updateMany(filter: Filter, update: Update): Promise<UpdateResult>;
+  deleteOne(filter: Filter): Promise<number>;
+  deleteMany(filter: Filter): Promise<number>;
+  findOne(filter: Filter, options?: Omit<FindOptions, 'limit'>): Promise<T | null>;
+  find(filter: Filter, options?: FindOptions): Promise<T[]>;
+  count(filter?: Filter): Promise<number>;
+}
+
+export interface DocumentStore {
+  readonly kind: 'embedded' | 'mongodb';
+  collection<T extends Doc = Doc>(name: string): Collection<T>;
+  /** Last log position a projection applied, or null. */
+  getCheckpoint(projection: string): Promise<bigint | null>;
+  /** Compare-and-set forward only: never moves a checkpoint backwards. */
+  setCheckpoint(projection: string, position: bigint): Promise<void>;
+  /** Drop every collection and checkpoint (rebuild from the log). */
+  dropAll(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export class DocumentStoreError extends Error {
+  override name = 'DocumentStoreError';
+}
+
+export class DuplicateKeyError extends DocumentStoreError {
+  override name = 'DuplicateKeyError';
+  constructor(
+    readonly collection: string,
+    readonly index: string,
+    message?: string,
+  ) {
+    super(message ?? `duplicate key in ${collection} on index ${index}`);
+  }
+}
+
+/** A filter or update the store cannot run (unknown operator, wrong operand). */
+export class InvalidQueryError extends DocumentStoreError {
+  override name = 'InvalidQueryError';
+}

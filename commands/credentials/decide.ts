@@ -1,0 +1,95 @@
+import { ApiError, validationError } from '../../src/core/errors';
+import { isScope, normalizeScopes, type Scope } from '../../src/core/scopes';
+import type { NewEvent, RecordedEvent } from '../../src/ports/event-store';
+import { type ApiKeyCreatedData, TOKEN_PREFIX } from './events';
+
+export interface ApiKeyState {
+  key: ApiKeyCreatedData | null;
+  revoked: boolean;
+}
+export const initialApiKey: ApiKeyState = { key: null, revoked: false };
+
+export function evolveApiKey(state: ApiKeyState, event: RecordedEvent): ApiKeyState {
+  const d = event.data as Record<string, unknown>;
+  switch (event.type) {
+    case 'ApiKeyCreated':
+      return { key: d as unknown as ApiKeyCreatedData, revoked: false };
+    case 'ApiKeyUpdated': {
+      if (!state.key) return state;
+      const next = { ...state.key };
+      if (d.name !== undefined) next.name = d.name as string;
+      if (d.scopes !== undefined) next.scopes = d.scopes as Scope[];
+      return { ...state, key: next };
+    }
+    case 'ApiKeyRevoked':
+      return { ...state, revoked: true };
+    default:
+      return state;
+  }
+}
+
+export function checkScopes(scopes: readonly string[]): Scope[] {
+  const unknown = scopes.filter((s) => !isScope(s));
+  if (unknown.length)
+    throw validationError(
+      unknown.map((s) => ({ path: 'scopes', code: 'invalid_enum', message: `unknown scope ${s}` })),
+      'Unknown scopes',
+    );
+  return normalizeScopes(scopes);
+}
+
+export function checkToken(token: string): void {
+  if (
+    !token.startsWith(TOKEN_PREFIX) ||
+    token.length < TOKEN_PREFIX.length + 8 ||
+    !/^[A-Za-z0-9_-]+$/.test(token)
+  )
+    throw validationError(
+      [
+        {
+          path: 'token',
+          code: 'invalid_format',
+          message: `a token must start with ${TOKEN_PREFIX} and carry 8+ URL-safe characters`,
+        },
+      ],
+      'The token is invalid',
+    );
+}
+
+export function decideCreateKey(state: ApiKeyState, data: ApiKeyCreatedData): NewEvent[] {
+  if (state.key) {
+    // The same key created again (bootstrap applied twice): nothing to do; anything else is a conflict.
+    if (state.key.token_hash === data.token_hash && state.key.restaurant_id === data.restaurant_id) return [];
+    throw new ApiError(409, 'RESOURCE_CONFLICT', `API key ${data.key_id} already exists`);
+  }
+  if (!data.name.trim() || data.name.length > 200)
+    throw validationError([
+      { path: 'name', code: 'out_of_range', message: 'name must be 1 to 200 characters' },
+    ]);
+  return [{ type: 'ApiKeyCreated', data: data as unknown as Record<string, unknown> }];
+}
+
+export function decideUpdateKey(
+  state: ApiKeyState,
+  keyId: string,
+  changes: { name?: string; scopes?: Scope[] },
+  at: string,
+): NewEvent[] {
+  if (!state.key) throw new ApiError(404, 'RESOURCE_NOT_FOUND', `API key ${keyId} not found`);
+  const diff: { name?: string; scopes?: Scope[] } = {};
+  if (changes.name !== undefined && changes.name !== state.key.name) diff.name = changes.name;
+  if (changes.scopes !== undefined && changes.scopes.join() !== state.key.scopes.join())
+    diff.scopes = changes.scopes;
+  if (!Object.keys(diff).length) return [];
+  return [
+    { type: 'ApiKeyUpdated', data: { key_id: keyId, restaurant_id: state.key.restaurant_id, at, ...diff } },
+  ];
+}
+
+export function decideRevokeKey(state: ApiKeyState, keyId: string, reason: string, at: string): NewEvent[] {
+  if (!state.key) throw new ApiError(404, 'RESOURCE_NOT_FOUND', `API key ${keyId} not found`);
+  if (state.revoked) return [];
+  return [
+    { type: 'ApiKeyRevoked', data: { key_id: keyId, restaurant_id: state.key.restaurant_id, at, reason } },
+  ];
+}

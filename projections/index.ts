@@ -1,0 +1,9 @@
+// Every read model the service keeps. Add a projection here and it is built, replayed and rebuilt
+// like the others.
+import type { Projection } from '../src/projection/projection';
+import { apiKeysProjection } from './api-keys';
+import { restaurantsProjection } from './restaurants';
+
+export function allProjections(): Projection[] {
+  return [restaurantsProjection, apiKeysProjection];
+}

@@ -1,0 +1,68 @@
+// Starts the service in-process: runtime, bootstrap or demo data, HTTP server. Used by main.ts and by
+// end-to-end tests (ephemeral port).
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { applyBootstrap, readBootstrapFile } from './bootstrap';
+import type { Config } from './config';
+import { operatorMeta } from './core/command-meta';
+import { type DemoInfo, ensureDemo } from './demo';
+import { allRoutes } from './http/routes/index';
+import { createApp } from './http/server';
+import { createRuntime, type Runtime, type RuntimeOptions } from './runtime';
+
+export interface RunningService {
+  rt: Runtime;
+  server: Server;
+  url: string;
+  demo: DemoInfo | null;
+  notes: string[];
+  stop(): Promise<void>;
+}
+
+export async function startService(
+  config: Config,
+  options: RuntimeOptions & { demo?: boolean } = {},
+): Promise<RunningService> {
+  const rt = await createRuntime(config, options);
+  const notes: string[] = [];
+  let demo: DemoInfo | null = null;
+  try {
+    if (config.bootstrapFile) {
+      const report = await applyBootstrap(
+        rt,
+        readBootstrapFile(config.bootstrapFile),
+        operatorMeta('bootstrap'),
+      );
+      await rt.settle(report.position);
+      notes.push(`bootstrap ${config.bootstrapFile}: ${report.appended} change(s) applied`, ...report.notes);
+    } else if (options.demo !== false) {
+      demo = await ensureDemo(rt);
+    }
+  } catch (err) {
+    await rt.close();
+    throw err;
+  }
+  const app = createApp(rt, allRoutes(rt));
+  const server = app.listen(config.port, config.host);
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  server.keepAliveTimeout = 5000;
+  const address = server.address() as AddressInfo;
+  const url = config.port === 0 ? `http://${config.host}:${address.port}` : config.baseUrl;
+  if (config.port === 0) rt.config.baseUrl = url;
+  let stopping: Promise<void> | null = null;
+  const stop = () => {
+    stopping ??= (async () => {
+      // Stop accepting, let in-flight requests finish, then close the stores.
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+      await rt.close();
+    })();
+    return stopping;
+  };
+  return { rt, server, url, demo, notes, stop };
+}

@@ -1,0 +1,59 @@
+// `npm run cli -- <command> [flags]`: the operator's tool. Works on the same data as the server.
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig } from '../config';
+import { ApiError } from '../core/errors';
+import { createLogger } from '../logger';
+import { createRuntime } from '../runtime';
+import { registerAllCliCommands } from './commands';
+import { CliUsageError, cliCommands } from './registry';
+
+function help(): string {
+  const lines = ['Usage: npm run cli -- <command> [flags]', '', 'Commands:'];
+  for (const c of cliCommands())
+    lines.push(`  ${c.name.padEnd(28)} ${c.summary}`, `  ${''.padEnd(28)}   ${c.usage}`);
+  lines.push('', 'Environment: the same as the server (DATA_DIR, STORE, EVENTSTORE_URL, MONGODB_URL, …).');
+  return lines.join('\n');
+}
+
+async function main(argv: string[]): Promise<number> {
+  registerAllCliCommands();
+  const words = argv.filter((a) => !a.startsWith('-'));
+  const command = cliCommands().find((c) => {
+    const parts = c.name.split(' ');
+    return parts.every((p, i) => words[i] === p);
+  });
+  if (!command || argv.includes('--help') || argv.includes('-h')) {
+    if (command)
+      console.log(`${command.name}: ${command.summary}\n  npm run cli -- ${command.name} ${command.usage}`);
+    else console.log(help());
+    return command || argv.includes('--help') || argv.includes('-h') || argv.length === 0 ? 0 : 2;
+  }
+  const rest = argv.slice(argv.indexOf(command.name.split(' ').at(-1) as string) + 1);
+  const { values, positionals } = parseArgs({ args: rest, strict: false, allowPositionals: true });
+  const config = loadConfig();
+  const rt = await createRuntime(config, { logger: createLogger(process.env.LOG_LEVEL ?? 'warn') });
+  try {
+    await command.run({
+      rt,
+      flags: values as Record<string, string | boolean>,
+      positionals,
+      out: (l) => console.log(l),
+    });
+    return 0;
+  } finally {
+    await rt.close();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err) => {
+    if (err instanceof CliUsageError || err instanceof ConfigError)
+      console.error(`error: ${err.message}\n(run with --help)`);
+    else if (err instanceof ApiError) {
+      const issues = (err.details?.issues as { path: string; message: string }[] | undefined) ?? [];
+      console.error(`error: ${err.message}${issues.map((i) => `\n  - ${i.path}: ${i.message}`).join('')}`);
+    } else console.error(`error: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,49 @@
+// Operator commands. Each module registers its own; every command appends events through the
+// ordinary command handlers, never writes a read model.
+import type { Runtime } from '../runtime';
+
+export interface CliContext {
+  rt: Runtime;
+  /** Parsed --flags (strings, or true for bare flags). */
+  flags: Record<string, string | boolean>;
+  positionals: string[];
+  out: (line: string) => void;
+}
+
+export interface CliCommand {
+  /** e.g. "restaurants create" */
+  name: string;
+  summary: string;
+  usage: string;
+  run(ctx: CliContext): Promise<void>;
+}
+
+const commands: CliCommand[] = [];
+export function registerCliCommand(command: CliCommand): void {
+  commands.push(command);
+}
+export const cliCommands = (): readonly CliCommand[] => commands;
+
+export class CliUsageError extends Error {
+  override name = 'CliUsageError';
+}
+
+export function requireFlag(ctx: CliContext, name: string): string {
+  const v = ctx.flags[name];
+  if (typeof v !== 'string' || v === '') throw new CliUsageError(`--${name} is required`);
+  return v;
+}
+
+export function optionalFlag(ctx: CliContext, name: string): string | undefined {
+  const v = ctx.flags[name];
+  if (typeof v === 'boolean') throw new CliUsageError(`--${name} needs a value`);
+  return v;
+}
+
+export function boolFlag(ctx: CliContext, name: string): boolean | undefined {
+  const v = ctx.flags[name];
+  if (v === undefined) return undefined;
+  if (v === true || v === 'true') return true;
+  if (v === 'false') return false;
+  throw new CliUsageError(`--${name} takes true or false`);
+}

@@ -1,0 +1,88 @@
+// The one way the write side changes state: load a stream, fold it, decide, append with the expected
+// revision; on a conflict reload and decide again (bounded).
+
+import {
+  type EventMetadata,
+  type EventStore,
+  type NewEvent,
+  NO_STREAM,
+  type RecordedEvent,
+  WrongExpectedRevisionError,
+} from '../ports/event-store';
+import type { Clock } from './clock';
+
+export interface StreamState<S> {
+  state: S;
+  /** Revision of the last event, or 'no_stream'. */
+  revision: number | typeof NO_STREAM;
+  events: RecordedEvent[];
+}
+
+export async function loadStream<S>(
+  store: EventStore,
+  stream: string,
+  initial: S,
+  evolve: (state: S, event: RecordedEvent) => S,
+): Promise<StreamState<S>> {
+  const events = await store.readStream(stream);
+  let state = initial;
+  for (const e of events) state = evolve(state, e);
+  const last = events.at(-1);
+  return { state, revision: last ? last.revision : NO_STREAM, events };
+}
+
+export interface CommandOutcome<S> {
+  state: S;
+  /** Events this command appended (empty when the decision was a no-op). */
+  appended: NewEvent[];
+  /** Global position of the append, or null when nothing was appended. */
+  position: bigint | null;
+}
+
+export interface RunCommandOptions<S> {
+  stream: string;
+  initial: S;
+  evolve: (state: S, event: RecordedEvent) => S;
+  /** Pure: the events the command produces given the current state, or a thrown domain error. */
+  decide: (state: S, current: StreamState<S>) => NewEvent[];
+  metadata: EventMetadata;
+  clock: Clock;
+  maxAttempts?: number;
+}
+
+export async function runCommand<S>(
+  store: EventStore,
+  options: RunCommandOptions<S>,
+): Promise<CommandOutcome<S>> {
+  const attempts = options.maxAttempts ?? 5;
+  for (let attempt = 1; ; attempt++) {
+    const current = await loadStream(store, options.stream, options.initial, options.evolve);
+    const events = options.decide(current.state, current).map((e) => ({
+      ...e,
+      metadata: { ...options.metadata, ...e.metadata },
+    }));
+    if (events.length === 0) return { state: current.state, appended: [], position: null };
+    try {
+      const result = await store.append(options.stream, events, current.revision);
+      let state = current.state;
+      let revision = current.revision === NO_STREAM ? -1 : current.revision;
+      for (const e of events) {
+        revision += 1;
+        state = options.evolve(state, {
+          id: e.id ?? '',
+          type: e.type,
+          data: e.data,
+          metadata: e.metadata ?? {},
+          created: options.clock.now().toISOString(),
+          stream: options.stream,
+          revision,
+          position: result.position,
+        });
+      }
+      return { state, appended: events, position: result.position };
+    } catch (err) {
+      if (err instanceof WrongExpectedRevisionError && attempt < attempts) continue;
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,59 @@
+import type { Middleware } from 'koa';
+import {
+  type RateLimiterAbstract,
+  RateLimiterMemory,
+  RateLimiterMongo,
+  RateLimiterRes,
+} from 'rate-limiter-flexible';
+import { ApiError } from '../core/errors';
+import type { Runtime } from '../runtime';
+
+/**
+ * One budget per client IP. Embedded: in memory. Scaled out: in MongoDB, so every API process
+ * draws from the same budget.
+ */
+export function createLimiter(rt: Runtime, pointsPerMinute: number, keyPrefix: string): RateLimiterAbstract {
+  const mongo = (rt.docs as { client?: unknown }).client;
+  if (rt.docs.kind === 'mongodb' && mongo) {
+    return new RateLimiterMongo({
+      storeClient: mongo,
+      dbName: rt.config.mongodbDb,
+      tableName: 'rate_limits',
+      keyPrefix,
+      points: pointsPerMinute,
+      duration: 60,
+    });
+  }
+  return new RateLimiterMemory({ keyPrefix, points: pointsPerMinute, duration: 60 });
+}
+
+export function rateLimit(
+  rt: Runtime,
+  limiter: RateLimiterAbstract,
+  applies: (path: string) => boolean,
+): Middleware {
+  return async (ctx, next) => {
+    if (!applies(ctx.path)) return next();
+    try {
+      const res = await limiter.consume(ctx.ip || 'unknown');
+      ctx.set('x-ratelimit-limit', String(limiter.points));
+      ctx.set('x-ratelimit-remaining', String(res.remainingPoints));
+    } catch (err) {
+      if (!(err instanceof RateLimiterRes)) throw err;
+      const reset = rt.clock.now().getTime() + err.msBeforeNext;
+      throw new ApiError(
+        429,
+        'RATE_LIMITED',
+        'Too many requests: back off until x-ratelimit-reset',
+        { reset_at: new Date(reset).toISOString() },
+        {
+          'x-ratelimit-reset': String(reset),
+          'retry-after': String(Math.max(1, Math.ceil(err.msBeforeNext / 1000))),
+          'x-ratelimit-limit': String(limiter.points),
+          'x-ratelimit-remaining': '0',
+        },
+      );
+    }
+    return next();
+  };
+}

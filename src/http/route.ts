@@ -1,0 +1,95 @@
+// One declaration per route: method, path, scopes, input schemas, documented responses and the
+// handler. The server enforces it and the OpenAPI document is generated from it.
+import type { Context } from 'koa';
+import type { ApiKeyDoc } from '../../projections/api-keys';
+import type { RestaurantDoc } from '../../projections/restaurants';
+import type { Scope } from '../core/scopes';
+import type { Runtime } from '../runtime';
+import type { AnySchema, Infer, JsonSchema } from './schema';
+
+export interface AuthContext {
+  restaurant: RestaurantDoc;
+  scopes: ReadonlySet<Scope>;
+  credential: ApiKeyDoc;
+}
+
+export type Access =
+  | { kind: 'public' }
+  /** Any valid token, whatever its scopes. */
+  | { kind: 'token' }
+  /** Every scope listed is required. */
+  | { kind: 'scopes'; scopes: readonly Scope[] };
+
+export interface ResponseDoc {
+  description: string;
+  schema?: AnySchema | JsonSchema;
+  example?: unknown;
+  headers?: Record<string, { description: string; schema: JsonSchema }>;
+}
+
+export interface RouteRequest<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  /** Null only on public routes. */
+  auth: AuthContext;
+  rt: Runtime;
+  requestId: string;
+  ctx: Context;
+}
+
+export interface RouteResult {
+  status?: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface RouteDef<
+  P extends AnySchema | undefined = undefined,
+  Q extends AnySchema | undefined = undefined,
+  B extends AnySchema | undefined = undefined,
+> {
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+  /** OpenAPI style, relative to the API prefix unless `absolute`: /customers/{id} */
+  path: string;
+  /** The path is not under /api/partner/v1 (OAuth, test clock). */
+  absolute?: boolean;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tag: string;
+  access: Access;
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** POST /cancel requires a JSON body even when it is an empty object. */
+  bodyRequired?: boolean;
+  responses: Record<number, ResponseDoc>;
+  /** Extra error statuses this operation can answer, beyond the ones implied by access and input. */
+  errors?: number[];
+  /** Left out of the public OpenAPI document (test-only routes). */
+  hidden?: boolean;
+  handler: (
+    req: RouteRequest<
+      P extends AnySchema ? Infer<P> : Record<string, never>,
+      Q extends AnySchema ? Infer<Q> : Record<string, never>,
+      B extends AnySchema ? Infer<B> : undefined
+    >,
+  ) => Promise<RouteResult> | RouteResult;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: a heterogeneous list of routes; each is checked where declared
+export type AnyRoute = RouteDef<any, any, any>;
+
+/** Identity, for type inference at the declaration site. */
+export function defineRoute<
+  P extends AnySchema | undefined = undefined,
+  Q extends AnySchema | undefined = undefined,
+  B extends AnySchema | undefined = undefined,
+>(def: RouteDef<P, Q, B>): AnyRoute {
+  return def as AnyRoute;
+}
+
+export const scopes = (...list: Scope[]): Access => ({ kind: 'scopes', scopes: list });
+export const PUBLIC: Access = { kind: 'public' };
+export const ANY_TOKEN: Access = { kind: 'token' };

@@ -1,0 +1,27 @@
+// Every HTTP route of the service. A route exists only if it is listed here, and then it is served,
+// enforced and documented in openapi.json.
+import type { Runtime } from '../../runtime';
+import type { AnyRoute } from '../route';
+import { availabilityRoutes } from './availability';
+import { catalogRoutes } from './catalog';
+import { customerRoutes } from './customers';
+import { metaRoutes, testClockRoute } from './meta';
+import { reservationRoutes } from './reservations';
+
+export function partnerRoutes(): AnyRoute[] {
+  const list: AnyRoute[] = [];
+  list.push(
+    ...metaRoutes(() => list),
+    ...catalogRoutes,
+    ...availabilityRoutes,
+    ...customerRoutes,
+    ...reservationRoutes,
+  );
+  return list;
+}
+
+export function allRoutes(rt: Runtime): AnyRoute[] {
+  const routes = partnerRoutes();
+  if (rt.config.testClock) routes.push(testClockRoute);
+  return routes;
+}

@@ -1,0 +1,183 @@
+import { SCOPES } from '../../core/scopes';
+import { generateOpenApi } from '../openapi';
+import { ANY_TOKEN, type AnyRoute, defineRoute, PUBLIC } from '../route';
+import { described, num, obj } from '../schema';
+import { API_PREFIX } from '../server';
+
+const restaurantSchema = {
+  type: 'object',
+  required: ['id', 'name', 'slug', 'country_code', 'timezone', 'currency'],
+  properties: {
+    id: { type: 'string' },
+    name: { type: 'string' },
+    slug: { type: 'string' },
+    country_code: { type: 'string', description: 'ISO 3166-1 alpha-2' },
+    timezone: { type: 'string', description: 'IANA time zone' },
+    currency: { type: 'string', description: 'ISO 4217' },
+  },
+};
+
+const meSchema = described({
+  type: 'object',
+  required: ['data'],
+  properties: {
+    data: {
+      type: 'object',
+      required: ['restaurant', 'scopes', 'credential'],
+      properties: {
+        restaurant: restaurantSchema,
+        scopes: { type: 'array', items: { type: 'string', enum: [...SCOPES] } },
+        credential: {
+          type: 'object',
+          required: ['id', 'type', 'application', 'created_at'],
+          properties: {
+            id: { type: 'string' },
+            type: { type: 'string', enum: ['API_KEY', 'OAUTH'] },
+            application: {
+              type: 'object',
+              nullable: true,
+              required: ['id', 'name'],
+              properties: { id: { type: 'string' }, name: { type: 'string' } },
+            },
+            created_at: { type: 'string', format: 'date-time' },
+          },
+        },
+      },
+    },
+  },
+});
+
+/** The routes every deployment has. `all` is the full list, so openapi.json documents everything. */
+export function metaRoutes(all: () => AnyRoute[]): AnyRoute[] {
+  let cached: { baseUrl: string; doc: Record<string, unknown> } | null = null;
+  return [
+    defineRoute({
+      method: 'GET',
+      path: '/',
+      operationId: 'getApiRoot',
+      summary: 'Service name, version and links',
+      tag: 'Meta',
+      access: PUBLIC,
+      responses: {
+        200: {
+          description: 'The API root',
+          schema: described({
+            type: 'object',
+            required: ['name', 'version', 'links'],
+            properties: {
+              name: { type: 'string' },
+              version: { type: 'string' },
+              links: { type: 'object', additionalProperties: { type: 'string' } },
+            },
+          }),
+        },
+      },
+      handler: ({ rt }) => ({
+        body: {
+          name: 'Couvert Partner API',
+          version: 'v1',
+          links: {
+            openapi: `${rt.config.baseUrl}${API_PREFIX}/openapi.json`,
+            me: `${rt.config.baseUrl}${API_PREFIX}/me`,
+          },
+        },
+      }),
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/openapi.json',
+      operationId: 'getOpenApi',
+      summary: 'This API described in OpenAPI 3.0.3',
+      tag: 'Meta',
+      access: PUBLIC,
+      responses: { 200: { description: 'The OpenAPI document', schema: described({ type: 'object' }) } },
+      handler: ({ rt }) => {
+        if (!cached || cached.baseUrl !== rt.config.baseUrl)
+          cached = { baseUrl: rt.config.baseUrl, doc: generateOpenApi(all(), rt.config.baseUrl) };
+        return { body: cached.doc };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/me',
+      operationId: 'getMe',
+      summary: 'The restaurant, scopes and credential this token maps to',
+      tag: 'Meta',
+      access: ANY_TOKEN,
+      responses: {
+        200: {
+          description: 'The caller',
+          schema: meSchema,
+          example: {
+            data: {
+              restaurant: {
+                id: 'rest_demo',
+                name: 'Le Demo',
+                slug: 'le-demo',
+                country_code: 'FR',
+                timezone: 'Europe/Paris',
+                currency: 'EUR',
+              },
+              scopes: ['CATALOG_READ'],
+              credential: {
+                id: 'key_demo',
+                type: 'API_KEY',
+                application: null,
+                created_at: '2026-01-01T00:00:00.000Z',
+              },
+            },
+          },
+        },
+      },
+      handler: ({ auth }) => {
+        const r = auth.restaurant;
+        const c = auth.credential;
+        return {
+          body: {
+            data: {
+              restaurant: {
+                id: r._id,
+                name: r.name,
+                slug: r.slug,
+                country_code: r.country_code,
+                timezone: r.timezone,
+                currency: r.currency,
+              },
+              scopes: [...auth.scopes],
+              credential: {
+                id: c._id,
+                type: c.type,
+                application: c.application ?? null,
+                created_at: c.created_at,
+              },
+            },
+          },
+        };
+      },
+    }),
+  ];
+}
+
+/** Exists only when TEST_CLOCK is true: moves the server's clock forward. */
+export const testClockRoute = defineRoute({
+  method: 'POST',
+  path: '/__test/clock',
+  absolute: true,
+  hidden: true,
+  operationId: 'advanceTestClock',
+  summary: 'Move the server clock forward (TEST_CLOCK only)',
+  tag: 'Test',
+  access: PUBLIC,
+  body: obj({ advance_seconds: num({ min: 0, max: 10 * 365 * 24 * 3600 }) }),
+  bodyRequired: true,
+  responses: {
+    200: {
+      description: 'The new time',
+      schema: described({ type: 'object', properties: { now: { type: 'string' } } }),
+    },
+  },
+  handler: ({ rt, body }) => {
+    const now = (rt.testClock as NonNullable<typeof rt.testClock>).advance(body.advance_seconds);
+    return { body: { now: now.toISOString() } };
+  },
+});

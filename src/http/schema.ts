@@ -1,0 +1,245 @@
+// One declaration, two outputs: a superstruct Struct that validates input at run time, and the JSON
+// Schema that documents it in OpenAPI. Routes never write either by hand.
+import * as s from 'superstruct';
+
+export type JsonSchema = Record<string, unknown>;
+
+export interface Schema<T> {
+  readonly struct: s.Struct<T, unknown>;
+  readonly json: JsonSchema;
+  readonly optional?: boolean;
+}
+export type Infer<S> = S extends Schema<infer T> ? T : never;
+
+interface Doc {
+  description?: string;
+  example?: unknown;
+}
+const doc = (o: Doc | undefined): JsonSchema => ({
+  ...(o?.description ? { description: o.description } : {}),
+  ...(o?.example !== undefined ? { example: o.example } : {}),
+});
+
+const make = <T>(struct: s.Struct<T, unknown>, json: JsonSchema): Schema<T> => ({ struct, json });
+
+export function str(
+  o: Doc & { min?: number; max?: number; pattern?: RegExp; format?: string } = {},
+): Schema<string> {
+  let st: s.Struct<string, unknown> = s.string() as s.Struct<string, unknown>;
+  if (o.min !== undefined || o.max !== undefined)
+    st = s.size(st, o.min ?? 0, o.max ?? Number.POSITIVE_INFINITY);
+  if (o.pattern) st = s.pattern(st, o.pattern);
+  return make(st, {
+    type: 'string',
+    ...(o.min !== undefined ? { minLength: o.min } : {}),
+    ...(o.max !== undefined ? { maxLength: o.max } : {}),
+    ...(o.pattern ? { pattern: o.pattern.source } : {}),
+    ...(o.format ? { format: o.format } : {}),
+    ...doc(o),
+  });
+}
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+export const email = (o: Doc = {}) =>
+  refined(
+    str({ ...o, max: 254, format: 'email' }),
+    'email',
+    (v) => EMAIL.test(v),
+    'must be an email address',
+  );
+
+/** RFC 3339 date-time with an explicit offset (Z or ±HH:MM). */
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+export const dateTime = (o: Doc = {}) =>
+  refined(
+    str({ ...o, format: 'date-time' }),
+    'date_time',
+    (v) => DATE_TIME.test(v) && !Number.isNaN(Date.parse(v)),
+    'must be a date-time with an explicit offset, e.g. 2026-05-01T19:00:00+02:00 (a + in a query string must be encoded as %2B)',
+  );
+
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+export const date = (o: Doc = {}) =>
+  refined(
+    str({ ...o, format: 'date' }),
+    'date',
+    (v) =>
+      DATE.test(v) &&
+      !Number.isNaN(Date.parse(`${v}T00:00:00Z`)) &&
+      new Date(`${v}T00:00:00Z`).toISOString().startsWith(v),
+    'must be a calendar date YYYY-MM-DD',
+  );
+
+/** Adds a named check whose failure message is ours. */
+export function refined<T>(
+  base: Schema<T>,
+  name: string,
+  check: (v: T) => boolean,
+  message: string,
+): Schema<T> {
+  return { ...base, struct: s.refine(base.struct, name, (v) => check(v) || message) };
+}
+
+export function int(o: Doc & { min?: number; max?: number } = {}): Schema<number> {
+  let st: s.Struct<number, unknown> = s.integer() as s.Struct<number, unknown>;
+  if (o.min !== undefined) st = s.min(st, o.min);
+  if (o.max !== undefined) st = s.max(st, o.max);
+  return make(st, {
+    type: 'integer',
+    ...(o.min !== undefined ? { minimum: o.min } : {}),
+    ...(o.max !== undefined ? { maximum: o.max } : {}),
+    ...doc(o),
+  });
+}
+
+/** An integer read from a query string ("25"). */
+export function intQuery(o: Doc & { min?: number; max?: number } = {}): Schema<number> {
+  const base = int(o);
+  return {
+    ...base,
+    struct: s.coerce(base.struct, s.string(), (v) => (/^-?\d+$/.test(v) ? Number(v) : v)) as s.Struct<
+      number,
+      unknown
+    >,
+  };
+}
+
+export function num(o: Doc & { min?: number; max?: number } = {}): Schema<number> {
+  let st = s.refine(s.number(), 'finite', (v) => Number.isFinite(v) || 'must be a finite number') as s.Struct<
+    number,
+    unknown
+  >;
+  if (o.min !== undefined) st = s.min(st, o.min);
+  if (o.max !== undefined) st = s.max(st, o.max);
+  return make(st, {
+    type: 'number',
+    ...(o.min !== undefined ? { minimum: o.min } : {}),
+    ...(o.max !== undefined ? { maximum: o.max } : {}),
+    ...doc(o),
+  });
+}
+
+export const bool = (o: Doc = {}): Schema<boolean> =>
+  make(s.boolean() as s.Struct<boolean, unknown>, { type: 'boolean', ...doc(o) });
+
+/** A boolean read from a query string ("true"/"false"). */
+export function boolQuery(o: Doc = {}): Schema<boolean> {
+  return {
+    ...bool(o),
+    struct: s.coerce(s.boolean(), s.string(), (v) =>
+      v === 'true' ? true : v === 'false' ? false : v,
+    ) as s.Struct<boolean, unknown>,
+  };
+}
+
+export function enums<const T extends string>(values: readonly T[], o: Doc = {}): Schema<T> {
+  return make(s.enums(values as T[]) as unknown as s.Struct<T, unknown>, {
+    type: 'string',
+    enum: [...values],
+    ...doc(o),
+  });
+}
+
+export function literal<const T extends string | number | boolean>(value: T, o: Doc = {}): Schema<T> {
+  return make(s.literal(value) as unknown as s.Struct<T, unknown>, { enum: [value], ...doc(o) });
+}
+
+export function arr<T>(
+  item: Schema<T>,
+  o: Doc & { min?: number; max?: number; unique?: boolean } = {},
+): Schema<T[]> {
+  let st = s.array(item.struct) as unknown as s.Struct<T[], unknown>;
+  if (o.min !== undefined || o.max !== undefined)
+    st = s.size(st, o.min ?? 0, o.max ?? Number.POSITIVE_INFINITY);
+  if (o.unique)
+    st = s.refine(
+      st,
+      'unique',
+      (v) => new Set(v.map((x) => JSON.stringify(x))).size === v.length || 'items must be distinct',
+    );
+  return make(st, {
+    type: 'array',
+    items: item.json,
+    ...(o.min !== undefined ? { minItems: o.min } : {}),
+    ...(o.max !== undefined ? { maxItems: o.max } : {}),
+    ...(o.unique ? { uniqueItems: true } : {}),
+    ...doc(o),
+  });
+}
+
+export function optional<T>(inner: Schema<T>): Schema<T | undefined> {
+  return {
+    struct: s.optional(inner.struct) as s.Struct<T | undefined, unknown>,
+    json: inner.json,
+    optional: true,
+  };
+}
+
+export function nullable<T>(inner: Schema<T>): Schema<T | null> {
+  return {
+    struct: s.nullable(inner.struct) as s.Struct<T | null, unknown>,
+    json: { ...inner.json, nullable: true },
+  };
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: struct refiners are contravariant in T; any is the honest top here
+export type AnySchema = Schema<any>;
+type Shape = Record<string, AnySchema>;
+type OptionalKeys<S extends Shape> = { [K in keyof S]: undefined extends Infer<S[K]> ? K : never }[keyof S];
+type RequiredKeys<S extends Shape> = Exclude<keyof S, OptionalKeys<S>>;
+export type ObjectOf<S extends Shape> = { [K in RequiredKeys<S>]: Infer<S[K]> } & {
+  [K in OptionalKeys<S>]?: Infer<S[K]>;
+};
+
+/**
+ * An object. Unknown properties are refused (strict) unless `open` is set: the spec refuses them on
+ * write bodies, and a typo should never be silently ignored.
+ */
+export function obj<S extends Shape>(shape: S, o: Doc & { open?: boolean } = {}): Schema<ObjectOf<S>> {
+  const structs: Record<string, s.Struct<unknown, unknown>> = {};
+  const properties: Record<string, JsonSchema> = {};
+  const required: string[] = [];
+  for (const [k, v] of Object.entries(shape)) {
+    structs[k] = v.struct;
+    properties[k] = v.json;
+    if (!v.optional) required.push(k);
+  }
+  const struct = (o.open ? s.type(structs) : s.object(structs)) as unknown as s.Struct<ObjectOf<S>, unknown>;
+  return make(struct, {
+    type: 'object',
+    properties,
+    ...(required.length ? { required } : {}),
+    additionalProperties: Boolean(o.open),
+    ...doc(o),
+  });
+}
+
+/** An object keyed by arbitrary strings (custom fields, metadata). */
+export function record<T>(value: Schema<T>, o: Doc = {}): Schema<Record<string, T>> {
+  return make(s.record(s.string(), value.struct) as unknown as s.Struct<Record<string, T>, unknown>, {
+    type: 'object',
+    additionalProperties: value.json,
+    ...doc(o),
+  });
+}
+
+export function union<T extends AnySchema[]>(members: T, o: Doc = {}): Schema<Infer<T[number]>> {
+  return make(
+    s.union(members.map((m) => m.struct) as [s.Struct<unknown, unknown>]) as s.Struct<
+      Infer<T[number]>,
+      unknown
+    >,
+    {
+      oneOf: members.map((m) => m.json),
+      ...doc(o),
+    },
+  );
+}
+
+/** Any JSON value (documented as free-form). */
+export const anyJson = (o: Doc = {}): Schema<unknown> =>
+  make(s.unknown() as s.Struct<unknown, unknown>, { ...doc(o) });
+
+/** Output-only: a documented shape that is never validated at run time (response schemas). */
+export const described = <T = unknown>(json: JsonSchema): Schema<T> =>
+  make(s.any() as s.Struct<T, unknown>, json);

@@ -1,0 +1,33 @@
+import pino, { type Logger } from 'pino';
+
+// Secrets never reach a log line: the Authorization header, tokens, secrets, passwords and codes are
+// redacted wherever they appear, and access-log lines are built from an allow-list of fields.
+export const REDACT = [
+  'authorization',
+  'headers.authorization',
+  'req.headers.authorization',
+  '*.token',
+  '*.access_token',
+  '*.client_secret',
+  '*.secret',
+  '*.password',
+  '*.code',
+  '*.code_verifier',
+  'token',
+  'secret',
+  'password',
+];
+
+export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
+  return pino(
+    {
+      level,
+      base: { service: 'couvert' },
+      redact: { paths: REDACT, censor: '[redacted]' },
+      timestamp: pino.stdTimeFunctions.isoTime,
+    },
+    destination ?? pino.destination({ dest: 1, sync: false }),
+  );
+}
+
+export type { Logger };

@@ -1,0 +1,55 @@
+// `npm start`: the API on the embedded default (or scaled-out roles with STORE=eventstoredb).
+import { startService } from './app';
+import { ConfigError, loadConfig } from './config';
+
+async function main() {
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(`couvert: configuration error: ${err.message}`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const service = await startService(config);
+  const prefix = `${service.url}/api/partner/v1`;
+  const lines = [`Couvert is listening on ${service.url} (store: ${config.store}, data: ${config.dataDir})`];
+  for (const note of service.notes) lines.push(`  ${note}`);
+  if (service.demo?.token) {
+    lines.push(
+      `Demo restaurant ${service.demo.restaurantId} with an API key holding every scope (shown once, stored hashed):`,
+      `  ${service.demo.token}`,
+      'Try it:',
+      `  curl -s -H "Authorization: Bearer ${service.demo.token}" ${prefix}/me`,
+    );
+  } else if (service.demo) {
+    lines.push(
+      `Demo restaurant ${service.demo.restaurantId} already exists; its key was printed at first start.`,
+      `  New key: npm run cli -- keys create --restaurant ${service.demo.restaurantId} --name me --scopes ALL`,
+    );
+  }
+  lines.push(`OpenAPI: ${prefix}/openapi.json`);
+  console.log(lines.join('\n'));
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`couvert: ${signal} received, finishing in-flight requests`);
+    service.stop().then(
+      () => process.exit(0),
+      (err) => {
+        console.error(err);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+main().catch((err) => {
+  console.error(`couvert: failed to start: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});

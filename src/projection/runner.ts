@@ -1,0 +1,156 @@
+// Feeds projections from the log, at least once, each with its own checkpoint.
+// Embedded: catchUp() runs inline after every write and before every read (read your writes, and
+// writes by other processes on the same SQLite file). Scaled: the projector role runs follow(); API
+// processes call waitFor(position) after a write.
+import type { DocumentStore } from '../ports/document-store';
+import type { EventStore, RecordedEvent } from '../ports/event-store';
+import type { Projection } from './projection';
+
+export interface RunnerOptions {
+  batchSize?: number;
+  onProgress?: (applied: number, position: bigint) => void;
+}
+
+export class ProjectionRunner {
+  private checkpoints = new Map<string, bigint | null>();
+  private readonly byType = new Map<string, Projection[]>();
+  private chain: Promise<unknown> = Promise.resolve();
+  private started = false;
+  private stopped = false;
+
+  constructor(
+    private readonly events: EventStore,
+    readonly docs: DocumentStore,
+    readonly projections: readonly Projection[],
+    private readonly options: RunnerOptions = {},
+  ) {
+    const names = new Set<string>();
+    for (const p of projections) {
+      if (names.has(p.name)) throw new Error(`two projections are named ${p.name}`);
+      names.add(p.name);
+      for (const t of p.eventTypes) {
+        const list = this.byType.get(t) ?? [];
+        list.push(p);
+        this.byType.set(t, list);
+      }
+    }
+  }
+
+  /** Creates indexes and loads checkpoints. */
+  async start(): Promise<void> {
+    if (this.started) return;
+    for (const p of this.projections) {
+      await p.setup?.(this.docs);
+      this.checkpoints.set(p.name, await this.docs.getCheckpoint(p.name));
+    }
+    this.started = true;
+  }
+
+  /** The lowest checkpoint: every projection has applied the log up to here. */
+  get position(): bigint | null {
+    let min: bigint | null | undefined;
+    for (const p of this.projections) {
+      const c = this.checkpoints.get(p.name) ?? null;
+      if (min === undefined || c === null || (min !== null && c < min)) min = c;
+      if (min === null) return null;
+    }
+    return min ?? null;
+  }
+
+  /** Applies everything in the log after the checkpoints. Calls are serialised. */
+  catchUp(): Promise<number> {
+    const run = this.chain.then(() => this.catchUpNow());
+    this.chain = run.catch(() => undefined);
+    return run;
+  }
+
+  private async catchUpNow(): Promise<number> {
+    if (!this.started) await this.start();
+    const from = this.position;
+    const batchSize = this.options.batchSize ?? 1000;
+    let applied = 0;
+    let batchLast: bigint | null = null;
+    let inBatch = 0;
+    for await (const event of this.events.readAll({ after: from, batchSize })) {
+      await this.applyEvent(event);
+      applied++;
+      batchLast = event.position;
+      if (++inBatch >= batchSize) {
+        await this.commit(batchLast);
+        this.options.onProgress?.(applied, batchLast);
+        inBatch = 0;
+      }
+    }
+    if (batchLast !== null) {
+      await this.commit(batchLast);
+      this.options.onProgress?.(applied, batchLast);
+    }
+    return applied;
+  }
+
+  private async applyEvent(event: RecordedEvent): Promise<void> {
+    const handlers = this.byType.get(event.type);
+    if (!handlers) return;
+    for (const p of handlers) {
+      const c = this.checkpoints.get(p.name) ?? null;
+      if (c !== null && event.position <= c) continue;
+      await p.apply(event, this.docs);
+    }
+  }
+
+  private async commit(position: bigint): Promise<void> {
+    for (const p of this.projections) {
+      const c = this.checkpoints.get(p.name) ?? null;
+      if (c === null || c < position) {
+        await this.docs.setCheckpoint(p.name, position);
+        this.checkpoints.set(p.name, position);
+      }
+    }
+  }
+
+  /**
+   * Projector role: follow the log live until stop(). A failing projection stops the loop with the
+   * error (after a bounded retry), so it is visible instead of silently skipping events.
+   */
+  async follow(): Promise<void> {
+    await this.catchUp();
+    const sub = this.events.subscribe({ after: this.position });
+    const stop = () => sub.close();
+    this.stopFollowing = stop;
+    for await (const event of sub) {
+      if (this.stopped) break;
+      await this.applyEvent(event);
+      await this.commit(event.position);
+    }
+  }
+
+  private stopFollowing: (() => Promise<void>) | null = null;
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.stopFollowing?.();
+    await this.chain.catch(() => undefined);
+  }
+
+  /**
+   * Waits until every projection has passed `position` (read your writes, scaled out), reading the
+   * checkpoints the projector stores. Resolves false after `timeoutMs`.
+   */
+  async waitFor(position: bigint, timeoutMs: number, pollMs = 10): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      let behind = false;
+      for (const p of this.projections) {
+        const c = await this.docs.getCheckpoint(p.name);
+        this.checkpoints.set(p.name, c);
+        if (c === null || c < position) {
+          behind = true;
+          break;
+        }
+      }
+      if (!behind) return true;
+      if (Date.now() >= deadline) return false;
+      await new Promise((r) => setTimeout(r, pollMs));
+    }
+  }
+}

@@ -1,0 +1,103 @@
+// The composition root: one Runtime per process, holding the chosen adapters of both ports, the
+// projection runner, the clock and the logger.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { allProjections } from '../projections/index';
+import { EmbeddedDocumentStore } from './adapters/document-store/embedded';
+import { MongoDocumentStore } from './adapters/document-store/mongodb';
+import { EsdbEventStore } from './adapters/event-store/eventstoredb';
+import { SqliteEventStore } from './adapters/event-store/sqlite';
+import type { Config } from './config';
+import { AdjustableClock, type Clock, systemClock } from './core/clock';
+import type { WriteDeps } from './core/write-deps';
+import { createLogger, type Logger } from './logger';
+import type { DocumentStore } from './ports/document-store';
+import type { EventStore } from './ports/event-store';
+import type { Projection } from './projection/projection';
+import { ProjectionRunner, type RunnerOptions } from './projection/runner';
+
+export interface Runtime extends WriteDeps {
+  config: Config;
+  clock: Clock;
+  /** Present when TEST_CLOCK is on: the clock a test may move. */
+  testClock: AdjustableClock | null;
+  events: EventStore;
+  docs: DocumentStore;
+  projections: ProjectionRunner;
+  logger: Logger;
+  /** After a write: returns once the read models include `position` (read your writes). */
+  settle(position: bigint | null | undefined): Promise<void>;
+  /** Before a read (embedded): applies what other processes appended to the same log. */
+  refresh(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface RuntimeOptions {
+  clock?: Clock;
+  logger?: Logger;
+  projections?: Projection[];
+  runner?: RunnerOptions;
+  /** Use these stores instead of building them from the config (tests). */
+  events?: EventStore;
+  docs?: DocumentStore;
+}
+
+export async function createRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
+  const testClock = config.testClock ? new AdjustableClock(options.clock ?? systemClock) : null;
+  const clock = testClock ?? options.clock ?? systemClock;
+  const logger = options.logger ?? createLogger(config.logLevel);
+  let events = options.events;
+  let docs = options.docs;
+  if (config.store === 'embedded') {
+    if (!events) {
+      mkdirSync(config.dataDir, { recursive: true });
+      events = await SqliteEventStore.open(join(config.dataDir, 'events.sqlite'), { clock });
+    }
+    docs ??= new EmbeddedDocumentStore();
+  } else {
+    events ??= await EsdbEventStore.connect(config.eventstoreUrl as string);
+    docs ??= await MongoDocumentStore.connect(config.mongodbUrl as string, config.mongodbDb);
+  }
+  const projections = new ProjectionRunner(
+    events,
+    docs,
+    options.projections ?? allProjections(),
+    options.runner,
+  );
+  await projections.start();
+  const embedded = config.store === 'embedded';
+  if (embedded) await projections.catchUp();
+
+  const rt: Runtime = {
+    config,
+    clock,
+    testClock,
+    events,
+    docs,
+    projections,
+    logger,
+    async settle(position) {
+      if (position === null || position === undefined) return;
+      if (embedded) {
+        await projections.catchUp();
+        return;
+      }
+      const ok = await projections.waitFor(position, config.readYourWritesTimeoutMs);
+      if (!ok)
+        logger.warn(
+          { position: position.toString() },
+          'read models lag behind a write beyond the configured wait',
+        );
+    },
+    async refresh() {
+      if (embedded) await projections.catchUp();
+    },
+    async close() {
+      await projections.stop();
+      await events.close();
+      await docs.close();
+      logger.flush?.();
+    },
+  };
+  return rt;
+}

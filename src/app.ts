@@ -8,6 +8,7 @@ import { operatorMeta } from './core/command-meta';
 import { type DemoInfo, ensureDemo } from './demo';
 import { allRoutes } from './http/routes/index';
 import { createApp } from './http/server';
+import { registerModules } from './modules';
 import { createRuntime, type Runtime, type RuntimeOptions } from './runtime';
 
 export interface RunningService {
@@ -23,6 +24,7 @@ export async function startService(
   config: Config,
   options: RuntimeOptions & { demo?: boolean } = {},
 ): Promise<RunningService> {
+  registerModules();
   const rt = await createRuntime(config, options);
   const notes: string[] = [];
   let demo: DemoInfo | null = null;

@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config';
 import { ApiError } from '../core/errors';
 import { createLogger } from '../logger';
+import { registerModules } from '../modules';
 import { createRuntime } from '../runtime';
 import { registerAllCliCommands } from './commands';
 import { CliUsageError, cliCommands } from './registry';
@@ -16,6 +17,7 @@ function help(): string {
 }
 
 async function main(argv: string[]): Promise<number> {
+  registerModules();
   registerAllCliCommands();
   const words = argv.filter((a) => !a.startsWith('-'));
   const command = cliCommands().find((c) => {

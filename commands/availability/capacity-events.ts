@@ -1,0 +1,35 @@
+// Capacity is decided on the write side: one stream per restaurant and service day holds every seating
+// that takes a table, appended with an expected revision so two bookings can never take the same table.
+// The read side (availability) projects these same events into `bookings` keyed by restaurant and day.
+
+export interface SeatingHeldData {
+  restaurant_id: string;
+  /** The service day in the restaurant's calendar (the shift's day, even past midnight). */
+  service_date: string;
+  reservation_id: string;
+  shift_id: string;
+  room_id: string | null;
+  table_ids: string[];
+  /** ISO instants; the seating occupies [start_at, end_at). */
+  start_at: string;
+  end_at: string;
+  party_size: number;
+  at: string;
+}
+
+export type CapacityEvent =
+  | { type: 'SeatingHeld'; data: SeatingHeldData }
+  /** The seating no longer holds capacity (canceled, rejected, moved to another day, abandoned hold). */
+  | {
+      type: 'SeatingReleased';
+      data: {
+        restaurant_id: string;
+        service_date: string;
+        reservation_id: string;
+        reason: string;
+        at: string;
+      };
+    };
+
+export const capacityStream = (restaurantId: string, serviceDate: string) =>
+  `capacity-${restaurantId}-${serviceDate}`;

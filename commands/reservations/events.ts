@@ -1,0 +1,151 @@
+// Reservation events (stream `reservation-<id>`). The customer stats projection and the webhook
+// publisher read these; every event carries restaurant_id and reservation_id, and enough to update a
+// read model without loading anything else.
+
+export const RESERVATION_STATUSES = [
+  'PENDING',
+  'PENDING_PAYMENT',
+  'CONFIRMED',
+  'CONFIRMED_PENDING_PAYMENT',
+  'MANUALLY_CONFIRMED',
+  'DOUBLE_CONFIRMED',
+  'REJECTED',
+  'SHOWED_UP',
+  'SEATED',
+  'PARTIALLY_SEATED',
+  'SEATED_FOR_DRINKS',
+  'DONE',
+  'NO_SHOW',
+  'CANCELED_BY_CUSTOMER',
+  'CANCELED_BY_RESTAURANT',
+] as const;
+export type ReservationStatus = (typeof RESERVATION_STATUSES)[number];
+
+export const RESERVATION_SOURCES = [
+  'WALK_IN',
+  'WEBSITE',
+  'PHONE',
+  'EMAIL',
+  'RESERVE_WITH_GOOGLE',
+  'TRAVEL_AGENCIES',
+  'OTHER',
+  'INSTAGRAM',
+  'FACEBOOK',
+  'TIKTOK',
+  'SNAPCHAT',
+  'WHATSAPP',
+  'TRIPADVISOR',
+  'PRIVATIZATION',
+  'MISSED_CALL',
+] as const;
+export type ReservationSource = (typeof RESERVATION_SOURCES)[number];
+
+/** Statuses that no longer hold capacity and do not count in customer stats. */
+export const RELEASED_STATUSES: readonly ReservationStatus[] = [
+  'REJECTED',
+  'CANCELED_BY_CUSTOMER',
+  'CANCELED_BY_RESTAURANT',
+];
+
+export interface Payment {
+  id: string;
+  provider_id: string | null;
+  payment_type: string;
+  payment_mode: string;
+  provider: string | null;
+  status: string;
+  amount: number;
+  quantity: number;
+  unit_price: number;
+  percent_of_total: number | null;
+  currency: string;
+  is_refundable: boolean;
+  expiration_date: string | null;
+  max_cancellation_date: string | null;
+  authorized_at: string | null;
+  capture_deadline: string | null;
+  captured_at: string | null;
+  voided_at: string | null;
+  linked_product: { id: string; name: string } | null;
+  linked_variant: { id: string; name: string } | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface Feedback {
+  rating: number;
+  comment: string | null;
+  answer: string | null;
+  created_at: string;
+  answered_at: string | null;
+}
+
+/** Everything a reservation is, as written by ReservationCreated and kept current by later events. */
+export interface ReservationSnapshot {
+  reservation_id: string;
+  restaurant_id: string;
+  external_id: string | null;
+  status: ReservationStatus;
+  /** ISO instants with the restaurant's offset at that instant. */
+  start_at: string;
+  end_at: string;
+  duration_minutes: number;
+  party_size: number;
+  /** The service day in the restaurant's calendar (YYYY-MM-DD): keys capacity and stats. */
+  service_date: string;
+  shift_id: string;
+  room_id: string | null;
+  table_ids: string[];
+  source: ReservationSource;
+  customer_id: string | null;
+  waiter_id: string | null;
+  discount_id: string | null;
+  prescriber_id: string | null;
+  custom_message: string | null;
+  allergies: string | null;
+  metadata: Record<string, unknown>;
+  tags: string[];
+  attached_files: string[];
+  send_client_notifications: boolean;
+  send_payment_link: boolean;
+  send_followup_email: boolean;
+  is_table_definitive: boolean;
+  is_force_inserted: boolean;
+  total_amount_paid: number;
+  payments: Payment[];
+  feedback: Feedback | null;
+  cancellation_reason: string | null;
+  /** POS service lock: these fields may not change through the partner API (409 locked_fields). */
+  locked_fields: string[];
+  seated_at: string | null;
+  left_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+interface Base {
+  reservation_id: string;
+  restaurant_id: string;
+  at: string;
+}
+
+export type ReservationEvent =
+  | { type: 'ReservationCreated'; data: Base & { reservation: ReservationSnapshot } }
+  /** Changed fields only, with their previous values (feeds webhooks' previous_attributes). */
+  | {
+      type: 'ReservationUpdated';
+      data: Base & { changes: Partial<ReservationSnapshot>; previous: Partial<ReservationSnapshot> };
+    }
+  | {
+      type: 'ReservationStatusChanged';
+      data: Base & {
+        from: ReservationStatus;
+        to: ReservationStatus;
+        reason: string | null;
+        actor_kind: 'PARTNER' | 'STAFF' | 'CUSTOMER' | 'SYSTEM' | 'POS';
+      };
+    }
+  | { type: 'ReservationFeedbackRecorded'; data: Base & { feedback: Feedback } }
+  | { type: 'ReservationPaymentRecorded'; data: Base & { payment: Payment; total_amount_paid: number } };
+
+export const reservationStream = (id: string) => `reservation-${id}`;

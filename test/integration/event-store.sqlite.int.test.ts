@@ -1,0 +1,267 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { SqliteEventStore } from '../../src/adapters/event-store/sqlite';
+import { FixedClock } from '../../src/core/clock';
+import { ANY, NO_STREAM, type RecordedEvent, WrongExpectedRevisionError } from '../../src/ports/event-store';
+import { eventStoreContract } from '../contracts/event-store.contract';
+import { collect, ev, expectError, take, withTimeout } from '../contracts/event-store.helpers';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const writer = join(root, 'test/fixtures/event-store-writer.ts');
+const dir = mkdtempSync(join(tmpdir(), 'couvert-events-'));
+let files = 0;
+const freshFile = () => join(dir, `events-${files++}.sqlite`);
+
+const test = suite('event-store: sqlite');
+test.after(() => rmSync(dir, { recursive: true, force: true }));
+
+eventStoreContract(
+  test,
+  { open: () => SqliteEventStore.open(freshFile()) },
+  { fresh: true, strictIds: true },
+);
+
+const range = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
+
+function startWriter(args: string[]): {
+  child: ChildProcess;
+  lines: AsyncIterable<string>;
+  stderr: () => string;
+} {
+  const child = spawn(process.execPath, ['--import', 'tsx', writer, ...args], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let err = '';
+  child.stderr!.on('data', (d) => {
+    err += d;
+  });
+  async function* lines() {
+    let buffer = '';
+    for await (const chunk of child.stdout!) {
+      buffer += chunk;
+      let nl = buffer.indexOf('\n');
+      while (nl >= 0) {
+        yield buffer.slice(0, nl);
+        buffer = buffer.slice(nl + 1);
+        nl = buffer.indexOf('\n');
+      }
+    }
+  }
+  return { child, lines: lines(), stderr: () => err };
+}
+
+const exited = (child: ChildProcess) =>
+  new Promise<number | null>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve(child.exitCode);
+    else child.once('exit', (code) => resolve(code));
+  });
+
+/** Whole-log invariants: gap-free positions, contiguous revisions per stream. */
+function assertLogShape(all: RecordedEvent[]): void {
+  assert.equal(
+    all.map((e) => Number(e.position)),
+    range(all.length),
+    'positions are 1..n without gaps',
+  );
+  const revisions = new Map<string, number>();
+  for (const e of all) {
+    const expected = revisions.get(e.stream) ?? 0;
+    assert.is(e.revision, expected, `${e.stream} revision ${e.revision} follows ${expected - 1}`);
+    revisions.set(e.stream, expected + 1);
+  }
+}
+
+test('the file is in WAL mode with one events table keyed by position, id and (stream, revision)', async () => {
+  const file = freshFile();
+  const store = SqliteEventStore.open(file);
+  await store.append('s', [ev('A')], NO_STREAM);
+  await store.close();
+  const db = new Database(file, { readonly: true });
+  try {
+    assert.is(db.pragma('journal_mode', { simple: true }), 'wal');
+    const columns = (db.pragma('table_info(events)') as { name: string; pk: number }[]).map((c) => c.name);
+    assert.equal(columns, ['position', 'id', 'stream', 'revision', 'type', 'data', 'metadata', 'created']);
+    const unique = (db.pragma('index_list(events)') as { name: string; unique: number }[])
+      .filter((i) => i.unique)
+      .map((i) => (db.pragma(`index_info(${i.name})`) as { name: string }[]).map((c) => c.name).join(','))
+      .sort();
+    assert.equal(unique, ['id', 'stream,revision']);
+  } finally {
+    db.close();
+  }
+});
+
+test('created comes from the injected clock', async () => {
+  const clock = new FixedClock('2026-05-04T19:30:00Z');
+  const store = SqliteEventStore.open(freshFile(), { clock });
+  try {
+    await store.append('s', [ev('A'), ev('B')], NO_STREAM);
+    clock.advance(1);
+    await store.append('s', [ev('C')], 1);
+    assert.equal(
+      (await store.readStream('s')).map((e) => e.created),
+      ['2026-05-04T19:30:00.000Z', '2026-05-04T19:30:00.000Z', '2026-05-04T19:30:01.000Z'],
+    );
+  } finally {
+    await store.close();
+  }
+});
+
+test('events, positions and revisions survive close and reopen', async () => {
+  const file = freshFile();
+  const first = SqliteEventStore.open(file, { synchronous: 'NORMAL' });
+  await first.append('a', [ev('A1', { x: 1 }, { restaurant_id: 'r1' }), ev('A2')], NO_STREAM);
+  await first.append('b', [ev('B1')], NO_STREAM);
+  await first.append('a', [ev('A3')], 1);
+  const before = await collect(first.readAll());
+  await first.close();
+  const again = SqliteEventStore.open(file);
+  try {
+    assert.equal(await collect(again.readAll()), before);
+    assert.is(await again.headPosition(), 4n);
+    await expectError(
+      () => again.append('a', [ev('A4')], 1),
+      WrongExpectedRevisionError,
+      'stale after reopen',
+    );
+    const next = await again.append('a', [ev('A4')], 2);
+    assert.equal(next, { nextRevision: 3, position: 5n });
+  } finally {
+    await again.close();
+  }
+});
+
+test('two instances on one file: conflicts detected, positions gap-free, subscribers see each other', async () => {
+  const file = freshFile();
+  const a = SqliteEventStore.open(file, { pollIntervalMs: 50 });
+  const b = SqliteEventStore.open(file, { pollIntervalMs: 50 });
+  try {
+    await a.append('s', [ev('A')], NO_STREAM);
+    assert.is((await b.readStream('s')).length, 1);
+    await a.append('s', [ev('B')], 0);
+    const err = await expectError(() => b.append('s', [ev('C')], 0), WrongExpectedRevisionError, 'stale');
+    assert.is(err.actual, 1);
+    for (let i = 0; i < 20; i++) await (i % 2 ? a : b).append(`x${i % 3}`, [ev('E'), ev('F')], ANY);
+    const head = await a.headPosition();
+    const sub = a.subscribe({ after: head });
+    try {
+      const pending = take(sub[Symbol.asyncIterator](), 2, 3000, "the other instance's events");
+      await b.append('late', [ev('L1'), ev('L2')], NO_STREAM);
+      assert.equal(
+        (await pending).map((e) => e.type),
+        ['L1', 'L2'],
+      );
+    } finally {
+      await sub.close();
+    }
+    const all = await collect(b.readAll());
+    assert.is(all.length, 2 + 40 + 2);
+    assertLogShape(all);
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});
+
+test('SIGKILL in the middle of multi-event appends leaves only whole appends', async () => {
+  const file = freshFile();
+  const acked = new Map<string, number>();
+  for (const stopAfter of [20, 35, 50]) {
+    const { child, lines, stderr } = startWriter(['batches', file]);
+    let count = 0;
+    await withTimeout(
+      (async () => {
+        for await (const line of lines) {
+          const [, batch, size] = line.split(' ');
+          acked.set(batch!, Number(size));
+          // Killed before the pipe is released, so the writer dies by the signal, mid-loop.
+          if (++count >= stopAfter) {
+            child.kill('SIGKILL');
+            break;
+          }
+        }
+      })(),
+      30_000,
+      'the writer to acknowledge appends',
+    );
+    assert.is(count, stopAfter, `the writer stopped early: ${stderr()}`);
+    await exited(child);
+    assert.is(child.signalCode, 'SIGKILL');
+  }
+  const store = SqliteEventStore.open(file);
+  try {
+    const all = await collect(store.readAll());
+    assertLogShape(all);
+    const batches = new Map<string, RecordedEvent[]>();
+    for (const e of all) {
+      const key = String(e.metadata.batch);
+      batches.set(key, [...(batches.get(key) ?? []), e]);
+    }
+    for (const [batch, events] of batches) {
+      const size = Number(events[0]!.metadata.size);
+      assert.equal(
+        events.map((e) => e.metadata.index),
+        Array.from({ length: size }, (_, i) => i),
+        `batch ${batch} is whole`,
+      );
+      const first = Number(events[0]!.position);
+      assert.equal(
+        events.map((e) => Number(e.position)),
+        Array.from({ length: size }, (_, i) => first + i),
+        `batch ${batch} is contiguous in the log`,
+      );
+    }
+    for (const [batch, size] of acked)
+      assert.is(batches.get(batch)?.length, size, `acknowledged ${batch} is there`);
+  } finally {
+    await store.close();
+  }
+});
+
+test('several processes appending to one stream: every conflict detected, nothing lost', async () => {
+  const file = freshFile();
+  await SqliteEventStore.open(file).close();
+  const perWorker = 30;
+  const startAt = String(Date.now() + 2000);
+  const workers = ['w1', 'w2', 'w3'].map((w) => ({
+    w,
+    ...startWriter(['increment', file, String(perWorker), w, startAt]),
+  }));
+  const reports = await withTimeout(
+    Promise.all(
+      workers.map(async ({ w, child, lines, stderr }) => {
+        let report = '';
+        for await (const line of lines) report = line;
+        const code = await exited(child);
+        assert.is(code, 0, `${w} failed: ${stderr()}`);
+        return JSON.parse(report) as { conflicts: number };
+      }),
+    ),
+    60_000,
+    'the writers to finish',
+  );
+  const store = SqliteEventStore.open(file);
+  try {
+    const all = await collect(store.readAll());
+    assertLogShape(all);
+    assert.is(all.length, 3 * perWorker);
+    for (const { w } of workers)
+      assert.equal(
+        all.filter((e) => e.data.worker === w).map((e) => e.data.i),
+        Array.from({ length: perWorker }, (_, i) => i),
+        `${w}'s appends are all there, once, in order`,
+      );
+    console.log(`  (conflicts retried by the writers: ${reports.map((r) => r.conflicts).join(', ')})`);
+  } finally {
+    await store.close();
+  }
+});
+
+test.run();

@@ -44,6 +44,8 @@ export async function startService(
     await rt.close();
     throw err;
   }
+  // Scaled out, the projector role follows the log live; embedded, projections apply inline.
+  const following = config.store !== 'embedded' && config.roles.has('projector') ? followForever(rt) : null;
   const app = createApp(rt, allRoutes(rt));
   const server = app.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
@@ -63,8 +65,25 @@ export async function startService(
         server.closeIdleConnections();
       });
       await rt.close();
+      await following;
     })();
     return stopping;
   };
   return { rt, server, url, demo, notes, stop };
+}
+
+/** Runs the projector until the runtime closes, restarting with backoff after a failure. */
+async function followForever(rt: Runtime): Promise<void> {
+  let delay = 500;
+  for (;;) {
+    try {
+      await rt.projections.follow();
+      return;
+    } catch (err) {
+      if (rt.projections.isStopped) return;
+      rt.logger.error({ err: { message: (err as Error).message } }, 'projector failed; restarting');
+      await new Promise((r) => setTimeout(r, delay));
+      delay = Math.min(delay * 2, 30_000);
+    }
+  }
 }

@@ -4,8 +4,6 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { allProjections } from '../projections/index';
 import { EmbeddedDocumentStore } from './adapters/document-store/embedded';
-import { MongoDocumentStore } from './adapters/document-store/mongodb';
-import { EsdbEventStore } from './adapters/event-store/eventstoredb';
 import { SqliteEventStore } from './adapters/event-store/sqlite';
 import type { Config } from './config';
 import { AdjustableClock, type Clock, systemClock } from './core/clock';
@@ -55,6 +53,9 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     }
     docs ??= new EmbeddedDocumentStore();
   } else {
+    // Loaded only when scaled out, so the embedded default never pays for the drivers.
+    const { EsdbEventStore } = await import('./adapters/event-store/eventstoredb');
+    const { MongoDocumentStore } = await import('./adapters/document-store/mongodb');
     events ??= await EsdbEventStore.connect(config.eventstoreUrl as string);
     docs ??= await MongoDocumentStore.connect(config.mongodbUrl as string, config.mongodbDb);
   }

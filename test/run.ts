@@ -31,7 +31,7 @@ interface Outcome {
   output: string;
 }
 
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const perFileTimeoutMs = Number(process.env.TEST_FILE_TIMEOUT_MS ?? 300_000);
 
 function runFile(file: string): Promise<Outcome> {
@@ -44,7 +44,7 @@ function runFile(file: string): Promise<Outcome> {
         'tsx',
         join(root, 'node_modules/uvu/bin.js'),
         dirname(file),
-        `^${escape(basename(file))}$`,
+        `^${escapeRegex(basename(file))}$`,
       ],
       {
         cwd: root,
@@ -65,6 +65,7 @@ function runFile(file: string): Promise<Outcome> {
     }, perFileTimeoutMs);
     child.on('close', (code) => {
       clearTimeout(timer);
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: strips ANSI colour codes
       const clean = output.replace(/\x1b\[[0-9;]*m/g, '');
       const num = (label: string) => Number(new RegExp(`${label}:\\s+(\\d+)`).exec(clean)?.[1] ?? Number.NaN);
       const total = num('Total');

@@ -48,7 +48,7 @@ export async function release(
 ): Promise<void> {
   const events = await deps.events.readStream(stream, { direction: 'backwards', limit: 1 });
   const last = events[0];
-  if (!last || last.type !== 'Claimed' || (last.data as { owner: string }).owner !== owner) return;
+  if (last?.type !== 'Claimed' || (last.data as { owner: string }).owner !== owner) return;
   try {
     await deps.events.append(
       stream,

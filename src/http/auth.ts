@@ -14,7 +14,7 @@ export async function authenticate(
   header: string | undefined,
   access: Access,
 ): Promise<AuthContext> {
-  if (!header || !header.trim())
+  if (!header?.trim())
     throw new ApiError(401, 'AUTHENTICATION_REQUIRED', 'Send an API key as "Authorization: Bearer <token>"');
   const match = BEARER.exec(header);
   if (!match)

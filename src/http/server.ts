@@ -108,19 +108,18 @@ async function handle(rt: Runtime, route: AnyRoute, ctx: Context): Promise<void>
   const query = route.query ? validateInput({ ...ctx.query }, route.query, 'query') : {};
   let body: unknown;
   if (route.body) {
-    const hasBody = ctx.request.length !== undefined && ctx.request.length > 0;
-    const isJson = ctx.is('application/json') !== false && ctx.is('application/json') !== null;
-    const isForm = route.absolute && ctx.is('application/x-www-form-urlencoded');
-    if (hasBody || route.bodyRequired || ctx.get('content-type')) {
-      if (!isJson && !isForm)
-        throw new ApiError(
-          415,
-          'VALIDATION_ERROR',
-          'Send the body as JSON with "Content-Type: application/json"',
-        );
-    }
+    const hasBody = (ctx.request.length ?? 0) > 0 || Boolean(ctx.get('transfer-encoding'));
+    const contentType = ctx.get('content-type');
+    const isJson = Boolean(ctx.is('application/json'));
+    const isForm = Boolean(route.absolute && ctx.is('application/x-www-form-urlencoded'));
+    if ((contentType || hasBody) && hasBody && !isJson && !isForm)
+      throw new ApiError(
+        415,
+        'VALIDATION_ERROR',
+        'Send the body as JSON with "Content-Type: application/json"',
+      );
     const raw = ctx.request.body;
-    if (route.bodyRequired && (raw === undefined || !hasBody))
+    if (route.bodyRequired && !hasBody)
       throw new ApiError(400, 'VALIDATION_ERROR', 'A JSON body is required (an empty object {} is enough)', {
         issues: [{ path: '', code: 'required', message: 'body is required' }],
       });

@@ -126,6 +126,10 @@ export class ProjectionRunner {
 
   private stopFollowing: (() => Promise<void>) | null = null;
 
+  get isStopped(): boolean {
+    return this.stopped;
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
     await this.stopFollowing?.();

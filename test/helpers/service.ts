@@ -70,7 +70,7 @@ export async function startTestService(options: StartOptions = {}): Promise<Test
     }
     const url = path.startsWith('http')
       ? path
-      : `${base}${path.startsWith('/api/') || path.startsWith('/oauth') || path.startsWith('/__') ? '' : '/api/partner/v1'}${path}`;
+      : `${base}${/^\/(api\/|oauth|__|healthz)/.test(path) ? '' : '/api/partner/v1'}${path}`;
     const res = await fetch(url, { method, headers, body, signal: AbortSignal.timeout(15_000) });
     const text = await res.text();
     let parsed: unknown = null;

@@ -17,7 +17,7 @@ function issues(value: unknown) {
     validateInput(value, body, 'body');
   } catch (e) {
     assert.instance(e, ApiError);
-    return ((e as ApiError).details?.issues as { path: string; code: string }[]).map(
+    return (((e as ApiError).details?.issues ?? []) as { path: string; code: string }[]).map(
       (i) => `${i.path}:${i.code}`,
     );
   }

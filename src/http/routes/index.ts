@@ -21,6 +21,8 @@ export function partnerRoutes(): AnyRoute[] {
 }
 
 export function allRoutes(rt: Runtime): AnyRoute[] {
+  // A process without the api role (projector, scheduler) serves only its health check.
+  if (!rt.config.roles.has('api')) return partnerRoutes().filter((r) => r.operationId === 'getHealth');
   const routes = partnerRoutes();
   if (rt.config.testClock) routes.push(testClockRoute);
   return routes;

@@ -99,6 +99,36 @@ export function metaRoutes(all: () => AnyRoute[]): AnyRoute[] {
     }),
     defineRoute({
       method: 'GET',
+      path: '/healthz',
+      absolute: true,
+      operationId: 'getHealth',
+      summary: 'Liveness and read-model position (load balancers, container health checks)',
+      tag: 'Meta',
+      access: PUBLIC,
+      responses: {
+        200: {
+          description: 'The process serves requests',
+          schema: described({
+            type: 'object',
+            required: ['status', 'store', 'read_models_position'],
+            properties: {
+              status: { type: 'string', enum: ['ok'] },
+              store: { type: 'string', enum: ['embedded', 'eventstoredb'] },
+              read_models_position: { type: 'string', nullable: true },
+            },
+          }),
+        },
+      },
+      handler: ({ rt }) => ({
+        body: {
+          status: 'ok',
+          store: rt.config.store,
+          read_models_position: rt.projections.position?.toString() ?? null,
+        },
+      }),
+    }),
+    defineRoute({
+      method: 'GET',
       path: '/me',
       operationId: 'getMe',
       summary: 'The restaurant, scopes and credential this token maps to',

@@ -1,0 +1,138 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { revokeApiKey } from '../../commands/credentials/handler';
+import { resumeRestaurant, suspendRestaurant } from '../../commands/restaurants/handler';
+import { operatorMeta } from '../../src/core/command-meta';
+import { OpenApiChecker } from '../helpers/openapi';
+import { demoBootstrap, startTestService, type TestService } from '../helpers/service';
+
+const FULL = 'couvert_pk_full_0000000000000000000000000001';
+const CATALOG = 'couvert_pk_catalog_00000000000000000000000002';
+const ME = '/api/partner/v1/me';
+
+const bootstrap = demoBootstrap({}, [
+  { id: 'key_full', token: FULL, scopes: ['CATALOG_READ', 'CUSTOMERS_WRITE', 'RESERVATIONS_READ'] },
+  { id: 'key_catalog', token: CATALOG, scopes: ['CATALOG_READ'] },
+]);
+
+const t = suite<{ svc: TestService; openapi: OpenApiChecker }>('platform');
+
+t.before(async (ctx) => {
+  ctx.svc = await startTestService({ bootstrap });
+  const doc = await ctx.svc.api('GET', '/openapi.json');
+  ctx.openapi = new OpenApiChecker(doc.body);
+});
+t.after(async (ctx) => {
+  await ctx.svc.close();
+});
+
+t('the API root and openapi.json are public', async ({ svc, openapi }) => {
+  const root = await svc.api('GET', '/api/partner/v1');
+  assert.is(root.status, 200);
+  assert.is(root.body.version, 'v1');
+  assert.match(root.body.links.openapi, /\/api\/partner\/v1\/openapi\.json$/);
+  openapi.check('GET', '/api/partner/v1', root);
+  const doc = await svc.api('GET', '/openapi.json');
+  assert.is(doc.status, 200);
+  assert.is(doc.body.openapi, '3.0.3');
+});
+
+t('GET /me answers the restaurant, scopes and credential', async ({ svc, openapi }) => {
+  const res = await svc.api('GET', '/me', { token: FULL });
+  assert.is(res.status, 200);
+  openapi.check('GET', ME, res);
+  assert.equal(res.body.data.restaurant, {
+    id: 'rest_demo',
+    name: 'Le Demo',
+    slug: 'le-demo',
+    country_code: 'FR',
+    timezone: 'Europe/Paris',
+    currency: 'EUR',
+  });
+  // CUSTOMERS_WRITE brings CUSTOMERS_READ with it (spec §5).
+  assert.equal(res.body.data.scopes, [
+    'CATALOG_READ',
+    'RESERVATIONS_READ',
+    'CUSTOMERS_READ',
+    'CUSTOMERS_WRITE',
+  ]);
+  assert.equal(res.body.data.credential.id, 'key_full');
+  assert.is(res.body.data.credential.type, 'API_KEY');
+  assert.is(res.body.data.credential.application, null);
+});
+
+t('missing, malformed and unknown tokens are 401 in the envelope', async ({ svc, openapi }) => {
+  const missing = await svc.api('GET', '/me');
+  assert.is(missing.status, 401);
+  assert.is(missing.body.error.code, 'AUTHENTICATION_REQUIRED');
+  openapi.check('GET', ME, missing);
+  const wrong = await svc.api('GET', '/me', { token: 'couvert_pk_nope_000000000000000000000' });
+  assert.is(wrong.status, 401);
+  assert.is(wrong.body.error.code, 'INVALID_AUTHENTICATION');
+  const basic = await svc.api('GET', '/me', { headers: { authorization: `Basic ${FULL}` } });
+  assert.is(basic.status, 401);
+  assert.is(basic.body.error.code, 'INVALID_AUTHENTICATION');
+  assert.is(typeof wrong.body.error.request_id, 'string');
+  assert.is(wrong.headers.get('x-request-id'), wrong.body.error.request_id);
+});
+
+t('a revoked key fails on the very next request', async ({ svc }) => {
+  const created = await svc.api('GET', '/me', { token: CATALOG });
+  assert.is(created.status, 200);
+  const out = await revokeApiKey(svc.rt, 'key_catalog', 'test', operatorMeta('test'));
+  assert.ok(out.position !== null);
+  const after = await svc.api('GET', '/me', { token: CATALOG });
+  assert.is(after.status, 401);
+  assert.is(after.body.error.code, 'INVALID_AUTHENTICATION');
+});
+
+t('a suspended restaurant answers 403 RESTAURANT_SUSPENDED until resumed', async ({ svc }) => {
+  await suspendRestaurant(svc.rt, 'rest_demo', 'unpaid', operatorMeta('test'));
+  const res = await svc.api('GET', '/me', { token: FULL });
+  assert.is(res.status, 403);
+  assert.is(res.body.error.code, 'RESTAURANT_SUSPENDED');
+  await resumeRestaurant(svc.rt, 'rest_demo', operatorMeta('test'));
+  assert.is((await svc.api('GET', '/me', { token: FULL })).status, 200);
+});
+
+t('unknown routes are 404 and wrong methods 405, in the envelope', async ({ svc }) => {
+  const missing = await svc.api('GET', '/nope', { token: FULL });
+  assert.is(missing.status, 404);
+  assert.is(missing.body.error.code, 'RESOURCE_NOT_FOUND');
+  assert.ok(missing.body.error.request_id);
+  const outside = await svc.api('GET', '/elsewhere');
+  assert.is(outside.status, 404);
+  assert.is(outside.body.error.code, 'RESOURCE_NOT_FOUND');
+  const method = await svc.api('DELETE', '/me', { token: FULL });
+  assert.is(method.status, 405);
+  assert.is(method.headers.get('allow'), 'GET');
+  assert.is(method.body.error.code, 'VALIDATION_ERROR');
+});
+
+t('a caller-supplied x-request-id is kept; otherwise one is made', async ({ svc }) => {
+  const res = await svc.api('GET', '/me', {
+    token: FULL,
+    headers: { 'x-request-id': 'partner-trace-12345' },
+  });
+  assert.is(res.headers.get('x-request-id'), 'partner-trace-12345');
+  const bad = await svc.api('GET', '/me', { token: FULL, headers: { 'x-request-id': 'x y' } });
+  assert.match(bad.headers.get('x-request-id') ?? '', /^req_[0-9a-f]{32}$/);
+});
+
+t('the OpenAPI document documents every route the server mounts', async ({ svc }) => {
+  const { partnerRoutes } = await import('../../src/http/routes/index');
+  const doc = (await svc.api('GET', '/openapi.json')).body;
+  for (const r of partnerRoutes()) {
+    const path = r.absolute ? r.path : `/api/partner/v1${r.path === '/' ? '' : r.path}`;
+    const op = doc.paths[path]?.[r.method.toLowerCase()];
+    assert.ok(op, `${r.method} ${path} is documented`);
+    assert.ok(op.responses['500'], `${r.method} ${path} documents 500`);
+    if (r.access.kind !== 'public') {
+      assert.equal(op.security, [{ bearerAuth: [] }]);
+      assert.ok(op.responses['401'] && op.responses['403']);
+    }
+    if (r.access.kind === 'scopes') assert.equal(op['x-required-scopes'], [...r.access.scopes]);
+  }
+});
+
+t.run();

@@ -1,0 +1,97 @@
+// Shared pieces of the HTTP benchmarks: start a server in its own process, drive it with autocannon
+// from this one, and print tables. Figures are medians of the runs; machines are shared and noisy.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import autocannon from 'autocannon';
+
+export const repo = resolve(new URL('..', import.meta.url).pathname);
+
+export interface Served {
+  url: string;
+  child: ChildProcess;
+  dataDir: string;
+  stop(): Promise<void>;
+}
+
+/** Starts `script` (default: the real service) with PORT=0 and waits for its URL on stdout. */
+export async function serve(env: Record<string, string>, script = 'src/main.ts'): Promise<Served> {
+  const dataDir = env.DATA_DIR ?? mkdtempSync(join(tmpdir(), 'couvert-bench-'));
+  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+    cwd: repo,
+    env: { ...process.env, PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((res, rej) => {
+    let out = '';
+    const timer = setTimeout(() => rej(new Error(`server did not start:\n${out}`)), 120_000);
+    child.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /listening on (http:\/\/[\d.:]+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        // Keep draining stdout (the access log) so the server never blocks on a full pipe.
+        child.stdout?.removeAllListeners('data');
+        child.stdout?.resume();
+        res(m[1] as string);
+      }
+    });
+    child.once('exit', (code) => rej(new Error(`server exited ${code}:\n${out}`)));
+  });
+  return {
+    url,
+    child,
+    dataDir,
+    stop: () =>
+      new Promise((r) => {
+        child.once('exit', () => r());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+export function writeJson(dir: string, name: string, value: unknown): string {
+  const file = join(dir, name);
+  writeFileSync(file, JSON.stringify(value));
+  return file;
+}
+
+export interface LoadResult {
+  label: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+}
+
+export async function load(
+  label: string,
+  options: autocannon.Options & { overallRate?: number },
+): Promise<LoadResult> {
+  const r = await autocannon({ connections: 10, duration: 8, ...options });
+  return {
+    label,
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    errors: r.errors + r.timeouts,
+    non2xx: r.non2xx,
+  };
+}
+
+/** Runs `fn` `times` times and keeps the run with the median throughput. */
+export async function median(times: number, fn: () => Promise<LoadResult>): Promise<LoadResult> {
+  const runs: LoadResult[] = [];
+  for (let i = 0; i < times; i++) runs.push(await fn());
+  runs.sort((a, b) => a.rps - b.rps);
+  return runs[Math.floor(runs.length / 2)] as LoadResult;
+}
+
+export function table(title: string, rows: Record<string, string | number>[]): void {
+  console.log(`\n${title}`);
+  console.table(rows);
+}
+
+export const fmt = (n: number, digits = 1) => Number(n.toFixed(digits));

@@ -1,0 +1,59 @@
+// GET /me with a valid key against a bare Koa route answering the same JSON, in the same run.
+import { fileURLToPath } from 'node:url';
+import { fmt, load, median, serve, table, writeJson } from './harness';
+
+const TOKEN = 'couvert_pk_bench_000000000000000000000000000001';
+
+export async function platformBench(): Promise<void> {
+  const bare = await serve({}, 'bench/bare-koa.ts');
+  const dir = bare.dataDir;
+  const bootstrap = writeJson(dir, 'bootstrap.json', {
+    restaurants: [
+      {
+        id: 'rest_bench',
+        name: 'Bench',
+        slug: 'bench',
+        country_code: 'FR',
+        timezone: 'Europe/Paris',
+        currency: 'EUR',
+        api_keys: [
+          { id: 'key_bench', name: 'bench', token: TOKEN, scopes: ['CATALOG_READ', 'AVAILABILITY_READ'] },
+        ],
+      },
+    ],
+  });
+  const api = await serve({ BOOTSTRAP_FILE: bootstrap, RATE_LIMIT_PER_MINUTE: '100000000' });
+  try {
+    const headers = { authorization: `Bearer ${TOKEN}` };
+    // Warm both up (JIT, connection pools) before measuring.
+    await load('warm', { url: `${bare.url}/me`, duration: 2 });
+    await load('warm', { url: `${api.url}/api/partner/v1/me`, headers, duration: 2 });
+    const koa = await median(3, () => load('bare Koa', { url: `${bare.url}/me` }));
+    const me = await median(3, () => load('GET /me', { url: `${api.url}/api/partner/v1/me`, headers }));
+    const rate = await median(3, () =>
+      load('GET /me @1000 rps', {
+        url: `${api.url}/api/partner/v1/me`,
+        headers,
+        overallRate: 1000,
+        connections: 20,
+      }),
+    );
+    table('Throughput (10 connections, 8 s, median of 3) and latency at a fixed 1,000 req/s', [
+      ...[koa, me, rate].map((r) => ({
+        case: r.label,
+        'req/s': fmt(r.rps, 0),
+        'p50 ms': r.p50,
+        'p99 ms': r.p99,
+        errors: r.errors + r.non2xx,
+      })),
+    ]);
+    console.log(
+      `GET /me / bare Koa throughput ratio: ${fmt(me.rps / koa.rps, 2)} (goal ≥ 0.6); p99 at 1,000 req/s: ${rate.p99} ms (goal ≤ 10 ms)`,
+    );
+  } finally {
+    await api.stop();
+    await bare.stop();
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await platformBench();

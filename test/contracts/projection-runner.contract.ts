@@ -1,0 +1,141 @@
+// The projection runner's contract, run against every pair of adapters (event store × document store):
+// at-least-once feeding, per-projection checkpoints, resume after a restart, idempotent re-application,
+// live following and read-your-writes waits.
+import type { Test } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { DocumentStore } from '../../src/ports/document-store';
+import type { EventStore, RecordedEvent } from '../../src/ports/event-store';
+import { applyOnce } from '../../src/projection/idempotent';
+import type { Projection } from '../../src/projection/projection';
+import { ProjectionRunner } from '../../src/projection/runner';
+import { withTimeout } from './event-store.helpers';
+
+export interface RunnerFixture {
+  events: EventStore;
+  docs: DocumentStore;
+  /** A second document-store handle on the same data (a restarted process), or the same one. */
+  reopenDocs(): Promise<DocumentStore>;
+  close(): Promise<void>;
+}
+
+/** Counts Added events per counter with $inc, guarded by applyOnce; records every delivery. */
+function counterProjection(name: string, deliveries: RecordedEvent[] = []): Projection {
+  return {
+    name,
+    eventTypes: ['Added'],
+    async setup(docs) {
+      await docs.collection(`${name}_counters`).createIndex({ keys: { group: 1 }, name: 'by_group' });
+    },
+    async apply(event, docs) {
+      deliveries.push(event);
+      const d = event.data as { counter: string; by: number };
+      await applyOnce(
+        docs.collection(`${name}_counters`),
+        d.counter,
+        event.position,
+        { $inc: { total: d.by }, $set: { group: 'g' } },
+        { upsert: true },
+      );
+    },
+  };
+}
+
+const added = (counter: string, by = 1) => ({ type: 'Added', data: { counter, by } });
+
+export function projectionRunnerContract(test: Test, fixture: () => Promise<RunnerFixture>): void {
+  let f: RunnerFixture;
+  let prefix = '';
+  let n = 0;
+  test.before.each(async () => {
+    f = await fixture();
+    prefix = `p${Date.now().toString(36)}${n++}`;
+  });
+  test.after.each(async () => {
+    await f.close();
+  });
+
+  const total = async (docs: DocumentStore, name: string, counter: string) =>
+    ((await docs.collection(`${name}_counters`).findOne({ _id: counter })) as { total?: number } | null)
+      ?.total ?? 0;
+
+  test('catchUp applies the log and stores a checkpoint per projection', async () => {
+    const name = `${prefix}_a`;
+    await f.events.append(`${prefix}-1`, [added('x'), added('x', 2)], 'any');
+    await f.events.append(`${prefix}-2`, [added('y', 5), { type: 'Ignored', data: {} }], 'any');
+    const runner = new ProjectionRunner(f.events, f.docs, [counterProjection(name)]);
+    await runner.start();
+    await runner.catchUp();
+    assert.is(await total(f.docs, name, 'x'), 3);
+    assert.is(await total(f.docs, name, 'y'), 5);
+    assert.equal(await f.docs.getCheckpoint(name), await f.events.headPosition());
+    assert.equal(runner.position, await f.events.headPosition());
+  });
+
+  test('re-delivering events changes nothing (at least once is safe)', async () => {
+    const name = `${prefix}_b`;
+    await f.events.append(`${prefix}-1`, [added('x'), added('x'), added('z', 4)], 'any');
+    const deliveries: RecordedEvent[] = [];
+    const projection = counterProjection(name, deliveries);
+    const runner = new ProjectionRunner(f.events, f.docs, [projection]);
+    await runner.catchUp();
+    for (const e of [...deliveries]) await projection.apply(e, f.docs);
+    assert.is(await total(f.docs, name, 'x'), 2);
+    assert.is(await total(f.docs, name, 'z'), 4);
+  });
+
+  test('after a restart only events past the checkpoint are applied', async () => {
+    const name = `${prefix}_c`;
+    await f.events.append(`${prefix}-1`, [added('x'), added('x')], 'any');
+    await new ProjectionRunner(f.events, f.docs, [counterProjection(name)]).catchUp();
+    await f.events.append(`${prefix}-1`, [added('x', 10)], 'any');
+    const docs = await f.reopenDocs();
+    const deliveries: RecordedEvent[] = [];
+    const restarted = new ProjectionRunner(f.events, docs, [counterProjection(name, deliveries)]);
+    await restarted.catchUp();
+    assert.is(deliveries.length, 1, 'only the new event is delivered');
+    assert.is(await total(docs, name, 'x'), 12);
+  });
+
+  test('a projection added later catches up from the start without re-feeding the others', async () => {
+    const old = `${prefix}_old`;
+    const fresh = `${prefix}_new`;
+    await f.events.append(`${prefix}-1`, [added('x', 2), added('x', 3)], 'any');
+    await new ProjectionRunner(f.events, f.docs, [counterProjection(old)]).catchUp();
+    const oldDeliveries: RecordedEvent[] = [];
+    const runner = new ProjectionRunner(f.events, f.docs, [
+      counterProjection(old, oldDeliveries),
+      counterProjection(fresh),
+    ]);
+    await runner.catchUp();
+    assert.is(oldDeliveries.length, 0);
+    assert.is(await total(f.docs, fresh, 'x'), 5);
+    assert.is(await total(f.docs, old, 'x'), 5);
+  });
+
+  test('concurrent catchUp calls are serialised: each event is applied once', async () => {
+    const name = `${prefix}_d`;
+    for (let i = 0; i < 20; i++) await f.events.append(`${prefix}-${i % 3}`, [added('x')], 'any');
+    const deliveries: RecordedEvent[] = [];
+    const runner = new ProjectionRunner(f.events, f.docs, [counterProjection(name, deliveries)]);
+    await Promise.all([runner.catchUp(), runner.catchUp(), runner.catchUp()]);
+    assert.is(deliveries.length, 20);
+    assert.is(await total(f.docs, name, 'x'), 20);
+  });
+
+  test('follow() applies live events; waitFor(position) resolves once they are applied', async () => {
+    const name = `${prefix}_e`;
+    await f.events.append(`${prefix}-1`, [added('x')], 'any');
+    const projector = new ProjectionRunner(f.events, f.docs, [counterProjection(name)]);
+    const following = projector.follow();
+    const reader = new ProjectionRunner(f.events, f.docs, [counterProjection(name)]);
+    const r = await f.events.append(`${prefix}-1`, [added('x', 41)], 'any');
+    assert.ok(
+      await withTimeout(reader.waitFor(r.position, 10_000), 12_000, 'waitFor'),
+      'the write became visible',
+    );
+    assert.is(await total(f.docs, name, 'x'), 42);
+    assert.is(await reader.waitFor(r.position + 1_000_000n, 50), false, 'a position never reached times out');
+    await projector.stop();
+    await withTimeout(following, 10_000, 'follow() to end after stop()');
+  });
+}

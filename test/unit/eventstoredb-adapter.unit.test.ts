@@ -1,0 +1,158 @@
+// The parts of the EventStoreDB adapter that need no server: the resubscription loop (driven by a
+// scripted fake client) and the mapping of revisions, errors and metadata.
+import type { AllStreamResolvedEvent, EventStoreDBClient } from '@eventstore/db-client';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import {
+  toEsdbExpected,
+  toEventData,
+  toRecordedEvent,
+  toWrongExpectedRevision,
+} from '../../src/adapters/event-store/eventstoredb-mapping';
+import { EsdbSubscription } from '../../src/adapters/event-store/eventstoredb-subscription';
+import { validateSubscribe } from '../../src/adapters/event-store/validate';
+import { NO_STREAM, type RecordedEvent } from '../../src/ports/event-store';
+import { take } from '../contracts/event-store.helpers';
+
+function resolved(position: number, stream: string, type: string): AllStreamResolvedEvent {
+  return {
+    event: {
+      streamId: stream,
+      id: `00000000-0000-4000-8000-${String(position).padStart(12, '0')}`,
+      revision: 0n,
+      type,
+      data: { position },
+      metadata: { restaurant_id: 'r1', $correlationId: 'c' },
+      isJson: true,
+      created: new Date('2026-01-01T00:00:00Z'),
+      position: { commit: BigInt(position), prepare: BigInt(position) },
+    },
+  } as AllStreamResolvedEvent;
+}
+
+const failure = (type: string) => Object.assign(new Error(type), { type });
+
+type Script = { events: AllStreamResolvedEvent[]; end: 'fail' | 'deny' | 'wait' };
+
+/** Each subscribeToAll() plays the next script; records where it was asked to start. */
+function fakeClient(scripts: Script[]) {
+  const starts: string[] = [];
+  const client = {
+    subscribeToAll(options: { fromPosition: unknown }) {
+      const from = options.fromPosition;
+      starts.push(
+        typeof from === 'object' && from ? String((from as { commit: bigint }).commit) : String(from),
+      );
+      const script = scripts.shift() ?? { events: [], end: 'wait' };
+      let stop: () => void = () => undefined;
+      const stopped = new Promise<void>((r) => {
+        stop = r;
+      });
+      return {
+        async *[Symbol.asyncIterator]() {
+          for (const e of script.events) yield e;
+          if (script.end === 'fail') throw failure('unavailable');
+          if (script.end === 'deny') throw failure('access-denied');
+          await stopped;
+        },
+        async unsubscribe() {
+          stop();
+        },
+      };
+    },
+  };
+  return { client: client as unknown as EventStoreDBClient, starts };
+}
+
+const policy = (errors: unknown[]) => ({
+  initialDelayMs: 5,
+  maxDelayMs: 20,
+  onError: (e: unknown) => errors.push(e),
+});
+
+test('a dropped subscription resumes after the last position, skipping the replayed boundary and system events', async () => {
+  const { client, starts } = fakeClient([
+    {
+      events: [resolved(10, 'a', 'A'), resolved(20, '$stats', '$statsCollected'), resolved(30, 'b', 'B')],
+      end: 'fail',
+    },
+    { events: [resolved(30, 'b', 'B'), resolved(35, 'c', '$>'), resolved(40, 'a', 'A2')], end: 'wait' },
+  ]);
+  const errors: unknown[] = [];
+  const sub = new EsdbSubscription(client, validateSubscribe({}), policy(errors), () => undefined);
+  const iter = sub[Symbol.asyncIterator]();
+  const got: RecordedEvent[] = await take(iter, 3, 2000);
+  assert.equal(
+    got.map((e) => e.position),
+    [10n, 30n, 40n],
+  );
+  assert.equal(starts, ['start', '30']);
+  assert.is(errors.length, 1);
+  const pending = iter.next();
+  await sub.close();
+  assert.equal(await pending, { done: true, value: undefined });
+});
+
+test('a subscription resumes after the position it was given and applies the whole filter itself', async () => {
+  const { client, starts } = fakeClient([
+    {
+      events: [
+        resolved(50, 'orders-1', 'Placed'),
+        resolved(60, 'orders-1', 'Paid'),
+        resolved(70, 'x', 'Paid'),
+      ],
+      end: 'wait',
+    },
+  ]);
+  const sub = new EsdbSubscription(
+    client,
+    validateSubscribe({ after: 42n, streamPrefixes: ['orders-'], eventTypePrefixes: ['Pa'] }),
+    policy([]),
+    () => undefined,
+  );
+  const got = await take(sub[Symbol.asyncIterator](), 1, 2000);
+  assert.equal(
+    got.map((e) => e.position),
+    [60n],
+  );
+  assert.equal(starts, ['42']);
+  await sub.close();
+});
+
+test('a permanent failure (access denied) ends the subscription with the error', async () => {
+  const { client } = fakeClient([{ events: [], end: 'deny' }]);
+  const sub = new EsdbSubscription(client, validateSubscribe({}), policy([]), () => undefined);
+  try {
+    await sub[Symbol.asyncIterator]().next();
+    assert.unreachable('should have thrown');
+  } catch (err) {
+    assert.is((err as { type?: string }).type, 'access-denied');
+  }
+});
+
+test('mapping: expected revisions, conflicts and metadata', () => {
+  assert.is(toEsdbExpected(3), 3n);
+  assert.is(toEsdbExpected(NO_STREAM), 'no_stream');
+  assert.is(toWrongExpectedRevision({ actualVersion: 'no_stream' }, 's', 0).actual, NO_STREAM);
+  assert.is(toWrongExpectedRevision({ actualVersion: 4n }, 's', 2).actual, 4);
+  const data = toEventData({
+    id: '00000000-0000-4000-8000-000000000001',
+    type: 'A',
+    data: { x: 1 },
+    metadata: { correlation_id: 'c1', causation_id: 'k1', actor: 'u' },
+    dataJson: '{"x":1}',
+    metadataJson: '',
+  });
+  assert.equal(data.metadata, {
+    correlation_id: 'c1',
+    causation_id: 'k1',
+    actor: 'u',
+    $correlationId: 'c1',
+    $causationId: 'k1',
+  });
+  const event = toRecordedEvent(resolved(9, 's', 'A').event!);
+  assert.equal(event.metadata, { restaurant_id: 'r1' }, '$-keys written for the server are not returned');
+  assert.is(event.created, '2026-01-01T00:00:00.000Z');
+});
+
+test.run();

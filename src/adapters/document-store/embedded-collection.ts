@@ -1,0 +1,422 @@
+// One collection of the embedded document store. Stored documents are private: copied on the way
+// in and on the way out, so callers can neither corrupt the store nor see a half-applied write.
+// Updates change them in place under a journal that a refused write (a unique index) rolls back.
+import { randomBytes } from 'node:crypto';
+import { Query } from 'mingo';
+import {
+  type Collection,
+  type Doc,
+  DocumentStoreError,
+  DuplicateKeyError,
+  type Filter,
+  type FindOptions,
+  type IndexSpec,
+  InvalidQueryError,
+  type Update,
+  type UpdateResult,
+} from '../../ports/document-store';
+import { compileMatcher, equalityConstraints, type Matcher, upsertSeedSteps } from './filter';
+import { type IndexEntries, type Key, KeyIndex, sameEntries } from './key-index';
+import { applyUpdate, type Journal } from './update';
+import {
+  type ParsedUpdate,
+  parseUpdate,
+  upsertIdFromFilter,
+  validateDocument,
+  validateFilter,
+  validateFindOptions,
+  validateIndexSpec,
+} from './validate';
+import { cloneValue, sameValue } from './values';
+
+type Undo = { insert: Doc } | { doc: Doc; journal: Journal; reindexed: Reindex | undefined };
+type Reindex = [KeyIndex, IndexEntries, IndexEntries][];
+
+/** How a filter was answered; for tests and benchmarks that check no lookup scans the collection. */
+export interface QueryPlan {
+  index: string | null;
+  candidates: number;
+}
+
+const copy = <T>(doc: Doc): T => cloneValue(doc) as T;
+const ALWAYS: Matcher = () => true;
+
+// The filter every event of a replay sends: {_id: "…"}. Recognised without validation or planning.
+function idOnly(filter: Filter): string | undefined {
+  let id: unknown;
+  for (const k in filter) {
+    if (k !== '_id' || id !== undefined) return undefined;
+    id = filter[k];
+  }
+  return typeof id === 'string' ? id : undefined;
+}
+
+export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
+  private readonly docs = new Map<string, Doc>();
+  private indexes: KeyIndex[] = [];
+
+  constructor(
+    readonly name: string,
+    private readonly assertOpen: () => void,
+  ) {}
+
+  async createIndex(spec: IndexSpec): Promise<void> {
+    this.assertOpen();
+    validateIndexSpec(spec);
+    const index = new KeyIndex(spec);
+    const sameName = this.indexes.find((i) => i.name === index.name);
+    if (sameName) {
+      if (sameName.sameSpec(spec)) return;
+      throw new DocumentStoreError(
+        `index ${index.name} already exists on ${this.name} with other keys or options`,
+      );
+    }
+    const sameKeys = this.indexes.find((i) => i.sameSpec(spec));
+    if (sameKeys)
+      throw new DocumentStoreError(`index ${index.name} already exists on ${this.name} as ${sameKeys.name}`);
+    for (const doc of this.docs.values()) {
+      const entries = index.entries(doc);
+      if (index.unique && index.conflict(entries, doc._id) !== undefined) {
+        throw new DuplicateKeyError(this.name, index.name);
+      }
+      index.add(doc._id, entries);
+    }
+    this.indexes = [...this.indexes, index];
+  }
+
+  async insertOne(doc: T): Promise<void> {
+    this.assertOpen();
+    validateDocument(doc);
+    this.insert(cloneValue(doc) as Doc);
+  }
+
+  async insertMany(docs: T[]): Promise<void> {
+    this.assertOpen();
+    for (const doc of docs) validateDocument(doc);
+    const copies = docs.map((d) => cloneValue(d) as Doc);
+    this.batch((undo) => {
+      for (const doc of copies) {
+        this.insert(doc);
+        undo.push({ insert: doc });
+      }
+    });
+  }
+
+  async replaceOne(filter: Filter, doc: T, options?: { upsert?: boolean }): Promise<UpdateResult> {
+    this.assertOpen();
+    validateFilter(filter);
+    validateDocument(doc, 'replacement');
+    const next = cloneValue(doc) as Doc;
+    const target = this.first(filter);
+    if (target !== undefined) {
+      if (next._id !== target._id) throw new InvalidQueryError('replaceOne: _id is immutable');
+      if (sameValue(target, next)) return { matched: 1, modified: 0, upsertedId: null };
+      this.swap(target, next);
+      return { matched: 1, modified: 1, upsertedId: null };
+    }
+    if (!options?.upsert) return { matched: 0, modified: 0, upsertedId: null };
+    const seededId = upsertIdFromFilter(filter);
+    if (seededId !== undefined && seededId !== next._id) {
+      throw new InvalidQueryError('replaceOne upsert: the replacement _id differs from the filter');
+    }
+    this.insert(next);
+    return { matched: 0, modified: 0, upsertedId: next._id };
+  }
+
+  async updateOne(filter: Filter, update: Update, options?: { upsert?: boolean }): Promise<UpdateResult> {
+    this.assertOpen();
+    const parsed = parseUpdate(update);
+    const id = idOnly(filter);
+    let target: Doc | undefined;
+    if (id !== undefined) target = this.docs.get(id);
+    else {
+      validateFilter(filter);
+      target = this.matching(filter, 1)[0];
+    }
+    if (target !== undefined) {
+      const modified = this.update(target, parsed) !== undefined;
+      return { matched: 1, modified: modified ? 1 : 0, upsertedId: null };
+    }
+    if (!options?.upsert) return { matched: 0, modified: 0, upsertedId: null };
+    const created = this.seed(filter, parsed, id);
+    this.insert(created);
+    return { matched: 0, modified: 0, upsertedId: created._id };
+  }
+
+  async updateMany(filter: Filter, update: Update): Promise<UpdateResult> {
+    this.assertOpen();
+    const parsed = parseUpdate(update);
+    validateFilter(filter);
+    const targets = this.matching(filter, Number.POSITIVE_INFINITY);
+    let modified = 0;
+    this.batch((undo) => {
+      for (const target of targets) {
+        const done = this.update(target, parsed);
+        if (done === undefined) continue;
+        undo.push(done);
+        modified++;
+      }
+    });
+    return { matched: targets.length, modified, upsertedId: null };
+  }
+
+  async deleteOne(filter: Filter): Promise<number> {
+    this.assertOpen();
+    validateFilter(filter);
+    const target = this.first(filter);
+    if (target === undefined) return 0;
+    this.remove(target);
+    return 1;
+  }
+
+  async deleteMany(filter: Filter): Promise<number> {
+    this.assertOpen();
+    validateFilter(filter);
+    if (isEmpty(filter)) {
+      const n = this.docs.size;
+      this.docs.clear();
+      for (const index of this.indexes) index.clear();
+      return n;
+    }
+    const targets = this.matching(filter, Number.POSITIVE_INFINITY);
+    for (const target of targets) this.remove(target);
+    return targets.length;
+  }
+
+  async findOne(filter: Filter, options?: Omit<FindOptions, 'limit'>): Promise<T | null> {
+    this.assertOpen();
+    const id = options === undefined ? idOnly(filter) : undefined;
+    if (id !== undefined) {
+      const doc = this.docs.get(id);
+      return doc === undefined ? null : copy<T>(doc);
+    }
+    const [doc] = await this.find(filter, { ...options, limit: 1 });
+    return doc ?? null;
+  }
+
+  async find(filter: Filter, options?: FindOptions): Promise<T[]> {
+    this.assertOpen();
+    validateFilter(filter);
+    validateFindOptions(options);
+    const skip = options?.skip ?? 0;
+    const limit = options?.limit || Number.POSITIVE_INFINITY;
+    const sort = options?.sort && !isEmpty(options.sort) ? options.sort : undefined;
+    let page: Doc[];
+    if (sort === undefined) page = this.matching(filter, skip + limit).slice(skip);
+    else {
+      // mingo sorts with MongoDB's cross-type order, which plain comparisons do not follow.
+      let cursor = new Query({}, {}).find<Doc>(this.matching(filter, Number.POSITIVE_INFINITY)).sort(sort);
+      if (skip > 0) cursor = cursor.skip(skip);
+      if (limit !== Number.POSITIVE_INFINITY) cursor = cursor.limit(limit);
+      page = cursor.all();
+    }
+    return (options?.projection ? project(page, options.projection) : page).map(copy<T>);
+  }
+
+  async count(filter?: Filter): Promise<number> {
+    this.assertOpen();
+    if (filter === undefined || isEmpty(filter)) return this.docs.size;
+    validateFilter(filter);
+    return this.matching(filter, Number.POSITIVE_INFINITY).length;
+  }
+
+  /** Which index answers `filter` and how many documents it hands to the matcher. */
+  explain(filter: Filter): QueryPlan {
+    validateFilter(filter);
+    const { index, candidates } = this.plan(filter);
+    return { index, candidates: candidates === undefined ? this.docs.size : candidates.length };
+  }
+
+  /** Index names, _id first, as MongoDB lists them. */
+  indexNames(): string[] {
+    return ['_id_', ...this.indexes.map((i) => i.name)];
+  }
+
+  /** Forgets every document and index (DocumentStore.dropAll); the handle stays usable. */
+  reset(): void {
+    this.docs.clear();
+    this.indexes = [];
+  }
+
+  private first(filter: Filter): Doc | undefined {
+    return this.matching(filter, 1)[0];
+  }
+
+  /** Matching stored documents (not copies), in insertion order when the whole collection is read. */
+  private matching(filter: Filter, max: number): Doc[] {
+    const out: Doc[] = [];
+    if (max <= 0) return out;
+    const { candidates, exact } = this.plan(filter);
+    const matches = exact ? ALWAYS : compileMatcher(filter);
+    for (const doc of candidates ?? this.docs.values()) {
+      if (matches(doc)) {
+        out.push(doc);
+        if (out.length >= max) break;
+      }
+    }
+    return out;
+  }
+
+  private plan(filter: Filter): { index: string | null; candidates: Doc[] | undefined; exact?: boolean } {
+    const id = filter._id;
+    if (typeof id === 'string') {
+      const doc = this.docs.get(id);
+      return {
+        index: '_id_',
+        candidates: doc === undefined ? [] : [doc],
+        exact: idOnly(filter) !== undefined,
+      };
+    }
+    const constraints = equalityConstraints(filter);
+    const ids = constraints.get('_id');
+    if (ids !== undefined) {
+      const candidates: Doc[] = [];
+      for (const id of new Set(ids)) {
+        const doc = typeof id === 'string' ? this.docs.get(id) : undefined;
+        if (doc !== undefined) candidates.push(doc);
+      }
+      return { index: '_id_', candidates, exact: idOnly(filter) !== undefined };
+    }
+    let best: KeyIndex | undefined;
+    let bestScore = 0;
+    for (const index of this.indexes) {
+      const n = index.prefixLength(constraints);
+      if (n === 0) continue;
+      // A unique index pinned on every field returns at most one document: nothing beats it.
+      const score = n * 2 + (index.unique && n === index.fields.length ? 1000 : 0);
+      if (score > bestScore) {
+        best = index;
+        bestScore = score;
+      }
+    }
+    if (best === undefined) return { index: null, candidates: undefined };
+    const lists: Key[][] = [];
+    for (const field of best.fields) {
+      const keys = constraints.get(field);
+      if (keys === undefined) break;
+      lists.push(keys);
+    }
+    const candidates: Doc[] = [];
+    for (const id of best.lookup(lists)) candidates.push(this.docs.get(id)!);
+    return { index: best.name, candidates };
+  }
+
+  private seed(filter: Filter, parsed: ParsedUpdate, id: string | undefined): Doc {
+    if (id !== undefined && (parsed.idFromUpdate === undefined || parsed.idFromUpdate === id)) {
+      const doc: Doc = { _id: id };
+      applyUpdate(doc, parsed, true);
+      return doc;
+    }
+    const seededId = id ?? upsertIdFromFilter(filter);
+    if (seededId !== undefined && parsed.idFromUpdate !== undefined && seededId !== parsed.idFromUpdate) {
+      throw new InvalidQueryError('upsert: the update sets an _id other than the filter');
+    }
+    const _id = seededId ?? parsed.idFromUpdate ?? randomBytes(12).toString('hex');
+    const steps = upsertSeedSteps(filter).filter((s) => s.segs[0] !== '_id');
+    const base: Doc = { _id };
+    applyUpdate(base, { steps, idFromUpdate: undefined }, true);
+    applyUpdate(base, parsed, true);
+    return base;
+  }
+
+  private insert(doc: Doc): void {
+    if (this.docs.has(doc._id)) throw new DuplicateKeyError(this.name, '_id_');
+    const indexes = this.indexes;
+    if (indexes.length === 0) {
+      this.docs.set(doc._id, doc);
+      return;
+    }
+    const entries = indexes.map((index) => index.entries(doc));
+    for (let i = 0; i < indexes.length; i++) {
+      const index = indexes[i]!;
+      if (index.unique && index.conflict(entries[i]!, doc._id) !== undefined) {
+        throw new DuplicateKeyError(this.name, index.name);
+      }
+    }
+    this.docs.set(doc._id, doc);
+    for (let i = 0; i < indexes.length; i++) indexes[i]!.add(doc._id, entries[i]!);
+  }
+
+  /** Replaces a stored document by another version of it (replaceOne). */
+  private swap(old: Doc, next: Doc): void {
+    const changes: Reindex = [];
+    for (const index of this.indexes) {
+      const before = index.entries(old);
+      const after = index.entries(next);
+      if (sameEntries(before, after)) continue;
+      if (index.unique && index.conflict(after, old._id) !== undefined) {
+        throw new DuplicateKeyError(this.name, index.name);
+      }
+      changes.push([index, before, after]);
+    }
+    this.docs.set(old._id, next);
+    for (const [index, before, after] of changes) reindex(index, old._id, before, after);
+  }
+
+  /**
+   * Updates a stored document in place; undefined when nothing changed. Only the indexes the update's
+   * paths touch are looked at, so an update of unindexed fields costs no index work.
+   */
+  private update(doc: Doc, parsed: ParsedUpdate): Extract<Undo, { journal: Journal }> | undefined {
+    const touched: [KeyIndex, IndexEntries][] = [];
+    for (const index of this.indexes) {
+      if (parsed.steps.some((s) => index.touchedBy(s.path))) touched.push([index, index.entries(doc)]);
+    }
+    const journal = applyUpdate(doc, parsed, false);
+    if (!journal.changed) return undefined;
+    if (touched.length === 0) return { doc, journal, reindexed: undefined };
+    const changes: Reindex = [];
+    for (const [index, before] of touched) {
+      const after = index.entries(doc);
+      if (sameEntries(before, after)) continue;
+      if (index.unique && index.conflict(after, doc._id) !== undefined) {
+        journal.rollback();
+        throw new DuplicateKeyError(this.name, index.name);
+      }
+      changes.push([index, before, after]);
+    }
+    for (const [index, before, after] of changes) reindex(index, doc._id, before, after);
+    return { doc, journal, reindexed: changes };
+  }
+
+  private remove(doc: Doc): void {
+    this.docs.delete(doc._id);
+    for (const index of this.indexes) index.remove(doc._id, index.entries(doc));
+  }
+
+  /** Runs several writes as one: if any throws, the ones before it are undone. */
+  private batch(run: (undo: Undo[]) => void): void {
+    const undo: Undo[] = [];
+    try {
+      run(undo);
+    } catch (err) {
+      for (const step of undo.reverse()) {
+        if ('insert' in step) this.remove(step.insert);
+        else {
+          for (const [index, before, after] of step.reindexed ?? [])
+            reindex(index, step.doc._id, after, before);
+          step.journal.rollback();
+        }
+      }
+      throw err;
+    }
+  }
+}
+
+// mingo puts _id last; MongoDB returns it first.
+function project(docs: Doc[], projection: Record<string, 1>): Doc[] {
+  return new Query({}, {})
+    .find<Doc>(docs, projection)
+    .all()
+    .map(({ _id, ...rest }) => ({ _id, ...rest }) as Doc);
+}
+
+function reindex(index: KeyIndex, id: string, before: IndexEntries, after: IndexEntries): void {
+  index.remove(id, before);
+  index.add(id, after);
+}
+
+function isEmpty(o: object): boolean {
+  for (const _ in o) return false;
+  return true;
+}

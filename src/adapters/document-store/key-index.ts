@@ -1,0 +1,222 @@
+// A secondary index of the embedded document store: nested Maps, one level per indexed field,
+// keyed by the field's value (Map's SameValueZero keeps 1, '1', true and null apart, as MongoDB
+// does). Leaves hold an _id (unique) or a Set of _ids. Lookups are only ever used to narrow the
+// candidates the filter then runs on, so the one rule is: a document a filter matches must be
+// among the candidates. Documents whose value at an indexed path cannot be keyed exactly (an
+// array of documents, a path through an array, a sub-document, a Date) go to `overflow`, which
+// every lookup includes.
+import type { Doc, IndexSpec } from '../../ports/document-store';
+import { indexName, isParentPath, splitPath } from './validate';
+
+export type Key = string | number | boolean | null;
+
+export interface IndexEntries {
+  tuples: Key[][];
+  overflow: boolean;
+}
+
+type Level = Map<Key, Level | string | Set<string>>;
+
+// Prefix of keys that stand for a whole non-scalar value in a unique index; no sane string key
+// starts with NUL.
+const ENCODED = '\u0000';
+
+export function isKey(v: unknown): v is Key {
+  return (
+    v === null ||
+    typeof v === 'string' ||
+    typeof v === 'boolean' ||
+    (typeof v === 'number' && !Number.isNaN(v))
+  );
+}
+
+/** The keys a document is found under at one path, or undefined when it must overflow. */
+function keysAt(doc: Doc, segs: string[]): Key[] | undefined {
+  let node: unknown = doc;
+  for (const seg of segs) {
+    if (node === null || typeof node !== 'object') return [null];
+    if (Array.isArray(node) || node instanceof Date) return undefined;
+    node = (node as Record<string, unknown>)[seg];
+    if (node === undefined) return [null];
+  }
+  if (isKey(node)) return [node];
+  if (!Array.isArray(node) || node.length === 0) return undefined;
+  for (const e of node) if (!isKey(e)) return undefined;
+  return node as Key[];
+}
+
+// A unique index needs exactly one key per field even where lookups cannot use it: the whole value.
+function uniqueKeyAt(doc: Doc, segs: string[]): { key: Key; exact: boolean } {
+  let node: unknown = doc;
+  for (let i = 0; i < segs.length; i++) {
+    if (node === null || typeof node !== 'object') return { key: null, exact: true };
+    if (Array.isArray(node) || node instanceof Date) {
+      return { key: `${ENCODED}${i}:${JSON.stringify(node)}`, exact: false };
+    }
+    node = (node as Record<string, unknown>)[segs[i]!];
+    if (node === undefined) return { key: null, exact: true };
+  }
+  if (isKey(node)) return { key: node, exact: true };
+  return { key: `${ENCODED}${segs.length}:${JSON.stringify(node)}`, exact: false };
+}
+
+export class KeyIndex {
+  readonly name: string;
+  readonly fields: string[];
+  readonly unique: boolean;
+  private readonly segs: string[][];
+  private readonly root: Level = new Map();
+  private readonly overflow = new Set<string>();
+
+  constructor(readonly spec: IndexSpec) {
+    this.name = indexName(spec);
+    this.fields = Object.keys(spec.keys);
+    this.segs = this.fields.map((f) => splitPath(f, 'index'));
+    this.unique = spec.unique === true;
+  }
+
+  sameSpec(spec: IndexSpec): boolean {
+    const keys = Object.entries(spec.keys);
+    const mine = Object.entries(this.spec.keys);
+    return (
+      (spec.unique === true) === this.unique &&
+      keys.length === mine.length &&
+      keys.every(([k, d], i) => mine[i]![0] === k && mine[i]![1] === d)
+    );
+  }
+
+  /** Whether an update of `path` can change this index's keys. */
+  touchedBy(path: string): boolean {
+    for (const f of this.fields) {
+      if (f === path || isParentPath(path, f) || isParentPath(f, path)) return true;
+    }
+    return false;
+  }
+
+  entries(doc: Doc): IndexEntries {
+    if (this.unique) {
+      const tuple: Key[] = [];
+      let exact = true;
+      for (const segs of this.segs) {
+        const k = uniqueKeyAt(doc, segs);
+        tuple.push(k.key);
+        exact &&= k.exact;
+      }
+      return { tuples: [tuple], overflow: !exact };
+    }
+    let tuples: Key[][] = [[]];
+    for (const segs of this.segs) {
+      const keys = keysAt(doc, segs);
+      if (keys === undefined) return { tuples: [], overflow: true };
+      if (keys.length === 1) for (const t of tuples) t.push(keys[0]!);
+      else tuples = tuples.flatMap((t) => keys.map((k) => [...t, k]));
+    }
+    return { tuples, overflow: false };
+  }
+
+  /** The _id already holding one of these unique keys, other than `self`. */
+  conflict(entries: IndexEntries, self: string): string | undefined {
+    for (const tuple of entries.tuples) {
+      let node: Level | string | Set<string> | undefined = this.root;
+      for (let i = 0; i < tuple.length && node instanceof Map; i++) node = node.get(tuple[i]!);
+      if (typeof node === 'string' && node !== self) return node;
+    }
+    return undefined;
+  }
+
+  add(id: string, entries: IndexEntries): void {
+    if (entries.overflow) this.overflow.add(id);
+    for (const tuple of entries.tuples) {
+      let level = this.root;
+      for (let i = 0; i < tuple.length - 1; i++) {
+        let next = level.get(tuple[i]!) as Level | undefined;
+        if (next === undefined) {
+          next = new Map();
+          level.set(tuple[i]!, next);
+        }
+        level = next;
+      }
+      const last = tuple[tuple.length - 1]!;
+      if (this.unique) level.set(last, id);
+      else {
+        const ids = level.get(last) as Set<string> | undefined;
+        if (ids === undefined) level.set(last, new Set([id]));
+        else ids.add(id);
+      }
+    }
+  }
+
+  remove(id: string, entries: IndexEntries): void {
+    if (entries.overflow) this.overflow.delete(id);
+    for (const tuple of entries.tuples) this.removeTuple(this.root, tuple, 0, id);
+  }
+
+  // Prunes emptied levels so a long replay that moves documents between keys does not leak Maps.
+  private removeTuple(level: Level, tuple: Key[], depth: number, id: string): void {
+    const key = tuple[depth]!;
+    const child = level.get(key);
+    if (child === undefined) return;
+    if (depth === tuple.length - 1) {
+      if (typeof child === 'string') {
+        if (child === id) level.delete(key);
+      } else if (child instanceof Set) {
+        child.delete(id);
+        if (child.size === 0) level.delete(key);
+      }
+      return;
+    }
+    const next = child as Level;
+    this.removeTuple(next, tuple, depth + 1, id);
+    if (next.size === 0) level.delete(key);
+  }
+
+  /** How many leading fields `constraints` pins with equality (0: this index cannot help). */
+  prefixLength(constraints: Map<string, Key[]>): number {
+    let n = 0;
+    while (n < this.fields.length && constraints.has(this.fields[n]!)) n++;
+    return n;
+  }
+
+  /** _ids under every combination of the given keys for the first `lists.length` fields, plus overflow. */
+  lookup(lists: Key[][]): Set<string> {
+    const out = new Set<string>(this.overflow);
+    const walk = (level: Level, depth: number) => {
+      if (depth === lists.length) {
+        collectAll(level, out);
+        return;
+      }
+      for (const key of lists[depth]!) {
+        const child = level.get(key);
+        if (child === undefined) continue;
+        if (typeof child === 'string') out.add(child);
+        else if (child instanceof Set) for (const id of child) out.add(id);
+        else walk(child, depth + 1);
+      }
+    };
+    walk(this.root, 0);
+    return out;
+  }
+
+  clear(): void {
+    this.root.clear();
+    this.overflow.clear();
+  }
+}
+
+function collectAll(level: Level, out: Set<string>): void {
+  for (const child of level.values()) {
+    if (typeof child === 'string') out.add(child);
+    else if (child instanceof Set) for (const id of child) out.add(id);
+    else collectAll(child, out);
+  }
+}
+
+export function sameEntries(a: IndexEntries, b: IndexEntries): boolean {
+  if (a.overflow !== b.overflow || a.tuples.length !== b.tuples.length) return false;
+  for (let i = 0; i < a.tuples.length; i++) {
+    const ta = a.tuples[i]!;
+    const tb = b.tuples[i]!;
+    for (let j = 0; j < ta.length; j++) if (!Object.is(ta[j], tb[j]) && ta[j] !== tb[j]) return false;
+  }
+  return true;
+}

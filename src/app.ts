@@ -52,7 +52,9 @@ export async function startService(
     server.once('listening', resolve);
     server.once('error', reject);
   });
-  server.keepAliveTimeout = 5000;
+  // Longer than clients' and load balancers' idle timeouts, so the server is never the side that races a reused connection.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
   const address = server.address() as AddressInfo;
   const url = config.port === 0 ? `http://${config.host}:${address.port}` : config.baseUrl;
   if (config.port === 0) rt.config.baseUrl = url;

@@ -133,8 +133,18 @@ test('clean clone → README start command → curl with the printed key → CLI
       ])
         assert.ok(help.includes(c), `--help lists ${c}`);
 
+      let tail = '';
+      server.stdout?.on('data', (d: Buffer) => {
+        tail += d.toString();
+      });
       process.kill(-(server.pid as number), 'SIGTERM');
-      assert.is(await exited(server), 0, 'SIGTERM stops cleanly');
+      await exited(server);
+      assert.match(tail, /SIGTERM received, finishing in-flight requests/);
+      assert.not.match(tail, /Error|failed/);
+      await fetch(`${base}/me`).then(
+        () => assert.unreachable('the server still answers after SIGTERM'),
+        () => undefined,
+      );
     } finally {
       if (server.exitCode === null) process.kill(-(server.pid as number), 'SIGKILL');
     }

@@ -15,8 +15,19 @@ export interface SeatingHeldData {
   end_at: string;
   party_size: number;
   at: string;
+  /**
+   * Added after the first contract: the reservation's external_id when it has one, so the job that
+   * releases an abandoned hold can free the external_id claim taken with it.
+   */
+  external_id?: string | null;
+  /** Added after the first contract: held with bypass_availability (no capacity check was made). */
+  force_inserted?: boolean;
 }
 
+/**
+ * A later SeatingHeld for the same reservation in the same stream replaces the earlier one (a move
+ * within the day is a single append); at most one seating per reservation is active per day.
+ */
 export type CapacityEvent =
   | { type: 'SeatingHeld'; data: SeatingHeldData }
   /** The seating no longer holds capacity (canceled, rejected, moved to another day, abandoned hold). */

@@ -99,6 +99,8 @@ export interface ReservationSnapshot {
   source: ReservationSource;
   customer_id: string | null;
   waiter_id: string | null;
+  /** Added after the first contract: the waiter's display name (waiters are staff, not catalog). */
+  waiter_name?: string | null;
   discount_id: string | null;
   prescriber_id: string | null;
   custom_message: string | null;
@@ -134,7 +136,12 @@ export type ReservationEvent =
   /** Changed fields only, with their previous values (feeds webhooks' previous_attributes). */
   | {
       type: 'ReservationUpdated';
-      data: Base & { changes: Partial<ReservationSnapshot>; previous: Partial<ReservationSnapshot> };
+      data: Base & {
+        changes: Partial<ReservationSnapshot>;
+        previous: Partial<ReservationSnapshot>;
+        /** Added after the first contract: who changed it (POS for lock changes, SYSTEM for repairs). */
+        actor_kind?: ActorKind;
+      };
     }
   | {
       type: 'ReservationStatusChanged';
@@ -142,10 +149,24 @@ export type ReservationEvent =
         from: ReservationStatus;
         to: ReservationStatus;
         reason: string | null;
-        actor_kind: 'PARTNER' | 'STAFF' | 'CUSTOMER' | 'SYSTEM' | 'POS';
+        actor_kind: ActorKind;
       };
     }
   | { type: 'ReservationFeedbackRecorded'; data: Base & { feedback: Feedback } }
-  | { type: 'ReservationPaymentRecorded'; data: Base & { payment: Payment; total_amount_paid: number } };
+  /** `payment` replaces the row with the same id, or is added; total_amount_paid is the new total. */
+  | { type: 'ReservationPaymentRecorded'; data: Base & { payment: Payment; total_amount_paid: number } }
+  /**
+   * Added after the first contract. Written as the first event of a reservation stream that never got
+   * its ReservationCreated (the request died after holding capacity): it fences a late
+   * ReservationCreated out (that append expects no stream) before the hold is released. The
+   * reservation never existed for readers; read models ignore it.
+   */
+  | { type: 'ReservationCreationAbandoned'; data: Base & { reason: string } };
+
+export type ActorKind = 'PARTNER' | 'STAFF' | 'CUSTOMER' | 'SYSTEM' | 'POS';
 
 export const reservationStream = (id: string) => `reservation-${id}`;
+
+/** Claim stream that keeps a reservation external_id unique within its restaurant. */
+export const externalIdClaimStream = (restaurantId: string, externalId: string) =>
+  `reservation-external-id-${restaurantId}-${encodeURIComponent(externalId)}`;

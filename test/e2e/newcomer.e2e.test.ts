@@ -141,7 +141,11 @@ test('clean clone → README start command → curl with the printed key → CLI
         () => undefined,
       );
     } finally {
-      if (server.exitCode === null) process.kill(-(server.pid as number), 'SIGKILL');
+      try {
+        process.kill(-(server.pid as number), 'SIGKILL');
+      } catch {
+        // the group is already gone
+      }
     }
 
     // As in the container (Dockerfile CMD): node is the process that gets SIGTERM, and exits 0 once

@@ -1,6 +1,6 @@
 // Input checks shared by every EventStore adapter. They run before anything is written, so a bad
 // event anywhere in a batch rejects the whole append, and every adapter rejects the same inputs.
-import { randomUUID } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 import {
   ANY,
   type ExpectedRevision,
@@ -35,6 +35,29 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 // Deep enough for any real event; stops a pathological payload before JSON.stringify overflows the stack.
 const MAX_DEPTH = 64;
 const STRING_METADATA = ['actor', 'request_id', 'correlation_id', 'causation_id'] as const;
+
+// Random bytes drawn 4 KiB at a time: one call per 256 ids instead of one per id.
+const pool = Buffer.alloc(4096);
+let poolOffset = pool.length;
+
+/**
+ * A version 7 UUID: 48 bits of Unix milliseconds, then random bits. Ids the store generates are thus
+ * roughly in insertion order, which keeps the unique index on ids append-mostly: with random v4
+ * ids, every append dirties pages all over that index, about three times slower on a large log.
+ */
+export function uuidv7(now = Date.now()): string {
+  if (poolOffset + 16 > pool.length) {
+    randomFillSync(pool);
+    poolOffset = 0;
+  }
+  const b = pool.subarray(poolOffset, poolOffset + 16);
+  poolOffset += 16;
+  b.writeUIntBE(now, 0, 6);
+  b[6] = (b[6]! & 0x0f) | 0x70;
+  b[8] = (b[8]! & 0x3f) | 0x80;
+  const h = b.toString('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
 
 function fail(message: string): never {
   throw new InvalidEventStoreInputError(message);
@@ -145,7 +168,7 @@ function prepareEvent(event: unknown, index: number, seen: Set<string>): Prepare
     fail(`${path}.type must be a non-empty string, got ${describe(type)}`);
   if (isSystemName(type)) fail(`${path}.type ${JSON.stringify(type)}: types starting with $ are reserved`);
   let eventId: string;
-  if (id === undefined) eventId = randomUUID();
+  if (id === undefined) eventId = uuidv7();
   else if (typeof id === 'string' && UUID.test(id)) eventId = id.toLowerCase();
   else fail(`${path}.id must be a UUID string, got ${describe(id)}`);
   if (seen.has(eventId)) fail(`${path}.id ${eventId} appears twice in the same append`);

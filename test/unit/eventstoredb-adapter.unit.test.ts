@@ -130,6 +130,22 @@ test('a permanent failure (access denied) ends the subscription with the error',
   }
 });
 
+test('an event the port cannot read fails the subscription instead of being skipped', async () => {
+  const binary = resolved(80, 'a', 'Blob');
+  (binary.event as { isJson: boolean }).isJson = false;
+  const { client, starts } = fakeClient([{ events: [resolved(70, 'a', 'A'), binary], end: 'wait' }]);
+  const sub = new EsdbSubscription(client, validateSubscribe({}), policy([]), () => undefined);
+  const iter = sub[Symbol.asyncIterator]();
+  assert.is((await iter.next()).value?.position, 70n);
+  try {
+    await iter.next();
+    assert.unreachable('should have thrown');
+  } catch (err) {
+    assert.match((err as Error).message, /not JSON/);
+  }
+  assert.equal(starts, ['start'], 'no resubscription past the unreadable event');
+});
+
 test('mapping: expected revisions, conflicts and metadata', () => {
   assert.is(toEsdbExpected(3), 3n);
   assert.is(toEsdbExpected(NO_STREAM), 'no_stream');

@@ -126,6 +126,8 @@ const PERMANENT = new Set<string>([
 
 /** Whether a subscription that failed with `err` is worth re-establishing (network, leader change…). */
 export function isRetryable(err: unknown): boolean {
+  // Our own errors (an event this port cannot read) would fail the same way on every attempt.
+  if (err instanceof EventStoreError) return false;
   const type = errorType(err);
   return type === undefined || !PERMANENT.has(type);
 }

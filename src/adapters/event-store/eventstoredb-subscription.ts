@@ -81,11 +81,15 @@ export class EsdbSubscription implements Subscription {
             const position = event.position?.commit ?? resolved.commitPosition;
             // A resubscription may replay the boundary event: the cursor makes delivery exactly-once.
             if (position === undefined || (after !== null && position <= after)) continue;
+            const wanted =
+              !isSystemEvent(event) && matchesFilter({ stream: event.streamId, type: event.type }, filter);
+            // Converted before the cursor moves: an event that cannot be converted fails the
+            // subscription rather than being stepped over by the next resubscription.
+            const recorded = wanted ? toRecordedEvent(event) : null;
             after = position;
             attempt = 0;
-            if (isSystemEvent(event) || !matchesFilter({ stream: event.streamId, type: event.type }, filter))
-              continue;
-            yield toRecordedEvent(event);
+            if (recorded === null) continue;
+            yield recorded;
             if (this.closed) return;
           }
         } catch (err) {

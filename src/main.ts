@@ -13,7 +13,29 @@ async function main() {
     }
     throw err;
   }
-  const service = await startService(config);
+  // Handlers first: a signal that arrives while starting or just after the banner must still stop cleanly.
+  let service: Awaited<ReturnType<typeof startService>> | null = null;
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`couvert: ${signal} received, finishing in-flight requests`);
+    const stop = service ? service.stop() : Promise.resolve();
+    stop.then(
+      () => process.exit(0),
+      (err) => {
+        console.error(err);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  service = await startService(config);
+  if (stopping) {
+    await service.stop();
+    process.exit(0);
+  }
   const prefix = `${service.url}/api/partner/v1`;
   const lines = [`Couvert is listening on ${service.url} (store: ${config.store}, data: ${config.dataDir})`];
   for (const note of service.notes) lines.push(`  ${note}`);
@@ -32,21 +54,6 @@ async function main() {
   }
   lines.push(`OpenAPI: ${prefix}/openapi.json`);
   console.log(lines.join('\n'));
-  let stopping = false;
-  const shutdown = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    console.log(`couvert: ${signal} received, finishing in-flight requests`);
-    service.stop().then(
-      () => process.exit(0),
-      (err) => {
-        console.error(err);
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
 }
 
 main().catch((err) => {

@@ -159,9 +159,13 @@ test('clean clone → README start command → curl with the printed key → CLI
     direct.stdout?.on('data', (d: Buffer) => {
       out += d.toString();
     });
+    direct.stderr?.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
     await waitForOutput(direct, /listening on/);
     direct.kill('SIGTERM');
-    assert.is(await exited(direct), 0, 'SIGTERM stops cleanly with exit code 0');
+    const code = await exited(direct);
+    assert.is(code, 0, `SIGTERM stops cleanly with exit code 0 (signal ${direct.signalCode}); output:\n${out}`);
     assert.match(out, /SIGTERM received, finishing in-flight requests/);
     assert.match(out, /already exists; its key was printed at first start/, 'a restart keeps the demo data');
 

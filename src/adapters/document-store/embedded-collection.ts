@@ -366,14 +366,18 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
     if (!journal.changed) return undefined;
     if (touched.length === 0) return { doc, journal, reindexed: undefined };
     const changes: Reindex = [];
-    for (const [index, before] of touched) {
-      const after = index.entries(doc);
-      if (sameEntries(before, after)) continue;
-      if (index.unique && index.conflict(after, doc._id) !== undefined) {
-        journal.rollback();
-        throw new DuplicateKeyError(this.name, index.name);
+    try {
+      for (const [index, before] of touched) {
+        const after = index.entries(doc);
+        if (sameEntries(before, after)) continue;
+        if (index.unique && index.conflict(after, doc._id) !== undefined) {
+          throw new DuplicateKeyError(this.name, index.name);
+        }
+        changes.push([index, before, after]);
       }
-      changes.push([index, before, after]);
+    } catch (err) {
+      journal.rollback();
+      throw err;
     }
     for (const [index, before, after] of changes) reindex(index, doc._id, before, after);
     return { doc, journal, reindexed: changes };

@@ -5,7 +5,7 @@
 // among the candidates. Documents whose value at an indexed path cannot be keyed exactly (an
 // array of documents, a path through an array, a sub-document, a Date) go to `overflow`, which
 // every lookup includes.
-import type { Doc, IndexSpec } from '../../ports/document-store';
+import { type Doc, DocumentStoreError, type IndexSpec } from '../../ports/document-store';
 import { indexName, isParentPath, splitPath } from './validate';
 
 export type Key = string | number | boolean | null;
@@ -60,6 +60,16 @@ function uniqueKeyAt(doc: Doc, segs: string[]): { key: Key; exact: boolean } {
   return { key: `${ENCODED}${segs.length}:${JSON.stringify(node)}`, exact: false };
 }
 
+function holdsArray(doc: Doc, segs: string[]): boolean {
+  let node: unknown = doc;
+  for (const seg of segs) {
+    if (Array.isArray(node)) return true;
+    if (node === null || typeof node !== 'object' || node instanceof Date) return false;
+    node = (node as Record<string, unknown>)[seg];
+  }
+  return Array.isArray(node);
+}
+
 export class KeyIndex {
   readonly name: string;
   readonly fields: string[];
@@ -94,6 +104,7 @@ export class KeyIndex {
   }
 
   entries(doc: Doc): IndexEntries {
+    if (this.segs.length > 1) this.refuseParallelArrays(doc);
     if (this.unique) {
       const tuple: Key[] = [];
       let exact = true;
@@ -112,6 +123,19 @@ export class KeyIndex {
       else tuples = tuples.flatMap((t) => keys.map((k) => [...t, k]));
     }
     return { tuples, overflow: false };
+  }
+
+  // MongoDB refuses to index a document holding arrays in two fields of one compound index
+  // (CannotIndexParallelArrays); refusing here too keeps such a write from working only embedded.
+  private refuseParallelArrays(doc: Doc): void {
+    let arrays = 0;
+    for (const segs of this.segs) {
+      if (holdsArray(doc, segs) && ++arrays > 1) {
+        throw new DocumentStoreError(
+          `cannot index parallel arrays: ${this.fields.join(', ')} (index ${this.name})`,
+        );
+      }
+    }
   }
 
   /** The _id already holding one of these unique keys, other than `self`. */

@@ -1,0 +1,265 @@
+// The DocumentStore over MongoDB (scaled-out deployment), through the official driver. Filters and
+// updates pass through to the server after the same checks the embedded adapter makes, so a
+// projection that runs on one runs on the other; server errors map to the port's errors.
+import {
+  type Db,
+  type Document,
+  type Collection as DriverCollection,
+  MongoClient,
+  type MongoClientOptions,
+  MongoInvalidArgumentError,
+  MongoServerError,
+  ObjectId,
+} from 'mongodb';
+import {
+  type Collection,
+  type Doc,
+  DocumentStoreError,
+  type DocumentStore as DocumentStorePort,
+  DuplicateKeyError,
+  type Filter,
+  type FindOptions,
+  type IndexSpec,
+  InvalidQueryError,
+  type Update,
+  type UpdateResult,
+} from '../../ports/document-store';
+import {
+  CHECKPOINTS_COLLECTION,
+  indexName,
+  parseUpdate,
+  upsertIdFromFilter,
+  validateCollectionName,
+  validateDocument,
+  validateFilter,
+  validateFindOptions,
+  validateIndexSpec,
+  validatePosition,
+} from './validate';
+
+// Server codes for a filter, update or projection the server cannot run: BadValue,
+// FailedToParse, TypeMismatch, PathNotViable, ConflictingUpdateOperators, DollarPrefixedFieldName,
+// EmptyFieldName, DottedFieldName, ImmutableField, invalid regex, projection path collisions.
+const INVALID_QUERY_CODES = new Set([2, 9, 14, 28, 40, 52, 56, 57, 66, 51091, 31249, 31250, 31254]);
+// IndexOptionsConflict, IndexKeySpecsConflict, CannotCreateIndex, CannotIndexParallelArrays.
+const INDEX_CONFLICT_CODES = new Set([85, 86, 67, 171]);
+
+/** Maps a driver error to the port's errors; anything else (network, auth) passes unchanged. */
+export function translateMongoError(err: unknown, collection: string): unknown {
+  let out: Error | undefined;
+  if (err instanceof MongoServerError) {
+    const code = Number(err.code);
+    if (code === 11000) {
+      const index = /index: (\S+)/.exec(err.message)?.[1] ?? 'unknown';
+      out = new DuplicateKeyError(collection, index, err.message);
+    } else if (INVALID_QUERY_CODES.has(code)) out = new InvalidQueryError(err.message);
+    else if (INDEX_CONFLICT_CODES.has(code)) out = new DocumentStoreError(err.message);
+  } else if (err instanceof MongoInvalidArgumentError) out = new InvalidQueryError(err.message);
+  if (out === undefined) return err;
+  return Object.assign(out, { cause: err });
+}
+
+async function run<R>(collection: string, op: () => Promise<R>): Promise<R> {
+  try {
+    return await op();
+  } catch (err) {
+    throw translateMongoError(err, collection);
+  }
+}
+
+/** Positions as zero-padded 20-digit strings: string order is numeric order, across stores. */
+export const positionToPadded = (position: bigint): string => position.toString().padStart(20, '0');
+
+class MongoCollection<T extends Doc> implements Collection<T> {
+  constructor(
+    readonly name: string,
+    private readonly coll: DriverCollection<Document>,
+  ) {}
+
+  async createIndex(spec: IndexSpec): Promise<void> {
+    validateIndexSpec(spec);
+    const options = { name: indexName(spec), ...(spec.unique ? { unique: true } : {}) };
+    await run(this.name, () => this.coll.createIndex(spec.keys, options));
+  }
+
+  async insertOne(doc: T): Promise<void> {
+    validateDocument(doc);
+    await run(this.name, () => this.coll.insertOne(doc as Document));
+  }
+
+  async insertMany(docs: T[]): Promise<void> {
+    for (const doc of docs) validateDocument(doc);
+    if (docs.length === 0) return;
+    await run(this.name, () => this.coll.insertMany(docs as Document[], { ordered: true }));
+  }
+
+  async replaceOne(filter: Filter, doc: T, options?: { upsert?: boolean }): Promise<UpdateResult> {
+    validateFilter(filter);
+    validateDocument(doc, 'replacement');
+    const upsert = options?.upsert === true;
+    if (upsert) {
+      const id = upsertIdFromFilter(filter);
+      if (id !== undefined && id !== doc._id) {
+        throw new InvalidQueryError('replaceOne upsert: the replacement _id differs from the filter');
+      }
+    }
+    const r = await run(this.name, () => this.coll.replaceOne(filter, doc as Document, { upsert }));
+    return result(r.matchedCount, r.modifiedCount, r.upsertedId);
+  }
+
+  async updateOne(filter: Filter, update: Update, options?: { upsert?: boolean }): Promise<UpdateResult> {
+    validateFilter(filter);
+    const parsed = parseUpdate(update);
+    const upsert = options?.upsert === true;
+    let sent = update as Document;
+    if (upsert) {
+      const fromFilter = upsertIdFromFilter(filter);
+      if (
+        fromFilter !== undefined &&
+        parsed.idFromUpdate !== undefined &&
+        fromFilter !== parsed.idFromUpdate
+      ) {
+        throw new InvalidQueryError('upsert: the update sets an _id other than the filter');
+      }
+      // Documents keep string ids: an upsert that names none would otherwise get an ObjectId.
+      if (fromFilter === undefined && parsed.idFromUpdate === undefined) {
+        sent = { ...update, $setOnInsert: { ...update.$setOnInsert, _id: new ObjectId().toHexString() } };
+      }
+    }
+    const r = await run(this.name, () => this.coll.updateOne(filter, sent, { upsert }));
+    return result(r.matchedCount, r.modifiedCount, r.upsertedId);
+  }
+
+  async updateMany(filter: Filter, update: Update): Promise<UpdateResult> {
+    validateFilter(filter);
+    parseUpdate(update);
+    const r = await run(this.name, () => this.coll.updateMany(filter, update as Document));
+    return result(r.matchedCount, r.modifiedCount, null);
+  }
+
+  async deleteOne(filter: Filter): Promise<number> {
+    validateFilter(filter);
+    return (await run(this.name, () => this.coll.deleteOne(filter))).deletedCount;
+  }
+
+  async deleteMany(filter: Filter): Promise<number> {
+    validateFilter(filter);
+    return (await run(this.name, () => this.coll.deleteMany(filter))).deletedCount;
+  }
+
+  async findOne(filter: Filter, options?: Omit<FindOptions, 'limit'>): Promise<T | null> {
+    validateFilter(filter);
+    validateFindOptions(options);
+    const found = await run(this.name, () => this.coll.findOne(filter, driverFindOptions(options)));
+    return found as unknown as T | null;
+  }
+
+  async find(filter: Filter, options?: FindOptions): Promise<T[]> {
+    validateFilter(filter);
+    validateFindOptions(options);
+    const found = await run(this.name, () => this.coll.find(filter, driverFindOptions(options)).toArray());
+    return found as unknown as T[];
+  }
+
+  async count(filter?: Filter): Promise<number> {
+    if (filter !== undefined) validateFilter(filter);
+    return run(this.name, () => this.coll.countDocuments(filter ?? {}));
+  }
+}
+
+function driverFindOptions(options: FindOptions | undefined) {
+  if (options === undefined) return {};
+  const { sort, skip, limit, projection } = options;
+  return {
+    ...(sort !== undefined && { sort }),
+    ...(skip !== undefined && { skip }),
+    ...(limit !== undefined && { limit }),
+    ...(projection !== undefined && { projection }),
+  };
+}
+
+function result(matched: number, modified: number, upsertedId: unknown): UpdateResult {
+  return {
+    matched,
+    modified,
+    upsertedId: upsertedId === null || upsertedId === undefined ? null : String(upsertedId),
+  };
+}
+
+interface CheckpointDoc {
+  _id: string;
+  position: string;
+}
+
+export class MongoDocumentStore implements DocumentStorePort {
+  readonly kind = 'mongodb' as const;
+  private readonly handles = new Map<string, MongoCollection<Doc>>();
+
+  private constructor(
+    private readonly client: MongoClient,
+    private readonly db: Db,
+  ) {}
+
+  /** Connects (the driver's options pass through, e.g. serverSelectionTimeoutMS) and checks the server answers. */
+  static async connect(
+    url: string,
+    dbName: string,
+    options?: MongoClientOptions,
+  ): Promise<MongoDocumentStore> {
+    const client = new MongoClient(url, options);
+    try {
+      await client.connect();
+      const db = client.db(dbName);
+      await db.command({ ping: 1 });
+      return new MongoDocumentStore(client, db);
+    } catch (err) {
+      await client.close().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  collection<T extends Doc = Doc>(name: string): Collection<T> {
+    let handle = this.handles.get(name);
+    if (handle === undefined) {
+      validateCollectionName(name);
+      handle = new MongoCollection(name, this.db.collection(name));
+      this.handles.set(name, handle);
+    }
+    return handle as unknown as Collection<T>;
+  }
+
+  private get checkpoints(): DriverCollection<CheckpointDoc> {
+    return this.db.collection<CheckpointDoc>(CHECKPOINTS_COLLECTION);
+  }
+
+  async getCheckpoint(projection: string): Promise<bigint | null> {
+    const doc = await run(CHECKPOINTS_COLLECTION, () => this.checkpoints.findOne({ _id: projection }));
+    return doc ? BigInt(doc.position) : null;
+  }
+
+  async setCheckpoint(projection: string, position: bigint): Promise<void> {
+    validatePosition(position);
+    // $max on zero-padded strings is a compare-and-set that only moves forward, in one round trip.
+    const write = () =>
+      this.checkpoints.updateOne(
+        { _id: projection },
+        { $max: { position: positionToPadded(position) } },
+        { upsert: true },
+      );
+    try {
+      await run(CHECKPOINTS_COLLECTION, write);
+    } catch (err) {
+      // Two first writes raced on the upsert: the loser's document now exists, so retry as an update.
+      if (!(err instanceof DuplicateKeyError)) throw err;
+      await run(CHECKPOINTS_COLLECTION, write);
+    }
+  }
+
+  async dropAll(): Promise<void> {
+    await run('*', () => this.db.dropDatabase());
+  }
+
+  async close(): Promise<void> {
+    await this.client.close();
+  }
+}

@@ -1,0 +1,139 @@
+// Contract: the store as a whole (checkpoints, dropAll) and what it refuses (InvalidQueryError).
+import * as assert from 'uvu/assert';
+import {
+  type Collection,
+  DocumentStoreError,
+  DuplicateKeyError,
+  type Filter,
+  InvalidQueryError,
+  type Update,
+} from '../../src/ports/document-store';
+import { type Person, type Register, rejects, seeded, snapshot } from './document-store.helpers';
+
+const badFilters: [string, unknown][] = [
+  ['unknown field operator', { age: { $foo: 1 } }],
+  ['unknown top-level operator', { $where: 'this.age > 1' }],
+  ['$in with a non-array', { city: { $in: 'Paris' } }],
+  ['$nin with a non-array', { city: { $nin: 5 } }],
+  ['$and with a non-array', { $and: { city: 'Paris' } }],
+  ['$or with an empty array', { $or: [] }],
+  ['operators mixed with fields', { age: { $gt: 1, years: 2 } }],
+  ['$size with a non-number', { tags: { $size: 'x' } }],
+  ['$regex with a number', { name: { $regex: 5 } }],
+  ['$options without $regex', { name: { $options: 'i' } }],
+  ['an invalid regular expression', { name: { $regex: '(' } }],
+];
+
+const badUpdates: [string, unknown][] = [
+  ['unknown update operator', { $rename: { name: 'n' } }],
+  ['a replacement document', { name: 'x' }],
+  ['an empty update', {}],
+  ['$inc with a non-number', { $inc: { age: '1' } }],
+  ['$set with a non-object', { $set: 5 }],
+  ['two operators on one path', { $set: { age: 1 }, $inc: { age: 1 } }],
+  ['a path and its parent', { $set: { address: {}, 'address.city': 'x' } }],
+  ['a positional path', { $set: { 'tags.$': 'x' } }],
+  ['changing _id', { $set: { _id: 'other' } }],
+  ['$push modifiers without $each', { $push: { tags: { $slice: 1 } } }],
+];
+
+// Operands the checks accept but the document refuses: caught while applying (MongoDB: on the server).
+const refusedByDocument: [string, Update][] = [
+  ['$inc on a string', { $set: { city: 'Changed' }, $inc: { name: 1 } }],
+  ['$set through a string', { $set: { city: 'Changed', 'name.first': 'A' } }],
+  ['$push onto a string', { $set: { city: 'Changed' }, $push: { name: 'x' } }],
+  ['$pull from a string', { $set: { city: 'Changed' }, $pull: { name: 'x' } }],
+];
+
+export function storeContract(it: Register): void {
+  it('checkpoints: null until set, then only move forward; projections are independent', async (store) => {
+    assert.is(await store.getCheckpoint('reservations'), null);
+    await store.setCheckpoint('reservations', 5n);
+    assert.is(await store.getCheckpoint('reservations'), 5n);
+    await store.setCheckpoint('reservations', 3n);
+    assert.is(await store.getCheckpoint('reservations'), 5n);
+    await store.setCheckpoint('reservations', 5n);
+    await store.setCheckpoint('reservations', 12n);
+    assert.is(await store.getCheckpoint('reservations'), 12n);
+    await store.setCheckpoint('reservations', 9n);
+    assert.is(await store.getCheckpoint('reservations'), 12n);
+    await store.setCheckpoint('customers', 0n);
+    assert.is(await store.getCheckpoint('customers'), 0n);
+    const big = 2n ** 64n - 1n;
+    await store.setCheckpoint('customers', big);
+    assert.is(await store.getCheckpoint('customers'), big);
+    assert.is(await store.getCheckpoint('reservations'), 12n);
+    await rejects(store.setCheckpoint('customers', -1n), DocumentStoreError);
+    await rejects(store.setCheckpoint('customers', 10n ** 20n), DocumentStoreError);
+    assert.is(await store.getCheckpoint('customers'), big);
+  });
+
+  it('dropAll drops documents, indexes and checkpoints; handles stay usable', async (store) => {
+    const c = await seeded(store);
+    await c.createIndex({ keys: { city: 1, name: 1 }, unique: true });
+    await store.setCheckpoint('people', 42n);
+    await store.dropAll();
+    assert.is(await c.count(), 0);
+    assert.is(await store.getCheckpoint('people'), null);
+    await c.insertOne({ _id: 'a', city: 'Paris', name: 'Same' });
+    await c.insertOne({ _id: 'b', city: 'Paris', name: 'Same' });
+    assert.is(await store.collection('people').count(), 2);
+    await rejects(c.insertOne({ _id: 'a' }), DuplicateKeyError);
+  });
+
+  it('an unknown or malformed filter operator is an InvalidQueryError on every method', async (store) => {
+    const c = await seeded(store);
+    const before = await snapshot(c);
+    for (const [what, filter] of badFilters) {
+      const f = filter as Filter;
+      await rejects(c.find(f), InvalidQueryError).catch(fail(what, 'find'));
+      await rejects(c.findOne(f), InvalidQueryError).catch(fail(what, 'findOne'));
+      await rejects(c.count(f), InvalidQueryError).catch(fail(what, 'count'));
+      await rejects(c.updateOne(f, { $set: { x: 1 } }, { upsert: true }), InvalidQueryError).catch(
+        fail(what, 'updateOne'),
+      );
+      await rejects(c.updateMany(f, { $set: { x: 1 } }), InvalidQueryError).catch(fail(what, 'updateMany'));
+      await rejects(c.replaceOne(f, { _id: 'p1' }), InvalidQueryError).catch(fail(what, 'replaceOne'));
+      await rejects(c.deleteOne(f), InvalidQueryError).catch(fail(what, 'deleteOne'));
+      await rejects(c.deleteMany(f), InvalidQueryError).catch(fail(what, 'deleteMany'));
+    }
+    assert.equal(await snapshot(c), before);
+  });
+
+  it('an unknown update operator or a wrong operand is an InvalidQueryError and changes nothing', async (store) => {
+    const c = await seeded(store);
+    const before = await snapshot(c);
+    for (const [what, update] of badUpdates) {
+      const u = update as Update;
+      await rejects(c.updateOne({ _id: 'p1' }, u), InvalidQueryError).catch(fail(what, 'updateOne'));
+      await rejects(c.updateOne({ _id: 'new' }, u, { upsert: true }), InvalidQueryError).catch(
+        fail(what, 'upsert'),
+      );
+      await rejects(c.updateMany({}, u), InvalidQueryError).catch(fail(what, 'updateMany'));
+    }
+    for (const [what, update] of refusedByDocument) {
+      await rejects(c.updateOne({ _id: 'p1' }, update), InvalidQueryError).catch(fail(what, 'updateOne'));
+    }
+    assert.equal(await snapshot(c), before);
+  });
+
+  it('malformed find options and index specs are InvalidQueryErrors', async (store) => {
+    const c: Collection<Person> = await seeded(store);
+    const bad = (options: unknown) => c.find({}, options as never);
+    await rejects(bad({ sort: { age: 2 } }), InvalidQueryError);
+    await rejects(bad({ projection: { name: 0 } }), InvalidQueryError);
+    await rejects(bad({ projection: { address: 1, 'address.city': 1 } }), InvalidQueryError);
+    await rejects(bad({ limit: -1 }), InvalidQueryError);
+    await rejects(bad({ skip: 1.5 }), InvalidQueryError);
+    await rejects(c.createIndex({ keys: {} }), InvalidQueryError);
+    await rejects(c.createIndex({ keys: { age: 2 as 1 } }), InvalidQueryError);
+    await rejects(c.insertOne({ name: 'no id' } as never), InvalidQueryError);
+    await rejects(c.insertOne({ _id: 'x', $bad: 1 } as never), InvalidQueryError);
+  });
+}
+
+function fail(what: string, method: string) {
+  return (err: Error) => {
+    throw new Error(`${method} with ${what}: ${err.message}`);
+  };
+}

@@ -1,0 +1,129 @@
+// The document-store contract against a real MongoDB (mongo:7, single-node replica set) in a
+// container. Without a container runtime the contract is registered as skipped (visibly), unless
+// REQUIRE_DOCKER=1 makes that a failure. The error mapping needs no server and always runs.
+import { MongoDBContainer, type StartedMongoDBContainer } from '@testcontainers/mongodb';
+import fc from 'fast-check';
+import { MongoInvalidArgumentError, MongoNetworkError, MongoServerError } from 'mongodb';
+import { getContainerRuntimeClient } from 'testcontainers';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import {
+  MongoDocumentStore,
+  positionToPadded,
+  translateMongoError,
+} from '../../src/adapters/document-store/mongodb';
+import { DocumentStoreError, DuplicateKeyError, InvalidQueryError } from '../../src/ports/document-store';
+import { documentStoreContract } from '../contracts/document-store.contract';
+import { withTimeout } from '../contracts/document-store.helpers';
+
+const IMAGE = process.env.MONGO_IMAGE ?? 'mongo:7';
+const test = suite('document-store: mongodb');
+
+async function runtimeProblem(): Promise<string | null> {
+  try {
+    await withTimeout(getContainerRuntimeClient(), 15_000, 'the container runtime');
+    return null;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
+const problem = await runtimeProblem();
+let container: StartedMongoDBContainer | undefined;
+let url = '';
+let databases = 0;
+
+if (problem && process.env.REQUIRE_DOCKER === '1') {
+  test('a container runtime is available (REQUIRE_DOCKER=1)', () => {
+    assert.unreachable(`no container runtime: ${problem}`);
+  });
+} else if (problem) {
+  console.log(
+    `SKIP mongodb document-store contract: no container runtime (${problem}); REQUIRE_DOCKER=1 makes this fail`,
+  );
+  documentStoreContract(test, { open: () => Promise.reject(new Error('skipped')) }, { skip: problem });
+} else {
+  test.before(async () => {
+    container = await withTimeout(new MongoDBContainer(IMAGE).start(), 180_000, `starting ${IMAGE}`);
+    // The replica set advertises the container's own host name: connect to the mapped port directly.
+    url = `${container.getConnectionString()}/?directConnection=true`;
+  });
+  test.after(async () => {
+    await container?.stop();
+  });
+  documentStoreContract(
+    test,
+    {
+      // A database per test keeps tests apart; release drops it.
+      open: () =>
+        MongoDocumentStore.connect(url, `contract_${++databases}`, { serverSelectionTimeoutMS: 10_000 }),
+      release: async (store) => {
+        await store.dropAll();
+        await store.close();
+      },
+    },
+    { propertyRuns: 25, testTimeoutMs: 120_000 },
+  );
+}
+
+const server = (code: number, message: string) => new MongoServerError({ message, code, ok: 0 });
+
+test('server errors map to the port: 11000 to DuplicateKeyError with the index name', () => {
+  const dup = translateMongoError(
+    server(
+      11000,
+      'E11000 duplicate key error collection: db.people index: email_unique dup key: { email: "a" }',
+    ),
+    'people',
+  );
+  assert.instance(dup, DuplicateKeyError);
+  assert.is((dup as DuplicateKeyError).index, 'email_unique');
+  assert.is((dup as DuplicateKeyError).collection, 'people');
+  const onId = translateMongoError(
+    server(11000, 'E11000 duplicate key error collection: db.r index: _id_ dup key'),
+    'r',
+  );
+  assert.is((onId as DuplicateKeyError).index, '_id_');
+});
+
+test('server errors map to the port: bad filters and updates to InvalidQueryError, others unchanged', () => {
+  for (const [code, message] of [
+    [2, 'unknown operator: $foo'],
+    [2, '$in needs an array'],
+    [14, 'Cannot apply $inc to a value of non-numeric type'],
+    [28, 'Cannot create field \'first\' in element {name: "Ada"}'],
+    [40, "Updating the path 'a' would create a conflict at 'a'"],
+    [66, "Performing an update on the path '_id' would modify the immutable field '_id'"],
+    [51091, 'Regular expression is invalid'],
+  ] as const) {
+    assert.instance(translateMongoError(server(code, message), 'c'), InvalidQueryError, message);
+  }
+  assert.instance(
+    translateMongoError(new MongoInvalidArgumentError('Update document requires atomic operators'), 'c'),
+    InvalidQueryError,
+  );
+  const conflict = translateMongoError(server(85, 'Index already exists with a different name'), 'c');
+  assert.instance(conflict, DocumentStoreError);
+  assert.not.instance(conflict, InvalidQueryError);
+  const network = new MongoNetworkError('connection reset');
+  assert.is(translateMongoError(network, 'c'), network);
+  const other = server(13, 'not authorized');
+  assert.is(translateMongoError(other, 'c'), other);
+});
+
+test('padded positions order as the bigints do', () => {
+  fc.assert(
+    fc.property(
+      fc.bigInt({ min: 0n, max: 10n ** 20n - 1n }),
+      fc.bigInt({ min: 0n, max: 10n ** 20n - 1n }),
+      (a, b) => {
+        const pa = positionToPadded(a);
+        assert.is(pa.length, 20);
+        assert.is(BigInt(pa), a);
+        assert.is(pa < positionToPadded(b), a < b);
+      },
+    ),
+  );
+});
+
+test.run();

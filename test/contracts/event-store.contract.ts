@@ -401,11 +401,11 @@ export function eventStoreContract(
     const iter = sub[Symbol.asyncIterator]();
     const pending = iter.next();
     await sub.close();
-    assert.equal(await take0(pending), true, 'closing the subscription settles a waiting next() as done');
+    assert.ok(await settlesDone(pending), 'closing the subscription settles a waiting next() as done');
     const other = store.subscribe({ after: await store.headPosition(), streamPrefixes: [ns] });
     const waiting = other[Symbol.asyncIterator]().next();
     await store.close();
-    assert.equal(await take0(waiting), true, 'closing the store ends its subscriptions');
+    assert.ok(await settlesDone(waiting), 'closing the store ends its subscriptions');
   });
 
   it('bad input throws InvalidEventStoreInputError and writes nothing', async (store, ns) => {
@@ -428,7 +428,7 @@ export function eventStoreContract(
 }
 
 /** Whether a next() settles as done within two seconds. */
-async function take0(next: Promise<IteratorResult<RecordedEvent>>): Promise<boolean> {
+async function settlesDone(next: Promise<IteratorResult<RecordedEvent>>): Promise<boolean> {
   const result = await Promise.race([
     next,
     new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 2000)),

@@ -224,7 +224,10 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
   explain(filter: Filter): QueryPlan {
     validateFilter(filter);
     const { index, candidates } = this.plan(filter);
-    return { index, candidates: candidates === undefined ? this.docs.size : candidates.length };
+    if (candidates === undefined) return { index, candidates: this.docs.size };
+    let n = 0;
+    for (const _ of candidates) n++;
+    return { index, candidates: n };
   }
 
   /** Index names, _id first, as MongoDB lists them. */
@@ -257,7 +260,11 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
     return out;
   }
 
-  private plan(filter: Filter): { index: string | null; candidates: Doc[] | undefined; exact?: boolean } {
+  private plan(filter: Filter): {
+    index: string | null;
+    candidates: Iterable<Doc> | undefined;
+    exact?: boolean;
+  } {
     const id = filter._id;
     if (typeof id === 'string') {
       const doc = this.docs.get(id);
@@ -296,9 +303,7 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
       if (keys === undefined) break;
       lists.push(keys);
     }
-    const candidates: Doc[] = [];
-    for (const id of best.lookup(lists)) candidates.push(this.docs.get(id)!);
-    return { index: best.name, candidates };
+    return { index: best.name, candidates: documents(best.ids(lists), this.docs) };
   }
 
   private seed(filter: Filter, parsed: ParsedUpdate, id: string | undefined): Doc {
@@ -405,6 +410,10 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
       throw err;
     }
   }
+}
+
+function* documents(ids: Iterable<string>, docs: Map<string, Doc>): Generator<Doc> {
+  for (const id of ids) yield docs.get(id)!;
 }
 
 // mingo puts _id last; MongoDB returns it first.

@@ -201,24 +201,22 @@ export class KeyIndex {
     return n;
   }
 
-  /** _ids under every combination of the given keys for the first `lists.length` fields, plus overflow. */
-  lookup(lists: Key[][]): Set<string> {
-    const out = new Set<string>(this.overflow);
-    const walk = (level: Level, depth: number) => {
-      if (depth === lists.length) {
-        collectAll(level, out);
-        return;
-      }
-      for (const key of lists[depth]!) {
-        const child = level.get(key);
-        if (child === undefined) continue;
-        if (typeof child === 'string') out.add(child);
-        else if (child instanceof Set) for (const id of child) out.add(id);
-        else walk(child, depth + 1);
-      }
-    };
-    walk(this.root, 0);
-    return out;
+  /**
+   * _ids under every combination of the given keys for the first `lists.length` fields, plus
+   * overflow; lazily, so a query with a limit stops reading the index once it has enough.
+   */
+  *ids(lists: Key[][]): Generator<string> {
+    // A multikey document sits under several keys, and $in lists several keys: report each once.
+    const seen = new Set<string>();
+    for (const id of this.overflow) {
+      seen.add(id);
+      yield id;
+    }
+    for (const id of walk(this.root, lists, 0)) {
+      if (seen.has(id)) continue;
+      seen.add(id);
+      yield id;
+    }
   }
 
   clear(): void {
@@ -227,11 +225,25 @@ export class KeyIndex {
   }
 }
 
-function collectAll(level: Level, out: Set<string>): void {
+function* walk(level: Level, lists: Key[][], depth: number): Generator<string> {
+  if (depth === lists.length) {
+    yield* everything(level);
+    return;
+  }
+  for (const key of lists[depth]!) {
+    const child = level.get(key);
+    if (child === undefined) continue;
+    if (typeof child === 'string') yield child;
+    else if (child instanceof Set) yield* child;
+    else yield* walk(child, lists, depth + 1);
+  }
+}
+
+function* everything(level: Level): Generator<string> {
   for (const child of level.values()) {
-    if (typeof child === 'string') out.add(child);
-    else if (child instanceof Set) for (const id of child) out.add(id);
-    else collectAll(child, out);
+    if (typeof child === 'string') yield child;
+    else if (child instanceof Set) yield* child;
+    else yield* everything(child);
   }
 }
 

@@ -35,11 +35,12 @@ function describe(v: unknown): string {
 export class Journal {
   // Flat [container, key, previous value or ABSENT, …]; arrays are saved whole before their first write.
   private readonly log: unknown[] = [];
-  private readonly savedArrays = new Map<unknown[], unknown[]>();
+  private savedArrays: Map<unknown[], unknown[]> | undefined;
   changed = false;
 
   write(container: Container, key: string, value: unknown): void {
     if (Array.isArray(container)) {
+      this.savedArrays ??= new Map();
       if (!this.savedArrays.has(container)) this.savedArrays.set(container, container.slice());
     } else this.log.push(container, key, key in container ? container[key] : ABSENT);
     assignRaw(container, key, value);
@@ -51,7 +52,7 @@ export class Journal {
   }
 
   rollback(): void {
-    for (const [array, saved] of this.savedArrays) {
+    for (const [array, saved] of this.savedArrays ?? []) {
       array.length = 0;
       for (const v of saved) array.push(v);
     }

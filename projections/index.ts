@@ -2,8 +2,9 @@
 // like the others.
 import type { Projection } from '../src/projection/projection';
 import { apiKeysProjection } from './api-keys';
+import { customersProjection } from './customers';
 import { restaurantsProjection } from './restaurants';
 
 export function allProjections(): Projection[] {
-  return [restaurantsProjection, apiKeysProjection];
+  return [restaurantsProjection, apiKeysProjection, customersProjection];
 }

@@ -1,0 +1,77 @@
+// The bounds of spec §2.3 and §8, in one place: the HTTP schemas are built from these constants, and
+// decide checks them again so that every other way in (inline reservation customers, the CLI, a
+// messaging channel) holds to the same limits.
+import type { Issue } from '../../src/core/errors';
+import { LANGS } from './events';
+
+export const BOUNDS = {
+  name: { min: 1, max: 200 },
+  phone_number: { min: 3, max: 40 },
+  external_id: { min: 1, max: 255 },
+  tag: { min: 1, max: 100 },
+  tags: { max: 100 },
+  note: { max: 10_000 },
+  email: { max: 254 },
+  /** Not in the spec: a TEXT custom field holds at most what a note holds. */
+  text_field: { max: 10_000 },
+} as const;
+
+export const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/** The writable fields as a partner sends them (before normalisation). */
+export interface ProfileInput {
+  name?: string;
+  email?: string | null;
+  phone_number?: string | null;
+  lang?: string;
+  external_id?: string | null;
+  tags?: string[];
+  note?: string | null;
+  custom_fields?: Record<string, unknown>;
+  newsletter_consent?: boolean;
+}
+
+// UTF-16 code units, as the HTTP schema (superstruct) counts them, so both layers agree on the edge.
+const len = (v: string) => v.length;
+
+/** Every bound a field breaks, one issue per field (custom field values are checked elsewhere). */
+export function checkBounds(input: ProfileInput): Issue[] {
+  const issues: Issue[] = [];
+  const range = (path: string, message: string) => issues.push({ path, code: 'out_of_range', message });
+  const format = (path: string, message: string) => issues.push({ path, code: 'invalid_format', message });
+  const { name, email, phone_number, external_id, tags, note, lang } = input;
+  if (name !== undefined && (typeof name !== 'string' || len(name) < 1 || len(name) > BOUNDS.name.max))
+    range('name', `name must be ${BOUNDS.name.min} to ${BOUNDS.name.max} characters`);
+  if (email !== undefined && email !== null && (email.length > BOUNDS.email.max || !EMAIL.test(email)))
+    format('email', 'email must be an email address');
+  if (
+    phone_number !== undefined &&
+    phone_number !== null &&
+    (len(phone_number) < BOUNDS.phone_number.min || len(phone_number) > BOUNDS.phone_number.max)
+  )
+    range(
+      'phone_number',
+      `phone_number must be ${BOUNDS.phone_number.min} to ${BOUNDS.phone_number.max} characters`,
+    );
+  if (
+    external_id !== undefined &&
+    external_id !== null &&
+    (len(external_id) < BOUNDS.external_id.min || len(external_id) > BOUNDS.external_id.max)
+  )
+    range(
+      'external_id',
+      `external_id must be ${BOUNDS.external_id.min} to ${BOUNDS.external_id.max} characters`,
+    );
+  if (tags !== undefined) {
+    if (tags.length > BOUNDS.tags.max) range('tags', `at most ${BOUNDS.tags.max} tags`);
+    tags.forEach((t, i) => {
+      if (typeof t !== 'string' || len(t) < BOUNDS.tag.min || len(t) > BOUNDS.tag.max)
+        range(`tags.${i}`, `each tag must be ${BOUNDS.tag.min} to ${BOUNDS.tag.max} characters`);
+    });
+  }
+  if (note !== undefined && note !== null && len(note) > BOUNDS.note.max)
+    range('note', `note must be at most ${BOUNDS.note.max} characters`);
+  if (lang !== undefined && !(LANGS as readonly string[]).includes(lang))
+    issues.push({ path: 'lang', code: 'invalid_enum', message: `lang must be one of ${LANGS.join(', ')}` });
+  return issues;
+}

@@ -1,0 +1,69 @@
+// Phone numbers and emails as stored and as matched. Matching never compares what a partner typed:
+// it compares keys derived from the stored form, so "06 12 34 56 78", "+33 6 12 34 56 78" and
+// "0033612345678" at a French restaurant are one customer.
+import { type CountryCode, isSupportedCountry, parsePhoneNumberFromString } from 'libphonenumber-js';
+import type { Lang } from './events';
+
+export interface NormalizedPhone {
+  /** E.164 when libphonenumber can read the number; otherwise the input without whitespace. */
+  phone_number: string;
+  /** The number's country, null when it could not be read (or is non-geographic). */
+  country_code: string | null;
+}
+
+function readable(raw: string, country?: CountryCode) {
+  const parsed = parsePhoneNumberFromString(raw, country ? { defaultCountry: country } : undefined);
+  // "Possible" (right length for the country) rather than "valid" (a known range): a number in a
+  // range newer than our metadata is still a number, and must match its other spellings. A number
+  // with an extension has no E.164 form; it is kept as given.
+  return parsed && !parsed.ext && parsed.isPossible() ? parsed : undefined;
+}
+
+/** Reads a phone number; a national spelling is read with the restaurant's country. */
+export function normalizePhone(raw: string, restaurantCountry: string | null): NormalizedPhone {
+  const country =
+    restaurantCountry && isSupportedCountry(restaurantCountry)
+      ? (restaurantCountry as CountryCode)
+      : undefined;
+  const parsed = readable(raw, country);
+  if (parsed) return { phone_number: parsed.number, country_code: parsed.country ?? null };
+  return { phone_number: raw.replace(/\s+/g, ''), country_code: null };
+}
+
+/**
+ * The matching key of a stored phone number: its E.164 form, or for a number libphonenumber cannot
+ * read, its digits (and a leading +), so that punctuation alone never tells two spellings apart.
+ */
+export function phoneKey(stored: string): string {
+  const parsed = stored.startsWith('+') ? readable(stored) : undefined;
+  if (parsed) return parsed.number;
+  return stored.replace(/(?!^\+)[^\d]/g, '');
+}
+
+/** The key a partner's phone (any spelling) is looked up by. */
+export const phoneLookupKey = (raw: string, restaurantCountry: string | null) =>
+  phoneKey(normalizePhone(raw, restaurantCountry).phone_number);
+
+/** Emails match case-insensitively (spec §4); surrounding whitespace is never meaningful. */
+export const emailKey = (email: string) => email.trim().toLowerCase();
+
+const LANG_BY_COUNTRY: Readonly<Record<string, Lang>> = {
+  FR: 'FR',
+  MC: 'FR',
+  IT: 'IT',
+  SM: 'IT',
+  ES: 'ES',
+  DE: 'DE',
+  AT: 'DE',
+  PT: 'PT',
+  BR: 'PT',
+};
+
+/**
+ * A new customer's language when none is given: the phone's country when it speaks one of ours,
+ * English for any other known phone country, else the restaurant's country, else English.
+ */
+export function defaultLang(phoneCountry: string | null, restaurantCountry: string | null): Lang {
+  if (phoneCountry) return LANG_BY_COUNTRY[phoneCountry] ?? 'EN';
+  return (restaurantCountry && LANG_BY_COUNTRY[restaurantCountry]) || 'EN';
+}

@@ -1,0 +1,124 @@
+// Customer events (stream `customer-<id>`). Every event carries restaurant_id and customer_id, and
+// enough for a read model (or the webhook publisher) to update without loading anything else.
+
+export const LANGS = ['FR', 'EN', 'IT', 'ES', 'DE', 'PT'] as const;
+export type Lang = (typeof LANGS)[number];
+
+/** Channels on which marketing must not be sent (unsubscribed, bounced, blocked). */
+export const OPT_OUT_CHANNELS = ['EMAIL', 'WHATSAPP'] as const;
+export type OptOutChannel = (typeof OPT_OUT_CHANNELS)[number];
+
+export type CustomFieldValue = string | number | boolean | string[];
+/** A custom field as shown on the customer: the definition's name at write time and the value. */
+export interface StoredCustomField {
+  name: string;
+  value: CustomFieldValue;
+}
+
+/** What a partner (or a channel, or staff) can write about a customer. */
+export interface CustomerProfile {
+  name: string;
+  email: string | null;
+  /** E.164 when the number could be read; otherwise as given with whitespace removed. */
+  phone_number: string | null;
+  /** The phone number's country (ISO 3166-1 alpha-2), null when it could not be read. */
+  country_code: string | null;
+  lang: Lang;
+  tags: string[];
+  note: string | null;
+  custom_fields: Record<string, StoredCustomField>;
+  newsletter_consent: boolean;
+  external_id: string | null;
+}
+
+/** Where a customer came from; recorded for auditors, never shown to partners. */
+export type CustomerOrigin = 'API' | 'RESERVATION' | 'CHANNEL' | 'OPERATOR' | 'IMPORT';
+
+interface Base {
+  customer_id: string;
+  restaurant_id: string;
+  at: string;
+}
+
+export type CustomerEvent =
+  | {
+      type: 'CustomerCreated';
+      /** `draft`: created by a messaging channel and hidden from partners until published. */
+      data: Base & { profile: CustomerProfile; draft: boolean; origin: CustomerOrigin };
+    }
+  /** Changed fields only, with their previous values (the webhook's previous_attributes). */
+  | {
+      type: 'CustomerUpdated';
+      data: Base & { changes: Partial<CustomerProfile>; previous: Partial<CustomerProfile> };
+    }
+  | { type: 'CustomerBlacklisted'; data: Base & { reason: string | null } }
+  | { type: 'CustomerBlacklistCleared'; data: Base }
+  | { type: 'MarketingOptOutAdded'; data: Base & { channel: OptOutChannel; reason: string | null } }
+  | { type: 'MarketingOptOutRemoved'; data: Base & { channel: OptOutChannel } }
+  /**
+   * On the surviving customer's stream: `merged_customer_id` was folded into it. `changes` and
+   * `previous` are the fields the merge filled in, as in CustomerUpdated; opt-outs and the blacklist
+   * flag are carried over so that a merge never re-enables marketing or a blacklisted guest.
+   */
+  | {
+      type: 'CustomerMerged';
+      data: Base & {
+        merged_customer_id: string;
+        changes: Partial<CustomerProfile>;
+        previous: Partial<CustomerProfile>;
+        marketing_opt_outs: OptOutChannel[];
+        blacklisted: boolean;
+      };
+    }
+  /** On the absorbed customer's stream, written first: from here on it only answers "merged". */
+  | { type: 'CustomerMergedInto'; data: Base & { into_customer_id: string } }
+  | { type: 'CustomerDeleted'; data: Base & { reason: string | null } }
+  | { type: 'CustomerDraftFlagged'; data: Base & { channel: string } }
+  | { type: 'CustomerDraftPublished'; data: Base };
+
+export type CustomerEventType = CustomerEvent['type'];
+
+export const CUSTOMER_EVENT_TYPES: readonly CustomerEventType[] = [
+  'CustomerCreated',
+  'CustomerUpdated',
+  'CustomerBlacklisted',
+  'CustomerBlacklistCleared',
+  'MarketingOptOutAdded',
+  'MarketingOptOutRemoved',
+  'CustomerMerged',
+  'CustomerMergedInto',
+  'CustomerDeleted',
+  'CustomerDraftFlagged',
+  'CustomerDraftPublished',
+];
+
+/**
+ * The v1 webhook type (spec §6) an event is published as, or null, for the webhook publisher. Drafts
+ * are invisible to partners: nothing about them is published, flagging a visible customer as a draft
+ * reads as a deletion and publishing a draft as a creation. The absorbed side of a merge is announced
+ * by the surviving side's customer.merged. Other events of a customer that is a draft when they
+ * happen are not published either: that needs the customer's state, so the publisher checks it.
+ */
+export function webhookTypeOf(event: { type: string; data: unknown }): string | null {
+  switch (event.type as CustomerEventType) {
+    case 'CustomerCreated':
+      return (event.data as { draft?: boolean }).draft ? null : 'customer.created';
+    case 'CustomerUpdated':
+    case 'CustomerBlacklisted':
+    case 'CustomerBlacklistCleared':
+    case 'MarketingOptOutAdded':
+    case 'MarketingOptOutRemoved':
+      return 'customer.updated';
+    case 'CustomerMerged':
+      return 'customer.merged';
+    case 'CustomerDeleted':
+    case 'CustomerDraftFlagged':
+      return 'customer.deleted';
+    case 'CustomerDraftPublished':
+      return 'customer.created';
+    default:
+      return null;
+  }
+}
+
+export const customerStream = (id: string) => `customer-${id}`;

@@ -1,0 +1,135 @@
+// Customer commands: load the stream, decide, append with the expected revision (runCommand retries on
+// a conflict). Custom field definitions are read from the catalog's write side only when a command
+// touches custom fields.
+import { type CommandOutcome, runCommand } from '../../src/core/command';
+import type { CommandMeta } from '../../src/core/command-meta';
+import { newId } from '../../src/core/ids';
+import type { WriteDeps } from '../../src/core/write-deps';
+import type { NewEvent } from '../../src/ports/event-store';
+import type { ProfileInput } from './bounds';
+import {
+  decideAddOptOut,
+  decideBlacklist,
+  decideClearBlacklist,
+  decideCreate,
+  decideDelete,
+  decideFlagDraft,
+  decidePublishDraft,
+  decideRemoveOptOut,
+  decideUpdate,
+  type Viewer,
+} from './decide';
+import { type CustomerOrigin, customerStream, type OptOutChannel } from './events';
+import { loadCustomFieldDefinitions } from './field-definitions';
+import type { WriteContext } from './prepare';
+import { type CustomerState, evolveCustomer, initialCustomer } from './state';
+
+/** The restaurant a partner writes for. */
+export interface CustomerRestaurant {
+  _id: string;
+  country_code: string | null;
+  /** Inline reservation customers: match (true) or always create (false), spec §4. */
+  customer_matching: boolean;
+}
+
+export type CustomerOutcome = CommandOutcome<CustomerState>;
+
+function run(
+  deps: WriteDeps,
+  id: string,
+  meta: CommandMeta,
+  decide: (state: CustomerState, at: string) => NewEvent[],
+): Promise<CustomerOutcome> {
+  return runCommand<CustomerState>(deps.events, {
+    stream: customerStream(id),
+    initial: initialCustomer,
+    evolve: evolveCustomer,
+    decide: (state) => decide(state, deps.clock.now().toISOString()),
+    metadata: meta,
+    clock: deps.clock,
+  });
+}
+
+export async function writeContext(
+  deps: WriteDeps,
+  restaurant: CustomerRestaurant,
+  input: ProfileInput,
+): Promise<WriteContext> {
+  const needed = input.custom_fields !== undefined && Object.keys(input.custom_fields).length > 0;
+  return {
+    restaurantId: restaurant._id,
+    country: restaurant.country_code,
+    definitions: needed ? await loadCustomFieldDefinitions(deps, restaurant._id) : [],
+  };
+}
+
+export interface CreateOptions {
+  /** A new id is generated unless given (a caller that must name the customer before writing it). */
+  customerId?: string;
+  draft?: boolean;
+  origin?: CustomerOrigin;
+}
+
+export async function createCustomer(
+  deps: WriteDeps,
+  restaurant: CustomerRestaurant,
+  input: ProfileInput & { name: string },
+  meta: CommandMeta,
+  options: CreateOptions = {},
+): Promise<CustomerOutcome & { customerId: string }> {
+  const ctx = await writeContext(deps, restaurant, input);
+  const customerId = options.customerId ?? newId('cus');
+  const flags = { draft: options.draft ?? false, origin: options.origin ?? 'API' };
+  const outcome = await run(deps, customerId, meta, (s, at) =>
+    decideCreate(s, customerId, input, ctx, flags, at),
+  );
+  return { ...outcome, customerId };
+}
+
+export async function updateCustomer(
+  deps: WriteDeps,
+  restaurant: CustomerRestaurant,
+  id: string,
+  input: ProfileInput,
+  meta: CommandMeta,
+  viewer: Viewer = 'partner',
+): Promise<CustomerOutcome> {
+  const ctx = await writeContext(deps, restaurant, input);
+  return run(deps, id, meta, (s, at) => decideUpdate(s, id, input, ctx, viewer, at));
+}
+
+export const blacklistCustomer = (deps: WriteDeps, id: string, reason: string | null, meta: CommandMeta) =>
+  run(deps, id, meta, (s, at) => decideBlacklist(s, id, reason, at));
+
+export const clearCustomerBlacklist = (deps: WriteDeps, id: string, meta: CommandMeta) =>
+  run(deps, id, meta, (s, at) => decideClearBlacklist(s, id, at));
+
+export const addMarketingOptOut = (
+  deps: WriteDeps,
+  id: string,
+  channel: OptOutChannel,
+  reason: string | null,
+  meta: CommandMeta,
+) => run(deps, id, meta, (s, at) => decideAddOptOut(s, id, channel, reason, at));
+
+export const removeMarketingOptOut = (
+  deps: WriteDeps,
+  id: string,
+  channel: OptOutChannel,
+  meta: CommandMeta,
+) => run(deps, id, meta, (s, at) => decideRemoveOptOut(s, id, channel, at));
+
+export const deleteCustomer = (deps: WriteDeps, id: string, reason: string | null, meta: CommandMeta) =>
+  run(deps, id, meta, (s, at) => decideDelete(s, id, reason, at));
+
+/** A messaging channel's customer stays hidden from partners until published. */
+export const flagCustomerDraft = (deps: WriteDeps, id: string, channel: string, meta: CommandMeta) =>
+  run(deps, id, meta, (s, at) => decideFlagDraft(s, id, channel, at));
+
+export const publishCustomerDraft = (deps: WriteDeps, id: string, meta: CommandMeta) =>
+  run(deps, id, meta, (s, at) => decidePublishDraft(s, id, at));
+
+export async function loadCustomer(deps: WriteDeps, id: string): Promise<CustomerState> {
+  const events = await deps.events.readStream(customerStream(id));
+  return events.reduce(evolveCustomer, initialCustomer);
+}

@@ -1,0 +1,131 @@
+// Inline reservation customers (spec §4 POST /reservations), for the reservations module. Its API is
+// stable: checkInlineCustomer never writes, so a reservation can be refused (blacklist, slot, rules)
+// before any customer is created or updated; resolveInlineCustomer writes, once the reservation passed.
+//
+// How inline matching differs from POST /customers: it matches on phone then email, never on
+// external_id; with on_match omitted it follows the restaurant (match unless customer_matching is off);
+// with return_existing a newsletter consent the guest just gave is still recorded; with update an empty
+// email or phone ("" or null) never clears a contact detail.
+
+import { findMatch } from '../../queries/customers';
+import type { CommandMeta } from '../../src/core/command-meta';
+import type { WriteDeps } from '../../src/core/write-deps';
+import type { DocumentStore } from '../../src/ports/document-store';
+import type { ProfileInput } from './bounds';
+import {
+  type CustomerRestaurant,
+  createCustomer,
+  loadCustomer,
+  updateCustomer,
+  writeContext,
+} from './handler';
+import { prepareProfile } from './prepare';
+
+export {
+  getCustomerForReservation,
+  getCustomersForReservations,
+  type ReservationCustomer,
+} from '../../queries/customers';
+export type { CustomerRestaurant } from './handler';
+
+export type OnMatch = 'return_existing' | 'update' | 'create_new';
+
+/** The customer details a reservation carries instead of a customer id. */
+export interface InlineCustomer extends ProfileInput {
+  name: string;
+}
+
+export interface InlinePlan {
+  /** What resolving will do. */
+  action: 'create' | 'return_existing' | 'update';
+  /** The matched customer; null when a new one will be created. */
+  customerId: string | null;
+  matchedOn: 'phone' | 'email' | null;
+  /** The matched customer is blacklisted: the reservation must be rejected (and nothing written). */
+  blacklisted: boolean;
+}
+
+export interface InlineResolution {
+  customerId: string;
+  /** True only when the matched customer is blacklisted; then nothing was written. */
+  blacklisted: boolean;
+  result: 'created' | 'matched' | 'updated';
+  /** Log position of what was written (settle on it), null when nothing was. */
+  position: bigint | null;
+}
+
+const empty = (v: string | null | undefined) => v === undefined || v === null || v === '';
+
+/** Empty contact details are absent, never a value to store or to clear with. */
+function withoutEmptyContacts(inline: InlineCustomer): InlineCustomer {
+  const { email, phone_number, ...rest } = inline;
+  return {
+    ...rest,
+    ...(empty(email) ? {} : { email }),
+    ...(empty(phone_number) ? {} : { phone_number }),
+  };
+}
+
+const effective = (restaurant: CustomerRestaurant, onMatch: OnMatch | undefined): OnMatch =>
+  onMatch ?? (restaurant.customer_matching ? 'return_existing' : 'create_new');
+
+/**
+ * Validates the details (400 on a bound, 422 on a custom field) and finds what resolving would do,
+ * without writing. The blacklist flag is read from the customer's own stream, not a read model.
+ */
+export async function checkInlineCustomer(
+  deps: WriteDeps,
+  docs: DocumentStore,
+  restaurant: CustomerRestaurant,
+  inline: InlineCustomer,
+  onMatch: OnMatch | undefined,
+): Promise<InlinePlan> {
+  const details = withoutEmptyContacts(inline);
+  prepareProfile(details, await writeContext(deps, restaurant, details));
+  const mode = effective(restaurant, onMatch);
+  if (mode === 'create_new')
+    return { action: 'create', customerId: null, matchedOn: null, blacklisted: false };
+  const match = await findMatch(docs, restaurant, details, ['phone', 'email']);
+  if (!match) return { action: 'create', customerId: null, matchedOn: null, blacklisted: false };
+  const state = await loadCustomer(deps, match.doc._id);
+  return {
+    action: mode === 'update' ? 'update' : 'return_existing',
+    customerId: match.doc._id,
+    matchedOn: match.on === 'email' ? 'email' : 'phone',
+    blacklisted: state.blacklisted,
+  };
+}
+
+/** Finds or creates the reservation's customer. A blacklisted match is reported and left untouched. */
+export async function resolveInlineCustomer(
+  deps: WriteDeps,
+  docs: DocumentStore,
+  restaurant: CustomerRestaurant,
+  inline: InlineCustomer,
+  onMatch: OnMatch | undefined,
+  meta: CommandMeta,
+): Promise<InlineResolution> {
+  const details = withoutEmptyContacts(inline);
+  const plan = await checkInlineCustomer(deps, docs, restaurant, inline, onMatch);
+  if (plan.customerId === null) {
+    const created = await createCustomer(deps, restaurant, details, meta, { origin: 'RESERVATION' });
+    return {
+      customerId: created.customerId,
+      blacklisted: false,
+      result: 'created',
+      position: created.position,
+    };
+  }
+  const id = plan.customerId;
+  if (plan.blacklisted) return { customerId: id, blacklisted: true, result: 'matched', position: null };
+  if (plan.action === 'update') {
+    const updated = await updateCustomer(deps, restaurant, id, details, meta);
+    return { customerId: id, blacklisted: false, result: 'updated', position: updated.position };
+  }
+  // return_existing: nothing is written, except a consent the guest just gave.
+  if (details.newsletter_consent === true) {
+    const consent = await updateCustomer(deps, restaurant, id, { newsletter_consent: true }, meta);
+    return { customerId: id, blacklisted: false, result: 'matched', position: consent.position };
+  }
+  return { customerId: id, blacklisted: false, result: 'matched', position: null };
+}

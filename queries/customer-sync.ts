@@ -1,0 +1,176 @@
+// GET /customers, the incremental sync feed: customers in (updated_at, id) order, which is sync_seq
+// order (projections/customer-feed.ts), paged with a keyset cursor on sync_seq. A customer changed
+// during a pass takes a stamp beyond the cursor, so a full pass sees every customer at least once.
+import { emailKey, phoneLookupKey } from '../commands/customers/contact';
+import { CUSTOMER_SYNC_BUCKETS, CUSTOMERS, type CustomerDoc } from '../projections/customer-docs';
+import { type BucketDoc, bucketId, bucketOf, feedHead, SYNC_BUCKET_SIZE } from '../projections/customer-feed';
+import { validationError } from '../src/core/errors';
+import type { DocumentStore, Filter } from '../src/ports/document-store';
+import { type CursorPayload, decodeCursor, encodeCursor, type FeedFilters } from './customer-cursor';
+
+export interface FeedRequest {
+  limit: number;
+  cursor?: string;
+  updated_since?: string;
+  email?: string;
+  phone?: string;
+  external_id?: string;
+  tag?: string;
+}
+
+export interface FeedPage {
+  customers: CustomerDoc[];
+  next_cursor: string | null;
+  has_more: boolean;
+}
+
+/** Most buckets one read covers when the feed is sparse (customers moved on since). */
+const MAX_WINDOW = 1024;
+/** A pass racing a stream of writes gives up after this many reads of one page and says has_more. */
+const MAX_ROUNDS = 200;
+
+function filtersOf(req: FeedRequest, country: string | null): FeedFilters {
+  const f: FeedFilters = {};
+  if (req.email !== undefined) f.email = emailKey(req.email);
+  if (req.phone !== undefined) f.phone = phoneLookupKey(req.phone, country);
+  if (req.external_id !== undefined) f.external_id = req.external_id;
+  if (req.tag !== undefined) f.tag = req.tag;
+  if (req.updated_since !== undefined) f.updated_since = new Date(req.updated_since).toISOString();
+  return f;
+}
+
+const sameFilters = (a: FeedFilters, b: FeedFilters) =>
+  (['email', 'phone', 'external_id', 'tag', 'updated_since'] as const).every((k) => a[k] === b[k]);
+
+function queryOf(restaurantId: string, f: FeedFilters, after: number): Filter {
+  return {
+    restaurant_id: restaurantId,
+    ...(f.external_id !== undefined ? { external_id: f.external_id } : {}),
+    ...(f.phone !== undefined ? { phone_key: f.phone } : {}),
+    ...(f.email !== undefined ? { email_key: f.email } : {}),
+    sync_seq: { $gt: after },
+    draft: false,
+    ...(f.updated_since !== undefined ? { updated_at: { $gte: f.updated_since } } : {}),
+    ...(f.tag !== undefined ? { tags: f.tag } : {}),
+  };
+}
+
+export async function readFeed(
+  docs: DocumentStore,
+  restaurant: { _id: string; country_code: string | null },
+  req: FeedRequest,
+  key: Buffer,
+): Promise<FeedPage> {
+  let filters = filtersOf(req, restaurant.country_code);
+  let after = 0;
+  if (req.cursor !== undefined) {
+    const cursor: CursorPayload = decodeCursor(key, req.cursor, restaurant._id);
+    // A cursor continues the query it came from; repeating its filters is fine, changing them is not.
+    if (Object.keys(filters).length && !sameFilters(filters, cursor.filters))
+      throw validationError(
+        [
+          {
+            path: 'cursor',
+            code: 'cursor_mismatch',
+            message: 'cursor belongs to a query with other filters',
+          },
+        ],
+        'The query string is invalid',
+      );
+    filters = cursor.filters;
+    after = cursor.after;
+  }
+  const exact =
+    filters.email !== undefined || filters.phone !== undefined || filters.external_id !== undefined;
+  const { found, exhausted } = exact
+    ? {
+        found: await docs.collection<CustomerDoc>(CUSTOMERS).find(queryOf(restaurant._id, filters, after)),
+        exhausted: true,
+      }
+    : await walk(docs, restaurant._id, filters, after, req.limit);
+  const sorted = latestPerCustomer(found).sort((a, b) => a.sync_seq - b.sync_seq);
+  const page = sorted.slice(0, req.limit);
+  const has_more = sorted.length > req.limit || !exhausted;
+  const last = page.at(-1);
+  const next = last?.sync_seq ?? after;
+  return {
+    customers: page,
+    has_more,
+    next_cursor: has_more ? encodeCursor(key, { restaurant_id: restaurant._id, after: next, filters }) : null,
+  };
+}
+
+/** A customer read twice during one page (it moved on meanwhile) counts once, at its newest place. */
+function latestPerCustomer(list: CustomerDoc[]): CustomerDoc[] {
+  const byId = new Map<string, CustomerDoc>();
+  for (const d of list) {
+    const known = byId.get(d._id);
+    if (!known || known.sync_seq < d.sync_seq) byId.set(d._id, d);
+  }
+  return [...byId.values()];
+}
+
+/**
+ * Reads whole buckets of the order, from the one after `after`, until more than `limit` customers
+ * are found or the head is reached. A stamp given while a bucket was being read may land in that very
+ * bucket (the head one), so after such a read the walk goes back to the bucket of the first new stamp.
+ */
+async function walk(
+  docs: DocumentStore,
+  restaurantId: string,
+  filters: FeedFilters,
+  after: number,
+  limit: number,
+): Promise<{ found: CustomerDoc[]; exhausted: boolean }> {
+  const col = docs.collection<CustomerDoc>(CUSTOMERS);
+  const found: CustomerDoc[] = [];
+  let bucket = Math.max(
+    bucketOf(after + 1),
+    await firstBucketSince(docs, restaurantId, filters.updated_since),
+  );
+  let width = Math.ceil((limit + 1) / SYNC_BUCKET_SIZE) + 1;
+  const seen = new Set<string>();
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    const head = await feedHead(docs, restaurantId);
+    const last = bucketOf(head);
+    if (bucket > last) return { found, exhausted: true };
+    const upTo = Math.min(bucket + width - 1, last);
+    const buckets: number[] = [];
+    for (let b = bucket; b <= upTo; b++) buckets.push(b);
+    const got = await col.find({ ...queryOf(restaurantId, filters, after), sync_bucket: { $in: buckets } });
+    for (const d of got) {
+      found.push(d);
+      seen.add(d._id);
+    }
+    const moved = (await feedHead(docs, restaurantId)) > head;
+    bucket = moved ? Math.min(upTo + 1, bucketOf(head + 1)) : upTo + 1;
+    if (seen.size > limit) return { found, exhausted: true };
+    width = Math.min(width * 2, MAX_WINDOW);
+  }
+  return { found, exhausted: false };
+}
+
+/**
+ * The first bucket that can hold a customer updated at or after `since`. Buckets' lower bounds
+ * increase with the bucket number, so a binary search over their documents finds it in a few reads.
+ */
+async function firstBucketSince(
+  docs: DocumentStore,
+  restaurantId: string,
+  since: string | undefined,
+): Promise<number> {
+  if (since === undefined) return 0;
+  const col = docs.collection<BucketDoc>(CUSTOMER_SYNC_BUCKETS);
+  const lowerBound = async (b: number) =>
+    (await col.findOne({ _id: bucketId(restaurantId, b) }))?.first_updated_at;
+  // Smallest bucket whose lower bound is past `since`; the bucket before it may still hold matches.
+  let lo = 0;
+  let hi = bucketOf(await feedHead(docs, restaurantId)) + 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    const bound = await lowerBound(mid);
+    if (bound !== undefined && bound > since) hi = mid;
+    else lo = mid + 1;
+  }
+  return Math.max(0, lo - 1);
+}

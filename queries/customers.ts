@@ -1,0 +1,128 @@
+// Reading customers: one by id, matching (POST /customers, inline reservation customers), and the
+// short form reservations show. Every read filters on the caller's restaurant; drafts are hidden from
+// partners.
+import { emailKey, phoneLookupKey } from '../commands/customers/contact';
+import { CUSTOMER_MERGES, CUSTOMERS, type CustomerDoc } from '../projections/customer-docs';
+import { notFound } from '../src/core/errors';
+import type { DocumentStore, Filter } from '../src/ports/document-store';
+
+const customers = (docs: DocumentStore) => docs.collection<CustomerDoc>(CUSTOMERS);
+
+/** A customer a partner may see: in its restaurant and not a draft. */
+export async function findCustomer(
+  docs: DocumentStore,
+  restaurantId: string,
+  id: string,
+): Promise<CustomerDoc | null> {
+  const doc = await customers(docs).findOne({ _id: id });
+  return doc && doc.restaurant_id === restaurantId && !doc.draft ? doc : null;
+}
+
+export async function getCustomer(
+  docs: DocumentStore,
+  restaurantId: string,
+  id: string,
+): Promise<CustomerDoc> {
+  const doc = await findCustomer(docs, restaurantId, id);
+  if (!doc) throw notFound(`customer ${id}`);
+  return doc;
+}
+
+export type MatchKey = 'external_id' | 'phone' | 'email';
+
+export interface MatchInput {
+  external_id?: string | null;
+  phone_number?: string | null;
+  email?: string | null;
+}
+
+export interface Match {
+  doc: CustomerDoc;
+  on: MatchKey;
+}
+
+/** The oldest customer first: a stable choice when several share a key. */
+const oldest = (list: CustomerDoc[]) =>
+  list.sort((a, b) =>
+    a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a._id < b._id ? -1 : 1,
+  )[0];
+
+/**
+ * The customer that `input` designates, trying the keys in `order` (POST /customers: external_id,
+ * phone, email; inline reservation customers: phone, email). Drafts never match: matching one would
+ * show it to a partner.
+ */
+export async function findMatch(
+  docs: DocumentStore,
+  restaurant: { _id: string; country_code: string | null },
+  input: MatchInput,
+  order: readonly MatchKey[],
+): Promise<Match | null> {
+  for (const on of order) {
+    let filter: Filter | null = null;
+    if (on === 'external_id' && input.external_id) filter = { external_id: input.external_id };
+    if (on === 'phone' && input.phone_number)
+      filter = { phone_key: phoneLookupKey(input.phone_number, restaurant.country_code) };
+    if (on === 'email' && input.email) filter = { email_key: emailKey(input.email) };
+    if (!filter) continue;
+    const found = await customers(docs).find({ restaurant_id: restaurant._id, ...filter, draft: false });
+    const doc = oldest(found);
+    if (doc) return { doc, on };
+  }
+  return null;
+}
+
+/** The short customer of a reservation (spec §2.5). */
+export interface ReservationCustomer {
+  id: string;
+  name: string;
+  email: string | null;
+  phone_number: string | null;
+  lang: string;
+  blacklisted: boolean;
+}
+
+const short = (d: CustomerDoc): ReservationCustomer => ({
+  id: d._id,
+  name: d.name,
+  email: d.email,
+  phone_number: d.phone_number,
+  lang: d.lang,
+  blacklisted: d.blacklisted,
+});
+
+/**
+ * The customer a reservation links to, for the reservations module. An id that was merged away
+ * resolves to the customer that absorbed it, so old reservations keep showing their guest. Drafts
+ * resolve too (a channel's reservation may link one); the caller decides what a partner sees.
+ */
+export async function getCustomerForReservation(
+  docs: DocumentStore,
+  restaurantId: string,
+  id: string,
+): Promise<ReservationCustomer | null> {
+  return (await getCustomersForReservations(docs, restaurantId, [id])).get(id) ?? null;
+}
+
+/** Batch form of getCustomerForReservation, keyed by the ids asked for. */
+export async function getCustomersForReservations(
+  docs: DocumentStore,
+  restaurantId: string,
+  ids: readonly string[],
+): Promise<Map<string, ReservationCustomer>> {
+  const wanted = [...new Set(ids)];
+  const out = new Map<string, ReservationCustomer>();
+  if (wanted.length === 0) return out;
+  const merges = await docs
+    .collection<{ _id: string; restaurant_id: string; into: string }>(CUSTOMER_MERGES)
+    .find({ _id: { $in: wanted } });
+  const into = new Map(merges.filter((m) => m.restaurant_id === restaurantId).map((m) => [m._id, m.into]));
+  const resolved = wanted.map((id) => into.get(id) ?? id);
+  const found = await customers(docs).find({ _id: { $in: [...new Set(resolved)] } });
+  const byId = new Map(found.filter((d) => d.restaurant_id === restaurantId).map((d) => [d._id, d]));
+  wanted.forEach((id, i) => {
+    const doc = byId.get(resolved[i] as string);
+    if (doc) out.set(id, short(doc));
+  });
+  return out;
+}

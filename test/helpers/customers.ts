@@ -1,0 +1,35 @@
+// A write side and the customer read model in memory, for customer tests that need no HTTP: commands
+// append to a memory log, `settle()` applies it, queries read the embedded document store.
+import { customersProjection } from '../../projections/customers';
+import { EmbeddedDocumentStore } from '../../src/adapters/document-store/embedded';
+import { MemoryEventStore } from '../../src/adapters/event-store/memory';
+import { FixedClock } from '../../src/core/clock';
+import type { CommandMeta } from '../../src/core/command-meta';
+import { ProjectionRunner } from '../../src/projection/runner';
+
+export interface CustomerWorld {
+  events: MemoryEventStore;
+  docs: EmbeddedDocumentStore;
+  clock: FixedClock;
+  runner: ProjectionRunner;
+  settle: () => Promise<number>;
+  meta: CommandMeta;
+  restaurant: { _id: string; country_code: string; customer_matching: boolean };
+}
+
+export async function customerWorld(start = '2026-03-01T10:00:00.000Z'): Promise<CustomerWorld> {
+  const clock = new FixedClock(start);
+  const events = new MemoryEventStore({ clock });
+  const docs = new EmbeddedDocumentStore();
+  const runner = new ProjectionRunner(events, docs, [customersProjection]);
+  await runner.start();
+  return {
+    events,
+    docs,
+    clock,
+    runner,
+    settle: () => runner.catchUp(),
+    meta: { actor: 'test' },
+    restaurant: { _id: 'rest_a', country_code: 'FR', customer_matching: true },
+  };
+}

@@ -98,13 +98,29 @@ export function storeContract(it: Register): void {
       await rejects(c.deleteMany(f), InvalidQueryError).catch(fail(what, 'deleteMany'));
     }
     assert.equal(await snapshot(c), before);
+    const empty = store.collection('empty');
+    for (const [what, filter] of badFilters) {
+      await rejects(empty.find(filter as Filter), InvalidQueryError).catch(
+        fail(what, 'find on an empty collection'),
+      );
+      await rejects(empty.count(filter as Filter), InvalidQueryError).catch(
+        fail(what, 'count on an empty collection'),
+      );
+    }
   });
 
   it('an unknown update operator or a wrong operand is an InvalidQueryError and changes nothing', async (store) => {
     const c = await seeded(store);
     const before = await snapshot(c);
+    const empty = store.collection('empty');
     for (const [what, update] of badUpdates) {
       const u = update as Update;
+      // A changed _id is refused by the document it would change; with none matched, nothing fails.
+      if (what !== 'changing _id') {
+        await rejects(empty.updateOne({ _id: 'x' }, u), InvalidQueryError).catch(
+          fail(what, 'empty collection'),
+        );
+      }
       await rejects(c.updateOne({ _id: 'p1' }, u), InvalidQueryError).catch(fail(what, 'updateOne'));
       await rejects(c.updateOne({ _id: 'new' }, u, { upsert: true }), InvalidQueryError).catch(
         fail(what, 'upsert'),

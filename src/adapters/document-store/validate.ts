@@ -105,8 +105,13 @@ function validateOperators(path: string, expr: Record<string, unknown>): void {
         }
         break;
       case '$regex':
-        if (typeof operand !== 'string' && !(operand instanceof RegExp)) {
-          throw invalid(`$regex on ${path} needs a string or a RegExp`);
+        if (operand instanceof RegExp) break;
+        if (typeof operand !== 'string') throw invalid(`$regex on ${path} needs a string or a RegExp`);
+        // Checked here, not when first matched, so an empty collection refuses it as MongoDB does.
+        try {
+          new RegExp(operand);
+        } catch {
+          throw invalid(`$regex on ${path}: invalid pattern ${JSON.stringify(operand)}`);
         }
         break;
       case '$options':

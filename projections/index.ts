@@ -2,9 +2,17 @@
 // like the others.
 import type { Projection } from '../src/projection/projection';
 import { apiKeysProjection } from './api-keys';
+import { bookingsProjection } from './bookings';
+import { catalogProjection } from './catalog';
 import { customersProjection } from './customers';
 import { restaurantsProjection } from './restaurants';
 
 export function allProjections(): Projection[] {
-  return [restaurantsProjection, apiKeysProjection, customersProjection];
+  return [
+    restaurantsProjection,
+    apiKeysProjection,
+    customersProjection,
+    catalogProjection,
+    bookingsProjection,
+  ];
 }

@@ -1,7 +1,10 @@
 // Feature modules hook into the platform here (bootstrap sections, demo data, CLI commands, scheduled
 // jobs). Called once by the server and by the CLI before anything runs.
+import { registerCatalogModule } from './catalog-module';
+
 let done = false;
 export function registerModules(): void {
   if (done) return;
   done = true;
+  registerCatalogModule();
 }

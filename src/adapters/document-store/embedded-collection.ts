@@ -230,11 +230,6 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
     return { index, candidates: n };
   }
 
-  /** Index names, _id first, as MongoDB lists them. */
-  indexNames(): string[] {
-    return ['_id_', ...this.indexes.map((i) => i.name)];
-  }
-
   /** Forgets every document and index (DocumentStore.dropAll); the handle stays usable. */
   reset(): void {
     this.docs.clear();

@@ -1,8 +1,8 @@
 // Filter evaluation for the embedded store. mingo is the reference for MongoDB semantics, but
-// compiling a mingo Query costs tens of microseconds; the filters projections run per event
-// (equality, ranges, $in, $exists, $or on scalar fields) are decided here directly whenever the document's values
-// on the path are scalars, and handed to mingo otherwise (arrays, sub-documents, Dates), so both
-// routes give mingo's answer.
+// compiling a mingo Query costs ~25 µs (measured on applyOnce's guard filter). The filters
+// projections run per event (equality, ranges, $in, $exists, $or) are decided here directly when
+// the document holds scalars on the filtered paths, and handed to mingo otherwise (arrays,
+// sub-documents, Dates, other operators), so both routes give mingo's answer.
 import { Query } from 'mingo';
 import { type Doc, type Filter, InvalidQueryError } from '../../ports/document-store';
 import { isKey, type Key } from './key-index';

@@ -1,0 +1,184 @@
+// Capacity decisions on one capacity stream. Pure: the recheck runs the availability module on the
+// seatings folded from the stream itself, never on a read model.
+import { BusinessRuleError } from '../../src/core/errors';
+import { deterministicUuid } from '../../src/core/ids';
+import type { NewEvent } from '../../src/ports/event-store';
+import { bookingFromSeating, firstFreeTable, Occupancy, tablesFor } from '../availability/capacity';
+import type { SeatingHeldData } from '../availability/capacity-events';
+import { type AvailabilityInput, checkSlot } from '../availability/check';
+import { seatingMinutes } from '../availability/slots';
+import { formatInstant } from '../availability/zone-time';
+import type { Shift } from '../catalog/types';
+import { type CapacityState, seatingsExcept } from './capacity-state';
+import type { Seating } from './decide-create';
+
+/** Why a seating stops holding capacity (SeatingReleased.reason). */
+export type ReleaseReason = 'CANCELED' | 'REJECTED' | 'MOVED' | 'ABANDONED_HOLD' | 'CREATE_REFUSED';
+
+export interface HoldRequest {
+  restaurantId: string;
+  reservationId: string;
+  externalId: string | null;
+  /** The capacity stream's day: the seating must belong to it. */
+  serviceDate: string;
+  /** The shift that offers this start on `serviceDate` (from the availability module's slot math). */
+  shift: Shift;
+  startMs: number;
+  partySize: number;
+  roomId: string | null;
+  tableIds: readonly string[] | null;
+  /** bypass_availability: no capacity or timing rule applies; the seating still takes its tables. */
+  force: boolean;
+  /** What distinguishes this hold from the reservation's earlier ones (its event id derives from it). */
+  purpose: string;
+  timezone: string;
+  catalog: AvailabilityInput['catalog'];
+  now: Date;
+}
+
+export interface HoldDecision {
+  events: NewEvent[];
+  seating: Seating;
+}
+
+/**
+ * Rechecks the slot against every other seating of the day and holds it, or throws a 422 whose
+ * `details.reason` is the availability module's failure reason. The reservation's own earlier seating
+ * that day is not in its way: a move within the day replaces it in one append.
+ */
+export function decideHold(state: CapacityState, req: HoldRequest): HoldDecision {
+  const others = seatingsExcept(state, req.reservationId);
+  const seating = req.force ? forcedSeating(req, others) : checkedSeating(req, others);
+  const current = state.held.get(req.reservationId);
+  if (current && sameHold(current, seating)) return { events: [], seating };
+  const data: SeatingHeldData = {
+    restaurant_id: req.restaurantId,
+    service_date: seating.service_date,
+    reservation_id: req.reservationId,
+    shift_id: seating.shift_id,
+    room_id: seating.room_id,
+    table_ids: seating.table_ids,
+    start_at: seating.start_at,
+    end_at: seating.end_at,
+    party_size: seating.party_size,
+    at: req.now.toISOString(),
+    external_id: req.externalId,
+    force_inserted: req.force,
+  };
+  // Derived from the content: a retried append is recognised, a different hold never mistaken for it.
+  const id = deterministicUuid(
+    JSON.stringify([
+      'SeatingHeld',
+      req.purpose,
+      req.restaurantId,
+      req.serviceDate,
+      req.reservationId,
+      seating,
+    ]),
+  );
+  return { events: [{ id, type: 'SeatingHeld', data: data as unknown as Record<string, unknown> }], seating };
+}
+
+function checkedSeating(req: HoldRequest, others: SeatingHeldData[]): Seating {
+  const result = checkSlot(
+    {
+      timezone: req.timezone,
+      suspended: false,
+      catalog: req.catalog,
+      bookings: others.map(bookingFromSeating),
+      now: req.now,
+    },
+    {
+      start_ms: req.startMs,
+      party_size: req.partySize,
+      shift_id: req.shift.id,
+      room_id: req.roomId,
+      table_ids: req.tableIds,
+    },
+  );
+  if (!result.available) throw new BusinessRuleError(result.failure_reason, result.message);
+  const slot = result.slot;
+  if (slot.service_date !== req.serviceDate)
+    throw new BusinessRuleError('OUTSIDE_SHIFT', 'No shift offers a seating at this start_at');
+  return {
+    service_date: slot.service_date,
+    shift_id: slot.shift_id,
+    room_id: slot.room_id ?? slot.seated_room_id,
+    table_ids: slot.table_ids,
+    start_at: formatInstant(req.timezone, slot.start_ms),
+    end_at: formatInstant(req.timezone, slot.end_ms),
+    duration_minutes: slot.duration_minutes,
+    party_size: req.partySize,
+  };
+}
+
+/**
+ * bypass_availability: the named tables (which must exist), else the best free table if one is
+ * free, else none at all (the seating then holds covers only).
+ */
+function forcedSeating(req: HoldRequest, others: SeatingHeldData[]): Seating {
+  if (req.roomId !== null && !req.catalog.rooms.some((r) => r.id === req.roomId))
+    throw new BusinessRuleError('UNKNOWN_ROOM', 'No room of this restaurant has this room_id');
+  const minutes = seatingMinutes(req.shift, req.partySize);
+  const endMs = req.startMs + minutes * 60_000;
+  let tableIds: string[];
+  if (req.tableIds?.length) {
+    const known = new Set(req.catalog.tables.map((t) => t.id));
+    const unknown = req.tableIds.filter((id) => !known.has(id));
+    if (unknown.length)
+      throw new BusinessRuleError('UNKNOWN_TABLE', 'A table_id is not a table of this restaurant', {
+        table_ids: unknown,
+      });
+    tableIds = [...new Set(req.tableIds)];
+  } else {
+    const free = firstFreeTable(
+      tablesFor(req.catalog.tables, req.partySize, req.roomId),
+      new Occupancy(others.map(bookingFromSeating)),
+      req.startMs,
+      endMs,
+    );
+    tableIds = free ? [free.id] : [];
+  }
+  const seatedRoom = req.catalog.tables.find((t) => t.id === tableIds[0])?.room_id ?? null;
+  return {
+    service_date: req.serviceDate,
+    shift_id: req.shift.id,
+    room_id: req.roomId ?? seatedRoom,
+    table_ids: tableIds,
+    start_at: formatInstant(req.timezone, req.startMs),
+    end_at: formatInstant(req.timezone, endMs),
+    duration_minutes: minutes,
+    party_size: req.partySize,
+  };
+}
+
+const sameHold = (h: SeatingHeldData, s: Seating) =>
+  h.start_at === s.start_at &&
+  h.end_at === s.end_at &&
+  h.party_size === s.party_size &&
+  h.shift_id === s.shift_id &&
+  h.room_id === s.room_id &&
+  JSON.stringify(h.table_ids) === JSON.stringify(s.table_ids);
+
+export function decideRelease(
+  state: CapacityState,
+  restaurantId: string,
+  serviceDate: string,
+  reservationId: string,
+  reason: ReleaseReason,
+  at: string,
+): NewEvent[] {
+  if (!state.held.has(reservationId)) return [];
+  return [
+    {
+      type: 'SeatingReleased',
+      data: {
+        restaurant_id: restaurantId,
+        service_date: serviceDate,
+        reservation_id: reservationId,
+        reason,
+        at,
+      },
+    },
+  ];
+}

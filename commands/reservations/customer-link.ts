@@ -1,0 +1,149 @@
+// The reservation's customer, through the customers module (spec §4). `{id}` links an existing customer
+// of this restaurant; inline details find or create one (commands/customers/inline.ts). Checking never
+// writes, so a reservation refused by any check creates or updates no customer; writing happens only
+// once the seating is held.
+import type { CommandMeta } from '../../src/core/command-meta';
+import { BusinessRuleError } from '../../src/core/errors';
+import type { WriteDeps } from '../../src/core/write-deps';
+import type { DocumentStore } from '../../src/ports/document-store';
+import type { ProfileInput } from '../customers/bounds';
+import { loadCustomer, updateCustomer, writeContext } from '../customers/handler';
+import {
+  checkInlineCustomer,
+  type InlineCustomer,
+  type OnMatch,
+  resolveInlineCustomer,
+} from '../customers/inline';
+import { prepareChanges } from '../customers/prepare';
+import type { ReservationSnapshot } from './events';
+
+/**
+ * Matching an inline customer looks up candidates in the customers read model (the blacklist flag
+ * itself is read from the customer's stream), so these commands also need the document store.
+ */
+export type ReservationDeps = WriteDeps & { docs: DocumentStore };
+
+export type ReservationCustomerInput = ProfileInput & { id?: string; on_match?: OnMatch };
+
+/** What the reservation commands know of the caller's restaurant. */
+export interface ReservationRestaurant {
+  _id: string;
+  timezone: string;
+  currency: string;
+  country_code: string | null;
+  customer_matching: boolean;
+}
+
+const blacklisted = () =>
+  new BusinessRuleError(
+    'CUSTOMER_BLACKLISTED',
+    'This customer is blacklisted: the restaurant takes no reservation for them',
+  );
+
+/** An existing, visible, not blacklisted customer of this restaurant (read from its stream). */
+export async function checkLinkedCustomer(deps: WriteDeps, restaurantId: string, id: string): Promise<void> {
+  const c = await loadCustomer(deps, id);
+  if (c.status !== 'active' || c.restaurantId !== restaurantId || c.draft)
+    throw new BusinessRuleError('CUSTOMER_NOT_FOUND', `customer ${id} is not a customer of this restaurant`);
+  if (c.blacklisted) throw blacklisted();
+}
+
+const inlineOf = (input: ReservationCustomerInput): InlineCustomer => {
+  const { id: _id, on_match: _m, ...details } = input;
+  return details as InlineCustomer;
+};
+
+/** POST: checks the customer without writing anything. */
+export async function checkReservationCustomer(
+  deps: ReservationDeps,
+  restaurant: ReservationRestaurant,
+  input: ReservationCustomerInput,
+): Promise<void> {
+  if (input.id !== undefined) return checkLinkedCustomer(deps, restaurant._id, input.id);
+  const plan = await checkInlineCustomer(deps, deps.docs, restaurant, inlineOf(input), input.on_match);
+  if (plan.blacklisted) throw blacklisted();
+}
+
+/** POST, after the seating is held: the customer id to record (found, updated or created). */
+export async function resolveReservationCustomer(
+  deps: ReservationDeps,
+  restaurant: ReservationRestaurant,
+  input: ReservationCustomerInput,
+  meta: CommandMeta,
+): Promise<{ customerId: string; position: bigint | null }> {
+  if (input.id !== undefined) {
+    // Checked before the seating was held; checked again now, on the customer's own stream.
+    await checkLinkedCustomer(deps, restaurant._id, input.id);
+    return { customerId: input.id, position: null };
+  }
+  const resolved = await resolveInlineCustomer(
+    deps,
+    deps.docs,
+    restaurant,
+    inlineOf(input),
+    input.on_match,
+    meta,
+  );
+  // Blacklisted since the check: nothing was written for them, and the reservation is refused.
+  if (resolved.blacklisted) throw blacklisted();
+  return { customerId: resolved.customerId, position: resolved.position };
+}
+
+/** PATCH: what the `customer` property asks for, checked and planned before anything is written. */
+export type CustomerChange =
+  | { kind: 'none' }
+  | { kind: 'disconnect'; customerId: null }
+  | { kind: 'connect'; customerId: string }
+  | { kind: 'update_linked'; customerId: string; input: ProfileInput }
+  | { kind: 'create'; input: ReservationCustomerInput };
+
+export async function planCustomerChange(
+  deps: ReservationDeps,
+  restaurant: ReservationRestaurant,
+  r: ReservationSnapshot,
+  input: ReservationCustomerInput | null | undefined,
+): Promise<CustomerChange> {
+  if (input === undefined) return { kind: 'none' };
+  if (input === null)
+    return r.customer_id === null ? { kind: 'none' } : { kind: 'disconnect', customerId: null };
+  if (input.id !== undefined) {
+    if (input.id === r.customer_id) return { kind: 'none' };
+    await checkLinkedCustomer(deps, restaurant._id, input.id);
+    return { kind: 'connect', customerId: input.id };
+  }
+  if (r.customer_id !== null) {
+    const linked = await loadCustomer(deps, r.customer_id);
+    if (linked.status === 'active' && linked.restaurantId === restaurant._id && linked.profile) {
+      // Validate now (400 / 422) so a refused change writes nothing anywhere.
+      prepareChanges(linked.profile, input, await writeContext(deps, restaurant, input));
+      return { kind: 'update_linked', customerId: r.customer_id, input };
+    }
+  }
+  // Nobody (still) linked: a name creates and connects one, found or created like POST's inline details.
+  if (input.name === undefined)
+    throw new BusinessRuleError(
+      'CUSTOMER_NAME_REQUIRED',
+      'No customer is linked to this reservation: give a name to create one, or {id} to connect one',
+    );
+  await checkReservationCustomer(deps, restaurant, input);
+  return { kind: 'create', input };
+}
+
+/** PATCH, after the seating is held: writes what the plan says; customerId when the link changes. */
+export async function writeCustomerChange(
+  deps: ReservationDeps,
+  restaurant: ReservationRestaurant,
+  change: CustomerChange,
+  meta: CommandMeta,
+): Promise<{ customerId?: string; position: bigint | null }> {
+  switch (change.kind) {
+    case 'update_linked': {
+      const out = await updateCustomer(deps, restaurant, change.customerId, change.input, meta);
+      return { position: out.position };
+    }
+    case 'create':
+      return resolveReservationCustomer(deps, restaurant, change.input, meta);
+    default:
+      return { position: null };
+  }
+}

@@ -1,0 +1,173 @@
+// Changes to an existing reservation (spec §4 PATCH /reservations/{id}, POS locks, waiter). Pure:
+// what changes, what it was, and whether a POS service lock forbids it.
+import { BusinessRuleError, conflict } from '../../src/core/errors';
+import type { NewEvent } from '../../src/ports/event-store';
+import type { Seating } from './decide-create';
+import type { ActorKind, ReservationSnapshot } from './events';
+import { CANCELED_STATUSES } from './evolve';
+
+/** Fields the partner API may change; a POS service lock names them (plus `status`, for cancel). */
+export const LOCKABLE_FIELDS = [
+  'start_at',
+  'party_size',
+  'shift_id',
+  'room_id',
+  'table_ids',
+  'customer',
+  'external_id',
+  'source',
+  'custom_message',
+  'allergies',
+  'metadata',
+  'tags',
+  'attached_files',
+  'discount_id',
+  'prescriber_id',
+  'is_table_definitive',
+  'send_followup_email',
+  'total_amount_paid',
+  'status',
+] as const;
+export type LockableField = (typeof LOCKABLE_FIELDS)[number];
+
+/** A patch with every reference already resolved: only present keys change. */
+export interface ReservationPatch {
+  seating?: Seating;
+  customer_id?: string | null;
+  external_id?: string | null;
+  source?: ReservationSnapshot['source'];
+  custom_message?: string | null;
+  allergies?: string | null;
+  metadata?: Record<string, unknown>;
+  tags?: string[];
+  attached_files?: string[];
+  discount_id?: string | null;
+  prescriber_id?: string | null;
+  is_table_definitive?: boolean;
+  send_followup_email?: boolean;
+  total_amount_paid?: number;
+}
+
+/** Snapshot field → the API field a lock names. */
+const LOCK_NAME: Partial<Record<keyof ReservationSnapshot, LockableField>> = {
+  start_at: 'start_at',
+  end_at: 'start_at',
+  duration_minutes: 'start_at',
+  service_date: 'start_at',
+  customer_id: 'customer',
+};
+
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+export interface PatchDiff {
+  changes: Partial<ReservationSnapshot>;
+  previous: Partial<ReservationSnapshot>;
+}
+
+/** The fields whose value actually changes; sending a field's current value is not a change. */
+export function diffPatch(r: ReservationSnapshot, patch: ReservationPatch): PatchDiff {
+  const { seating, ...rest } = patch;
+  const wanted: Record<string, unknown> = { ...(seating ?? {}), ...rest };
+  const changes: Record<string, unknown> = {};
+  const previous: Record<string, unknown> = {};
+  const current = r as unknown as Record<string, unknown>;
+  for (const [k, v] of Object.entries(wanted)) {
+    if (v === undefined || same(current[k], v)) continue;
+    changes[k] = v;
+    previous[k] = current[k];
+  }
+  return {
+    changes: changes as Partial<ReservationSnapshot>,
+    previous: previous as Partial<ReservationSnapshot>,
+  };
+}
+
+/** Throws 409 RESOURCE_CONFLICT naming the locked fields the change would touch. */
+export function assertUnlocked(r: ReservationSnapshot, changes: Partial<ReservationSnapshot>): void {
+  const touched = new Set(
+    Object.keys(changes).map((k) => LOCK_NAME[k as keyof ReservationSnapshot] ?? (k as LockableField)),
+  );
+  const locked = r.locked_fields.filter((f) => touched.has(f as LockableField));
+  if (locked.length)
+    throw conflict('The point of sale has locked these fields of the reservation', { locked_fields: locked });
+}
+
+/** Checks a partner patch against the current state: the diff, or a 409 / 422. */
+export function checkPatch(r: ReservationSnapshot, patch: ReservationPatch): PatchDiff {
+  const diff = diffPatch(r, patch);
+  assertUnlocked(r, diff.changes);
+  if (
+    (CANCELED_STATUSES.includes(r.status) || r.status === 'REJECTED') &&
+    Object.keys(diff.changes).some((k) => k in (patch.seating ?? {}))
+  )
+    throw new BusinessRuleError(
+      'RESERVATION_CANCELED',
+      'a canceled or rejected reservation holds no table: its time, party and tables cannot change',
+    );
+  return diff;
+}
+
+export function decidePatch(
+  r: ReservationSnapshot,
+  patch: ReservationPatch,
+  actor: ActorKind,
+  at: string,
+): NewEvent[] {
+  const { changes, previous } = checkPatch(r, patch);
+  if (Object.keys(changes).length === 0) return [];
+  return [
+    {
+      type: 'ReservationUpdated',
+      data: {
+        reservation_id: r.reservation_id,
+        restaurant_id: r.restaurant_id,
+        at,
+        changes,
+        previous,
+        actor_kind: actor,
+      },
+    },
+  ];
+}
+
+/** The POS sets or clears its service lock: the fields the partner API may no longer change. */
+export function decideLocks(r: ReservationSnapshot, fields: LockableField[], at: string): NewEvent[] {
+  const locked_fields = [...new Set(fields)].sort();
+  if (same([...r.locked_fields].sort(), locked_fields)) return [];
+  return [
+    {
+      type: 'ReservationUpdated',
+      data: {
+        reservation_id: r.reservation_id,
+        restaurant_id: r.restaurant_id,
+        at,
+        changes: { locked_fields },
+        previous: { locked_fields: r.locked_fields },
+        actor_kind: 'POS',
+      },
+    },
+  ];
+}
+
+/** Staff assign (or clear) the waiter serving the table. */
+export function decideWaiter(
+  r: ReservationSnapshot,
+  waiter: { id: string; name: string } | null,
+  at: string,
+): NewEvent[] {
+  const changes = { waiter_id: waiter?.id ?? null, waiter_name: waiter?.name ?? null };
+  if (r.waiter_id === changes.waiter_id && (r.waiter_name ?? null) === changes.waiter_name) return [];
+  return [
+    {
+      type: 'ReservationUpdated',
+      data: {
+        reservation_id: r.reservation_id,
+        restaurant_id: r.restaurant_id,
+        at,
+        changes,
+        previous: { waiter_id: r.waiter_id, waiter_name: r.waiter_name ?? null },
+        actor_kind: 'STAFF',
+      },
+    },
+  ];
+}

@@ -1,0 +1,298 @@
+// PATCH /reservations/{id} (spec §4). Omitted fields stay as they are. Order, so that a refusal
+// changes nothing and a crash leaves nothing held for good:
+//   1. load; POS locks on what the request changes (409); references; customer checks (no writes);
+//   2. when time, party, shift, room or tables change: hold the new seating (same day: one append
+//      replacing the old; another day: a hold there, the old day released after the update);
+//   3. claim a new external_id; write the customer (update the linked one, or create one);
+//   4. append ReservationUpdated with the revision loaded in 1. If someone else changed the
+//      reservation meanwhile, start again from 1 with the new state (our hold is simply replaced).
+//   A refusal in 3 or 4 puts the seating back; a crash is repaired by the scheduler (repair.ts).
+import { loadStream } from '../../src/core/command';
+import type { CommandMeta } from '../../src/core/command-meta';
+import { ApiError, BusinessRuleError } from '../../src/core/errors';
+import type { WriteDeps } from '../../src/core/write-deps';
+import { WrongExpectedRevisionError } from '../../src/ports/event-store';
+import { loadCatalog } from '../catalog/handler';
+import type { Catalog } from '../catalog/types';
+import { releaseSeating } from './capacity-handler';
+import {
+  planCustomerChange,
+  type ReservationCustomerInput,
+  type ReservationDeps,
+  type ReservationRestaurant,
+  writeCustomerChange,
+} from './customer-link';
+import type { Seating } from './decide-create';
+import { existing } from './decide-status';
+import { assertUnlocked, decidePatch, type ReservationPatch } from './decide-update';
+import type { ReservationSnapshot, ReservationSource } from './events';
+import { reservationStream } from './events';
+import { evolveReservation, initialReservation, type ReservationState } from './evolve';
+import { assertExternalIdFree, claimExternalId, releaseExternalId } from './external-id';
+import { checkReferences } from './handler-create';
+import { maxPosition } from './handler-status';
+import { type HeldSeating, holdSeating, type SeatingRequest } from './hold';
+
+export interface PatchReservationRequest {
+  party_size?: number;
+  start_at?: string;
+  shift_id?: string;
+  room_id?: string | null;
+  table_ids?: string[];
+  external_id?: string | null;
+  source?: ReservationSource;
+  customer?: ReservationCustomerInput | null;
+  custom_message?: string | null;
+  allergies?: string | null;
+  metadata?: Record<string, unknown>;
+  tags?: string[];
+  attached_files?: string[];
+  discount_id?: string | null;
+  prescriber_id?: string | null;
+  is_table_definitive?: boolean;
+  send_followup_email?: boolean;
+  total_amount_paid?: number;
+}
+
+const SEATING_KEYS = ['party_size', 'start_at', 'shift_id', 'room_id', 'table_ids'] as const;
+const DETAIL_KEYS = [
+  'source',
+  'custom_message',
+  'allergies',
+  'metadata',
+  'tags',
+  'attached_files',
+  'discount_id',
+  'prescriber_id',
+  'is_table_definitive',
+  'send_followup_email',
+  'total_amount_paid',
+] as const;
+
+/** The API fields this request would change, as a lock names them (checked before anything is held). */
+export function requestedChanges(
+  r: ReservationSnapshot,
+  req: PatchReservationRequest,
+): Partial<ReservationSnapshot> {
+  const out: Record<string, unknown> = {};
+  const current = r as unknown as Record<string, unknown>;
+  for (const k of [...SEATING_KEYS, ...DETAIL_KEYS, 'external_id'] as const) {
+    const v = req[k];
+    if (v === undefined) continue;
+    const differs =
+      k === 'start_at'
+        ? Date.parse(v as string) !== Date.parse(r.start_at)
+        : JSON.stringify(v) !== JSON.stringify(current[k]);
+    if (differs) out[k] = v;
+  }
+  if (req.customer !== undefined && (req.customer === null || req.customer.id !== undefined)) {
+    const wanted = req.customer?.id ?? null;
+    if (wanted !== r.customer_id) out.customer_id = wanted;
+  }
+  return out as Partial<ReservationSnapshot>;
+}
+
+export async function updateReservation(
+  deps: ReservationDeps,
+  restaurant: ReservationRestaurant,
+  id: string,
+  req: PatchReservationRequest,
+  meta: CommandMeta,
+) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await attemptUpdate(deps, restaurant, id, req, meta);
+    } catch (err) {
+      if (err instanceof WrongExpectedRevisionError && err.stream === reservationStream(id) && attempt < 5)
+        continue;
+      throw err;
+    }
+  }
+}
+
+async function attemptUpdate(
+  deps: ReservationDeps,
+  restaurant: ReservationRestaurant,
+  id: string,
+  req: PatchReservationRequest,
+  meta: CommandMeta,
+) {
+  const rmeta = { ...meta, restaurant_id: restaurant._id };
+  const now = deps.clock.now();
+  const loaded = await loadStream<ReservationState>(
+    deps.events,
+    reservationStream(id),
+    initialReservation,
+    evolveReservation,
+  );
+  const r = existing(loaded.state, id, restaurant._id);
+  // 1. Checks, no writes.
+  assertUnlocked(r, requestedChanges(r, req));
+  const catalog = await loadCatalog(deps, restaurant._id);
+  checkReferences(catalog, req);
+  const customerChange = await planCustomerChange(deps, restaurant, r, req.customer);
+  if (req.external_id && req.external_id !== r.external_id)
+    await assertExternalIdFree(deps, restaurant._id, req.external_id);
+
+  const patch: ReservationPatch = {};
+  for (const k of DETAIL_KEYS) if (req[k] !== undefined) (patch as Record<string, unknown>)[k] = req[k];
+  if (req.external_id !== undefined) patch.external_id = req.external_id;
+  if (customerChange.kind === 'connect' || customerChange.kind === 'disconnect')
+    patch.customer_id = customerChange.customerId;
+
+  // 2. Capacity.
+  let position: bigint | null = null;
+  let moved: Seating | null = null;
+  if (SEATING_KEYS.some((k) => req[k] !== undefined) && seatingRequestDiffers(r, req)) {
+    const held = await holdMoved(deps, restaurant, catalog, r, req, loaded.revision, now, rmeta);
+    moved = held.seating;
+    patch.seating = moved;
+    position = maxPosition(position, held.position);
+  }
+  const restore = async () => {
+    if (!moved) return;
+    if (moved.service_date !== r.service_date)
+      await releaseSeating(deps, restaurant._id, moved.service_date, id, 'CREATE_REFUSED', rmeta);
+    else await holdSeating(deps, currentSeatingRequest(restaurant, catalog, r, now, 'restore'), rmeta);
+  };
+
+  // 3 and 4: the other writes, then the reservation with the revision everything was decided on.
+  let claimed = false;
+  let outcome: Awaited<ReturnType<typeof appendUpdate>>;
+  try {
+    if (req.external_id && req.external_id !== r.external_id)
+      claimed = (await claimExternalId(deps, restaurant._id, req.external_id, id, meta)).taken;
+    const written = await writeCustomerChange(deps, restaurant, customerChange, meta);
+    if (written.customerId !== undefined) patch.customer_id = written.customerId;
+    position = maxPosition(position, written.position);
+    outcome = await appendUpdate(deps, r, patch, loaded.revision, rmeta, now);
+  } catch (err) {
+    const ours = err instanceof ApiError || err instanceof WrongExpectedRevisionError;
+    if (ours) {
+      if (claimed && req.external_id)
+        await releaseExternalId(deps, restaurant._id, req.external_id, id, meta);
+      // A conflict reruns the whole update, which holds again from the new state: keep the hold then.
+      if (!(err instanceof WrongExpectedRevisionError)) await restore();
+    }
+    throw err;
+  }
+  position = maxPosition(position, outcome.position);
+  const after = outcome.state.r as ReservationSnapshot;
+  // After the update only: the old day's seating and the old external_id are free now.
+  if (moved && moved.service_date !== r.service_date)
+    position = maxPosition(
+      position,
+      (await releaseSeating(deps, restaurant._id, r.service_date, id, 'MOVED', rmeta)).position,
+    );
+  if (req.external_id !== undefined && r.external_id && after.external_id !== r.external_id)
+    await releaseExternalId(deps, restaurant._id, r.external_id, id, meta);
+  return { ...outcome, position };
+}
+
+function seatingRequestDiffers(r: ReservationSnapshot, req: PatchReservationRequest): boolean {
+  return Object.keys(requestedChanges(r, { ...pick(req, SEATING_KEYS) })).length > 0;
+}
+
+const pick = <T extends object, K extends keyof T>(o: T, keys: readonly K[]) =>
+  Object.fromEntries(keys.filter((k) => o[k] !== undefined).map((k) => [k, o[k]])) as Pick<T, K>;
+
+/**
+ * Holds the seating the request asks for. Tables the request does not name: the current ones when
+ * they still fit (guests keep their table), else the best free fit — unless the table is definitive
+ * or locked, which keeps it or refuses.
+ */
+async function holdMoved(
+  deps: ReservationDeps,
+  restaurant: ReservationRestaurant,
+  catalog: Catalog,
+  r: ReservationSnapshot,
+  req: PatchReservationRequest,
+  revision: number | string,
+  now: Date,
+  meta: CommandMeta,
+): Promise<HeldSeating> {
+  const startChanged = req.start_at !== undefined && Date.parse(req.start_at) !== Date.parse(r.start_at);
+  const keepShift = req.shift_id === undefined && (!startChanged || r.locked_fields.includes('shift_id'));
+  const roomGiven = req.room_id !== undefined;
+  const keepTables = r.is_table_definitive || r.locked_fields.includes('table_ids');
+  const base = {
+    restaurantId: restaurant._id,
+    timezone: restaurant.timezone,
+    catalog,
+    reservationId: r.reservation_id,
+    externalId: req.external_id === undefined ? r.external_id : req.external_id,
+    startMs: Date.parse(req.start_at ?? r.start_at),
+    partySize: req.party_size ?? r.party_size,
+    shiftId: req.shift_id ?? (keepShift ? r.shift_id : null),
+    roomId: roomGiven ? (req.room_id ?? null) : r.locked_fields.includes('room_id') ? r.room_id : null,
+    force: r.is_force_inserted,
+    purpose: `update@${revision}`,
+    now,
+  };
+  if (req.table_ids) return holdSeating(deps, { ...base, tableIds: req.table_ids }, meta);
+  const stayInRoom = !roomGiven || req.room_id === r.room_id;
+  if (r.table_ids.length && stayInRoom) {
+    try {
+      return await holdSeating(deps, { ...base, tableIds: r.table_ids }, meta);
+    } catch (err) {
+      if (!(err instanceof BusinessRuleError) || keepTables) throw err;
+    }
+  }
+  return holdSeating(deps, { ...base, tableIds: null }, meta);
+}
+
+/** The reservation's own seating as a hold request (to put it back after a refused move). */
+function currentSeatingRequest(
+  restaurant: ReservationRestaurant,
+  catalog: Catalog,
+  r: ReservationSnapshot,
+  now: Date,
+  purpose: string,
+): SeatingRequest {
+  return {
+    restaurantId: restaurant._id,
+    timezone: restaurant.timezone,
+    catalog,
+    reservationId: r.reservation_id,
+    externalId: r.external_id,
+    startMs: Date.parse(r.start_at),
+    partySize: r.party_size,
+    shiftId: r.shift_id,
+    roomId: r.room_id,
+    tableIds: r.table_ids,
+    // It held this seating a moment ago: give it back without asking again.
+    force: true,
+    purpose: `${purpose}@${r.updated_at}`,
+    now,
+  };
+}
+
+async function appendUpdate(
+  deps: WriteDeps,
+  r: ReservationSnapshot,
+  patch: ReservationPatch,
+  revision: number | 'no_stream',
+  meta: CommandMeta,
+  now: Date,
+) {
+  const events = decidePatch(r, patch, 'PARTNER', now.toISOString()).map((e) => ({
+    ...e,
+    metadata: { ...meta, ...e.metadata },
+  }));
+  if (events.length === 0)
+    return { state: { exists: true, abandoned: false, r } as ReservationState, appended: [], position: null };
+  // The expected revision is the one every check above was made on.
+  const result = await deps.events.append(reservationStream(r.reservation_id), events, revision);
+  let state: ReservationState = { exists: true, abandoned: false, r };
+  for (const e of events)
+    state = evolveReservation(state, {
+      ...e,
+      id: e.id ?? '',
+      metadata: e.metadata,
+      created: now.toISOString(),
+      stream: reservationStream(r.reservation_id),
+      revision: result.nextRevision,
+      position: result.position,
+    });
+  return { state, appended: events, position: result.position as bigint | null };
+}

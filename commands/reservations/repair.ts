@@ -1,0 +1,124 @@
+// Brings a reservation and its seatings back into agreement (see repair-plan.ts for the rules). The
+// scheduler calls it for reservations the `seating_sync` read model shows out of sync for a while;
+// everything here re-reads the streams and appends with expected revisions.
+import { release } from '../../src/core/claims';
+import { runCommand } from '../../src/core/command';
+import type { CommandMeta } from '../../src/core/command-meta';
+import type { WriteDeps } from '../../src/core/write-deps';
+import type { SeatingHeldData } from '../availability/capacity-events';
+import { loadCapacity, releaseSeating } from './capacity-handler';
+import { diffPatch } from './decide-update';
+import { externalIdClaimStream, reservationStream } from './events';
+import { evolveReservation, initialReservation, type ReservationState } from './evolve';
+import { loadReservation, runOnReservation } from './handler-common';
+import { matches, planRepair, type RepairStep, seatingChanges } from './repair-plan';
+
+export interface RepairOutcome {
+  steps: RepairStep[];
+  position: bigint | null;
+}
+
+export async function repairSeating(
+  deps: WriteDeps,
+  restaurantId: string,
+  reservationId: string,
+  /** Days that may hold a seating of this reservation (from the read model; re-read here). */
+  days: readonly string[],
+  meta: CommandMeta,
+): Promise<RepairOutcome> {
+  let state = await loadReservation(deps, reservationId);
+  const seatings = new Map<string, SeatingHeldData>();
+  for (const day of new Set([...days, ...(state.r ? [state.r.service_date] : [])])) {
+    const held = (await loadCapacity(deps, restaurantId, day)).held.get(reservationId);
+    if (held) seatings.set(day, held);
+  }
+  let position: bigint | null = null;
+  const track = (p: bigint | null | undefined) => {
+    if (p != null && (position === null || p > position)) position = p;
+  };
+  let steps = planRepair(state, seatings);
+  if (steps[0]?.kind === 'fence') {
+    state = await fence(deps, restaurantId, reservationId, meta, track);
+    // The create finished after all: repair the reservation it made instead.
+    steps = planRepair(state, seatings).filter((s) => s.kind !== 'fence');
+  }
+  for (const step of steps) {
+    switch (step.kind) {
+      case 'release':
+        track(
+          (await releaseSeating(deps, restaurantId, step.serviceDate, reservationId, step.reason, meta))
+            .position,
+        );
+        break;
+      case 'release_claim':
+        await release(deps, externalIdClaimStream(restaurantId, step.externalId), reservationId, meta);
+        break;
+      case 'roll_forward':
+        track((await rollForward(deps, restaurantId, reservationId, step.seating, meta)).position);
+        break;
+      default:
+        break;
+    }
+  }
+  return { steps, position };
+}
+
+/** Writes ReservationCreationAbandoned as the stream's first event, unless the create got there first. */
+async function fence(
+  deps: WriteDeps,
+  restaurantId: string,
+  reservationId: string,
+  meta: CommandMeta,
+  track: (p: bigint | null) => void,
+): Promise<ReservationState> {
+  const at = deps.clock.now().toISOString();
+  const outcome = await runCommand<ReservationState>(deps.events, {
+    stream: reservationStream(reservationId),
+    initial: initialReservation,
+    evolve: evolveReservation,
+    decide: (s) =>
+      s.exists || s.abandoned
+        ? []
+        : [
+            {
+              type: 'ReservationCreationAbandoned',
+              data: {
+                reservation_id: reservationId,
+                restaurant_id: restaurantId,
+                at,
+                reason: 'the request that held this seating never recorded the reservation',
+              },
+            },
+          ],
+    metadata: { ...meta, restaurant_id: restaurantId },
+    clock: deps.clock,
+  });
+  track(outcome.position);
+  return outcome.state;
+}
+
+function rollForward(
+  deps: WriteDeps,
+  restaurantId: string,
+  reservationId: string,
+  seating: SeatingHeldData,
+  meta: CommandMeta,
+) {
+  return runOnReservation(deps, reservationId, restaurantId, meta, (r, now) => {
+    if (matches(r, seating)) return [];
+    const { changes, previous } = diffPatch(r, { seating: seatingChanges(seating) });
+    return [
+      {
+        type: 'ReservationUpdated',
+        data: {
+          reservation_id: r.reservation_id,
+          restaurant_id: r.restaurant_id,
+          at: now.toISOString(),
+          changes,
+          previous,
+          actor_kind: 'SYSTEM',
+        },
+      },
+    ];
+  });
+}

@@ -60,11 +60,16 @@ export function decideApplyCatalog(
 ): NewEvent[] {
   const issues: Issue[] = [];
   const given: Partial<CatalogLists> = {};
+  // Kinds with an item too malformed to read: references to them are not checked (they would only
+  // repeat the same fault as "unknown").
+  const unreadable = new Set<CatalogKind>();
   for (const kind of CATALOG_KINDS) {
     const raw = config[kind];
-    if (raw !== undefined) (given as Record<string, unknown>)[kind] = normalizeSection(kind, raw, issues);
+    if (raw === undefined) continue;
+    const items = normalizeSection(kind, raw, issues);
+    if (items.length < raw.length) unreadable.add(kind);
+    (given as Record<string, unknown>)[kind] = items;
   }
-  if (issues.length) throw validationError(issues, 'The catalog configuration is invalid');
 
   const removed: { kind: CatalogKind; id: string }[] = [];
   const configured: { kind: CatalogKind; item: AnyItem }[] = [];
@@ -83,7 +88,7 @@ export function decideApplyCatalog(
     const kept = mode === 'replace' ? [] : current.filter((x) => !ids.has(x.id));
     (next as unknown as Record<string, AnyItem[]>)[kind] = [...kept, ...items];
   }
-  issues.push(...checkReferences(next, given));
+  issues.push(...checkReferences(next, given, unreadable));
   if (issues.length) throw validationError(issues, 'The catalog configuration is invalid');
   return [
     ...removed.map(({ kind, id }) => ({
@@ -98,8 +103,9 @@ export function decideApplyCatalog(
 }
 
 /** Rules across items, on the catalog as it would be; paths point into the configuration given. */
-function checkReferences(next: Catalog, given: Partial<CatalogLists>): Issue[] {
+function checkReferences(next: Catalog, given: Partial<CatalogLists>, unreadable: Set<CatalogKind>): Issue[] {
   const issues: Issue[] = [];
+  if (unreadable.has('rooms') || unreadable.has('tables')) return issues;
   const rooms = new Set(next.rooms.map((r) => r.id));
   const pathOf = (kind: CatalogKind, id: string, field: string) => {
     const i = (given[kind] as { id: string }[] | undefined)?.findIndex((x) => x.id === id) ?? -1;

@@ -1,0 +1,42 @@
+// The bootstrap file's catalog sections (rooms, tables, shifts, prescribers, discounts,
+// customer_fields, message_templates of each restaurant entry). A section given replaces that list;
+// a section left out is untouched. Every restaurant's sections are validated before any is applied,
+// so a faulty file changes no catalog, and each error names its path in the file.
+import { type CatalogConfig, decideApplyCatalog } from '../commands/catalog/decide';
+import { applyCatalog, loadCatalog } from '../commands/catalog/handler';
+import { CATALOG_KINDS } from '../commands/catalog/types';
+import type { BootstrapRestaurant, SectionApplier } from './bootstrap';
+import { ApiError, type Issue } from './core/errors';
+
+export function catalogConfigOf(r: BootstrapRestaurant): CatalogConfig {
+  const config: CatalogConfig = {};
+  for (const kind of CATALOG_KINDS) if (r[kind] !== undefined) config[kind] = r[kind];
+  return config;
+}
+
+export const applyCatalogSections: SectionApplier = async (deps, file, meta) => {
+  const restaurants = file.restaurants ?? [];
+  const at = deps.clock.now().toISOString();
+  const issues: Issue[] = [];
+  for (const [i, r] of restaurants.entries()) {
+    try {
+      decideApplyCatalog(await loadCatalog(deps, r.id), r.id, catalogConfigOf(r), 'replace', at);
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      for (const issue of (err.details?.issues as Issue[] | undefined) ?? [])
+        issues.push({ ...issue, path: `restaurants.${i}.${issue.path}` });
+    }
+  }
+  if (issues.length)
+    throw new Error(
+      `the bootstrap file's catalog is invalid:\n${issues.map((x) => `  - ${x.path}: ${x.message}`).join('\n')}`,
+    );
+  const positions: bigint[] = [];
+  let changed = 0;
+  for (const r of restaurants) {
+    const out = await applyCatalog(deps, r.id, catalogConfigOf(r), meta, 'replace');
+    if (out.position !== null) positions.push(out.position);
+    changed += out.appended.length;
+  }
+  return { positions, notes: changed ? [`catalog: ${changed} item change(s)`] : [] };
+};

@@ -1,0 +1,91 @@
+// `catalog apply` and `catalog show`: an operator edits a restaurant's catalog as one JSON document.
+// `show` prints exactly what `apply` reads, so the round trip show → edit → apply is the workflow.
+import { readFileSync } from 'node:fs';
+import type { CatalogConfig } from '../../commands/catalog/decide';
+import { applyCatalog, loadCatalog } from '../../commands/catalog/handler';
+import { CATALOG_KINDS, type CatalogKind } from '../../commands/catalog/types';
+import { loadRestaurant, updateRestaurant } from '../../commands/restaurants/handler';
+import { operatorMeta } from '../core/command-meta';
+import { notFound } from '../core/errors';
+import { boolFlag, CliUsageError, optionalFlag, registerCliCommand, requireFlag } from './registry';
+
+const meta = operatorMeta('cli');
+
+/** The file: any subset of the catalog sections, plus the restaurant's `features`. */
+export function readCatalogFile(path: string): { config: CatalogConfig; features?: string[] } {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new CliUsageError(`${path} is not readable JSON: ${(err as Error).message}`);
+  }
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw))
+    throw new CliUsageError(`${path} must hold a JSON object of catalog sections`);
+  const config: CatalogConfig = {};
+  let features: string[] | undefined;
+  for (const [key, value] of Object.entries(raw)) {
+    if (key === 'features') {
+      if (!Array.isArray(value) || value.some((f) => typeof f !== 'string'))
+        throw new CliUsageError('features must be an array of strings');
+      features = value;
+    } else if ((CATALOG_KINDS as readonly string[]).includes(key)) {
+      if (!Array.isArray(value)) throw new CliUsageError(`${key} must be an array`);
+      config[key as CatalogKind] = value;
+    } else if (key !== 'restaurant_id')
+      throw new CliUsageError(`unknown section ${key}; known: ${[...CATALOG_KINDS, 'features'].join(', ')}`);
+  }
+  return { config, ...(features ? { features } : {}) };
+}
+
+export function registerCatalogCommands(): void {
+  registerCliCommand({
+    name: 'catalog apply',
+    summary:
+      'Set a restaurant catalog from a JSON file (sections given replace theirs; --merge only adds/updates)',
+    usage: '--restaurant rest_x [--merge] <catalog.json>',
+    async run(ctx) {
+      const restaurantId = requireFlag(ctx, 'restaurant');
+      const file = ctx.positionals[0];
+      if (!file) throw new CliUsageError('give the catalog file path');
+      const { config, features } = readCatalogFile(file);
+      const out = await applyCatalog(
+        ctx.rt,
+        restaurantId,
+        config,
+        meta,
+        boolFlag(ctx, 'merge') ? 'merge' : 'replace',
+      );
+      let position = out.position;
+      let changes = out.appended.length;
+      if (features) {
+        const updated = await updateRestaurant(ctx.rt, restaurantId, { features }, meta);
+        position = updated.position ?? position;
+        changes += updated.appended.length;
+      }
+      await ctx.rt.settle(position);
+      ctx.out(
+        changes ? `${changes} change(s) applied to ${restaurantId}` : `catalog of ${restaurantId} unchanged`,
+      );
+    },
+  });
+  registerCliCommand({
+    name: 'catalog show',
+    summary: 'Print a restaurant catalog as JSON (the format catalog apply reads)',
+    usage: '--restaurant rest_x [--section tables]',
+    async run(ctx) {
+      const restaurantId = requireFlag(ctx, 'restaurant');
+      const restaurant = await loadRestaurant(ctx.rt, restaurantId);
+      if (!restaurant.exists) throw notFound(`restaurant ${restaurantId}`);
+      const catalog = await loadCatalog(ctx.rt, restaurantId);
+      const section = optionalFlag(ctx, 'section');
+      if (section !== undefined) {
+        if (!(CATALOG_KINDS as readonly string[]).includes(section))
+          throw new CliUsageError(`--section is one of ${CATALOG_KINDS.join(', ')}`);
+        ctx.out(JSON.stringify({ [section]: catalog[section as CatalogKind] }, null, 2));
+        return;
+      }
+      const { restaurant_id: _r, ...sections } = catalog;
+      ctx.out(JSON.stringify({ ...sections, features: restaurant.profile?.features ?? [] }, null, 2));
+    },
+  });
+}

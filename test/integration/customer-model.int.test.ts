@@ -114,43 +114,38 @@ t('two changes in the same millisecond get distinct, increasing updated_at', asy
 });
 
 t('null clears, tags replace, custom fields change only the named ids', async ({ w }) => {
-  const { setCustomFieldDefinitionSource } = await import('../../commands/customers/field-definitions');
-  setCustomFieldDefinitionSource(async () => [
+  await w.defineFields([
     { id: 'cf_vip', name: 'VIP', type: 'SELECT', options: ['gold', 'silver'] },
     { id: 'cf_kids', name: 'Kids', type: 'NUMBER', min: 0, max: 10 },
   ]);
-  try {
-    const { customerId: id } = await createCustomer(
-      w,
-      w.restaurant,
-      {
-        name: 'Cy',
-        email: 'cy@example.com',
-        phone_number: '+44 20 7946 0958',
-        tags: ['a', 'b'],
-        custom_fields: { cf_vip: 'gold', cf_kids: 2 },
-      },
-      w.meta,
-    );
-    await updateCustomer(
-      w,
-      w.restaurant,
-      id,
-      { email: null, phone_number: null, tags: ['c'], custom_fields: { cf_kids: null } },
-      w.meta,
-    );
-    await w.settle();
-    const d = await doc(w, id);
-    assert.is(d?.email, null);
-    assert.is(d?.email_key, null);
-    assert.is(d?.phone_number, null);
-    assert.is(d?.phone_key, null);
-    assert.is(d?.country_code, null);
-    assert.equal(d?.tags, ['c']);
-    assert.equal(d?.custom_fields, { cf_vip: { name: 'VIP', value: 'gold' } });
-  } finally {
-    setCustomFieldDefinitionSource(async () => []);
-  }
+  const { customerId: id } = await createCustomer(
+    w,
+    w.restaurant,
+    {
+      name: 'Cy',
+      email: 'cy@example.com',
+      phone_number: '+44 20 7946 0958',
+      tags: ['a', 'b'],
+      custom_fields: { cf_vip: 'gold', cf_kids: 2 },
+    },
+    w.meta,
+  );
+  await updateCustomer(
+    w,
+    w.restaurant,
+    id,
+    { email: null, phone_number: null, tags: ['c'], custom_fields: { cf_kids: null } },
+    w.meta,
+  );
+  await w.settle();
+  const d = await doc(w, id);
+  assert.is(d?.email, null);
+  assert.is(d?.email_key, null);
+  assert.is(d?.phone_number, null);
+  assert.is(d?.phone_key, null);
+  assert.is(d?.country_code, null);
+  assert.equal(d?.tags, ['c']);
+  assert.equal(d?.custom_fields, { cf_vip: { name: 'VIP', value: 'gold' } });
 });
 
 t('another restaurant, drafts, deleted and merged customers answer 404 to partners', async ({ w }) => {

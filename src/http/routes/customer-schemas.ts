@@ -1,0 +1,162 @@
+// Input schemas of the customer routes (spec §2.3, §4, §8), built from the bounds the write side
+// checks too. The reservations routes embed `inlineCustomerSchema` for POST /reservations.
+import { BOUNDS } from '../../../commands/customers/bounds';
+import { LANGS } from '../../../commands/customers/events';
+import { customerDetailSchema } from '../../../queries/customer-presenter';
+import {
+  arr,
+  bool,
+  dateTime,
+  described,
+  email,
+  enums,
+  intQuery,
+  literal,
+  nullable,
+  num,
+  obj,
+  optional,
+  record,
+  type Schema,
+  str,
+  union,
+} from '../schema';
+
+export const ON_MATCH = ['return_existing', 'update', 'create_new'] as const;
+
+const customFieldValue = nullable(
+  union([str(), num(), bool(), arr(str())], {
+    description: 'string, number, boolean or array of strings, as the field type takes; null clears',
+  }),
+);
+
+const field = {
+  name: str({ ...BOUNDS.name, description: 'Customer name' }),
+  email: nullable(email({ description: 'Matched case-insensitively' })),
+  phone_number: nullable(
+    str({
+      ...BOUNDS.phone_number,
+      description: "E.164 recommended; a national number is read with the restaurant's country",
+    }),
+  ),
+  lang: enums(LANGS),
+  external_id: nullable(str({ ...BOUNDS.external_id, description: 'Your identifier for this customer' })),
+  tags: arr(str(BOUNDS.tag), { max: BOUNDS.tags.max, description: 'Replaces the whole list' }),
+  note: nullable(str({ max: BOUNDS.note.max, description: 'Internal staff note' })),
+  custom_fields: record(customFieldValue, {
+    description: 'Keyed by custom field id (GET /customer-fields); only the named fields change',
+  }),
+  newsletter_consent: bool({ description: 'false withdraws consent' }),
+};
+
+/** PATCH /customers/{id}: every field optional, unknown properties refused. */
+export const customerPatchBody = obj({
+  name: optional(field.name),
+  email: optional(field.email),
+  phone_number: optional(field.phone_number),
+  lang: optional(field.lang),
+  external_id: optional(field.external_id),
+  tags: optional(field.tags),
+  note: optional(field.note),
+  custom_fields: optional(field.custom_fields),
+  newsletter_consent: optional(field.newsletter_consent),
+});
+
+/** POST /customers: the patch fields with name required, plus on_match. */
+export const customerCreateBody = obj({
+  name: field.name,
+  email: optional(field.email),
+  phone_number: optional(field.phone_number),
+  external_id: optional(field.external_id),
+  lang: optional(field.lang),
+  tags: optional(field.tags),
+  note: optional(field.note),
+  custom_fields: optional(field.custom_fields),
+  newsletter_consent: optional(field.newsletter_consent),
+  on_match: optional(
+    enums(ON_MATCH, {
+      description:
+        'When a customer matches (same external_id, else phone, else email): return_existing (default) returns it unchanged, update writes the given fields onto it, create_new ignores it',
+    }),
+  ),
+});
+
+const emptyOr = (s: Schema<string>) => optional(nullable(union([s, literal('')])));
+
+/**
+ * An inline reservation customer (spec §4 POST /reservations): name required; an empty email or
+ * phone is accepted and means "not given" (it never clears a matched customer's contact details).
+ */
+export const inlineCustomerSchema = obj({
+  name: field.name,
+  email: emptyOr(email()),
+  phone_number: emptyOr(str(BOUNDS.phone_number)),
+  external_id: optional(field.external_id),
+  lang: optional(field.lang),
+  tags: optional(field.tags),
+  note: optional(field.note),
+  custom_fields: optional(field.custom_fields),
+  newsletter_consent: optional(field.newsletter_consent),
+  on_match: optional(
+    enums(ON_MATCH, {
+      description: "Omitted: follows the restaurant's setting (match unless automatic matching is off)",
+    }),
+  ),
+});
+
+export const customerIdParams = obj({ id: str({ min: 1, max: 200 }) });
+
+export const customerFeedQuery = obj({
+  limit: optional(intQuery({ min: 1, max: 100, description: 'Page size, default 50' })),
+  cursor: optional(str({ min: 1, max: 4096, description: 'pagination.next_cursor of the previous page' })),
+  updated_since: optional(dateTime({ description: 'Inclusive' })),
+  email: optional(str({ min: 1, max: BOUNDS.email.max, description: 'Case-insensitive' })),
+  phone: optional(
+    str({
+      ...BOUNDS.phone_number,
+      description: 'Any spelling; national numbers read with the restaurant country',
+    }),
+  ),
+  external_id: optional(str(BOUNDS.external_id)),
+  tag: optional(str(BOUNDS.tag)),
+});
+
+export const customerResponse = described({
+  type: 'object',
+  required: ['data'],
+  properties: { data: customerDetailSchema },
+});
+
+export const customerWriteResponse = described({
+  type: 'object',
+  required: ['data', 'result'],
+  properties: {
+    data: customerDetailSchema,
+    result: {
+      type: 'string',
+      enum: ['created', 'matched', 'updated'],
+      description:
+        'created (201), matched: returned as is (200), updated: the given fields were written (200)',
+    },
+  },
+});
+
+export const customerFeedResponse = described({
+  type: 'object',
+  required: ['data', 'pagination'],
+  properties: {
+    data: { type: 'array', items: customerDetailSchema },
+    pagination: {
+      type: 'object',
+      required: ['next_cursor', 'has_more'],
+      properties: {
+        next_cursor: {
+          type: 'string',
+          nullable: true,
+          description: 'Pass as `cursor`; null when has_more is false',
+        },
+        has_more: { type: 'boolean' },
+      },
+    },
+  },
+});

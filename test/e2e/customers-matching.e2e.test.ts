@@ -25,10 +25,23 @@ const post = (svc: TestService, body: unknown, token: string = TOKENS.write) =>
 const SPELLINGS: [string, string[], string][] = [
   [
     'French mobile',
-    ['0612345678', '06 12 34 56 78', '06.12.34.56.78', '+33612345678', '+33 6 12 34 56 78', '0033 6 12 34 56 78', '0033612345678', '+33 (0)6 12 34 56 78'],
+    [
+      '0612345678',
+      '06 12 34 56 78',
+      '06.12.34.56.78',
+      '+33612345678',
+      '+33 6 12 34 56 78',
+      '0033 6 12 34 56 78',
+      '0033612345678',
+      '+33 (0)6 12 34 56 78',
+    ],
     '+33612345678',
   ],
-  ['French landline', ['01 42 68 53 00', '+33 1 42 68 53 00', '0033142685300', '01.42.68.53.00'], '+33142685300'],
+  [
+    'French landline',
+    ['01 42 68 53 00', '+33 1 42 68 53 00', '0033142685300', '01.42.68.53.00'],
+    '+33142685300',
+  ],
   ['British number (foreign)', ['+44 20 7946 0958', '+442079460958', '0044 20 7946 0958'], '+442079460958'],
   ['number libphonenumber cannot read', ['12345', '12 345', '12.345'], '12345'],
 ];
@@ -51,22 +64,25 @@ for (const [kind, spellings, stored] of SPELLINGS) {
   });
 }
 
-t('a national spelling is read with the restaurant country, so it is another number elsewhere', async ({ svc }) => {
-  const fr = await post(svc, { name: uniqueName(), phone_number: '+33 6 98 76 54 32' });
-  assert.is(fr.status, 201);
-  // At the Italian restaurant "06 98 76 54 32" is a Rome number: no match with the French mobile.
-  const it1 = await post(svc, { name: uniqueName(), phone_number: '+33 6 98 76 54 32' }, TOKENS.other);
-  assert.is(it1.status, 201);
-  const it2 = await post(svc, { name: uniqueName(), phone_number: '06 98 76 54 32' }, TOKENS.other);
-  assert.is(it2.status, 201);
-  assert.is(it2.body.data.phone_number, '+390698765432');
-  assert.is(it2.body.data.country_code, 'IT');
-  // And a British national spelling at the French restaurant is not the British number.
-  const uk = await post(svc, { name: uniqueName(), phone_number: '+44 7700 900123' });
-  const ukNational = await post(svc, { name: uniqueName(), phone_number: '07700 900123' });
-  assert.is(ukNational.status, 201);
-  assert.is.not(ukNational.body.data.id, uk.body.data.id);
-});
+t(
+  'a national spelling is read with the restaurant country, so it is another number elsewhere',
+  async ({ svc }) => {
+    const fr = await post(svc, { name: uniqueName(), phone_number: '+33 6 98 76 54 32' });
+    assert.is(fr.status, 201);
+    // At the Italian restaurant "06 98 76 54 32" is a Rome number: no match with the French mobile.
+    const it1 = await post(svc, { name: uniqueName(), phone_number: '+33 6 98 76 54 32' }, TOKENS.other);
+    assert.is(it1.status, 201);
+    const it2 = await post(svc, { name: uniqueName(), phone_number: '06 98 76 54 32' }, TOKENS.other);
+    assert.is(it2.status, 201);
+    assert.is(it2.body.data.phone_number, '+390698765432');
+    assert.is(it2.body.data.country_code, 'IT');
+    // And a British national spelling at the French restaurant is not the British number.
+    const uk = await post(svc, { name: uniqueName(), phone_number: '+44 7700 900123' });
+    const ukNational = await post(svc, { name: uniqueName(), phone_number: '07700 900123' });
+    assert.is(ukNational.status, 201);
+    assert.is.not(ukNational.body.data.id, uk.body.data.id);
+  },
+);
 
 t('emails match case-insensitively and keep their spelling', async ({ svc }) => {
   const first = await post(svc, { name: uniqueName(), email: 'Mixed.Case@Example.COM' });
@@ -83,7 +99,12 @@ t('match order: external_id, then phone, then email', async ({ svc }) => {
   const byExternal = await post(svc, { name: 'X', external_id: 'crm-order-1' });
   const byPhone = await post(svc, { name: 'P', phone_number: '+33 7 11 22 33 44' });
   const byEmail = await post(svc, { name: 'E', email: 'order@example.com' });
-  const all = { name: 'Q', external_id: 'crm-order-1', phone_number: '07 11 22 33 44', email: 'ORDER@example.com' };
+  const all = {
+    name: 'Q',
+    external_id: 'crm-order-1',
+    phone_number: '07 11 22 33 44',
+    email: 'ORDER@example.com',
+  };
   assert.is((await post(svc, all)).body.data.id, byExternal.body.data.id);
   const { external_id: _x, ...noExternal } = all;
   assert.is((await post(svc, noExternal)).body.data.id, byPhone.body.data.id);
@@ -93,48 +114,54 @@ t('match order: external_id, then phone, then email', async ({ svc }) => {
   assert.is(fallThrough.body.data.id, byEmail.body.data.id);
 });
 
-t('on_match return_existing (default or explicit): 200 matched, nothing written, external_id untouched', async ({ svc }) => {
-  const created = await post(svc, { name: 'Ret', phone_number: '+33 6 00 00 00 01', tags: ['a'] });
-  const id = created.body.data.id;
-  const events = await streamLength(svc, id);
-  await svc.api('POST', '/__test/clock', { body: { advance_seconds: 60 } });
-  for (const on_match of [undefined, 'return_existing']) {
+t(
+  'on_match return_existing (default or explicit): 200 matched, nothing written, external_id untouched',
+  async ({ svc }) => {
+    const created = await post(svc, { name: 'Ret', phone_number: '+33 6 00 00 00 01', tags: ['a'] });
+    const id = created.body.data.id;
+    const events = await streamLength(svc, id);
+    await svc.api('POST', '/__test/clock', { body: { advance_seconds: 60 } });
+    for (const on_match of [undefined, 'return_existing']) {
+      const res = await post(svc, {
+        name: 'Changed',
+        phone_number: '0600000001',
+        external_id: 'crm-ret',
+        tags: ['b'],
+        ...(on_match ? { on_match } : {}),
+      });
+      assert.is(res.status, 200);
+      assert.is(res.body.result, 'matched');
+      assert.equal(res.body.data, created.body.data);
+    }
+    assert.is(await streamLength(svc, id), events);
+    assert.is((await svc.api('GET', `/customers/${id}`, { token: TOKENS.read })).body.data.external_id, null);
+  },
+);
+
+t(
+  'on_match update: 200 updated, the given fields written (external_id too), updated_at moves',
+  async ({ svc }) => {
+    const created = await post(svc, { name: 'Upd', email: 'upd@example.com', note: 'keep me' });
+    await svc.api('POST', '/__test/clock', { body: { advance_seconds: 60 } });
     const res = await post(svc, {
-      name: 'Changed',
-      phone_number: '0600000001',
-      external_id: 'crm-ret',
-      tags: ['b'],
-      ...(on_match ? { on_match } : {}),
+      name: 'Upd Renamed',
+      email: 'UPD@example.com',
+      external_id: 'crm-upd',
+      newsletter_consent: true,
+      on_match: 'update',
     });
     assert.is(res.status, 200);
-    assert.is(res.body.result, 'matched');
-    assert.equal(res.body.data, created.body.data);
-  }
-  assert.is(await streamLength(svc, id), events);
-  assert.is((await svc.api('GET', `/customers/${id}`, { token: TOKENS.read })).body.data.external_id, null);
-});
-
-t('on_match update: 200 updated, the given fields written (external_id too), updated_at moves', async ({ svc }) => {
-  const created = await post(svc, { name: 'Upd', email: 'upd@example.com', note: 'keep me' });
-  await svc.api('POST', '/__test/clock', { body: { advance_seconds: 60 } });
-  const res = await post(svc, {
-    name: 'Upd Renamed',
-    email: 'UPD@example.com',
-    external_id: 'crm-upd',
-    newsletter_consent: true,
-    on_match: 'update',
-  });
-  assert.is(res.status, 200);
-  assert.is(res.body.result, 'updated');
-  assert.is(res.body.data.id, created.body.data.id);
-  assert.is(res.body.data.name, 'Upd Renamed');
-  assert.is(res.body.data.email, 'UPD@example.com');
-  assert.is(res.body.data.external_id, 'crm-upd');
-  assert.is(res.body.data.newsletter_consent, true);
-  assert.is(res.body.data.note, 'keep me');
-  assert.ok(res.body.data.updated_at > created.body.data.updated_at);
-  assert.is(res.body.data.created_at, created.body.data.created_at);
-});
+    assert.is(res.body.result, 'updated');
+    assert.is(res.body.data.id, created.body.data.id);
+    assert.is(res.body.data.name, 'Upd Renamed');
+    assert.is(res.body.data.email, 'UPD@example.com');
+    assert.is(res.body.data.external_id, 'crm-upd');
+    assert.is(res.body.data.newsletter_consent, true);
+    assert.is(res.body.data.note, 'keep me');
+    assert.ok(res.body.data.updated_at > created.body.data.updated_at);
+    assert.is(res.body.data.created_at, created.body.data.created_at);
+  },
+);
 
 t('on_match create_new: a new customer even when one matches (201 created)', async ({ svc }) => {
   const created = await post(svc, { name: 'Dup', external_id: 'crm-dup' });
@@ -170,7 +197,11 @@ t('a blacklisted customer is returned like any other; a draft never matches', as
 
 t('matching never crosses restaurants', async ({ svc }) => {
   const fr = await post(svc, { name: 'Tenant', external_id: 'crm-tenant', email: 'tenant@example.com' });
-  const it = await post(svc, { name: 'Tenant', external_id: 'crm-tenant', email: 'tenant@example.com' }, TOKENS.other);
+  const it = await post(
+    svc,
+    { name: 'Tenant', external_id: 'crm-tenant', email: 'tenant@example.com' },
+    TOKENS.other,
+  );
   assert.is(it.status, 201);
   assert.is.not(it.body.data.id, fr.body.data.id);
 });

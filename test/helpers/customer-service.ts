@@ -12,7 +12,12 @@ export const TOKENS = {
   other: 'couvert_pk_customers_other_000000000000000004',
 } as const;
 
-const restaurant = (id: string, slug: string, country: string, keys: { id: string; token: string; scopes: string[] }[]) => ({
+const restaurant = (
+  id: string,
+  slug: string,
+  country: string,
+  keys: { id: string; token: string; scopes: string[] }[],
+) => ({
   id,
   name: id,
   slug,
@@ -31,7 +36,9 @@ export const customerBootstrap = {
       { id: 'key_read', token: TOKENS.read, scopes: ['CUSTOMERS_READ'] },
       { id: 'key_none', token: TOKENS.none, scopes: ['CATALOG_READ'] },
     ]),
-    restaurant('rest_it', 'da-it', 'IT', [{ id: 'key_other', token: TOKENS.other, scopes: ['CUSTOMERS_WRITE'] }]),
+    restaurant('rest_it', 'da-it', 'IT', [
+      { id: 'key_other', token: TOKENS.other, scopes: ['CUSTOMERS_WRITE'] },
+    ]),
   ],
 };
 

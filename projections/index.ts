@@ -5,7 +5,9 @@ import { apiKeysProjection } from './api-keys';
 import { bookingsProjection } from './bookings';
 import { catalogProjection } from './catalog';
 import { customersProjection } from './customers';
+import { reservationsProjection } from './reservations';
 import { restaurantsProjection } from './restaurants';
+import { seatingSyncProjection } from './seating-sync';
 
 export function allProjections(): Projection[] {
   return [
@@ -14,5 +16,7 @@ export function allProjections(): Projection[] {
     customersProjection,
     catalogProjection,
     bookingsProjection,
+    reservationsProjection,
+    seatingSyncProjection,
   ];
 }

@@ -1,0 +1,58 @@
+// The `reservations` read model: one document per reservation, the snapshot the write side folds
+// (same evolve function), plus UTC copies of the instants so filters and sorting compare strings.
+
+import type { ReservationSnapshot } from '../commands/reservations/events';
+import { evolveReservation, initialReservation } from '../commands/reservations/evolve';
+import { positionToString } from '../src/ports/event-store';
+import type { Projection } from '../src/projection/projection';
+
+export const RESERVATIONS = 'reservations';
+
+export interface ReservationDoc extends ReservationSnapshot {
+  _id: string;
+  /** start_at as an ISO instant in UTC: start_at carries the restaurant's offset, which sorts wrong. */
+  start_at_utc: string;
+  /** Zero-padded position of the last event applied (idempotence guard). */
+  _pos: string;
+  [k: string]: unknown;
+}
+
+export const RESERVATION_EVENT_TYPES = [
+  'ReservationCreated',
+  'ReservationUpdated',
+  'ReservationStatusChanged',
+  'ReservationFeedbackRecorded',
+  'ReservationPaymentRecorded',
+] as const;
+
+export const toUtc = (iso: string) => new Date(iso).toISOString();
+
+export const reservationsProjection: Projection = {
+  name: 'reservations',
+  eventTypes: RESERVATION_EVENT_TYPES,
+  async setup(docs) {
+    const col = docs.collection(RESERVATIONS);
+    await col.createIndex({ keys: { restaurant_id: 1, external_id: 1 }, name: 'restaurant_external_id' });
+    await col.createIndex({ keys: { restaurant_id: 1, customer_id: 1 }, name: 'restaurant_customer' });
+    await col.createIndex({ keys: { restaurant_id: 1, start_at_utc: 1 }, name: 'restaurant_start' });
+    await col.createIndex({ keys: { restaurant_id: 1, updated_at: 1 }, name: 'restaurant_updated' });
+    // The scheduler's scans: automatic finished / no-show across restaurants.
+    await col.createIndex({ keys: { status: 1, start_at_utc: 1 }, name: 'status_start' });
+  },
+  async apply(event, docs) {
+    const col = docs.collection<ReservationDoc>(RESERVATIONS);
+    const id = (event.data as { reservation_id: string }).reservation_id;
+    const pos = positionToString(event.position);
+    const current = await col.findOne({ _id: id });
+    if (current && current._pos >= pos) return; // redelivered
+    if (!current && event.type !== 'ReservationCreated') return; // nothing to change
+    const { _id, _pos, start_at_utc, ...snapshot } = current ?? ({} as ReservationDoc);
+    const state = evolveReservation(
+      current ? { exists: true, abandoned: false, r: snapshot as ReservationSnapshot } : initialReservation,
+      event,
+    );
+    if (!state.r) return;
+    const doc: ReservationDoc = { ...state.r, _id: id, start_at_utc: toUtc(state.r.start_at), _pos: pos };
+    await col.replaceOne({ _id: id }, doc, { upsert: true });
+  },
+};

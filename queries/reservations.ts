@@ -1,0 +1,85 @@
+// Reads of the `reservations` read model for the partner routes. Always within the caller's
+// restaurant: another restaurant's reservation is simply not found.
+import { RESERVATIONS, type ReservationDoc, toUtc } from '../projections/reservations';
+import { notFound } from '../src/core/errors';
+import type { DocumentStore, Filter } from '../src/ports/document-store';
+import { loadLookups } from './reservation-lookups';
+import { type PresentOptions, presentReservation, type ReservationView } from './reservation-presenter';
+
+export interface ReservationListQuery {
+  page: number;
+  per_page: number;
+  external_id?: string;
+  customer_id?: string;
+  statuses?: string[];
+  /** Inclusive bounds on start_at (any offset). */
+  start_at_from?: string;
+  start_at_to?: string;
+  /** Inclusive lower bound on updated_at. */
+  updated_since?: string;
+}
+
+export interface Pagination {
+  page: number;
+  per_page: number;
+  total: number;
+  total_pages: number;
+  has_more: boolean;
+}
+
+export function listFilter(restaurantId: string, q: Omit<ReservationListQuery, 'page' | 'per_page'>): Filter {
+  const f: Filter = { restaurant_id: restaurantId };
+  if (q.external_id !== undefined) f.external_id = q.external_id;
+  if (q.customer_id !== undefined) f.customer_id = q.customer_id;
+  if (q.statuses?.length) f.status = { $in: q.statuses };
+  const start: Record<string, string> = {};
+  if (q.start_at_from) start.$gte = toUtc(q.start_at_from);
+  if (q.start_at_to) start.$lte = toUtc(q.start_at_to);
+  if (Object.keys(start).length) f.start_at_utc = start;
+  if (q.updated_since) f.updated_at = { $gte: toUtc(q.updated_since) };
+  return f;
+}
+
+/** One page, ordered by start then id (a stable order, so pages neither repeat nor skip). */
+export async function listReservations(
+  docs: DocumentStore,
+  restaurantId: string,
+  q: ReservationListQuery,
+  o: PresentOptions,
+): Promise<{ data: ReservationView[]; pagination: Pagination }> {
+  const col = docs.collection<ReservationDoc>(RESERVATIONS);
+  const filter = listFilter(restaurantId, q);
+  const [total, page] = await Promise.all([
+    col.count(filter),
+    col.find(filter, {
+      sort: { start_at_utc: 1, _id: 1 },
+      skip: (q.page - 1) * q.per_page,
+      limit: q.per_page,
+    }),
+  ]);
+  const lookups = await loadLookups(docs, restaurantId, page);
+  const totalPages = Math.ceil(total / q.per_page);
+  return {
+    data: page.map((r) => presentReservation(r, lookups, o)),
+    pagination: {
+      page: q.page,
+      per_page: q.per_page,
+      total,
+      total_pages: totalPages,
+      has_more: q.page < totalPages,
+    },
+  };
+}
+
+export async function getReservation(
+  docs: DocumentStore,
+  restaurantId: string,
+  id: string,
+  o: PresentOptions,
+): Promise<ReservationView> {
+  const r = await docs
+    .collection<ReservationDoc>(RESERVATIONS)
+    .findOne({ _id: id, restaurant_id: restaurantId });
+  if (!r) throw notFound(`reservation ${id}`);
+  return presentReservation(r, await loadLookups(docs, restaurantId, [r]), o);
+}

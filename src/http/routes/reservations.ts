@@ -1,3 +1,197 @@
-import type { AnyRoute } from '../route';
+// Reservation routes (spec §4): create, list, read, update, cancel. The rules live in
+// commands/reservations; a route checks access, calls one command, waits for the read models to
+// include the write, and answers what GET would.
+import {
+  type CreateReservationRequest,
+  createReservation,
+} from '../../../commands/reservations/handler-create';
+import { cancelReservation } from '../../../commands/reservations/handler-status';
+import {
+  type PatchReservationRequest,
+  updateReservation,
+} from '../../../commands/reservations/handler-update';
+import { getReservation, listReservations } from '../../../queries/reservations';
+import type { CommandMeta } from '../../core/command-meta';
+import { ApiError } from '../../core/errors';
+import type { Scope } from '../../core/scopes';
+import type { AuthContext } from '../route';
+import { defineRoute, scopes } from '../route';
+import {
+  cancelBody,
+  createBody,
+  idParams,
+  listQuery,
+  oneReservation,
+  patchBody,
+  reservationPage,
+} from './reservation-schemas';
 
-export const reservationRoutes: AnyRoute[] = [];
+const present = (auth: AuthContext) => ({
+  sensitive: auth.scopes.has('RESERVATIONS_READ_SENSITIVE'),
+  currency: auth.restaurant.currency,
+});
+
+const meta = (auth: AuthContext, requestId: string): CommandMeta => ({
+  actor: `credential:${auth.credential._id}`,
+  request_id: requestId,
+  restaurant_id: auth.restaurant._id,
+});
+
+const restaurantOf = (auth: AuthContext) => ({
+  _id: auth.restaurant._id,
+  timezone: auth.restaurant.timezone,
+  currency: auth.restaurant.currency,
+  country_code: auth.restaurant.country_code,
+  customer_matching: auth.restaurant.customer_matching,
+});
+
+/** DESIGN.md §3: the privileged creation options and the scope each needs. */
+const PRIVILEGED: readonly [keyof CreateReservationRequest, Scope][] = [
+  ['bypass_availability', 'RESERVATIONS_FORCE_INSERT'],
+  ['initial_status', 'RESERVATIONS_FORCE_INSERT'],
+  ['bypass_payments', 'RESERVATIONS_FORCE_INSERT'],
+  ['bypass_approval', 'RESERVATIONS_FORCE_CONFIRM'],
+];
+
+function assertPrivileges(auth: AuthContext, body: CreateReservationRequest): void {
+  // A flag sent as false asks for nothing special.
+  const used = PRIVILEGED.filter(([flag]) => body[flag] !== undefined && body[flag] !== false);
+  const missing = [...new Set(used.filter(([, scope]) => !auth.scopes.has(scope)).map(([, s]) => s))];
+  if (missing.length)
+    throw new ApiError(
+      403,
+      'INSUFFICIENT_SCOPE',
+      `The option(s) ${used.map(([f]) => f).join(', ')} need the scope(s) ${missing.join(', ')}`,
+      { missing_scopes: missing, options: used.map(([f]) => f) },
+    );
+}
+
+const ERROR_REASONS =
+  'On 422, `error.details.reason` says why: OUTSIDE_SHIFT, PARTY_SIZE_OUT_OF_RANGE, TOO_LATE, TOO_FAR, MAX_COVERS_REACHED, NO_TABLE, UNKNOWN_SHIFT, UNKNOWN_ROOM, UNKNOWN_TABLE, UNKNOWN_DISCOUNT, UNKNOWN_PRESCRIBER, CUSTOMER_BLACKLISTED, CUSTOMER_NOT_FOUND, CUSTOMER_NAME_REQUIRED, RESERVATION_CANCELED.';
+
+export const reservationRoutes = [
+  defineRoute({
+    method: 'POST',
+    path: '/reservations',
+    operationId: 'createReservation',
+    summary: 'Create a reservation',
+    description: [
+      'The slot is rechecked on the write side; concurrent creates never overbook. 201 does not promise confirmation: inspect `status` and `payments`.',
+      'Status on creation: `initial_status` when given; else PENDING when the shift requires approval (unless bypass_approval); else PENDING_PAYMENT when the shift asks a deposit of this party (a DEPOSIT payment row, status PENDING; recording the payment confirms); else CONFIRMED. A pending reservation approved with its deposit unpaid becomes CONFIRMED_PENDING_PAYMENT.',
+      '`external_id` is unique within the restaurant (409; the original response is not replayed). After a timeout, look for the reservation with GET /reservations?external_id= before creating it again.',
+      ERROR_REASONS,
+    ].join('\n\n'),
+    tag: 'Reservations',
+    access: scopes('RESERVATIONS_WRITE'),
+    body: createBody,
+    bodyRequired: true,
+    errors: [409, 422],
+    responses: { 201: { description: 'The reservation as created', schema: oneReservation } },
+    handler: async ({ rt, auth, body, requestId }) => {
+      assertPrivileges(auth, body as CreateReservationRequest);
+      const out = await createReservation(
+        rt,
+        restaurantOf(auth),
+        body as CreateReservationRequest,
+        meta(auth, requestId),
+      );
+      await rt.settle(out.position);
+      return {
+        status: 201,
+        body: { data: await getReservation(rt.docs, auth.restaurant._id, out.reservationId, present(auth)) },
+      };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/reservations',
+    operationId: 'listReservations',
+    summary: 'List reservations',
+    description:
+      'Ordered by start_at, then id. Filters combine with AND; `status` takes one status or a comma-separated list. Customer contact fields need RESERVATIONS_READ_SENSITIVE.',
+    tag: 'Reservations',
+    access: scopes('RESERVATIONS_READ'),
+    query: listQuery,
+    responses: { 200: { description: 'One page', schema: reservationPage } },
+    handler: async ({ rt, auth, query }) => {
+      const { page, per_page, status, ...filters } = query;
+      return {
+        body: await listReservations(
+          rt.docs,
+          auth.restaurant._id,
+          { ...filters, page: page ?? 1, per_page: per_page ?? 25, statuses: status?.split(',') },
+          present(auth),
+        ),
+      };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/reservations/{id}',
+    operationId: 'getReservation',
+    summary: 'Read a reservation',
+    tag: 'Reservations',
+    access: scopes('RESERVATIONS_READ'),
+    params: idParams,
+    errors: [404],
+    responses: { 200: { description: 'The reservation', schema: oneReservation } },
+    handler: async ({ rt, auth, params }) => ({
+      body: { data: await getReservation(rt.docs, auth.restaurant._id, params.id, present(auth)) },
+    }),
+  }),
+  defineRoute({
+    method: 'PATCH',
+    path: '/reservations/{id}',
+    operationId: 'updateReservation',
+    summary: 'Update a reservation',
+    description: [
+      'Omitted fields stay unchanged. `customer`: null disconnects; {id} connects an existing customer; fields without id update the linked customer (all its reservations show it); with no linked customer, a name finds or creates one (as inline details on creation) and connects it.',
+      'A change of start_at, party_size, shift_id, room_id or table_ids rechecks capacity; tables not named stay the same when they still fit. 409 RESOURCE_CONFLICT with `details.locked_fields` when the point of sale locked a field this request changes.',
+      ERROR_REASONS,
+    ].join('\n\n'),
+    tag: 'Reservations',
+    access: scopes('RESERVATIONS_WRITE'),
+    params: idParams,
+    body: patchBody,
+    bodyRequired: true,
+    errors: [404, 409, 422],
+    responses: { 200: { description: 'The reservation as updated', schema: oneReservation } },
+    handler: async ({ rt, auth, params, body, requestId }) => {
+      const out = await updateReservation(
+        rt,
+        restaurantOf(auth),
+        params.id,
+        body as PatchReservationRequest,
+        meta(auth, requestId),
+      );
+      await rt.settle(out.position);
+      return { body: { data: await getReservation(rt.docs, auth.restaurant._id, params.id, present(auth)) } };
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/reservations/{id}/cancel',
+    operationId: 'cancelReservation',
+    summary: 'Cancel a reservation (restaurant side)',
+    description:
+      'Any state but a canceled one becomes CANCELED_BY_RESTAURANT, with `reason` as cancellation_reason; the table is freed. Repeating returns the reservation unchanged, first reason kept. 409 with `details.locked_fields` when the point of sale locked the status. The body is required JSON; {} is enough.',
+    tag: 'Reservations',
+    access: scopes('RESERVATIONS_CANCEL'),
+    params: idParams,
+    body: cancelBody,
+    bodyRequired: true,
+    errors: [404, 409],
+    responses: { 200: { description: 'The canceled reservation', schema: oneReservation } },
+    handler: async ({ rt, auth, params, body, requestId }) => {
+      const out = await cancelReservation(
+        rt,
+        auth.restaurant._id,
+        params.id,
+        body.reason ?? null,
+        meta(auth, requestId),
+      );
+      await rt.settle(out.position);
+      return { body: { data: await getReservation(rt.docs, auth.restaurant._id, params.id, present(auth)) } };
+    },
+  }),
+];

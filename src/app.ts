@@ -10,6 +10,7 @@ import { allRoutes } from './http/routes/index';
 import { createApp } from './http/server';
 import { registerModules } from './modules';
 import { createRuntime, type Runtime, type RuntimeOptions } from './runtime';
+import { startScheduler } from './scheduler';
 
 export interface RunningService {
   rt: Runtime;
@@ -55,6 +56,9 @@ export async function startService(
   // Longer than clients' and load balancers' idle timeouts, so the server is never the side that races a reused connection.
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
+  // --- scheduler role (src/scheduler.ts): time-driven commands; stopped before the stores close. ---
+  const scheduler = config.roles.has('scheduler') ? startScheduler(rt) : null;
+  // --- end scheduler role ---
   const address = server.address() as AddressInfo;
   const url = config.port === 0 ? `http://${config.host}:${address.port}` : config.baseUrl;
   if (config.port === 0) rt.config.baseUrl = url;
@@ -66,6 +70,7 @@ export async function startService(
         server.close(() => resolve());
         server.closeIdleConnections();
       });
+      await scheduler?.stop();
       await rt.close();
       await following;
     })();

@@ -1,10 +1,13 @@
 // Feature modules hook into the platform here (bootstrap sections, demo data, CLI commands, scheduled
 // jobs). Called once by the server and by the CLI before anything runs.
 import { registerCatalogModule } from './catalog-module';
+import { reservationJobs } from './jobs/reservation-jobs';
+import { registerScheduledJob } from './scheduler';
 
 let done = false;
 export function registerModules(): void {
   if (done) return;
   done = true;
+  for (const job of reservationJobs) registerScheduledJob(job);
   registerCatalogModule();
 }

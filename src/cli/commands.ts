@@ -1,9 +1,11 @@
 // Every operator command module. A module adds its commands by exporting a register function listed here.
 import { registerPlatformCommands } from './platform-commands';
+import { registerReservationCommands } from './reservation-commands';
 
 let registered = false;
 export function registerAllCliCommands(): void {
   if (registered) return;
   registered = true;
   registerPlatformCommands();
+  registerReservationCommands();
 }

@@ -1,0 +1,149 @@
+// Time-driven reservation changes (DESIGN.md §1, spec §3 "automatic status changes"): each is an
+// ordinary command, decided on the write side; the read models only say where to look.
+import { AWAITING_ARRIVAL } from '../../commands/reservations/decide-status';
+import { SEATED_STATUSES } from '../../commands/reservations/evolve';
+import { changeStatus } from '../../commands/reservations/handler-status';
+import { repairSeating } from '../../commands/reservations/repair';
+import { RESERVATIONS, type ReservationDoc } from '../../projections/reservations';
+import { SEATING_SYNC, type SeatingSyncDoc } from '../../projections/seating-sync';
+import { ConfigError } from '../config';
+import { systemMeta } from '../core/command-meta';
+import { ApiError } from '../core/errors';
+import type { Runtime } from '../runtime';
+import type { Env, ScheduledJob } from '../scheduler';
+
+export interface ReservationJobSettings {
+  /** NO_SHOW_GRACE_MINUTES (default 30): booked guests not seated this long after the start are no-shows. */
+  noShowGraceMinutes: number;
+  /**
+   * SEATING_REPAIR_AFTER_MINUTES (default 5): how long a reservation and its seatings may disagree
+   * (a request died between its two appends) before the repair job steps in. Longer than any request.
+   */
+  repairAfterMinutes: number;
+}
+
+function minutes(env: Env, name: string, fallback: number, min: number) {
+  const raw = env[name]?.trim();
+  if (!raw) return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > 7 * 24 * 60)
+    throw new ConfigError(`${name} must be a whole number of minutes from ${min} to 10080, got "${raw}"`);
+  return Number(raw);
+}
+
+export const reservationJobSettings = (env: Env): ReservationJobSettings => ({
+  noShowGraceMinutes: minutes(env, 'NO_SHOW_GRACE_MINUTES', 30, 0),
+  repairAfterMinutes: minutes(env, 'SEATING_REPAIR_AFTER_MINUTES', 5, 1),
+});
+
+/** At most this many reservations per run: a backlog drains over the next runs, never in one burst. */
+const BATCH = 500;
+const meta = systemMeta('scheduler');
+
+export interface JobResult {
+  changed: string[];
+  skipped: number;
+}
+
+/** Seated (or arrived) reservations whose seating has ended become DONE. */
+export async function finishSeatedReservations(rt: Runtime): Promise<JobResult> {
+  await rt.refresh();
+  const now = rt.clock.now();
+  const candidates = await rt.docs
+    .collection<ReservationDoc>(RESERVATIONS)
+    .find(
+      { status: { $in: [...SEATED_STATUSES] }, start_at_utc: { $lte: now.toISOString() } },
+      { sort: { start_at_utc: 1 }, limit: BATCH },
+    );
+  return applyAll(
+    rt,
+    candidates.filter((r) => Date.parse(r.end_at) <= now.getTime()),
+    (r) => changeStatus(rt, null, r._id, { kind: 'finish' }, meta),
+  );
+}
+
+/** Booked reservations nobody came for, `graceMinutes` after their start, become NO_SHOW. */
+export async function markNoShows(rt: Runtime, graceMinutes: number): Promise<JobResult> {
+  await rt.refresh();
+  const cutoff = new Date(rt.clock.now().getTime() - graceMinutes * 60_000).toISOString();
+  const candidates = await rt.docs
+    .collection<ReservationDoc>(RESERVATIONS)
+    .find(
+      { status: { $in: [...AWAITING_ARRIVAL] }, start_at_utc: { $lte: cutoff } },
+      { sort: { start_at_utc: 1 }, limit: BATCH },
+    );
+  return applyAll(rt, candidates, (r) =>
+    changeStatus(rt, null, r._id, { kind: 'no_show', graceMinutes }, meta),
+  );
+}
+
+/**
+ * Reservations whose seatings have disagreed with them for `afterMinutes`: abandoned holds (the create
+ * died before ReservationCreated), cancellations whose release never ran, interrupted moves.
+ */
+export async function repairSeatings(rt: Runtime, afterMinutes: number): Promise<JobResult> {
+  await rt.refresh();
+  const cutoff = new Date(rt.clock.now().getTime() - afterMinutes * 60_000).toISOString();
+  const candidates = await rt.docs
+    .collection<SeatingSyncDoc>(SEATING_SYNC)
+    .find({ in_sync: false, out_of_sync_since: { $lte: cutoff } }, { limit: BATCH });
+  return applyAll(rt, candidates, async (doc) => {
+    const days = [...Object.keys(doc.holds), ...(doc.reservation ? [doc.reservation.service_date] : [])];
+    const out = await repairSeating(rt, doc.restaurant_id, doc._id, days, meta);
+    for (const step of out.steps)
+      if (step.kind === 'report_missing_seating')
+        rt.logger.error(
+          { reservation_id: doc._id, service_date: step.serviceDate },
+          'an active reservation holds no seating on its day; an operator must look at it',
+        );
+    return out;
+  });
+}
+
+async function applyAll<T extends { _id: string }>(
+  rt: Runtime,
+  candidates: T[],
+  command: (c: T) => Promise<{ position: bigint | null }>,
+): Promise<JobResult> {
+  const result: JobResult = { changed: [], skipped: 0 };
+  let last: bigint | null = null;
+  for (const c of candidates) {
+    try {
+      const out = await command(c);
+      if (out.position !== null) {
+        result.changed.push(c._id);
+        if (last === null || out.position > last) last = out.position;
+      }
+    } catch (err) {
+      // The reservation moved on since the read model saw it (seated, canceled…): nothing to do.
+      if (err instanceof ApiError && err.status < 500) result.skipped++;
+      else throw err;
+    }
+  }
+  await rt.settle(last);
+  return result;
+}
+
+const summary = (what: string) => (r: JobResult) =>
+  r.changed.length ? `${what}: ${r.changed.length} reservation(s) (${r.skipped} skipped)` : null;
+
+export const reservationJobs: ScheduledJob[] = [
+  {
+    name: 'reservations-finish',
+    schedule: '* * * * *',
+    run: (rt: Runtime) => finishSeatedReservations(rt).then(summary('finished')),
+  },
+  {
+    name: 'reservations-no-show',
+    schedule: '* * * * *',
+    checkConfig: reservationJobSettings,
+    run: (rt: Runtime, env: Env) =>
+      markNoShows(rt, reservationJobSettings(env).noShowGraceMinutes).then(summary('no-show')),
+  },
+  {
+    name: 'reservations-repair-seatings',
+    schedule: '* * * * *',
+    checkConfig: reservationJobSettings,
+    run: (rt: Runtime, env: Env) =>
+      repairSeatings(rt, reservationJobSettings(env).repairAfterMinutes).then(summary('seatings repaired')),
+  },
+];

@@ -7,7 +7,7 @@ import type { Lang } from './events';
 export interface NormalizedPhone {
   /** E.164 when libphonenumber can read the number; otherwise the input without whitespace. */
   phone_number: string;
-  /** The number's country, null when it could not be read (or is non-geographic). */
+  /** The number's country, null when it could not be read or belongs to none (+800…). */
   country_code: string | null;
 }
 
@@ -26,7 +26,13 @@ export function normalizePhone(raw: string, restaurantCountry: string | null): N
       ? (restaurantCountry as CountryCode)
       : undefined;
   const parsed = readable(raw, country);
-  if (parsed) return { phone_number: parsed.number, country_code: parsed.country ?? null };
+  // A number valid nowhere precisely (a fictional range of a shared calling code such as +44) takes
+  // the calling code's main country, which libphonenumber lists first.
+  if (parsed)
+    return {
+      phone_number: parsed.number,
+      country_code: parsed.country ?? parsed.getPossibleCountries()[0] ?? null,
+    };
   return { phone_number: raw.replace(/\s+/g, ''), country_code: null };
 }
 

@@ -29,13 +29,26 @@ const restaurant = (
   api_keys: keys.map((k) => ({ ...k, name: k.id })),
 });
 
+/** One custom field of each type (spec §2.4), defined at the French restaurant. */
+export const CUSTOM_FIELDS = [
+  { id: 'cf_text', name: 'Favourite dish', type: 'TEXT' },
+  { id: 'cf_kids', name: 'Children', type: 'NUMBER', min: 0, max: 10 },
+  { id: 'cf_birthday', name: 'Birthday', type: 'DATE' },
+  { id: 'cf_terrace', name: 'Terrace', type: 'BOOLEAN' },
+  { id: 'cf_vip', name: 'VIP level', type: 'SELECT', options: ['gold', 'silver'] },
+  { id: 'cf_diet', name: 'Diet', type: 'MULTI_SELECT', options: ['vegan', 'halal', 'kosher'], max_items: 2 },
+];
+
 export const customerBootstrap = {
   restaurants: [
-    restaurant('rest_fr', 'chez-fr', 'FR', [
-      { id: 'key_write', token: TOKENS.write, scopes: ['CUSTOMERS_WRITE'] },
-      { id: 'key_read', token: TOKENS.read, scopes: ['CUSTOMERS_READ'] },
-      { id: 'key_none', token: TOKENS.none, scopes: ['CATALOG_READ'] },
-    ]),
+    {
+      ...restaurant('rest_fr', 'chez-fr', 'FR', [
+        { id: 'key_write', token: TOKENS.write, scopes: ['CUSTOMERS_WRITE'] },
+        { id: 'key_read', token: TOKENS.read, scopes: ['CUSTOMERS_READ'] },
+        { id: 'key_none', token: TOKENS.none, scopes: ['CATALOG_READ'] },
+      ]),
+      customer_fields: CUSTOM_FIELDS,
+    },
     restaurant('rest_it', 'da-it', 'IT', [
       { id: 'key_other', token: TOKENS.other, scopes: ['CUSTOMERS_WRITE'] },
     ]),

@@ -1,0 +1,155 @@
+// The bounds every way in holds to (spec §2.3, §8) and custom field values against their
+// definitions (spec §2.4): each on both sides of its limit, one issue per faulty field.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { checkBounds } from '../../commands/customers/bounds';
+import { type CustomFieldDefinition, checkCustomFields } from '../../commands/customers/custom-fields';
+
+const t = suite('customer fields');
+const s = (n: number) => 'x'.repeat(n);
+const paths = (issues: { path: string }[]) => issues.map((i) => i.path);
+
+const BOUNDS: [string, unknown, unknown][] = [
+  ['name', s(1), s(0)],
+  ['name', s(200), s(201)],
+  ['phone_number', s(3), s(2)],
+  ['phone_number', s(40), s(41)],
+  ['external_id', s(1), s(0)],
+  ['external_id', s(255), s(256)],
+  ['note', s(10_000), s(10_001)],
+  ['email', 'a@b.co', 'a@b'],
+  ['lang', 'DE', 'de'],
+];
+
+for (const [field, inside, outside] of BOUNDS) {
+  t(
+    `${field}: ${JSON.stringify(inside).length - 2} chars pass, ${JSON.stringify(outside).length - 2} do not`,
+    () => {
+      assert.equal(checkBounds({ [field]: inside }), []);
+      assert.equal(paths(checkBounds({ [field]: outside })), [field]);
+    },
+  );
+}
+
+t('tags: at most 100, each 1 to 100 characters', () => {
+  assert.equal(checkBounds({ tags: Array.from({ length: 100 }, () => s(100)) }), []);
+  assert.equal(paths(checkBounds({ tags: Array.from({ length: 101 }, () => 'a') })), ['tags']);
+  assert.equal(paths(checkBounds({ tags: ['ok', '', s(101)] })), ['tags.1', 'tags.2']);
+});
+
+t('null is a value for the clearable fields, and every faulty field is reported', () => {
+  assert.equal(checkBounds({ email: null, phone_number: null, external_id: null, note: null }), []);
+  assert.equal(paths(checkBounds({ name: '', email: 'nope', lang: 'XX' })), ['name', 'email', 'lang']);
+});
+
+const DEFS: CustomFieldDefinition[] = [
+  { id: 'text', name: 'Text', type: 'TEXT' },
+  { id: 'num', name: 'Num', type: 'NUMBER', min: -1.5, max: 3 },
+  { id: 'free', name: 'Free', type: 'NUMBER', min: null, max: null },
+  { id: 'date', name: 'Date', type: 'DATE' },
+  { id: 'bool', name: 'Bool', type: 'BOOLEAN' },
+  { id: 'one', name: 'One', type: 'SELECT', options: ['a', 'b'] },
+  { id: 'many', name: 'Many', type: 'MULTI_SELECT', options: ['a', 'b', 'c'], max_items: 2 },
+  { id: 'unbounded', name: 'Unbounded', type: 'MULTI_SELECT', options: ['a', 'b', 'c'] },
+];
+
+const CASES: [string, unknown[], [unknown, string][]][] = [
+  [
+    'text',
+    ['', 'hello', s(10_000)],
+    [
+      [1, 'invalid_type'],
+      [['x'], 'invalid_type'],
+      [s(10_001), 'out_of_range'],
+    ],
+  ],
+  [
+    'num',
+    [-1.5, 0, 3, 2.75],
+    [
+      [-1.6, 'out_of_range'],
+      [3.01, 'out_of_range'],
+      ['1', 'invalid_type'],
+      [Number.NaN, 'invalid_type'],
+    ],
+  ],
+  ['free', [-1e9, 1e9], [[true, 'invalid_type']]],
+  [
+    'date',
+    ['2024-02-29', '1999-12-31'],
+    [
+      ['2023-02-29', 'invalid_format'],
+      ['2024-13-01', 'invalid_format'],
+      ['2024-1-01', 'invalid_format'],
+      [20240101, 'invalid_format'],
+    ],
+  ],
+  [
+    'bool',
+    [true, false],
+    [
+      ['false', 'invalid_type'],
+      [0, 'invalid_type'],
+    ],
+  ],
+  [
+    'one',
+    ['a', 'b'],
+    [
+      ['c', 'invalid_option'],
+      ['A', 'invalid_option'],
+      [['a'], 'invalid_type'],
+    ],
+  ],
+  [
+    'many',
+    [[], ['a'], ['c', 'a']],
+    [
+      [['a', 'b', 'c'], 'too_many_items'],
+      [['a', 'a'], 'duplicate_value'],
+      [['d'], 'invalid_option'],
+      ['a', 'invalid_type'],
+      [[1], 'invalid_type'],
+    ],
+  ],
+  ['unbounded', [['a', 'b', 'c']], [[['b', 'b'], 'duplicate_value']]],
+];
+
+for (const [id, valid, invalid] of CASES) {
+  t(`custom field ${id}: accepted and refused values`, () => {
+    for (const value of valid) {
+      const out = checkCustomFields(DEFS, { [id]: value });
+      assert.equal(out.issues, [], JSON.stringify(value));
+      assert.equal(out.set[id], { name: DEFS.find((d) => d.id === id)?.name, value });
+    }
+    for (const [value, code] of invalid) {
+      const out = checkCustomFields(DEFS, { [id]: value });
+      assert.equal(
+        out.issues.map((i) => [i.path, i.code]),
+        [[`custom_fields.${id}`, code]],
+        JSON.stringify(value),
+      );
+      assert.equal(out.set, {});
+    }
+  });
+}
+
+t('null clears, an unknown id is an issue, each faulty field once', () => {
+  const out = checkCustomFields(DEFS, { text: null, nope: 'x', num: 99, one: 'z', bool: true });
+  assert.equal(out.cleared, ['text']);
+  assert.equal(out.set, { bool: { name: 'Bool', value: true } });
+  assert.equal(
+    out.issues.map((i) => [i.path, i.code]),
+    [
+      ['custom_fields.nope', 'unknown_field'],
+      ['custom_fields.num', 'out_of_range'],
+      ['custom_fields.one', 'invalid_option'],
+    ],
+  );
+  assert.equal(
+    checkCustomFields([], { text: null }).issues.map((i) => i.code),
+    ['unknown_field'],
+  );
+});
+
+t.run();

@@ -22,7 +22,12 @@ export async function platformBench(): Promise<void> {
       },
     ],
   });
-  const api = await serve({ BOOTSTRAP_FILE: bootstrap, RATE_LIMIT_PER_MINUTE: '100000000' });
+  const api = await serve({ BOOTSTRAP_FILE: bootstrap, RATE_LIMIT_PER_MINUTE: '10000000' }).catch(
+    async (err) => {
+      await bare.stop();
+      throw err;
+    },
+  );
   try {
     const headers = { authorization: `Bearer ${TOKEN}` };
     // Warm both up (JIT, connection pools) before measuring.

@@ -5,10 +5,11 @@ import { join } from 'node:path';
 import { allProjections } from '../projections/index';
 import { EmbeddedDocumentStore } from './adapters/document-store/embedded';
 import { SqliteEventStore } from './adapters/event-store/sqlite';
+import { SqliteChangeDetector } from './adapters/event-store/sqlite-change-detector';
 import type { Config } from './config';
 import { AdjustableClock, type Clock, systemClock } from './core/clock';
 import type { WriteDeps } from './core/write-deps';
-import { createLogger, type Logger } from './logger';
+import { createAccessLogger, createLogger, type Logger } from './logger';
 import type { DocumentStore } from './ports/document-store';
 import type { EventStore } from './ports/event-store';
 import type { Projection } from './projection/projection';
@@ -23,6 +24,8 @@ export interface Runtime extends WriteDeps {
   docs: DocumentStore;
   projections: ProjectionRunner;
   logger: Logger;
+  /** One line per request (allow-listed fields only). */
+  accessLogger: Logger;
   /** After a write: returns once the read models include `position` (read your writes). */
   settle(position: bigint | null | undefined): Promise<void>;
   /** Before a read (embedded): applies what other processes appended to the same log. */
@@ -44,12 +47,16 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   const testClock = config.testClock ? new AdjustableClock(options.clock ?? systemClock) : null;
   const clock = testClock ?? options.clock ?? systemClock;
   const logger = options.logger ?? createLogger(config.logLevel);
+  const accessLogger = options.logger ?? createAccessLogger(config.logLevel);
   let events = options.events;
   let docs = options.docs;
+  let detector: SqliteChangeDetector | null = null;
   if (config.store === 'embedded') {
     if (!events) {
       mkdirSync(config.dataDir, { recursive: true });
-      events = await SqliteEventStore.open(join(config.dataDir, 'events.sqlite'), { clock });
+      const file = join(config.dataDir, 'events.sqlite');
+      events = await SqliteEventStore.open(file, { clock });
+      detector = new SqliteChangeDetector(file);
     }
     docs ??= new EmbeddedDocumentStore();
   } else {
@@ -77,6 +84,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     docs,
     projections,
     logger,
+    accessLogger,
     async settle(position) {
       if (position === null || position === undefined) return;
       if (embedded) {
@@ -91,13 +99,16 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         );
     },
     async refresh() {
-      if (embedded) await projections.catchUp();
+      // Only when the log changed since the last look (a write here not yet settled, or another process).
+      if (embedded && (!detector || detector.changed())) await projections.catchUp();
     },
     async close() {
+      detector?.close();
       await projections.stop();
       await events.close();
       await docs.close();
       logger.flush?.();
+      if (accessLogger !== logger) accessLogger.flush?.();
     },
   };
   return rt;

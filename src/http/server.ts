@@ -41,7 +41,7 @@ export function createApp(rt: Runtime, routes: AnyRoute[]): Koa {
       sendError(ctx, err, requestId);
     } finally {
       const auth = ctx.state.auth as AuthContext | undefined;
-      rt.logger.info(
+      rt.accessLogger.info(
         {
           request_id: requestId,
           method: ctx.method,

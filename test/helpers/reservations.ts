@@ -10,6 +10,7 @@ export const TOKENS = {
   readOnly: 'couvert_pk_res_read_000000000000000000000003',
   other: 'couvert_pk_res_other_00000000000000000000004',
   noCancel: 'couvert_pk_res_nocancel_000000000000000005',
+  catalogOnly: 'couvert_pk_res_catalog_0000000000000000006',
 };
 
 const ALL = [
@@ -102,6 +103,7 @@ export function reservationBootstrap(overrides: Record<string, unknown> = {}) {
         scopes: ALL.filter((s) => s !== 'RESERVATIONS_READ_SENSITIVE'),
       },
       { id: 'key_read', token: TOKENS.readOnly, scopes: ['RESERVATIONS_READ'] },
+      { id: 'key_catalog', token: TOKENS.catalogOnly, scopes: ['CATALOG_READ'] },
       {
         id: 'key_nocancel',
         token: TOKENS.noCancel,

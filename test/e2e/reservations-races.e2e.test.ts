@@ -1,0 +1,234 @@
+// The windows between a reservation command's appends: a concurrent claim landing after our check,
+// and a process dying after the seating is held. The event store is wrapped to make each happen at
+// exactly the wrong moment; everything else is the real service.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createReservation } from '../../commands/reservations/handler-create';
+import { updateReservation } from '../../commands/reservations/handler-update';
+import { repairSeatings } from '../../src/jobs/reservation-jobs';
+import type { EventStore, ExpectedRevision, NewEvent } from '../../src/ports/event-store';
+import type { Runtime } from '../../src/runtime';
+import { create, startReservationService, TOKENS } from '../helpers/reservations';
+import type { TestService } from '../helpers/service';
+
+const t = suite<{ svc: TestService & { clock: { advance(s: number): Date } } }>('reservations: races');
+t.before(async (ctx) => {
+  ctx.svc = await startReservationService();
+});
+t.after(async ({ svc }) => svc.close());
+
+const restaurant = {
+  _id: 'rest_demo',
+  timezone: 'Europe/Paris',
+  currency: 'EUR',
+  country_code: 'FR',
+  customer_matching: true,
+};
+const meta = { actor: 'test' };
+const at = (day: string, hhmm: string) => `2026-06-${day}T${hhmm}:00+02:00`;
+
+/** The runtime with an event store that runs `before` ahead of the first append to a matching stream. */
+function withHook(
+  rt: Runtime,
+  match: (stream: string) => boolean,
+  before: (stream: string) => Promise<void>,
+): Runtime {
+  let fired = false;
+  const events: EventStore = {
+    kind: rt.events.kind,
+    append: async (stream: string, batch: NewEvent[], expected: ExpectedRevision) => {
+      if (!fired && match(stream)) {
+        fired = true;
+        await before(stream);
+      }
+      return rt.events.append(stream, batch, expected);
+    },
+    readStream: (s, o) => rt.events.readStream(s, o),
+    readAll: (o) => rt.events.readAll(o),
+    subscribe: (o) => rt.events.subscribe(o),
+    headPosition: () => rt.events.headPosition(),
+    close: () => rt.events.close(),
+  };
+  return { ...rt, events };
+}
+
+const capacity = async (svc: TestService, day: string) =>
+  (await svc.rt.events.readStream(`capacity-rest_demo-2026-06-${day}`)).map(
+    (e) => `${e.type}:${e.data.reason ?? e.data.start_at}`,
+  );
+
+const claimedBySomeoneElse = (rt: Runtime) => async (stream: string) => {
+  await rt.events.append(
+    stream,
+    [{ type: 'Claimed', data: { owner: 'res_someone_else', at: 'now' } }],
+    'no_stream',
+  );
+};
+
+t(
+  'create: an external_id claimed by someone else after our check gives the held seating back (409)',
+  async ({ svc }) => {
+    const rt = withHook(
+      svc.rt,
+      (s) => s.startsWith('reservation-external-id-'),
+      claimedBySomeoneElse(svc.rt),
+    );
+    try {
+      await createReservation(
+        rt,
+        restaurant,
+        {
+          party_size: 2,
+          start_at: at('25', '19:00'),
+          external_id: 'race-1',
+          customer: { name: 'Late Racer', email: 'racer@example.com' },
+        },
+        meta,
+      );
+      assert.unreachable('the claim was taken');
+    } catch (err) {
+      assert.is((err as { status?: number }).status, 409);
+    }
+    await svc.rt.settle(await svc.rt.events.headPosition());
+    assert.equal(await capacity(svc, '25'), [
+      'SeatingHeld:2026-06-25T19:00:00+02:00',
+      'SeatingReleased:CREATE_REFUSED',
+    ]);
+    // Resolved only after the claim: the inline customer was never written.
+    const customers = await svc.api('GET', '/customers?email=racer@example.com', { token: TOKENS.full });
+    assert.equal(customers.body.data, []);
+  },
+);
+
+t(
+  'update: an external_id claimed after the new seating was held puts the old seating back',
+  async ({ svc }) => {
+    const r = (await create(svc, { start_at: at('26', '19:00') })).body.data;
+    const rt = withHook(
+      svc.rt,
+      (s) => s.startsWith('reservation-external-id-'),
+      claimedBySomeoneElse(svc.rt),
+    );
+    try {
+      await updateReservation(
+        rt,
+        restaurant,
+        r.id,
+        { start_at: at('26', '21:00'), external_id: 'race-2' },
+        meta,
+      );
+      assert.unreachable('the claim was taken');
+    } catch (err) {
+      assert.is((err as { status?: number }).status, 409);
+    }
+    assert.equal(await capacity(svc, '26'), [
+      'SeatingHeld:2026-06-26T19:00:00+02:00',
+      'SeatingHeld:2026-06-26T21:00:00+02:00',
+      'SeatingHeld:2026-06-26T19:00:00+02:00',
+    ]);
+    const now = (await svc.api('GET', `/reservations/${r.id}`, { token: TOKENS.full })).body.data;
+    assert.is(now.start_at, r.start_at);
+    assert.is(now.external_id, null);
+  },
+);
+
+t(
+  'update: someone else changing the reservation meanwhile makes the update start again from their state',
+  async ({ svc }) => {
+    const r = (await create(svc, { start_at: at('27', '19:00') })).body.data;
+    const rt = withHook(
+      svc.rt,
+      (s) => s === `reservation-${r.id}`,
+      async () => {
+        await svc.api('PATCH', `/reservations/${r.id}`, {
+          token: TOKENS.full,
+          body: { allergies: 'shellfish' },
+        });
+      },
+    );
+    const out = await updateReservation(rt, restaurant, r.id, { start_at: at('27', '20:00') }, meta);
+    await svc.rt.settle(out.position);
+    const now = (await svc.api('GET', `/reservations/${r.id}`, { token: TOKENS.full })).body.data;
+    assert.is(now.start_at, '2026-06-27T20:00:00+02:00');
+    assert.is(now.allergies, 'shellfish');
+    const holds = await capacity(svc, '27');
+    assert.is(holds.at(-1), 'SeatingHeld:2026-06-27T20:00:00+02:00');
+  },
+);
+
+t('a create that dies after holding its seating holds it only until the repair job runs', async ({ svc }) => {
+  const dying = withHook(
+    svc.rt,
+    (s) => s.startsWith('reservation-res_'),
+    async () => {
+      throw new Error('the process died here');
+    },
+  );
+  try {
+    await createReservation(
+      dying,
+      restaurant,
+      { party_size: 7, start_at: at('28', '20:00'), external_id: 'lost-1' },
+      meta,
+    );
+    assert.unreachable();
+  } catch (err) {
+    assert.match((err as Error).message, /died/);
+  }
+  await svc.rt.settle(await svc.rt.events.headPosition());
+  // tbl_8 (the only table for 7) is held by a reservation that does not exist, and external_id taken.
+  const blocked = await create(svc, { party_size: 7, start_at: at('28', '20:00') });
+  assert.is(blocked.body.error.details.reason, 'NO_TABLE');
+  assert.is((await create(svc, { start_at: at('28', '22:00'), external_id: 'lost-1' })).status, 409);
+  // Not yet: a request may still be finishing.
+  assert.equal((await repairSeatings(svc.rt, 5)).changed, []);
+  svc.clock.advance(5 * 60);
+  const repaired = await repairSeatings(svc.rt, 5);
+  assert.is(repaired.changed.length, 1);
+  const holds = await capacity(svc, '28');
+  assert.is(holds.at(-1), 'SeatingReleased:ABANDONED_HOLD');
+  // The reservation stream is fenced: the abandoned reservation can never appear late.
+  const fenced = await svc.rt.events.readStream(`reservation-${repaired.changed[0]}`);
+  assert.equal(
+    fenced.map((e) => e.type),
+    ['ReservationCreationAbandoned'],
+  );
+  assert.is(
+    (await svc.api('GET', `/reservations/${repaired.changed[0]}`, { token: TOKENS.full })).status,
+    404,
+  );
+  // Capacity and the external_id are free again: the partner's retry succeeds.
+  const retry = await create(svc, { party_size: 7, start_at: at('28', '20:00'), external_id: 'lost-1' });
+  assert.is(retry.status, 201);
+  // Nothing left to repair.
+  assert.equal((await repairSeatings(svc.rt, 5)).changed, []);
+});
+
+t('a cancel whose release never ran is released by the repair job', async ({ svc }) => {
+  const r = (await create(svc, { start_at: at('29', '20:00'), party_size: 7 })).body.data;
+  const dying = withHook(
+    svc.rt,
+    (s) => s.startsWith('capacity-'),
+    async () => {
+      throw new Error('the process died here');
+    },
+  );
+  const { cancelReservation } = await import('../../commands/reservations/handler-status');
+  try {
+    await cancelReservation(dying, 'rest_demo', r.id, 'storm', meta);
+    assert.unreachable();
+  } catch (err) {
+    assert.match((err as Error).message, /died/);
+  }
+  await svc.rt.settle(await svc.rt.events.headPosition());
+  assert.is(
+    (await create(svc, { start_at: at('29', '20:00'), party_size: 7 })).body.error.details.reason,
+    'NO_TABLE',
+  );
+  svc.clock.advance(6 * 60);
+  assert.equal((await repairSeatings(svc.rt, 5)).changed, [r.id]);
+  assert.is((await capacity(svc, '29')).at(-1), 'SeatingReleased:CANCELED');
+  assert.is((await create(svc, { start_at: at('29', '20:00'), party_size: 7 })).status, 201);
+});
+
+t.run();

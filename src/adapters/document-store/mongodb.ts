@@ -196,7 +196,8 @@ export class MongoDocumentStore implements DocumentStorePort {
   private readonly handles = new Map<string, MongoCollection<Doc>>();
 
   private constructor(
-    private readonly client: MongoClient,
+    /** Shared with the rate limiter, so every API process draws from one budget. */
+    readonly client: MongoClient,
     private readonly db: Db,
   ) {}
 

@@ -24,10 +24,13 @@ export interface FeedPage {
   has_more: boolean;
 }
 
-/** Most buckets one read covers when the feed is sparse (customers moved on since). */
-const MAX_WINDOW = 1024;
-/** A pass racing a stream of writes gives up after this many reads of one page and says has_more. */
-const MAX_ROUNDS = 200;
+export interface WalkLimits {
+  /** Most buckets one read covers when the order is sparse (customers moved on since). */
+  maxWindow: number;
+  /** A page gives up after this many reads of a very sparse order and says has_more (it resumes there). */
+  maxRounds: number;
+}
+const LIMITS: WalkLimits = { maxWindow: 1024, maxRounds: 200 };
 
 function filtersOf(req: FeedRequest, country: string | null): FeedFilters {
   const f: FeedFilters = {};
@@ -60,6 +63,7 @@ export async function readFeed(
   restaurant: { _id: string; country_code: string | null },
   req: FeedRequest,
   key: Buffer,
+  limits: WalkLimits = LIMITS,
 ): Promise<FeedPage> {
   let filters = filtersOf(req, restaurant.country_code);
   let after = 0;
@@ -82,17 +86,21 @@ export async function readFeed(
   }
   const exact =
     filters.email !== undefined || filters.phone !== undefined || filters.external_id !== undefined;
-  const { found, exhausted } = exact
+  const { found, exhausted, readThrough } = exact
     ? {
         found: await docs.collection<CustomerDoc>(CUSTOMERS).find(queryOf(restaurant._id, filters, after)),
         exhausted: true,
+        readThrough: after,
       }
-    : await walk(docs, restaurant._id, filters, after, req.limit);
+    : await walk(docs, restaurant._id, filters, after, req.limit, limits);
   const sorted = latestPerCustomer(found).sort((a, b) => a.sync_seq - b.sync_seq);
   const page = sorted.slice(0, req.limit);
   const has_more = sorted.length > req.limit || !exhausted;
-  const last = page.at(-1);
-  const next = last?.sync_seq ?? after;
+  // A page cut short of `limit` on a very sparse order resumes after what it read, not where it began.
+  const next =
+    sorted.length > req.limit
+      ? (page.at(-1) as CustomerDoc).sync_seq
+      : Math.max(readThrough, page.at(-1)?.sync_seq ?? after);
   return {
     customers: page,
     has_more,
@@ -111,9 +119,10 @@ function latestPerCustomer(list: CustomerDoc[]): CustomerDoc[] {
 }
 
 /**
- * Reads whole buckets of the order, from the one after `after`, until more than `limit` customers
- * are found or the head is reached. A stamp given while a bucket was being read may land in that very
- * bucket (the head one), so after such a read the walk goes back to the bucket of the first new stamp.
+ * Reads whole buckets of the order, in increasing order, from the one holding `after + 1`, until more
+ * than `limit` customers are found or the head is reached (read again each round). Nothing is skipped
+ * even if a read is not a snapshot: a customer that changes takes a stamp beyond the head, so it either
+ * was read at its old place already or is read at its new one, which is never behind a bucket read.
  */
 async function walk(
   docs: DocumentStore,
@@ -121,7 +130,8 @@ async function walk(
   filters: FeedFilters,
   after: number,
   limit: number,
-): Promise<{ found: CustomerDoc[]; exhausted: boolean }> {
+  limits: WalkLimits,
+): Promise<{ found: CustomerDoc[]; exhausted: boolean; readThrough: number }> {
   const col = docs.collection<CustomerDoc>(CUSTOMERS);
   const found: CustomerDoc[] = [];
   let bucket = Math.max(
@@ -130,10 +140,10 @@ async function walk(
   );
   let width = Math.ceil((limit + 1) / SYNC_BUCKET_SIZE) + 1;
   const seen = new Set<string>();
-  for (let round = 0; round < MAX_ROUNDS; round++) {
+  for (let round = 0; round < limits.maxRounds; round++) {
     const head = await feedHead(docs, restaurantId);
     const last = bucketOf(head);
-    if (bucket > last) return { found, exhausted: true };
+    if (bucket > last) return { found, exhausted: true, readThrough: after };
     const upTo = Math.min(bucket + width - 1, last);
     const buckets: number[] = [];
     for (let b = bucket; b <= upTo; b++) buckets.push(b);
@@ -142,12 +152,12 @@ async function walk(
       found.push(d);
       seen.add(d._id);
     }
-    const moved = (await feedHead(docs, restaurantId)) > head;
-    bucket = moved ? Math.min(upTo + 1, bucketOf(head + 1)) : upTo + 1;
-    if (seen.size > limit) return { found, exhausted: true };
-    width = Math.min(width * 2, MAX_WINDOW);
+    bucket = upTo + 1;
+    if (seen.size > limit) return { found, exhausted: true, readThrough: after };
+    width = Math.min(width * 2, limits.maxWindow);
   }
-  return { found, exhausted: false };
+  // Every customer of the buckets read was found (fewer than limit): the next page starts after them.
+  return { found, exhausted: false, readThrough: bucket * SYNC_BUCKET_SIZE - 1 };
 }
 
 /**

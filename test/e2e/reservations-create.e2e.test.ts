@@ -63,7 +63,11 @@ t('201 answers the full reservation with the defaults of the spec', async ({ svc
 });
 
 t('the notification flags are recorded, never a dry run', async ({ svc }) => {
-  const res = await create(svc, { start_at: at('21:15'), send_client_notifications: false, send_payment_link: false });
+  const res = await create(svc, {
+    start_at: at('21:15'),
+    send_client_notifications: false,
+    send_payment_link: false,
+  });
   assert.is(res.status, 201);
   assert.is(res.body.data.send_client_notifications, false);
   assert.is(res.body.data.send_payment_link, false);
@@ -111,176 +115,221 @@ t('chosen tables and room are honoured; max_covers caps the shift', async ({ svc
   assert.equal(inRoom.body.data.room.id, 'room_main');
 });
 
-t('a shift requiring approval creates PENDING; bypass_approval needs RESERVATIONS_FORCE_CONFIRM', async ({ svc }) => {
-  const pending = await create(svc, { start_at: at('12:00') });
-  assert.is(pending.status, 201);
-  assert.is(pending.body.data.status, 'PENDING');
-  const refused = await create(svc, { start_at: at('12:00'), bypass_approval: true }, TOKENS.noCancel);
-  assert.is(refused.status, 403);
-  assert.is(refused.body.error.code, 'INSUFFICIENT_SCOPE');
-  assert.equal(refused.body.error.details.missing_scopes, ['RESERVATIONS_FORCE_CONFIRM']);
-});
+t(
+  'a shift requiring approval creates PENDING; bypass_approval needs RESERVATIONS_FORCE_CONFIRM',
+  async ({ svc }) => {
+    const pending = await create(svc, { start_at: at('12:00') });
+    assert.is(pending.status, 201);
+    assert.is(pending.body.data.status, 'PENDING');
+    const refused = await create(svc, { start_at: at('12:00'), bypass_approval: true }, TOKENS.noCancel);
+    assert.is(refused.status, 403);
+    assert.is(refused.body.error.code, 'INSUFFICIENT_SCOPE');
+    assert.equal(refused.body.error.details.missing_scopes, ['RESERVATIONS_FORCE_CONFIRM']);
+  },
+);
 
-t('a deposit rule adds a pending DEPOSIT payment row and PENDING_PAYMENT; bypass_payments needs FORCE_INSERT', async ({
-  svc,
-}) => {
-  const res = await create(svc, { start_at: at('10:30') });
-  assert.is(res.status, 201);
-  const r = res.body.data;
-  assert.is(r.status, 'PENDING_PAYMENT');
-  assert.is(r.payments.length, 1);
-  assert.is(r.payments[0].payment_type, 'DEPOSIT');
-  assert.is(r.payments[0].status, 'PENDING');
-  assert.is(r.payments[0].amount, 2000);
-  assert.is(r.payments[0].currency, 'EUR');
-  assert.equal(r.payment_summary.statuses, ['PENDING']);
-  assert.is(r.payment_summary.pending_amount, 2000);
-  // send_payment_link false does not prevent the payment row.
-  const noLink = await create(svc, { start_at: at('10:30'), send_payment_link: false });
-  assert.is(noLink.body.data.payments.length, 1);
-  const bypassed = await create(svc, { start_at: at('10:45'), bypass_payments: true });
-  assert.is(bypassed.body.data.status, 'CONFIRMED');
-  assert.equal(bypassed.body.data.payments, []);
-  const refused = await create(svc, { start_at: at('10:45'), bypass_payments: true }, TOKENS.noCancel);
-  assert.is(refused.status, 403);
-  // Approval and a deposit (lunch, 6 guests): PENDING with the deposit row beside it.
-  const both = await create(svc, { start_at: at('13:00'), party_size: 6 });
-  assert.is(both.body.data.status, 'PENDING');
-  assert.is(both.body.data.payments[0].amount, 9000);
-});
+t(
+  'a deposit rule adds a pending DEPOSIT payment row and PENDING_PAYMENT; bypass_payments needs FORCE_INSERT',
+  async ({ svc }) => {
+    const res = await create(svc, { start_at: at('10:30') });
+    assert.is(res.status, 201);
+    const r = res.body.data;
+    assert.is(r.status, 'PENDING_PAYMENT');
+    assert.is(r.payments.length, 1);
+    assert.is(r.payments[0].payment_type, 'DEPOSIT');
+    assert.is(r.payments[0].status, 'PENDING');
+    assert.is(r.payments[0].amount, 2000);
+    assert.is(r.payments[0].currency, 'EUR');
+    assert.equal(r.payment_summary.statuses, ['PENDING']);
+    assert.is(r.payment_summary.pending_amount, 2000);
+    // send_payment_link false does not prevent the payment row.
+    const noLink = await create(svc, { start_at: at('10:30'), send_payment_link: false });
+    assert.is(noLink.body.data.payments.length, 1);
+    const bypassed = await create(svc, { start_at: at('10:45'), bypass_payments: true });
+    assert.is(bypassed.body.data.status, 'CONFIRMED');
+    assert.equal(bypassed.body.data.payments, []);
+    const refused = await create(svc, { start_at: at('10:45'), bypass_payments: true }, TOKENS.noCancel);
+    assert.is(refused.status, 403);
+    // Approval and a deposit (lunch, 6 guests): PENDING with the deposit row beside it.
+    const both = await create(svc, { start_at: at('13:00'), party_size: 6 });
+    assert.is(both.body.data.status, 'PENDING');
+    assert.is(both.body.data.payments[0].amount, 9000);
+  },
+);
 
-t('initial_status and bypass_availability need RESERVATIONS_FORCE_INSERT; a forced reservation takes a full slot', async ({
-  svc,
-}) => {
-  const walkIn = await create(svc, { start_at: at('20:00', '2026-06-04'), initial_status: 'SEATED', source: 'WALK_IN' });
-  assert.is(walkIn.body.data.status, 'SEATED');
-  assert.is(walkIn.body.data.source, 'WALK_IN');
-  assert.is(walkIn.body.data.seated_at, '2026-06-02T10:00:00.000Z');
-  const refused = await create(svc, { initial_status: 'CONFIRMED' }, TOKENS.noCancel);
-  assert.is(refused.status, 403);
-  assert.equal(refused.body.error.details.missing_scopes, ['RESERVATIONS_FORCE_INSERT']);
-  // Sent as false, a flag asks for nothing and needs no scope.
-  const plainFalse = await create(svc, { start_at: at('21:45'), bypass_availability: false }, TOKENS.noCancel);
-  assert.is(plainFalse.status, 201);
-  // Fill every table able to seat 7 (only tbl_8), then force one more.
-  const day = '2026-06-05';
-  assert.is((await create(svc, { start_at: at('20:00', day), party_size: 7 })).status, 201);
-  const full = await create(svc, { start_at: at('20:00', day), party_size: 7 });
-  assert.is(full.body.error.details.reason, 'NO_TABLE');
-  const forced = await create(svc, { start_at: at('20:00', day), party_size: 7, bypass_availability: true });
-  assert.is(forced.status, 201);
-  assert.is(forced.body.data.is_force_inserted, true);
-  assert.equal(forced.body.data.tables, []);
-  // Forced off the slot grid, with its shift.
-  const offGrid = await create(svc, {
-    start_at: at('20:07', day),
-    shift_id: 'shift_dinner',
-    bypass_availability: true,
-  });
-  assert.is(offGrid.status, 201);
-  assert.is(offGrid.body.data.start_at, '2026-06-05T20:07:00+02:00');
-});
+t(
+  'initial_status and bypass_availability need RESERVATIONS_FORCE_INSERT; a forced reservation takes a full slot',
+  async ({ svc }) => {
+    const walkIn = await create(svc, {
+      start_at: at('20:00', '2026-06-04'),
+      initial_status: 'SEATED',
+      source: 'WALK_IN',
+    });
+    assert.is(walkIn.body.data.status, 'SEATED');
+    assert.is(walkIn.body.data.source, 'WALK_IN');
+    assert.is(walkIn.body.data.seated_at, '2026-06-02T10:00:00.000Z');
+    const refused = await create(svc, { initial_status: 'CONFIRMED' }, TOKENS.noCancel);
+    assert.is(refused.status, 403);
+    assert.equal(refused.body.error.details.missing_scopes, ['RESERVATIONS_FORCE_INSERT']);
+    // Sent as false, a flag asks for nothing and needs no scope.
+    const plainFalse = await create(
+      svc,
+      { start_at: at('21:45'), bypass_availability: false },
+      TOKENS.noCancel,
+    );
+    assert.is(plainFalse.status, 201);
+    // Fill every table able to seat 7 (only tbl_8), then force one more.
+    const day = '2026-06-05';
+    assert.is((await create(svc, { start_at: at('20:00', day), party_size: 7 })).status, 201);
+    const full = await create(svc, { start_at: at('20:00', day), party_size: 7 });
+    assert.is(full.body.error.details.reason, 'NO_TABLE');
+    const forced = await create(svc, {
+      start_at: at('20:00', day),
+      party_size: 7,
+      bypass_availability: true,
+    });
+    assert.is(forced.status, 201);
+    assert.is(forced.body.data.is_force_inserted, true);
+    assert.equal(forced.body.data.tables, []);
+    // Forced off the slot grid, with its shift.
+    const offGrid = await create(svc, {
+      start_at: at('20:07', day),
+      shift_id: 'shift_dinner',
+      bypass_availability: true,
+    });
+    assert.is(offGrid.status, 201);
+    assert.is(offGrid.body.data.start_at, '2026-06-05T20:07:00+02:00');
+  },
+);
 
-t('external_id is unique within the restaurant: 409, the original is not replayed', async ({ svc, openapi }) => {
-  const first = await create(svc, { start_at: at('20:15'), external_id: 'dup-1' });
-  assert.is(first.status, 201);
-  const again = await create(svc, { start_at: at('20:30'), external_id: 'dup-1' });
-  assert.is(again.status, 409);
-  assert.is(again.body.error.code, 'RESOURCE_CONFLICT');
-  openapi.check('POST', PATH, again);
-  // Another restaurant may use the same external_id.
-  const other = await create(svc, { external_id: 'dup-1' }, TOKENS.other);
-  assert.is(other.status, 201);
-  const list = await svc.api('GET', '/reservations?external_id=dup-1', { token: TOKENS.full });
-  assert.is(list.body.pagination.total, 1);
-});
+t(
+  'external_id is unique within the restaurant: 409, the original is not replayed',
+  async ({ svc, openapi }) => {
+    const first = await create(svc, { start_at: at('20:15'), external_id: 'dup-1' });
+    assert.is(first.status, 201);
+    const again = await create(svc, { start_at: at('20:30'), external_id: 'dup-1' });
+    assert.is(again.status, 409);
+    assert.is(again.body.error.code, 'RESOURCE_CONFLICT');
+    openapi.check('POST', PATH, again);
+    // Another restaurant may use the same external_id.
+    const other = await create(svc, { external_id: 'dup-1' }, TOKENS.other);
+    assert.is(other.status, 201);
+    const list = await svc.api('GET', '/reservations?external_id=dup-1', { token: TOKENS.full });
+    assert.is(list.body.pagination.total, 1);
+  },
+);
 
-t('the customer: null is anonymous, {id} links, inline finds or creates, and stats follow', async ({ svc }) => {
-  const day = '2026-06-08';
-  const anonymous = await create(svc, { start_at: at('19:45', day), customer: null });
-  assert.is(anonymous.body.data.customer, null);
-  const inline = await create(svc, {
-    start_at: at('19:45', day),
-    customer: { name: 'Ada Lovelace', phone_number: '06 11 22 33 44', email: 'ada@example.com', lang: 'EN' },
-  });
-  assert.is(inline.status, 201);
-  const customer = inline.body.data.customer;
-  assert.equal(
-    { name: customer.name, email: customer.email, phone_number: customer.phone_number, lang: customer.lang },
-    { name: 'Ada Lovelace', email: 'ada@example.com', phone_number: '+33611223344', lang: 'EN' },
-  );
-  // The same phone, spelled otherwise, finds the same customer.
-  const matched = await create(svc, {
-    start_at: at('20:45', day),
-    customer: { name: 'Ada L.', phone_number: '+33 6 11 22 33 44' },
-  });
-  assert.is(matched.body.data.customer.id, customer.id);
-  assert.is(matched.body.data.customer.name, 'Ada Lovelace');
-  const linked = await create(svc, { start_at: at('20:00', '2026-06-06'), customer: { id: customer.id } });
-  assert.is(linked.body.data.customer.id, customer.id);
-  const stats = await svc.api('GET', `/customers/${customer.id}`, { token: TOKENS.full });
-  assert.is(stats.body.data.stats.reservation_count, 3);
-  assert.is(stats.body.data.stats.last_reservation_date, '2026-06-08');
-  const unknown = await create(svc, { customer: { id: 'cus_nope' } });
-  assert.is(unknown.status, 422);
-  assert.is(unknown.body.error.details.reason, 'CUSTOMER_NOT_FOUND');
-  const otherRestaurants = await create(svc, { customer: { id: customer.id } }, TOKENS.other);
-  assert.is(otherRestaurants.body.error.details.reason, 'CUSTOMER_NOT_FOUND');
-  // {id} with other fields is ambiguous: 400.
-  const ambiguous = await create(svc, { customer: { id: customer.id, name: 'x' } });
-  assert.is(ambiguous.status, 400);
-  const nameless = await create(svc, { customer: { email: 'x@example.com' } });
-  assert.is(nameless.status, 400);
-});
+t(
+  'the customer: null is anonymous, {id} links, inline finds or creates, and stats follow',
+  async ({ svc }) => {
+    const day = '2026-06-08';
+    const anonymous = await create(svc, { start_at: at('19:45', day), customer: null });
+    assert.is(anonymous.body.data.customer, null);
+    const inline = await create(svc, {
+      start_at: at('19:45', day),
+      customer: {
+        name: 'Ada Lovelace',
+        phone_number: '06 11 22 33 44',
+        email: 'ada@example.com',
+        lang: 'EN',
+      },
+    });
+    assert.is(inline.status, 201);
+    const customer = inline.body.data.customer;
+    assert.equal(
+      {
+        name: customer.name,
+        email: customer.email,
+        phone_number: customer.phone_number,
+        lang: customer.lang,
+      },
+      { name: 'Ada Lovelace', email: 'ada@example.com', phone_number: '+33611223344', lang: 'EN' },
+    );
+    // The same phone, spelled otherwise, finds the same customer.
+    const matched = await create(svc, {
+      start_at: at('20:45', day),
+      customer: { name: 'Ada L.', phone_number: '+33 6 11 22 33 44' },
+    });
+    assert.is(matched.body.data.customer.id, customer.id);
+    assert.is(matched.body.data.customer.name, 'Ada Lovelace');
+    const linked = await create(svc, { start_at: at('20:00', '2026-06-06'), customer: { id: customer.id } });
+    assert.is(linked.body.data.customer.id, customer.id);
+    const stats = await svc.api('GET', `/customers/${customer.id}`, { token: TOKENS.full });
+    assert.is(stats.body.data.stats.reservation_count, 3);
+    assert.is(stats.body.data.stats.last_reservation_date, '2026-06-08');
+    const unknown = await create(svc, { customer: { id: 'cus_nope' } });
+    assert.is(unknown.status, 422);
+    assert.is(unknown.body.error.details.reason, 'CUSTOMER_NOT_FOUND');
+    const otherRestaurants = await create(svc, { customer: { id: customer.id } }, TOKENS.other);
+    assert.is(otherRestaurants.body.error.details.reason, 'CUSTOMER_NOT_FOUND');
+    // {id} with other fields is ambiguous: 400.
+    const ambiguous = await create(svc, { customer: { id: customer.id, name: 'x' } });
+    assert.is(ambiguous.status, 400);
+    const nameless = await create(svc, { customer: { email: 'x@example.com' } });
+    assert.is(nameless.status, 400);
+  },
+);
 
-t('a blacklisted customer (by id or matched inline) is rejected and nothing about them is written', async ({ svc }) => {
-  const made = await create(svc, {
-    start_at: at('21:30', '2026-06-09'),
-    customer: { name: 'Banned Guest', phone_number: '+33699999999', email: 'banned@example.com' },
-  });
-  const id = made.body.data.customer.id;
-  await svc.rt.settle((await blacklistCustomer(svc.rt, id, 'fraud', operatorMeta('test'))).position);
-  const before = await svc.api('GET', `/customers/${id}`, { token: TOKENS.full });
-  const byId = await create(svc, { start_at: at('21:30', '2026-06-07'), customer: { id } });
-  assert.is(byId.status, 422);
-  assert.is(byId.body.error.details.reason, 'CUSTOMER_BLACKLISTED');
-  const inline = await create(svc, {
-    start_at: at('21:30', '2026-06-07'),
-    customer: { name: 'Someone Else', email: 'BANNED@example.com', on_match: 'update', newsletter_consent: true },
-  });
-  assert.is(inline.status, 422);
-  assert.is(inline.body.error.details.reason, 'CUSTOMER_BLACKLISTED');
-  const after = await svc.api('GET', `/customers/${id}`, { token: TOKENS.full });
-  assert.equal(after.body.data, before.body.data);
-  // Refused by the checks, before any seating was held: the day's capacity stream was never written.
-  assert.equal(await svc.rt.events.readStream('capacity-rest_demo-2026-06-07'), []);
-  const day = await svc.api(
-    'GET',
-    '/reservations?start_at_from=2026-06-07T00:00:00%2B02:00&start_at_to=2026-06-07T23:59:59%2B02:00',
-    { token: TOKENS.full },
-  );
-  assert.is(day.body.pagination.total, 0);
-});
+t(
+  'a blacklisted customer (by id or matched inline) is rejected and nothing about them is written',
+  async ({ svc }) => {
+    const made = await create(svc, {
+      start_at: at('21:30', '2026-06-09'),
+      customer: { name: 'Banned Guest', phone_number: '+33699999999', email: 'banned@example.com' },
+    });
+    const id = made.body.data.customer.id;
+    await svc.rt.settle((await blacklistCustomer(svc.rt, id, 'fraud', operatorMeta('test'))).position);
+    const before = await svc.api('GET', `/customers/${id}`, { token: TOKENS.full });
+    const byId = await create(svc, { start_at: at('21:30', '2026-06-07'), customer: { id } });
+    assert.is(byId.status, 422);
+    assert.is(byId.body.error.details.reason, 'CUSTOMER_BLACKLISTED');
+    const inline = await create(svc, {
+      start_at: at('21:30', '2026-06-07'),
+      customer: {
+        name: 'Someone Else',
+        email: 'BANNED@example.com',
+        on_match: 'update',
+        newsletter_consent: true,
+      },
+    });
+    assert.is(inline.status, 422);
+    assert.is(inline.body.error.details.reason, 'CUSTOMER_BLACKLISTED');
+    const after = await svc.api('GET', `/customers/${id}`, { token: TOKENS.full });
+    assert.equal(after.body.data, before.body.data);
+    // Refused by the checks, before any seating was held: the day's capacity stream was never written.
+    assert.equal(await svc.rt.events.readStream('capacity-rest_demo-2026-06-07'), []);
+    const day = await svc.api(
+      'GET',
+      '/reservations?start_at_from=2026-06-07T00:00:00%2B02:00&start_at_to=2026-06-07T23:59:59%2B02:00',
+      { token: TOKENS.full },
+    );
+    assert.is(day.body.pagination.total, 0);
+  },
+);
 
-t('a refused reservation creates no customer (slot refused after the inline details were valid)', async ({ svc }) => {
-  const count = async () =>
-    (await svc.api('GET', '/customers?email=nobody-new@example.com', { token: TOKENS.full })).body.data.length;
-  const res = await create(svc, {
-    start_at: at('16:00'),
-    customer: { name: 'Nobody New', email: 'nobody-new@example.com' },
-  });
-  assert.is(res.status, 422);
-  assert.is(await count(), 0);
-  // Refused for a duplicate external_id: the customer, resolved only after every check, is not written.
-  assert.is((await create(svc, { start_at: at('20:00', '2026-06-10'), external_id: 'taken' })).status, 201);
-  const late = await create(svc, {
-    start_at: at('20:00', '2026-06-10'),
-    external_id: 'taken',
-    customer: { name: 'Nobody New', email: 'nobody-new@example.com' },
-  });
-  assert.is(late.status, 409);
-  assert.is(await count(), 0);
-});
+t(
+  'a refused reservation creates no customer (slot refused after the inline details were valid)',
+  async ({ svc }) => {
+    const count = async () =>
+      (await svc.api('GET', '/customers?email=nobody-new@example.com', { token: TOKENS.full })).body.data
+        .length;
+    const res = await create(svc, {
+      start_at: at('16:00'),
+      customer: { name: 'Nobody New', email: 'nobody-new@example.com' },
+    });
+    assert.is(res.status, 422);
+    assert.is(await count(), 0);
+    // Refused for a duplicate external_id: the customer, resolved only after every check, is not written.
+    assert.is((await create(svc, { start_at: at('20:00', '2026-06-10'), external_id: 'taken' })).status, 201);
+    const late = await create(svc, {
+      start_at: at('20:00', '2026-06-10'),
+      external_id: 'taken',
+      customer: { name: 'Nobody New', email: 'nobody-new@example.com' },
+    });
+    assert.is(late.status, 409);
+    assert.is(await count(), 0);
+  },
+);
 
 t('bad input is 400 with details.issues; unknown properties are refused', async ({ svc, openapi }) => {
   const unknown = await create(svc, { colour: 'red' });

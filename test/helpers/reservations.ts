@@ -136,6 +136,14 @@ export async function startReservationService(
   return Object.assign(svc, { clock });
 }
 
-/** POST /reservations with the full key; `body` overrides a 2-guest dinner. */
-export const create = (svc: TestService, body: Record<string, unknown> = {}, token = TOKENS.full) =>
-  svc.api('POST', '/reservations', { token, body: { party_size: 2, start_at: DINNER, ...body } });
+/** POST /reservations with the full key; `body` overrides a 2-guest dinner. `baseUrl`: another server. */
+export const create = (
+  svc: TestService,
+  body: Record<string, unknown> = {},
+  token = TOKENS.full,
+  baseUrl?: string,
+) =>
+  svc.api('POST', `${baseUrl ? `${baseUrl}/api/partner/v1` : ''}/reservations`, {
+    token,
+    body: { party_size: 2, start_at: DINNER, ...body },
+  });

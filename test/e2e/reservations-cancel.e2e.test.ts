@@ -1,0 +1,123 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { setPosLock } from '../../commands/reservations/handler-records';
+import { operatorMeta } from '../../src/core/command-meta';
+import { OpenApiChecker } from '../helpers/openapi';
+import { create, startReservationService, TOKENS } from '../helpers/reservations';
+import type { TestService } from '../helpers/service';
+
+const PATH = '/api/partner/v1/reservations/{id}/cancel';
+const t = suite<{ svc: TestService; openapi: OpenApiChecker }>('reservations: cancel');
+
+t.before(async (ctx) => {
+  ctx.svc = await startReservationService();
+  ctx.openapi = new OpenApiChecker((await ctx.svc.api('GET', '/openapi.json')).body);
+});
+t.after(async ({ svc }) => svc.close());
+
+const at = (day: string, hhmm: string) => `2026-06-${day}T${hhmm}:00+02:00`;
+const cancel = (svc: TestService, id: string, body?: unknown, token = TOKENS.full) =>
+  svc.api('POST', `/reservations/${id}/cancel`, { token, ...(body === undefined ? {} : { body }) });
+
+t(
+  'cancel gives CANCELED_BY_RESTAURANT with the reason, frees the table, and a repeat keeps the first reason',
+  async ({ svc, openapi }) => {
+    const r = (await create(svc, { start_at: at('15', '20:00'), party_size: 7 })).body.data;
+    assert.is(
+      (await create(svc, { start_at: at('15', '20:00'), party_size: 7 })).body.error.details.reason,
+      'NO_TABLE',
+    );
+    const res = await cancel(svc, r.id, { reason: 'kitchen flooded' });
+    assert.is(res.status, 200);
+    openapi.check('POST', PATH, res);
+    assert.is(res.body.data.status, 'CANCELED_BY_RESTAURANT');
+    assert.is(res.body.data.cancellation_reason, 'kitchen flooded');
+    // The table is free again at once.
+    assert.is((await create(svc, { start_at: at('15', '20:00'), party_size: 7 })).status, 201);
+    svc.clock.advance(60);
+    const again = await cancel(svc, r.id, { reason: 'another reason' });
+    assert.is(again.status, 200);
+    assert.equal(again.body.data, res.body.data);
+    const events = await svc.rt.events.readStream(`reservation-${r.id}`);
+    assert.equal(
+      events.map((e) => e.type),
+      ['ReservationCreated', 'ReservationStatusChanged'],
+    );
+    const capacity = await svc.rt.events.readStream('capacity-rest_demo-2026-06-15');
+    assert.equal(
+      capacity.filter((e) => e.data.reservation_id === r.id).map((e) => e.type),
+      ['SeatingHeld', 'SeatingReleased'],
+    );
+  },
+);
+
+t('the body is required JSON: {} is enough, nothing or another type is refused', async ({ svc, openapi }) => {
+  const r = (await create(svc, { start_at: at('16', '20:00') })).body.data;
+  const none = await cancel(svc, r.id);
+  assert.is(none.status, 400);
+  assert.is(none.body.error.code, 'VALIDATION_ERROR');
+  openapi.check('POST', PATH, none);
+  const text = await svc.api('POST', `/reservations/${r.id}/cancel`, {
+    token: TOKENS.full,
+    rawBody: 'reason=x',
+    headers: { 'content-type': 'text/plain' },
+  });
+  assert.is(text.status, 415);
+  const broken = await svc.api('POST', `/reservations/${r.id}/cancel`, {
+    token: TOKENS.full,
+    rawBody: '{"reason":',
+    headers: { 'content-type': 'application/json' },
+  });
+  assert.is(broken.status, 400);
+  const emptyReason = await cancel(svc, r.id, { reason: '' });
+  assert.is(emptyReason.status, 400);
+  const unknown = await cancel(svc, r.id, { why: 'x' });
+  assert.is(unknown.status, 400);
+  assert.is(
+    (await svc.api('GET', `/reservations/${r.id}`, { token: TOKENS.full })).body.data.status,
+    'CONFIRMED',
+  );
+  const ok = await cancel(svc, r.id, {});
+  assert.is(ok.status, 200);
+  assert.is(ok.body.data.cancellation_reason, null);
+});
+
+t('a POS lock on the status answers 409 with details.locked_fields', async ({ svc, openapi }) => {
+  const r = (await create(svc, { start_at: at('17', '20:00') })).body.data;
+  await svc.rt.settle((await setPosLock(svc.rt, null, r.id, ['status'], operatorMeta('pos'))).position);
+  const res = await cancel(svc, r.id, {});
+  assert.is(res.status, 409);
+  assert.is(res.body.error.code, 'RESOURCE_CONFLICT');
+  assert.equal(res.body.error.details.locked_fields, ['status']);
+  openapi.check('POST', PATH, res);
+  assert.is(
+    (await svc.api('GET', `/reservations/${r.id}`, { token: TOKENS.full })).body.data.status,
+    'CONFIRMED',
+  );
+});
+
+t('cancel needs RESERVATIONS_CANCEL; unknown or foreign ids are 404', async ({ svc }) => {
+  const r = (await create(svc, { start_at: at('18', '20:00') })).body.data;
+  const refused = await cancel(svc, r.id, {}, TOKENS.noCancel);
+  assert.is(refused.status, 403);
+  assert.is(refused.body.error.code, 'INSUFFICIENT_SCOPE');
+  assert.is((await cancel(svc, 'res_nope', {})).status, 404);
+  assert.is((await cancel(svc, r.id, {}, TOKENS.other)).status, 404);
+});
+
+t('a canceled reservation no longer counts in its customer stats', async ({ svc }) => {
+  const r = (
+    await create(svc, {
+      start_at: at('19', '20:00'),
+      customer: { name: 'Stat Guest', email: 'stat@example.com' },
+    })
+  ).body.data;
+  const stats = async () =>
+    (await svc.api('GET', `/customers/${r.customer.id}`, { token: TOKENS.full })).body.data.stats
+      .reservation_count;
+  assert.is(await stats(), 1);
+  await cancel(svc, r.id, {});
+  assert.is(await stats(), 0);
+});
+
+t.run();

@@ -1,4 +1,5 @@
 // Every operator command module. A module adds its commands by exporting a register function listed here.
+import { registerCustomerCommands } from './customer-commands';
 import { registerPlatformCommands } from './platform-commands';
 import { registerReservationCommands } from './reservation-commands';
 
@@ -7,5 +8,6 @@ export function registerAllCliCommands(): void {
   if (registered) return;
   registered = true;
   registerPlatformCommands();
+  registerCustomerCommands();
   registerReservationCommands();
 }

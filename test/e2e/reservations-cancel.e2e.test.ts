@@ -3,11 +3,11 @@ import * as assert from 'uvu/assert';
 import { setPosLock } from '../../commands/reservations/handler-records';
 import { operatorMeta } from '../../src/core/command-meta';
 import { OpenApiChecker } from '../helpers/openapi';
-import { create, startReservationService, TOKENS } from '../helpers/reservations';
+import { create, type ReservationService, startReservationService, TOKENS } from '../helpers/reservations';
 import type { TestService } from '../helpers/service';
 
 const PATH = '/api/partner/v1/reservations/{id}/cancel';
-const t = suite<{ svc: TestService; openapi: OpenApiChecker }>('reservations: cancel');
+const t = suite<{ svc: ReservationService; openapi: OpenApiChecker }>('reservations: cancel');
 
 t.before(async (ctx) => {
   ctx.svc = await startReservationService();

@@ -3,10 +3,10 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { request } from 'node:http';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { create, startReservationService, TOKENS } from '../helpers/reservations';
+import { create, type ReservationService, startReservationService, TOKENS } from '../helpers/reservations';
 import type { TestService } from '../helpers/service';
 
-const t = suite<{ svc: TestService; second: { url: string; child: ChildProcess } }>(
+const t = suite<{ svc: ReservationService; second: { url: string; child: ChildProcess } }>(
   'reservations: concurrency',
 );
 t.before(async (ctx) => {

@@ -3,11 +3,16 @@ import * as assert from 'uvu/assert';
 import { blacklistCustomer } from '../../commands/customers/handler';
 import { operatorMeta } from '../../src/core/command-meta';
 import { OpenApiChecker } from '../helpers/openapi';
-import { create, DINNER, startReservationService, TOKENS } from '../helpers/reservations';
-import type { TestService } from '../helpers/service';
+import {
+  create,
+  DINNER,
+  type ReservationService,
+  startReservationService,
+  TOKENS,
+} from '../helpers/reservations';
 
 const PATH = '/api/partner/v1/reservations';
-const t = suite<{ svc: TestService; openapi: OpenApiChecker }>('reservations: create');
+const t = suite<{ svc: ReservationService; openapi: OpenApiChecker }>('reservations: create');
 
 t.before(async (ctx) => {
   ctx.svc = await startReservationService();

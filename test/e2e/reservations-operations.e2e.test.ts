@@ -4,10 +4,10 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { registerAllCliCommands } from '../../src/cli/commands';
 import { cliCommands } from '../../src/cli/registry';
-import { create, startReservationService, TOKENS } from '../helpers/reservations';
+import { create, type ReservationService, startReservationService, TOKENS } from '../helpers/reservations';
 import type { TestService } from '../helpers/service';
 
-const t = suite<{ svc: TestService }>('reservations: restaurant-side operations');
+const t = suite<{ svc: ReservationService }>('reservations: restaurant-side operations');
 t.before(async (ctx) => {
   registerAllCliCommands();
   ctx.svc = await startReservationService();

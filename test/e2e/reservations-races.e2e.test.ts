@@ -8,10 +8,10 @@ import { updateReservation } from '../../commands/reservations/handler-update';
 import { repairSeatings } from '../../src/jobs/reservation-jobs';
 import type { EventStore, ExpectedRevision, NewEvent } from '../../src/ports/event-store';
 import type { Runtime } from '../../src/runtime';
-import { create, startReservationService, TOKENS } from '../helpers/reservations';
+import { create, type ReservationService, startReservationService, TOKENS } from '../helpers/reservations';
 import type { TestService } from '../helpers/service';
 
-const t = suite<{ svc: TestService & { clock: { advance(s: number): Date } } }>('reservations: races');
+const t = suite<{ svc: ReservationService }>('reservations: races');
 t.before(async (ctx) => {
   ctx.svc = await startReservationService();
 });

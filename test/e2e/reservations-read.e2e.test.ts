@@ -1,11 +1,11 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { OpenApiChecker } from '../helpers/openapi';
-import { create, startReservationService, TOKENS } from '../helpers/reservations';
+import { create, type ReservationService, startReservationService, TOKENS } from '../helpers/reservations';
 import type { TestService } from '../helpers/service';
 
 const t = suite<{
-  svc: TestService;
+  svc: ReservationService;
   openapi: OpenApiChecker;
   ids: string[];
   customerId: string;

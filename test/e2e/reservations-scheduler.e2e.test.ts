@@ -12,10 +12,10 @@ import {
 } from '../../src/jobs/reservation-jobs';
 import { registerModules } from '../../src/modules';
 import { scheduledJobs, startScheduler } from '../../src/scheduler';
-import { create, startReservationService, TOKENS } from '../helpers/reservations';
+import { create, type ReservationService, startReservationService, TOKENS } from '../helpers/reservations';
 import type { TestService } from '../helpers/service';
 
-const t = suite<{ svc: TestService & { clock: { set(d: string): void } } }>('reservations: scheduler');
+const t = suite<{ svc: ReservationService }>('reservations: scheduler');
 t.before(async (ctx) => {
   ctx.svc = await startReservationService();
 });

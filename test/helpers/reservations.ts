@@ -124,9 +124,12 @@ export function reservationBootstrap(overrides: Record<string, unknown> = {}) {
   return { restaurants: [...base.restaurants, ...other.restaurants] };
 }
 
+/** The test service and the fixed clock it runs on. */
+export type ReservationService = TestService & { clock: FixedClock };
+
 export async function startReservationService(
   options: { bootstrap?: unknown; env?: Record<string, string>; clock?: FixedClock } = {},
-): Promise<TestService & { clock: FixedClock }> {
+): Promise<ReservationService> {
   const clock = options.clock ?? new FixedClock(NOW);
   const svc = await startTestService({
     bootstrap: options.bootstrap ?? reservationBootstrap(),

@@ -47,6 +47,8 @@ export interface CustomerDoc extends CustomerProfile {
   stats: CustomerStats;
   created_at: string;
   updated_at: string;
+  /** sync_seq when created: the order of creation in the restaurant (the oldest match wins). */
+  created_seq: number;
   /** Position of this customer in its restaurant's sync order; see customer-feed.ts. */
   sync_seq: number;
   sync_bucket: number;

@@ -72,6 +72,7 @@ async function applyCustomerEvent(docs: DocumentStore, recorded: RecordedEvent):
       const rows = await docs
         .collection<ReservationRow>(CUSTOMER_RESERVATIONS)
         .find({ restaurant_id: restaurantId, owner_id: id });
+      const stamp0 = await stamp();
       const doc: CustomerDoc = {
         _id: id,
         restaurant_id: restaurantId,
@@ -84,7 +85,8 @@ async function applyCustomerEvent(docs: DocumentStore, recorded: RecordedEvent):
         draft,
         stats: computeStats(rows),
         created_at: at,
-        ...(await stamp()),
+        created_seq: stamp0.sync_seq,
+        ...stamp0,
         _pos: pos,
       };
       await col.replaceOne({ _id: id }, doc, { upsert: true });

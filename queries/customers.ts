@@ -41,11 +41,8 @@ export interface Match {
   on: MatchKey;
 }
 
-/** The oldest customer first: a stable choice when several share a key. */
-const oldest = (list: CustomerDoc[]) =>
-  list.sort((a, b) =>
-    a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a._id < b._id ? -1 : 1,
-  )[0];
+/** The first created: a stable choice when several share a key (creation order in the log). */
+const oldest = (list: CustomerDoc[]) => list.sort((a, b) => a.created_seq - b.created_seq)[0];
 
 /**
  * The customer that `input` designates, trying the keys in `order` (POST /customers: external_id,

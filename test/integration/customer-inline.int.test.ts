@@ -1,0 +1,163 @@
+// Inline reservation customers (spec §4 POST /reservations), through the API the reservations module
+// calls: phone then email (never external_id), the restaurant's matching setting, consent kept on
+// return_existing, contact details never cleared on update, and checks that never write.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { blacklistCustomer, createCustomer } from '../../commands/customers/handler';
+import {
+  checkInlineCustomer,
+  type InlineCustomer,
+  type OnMatch,
+  resolveInlineCustomer,
+} from '../../commands/customers/inline';
+import { CUSTOMERS, type CustomerDoc } from '../../projections/customer-docs';
+import { ApiError } from '../../src/core/errors';
+import { type CustomerWorld, customerWorld } from '../helpers/customers';
+
+const t = suite<{ w: CustomerWorld }>('inline reservation customers');
+t.before.each(async (ctx) => {
+  ctx.w = await customerWorld();
+});
+
+const resolve = (w: CustomerWorld, inline: InlineCustomer, onMatch?: OnMatch, matching = true) =>
+  resolveInlineCustomer(
+    w,
+    w.docs,
+    { ...w.restaurant, customer_matching: matching },
+    inline,
+    onMatch,
+    w.meta,
+  ).then(async (r) => {
+    await w.settle();
+    return r;
+  });
+const doc = (w: CustomerWorld, id: string) => w.docs.collection<CustomerDoc>(CUSTOMERS).findOne({ _id: id });
+const head = (w: CustomerWorld) => w.events.headPosition();
+
+async function existing(w: CustomerWorld, input: InlineCustomer) {
+  const { customerId } = await createCustomer(w, w.restaurant, input, w.meta);
+  await w.settle();
+  return customerId;
+}
+
+t('matched on phone (any spelling) before email, never on external_id', async ({ w }) => {
+  const byPhone = await existing(w, { name: 'P', phone_number: '+33 6 12 34 56 78' });
+  const byEmail = await existing(w, { name: 'E', email: 'e@example.com', external_id: 'crm-1' });
+  const both = await resolve(w, { name: 'x', phone_number: '06 12 34 56 78', email: 'E@example.com' });
+  assert.equal([both.customerId, both.result], [byPhone, 'matched']);
+  assert.is((await resolve(w, { name: 'x', email: 'E@EXAMPLE.com' })).customerId, byEmail);
+  const external = await resolve(w, { name: 'x', external_id: 'crm-1' });
+  assert.is(external.result, 'created');
+  assert.is.not(external.customerId, byEmail);
+});
+
+t('on_match omitted follows the restaurant: match, or always create when matching is off', async ({ w }) => {
+  const id = await existing(w, { name: 'M', phone_number: '0611111111' });
+  assert.is((await resolve(w, { name: 'x', phone_number: '0611111111' })).customerId, id);
+  const off = await resolve(w, { name: 'x', phone_number: '0611111111' }, undefined, false);
+  assert.is(off.result, 'created');
+  assert.is.not(off.customerId, id);
+  // An explicit on_match wins over the setting.
+  assert.is(
+    (await resolve(w, { name: 'x', phone_number: '0611111111' }, 'return_existing', false)).customerId,
+    id,
+  );
+});
+
+t('return_existing writes nothing, except a newsletter consent the guest just gave', async ({ w }) => {
+  const id = await existing(w, { name: 'R', email: 'r@example.com' });
+  const before = await head(w);
+  const plain = await resolve(w, {
+    name: 'Other',
+    email: 'r@example.com',
+    newsletter_consent: false,
+    note: 'x',
+  });
+  assert.equal([plain.result, plain.position], ['matched', null]);
+  assert.is(await head(w), before);
+  const consent = await resolve(w, { name: 'Other', email: 'r@example.com', newsletter_consent: true });
+  assert.is(consent.result, 'matched');
+  assert.ok(consent.position);
+  const d = await doc(w, id);
+  assert.is(d?.newsletter_consent, true);
+  assert.is(d?.name, 'R');
+  assert.is(d?.note, null);
+});
+
+t('update writes the details given but an empty email or phone never clears one', async ({ w }) => {
+  const id = await existing(w, { name: 'U', email: 'u@example.com', phone_number: '0622222222' });
+  const out = await resolve(
+    w,
+    { name: 'U Renamed', email: '', phone_number: '0622222222', lang: 'EN' },
+    'update',
+  );
+  assert.equal([out.customerId, out.result], [id, 'updated']);
+  const nulls = await resolve(w, { name: 'U Renamed', email: null, phone_number: '+33622222222' }, 'update');
+  assert.is(nulls.customerId, id);
+  const d = await doc(w, id);
+  assert.is(d?.name, 'U Renamed');
+  assert.is(d?.lang, 'EN');
+  assert.is(d?.email, 'u@example.com');
+  assert.is(d?.phone_number, '+33622222222');
+  const byEmail = await resolve(w, { name: 'U', phone_number: '', email: 'u@example.com' }, 'update');
+  assert.is(byEmail.customerId, id);
+  assert.is((await doc(w, id))?.phone_number, '+33622222222');
+});
+
+t('create_new always creates; empty contact details are stored as null', async ({ w }) => {
+  const id = await existing(w, { name: 'C', phone_number: '0633333333' });
+  const out = await resolve(w, { name: 'C', phone_number: '0633333333', email: '' }, 'create_new');
+  assert.is(out.result, 'created');
+  assert.is.not(out.customerId, id);
+  const fresh = await resolve(w, { name: 'Fresh', phone_number: '', email: '' });
+  assert.is((await doc(w, fresh.customerId))?.email, null);
+  assert.is((await doc(w, fresh.customerId))?.phone_number, null);
+});
+
+t('a blacklisted match is reported by the check and left untouched by resolve', async ({ w }) => {
+  const id = await existing(w, { name: 'B', phone_number: '0644444444' });
+  await blacklistCustomer(w, id, null, w.meta);
+  await w.settle();
+  const plan = await checkInlineCustomer(
+    w,
+    w.docs,
+    w.restaurant,
+    { name: 'B', phone_number: '06 44 44 44 44' },
+    'update',
+  );
+  assert.equal(plan, { action: 'update', customerId: id, matchedOn: 'phone', blacklisted: true });
+  const before = await head(w);
+  const out = await resolve(
+    w,
+    { name: 'B2', phone_number: '0644444444', newsletter_consent: true },
+    'update',
+  );
+  assert.equal(out, { customerId: id, blacklisted: true, result: 'matched', position: null });
+  assert.is(await head(w), before);
+});
+
+t('checking never writes, and refuses bad details before anything is written', async ({ w }) => {
+  const before = await head(w);
+  const plan = await checkInlineCustomer(
+    w,
+    w.docs,
+    w.restaurant,
+    { name: 'New', email: 'new@example.com' },
+    undefined,
+  );
+  assert.equal(plan, { action: 'create', customerId: null, matchedOn: null, blacklisted: false });
+  const status = async (inline: InlineCustomer) => {
+    try {
+      await checkInlineCustomer(w, w.docs, w.restaurant, inline, undefined);
+      return 0;
+    } catch (err) {
+      return err instanceof ApiError ? err.status : -1;
+    }
+  };
+  assert.is(await status({ name: '' }), 400);
+  assert.is(await status({ name: 'x', phone_number: '12' }), 400);
+  assert.is(await status({ name: 'x', custom_fields: { cf_unknown: 1 } }), 422);
+  assert.is(await head(w), before);
+});
+
+t.run();

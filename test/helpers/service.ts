@@ -7,6 +7,7 @@ import { type RunningService, startService } from '../../src/app';
 import { loadConfig } from '../../src/config';
 import type { Clock } from '../../src/core/clock';
 import { createLogger } from '../../src/logger';
+import { OpenApiChecker } from './openapi';
 
 export interface TestService extends RunningService {
   dataDir: string;
@@ -21,6 +22,8 @@ export interface RequestOptions {
   /** Sent as is (no JSON encoding) */
   rawBody?: string;
   headers?: Record<string, string>;
+  /** Skip the check of this response against the OpenAPI document (deliberately odd requests). */
+  unchecked?: boolean;
 }
 
 export interface TestResponse {
@@ -37,6 +40,8 @@ export interface StartOptions {
   dataDir?: string;
   clock?: Clock;
   demo?: boolean;
+  /** Check every response against the OpenAPI document (default true). */
+  checkResponses?: boolean;
 }
 
 export async function startTestService(options: StartOptions = {}): Promise<TestService> {
@@ -60,6 +65,28 @@ export async function startTestService(options: StartOptions = {}): Promise<Test
     demo: options.demo ?? false,
   });
   const base = service.url;
+  // Every response of every e2e suite is checked against the OpenAPI document the server publishes:
+  // an undocumented status or a body that does not fit its schema fails the test that saw it.
+  let checker: Promise<OpenApiChecker> | null = null;
+  let templates: { method: string; template: string; re: RegExp }[] = [];
+  const documented = () => {
+    checker ??= fetch(`${base}/api/partner/v1/openapi.json`)
+      .then((r) => r.json())
+      .then((doc) => {
+        const paths = (doc as { paths: Record<string, Record<string, unknown>> }).paths;
+        templates = Object.entries(paths).flatMap(([template, ops]) =>
+          Object.keys(ops).map((m) => ({
+            method: m.toUpperCase(),
+            template,
+            re: new RegExp(
+              `^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\\{\w+\\\}|\{\w+\}/g, '[^/]+')}$`,
+            ),
+          })),
+        );
+        return new OpenApiChecker(doc as never);
+      });
+    return checker;
+  };
   const api = async (method: string, path: string, o: RequestOptions = {}): Promise<TestResponse> => {
     const headers: Record<string, string> = { ...(o.headers ?? {}) };
     if (o.token) headers.authorization = `Bearer ${o.token}`;
@@ -79,7 +106,15 @@ export async function startTestService(options: StartOptions = {}): Promise<Test
     } catch {
       parsed = null;
     }
-    return { status: res.status, headers: res.headers, body: parsed, text };
+    const response = { status: res.status, headers: res.headers, body: parsed, text };
+    if (!o.unchecked && options.checkResponses !== false) {
+      const check = await documented();
+      const pathname = new URL(url).pathname.replace(/\/$/, '') || '/';
+      const op = templates.find((t) => t.method === method.toUpperCase() && t.re.test(pathname));
+      // Unknown routes (404) and wrong methods (405) have no operation to check against.
+      if (op) check.check(method.toUpperCase(), op.template, response);
+    }
+    return response;
   };
   return {
     ...service,

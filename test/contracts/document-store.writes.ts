@@ -155,6 +155,36 @@ export function writeContract(it: Register): void {
     assert.equal(await c.findOne({ _id: 'r1' }), { _id: 'r1', _pos: '00000000000000000007', n: 2 });
   });
 
+  it('the replay guard matches a missing or earlier _pos only, and updateOne agrees with count', async (store) => {
+    const c = store.collection('guard');
+    const pos = '00000000000000000005';
+    const stored: [string, unknown, boolean][] = [
+      ['missing', undefined, true],
+      ['earlier', '00000000000000000004', true],
+      ['equal', pos, false],
+      ['later', '00000000000000000006', false],
+      ['null', null, false],
+      ['number', 4, false],
+      ['array-earlier', ['00000000000000000001'], true],
+      ['array-later', ['00000000000000000009'], false],
+      ['object', { at: '00000000000000000001' }, false],
+      ['date', new Date(0), false],
+    ];
+    await c.insertMany(stored.map(([_id, p]) => (p === undefined ? { _id } : { _id, _pos: p })));
+    for (const [_id, , expected] of stored) {
+      const guard = { _id, $or: [{ _pos: { $lt: pos } }, { _pos: { $exists: false } }] };
+      assert.is(await c.count(guard), expected ? 1 : 0, `count, _pos ${_id}`);
+      const r = await c.updateOne(guard, { $inc: { n: 1 } });
+      assert.equal(r, { matched: expected ? 1 : 0, modified: expected ? 1 : 0, upsertedId: null }, _id);
+    }
+    const absent = { _id: 'absent', $or: [{ _pos: { $lt: pos } }, { _pos: { $exists: false } }] };
+    assert.equal(await c.updateOne(absent, { $inc: { n: 1 } }), {
+      matched: 0,
+      modified: 0,
+      upsertedId: null,
+    });
+  });
+
   it('updateOne changes one matching document; updateMany changes all', async (store) => {
     const c = await seeded(store);
     const one = await c.updateOne({ city: 'Lyon' }, { $set: { flagged: true } });

@@ -27,7 +27,7 @@ import {
   validateFindOptions,
   validateIndexSpec,
 } from './validate';
-import { cloneValue, sameValue } from './values';
+import { cloneValue, isPlainObject, sameValue } from './values';
 
 type Undo = { insert: Doc } | { doc: Doc; journal: Journal; reindexed: Reindex | undefined };
 type Reindex = [KeyIndex, IndexEntries, IndexEntries][];
@@ -49,6 +49,37 @@ function idOnly(filter: Filter): string | undefined {
     id = filter[k];
   }
   return typeof id === 'string' ? id : undefined;
+}
+
+/** The value of `o`'s only key when `o` is a plain object holding exactly `key`; otherwise undefined. */
+function soleValue(o: unknown, key: string): unknown {
+  if (!isPlainObject(o)) return undefined;
+  let value: unknown;
+  for (const k in o) {
+    if (k !== key || value !== undefined) return undefined;
+    value = o[k];
+  }
+  return value;
+}
+
+/**
+ * The guard applyOnce sends with every event of a replay (src/projection/idempotent.ts):
+ * {_id: "…", $or: [{_pos: {$lt: "…"}}, {_pos: {$exists: false}}]}. Recognised by shape (a valid
+ * filter by construction) so updateOne decides it without validation, planning or a matcher;
+ * answers the $lt operand, or undefined for any other filter.
+ */
+function guardPosition(filter: Filter): string | undefined {
+  let n = 0;
+  for (const k in filter) {
+    if (k !== '_id' && k !== '$or') return undefined;
+    n++;
+  }
+  const or = filter.$or;
+  if (n !== 2 || typeof filter._id !== 'string' || !Array.isArray(or) || or.length !== 2) return undefined;
+  const before = soleValue(soleValue(or[0], '_pos'), '$lt');
+  if (typeof before !== 'string' || soleValue(soleValue(or[1], '_pos'), '$exists') !== false)
+    return undefined;
+  return before;
 }
 
 export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
@@ -126,12 +157,21 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
   async updateOne(filter: Filter, update: Update, options?: { upsert?: boolean }): Promise<UpdateResult> {
     this.assertOpen();
     const parsed = parseUpdate(update);
-    const id = idOnly(filter);
+    let id = idOnly(filter);
     let target: Doc | undefined;
     if (id !== undefined) target = this.docs.get(id);
     else {
-      validateFilter(filter);
-      target = this.matching(filter, 1)[0];
+      const before = guardPosition(filter);
+      const stored = before === undefined ? undefined : this.docs.get(filter._id as string);
+      const pos = stored?._pos;
+      if (before !== undefined && (pos === undefined || typeof pos === 'string')) {
+        // The guard decided here, as filter.ts's direct path would: no _pos, or an earlier one.
+        id = filter._id as string;
+        if (pos === undefined || pos < before) target = stored;
+      } else {
+        validateFilter(filter);
+        target = this.matching(filter, 1)[0];
+      }
     }
     if (target !== undefined) {
       const modified = this.update(target, parsed) !== undefined;

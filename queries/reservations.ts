@@ -32,10 +32,11 @@ export function listFilter(restaurantId: string, q: Omit<ReservationListQuery, '
   if (q.external_id !== undefined) f.external_id = q.external_id;
   if (q.customer_id !== undefined) f.customer_id = q.customer_id;
   if (q.statuses?.length) f.status = { $in: q.statuses };
+  // Ranges of sort_key (`<start_at_utc>|<id>`): '|' sorts after every character of an ISO instant.
   const start: Record<string, string> = {};
   if (q.start_at_from) start.$gte = toUtc(q.start_at_from);
-  if (q.start_at_to) start.$lte = toUtc(q.start_at_to);
-  if (Object.keys(start).length) f.start_at_utc = start;
+  if (q.start_at_to) start.$lte = `${toUtc(q.start_at_to)}|\uffff`;
+  if (Object.keys(start).length) f.sort_key = start;
   if (q.updated_since) f.updated_at = { $gte: toUtc(q.updated_since) };
   return f;
 }
@@ -52,7 +53,7 @@ export async function listReservations(
   const [total, page] = await Promise.all([
     col.count(filter),
     col.find(filter, {
-      sort: { start_at_utc: 1, _id: 1 },
+      sort: { sort_key: 1 },
       skip: (q.page - 1) * q.per_page,
       limit: q.per_page,
     }),

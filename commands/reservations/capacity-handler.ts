@@ -1,10 +1,19 @@
-// Appends to a capacity stream (`capacity-<restaurant>-<day>`) with its expected revision: runCommand
-// reloads and decides again when another request got there first, so two bookings can never both take
-// the last table. Requests for the same stream queue in-process first, so they rarely conflict at all.
-import { runCommand } from '../../src/core/command';
+// Appends to a capacity stream (`capacity-<restaurant>-<day>`) with its expected revision: when another
+// request (or process) got there first, the append fails, the stream is read again and the decision
+// made again, so two bookings can never both take the last table.
+//
+// Two things make a busy day cheap, neither needed for correctness: requests for the same stream
+// queue in-process (so they rarely conflict at all), and each stream's fold is kept, so a request
+// reads only the events appended since the last one (like the catalog's loadCatalog). This is why it
+// does not go through runCommand, which re-reads the whole stream every time.
 import type { CommandMeta } from '../../src/core/command-meta';
 import type { WriteDeps } from '../../src/core/write-deps';
-import type { NewEvent } from '../../src/ports/event-store';
+import {
+  type EventStore,
+  type NewEvent,
+  NO_STREAM,
+  WrongExpectedRevisionError,
+} from '../../src/ports/event-store';
 import { capacityStream } from '../availability/capacity-events';
 import { decideRelease, type ReleaseReason } from './capacity-decide';
 import { type CapacityState, evolveCapacity, initialCapacity } from './capacity-state';
@@ -12,26 +21,61 @@ import { KeyedQueue } from './keyed-queue';
 
 const queue = new KeyedQueue();
 
+interface Fold {
+  revision: number;
+  state: CapacityState;
+}
+/** Per store (tests run several), per stream; the oldest folds are dropped beyond the limit. */
+const folds = new WeakMap<EventStore, Map<string, Fold>>();
+const FOLD_LIMIT = 5000;
+
+async function load(
+  events: EventStore,
+  stream: string,
+): Promise<{ state: CapacityState; revision: number | typeof NO_STREAM }> {
+  let perStore = folds.get(events);
+  if (!perStore) folds.set(events, (perStore = new Map()));
+  const known = perStore.get(stream);
+  const fresh = await events.readStream(stream, { fromRevision: known ? known.revision + 1 : 0 });
+  if (known && fresh.length === 0) return known;
+  let state = known?.state ?? initialCapacity;
+  for (const e of fresh) state = evolveCapacity(state, e);
+  const last = fresh.at(-1);
+  if (!last) return { state, revision: NO_STREAM };
+  perStore.delete(stream);
+  perStore.set(stream, { revision: last.revision, state });
+  if (perStore.size > FOLD_LIMIT) perStore.delete(perStore.keys().next().value as string);
+  return { state, revision: last.revision };
+}
+
+const MAX_ATTEMPTS = 20;
+
 export function appendToCapacity(
   deps: WriteDeps,
   restaurantId: string,
   serviceDate: string,
   decide: (state: CapacityState) => NewEvent[],
   meta: CommandMeta,
-) {
+): Promise<{ appended: NewEvent[]; position: bigint | null }> {
   const stream = capacityStream(restaurantId, serviceDate);
-  return queue.run(stream, () =>
-    runCommand<CapacityState>(deps.events, {
-      stream,
-      initial: initialCapacity,
-      evolve: evolveCapacity,
-      decide,
-      metadata: { ...meta, restaurant_id: restaurantId },
-      clock: deps.clock,
-      // Every request of a busy day competes for this one stream; give conflicts room to settle.
-      maxAttempts: 20,
-    }),
-  );
+  return queue.run(stream, async () => {
+    for (let attempt = 1; ; attempt++) {
+      const { state, revision } = await load(deps.events, stream);
+      const events = decide(state).map((e) => ({
+        ...e,
+        metadata: { ...meta, restaurant_id: restaurantId, ...e.metadata },
+      }));
+      if (events.length === 0) return { appended: [], position: null };
+      try {
+        const result = await deps.events.append(stream, events, revision);
+        return { appended: events, position: result.position };
+      } catch (err) {
+        // Another process appended first: fold what it wrote and decide again.
+        if (err instanceof WrongExpectedRevisionError && attempt < MAX_ATTEMPTS) continue;
+        throw err;
+      }
+    }
+  });
 }
 
 /** Frees the reservation's seating on that day; a no-op when it holds none there. */
@@ -51,7 +95,7 @@ export const releaseSeating = (
     meta,
   );
 
+/** The day's seatings as the stream holds them now. */
 export async function loadCapacity(deps: WriteDeps, restaurantId: string, serviceDate: string) {
-  const events = await deps.events.readStream(capacityStream(restaurantId, serviceDate));
-  return events.reduce(evolveCapacity, initialCapacity);
+  return (await load(deps.events, capacityStream(restaurantId, serviceDate))).state;
 }

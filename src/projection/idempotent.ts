@@ -14,11 +14,10 @@ export async function applyOnce<T extends Doc>(
   options: { upsert?: boolean } = {},
 ): Promise<boolean> {
   const pos = positionToString(position);
-  const guarded: Update = { ...update, $set: { ...(update.$set ?? {}), _pos: pos } };
   try {
     const result = await collection.updateOne(
       { _id: id, $or: [{ _pos: { $lt: pos } }, { _pos: { $exists: false } }] },
-      guarded,
+      withPosition(update, pos),
       options,
     );
     return result.modified > 0 || result.upsertedId !== null;
@@ -26,5 +25,32 @@ export async function applyOnce<T extends Doc>(
     // The upsert tried to insert because the guard excluded an existing document: already applied.
     if (options.upsert && err instanceof DuplicateKeyError && err.index.includes('_id')) return false;
     throw err;
+  }
+}
+
+/**
+ * `update` with `_pos: pos` added to its $set; the caller's objects are left untouched. What
+ * `{...update, $set: {...update.$set, _pos}}` means, copied key by key: V8 gives an object made by
+ * spreading and then extending a map of its own, which made this line and every later walk of
+ * the update slow (~1.4 µs per event in a replay, against ~0.3 µs).
+ */
+function withPosition(update: Update, pos: string): Update {
+  const guarded: Record<string, unknown> = {};
+  copyOwn(guarded, update);
+  const $set: Record<string, unknown> = {};
+  if (update.$set !== undefined) copyOwn($set, update.$set);
+  $set._pos = pos;
+  guarded.$set = $set;
+  return guarded;
+}
+
+function copyOwn(target: Record<string, unknown>, source: object): void {
+  for (const key in source) {
+    if (!Object.hasOwn(source, key)) continue;
+    const value = (source as Record<string, unknown>)[key];
+    // An assignment to __proto__ would set the prototype; spreading defines a field.
+    if (key === '__proto__')
+      Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+    else target[key] = value;
   }
 }

@@ -119,10 +119,11 @@ function latestPerCustomer(list: CustomerDoc[]): CustomerDoc[] {
 }
 
 /**
- * Reads whole buckets of the order, in increasing order, from the one holding `after + 1`, until more
- * than `limit` customers are found or the head is reached (read again each round). Nothing is skipped
- * even if a read is not a snapshot: a customer that changes takes a stamp beyond the head, so it either
- * was read at its old place already or is read at its new one, which is never behind a bucket read.
+ * Reads the order in increasing ranges of sync_seq, from `after`, each through the buckets that cover
+ * it, until more than `limit` customers are found or the head is reached (read again each round). The
+ * first range is just long enough for a dense page; ranges double while the order is sparse. Nothing
+ * is skipped even if a read is not a snapshot: a customer that changes takes a stamp beyond the head,
+ * so it either was read at its old place already or is read at its new one, never behind a range read.
  */
 async function walk(
   docs: DocumentStore,
@@ -134,30 +135,31 @@ async function walk(
 ): Promise<{ found: CustomerDoc[]; exhausted: boolean; readThrough: number }> {
   const col = docs.collection<CustomerDoc>(CUSTOMERS);
   const found: CustomerDoc[] = [];
-  let bucket = Math.max(
-    bucketOf(after + 1),
-    await firstBucketSince(docs, restaurantId, filters.updated_since),
-  );
-  let width = Math.ceil((limit + 1) / SYNC_BUCKET_SIZE) + 1;
   const seen = new Set<string>();
+  const since = await firstBucketSince(docs, restaurantId, filters.updated_since);
+  let from = Math.max(after, since * SYNC_BUCKET_SIZE - 1);
+  let width = limit + 1;
   for (let round = 0; round < limits.maxRounds; round++) {
     const head = await feedHead(docs, restaurantId);
-    const last = bucketOf(head);
-    if (bucket > last) return { found, exhausted: true, readThrough: after };
-    const upTo = Math.min(bucket + width - 1, last);
+    if (from >= head) return { found, exhausted: true, readThrough: after };
+    const to = Math.min(from + width, head);
     const buckets: number[] = [];
-    for (let b = bucket; b <= upTo; b++) buckets.push(b);
-    const got = await col.find({ ...queryOf(restaurantId, filters, after), sync_bucket: { $in: buckets } });
+    for (let b = bucketOf(from + 1); b <= bucketOf(to); b++) buckets.push(b);
+    const got = await col.find({
+      ...queryOf(restaurantId, filters, from),
+      sync_seq: { $gt: from, $lte: to },
+      sync_bucket: { $in: buckets },
+    });
     for (const d of got) {
       found.push(d);
       seen.add(d._id);
     }
-    bucket = upTo + 1;
+    from = to;
     if (seen.size > limit) return { found, exhausted: true, readThrough: after };
-    width = Math.min(width * 2, limits.maxWindow);
+    width = Math.min(width * 2, limits.maxWindow * SYNC_BUCKET_SIZE);
   }
-  // Every customer of the buckets read was found (fewer than limit): the next page starts after them.
-  return { found, exhausted: false, readThrough: bucket * SYNC_BUCKET_SIZE - 1 };
+  // Every customer of the ranges read was found (fewer than limit): the next page starts after them.
+  return { found, exhausted: false, readThrough: from };
 }
 
 /**

@@ -5,7 +5,7 @@ import { type CommandOutcome, runCommand } from '../../src/core/command';
 import type { CommandMeta } from '../../src/core/command-meta';
 import { newId } from '../../src/core/ids';
 import type { WriteDeps } from '../../src/core/write-deps';
-import type { NewEvent } from '../../src/ports/event-store';
+import { type NewEvent, NO_STREAM, type RecordedEvent } from '../../src/ports/event-store';
 import type { ProfileInput } from './bounds';
 import {
   decideAddOptOut,
@@ -78,12 +78,29 @@ export async function createCustomer(
   options: CreateOptions = {},
 ): Promise<CustomerOutcome & { customerId: string }> {
   const ctx = await writeContext(deps, restaurant, input);
-  const customerId = options.customerId ?? newId('cus');
   const flags = { draft: options.draft ?? false, origin: options.origin ?? 'API' };
-  const outcome = await run(deps, customerId, meta, (s, at) =>
-    decideCreate(s, customerId, input, ctx, flags, at),
+  if (options.customerId !== undefined) {
+    const customerId = options.customerId;
+    const outcome = await run(deps, customerId, meta, (s, at) =>
+      decideCreate(s, customerId, input, ctx, flags, at),
+    );
+    return { ...outcome, customerId };
+  }
+  // A fresh random id has no stream to read: decide on the empty state and append expecting none
+  // (the store still refuses if one exists). It spares a read on the hottest write of the module.
+  const customerId = newId('cus');
+  const at = deps.clock.now().toISOString();
+  const events = decideCreate(initialCustomer, customerId, input, ctx, flags, at).map((e) => ({
+    ...e,
+    metadata: { ...meta, ...e.metadata },
+  }));
+  const { position } = await deps.events.append(customerStream(customerId), events, NO_STREAM);
+  const state = events.reduce(
+    (s, e, revision) =>
+      evolveCustomer(s, { ...e, id: '', created: at, stream: '', revision, position } as RecordedEvent),
+    initialCustomer,
   );
-  return { ...outcome, customerId };
+  return { state, appended: events, position, customerId };
 }
 
 export async function updateCustomer(

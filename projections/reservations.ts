@@ -39,6 +39,7 @@ export const reservationsProjection: Projection = {
     const col = docs.collection(RESERVATIONS);
     await col.createIndex({ keys: { restaurant_id: 1, external_id: 1 }, name: 'restaurant_external_id' });
     await col.createIndex({ keys: { restaurant_id: 1, customer_id: 1 }, name: 'restaurant_customer' });
+    await col.createIndex({ keys: { restaurant_id: 1, service_date: 1 }, name: 'restaurant_service_date' });
     await col.createIndex({ keys: { restaurant_id: 1, sort_key: 1 }, name: 'restaurant_sort_key' });
     await col.createIndex({ keys: { restaurant_id: 1, updated_at: 1 }, name: 'restaurant_updated' });
     // The scheduler's scans: automatic finished / no-show across restaurants.

@@ -129,6 +129,31 @@ t(
   },
 );
 
+t(
+  'a start window finds a seating after midnight that belongs to the previous service day',
+  async ({ svc }) => {
+    const late = await create(svc, { start_at: '2026-06-21T00:30:00+02:00' });
+    assert.is(late.status, 201, late.text);
+    assert.is(late.body.data.shift.id, 'shift_late');
+    assert.equal(await svc.rt.events.readStream('capacity-rest_demo-2026-06-21'), []);
+    assert.is((await svc.rt.events.readStream('capacity-rest_demo-2026-06-20')).length, 1);
+    const found = await get(
+      svc,
+      '/reservations?start_at_from=2026-06-21T00:00:00%2B02:00&start_at_to=2026-06-21T01:00:00%2B02:00',
+    );
+    assert.equal(
+      found.body.data.map((r: { id: string }) => r.id),
+      [late.body.data.id],
+    );
+    const before = await get(
+      svc,
+      '/reservations?start_at_from=2026-06-20T20:00:00%2B02:00&start_at_to=2026-06-21T00:29:59%2B02:00',
+    );
+    assert.equal(before.body.data, []);
+    await svc.api('POST', `/reservations/${late.body.data.id}/cancel`, { token: TOKENS.full, body: {} });
+  },
+);
+
 t('GET /reservations/{id} answers the same representation as the list', async ({ svc, openapi, ids }) => {
   const one = await get(svc, `/reservations/${ids[3]}`);
   assert.is(one.status, 200);

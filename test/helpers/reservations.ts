@@ -64,6 +64,17 @@ export const brunchShift = {
   deposit: { amount_per_cover: 1000, min_party_size: 1, payment_mode: 'CHARGE' },
 };
 
+/** Runs past midnight: its 00:30 start belongs to the service day before. */
+export const lateShift = {
+  ...dinnerShift,
+  id: 'shift_late',
+  name: 'Late',
+  start_time: '23:00',
+  end_time: '00:30',
+  slot_interval_minutes: 30,
+  duration_minutes: 60,
+};
+
 export function reservationBootstrap(overrides: Record<string, unknown> = {}) {
   const base = demoBootstrap(
     {
@@ -77,7 +88,7 @@ export function reservationBootstrap(overrides: Record<string, unknown> = {}) {
         { id: 'tbl_4', name: '4', room_id: 'room_main', min_pax: 2, max_pax: 4 },
         { id: 'tbl_8', name: '8', room_id: 'room_terrace', min_pax: 4, max_pax: 8 },
       ],
-      shifts: [dinnerShift, lunchShift, brunchShift],
+      shifts: [dinnerShift, lunchShift, brunchShift, lateShift],
       prescribers: [{ id: 'pre_1', name: 'Hotel Concierge', phone_number: '+33612345678' }],
       discounts: [
         {

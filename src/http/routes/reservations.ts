@@ -118,7 +118,7 @@ export const reservationRoutes = [
       return {
         body: await listReservations(
           rt.docs,
-          auth.restaurant._id,
+          auth.restaurant,
           { ...filters, page: page ?? 1, per_page: per_page ?? 25, statuses: status?.split(',') },
           present(auth),
         ),

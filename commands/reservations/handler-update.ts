@@ -224,7 +224,7 @@ async function holdMoved(
     startMs: Date.parse(req.start_at ?? r.start_at),
     partySize: req.party_size ?? r.party_size,
     shiftId: req.shift_id ?? (keepShift ? r.shift_id : null),
-    roomId: roomGiven ? (req.room_id ?? null) : r.locked_fields.includes('room_id') ? r.room_id : null,
+    roomId: roomGiven ? (req.room_id ?? null) : keepRoom(catalog, r, req) ? r.room_id : null,
     force: r.is_force_inserted,
     purpose: `update@${revision}`,
     now,
@@ -239,6 +239,16 @@ async function holdMoved(
     }
   }
   return holdSeating(deps, { ...base, tableIds: null }, meta);
+}
+
+/**
+ * Without a room in the request, the reservation stays in its room when the room was chosen (a shift
+ * with room selection) or is locked; otherwise the room is wherever the table is.
+ */
+function keepRoom(catalog: Catalog, r: ReservationSnapshot, req: PatchReservationRequest): boolean {
+  if (r.locked_fields.includes('room_id')) return true;
+  const shift = catalog.shifts.find((s) => s.id === (req.shift_id ?? r.shift_id));
+  return shift?.requires_room_selection === true;
 }
 
 /** The reservation's own seating as a hold request (to put it back after a refused move). */

@@ -80,6 +80,23 @@ t(
   },
 );
 
+t(
+  'a reservation in a chosen room (room-selection shift) stays in that room when its party changes',
+  async ({ svc }) => {
+    const r = (await create(svc, { start_at: at('16', '17:00'), party_size: 4, room_id: 'room_terrace' }))
+      .body.data;
+    assert.equal(r.room, { id: 'room_terrace', name: 'Terrace' });
+    assert.is((await patch(svc, r.id, { party_size: 5 })).body.data.room.id, 'room_terrace');
+    // The terrace has no table for 2: refused, rather than moved to another room behind the guest's back.
+    const smaller = await patch(svc, r.id, { party_size: 2 });
+    assert.is(smaller.status, 422);
+    assert.is(smaller.body.error.details.reason, 'NO_TABLE');
+    // Naming the room moves it.
+    const moved = await patch(svc, r.id, { party_size: 2, room_id: 'room_main' });
+    assert.is(moved.body.data.room.id, 'room_main');
+  },
+);
+
 t('a move to another day holds there first, then releases the old day', async ({ svc }) => {
   const r = (await create(svc, { start_at: at('17', '19:00') })).body.data;
   const res = await patch(svc, r.id, { start_at: at('18', '21:00') });

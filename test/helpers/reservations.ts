@@ -75,6 +75,16 @@ export const lateShift = {
   duration_minutes: 60,
 };
 
+/** Guests choose their room: availability answers one slot per room. */
+export const tastingShift = {
+  ...dinnerShift,
+  id: 'shift_tasting',
+  name: 'Tasting',
+  start_time: '17:00',
+  end_time: '18:00',
+  requires_room_selection: true,
+};
+
 export function reservationBootstrap(overrides: Record<string, unknown> = {}) {
   const base = demoBootstrap(
     {
@@ -88,7 +98,7 @@ export function reservationBootstrap(overrides: Record<string, unknown> = {}) {
         { id: 'tbl_4', name: '4', room_id: 'room_main', min_pax: 2, max_pax: 4 },
         { id: 'tbl_8', name: '8', room_id: 'room_terrace', min_pax: 4, max_pax: 8 },
       ],
-      shifts: [dinnerShift, lunchShift, brunchShift, lateShift],
+      shifts: [dinnerShift, lunchShift, brunchShift, lateShift, tastingShift],
       prescribers: [{ id: 'pre_1', name: 'Hotel Concierge', phone_number: '+33612345678' }],
       discounts: [
         {

@@ -114,6 +114,33 @@ test('created comes from the injected clock', async () => {
   }
 });
 
+test('readAll pages lazily, stops on return() and ends after an error, as a generator would', async () => {
+  const store = SqliteEventStore.open(freshFile());
+  try {
+    await store.append('s', [ev('A'), ev('B'), ev('C')], NO_STREAM);
+    const lazy = store.readAll({ batchSize: 2 })[Symbol.asyncIterator]();
+    assert.is((await lazy.next()).value?.type, 'A');
+    await store.append('s', [ev('D')], 2);
+    const rest: string[] = [];
+    for (let r = await lazy.next(); !r.done; r = await lazy.next()) rest.push(r.value.type);
+    assert.equal(rest, ['B', 'C', 'D'], 'a page read after the append sees it');
+
+    const stopped = store.readAll({ batchSize: 2 })[Symbol.asyncIterator]();
+    await stopped.next();
+    assert.equal(await stopped.return!(), { done: true, value: undefined });
+    assert.equal(await stopped.next(), { done: true, value: undefined }, 'nothing after return()');
+
+    const broken = store.readAll({ batchSize: 2 })[Symbol.asyncIterator]();
+    await broken.next();
+    await broken.next();
+    await store.close();
+    await expectError(() => broken.next(), Error, 'the next page cannot be read from a closed store');
+    assert.equal(await broken.next(), { done: true, value: undefined }, 'an error ends the iteration');
+  } finally {
+    await store.close();
+  }
+});
+
 test('events, positions and revisions survive close and reopen', async () => {
   const file = freshFile();
   const first = SqliteEventStore.open(file, { synchronous: 'NORMAL' });

@@ -25,6 +25,8 @@ export interface ReservationRow {
   customer_id: string | null;
   /** Whose stats it counts in: customer_id, or the customer that absorbed it in a merge. */
   owner_id: string | null;
+  /** The owner the last event took it from, whose stats that event also changed. */
+  left_owner_id: string | null;
   status: ReservationStatus;
   party_size: number;
   service_date: string;
@@ -151,7 +153,12 @@ export async function applyReservationEvent(docs: DocumentStore, recorded: Recor
   const rows = docs.collection<ReservationRow>(CUSTOMER_RESERVATIONS);
   const pos = positionToString(recorded.position);
   const before = await rows.findOne({ _id: id });
-  if (before && before._pos >= pos) return;
+  if (before && before._pos >= pos) {
+    // Redelivered: the row is written, but the process may have died before the stats were.
+    if (before._pos === pos)
+      await recomputeOwners(docs, restaurantId, [before.left_owner_id, before.owner_id]);
+    return;
+  }
   // A reservation's later events without its creation (abandoned creations) have nothing to count.
   if (!before && event.type !== 'ReservationCreated') return;
   const changes = rowChanges(event);
@@ -165,9 +172,17 @@ export async function applyReservationEvent(docs: DocumentStore, recorded: Recor
     restaurant_id: restaurantId,
     customer_id: customerId,
     owner_id: owner,
+    left_owner_id: before && before.owner_id !== owner ? before.owner_id : null,
     _pos: pos,
   } as ReservationRow;
   await rows.replaceOne({ _id: id }, next, { upsert: true });
-  const affected = new Set([before?.owner_id ?? null, owner]);
-  for (const o of affected) if (o !== null) await recomputeStats(docs, restaurantId, o);
+  await recomputeOwners(docs, restaurantId, [next.left_owner_id, owner]);
+}
+
+async function recomputeOwners(
+  docs: DocumentStore,
+  restaurantId: string,
+  owners: (string | null)[],
+): Promise<void> {
+  for (const o of new Set(owners)) if (o !== null) await recomputeStats(docs, restaurantId, o);
 }

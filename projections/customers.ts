@@ -117,14 +117,14 @@ async function applyCustomerEvent(docs: DocumentStore, recorded: RecordedEvent):
     case 'MarketingOptOutRemoved':
       return set({ marketing_opt_outs: existing.marketing_opt_outs.filter((c) => c !== event.data.channel) });
     case 'CustomerMerged':
-      await set({
+      // Stats first: the customer's _pos, written last, is what marks the event applied.
+      await recomputeStats(docs, restaurantId, id);
+      return set({
         ...event.data.changes,
         ...matchingKeys(event.data.changes),
         marketing_opt_outs: CHANNELS.filter((c) => event.data.marketing_opt_outs.includes(c)),
         blacklisted: event.data.blacklisted,
       });
-      await recomputeStats(docs, restaurantId, id);
-      return;
     case 'CustomerDraftFlagged':
       return set({ draft: true });
     case 'CustomerDraftPublished':

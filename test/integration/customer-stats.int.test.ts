@@ -229,6 +229,37 @@ t(
   },
 );
 
+t('a redelivered event finishes the stats a crash left unwritten', async ({ w, a, b }) => {
+  await append(w, created('r1', { customer_id: a }));
+  // The projector dies after writing the reservation row, before the customers' stats.
+  const crashing = Object.assign(Object.create(w.docs) as EmbeddedDocumentStore, {
+    collection: (name: string) =>
+      name === CUSTOMERS
+        ? Object.assign(Object.create(w.docs.collection(name)), {
+            updateOne: async () => {
+              throw new Error('crash');
+            },
+          })
+        : w.docs.collection(name),
+  });
+  const moved: ReservationEvent = {
+    type: 'ReservationUpdated',
+    data: { ...base('r1'), changes: { customer_id: b }, previous: { customer_id: a } },
+  };
+  await w.events.append(reservationStream('r1'), [{ type: moved.type, data: moved.data as never }], 'any');
+  const [event] = await w.events.readStream(reservationStream('r1'), { direction: 'backwards', limit: 1 });
+  if (!event) throw new Error('no event');
+  let crashed = false;
+  await customersProjection.apply(event, crashing).catch(() => {
+    crashed = true;
+  });
+  assert.ok(crashed);
+  assert.is((await doc(w, a)).stats.reservation_count, 1);
+  await customersProjection.apply(event, w.docs);
+  assert.is((await doc(w, a)).stats.reservation_count, 0);
+  assert.is((await doc(w, b)).stats.reservation_count, 1);
+});
+
 t('a customer created after its reservations were recorded starts with their stats', async ({ w }) => {
   await append(w, created('r1', { customer_id: 'cus_later', party_size: 5 }));
   await createCustomer(w, w.restaurant, { name: 'Later' }, w.meta, { customerId: 'cus_later' });

@@ -2,7 +2,7 @@
 // capacity streams' SeatingHeld / SeatingReleased. GET /availability reads the few days it needs by
 // _id and never scans reservations. Instants are kept as epoch ms, as the availability engine uses them.
 import type { SeatingHeldData } from '../commands/availability/capacity-events';
-import { positionToString } from '../src/ports/event-store';
+import { applyOnce } from '../src/projection/idempotent';
 import type { Projection } from '../src/projection/projection';
 
 export const BOOKINGS = 'bookings';
@@ -21,7 +21,10 @@ export interface BookingDayDoc {
   _id: string;
   restaurant_id: string;
   service_date: string;
-  /** Active seatings by reservation id (a later SeatingHeld for a reservation replaces its entry). */
+  /**
+   * Active seatings keyed by seatingKey(reservation id); a later SeatingHeld for a reservation
+   * replaces its entry. A day whose seatings were all released keeps an empty object.
+   */
   seatings: Record<string, SeatingEntry>;
   _pos: string;
   [k: string]: unknown;
@@ -29,6 +32,13 @@ export interface BookingDayDoc {
 
 export const bookingDayId = (restaurantId: string, serviceDate: string) => `${restaurantId}|${serviceDate}`;
 
+// Reservation ids become field names: escape the characters MongoDB gives a meaning to in a path.
+export const seatingKey = (reservationId: string) =>
+  reservationId.replace(/[%.$]/g, (c) => ({ '%': '%25', '.': '%2E', $: '%24' })[c] as string);
+export const reservationIdOfKey = (key: string) =>
+  key.replace(/%(25|2E|24)/g, (_, h: string) => ({ '25': '%', '2E': '.', '24': '$' })[h] as string);
+
+/** In-place updates of one seating (no rewrite of the day), guarded by position with applyOnce. */
 export const bookingsProjection: Projection = {
   name: 'bookings',
   eventTypes: ['SeatingHeld', 'SeatingReleased'],
@@ -41,13 +51,10 @@ export const bookingsProjection: Projection = {
     const d = event.data as unknown as SeatingHeldData;
     const col = docs.collection<BookingDayDoc>(BOOKINGS);
     const _id = bookingDayId(d.restaurant_id, d.service_date);
-    const pos = positionToString(event.position);
-    const current = await col.findOne({ _id });
-    // Events of one day arrive in log order; an event at or before the stored position was applied.
-    if (current && current._pos >= pos) return;
-    const seatings = { ...(current?.seatings ?? {}) };
-    if (event.type === 'SeatingHeld')
-      seatings[d.reservation_id] = {
+    const field = `seatings.${seatingKey(d.reservation_id)}`;
+    const day = { restaurant_id: d.restaurant_id, service_date: d.service_date };
+    if (event.type === 'SeatingHeld') {
+      const seating: SeatingEntry = {
         shift_id: d.shift_id,
         room_id: d.room_id,
         table_ids: d.table_ids,
@@ -55,11 +62,8 @@ export const bookingsProjection: Projection = {
         end_ms: Date.parse(d.end_at),
         party_size: d.party_size,
       };
-    else delete seatings[d.reservation_id];
-    await col.replaceOne(
-      { _id },
-      { _id, restaurant_id: d.restaurant_id, service_date: d.service_date, seatings, _pos: pos },
-      { upsert: true },
-    );
+      await applyOnce(col, _id, event.position, { $set: { ...day, [field]: seating } }, { upsert: true });
+    } else
+      await applyOnce(col, _id, event.position, { $set: day, $unset: { [field]: '' } }, { upsert: true });
   },
 };

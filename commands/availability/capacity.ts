@@ -35,37 +35,196 @@ export const bookingFromSeating = (s: SeatingHeldData): Booking => ({
 export const overlaps = (aStart: number, aEnd: number, bStart: number, bEnd: number): boolean =>
   aStart < bEnd && bStart < aEnd;
 
+/** One table's busy intervals sorted by start, with the running maximum of their ends. */
+interface Busy {
+  starts: number[];
+  /** maxEnd[i] = max of the first i+1 ends: seatings may overlap (force-inserted), so ends alone are unsorted. */
+  maxEnd: number[];
+}
+
+/** The index of one set of bookings (typically one service day). */
+interface Part {
+  /** Unique per index built: names this exact content in memo keys. */
+  id: number;
+  /** Sweep results computed against this part (and its neighbours), by key; see firstFreeForEach. */
+  memo: Map<string, Int32Array>;
+  busy: Map<string, Busy>;
+  covers: Map<string, number>;
+  /** Earliest start and latest end of the part: a seating outside [from, to) cannot meet it. */
+  from: number;
+  to: number;
+}
+
+let nextPartId = 1;
+
+// Memo keys name arrays by content; the hot path passes the same cached arrays again and again,
+// frozen, so their text can be kept by identity (an array that may still change is read every time).
+const texts = new WeakMap<readonly unknown[], string>();
+function textOf<T>(list: readonly T[], name: (x: T) => string): string {
+  if (!Object.isFrozen(list)) return list.map(name).join(',');
+  let text = texts.get(list);
+  if (text === undefined) {
+    text = list.map(name).join(',');
+    texts.set(list, text);
+  }
+  return text;
+}
+const MEMO_LIMIT = 512;
+
+function indexPart(bookings: readonly Booking[]): Part {
+  const raw = new Map<string, [number, number][]>();
+  const covers = new Map<string, number>();
+  let from = Number.POSITIVE_INFINITY;
+  let to = Number.NEGATIVE_INFINITY;
+  for (const b of bookings) {
+    if (b.table_ids.length) {
+      from = Math.min(from, b.start_ms);
+      to = Math.max(to, b.end_ms);
+    }
+    for (const t of b.table_ids) {
+      const list = raw.get(t);
+      if (list) list.push([b.start_ms, b.end_ms]);
+      else raw.set(t, [[b.start_ms, b.end_ms]]);
+    }
+    const key = `${b.service_date}|${b.shift_id}`;
+    covers.set(key, (covers.get(key) ?? 0) + b.party_size);
+  }
+  const busy = new Map<string, Busy>();
+  for (const [table, list] of raw) {
+    list.sort((x, y) => x[0] - y[0]);
+    const starts = new Array<number>(list.length);
+    const maxEnd = new Array<number>(list.length);
+    let max = Number.NEGATIVE_INFINITY;
+    for (let i = 0; i < list.length; i++) {
+      const [start, end] = list[i] as [number, number];
+      max = Math.max(max, end);
+      starts[i] = start;
+      maxEnd[i] = max;
+    }
+    busy.set(table, { starts, maxEnd });
+  }
+  return { id: nextPartId++, memo: new Map(), busy, covers, from, to };
+}
+
+function freeIn(busy: Busy | undefined, startMs: number, endMs: number): boolean {
+  if (!busy) return true;
+  // lo = how many seatings start before endMs; they overlap [startMs, endMs) iff one ends after startMs.
+  let lo = 0;
+  let hi = busy.starts.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if ((busy.starts[mid] as number) < endMs) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo === 0 || (busy.maxEnd[lo - 1] as number) <= startMs;
+}
+
+/** Index in `tables` of the first table free for each start, -1 for none. */
+function sweep(
+  near: readonly Part[],
+  tables: readonly { id: string }[],
+  starts: readonly number[],
+  durationMs: number,
+): Int32Array {
+  const picks = new Int32Array(starts.length).fill(-1);
+  let open = starts.length;
+  const k: number[] = [];
+  for (let ti = 0; ti < tables.length; ti++) {
+    const id = (tables[ti] as { id: string }).id;
+    const lists: Busy[] = [];
+    for (const p of near) {
+      const b = p.busy.get(id);
+      if (b) lists.push(b);
+    }
+    k.length = lists.length;
+    k.fill(0);
+    for (let i = 0; i < starts.length; i++) {
+      if (picks[i] !== -1) continue;
+      const start = starts[i] as number;
+      const end = start + durationMs;
+      let free = true;
+      // k[j]: how many seatings of lists[j] start before this seating ends (monotone over starts).
+      for (let j = 0; j < lists.length; j++) {
+        const busy = lists[j] as Busy;
+        let n = k[j] as number;
+        while (n < busy.starts.length && (busy.starts[n] as number) < end) n++;
+        k[j] = n;
+        if (n > 0 && (busy.maxEnd[n - 1] as number) > start) free = false;
+      }
+      if (free) {
+        picks[i] = ti;
+        if (--open === 0) return picks;
+      }
+    }
+  }
+  return picks;
+}
+
 /**
- * Bookings indexed once per query: busy intervals per table and covers per (service day, shift), so
- * each slot costs a few comparisons per candidate table instead of a scan of every booking.
+ * Bookings indexed for a query: busy intervals per table (a table check is a binary search) and
+ * covers per (service day, shift). Build one from bookings, or combine indexes built earlier (the
+ * read side keeps one per service day and combines the days a query needs).
  */
 export class Occupancy {
-  private readonly busy = new Map<string, { start: number; end: number }[]>();
-  private readonly covers = new Map<string, number>();
+  private readonly parts: readonly Part[];
 
-  constructor(bookings: readonly Booking[]) {
-    for (const b of bookings) {
-      for (const t of b.table_ids) {
-        const list = this.busy.get(t);
-        if (list) list.push({ start: b.start_ms, end: b.end_ms });
-        else this.busy.set(t, [{ start: b.start_ms, end: b.end_ms }]);
-      }
-      const key = `${b.service_date}|${b.shift_id}`;
-      this.covers.set(key, (this.covers.get(key) ?? 0) + b.party_size);
-    }
+  /** From bookings, or as the union of indexes of disjoint booking sets (e.g. one per service day). */
+  constructor(source: readonly Booking[] | { combine: readonly Occupancy[] }) {
+    this.parts = 'combine' in source ? source.combine.flatMap((o) => o.parts) : [indexPart(source)];
   }
 
   /** No booking holds the table during any part of [startMs, endMs). */
   isFree(tableId: string, startMs: number, endMs: number): boolean {
-    const list = this.busy.get(tableId);
-    if (!list) return true;
-    for (const i of list) if (overlaps(i.start, i.end, startMs, endMs)) return false;
+    for (const p of this.parts)
+      if (p.from < endMs && startMs < p.to && !freeIn(p.busy.get(tableId), startMs, endMs)) return false;
     return true;
+  }
+
+  /** The first of `tables` free for [startMs, endMs), or null. Parts that cannot meet the seating are skipped once, not per table. */
+  firstFree<T extends { id: string }>(tables: readonly T[], startMs: number, endMs: number): T | null {
+    const near: Part[] = [];
+    for (const p of this.parts) if (p.from < endMs && startMs < p.to) near.push(p);
+    search: for (const t of tables) {
+      for (const p of near) if (!freeIn(p.busy.get(t.id), startMs, endMs)) continue search;
+      return t;
+    }
+    return null;
+  }
+
+  /**
+   * For each start (ascending), the first of `tables` free for [start, start + durationMs), or null.
+   * One sweep per table over the starts (a pointer per busy list) instead of a search per start and
+   * table, stopping once every start has a table: GET /availability's hot path. Indexes are
+   * immutable and the read side keeps one per service day across requests, so the answer is also
+   * remembered on the index it was computed against, keyed by everything it depends on.
+   */
+  firstFreeForEach<T extends { id: string }>(
+    tables: readonly T[],
+    starts: readonly number[],
+    durationMs: number,
+  ): (T | null)[] {
+    if (starts.length === 0) return [];
+    const lo = starts[0] as number;
+    const hi = (starts[starts.length - 1] as number) + durationMs;
+    const near = this.parts.filter((p) => p.from < hi && lo < p.to);
+    if (near.length === 0) return starts.map(() => tables[0] ?? null);
+    const key = `${near.map((p) => p.id).join(',')}|${durationMs}|${textOf(starts, String)}|${textOf(tables, (t) => t.id)}`;
+    const memo = (near[0] as Part).memo;
+    let picks = memo.get(key);
+    if (!picks) {
+      picks = sweep(near, tables, starts, durationMs);
+      if (memo.size >= MEMO_LIMIT) memo.clear();
+      memo.set(key, picks);
+    }
+    return Array.from(picks, (i) => (i < 0 ? null : (tables[i] as T)));
   }
 
   /** Covers already held by the shift on its service day. */
   coversHeld(serviceDate: string, shiftId: string): number {
-    return this.covers.get(`${serviceDate}|${shiftId}`) ?? 0;
+    const key = `${serviceDate}|${shiftId}`;
+    let n = 0;
+    for (const p of this.parts) n += p.covers.get(key) ?? 0;
+    return n;
   }
 }
 
@@ -91,6 +250,5 @@ export function firstFreeTable(
   startMs: number,
   endMs: number,
 ): Table | null {
-  for (const t of candidates) if (occupancy.isFree(t.id, startMs, endMs)) return t;
-  return null;
+  return occupancy.firstFree(candidates, startMs, endMs);
 }

@@ -22,10 +22,13 @@ import {
   FAILURE_MESSAGES,
   type FailureReason,
   laterFailure,
+  limitFailure,
   partySizeAllowed,
+  type TimeLimits,
   timeFailure,
+  timeLimits,
 } from './rules';
-import { seatingMinutes, startsAt, startsBetween } from './slots';
+import { seatingMinutes, serviceDatesFor, slotStarts, startsAt } from './slots';
 import { formatInstant, localDateOf } from './zone-time';
 
 const MINUTE = 60_000;
@@ -37,11 +40,15 @@ export interface AvailabilityInput {
   catalog: Pick<CatalogLists, 'rooms' | 'tables' | 'shifts'>;
   /**
    * Every seating that holds capacity on the service days concerned (and the day before, when a
-   * shift runs past midnight). The write side passes the capacity stream's other seatings.
+   * shift runs past midnight). The write side passes the capacity stream's other seatings; the read
+   * side passes an Occupancy it combined from per-day indexes it keeps.
    */
-  bookings: readonly Booking[];
+  bookings: readonly Booking[] | Occupancy;
   now: Date;
 }
+
+const occupancyOf = (b: AvailabilityInput['bookings']): Occupancy =>
+  b instanceof Occupancy ? b : new Occupancy(b);
 
 export interface BookableSlot {
   shift_id: string;
@@ -83,22 +90,48 @@ export interface SearchQuery {
   room_id?: string | null;
 }
 
+interface PerShift {
+  placements: Placement[];
+  minutes: number;
+  limits: TimeLimits;
+}
+
 /** One way to seat the party in a shift: a room (or any room) and its candidate tables, best fit first. */
 interface Placement {
   room_id: string | null;
   candidates: Table[];
 }
 
+// Candidate lists depend on the tables and rooms only; the read side hands in the same (cached)
+// catalog arrays request after request, so keep them per tables array.
+const placementsMemo = new WeakMap<readonly Table[], Map<string, Placement[]>>();
+
 function placements(
   shift: Shift,
   catalog: AvailabilityInput['catalog'],
   party: number,
   roomId?: string | null,
-) {
-  if (!shift.requires_room_selection)
-    return [{ room_id: null, candidates: tablesFor(catalog.tables, party, roomId) }];
-  const rooms: Room[] = roomId == null ? catalog.rooms : catalog.rooms.filter((r) => r.id === roomId);
-  return rooms.map((r) => ({ room_id: r.id, candidates: tablesFor(catalog.tables, party, r.id) }));
+): Placement[] {
+  let memo = placementsMemo.get(catalog.tables);
+  if (!memo) {
+    memo = new Map();
+    placementsMemo.set(catalog.tables, memo);
+  }
+  const key = `${shift.requires_room_selection}|${party}|${roomId ?? ''}|${catalog.rooms.map((r) => r.id).join(',')}`;
+  let ways = memo.get(key);
+  if (!ways) {
+    if (!shift.requires_room_selection)
+      ways = [{ room_id: null, candidates: tablesFor(catalog.tables, party, roomId) }];
+    else {
+      const rooms: Room[] = roomId == null ? catalog.rooms : catalog.rooms.filter((r) => r.id === roomId);
+      ways = rooms.map((r) => ({ room_id: r.id, candidates: tablesFor(catalog.tables, party, r.id) }));
+    }
+    // Frozen: the occupancy memo may then name these lists by identity.
+    for (const w of ways) Object.freeze(w.candidates);
+    if (memo.size >= 1000) memo.clear();
+    memo.set(key, ways);
+  }
+  return ways;
 }
 
 /**
@@ -120,32 +153,47 @@ export function searchSlots(input: AvailabilityInput, q: SearchQuery): BookableS
       {
         placements: placements(s, catalog, q.party_size, q.room_id),
         minutes: seatingMinutes(s, q.party_size),
+        limits: timeLimits(s, nowMs, today),
       },
     ]),
   );
-  const occupancy = new Occupancy(input.bookings);
+  const occupancy = occupancyOf(input.bookings);
   const out: BookableSlot[] = [];
-  for (const { shift, serviceDate, startMs } of startsBetween(shifts, timezone, q.from_ms, q.to_ms)) {
-    if (timeFailure(shift, serviceDate, startMs, nowMs, today)) continue;
-    if (coversExceeded(shift, occupancy, serviceDate, q.party_size)) continue;
-    const { placements: ways, minutes } = perShift.get(shift) as { placements: Placement[]; minutes: number };
-    const endMs = startMs + minutes * MINUTE;
-    for (const way of ways) {
-      const table = firstFreeTable(way.candidates, occupancy, startMs, endMs);
-      if (!table) continue;
-      out.push({
-        shift_id: shift.id,
-        service_date: serviceDate,
-        start_ms: startMs,
-        end_ms: endMs,
-        duration_minutes: minutes,
-        room_id: way.room_id,
-        table_ids: [table.id],
-        seated_room_id: table.room_id,
-      });
+  // Day by day and shift by shift, so covers are read once per (day, shift); sorted at the end.
+  for (const serviceDate of serviceDatesFor(timezone, q.from_ms, q.to_ms))
+    for (const shift of shifts) {
+      const starts = slotStarts(shift, serviceDate, timezone);
+      if (starts.length === 0 || coversExceeded(shift, occupancy, serviceDate, q.party_size)) continue;
+      const { placements: ways, minutes, limits } = perShift.get(shift) as PerShift;
+      const wanted = starts.map(
+        (t) => t >= q.from_ms && t <= q.to_ms && limitFailure(limits, serviceDate, t) === null,
+      );
+      if (!wanted.includes(true)) continue;
+      for (const way of ways) {
+        // Every start of the day, not only the wanted ones: each start's table does not depend on
+        // the others, and the whole day's answer is what the occupancy index remembers.
+        const tables = occupancy.firstFreeForEach(way.candidates, starts, minutes * MINUTE);
+        starts.forEach((startMs, i) => {
+          const table = tables[i];
+          if (!table || !wanted[i]) return;
+          out.push({
+            shift_id: shift.id,
+            service_date: serviceDate,
+            start_ms: startMs,
+            end_ms: startMs + minutes * MINUTE,
+            duration_minutes: minutes,
+            room_id: way.room_id,
+            table_ids: [table.id],
+            seated_room_id: table.room_id,
+          });
+        });
+      }
     }
-  }
-  return out;
+  // Stable: rooms keep their order within a start and shift.
+  const order = new Map(shifts.map((s, i) => [s.id, i]));
+  return out.sort(
+    (a, b) => a.start_ms - b.start_ms || (order.get(a.shift_id) ?? 0) - (order.get(b.shift_id) ?? 0),
+  );
 }
 
 export interface CheckRequest {
@@ -198,7 +246,7 @@ export function checkSlot(input: AvailabilityInput, req: CheckRequest): CheckRes
   if (starts.length === 0) return refuse('OUTSIDE_SHIFT');
   const nowMs = input.now.getTime();
   const today = localDateOf(timezone, nowMs);
-  const occupancy = new Occupancy(input.bookings);
+  const occupancy = occupancyOf(input.bookings);
   const chosenSeats = chosen?.reduce((n, t) => n + t.max_pax, 0) ?? 0;
   let failure: FailureReason | null = null;
   for (const { shift, serviceDate, startMs } of starts) {

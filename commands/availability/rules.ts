@@ -53,23 +53,41 @@ export function partySizeAllowed(
   return partySize <= max;
 }
 
+export interface TimeLimits {
+  /** now + minimum notice: an earlier start is TOO_LATE (exactly this instant is allowed). */
+  earliestMs: number;
+  /** today + booking_window_days (restaurant calendar): a later service day is TOO_FAR; null: no limit. */
+  lastServiceDate: string | null;
+}
+
+/** A shift's time limits as of now; compute once per query, not per slot. */
+export const timeLimits = (shift: Shift, nowMs: number, today: string): TimeLimits => ({
+  earliestMs: nowMs + shift.minimum_notice_minutes * MINUTE,
+  lastServiceDate: shift.booking_window_days === null ? null : addDays(today, shift.booking_window_days),
+});
+
+export function limitFailure(
+  limits: TimeLimits,
+  serviceDate: string,
+  startMs: number,
+): 'TOO_LATE' | 'TOO_FAR' | null {
+  if (startMs < limits.earliestMs) return 'TOO_LATE';
+  if (limits.lastServiceDate !== null && serviceDate > limits.lastServiceDate) return 'TOO_FAR';
+  return null;
+}
+
 /**
  * Minimum notice (a start at exactly now + notice is allowed) and booking window (the service day
  * at most booking_window_days calendar days after today, in the restaurant's calendar).
  */
-export function timeFailure(
+export const timeFailure = (
   shift: Shift,
   serviceDate: string,
   startMs: number,
   nowMs: number,
   /** localDateOf(zone, nowMs), computed once per query. */
   today: string,
-): 'TOO_LATE' | 'TOO_FAR' | null {
-  if (startMs < nowMs + shift.minimum_notice_minutes * MINUTE) return 'TOO_LATE';
-  if (shift.booking_window_days !== null && serviceDate > addDays(today, shift.booking_window_days))
-    return 'TOO_FAR';
-  return null;
-}
+): 'TOO_LATE' | 'TOO_FAR' | null => limitFailure(timeLimits(shift, nowMs, today), serviceDate, startMs);
 
 /** Would this party exceed the shift's covers for its service day? */
 export const coversExceeded = (

@@ -29,19 +29,38 @@ export function lastStartMinutes(shift: Pick<Shift, 'start_time' | 'end_time'>):
 export const crossesMidnight = (shift: Pick<Shift, 'start_time' | 'end_time'>): boolean =>
   lastStartMinutes(shift) >= DAY_MINUTES;
 
-// Slot lists depend only on the configuration and the day; the read side asks for the same days
-// over and over, so keep the recent ones (bounded: old entries are dropped in insertion order).
-const cache = new Map<string, readonly number[]>();
+// Slot lists depend only on the configuration and the day, and the read side asks for the same days
+// over and over with the same (cached) shift objects: keep them per shift object, then per
+// configuration text for shift objects seen for the first time. Both bounded.
+const byShift = new WeakMap<Shift, Map<string, readonly number[]>>();
+const byConfig = new Map<string, readonly number[]>();
 const CACHE_LIMIT = 20_000;
 
 /**
  * Start instants (epoch ms, ascending) the shift offers on `serviceDate` in `zone`; empty when the
- * shift does not run that day.
+ * shift does not run that day. The array is shared: do not modify it.
  */
 export function slotStarts(shift: Shift, serviceDate: string, zone: string): readonly number[] {
-  if (!shiftRunsOn(shift, serviceDate)) return [];
+  let mine = byShift.get(shift);
+  if (!mine) {
+    mine = new Map();
+    byShift.set(shift, mine);
+  }
+  const day = `${zone}|${serviceDate}`;
+  const known = mine.get(day);
+  if (known) return known;
+  const out = computeStarts(shift, serviceDate, zone);
+  if (mine.size >= CACHE_LIMIT) mine.clear();
+  mine.set(day, out);
+  return out;
+}
+
+const NONE: readonly number[] = Object.freeze([]);
+
+function computeStarts(shift: Shift, serviceDate: string, zone: string): readonly number[] {
+  if (!shiftRunsOn(shift, serviceDate)) return NONE;
   const key = `${zone}|${serviceDate}|${shift.start_time}|${shift.end_time}|${shift.slot_interval_minutes}`;
-  const hit = cache.get(key);
+  const hit = byConfig.get(key);
   if (hit) return hit;
   const out: number[] = [];
   const last = lastStartMinutes(shift);
@@ -49,8 +68,9 @@ export function slotStarts(shift: Shift, serviceDate: string, zone: string): rea
     const t = localToInstant(zone, addDays(serviceDate, Math.floor(m / DAY_MINUTES)), m % DAY_MINUTES);
     if (t !== null) out.push(t);
   }
-  if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value as string);
-  cache.set(key, out);
+  Object.freeze(out);
+  if (byConfig.size >= CACHE_LIMIT) byConfig.delete(byConfig.keys().next().value as string);
+  byConfig.set(key, out);
   return out;
 }
 

@@ -89,14 +89,28 @@ export function localToInstant(zone: string, date: string, minutes: number): num
 export const localDateOf = (zone: string, ms: number): string =>
   new Date(ms + offsetAt(zone, ms) * MINUTE).toISOString().slice(0, 10);
 
+// Answers repeat the same few thousand instants (the slots of the coming weeks): keep their text.
+const formatted = new Map<string, Map<number, string>>();
+const FORMATTED_LIMIT = 100_000;
+
 /** RFC 3339 with the zone's offset at that instant and no fraction: 2026-05-01T19:00:00+02:00. */
 export function formatInstant(zone: string, ms: number): string {
+  let known = formatted.get(zone);
+  if (!known) {
+    known = new Map();
+    formatted.set(zone, known);
+  }
+  const hit = known.get(ms);
+  if (hit !== undefined) return hit;
   const o = offsetAt(zone, ms);
   const local = new Date(ms + o * MINUTE).toISOString().slice(0, 19);
   const abs = Math.abs(o);
   const hh = String(Math.floor(abs / 60)).padStart(2, '0');
   const mm = String(abs % 60).padStart(2, '0');
-  return `${local}${o < 0 ? '-' : '+'}${hh}:${mm}`;
+  const text = `${local}${o < 0 ? '-' : '+'}${hh}:${mm}`;
+  if (known.size >= FORMATTED_LIMIT) known.clear();
+  known.set(ms, text);
+  return text;
 }
 
 export const isValidZone = (zone: string): boolean => IANAZone.isValidZone(zone);

@@ -19,6 +19,8 @@ function readable(raw: string, country?: CountryCode) {
   return parsed && !parsed.ext && parsed.isPossible() ? parsed : undefined;
 }
 
+const E164ISH = /^\+\d+$/;
+
 /** Reads a phone number; a national spelling is read with the restaurant's country. */
 export function normalizePhone(raw: string, restaurantCountry: string | null): NormalizedPhone {
   const country =
@@ -41,6 +43,9 @@ export function normalizePhone(raw: string, restaurantCountry: string | null): N
  * read, its digits (and a leading +), so that punctuation alone never tells two spellings apart.
  */
 export function phoneKey(stored: string): string {
+  // "+" and digits only: either E.164 already, or an unreadable number whose key is these very
+  // characters. Either way the key is the stored form, and replays skip a parse per customer.
+  if (E164ISH.test(stored)) return stored;
   const parsed = stored.startsWith('+') ? readable(stored) : undefined;
   if (parsed) return parsed.number;
   return stored.replace(/(?!^\+)[^\d]/g, '');

@@ -10,7 +10,7 @@ import {
   decideUpdate,
 } from '../../commands/customers/decide';
 import { decideAbsorb, decideMergeInto, mergedProfile } from '../../commands/customers/decide-merge';
-import type { CustomerProfile } from '../../commands/customers/events';
+import { type CustomerProfile, webhookTypeOf } from '../../commands/customers/events';
 import type { WriteContext } from '../../commands/customers/prepare';
 import { type CustomerState, evolveCustomer, initialCustomer } from '../../commands/customers/state';
 import { ApiError } from '../../src/core/errors';
@@ -227,6 +227,19 @@ t(
     assert.is(after.profile?.newsletter_consent, false);
     assert.is(after.profile?.email, 't@x.co');
     assert.equal(decideAbsorb(after, 'cus_t', closed, 'cus_s', at), []);
+  },
+);
+
+t(
+  'webhook types: drafts are never announced; flagging one reads as a deletion, publishing as a creation',
+  () => {
+    assert.is(webhookTypeOf({ type: 'CustomerCreated', data: { draft: true } }), null);
+    assert.is(webhookTypeOf({ type: 'CustomerCreated', data: { draft: false } }), 'customer.created');
+    assert.is(webhookTypeOf({ type: 'CustomerDraftFlagged', data: {} }), 'customer.deleted');
+    assert.is(webhookTypeOf({ type: 'CustomerDraftPublished', data: {} }), 'customer.created');
+    assert.is(webhookTypeOf({ type: 'MarketingOptOutAdded', data: {} }), 'customer.updated');
+    assert.is(webhookTypeOf({ type: 'CustomerMergedInto', data: {} }), null);
+    assert.is(webhookTypeOf({ type: 'CustomerCursorKeyGenerated', data: {} }), null);
   },
 );
 

@@ -13,7 +13,14 @@ import { type CapacityState, seatingsExcept } from './capacity-state';
 import type { Seating } from './decide-create';
 
 /** Why a seating stops holding capacity (SeatingReleased.reason). */
-export type ReleaseReason = 'CANCELED' | 'REJECTED' | 'MOVED' | 'ABANDONED_HOLD' | 'CREATE_REFUSED';
+export type ReleaseReason =
+  | 'CANCELED'
+  | 'REJECTED'
+  | 'MOVED'
+  | 'ABANDONED_HOLD'
+  /** Held by a create or a move that was then refused (duplicate external_id, customer…). */
+  | 'CREATE_REFUSED'
+  | 'UPDATE_REFUSED';
 
 export interface HoldRequest {
   restaurantId: string;

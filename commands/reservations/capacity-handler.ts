@@ -34,7 +34,10 @@ async function load(
   stream: string,
 ): Promise<{ state: CapacityState; revision: number | typeof NO_STREAM }> {
   let perStore = folds.get(events);
-  if (!perStore) folds.set(events, (perStore = new Map()));
+  if (!perStore) {
+    perStore = new Map();
+    folds.set(events, perStore);
+  }
   const known = perStore.get(stream);
   const fresh = await events.readStream(stream, { fromRevision: known ? known.revision + 1 : 0 });
   if (known && fresh.length === 0) return known;

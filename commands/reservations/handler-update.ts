@@ -25,10 +25,15 @@ import {
 import type { Seating } from './decide-create';
 import { existing } from './decide-status';
 import { assertUnlocked, decidePatch, type ReservationPatch } from './decide-update';
-import type { ReservationSnapshot, ReservationSource } from './events';
-import { reservationStream } from './events';
+import {
+  RELEASED_STATUSES,
+  type ReservationSnapshot,
+  type ReservationSource,
+  reservationStream,
+} from './events';
 import { evolveReservation, initialReservation, type ReservationState } from './evolve';
 import { assertExternalIdFree, claimExternalId, releaseExternalId } from './external-id';
+import { loadReservation } from './handler-common';
 import { checkReferences } from './handler-create';
 import { maxPosition } from './handler-status';
 import { type HeldSeating, holdSeating, type SeatingRequest } from './hold';
@@ -149,11 +154,14 @@ async function attemptUpdate(
     patch.seating = moved;
     position = maxPosition(position, held.position);
   }
-  const restore = async () => {
+  // Undo our hold from the reservation as it is *now* (someone may have changed it meanwhile): the
+  // day it is on keeps exactly its own seating; any other day we held on is released.
+  const undoHold = async () => {
     if (!moved) return;
-    if (moved.service_date !== r.service_date)
-      await releaseSeating(deps, restaurant._id, moved.service_date, id, 'CREATE_REFUSED', rmeta);
-    else await holdSeating(deps, currentSeatingRequest(restaurant, catalog, r, now, 'restore'), rmeta);
+    const current = (await loadReservation(deps, id)).r as ReservationSnapshot;
+    if (RELEASED_STATUSES.includes(current.status) || moved.service_date !== current.service_date)
+      await releaseSeating(deps, restaurant._id, moved.service_date, id, 'UPDATE_REFUSED', rmeta);
+    else await holdSeating(deps, currentSeatingRequest(restaurant, catalog, current, now, 'restore'), rmeta);
   };
 
   // 3 and 4: the other writes, then the reservation with the revision everything was decided on.
@@ -167,12 +175,12 @@ async function attemptUpdate(
     position = maxPosition(position, written.position);
     outcome = await appendUpdate(deps, r, patch, loaded.revision, rmeta, now);
   } catch (err) {
-    const ours = err instanceof ApiError || err instanceof WrongExpectedRevisionError;
-    if (ours) {
+    // Refused or overtaken (the update then starts again from the new state): nothing of ours stays.
+    // Any other error leaves the outcome unknown; the repair job settles it from the streams.
+    if (err instanceof ApiError || err instanceof WrongExpectedRevisionError) {
       if (claimed && req.external_id)
         await releaseExternalId(deps, restaurant._id, req.external_id, id, meta);
-      // A conflict reruns the whole update, which holds again from the new state: keep the hold then.
-      if (!(err instanceof WrongExpectedRevisionError)) await restore();
+      await undoHold();
     }
     throw err;
   }

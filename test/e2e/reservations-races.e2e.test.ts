@@ -156,6 +156,31 @@ t(
   },
 );
 
+t('update: a cancel landing between our hold and our update leaves nothing held', async ({ svc }) => {
+  const r = (await create(svc, { start_at: at('27', '21:00'), party_size: 7 })).body.data;
+  const rt = withHook(
+    svc.rt,
+    (s) => s === `reservation-${r.id}`,
+    async () => {
+      await svc.api('POST', `/reservations/${r.id}/cancel`, { token: TOKENS.full, body: {} });
+    },
+  );
+  try {
+    await updateReservation(rt, restaurant, r.id, { start_at: at('27', '20:30') }, meta);
+    assert.unreachable('the reservation was canceled meanwhile');
+  } catch (err) {
+    assert.is((err as { details?: { reason?: string } }).details?.reason, 'RESERVATION_CANCELED');
+  }
+  await svc.rt.settle(await svc.rt.events.headPosition());
+  const capacity = await svc.rt.events.readStream('capacity-rest_demo-2026-06-27');
+  const active = new Set<string>();
+  for (const e of capacity)
+    if (e.type === 'SeatingHeld') active.add(e.data.reservation_id as string);
+    else active.delete(e.data.reservation_id as string);
+  assert.not.ok(active.has(r.id));
+  assert.is((await create(svc, { start_at: at('27', '20:30'), party_size: 7 })).status, 201);
+});
+
 t('a create that dies after holding its seating holds it only until the repair job runs', async ({ svc }) => {
   const dying = withHook(
     svc.rt,

@@ -4,7 +4,11 @@ import * as assert from 'uvu/assert';
 import type { SeatingHeldData } from '../../commands/availability/capacity-events';
 import type { Catalog, Shift } from '../../commands/catalog/types';
 import { decideHold, decideRelease, type HoldRequest } from '../../commands/reservations/capacity-decide';
-import { type CapacityState, evolveCapacity, initialCapacity } from '../../commands/reservations/capacity-state';
+import {
+  type CapacityState,
+  evolveCapacity,
+  initialCapacity,
+} from '../../commands/reservations/capacity-state';
 import type { ReservationSnapshot } from '../../commands/reservations/events';
 import type { ReservationState } from '../../commands/reservations/evolve';
 import { planRepair } from '../../commands/reservations/repair-plan';
@@ -99,7 +103,8 @@ test('a hold takes the best-fitting free table and records the seating', () => {
 test('the last table goes to one reservation only; the next gets NO_TABLE', () => {
   let state = initialCapacity;
   // Parties of 2 fit t2a, t2b and t4 (t6 seats 3 to 6).
-  for (const id of ['a', 'b', 'c']) state = apply(state, decideHold(state, request({ reservationId: id })).events);
+  for (const id of ['a', 'b', 'c'])
+    state = apply(state, decideHold(state, request({ reservationId: id })).events);
   assert.equal(
     [...state.held.values()].map((s) => s.table_ids[0]),
     ['t2a', 't2b', 't4'],
@@ -129,7 +134,8 @@ test("a reservation's own seating is not in its way: a move within the day repla
 
 test('bypass_availability holds even when full, on the named tables or none', () => {
   let state = initialCapacity;
-  for (const id of ['a', 'b', 'c']) state = apply(state, decideHold(state, request({ reservationId: id })).events);
+  for (const id of ['a', 'b', 'c'])
+    state = apply(state, decideHold(state, request({ reservationId: id })).events);
   const forced = decideHold(state, request({ reservationId: 'f', force: true }));
   assert.equal(forced.seating.table_ids, []);
   assert.is(forced.events[0]?.data.force_inserted, true);
@@ -151,7 +157,9 @@ test('property: whatever holds, moves and releases happen, no table is ever held
       id: fc.integer({ min: 0, max: 12 }),
       start: fc.constantFrom('19:00', '19:15', '19:45', '20:30', '21:00', '22:00'),
       party: fc.integer({ min: 1, max: 7 }),
-      tables: fc.option(fc.subarray(['t2a', 't2b', 't4', 't6'], { minLength: 1, maxLength: 2 }), { nil: null }),
+      tables: fc.option(fc.subarray(['t2a', 't2b', 't4', 't6'], { minLength: 1, maxLength: 2 }), {
+        nil: null,
+      }),
     }),
     fc.record({ kind: fc.constant('release' as const), id: fc.integer({ min: 0, max: 12 }) }),
   );
@@ -165,7 +173,12 @@ test('property: whatever holds, moves and releases happen, no table is ever held
           continue;
         }
         try {
-          const req = request({ reservationId: id, startMs: slot(o.start), partySize: o.party, tableIds: o.tables });
+          const req = request({
+            reservationId: id,
+            startMs: slot(o.start),
+            partySize: o.party,
+            tableIds: o.tables,
+          });
           state = apply(state, decideHold(state, req).events);
         } catch (err) {
           if (!(err instanceof BusinessRuleError)) throw err;
@@ -174,8 +187,14 @@ test('property: whatever holds, moves and releases happen, no table is ever held
       const seatings = [...state.held.values()];
       for (const [i, a] of seatings.entries())
         for (const b of seatings.slice(i + 1)) {
-          const overlap = Date.parse(a.start_at) < Date.parse(b.end_at) && Date.parse(b.start_at) < Date.parse(a.end_at);
-          if (overlap) assert.equal(a.table_ids.filter((t) => b.table_ids.includes(t)), [], `${a.reservation_id} and ${b.reservation_id}`);
+          const overlap =
+            Date.parse(a.start_at) < Date.parse(b.end_at) && Date.parse(b.start_at) < Date.parse(a.end_at);
+          if (overlap)
+            assert.equal(
+              a.table_ids.filter((t) => b.table_ids.includes(t)),
+              [],
+              `${a.reservation_id} and ${b.reservation_id}`,
+            );
         }
       assert.ok(seatings.reduce((n, s) => n + s.party_size, 0) <= (shift.max_covers as number));
     }),
@@ -215,7 +234,10 @@ test('repair: a hold whose reservation never appeared is fenced, released, and i
     { kind: 'release_claim', externalId: 'ext-1' },
   ]);
   // Already fenced (a repair interrupted after its first step): no second fence.
-  assert.is(planRepair({ exists: false, abandoned: true, r: null }, new Map([[DAY, seating()]]))[0]?.kind, 'release');
+  assert.is(
+    planRepair({ exists: false, abandoned: true, r: null }, new Map([[DAY, seating()]]))[0]?.kind,
+    'release',
+  );
 });
 
 test('repair: canceled releases; a move to another day releases that day; a replaced seating rolls the reservation forward', () => {
@@ -234,7 +256,9 @@ test('repair: canceled releases; a move to another day releases that day; a repl
     [{ kind: 'release', serviceDate: '2026-06-04', reason: 'MOVED' }],
   );
   const replaced = seating({ table_ids: ['t4'] });
-  assert.equal(planRepair(reservation(), new Map([[DAY, replaced]])), [{ kind: 'roll_forward', seating: replaced }]);
+  assert.equal(planRepair(reservation(), new Map([[DAY, replaced]])), [
+    { kind: 'roll_forward', seating: replaced },
+  ]);
   assert.equal(planRepair(reservation(), new Map([[DAY, seating()]])), []);
 });
 

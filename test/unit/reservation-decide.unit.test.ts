@@ -5,7 +5,11 @@ import { decideFeedback, decidePayment } from '../../commands/reservations/decid
 import { decidePartnerCancel, decideStatusOperation } from '../../commands/reservations/decide-status';
 import { checkPatch, decideLocks, decidePatch } from '../../commands/reservations/decide-update';
 import type { ReservationSnapshot, ReservationStatus } from '../../commands/reservations/events';
-import { evolveReservation, initialReservation, type ReservationState } from '../../commands/reservations/evolve';
+import {
+  evolveReservation,
+  initialReservation,
+  type ReservationState,
+} from '../../commands/reservations/evolve';
 import { paymentSummary } from '../../commands/reservations/payments';
 import { ApiError } from '../../src/core/errors';
 import type { NewEvent, RecordedEvent } from '../../src/ports/event-store';
@@ -128,7 +132,11 @@ test('a deposit rule adds a pending DEPOSIT row for parties from its minimum, an
   assert.is(row?.quantity, 6);
   assert.is(row?.payment_mode, 'SOFT_PREAUTH');
   assert.equal(paymentSummary(big.payments, 'EUR').pending_amount, 9000);
-  const bypassed = snapshot({ deposit, bypassPayments: true, seating: { ...input().seating, party_size: 6 } });
+  const bypassed = snapshot({
+    deposit,
+    bypassPayments: true,
+    seating: { ...input().seating, party_size: 6 },
+  });
   assert.equal(bypassed.payments, []);
   assert.is(bypassed.status, 'CONFIRMED');
   // Approval comes first; the deposit row waits beside it.
@@ -170,11 +178,15 @@ test('restaurant-side transitions: approve, reject, seat, leave, and what each r
     422,
     'INVALID_STATUS_TRANSITION',
   );
-  const seated = fold(decideStatusOperation(snapshot(), { kind: 'seat' }, now), created()).r as ReservationSnapshot;
+  const seated = fold(decideStatusOperation(snapshot(), { kind: 'seat' }, now), created())
+    .r as ReservationSnapshot;
   assert.is(seated.status, 'SEATED');
   assert.is(seated.seated_at, now.toISOString());
-  const left = fold(decideStatusOperation(seated, { kind: 'leave' }, now), { exists: true, abandoned: false, r: seated })
-    .r as ReservationSnapshot;
+  const left = fold(decideStatusOperation(seated, { kind: 'leave' }, now), {
+    exists: true,
+    abandoned: false,
+    r: seated,
+  }).r as ReservationSnapshot;
   assert.is(left.status, 'DONE');
   assert.is(left.left_at, now.toISOString());
   rejects(() => decideStatusOperation(snapshot(), { kind: 'leave' }, now), 422, 'INVALID_STATUS_TRANSITION');
@@ -185,7 +197,10 @@ test('restaurant-side transitions: approve, reject, seat, leave, and what each r
 test('approving a pending reservation whose deposit is unpaid gives CONFIRMED_PENDING_PAYMENT', () => {
   const deposit = { amount_per_cover: 1000, min_party_size: 1, payment_mode: 'CHARGE' };
   const pending = snapshot({ requiresApproval: true, deposit });
-  assert.is(decideStatusOperation(pending, { kind: 'approve' }, now)[0]?.data.to, 'CONFIRMED_PENDING_PAYMENT');
+  assert.is(
+    decideStatusOperation(pending, { kind: 'approve' }, now)[0]?.data.to,
+    'CONFIRMED_PENDING_PAYMENT',
+  );
 });
 
 test('customer cancellation only before arrival; staff cancellation from anything not canceled', () => {
@@ -194,31 +209,55 @@ test('customer cancellation only before arrival; staff cancellation from anythin
     'CUSTOMER',
   );
   rejects(
-    () => decideStatusOperation(snapshot({}, { status: 'SEATED' }), { kind: 'cancel_by_customer', reason: null }, now),
+    () =>
+      decideStatusOperation(
+        snapshot({}, { status: 'SEATED' }),
+        { kind: 'cancel_by_customer', reason: null },
+        now,
+      ),
     422,
   );
   assert.is(
-    decideStatusOperation(snapshot({}, { status: 'SEATED' }), { kind: 'cancel_by_staff', reason: 'x' }, now).length,
+    decideStatusOperation(snapshot({}, { status: 'SEATED' }), { kind: 'cancel_by_staff', reason: 'x' }, now)
+      .length,
     1,
   );
   // Staff ignore the POS lock: the lock restricts the partner API.
   assert.is(
-    decideStatusOperation(snapshot({}, { locked_fields: ['status'] }), { kind: 'cancel_by_staff', reason: null }, now)
-      .length,
+    decideStatusOperation(
+      snapshot({}, { locked_fields: ['status'] }),
+      { kind: 'cancel_by_staff', reason: null },
+      now,
+    ).length,
     1,
   );
 });
 
 test('finish waits for the seating end; no-show waits for the grace period', () => {
   const seated = snapshot({}, { status: 'SEATED' });
-  rejects(() => decideStatusOperation(seated, { kind: 'finish' }, new Date('2026-06-03T20:00:00+02:00')), 422);
-  assert.is(decideStatusOperation(seated, { kind: 'finish' }, new Date('2026-06-03T20:30:00+02:00')).length, 1);
-  const booked = snapshot();
   rejects(
-    () => decideStatusOperation(booked, { kind: 'no_show', graceMinutes: 30 }, new Date('2026-06-03T19:29:00+02:00')),
+    () => decideStatusOperation(seated, { kind: 'finish' }, new Date('2026-06-03T20:00:00+02:00')),
     422,
   );
-  const noShow = decideStatusOperation(booked, { kind: 'no_show', graceMinutes: 30 }, new Date('2026-06-03T19:30:00+02:00'));
+  assert.is(
+    decideStatusOperation(seated, { kind: 'finish' }, new Date('2026-06-03T20:30:00+02:00')).length,
+    1,
+  );
+  const booked = snapshot();
+  rejects(
+    () =>
+      decideStatusOperation(
+        booked,
+        { kind: 'no_show', graceMinutes: 30 },
+        new Date('2026-06-03T19:29:00+02:00'),
+      ),
+    422,
+  );
+  const noShow = decideStatusOperation(
+    booked,
+    { kind: 'no_show', graceMinutes: 30 },
+    new Date('2026-06-03T19:30:00+02:00'),
+  );
   assert.is(noShow[0]?.data.to, 'NO_SHOW');
   assert.is(noShow[0]?.data.actor_kind, 'SYSTEM');
   for (const status of ['PENDING', 'SEATED', 'CANCELED_BY_RESTAURANT'] as ReservationStatus[])
@@ -244,14 +283,24 @@ test('a POS lock refuses a change of a locked field (409 naming it) but not an u
   const err2 = rejects(() => checkPatch(r, { customer_id: 'cus_2' }), 409);
   assert.equal(err2?.details?.locked_fields, ['customer']);
   // A derived change of the end (a new start) counts as a change of start_at.
-  const later = { ...input().seating, start_at: '2026-06-03T19:15:00+02:00', end_at: '2026-06-03T20:45:00+02:00' };
+  const later = {
+    ...input().seating,
+    start_at: '2026-06-03T19:15:00+02:00',
+    end_at: '2026-06-03T20:45:00+02:00',
+  };
   assert.equal(rejects(() => checkPatch(r, { seating: later }), 409)?.details?.locked_fields, ['start_at']);
-  assert.equal(checkPatch(r, { seating: input().seating, custom_message: 'x' }).changes, { custom_message: 'x' });
+  assert.equal(checkPatch(r, { seating: input().seating, custom_message: 'x' }).changes, {
+    custom_message: 'x',
+  });
 });
 
 test('a canceled reservation cannot move, but its notes can change', () => {
   const r = snapshot({}, { status: 'CANCELED_BY_RESTAURANT' });
-  rejects(() => checkPatch(r, { seating: { ...input().seating, party_size: 3 } }), 422, 'RESERVATION_CANCELED');
+  rejects(
+    () => checkPatch(r, { seating: { ...input().seating, party_size: 3 } }),
+    422,
+    'RESERVATION_CANCELED',
+  );
   assert.is(checkPatch(r, { custom_message: 'x' }).changes.custom_message, 'x');
 });
 
@@ -296,9 +345,18 @@ test('feedback needs a rating first; an answer later stamps answered_at', () => 
   const r = snapshot({}, { status: 'DONE' });
   rejects(() => decideFeedback(r, { comment: 'nice' }, AT), 422, 'RATING_REQUIRED');
   rejects(() => decideFeedback(r, { rating: 6 }, AT), 422, 'INVALID_RATING');
-  const first = fold(decideFeedback(r, { rating: 4, comment: 'nice' }, AT), { exists: true, abandoned: false, r })
-    .r as ReservationSnapshot;
-  assert.equal(first.feedback, { rating: 4, comment: 'nice', answer: null, created_at: AT, answered_at: null });
+  const first = fold(decideFeedback(r, { rating: 4, comment: 'nice' }, AT), {
+    exists: true,
+    abandoned: false,
+    r,
+  }).r as ReservationSnapshot;
+  assert.equal(first.feedback, {
+    rating: 4,
+    comment: 'nice',
+    answer: null,
+    created_at: AT,
+    answered_at: null,
+  });
   const later = '2026-06-04T09:00:00.000Z';
   const [answer] = decideFeedback(first, { answer: 'thank you' }, later);
   assert.equal(answer?.data.feedback, {

@@ -109,12 +109,15 @@ export async function bookingsOn(
 }
 
 /**
- * Service days whose seatings can meet a start in [fromMs, toMs]: the days that can offer those
- * starts, and the day after the last (its early seatings may share a table with a late one).
+ * Service days whose seatings can meet a start in [fromMs, toMs]. A seating of service day X starts
+ * at the latest on X + 1 (a shift past midnight) and lasts at most a day, so it spans [X, X + 2]; the
+ * slots asked for belong to the days serviceDatesFor names, so the days two before and two after
+ * them cover every seating that can share a table with one of those slots.
  */
 function daysAround(zone: string, fromMs: number, toMs: number): string[] {
   const days = serviceDatesFor(zone, fromMs, toMs);
-  return [...days, addDays(days.at(-1) as string, 1)];
+  const last = days.at(-1) as string;
+  return [addDays(days[0] as string, -1), ...days, addDays(last, 1), addDays(last, 2)];
 }
 
 async function inputFor(

@@ -11,6 +11,7 @@ import { demoBootstrap, startTestService, type TestService } from '../helpers/se
 const TOKEN = 'couvert_pk_avail_000000000000000000000000001';
 const CATALOG_ONLY = 'couvert_pk_catonly_0000000000000000000000002';
 const ROOMS = 'couvert_pk_rooms_000000000000000000000000003';
+const BOOKER = 'couvert_pk_booker_00000000000000000000000004';
 const P = '/api/partner/v1';
 const NOW = '2026-05-01T08:00:00Z';
 
@@ -38,6 +39,11 @@ const bootstrap = demoBootstrap(
   [
     { id: 'key_avail', token: TOKEN, scopes: ['AVAILABILITY_READ'] },
     { id: 'key_catalog', token: CATALOG_ONLY, scopes: ['CATALOG_READ'] },
+    {
+      id: 'key_booker',
+      token: BOOKER,
+      scopes: ['AVAILABILITY_READ', 'RESERVATIONS_WRITE', 'RESERVATIONS_READ', 'RESERVATIONS_CANCEL'],
+    },
   ],
 );
 // A second restaurant whose dinner requires room selection.
@@ -162,6 +168,43 @@ t(
     // Released capacity is offered again.
     await release(svc, 'res_1', '2026-05-01');
     assert.is((await search(svc, { ...evening, party_size: 2 })).body.data.slots.length, 13);
+  },
+);
+
+t(
+  'reference case through the API: POST /reservations takes 19:00, cancelling gives it back',
+  async ({ svc }) => {
+    const day = { start_at_from: '2026-05-02T18:00:00+02:00', start_at_to: '2026-05-02T23:00:00+02:00' };
+    const created = await svc.api('POST', '/reservations', {
+      token: BOOKER,
+      body: {
+        customer: null,
+        party_size: 2,
+        start_at: '2026-05-02T19:00:00+02:00',
+        shift_id: 'shift_dinner',
+      },
+    });
+    assert.is(created.status, 201, created.text);
+    // Read your writes: the very next search sees the seating.
+    const after = await search(svc, { ...day, party_size: 2 }, BOOKER);
+    assert.equal(starts(after), ['20:30', '20:45', '21:00', '21:15', '21:30', '21:45', '22:00']);
+    const taken = await svc.api('POST', '/reservations', {
+      token: BOOKER,
+      body: {
+        customer: null,
+        party_size: 2,
+        start_at: '2026-05-02T20:00:00+02:00',
+        shift_id: 'shift_dinner',
+      },
+    });
+    assert.is(taken.status, 422);
+    assert.is(taken.body.error.details.reason, 'NO_TABLE');
+    const canceled = await svc.api('POST', `/reservations/${created.body.data.id}/cancel`, {
+      token: BOOKER,
+      body: {},
+    });
+    assert.is(canceled.status, 200);
+    assert.is((await search(svc, { ...day, party_size: 2 }, BOOKER)).body.data.slots.length, 13);
   },
 );
 

@@ -1,0 +1,122 @@
+// `catalog apply` and `catalog show` against a real runtime (SQLite log, embedded read models).
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createRestaurant } from '../../commands/restaurants/handler';
+import { registerCatalogCommands } from '../../src/cli/catalog-commands';
+import { type CliCommand, CliUsageError, cliCommands } from '../../src/cli/registry';
+import { loadConfig } from '../../src/config';
+import { operatorMeta } from '../../src/core/command-meta';
+import { ApiError } from '../../src/core/errors';
+import { createLogger } from '../../src/logger';
+import { createRuntime, type Runtime } from '../../src/runtime';
+
+const t = suite<{ rt: Runtime; dir: string }>('catalog CLI');
+
+t.before(async (ctx) => {
+  ctx.dir = mkdtempSync(join(tmpdir(), 'couvert-catalog-cli-'));
+  ctx.rt = await createRuntime(loadConfig({ DATA_DIR: ctx.dir, LOG_LEVEL: 'silent' }), {
+    logger: createLogger('silent'),
+  });
+  if (!cliCommands().some((c) => c.name === 'catalog apply')) registerCatalogCommands();
+  await createRestaurant(
+    ctx.rt,
+    'rest_cli',
+    {
+      name: 'CLI',
+      slug: 'cli',
+      country_code: 'FR',
+      timezone: 'Europe/Paris',
+      currency: 'EUR',
+      api_option: false,
+      customer_matching: true,
+      features: [],
+    },
+    operatorMeta('test'),
+  );
+});
+t.after(async (ctx) => {
+  await ctx.rt.close();
+  rmSync(ctx.dir, { recursive: true, force: true });
+});
+
+const command = (name: string) => cliCommands().find((c) => c.name === name) as CliCommand;
+async function run(
+  rt: Runtime,
+  name: string,
+  flags: Record<string, string | boolean>,
+  positionals: string[] = [],
+) {
+  const lines: string[] = [];
+  await command(name).run({ rt, flags, positionals, out: (l) => lines.push(l) });
+  return lines;
+}
+
+t('apply then show round-trips; applying again changes nothing', async ({ rt, dir }) => {
+  const file = join(dir, 'catalog.json');
+  writeFileSync(
+    file,
+    JSON.stringify({
+      rooms: [{ id: 'room_main', name: 'Main' }],
+      tables: [{ id: 'tbl_1', room_id: 'room_main', max_pax: 4 }],
+      features: ['MISSED_CALLS'],
+    }),
+  );
+  assert.equal(await run(rt, 'catalog apply', { restaurant: 'rest_cli' }, [file]), [
+    '3 change(s) applied to rest_cli',
+  ]);
+  assert.equal(await run(rt, 'catalog apply', { restaurant: 'rest_cli' }, [file]), [
+    'catalog of rest_cli unchanged',
+  ]);
+  const shown = JSON.parse((await run(rt, 'catalog show', { restaurant: 'rest_cli' })).join('\n'));
+  assert.equal(shown.tables, [{ id: 'tbl_1', name: 'tbl_1', room_id: 'room_main', min_pax: 1, max_pax: 4 }]);
+  assert.equal(shown.features, ['MISSED_CALLS']);
+  writeFileSync(file, JSON.stringify(shown));
+  assert.equal(await run(rt, 'catalog apply', { restaurant: 'rest_cli' }, [file]), [
+    'catalog of rest_cli unchanged',
+  ]);
+  const section = JSON.parse(
+    (await run(rt, 'catalog show', { restaurant: 'rest_cli', section: 'rooms' })).join('\n'),
+  );
+  assert.equal(section, { rooms: [{ id: 'room_main', name: 'Main' }] });
+});
+
+t('--merge adds without removing; a replace removes what the section leaves out', async ({ rt, dir }) => {
+  const file = join(dir, 'more.json');
+  writeFileSync(file, JSON.stringify({ tables: [{ id: 'tbl_2', room_id: 'room_main', max_pax: 2 }] }));
+  await run(rt, 'catalog apply', { restaurant: 'rest_cli', merge: true }, [file]);
+  let shown = JSON.parse((await run(rt, 'catalog show', { restaurant: 'rest_cli' })).join('\n'));
+  assert.equal(
+    shown.tables.map((x: { id: string }) => x.id),
+    ['tbl_1', 'tbl_2'],
+  );
+  await run(rt, 'catalog apply', { restaurant: 'rest_cli' }, [file]);
+  shown = JSON.parse((await run(rt, 'catalog show', { restaurant: 'rest_cli' })).join('\n'));
+  assert.equal(
+    shown.tables.map((x: { id: string }) => x.id),
+    ['tbl_2'],
+  );
+});
+
+t('usage errors and invalid items are reported, nothing is applied', async ({ rt, dir }) => {
+  const bad = join(dir, 'bad.json');
+  writeFileSync(bad, JSON.stringify({ tabels: [] }));
+  const usage = await run(rt, 'catalog apply', { restaurant: 'rest_cli' }, [bad]).catch((e: unknown) => e);
+  assert.instance(usage, CliUsageError);
+  assert.match((usage as Error).message, /unknown section tabels/);
+  writeFileSync(bad, JSON.stringify({ tables: [{ id: 'tbl_3', room_id: 'nowhere', max_pax: 2 }] }));
+  const invalid = await run(rt, 'catalog apply', { restaurant: 'rest_cli' }, [bad]).catch((e: unknown) => e);
+  assert.instance(invalid, ApiError);
+  assert.equal(
+    (((invalid as ApiError).details?.issues ?? []) as { path: string }[]).map((i) => i.path),
+    ['tables.0.room_id'],
+  );
+  const missing = await run(rt, 'catalog show', { restaurant: 'rest_nope' }).catch((e: unknown) => e);
+  assert.is((missing as ApiError).status, 404);
+  const noFlag = await run(rt, 'catalog show', {}).catch((e: unknown) => e);
+  assert.instance(noFlag, CliUsageError);
+});
+
+t.run();

@@ -1,0 +1,107 @@
+// The catalog and bookings projections on the embedded store: idempotent under redelivery, and the
+// read-side caches see every change.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { SeatingHeldData } from '../../commands/availability/capacity-events';
+import { decideApplyCatalog } from '../../commands/catalog/decide';
+import { emptyCatalog } from '../../commands/catalog/types';
+import { BOOKINGS, bookingsProjection, reservationIdOfKey, seatingKey } from '../../projections/bookings';
+import { catalogProjection } from '../../projections/catalog';
+import { bookingsOn } from '../../queries/availability';
+import { getCatalog } from '../../queries/catalog';
+import { EmbeddedDocumentStore } from '../../src/adapters/document-store/embedded';
+import type { RecordedEvent } from '../../src/ports/event-store';
+
+const R = 'rest_x';
+let position = 0n;
+const recorded = (type: string, data: Record<string, unknown>): RecordedEvent => {
+  position += 1n;
+  return { id: `e${position}`, type, data, metadata: {}, created: '', stream: 's', revision: 0, position };
+};
+
+const seating = (o: Partial<SeatingHeldData> = {}): Record<string, unknown> => ({
+  restaurant_id: R,
+  service_date: '2026-05-01',
+  reservation_id: 'res_1',
+  shift_id: 'shift_dinner',
+  room_id: null,
+  table_ids: ['t1'],
+  start_at: '2026-05-01T17:00:00.000Z',
+  end_at: '2026-05-01T18:30:00.000Z',
+  party_size: 2,
+  at: '2026-05-01T08:00:00.000Z',
+  ...o,
+});
+
+/** Applies like the runner does: the event, then the checkpoint the caches look at. */
+async function apply(docs: EmbeddedDocumentStore, e: RecordedEvent) {
+  for (const p of [catalogProjection, bookingsProjection])
+    if (p.eventTypes.includes(e.type)) await p.apply(e, docs);
+  for (const p of [catalogProjection, bookingsProjection]) await docs.setCheckpoint(p.name, e.position);
+}
+
+const t = suite('catalog read models');
+
+t('seating keys survive characters MongoDB reads as paths', () => {
+  for (const id of ['res_1', 'a.b', '$x', '100%', '%2E', 'a.$%.b'])
+    assert.is(reservationIdOfKey(seatingKey(id)), id);
+  assert.not.match(seatingKey('a.b$c'), /[.$]/);
+});
+
+t('bookings: held, moved within the day, released; redelivery changes nothing', async () => {
+  const docs = new EmbeddedDocumentStore();
+  await bookingsProjection.setup?.(docs);
+  const held = recorded('SeatingHeld', seating());
+  await apply(docs, held);
+  await apply(docs, recorded('SeatingHeld', seating({ reservation_id: 'res.2', table_ids: ['t2'] })));
+  assert.equal(
+    (await bookingsOn(docs, R, ['2026-05-01'])).map((b) => [b.reservation_id, b.table_ids]),
+    [
+      ['res_1', ['t1']],
+      ['res.2', ['t2']],
+    ],
+  );
+  const moved = recorded('SeatingHeld', seating({ table_ids: ['t3'], start_at: '2026-05-01T18:00:00.000Z' }));
+  await apply(docs, moved);
+  const released = recorded('SeatingReleased', {
+    restaurant_id: R,
+    service_date: '2026-05-01',
+    reservation_id: 'res.2',
+    reason: 'canceled',
+    at: '',
+  });
+  await apply(docs, released);
+  // Redelivered older events are skipped (the day document already passed their position).
+  await bookingsProjection.apply(held, docs);
+  await bookingsProjection.apply(released, docs);
+  const after = await bookingsOn(docs, R, ['2026-05-01', '2026-05-02']);
+  assert.equal(
+    after.map((b) => [b.reservation_id, b.table_ids, b.start_ms]),
+    [['res_1', ['t3'], Date.parse('2026-05-01T18:00:00.000Z')]],
+  );
+  assert.is(await docs.collection(BOOKINGS).count({ restaurant_id: R }), 1);
+});
+
+t('catalog: folded with the write side evolve; the cached read follows each change', async () => {
+  const docs = new EmbeddedDocumentStore();
+  const first = decideApplyCatalog(
+    emptyCatalog(R),
+    R,
+    { rooms: [{ id: 'r1', name: 'One' }] },
+    'replace',
+    'now',
+  );
+  for (const e of first) await apply(docs, recorded(e.type, e.data));
+  const before = await getCatalog(docs, R);
+  assert.equal(before.rooms, [{ id: 'r1', name: 'One' }]);
+  assert.is(await getCatalog(docs, R), before, 'unchanged: the same frozen object');
+  assert.ok(Object.isFrozen(before.rooms));
+  const rename = decideApplyCatalog(before, R, { rooms: [{ id: 'r1', name: 'Uno' }] }, 'replace', 'now');
+  const event = recorded(rename[0]?.type as string, rename[0]?.data as Record<string, unknown>);
+  await apply(docs, event);
+  await catalogProjection.apply(event, docs);
+  assert.equal((await getCatalog(docs, R)).rooms, [{ id: 'r1', name: 'Uno' }]);
+  assert.equal((await getCatalog(docs, 'rest_none')).rooms, []);
+});
+
+t.run();

@@ -92,18 +92,23 @@ export function assertUnlocked(r: ReservationSnapshot, changes: Partial<Reservat
     throw conflict('The point of sale has locked these fields of the reservation', { locked_fields: locked });
 }
 
-/** Checks a partner patch against the current state: the diff, or a 409 / 422. */
-export function checkPatch(r: ReservationSnapshot, patch: ReservationPatch): PatchDiff {
-  const diff = diffPatch(r, patch);
-  assertUnlocked(r, diff.changes);
-  if (
-    (CANCELED_STATUSES.includes(r.status) || r.status === 'REJECTED') &&
-    Object.keys(diff.changes).some((k) => k in (patch.seating ?? {}))
-  )
+/** A canceled or rejected reservation holds no table: its seating cannot change (422). */
+export function assertMovable(r: ReservationSnapshot, seatingChanges: boolean): void {
+  if (seatingChanges && (CANCELED_STATUSES.includes(r.status) || r.status === 'REJECTED'))
     throw new BusinessRuleError(
       'RESERVATION_CANCELED',
       'a canceled or rejected reservation holds no table: its time, party and tables cannot change',
     );
+}
+
+/** Checks a partner patch against the current state: the diff, or a 409 / 422. */
+export function checkPatch(r: ReservationSnapshot, patch: ReservationPatch): PatchDiff {
+  const diff = diffPatch(r, patch);
+  assertUnlocked(r, diff.changes);
+  assertMovable(
+    r,
+    Object.keys(diff.changes).some((k) => k in (patch.seating ?? {})),
+  );
   return diff;
 }
 

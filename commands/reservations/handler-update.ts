@@ -24,7 +24,7 @@ import {
 } from './customer-link';
 import type { Seating } from './decide-create';
 import { existing } from './decide-status';
-import { assertUnlocked, decidePatch, type ReservationPatch } from './decide-update';
+import { assertMovable, assertUnlocked, decidePatch, type ReservationPatch } from './decide-update';
 import {
   RELEASED_STATUSES,
   type ReservationSnapshot,
@@ -133,6 +133,8 @@ async function attemptUpdate(
   const r = existing(loaded.state, id, restaurant._id);
   // 1. Checks, no writes.
   assertUnlocked(r, requestedChanges(r, req));
+  const movesSeating = SEATING_KEYS.some((k) => req[k] !== undefined) && seatingRequestDiffers(r, req);
+  assertMovable(r, movesSeating);
   const catalog = await loadCatalog(deps, restaurant._id);
   checkReferences(catalog, req);
   const customerChange = await planCustomerChange(deps, restaurant, r, req.customer);
@@ -148,7 +150,7 @@ async function attemptUpdate(
   // 2. Capacity.
   let position: bigint | null = null;
   let moved: Seating | null = null;
-  if (SEATING_KEYS.some((k) => req[k] !== undefined) && seatingRequestDiffers(r, req)) {
+  if (movesSeating) {
     const held = await holdMoved(deps, restaurant, catalog, r, req, loaded.revision, now, rmeta);
     moved = held.seating;
     patch.seating = moved;

@@ -4,6 +4,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createReservation } from '../../commands/reservations/handler-create';
+import { setPosLock } from '../../commands/reservations/handler-records';
 import { updateReservation } from '../../commands/reservations/handler-update';
 import { repairSeatings } from '../../src/jobs/reservation-jobs';
 import type { EventStore, ExpectedRevision, NewEvent } from '../../src/ports/event-store';
@@ -156,30 +157,36 @@ t(
   },
 );
 
-t('update: a cancel landing between our hold and our update leaves nothing held', async ({ svc }) => {
-  const r = (await create(svc, { start_at: at('27', '21:00'), party_size: 7 })).body.data;
-  const rt = withHook(
-    svc.rt,
-    (s) => s === `reservation-${r.id}`,
-    async () => {
-      await svc.api('POST', `/reservations/${r.id}/cancel`, { token: TOKENS.full, body: {} });
-    },
-  );
-  try {
-    await updateReservation(rt, restaurant, r.id, { start_at: at('27', '20:30') }, meta);
-    assert.unreachable('the reservation was canceled meanwhile');
-  } catch (err) {
-    assert.is((err as { details?: { reason?: string } }).details?.reason, 'RESERVATION_CANCELED');
-  }
-  await svc.rt.settle(await svc.rt.events.headPosition());
-  const capacity = await svc.rt.events.readStream('capacity-rest_demo-2026-06-27');
-  const active = new Set<string>();
-  for (const e of capacity)
-    if (e.type === 'SeatingHeld') active.add(e.data.reservation_id as string);
-    else active.delete(e.data.reservation_id as string);
-  assert.not.ok(active.has(r.id));
-  assert.is((await create(svc, { start_at: at('27', '20:30'), party_size: 7 })).status, 201);
-});
+t(
+  'update: a POS lock landing between our hold and our update gives the reservation its own seating back',
+  async ({ svc }) => {
+    const r = (await create(svc, { start_at: at('27', '21:00'), party_size: 7 })).body.data;
+    const rt = withHook(
+      svc.rt,
+      (s) => s === `reservation-${r.id}`,
+      async () => {
+        await setPosLock(svc.rt, null, r.id, ['start_at'], meta);
+      },
+    );
+    try {
+      await updateReservation(rt, restaurant, r.id, { start_at: at('27', '19:00') }, meta);
+      assert.unreachable('the start was locked meanwhile');
+    } catch (err) {
+      assert.equal((err as { details?: { locked_fields?: string[] } }).details?.locked_fields, ['start_at']);
+    }
+    await svc.rt.settle(await svc.rt.events.headPosition());
+    const holds = (await svc.rt.events.readStream('capacity-rest_demo-2026-06-27')).filter(
+      (e) => e.data.reservation_id === r.id,
+    );
+    assert.is(holds.at(-1)?.data.start_at, '2026-06-27T21:00:00+02:00');
+    // 19:00 is free again for someone else; 21:00 is still the reservation's.
+    assert.is((await create(svc, { start_at: at('27', '19:00'), party_size: 7 })).status, 201);
+    assert.is(
+      (await create(svc, { start_at: at('27', '21:00'), party_size: 7 })).body.error.details.reason,
+      'NO_TABLE',
+    );
+  },
+);
 
 t('a create that dies after holding its seating holds it only until the repair job runs', async ({ svc }) => {
   const dying = withHook(

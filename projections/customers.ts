@@ -33,6 +33,12 @@ export const customersProjection: Projection = {
       keys: { restaurant_id: 1, sync_bucket: 1, sync_seq: 1 },
       name: 'restaurant_sync',
     });
+    // The spec's order as the collection's own: analytics consumers read this read model directly
+    // (DESIGN.md), and MongoDB serves their updated_at ranges from it. The feed itself reads buckets.
+    await customers.createIndex({
+      keys: { restaurant_id: 1, updated_at: 1, _id: 1 },
+      name: 'restaurant_updated',
+    });
     // Matching on POST /customers and inline reservation customers, and the feed's exact filters.
     await customers.createIndex({
       keys: { restaurant_id: 1, external_id: 1 },

@@ -39,9 +39,11 @@ export interface AvailabilityInput {
   suspended: boolean;
   catalog: Pick<CatalogLists, 'rooms' | 'tables' | 'shifts'>;
   /**
-   * Every seating that holds capacity on the service days concerned (and the day before, when a
-   * shift runs past midnight). The write side passes the capacity stream's other seatings; the read
-   * side passes an Occupancy it combined from per-day indexes it keeps.
+   * Every seating that holds capacity and may share a table with the slots concerned: those of the
+   * slots' service days, and of the days around them when shifts run past midnight (a seating spans
+   * at most its service day and the next two). Covers count only seatings of the slot's own service
+   * day and shift. The write side passes the capacity stream's other seatings; the read side passes
+   * an Occupancy it combined from per-day indexes it keeps.
    */
   bookings: readonly Booking[] | Occupancy;
   now: Date;

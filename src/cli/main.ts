@@ -16,7 +16,10 @@ function help(): string {
 }
 
 /** `--name value`, `--name=value`, and bare `--flag` (true); everything else is positional. */
-export function parseFlags(args: string[]): { values: Record<string, string | boolean>; positionals: string[] } {
+export function parseFlags(args: string[]): {
+  values: Record<string, string | boolean>;
+  positionals: string[];
+} {
   const values: Record<string, string | boolean> = {};
   const positionals: string[] = [];
   for (let i = 0; i < args.length; i++) {
@@ -27,7 +30,8 @@ export function parseFlags(args: string[]): { values: Record<string, string | bo
     }
     const eq = a.indexOf('=');
     if (eq > 0) values[a.slice(2, eq)] = a.slice(eq + 1);
-    else if (i + 1 < args.length && !(args[i + 1] as string).startsWith('--')) values[a.slice(2)] = args[++i] as string;
+    else if (i + 1 < args.length && !(args[i + 1] as string).startsWith('--'))
+      values[a.slice(2)] = args[++i] as string;
     else values[a.slice(2)] = true;
   }
   return { values, positionals };

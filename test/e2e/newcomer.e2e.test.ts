@@ -165,7 +165,11 @@ test('clean clone → README start command → curl with the printed key → CLI
     await waitForOutput(direct, /listening on/);
     direct.kill('SIGTERM');
     const code = await exited(direct);
-    assert.is(code, 0, `SIGTERM stops cleanly with exit code 0 (signal ${direct.signalCode}); output:\n${out}`);
+    assert.is(
+      code,
+      0,
+      `SIGTERM stops cleanly with exit code 0 (signal ${direct.signalCode}); output:\n${out}`,
+    );
     assert.match(out, /SIGTERM received, finishing in-flight requests/);
     assert.match(out, /already exists; its key was printed at first start/, 'a restart keeps the demo data');
 

@@ -2,6 +2,7 @@
 // restaurant: another restaurant's reservation is simply not found.
 
 import { addDays, localDateOf } from '../commands/availability/zone-time';
+import { CUSTOMER_MERGES } from '../projections/customer-docs';
 import { RESERVATIONS, type ReservationDoc, toUtc } from '../projections/reservations';
 import { notFound } from '../src/core/errors';
 import type { DocumentStore, Filter } from '../src/ports/document-store';
@@ -70,6 +71,17 @@ export function listFilter(
   return f;
 }
 
+/**
+ * A customer's id and the ids merged into it: reservations keep the id they were made with, and a
+ * merge makes them the surviving customer's (the presenter shows that customer too).
+ */
+async function customerAndMerged(docs: DocumentStore, restaurantId: string, id: string): Promise<string[]> {
+  const merged = await docs
+    .collection<{ _id: string; restaurant_id: string; into: string }>(CUSTOMER_MERGES)
+    .find({ restaurant_id: restaurantId, into: id });
+  return [id, ...merged.map((m) => m._id)];
+}
+
 /** One page, ordered by start then id (a stable order, so pages neither repeat nor skip). */
 export async function listReservations(
   docs: DocumentStore,
@@ -80,6 +92,8 @@ export async function listReservations(
   const col = docs.collection<ReservationDoc>(RESERVATIONS);
   const restaurantId = restaurant._id;
   const filter = listFilter(restaurantId, restaurant.timezone, q);
+  if (q.customer_id !== undefined)
+    filter.customer_id = { $in: await customerAndMerged(docs, restaurantId, q.customer_id) };
   const [total, page] = await Promise.all([
     col.count(filter),
     col.find(filter, {

@@ -1,5 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { mergeCustomers } from '../../commands/customers/merge';
+import { operatorMeta } from '../../src/core/command-meta';
 import { OpenApiChecker } from '../helpers/openapi';
 import { create, type ReservationService, startReservationService, TOKENS } from '../helpers/reservations';
 import type { TestService } from '../helpers/service';
@@ -151,6 +153,33 @@ t(
     );
     assert.equal(before.body.data, []);
     await svc.api('POST', `/reservations/${late.body.data.id}/cancel`, { token: TOKENS.full, body: {} });
+  },
+);
+
+t(
+  "after a customer merge, the survivor's customer_id lists the absorbed customer's reservations too",
+  async ({ svc }) => {
+    const a = (
+      await create(svc, {
+        start_at: '2026-06-22T19:00:00+02:00',
+        customer: { name: 'Ann Dup', email: 'ann1@example.com' },
+      })
+    ).body.data;
+    const b = (
+      await create(svc, {
+        start_at: '2026-06-22T20:00:00+02:00',
+        customer: { name: 'Ann Dup', email: 'ann2@example.com' },
+      })
+    ).body.data;
+    await svc.rt.settle(
+      (await mergeCustomers(svc.rt, a.customer.id, b.customer.id, operatorMeta('t'))).position,
+    );
+    const list = await get(svc, `/reservations?customer_id=${b.customer.id}`);
+    assert.equal(
+      list.body.data.map((r: { id: string }) => r.id),
+      [a.id, b.id],
+    );
+    assert.is(list.body.data[0].customer.id, b.customer.id);
   },
 );
 

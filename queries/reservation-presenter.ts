@@ -23,7 +23,10 @@ export interface ShiftRef {
   end_time: string;
 }
 
-/** Everything a page of reservations refers to, by id. A missing entry shows the bare id. */
+/**
+ * Everything a page of reservations refers to, by id. An item removed from the catalog since the
+ * reservation was made still shows, with its id standing in for its name.
+ */
 export interface Lookups {
   customers: ReadonlyMap<string, CustomerRef>;
   rooms: ReadonlyMap<string, { id: string; name: string }>;

@@ -60,7 +60,8 @@ export async function holdSeating(
       catalog: req.catalog,
       now: req.now,
     };
-    let seating: Seating | null = null;
+    // The decision of the attempt that was appended (a retried decide overwrites an earlier one).
+    const decided: { seating?: Seating } = {};
     try {
       const outcome = await appendToCapacity(
         deps,
@@ -68,12 +69,12 @@ export async function holdSeating(
         start.serviceDate,
         (state) => {
           const decision = decideHold(state, hold);
-          seating = decision.seating;
+          decided.seating = decision.seating;
           return decision.events;
         },
         meta,
       );
-      return { seating: seating as unknown as Seating, shift: start.shift, position: outcome.position };
+      return { seating: decided.seating as Seating, shift: start.shift, position: outcome.position };
     } catch (err) {
       if (!(err instanceof BusinessRuleError)) throw err;
       // Several shifts offering the start: report the most specific refusal (availability's order).

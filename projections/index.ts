@@ -5,6 +5,7 @@ import { apiKeysProjection } from './api-keys';
 import { bookingsProjection } from './bookings';
 import { catalogProjection } from './catalog';
 import { customersProjection } from './customers';
+import { reservationDaysProjection } from './reservation-days';
 import { reservationsProjection } from './reservations';
 import { restaurantsProjection } from './restaurants';
 import { seatingSyncProjection } from './seating-sync';
@@ -17,6 +18,7 @@ export function allProjections(): Projection[] {
     catalogProjection,
     bookingsProjection,
     reservationsProjection,
+    reservationDaysProjection,
     seatingSyncProjection,
   ];
 }

@@ -13,8 +13,9 @@ export interface ReservationDoc extends ReservationSnapshot {
   /** start_at as an ISO instant in UTC: start_at carries the restaurant's offset, which sorts wrong. */
   start_at_utc: string;
   /**
-   * `<start_at_utc>|<id>`: the list order in one string field. Sorting on one key is half the cost of
-   * two on the embedded store, and start ranges are ranges of this key too, so one index serves both.
+   * `<service_date>|<start_at_utc>|<id>`: the list order in one string field (sorting on one key is
+   * half the cost of three on the embedded store). Service day first, so a page can be found by
+   * walking per-day counts (reservation-days.ts); within a day, by start.
    */
   sort_key: string;
   /** Zero-padded position of the last event applied (idempotence guard). */
@@ -63,7 +64,7 @@ export const reservationsProjection: Projection = {
       ...state.r,
       _id: id,
       start_at_utc: start,
-      sort_key: `${start}|${id}`,
+      sort_key: `${state.r.service_date}|${start}|${id}`,
       _pos: pos,
     };
     await col.replaceOne({ _id: id }, doc, { upsert: true });

@@ -3,6 +3,7 @@
 
 import { addDays, localDateOf } from '../commands/availability/zone-time';
 import { CUSTOMER_MERGES } from '../projections/customer-docs';
+import { RESERVATION_DAYS, type ReservationDayDoc } from '../projections/reservation-days';
 import { RESERVATIONS, type ReservationDoc, toUtc } from '../projections/reservations';
 import { notFound } from '../src/core/errors';
 import type { DocumentStore, Filter } from '../src/ports/document-store';
@@ -58,11 +59,10 @@ export function listFilter(
   if (q.external_id !== undefined) f.external_id = q.external_id;
   if (q.customer_id !== undefined) f.customer_id = q.customer_id;
   if (q.statuses?.length) f.status = { $in: q.statuses };
-  // Ranges of sort_key (`<start_at_utc>|<id>`): '|' sorts after every character of an ISO instant.
   const start: Record<string, string> = {};
   if (q.start_at_from) start.$gte = toUtc(q.start_at_from);
-  if (q.start_at_to) start.$lte = `${toUtc(q.start_at_to)}|\uffff`;
-  if (Object.keys(start).length) f.sort_key = start;
+  if (q.start_at_to) start.$lte = toUtc(q.start_at_to);
+  if (Object.keys(start).length) f.start_at_utc = start;
   // The same window as equality on an indexed field: the embedded store's indexes answer equality
   // only, and even MongoDB then reads one index range per day instead of the restaurant's whole list.
   const days = serviceDaysOf(timezone, q.start_at_from, q.start_at_to);
@@ -82,26 +82,29 @@ async function customerAndMerged(docs: DocumentStore, restaurantId: string, id: 
   return [id, ...merged.map((m) => m._id)];
 }
 
-/** One page, ordered by start then id (a stable order, so pages neither repeat nor skip). */
+/** Only the page asked for: no filter at all (the default listing, the one that grows with time). */
+const unfiltered = (q: ReservationListQuery) =>
+  q.external_id === undefined &&
+  q.customer_id === undefined &&
+  !q.statuses?.length &&
+  !q.start_at_from &&
+  !q.start_at_to &&
+  !q.updated_since;
+
+/**
+ * One page, ordered by service day, then start, then id: a stable order, so pages neither repeat nor
+ * skip (the service day only differs from the start's own day for seatings after midnight).
+ */
 export async function listReservations(
   docs: DocumentStore,
   restaurant: { _id: string; timezone: string },
   q: ReservationListQuery,
   o: PresentOptions,
 ): Promise<{ data: ReservationView[]; pagination: Pagination }> {
-  const col = docs.collection<ReservationDoc>(RESERVATIONS);
   const restaurantId = restaurant._id;
-  const filter = listFilter(restaurantId, restaurant.timezone, q);
-  if (q.customer_id !== undefined)
-    filter.customer_id = { $in: await customerAndMerged(docs, restaurantId, q.customer_id) };
-  const [total, page] = await Promise.all([
-    col.count(filter),
-    col.find(filter, {
-      sort: { sort_key: 1 },
-      skip: (q.page - 1) * q.per_page,
-      limit: q.per_page,
-    }),
-  ]);
+  const { total, page } = unfiltered(q)
+    ? await pageByDays(docs, restaurantId, q)
+    : await pageByFilter(docs, restaurantId, restaurant.timezone, q);
   const lookups = await loadLookups(docs, restaurantId, page);
   const totalPages = Math.ceil(total / q.per_page);
   return {
@@ -114,6 +117,50 @@ export async function listReservations(
       has_more: q.page < totalPages,
     },
   };
+}
+
+async function pageByFilter(
+  docs: DocumentStore,
+  restaurantId: string,
+  timezone: string,
+  q: ReservationListQuery,
+) {
+  const col = docs.collection<ReservationDoc>(RESERVATIONS);
+  const filter = listFilter(restaurantId, timezone, q);
+  if (q.customer_id !== undefined)
+    filter.customer_id = { $in: await customerAndMerged(docs, restaurantId, q.customer_id) };
+  const [total, page] = await Promise.all([
+    col.count(filter),
+    col.find(filter, { sort: { sort_key: 1 }, skip: (q.page - 1) * q.per_page, limit: q.per_page }),
+  ]);
+  return { total, page };
+}
+
+/** The days the page covers, from the per-day counts; then only those days' reservations. */
+async function pageByDays(docs: DocumentStore, restaurantId: string, q: ReservationListQuery) {
+  const days = await docs
+    .collection<ReservationDayDoc>(RESERVATION_DAYS)
+    .find({ restaurant_id: restaurantId, count: { $gt: 0 } }, { sort: { service_date: 1 } });
+  const total = days.reduce((n, d) => n + d.count, 0);
+  const skip = (q.page - 1) * q.per_page;
+  const covered: string[] = [];
+  let before = 0; // reservations on the days before the first covered day
+  let seen = 0;
+  for (const d of days) {
+    if (seen + d.count <= skip) {
+      seen += d.count;
+      before = seen;
+      continue;
+    }
+    if (seen >= skip + q.per_page) break;
+    covered.push(d.service_date);
+    seen += d.count;
+  }
+  if (covered.length === 0) return { total, page: [] };
+  const page = await docs
+    .collection<ReservationDoc>(RESERVATIONS)
+    .find({ restaurant_id: restaurantId, service_date: { $in: covered } }, { sort: { sort_key: 1 } });
+  return { total, page: page.slice(skip - before, skip - before + q.per_page) };
 }
 
 export async function getReservation(

@@ -183,6 +183,37 @@ t(
   },
 );
 
+t(
+  'the unfiltered list (walked day by day) pages exactly like a filtered one, also after a move to another day',
+  async ({ svc, ids }) => {
+    // Move the first reservation of the 10th to the 13th: the per-day counts must follow.
+    const moved = await svc.api('PATCH', `/reservations/${ids[0]}`, {
+      token: TOKENS.full,
+      body: { start_at: '2026-06-13T22:00:00+02:00' },
+    });
+    assert.is(moved.status, 200, moved.text);
+    const everyStatus =
+      'status=' + ['CONFIRMED', 'CANCELED_BY_RESTAURANT', 'PENDING', 'PENDING_PAYMENT'].join(',');
+    const walk = async (query: string, perPage: number) => {
+      const seen: string[] = [];
+      for (let page = 1; ; page++) {
+        const res = await get(svc, `/reservations?per_page=${perPage}&page=${page}${query}`);
+        seen.push(...res.body.data.map((r: { id: string }) => r.id));
+        if (!res.body.pagination.has_more) return { seen, total: res.body.pagination.total };
+      }
+    };
+    for (const perPage of [1, 2, 3, 5, 7, 25]) {
+      const byDays = await walk('', perPage);
+      const byFilter = await walk(`&${everyStatus}`, perPage);
+      assert.equal(byDays, byFilter, `per_page=${perPage}`);
+      assert.is(new Set(byDays.seen).size, byDays.total);
+    }
+    const all = (await walk('', 100)).seen;
+    // Now the last of the 13th, right after the 21:00 one.
+    assert.is(all.indexOf(ids[0] as string), all.indexOf(ids[11] as string) + 1);
+  },
+);
+
 t('GET /reservations/{id} answers the same representation as the list', async ({ svc, openapi, ids }) => {
   const one = await get(svc, `/reservations/${ids[3]}`);
   assert.is(one.status, 200);

@@ -108,7 +108,7 @@ export const reservationRoutes = [
     operationId: 'listReservations',
     summary: 'List reservations',
     description:
-      'Ordered by start_at, then id. Filters combine with AND; `status` takes one status or a comma-separated list. Customer contact fields need RESERVATIONS_READ_SENSITIVE.',
+      'Ordered by service day, then start_at, then id (a seating after midnight belongs to the service day before). Filters combine with AND; `status` takes one status or a comma-separated list. Customer contact fields need RESERVATIONS_READ_SENSITIVE.',
     tag: 'Reservations',
     access: scopes('RESERVATIONS_READ'),
     query: listQuery,

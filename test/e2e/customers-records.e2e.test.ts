@@ -99,31 +99,37 @@ const BOUNDS: [string, unknown, unknown][] = [
 ];
 
 for (const [field, inside, outside] of BOUNDS) {
-  const label = (v: unknown) => (typeof v === 'string' ? `${v.length} chars` : Array.isArray(v) ? `${v.length} items` : String(v));
-  t(`${field}: ${label(inside)} is accepted, ${label(outside)} is 400 (PATCH and POST)`, async ({ svc, openapi, id }) => {
-    const ok = await patch(svc, id, { [field]: inside });
-    assert.is(ok.status, 200, ok.text);
-    openapi.check('PATCH', ONE, ok);
-    const bad = await patch(svc, id, { [field]: outside });
-    assert.is(bad.status, 400, bad.text);
-    openapi.check('PATCH', ONE, bad);
-    assert.is(bad.body.error.code, 'VALIDATION_ERROR');
-    assert.ok(
-      bad.body.error.details.issues.some((i: { path: string }) => i.path === field || i.path.startsWith(`${field}.`)),
-      JSON.stringify(bad.body.error.details.issues),
-    );
-    const name = field === 'name' ? {} : { name: 'Bounds' };
-    const created = await svc.api('POST', '/customers', {
-      token: TOKENS.write,
-      body: { ...name, [field]: inside, on_match: 'create_new' },
-    });
-    assert.is(created.status, 201, created.text);
-    const refused = await svc.api('POST', '/customers', {
-      token: TOKENS.write,
-      body: { ...name, [field]: outside, on_match: 'create_new' },
-    });
-    assert.is(refused.status, 400, refused.text);
-  });
+  const label = (v: unknown) =>
+    typeof v === 'string' ? `${v.length} chars` : Array.isArray(v) ? `${v.length} items` : String(v);
+  t(
+    `${field}: ${label(inside)} is accepted, ${label(outside)} is 400 (PATCH and POST)`,
+    async ({ svc, openapi, id }) => {
+      const ok = await patch(svc, id, { [field]: inside });
+      assert.is(ok.status, 200, ok.text);
+      openapi.check('PATCH', ONE, ok);
+      const bad = await patch(svc, id, { [field]: outside });
+      assert.is(bad.status, 400, bad.text);
+      openapi.check('PATCH', ONE, bad);
+      assert.is(bad.body.error.code, 'VALIDATION_ERROR');
+      assert.ok(
+        bad.body.error.details.issues.some(
+          (i: { path: string }) => i.path === field || i.path.startsWith(`${field}.`),
+        ),
+        JSON.stringify(bad.body.error.details.issues),
+      );
+      const name = field === 'name' ? {} : { name: 'Bounds' };
+      const created = await svc.api('POST', '/customers', {
+        token: TOKENS.write,
+        body: { ...name, [field]: inside, on_match: 'create_new' },
+      });
+      assert.is(created.status, 201, created.text);
+      const refused = await svc.api('POST', '/customers', {
+        token: TOKENS.write,
+        body: { ...name, [field]: outside, on_match: 'create_new' },
+      });
+      assert.is(refused.status, 400, refused.text);
+    },
+  );
 }
 
 t('unknown properties are 400 on PATCH and POST; name is required on POST', async ({ svc, id }) => {
@@ -142,7 +148,13 @@ t('unknown properties are 400 on PATCH and POST; name is required on POST', asyn
 t('PATCH: only given fields change, null clears, tags replace, phone is normalised', async ({ svc }) => {
   const created = await svc.api('POST', '/customers', {
     token: TOKENS.write,
-    body: { name: 'Pat', email: 'pat@example.com', phone_number: '06 11 22 33 44', tags: ['a', 'b'], note: 'n' },
+    body: {
+      name: 'Pat',
+      email: 'pat@example.com',
+      phone_number: '06 11 22 33 44',
+      tags: ['a', 'b'],
+      note: 'n',
+    },
   });
   const id = created.body.data.id;
   await svc.api('POST', '/__test/clock', { body: { advance_seconds: 30 } });
@@ -172,30 +184,37 @@ const CUSTOM: [string, unknown[], unknown[]][] = [
   ['cf_birthday', ['1990-02-28', '2000-02-29'], ['1990-02-30', '28/02/1990', '1990-2-28', 19900228]],
   ['cf_terrace', [true, false], ['true', 1]],
   ['cf_vip', ['gold', 'silver'], ['bronze', 'GOLD', ['gold']]],
-  ['cf_diet', [[], ['vegan'], ['vegan', 'halal']], [['vegan', 'vegan'], ['vegan', 'halal', 'kosher'], ['paleo'], 'vegan']],
+  [
+    'cf_diet',
+    [[], ['vegan'], ['vegan', 'halal']],
+    [['vegan', 'vegan'], ['vegan', 'halal', 'kosher'], ['paleo'], 'vegan'],
+  ],
 ];
 
 for (const [fieldId, valid, invalid] of CUSTOM) {
-  t(`custom field ${fieldId}: valid values stored with the field name, invalid ones 422`, async ({ svc, openapi, id }) => {
-    for (const value of valid) {
-      const ok = await patch(svc, id, { custom_fields: { [fieldId]: value } });
-      assert.is(ok.status, 200, `${JSON.stringify(value)}: ${ok.text}`);
-      assert.equal(ok.body.data.custom_fields[fieldId].value, value);
-      assert.is(typeof ok.body.data.custom_fields[fieldId].name, 'string');
-    }
-    for (const value of invalid) {
-      const bad = await patch(svc, id, { custom_fields: { [fieldId]: value } });
-      assert.is(bad.status, 422, `${JSON.stringify(value)}: ${bad.text}`);
-      openapi.check('PATCH', ONE, bad);
-      assert.equal(
-        bad.body.error.details.issues.map((i: { path: string }) => i.path),
-        [`custom_fields.${fieldId}`],
-      );
-    }
-    const cleared = await patch(svc, id, { custom_fields: { [fieldId]: null } });
-    assert.is(cleared.status, 200);
-    assert.not.ok(fieldId in cleared.body.data.custom_fields);
-  });
+  t(
+    `custom field ${fieldId}: valid values stored with the field name, invalid ones 422`,
+    async ({ svc, openapi, id }) => {
+      for (const value of valid) {
+        const ok = await patch(svc, id, { custom_fields: { [fieldId]: value } });
+        assert.is(ok.status, 200, `${JSON.stringify(value)}: ${ok.text}`);
+        assert.equal(ok.body.data.custom_fields[fieldId].value, value);
+        assert.is(typeof ok.body.data.custom_fields[fieldId].name, 'string');
+      }
+      for (const value of invalid) {
+        const bad = await patch(svc, id, { custom_fields: { [fieldId]: value } });
+        assert.is(bad.status, 422, `${JSON.stringify(value)}: ${bad.text}`);
+        openapi.check('PATCH', ONE, bad);
+        assert.equal(
+          bad.body.error.details.issues.map((i: { path: string }) => i.path),
+          [`custom_fields.${fieldId}`],
+        );
+      }
+      const cleared = await patch(svc, id, { custom_fields: { [fieldId]: null } });
+      assert.is(cleared.status, 200);
+      assert.not.ok(fieldId in cleared.body.data.custom_fields);
+    },
+  );
 }
 
 t('custom fields: one issue per faulty field, unknown ids 422, others untouched', async ({ svc, id }) => {
@@ -236,7 +255,10 @@ t("another restaurant's customer, an unknown id and a draft answer 404", async (
   assert.is((await patch(svc, id, { note: 'x' }, TOKENS.other)).status, 404);
   assert.is((await svc.api('GET', '/customers/cus_nope', { token: TOKENS.read })).status, 404);
   assert.is((await patch(svc, 'cus_nope', { note: 'x' })).status, 404);
-  const draft = await svc.api('POST', '/customers', { token: TOKENS.write, body: { name: 'Draft', on_match: 'create_new' } });
+  const draft = await svc.api('POST', '/customers', {
+    token: TOKENS.write,
+    body: { name: 'Draft', on_match: 'create_new' },
+  });
   const flagged = await flagCustomerDraft(svc.rt, draft.body.data.id, 'WHATSAPP', operatorMeta('test'));
   await svc.rt.settle(flagged.position);
   assert.is((await svc.api('GET', `/customers/${draft.body.data.id}`, { token: TOKENS.read })).status, 404);
@@ -245,28 +267,31 @@ t("another restaurant's customer, an unknown id and a draft answer 404", async (
   assert.not.ok(list.body.data.some((c: { id: string }) => c.id === draft.body.data.id));
 });
 
-t('scopes: reads need CUSTOMERS_READ, writes need CUSTOMERS_WRITE and CUSTOMERS_READ', async ({ svc, openapi, id }) => {
-  const cases: [string, string, unknown, string, number][] = [
-    ['GET', '/customers', undefined, TOKENS.none, 403],
-    ['GET', `/customers/${id}`, undefined, TOKENS.none, 403],
-    ['POST', '/customers', { name: 'S' }, TOKENS.read, 403],
-    ['PATCH', `/customers/${id}`, { note: 's' }, TOKENS.read, 403],
-    ['POST', '/customers', { name: 'S' }, TOKENS.none, 403],
-    ['GET', '/customers', undefined, TOKENS.read, 200],
-    ['GET', `/customers/${id}`, undefined, TOKENS.read, 200],
-    ['PATCH', `/customers/${id}`, { note: 's' }, TOKENS.write, 200],
-  ];
-  for (const [method, path, body, token, status] of cases) {
-    const res = await svc.api(method, path, { token, body });
-    assert.is(res.status, status, `${method} ${path} with ${token}: ${res.text}`);
-    if (status === 403) {
-      assert.is(res.body.error.code, 'INSUFFICIENT_SCOPE');
-      openapi.check(method, path.startsWith('/customers/') ? ONE : '/api/partner/v1/customers', res);
+t(
+  'scopes: reads need CUSTOMERS_READ, writes need CUSTOMERS_WRITE and CUSTOMERS_READ',
+  async ({ svc, openapi, id }) => {
+    const cases: [string, string, unknown, string, number][] = [
+      ['GET', '/customers', undefined, TOKENS.none, 403],
+      ['GET', `/customers/${id}`, undefined, TOKENS.none, 403],
+      ['POST', '/customers', { name: 'S' }, TOKENS.read, 403],
+      ['PATCH', `/customers/${id}`, { note: 's' }, TOKENS.read, 403],
+      ['POST', '/customers', { name: 'S' }, TOKENS.none, 403],
+      ['GET', '/customers', undefined, TOKENS.read, 200],
+      ['GET', `/customers/${id}`, undefined, TOKENS.read, 200],
+      ['PATCH', `/customers/${id}`, { note: 's' }, TOKENS.write, 200],
+    ];
+    for (const [method, path, body, token, status] of cases) {
+      const res = await svc.api(method, path, { token, body });
+      assert.is(res.status, status, `${method} ${path} with ${token}: ${res.text}`);
+      if (status === 403) {
+        assert.is(res.body.error.code, 'INSUFFICIENT_SCOPE');
+        openapi.check(method, path.startsWith('/customers/') ? ONE : '/api/partner/v1/customers', res);
+      }
     }
-  }
-  const denied = await svc.api('POST', '/customers', { token: TOKENS.read, body: { name: 'S' } });
-  assert.equal(denied.body.error.details.missing_scopes, ['CUSTOMERS_WRITE']);
-  assert.is((await svc.api('GET', '/customers')).status, 401);
-});
+    const denied = await svc.api('POST', '/customers', { token: TOKENS.read, body: { name: 'S' } });
+    assert.equal(denied.body.error.details.missing_scopes, ['CUSTOMERS_WRITE']);
+    assert.is((await svc.api('GET', '/customers')).status, 401);
+  },
+);
 
 t.run();

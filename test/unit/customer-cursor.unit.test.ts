@@ -20,7 +20,7 @@ function code(run: () => unknown): string | null {
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;
     assert.is(err.status, 400);
-    return (err.details?.issues as { code: string }[])[0]?.code ?? null;
+    return ((err.details?.issues ?? []) as { code: string }[])[0]?.code ?? null;
   }
 }
 

@@ -3,8 +3,10 @@ import { sha256 } from '../src/core/ids';
 import type { DocumentStore } from '../src/ports/document-store';
 
 /** Looks a presented token up by its hash (a unique index): never a scan, never the token itself. */
-export const findKeyByToken = (docs: DocumentStore, token: string) =>
-  docs.collection<ApiKeyDoc>(API_KEYS).findOne({ token_hash: sha256(token) });
+export const findKeyByTokenHash = (docs: DocumentStore, tokenHash: string) =>
+  docs.collection<ApiKeyDoc>(API_KEYS).findOne({ token_hash: tokenHash });
+
+export const findKeyByToken = (docs: DocumentStore, token: string) => findKeyByTokenHash(docs, sha256(token));
 
 export const listKeys = (docs: DocumentStore, restaurantId?: string) =>
   docs

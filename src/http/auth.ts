@@ -1,4 +1,4 @@
-import { findKeyByToken } from '../../queries/api-keys';
+import { findKeyByTokenHash } from '../../queries/api-keys';
 import { findRestaurant } from '../../queries/restaurants';
 import { ApiError } from '../core/errors';
 import { constantTimeEqual, sha256 } from '../core/ids';
@@ -20,9 +20,10 @@ export async function authenticate(
   if (!match)
     throw new ApiError(401, 'INVALID_AUTHENTICATION', 'The Authorization header must be "Bearer <token>"');
   const token = match[1] as string;
-  const key = await findKeyByToken(rt.docs, token);
+  const hash = sha256(token);
+  const key = await findKeyByTokenHash(rt.docs, hash);
   // The lookup is by hash; the final comparison is constant-time as well.
-  if (!key || !constantTimeEqual(key.token_hash, sha256(token)) || key.revoked_at)
+  if (!key || !constantTimeEqual(key.token_hash, hash) || key.revoked_at)
     throw new ApiError(401, 'INVALID_AUTHENTICATION', 'The token is invalid, revoked or disconnected');
   const restaurant = await findRestaurant(rt.docs, key.restaurant_id);
   if (!restaurant)

@@ -2,6 +2,7 @@
 //   documentStoreContract(test, { open: () => … }, options); test.run();
 // Each test gets its own store from open() and may assume it starts empty.
 import type { Test } from 'uvu';
+import { fieldNameContract } from './document-store.field-names';
 import {
   type DocumentStoreContractOptions,
   type DocumentStoreHarness,
@@ -24,4 +25,5 @@ export function documentStoreContract(
   writeContract(it);
   indexContract(it, options.propertyRuns ?? 100);
   storeContract(it);
+  fieldNameContract(it);
 }

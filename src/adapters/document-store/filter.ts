@@ -7,7 +7,7 @@ import { Query } from 'mingo';
 import { type Doc, type Filter, InvalidQueryError } from '../../ports/document-store';
 import { isKey, type Key } from './key-index';
 import { splitPath, type UpdateStep } from './validate';
-import { isPlainObject } from './values';
+import { isPlainObject, ownField } from './values';
 
 const MISSING = Symbol('missing');
 const UNDECIDED = Symbol('undecided');
@@ -23,7 +23,7 @@ function resolve(doc: Doc, path: string): Resolved {
     if (Array.isArray(node) || node instanceof Date) return UNDECIDED;
     const dot = path.indexOf('.', start);
     const seg = dot === -1 ? (start === 0 ? path : path.slice(start)) : path.slice(start, dot);
-    node = (node as Record<string, unknown>)[seg];
+    node = ownField(node as Record<string, unknown>, seg);
     if (node === undefined) return MISSING;
     if (dot === -1) break;
     start = dot + 1;

@@ -7,6 +7,7 @@
 // every lookup includes.
 import { type Doc, DocumentStoreError, type IndexSpec } from '../../ports/document-store';
 import { indexName, isParentPath, splitPath } from './validate';
+import { ownField } from './values';
 
 export type Key = string | number | boolean | null;
 
@@ -36,7 +37,7 @@ function keysAt(doc: Doc, segs: string[]): Key[] | undefined {
   for (const seg of segs) {
     if (node === null || typeof node !== 'object') return [null];
     if (Array.isArray(node) || node instanceof Date) return undefined;
-    node = (node as Record<string, unknown>)[seg];
+    node = ownField(node as Record<string, unknown>, seg);
     if (node === undefined) return [null];
   }
   if (isKey(node)) return [node];
@@ -53,7 +54,7 @@ function uniqueKeyAt(doc: Doc, segs: string[]): { key: Key; exact: boolean } {
     if (Array.isArray(node) || node instanceof Date) {
       return { key: `${ENCODED}${i}:${JSON.stringify(node)}`, exact: false };
     }
-    node = (node as Record<string, unknown>)[segs[i]!];
+    node = ownField(node as Record<string, unknown>, segs[i]!);
     if (node === undefined) return { key: null, exact: true };
   }
   if (isKey(node)) return { key: node, exact: true };
@@ -65,7 +66,7 @@ function holdsArray(doc: Doc, segs: string[]): boolean {
   for (const seg of segs) {
     if (Array.isArray(node)) return true;
     if (node === null || typeof node !== 'object' || node instanceof Date) return false;
-    node = (node as Record<string, unknown>)[seg];
+    node = ownField(node as Record<string, unknown>, seg);
   }
   return Array.isArray(node);
 }

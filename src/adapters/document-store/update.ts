@@ -7,7 +7,7 @@
 import { Query } from 'mingo';
 import { InvalidQueryError } from '../../ports/document-store';
 import type { ParsedUpdate, UpdateStep } from './validate';
-import { cloneValue, compareValues, isPlainObject, sameValue } from './values';
+import { cloneValue, compareValues, isPlainObject, ownField, sameValue, setField } from './values';
 
 type Container = Record<string, unknown> | unknown[];
 
@@ -42,7 +42,7 @@ export class Journal {
     if (Array.isArray(container)) {
       this.savedArrays ??= new Map();
       if (!this.savedArrays.has(container)) this.savedArrays.set(container, container.slice());
-    } else this.log.push(container, key, key in container ? container[key] : ABSENT);
+    } else this.log.push(container, key, Object.hasOwn(container, key) ? container[key] : ABSENT);
     assignRaw(container, key, value);
   }
 
@@ -61,14 +61,14 @@ export class Journal {
       const c = log[i] as Record<string, unknown>;
       const k = log[i + 1] as string;
       if (log[i + 2] === ABSENT) delete c[k];
-      else c[k] = log[i + 2];
+      else setField(c, k, log[i + 2]);
     }
   }
 }
 
 function assignRaw(container: Container, key: string, value: unknown): void {
   if (!Array.isArray(container)) {
-    container[key] = value;
+    setField(container, key, value);
     return;
   }
   const i = Number(key);
@@ -91,7 +91,9 @@ function containerOf(doc: Record<string, unknown>, step: UpdateStep, create: boo
         throw new InvalidQueryError(`${step.op} ${step.path}: ${seg} is not an index into an array`);
       return undefined;
     }
-    let child: unknown = inArray ? (node as unknown[])[Number(seg)] : (node as Record<string, unknown>)[seg];
+    let child: unknown = inArray
+      ? (node as unknown[])[Number(seg)]
+      : ownField(node as Record<string, unknown>, seg);
     if (child === undefined) {
       if (!create) return undefined;
       child = {};
@@ -111,7 +113,7 @@ function containerOf(doc: Record<string, unknown>, step: UpdateStep, create: boo
 
 function read(container: Container, seg: string): unknown {
   if (Array.isArray(container)) return isIndex(seg) ? container[Number(seg)] : undefined;
-  return container[seg];
+  return ownField(container, seg);
 }
 
 function assign(container: Container, seg: string, value: unknown, step: UpdateStep, j: Journal): void {
@@ -167,7 +169,7 @@ function applyStep(doc: Record<string, unknown>, step: UpdateStep, inserting: bo
           j.write(c, last, null);
           j.changed = true;
         }
-      } else if (last in c) {
+      } else if (Object.hasOwn(c, last)) {
         j.remove(c, last);
         j.changed = true;
       }
@@ -249,7 +251,7 @@ function sorter(spec: 1 | -1 | Record<string, 1 | -1>): (a: unknown, b: unknown)
   const keys = Object.entries(spec).map(([path, dir]) => [path.split('.'), dir] as const);
   const at = (v: unknown, segs: readonly string[]) => {
     let node = v;
-    for (const s of segs) node = isPlainObject(node) ? node[s] : undefined;
+    for (const s of segs) node = isPlainObject(node) ? ownField(node, s) : undefined;
     return node ?? null;
   };
   return (a, b) => {

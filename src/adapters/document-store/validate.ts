@@ -63,6 +63,19 @@ export function splitPath(path: string, where: string): string[] {
   return segs;
 }
 
+/**
+ * A path read by mingo (filters, sort, projection; index keys, which only filters use): mingo
+ * refuses `__proto__` segments, so both adapters refuse them, rather than the embedded one failing
+ * only on the documents its own matcher cannot decide. Updates take such paths: they write data.
+ */
+function splitQueryPath(path: string, where: string): string[] {
+  const segs = splitPath(path, where);
+  if (path.includes('__proto__') && segs.includes('__proto__')) {
+    throw invalid(`${where}: the field path ${path} cannot be queried (it names __proto__)`);
+  }
+  return segs;
+}
+
 /** An object whose keys start with `$` is an operator expression, not a literal sub-document. */
 function isOperatorObject(v: unknown): v is Record<string, unknown> {
   if (!isPlainObject(v)) return false;
@@ -79,7 +92,7 @@ export function validateFilter(filter: unknown, where = 'filter'): void {
       if (!Array.isArray(value) || value.length === 0) throw invalid(`${key} needs a non-empty array`);
       for (const clause of value) validateFilter(clause, key);
     } else {
-      splitPath(key, where);
+      splitQueryPath(key, where);
       if (isOperatorObject(value)) validateOperators(key, value);
     }
   }
@@ -249,7 +262,7 @@ export function validateFindOptions(options: FindOptions | undefined): void {
   if (sort !== undefined) {
     if (!isPlainObject(sort)) throw invalid('sort must be an object');
     for (const k in sort) {
-      splitPath(k, 'sort');
+      splitQueryPath(k, 'sort');
       if (sort[k] !== 1 && sort[k] !== -1) throw invalid(`sort on ${k} must be 1 or -1`);
     }
   }
@@ -262,7 +275,7 @@ export function validateFindOptions(options: FindOptions | undefined): void {
     if (!isPlainObject(projection)) throw invalid('projection must be an object');
     const paths = new Set<string>();
     for (const k in projection) {
-      splitPath(k, 'projection');
+      splitQueryPath(k, 'projection');
       if (projection[k] !== 1 && (projection[k] as unknown) !== true) {
         throw invalid(`projection on ${k}: only inclusion (1) is supported`);
       }
@@ -292,7 +305,7 @@ export function validateIndexSpec(spec: IndexSpec): void {
     throw invalid('an index needs at least one key');
   }
   for (const k in spec.keys) {
-    splitPath(k, 'index');
+    splitQueryPath(k, 'index');
     if (spec.keys[k] !== 1 && spec.keys[k] !== -1) throw invalid(`index key ${k} must be 1 or -1`);
   }
   if (spec.name !== undefined && (typeof spec.name !== 'string' || spec.name.length === 0)) {

@@ -7,7 +7,25 @@ export type Json = null | boolean | number | string | Date | Json[] | { [k: stri
 export function isPlainObject(v: unknown): v is Record<string, unknown> {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
   const proto = Object.getPrototypeOf(v);
-  return proto === Object.prototype || proto === null;
+  return (proto === Object.prototype || proto === null) && v !== Object.prototype;
+}
+
+// Field names are data: partner JSON reaches documents, and JSON.parse makes `__proto__` an own
+// property, which MongoDB (the BSON serializer and deserializer) stores and returns as an ordinary
+// field. So a document is read and written through own properties only: `o[k] = v` with k
+// `__proto__` would replace the object's prototype, and `o[k]` would find Object.prototype's
+// members (`constructor`, `toString`, `__proto__`) in a document that has no such field.
+
+/** The field `key` of a document object, or undefined when the object has no such own field. */
+export function ownField(o: Record<string, unknown>, key: string): unknown {
+  return Object.hasOwn(o, key) ? o[key] : undefined;
+}
+
+/** Sets the field `key` of a document object as an own data property, `__proto__` included. */
+export function setField(o: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') {
+    Object.defineProperty(o, key, { value, writable: true, enumerable: true, configurable: true });
+  } else o[key] = value;
 }
 
 /**
@@ -32,7 +50,10 @@ export function cloneValue(v: unknown): Json {
       if (v instanceof Date) return new Date(v.getTime());
       if (!isPlainObject(v)) throw unsupported(v);
       const out: Record<string, Json> = {};
-      for (const k in v) out[k] = cloneValue(v[k]);
+      for (const k in v) {
+        if (k === '__proto__') setField(out, k, cloneValue(v[k]));
+        else out[k] = cloneValue(v[k]);
+      }
       return out;
     }
     default:
@@ -63,7 +84,7 @@ export function sameValue(a: unknown, b: unknown): boolean {
   const rb = b as Record<string, unknown>;
   let n = 0;
   for (const k in ra) {
-    if (!(k in rb) || !sameValue(ra[k], rb[k])) return false;
+    if (!Object.hasOwn(rb, k) || !sameValue(ra[k], rb[k])) return false;
     n++;
   }
   for (const _ in rb) n--;

@@ -46,11 +46,13 @@ export interface StartOptions {
 
 export async function startTestService(options: StartOptions = {}): Promise<TestService> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'couvert-test-'));
+  // No scheduler unless a suite asks for it: cron jobs firing mid-test would make results depend on time.
   const env: Record<string, string> = {
     PORT: '0',
     HOST: '127.0.0.1',
     DATA_DIR: dataDir,
     LOG_LEVEL: 'silent',
+    ROLES: 'api,projector',
     ...options.env,
   };
   if (options.bootstrap) {

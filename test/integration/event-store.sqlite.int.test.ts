@@ -8,7 +8,13 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { SqliteEventStore } from '../../src/adapters/event-store/sqlite';
 import { FixedClock } from '../../src/core/clock';
-import { ANY, NO_STREAM, type RecordedEvent, WrongExpectedRevisionError } from '../../src/ports/event-store';
+import {
+  ANY,
+  InvalidEventStoreInputError,
+  NO_STREAM,
+  type RecordedEvent,
+  WrongExpectedRevisionError,
+} from '../../src/ports/event-store';
 import { eventStoreContract } from '../contracts/event-store.contract';
 import { collect, ev, expectError, take, withTimeout } from '../contracts/event-store.helpers';
 
@@ -23,7 +29,15 @@ test.after(() => rmSync(dir, { recursive: true, force: true }));
 
 eventStoreContract(
   test,
-  { open: () => SqliteEventStore.open(freshFile()) },
+  { open: () => SqliteEventStore.open(freshFile(), { groupCommit: false }) },
+  { fresh: true, strictIds: true },
+);
+
+// The contract again with group commit: batching must not change what the port promises.
+const grouped = suite('event-store: sqlite, group commit');
+eventStoreContract(
+  grouped,
+  { open: () => SqliteEventStore.open(freshFile(), { groupCommit: true }) },
   { fresh: true, strictIds: true },
 );
 
@@ -291,4 +305,171 @@ test('several processes appending to one stream: every conflict detected, nothin
   }
 });
 
+// Group commit: appends called in one event-loop turn share one transaction (see sqlite.ts).
+
+/** Settles every promise, answering results and errors alike, so two runs compare as values. */
+const settle = (ps: Promise<unknown>[]) =>
+  Promise.all(
+    ps.map((p) =>
+      p.then(
+        (value) => ({ value }),
+        (err: Error) => ({ error: err.name, message: err.message }),
+      ),
+    ),
+  );
+
+test('group commit: concurrent appends to one stream at the same expected revision: exactly one wins', async () => {
+  const store = SqliteEventStore.open(freshFile(), { groupCommit: true });
+  try {
+    await store.append('race', [ev('Opened')], NO_STREAM);
+    const before = store.transactions;
+    const outcomes = await settle(range(50).map((i) => store.append('race', [ev('Took', { i })], 0)));
+    assert.is(store.transactions - before, 1, 'one transaction for the 50 appends');
+    const won = outcomes.filter((o) => 'value' in o);
+    assert.equal(won, [{ value: { nextRevision: 1, position: 2n } }], 'exactly one wins');
+    assert.is(outcomes.filter((o) => 'error' in o && o.error === 'WrongExpectedRevisionError').length, 49);
+    assert.equal(outcomes[0], won[0], 'the first caller wins');
+    const events = await store.readStream('race');
+    assert.equal(
+      events.map((e) => [e.type, e.data.i]),
+      [
+        ['Opened', undefined],
+        ['Took', 1],
+      ],
+    );
+  } finally {
+    await store.close();
+  }
+});
+
+test('group commit: concurrent appends to many streams all win, gap-free in call order, one transaction', async () => {
+  const store = SqliteEventStore.open(freshFile(), { groupCommit: true });
+  try {
+    const before = store.transactions;
+    const results = await Promise.all(
+      range(200).map((i) => store.append(`s-${i % 17}`, [ev('A', { i }), ev('B', { i })], ANY)),
+    );
+    assert.is(store.transactions - before, 1, 'one transaction for the 200 appends');
+    assert.equal(
+      results.map((r) => r.position),
+      range(200).map((i) => BigInt(2 * i)),
+      'positions follow call order',
+    );
+    const all = await collect(store.readAll());
+    assertLogShape(all);
+    assert.equal(
+      all.map((e) => e.data.i),
+      range(200).flatMap((i) => [i, i]),
+    );
+    // Appends to one stream in the same batch see each other: revisions were checked in order.
+    const chained = await Promise.all([
+      store.append('chain', [ev('C0')], NO_STREAM),
+      store.append('chain', [ev('C1')], 0),
+      store.append('chain', [ev('C2')], 1),
+    ]);
+    assert.equal(
+      chained.map((r) => r.nextRevision),
+      [0, 1, 2],
+    );
+    assert.is(store.transactions - before, 2);
+  } finally {
+    await store.close();
+  }
+});
+
+test('group commit: a failing append mid-batch leaves its neighbours alone, as a one-by-one run would', async () => {
+  const idA = '0190a3c4-0000-7000-8000-00000000000a';
+  const idX = '0190a3c4-0000-7000-8000-00000000000b';
+  // The same calls, in one turn, on a batching store and on one without batching.
+  const scenario = (store: SqliteEventStore) =>
+    settle([
+      store.append('a', [ev('A0', {}, undefined, idA)], NO_STREAM),
+      store.append('a', [ev('Stale')], 5),
+      store.append('x', [ev('X0', {}, undefined, idX)], NO_STREAM),
+      // An id already stored in another stream (earlier in this batch): a caller bug.
+      store.append('y', [ev('Y0'), ev('Y1', {}, undefined, idX)], NO_STREAM),
+      // A retry of the first append: answers its result, writes nothing.
+      store.append('a', [ev('A0', {}, undefined, idA)], NO_STREAM),
+      store.append('a', [ev('A1')], 0),
+      store.append('x', [ev('X1')], NO_STREAM),
+      store.append('y', [ev('Y0')], NO_STREAM),
+    ]);
+  const batched = SqliteEventStore.open(freshFile(), {
+    clock: new FixedClock('2030-01-01T00:00:00Z'),
+    groupCommit: true,
+  });
+  const single = SqliteEventStore.open(freshFile(), {
+    clock: new FixedClock('2030-01-01T00:00:00Z'),
+    groupCommit: false,
+  });
+  try {
+    const got = await scenario(batched);
+    const want = await scenario(single);
+    assert.is(batched.transactions, 1, 'one transaction with batching');
+    assert.is(single.transactions, 8, 'one transaction per append without');
+    assert.equal(got, want, 'the same results and errors');
+    assert.equal(
+      got.map((o) => ('value' in o ? o.value : o.error)),
+      [
+        { nextRevision: 0, position: 1n },
+        'WrongExpectedRevisionError',
+        { nextRevision: 0, position: 2n },
+        'InvalidEventStoreInputError',
+        { nextRevision: 0, position: 1n },
+        { nextRevision: 1, position: 3n },
+        'WrongExpectedRevisionError',
+        { nextRevision: 0, position: 4n },
+      ],
+    );
+    const strip = (es: RecordedEvent[]) =>
+      es.map(({ id, ...rest }) => ({ ...rest, id: id === idA || id === idX ? id : '' }));
+    assert.equal(strip(await collect(batched.readAll())), strip(await collect(single.readAll())));
+    assertLogShape(await collect(batched.readAll()));
+  } finally {
+    await batched.close();
+    await single.close();
+  }
+});
+
+test('group commit: bad input throws before queueing; reads see an append once it resolved; close writes the queue', async () => {
+  const file = freshFile();
+  const store = SqliteEventStore.open(file, { groupCommit: true });
+  const sub = store.subscribe();
+  const it = sub[Symbol.asyncIterator]();
+  const before = store.transactions;
+  const ok = store.append('q', [ev('One')], NO_STREAM);
+  await expectError(() => store.append('', [ev('Bad')], ANY), InvalidEventStoreInputError, 'empty stream');
+  await ok;
+  assert.is((await store.readStream('q')).length, 1, 'a read after the append resolved sees it');
+  assert.is(store.transactions - before, 1, 'the bad append never reached the transaction');
+  assert.is((await take(it, 1, 2000))[0]!.type, 'One', 'subscribers are told after commit');
+  await sub.close();
+  const late = store.append('q', [ev('Two')], 0);
+  await store.close();
+  assert.equal(await late, { nextRevision: 1, position: 2n }, 'close() writes what was queued');
+  const again = SqliteEventStore.open(file);
+  try {
+    assert.is((await again.readStream('q')).length, 2);
+  } finally {
+    await again.close();
+  }
+});
+
+test('group commit: another process holding the write lock past busy_timeout fails the batch, which writes nothing', async () => {
+  const file = freshFile();
+  const store = SqliteEventStore.open(file, { busyTimeoutMs: 100, groupCommit: true });
+  const other = new Database(file);
+  try {
+    other.exec('BEGIN IMMEDIATE');
+    const outcomes = await settle([store.append('b', [ev('B0')], ANY), store.append('c', [ev('C0')], ANY)]);
+    for (const o of outcomes) assert.ok('error' in o && /locked|busy/i.test(o.message), JSON.stringify(o));
+    other.exec('ROLLBACK');
+    assert.equal(await store.append('b', [ev('B0')], NO_STREAM), { nextRevision: 0, position: 1n });
+  } finally {
+    other.close();
+    await store.close();
+  }
+});
+
 test.run();
+grouped.run();

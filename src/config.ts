@@ -1,6 +1,11 @@
 // Every environment variable of DESIGN.md §3, read and validated once at start. A bad value stops the
 // start with a message naming the variable.
 
+// The webhook publisher role joins this list when it exists; until then asking for it is an error,
+// not a role that silently runs nothing.
+export const ROLES = ['api', 'projector', 'scheduler'] as const;
+export type Role = (typeof ROLES)[number];
+
 export interface Config {
   port: number;
   host: string;
@@ -21,7 +26,7 @@ export interface Config {
   readYourWritesTimeoutMs: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Scaled out: which roles this process runs. */
-  roles: Set<'api' | 'projector' | 'webhooks' | 'scheduler'>;
+  roles: Set<Role>;
   /** Largest accepted JSON body. */
   bodyLimitBytes: number;
 }
@@ -80,12 +85,16 @@ export function loadConfig(env: Env = process.env): Config {
   if (store === 'eventstoredb' && (!eventstoreUrl || !mongodbUrl))
     throw new ConfigError('STORE=eventstoredb needs EVENTSTORE_URL and MONGODB_URL');
   const baseUrl = (url(env, 'BASE_URL', ['http', 'https']) ?? `http://${host}:${port}`).replace(/\/$/, '');
-  const roleNames = (env.ROLES?.trim() || (store === 'embedded' ? 'api,projector,webhooks,scheduler' : 'api'))
+  const roleNames = (env.ROLES?.trim() || (store === 'embedded' ? 'api,projector,scheduler' : 'api'))
     .split(',')
     .map((r) => r.trim());
   for (const r of roleNames)
-    if (!['api', 'projector', 'webhooks', 'scheduler'].includes(r))
-      throw new ConfigError(`ROLES must list api, projector, webhooks or scheduler, got "${r}"`);
+    if (!(ROLES as readonly string[]).includes(r))
+      throw new ConfigError(
+        r === 'webhooks'
+          ? 'ROLES=webhooks: the webhook publisher is not built yet'
+          : `ROLES must list ${ROLES.join(', ')}, got "${r}"`,
+      );
   return {
     port,
     host,
@@ -108,7 +117,7 @@ export function loadConfig(env: Env = process.env): Config {
       ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const,
       'info',
     ),
-    roles: new Set(roleNames as ('api' | 'projector' | 'webhooks' | 'scheduler')[]),
+    roles: new Set(roleNames as Role[]),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1_000_000, 1024, 100_000_000),
   };
 }

@@ -155,7 +155,7 @@ export async function startReservationService(
   const svc = await startTestService({
     bootstrap: options.bootstrap ?? reservationBootstrap(),
     clock,
-    env: { RATE_LIMIT_PER_MINUTE: '1000000', ROLES: 'api,projector,webhooks', ...options.env },
+    env: { RATE_LIMIT_PER_MINUTE: '1000000', ROLES: 'api,projector', ...options.env },
   });
   return Object.assign(svc, { clock });
 }

@@ -1,9 +1,14 @@
-// `seating_sync`: for each reservation, the seatings the capacity streams hold for it beside what the
-// reservation itself says. A create, move or cancel writes two streams one after the other; when a
-// process dies between them the two disagree, and this read model is how the scheduler finds them
-// (the repair itself re-reads the streams: a read model never decides capacity).
+// `seating_sync`: for each reservation, the seatings the capacity streams hold for it and the
+// external_ids it has claimed, beside what the reservation itself says. A create, move or cancel writes
+// several streams one after the other; when a process dies between them they disagree, and this read
+// model is how the scheduler finds them (the repair itself re-reads the streams: a read model never
+// decides capacity or uniqueness). A create claims its external_id before holding its table, so a
+// create that died in between leaves a claim with no seating and no reservation: that is out of sync
+// too.
 import type { SeatingHeldData } from '../commands/availability/capacity-events';
 import {
+  EXTERNAL_ID_CLAIM_PREFIX,
+  externalIdOfClaimStream,
   RELEASED_STATUSES,
   type ReservationSnapshot,
   type ReservationStatus,
@@ -31,6 +36,11 @@ export interface SeatingSyncDoc {
   reservation: (SeatingFields & { status: ReservationStatus }) | null;
   /** Active seatings by service day. */
   holds: Record<string, SeatingFields & { at: string }>;
+  /**
+   * External_ids whose claim stream names this reservation as owner (Claimed, not yet Released).
+   * Absent on documents written before claims were followed.
+   */
+  claims?: { external_id: string; at: string }[];
   in_sync: boolean;
   /** When the two sides started to disagree (event time), null while they agree. */
   out_of_sync_since: string | null;
@@ -47,11 +57,15 @@ export const pickSeating = (source: Partial<SeatingFields>): Partial<SeatingFiel
 export const sameSeating = (a: SeatingFields, b: SeatingFields): boolean =>
   SEATING_FIELDS.every((k) => JSON.stringify(a[k]) === JSON.stringify(b[k]));
 
-/** The reservation and its seatings agree: one seating on its day, equal to it, unless released. */
-export function inSync(doc: Pick<SeatingSyncDoc, 'reservation' | 'holds'>): boolean {
+/**
+ * The reservation and its seatings agree: one seating on its day, equal to it, unless released. No
+ * reservation: nothing held and no external_id claimed for it either.
+ */
+export function inSync(doc: Pick<SeatingSyncDoc, 'reservation' | 'holds' | 'claims'>): boolean {
   const days = Object.keys(doc.holds);
   const r = doc.reservation;
-  if (!r || RELEASED_STATUSES.includes(r.status)) return days.length === 0;
+  if (!r) return days.length === 0 && !doc.claims?.length;
+  if (RELEASED_STATUSES.includes(r.status)) return days.length === 0;
   const hold = doc.holds[r.service_date];
   return days.length === 1 && hold !== undefined && sameSeating(hold, r);
 }
@@ -64,6 +78,9 @@ export const seatingSyncProjection: Projection = {
     'ReservationCreated',
     'ReservationUpdated',
     'ReservationStatusChanged',
+    // Only those of external_id claim streams (other claim streams use the same types).
+    'Claimed',
+    'Released',
   ],
   async setup(docs) {
     await docs
@@ -71,24 +88,43 @@ export const seatingSyncProjection: Projection = {
       .createIndex({ keys: { in_sync: 1, out_of_sync_since: 1 }, name: 'out_of_sync' });
   },
   async apply(event, docs) {
+    const isClaim = event.type === 'Claimed' || event.type === 'Released';
+    if (isClaim && !event.stream.startsWith(EXTERNAL_ID_CLAIM_PREFIX)) return;
     const col = docs.collection<SeatingSyncDoc>(SEATING_SYNC);
     const d = event.data as Record<string, unknown>;
-    const id = d.reservation_id as string;
+    // A claim's owner is the reservation id.
+    const id = (isClaim ? d.owner : d.reservation_id) as string;
+    if (typeof id !== 'string') return;
     const pos = positionToString(event.position);
     const current = await col.findOne({ _id: id });
     if (current && current._pos >= pos) return;
+    const restaurantId =
+      current?.restaurant_id ?? ((isClaim ? event.metadata.restaurant_id : d.restaurant_id) as string);
+    // A claim whose restaurant is not known (no restaurant_id in its metadata) cannot be repaired.
+    const externalId = isClaim && restaurantId ? externalIdOfClaimStream(restaurantId, event.stream) : null;
+    if (isClaim && externalId === null) return;
     const doc: SeatingSyncDoc = current
-      ? { ...current, holds: { ...current.holds } }
+      ? { ...current, holds: { ...current.holds }, claims: [...(current.claims ?? [])] }
       : {
           _id: id,
-          restaurant_id: d.restaurant_id as string,
+          restaurant_id: restaurantId,
           reservation: null,
           holds: {},
+          claims: [],
           in_sync: true,
           out_of_sync_since: null,
           _pos: pos,
         };
     switch (event.type) {
+      case 'Claimed':
+        doc.claims = [
+          ...(doc.claims ?? []).filter((c) => c.external_id !== externalId),
+          { external_id: externalId as string, at: d.at as string },
+        ];
+        break;
+      case 'Released':
+        doc.claims = (doc.claims ?? []).filter((c) => c.external_id !== externalId);
+        break;
       case 'SeatingHeld': {
         const h = d as unknown as SeatingHeldData;
         doc.holds[h.service_date] = { ...(pickSeating(h) as SeatingFields), at: h.at };

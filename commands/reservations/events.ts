@@ -169,4 +169,16 @@ export const reservationStream = (id: string) => `reservation-${id}`;
 
 /** Claim stream that keeps a reservation external_id unique within its restaurant. */
 export const externalIdClaimStream = (restaurantId: string, externalId: string) =>
-  `reservation-external-id-${restaurantId}-${encodeURIComponent(externalId)}`;
+  `${EXTERNAL_ID_CLAIM_PREFIX}${restaurantId}-${encodeURIComponent(externalId)}`;
+export const EXTERNAL_ID_CLAIM_PREFIX = 'reservation-external-id-';
+
+/** The external_id a claim stream of this restaurant is named after, or null for any other stream. */
+export function externalIdOfClaimStream(restaurantId: string, stream: string): string | null {
+  const prefix = `${EXTERNAL_ID_CLAIM_PREFIX}${restaurantId}-`;
+  if (!stream.startsWith(prefix)) return null;
+  try {
+    return decodeURIComponent(stream.slice(prefix.length));
+  } catch {
+    return null;
+  }
+}

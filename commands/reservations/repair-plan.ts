@@ -1,10 +1,12 @@
-// What to do when a reservation and the capacity streams disagree: a create, move or cancel writes two
-// streams one after the other, and a process that dies in between leaves them apart. Pure; the
-// streams were read just before (repair.ts), never a read model.
+// What to do when a reservation and the capacity or external_id claim streams disagree: a create, move
+// or cancel writes several streams one after the other, and a process that dies in between leaves them
+// apart. Pure; the streams were read just before (repair.ts), never a read model.
 //
 // The rules:
-// - no reservation (the create died after holding its table): fence the reservation stream so a late
-//   ReservationCreated can never land, then release its seatings and its external_id claim;
+// - no reservation behind a seating or an external_id claim (the create died after claiming its
+//   external_id or holding its table): fence the reservation stream so a late ReservationCreated can
+//   never land, then release its seatings and its external_id claims — only once the fence is there
+//   (repair.ts plans again on the fenced stream: a create that got there first is left alone);
 // - canceled or rejected: release every seating it still holds;
 // - a seating on another day than the reservation's (a move died before its update): release it — the
 //   reservation kept its own day's seating;
@@ -26,20 +28,26 @@ export type RepairStep =
   /** An active reservation holds nothing on its own day: nothing safe to do automatically. */
   | { kind: 'report_missing_seating'; serviceDate: string };
 
-/** `seatings`: this reservation's active seating per day, for every day worth looking at. */
+/**
+ * `seatings`: this reservation's active seating per day, for every day worth looking at.
+ * `claims`: the external_ids whose claim stream shows this reservation as the current owner.
+ */
 export function planRepair(
   state: ReservationState,
   seatings: ReadonlyMap<string, SeatingHeldData>,
+  claims: ReadonlySet<string> = new Set(),
 ): RepairStep[] {
   const steps: RepairStep[] = [];
   const r = state.exists ? state.r : null;
   if (!r) {
-    if (seatings.size === 0) return steps;
+    if (seatings.size === 0 && claims.size === 0) return steps;
     if (!state.abandoned) steps.push({ kind: 'fence' });
     for (const day of seatings.keys())
       steps.push({ kind: 'release', serviceDate: day, reason: 'ABANDONED_HOLD' });
-    const claims = new Set([...seatings.values()].map((s) => s.external_id).filter((x): x is string => !!x));
-    for (const externalId of claims) steps.push({ kind: 'release_claim', externalId });
+    // The claims it holds, and the one its seatings name (releasing a claim it does not own is a no-op).
+    const named = [...seatings.values()].map((s) => s.external_id).filter((x): x is string => !!x);
+    for (const externalId of new Set([...named, ...claims]))
+      steps.push({ kind: 'release_claim', externalId });
     return steps;
   }
   if (RELEASED_STATUSES.includes(r.status)) {

@@ -1,6 +1,8 @@
-// Brings a reservation and its seatings back into agreement (see repair-plan.ts for the rules). The
-// scheduler calls it for reservations the `seating_sync` read model shows out of sync for a while;
-// everything here re-reads the streams and appends with expected revisions.
+// Brings a reservation, its seatings and its external_id claims back into agreement (see
+// repair-plan.ts for the rules). The scheduler calls it for reservations the `seating_sync` read model
+// shows out of sync for a while; everything here re-reads the streams and appends with expected
+// revisions. Releases of a reservation that never came to be happen only after the fence: planned
+// again on the fenced stream, so a create that wrote ReservationCreated first keeps what it holds.
 import { release } from '../../src/core/claims';
 import { runCommand } from '../../src/core/command';
 import type { CommandMeta } from '../../src/core/command-meta';
@@ -25,6 +27,8 @@ export async function repairSeating(
   /** Days that may hold a seating of this reservation (from the read model; re-read here). */
   days: readonly string[],
   meta: CommandMeta,
+  /** External_ids this reservation may hold a claim on (from the read model; re-read here). */
+  externalIds: readonly string[] = [],
 ): Promise<RepairOutcome> {
   let state = await loadReservation(deps, reservationId);
   const seatings = new Map<string, SeatingHeldData>();
@@ -32,15 +36,18 @@ export async function repairSeating(
     const held = (await loadCapacity(deps, restaurantId, day)).held.get(reservationId);
     if (held) seatings.set(day, held);
   }
+  const claims = new Set<string>();
+  for (const externalId of new Set(externalIds))
+    if (await holdsClaim(deps, restaurantId, externalId, reservationId)) claims.add(externalId);
   let position: bigint | null = null;
   const track = (p: bigint | null | undefined) => {
     if (p != null && (position === null || p > position)) position = p;
   };
-  let steps = planRepair(state, seatings);
+  let steps = planRepair(state, seatings, claims);
   if (steps[0]?.kind === 'fence') {
     state = await fence(deps, restaurantId, reservationId, meta, track);
     // The create finished after all: repair the reservation it made instead.
-    steps = planRepair(state, seatings).filter((s) => s.kind !== 'fence');
+    steps = planRepair(state, seatings, claims).filter((s) => s.kind !== 'fence');
   }
   for (const step of steps) {
     switch (step.kind) {
@@ -51,7 +58,12 @@ export async function repairSeating(
         );
         break;
       case 'release_claim':
-        await release(deps, externalIdClaimStream(restaurantId, step.externalId), reservationId, meta);
+        track(
+          await release(deps, externalIdClaimStream(restaurantId, step.externalId), reservationId, {
+            ...meta,
+            restaurant_id: restaurantId,
+          }),
+        );
         break;
       case 'roll_forward':
         track((await rollForward(deps, restaurantId, reservationId, step.seating, meta)).position);
@@ -61,6 +73,20 @@ export async function repairSeating(
     }
   }
   return { steps, position };
+}
+
+/** The claim stream of `externalId` names this reservation as its current owner. */
+async function holdsClaim(
+  deps: WriteDeps,
+  restaurantId: string,
+  externalId: string,
+  reservationId: string,
+): Promise<boolean> {
+  const [last] = await deps.events.readStream(externalIdClaimStream(restaurantId, externalId), {
+    direction: 'backwards',
+    limit: 1,
+  });
+  return last?.type === 'Claimed' && (last.data as { owner?: string }).owner === reservationId;
 }
 
 /** Writes ReservationCreationAbandoned as the stream's first event, unless the create got there first. */
@@ -86,7 +112,7 @@ async function fence(
                 reservation_id: reservationId,
                 restaurant_id: restaurantId,
                 at,
-                reason: 'the request that held this seating never recorded the reservation',
+                reason: 'the request that claimed or held for this reservation never recorded it',
               },
             },
           ],

@@ -39,23 +39,28 @@ export async function claim(
   throw conflict(`this ${what} is being claimed concurrently; retry`);
 }
 
-/** Frees a claim held by `owner` (no-op otherwise), so the value can be claimed again. */
+/**
+ * Frees a claim held by `owner` (no-op otherwise), so the value can be claimed again. Returns the
+ * position of the `Released` event, or null when nothing was written.
+ */
 export async function release(
   deps: WriteDeps,
   stream: string,
   owner: string,
   meta: CommandMeta,
-): Promise<void> {
+): Promise<bigint | null> {
   const events = await deps.events.readStream(stream, { direction: 'backwards', limit: 1 });
   const last = events[0];
-  if (last?.type !== 'Claimed' || (last.data as { owner: string }).owner !== owner) return;
+  if (last?.type !== 'Claimed' || (last.data as { owner: string }).owner !== owner) return null;
   try {
-    await deps.events.append(
+    const r = await deps.events.append(
       stream,
       [{ type: 'Released', data: { owner, at: deps.clock.now().toISOString() }, metadata: meta }],
       last.revision,
     );
+    return r.position;
   } catch (err) {
     if (!(err instanceof WrongExpectedRevisionError)) throw err;
+    return null;
   }
 }

@@ -77,8 +77,9 @@ export async function markNoShows(rt: Runtime, graceMinutes: number): Promise<Jo
 }
 
 /**
- * Reservations whose seatings have disagreed with them for `afterMinutes`: abandoned holds (the create
- * died before ReservationCreated), cancellations whose release never ran, interrupted moves.
+ * Reservations whose seatings or external_id claims have disagreed with them for `afterMinutes`:
+ * abandoned claims and holds (the create died before ReservationCreated), cancellations whose release
+ * never ran, interrupted moves.
  */
 export async function repairSeatings(rt: Runtime, afterMinutes: number): Promise<JobResult> {
   await rt.refresh();
@@ -88,7 +89,8 @@ export async function repairSeatings(rt: Runtime, afterMinutes: number): Promise
     .find({ in_sync: false, out_of_sync_since: { $lte: cutoff } }, { limit: BATCH });
   return applyAll(rt, candidates, async (doc) => {
     const days = [...Object.keys(doc.holds), ...(doc.reservation ? [doc.reservation.service_date] : [])];
-    const out = await repairSeating(rt, doc.restaurant_id, doc._id, days, meta);
+    const claims = (doc.claims ?? []).map((c) => c.external_id);
+    const out = await repairSeating(rt, doc.restaurant_id, doc._id, days, meta, claims);
     for (const step of out.steps)
       if (step.kind === 'report_missing_seating')
         rt.logger.error(

@@ -3,9 +3,11 @@
 // exactly the wrong moment; everything else is the real service.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { claimExternalId } from '../../commands/reservations/external-id';
 import { createReservation } from '../../commands/reservations/handler-create';
 import { setPosLock } from '../../commands/reservations/handler-records';
 import { updateReservation } from '../../commands/reservations/handler-update';
+import { repairSeating } from '../../commands/reservations/repair';
 import { repairSeatings } from '../../src/jobs/reservation-jobs';
 import type { EventStore, ExpectedRevision, NewEvent } from '../../src/ports/event-store';
 import type { Runtime } from '../../src/runtime';
@@ -235,6 +237,122 @@ t('a create that dies after holding its seating holds it only until the repair j
   // Nothing left to repair.
   assert.equal((await repairSeatings(svc.rt, 5)).changed, []);
 });
+
+t(
+  'an external_id claimed for a reservation that never came (no seating either) is freed by the repair job',
+  async ({ svc }) => {
+    // What a create that died between its claim and its hold leaves: the claim, nothing else.
+    const orphan = 'res_orphanclaim';
+    await claimExternalId(svc.rt, 'rest_demo', 'lost-2', orphan, meta);
+    await svc.rt.settle(await svc.rt.events.headPosition());
+    assert.is((await create(svc, { start_at: at('28', '19:00'), external_id: 'lost-2' })).status, 409);
+    // Not yet: a request may still be finishing.
+    assert.equal((await repairSeatings(svc.rt, 5)).changed, []);
+    svc.clock.advance(5 * 60);
+    assert.equal((await repairSeatings(svc.rt, 5)).changed, [orphan]);
+    // Fenced first, then released: the late ReservationCreated of that create could never land.
+    assert.equal(
+      (await svc.rt.events.readStream(`reservation-${orphan}`)).map((e) => e.type),
+      ['ReservationCreationAbandoned'],
+    );
+    assert.equal(
+      (await svc.rt.events.readStream('reservation-external-id-rest_demo-lost-2')).map((e) => e.type),
+      ['Claimed', 'Released'],
+    );
+    const retry = await create(svc, { start_at: at('28', '19:00'), external_id: 'lost-2' });
+    assert.is(retry.status, 201);
+    assert.equal((await repairSeatings(svc.rt, 5)).changed, []);
+  },
+);
+
+t(
+  'a create still running when the repair fences it is refused (409) and leaves nothing held',
+  async ({ svc }) => {
+    // The create got as far as ReservationCreated, then stalled past the repair delay.
+    const stalled = withHook(
+      svc.rt,
+      (s) => s.startsWith('reservation-res_'),
+      async () => {
+        svc.clock.advance(6 * 60);
+        assert.is((await repairSeatings(svc.rt, 5)).changed.length, 1);
+      },
+    );
+    try {
+      await createReservation(
+        stalled,
+        restaurant,
+        { party_size: 7, start_at: at('29', '22:00'), external_id: 'late-1' },
+        meta,
+      );
+      assert.unreachable('the fence was there first');
+    } catch (err) {
+      assert.is((err as { status?: number }).status, 409);
+    }
+    await svc.rt.settle(await svc.rt.events.headPosition());
+    assert.equal(
+      (await svc.rt.events.readStream('reservation-external-id-rest_demo-late-1')).map((e) => e.type),
+      ['Claimed', 'Released'],
+    );
+    assert.is((await capacity(svc, '29')).at(-1), 'SeatingReleased:ABANDONED_HOLD');
+    const retry = await create(svc, { party_size: 7, start_at: at('29', '22:00'), external_id: 'late-1' });
+    assert.is(retry.status, 201);
+  },
+);
+
+t(
+  'a create that writes ReservationCreated just before the repair fences it keeps its claim and seating',
+  async ({ svc }) => {
+    // The create stalls before ReservationCreated…
+    let open: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    let reservationId = '';
+    let stalled: () => void = () => undefined;
+    const reached = new Promise<void>((resolve) => {
+      stalled = resolve;
+    });
+    const slow = withHook(
+      svc.rt,
+      (s) => s.startsWith('reservation-res_'),
+      async (stream) => {
+        reservationId = stream.slice('reservation-'.length);
+        stalled();
+        await gate;
+      },
+    );
+    const creating = createReservation(
+      slow,
+      restaurant,
+      { party_size: 2, start_at: at('29', '19:00'), external_id: 'slow-1' },
+      meta,
+    );
+    await reached;
+    // …the repair sees no reservation behind the claim and the seating, and goes to fence the stream;
+    // the create's ReservationCreated lands first.
+    const racing = withHook(
+      svc.rt,
+      (s) => s === `reservation-${reservationId}`,
+      async () => {
+        open();
+        await creating;
+      },
+    );
+    const out = await repairSeating(racing, 'rest_demo', reservationId, ['2026-06-29'], meta, ['slow-1']);
+    assert.equal(out.steps, []);
+    assert.equal(
+      (await svc.rt.events.readStream(`reservation-${reservationId}`)).map((e) => e.type),
+      ['ReservationCreated'],
+    );
+    assert.equal(
+      (await svc.rt.events.readStream('reservation-external-id-rest_demo-slow-1')).map((e) => e.type),
+      ['Claimed'],
+    );
+    assert.is((await capacity(svc, '29')).at(-1), 'SeatingHeld:2026-06-29T19:00:00+02:00');
+    await svc.rt.settle(await svc.rt.events.headPosition());
+    assert.is((await create(svc, { start_at: at('29', '20:00'), external_id: 'slow-1' })).status, 409);
+  },
+);
 
 t('a cancel whose release never ran is released by the repair job', async ({ svc }) => {
   const r = (await create(svc, { start_at: at('29', '20:00'), party_size: 7 })).body.data;

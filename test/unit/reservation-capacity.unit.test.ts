@@ -9,9 +9,14 @@ import {
   evolveCapacity,
   initialCapacity,
 } from '../../commands/reservations/capacity-state';
-import type { ReservationSnapshot } from '../../commands/reservations/events';
+import {
+  externalIdClaimStream,
+  externalIdOfClaimStream,
+  type ReservationSnapshot,
+} from '../../commands/reservations/events';
 import type { ReservationState } from '../../commands/reservations/evolve';
 import { planRepair } from '../../commands/reservations/repair-plan';
+import { inSync } from '../../projections/seating-sync';
 import { BusinessRuleError } from '../../src/core/errors';
 import type { NewEvent, RecordedEvent } from '../../src/ports/event-store';
 
@@ -238,6 +243,55 @@ test('repair: a hold whose reservation never appeared is fenced, released, and i
     planRepair({ exists: false, abandoned: true, r: null }, new Map([[DAY, seating()]]))[0]?.kind,
     'release',
   );
+});
+
+test('repair: an external_id claim whose reservation never appeared (no seating) is fenced, then released', () => {
+  const none: ReservationState = { exists: false, abandoned: false, r: null };
+  assert.equal(planRepair(none, new Map(), new Set(['ext-9'])), [
+    { kind: 'fence' },
+    { kind: 'release_claim', externalId: 'ext-9' },
+  ]);
+  // The fence is already there: only the release is left.
+  assert.equal(planRepair({ ...none, abandoned: true }, new Map(), new Set(['ext-9'])), [
+    { kind: 'release_claim', externalId: 'ext-9' },
+  ]);
+  // Nothing held and nothing claimed: nothing to do (and no fence).
+  assert.equal(planRepair(none, new Map(), new Set()), []);
+  // A seating naming the claim it holds: released once.
+  assert.equal(planRepair(none, new Map([[DAY, seating()]]), new Set(['ext-1', 'ext-2'])), [
+    { kind: 'fence' },
+    { kind: 'release', serviceDate: DAY, reason: 'ABANDONED_HOLD' },
+    { kind: 'release_claim', externalId: 'ext-1' },
+    { kind: 'release_claim', externalId: 'ext-2' },
+  ]);
+});
+
+test('repair: the create won the race with the fence: its claim and seating are its own, nothing is released', () => {
+  // repair.ts plans again on the state the fence attempt read: ReservationCreated was there first.
+  assert.equal(planRepair(reservation(), new Map([[DAY, seating()]]), new Set(['ext-1'])), []);
+  assert.equal(planRepair(reservation(), new Map(), new Set(['ext-1'])), [
+    { kind: 'report_missing_seating', serviceDate: DAY },
+  ]);
+});
+
+test('seating_sync: a claim with no reservation is out of sync; with its reservation, claims do not matter', () => {
+  const held = { ...seating(), at: 'then' };
+  const claims = [{ external_id: 'ext-1', at: 'then' }];
+  assert.is(inSync({ reservation: null, holds: {}, claims }), false);
+  assert.is(inSync({ reservation: null, holds: {}, claims: [] }), true);
+  // Documents written before claims were followed.
+  assert.is(inSync({ reservation: null, holds: {} }), true);
+  const r = { ...held, status: 'CONFIRMED' as const };
+  assert.is(inSync({ reservation: r, holds: { [DAY]: held }, claims }), true);
+  assert.is(inSync({ reservation: { ...r, status: 'CANCELED_BY_CUSTOMER' }, holds: {}, claims }), true);
+});
+
+test('external_id claim streams: named after the restaurant and the encoded value, read back', () => {
+  const stream = externalIdClaimStream('rest_1', 'a b/ç-1');
+  assert.is(externalIdOfClaimStream('rest_1', stream), 'a b/ç-1');
+  assert.is(externalIdOfClaimStream('rest_2', stream), null);
+  assert.is(externalIdOfClaimStream('rest_1', 'restaurant-slug-x'), null);
+  assert.is(externalIdOfClaimStream('rest_1', 'reservation-external-id-rest_1-%E0%A4%A'), null);
 });
 
 test('repair: canceled releases; a move to another day releases that day; a replaced seating rolls the reservation forward', () => {

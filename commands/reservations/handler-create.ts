@@ -1,11 +1,16 @@
 // POST /reservations (spec §4): every check first, writes after, in an order where a crash at any
 // point leaves nothing held for good.
 //   1. references, the customer (check only: a refused reservation writes no customer), the
-//      external_id (early refusal);
-//   2. hold the seating on the day's capacity stream (the recheck: no overbooking);
-//   3. claim the external_id, then find or create the customer — a failure here releases 2 (and 3);
-//   4. append ReservationCreated (deterministic event id). If the process dies before this, the repair
-//      job fences the reservation stream and releases the seating and the claim (repair.ts).
+//      external_id (early refusal, no write);
+//   2. claim the external_id for the new reservation id: of concurrent creates with one external_id,
+//      the losers answer 409 here, before any of them takes a table (a loser holding a table, even
+//      briefly, could make another request answer 422 NO_TABLE);
+//   3. hold the seating on the day's capacity stream (the recheck: no overbooking), then find or
+//      create the customer — a failure in 3 releases what 2 and 3 took before answering;
+//   4. append ReservationCreated (deterministic event id). If the process dies before this, it leaves
+//      a claim (and maybe a seating) with no reservation: the repair job, which finds both through the
+//      `seating_sync` read model, fences the reservation stream and then releases the seating and the
+//      claim (repair.ts); a create reaching 4 after the fence is refused (409).
 
 import { runCommand } from '../../src/core/command';
 import type { CommandMeta } from '../../src/core/command-meta';
@@ -26,7 +31,7 @@ import type { ReservationSource } from './events';
 import { reservationStream } from './events';
 import { evolveReservation, initialReservation, type ReservationState } from './evolve';
 import { assertExternalIdFree, claimExternalId, releaseExternalId } from './external-id';
-import { holdSeating } from './hold';
+import { type HeldSeating, holdSeating } from './hold';
 
 export interface CreateReservationRequest {
   party_size: number;
@@ -86,43 +91,45 @@ export async function createReservation(
   if (externalId) await assertExternalIdFree(deps, restaurant._id, externalId);
 
   const reservationId = newId('res');
-  const held = await holdSeating(
-    deps,
-    {
-      restaurantId: restaurant._id,
-      timezone: restaurant.timezone,
-      catalog,
-      reservationId,
-      externalId,
-      startMs: Date.parse(req.start_at),
-      partySize: req.party_size,
-      shiftId: req.shift_id ?? null,
-      roomId: req.room_id ?? null,
-      tableIds: req.table_ids ?? null,
-      force: req.bypass_availability === true,
-      purpose: 'create',
-      now,
-    },
-    rmeta,
-  );
-
   let claimed = false;
+  let held: HeldSeating | null = null;
   let customerId: string | null = null;
   try {
     if (externalId)
       claimed = (await claimExternalId(deps, restaurant._id, externalId, reservationId, meta)).taken;
+    held = await holdSeating(
+      deps,
+      {
+        restaurantId: restaurant._id,
+        timezone: restaurant.timezone,
+        catalog,
+        reservationId,
+        externalId,
+        startMs: Date.parse(req.start_at),
+        partySize: req.party_size,
+        shiftId: req.shift_id ?? null,
+        roomId: req.room_id ?? null,
+        tableIds: req.table_ids ?? null,
+        force: req.bypass_availability === true,
+        purpose: 'create',
+        now,
+      },
+      rmeta,
+    );
     if (customer)
       customerId = (await resolveReservationCustomer(deps, restaurant, customer, meta)).customerId;
   } catch (err) {
-    // Refused after the seating was held: give it (and the claim) back before answering.
-    await releaseSeating(
-      deps,
-      restaurant._id,
-      held.seating.service_date,
-      reservationId,
-      'CREATE_REFUSED',
-      rmeta,
-    );
+    // Refused after the claim (no table, a customer conflict…): give back what was taken before
+    // answering. Should this fail too, the repair job releases them later.
+    if (held)
+      await releaseSeating(
+        deps,
+        restaurant._id,
+        held.seating.service_date,
+        reservationId,
+        'CREATE_REFUSED',
+        rmeta,
+      );
     if (claimed && externalId) await releaseExternalId(deps, restaurant._id, externalId, reservationId, meta);
     throw err;
   }

@@ -55,6 +55,25 @@ function withHook(
   return { ...rt, events };
 }
 
+/** The runtime of a process that dies at its first append to a matching stream: none from then on lands. */
+function deadFrom(rt: Runtime, match: (stream: string) => boolean): Runtime {
+  let dead = false;
+  const events: EventStore = {
+    kind: rt.events.kind,
+    append: async (stream: string, batch: NewEvent[], expected: ExpectedRevision) => {
+      if (match(stream)) dead = true;
+      if (dead) throw new Error('the process died here');
+      return rt.events.append(stream, batch, expected);
+    },
+    readStream: (s, o) => rt.events.readStream(s, o),
+    readAll: (o) => rt.events.readAll(o),
+    subscribe: (o) => rt.events.subscribe(o),
+    headPosition: () => rt.events.headPosition(),
+    close: () => rt.events.close(),
+  };
+  return { ...rt, events };
+}
+
 const capacity = async (svc: TestService, day: string) =>
   (await svc.rt.events.readStream(`capacity-rest_demo-2026-06-${day}`)).map(
     (e) => `${e.type}:${e.data.reason ?? e.data.start_at}`,
@@ -69,7 +88,7 @@ const claimedBySomeoneElse = (rt: Runtime) => async (stream: string) => {
 };
 
 t(
-  'create: an external_id claimed by someone else after our check gives the held seating back (409)',
+  'create: an external_id claimed by someone else after our check is refused before any table is held (409)',
   async ({ svc }) => {
     const rt = withHook(
       svc.rt,
@@ -93,10 +112,8 @@ t(
       assert.is((err as { status?: number }).status, 409);
     }
     await svc.rt.settle(await svc.rt.events.headPosition());
-    assert.equal(await capacity(svc, '25'), [
-      'SeatingHeld:2026-06-25T19:00:00+02:00',
-      'SeatingReleased:CREATE_REFUSED',
-    ]);
+    // The claim comes before the hold: no table was taken, even for a moment.
+    assert.equal(await capacity(svc, '25'), []);
     // Resolved only after the claim: the inline customer was never written.
     const customers = await svc.api('GET', '/customers?email=racer@example.com', { token: TOKENS.full });
     assert.equal(customers.body.data, []);
@@ -237,6 +254,64 @@ t('a create that dies after holding its seating holds it only until the repair j
   // Nothing left to repair.
   assert.equal((await repairSeatings(svc.rt, 5)).changed, []);
 });
+
+t(
+  'create: refused at the hold (no table), it gives its external_id claim back before answering',
+  async ({ svc }) => {
+    assert.is((await create(svc, { party_size: 7, start_at: at('25', '21:00') })).status, 201);
+    const refused = await create(svc, {
+      party_size: 7,
+      start_at: at('25', '21:00'),
+      external_id: 'no-table-1',
+    });
+    assert.is(refused.body.error.details.reason, 'NO_TABLE');
+    assert.equal(
+      (await svc.rt.events.readStream('reservation-external-id-rest_demo-no-table-1')).map((e) => e.type),
+      ['Claimed', 'Released'],
+    );
+    assert.is((await create(svc, { start_at: at('25', '21:00'), external_id: 'no-table-1' })).status, 201);
+  },
+);
+
+t(
+  'a create that dies after claiming its external_id, before its hold, frees it when the repair job runs',
+  async ({ svc }) => {
+    // Dead at its hold: no later append either (a thrown error would make it give the claim back).
+    const dying = deadFrom(svc.rt, (s) => s.startsWith('capacity-'));
+    try {
+      await createReservation(
+        dying,
+        restaurant,
+        { party_size: 7, start_at: at('30', '20:00'), external_id: 'lost-0' },
+        meta,
+      );
+      assert.unreachable();
+    } catch (err) {
+      assert.match((err as Error).message, /died/);
+    }
+    await svc.rt.settle(await svc.rt.events.headPosition());
+    // No table held, but the external_id is taken by a reservation that does not exist.
+    assert.equal(await capacity(svc, '30'), []);
+    assert.is((await create(svc, { start_at: at('30', '19:00'), external_id: 'lost-0' })).status, 409);
+    // Not yet: a request may still be finishing.
+    assert.equal((await repairSeatings(svc.rt, 5)).changed, []);
+    svc.clock.advance(5 * 60);
+    const repaired = await repairSeatings(svc.rt, 5);
+    assert.is(repaired.changed.length, 1);
+    assert.equal(
+      (await svc.rt.events.readStream(`reservation-${repaired.changed[0]}`)).map((e) => e.type),
+      ['ReservationCreationAbandoned'],
+    );
+    assert.equal(
+      (await svc.rt.events.readStream('reservation-external-id-rest_demo-lost-0')).map((e) => e.type),
+      ['Claimed', 'Released'],
+    );
+    // The partner's retry succeeds.
+    const retry = await create(svc, { party_size: 7, start_at: at('30', '20:00'), external_id: 'lost-0' });
+    assert.is(retry.status, 201);
+    assert.equal((await repairSeatings(svc.rt, 5)).changed, []);
+  },
+);
 
 t(
   'an external_id claimed for a reservation that never came (no seating either) is freed by the repair job',

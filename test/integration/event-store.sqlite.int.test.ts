@@ -27,13 +27,15 @@ const freshFile = () => join(dir, `events-${files++}.sqlite`);
 const test = suite('event-store: sqlite');
 test.after(() => rmSync(dir, { recursive: true, force: true }));
 
+// The contract with one transaction per append (group commit off: it is on by default)…
 eventStoreContract(
   test,
   { open: () => SqliteEventStore.open(freshFile(), { groupCommit: false }) },
   { fresh: true, strictIds: true },
 );
 
-// The contract again with group commit: batching must not change what the port promises.
+// …and again with group commit (the default, named here so it stays tested if that changes):
+// batching must not change what the port promises.
 const grouped = suite('event-store: sqlite, group commit');
 eventStoreContract(
   grouped,

@@ -9,17 +9,19 @@
 //   a reader never sees position n + 1 without n.
 // - synchronous=FULL (the default) fsyncs the WAL at every commit: once append() resolves, the
 //   events survive a crash or power loss. NORMAL survives a process crash, not a power loss.
-// - Group commit (opt-in, `groupCommit: true`): appends called while a flush is pending (until the next
-//   setImmediate, so across the requests of one event-loop turn) are written in one BEGIN IMMEDIATE
-//   transaction, so one fsync, each inside its own SAVEPOINT and in arrival order. An append that
-//   fails (wrong expected revision, an id stored elsewhere) or turns out to be a retry rolls back
-//   to its savepoint only; the next one in the batch sees the log as a one-by-one run would, so
-//   results, errors and positions are exactly those of appending one by one. Promises settle
-//   after COMMIT returned: a resolved append is as durable as before. An unexpected SQLite error
-//   inside the batch rolls the whole transaction back and replays the batch one transaction per
-//   append, so the error lands on the append that caused it. Reads are not queued: a read issued
-//   after append() resolved sees its events; one issued while it is queued may not, which the
-//   port allows (the append has not resolved yet).
+// - Group commit (on by default; `groupCommit: false` turns it off): appends called while a flush
+//   is pending (until the next setImmediate, so across the requests of one event-loop turn) are
+//   written in one BEGIN IMMEDIATE transaction, so one fsync, each inside its own SAVEPOINT and in
+//   arrival order. An append that fails (wrong expected revision, an id stored elsewhere) or turns
+//   out to be a retry rolls back to its savepoint only; the next one in the batch sees the log as a
+//   one-by-one run would, so results, errors and positions are exactly those of appending one by
+//   one. Promises settle after COMMIT returned: a resolved append is as durable as before. An
+//   unexpected SQLite error inside the batch rolls the whole transaction back and replays the batch
+//   one transaction per append, so the error lands on the append that caused it. Reads are not
+//   queued: a read issued after append() resolved sees its events; one issued while it is queued
+//   may not, which the port allows (the append has not resolved yet). The cost: an append waits
+//   for the next setImmediate even when it is alone, and a request's appends interleave with other
+//   requests' (they always could across processes).
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
@@ -192,12 +194,12 @@ export interface SqliteEventStoreOptions {
   /** How long an append waits for another process's write lock before failing. Default 5000 ms. */
   busyTimeoutMs?: number;
   /**
-   * true: appends arriving in the same event-loop turn share one transaction and one fsync (see
-   * the header). false (default): one transaction per append, written before append() returns.
-   * Off by default for now: with it on, concurrent requests interleave between their appends
-   * (they no longer run hold → claim → create back to back), and test/e2e/
-   * reservations-concurrency's "one external_id on free slots: the rest 409" then sees some
-   * losers answer 422 NO_TABLE (tables briefly held by other losers) before the claim decides.
+   * true (default): appends arriving in the same event-loop turn share one transaction and one
+   * fsync (see the header). false: one transaction per append, written before append() returns.
+   * With it on, concurrent requests interleave between their appends (a request's appends no
+   * longer run back to back); nothing may rely on that. POST /reservations, for one, claims the
+   * external_id before holding a table, so concurrent creates with one external_id lose with 409
+   * rather than 422 NO_TABLE on a table briefly held by another loser.
    */
   groupCommit?: boolean;
 }
@@ -335,7 +337,7 @@ export class SqliteEventStore implements EventStore {
       this.writeTransactions++;
       return group.immediate(queue);
     };
-    this.groupCommit = options.groupCommit ?? false;
+    this.groupCommit = options.groupCommit ?? true;
   }
 
   /** Opens (creating if needed) the event log at `filePath`. */

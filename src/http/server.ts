@@ -1,7 +1,6 @@
-// The Koa application: request id and access log, the error envelope, rate limits, body parsing, and
-// every declared route with its access rule and input validation.
+// The Koa application: request id and access log, the error envelope, rate limits, and every declared
+// route with its access rule, body parsing and input validation.
 import { randomUUID } from 'node:crypto';
-import Router from '@koa/router';
 import Koa, { type Context } from 'koa';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import { ApiError } from '../core/errors';
@@ -10,13 +9,13 @@ import { authenticate } from './auth';
 import { sendError } from './envelope';
 import { createLimiter, rateLimit } from './rate-limit';
 import type { AnyRoute, AuthContext } from './route';
+import { RouteTable } from './route-table';
 import { validateInput } from './validate';
 
 export const API_PREFIX = '/api/partner/v1';
 
 export const fullPath = (route: AnyRoute) =>
   route.absolute ? route.path : `${API_PREFIX}${route.path === '/' ? '' : route.path}`;
-const koaPath = (route: AnyRoute) => fullPath(route).replace(/\{(\w+)\}/g, ':$1');
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
@@ -34,77 +33,91 @@ export function createApp(rt: Runtime, routes: AnyRoute[]): Koa {
     ctx.set('x-request-id', requestId);
     try {
       await next();
-      if (ctx.status === 404 && ctx.body === undefined) throw notMatched(ctx, routes);
+      if (ctx.status === 404 && ctx.body === undefined)
+        throw new ApiError(404, 'RESOURCE_NOT_FOUND', `No route for ${ctx.method} ${ctx.path}`);
     } catch (err) {
       if (!(err instanceof ApiError) || err.status >= 500)
         rt.logger.error({ request_id: requestId, err: errorForLog(err) }, 'request failed');
       sendError(ctx, err, requestId);
     } finally {
       const auth = ctx.state.auth as AuthContext | undefined;
-      rt.accessLogger.info(
-        {
-          request_id: requestId,
-          method: ctx.method,
-          route: (ctx.state.route as string | undefined) ?? ctx.path,
-          status: ctx.status,
-          duration_ms: Number(process.hrtime.bigint() - started) / 1e6,
-          restaurant_id: auth?.restaurant._id ?? null,
-          credential_id: auth?.credential._id ?? null,
-          ip: ctx.ip,
-        },
-        'access',
-      );
+      rt.accessLog.write({
+        request_id: requestId,
+        method: ctx.method,
+        route: (ctx.state.route as string | undefined) ?? ctx.path,
+        status: ctx.status,
+        duration_ms: Number(process.hrtime.bigint() - started) / 1e6,
+        restaurant_id: auth?.restaurant._id ?? null,
+        credential_id: auth?.credential._id ?? null,
+        ip: ctx.ip,
+      });
     }
   });
 
   const partnerLimiter = createLimiter(rt, rt.config.rateLimitPerMinute, 'partner');
   app.use(rateLimit(rt, partnerLimiter, (p) => p === API_PREFIX || p.startsWith(`${API_PREFIX}/`)));
 
-  app.use(
-    koaBody({
-      json: true,
-      jsonStrict: true,
-      urlencoded: true,
-      multipart: false,
-      text: false,
-      jsonLimit: rt.config.bodyLimitBytes,
-      formLimit: rt.config.bodyLimitBytes,
-      parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
-      onError(err) {
-        const status = (err as { status?: number }).status;
-        if (status === 413)
-          throw new ApiError(
-            413,
-            'VALIDATION_ERROR',
-            `The request body is larger than ${rt.config.bodyLimitBytes} bytes`,
-          );
-        if (status === 415) throw new ApiError(415, 'VALIDATION_ERROR', 'Unsupported content encoding');
-        throw new ApiError(400, 'VALIDATION_ERROR', 'The request body is not valid JSON', {
-          issues: [{ path: '', code: 'invalid_json', message: 'The body could not be parsed as JSON' }],
-        });
-      },
-    }),
-  );
+  // Parsed only for routes that declare a body, once the route is known: other requests never pay for it.
+  const parseBody = koaBody({
+    json: true,
+    jsonStrict: true,
+    urlencoded: true,
+    multipart: false,
+    text: false,
+    jsonLimit: rt.config.bodyLimitBytes,
+    formLimit: rt.config.bodyLimitBytes,
+    parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
+    onError(err) {
+      const status = (err as { status?: number }).status;
+      if (status === 413)
+        throw new ApiError(
+          413,
+          'VALIDATION_ERROR',
+          `The request body is larger than ${rt.config.bodyLimitBytes} bytes`,
+        );
+      if (status === 415) throw new ApiError(415, 'VALIDATION_ERROR', 'Unsupported content encoding');
+      throw new ApiError(400, 'VALIDATION_ERROR', 'The request body is not valid JSON', {
+        issues: [{ path: '', code: 'invalid_json', message: 'The body could not be parsed as JSON' }],
+      });
+    },
+  });
+  const noop = async () => {};
 
-  const router = new Router();
-  for (const route of routes) {
-    router.register(koaPath(route), [route.method], async (ctx: Context) => {
-      ctx.state.route = fullPath(route);
-      await handle(rt, route, ctx);
-    });
-  }
-  app.use(router.routes());
+  const table = new RouteTable(
+    routes.map((route) => ({ method: route.method, path: fullPath(route), route })),
+  );
+  app.use(async (ctx) => {
+    const found = table.lookup(ctx.method, ctx.path);
+    if (found.kind === 'not_found')
+      throw new ApiError(404, 'RESOURCE_NOT_FOUND', `No route for ${ctx.method} ${ctx.path}`);
+    if (found.kind === 'method_not_allowed') {
+      ctx.set('allow', found.allowed.join(', '));
+      throw new ApiError(
+        405,
+        'VALIDATION_ERROR',
+        `${ctx.method} is not allowed here; use ${found.allowed.join(', ')}`,
+      );
+    }
+    ctx.state.route = found.path;
+    if (found.route.body) await parseBody(ctx, noop);
+    await handle(rt, found.route, ctx, found.params);
+  });
   return app;
 }
 
-async function handle(rt: Runtime, route: AnyRoute, ctx: Context): Promise<void> {
+async function handle(
+  rt: Runtime,
+  route: AnyRoute,
+  ctx: Context,
+  pathParams: Record<string, string>,
+): Promise<void> {
   await rt.refresh();
   const auth =
     route.access.kind === 'public'
       ? (null as unknown as AuthContext)
       : await authenticate(rt, ctx.get('authorization'), route.access);
   ctx.state.auth = auth ?? undefined;
-  const params = route.params ? validateInput(ctx.params, route.params, 'path') : {};
+  const params = route.params ? validateInput(pathParams, route.params, 'path') : {};
   const query = route.query ? validateInput({ ...ctx.query }, route.query, 'query') : {};
   let body: unknown;
   if (route.body) {
@@ -137,21 +150,6 @@ async function handle(rt: Runtime, route: AnyRoute, ctx: Context): Promise<void>
   ctx.status = result.status ?? 200;
   for (const [k, v] of Object.entries(result.headers ?? {})) ctx.set(k, v);
   if (result.body !== undefined) ctx.body = result.body;
-}
-
-function notMatched(ctx: Context, routes: AnyRoute[]): ApiError {
-  const allowed = routes
-    .filter((r) => new RegExp(`^${koaPath(r).replace(/:\w+/g, '[^/]+')}/?$`).test(ctx.path))
-    .map((r) => r.method);
-  if (allowed.length) {
-    ctx.set('allow', [...new Set(allowed)].join(', '));
-    return new ApiError(
-      405,
-      'VALIDATION_ERROR',
-      `${ctx.method} is not allowed here; use ${[...new Set(allowed)].join(', ')}`,
-    );
-  }
-  return new ApiError(404, 'RESOURCE_NOT_FOUND', `No route for ${ctx.method} ${ctx.path}`);
 }
 
 /** Error details for our own log: message and stack, never request data. */

@@ -21,15 +21,8 @@ export async function authenticate(
     throw new ApiError(401, 'INVALID_AUTHENTICATION', 'The Authorization header must be "Bearer <token>"');
   const token = match[1] as string;
   const hash = sha256(token);
-  const key = await findKeyByTokenHash(rt.docs, hash);
-  // The lookup is by hash; the final comparison is constant-time as well.
-  if (!key || !constantTimeEqual(key.token_hash, hash) || key.revoked_at)
-    throw new ApiError(401, 'INVALID_AUTHENTICATION', 'The token is invalid, revoked or disconnected');
-  const restaurant = await findRestaurant(rt.docs, key.restaurant_id);
-  if (!restaurant)
-    throw new ApiError(401, 'INVALID_AUTHENTICATION', 'The token is invalid, revoked or disconnected');
+  const { restaurant, scopes, credential } = await resolveCredential(rt, hash);
   if (restaurant.suspended) throw new ApiError(403, 'RESTAURANT_SUSPENDED', 'The restaurant is suspended');
-  const scopes = new Set(key.scopes as Scope[]);
   if (access.kind === 'scopes') {
     const missing = access.scopes.filter((s) => !scopes.has(s));
     if (missing.length)
@@ -43,5 +36,53 @@ export async function authenticate(
         },
       );
   }
-  return { restaurant, scopes, credential: key };
+  return { restaurant, scopes, credential };
+}
+
+const invalid = () =>
+  new ApiError(401, 'INVALID_AUTHENTICATION', 'The token is invalid, revoked or disconnected');
+
+async function lookUp(rt: Runtime, hash: string): Promise<AuthContext> {
+  const key = await findKeyByTokenHash(rt.docs, hash);
+  // The lookup is by hash; the final comparison is constant-time as well.
+  if (!key || !constantTimeEqual(key.token_hash, hash) || key.revoked_at) throw invalid();
+  const restaurant = await findRestaurant(rt.docs, key.restaurant_id);
+  if (!restaurant) throw invalid();
+  return { restaurant, scopes: new Set(key.scopes as Scope[]), credential: key };
+}
+
+// Embedded, the read models live in this process and change only through its projection runner, so a
+// credential resolved while the runner's change count stayed put is still exactly what the read
+// models say: the cache never serves a revoked key or a suspended restaurant. Scaled out, another
+// process writes the read models, so every request looks them up.
+const MAX_CACHED = 10_000;
+interface Cached {
+  changeCount: number;
+  auth: AuthContext;
+}
+const caches = new WeakMap<Runtime, Map<string, Cached>>();
+
+async function resolveCredential(rt: Runtime, hash: string): Promise<AuthContext> {
+  if (rt.config.store !== 'embedded') return lookUp(rt, hash);
+  let cache = caches.get(rt);
+  if (!cache) {
+    cache = new Map();
+    caches.set(rt, cache);
+  }
+  const changeCount = rt.projections.changeCount;
+  const hit = cache.get(hash);
+  if (hit && hit.changeCount === changeCount) return hit.auth;
+  const auth = await lookUp(rt, hash);
+  if (cache.size >= MAX_CACHED) cache.clear();
+  // Shared by every request of this key until the read models change: nobody may modify it.
+  cache.set(hash, { changeCount, auth: deepFreeze(auth) });
+  return auth;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    if (!(value instanceof Set)) for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
 }

@@ -17,6 +17,7 @@ export class ProjectionRunner {
   private chain: Promise<unknown> = Promise.resolve();
   private started = false;
   private stopped = false;
+  private changes = 0;
 
   constructor(
     private readonly events: EventStore,
@@ -44,6 +45,14 @@ export class ProjectionRunner {
       this.checkpoints.set(p.name, await this.docs.getCheckpoint(p.name));
     }
     this.started = true;
+  }
+
+  /**
+   * Bumped before every event a projection applies in this process: a value remembered from before a
+   * read is unchanged only if no read model of this process changed since (caches of read models).
+   */
+  get changeCount(): number {
+    return this.changes;
   }
 
   /** The lowest checkpoint: every projection has applied the log up to here. */
@@ -80,6 +89,7 @@ export class ProjectionRunner {
     for await (const event of this.events.readAll({ after: from, batchSize })) {
       const handlers = this.byType.get(event.type);
       if (handlers !== undefined) {
+        this.changes++;
         if (highest !== null && event.position <= highest) await this.applyEvent(event);
         else for (const p of handlers) await p.apply(event, docs);
       }
@@ -129,6 +139,7 @@ export class ProjectionRunner {
     this.stopFollowing = stop;
     for await (const event of sub) {
       if (this.stopped) break;
+      this.changes++;
       await this.applyEvent(event);
       await this.commit(event.position);
     }

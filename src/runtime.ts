@@ -9,7 +9,7 @@ import { SqliteChangeDetector } from './adapters/event-store/sqlite-change-detec
 import type { Config } from './config';
 import { AdjustableClock, type Clock, systemClock } from './core/clock';
 import type { WriteDeps } from './core/write-deps';
-import { createAccessLogger, createLogger, type Logger } from './logger';
+import { type AccessLog, accessLogVia, createAccessLog, createLogger, type Logger } from './logger';
 import type { DocumentStore } from './ports/document-store';
 import type { EventStore } from './ports/event-store';
 import type { Projection } from './projection/projection';
@@ -25,7 +25,7 @@ export interface Runtime extends WriteDeps {
   projections: ProjectionRunner;
   logger: Logger;
   /** One line per request (allow-listed fields only). */
-  accessLogger: Logger;
+  accessLog: AccessLog;
   /** After a write: returns once the read models include `position` (read your writes). */
   settle(position: bigint | null | undefined): Promise<void>;
   /** Before a read (embedded): applies what other processes appended to the same log. */
@@ -47,7 +47,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   const testClock = config.testClock ? new AdjustableClock(options.clock ?? systemClock) : null;
   const clock = testClock ?? options.clock ?? systemClock;
   const logger = options.logger ?? createLogger(config.logLevel);
-  const accessLogger = options.logger ?? createAccessLogger(config.logLevel);
+  const accessLog = options.logger ? accessLogVia(options.logger) : createAccessLog(config.logLevel);
   let events = options.events;
   let docs = options.docs;
   let detector: SqliteChangeDetector | null = null;
@@ -76,6 +76,12 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   const embedded = config.store === 'embedded';
   if (embedded) await projections.catchUp();
 
+  const settled = Promise.resolve();
+  // The look of this event-loop turn, shared by every request that reaches refresh() in it.
+  let thisTurn: Promise<void> | null = null;
+  const endTurn = () => {
+    thisTurn = null;
+  };
   const rt: Runtime = {
     config,
     clock,
@@ -84,7 +90,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     docs,
     projections,
     logger,
-    accessLogger,
+    accessLog,
     async settle(position) {
       if (position === null || position === undefined) return;
       if (embedded) {
@@ -98,9 +104,17 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
           'read models lag behind a write beyond the configured wait',
         );
     },
-    async refresh() {
+    refresh() {
+      if (!embedded) return settled;
       // Only when the log changed since the last look (a write here not yet settled, or another process).
-      if (embedded && (!detector || detector.changed())) await projections.catchUp();
+      // One look per event-loop turn: every request handled in this turn arrived before the turn began
+      // reading sockets, so a commit another process made before any of them is still seen (a revoked
+      // key fails on the very next request), and a burst of requests pays for one look, not one each.
+      if (!detector) return projections.catchUp().then(() => undefined);
+      if (thisTurn) return thisTurn;
+      thisTurn = detector.changed() ? projections.catchUp().then(() => undefined) : settled;
+      setImmediate(endTurn);
+      return thisTurn;
     },
     async close() {
       detector?.close();
@@ -108,7 +122,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       await events.close();
       await docs.close();
       logger.flush?.();
-      if (accessLogger !== logger) accessLogger.flush?.();
+      accessLog.close();
     },
   };
   return rt;

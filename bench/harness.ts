@@ -1,7 +1,7 @@
 // Shared pieces of the HTTP benchmarks: start a server in its own process, drive it with autocannon
 // from this one, and print tables. Figures are medians of the runs; machines are shared and noisy.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
@@ -15,29 +15,38 @@ export interface Served {
   stop(): Promise<void>;
 }
 
-/** Starts `script` (default: the real service) with PORT=0 and waits for its URL on stdout. */
+/**
+ * Starts `script` (default: the real service) with PORT=0 and waits for its URL. The server's stdout
+ * (banner and access log) goes to `server.log` in its data directory, not to this process: the load
+ * generator runs here and must not spend its time reading the server's log lines.
+ */
 export async function serve(env: Record<string, string>, script = 'src/main.ts'): Promise<Served> {
   const dataDir = env.DATA_DIR ?? mkdtempSync(join(tmpdir(), 'couvert-bench-'));
+  const logFile = join(dataDir, 'server.log');
+  const out = openSync(logFile, 'w');
   const child = spawn(process.execPath, ['--import', 'tsx', script], {
     cwd: repo,
     env: { ...process.env, PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', out, 'inherit'],
   });
+  closeSync(out);
   const url = await new Promise<string>((res, rej) => {
-    let out = '';
-    const timer = setTimeout(() => rej(new Error(`server did not start:\n${out}`)), 120_000);
-    child.stdout?.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /listening on (http:\/\/[\d.:]+)/.exec(out);
+    const started = Date.now();
+    const timer = setInterval(() => {
+      const text = readFileSync(logFile, 'utf8');
+      const m = /listening on (http:\/\/[\d.:]+)/.exec(text);
       if (m) {
-        clearTimeout(timer);
-        // Keep draining stdout (the access log) so the server never blocks on a full pipe.
-        child.stdout?.removeAllListeners('data');
-        child.stdout?.resume();
+        clearInterval(timer);
         res(m[1] as string);
+      } else if (Date.now() - started > 120_000) {
+        clearInterval(timer);
+        rej(new Error(`server did not start:\n${text}`));
       }
+    }, 50);
+    child.once('exit', (code) => {
+      clearInterval(timer);
+      rej(new Error(`server exited ${code}:\n${readFileSync(logFile, 'utf8')}`));
     });
-    child.once('exit', (code) => rej(new Error(`server exited ${code}:\n${out}`)));
   });
   return {
     url,
@@ -45,6 +54,7 @@ export async function serve(env: Record<string, string>, script = 'src/main.ts')
     dataDir,
     stop: () =>
       new Promise((r) => {
+        if (child.exitCode !== null) return r();
         child.once('exit', () => r());
         child.kill('SIGTERM');
       }),

@@ -76,12 +76,6 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   const embedded = config.store === 'embedded';
   if (embedded) await projections.catchUp();
 
-  const settled = Promise.resolve();
-  // The look of this event-loop turn, shared by every request that reaches refresh() in it.
-  let thisTurn: Promise<void> | null = null;
-  const endTurn = () => {
-    thisTurn = null;
-  };
   const rt: Runtime = {
     config,
     clock,
@@ -104,17 +98,12 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
           'read models lag behind a write beyond the configured wait',
         );
     },
-    refresh() {
-      if (!embedded) return settled;
+    async refresh() {
       // Only when the log changed since the last look (a write here not yet settled, or another process).
-      // One look per event-loop turn: every request handled in this turn arrived before the turn began
-      // reading sockets, so a commit another process made before any of them is still seen (a revoked
-      // key fails on the very next request), and a burst of requests pays for one look, not one each.
-      if (!detector) return projections.catchUp().then(() => undefined);
-      if (thisTurn) return thisTurn;
-      thisTurn = detector.changed() ? projections.catchUp().then(() => undefined) : settled;
-      setImmediate(endTurn);
-      return thisTurn;
+      // Every request looks (~2 µs): sharing one look between requests would let one that arrives just
+      // after another process's commit use the earlier look, and a revoked key must fail on the very next
+      // request.
+      if (embedded && (!detector || detector.changed())) await projections.catchUp();
     },
     async close() {
       detector?.close();

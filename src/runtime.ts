@@ -76,6 +76,9 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   const embedded = config.store === 'embedded';
   if (embedded) await projections.catchUp();
 
+  const settled = Promise.resolve();
+  const noop = () => undefined;
+  let lookThisTurn: Promise<void> | null = null;
   const rt: Runtime = {
     config,
     clock,
@@ -98,12 +101,25 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
           'read models lag behind a write beyond the configured wait',
         );
     },
-    async refresh() {
+    refresh() {
+      if (!embedded) return settled;
+      if (!detector) return projections.catchUp().then(noop);
       // Only when the log changed since the last look (a write here not yet settled, or another process).
-      // Every request looks (~2 µs): sharing one look between requests would let one that arrives just
-      // after another process's commit use the earlier look, and a revoked key must fail on the very next
-      // request.
-      if (embedded && (!detector || detector.changed())) await projections.catchUp();
+      // The look is taken once per event-loop turn, in its check phase, for every request that asked
+      // during the turn: each of them had arrived before the look, so a commit made before any of them
+      // arrived (a key revoked by the CLI) is seen by it, and a burst of requests pays for one look.
+      lookThisTurn ??= new Promise<void>((resolve, reject) => {
+        setImmediate(() => {
+          lookThisTurn = null;
+          try {
+            if (detector.changed()) projections.catchUp().then(noop).then(resolve, reject);
+            else resolve();
+          } catch (err) {
+            reject(err);
+          }
+        });
+      });
+      return lookThisTurn;
     },
     async close() {
       detector?.close();

@@ -2,7 +2,7 @@
 import { fileURLToPath } from 'node:url';
 import { fmt, type LoadResult, load, median, serve, table, writeJson } from './harness';
 
-const PAIRS = 5;
+const PAIRS = 7;
 /** The run with the median throughput. */
 const middle = (runs: LoadResult[]) =>
   [...runs].sort((a, b) => a.rps - b.rps)[Math.floor(runs.length / 2)] as LoadResult;

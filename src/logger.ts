@@ -51,7 +51,10 @@ export interface AccessLog {
 
 const INFO = 30;
 const LEVELS: Record<string, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60 };
-const str = (v: string | null) => (v === null ? 'null' : JSON.stringify(v));
+// Most values (ids, methods, declared routes, addresses) need no escaping: quote them as they are and
+// leave JSON.stringify to the rest (client-sent paths, forwarded addresses).
+const PLAIN = /^[\w.:/@{}-]*$/;
+const str = (v: string | null) => (v === null ? 'null' : PLAIN.test(v) ? `"${v}"` : JSON.stringify(v));
 
 /**
  * The access log, one line per request. The line is pino's own format (level, time, service, log,

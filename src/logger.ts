@@ -50,6 +50,8 @@ export interface AccessLog {
 }
 
 const INFO = 30;
+/** Lines per write (~75 KiB): each write call costs about as much as formatting 30 lines. */
+const BATCH = 256;
 const LEVELS: Record<string, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60 };
 // Most values (ids, methods, declared routes, addresses) need no escaping: quote them as they are and
 // leave JSON.stringify to the rest (client-sent paths, forwarded addresses).
@@ -60,7 +62,7 @@ const str = (v: string | null) => (v === null ? 'null' : PLAIN.test(v) ? `"${v}"
  * The access log, one line per request. The line is pino's own format (level, time, service, log,
  * msg) but built directly from the allow-listed fields: pino's generic serialisation costs more than
  * the rest of a small request. Lines are handed to a pino destination (sonic-boom: partial writes,
- * EAGAIN on pipes) in batches of 32 or every 200 ms, whichever comes first: a write per request costs
+ * EAGAIN on pipes) in batches of 256 lines or every 200 ms, whichever comes first: a write per request costs
  * more than the request under load, and sonic-boom's own minLength buffering costs ~4 µs a line.
  * Runtime.close() and process exit write what is left.
  */
@@ -95,7 +97,7 @@ export function createAccessLog(level: string, destination?: pino.DestinationStr
       pending.push(
         `{"level":30,"time":${Date.now()},"service":"couvert","log":"access","request_id":${str(e.request_id)},"method":${str(e.method)},"route":${str(e.route)},"status":${e.status},"duration_ms":${e.duration_ms},"restaurant_id":${str(e.restaurant_id)},"credential_id":${str(e.credential_id)},"ip":${str(e.ip)},"msg":"access"}\n`,
       );
-      if (pending.length >= 32) drain();
+      if (pending.length >= BATCH) drain();
     },
     close() {
       clearInterval(timer);

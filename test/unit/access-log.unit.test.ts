@@ -39,16 +39,16 @@ test('lines are pino-shaped JSON with the allow-listed fields, escaped', () => {
   assert.type(line.time, 'number');
 });
 
-test('written in batches of 32, the rest on close', () => {
+test('written in batches of 256, the rest on close', () => {
   const s = sink();
   const log = createAccessLog('info', s.dest);
-  for (let i = 0; i < 70; i++) log.write(entry(i));
+  for (let i = 0; i < 600; i++) log.write(entry(i));
   assert.is(s.chunks.length, 2, 'two full batches, none per line');
   log.close();
   assert.is(s.chunks.length, 3);
   assert.equal(
     s.lines().map((l) => JSON.parse(l).request_id),
-    Array.from({ length: 70 }, (_, i) => `req_${i}`),
+    Array.from({ length: 600 }, (_, i) => `req_${i}`),
     'every line, in order',
   );
 });

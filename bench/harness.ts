@@ -61,6 +61,21 @@ export async function serve(env: Record<string, string>, script = 'src/main.ts')
   };
 }
 
+/**
+ * CPU seconds (user + system) a process has used so far, from /proc; null where there is no /proc.
+ * Per request it is a steadier figure than throughput on a shared machine: another tenant's burst
+ * slows the wall clock of a run much more than the work each request costs.
+ */
+export function cpuSeconds(pid: number | undefined): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after "pid (comm) ".
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return null;
+  }
+}
+
 export function writeJson(dir: string, name: string, value: unknown): string {
   const file = join(dir, name);
   writeFileSync(file, JSON.stringify(value));
@@ -70,6 +85,8 @@ export function writeJson(dir: string, name: string, value: unknown): string {
 export interface LoadResult {
   label: string;
   rps: number;
+  /** Requests answered in the run. */
+  total: number;
   p50: number;
   p99: number;
   errors: number;
@@ -84,6 +101,7 @@ export async function load(
   return {
     label,
     rps: r.requests.average,
+    total: r.requests.total,
     p50: r.latency.p50,
     p99: r.latency.p99,
     errors: r.errors + r.timeouts,

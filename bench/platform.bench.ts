@@ -1,6 +1,6 @@
 // GET /me with a valid key against a bare Koa route answering the same JSON, in the same run.
 import { fileURLToPath } from 'node:url';
-import { fmt, type LoadResult, load, median, serve, table, writeJson } from './harness';
+import { cpuSeconds, fmt, type LoadResult, load, median, serve, table, writeJson } from './harness';
 
 const PAIRS = 7;
 /** The run with the median throughput. */
@@ -41,11 +41,26 @@ export async function platformBench(): Promise<void> {
     // Alternating pairs, each pair's ratio taken on its own: the machine's speed drifts over a run
     // (shared, noisy), and a drift between "all of one, then all of the other" would show as a ratio.
     const pairs: { koa: LoadResult; me: LoadResult }[] = [];
+    const cpu = { koa: [] as number[], me: [] as number[] };
+    // Server CPU per request (µs) over a run, when /proc tells.
+    const measured = async (pid: number | undefined, into: number[], run: () => Promise<LoadResult>) => {
+      const before = cpuSeconds(pid);
+      const result = await run();
+      const after = cpuSeconds(pid);
+      if (before !== null && after !== null && result.total > 0)
+        into.push(((after - before) * 1e6) / result.total);
+      return result;
+    };
     for (let i = 0; i < PAIRS; i++) {
-      const koaRun = await load('bare Koa', { url: `${bare.url}/me`, duration: 5 });
-      const meRun = await load('GET /me', { url: `${api.url}/api/partner/v1/me`, headers, duration: 5 });
+      const koaRun = await measured(bare.child.pid, cpu.koa, () =>
+        load('bare Koa', { url: `${bare.url}/me`, duration: 5 }),
+      );
+      const meRun = await measured(api.child.pid, cpu.me, () =>
+        load('GET /me', { url: `${api.url}/api/partner/v1/me`, headers, duration: 5 }),
+      );
       pairs.push({ koa: koaRun, me: meRun });
     }
+    const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
     const koa = middle(pairs.map((p) => p.koa));
     const me = middle(pairs.map((p) => p.me));
     const ratios = pairs.map((p) => p.me.rps / p.koa.rps).sort((a, b) => a - b);
@@ -69,10 +84,20 @@ export async function platformBench(): Promise<void> {
           'req/s': fmt(r.rps, 0),
           'p50 ms': r.p50,
           'p99 ms': r.p99,
+          'server CPU µs/req':
+            r === koa && cpu.koa.length
+              ? fmt(med(cpu.koa), 1)
+              : r === me && cpu.me.length
+                ? fmt(med(cpu.me), 1)
+                : '',
           errors: r.errors + r.non2xx,
         })),
       ],
     );
+    if (cpu.koa.length && cpu.me.length)
+      console.log(
+        `server CPU per request (median of the runs): bare Koa ${fmt(med(cpu.koa), 1)} µs, GET /me ${fmt(med(cpu.me), 1)} µs; bare/ours ${fmt(med(cpu.koa) / med(cpu.me), 2)}, the throughput ratio a run bound by the server alone would show`,
+      );
     console.log(
       `GET /me / bare Koa throughput ratio: ${fmt(ratio, 2)} (median of ${PAIRS} pairs: ${ratios.map((r) => fmt(r, 2)).join(' ')}; goal ≥ 0.6); p99 at 1,000 req/s: ${rate.p99} ms (goal ≤ 10 ms)`,
     );

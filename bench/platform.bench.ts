@@ -89,7 +89,7 @@ export async function platformBench(): Promise<void> {
               ? fmt(med(cpu.koa), 1)
               : r === me && cpu.me.length
                 ? fmt(med(cpu.me), 1)
-                : '',
+                : '-',
           errors: r.errors + r.non2xx,
         })),
       ],

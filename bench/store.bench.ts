@@ -56,7 +56,8 @@ async function rate(ms: number, op: (i: number) => unknown): Promise<number> {
 }
 
 async function portAppender(file: string, sync: Sync, batch: number) {
-  const store = SqliteEventStore.open(file, { synchronous: sync });
+  // One transaction per append, like the raw appender it is compared with (group commit has its own row).
+  const store = SqliteEventStore.open(file, { synchronous: sync, groupCommit: false });
   const revisions = new Array<number>(STREAMS).fill(-1);
   return {
     op: async (i: number) => {

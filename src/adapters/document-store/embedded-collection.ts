@@ -244,8 +244,14 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
     let page: Doc[];
     if (sort === undefined) page = this.matching(filter, skip + limit).slice(skip);
     else {
+      const matched = this.matching(filter, Number.POSITIVE_INFINITY);
+      const sorted = plainSort(matched, sort);
+      if (sorted) {
+        page = sorted.slice(skip, skip + limit);
+        return (options?.projection ? project(page, options.projection) : page).map(copy<T>);
+      }
       // mingo sorts with MongoDB's cross-type order, which plain comparisons do not follow.
-      let cursor = new Query({}, {}).find<Doc>(this.matching(filter, Number.POSITIVE_INFINITY)).sort(sort);
+      let cursor = new Query({}, {}).find<Doc>(matched).sort(sort);
       if (skip > 0) cursor = cursor.skip(skip);
       if (limit !== Number.POSITIVE_INFINITY) cursor = cursor.limit(limit);
       page = cursor.all();
@@ -452,6 +458,35 @@ function* documents(ids: Iterable<string>, docs: Map<string, Doc>): Generator<Do
 }
 
 // mingo puts _id last; MongoDB returns it first.
+/**
+ * Sorts with plain comparisons when every sort key is a top-level field holding strings only or
+ * finite numbers only across `docs` (then MongoDB's order is the plain one); null otherwise, for
+ * mingo's cross-type order. Stable, like mingo's: ties keep the matching order.
+ */
+export function plainSort(docs: Doc[], sort: Record<string, 1 | -1>): Doc[] | null {
+  const keys = Object.entries(sort);
+  for (const [key] of keys) {
+    if (key.includes('.')) return null;
+    let kind: 'string' | 'number' | undefined;
+    for (const doc of docs) {
+      const v = doc[key];
+      const k =
+        typeof v === 'string' ? 'string' : typeof v === 'number' && Number.isFinite(v) ? 'number' : null;
+      if (k === null || (kind !== undefined && k !== kind)) return null;
+      kind = k;
+    }
+  }
+  return [...docs].sort((a, b) => {
+    for (const [key, dir] of keys) {
+      const x = a[key] as string | number;
+      const y = b[key] as string | number;
+      if (x < y) return -dir;
+      if (x > y) return dir;
+    }
+    return 0;
+  });
+}
+
 function project(docs: Doc[], projection: Record<string, 1>): Doc[] {
   return new Query({}, {})
     .find<Doc>(docs, projection)

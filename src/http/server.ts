@@ -81,7 +81,6 @@ export function createApp(rt: Runtime, routes: AnyRoute[]): Koa {
       });
     },
   });
-  const noop = async () => {};
 
   const table = new RouteTable(
     routes.map((route) => ({ method: route.method, path: fullPath(route), route })),
@@ -99,17 +98,19 @@ export function createApp(rt: Runtime, routes: AnyRoute[]): Koa {
       );
     }
     ctx.state.route = found.path;
-    if (found.route.body) await parseBody(ctx, noop);
-    await handle(rt, found.route, ctx, found.params);
+    await handle(rt, found.route, ctx, found.params, parseBody);
   });
   return app;
 }
+
+const noop = async () => {};
 
 async function handle(
   rt: Runtime,
   route: AnyRoute,
   ctx: Context,
   pathParams: Record<string, string>,
+  parseBody: (ctx: Context, next: () => Promise<void>) => Promise<unknown>,
 ): Promise<void> {
   await rt.refresh();
   const auth =
@@ -121,6 +122,8 @@ async function handle(
   const query = route.query ? validateInput({ ...ctx.query }, route.query, 'query') : {};
   let body: unknown;
   if (route.body) {
+    // Read only once the caller is known: an unauthenticated client gets 401, not a parse of its body.
+    await parseBody(ctx, noop);
     const hasBody = (ctx.request.length ?? 0) > 0 || Boolean(ctx.get('transfer-encoding'));
     const contentType = ctx.get('content-type');
     const isJson = Boolean(ctx.is('application/json'));

@@ -128,6 +128,16 @@ t('invalid JSON is 400 VALIDATION_ERROR', async (ctx) => {
   assert.ok(body.error.request_id);
 });
 
+t('the caller is checked before the body is read: no token and invalid JSON is 401', async (ctx) => {
+  const res = await fetch(`${ctx.base}/__echo`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{"name": ',
+  });
+  assert.is(res.status, 401);
+  assert.is((await json(res)).error.code, 'AUTHENTICATION_REQUIRED');
+});
+
 t('every faulty field is listed with path, code and message', async (ctx) => {
   const res = await post(ctx, JSON.stringify({ name: 'toolong', n: 0, tags: ['a', 3], extra: true }));
   assert.is(res.status, 400);

@@ -48,7 +48,7 @@ export class ProjectionRunner {
   }
 
   /**
-   * Bumped before every event a projection applies in this process: a value remembered from before a
+   * Bumped before and after every event a projection applies in this process: a value remembered from before a
    * read is unchanged only if no read model of this process changed since (caches of read models).
    */
   get changeCount(): number {
@@ -92,6 +92,8 @@ export class ProjectionRunner {
         this.changes++;
         if (highest !== null && event.position <= highest) await this.applyEvent(event);
         else for (const p of handlers) await p.apply(event, docs);
+        // Again once applied: a read taken mid-apply (an awaiting projection) must not stay valid.
+        this.changes++;
       }
       applied++;
       batchLast = event.position;
@@ -141,6 +143,7 @@ export class ProjectionRunner {
       if (this.stopped) break;
       this.changes++;
       await this.applyEvent(event);
+      this.changes++;
       await this.commit(event.position);
     }
   }

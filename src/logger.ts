@@ -95,7 +95,7 @@ export function createAccessLog(level: string, destination?: pino.DestinationStr
     write(e) {
       if (!enabled) return;
       pending.push(
-        `{"level":30,"time":${Date.now()},"service":"couvert","log":"access","request_id":${str(e.request_id)},"method":${str(e.method)},"route":${str(e.route)},"status":${e.status},"duration_ms":${e.duration_ms},"restaurant_id":${str(e.restaurant_id)},"credential_id":${str(e.credential_id)},"ip":${str(e.ip)},"msg":"access"}\n`,
+        `{"level":30,"time":${Date.now()},"service":"couvert","log":"access","request_id":${str(e.request_id)},"method":${str(e.method)},"route":${str(e.route)},"status":${e.status},"duration_ms":${Math.round(e.duration_ms * 1000) / 1000},"restaurant_id":${str(e.restaurant_id)},"credential_id":${str(e.credential_id)},"ip":${str(e.ip)},"msg":"access"}\n`,
       );
       if (pending.length >= BATCH) drain();
     },

@@ -8,12 +8,16 @@ import type { Access, AuthContext } from './route';
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
-/** Resolves the Bearer token to its restaurant and scopes, or throws the spec's 401/403. */
-export async function authenticate(
+/**
+ * Resolves the Bearer token to its restaurant and scopes, or throws the spec's 401/403. A credential
+ * the cache still holds is returned synchronously (the common case: no promise per request); a lookup
+ * returns a promise.
+ */
+export function authenticate(
   rt: Runtime,
   header: string | undefined,
   access: Access,
-): Promise<AuthContext> {
+): AuthContext | Promise<AuthContext> {
   if (!header?.trim())
     throw new ApiError(401, 'AUTHENTICATION_REQUIRED', 'Send an API key as "Authorization: Bearer <token>"');
   const match = BEARER.exec(header);
@@ -21,7 +25,14 @@ export async function authenticate(
     throw new ApiError(401, 'INVALID_AUTHENTICATION', 'The Authorization header must be "Bearer <token>"');
   const token = match[1] as string;
   const hash = sha256(token);
-  const { restaurant, scopes, credential } = await resolveCredential(rt, hash);
+  const resolved = resolveCredential(rt, hash);
+  return resolved instanceof Promise
+    ? resolved.then((auth) => authorize(auth, access))
+    : authorize(resolved, access);
+}
+
+function authorize(auth: AuthContext, access: Access): AuthContext {
+  const { restaurant, scopes } = auth;
   if (restaurant.suspended) throw new ApiError(403, 'RESTAURANT_SUSPENDED', 'The restaurant is suspended');
   if (access.kind === 'scopes') {
     const missing = access.scopes.filter((s) => !scopes.has(s));
@@ -36,7 +47,7 @@ export async function authenticate(
         },
       );
   }
-  return { restaurant, scopes, credential };
+  return auth;
 }
 
 const invalid = () =>
@@ -62,7 +73,7 @@ interface Cached {
 }
 const caches = new WeakMap<Runtime, Map<string, Cached>>();
 
-async function resolveCredential(rt: Runtime, hash: string): Promise<AuthContext> {
+function resolveCredential(rt: Runtime, hash: string): AuthContext | Promise<AuthContext> {
   if (rt.config.store !== 'embedded') return lookUp(rt, hash);
   let cache = caches.get(rt);
   if (!cache) {
@@ -72,11 +83,13 @@ async function resolveCredential(rt: Runtime, hash: string): Promise<AuthContext
   const changeCount = rt.projections.changeCount;
   const hit = cache.get(hash);
   if (hit && hit.changeCount === changeCount) return hit.auth;
-  const auth = await lookUp(rt, hash);
-  if (cache.size >= MAX_CACHED) cache.clear();
-  // Shared by every request of this key until the read models change: nobody may modify it.
-  cache.set(hash, { changeCount, auth: deepFreeze(auth) });
-  return auth;
+  const store = cache;
+  return lookUp(rt, hash).then((auth) => {
+    if (store.size >= MAX_CACHED) store.clear();
+    // Shared by every request of this key until the read models change: nobody may modify it.
+    store.set(hash, { changeCount, auth: deepFreeze(auth) });
+    return auth;
+  });
 }
 
 function deepFreeze<T>(value: T): T {

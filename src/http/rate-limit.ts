@@ -1,4 +1,4 @@
-import type { Middleware } from 'koa';
+import type { Context } from 'koa';
 import {
   type RateLimiterAbstract,
   RateLimiterMemory,
@@ -27,33 +27,36 @@ export function createLimiter(rt: Runtime, pointsPerMinute: number, keyPrefix: s
   return new RateLimiterMemory({ keyPrefix, points: pointsPerMinute, duration: 60 });
 }
 
-export function rateLimit(
+/**
+ * Draws one point from the caller's budget and sets the budget headers, or throws 429 RATE_LIMITED with
+ * `x-ratelimit-reset` (epoch ms) and `retry-after`. A plain call, not a middleware: the server runs it
+ * inside its one middleware, before routing, for the paths it limits.
+ */
+export async function consumeRateLimit(
   rt: Runtime,
   limiter: RateLimiterAbstract,
-  applies: (path: string) => boolean,
-): Middleware {
-  return async (ctx, next) => {
-    if (!applies(ctx.path)) return next();
-    try {
-      const res = await limiter.consume(ctx.ip || 'unknown');
-      ctx.set('x-ratelimit-limit', String(limiter.points));
-      ctx.set('x-ratelimit-remaining', String(res.remainingPoints));
-    } catch (err) {
-      if (!(err instanceof RateLimiterRes)) throw err;
-      const reset = rt.clock.now().getTime() + err.msBeforeNext;
-      throw new ApiError(
-        429,
-        'RATE_LIMITED',
-        'Too many requests: back off until x-ratelimit-reset',
-        { reset_at: new Date(reset).toISOString() },
-        {
-          'x-ratelimit-reset': String(reset),
-          'retry-after': String(Math.max(1, Math.ceil(err.msBeforeNext / 1000))),
-          'x-ratelimit-limit': String(limiter.points),
-          'x-ratelimit-remaining': '0',
-        },
-      );
-    }
-    return next();
-  };
+  ctx: Context,
+  limitHeader: string,
+): Promise<void> {
+  let res: RateLimiterRes;
+  try {
+    res = await limiter.consume(ctx.ip || 'unknown');
+  } catch (err) {
+    if (!(err instanceof RateLimiterRes)) throw err;
+    const reset = rt.clock.now().getTime() + err.msBeforeNext;
+    throw new ApiError(
+      429,
+      'RATE_LIMITED',
+      'Too many requests: back off until x-ratelimit-reset',
+      { reset_at: new Date(reset).toISOString() },
+      {
+        'x-ratelimit-reset': String(reset),
+        'retry-after': String(Math.max(1, Math.ceil(err.msBeforeNext / 1000))),
+        'x-ratelimit-limit': limitHeader,
+        'x-ratelimit-remaining': '0',
+      },
+    );
+  }
+  ctx.set('x-ratelimit-limit', limitHeader);
+  ctx.set('x-ratelimit-remaining', String(res.remainingPoints));
 }

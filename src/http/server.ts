@@ -1,13 +1,13 @@
 // The Koa application: request id and access log, the error envelope, rate limits, and every declared
 // route with its access rule, body parsing and input validation.
-import { randomUUID } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 import Koa, { type Context } from 'koa';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import { ApiError } from '../core/errors';
 import type { Runtime } from '../runtime';
 import { authenticate } from './auth';
 import { sendError } from './envelope';
-import { createLimiter, rateLimit } from './rate-limit';
+import { consumeRateLimit, createLimiter } from './rate-limit';
 import type { AnyRoute, AuthContext } from './route';
 import { RouteTable } from './route-table';
 import { validateInput } from './validate';
@@ -19,43 +19,29 @@ export const fullPath = (route: AnyRoute) =>
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
+/** Request ids: `req_` and 32 hex digits from a pool of random bytes refilled 256 ids at a time. */
+const ID_BYTES = 16;
+const pool = Buffer.alloc(ID_BYTES * 256);
+let poolOffset = pool.length;
+function newRequestId(): string {
+  if (poolOffset === pool.length) {
+    randomFillSync(pool);
+    poolOffset = 0;
+  }
+  const id = `req_${pool.toString('hex', poolOffset, poolOffset + ID_BYTES)}`;
+  poolOffset += ID_BYTES;
+  return id;
+}
+
+const isPartnerPath = (p: string) => p === API_PREFIX || p.startsWith(`${API_PREFIX}/`);
+
 export function createApp(rt: Runtime, routes: AnyRoute[]): Koa {
   const app = new Koa();
   app.proxy = rt.config.trustProxy;
   app.silent = true;
 
-  // Request id, access log, and the envelope for anything thrown below.
-  app.use(async (ctx, next) => {
-    const started = performance.now();
-    const incoming = ctx.get('x-request-id');
-    const requestId = REQUEST_ID.test(incoming) ? incoming : `req_${randomUUID().replace(/-/g, '')}`;
-    ctx.state.requestId = requestId;
-    ctx.set('x-request-id', requestId);
-    try {
-      await next();
-      if (ctx.status === 404 && ctx.body === undefined)
-        throw new ApiError(404, 'RESOURCE_NOT_FOUND', `No route for ${ctx.method} ${ctx.path}`);
-    } catch (err) {
-      if (!(err instanceof ApiError) || err.status >= 500)
-        rt.logger.error({ request_id: requestId, err: errorForLog(err) }, 'request failed');
-      sendError(ctx, err, requestId);
-    } finally {
-      const auth = ctx.state.auth as AuthContext | undefined;
-      rt.accessLog.write({
-        request_id: requestId,
-        method: ctx.method,
-        route: (ctx.state.route as string | undefined) ?? ctx.path,
-        status: ctx.status,
-        duration_ms: performance.now() - started,
-        restaurant_id: auth?.restaurant._id ?? null,
-        credential_id: auth?.credential._id ?? null,
-        ip: ctx.ip,
-      });
-    }
-  });
-
   const partnerLimiter = createLimiter(rt, rt.config.rateLimitPerMinute, 'partner');
-  app.use(rateLimit(rt, partnerLimiter, (p) => p === API_PREFIX || p.startsWith(`${API_PREFIX}/`)));
+  const limitHeader = String(rt.config.rateLimitPerMinute);
 
   // Parsed only for routes that declare a body, once the route is known: other requests never pay for it.
   const parseBody = koaBody({
@@ -85,25 +71,56 @@ export function createApp(rt: Runtime, routes: AnyRoute[]): Koa {
   const table = new RouteTable(
     routes.map((route) => ({ method: route.method, path: fullPath(route), route })),
   );
+
+  // One middleware for every request, in this order: request id; the rate limit (partner paths, before
+  // anything else runs for the caller); routing; the route itself; the error envelope for anything
+  // thrown; one access-log line. One level instead of a chain: each Koa middleware level costs a bound
+  // `next` and a promise per request.
   app.use(async (ctx) => {
-    const found = table.lookup(ctx.method, ctx.path);
-    if (found.kind === 'not_found')
-      throw new ApiError(404, 'RESOURCE_NOT_FOUND', `No route for ${ctx.method} ${ctx.path}`);
-    if (found.kind === 'method_not_allowed') {
-      ctx.set('allow', found.allowed.join(', '));
-      throw new ApiError(
-        405,
-        'VALIDATION_ERROR',
-        `${ctx.method} is not allowed here; use ${found.allowed.join(', ')}`,
-      );
+    const started = performance.now();
+    const incoming = ctx.get('x-request-id');
+    const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : newRequestId();
+    ctx.state.requestId = requestId;
+    ctx.set('x-request-id', requestId);
+    let routePath: string | null = null;
+    try {
+      if (isPartnerPath(ctx.path)) await consumeRateLimit(rt, partnerLimiter, ctx, limitHeader);
+      const found = table.lookup(ctx.method, ctx.path);
+      if (found.kind === 'not_found')
+        throw new ApiError(404, 'RESOURCE_NOT_FOUND', `No route for ${ctx.method} ${ctx.path}`);
+      if (found.kind === 'method_not_allowed') {
+        ctx.set('allow', found.allowed.join(', '));
+        throw new ApiError(
+          405,
+          'VALIDATION_ERROR',
+          `${ctx.method} is not allowed here; use ${found.allowed.join(', ')}`,
+        );
+      }
+      routePath = found.path;
+      await handle(rt, found.route, ctx, found.params, parseBody);
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.status >= 500)
+        rt.logger.error({ request_id: requestId, err: errorForLog(err) }, 'request failed');
+      sendError(ctx, err, requestId);
+    } finally {
+      const auth = ctx.state.auth as AuthContext | undefined;
+      rt.accessLog.write({
+        request_id: requestId,
+        method: ctx.method,
+        route: routePath ?? ctx.path,
+        status: ctx.status,
+        duration_ms: performance.now() - started,
+        restaurant_id: auth?.restaurant._id ?? null,
+        credential_id: auth?.credential._id ?? null,
+        ip: ctx.ip,
+      });
     }
-    ctx.state.route = found.path;
-    await handle(rt, found.route, ctx, found.params, parseBody);
   });
   return app;
 }
 
 const noop = async () => {};
+const NO_INPUT: Record<string, never> = Object.freeze({});
 
 async function handle(
   rt: Runtime,
@@ -113,13 +130,15 @@ async function handle(
   parseBody: (ctx: Context, next: () => Promise<void>) => Promise<unknown>,
 ): Promise<void> {
   await rt.refresh();
-  const auth =
-    route.access.kind === 'public'
-      ? (null as unknown as AuthContext)
-      : await authenticate(rt, ctx.get('authorization'), route.access);
-  ctx.state.auth = auth ?? undefined;
-  const params = route.params ? validateInput(pathParams, route.params, 'path') : {};
-  const query = route.query ? validateInput({ ...ctx.query }, route.query, 'query') : {};
+  let auth = null as unknown as AuthContext;
+  if (route.access.kind !== 'public') {
+    // A cached credential answers synchronously: no promise on the common path.
+    const resolved = authenticate(rt, ctx.get('authorization'), route.access);
+    auth = resolved instanceof Promise ? await resolved : resolved;
+    ctx.state.auth = auth;
+  }
+  const params = route.params ? validateInput(pathParams, route.params, 'path') : NO_INPUT;
+  const query = route.query ? validateInput({ ...ctx.query }, route.query, 'query') : NO_INPUT;
   let body: unknown;
   if (route.body) {
     // Read only once the caller is known: an unauthenticated client gets 401, not a parse of its body.
@@ -141,7 +160,7 @@ async function handle(
       });
     body = validateInput(raw === undefined ? {} : raw, route.body, 'body');
   }
-  const result = await route.handler({
+  const pending = route.handler({
     params,
     query,
     body,
@@ -150,8 +169,9 @@ async function handle(
     requestId: ctx.state.requestId,
     ctx,
   } as never);
+  const result = pending instanceof Promise ? await pending : pending;
   ctx.status = result.status ?? 200;
-  for (const [k, v] of Object.entries(result.headers ?? {})) ctx.set(k, v);
+  if (result.headers) for (const k in result.headers) ctx.set(k, result.headers[k] as string);
   if (result.body !== undefined) ctx.body = result.body;
 }
 

@@ -56,7 +56,9 @@ const LEVELS: Record<string, number> = { trace: 10, debug: 20, info: 30, warn: 4
 // Most values (ids, methods, declared routes, addresses) need no escaping: quote them as they are and
 // leave JSON.stringify to the rest (client-sent paths, forwarded addresses).
 const PLAIN = /^[\w.:/@{}-]*$/;
-const str = (v: string | null) => (v === null ? 'null' : PLAIN.test(v) ? `"${v}"` : JSON.stringify(v));
+const quote = (v: string) => (PLAIN.test(v) ? `"${v}"` : JSON.stringify(v));
+/** Quoted forms of values that repeat from line to line (routes, addresses, restaurant and key ids). */
+const MEMO_MAX = 1024;
 
 /**
  * The access log, one line per request. The line is pino's own format (level, time, service, log,
@@ -64,11 +66,24 @@ const str = (v: string | null) => (v === null ? 'null' : PLAIN.test(v) ? `"${v}"
  * the rest of a small request. Lines are handed to a pino destination (sonic-boom: partial writes,
  * EAGAIN on pipes) in batches of 256 lines or every 200 ms, whichever comes first: a write per request costs
  * more than the request under load, and sonic-boom's own minLength buffering costs ~4 µs a line.
- * Runtime.close() and process exit write what is left.
+ * Runtime.close() and process exit (an uncaught exception included) write what is left. Disabled (a
+ * level above info), it opens nothing and starts nothing.
  */
 export function createAccessLog(level: string, destination?: pino.DestinationStream): AccessLog {
   const enabled = level !== 'silent' && (LEVELS[level] ?? INFO) <= INFO;
+  if (!enabled) return { write() {}, close() {} };
   const dest = destination ?? pino.destination({ dest: 1, sync: false });
+  const memo = new Map<string, string>();
+  const str = (v: string | null) => {
+    if (v === null) return 'null';
+    let q = memo.get(v);
+    if (q === undefined) {
+      q = quote(v);
+      if (memo.size >= MEMO_MAX) memo.clear();
+      memo.set(v, q);
+    }
+    return q;
+  };
   let pending: string[] = [];
   const drain = () => {
     if (pending.length === 0) return;
@@ -93,9 +108,9 @@ export function createAccessLog(level: string, destination?: pino.DestinationStr
   process.once('exit', onExit);
   return {
     write(e) {
-      if (!enabled) return;
+      // Request ids are unique: quoted without the memo.
       pending.push(
-        `{"level":30,"time":${Date.now()},"service":"couvert","log":"access","request_id":${str(e.request_id)},"method":${str(e.method)},"route":${str(e.route)},"status":${e.status},"duration_ms":${Math.round(e.duration_ms * 1000) / 1000},"restaurant_id":${str(e.restaurant_id)},"credential_id":${str(e.credential_id)},"ip":${str(e.ip)},"msg":"access"}\n`,
+        `{"level":30,"time":${Date.now()},"service":"couvert","log":"access","request_id":${quote(e.request_id)},"method":${str(e.method)},"route":${str(e.route)},"status":${e.status},"duration_ms":${Math.round(e.duration_ms * 1000) / 1000},"restaurant_id":${str(e.restaurant_id)},"credential_id":${str(e.credential_id)},"ip":${str(e.ip)},"msg":"access"}\n`,
       );
       if (pending.length >= BATCH) drain();
     },

@@ -65,16 +65,22 @@ test('a commit of another process (a CLI-like writer that exits) shows at the ne
       detector.changed();
       assert.not.ok(detector.changed());
       const out = await new Promise<string>((resolve, reject) => {
-        const child = spawn(process.execPath, ['--import', 'tsx', writer, 'append-one', file, `cli-${round}`], {
-          cwd: root,
-          stdio: ['ignore', 'pipe', 'inherit'],
-        });
+        const child = spawn(
+          process.execPath,
+          ['--import', 'tsx', writer, 'append-one', file, `cli-${round}`],
+          {
+            cwd: root,
+            stdio: ['ignore', 'pipe', 'inherit'],
+          },
+        );
         let text = '';
         child.stdout.on('data', (d) => {
           text += d;
         });
         child.once('error', reject);
-        child.once('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`writer exited ${code}`))));
+        child.once('exit', (code) =>
+          code === 0 ? resolve(text) : reject(new Error(`writer exited ${code}`)),
+        );
       });
       assert.is(out.trim(), 'done');
       assert.ok(detector.changed(), `round ${round}: the other process's commit was not seen`);
@@ -130,7 +136,8 @@ test('property: a look after any commit from either connection reports a change;
             } else {
               const changed = detector.changed();
               if (committed) assert.ok(changed, `missed a commit in ${ops.join(',')}`);
-              else if (!touched) assert.not.ok(changed, `a change with nothing committed in ${ops.join(',')}`);
+              else if (!touched)
+                assert.not.ok(changed, `a change with nothing committed in ${ops.join(',')}`);
               committed = false;
               touched = false;
             }

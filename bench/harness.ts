@@ -1,7 +1,7 @@
 // Shared pieces of the HTTP benchmarks: start a server in its own process, drive it with autocannon
 // from this one, and print tables. Figures are medians of the runs; machines are shared and noisy.
-import { type ChildProcess, spawn } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
@@ -18,7 +18,8 @@ export interface Served {
 /**
  * Starts `script` (default: the real service) with PORT=0 and waits for its URL. The server's stdout
  * (banner and access log) goes to `server.log` in its data directory, not to this process: the load
- * generator runs here and must not spend its time reading the server's log lines.
+ * generator runs here and must not spend its time reading the server's log lines. The data directory
+ * (given or made here) is removed when the server stops, unless BENCH_KEEP_DATA is set.
  */
 export async function serve(env: Record<string, string>, script = 'src/main.ts'): Promise<Served> {
   const dataDir = env.DATA_DIR ?? mkdtempSync(join(tmpdir(), 'couvert-bench-'));
@@ -52,12 +53,15 @@ export async function serve(env: Record<string, string>, script = 'src/main.ts')
     url,
     child,
     dataDir,
-    stop: () =>
-      new Promise((r) => {
+    stop: async () => {
+      await new Promise<void>((r) => {
         if (child.exitCode !== null) return r();
         child.once('exit', () => r());
         child.kill('SIGTERM');
-      }),
+      });
+      if (process.env.BENCH_KEEP_DATA) console.log(`kept ${dataDir} (server.log, events.sqlite)`);
+      else rmSync(dataDir, { recursive: true, force: true });
+    },
   };
 }
 
@@ -69,11 +73,21 @@ export async function serve(env: Record<string, string>, script = 'src/main.ts')
 export function cpuSeconds(pid: number | undefined): number | null {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-    // utime and stime are fields 14 and 15 of the line, 12 and 13 after "pid (comm) ".
-    return (Number(fields[11]) + Number(fields[12])) / 100;
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after "pid (comm) ", in clock ticks.
+    return (Number(fields[11]) + Number(fields[12])) / clockTicks();
   } catch {
     return null;
   }
+}
+
+let ticks: number | null = null;
+/** Clock ticks per second (USER_HZ) that /proc counts in: 100 on most Linux systems, but asked, not assumed. */
+function clockTicks(): number {
+  if (ticks === null) {
+    const n = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+    ticks = Number.isFinite(n) && n > 0 ? n : 100;
+  }
+  return ticks;
 }
 
 export function writeJson(dir: string, name: string, value: unknown): string {

@@ -64,7 +64,10 @@ export async function createApiKey(deps: WriteDeps, input: CreateKeyInput, meta:
     decide: (s) =>
       decideCreateKey(s, { ...data, scopes }).map((e) => ({
         ...e,
-        id: deterministicUuid(`apikey:${keyId}`),
+        // From the key id and its token: a retried create is recognised as the same append, while a
+        // concurrent create of the same id with another token conflicts instead of passing for it (and
+        // returning a token that authenticates nothing).
+        id: deterministicUuid(`apikey:${keyId}:${hash}`),
       })),
   });
   return { ...outcome, keyId, token };

@@ -6,8 +6,9 @@ import { applyBootstrap, readBootstrapFile } from './bootstrap';
 import type { Config } from './config';
 import { operatorMeta } from './core/command-meta';
 import { type DemoInfo, ensureDemo } from './demo';
+import { clientErrorHandler } from './http/client-error';
 import { allRoutes } from './http/routes/index';
-import { createApp } from './http/server';
+import { createApp, type Lifecycle } from './http/server';
 import { registerModules } from './modules';
 import { createRuntime, type Runtime, type RuntimeOptions } from './runtime';
 import { startScheduler } from './scheduler';
@@ -21,15 +22,33 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
+/** How long a stop waits for in-flight requests before cutting their connections (Docker's stop grace is 10 s). */
+export const SHUTDOWN_GRACE_MS = 8_000;
+
 export async function startService(
   config: Config,
-  options: RuntimeOptions & { demo?: boolean } = {},
+  options: RuntimeOptions & { demo?: boolean; shutdownGraceMs?: number } = {},
 ): Promise<RunningService> {
   registerModules();
   const rt = await createRuntime(config, options);
   const notes: string[] = [];
   let demo: DemoInfo | null = null;
+  // Requests that arrive before the bootstrap or demo data is in wait for it (see `lifecycle.ready`).
+  let open!: () => void;
+  const lifecycle: Lifecycle = {
+    ready: new Promise<void>((r) => (open = r)),
+    isReady: false,
+    draining: false,
+  };
+  const app = createApp(rt, allRoutes(rt), lifecycle);
+  const server = app.listen(config.port, config.host);
   try {
+    // Listen first: a port in use fails the start before anything is written (a demo key created but
+    // never printed would be lost: it is stored hashed).
+    await new Promise<void>((resolve, reject) => {
+      server.once('listening', resolve);
+      server.once('error', reject);
+    });
     if (config.bootstrapFile) {
       const report = await applyBootstrap(
         rt,
@@ -38,21 +57,21 @@ export async function startService(
       );
       await rt.settle(report.position);
       notes.push(`bootstrap ${config.bootstrapFile}: ${report.appended} change(s) applied`, ...report.notes);
-    } else if (options.demo !== false) {
-      demo = await ensureDemo(rt);
+    } else if (options.demo !== false && config.roles.has('api')) {
+      // Scaled out the key is not made here: it would be printed into container logs. The CLI makes one.
+      demo = await ensureDemo(rt, { withKey: config.store === 'embedded' });
     }
   } catch (err) {
+    await new Promise((r) => server.close(r));
     await rt.close();
     throw err;
   }
+  lifecycle.isReady = true;
+  open();
+  // Answers the requests Node's HTTP parser refuses (oversized headers, malformed lines) in the envelope.
+  server.on('clientError', clientErrorHandler(rt));
   // Scaled out, the projector role follows the log live; embedded, projections apply inline.
   const following = config.store !== 'embedded' && config.roles.has('projector') ? followForever(rt) : null;
-  const app = createApp(rt, allRoutes(rt));
-  const server = app.listen(config.port, config.host);
-  await new Promise<void>((resolve, reject) => {
-    server.once('listening', resolve);
-    server.once('error', reject);
-  });
   // Longer than clients' and load balancers' idle timeouts, so the server is never the side that races a reused connection.
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
@@ -65,11 +84,7 @@ export async function startService(
   let stopping: Promise<void> | null = null;
   const stop = () => {
     stopping ??= (async () => {
-      // Stop accepting, let in-flight requests finish, then close the stores.
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-      });
+      await drain(server, lifecycle, options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS);
       await scheduler?.stop();
       await rt.close();
       await following;
@@ -77,6 +92,26 @@ export async function startService(
     return stopping;
   };
   return { rt, server, url, demo, notes, stop };
+}
+
+/**
+ * Stops accepting, lets in-flight requests finish, and closes every connection: from now on each
+ * response says `Connection: close`, idle keep-alive connections are closed as they appear (a pooled
+ * client or load balancer would otherwise hold the stop for the whole keep-alive timeout), and whatever
+ * is still open after `graceMs` is cut.
+ */
+async function drain(server: Server, lifecycle: Lifecycle, graceMs: number): Promise<void> {
+  lifecycle.draining = true;
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  const sweep = setInterval(() => server.closeIdleConnections(), 50);
+  const deadline = setTimeout(() => server.closeAllConnections(), graceMs);
+  try {
+    await closed;
+  } finally {
+    clearInterval(sweep);
+    clearTimeout(deadline);
+  }
 }
 
 /** Runs the projector until the runtime closes, restarting with backoff after a failure. */

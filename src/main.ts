@@ -17,9 +17,13 @@ async function main() {
   let service: Awaited<ReturnType<typeof startService>> | null = null;
   let stopping = false;
   const shutdown = (signal: string) => {
-    if (stopping) return;
+    if (stopping) {
+      // A second Ctrl-C means "now": in-flight requests are cut and the stores are not closed.
+      console.log(`couvert: second ${signal}, exiting without waiting`);
+      process.exit(130);
+    }
     stopping = true;
-    console.log(`couvert: ${signal} received, finishing in-flight requests`);
+    console.log(`couvert: ${signal} received, finishing in-flight requests (again to exit at once)`);
     const stop = service ? service.stop() : Promise.resolve();
     stop.then(
       () => process.exit(0),
@@ -48,7 +52,9 @@ async function main() {
     );
   } else if (service.demo) {
     lines.push(
-      `Demo restaurant ${service.demo.restaurantId} already exists; its key was printed at first start.`,
+      config.store === 'embedded'
+        ? `Demo restaurant ${service.demo.restaurantId}; its key was printed when it was created (stored hashed, not shown again).`
+        : `Demo restaurant ${service.demo.restaurantId}; scaled out no key is made at start (it would land in container logs).`,
       `  New key: npm run cli -- keys create --restaurant ${service.demo.restaurantId} --name me --scopes ALL`,
     );
   }

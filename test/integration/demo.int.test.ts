@@ -1,0 +1,92 @@
+// The demo restaurant and key made at a start without a bootstrap file: never lost, never twice.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { apiKeyStream } from '../../commands/credentials/events';
+import { MemoryEventStore } from '../../src/adapters/event-store/memory';
+import { startService } from '../../src/app';
+import { loadConfig } from '../../src/config';
+import { DEMO_KEY, DEMO_RESTAURANT, ensureDemo } from '../../src/demo';
+import { createLogger } from '../../src/logger';
+import { registerModules } from '../../src/modules';
+import { createRuntime } from '../../src/runtime';
+
+registerModules();
+const config = () => loadConfig({ PORT: '0', LOG_LEVEL: 'silent' });
+const runtime = () =>
+  createRuntime(config(), { events: new MemoryEventStore(), logger: createLogger('silent') });
+
+test('concurrent starts: one creates, the others find it; one key, printed once', async () => {
+  const rt = await runtime();
+  try {
+    const results = await Promise.all([1, 2, 3].map(() => ensureDemo(rt, { withKey: true })));
+    assert.equal(
+      results.map((r) => r.restaurantId),
+      [DEMO_RESTAURANT, DEMO_RESTAURANT, DEMO_RESTAURANT],
+    );
+    assert.is(results.filter((r) => r.token).length, 1, 'exactly one start holds the plain key');
+    const created = (await rt.events.readStream(apiKeyStream(DEMO_KEY))).filter(
+      (e) => e.type === 'ApiKeyCreated',
+    );
+    assert.is(created.length, 1);
+    assert.is((await ensureDemo(rt, { withKey: true })).token, null, 'a later start creates nothing');
+  } finally {
+    await rt.close();
+  }
+});
+
+test('a start that died after the restaurant and before the key: the next start makes the key', async () => {
+  const rt = await runtime();
+  try {
+    await ensureDemo(rt, { withKey: false });
+    assert.is((await rt.events.readStream(apiKeyStream(DEMO_KEY))).length, 0);
+    const next = await ensureDemo(rt, { withKey: true });
+    assert.match(next.token ?? '', /^couvert_pk_/);
+  } finally {
+    await rt.close();
+  }
+});
+
+test('scaled out (withKey false) no key is made, so none lands in container logs', async () => {
+  const rt = await runtime();
+  try {
+    const demo = await ensureDemo(rt, { withKey: false });
+    assert.is(demo.token, null);
+    assert.is((await rt.events.readStream(apiKeyStream(DEMO_KEY))).length, 0);
+  } finally {
+    await rt.close();
+  }
+});
+
+test('a start that cannot listen writes nothing: the next start still prints the demo key', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'couvert-demo-'));
+  const busy = createServer();
+  await new Promise<void>((r) => busy.listen(0, '127.0.0.1', r));
+  const port = (busy.address() as { port: number }).port;
+  try {
+    const failed = await startService(
+      loadConfig({ PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'silent' }),
+      { logger: createLogger('silent') },
+    ).then(
+      () => null,
+      (err: NodeJS.ErrnoException) => err,
+    );
+    assert.is(failed?.code, 'EADDRINUSE');
+    const svc = await startService(loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent' }), {
+      logger: createLogger('silent'),
+    });
+    try {
+      assert.match(svc.demo?.token ?? '', /^couvert_pk_/, 'the key is made by the start that can print it');
+    } finally {
+      await svc.stop();
+    }
+  } finally {
+    busy.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test.run();

@@ -1,6 +1,5 @@
 // The Koa application: request id and access log, the error envelope, rate limits, and every declared
 // route with its access rule, body parsing and input validation.
-import { randomFillSync } from 'node:crypto';
 import Koa, { type Context } from 'koa';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import { ApiError } from '../core/errors';
@@ -8,6 +7,7 @@ import type { Runtime } from '../runtime';
 import { authenticate } from './auth';
 import { sendError } from './envelope';
 import { consumeRateLimit, createLimiter } from './rate-limit';
+import { newRequestId } from './request-id';
 import type { AnyRoute, AuthContext } from './route';
 import { RouteTable } from './route-table';
 import { validateInput } from './validate';
@@ -19,25 +19,25 @@ export const fullPath = (route: AnyRoute) =>
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
-/** Request ids: `req_` and 32 hex digits from a pool of random bytes refilled 256 ids at a time. */
-const ID_BYTES = 16;
-const pool = Buffer.alloc(ID_BYTES * 256);
-let poolOffset = pool.length;
-function newRequestId(): string {
-  if (poolOffset === pool.length) {
-    randomFillSync(pool);
-    poolOffset = 0;
-  }
-  const id = `req_${pool.toString('hex', poolOffset, poolOffset + ID_BYTES)}`;
-  poolOffset += ID_BYTES;
-  return id;
-}
-
 const isPartnerPath = (p: string) => p === API_PREFIX || p.startsWith(`${API_PREFIX}/`);
 
-export function createApp(rt: Runtime, routes: AnyRoute[]): Koa {
+/** What the server shares with whoever starts and stops it (src/app.ts). */
+export interface Lifecycle {
+  /** Settles once bootstrap or demo data is in; requests arriving earlier wait for it. */
+  ready: Promise<void>;
+  isReady: boolean;
+  /** Stopping: every response closes its connection. */
+  draining: boolean;
+}
+
+const ALWAYS_READY: Lifecycle = { ready: Promise.resolve(), isReady: true, draining: false };
+
+export function createApp(rt: Runtime, routes: AnyRoute[], lifecycle: Lifecycle = ALWAYS_READY): Koa {
   const app = new Koa();
   app.proxy = rt.config.trustProxy;
+  // Behind a trusted proxy the client address is the one that proxy appended, the last of
+  // X-Forwarded-For: entries before it come from the client and would let it pick its rate-limit key.
+  app.maxIpsCount = 1;
   app.silent = true;
 
   const partnerLimiter = createLimiter(rt, rt.config.rateLimitPerMinute, 'partner');
@@ -83,11 +83,14 @@ export function createApp(rt: Runtime, routes: AnyRoute[]): Koa {
     ctx.state.requestId = requestId;
     ctx.set('x-request-id', requestId);
     let routePath: string | null = null;
+    let path: string | null = null;
     try {
-      if (isPartnerPath(ctx.path)) await consumeRateLimit(rt, partnerLimiter, ctx, limitHeader);
-      const found = table.lookup(ctx.method, ctx.path);
+      if (!lifecycle.isReady) await lifecycle.ready;
+      path = parsePath(ctx);
+      if (isPartnerPath(path)) await consumeRateLimit(rt, partnerLimiter, ctx, limitHeader);
+      const found = table.lookup(ctx.method, path);
       if (found.kind === 'not_found')
-        throw new ApiError(404, 'RESOURCE_NOT_FOUND', `No route for ${ctx.method} ${ctx.path}`);
+        throw new ApiError(404, 'RESOURCE_NOT_FOUND', `No route for ${ctx.method} ${path}`);
       if (found.kind === 'method_not_allowed') {
         ctx.set('allow', found.allowed.join(', '));
         throw new ApiError(
@@ -103,11 +106,12 @@ export function createApp(rt: Runtime, routes: AnyRoute[]): Koa {
         rt.logger.error({ request_id: requestId, err: errorForLog(err) }, 'request failed');
       sendError(ctx, err, requestId);
     } finally {
+      if (lifecycle.draining) ctx.set('connection', 'close');
       const auth = ctx.state.auth as AuthContext | undefined;
       rt.accessLog.write({
         request_id: requestId,
         method: ctx.method,
-        route: routePath ?? ctx.path,
+        route: routePath ?? path ?? ctx.url,
         status: ctx.status,
         duration_ms: performance.now() - started,
         restaurant_id: auth?.restaurant._id ?? null,
@@ -117,6 +121,17 @@ export function createApp(rt: Runtime, routes: AnyRoute[]): Koa {
     }
   });
   return app;
+}
+
+/** The request path; a request target that does not parse as a URL answers 400 in the envelope. */
+function parsePath(ctx: Context): string {
+  try {
+    return ctx.path;
+  } catch {
+    throw new ApiError(400, 'VALIDATION_ERROR', 'The request target is not a valid URL', {
+      issues: [{ path: '', code: 'invalid_url', message: 'The request target could not be parsed' }],
+    });
+  }
 }
 
 const noop = async () => {};

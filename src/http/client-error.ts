@@ -1,0 +1,49 @@
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Runtime } from '../runtime';
+import { newRequestId } from './request-id';
+
+/** Node's parser errors, by the status Node itself would answer. */
+function statusFor(code: string | undefined): { status: number; message: string } {
+  if (code === 'HPE_HEADER_OVERFLOW') return { status: 431, message: 'The request headers are too large' };
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT')
+    return { status: 408, message: 'The request was not received in time' };
+  return { status: 400, message: 'The request is not valid HTTP/1.1' };
+}
+
+/**
+ * `clientError` listener: a request Node's HTTP parser refuses never reaches Koa, so without this it
+ * gets Node's bare status line. Here it gets the envelope with a request id (also in the header and the
+ * access log), and the connection is closed, as Node would.
+ */
+export function clientErrorHandler(rt: Runtime) {
+  return (err: Error & { code?: string }, socket: Socket) => {
+    // Nothing can be answered on a reset or already answered socket.
+    const busy = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    if (err.code === 'ECONNRESET' || !socket.writable || busy?.headersSent) {
+      socket.destroy();
+      return;
+    }
+    const { status, message } = statusFor(err.code);
+    const requestId = newRequestId();
+    const body = JSON.stringify({ error: { code: 'VALIDATION_ERROR', message, request_id: requestId } });
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
+        'content-type: application/json; charset=utf-8\r\n' +
+        `content-length: ${Buffer.byteLength(body)}\r\n` +
+        `x-request-id: ${requestId}\r\n` +
+        'connection: close\r\n\r\n' +
+        body,
+    );
+    rt.accessLog.write({
+      request_id: requestId,
+      method: '-',
+      route: '(unparsed request)',
+      status,
+      duration_ms: 0,
+      restaurant_id: null,
+      credential_id: null,
+      ip: socket.remoteAddress ?? '',
+    });
+  };
+}

@@ -1,0 +1,182 @@
+// Stopping (SIGTERM/SIGINT, or stop() in-process): stop accepting, finish what is in flight, close
+// every connection, even the keep-alive ones a pooled client or load balancer keeps open, then close
+// the stores.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { Agent, type IncomingMessage, request } from 'node:http';
+import { connect, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { MemoryEventStore } from '../../src/adapters/event-store/memory';
+import { type RunningService, startService } from '../../src/app';
+import { loadConfig } from '../../src/config';
+import { createLogger } from '../../src/logger';
+
+async function start(graceMs = 8_000): Promise<RunningService & { port: number; token: string }> {
+  const svc = await startService(loadConfig({ PORT: '0', LOG_LEVEL: 'silent', ROLES: 'api,projector' }), {
+    events: new MemoryEventStore(),
+    logger: createLogger('silent'),
+    demo: true,
+    shutdownGraceMs: graceMs,
+  });
+  return { ...svc, port: Number(new URL(svc.url).port), token: svc.demo?.token as string };
+}
+
+function get(
+  port: number,
+  path: string,
+  token: string,
+  agent: Agent,
+): Promise<{ res: IncomingMessage; socket: Socket }> {
+  return new Promise((resolve, reject) => {
+    const req = request({
+      port,
+      host: '127.0.0.1',
+      path,
+      agent,
+      headers: { authorization: `Bearer ${token}` },
+    });
+    let socket: Socket;
+    req.on('socket', (s) => {
+      socket = s;
+    });
+    req.on('response', (res) => {
+      res.resume();
+      res.on('end', () => resolve({ res, socket }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const closedWithin = (socket: Socket, ms: number) =>
+  new Promise<boolean>((resolve) => {
+    if (socket.destroyed) return resolve(true);
+    const timer = setTimeout(() => resolve(false), ms);
+    socket.once('close', () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+
+test('a request in flight finishes and says Connection: close; idle keep-alive connections do not hold the stop', async () => {
+  const svc = await start();
+  const agent = new Agent({ keepAlive: true, maxSockets: 4 });
+  // An idle pooled connection, as a partner's HTTP client keeps one between calls.
+  const { res: first, socket: idle } = await get(svc.port, '/api/partner/v1/me', svc.token, agent);
+  assert.is(first.statusCode, 200);
+  assert.is(first.headers.connection, 'keep-alive');
+
+  // A request in flight when the stop begins: headers and half of its body sent.
+  const body = JSON.stringify({ start_at: '2031-06-02T19:30:00+02:00', party_size: 2 });
+  const half = Math.floor(body.length / 2);
+  const inflight = new Promise<{ status: number; connection: string | undefined; text: string }>(
+    (resolve, reject) => {
+      const req = request({
+        port: svc.port,
+        host: '127.0.0.1',
+        method: 'POST',
+        path: '/api/partner/v1/availability/check',
+        agent,
+        headers: {
+          authorization: `Bearer ${svc.token}`,
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+        },
+      });
+      req.on('response', (res) => {
+        let text = '';
+        res.on('data', (d) => {
+          text += d;
+        });
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, text }),
+        );
+      });
+      req.on('error', reject);
+      req.write(body.slice(0, half));
+      setTimeout(() => req.end(body.slice(half)), 300);
+    },
+  );
+  await new Promise((r) => setTimeout(r, 100));
+  const began = Date.now();
+  const stopped = svc.stop();
+  assert.ok(await closedWithin(idle, 1_000), 'the idle keep-alive connection is closed at once');
+  const res = await inflight;
+  assert.is(res.status, 200, res.text);
+  assert.type(JSON.parse(res.text).data.available, 'boolean');
+  assert.is(res.connection, 'close', 'the last response tells the client the connection ends');
+  await stopped;
+  const took = Date.now() - began;
+  assert.ok(took < 3_000, `stopped in ${took} ms, not after the 65 s keep-alive timeout`);
+  agent.destroy();
+});
+
+test('a connection still busy after the grace period is cut, and the stop completes', async () => {
+  const svc = await start(500);
+  // Headers that promise a body that never comes: the request never finishes by itself.
+  const socket = connect(svc.port, '127.0.0.1');
+  await new Promise((r) => socket.once('connect', r));
+  socket.on('error', () => {});
+  socket.write(
+    `POST /api/partner/v1/availability/check HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${svc.token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`,
+  );
+  await new Promise((r) => setTimeout(r, 100));
+  const began = Date.now();
+  await svc.stop();
+  const took = Date.now() - began;
+  assert.ok(took >= 400 && took < 3_000, `stopped after the grace period, in ${took} ms`);
+  assert.ok(await closedWithin(socket, 1_000), 'the busy connection was cut');
+});
+
+test('the real process: SIGTERM waits for a request in flight; a second SIGTERM exits at once', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'couvert-shutdown-'));
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    env: { ...process.env, PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (d) => {
+    out += d;
+  });
+  child.stderr.on('data', (d) => {
+    out += d;
+  });
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no banner:\n${out}`)), 60_000);
+      child.stdout.on('data', () => {
+        const m = /listening on http:\/\/[\d.]+:(\d+)/.exec(out);
+        if (m) {
+          clearTimeout(timer);
+          resolve(Number(m[1]));
+        }
+      });
+    });
+    const token = /(couvert_pk_\S+)/.exec(out)?.[1] as string;
+    const socket = connect(port, '127.0.0.1');
+    await new Promise((r) => socket.once('connect', r));
+    socket.on('error', () => {});
+    socket.write(
+      `POST /api/partner/v1/availability/check HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`,
+    );
+    await new Promise((r) => setTimeout(r, 200));
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    child.kill('SIGTERM');
+    const early = await Promise.race([exited, new Promise((r) => setTimeout(() => r('running'), 1_000))]);
+    assert.is(early, 'running', 'the first SIGTERM waits for the request in flight');
+    const began = Date.now();
+    child.kill('SIGTERM');
+    assert.is(await exited, 130, out);
+    assert.ok(Date.now() - began < 2_000);
+    assert.match(out, /second SIGTERM, exiting without waiting/);
+    socket.destroy();
+  } finally {
+    if (child.exitCode === null) child.kill('SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test.run();

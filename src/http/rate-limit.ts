@@ -10,7 +10,8 @@ import type { Runtime } from '../runtime';
 
 /**
  * One budget per client IP. Embedded: in memory. Scaled out: in MongoDB, so every API process
- * draws from the same budget.
+ * draws from the same budget; while MongoDB does not answer, each process falls back to a budget of
+ * its own in memory (rate-limiter-flexible's insurance limiter) rather than failing every request.
  */
 export function createLimiter(rt: Runtime, pointsPerMinute: number, keyPrefix: string): RateLimiterAbstract {
   const mongo = (rt.docs as { client?: unknown }).client;
@@ -22,6 +23,7 @@ export function createLimiter(rt: Runtime, pointsPerMinute: number, keyPrefix: s
       keyPrefix,
       points: pointsPerMinute,
       duration: 60,
+      insuranceLimiter: new RateLimiterMemory({ keyPrefix, points: pointsPerMinute, duration: 60 }),
     });
   }
   return new RateLimiterMemory({ keyPrefix, points: pointsPerMinute, duration: 60 });

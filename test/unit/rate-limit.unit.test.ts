@@ -1,0 +1,61 @@
+// The rate-limit call the server makes before routing: headers, the 429 envelope data, and the scaled-out
+// limiter's behaviour while MongoDB does not answer.
+import type { Context } from 'koa';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { FixedClock } from '../../src/core/clock';
+import { ApiError } from '../../src/core/errors';
+import { consumeRateLimit, createLimiter } from '../../src/http/rate-limit';
+import type { Runtime } from '../../src/runtime';
+
+const NOW = new Date('2026-11-23T12:00:00.000Z');
+
+function fakeRt(docs: unknown): Runtime {
+  return { docs, config: { mongodbDb: 'couvert' }, clock: new FixedClock(NOW) } as unknown as Runtime;
+}
+
+function fakeCtx(ip: string) {
+  const headers: Record<string, string> = {};
+  return { ctx: { ip, set: (k: string, v: string) => (headers[k] = v) } as unknown as Context, headers };
+}
+
+test('within the budget: limit and remaining headers; beyond it: 429 with reset (epoch ms) and retry-after', async () => {
+  const rt = fakeRt({ kind: 'embedded' });
+  const limiter = createLimiter(rt, 2, 'partner');
+  for (const remaining of ['1', '0']) {
+    const { ctx, headers } = fakeCtx('203.0.113.7');
+    await consumeRateLimit(rt, limiter, ctx, '2');
+    assert.equal(headers, { 'x-ratelimit-limit': '2', 'x-ratelimit-remaining': remaining });
+  }
+  const { ctx } = fakeCtx('203.0.113.7');
+  const err = await consumeRateLimit(rt, limiter, ctx, '2').then(
+    () => null,
+    (e) => e,
+  );
+  assert.instance(err, ApiError);
+  assert.is(err.status, 429);
+  assert.is(err.code, 'RATE_LIMITED');
+  const reset = Number(err.headers['x-ratelimit-reset']);
+  assert.ok(reset > NOW.getTime() && reset <= NOW.getTime() + 60_000, `reset ${reset}`);
+  assert.ok(Number(err.headers['retry-after']) >= 1 && Number(err.headers['retry-after']) <= 60);
+  // Another address has its own budget.
+  await consumeRateLimit(rt, limiter, fakeCtx('203.0.113.8').ctx, '2');
+});
+
+test('scaled out, a MongoDB that does not answer falls back to a per-process budget instead of failing', async () => {
+  const down = () => Promise.reject(new Error('MongoDB is down'));
+  const collection = { createIndex: down, findOneAndUpdate: down, updateOne: down, findOne: down };
+  const client = { db: () => ({ collection: () => collection }) };
+  const rt = fakeRt({ kind: 'mongodb', client });
+  const limiter = createLimiter(rt, 2, 'partner');
+  await consumeRateLimit(rt, limiter, fakeCtx('198.51.100.1').ctx, '2');
+  await consumeRateLimit(rt, limiter, fakeCtx('198.51.100.1').ctx, '2');
+  const err = await consumeRateLimit(rt, limiter, fakeCtx('198.51.100.1').ctx, '2').then(
+    () => null,
+    (e) => e,
+  );
+  assert.instance(err, ApiError, 'the fallback budget still limits');
+  assert.is(err.status, 429);
+});
+
+test.run();

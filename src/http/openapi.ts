@@ -1,5 +1,12 @@
 // The OpenAPI 3.0.3 document, generated from the same route declarations the server runs.
 import type { AnyRoute, ResponseDoc } from './route';
+import {
+  commonHeaders,
+  ERROR_EXAMPLES,
+  errorResponse,
+  errorResponseName,
+  HEADERS,
+} from './routes/response-docs';
 import type { AnySchema, JsonSchema } from './schema';
 import { API_PREFIX, fullPath } from './server';
 
@@ -32,6 +39,7 @@ export const ERROR_SCHEMA: JsonSchema = {
           additionalProperties: true,
           properties: {
             issues: {
+              description: 'One entry per faulty field (400, and 422 on custom fields)',
               type: 'array',
               items: {
                 type: 'object',
@@ -43,24 +51,32 @@ export const ERROR_SCHEMA: JsonSchema = {
                 },
               },
             },
+            missing_scopes: {
+              type: 'array',
+              items: { type: 'string' },
+              description: 'INSUFFICIENT_SCOPE: the scopes the token lacks',
+            },
+            required_scopes: {
+              type: 'array',
+              items: { type: 'string' },
+              description: 'INSUFFICIENT_SCOPE: every scope the operation needs',
+            },
+            reason: { type: 'string', description: '422 business rule: a stable code to act on' },
+            locked_fields: {
+              type: 'array',
+              items: { type: 'string' },
+              description: '409: the fields the point of sale locked',
+            },
+            reset_at: {
+              type: 'string',
+              format: 'date-time',
+              description: 'RATE_LIMITED: when the budget is back',
+            },
           },
         },
       },
     },
   },
-};
-
-const ERROR_TEXT: Record<number, string> = {
-  400: 'Malformed request, invalid JSON or wrong types (VALIDATION_ERROR with details.issues)',
-  401: 'Missing (AUTHENTICATION_REQUIRED) or invalid, revoked or disconnected token (INVALID_AUTHENTICATION)',
-  403: 'Scope insufficient (INSUFFICIENT_SCOPE, details.missing_scopes) or restaurant suspended (RESTAURANT_SUSPENDED)',
-  404: 'Not found, or not visible to this token (RESOURCE_NOT_FOUND)',
-  409: 'Conflict (RESOURCE_CONFLICT)',
-  413: 'Body too large (VALIDATION_ERROR)',
-  415: 'Body is not JSON (VALIDATION_ERROR)',
-  422: 'Business rule violation (VALIDATION_ERROR with details)',
-  429: 'Rate limit exceeded (RATE_LIMITED); see x-ratelimit-reset (epoch ms) and retry-after',
-  500: 'Unexpected error (INTERNAL_ERROR); keep error.request_id',
 };
 
 const isSchema = (s: AnySchema | JsonSchema): s is AnySchema => 'struct' in s && 'json' in s;
@@ -82,11 +98,11 @@ function parameters(schema: AnySchema | undefined, where: 'path' | 'query') {
   });
 }
 
-function response(doc: ResponseDoc) {
+function response(doc: ResponseDoc, metered: boolean) {
   const schema = jsonOf(doc.schema);
   return {
     description: doc.description,
-    ...(doc.headers ? { headers: doc.headers } : {}),
+    headers: { ...commonHeaders(metered), ...doc.headers },
     ...(schema
       ? {
           content: {
@@ -99,9 +115,20 @@ function response(doc: ResponseDoc) {
 
 export function generateOpenApi(routes: AnyRoute[], baseUrl: string): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
+  const responseComponents: Record<string, unknown> = {};
+  const shared = (status: number, metered: boolean) => {
+    const name = errorResponseName(status, metered);
+    if (!name) throw new Error(`no documented error response for status ${status}`);
+    responseComponents[name] ??= errorResponse(status, metered);
+    return { $ref: `#/components/responses/${name}` };
+  };
+  // 405 belongs to no operation (the method is not declared), so it is a component of its own.
+  shared(405, true);
   for (const r of routes) {
     if (r.hidden) continue;
     const path = fullPath(r);
+    const metered = path.startsWith(API_PREFIX);
+    if (!metered) shared(405, false);
     const errors = new Set<number>([500, ...(r.errors ?? [])]);
     if (r.params || r.query || r.body) errors.add(400);
     if (r.body) {
@@ -113,16 +140,10 @@ export function generateOpenApi(routes: AnyRoute[], baseUrl: string): Record<str
       errors.add(403);
     }
     if (r.params) errors.add(404);
-    if (path.startsWith(API_PREFIX)) errors.add(429);
+    if (metered) errors.add(429);
     const responses: Record<string, unknown> = {};
-    for (const [status, doc] of Object.entries(r.responses)) responses[status] = response(doc);
-    for (const status of [...errors].sort()) {
-      if (responses[status]) continue;
-      responses[status] = {
-        description: ERROR_TEXT[status] ?? 'Error',
-        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-      };
-    }
+    for (const [status, doc] of Object.entries(r.responses)) responses[status] = response(doc, metered);
+    for (const status of [...errors].sort()) responses[status] ??= shared(status, metered);
     const scopes = r.access.kind === 'scopes' ? r.access.scopes : [];
     const access =
       r.access.kind === 'public'
@@ -159,7 +180,10 @@ export function generateOpenApi(routes: AnyRoute[], baseUrl: string): Record<str
       version: '1.0.0',
       description:
         'Act for one restaurant per credential: availability, reservations, customers (CRM), catalog, webhooks and OAuth 2. ' +
-        'Every error uses the envelope {error: {code, message, request_id, details?}}.',
+        'Every error uses the envelope {error: {code, message, request_id, details?}}. ' +
+        'Every response carries x-request-id (equal to error.request_id); under /api/partner/v1 every response also carries ' +
+        'x-ratelimit-limit and x-ratelimit-remaining, and a 429 adds x-ratelimit-reset (epoch ms) and retry-after (seconds). ' +
+        'A method a path does not answer gets 405 with an allow header (components.responses.MethodNotAllowed).',
     },
     servers: [{ url: baseUrl }],
     tags: [...new Set(routes.filter((r) => !r.hidden).map((r) => r.tag))].map((name) => ({ name })),
@@ -172,6 +196,11 @@ export function generateOpenApi(routes: AnyRoute[], baseUrl: string): Record<str
         },
       },
       schemas: { Error: ERROR_SCHEMA },
+      headers: HEADERS,
+      examples: ERROR_EXAMPLES,
+      responses: Object.fromEntries(
+        Object.entries(responseComponents).sort(([a], [b]) => a.localeCompare(b)),
+      ),
     },
     paths,
   };

@@ -126,8 +126,7 @@ proxy(
     const svc = await startTestService({
       env: { TRUST_PROXY: 'true', RATE_LIMIT_PER_MINUTE: '2' },
       bootstrap: demoBootstrap({}, [{ id: 'k', token: TOKEN, scopes: ['CATALOG_READ'] }]),
-      checkResponses: false,
-    });
+      });
     try {
       const statuses: number[] = [];
       for (let i = 0; i < 4; i++) {
@@ -157,7 +156,6 @@ proxy('without TRUST_PROXY, X-Forwarded-For is ignored: the socket address is th
   const svc = await startTestService({
     env: { RATE_LIMIT_PER_MINUTE: '2' },
     bootstrap: demoBootstrap({}, [{ id: 'k', token: TOKEN, scopes: ['CATALOG_READ'] }]),
-    checkResponses: false,
   });
   try {
     const statuses: number[] = [];

@@ -121,55 +121,6 @@ t('a caller-supplied x-request-id is kept; otherwise one is made', async ({ svc 
   assert.match(bad.headers.get('x-request-id') ?? '', /^req_[0-9a-f]{32}$/);
 });
 
-t('the OpenAPI document documents every route the server mounts', async ({ svc }) => {
-  const { partnerRoutes } = await import('../../src/http/routes/index');
-  const doc = (await svc.api('GET', '/openapi.json')).body;
-  for (const r of partnerRoutes()) {
-    const path = r.absolute ? r.path : `/api/partner/v1${r.path === '/' ? '' : r.path}`;
-    const op = doc.paths[path]?.[r.method.toLowerCase()];
-    assert.ok(op, `${r.method} ${path} is documented`);
-    assert.ok(op.responses['500'], `${r.method} ${path} documents 500`);
-    if (r.access.kind !== 'public') {
-      assert.equal(op.security, [{ bearerAuth: [] }]);
-      assert.ok(op.responses['401'] && op.responses['403']);
-    }
-    if (r.access.kind === 'scopes') assert.equal(op['x-required-scopes'], [...r.access.scopes]);
-  }
-});
-
-t(
-  'the response check is not vacuous: a body off its schema or an undocumented status fails',
-  ({ openapi }) => {
-    const fake = (status: number, body: unknown) => ({
-      status,
-      body,
-      headers: new Headers(),
-      text: JSON.stringify(body),
-    });
-    assert.throws(() => openapi.check('GET', ME, fake(200, { data: { restaurant: {} } })), /does not match/);
-    assert.throws(() => openapi.check('GET', ME, fake(418, {})), /418/);
-    openapi.check(
-      'GET',
-      ME,
-      fake(401, { error: { code: 'INVALID_AUTHENTICATION', message: 'x', request_id: 'r' } }),
-    );
-    assert.throws(() =>
-      openapi.check('GET', ME, fake(401, { error: { code: 'NOPE', message: 'x', request_id: 'r' } })),
-    );
-  },
-);
-
-t('the document is valid OpenAPI 3.0.3 for a real parser', async ({ svc }) => {
-  const { default: SwaggerParser } = await import('@apidevtools/swagger-parser');
-  const doc = (await svc.api('GET', '/openapi.json')).body;
-  const api = await SwaggerParser.validate(structuredClone(doc));
-  assert.is((api as { openapi: string }).openapi, '3.0.3');
-  for (const [path, ops] of Object.entries(
-    doc.paths as Record<string, Record<string, { operationId: string; responses: object; summary: string }>>,
-  ))
-    for (const [method, op] of Object.entries(ops)) {
-      assert.ok(op.operationId && op.summary, `${method} ${path} has an id and a summary`);
-    }
-});
+// The OpenAPI document itself (routes, headers, examples, validity): openapi.e2e.test.ts.
 
 t.run();

@@ -7,7 +7,7 @@ import { type RunningService, startService } from '../../src/app';
 import { loadConfig } from '../../src/config';
 import type { Clock } from '../../src/core/clock';
 import { createLogger } from '../../src/logger';
-import { OpenApiChecker } from './openapi';
+import { OpenApiChecker, publishedDocument } from './openapi';
 
 export interface TestService extends RunningService {
   dataDir: string;
@@ -68,25 +68,22 @@ export async function startTestService(options: StartOptions = {}): Promise<Test
   });
   const base = service.url;
   // Every response of every e2e suite is checked against the OpenAPI document the server publishes:
-  // an undocumented status or a body that does not fit its schema fails the test that saw it.
+  // an undocumented status or header, or a body that does not fit its schema, fails the test that saw it.
   let checker: Promise<OpenApiChecker> | null = null;
   let templates: { method: string; template: string; re: RegExp }[] = [];
   const documented = () => {
-    checker ??= fetch(`${base}/api/partner/v1/openapi.json`)
-      .then((r) => r.json())
-      .then((doc) => {
-        const paths = (doc as { paths: Record<string, Record<string, unknown>> }).paths;
-        templates = Object.entries(paths).flatMap(([template, ops]) =>
-          Object.keys(ops).map((m) => ({
-            method: m.toUpperCase(),
-            template,
-            re: new RegExp(
-              `^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\\{\w+\\\}|\{\w+\}/g, '[^/]+')}$`,
-            ),
-          })),
-        );
-        return new OpenApiChecker(doc as never);
-      });
+    checker ??= publishedDocument(service.rt).then((doc) => {
+      templates = Object.entries(doc.paths).flatMap(([template, ops]) =>
+        Object.keys(ops).map((m) => ({
+          method: m.toUpperCase(),
+          template,
+          re: new RegExp(
+            `^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\\{\w+\\\}|\{\w+\}/g, '[^/]+')}$`,
+          ),
+        })),
+      );
+      return new OpenApiChecker(doc);
+    });
     return checker;
   };
   const api = async (method: string, path: string, o: RequestOptions = {}): Promise<TestResponse> => {
@@ -112,9 +109,11 @@ export async function startTestService(options: StartOptions = {}): Promise<Test
     if (!o.unchecked && options.checkResponses !== false) {
       const check = await documented();
       const pathname = new URL(url).pathname.replace(/\/$/, '') || '/';
-      const op = templates.find((t) => t.method === method.toUpperCase() && t.re.test(pathname));
-      // Unknown routes (404) and wrong methods (405) have no operation to check against.
+      const onPath = templates.filter((t) => t.re.test(pathname));
+      const op = onPath.find((t) => t.method === method.toUpperCase());
       if (op) check.check(method.toUpperCase(), op.template, response);
+      // A documented path without this method (405); unknown paths (404) have nothing to check against.
+      else if (onPath[0]) check.checkUnrouted(method.toUpperCase(), onPath[0].template, response);
     }
     return response;
   };

@@ -7,6 +7,7 @@ import { readFeed } from '../../../queries/customer-sync';
 import { findMatch, getCustomer } from '../../../queries/customers';
 import type { CommandMeta } from '../../core/command-meta';
 import { type AnyRoute, type AuthContext, defineRoute, scopes } from '../route';
+import { customerExamples } from './customer-examples';
 import {
   customerCreateBody,
   customerFeedQuery,
@@ -48,7 +49,13 @@ export const customerRoutes: AnyRoute[] = [
     tag: TAG,
     access: READ,
     query: customerFeedQuery,
-    responses: { 200: { description: 'A page of customers', schema: customerFeedResponse } },
+    responses: {
+      200: {
+        description: 'A page of customers',
+        schema: customerFeedResponse,
+        example: customerExamples.page,
+      },
+    },
     handler: async ({ rt, auth, query }) => {
       const restaurant = restaurantOf(auth);
       const key = await customerCursorKey(rt, restaurant._id);
@@ -72,7 +79,9 @@ export const customerRoutes: AnyRoute[] = [
     access: READ,
     params: customerIdParams,
     errors: [404],
-    responses: { 200: { description: 'The customer', schema: customerResponse } },
+    responses: {
+      200: { description: 'The customer', schema: customerResponse, example: customerExamples.one },
+    },
     handler: async ({ rt, auth, params }) => ({
       body: { data: presentCustomer(await getCustomer(rt.docs, auth.restaurant._id, params.id)) },
     }),
@@ -97,8 +106,13 @@ export const customerRoutes: AnyRoute[] = [
       200: {
         description: 'An existing customer matched (result matched or updated)',
         schema: customerWriteResponse,
+        example: customerExamples.matched,
       },
-      201: { description: 'A customer was created (result created)', schema: customerWriteResponse },
+      201: {
+        description: 'A customer was created (result created)',
+        schema: customerWriteResponse,
+        example: customerExamples.created,
+      },
     },
     handler: async ({ rt, auth, body, requestId }) => {
       const restaurant = restaurantOf(auth);
@@ -134,7 +148,13 @@ export const customerRoutes: AnyRoute[] = [
     body: customerPatchBody,
     bodyRequired: true,
     errors: [404, 422],
-    responses: { 200: { description: 'The customer after the change', schema: customerResponse } },
+    responses: {
+      200: {
+        description: 'The customer after the change',
+        schema: customerResponse,
+        example: customerExamples.one,
+      },
+    },
     handler: async ({ rt, auth, params, body, requestId }) => {
       const restaurant = restaurantOf(auth);
       const outcome = await updateCustomer(rt, restaurant, params.id, body, meta(auth, requestId));

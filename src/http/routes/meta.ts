@@ -70,6 +70,14 @@ export function metaRoutes(all: () => AnyRoute[]): AnyRoute[] {
               links: { type: 'object', additionalProperties: { type: 'string' } },
             },
           }),
+          example: {
+            name: 'Couvert Partner API',
+            version: 'v1',
+            links: {
+              openapi: 'https://api.couvert.example/api/partner/v1/openapi.json',
+              me: 'https://api.couvert.example/api/partner/v1/me',
+            },
+          },
         },
       },
       handler: ({ rt }) => ({
@@ -90,7 +98,13 @@ export function metaRoutes(all: () => AnyRoute[]): AnyRoute[] {
       summary: 'This API described in OpenAPI 3.0.3',
       tag: 'Meta',
       access: PUBLIC,
-      responses: { 200: { description: 'The OpenAPI document', schema: described({ type: 'object' }) } },
+      responses: {
+        200: {
+          description: 'The OpenAPI document',
+          schema: described({ type: 'object' }),
+          example: { openapi: '3.0.3', info: { title: 'Couvert Partner API', version: '1.0.0' }, paths: {} },
+        },
+      },
       handler: ({ rt }) => {
         if (!cached || cached.baseUrl !== rt.config.baseUrl)
           cached = { baseUrl: rt.config.baseUrl, doc: generateOpenApi(all(), rt.config.baseUrl) };
@@ -117,6 +131,7 @@ export function metaRoutes(all: () => AnyRoute[]): AnyRoute[] {
               read_models_position: { type: 'string', nullable: true },
             },
           }),
+          example: { status: 'ok', store: 'embedded', read_models_position: '1842' },
         },
       },
       handler: ({ rt }) => ({

@@ -16,6 +16,7 @@ import { ApiError } from '../../core/errors';
 import type { Scope } from '../../core/scopes';
 import type { AuthContext } from '../route';
 import { defineRoute, scopes } from '../route';
+import { reservationExamples } from './reservation-examples';
 import {
   cancelBody,
   createBody,
@@ -86,7 +87,13 @@ export const reservationRoutes = [
     body: createBody,
     bodyRequired: true,
     errors: [409, 422],
-    responses: { 201: { description: 'The reservation as created', schema: oneReservation } },
+    responses: {
+      201: {
+        description: 'The reservation as created',
+        schema: oneReservation,
+        example: reservationExamples.created,
+      },
+    },
     handler: async ({ rt, auth, body, requestId }) => {
       assertPrivileges(auth, body as CreateReservationRequest);
       const out = await createReservation(
@@ -112,7 +119,9 @@ export const reservationRoutes = [
     tag: 'Reservations',
     access: scopes('RESERVATIONS_READ'),
     query: listQuery,
-    responses: { 200: { description: 'One page', schema: reservationPage } },
+    responses: {
+      200: { description: 'One page', schema: reservationPage, example: reservationExamples.page },
+    },
     handler: async ({ rt, auth, query }) => {
       const { page, per_page, status, ...filters } = query;
       return {
@@ -134,7 +143,9 @@ export const reservationRoutes = [
     access: scopes('RESERVATIONS_READ'),
     params: idParams,
     errors: [404],
-    responses: { 200: { description: 'The reservation', schema: oneReservation } },
+    responses: {
+      200: { description: 'The reservation', schema: oneReservation, example: reservationExamples.one },
+    },
     handler: async ({ rt, auth, params }) => ({
       body: { data: await getReservation(rt.docs, auth.restaurant._id, params.id, present(auth)) },
     }),
@@ -155,7 +166,13 @@ export const reservationRoutes = [
     body: patchBody,
     bodyRequired: true,
     errors: [404, 409, 422],
-    responses: { 200: { description: 'The reservation as updated', schema: oneReservation } },
+    responses: {
+      200: {
+        description: 'The reservation as updated',
+        schema: oneReservation,
+        example: reservationExamples.updated,
+      },
+    },
     handler: async ({ rt, auth, params, body, requestId }) => {
       const out = await updateReservation(
         rt,
@@ -181,7 +198,13 @@ export const reservationRoutes = [
     body: cancelBody,
     bodyRequired: true,
     errors: [404, 409],
-    responses: { 200: { description: 'The canceled reservation', schema: oneReservation } },
+    responses: {
+      200: {
+        description: 'The canceled reservation',
+        schema: oneReservation,
+        example: reservationExamples.canceled,
+      },
+    },
     handler: async ({ rt, auth, params, body, requestId }) => {
       const out = await cancelReservation(
         rt,

@@ -1,0 +1,280 @@
+// What openapi.json says every operation shares: the response headers the server sets before or
+// around routing (src/http/server.ts, src/http/rate-limit.ts), and one response per error status with
+// examples in the envelope. Declared once as components and referenced, so the document stays small.
+
+const REQUEST_ID = 'req_5f0c3a9e2b7d4c1e8a6f0b3d9c2e7a41';
+
+/** `components.headers`; keys are the names operations refer to. */
+export const HEADERS = {
+  RequestId: {
+    description:
+      "The request's id, also in error.request_id and the server's logs: the caller's X-Request-Id when it is 8 to 128 characters of [A-Za-z0-9._:-], otherwise a new req_<32 hex digits>",
+    required: true,
+    schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{8,128}$', example: REQUEST_ID },
+  },
+  RateLimitLimit: {
+    description: 'Requests allowed per minute per client IP on /api/partner/v1',
+    required: true,
+    schema: { type: 'integer', minimum: 1, example: 600 },
+  },
+  RateLimitRemaining: {
+    description: 'Requests left in the current minute for this client IP',
+    required: true,
+    schema: { type: 'integer', minimum: 0, example: 599 },
+  },
+  RateLimitReset: {
+    description: 'When the budget is back, in epoch milliseconds',
+    required: true,
+    schema: { type: 'integer', minimum: 0, example: 1780394460000 },
+  },
+  RetryAfter: {
+    description: 'Seconds to wait before retrying',
+    required: true,
+    schema: { type: 'integer', minimum: 1, example: 42 },
+  },
+  Allow: {
+    description: 'The methods this path answers, comma-separated',
+    required: true,
+    schema: { type: 'string', example: 'GET, PATCH' },
+  },
+} as const;
+
+export type HeaderName = keyof typeof HEADERS;
+
+const ref = (name: HeaderName) => ({ $ref: `#/components/headers/${name}` });
+
+/** The headers of every response: the request id, and the rate-limit budget on /api/partner/v1. */
+export function commonHeaders(metered: boolean): Record<string, { $ref: string }> {
+  return {
+    'x-request-id': ref('RequestId'),
+    ...(metered
+      ? { 'x-ratelimit-limit': ref('RateLimitLimit'), 'x-ratelimit-remaining': ref('RateLimitRemaining') }
+      : {}),
+  };
+}
+
+const envelope = (summary: string, code: string, message: string, details?: Record<string, unknown>) => ({
+  summary,
+  value: { error: { code, message, request_id: REQUEST_ID, ...(details ? { details } : {}) } },
+});
+
+/** `components.examples`: the error bodies the server sends, one per way a status can happen. */
+export const ERROR_EXAMPLES = {
+  ValidationError: envelope(
+    'A field is missing or has the wrong type',
+    'VALIDATION_ERROR',
+    'The query string is invalid',
+    {
+      issues: [
+        {
+          path: 'per_page',
+          code: 'out_of_range',
+          message: 'per_page: Expected a integer less than or equal to 100 but received 500',
+        },
+      ],
+    },
+  ),
+  InvalidJson: envelope(
+    'The body is not valid JSON',
+    'VALIDATION_ERROR',
+    'The request body is not valid JSON',
+    {
+      issues: [{ path: '', code: 'invalid_json', message: 'The body could not be parsed as JSON' }],
+    },
+  ),
+  AuthenticationRequired: envelope(
+    'No Authorization header',
+    'AUTHENTICATION_REQUIRED',
+    'Send an API key as "Authorization: Bearer <token>"',
+  ),
+  InvalidAuthentication: envelope(
+    'Unknown, revoked or disconnected token',
+    'INVALID_AUTHENTICATION',
+    'The token is invalid, revoked or disconnected',
+  ),
+  InsufficientScope: envelope(
+    'The token lacks a scope the operation needs',
+    'INSUFFICIENT_SCOPE',
+    'This operation needs the scope(s) RESERVATIONS_WRITE',
+    { required_scopes: ['RESERVATIONS_WRITE'], missing_scopes: ['RESERVATIONS_WRITE'] },
+  ),
+  RestaurantSuspended: envelope(
+    "The token's restaurant is suspended",
+    'RESTAURANT_SUSPENDED',
+    'The restaurant is suspended',
+  ),
+  ResourceNotFound: envelope(
+    'Unknown, or belongs to another restaurant',
+    'RESOURCE_NOT_FOUND',
+    'reservation res_8k2m4q6s9u1w3y5a not found',
+  ),
+  MethodNotAllowed: envelope(
+    'The path does not answer this method',
+    'VALIDATION_ERROR',
+    'DELETE is not allowed here; use GET, PATCH',
+  ),
+  ExternalIdTaken: envelope(
+    'Another reservation of the restaurant has this external_id',
+    'RESOURCE_CONFLICT',
+    'A reservation with this external_id already exists in this restaurant; find it with GET /reservations?external_id=',
+    { external_id: 'partner-res-1042' },
+  ),
+  LockedFields: envelope(
+    'The point of sale locked a field the request changes',
+    'RESOURCE_CONFLICT',
+    'The point of sale has locked these fields of the reservation',
+    { locked_fields: ['table_ids'] },
+  ),
+  PayloadTooLarge: envelope(
+    'The body is over the size limit',
+    'VALIDATION_ERROR',
+    'The request body is larger than 1000000 bytes',
+  ),
+  UnsupportedMediaType: envelope(
+    'The body is not sent as JSON',
+    'VALIDATION_ERROR',
+    'Send the body as JSON with "Content-Type: application/json"',
+  ),
+  BusinessRule: envelope(
+    'A business rule refused the request (details.reason)',
+    'VALIDATION_ERROR',
+    'No shift offers a seating at this start_at (wrong day, time or interval)',
+    { reason: 'OUTSIDE_SHIFT' },
+  ),
+  InvalidFields: envelope(
+    'Custom fields the restaurant does not define, or values that do not fit (one issue each)',
+    'VALIDATION_ERROR',
+    'A custom field is unknown or its value does not fit',
+    {
+      issues: [
+        {
+          path: 'custom_fields.cf_allergy',
+          code: 'unknown_field',
+          message: 'the restaurant has no custom field cf_allergy',
+        },
+      ],
+    },
+  ),
+  RateLimited: envelope(
+    "The client IP's budget for this minute is spent",
+    'RATE_LIMITED',
+    'Too many requests: back off until x-ratelimit-reset',
+    { reset_at: '2026-06-02T10:01:00.000Z' },
+  ),
+  InternalError: envelope(
+    'Unexpected failure',
+    'INTERNAL_ERROR',
+    'An unexpected error occurred. Keep the request_id; before retrying a write, check whether it succeeded.',
+  ),
+};
+
+type ExampleName = keyof typeof ERROR_EXAMPLES;
+
+interface ErrorDoc {
+  /** The `components.responses` name. */
+  name: string;
+  description: string;
+  examples: ExampleName[];
+  /** Beyond the common headers. */
+  headers?: HeaderName[];
+}
+
+/** One shared response per error status. */
+export const ERROR_RESPONSES: Record<number, ErrorDoc> = {
+  400: {
+    name: 'BadRequest',
+    description: 'Malformed request, invalid JSON or wrong types (VALIDATION_ERROR with details.issues)',
+    examples: ['ValidationError', 'InvalidJson'],
+  },
+  401: {
+    name: 'Unauthorized',
+    description:
+      'Missing (AUTHENTICATION_REQUIRED) or invalid, revoked or disconnected token (INVALID_AUTHENTICATION)',
+    examples: ['AuthenticationRequired', 'InvalidAuthentication'],
+  },
+  403: {
+    name: 'Forbidden',
+    description:
+      'Scope insufficient (INSUFFICIENT_SCOPE, details.missing_scopes and required_scopes) or restaurant suspended (RESTAURANT_SUSPENDED)',
+    examples: ['InsufficientScope', 'RestaurantSuspended'],
+  },
+  404: {
+    name: 'NotFound',
+    description: 'Not found, or not visible to this token (RESOURCE_NOT_FOUND)',
+    examples: ['ResourceNotFound'],
+  },
+  405: {
+    name: 'MethodNotAllowed',
+    description:
+      'The path exists but does not answer this method (VALIDATION_ERROR); `allow` lists the ones it does',
+    examples: ['MethodNotAllowed'],
+    headers: ['Allow'],
+  },
+  409: {
+    name: 'Conflict',
+    description: 'Conflict (RESOURCE_CONFLICT): duplicate external_id, or fields locked by the point of sale',
+    examples: ['ExternalIdTaken', 'LockedFields'],
+  },
+  413: {
+    name: 'PayloadTooLarge',
+    description: 'Body too large (VALIDATION_ERROR)',
+    examples: ['PayloadTooLarge'],
+  },
+  415: {
+    name: 'UnsupportedMediaType',
+    description: 'Body is not JSON (VALIDATION_ERROR)',
+    examples: ['UnsupportedMediaType'],
+  },
+  422: {
+    name: 'UnprocessableEntity',
+    description:
+      'Business rule violation (VALIDATION_ERROR): details.reason for a refused booking, details.issues for faulty fields',
+    examples: ['BusinessRule', 'InvalidFields'],
+  },
+  429: {
+    name: 'TooManyRequests',
+    description:
+      'Rate limit exceeded (RATE_LIMITED): wait retry-after seconds, or until x-ratelimit-reset (epoch ms)',
+    examples: ['RateLimited'],
+    headers: ['RateLimitReset', 'RetryAfter'],
+  },
+  500: {
+    name: 'InternalError',
+    description: 'Unexpected error (INTERNAL_ERROR); keep error.request_id',
+    examples: ['InternalError'],
+  },
+};
+
+const HEADER_NAME: Record<HeaderName, string> = {
+  RequestId: 'x-request-id',
+  RateLimitLimit: 'x-ratelimit-limit',
+  RateLimitRemaining: 'x-ratelimit-remaining',
+  RateLimitReset: 'x-ratelimit-reset',
+  RetryAfter: 'retry-after',
+  Allow: 'allow',
+};
+
+/** The name of the shared response for `status`; outside /api/partner/v1 it has no rate-limit headers. */
+export const errorResponseName = (status: number, metered: boolean): string | undefined => {
+  const doc = ERROR_RESPONSES[status];
+  return doc && (metered ? doc.name : `${doc.name}NoRateLimit`);
+};
+
+/** The `components.responses` entry for `status`. */
+export function errorResponse(status: number, metered: boolean) {
+  const doc = ERROR_RESPONSES[status];
+  if (!doc) throw new Error(`no documented error response for status ${status}`);
+  return {
+    description: doc.description,
+    headers: {
+      ...commonHeaders(metered),
+      ...Object.fromEntries((doc.headers ?? []).map((h) => [HEADER_NAME[h], ref(h)])),
+    },
+    content: {
+      'application/json': {
+        schema: { $ref: '#/components/schemas/Error' },
+        examples: Object.fromEntries(doc.examples.map((e) => [e, { $ref: `#/components/examples/${e}` }])),
+      },
+    },
+  };
+}

@@ -1,0 +1,291 @@
+// The published OpenAPI document is complete for a partner developer: valid for a real parser, every
+// header the server sends documented where it is sent, an example for every response that validates
+// against its schema, and error answers of the live server that fit it, headers included.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import {
+  type Doc,
+  newAjv,
+  OpenApiChecker,
+  publishedDocument,
+  rewriteRefs,
+  toJsonSchema,
+} from '../helpers/openapi';
+import { collectExamples, resolveRef } from '../helpers/openapi-examples';
+import { demoBootstrap, startTestService, type TestService } from '../helpers/service';
+
+const WRITER = 'couvert_pk_openapi_writer_000000000000000001';
+const ME = '/api/partner/v1/me';
+const PARTNER = '/api/partner/v1';
+
+// biome-ignore lint/suspicious/noExplicitAny: the document is arbitrary JSON
+type Json = any;
+type Op = { method: string; path: string; op: Json };
+
+const operations = (doc: Json): Op[] =>
+  Object.entries(doc.paths as Record<string, Record<string, Json>>).flatMap(([path, ops]) =>
+    Object.entries(ops).map(([method, op]) => ({ method: method.toUpperCase(), path, op })),
+  );
+
+/** Each error status and the codes the server answers it with (src/core/errors.ts, src/http). */
+const CODES: Record<number, string[]> = {
+  400: ['VALIDATION_ERROR'],
+  401: ['AUTHENTICATION_REQUIRED', 'INVALID_AUTHENTICATION'],
+  403: ['INSUFFICIENT_SCOPE', 'RESTAURANT_SUSPENDED'],
+  404: ['RESOURCE_NOT_FOUND'],
+  405: ['VALIDATION_ERROR'],
+  409: ['RESOURCE_CONFLICT'],
+  413: ['VALIDATION_ERROR'],
+  415: ['VALIDATION_ERROR'],
+  422: ['VALIDATION_ERROR'],
+  429: ['RATE_LIMITED'],
+  500: ['INTERNAL_ERROR'],
+};
+
+const bootstrap = demoBootstrap({}, [{ id: 'key_writer', token: WRITER, scopes: ['CUSTOMERS_WRITE'] }]);
+
+const doc = suite<{ svc: TestService; doc: Json }>('openapi document');
+
+doc.before(async (ctx) => {
+  ctx.svc = await startTestService({ bootstrap });
+  ctx.doc = (await ctx.svc.api('GET', '/openapi.json')).body;
+});
+doc.after(async (ctx) => {
+  await ctx.svc.close();
+});
+
+doc('is valid OpenAPI 3.0.3 for a real parser', async ({ doc }) => {
+  const { default: SwaggerParser } = await import('@apidevtools/swagger-parser');
+  const api = await SwaggerParser.validate(structuredClone(doc));
+  assert.is((api as { openapi: string }).openapi, '3.0.3');
+  for (const { method, path, op } of operations(doc))
+    assert.ok(op.operationId && op.summary, `${method} ${path} has an id and a summary`);
+});
+
+doc('is the document every e2e response is checked against', async ({ svc, doc }) => {
+  assert.equal(doc, await publishedDocument(svc.rt));
+});
+
+doc('documents every route the server mounts, with its access', async ({ doc }) => {
+  const { partnerRoutes } = await import('../../src/http/routes/index');
+  for (const r of partnerRoutes()) {
+    const path = r.absolute ? r.path : `${PARTNER}${r.path === '/' ? '' : r.path}`;
+    const op = doc.paths[path]?.[r.method.toLowerCase()];
+    assert.ok(op, `${r.method} ${path} is documented`);
+    if (r.access.kind !== 'public') assert.equal(op.security, [{ bearerAuth: [] }]);
+    if (r.access.kind === 'scopes') assert.equal(op['x-required-scopes'], [...r.access.scopes]);
+  }
+});
+
+doc('every response documents the headers the server sends with it', ({ doc }) => {
+  const headersOf = (response: Json): Record<string, string> =>
+    Object.fromEntries(
+      Object.entries((resolveRef(doc, response) as Json).headers ?? {}).map(([name, h]) => [
+        name,
+        (h as { $ref?: string }).$ref ?? 'inline',
+      ]),
+    );
+  const expect = (where: string, response: Json, metered: boolean, extra: Record<string, string> = {}) => {
+    const h = headersOf(response);
+    assert.is(h['x-request-id'], '#/components/headers/RequestId', `${where}: x-request-id`);
+    const limits = metered
+      ? {
+          'x-ratelimit-limit': '#/components/headers/RateLimitLimit',
+          'x-ratelimit-remaining': '#/components/headers/RateLimitRemaining',
+        }
+      : {};
+    for (const [name, ref] of Object.entries({ ...limits, ...extra }))
+      assert.is(h[name], ref, `${where}: ${name}`);
+    if (!metered) assert.not.ok(h['x-ratelimit-limit'], `${where}: no rate limit outside ${PARTNER}`);
+  };
+  const on429 = {
+    'x-ratelimit-reset': '#/components/headers/RateLimitReset',
+    'retry-after': '#/components/headers/RetryAfter',
+  };
+  for (const { method, path, op } of operations(doc)) {
+    const metered = path === PARTNER || path.startsWith(`${PARTNER}/`);
+    const statuses = Object.keys(op.responses);
+    assert.ok(statuses.includes('500'), `${method} ${path} documents 500`);
+    if (metered) assert.ok(statuses.includes('429'), `${method} ${path} documents 429`);
+    if (op.security?.length) assert.ok(statuses.includes('401') && statuses.includes('403'));
+    for (const status of statuses)
+      expect(`${method} ${path} ${status}`, op.responses[status], metered, status === '429' ? on429 : {});
+  }
+  expect('405', { $ref: '#/components/responses/MethodNotAllowed' }, true, {
+    allow: '#/components/headers/Allow',
+  });
+  expect('405 outside the prefix', { $ref: '#/components/responses/MethodNotAllowedNoRateLimit' }, false, {
+    allow: '#/components/headers/Allow',
+  });
+});
+
+doc('every error response has examples in the envelope, with the codes of its status', ({ doc }) => {
+  const seen = new Map<number, Json[]>();
+  const errors = [
+    ...operations(doc).flatMap(({ op }) => Object.entries(op.responses as Record<string, Json>)),
+    ['405', doc.components.responses.MethodNotAllowed] as [string, Json],
+  ].filter(([status]) => Number(status) >= 400);
+  for (const [status, response] of errors) {
+    const media = (resolveRef(doc, response) as Json).content['application/json'];
+    assert.equal(media.schema, { $ref: '#/components/schemas/Error' });
+    const values = Object.values(media.examples ?? {}).map((e) => (resolveRef(doc, e) as Json).value);
+    assert.ok(values.length, `${status} has examples`);
+    for (const v of values) {
+      assert.ok(CODES[Number(status)]?.includes(v.error.code), `${status} answers ${v.error.code}`);
+      assert.type(v.error.request_id, 'string');
+    }
+    seen.set(Number(status), values);
+  }
+  const codes = (status: number) => (seen.get(status) ?? []).map((v) => v.error.code).sort();
+  assert.equal(codes(401), ['AUTHENTICATION_REQUIRED', 'INVALID_AUTHENTICATION']);
+  assert.equal(codes(403), ['INSUFFICIENT_SCOPE', 'RESTAURANT_SUSPENDED']);
+  const scope = seen.get(403)?.find((v) => v.error.code === 'INSUFFICIENT_SCOPE').error.details;
+  assert.ok(scope.missing_scopes.length && scope.required_scopes.length, 'missing and required scopes');
+  const issue = seen.get(400)?.find((v) => v.error.details?.issues).error.details.issues[0];
+  assert.equal(Object.keys(issue).sort(), ['code', 'message', 'path']);
+  for (const status of Object.keys(CODES)) assert.ok(seen.has(Number(status)), `${status} is documented`);
+});
+
+doc('every success response has an example', ({ doc }) => {
+  for (const { method, path, op } of operations(doc))
+    for (const [status, response] of Object.entries(op.responses as Record<string, Json>))
+      if (status.startsWith('2'))
+        assert.ok(
+          response.content?.['application/json']?.example !== undefined,
+          `${method} ${path} ${status}`,
+        );
+});
+
+doc('every example validates against its schema', ({ doc }) => {
+  const ajv = newAjv();
+  ajv.addSchema(toJsonSchema({ components: doc.components }) as object, 'openapi');
+  const found = collectExamples(doc);
+  for (const e of found) {
+    const validate = ajv.compile(rewriteRefs(toJsonSchema(resolveRef(doc, e.schema))) as object);
+    assert.ok(validate(e.value), `${e.where}: ${ajv.errorsText(validate.errors)}`);
+  }
+  const successes = operations(doc).flatMap(({ op }) => Object.keys(op.responses).filter((s) => s < '300'));
+  assert.ok(found.length > successes.length, `${found.length} examples validated`);
+  // Shared examples are validated through the responses that use them: none may be left unused.
+  const text = JSON.stringify(doc.paths) + JSON.stringify(doc.components.responses);
+  for (const name of Object.keys(doc.components.examples))
+    assert.ok(text.includes(`"#/components/examples/${name}"`), `components.examples.${name} is used`);
+});
+
+doc('the response check is not vacuous: bodies, statuses and headers off the document fail', ({ doc }) => {
+  const openapi = new OpenApiChecker(doc as Doc);
+  const headers = (extra: Record<string, string> = {}) =>
+    new Headers({
+      'x-request-id': 'req_0123456789',
+      'x-ratelimit-limit': '600',
+      'x-ratelimit-remaining': '3',
+      ...extra,
+    });
+  const fake = (status: number, body: unknown, h = headers()) => ({
+    status,
+    body,
+    headers: h,
+    text: JSON.stringify(body),
+  });
+  const denied = { error: { code: 'INVALID_AUTHENTICATION', message: 'x', request_id: 'req_0123456789' } };
+  openapi.check('GET', ME, fake(401, denied));
+  assert.throws(() => openapi.check('GET', ME, fake(200, { data: { restaurant: {} } })), /does not match/);
+  assert.throws(() => openapi.check('GET', ME, fake(418, {})), /418/);
+  assert.throws(() => openapi.check('GET', ME, fake(401, { error: { ...denied.error, code: 'NOPE' } })));
+  const without = headers();
+  without.delete('x-request-id');
+  assert.throws(() => openapi.check('GET', ME, fake(401, denied, without)), /lacks .*x-request-id/);
+  assert.throws(
+    () => openapi.check('GET', ME, fake(401, denied, headers({ 'x-debug': '1' }))),
+    /undocumented header x-debug/,
+  );
+  assert.throws(
+    () => openapi.check('GET', ME, fake(401, denied, headers({ 'x-ratelimit-remaining': 'many' }))),
+    /x-ratelimit-remaining/,
+  );
+  assert.throws(
+    () => openapi.check('GET', ME, fake(401, denied, headers({ 'x-request-id': 'req_another_id' }))),
+    /differs from x-request-id/,
+  );
+  assert.throws(() => openapi.check('GET', ME, fake(429, denied)), /x-ratelimit-reset/);
+  const notAllowed = { error: { code: 'VALIDATION_ERROR', message: 'x', request_id: 'req_0123456789' } };
+  assert.throws(() => openapi.checkUnrouted('DELETE', ME, fake(405, notAllowed)), /allow/);
+  openapi.checkUnrouted('DELETE', ME, fake(405, notAllowed, headers({ allow: 'GET' })));
+});
+
+doc.run();
+
+// Errors the HTTP layer answers before or around the route, from the real server, checked against the
+// document (startTestService checks every response; the explicit checks keep this suite meaningful
+// should that ever be switched off here).
+const live = suite<{ svc: TestService; openapi: OpenApiChecker }>('openapi: live error answers');
+const CUSTOMERS = `${PARTNER}/customers`;
+
+live.before(async (ctx) => {
+  ctx.svc = await startTestService({
+    bootstrap,
+    env: { BODY_LIMIT_BYTES: '2048', RATE_LIMIT_PER_MINUTE: '8' },
+  });
+  ctx.openapi = new OpenApiChecker(await publishedDocument(ctx.svc.rt));
+});
+live.after(async (ctx) => {
+  await ctx.svc.close();
+});
+
+const post = (svc: TestService, rawBody: string, contentType: string) =>
+  svc.api('POST', '/customers', { token: WRITER, rawBody, headers: { 'content-type': contentType } });
+
+const sameRequestId = (res: { headers: Headers; body: Json }) =>
+  assert.is(res.headers.get('x-request-id'), res.body.error.request_id);
+
+live('400 invalid JSON, 413 and 415 fit the document, headers included', async ({ svc, openapi }) => {
+  const invalid = await post(svc, '{"name": ', 'application/json');
+  assert.is(invalid.status, 400);
+  assert.is(invalid.body.error.details.issues[0].code, 'invalid_json');
+  const large = await post(svc, JSON.stringify({ name: 'x'.repeat(5000) }), 'application/json');
+  assert.is(large.status, 413);
+  const text = await post(svc, 'name=x', 'text/plain');
+  assert.is(text.status, 415);
+  for (const res of [invalid, large, text]) {
+    openapi.check('POST', CUSTOMERS, res);
+    sameRequestId(res);
+    assert.ok(res.headers.get('x-ratelimit-limit'));
+  }
+});
+
+live('405 fits components.responses.MethodNotAllowed, with allow', async ({ svc, openapi }) => {
+  const res = await svc.api('DELETE', '/me', { token: WRITER });
+  assert.is(res.status, 405);
+  assert.is(res.headers.get('allow'), 'GET');
+  openapi.checkUnrouted('DELETE', ME, res);
+  sameRequestId(res);
+});
+
+live(
+  '429 fits the document: budget headers, x-ratelimit-reset in epoch ms, retry-after',
+  async ({ svc, openapi }) => {
+    let res = await svc.api('GET', '/me', { token: WRITER });
+    let previous = Number(res.headers.get('x-ratelimit-remaining')) + 1;
+    for (let i = 0; res.status === 200 && i < 10; i++) {
+      openapi.check('GET', ME, res);
+      const remaining = Number(res.headers.get('x-ratelimit-remaining'));
+      assert.is(remaining, previous - 1, 'one point per request, none for the response check');
+      previous = remaining;
+      res = await svc.api('GET', '/me', { token: WRITER });
+    }
+    assert.is(res.status, 429);
+    openapi.check('GET', ME, res);
+    sameRequestId(res);
+    assert.is(res.headers.get('x-ratelimit-limit'), '8');
+    assert.is(res.headers.get('x-ratelimit-remaining'), '0');
+    const reset = Number(res.headers.get('x-ratelimit-reset'));
+    assert.ok(Math.abs(reset - Date.parse(res.body.error.details.reset_at)) < 1000, 'reset is epoch ms');
+    assert.ok(Number(res.headers.get('retry-after')) >= 1);
+    // Before routing too: a method the path does not answer is refused for the budget, not the method.
+    const unrouted = await svc.api('DELETE', '/me', { token: WRITER });
+    assert.is(unrouted.status, 429);
+    openapi.checkUnrouted('DELETE', ME, unrouted);
+  },
+);
+
+live.run();

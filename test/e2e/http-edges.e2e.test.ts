@@ -126,7 +126,7 @@ proxy(
     const svc = await startTestService({
       env: { TRUST_PROXY: 'true', RATE_LIMIT_PER_MINUTE: '2' },
       bootstrap: demoBootstrap({}, [{ id: 'k', token: TOKEN, scopes: ['CATALOG_READ'] }]),
-      });
+    });
     try {
       const statuses: number[] = [];
       for (let i = 0; i < 4; i++) {

@@ -49,8 +49,9 @@ test('two concurrent creates of one key id with different tokens: one wins, the 
   const won = outcomes.filter((o) => o.status === 'fulfilled');
   const lost = outcomes.filter((o) => o.status === 'rejected') as PromiseRejectedResult[];
   assert.is(won.length, 1, 'exactly one create succeeds');
-  assert.instance(lost[0]?.reason, ApiError);
-  assert.is((lost[0]?.reason as ApiError).status, 409);
+  const reason = lost[0]?.reason as ApiError;
+  assert.instance(reason, ApiError);
+  assert.is(reason.status, 409);
   const created = (await deps.events.readStream(apiKeyStream('key_fixed'))).filter(
     (e) => e.type === 'ApiKeyCreated',
   );

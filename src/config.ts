@@ -1,6 +1,9 @@
 // Every environment variable of DESIGN.md §3, read and validated once at start. A bad value stops the
 // start with a message naming the variable.
 
+import { existsSync, statSync } from 'node:fs';
+import { isIP } from 'node:net';
+
 // The webhook publisher role joins this list when it exists; until then asking for it is an error,
 // not a role that silently runs nothing.
 export const ROLES = ['api', 'projector', 'scheduler'] as const;
@@ -29,6 +32,8 @@ export interface Config {
   roles: Set<Role>;
   /** Largest accepted JSON body. */
   bodyLimitBytes: number;
+  /** Accepted but probably not what the operator meant (a value the chosen store ignores): print at start. */
+  warnings: string[];
 }
 
 export class ConfigError extends Error {
@@ -62,29 +67,130 @@ function oneOf<T extends string>(env: Env, name: string, values: readonly T[], f
   return raw as T;
 }
 
-function url(env: Env, name: string, schemes: string[]): string | null {
+/**
+ * The value with its userinfo (user:password@) replaced by `***@`, for error messages. Works on
+ * strings that are not valid URLs too (everything between `://` and the last `@` is hidden), since
+ * a malformed connection string is exactly the one an operator pastes into a bug report.
+ */
+export function maskCredentials(raw: string): string {
+  const scheme = raw.indexOf('://');
+  const from = scheme === -1 ? 0 : scheme + 3;
+  const at = raw.lastIndexOf('@');
+  return at < from ? raw : `${raw.slice(0, from)}***@${raw.slice(at + 1)}`;
+}
+
+// EventStoreDB and MongoDB connection strings may list several hosts (a cluster, a replica set),
+// which WHATWG URL parsing refuses: each host is checked on its own, then the rest with the first.
+function parseUrl(raw: string, multiHost: boolean): URL {
+  try {
+    return new URL(raw);
+  } catch (err) {
+    const m = multiHost ? /^([a-z][a-z0-9+.-]*:\/\/)([^/?#]*@)?([^/?#@]*,[^/?#@]*)(.*)$/i.exec(raw) : null;
+    if (!m) throw err;
+    const [, scheme, userinfo = '', hostList = '', rest = ''] = m;
+    const hosts = hostList.split(',');
+    for (const h of hosts) if (new URL(`${scheme}${h}`).host === '') throw err;
+    return new URL(`${scheme}${userinfo}${hosts[0]}${rest}`);
+  }
+}
+
+function url(env: Env, name: string, schemes: string[], multiHost = false): string | null {
   const raw = env[name];
   if (raw === undefined || raw === '') return null;
   let parsed: URL;
   try {
-    parsed = new URL(raw);
+    parsed = parseUrl(raw, multiHost);
   } catch {
-    throw new ConfigError(`${name} must be a URL, got "${raw}"`);
+    throw new ConfigError(`${name} must be a URL, got "${maskCredentials(raw)}"`);
   }
   if (!schemes.includes(parsed.protocol.replace(/:$/, '')))
-    throw new ConfigError(`${name} must use ${schemes.join(' or ')}, got "${parsed.protocol}"`);
+    throw new ConfigError(
+      `${name} must be a ${schemes.map((x) => `${x}://`).join(' or ')} URL, got "${maskCredentials(raw)}"`,
+    );
   return raw;
+}
+
+// HOST, DATA_DIR and MONGODB_DB say where to listen and where the data lives: set but empty is a
+// mistake (an unset shell variable), not a request for the default, which could be another deployment's.
+function setButBlank(env: Env, name: string, fallback: string): string {
+  const raw = env[name];
+  if (raw === undefined) return fallback;
+  const value = raw.trim();
+  if (value === '') throw new ConfigError(`${name} is set but empty; unset it for the default ${fallback}`);
+  return value;
+}
+
+const HOST_LABEL = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
+
+/** An IP literal, `localhost` or an RFC 1123 host name: checked by syntax only, never looked up. */
+function host(env: Env): string {
+  const value = setButBlank(env, 'HOST', '127.0.0.1');
+  const unbracketed = /^\[.*\]$/.test(value) ? value.slice(1, -1) : value;
+  if (isIP(unbracketed)) return unbracketed;
+  const name = value.endsWith('.') ? value.slice(0, -1) : value;
+  const labels = name.split('.');
+  // An all-digit last label is a mistyped IPv4 address (999.0.0.1), not a name.
+  if (name.length <= 253 && labels.every((l) => HOST_LABEL.test(l)) && !/^\d+$/.test(labels.at(-1) ?? ''))
+    return value;
+  throw new ConfigError(
+    `HOST must be an IP address, localhost or a host name (letters, digits, dashes and dots), got ${JSON.stringify(env.HOST)}`,
+  );
+}
+
+function dataDir(env: Env): string {
+  const dir = setButBlank(env, 'DATA_DIR', './data');
+  if (dir.includes('\0')) throw new ConfigError('DATA_DIR must not contain a NUL character');
+  if (existsSync(dir) && !statSync(dir).isDirectory())
+    throw new ConfigError(`DATA_DIR must be a directory, but ${JSON.stringify(dir)} is a file`);
+  return dir;
+}
+
+/** The names MongoDB accepts on every platform: none of / \ . " $ space NUL, at most 63 bytes. */
+function mongodbDb(env: Env): string {
+  const name = setButBlank(env, 'MONGODB_DB', 'couvert');
+  if (/[/\\. "$\0]/.test(name))
+    throw new ConfigError(
+      `MONGODB_DB must not contain / \\ . " $, spaces or NUL (MongoDB refuses them in a database name), got ${JSON.stringify(name)}`,
+    );
+  const bytes = Buffer.byteLength(name, 'utf8');
+  if (bytes > 63) throw new ConfigError(`MONGODB_DB must be at most 63 bytes, got ${bytes}`);
+  return name;
+}
+
+function bootstrapFile(env: Env): string | null {
+  const file = env.BOOTSTRAP_FILE?.trim();
+  if (!file) return null;
+  if (!existsSync(file)) throw new ConfigError(`BOOTSTRAP_FILE ${JSON.stringify(file)} does not exist`);
+  if (!statSync(file).isFile()) throw new ConfigError(`BOOTSTRAP_FILE ${JSON.stringify(file)} is not a file`);
+  return file;
 }
 
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535);
-  const host = env.HOST?.trim() || '127.0.0.1';
+  const listenHost = host(env);
   const store = oneOf(env, 'STORE', ['embedded', 'eventstoredb'] as const, 'embedded');
-  const eventstoreUrl = url(env, 'EVENTSTORE_URL', ['esdb', 'esdb+discover']);
-  const mongodbUrl = url(env, 'MONGODB_URL', ['mongodb', 'mongodb+srv']);
+  const eventstoreUrl = url(env, 'EVENTSTORE_URL', ['esdb', 'esdb+discover'], true);
+  const mongodbUrl = url(env, 'MONGODB_URL', ['mongodb', 'mongodb+srv'], true);
+  const mongodbName = mongodbDb(env);
+  const warnings: string[] = [];
   if (store === 'eventstoredb' && (!eventstoreUrl || !mongodbUrl))
-    throw new ConfigError('STORE=eventstoredb needs EVENTSTORE_URL and MONGODB_URL');
-  const baseUrl = (url(env, 'BASE_URL', ['http', 'https']) ?? `http://${host}:${port}`).replace(/\/$/, '');
+    throw new ConfigError(
+      `STORE=eventstoredb needs EVENTSTORE_URL and MONGODB_URL (missing: ${[
+        eventstoreUrl ? '' : 'EVENTSTORE_URL',
+        mongodbUrl ? '' : 'MONGODB_URL',
+      ]
+        .filter(Boolean)
+        .join(', ')})`,
+    );
+  if (store === 'embedded') {
+    const ignored = ['EVENTSTORE_URL', 'MONGODB_URL', 'MONGODB_DB'].filter((n) => env[n]);
+    if (ignored.length)
+      warnings.push(
+        `${ignored.join(', ')} ${ignored.length === 1 ? 'is' : 'are'} set but ignored: STORE is embedded (the log and read models live in DATA_DIR and in the process); set STORE=eventstoredb to use ${ignored.length === 1 ? 'it' : 'them'}`,
+      );
+  }
+  const urlHost = isIP(listenHost) === 6 ? `[${listenHost}]` : listenHost;
+  const baseUrl = (url(env, 'BASE_URL', ['http', 'https']) ?? `http://${urlHost}:${port}`).replace(/\/$/, '');
   const roleNames = (env.ROLES?.trim() || (store === 'embedded' ? 'api,projector,scheduler' : 'api'))
     .split(',')
     .map((r) => r.trim());
@@ -97,14 +203,14 @@ export function loadConfig(env: Env = process.env): Config {
       );
   return {
     port,
-    host,
+    host: listenHost,
     baseUrl,
-    dataDir: env.DATA_DIR?.trim() || './data',
+    dataDir: dataDir(env),
     store,
     eventstoreUrl,
     mongodbUrl,
-    mongodbDb: env.MONGODB_DB?.trim() || 'couvert',
-    bootstrapFile: env.BOOTSTRAP_FILE?.trim() || null,
+    mongodbDb: mongodbName,
+    bootstrapFile: bootstrapFile(env),
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 1, 10_000_000),
     oauthTokenRateLimitPerMinute: integer(env, 'OAUTH_TOKEN_RATE_LIMIT_PER_MINUTE', 60, 1, 10_000_000),
     webhookAllowPrivateTargets: boolean(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
@@ -119,5 +225,6 @@ export function loadConfig(env: Env = process.env): Config {
     ),
     roles: new Set(roleNames as Role[]),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1_000_000, 1024, 100_000_000),
+    warnings,
   };
 }

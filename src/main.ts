@@ -13,6 +13,7 @@ async function main() {
     }
     throw err;
   }
+  for (const warning of config.warnings) console.error(`couvert: warning: ${warning}`);
   // Handlers first: a signal that arrives while starting or just after the banner must still stop cleanly.
   let service: Awaited<ReturnType<typeof startService>> | null = null;
   let stopping = false;

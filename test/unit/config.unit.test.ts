@@ -1,0 +1,177 @@
+// Every variable of DESIGN.md §3 and the README's table: its default, and a bad value stopping the
+// start with a message that names it (and never echoes a password).
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { ConfigError, loadConfig, maskCredentials } from '../../src/config';
+
+const t = suite<{ dir: string; file: string }>('configuration');
+t.before((ctx) => {
+  ctx.dir = mkdtempSync(join(tmpdir(), 'couvert-config-'));
+  ctx.file = join(ctx.dir, 'bootstrap.json');
+  writeFileSync(ctx.file, '{}');
+});
+t.after(({ dir }) => rmSync(dir, { recursive: true, force: true }));
+
+const SCALED = {
+  STORE: 'eventstoredb',
+  EVENTSTORE_URL: 'esdb://es:2113?tls=false',
+  MONGODB_URL: 'mongodb://db',
+};
+
+function refusal(env: Record<string, string>): string {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    assert.instance(err, ConfigError, JSON.stringify(env));
+    return (err as Error).message;
+  }
+  assert.unreachable(`${JSON.stringify(env)} accepted`);
+  return '';
+}
+
+t('defaults are the README table', () => {
+  const c = loadConfig({});
+  assert.equal(
+    { ...c, roles: [...c.roles].sort() },
+    {
+      port: 3000,
+      host: '127.0.0.1',
+      baseUrl: 'http://127.0.0.1:3000',
+      dataDir: './data',
+      store: 'embedded',
+      eventstoreUrl: null,
+      mongodbUrl: null,
+      mongodbDb: 'couvert',
+      bootstrapFile: null,
+      rateLimitPerMinute: 600,
+      oauthTokenRateLimitPerMinute: 60,
+      webhookAllowPrivateTargets: false,
+      testClock: false,
+      trustProxy: false,
+      readYourWritesTimeoutMs: 2000,
+      logLevel: 'info',
+      roles: ['api', 'projector', 'scheduler'],
+      bodyLimitBytes: 1_000_000,
+      warnings: [],
+    },
+  );
+  assert.equal([...loadConfig(SCALED).roles], ['api']);
+  assert.is(loadConfig({ HOST: '0.0.0.0', PORT: '8080' }).baseUrl, 'http://0.0.0.0:8080');
+  // An empty number, boolean or list is the default (compose files write `X:` for "unset").
+  const blank = loadConfig({ PORT: '', TEST_CLOCK: '', ROLES: '', LOG_LEVEL: '', BOOTSTRAP_FILE: '' });
+  assert.is(blank.port, 3000);
+  assert.is(blank.roles.size, 3);
+  assert.is(blank.bootstrapFile, null);
+});
+
+t('a bad value of any variable throws ConfigError naming it', ({ dir }) => {
+  const bad: Record<string, string[]> = {
+    PORT: ['eighty', '70000', '-1', '80.5'],
+    HOST: [
+      'no such host!',
+      '',
+      '  ',
+      '999.1.1.1',
+      '-dash.example',
+      'a..b',
+      'host_name',
+      `${'x'.repeat(64)}.com`,
+    ],
+    BASE_URL: ['ftp://x', 'not a url'],
+    DATA_DIR: ['', '  ', 'a\0b', join(dir, 'bootstrap.json')],
+    STORE: ['postgres', 'EMBEDDED'],
+    EVENTSTORE_URL: ['http://x', 'esdb://a:2113,'],
+    MONGODB_URL: ['nope', 'postgres://db', 'mongodb://db:xx/'],
+    MONGODB_DB: ['', 'a/b', 'a\\b', 'a.b', 'a"b', 'a$b', 'a b', 'a\0b', 'x'.repeat(64), 'é'.repeat(32)],
+    BOOTSTRAP_FILE: [join(dir, 'missing.json'), dir],
+    RATE_LIMIT_PER_MINUTE: ['0', 'lots'],
+    OAUTH_TOKEN_RATE_LIMIT_PER_MINUTE: ['-1', '0'],
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: ['maybe'],
+    TEST_CLOCK: ['yes please'],
+    LOG_LEVEL: ['verbose'],
+    ROLES: ['api,web', 'webhooks', 'api,,projector'],
+    TRUST_PROXY: ['sometimes'],
+    BODY_LIMIT_BYTES: ['100', '1e6'],
+    READ_YOUR_WRITES_TIMEOUT_MS: ['60001', 'soon'],
+  };
+  for (const [name, values] of Object.entries(bad))
+    for (const value of values) {
+      const message = refusal({ [name]: value });
+      assert.ok(message.includes(name), `${name}=${JSON.stringify(value)}: "${message}" does not name it`);
+    }
+  assert.match(refusal({ STORE: 'eventstoredb' }), 'EVENTSTORE_URL');
+  assert.match(refusal({ ...SCALED, MONGODB_URL: '' }), /missing: MONGODB_URL/);
+});
+
+t('HOST: IP literals, localhost and host names, checked without any lookup', () => {
+  for (const [value, host] of [
+    ['0.0.0.0', '0.0.0.0'],
+    ['::', '::'],
+    ['::1', '::1'],
+    ['[::1]', '::1'],
+    ['localhost', 'localhost'],
+    ['api.internal.example', 'api.internal.example'],
+    ['db-1', 'db-1'],
+    ['no-such-host.invalid', 'no-such-host.invalid'],
+  ])
+    assert.is(loadConfig({ HOST: value as string }).host, host);
+  // The default BASE_URL must be a URL: an IPv6 host goes in brackets.
+  assert.is(loadConfig({ HOST: '::1', PORT: '8080' }).baseUrl, 'http://[::1]:8080');
+  assert.match(refusal({ HOST: 'no such host!' }), 'HOST must be an IP address, localhost or a host name');
+});
+
+t('DATA_DIR and MONGODB_DB: accepted values', ({ dir }) => {
+  assert.is(loadConfig({ DATA_DIR: dir }).dataDir, dir);
+  assert.is(loadConfig({ DATA_DIR: join(dir, 'not-yet') }).dataDir, join(dir, 'not-yet'));
+  for (const db of ['couvert_test-1', 'x'.repeat(63), 'é'.repeat(31)])
+    assert.is(loadConfig({ ...SCALED, MONGODB_DB: db }).mongodbDb, db);
+});
+
+t('several hosts in a store URL (cluster, replica set) are accepted', () => {
+  const c = loadConfig({
+    STORE: 'eventstoredb',
+    EVENTSTORE_URL: 'esdb+discover://a:2113,b:2113?tls=false',
+    MONGODB_URL: 'mongodb://u:p@a:27017,b:27017,c/?replicaSet=rs0',
+  });
+  assert.is(c.mongodbUrl, 'mongodb://u:p@a:27017,b:27017,c/?replicaSet=rs0');
+});
+
+t('a URL in an error message never carries its user:password', ({ file }) => {
+  const cases: Record<string, string>[] = [
+    { MONGODB_URL: 'mongodb://admin:S3cretPw@db:xx/' },
+    { MONGODB_URL: 'http://admin:S3cretPw@db/' },
+    { MONGODB_URL: 'mongodb://admin:S3c@ret@db:xx/' },
+    { MONGODB_URL: 'admin:S3cretPw@db x' },
+    { EVENTSTORE_URL: 'esdb://admin:S3cretPw@es:2113:99?tls=false' },
+    { EVENTSTORE_URL: 'mongodb://admin:S3cretPw@es' },
+    { BASE_URL: 'https://admin:S3cretPw@exa mple.com' },
+    { BASE_URL: 'ftp://admin:S3cretPw@example.com', BOOTSTRAP_FILE: file },
+  ];
+  for (const env of cases) {
+    const message = refusal(env);
+    assert.ok(message.includes(Object.keys(env)[0] as string), message);
+    assert.not.match(message, /S3c|admin|ret/, message);
+    assert.match(message, '***@');
+  }
+  assert.is(maskCredentials('mongodb://u:p@db/x'), 'mongodb://***@db/x');
+  assert.is(maskCredentials('u:p@db'), '***@db');
+  assert.is(maskCredentials('mongodb://db/x'), 'mongodb://db/x');
+});
+
+t('store URLs given to the embedded store are accepted but reported as warnings', () => {
+  assert.equal(loadConfig({}).warnings, []);
+  assert.equal(loadConfig(SCALED).warnings, []);
+  const [warning, ...more] = loadConfig({
+    EVENTSTORE_URL: 'esdb://es:2113',
+    MONGODB_URL: 'mongodb://u:secret@db',
+  }).warnings;
+  assert.equal(more, []);
+  assert.match(warning ?? '', /^EVENTSTORE_URL, MONGODB_URL are set but ignored: STORE is embedded/);
+  assert.not.match(warning ?? '', 'secret');
+  assert.match(loadConfig({ MONGODB_DB: 'other' }).warnings[0] ?? '', /^MONGODB_DB is set but ignored/);
+});
+
+t.run();

@@ -56,7 +56,7 @@ export async function startService(
         operatorMeta('bootstrap'),
       );
       await rt.settle(report.position);
-      notes.push(`bootstrap ${config.bootstrapFile}: ${report.appended} change(s) applied`, ...report.notes);
+      notes.push(`bootstrap ${config.bootstrapFile}: ${report.appended} event(s) appended`, ...report.notes);
     } else if (options.demo !== false && config.roles.has('api')) {
       // Scaled out the key is not made here: it would be printed into container logs. The CLI makes one.
       demo = await ensureDemo(rt, { withKey: config.store === 'embedded' });

@@ -31,12 +31,8 @@ export const applyCatalogSections: SectionApplier = async (deps, file, meta) => 
     throw new Error(
       `the bootstrap file's catalog is invalid:\n${issues.map((x) => `  - ${x.path}: ${x.message}`).join('\n')}`,
     );
-  const positions: bigint[] = [];
   let changed = 0;
-  for (const r of restaurants) {
-    const out = await applyCatalog(deps, r.id, catalogConfigOf(r), meta, 'replace');
-    if (out.position !== null) positions.push(out.position);
-    changed += out.appended.length;
-  }
-  return { positions, notes: changed ? [`catalog: ${changed} item change(s)`] : [] };
+  for (const r of restaurants)
+    changed += (await applyCatalog(deps, r.id, catalogConfigOf(r), meta, 'replace')).appended.length;
+  return { notes: changed ? [`catalog: ${changed} item change(s)`] : [] };
 };

@@ -28,8 +28,9 @@ export async function createRestaurant(
   meta: CommandMeta,
 ) {
   const at = deps.clock.now().toISOString();
-  // Validate before claiming the slug, so a refused restaurant never holds one.
-  decideCreate(initialRestaurant, id, profile, at);
+  // Validate, against the restaurant as it is, before claiming the slug, so a refused restaurant
+  // (invalid, or an id that exists) never holds one.
+  decideCreate(await loadRestaurant(deps, id), id, profile, at);
   await claim(deps, slugClaimStream(profile.slug), id, { ...meta, restaurant_id: id }, 'slug');
   return runCommand<RestaurantState>(deps.events, {
     ...base(id, meta, deps),

@@ -54,6 +54,7 @@ async function main(argv: string[]): Promise<number> {
   const rest = argv.slice(argv.indexOf(command.name.split(' ').at(-1) as string) + 1);
   const { values, positionals } = parseFlags(rest);
   const config = loadConfig();
+  for (const w of config.warnings) console.error(`warning: ${w}`);
   const rt = await createRuntime(config, { logger: createLogger(process.env.LOG_LEVEL ?? 'warn') });
   try {
     await command.run({

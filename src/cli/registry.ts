@@ -47,3 +47,12 @@ export function boolFlag(ctx: CliContext, name: string): boolean | undefined {
   if (v === 'false') return false;
   throw new CliUsageError(`--${name} takes true or false`);
 }
+
+/** A mistyped flag (`--nmae`) must not be silently ignored: the command would do something else. */
+export function rejectUnknownFlags(ctx: CliContext, allowed: readonly string[]): void {
+  const unknown = Object.keys(ctx.flags).filter((f) => !allowed.includes(f));
+  if (unknown.length)
+    throw new CliUsageError(
+      `unknown flag${unknown.length === 1 ? '' : 's'} ${unknown.map((f) => `--${f}`).join(', ')} (accepted: ${allowed.map((f) => `--${f}`).join(', ') || 'none'})`,
+    );
+}

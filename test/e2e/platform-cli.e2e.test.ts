@@ -1,0 +1,110 @@
+// The operator CLI as an operator runs it (its own process, `node src/cli/main.ts`) on the data
+// directory of a running server: the server answers differently on its very next request, and a
+// refused command exits non-zero having appended nothing.
+import { spawn } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { demoBootstrap, startTestService, type TestService } from '../helpers/service';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const DESIGN_EXAMPLE = join(root, 'test/fixtures/design-bootstrap.json');
+const TOKEN = 'couvert_pk_cli_00000000000000000000000000001';
+
+const t = suite<{ svc: TestService }>('operator CLI beside a running server');
+t.before(async (ctx) => {
+  ctx.svc = await startTestService({
+    bootstrap: demoBootstrap({}, [{ id: 'key_cli', token: TOKEN, scopes: ['CATALOG_READ'] }]),
+  });
+});
+t.after(async ({ svc }) => svc.close());
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function cli(svc: TestService, args: string[]): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+      cwd: root,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: svc.dataDir, LOG_LEVEL: 'silent' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const me = (svc: TestService, token = TOKEN) => svc.api('GET', '/me', { token });
+
+t('suspend: the very next request is 403 RESTAURANT_SUSPENDED; resume: 200 again', async ({ svc }) => {
+  assert.is((await me(svc)).status, 200);
+  const suspended = await cli(svc, ['restaurants', 'suspend', '--id', 'rest_demo', '--reason', 'unpaid']);
+  assert.equal(suspended, { code: 0, stdout: 'suspended restaurant rest_demo\n', stderr: '' });
+  const refused = await me(svc);
+  assert.is(refused.status, 403);
+  assert.is(refused.body.error.code, 'RESTAURANT_SUSPENDED');
+  const resumed = await cli(svc, ['restaurants', 'resume', '--id', 'rest_demo']);
+  assert.equal(resumed, { code: 0, stdout: 'resumed restaurant rest_demo\n', stderr: '' });
+  assert.is((await me(svc)).status, 200);
+});
+
+t('usage errors exit non-zero with a clear message and append nothing', async ({ svc }) => {
+  const head = await svc.rt.events.headPosition();
+  const create = ['restaurants', 'create', '--id', 'rest_new', '--name', 'New', '--slug', 'new'];
+  const good = { country: 'FR', timezone: 'Europe/Paris', currency: 'EUR' };
+  const withProfile = (o: Partial<typeof good>) =>
+    [...create, ...Object.entries({ ...good, ...o }).flatMap(([k, v]) => [`--${k}`, v])] as string[];
+  const cases: [string[], RegExp][] = [
+    [['restaurants', 'suspend', '--id', 'rest_nope'], /^error: restaurant rest_nope not found$/m],
+    [
+      ['restaurants', 'update', '--id', 'rest_nope', '--name', 'N'],
+      /^error: restaurant rest_nope not found$/m,
+    ],
+    [create, /^error: --country, --timezone, --currency are required$/m],
+    [withProfile({ country: 'France' }), /^ {2}--country: country_code must be an ISO 3166-1 alpha-2 code/m],
+    [withProfile({ timezone: 'Mars/Olympus' }), /^ {2}--timezone: timezone must be an IANA time zone/m],
+    [withProfile({ currency: 'euro' }), /^ {2}--currency: currency must be an ISO 4217 code/m],
+  ];
+  const runs = await Promise.all(cases.map(([args]) => cli(svc, args)));
+  for (const [i, run] of runs.entries()) {
+    const [args, expected] = cases[i] as [string[], RegExp];
+    assert.is(run.code, 1, `${args.join(' ')}: exit ${run.code}`);
+    assert.match(run.stderr, expected, `${args.join(' ')}: ${run.stderr}`);
+    assert.is(run.stdout, '');
+  }
+  assert.is(await svc.rt.events.headPosition(), head);
+  assert.is((await me(svc)).status, 200);
+});
+
+t('bootstrap apply and read-models rebuild beside the server', async ({ svc }) => {
+  const first = await cli(svc, ['bootstrap', 'apply', DESIGN_EXAMPLE]);
+  assert.is(first.code, 0, first.stderr);
+  assert.match(first.stdout, /: \d+ event\(s\) appended\n/);
+  assert.match(first.stdout, /note: users: 1 entry not applied/);
+  // The file's key works on the server's very next request.
+  assert.is((await me(svc, 'couvert_pk_demo_0001')).status, 200);
+  const head = await svc.rt.events.headPosition();
+  const second = await cli(svc, ['bootstrap', 'apply', DESIGN_EXAMPLE]);
+  assert.match(second.stdout, /already applied, nothing appended/);
+
+  const rebuild = await cli(svc, ['read-models', 'rebuild', '--no-progress']);
+  assert.is(rebuild.code, 0, rebuild.stderr);
+  assert.match(rebuild.stdout, /live in the server process and are rebuilt from the event log at each start/);
+  assert.match(rebuild.stdout, /consistency check passed: replayed \d+ events/);
+  assert.is(await svc.rt.events.headPosition(), head);
+  assert.is((await me(svc)).status, 200);
+});
+
+t.run();

@@ -27,6 +27,10 @@ export function clientErrorHandler(rt: Runtime) {
     const { status, message } = statusFor(err.code);
     const requestId = newRequestId();
     const body = JSON.stringify({ error: { code: 'VALIDATION_ERROR', message, request_id: requestId } });
+    // The server allows half-open sockets: end() alone would leave this one to the client to close
+    // (a slow client could hold it for ever), so it is destroyed once written, or after a second.
+    const fallback = setTimeout(() => socket.destroy(), 1_000);
+    fallback.unref();
     socket.end(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
         'content-type: application/json; charset=utf-8\r\n' +
@@ -34,6 +38,10 @@ export function clientErrorHandler(rt: Runtime) {
         `x-request-id: ${requestId}\r\n` +
         'connection: close\r\n\r\n' +
         body,
+      () => {
+        clearTimeout(fallback);
+        socket.destroy();
+      },
     );
     rt.accessLog.write({
       request_id: requestId,

@@ -113,6 +113,29 @@ t('garbage instead of a request line answers 400 in the envelope', async (ctx) =
   assertEnvelope(ctx, r, 400);
 });
 
+t(
+  'the connection of a refused request is closed by the server even when the client never closes its side',
+  async (ctx) => {
+    // allowHalfOpen: this client does not answer the server's FIN with its own, as a slow or hostile one may not.
+    const socket = connect({ port: ctx.port, host: '127.0.0.1', allowHalfOpen: true });
+    socket.on('error', () => {});
+    const answered = new Promise((resolve) => socket.once('data', resolve));
+    socket.write('GET /api/partner/v1 HTTP/1.1\r\nHost: x\r\nNot a header\r\n\r\n');
+    await answered;
+    const open = () =>
+      new Promise<number>((resolve, reject) =>
+        ctx.svc.server.getConnections((err, n) => (err ? reject(err) : resolve(n))),
+      );
+    let left = await open();
+    for (let i = 0; i < 100 && left > 0; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      left = await open();
+    }
+    assert.is(left, 0, 'the server dropped the socket instead of leaving it half-open');
+    socket.destroy();
+  },
+);
+
 t('the service still answers normally afterwards', async (ctx) => {
   const res = await fetch(`${ctx.svc.url}/api/partner/v1`);
   assert.is(res.status, 200);

@@ -1,14 +1,15 @@
 // Starts the service in-process: runtime, bootstrap or demo data, HTTP server. Used by main.ts and by
 // end-to-end tests (ephemeral port).
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { applyBootstrap, readBootstrapFile } from './bootstrap';
 import type { Config } from './config';
 import { operatorMeta } from './core/command-meta';
+import { ApiError } from './core/errors';
 import { type DemoInfo, ensureDemo } from './demo';
 import { clientErrorHandler } from './http/client-error';
 import { allRoutes } from './http/routes/index';
-import { createApp, type Lifecycle } from './http/server';
+import { createApp, type Lifecycle, newLifecycle } from './http/server';
 import { registerModules } from './modules';
 import { createRuntime, type Runtime, type RuntimeOptions } from './runtime';
 import { startScheduler } from './scheduler';
@@ -35,13 +36,24 @@ export async function startService(
   let demo: DemoInfo | null = null;
   // Requests that arrive before the bootstrap or demo data is in wait for it (see `lifecycle.ready`).
   let open!: () => void;
+  let fail!: (err: Error) => void;
   const lifecycle: Lifecycle = {
-    ready: new Promise<void>((r) => (open = r)),
+    ...newLifecycle(),
+    ready: new Promise<void>((resolve, reject) => {
+      open = resolve;
+      fail = reject;
+    }),
     isReady: false,
-    draining: false,
   };
+  lifecycle.ready.catch(() => {}); // a failed start is answered by the requests that wait, if any
   const app = createApp(rt, allRoutes(rt), lifecycle);
-  const server = app.listen(config.port, config.host);
+  const server = createServer(app.callback());
+  // Longer than clients' and load balancers' idle timeouts, so the server is never the side that races a reused connection.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+  // Answers the requests Node's HTTP parser refuses (oversized headers, malformed lines) in the envelope.
+  server.on('clientError', clientErrorHandler(rt));
+  server.listen(config.port, config.host);
   try {
     // Listen first: a port in use fails the start before anything is written (a demo key created but
     // never printed would be lost: it is stored hashed).
@@ -62,19 +74,16 @@ export async function startService(
       demo = await ensureDemo(rt, { withKey: config.store === 'embedded' });
     }
   } catch (err) {
-    await new Promise((r) => server.close(r));
+    // Requests waiting for the data answer 503 in the envelope, then every connection is closed.
+    fail(new ApiError(503, 'INTERNAL_ERROR', 'The service could not start; retry later'));
+    if (server.listening) await drain(server, lifecycle, 1_000);
     await rt.close();
     throw err;
   }
   lifecycle.isReady = true;
   open();
-  // Answers the requests Node's HTTP parser refuses (oversized headers, malformed lines) in the envelope.
-  server.on('clientError', clientErrorHandler(rt));
   // Scaled out, the projector role follows the log live; embedded, projections apply inline.
   const following = config.store !== 'embedded' && config.roles.has('projector') ? followForever(rt) : null;
-  // Longer than clients' and load balancers' idle timeouts, so the server is never the side that races a reused connection.
-  server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 66_000;
   // --- scheduler role (src/scheduler.ts): time-driven commands; stopped before the stores close. ---
   const scheduler = config.roles.has('scheduler') ? startScheduler(rt) : null;
   // --- end scheduler role ---
@@ -94,11 +103,14 @@ export async function startService(
   return { rt, server, url, demo, notes, stop };
 }
 
+/** After connections are cut, how long handlers still running may take before the stores close under them. */
+const HANDLER_GRACE_MS = 2_000;
+
 /**
  * Stops accepting, lets in-flight requests finish, and closes every connection: from now on each
  * response says `Connection: close`, idle keep-alive connections are closed as they appear (a pooled
  * client or load balancer would otherwise hold the stop for the whole keep-alive timeout), and whatever
- * is still open after `graceMs` is cut.
+ * is still open after `graceMs` is cut. Then waits (bounded) for handlers whose connection was cut.
  */
 async function drain(server: Server, lifecycle: Lifecycle, graceMs: number): Promise<void> {
   lifecycle.draining = true;
@@ -112,6 +124,14 @@ async function drain(server: Server, lifecycle: Lifecycle, graceMs: number): Pro
     clearInterval(sweep);
     clearTimeout(deadline);
   }
+  if (lifecycle.inFlight > 0)
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, HANDLER_GRACE_MS);
+      lifecycle.onIdle = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
 }
 
 /** Runs the projector until the runtime closes, restarting with backoff after a failure. */

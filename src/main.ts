@@ -25,8 +25,9 @@ async function main() {
     }
     stopping = true;
     console.log(`couvert: ${signal} received, finishing in-flight requests (again to exit at once)`);
-    const stop = service ? service.stop() : Promise.resolve();
-    stop.then(
+    // While starting, the start finishes first (so a demo key it made is printed), then stops below.
+    if (!service) return;
+    service.stop().then(
       () => process.exit(0),
       (err) => {
         console.error(err);
@@ -37,10 +38,6 @@ async function main() {
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
   service = await startService(config);
-  if (stopping) {
-    await service.stop();
-    process.exit(0);
-  }
   const prefix = `${service.url}/api/partner/v1`;
   const lines = [`Couvert is listening on ${service.url} (store: ${config.store}, data: ${config.dataDir})`];
   for (const note of service.notes) lines.push(`  ${note}`);
@@ -60,7 +57,12 @@ async function main() {
     );
   }
   lines.push(`OpenAPI: ${prefix}/openapi.json`);
+  // Printed even when a signal came during the start: a demo key made by it is shown only here.
   console.log(lines.join('\n'));
+  if (stopping) {
+    await service.stop();
+    process.exit(0);
+  }
 }
 
 main().catch((err) => {

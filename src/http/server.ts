@@ -28,11 +28,21 @@ export interface Lifecycle {
   isReady: boolean;
   /** Stopping: every response closes its connection. */
   draining: boolean;
+  /** Requests inside the middleware; a stop waits for them before closing the stores. */
+  inFlight: number;
+  /** Called when `inFlight` falls to 0 (set by a stop that waits). */
+  onIdle: (() => void) | null;
 }
 
-const ALWAYS_READY: Lifecycle = { ready: Promise.resolve(), isReady: true, draining: false };
+export const newLifecycle = (): Lifecycle => ({
+  ready: Promise.resolve(),
+  isReady: true,
+  draining: false,
+  inFlight: 0,
+  onIdle: null,
+});
 
-export function createApp(rt: Runtime, routes: AnyRoute[], lifecycle: Lifecycle = ALWAYS_READY): Koa {
+export function createApp(rt: Runtime, routes: AnyRoute[], lifecycle: Lifecycle = newLifecycle()): Koa {
   const app = new Koa();
   app.proxy = rt.config.trustProxy;
   // Behind a trusted proxy the client address is the one that proxy appended, the last of
@@ -77,6 +87,7 @@ export function createApp(rt: Runtime, routes: AnyRoute[], lifecycle: Lifecycle 
   // thrown; one access-log line. One level instead of a chain: each Koa middleware level costs a bound
   // `next` and a promise per request.
   app.use(async (ctx) => {
+    lifecycle.inFlight++;
     const started = performance.now();
     const incoming = ctx.get('x-request-id');
     const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : newRequestId();
@@ -118,6 +129,7 @@ export function createApp(rt: Runtime, routes: AnyRoute[], lifecycle: Lifecycle 
         credential_id: auth?.credential._id ?? null,
         ip: ctx.ip,
       });
+      if (--lifecycle.inFlight === 0) lifecycle.onIdle?.();
     }
   });
   return app;

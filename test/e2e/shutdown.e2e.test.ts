@@ -51,6 +51,15 @@ function get(
   });
 }
 
+/**
+ * One round trip on a fresh connection: the server reads connections in the order their bytes arrive,
+ * so once this answers, whatever was written on earlier connections has been parsed (no fixed sleep).
+ */
+async function parsedBefore(port: number): Promise<void> {
+  const res = await fetch(`http://127.0.0.1:${port}/healthz`, { headers: { connection: 'close' } });
+  await res.text();
+}
+
 const closedWithin = (socket: Socket, ms: number) =>
   new Promise<boolean>((resolve) => {
     if (socket.destroyed) return resolve(true);
@@ -69,7 +78,10 @@ test('a request in flight finishes and says Connection: close; idle keep-alive c
   assert.is(first.statusCode, 200);
   assert.is(first.headers.connection, 'keep-alive');
 
-  // A request in flight when the stop begins: headers and half of its body sent.
+  // A request in flight when the stop begins, on a connection of its own (a second client): headers and
+  // half of its body sent.
+  const busyAgent = new Agent({ keepAlive: true });
+  let sendRest = () => {};
   const body = JSON.stringify({ start_at: '2031-06-02T19:30:00+02:00', party_size: 2 });
   const half = Math.floor(body.length / 2);
   const inflight = new Promise<{ status: number; connection: string | undefined; text: string }>(
@@ -79,7 +91,7 @@ test('a request in flight finishes and says Connection: close; idle keep-alive c
         host: '127.0.0.1',
         method: 'POST',
         path: '/api/partner/v1/availability/check',
-        agent,
+        agent: busyAgent,
         headers: {
           authorization: `Bearer ${svc.token}`,
           'content-type': 'application/json',
@@ -97,13 +109,15 @@ test('a request in flight finishes and says Connection: close; idle keep-alive c
       });
       req.on('error', reject);
       req.write(body.slice(0, half));
-      setTimeout(() => req.end(body.slice(half)), 300);
+      sendRest = () => req.end(body.slice(half));
     },
   );
-  await new Promise((r) => setTimeout(r, 100));
+  await parsedBefore(svc.port);
+  assert.not.ok(idle.destroyed, 'the first connection is idle in the pool, not closed');
   const began = Date.now();
   const stopped = svc.stop();
   assert.ok(await closedWithin(idle, 1_000), 'the idle keep-alive connection is closed at once');
+  sendRest();
   const res = await inflight;
   assert.is(res.status, 200, res.text);
   assert.type(JSON.parse(res.text).data.available, 'boolean');
@@ -112,6 +126,7 @@ test('a request in flight finishes and says Connection: close; idle keep-alive c
   const took = Date.now() - began;
   assert.ok(took < 3_000, `stopped in ${took} ms, not after the 65 s keep-alive timeout`);
   agent.destroy();
+  busyAgent.destroy();
 });
 
 test('a connection still busy after the grace period is cut, and the stop completes', async () => {
@@ -123,7 +138,7 @@ test('a connection still busy after the grace period is cut, and the stop comple
   socket.write(
     `POST /api/partner/v1/availability/check HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${svc.token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`,
   );
-  await new Promise((r) => setTimeout(r, 100));
+  await parsedBefore(svc.port);
   const began = Date.now();
   await svc.stop();
   const took = Date.now() - began;
@@ -162,7 +177,7 @@ test('the real process: SIGTERM waits for a request in flight; a second SIGTERM 
     socket.write(
       `POST /api/partner/v1/availability/check HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`,
     );
-    await new Promise((r) => setTimeout(r, 200));
+    await parsedBefore(port);
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
     child.kill('SIGTERM');
     const early = await Promise.race([exited, new Promise((r) => setTimeout(() => r('running'), 1_000))]);

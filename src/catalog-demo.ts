@@ -2,6 +2,7 @@
 // enough of everything else (prescriber, discount, custom fields, templates) for every catalog route
 // to answer something real.
 import type { CatalogConfig } from '../commands/catalog/decide';
+import { catalogStream } from '../commands/catalog/events';
 import { applyCatalog } from '../commands/catalog/handler';
 import { operatorMeta } from './core/command-meta';
 import type { DemoSeeder } from './demo';
@@ -116,5 +117,8 @@ export const DEMO_CATALOG: CatalogConfig = {
   ],
 };
 
-export const seedDemoCatalog: DemoSeeder = async (rt, restaurantId) =>
-  (await applyCatalog(rt, restaurantId, DEMO_CATALOG, operatorMeta('demo'))).position;
+/** Seeds only a catalog that has never had anything: an operator's later changes are never overwritten. */
+export const seedDemoCatalog: DemoSeeder = async (rt, restaurantId) => {
+  if ((await rt.events.readStream(catalogStream(restaurantId), { limit: 1 })).length) return null;
+  return (await applyCatalog(rt, restaurantId, DEMO_CATALOG, operatorMeta('demo'))).position;
+};

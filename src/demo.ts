@@ -3,6 +3,7 @@
 import { apiKeyStream } from '../commands/credentials/events';
 import { createApiKey } from '../commands/credentials/handler';
 import { createRestaurant, loadRestaurant } from '../commands/restaurants/handler';
+import { listKeys } from '../queries/api-keys';
 import { operatorMeta } from './core/command-meta';
 import { ApiError } from './core/errors';
 import { SCOPES } from './core/scopes';
@@ -17,6 +18,10 @@ export interface DemoInfo {
 
 export const DEMO_RESTAURANT = 'rest_demo';
 
+/**
+ * Called at every start with the demo restaurant (so a start that died before seeding is healed);
+ * seeds only what has never been there and returns the last position it appended, if any.
+ */
 export type DemoSeeder = (rt: Runtime, restaurantId: string) => Promise<bigint | null>;
 const seeders: DemoSeeder[] = [];
 /** The catalog module adds rooms, tables and shifts to the demo restaurant through this. */
@@ -57,13 +62,19 @@ export async function ensureDemo(rt: Runtime, options: { withKey: boolean }): Pr
         meta,
       );
       position = created.position ?? null;
-      for (const seed of seeders) position = (await seed(rt, DEMO_RESTAURANT)) ?? position;
     } catch (err) {
       if (!isConflict(err)) throw err;
     }
   }
+  for (const seed of seeders) position = (await seed(rt, DEMO_RESTAURANT)) ?? position;
+  await rt.settle(position);
   let token: string | null = null;
-  if (options.withKey && (await rt.events.readStream(apiKeyStream(DEMO_KEY))).length === 0) {
+  // Any key of the demo restaurant, revoked ones included (an operator's revocation is respected; a
+  // data directory from before the fixed key id has its key under another id).
+  const hasKey = async () =>
+    (await rt.events.readStream(apiKeyStream(DEMO_KEY), { limit: 1 })).length > 0 ||
+    (await listKeys(rt.docs, DEMO_RESTAURANT)).length > 0;
+  if (options.withKey && !(await hasKey())) {
     try {
       const key = await createApiKey(
         rt,

@@ -5,10 +5,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { catalogStream } from '../../commands/catalog/events';
 import { apiKeyStream } from '../../commands/credentials/events';
+import { createApiKey, revokeApiKey } from '../../commands/credentials/handler';
+import { createRestaurant } from '../../commands/restaurants/handler';
 import { MemoryEventStore } from '../../src/adapters/event-store/memory';
 import { startService } from '../../src/app';
 import { loadConfig } from '../../src/config';
+import { operatorMeta } from '../../src/core/command-meta';
 import { DEMO_KEY, DEMO_RESTAURANT, ensureDemo } from '../../src/demo';
 import { createLogger } from '../../src/logger';
 import { registerModules } from '../../src/modules';
@@ -45,6 +49,58 @@ test('a start that died after the restaurant and before the key: the next start 
     assert.is((await rt.events.readStream(apiKeyStream(DEMO_KEY))).length, 0);
     const next = await ensureDemo(rt, { withKey: true });
     assert.match(next.token ?? '', /^couvert_pk_/);
+  } finally {
+    await rt.close();
+  }
+});
+
+test('a data directory whose demo key has another id (made before the fixed id): no second key', async () => {
+  const rt = await runtime();
+  try {
+    await ensureDemo(rt, { withKey: false });
+    const old = await createApiKey(
+      rt,
+      { restaurantId: DEMO_RESTAURANT, name: 'Demo key (every scope)', scopes: ['CATALOG_READ'] },
+      operatorMeta(),
+    );
+    await revokeApiKey(rt, old.keyId, 'operator', operatorMeta());
+    await rt.settle(await rt.events.headPosition());
+    const demo = await ensureDemo(rt, { withKey: true });
+    assert.is(demo.token, null, 'a revoked or older demo key is respected: no new key with every scope');
+    assert.is((await rt.events.readStream(apiKeyStream(DEMO_KEY))).length, 0);
+  } finally {
+    await rt.close();
+  }
+});
+
+test('a restaurant left without its catalog is seeded at the next start; a catalog with anything is left alone', async () => {
+  const rt = await runtime();
+  try {
+    await createRestaurant(
+      rt,
+      DEMO_RESTAURANT,
+      {
+        name: 'Le Demo',
+        slug: 'le-demo',
+        country_code: 'FR',
+        timezone: 'Europe/Paris',
+        currency: 'EUR',
+        api_option: true,
+        customer_matching: true,
+        features: [],
+      },
+      operatorMeta(),
+    );
+    assert.is((await rt.events.readStream(catalogStream(DEMO_RESTAURANT))).length, 0);
+    await ensureDemo(rt, { withKey: false });
+    const seeded = (await rt.events.readStream(catalogStream(DEMO_RESTAURANT))).length;
+    assert.ok(seeded > 0, 'the catalog was seeded');
+    await ensureDemo(rt, { withKey: false });
+    assert.is(
+      (await rt.events.readStream(catalogStream(DEMO_RESTAURANT))).length,
+      seeded,
+      'a later start appends nothing to an existing catalog',
+    );
   } finally {
     await rt.close();
   }

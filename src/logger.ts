@@ -59,6 +59,8 @@ const PLAIN = /^[\w.:/@{}-]*$/;
 const quote = (v: string) => (PLAIN.test(v) ? `"${v}"` : JSON.stringify(v));
 /** Quoted forms of values that repeat from line to line (routes, addresses, restaurant and key ids). */
 const MEMO_MAX = 1024;
+/** Longer values (client-sent paths) are not kept: 1,024 of them could pin megabytes. */
+const MEMO_VALUE_MAX = 200;
 
 /**
  * The access log, one line per request. The line is pino's own format (level, time, service, log,
@@ -79,6 +81,7 @@ export function createAccessLog(level: string, destination?: pino.DestinationStr
     let q = memo.get(v);
     if (q === undefined) {
       q = quote(v);
+      if (v.length > MEMO_VALUE_MAX) return q;
       if (memo.size >= MEMO_MAX) memo.clear();
       memo.set(v, q);
     }
@@ -118,7 +121,14 @@ export function createAccessLog(level: string, destination?: pino.DestinationStr
       clearInterval(timer);
       process.removeListener('exit', onExit);
       drain();
-      (dest as { flush?: () => void }).flush?.();
+      // Synchronously: the process may exit right after (main.ts), and an asynchronous write still
+      // queued, or the rest of a partial write to a full pipe, would be lost.
+      const d = dest as { flushSync?: () => void; flush?: () => void };
+      try {
+        d.flushSync ? d.flushSync() : d.flush?.();
+      } catch {
+        d.flush?.(); // sonic-boom refuses flushSync while its file is still opening
+      }
     },
   };
 }

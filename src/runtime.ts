@@ -113,7 +113,8 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
           lookThisTurn = null;
           try {
             if (detector.changed()) projections.catchUp().then(noop).then(resolve, reject);
-            else resolve();
+            // Nothing new, but a catch-up asked for earlier (a write's settle) may still be applying.
+            else projections.idle().then(() => resolve(), reject);
           } catch (err) {
             reject(err);
           }

@@ -2,13 +2,12 @@
 // past Node's limit, a malformed header line. Each still answers the spec's envelope with a request id
 // (header, body and access log alike). And the client address behind a trusted proxy.
 import { connect } from 'node:net';
-import { Writable } from 'node:stream';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { MemoryEventStore } from '../../src/adapters/event-store/memory';
 import { type RunningService, startService } from '../../src/app';
 import { loadConfig } from '../../src/config';
-import { createLogger } from '../../src/logger';
+import { captureLog } from '../helpers/log-sink';
 import { demoBootstrap, startTestService } from '../helpers/service';
 
 const TOKEN = 'couvert_pk_edges_0000000000000000000000000000001';
@@ -59,16 +58,11 @@ interface Ctx {
 const t = suite<Ctx>('http edges');
 
 t.before(async (ctx) => {
-  ctx.logs = [];
-  const sink = new Writable({
-    write(chunk, _enc, cb) {
-      ctx.logs.push(String(chunk));
-      cb();
-    },
-  });
+  const log = captureLog();
+  ctx.logs = log.lines;
   ctx.svc = await startService(loadConfig({ PORT: '0', LOG_LEVEL: 'info', ROLES: 'api,projector' }), {
     events: new MemoryEventStore(),
-    logger: createLogger('info', sink),
+    logger: log.logger,
     demo: false,
   });
   ctx.port = Number(new URL(ctx.svc.url).port);

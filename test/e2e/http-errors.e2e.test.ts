@@ -2,7 +2,6 @@
 // with two extra routes (one that echoes a validated body, one that throws).
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { MemoryEventStore } from '../../src/adapters/event-store/memory';
@@ -13,8 +12,8 @@ import { defineRoute, PUBLIC, scopes } from '../../src/http/route';
 import { partnerRoutes } from '../../src/http/routes/index';
 import { arr, int, obj, optional, str } from '../../src/http/schema';
 import { createApp } from '../../src/http/server';
-import { createLogger } from '../../src/logger';
 import { createRuntime, type Runtime } from '../../src/runtime';
+import { captureLog } from '../helpers/log-sink';
 import { demoBootstrap } from '../helpers/service';
 
 const TOKEN = 'couvert_pk_errors_000000000000000000000000001';
@@ -63,13 +62,8 @@ interface Ctx {
 const t = suite<Ctx>('http errors');
 
 t.before(async (ctx) => {
-  ctx.logs = [];
-  const sink = new Writable({
-    write(chunk, _enc, cb) {
-      ctx.logs.push(String(chunk));
-      cb();
-    },
-  });
+  const log = captureLog();
+  ctx.logs = log.lines;
   const config = loadConfig({
     PORT: '0',
     LOG_LEVEL: 'info',
@@ -78,7 +72,7 @@ t.before(async (ctx) => {
   });
   ctx.rt = await createRuntime(config, {
     events: new MemoryEventStore(),
-    logger: createLogger('info', sink),
+    logger: log.logger,
   });
   await ctx.rt.settle(
     (

@@ -1,5 +1,6 @@
 // A write side and the customer read model in memory, for customer tests that need no HTTP: commands
 // append to a memory log, `settle()` applies it, queries read the embedded document store.
+
 import { applyCatalog } from '../../commands/catalog/handler';
 import type { CustomFieldDefinition } from '../../commands/customers/custom-fields';
 import { createRestaurant } from '../../commands/restaurants/handler';
@@ -9,6 +10,7 @@ import { MemoryEventStore } from '../../src/adapters/event-store/memory';
 import { FixedClock } from '../../src/core/clock';
 import type { CommandMeta } from '../../src/core/command-meta';
 import { ProjectionRunner } from '../../src/projection/runner';
+import { restaurantProfile } from './restaurants';
 
 export interface CustomerWorld {
   events: MemoryEventStore;
@@ -22,16 +24,7 @@ export interface CustomerWorld {
   defineFields: (fields: readonly CustomFieldDefinition[]) => Promise<void>;
 }
 
-const profile = (slug: string) => ({
-  name: slug,
-  slug,
-  country_code: 'FR',
-  timezone: 'Europe/Paris',
-  currency: 'EUR',
-  api_option: true,
-  customer_matching: true,
-  features: [],
-});
+const profile = (slug: string) => restaurantProfile(slug);
 
 export async function customerWorld(start = '2026-03-01T10:00:00.000Z'): Promise<CustomerWorld> {
   const clock = new FixedClock(start);

@@ -9,24 +9,11 @@ import { MemoryEventStore } from '../../src/adapters/event-store/memory';
 import { systemClock } from '../../src/core/clock';
 import { operatorMeta } from '../../src/core/command-meta';
 import { ApiError } from '../../src/core/errors';
+import { restaurantProfile } from '../helpers/restaurants';
 
 async function withRestaurant() {
   const deps = { events: new MemoryEventStore(), clock: systemClock };
-  await createRestaurant(
-    deps,
-    'rest_k',
-    {
-      name: 'K',
-      slug: 'k',
-      country_code: 'FR',
-      timezone: 'Europe/Paris',
-      currency: 'EUR',
-      api_option: true,
-      customer_matching: true,
-      features: [],
-    },
-    operatorMeta(),
-  );
+  await createRestaurant(deps, 'rest_k', restaurantProfile('k'), operatorMeta());
   return deps;
 }
 

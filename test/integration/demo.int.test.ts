@@ -17,6 +17,7 @@ import { DEMO_KEY, DEMO_RESTAURANT, ensureDemo } from '../../src/demo';
 import { createLogger } from '../../src/logger';
 import { registerModules } from '../../src/modules';
 import { createRuntime } from '../../src/runtime';
+import { restaurantProfile } from '../helpers/restaurants';
 
 registerModules();
 const config = () => loadConfig({ PORT: '0', LOG_LEVEL: 'silent' });
@@ -79,16 +80,7 @@ test('a restaurant left without its catalog is seeded at the next start; a catal
     await createRestaurant(
       rt,
       DEMO_RESTAURANT,
-      {
-        name: 'Le Demo',
-        slug: 'le-demo',
-        country_code: 'FR',
-        timezone: 'Europe/Paris',
-        currency: 'EUR',
-        api_option: true,
-        customer_matching: true,
-        features: [],
-      },
+      restaurantProfile('le-demo', { name: 'Le Demo' }),
       operatorMeta(),
     );
     assert.is((await rt.events.readStream(catalogStream(DEMO_RESTAURANT))).length, 0);

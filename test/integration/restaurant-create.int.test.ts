@@ -6,17 +6,9 @@ import { MemoryEventStore } from '../../src/adapters/event-store/memory';
 import { systemClock } from '../../src/core/clock';
 import { operatorMeta } from '../../src/core/command-meta';
 import { ApiError } from '../../src/core/errors';
+import { restaurantProfile } from '../helpers/restaurants';
 
-const profile = (slug: string) => ({
-  name: 'R',
-  slug,
-  country_code: 'FR',
-  timezone: 'Europe/Paris',
-  currency: 'EUR',
-  api_option: true,
-  customer_matching: true,
-  features: [],
-});
+const profile = (slug: string) => restaurantProfile(slug);
 
 test('creating an id that exists, with a new slug: 409, and the new slug stays free for others', async () => {
   const deps = { events: new MemoryEventStore(), clock: systemClock };

@@ -74,8 +74,9 @@ export async function startService(
       demo = await ensureDemo(rt, { withKey: config.store === 'embedded' });
     }
   } catch (err) {
-    // Requests waiting for the data answer 503 in the envelope, then every connection is closed.
-    fail(new ApiError(503, 'INTERNAL_ERROR', 'The service could not start; retry later'));
+    // Requests waiting for the data answer 500 INTERNAL_ERROR (the documented status for "the server
+    // failed"), then every connection is closed.
+    fail(new ApiError(500, 'INTERNAL_ERROR', 'The service could not start; retry later'));
     if (server.listening) await drain(server, lifecycle, 1_000);
     await rt.close();
     throw err;

@@ -1,5 +1,5 @@
 // The server listens before it writes bootstrap or demo data; requests that arrive meanwhile wait for
-// the data, and a start that fails answers them 503 in the envelope and ends instead of hanging.
+// the data, and a start that fails answers them 500 INTERNAL_ERROR in the envelope and ends instead of hanging.
 import { createServer } from 'node:net';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -59,7 +59,7 @@ test('a request that arrives while the demo data is written waits for it', async
   }
 });
 
-test('a start that fails answers waiting requests 503 in the envelope and rejects, without hanging', async () => {
+test('a start that fails answers waiting requests 500 in the envelope and rejects, without hanging', async () => {
   seeding = 'fail';
   const port = await freePort();
   const began = Date.now();
@@ -70,7 +70,7 @@ test('a start that fails answers waiting requests 503 in the envelope and reject
   const answer = await firstAnswer(port);
   const err = await starting;
   assert.is(err?.message, 'seeding failed');
-  assert.is(answer.status, 503);
+  assert.is(answer.status, 500);
   const body = JSON.parse(answer.body);
   assert.is(body.error.code, 'INTERNAL_ERROR');
   assert.match(body.error.request_id, /^req_/);

@@ -1,12 +1,13 @@
 // The OpenAPI 3.0.3 document, generated from the same route declarations the server runs.
-import type { AnyRoute, ResponseDoc } from './route';
+
 import {
   commonHeaders,
   ERROR_EXAMPLES,
   errorResponse,
   errorResponseName,
   HEADERS,
-} from './routes/response-docs';
+} from './openapi-responses';
+import type { AnyRoute, ResponseDoc } from './route';
 import type { AnySchema, JsonSchema } from './schema';
 import { API_PREFIX, fullPath } from './server';
 

@@ -7,7 +7,7 @@ import type { Runtime } from '../runtime';
 import { authenticate } from './auth';
 import { sendError } from './envelope';
 import { consumeRateLimit, createLimiter } from './rate-limit';
-import { newRequestId } from './request-id';
+import { newRequestId, REQUEST_ID_PATTERN } from './request-id';
 import type { AnyRoute, AuthContext } from './route';
 import { RouteTable } from './route-table';
 import { validateInput } from './validate';
@@ -16,8 +16,6 @@ export const API_PREFIX = '/api/partner/v1';
 
 export const fullPath = (route: AnyRoute) =>
   route.absolute ? route.path : `${API_PREFIX}${route.path === '/' ? '' : route.path}`;
-
-const REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
 const isPartnerPath = (p: string) => p === API_PREFIX || p.startsWith(`${API_PREFIX}/`);
 
@@ -90,7 +88,7 @@ export function createApp(rt: Runtime, routes: AnyRoute[], lifecycle: Lifecycle 
     lifecycle.inFlight++;
     const started = performance.now();
     const incoming = ctx.get('x-request-id');
-    const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : newRequestId();
+    const requestId = incoming && REQUEST_ID_PATTERN.test(incoming) ? incoming : newRequestId();
     ctx.state.requestId = requestId;
     ctx.set('x-request-id', requestId);
     let routePath: string | null = null;

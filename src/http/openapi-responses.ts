@@ -1,6 +1,7 @@
 // What openapi.json says every operation shares: the response headers the server sets before or
 // around routing (src/http/server.ts, src/http/rate-limit.ts), and one response per error status with
 // examples in the envelope. Declared once as components and referenced, so the document stays small.
+import { REQUEST_ID_PATTERN } from './request-id';
 
 const REQUEST_ID = 'req_5f0c3a9e2b7d4c1e8a6f0b3d9c2e7a41';
 
@@ -10,7 +11,7 @@ export const HEADERS = {
     description:
       "The request's id, also in error.request_id and the server's logs: the caller's X-Request-Id when it is 8 to 128 characters of [A-Za-z0-9._:-], otherwise a new req_<32 hex digits>",
     required: true,
-    schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{8,128}$', example: REQUEST_ID },
+    schema: { type: 'string', pattern: REQUEST_ID_PATTERN.source, example: REQUEST_ID },
   },
   RateLimitLimit: {
     description: 'Requests allowed per minute per client IP on /api/partner/v1',

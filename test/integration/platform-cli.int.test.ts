@@ -20,6 +20,7 @@ import { ApiError } from '../../src/core/errors';
 import { createLogger } from '../../src/logger';
 import { registerModules } from '../../src/modules';
 import { createRuntime, type Runtime } from '../../src/runtime';
+import { restaurantProfile } from '../helpers/restaurants';
 
 const DESIGN_EXAMPLE = join(dirname(fileURLToPath(import.meta.url)), '../fixtures/design-bootstrap.json');
 const silent = { logger: createLogger('silent') };
@@ -247,16 +248,7 @@ t('read-models rebuild, scaled out: the command keeps the read models without --
     await createRestaurant(
       rt,
       'rest_s',
-      {
-        name: 'S',
-        slug: 's',
-        country_code: 'FR',
-        timezone: 'Europe/Paris',
-        currency: 'EUR',
-        api_option: false,
-        customer_matching: true,
-        features: [],
-      },
+      restaurantProfile('s', { name: 'S', api_option: false }),
       operatorMeta('test'),
     );
     await docs.collection('sentinel').insertOne({ _id: 'still here' });

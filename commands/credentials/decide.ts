@@ -1,5 +1,5 @@
 import { ApiError, validationError } from '../../src/core/errors';
-import { isScope, normalizeScopes, type Scope } from '../../src/core/scopes';
+import { isScope, canonicalScopes, type Scope } from '../../src/core/scopes';
 import type { NewEvent, RecordedEvent } from '../../src/ports/event-store';
 import { type ApiKeyCreatedData, TOKEN_PREFIX } from './events';
 
@@ -35,7 +35,7 @@ export function checkScopes(scopes: readonly string[]): Scope[] {
       unknown.map((s) => ({ path: 'scopes', code: 'invalid_enum', message: `unknown scope ${s}` })),
       'Unknown scopes',
     );
-  return normalizeScopes(scopes);
+  return canonicalScopes(scopes);
 }
 
 export function checkToken(token: string): void {

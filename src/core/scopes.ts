@@ -17,9 +17,12 @@ export type Scope = (typeof SCOPES)[number];
 
 export const isScope = (v: string): v is Scope => (SCOPES as readonly string[]).includes(v);
 
-/** CUSTOMERS_WRITE is useless without CUSTOMERS_READ (spec §5): granting one grants both. */
-export function normalizeScopes(scopes: readonly string[]): Scope[] {
+/**
+ * The scopes given, deduplicated, in canonical order, and never widened: a credential holds exactly what
+ * it was granted. CUSTOMERS_WRITE alone is useless (customer writes also need CUSTOMERS_READ, spec §4),
+ * but adding READ silently would grant reads nobody consented to; the routes ask for both instead.
+ */
+export function canonicalScopes(scopes: readonly string[]): Scope[] {
   const set = new Set(scopes.filter(isScope));
-  if (set.has('CUSTOMERS_WRITE')) set.add('CUSTOMERS_READ');
   return SCOPES.filter((s) => set.has(s));
 }

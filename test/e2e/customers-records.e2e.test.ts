@@ -290,6 +290,25 @@ t(
     }
     const denied = await svc.api('POST', '/customers', { token: TOKENS.read, body: { name: 'S' } });
     assert.equal(denied.body.error.details.missing_scopes, ['CUSTOMERS_WRITE']);
+    // A credential granted CUSTOMERS_WRITE alone holds exactly that: writes need READ too, and nothing is written.
+    const before = await svc.api('GET', '/customers?limit=100', { token: TOKENS.read });
+    const writeOnly = [
+      await svc.api('POST', '/customers', {
+        token: TOKENS.writeOnly,
+        body: { name: 'Nobody', email: 'w@o.test' },
+      }),
+      await svc.api('PATCH', `/customers/${id}`, { token: TOKENS.writeOnly, body: { note: 'never' } }),
+    ];
+    for (const res of writeOnly) {
+      assert.is(res.status, 403);
+      assert.is(res.body.error.code, 'INSUFFICIENT_SCOPE');
+      assert.equal(res.body.error.details.missing_scopes, ['CUSTOMERS_READ']);
+      assert.match(res.body.error.message, /CUSTOMERS_READ/);
+    }
+    const after = await svc.api('GET', '/customers?limit=100', { token: TOKENS.read });
+    assert.equal(after.body.data, before.body.data);
+    const me = await svc.api('GET', '/me', { token: TOKENS.writeOnly });
+    assert.equal(me.body.data.scopes, ['CUSTOMERS_WRITE']);
     assert.is((await svc.api('GET', '/customers')).status, 401);
   },
 );

@@ -49,13 +49,8 @@ t('GET /me answers the restaurant, scopes and credential', async ({ svc, openapi
     timezone: 'Europe/Paris',
     currency: 'EUR',
   });
-  // CUSTOMERS_WRITE brings CUSTOMERS_READ with it (spec §5).
-  assert.equal(res.body.data.scopes, [
-    'CATALOG_READ',
-    'RESERVATIONS_READ',
-    'CUSTOMERS_READ',
-    'CUSTOMERS_WRITE',
-  ]);
+  // Exactly the scopes granted: CUSTOMERS_WRITE does not bring CUSTOMERS_READ with it.
+  assert.equal(res.body.data.scopes, ['CATALOG_READ', 'RESERVATIONS_READ', 'CUSTOMERS_WRITE']);
   assert.equal(res.body.data.credential.id, 'key_full');
   assert.is(res.body.data.credential.type, 'API_KEY');
   assert.is(res.body.data.credential.application, null);

@@ -4,11 +4,13 @@ import { customerStream } from '../../commands/customers/events';
 import { startTestService, type TestService } from './service';
 
 export const TOKENS = {
-  /** CUSTOMERS_WRITE (which brings CUSTOMERS_READ) at the French restaurant. */
+  /** CUSTOMERS_WRITE and CUSTOMERS_READ at the French restaurant. */
   write: 'couvert_pk_customers_write_000000000000000001',
   read: 'couvert_pk_customers_read_0000000000000000002',
   none: 'couvert_pk_customers_none_0000000000000000003',
-  /** CUSTOMERS_WRITE at the Italian restaurant. */
+  /** CUSTOMERS_WRITE alone: scopes are never widened, so customer writes are refused. */
+  writeOnly: 'couvert_pk_customers_wonly_000000000000000005',
+  /** CUSTOMERS_WRITE and CUSTOMERS_READ at the Italian restaurant. */
   other: 'couvert_pk_customers_other_000000000000000004',
 } as const;
 
@@ -43,14 +45,15 @@ export const customerBootstrap = {
   restaurants: [
     {
       ...restaurant('rest_fr', 'chez-fr', 'FR', [
-        { id: 'key_write', token: TOKENS.write, scopes: ['CUSTOMERS_WRITE'] },
+        { id: 'key_write', token: TOKENS.write, scopes: ['CUSTOMERS_READ', 'CUSTOMERS_WRITE'] },
+        { id: 'key_write_only', token: TOKENS.writeOnly, scopes: ['CUSTOMERS_WRITE'] },
         { id: 'key_read', token: TOKENS.read, scopes: ['CUSTOMERS_READ'] },
         { id: 'key_none', token: TOKENS.none, scopes: ['CATALOG_READ'] },
       ]),
       customer_fields: CUSTOM_FIELDS,
     },
     restaurant('rest_it', 'da-it', 'IT', [
-      { id: 'key_other', token: TOKENS.other, scopes: ['CUSTOMERS_WRITE'] },
+      { id: 'key_other', token: TOKENS.other, scopes: ['CUSTOMERS_READ', 'CUSTOMERS_WRITE'] },
     ]),
   ],
 };

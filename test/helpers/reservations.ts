@@ -128,7 +128,7 @@ export function reservationBootstrap(overrides: Record<string, unknown> = {}) {
       {
         id: 'key_nocancel',
         token: TOKENS.noCancel,
-        scopes: ['RESERVATIONS_READ', 'RESERVATIONS_WRITE', 'CUSTOMERS_WRITE'],
+        scopes: ['RESERVATIONS_READ', 'RESERVATIONS_WRITE', 'CUSTOMERS_READ', 'CUSTOMERS_WRITE'],
       },
     ],
   );

@@ -1,5 +1,5 @@
 import { ApiError, validationError } from '../../src/core/errors';
-import { isScope, canonicalScopes, type Scope } from '../../src/core/scopes';
+import { canonicalScopes, isScope, type Scope } from '../../src/core/scopes';
 import type { NewEvent, RecordedEvent } from '../../src/ports/event-store';
 import { type ApiKeyCreatedData, TOKEN_PREFIX } from './events';
 

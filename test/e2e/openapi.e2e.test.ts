@@ -42,7 +42,9 @@ const CODES: Record<number, string[]> = {
   500: ['INTERNAL_ERROR'],
 };
 
-const bootstrap = demoBootstrap({}, [{ id: 'key_writer', token: WRITER, scopes: ['CUSTOMERS_READ', 'CUSTOMERS_WRITE'] }]);
+const bootstrap = demoBootstrap({}, [
+  { id: 'key_writer', token: WRITER, scopes: ['CUSTOMERS_READ', 'CUSTOMERS_WRITE'] },
+]);
 
 const doc = suite<{ svc: TestService; doc: Json }>('openapi document');
 

@@ -9,7 +9,7 @@ import { sendError } from './envelope';
 import { consumeRateLimit, createLimiter } from './rate-limit';
 import { newRequestId, REQUEST_ID_PATTERN } from './request-id';
 import type { AnyRoute, AuthContext } from './route';
-import { RouteTable } from './route-table';
+import { createDispatcher } from './router';
 import { validateInput } from './validate';
 
 export const API_PREFIX = '/api/partner/v1';
@@ -76,8 +76,13 @@ export function createApp(rt: Runtime, routes: AnyRoute[], lifecycle: Lifecycle 
     },
   });
 
-  const table = new RouteTable(
+  const dispatch = createDispatcher(
     routes.map((route) => ({ method: route.method, path: fullPath(route), route })),
+    (route, ctx, path, params) => {
+      // The documented path, for the access log (never the raw one: ids stay out of route names).
+      ctx.state.routePath = path;
+      return handle(rt, route, ctx, params, parseBody);
+    },
   );
 
   // One middleware for every request, in this order: request id; the rate limit (partner paths, before
@@ -91,25 +96,12 @@ export function createApp(rt: Runtime, routes: AnyRoute[], lifecycle: Lifecycle 
     const requestId = incoming && REQUEST_ID_PATTERN.test(incoming) ? incoming : newRequestId();
     ctx.state.requestId = requestId;
     ctx.set('x-request-id', requestId);
-    let routePath: string | null = null;
     let path: string | null = null;
     try {
       if (!lifecycle.isReady) await lifecycle.ready;
       path = parsePath(ctx);
       if (isPartnerPath(path)) await consumeRateLimit(rt, partnerLimiter, ctx, limitHeader);
-      const found = table.lookup(ctx.method, path);
-      if (found.kind === 'not_found')
-        throw new ApiError(404, 'RESOURCE_NOT_FOUND', `No route for ${ctx.method} ${path}`);
-      if (found.kind === 'method_not_allowed') {
-        ctx.set('allow', found.allowed.join(', '));
-        throw new ApiError(
-          405,
-          'VALIDATION_ERROR',
-          `${ctx.method} is not allowed here; use ${found.allowed.join(', ')}`,
-        );
-      }
-      routePath = found.path;
-      await handle(rt, found.route, ctx, found.params, parseBody);
+      await dispatch(ctx);
     } catch (err) {
       if (!(err instanceof ApiError) || err.status >= 500)
         rt.logger.error({ request_id: requestId, err: errorForLog(err) }, 'request failed');
@@ -120,7 +112,7 @@ export function createApp(rt: Runtime, routes: AnyRoute[], lifecycle: Lifecycle 
       rt.accessLog.write({
         request_id: requestId,
         method: ctx.method,
-        route: routePath ?? path ?? ctx.url,
+        route: (ctx.state.routePath as string | undefined) ?? path ?? ctx.url,
         status: ctx.status,
         duration_ms: performance.now() - started,
         restaurant_id: auth?.restaurant._id ?? null,

@@ -1,0 +1,189 @@
+// The route declarations' wiring on @koa/router (src/http/router.ts): which declaration answers a method
+// and path, and the 404/405 it throws otherwise. A property test compares it with the plainest router
+// there is: try every route's regex in turn, literal paths first.
+import fc from 'fast-check';
+import type { Context } from 'koa';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { ApiError } from '../../src/core/errors';
+import { createDispatcher } from '../../src/http/router';
+
+const routes = [
+  { method: 'GET', path: '/api/v1' },
+  { method: 'GET', path: '/api/v1/me' },
+  { method: 'GET', path: '/api/v1/customers' },
+  { method: 'POST', path: '/api/v1/customers' },
+  { method: 'POST', path: '/api/v1/customers/search' },
+  { method: 'GET', path: '/api/v1/customers/{id}' },
+  { method: 'PATCH', path: '/api/v1/customers/{id}' },
+  { method: 'POST', path: '/api/v1/reservations/{id}/cancel' },
+  { method: 'GET', path: '/api/v1/rooms/{room_id}/tables/{table_id}' },
+];
+
+type Outcome =
+  | { kind: 'found'; route: string; path: string; params: Record<string, string> }
+  | { kind: 'method_not_allowed'; allowed: string[] }
+  | { kind: 'not_found' };
+
+const dispatch = createDispatcher(
+  routes.map((r) => ({ ...r, route: `${r.method} ${r.path}` })),
+  (route, ctx, path, params) => {
+    (ctx.state as { outcome: Outcome }).outcome = { kind: 'found', route, path, params: { ...params } };
+  },
+);
+
+/** The parts of a Koa context the router reads and writes. */
+function fakeContext(method: string, path: string) {
+  const headers: Record<string, string> = {};
+  return {
+    method,
+    path,
+    status: 404,
+    state: {} as { outcome?: Outcome },
+    request: {},
+    response: { get: (k: string) => headers[k.toLowerCase()] ?? '' },
+    set: (k: string, v: string) => {
+      headers[k.toLowerCase()] = v;
+    },
+    headers,
+  };
+}
+
+async function lookup(method: string, path: string): Promise<Outcome> {
+  const ctx = fakeContext(method, path);
+  try {
+    await dispatch(ctx as unknown as Context);
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err;
+    if (err.status === 404) return { kind: 'not_found' };
+    if (err.status === 405)
+      return { kind: 'method_not_allowed', allowed: (ctx.headers.allow ?? '').split(', ') };
+    throw err;
+  }
+  if (!ctx.state.outcome) throw new Error(`${method} ${path}: neither routed nor refused`);
+  return ctx.state.outcome;
+}
+
+test('static paths, parameters, trailing slash and HEAD', async () => {
+  assert.equal(await lookup('GET', '/api/v1/me'), {
+    kind: 'found',
+    route: 'GET /api/v1/me',
+    path: '/api/v1/me',
+    params: {},
+  });
+  assert.equal(await lookup('GET', '/api/v1/me/'), await lookup('GET', '/api/v1/me'));
+  assert.equal(await lookup('HEAD', '/api/v1/me'), { ...(await lookup('GET', '/api/v1/me')) });
+  assert.equal(await lookup('GET', '/api/v1/rooms/r%201/tables/t_2'), {
+    kind: 'found',
+    route: 'GET /api/v1/rooms/{room_id}/tables/{table_id}',
+    path: '/api/v1/rooms/{room_id}/tables/{table_id}',
+    params: { room_id: 'r 1', table_id: 't_2' },
+  });
+  assert.equal(await lookup('GET', '/API/v1/me'), { kind: 'not_found' }, 'paths are case-sensitive');
+});
+
+test('a literal path wins for its methods; the patterns answer the others', async () => {
+  assert.is(
+    ((await lookup('POST', '/api/v1/customers/search')) as { route: string }).route,
+    'POST /api/v1/customers/search',
+  );
+  assert.equal(await lookup('GET', '/api/v1/customers/search'), {
+    kind: 'found',
+    route: 'GET /api/v1/customers/{id}',
+    path: '/api/v1/customers/{id}',
+    params: { id: 'search' },
+  });
+});
+
+test('405 lists every method of every path that matches; 404 when none does', async () => {
+  const search = await lookup('DELETE', '/api/v1/customers/search');
+  assert.is(search.kind, 'method_not_allowed');
+  assert.equal(new Set((search as { allowed: string[] }).allowed), new Set(['POST', 'HEAD', 'GET', 'PATCH']));
+  assert.equal(await lookup('GET', '/api/v1/reservations/r1/cancel'), {
+    kind: 'method_not_allowed',
+    allowed: ['POST'],
+  });
+  // A method no declaration may use (OPTIONS, TRACE, WebDAV's) is refused the same way.
+  assert.equal(await lookup('OPTIONS', '/api/v1/reservations/r1/cancel'), {
+    kind: 'method_not_allowed',
+    allowed: ['POST'],
+  });
+  assert.equal(await lookup('GET', '/api/v1/nope'), { kind: 'not_found' });
+  assert.equal(await lookup('GET', '/api/v1/customers//'), { kind: 'not_found' }, 'an empty id is no id');
+  assert.equal(await lookup('GET', '/api/v1/reservations//cancel'), { kind: 'not_found' });
+});
+
+test('a malformed escape stays as sent, for the parameter schema to refuse', async () => {
+  assert.equal(((await lookup('GET', '/api/v1/customers/%E0%A4%A')) as { params: unknown }).params, {
+    id: '%E0%A4%A',
+  });
+});
+
+test('two routes for one method and path are refused', () => {
+  assert.throws(
+    () =>
+      createDispatcher(
+        [
+          { method: 'GET', path: '/a/{x}', route: 1 },
+          { method: 'GET', path: '/a/{y}', route: 2 },
+        ],
+        () => {},
+      ),
+    /two routes for GET/,
+  );
+});
+
+// The reference: one anchored regex per route, as a router that tries every route in turn would.
+function reference(method: string, path: string) {
+  const hits = routes.filter((r) => new RegExp(`^${r.path.replace(/\{\w+\}/g, '[^/]+')}/?$`).test(path));
+  const exact = hits.filter((r) => r.method === method || (method === 'HEAD' && r.method === 'GET'));
+  if (exact.length) {
+    // Literal paths first, as the router promises.
+    const best = exact.find((r) => !r.path.includes('{')) ?? exact[0];
+    return { kind: 'found', route: `${best?.method} ${best?.path}` };
+  }
+  if (hits.length)
+    return {
+      kind: 'method_not_allowed',
+      allowed: new Set(hits.flatMap((r) => (r.method === 'GET' ? ['HEAD', 'GET'] : [r.method]))),
+    };
+  return { kind: 'not_found' };
+}
+
+test('property: the router agrees with trying every route regex in turn', async () => {
+  const segment = fc.oneof(
+    fc.constantFrom(
+      'api',
+      'v1',
+      'me',
+      'customers',
+      'search',
+      'reservations',
+      'cancel',
+      'rooms',
+      'tables',
+      '',
+    ),
+    fc.stringMatching(/^[a-z0-9_%-]{1,6}$/),
+  );
+  await fc.assert(
+    fc.asyncProperty(
+      fc.constantFrom('GET', 'POST', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'),
+      fc.array(segment, { minLength: 0, maxLength: 6 }),
+      fc.boolean(),
+      async (method, segs, slash) => {
+        const path = `/${['api', 'v1', ...segs].join('/')}${slash ? '/' : ''}`;
+        const got = await lookup(method, path);
+        const want = reference(method, path);
+        assert.is(got.kind, want.kind, `${method} ${path}`);
+        if (got.kind === 'found')
+          assert.is(got.route, (want as { route: string }).route, `${method} ${path}`);
+        if (got.kind === 'method_not_allowed')
+          assert.equal(new Set(got.allowed), (want as { allowed: Set<string> }).allowed, `${method} ${path}`);
+      },
+    ),
+    { numRuns: 2000 },
+  );
+});
+
+test.run();

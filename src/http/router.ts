@@ -54,14 +54,20 @@ export function createDispatcher<R>(
   // could ever have) with `Allow` when the path exists under other methods, and leaves 404 otherwise.
   const unmatched = (ctx: Context) => allowedMethods(ctx as never, resolved);
 
-  return async (ctx) => {
-    await routes(ctx as never, () => unmatched(ctx));
-    // The router says whether a layer matched both path and method: then the route ran (or threw).
-    if ((ctx as { routeMatched?: boolean }).routeMatched) return;
+  const refuse = (ctx: Context) => {
     // 501 is the router's answer to a method no route may use; on a path that exists it is still a 405
     // (spec §7 has no 501), and on a path that does not, a 404 (then the Allow list is empty).
     const allow = ctx.status === 405 || ctx.status === 501 ? ctx.response.get('allow') : '';
     if (allow) throw new ApiError(405, 'VALIDATION_ERROR', `${ctx.method} is not allowed here; use ${allow}`);
     throw new ApiError(404, 'RESOURCE_NOT_FOUND', `No route for ${ctx.method} ${ctx.path}`);
+  };
+
+  return (ctx) => {
+    const running = routes(ctx as never, () => unmatched(ctx)) as Promise<void>;
+    // The router says, before anything awaits, whether a layer matched both path and method: then the
+    // route is running and its promise is the answer; otherwise the request is refused once
+    // allowedMethods has looked at it.
+    if ((ctx as { routeMatched?: boolean }).routeMatched) return running;
+    return running.then(() => refuse(ctx));
   };
 }

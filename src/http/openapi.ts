@@ -1,5 +1,6 @@
 // The OpenAPI 3.0.3 document, generated from the same route declarations the server runs.
 
+import { inputRulesMarkdown } from './input-rules';
 import {
   commonHeaders,
   ERROR_EXAMPLES,
@@ -131,7 +132,9 @@ export function generateOpenApi(routes: AnyRoute[], baseUrl: string): Record<str
     const metered = path.startsWith(API_PREFIX);
     if (!metered) shared(405, false);
     const errors = new Set<number>([500, ...(r.errors ?? [])]);
-    if (r.params || r.query || r.body) errors.add(400);
+    // Every operation refuses a query parameter it does not declare, so every one can answer 400.
+    errors.add(400);
+    if (r.references) errors.add(422);
     if (r.body) {
       errors.add(413);
       errors.add(415);
@@ -184,7 +187,9 @@ export function generateOpenApi(routes: AnyRoute[], baseUrl: string): Record<str
         'Every error uses the envelope {error: {code, message, request_id, details?}}. ' +
         'Every response carries x-request-id (equal to error.request_id); under /api/partner/v1 every response also carries ' +
         'x-ratelimit-limit and x-ratelimit-remaining, and a 429 adds x-ratelimit-reset (epoch ms) and retry-after (seconds). ' +
-        'A method a path does not answer gets 405 with an allow header (components.responses.MethodNotAllowed).',
+        'A method a path does not answer gets 405 with an allow header (components.responses.MethodNotAllowed).\n\n' +
+        '## One answer per kind of mistake\n\n' +
+        inputRulesMarkdown(),
     },
     servers: [{ url: baseUrl }],
     tags: [...new Set(routes.filter((r) => !r.hidden).map((r) => r.tag))].map((name) => ({ name })),

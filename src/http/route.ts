@@ -5,6 +5,7 @@ import type { ApiKeyDoc } from '../../projections/api-keys';
 import type { RestaurantDoc } from '../../projections/restaurants';
 import type { Scope } from '../core/scopes';
 import type { Runtime } from '../runtime';
+import type { References } from './references';
 import type { AnySchema, Infer, JsonSchema } from './schema';
 
 export interface AuthContext {
@@ -64,6 +65,16 @@ export interface RouteDef<
   body?: B;
   /** POST /cancel requires a JSON body even when it is an empty object. */
   bodyRequired?: boolean;
+  /**
+   * Fields (dotted paths) of the query or body holding ids of the caller's restaurant: one that names
+   * nothing answers 422 `unknown_reference` before the handler runs (src/http/references.ts).
+   */
+  references?: { query?: References; body?: References };
+  /**
+   * Query parameters bounding a window, as [lower, upper] pairs of date-times: an upper bound before its
+   * lower bound answers 400 `invalid_range` on the upper one.
+   */
+  windows?: readonly (readonly [string, string])[];
   responses: Record<number, ResponseDoc>;
   /** Extra error statuses this operation can answer, beyond the ones implied by access and input. */
   errors?: number[];

@@ -6,7 +6,9 @@ import { ApiError } from '../core/errors';
 import type { Runtime } from '../runtime';
 import { authenticate } from './auth';
 import { sendError } from './envelope';
+import { checkWindows, refuseUnknownParameters } from './query-rules';
 import { consumeRateLimit, createLimiter } from './rate-limit';
+import { checkReferences } from './references';
 import { newRequestId, REQUEST_ID_PATTERN } from './request-id';
 import type { AnyRoute, AuthContext } from './route';
 import { createDispatcher } from './router';
@@ -155,7 +157,10 @@ async function handle(
     ctx.state.auth = auth;
   }
   const params = route.params ? validateInput(pathParams, route.params, 'path') : NO_INPUT;
-  const query = route.query ? validateInput({ ...ctx.query }, route.query, 'query') : NO_INPUT;
+  const rawQuery = ctx.querystring ? ctx.query : NO_INPUT;
+  refuseUnknownParameters(route, rawQuery);
+  const query = route.query ? validateInput({ ...rawQuery }, route.query, 'query') : NO_INPUT;
+  if (route.windows) checkWindows(route.windows, query as Record<string, unknown>);
   let body: unknown;
   if (route.body) {
     // Read only once the caller is known: an unauthenticated client gets 401, not a parse of its body.
@@ -176,6 +181,11 @@ async function handle(
         issues: [{ path: '', code: 'required', message: 'body is required' }],
       });
     body = validateInput(raw === undefined ? {} : raw, route.body, 'body');
+  }
+  if (route.references) {
+    const restaurantId = auth.restaurant._id;
+    if (route.references.query) await checkReferences(rt, restaurantId, route.references.query, query);
+    if (route.references.body) await checkReferences(rt, restaurantId, route.references.body, body);
   }
   const pending = route.handler({
     params,

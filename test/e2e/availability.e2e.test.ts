@@ -276,14 +276,21 @@ t('room selection: one slot per room able to seat the party', async ({ svc, open
 });
 
 t(
-  'unknown shift_id or room_id answers 404; another restaurant’s ids are unknown',
+  'unknown shift_id or room_id answers 422 unknown_reference; another restaurant’s ids are unknown',
   async ({ svc, openapi }) => {
     const shift = await search(svc, { ...evening, party_size: 2, shift_id: 'shift_nope' });
-    assert.is(shift.status, 404);
-    assert.is(shift.body.error.code, 'RESOURCE_NOT_FOUND');
+    assert.is(shift.status, 422);
+    assert.is(shift.body.error.code, 'VALIDATION_ERROR');
+    assert.is(shift.body.error.details.reason, 'UNKNOWN_SHIFT');
+    assert.equal(issue(shift), {
+      path: 'shift_id',
+      code: 'unknown_reference',
+      message: 'shift_id: this restaurant has no shift with id "shift_nope"',
+    });
     openapi.check('GET', `${P}/availability`, shift);
     const room = await search(svc, { ...evening, party_size: 2, room_id: 'room_terrace' });
-    assert.is(room.status, 404);
+    assert.is(room.status, 422);
+    assert.equal([issue(room)?.path, room.body.error.details.reason], ['room_id', 'UNKNOWN_ROOM']);
     const ok = await search(svc, {
       ...evening,
       party_size: 2,
@@ -356,7 +363,12 @@ t(
     );
     const unknown = await search(svc, { ...evening, party_size: 2, partysize: 2 });
     assert.is(unknown.status, 400);
-    assert.is(issue(unknown)?.code, 'unknown_property');
+    assert.equal(issue(unknown), {
+      path: 'partysize',
+      code: 'unknown_parameter',
+      message:
+        'partysize is not a parameter of this operation (it takes start_at_from, start_at_to, party_size, room_id, shift_id)',
+    });
   },
 );
 
@@ -373,8 +385,14 @@ t('POST /availability/check: failure reasons a partner can act on', async ({ svc
   assert.is(await reason({ start_at: '2026-05-01T12:00:00+02:00' }), 'OUTSIDE_SHIFT');
   assert.is(await reason({ party_size: 3 }), 'PARTY_SIZE_OUT_OF_RANGE');
   assert.is(await reason({ start_at: '2026-04-30T19:00:00+02:00' }), 'TOO_LATE');
-  assert.is(await reason({ shift_id: 'shift_lunch' }), 'UNKNOWN_SHIFT');
-  assert.is(await reason({ room_id: 'room_nope' }), 'UNKNOWN_ROOM');
+  // An id the restaurant does not have is a mistake in the request, answered like on every route.
+  for (const [body, path] of [
+    [{ shift_id: 'shift_lunch' }, 'shift_id'],
+    [{ room_id: 'room_nope' }, 'room_id'],
+  ] as const) {
+    const res = await check({ start_at: '2026-05-01T19:00:00+02:00', party_size: 2, ...body });
+    assert.equal([res.status, issue(res)?.path, issue(res)?.code], [422, path, 'unknown_reference']);
+  }
   assert.is(
     await reason({ start_at: '2026-05-01T17:00:00Z', shift_id: 'shift_dinner', room_id: 'room_main' }),
     null,

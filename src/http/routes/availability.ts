@@ -63,7 +63,7 @@ const slotExample = {
 
 const SEARCH_DESCRIPTION = `Only slots bookable right now are returned (no capacity counts). A slot is bookable when the shift runs that service day and offers that start, the party size is within the shift's limits, the start is at least the shift's minimum notice after now and within its booking window, the shift's max_covers for that day still fits the party, and a table seating the party (in the slot's room when the shift requires room selection) is free for the whole seating [start_at, end_at). Availability reserves nothing: POST /reservations rechecks.
 
-Bounds are inclusive start instants, each with an explicit offset (URL-encode + as %2B); the window spans at most ${MAX_WINDOW_DAYS} days. Slots are ordered by start_at, then shift, then room. When the shift requires room selection the same start_at appears once per room able to seat the party. An unknown shift_id or room_id answers 404.
+Bounds are inclusive start instants, each with an explicit offset (URL-encode + as %2B); the window spans at most ${MAX_WINDOW_DAYS} days. Slots are ordered by start_at, then shift, then room. When the shift requires room selection the same start_at appears once per room able to seat the party. A shift_id or room_id this restaurant does not have answers 422 (unknown_reference); a start_at_to before start_at_from answers 400 (invalid_range).
 
 Starts run on the restaurant's wall clock from the shift's start_time to end_time inclusive. On the day DST starts, wall times that do not exist are not offered; on the day it ends, a repeated time is offered once, at its first occurrence. A shift whose end_time is earlier than its start_time runs past midnight; its late starts belong to the day it began.`;
 
@@ -90,7 +90,7 @@ const checkBody = obj({
   ),
 });
 
-const FAILURE_TEXT = `Codes, the first that applies: RESTAURANT_SUSPENDED (in practice a suspended restaurant's token is refused first with 403); UNKNOWN_SHIFT, UNKNOWN_ROOM (ids not in the catalog); OUTSIDE_SHIFT (no shift offers this exact start that day); PARTY_SIZE_OUT_OF_RANGE (the shift's min/max party size, else the largest table); TOO_LATE (before now + the shift's minimum notice); TOO_FAR (beyond its booking window); MAX_COVERS_REACHED (the shift's covers that day); NO_TABLE (no fitting table free for the whole seating). When several shifts offer the start and none can seat the party, the most specific reason is reported.`;
+const FAILURE_TEXT = `A shift_id or room_id this restaurant does not have is a mistake, not an answer: 422 with an \`unknown_reference\` issue on the field, like every route. Codes, the first that applies: RESTAURANT_SUSPENDED (in practice a suspended restaurant's token is refused first with 403); OUTSIDE_SHIFT (no shift offers this exact start that day); PARTY_SIZE_OUT_OF_RANGE (the shift's min/max party size, else the largest table); TOO_LATE (before now + the shift's minimum notice); TOO_FAR (beyond its booking window); MAX_COVERS_REACHED (the shift's covers that day); NO_TABLE (no fitting table free for the whole seating). When several shifts offer the start and none can seat the party, the most specific reason is reported.`;
 
 export const availabilityRoutes: AnyRoute[] = [
   defineRoute({
@@ -102,7 +102,9 @@ export const availabilityRoutes: AnyRoute[] = [
     tag: 'Availability',
     access: scopes('AVAILABILITY_READ'),
     query: searchQuery,
-    errors: [404],
+    windows: [['start_at_from', 'start_at_to']],
+    references: { query: { shift_id: 'shift', room_id: 'room' } },
+    errors: [422],
     responses: {
       200: {
         description: 'The bookable slots',
@@ -125,14 +127,6 @@ export const availabilityRoutes: AnyRoute[] = [
     handler: async ({ rt, auth, query }) => {
       const from = Date.parse(query.start_at_from);
       const to = Date.parse(query.start_at_to);
-      if (to < from)
-        throw validationError([
-          {
-            path: 'start_at_to',
-            code: 'invalid_range',
-            message: 'start_at_to must not be before start_at_from',
-          },
-        ]);
       if (to - from > MAX_WINDOW_DAYS * DAY_MS)
         throw validationError([
           {
@@ -143,10 +137,6 @@ export const availabilityRoutes: AnyRoute[] = [
         ]);
       const restaurant = auth.restaurant;
       const catalog = await getCatalog(rt.docs, restaurant._id);
-      if (query.shift_id !== undefined && !catalog.shifts.some((x) => x.id === query.shift_id))
-        throw notFound(`shift ${query.shift_id}`);
-      if (query.room_id !== undefined && !catalog.rooms.some((x) => x.id === query.room_id))
-        throw notFound(`room ${query.room_id}`);
       const slots = await searchAvailability(
         rt.docs,
         restaurant,
@@ -173,6 +163,8 @@ export const availabilityRoutes: AnyRoute[] = [
     access: scopes('AVAILABILITY_READ'),
     body: checkBody,
     bodyRequired: true,
+    references: { body: { shift_id: 'shift', room_id: 'room' } },
+    errors: [422],
     responses: {
       200: {
         description: 'Whether the slot is bookable now',

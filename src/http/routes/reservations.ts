@@ -67,8 +67,18 @@ function assertPrivileges(auth: AuthContext, body: CreateReservationRequest): vo
     );
 }
 
+/** The ids a reservation body may carry: each must name something of the caller's restaurant (422). */
+const BODY_REFERENCES = {
+  shift_id: 'shift',
+  room_id: 'room',
+  table_ids: 'table',
+  discount_id: 'discount',
+  prescriber_id: 'prescriber',
+  'customer.id': 'customer',
+} as const;
+
 const ERROR_REASONS =
-  'On 422, `error.details.reason` says why: OUTSIDE_SHIFT, PARTY_SIZE_OUT_OF_RANGE, TOO_LATE, TOO_FAR, MAX_COVERS_REACHED, NO_TABLE, UNKNOWN_SHIFT, UNKNOWN_ROOM, UNKNOWN_TABLE, UNKNOWN_DISCOUNT, UNKNOWN_PRESCRIBER, CUSTOMER_BLACKLISTED, CUSTOMER_NOT_FOUND, CUSTOMER_NAME_REQUIRED, RESERVATION_CANCELED.';
+  'An id in the body that names nothing of this restaurant answers 422 with `unknown_reference` issues on those fields and the matching reason below. On 422, `error.details.reason` says why: OUTSIDE_SHIFT, PARTY_SIZE_OUT_OF_RANGE, TOO_LATE, TOO_FAR, MAX_COVERS_REACHED, NO_TABLE, UNKNOWN_SHIFT, UNKNOWN_ROOM, UNKNOWN_TABLE, UNKNOWN_DISCOUNT, UNKNOWN_PRESCRIBER, CUSTOMER_BLACKLISTED, CUSTOMER_NOT_FOUND, CUSTOMER_NAME_REQUIRED, RESERVATION_CANCELED.';
 
 export const reservationRoutes = [
   defineRoute({
@@ -86,6 +96,7 @@ export const reservationRoutes = [
     access: scopes('RESERVATIONS_WRITE'),
     body: createBody,
     bodyRequired: true,
+    references: { body: BODY_REFERENCES },
     errors: [409, 422],
     responses: {
       201: {
@@ -115,10 +126,13 @@ export const reservationRoutes = [
     operationId: 'listReservations',
     summary: 'List reservations',
     description:
-      'Ordered by service day, then start_at, then id (a seating after midnight belongs to the service day before). Filters combine with AND; `status` takes one status or a comma-separated list. Customer contact fields need RESERVATIONS_READ_SENSITIVE.',
+      'Ordered by service day, then start_at, then id (a seating after midnight belongs to the service day before). Filters combine with AND; `status` takes one status or a comma-separated list. A customer_id this restaurant does not have answers 422 (`unknown_reference`), a start_at_to before start_at_from 400 (`invalid_range`). Customer contact fields need RESERVATIONS_READ_SENSITIVE.',
     tag: 'Reservations',
     access: scopes('RESERVATIONS_READ'),
     query: listQuery,
+    windows: [['start_at_from', 'start_at_to']],
+    references: { query: { customer_id: 'customer' } },
+    errors: [422],
     responses: {
       200: { description: 'One page', schema: reservationPage, example: reservationExamples.page },
     },
@@ -164,6 +178,7 @@ export const reservationRoutes = [
     access: scopes('RESERVATIONS_WRITE'),
     params: idParams,
     body: patchBody,
+    references: { body: BODY_REFERENCES },
     bodyRequired: true,
     errors: [404, 409, 422],
     responses: {

@@ -1,0 +1,70 @@
+// One answer per kind of mistake, whatever the route: the table partners read in the OpenAPI document's
+// description and the README. The server applies each rule through the route declarations
+// (src/http/server.ts `handle`, src/http/validate.ts, src/http/query-rules.ts, src/http/references.ts),
+// and test/e2e/input-rules.e2e.test.ts sends each kind of mistake to every route that can make it.
+
+export const INPUT_RULES: readonly { mistake: string; answer: string }[] = [
+  {
+    mistake: 'A query parameter the operation does not declare (a typo, an extra filter)',
+    answer: '400 VALIDATION_ERROR, issue `unknown_parameter` on it; never silently ignored',
+  },
+  {
+    mistake: 'A body property the schema does not declare',
+    answer: '400 VALIDATION_ERROR, issue `unknown_property` on its dotted path',
+  },
+  { mistake: 'A required field missing', answer: '400 VALIDATION_ERROR, issue `required`' },
+  {
+    mistake: 'A value of the wrong type (a string for an integer, an object for a string…)',
+    answer: '400 VALIDATION_ERROR, issue `invalid_type`',
+  },
+  {
+    mistake:
+      'A value in the wrong format (a date-time without offset, an impossible calendar date, an email, an unknown enum value)',
+    answer: '400 VALIDATION_ERROR, issue `invalid_format` (or `invalid_enum`)',
+  },
+  {
+    mistake:
+      'A value outside the bounds this document declares (lengths in characters, minimum, maximum, page sizes)',
+    answer: '400 VALIDATION_ERROR, issue `out_of_range`; the value is never clamped or altered',
+  },
+  {
+    mistake: 'A window whose upper bound is before its lower bound (start_at_to before start_at_from)',
+    answer:
+      '400 VALIDATION_ERROR, issue `invalid_range` on the upper bound; both bounds are inclusive, so equal bounds are a one-instant window, not an error',
+  },
+  {
+    mistake: 'A body that is not JSON, or JSON that is not an object',
+    answer: '400 VALIDATION_ERROR (415 for another content type, 413 past the size limit)',
+  },
+  {
+    mistake: 'The id in the path names nothing this credential can see (unknown, or another restaurant’s)',
+    answer: '404 RESOURCE_NOT_FOUND',
+  },
+  {
+    mistake:
+      'An id in the query or body (shift_id, room_id, table_ids, discount_id, prescriber_id, customer.id, customer_id) names nothing of this restaurant',
+    answer:
+      '422 VALIDATION_ERROR, issue `unknown_reference` on each such field, and `details.reason` (UNKNOWN_SHIFT, UNKNOWN_ROOM, UNKNOWN_TABLE, UNKNOWN_DISCOUNT, UNKNOWN_PRESCRIBER, CUSTOMER_NOT_FOUND)',
+  },
+  {
+    mistake:
+      "A request that is well formed but breaks a rule of the restaurant's own data (party size beyond the shift's, a discount not valid then, a blacklisted customer, a slot no longer bookable)",
+    answer:
+      '422 VALIDATION_ERROR with `details.reason`; custom-field values that do not fit their field: 422 with one issue per field',
+  },
+  {
+    mistake: 'A duplicate external_id, or a change a point-of-sale lock forbids',
+    answer: '409 RESOURCE_CONFLICT (`details.locked_fields` for locks)',
+  },
+];
+
+/** The table as Markdown, for the OpenAPI description and the README. */
+export function inputRulesMarkdown(): string {
+  return [
+    '| mistake | answer |',
+    '|---|---|',
+    ...INPUT_RULES.map((r) => `| ${r.mistake} | ${r.answer} |`),
+    '',
+    'Checks run in this order, and the first that fails answers: authentication (401), scope (403), the path, the query string, the body (400), ids the input refers to (422), then the operation itself (404, 409, 422).',
+  ].join('\n');
+}

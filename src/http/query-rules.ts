@@ -1,0 +1,51 @@
+// Two of the rules every route follows for its query string (the table is in src/http/input-rules.ts):
+// a parameter the route does not declare is refused, never ignored, and a window whose upper bound comes
+// before its lower bound is refused, never answered with an empty result.
+import { type Issue, validationError } from '../core/errors';
+import type { AnyRoute } from './route';
+
+const declaredParameters = new WeakMap<AnyRoute, ReadonlySet<string>>();
+
+function parametersOf(route: AnyRoute): ReadonlySet<string> {
+  let known = declaredParameters.get(route);
+  if (!known) {
+    const props = (route.query?.json as { properties?: Record<string, unknown> } | undefined)?.properties;
+    known = new Set(Object.keys(props ?? {}));
+    declaredParameters.set(route, known);
+  }
+  return known;
+}
+
+/** 400 naming every query parameter the route does not declare (a typo would otherwise filter nothing). */
+export function refuseUnknownParameters(route: AnyRoute, query: Record<string, unknown>): void {
+  let issues: Issue[] | null = null;
+  const known = parametersOf(route);
+  for (const name in query) {
+    if (known.has(name)) continue;
+    issues ??= [];
+    issues.push({
+      path: name,
+      code: 'unknown_parameter',
+      message: known.size
+        ? `${name} is not a parameter of this operation (it takes ${[...known].join(', ')})`
+        : `${name} is not a parameter of this operation (it takes none)`,
+    });
+  }
+  if (issues) throw validationError(issues, 'The query string is invalid');
+}
+
+/** 400 `invalid_range` on the upper bound of each declared window it precedes its lower bound in. */
+export function checkWindows(
+  windows: readonly (readonly [string, string])[],
+  query: Record<string, unknown>,
+): void {
+  const issues: Issue[] = [];
+  for (const [lower, upper] of windows) {
+    const from = query[lower];
+    const to = query[upper];
+    if (typeof from !== 'string' || typeof to !== 'string') continue;
+    if (Date.parse(to) < Date.parse(from))
+      issues.push({ path: upper, code: 'invalid_range', message: `${upper} must not be before ${lower}` });
+  }
+  if (issues.length) throw validationError(issues, 'The query string is invalid');
+}

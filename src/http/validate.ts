@@ -45,7 +45,9 @@ function describe(f: Failure, path: string, where: string): Issue {
     const own = !f.message.startsWith('Expected');
     return { path, code: 'invalid_format', message: `${field} ${own ? f.message : plain(f.message)}` };
   }
-  if (f.type === 'enums') return { path, code: 'invalid_enum', message: `${field}: ${plain(f.message)}` };
+  // A string outside the list is a wrong value; anything else (a number, an object) is a wrong type.
+  if (f.type === 'enums' && typeof f.value === 'string')
+    return { path, code: 'invalid_enum', message: `${field}: ${plain(f.message)}` };
   return { path, code: 'invalid_type', message: `${field}: ${plain(f.message)}` };
 }
 

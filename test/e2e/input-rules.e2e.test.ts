@@ -1,0 +1,246 @@
+// The rule table of src/http/input-rules.ts, checked on every route that can make each kind of mistake.
+// Routes come from the declarations themselves, so a new route is covered the day it is declared (and a
+// new route with references or windows must give this file a valid sample input, or it fails).
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { AnyRoute } from '../../src/http/route';
+import { partnerRoutes } from '../../src/http/routes';
+import type { JsonSchema } from '../../src/http/schema';
+import {
+  create,
+  DINNER,
+  type ReservationService,
+  startReservationService,
+  TOKENS,
+} from '../helpers/reservations';
+
+interface Ctx {
+  svc: ReservationService;
+  reservationId: string;
+}
+const t = suite<Ctx>('one answer per kind of mistake');
+
+const routes = partnerRoutes().filter((r) => !r.hidden);
+
+t.before(async (ctx) => {
+  ctx.svc = await startReservationService();
+  const made = await create(ctx.svc, { external_id: 'rules-1' });
+  assert.is(made.status, 201, made.text);
+  ctx.reservationId = made.body.data.id;
+});
+t.after(async ({ svc }) => svc.close());
+
+/** A valid input for each operation a rule below needs to reach past validation. */
+const SAMPLES: Record<string, { query?: Record<string, string>; body?: Record<string, unknown> }> = {
+  searchAvailability: {
+    query: {
+      start_at_from: '2026-06-03T18:00:00+02:00',
+      start_at_to: '2026-06-03T22:00:00+02:00',
+      party_size: '2',
+    },
+  },
+  checkAvailability: { body: { start_at: DINNER, party_size: 2 } },
+  createReservation: { body: { start_at: DINNER, party_size: 2 } },
+  updateReservation: { body: {} },
+  cancelReservation: { body: {} },
+  updateCustomer: { body: {} },
+  listReservations: { query: {} },
+};
+
+const props = (schema: { json: JsonSchema } | undefined) =>
+  Object.entries(((schema?.json ?? {}) as { properties?: Record<string, JsonSchema> }).properties ?? {});
+
+function url(ctx: Ctx, route: AnyRoute, query: Record<string, string> = {}, id?: string): string {
+  const path = route.path.replace(/\{\w+\}/g, () => encodeURIComponent(id ?? ctx.reservationId));
+  const qs = new URLSearchParams(query).toString();
+  const full = route.absolute ? path : `${route.path === '/' ? '' : path}`;
+  return `${full}${qs ? `?${qs}` : ''}`;
+}
+
+const call = (ctx: Ctx, route: AnyRoute, target: string, body?: unknown) =>
+  ctx.svc.api(route.method, target, {
+    token: route.access.kind === 'public' ? null : TOKENS.full,
+    ...(body !== undefined ? { body } : {}),
+  });
+
+type Issue = { path: string; code: string; message: string };
+const issues = (res: { body: { error?: { details?: { issues?: Issue[] } } } }) =>
+  res.body.error?.details?.issues ?? [];
+
+t('an undeclared query parameter is 400 unknown_parameter on every route', async (ctx) => {
+  for (const route of routes) {
+    const res = await call(
+      ctx,
+      route,
+      url(ctx, route, { ...SAMPLES[route.operationId]?.query, zz_typo: '1' }),
+    );
+    const where = `${route.method} ${route.path}`;
+    assert.is(res.status, 400, `${where}: ${res.text}`);
+    assert.is(res.body.error.code, 'VALIDATION_ERROR', where);
+    assert.equal(
+      issues(res).map((i) => [i.path, i.code]),
+      [['zz_typo', 'unknown_parameter']],
+      where,
+    );
+  }
+});
+
+t(
+  'a value of the wrong type is 400 invalid_type, on every declared query and body field that can have one',
+  async (ctx) => {
+    let checked = 0;
+    for (const route of routes) {
+      const sample = SAMPLES[route.operationId] ?? {};
+      for (const [name, schema] of props(route.query)) {
+        // A query string carries text: only numbers and booleans can be of the wrong type there.
+        if (schema.type !== 'integer' && schema.type !== 'boolean') continue;
+        const res = await call(ctx, route, url(ctx, route, { ...sample.query, [name]: 'abc' }), sample.body);
+        assert.is(res.status, 400, `${route.method} ${route.path} ?${name}=abc: ${res.text}`);
+        assert.ok(
+          issues(res).some((i) => i.path === name && ['invalid_type', 'invalid_format'].includes(i.code)),
+          `${route.method} ${route.path} ?${name}: ${res.text}`,
+        );
+        checked++;
+      }
+      for (const [name, schema] of props(route.body)) {
+        if (!['string', 'integer', 'number', 'boolean', 'array'].includes(String(schema.type))) continue;
+        const body = { ...(sample.body ?? {}), [name]: { not: 'this' } };
+        const res = await call(ctx, route, url(ctx, route, sample.query), body);
+        assert.is(res.status, 400, `${route.method} ${route.path} body.${name}: ${res.text}`);
+        assert.ok(
+          issues(res).some((i) => i.path === name && i.code === 'invalid_type'),
+          `${route.method} ${route.path} body.${name}: ${res.text}`,
+        );
+        checked++;
+      }
+    }
+    assert.ok(checked > 20, `only ${checked} fields checked`);
+  },
+);
+
+t('a value past a declared bound is 400 out_of_range, never clamped', async (ctx) => {
+  let checked = 0;
+  for (const route of routes) {
+    const sample = SAMPLES[route.operationId] ?? {};
+    const tooBig = (schema: JsonSchema): string | number | null =>
+      typeof schema.maxLength === 'number'
+        ? 'x'.repeat(schema.maxLength + 1)
+        : typeof schema.maximum === 'number'
+          ? schema.maximum + 1
+          : null;
+    for (const [name, schema] of props(route.query)) {
+      const value = tooBig(schema);
+      if (value === null) continue;
+      const res = await call(
+        ctx,
+        route,
+        url(ctx, route, { ...sample.query, [name]: String(value) }),
+        sample.body,
+      );
+      const where = `${route.method} ${route.path} ?${name}`;
+      assert.is(res.status, 400, `${where}: ${res.text}`);
+      assert.ok(
+        issues(res).some((i) => i.path === name && i.code === 'out_of_range'),
+        `${where}: ${res.text}`,
+      );
+      checked++;
+    }
+    for (const [name, schema] of props(route.body)) {
+      const value = tooBig(schema);
+      if (value === null) continue;
+      const res = await call(ctx, route, url(ctx, route, sample.query), {
+        ...(sample.body ?? {}),
+        [name]: value,
+      });
+      const where = `${route.method} ${route.path} body.${name}`;
+      assert.is(res.status, 400, `${where}: ${res.text}`);
+      assert.ok(
+        issues(res).some((i) => i.path === name && i.code === 'out_of_range'),
+        `${where}: ${res.text}`,
+      );
+      checked++;
+    }
+  }
+  assert.ok(checked > 10, `only ${checked} fields checked`);
+});
+
+t(
+  'a window whose upper bound is before its lower bound is 400 invalid_range on every route with one',
+  async (ctx) => {
+    const withWindows = routes.filter((r) => r.windows?.length);
+    assert.ok(withWindows.length >= 2);
+    for (const route of withWindows) {
+      const sample = SAMPLES[route.operationId];
+      assert.ok(sample, `${route.operationId} needs a sample in this file`);
+      for (const [lower, upper] of route.windows ?? []) {
+        const query = {
+          ...sample.query,
+          [lower]: '2026-06-03T22:00:00+02:00',
+          [upper]: '2026-06-03T18:00:00+02:00',
+        };
+        const res = await call(ctx, route, url(ctx, route, query));
+        assert.is(res.status, 400, `${route.operationId}: ${res.text}`);
+        assert.equal(
+          issues(res).map((i) => [i.path, i.code]),
+          [[upper, 'invalid_range']],
+        );
+        // Equal bounds are a one-instant window (both inclusive), not a mistake.
+        const same = await call(ctx, route, url(ctx, route, { ...query, [upper]: query[lower] as string }));
+        assert.is(same.status, 200, `${route.operationId} equal bounds: ${same.text}`);
+      }
+    }
+  },
+);
+
+t(
+  'an id in the query or body naming nothing of the restaurant is 422 unknown_reference on every route',
+  async (ctx) => {
+    const withRefs = routes.filter((r) => r.references);
+    assert.ok(withRefs.length >= 5);
+    for (const route of withRefs) {
+      const sample = SAMPLES[route.operationId];
+      assert.ok(sample, `${route.operationId} needs a sample in this file`);
+      for (const [where, refs] of Object.entries(route.references ?? {})) {
+        for (const [path, kind] of Object.entries(refs ?? {})) {
+          const [head, leaf] = path.split('.') as [string, string | undefined];
+          const isArray =
+            props(where === 'body' ? route.body : route.query).find(([n]) => n === head)?.[1].type ===
+            'array';
+          const value = leaf ? { [leaf]: 'nope_404' } : isArray ? ['nope_404'] : 'nope_404';
+          const res =
+            where === 'query'
+              ? await call(ctx, route, url(ctx, route, { ...sample.query, [head]: 'nope_404' }))
+              : await call(ctx, route, url(ctx, route, sample.query), { ...sample.body, [head]: value });
+          const label = `${route.operationId} ${where}.${path}`;
+          assert.is(res.status, 422, `${label}: ${res.text}`);
+          assert.is(res.body.error.code, 'VALIDATION_ERROR');
+          assert.equal(
+            issues(res).map((i) => [i.path, i.code]),
+            [[isArray ? `${path}.0` : path, 'unknown_reference']],
+            label,
+          );
+          assert.match(
+            res.body.error.details.reason,
+            kind === 'customer' ? /^CUSTOMER_NOT_FOUND$/ : /^UNKNOWN_/,
+          );
+        }
+      }
+    }
+    // Nothing was written by any of those: the one reservation made before is still the only one.
+    const list = await ctx.svc.api('GET', '/reservations', { token: TOKENS.full });
+    assert.is(list.body.data.length, 1);
+  },
+);
+
+t('an id in the path naming nothing this credential can see is 404 on every route with one', async (ctx) => {
+  const withIds = routes.filter((r) => r.params);
+  assert.ok(withIds.length >= 5);
+  for (const route of withIds) {
+    const sample = SAMPLES[route.operationId] ?? {};
+    const res = await call(ctx, route, url(ctx, route, sample.query, 'nope_404'), sample.body);
+    assert.is(res.status, 404, `${route.method} ${route.path}: ${res.text}`);
+    assert.is(res.body.error.code, 'RESOURCE_NOT_FOUND');
+  }
+});
+
+t.run();

@@ -30,6 +30,12 @@ export interface ReservationRow {
   status: ReservationStatus;
   party_size: number;
   service_date: string;
+  /**
+   * The restaurant's calendar date of start_at (spec §2.2 last_reservation_date), which differs from
+   * service_date after midnight. Rows written before it existed lack it until the read model is
+   * rebuilt; they count their service_date meanwhile.
+   */
+  calendar_date?: string;
   total_amount_paid: number;
   feedback_rating: number | null;
   _pos: string;
@@ -53,7 +59,7 @@ const round2 = (n: number) => Math.round(n * 100) / 100;
 export function computeStats(
   rows: readonly Pick<
     ReservationRow,
-    'status' | 'party_size' | 'service_date' | 'total_amount_paid' | 'feedback_rating'
+    'status' | 'party_size' | 'service_date' | 'calendar_date' | 'total_amount_paid' | 'feedback_rating'
   >[],
 ): CustomerStats {
   if (rows.length === 0) return EMPTY_STATS;
@@ -74,7 +80,8 @@ export function computeStats(
     if (r.status === 'NO_SHOW') noShows++;
     paid += r.total_amount_paid;
     covers += r.party_size;
-    if (last === null || r.service_date > last) last = r.service_date;
+    const date = r.calendar_date ?? r.service_date;
+    if (last === null || date > last) last = date;
   }
   return {
     reservation_count: count,
@@ -113,9 +120,21 @@ export async function recomputeStats(
 type RowFields = Partial<
   Pick<
     ReservationRow,
-    'customer_id' | 'status' | 'party_size' | 'service_date' | 'total_amount_paid' | 'feedback_rating'
+    | 'customer_id'
+    | 'status'
+    | 'party_size'
+    | 'service_date'
+    | 'calendar_date'
+    | 'total_amount_paid'
+    | 'feedback_rating'
   >
 >;
+
+/**
+ * The calendar date of a start_at the write side wrote: it carries the restaurant's offset at that
+ * instant (formatInstant), so its date part is the restaurant's calendar date.
+ */
+export const calendarDateOf = (startAt: string): string => startAt.slice(0, 10);
 
 function fromSnapshot(s: Partial<ReservationSnapshot>): RowFields {
   const f: RowFields = {};
@@ -123,6 +142,7 @@ function fromSnapshot(s: Partial<ReservationSnapshot>): RowFields {
   if (s.status !== undefined) f.status = s.status;
   if (s.party_size !== undefined) f.party_size = s.party_size;
   if (s.service_date !== undefined) f.service_date = s.service_date;
+  if (s.start_at !== undefined) f.calendar_date = calendarDateOf(s.start_at);
   if (s.total_amount_paid !== undefined) f.total_amount_paid = s.total_amount_paid;
   if (s.feedback !== undefined) f.feedback_rating = s.feedback?.rating ?? null;
   return f;

@@ -130,7 +130,8 @@ export const customerDetailSchema = {
           type: 'string',
           format: 'date',
           nullable: true,
-          description: 'Restaurant calendar; may be in the future',
+          description:
+            "The restaurant's calendar date of the latest counted reservation's start_at (a 00:30 start is that night's date, not the service day the shift began on); may be in the future",
         },
       },
     },

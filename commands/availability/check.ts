@@ -5,9 +5,10 @@
 //
 // A slot is bookable when: the restaurant is not suspended; the shift runs on the service day and
 // offers that start (slots.ts); the party size is within the shift's limits; the start is at least
-// the minimum notice after now and the service day within the booking window; the shift's max_covers
-// for that day still fits the party; and one table able to seat the party (in the chosen room when
-// there is one) is free for the whole seating [start, start + duration).
+// the minimum notice after now and the service day within the booking window; a room is named when
+// the shift requires room selection; the shift's max_covers for that day still fits the party; and
+// one table able to seat the party (in the chosen room when there is one) is free for the whole
+// seating [start, start + duration).
 //
 // Write side (reservation create/move): fold the capacity stream of the service day, map its other
 // seatings with bookingFromSeating (force-inserted ones too: they hold tables like any other), load the
@@ -204,7 +205,10 @@ export interface CheckRequest {
   party_size: number;
   /** Omitted: any shift offering this start. */
   shift_id?: string | null;
-  /** Omitted: any room (a room-selection shift then takes the best table of any room). */
+  /**
+   * Omitted: any room for a shift without room selection; a shift that requires room selection is
+   * then not bookable (ROOM_SELECTION_REQUIRED).
+   */
   room_id?: string | null;
   /**
    * The caller's own choice of tables (write side). They must exist, be in the room when one is
@@ -261,6 +265,12 @@ export function checkSlot(input: AvailabilityInput, req: CheckRequest): CheckRes
       failure = laterFailure(failure, late);
       continue;
     }
+    // The partner must choose the room; decided before anything that depends on other bookings, so
+    // the write side can refuse it before it claims or holds anything (commands/reservations/hold.ts).
+    if (shift.requires_room_selection && req.room_id == null) {
+      failure = laterFailure(failure, 'ROOM_SELECTION_REQUIRED');
+      continue;
+    }
     if (coversExceeded(shift, occupancy, serviceDate, req.party_size)) {
       failure = laterFailure(failure, 'MAX_COVERS_REACHED');
       continue;
@@ -269,7 +279,7 @@ export function checkSlot(input: AvailabilityInput, req: CheckRequest): CheckRes
     const endMs = startMs + minutes * MINUTE;
     const tables = chosen
       ? seatChosen(chosen, occupancy, req, startMs, endMs)
-      : seatBest(shift, catalog, occupancy, req, startMs, endMs);
+      : seatBest(catalog, occupancy, req, startMs, endMs);
     if (!tables) {
       failure = laterFailure(failure, 'NO_TABLE');
       continue;
@@ -284,7 +294,7 @@ export function checkSlot(input: AvailabilityInput, req: CheckRequest): CheckRes
         start_ms: startMs,
         end_ms: endMs,
         duration_minutes: minutes,
-        room_id: shift.requires_room_selection ? (req.room_id ?? seatedRoom) : null,
+        room_id: shift.requires_room_selection ? (req.room_id ?? null) : null,
         table_ids: tables.map((t) => t.id),
         seated_room_id: seatedRoom,
       },
@@ -294,19 +304,14 @@ export function checkSlot(input: AvailabilityInput, req: CheckRequest): CheckRes
 }
 
 function seatBest(
-  shift: Shift,
   catalog: AvailabilityInput['catalog'],
   occupancy: Occupancy,
   req: CheckRequest,
   startMs: number,
   endMs: number,
 ): Table[] | null {
-  // Without a room, a room-selection shift may seat the party in any room: the best fit overall.
-  const candidates = tablesFor(catalog.tables, req.party_size, req.room_id);
   const table = firstFreeTable(
-    shift.requires_room_selection && req.room_id == null
-      ? candidates.filter((t) => t.room_id !== null)
-      : candidates,
+    tablesFor(catalog.tables, req.party_size, req.room_id),
     occupancy,
     startMs,
     endMs,

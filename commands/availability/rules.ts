@@ -16,6 +16,7 @@ export const FAILURE_REASONS = [
   'PARTY_SIZE_OUT_OF_RANGE',
   'TOO_LATE',
   'TOO_FAR',
+  'ROOM_SELECTION_REQUIRED',
   'MAX_COVERS_REACHED',
   'NO_TABLE',
 ] as const;
@@ -30,6 +31,8 @@ export const FAILURE_MESSAGES: Record<FailureReason, string> = {
   PARTY_SIZE_OUT_OF_RANGE: "The party size is outside the shift's limits",
   TOO_LATE: "The start is too close to now (the shift's minimum notice) or already past",
   TOO_FAR: "The start is beyond the shift's booking window",
+  ROOM_SELECTION_REQUIRED:
+    'The shift requires room selection: pass a room_id (GET /availability answers one slot per room)',
   MAX_COVERS_REACHED: 'The shift has no covers left that day for this party',
   NO_TABLE: 'No table able to seat the party is free for the whole seating',
 };

@@ -6,6 +6,7 @@ import type { NewEvent } from '../../src/ports/event-store';
 import { bookingFromSeating, firstFreeTable, Occupancy, tablesFor } from '../availability/capacity';
 import type { SeatingHeldData } from '../availability/capacity-events';
 import { type AvailabilityInput, checkSlot } from '../availability/check';
+import { FAILURE_MESSAGES } from '../availability/rules';
 import { seatingMinutes } from '../availability/slots';
 import { formatInstant } from '../availability/zone-time';
 import type { Shift } from '../catalog/types';
@@ -36,6 +37,8 @@ export interface HoldRequest {
   tableIds: readonly string[] | null;
   /** bypass_availability: no capacity or timing rule applies; the seating still takes its tables. */
   force: boolean;
+  /** Puts back the seating the reservation held a moment ago, as it was (with `force`). */
+  restore?: boolean;
   /** What distinguishes this hold from the reservation's earlier ones (its event id derives from it). */
   purpose: string;
   timezone: string;
@@ -126,6 +129,9 @@ function checkedSeating(req: HoldRequest, others: SeatingHeldData[]): Seating {
 function forcedSeating(req: HoldRequest, others: SeatingHeldData[]): Seating {
   if (req.roomId !== null && !req.catalog.rooms.some((r) => r.id === req.roomId))
     throw new BusinessRuleError('UNKNOWN_ROOM', 'No room of this restaurant has this room_id');
+  // The room is the partner's choice, not a capacity rule: bypass_availability does not make it.
+  if (req.shift.requires_room_selection && req.roomId === null && !req.restore)
+    throw new BusinessRuleError('ROOM_SELECTION_REQUIRED', FAILURE_MESSAGES.ROOM_SELECTION_REQUIRED);
   const minutes = seatingMinutes(req.shift, req.partySize);
   const endMs = req.startMs + minutes * 60_000;
   let tableIds: string[];

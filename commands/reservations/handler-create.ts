@@ -1,7 +1,8 @@
 // POST /reservations (spec §4): every check first, writes after, in an order where a crash at any
 // point leaves nothing held for good.
 //   1. references, the customer (check only: a refused reservation writes no customer), the
-//      external_id (early refusal, no write);
+//      external_id (early refusal, no write), then what the catalog alone decides: the room a shift
+//      requires, the discount's rules;
 //   2. claim the external_id for the new reservation id: of concurrent creates with one external_id,
 //      the losers answer 409 here, before any of them takes a table (a loser holding a table, even
 //      briefly, could make another request answer 422 NO_TABLE);
@@ -27,11 +28,12 @@ import {
   resolveReservationCustomer,
 } from './customer-link';
 import { type CreateInput, decideCreate, type InitialStatus } from './decide-create';
+import { assertDiscountApplies } from './discount-rules';
 import type { ReservationSource } from './events';
 import { reservationStream } from './events';
 import { evolveReservation, initialReservation, type ReservationState } from './evolve';
 import { assertExternalIdFree, claimExternalId, releaseExternalId } from './external-id';
-import { type HeldSeating, holdSeating } from './hold';
+import { catalogRefusal, type HeldSeating, holdSeating, type SeatingRequest } from './hold';
 
 export interface CreateReservationRequest {
   party_size: number;
@@ -91,31 +93,34 @@ export async function createReservation(
   if (externalId) await assertExternalIdFree(deps, restaurant._id, externalId);
 
   const reservationId = newId('res');
+  const seatingRequest: SeatingRequest = {
+    restaurantId: restaurant._id,
+    timezone: restaurant.timezone,
+    catalog,
+    reservationId,
+    externalId,
+    startMs: Date.parse(req.start_at),
+    partySize: req.party_size,
+    shiftId: req.shift_id ?? null,
+    roomId: req.room_id ?? null,
+    tableIds: req.table_ids ?? null,
+    force: req.bypass_availability === true,
+    purpose: 'create',
+    now,
+  };
+  // Refusals that need no capacity stream come before anything is claimed or held.
+  const refused = catalogRefusal(seatingRequest);
+  if (refused) throw refused;
+  if (req.discount_id)
+    assertDiscountApplies(catalog.discounts, req.discount_id, seatingRequest.startMs, restaurant.timezone);
+
   let claimed = false;
   let held: HeldSeating | null = null;
   let customerId: string | null = null;
   try {
     if (externalId)
       claimed = (await claimExternalId(deps, restaurant._id, externalId, reservationId, meta)).taken;
-    held = await holdSeating(
-      deps,
-      {
-        restaurantId: restaurant._id,
-        timezone: restaurant.timezone,
-        catalog,
-        reservationId,
-        externalId,
-        startMs: Date.parse(req.start_at),
-        partySize: req.party_size,
-        shiftId: req.shift_id ?? null,
-        roomId: req.room_id ?? null,
-        tableIds: req.table_ids ?? null,
-        force: req.bypass_availability === true,
-        purpose: 'create',
-        now,
-      },
-      rmeta,
-    );
+    held = await holdSeating(deps, seatingRequest, rmeta);
     if (customer)
       customerId = (await resolveReservationCustomer(deps, restaurant, customer, meta)).customerId;
   } catch (err) {

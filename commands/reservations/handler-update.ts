@@ -1,6 +1,7 @@
 // PATCH /reservations/{id} (spec §4). Omitted fields stay as they are. Order, so that a refusal
 // changes nothing and a crash leaves nothing held for good:
-//   1. load; POS locks on what the request changes (409); references; customer checks (no writes);
+//   1. load; POS locks on what the request changes (409); references, the discount's rules; customer
+//      checks (no writes);
 //   2. when time, party, shift, room or tables change: hold the new seating (same day: one append
 //      replacing the old; another day: a hold there, the old day released after the update);
 //   3. claim a new external_id; write the customer (update the linked one, or create one);
@@ -25,6 +26,7 @@ import {
 import type { Seating } from './decide-create';
 import { existing } from './decide-status';
 import { assertMovable, assertUnlocked, decidePatch, type ReservationPatch } from './decide-update';
+import { assertDiscountApplies } from './discount-rules';
 import {
   RELEASED_STATUSES,
   type ReservationSnapshot,
@@ -137,6 +139,7 @@ async function attemptUpdate(
   assertMovable(r, movesSeating);
   const catalog = await loadCatalog(deps, restaurant._id);
   checkReferences(catalog, req);
+  checkDiscount(catalog, restaurant.timezone, r, req);
   const customerChange = await planCustomerChange(deps, restaurant, r, req.customer);
   if (req.external_id && req.external_id !== r.external_id)
     await assertExternalIdFree(deps, restaurant._id, req.external_id);
@@ -199,6 +202,23 @@ async function attemptUpdate(
   return { ...outcome, position };
 }
 
+/**
+ * A discount newly attached, or kept while the start moves, must apply to the (new) start. Sending
+ * the discount the reservation already has, at the same start, is no change and is not rechecked.
+ */
+function checkDiscount(
+  catalog: Catalog,
+  timezone: string,
+  r: ReservationSnapshot,
+  req: PatchReservationRequest,
+): void {
+  const discountId = req.discount_id !== undefined ? req.discount_id : r.discount_id;
+  if (!discountId) return;
+  const startMs = Date.parse(req.start_at ?? r.start_at);
+  if (discountId === r.discount_id && startMs === Date.parse(r.start_at)) return;
+  assertDiscountApplies(catalog.discounts, discountId, startMs, timezone);
+}
+
 function seatingRequestDiffers(r: ReservationSnapshot, req: PatchReservationRequest): boolean {
   return Object.keys(requestedChanges(r, { ...pick(req, SEATING_KEYS) })).length > 0;
 }
@@ -252,13 +272,15 @@ async function holdMoved(
 }
 
 /**
- * Without a room in the request, the reservation stays in its room when the room was chosen (a shift
- * with room selection) or is locked; otherwise the room is wherever the table is.
+ * Without a room in the request, the reservation stays in its room when the room is locked, or when
+ * it was chosen (its shift requires room selection) and the shift it goes to requires one too.
+ * Otherwise the room is wherever the table is; a move onto a room-selection shift from a shift
+ * without one then needs a room_id (the room its table happened to be in was nobody's choice).
  */
 function keepRoom(catalog: Catalog, r: ReservationSnapshot, req: PatchReservationRequest): boolean {
   if (r.locked_fields.includes('room_id')) return true;
-  const shift = catalog.shifts.find((s) => s.id === (req.shift_id ?? r.shift_id));
-  return shift?.requires_room_selection === true;
+  const selects = (id: string) => catalog.shifts.find((s) => s.id === id)?.requires_room_selection === true;
+  return r.room_id !== null && selects(r.shift_id) && selects(req.shift_id ?? r.shift_id);
 }
 
 /** The reservation's own seating as a hold request (to put it back after a refused move). */
@@ -282,6 +304,7 @@ function currentSeatingRequest(
     tableIds: r.table_ids,
     // It held this seating a moment ago: give it back without asking again.
     force: true,
+    restore: true,
     purpose: `${purpose}@${r.updated_at}`,
     now,
   };

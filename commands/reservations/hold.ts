@@ -5,7 +5,7 @@ import type { CommandMeta } from '../../src/core/command-meta';
 import { BusinessRuleError } from '../../src/core/errors';
 import type { WriteDeps } from '../../src/core/write-deps';
 import { checkSlot } from '../availability/check';
-import { type FailureReason, laterFailure } from '../availability/rules';
+import { FAILURE_MESSAGES, type FailureReason, laterFailure } from '../availability/rules';
 import { type SlotStart, startsAt } from '../availability/slots';
 import { addDays, localDateOf, minutesOfDay, offsetAt } from '../availability/zone-time';
 import type { Catalog } from '../catalog/types';
@@ -25,6 +25,8 @@ export interface SeatingRequest {
   roomId: string | null;
   tableIds: readonly string[] | null;
   force: boolean;
+  /** Puts back the reservation's own seating after a refused move (with `force`). */
+  restore?: boolean;
   purpose: string;
   now: Date;
 }
@@ -55,6 +57,7 @@ export async function holdSeating(
       roomId: req.roomId,
       tableIds: req.tableIds,
       force: req.force,
+      restore: req.restore,
       purpose: req.purpose,
       timezone: req.timezone,
       catalog: req.catalog,
@@ -86,6 +89,51 @@ export async function holdSeating(
     }
   }
   throw failure ?? whyNoStart(req);
+}
+
+/**
+ * The refusal a hold would give whatever the day's other seatings, decided from the request and the
+ * catalog alone, so a create answers it before it claims an external_id or holds anything. Without
+ * bypass_availability it is the exact check on an empty day, up to room selection: each shift's
+ * checks before covers and tables do not depend on other seatings, so a slot refused by them on an
+ * empty day is refused with the same reason on any day. With bypass_availability: an unknown
+ * room or table, and the room a shift requires (the room is the partner's choice, not a capacity
+ * rule, so the bypass does not make it).
+ */
+export function catalogRefusal(req: SeatingRequest): BusinessRuleError | null {
+  if (req.force) return forcedRefusal(req);
+  const result = checkSlot(
+    { timezone: req.timezone, suspended: false, catalog: req.catalog, bookings: [], now: req.now },
+    {
+      start_ms: req.startMs,
+      party_size: req.partySize,
+      shift_id: req.shiftId,
+      room_id: req.roomId,
+      table_ids: req.tableIds,
+    },
+  );
+  // Covers and tables: refused on an empty day, refused on any, but other seatings may change which
+  // of the two is reported; the hold says which.
+  if (result.available || DEPENDS_ON_SEATINGS.includes(result.failure_reason)) return null;
+  return new BusinessRuleError(result.failure_reason, result.message);
+}
+
+const DEPENDS_ON_SEATINGS: readonly FailureReason[] = ['MAX_COVERS_REACHED', 'NO_TABLE'];
+
+function forcedRefusal(req: SeatingRequest): BusinessRuleError | null {
+  const refuse = (reason: FailureReason) => new BusinessRuleError(reason, FAILURE_MESSAGES[reason]);
+  const starts = candidateStarts(req);
+  // No shift at all: the hold words it (whyNoStart).
+  if (starts.length === 0) return null;
+  if (req.roomId !== null && !req.catalog.rooms.some((r) => r.id === req.roomId))
+    return refuse('UNKNOWN_ROOM');
+  if (req.roomId === null && starts.every((s) => s.shift.requires_room_selection))
+    return refuse('ROOM_SELECTION_REQUIRED');
+  const known = new Set(req.catalog.tables.map((t) => t.id));
+  const unknown = req.tableIds?.filter((id) => !known.has(id)) ?? [];
+  if (unknown.length)
+    return new BusinessRuleError('UNKNOWN_TABLE', FAILURE_MESSAGES.UNKNOWN_TABLE, { table_ids: unknown });
+  return null;
 }
 
 /** The (shift, service day) pairs offering this start; with bypass_availability, any start of a shift. */

@@ -32,7 +32,7 @@ t('201 answers the full reservation with the defaults of the spec', async ({ svc
     tags: ['birthday'],
     attached_files: ['https://files.example/menu.pdf'],
     prescriber_id: 'pre_1',
-    discount_id: 'disc_1',
+    discount_id: 'disc_dinner',
     total_amount_paid: 1200,
   });
   assert.is(res.status, 201);
@@ -48,7 +48,7 @@ t('201 answers the full reservation with the defaults of the spec', async ({ svc
   assert.equal(r.tables, [{ id: 'tbl_2a', name: '2A', min_pax: 1, max_pax: 2 }]);
   assert.equal(r.room, { id: 'room_main', name: 'Main room' });
   assert.equal(r.prescriber, { id: 'pre_1', name: 'Hotel Concierge', phone_number: '+33612345678' });
-  assert.equal(r.discount, { id: 'disc_1', value: 20, message: '-20% lunch' });
+  assert.equal(r.discount, { id: 'disc_dinner', value: 10, message: '-10% dinner' });
   assert.is(r.custom_message, 'by the window');
   assert.is(r.allergies, 'peanuts');
   assert.equal(r.metadata, { booking_tool: 'x' });

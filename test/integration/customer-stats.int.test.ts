@@ -29,16 +29,18 @@ t.before.each(async (ctx) => {
 const at = '2026-03-01T10:00:00.000Z';
 
 function snapshot(id: string, o: Partial<ReservationSnapshot>): ReservationSnapshot {
+  // A service day alone means a 19:00 start that day (winter offset; these dates are only compared).
+  const day = o.service_date ?? '2026-03-10';
   return {
     reservation_id: id,
     restaurant_id: 'rest_a',
     external_id: null,
     status: 'CONFIRMED',
-    start_at: '2026-03-10T19:00:00+01:00',
-    end_at: '2026-03-10T20:30:00+01:00',
+    start_at: `${day}T19:00:00+01:00`,
+    end_at: `${day}T20:30:00+01:00`,
     duration_minutes: 90,
     party_size: 2,
-    service_date: '2026-03-10',
+    service_date: day,
     shift_id: 'shift_dinner',
     room_id: null,
     table_ids: [],
@@ -153,6 +155,34 @@ t('counts, no-shows, feedback, amounts, basket per cover and the last date', asy
     average_basket: 777.78,
     last_reservation_date: '2026-12-24',
   });
+});
+
+t('last_reservation_date is the calendar date of start_at, not the service day', async ({ w, a }) => {
+  // 00:30 on the 11th, in a shift that began on the evening of the 10th.
+  const late = { start_at: '2026-03-11T00:30:00+01:00', end_at: '2026-03-11T02:00:00+01:00' };
+  await append(w, created('r1', { customer_id: a, service_date: '2026-03-10', ...late }));
+  assert.is((await doc(w, a)).stats.last_reservation_date, '2026-03-11');
+  // Moved back before midnight, same service day: the date follows start_at.
+  await append(w, {
+    type: 'ReservationUpdated',
+    data: {
+      ...base('r1'),
+      changes: { start_at: '2026-03-10T23:30:00+01:00', end_at: '2026-03-11T01:00:00+01:00' },
+      previous: late,
+    },
+  });
+  assert.is((await doc(w, a)).stats.last_reservation_date, '2026-03-10');
+  // The date part of an offset date-time is the restaurant's own (New York at 21:00 is UTC tomorrow).
+  await append(
+    w,
+    created('r2', {
+      customer_id: a,
+      service_date: '2026-03-20',
+      start_at: '2026-03-20T21:00:00-04:00',
+      end_at: '2026-03-20T22:30:00-04:00',
+    }),
+  );
+  assert.is((await doc(w, a)).stats.last_reservation_date, '2026-03-20');
 });
 
 t('stats never move updated_at nor the sync order', async ({ w, a }) => {

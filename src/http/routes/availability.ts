@@ -86,11 +86,16 @@ const checkBody = obj({
   party_size: int({ min: 1, max: 100, example: 2 }),
   shift_id: optional(str({ min: 1, max: 64, description: 'Omitted: any shift offering this start' })),
   room_id: optional(
-    str({ min: 1, max: 64, description: 'Omitted: any room (the best table of any room is chosen)' }),
+    str({
+      min: 1,
+      max: 64,
+      description:
+        'Required by a shift that requires room selection (else failure_reason ROOM_SELECTION_REQUIRED); for other shifts, omitted: the best table of any room',
+    }),
   ),
 });
 
-const FAILURE_TEXT = `A shift_id or room_id this restaurant does not have is a mistake, not an answer: 422 with an \`unknown_reference\` issue on the field, like every route. Codes, the first that applies: RESTAURANT_SUSPENDED (in practice a suspended restaurant's token is refused first with 403); OUTSIDE_SHIFT (no shift offers this exact start that day); PARTY_SIZE_OUT_OF_RANGE (the shift's min/max party size, else the largest table); TOO_LATE (before now + the shift's minimum notice); TOO_FAR (beyond its booking window); MAX_COVERS_REACHED (the shift's covers that day); NO_TABLE (no fitting table free for the whole seating). When several shifts offer the start and none can seat the party, the most specific reason is reported.`;
+const FAILURE_TEXT = `A shift_id or room_id this restaurant does not have is a mistake, not an answer: 422 with an \`unknown_reference\` issue on the field, like every route. Codes, the first that applies: RESTAURANT_SUSPENDED (in practice a suspended restaurant's token is refused first with 403); OUTSIDE_SHIFT (no shift offers this exact start that day); PARTY_SIZE_OUT_OF_RANGE (the shift's min/max party size, else the largest table); TOO_LATE (before now + the shift's minimum notice); TOO_FAR (beyond its booking window); ROOM_SELECTION_REQUIRED (the shift requires room selection and no room_id was given: take one from GET /availability's slots); MAX_COVERS_REACHED (the shift's covers that day); NO_TABLE (no fitting table free for the whole seating). When several shifts offer the start and none can seat the party, the most specific reason is reported.`;
 
 export const availabilityRoutes: AnyRoute[] = [
   defineRoute({

@@ -77,8 +77,11 @@ const BODY_REFERENCES = {
   'customer.id': 'customer',
 } as const;
 
-const ERROR_REASONS =
-  'An id in the body that names nothing of this restaurant answers 422 with `unknown_reference` issues on those fields and the matching reason below. On 422, `error.details.reason` says why: OUTSIDE_SHIFT, PARTY_SIZE_OUT_OF_RANGE, TOO_LATE, TOO_FAR, MAX_COVERS_REACHED, NO_TABLE, UNKNOWN_SHIFT, UNKNOWN_ROOM, UNKNOWN_TABLE, UNKNOWN_DISCOUNT, UNKNOWN_PRESCRIBER, CUSTOMER_BLACKLISTED, CUSTOMER_NOT_FOUND, CUSTOMER_NAME_REQUIRED, RESERVATION_CANCELED.';
+const ERROR_REASONS = [
+  'An id in the body that names nothing of this restaurant answers 422 with `unknown_reference` issues on those fields and the matching reason below. On 422, `error.details.reason` says why: OUTSIDE_SHIFT, PARTY_SIZE_OUT_OF_RANGE, TOO_LATE, TOO_FAR, ROOM_SELECTION_REQUIRED, MAX_COVERS_REACHED, NO_TABLE, UNKNOWN_SHIFT, UNKNOWN_ROOM, UNKNOWN_TABLE, UNKNOWN_DISCOUNT, DISCOUNT_INACTIVE, DISCOUNT_NOT_STARTED, DISCOUNT_ENDED, DISCOUNT_WRONG_DAY, DISCOUNT_OUTSIDE_HOURS, UNKNOWN_PRESCRIBER, CUSTOMER_BLACKLISTED, CUSTOMER_NOT_FOUND, CUSTOMER_NAME_REQUIRED, RESERVATION_CANCELED. A refused request creates and changes nothing (its external_id stays free).',
+  'Room selection: on a shift that requires it, `room_id` is required (take it from the slot of GET /availability); without it the answer is 422 with reason ROOM_SELECTION_REQUIRED, as POST /availability/check reports it, also with bypass_availability. ',
+  "Discounts: `discount_id` must name an active discount of the restaurant whose rules hold for the reservation's start_at (not for now): start_date ≤ start_at ≤ end_date (instants, inclusive; null: no limit), the restaurant's calendar day of start_at in days_of_week (ISO, 1 = Monday), and its local time (HH:MM, to the minute) from start_time to end_time inclusive. Otherwise 422 with reason DISCOUNT_INACTIVE, DISCOUNT_NOT_STARTED, DISCOUNT_ENDED, DISCOUNT_WRONG_DAY or DISCOUNT_OUTSIDE_HOURS (the first that applies, in that order) and `details` naming the discount, its rule values and the start as read (local_date, local_time, day_of_week). max_covers_per_day is not enforced.",
+].join('\n\n');
 
 export const reservationRoutes = [
   defineRoute({
@@ -171,7 +174,7 @@ export const reservationRoutes = [
     summary: 'Update a reservation',
     description: [
       'Omitted fields stay unchanged. `customer`: null disconnects; {id} connects an existing customer; fields without id update the linked customer (all its reservations show it); with no linked customer, a name finds or creates one (as inline details on creation) and connects it.',
-      'A change of start_at, party_size, shift_id, room_id or table_ids rechecks capacity; tables not named stay the same when they still fit. 409 RESOURCE_CONFLICT with `details.locked_fields` when the point of sale locked a field this request changes.',
+      'A change of start_at, party_size, shift_id, room_id or table_ids rechecks capacity; tables not named stay the same when they still fit. A reservation whose room was chosen (its shift requires room selection) keeps it; moving onto a shift that requires room selection from one that does not needs a room_id (else 422 ROOM_SELECTION_REQUIRED). A discount newly set, or kept while start_at changes, is checked against the new start_at (send `discount_id: null` to drop it). 409 RESOURCE_CONFLICT with `details.locked_fields` when the point of sale locked a field this request changes.',
       ERROR_REASONS,
     ].join('\n\n'),
     tag: 'Reservations',

@@ -37,6 +37,28 @@ t('tags: at most 100, each 1 to 100 characters', () => {
   assert.equal(paths(checkBounds({ tags: ['ok', '', s(101)] })), ['tags.1', 'tags.2']);
 });
 
+t('lengths count characters (code points): 150 or 200 emoji are a name, 201 are not', () => {
+  assert.equal(checkBounds({ name: '😀'.repeat(150) }), []);
+  assert.equal(
+    checkBounds({ name: '😀'.repeat(200), tags: ['🍷'.repeat(100)], note: '𝄞'.repeat(10_000) }),
+    [],
+  );
+  assert.equal(paths(checkBounds({ name: '😀'.repeat(201), tags: ['🍷'.repeat(101)] })), ['name', 'tags.0']);
+  assert.equal(
+    checkCustomFields([{ id: 'text', name: 'Text', type: 'TEXT' }], { text: '😀'.repeat(10_000) }).issues,
+    [],
+  );
+});
+
+t('a name that is only whitespace is refused on the write side too', () => {
+  for (const name of [' ', '\t\n', '\u00a0\u3000'])
+    assert.equal(
+      checkBounds({ name }).map((i) => `${i.path}:${i.code}`),
+      ['name:invalid_format'],
+    );
+  assert.equal(checkBounds({ name: ' Ada ' }), []);
+});
+
 t('null is a value for the clearable fields, and every faulty field is reported', () => {
   assert.equal(checkBounds({ email: null, phone_number: null, external_id: null, note: null }), []);
   assert.equal(paths(checkBounds({ name: '', email: 'nope', lang: 'XX' })), ['name', 'email', 'lang']);
@@ -79,6 +101,9 @@ const CASES: [string, unknown[], [unknown, string][]][] = [
     ['2024-02-29', '1999-12-31'],
     [
       ['2023-02-29', 'invalid_format'],
+      ['2027-02-30', 'invalid_format'],
+      ['2027-11-31', 'invalid_format'],
+      ['2024-01-01T00:00:00Z', 'invalid_format'],
       ['2024-13-01', 'invalid_format'],
       ['2024-1-01', 'invalid_format'],
       [20240101, 'invalid_format'],

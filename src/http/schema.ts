@@ -39,7 +39,9 @@ export function str(
       return ((min === undefined || n >= min) && (max === undefined || n <= max)) || message;
     });
   }
-  if (o.notBlank) st = s.refine(st, 'not_blank', (v) => NOT_BLANK.test(v) || BLANK_MESSAGE);
+  // An empty value below a declared min is already refused by the length rule: one issue, not two.
+  if (o.notBlank)
+    st = s.refine(st, 'not_blank', (v) => (v === '' && (min ?? 0) > 0) || NOT_BLANK.test(v) || BLANK_MESSAGE);
   if (o.pattern) st = s.pattern(st, o.pattern);
   return make(st, {
     type: 'string',

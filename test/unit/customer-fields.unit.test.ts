@@ -1,9 +1,13 @@
 // The bounds every way in holds to (spec §2.3, §8) and custom field values against their
 // definitions (spec §2.4): each on both sides of its limit, one issue per faulty field.
+import fc from 'fast-check';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { checkBounds } from '../../commands/customers/bounds';
 import { type CustomFieldDefinition, checkCustomFields } from '../../commands/customers/custom-fields';
+import { ApiError } from '../../src/core/errors';
+import { customerPatchBody } from '../../src/http/routes/customer-schemas';
+import { validateInput } from '../../src/http/validate';
 
 const t = suite('customer fields');
 const s = (n: number) => 'x'.repeat(n);
@@ -47,6 +51,31 @@ t('lengths count characters (code points): 150 or 200 emoji are a name, 201 are 
   assert.equal(
     checkCustomFields([{ id: 'text', name: 'Text', type: 'TEXT' }], { text: '😀'.repeat(10_000) }).issues,
     [],
+  );
+});
+
+const schemaPaths = (body: Record<string, unknown>): string[] => {
+  try {
+    validateInput(body, customerPatchBody, 'body');
+    return [];
+  } catch (e) {
+    return [...new Set((((e as ApiError).details?.issues ?? []) as { path: string }[]).map((i) => i.path))];
+  }
+};
+
+t('the HTTP schema and the write side refuse the same names, tags and notes (any text)', () => {
+  const text = fc.oneof(
+    fc.string({ unit: 'grapheme', maxLength: 260 }),
+    fc.string({ unit: 'binary', maxLength: 260 }),
+    fc.string({ unit: fc.constantFrom(' ', '\t', '\u00a0', 'a', '😀'), maxLength: 260 }),
+  );
+  fc.assert(
+    fc.property(text, (v) => {
+      for (const body of [{ name: v }, { tags: [v] }, { note: v }, { external_id: v }]) {
+        assert.equal(schemaPaths(body), paths(checkBounds(body)), JSON.stringify(body));
+      }
+    }),
+    { numRuns: 1000 },
   );
 });
 

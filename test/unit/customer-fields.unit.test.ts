@@ -5,7 +5,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { checkBounds } from '../../commands/customers/bounds';
 import { type CustomFieldDefinition, checkCustomFields } from '../../commands/customers/custom-fields';
-import { ApiError } from '../../src/core/errors';
+import type { ApiError } from '../../src/core/errors';
 import { customerPatchBody } from '../../src/http/routes/customer-schemas';
 import { validateInput } from '../../src/http/validate';
 

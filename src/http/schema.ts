@@ -23,6 +23,9 @@ const doc = (o: Doc | undefined): JsonSchema => ({
 });
 
 const make = <T>(struct: s.Struct<T, unknown>, json: JsonSchema): Schema<T> => ({ struct, json });
+const withNote = (description: string | undefined, note: string) =>
+  description ? `${description}. ${note}` : note;
+
 /**
  * A string. `min`/`max` count characters (code points), not UTF-16 units. `notBlank` refuses a
  * value that is only whitespace; an accepted value is kept as sent (never trimmed).
@@ -49,7 +52,9 @@ export function str(
     ...(max !== undefined ? { maxLength: max } : {}),
     ...(o.pattern ? { pattern: o.pattern.source } : o.notBlank ? { pattern: NOT_BLANK.source } : {}),
     ...(o.format ? { format: o.format } : {}),
-    ...doc(o),
+    ...doc(
+      o.notBlank ? { ...o, description: withNote(o.description, 'Not only whitespace; kept as sent') } : o,
+    ),
   });
 }
 
@@ -61,9 +66,6 @@ export const email = (o: Doc = {}) =>
     (v) => EMAIL.test(v),
     'must be an email address',
   );
-
-const withNote = (description: string | undefined, note: string) =>
-  description ? `${description}. ${note}` : note;
 
 /**
  * RFC 3339 date-time with an explicit offset, read by the one strict parser (src/core/datetime.ts):

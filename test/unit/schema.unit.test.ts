@@ -153,6 +153,7 @@ test('names that are only whitespace are refused, and kept as sent otherwise', (
     minLength: 1,
     maxLength: 200,
     pattern: '\\S',
+    description: 'Not only whitespace; kept as sent',
   });
 });
 

@@ -2,6 +2,7 @@
 // decide checks them again so that every other way in (inline reservation customers, the CLI, a
 // messaging channel) holds to the same limits.
 import type { Issue } from '../../src/core/errors';
+import { BLANK_MESSAGE, charCount, NOT_BLANK } from '../../src/core/text';
 import { LANGS } from './events';
 
 export const BOUNDS = {
@@ -15,6 +16,10 @@ export const BOUNDS = {
   /** Not in the spec: a TEXT custom field holds at most what a note holds. */
   text_field: { max: 10_000 },
 } as const;
+
+/** How a phone number is read and stored (spec §2.1, §2.3), for the document. */
+export const PHONE_DESCRIPTION =
+  "A possible phone number: international (+33 6 12 34 56 78, E.164 recommended) or national, read with the restaurant's country; anything else is refused (400). Stored in E.164 form; a number with an extension is stored with spaces removed";
 
 export const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
@@ -31,8 +36,8 @@ export interface ProfileInput {
   newsletter_consent?: boolean;
 }
 
-// UTF-16 code units, as the HTTP schema (superstruct) counts them, so both layers agree on the edge.
-const len = (v: string) => v.length;
+// Characters (code points), as the HTTP schema counts them, so both layers agree on the edge.
+const len = charCount;
 
 /** Every bound a field breaks, one issue per field (custom field values are checked elsewhere). */
 export function checkBounds(input: ProfileInput): Issue[] {
@@ -42,6 +47,7 @@ export function checkBounds(input: ProfileInput): Issue[] {
   const { name, email, phone_number, external_id, tags, note, lang } = input;
   if (name !== undefined && (typeof name !== 'string' || len(name) < 1 || len(name) > BOUNDS.name.max))
     range('name', `name must be ${BOUNDS.name.min} to ${BOUNDS.name.max} characters`);
+  else if (name !== undefined && !NOT_BLANK.test(name)) format('name', `name ${BLANK_MESSAGE}`);
   if (email !== undefined && email !== null && (email.length > BOUNDS.email.max || !EMAIL.test(email)))
     format('email', 'email must be an email address');
   if (

@@ -21,13 +21,31 @@ function readable(raw: string, country?: CountryCode) {
 
 const E164ISH = /^\+\d+$/;
 
+const countryOf = (restaurantCountry: string | null) =>
+  restaurantCountry && isSupportedCountry(restaurantCountry) ? (restaurantCountry as CountryCode) : undefined;
+
+// What a typed phone number may hold: digits and the usual punctuation, then optionally an extension.
+// libphonenumber alone would find a number inside any text ("call +33…"), and store the number while
+// the partner sent a sentence.
+const PHONE_TEXT = /^\+?[\d\s().\-/]+(?:\s*(?:ext\.?|x|#|;ext=)\s*\d{1,10})?$/i;
+
+export const PHONE_REFUSED =
+  "is not a possible phone number: give it in international form (+33 6 12 34 56 78) or as a national number of the restaurant's country";
+
+/**
+ * Whether a partner's phone number can be stored: it must be a possible number (the right length
+ * for its country), written in international form or nationally for the restaurant's country.
+ * Already-stored values are never re-judged; this is for input only.
+ */
+export function isPossiblePhone(raw: string, restaurantCountry: string | null): boolean {
+  if (!PHONE_TEXT.test(raw.trim())) return false;
+  const parsed = parsePhoneNumberFromString(raw, { defaultCountry: countryOf(restaurantCountry) });
+  return parsed?.isPossible() === true;
+}
+
 /** Reads a phone number; a national spelling is read with the restaurant's country. */
 export function normalizePhone(raw: string, restaurantCountry: string | null): NormalizedPhone {
-  const country =
-    restaurantCountry && isSupportedCountry(restaurantCountry)
-      ? (restaurantCountry as CountryCode)
-      : undefined;
-  const parsed = readable(raw, country);
+  const parsed = readable(raw, countryOf(restaurantCountry));
   // A number valid nowhere precisely (a fictional range of a shared calling code such as +44) takes
   // the calling code's main country, which libphonenumber lists first.
   if (parsed)

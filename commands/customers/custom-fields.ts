@@ -1,6 +1,8 @@
 // Custom field values checked against the restaurant's definitions (spec §2.4). Pure: the definitions
 // are passed in. Every faulty field gives exactly one issue, so a partner fixes them all at once.
+import { isDate } from '../../src/core/datetime';
 import type { Issue } from '../../src/core/errors';
+import { charCount } from '../../src/core/text';
 import { BOUNDS } from './bounds';
 import type { CustomFieldValue, StoredCustomField } from './events';
 
@@ -29,19 +31,13 @@ export interface CheckedCustomFields {
   issues: Issue[];
 }
 
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
-const isCalendarDate = (v: string) =>
-  DATE.test(v) &&
-  !Number.isNaN(Date.parse(`${v}T00:00:00Z`)) &&
-  new Date(`${v}T00:00:00Z`).toISOString().startsWith(v);
-
 /** Why `value` does not fit `def`, or null when it does. */
 function misfit(def: CustomFieldDefinition, value: unknown): { code: string; message: string } | null {
   const type = (code: string, expected: string) => ({ code, message: `${def.name} takes ${expected}` });
   switch (def.type) {
     case 'TEXT':
       if (typeof value !== 'string') return type('invalid_type', 'a string');
-      if (value.length > BOUNDS.text_field.max)
+      if (charCount(value) > BOUNDS.text_field.max)
         return {
           code: 'out_of_range',
           message: `${def.name} holds at most ${BOUNDS.text_field.max} characters`,
@@ -55,9 +51,10 @@ function misfit(def: CustomFieldDefinition, value: unknown): { code: string; mes
         return { code: 'out_of_range', message: `${def.name} must be at most ${def.max}` };
       return null;
     case 'DATE':
-      return typeof value === 'string' && isCalendarDate(value)
+      // The one strict reader of dates: 2027-02-30 is refused, never read as 2 March.
+      return typeof value === 'string' && isDate(value)
         ? null
-        : type('invalid_format', 'a date YYYY-MM-DD');
+        : type('invalid_format', 'a date YYYY-MM-DD that exists');
     case 'BOOLEAN':
       return typeof value === 'boolean' ? null : type('invalid_type', 'true or false');
     case 'SELECT': {

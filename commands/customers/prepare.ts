@@ -1,8 +1,8 @@
 // From what a partner sends to what is stored: bounds checked (400), custom field values checked
 // against their definitions (422), phone numbers normalised, tags deduplicated. Pure.
-import { unprocessable, validationError } from '../../src/core/errors';
+import { type Issue, unprocessable, validationError } from '../../src/core/errors';
 import { checkBounds, type ProfileInput } from './bounds';
-import { defaultLang, normalizePhone } from './contact';
+import { defaultLang, isPossiblePhone, normalizePhone, PHONE_REFUSED } from './contact';
 import { type CheckedCustomFields, type CustomFieldDefinition, checkCustomFields } from './custom-fields';
 import type { CustomerProfile, Lang } from './events';
 
@@ -13,8 +13,21 @@ export interface WriteContext {
   definitions: readonly CustomFieldDefinition[];
 }
 
+/** The bounds of §2.3, and a phone number that can be read with the restaurant's country. */
+export function profileIssues(input: ProfileInput, country: string | null): Issue[] {
+  const issues = checkBounds(input);
+  const phone = input.phone_number;
+  if (
+    typeof phone === 'string' &&
+    !issues.some((i) => i.path === 'phone_number') &&
+    !isPossiblePhone(phone, country)
+  )
+    issues.push({ path: 'phone_number', code: 'invalid_format', message: `phone_number ${PHONE_REFUSED}` });
+  return issues;
+}
+
 function checked(input: ProfileInput, ctx: WriteContext): CheckedCustomFields | null {
-  const bounds = checkBounds(input);
+  const bounds = profileIssues(input, ctx.country);
   if (bounds.length) throw validationError(bounds, 'The customer is invalid');
   if (input.custom_fields === undefined) return null;
   const fields = checkCustomFields(ctx.definitions, input.custom_fields);

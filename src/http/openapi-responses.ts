@@ -70,7 +70,7 @@ export const ERROR_EXAMPLES = {
         {
           path: 'per_page',
           code: 'out_of_range',
-          message: 'per_page: Expected a integer less than or equal to 100 but received 500',
+          message: 'per_page: must be an integer from 1 to 100',
         },
       ],
     },

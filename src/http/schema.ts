@@ -1,6 +1,8 @@
 // One declaration, two outputs: a superstruct Struct that validates input at run time, and the JSON
 // Schema that documents it in OpenAPI. Routes never write either by hand.
 import * as s from 'superstruct';
+import { parseDate, parseDateTime } from '../core/datetime';
+import { BLANK_MESSAGE, charCount, lengthMessage, NOT_BLANK } from '../core/text';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -21,21 +23,38 @@ const doc = (o: Doc | undefined): JsonSchema => ({
 });
 
 const make = <T>(struct: s.Struct<T, unknown>, json: JsonSchema): Schema<T> => ({ struct, json });
+const withNote = (description: string | undefined, note: string) =>
+  description ? `${description}. ${note}` : note;
 
+/**
+ * A string. `min`/`max` count characters (code points), not UTF-16 units. `notBlank` refuses a
+ * value that is only whitespace; an accepted value is kept as sent (never trimmed).
+ */
 export function str(
-  o: Doc & { min?: number; max?: number; pattern?: RegExp; format?: string } = {},
+  o: Doc & { min?: number; max?: number; pattern?: RegExp; format?: string; notBlank?: boolean } = {},
 ): Schema<string> {
   let st: s.Struct<string, unknown> = s.string() as s.Struct<string, unknown>;
-  if (o.min !== undefined || o.max !== undefined)
-    st = s.size(st, o.min ?? 0, o.max ?? Number.POSITIVE_INFINITY);
+  const { min, max } = o;
+  if (min !== undefined || max !== undefined) {
+    const message = lengthMessage(min, max);
+    st = s.refine(st, 'size', (v) => {
+      const n = charCount(v);
+      return ((min === undefined || n >= min) && (max === undefined || n <= max)) || message;
+    });
+  }
+  // An empty value below a declared min is already refused by the length rule: one issue, not two.
+  if (o.notBlank)
+    st = s.refine(st, 'not_blank', (v) => (v === '' && (min ?? 0) > 0) || NOT_BLANK.test(v) || BLANK_MESSAGE);
   if (o.pattern) st = s.pattern(st, o.pattern);
   return make(st, {
     type: 'string',
-    ...(o.min !== undefined ? { minLength: o.min } : {}),
-    ...(o.max !== undefined ? { maxLength: o.max } : {}),
-    ...(o.pattern ? { pattern: o.pattern.source } : {}),
+    ...(min !== undefined ? { minLength: min } : {}),
+    ...(max !== undefined ? { maxLength: max } : {}),
+    ...(o.pattern ? { pattern: o.pattern.source } : o.notBlank ? { pattern: NOT_BLANK.source } : {}),
     ...(o.format ? { format: o.format } : {}),
-    ...doc(o),
+    ...doc(
+      o.notBlank ? { ...o, description: withNote(o.description, 'Not only whitespace; kept as sent') } : o,
+    ),
   });
 }
 
@@ -48,27 +67,46 @@ export const email = (o: Doc = {}) =>
     'must be an email address',
   );
 
-/** RFC 3339 date-time with an explicit offset (Z or ±HH:MM). */
-const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
-export const dateTime = (o: Doc = {}) =>
-  refined(
-    str({ ...o, format: 'date-time' }),
-    'date_time',
-    (v) => DATE_TIME.test(v) && !Number.isNaN(Date.parse(v)),
-    'must be a date-time with an explicit offset, e.g. 2026-05-01T19:00:00+02:00 (a + in a query string must be encoded as %2B)',
-  );
+/**
+ * RFC 3339 date-time with an explicit offset, read by the one strict parser (src/core/datetime.ts):
+ * a day, hour or offset that does not exist is refused, never rolled over.
+ */
+export function dateTime(o: Doc = {}): Schema<string> {
+  const base = str({
+    ...o,
+    format: 'date-time',
+    description: withNote(
+      o.description,
+      'RFC 3339 with seconds and an explicit offset (Z or ±HH:MM); a date or time that does not exist (31 November, 24:00, a leap second) is refused',
+    ),
+  });
+  return {
+    ...base,
+    struct: s.refine(base.struct, 'date_time', (v) => {
+      const parsed = parseDateTime(v);
+      if (parsed.ok) return true;
+      return parsed.reason.startsWith('must be')
+        ? `${parsed.reason} (a + in a query string must be encoded as %2B)`
+        : parsed.reason;
+    }),
+  };
+}
 
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
-export const date = (o: Doc = {}) =>
-  refined(
-    str({ ...o, format: 'date' }),
-    'date',
-    (v) =>
-      DATE.test(v) &&
-      !Number.isNaN(Date.parse(`${v}T00:00:00Z`)) &&
-      new Date(`${v}T00:00:00Z`).toISOString().startsWith(v),
-    'must be a calendar date YYYY-MM-DD',
-  );
+/** A calendar date YYYY-MM-DD that exists (29 February only in leap years). */
+export function date(o: Doc = {}): Schema<string> {
+  const base = str({
+    ...o,
+    format: 'date',
+    description: withNote(o.description, 'YYYY-MM-DD; a day that does not exist is refused'),
+  });
+  return {
+    ...base,
+    struct: s.refine(base.struct, 'date', (v) => {
+      const parsed = parseDate(v);
+      return parsed.ok || parsed.reason;
+    }),
+  };
+}
 
 /** Adds a named check whose failure message is ours. */
 export function refined<T>(
@@ -80,27 +118,45 @@ export function refined<T>(
   return { ...base, struct: s.refine(base.struct, name, (v) => check(v) || message) };
 }
 
+const rangeMessage = (min: number | undefined, max: number) =>
+  min !== undefined ? `must be an integer from ${min} to ${max}` : `must be an integer at most ${max}`;
+
+/**
+ * An integer. Past Number.MAX_SAFE_INTEGER a number has already lost its exact value, so it is
+ * refused: without a declared max, the documented maximum is that limit.
+ */
 export function int(o: Doc & { min?: number; max?: number } = {}): Schema<number> {
-  let st: s.Struct<number, unknown> = s.integer() as s.Struct<number, unknown>;
-  if (o.min !== undefined) st = s.min(st, o.min);
-  if (o.max !== undefined) st = s.max(st, o.max);
+  const max = Math.min(o.max ?? Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
+  const min = Math.max(o.min ?? Number.MIN_SAFE_INTEGER, Number.MIN_SAFE_INTEGER);
+  const message = rangeMessage(o.min, max);
+  const st = s.refine(s.integer(), 'size', (v) => (v >= min && v <= max) || message) as s.Struct<
+    number,
+    unknown
+  >;
   return make(st, {
     type: 'integer',
     ...(o.min !== undefined ? { minimum: o.min } : {}),
-    ...(o.max !== undefined ? { maximum: o.max } : {}),
+    maximum: max,
     ...doc(o),
   });
 }
 
-/** An integer read from a query string ("25"). */
-export function intQuery(o: Doc & { min?: number; max?: number } = {}): Schema<number> {
+const DIGITS = /^-?\d+$/;
+
+/**
+ * An integer read from a query string ("25"). Only plain decimal digits are read ("1e3", "2.0",
+ * "+3" are refused as not integers), and every query integer declares its maximum: a value out of
+ * range is refused, never rounded or clamped.
+ */
+export function intQuery(o: Doc & { min?: number; max: number }): Schema<number> {
   const base = int(o);
   return {
     ...base,
-    struct: s.coerce(base.struct, s.string(), (v) => (/^-?\d+$/.test(v) ? Number(v) : v)) as s.Struct<
-      number,
-      unknown
-    >,
+    // Many digits read as a number far past any declared max (never Infinity, which is no integer),
+    // so that they are refused as out of range rather than as not an integer.
+    struct: s.coerce(base.struct, s.string(), (v) =>
+      DIGITS.test(v) ? Math.max(-Number.MAX_VALUE, Math.min(Number.MAX_VALUE, Number(v))) : v,
+    ) as s.Struct<number, unknown>,
   };
 }
 

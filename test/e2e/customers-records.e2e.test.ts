@@ -85,8 +85,10 @@ const s = (n: number, c = 'x') => c.repeat(n);
 const BOUNDS: [string, unknown, unknown][] = [
   ['name', s(1), ''],
   ['name', s(200), s(201)],
-  ['phone_number', '123', '12'],
-  ['phone_number', `+33${s(37, '1')}`, `+33${s(38, '1')}`],
+  // Within 3 to 40 characters a number must also be a possible one (no 3-character number is).
+  ['phone_number', '0612345678', '12'],
+  ['phone_number', `+33${s(24, ' ')}6 12 34 56 78`, `+33${s(25, ' ')}6 12 34 56 78`],
+  ['phone_number', '+33 6 12 34 56 78', 'hello world'],
   ['external_id', s(1), ''],
   ['external_id', s(255), s(256)],
   ['tags', Array.from({ length: 100 }, (_, i) => `t${i}`), Array.from({ length: 101 }, (_, i) => `t${i}`)],

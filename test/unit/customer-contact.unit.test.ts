@@ -5,10 +5,12 @@ import * as assert from 'uvu/assert';
 import {
   defaultLang,
   emailKey,
+  isPossiblePhone,
   normalizePhone,
   phoneKey,
   phoneLookupKey,
 } from '../../commands/customers/contact';
+import { profileIssues } from '../../commands/customers/prepare';
 
 const t = suite('customer contact details');
 
@@ -100,6 +102,41 @@ t('a new customer speaks the language of their phone, else of the restaurant, el
   assert.is(defaultLang(null, 'ES'), 'ES');
   assert.is(defaultLang(null, 'NL'), 'EN');
   assert.is(defaultLang(null, null), 'EN');
+});
+
+t('input must be a possible number: international, or national for the restaurant country', () => {
+  for (const [raw, country] of [
+    ['+33 6 12 34 56 78', 'FR'],
+    ['06 12 34 56 78', 'FR'],
+    ['+44 7700 900123', null],
+    ['+33 (0)6 12 34 56 78', 'FR'],
+    ['06 12 34 56 78 ext 5', 'FR'],
+    ['+1 (415) 555-2671', 'FR'],
+  ] as const)
+    assert.ok(isPossiblePhone(raw, country), raw);
+  for (const [raw, country] of [
+    ['hello world', 'FR'],
+    ['call +33 6 12 34 56 78', 'FR'],
+    ['tel:+33612345678', 'FR'],
+    ['12 345', 'FR'],
+    ['+999 123 45', 'FR'],
+    ['06 12 34 56 78', null],
+    ['06 12 34 56 78', 'XX'],
+    ['+33 6 12 34 56 78 9', 'FR'],
+    ['---', 'FR'],
+  ] as const)
+    assert.not.ok(isPossiblePhone(raw, country), raw);
+});
+
+t('the write side refuses an impossible number with an issue on phone_number', () => {
+  assert.equal(
+    profileIssues({ phone_number: 'hello world' }, 'FR').map((i) => `${i.path}:${i.code}`),
+    ['phone_number:invalid_format'],
+  );
+  assert.equal(profileIssues({ phone_number: '06 12 34 56 78' }, 'FR'), []);
+  assert.equal(profileIssues({ phone_number: null }, 'FR'), []);
+  // A length bound is reported once, not twice.
+  assert.equal(profileIssues({ phone_number: 'x' }, 'FR').length, 1);
 });
 
 t.run();

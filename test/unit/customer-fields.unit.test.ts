@@ -1,9 +1,13 @@
 // The bounds every way in holds to (spec §2.3, §8) and custom field values against their
 // definitions (spec §2.4): each on both sides of its limit, one issue per faulty field.
+import fc from 'fast-check';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { checkBounds } from '../../commands/customers/bounds';
 import { type CustomFieldDefinition, checkCustomFields } from '../../commands/customers/custom-fields';
+import type { ApiError } from '../../src/core/errors';
+import { customerPatchBody } from '../../src/http/routes/customer-schemas';
+import { validateInput } from '../../src/http/validate';
 
 const t = suite('customer fields');
 const s = (n: number) => 'x'.repeat(n);
@@ -35,6 +39,53 @@ t('tags: at most 100, each 1 to 100 characters', () => {
   assert.equal(checkBounds({ tags: Array.from({ length: 100 }, () => s(100)) }), []);
   assert.equal(paths(checkBounds({ tags: Array.from({ length: 101 }, () => 'a') })), ['tags']);
   assert.equal(paths(checkBounds({ tags: ['ok', '', s(101)] })), ['tags.1', 'tags.2']);
+});
+
+t('lengths count characters (code points): 150 or 200 emoji are a name, 201 are not', () => {
+  assert.equal(checkBounds({ name: '😀'.repeat(150) }), []);
+  assert.equal(
+    checkBounds({ name: '😀'.repeat(200), tags: ['🍷'.repeat(100)], note: '𝄞'.repeat(10_000) }),
+    [],
+  );
+  assert.equal(paths(checkBounds({ name: '😀'.repeat(201), tags: ['🍷'.repeat(101)] })), ['name', 'tags.0']);
+  assert.equal(
+    checkCustomFields([{ id: 'text', name: 'Text', type: 'TEXT' }], { text: '😀'.repeat(10_000) }).issues,
+    [],
+  );
+});
+
+const schemaPaths = (body: Record<string, unknown>): string[] => {
+  try {
+    validateInput(body, customerPatchBody, 'body');
+    return [];
+  } catch (e) {
+    return [...new Set((((e as ApiError).details?.issues ?? []) as { path: string }[]).map((i) => i.path))];
+  }
+};
+
+t('the HTTP schema and the write side refuse the same names, tags and notes (any text)', () => {
+  const text = fc.oneof(
+    fc.string({ unit: 'grapheme', maxLength: 260 }),
+    fc.string({ unit: 'binary', maxLength: 260 }),
+    fc.string({ unit: fc.constantFrom(' ', '\t', '\u00a0', 'a', '😀'), maxLength: 260 }),
+  );
+  fc.assert(
+    fc.property(text, (v) => {
+      for (const body of [{ name: v }, { tags: [v] }, { note: v }, { external_id: v }]) {
+        assert.equal(schemaPaths(body), paths(checkBounds(body)), JSON.stringify(body));
+      }
+    }),
+    { numRuns: 1000 },
+  );
+});
+
+t('a name that is only whitespace is refused on the write side too', () => {
+  for (const name of [' ', '\t\n', '\u00a0\u3000'])
+    assert.equal(
+      checkBounds({ name }).map((i) => `${i.path}:${i.code}`),
+      ['name:invalid_format'],
+    );
+  assert.equal(checkBounds({ name: ' Ada ' }), []);
 });
 
 t('null is a value for the clearable fields, and every faulty field is reported', () => {
@@ -79,6 +130,9 @@ const CASES: [string, unknown[], [unknown, string][]][] = [
     ['2024-02-29', '1999-12-31'],
     [
       ['2023-02-29', 'invalid_format'],
+      ['2027-02-30', 'invalid_format'],
+      ['2027-11-31', 'invalid_format'],
+      ['2024-01-01T00:00:00Z', 'invalid_format'],
       ['2024-13-01', 'invalid_format'],
       ['2024-1-01', 'invalid_format'],
       [20240101, 'invalid_format'],

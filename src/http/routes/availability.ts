@@ -6,6 +6,7 @@ import { FAILURE_REASONS } from '../../../commands/availability/rules';
 import { checkAvailability, searchAvailability } from '../../../queries/availability';
 import { getCatalog } from '../../../queries/catalog';
 import { notFound, validationError } from '../../core/errors';
+import { PARTY_SIZE } from '../../core/limits';
 import { type AnyRoute, defineRoute, scopes } from '../route';
 import { dateTime, described, int, intQuery, obj, optional, type Schema, str } from '../schema';
 
@@ -67,13 +68,15 @@ Bounds are inclusive start instants, each with an explicit offset (URL-encode + 
 
 Starts run on the restaurant's wall clock from the shift's start_time to end_time inclusive. On the day DST starts, wall times that do not exist are not offered; on the day it ends, a repeated time is offered once, at its first occurrence. A shift whose end_time is earlier than its start_time runs past midnight; its late starts belong to the day it began.`;
 
+const SEARCH_PARTY = `Guests, ${PARTY_SIZE.search.min} to ${PARTY_SIZE.search.max} (no shift seats more; POST /reservations takes up to ${PARTY_SIZE.booking.max} for forced insertions)`;
+
 const searchQuery = obj({
   start_at_from: queryDateTime('Earliest start (inclusive), with an offset', '2026-05-01T18:00:00+02:00'),
   start_at_to: queryDateTime(
     `Latest start (inclusive), with an offset; at most ${MAX_WINDOW_DAYS} days after start_at_from`,
     '2026-05-01T23:00:00+02:00',
   ),
-  party_size: intQuery({ min: 1, max: 100, description: 'Guests', example: 2 }),
+  party_size: intQuery({ ...PARTY_SIZE.search, description: SEARCH_PARTY, example: 2 }),
   room_id: optional(str({ min: 1, max: 64, description: 'Only tables of this room' })),
   shift_id: optional(str({ min: 1, max: 64, description: 'Only this shift' })),
 });
@@ -83,7 +86,7 @@ const checkBody = obj({
     description: 'The exact start, with an offset',
     example: '2026-05-01T19:00:00+02:00',
   }),
-  party_size: int({ min: 1, max: 100, example: 2 }),
+  party_size: int({ ...PARTY_SIZE.search, description: SEARCH_PARTY, example: 2 }),
   shift_id: optional(str({ min: 1, max: 64, description: 'Omitted: any shift offering this start' })),
   room_id: optional(
     str({

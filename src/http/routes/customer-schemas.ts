@@ -1,6 +1,6 @@
 // Input schemas of the customer routes (spec §2.3, §4, §8), built from the bounds the write side
 // checks too. The reservations routes embed `inlineCustomerSchema` for POST /reservations.
-import { BOUNDS } from '../../../commands/customers/bounds';
+import { BOUNDS, PHONE_DESCRIPTION } from '../../../commands/customers/bounds';
 import { LANGS } from '../../../commands/customers/events';
 import { customerDetailSchema } from '../../../queries/customer-presenter';
 import {
@@ -31,12 +31,12 @@ const customFieldValue = nullable(
 );
 
 const field = {
-  name: str({ ...BOUNDS.name, description: 'Customer name' }),
+  name: str({ ...BOUNDS.name, notBlank: true, description: 'Customer name' }),
   email: nullable(email({ description: 'Matched case-insensitively' })),
   phone_number: nullable(
     str({
       ...BOUNDS.phone_number,
-      description: "E.164 recommended; a national number is read with the restaurant's country",
+      description: PHONE_DESCRIPTION,
     }),
   ),
   lang: enums(LANGS),
@@ -90,7 +90,7 @@ const emptyOr = (s: Schema<string>) => optional(nullable(union([s, literal('')])
 export const inlineCustomerSchema = obj({
   name: field.name,
   email: emptyOr(email()),
-  phone_number: emptyOr(str(BOUNDS.phone_number)),
+  phone_number: emptyOr(str({ ...BOUNDS.phone_number, description: PHONE_DESCRIPTION })),
   external_id: optional(field.external_id),
   lang: optional(field.lang),
   tags: optional(field.tags),

@@ -1,7 +1,9 @@
 // Input and output schemas of the reservation routes: one declaration each, validated at run time and
 // documented in openapi.json.
+import { BOUNDS, PHONE_DESCRIPTION } from '../../../commands/customers/bounds';
 import { INITIAL_STATUSES } from '../../../commands/reservations/decide-create';
 import { RESERVATION_SOURCES, RESERVATION_STATUSES } from '../../../commands/reservations/events';
+import { MAX_PAGE, PARTY_SIZE } from '../../core/limits';
 import {
   anyJson,
   arr,
@@ -25,21 +27,20 @@ export const ON_MATCH = ['return_existing', 'update', 'create_new'] as const;
 
 const customerFields = {
   id: optional(str({ min: 1, max: 64, description: 'An existing customer of this restaurant' })),
-  name: optional(str({ min: 1, max: 200 })),
+  name: optional(str({ ...BOUNDS.name, notBlank: true })),
   email: optional(nullable(email())),
   phone_number: optional(
     nullable(
       str({
-        min: 3,
-        max: 40,
-        description: "E.164 recommended; national numbers use the restaurant's country",
+        ...BOUNDS.phone_number,
+        description: PHONE_DESCRIPTION,
       }),
     ),
   ),
   lang: optional(enums(LANGS)),
-  external_id: optional(nullable(str({ min: 1, max: 255 }))),
-  tags: optional(arr(str({ min: 1, max: 100 }), { max: 100 })),
-  note: optional(nullable(str({ max: 10_000 }))),
+  external_id: optional(nullable(str(BOUNDS.external_id))),
+  tags: optional(arr(str(BOUNDS.tag), { max: BOUNDS.tags.max })),
+  note: optional(nullable(str({ max: BOUNDS.note.max }))),
   custom_fields: optional(record(anyJson())),
   newsletter_consent: optional(bool()),
 };
@@ -77,7 +78,10 @@ export const patchCustomer = refined(
 );
 
 const seatingFields = {
-  party_size: int({ min: 1, max: 1000 }),
+  party_size: int({
+    ...PARTY_SIZE.booking,
+    description: `Guests, ${PARTY_SIZE.booking.min} to ${PARTY_SIZE.booking.max} (a shift's own limits apply on top)`,
+  }),
   start_at: dateTime({
     description: 'Taken from an availability slot',
     example: '2026-05-01T19:00:00+02:00',
@@ -144,7 +148,7 @@ const STATUS_LIST = new RegExp(
 );
 
 export const listQuery = obj({
-  page: optional(intQuery({ min: 1, description: 'From 1' })),
+  page: optional(intQuery({ min: 1, max: MAX_PAGE, description: 'From 1' })),
   per_page: optional(intQuery({ min: 1, max: 100, description: 'Default 25, max 100' })),
   external_id: optional(str({ min: 1, max: 255 })),
   customer_id: optional(str({ min: 1, max: 64 })),

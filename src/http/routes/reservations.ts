@@ -1,6 +1,8 @@
 // Reservation routes (spec §4): create, list, read, update, cancel. The rules live in
 // commands/reservations; a route checks access, calls one command, waits for the read models to
 // include the write, and answers what GET would.
+
+import { isPossiblePhone, PHONE_REFUSED } from '../../../commands/customers/contact';
 import {
   type CreateReservationRequest,
   createReservation,
@@ -12,7 +14,7 @@ import {
 } from '../../../commands/reservations/handler-update';
 import { getReservation, listReservations } from '../../../queries/reservations';
 import type { CommandMeta } from '../../core/command-meta';
-import { ApiError } from '../../core/errors';
+import { ApiError, validationError } from '../../core/errors';
 import type { Scope } from '../../core/scopes';
 import type { AuthContext } from '../route';
 import { defineRoute, scopes } from '../route';
@@ -53,6 +55,30 @@ const PRIVILEGED: readonly [keyof CreateReservationRequest, Scope][] = [
   ['bypass_payments', 'RESERVATIONS_FORCE_INSERT'],
   ['bypass_approval', 'RESERVATIONS_FORCE_CONFIRM'],
 ];
+
+/**
+ * The customer's phone must be a possible number for the restaurant's country. The schema cannot
+ * know the country, so this is checked here, before anything is written, with the body's own path
+ * (the customers module checks it again for every other way in).
+ */
+function assertCustomerPhone(
+  auth: AuthContext,
+  body: { customer?: { phone_number?: string | null } | null },
+) {
+  const phone = body.customer?.phone_number;
+  if (typeof phone !== 'string' || phone === '' || isPossiblePhone(phone, auth.restaurant.country_code))
+    return;
+  throw validationError(
+    [
+      {
+        path: 'customer.phone_number',
+        code: 'invalid_format',
+        message: `customer.phone_number ${PHONE_REFUSED}`,
+      },
+    ],
+    'The request body is invalid',
+  );
+}
 
 function assertPrivileges(auth: AuthContext, body: CreateReservationRequest): void {
   // A flag sent as false asks for nothing special.
@@ -110,6 +136,7 @@ export const reservationRoutes = [
     },
     handler: async ({ rt, auth, body, requestId }) => {
       assertPrivileges(auth, body as CreateReservationRequest);
+      assertCustomerPhone(auth, body);
       const out = await createReservation(
         rt,
         restaurantOf(auth),
@@ -192,6 +219,7 @@ export const reservationRoutes = [
       },
     },
     handler: async ({ rt, auth, params, body, requestId }) => {
+      assertCustomerPhone(auth, body);
       const out = await updateReservation(
         rt,
         restaurantOf(auth),

@@ -8,7 +8,7 @@ import {
   HEADERS,
 } from './openapi-responses';
 import type { AnyRoute, ResponseDoc } from './route';
-import type { AnySchema, JsonSchema } from './schema';
+import { type AnySchema, type JsonSchema, nullableJson } from './schema';
 import { API_PREFIX, fullPath } from './server';
 
 export const ERROR_SCHEMA: JsonSchema = {
@@ -79,6 +79,29 @@ export const ERROR_SCHEMA: JsonSchema = {
     },
   },
 };
+
+/** What each tag groups, for the reference's sections; a tag without one fails generation. */
+export const TAG_DESCRIPTIONS: Record<string, string> = {
+  Meta: 'The API root, this document, the health check and the caller behind a token.',
+  Catalog:
+    "The restaurant's reference data: tables, rooms, shifts, prescribers, discounts and customer custom fields.",
+  Availability: 'Bookable slots for a party size, and a check of one exact seating; nothing is reserved.',
+  Customers: 'Customer records (CRM): create or match, read, update, and a feed of changes to sync from.',
+  Reservations: 'Create, list, read, update and cancel reservations.',
+};
+
+/**
+ * Every `nullable` of the document in OpenAPI 3.0.3 terms, hand-written response schemas included: a
+ * `type` beside it and null listed in an `enum`. Examples are values, not schemas, and are left alone.
+ */
+function spellNullable(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(spellNullable);
+  if (!node || typeof node !== 'object') return node;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(node))
+    out[k] = k === 'example' || k === 'examples' ? v : spellNullable(v);
+  return out.nullable === true ? nullableJson(out) : out;
+}
 
 const isSchema = (s: AnySchema | JsonSchema): s is AnySchema => 'struct' in s && 'json' in s;
 const jsonOf = (s: AnySchema | JsonSchema | undefined) => (s ? (isSchema(s) ? s.json : s) : undefined);
@@ -174,7 +197,12 @@ export function generateOpenApi(routes: AnyRoute[], baseUrl: string): Record<str
       responses,
     };
   }
-  return {
+  const tags = [...new Set(routes.filter((r) => !r.hidden).map((r) => r.tag))].map((name) => {
+    const description = TAG_DESCRIPTIONS[name];
+    if (!description) throw new Error(`tag ${name} has no description in TAG_DESCRIPTIONS`);
+    return { name, description };
+  });
+  return spellNullable({
     openapi: '3.0.3',
     info: {
       title: 'Couvert Partner API',
@@ -187,7 +215,7 @@ export function generateOpenApi(routes: AnyRoute[], baseUrl: string): Record<str
         'A method a path does not answer gets 405 with an allow header (components.responses.MethodNotAllowed).',
     },
     servers: [{ url: baseUrl }],
-    tags: [...new Set(routes.filter((r) => !r.hidden).map((r) => r.tag))].map((name) => ({ name })),
+    tags,
     components: {
       securitySchemes: {
         bearerAuth: {
@@ -204,5 +232,5 @@ export function generateOpenApi(routes: AnyRoute[], baseUrl: string): Record<str
       ),
     },
     paths,
-  };
+  }) as Record<string, unknown>;
 }

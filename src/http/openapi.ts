@@ -3,6 +3,7 @@
 import {
   commonHeaders,
   ERROR_EXAMPLES,
+  ERROR_RESPONSES,
   errorResponse,
   errorResponseName,
   HEADERS,
@@ -103,6 +104,18 @@ function spellNullable(node: unknown): unknown {
   return out.nullable === true ? nullableJson(out) : out;
 }
 
+/** The errors an operation answers, listed in its description for readers of the reference. */
+function errorsText(responses: Record<string, unknown>, own: Record<number, ResponseDoc>): string {
+  const lines = Object.keys(responses)
+    .filter((status) => Number(status) >= 400)
+    .sort()
+    .map((status) => {
+      const why = own[Number(status)]?.description ?? ERROR_RESPONSES[Number(status)]?.description;
+      return `- \`${status}\` ${why}`;
+    });
+  return `**Errors**\n\n${lines.join('\n')}`;
+}
+
 const isSchema = (s: AnySchema | JsonSchema): s is AnySchema => 'struct' in s && 'json' in s;
 const jsonOf = (s: AnySchema | JsonSchema | undefined) => (s ? (isSchema(s) ? s.json : s) : undefined);
 
@@ -180,7 +193,7 @@ export function generateOpenApi(routes: AnyRoute[], baseUrl: string): Record<str
     (paths[path] as Record<string, unknown>)[r.method.toLowerCase()] = {
       operationId: r.operationId,
       summary: r.summary,
-      description: [r.description, access].filter(Boolean).join('\n\n'),
+      description: [r.description, access, errorsText(responses, r.responses)].filter(Boolean).join('\n\n'),
       tags: [r.tag],
       ...(r.access.kind === 'public'
         ? { security: [] }
@@ -190,7 +203,12 @@ export function generateOpenApi(routes: AnyRoute[], baseUrl: string): Record<str
         ? {
             requestBody: {
               required: Boolean(r.bodyRequired || (body as { required?: string[] }).required?.length),
-              content: { 'application/json': { schema: body } },
+              content: {
+                'application/json': {
+                  schema: body,
+                  ...(r.bodyExample !== undefined ? { example: r.bodyExample } : {}),
+                },
+              },
             },
           }
         : {}),

@@ -16,7 +16,7 @@ import { ApiError } from '../../core/errors';
 import type { Scope } from '../../core/scopes';
 import type { AuthContext } from '../route';
 import { defineRoute, scopes } from '../route';
-import { reservationExamples } from './reservation-examples';
+import { reservationExamples, reservationRequestExamples } from './reservation-examples';
 import {
   cancelBody,
   createBody,
@@ -85,6 +85,7 @@ export const reservationRoutes = [
     tag: 'Reservations',
     access: scopes('RESERVATIONS_WRITE'),
     body: createBody,
+    bodyExample: reservationRequestExamples.create,
     bodyRequired: true,
     errors: [409, 422],
     responses: {
@@ -164,6 +165,7 @@ export const reservationRoutes = [
     access: scopes('RESERVATIONS_WRITE'),
     params: idParams,
     body: patchBody,
+    bodyExample: reservationRequestExamples.update,
     bodyRequired: true,
     errors: [404, 409, 422],
     responses: {
@@ -196,6 +198,7 @@ export const reservationRoutes = [
     access: scopes('RESERVATIONS_CANCEL'),
     params: idParams,
     body: cancelBody,
+    bodyExample: reservationRequestExamples.cancel,
     bodyRequired: true,
     errors: [404, 409],
     responses: {

@@ -151,6 +151,32 @@ doc('every success response has an example', ({ doc }) => {
         );
 });
 
+doc(
+  'every operation reads as a reference: summary, its errors described, request and response examples',
+  ({ doc }) => {
+    for (const { method, path, op } of operations(doc)) {
+      const at = `${method} ${path}`;
+      assert.ok(op.summary && op.summary.length <= 80, `${at} has a short summary`);
+      const errors = Object.keys(op.responses).filter((s) => Number(s) >= 400);
+      assert.ok(errors.length, `${at} documents its errors`);
+      const [, listed = ''] = (op.description as string).split('**Errors**');
+      for (const status of errors)
+        assert.match(listed, new RegExp(`^- \`${status}\` \\S`, 'm'), `${at}: ${status} is described`);
+      const media = op.requestBody?.content?.['application/json'];
+      if (media) assert.ok(media.example !== undefined, `${at} has a request example`);
+      const success = Object.keys(op.responses).filter((s) => s.startsWith('2'));
+      assert.ok(success.length, `${at} has a success response`);
+      for (const status of success)
+        assert.ok(
+          op.responses[status].content?.['application/json']?.example !== undefined,
+          `${at} ${status} has an example`,
+        );
+    }
+    const bodies = operations(doc).filter(({ op }) => op.requestBody).length;
+    assert.ok(bodies >= 6, `${bodies} operations take a body`);
+  },
+);
+
 doc('every example validates against its schema', ({ doc }) => {
   const openapi = new OpenApiChecker(doc);
   const found = collectExamples(doc);

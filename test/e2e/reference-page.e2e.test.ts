@@ -180,6 +180,8 @@ test('renders every operation, with no CSP violation, console error or foreign r
       await create.scrollIntoViewIfNeeded();
       await page.screenshot({ path: join(shots, `${name}-operation.png`) });
       await page.screenshot({ path: join(shots, `${name}-full.png`), fullPage: true });
+      const overflow = await page.evaluate('document.documentElement.scrollWidth - window.innerWidth');
+      assert.ok(Number(overflow) <= 0, `${name}: the page scrolls sideways by ${overflow}px`);
       assert.equal(problems, [], `${name}: ${problems.join('\n')}`);
       assert.equal(foreign, [], `${name}: requests to another origin`);
       await context.close();

@@ -230,7 +230,8 @@ export function generateOpenApi(routes: AnyRoute[], baseUrl: string): Record<str
         'Every error uses the envelope {error: {code, message, request_id, details?}}. ' +
         'Every response carries x-request-id (equal to error.request_id); under /api/partner/v1 every response also carries ' +
         'x-ratelimit-limit and x-ratelimit-remaining, and a 429 adds x-ratelimit-reset (epoch ms) and retry-after (seconds). ' +
-        'A method a path does not answer gets 405 with an allow header (components.responses.MethodNotAllowed).',
+        'A method a path does not answer gets 405 with an allow header (components.responses.MethodNotAllowed). ' +
+        `This document is rendered as a readable reference at ${baseUrl}/docs.`,
     },
     servers: [{ url: baseUrl }],
     tags,

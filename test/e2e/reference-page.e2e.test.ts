@@ -184,6 +184,16 @@ test('renders every operation, with no CSP violation, console error or foreign r
       assert.ok(Number(overflow) <= 0, `${name}: the page scrolls sideways by ${overflow}px`);
       assert.equal(problems, [], `${name}: ${problems.join('\n')}`);
       assert.equal(foreign, [], `${name}: requests to another origin`);
+      // The watch is not blind: an inline style and a request elsewhere are refused by the policy, and seen.
+      await page.evaluate(
+        "const s = document.createElement('style'); s.textContent = 'body{color:red}'; document.head.appendChild(s); fetch('http://192.0.2.1/x').catch(() => {});",
+      );
+      await page.waitForTimeout(200);
+      for (const directive of ['style-src', 'connect-src'])
+        assert.ok(
+          problems.some((p) => p.includes(`CSP violation: ${directive}`)),
+          `${directive}: ${problems.join('\n')}`,
+        );
       await context.close();
     }
     console.log(`screenshots in ${shots}`);

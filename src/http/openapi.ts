@@ -4,12 +4,13 @@ import { inputRulesMarkdown } from './input-rules';
 import {
   commonHeaders,
   ERROR_EXAMPLES,
+  ERROR_RESPONSES,
   errorResponse,
   errorResponseName,
   HEADERS,
 } from './openapi-responses';
 import type { AnyRoute, ResponseDoc } from './route';
-import type { AnySchema, JsonSchema } from './schema';
+import { type AnySchema, type JsonSchema, nullableJson } from './schema';
 import { API_PREFIX, fullPath } from './server';
 
 export const ERROR_SCHEMA: JsonSchema = {
@@ -80,6 +81,41 @@ export const ERROR_SCHEMA: JsonSchema = {
     },
   },
 };
+
+/** What each tag groups, for the reference's sections; a tag without one fails generation. */
+export const TAG_DESCRIPTIONS: Record<string, string> = {
+  Meta: 'The API root, this document, the health check and the caller behind a token.',
+  Catalog:
+    "The restaurant's reference data: tables, rooms, shifts, prescribers, discounts and customer custom fields.",
+  Availability: 'Bookable slots for a party size, and a check of one exact seating; nothing is reserved.',
+  Customers: 'Customer records (CRM): create or match, read, update, and a feed of changes to sync from.',
+  Reservations: 'Create, list, read, update and cancel reservations.',
+};
+
+/**
+ * Every `nullable` of the document in OpenAPI 3.0.3 terms, hand-written response schemas included: a
+ * `type` beside it and null listed in an `enum`. Examples are values, not schemas, and are left alone.
+ */
+function spellNullable(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(spellNullable);
+  if (!node || typeof node !== 'object') return node;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(node))
+    out[k] = k === 'example' || k === 'examples' ? v : spellNullable(v);
+  return out.nullable === true ? nullableJson(out) : out;
+}
+
+/** The errors an operation answers, listed in its description for readers of the reference. */
+function errorsText(responses: Record<string, unknown>, own: Record<number, ResponseDoc>): string {
+  const lines = Object.keys(responses)
+    .filter((status) => Number(status) >= 400)
+    .sort()
+    .map((status) => {
+      const why = own[Number(status)]?.description ?? ERROR_RESPONSES[Number(status)]?.description;
+      return `- \`${status}\` ${why}`;
+    });
+  return `**Errors**\n\n${lines.join('\n')}`;
+}
 
 const isSchema = (s: AnySchema | JsonSchema): s is AnySchema => 'struct' in s && 'json' in s;
 const jsonOf = (s: AnySchema | JsonSchema | undefined) => (s ? (isSchema(s) ? s.json : s) : undefined);
@@ -160,7 +196,7 @@ export function generateOpenApi(routes: AnyRoute[], baseUrl: string): Record<str
     (paths[path] as Record<string, unknown>)[r.method.toLowerCase()] = {
       operationId: r.operationId,
       summary: r.summary,
-      description: [r.description, access].filter(Boolean).join('\n\n'),
+      description: [r.description, access, errorsText(responses, r.responses)].filter(Boolean).join('\n\n'),
       tags: [r.tag],
       ...(r.access.kind === 'public'
         ? { security: [] }
@@ -170,14 +206,24 @@ export function generateOpenApi(routes: AnyRoute[], baseUrl: string): Record<str
         ? {
             requestBody: {
               required: Boolean(r.bodyRequired || (body as { required?: string[] }).required?.length),
-              content: { 'application/json': { schema: body } },
+              content: {
+                'application/json': {
+                  schema: body,
+                  ...(r.bodyExample !== undefined ? { example: r.bodyExample } : {}),
+                },
+              },
             },
           }
         : {}),
       responses,
     };
   }
-  return {
+  const tags = [...new Set(routes.filter((r) => !r.hidden).map((r) => r.tag))].map((name) => {
+    const description = TAG_DESCRIPTIONS[name];
+    if (!description) throw new Error(`tag ${name} has no description in TAG_DESCRIPTIONS`);
+    return { name, description };
+  });
+  return spellNullable({
     openapi: '3.0.3',
     info: {
       title: 'Couvert Partner API',
@@ -187,12 +233,13 @@ export function generateOpenApi(routes: AnyRoute[], baseUrl: string): Record<str
         'Every error uses the envelope {error: {code, message, request_id, details?}}. ' +
         'Every response carries x-request-id (equal to error.request_id); under /api/partner/v1 every response also carries ' +
         'x-ratelimit-limit and x-ratelimit-remaining, and a 429 adds x-ratelimit-reset (epoch ms) and retry-after (seconds). ' +
-        'A method a path does not answer gets 405 with an allow header (components.responses.MethodNotAllowed).\n\n' +
+        'A method a path does not answer gets 405 with an allow header (components.responses.MethodNotAllowed). ' +
+        `This document is rendered as a readable reference at ${baseUrl}/docs.\n\n` +
         '## One answer per kind of mistake\n\n' +
         inputRulesMarkdown(),
     },
     servers: [{ url: baseUrl }],
-    tags: [...new Set(routes.filter((r) => !r.hidden).map((r) => r.tag))].map((name) => ({ name })),
+    tags,
     components: {
       securitySchemes: {
         bearerAuth: {
@@ -209,5 +256,5 @@ export function generateOpenApi(routes: AnyRoute[], baseUrl: string): Record<str
       ),
     },
     paths,
-  };
+  }) as Record<string, unknown>;
 }

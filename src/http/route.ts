@@ -63,6 +63,8 @@ export interface RouteDef<
   params?: P;
   query?: Q;
   body?: B;
+  /** A body that succeeds, shown in the document beside the body schema (validated by the e2e suite). */
+  bodyExample?: unknown;
   /** POST /cancel requires a JSON body even when it is an empty object. */
   bodyRequired?: boolean;
   /**

@@ -234,10 +234,41 @@ export function optional<T>(inner: Schema<T>): Schema<T | undefined> {
 export function nullable<T>(inner: Schema<T>): Schema<T | null> {
   return {
     struct: s.nullable(inner.struct) as s.Struct<T | null, unknown>,
-    json: { ...inner.json, nullable: true },
+    json: nullableJson(inner.json),
   };
 }
 
+/**
+ * The OpenAPI 3.0.3 spelling of "or null": `nullable` counts only beside a `type`, and an `enum` must
+ * list null itself. A union takes null through exactly one member, so `oneOf` still matches once.
+ */
+export function nullableJson(schema: JsonSchema): JsonSchema {
+  const { nullable: _, ...json } = schema;
+  if (typeof json.type === 'string') {
+    const values = json.enum as unknown[] | undefined;
+    return {
+      ...json,
+      nullable: true,
+      ...(values && !values.includes(null) ? { enum: [...values, null] } : {}),
+    };
+  }
+  for (const key of ['oneOf', 'anyOf'] as const) {
+    const members = json[key] as JsonSchema[] | undefined;
+    if (!members) continue;
+    if (members.some((m) => m.nullable === true)) return json;
+    const i = members.findIndex((m) => typeof m.type === 'string');
+    if (i < 0) break;
+    return { ...json, [key]: members.map((m, j) => (j === i ? nullableJson(m) : m)) };
+  }
+  const values = json.enum as unknown[] | undefined;
+  const kinds = new Set(values?.map((v) => typeof v));
+  if (values && kinds.size === 1) {
+    const [kind] = kinds;
+    if (kind === 'string' || kind === 'number' || kind === 'boolean')
+      return nullableJson({ ...json, type: kind });
+  }
+  throw new Error(`nullable: no OpenAPI 3.0.3 spelling for ${JSON.stringify(json)}`);
+}
 // biome-ignore lint/suspicious/noExplicitAny: struct refiners are contravariant in T; any is the honest top here
 export type AnySchema = Schema<any>;
 type Shape = Record<string, AnySchema>;
@@ -292,9 +323,21 @@ export function union<T extends AnySchema[]>(members: T, o: Doc = {}): Schema<In
   );
 }
 
-/** Any JSON value (documented as free-form). */
+/**
+ * Any JSON value, null included. OpenAPI 3.0.3 has no null type and ignores `nullable` without a
+ * `type`, so the value is spelled out, one member per JSON type.
+ */
+export const ANY_JSON: JsonSchema = {
+  anyOf: [
+    { type: 'string', nullable: true },
+    { type: 'number' },
+    { type: 'boolean' },
+    { type: 'array', items: {} },
+    { type: 'object', additionalProperties: true },
+  ],
+};
 export const anyJson = (o: Doc = {}): Schema<unknown> =>
-  make(s.unknown() as s.Struct<unknown, unknown>, { ...doc(o) });
+  make(s.unknown() as s.Struct<unknown, unknown>, { ...ANY_JSON, ...doc(o) });
 
 /** Output-only: a documented shape that is never validated at run time (response schemas). */
 export const described = <T = unknown>(json: JsonSchema): Schema<T> =>

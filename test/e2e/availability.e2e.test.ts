@@ -408,7 +408,9 @@ t('POST /availability/check: failure reasons a partner can act on', async ({ svc
 });
 
 t('POST /availability/check: body validation in the envelope', async ({ svc, openapi }) => {
-  const post = (body: unknown) => svc.api('POST', '/availability/check', { token: TOKEN, body });
+  // Every body here breaks the documented schema on purpose.
+  const post = (body: unknown) =>
+    svc.api('POST', '/availability/check', { token: TOKEN, body, invalid: true });
   const noOffset = await post({ start_at: '2026-05-01T19:00:00', party_size: 2 });
   assert.is(noOffset.status, 400);
   assert.is(issue(noOffset)?.path, 'start_at');

@@ -22,8 +22,9 @@ t.before(async (ctx) => {
 });
 t.after(async ({ svc }) => svc.close());
 
-const patch = (svc: TestService, id: string, body: unknown, token: string = TOKENS.write) =>
-  svc.api('PATCH', `/customers/${id}`, { token, body });
+/** `invalid`: the body breaks the documented schema on purpose. */
+const patch = (svc: TestService, id: string, body: unknown, token: string = TOKENS.write, invalid = false) =>
+  svc.api('PATCH', `/customers/${id}`, { token, body, invalid });
 
 t('the detail carries every field of the spec, null or empty when unset', async ({ svc, openapi, id }) => {
   const res = await svc.api('GET', `/customers/${id}`, { token: TOKENS.read });
@@ -109,7 +110,9 @@ for (const [field, inside, outside] of BOUNDS) {
       const ok = await patch(svc, id, { [field]: inside });
       assert.is(ok.status, 200, ok.text);
       openapi.check('PATCH', ONE, ok);
-      const bad = await patch(svc, id, { [field]: outside });
+      // A phone number the document's length allows but no country reads is refused by the server only.
+      const documentRefuses = !(field === 'phone_number' && outside === 'hello world');
+      const bad = await patch(svc, id, { [field]: outside }, TOKENS.write, documentRefuses);
       assert.is(bad.status, 400, bad.text);
       openapi.check('PATCH', ONE, bad);
       assert.is(bad.body.error.code, 'VALIDATION_ERROR');
@@ -128,6 +131,7 @@ for (const [field, inside, outside] of BOUNDS) {
       const refused = await svc.api('POST', '/customers', {
         token: TOKENS.write,
         body: { ...name, [field]: outside, on_match: 'create_new' },
+        invalid: documentRefuses,
       });
       assert.is(refused.status, 400, refused.text);
     },
@@ -135,14 +139,22 @@ for (const [field, inside, outside] of BOUNDS) {
 }
 
 t('unknown properties are 400 on PATCH and POST; name is required on POST', async ({ svc, id }) => {
-  const p = await patch(svc, id, { name: 'x', nickname: 'y' });
+  const p = await patch(svc, id, { name: 'x', nickname: 'y' }, TOKENS.write, true);
   assert.is(p.status, 400);
   assert.equal(p.body.error.details.issues, [
     { path: 'nickname', code: 'unknown_property', message: 'nickname is not a known property' },
   ]);
-  const c = await svc.api('POST', '/customers', { token: TOKENS.write, body: { name: 'x', stats: {} } });
+  const c = await svc.api('POST', '/customers', {
+    token: TOKENS.write,
+    body: { name: 'x', stats: {} },
+    invalid: true,
+  });
   assert.is(c.status, 400);
-  const noName = await svc.api('POST', '/customers', { token: TOKENS.write, body: { email: 'a@b.co' } });
+  const noName = await svc.api('POST', '/customers', {
+    token: TOKENS.write,
+    body: { email: 'a@b.co' },
+    invalid: true,
+  });
   assert.is(noName.status, 400);
   assert.is(noName.body.error.details.issues[0].path, 'name');
 });
@@ -240,7 +252,7 @@ t('custom fields: one issue per faulty field, unknown ids 422, others untouched'
   const changed = await patch(svc, id, { custom_fields: { cf_terrace: true } });
   assert.equal(Object.keys(changed.body.data.custom_fields).sort(), ['cf_kids', 'cf_terrace', 'cf_vip']);
   // A custom field value of no JSON type the spec allows is a 400 (shape), not a 422.
-  assert.is((await patch(svc, id, { custom_fields: { cf_text: { a: 1 } } })).status, 400);
+  assert.is((await patch(svc, id, { custom_fields: { cf_text: { a: 1 } } }, TOKENS.write, true)).status, 400);
   // The Italian restaurant defines none of them.
   const it = await svc.api('POST', '/customers', {
     token: TOKENS.other,

@@ -57,10 +57,10 @@ function url(ctx: Ctx, route: AnyRoute, query: Record<string, string> = {}, id?:
   return `${full}${qs ? `?${qs}` : ''}`;
 }
 
-const call = (ctx: Ctx, route: AnyRoute, target: string, body?: unknown) =>
+const call = (ctx: Ctx, route: AnyRoute, target: string, body?: unknown, invalid = false) =>
   ctx.svc.api(route.method, target, {
     token: route.access.kind === 'public' ? null : TOKENS.full,
-    ...(body !== undefined ? { body } : {}),
+    ...(body !== undefined ? { body, invalid } : {}),
   });
 
 type Issue = { path: string; code: string; message: string };
@@ -105,7 +105,7 @@ t(
       for (const [name, schema] of props(route.body)) {
         if (!['string', 'integer', 'number', 'boolean', 'array'].includes(String(schema.type))) continue;
         const body = { ...(sample.body ?? {}), [name]: { not: 'this' } };
-        const res = await call(ctx, route, url(ctx, route, sample.query), body);
+        const res = await call(ctx, route, url(ctx, route, sample.query), body, true);
         assert.is(res.status, 400, `${route.method} ${route.path} body.${name}: ${res.text}`);
         assert.ok(
           issues(res).some((i) => i.path === name && i.code === 'invalid_type'),
@@ -148,10 +148,13 @@ t('a value past a declared bound is 400 out_of_range, never clamped', async (ctx
     for (const [name, schema] of props(route.body)) {
       const value = tooBig(schema);
       if (value === null) continue;
-      const res = await call(ctx, route, url(ctx, route, sample.query), {
-        ...(sample.body ?? {}),
-        [name]: value,
-      });
+      const res = await call(
+        ctx,
+        route,
+        url(ctx, route, sample.query),
+        { ...(sample.body ?? {}), [name]: value },
+        true,
+      );
       const where = `${route.method} ${route.path} body.${name}`;
       assert.is(res.status, 400, `${where}: ${res.text}`);
       assert.ok(

@@ -61,6 +61,12 @@ t.after(async ({ svc }) => svc.close());
 
 const call = (svc: TestService, method: string, path: string, body?: unknown) =>
   svc.api(method, path, { token: TOKEN, ...(body === undefined ? {} : { body }) });
+/**
+ * A body sent wrong on purpose: not checked against the document before sending (some of these only the
+ * server can refuse, such as a phone number no country reads); the answer still is.
+ */
+const callOdd = (svc: TestService, method: string, path: string, body?: unknown) =>
+  svc.api(method, path, { token: TOKEN, ...(body === undefined ? {} : { body }), anyBody: true });
 
 /** The response is 400 VALIDATION_ERROR with an issue on exactly `path`. */
 function refused(
@@ -86,7 +92,7 @@ t(
   'start_at 2027-11-31 is refused by POST /reservations (nothing booked) and POST /availability/check',
   async ({ svc }) => {
     const before = await reservationCount(svc);
-    const bad = await call(svc, 'POST', '/reservations', {
+    const bad = await callOdd(svc, 'POST', '/reservations', {
       start_at: '2027-11-31T19:45:00+01:00',
       party_size: 2,
     });
@@ -95,7 +101,7 @@ t(
     assert.is(await reservationCount(svc), before, 'nothing was booked');
 
     refused(
-      await call(svc, 'POST', '/availability/check', {
+      await callOdd(svc, 'POST', '/availability/check', {
         start_at: '2027-11-31T19:45:00+01:00',
         party_size: 2,
       }),
@@ -116,14 +122,14 @@ t(
   'a time that does not exist (24:00, a leap second, hour 25) is refused everywhere a date-time is read',
   async ({ svc }) => {
     for (const at of ['2027-12-01T24:00:00+01:00', '2027-12-01T19:45:60+01:00', '2027-12-01T25:00:00Z'])
-      refused(await call(svc, 'POST', '/reservations', { start_at: at, party_size: 2 }), 'start_at', at);
+      refused(await callOdd(svc, 'POST', '/reservations', { start_at: at, party_size: 2 }), 'start_at', at);
     const created = await call(svc, 'POST', '/reservations', {
       start_at: '2027-12-02T19:00:00+01:00',
       party_size: 2,
     });
     assert.is(created.status, 201, JSON.stringify(created.body));
     refused(
-      await call(svc, 'PATCH', `/reservations/${created.body.data.id}`, {
+      await callOdd(svc, 'PATCH', `/reservations/${created.body.data.id}`, {
         start_at: '2027-12-02T24:00:00+01:00',
       }),
       'start_at',
@@ -138,12 +144,12 @@ t('an availability window on 2027-02-30 is refused, not read as 2 March', async 
   const q = (from: string, to: string) =>
     `/availability?party_size=2&start_at_from=${encodeURIComponent(from)}&start_at_to=${encodeURIComponent(to)}`;
   refused(
-    await call(svc, 'GET', q('2027-02-30T18:00:00+01:00', '2027-03-02T23:00:00+01:00')),
+    await callOdd(svc, 'GET', q('2027-02-30T18:00:00+01:00', '2027-03-02T23:00:00+01:00')),
     'start_at_from',
     'start_at_from 2027-02-30',
   );
   refused(
-    await call(svc, 'GET', q('2027-02-27T18:00:00+01:00', '2027-02-30T23:00:00+01:00')),
+    await callOdd(svc, 'GET', q('2027-02-27T18:00:00+01:00', '2027-02-30T23:00:00+01:00')),
     'start_at_to',
     'start_at_to 2027-02-30',
   );
@@ -157,17 +163,17 @@ t(
   'updated_since=…T24:00:00Z and other impossible filters are refused on the list routes',
   async ({ svc }) => {
     refused(
-      await call(svc, 'GET', '/customers?updated_since=2027-01-01T24:00:00Z'),
+      await callOdd(svc, 'GET', '/customers?updated_since=2027-01-01T24:00:00Z'),
       'updated_since',
       'customers',
     );
     refused(
-      await call(svc, 'GET', '/reservations?updated_since=2027-01-01T24:00:00Z'),
+      await callOdd(svc, 'GET', '/reservations?updated_since=2027-01-01T24:00:00Z'),
       'updated_since',
       'reservations',
     );
     refused(
-      await call(svc, 'GET', '/reservations?start_at_from=2027-04-31T00:00:00Z'),
+      await callOdd(svc, 'GET', '/reservations?start_at_from=2027-04-31T00:00:00Z'),
       'start_at_from',
       'reservations start_at_from 31 April',
     );
@@ -201,13 +207,13 @@ t('name lengths count characters: 150 or 200 emoji are accepted, 201 are refused
   assert.is(created.body.data.name, emoji150);
   const id = created.body.data.id;
   assert.is((await call(svc, 'PATCH', `/customers/${id}`, { name: '🍷'.repeat(200) })).status, 200);
-  refused(await call(svc, 'POST', '/customers', { name: '😀'.repeat(201) }), 'name', 'POST 201 emoji');
+  refused(await callOdd(svc, 'POST', '/customers', { name: '😀'.repeat(201) }), 'name', 'POST 201 emoji');
   refused(
-    await call(svc, 'PATCH', `/customers/${id}`, { name: '😀'.repeat(201) }),
+    await callOdd(svc, 'PATCH', `/customers/${id}`, { name: '😀'.repeat(201) }),
     'name',
     'PATCH 201 emoji',
   );
-  refused(await call(svc, 'POST', '/customers', { name: 'a'.repeat(201) }), 'name', 'POST 201 letters');
+  refused(await callOdd(svc, 'POST', '/customers', { name: 'a'.repeat(201) }), 'name', 'POST 201 letters');
   assert.is((await call(svc, 'GET', `/customers/${id}`)).body.data.name, '🍷'.repeat(200));
 
   const booked = await call(svc, 'POST', '/reservations', {
@@ -218,7 +224,7 @@ t('name lengths count characters: 150 or 200 emoji are accepted, 201 are refused
   assert.is(booked.status, 201, JSON.stringify(booked.body));
   assert.is(booked.body.data.customer.name, '🎉'.repeat(150));
   refused(
-    await call(svc, 'POST', '/reservations', {
+    await callOdd(svc, 'POST', '/reservations', {
       start_at: '2027-12-03T19:15:00+01:00',
       party_size: 2,
       customer: { name: '🎉'.repeat(201) },
@@ -231,13 +237,13 @@ t('name lengths count characters: 150 or 200 emoji are accepted, 201 are refused
 t('a name that is empty after trimming is refused everywhere a name is taken', async ({ svc }) => {
   const before = await reservationCount(svc);
   for (const name of ['   ', '\t\n', '\u00a0'])
-    refused(await call(svc, 'POST', '/customers', { name }), 'name', `POST ${JSON.stringify(name)}`);
+    refused(await callOdd(svc, 'POST', '/customers', { name }), 'name', `POST ${JSON.stringify(name)}`);
   const created = await call(svc, 'POST', '/customers', { name: '  Ada  ', on_match: 'create_new' });
   assert.is(created.status, 201);
   assert.is(created.body.data.name, '  Ada  ', 'an accepted name is kept as sent');
-  refused(await call(svc, 'PATCH', `/customers/${created.body.data.id}`, { name: ' ' }), 'name', 'PATCH');
+  refused(await callOdd(svc, 'PATCH', `/customers/${created.body.data.id}`, { name: ' ' }), 'name', 'PATCH');
   refused(
-    await call(svc, 'POST', '/reservations', {
+    await callOdd(svc, 'POST', '/reservations', {
       start_at: '2027-12-03T20:00:00+01:00',
       party_size: 2,
       customer: { name: '  ' },
@@ -251,7 +257,7 @@ t('a name that is empty after trimming is refused everywhere a name is taken', a
   });
   assert.is(r.status, 201);
   refused(
-    await call(svc, 'PATCH', `/reservations/${r.body.data.id}`, { customer: { name: ' ' } }),
+    await callOdd(svc, 'PATCH', `/reservations/${r.body.data.id}`, { customer: { name: ' ' } }),
     'customer.name',
     'inline on PATCH /reservations',
   );
@@ -262,13 +268,16 @@ t(
   'phone_number "hello world" is refused (400 on the field, nothing written); possible numbers are stored in E.164',
   async ({ svc }) => {
     refused(
-      await call(svc, 'POST', '/customers', { name: 'Hello Phone', phone_number: 'hello world' }),
+      await callOdd(svc, 'POST', '/customers', { name: 'Hello Phone', phone_number: 'hello world' }),
       'phone_number',
       'POST /customers',
     );
     assert.is(await customersNamed(svc, 'Hello Phone'), 0);
     refused(
-      await call(svc, 'POST', '/customers', { name: 'Hello Phone', phone_number: 'call +33 6 12 34 56 78' }),
+      await callOdd(svc, 'POST', '/customers', {
+        name: 'Hello Phone',
+        phone_number: 'call +33 6 12 34 56 78',
+      }),
       'phone_number',
       'a number inside a sentence',
     );
@@ -281,7 +290,7 @@ t(
     assert.is(national.body.data.phone_number, '+33612345678');
     const id = national.body.data.id;
     refused(
-      await call(svc, 'PATCH', `/customers/${id}`, { phone_number: 'hello world' }),
+      await callOdd(svc, 'PATCH', `/customers/${id}`, { phone_number: 'hello world' }),
       'phone_number',
       'PATCH',
     );
@@ -289,7 +298,7 @@ t(
 
     const before = await reservationCount(svc);
     refused(
-      await call(svc, 'POST', '/reservations', {
+      await callOdd(svc, 'POST', '/reservations', {
         start_at: '2027-12-04T19:00:00+01:00',
         party_size: 2,
         customer: { name: 'Inline Phone', phone_number: 'hello world' },
@@ -307,7 +316,7 @@ t(
     assert.is(booked.status, 201);
     assert.is(booked.body.data.customer.phone_number, '+447700900123');
     refused(
-      await call(svc, 'PATCH', `/reservations/${booked.body.data.id}`, {
+      await callOdd(svc, 'PATCH', `/reservations/${booked.body.data.id}`, {
         customer: { phone_number: 'hello world' },
       }),
       'customer.phone_number',
@@ -318,10 +327,10 @@ t(
 
 t('party_size: at most 100 to search, at most 1000 to book, and the document says so', async ({ svc }) => {
   const window = `start_at_from=${encodeURIComponent('2027-12-05T18:00:00+01:00')}&start_at_to=${encodeURIComponent('2027-12-05T23:00:00+01:00')}`;
-  refused(await call(svc, 'GET', `/availability?party_size=101&${window}`), 'party_size', 'search 101');
+  refused(await callOdd(svc, 'GET', `/availability?party_size=101&${window}`), 'party_size', 'search 101');
   assert.is((await call(svc, 'GET', `/availability?party_size=100&${window}`)).status, 200);
   refused(
-    await call(svc, 'POST', '/availability/check', {
+    await callOdd(svc, 'POST', '/availability/check', {
       start_at: '2027-12-05T19:00:00+01:00',
       party_size: 101,
     }),
@@ -335,7 +344,7 @@ t('party_size: at most 100 to search, at most 1000 to book, and the document say
   assert.is(check100.status, 200);
   assert.is(check100.body.data.available, false);
   refused(
-    await call(svc, 'POST', '/reservations', { start_at: '2027-12-05T19:00:00+01:00', party_size: 1001 }),
+    await callOdd(svc, 'POST', '/reservations', { start_at: '2027-12-05T19:00:00+01:00', party_size: 1001 }),
     'party_size',
     'book 1001',
   );
@@ -346,7 +355,7 @@ t('party_size: at most 100 to search, at most 1000 to book, and the document say
   });
   assert.is.not(big.status, 400, JSON.stringify(big.body));
   refused(
-    await call(svc, 'POST', '/reservations', { start_at: '2027-12-05T19:00:00+01:00', party_size: 1e20 }),
+    await callOdd(svc, 'POST', '/reservations', { start_at: '2027-12-05T19:00:00+01:00', party_size: 1e20 }),
     'party_size',
     'book 1e20',
   );
@@ -377,11 +386,15 @@ t(
       '1.5',
       '-1',
     ])
-      refused(await call(svc, 'GET', `/reservations?page=${page}`), 'page', `page=${page}`);
+      refused(await callOdd(svc, 'GET', `/reservations?page=${page}`), 'page', `page=${page}`);
     for (const perPage of ['1e2', '99999999999999999999', '101'])
-      refused(await call(svc, 'GET', `/reservations?per_page=${perPage}`), 'per_page', `per_page=${perPage}`);
+      refused(
+        await callOdd(svc, 'GET', `/reservations?per_page=${perPage}`),
+        'per_page',
+        `per_page=${perPage}`,
+      );
     for (const limit of ['1e2', '99999999999999999999', '0x10'])
-      refused(await call(svc, 'GET', `/customers?limit=${limit}`), 'limit', `limit=${limit}`);
+      refused(await callOdd(svc, 'GET', `/customers?limit=${limit}`), 'limit', `limit=${limit}`);
     const last = await call(svc, 'GET', `/reservations?page=${MAX_PAGE}`);
     assert.is(last.status, 200);
     assert.is(last.body.pagination.page, MAX_PAGE, 'the page asked for is the page answered');

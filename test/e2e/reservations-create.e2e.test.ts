@@ -337,16 +337,20 @@ t(
 );
 
 t('bad input is 400 with details.issues; unknown properties are refused', async ({ svc, openapi }) => {
-  const unknown = await create(svc, { colour: 'red' });
+  const unknown = await create(svc, { colour: 'red' }, TOKENS.full, undefined, true);
   assert.is(unknown.status, 400);
   assert.is(unknown.body.error.details.issues[0].path, 'colour');
   openapi.check('POST', PATH, unknown);
-  const missing = await svc.api('POST', '/reservations', { token: TOKENS.full, body: { start_at: DINNER } });
+  const missing = await svc.api('POST', '/reservations', {
+    token: TOKENS.full,
+    body: { start_at: DINNER },
+    invalid: true,
+  });
   assert.is(missing.status, 400);
   assert.ok(missing.body.error.details.issues.some((i: { path: string }) => i.path === 'party_size'));
-  const noOffset = await create(svc, { start_at: '2026-06-03T19:00:00' });
+  const noOffset = await create(svc, { start_at: '2026-06-03T19:00:00' }, TOKENS.full, undefined, true);
   assert.is(noOffset.status, 400);
-  const badSource = await create(svc, { source: 'CARRIER_PIGEON' });
+  const badSource = await create(svc, { source: 'CARRIER_PIGEON' }, TOKENS.full, undefined, true);
   assert.is(badSource.status, 400);
   const noBody = await svc.api('POST', '/reservations', { token: TOKENS.full });
   assert.is(noBody.status, 400);

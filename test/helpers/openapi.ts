@@ -1,7 +1,12 @@
-// Validates live responses against the OpenAPI document: the body against the schema of that
-// operation and status, and the headers against the ones documented there, so the document cannot
-// drift from what the server sends.
-import Ajv, { type ValidateFunction } from 'ajv';
+// Validates live traffic against the OpenAPI document: each request body a test sends against the
+// operation's requestBody schema, each response body against the schema of that operation and status,
+// and its headers against the ones documented there, so the document cannot drift from the server.
+// Schemas are read with OpenAPI 3.0.3 semantics by @openapi-contrib/openapi-schema-to-json-schema
+// (`nullable` counts only beside a `type`; `exclusiveMinimum` is a boolean), then checked by Ajv's
+// draft-04 validator, the JSON Schema those semantics map to.
+import { openapiSchemaToJsonSchema } from '@openapi-contrib/openapi-schema-to-json-schema';
+import type { ValidateFunction } from 'ajv';
+import AjvDraft04 from 'ajv-draft-04';
 import addFormats from 'ajv-formats';
 import type { Runtime } from '../../src/runtime';
 import type { TestResponse } from './service';
@@ -12,8 +17,12 @@ type Response = {
   headers?: Record<string, Header | Ref>;
   content?: Record<string, { schema: unknown }>;
 };
+type Operation = {
+  requestBody?: { required?: boolean; content?: Record<string, { schema: unknown }> } | Ref;
+  responses: Record<string, Response | Ref>;
+};
 export type Doc = {
-  paths: Record<string, Record<string, { responses: Record<string, Response | Ref> }>>;
+  paths: Record<string, Record<string, Operation>>;
   components: {
     schemas: Record<string, unknown>;
     responses?: Record<string, Response>;
@@ -39,11 +48,54 @@ interface Compiled {
 }
 
 export class OpenApiChecker {
-  private readonly ajv: Ajv;
+  private readonly ajv: AjvDraft04;
   private readonly cache = new Map<string, Compiled>();
+  private readonly requests = new Map<string, ValidateFunction | null>();
   constructor(private readonly doc: Doc) {
-    this.ajv = newAjv();
-    this.ajv.addSchema(toJsonSchema({ components: doc.components }) as object, 'openapi');
+    this.ajv = new AjvDraft04({ strict: false, allErrors: true });
+    addFormats(this.ajv);
+    // The shared schemas, under the id `openapi`: `#/components/schemas/X` becomes `openapi#/…`.
+    const schemas = Object.fromEntries(
+      Object.entries(doc.components.schemas ?? {}).map(([name, schema]) => [name, convert(schema)]),
+    );
+    this.ajv.addSchema({ id: 'openapi', components: { schemas } }, 'openapi');
+  }
+
+  /** A validator for one schema of the document, read with OpenAPI 3.0.3 semantics. */
+  validator(schema: unknown): ValidateFunction {
+    return this.ajv.compile(rewriteRefs(convert(this.resolve(schema as Ref))) as object);
+  }
+
+  errorsText(validate: ValidateFunction): string {
+    return this.ajv.errorsText(validate.errors);
+  }
+
+  /**
+   * A request body a test sends, against the operation's requestBody schema. `invalid` marks a body
+   * sent wrong on purpose: it must then fail the schema, so the mark cannot hide a valid body either.
+   */
+  checkRequest(method: string, template: string, body: unknown, invalid = false): void {
+    const key = `${method} ${template}`;
+    if (!this.requests.has(key)) {
+      const op = this.doc.paths[template]?.[method.toLowerCase()];
+      if (!op) throw new Error(`operation ${key} is not documented`);
+      const requestBody = op.requestBody && this.resolve(op.requestBody);
+      const schema = requestBody?.content?.['application/json']?.schema;
+      this.requests.set(key, schema ? this.validator(schema) : null);
+    }
+    const validate = this.requests.get(key);
+    const valid = validate ? validate(body) : false;
+    if (invalid) {
+      if (valid)
+        throw new Error(`${key}: the body marked invalid fits the document: ${JSON.stringify(body)}`);
+      return;
+    }
+    if (!validate) throw new Error(`${key} documents no request body, yet the test sends one`);
+    if (!valid)
+      throw new Error(
+        `${key}: the request body does not fit the document (${this.ajv.errorsText(validate.errors)}); ` +
+          `mark a body sent wrong on purpose with { invalid: true }\n${JSON.stringify(body).slice(0, 500)}`,
+      );
   }
 
   /** `template` is the documented path, e.g. /api/partner/v1/customers/{id}. */
@@ -86,13 +138,13 @@ export class OpenApiChecker {
     const response = this.resolve<Response>(responseOrRef);
     const schema = response.content?.['application/json']?.schema;
     return {
-      body: schema ? this.ajv.compile(rewriteRefs(toJsonSchema(schema)) as object) : null,
+      body: schema ? this.validator(schema) : null,
       headers: Object.entries(response.headers ?? {}).map(([name, h]) => {
         const header = this.resolve<Header>(h);
         return {
           name: name.toLowerCase(),
           required: header.required === true,
-          validate: this.ajv.compile(rewriteRefs(toJsonSchema(header.schema)) as object),
+          validate: this.validator(header.schema),
         };
       }),
     };
@@ -136,13 +188,6 @@ export class OpenApiChecker {
 /** Header values are text; a numeric one is compared with an integer or number schema as a number. */
 const headerValue = (v: string): unknown => (/^-?\d+(\.\d+)?$/.test(v) ? Number(v) : v);
 
-/** Ajv set up for the document's schemas (after `toJsonSchema`). */
-export function newAjv(): Ajv {
-  const ajv = new Ajv({ strict: false, allErrors: true });
-  addFormats(ajv);
-  return ajv;
-}
-
 /**
  * The document the server publishes, from the route that serves it: the same handler, without an
  * HTTP request that would spend the caller's rate-limit budget.
@@ -155,29 +200,14 @@ export async function publishedDocument(rt: Runtime): Promise<Doc> {
   return structuredClone(result.body) as Doc;
 }
 
-/** OpenAPI 3.0 `nullable: true` → JSON Schema type unions. */
-export function toJsonSchema(s: unknown): unknown {
-  if (Array.isArray(s)) return s.map(toJsonSchema);
-  if (!s || typeof s !== 'object') return s;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(s as Record<string, unknown>)) {
-    if (k === 'nullable' || k === 'example') continue;
-    out[k] =
-      k === 'properties'
-        ? Object.fromEntries(Object.entries(v as object).map(([p, ps]) => [p, toJsonSchema(ps)]))
-        : toJsonSchema(v);
-  }
-  if ((s as { nullable?: boolean }).nullable) {
-    if (typeof out.type === 'string') out.type = [out.type, 'null'];
-    else if (out.enum) out.enum = [...(out.enum as unknown[]), null];
-    else return { anyOf: [out, { type: 'null' }] };
-    if (out.enum && !(out.enum as unknown[]).includes(null)) out.enum = [...(out.enum as unknown[]), null];
-  }
-  return out;
+/** One OpenAPI 3.0.3 schema object as draft-04 JSON Schema; `$ref`s are left for `rewriteRefs`. */
+function convert(schema: unknown): unknown {
+  const { $schema: _, ...json } = openapiSchemaToJsonSchema(schema as object) as Record<string, unknown>;
+  return json;
 }
 
 /** `#/components/…` → `openapi#/components/…`, the id the components are registered under. */
-export function rewriteRefs(s: unknown): unknown {
+function rewriteRefs(s: unknown): unknown {
   if (Array.isArray(s)) return s.map(rewriteRefs);
   if (!s || typeof s !== 'object') return s;
   const out: Record<string, unknown> = {};

@@ -202,8 +202,11 @@ export const create = (
   body: Record<string, unknown> = {},
   token = TOKENS.full,
   baseUrl?: string,
+  /** The body breaks the documented schema on purpose (see RequestOptions.invalid). */
+  invalid = false,
 ) =>
   svc.api('POST', `${baseUrl ? `${baseUrl}/api/partner/v1` : ''}/reservations`, {
     token,
     body: { party_size: 2, start_at: DINNER, ...body },
+    invalid,
   });

@@ -22,6 +22,14 @@ export interface RequestOptions {
   /** Sent as is (no JSON encoding) */
   rawBody?: string;
   headers?: Record<string, string>;
+  /**
+   * `body` breaks the operation's documented requestBody schema on purpose (a test of the server's
+   * refusal). Without it a body is checked against the document before it is sent; with it, the body
+   * must fail that schema. The response is checked either way.
+   */
+  invalid?: boolean;
+  /** The body is arbitrary (fuzzing): not held to the schema either way; the response still is. */
+  anyBody?: boolean;
   /** Skip the check of this response against the OpenAPI document (deliberately odd requests). */
   unchecked?: boolean;
 }
@@ -86,17 +94,30 @@ export async function startTestService(options: StartOptions = {}): Promise<Test
     });
     return checker;
   };
+  const operationOf = (method: string, url: string) => {
+    const pathname = new URL(url).pathname.replace(/\/$/, '') || '/';
+    const onPath = templates.filter((t) => t.re.test(pathname));
+    return { onPath, op: onPath.find((t) => t.method === method) };
+  };
+  const checking = (o: RequestOptions) => !o.unchecked && options.checkResponses !== false;
   const api = async (method: string, path: string, o: RequestOptions = {}): Promise<TestResponse> => {
+    const verb = method.toUpperCase();
     const headers: Record<string, string> = { ...(o.headers ?? {}) };
     if (o.token) headers.authorization = `Bearer ${o.token}`;
     let body: string | undefined = o.rawBody;
+    const url = path.startsWith('http')
+      ? path
+      : `${base}${/^\/(api\/|oauth|__|healthz|docs)/.test(path) ? '' : '/api/partner/v1'}${path}`;
     if (o.body !== undefined) {
       body = JSON.stringify(o.body);
       headers['content-type'] ??= 'application/json';
+      // What a test sends is held to the document as much as what it receives.
+      if (checking(o) && !o.anyBody) {
+        const check = await documented();
+        const { op } = operationOf(verb, url);
+        if (op) check.checkRequest(verb, op.template, o.body, o.invalid);
+      }
     }
-    const url = path.startsWith('http')
-      ? path
-      : `${base}${/^\/(api\/|oauth|__|healthz)/.test(path) ? '' : '/api/partner/v1'}${path}`;
     const res = await fetch(url, { method, headers, body, signal: AbortSignal.timeout(15_000) });
     const text = await res.text();
     let parsed: unknown = null;
@@ -106,14 +127,12 @@ export async function startTestService(options: StartOptions = {}): Promise<Test
       parsed = null;
     }
     const response = { status: res.status, headers: res.headers, body: parsed, text };
-    if (!o.unchecked && options.checkResponses !== false) {
+    if (checking(o)) {
       const check = await documented();
-      const pathname = new URL(url).pathname.replace(/\/$/, '') || '/';
-      const onPath = templates.filter((t) => t.re.test(pathname));
-      const op = onPath.find((t) => t.method === method.toUpperCase());
-      if (op) check.check(method.toUpperCase(), op.template, response);
+      const { onPath, op } = operationOf(verb, url);
+      if (op) check.check(verb, op.template, response);
       // A documented path without this method (405); unknown paths (404) have nothing to check against.
-      else if (onPath[0]) check.checkUnrouted(method.toUpperCase(), onPath[0].template, response);
+      else if (onPath[0]) check.checkUnrouted(verb, onPath[0].template, response);
     }
     return response;
   };

@@ -170,6 +170,7 @@ export const availabilityRoutes: AnyRoute[] = [
     tag: 'Availability',
     access: scopes('AVAILABILITY_READ'),
     body: checkBody,
+    bodyExample: { start_at: '2026-05-01T19:00:00+02:00', party_size: 4 },
     bodyRequired: true,
     references: { body: { shift_id: 'shift', room_id: 'room' } },
     errors: [422],

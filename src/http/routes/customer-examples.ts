@@ -71,3 +71,22 @@ export const customerExamples = {
   matched: { data: customerExample, result: 'matched' },
   created: { data: newCustomer, result: 'created' },
 };
+
+/** Request bodies that succeed, shown beside the body schemas (and validated against them). */
+export const customerRequestExamples = {
+  create: {
+    name: 'Léa Dubois',
+    email: 'lea.dubois@example.com',
+    phone_number: '+33698765432',
+    external_id: 'crm-9120',
+    lang: 'FR',
+    newsletter_consent: false,
+    on_match: 'return_existing',
+  },
+  /** Only the named fields change; null clears one, custom fields included. */
+  update: {
+    tags: ['regular', 'wine-lover'],
+    note: 'Prefers a quiet table',
+    custom_fields: { cf_vip: 'gold', cf_visits: null },
+  },
+};

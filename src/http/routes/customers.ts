@@ -7,7 +7,7 @@ import { readFeed } from '../../../queries/customer-sync';
 import { findMatch, getCustomer } from '../../../queries/customers';
 import type { CommandMeta } from '../../core/command-meta';
 import { type AnyRoute, type AuthContext, defineRoute, scopes } from '../route';
-import { customerExamples } from './customer-examples';
+import { customerExamples, customerRequestExamples } from './customer-examples';
 import {
   customerCreateBody,
   customerFeedQuery,
@@ -100,6 +100,7 @@ export const customerRoutes: AnyRoute[] = [
     tag: TAG,
     access: WRITE,
     body: customerCreateBody,
+    bodyExample: customerRequestExamples.create,
     bodyRequired: true,
     errors: [422],
     responses: {
@@ -146,6 +147,7 @@ export const customerRoutes: AnyRoute[] = [
     access: WRITE,
     params: customerIdParams,
     body: customerPatchBody,
+    bodyExample: customerRequestExamples.update,
     bodyRequired: true,
     errors: [404, 422],
     responses: {

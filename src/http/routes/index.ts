@@ -6,6 +6,7 @@ import { availabilityRoutes } from './availability';
 import { catalogRoutes } from './catalog';
 import { customerRoutes } from './customers';
 import { metaRoutes, testClockRoute } from './meta';
+import { referenceRoutes } from './reference';
 import { reservationRoutes } from './reservations';
 
 export function partnerRoutes(): AnyRoute[] {
@@ -16,6 +17,7 @@ export function partnerRoutes(): AnyRoute[] {
     ...availabilityRoutes,
     ...customerRoutes,
     ...reservationRoutes,
+    ...referenceRoutes,
   );
   return list;
 }

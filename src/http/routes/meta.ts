@@ -3,6 +3,7 @@ import { generateOpenApi } from '../openapi';
 import { ANY_TOKEN, type AnyRoute, defineRoute, PUBLIC } from '../route';
 import { described, num, obj } from '../schema';
 import { API_PREFIX } from '../server';
+import { REFERENCE_PATH } from './reference';
 
 const restaurantSchema = {
   type: 'object',
@@ -56,6 +57,8 @@ export function metaRoutes(all: () => AnyRoute[]): AnyRoute[] {
       path: '/',
       operationId: 'getApiRoot',
       summary: 'Service name, version and links',
+      description:
+        'Links: `openapi`, this API described in OpenAPI 3.0.3; `reference`, the same rendered as a human-readable reference (HTML, no token needed); `me`, the caller behind a token.',
       tag: 'Meta',
       access: PUBLIC,
       responses: {
@@ -67,7 +70,20 @@ export function metaRoutes(all: () => AnyRoute[]): AnyRoute[] {
             properties: {
               name: { type: 'string' },
               version: { type: 'string' },
-              links: { type: 'object', additionalProperties: { type: 'string' } },
+              links: {
+                type: 'object',
+                required: ['openapi', 'reference', 'me'],
+                additionalProperties: { type: 'string', format: 'uri' },
+                properties: {
+                  openapi: { type: 'string', format: 'uri', description: 'This API in OpenAPI 3.0.3' },
+                  reference: {
+                    type: 'string',
+                    format: 'uri',
+                    description: 'The human-readable reference (HTML), rendered from openapi.json',
+                  },
+                  me: { type: 'string', format: 'uri', description: 'The caller behind a token' },
+                },
+              },
             },
           }),
           example: {
@@ -76,6 +92,7 @@ export function metaRoutes(all: () => AnyRoute[]): AnyRoute[] {
             links: {
               openapi: 'https://api.couvert.example/api/partner/v1/openapi.json',
               me: 'https://api.couvert.example/api/partner/v1/me',
+              reference: 'https://api.couvert.example/docs',
             },
           },
         },
@@ -87,6 +104,7 @@ export function metaRoutes(all: () => AnyRoute[]): AnyRoute[] {
           links: {
             openapi: `${rt.config.baseUrl}${API_PREFIX}/openapi.json`,
             me: `${rt.config.baseUrl}${API_PREFIX}/me`,
+            reference: `${rt.config.baseUrl}${REFERENCE_PATH}`,
           },
         },
       }),

@@ -147,3 +147,28 @@ export const reservationExamples = {
     pagination: { page: 1, per_page: 25, total: 2, total_pages: 1, has_more: false },
   },
 };
+
+/** Request bodies that succeed, shown beside the body schemas (and validated against them). */
+export const reservationRequestExamples = {
+  /** The seating of an availability slot, and the guest inline (matched on phone, then email). */
+  create: {
+    party_size: 6,
+    start_at: '2026-06-12T20:00:00+02:00',
+    shift_id: 'shift_dinner',
+    room_id: 'room_terrace',
+    external_id: 'partner-res-1042',
+    source: 'WEBSITE',
+    customer: {
+      name: 'Camille Martin',
+      email: 'camille.martin@example.com',
+      phone_number: '+33612345678',
+      lang: 'FR',
+    },
+    custom_message: 'Birthday: a candle on the dessert, please',
+    allergies: 'Peanuts',
+    metadata: { partner_booking_ref: 'BK-20260612-0042' },
+    tags: ['birthday'],
+  },
+  update: { party_size: 4, custom_message: 'Two guests fewer; still the birthday candle' },
+  cancel: { reason: 'The guest called to cancel' },
+};

@@ -18,7 +18,7 @@ import { ApiError, validationError } from '../../core/errors';
 import type { Scope } from '../../core/scopes';
 import type { AuthContext } from '../route';
 import { defineRoute, scopes } from '../route';
-import { reservationExamples } from './reservation-examples';
+import { reservationExamples, reservationRequestExamples } from './reservation-examples';
 import {
   cancelBody,
   createBody,
@@ -124,6 +124,7 @@ export const reservationRoutes = [
     tag: 'Reservations',
     access: scopes('RESERVATIONS_WRITE'),
     body: createBody,
+    bodyExample: reservationRequestExamples.create,
     bodyRequired: true,
     references: { body: BODY_REFERENCES },
     errors: [409, 422],
@@ -209,6 +210,7 @@ export const reservationRoutes = [
     params: idParams,
     body: patchBody,
     references: { body: BODY_REFERENCES },
+    bodyExample: reservationRequestExamples.update,
     bodyRequired: true,
     errors: [404, 409, 422],
     responses: {
@@ -242,6 +244,7 @@ export const reservationRoutes = [
     access: scopes('RESERVATIONS_CANCEL'),
     params: idParams,
     body: cancelBody,
+    bodyExample: reservationRequestExamples.cancel,
     bodyRequired: true,
     errors: [404, 409],
     responses: {

@@ -6,6 +6,7 @@
 // every answer to: no 5xx, no dropped connection, the error envelope on every error, and the
 // OpenAPI document wherever the request was well-formed enough to reach its operation.
 import { connect } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import type { AnyRoute } from '../../src/http/route';
 import { fullPath } from '../../src/http/server';
@@ -190,6 +191,11 @@ const rawBodies: fc.Arbitrary<string> = fc.oneof(
     'NaN',
     'Infinity',
     '{"a":NaN}',
+    // Form bodies (sent as JSON, or as a form when the content type is drawn too).
+    'a=1&a=2',
+    '__proto__[polluted]=1',
+    'constructor[prototype][polluted]=1',
+    'a[b][c][d][e][f][g]=1',
   ),
   fc.constantFrom(33, 100, 5_000, 100_000).map((n) => nested(n, '[', ']', '')),
   fc.constantFrom(33, 1_000, 50_000).map((n) => `{"metadata":${nested(n, '{"a":', '}')}}`),
@@ -383,6 +389,10 @@ function requestFor({ route, template }: Shape, o: FuzzOptions): fc.Arbitrary<Fu
         'short-length' as const,
         'request-id' as const,
         'duplicate-header' as const,
+        'latin1' as const,
+        'invalid-utf8' as const,
+        'gzip' as const,
+        'form' as const,
       ),
     },
   );
@@ -426,10 +436,27 @@ function requestFor({ route, template }: Shape, o: FuzzOptions): fc.Arbitrary<Fu
           headers.push(['authorization', 'Bearer nope']);
           break;
       }
-      const bytes = bodyText === null ? null : Buffer.from(bodyText, 'utf8');
+      if (g.oddity === 'form') {
+        setHeader(headers, 'content-type', 'application/x-www-form-urlencoded');
+        bodyText = bodyText ?? '__proto__[polluted]=1&a=1&a=2';
+      }
+      let bytes = bodyText === null ? null : Buffer.from(bodyText, 'utf8');
+      if (bytes && g.oddity === 'latin1') bytes = Buffer.from(bodyText as string, 'latin1');
+      if (bytes && g.oddity === 'invalid-utf8')
+        bytes = Buffer.concat([
+          bytes.subarray(0, bytes.length >> 1),
+          Buffer.from([0xff, 0xc0, 0xed, 0xa0, 0x80]),
+          bytes.subarray(bytes.length >> 1),
+        ]);
+      if (bytes && g.oddity === 'gzip') {
+        bytes = gzipSync(bytes);
+        headers.push(['content-encoding', 'gzip']);
+      }
       const wellFormed = g.params.every((p) => p.wellFormed) && !g.query.includes('%');
       const plain =
-        wellFormed && method === route.method && ['none', 'content-type', 'request-id'].includes(g.oddity);
+        wellFormed &&
+        method === route.method &&
+        ['none', 'content-type', 'request-id', 'gzip', 'latin1', 'invalid-utf8', 'form'].includes(g.oddity);
       return {
         label: `${g.oddity} ${method} ${target.slice(0, 300)} ${bodyText === null ? '' : bodyText.slice(0, 300)}`,
         method,

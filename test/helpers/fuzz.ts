@@ -80,7 +80,7 @@ const nastyString = fc.oneof(
     '%',
     '<script>alert(1)</script>',
     "' OR 1=1 --",
-    '${7*7}',
+    `\${7*7}`,
     '{{7*7}}',
     '__proto__',
     'constructor',

@@ -238,11 +238,27 @@ export function union<T extends AnySchema[]>(
   const structs = members.map((m) => m.struct);
   const accepts = listed(members.map((m) => expectedOf(m.json)));
   const base = s.union(structs as [s.Struct<unknown, unknown>]);
+  // Coercion validates the member it coerces with; what it returned valid, the validator that runs
+  // next on that very object need not validate again (a reservation body pays once for its customer).
+  const known = new WeakSet<object>();
   const struct = new s.Struct<unknown, null>({
     type: 'union',
     schema: null,
-    coercer: base.coercer,
+    coercer(value, ctx) {
+      // optional() and nullable() reuse this coercer for their absent values: nothing to coerce.
+      if (value === undefined || value === null) return value;
+      const chosen = o.pick?.(value);
+      if (chosen === undefined) return base.coercer(value, ctx);
+      const [error, coerced] = (structs[chosen] as s.Struct<unknown, unknown>).validate(value, {
+        coerce: true,
+        mask: ctx.mask,
+      });
+      if (error) return value;
+      if (typeof coerced === 'object' && coerced !== null) known.add(coerced);
+      return coerced;
+    },
     validator(value, ctx) {
+      if (typeof value === 'object' && value !== null && known.has(value)) return true;
       const chosen = o.pick?.(value);
       const candidates = chosen === undefined ? structs.map((_, i) => i) : [chosen];
       let best: Failure[] | null = null;

@@ -236,7 +236,7 @@ export function union<T extends AnySchema[]>(
   o: Doc & { pick?: (value: unknown) => number | undefined } = {},
 ): Schema<Infer<T[number]>> {
   const structs = members.map((m) => m.struct);
-  const accepts = listed(members.map((m) => expectedOf(m.json)));
+  const accepts = listed([...new Set(members.map((m) => expectedOf(m.json)))]);
   const base = s.union(structs as [s.Struct<unknown, unknown>]);
   // Coercion validates the member it coerces with; what it returned valid, the validator that runs
   // next on that very object need not validate again (a reservation body pays once for its customer).

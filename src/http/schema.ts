@@ -262,19 +262,33 @@ export function union<T extends AnySchema[]>(
       const chosen = o.pick?.(value);
       const candidates = chosen === undefined ? structs.map((_, i) => i) : [chosen];
       let best: Failure[] | null = null;
+      let bestAt = 0;
       for (const i of candidates) {
         const [error] = s.validate(value, structs[i] as s.Struct<unknown, unknown>);
         if (!error) return true;
         const failures = error.failures();
         const wrongKind = failures.some((f) => f.path.length === 0 && !f.refinement);
         if (chosen === undefined && wrongKind) continue;
-        if (!best || failures.length < best.length) best = failures;
+        if (!best || failures.length < best.length) {
+          best = failures;
+          bestAt = i;
+        }
       }
       // `explained` is read by validate.ts; a message is given so superstruct never prints the value.
       if (!best) return { message: `Expected ${accepts}`, explained: accepts } as Partial<Failure>;
+      // A property the member does not have may belong to another member ({id, name}): say what the
+      // member that was meant takes.
+      const meant = members[bestAt]?.json.description;
       return best.map((f): Partial<Failure> => {
         const path = [...ctx.path, ...f.path];
-        return { ...f, path, key: path[path.length - 1], branch: [...ctx.branch, ...f.branch.slice(1)] };
+        const hint = f.type === 'never' && f.path.length === 1 && meant ? { explained: meant } : {};
+        return {
+          ...f,
+          ...hint,
+          path,
+          key: path[path.length - 1],
+          branch: [...ctx.branch, ...f.branch.slice(1)],
+        };
       });
     },
   });

@@ -74,8 +74,14 @@ const EXPECTED: Record<string, string> = {
  */
 function describe(f: Failure, path: string, where: string): Issue {
   const field = path || where;
-  if (f.type === 'never')
-    return { path, code: 'unknown_property', message: `${field} is not a known property` };
+  if (f.type === 'never') {
+    const { explained } = f as Failure & { explained?: string };
+    return {
+      path,
+      code: 'unknown_property',
+      message: explained ? `${field} is not allowed here: ${explained}` : `${field} is not a known property`,
+    };
+  }
   if (f.value === undefined && f.path.length > 0 && !f.refinement)
     return { path, code: 'required', message: `${field} is required` };
   if (f.refinement === 'size' || f.refinement === 'min' || f.refinement === 'max')

@@ -45,7 +45,7 @@ const customerFields = {
 
 const customerLink = obj(
   { id: str({ min: 1, max: 64, description: 'An existing customer of this restaurant' }) },
-  { description: 'An existing customer of this restaurant: `id` alone' },
+  { description: '{id} alone links an existing customer of this restaurant; inline details go without id' },
 );
 
 /** An object with an `id` means the link member; anything else is read as inline details. */

@@ -1,6 +1,6 @@
 // The customer read model's documents. `customers` holds one document per visible or draft customer
 // (deleted and absorbed ones are removed); the other collections serve the sync feed and the stats.
-import { emailKey, phoneKey } from '../commands/customers/contact';
+import { emailKey, matchablePhoneKey, phoneKey } from '../commands/customers/contact';
 import type { CustomerProfile, OptOutChannel } from '../commands/customers/events';
 
 export const CUSTOMERS = 'customers';
@@ -64,6 +64,6 @@ export function matchingKeys(
   const keys: Partial<Pick<CustomerDoc, 'email_key' | 'phone_key'>> = {};
   if (p.email !== undefined) keys.email_key = p.email === null ? null : emailKey(p.email);
   if (p.phone_number !== undefined)
-    keys.phone_key = p.phone_number === null ? null : phoneKey(p.phone_number);
+    keys.phone_key = p.phone_number === null ? null : matchablePhoneKey(phoneKey(p.phone_number));
   return keys;
 }

@@ -1,7 +1,7 @@
 // Reading customers: one by id, matching (POST /customers, inline reservation customers), and the
 // short form reservations show. Every read filters on the caller's restaurant; drafts are hidden from
 // partners.
-import { emailKey, phoneLookupKey } from '../commands/customers/contact';
+import { emailKey, matchablePhoneKey, phoneLookupKey } from '../commands/customers/contact';
 import { CUSTOMER_MERGES, CUSTOMERS, type CustomerDoc } from '../projections/customer-docs';
 import { notFound } from '../src/core/errors';
 import type { DocumentStore, Filter } from '../src/ports/document-store';
@@ -58,8 +58,10 @@ export async function findMatch(
   for (const on of order) {
     let filter: Filter | null = null;
     if (on === 'external_id' && input.external_id) filter = { external_id: input.external_id };
-    if (on === 'phone' && input.phone_number)
-      filter = { phone_key: phoneLookupKey(input.phone_number, restaurant.country_code) };
+    if (on === 'phone' && input.phone_number) {
+      const key = matchablePhoneKey(phoneLookupKey(input.phone_number, restaurant.country_code));
+      if (key) filter = { phone_key: key };
+    }
     if (on === 'email' && input.email) filter = { email_key: emailKey(input.email) };
     if (!filter) continue;
     const found = await customers(docs).find({ restaurant_id: restaurant._id, ...filter, draft: false });

@@ -73,6 +73,12 @@ export function phoneKey(stored: string): string {
 export const phoneLookupKey = (raw: string, restaurantCountry: string | null) =>
   phoneKey(normalizePhone(raw, restaurantCountry).phone_number);
 
+/**
+ * A key that can identify someone: it holds a digit. Text without any ("abcdefg", kept from before
+ * phone numbers were checked) would otherwise key to "" and match every other such customer.
+ */
+export const matchablePhoneKey = (key: string | null): string | null => (key && /\d/.test(key) ? key : null);
+
 /** Emails match case-insensitively (spec §4); surrounding whitespace is never meaningful. */
 export const emailKey = (email: string) => email.trim().toLowerCase();
 

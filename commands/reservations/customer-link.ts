@@ -3,7 +3,7 @@
 // writes, so a reservation refused by any check creates or updates no customer; writing happens only
 // once the seating is held.
 import type { CommandMeta } from '../../src/core/command-meta';
-import { BusinessRuleError } from '../../src/core/errors';
+import { ApiError, BusinessRuleError, type Issue } from '../../src/core/errors';
 import type { WriteDeps } from '../../src/core/write-deps';
 import type { DocumentStore } from '../../src/ports/document-store';
 import type { ProfileInput } from '../customers/bounds';
@@ -53,6 +53,29 @@ const inlineOf = (input: ReservationCustomerInput): InlineCustomer => {
   return details as InlineCustomer;
 };
 
+/**
+ * The customers module names a faulty field from the customer's own fields (`phone_number`); in a
+ * reservation request it is under `customer` (`customer.phone_number`).
+ */
+async function asCustomerFields<T>(check: () => Promise<T> | T): Promise<T> {
+  try {
+    return await check();
+  } catch (err) {
+    const issues = err instanceof ApiError ? (err.details?.issues as Issue[] | undefined) : undefined;
+    if (!Array.isArray(issues)) throw err;
+    throw new ApiError(
+      (err as ApiError).status,
+      (err as ApiError).code,
+      (err as ApiError).message,
+      {
+        ...(err as ApiError).details,
+        issues: issues.map((i) => ({ ...i, path: i.path ? `customer.${i.path}` : 'customer' })),
+      },
+      (err as ApiError).headers,
+    );
+  }
+}
+
 /** POST: checks the customer without writing anything. */
 export async function checkReservationCustomer(
   deps: ReservationDeps,
@@ -60,7 +83,9 @@ export async function checkReservationCustomer(
   input: ReservationCustomerInput,
 ): Promise<void> {
   if (input.id !== undefined) return checkLinkedCustomer(deps, restaurant._id, input.id);
-  const plan = await checkInlineCustomer(deps, deps.docs, restaurant, inlineOf(input), input.on_match);
+  const plan = await asCustomerFields(() =>
+    checkInlineCustomer(deps, deps.docs, restaurant, inlineOf(input), input.on_match),
+  );
   if (plan.blacklisted) throw blacklisted();
 }
 
@@ -115,7 +140,9 @@ export async function planCustomerChange(
     const linked = await loadCustomer(deps, r.customer_id);
     if (linked.status === 'active' && linked.restaurantId === restaurant._id && linked.profile) {
       // Validate now (400 / 422) so a refused change writes nothing anywhere.
-      prepareChanges(linked.profile, input, await writeContext(deps, restaurant, input));
+      const { profile } = linked;
+      const context = await writeContext(deps, restaurant, input);
+      await asCustomerFields(() => prepareChanges(profile, input, context));
       return { kind: 'update_linked', customerId: r.customer_id, input };
     }
   }

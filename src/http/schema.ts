@@ -5,6 +5,7 @@ import { parseDate, parseDateTime } from '../core/datetime';
 import { BLANK_MESSAGE, charCount, lengthMessage, NOT_BLANK } from '../core/text';
 
 export type JsonSchema = Record<string, unknown>;
+type Failure = ReturnType<s.StructError['failures']>[number];
 
 export interface Schema<T> {
   readonly struct: s.Struct<T, unknown>;
@@ -310,18 +311,102 @@ export function record<T>(value: Schema<T>, o: Doc = {}): Schema<Record<string, 
   });
 }
 
-export function union<T extends AnySchema[]>(members: T, o: Doc = {}): Schema<Infer<T[number]>> {
-  return make(
-    s.union(members.map((m) => m.struct) as [s.Struct<unknown, unknown>]) as s.Struct<
-      Infer<T[number]>,
-      unknown
-    >,
-    {
-      oneOf: members.map((m) => m.json),
-      ...doc(o),
+/**
+ * One of several schemas (JSON Schema `oneOf`: keep members disjoint). superstruct's own union reports
+ * a single failure at the union's path; this one reports the failures of the member the value meant,
+ * with their full paths (`customer.name`, not `customer`): the member `pick` names, else the member
+ * whose kind (object, array, string…) fits and which fails least. A value no member's kind fits gets
+ * one issue at the union's path saying what is accepted.
+ */
+export function union<T extends AnySchema[]>(
+  members: T,
+  o: Doc & { pick?: (value: unknown) => number | undefined } = {},
+): Schema<Infer<T[number]>> {
+  const structs = members.map((m) => m.struct);
+  const accepts = listed([...new Set(members.map((m) => expectedOf(m.json)))]);
+  const base = s.union(structs as [s.Struct<unknown, unknown>]);
+  // Coercion validates the member it coerces with; what it returned valid, the validator that runs
+  // next on that very object need not validate again (a reservation body pays once for its customer).
+  const known = new WeakSet<object>();
+  const struct = new s.Struct<unknown, null>({
+    type: 'union',
+    schema: null,
+    coercer(value, ctx) {
+      // optional() and nullable() reuse this coercer for their absent values: nothing to coerce.
+      if (value === undefined || value === null) return value;
+      const chosen = o.pick?.(value);
+      if (chosen === undefined) return base.coercer(value, ctx);
+      const [error, coerced] = (structs[chosen] as s.Struct<unknown, unknown>).validate(value, {
+        coerce: true,
+        mask: ctx.mask,
+      });
+      if (error) return value;
+      if (typeof coerced === 'object' && coerced !== null) known.add(coerced);
+      return coerced;
     },
-  );
+    validator(value, ctx) {
+      if (typeof value === 'object' && value !== null && known.has(value)) return true;
+      const chosen = o.pick?.(value);
+      const candidates = chosen === undefined ? structs.map((_, i) => i) : [chosen];
+      let best: Failure[] | null = null;
+      let bestAt = 0;
+      for (const i of candidates) {
+        const [error] = s.validate(value, structs[i] as s.Struct<unknown, unknown>);
+        if (!error) return true;
+        const failures = error.failures();
+        const wrongKind = failures.some((f) => f.path.length === 0 && !f.refinement);
+        if (chosen === undefined && wrongKind) continue;
+        if (!best || failures.length < best.length) {
+          best = failures;
+          bestAt = i;
+        }
+      }
+      // `explained` is read by validate.ts; a message is given so superstruct never prints the value.
+      if (!best) return { message: `Expected ${accepts}`, explained: accepts } as Partial<Failure>;
+      // A property the member does not have may belong to another member ({id, name}): say what the
+      // member that was meant takes.
+      const meant = members[bestAt]?.json.description;
+      return best.map((f): Partial<Failure> => {
+        const path = [...ctx.path, ...f.path];
+        const hint = f.type === 'never' && f.path.length === 1 && meant ? { explained: meant } : {};
+        return {
+          ...f,
+          ...hint,
+          path,
+          key: path[path.length - 1],
+          branch: [...ctx.branch, ...f.branch.slice(1)],
+        };
+      });
+    },
+  });
+  return make(struct as s.Struct<Infer<T[number]>, unknown>, {
+    oneOf: members.map((m) => m.json),
+    ...doc(o),
+  });
 }
+
+/** What a member schema accepts, in words, from its JSON Schema (ours, so printing is safe). */
+function expectedOf(json: JsonSchema): string {
+  if (Array.isArray(json.enum)) return listed(json.enum.map((v) => JSON.stringify(v)));
+  switch (json.type) {
+    case 'integer':
+      return 'an integer';
+    case 'array':
+      return json.items ? `an array of ${plural(expectedOf(json.items as JsonSchema))}` : 'an array';
+    case 'object':
+      return 'an object';
+    case 'boolean':
+      return 'true or false';
+    case 'string':
+    case 'number':
+      return `a ${json.format ? `${json.format} ` : ''}${json.type}`;
+    default:
+      return 'a value of another type';
+  }
+}
+const plural = (what: string) => (/^an? /.test(what) ? `${what.replace(/^an? /, '')}s` : what);
+const listed = (items: string[]) =>
+  items.length < 2 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} or ${items[items.length - 1]}`;
 
 /**
  * Any JSON value, null included. OpenAPI 3.0.3 has no null type and ignores `nullable` without a

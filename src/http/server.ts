@@ -5,6 +5,7 @@ import { HttpMethodEnum, koaBody } from 'koa-body';
 import { ApiError } from '../core/errors';
 import type { Runtime } from '../runtime';
 import { authenticate } from './auth';
+import { bodyParseError, guardBody } from './body-guard';
 import { sendError } from './envelope';
 import { checkWindows, refuseUnknownParameters } from './query-rules';
 import { consumeRateLimit, createLimiter } from './rate-limit';
@@ -63,18 +64,8 @@ export function createApp(rt: Runtime, routes: AnyRoute[], lifecycle: Lifecycle 
     jsonLimit: rt.config.bodyLimitBytes,
     formLimit: rt.config.bodyLimitBytes,
     parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
-    onError(err) {
-      const status = (err as { status?: number }).status;
-      if (status === 413)
-        throw new ApiError(
-          413,
-          'VALIDATION_ERROR',
-          `The request body is larger than ${rt.config.bodyLimitBytes} bytes`,
-        );
-      if (status === 415) throw new ApiError(415, 'VALIDATION_ERROR', 'Unsupported content encoding');
-      throw new ApiError(400, 'VALIDATION_ERROR', 'The request body is not valid JSON', {
-        issues: [{ path: '', code: 'invalid_json', message: 'The body could not be parsed as JSON' }],
-      });
+    onError: (err) => {
+      throw bodyParseError(err, rt.config.bodyLimitBytes);
     },
   });
 
@@ -176,6 +167,7 @@ async function handle(
         'Send the body as JSON with "Content-Type: application/json"',
       );
     const raw = ctx.request.body;
+    guardBody(raw);
     if (route.bodyRequired && !hasBody)
       throw new ApiError(400, 'VALIDATION_ERROR', 'A JSON body is required (an empty object {} is enough)', {
         issues: [{ path: '', code: 'required', message: 'body is required' }],

@@ -1,12 +1,26 @@
 import { validate as run, type StructError } from 'superstruct';
 import { type Issue, validationError } from '../core/errors';
+import { kindOf } from './body-guard';
 import type { Schema } from './schema';
 
 /** Validates (with coercion, for query strings) and returns the value, or throws 400 with every issue. */
 export function validateInput<T>(value: unknown, schema: Schema<T>, where: 'body' | 'query' | 'path'): T {
-  const [error, result] = run(value, schema.struct, { coerce: true });
-  if (error) throw validationError(issuesOf(error, where), messageFor(where));
-  return result as T;
+  let failures: Failure[];
+  try {
+    const [error, result] = run(value, schema.struct, { coerce: true });
+    if (!error) return result as T;
+    // Read here: superstruct finds the failures after the first lazily, and that can throw too.
+    failures = error.failures();
+  } catch (thrown) {
+    // superstruct writes each failure's message as it finds it, with `${value}`: an object whose
+    // `toString` is not a function (`{"toString": null}`) throws there. The same input, with every
+    // object and array made printable, gives the same failures without throwing; we never show
+    // those messages anyway (see describe).
+    const [error] = run(printable(value), schema.struct, { coerce: true });
+    if (!error) throw thrown;
+    failures = error.failures();
+  }
+  throw validationError(issuesOf(failures, where), messageFor(where));
 }
 
 const messageFor = (where: string) =>
@@ -16,11 +30,19 @@ const messageFor = (where: string) =>
       ? 'The query string is invalid'
       : 'The path is invalid';
 
-export function issuesOf(error: StructError, where: string): Issue[] {
+export function issuesOf(from: StructError | Failure[], where: string): Issue[] {
+  const failures = Array.isArray(from) ? from : from.failures();
   const seen = new Set<string>();
   const issues: Issue[] = [];
-  for (const f of error.failures()) {
+  // A value of the wrong kind has no fields of its own: superstruct still checks an array's indexes
+  // against an object's properties ("customer.0 is not a known property"); only its kind is reported.
+  const wrongKind = failures
+    .filter((f) => !f.refinement && f.type !== 'never' && f.value !== undefined)
+    .map((f) => `${f.path.map(String).join('.')}.`);
+  for (const f of failures) {
     const path = f.path.map(String).join('.');
+    if (wrongKind.some((p) => p === '.' || `${path}.`.startsWith(p)) && !wrongKind.includes(`${path}.`))
+      continue;
     const issue = describe(f, path, where);
     const key = `${issue.path}|${issue.code}`;
     if (seen.has(key)) continue;
@@ -32,23 +54,105 @@ export function issuesOf(error: StructError, where: string): Issue[] {
 
 type Failure = ReturnType<StructError['failures']>[number];
 
+/** What a built-in type expects, in words. */
+const EXPECTED: Record<string, string> = {
+  string: 'a string',
+  integer: 'an integer',
+  number: 'a number',
+  boolean: 'true or false',
+  object: 'an object',
+  type: 'an object',
+  record: 'an object',
+  array: 'an array',
+  never: 'absent',
+};
+
+/**
+ * One issue per failure. Messages are written here from the failure's type and refinement (and, for
+ * our own refinements, their sentence): superstruct's messages quote the received value, which may be
+ * a megabyte long.
+ */
 function describe(f: Failure, path: string, where: string): Issue {
   const field = path || where;
-  if (f.type === 'never')
-    return { path, code: 'unknown_property', message: `${field} is not a known property` };
+  if (f.type === 'never') {
+    const { explained } = f as Failure & { explained?: string };
+    return {
+      path,
+      code: 'unknown_property',
+      message: explained ? `${field} is not allowed here: ${explained}` : `${field} is not a known property`,
+    };
+  }
   if (f.value === undefined && f.path.length > 0 && !f.refinement)
     return { path, code: 'required', message: `${field} is required` };
   if (f.refinement === 'size' || f.refinement === 'min' || f.refinement === 'max')
-    return { path, code: 'out_of_range', message: `${field}: ${plain(f.message)}` };
+    // These messages hold only the bounds and a length or number.
+    return { path, code: 'out_of_range', message: `${field}: ${bounded(plain(f.message))}` };
+  if (f.refinement === 'pattern')
+    return { path, code: 'invalid_format', message: `${field} must match ${quoted(f.message)}` };
   if (f.refinement) {
-    // Our own refinements return a sentence; superstruct's built-ins get a generic one.
+    // Our own refinements return a sentence; a superstruct built-in one gets a generic sentence.
     const own = !f.message.startsWith('Expected');
-    return { path, code: 'invalid_format', message: `${field} ${own ? f.message : plain(f.message)}` };
+    return {
+      path,
+      code: 'invalid_format',
+      message: `${field} ${own ? bounded(f.message) : `fails the ${f.refinement} check`}`,
+    };
   }
+  const received = `, not ${kindOf(f.value)}`;
   // A string outside the list is a wrong value; anything else (a number, an object) is a wrong type.
   if (f.type === 'enums' && typeof f.value === 'string')
-    return { path, code: 'invalid_enum', message: `${field}: ${plain(f.message)}` };
-  return { path, code: 'invalid_type', message: `${field}: ${plain(f.message)}` };
+    return { path, code: 'invalid_enum', message: `${field} must be one of ${quoted(f.message)}${received}` };
+  if (f.type === 'literal')
+    return { path, code: 'invalid_enum', message: `${field} must be ${quoted(f.message)}${received}` };
+  // A union states what it accepts (schema.ts).
+  if (f.type === 'union') {
+    const { explained } = f as Failure & { explained?: string };
+    return {
+      path,
+      code: 'invalid_type',
+      message: `${field} must be ${explained ?? 'another type'}${received}`,
+    };
+  }
+  const expected = EXPECTED[f.type] ?? `of type ${f.type}`;
+  return { path, code: 'invalid_type', message: `${field} must be ${expected}${received}` };
+}
+
+/** The first `…` quoted part of a superstruct message: the values or pattern we declared. */
+function quoted(message: string): string {
+  const start = message.indexOf('`');
+  const end = message.indexOf('`', start + 1);
+  return start >= 0 && end > start ? bounded(message.slice(start + 1, end)) : 'the expected format';
 }
 
 const plain = (m: string) => m.replace(/`/g, '');
+const bounded = (m: string) => (m.length > 300 ? `${m.slice(0, 297)}...` : m);
+
+const PRINT = () => '[value]';
+
+/**
+ * A copy of a JSON-like value whose objects and arrays print without calling anything the input
+ * holds: each gets a non-enumerable Symbol.toPrimitive, which `${x}` uses first and keys, spreads and
+ * JSON.stringify never see. Iterative: the value may be deep.
+ */
+export function printable(value: unknown): unknown {
+  const wrap = (v: unknown): unknown => {
+    if (typeof v !== 'object' || v === null) return v;
+    const copy: unknown = Array.isArray(v) ? new Array(v.length) : {};
+    Object.defineProperty(copy, Symbol.toPrimitive, { value: PRINT, enumerable: false });
+    pending.push([v as Record<string, unknown>, copy as Record<string, unknown>]);
+    return copy;
+  };
+  const pending: [Record<string, unknown>, Record<string, unknown>][] = [];
+  const root = wrap(value);
+  while (pending.length > 0) {
+    const [from, to] = pending.pop() as [Record<string, unknown>, Record<string, unknown>];
+    for (const key of Object.keys(from))
+      Object.defineProperty(to, key, {
+        value: wrap(from[key]),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+  }
+  return root;
+}

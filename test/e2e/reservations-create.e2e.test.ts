@@ -268,9 +268,21 @@ t(
     const otherRestaurants = await create(svc, { customer: { id: customer.id } }, TOKENS.other);
     assert.is(otherRestaurants.body.error.details.reason, 'CUSTOMER_NOT_FOUND');
     // {id} with other fields is ambiguous: 400.
-    const ambiguous = await create(svc, { customer: { id: customer.id, name: 'x' } });
+    const ambiguous = await create(
+      svc,
+      { customer: { id: customer.id, name: 'x' } },
+      TOKENS.full,
+      undefined,
+      true,
+    );
     assert.is(ambiguous.status, 400);
-    const nameless = await create(svc, { customer: { email: 'x@example.com' } });
+    const nameless = await create(
+      svc,
+      { customer: { email: 'x@example.com' } },
+      TOKENS.full,
+      undefined,
+      true,
+    );
     assert.is(nameless.status, 400);
   },
 );

@@ -6,6 +6,7 @@ import {
   defaultLang,
   emailKey,
   isPossiblePhone,
+  matchablePhoneKey,
   normalizePhone,
   phoneKey,
   phoneLookupKey,
@@ -137,6 +138,14 @@ t('the write side refuses an impossible number with an issue on phone_number', (
   assert.equal(profileIssues({ phone_number: null }, 'FR'), []);
   // A length bound is reported once, not twice.
   assert.equal(profileIssues({ phone_number: 'x' }, 'FR').length, 1);
+});
+
+t('a phone without any digit keys to nothing, so two such customers never match each other', () => {
+  // Stored before numbers were checked ("abcdefg"), such a phone once keyed to "" and matched every other.
+  assert.is(matchablePhoneKey(phoneKey('abcdefg')), null);
+  assert.is(matchablePhoneKey(phoneLookupKey('zzzzz', 'FR')), null);
+  assert.is(matchablePhoneKey(null), null);
+  assert.is(matchablePhoneKey(phoneLookupKey('06 12 34 56 78', 'FR')), '+33612345678');
 });
 
 t.run();

@@ -18,15 +18,14 @@ import {
   obj,
   optional,
   record,
-  refined,
   str,
+  union,
 } from '../schema';
 
 export const LANGS = ['FR', 'EN', 'IT', 'ES', 'DE', 'PT'] as const;
 export const ON_MATCH = ['return_existing', 'update', 'create_new'] as const;
 
 const customerFields = {
-  id: optional(str({ min: 1, max: 64, description: 'An existing customer of this restaurant' })),
   name: optional(str({ ...BOUNDS.name, notBlank: true })),
   email: optional(nullable(email())),
   phone_number: optional(
@@ -45,36 +44,49 @@ const customerFields = {
   newsletter_consent: optional(bool()),
 };
 
+const customerLink = obj(
+  { id: str({ min: 1, max: 64, description: 'An existing customer of this restaurant' }) },
+  { description: '{id} alone links an existing customer of this restaurant; inline details go without id' },
+);
+
+/** An object with an `id` means the link member; anything else is read as inline details. */
+const hasId = (v: unknown) =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) && Object.hasOwn(v, 'id') ? 0 : 1;
+
 /** `{id}` links an existing customer; inline details (name required) find or create one. */
-export const createCustomer = refined(
-  obj(
-    {
-      ...customerFields,
-      on_match: optional(
-        enums(ON_MATCH, {
-          description: "Omitted: the restaurant's own setting (match unless automatic matching is off)",
-        }),
-      ),
-    },
-    {
-      description:
-        'Either {id} (an existing customer of this restaurant) or inline details with a name (matched on phone, then email; never on external_id)',
-    },
-  ),
-  'customer_reference',
-  (c) => (c.id !== undefined ? Object.keys(c).length === 1 : c.name !== undefined),
-  'must be either {id} alone or inline details with a name',
+export const createCustomer = union(
+  [
+    customerLink,
+    obj(
+      {
+        ...customerFields,
+        name: str({ ...BOUNDS.name, notBlank: true }),
+        on_match: optional(
+          enums(ON_MATCH, {
+            description: "Omitted: the restaurant's own setting (match unless automatic matching is off)",
+          }),
+        ),
+      },
+      { description: 'Inline details, name required: matched on phone, then email (never on external_id)' },
+    ),
+  ],
+  {
+    pick: hasId,
+    description:
+      'Either {id} (an existing customer of this restaurant) or inline details with a name (matched on phone, then email; never on external_id)',
+  },
 );
 
 /** PATCH: {id} connects; fields without id update the linked customer, or create one (with a name). */
-export const patchCustomer = refined(
-  obj(customerFields, {
-    description:
-      '{id} connects an existing customer; fields without id update the linked customer (all its reservations show it); when none is linked, a name creates and connects one',
-  }),
-  'customer_reference',
-  (c) => c.id === undefined || Object.keys(c).length === 1,
-  'must be either {id} alone or customer fields without id',
+export const patchCustomer = union(
+  [
+    customerLink,
+    obj(customerFields, {
+      description:
+        'Fields without id: update the linked customer (all its reservations show it); when none is linked, a name creates and connects one',
+    }),
+  ],
+  { pick: hasId, description: '{id} connects an existing customer; fields without id update or create one' },
 );
 
 const seatingFields = {

@@ -61,11 +61,9 @@ const PRIVILEGED: readonly [keyof CreateReservationRequest, Scope][] = [
  * know the country, so this is checked here, before anything is written, with the body's own path
  * (the customers module checks it again for every other way in).
  */
-function assertCustomerPhone(
-  auth: AuthContext,
-  body: { customer?: { phone_number?: string | null } | null },
-) {
-  const phone = body.customer?.phone_number;
+function assertCustomerPhone(auth: AuthContext, body: { customer?: object | null }) {
+  const customer = body.customer as { phone_number?: unknown } | null | undefined;
+  const phone = customer?.phone_number;
   if (typeof phone !== 'string' || phone === '' || isPossiblePhone(phone, auth.restaurant.country_code))
     return;
   throw validationError(

@@ -1,0 +1,173 @@
+// Bounds on a parsed request body, checked before validation, and the answer to a body that did not
+// parse. A body within the byte limit can still nest thousands of levels deep (V8 parses it, but
+// anything recursive after it overflows the stack) or hold keys that reach for Object.prototype; both
+// answer 400 in the envelope here, never 500.
+import { ApiError, type Issue, validationError } from '../core/errors';
+
+export interface BodyLimits {
+  /** Nested objects and arrays; the body itself is level 1. Our deepest schema needs 4. */
+  depth: number;
+  /** Items in one array (declared arrays are bounded lower by their schemas). */
+  arrayItems: number;
+  /** Properties of one object (metadata and custom_fields are open records). */
+  objectKeys: number;
+  /** Characters in one string or property name (the longest declared string is 10,000). */
+  stringChars: number;
+}
+
+export const BODY_LIMITS: Readonly<BodyLimits> = Object.freeze({
+  depth: 32,
+  arrayItems: 1_000,
+  objectKeys: 1_000,
+  stringChars: 100_000,
+});
+
+/**
+ * Property names refused anywhere in a body: `__proto__` would replace an object's prototype when
+ * assigned, and `constructor`/`prototype` reach Object's own machinery through any plain-object lookup.
+ */
+export const FORBIDDEN_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+
+interface Frame {
+  value: unknown;
+  depth: number;
+  parent: Frame | null;
+  key: string;
+}
+
+const pathOf = (f: Frame | null): string => {
+  const keys: string[] = [];
+  for (let at = f; at?.parent; at = at.parent) keys.push(at.key);
+  return keys.reverse().join('.');
+};
+
+/**
+ * Throws 400 (VALIDATION_ERROR, one issue at the offending path) when the body breaks a bound.
+ * Iterative, with an explicit stack: a walk by recursion would itself overflow on the bodies it is
+ * meant to refuse.
+ */
+export function guardBody(body: unknown, limits: BodyLimits = BODY_LIMITS): void {
+  const issue = checkBody(body, limits);
+  if (issue) throw validationError([issue], 'The request body is invalid');
+}
+
+export function checkBody(body: unknown, limits: BodyLimits = BODY_LIMITS): Issue | null {
+  // No body at all is the route's business (an empty object, or 400 when a body is required).
+  if (body === undefined) return null;
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    return { path: '', code: 'invalid_type', message: `body must be a JSON object, not ${kindOf(body)}` };
+  const stack: Frame[] = [{ value: body, depth: 1, parent: null, key: '' }];
+  while (stack.length > 0) {
+    const frame = stack.pop() as Frame;
+    const v = frame.value;
+    if (typeof v === 'string') {
+      if (v.length > limits.stringChars)
+        return tooLong(pathOf(frame), `a string of at most ${limits.stringChars} characters`);
+      continue;
+    }
+    if (typeof v !== 'object' || v === null) continue;
+    if (frame.depth > limits.depth)
+      return {
+        path: pathOf(frame),
+        code: 'too_deep',
+        message: `${pathOf(frame) || 'body'} nests deeper than ${limits.depth} levels of objects and arrays`,
+      };
+    if (Array.isArray(v)) {
+      if (v.length > limits.arrayItems)
+        return tooLong(pathOf(frame), `an array of at most ${limits.arrayItems} items`);
+      for (let i = v.length - 1; i >= 0; i--)
+        stack.push({ value: v[i], depth: frame.depth + 1, parent: frame, key: String(i) });
+      continue;
+    }
+    const keys = Object.keys(v);
+    if (keys.length > limits.objectKeys)
+      return tooLong(pathOf(frame), `an object of at most ${limits.objectKeys} properties`);
+    for (let i = keys.length - 1; i >= 0; i--) {
+      const key = keys[i] as string;
+      const child: Frame = { value: undefined, depth: frame.depth + 1, parent: frame, key };
+      if (FORBIDDEN_KEYS.has(key))
+        return {
+          path: pathOf(child),
+          code: 'forbidden_property',
+          message: `${key} is not allowed as a property name`,
+        };
+      if (key.length > limits.stringChars)
+        return tooLong(pathOf(frame), `property names of at most ${limits.stringChars} characters`);
+      // A getter cannot come out of JSON.parse or a form parser; read plainly.
+      child.value = (v as Record<string, unknown>)[key];
+      stack.push(child);
+    }
+  }
+  return null;
+}
+
+const tooLong = (path: string, what: string): Issue => ({
+  path,
+  code: 'out_of_range',
+  message: `${path || 'body'} must be ${what}`,
+});
+
+/** What the koa-body `onError` hook throws: every parse failure as an envelope error. */
+export function bodyParseError(err: unknown, limitBytes: number): ApiError {
+  const e = (err ?? {}) as { status?: number; type?: string; message?: string; body?: unknown };
+  if (e.status === 413)
+    return new ApiError(413, 'VALIDATION_ERROR', `The request body is larger than ${limitBytes} bytes`);
+  if (e.type === 'charset.unsupported')
+    return new ApiError(415, 'VALIDATION_ERROR', 'Unsupported charset; send the body as UTF-8');
+  if (e.status === 415) return new ApiError(415, 'VALIDATION_ERROR', 'Unsupported content encoding');
+  if (e.type === 'request.size.invalid')
+    return invalidBody('The request body length does not match Content-Length', 'length_mismatch');
+  const text = typeof e.body === 'string' ? e.body : null;
+  if (text !== null) {
+    let parsed: unknown;
+    let parses = false;
+    try {
+      parsed = JSON.parse(text);
+      parses = true;
+    } catch {
+      // Not JSON at all: the generic answer below.
+    }
+    if (parses) {
+      // Valid JSON the parser refused: a scalar or null (strict mode), or a __proto__ key.
+      if (typeof parsed !== 'object' || parsed === null)
+        return validationError(
+          [{ path: '', code: 'invalid_type', message: `body must be a JSON object, not ${kindOf(parsed)}` }],
+          'The request body must be a JSON object',
+        );
+      const issue = checkBody(parsed);
+      if (issue) return validationError([issue], 'The request body is invalid');
+    }
+  }
+  return invalidBody('The request body is not valid JSON', 'invalid_json');
+}
+
+const invalidBody = (message: string, code: string) =>
+  new ApiError(400, 'VALIDATION_ERROR', message, {
+    issues: [
+      {
+        path: '',
+        code,
+        message: code === 'invalid_json' ? 'The body could not be parsed as JSON' : message,
+      },
+    ],
+  });
+
+/** The JSON kind of a value, for messages: never calls anything on the value. */
+export function kindOf(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  switch (typeof v) {
+    case 'string':
+      return 'a string';
+    case 'number':
+      return Number.isInteger(v) ? 'an integer' : 'a number';
+    case 'boolean':
+      return 'a boolean';
+    case 'object':
+      return 'an object';
+    case 'undefined':
+      return 'nothing';
+    default:
+      return typeof v;
+  }
+}

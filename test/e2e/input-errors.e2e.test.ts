@@ -1,0 +1,121 @@
+// Issue 11 points 4 and 5, issue 18 (null body) through the real server: issue paths name the field
+// (down to the customers module's own checks under `customer`), and hostile bodies answer 400 in the
+// envelope, never 500.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import {
+  create,
+  DINNER,
+  type ReservationService,
+  startReservationService,
+  TOKENS,
+} from '../helpers/reservations';
+
+const t = suite<{ svc: ReservationService }>('input errors', {} as { svc: ReservationService });
+t.before(async (ctx) => {
+  ctx.svc = await startReservationService();
+});
+t.after(async (ctx) => {
+  await ctx.svc?.close();
+});
+
+const paths = (r: { body: { error: { details?: { issues?: { path: string }[] } } } }) =>
+  (r.body.error.details?.issues ?? []).map((i) => i.path);
+
+const raw = (svc: ReservationService, method: string, path: string, rawBody: string) =>
+  svc.api(method, path, {
+    token: TOKENS.full,
+    rawBody,
+    headers: { 'content-type': 'application/json' },
+    unchecked: true,
+  });
+
+t('an inline reservation customer without a name: 400 at customer.name', async ({ svc }) => {
+  const r = await create(svc, { customer: { email: 'no-name@example.com' } }, TOKENS.full, undefined, true);
+  assert.is(r.status, 400);
+  assert.equal(r.body.error.details.issues, [
+    { path: 'customer.name', code: 'required', message: 'customer.name is required' },
+  ]);
+  const withId = await create(
+    svc,
+    { customer: { id: 'cus_x', phone_number: '+33612345678' } },
+    TOKENS.full,
+    undefined,
+    true,
+  );
+  assert.equal([withId.status, paths(withId)], [400, ['customer.phone_number']]);
+});
+
+t("the customers module's own checks are named under customer", async ({ svc }) => {
+  const created = await create(svc, { customer: { name: 'Ana', custom_fields: { cf_nope: 'x' } } });
+  assert.is(created.status, 422, created.text);
+  assert.equal(paths(created), ['customer.custom_fields.cf_nope']);
+  const booked = await create(svc, { customer: { name: 'Bea' } });
+  assert.is(booked.status, 201, booked.text);
+  const patched = await svc.api('PATCH', `/reservations/${booked.body.data.id}`, {
+    token: TOKENS.full,
+    body: { customer: { custom_fields: { cf_nope: 'x' } } },
+  });
+  assert.is(patched.status, 422, patched.text);
+  assert.equal(paths(patched), ['customer.custom_fields.cf_nope']);
+});
+
+t('a JSON body of null is valid JSON that must be an object', async ({ svc }) => {
+  for (const path of ['/reservations', '/customers', '/availability/check']) {
+    const r = await svc.api('POST', path, {
+      token: TOKENS.full,
+      rawBody: 'null',
+      headers: { 'content-type': 'application/json' },
+    });
+    assert.is(r.status, 400);
+    assert.is(r.body.error.code, 'VALIDATION_ERROR');
+    assert.is(r.body.error.message, 'The request body must be a JSON object');
+    assert.equal(r.body.error.details.issues, [
+      { path: '', code: 'invalid_type', message: 'body must be a JSON object, not null' },
+    ]);
+  }
+});
+
+t('5,000 levels of nesting, unprintable values, prototype keys: 400, never 500', async ({ svc }) => {
+  const deep = await raw(svc, 'POST', '/reservations', `${'['.repeat(5000)}${']'.repeat(5000)}`);
+  assert.equal([deep.status, deep.body.error.code], [400, 'VALIDATION_ERROR']);
+  const deepField = await raw(
+    svc,
+    'POST',
+    '/reservations',
+    `{"party_size":2,"start_at":"${DINNER}","metadata":${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}}`,
+  );
+  assert.is(deepField.status, 400);
+  assert.is(deepField.body.error.details.issues[0].code, 'too_deep');
+  assert.match(deepField.body.error.details.issues[0].path, /^metadata\.a\.a/);
+  for (const body of [
+    '[{"toString":null}]',
+    '{"party_size":{"toString":null},"start_at":[{"valueOf":null,"toString":1}]}',
+  ]) {
+    const r = await raw(svc, 'POST', '/reservations', body);
+    assert.equal([r.status, r.body.error.code], [400, 'VALIDATION_ERROR'], r.text);
+  }
+  for (const [body, at] of [
+    ['{"__proto__":{"polluted":true}}', '__proto__'],
+    [
+      '{"customer":{"name":"x","custom_fields":{"constructor":{"prototype":{"polluted":true}}}}}',
+      'customer.custom_fields.constructor',
+    ],
+    ['{"metadata":{"\\u005f_proto__":{"polluted":true}}}', 'metadata.__proto__'],
+  ]) {
+    const r = await raw(svc, 'POST', '/reservations', body as string);
+    assert.is(r.status, 400, r.text);
+    assert.equal(r.body.error.details.issues, [
+      {
+        path: at,
+        code: 'forbidden_property',
+        message: `${at?.split('.').pop()} is not allowed as a property name`,
+      },
+    ]);
+  }
+  assert.is(({} as Record<string, unknown>).polluted, undefined);
+  // Still serving.
+  assert.is((await create(svc)).status, 201);
+});
+
+t.run();

@@ -1,0 +1,193 @@
+// The body guard (depth, sizes, prototype keys) and the answer to a body that did not parse: every
+// hostile body is a 400 with one issue at its path, found without recursion, and validation messages
+// never call anything the input holds.
+import fc from 'fast-check';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { ApiError, type Issue } from '../../src/core/errors';
+import { BODY_LIMITS, bodyParseError, checkBody, guardBody } from '../../src/http/body-guard';
+import { partnerRoutes } from '../../src/http/routes/index';
+import type { AnySchema } from '../../src/http/schema';
+import { validateInput } from '../../src/http/validate';
+
+const t = suite('body guard');
+
+/** `{"a":{"a":…}}` n levels deep, built without recursion. */
+function nested(n: number, leaf: unknown = 1): unknown {
+  let v = leaf;
+  for (let i = 0; i < n; i++) v = { a: v };
+  return v;
+}
+
+t('nesting: 32 levels pass, 33 answer too_deep at the path of the level too many', () => {
+  assert.is(checkBody(nested(32)), null);
+  const issue = checkBody(nested(33));
+  assert.is(issue?.code, 'too_deep');
+  assert.is(issue?.path, Array.from({ length: 32 }, () => 'a').join('.'));
+  // Arrays count as levels too.
+  assert.is(checkBody({ x: JSON.parse(`${'['.repeat(31)}${']'.repeat(31)}`) }), null);
+  assert.is(checkBody({ x: JSON.parse(`${'['.repeat(32)}${']'.repeat(32)}`) })?.code, 'too_deep');
+});
+
+t('a million levels: an issue, not a stack overflow', () => {
+  const deep = JSON.parse(`{"a":${'['.repeat(1_000_000)}${']'.repeat(1_000_000)}}`);
+  assert.is(checkBody(deep)?.code, 'too_deep');
+});
+
+t('sizes: arrays, objects, strings and property names are bounded', () => {
+  const many = (n: number) => Array.from({ length: n }, () => 0);
+  assert.is(checkBody({ list: many(BODY_LIMITS.arrayItems) }), null);
+  assert.equal(checkBody({ list: many(BODY_LIMITS.arrayItems + 1) })?.path, 'list');
+  const keys = (n: number) => Object.fromEntries(many(n).map((_, i) => [`k${i}`, i]));
+  assert.is(checkBody({ m: keys(BODY_LIMITS.objectKeys) }), null);
+  assert.equal(checkBody({ m: keys(BODY_LIMITS.objectKeys + 1) })?.code, 'out_of_range');
+  assert.is(checkBody({ s: 'x'.repeat(BODY_LIMITS.stringChars) }), null);
+  assert.equal(checkBody({ m: { s: 'x'.repeat(BODY_LIMITS.stringChars + 1) } })?.path, 'm.s');
+  assert.equal(checkBody({ m: { ['k'.repeat(BODY_LIMITS.stringChars + 1)]: 1 } })?.path, 'm');
+});
+
+t('__proto__, constructor and prototype are refused wherever they are, at their path', () => {
+  const body = JSON.parse('{"a":[{"b":1},{"__proto__":{"polluted":true}}]}');
+  assert.equal(checkBody(body), {
+    path: 'a.1.__proto__',
+    code: 'forbidden_property',
+    message: '__proto__ is not allowed as a property name',
+  });
+  assert.is(checkBody({ metadata: { constructor: { prototype: 1 } } })?.path, 'metadata.constructor');
+  assert.is(checkBody({ x: { prototype: 1 } })?.path, 'x.prototype');
+  assert.is(({} as Record<string, unknown>).polluted, undefined);
+});
+
+t('the body itself must be an object', () => {
+  assert.is(checkBody(undefined), null);
+  for (const [v, kind] of [
+    [null, 'null'],
+    [[], 'an array'],
+    [3, 'an integer'],
+    ['x', 'a string'],
+    [true, 'a boolean'],
+  ] as const)
+    assert.equal(checkBody(v), {
+      path: '',
+      code: 'invalid_type',
+      message: `body must be a JSON object, not ${kind}`,
+    });
+});
+
+t('guardBody throws the 400 envelope error', () => {
+  try {
+    guardBody(nested(40));
+    assert.unreachable();
+  } catch (e) {
+    assert.instance(e, ApiError);
+    assert.is((e as ApiError).status, 400);
+    assert.is((e as ApiError).code, 'VALIDATION_ERROR');
+    assert.is(((e as ApiError).details?.issues as Issue[] | undefined)?.[0]?.code, 'too_deep');
+  }
+});
+
+/** A co-body failure as koa-body hands it to onError. */
+const parseFailure = (body: string, message = 'Unexpected token') =>
+  Object.assign(new SyntaxError(message), { status: 400, body });
+
+t('a parse failure of valid JSON says what is wrong: null, scalars, __proto__', () => {
+  const nul = bodyParseError(parseFailure('null', 'invalid JSON, only supports object and array'), 1000);
+  assert.is(nul.status, 400);
+  assert.is(nul.message, 'The request body must be a JSON object');
+  assert.equal(nul.details?.issues, [
+    { path: '', code: 'invalid_type', message: 'body must be a JSON object, not null' },
+  ]);
+  assert.match(JSON.stringify(bodyParseError(parseFailure(' 12 '), 1000).details), 'not an integer');
+  assert.match(JSON.stringify(bodyParseError(parseFailure('"x"'), 1000).details), 'not a string');
+  const proto = bodyParseError(
+    parseFailure('{"customer":{"__proto__":{"x":1}}}', 'Object contains forbidden prototype property'),
+    1000,
+  );
+  assert.equal(proto.details?.issues, [
+    {
+      path: 'customer.__proto__',
+      code: 'forbidden_property',
+      message: '__proto__ is not allowed as a property name',
+    },
+  ]);
+});
+
+t('other parse failures keep their statuses', () => {
+  const bad = bodyParseError(parseFailure('{"a":'), 1000);
+  assert.equal([bad.status, (bad.details?.issues as Issue[] | undefined)?.[0]?.code], [400, 'invalid_json']);
+  assert.is(bodyParseError(Object.assign(new Error('too large'), { status: 413 }), 1000).status, 413);
+  assert.is(bodyParseError(Object.assign(new Error('gzip?'), { status: 415 }), 1000).status, 415);
+  const charset = bodyParseError(
+    Object.assign(new Error('x'), { status: 415, type: 'charset.unsupported' }),
+    1000,
+  );
+  assert.is(charset.message, 'Unsupported charset; send the body as UTF-8');
+  assert.is(bodyParseError(undefined, 1000).status, 400);
+});
+
+// Validation itself, on bodies the guard lets through.
+const bodies = partnerRoutes().flatMap((r) => (r.body ? [[r.operationId, r.body] as const] : []));
+
+t('validation is total: objects whose toString/valueOf are not functions answer 400 issues', () => {
+  const hostile = JSON.parse('{"toString":null,"valueOf":"x"}');
+  for (const [name, schema] of bodies)
+    for (const value of [
+      { party_size: hostile, name: hostile, customer: [hostile], tags: [[hostile]] },
+      { customer: hostile, start_at: [hostile, [hostile]], custom_fields: { a: hostile } },
+    ]) {
+      try {
+        validateInput(value, schema as AnySchema, 'body');
+      } catch (e) {
+        assert.instance(e, ApiError, `${name}: ${String((e as Error).message)}`);
+        const issues = (e as ApiError).details?.issues as Issue[];
+        assert.ok(issues.length > 0, name);
+        for (const i of issues) assert.ok(i.message.length < 400, `${name}: ${i.message}`);
+      }
+    }
+});
+
+t('validation is total for any JSON within the guard (property)', () => {
+  const key = fc.oneof(
+    fc.constantFrom(
+      'toString',
+      'valueOf',
+      'toJSON',
+      'hasOwnProperty',
+      'id',
+      'name',
+      'customer',
+      'party_size',
+    ),
+    fc.string(),
+  );
+  const json = fc.letrec((tie) => ({
+    value: fc.oneof(
+      { depthSize: 'small' },
+      fc.constant(null),
+      fc.boolean(),
+      fc.double(),
+      fc.integer(),
+      fc.string(),
+      fc.array(tie('value'), { maxLength: 4 }),
+      fc.dictionary(key, tie('value'), { maxKeys: 5 }),
+    ),
+  })).value;
+  fc.assert(
+    fc.property(fc.constantFrom(...bodies), fc.dictionary(key, json, { maxKeys: 6 }), ([, schema], body) => {
+      if (checkBody(body)) return;
+      try {
+        validateInput(body, schema as AnySchema, 'body');
+      } catch (e) {
+        if (!(e instanceof ApiError) || e.status !== 400) throw e;
+        for (const i of (e.details?.issues ?? []) as Issue[]) {
+          assert.type(i.path, 'string');
+          assert.type(i.code, 'string');
+          assert.type(i.message, 'string');
+        }
+      }
+    }),
+    { seed: 11, numRuns: 2_000 },
+  );
+});
+
+t.run();

@@ -19,13 +19,18 @@ export interface Served {
  * Starts `script` (default: the real service) with PORT=0 and waits for its URL. The server's stdout
  * (banner and access log) goes to `server.log` in its data directory, not to this process: the load
  * generator runs here and must not spend its time reading the server's log lines. The data directory
- * (given or made here) is removed when the server stops, unless BENCH_KEEP_DATA is set.
+ * (given or made here) is removed when the server stops, unless BENCH_KEEP_DATA is set. `nodeArgs` go
+ * to node before the script (e.g. --cpu-prof, which NODE_OPTIONS refuses).
  */
-export async function serve(env: Record<string, string>, script = 'src/main.ts'): Promise<Served> {
+export async function serve(
+  env: Record<string, string>,
+  script = 'src/main.ts',
+  nodeArgs: string[] = [],
+): Promise<Served> {
   const dataDir = env.DATA_DIR ?? mkdtempSync(join(tmpdir(), 'couvert-bench-'));
   const logFile = join(dataDir, 'server.log');
   const out = openSync(logFile, 'w');
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script], {
     cwd: repo,
     env: { ...process.env, PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', out, 'inherit'],

@@ -160,6 +160,95 @@ function sweep(
   return picks;
 }
 
+function busyOf(list: readonly Booking[]): Busy {
+  const starts = new Array<number>(list.length);
+  const maxEnd = new Array<number>(list.length);
+  let max = Number.NEGATIVE_INFINITY;
+  for (let i = 0; i < list.length; i++) {
+    const b = list[i] as Booking;
+    max = Math.max(max, b.end_ms);
+    starts[i] = b.start_ms;
+    maxEnd[i] = max;
+  }
+  return { starts, maxEnd };
+}
+
+/**
+ * One day's bookings, indexed as they come and go: what indexPart builds from scratch, kept up to
+ * date instead (the write side's capacity fold, where rebuilding it for every create made a create
+ * cost O(bookings of the day)). Adding or removing a booking costs O(bookings of its tables that
+ * day); an Occupancy of the current content costs O(tables) and is a snapshot (later changes to
+ * the index do not reach it).
+ */
+export class BookingIndex {
+  /** Per table, its bookings sorted by start. */
+  private readonly byTable = new Map<string, Booking[]>();
+  private readonly busy = new Map<string, Busy>();
+  private readonly covers = new Map<string, number>();
+  // Bounds only widen (a removal keeps them): a wider [from, to) only means fewer parts skipped.
+  private from = Number.POSITIVE_INFINITY;
+  private to = Number.NEGATIVE_INFINITY;
+
+  add(b: Booking): void {
+    if (b.table_ids.length) {
+      this.from = Math.min(this.from, b.start_ms);
+      this.to = Math.max(this.to, b.end_ms);
+    }
+    for (const t of b.table_ids) {
+      const list = this.byTable.get(t) ?? [];
+      let lo = 0;
+      let hi = list.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if ((list[mid] as Booking).start_ms <= b.start_ms) lo = mid + 1;
+        else hi = mid;
+      }
+      list.splice(lo, 0, b);
+      this.byTable.set(t, list);
+      this.busy.set(t, busyOf(list));
+    }
+    const key = `${b.service_date}|${b.shift_id}`;
+    this.covers.set(key, (this.covers.get(key) ?? 0) + b.party_size);
+  }
+
+  /** Removes a booking added earlier (found by reservation id on each of its tables). */
+  remove(b: Booking): void {
+    for (const t of b.table_ids) {
+      const list = this.byTable.get(t);
+      const i = list?.findIndex((x) => x.reservation_id === b.reservation_id) ?? -1;
+      if (!list || i < 0) continue;
+      list.splice(i, 1);
+      if (list.length) this.busy.set(t, busyOf(list));
+      else {
+        this.byTable.delete(t);
+        this.busy.delete(t);
+      }
+    }
+    const key = `${b.service_date}|${b.shift_id}`;
+    const left = (this.covers.get(key) ?? 0) - b.party_size;
+    if (left) this.covers.set(key, left);
+    else this.covers.delete(key);
+  }
+
+  /** The bookings held now, `except` (one of them) left out: a reservation's own seating when it moves. */
+  occupancy(except?: Booking): Occupancy {
+    const busy = new Map(this.busy);
+    const covers = new Map(this.covers);
+    if (except) {
+      for (const t of new Set(except.table_ids)) {
+        const list = (this.byTable.get(t) ?? []).filter((x) => x.reservation_id !== except.reservation_id);
+        if (list.length) busy.set(t, busyOf(list));
+        else busy.delete(t);
+      }
+      const key = `${except.service_date}|${except.shift_id}`;
+      covers.set(key, (covers.get(key) ?? 0) - except.party_size);
+    }
+    return new Occupancy({
+      part: { id: nextPartId++, memo: new Map(), busy, covers, from: this.from, to: this.to },
+    });
+  }
+}
+
 /**
  * Bookings indexed for a query: busy intervals per table (a table check is a binary search) and
  * covers per (service day, shift). Build one from bookings, or combine indexes built earlier (the
@@ -168,9 +257,13 @@ function sweep(
 export class Occupancy {
   private readonly parts: readonly Part[];
 
-  /** From bookings, or as the union of indexes of disjoint booking sets (e.g. one per service day). */
-  constructor(source: readonly Booking[] | { combine: readonly Occupancy[] }) {
-    this.parts = 'combine' in source ? source.combine.flatMap((o) => o.parts) : [indexPart(source)];
+  /**
+   * From bookings, or as the union of indexes of disjoint booking sets (e.g. one per service day), or
+   * (BookingIndex) from a part it keeps up to date.
+   */
+  constructor(source: readonly Booking[] | { combine: readonly Occupancy[] } | { part: Part }) {
+    if ('part' in source) this.parts = [source.part];
+    else this.parts = 'combine' in source ? source.combine.flatMap((o) => o.parts) : [indexPart(source)];
   }
 
   /** No booking holds the table during any part of [startMs, endMs). */

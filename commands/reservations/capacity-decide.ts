@@ -3,14 +3,14 @@
 import { BusinessRuleError } from '../../src/core/errors';
 import { deterministicUuid } from '../../src/core/ids';
 import type { NewEvent } from '../../src/ports/event-store';
-import { bookingFromSeating, firstFreeTable, Occupancy, tablesFor } from '../availability/capacity';
+import { firstFreeTable, type Occupancy, tablesFor } from '../availability/capacity';
 import type { SeatingHeldData } from '../availability/capacity-events';
 import { type AvailabilityInput, checkSlot } from '../availability/check';
 import { FAILURE_MESSAGES } from '../availability/rules';
 import { seatingMinutes } from '../availability/slots';
 import { formatInstant } from '../availability/zone-time';
 import type { Shift } from '../catalog/types';
-import { type CapacityState, seatingsExcept } from './capacity-state';
+import { type CapacityState, occupancyExcept } from './capacity-state';
 import type { Seating } from './decide-create';
 
 /** Why a seating stops holding capacity (SeatingReleased.reason). */
@@ -57,7 +57,8 @@ export interface HoldDecision {
  * that day is not in its way: a move within the day replaces it in one append.
  */
 export function decideHold(state: CapacityState, req: HoldRequest): HoldDecision {
-  const others = seatingsExcept(state, req.reservationId);
+  // The day's other seatings, indexed (kept up to date by the fold: O(tables), not O(day)).
+  const others = occupancyExcept(state, req.reservationId);
   const seating = req.force ? forcedSeating(req, others) : checkedSeating(req, others);
   const current = state.held.get(req.reservationId);
   if (current && sameHold(current, seating)) return { events: [], seating };
@@ -89,13 +90,13 @@ export function decideHold(state: CapacityState, req: HoldRequest): HoldDecision
   return { events: [{ id, type: 'SeatingHeld', data: data as unknown as Record<string, unknown> }], seating };
 }
 
-function checkedSeating(req: HoldRequest, others: SeatingHeldData[]): Seating {
+function checkedSeating(req: HoldRequest, others: Occupancy): Seating {
   const result = checkSlot(
     {
       timezone: req.timezone,
       suspended: false,
       catalog: req.catalog,
-      bookings: others.map(bookingFromSeating),
+      bookings: others,
       now: req.now,
     },
     {
@@ -126,7 +127,7 @@ function checkedSeating(req: HoldRequest, others: SeatingHeldData[]): Seating {
  * bypass_availability: the named tables (which must exist), else the best free table if one is
  * free, else none at all (the seating then holds covers only).
  */
-function forcedSeating(req: HoldRequest, others: SeatingHeldData[]): Seating {
+function forcedSeating(req: HoldRequest, others: Occupancy): Seating {
   if (req.roomId !== null && !req.catalog.rooms.some((r) => r.id === req.roomId))
     throw new BusinessRuleError('UNKNOWN_ROOM', 'No room of this restaurant has this room_id');
   // The room is the partner's choice, not a capacity rule: bypass_availability does not make it.
@@ -146,7 +147,7 @@ function forcedSeating(req: HoldRequest, others: SeatingHeldData[]): Seating {
   } else {
     const free = firstFreeTable(
       tablesFor(req.catalog.tables, req.partySize, req.roomId),
-      new Occupancy(others.map(bookingFromSeating)),
+      others,
       req.startMs,
       endMs,
     );

@@ -1,28 +1,150 @@
 // The fold of one capacity stream (`capacity-<restaurant>-<day>`): the seatings that hold tables that
 // day, at most one per reservation (a later SeatingHeld replaces the earlier one).
+//
+// A busy day holds a thousand seatings and more, and a create folds one event into it and rechecks a
+// slot against all of them: copying the seatings at every event and rebuilding the tables' busy
+// intervals at every recheck made a create cost O(seatings of the day), and throughput fell as days
+// filled. So the states of one stream share a timeline: every seating version is recorded once
+// with the version (state) that made it, a state is a version number on it, and the newest state
+// also keeps the day's occupancy index up to date (BookingIndex). Folding an event onto the newest
+// state costs O(the seating's tables' bookings); a lookup by reservation costs O(that reservation's
+// versions). A state stays valid forever (it reads its own version); folding onto an older one
+// (two folds from one cached state) copies its seatings to a new timeline first, so it is correct,
+// only not cheap. States are immutable to their users.
+
 import type { RecordedEvent } from '../../src/ports/event-store';
+import { type Booking, BookingIndex, bookingFromSeating, Occupancy } from '../availability/capacity';
 import type { SeatingHeldData } from '../availability/capacity-events';
+
+interface Version {
+  v: number;
+  /** null: released at version v. */
+  seating: SeatingHeldData | null;
+  booking: Booking | null;
+}
+
+class Timeline {
+  /** Version of the newest state on this timeline. */
+  head = 0;
+  /** Every version of every reservation's seating, ascending. */
+  readonly versions = new Map<string, Version[]>();
+  /** The seatings held at `head`. */
+  readonly index = new BookingIndex();
+  constructor(readonly sealed = false) {}
+}
+
+function versionAt(list: readonly Version[] | undefined, v: number): Version | undefined {
+  if (!list) return undefined;
+  for (let i = list.length - 1; i >= 0; i--) if ((list[i] as Version).v <= v) return list[i];
+  return undefined;
+}
+
+/** The seatings of one state, read at its version. */
+class HeldAt implements ReadonlyMap<string, SeatingHeldData> {
+  constructor(
+    private readonly timeline: Timeline,
+    private readonly v: number,
+    readonly size: number,
+  ) {}
+
+  get(id: string): SeatingHeldData | undefined {
+    return versionAt(this.timeline.versions.get(id), this.v)?.seating ?? undefined;
+  }
+
+  has(id: string): boolean {
+    return this.get(id) !== undefined;
+  }
+
+  *entries(): MapIterator<[string, SeatingHeldData]> {
+    for (const [id, list] of this.timeline.versions) {
+      const seating = versionAt(list, this.v)?.seating;
+      if (seating) yield [id, seating];
+    }
+  }
+
+  *keys(): MapIterator<string> {
+    for (const [id] of this.entries()) yield id;
+  }
+
+  *values(): MapIterator<SeatingHeldData> {
+    for (const [, s] of this.entries()) yield s;
+  }
+
+  [Symbol.iterator](): MapIterator<[string, SeatingHeldData]> {
+    return this.entries();
+  }
+
+  forEach(
+    fn: (value: SeatingHeldData, key: string, map: ReadonlyMap<string, SeatingHeldData>) => void,
+  ): void {
+    for (const [id, s] of this.entries()) fn(s, id, this);
+  }
+
+  /** The booking of `id`'s seating at this version. */
+  booking(id: string): Booking | undefined {
+    return versionAt(this.timeline.versions.get(id), this.v)?.booking ?? undefined;
+  }
+
+  /** Whether this is the newest state of its timeline (its index describes it). */
+  get isHead(): boolean {
+    return this.timeline.head === this.v && !this.timeline.sealed;
+  }
+
+  get index(): BookingIndex {
+    return this.timeline.index;
+  }
+
+  /** The next state: `id` holds `seating` (null: releases it). */
+  with(id: string, seating: SeatingHeldData | null): HeldAt {
+    const previous = this.booking(id);
+    let timeline = this.timeline;
+    if (!this.isHead) {
+      // Folding onto an older state (or the shared initial one): start a timeline of its own.
+      timeline = new Timeline();
+      for (const [rid, s] of this.entries())
+        timeline.versions.set(rid, [{ v: 0, seating: s, booking: this.booking(rid) ?? null }]);
+      for (const list of timeline.versions.values())
+        timeline.index.add((list[0] as Version).booking as Booking);
+      timeline.head = 0;
+      return new HeldAt(timeline, 0, this.size).with(id, seating);
+    }
+    const v = timeline.head + 1;
+    const booking = seating ? bookingFromSeating(seating) : null;
+    const list = timeline.versions.get(id);
+    if (list) list.push({ v, seating, booking });
+    else timeline.versions.set(id, [{ v, seating, booking }]);
+    if (previous) timeline.index.remove(previous);
+    if (booking) timeline.index.add(booking);
+    timeline.head = v;
+    return new HeldAt(timeline, v, this.size + (booking ? 1 : 0) - (previous ? 1 : 0));
+  }
+}
 
 export interface CapacityState {
   /** Active seatings by reservation id. */
   held: ReadonlyMap<string, SeatingHeldData>;
 }
 
-export const initialCapacity: CapacityState = { held: new Map() };
+export const initialCapacity: CapacityState = { held: new HeldAt(new Timeline(true), 0, 0) };
+
+const heldOf = (state: CapacityState): HeldAt =>
+  state.held instanceof HeldAt ? state.held : fromMap(state.held);
+
+function fromMap(map: ReadonlyMap<string, SeatingHeldData>): HeldAt {
+  let held = initialCapacity.held as HeldAt;
+  for (const [id, s] of map) held = held.with(id, s);
+  return held;
+}
 
 export function evolveCapacity(state: CapacityState, event: RecordedEvent): CapacityState {
   if (event.type === 'SeatingHeld') {
     const data = event.data as unknown as SeatingHeldData;
-    const held = new Map(state.held);
-    held.set(data.reservation_id, data);
-    return { held };
+    return { held: heldOf(state).with(data.reservation_id, data) };
   }
   if (event.type === 'SeatingReleased') {
     const id = (event.data as { reservation_id: string }).reservation_id;
     if (!state.held.has(id)) return state;
-    const held = new Map(state.held);
-    held.delete(id);
-    return { held };
+    return { held: heldOf(state).with(id, null) };
   }
   return state;
 }
@@ -30,3 +152,13 @@ export function evolveCapacity(state: CapacityState, event: RecordedEvent): Capa
 /** The other seatings of the day: what a reservation's own (re)check must fit beside. */
 export const seatingsExcept = (state: CapacityState, reservationId: string): SeatingHeldData[] =>
   [...state.held.values()].filter((s) => s.reservation_id !== reservationId);
+
+/**
+ * The other seatings of the day as an occupancy index, for the recheck. From the newest state of a
+ * stream it costs O(tables); from an older one, O(seatings of the day).
+ */
+export function occupancyExcept(state: CapacityState, reservationId: string): Occupancy {
+  const held = heldOf(state);
+  if (held.isHead) return held.index.occupancy(held.booking(reservationId));
+  return new Occupancy(seatingsExcept(state, reservationId).map(bookingFromSeating));
+}

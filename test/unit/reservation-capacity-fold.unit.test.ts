@@ -1,0 +1,284 @@
+// The capacity fold kept incrementally (capacity-state.ts: states sharing a timeline, the newest one
+// keeping the day's occupancy index) against the plain fold it replaces, and the handler's fold cache
+// against appends it did not make.
+import fc from 'fast-check';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { bookingFromSeating, Occupancy } from '../../commands/availability/capacity';
+import { capacityStream, type SeatingHeldData } from '../../commands/availability/capacity-events';
+import type { Catalog, Shift } from '../../commands/catalog/types';
+import { decideHold, type HoldRequest } from '../../commands/reservations/capacity-decide';
+import { appendToCapacity, loadCapacity } from '../../commands/reservations/capacity-handler';
+import {
+  type CapacityState,
+  evolveCapacity,
+  initialCapacity,
+  occupancyExcept,
+} from '../../commands/reservations/capacity-state';
+import { MemoryEventStore } from '../../src/adapters/event-store/memory';
+import { systemClock } from '../../src/core/clock';
+import { BusinessRuleError } from '../../src/core/errors';
+import type { EventStore, RecordedEvent } from '../../src/ports/event-store';
+
+const DAY = '2026-06-03';
+const TABLES = ['t1', 't2', 't3', 't4'];
+const at = (minutes: number) => Date.parse(`${DAY}T18:00:00Z`) + minutes * 60_000;
+const iso = (ms: number) => new Date(ms).toISOString();
+
+type Op =
+  | {
+      kind: 'hold';
+      id: number;
+      start: number;
+      length: number;
+      tables: string[];
+      party: number;
+      shift: string;
+    }
+  | { kind: 'release'; id: number };
+
+const op: fc.Arbitrary<Op> = fc.oneof(
+  fc.record({
+    kind: fc.constant('hold' as const),
+    id: fc.integer({ min: 0, max: 15 }),
+    start: fc.integer({ min: 0, max: 20 }).map((n) => n * 15),
+    length: fc.constantFrom(15, 30, 90),
+    // Empty (covers only), one table, two, or the same table twice (a forced seating may name it twice).
+    tables: fc.oneof(
+      fc.subarray(TABLES, { maxLength: 2 }),
+      fc.constantFrom(...TABLES).map((t) => [t, t]),
+    ),
+    party: fc.integer({ min: 1, max: 8 }),
+    shift: fc.constantFrom('lunch', 'dinner'),
+  }),
+  fc.record({ kind: fc.constant('release' as const), id: fc.integer({ min: 0, max: 15 }) }),
+);
+
+let position = 0n;
+function recorded(o: Op): RecordedEvent {
+  const reservation_id = `r${o.id}`;
+  const base = { id: String(position), metadata: {}, created: '', stream: 'capacity', revision: 0 };
+  position++;
+  if (o.kind === 'release')
+    return {
+      ...base,
+      position,
+      type: 'SeatingReleased',
+      data: { restaurant_id: 'rest_1', service_date: DAY, reservation_id, reason: 'CANCELED', at: '' },
+    };
+  const data: SeatingHeldData = {
+    restaurant_id: 'rest_1',
+    service_date: DAY,
+    reservation_id,
+    shift_id: o.shift,
+    room_id: null,
+    table_ids: o.tables,
+    start_at: iso(at(o.start)),
+    end_at: iso(at(o.start + o.length)),
+    party_size: o.party,
+    at: '',
+  };
+  return { ...base, position, type: 'SeatingHeld', data: data as unknown as Record<string, unknown> };
+}
+
+/** The fold as it was written first: a plain Map, copied at every event. */
+function plainFold(events: RecordedEvent[]): Map<string, SeatingHeldData> {
+  let held = new Map<string, SeatingHeldData>();
+  for (const e of events) {
+    const id = (e.data as { reservation_id: string }).reservation_id;
+    held = new Map(held);
+    if (e.type === 'SeatingHeld') held.set(id, e.data as unknown as SeatingHeldData);
+    else held.delete(id);
+  }
+  return held;
+}
+
+const sorted = (m: ReadonlyMap<string, SeatingHeldData>) =>
+  [...m.entries()].sort(([a], [b]) => a.localeCompare(b));
+
+/** Every question a recheck asks of the occupancy, answered by both indexes alike. */
+function sameAnswers(got: Occupancy, want: Occupancy) {
+  for (const shift of ['lunch', 'dinner'])
+    assert.is(got.coversHeld(DAY, shift), want.coversHeld(DAY, shift), `covers of ${shift}`);
+  const tables = TABLES.map((id) => ({ id }));
+  for (let s = -15; s <= 330; s += 15)
+    for (const length of [15, 60]) {
+      for (const t of TABLES)
+        assert.is(got.isFree(t, at(s), at(s + length)), want.isFree(t, at(s), at(s + length)));
+      assert.is(
+        got.firstFree(tables, at(s), at(s + length))?.id,
+        want.firstFree(tables, at(s), at(s + length))?.id,
+      );
+    }
+  const starts = Array.from({ length: 20 }, (_, i) => at(i * 15));
+  assert.equal(
+    got.firstFreeForEach(tables, starts, 30 * 60_000).map((t) => t?.id),
+    want.firstFreeForEach(tables, starts, 30 * 60_000).map((t) => t?.id),
+  );
+}
+
+test('the incremental fold holds what the plain fold holds, and its occupancy answers alike', () => {
+  fc.assert(
+    fc.property(fc.array(op, { maxLength: 80 }), fc.integer({ min: 0, max: 15 }), (ops, except) => {
+      const events = ops.map(recorded);
+      const state = events.reduce(evolveCapacity, initialCapacity);
+      const plain = plainFold(events);
+      assert.equal(sorted(state.held), sorted(plain));
+      assert.is(state.held.size, plain.size);
+      for (let id = 0; id <= 15; id++) assert.equal(state.held.get(`r${id}`), plain.get(`r${id}`));
+      const others = [...plain.values()].filter((s) => s.reservation_id !== `r${except}`);
+      sameAnswers(occupancyExcept(state, `r${except}`), new Occupancy(others.map(bookingFromSeating)));
+    }),
+    { numRuns: 300 },
+  );
+});
+
+test('every earlier state still reads its own version, and folding onto one leaves the newer ones alone', () => {
+  fc.assert(
+    fc.property(
+      fc.array(op, { minLength: 1, maxLength: 40 }),
+      fc.array(op, { minLength: 1, maxLength: 10 }),
+      fc.nat(),
+      (ops, branch, pick) => {
+        const events = ops.map(recorded);
+        const states: CapacityState[] = [initialCapacity];
+        for (const e of events) states.push(evolveCapacity(states.at(-1) as CapacityState, e));
+        // Fold a branch onto an older state, as two folds from one cached state do.
+        const k = pick % states.length;
+        const branchEvents = branch.map(recorded);
+        const forked = branchEvents.reduce(evolveCapacity, states[k] as CapacityState);
+        assert.equal(sorted(forked.held), sorted(plainFold([...events.slice(0, k), ...branchEvents])));
+        const others = [...forked.held.values()].map(bookingFromSeating);
+        sameAnswers(occupancyExcept(forked, 'none'), new Occupancy(others));
+        // The original line is untouched, at every version.
+        states.forEach((s, i) => {
+          const plain = plainFold(events.slice(0, i));
+          assert.equal(sorted(s.held), sorted(plain));
+          sameAnswers(occupancyExcept(s, 'none'), new Occupancy([...plain.values()].map(bookingFromSeating)));
+        });
+      },
+    ),
+    { numRuns: 150 },
+  );
+});
+
+// --- the handler's cache of folds, against appends made around it ---
+
+const shift: Shift = {
+  id: 'shift_dinner',
+  name: 'Dinner',
+  start_time: '19:00',
+  end_time: '22:00',
+  days_of_week: [1, 2, 3, 4, 5, 6, 7],
+  slot_interval_minutes: 15,
+  duration_minutes: 90,
+  durations_by_party_size: [],
+  max_covers: null,
+  min_party_size: 1,
+  max_party_size: null,
+  requires_room_selection: false,
+  requires_approval: false,
+  deposit: null,
+  booking_window_days: null,
+  minimum_notice_minutes: 0,
+};
+const catalog: Catalog = {
+  restaurant_id: 'rest_1',
+  rooms: [{ id: 'room_main', name: 'Main' }],
+  tables: [
+    { id: 'ta', name: 'A', room_id: 'room_main', min_pax: 1, max_pax: 4 },
+    { id: 'tb', name: 'B', room_id: 'room_main', min_pax: 1, max_pax: 4 },
+  ],
+  shifts: [shift],
+  prescribers: [],
+  discounts: [],
+  customer_fields: [],
+  message_templates: [],
+};
+const request = (reservationId: string): HoldRequest => ({
+  restaurantId: 'rest_1',
+  reservationId,
+  externalId: null,
+  serviceDate: DAY,
+  shift,
+  startMs: Date.parse(`${DAY}T19:00:00+02:00`),
+  partySize: 2,
+  roomId: null,
+  tableIds: null,
+  force: false,
+  purpose: 'create',
+  timezone: 'Europe/Paris',
+  catalog,
+  now: new Date('2026-06-01T10:00:00Z'),
+});
+const meta = { actor: 'test' };
+const stream = capacityStream('rest_1', DAY);
+const hold = (events: EventStore, id: string) =>
+  appendToCapacity(
+    { events, clock: systemClock },
+    'rest_1',
+    DAY,
+    (s) => decideHold(s, request(id)).events,
+    meta,
+  );
+async function refusal(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof BusinessRuleError) return err.reason;
+    throw err;
+  }
+  assert.unreachable('the hold was not refused');
+  return '';
+}
+const fullFold = async (events: EventStore) =>
+  (await events.readStream(stream)).reduce(evolveCapacity, initialCapacity);
+
+test('an append made elsewhere between the fold and the append: the retry decides on it', async () => {
+  const store = new MemoryEventStore();
+  await hold(store, 'res_1'); // takes ta
+  let foreign = true;
+  // Another process holds tb just before this one's append lands: the expected revision fails.
+  const racing: EventStore = {
+    kind: store.kind,
+    readStream: (...a) => store.readStream(...a),
+    readAll: (...a) => store.readAll(...a),
+    subscribe: (...a) => store.subscribe(...a),
+    headPosition: () => store.headPosition(),
+    close: () => store.close(),
+    append: async (...args) => {
+      if (foreign && args[0] === stream) {
+        foreign = false;
+        const other = decideHold(await fullFold(store), request('res_other')).events;
+        await store.append(stream, other, 0);
+      }
+      return store.append(...args);
+    },
+  };
+  // The cache is per store object: prime the racing view's cache too, at revision 0.
+  await loadCapacity({ events: racing, clock: systemClock }, 'rest_1', DAY);
+  foreign = true;
+  assert.is(await refusal(hold(racing, 'res_2')), 'NO_TABLE');
+  const cached = await loadCapacity({ events: racing, clock: systemClock }, 'rest_1', DAY);
+  assert.equal(sorted(cached.held), sorted((await fullFold(store)).held));
+  assert.equal([...cached.held.keys()].sort(), ['res_1', 'res_other']);
+});
+
+test('an append made elsewhere since the cached fold: the next decision sees it', async () => {
+  const store = new MemoryEventStore();
+  const deps = { events: store, clock: systemClock };
+  await hold(store, 'res_1');
+  await loadCapacity(deps, 'rest_1', DAY); // the fold at revision 0 is cached
+  // Another process (or the repair job) appends without going through this cache.
+  const state = await fullFold(store);
+  await store.append(stream, decideHold(state, request('res_other')).events, 0);
+  assert.is(await refusal(hold(store, 'res_2')), 'NO_TABLE');
+  const cached = await loadCapacity(deps, 'rest_1', DAY);
+  assert.equal(sorted(cached.held), sorted((await fullFold(store)).held));
+  assert.equal(
+    sorted(cached.held).map(([, s]) => s.table_ids),
+    [['ta'], ['tb']],
+  );
+});
+
+test.run();

@@ -142,6 +142,21 @@ export const ERROR_EXAMPLES = {
     'No shift offers a seating at this start_at (wrong day, time or interval)',
     { reason: 'OUTSIDE_SHIFT' },
   ),
+  UnknownReference: envelope(
+    'An id in the query or body names nothing of this restaurant (one unknown_reference issue each)',
+    'VALIDATION_ERROR',
+    'shift_id: this restaurant has no shift with id "shift_brunch"',
+    {
+      reason: 'UNKNOWN_SHIFT',
+      issues: [
+        {
+          path: 'shift_id',
+          code: 'unknown_reference',
+          message: 'shift_id: this restaurant has no shift with id "shift_brunch"',
+        },
+      ],
+    },
+  ),
   InvalidFields: envelope(
     'Custom fields the restaurant does not define, or values that do not fit (one issue each)',
     'VALIDATION_ERROR',
@@ -229,8 +244,8 @@ export const ERROR_RESPONSES: Record<number, ErrorDoc> = {
   422: {
     name: 'UnprocessableEntity',
     description:
-      'Business rule violation (VALIDATION_ERROR): details.reason for a refused booking, details.issues for faulty fields',
-    examples: ['BusinessRule', 'InvalidFields'],
+      'Business rule violation (VALIDATION_ERROR): details.reason for a refused booking, details.issues for faulty fields, both for ids that name nothing of the restaurant',
+    examples: ['BusinessRule', 'UnknownReference', 'InvalidFields'],
   },
   429: {
     name: 'TooManyRequests',

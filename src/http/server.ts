@@ -174,7 +174,8 @@ async function handle(
       });
     body = validateInput(raw === undefined ? {} : raw, route.body, 'body');
   }
-  if (route.references) {
+  // References name ids of the caller's restaurant, so only authenticated routes declare them.
+  if (route.references && auth) {
     const restaurantId = auth.restaurant._id;
     if (route.references.query) await checkReferences(rt, restaurantId, route.references.query, query);
     if (route.references.body) await checkReferences(rt, restaurantId, route.references.body, body);

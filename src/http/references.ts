@@ -69,15 +69,14 @@ export async function checkReferences(
 ): Promise<void> {
   const ids = referencedIds(refs, input);
   if (ids.length === 0) return;
-  const needsCatalog = ids.some((r) => r.kind !== 'customer');
-  const catalog = needsCatalog ? await getCatalog(rt.docs, restaurantId) : null;
+  const catalog = ids.some((r) => r.kind !== 'customer') ? await getCatalog(rt.docs, restaurantId) : null;
   const issues: Issue[] = [];
   let reason: string | null = null;
   for (const r of ids) {
     const exists =
       r.kind === 'customer'
         ? (await findCustomer(rt.docs, restaurantId, r.id)) !== null
-        : (catalog?.[CATALOG_LIST[r.kind]] as readonly { id: string }[]).some((x) => x.id === r.id);
+        : ((catalog?.[CATALOG_LIST[r.kind]] ?? []) as readonly { id: string }[]).some((x) => x.id === r.id);
     if (exists) continue;
     reason ??= REASON[r.kind];
     issues.push({

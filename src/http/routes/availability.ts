@@ -5,7 +5,7 @@ import { slotToApi } from '../../../commands/availability/check';
 import { FAILURE_REASONS } from '../../../commands/availability/rules';
 import { checkAvailability, searchAvailability } from '../../../queries/availability';
 import { getCatalog } from '../../../queries/catalog';
-import { notFound, validationError } from '../../core/errors';
+import { validationError } from '../../core/errors';
 import { PARTY_SIZE } from '../../core/limits';
 import { type AnyRoute, defineRoute, scopes } from '../route';
 import { dateTime, described, int, intQuery, obj, optional, type Schema, str } from '../schema';

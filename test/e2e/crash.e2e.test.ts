@@ -3,9 +3,11 @@
 // competing for the last table; the server gets SIGKILL at a random moment with requests in flight and
 // starts again on the same DATA_DIR. Then every write answered 2xx reads back exactly as answered (or,
 // when a later write of the same entity never got its answer, possibly as that write made it), no
-// table is held twice, external_ids stay unique, and capacity left behind by interrupted writes is
-// exactly what the repair job frees. Ten rounds on one growing store (CRASH_ROUNDS for more); the
-// seed is printed, CRASH_SEED replays its choices (not the exact interleaving, which is the OS's).
+// table is held twice (on the capacity streams, in the lists, and by probing: booking the very table a
+// live reservation shows must be refused), external_ids stay unique, and capacity left behind by
+// interrupted writes is exactly what the repair job frees. Ten rounds on one growing store
+// (CRASH_ROUNDS for more); the seed is printed, CRASH_SEED replays its choices (not the exact
+// interleaving, which is the OS's).
 import { randomInt } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -472,6 +474,48 @@ async function verify(
       : null;
   };
   failures.push(...overlaps(reservations, explain));
+
+  // The tables a live reservation shows are not bookable by anyone else: probed with the very tables,
+  // start and party of every reservation a crash left in the middle of a move, and of a few others.
+  for (const id of capacity.rollForward.keys()) model.midMove.add(id);
+  const others = reservations.filter((r) => isLive(r) && r.tables.length && !capacity.rollForward.has(r.id));
+  const probed = [...capacity.rollForward.keys(), ...others.slice(-3).map((r) => r.id)];
+  for (const id of probed) {
+    const r = listed.get(id);
+    const externalId = `probe-${model.reservations.size}-${id}`;
+    const answer = await call(base, 'POST', '/reservations', {
+      party_size: r.party_size,
+      start_at: r.start_at,
+      table_ids: r.tables.map((t: Json) => t.id),
+      external_id: externalId,
+    });
+    if (answer.status === 422 || answer.status === 409) {
+      model.refusedCreates.add(externalId);
+      continue;
+    }
+    // Reported once per reservation: it stays so, round after round, until the repair job runs.
+    if (answer.status !== 201 || !model.rebooked.has(id))
+      failures.push(
+        answer.status === 201
+          ? `table ${r.tables.map((t: Json) => t.id)} at ${r.start_at}, shown by live reservation ${id}, was booked again (${answer.body.data.id})${explain(id) ? `: ${explain(id)}` : ''}`
+          : `probing the tables of ${id} answered ${JSON.stringify(answer)}`,
+      );
+    if (answer.status !== 201) continue;
+    model.rebooked.add(id);
+    // Undone at once, so the rounds go on from a consistent floor.
+    const undo = await call(base, 'POST', `/reservations/${answer.body.data.id}/cancel`, { reason: 'probe' });
+    if (undo.status !== 200) throw new Error(`could not cancel the probe: ${JSON.stringify(undo)}`);
+    const p = undo.body.data;
+    model.reservations.set(p.id, {
+      id: p.id,
+      externalId,
+      owner: -1,
+      state: p,
+      pending: null,
+      interrupted: [],
+      ackedSinceCheck: 0,
+    });
+  }
   return { failures, checked: { listed, capacity } };
 }
 
@@ -603,7 +647,7 @@ test(`acknowledged writes survive SIGKILL under load (${ROUNDS} rounds)`, async 
       `crash test summary: seed ${SEED}, rounds ${ROUNDS}, writes ${c.writes}, acknowledged ${c.acknowledged}, ` +
         `verified ${c.verifiedLatest + c.verifiedSuperseded} (${c.verifiedLatest} latest states compared, ${c.verifiedSuperseded} superseded by a later acknowledged write), ` +
         `refused ${c.refused}, unanswered ${c.unanswered} (in flight at the kills: ${inFlightAtKill.join('/')}; landed ${c.unansweredLanded}, did not ${c.unansweredLost}), ` +
-        `reservations ${model.reservations.size}, customers ${model.customers.size}, traces repaired ${repaired} ` +
+        `reservations ${model.reservations.size}, customers ${model.customers.size}, moves caught mid-way ${model.midMove.size}, tables shown by a live reservation yet booked again ${model.rebooked.size}, traces repaired ${repaired} ` +
         `(${rollForward.size} rolled forward, ${leftovers.length} seatings freed, ${rebooked} rebooked), failures ${failures.length}`,
     );
     assert.ok(c.acknowledged > ROUNDS * 20, `enough load: ${c.acknowledged} acknowledged writes`);

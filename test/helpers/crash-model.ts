@@ -61,6 +61,10 @@ export class CrashModel {
   unknownCustomerCreates = new Map<string, UnknownCreate>();
   /** Creates answered 4xx: nothing may exist under their external_id. */
   refusedCreates = new Set<string>();
+  /** Reservations a crash caught between a move's capacity append and its update. */
+  midMove = new Set<string>();
+  /** Live reservations whose shown table another booking could take. */
+  rebooked = new Set<string>();
   counts = {
     writes: 0,
     acknowledged: 0,

@@ -42,5 +42,32 @@ export type CapacityEvent =
       };
     };
 
+/**
+ * A move's seating, held beside the reservation's own until the move is recorded (or given up): it
+ * takes its tables and covers like any seating, so the reservation's old seating is never freed
+ * before ReservationUpdated lands. Several may be pending for one reservation (concurrent PATCHes),
+ * each under its `move_id`.
+ */
+export type SeatingMoveHeldData = SeatingHeldData & { move_id: string };
+
+export type MoveEvent =
+  | { type: 'SeatingMoveHeld'; data: SeatingMoveHeldData }
+  /** The update landed: the move's seating replaces the reservation's seating that day. */
+  | { type: 'SeatingMoveConfirmed'; data: SeatingMoveHeldData }
+  /** The update was refused, overtaken, or (the repair) never landed: the move's seating is let go. */
+  | {
+      type: 'SeatingMoveDropped';
+      data: {
+        restaurant_id: string;
+        service_date: string;
+        reservation_id: string;
+        move_id: string;
+        reason: string;
+        at: string;
+      };
+    };
+
+export const MOVE_EVENT_TYPES = ['SeatingMoveHeld', 'SeatingMoveConfirmed', 'SeatingMoveDropped'] as const;
+
 export const capacityStream = (restaurantId: string, serviceDate: string) =>
   `capacity-${restaurantId}-${serviceDate}`;

@@ -249,16 +249,22 @@ export const seatingMatches = (r: Json, s: SeatingHeldData) =>
 
 export interface CapacityFindings {
   failures: string[];
-  /** Live reservations whose own day holds another seating (a move died between its appends). */
-  rollForward: Map<string, SeatingHeldData>;
-  /** Seatings no live reservation stands behind (an interrupted create, cancel or move). */
+  /**
+   * Live reservations whose move was recorded, but whose capacity stream still holds it as pending
+   * (a crash between ReservationUpdated and SeatingMoveConfirmed): the repair confirms it.
+   */
+  unconfirmed: Map<string, SeatingHeldData>;
+  /** Live reservations with a move pending on a capacity stream (recorded or not). */
+  midMove: Set<string>;
+  /** Seatings no live reservation stands behind, and moves nobody recorded (an interrupted write). */
   leftovers: SeatingHeldData[];
 }
 
 /**
- * The write side's capacity against the reservations: no table held twice; every live reservation
- * holds its own seating; anything else held is the trace of a write a crash interrupted, which the
- * repair job settles later. `strict` (after the repair): no trace may remain.
+ * The write side's capacity against the reservations: no table held twice (pending moves count as
+ * held); every live reservation holds its own seating (or, a crash having come between its update
+ * and the confirmation, its move's); anything else held is the trace of a write a crash interrupted,
+ * which the repair job settles later. `strict` (after the repair): no trace may remain.
  */
 export function checkCapacity(
   capacity: Map<string, CapacityState>,
@@ -267,14 +273,18 @@ export function checkCapacity(
   strict: boolean,
 ): CapacityFindings {
   const failures: string[] = [];
-  const rollForward = new Map<string, SeatingHeldData>();
+  const unconfirmed = new Map<string, SeatingHeldData>();
+  const midMove = new Set<string>();
   const leftovers: SeatingHeldData[] = [];
+  const pendingOf = (state: CapacityState) =>
+    [...state.pending.values()].flatMap((byId) => [...byId.values()]);
   for (const [day, state] of capacity) {
-    const held = [...state.held.values()];
-    for (let i = 0; i < held.length; i++)
+    const taken = [...state.held.values(), ...pendingOf(state)];
+    for (let i = 0; i < taken.length; i++)
       for (let j = 0; j < i; j++) {
-        const a = held[i] as SeatingHeldData;
-        const b = held[j] as SeatingHeldData;
+        const a = taken[i] as SeatingHeldData;
+        const b = taken[j] as SeatingHeldData;
+        if (a.reservation_id === b.reservation_id) continue;
         const shared = a.table_ids.filter((t) => b.table_ids.includes(t));
         if (
           shared.length &&
@@ -291,17 +301,20 @@ export function checkCapacity(
   const moves = (w: Write) => w.kind === 'patch' && ('start_at' in w.body || 'party_size' in w.body);
   for (const r of listed.values()) {
     if (!isLive(r)) continue;
-    const own = capacity.get(dayOf(r.start_at))?.held.get(r.id);
+    const state = capacity.get(dayOf(r.start_at));
+    for (const s of capacity.values()) if (s.pending.get(r.id)?.size) midMove.add(r.id);
+    const own = state?.held.get(r.id);
     if (own && seatingMatches(r, own)) continue;
-    if (own && !strict && interrupted(r.id, moves)) rollForward.set(r.id, own);
+    const moved = [...(state?.pending.get(r.id)?.values() ?? [])].find((p) => seatingMatches(r, p));
+    if (moved && !strict && interrupted(r.id, moves)) unconfirmed.set(r.id, moved);
     else
       failures.push(
         own
-          ? `live reservation ${r.id} holds another seating than it shows (${own.start_at} ${own.table_ids} ×${own.party_size} vs ${r.start_at} ${r.tables.map((t: Json) => t.id)} ×${r.party_size}) and no move of it was interrupted`
+          ? `live reservation ${r.id} holds another seating than it shows (${own.start_at} ${own.table_ids} ×${own.party_size} vs ${r.start_at} ${r.tables.map((t: Json) => t.id)} ×${r.party_size})${moved ? ' after the repair' : ''}`
           : `live reservation ${r.id} (${r.start_at}) holds no seating on its day`,
       );
   }
-  for (const [day, state] of capacity)
+  for (const [day, state] of capacity) {
     for (const s of state.held.values()) {
       const r = listed.get(s.reservation_id);
       if (r && isLive(r) && dayOf(r.start_at) === day) continue;
@@ -320,5 +333,19 @@ export function checkCapacity(
         );
       else leftovers.push(s);
     }
-  return { failures, rollForward, leftovers };
+    for (const s of pendingOf(state)) {
+      if (unconfirmed.get(s.reservation_id) === s) continue;
+      const why = strict
+        ? 'after the repair'
+        : interrupted(s.reservation_id, moves)
+          ? null
+          : 'no move of it was interrupted';
+      if (why)
+        failures.push(
+          `capacity ${day}: a move of ${s.reservation_id} is still pending (${s.start_at}): ${why}`,
+        );
+      else leftovers.push(s);
+    }
+  }
+  return { failures, unconfirmed, midMove, leftovers };
 }

@@ -25,8 +25,9 @@ export interface SeatingHeldData {
 }
 
 /**
- * A later SeatingHeld for the same reservation in the same stream replaces the earlier one (a move
- * within the day is a single append); at most one seating per reservation is active per day.
+ * A later SeatingHeld for the same reservation in the same stream replaces the earlier one; at most
+ * one seating per reservation is its own per day (a move holds its new seating beside it as a
+ * MoveEvent until it is confirmed; logs of older versions moved within the day with one SeatingHeld).
  */
 export type CapacityEvent =
   | { type: 'SeatingHeld'; data: SeatingHeldData }

@@ -38,8 +38,6 @@ export interface Entity {
   interrupted: Write[];
   /** 2xx answers since the entity was last compared with the server. */
   ackedSinceCheck: number;
-  /** A write was acknowledged after the last interrupted one: that one may no longer take effect. */
-  ackedAfterInterrupted?: boolean;
 }
 
 export interface UnknownCreate {

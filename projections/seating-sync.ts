@@ -4,8 +4,8 @@
 // model is how the scheduler finds them (the repair itself re-reads the streams: a read model never
 // decides capacity or uniqueness). A create claims its external_id before holding its table, so a
 // create that died in between leaves a claim with no seating and no reservation: that is out of sync
-// too.
-import type { SeatingHeldData } from '../commands/availability/capacity-events';
+// too. A move's pending seating (SeatingMoveHeld) is out of sync until it is confirmed or dropped.
+import type { SeatingHeldData, SeatingMoveHeldData } from '../commands/availability/capacity-events';
 import {
   EXTERNAL_ID_CLAIM_PREFIX,
   externalIdOfClaimStream,
@@ -41,6 +41,8 @@ export interface SeatingSyncDoc {
    * Absent on documents written before claims were followed.
    */
   claims?: { external_id: string; at: string }[];
+  /** Pending moves by move id (held, not yet confirmed or dropped). Absent on older documents. */
+  moves?: Record<string, SeatingFields & { at: string }>;
   in_sync: boolean;
   /** When the two sides started to disagree (event time), null while they agree. */
   out_of_sync_since: string | null;
@@ -61,7 +63,8 @@ export const sameSeating = (a: SeatingFields, b: SeatingFields): boolean =>
  * The reservation and its seatings agree: one seating on its day, equal to it, unless released. No
  * reservation: nothing held and no external_id claimed for it either.
  */
-export function inSync(doc: Pick<SeatingSyncDoc, 'reservation' | 'holds' | 'claims'>): boolean {
+export function inSync(doc: Pick<SeatingSyncDoc, 'reservation' | 'holds' | 'claims' | 'moves'>): boolean {
+  if (Object.keys(doc.moves ?? {}).length) return false;
   const days = Object.keys(doc.holds);
   const r = doc.reservation;
   if (!r) return days.length === 0 && !doc.claims?.length;
@@ -75,6 +78,9 @@ export const seatingSyncProjection: Projection = {
   eventTypes: [
     'SeatingHeld',
     'SeatingReleased',
+    'SeatingMoveHeld',
+    'SeatingMoveConfirmed',
+    'SeatingMoveDropped',
     'ReservationCreated',
     'ReservationUpdated',
     'ReservationStatusChanged',
@@ -104,13 +110,19 @@ export const seatingSyncProjection: Projection = {
     const externalId = isClaim && restaurantId ? externalIdOfClaimStream(restaurantId, event.stream) : null;
     if (isClaim && externalId === null) return;
     const doc: SeatingSyncDoc = current
-      ? { ...current, holds: { ...current.holds }, claims: [...(current.claims ?? [])] }
+      ? {
+          ...current,
+          holds: { ...current.holds },
+          claims: [...(current.claims ?? [])],
+          moves: { ...(current.moves ?? {}) },
+        }
       : {
           _id: id,
           restaurant_id: restaurantId,
           reservation: null,
           holds: {},
           claims: [],
+          moves: {},
           in_sync: true,
           out_of_sync_since: null,
           _pos: pos,
@@ -132,6 +144,20 @@ export const seatingSyncProjection: Projection = {
       }
       case 'SeatingReleased':
         delete doc.holds[d.service_date as string];
+        break;
+      case 'SeatingMoveHeld': {
+        const h = d as unknown as SeatingMoveHeldData;
+        doc.moves = { ...doc.moves, [h.move_id]: { ...(pickSeating(h) as SeatingFields), at: h.at } };
+        break;
+      }
+      case 'SeatingMoveConfirmed': {
+        const h = d as unknown as SeatingMoveHeldData;
+        doc.holds[h.service_date] = { ...(pickSeating(h) as SeatingFields), at: h.at };
+        delete doc.moves?.[h.move_id];
+        break;
+      }
+      case 'SeatingMoveDropped':
+        delete doc.moves?.[d.move_id as string];
         break;
       case 'ReservationCreated': {
         const r = d.reservation as ReservationSnapshot;

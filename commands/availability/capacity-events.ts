@@ -25,8 +25,9 @@ export interface SeatingHeldData {
 }
 
 /**
- * A later SeatingHeld for the same reservation in the same stream replaces the earlier one (a move
- * within the day is a single append); at most one seating per reservation is active per day.
+ * A later SeatingHeld for the same reservation in the same stream replaces the earlier one; at most
+ * one seating per reservation is its own per day (a move holds its new seating beside it as a
+ * MoveEvent until it is confirmed; logs of older versions moved within the day with one SeatingHeld).
  */
 export type CapacityEvent =
   | { type: 'SeatingHeld'; data: SeatingHeldData }
@@ -41,6 +42,33 @@ export type CapacityEvent =
         at: string;
       };
     };
+
+/**
+ * A move's seating, held beside the reservation's own until the move is recorded (or given up): it
+ * takes its tables and covers like any seating, so the reservation's old seating is never freed
+ * before ReservationUpdated lands. Several may be pending for one reservation (concurrent PATCHes),
+ * each under its `move_id`.
+ */
+export type SeatingMoveHeldData = SeatingHeldData & { move_id: string };
+
+export type MoveEvent =
+  | { type: 'SeatingMoveHeld'; data: SeatingMoveHeldData }
+  /** The update landed: the move's seating replaces the reservation's seating that day. */
+  | { type: 'SeatingMoveConfirmed'; data: SeatingMoveHeldData }
+  /** The update was refused, overtaken, or (the repair) never landed: the move's seating is let go. */
+  | {
+      type: 'SeatingMoveDropped';
+      data: {
+        restaurant_id: string;
+        service_date: string;
+        reservation_id: string;
+        move_id: string;
+        reason: string;
+        at: string;
+      };
+    };
+
+export const MOVE_EVENT_TYPES = ['SeatingMoveHeld', 'SeatingMoveConfirmed', 'SeatingMoveDropped'] as const;
 
 export const capacityStream = (restaurantId: string, serviceDate: string) =>
   `capacity-${restaurantId}-${serviceDate}`;

@@ -4,7 +4,7 @@ import { BusinessRuleError } from '../../src/core/errors';
 import { deterministicUuid } from '../../src/core/ids';
 import type { NewEvent } from '../../src/ports/event-store';
 import { firstFreeTable, type Occupancy, tablesFor } from '../availability/capacity';
-import type { SeatingHeldData } from '../availability/capacity-events';
+import type { SeatingHeldData, SeatingMoveHeldData } from '../availability/capacity-events';
 import { type AvailabilityInput, checkSlot } from '../availability/check';
 import { FAILURE_MESSAGES } from '../availability/rules';
 import { seatingMinutes } from '../availability/slots';
@@ -21,7 +21,9 @@ export type ReleaseReason =
   | 'ABANDONED_HOLD'
   /** Held by a create or a move that was then refused (duplicate external_id, customer…). */
   | 'CREATE_REFUSED'
-  | 'UPDATE_REFUSED';
+  | 'UPDATE_REFUSED'
+  /** The repair: a move's update never landed (the reservation shows another seating). */
+  | 'MOVE_NOT_RECORDED';
 
 export interface HoldRequest {
   restaurantId: string;
@@ -37,10 +39,13 @@ export interface HoldRequest {
   tableIds: readonly string[] | null;
   /** bypass_availability: no capacity or timing rule applies; the seating still takes its tables. */
   force: boolean;
-  /** Puts back the seating the reservation held a moment ago, as it was (with `force`). */
-  restore?: boolean;
   /** What distinguishes this hold from the reservation's earlier ones (its event id derives from it). */
   purpose: string;
+  /**
+   * A move of an existing reservation: the seating is held as a pending move under this id, beside
+   * the reservation's own seating, until the move is confirmed or dropped.
+   */
+  moveId?: string;
   timezone: string;
   catalog: AvailabilityInput['catalog'];
   now: Date;
@@ -49,19 +54,22 @@ export interface HoldRequest {
 export interface HoldDecision {
   events: NewEvent[];
   seating: Seating;
+  /** A move held as pending under this id, to confirm once the update lands (null: nothing to confirm). */
+  moveId: string | null;
 }
 
 /**
  * Rechecks the slot against every other seating of the day and holds it, or throws a 422 whose
- * `details.reason` is the availability module's failure reason. The reservation's own earlier seating
- * that day is not in its way: a move within the day replaces it in one append.
+ * `details.reason` is the availability module's failure reason. The reservation's own seatings that
+ * day (its own, its pending moves) are not in its way. A move (`moveId`) holds the new seating as
+ * pending beside the old one, which keeps its tables until the move is recorded and confirmed.
  */
 export function decideHold(state: CapacityState, req: HoldRequest): HoldDecision {
   // The day's other seatings, indexed (kept up to date by the fold: O(tables), not O(day)).
   const others = occupancyExcept(state, req.reservationId);
   const seating = req.force ? forcedSeating(req, others) : checkedSeating(req, others);
   const current = state.held.get(req.reservationId);
-  if (current && sameHold(current, seating)) return { events: [], seating };
+  if (current && sameHold(current, seating)) return { events: [], seating, moveId: null };
   const data: SeatingHeldData = {
     restaurant_id: req.restaurantId,
     service_date: seating.service_date,
@@ -76,18 +84,82 @@ export function decideHold(state: CapacityState, req: HoldRequest): HoldDecision
     external_id: req.externalId,
     force_inserted: req.force,
   };
+  const type = req.moveId ? 'SeatingMoveHeld' : 'SeatingHeld';
   // Derived from the content: a retried append is recognised, a different hold never mistaken for it.
   const id = deterministicUuid(
     JSON.stringify([
-      'SeatingHeld',
+      type,
       req.purpose,
       req.restaurantId,
       req.serviceDate,
       req.reservationId,
       seating,
+      ...(req.moveId ? [req.moveId] : []),
     ]),
   );
-  return { events: [{ id, type: 'SeatingHeld', data: data as unknown as Record<string, unknown> }], seating };
+  if (!req.moveId)
+    return {
+      events: [{ id, type, data: data as unknown as Record<string, unknown> }],
+      seating,
+      moveId: null,
+    };
+  const pending = state.pending.get(req.reservationId)?.get(req.moveId);
+  if (pending && sameHold(pending, seating)) return { events: [], seating, moveId: req.moveId };
+  const moveData: SeatingMoveHeldData = { ...data, move_id: req.moveId };
+  return {
+    events: [{ id, type, data: moveData as unknown as Record<string, unknown> }],
+    seating,
+    moveId: req.moveId,
+  };
+}
+
+/** The move's update landed: its seating becomes the reservation's own that day (a no-op when gone). */
+export function decideConfirmMove(
+  state: CapacityState,
+  reservationId: string,
+  moveId: string,
+  at: string,
+): NewEvent[] {
+  const pending = state.pending.get(reservationId)?.get(moveId);
+  if (!pending) return [];
+  const data: SeatingMoveHeldData = { ...pending, at };
+  return [{ type: 'SeatingMoveConfirmed', data: data as unknown as Record<string, unknown> }];
+}
+
+/** The move will not be recorded: its seating is let go (the reservation's own stays as it is). */
+export function decideDropMove(
+  state: CapacityState,
+  reservationId: string,
+  moveId: string,
+  reason: ReleaseReason,
+  at: string,
+): NewEvent[] {
+  const pending = state.pending.get(reservationId)?.get(moveId);
+  if (!pending) return [];
+  return [
+    {
+      type: 'SeatingMoveDropped',
+      data: {
+        restaurant_id: pending.restaurant_id,
+        service_date: pending.service_date,
+        reservation_id: reservationId,
+        move_id: moveId,
+        reason,
+        at,
+      },
+    },
+  ];
+}
+
+/**
+ * Holds exactly `seating` for its reservation (no check): the repair giving a reservation back the
+ * seating it shows, when its capacity stream holds another (left by a same-day move of an older
+ * version, which replaced the seating before the update and died in between).
+ */
+export function decideRestore(state: CapacityState, seating: SeatingHeldData): NewEvent[] {
+  const current = state.held.get(seating.reservation_id);
+  if (current && sameHold(current, seating)) return [];
+  return [{ type: 'SeatingHeld', data: seating as unknown as Record<string, unknown> }];
 }
 
 function checkedSeating(req: HoldRequest, others: Occupancy): Seating {
@@ -131,7 +203,7 @@ function forcedSeating(req: HoldRequest, others: Occupancy): Seating {
   if (req.roomId !== null && !req.catalog.rooms.some((r) => r.id === req.roomId))
     throw new BusinessRuleError('UNKNOWN_ROOM', 'No room of this restaurant has this room_id');
   // The room is the partner's choice, not a capacity rule: bypass_availability does not make it.
-  if (req.shift.requires_room_selection && req.roomId === null && !req.restore)
+  if (req.shift.requires_room_selection && req.roomId === null)
     throw new BusinessRuleError('ROOM_SELECTION_REQUIRED', FAILURE_MESSAGES.ROOM_SELECTION_REQUIRED);
   const minutes = seatingMinutes(req.shift, req.partySize);
   const endMs = req.startMs + minutes * 60_000;
@@ -166,7 +238,8 @@ function forcedSeating(req: HoldRequest, others: Occupancy): Seating {
   };
 }
 
-const sameHold = (h: SeatingHeldData, s: Seating) =>
+type HeldFields = Pick<Seating, 'start_at' | 'end_at' | 'party_size' | 'shift_id' | 'room_id' | 'table_ids'>;
+const sameHold = (h: SeatingHeldData, s: HeldFields) =>
   h.start_at === s.start_at &&
   h.end_at === s.end_at &&
   h.party_size === s.party_size &&

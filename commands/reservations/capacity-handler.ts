@@ -15,7 +15,7 @@ import {
   WrongExpectedRevisionError,
 } from '../../src/ports/event-store';
 import { capacityStream } from '../availability/capacity-events';
-import { decideRelease, type ReleaseReason } from './capacity-decide';
+import { decideConfirmMove, decideDropMove, decideRelease, type ReleaseReason } from './capacity-decide';
 import { type CapacityState, evolveCapacity, initialCapacity } from './capacity-state';
 import { KeyedQueue } from './keyed-queue';
 
@@ -95,6 +95,41 @@ export const releaseSeating = (
     restaurantId,
     serviceDate,
     (s) => decideRelease(s, restaurantId, serviceDate, reservationId, reason, deps.clock.now().toISOString()),
+    meta,
+  );
+
+/** The move's update landed: its pending seating replaces the reservation's own that day. */
+export const confirmMove = (
+  deps: WriteDeps,
+  restaurantId: string,
+  serviceDate: string,
+  reservationId: string,
+  moveId: string,
+  meta: CommandMeta,
+) =>
+  appendToCapacity(
+    deps,
+    restaurantId,
+    serviceDate,
+    (s) => decideConfirmMove(s, reservationId, moveId, deps.clock.now().toISOString()),
+    meta,
+  );
+
+/** The move will not be recorded: its pending seating is let go; a no-op when it is gone already. */
+export const dropMove = (
+  deps: WriteDeps,
+  restaurantId: string,
+  serviceDate: string,
+  reservationId: string,
+  moveId: string,
+  reason: ReleaseReason,
+  meta: CommandMeta,
+) =>
+  appendToCapacity(
+    deps,
+    restaurantId,
+    serviceDate,
+    (s) => decideDropMove(s, reservationId, moveId, reason, deps.clock.now().toISOString()),
     meta,
   );
 

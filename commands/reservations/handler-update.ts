@@ -1,21 +1,28 @@
 // PATCH /reservations/{id} (spec §4). Omitted fields stay as they are. Order, so that a refusal
-// changes nothing and a crash leaves nothing held for good:
+// changes nothing, the seating a reservation shows is held at every instant (a crash between any two
+// appends included), and a crash leaves nothing held for good:
 //   1. load; POS locks on what the request changes (409); references, the discount's rules; customer
 //      checks (no writes);
-//   2. when time, party, shift, room or tables change: hold the new seating (same day: one append
-//      replacing the old; another day: a hold there, the old day released after the update);
+//   2. when time, party, shift, room or tables change: hold the new seating as a *pending move*
+//      (SeatingMoveHeld, on the day it moves to) beside the reservation's own seating, which keeps
+//      its tables: others see both as taken;
 //   3. claim a new external_id; write the customer (update the linked one, or create one);
 //   4. append ReservationUpdated with the revision loaded in 1. If someone else changed the
-//      reservation meanwhile, start again from 1 with the new state (our hold is simply replaced).
-//   A refusal in 3 or 4 puts the seating back; a crash is repaired by the scheduler (repair.ts).
+//      reservation meanwhile, drop our move and start again from 1 with the new state;
+//   5. confirm the move (SeatingMoveConfirmed: its seating replaces the old one that day); a move to
+//      another day then releases the old day; an old external_id is released.
+//   A refusal in 3 or 4 drops the pending move (SeatingMoveDropped): nothing was given up, so nothing
+//   has to be taken back. A crash is settled by the scheduler (repair.ts): a pending move equal to
+//   what the reservation shows is confirmed, any other is dropped; a reservation is never moved.
 import { loadStream } from '../../src/core/command';
 import type { CommandMeta } from '../../src/core/command-meta';
 import { ApiError, BusinessRuleError } from '../../src/core/errors';
+import { newId } from '../../src/core/ids';
 import type { WriteDeps } from '../../src/core/write-deps';
 import { WrongExpectedRevisionError } from '../../src/ports/event-store';
 import { loadCatalog } from '../catalog/handler';
 import type { Catalog } from '../catalog/types';
-import { releaseSeating } from './capacity-handler';
+import { confirmMove, dropMove, releaseSeating } from './capacity-handler';
 import {
   planCustomerChange,
   type ReservationCustomerInput,
@@ -23,22 +30,15 @@ import {
   type ReservationRestaurant,
   writeCustomerChange,
 } from './customer-link';
-import type { Seating } from './decide-create';
 import { existing } from './decide-status';
 import { assertMovable, assertUnlocked, decidePatch, type ReservationPatch } from './decide-update';
 import { assertDiscountApplies } from './discount-rules';
-import {
-  RELEASED_STATUSES,
-  type ReservationSnapshot,
-  type ReservationSource,
-  reservationStream,
-} from './events';
+import { type ReservationSnapshot, type ReservationSource, reservationStream } from './events';
 import { evolveReservation, initialReservation, type ReservationState } from './evolve';
 import { assertExternalIdFree, claimExternalId, releaseExternalId } from './external-id';
-import { loadReservation } from './handler-common';
 import { checkReferences } from './handler-create';
 import { maxPosition } from './handler-status';
-import { type HeldSeating, holdSeating, type SeatingRequest } from './hold';
+import { type HeldSeating, holdSeating } from './hold';
 
 export interface PatchReservationRequest {
   party_size?: number;
@@ -150,23 +150,26 @@ async function attemptUpdate(
   if (customerChange.kind === 'connect' || customerChange.kind === 'disconnect')
     patch.customer_id = customerChange.customerId;
 
-  // 2. Capacity.
+  // 2. Capacity: the new seating, pending beside the old one.
   let position: bigint | null = null;
-  let moved: Seating | null = null;
+  let moved: HeldSeating | null = null;
   if (movesSeating) {
-    const held = await holdMoved(deps, restaurant, catalog, r, req, loaded.revision, now, rmeta);
-    moved = held.seating;
-    patch.seating = moved;
-    position = maxPosition(position, held.position);
+    moved = await holdMoved(deps, restaurant, catalog, r, req, loaded.revision, now, rmeta);
+    patch.seating = moved.seating;
+    position = maxPosition(position, moved.position);
   }
-  // Undo our hold from the reservation as it is *now* (someone may have changed it meanwhile): the
-  // day it is on keeps exactly its own seating; any other day we held on is released.
-  const undoHold = async () => {
-    if (!moved) return;
-    const current = (await loadReservation(deps, id)).r as ReservationSnapshot;
-    if (RELEASED_STATUSES.includes(current.status) || moved.service_date !== current.service_date)
-      await releaseSeating(deps, restaurant._id, moved.service_date, id, 'UPDATE_REFUSED', rmeta);
-    else await holdSeating(deps, currentSeatingRequest(restaurant, catalog, current, now, 'restore'), rmeta);
+  // Our move only: a concurrent move of the same reservation holds its own, under its own id.
+  const dropOurMove = async () => {
+    if (moved?.moveId)
+      await dropMove(
+        deps,
+        restaurant._id,
+        moved.seating.service_date,
+        id,
+        moved.moveId,
+        'UPDATE_REFUSED',
+        rmeta,
+      );
   };
 
   // 3 and 4: the other writes, then the reservation with the revision everything was decided on.
@@ -185,14 +188,20 @@ async function attemptUpdate(
     if (err instanceof ApiError || err instanceof WrongExpectedRevisionError) {
       if (claimed && req.external_id)
         await releaseExternalId(deps, restaurant._id, req.external_id, id, meta);
-      await undoHold();
+      await dropOurMove();
     }
     throw err;
   }
   position = maxPosition(position, outcome.position);
   const after = outcome.state.r as ReservationSnapshot;
-  // After the update only: the old day's seating and the old external_id are free now.
-  if (moved && moved.service_date !== r.service_date)
+  // 5. After the update only: the move's seating becomes the reservation's own, and the old day's
+  // seating and the old external_id are free now.
+  if (moved?.moveId)
+    position = maxPosition(
+      position,
+      (await confirmMove(deps, restaurant._id, moved.seating.service_date, id, moved.moveId, rmeta)).position,
+    );
+  if (moved && moved.seating.service_date !== r.service_date)
     position = maxPosition(
       position,
       (await releaseSeating(deps, restaurant._id, r.service_date, id, 'MOVED', rmeta)).position,
@@ -257,6 +266,8 @@ async function holdMoved(
     roomId: roomGiven ? (req.room_id ?? null) : keepRoom(catalog, r, req) ? r.room_id : null,
     force: r.is_force_inserted,
     purpose: `update@${revision}`,
+    // One per attempt: two PATCHes of one revision hold two moves, each confirmed or dropped alone.
+    moveId: newId('move'),
     now,
   };
   if (req.table_ids) return holdSeating(deps, { ...base, tableIds: req.table_ids }, meta);
@@ -281,33 +292,6 @@ function keepRoom(catalog: Catalog, r: ReservationSnapshot, req: PatchReservatio
   if (r.locked_fields.includes('room_id')) return true;
   const selects = (id: string) => catalog.shifts.find((s) => s.id === id)?.requires_room_selection === true;
   return r.room_id !== null && selects(r.shift_id) && selects(req.shift_id ?? r.shift_id);
-}
-
-/** The reservation's own seating as a hold request (to put it back after a refused move). */
-function currentSeatingRequest(
-  restaurant: ReservationRestaurant,
-  catalog: Catalog,
-  r: ReservationSnapshot,
-  now: Date,
-  purpose: string,
-): SeatingRequest {
-  return {
-    restaurantId: restaurant._id,
-    timezone: restaurant.timezone,
-    catalog,
-    reservationId: r.reservation_id,
-    externalId: r.external_id,
-    startMs: Date.parse(r.start_at),
-    partySize: r.party_size,
-    shiftId: r.shift_id,
-    roomId: r.room_id,
-    tableIds: r.table_ids,
-    // It held this seating a moment ago: give it back without asking again.
-    force: true,
-    restore: true,
-    purpose: `${purpose}@${r.updated_at}`,
-    now,
-  };
 }
 
 async function appendUpdate(

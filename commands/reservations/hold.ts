@@ -25,8 +25,8 @@ export interface SeatingRequest {
   roomId: string | null;
   tableIds: readonly string[] | null;
   force: boolean;
-  /** Puts back the reservation's own seating after a refused move (with `force`). */
-  restore?: boolean;
+  /** A move of an existing reservation: held as pending under this id (capacity-decide.ts). */
+  moveId?: string;
   purpose: string;
   now: Date;
 }
@@ -36,6 +36,8 @@ export interface HeldSeating {
   shift: Catalog['shifts'][number];
   /** Null when the reservation already held exactly this seating. */
   position: bigint | null;
+  /** The pending move to confirm once the update lands; null when nothing is pending. */
+  moveId: string | null;
 }
 
 export async function holdSeating(
@@ -57,14 +59,14 @@ export async function holdSeating(
       roomId: req.roomId,
       tableIds: req.tableIds,
       force: req.force,
-      restore: req.restore,
+      moveId: req.moveId,
       purpose: req.purpose,
       timezone: req.timezone,
       catalog: req.catalog,
       now: req.now,
     };
     // The decision of the attempt that was appended (a retried decide overwrites an earlier one).
-    const decided: { seating?: Seating } = {};
+    const decided: { seating?: Seating; moveId?: string | null } = {};
     try {
       const outcome = await appendToCapacity(
         deps,
@@ -73,11 +75,17 @@ export async function holdSeating(
         (state) => {
           const decision = decideHold(state, hold);
           decided.seating = decision.seating;
+          decided.moveId = decision.moveId;
           return decision.events;
         },
         meta,
       );
-      return { seating: decided.seating as Seating, shift: start.shift, position: outcome.position };
+      return {
+        seating: decided.seating as Seating,
+        shift: start.shift,
+        position: outcome.position,
+        moveId: decided.moveId ?? null,
+      };
     } catch (err) {
       if (!(err instanceof BusinessRuleError)) throw err;
       // Several shifts offering the start: report the most specific refusal (availability's order).

@@ -7,13 +7,13 @@ import { release } from '../../src/core/claims';
 import { runCommand } from '../../src/core/command';
 import type { CommandMeta } from '../../src/core/command-meta';
 import type { WriteDeps } from '../../src/core/write-deps';
-import type { SeatingHeldData } from '../availability/capacity-events';
-import { loadCapacity, releaseSeating } from './capacity-handler';
-import { diffPatch } from './decide-update';
+import type { SeatingHeldData, SeatingMoveHeldData } from '../availability/capacity-events';
+import { decideRestore } from './capacity-decide';
+import { appendToCapacity, confirmMove, dropMove, loadCapacity, releaseSeating } from './capacity-handler';
 import { externalIdClaimStream, reservationStream } from './events';
 import { evolveReservation, initialReservation, type ReservationState } from './evolve';
-import { loadReservation, runOnReservation } from './handler-common';
-import { matches, planRepair, type RepairStep, seatingChanges } from './repair-plan';
+import { loadReservation } from './handler-common';
+import { planRepair, type RepairStep, seatingOfReservation } from './repair-plan';
 
 export interface RepairOutcome {
   steps: RepairStep[];
@@ -24,7 +24,7 @@ export async function repairSeating(
   deps: WriteDeps,
   restaurantId: string,
   reservationId: string,
-  /** Days that may hold a seating of this reservation (from the read model; re-read here). */
+  /** Days that may hold a seating or a pending move of this reservation (from the read model; re-read here). */
   days: readonly string[],
   meta: CommandMeta,
   /** External_ids this reservation may hold a claim on (from the read model; re-read here). */
@@ -32,9 +32,13 @@ export async function repairSeating(
 ): Promise<RepairOutcome> {
   let state = await loadReservation(deps, reservationId);
   const seatings = new Map<string, SeatingHeldData>();
+  const moves = new Map<string, ReadonlyMap<string, SeatingMoveHeldData>>();
   for (const day of new Set([...days, ...(state.r ? [state.r.service_date] : [])])) {
-    const held = (await loadCapacity(deps, restaurantId, day)).held.get(reservationId);
+    const capacity = await loadCapacity(deps, restaurantId, day);
+    const held = capacity.held.get(reservationId);
     if (held) seatings.set(day, held);
+    const pending = capacity.pending.get(reservationId);
+    if (pending?.size) moves.set(day, pending);
   }
   const claims = new Set<string>();
   for (const externalId of new Set(externalIds))
@@ -43,11 +47,11 @@ export async function repairSeating(
   const track = (p: bigint | null | undefined) => {
     if (p != null && (position === null || p > position)) position = p;
   };
-  let steps = planRepair(state, seatings, claims);
+  let steps = planRepair(state, seatings, claims, moves);
   if (steps[0]?.kind === 'fence') {
     state = await fence(deps, restaurantId, reservationId, meta, track);
     // The create finished after all: repair the reservation it made instead.
-    steps = planRepair(state, seatings, claims).filter((s) => s.kind !== 'fence');
+    steps = planRepair(state, seatings, claims, moves).filter((s) => s.kind !== 'fence');
   }
   for (const step of steps) {
     switch (step.kind) {
@@ -65,9 +69,41 @@ export async function repairSeating(
           }),
         );
         break;
-      case 'roll_forward':
-        track((await rollForward(deps, restaurantId, reservationId, step.seating, meta)).position);
+      case 'confirm_move':
+        track(
+          (await confirmMove(deps, restaurantId, step.serviceDate, reservationId, step.moveId, meta))
+            .position,
+        );
         break;
+      case 'drop_move':
+        track(
+          (
+            await dropMove(
+              deps,
+              restaurantId,
+              step.serviceDate,
+              reservationId,
+              step.moveId,
+              step.reason,
+              meta,
+            )
+          ).position,
+        );
+        break;
+      case 'restore': {
+        const r = state.r;
+        if (!r) break;
+        const seating = seatingOfReservation(r, deps.clock.now().toISOString());
+        track(
+          (
+            await appendToCapacity(deps, restaurantId, step.serviceDate, (s) => decideRestore(s, seating), {
+              ...meta,
+              restaurant_id: restaurantId,
+            })
+          ).position,
+        );
+        break;
+      }
       default:
         break;
     }
@@ -121,30 +157,4 @@ async function fence(
   });
   track(outcome.position);
   return outcome.state;
-}
-
-function rollForward(
-  deps: WriteDeps,
-  restaurantId: string,
-  reservationId: string,
-  seating: SeatingHeldData,
-  meta: CommandMeta,
-) {
-  return runOnReservation(deps, reservationId, restaurantId, meta, (r, now) => {
-    if (matches(r, seating)) return [];
-    const { changes, previous } = diffPatch(r, { seating: seatingChanges(seating) });
-    return [
-      {
-        type: 'ReservationUpdated',
-        data: {
-          reservation_id: r.reservation_id,
-          restaurant_id: r.restaurant_id,
-          at: now.toISOString(),
-          changes,
-          previous,
-          actor_kind: 'SYSTEM',
-        },
-      },
-    ];
-  });
 }

@@ -88,7 +88,11 @@ export async function repairSeatings(rt: Runtime, afterMinutes: number): Promise
     .collection<SeatingSyncDoc>(SEATING_SYNC)
     .find({ in_sync: false, out_of_sync_since: { $lte: cutoff } }, { limit: BATCH });
   return applyAll(rt, candidates, async (doc) => {
-    const days = [...Object.keys(doc.holds), ...(doc.reservation ? [doc.reservation.service_date] : [])];
+    const days = [
+      ...Object.keys(doc.holds),
+      ...Object.values(doc.moves ?? {}).map((m) => m.service_date),
+      ...(doc.reservation ? [doc.reservation.service_date] : []),
+    ];
     const claims = (doc.claims ?? []).map((c) => c.external_id);
     const out = await repairSeating(rt, doc.restaurant_id, doc._id, days, meta, claims);
     for (const step of out.steps)

@@ -121,7 +121,7 @@ t(
 );
 
 t(
-  'update: an external_id claimed after the new seating was held puts the old seating back',
+  'update: an external_id claimed after the new seating was held drops the move; the old seating was never given up',
   async ({ svc }) => {
     const r = (await create(svc, { start_at: at('26', '19:00') })).body.data;
     const rt = withHook(
@@ -143,8 +143,8 @@ t(
     }
     assert.equal(await capacity(svc, '26'), [
       'SeatingHeld:2026-06-26T19:00:00+02:00',
-      'SeatingHeld:2026-06-26T21:00:00+02:00',
-      'SeatingHeld:2026-06-26T19:00:00+02:00',
+      'SeatingMoveHeld:2026-06-26T21:00:00+02:00',
+      'SeatingMoveDropped:UPDATE_REFUSED',
     ]);
     const now = (await svc.api('GET', `/reservations/${r.id}`, { token: TOKENS.full })).body.data;
     assert.is(now.start_at, r.start_at);
@@ -171,13 +171,19 @@ t(
     const now = (await svc.api('GET', `/reservations/${r.id}`, { token: TOKENS.full })).body.data;
     assert.is(now.start_at, '2026-06-27T20:00:00+02:00');
     assert.is(now.allergies, 'shellfish');
+    // The overtaken attempt dropped its move; the second one held, and confirmed, its own.
     const holds = await capacity(svc, '27');
-    assert.is(holds.at(-1), 'SeatingHeld:2026-06-27T20:00:00+02:00');
+    assert.equal(holds.slice(-4), [
+      'SeatingMoveHeld:2026-06-27T20:00:00+02:00',
+      'SeatingMoveDropped:UPDATE_REFUSED',
+      'SeatingMoveHeld:2026-06-27T20:00:00+02:00',
+      'SeatingMoveConfirmed:2026-06-27T20:00:00+02:00',
+    ]);
   },
 );
 
 t(
-  'update: a POS lock landing between our hold and our update gives the reservation its own seating back',
+  'update: a POS lock landing between our hold and our update drops the move: the reservation keeps its own seating',
   async ({ svc }) => {
     const r = (await create(svc, { start_at: at('27', '21:00'), party_size: 7 })).body.data;
     const rt = withHook(
@@ -197,7 +203,11 @@ t(
     const holds = (await svc.rt.events.readStream('capacity-rest_demo-2026-06-27')).filter(
       (e) => e.data.reservation_id === r.id,
     );
-    assert.is(holds.at(-1)?.data.start_at, '2026-06-27T21:00:00+02:00');
+    assert.equal(
+      holds.map((e) => e.type),
+      ['SeatingHeld', 'SeatingMoveHeld', 'SeatingMoveDropped'],
+    );
+    assert.is(holds[0]?.data.start_at, '2026-06-27T21:00:00+02:00');
     // 19:00 is free again for someone else; 21:00 is still the reservation's.
     assert.is((await create(svc, { start_at: at('27', '19:00'), party_size: 7 })).status, 201);
     assert.is(

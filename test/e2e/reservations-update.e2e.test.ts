@@ -23,7 +23,7 @@ const held = async (svc: TestService, day: string) =>
   (await svc.rt.events.readStream(`capacity-rest_demo-2026-06-${day}`)).map((e) => [
     e.type,
     e.data.reservation_id,
-    e.type === 'SeatingHeld'
+    e.type === 'SeatingHeld' || e.type === 'SeatingMoveHeld' || e.type === 'SeatingMoveConfirmed'
       ? `${(e.data.start_at as string).slice(11, 16)} ${(e.data.table_ids as string[]).join('+')}`
       : e.data.reason,
   ]);
@@ -52,7 +52,7 @@ t('omitted fields stay unchanged; given ones change; updated_at moves', async ({
 });
 
 t(
-  'a move within the day rechecks capacity and replaces the seating in one append; guests keep their table',
+  'a move within the day rechecks capacity, holds the new seating beside the old until the update is recorded, then replaces it; guests keep their table',
   async ({ svc }) => {
     const r = (await create(svc, { start_at: at('16', '19:00') })).body.data;
     assert.equal(
@@ -69,7 +69,8 @@ t(
     );
     assert.equal(await held(svc, '16'), [
       ['SeatingHeld', r.id, '19:00 tbl_2a'],
-      ['SeatingHeld', r.id, '20:00 tbl_2a'],
+      ['SeatingMoveHeld', r.id, '20:00 tbl_2a'],
+      ['SeatingMoveConfirmed', r.id, '20:00 tbl_2a'],
     ]);
     // A bigger party no longer fits tbl_2a: the best free fit is taken instead.
     const bigger = await patch(svc, r.id, { party_size: 4 });
@@ -98,16 +99,22 @@ t(
   },
 );
 
-t('a move to another day holds there first, then releases the old day', async ({ svc }) => {
-  const r = (await create(svc, { start_at: at('17', '19:00') })).body.data;
-  const res = await patch(svc, r.id, { start_at: at('18', '21:00') });
-  assert.is(res.status, 200);
-  assert.equal(await held(svc, '17'), [
-    ['SeatingHeld', r.id, '19:00 tbl_2a'],
-    ['SeatingReleased', r.id, 'MOVED'],
-  ]);
-  assert.equal(await held(svc, '18'), [['SeatingHeld', r.id, '21:00 tbl_2a']]);
-});
+t(
+  'a move to another day holds there first, confirms it after the update, then releases the old day',
+  async ({ svc }) => {
+    const r = (await create(svc, { start_at: at('17', '19:00') })).body.data;
+    const res = await patch(svc, r.id, { start_at: at('18', '21:00') });
+    assert.is(res.status, 200);
+    assert.equal(await held(svc, '17'), [
+      ['SeatingHeld', r.id, '19:00 tbl_2a'],
+      ['SeatingReleased', r.id, 'MOVED'],
+    ]);
+    assert.equal(await held(svc, '18'), [
+      ['SeatingMoveHeld', r.id, '21:00 tbl_2a'],
+      ['SeatingMoveConfirmed', r.id, '21:00 tbl_2a'],
+    ]);
+  },
+);
 
 t('a move to a full slot is 422 and changes nothing, capacity included', async ({ svc, openapi }) => {
   const day = '19';

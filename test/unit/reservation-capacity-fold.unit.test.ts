@@ -35,30 +35,68 @@ type Op =
       party: number;
       shift: string;
     }
-  | { kind: 'release'; id: number };
+  | { kind: 'release'; id: number }
+  /** A move's seating, pending beside the reservation's own (move: its id). */
+  | {
+      kind: 'move';
+      id: number;
+      move: number;
+      start: number;
+      length: number;
+      tables: string[];
+      party: number;
+      shift: string;
+    }
+  | { kind: 'confirm'; id: number; move: number }
+  | { kind: 'drop'; id: number; move: number };
 
+const seatingFields = {
+  id: fc.integer({ min: 0, max: 15 }),
+  start: fc.integer({ min: 0, max: 20 }).map((n) => n * 15),
+  length: fc.constantFrom(15, 30, 90),
+  // Empty (covers only), one table, two, or the same table twice (a forced seating may name it twice).
+  tables: fc.oneof(
+    fc.subarray(TABLES, { maxLength: 2 }),
+    fc.constantFrom(...TABLES).map((t) => [t, t]),
+  ),
+  party: fc.integer({ min: 1, max: 8 }),
+  shift: fc.constantFrom('lunch', 'dinner'),
+};
+const move = fc.integer({ min: 0, max: 2 });
 const op: fc.Arbitrary<Op> = fc.oneof(
-  fc.record({
-    kind: fc.constant('hold' as const),
-    id: fc.integer({ min: 0, max: 15 }),
-    start: fc.integer({ min: 0, max: 20 }).map((n) => n * 15),
-    length: fc.constantFrom(15, 30, 90),
-    // Empty (covers only), one table, two, or the same table twice (a forced seating may name it twice).
-    tables: fc.oneof(
-      fc.subarray(TABLES, { maxLength: 2 }),
-      fc.constantFrom(...TABLES).map((t) => [t, t]),
-    ),
-    party: fc.integer({ min: 1, max: 8 }),
-    shift: fc.constantFrom('lunch', 'dinner'),
-  }),
+  fc.record({ kind: fc.constant('hold' as const), ...seatingFields }),
   fc.record({ kind: fc.constant('release' as const), id: fc.integer({ min: 0, max: 15 }) }),
+  fc.record({ kind: fc.constant('move' as const), move, ...seatingFields }),
+  fc.record({ kind: fc.constant('confirm' as const), id: seatingFields.id, move }),
+  fc.record({ kind: fc.constant('drop' as const), id: seatingFields.id, move }),
 );
+
+/** The pending moves of the plain fold, by reservation then move id. */
+type PlainPending = Map<string, Map<string, SeatingHeldData>>;
 
 let position = 0n;
 function recorded(o: Op): RecordedEvent {
   const reservation_id = `r${o.id}`;
   const base = { id: String(position), metadata: {}, created: '', stream: 'capacity', revision: 0 };
   position++;
+  if (o.kind === 'confirm' || o.kind === 'drop') {
+    // A confirm carries the seating of the move it confirms (the last one generated under its id).
+    const confirmed = o.kind === 'confirm' ? pendingSeating.get(`${reservation_id}#${o.move}`) : undefined;
+    return {
+      ...base,
+      position,
+      type: confirmed ? 'SeatingMoveConfirmed' : 'SeatingMoveDropped',
+      data: {
+        ...confirmed,
+        restaurant_id: 'rest_1',
+        service_date: DAY,
+        reservation_id,
+        move_id: `m${o.move}`,
+        reason: 'UPDATE_REFUSED',
+        at: '',
+      },
+    };
+  }
   if (o.kind === 'release')
     return {
       ...base,
@@ -78,20 +116,68 @@ function recorded(o: Op): RecordedEvent {
     party_size: o.party,
     at: '',
   };
+  if (o.kind === 'move') {
+    const moved = { ...data, move_id: `m${o.move}` };
+    pendingSeating.set(`${reservation_id}#${o.move}`, moved);
+    return { ...base, position, type: 'SeatingMoveHeld', data: moved as unknown as Record<string, unknown> };
+  }
   return { ...base, position, type: 'SeatingHeld', data: data as unknown as Record<string, unknown> };
 }
+/** The last seating generated for each (reservation, move): what a confirm of it carries. */
+const pendingSeating = new Map<string, SeatingHeldData>();
 
-/** The fold as it was written first: a plain Map, copied at every event. */
-function plainFold(events: RecordedEvent[]): Map<string, SeatingHeldData> {
+/** The fold as it was written first: plain Maps, copied at every event. */
+function plainFoldAll(events: RecordedEvent[]): {
+  held: Map<string, SeatingHeldData>;
+  pending: PlainPending;
+} {
   let held = new Map<string, SeatingHeldData>();
+  const pending: PlainPending = new Map();
   for (const e of events) {
-    const id = (e.data as { reservation_id: string }).reservation_id;
+    const d = e.data as unknown as SeatingHeldData & { move_id: string };
+    const id = d.reservation_id;
     held = new Map(held);
-    if (e.type === 'SeatingHeld') held.set(id, e.data as unknown as SeatingHeldData);
-    else held.delete(id);
+    const moves = pending.get(id) ?? new Map<string, SeatingHeldData>();
+    switch (e.type) {
+      case 'SeatingHeld':
+        held.set(id, d);
+        break;
+      case 'SeatingReleased':
+        held.delete(id);
+        break;
+      case 'SeatingMoveHeld':
+        moves.set(d.move_id, d);
+        break;
+      case 'SeatingMoveConfirmed': {
+        const { move_id: _, ...seating } = d;
+        held.set(id, seating);
+        moves.delete(d.move_id);
+        break;
+      }
+      case 'SeatingMoveDropped':
+        moves.delete(d.move_id);
+        break;
+    }
+    if (moves.size) pending.set(id, moves);
+    else pending.delete(id);
   }
-  return held;
+  return { held, pending };
 }
+const plainFold = (events: RecordedEvent[]) => plainFoldAll(events).held;
+
+/** Every seating that takes capacity in the plain fold: the reservations' own and their moves'. */
+const plainTaken = (events: RecordedEvent[]) => {
+  const { held, pending } = plainFoldAll(events);
+  return [...held.values(), ...[...pending.values()].flatMap((m) => [...m.values()])];
+};
+const pendingOf = (state: CapacityState) =>
+  [...state.pending.entries()]
+    .map(([id, m]) => [id, [...m.entries()].sort(([a], [b]) => a.localeCompare(b))] as const)
+    .sort(([a], [b]) => a.localeCompare(b));
+const plainPendingOf = (pending: PlainPending) =>
+  [...pending.entries()]
+    .map(([id, m]) => [id, [...m.entries()].sort(([a], [b]) => a.localeCompare(b))] as const)
+    .sort(([a], [b]) => a.localeCompare(b));
 
 const sorted = (m: ReadonlyMap<string, SeatingHeldData>) =>
   [...m.entries()].sort(([a], [b]) => a.localeCompare(b));
@@ -122,11 +208,13 @@ test('the incremental fold holds what the plain fold holds, and its occupancy an
     fc.property(fc.array(op, { maxLength: 80 }), fc.integer({ min: 0, max: 15 }), (ops, except) => {
       const events = ops.map(recorded);
       const state = events.reduce(evolveCapacity, initialCapacity);
-      const plain = plainFold(events);
+      const { held: plain, pending } = plainFoldAll(events);
       assert.equal(sorted(state.held), sorted(plain));
       assert.is(state.held.size, plain.size);
       for (let id = 0; id <= 15; id++) assert.equal(state.held.get(`r${id}`), plain.get(`r${id}`));
-      const others = [...plain.values()].filter((s) => s.reservation_id !== `r${except}`);
+      assert.equal(pendingOf(state), plainPendingOf(pending));
+      // Pending moves take capacity for everyone else; a reservation's own are not in its way.
+      const others = plainTaken(events).filter((s) => s.reservation_id !== `r${except}`);
       sameAnswers(occupancyExcept(state, `r${except}`), new Occupancy(others.map(bookingFromSeating)));
     }),
     { numRuns: 300 },
@@ -147,14 +235,18 @@ test('every earlier state still reads its own version, and folding onto one leav
         const k = pick % states.length;
         const branchEvents = branch.map(recorded);
         const forked = branchEvents.reduce(evolveCapacity, states[k] as CapacityState);
-        assert.equal(sorted(forked.held), sorted(plainFold([...events.slice(0, k), ...branchEvents])));
-        const others = [...forked.held.values()].map(bookingFromSeating);
+        const forkedEvents = [...events.slice(0, k), ...branchEvents];
+        assert.equal(sorted(forked.held), sorted(plainFold(forkedEvents)));
+        const others = plainTaken(forkedEvents).map(bookingFromSeating);
         sameAnswers(occupancyExcept(forked, 'none'), new Occupancy(others));
         // The original line is untouched, at every version.
         states.forEach((s, i) => {
           const plain = plainFold(events.slice(0, i));
           assert.equal(sorted(s.held), sorted(plain));
-          sameAnswers(occupancyExcept(s, 'none'), new Occupancy([...plain.values()].map(bookingFromSeating)));
+          sameAnswers(
+            occupancyExcept(s, 'none'),
+            new Occupancy(plainTaken(events.slice(0, i)).map(bookingFromSeating)),
+          );
         });
       },
     ),

@@ -216,40 +216,36 @@ t('property: a refusal on an empty day is the refusal on any day (so it may come
   assert.ok(refusals > 50);
 });
 
-t(
-  'write side: the recheck refuses a forced hold without the room; putting a seating back does not ask',
-  () => {
-    const hold = (o: Partial<HoldRequest>) =>
-      decideHold(initialCapacity, {
-        restaurantId: 'rest',
-        reservationId: 'res_1',
-        externalId: null,
-        serviceDate: '2026-05-01',
-        shift: selecting,
-        startMs: seven,
-        partySize: 2,
-        roomId: null,
-        tableIds: null,
-        force: true,
-        purpose: 'create',
-        timezone: PARIS,
-        catalog: { rooms, tables, shifts: [selecting] },
-        now: NOW,
-        ...o,
-      });
-    const refused = (o: Partial<HoldRequest>) => {
-      try {
-        hold(o);
-        return null;
-      } catch (err) {
-        return err instanceof BusinessRuleError ? err.reason : String(err);
-      }
-    };
-    assert.is(refused({}), 'ROOM_SELECTION_REQUIRED');
-    assert.is(refused({ force: false }), 'ROOM_SELECTION_REQUIRED');
-    assert.is(hold({ roomId: 'room_terrace' }).seating.room_id, 'room_terrace');
-    assert.is(hold({ restore: true, tableIds: ['m1'] }).seating.table_ids[0], 'm1');
-  },
-);
+t('write side: the recheck refuses a forced hold without the room', () => {
+  const hold = (o: Partial<HoldRequest>) =>
+    decideHold(initialCapacity, {
+      restaurantId: 'rest',
+      reservationId: 'res_1',
+      externalId: null,
+      serviceDate: '2026-05-01',
+      shift: selecting,
+      startMs: seven,
+      partySize: 2,
+      roomId: null,
+      tableIds: null,
+      force: true,
+      purpose: 'create',
+      timezone: PARIS,
+      catalog: { rooms, tables, shifts: [selecting] },
+      now: NOW,
+      ...o,
+    });
+  const refused = (o: Partial<HoldRequest>) => {
+    try {
+      hold(o);
+      return null;
+    } catch (err) {
+      return err instanceof BusinessRuleError ? err.reason : String(err);
+    }
+  };
+  assert.is(refused({}), 'ROOM_SELECTION_REQUIRED');
+  assert.is(refused({ force: false }), 'ROOM_SELECTION_REQUIRED');
+  assert.is(hold({ roomId: 'room_terrace' }).seating.room_id, 'room_terrace');
+});
 
 t.run();

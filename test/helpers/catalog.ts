@@ -1,6 +1,6 @@
 // Builders for catalog items in tests: every setting at its default unless given.
 import type { Booking } from '../../commands/availability/capacity';
-import type { Room, Shift, Table } from '../../commands/catalog/types';
+import type { Catalog, Room, Shift, Table } from '../../commands/catalog/types';
 
 export const shift = (o: Partial<Shift> = {}): Shift => ({
   id: 'shift_dinner',
@@ -47,3 +47,15 @@ export const booking = (
     party_size: o.party_size ?? 2,
   };
 };
+
+/** A one-room catalog of rest_1 holding these tables and shifts, and nothing else. */
+export const catalogOf = (tables: Table[], shifts: Shift[]): Catalog => ({
+  restaurant_id: 'rest_1',
+  rooms: [{ id: 'room_main', name: 'Main' }],
+  tables,
+  shifts,
+  prescribers: [],
+  discounts: [],
+  customer_fields: [],
+  message_templates: [],
+});

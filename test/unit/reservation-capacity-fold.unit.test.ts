@@ -19,6 +19,7 @@ import { MemoryEventStore } from '../../src/adapters/event-store/memory';
 import { systemClock } from '../../src/core/clock';
 import { BusinessRuleError } from '../../src/core/errors';
 import type { EventStore, RecordedEvent } from '../../src/ports/event-store';
+import { catalogOf, shift as dinnerShift } from '../helpers/catalog';
 
 const DAY = '2026-06-03';
 const TABLES = ['t1', 't2', 't3', 't4'];
@@ -256,37 +257,14 @@ test('every earlier state still reads its own version, and folding onto one leav
 
 // --- the handler's cache of folds, against appends made around it ---
 
-const shift: Shift = {
-  id: 'shift_dinner',
-  name: 'Dinner',
-  start_time: '19:00',
-  end_time: '22:00',
-  days_of_week: [1, 2, 3, 4, 5, 6, 7],
-  slot_interval_minutes: 15,
-  duration_minutes: 90,
-  durations_by_party_size: [],
-  max_covers: null,
-  min_party_size: 1,
-  max_party_size: null,
-  requires_room_selection: false,
-  requires_approval: false,
-  deposit: null,
-  booking_window_days: null,
-  minimum_notice_minutes: 0,
-};
-const catalog: Catalog = {
-  restaurant_id: 'rest_1',
-  rooms: [{ id: 'room_main', name: 'Main' }],
-  tables: [
+const shift: Shift = dinnerShift();
+const catalog: Catalog = catalogOf(
+  [
     { id: 'ta', name: 'A', room_id: 'room_main', min_pax: 1, max_pax: 4 },
     { id: 'tb', name: 'B', room_id: 'room_main', min_pax: 1, max_pax: 4 },
   ],
-  shifts: [shift],
-  prescribers: [],
-  discounts: [],
-  customer_fields: [],
-  message_templates: [],
-};
+  [shift],
+);
 const request = (reservationId: string): HoldRequest => ({
   restaurantId: 'rest_1',
   reservationId,

@@ -19,41 +19,19 @@ import { planRepair } from '../../commands/reservations/repair-plan';
 import { inSync } from '../../projections/seating-sync';
 import { BusinessRuleError } from '../../src/core/errors';
 import type { NewEvent, RecordedEvent } from '../../src/ports/event-store';
+import { catalogOf, shift as dinnerShift } from '../helpers/catalog';
 
-const shift: Shift = {
-  id: 'shift_dinner',
-  name: 'Dinner',
-  start_time: '19:00',
-  end_time: '22:00',
-  days_of_week: [1, 2, 3, 4, 5, 6, 7],
-  slot_interval_minutes: 15,
-  duration_minutes: 90,
-  durations_by_party_size: [],
-  max_covers: 20,
-  min_party_size: 1,
-  max_party_size: null,
-  requires_room_selection: false,
-  requires_approval: false,
-  deposit: null,
-  booking_window_days: null,
-  minimum_notice_minutes: 0,
-};
+const shift: Shift = dinnerShift({ max_covers: 20 });
 
-const catalog: Catalog = {
-  restaurant_id: 'rest_1',
-  rooms: [{ id: 'room_main', name: 'Main' }],
-  tables: [
+const catalog: Catalog = catalogOf(
+  [
     { id: 't2a', name: '2A', room_id: 'room_main', min_pax: 1, max_pax: 2 },
     { id: 't2b', name: '2B', room_id: 'room_main', min_pax: 1, max_pax: 2 },
     { id: 't4', name: '4', room_id: 'room_main', min_pax: 2, max_pax: 4 },
     { id: 't6', name: '6', room_id: 'room_main', min_pax: 3, max_pax: 6 },
   ],
-  shifts: [shift],
-  prescribers: [],
-  discounts: [],
-  customer_fields: [],
-  message_templates: [],
-};
+  [shift],
+);
 
 const DAY = '2026-06-03';
 const slot = (hhmm: string) => Date.parse(`${DAY}T${hhmm}:00+02:00`);

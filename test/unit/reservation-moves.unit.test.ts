@@ -28,39 +28,17 @@ import {
 import { inSync } from '../../projections/seating-sync';
 import { BusinessRuleError } from '../../src/core/errors';
 import type { NewEvent, RecordedEvent } from '../../src/ports/event-store';
+import { catalogOf, shift as dinnerShift } from '../helpers/catalog';
 
 const DAY = '2026-06-03';
-const shift: Shift = {
-  id: 'shift_dinner',
-  name: 'Dinner',
-  start_time: '19:00',
-  end_time: '22:00',
-  days_of_week: [1, 2, 3, 4, 5, 6, 7],
-  slot_interval_minutes: 15,
-  duration_minutes: 90,
-  durations_by_party_size: [],
-  max_covers: 20,
-  min_party_size: 1,
-  max_party_size: null,
-  requires_room_selection: false,
-  requires_approval: false,
-  deposit: null,
-  booking_window_days: null,
-  minimum_notice_minutes: 0,
-};
-const catalog: Catalog = {
-  restaurant_id: 'rest_1',
-  rooms: [{ id: 'room_main', name: 'Main' }],
-  tables: [
+const shift: Shift = dinnerShift({ max_covers: 20 });
+const catalog: Catalog = catalogOf(
+  [
     { id: 't2a', name: '2A', room_id: 'room_main', min_pax: 1, max_pax: 2 },
     { id: 't2b', name: '2B', room_id: 'room_main', min_pax: 1, max_pax: 2 },
   ],
-  shifts: [shift],
-  prescribers: [],
-  discounts: [],
-  customer_fields: [],
-  message_templates: [],
-};
+  [shift],
+);
 const at = (hhmm: string) => `${DAY}T${hhmm}:00+02:00`;
 
 const request = (over: Partial<HoldRequest>): HoldRequest => ({

@@ -80,7 +80,7 @@ export function fillBootstrap() {
 
 const offsets = new Map<string, string>();
 /** Paris is UTC+1 in winter and UTC+2 in summer; the offset must match the instant. */
-function parisOffset(day: string): string {
+export function parisOffset(day: string): string {
   let o = offsets.get(day);
   if (!o) {
     const summer = new Date(`${day}T12:00:00Z`)

@@ -4,6 +4,7 @@
 // p99 ≤ 50 ms. Run alone: npx tsx bench/reservations.bench.ts
 import { fileURLToPath } from 'node:url';
 import type autocannon from 'autocannon';
+import { parisOffset } from './fill';
 import { fmt, type LoadResult, load, median, serve, table, writeJson } from './harness';
 
 const TOKEN = 'couvert_pk_bench_res_000000000000000000000001';
@@ -71,20 +72,6 @@ export function benchBootstrap() {
       },
     ],
   };
-}
-
-const offsets = new Map<string, string>();
-/** Paris is UTC+1 in winter and UTC+2 in summer; the offset must match the instant. */
-function parisOffset(day: string): string {
-  let o = offsets.get(day);
-  if (!o) {
-    const summer = new Date(`${day}T12:00:00Z`)
-      .toLocaleString('en-US', { timeZone: 'Europe/Paris', timeZoneName: 'short' })
-      .includes('GMT+2');
-    o = summer ? '+02:00' : '+01:00';
-    offsets.set(day, o);
-  }
-  return o;
 }
 
 /** The n-th create of the whole run: its own day and slot, and its own external_id. */

@@ -8,8 +8,9 @@ import * as assert from 'uvu/assert';
 import { updateReservation } from '../../commands/reservations/handler-update';
 import { BOOKINGS, type BookingDayDoc, bookingDayId } from '../../projections/bookings';
 import { repairSeatings } from '../../src/jobs/reservation-jobs';
-import type { EventStore, ExpectedRevision, NewEvent } from '../../src/ports/event-store';
+import type { NewEvent } from '../../src/ports/event-store';
 import type { Runtime } from '../../src/runtime';
+import { withHook } from '../helpers/hooked-events';
 import { create, type ReservationService, startReservationService, TOKENS } from '../helpers/reservations';
 import type { TestService } from '../helpers/service';
 
@@ -28,31 +29,6 @@ const restaurant = {
 };
 const meta = { actor: 'test' };
 const at = (day: string, hhmm: string) => `2026-06-${day}T${hhmm}:00+02:00`;
-
-/** The runtime with an event store that runs `before` ahead of the first append `match` picks. */
-function withHook(
-  rt: Runtime,
-  match: (stream: string, batch: NewEvent[]) => boolean,
-  before: (stream: string) => Promise<void>,
-): Runtime {
-  let fired = false;
-  const events: EventStore = {
-    kind: rt.events.kind,
-    append: async (stream: string, batch: NewEvent[], expected: ExpectedRevision) => {
-      if (!fired && match(stream, batch)) {
-        fired = true;
-        await before(stream);
-      }
-      return rt.events.append(stream, batch, expected);
-    },
-    readStream: (s, o) => rt.events.readStream(s, o),
-    readAll: (o) => rt.events.readAll(o),
-    subscribe: (o) => rt.events.subscribe(o),
-    headPosition: () => rt.events.headPosition(),
-    close: () => rt.events.close(),
-  };
-  return { ...rt, events };
-}
 
 /** A process that dies at the append `match` picks: nothing from then on lands. */
 const dyingAt = (rt: Runtime, match: (stream: string, batch: NewEvent[]) => boolean) =>

@@ -9,8 +9,8 @@ import { setPosLock } from '../../commands/reservations/handler-records';
 import { updateReservation } from '../../commands/reservations/handler-update';
 import { repairSeating } from '../../commands/reservations/repair';
 import { repairSeatings } from '../../src/jobs/reservation-jobs';
-import type { EventStore, ExpectedRevision, NewEvent } from '../../src/ports/event-store';
 import type { Runtime } from '../../src/runtime';
+import { deadFrom, withHook } from '../helpers/hooked-events';
 import { create, type ReservationService, startReservationService, TOKENS } from '../helpers/reservations';
 import type { TestService } from '../helpers/service';
 
@@ -29,50 +29,6 @@ const restaurant = {
 };
 const meta = { actor: 'test' };
 const at = (day: string, hhmm: string) => `2026-06-${day}T${hhmm}:00+02:00`;
-
-/** The runtime with an event store that runs `before` ahead of the first append to a matching stream. */
-function withHook(
-  rt: Runtime,
-  match: (stream: string) => boolean,
-  before: (stream: string) => Promise<void>,
-): Runtime {
-  let fired = false;
-  const events: EventStore = {
-    kind: rt.events.kind,
-    append: async (stream: string, batch: NewEvent[], expected: ExpectedRevision) => {
-      if (!fired && match(stream)) {
-        fired = true;
-        await before(stream);
-      }
-      return rt.events.append(stream, batch, expected);
-    },
-    readStream: (s, o) => rt.events.readStream(s, o),
-    readAll: (o) => rt.events.readAll(o),
-    subscribe: (o) => rt.events.subscribe(o),
-    headPosition: () => rt.events.headPosition(),
-    close: () => rt.events.close(),
-  };
-  return { ...rt, events };
-}
-
-/** The runtime of a process that dies at its first append to a matching stream: none from then on lands. */
-function deadFrom(rt: Runtime, match: (stream: string) => boolean): Runtime {
-  let dead = false;
-  const events: EventStore = {
-    kind: rt.events.kind,
-    append: async (stream: string, batch: NewEvent[], expected: ExpectedRevision) => {
-      if (match(stream)) dead = true;
-      if (dead) throw new Error('the process died here');
-      return rt.events.append(stream, batch, expected);
-    },
-    readStream: (s, o) => rt.events.readStream(s, o),
-    readAll: (o) => rt.events.readAll(o),
-    subscribe: (o) => rt.events.subscribe(o),
-    headPosition: () => rt.events.headPosition(),
-    close: () => rt.events.close(),
-  };
-  return { ...rt, events };
-}
 
 const capacity = async (svc: TestService, day: string) =>
   (await svc.rt.events.readStream(`capacity-rest_demo-2026-06-${day}`)).map(

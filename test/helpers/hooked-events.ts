@@ -1,0 +1,52 @@
+// A runtime whose event store lets a test act at exactly the wrong moment of a command: just before a
+// chosen append (a concurrent write landing, a stall), or from a chosen append on (a process dying).
+// Everything else is the real store.
+import type { EventStore, ExpectedRevision, NewEvent } from '../../src/ports/event-store';
+import type { Runtime } from '../../src/runtime';
+
+type Append = (
+  stream: string,
+  batch: NewEvent[],
+  expected: ExpectedRevision,
+) => ReturnType<EventStore['append']>;
+
+/** The runtime with its store's appends going through `append`, which may call the real one. */
+function wrapAppend(rt: Runtime, append: (real: Append) => Append): Runtime {
+  const real: Append = (s, b, e) => rt.events.append(s, b, e);
+  const events: EventStore = {
+    kind: rt.events.kind,
+    append: append(real),
+    readStream: (s, o) => rt.events.readStream(s, o),
+    readAll: (o) => rt.events.readAll(o),
+    subscribe: (o) => rt.events.subscribe(o),
+    headPosition: () => rt.events.headPosition(),
+    close: () => rt.events.close(),
+  };
+  return { ...rt, events };
+}
+
+/** Runs `before` ahead of the first append `match` picks, then appends as usual. */
+export const withHook = (
+  rt: Runtime,
+  match: (stream: string, batch: NewEvent[]) => boolean,
+  before: (stream: string) => Promise<void>,
+): Runtime => {
+  let fired = false;
+  return wrapAppend(rt, (real) => async (stream, batch, expected) => {
+    if (!fired && match(stream, batch)) {
+      fired = true;
+      await before(stream);
+    }
+    return real(stream, batch, expected);
+  });
+};
+
+/** A process that dies at its first append `match` picks: none from then on lands. */
+export const deadFrom = (rt: Runtime, match: (stream: string, batch: NewEvent[]) => boolean): Runtime => {
+  let dead = false;
+  return wrapAppend(rt, (real) => async (stream, batch, expected) => {
+    if (match(stream, batch)) dead = true;
+    if (dead) throw new Error('the process died here');
+    return real(stream, batch, expected);
+  });
+};

@@ -6,6 +6,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FixedClock } from '../../src/core/clock';
 import { MAX_PAGE, PARTY_SIZE } from '../../src/core/limits';
+import { dinnerShift } from '../helpers/reservations';
 import { demoBootstrap, startTestService, type TestService } from '../helpers/service';
 
 const TOKEN = 'couvert_pk_inputs_000000000000000000000000001';
@@ -18,21 +19,7 @@ const bootstrap = demoBootstrap(
       { id: 'tbl_1', name: '1', room_id: 'room_main', min_pax: 1, max_pax: 4 },
       { id: 'tbl_2', name: '2', room_id: 'room_main', min_pax: 1, max_pax: 4 },
     ],
-    shifts: [
-      {
-        id: 'shift_dinner',
-        name: 'Dinner',
-        start_time: '19:00',
-        end_time: '22:00',
-        days_of_week: [1, 2, 3, 4, 5, 6, 7],
-        slot_interval_minutes: 15,
-        duration_minutes: 90,
-        max_covers: 60,
-        requires_room_selection: false,
-        requires_approval: false,
-        deposit: null,
-      },
-    ],
+    shifts: [dinnerShift],
     customer_fields: [{ id: 'cf_birthday', name: 'Birthday', type: 'DATE' }],
   },
   [

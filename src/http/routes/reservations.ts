@@ -2,7 +2,6 @@
 // commands/reservations; a route checks access, calls one command, waits for the read models to
 // include the write, and answers what GET would.
 
-import { isPossiblePhone, PHONE_REFUSED } from '../../../commands/customers/contact';
 import {
   type CreateReservationRequest,
   createReservation,
@@ -14,7 +13,7 @@ import {
 } from '../../../commands/reservations/handler-update';
 import { getReservation, listReservations } from '../../../queries/reservations';
 import type { CommandMeta } from '../../core/command-meta';
-import { ApiError, validationError } from '../../core/errors';
+import { ApiError } from '../../core/errors';
 import type { Scope } from '../../core/scopes';
 import type { AuthContext } from '../route';
 import { defineRoute, scopes } from '../route';
@@ -55,28 +54,6 @@ const PRIVILEGED: readonly [keyof CreateReservationRequest, Scope][] = [
   ['bypass_payments', 'RESERVATIONS_FORCE_INSERT'],
   ['bypass_approval', 'RESERVATIONS_FORCE_CONFIRM'],
 ];
-
-/**
- * The customer's phone must be a possible number for the restaurant's country. The schema cannot
- * know the country, so this is checked here, before anything is written, with the body's own path
- * (the customers module checks it again for every other way in).
- */
-function assertCustomerPhone(auth: AuthContext, body: { customer?: object | null }) {
-  const customer = body.customer as { phone_number?: unknown } | null | undefined;
-  const phone = customer?.phone_number;
-  if (typeof phone !== 'string' || phone === '' || isPossiblePhone(phone, auth.restaurant.country_code))
-    return;
-  throw validationError(
-    [
-      {
-        path: 'customer.phone_number',
-        code: 'invalid_format',
-        message: `customer.phone_number ${PHONE_REFUSED}`,
-      },
-    ],
-    'The request body is invalid',
-  );
-}
 
 function assertPrivileges(auth: AuthContext, body: CreateReservationRequest): void {
   // A flag sent as false asks for nothing special.
@@ -135,7 +112,6 @@ export const reservationRoutes = [
     },
     handler: async ({ rt, auth, body, requestId }) => {
       assertPrivileges(auth, body as CreateReservationRequest);
-      assertCustomerPhone(auth, body);
       const out = await createReservation(
         rt,
         restaurantOf(auth),
@@ -219,7 +195,6 @@ export const reservationRoutes = [
       },
     },
     handler: async ({ rt, auth, params, body, requestId }) => {
-      assertCustomerPhone(auth, body);
       const out = await updateReservation(
         rt,
         restaurantOf(auth),

@@ -102,18 +102,12 @@ export function readBootstrapFile(path: string): BootstrapFile {
 // Sections of DESIGN.md §3 no module applies yet. Named in the report whenever they hold entries, so
 // an operator never takes "applied" for "users can sign in". Remove an entry when its module lands.
 const NOT_BUILT: Record<string, string> = {
-  users: 'OAuth sign-in is not built yet',
-  oauth_applications: 'OAuth is not built yet',
   webhook_endpoints: 'webhooks are not built yet',
 };
 
 function unappliedNotes(file: BootstrapFile): string[] {
   const entries = (n: number) => `${n} entr${n === 1 ? 'y' : 'ies'}`;
   const notes: string[] = [];
-  for (const section of ['users', 'oauth_applications'] as const) {
-    const n = file[section]?.length ?? 0;
-    if (n) notes.push(`${section}: ${entries(n)} not applied (${NOT_BUILT[section]})`);
-  }
   for (const [i, r] of (file.restaurants ?? []).entries()) {
     const n = r.webhook_endpoints?.length ?? 0;
     if (n)

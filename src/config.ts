@@ -21,6 +21,10 @@ export interface Config {
   bootstrapFile: string | null;
   rateLimitPerMinute: number;
   oauthTokenRateLimitPerMinute: number;
+  /** Sign-in attempts per client IP per 15 minutes (the consent pages and the dashboard). */
+  signInAttemptsPerIp: number;
+  /** Failed sign-ins per account per 15 minutes before the account's sign-in waits. */
+  signInFailuresPerAccount: number;
   webhookAllowPrivateTargets: boolean;
   testClock: boolean;
   /** Read X-Forwarded-For for the client IP (only behind a proxy you trust). */
@@ -213,6 +217,8 @@ export function loadConfig(env: Env = process.env): Config {
     bootstrapFile: bootstrapFile(env),
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 1, 10_000_000),
     oauthTokenRateLimitPerMinute: integer(env, 'OAUTH_TOKEN_RATE_LIMIT_PER_MINUTE', 60, 1, 10_000_000),
+    signInAttemptsPerIp: integer(env, 'SIGN_IN_RATE_LIMIT_PER_IP', 30, 1, 10_000_000),
+    signInFailuresPerAccount: integer(env, 'SIGN_IN_FAILURES_PER_ACCOUNT', 10, 1, 10_000),
     webhookAllowPrivateTargets: boolean(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
     testClock: boolean(env, 'TEST_CLOCK', false),
     trustProxy: boolean(env, 'TRUST_PROXY', false),

@@ -90,6 +90,8 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   Availability: 'Bookable slots for a party size, and a check of one exact seating; nothing is reserved.',
   Customers: 'Customer records (CRM): create or match, read, update, and a feed of changes to sync from.',
   Reservations: 'Create, list, read, update and cancel reservations.',
+  OAuth:
+    'OAuth 2 (RFC 6749 authorization code with PKCE S256): metadata, the token endpoint and revocation. Outside /api/partner/v1; errors use RFC 6749 §5.2 bodies ({error, error_description}), not the envelope. See docs/OAUTH.md.',
 };
 
 /**
@@ -165,7 +167,7 @@ export function generateOpenApi(routes: AnyRoute[], baseUrl: string): Record<str
   for (const r of routes) {
     if (r.hidden) continue;
     const path = fullPath(r);
-    const metered = path.startsWith(API_PREFIX);
+    const metered = path.startsWith(API_PREFIX) || Boolean(r.limit);
     if (!metered) shared(405, false);
     const errors = new Set<number>([500, ...(r.errors ?? [])]);
     // Every operation refuses a query parameter it does not declare, so every one can answer 400.
@@ -183,7 +185,8 @@ export function generateOpenApi(routes: AnyRoute[], baseUrl: string): Record<str
     if (metered) errors.add(429);
     const responses: Record<string, unknown> = {};
     for (const [status, doc] of Object.entries(r.responses)) responses[status] = response(doc, metered);
-    for (const status of [...errors].sort()) responses[status] ??= shared(status, metered);
+    for (const status of [...errors].sort())
+      if (!r.ownErrors || status === 500) responses[status] ??= shared(status, metered);
     const scopes = r.access.kind === 'scopes' ? r.access.scopes : [];
     const access =
       r.access.kind === 'public'
@@ -206,12 +209,12 @@ export function generateOpenApi(routes: AnyRoute[], baseUrl: string): Record<str
         ? {
             requestBody: {
               required: Boolean(r.bodyRequired || (body as { required?: string[] }).required?.length),
-              content: {
-                'application/json': {
-                  schema: body,
-                  ...(r.bodyExample !== undefined ? { example: r.bodyExample } : {}),
-                },
-              },
+              content: Object.fromEntries(
+                (r.bodyTypes ?? ['application/json']).map((type) => [
+                  type,
+                  { schema: body, ...(r.bodyExample !== undefined ? { example: r.bodyExample } : {}) },
+                ]),
+              ),
             },
           }
         : {}),

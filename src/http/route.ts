@@ -3,6 +3,7 @@
 import type { Context } from 'koa';
 import type { ApiKeyDoc } from '../../projections/api-keys';
 import type { RestaurantDoc } from '../../projections/restaurants';
+import type { Config } from '../config';
 import type { Scope } from '../core/scopes';
 import type { Runtime } from '../runtime';
 import type { References } from './references';
@@ -82,6 +83,25 @@ export interface RouteDef<
   errors?: number[];
   /** Left out of the public OpenAPI document (test-only routes). */
   hidden?: boolean;
+  /**
+   * Query parameters the route does not declare are ignored instead of refused, and the handler reads
+   * `ctx.query` itself (GET /oauth/authorize: RFC 6749 §3.1 says to ignore unrecognised parameters).
+   */
+  openQuery?: boolean;
+  /**
+   * Every error status is declared in `responses` (in the route's own body format): the envelope's
+   * responses are not added to the document, except 500.
+   */
+  ownErrors?: boolean;
+  /** Media types the body may come in (default JSON only); each is documented with the same schema. */
+  bodyTypes?: string[];
+  /** A per-client-IP budget of this route's own, drawn before anything else of the route runs. */
+  limit?: { name: string; perMinute: (config: Config) => number };
+  /**
+   * Errors answered in this route's own format instead of the envelope: HTML for pages, RFC 6749 §5.2
+   * bodies for the OAuth token endpoint. Gets whatever was thrown (ApiError or not).
+   */
+  renderError?: (err: unknown, req: { rt: Runtime; ctx: Context; requestId: string }) => RouteResult;
   handler: (
     req: RouteRequest<
       P extends AnySchema ? Infer<P> : Record<string, never>,

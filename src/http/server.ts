@@ -69,12 +69,26 @@ export function createApp(rt: Runtime, routes: AnyRoute[], lifecycle: Lifecycle 
     },
   });
 
+  // Routes with a budget of their own (the OAuth token endpoint): one limiter per name, made on first use.
+  const routeLimiters = new Map<string, { limiter: ReturnType<typeof createLimiter>; header: string }>();
+  const routeLimit = (route: AnyRoute, ctx: Context) => {
+    const spec = route.limit as NonNullable<AnyRoute['limit']>;
+    let entry = routeLimiters.get(spec.name);
+    if (!entry) {
+      const perMinute = spec.perMinute(rt.config);
+      entry = { limiter: createLimiter(rt, perMinute, spec.name), header: String(perMinute) };
+      routeLimiters.set(spec.name, entry);
+    }
+    return consumeRateLimit(rt, entry.limiter, ctx, entry.header);
+  };
+
   const dispatch = createDispatcher(
     routes.map((route) => ({ method: route.method, path: fullPath(route), route })),
     (route, ctx, path, params) => {
       // The documented path, for the access log (never the raw one: ids stay out of route names).
       ctx.state.routePath = path;
-      return handle(rt, route, ctx, params, parseBody);
+      ctx.state.route = route;
+      return handle(rt, route, ctx, params, parseBody, routeLimit);
     },
   );
 
@@ -98,7 +112,9 @@ export function createApp(rt: Runtime, routes: AnyRoute[], lifecycle: Lifecycle 
     } catch (err) {
       if (!(err instanceof ApiError) || err.status >= 500)
         rt.logger.error({ request_id: requestId, err: errorForLog(err) }, 'request failed');
-      sendError(ctx, err, requestId);
+      const own = (ctx.state.route as AnyRoute | undefined)?.renderError;
+      if (own) sendOwnError(ctx, own, err, rt, requestId);
+      else sendError(ctx, err, requestId);
     } finally {
       if (lifecycle.draining) ctx.set('connection', 'close');
       const auth = ctx.state.auth as AuthContext | undefined;
@@ -116,6 +132,27 @@ export function createApp(rt: Runtime, routes: AnyRoute[], lifecycle: Lifecycle 
     }
   });
   return app;
+}
+
+/** An error in the route's own format; should rendering it fail, the envelope still answers. */
+function sendOwnError(
+  ctx: Context,
+  render: NonNullable<AnyRoute['renderError']>,
+  err: unknown,
+  rt: Runtime,
+  requestId: string,
+): void {
+  try {
+    const r = render(err, { rt, ctx, requestId });
+    ctx.status = r.status ?? 500;
+    if (err instanceof ApiError && err.headers)
+      for (const k in err.headers) ctx.set(k, err.headers[k] as string);
+    if (r.headers) for (const k in r.headers) ctx.set(k, r.headers[k] as string);
+    ctx.body = r.body;
+  } catch (again) {
+    rt.logger.error({ request_id: requestId, err: errorForLog(again) }, 'error page failed');
+    sendError(ctx, err, requestId);
+  }
 }
 
 /** The request path; a request target that does not parse as a URL answers 400 in the envelope. */
@@ -138,7 +175,9 @@ async function handle(
   ctx: Context,
   pathParams: Record<string, string>,
   parseBody: (ctx: Context, next: () => Promise<void>) => Promise<unknown>,
+  routeLimit: (route: AnyRoute, ctx: Context) => Promise<void>,
 ): Promise<void> {
+  if (route.limit) await routeLimit(route, ctx);
   await rt.refresh();
   let auth = null as unknown as AuthContext;
   if (route.access.kind !== 'public') {
@@ -149,7 +188,7 @@ async function handle(
   }
   const params = route.params ? validateInput(pathParams, route.params, 'path') : NO_INPUT;
   const rawQuery = ctx.querystring ? ctx.query : NO_INPUT;
-  refuseUnknownParameters(route, rawQuery);
+  if (!route.openQuery) refuseUnknownParameters(route, rawQuery);
   const query = route.query ? validateInput({ ...rawQuery }, route.query, 'query') : NO_INPUT;
   if (route.windows) checkWindows(route.windows, query as Record<string, unknown>);
   let body: unknown;

@@ -100,7 +100,8 @@ doc('every response documents the headers the server sends with it', ({ doc }) =
     'retry-after': '#/components/headers/RetryAfter',
   };
   for (const { method, path, op } of operations(doc)) {
-    const metered = path === PARTNER || path.startsWith(`${PARTNER}/`);
+    // The OAuth token endpoint has a budget of its own (OAUTH_TOKEN_RATE_LIMIT_PER_MINUTE).
+    const metered = path === PARTNER || path.startsWith(`${PARTNER}/`) || path === '/api/oauth/token';
     const statuses = Object.keys(op.responses);
     assert.ok(statuses.includes('500'), `${method} ${path} documents 500`);
     if (metered) assert.ok(statuses.includes('429'), `${method} ${path} documents 429`);
@@ -118,8 +119,20 @@ doc('every response documents the headers the server sends with it', ({ doc }) =
 
 doc('every error response has examples in the envelope, with the codes of its status', ({ doc }) => {
   const seen = new Map<number, Json[]>();
+  // The OAuth token and revocation endpoints answer RFC 6749 §5.2 bodies instead (checked below).
+  const oauth = operations(doc).filter(({ path }) => path.startsWith('/api/oauth/'));
+  assert.equal(oauth.map((o) => o.path).sort(), ['/api/oauth/revoke', '/api/oauth/token']);
+  for (const { path, op } of oauth)
+    for (const [status, response] of Object.entries(op.responses as Record<string, Json>)) {
+      if (Number(status) < 400 || status === '500') continue;
+      const media = (resolveRef(doc, response) as Json).content['application/json'];
+      assert.equal(media.schema.required, ['error', 'error_description'], `${path} ${status}`);
+      assert.ok(media.schema.properties.error.enum.includes(media.example.error), `${path} ${status}`);
+    }
   const errors = [
-    ...operations(doc).flatMap(({ op }) => Object.entries(op.responses as Record<string, Json>)),
+    ...operations(doc)
+      .filter(({ path }) => !path.startsWith('/api/oauth/'))
+      .flatMap(({ op }) => Object.entries(op.responses as Record<string, Json>)),
     ['405', doc.components.responses.MethodNotAllowed] as [string, Json],
   ].filter(([status]) => Number(status) >= 400);
   for (const [status, response] of errors) {

@@ -27,6 +27,12 @@ export interface FuzzRequest {
   chunked?: boolean;
   /** A Content-Length shorter than the body. */
   shortLength?: boolean;
+  /**
+   * The route answers its own errors in another format than the envelope: RFC 6749 bodies (the OAuth
+   * token and revocation endpoints) or HTML pages (sign-in, consent, dashboard). What the router answers
+   * before the route runs (404, 405) is still the envelope.
+   */
+  ownErrors?: 'oauth' | 'html';
 }
 
 export interface RawResponse {
@@ -467,6 +473,7 @@ function requestFor({ route, template }: Shape, o: FuzzOptions): fc.Arbitrary<Fu
         documented: plain && !route.hidden ? { method: route.method, template } : null,
         chunked: g.oddity === 'chunked',
         shortLength: g.oddity === 'short-length',
+        ...(route.renderError ? { ownErrors: route.ownErrors ? ('oauth' as const) : ('html' as const) } : {}),
       };
     });
 }
@@ -594,7 +601,19 @@ function parseResponse(data: Buffer, head: boolean): RawResponse | null {
 /** Why an answer is wrong, or null. */
 export function judge(req: FuzzRequest, res: RawResponse, checker: OpenApiChecker | null): string | null {
   if (res.status >= 500) return `answered ${res.status}: ${res.text.slice(0, 300)}`;
-  if (res.status >= 400 && req.method !== 'HEAD') {
+  if (res.status >= 400 && req.method !== 'HEAD' && req.ownErrors && typeof res.body?.error !== 'object') {
+    if (req.ownErrors === 'oauth') {
+      if (typeof res.body?.error !== 'string' || typeof res.body?.error_description !== 'string')
+        return `OAuth error ${res.status} without {error, error_description}: ${res.text.slice(0, 300)}`;
+      if (res.headers.get('cache-control') !== 'no-store')
+        return 'OAuth error without Cache-Control: no-store';
+    } else {
+      if (!/^text\/html/.test(res.headers.get('content-type') ?? ''))
+        return `page error ${res.status} not HTML`;
+      if (!/frame-ancestors 'none'/.test(res.headers.get('content-security-policy') ?? ''))
+        return 'page error without the page CSP';
+    }
+  } else if (res.status >= 400 && req.method !== 'HEAD') {
     const e = res.body?.error;
     if (!e || typeof e !== 'object')
       return `error ${res.status} without the envelope: ${res.text.slice(0, 300)}`;

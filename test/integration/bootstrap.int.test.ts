@@ -17,8 +17,6 @@ import { createRuntime, type Runtime } from '../../src/runtime';
 const DESIGN_EXAMPLE = join(dirname(fileURLToPath(import.meta.url)), '../fixtures/design-bootstrap.json');
 
 const UNAPPLIED = [
-  'users: 1 entry not applied (OAuth sign-in is not built yet)',
-  'oauth_applications: 1 entry not applied (OAuth is not built yet)',
   'restaurants.0.webhook_endpoints (rest_demo): 1 entry not applied (webhooks are not built yet)',
 ];
 
@@ -49,13 +47,20 @@ t("DESIGN.md's example: every appended event counted, every skipped section name
   assert.equal(types.filter((x) => x === 'CatalogItemConfigured').length, 7);
   assert.ok(types.includes('RestaurantCreated') && types.includes('ApiKeyCreated'));
   assert.is(first.appended, types.length);
-  assert.is(first.appended, 11);
+  // 11 for the restaurant, its key and catalog; the user and its access (2); the application (1).
+  assert.ok(types.includes('UserCreated') && types.includes('OAuthApplicationRegistered'));
+  assert.is(first.appended, 14);
   assert.is(first.position, await rt.events.headPosition());
-  assert.equal(first.notes, ['catalog: 7 item change(s)', ...UNAPPLIED]);
+  assert.equal(first.notes, [
+    'catalog: 7 item change(s)',
+    'users: 1 created or changed',
+    'oauth_applications: 1 registered or changed',
+    ...UNAPPLIED,
+  ]);
 
   const second = await applyBootstrap(rt, file, operatorMeta('bootstrap'));
   assert.equal(second, { position: null, appended: 0, notes: UNAPPLIED });
-  assert.is((await log(rt)).length, 11);
+  assert.is((await log(rt)).length, 14);
 });
 
 t('empty or absent sections are not mentioned; each restaurant names its own endpoints', async ({ rt }) => {

@@ -5,9 +5,14 @@ import type { AnyRoute } from '../route';
 import { availabilityRoutes } from './availability';
 import { catalogRoutes } from './catalog';
 import { customerRoutes } from './customers';
+import { dashboardRoutes } from './dashboard';
 import { metaRoutes, testClockRoute } from './meta';
+import { oauthRoutes } from './oauth';
+import { oauthPageRoutes } from './oauth-pages';
 import { referenceRoutes } from './reference';
 import { reservationRoutes } from './reservations';
+import { webAssetRoutes } from './web-assets';
+import { webSessionRoutes } from './web-session';
 
 export function partnerRoutes(): AnyRoute[] {
   const list: AnyRoute[] = [];
@@ -18,6 +23,11 @@ export function partnerRoutes(): AnyRoute[] {
     ...customerRoutes,
     ...reservationRoutes,
     ...referenceRoutes,
+    ...oauthRoutes,
+    ...oauthPageRoutes,
+    ...webSessionRoutes,
+    ...dashboardRoutes,
+    ...webAssetRoutes,
   );
   return list;
 }

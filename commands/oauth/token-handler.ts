@@ -1,0 +1,244 @@
+// Codes, tokens and connections. The order of the writes of a redemption is chosen so that a crash
+// between two of them never leaves a token nobody can revoke:
+//   1. the code's single use (OAuthCodeRedeemed, appended with the code stream's expected revision),
+//   2. the connection takes the new key id (OAuthTokenAdded, retiring the oldest past 3),
+//   3. the retired keys are revoked (ApiKeyRevoked through the credentials command),
+//   4. the key is created (ApiKeyCreated, type OAUTH),
+//   5. the code stream is read again: a replay recorded meanwhile revokes the new key at once.
+// A connection may thus name a key that was never created (a crash after 2); revoking it is a no-op.
+import { randomBytes } from 'node:crypto';
+import { loadStream, runCommand } from '../../src/core/command';
+import type { CommandMeta } from '../../src/core/command-meta';
+import { ApiError } from '../../src/core/errors';
+import { newId, sha256 } from '../../src/core/ids';
+import type { WriteDeps } from '../../src/core/write-deps';
+import { evolveApiKey, initialApiKey } from '../credentials/decide';
+import { apiKeyStream, tokenClaimStream } from '../credentials/events';
+import { createApiKey, revokeApiKey } from '../credentials/handler';
+import { loadRestaurant } from '../restaurants/handler';
+import type { ApplicationState } from './applications';
+import type { AuthorizationRequest } from './authorize-request';
+import { type CodeState, decideRedeem, evolveCode, GrantRefused, initialCode } from './codes';
+import {
+  type ConnectionState,
+  decideAddToken,
+  decideDisconnect,
+  decideRemoveToken,
+  evolveConnection,
+  initialConnection,
+  retiredKeys,
+} from './connections';
+import { CODE_PREFIX, CODE_TTL_SECONDS, codeStream, connectionStream } from './events';
+
+export const generateCode = () => `${CODE_PREFIX}${randomBytes(32).toString('base64url')}`;
+
+/** Consent given: a code for this request and restaurant, returned once (only its hash is stored). */
+export async function issueCode(
+  deps: WriteDeps,
+  request: AuthorizationRequest,
+  restaurantId: string,
+  userId: string,
+  meta: CommandMeta,
+) {
+  const code = generateCode();
+  const hash = sha256(code);
+  const now = deps.clock.now();
+  const outcome = await runCommand<CodeState>(deps.events, {
+    stream: codeStream(hash),
+    initial: initialCode,
+    evolve: evolveCode,
+    metadata: { ...meta, restaurant_id: restaurantId },
+    clock: deps.clock,
+    decide: (s) => {
+      if (s.issued) throw new ApiError(409, 'RESOURCE_CONFLICT', 'code collision'); // 256 random bits: never
+      return [
+        {
+          type: 'OAuthCodeIssued',
+          data: {
+            code_hash: hash,
+            client_id: request.client_id,
+            restaurant_id: restaurantId,
+            user_id: userId,
+            scopes: request.scopes,
+            redirect_uri: request.redirect_uri,
+            code_challenge: request.code_challenge,
+            issued_at: now.toISOString(),
+            expires_at: new Date(now.getTime() + CODE_TTL_SECONDS * 1000).toISOString(),
+          },
+        },
+      ];
+    },
+  });
+  return { code, position: outcome.position };
+}
+
+/** Revokes keys, ignoring ones that do not exist (a connection may name a key never created). */
+async function revokeKeys(deps: WriteDeps, keyIds: readonly string[], reason: string, meta: CommandMeta) {
+  let position: bigint | null = null;
+  const revoked: string[] = [];
+  for (const id of keyIds) {
+    try {
+      const out = await revokeApiKey(deps, id, reason, meta);
+      if (out.appended.length) revoked.push(id);
+      if (out.position !== null) position = out.position;
+    } catch (err) {
+      if (!(err instanceof ApiError && err.status === 404)) throw err;
+    }
+  }
+  return { position, revoked };
+}
+
+const connectionCommand = (deps: WriteDeps, restaurantId: string, clientId: string, meta: CommandMeta) => ({
+  stream: connectionStream(restaurantId, clientId),
+  initial: initialConnection,
+  evolve: evolveConnection,
+  metadata: { ...meta, restaurant_id: restaurantId },
+  clock: deps.clock,
+});
+
+export interface IssuedToken {
+  token: string;
+  keyId: string;
+  scopes: string[];
+  restaurant: { id: string; name: string; slug: string };
+  position: bigint | null;
+}
+
+export async function redeemCode(
+  deps: WriteDeps,
+  app: ApplicationState,
+  input: { code: string; redirect_uri: string | undefined; code_verifier: string | undefined },
+  meta: CommandMeta,
+): Promise<IssuedToken> {
+  const clientId = app.client_id as string;
+  if (!input.code.startsWith(CODE_PREFIX) || input.code.length > 200)
+    throw new GrantRefused('The authorization code is unknown');
+  const hash = sha256(input.code);
+  const keyId = newId('key');
+  const now = deps.clock.now();
+  const redeemed = await runCommand<CodeState>(deps.events, {
+    stream: codeStream(hash),
+    initial: initialCode,
+    evolve: evolveCode,
+    metadata: meta,
+    clock: deps.clock,
+    decide: (s) =>
+      decideRedeem(s, {
+        client_id: clientId,
+        redirect_uri: input.redirect_uri,
+        code_verifier: input.code_verifier,
+        key_id: keyId,
+        now,
+      }).map((e) => ({ ...e, metadata: { restaurant_id: s.issued?.restaurant_id ?? null } })),
+  });
+  const code = redeemed.state.issued;
+  if (!code) throw new GrantRefused('The authorization code is unknown');
+  if (redeemed.state.redeemed_key_id !== keyId) {
+    // A second presentation: the replay is on the record (OAuthCodeReplayed); the token it issued goes.
+    const issuedKey = redeemed.state.redeemed_key_id as string;
+    await revokeKeys(deps, [issuedKey], 'authorization code replayed', meta);
+    await runCommand<ConnectionState>(deps.events, {
+      ...connectionCommand(deps, code.restaurant_id, clientId, meta),
+      decide: (s) =>
+        decideRemoveToken(
+          s,
+          { restaurant_id: code.restaurant_id, client_id: clientId, key_id: issuedKey },
+          'code_replayed',
+          now.toISOString(),
+        ),
+    });
+    throw new GrantRefused('The authorization code was already used; the token it issued is revoked');
+  }
+  const restaurant = await loadRestaurant(deps, code.restaurant_id);
+  if (!restaurant.profile) throw new GrantRefused('The restaurant of this code no longer exists');
+  const connection = await runCommand<ConnectionState>(deps.events, {
+    ...connectionCommand(deps, code.restaurant_id, clientId, meta),
+    decide: (s) =>
+      decideAddToken(s, {
+        restaurant_id: code.restaurant_id,
+        client_id: clientId,
+        key_id: keyId,
+        scopes: code.scopes,
+        at: now.toISOString(),
+      }),
+  });
+  await revokeKeys(deps, retiredKeys(connection.appended), 'token cap: a fourth token was issued', meta);
+  const name = app.profile?.name ?? clientId;
+  const created = await createApiKey(
+    deps,
+    {
+      restaurantId: code.restaurant_id,
+      keyId,
+      name: `${name} (OAuth)`.slice(0, 200),
+      scopes: code.scopes,
+      type: 'OAUTH',
+      application: { id: clientId, name },
+    },
+    { ...meta, restaurant_id: code.restaurant_id },
+  );
+  const after = await loadStream(deps.events, codeStream(hash), initialCode, evolveCode);
+  if (after.state.replayed) {
+    await revokeKeys(deps, [keyId], 'authorization code replayed', meta);
+    throw new GrantRefused('The authorization code was already used; the token it issued is revoked');
+  }
+  return {
+    token: created.token,
+    keyId,
+    scopes: code.scopes,
+    restaurant: { id: code.restaurant_id, name: restaurant.profile.name, slug: restaurant.profile.slug },
+    position: created.position,
+  };
+}
+
+/**
+ * RFC 7009: revokes the token when it is an OAuth token of this client; anything else (unknown, already
+ * revoked, another client's, a dashboard key) changes nothing and is not told apart.
+ */
+export async function revokeClientToken(deps: WriteDeps, clientId: string, token: string, meta: CommandMeta) {
+  if (token.length > 512) return { position: null };
+  const hash = sha256(token);
+  const claims = await deps.events.readStream(tokenClaimStream(hash), { direction: 'backwards', limit: 1 });
+  const owner = claims[0]?.type === 'Claimed' ? (claims[0].data as { owner: string }).owner : null;
+  if (!owner) return { position: null };
+  const key = (await deps.events.readStream(apiKeyStream(owner))).reduce(evolveApiKey, initialApiKey);
+  if (!key.key || key.revoked || key.key.type !== 'OAUTH' || key.key.application?.id !== clientId)
+    return { position: null };
+  const restaurantId = key.key.restaurant_id;
+  const out = await revokeKeys(deps, [owner], 'revoked by the application (RFC 7009)', meta);
+  const conn = await runCommand<ConnectionState>(deps.events, {
+    ...connectionCommand(deps, restaurantId, clientId, meta),
+    decide: (s) =>
+      decideRemoveToken(
+        s,
+        { restaurant_id: restaurantId, client_id: clientId, key_id: owner },
+        'revoked_by_client',
+        deps.clock.now().toISOString(),
+      ),
+  });
+  return { position: conn.position ?? out.position };
+}
+
+/**
+ * The restaurant disconnects an application: every active token of it there is revoked (and, through
+ * ApiKeyRevoked, the webhook endpoints they created are deleted by the webhooks module). Every key the
+ * connection ever held is revoked again (a no-op when already revoked), which also heals a crash
+ * between an earlier decision and its revocations.
+ */
+export async function disconnectApplication(
+  deps: WriteDeps,
+  restaurantId: string,
+  clientId: string,
+  meta: CommandMeta,
+) {
+  const at = deps.clock.now().toISOString();
+  const conn = await runCommand<ConnectionState>(deps.events, {
+    ...connectionCommand(deps, restaurantId, clientId, meta),
+    decide: (s) => decideDisconnect(s, { restaurant_id: restaurantId, client_id: clientId }, meta.actor, at),
+  });
+  const out = await revokeKeys(deps, conn.state.all, 'application disconnected by the restaurant', meta);
+  return {
+    disconnected: conn.appended.length > 0,
+    revoked: out.revoked,
+    position: out.position ?? conn.position,
+  };
+}

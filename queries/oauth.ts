@@ -1,0 +1,51 @@
+// Read side of OAuth: applications, and the connections a restaurant has (its active OAuth tokens,
+// grouped by application).
+import { API_KEYS, type ApiKeyDoc } from '../projections/api-keys';
+import { OAUTH_APPLICATIONS, type OAuthApplicationDoc } from '../projections/oauth-applications';
+import { canonicalScopes, type Scope } from '../src/core/scopes';
+import type { DocumentStore } from '../src/ports/document-store';
+
+export const listApplications = (docs: DocumentStore) =>
+  docs.collection<OAuthApplicationDoc>(OAUTH_APPLICATIONS).find({}, { sort: { _id: 1 } });
+
+export const findApplication = (docs: DocumentStore, clientId: string) =>
+  docs.collection<OAuthApplicationDoc>(OAUTH_APPLICATIONS).findOne({ _id: clientId });
+
+export interface Connection {
+  client_id: string;
+  name: string;
+  logo_url: string | null;
+  /** Every scope an active token of the application holds. */
+  scopes: Scope[];
+  /** When the oldest active token was issued. */
+  connected_at: string;
+  active_tokens: number;
+}
+
+export async function listConnections(docs: DocumentStore, restaurantId: string): Promise<Connection[]> {
+  const keys = await docs
+    .collection<ApiKeyDoc>(API_KEYS)
+    .find(
+      { restaurant_id: restaurantId, type: 'OAUTH', revoked_at: null },
+      { sort: { created_at: 1, _id: 1 } },
+    );
+  const byApp = new Map<string, ApiKeyDoc[]>();
+  for (const k of keys) {
+    const id = k.application?.id;
+    if (!id) continue;
+    byApp.set(id, [...(byApp.get(id) ?? []), k]);
+  }
+  const out: Connection[] = [];
+  for (const [clientId, list] of byApp) {
+    const app = await findApplication(docs, clientId);
+    out.push({
+      client_id: clientId,
+      name: app?.name ?? list[0]?.application?.name ?? clientId,
+      logo_url: app?.logo_url ?? null,
+      scopes: canonicalScopes(list.flatMap((k) => k.scopes)),
+      connected_at: list[0]?.created_at as string,
+      active_tokens: list.length,
+    });
+  }
+  return out.sort((a, b) => a.name.localeCompare(b.name) || a.client_id.localeCompare(b.client_id));
+}

@@ -1,0 +1,61 @@
+// The OAuth token and revocation endpoints answer errors as RFC 6749 §5.2 bodies ({error,
+// error_description}), not in the partner envelope (spec §7, "OAuth token endpoint errors").
+import { ApiError, type Issue } from '../core/errors';
+import { toErrorResponse } from './envelope';
+import type { RouteResult } from './route';
+
+export type OAuthErrorName =
+  | 'invalid_request'
+  | 'invalid_client'
+  | 'invalid_grant'
+  | 'unsupported_grant_type'
+  | 'rate_limited';
+
+export class OAuthError extends ApiError {
+  override name = 'OAuthError';
+  constructor(
+    status: number,
+    readonly error: OAuthErrorName,
+    description: string,
+    headers?: Record<string, string>,
+  ) {
+    super(
+      status,
+      status === 401 ? 'INVALID_AUTHENTICATION' : 'VALIDATION_ERROR',
+      description,
+      undefined,
+      headers,
+    );
+  }
+}
+
+export const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' };
+
+export const invalidRequest = (description: string) => new OAuthError(400, 'invalid_request', description);
+export const invalidClient = (description: string) =>
+  new OAuthError(401, 'invalid_client', description, { 'www-authenticate': 'Basic realm="couvert"' });
+
+/** Anything the token or revocation endpoint throws, as its RFC 6749 answer. */
+export function oauthErrorResult(err: unknown, requestId: string): RouteResult {
+  const out = (status: number, error: string, description: string): RouteResult => ({
+    status,
+    headers: NO_STORE,
+    body: { error, error_description: description },
+  });
+  if (err instanceof OAuthError) return out(err.status, err.error, err.message);
+  if (err instanceof ApiError) {
+    if (err.status === 429) return out(429, 'rate_limited', err.message);
+    if (err.status === 413) return out(413, 'invalid_request', err.message);
+    if (err.status === 400 || err.status === 415) {
+      const issues = (err.details?.issues as Issue[] | undefined) ?? [];
+      const what = issues.length
+        ? issues.map((i) =>
+            i.code === 'invalid_type' ? `${i.path}: repeated or not a single value` : i.message,
+          )
+        : [err.message];
+      return out(400, 'invalid_request', what.join('; '));
+    }
+  }
+  const envelope = toErrorResponse(err, requestId);
+  return { status: envelope.status, headers: { ...envelope.headers, ...NO_STORE }, body: envelope.body };
+}

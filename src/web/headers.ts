@@ -1,0 +1,39 @@
+// Headers of every page: a strict Content-Security-Policy (no inline script or style, nothing from
+// another origin but what the page names), no framing (frame-ancestors 'none' and X-Frame-Options:
+// DENY against clickjacking), no caching, no referrer.
+export interface PagePolicy {
+  /** Origins a form on the page may end up at (a consent form's redirect back to the application). */
+  formTargets?: string[];
+  /** Origins images come from (an application's logo). */
+  imageOrigins?: string[];
+}
+
+export function pageHeaders(p: PagePolicy = {}): Record<string, string> {
+  const csp = [
+    "default-src 'none'",
+    "style-src 'self'",
+    `img-src 'self'${(p.imageOrigins ?? []).map((o) => ` ${o}`).join('')}`,
+    `form-action 'self'${(p.formTargets ?? []).map((o) => ` ${o}`).join('')}`,
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+  ].join('; ');
+  return {
+    'content-type': 'text/html; charset=utf-8',
+    'content-security-policy': csp,
+    'x-frame-options': 'DENY',
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'no-referrer',
+    'cache-control': 'no-store',
+  };
+}
+
+/** The origin of an absolute URL, for a CSP source list; null when it has none (never a wildcard). */
+export function originOf(url: string | null | undefined): string | null {
+  if (!url) return null;
+  try {
+    const o = new URL(url).origin;
+    return o === 'null' ? null : o;
+  } catch {
+    return null;
+  }
+}

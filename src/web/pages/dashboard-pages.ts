@@ -1,0 +1,69 @@
+// The restaurant dashboard's pages (DESIGN §3 "Restaurant dashboard"); the first is Connected
+// applications. Issue 15 adds the others beside it, reusing the layout, session and switcher.
+import type { Connection } from '../../../queries/oauth';
+import { type Html, html, layout } from '../html';
+import { scopeList } from './oauth-pages';
+
+export interface DashboardRestaurant {
+  id: string;
+  name: string;
+}
+
+/** The restaurant switcher (a GET form: choosing a restaurant changes nothing). */
+export function restaurantSwitcher(
+  restaurants: DashboardRestaurant[],
+  current: string,
+  action: string,
+): Html {
+  if (restaurants.length < 2) return html``;
+  return html`<form class="switcher" method="get" action="${action}">
+  <label for="restaurant">Restaurant</label>
+  <select id="restaurant" name="restaurant">${restaurants.map(
+    (r) => html`<option value="${r.id}"${r.id === current ? html` selected` : ''}>${r.name}</option>`,
+  )}</select>
+  <button type="submit" class="secondary">Show</button>
+</form>`;
+}
+
+const dateFormat = (iso: string, timezone: string) =>
+  new Intl.DateTimeFormat('en-GB', { dateStyle: 'long', timeStyle: 'short', timeZone: timezone }).format(
+    new Date(iso),
+  );
+
+export function connectionsPage(o: {
+  restaurants: DashboardRestaurant[];
+  restaurant: DashboardRestaurant & { timezone: string };
+  connections: Connection[];
+  notice: string | null;
+  account: { email: string; csrf: string };
+}): string {
+  const list = o.connections.length
+    ? html`<ul class="connections">${o.connections.map(
+        (c) => html`<li>
+  <div class="head">${
+    c.logo_url
+      ? html`<img class="logo" src="${c.logo_url}" alt="" width="56" height="56">`
+      : html`<span class="logo initial" aria-hidden="true">${[...c.name.trim()][0]?.toUpperCase() ?? '?'}</span>`
+  }<div><h2>${c.name}</h2><span class="small">Connected since ${dateFormat(c.connected_at, o.restaurant.timezone)} · ${c.active_tokens} active token${c.active_tokens === 1 ? '' : 's'}</span></div></div>
+  <p class="small">It can:</p>
+  ${scopeList(c.scopes)}
+  <form method="post" action="/dashboard/applications/disconnect">
+    <input type="hidden" name="csrf_token" value="${o.account.csrf}">
+    <input type="hidden" name="restaurant_id" value="${o.restaurant.id}">
+    <input type="hidden" name="client_id" value="${c.client_id}">
+    <button type="submit" class="danger" aria-label="Disconnect ${c.name}">Disconnect</button>
+  </form>
+</li>`,
+      )}</ul>`
+    : html`<p class="empty">No application is connected to ${o.restaurant.name}.</p>`;
+  return layout({
+    title: 'Connected applications',
+    account: o.account,
+    wide: true,
+    body: html`<h1>Connected applications</h1>
+<p class="lead">Applications that act for <strong>${o.restaurant.name}</strong> through Couvert. Disconnecting one revokes its access at once and deletes the webhook endpoints it created.</p>
+${restaurantSwitcher(o.restaurants, o.restaurant.id, '/dashboard')}
+${o.notice ? html`<div class="notice" role="status">${o.notice}</div>` : ''}
+${list}`,
+  });
+}

@@ -1,0 +1,178 @@
+// The pages of the OAuth consent flow: sign-in, restaurant choice, consent, and the page shown when a
+// request cannot be sent back to the application. Plain forms that work without JavaScript.
+import type { AuthorizationRequest } from '../../../commands/oauth/authorize-request';
+import type { Scope } from '../../core/scopes';
+import { type Html, html, layout } from '../html';
+import { SCOPE_WORDS } from '../scope-words';
+
+export interface AppView {
+  name: string;
+  logo_url: string | null;
+  published_by_operator: boolean;
+}
+
+export interface RestaurantView {
+  id: string;
+  name: string;
+  slug: string;
+}
+
+export function appBadge(app: AppView): Html {
+  const logo = app.logo_url
+    ? html`<img class="logo" src="${app.logo_url}" alt="" width="56" height="56">`
+    : html`<span class="logo initial" aria-hidden="true">${[...app.name.trim()][0]?.toUpperCase() ?? '?'}</span>`;
+  return html`<div class="app">${logo}<div><h2>${app.name}</h2><span class="badge">${
+    app.published_by_operator ? 'Published by Couvert' : 'Third-party application'
+  }</span></div></div>`;
+}
+
+export const scopeList = (scopes: readonly Scope[]) =>
+  html`<ul class="scopes">${scopes.map((s) => html`<li>${SCOPE_WORDS[s]}</li>`)}</ul>`;
+
+export function signInPage(o: {
+  csrf: string;
+  next: string;
+  email?: string;
+  error?: string | null;
+  app?: AppView | null;
+}): string {
+  const intro = o.app
+    ? html`<p class="lead">Sign in to connect <strong>${o.app.name}</strong> to your restaurant.</p>`
+    : html`<p class="lead">Sign in to manage your restaurant's connected applications.</p>`;
+  return layout({
+    title: 'Sign in',
+    body: html`<div class="card">
+<h1>Sign in</h1>
+${intro}
+${o.error ? html`<div class="alert" role="alert" id="sign-in-error">${o.error}</div>` : ''}
+<form method="post" action="/sign-in" novalidate>
+  <input type="hidden" name="csrf_token" value="${o.csrf}">
+  <input type="hidden" name="next" value="${o.next}">
+  <label for="email">Email</label>
+  <input id="email" name="email" type="email" autocomplete="username" required value="${o.email ?? ''}"${
+    o.error ? html` aria-describedby="sign-in-error"` : ''
+  }${o.email ? '' : html` autofocus`}>
+  <label for="password">Password</label>
+  <input id="password" name="password" type="password" autocomplete="current-password" required${
+    o.email ? html` autofocus` : ''
+  }>
+  <button type="submit" class="full">Sign in</button>
+</form>
+</div>`,
+  });
+}
+
+const requestFields = (query: string, csrf: string) =>
+  html`<input type="hidden" name="csrf_token" value="${csrf}"><input type="hidden" name="authorization" value="${query}">`;
+
+export function choicePage(o: {
+  csrf: string;
+  query: string;
+  app: AppView;
+  restaurants: RestaurantView[];
+  selected: string | null;
+  note: string | null;
+  account: { email: string; csrf: string };
+}): string {
+  return layout({
+    title: 'Choose a restaurant',
+    account: o.account,
+    body: html`<div class="card">
+${appBadge(o.app)}
+<h1>Choose a restaurant</h1>
+<p class="lead">Which restaurant should <strong>${o.app.name}</strong> connect to?</p>
+${o.note ? html`<div class="notice" role="status">${o.note}</div>` : ''}
+<form method="post" action="/oauth/authorize/restaurant">
+  ${requestFields(o.query, o.csrf)}
+  <fieldset>
+    <legend>Restaurants you manage</legend>
+    ${o.restaurants.map(
+      (r, i) =>
+        html`<label class="choice" for="r-${i}"><input type="radio" id="r-${i}" name="restaurant_id" value="${r.id}" required${
+          r.id === o.selected || (!o.selected && i === 0) ? html` checked` : ''
+        }><span><span>${r.name}</span><span class="sub">${r.slug}</span></span></label>`,
+    )}
+  </fieldset>
+  <button type="submit" class="full">Continue</button>
+</form>
+</div>`,
+  });
+}
+
+export function consentPage(o: {
+  csrf: string;
+  query: string;
+  app: AppView;
+  restaurant: RestaurantView;
+  request: AuthorizationRequest;
+  canChange: boolean;
+  account: { email: string; csrf: string };
+}): string {
+  const back = new URL(o.request.redirect_uri).host;
+  return layout({
+    title: `Allow ${o.app.name}`,
+    account: o.account,
+    body: html`<div class="card">
+${appBadge(o.app)}
+<h1>Allow ${o.app.name} to access ${o.restaurant.name}?</h1>
+<p>${o.app.name} will be able to:</p>
+${scopeList(o.request.scopes)}
+<p class="small">It acts for <strong>${o.restaurant.name}</strong> only, until you disconnect it from your Connected applications. You will then be sent back to <strong>${back}</strong>.</p>
+<form method="post" action="/oauth/authorize/decision">
+  ${requestFields(o.query, o.csrf)}
+  <input type="hidden" name="restaurant_id" value="${o.restaurant.id}">
+  <div class="actions">
+    <button type="submit" name="decision" value="allow">Allow</button>
+    <button type="submit" name="decision" value="deny" class="secondary">Deny</button>
+  </div>
+</form>
+${
+  o.canChange
+    ? html`<form method="post" action="/oauth/authorize/restaurant" class="small">
+  ${requestFields(o.query, o.csrf)}
+  <button type="submit" class="link">Choose another restaurant</button>
+</form>`
+    : ''
+}
+</div>`,
+  });
+}
+
+export function noRestaurantPage(o: {
+  csrf: string;
+  query: string;
+  app: AppView;
+  account: { email: string; csrf: string };
+}): string {
+  return layout({
+    title: 'No restaurant to connect',
+    account: o.account,
+    body: html`<div class="card">
+${appBadge(o.app)}
+<h1>No restaurant to connect</h1>
+<p>You do not manage integrations for a restaurant that allows ${o.app.name}. ${
+      o.app.published_by_operator ? '' : 'A third-party application needs the restaurant\u2019s API option. '
+    }Ask the restaurant's owner or Couvert support.</p>
+<form method="post" action="/oauth/authorize/decision">
+  ${requestFields(o.query, o.csrf)}
+  <button type="submit" name="decision" value="deny" class="secondary full">Return to ${o.app.name}</button>
+</form>
+</div>`,
+  });
+}
+
+export function messagePage(o: {
+  title: string;
+  message: string;
+  account?: { email: string; csrf: string } | null;
+}): string {
+  return layout({
+    title: o.title,
+    account: o.account ?? null,
+    body: html`<div class="card">
+<h1>${o.title}</h1>
+<p>${o.message}</p>
+<p class="small">If you followed a link from an application, tell its makers; you can close this page.</p>
+</div>`,
+  });
+}

@@ -1,0 +1,73 @@
+// How page routes answer: HTML with the page headers, 303 redirects, and errors as HTML pages (a person
+// is reading, not a program), never the JSON envelope.
+import type { Context } from 'koa';
+import { loadUserById } from '../../commands/oauth/user-handler';
+import type { UserState } from '../../commands/oauth/users';
+import { ApiError } from '../core/errors';
+import type { RouteResult } from '../http/route';
+import type { Runtime } from '../runtime';
+import { type PagePolicy, pageHeaders } from './headers';
+import { messagePage } from './pages/oauth-pages';
+import { endSession, getSession, type Session } from './sessions';
+
+export const page = (body: string, policy: PagePolicy = {}, status = 200): RouteResult => ({
+  status,
+  headers: pageHeaders(policy),
+  body,
+});
+
+export const seeOther = (location: string): RouteResult => ({
+  status: 303,
+  headers: { location, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' },
+});
+
+/** Any error of a page route, as a page. */
+export function renderPageError(err: unknown, { requestId }: { requestId: string }): RouteResult {
+  if (err instanceof ApiError && err.status < 500) {
+    const title =
+      err.status === 429
+        ? 'Too many requests'
+        : err.status === 404
+          ? 'Page not found'
+          : 'This request cannot be used';
+    return page(messagePage({ title, message: err.message }), {}, err.status);
+  }
+  return page(
+    messagePage({
+      title: 'Something went wrong',
+      message: `Couvert could not complete this request. Try again in a moment; if it keeps failing, give support this reference: ${requestId}.`,
+    }),
+    {},
+    500,
+  );
+}
+
+export interface SignedIn {
+  session: Session;
+  user: UserState & { user_id: string; email: string };
+  account: { email: string; csrf: string };
+}
+
+/** The signed-in person, or null (a session whose user no longer exists is ended). */
+export async function signedIn(rt: Runtime, ctx: Context): Promise<SignedIn | null> {
+  const session = await getSession(rt, ctx);
+  if (!session?.doc.user_id) return null;
+  const user = await loadUserById(rt, session.doc.user_id);
+  if (!user.user_id || !user.email) {
+    await endSession(rt, ctx, session);
+    return null;
+  }
+  return {
+    session,
+    user: user as SignedIn['user'],
+    account: { email: user.email, csrf: session.doc.csrf },
+  };
+}
+
+/** A local path to go to after signing in: never another origin (no open redirect). */
+export function safeNext(next: unknown): string {
+  if (typeof next !== 'string' || next.length > 4000) return '/dashboard';
+  if (!/^\/(oauth\/authorize\?|dashboard(\/|\?|$))/.test(next)) return '/dashboard';
+  if (/[\\\s]/.test(next) || next.startsWith('//')) return '/dashboard';
+  return next;
+}

@@ -1,0 +1,120 @@
+// Browser sessions for the sign-in, consent and dashboard pages.
+//
+// Not events: a session is not a business fact an auditor replays (who signed in is; the grants and
+// disconnections a manager makes are events with the manager as actor). So a session is an opaque
+// random id (256 bits) in an HttpOnly cookie, and a document in the `web_sessions` collection of the
+// DocumentStore, keyed by the id's SHA-256 (reading the store never yields a usable cookie). Embedded, the
+// collection lives in process memory (a restart signs everyone out); scaled out it is in MongoDB, shared
+// by every API process. Each session holds its CSRF token; signing in always starts a new session (the
+// anonymous one is deleted: no session fixation).
+
+import { randomBytes } from 'node:crypto';
+import type { Context } from 'koa';
+import { sha256 } from '../core/ids';
+import type { Runtime } from '../runtime';
+
+export interface SessionDoc {
+  _id: string;
+  user_id: string | null;
+  email: string | null;
+  csrf: string;
+  created_at: string;
+  expires_at: string;
+  [k: string]: unknown;
+}
+
+export interface Session {
+  id: string;
+  doc: SessionDoc;
+}
+
+export const SESSIONS = 'web_sessions';
+const ANONYMOUS_TTL_MS = 60 * 60 * 1000;
+const SIGNED_IN_TTL_MS = 12 * 60 * 60 * 1000;
+
+export const cookieName = (rt: Runtime) => (secureCookies(rt) ? '__Host-couvert_session' : 'couvert_session');
+const secureCookies = (rt: Runtime) => rt.config.baseUrl.startsWith('https:');
+
+const collection = (rt: Runtime) => rt.docs.collection<SessionDoc>(SESSIONS);
+
+function readCookie(ctx: Context, name: string): string | null {
+  const header = ctx.get('cookie');
+  if (!header) return null;
+  for (const part of header.split(';')) {
+    const i = part.indexOf('=');
+    if (i > 0 && part.slice(0, i).trim() === name) {
+      const v = part.slice(i + 1).trim();
+      return /^[A-Za-z0-9_-]{43}$/.test(v) ? v : null;
+    }
+  }
+  return null;
+}
+
+function setCookie(rt: Runtime, ctx: Context, value: string, maxAgeSeconds: number) {
+  const attrs = [
+    `${cookieName(rt)}=${value}`,
+    'Path=/',
+    'HttpOnly',
+    'SameSite=Lax',
+    `Max-Age=${maxAgeSeconds}`,
+    ...(secureCookies(rt) ? ['Secure'] : []),
+  ];
+  ctx.append('set-cookie', attrs.join('; '));
+}
+
+export async function getSession(rt: Runtime, ctx: Context): Promise<Session | null> {
+  const id = readCookie(ctx, cookieName(rt));
+  if (!id) return null;
+  const doc = await collection(rt).findOne({ _id: sha256(id) });
+  if (!doc) return null;
+  if (Date.parse(doc.expires_at) <= rt.clock.now().getTime()) {
+    await collection(rt).deleteOne({ _id: doc._id });
+    return null;
+  }
+  return { id, doc };
+}
+
+let created = 0;
+async function create(
+  rt: Runtime,
+  ctx: Context,
+  user: { user_id: string; email: string } | null,
+): Promise<Session> {
+  const id = randomBytes(32).toString('base64url');
+  const now = rt.clock.now();
+  const ttl = user ? SIGNED_IN_TTL_MS : ANONYMOUS_TTL_MS;
+  const doc: SessionDoc = {
+    _id: sha256(id),
+    user_id: user?.user_id ?? null,
+    email: user?.email ?? null,
+    csrf: randomBytes(32).toString('base64url'),
+    created_at: now.toISOString(),
+    expires_at: new Date(now.getTime() + ttl).toISOString(),
+  };
+  await collection(rt).insertOne(doc);
+  setCookie(rt, ctx, id, Math.floor(ttl / 1000));
+  // Expired sessions are swept now and then rather than on a timer.
+  if (++created % 100 === 0) await collection(rt).deleteMany({ expires_at: { $lte: now.toISOString() } });
+  return { id, doc };
+}
+
+/** The current session, or a new anonymous one (for the CSRF token of the sign-in form). */
+export async function ensureSession(rt: Runtime, ctx: Context): Promise<Session> {
+  return (await getSession(rt, ctx)) ?? create(rt, ctx, null);
+}
+
+/** Signing in: the old session (if any) is deleted and a new id issued (no session fixation). */
+export async function startSignedInSession(
+  rt: Runtime,
+  ctx: Context,
+  old: Session | null,
+  user: { user_id: string; email: string },
+): Promise<Session> {
+  if (old) await collection(rt).deleteOne({ _id: old.doc._id });
+  return create(rt, ctx, user);
+}
+
+export async function endSession(rt: Runtime, ctx: Context, session: Session | null): Promise<void> {
+  if (session) await collection(rt).deleteOne({ _id: session.doc._id });
+  setCookie(rt, ctx, '', 0);
+}

@@ -1,0 +1,372 @@
+// POST /api/oauth/token and /api/oauth/revoke end to end (spec §4 OAuth endpoints 2-3, §5, §7, §8): client
+// authentication, every invalid_* answer, the code's single use and expiry, replay revocation, the
+// 3-token cap, revocation, the token endpoint's own rate limit. Codes come from the real consent pages.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import {
+  authorizeQuery,
+  Browser,
+  basic,
+  CALLBACK,
+  consent,
+  oauthBootstrap,
+  pkce,
+  SECRETS,
+  tokenRequest,
+} from '../helpers/oauth';
+import { startTestService, type TestService } from '../helpers/service';
+
+const t = suite<{ svc: TestService; b: Browser }>('OAuth token endpoint', {} as never);
+t.before(async (ctx) => {
+  ctx.svc = await startTestService({ bootstrap: oauthBootstrap(), env: { TEST_CLOCK: 'true' } });
+  ctx.b = new Browser(ctx.svc.url);
+});
+t.after(async (ctx) => {
+  await ctx.svc?.close();
+});
+
+/** A fresh code for app_demo at rest_demo, with its verifier. */
+async function code(
+  b: Browser,
+  o: { scope?: string; client?: string; restaurant?: string; redirect?: string } = {},
+) {
+  const { verifier, challenge } = pkce();
+  const back = await consent(b, {
+    query: authorizeQuery({ challenge, scope: o.scope, client_id: o.client, redirect_uri: o.redirect }),
+    restaurant: o.restaurant,
+  });
+  return { code: back.searchParams.get('code') as string, verifier, back };
+}
+
+const exchange = (
+  svc: TestService,
+  c: { code: string; verifier: string },
+  extra: Record<string, string> = {},
+  o = {},
+) =>
+  tokenRequest(
+    svc.url,
+    {
+      grant_type: 'authorization_code',
+      code: c.code,
+      redirect_uri: CALLBACK,
+      code_verifier: c.verifier,
+      ...extra,
+    },
+    o,
+  );
+
+t(
+  'the redirect carries code, state and iss; the code buys a partner API key with exactly the consented scopes',
+  async ({ svc, b }) => {
+    const c = await code(b, { scope: 'RESERVATIONS_READ CATALOG_READ' });
+    assert.is(c.back.origin + c.back.pathname, CALLBACK);
+    assert.is(c.back.searchParams.get('state'), 'st-123');
+    assert.is(c.back.searchParams.get('iss'), svc.url);
+    assert.match(c.code, /^couvert_ac_[A-Za-z0-9_-]{43}$/);
+    const res = await exchange(svc, c);
+    assert.is(res.status, 200, res.text);
+    assert.is(res.headers.get('cache-control'), 'no-store');
+    assert.is(res.body.token_type, 'Bearer');
+    assert.is(res.body.scope, 'CATALOG_READ RESERVATIONS_READ');
+    assert.equal(res.body.restaurant, { id: 'rest_demo', name: 'Le Demo', slug: 'le-demo' });
+    assert.match(res.body.access_token, /^couvert_pk_/);
+    assert.not.ok('refresh_token' in res.body || 'expires_in' in res.body, 'no refresh token, no expiry');
+    const me = await svc.api('GET', '/me', { token: res.body.access_token });
+    assert.is(me.status, 200);
+    assert.equal(me.body.data.scopes, ['CATALOG_READ', 'RESERVATIONS_READ']);
+    assert.is(me.body.data.credential.type, 'OAUTH');
+    assert.equal(me.body.data.credential.application, { id: 'app_demo', name: 'Demo POS' });
+    // Works on every route its scopes allow, and on no other.
+    assert.is((await svc.api('GET', '/tables', { token: res.body.access_token })).status, 200);
+    assert.is((await svc.api('GET', '/customers', { token: res.body.access_token })).status, 403);
+  },
+);
+
+t(
+  'JSON bodies and client authentication in the body work too (checked against the OpenAPI document)',
+  async ({ svc, b }) => {
+    const c = await code(b);
+    const res = await svc.api('POST', '/api/oauth/token', {
+      body: {
+        grant_type: 'authorization_code',
+        code: c.code,
+        redirect_uri: CALLBACK,
+        code_verifier: c.verifier,
+        client_id: 'app_demo',
+        client_secret: SECRETS.app_demo,
+      },
+    });
+    assert.is(res.status, 200, res.text);
+    assert.is(res.headers.get('pragma'), 'no-cache');
+  },
+);
+
+t(
+  'client authentication: never both methods, never a wrong secret, an unknown or a disabled client',
+  async ({ svc, b }) => {
+    const c = await code(b);
+    const both = await exchange(svc, c, { client_secret: SECRETS.app_demo });
+    assert.equal([both.status, both.body.error], [400, 'invalid_request']);
+    const wrong = await exchange(svc, c, {}, { client: ['app_demo', 'not-the-secret'] });
+    assert.equal([wrong.status, wrong.body.error], [401, 'invalid_client']);
+    assert.match(wrong.headers.get('www-authenticate') ?? '', /^Basic/);
+    const unknown = await exchange(svc, c, {}, { client: ['app_nope', 'x'] });
+    assert.equal([unknown.status, unknown.body.error], [401, 'invalid_client']);
+    const disabled = await exchange(svc, c, {}, { client: ['app_off', 'off-secret-0123456789'] });
+    assert.equal([disabled.status, disabled.body.error], [401, 'invalid_client']);
+    const none = await exchange(svc, c, {}, { client: null });
+    assert.equal([none.status, none.body.error], [401, 'invalid_client']);
+    const halfBody = await exchange(svc, c, { client_id: 'app_demo' }, { client: null });
+    assert.equal([halfBody.status, halfBody.body.error], [401, 'invalid_client']);
+    const otherId = await exchange(svc, c, { client_id: 'app_pub' });
+    assert.equal([otherId.status, otherId.body.error], [400, 'invalid_request']);
+    // None of these used the code.
+    assert.is((await exchange(svc, c)).status, 200);
+  },
+);
+
+t('request errors: grant type, missing and repeated parameters, an unreadable body', async ({ svc, b }) => {
+  const c = await code(b);
+  const grant = await exchange(svc, c, { grant_type: 'client_credentials' });
+  assert.equal([grant.status, grant.body.error], [400, 'unsupported_grant_type']);
+  for (const missing of ['grant_type', 'code', 'redirect_uri', 'code_verifier']) {
+    const form: Record<string, string> = {
+      grant_type: 'authorization_code',
+      code: c.code,
+      redirect_uri: CALLBACK,
+      code_verifier: c.verifier,
+    };
+    delete form[missing];
+    const res = await tokenRequest(svc.url, form);
+    assert.equal([res.status, res.body.error], [400, 'invalid_request'], missing);
+    assert.match(res.body.error_description, new RegExp(missing));
+  }
+  const repeated = await fetch(`${svc.url}/api/oauth/token`, {
+    method: 'POST',
+    headers: {
+      authorization: basic('app_demo', SECRETS.app_demo),
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    body: `grant_type=authorization_code&code=${c.code}&code=${c.code}&redirect_uri=${encodeURIComponent(CALLBACK)}&code_verifier=${c.verifier}`,
+  });
+  const body = (await repeated.json()) as { error: string; error_description: string };
+  assert.equal([repeated.status, body.error], [400, 'invalid_request']);
+  assert.match(body.error_description, /code: repeated/);
+  const garbage = await fetch(`${svc.url}/api/oauth/token`, {
+    method: 'POST',
+    headers: { authorization: basic('app_demo', SECRETS.app_demo), 'content-type': 'application/json' },
+    body: '{not json',
+  });
+  assert.equal(
+    [garbage.status, ((await garbage.json()) as { error: string }).error],
+    [400, 'invalid_request'],
+  );
+  const plain = await fetch(`${svc.url}/api/oauth/token`, {
+    method: 'POST',
+    headers: { authorization: basic('app_demo', SECRETS.app_demo), 'content-type': 'text/plain' },
+    body: 'grant_type=authorization_code',
+  });
+  assert.equal([plain.status, ((await plain.json()) as { error: string }).error], [400, 'invalid_request']);
+  assert.is((await exchange(svc, c)).status, 200, 'the code is still good');
+});
+
+t(
+  'invalid_grant: an unknown code, another redirect_uri, a wrong verifier, another client’s code',
+  async ({ svc, b }) => {
+    const c = await code(b);
+    const cases: [Record<string, string>, object, RegExp][] = [
+      [{ code: 'couvert_ac_nope' }, {}, /unknown/],
+      [{ code: 'something-else' }, {}, /unknown/],
+      [{ redirect_uri: `${CALLBACK}/` }, {}, /redirect_uri/],
+      [{ redirect_uri: 'https://pos.example.test/callback?tenant=1' }, {}, /redirect_uri/],
+      [{ code_verifier: pkce().verifier }, {}, /code_verifier/],
+      [{ code_verifier: 'short' }, {}, /code_verifier/],
+      [{}, { client: ['app_pub', SECRETS.app_pub] }, /another client/],
+    ];
+    for (const [extra, o, why] of cases) {
+      const res = await exchange(svc, c, extra, o);
+      assert.equal([res.status, res.body.error], [400, 'invalid_grant'], JSON.stringify(extra));
+      assert.match(res.body.error_description, why);
+      assert.is(res.headers.get('cache-control'), 'no-store');
+    }
+    assert.is((await exchange(svc, c)).status, 200, 'refusals do not use the code');
+  },
+);
+
+t('a code is valid 5 minutes', async ({ svc, b }) => {
+  const fresh = await code(b);
+  const stale = await code(b);
+  await svc.api('POST', '/__test/clock', { body: { advance_seconds: 299 } });
+  assert.is((await exchange(svc, fresh)).status, 200);
+  await svc.api('POST', '/__test/clock', { body: { advance_seconds: 1 } });
+  const res = await exchange(svc, stale);
+  assert.equal([res.status, res.body.error], [400, 'invalid_grant']);
+  assert.match(res.body.error_description, /expired/);
+});
+
+t(
+  'a code presented twice is refused and the token it issued is revoked, on the record',
+  async ({ svc, b }) => {
+    const c = await code(b);
+    const first = await exchange(svc, c);
+    assert.is(first.status, 200);
+    const token = first.body.access_token as string;
+    assert.is((await svc.api('GET', '/me', { token })).status, 200);
+    const again = await exchange(svc, c);
+    assert.equal([again.status, again.body.error], [400, 'invalid_grant']);
+    assert.match(again.body.error_description, /already used/);
+    const me = await svc.api('GET', '/me', { token });
+    assert.equal([me.status, me.body.error.code], [401, 'INVALID_AUTHENTICATION']);
+    const types: string[] = [];
+    for await (const e of svc.rt.events.readAll()) types.push(e.type);
+    assert.ok(types.includes('OAuthCodeReplayed'), 'an auditor sees the replay');
+    const third = await exchange(svc, c);
+    assert.is(third.body.error, 'invalid_grant');
+  },
+);
+
+t(
+  'two presentations at once: one redeems, the other is a replay, and no token stays active',
+  async ({ svc, b }) => {
+    const active = () =>
+      svc.rt.docs
+        .collection('api_keys')
+        .count({ type: 'OAUTH', restaurant_id: 'rest_demo', revoked_at: null });
+    const before = await active();
+    const c = await code(b);
+    const answers = await Promise.all([exchange(svc, c), exchange(svc, c)]);
+    // The replay revokes the token the code issued, whichever request created it: a token handed out at
+    // that moment would be revoked already, so neither request gets one.
+    for (const r of answers) {
+      if (r.status === 200)
+        assert.is((await svc.api('GET', '/me', { token: r.body.access_token })).status, 401);
+      else assert.is(r.body.error, 'invalid_grant');
+    }
+    assert.ok(answers.some((r) => r.status === 400));
+    assert.is(await active(), before);
+  },
+);
+
+t(
+  'at most 3 active tokens per restaurant and application: a fourth revokes the oldest',
+  async ({ svc, b }) => {
+    // rest_three has no tokens of app_demo yet.
+    const tokens: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const c = await code(b, { restaurant: 'rest_three' });
+      const res = await exchange(svc, c);
+      assert.is(res.status, 200);
+      assert.is(res.body.restaurant.id, 'rest_three');
+      tokens.push(res.body.access_token);
+    }
+    const statuses = await Promise.all(
+      tokens.map(async (token) => (await svc.api('GET', '/me', { token })).status),
+    );
+    assert.equal(statuses, [401, 200, 200, 200]);
+    // Another application's tokens at the same restaurant are counted apart.
+    const pub = await code(b, { client: 'app_pub', scope: 'CATALOG_READ', restaurant: 'rest_three' });
+    assert.is((await exchange(svc, pub, {}, { client: ['app_pub', SECRETS.app_pub] })).status, 200);
+    assert.equal(
+      await Promise.all(tokens.map(async (token) => (await svc.api('GET', '/me', { token })).status)),
+      [401, 200, 200, 200],
+    );
+  },
+);
+
+t(
+  'revocation (RFC 7009): the client revokes its token; unknown, repeated or foreign tokens answer 200',
+  async ({ svc, b }) => {
+    const mine = (await exchange(svc, await code(b))).body.access_token as string;
+    const theirs = (
+      await exchange(
+        svc,
+        await code(b, { client: 'app_pub', scope: 'CATALOG_READ' }),
+        {},
+        { client: ['app_pub', SECRETS.app_pub] },
+      )
+    ).body.access_token as string;
+    const revoke = (token: string, client: [string, string] = ['app_demo', SECRETS.app_demo]) =>
+      svc.api('POST', '/api/oauth/revoke', {
+        body: { token },
+        headers: { authorization: basic(client[0], client[1]) },
+      });
+    assert.is((await revoke(theirs)).status, 200);
+    assert.is(
+      (await svc.api('GET', '/me', { token: theirs })).status,
+      200,
+      "another application's token is left alone",
+    );
+    assert.is((await revoke(mine)).status, 200);
+    assert.is((await svc.api('GET', '/me', { token: mine })).status, 401);
+    assert.is((await revoke(mine)).status, 200, 'already revoked');
+    assert.is((await revoke('couvert_pk_unknown')).status, 200, 'unknown');
+    const wrong = await revoke(theirs, ['app_pub', 'wrong']);
+    assert.equal([wrong.status, wrong.body.error], [401, 'invalid_client']);
+    const missing = await svc.api('POST', '/api/oauth/revoke', {
+      body: {},
+      headers: { authorization: basic('app_demo', SECRETS.app_demo) },
+    });
+    assert.equal([missing.status, missing.body.error], [400, 'invalid_request']);
+    // Form-encoded with the client in the body.
+    const form = await fetch(`${svc.url}/api/oauth/revoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        token: theirs,
+        client_id: 'app_pub',
+        client_secret: SECRETS.app_pub,
+      }).toString(),
+    });
+    assert.is(form.status, 200);
+    assert.is((await svc.api('GET', '/me', { token: theirs })).status, 401);
+  },
+);
+
+t('metadata (RFC 8414) names the endpoints, S256 and the client authentication methods', async ({ svc }) => {
+  const res = await svc.api('GET', `${svc.url}/.well-known/oauth-authorization-server`);
+  assert.is(res.status, 200);
+  assert.is(res.body.issuer, svc.url);
+  assert.is(res.body.authorization_endpoint, `${svc.url}/oauth/authorize`);
+  assert.is(res.body.token_endpoint, `${svc.url}/api/oauth/token`);
+  assert.is(res.body.revocation_endpoint, `${svc.url}/api/oauth/revoke`);
+  assert.equal(res.body.code_challenge_methods_supported, ['S256']);
+  assert.equal(res.body.token_endpoint_auth_methods_supported, ['client_secret_basic', 'client_secret_post']);
+  assert.is(res.body.authorization_response_iss_parameter_supported, true);
+});
+
+t.run();
+
+const limited = suite<{ svc: TestService }>('OAuth token endpoint: its own rate limit', {} as never);
+limited.before(async (ctx) => {
+  ctx.svc = await startTestService({
+    bootstrap: oauthBootstrap(),
+    env: { OAUTH_TOKEN_RATE_LIMIT_PER_MINUTE: '3', RATE_LIMIT_PER_MINUTE: '1000' },
+  });
+});
+limited.after(async (ctx) => {
+  await ctx.svc?.close();
+});
+limited(
+  'OAUTH_TOKEN_RATE_LIMIT_PER_MINUTE requests per IP, then 429 rate_limited; partner routes keep their budget',
+  async ({ svc }) => {
+    const form = {
+      grant_type: 'authorization_code',
+      code: 'couvert_ac_x',
+      redirect_uri: CALLBACK,
+      code_verifier: pkce().verifier,
+    };
+    for (let i = 0; i < 3; i++) {
+      const res = await tokenRequest(svc.url, form);
+      assert.is(res.status, 400);
+      assert.is(res.headers.get('x-ratelimit-limit'), '3');
+      assert.is(res.headers.get('x-ratelimit-remaining'), String(2 - i));
+    }
+    const res = await tokenRequest(svc.url, form);
+    assert.equal([res.status, res.body.error], [429, 'rate_limited']);
+    assert.ok(Number(res.headers.get('retry-after')) >= 1);
+    assert.ok(Number(res.headers.get('x-ratelimit-reset')) > Date.now() - 1000);
+    assert.is((await svc.api('GET', '/')).status, 200);
+  },
+);
+limited.run();

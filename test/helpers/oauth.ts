@@ -247,5 +247,6 @@ export async function tokenRequest(
   try {
     body = JSON.parse(text);
   } catch {}
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON
   return { status: res.status, headers: res.headers, body: body as Record<string, any>, text };
 }

@@ -9,6 +9,8 @@ import { reservationDaysProjection } from './reservation-days';
 import { reservationsProjection } from './reservations';
 import { restaurantsProjection } from './restaurants';
 import { seatingSyncProjection } from './seating-sync';
+import { webhookDeliveriesProjection } from './webhook-deliveries';
+import { webhookEndpointsProjection } from './webhook-endpoints';
 
 export function allProjections(): Projection[] {
   return [
@@ -20,5 +22,7 @@ export function allProjections(): Projection[] {
     reservationsProjection,
     reservationDaysProjection,
     seatingSyncProjection,
+    webhookEndpointsProjection,
+    webhookDeliveriesProjection,
   ];
 }

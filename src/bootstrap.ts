@@ -104,7 +104,6 @@ export function readBootstrapFile(path: string): BootstrapFile {
 const NOT_BUILT: Record<string, string> = {
   users: 'OAuth sign-in is not built yet',
   oauth_applications: 'OAuth is not built yet',
-  webhook_endpoints: 'webhooks are not built yet',
 };
 
 function unappliedNotes(file: BootstrapFile): string[] {
@@ -113,13 +112,6 @@ function unappliedNotes(file: BootstrapFile): string[] {
   for (const section of ['users', 'oauth_applications'] as const) {
     const n = file[section]?.length ?? 0;
     if (n) notes.push(`${section}: ${entries(n)} not applied (${NOT_BUILT[section]})`);
-  }
-  for (const [i, r] of (file.restaurants ?? []).entries()) {
-    const n = r.webhook_endpoints?.length ?? 0;
-    if (n)
-      notes.push(
-        `restaurants.${i}.webhook_endpoints (${r.id}): ${entries(n)} not applied (${NOT_BUILT.webhook_endpoints})`,
-      );
   }
   return notes;
 }
@@ -147,8 +139,9 @@ export async function applyBootstrap(
   meta: CommandMeta,
 ): Promise<BootstrapReport> {
   const report: BootstrapReport = { position: null, appended: 0, notes: [] };
+  // The rest of `outer` (a Runtime's secrets, configuration) stays available to section appliers.
   const deps: WriteDeps = {
-    clock: outer.clock,
+    ...outer,
     events: countingAppends(outer.events, (count, position) => {
       report.appended += count;
       if (report.position === null || position > report.position) report.position = position;

@@ -3,6 +3,7 @@
 import { registerCatalogModule } from './catalog-module';
 import { reservationJobs } from './jobs/reservation-jobs';
 import { registerScheduledJob } from './scheduler';
+import { registerWebhooksModule } from './webhooks-module';
 
 let done = false;
 export function registerModules(): void {
@@ -10,4 +11,5 @@ export function registerModules(): void {
   done = true;
   for (const job of reservationJobs) registerScheduledJob(job);
   registerCatalogModule();
+  registerWebhooksModule();
 }

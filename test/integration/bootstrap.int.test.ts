@@ -19,7 +19,6 @@ const DESIGN_EXAMPLE = join(dirname(fileURLToPath(import.meta.url)), '../fixture
 const UNAPPLIED = [
   'users: 1 entry not applied (OAuth sign-in is not built yet)',
   'oauth_applications: 1 entry not applied (OAuth is not built yet)',
-  'restaurants.0.webhook_endpoints (rest_demo): 1 entry not applied (webhooks are not built yet)',
 ];
 
 const t = suite<{ rt: Runtime; dir: string }>('bootstrap file');
@@ -49,39 +48,50 @@ t("DESIGN.md's example: every appended event counted, every skipped section name
   assert.equal(types.filter((x) => x === 'CatalogItemConfigured').length, 7);
   assert.ok(types.includes('RestaurantCreated') && types.includes('ApiKeyCreated'));
   assert.is(first.appended, types.length);
-  assert.is(first.appended, 11);
+  assert.ok(types.includes('WebhookEndpointCreated'), 'the legacy endpoint is created');
+  assert.is(first.appended, 12);
   assert.is(first.position, await rt.events.headPosition());
-  assert.equal(first.notes, ['catalog: 7 item change(s)', ...UNAPPLIED]);
+  assert.equal(first.notes, [
+    'catalog: 7 item change(s)',
+    'webhook endpoints: 1 created, 0 change(s)',
+    ...UNAPPLIED,
+  ]);
 
   const second = await applyBootstrap(rt, file, operatorMeta('bootstrap'));
   assert.equal(second, { position: null, appended: 0, notes: UNAPPLIED });
-  assert.is((await log(rt)).length, 11);
+  assert.is((await log(rt)).length, 12);
 });
 
-t('empty or absent sections are not mentioned; each restaurant names its own endpoints', async ({ rt }) => {
-  const base = readBootstrapFile(DESIGN_EXAMPLE).restaurants?.[0] as NonNullable<
-    BootstrapFile['restaurants']
-  >[number];
-  const file: BootstrapFile = {
-    users: [],
-    restaurants: [
-      { ...base, webhook_endpoints: [] },
-      {
-        ...base,
-        id: 'rest_two',
-        slug: 'two',
-        api_keys: [],
-        webhook_endpoints: [{ id: 'we_a' }, { id: 'we_b' }],
-      },
-    ],
-  };
-  const report = await applyBootstrap(rt, file, operatorMeta('bootstrap'));
-  assert.equal(report.notes, [
-    'catalog: 7 item change(s)',
-    'restaurants.1.webhook_endpoints (rest_two): 2 entries not applied (webhooks are not built yet)',
-  ]);
-  // rest_two: its slug claim, its creation and its 7 catalog items.
-  assert.is(report.appended, 9);
-});
+t(
+  'empty or absent sections are not mentioned; a faulty endpoint entry is named by its path',
+  async ({ rt }) => {
+    const base = readBootstrapFile(DESIGN_EXAMPLE).restaurants?.[0] as NonNullable<
+      BootstrapFile['restaurants']
+    >[number];
+    const file: BootstrapFile = {
+      users: [],
+      restaurants: [
+        { ...base, webhook_endpoints: [] },
+        {
+          ...base,
+          id: 'rest_two',
+          slug: 'two',
+          api_keys: [],
+          webhook_endpoints: [{ id: 'we_a' }, { id: 'we_b' }],
+        },
+      ],
+    };
+    const err = await applyBootstrap(rt, file, operatorMeta('bootstrap')).catch((e: Error) => e);
+    assert.instance(err, Error);
+    assert.match((err as Error).message, 'restaurants.1.webhook_endpoints.0.url');
+    assert.match((err as Error).message, 'restaurants.1.webhook_endpoints.1.api_key_id');
+    const ok = await applyBootstrap(
+      rt,
+      { ...file, restaurants: file.restaurants?.slice(0, 1) },
+      operatorMeta('bootstrap'),
+    );
+    assert.equal(ok.notes, []);
+  },
+);
 
 t.run();

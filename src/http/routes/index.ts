@@ -8,6 +8,7 @@ import { customerRoutes } from './customers';
 import { metaRoutes, testClockRoute } from './meta';
 import { referenceRoutes } from './reference';
 import { reservationRoutes } from './reservations';
+import { webhookRoutes } from './webhooks';
 
 export function partnerRoutes(): AnyRoute[] {
   const list: AnyRoute[] = [];
@@ -17,6 +18,7 @@ export function partnerRoutes(): AnyRoute[] {
     ...availabilityRoutes,
     ...customerRoutes,
     ...reservationRoutes,
+    ...webhookRoutes,
     ...referenceRoutes,
   );
   return list;

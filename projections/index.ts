@@ -10,6 +10,8 @@ import { reservationDaysProjection } from './reservation-days';
 import { reservationsProjection } from './reservations';
 import { restaurantsProjection } from './restaurants';
 import { seatingSyncProjection } from './seating-sync';
+import { webhookDeliveriesProjection } from './webhook-deliveries';
+import { webhookEndpointsProjection } from './webhook-endpoints';
 
 export function allProjections(): Projection[] {
   return [
@@ -22,5 +24,7 @@ export function allProjections(): Projection[] {
     reservationDaysProjection,
     seatingSyncProjection,
     oauthApplicationsProjection,
+    webhookEndpointsProjection,
+    webhookDeliveriesProjection,
   ];
 }

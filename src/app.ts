@@ -13,6 +13,8 @@ import { createApp, type Lifecycle, newLifecycle } from './http/server';
 import { registerModules } from './modules';
 import { createRuntime, type Runtime, type RuntimeOptions } from './runtime';
 import { startScheduler } from './scheduler';
+import type { PublisherOptions } from './webhooks/publisher';
+import { type RunningWebhooks, startWebhooks } from './webhooks/runner';
 
 export interface RunningService {
   rt: Runtime;
@@ -20,6 +22,8 @@ export interface RunningService {
   url: string;
   demo: DemoInfo | null;
   notes: string[];
+  /** The webhook publisher, when this process runs the webhooks role. */
+  webhooks: RunningWebhooks | null;
   stop(): Promise<void>;
 }
 
@@ -28,7 +32,7 @@ export const SHUTDOWN_GRACE_MS = 8_000;
 
 export async function startService(
   config: Config,
-  options: RuntimeOptions & { demo?: boolean; shutdownGraceMs?: number } = {},
+  options: RuntimeOptions & { demo?: boolean; shutdownGraceMs?: number; webhooks?: PublisherOptions } = {},
 ): Promise<RunningService> {
   registerModules();
   const rt = await createRuntime(config, options);
@@ -88,6 +92,8 @@ export async function startService(
   // --- scheduler role (src/scheduler.ts): time-driven commands; stopped before the stores close. ---
   const scheduler = config.roles.has('scheduler') ? startScheduler(rt) : null;
   // --- end scheduler role ---
+  // --- webhooks role (src/webhooks/runner.ts): the publisher follows the log; stopped before the stores close. ---
+  const webhooks = config.roles.has('webhooks') ? startWebhooks(rt, options.webhooks) : null;
   const address = server.address() as AddressInfo;
   const url = config.port === 0 ? `http://${config.host}:${address.port}` : config.baseUrl;
   if (config.port === 0) rt.config.baseUrl = url;
@@ -96,12 +102,13 @@ export async function startService(
     stopping ??= (async () => {
       await drain(server, lifecycle, options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS);
       await scheduler?.stop();
+      await webhooks?.stop();
       await rt.close();
       await following;
     })();
     return stopping;
   };
-  return { rt, server, url, demo, notes, stop };
+  return { rt, server, url, demo, notes, webhooks, stop };
 }
 
 /** After connections are cut, how long handlers still running may take before the stores close under them. */

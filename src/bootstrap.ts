@@ -99,25 +99,6 @@ export function readBootstrapFile(path: string): BootstrapFile {
   }
 }
 
-// Sections of DESIGN.md §3 no module applies yet. Named in the report whenever they hold entries, so
-// an operator never takes "applied" for "users can sign in". Remove an entry when its module lands.
-const NOT_BUILT: Record<string, string> = {
-  webhook_endpoints: 'webhooks are not built yet',
-};
-
-function unappliedNotes(file: BootstrapFile): string[] {
-  const entries = (n: number) => `${n} entr${n === 1 ? 'y' : 'ies'}`;
-  const notes: string[] = [];
-  for (const [i, r] of (file.restaurants ?? []).entries()) {
-    const n = r.webhook_endpoints?.length ?? 0;
-    if (n)
-      notes.push(
-        `restaurants.${i}.webhook_endpoints (${r.id}): ${entries(n)} not applied (${NOT_BUILT.webhook_endpoints})`,
-      );
-  }
-  return notes;
-}
-
 /** The same store, counting what is appended through it: the report counts every event, whoever appends it. */
 function countingAppends(events: EventStore, seen: (count: number, position: bigint) => void): EventStore {
   return {
@@ -141,8 +122,9 @@ export async function applyBootstrap(
   meta: CommandMeta,
 ): Promise<BootstrapReport> {
   const report: BootstrapReport = { position: null, appended: 0, notes: [] };
+  // The rest of `outer` (a Runtime's secrets, configuration) stays available to section appliers.
   const deps: WriteDeps = {
-    clock: outer.clock,
+    ...outer,
     events: countingAppends(outer.events, (count, position) => {
       report.appended += count;
       if (report.position === null || position > report.position) report.position = position;
@@ -171,6 +153,5 @@ export async function applyBootstrap(
     }
   }
   for (const applier of appliers) report.notes.push(...(await applier(deps, file, meta)).notes);
-  report.notes.push(...unappliedNotes(file));
   return report;
 }

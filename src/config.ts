@@ -3,10 +3,9 @@
 
 import { existsSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { parseSecretsKey } from './secrets';
 
-// The webhook publisher role joins this list when it exists; until then asking for it is an error,
-// not a role that silently runs nothing.
-export const ROLES = ['api', 'projector', 'scheduler'] as const;
+export const ROLES = ['api', 'projector', 'scheduler', 'webhooks'] as const;
 export type Role = (typeof ROLES)[number];
 
 export interface Config {
@@ -26,6 +25,8 @@ export interface Config {
   /** Failed sign-ins per account per 15 minutes before the account's sign-in waits. */
   signInFailuresPerAccount: number;
   webhookAllowPrivateTargets: boolean;
+  /** SECRETS_KEY (32 bytes): encrypts webhook signing secrets at rest; null = DATA_DIR/secrets.key (embedded only). */
+  secretsKey: Buffer | null;
   testClock: boolean;
   /** Read X-Forwarded-For for the client IP (only behind a proxy you trust). */
   trustProxy: boolean;
@@ -169,6 +170,24 @@ function bootstrapFile(env: Env): string | null {
   return file;
 }
 
+/** Scaled out every process must share one key, so it cannot be generated into a local directory. */
+function secretsKeyOf(env: Env, store: Config['store']): Buffer | null {
+  const raw = env.SECRETS_KEY;
+  if (raw === undefined || raw === '') {
+    if (store === 'eventstoredb')
+      throw new ConfigError(
+        'SECRETS_KEY must be set when STORE=eventstoredb (32 bytes as 64 hex characters or base64; e.g. `openssl rand -hex 32`): every process encrypts and reads webhook signing secrets with it',
+      );
+    return null;
+  }
+  const key = parseSecretsKey(raw);
+  if (!key)
+    throw new ConfigError(
+      'SECRETS_KEY must be 32 bytes written as 64 hex characters or as base64 (44 characters)',
+    );
+  return key;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535);
   const listenHost = host(env);
@@ -195,16 +214,13 @@ export function loadConfig(env: Env = process.env): Config {
   }
   const urlHost = isIP(listenHost) === 6 ? `[${listenHost}]` : listenHost;
   const baseUrl = (url(env, 'BASE_URL', ['http', 'https']) ?? `http://${urlHost}:${port}`).replace(/\/$/, '');
-  const roleNames = (env.ROLES?.trim() || (store === 'embedded' ? 'api,projector,scheduler' : 'api'))
+  const roleNames = (env.ROLES?.trim() || (store === 'embedded' ? 'api,projector,scheduler,webhooks' : 'api'))
     .split(',')
     .map((r) => r.trim());
   for (const r of roleNames)
     if (!(ROLES as readonly string[]).includes(r))
-      throw new ConfigError(
-        r === 'webhooks'
-          ? 'ROLES=webhooks: the webhook publisher is not built yet'
-          : `ROLES must list ${ROLES.join(', ')}, got "${r}"`,
-      );
+      throw new ConfigError(`ROLES must list ${ROLES.join(', ')}, got "${r}"`);
+  const secretsKey = secretsKeyOf(env, store);
   return {
     port,
     host: listenHost,
@@ -220,6 +236,7 @@ export function loadConfig(env: Env = process.env): Config {
     signInAttemptsPerIp: integer(env, 'SIGN_IN_RATE_LIMIT_PER_IP', 30, 1, 10_000_000),
     signInFailuresPerAccount: integer(env, 'SIGN_IN_FAILURES_PER_ACCOUNT', 10, 1, 10_000),
     webhookAllowPrivateTargets: boolean(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
+    secretsKey,
     testClock: boolean(env, 'TEST_CLOCK', false),
     trustProxy: boolean(env, 'TRUST_PROXY', false),
     readYourWritesTimeoutMs: integer(env, 'READ_YOUR_WRITES_TIMEOUT_MS', 2000, 0, 60_000),

@@ -4,6 +4,7 @@ import { registerCatalogModule } from './catalog-module';
 import { reservationJobs } from './jobs/reservation-jobs';
 import { registerOAuthModule } from './oauth-module';
 import { registerScheduledJob } from './scheduler';
+import { registerWebhooksModule } from './webhooks-module';
 
 let done = false;
 export function registerModules(): void {
@@ -12,4 +13,5 @@ export function registerModules(): void {
   for (const job of reservationJobs) registerScheduledJob(job);
   registerCatalogModule();
   registerOAuthModule();
+  registerWebhooksModule();
 }

@@ -14,6 +14,7 @@ import type { DocumentStore } from './ports/document-store';
 import type { EventStore } from './ports/event-store';
 import type { Projection } from './projection/projection';
 import { ProjectionRunner, type RunnerOptions } from './projection/runner';
+import { lazySecrets, loadSecretBox, type Secrets } from './secrets';
 
 export interface Runtime extends WriteDeps {
   config: Config;
@@ -23,6 +24,8 @@ export interface Runtime extends WriteDeps {
   events: EventStore;
   docs: DocumentStore;
   projections: ProjectionRunner;
+  /** Seals and opens stored secrets (webhook signing secrets) with SECRETS_KEY or DATA_DIR/secrets.key. */
+  secrets: Secrets;
   logger: Logger;
   /** One line per request (allow-listed fields only). */
   accessLog: AccessLog;
@@ -86,6 +89,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     events,
     docs,
     projections,
+    secrets: lazySecrets(() => loadSecretBox({ secretsKey: config.secretsKey, dataDir: config.dataDir })),
     logger,
     accessLog,
     async settle(position) {

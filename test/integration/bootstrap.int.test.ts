@@ -16,9 +16,7 @@ import { createRuntime, type Runtime } from '../../src/runtime';
 
 const DESIGN_EXAMPLE = join(dirname(fileURLToPath(import.meta.url)), '../fixtures/design-bootstrap.json');
 
-const UNAPPLIED = [
-  'restaurants.0.webhook_endpoints (rest_demo): 1 entry not applied (webhooks are not built yet)',
-];
+const UNAPPLIED: string[] = [];
 
 const t = suite<{ rt: Runtime; dir: string }>('bootstrap file');
 t.before(async (ctx) => {
@@ -47,46 +45,55 @@ t("DESIGN.md's example: every appended event counted, every skipped section name
   assert.equal(types.filter((x) => x === 'CatalogItemConfigured').length, 7);
   assert.ok(types.includes('RestaurantCreated') && types.includes('ApiKeyCreated'));
   assert.is(first.appended, types.length);
-  // 11 for the restaurant, its key and catalog; the user and its access (2); the application (1).
+  // 11 for the restaurant, its key and catalog; the user and its access (2); the application (1); the
+  // legacy webhook endpoint (1).
   assert.ok(types.includes('UserCreated') && types.includes('OAuthApplicationRegistered'));
-  assert.is(first.appended, 14);
+  assert.ok(types.includes('WebhookEndpointCreated'), 'the legacy endpoint is created');
+  assert.is(first.appended, 15);
   assert.is(first.position, await rt.events.headPosition());
   assert.equal(first.notes, [
     'catalog: 7 item change(s)',
     'users: 1 created or changed',
     'oauth_applications: 1 registered or changed',
+    'webhook endpoints: 1 created, 0 change(s)',
     ...UNAPPLIED,
   ]);
 
   const second = await applyBootstrap(rt, file, operatorMeta('bootstrap'));
   assert.equal(second, { position: null, appended: 0, notes: UNAPPLIED });
-  assert.is((await log(rt)).length, 14);
+  assert.is((await log(rt)).length, 15);
 });
 
-t('empty or absent sections are not mentioned; each restaurant names its own endpoints', async ({ rt }) => {
-  const base = readBootstrapFile(DESIGN_EXAMPLE).restaurants?.[0] as NonNullable<
-    BootstrapFile['restaurants']
-  >[number];
-  const file: BootstrapFile = {
-    users: [],
-    restaurants: [
-      { ...base, webhook_endpoints: [] },
-      {
-        ...base,
-        id: 'rest_two',
-        slug: 'two',
-        api_keys: [],
-        webhook_endpoints: [{ id: 'we_a' }, { id: 'we_b' }],
-      },
-    ],
-  };
-  const report = await applyBootstrap(rt, file, operatorMeta('bootstrap'));
-  assert.equal(report.notes, [
-    'catalog: 7 item change(s)',
-    'restaurants.1.webhook_endpoints (rest_two): 2 entries not applied (webhooks are not built yet)',
-  ]);
-  // rest_two: its slug claim, its creation and its 7 catalog items.
-  assert.is(report.appended, 9);
-});
+t(
+  'empty or absent sections are not mentioned; a faulty endpoint entry is named by its path',
+  async ({ rt }) => {
+    const base = readBootstrapFile(DESIGN_EXAMPLE).restaurants?.[0] as NonNullable<
+      BootstrapFile['restaurants']
+    >[number];
+    const file: BootstrapFile = {
+      users: [],
+      restaurants: [
+        { ...base, webhook_endpoints: [] },
+        {
+          ...base,
+          id: 'rest_two',
+          slug: 'two',
+          api_keys: [],
+          webhook_endpoints: [{ id: 'we_a' }, { id: 'we_b' }],
+        },
+      ],
+    };
+    const err = await applyBootstrap(rt, file, operatorMeta('bootstrap')).catch((e: Error) => e);
+    assert.instance(err, Error);
+    assert.match((err as Error).message, 'restaurants.1.webhook_endpoints.0.url');
+    assert.match((err as Error).message, 'restaurants.1.webhook_endpoints.1.api_key_id');
+    const ok = await applyBootstrap(
+      rt,
+      { ...file, restaurants: file.restaurants?.slice(0, 1) },
+      operatorMeta('bootstrap'),
+    );
+    assert.equal(ok.notes, []);
+  },
+);
 
 t.run();

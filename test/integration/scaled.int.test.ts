@@ -55,6 +55,7 @@ if (gateOnContainers(runner, 'scaled-out suites', problem, ['projection runner c
       STORE: 'eventstoredb',
       EVENTSTORE_URL: s.esdbUrl,
       MONGODB_URL: s.mongoUrl,
+      SECRETS_KEY: 'ab'.repeat(32),
       MONGODB_DB: 'svc',
     };
     const projector = await startTestService({ env: { ...env, ROLES: 'projector' } });
@@ -92,6 +93,7 @@ if (gateOnContainers(runner, 'scaled-out suites', problem, ['projection runner c
       STORE: 'eventstoredb',
       EVENTSTORE_URL: s.esdbUrl,
       MONGODB_URL: s.mongoUrl,
+      SECRETS_KEY: 'ab'.repeat(32),
       MONGODB_DB: 'rl',
       RATE_LIMIT_PER_MINUTE: '4',
       ROLES: 'api,projector',

@@ -19,6 +19,7 @@ const SCALED = {
   STORE: 'eventstoredb',
   EVENTSTORE_URL: 'esdb://es:2113?tls=false',
   MONGODB_URL: 'mongodb://db',
+  SECRETS_KEY: 'ab'.repeat(32),
 };
 
 function refusal(env: Record<string, string>): string {
@@ -55,7 +56,8 @@ t('defaults are the README table', () => {
       trustProxy: false,
       readYourWritesTimeoutMs: 2000,
       logLevel: 'info',
-      roles: ['api', 'projector', 'scheduler'],
+      roles: ['api', 'projector', 'scheduler', 'webhooks'],
+      secretsKey: null,
       bodyLimitBytes: 1_000_000,
       warnings: [],
     },
@@ -65,7 +67,7 @@ t('defaults are the README table', () => {
   // An empty number, boolean or list is the default (compose files write `X:` for "unset").
   const blank = loadConfig({ PORT: '', TEST_CLOCK: '', ROLES: '', LOG_LEVEL: '', BOOTSTRAP_FILE: '' });
   assert.is(blank.port, 3000);
-  assert.is(blank.roles.size, 3);
+  assert.is(blank.roles.size, 4);
   assert.is(blank.bootstrapFile, null);
 });
 
@@ -96,7 +98,8 @@ t('a bad value of any variable throws ConfigError naming it', ({ dir }) => {
     WEBHOOK_ALLOW_PRIVATE_TARGETS: ['maybe'],
     TEST_CLOCK: ['yes please'],
     LOG_LEVEL: ['verbose'],
-    ROLES: ['api,web', 'webhooks', 'api,,projector'],
+    ROLES: ['api,web', 'webhook', 'api,,projector'],
+    SECRETS_KEY: ['short', 'zz'.repeat(32)],
     TRUST_PROXY: ['sometimes'],
     BODY_LIMIT_BYTES: ['100', '1e6'],
     READ_YOUR_WRITES_TIMEOUT_MS: ['60001', 'soon'],
@@ -108,6 +111,7 @@ t('a bad value of any variable throws ConfigError naming it', ({ dir }) => {
     }
   assert.match(refusal({ STORE: 'eventstoredb' }), 'EVENTSTORE_URL');
   assert.match(refusal({ ...SCALED, MONGODB_URL: '' }), /missing: MONGODB_URL/);
+  assert.match(refusal({ ...SCALED, SECRETS_KEY: '' }), /SECRETS_KEY must be set when STORE=eventstoredb/);
 });
 
 t('HOST: IP literals, localhost and host names, checked without any lookup', () => {
@@ -139,6 +143,7 @@ t('several hosts in a store URL (cluster, replica set) are accepted', () => {
     STORE: 'eventstoredb',
     EVENTSTORE_URL: 'esdb+discover://a:2113,b:2113?tls=false',
     MONGODB_URL: 'mongodb://u:p@a:27017,b:27017,c/?replicaSet=rs0',
+    SECRETS_KEY: 'ab'.repeat(32),
   });
   assert.is(c.mongodbUrl, 'mongodb://u:p@a:27017,b:27017,c/?replicaSet=rs0');
 });

@@ -13,6 +13,7 @@ import { referenceRoutes } from './reference';
 import { reservationRoutes } from './reservations';
 import { webAssetRoutes } from './web-assets';
 import { webSessionRoutes } from './web-session';
+import { webhookRoutes } from './webhooks';
 
 export function partnerRoutes(): AnyRoute[] {
   const list: AnyRoute[] = [];
@@ -22,6 +23,7 @@ export function partnerRoutes(): AnyRoute[] {
     ...availabilityRoutes,
     ...customerRoutes,
     ...reservationRoutes,
+    ...webhookRoutes,
     ...referenceRoutes,
     ...oauthRoutes,
     ...oauthPageRoutes,

@@ -1,0 +1,89 @@
+// Webhook deliveries. The publisher writes one fan-out per source event (stream
+// `webhook-fanout-<source event id>`, appended once: a second publisher handling the same event gets
+// a conflict and sends nothing), then each delivery's attempts on `webhook-delivery-<id>`.
+// Everything a retry, a resend or the history needs is in the log, so a restart loses nothing.
+
+export type AttemptError = 'timeout' | 'network' | 'blocked_target' | 'endpoint_gone' | 'credential_revoked';
+
+export interface ScheduledDelivery {
+  delivery_id: string;
+  endpoint_id: string;
+  /** Key into the fan-out's `payloads`: endpoints that see the same thing share one body. */
+  payload: string;
+}
+
+export interface AttemptRecord {
+  attempt: number;
+  /** X-Service-Delivery-Log-Id of this attempt. */
+  log_id: string;
+  /** Service clock. */
+  at: string;
+  duration_ms: number;
+  status_code: number | null;
+  error: AttemptError | null;
+}
+
+export type WebhookDeliveryEvent =
+  | {
+      type: 'WebhookDeliveriesScheduled';
+      data: {
+        restaurant_id: string;
+        source_event_id: string;
+        /** Zero-padded log position of the source event. */
+        source_position: string;
+        /** v1 type (reservation.updated…) or the legacy RESERVATION_UPDATED. */
+        event_types: Record<string, string>;
+        /** The event's time: X-Service-Timestamp. */
+        event_created: string;
+        payloads: Record<string, string>;
+        deliveries: ScheduledDelivery[];
+        at: string;
+      };
+    }
+  | {
+      type: 'WebhookAttemptRecorded';
+      data: AttemptRecord & {
+        delivery_id: string;
+        endpoint_id: string;
+        restaurant_id: string;
+        outcome: 'succeeded' | 'retry' | 'failed';
+        next_attempt_at: string | null;
+      };
+    }
+  /** An attempt is due (a retry, a resend, or a first attempt nobody made): whoever receives this event makes it. */
+  | {
+      type: 'WebhookAttemptRequested';
+      data: {
+        delivery_id: string;
+        endpoint_id: string;
+        restaurant_id: string;
+        attempt: number;
+        reason: 'retry' | 'resend' | 'recovery';
+        at: string;
+      };
+    }
+  /** The endpoint was deleted or its credential revoked before the delivery succeeded: nothing more is sent. */
+  | {
+      type: 'WebhookDeliveryCanceled';
+      data: {
+        delivery_id: string;
+        endpoint_id: string;
+        restaurant_id: string;
+        reason: AttemptError;
+        at: string;
+      };
+    }
+  /** POST /webhook-endpoints/{id}/test: one signed attempt, never retried. */
+  | {
+      type: 'WebhookTestDeliverySent';
+      data: AttemptRecord & {
+        delivery_id: string;
+        endpoint_id: string;
+        restaurant_id: string;
+        event_id: string;
+        outcome: 'succeeded' | 'failed';
+      };
+    };
+
+export const fanoutStream = (sourceEventId: string) => `webhook-fanout-${sourceEventId}`;
+export const deliveryStream = (deliveryId: string) => `webhook-delivery-${deliveryId}`;

@@ -1,0 +1,348 @@
+// Webhook endpoint rules (pure): what a URL, custom headers and event types may be, and what each
+// command appends.
+import { ApiError, type Issue, notFound, unprocessable, validationError } from '../../src/core/errors';
+import type { NewEvent, RecordedEvent } from '../../src/ports/event-store';
+import { targetUrlProblem } from '../../src/webhooks/target';
+import {
+  type ApiVersion,
+  type DeletionReason,
+  type EndpointSettings,
+  V1_EVENT_TYPES,
+  type V1EventType,
+} from './events';
+
+export interface EndpointRecord extends EndpointSettings {
+  endpoint_id: string;
+  restaurant_id: string;
+  credential_id: string;
+  api_version: ApiVersion;
+  secret: string;
+  previous_secret: { secret: string; expires_at: string } | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface EndpointState {
+  endpoint: EndpointRecord | null;
+  deleted: boolean;
+}
+export const initialEndpoint: EndpointState = { endpoint: null, deleted: false };
+
+export function evolveEndpoint(state: EndpointState, event: RecordedEvent): EndpointState {
+  const d = event.data as Record<string, unknown>;
+  const e = state.endpoint;
+  switch (event.type) {
+    case 'WebhookEndpointCreated':
+      return {
+        deleted: false,
+        endpoint: {
+          endpoint_id: d.endpoint_id as string,
+          restaurant_id: d.restaurant_id as string,
+          credential_id: d.credential_id as string,
+          api_version: d.api_version as ApiVersion,
+          url: d.url as string,
+          description: (d.description as string | null) ?? null,
+          enabled_events: d.enabled_events as string[],
+          headers: (d.headers as Record<string, string>) ?? {},
+          disabled: Boolean(d.disabled),
+          secret: d.secret as string,
+          previous_secret: null,
+          created_at: d.at as string,
+          updated_at: d.at as string,
+        },
+      };
+    case 'WebhookEndpointUpdated':
+      return e
+        ? {
+            ...state,
+            endpoint: { ...e, ...(d.changes as Partial<EndpointSettings>), updated_at: d.at as string },
+          }
+        : state;
+    case 'WebhookEndpointSecretRotated':
+      return e
+        ? {
+            ...state,
+            endpoint: {
+              ...e,
+              secret: d.secret as string,
+              previous_secret: {
+                secret: d.previous_secret as string,
+                expires_at: d.previous_expires_at as string,
+              },
+              updated_at: d.at as string,
+            },
+          }
+        : state;
+    case 'WebhookEndpointMigrated':
+      return e ? { ...state, endpoint: { ...e, api_version: 'v1', updated_at: d.at as string } } : state;
+    case 'WebhookEndpointDeleted':
+      return { ...state, deleted: true };
+    default:
+      return state;
+  }
+}
+
+/** The v1 types a credential's scopes can read (spec §5: endpoints receive only what their key can read). */
+export function readableTypes(scopes: Iterable<string>): V1EventType[] {
+  const set = new Set(scopes);
+  return V1_EVENT_TYPES.filter((t) =>
+    t.startsWith('reservation.') ? set.has('RESERVATIONS_READ') : set.has('CUSTOMERS_READ'),
+  );
+}
+
+/** Headers a partner may not set: the reserved prefix, hop-by-hop and framing headers, and anything carrying credentials. */
+const FORBIDDEN_HEADERS = new Set([
+  'authorization',
+  'proxy-authorization',
+  'proxy-authenticate',
+  'www-authenticate',
+  'cookie',
+  'set-cookie',
+  'connection',
+  'keep-alive',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'content-length',
+  'content-type',
+  'content-encoding',
+  'expect',
+  'service-signature',
+  'user-agent',
+]);
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+export const MAX_HEADERS = 20;
+
+/** Issues for custom headers, at `headers.<name>`: 400 when any. */
+export function headerIssues(headers: Record<string, string>): Issue[] {
+  const issues: Issue[] = [];
+  const names = Object.keys(headers);
+  if (names.length > MAX_HEADERS)
+    issues.push({ path: 'headers', code: 'out_of_range', message: `at most ${MAX_HEADERS} headers` });
+  const seen = new Set<string>();
+  for (const name of names) {
+    const lower = name.toLowerCase();
+    const path = `headers.${name}`;
+    const value = headers[name] as string;
+    if (!TOKEN.test(name) || name.length > 100)
+      issues.push({ path, code: 'invalid_format', message: 'a header name is 1 to 100 token characters' });
+    else if (lower.startsWith('x-service-'))
+      issues.push({
+        path,
+        code: 'reserved_header',
+        message: 'the X-Service- prefix is reserved for the service',
+      });
+    else if (FORBIDDEN_HEADERS.has(lower) || lower.startsWith('proxy-') || lower.startsWith('sec-'))
+      issues.push({
+        path,
+        code: 'reserved_header',
+        message: 'hop-by-hop, framing and credential headers cannot be set',
+      });
+    else if (seen.has(lower))
+      issues.push({
+        path,
+        code: 'invalid_format',
+        message: 'the same header is named twice (names are case-insensitive)',
+      });
+    // Visible ASCII and spaces/tabs inside: no CR/LF (header injection), no other control characters.
+    else if (!/^[\x20-\x7e\t]*$/.test(value) || value.length > 1000)
+      issues.push({
+        path,
+        code: 'invalid_format',
+        message: 'a header value is at most 1000 printable ASCII characters',
+      });
+    seen.add(lower);
+  }
+  return issues;
+}
+
+export interface SettingsInput {
+  url?: string;
+  description?: string | null;
+  enabled_events?: string[];
+  headers?: Record<string, string>;
+  disabled?: boolean;
+}
+
+/** Checks what a create or update sets. 400 for malformed values, 422 for types the credential cannot read. */
+export function checkSettings(
+  input: SettingsInput,
+  rules: { allowPrivate: boolean; scopes: Iterable<string>; requireReadable?: boolean },
+): void {
+  const issues: Issue[] = [];
+  if (input.url !== undefined) {
+    const problem = targetUrlProblem(input.url, rules.allowPrivate);
+    if (problem) issues.push({ path: 'url', code: 'invalid_format', message: `url ${problem}` });
+  }
+  if (input.headers) issues.push(...headerIssues(input.headers));
+  const events = input.enabled_events;
+  if (events) {
+    if (events.includes('*') && events.length > 1)
+      issues.push({ path: 'enabled_events', code: 'invalid_format', message: '["*"] stands alone' });
+    for (const [i, t] of events.entries())
+      if (t !== '*' && !(V1_EVENT_TYPES as readonly string[]).includes(t))
+        issues.push({
+          path: `enabled_events.${i}`,
+          code: 'invalid_enum',
+          message: `must be "*" or one of ${V1_EVENT_TYPES.join(', ')}`,
+        });
+    if (new Set(events).size !== events.length)
+      issues.push({ path: 'enabled_events', code: 'invalid_format', message: 'items must be distinct' });
+  }
+  if (issues.length) throw validationError(issues);
+  if (events) {
+    const readable = new Set<string>(readableTypes(rules.scopes));
+    const unreadable = events.flatMap((t, i) =>
+      t !== '*' && !readable.has(t)
+        ? [
+            {
+              path: `enabled_events.${i}`,
+              code: 'insufficient_scope',
+              message: `${t} needs ${t.startsWith('reservation.') ? 'RESERVATIONS_READ' : 'CUSTOMERS_READ'}, which this credential does not hold`,
+            },
+          ]
+        : [],
+    );
+    if (unreadable.length) throw unprocessable(unreadable, 'The credential cannot read these event types');
+    if (events[0] === '*' && readable.size === 0 && rules.requireReadable !== false)
+      throw unprocessable(
+        [
+          {
+            path: 'enabled_events',
+            code: 'insufficient_scope',
+            message: 'this credential can read no event type (RESERVATIONS_READ or CUSTOMERS_READ)',
+          },
+        ],
+        'The credential cannot read any event type',
+      );
+  }
+}
+
+export interface CreateEndpointData extends EndpointSettings {
+  endpoint_id: string;
+  restaurant_id: string;
+  credential_id: string;
+  /** Who may see and manage it: `key:<id>`, or `app:<id>` for the OAuth tokens of one application. */
+  owner: string;
+  api_version: ApiVersion;
+  secret: string;
+  at: string;
+}
+
+export function decideCreateEndpoint(state: EndpointState, data: CreateEndpointData): NewEvent[] {
+  if (state.endpoint) {
+    const e = state.endpoint;
+    // The same endpoint created again (a bootstrap applied twice): nothing to do.
+    if (
+      !state.deleted &&
+      e.restaurant_id === data.restaurant_id &&
+      e.url === data.url &&
+      e.credential_id === data.credential_id
+    )
+      return [];
+    throw new ApiError(409, 'RESOURCE_CONFLICT', `webhook endpoint ${data.endpoint_id} already exists`);
+  }
+  return [{ type: 'WebhookEndpointCreated', data: { ...data } }];
+}
+
+/** The live endpoint of this restaurant, or 404 (another restaurant's id answers 404 too). */
+export function liveEndpoint(state: EndpointState, restaurantId: string | null, id: string): EndpointRecord {
+  const e = state.endpoint;
+  if (!e || state.deleted || (restaurantId !== null && e.restaurant_id !== restaurantId))
+    throw notFound(`webhook endpoint ${id}`);
+  return e;
+}
+
+export function decideUpdateEndpoint(
+  state: EndpointState,
+  restaurantId: string | null,
+  id: string,
+  changes: Partial<EndpointSettings>,
+  at: string,
+): NewEvent[] {
+  const e = liveEndpoint(state, restaurantId, id);
+  const diff: Partial<EndpointSettings> = {};
+  const previous: Partial<EndpointSettings> = {};
+  for (const key of ['url', 'description', 'enabled_events', 'headers', 'disabled'] as const) {
+    const next = changes[key];
+    if (next === undefined) continue;
+    if (JSON.stringify(next) === JSON.stringify(e[key])) continue;
+    (diff as Record<string, unknown>)[key] = next;
+    (previous as Record<string, unknown>)[key] = e[key];
+  }
+  if (!Object.keys(diff).length) return [];
+  return [
+    {
+      type: 'WebhookEndpointUpdated',
+      data: { endpoint_id: id, restaurant_id: e.restaurant_id, changes: diff, previous, at },
+    },
+  ];
+}
+
+export const DEFAULT_GRACE_SECONDS = 24 * 3600;
+
+export function decideRotateSecret(
+  state: EndpointState,
+  restaurantId: string | null,
+  id: string,
+  sealedNew: string,
+  graceSeconds: number,
+  now: Date,
+): NewEvent[] {
+  const e = liveEndpoint(state, restaurantId, id);
+  return [
+    {
+      type: 'WebhookEndpointSecretRotated',
+      data: {
+        endpoint_id: id,
+        restaurant_id: e.restaurant_id,
+        secret: sealedNew,
+        previous_secret: e.secret,
+        previous_expires_at: new Date(now.getTime() + graceSeconds * 1000).toISOString(),
+        at: now.toISOString(),
+      },
+    },
+  ];
+}
+
+/** Legacy → v1, once: migration is final (spec §9); migrating a v1 endpoint changes nothing. */
+export function decideMigrate(
+  state: EndpointState,
+  restaurantId: string | null,
+  id: string,
+  at: string,
+): NewEvent[] {
+  const e = liveEndpoint(state, restaurantId, id);
+  if (e.api_version === 'v1') return [];
+  return [
+    {
+      type: 'WebhookEndpointMigrated',
+      data: { endpoint_id: id, restaurant_id: e.restaurant_id, from: 'legacy', to: 'v1', at },
+    },
+  ];
+}
+
+export function decideDeleteEndpoint(
+  state: EndpointState,
+  restaurantId: string | null,
+  id: string,
+  reason: DeletionReason,
+  at: string,
+): NewEvent[] {
+  // Deleting twice (a revocation replayed after a crash) appends nothing.
+  if (
+    state.deleted &&
+    state.endpoint &&
+    (restaurantId === null || state.endpoint.restaurant_id === restaurantId)
+  )
+    return [];
+  const e = liveEndpoint(state, restaurantId, id);
+  return [
+    {
+      type: 'WebhookEndpointDeleted',
+      data: { endpoint_id: id, restaurant_id: e.restaurant_id, reason, credential_id: e.credential_id, at },
+    },
+  ];
+}

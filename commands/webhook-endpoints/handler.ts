@@ -1,0 +1,186 @@
+// Webhook endpoint commands. Each takes the actor in `meta` (a partner's credential, a manager from the
+// dashboard, an operator, the system on a revocation) and a restaurant id to check tenancy against
+// (null: an operator acting on any restaurant).
+import { loadStream, runCommand } from '../../src/core/command';
+import type { CommandMeta } from '../../src/core/command-meta';
+import { newId } from '../../src/core/ids';
+import type { WriteDeps } from '../../src/core/write-deps';
+import type { Secrets } from '../../src/secrets';
+import { generateSigningSecret } from '../../src/webhooks/signature';
+import {
+  checkSettings,
+  DEFAULT_GRACE_SECONDS,
+  decideCreateEndpoint,
+  decideDeleteEndpoint,
+  decideMigrate,
+  decideRotateSecret,
+  decideUpdateEndpoint,
+  type EndpointState,
+  evolveEndpoint,
+  initialEndpoint,
+  type SettingsInput,
+} from './decide';
+import type { ApiVersion, DeletionReason, EndpointSettings } from './events';
+import { webhookEndpointStream } from './events';
+
+export interface EndpointDeps extends WriteDeps {
+  secrets: Secrets;
+  config: { webhookAllowPrivateTargets: boolean };
+}
+
+export interface CreateEndpointInput extends SettingsInput {
+  restaurantId: string;
+  url: string;
+  /** The owning credential and the scopes enabled_events are checked against. */
+  credential: { id: string; scopes: Iterable<string>; owner?: string };
+  apiVersion?: ApiVersion;
+  /** Given by a bootstrap file (legacy endpoints); otherwise generated. */
+  secret?: string;
+  endpointId?: string;
+  /** Accept an endpoint whose credential can read no event type yet (bootstrap files). */
+  allowUnreadable?: boolean;
+}
+
+const load = (id: string) => ({
+  stream: webhookEndpointStream(id),
+  initial: initialEndpoint,
+  evolve: evolveEndpoint,
+});
+
+/** Returns the plain signing secret: the only time it leaves the service. */
+export async function createWebhookEndpoint(
+  deps: EndpointDeps,
+  input: CreateEndpointInput,
+  meta: CommandMeta,
+) {
+  const scopes = [...input.credential.scopes];
+  checkSettings(input, {
+    allowPrivate: deps.config.webhookAllowPrivateTargets,
+    scopes,
+    requireReadable: !input.allowUnreadable,
+  });
+  const endpointId = input.endpointId ?? newId('we');
+  const secret = input.secret ?? generateSigningSecret();
+  const settings: EndpointSettings = {
+    url: input.url,
+    description: input.description ?? null,
+    enabled_events: input.enabled_events ?? ['*'],
+    headers: input.headers ?? {},
+    disabled: input.disabled ?? false,
+  };
+  const outcome = await runCommand<EndpointState>(deps.events, {
+    ...load(endpointId),
+    metadata: { ...meta, restaurant_id: input.restaurantId },
+    clock: deps.clock,
+    decide: (s) =>
+      decideCreateEndpoint(s, {
+        ...settings,
+        endpoint_id: endpointId,
+        restaurant_id: input.restaurantId,
+        credential_id: input.credential.id,
+        owner: input.credential.owner ?? `key:${input.credential.id}`,
+        api_version: input.apiVersion ?? 'v1',
+        secret: deps.secrets.seal(secret),
+        at: deps.clock.now().toISOString(),
+      }),
+  });
+  return { ...outcome, endpointId, secret };
+}
+
+export async function updateWebhookEndpoint(
+  deps: EndpointDeps,
+  restaurantId: string | null,
+  id: string,
+  changes: SettingsInput,
+  scopes: Iterable<string>,
+  meta: CommandMeta,
+  options: { allowUnreadable?: boolean } = {},
+) {
+  checkSettings(changes, {
+    allowPrivate: deps.config.webhookAllowPrivateTargets,
+    scopes: [...scopes],
+    requireReadable: !options.allowUnreadable,
+  });
+  return runCommand<EndpointState>(deps.events, {
+    ...load(id),
+    metadata: meta,
+    clock: deps.clock,
+    decide: (s) =>
+      decideUpdateEndpoint(
+        s,
+        restaurantId,
+        id,
+        changes as Partial<EndpointSettings>,
+        deps.clock.now().toISOString(),
+      ).map((e) => ({ ...e, metadata: { restaurant_id: s.endpoint?.restaurant_id ?? null } })),
+  });
+}
+
+/** A new secret, returned once; the old one keeps signing beside it for `graceSeconds` (24 h by default). */
+export async function rotateWebhookSecret(
+  deps: EndpointDeps,
+  restaurantId: string | null,
+  id: string,
+  graceSeconds: number | undefined,
+  meta: CommandMeta,
+) {
+  const secret = generateSigningSecret();
+  const sealed = deps.secrets.seal(secret);
+  const outcome = await runCommand<EndpointState>(deps.events, {
+    ...load(id),
+    metadata: meta,
+    clock: deps.clock,
+    decide: (s) =>
+      decideRotateSecret(
+        s,
+        restaurantId,
+        id,
+        sealed,
+        graceSeconds ?? DEFAULT_GRACE_SECONDS,
+        deps.clock.now(),
+      ).map((e) => ({
+        ...e,
+        metadata: { restaurant_id: s.endpoint?.restaurant_id ?? null },
+      })),
+  });
+  return { ...outcome, secret };
+}
+
+export const migrateWebhookEndpoint = (
+  deps: WriteDeps,
+  restaurantId: string | null,
+  id: string,
+  meta: CommandMeta,
+) =>
+  runCommand<EndpointState>(deps.events, {
+    ...load(id),
+    metadata: meta,
+    clock: deps.clock,
+    decide: (s) =>
+      decideMigrate(s, restaurantId, id, deps.clock.now().toISOString()).map((e) => ({
+        ...e,
+        metadata: { restaurant_id: s.endpoint?.restaurant_id ?? null },
+      })),
+  });
+
+export const deleteWebhookEndpoint = (
+  deps: WriteDeps,
+  restaurantId: string | null,
+  id: string,
+  reason: DeletionReason,
+  meta: CommandMeta,
+) =>
+  runCommand<EndpointState>(deps.events, {
+    ...load(id),
+    metadata: meta,
+    clock: deps.clock,
+    decide: (s) =>
+      decideDeleteEndpoint(s, restaurantId, id, reason, deps.clock.now().toISOString()).map((e) => ({
+        ...e,
+        metadata: { restaurant_id: s.endpoint?.restaurant_id ?? null },
+      })),
+  });
+
+export async function loadWebhookEndpoint(deps: WriteDeps, id: string): Promise<EndpointState> {
+  return (await loadStream(deps.events, webhookEndpointStream(id), initialEndpoint, evolveEndpoint)).state;
+}

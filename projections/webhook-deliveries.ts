@@ -1,0 +1,190 @@
+// Delivery history and the publisher's work list: one document per delivery with its attempts, its
+// status and when its next attempt is due. `sweep_after` says when the sweeper may (re)request an
+// attempt nobody has made (see src/webhooks/publisher.ts).
+import type { AttemptRecord } from '../commands/webhook-deliveries/events';
+import { applyOnce } from '../src/projection/idempotent';
+import type { Projection } from '../src/projection/projection';
+import { CLAIM_LEASE_SECONDS } from '../src/webhooks/schedule';
+
+export const WEBHOOK_DELIVERIES = 'webhook_deliveries';
+
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'canceled';
+
+export interface WebhookDeliveryDoc {
+  _id: string;
+  restaurant_id: string;
+  endpoint_id: string;
+  /** The `id` of the event sent (evt_…). */
+  event_id: string;
+  event_type: string;
+  source_event_id: string;
+  /** Where the body is: the fan-out stream and the payload key in it (null for test deliveries). */
+  fanout_stream: string | null;
+  payload: string | null;
+  event_created: string;
+  created_at: string;
+  test: boolean;
+  status: DeliveryStatus;
+  attempts: AttemptRecord[];
+  attempt_count: number;
+  last_status_code: number | null;
+  /** Number of the next attempt, and when it is due (null once final). */
+  next_attempt: number;
+  next_attempt_at: string | null;
+  /** First attempt of the current series (1, or the attempt a resend started) and when it ran. */
+  series_start: number;
+  series_started_at: string | null;
+  sweep_after: string | null;
+  /** Revision of the delivery stream (-1: none yet): the sweeper appends against it. */
+  revision: number;
+  [k: string]: unknown;
+}
+
+const plus = (iso: string, seconds: number) => new Date(Date.parse(iso) + seconds * 1000).toISOString();
+
+export const webhookDeliveriesProjection: Projection = {
+  name: 'webhook_deliveries',
+  eventTypes: [
+    'WebhookDeliveriesScheduled',
+    'WebhookAttemptRecorded',
+    'WebhookAttemptRequested',
+    'WebhookDeliveryCanceled',
+    'WebhookTestDeliverySent',
+  ],
+  async setup(docs) {
+    const col = docs.collection(WEBHOOK_DELIVERIES);
+    await col.createIndex({ keys: { endpoint_id: 1, created_at: -1 }, name: 'by_endpoint' });
+    await col.createIndex({ keys: { status: 1, sweep_after: 1 }, name: 'work' });
+    await col.createIndex({ keys: { created_at: 1 }, name: 'by_age' });
+  },
+  async apply(event, docs) {
+    const d = event.data as Record<string, unknown>;
+    const col = docs.collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES);
+    switch (event.type) {
+      case 'WebhookDeliveriesScheduled': {
+        const types = d.event_types as Record<string, string>;
+        const at = d.at as string;
+        for (const del of d.deliveries as { delivery_id: string; endpoint_id: string; payload: string }[])
+          await col.updateOne(
+            { _id: del.delivery_id },
+            {
+              $setOnInsert: {
+                restaurant_id: d.restaurant_id,
+                endpoint_id: del.endpoint_id,
+                event_id: `evt_${(d.source_event_id as string).replace(/-/g, '')}`,
+                event_type: types[del.payload] ?? '',
+                source_event_id: d.source_event_id,
+                fanout_stream: event.stream,
+                payload: del.payload,
+                event_created: d.event_created,
+                created_at: at,
+                test: false,
+                status: 'pending',
+                attempts: [],
+                attempt_count: 0,
+                last_status_code: null,
+                next_attempt: 1,
+                next_attempt_at: at,
+                series_start: 1,
+                series_started_at: null,
+                sweep_after: plus(at, CLAIM_LEASE_SECONDS),
+                revision: -1,
+              },
+            },
+            { upsert: true },
+          );
+        return;
+      }
+      case 'WebhookAttemptRecorded': {
+        const attempt = d.attempt as number;
+        const record: AttemptRecord = {
+          attempt,
+          log_id: d.log_id as string,
+          at: d.at as string,
+          duration_ms: d.duration_ms as number,
+          status_code: (d.status_code as number | null) ?? null,
+          error: (d.error as AttemptRecord['error']) ?? null,
+        };
+        const outcome = d.outcome as string;
+        const doc = await col.findOne({ _id: d.delivery_id as string });
+        const set: Record<string, unknown> = {
+          status: outcome === 'retry' ? 'pending' : outcome,
+          last_status_code: record.status_code,
+          next_attempt: attempt + 1,
+          next_attempt_at: (d.next_attempt_at as string | null) ?? null,
+          sweep_after: (d.next_attempt_at as string | null) ?? null,
+          revision: event.revision,
+        };
+        if (doc && doc.series_start === attempt) set.series_started_at = record.at;
+        await applyOnce(col, d.delivery_id as string, event.position, {
+          $set: set,
+          $push: { attempts: record },
+          $inc: { attempt_count: 1 },
+        });
+        return;
+      }
+      case 'WebhookAttemptRequested': {
+        const set: Record<string, unknown> = {
+          next_attempt: d.attempt,
+          next_attempt_at: d.at,
+          sweep_after: plus(d.at as string, CLAIM_LEASE_SECONDS),
+          revision: event.revision,
+          status: 'pending',
+        };
+        if (d.reason === 'resend') {
+          set.series_start = d.attempt;
+          set.series_started_at = null;
+        }
+        await col.updateOne({ _id: d.delivery_id as string }, { $set: set });
+        return;
+      }
+      case 'WebhookDeliveryCanceled':
+        await col.updateOne(
+          { _id: d.delivery_id as string },
+          {
+            $set: { status: 'canceled', next_attempt_at: null, sweep_after: null, revision: event.revision },
+          },
+        );
+        return;
+      case 'WebhookTestDeliverySent':
+        await col.updateOne(
+          { _id: d.delivery_id as string },
+          {
+            $set: {
+              restaurant_id: d.restaurant_id,
+              endpoint_id: d.endpoint_id,
+              event_id: d.event_id,
+              event_type: 'test',
+              source_event_id: '',
+              fanout_stream: null,
+              payload: null,
+              event_created: d.at,
+              created_at: d.at,
+              test: true,
+              status: d.outcome,
+              attempts: [
+                {
+                  attempt: 1,
+                  log_id: d.log_id,
+                  at: d.at,
+                  duration_ms: d.duration_ms,
+                  status_code: d.status_code ?? null,
+                  error: d.error ?? null,
+                },
+              ],
+              attempt_count: 1,
+              last_status_code: d.status_code ?? null,
+              next_attempt: 2,
+              next_attempt_at: null,
+              series_start: 1,
+              series_started_at: d.at,
+              sweep_after: null,
+              revision: event.revision,
+            },
+          },
+          { upsert: true },
+        );
+        return;
+    }
+  },
+};

@@ -1,0 +1,96 @@
+// Webhook endpoints as partners list them (and as the publisher matches them). Deleted endpoints are
+// removed. The sealed secrets are kept for signing; no query returns them.
+import type { ApiVersion } from '../commands/webhook-endpoints/events';
+import { positionToString } from '../src/ports/event-store';
+import type { Projection } from '../src/projection/projection';
+
+export const WEBHOOK_ENDPOINTS = 'webhook_endpoints';
+
+export interface WebhookEndpointDoc {
+  _id: string;
+  restaurant_id: string;
+  credential_id: string;
+  /** Who may see and manage it: `key:<id>`, or `app:<application id>` for OAuth tokens of one application. */
+  owner: string;
+  api_version: ApiVersion;
+  url: string;
+  description: string | null;
+  enabled_events: string[];
+  headers: Record<string, string>;
+  disabled: boolean;
+  secret: string;
+  previous_secret: { secret: string; expires_at: string } | null;
+  created_at: string;
+  updated_at: string;
+  /** Log position of its creation: it receives only events after it. */
+  created_position: string;
+  [k: string]: unknown;
+}
+
+export const webhookEndpointsProjection: Projection = {
+  name: 'webhook_endpoints',
+  eventTypes: [
+    'WebhookEndpointCreated',
+    'WebhookEndpointUpdated',
+    'WebhookEndpointSecretRotated',
+    'WebhookEndpointMigrated',
+    'WebhookEndpointDeleted',
+  ],
+  async setup(docs) {
+    const col = docs.collection(WEBHOOK_ENDPOINTS);
+    await col.createIndex({ keys: { restaurant_id: 1, created_at: 1 }, name: 'by_restaurant' });
+    await col.createIndex({ keys: { credential_id: 1 }, name: 'by_credential' });
+  },
+  async apply(event, docs) {
+    const d = event.data as Record<string, unknown>;
+    const col = docs.collection<WebhookEndpointDoc>(WEBHOOK_ENDPOINTS);
+    const id = d.endpoint_id as string;
+    switch (event.type) {
+      case 'WebhookEndpointCreated':
+        await col.updateOne(
+          { _id: id },
+          {
+            $set: {
+              restaurant_id: d.restaurant_id,
+              credential_id: d.credential_id,
+              owner: (d.owner as string | undefined) ?? `key:${d.credential_id as string}`,
+              api_version: d.api_version,
+              url: d.url,
+              description: d.description ?? null,
+              enabled_events: d.enabled_events,
+              headers: d.headers ?? {},
+              disabled: Boolean(d.disabled),
+              secret: d.secret,
+              previous_secret: null,
+              created_at: d.at,
+              updated_at: d.at,
+              created_position: positionToString(event.position),
+            },
+          },
+          { upsert: true },
+        );
+        return;
+      case 'WebhookEndpointUpdated':
+        await col.updateOne({ _id: id }, { $set: { ...(d.changes as object), updated_at: d.at } });
+        return;
+      case 'WebhookEndpointSecretRotated':
+        await col.updateOne(
+          { _id: id },
+          {
+            $set: {
+              secret: d.secret,
+              previous_secret: { secret: d.previous_secret, expires_at: d.previous_expires_at },
+              updated_at: d.at,
+            },
+          },
+        );
+        return;
+      case 'WebhookEndpointMigrated':
+        await col.updateOne({ _id: id }, { $set: { api_version: 'v1', updated_at: d.at } });
+        return;
+      case 'WebhookEndpointDeleted':
+        await col.deleteOne({ _id: id });
+        return;
+    }
+  },
+};

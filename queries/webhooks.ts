@@ -1,0 +1,139 @@
+// Reading webhook endpoints and their deliveries. Partners see the endpoints of their own credential
+// (or, for OAuth tokens, of their application) in their restaurant: anything else answers 404.
+import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../projections/webhook-deliveries';
+import { WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../projections/webhook-endpoints';
+import { notFound } from '../src/core/errors';
+import type { DocumentStore, Filter } from '../src/ports/document-store';
+import { HISTORY_DAYS } from '../src/webhooks/schedule';
+
+/** Who may see an endpoint: the restaurant, and the owner unless null (a manager, an operator). */
+export interface EndpointScope {
+  restaurantId: string | null;
+  owner: string | null;
+}
+
+export function ownerOf(credential: {
+  _id: string;
+  type?: string;
+  application?: { id: string } | null;
+}): string {
+  return credential.type === 'OAUTH' && credential.application
+    ? `app:${credential.application.id}`
+    : `key:${credential._id}`;
+}
+
+const endpoints = (docs: DocumentStore) => docs.collection<WebhookEndpointDoc>(WEBHOOK_ENDPOINTS);
+
+export async function getEndpoint(
+  docs: DocumentStore,
+  scope: EndpointScope,
+  id: string,
+): Promise<WebhookEndpointDoc> {
+  const doc = await endpoints(docs).findOne({ _id: id });
+  if (
+    !doc ||
+    (scope.restaurantId !== null && doc.restaurant_id !== scope.restaurantId) ||
+    (scope.owner !== null && doc.owner !== scope.owner)
+  )
+    throw notFound(`webhook endpoint ${id}`);
+  return doc;
+}
+
+export async function listEndpoints(
+  docs: DocumentStore,
+  scope: EndpointScope,
+  page: { page: number; perPage: number },
+): Promise<{ items: WebhookEndpointDoc[]; total: number }> {
+  const filter: Filter = {};
+  if (scope.restaurantId !== null) filter.restaurant_id = scope.restaurantId;
+  if (scope.owner !== null) filter.owner = scope.owner;
+  const [items, total] = await Promise.all([
+    endpoints(docs).find(filter, {
+      sort: { created_at: 1, _id: 1 },
+      skip: (page.page - 1) * page.perPage,
+      limit: page.perPage,
+    }),
+    endpoints(docs).count(filter),
+  ]);
+  return { items, total };
+}
+
+/** The partner representation: never the secret. */
+export function presentEndpoint(doc: WebhookEndpointDoc) {
+  return {
+    id: doc._id,
+    url: doc.url,
+    description: doc.description,
+    enabled_events: doc.enabled_events,
+    headers: doc.headers,
+    disabled: doc.disabled,
+    api_version: doc.api_version,
+    secret_rotation: doc.previous_secret
+      ? { previous_secret_expires_at: doc.previous_secret.expires_at }
+      : null,
+    created_at: doc.created_at,
+    updated_at: doc.updated_at,
+  };
+}
+
+export const historyStart = (now: Date) => new Date(now.getTime() - HISTORY_DAYS * 86_400_000).toISOString();
+
+export async function listDeliveries(
+  docs: DocumentStore,
+  endpointId: string,
+  q: {
+    status?: string;
+    event_type?: string;
+    event_id?: string;
+    limit: number;
+    after?: { created_at: string; id: string };
+  },
+  now: Date,
+): Promise<{ items: WebhookDeliveryDoc[]; hasMore: boolean }> {
+  const filter: Filter = { endpoint_id: endpointId, created_at: { $gte: historyStart(now) } };
+  if (q.status) filter.status = q.status;
+  if (q.event_type) filter.event_type = q.event_type;
+  if (q.event_id) filter.event_id = q.event_id;
+  if (q.after)
+    filter.$or = [
+      { created_at: { $lt: q.after.created_at } },
+      { created_at: q.after.created_at, _id: { $lt: q.after.id } },
+    ];
+  const items = await docs
+    .collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES)
+    .find(filter, { sort: { created_at: -1, _id: -1 }, limit: q.limit + 1 });
+  return { items: items.slice(0, q.limit), hasMore: items.length > q.limit };
+}
+
+export async function getDelivery(
+  docs: DocumentStore,
+  endpointId: string,
+  id: string,
+  now: Date,
+): Promise<WebhookDeliveryDoc> {
+  const doc = await docs.collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES).findOne({ _id: id });
+  if (!doc || doc.endpoint_id !== endpointId || doc.created_at < historyStart(now))
+    throw notFound(`delivery ${id}`);
+  return doc;
+}
+
+export function presentDelivery(doc: WebhookDeliveryDoc) {
+  return {
+    id: doc._id,
+    endpoint_id: doc.endpoint_id,
+    event_id: doc.event_id,
+    event_type: doc.event_type,
+    test: doc.test,
+    status: doc.status,
+    created_at: doc.created_at,
+    next_attempt_at: doc.next_attempt_at,
+    attempts: doc.attempts.map((a) => ({
+      attempt: a.attempt,
+      log_id: a.log_id,
+      at: a.at,
+      duration_ms: a.duration_ms,
+      status_code: a.status_code,
+      error: a.error,
+    })),
+  };
+}

@@ -1,0 +1,84 @@
+// Secrets that must stay usable (webhook signing secrets) are kept encrypted at rest with one key:
+// AES-256-GCM, a fresh 96-bit IV per value, the tag checked on open. The key comes from SECRETS_KEY
+// (32 bytes, base64 or hex), or, embedded and unset, from DATA_DIR/secrets.key (generated on first
+// use, mode 0600). Scaled out SECRETS_KEY is required (config.ts): every process must share the key.
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const VERSION = 'v1';
+
+/** Encrypts and decrypts short strings with one 32-byte key. The sealed form is `v1.<iv>.<tag>.<ciphertext>` (base64url). */
+export class SecretBox {
+  constructor(private readonly key: Buffer) {
+    if (key.length !== 32) throw new Error('a secrets key is 32 bytes');
+  }
+
+  seal(plain: string): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    const ct = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+    return [VERSION, iv, cipher.getAuthTag(), ct]
+      .map((p) => (typeof p === 'string' ? p : p.toString('base64url')))
+      .join('.');
+  }
+
+  /** Throws when the value was not sealed with this key (or was altered). */
+  open(sealed: string): string {
+    const [version, iv, tag, ct] = sealed.split('.');
+    if (version !== VERSION || !iv || !tag || ct === undefined) throw new Error('not a sealed secret');
+    const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'));
+    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+    return Buffer.concat([decipher.update(Buffer.from(ct, 'base64url')), decipher.final()]).toString('utf8');
+  }
+}
+
+/** A SECRETS_KEY value: 32 bytes as 64 hex characters or as base64/base64url (43–44 characters). Null when malformed. */
+export function parseSecretsKey(raw: string): Buffer | null {
+  const v = raw.trim();
+  if (/^[0-9a-fA-F]{64}$/.test(v)) return Buffer.from(v, 'hex');
+  if (/^[A-Za-z0-9+/_-]{43}=?$/.test(v)) {
+    const b = Buffer.from(v.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
+    return b.length === 32 ? b : null;
+  }
+  return null;
+}
+
+export const SECRETS_KEY_FILE = 'secrets.key';
+
+/**
+ * The key for this deployment: SECRETS_KEY when given, else DATA_DIR/secrets.key, created (random, 0600)
+ * when missing. Losing that file makes the stored signing secrets unreadable: back it up with the data.
+ */
+export function loadSecretBox(options: { secretsKey: Buffer | null; dataDir: string }): SecretBox {
+  if (options.secretsKey) return new SecretBox(options.secretsKey);
+  const file = join(options.dataDir, SECRETS_KEY_FILE);
+  if (!existsSync(file)) {
+    mkdirSync(options.dataDir, { recursive: true });
+    try {
+      // wx: two processes starting at once never overwrite each other's key.
+      writeFileSync(file, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+  }
+  const key = parseSecretsKey(readFileSync(file, 'utf8'));
+  if (!key) throw new Error(`${file} does not hold a 32-byte key (64 hex characters)`);
+  return new SecretBox(key);
+}
+
+/** What code that seals or opens secrets needs. */
+export interface Secrets {
+  seal(plain: string): string;
+  open(sealed: string): string;
+}
+
+/** Loads the key on first use, so a process that never touches a secret never creates a key file. */
+export function lazySecrets(load: () => SecretBox): Secrets {
+  let box: SecretBox | null = null;
+  const get = () => {
+    box ??= load();
+    return box;
+  };
+  return { seal: (p) => get().seal(p), open: (s) => get().open(s) };
+}

@@ -1,0 +1,31 @@
+// The webhooks module's hooks into the platform: the bootstrap section, operator commands and the
+// pruning of delivery history. The publisher itself is the `webhooks` role (src/webhooks/runner.ts).
+import { WEBHOOK_DELIVERIES } from '../projections/webhook-deliveries';
+import { historyStart } from '../queries/webhooks';
+import { registerBootstrapSection } from './bootstrap';
+import { registerWebhookCommands } from './cli/webhook-commands';
+import type { Runtime } from './runtime';
+import { registerScheduledJob } from './scheduler';
+import { applyWebhookSections } from './webhooks-bootstrap';
+
+/**
+ * Drops delivery history past 30 days from the read model (the log keeps every event; the history
+ * shown to partners stops at 30 days either way). Only finished deliveries: a pending one still has work.
+ */
+export async function pruneDeliveries(rt: Runtime): Promise<string | null> {
+  await rt.refresh();
+  const removed = await rt.docs
+    .collection(WEBHOOK_DELIVERIES)
+    .deleteMany({ created_at: { $lt: historyStart(rt.clock.now()) }, status: { $ne: 'pending' } });
+  return removed ? `pruned ${removed} webhook deliveries older than 30 days` : null;
+}
+
+export function registerWebhooksModule(): void {
+  registerBootstrapSection(applyWebhookSections);
+  registerWebhookCommands();
+  registerScheduledJob({
+    name: 'webhook-history-prune',
+    schedule: '17 * * * *',
+    run: (rt) => pruneDeliveries(rt),
+  });
+}

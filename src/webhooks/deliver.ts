@@ -1,0 +1,138 @@
+// One delivery attempt over HTTP(S): signed, with the service's headers and the endpoint's own, a
+// timeout for the whole exchange, no redirects followed, and the SSRF rule applied to the address the
+// socket actually connects to (target.ts). Returns what happened; never throws for the target's fault.
+
+import type { LookupAddress } from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
+import { ATTEMPT_TIMEOUT_MS, type AttemptResult } from './schedule';
+import { signatureHeader } from './signature';
+import { guardedLookup } from './target';
+
+export interface AttemptRequest {
+  url: string;
+  body: string;
+  /** Plain signing secrets, the current one first (two during a rotation's grace period). */
+  secrets: string[];
+  /** Unix seconds of the service clock: the signature's t. */
+  timestamp: number;
+  attempt: number;
+  deliveryId: string;
+  logId: string;
+  /** ISO time of the event (X-Service-Timestamp). */
+  eventTime: string;
+  test?: boolean;
+  customHeaders: Record<string, string>;
+  allowPrivate: boolean;
+  timeoutMs?: number;
+  /** Tests: resolve names without the system resolver. */
+  resolver?: (
+    host: string,
+    cb: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
+  ) => void;
+}
+
+export interface AttemptResponse extends AttemptResult {
+  durationMs: number;
+  /** At most 1,000 characters of the answer (shown to the caller of a test delivery; never logged). */
+  bodyExcerpt: string | null;
+  message: string | null;
+}
+
+const agents = {
+  http: new http.Agent({ keepAlive: true, maxSockets: 64 }),
+  https: new https.Agent({ keepAlive: true, maxSockets: 64 }),
+};
+const MAX_READ = 64 * 1024;
+
+export const USER_AGENT = 'Couvert-Webhooks/1';
+
+export function deliveryHeaders(req: AttemptRequest): Record<string, string> {
+  return {
+    ...req.customHeaders,
+    'content-type': 'application/json',
+    'user-agent': USER_AGENT,
+    'service-signature': signatureHeader(req.secrets, req.timestamp, req.body),
+    'x-service-attempt': String(req.attempt),
+    'x-service-delivery': req.deliveryId,
+    'x-service-delivery-log-id': req.logId,
+    'x-service-timestamp': req.eventTime,
+    ...(req.test ? { 'x-service-test': 'true' } : {}),
+  };
+}
+
+export function sendAttempt(req: AttemptRequest): Promise<AttemptResponse> {
+  const started = performance.now();
+  return new Promise((resolve) => {
+    let settled = false;
+    const finish = (r: Omit<AttemptResponse, 'durationMs'>) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve({ ...r, durationMs: Math.round(performance.now() - started) });
+    };
+    let url: URL;
+    try {
+      url = new URL(req.url);
+    } catch {
+      finish({ status: null, error: 'blocked_target', bodyExcerpt: null, message: 'invalid URL' });
+      return;
+    }
+    const secure = url.protocol === 'https:';
+    if (!secure && !(req.allowPrivate && url.protocol === 'http:')) {
+      finish({
+        status: null,
+        error: 'blocked_target',
+        bodyExcerpt: null,
+        message: 'only https targets are allowed',
+      });
+      return;
+    }
+    const body = Buffer.from(req.body);
+    const headers = { ...deliveryHeaders(req), 'content-length': String(body.length) };
+    const options: https.RequestOptions = {
+      method: 'POST',
+      headers,
+      agent: secure ? agents.https : agents.http,
+      lookup: guardedLookup(req.allowPrivate, req.resolver),
+    };
+    const request = (secure ? https : http).request(url, options, (res) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (c: Buffer) => {
+        if (size < MAX_READ) chunks.push(c);
+        size += c.length;
+      });
+      res.on('end', () =>
+        finish({
+          status: res.statusCode ?? null,
+          error: null,
+          bodyExcerpt: Buffer.concat(chunks).toString('utf8').slice(0, 1000),
+          message: null,
+        }),
+      );
+      res.on('error', () =>
+        finish({ status: res.statusCode ?? null, error: null, bodyExcerpt: null, message: null }),
+      );
+    });
+    const timer = setTimeout(() => {
+      request.destroy();
+      finish({
+        status: null,
+        error: 'timeout',
+        bodyExcerpt: null,
+        message: `no answer within ${req.timeoutMs ?? ATTEMPT_TIMEOUT_MS} ms`,
+      });
+    }, req.timeoutMs ?? ATTEMPT_TIMEOUT_MS);
+    request.on('error', (err: NodeJS.ErrnoException) => {
+      const blocked = err.name === 'BlockedTargetError' || err.code === 'EBLOCKEDTARGET';
+      finish({
+        status: null,
+        error: blocked ? 'blocked_target' : 'network',
+        bodyExcerpt: null,
+        message: blocked ? err.message : (err.code ?? 'network error'),
+      });
+    });
+    request.end(body);
+  });
+}

@@ -1,0 +1,261 @@
+// What a source event is published as (spec §6, DESIGN.md §3, docs/WEBHOOKS.md). `data.object` is
+// what the partner API's GET answers for that credential: the reservation or customer folded from its
+// own stream up to the event (so a publisher running late still sends the state the event made), with
+// the names it refers to and the customer's stats as the read models hold them when it is published.
+
+import { webhookTypeOf } from '../../commands/customers/events';
+import { type CustomerState, evolveCustomer, initialCustomer } from '../../commands/customers/state';
+import type { ReservationStatus } from '../../commands/reservations/events';
+import {
+  CANCELED_STATUSES,
+  evolveReservation,
+  initialReservation,
+  type ReservationState,
+} from '../../commands/reservations/evolve';
+import type { V1EventType } from '../../commands/webhook-endpoints/events';
+import { CUSTOMERS, type CustomerDoc, EMPTY_STATS } from '../../projections/customer-docs';
+import { presentCustomer } from '../../queries/customer-presenter';
+import { loadLookups } from '../../queries/reservation-lookups';
+import { presentReservation, type ReservationView } from '../../queries/reservation-presenter';
+import { findRestaurant } from '../../queries/restaurants';
+import type { DocumentStore } from '../ports/document-store';
+import type { EventStore, RecordedEvent } from '../ports/event-store';
+
+export const LEGACY_TYPE = 'RESERVATION_UPDATED';
+
+/** The payload variants an event can have: v1 or legacy, with or without contact details. */
+export type Variant = 'v1' | 'v1_sensitive' | 'legacy' | 'legacy_sensitive';
+
+export interface PublishedEvent {
+  restaurantId: string;
+  kind: 'reservation' | 'customer';
+  v1Type: V1EventType;
+  /** The source event's time (X-Service-Timestamp, `created`). */
+  created: string;
+  /** evt_ + the source event id: the same for every endpoint and every retry. */
+  id: string;
+  /** Bodies by variant, built on demand. */
+  body(variant: Variant): string;
+}
+
+/** Events a customer import appends carry `metadata.import: true` (or origin IMPORT): they publish nothing (spec §6). */
+export function isImport(event: RecordedEvent): boolean {
+  return event.metadata?.import === true || (event.data as { origin?: string }).origin === 'IMPORT';
+}
+
+/** Which source events can publish anything (a cheap test before any read). */
+export function isSourceEvent(type: string): boolean {
+  return (
+    (type.startsWith('Reservation') && type !== 'ReservationCreationAbandoned') || type.startsWith('Customer')
+  );
+}
+
+/** The v1 type of a reservation change, from the states before and after it (pure). */
+export function reservationTypeOf(
+  event: RecordedEvent,
+  before: ReservationState,
+  after: ReservationState,
+): V1EventType | null {
+  if (!after.exists || after.abandoned || !after.r) return null;
+  if (event.type === 'ReservationCreated') return 'reservation.created';
+  const to = (event.data as { to?: ReservationStatus }).to;
+  if (
+    event.type === 'ReservationStatusChanged' &&
+    to &&
+    CANCELED_STATUSES.includes(to) &&
+    !(before.r && CANCELED_STATUSES.includes(before.r.status))
+  )
+    return 'reservation.canceled';
+  return 'reservation.updated';
+}
+
+/** The top-level fields whose values differ, with their values before (Stripe's previous_attributes; pure). */
+export function previousAttributes(
+  before: Record<string, unknown>,
+  after: Record<string, unknown>,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(after))
+    if (JSON.stringify(before[key]) !== JSON.stringify(after[key])) out[key] = before[key] ?? null;
+  return out;
+}
+
+function fold<S>(events: RecordedEvent[], upTo: number, initial: S, evolve: (s: S, e: RecordedEvent) => S) {
+  let before = initial;
+  let after = initial;
+  for (const e of events) {
+    if (e.revision > upTo) break;
+    before = after;
+    after = evolve(after, e);
+  }
+  return { before, after };
+}
+
+const eventId = (sourceId: string) => `evt_${sourceId.replace(/-/g, '')}`;
+
+function v1Body(
+  p: { id: string; type: string; created: string; restaurantId: string },
+  object: unknown,
+  extra: Record<string, unknown>,
+) {
+  return JSON.stringify({
+    id: p.id,
+    type: p.type,
+    api_version: 'v1',
+    created: p.created,
+    restaurant_id: p.restaurantId,
+    data: { object, ...extra },
+  });
+}
+
+/**
+ * The event as published, or null when it publishes nothing (an import, a draft customer, an
+ * abandoned reservation, a change that does not concern partners).
+ */
+export async function publishedEvent(
+  events: EventStore,
+  docs: DocumentStore,
+  event: RecordedEvent,
+): Promise<PublishedEvent | null> {
+  if (!isSourceEvent(event.type) || isImport(event)) return null;
+  const restaurantId = (event.data as { restaurant_id?: string }).restaurant_id;
+  if (!restaurantId) return null;
+  const history = await events.readStream(event.stream, { limit: event.revision + 1 });
+  if (event.type.startsWith('Reservation')) return reservationEvent(docs, event, restaurantId, history);
+  return customerEvent(docs, event, restaurantId, history);
+}
+
+async function reservationEvent(
+  docs: DocumentStore,
+  event: RecordedEvent,
+  restaurantId: string,
+  history: RecordedEvent[],
+) {
+  const { before, after } = fold(history, event.revision, initialReservation, evolveReservation);
+  const type = reservationTypeOf(event, before, after);
+  if (!type || !after.r) return null;
+  const restaurant = await findRestaurant(docs, restaurantId);
+  const snapshots = before.r ? [before.r, after.r] : [after.r];
+  const lookups = await loadLookups(docs, restaurantId, snapshots);
+  const currency = restaurant?.currency ?? 'EUR';
+  const views = new Map<boolean, { before: ReservationView | null; after: ReservationView }>();
+  const view = (sensitive: boolean) => {
+    let v = views.get(sensitive);
+    if (!v) {
+      const o = { sensitive, currency };
+      v = {
+        before: before.r ? presentReservation(before.r, lookups, o) : null,
+        after: presentReservation(after.r as never, lookups, o),
+      };
+      views.set(sensitive, v);
+    }
+    return v;
+  };
+  const id = eventId(event.id);
+  const base = { id, type, created: event.created, restaurantId };
+  const bodies = new Map<Variant, string>();
+  return {
+    restaurantId,
+    kind: 'reservation' as const,
+    v1Type: type,
+    created: event.created,
+    id,
+    body(variant: Variant) {
+      let b = bodies.get(variant);
+      if (b !== undefined) return b;
+      const v = view(variant.endsWith('_sensitive'));
+      const changed = v.before ? previousAttributes(v.before as never, v.after as never) : {};
+      if (variant.startsWith('legacy'))
+        b = JSON.stringify({
+          id,
+          type: LEGACY_TYPE,
+          created: event.created,
+          restaurant_id: restaurantId,
+          data: {
+            change: type.slice('reservation.'.length),
+            changed_fields: Object.keys(changed),
+            reservation: v.after,
+          },
+        });
+      else
+        b = v1Body(
+          base,
+          v.after,
+          type === 'reservation.updated' || type === 'reservation.canceled'
+            ? { previous_attributes: changed }
+            : {},
+        );
+      bodies.set(variant, b);
+      return b;
+    },
+  };
+}
+
+/** The customer fields an event can change, from the fold (pure). */
+function customerFields(s: CustomerState) {
+  const p = s.profile;
+  if (!p) return {};
+  return {
+    external_id: p.external_id ?? null,
+    name: p.name,
+    email: p.email ?? null,
+    phone_number: p.phone_number ?? null,
+    country_code: p.country_code ?? null,
+    lang: p.lang,
+    tags: p.tags ?? [],
+    note: p.note ?? null,
+    custom_fields: p.custom_fields ?? {},
+    newsletter_consent: p.newsletter_consent ?? false,
+    marketing_opt_outs: s.optOuts,
+    blacklisted: s.blacklisted,
+  };
+}
+
+async function customerEvent(
+  docs: DocumentStore,
+  event: RecordedEvent,
+  restaurantId: string,
+  history: RecordedEvent[],
+) {
+  let type = webhookTypeOf(event) as V1EventType | null;
+  if (!type) return null;
+  const { before, after } = fold(history, event.revision, initialCustomer, evolveCustomer);
+  // A draft is invisible: nothing about it is published, except its flagging (a deletion for partners) and publication (a creation).
+  if (event.type !== 'CustomerDraftFlagged' && after.draft) return null;
+  if (event.type === 'CustomerDraftFlagged' && before.draft) return null;
+  if (!after.profile) return null;
+  const doc = await docs.collection<CustomerDoc>(CUSTOMERS).findOne({ _id: after.customerId as string });
+  const created = history.find((e) => e.type === 'CustomerCreated');
+  const fields = customerFields(after);
+  const object = {
+    ...(doc && doc.restaurant_id === restaurantId
+      ? presentCustomer(doc)
+      : {
+          id: after.customerId as string,
+          ...fields,
+          stats: EMPTY_STATS,
+          created_at: (created?.data as { at?: string } | undefined)?.at ?? event.created,
+          updated_at: (event.data as { at?: string }).at ?? event.created,
+        }),
+    // The state the event made, even if the customer changed again since.
+    ...fields,
+  };
+  const extra: Record<string, unknown> = {};
+  if (type === 'customer.updated' || type === 'customer.merged')
+    extra.previous_attributes = previousAttributes(customerFields(before), fields);
+  if (type === 'customer.merged')
+    extra.merged_customer_id = (event.data as { merged_customer_id: string }).merged_customer_id;
+  if (type === 'customer.updated' && Object.keys(extra.previous_attributes as object).length === 0)
+    type = null;
+  if (!type) return null;
+  const id = eventId(event.id);
+  const body = v1Body({ id, type, created: event.created, restaurantId }, object, extra);
+  return {
+    restaurantId,
+    kind: 'customer' as const,
+    v1Type: type,
+    created: event.created,
+    id,
+    body: () => body,
+  };
+}

@@ -1,0 +1,430 @@
+// The webhook publisher: one more subscriber of the log (DESIGN.md §1). For each reservation or
+// customer event it appends one fan-out (the deliveries, with their bodies) and hands the first
+// attempts to per-endpoint queues; it deletes the endpoints of a revoked credential; it makes the
+// attempts the log asks for (WebhookAttemptRequested: retries, resends, recoveries). A sweeper asks
+// for attempts that are due, on the service clock. Every step is an append with an expected revision,
+// so two publishers (scaled out) or a replay after a crash never send the same attempt twice on their
+// own initiative; what is durable is in the log, so a restart loses nothing.
+import {
+  type AttemptError,
+  deliveryStream,
+  fanoutStream,
+  type ScheduledDelivery,
+} from '../../commands/webhook-deliveries/events';
+import { readableTypes } from '../../commands/webhook-endpoints/decide';
+import { deleteWebhookEndpoint } from '../../commands/webhook-endpoints/handler';
+import { API_KEYS, type ApiKeyDoc } from '../../projections/api-keys';
+import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
+import { WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../../projections/webhook-endpoints';
+import { systemMeta } from '../core/command-meta';
+import { deterministicUuid, newId } from '../core/ids';
+import {
+  NO_STREAM,
+  positionToString,
+  type RecordedEvent,
+  WrongExpectedRevisionError,
+} from '../ports/event-store';
+import type { Runtime } from '../runtime';
+import { type AttemptRequest, type AttemptResponse, sendAttempt } from './deliver';
+import { LEGACY_TYPE, publishedEvent, type Variant } from './payloads';
+import { nextStep } from './schedule';
+
+/** Event types the publisher follows (prefixes, as subscriptions filter them). */
+export const PUBLISHER_EVENT_PREFIXES = [
+  'Reservation',
+  'Customer',
+  'ApiKeyRevoked',
+  'WebhookAttemptRequested',
+];
+
+export interface PublisherOptions {
+  /** Attempts in flight per endpoint (default 8): a slow endpoint fills its own slots, never another's. */
+  concurrencyPerEndpoint?: number;
+  sweepIntervalMs?: number;
+  timeoutMs?: number;
+  resolver?: AttemptRequest['resolver'];
+}
+
+interface Job {
+  deliveryId: string;
+  endpointId: string;
+  restaurantId: string;
+  attempt: number;
+  seriesStart: number;
+  seriesStartedAt: string | null;
+  /** Revision of the delivery stream this attempt's record is appended against (-1: none). */
+  expectedRevision: number;
+  body: string;
+  eventTime: string;
+}
+
+interface EndpointQueue {
+  active: number;
+  waiting: Job[];
+}
+
+const meta = systemMeta('webhooks');
+
+export class WebhookPublisher {
+  private readonly queues = new Map<string, EndpointQueue>();
+  /** Deliveries queued or in flight in this process. */
+  private readonly held = new Set<string>();
+  private readonly running = new Set<Promise<void>>();
+  private stopped = false;
+  private readonly concurrency: number;
+  /** Attempts finished since start (benchmarks, tests). */
+  attemptsMade = 0;
+  onAttempt?: (deliveryId: string, response: AttemptResponse) => void;
+
+  constructor(
+    private readonly rt: Runtime,
+    private readonly options: PublisherOptions = {},
+  ) {
+    this.concurrency = options.concurrencyPerEndpoint ?? 8;
+  }
+
+  private get embedded() {
+    return this.rt.config.store === 'embedded';
+  }
+
+  /** The read models include the log up to `position` (embedded: apply now; scaled: wait for the projector). */
+  private async readModelsAt(position: bigint): Promise<void> {
+    const at = this.rt.projections.position;
+    if (at !== null && at >= position) return;
+    if (this.embedded) await this.rt.projections.catchUp();
+    else await this.rt.projections.waitFor(position, 30_000);
+  }
+
+  /** Handles one event of the log. Resolves once what it decided is durable (attempts may still be running). */
+  async handle(event: RecordedEvent): Promise<void> {
+    if (this.stopped) return;
+    if (event.type === 'ApiKeyRevoked') return this.credentialRevoked(event);
+    if (event.type === 'WebhookAttemptRequested') return this.attemptRequested(event);
+    return this.fanOut(event);
+  }
+
+  private async fanOut(event: RecordedEvent): Promise<void> {
+    const restaurantId = (event.data as { restaurant_id?: string }).restaurant_id;
+    if (!restaurantId) return;
+    await this.readModelsAt(event.position);
+    const pos = positionToString(event.position);
+    const endpoints = (
+      await this.rt.docs
+        .collection<WebhookEndpointDoc>(WEBHOOK_ENDPOINTS)
+        .find({ restaurant_id: restaurantId })
+    ).filter((e) => e.created_position < pos && !e.disabled);
+    if (!endpoints.length) return;
+    const published = await publishedEvent(this.rt.events, this.rt.docs, event);
+    if (!published) return;
+    const keys = new Map(
+      (
+        await this.rt.docs
+          .collection<ApiKeyDoc>(API_KEYS)
+          .find({ _id: { $in: [...new Set(endpoints.map((e) => e.credential_id))] } })
+      ).map((k) => [k._id, k]),
+    );
+    const deliveries: ScheduledDelivery[] = [];
+    const payloads: Record<string, string> = {};
+    const eventTypes: Record<string, string> = {};
+    for (const e of endpoints) {
+      const key = keys.get(e.credential_id);
+      if (!key || key.revoked_at || key.restaurant_id !== restaurantId) continue;
+      const scopes = new Set(key.scopes);
+      const sensitive = published.kind === 'reservation' && scopes.has('RESERVATIONS_READ_SENSITIVE');
+      let variant: Variant;
+      if (e.api_version === 'legacy') {
+        if (published.kind !== 'reservation' || !scopes.has('RESERVATIONS_READ')) continue;
+        variant = sensitive ? 'legacy_sensitive' : 'legacy';
+        eventTypes[variant] = LEGACY_TYPE;
+      } else {
+        if (!readableTypes(scopes).includes(published.v1Type)) continue;
+        if (e.enabled_events[0] !== '*' && !e.enabled_events.includes(published.v1Type)) continue;
+        variant = sensitive ? 'v1_sensitive' : 'v1';
+        eventTypes[variant] = published.v1Type;
+      }
+      payloads[variant] ??= published.body(variant);
+      deliveries.push({ delivery_id: newId('whd'), endpoint_id: e._id, payload: variant });
+    }
+    if (!deliveries.length) return;
+    const at = this.rt.clock.now().toISOString();
+    try {
+      await this.rt.events.append(
+        fanoutStream(event.id),
+        [
+          {
+            id: deterministicUuid(`webhook-fanout:${event.id}`),
+            type: 'WebhookDeliveriesScheduled',
+            data: {
+              restaurant_id: restaurantId,
+              source_event_id: event.id,
+              source_position: pos,
+              event_types: eventTypes,
+              event_created: published.created,
+              payloads,
+              deliveries,
+              at,
+            },
+            metadata: { ...meta, restaurant_id: restaurantId, causation_id: event.id },
+          },
+        ],
+        NO_STREAM,
+      );
+    } catch (err) {
+      // Another publisher (or this one before a restart) fanned this event out already: its deliveries are its own.
+      if (err instanceof WrongExpectedRevisionError) return;
+      throw err;
+    }
+    for (const d of deliveries)
+      this.enqueue({
+        deliveryId: d.delivery_id,
+        endpointId: d.endpoint_id,
+        restaurantId,
+        attempt: 1,
+        seriesStart: 1,
+        seriesStartedAt: null,
+        expectedRevision: -1,
+        body: payloads[d.payload] as string,
+        eventTime: published.created,
+      });
+  }
+
+  /** A revoked credential's endpoints are deleted (spec §5), whatever revoked it; deleting twice appends nothing. */
+  private async credentialRevoked(event: RecordedEvent): Promise<void> {
+    const keyId = (event.data as { key_id: string }).key_id;
+    await this.readModelsAt(event.position);
+    const endpoints = await this.rt.docs
+      .collection<WebhookEndpointDoc>(WEBHOOK_ENDPOINTS)
+      .find({ credential_id: keyId });
+    for (const e of endpoints)
+      await deleteWebhookEndpoint(this.rt, null, e._id, 'CREDENTIAL_REVOKED', {
+        ...meta,
+        causation_id: event.id,
+      }).catch((err) => {
+        if ((err as { status?: number }).status !== 404) throw err;
+      });
+  }
+
+  private async attemptRequested(event: RecordedEvent): Promise<void> {
+    const d = event.data as { delivery_id: string; attempt: number };
+    if (this.held.has(d.delivery_id)) {
+      // Already queued here (a slow endpoint's backlog outlived the lease): that job will record against this request.
+      for (const q of this.queues.values())
+        for (const j of q.waiting) if (j.deliveryId === d.delivery_id) j.expectedRevision = event.revision;
+      return;
+    }
+    await this.readModelsAt(event.position);
+    const doc = await this.rt.docs
+      .collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES)
+      .findOne({ _id: d.delivery_id });
+    // Replayed after the attempt it asked for was made (a restart): nothing to do.
+    if (!doc?.fanout_stream || !doc.payload || doc.revision !== event.revision || doc.status !== 'pending')
+      return;
+    const [fanout] = await this.rt.events.readStream(doc.fanout_stream, { limit: 1 });
+    const body = (fanout?.data as { payloads?: Record<string, string> } | undefined)?.payloads?.[doc.payload];
+    if (body === undefined) return;
+    this.enqueue({
+      deliveryId: doc._id,
+      endpointId: doc.endpoint_id,
+      restaurantId: doc.restaurant_id,
+      attempt: d.attempt,
+      seriesStart: doc.series_start,
+      seriesStartedAt: doc.series_started_at,
+      expectedRevision: event.revision,
+      body,
+      eventTime: doc.event_created,
+    });
+  }
+
+  private enqueue(job: Job): void {
+    if (this.stopped) return;
+    let q = this.queues.get(job.endpointId);
+    if (!q) {
+      q = { active: 0, waiting: [] };
+      this.queues.set(job.endpointId, q);
+    }
+    this.held.add(job.deliveryId);
+    q.waiting.push(job);
+    this.pump(job.endpointId, q);
+  }
+
+  private pump(endpointId: string, q: EndpointQueue): void {
+    while (!this.stopped && q.active < this.concurrency && q.waiting.length) {
+      const job = q.waiting.shift() as Job;
+      q.active++;
+      const run = this.attempt(job)
+        .catch((err: Error) =>
+          this.rt.logger.error(
+            { err: { message: err.message }, delivery: job.deliveryId },
+            'webhook attempt failed to record',
+          ),
+        )
+        .finally(() => {
+          q.active--;
+          this.held.delete(job.deliveryId);
+          this.running.delete(run);
+          if (!q.active && !q.waiting.length) this.queues.delete(endpointId);
+          else this.pump(endpointId, q);
+        });
+      this.running.add(run);
+    }
+  }
+
+  private async attempt(job: Job): Promise<void> {
+    await this.rt.refresh();
+    const docs = this.rt.docs;
+    const endpoint = await docs
+      .collection<WebhookEndpointDoc>(WEBHOOK_ENDPOINTS)
+      .findOne({ _id: job.endpointId });
+    const key = endpoint
+      ? await docs.collection<ApiKeyDoc>(API_KEYS).findOne({ _id: endpoint.credential_id })
+      : null;
+    const delivery = await docs
+      .collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES)
+      .findOne({ _id: job.deliveryId });
+    // Someone else moved this delivery on (another publisher, a replay): not ours to send.
+    if (delivery && (delivery.revision !== job.expectedRevision || delivery.status !== 'pending')) return;
+    let cancel: AttemptError | null = null;
+    if (!endpoint || endpoint.disabled) cancel = 'endpoint_gone';
+    // Never sent on behalf of a revoked credential, even before its endpoints' deletion lands.
+    else if (!key || key.revoked_at) cancel = 'credential_revoked';
+    if (cancel || !endpoint) {
+      await this.record(job, {
+        type: 'WebhookDeliveryCanceled',
+        data: {
+          delivery_id: job.deliveryId,
+          endpoint_id: job.endpointId,
+          restaurant_id: job.restaurantId,
+          reason: cancel,
+          at: this.rt.clock.now().toISOString(),
+        },
+      });
+      return;
+    }
+    const now = this.rt.clock.now();
+    const secrets = [this.rt.secrets.open(endpoint.secret)];
+    if (endpoint.previous_secret && Date.parse(endpoint.previous_secret.expires_at) > now.getTime())
+      secrets.push(this.rt.secrets.open(endpoint.previous_secret.secret));
+    const logId = newId('whl');
+    const response = await sendAttempt({
+      url: endpoint.url,
+      body: job.body,
+      secrets,
+      timestamp: Math.floor(now.getTime() / 1000),
+      attempt: job.attempt,
+      deliveryId: job.deliveryId,
+      logId,
+      eventTime: job.eventTime,
+      customHeaders: endpoint.headers,
+      allowPrivate: this.rt.config.webhookAllowPrivateTargets,
+      timeoutMs: this.options.timeoutMs,
+      resolver: this.options.resolver,
+    });
+    this.attemptsMade++;
+    this.onAttempt?.(job.deliveryId, response);
+    const seriesStartedAt =
+      job.attempt === job.seriesStart || !job.seriesStartedAt ? now : new Date(job.seriesStartedAt);
+    const step = nextStep(response, job.attempt, seriesStartedAt, job.seriesStart);
+    await this.record(job, {
+      type: 'WebhookAttemptRecorded',
+      data: {
+        delivery_id: job.deliveryId,
+        endpoint_id: job.endpointId,
+        restaurant_id: job.restaurantId,
+        attempt: job.attempt,
+        log_id: logId,
+        at: now.toISOString(),
+        duration_ms: response.durationMs,
+        status_code: response.status,
+        error: response.error,
+        outcome: step.outcome,
+        next_attempt_at: step.nextAt?.toISOString() ?? null,
+      },
+    });
+  }
+
+  /**
+   * Appends against the revision the attempt was made for. A conflict caused only by a request for this
+   * very attempt (the sweeper's lease ran out while the attempt was queued) is absorbed; anything else
+   * means another worker owns the delivery now, and this record is dropped.
+   */
+  private async record(job: Job, event: { type: string; data: Record<string, unknown> }): Promise<void> {
+    const stream = deliveryStream(job.deliveryId);
+    let expected = job.expectedRevision;
+    for (let i = 0; i < 3; i++) {
+      try {
+        await this.rt.events.append(
+          stream,
+          [{ ...event, metadata: { ...meta, restaurant_id: job.restaurantId } }],
+          expected < 0 ? NO_STREAM : expected,
+        );
+        return;
+      } catch (err) {
+        if (!(err instanceof WrongExpectedRevisionError)) throw err;
+        const after = (await this.rt.events.readStream(stream)).filter((e) => e.revision > expected);
+        const onlyRequests = after.every(
+          (e) =>
+            e.type === 'WebhookAttemptRequested' && (e.data as { attempt: number }).attempt === job.attempt,
+        );
+        if (!after.length || !onlyRequests) return;
+        expected = (after.at(-1) as RecordedEvent).revision;
+      }
+    }
+  }
+
+  /**
+   * Asks for every attempt that is due and that nobody holds: retries whose time has come (service
+   * clock, so TEST_CLOCK moves them), and first or requested attempts whose worker let the lease run out
+   * (it crashed). Each request is appended against the delivery's revision: one sweeper wins.
+   */
+  async sweep(limit = 500): Promise<number> {
+    if (this.stopped) return 0;
+    if (this.embedded) await this.rt.projections.catchUp();
+    const now = this.rt.clock.now().toISOString();
+    const due = await this.rt.docs
+      .collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES)
+      .find({ status: 'pending', sweep_after: { $lte: now } }, { sort: { sweep_after: 1 }, limit });
+    let requested = 0;
+    for (const d of due) {
+      if (this.held.has(d._id) || this.stopped) continue;
+      try {
+        await this.rt.events.append(
+          deliveryStream(d._id),
+          [
+            {
+              type: 'WebhookAttemptRequested',
+              data: {
+                delivery_id: d._id,
+                endpoint_id: d.endpoint_id,
+                restaurant_id: d.restaurant_id,
+                attempt: d.next_attempt,
+                reason: d.attempt_count === 0 ? 'recovery' : 'retry',
+                at: now,
+              },
+              metadata: { ...meta, restaurant_id: d.restaurant_id },
+            },
+          ],
+          d.revision < 0 ? NO_STREAM : d.revision,
+        );
+        requested++;
+      } catch (err) {
+        if (!(err instanceof WrongExpectedRevisionError)) throw err;
+      }
+    }
+    if (requested && this.embedded) await this.rt.projections.catchUp();
+    return requested;
+  }
+
+  /** Attempts queued or in flight (benchmarks, tests). */
+  get pending(): number {
+    let n = 0;
+    for (const q of this.queues.values()) n += q.active + q.waiting.length;
+    return n;
+  }
+
+  /** Stops taking work and waits (bounded by the attempt timeout) for attempts in flight to be recorded. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const q of this.queues.values()) q.waiting.length = 0;
+    await Promise.all(this.running);
+  }
+}

@@ -1,0 +1,110 @@
+// A webhook receiver on loopback: records every request (headers, raw body, arrival time) and answers
+// what the test scripts per path (a status sequence, a delay).
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface Received {
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON
+  json: any;
+  at: number;
+}
+
+export interface Script {
+  /** Statuses answered in turn; the last one repeats. Default [200]. */
+  statuses?: number[];
+  delayMs?: number;
+  headers?: Record<string, string>;
+}
+
+export interface Receiver {
+  url(path: string): string;
+  received: Received[];
+  on(path: string, script: Script): void;
+  /** Resolves with the requests for `path` once there are `count` (rejects after `timeoutMs`). */
+  waitFor(path: string, count: number, timeoutMs?: number): Promise<Received[]>;
+  for(path: string): Received[];
+  close(): Promise<void>;
+}
+
+export async function startReceiver(): Promise<Receiver> {
+  const received: Received[] = [];
+  const scripts = new Map<string, Script>();
+  const served = new Map<string, number>();
+  const waiters = new Set<() => void>();
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const path = (req.url ?? '/').split('?')[0] as string;
+      const body = Buffer.concat(chunks).toString('utf8');
+      let json: unknown = null;
+      try {
+        json = JSON.parse(body);
+      } catch {
+        json = null;
+      }
+      received.push({ path, headers: req.headers, body, json, at: Date.now() });
+      for (const w of [...waiters]) w();
+      const script = scripts.get(path) ?? {};
+      const n = served.get(path) ?? 0;
+      served.set(path, n + 1);
+      const statuses = script.statuses ?? [200];
+      const status = statuses[Math.min(n, statuses.length - 1)] as number;
+      const answer = () => {
+        res.writeHead(status, { 'content-type': 'text/plain', ...(script.headers ?? {}) });
+        res.end(status < 300 ? 'ok' : `status ${status}`);
+      };
+      if (script.delayMs) setTimeout(answer, script.delayMs);
+      else answer();
+    });
+  });
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as AddressInfo).port;
+  const forPath = (path: string) => received.filter((r) => r.path === path);
+  return {
+    url: (path) => `http://127.0.0.1:${port}${path}`,
+    received,
+    on: (path, script) => {
+      scripts.set(path, script);
+      served.delete(path);
+    },
+    for: forPath,
+    waitFor(path, count, timeoutMs = 10_000) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const got = forPath(path);
+          if (got.length >= count) {
+            waiters.delete(check);
+            clearTimeout(timer);
+            resolve(got);
+          }
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(new Error(`${path}: ${forPath(path).length} of ${count} deliveries after ${timeoutMs} ms`));
+        }, timeoutMs);
+        waiters.add(check);
+        check();
+      });
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
+/** No further request for `path` arrives within `ms` (beyond `count`). */
+export async function quietFor(
+  receiver: Receiver,
+  path: string,
+  count: number,
+  ms = 1_500,
+): Promise<boolean> {
+  await new Promise((r) => setTimeout(r, ms));
+  return receiver.for(path).length === count;
+}

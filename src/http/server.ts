@@ -2,13 +2,14 @@
 // route with its access rule, body parsing and input validation.
 import Koa, { type Context } from 'koa';
 import { HttpMethodEnum, koaBody } from 'koa-body';
+import type { RateLimiterRes } from 'rate-limiter-flexible';
 import { ApiError } from '../core/errors';
 import type { Runtime } from '../runtime';
 import { authenticate } from './auth';
 import { bodyParseError, guardBody } from './body-guard';
 import { sendError } from './envelope';
 import { checkWindows, refuseUnknownParameters } from './query-rules';
-import { consumeRateLimit, createLimiter } from './rate-limit';
+import { createLimiter, rateLimitError, rateLimitKey, setBudgetHeaders } from './rate-limit';
 import { checkReferences } from './references';
 import { newRequestId, REQUEST_ID_PATTERN } from './request-id';
 import type { AnyRoute, AuthContext } from './route';
@@ -88,12 +89,22 @@ export function createApp(rt: Runtime, routes: AnyRoute[], lifecycle: Lifecycle 
     const incoming = ctx.get('x-request-id');
     const requestId = incoming && REQUEST_ID_PATTERN.test(incoming) ? incoming : newRequestId();
     ctx.state.requestId = requestId;
-    ctx.set('x-request-id', requestId);
+    // Node's setHeader, not Koa's ctx.set (arrays and a closure per call): this runs on every request.
+    ctx.res.setHeader('x-request-id', requestId);
     let path: string | null = null;
     try {
       if (!lifecycle.isReady) await lifecycle.ready;
       path = parsePath(ctx);
-      if (isPartnerPath(path)) await consumeRateLimit(rt, partnerLimiter, ctx, limitHeader);
+      if (isPartnerPath(path)) {
+        // Awaited here rather than in a helper: no frame, closure or promise of its own per request.
+        let budget: RateLimiterRes;
+        try {
+          budget = await partnerLimiter.consume(rateLimitKey(ctx));
+        } catch (err) {
+          throw rateLimitError(rt, err, limitHeader);
+        }
+        setBudgetHeaders(ctx.res, limitHeader, budget);
+      }
       await dispatch(ctx);
     } catch (err) {
       if (!(err instanceof ApiError) || err.status >= 500)

@@ -33,6 +33,7 @@ const { values: opts } = parseArgs({
     n: { type: 'string', default: '100000' },
     rounds: { type: 'string', default: '5' },
     chunk: { type: 'string', default: '2000' },
+    warmup: { type: 'string', default: '20000' },
     only: { type: 'string' },
     alloc: { type: 'boolean', default: false },
     base: { type: 'string' },
@@ -286,7 +287,7 @@ try {
   ].filter((c) => !opts.only || (opts.only === 'bare') === (c.label === 'bare Koa'));
 
   // Warm-up: the JIT, the credential cache and the access log's memo.
-  for (const c of cases) await run(Math.min(N, 20_000), c.one);
+  for (const c of cases) await run(Number(opts.warmup), c.one);
 
   if (opts.alloc) {
     for (const c of cases) {

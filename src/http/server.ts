@@ -21,7 +21,8 @@ export const API_PREFIX = '/api/partner/v1';
 export const fullPath = (route: AnyRoute) =>
   route.absolute ? route.path : `${API_PREFIX}${route.path === '/' ? '' : route.path}`;
 
-const isPartnerPath = (p: string) => p === API_PREFIX || p.startsWith(`${API_PREFIX}/`);
+const PARTNER_PATHS = `${API_PREFIX}/`;
+const isPartnerPath = (p: string) => p === API_PREFIX || p.startsWith(PARTNER_PATHS);
 
 /** What the server shares with whoever starts and stops it (src/app.ts). */
 export interface Lifecycle {
@@ -160,7 +161,7 @@ async function handle(
   }
   const params = route.params ? validateInput(pathParams, route.params, 'path') : NO_INPUT;
   const rawQuery = ctx.querystring ? ctx.query : NO_INPUT;
-  refuseUnknownParameters(route, rawQuery);
+  if (rawQuery !== NO_INPUT) refuseUnknownParameters(route, rawQuery);
   const query = route.query ? validateInput({ ...rawQuery }, route.query, 'query') : NO_INPUT;
   if (route.windows) checkWindows(route.windows, query as Record<string, unknown>);
   let body: unknown;

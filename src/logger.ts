@@ -52,6 +52,8 @@ export interface AccessLog {
 const INFO = 30;
 /** Lines per write (~75 KiB): each write call costs about as much as formatting 30 lines. */
 const BATCH = 256;
+/** Pieces of one line (keys and values) as `write` stores them. */
+const PIECES = 19;
 const LEVELS: Record<string, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60 };
 // Most values (ids, methods, declared routes, addresses) need no escaping: quote them as they are and
 // leave JSON.stringify to the rest (client-sent paths, forwarded addresses).
@@ -87,19 +89,24 @@ export function createAccessLog(level: string, destination?: pino.DestinationStr
     }
     return q;
   };
-  let pending: string[] = [];
+  // The pieces of the lines not yet written, in one array reused from batch to batch and joined once per
+  // batch: concatenating each line first would allocate a string per piece and copy every line twice,
+  // and a fresh array per batch would be copied as it grows.
+  const pending: (string | number)[] = new Array(BATCH * PIECES).fill('');
+  let filled = 0;
+  const take = () => {
+    const chunk = filled >= pending.length ? pending.join('') : pending.slice(0, filled).join('');
+    filled = 0;
+    return chunk;
+  };
   const drain = () => {
-    if (pending.length === 0) return;
-    const chunk = pending.join('');
-    pending = [];
-    dest.write(chunk);
+    if (filled > 0) dest.write(take());
   };
   const timer = setInterval(drain, 200);
   timer.unref();
   const onExit = () => {
-    if (pending.length === 0) return;
-    const chunk = pending.join('');
-    pending = [];
+    if (filled === 0) return;
+    const chunk = take();
     try {
       dest.write(chunk);
       (dest as { flushSync?: () => void }).flushSync?.();
@@ -111,11 +118,31 @@ export function createAccessLog(level: string, destination?: pino.DestinationStr
   process.once('exit', onExit);
   return {
     write(e) {
-      // Request ids are unique: quoted without the memo.
-      pending.push(
-        `{"level":30,"time":${Date.now()},"service":"couvert","log":"access","request_id":${quote(e.request_id)},"method":${str(e.method)},"route":${str(e.route)},"status":${e.status},"duration_ms":${Math.round(e.duration_ms * 1000) / 1000},"restaurant_id":${str(e.restaurant_id)},"credential_id":${str(e.credential_id)},"ip":${str(e.ip)},"msg":"access"}\n`,
-      );
-      if (pending.length >= BATCH) drain();
+      // Request ids are unique (not memoised) and, being ours or matching REQUEST_ID_PATTERN, plain.
+      const id = PLAIN.test(e.request_id) ? e.request_id : JSON.stringify(e.request_id).slice(1, -1);
+      const p = pending;
+      let i = filled;
+      p[i++] = '{"level":30,"time":';
+      p[i++] = Date.now();
+      p[i++] = ',"service":"couvert","log":"access","request_id":"';
+      p[i++] = id;
+      p[i++] = '","method":';
+      p[i++] = str(e.method);
+      p[i++] = ',"route":';
+      p[i++] = str(e.route);
+      p[i++] = ',"status":';
+      p[i++] = e.status;
+      p[i++] = ',"duration_ms":';
+      p[i++] = Math.round(e.duration_ms * 1000) / 1000;
+      p[i++] = ',"restaurant_id":';
+      p[i++] = str(e.restaurant_id);
+      p[i++] = ',"credential_id":';
+      p[i++] = str(e.credential_id);
+      p[i++] = ',"ip":';
+      p[i++] = str(e.ip);
+      p[i++] = ',"msg":"access"}\n';
+      filled = i;
+      if (filled >= BATCH * PIECES) drain();
     },
     close() {
       clearInterval(timer);

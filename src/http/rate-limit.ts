@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { Context } from 'koa';
 import {
   type RateLimiterAbstract,
@@ -29,39 +30,35 @@ export function createLimiter(rt: Runtime, pointsPerMinute: number, keyPrefix: s
   return new RateLimiterMemory({ keyPrefix, points: pointsPerMinute, duration: 60 });
 }
 
+/** Whose budget a request draws from: the client address (behind a trusted proxy, the one it saw). */
+export const rateLimitKey = (ctx: Context): string => ctx.ip || 'unknown';
+
 /**
- * Draws one point from the caller's budget and sets the budget headers, or throws 429 RATE_LIMITED with
- * `x-ratelimit-reset` (epoch ms) and `retry-after`. A plain call, not a middleware: the server runs it
- * inside its one middleware, before routing, for the paths it limits.
+ * A request drew a point: the budget headers. Set on Node's response directly, as the request id is:
+ * Koa's `ctx.set` builds arrays and a closure per call, and these run on every partner request.
  */
-export function consumeRateLimit(
-  rt: Runtime,
-  limiter: RateLimiterAbstract,
-  ctx: Context,
-  limitHeader: string,
-): Promise<void> {
-  // A plain promise chain, not an async function: this runs on every partner request, and each async
-  // frame and await is measurable there (bench: server CPU per GET /me).
-  return limiter.consume(ctx.ip || 'unknown').then(
-    (res: RateLimiterRes) => {
-      ctx.set('x-ratelimit-limit', limitHeader);
-      ctx.set('x-ratelimit-remaining', String(res.remainingPoints));
-    },
-    (err: unknown) => {
-      if (!(err instanceof RateLimiterRes)) throw err;
-      const reset = rt.clock.now().getTime() + err.msBeforeNext;
-      throw new ApiError(
-        429,
-        'RATE_LIMITED',
-        'Too many requests: back off until x-ratelimit-reset',
-        { reset_at: new Date(reset).toISOString() },
-        {
-          'x-ratelimit-reset': String(reset),
-          'retry-after': String(Math.max(1, Math.ceil(err.msBeforeNext / 1000))),
-          'x-ratelimit-limit': limitHeader,
-          'x-ratelimit-remaining': '0',
-        },
-      );
+export function setBudgetHeaders(res: ServerResponse, limitHeader: string, budget: RateLimiterRes): void {
+  res.setHeader('x-ratelimit-limit', limitHeader);
+  res.setHeader('x-ratelimit-remaining', String(budget.remainingPoints));
+}
+
+/**
+ * What a refused `consume` becomes: 429 RATE_LIMITED with `x-ratelimit-reset` (epoch ms) and
+ * `retry-after`; anything else the limiter rejected with (a store error) is returned as it is.
+ */
+export function rateLimitError(rt: Runtime, err: unknown, limitHeader: string): unknown {
+  if (!(err instanceof RateLimiterRes)) return err;
+  const reset = rt.clock.now().getTime() + err.msBeforeNext;
+  return new ApiError(
+    429,
+    'RATE_LIMITED',
+    'Too many requests: back off until x-ratelimit-reset',
+    { reset_at: new Date(reset).toISOString() },
+    {
+      'x-ratelimit-reset': String(reset),
+      'retry-after': String(Math.max(1, Math.ceil(err.msBeforeNext / 1000))),
+      'x-ratelimit-limit': limitHeader,
+      'x-ratelimit-remaining': '0',
     },
   );
 }

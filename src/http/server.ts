@@ -2,13 +2,14 @@
 // route with its access rule, body parsing and input validation.
 import Koa, { type Context } from 'koa';
 import { HttpMethodEnum, koaBody } from 'koa-body';
+import type { RateLimiterRes } from 'rate-limiter-flexible';
 import { ApiError } from '../core/errors';
 import type { Runtime } from '../runtime';
 import { authenticate } from './auth';
 import { bodyParseError, guardBody } from './body-guard';
 import { sendError } from './envelope';
 import { checkWindows, refuseUnknownParameters } from './query-rules';
-import { consumeRateLimit, createLimiter } from './rate-limit';
+import { createLimiter, rateLimitError, rateLimitKey, setBudgetHeaders } from './rate-limit';
 import { checkReferences } from './references';
 import { newRequestId, REQUEST_ID_PATTERN } from './request-id';
 import type { AnyRoute, AuthContext } from './route';
@@ -20,7 +21,8 @@ export const API_PREFIX = '/api/partner/v1';
 export const fullPath = (route: AnyRoute) =>
   route.absolute ? route.path : `${API_PREFIX}${route.path === '/' ? '' : route.path}`;
 
-const isPartnerPath = (p: string) => p === API_PREFIX || p.startsWith(`${API_PREFIX}/`);
+const PARTNER_PATHS = `${API_PREFIX}/`;
+const isPartnerPath = (p: string) => p === API_PREFIX || p.startsWith(PARTNER_PATHS);
 
 /** What the server shares with whoever starts and stops it (src/app.ts). */
 export interface Lifecycle {
@@ -102,12 +104,22 @@ export function createApp(rt: Runtime, routes: AnyRoute[], lifecycle: Lifecycle 
     const incoming = ctx.get('x-request-id');
     const requestId = incoming && REQUEST_ID_PATTERN.test(incoming) ? incoming : newRequestId();
     ctx.state.requestId = requestId;
-    ctx.set('x-request-id', requestId);
+    // Node's setHeader, not Koa's ctx.set (arrays and a closure per call): this runs on every request.
+    ctx.res.setHeader('x-request-id', requestId);
     let path: string | null = null;
     try {
       if (!lifecycle.isReady) await lifecycle.ready;
       path = parsePath(ctx);
-      if (isPartnerPath(path)) await consumeRateLimit(rt, partnerLimiter, ctx, limitHeader);
+      if (isPartnerPath(path)) {
+        // Awaited here rather than in a helper: no frame, closure or promise of its own per request.
+        let budget: RateLimiterRes;
+        try {
+          budget = await partnerLimiter.consume(rateLimitKey(ctx));
+        } catch (err) {
+          throw rateLimitError(rt, err, limitHeader);
+        }
+        setBudgetHeaders(ctx.res, limitHeader, budget);
+      }
       await dispatch(ctx);
     } catch (err) {
       if (!(err instanceof ApiError) || err.status >= 500)
@@ -188,7 +200,7 @@ async function handle(
   }
   const params = route.params ? validateInput(pathParams, route.params, 'path') : NO_INPUT;
   const rawQuery = ctx.querystring ? ctx.query : NO_INPUT;
-  if (!route.openQuery) refuseUnknownParameters(route, rawQuery);
+  if (rawQuery !== NO_INPUT && !route.openQuery) refuseUnknownParameters(route, rawQuery);
   const query = route.query ? validateInput({ ...rawQuery }, route.query, 'query') : NO_INPUT;
   if (route.windows) checkWindows(route.windows, query as Record<string, unknown>);
   let body: unknown;

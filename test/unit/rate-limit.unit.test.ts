@@ -1,11 +1,13 @@
 // The rate-limit call the server makes before routing: headers, the 429 envelope data, and the scaled-out
 // limiter's behaviour while MongoDB does not answer.
+import type { ServerResponse } from 'node:http';
 import type { Context } from 'koa';
+import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FixedClock } from '../../src/core/clock';
 import { ApiError } from '../../src/core/errors';
-import { consumeRateLimit, createLimiter } from '../../src/http/rate-limit';
+import { createLimiter, rateLimitError, rateLimitKey, setBudgetHeaders } from '../../src/http/rate-limit';
 import type { Runtime } from '../../src/runtime';
 
 const NOW = new Date('2026-11-23T12:00:00.000Z');
@@ -16,7 +18,24 @@ function fakeRt(docs: unknown): Runtime {
 
 function fakeCtx(ip: string) {
   const headers: Record<string, string> = {};
-  return { ctx: { ip, set: (k: string, v: string) => (headers[k] = v) } as unknown as Context, headers };
+  const res = { setHeader: (k: string, v: string) => (headers[k] = v) } as unknown as ServerResponse;
+  return { ctx: { ip, res } as unknown as Context, headers };
+}
+
+/** The server's steps for a partner request (src/http/server.ts): draw a point, set the headers or throw. */
+async function consumeRateLimit(
+  rt: Runtime,
+  limiter: RateLimiterAbstract,
+  ctx: Context,
+  limitHeader: string,
+) {
+  let budget: Awaited<ReturnType<RateLimiterAbstract['consume']>>;
+  try {
+    budget = await limiter.consume(rateLimitKey(ctx));
+  } catch (err) {
+    throw rateLimitError(rt, err, limitHeader);
+  }
+  setBudgetHeaders(ctx.res, limitHeader, budget);
 }
 
 test('within the budget: limit and remaining headers; beyond it: 429 with reset (epoch ms) and retry-after', async () => {

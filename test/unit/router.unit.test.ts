@@ -6,7 +6,7 @@ import type { Context } from 'koa';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ApiError } from '../../src/core/errors';
-import { createDispatcher } from '../../src/http/router';
+import { createDispatcher, groupKey } from '../../src/http/router';
 
 const routes = [
   { method: 'GET', path: '/api/v1' },
@@ -117,6 +117,19 @@ test('a malformed escape stays as sent, for the parameter schema to refuse', asy
   assert.equal(((await lookup('GET', '/api/v1/customers/%E0%A4%A')) as { params: unknown }).params, {
     id: '%E0%A4%A',
   });
+});
+
+test('routes are grouped by their first four segments; a trailing slash is not one', () => {
+  assert.is(groupKey('/api/partner/v1/customers/c_1/notes'), '/api/partner/v1/customers');
+  assert.is(groupKey('/api/partner/v1/customers/'), '/api/partner/v1/customers');
+  assert.is(groupKey('/api/partner/v1/me'), '/api/partner/v1/me');
+  assert.is(groupKey('/api/partner/v1/'), '/api/partner/v1');
+  assert.is(groupKey('/api/partner/v1'), '/api/partner/v1');
+  assert.is(groupKey('/docs/assets/x.js'), '/docs/assets/x.js');
+  assert.is(groupKey('/'), '/');
+  assert.is(groupKey('//'), '/', 'one trailing slash dropped, then the root');
+  assert.is(groupKey('/api//v1/x/y'), '/api//v1/x', 'an empty segment is a segment');
+  assert.is(groupKey('/api/v1/customers//'), '/api/v1/customers/');
 });
 
 test('two routes for one method and path are refused', () => {

@@ -1,6 +1,6 @@
 import { SCOPES } from '../../core/scopes';
 import { generateOpenApi } from '../openapi';
-import { ANY_TOKEN, type AnyRoute, defineRoute, PUBLIC } from '../route';
+import { ANY_TOKEN, type AnyRoute, type AuthContext, defineRoute, PUBLIC } from '../route';
 import { described, num, obj } from '../schema';
 import { API_PREFIX } from '../server';
 import { REFERENCE_PATH } from './reference';
@@ -192,33 +192,44 @@ export function metaRoutes(all: () => AnyRoute[]): AnyRoute[] {
           },
         },
       },
-      handler: ({ auth }) => {
-        const r = auth.restaurant;
-        const c = auth.credential;
-        return {
-          body: {
-            data: {
-              restaurant: {
-                id: r._id,
-                name: r.name,
-                slug: r.slug,
-                country_code: r.country_code,
-                timezone: r.timezone,
-                currency: r.currency,
-              },
-              scopes: [...auth.scopes],
-              credential: {
-                id: c._id,
-                type: c.type,
-                application: c.application ?? null,
-                created_at: c.created_at,
-              },
-            },
-          },
-        };
-      },
+      handler: ({ auth }) => ({ body: meBody(auth) }),
     }),
   ];
+}
+
+/**
+ * GET /me's body. It is derived from the caller's AuthContext alone, which the credential cache shares
+ * between requests and freezes until the read models change (src/http/auth.ts), so it is built once per
+ * cached credential rather than on every request.
+ */
+const meBodies = new WeakMap<AuthContext, unknown>();
+function meBody(auth: AuthContext): unknown {
+  let body = meBodies.get(auth);
+  if (body === undefined) {
+    const r = auth.restaurant;
+    const c = auth.credential;
+    body = Object.freeze({
+      data: {
+        restaurant: {
+          id: r._id,
+          name: r.name,
+          slug: r.slug,
+          country_code: r.country_code,
+          timezone: r.timezone,
+          currency: r.currency,
+        },
+        scopes: [...auth.scopes],
+        credential: {
+          id: c._id,
+          type: c.type,
+          application: c.application ?? null,
+          created_at: c.created_at,
+        },
+      },
+    });
+    meBodies.set(auth, body);
+  }
+  return body;
 }
 
 /** Exists only when TEST_CLOCK is true: moves the server's clock forward. */

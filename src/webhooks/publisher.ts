@@ -269,6 +269,18 @@ export class WebhookPublisher {
     }
   }
 
+  /** Opened secrets, by sealed value (in memory only; a rotation seals a new value). */
+  private readonly opened = new Map<string, string>();
+  private open(sealed: string): string {
+    let plain = this.opened.get(sealed);
+    if (plain === undefined) {
+      plain = this.rt.secrets.open(sealed);
+      if (this.opened.size > 10_000) this.opened.clear();
+      this.opened.set(sealed, plain);
+    }
+    return plain;
+  }
+
   private async attempt(job: Job): Promise<void> {
     await this.rt.refresh();
     const docs = this.rt.docs;
@@ -301,9 +313,9 @@ export class WebhookPublisher {
       return;
     }
     const now = this.rt.clock.now();
-    const secrets = [this.rt.secrets.open(endpoint.secret)];
+    const secrets = [this.open(endpoint.secret)];
     if (endpoint.previous_secret && Date.parse(endpoint.previous_secret.expires_at) > now.getTime())
-      secrets.push(this.rt.secrets.open(endpoint.previous_secret.secret));
+      secrets.push(this.open(endpoint.previous_secret.secret));
     const logId = newId('whl');
     const response = await sendAttempt({
       url: endpoint.url,

@@ -5,6 +5,8 @@
 // for attempts that are due, on the service clock. Every step is an append with an expected revision,
 // so two publishers (scaled out) or a replay after a crash never send the same attempt twice on their
 // own initiative; what is durable is in the log, so a restart loses nothing.
+
+import { randomUUID } from 'node:crypto';
 import {
   type AttemptError,
   deliveryStream,
@@ -17,7 +19,7 @@ import { API_KEYS, type ApiKeyDoc } from '../../projections/api-keys';
 import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
 import { WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../../projections/webhook-endpoints';
 import { systemMeta } from '../core/command-meta';
-import { deterministicUuid, newId } from '../core/ids';
+import { deterministicUuid } from '../core/ids';
 import {
   NO_STREAM,
   positionToString,
@@ -64,6 +66,9 @@ interface EndpointQueue {
 }
 
 const meta = systemMeta('webhooks');
+
+/** 96 random bits like newId, from randomUUID's pooled entropy (newId's randomBytes is a system call per id: two per delivery here). */
+const fastId = (prefix: string) => `${prefix}_${randomUUID().replace(/-/g, '').slice(0, 24)}`;
 
 export class WebhookPublisher {
   private readonly queues = new Map<string, EndpointQueue>();
@@ -143,7 +148,7 @@ export class WebhookPublisher {
         eventTypes[variant] = published.v1Type;
       }
       payloads[variant] ??= published.body(variant);
-      deliveries.push({ delivery_id: newId('whd'), endpoint_id: e._id, payload: variant });
+      deliveries.push({ delivery_id: fastId('whd'), endpoint_id: e._id, payload: variant });
     }
     if (!deliveries.length) return;
     const at = this.rt.clock.now().toISOString();
@@ -269,6 +274,18 @@ export class WebhookPublisher {
     }
   }
 
+  /** Opened secrets, by sealed value (in memory only; a rotation seals a new value). */
+  private readonly opened = new Map<string, string>();
+  private open(sealed: string): string {
+    let plain = this.opened.get(sealed);
+    if (plain === undefined) {
+      plain = this.rt.secrets.open(sealed);
+      if (this.opened.size > 10_000) this.opened.clear();
+      this.opened.set(sealed, plain);
+    }
+    return plain;
+  }
+
   private async attempt(job: Job): Promise<void> {
     await this.rt.refresh();
     const docs = this.rt.docs;
@@ -301,10 +318,10 @@ export class WebhookPublisher {
       return;
     }
     const now = this.rt.clock.now();
-    const secrets = [this.rt.secrets.open(endpoint.secret)];
+    const secrets = [this.open(endpoint.secret)];
     if (endpoint.previous_secret && Date.parse(endpoint.previous_secret.expires_at) > now.getTime())
-      secrets.push(this.rt.secrets.open(endpoint.previous_secret.secret));
-    const logId = newId('whl');
+      secrets.push(this.open(endpoint.previous_secret.secret));
+    const logId = fastId('whl');
     const response = await sendAttempt({
       url: endpoint.url,
       body: job.body,

@@ -8,8 +8,10 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { revokeApiKey } from '../../commands/credentials/handler';
 import { migrateWebhookEndpoint } from '../../commands/webhook-endpoints/handler';
+import { WEBHOOK_DELIVERIES } from '../../projections/webhook-deliveries';
 import { operatorMeta } from '../../src/core/command-meta';
 import { markNoShows } from '../../src/jobs/reservation-jobs';
+import { pruneDeliveries } from '../../src/webhooks-module';
 import {
   create,
   type ReservationService,
@@ -390,5 +392,19 @@ t('a revoked credential: nothing more is sent, and its endpoints are deleted', a
   assert.is(deleted?.data.reason, 'CREDENTIAL_REVOKED');
   assert.is((await svc.api('GET', `/webhook-endpoints/${ep.id}`, { token: TOKENS.full })).status, 404);
 });
+
+t(
+  'history is kept 30 days: older deliveries leave the history, and the hourly job prunes them',
+  async ({ svc }) => {
+    const deliveries = svc.rt.docs.collection(WEBHOOK_DELIVERIES);
+    const before = await deliveries.count({});
+    assert.ok(before > 0);
+    svc.clock.advance(31 * 86_400);
+    assert.match((await pruneDeliveries(svc.rt)) ?? '', /pruned \d+ webhook deliveries/);
+    assert.is(await deliveries.count({ status: { $ne: 'pending' } }), 0);
+    const list = await svc.api('GET', '/webhook-endpoints', { token: TOKENS.readOnly });
+    assert.is(list.status, 200);
+  },
+);
 
 t.run();

@@ -5,6 +5,7 @@ import { apiKeysProjection } from './api-keys';
 import { bookingsProjection } from './bookings';
 import { catalogProjection } from './catalog';
 import { customersProjection } from './customers';
+import { missedCallsProjection } from './missed-calls';
 import { reservationDaysProjection } from './reservation-days';
 import { reservationsProjection } from './reservations';
 import { restaurantsProjection } from './restaurants';
@@ -20,5 +21,6 @@ export function allProjections(): Projection[] {
     reservationsProjection,
     reservationDaysProjection,
     seatingSyncProjection,
+    missedCallsProjection,
   ];
 }

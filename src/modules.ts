@@ -2,6 +2,7 @@
 // jobs). Called once by the server and by the CLI before anything runs.
 import { registerCatalogModule } from './catalog-module';
 import { reservationJobs } from './jobs/reservation-jobs';
+import { registerMissedCallsModule } from './missed-calls-module';
 import { registerScheduledJob } from './scheduler';
 
 let done = false;
@@ -10,4 +11,5 @@ export function registerModules(): void {
   done = true;
   for (const job of reservationJobs) registerScheduledJob(job);
   registerCatalogModule();
+  registerMissedCallsModule();
 }

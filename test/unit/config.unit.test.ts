@@ -55,6 +55,7 @@ t('defaults are the README table', () => {
       logLevel: 'info',
       roles: ['api', 'projector', 'scheduler'],
       bodyLimitBytes: 1_000_000,
+      whatsapp: null,
       warnings: [],
     },
   );

@@ -6,6 +6,7 @@ import { availabilityRoutes } from './availability';
 import { catalogRoutes } from './catalog';
 import { customerRoutes } from './customers';
 import { metaRoutes, testClockRoute } from './meta';
+import { missedCallRoutes } from './missed-calls';
 import { referenceRoutes } from './reference';
 import { reservationRoutes } from './reservations';
 
@@ -17,6 +18,7 @@ export function partnerRoutes(): AnyRoute[] {
     ...availabilityRoutes,
     ...customerRoutes,
     ...reservationRoutes,
+    ...missedCallRoutes,
     ...referenceRoutes,
   );
   return list;

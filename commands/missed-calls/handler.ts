@@ -255,7 +255,8 @@ async function step(
 ): Promise<ReportResult> {
   const at = () => deps.clock.now().toISOString();
   const base = () => ({ missed_call_id: callId, restaurant_id: restaurant._id, at: at() });
-  let state = await loadCall(deps, callId);
+  // A call not reported yet has no id in its state: name it, so the first append goes to its stream.
+  let state: CallState = { ...(await loadCall(deps, callId)), id: callId };
   let position: bigint | null = null;
   const write = async (events: NewEvent[]) => {
     const r = await appendCall(deps, state, events, meta);

@@ -90,6 +90,8 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   Availability: 'Bookable slots for a party size, and a check of one exact seating; nothing is reserved.',
   Customers: 'Customer records (CRM): create or match, read, update, and a feed of changes to sync from.',
   Reservations: 'Create, list, read, update and cancel reservations.',
+  'Missed Calls':
+    "Report a call nobody answered: Couvert recognises the caller and follows up with the restaurant's approved WhatsApp template.",
 };
 
 /**

@@ -155,7 +155,7 @@ export class FakeWhatsApp {
     if (req.headers.authorization !== `Bearer ${this.token}`) return 'token: missing or wrong bearer token';
     if (!String(req.headers['content-type']).startsWith('application/json')) return 'content-type';
     const b = body as Record<string, unknown> | null;
-    if (!b || b.messaging_product !== 'whatsapp' || b.type !== 'template') return 'not a template message';
+    if (b?.messaging_product !== 'whatsapp' || b.type !== 'template') return 'not a template message';
     if (typeof b.to !== 'string' || !/^\+?\d{7,15}$/.test(b.to)) return 'to';
     const t = b.template as
       | { name?: unknown; language?: { code?: unknown }; components?: unknown }

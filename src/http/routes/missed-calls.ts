@@ -9,7 +9,6 @@ import type { CommandMeta } from '../../core/command-meta';
 import { ApiError, BusinessRuleError, validationError } from '../../core/errors';
 import { messageSenderFor } from '../../missed-calls-sender';
 import { isE164 } from '../../ports/message-sender';
-import { ERROR_SCHEMA } from '../openapi';
 import { type AnyRoute, type AuthContext, defineRoute, scopes } from '../route';
 import { dateTime, described, enums, intQuery, obj, optional, str } from '../schema';
 
@@ -140,21 +139,6 @@ const meta = (auth: AuthContext, requestId: string): CommandMeta => ({
   restaurant_id: auth.restaurant._id,
 });
 
-const error502 = {
-  error: {
-    code: 'INTERNAL_ERROR',
-    message:
-      'WhatsApp refused the message or could not be reached; nothing was sent. Retry with the same external_call_id.',
-    request_id: 'req_5f0c3a9e2b7d4c1e8a6f0b3d9c2e7a41',
-    details: {
-      reason: 'PROVIDER_RATE_LIMITED',
-      missed_call_id: 'mc_q2v8k4m1z7x3c9b5n6a0',
-      provider_code: '130429',
-      retryable: true,
-    },
-  },
-};
-
 export const missedCallRoutes: AnyRoute[] = [
   defineRoute({
     method: 'POST',
@@ -175,18 +159,12 @@ export const missedCallRoutes: AnyRoute[] = [
       occurred_at: '2026-06-02T21:42:10+02:00',
     },
     bodyRequired: true,
-    errors: [409, 422],
+    errors: [409, 422, 502],
     responses: {
       201: {
         description: 'The call was recorded; `outcome` says what was sent',
         schema: one(OUTCOMES),
         example: { data: example },
-      },
-      502: {
-        description:
-          'The provider refused the message or could not be reached (INTERNAL_ERROR with details.reason); nothing was sent; retry with the same external_call_id',
-        schema: ERROR_SCHEMA,
-        example: error502,
       },
     },
     handler: async ({ rt, auth, body: input, requestId }) => {

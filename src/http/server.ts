@@ -11,6 +11,7 @@ import { checkWindows, refuseUnknownParameters } from './query-rules';
 import { consumeRateLimit, createLimiter } from './rate-limit';
 import { checkReferences } from './references';
 import { newRequestId, REQUEST_ID_PATTERN } from './request-id';
+import { discardBody, hasUnreadBody } from './unread-body';
 import type { AnyRoute, AuthContext } from './route';
 import { createDispatcher } from './router';
 import { validateInput } from './validate';
@@ -173,7 +174,7 @@ async function handle(
         issues: [{ path: '', code: 'required', message: 'body is required' }],
       });
     body = validateInput(raw === undefined ? {} : raw, route.body, 'body');
-  }
+  } else if (hasUnreadBody(ctx)) await discardBody(ctx, rt.config.bodyLimitBytes);
   // References name ids of the caller's restaurant, so only authenticated routes declare them.
   if (route.references && auth) {
     const restaurantId = auth.restaurant._id;

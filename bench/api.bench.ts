@@ -6,6 +6,7 @@ for (const [name, file, fn] of [
   ['availability', './availability.bench', 'availabilityBench'],
   ['customers', './customers.bench', 'customersBench'],
   ['reservations', './reservations.bench', 'reservationsBench'],
+  ['missed-calls', './missed-calls.bench', 'missedCallsBench'],
   // Fills a store with 100,450 reservations first (about a minute), then creates for a minute more.
   ['full-store', './full-store.bench', 'fullStoreBench'],
 ] as const) {

@@ -258,8 +258,12 @@ async function step(
   // A call not reported yet has no id in its state: name it, so the first append goes to its stream.
   let state: CallState = { ...(await loadCall(deps, callId)), id: callId };
   let position: bigint | null = null;
+  // Events decided but not yet appended: the report and the match go out with the call's next decision
+  // (a skip, or the message requested), one durable append instead of three.
+  let pending: NewEvent[] = [];
   const write = async (events: NewEvent[]) => {
-    const r = await appendCall(deps, state, events, meta);
+    const r = await appendCall(deps, state, [...pending, ...events], meta);
+    pending = [];
     state = r.state;
     position = r.position;
   };
@@ -267,37 +271,38 @@ async function step(
     await write([{ type: 'MissedCallSkipped', data: { ...base(), outcome, detail } }]);
     return { call: state, outcome, failure: null, position };
   };
-  if (!state.exists) await write([{ type: 'MissedCallReported', data: { ...reported, at: at() } }]);
-  if (isFinal(state)) return { call: state, outcome: 'SKIPPED_DUPLICATE', failure: null, position };
-  const phone = state.caller_phone_number as string;
+  if (!state.exists) pending.push({ type: 'MissedCallReported', data: { ...reported, at: at() } });
+  else if (isFinal(state)) return { call: state, outcome: 'SKIPPED_DUPLICATE', failure: null, position };
+  const phone = state.caller_phone_number ?? reported.caller_phone_number;
 
   if (!restaurant.features.includes(MISSED_CALLS_FEATURE)) return skip('SKIPPED_FEATURE_DISABLED');
 
-  if (state.customer_id === null) {
-    const { customerId, created } = await callerQueue.run(`${restaurant._id}|${phone}`, () =>
+  let customerId = state.customer_id;
+  let customerCreated = state.customer_created;
+  let reservationId = state.reservation_id;
+  if (customerId === null) {
+    const found = await callerQueue.run(`${restaurant._id}|${phone}`, () =>
       matchOrCreateCustomer(deps, restaurant, phone, meta),
     );
-    const reservationId = await nextReservationId(deps, restaurant._id, customerId);
-    await write([
-      {
-        type: 'MissedCallMatched',
-        data: {
-          ...base(),
-          customer_id: customerId,
-          customer_created: created,
-          reservation_id: reservationId,
-        },
+    customerId = found.customerId;
+    customerCreated = found.created;
+    reservationId = await nextReservationId(deps, restaurant._id, customerId);
+    pending.push({
+      type: 'MissedCallMatched',
+      data: {
+        ...base(),
+        customer_id: customerId,
+        customer_created: customerCreated,
+        reservation_id: reservationId,
       },
-    ]);
+    });
   }
-  const customer = await loadCustomer(deps, state.customer_id as string);
+  const customer = await loadCustomer(deps, customerId);
   if (customer.blacklisted) return skip('SKIPPED_BLACKLISTED');
   if (customer.optOuts.includes('WHATSAPP')) return skip('SKIPPED_OPTED_OUT');
 
   const catalog = await getCatalog(deps.docs, restaurant._id);
-  const reservation = state.reservation_id
-    ? await upcomingReservation(deps, restaurant._id, state.reservation_id)
-    : null;
+  const reservation = reservationId ? await upcomingReservation(deps, restaurant._id, reservationId) : null;
   const choice = chooseTemplate(catalog.message_templates, reservation !== null);
   if (choice.kind === 'none')
     return skip('SKIPPED_NO_TEMPLATE', 'no approved WhatsApp template of this type');
@@ -307,7 +312,7 @@ async function step(
     body: choice.template.body,
     language,
     guestName:
-      state.customer_created || isPlaceholderName(customer.profile?.name, phone)
+      customerCreated || isPlaceholderName(customer.profile?.name, phone)
         ? null
         : (customer.profile?.name ?? null),
     restaurantName: restaurant.name,

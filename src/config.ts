@@ -207,8 +207,10 @@ function whatsapp(env: Env, warnings: string[]): WhatsAppConfig | null {
     accessToken: token,
     baseUrl: base.replace(/\/$/, ''),
     apiVersion: version,
-    timeoutMs: integer(env, 'WHATSAPP_TIMEOUT_MS', 10_000, 100, 120_000),
-    maxRetries: integer(env, 'WHATSAPP_MAX_RETRIES', 2, 0, 5),
+    // At most 15 s: with its retries a send then ends well within the 60 s after which a replay takes
+    // the call's processor for gone (commands/missed-calls/decide.ts IN_FLIGHT_MS).
+    timeoutMs: integer(env, 'WHATSAPP_TIMEOUT_MS', 10_000, 100, 15_000),
+    maxRetries: integer(env, 'WHATSAPP_MAX_RETRIES', 2, 0, 2),
   };
 }
 

@@ -11,9 +11,9 @@ import { checkWindows, refuseUnknownParameters } from './query-rules';
 import { consumeRateLimit, createLimiter } from './rate-limit';
 import { checkReferences } from './references';
 import { newRequestId, REQUEST_ID_PATTERN } from './request-id';
-import { discardBody, hasUnreadBody } from './unread-body';
 import type { AnyRoute, AuthContext } from './route';
 import { createDispatcher } from './router';
+import { discardBody, hasUnreadBody } from './unread-body';
 import { validateInput } from './validate';
 
 export const API_PREFIX = '/api/partner/v1';

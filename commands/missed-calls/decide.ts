@@ -109,6 +109,9 @@ export const hasOpenAttempt = (s: CallState) => s.outcome === 'PENDING' && s.mes
  */
 export const IN_FLIGHT_MS = 60_000;
 
+/** Older than IN_FLIGHT_MS on the service clock: whoever was working on it is gone. */
+export const isStale = (at: string, now: Date) => now.getTime() - Date.parse(at) >= IN_FLIGHT_MS;
+
 export type ReplayPlan =
   /** The call is finished: answer its record as a duplicate. */
   | { kind: 'duplicate' }
@@ -159,12 +162,19 @@ export type CooldownDecision =
 
 /**
  * A message to this caller is allowed unless another call took the slot less than COOLDOWN_MS ago
- * (on the service clock): at exactly COOLDOWN_MS the caller may be messaged again.
+ * (on the service clock): at exactly COOLDOWN_MS the caller may be messaged again. `abandoned` names a
+ * holder known to have died before asking for its message (it sent nothing): its slot is no cooldown.
  */
-export function decideCooldown(state: CallerState, callId: string, now: Date): CooldownDecision {
+export function decideCooldown(
+  state: CallerState,
+  callId: string,
+  now: Date,
+  abandoned: string | null = null,
+): CooldownDecision {
   const h = state.holder;
   if (!h) return { kind: 'take' };
   if (h.missed_call_id === callId) return { kind: 'held' };
+  if (h.missed_call_id === abandoned) return { kind: 'take' };
   const until = Date.parse(h.at) + COOLDOWN_MS;
   return now.getTime() < until
     ? { kind: 'cooldown', until: new Date(until).toISOString() }

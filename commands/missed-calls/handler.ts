@@ -33,6 +33,7 @@ import {
   initialCall,
   initialCaller,
   isFinal,
+  isStale,
   planReplay,
 } from './decide';
 import {
@@ -327,17 +328,26 @@ async function step(
     );
 
   // The caller's slot: at most one message per caller per cooldown, decided on the caller's stream.
-  const slot = await runCommand(deps.events, {
-    stream: callerStream(restaurant._id, phone),
-    initial: initialCaller,
-    evolve: evolveCaller,
-    decide: (s) => {
-      const d = decideCooldown(s, callId, deps.clock.now());
-      return d.kind === 'take' ? [{ type: 'MessageSlotTaken', data: { ...base(), caller: phone } }] : [];
-    },
-    metadata: meta,
-    clock: deps.clock,
-  });
+  const takeSlot = (abandoned: string | null) =>
+    runCommand(deps.events, {
+      stream: callerStream(restaurant._id, phone),
+      initial: initialCaller,
+      evolve: evolveCaller,
+      decide: (s) => {
+        const d = decideCooldown(s, callId, deps.clock.now(), abandoned);
+        return d.kind === 'take' ? [{ type: 'MessageSlotTaken', data: { ...base(), caller: phone } }] : [];
+      },
+      metadata: meta,
+      clock: deps.clock,
+    });
+  let slot = await takeSlot(null);
+  const holder = slot.state.holder;
+  // A holder that never asked for its message long after taking the slot died in between: nothing was
+  // sent, so the slot is not a cooldown.
+  if (holder && holder.missed_call_id !== callId && isStale(holder.at, deps.clock.now())) {
+    const other = await loadCall(deps, holder.missed_call_id);
+    if (other.message === null) slot = await takeSlot(holder.missed_call_id);
+  }
   if (slot.state.holder?.missed_call_id !== callId) return skip('SKIPPED_COOLDOWN');
 
   const attempt = state.attempts + 1;

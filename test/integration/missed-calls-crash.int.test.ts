@@ -7,7 +7,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { applyCatalog } from '../../commands/catalog/handler';
 import { IN_FLIGHT_MS } from '../../commands/missed-calls/decide';
-import { externalCallClaimStream } from '../../commands/missed-calls/events';
+import { callerStream, externalCallClaimStream } from '../../commands/missed-calls/events';
 import {
   type CallRestaurant,
   loadCall,
@@ -205,6 +205,45 @@ t(
     assert.equal([r.call.id, r.outcome], ['mc_orphan', 'SENT']);
     assert.is((await loadCall({ events: w.events, clock: w.clock }, 'mc_orphan')).external_call_id, 'x-5');
     assert.equal(provider.accepted, ['mc_orphan.1']);
+  },
+);
+
+t(
+  "died after taking the caller's slot and before asking for its message: a cooldown only while it may still be at work",
+  async ({ w }) => {
+    const provider = counting();
+    const caller = callerStream('rest_a', '+33612345678');
+    await w.events.append(
+      caller,
+      [
+        {
+          type: 'MessageSlotTaken',
+          data: {
+            missed_call_id: 'mc_ghost',
+            restaurant_id: 'rest_a',
+            at: w.clock.now().toISOString(),
+            caller: '+33612345678',
+          },
+        },
+      ],
+      'no_stream',
+    );
+    const early = await reportMissedCall(
+      w.deps(provider),
+      restaurant,
+      { caller_phone_number: '0612345678' },
+      meta,
+    );
+    assert.is(early.outcome, 'SKIPPED_COOLDOWN');
+    w.clock.advance(IN_FLIGHT_MS / 1000);
+    const later = await reportMissedCall(
+      w.deps(provider),
+      restaurant,
+      { caller_phone_number: '0612345678' },
+      meta,
+    );
+    assert.is(later.outcome, 'SENT');
+    assert.is(provider.accepted.length, 1);
   },
 );
 

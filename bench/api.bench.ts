@@ -7,6 +7,7 @@ for (const [name, file, fn] of [
   ['customers', './customers.bench', 'customersBench'],
   ['reservations', './reservations.bench', 'reservationsBench'],
   ['webhooks', './webhooks.bench', 'webhooksBench'],
+  ['missed-calls', './missed-calls.bench', 'missedCallsBench'],
   // Fills a store with 100,450 reservations first (about a minute), then creates for a minute more.
   ['full-store', './full-store.bench', 'fullStoreBench'],
 ] as const) {

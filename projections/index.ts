@@ -5,6 +5,7 @@ import { apiKeysProjection } from './api-keys';
 import { bookingsProjection } from './bookings';
 import { catalogProjection } from './catalog';
 import { customersProjection } from './customers';
+import { missedCallsProjection } from './missed-calls';
 import { oauthApplicationsProjection } from './oauth-applications';
 import { reservationDaysProjection } from './reservation-days';
 import { reservationsProjection } from './reservations';
@@ -26,5 +27,6 @@ export function allProjections(): Projection[] {
     oauthApplicationsProjection,
     webhookEndpointsProjection,
     webhookDeliveriesProjection,
+    missedCallsProjection,
   ];
 }

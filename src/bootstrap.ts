@@ -12,7 +12,7 @@ import {
 import type { CommandMeta } from './core/command-meta';
 import { ApiError } from './core/errors';
 import type { WriteDeps } from './core/write-deps';
-import { anyJson, arr, bool, type Infer, obj, optional, str } from './http/schema';
+import { anyJson, arr, bool, type Infer, nullable, obj, optional, str } from './http/schema';
 import { validateInput } from './http/validate';
 import type { EventStore } from './ports/event-store';
 
@@ -35,6 +35,8 @@ const restaurant = obj(
     suspended: optional(bool()),
     customer_matching: optional(bool()),
     features: optional(arr(str())),
+    whatsapp_phone_number_id: optional(nullable(str({ min: 1, max: 32 }))),
+    booking_url: optional(nullable(str({ min: 1, max: 2000 }))),
     api_keys: optional(arr(apiKey)),
     rooms: optional(arr(anyJson())),
     tables: optional(arr(anyJson())),

@@ -37,8 +37,18 @@ export interface Config {
   roles: Set<Role>;
   /** Largest accepted JSON body. */
   bodyLimitBytes: number;
+  /** The WhatsApp Business Cloud API (missed-call messages); null: messages go to the outbox. */
+  whatsapp: WhatsAppConfig | null;
   /** Accepted but probably not what the operator meant (a value the chosen store ignores): print at start. */
   warnings: string[];
+}
+
+export interface WhatsAppConfig {
+  accessToken: string;
+  baseUrl: string;
+  apiVersion: string;
+  timeoutMs: number;
+  maxRetries: number;
 }
 
 export class ConfigError extends Error {
@@ -188,6 +198,45 @@ function secretsKeyOf(env: Env, store: Config['store']): Buffer | null {
   return key;
 }
 
+/** WHATSAPP_*: set WHATSAPP_ACCESS_TOKEN to send through the Cloud API; the others need it. */
+function whatsapp(env: Env, warnings: string[]): WhatsAppConfig | null {
+  const token = env.WHATSAPP_ACCESS_TOKEN;
+  const others = [
+    'WHATSAPP_API_BASE_URL',
+    'WHATSAPP_API_VERSION',
+    'WHATSAPP_TIMEOUT_MS',
+    'WHATSAPP_MAX_RETRIES',
+  ];
+  if (token === undefined || token === '') {
+    const set = others.filter((n) => env[n]);
+    if (set.length)
+      warnings.push(
+        `${set.join(', ')} ${set.length === 1 ? 'is' : 'are'} set but ignored: without WHATSAPP_ACCESS_TOKEN messages go to the outbox`,
+      );
+    return null;
+  }
+  if (token.trim() !== token || /\s/.test(token) || token.length < 8)
+    throw new ConfigError('WHATSAPP_ACCESS_TOKEN must be a token of at least 8 characters without spaces');
+  const version = env.WHATSAPP_API_VERSION?.trim() || 'v21.0';
+  if (!/^v\d{1,3}\.\d{1,3}$/.test(version))
+    throw new ConfigError(`WHATSAPP_API_VERSION must look like v21.0, got "${env.WHATSAPP_API_VERSION}"`);
+  const base = url(env, 'WHATSAPP_API_BASE_URL', ['https', 'http']) ?? 'https://graph.facebook.com';
+  const parsed = new URL(base);
+  if (parsed.search || parsed.hash || parsed.username || parsed.password)
+    throw new ConfigError('WHATSAPP_API_BASE_URL must be a plain URL (no query, fragment or credentials)');
+  if (parsed.protocol === 'http:' && !['127.0.0.1', 'localhost', '[::1]'].includes(parsed.hostname))
+    throw new ConfigError('WHATSAPP_API_BASE_URL must be https (http only for a loopback test server)');
+  return {
+    accessToken: token,
+    baseUrl: base.replace(/\/$/, ''),
+    apiVersion: version,
+    // At most 15 s: with its retries a send then ends well within the 60 s after which a replay takes
+    // the call's processor for gone (commands/missed-calls/decide.ts IN_FLIGHT_MS).
+    timeoutMs: integer(env, 'WHATSAPP_TIMEOUT_MS', 10_000, 100, 15_000),
+    maxRetries: integer(env, 'WHATSAPP_MAX_RETRIES', 2, 0, 2),
+  };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535);
   const listenHost = host(env);
@@ -248,6 +297,7 @@ export function loadConfig(env: Env = process.env): Config {
     ),
     roles: new Set(roleNames as Role[]),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1_000_000, 1024, 100_000_000),
+    whatsapp: whatsapp(env, warnings),
     warnings,
   };
 }

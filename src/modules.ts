@@ -2,6 +2,7 @@
 // jobs). Called once by the server and by the CLI before anything runs.
 import { registerCatalogModule } from './catalog-module';
 import { reservationJobs } from './jobs/reservation-jobs';
+import { registerMissedCallsModule } from './missed-calls-module';
 import { registerOAuthModule } from './oauth-module';
 import { registerScheduledJob } from './scheduler';
 import { registerWebhooksModule } from './webhooks-module';
@@ -14,4 +15,5 @@ export function registerModules(): void {
   registerCatalogModule();
   registerOAuthModule();
   registerWebhooksModule();
+  registerMissedCallsModule();
 }

@@ -20,6 +20,7 @@ import {
   str,
 } from '../../src/http/schema';
 import { issuesOf } from '../../src/http/validate';
+import { placeholderProblems } from '../missed-calls/template';
 import {
   type CatalogKind,
   type CatalogLists,
@@ -37,6 +38,10 @@ import {
 } from './types';
 
 export const ITEM_ID = /^[A-Za-z0-9_-]{1,64}$/;
+/** WhatsApp template names: lowercase letters, digits and underscores. */
+export const TEMPLATE_NAME = /^[a-z0-9_]{1,512}$/;
+/** WhatsApp language codes: a language, optionally a region (fr, en_US, pt_BR, zh_HK). */
+export const TEMPLATE_LANGUAGE = /^[a-z]{2,3}(_[A-Z]{2})?$/;
 export const LOCAL_TIME = /^([01]\d|2[0-3]):[0-5]\d$/;
 
 const id = () => str({ pattern: ITEM_ID, description: '1 to 64 letters, digits, _ or -' });
@@ -115,6 +120,10 @@ const templateInput = obj({
   channel: enums(TEMPLATE_CHANNELS),
   status: enums(TEMPLATE_STATUSES),
   body: str({ min: 1, max: 4096 }),
+  name: optional(str({ pattern: TEMPLATE_NAME, description: 'lowercase letters, digits and _, 1 to 512' })),
+  language: optional(
+    nullable(str({ pattern: TEMPLATE_LANGUAGE, description: 'a language code such as fr, en_US or pt_BR' })),
+  ),
 });
 
 type Report = (path: string, message: string, code?: string) => void;
@@ -225,8 +234,17 @@ function customerField(f: Infer<typeof customerFieldInput>, bad: Report): Custom
   };
 }
 
-function template(t: Infer<typeof templateInput>): MessageTemplate {
-  return { id: t.id, type: t.type, channel: t.channel, status: t.status, body: t.body };
+function template(t: Infer<typeof templateInput>, bad: Report): MessageTemplate {
+  for (const problem of placeholderProblems(t.type, t.body)) bad('body', problem);
+  return {
+    id: t.id,
+    type: t.type,
+    channel: t.channel,
+    status: t.status,
+    body: t.body,
+    name: t.name ?? t.id,
+    language: t.language ?? null,
+  };
 }
 
 const KINDS = {

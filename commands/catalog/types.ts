@@ -113,7 +113,12 @@ export interface MessageTemplate {
   channel: (typeof TEMPLATE_CHANNELS)[number];
   /** Only APPROVED templates may be sent (WhatsApp approves them beforehand). */
   status: (typeof TEMPLATE_STATUSES)[number];
+  /** The text, with the placeholders of commands/missed-calls/template.ts ({{guest_name}} or {{1}}…). */
   body: string;
+  /** The provider's template name (WhatsApp); defaults to the id. */
+  name: string;
+  /** The provider's language code (fr, en_US, pt_BR…); null: from the restaurant's country. */
+  language: string | null;
 }
 
 /** The kinds of catalog item, each a list keyed by id. */

@@ -32,7 +32,7 @@ export interface CustomerProfile {
 }
 
 /** Where a customer came from; recorded for auditors, never shown to partners. */
-export type CustomerOrigin = 'API' | 'RESERVATION' | 'CHANNEL' | 'OPERATOR' | 'IMPORT';
+export type CustomerOrigin = 'API' | 'RESERVATION' | 'CHANNEL' | 'OPERATOR' | 'IMPORT' | 'MISSED_CALL';
 
 interface Base {
   customer_id: string;

@@ -177,6 +177,17 @@ export const ERROR_EXAMPLES = {
     'Too many requests: back off until x-ratelimit-reset',
     { reset_at: '2026-06-02T10:01:00.000Z' },
   ),
+  ProviderFailed: envelope(
+    'The message provider refused the message or could not be reached (details.reason); nothing was sent',
+    'INTERNAL_ERROR',
+    'WhatsApp refused the message or could not be reached; nothing was sent. Retry with the same external_call_id.',
+    {
+      reason: 'PROVIDER_RATE_LIMITED',
+      missed_call_id: 'mc_q2v8k4m1z7x3c9b5n6a0',
+      provider_code: '130429',
+      retryable: true,
+    },
+  ),
   InternalError: envelope(
     'Unexpected failure',
     'INTERNAL_ERROR',
@@ -258,6 +269,12 @@ export const ERROR_RESPONSES: Record<number, ErrorDoc> = {
     name: 'InternalError',
     description: 'Unexpected error (INTERNAL_ERROR); keep error.request_id',
     examples: ['InternalError'],
+  },
+  502: {
+    name: 'BadGateway',
+    description:
+      'A provider Couvert relies on refused or could not be reached (INTERNAL_ERROR, the closest code of the spec; details.reason says which); nothing was done, retrying is safe',
+    examples: ['ProviderFailed'],
   },
 };
 

@@ -94,6 +94,8 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
     'OAuth 2 (RFC 6749 authorization code with PKCE S256): metadata, the token endpoint and revocation. Outside /api/partner/v1; errors use RFC 6749 §5.2 bodies ({error, error_description}), not the envelope. See docs/OAUTH.md.',
   'Webhook endpoints':
     'Subscribe HTTPS URLs to reservation and customer events: signed deliveries, retries for about 4 hours, 30 days of history with resend.',
+  'Missed Calls':
+    "Report a call nobody answered: Couvert recognises the caller and follows up with the restaurant's approved WhatsApp template.",
 };
 
 /**

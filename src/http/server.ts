@@ -14,6 +14,7 @@ import { checkReferences } from './references';
 import { newRequestId, REQUEST_ID_PATTERN } from './request-id';
 import type { AnyRoute, AuthContext } from './route';
 import { createDispatcher } from './router';
+import { discardBody, hasUnreadBody } from './unread-body';
 import { validateInput } from './validate';
 
 export const API_PREFIX = '/api/partner/v1';
@@ -81,7 +82,13 @@ export function createApp(rt: Runtime, routes: AnyRoute[], lifecycle: Lifecycle 
       entry = { limiter: createLimiter(rt, perMinute, spec.name), header: String(perMinute) };
       routeLimiters.set(spec.name, entry);
     }
-    return consumeRateLimit(rt, entry.limiter, ctx, entry.header);
+    const { limiter, header } = entry;
+    return limiter.consume(rateLimitKey(ctx)).then(
+      (budget: RateLimiterRes) => setBudgetHeaders(ctx.res, header, budget),
+      (err: unknown) => {
+        throw rateLimitError(rt, err, header);
+      },
+    );
   };
 
   const dispatch = createDispatcher(
@@ -224,7 +231,7 @@ async function handle(
         issues: [{ path: '', code: 'required', message: 'body is required' }],
       });
     body = validateInput(raw === undefined ? {} : raw, route.body, 'body');
-  }
+  } else if (hasUnreadBody(ctx)) await discardBody(ctx, rt.config.bodyLimitBytes);
   // References name ids of the caller's restaurant, so only authenticated routes declare them.
   if (route.references && auth) {
     const restaurantId = auth.restaurant._id;

@@ -46,6 +46,8 @@ const SAMPLES: Record<string, { query?: Record<string, string>; body?: Record<st
   cancelReservation: { body: {} },
   updateCustomer: { body: {} },
   listReservations: { query: {} },
+  listMissedCalls: { query: {} },
+  reportMissedCall: { body: { caller_phone_number: '0612345678' } },
 };
 
 const props = (schema: { json: JsonSchema } | undefined) =>

@@ -34,6 +34,7 @@ const CODES: Record<number, string[]> = {
   422: ['VALIDATION_ERROR'],
   429: ['RATE_LIMITED'],
   500: ['INTERNAL_ERROR'],
+  502: ['INTERNAL_ERROR'],
 };
 
 const bootstrap = demoBootstrap({}, [

@@ -59,6 +59,7 @@ t('defaults are the README table', () => {
       roles: ['api', 'projector', 'scheduler', 'webhooks'],
       secretsKey: null,
       bodyLimitBytes: 1_000_000,
+      whatsapp: null,
       warnings: [],
     },
   );

@@ -209,10 +209,16 @@ export const customerFieldSchema: JsonSchema = {
 
 export const messageTemplateSchema: JsonSchema = {
   type: 'object',
-  required: ['id', 'type', 'channel', 'status', 'body'],
+  required: ['id', 'type', 'channel', 'status', 'body', 'name', 'language'],
   additionalProperties: false,
   properties: {
     id,
+    name: { type: 'string', description: "The provider's template name (default: the id)" },
+    language: {
+      type: 'string',
+      nullable: true,
+      description: "The provider's language code (fr, en_US…); null: from the restaurant's country",
+    },
     type: { type: 'string', enum: ['MISSED_CALL', 'MISSED_CALL_WITH_RESERVATION'] },
     channel: { type: 'string', enum: ['WHATSAPP', 'SMS'] },
     status: {
@@ -293,7 +299,9 @@ export const EXAMPLES = {
       type: 'MISSED_CALL',
       channel: 'WHATSAPP',
       status: 'APPROVED',
-      body: 'Sorry we missed your call',
+      body: 'Sorry we missed your call, {{guest_name}}! Book a table at {{restaurant_name}}: {{booking_link}}',
+      name: 'missed_call_v2',
+      language: 'fr',
     },
   ],
 };

@@ -115,10 +115,13 @@ export const catalogRoutes: AnyRoute[] = [
     path: '/message-templates',
     operationId: 'listMessageTemplates',
     summary: 'Message templates (missed-call follow-ups)',
-    description: 'Templates sent after a missed call; only APPROVED ones are sent.',
+    description:
+      "Templates sent after a missed call (POST /missed-calls); only APPROVED WhatsApp ones are sent. `name` is the provider's template name (default: the id); `language` its language code (null: from the restaurant's country). Placeholders in `body`: {{guest_name}}, {{restaurant_name}}, {{reservation_date}}, {{reservation_time}}, {{booking_link}}, or {{1}} to {{5}} in that order.",
     scope: 'CATALOG_READ',
     item: messageTemplateSchema,
     example: EXAMPLES.message_templates,
-    list: (c) => c.message_templates,
+    // Templates configured before name and language existed are shown with their defaults.
+    list: (c) =>
+      c.message_templates.map((m) => ({ ...m, name: m.name ?? m.id, language: m.language ?? null })),
   }),
 ];

@@ -7,6 +7,7 @@ import { catalogRoutes } from './catalog';
 import { customerRoutes } from './customers';
 import { dashboardRoutes } from './dashboard';
 import { metaRoutes, testClockRoute } from './meta';
+import { missedCallRoutes } from './missed-calls';
 import { oauthRoutes } from './oauth';
 import { oauthPageRoutes } from './oauth-pages';
 import { referenceRoutes } from './reference';
@@ -24,6 +25,7 @@ export function partnerRoutes(): AnyRoute[] {
     ...customerRoutes,
     ...reservationRoutes,
     ...webhookRoutes,
+    ...missedCallRoutes,
     ...referenceRoutes,
     ...oauthRoutes,
     ...oauthPageRoutes,

@@ -1,0 +1,125 @@
+// Missed-call events. Each call is a stream `missed-call-<id>`:
+//   MissedCallReported → MissedCallSkipped (an outcome, final)
+//                      → MissedCallMatched → MissedCallSkipped
+//                                          → MessageRequested → MessageSent | MessageFailed | MessageUnconfirmed
+//   after MessageFailed, a retry (same external_call_id) appends MessageRequested again (attempt + 1).
+// The cooldown of a caller is decided on `missed-call-caller-<restaurant>-<E.164>` (MessageSlotTaken,
+// MessageSlotFreed); an external_call_id is claimed on `missed-call-external-id-<restaurant>-<value>`.
+// The WhatsApp settings of a restaurant live on `missed-call-settings-<restaurant>`.
+
+export const OUTCOMES = [
+  'SENT',
+  'SKIPPED_DUPLICATE',
+  'SKIPPED_COOLDOWN',
+  'SKIPPED_FEATURE_DISABLED',
+  'SKIPPED_OPTED_OUT',
+  'SKIPPED_BLACKLISTED',
+  'SKIPPED_NO_TEMPLATE',
+  'SKIPPED_INVALID_RECIPIENT',
+  'SKIPPED_TEMPLATE_UNAVAILABLE',
+  'SEND_UNCONFIRMED',
+] as const;
+export type Outcome = (typeof OUTCOMES)[number];
+
+/** What a call record shows: a final outcome, or where it stands. */
+export const RECORD_OUTCOMES = [
+  ...OUTCOMES.filter((o) => o !== 'SKIPPED_DUPLICATE'),
+  'PENDING',
+  'FAILED',
+] as const;
+export type RecordOutcome = (typeof RECORD_OUTCOMES)[number];
+
+/** Outcomes a call is skipped with (stored on MissedCallSkipped). */
+export type SkipReason = Exclude<Outcome, 'SENT' | 'SKIPPED_DUPLICATE' | 'SEND_UNCONFIRMED'>;
+
+export type TemplateType = 'MISSED_CALL' | 'MISSED_CALL_WITH_RESERVATION';
+
+interface Base {
+  missed_call_id: string;
+  restaurant_id: string;
+  at: string;
+}
+
+export interface SentMessage {
+  message_id: string;
+  attempt: number;
+  idempotency_key: string;
+  to: string;
+  template_id: string;
+  template_name: string;
+  template_type: TemplateType;
+  language: string;
+  form: 'named' | 'positional' | 'none';
+  parameters: { name: string; value: string }[];
+  text: string;
+  /** The adapter asked (outbox, whatsapp-cloud). */
+  sender: string;
+}
+
+export type MissedCallEvent =
+  | {
+      type: 'MissedCallReported';
+      data: Base & {
+        /** E.164 when the number could be read (always, for a number the route accepted). */
+        caller_phone_number: string;
+        external_call_id: string | null;
+        occurred_at: string;
+      };
+    }
+  | {
+      type: 'MissedCallMatched';
+      data: Base & {
+        customer_id: string;
+        /** True when this call created the customer (origin MISSED_CALL). */
+        customer_created: boolean;
+        reservation_id: string | null;
+      };
+    }
+  | { type: 'MissedCallSkipped'; data: Base & { outcome: SkipReason; detail: string | null } }
+  | { type: 'MessageRequested'; data: Base & SentMessage }
+  | {
+      type: 'MessageSent';
+      data: Base & {
+        message_id: string;
+        attempt: number;
+        provider: string;
+        provider_message_id: string;
+        left_machine: boolean;
+      };
+    }
+  | {
+      type: 'MessageFailed';
+      data: Base & {
+        message_id: string;
+        attempt: number;
+        kind: string;
+        code: string | null;
+        error: string;
+        /** True: the call waits for a retry (502); false: the call is finished with `outcome`. */
+        retryable: boolean;
+        outcome: Outcome | null;
+      };
+    }
+  /** The process asked the provider and no answer was recorded: it may have left. Never resent. */
+  | { type: 'MessageUnconfirmed'; data: Base & { message_id: string; attempt: number; reason: string } };
+
+export const MISSED_CALL_EVENT_TYPES = [
+  'MissedCallReported',
+  'MissedCallMatched',
+  'MissedCallSkipped',
+  'MessageRequested',
+  'MessageSent',
+  'MessageFailed',
+  'MessageUnconfirmed',
+] as const;
+
+export const missedCallStream = (id: string) => `missed-call-${id}`;
+export const MISSED_CALL_STREAM_PREFIX = 'missed-call-';
+export const callerStream = (restaurantId: string, e164: string) =>
+  `missed-call-caller-${restaurantId}-${e164}`;
+export const externalCallClaimStream = (restaurantId: string, externalCallId: string) =>
+  `missed-call-external-id-${restaurantId}-${encodeURIComponent(externalCallId)}`;
+export const settingsStream = (restaurantId: string) => `missed-call-settings-${restaurantId}`;
+
+/** Messages to one caller are at most one per this period (the service clock). */
+export const COOLDOWN_MS = 6 * 60 * 60 * 1000;

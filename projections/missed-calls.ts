@@ -1,0 +1,119 @@
+// Two read models of missed calls, folded with the write side's own evolve function:
+//   `missed_calls`: one document per call (GET /missed-calls, `missed-calls list`);
+//   `messages`: one document per attempt to send (`messages list`), whichever sender was asked.
+import { type CallState, evolveCall, initialCall } from '../commands/missed-calls/decide';
+import { MISSED_CALL_EVENT_TYPES, type SentMessage } from '../commands/missed-calls/events';
+import { positionToString } from '../src/ports/event-store';
+import type { Projection } from '../src/projection/projection';
+
+export const MISSED_CALLS = 'missed_calls';
+export const MESSAGES = 'messages';
+
+export interface MissedCallDoc extends Omit<CallState, 'exists' | 'id' | 'message' | 'revision'> {
+  _id: string;
+  restaurant_id: string;
+  /** `<occurred_at UTC>|<id>`: the list order (newest first) in one field. */
+  sort_key: string;
+  message_id: string | null;
+  _state: CallState;
+  _pos: string;
+  [k: string]: unknown;
+}
+
+export interface MessageDoc extends Omit<SentMessage, 'parameters'> {
+  _id: string;
+  restaurant_id: string;
+  missed_call_id: string;
+  parameters: { name: string; value: string }[];
+  status: 'REQUESTED' | 'SENT' | 'FAILED' | 'UNCONFIRMED';
+  provider: string | null;
+  provider_message_id: string | null;
+  left_machine: boolean | null;
+  error: string | null;
+  requested_at: string;
+  updated_at: string;
+  _pos: string;
+  [k: string]: unknown;
+}
+
+export const missedCallsProjection: Projection = {
+  name: 'missed-calls',
+  eventTypes: MISSED_CALL_EVENT_TYPES,
+  async setup(docs) {
+    await docs
+      .collection(MISSED_CALLS)
+      .createIndex({ keys: { restaurant_id: 1, sort_key: -1 }, name: 'restaurant_sort' });
+    await docs
+      .collection(MESSAGES)
+      .createIndex({ keys: { restaurant_id: 1, requested_at: -1 }, name: 'restaurant_requested' });
+  },
+  async apply(event, docs) {
+    const d = event.data as { missed_call_id: string; restaurant_id: string; at: string };
+    const pos = positionToString(event.position);
+    const calls = docs.collection<MissedCallDoc>(MISSED_CALLS);
+    const current = await calls.findOne({ _id: d.missed_call_id });
+    if (!current || current._pos < pos) {
+      const state = evolveCall(current?._state ?? initialCall, event);
+      const { exists: _e, id: _i, message, revision: _r, ...fields } = state;
+      await calls.replaceOne(
+        { _id: d.missed_call_id },
+        {
+          ...fields,
+          _id: d.missed_call_id,
+          restaurant_id: d.restaurant_id,
+          sort_key: `${new Date(state.occurred_at ?? d.at).toISOString()}|${d.missed_call_id}`,
+          message_id: message?.message_id ?? null,
+          _state: state,
+          _pos: pos,
+        },
+        { upsert: true },
+      );
+    }
+    const messages = docs.collection<MessageDoc>(MESSAGES);
+    const m = event.data as Record<string, unknown>;
+    if (event.type === 'MessageRequested') {
+      const { at, ...rest } = m as unknown as SentMessage & {
+        at: string;
+        missed_call_id: string;
+        restaurant_id: string;
+      };
+      const existing = await messages.findOne({ _id: rest.message_id });
+      if (existing && existing._pos >= pos) return;
+      await messages.replaceOne(
+        { _id: rest.message_id },
+        {
+          ...rest,
+          _id: rest.message_id,
+          status: 'REQUESTED',
+          provider: null,
+          provider_message_id: null,
+          left_machine: null,
+          error: null,
+          requested_at: at,
+          updated_at: at,
+          _pos: pos,
+        },
+        { upsert: true },
+      );
+      return;
+    }
+    const set: Partial<MessageDoc> | null =
+      event.type === 'MessageSent'
+        ? {
+            status: 'SENT',
+            provider: m.provider as string,
+            provider_message_id: m.provider_message_id as string,
+            left_machine: m.left_machine as boolean,
+          }
+        : event.type === 'MessageFailed'
+          ? { status: 'FAILED', error: `${m.kind}${m.code ? ` ${m.code}` : ''}: ${m.error}` }
+          : event.type === 'MessageUnconfirmed'
+            ? { status: 'UNCONFIRMED', error: m.reason as string }
+            : null;
+    if (!set) return;
+    await messages.updateOne(
+      { _id: m.message_id as string, _pos: { $lt: pos } },
+      { $set: { ...set, updated_at: d.at, _pos: pos } },
+    );
+  },
+};

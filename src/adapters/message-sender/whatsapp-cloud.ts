@@ -1,0 +1,235 @@
+// The WhatsApp Business Cloud API adapter: `POST {base}/{version}/{phone-number-id}/messages` with a
+// bearer token and a `template` message. Its answers map to the port's SendResult:
+//
+//   200 {messages: [{id}]}                         accepted
+//   131026, 131021, 131030, 1013, 100 on `to`      refused invalid_recipient   (final outcome)
+//   132000–132999                                  refused template_unavailable (final outcome)
+//   4, 80007, 130429, 131048, 131056, HTTP 429     refused rate_limited  (retried here, then 502)
+//   190, 0, 10, 102, 200–299, HTTP 401/403         refused auth          (502)
+//   131031, 131042, 133010, 368, no number id      refused not_configured (502)
+//   1, 2, 131000, 131016, HTTP 5xx, other errors   refused unavailable   (retried here, then 502)
+//   could not connect                              refused unavailable   (retried: nothing was sent)
+//   sent, then no answer (timeout, cut)            unknown (never retried: it may have been accepted)
+//
+// Only what was certainly not accepted is retried (a refusal, or no connection at all); the Cloud API
+// has no idempotency key, so a request whose answer was lost is never sent again.
+import http from 'node:http';
+import https from 'node:https';
+import type { Logger } from '../../logger';
+import {
+  isE164,
+  type MessageSender,
+  type OutgoingMessage,
+  type RefusalKind,
+  type SendResult,
+} from '../../ports/message-sender';
+
+export interface WhatsAppCloudOptions {
+  accessToken: string;
+  /** https://graph.facebook.com in production; a loopback server in tests. */
+  baseUrl: string;
+  /** Graph API version, e.g. v21.0. */
+  apiVersion: string;
+  /** Longest wait for an answer once the request is sent (ms). */
+  timeoutMs: number;
+  /** Extra tries after a refusal that may pass later (rate limit, provider failure, no connection). */
+  maxRetries: number;
+  /** First backoff (ms), doubled each retry. */
+  retryBaseMs: number;
+  logger?: Pick<Logger, 'warn'>;
+}
+
+interface GraphError {
+  message?: string;
+  type?: string;
+  code?: number;
+  error_subcode?: number;
+  error_data?: { details?: string };
+}
+
+type Exchange =
+  | { kind: 'answer'; status: number; body: unknown }
+  | { kind: 'no_connection'; message: string }
+  | { kind: 'no_answer'; message: string };
+
+const RECIPIENT = new Set([131026, 131021, 131030, 1013]);
+const RATE = new Set([4, 80007, 130429, 131048, 131056]);
+const AUTH = new Set([190, 0, 10, 102]);
+const ACCOUNT = new Set([131031, 131042, 133010, 368]);
+
+/** The port's refusal for a Graph API error answer. Pure; exported for tests. */
+export function classifyGraphError(status: number, error: GraphError | undefined): RefusalKind {
+  const code = error?.code;
+  if (code !== undefined) {
+    if (RECIPIENT.has(code)) return 'invalid_recipient';
+    if (code >= 132000 && code < 133000) return 'template_unavailable';
+    if (RATE.has(code)) return 'rate_limited';
+    if (AUTH.has(code) || (code >= 200 && code < 300)) return 'auth';
+    if (ACCOUNT.has(code)) return 'not_configured';
+    // Invalid parameter on the recipient field.
+    if (
+      code === 100 &&
+      /\bto\b|phone|recipient/i.test(`${error?.message ?? ''} ${error?.error_data?.details ?? ''}`)
+    )
+      return 'invalid_recipient';
+  }
+  if (status === 429) return 'rate_limited';
+  if (status === 401 || status === 403) return 'auth';
+  return 'unavailable';
+}
+
+const RETRYABLE: readonly RefusalKind[] = ['rate_limited', 'unavailable'];
+
+export class WhatsAppCloudSender implements MessageSender {
+  readonly name = 'whatsapp-cloud';
+  readonly idempotent = false;
+
+  constructor(private readonly options: WhatsAppCloudOptions) {}
+
+  async send(message: OutgoingMessage): Promise<SendResult> {
+    if (!isE164(message.to))
+      return {
+        status: 'refused',
+        kind: 'invalid_recipient',
+        code: null,
+        message: `${message.to} is not an E.164 number`,
+      };
+    if (!message.from_phone_number_id)
+      return {
+        status: 'refused',
+        kind: 'not_configured',
+        code: null,
+        message:
+          'the restaurant has no whatsapp_phone_number_id (missed-calls configure --whatsapp-phone-number-id)',
+      };
+    const url = new URL(
+      `${this.options.baseUrl.replace(/\/$/, '')}/${this.options.apiVersion}/${encodeURIComponent(message.from_phone_number_id)}/messages`,
+    );
+    const payload = JSON.stringify(requestBody(message));
+    let last: SendResult | null = null;
+    for (let attempt = 0; attempt <= this.options.maxRetries; attempt++) {
+      if (attempt > 0) await new Promise((r) => setTimeout(r, this.options.retryBaseMs * 2 ** (attempt - 1)));
+      const exchange = await this.post(url, payload);
+      const result = toResult(exchange);
+      if (result.status !== 'refused' || !RETRYABLE.includes(result.kind)) return result;
+      last = result;
+      this.options.logger?.warn(
+        { provider: 'whatsapp-cloud', kind: result.kind, code: result.code, attempt: attempt + 1 },
+        'WhatsApp refused the message (nothing was sent); retrying',
+      );
+    }
+    return last as SendResult;
+  }
+
+  private post(url: URL, payload: string): Promise<Exchange> {
+    const client = url.protocol === 'https:' ? https : http;
+    return new Promise<Exchange>((resolve) => {
+      let connected = false;
+      let done = false;
+      const finish = (e: Exchange) => {
+        if (done) return;
+        done = true;
+        resolve(e);
+      };
+      const req = client.request(
+        url,
+        {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${this.options.accessToken}`,
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(payload),
+            accept: 'application/json',
+          },
+          // A fresh connection per message: a reused socket the server already closed would turn a
+          // refused connection (safe to retry) into a lost answer (not).
+          agent: false,
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          let size = 0;
+          res.on('data', (c: Buffer) => {
+            size += c.length;
+            if (size <= 1_000_000) chunks.push(c);
+          });
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            let body: unknown = null;
+            try {
+              body = text ? JSON.parse(text) : null;
+            } catch {
+              body = null;
+            }
+            finish({ kind: 'answer', status: res.statusCode ?? 0, body });
+          });
+          res.on('error', (err) => finish({ kind: 'no_answer', message: err.message }));
+        },
+      );
+      req.on('socket', (socket) => {
+        // Over TLS the request is written once the handshake is done; a failed handshake sent nothing.
+        const ready = url.protocol === 'https:' ? 'secureConnect' : 'connect';
+        if (!socket.connecting && ready === 'connect') connected = true;
+        else socket.once(ready, () => (connected = true));
+      });
+      req.setTimeout(this.options.timeoutMs, () => {
+        req.destroy(new Error(`no answer within ${this.options.timeoutMs} ms`));
+      });
+      req.on('error', (err) =>
+        finish(
+          connected
+            ? { kind: 'no_answer', message: err.message }
+            : { kind: 'no_connection', message: `could not connect: ${err.message}` },
+        ),
+      );
+      req.end(payload);
+    });
+  }
+}
+
+export function requestBody(message: OutgoingMessage): Record<string, unknown> {
+  const parameters = message.template.parameters.map((p) =>
+    message.template.form === 'named'
+      ? { type: 'text', parameter_name: p.name, text: p.value }
+      : { type: 'text', text: p.value },
+  );
+  return {
+    messaging_product: 'whatsapp',
+    recipient_type: 'individual',
+    to: message.to,
+    type: 'template',
+    template: {
+      name: message.template.name,
+      language: { code: message.template.language },
+      ...(parameters.length ? { components: [{ type: 'body', parameters }] } : {}),
+    },
+    // Echoed in the provider's status webhooks: ties a delivery report to the attempt.
+    biz_opaque_callback_data: message.idempotency_key,
+  };
+}
+
+function toResult(e: Exchange): SendResult {
+  if (e.kind === 'no_connection')
+    return { status: 'refused', kind: 'unavailable', code: null, message: e.message };
+  if (e.kind === 'no_answer') return { status: 'unknown', message: e.message };
+  const body = (e.body ?? {}) as { messages?: { id?: unknown }[]; error?: GraphError };
+  if (e.status >= 200 && e.status < 300) {
+    const id = body.messages?.[0]?.id;
+    if (typeof id === 'string' && id)
+      return { status: 'accepted', provider: 'whatsapp-cloud', provider_message_id: id, left_machine: true };
+    // A success without a message id: it was accepted, but we cannot say which message it is.
+    return { status: 'unknown', message: `HTTP ${e.status} without a message id` };
+  }
+  const error = body.error;
+  const kind = classifyGraphError(e.status, error);
+  const details = error?.error_data?.details;
+  return {
+    status: 'refused',
+    kind,
+    code: error?.code !== undefined ? String(error.code) : null,
+    message:
+      `HTTP ${e.status}${error?.message ? `: ${error.message}` : ''}${details ? ` (${details})` : ''}`.slice(
+        0,
+        500,
+      ),
+  };
+}

@@ -1,0 +1,436 @@
+// POST /missed-calls and its reads, against the real server with the default sender (the outbox):
+// every outcome, the cooldown boundary on the test clock, duplicates, tenancy, number spellings, the
+// link to the next reservation, and parallel reports of one caller.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { addMarketingOptOut, blacklistCustomer } from '../../commands/customers/handler';
+import { MESSAGES, type MessageDoc } from '../../projections/missed-calls';
+import { OUTBOX_EVENT } from '../../src/adapters/message-sender/outbox';
+import { registerAllCliCommands } from '../../src/cli/commands';
+import { cliCommands } from '../../src/cli/registry';
+import { operatorMeta } from '../../src/core/command-meta';
+import {
+  advance,
+  MC_TOKENS,
+  type MissedCallService,
+  report,
+  startMissedCallService,
+} from '../helpers/missed-calls';
+import { DINNER } from '../helpers/reservations';
+
+const t = suite<{ svc: MissedCallService }>('missed calls (outbox)');
+t.before(async (ctx) => {
+  registerAllCliCommands();
+  ctx.svc = await startMissedCallService();
+});
+t.after(async ({ svc }) => svc.close());
+
+const meta = operatorMeta('test');
+
+async function cli(svc: MissedCallService, name: string, flags: Record<string, string | boolean>) {
+  const command = cliCommands().find((c) => c.name === name);
+  assert.ok(command, name);
+  const out: string[] = [];
+  await command.run({ rt: svc.rt, flags, positionals: [], out: (l) => out.push(l) });
+  return out;
+}
+
+async function outboxCount(svc: MissedCallService): Promise<number> {
+  let n = 0;
+  for await (const e of svc.rt.events.readAll()) if (e.type === OUTBOX_EVENT) n += 1;
+  return n;
+}
+
+const messagesOf = (svc: MissedCallService, callId: string) =>
+  svc.rt.docs.collection<MessageDoc>(MESSAGES).find({ missed_call_id: callId });
+
+const customersWithPhone = async (svc: MissedCallService, phone: string) =>
+  (await svc.api('GET', `/customers?phone=${encodeURIComponent(phone)}`, { token: MC_TOKENS.demo })).body
+    .data;
+
+t(
+  'a new caller (national spelling) gets the MISSED_CALL template; a customer is created from the number',
+  async ({ svc }) => {
+    const before = await outboxCount(svc);
+    const res = await report(svc, { caller_phone_number: '06 12 34 56 01' });
+    assert.is(res.status, 201, res.text);
+    const d = res.body.data;
+    assert.is(d.outcome, 'SENT');
+    assert.is(d.caller_phone_number, '+33612345601');
+    assert.is(d.template_type, 'MISSED_CALL');
+    assert.is(d.reservation_id, null);
+    assert.match(d.id, /^mc_/);
+    const customer = (await svc.api('GET', `/customers/${d.customer_id}`, { token: MC_TOKENS.demo })).body
+      .data;
+    assert.is(customer.phone_number, '+33612345601');
+    assert.is(customer.name, '+33 6 12 34 56 01');
+    assert.is(customer.lang, 'FR');
+    // The message: rendered in the template's language, unknown guest greeted politely, booking link in.
+    const [m] = await messagesOf(svc, d.id);
+    assert.ok(m);
+    assert.is(m?.status, 'SENT');
+    assert.is(m?.left_machine, false);
+    assert.is(m?.template_name, 'missed_call_fr');
+    assert.is(m?.language, 'fr');
+    assert.is(
+      m?.text,
+      "Bonjour Madame, Monsieur, désolés d'avoir manqué votre appel ! Réservez chez Le Demo : https://le-demo.example/book",
+    );
+    assert.is(await outboxCount(svc), before + 1);
+    // Read back.
+    const back = await svc.api('GET', `/missed-calls/${d.id}`, { token: MC_TOKENS.demo });
+    assert.is(back.status, 200);
+    assert.equal(back.body.data, d);
+  },
+);
+
+t(
+  'the same caller again (international spelling) within 6 hours: SKIPPED_COOLDOWN, same customer',
+  async ({ svc }) => {
+    const first = (await report(svc, { caller_phone_number: '+33 6 12 34 56 02' })).body.data;
+    assert.is(first.outcome, 'SENT');
+    const before = await outboxCount(svc);
+    for (const spelling of ['0612345602', '+33612345602', '0033 6 12 34 56 02', '06.12.34.56.02']) {
+      const again = (await report(svc, { caller_phone_number: spelling })).body.data;
+      assert.is(again.outcome, 'SKIPPED_COOLDOWN', spelling);
+      assert.is(again.customer_id, first.customer_id, spelling);
+      assert.is(again.template_type, null);
+    }
+    assert.is(await outboxCount(svc), before);
+    assert.is((await customersWithPhone(svc, '0612345602')).length, 1);
+  },
+);
+
+t('cooldown boundary on the test clock: 6 h minus 1 s still cools down, 6 h sends again', async ({ svc }) => {
+  const first = (await report(svc, { caller_phone_number: '0612345603' })).body.data;
+  assert.is(first.outcome, 'SENT');
+  await advance(svc, 6 * 3600 - 1);
+  assert.is((await report(svc, { caller_phone_number: '0612345603' })).body.data.outcome, 'SKIPPED_COOLDOWN');
+  await advance(svc, 1);
+  const later = (await report(svc, { caller_phone_number: '0612345603' })).body.data;
+  assert.is(later.outcome, 'SENT');
+  assert.is(later.customer_id, first.customer_id);
+  // The cooldown now runs from the second message.
+  await advance(svc, 3600);
+  assert.is((await report(svc, { caller_phone_number: '0612345603' })).body.data.outcome, 'SKIPPED_COOLDOWN');
+});
+
+t(
+  'a replayed external_call_id answers the first record as SKIPPED_DUPLICATE and sends nothing',
+  async ({ svc }) => {
+    const first = (await report(svc, { caller_phone_number: '0612345604', external_call_id: 'tel-0001' }))
+      .body.data;
+    assert.is(first.outcome, 'SENT');
+    assert.is(first.external_call_id, 'tel-0001');
+    const before = await outboxCount(svc);
+    // Even with another number or time: the id is the call.
+    const again = await report(svc, { caller_phone_number: '0699999999', external_call_id: 'tel-0001' });
+    assert.is(again.status, 201);
+    assert.equal(again.body.data, { ...first, outcome: 'SKIPPED_DUPLICATE' });
+    assert.is(await outboxCount(svc), before);
+    // The record itself still says SENT; the same external id in another restaurant is another call.
+    assert.is(
+      (await svc.api('GET', `/missed-calls/${first.id}`, { token: MC_TOKENS.demo })).body.data.outcome,
+      'SENT',
+    );
+    const elsewhere = (
+      await report(svc, { caller_phone_number: '0612345604', external_call_id: 'tel-0001' }, MC_TOKENS.other)
+    ).body.data;
+    assert.is(elsewhere.outcome, 'SENT');
+    assert.is.not(elsewhere.id, first.id);
+  },
+);
+
+t(
+  'a guest with an upcoming reservation gets MISSED_CALL_WITH_RESERVATION with its date and time in Paris, in French',
+  async ({ svc }) => {
+    const booked = await svc.api('POST', '/reservations', {
+      token: MC_TOKENS.demo,
+      body: {
+        start_at: DINNER,
+        party_size: 2,
+        customer: { name: 'Ada Lovelace', phone_number: '+33612345605' },
+      },
+    });
+    assert.is(booked.status, 201, booked.text);
+    const r = booked.body.data;
+    const res = (await report(svc, { caller_phone_number: '06 12 34 56 05' })).body.data;
+    assert.equal(
+      {
+        outcome: res.outcome,
+        customer: res.customer_id,
+        reservation: res.reservation_id,
+        type: res.template_type,
+      },
+      { outcome: 'SENT', customer: r.customer.id, reservation: r.id, type: 'MISSED_CALL_WITH_RESERVATION' },
+    );
+    const [m] = await messagesOf(svc, res.id);
+    assert.is(m?.text, 'Bonjour Ada Lovelace, nous vous attendons mercredi 3 juin à 19:00 chez Le Demo !');
+    assert.equal(
+      m?.parameters.map((p) => p.name),
+      ['guest_name', 'reservation_date', 'reservation_time', 'restaurant_name'],
+    );
+  },
+);
+
+t('a canceled reservation does not count: the plain template, no reservation_id', async ({ svc }) => {
+  const booked = (
+    await svc.api('POST', '/reservations', {
+      token: MC_TOKENS.demo,
+      body: {
+        start_at: DINNER,
+        party_size: 2,
+        customer: { name: 'Grace Hopper', phone_number: '+33612345606' },
+      },
+    })
+  ).body.data;
+  const canceled = await svc.api('POST', `/reservations/${booked.id}/cancel`, {
+    token: MC_TOKENS.demo,
+    body: {},
+  });
+  assert.is(canceled.status, 200);
+  const res = (await report(svc, { caller_phone_number: '0612345606' })).body.data;
+  assert.equal([res.outcome, res.reservation_id, res.template_type], ['SENT', null, 'MISSED_CALL']);
+  const [m] = await messagesOf(svc, res.id);
+  assert.match(m?.text ?? '', /^Bonjour Grace Hopper,/);
+});
+
+t(
+  'opted out of WhatsApp: SKIPPED_OPTED_OUT; blacklisted: SKIPPED_BLACKLISTED; nothing sent',
+  async ({ svc }) => {
+    const mk = async (name: string, phone: string) =>
+      (
+        await svc.api('POST', '/customers', {
+          token: MC_TOKENS.demo,
+          body: { name, phone_number: phone },
+        })
+      ).body.data.id as string;
+    const opted = await mk('Opted Out', '+33612345607');
+    const black = await mk('Black Listed', '+33612345608');
+    const email = await mk('Email Only Optout', '+33612345609');
+    await svc.rt.settle((await addMarketingOptOut(svc.rt, opted, 'WHATSAPP', 'blocked us', meta)).position);
+    await svc.rt.settle((await blacklistCustomer(svc.rt, black, 'no-shows', meta)).position);
+    await svc.rt.settle((await addMarketingOptOut(svc.rt, email, 'EMAIL', null, meta)).position);
+    const before = await outboxCount(svc);
+    const o = (await report(svc, { caller_phone_number: '0612345607' })).body.data;
+    assert.equal([o.outcome, o.customer_id, o.template_type], ['SKIPPED_OPTED_OUT', opted, null]);
+    const b = (await report(svc, { caller_phone_number: '0612345608' })).body.data;
+    assert.equal([b.outcome, b.customer_id], ['SKIPPED_BLACKLISTED', black]);
+    assert.is(await outboxCount(svc), before);
+    // An email opt-out is not a WhatsApp one.
+    assert.is((await report(svc, { caller_phone_number: '0612345609' })).body.data.outcome, 'SENT');
+    // A skip is not a message: the cooldown does not start (the opted-out caller is still skipped for the opt-out).
+    assert.is(
+      (await report(svc, { caller_phone_number: '0612345607' })).body.data.outcome,
+      'SKIPPED_OPTED_OUT',
+    );
+  },
+);
+
+t(
+  'feature disabled: SKIPPED_FEATURE_DISABLED and no customer; no template: SKIPPED_NO_TEMPLATE',
+  async ({ svc }) => {
+    const off = await report(svc, { caller_phone_number: '0612345610' }, MC_TOKENS.off);
+    assert.is(off.status, 201);
+    assert.equal([off.body.data.outcome, off.body.data.customer_id], ['SKIPPED_FEATURE_DISABLED', null]);
+    const offCustomers = await svc.api('GET', '/customers?phone=0612345610', { token: MC_TOKENS.off });
+    assert.equal(offCustomers.body.data, []);
+    const bare = (await report(svc, { caller_phone_number: '0612345610' }, MC_TOKENS.bare)).body.data;
+    assert.is(bare.outcome, 'SKIPPED_NO_TEMPLATE');
+    assert.type(bare.customer_id, 'string');
+  },
+);
+
+t('tenancy: another restaurant reads 404 and lists none of these calls', async ({ svc }) => {
+  const mine = (await report(svc, { caller_phone_number: '0612345611' })).body.data;
+  const theirs = await svc.api('GET', `/missed-calls/${mine.id}`, { token: MC_TOKENS.other });
+  assert.is(theirs.status, 404);
+  assert.is(theirs.body.error.code, 'RESOURCE_NOT_FOUND');
+  const list = (await svc.api('GET', '/missed-calls?limit=100', { token: MC_TOKENS.other })).body.data;
+  assert.ok(list.every((c: { id: string }) => c.id !== mine.id));
+  assert.is((await svc.api('GET', '/missed-calls/mc_nope', { token: MC_TOKENS.demo })).status, 404);
+  // A customer of another restaurant with the same number is not this restaurant's.
+  const there = (await report(svc, { caller_phone_number: '0612345611' }, MC_TOKENS.other)).body.data;
+  assert.is.not(there.customer_id, mine.customer_id);
+  assert.is(there.outcome, 'SENT', 'cooldowns are per restaurant');
+});
+
+t(
+  'bad input: impossible number 400, future occurred_at 422, missing scope 403, unknown property 400',
+  async ({ svc }) => {
+    const bad = await svc.api('POST', '/missed-calls', {
+      token: MC_TOKENS.demo,
+      body: { caller_phone_number: '12' },
+      invalid: true,
+    });
+    assert.is(bad.status, 400);
+    for (const phone of ['call me maybe', '0612', '+99912345678901234']) {
+      const r = await report(svc, { caller_phone_number: phone });
+      assert.is(r.status, 400, phone);
+      assert.is(r.body.error.details.issues[0].path, 'caller_phone_number');
+    }
+    const future = await report(svc, {
+      caller_phone_number: '0612345612',
+      occurred_at: '2030-01-01T00:00:00Z',
+    });
+    assert.is(future.status, 422);
+    assert.is(future.body.error.details.reason, 'OCCURRED_IN_FUTURE');
+    const scope = await report(svc, { caller_phone_number: '0612345612' }, MC_TOKENS.noScope);
+    assert.is(scope.status, 403);
+    const extra = await svc.api('POST', '/missed-calls', {
+      token: MC_TOKENS.demo,
+      body: { caller_phone_number: '0612345612', channel: 'sms' },
+      invalid: true,
+    });
+    assert.is(extra.status, 400);
+    assert.is(extra.body.error.details.issues[0].code, 'unknown_property');
+  },
+);
+
+t(
+  'parallel reports of one new caller: one message, one customer, the rest SKIPPED_COOLDOWN',
+  async ({ svc }) => {
+    const before = await outboxCount(svc);
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        report(svc, { caller_phone_number: i % 2 ? '0612345613' : '+33 6 12 34 56 13' }),
+      ),
+    );
+    assert.ok(
+      answers.every((a) => a.status === 201),
+      answers.map((a) => a.status).join(),
+    );
+    const outcomes = answers.map((a) => a.body.data.outcome);
+    assert.is(outcomes.filter((o) => o === 'SENT').length, 1, outcomes.join());
+    assert.is(outcomes.filter((o) => o === 'SKIPPED_COOLDOWN').length, 11);
+    assert.is(new Set(answers.map((a) => a.body.data.customer_id)).size, 1);
+    assert.is((await customersWithPhone(svc, '0612345613')).length, 1);
+    assert.is(await outboxCount(svc), before + 1);
+  },
+);
+
+t(
+  'parallel reports of one external_call_id: one call, one message, the rest SKIPPED_DUPLICATE',
+  async ({ svc }) => {
+    const before = await outboxCount(svc);
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        report(svc, { caller_phone_number: '0612345614', external_call_id: 'tel-burst' }),
+      ),
+    );
+    assert.ok(
+      answers.every((a) => a.status === 201),
+      answers.map((a) => a.text).join('\n'),
+    );
+    const outcomes = answers.map((a) => a.body.data.outcome);
+    assert.is(outcomes.filter((o) => o === 'SENT').length, 1, outcomes.join());
+    assert.is(outcomes.filter((o) => o === 'SKIPPED_DUPLICATE').length, 9);
+    assert.is(new Set(answers.map((a) => a.body.data.id)).size, 1);
+    assert.is(await outboxCount(svc), before + 1);
+  },
+);
+
+t(
+  'GET /missed-calls: newest first, outcome and date filters, cursor pages, invalid_range, bad cursor',
+  async ({ svc }) => {
+    const base = svc.rt.clock.now().getTime();
+    const iso = (min: number) => new Date(base - min * 60_000).toISOString();
+    const ids: string[] = [];
+    for (const [i, min] of [50, 40, 30, 20, 10].entries()) {
+      const r = (
+        await report(svc, {
+          caller_phone_number: `07000000${10 + i}`,
+          occurred_at: iso(min),
+          external_call_id: `list-${i}`,
+        })
+      ).body.data;
+      assert.is(r.occurred_at, iso(min));
+      ids.push(r.id);
+    }
+    const window = `occurred_at_from=${encodeURIComponent(iso(50))}&occurred_at_to=${encodeURIComponent(iso(20))}`;
+    const all = (await svc.api('GET', `/missed-calls?${window}`, { token: MC_TOKENS.demo })).body;
+    assert.equal(
+      all.data.map((c: { id: string }) => c.id),
+      [ids[3], ids[2], ids[1], ids[0]],
+    );
+    assert.equal(all.pagination, { next_cursor: null, has_more: false });
+    // Two pages of two.
+    const p1 = (await svc.api('GET', `/missed-calls?${window}&limit=2`, { token: MC_TOKENS.demo })).body;
+    assert.equal(
+      p1.data.map((c: { id: string }) => c.id),
+      [ids[3], ids[2]],
+    );
+    assert.is(p1.pagination.has_more, true);
+    const p2 = (
+      await svc.api('GET', `/missed-calls?${window}&limit=2&cursor=${p1.pagination.next_cursor}`, {
+        token: MC_TOKENS.demo,
+      })
+    ).body;
+    assert.equal(
+      p2.data.map((c: { id: string }) => c.id),
+      [ids[1], ids[0]],
+    );
+    assert.is(p2.pagination.has_more, false);
+    // Outcome filter.
+    const cooled = (
+      await svc.api('GET', '/missed-calls?outcome=SKIPPED_COOLDOWN&limit=100', { token: MC_TOKENS.demo })
+    ).body.data;
+    assert.ok(cooled.length >= 1);
+    assert.ok(cooled.every((c: { outcome: string }) => c.outcome === 'SKIPPED_COOLDOWN'));
+    // Mistakes.
+    const range = await svc.api(
+      'GET',
+      `/missed-calls?occurred_at_from=${encodeURIComponent(iso(10))}&occurred_at_to=${encodeURIComponent(iso(20))}`,
+      { token: MC_TOKENS.demo },
+    );
+    assert.is(range.status, 400);
+    assert.is(range.body.error.details.issues[0].code, 'invalid_range');
+    const cursor = await svc.api('GET', '/missed-calls?cursor=not-a-cursor', { token: MC_TOKENS.demo });
+    assert.is(cursor.status, 400);
+    assert.is(cursor.body.error.details.issues[0].code, 'invalid_cursor');
+    const foreign = await svc.api('GET', `/missed-calls?cursor=${p1.pagination.next_cursor}`, {
+      token: MC_TOKENS.other,
+    });
+    assert.is(foreign.status, 400);
+    assert.is((await svc.api('GET', '/missed-calls?outcome=MAYBE', { token: MC_TOKENS.demo })).status, 400);
+    assert.is((await svc.api('GET', '/missed-calls?limit=101', { token: MC_TOKENS.demo })).status, 400);
+  },
+);
+
+t(
+  'operators: missed-calls list and messages list show the calls and the outbox messages',
+  async ({ svc }) => {
+    const calls = await cli(svc, 'missed-calls list', { restaurant: 'rest_demo', limit: '500' });
+    assert.match(calls[0] ?? '', /^occurred_at\tid\toutcome/);
+    assert.ok(calls.some((l) => l.includes('SKIPPED_COOLDOWN')));
+    const messages = await cli(svc, 'messages list', { restaurant: 'rest_demo', limit: '500' });
+    assert.ok(messages.some((l) => l.includes('recorded in the outbox: nothing left the machine')));
+    assert.ok(messages.some((l) => l.includes('Réservez chez Le Demo')));
+    const json = await cli(svc, 'messages list', { restaurant: 'rest_demo', json: true, limit: '1' });
+    assert.is(JSON.parse(json[0] ?? '{}').status, 'SENT');
+    assert.equal(await cli(svc, 'missed-calls list', { restaurant: 'rest_noscope' }), [
+      'no missed calls for rest_noscope',
+    ]);
+  },
+);
+
+t('a past reservation does not count (after the clock passes it)', async ({ svc }) => {
+  const booked = (
+    await svc.api('POST', '/reservations', {
+      token: MC_TOKENS.demo,
+      body: {
+        start_at: DINNER,
+        party_size: 2,
+        customer: { name: 'Past Guest', phone_number: '+33612345615' },
+      },
+    })
+  ).body.data;
+  await advance(svc, 3 * 24 * 3600);
+  const res = (await report(svc, { caller_phone_number: '0612345615' })).body.data;
+  assert.equal(
+    [res.outcome, res.customer_id, res.reservation_id, res.template_type],
+    ['SENT', booked.customer.id, null, 'MISSED_CALL'],
+  );
+});
+
+t.run();

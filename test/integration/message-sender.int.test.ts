@@ -1,0 +1,239 @@
+// The MessageSender port: one contract suite run against both adapters (the outbox on an event store,
+// the WhatsApp Cloud API adapter against a loopback server speaking the Cloud API), then the Cloud
+// API's own answers: every error family, retries of what is safe to retry, and lost answers.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { MemoryEventStore } from '../../src/adapters/event-store/memory';
+import { OUTBOX_EVENT, OutboxMessageSender } from '../../src/adapters/message-sender/outbox';
+import { classifyGraphError, WhatsAppCloudSender } from '../../src/adapters/message-sender/whatsapp-cloud';
+import { FixedClock } from '../../src/core/clock';
+import { type Delivered, message, messageSenderContract } from '../contracts/message-sender.contract';
+import { FakeWhatsApp, GRAPH_ERRORS } from '../helpers/fake-whatsapp';
+
+const clock = new FixedClock('2026-06-02T10:00:00Z');
+
+const outbox = suite('message sender contract: outbox');
+messageSenderContract(outbox, {
+  async open() {
+    const events = new MemoryEventStore({ clock });
+    return {
+      sender: new OutboxMessageSender(events, clock),
+      async delivered(): Promise<Delivered[]> {
+        const all = [];
+        for await (const e of events.readAll()) all.push(e);
+        return all
+          .filter((e) => e.type === OUTBOX_EVENT)
+          .map((e) => {
+            const d = e.data as {
+              to: string;
+              template: { name: string; language: string; parameters: { value: string }[] };
+            };
+            return {
+              to: d.to,
+              template: d.template.name,
+              language: d.template.language,
+              values: d.template.parameters.map((p) => p.value),
+            };
+          });
+      },
+      close: async () => events.close(),
+    };
+  },
+});
+outbox.run();
+
+const cloudOptions = (
+  fake: FakeWhatsApp,
+  extra: Partial<ConstructorParameters<typeof WhatsAppCloudSender>[0]> = {},
+) => ({
+  accessToken: fake.token,
+  baseUrl: fake.url,
+  apiVersion: fake.version,
+  timeoutMs: 2_000,
+  maxRetries: 2,
+  retryBaseMs: 5,
+  ...extra,
+});
+
+const deliveredBy = (fake: FakeWhatsApp): Delivered[] =>
+  fake.acceptedRequests().map((r) => ({
+    to: r.body.to,
+    template: r.body.template.name,
+    language: r.body.template.language.code,
+    values: (r.body.template.components?.[0]?.parameters ?? []).map((p: { text: string }) => p.text),
+  }));
+
+const cloud = suite('message sender contract: WhatsApp Cloud API');
+messageSenderContract(cloud, {
+  async open() {
+    const fake = await new FakeWhatsApp().start();
+    return {
+      sender: new WhatsAppCloudSender(cloudOptions(fake)),
+      delivered: async () => deliveredBy(fake),
+      close: () => fake.stop(),
+    };
+  },
+});
+cloud.run();
+
+const api = suite<{ fake: FakeWhatsApp; sender: WhatsAppCloudSender }>('WhatsApp Cloud API adapter');
+api.before.each(async (ctx) => {
+  ctx.fake = await new FakeWhatsApp().start();
+  ctx.sender = new WhatsAppCloudSender(cloudOptions(ctx.fake));
+});
+api.after.each(async ({ fake }) => fake.stop());
+
+api(
+  'the request is the Cloud API template message: path, bearer token, named parameters, callback data',
+  async ({ fake, sender }) => {
+    const r = await sender.send(message({ idempotency_key: 'mc_abc.1' }));
+    assert.is(r.status, 'accepted');
+    const [req] = fake.requests;
+    assert.is(req?.problem, null);
+    assert.is(req?.path, '/v21.0/106540352242922/messages');
+    assert.equal(req?.body, {
+      messaging_product: 'whatsapp',
+      recipient_type: 'individual',
+      to: '+33612345678',
+      type: 'template',
+      template: {
+        name: 'missed_call',
+        language: { code: 'fr' },
+        components: [
+          {
+            type: 'body',
+            parameters: [
+              { type: 'text', parameter_name: 'guest_name', text: 'Ada' },
+              { type: 'text', parameter_name: 'restaurant_name', text: 'Le Demo' },
+            ],
+          },
+        ],
+      },
+      biz_opaque_callback_data: 'mc_abc.1',
+    });
+    if (r.status === 'accepted') {
+      assert.is(r.provider_message_id, 'wamid.TEST000001');
+      assert.is(r.left_machine, true);
+    }
+  },
+);
+
+api('positional templates send parameters without names', async ({ fake, sender }) => {
+  const m = message();
+  await sender.send({ ...m, template: { ...m.template, form: 'positional' } });
+  assert.equal(fake.requests[0]?.body.template.components[0].parameters, [
+    { type: 'text', text: 'Ada' },
+    { type: 'text', text: 'Le Demo' },
+  ]);
+});
+
+api(
+  'final refusals: invalid recipient (131026) and template paused or missing (132xxx), never retried',
+  async ({ fake, sender }) => {
+    for (const [script, kind, code] of [
+      [GRAPH_ERRORS.undeliverable, 'invalid_recipient', '131026'],
+      [GRAPH_ERRORS.templatePaused, 'template_unavailable', '132015'],
+      [GRAPH_ERRORS.templateMissing, 'template_unavailable', '132001'],
+    ] as const) {
+      const before = fake.requests.length;
+      fake.script.push(script);
+      const r = await sender.send(message());
+      assert.equal(
+        {
+          status: r.status,
+          kind: r.status === 'refused' ? r.kind : null,
+          code: r.status === 'refused' ? r.code : null,
+        },
+        { status: 'refused', kind, code },
+      );
+      assert.is(fake.requests.length - before, 1, 'not retried');
+    }
+  },
+);
+
+api(
+  'rate limits (130429, 131056) and provider failures (131016, 5xx) are retried, then refused',
+  async ({ fake, sender }) => {
+    fake.script.push(GRAPH_ERRORS.rateLimited, GRAPH_ERRORS.pairRateLimited);
+    const ok = await sender.send(message());
+    assert.is(ok.status, 'accepted', 'third try accepted');
+    assert.is(fake.requests.length, 3);
+    fake.script.push(
+      GRAPH_ERRORS.serviceUnavailable,
+      GRAPH_ERRORS.serviceUnavailable,
+      GRAPH_ERRORS.serviceUnavailable,
+    );
+    const failed = await sender.send(message());
+    assert.is(failed.status, 'refused');
+    if (failed.status === 'refused') assert.equal([failed.kind, failed.code], ['unavailable', '131016']);
+    assert.is(fake.requests.length, 6, 'one try and two retries');
+    assert.is(fake.accepted, 1);
+  },
+);
+
+api(
+  'an expired token (190) is an auth refusal, not retried; a wrong token is refused by the server as auth too',
+  async ({ fake }) => {
+    fake.script.push(GRAPH_ERRORS.authExpired);
+    const sender = new WhatsAppCloudSender(cloudOptions(fake));
+    const r = await sender.send(message());
+    assert.ok(r.status === 'refused' && r.kind === 'auth' && r.code === '190');
+    const wrong = new WhatsAppCloudSender(cloudOptions(fake, { accessToken: 'wrong-token-123' }));
+    const w = await wrong.send(message());
+    assert.ok(w.status === 'refused' && w.kind === 'auth');
+    assert.is(fake.requests.length, 2);
+  },
+);
+
+api(
+  'no sending number configured: refused as not_configured without any request',
+  async ({ fake, sender }) => {
+    const r = await sender.send(message({ from_phone_number_id: null }));
+    assert.ok(r.status === 'refused' && r.kind === 'not_configured');
+    assert.is(fake.requests.length, 0);
+  },
+);
+
+api('nothing listening: unavailable, retried (nothing can have been sent)', async ({ fake }) => {
+  const url = fake.url;
+  await fake.stop();
+  const sender = new WhatsAppCloudSender({ ...cloudOptions(fake), baseUrl: url });
+  const r = await sender.send(message());
+  assert.ok(r.status === 'refused' && r.kind === 'unavailable', JSON.stringify(r));
+  await fake.start(); // after.each stops it again
+});
+
+api(
+  'sent and never answered (timeout) or cut mid-answer: unknown, and never sent again',
+  async ({ fake }) => {
+    const sender = new WhatsAppCloudSender(cloudOptions(fake, { timeoutMs: 200 }));
+    fake.script.push({ kind: 'silence' });
+    const silent = await sender.send(message());
+    assert.is(silent.status, 'unknown');
+    fake.script.push({ kind: 'cut' });
+    const cut = await sender.send(message());
+    assert.is(cut.status, 'unknown');
+    assert.is(fake.requests.length, 2, 'no retry after a lost answer');
+  },
+);
+
+api('classifyGraphError maps the documented codes and HTTP statuses', () => {
+  const c = (status: number, code?: number, message?: string) =>
+    classifyGraphError(status, code === undefined ? undefined : { code, ...(message ? { message } : {}) });
+  assert.is(c(400, 131026), 'invalid_recipient');
+  assert.is(c(400, 131030), 'invalid_recipient');
+  assert.is(c(400, 100, 'Invalid parameter: to'), 'invalid_recipient');
+  assert.is(c(400, 132000), 'template_unavailable');
+  assert.is(c(400, 132016), 'template_unavailable');
+  assert.is(c(400, 80007), 'rate_limited');
+  assert.is(c(400, 4), 'rate_limited');
+  assert.is(c(429), 'rate_limited');
+  assert.is(c(401, 190), 'auth');
+  assert.is(c(403, 200), 'auth');
+  assert.is(c(403), 'auth');
+  assert.is(c(400, 133010), 'not_configured');
+  assert.is(c(500, 131000), 'unavailable');
+  assert.is(c(502), 'unavailable');
+});
+
+api.run();

@@ -13,7 +13,13 @@ export const SUMMARY_COLUMNS = ['row', 'outcome', 'customer_id', 'matched_on', '
 export const issuesText = (issues: readonly Issue[]): string =>
   issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join('; ');
 
-const line = (r: RowResult) => [r.row, r.outcome, r.customer_id ?? '', r.matched_on ?? '', issuesText(r.errors)];
+const line = (r: RowResult) => [
+  r.row,
+  r.outcome,
+  r.customer_id ?? '',
+  r.matched_on ?? '',
+  issuesText(r.errors),
+];
 
 export function summaryCsv(rows: Iterable<RowResult>): string {
   const records: unknown[][] = [[...SUMMARY_COLUMNS]];

@@ -119,9 +119,7 @@ export const customerRoutes: AnyRoute[] = [
       const restaurant = restaurantOf(auth);
       const { on_match: onMatch = 'return_existing', ...fields } = body;
       const match =
-        onMatch === 'create_new'
-          ? null
-          : await findMatch(rt.docs, restaurant, fields, CUSTOMER_MATCH_ORDER);
+        onMatch === 'create_new' ? null : await findMatch(rt.docs, restaurant, fields, CUSTOMER_MATCH_ORDER);
       if (match && onMatch === 'return_existing')
         return { status: 200, body: { data: presentCustomer(match.doc), result: 'matched' } };
       if (match) {

@@ -358,7 +358,7 @@ async function runJob(
         batch.push(a);
       }
       const [results] = await Promise.all([
-        Promise.all(batch.map((a) => writeRow(deps, prepared, jobId, options, a, a.row <= uncertainUntil))),
+        writeBatch(deps, prepared, jobId, options, batch, uncertainUntil),
         recordPending(),
       ]);
       // The next batch matches against this one's customers: bring the read models up to date.
@@ -381,15 +381,78 @@ async function runJob(
   }
 }
 
+type Decision =
+  | { done: RowResult }
+  | { create: true; ownId: string }
+  | { update: { id: string; on: MatchedOn } };
+
+/** What a row comes to before anything is written: its faults, or its match. Reads only. */
+async function decideRow(
+  deps: ImportDeps,
+  prepared: PreparedImport,
+  options: ImportOptions,
+  jobId: string,
+  a: AnalyzedRow,
+  uncertain: boolean,
+): Promise<Decision> {
+  if (a.issues.length) return { done: skipped(a.row, a.issues) };
+  const ownId = importedCustomerId(jobId, a.row);
+  // A crashed run wrote this row's customer but did not record it: it was created by this job.
+  if (uncertain && (await deps.events.readStream(customerStream(ownId), { limit: 1 })).length)
+    return { done: rowResult(a.row, 'created', ownId, null) };
+  const match =
+    options.onMatch === 'create_new'
+      ? null
+      : await findMatch(deps.docs, prepared.restaurant, a.read.input, CUSTOMER_MATCH_ORDER);
+  if (!match) return { create: true, ownId };
+  if (options.onMatch === 'return_existing')
+    return { done: rowResult(a.row, 'matched', match.doc._id, match.on) };
+  return { update: { id: match.doc._id, on: match.on } };
+}
+
+const rowResult = (
+  row: number,
+  outcome: RowResult['outcome'],
+  id: string,
+  on: MatchedOn | null,
+): RowResult => ({
+  row,
+  outcome,
+  customer_id: id,
+  matched_on: on,
+  errors: [],
+});
+
+/** A batch: every row decided first (reads), then the writes issued in row order. */
+async function writeBatch(
+  deps: ImportDeps,
+  prepared: PreparedImport,
+  jobId: string,
+  options: ImportOptions,
+  batch: AnalyzedRow[],
+  uncertainUntil: number,
+): Promise<RowResult[]> {
+  const decisions = await Promise.all(
+    batch.map((a) => decideRow(deps, prepared, options, jobId, a, a.row <= uncertainUntil)),
+  );
+  // Issued in one go and in row order: the store writes them in one transaction, creations in file order.
+  return Promise.all(
+    batch.map((a, i) =>
+      writeRow(deps, prepared, jobId, options, a, decisions[i] as Decision, a.row <= uncertainUntil),
+    ),
+  );
+}
+
 async function writeRow(
   deps: ImportDeps,
   prepared: PreparedImport,
   jobId: string,
   options: ImportOptions,
   a: AnalyzedRow,
+  decision: Decision,
   uncertain: boolean,
 ): Promise<RowResult> {
-  if (a.issues.length) return skipped(a.row, a.issues);
+  if ('done' in decision) return decision.done;
   const { restaurant } = prepared;
   const input = a.read.input;
   const meta: CommandMeta = {
@@ -399,35 +462,19 @@ async function writeRow(
     import_job_id: jobId,
     import_row: a.row,
   };
-  const ownId = importedCustomerId(jobId, a.row);
-  const result = (outcome: RowResult['outcome'], id: string, on: MatchedOn | null): RowResult => ({
-    row: a.row,
-    outcome,
-    customer_id: id,
-    matched_on: on,
-    errors: [],
-  });
   try {
-    // A crashed run wrote this row's customer but did not record it: it was created by this job.
-    if (uncertain && (await deps.events.readStream(customerStream(ownId), { limit: 1 })).length)
-      return result('created', ownId, null);
-    const match =
-      options.onMatch === 'create_new'
-        ? null
-        : await findMatch(deps.docs, restaurant, input, CUSTOMER_MATCH_ORDER);
-    if (match && options.onMatch === 'return_existing') return result('matched', match.doc._id, match.on);
-    if (match) {
-      const out = await updateCustomer(deps, restaurant, match.doc._id, input, meta);
-      const written =
-        out.appended.length > 0 || (uncertain && (await updatedBy(deps, match.doc._id, jobId, a.row)));
-      return result(written ? 'updated' : 'matched', match.doc._id, match.on);
+    if ('update' in decision) {
+      const { id, on } = decision.update;
+      const out = await updateCustomer(deps, restaurant, id, input, meta);
+      const written = out.appended.length > 0 || (uncertain && (await updatedBy(deps, id, jobId, a.row)));
+      return rowResult(a.row, written ? 'updated' : 'matched', id, on);
     }
     await createCustomer(deps, restaurant, input, meta, {
-      customerId: ownId,
+      customerId: decision.ownId,
       eventId: deterministicUuid(`customer-import:${jobId}:${a.row}:created`),
       origin: 'IMPORT',
     });
-    return result('created', ownId, null);
+    return rowResult(a.row, 'created', decision.ownId, null);
   } catch (err) {
     // A rule of the customers module refused the row after all (the matched customer was deleted
     // meanwhile, a custom field changed): the row is skipped with the module's own issues.

@@ -68,7 +68,7 @@ export interface PreparedImport {
   fileSha256: string;
 }
 
-export const DEFAULT_BATCH_SIZE = 200;
+export const DEFAULT_BATCH_SIZE = 100;
 
 const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -252,7 +252,7 @@ export interface ImportOptions {
   fileName: string;
   /** The actor (a manager, an operator) and request; copied onto every event. */
   meta: CommandMeta;
-  /** Rows per batch (default 200). */
+  /** Rows per batch (default 100). */
   batchSize?: number;
   onProgress?: (progress: ImportProgress) => void;
   /** A job id chosen by the caller (default: a new one). */
@@ -357,10 +357,21 @@ async function runJob(
         for (const k of own) keys.add(k);
         batch.push(a);
       }
+      const decisions = await Promise.all(
+        batch.map((a) => decideRow(deps, prepared, options, jobId, a, a.row <= uncertainUntil)),
+      );
+      await yieldToLoop();
+      // Issued in one go, in row order, with the previous batch's outcomes: the store writes them in
+      // one transaction (one fsync), customers created in file order.
       const [results] = await Promise.all([
-        writeBatch(deps, prepared, jobId, options, batch, uncertainUntil),
+        Promise.all(
+          batch.map((a, i) =>
+            writeRow(deps, prepared, jobId, options, a, decisions[i] as Decision, a.row <= uncertainUntil),
+          ),
+        ),
         recordPending(),
       ]);
+      await yieldToLoop();
       // The next batch matches against this one's customers: bring the read models up to date.
       await deps.settle(await deps.events.headPosition());
       pending = results;
@@ -422,26 +433,6 @@ const rowResult = (
   matched_on: on,
   errors: [],
 });
-
-/** A batch: every row decided first (reads), then the writes issued in row order. */
-async function writeBatch(
-  deps: ImportDeps,
-  prepared: PreparedImport,
-  jobId: string,
-  options: ImportOptions,
-  batch: AnalyzedRow[],
-  uncertainUntil: number,
-): Promise<RowResult[]> {
-  const decisions = await Promise.all(
-    batch.map((a) => decideRow(deps, prepared, options, jobId, a, a.row <= uncertainUntil)),
-  );
-  // Issued in one go and in row order: the store writes them in one transaction, creations in file order.
-  return Promise.all(
-    batch.map((a, i) =>
-      writeRow(deps, prepared, jobId, options, a, decisions[i] as Decision, a.row <= uncertainUntil),
-    ),
-  );
-}
 
 async function writeRow(
   deps: ImportDeps,

@@ -63,8 +63,14 @@ export function decodeUtf8(bytes: Uint8Array): string {
   }
 }
 
-/** Parses a whole file: its header and data rows. Empty lines are skipped. */
-export async function readCsv(bytes: Uint8Array): Promise<CsvTable> {
+/**
+ * Parses a whole file: its header and data rows. Empty lines are skipped. `checkHeader` sees the header
+ * row as soon as it is parsed, before any data row: what it throws stops the reading and is thrown.
+ */
+export async function readCsv(
+  bytes: Uint8Array,
+  checkHeader: (header: string[]) => void = () => undefined,
+): Promise<CsvTable> {
   const text = decodeUtf8(bytes);
   if (text.trim() === '') throw new CsvFileError('empty', 'the file is empty: it needs a header row');
   const delimiter = detectDelimiter(text);
@@ -78,6 +84,7 @@ export async function readCsv(bytes: Uint8Array): Promise<CsvTable> {
   const records: string[][] = [];
   const done = (async () => {
     for await (const record of parser as AsyncIterable<string[]>) {
+      if (records.length === 0) checkHeader(record);
       records.push(record);
       if (records.length > CSV_LIMITS.rows + 1) {
         parser.destroy();
@@ -86,10 +93,16 @@ export async function readCsv(bytes: Uint8Array): Promise<CsvTable> {
       if (records.length % YIELD_EVERY === 0) await yieldToLoop();
     }
   })();
+  // The reader may stop early (a refused header, too many rows): its failure is awaited below, and the
+  // writer stops feeding a parser that was destroyed.
+  done.catch(() => undefined);
   try {
-    for (let i = 0; i < text.length; i += CHUNK) {
-      if (parser.destroyed) break;
-      if (!parser.write(text.slice(i, i + CHUNK))) await new Promise((r) => parser.once('drain', r));
+    for (let i = 0; i < text.length && !parser.destroyed; i += CHUNK) {
+      if (!parser.write(text.slice(i, i + CHUNK)))
+        await new Promise((r) => {
+          parser.once('drain', r);
+          parser.once('close', r);
+        });
     }
     parser.end();
     await done;

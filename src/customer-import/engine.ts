@@ -51,7 +51,7 @@ import { deterministicUuid, newId } from '../core/ids';
 import { NO_WEBHOOK } from '../core/no-webhook';
 import type { WriteDeps } from '../core/write-deps';
 import type { DocumentStore } from '../ports/document-store';
-import { type Column, mapHeader } from './columns';
+import { type Column, type HeaderMap, mapHeader } from './columns';
 import { CsvFileError, type CsvTable, readCsv } from './csv';
 import { type ReadRow, type RowInput, readRow, validateRow } from './rows';
 
@@ -81,24 +81,28 @@ export async function prepareImport(
   const r = await loadRestaurant(deps, restaurantId);
   if (!r.exists || !r.profile) throw notFound(`restaurant ${restaurantId}`);
   const definitions = await loadCustomFieldDefinitions(deps, restaurantId);
+  let header: HeaderMap | null = null;
   let table: CsvTable;
   try {
-    table = await readCsv(bytes);
+    // The header is checked as soon as it is read: a file it refuses is not parsed further.
+    table = await readCsv(bytes, (row) => {
+      header = mapHeader(row, definitions);
+      if (header.issues.length)
+        throw validationError(
+          header.issues.map((i) => ({
+            path: i.column === null ? 'header' : `header.${i.column}`,
+            code: i.code,
+            message: i.message,
+          })),
+          'The header row cannot be imported',
+        );
+    });
   } catch (err) {
     if (err instanceof CsvFileError)
       throw validationError([{ path: 'file', code: err.code, message: err.message }], err.message);
     throw err;
   }
-  const header = mapHeader(table.header, definitions);
-  if (header.issues.length)
-    throw validationError(
-      header.issues.map((i) => ({
-        path: i.column === null ? 'header' : `header.${i.column}`,
-        code: i.code,
-        message: i.message,
-      })),
-      'The header row cannot be imported',
-    );
+  const columns = (header as HeaderMap | null)?.columns ?? [];
   return {
     restaurant: {
       _id: restaurantId,
@@ -107,7 +111,7 @@ export async function prepareImport(
       customer_fields: definitions,
     },
     table,
-    columns: header.columns,
+    columns,
     fileSha256: createHash('sha256').update(bytes).digest('hex'),
   };
 }

@@ -65,6 +65,23 @@ csv('files that are not UTF-8 CSV are refused with a clear reason', async () => 
   assert.is((await fileError('name\n"a"b\n')).code, 'unparsable');
 });
 
+csv(
+  'the header is checked before any data row: a refused header stops the reading of a large file',
+  async () => {
+    const big = `email,nickname\n${'a@b.fr,x\n'.repeat(300_000)}`;
+    const seen: string[][] = [];
+    let err: unknown = null;
+    await readCsv(bytes(big), (h) => {
+      seen.push(h);
+      throw new Error('refused');
+    }).catch((e) => {
+      err = e;
+    });
+    assert.match(String(err), /refused/);
+    assert.equal(seen, [['email', 'nickname']]);
+  },
+);
+
 const header = suite('customer import: header row');
 
 header('customer fields in any case, custom fields by cf:<id> or by name', () => {

@@ -99,9 +99,14 @@ export async function readCsv(
   try {
     for (let i = 0; i < text.length && !parser.destroyed; i += CHUNK) {
       if (!parser.write(text.slice(i, i + CHUNK)))
-        await new Promise((r) => {
-          parser.once('drain', r);
-          parser.once('close', r);
+        await new Promise<void>((resolve) => {
+          const go = () => {
+            parser.off('drain', go);
+            parser.off('close', go);
+            resolve();
+          };
+          parser.on('drain', go);
+          parser.on('close', go);
         });
     }
     parser.end();

@@ -8,6 +8,8 @@ for (const [name, file, fn] of [
   ['reservations', './reservations.bench', 'reservationsBench'],
   ['webhooks', './webhooks.bench', 'webhooksBench'],
   ['missed-calls', './missed-calls.bench', 'missedCallsBench'],
+  // 100,000-row customer CSV import inside the server while GET /reservations is served (3 runs).
+  ['import', './customer-import.bench', 'importBench'],
   // Fills a store with 100,450 reservations first (about a minute), then creates for a minute more.
   ['full-store', './full-store.bench', 'fullStoreBench'],
 ] as const) {

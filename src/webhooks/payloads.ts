@@ -18,6 +18,7 @@ import { presentCustomer } from '../../queries/customer-presenter';
 import { loadLookups } from '../../queries/reservation-lookups';
 import { presentReservation, type ReservationView } from '../../queries/reservation-presenter';
 import { findRestaurant } from '../../queries/restaurants';
+import { publishesWebhook } from '../core/no-webhook';
 import type { DocumentStore } from '../ports/document-store';
 import type { EventStore, RecordedEvent } from '../ports/event-store';
 
@@ -38,9 +39,12 @@ export interface PublishedEvent {
   body(variant: Variant): string;
 }
 
-/** Events a customer import appends carry `metadata.import: true` (or origin IMPORT): they publish nothing (spec §6). */
+/**
+ * Events marked `metadata.no_webhook` (every event a customer CSV import appends, src/core/no-webhook.ts)
+ * publish nothing (spec §6); a customer created with origin IMPORT neither, whoever appended it.
+ */
 export function isImport(event: RecordedEvent): boolean {
-  return event.metadata?.import === true || (event.data as { origin?: string }).origin === 'IMPORT';
+  return !publishesWebhook(event) || (event.data as { origin?: string }).origin === 'IMPORT';
 }
 
 /** Which source events can publish anything (a cheap test before any read). */

@@ -5,6 +5,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createCustomer } from '../../commands/customers/handler';
 import { operatorMeta } from '../../src/core/command-meta';
+import { NO_WEBHOOK } from '../../src/core/no-webhook';
 import { demoBootstrap, startTestService, type TestService } from '../helpers/service';
 import { quietFor, type Receiver, startReceiver } from '../helpers/webhook-receiver';
 
@@ -86,7 +87,7 @@ t(
       open.rt,
       { _id: 'rest_demo', country_code: 'FR', customer_matching: true },
       { name: 'Imported Guest' },
-      { ...operatorMeta('import'), import: true },
+      { ...operatorMeta('import'), ...NO_WEBHOOK },
       { origin: 'IMPORT' },
     );
     assert.ok(await quietFor(rx, '/customers', 1, 1_000));

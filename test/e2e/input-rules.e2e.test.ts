@@ -44,6 +44,7 @@ const SAMPLES: Record<string, { query?: Record<string, string>; body?: Record<st
   updateReservation: { body: {} },
   cancelReservation: { body: {} },
   updateCustomer: { body: {} },
+  updateWebhookEndpoint: { body: {} },
   listReservations: { query: {} },
 };
 

@@ -24,6 +24,7 @@ const ALL = [
   'RESERVATIONS_FORCE_CONFIRM',
   'CUSTOMERS_READ',
   'CUSTOMERS_WRITE',
+  'WEBHOOKS_WRITE',
 ];
 
 /** Tuesday 2 June 2026 at noon in Paris: the clock every reservation test starts from. */

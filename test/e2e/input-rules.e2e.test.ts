@@ -45,6 +45,7 @@ const SAMPLES: Record<string, { query?: Record<string, string>; body?: Record<st
   updateReservation: { body: {} },
   cancelReservation: { body: {} },
   updateCustomer: { body: {} },
+  updateWebhookEndpoint: { body: {} },
   listReservations: { query: {} },
   listMissedCalls: { query: {} },
   reportMissedCall: { body: { caller_phone_number: '0612345678' } },

@@ -33,11 +33,32 @@ export interface ImportJobOutcome {
   position: bigint | null;
 }
 
+/**
+ * The job's state without reading its row outcomes: CustomerImportRowsRecorded carries running totals,
+ * so the state is the fold of its first event (started) and its events from the last such record on.
+ * A dashboard polling a 100,000-row job reads a few events, not a thousand.
+ */
 export async function loadImportJob(deps: WriteDeps, jobId: string): Promise<ImportJob> {
-  const events = await deps.events.readStream(customerImportStream(jobId));
+  const stream = customerImportStream(jobId);
+  const [first] = await deps.events.readStream(stream, { limit: 1 });
+  if (!first) return { state: initialImportJob, revision: NO_STREAM };
+  const tail: RecordedEvent[] = [];
+  let from: number | undefined;
+  for (;;) {
+    const page = await deps.events.readStream(stream, {
+      direction: 'backwards',
+      fromRevision: from,
+      limit: 8,
+    });
+    const stop = page.findIndex((e) => e.type === 'CustomerImportRowsRecorded' || e.revision === 0);
+    tail.unshift(...(stop === -1 ? page : page.slice(0, stop + 1)).reverse());
+    if (stop !== -1 || page.length < 8) break;
+    from = (page.at(-1) as RecordedEvent).revision - 1;
+  }
+  const events = tail[0]?.revision === 0 ? tail : [first, ...tail];
   return {
     state: events.reduce(evolveImportJob, initialImportJob),
-    revision: events.length ? (events.at(-1) as RecordedEvent).revision : NO_STREAM,
+    revision: (events.at(-1) as RecordedEvent).revision,
   };
 }
 

@@ -6,6 +6,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { customerImportStream } from '../../commands/customer-import/events';
 import { loadImportJob } from '../../commands/customer-import/handler';
+import { evolveImportJob, initialImportJob } from '../../commands/customer-import/state';
 import { customerStream, webhookTypeOf } from '../../commands/customers/events';
 import { createCustomer } from '../../commands/customers/handler';
 import { CUSTOMERS, type CustomerDoc } from '../../projections/customer-docs';
@@ -57,6 +58,15 @@ async function run(
   const state = await importCustomers(deps, prepared, { onMatch, fileName: 'f.csv', meta, batchSize });
   const summary = await jobSummaryCsv(deps, state.jobId as string);
   return { state, summary: summary.trim().split('\r\n').slice(1) };
+}
+
+/** loadImportJob reads only the job's first and last events: it must equal the fold of all of them. */
+async function assertJobLoads(w: CustomerWorld, deps: ImportDeps, jobId: string) {
+  const events = await w.events.readStream(customerImportStream(jobId));
+  const loaded = await loadImportJob(deps, jobId);
+  assert.equal(loaded.state, events.reduce(evolveImportJob, initialImportJob));
+  assert.is(loaded.revision, events.length - 1);
+  return loaded.state;
 }
 
 const t = suite('customer import: engine');
@@ -239,6 +249,34 @@ t(
   },
 );
 
+t("tenancy: an import matches only its own restaurant's customers", async () => {
+  const { w, deps } = await world();
+  const a = await createCustomer(
+    deps,
+    w.restaurant,
+    { name: 'A', email: 'a@example.com', external_id: 'crm-1' },
+    w.meta,
+  );
+  await w.settle();
+  const prepared = await prepareImport(
+    deps,
+    'rest_b',
+    bytes(['name,email,external_id', 'B,a@example.com,crm-1']),
+  );
+  const state = await importCustomers(deps, prepared, { onMatch: 'update', fileName: 'f.csv', meta });
+  assert.equal(state.counts, { created: 1, updated: 0, matched: 0, skipped: 0 });
+  assert.is((await all(w, 'rest_b')).length, 1);
+  assert.equal(
+    (await all(w)).map((d) => [d._id, d.name]),
+    [[a.customerId, 'A']],
+  );
+  let unknown: unknown = null;
+  await prepareImport(deps, 'rest_nope', bytes(['name', 'X'])).catch((e) => {
+    unknown = e;
+  });
+  assert.is((unknown as ApiError).status, 404);
+});
+
 t('the job: started with file, rows, on_match and actor; progress; finished with counts', async () => {
   const { w, deps } = await world();
   const lines = ['name', ...Array.from({ length: 25 }, (_, i) => `Guest ${i}`)];
@@ -273,7 +311,7 @@ t('the job: started with file, rows, on_match and actor; progress; finished with
     ['guests.csv', 25, 'create_new', 'operator:test', 'rest_a'],
   );
   assert.is(events[0]?.metadata.actor, 'operator:test');
-  assert.is((await loadImportJob(deps, state.jobId as string)).state.status, 'finished');
+  assert.is((await assertJobLoads(w, deps, state.jobId as string)).status, 'finished');
 });
 
 t('a header that cannot be imported is refused before any row is read, and no job is started', async () => {
@@ -365,7 +403,7 @@ t(
     });
     assert.match(String(err), /process stopped/);
     await w.settle();
-    const stopped = (await loadImportJob(deps, 'imp_crash')).state;
+    const stopped = await assertJobLoads(w, deps, 'imp_crash');
     assert.is(stopped.status, 'failed');
     // Two batches recorded; the third written, not recorded.
     assert.is(stopped.processed, 14);

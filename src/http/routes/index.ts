@@ -7,6 +7,7 @@ import { catalogRoutes } from './catalog';
 import { customerRoutes } from './customers';
 import { metaRoutes, testClockRoute } from './meta';
 import { referenceRoutes } from './reference';
+import { reservationHistoryRoutes } from './reservation-history';
 import { reservationRoutes } from './reservations';
 
 export function partnerRoutes(): AnyRoute[] {
@@ -17,6 +18,7 @@ export function partnerRoutes(): AnyRoute[] {
     ...availabilityRoutes,
     ...customerRoutes,
     ...reservationRoutes,
+    ...reservationHistoryRoutes,
     ...referenceRoutes,
   );
   return list;

@@ -7,6 +7,7 @@
 // re-serialising it; both paths write the same bytes.
 import { SqliteEventStore } from '../adapters/event-store/sqlite';
 import type { EventStore, RecordedEvent } from '../ports/event-store';
+import { storedEvents } from '../privacy/sealing-event-store';
 
 export interface ExportFilter {
   restaurantId: string | null;
@@ -80,6 +81,8 @@ export async function exportEvents(
   onProgress?: (p: ExportProgress) => void,
   options: { batchSize?: number; forceGeneric?: boolean } = {},
 ): Promise<number> {
+  // What the log holds: sealed personal fields stay sealed.
+  events = storedEvents(events);
   const head = await events.headPosition();
   if (head === null) return 0;
   const batch = options.batchSize ?? 5000;

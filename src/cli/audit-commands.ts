@@ -3,12 +3,16 @@
 import { once } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { SingleBar } from 'cli-progress';
+import { deleteCustomer, loadCustomer } from '../../commands/customers/handler';
 import { allProjections } from '../../projections/index';
 import { EmbeddedDocumentStore } from '../adapters/document-store/embedded';
 import { type ChainSummary, ChainVerifier } from '../audit/chain-verifier';
 import { type ExportFilter, exportEvents } from '../audit/export';
 import { foldSubject, historyEntry, historyText, loadSubject, parseAsOf } from '../audit/history';
 import { compareReadModels, type ReadModelDifference, replayInto } from '../audit/replay';
+import { operatorMeta } from '../core/command-meta';
+import { customerSubject } from '../privacy/seal';
+import { SealingEventStore, storedEvents } from '../privacy/sealing-event-store';
 import type { Runtime } from '../runtime';
 import {
   boolFlag,
@@ -195,6 +199,8 @@ async function exportCommand(ctx: CliContext): Promise<void> {
 
 export interface VerifyReport {
   chain: ChainSummary | null;
+  /** Customers deleted in the log, and those whose key still exists (an erasure left unfinished). */
+  erasure: { deleted: number; pending: string[] } | null;
   readModels: {
     events: number;
     documents: number;
@@ -205,18 +211,26 @@ export interface VerifyReport {
 
 /** The two checks of `audit verify`, for the CLI and the benchmark. */
 export async function verifyLog(
-  rt: Pick<Runtime, 'events' | 'docs' | 'projections'>,
+  rt: Pick<Runtime, 'events' | 'docs' | 'projections' | 'keys'>,
   options: { chain: boolean; readModels: boolean; onProgress?: (events: number, position: bigint) => void },
 ): Promise<VerifyReport> {
-  const report: VerifyReport = { chain: null, readModels: null };
+  const report: VerifyReport = { chain: null, erasure: null, readModels: null };
   if (options.chain) {
     const verifier = new ChainVerifier(rt.events.kind !== 'eventstoredb');
+    const deleted = new Set<string>();
     let n = 0;
-    for await (const e of rt.events.readAll({ batchSize: 5000 })) {
+    // The chain covers what is stored: sealed fields as sealed.
+    for await (const e of storedEvents(rt.events).readAll({ batchSize: 5000 })) {
       verifier.add(e);
+      if (e.type === 'CustomerDeleted' && typeof e.data.customer_id === 'string')
+        deleted.add(e.data.customer_id);
       if (++n % 5000 === 0) options.onProgress?.(n, e.position);
     }
     report.chain = verifier.finish();
+    const pending: string[] = [];
+    for (const id of deleted)
+      if ((await rt.keys.find(customerSubject(id))).state === 'active') pending.push(id);
+    report.erasure = { deleted: deleted.size, pending };
   }
   if (options.readModels) {
     const limits = new Map<string, bigint | null>();
@@ -259,7 +273,10 @@ async function verify(ctx: CliContext): Promise<void> {
     },
   });
   bar?.stop();
-  const problems = (report.chain?.findings.length ?? 0) + (report.readModels?.differences.length ?? 0);
+  const problems =
+    (report.chain?.findings.length ?? 0) +
+    (report.erasure?.pending.length ?? 0) +
+    (report.readModels?.differences.length ?? 0);
   if (boolFlag(ctx, 'json') === true) ctx.out(JSON.stringify(report));
   else {
     if (report.chain) {
@@ -269,6 +286,14 @@ async function verify(ctx: CliContext): Promise<void> {
       );
       for (const f of c.findings)
         ctx.out(`  ${f.kind}: ${f.stream} revision ${f.revision} (position ${f.position}): ${f.message}`);
+    }
+    if (report.erasure) {
+      const e = report.erasure;
+      ctx.out(
+        `erasure: ${e.deleted} deleted customer(s); ${e.pending.length} still with a key (run audit erase --pending)`,
+      );
+      for (const id of e.pending)
+        ctx.out(`  erasure_incomplete: customer ${id} is deleted but its key exists`);
     }
     if (report.readModels) {
       const m = report.readModels;
@@ -286,7 +311,53 @@ async function verify(ctx: CliContext): Promise<void> {
   if (problems > 0) throw new Error(`audit verify found ${problems} problem(s)`);
 }
 
+async function erase(ctx: CliContext): Promise<void> {
+  rejectUnknownFlags(ctx, ['customer', 'reason', 'pending']);
+  const sealing = ctx.rt.events;
+  if (!(sealing instanceof SealingEventStore)) throw new Error('this runtime does not seal personal data');
+  if (boolFlag(ctx, 'pending') === true) {
+    if (optionalFlag(ctx, 'customer') !== undefined)
+      throw new CliUsageError('give --customer or --pending, not both');
+    const deleted = new Set<string>();
+    for await (const e of storedEvents(sealing).readAll({ batchSize: 5000 }))
+      if (e.type === 'CustomerDeleted' && typeof e.data.customer_id === 'string')
+        deleted.add(e.data.customer_id);
+    let n = 0;
+    for (const id of deleted) if (await sealing.erase(id)) n++;
+    ctx.out(
+      `${deleted.size} deleted customer(s) in the log; ${n} key(s) destroyed now, the others already were`,
+    );
+    return;
+  }
+  const id = requireFlag(ctx, 'customer');
+  const state = await loadCustomer(ctx.rt, id);
+  if (state.status === 'none') throw new CliUsageError(`no customer ${id} in the log`);
+  if (state.status === 'active')
+    await deleteCustomer(
+      ctx.rt,
+      id,
+      optionalFlag(ctx, 'reason') ?? 'erasure requested',
+      operatorMeta('audit-erase'),
+    );
+  const destroyed = await sealing.erase(id);
+  await ctx.rt.settle(await ctx.rt.events.headPosition());
+  ctx.out(
+    `customer ${id} erased: ${state.status === 'active' ? 'deleted, and ' : `was already ${state.status}; `}its key is ${destroyed ? 'destroyed now' : 'destroyed'}. Its personal fields read as erased everywhere, the log included.`,
+  );
+  if (state.status === 'merged')
+    ctx.out(
+      `note: ${id} was merged into ${state.mergedInto}; what the merge copied lives on that customer (erase it too if it is the same person)`,
+    );
+}
+
 export function registerAuditCommands(): void {
+  registerCliCommand({
+    name: 'audit erase',
+    summary:
+      'Right to erasure: delete a customer and destroy its key (its personal data becomes unreadable everywhere, the log included)',
+    usage: '--customer <id> [--reason text] | --pending (finish erasures a crash interrupted)',
+    run: erase,
+  });
   registerCliCommand({
     name: 'audit history',
     summary:

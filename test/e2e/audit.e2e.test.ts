@@ -9,6 +9,7 @@ import { SqliteEventStore } from '../../src/adapters/event-store/sqlite';
 import { exportEvents } from '../../src/audit/export';
 import { registerAllCliCommands } from '../../src/cli/commands';
 import { cliCommands } from '../../src/cli/registry';
+import { storedEvents } from '../../src/privacy/sealing-event-store';
 
 import { create, type ReservationService, startReservationService, TOKENS } from '../helpers/reservations';
 
@@ -207,7 +208,7 @@ t('audit export: NDJSON with stable fields, the fast path equal to the generic o
     undefined,
     { forceGeneric: true, batchSize: 7 },
   );
-  assert.ok(svc.rt.events instanceof SqliteEventStore);
+  assert.ok(storedEvents(svc.rt.events) instanceof SqliteEventStore);
   assert.is(generic, text, 'both paths write the same bytes');
   let none = '';
   await exportEvents(

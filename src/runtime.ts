@@ -78,7 +78,10 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     const { MongoKeyStore, keysDatabaseName } = await import('./adapters/key-store/mongodb');
     stored ??= await EsdbEventStore.connect(config.eventstoreUrl as string);
     docs ??= await MongoDocumentStore.connect(config.mongodbUrl as string, config.mongodbDb);
-    keys ??= await MongoKeyStore.connect(config.mongodbUrl as string, keysDatabaseName(config.mongodbDb));
+    // As embedded: stand-in stores from a test keep their keys in memory.
+    keys ??= options.events
+      ? new MemoryKeyStore()
+      : await MongoKeyStore.connect(config.mongodbUrl as string, keysDatabaseName(config.mongodbDb));
   }
   if (stored instanceof SqliteEventStore && stored.needsLegacyUpgrade) {
     const done = await upgradeLegacyLog(stored, keys);

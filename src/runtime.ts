@@ -6,12 +6,17 @@ import { allProjections } from '../projections/index';
 import { EmbeddedDocumentStore } from './adapters/document-store/embedded';
 import { SqliteEventStore } from './adapters/event-store/sqlite';
 import { SqliteChangeDetector } from './adapters/event-store/sqlite-change-detector';
+import { MemoryKeyStore } from './adapters/key-store/memory';
+import { SqliteKeyStore } from './adapters/key-store/sqlite';
 import type { Config } from './config';
 import { AdjustableClock, type Clock, systemClock } from './core/clock';
 import type { WriteDeps } from './core/write-deps';
 import { type AccessLog, accessLogVia, createAccessLog, createLogger, type Logger } from './logger';
 import type { DocumentStore } from './ports/document-store';
 import type { EventStore } from './ports/event-store';
+import type { KeyStore } from './ports/key-store';
+import { upgradeLegacyLog } from './privacy/legacy';
+import { SealingEventStore } from './privacy/sealing-event-store';
 import type { Projection } from './projection/projection';
 import { ProjectionRunner, type RunnerOptions } from './projection/runner';
 import { lazySecrets, loadSecretBox, type Secrets } from './secrets';
@@ -21,7 +26,10 @@ export interface Runtime extends WriteDeps {
   clock: Clock;
   /** Present when TEST_CLOCK is on: the clock a test may move. */
   testClock: AdjustableClock | null;
+  /** The log, with customers' personal fields sealed on append and opened on read (src/privacy). */
   events: EventStore;
+  /** Customers' keys, outside the log: destroying one erases that customer everywhere. */
+  keys: KeyStore;
   docs: DocumentStore;
   projections: ProjectionRunner;
   /** Seals and opens stored secrets (webhook signing secrets) with SECRETS_KEY or DATA_DIR/secrets.key. */
@@ -44,6 +52,7 @@ export interface RuntimeOptions {
   /** Use these stores instead of building them from the config (tests). */
   events?: EventStore;
   docs?: DocumentStore;
+  keys?: KeyStore;
 }
 
 export async function createRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
@@ -51,24 +60,40 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   const clock = testClock ?? options.clock ?? systemClock;
   const logger = options.logger ?? createLogger(config.logLevel);
   const accessLog = options.logger ? accessLogVia(options.logger) : createAccessLog(config.logLevel);
-  let events = options.events;
+  let stored = options.events;
   let docs = options.docs;
+  let keys = options.keys;
   let detector: SqliteChangeDetector | null = null;
   if (config.store === 'embedded') {
-    if (!events) {
+    if (!stored) {
       mkdirSync(config.dataDir, { recursive: true });
       const file = join(config.dataDir, 'events.sqlite');
-      events = await SqliteEventStore.open(file, { clock });
+      stored = await SqliteEventStore.open(file, { clock });
       detector = new SqliteChangeDetector(file);
     }
+    // A store given by a test keeps its keys in memory, unless the test gives a key store too.
+    keys ??= options.events ? new MemoryKeyStore() : SqliteKeyStore.open(join(config.dataDir, 'keys.sqlite'));
     docs ??= new EmbeddedDocumentStore();
   } else {
     // Loaded only when scaled out, so the embedded default never pays for the drivers.
     const { EsdbEventStore } = await import('./adapters/event-store/eventstoredb');
     const { MongoDocumentStore } = await import('./adapters/document-store/mongodb');
-    events ??= await EsdbEventStore.connect(config.eventstoreUrl as string);
+    const { MongoKeyStore, keysDatabaseName } = await import('./adapters/key-store/mongodb');
+    stored ??= await EsdbEventStore.connect(config.eventstoreUrl as string);
     docs ??= await MongoDocumentStore.connect(config.mongodbUrl as string, config.mongodbDb);
+    // As embedded: stand-in stores from a test keep their keys in memory.
+    keys ??= options.events
+      ? new MemoryKeyStore()
+      : await MongoKeyStore.connect(config.mongodbUrl as string, keysDatabaseName(config.mongodbDb));
   }
+  if (stored instanceof SqliteEventStore && stored.needsLegacyUpgrade) {
+    const done = await upgradeLegacyLog(stored, keys);
+    logger.info(
+      done,
+      'event log upgraded: hash chain computed and personal data sealed for events written before',
+    );
+  }
+  const events = new SealingEventStore(stored, keys, () => clock.now());
   const projections = new ProjectionRunner(
     events,
     docs,
@@ -87,6 +112,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     clock,
     testClock,
     events,
+    keys,
     docs,
     projections,
     secrets: lazySecrets(() => loadSecretBox({ secretsKey: config.secretsKey, dataDir: config.dataDir })),
@@ -130,6 +156,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       detector?.close();
       await projections.stop();
       await events.close();
+      await keys.close();
       await docs.close();
       logger.flush?.();
       accessLog.close();

@@ -1,4 +1,5 @@
 // Every operator command module. A module adds its commands by exporting a register function listed here.
+import { registerAuditCommands } from './audit-commands';
 import { registerCustomerCommands } from './customer-commands';
 import { registerCustomerImportCommands } from './customer-import-commands';
 import { registerPlatformCommands } from './platform-commands';
@@ -12,4 +13,5 @@ export function registerAllCliCommands(): void {
   registerCustomerCommands();
   registerCustomerImportCommands();
   registerReservationCommands();
+  registerAuditCommands();
 }

@@ -55,7 +55,10 @@ async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags(rest);
   const config = loadConfig();
   for (const w of config.warnings) console.error(`warning: ${w}`);
-  const rt = await createRuntime(config, { logger: createLogger(process.env.LOG_LEVEL ?? 'warn') });
+  const rt = await createRuntime(config, {
+    logger: createLogger(process.env.LOG_LEVEL ?? 'warn'),
+    ...(command.readModels === false ? { projections: [] } : {}),
+  });
   try {
     await command.run({
       rt,

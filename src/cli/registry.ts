@@ -15,6 +15,11 @@ export interface CliCommand {
   name: string;
   summary: string;
   usage: string;
+  /**
+   * false: the command reads only the event log, so the CLI skips rebuilding the embedded read
+   * models at start (which costs a whole replay on a large log).
+   */
+  readModels?: false;
   run(ctx: CliContext): Promise<void>;
 }
 

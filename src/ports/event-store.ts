@@ -37,6 +37,12 @@ export interface RecordedEvent<D = Record<string, unknown>> {
   revision: number;
   /** Global position in the ordered log ($all); strictly increasing in commit order. */
   position: bigint;
+  /**
+   * Tamper evidence: SHA-256 chained to the previous event of the stream (chain.ts), computed by the
+   * store on append. Absent only on events written before the chain existed (EventStoreDB keeps
+   * those as they were; the SQLite store computes them when it upgrades a log).
+   */
+  hash?: string;
 }
 
 export interface AppendResult {

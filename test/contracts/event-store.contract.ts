@@ -15,6 +15,7 @@ import {
   WrongExpectedRevisionError,
 } from '../../src/ports/event-store';
 import { badAppends, badReads } from './event-store.bad-input';
+import { chainContract } from './event-store.chain';
 import {
   collect,
   ev,
@@ -62,6 +63,8 @@ export function eventStoreContract(
       }
     });
   };
+
+  chainContract(it);
 
   /** The events this test wrote, read back from the log. */
   const logOf = async (store: EventStore, ns: string, after: bigint | null) =>

@@ -169,6 +169,27 @@ test('mapping: expected revisions, conflicts and metadata', () => {
   const event = toRecordedEvent(resolved(9, 's', 'A').event!);
   assert.equal(event.metadata, { restaurant_id: 'r1' }, '$-keys written for the server are not returned');
   assert.is(event.created, '2026-01-01T00:00:00.000Z');
+  assert.is(event.hash, undefined, 'an event written before the chain has no hash');
+});
+
+test('mapping: the chain hash travels in $hash and comes back as RecordedEvent.hash, not in metadata', () => {
+  const hash = 'ab'.repeat(32);
+  const data = toEventData(
+    {
+      id: '00000000-0000-4000-8000-000000000002',
+      type: 'A',
+      data: { x: 1 },
+      metadata: { actor: 'u' },
+      dataJson: '{"x":1}',
+      metadataJson: '{"actor":"u"}',
+    },
+    hash,
+  );
+  assert.equal(data.metadata, { actor: 'u', $hash: hash });
+  const raw = resolved(10, 's', 'A').event!;
+  const event = toRecordedEvent({ ...raw, metadata: { actor: 'u', $hash: hash } } as typeof raw);
+  assert.equal(event.metadata, { actor: 'u' });
+  assert.is(event.hash, hash);
 });
 
 test.run();

@@ -32,6 +32,12 @@ export class EmbeddedDocumentStore implements DocumentStorePort {
     return collection as unknown as EmbeddedCollection<T>;
   }
 
+  /** Names of the collections created so far (audit verify compares each with the live store's). */
+  collectionNames(): string[] {
+    this.assertOpen();
+    return [...this.collections.keys()].sort();
+  }
+
   async getCheckpoint(projection: string): Promise<bigint | null> {
     this.assertOpen();
     return this.checkpoints.get(projection) ?? null;

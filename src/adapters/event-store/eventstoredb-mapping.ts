@@ -40,9 +40,16 @@ export function toEsdbExpected(expected: ExpectedRevision): AppendExpectedRevisi
   }
 }
 
-/** $correlationId and $causationId feed EventStoreDB's own correlation projections; they are stripped on read. */
-export function toEventData(event: PreparedEvent): EventData {
+/** Where the chain hash (chain.ts) travels in an event's metadata; stripped from metadata on read. */
+export const HASH_KEY = '$hash';
+
+/**
+ * $correlationId and $causationId feed EventStoreDB's own correlation projections; they and the chain
+ * hash ($hash) are stripped from metadata on read.
+ */
+export function toEventData(event: PreparedEvent, hash?: string): EventData {
   const metadata: Record<string, unknown> = { ...event.metadata };
+  if (hash !== undefined) metadata[HASH_KEY] = hash;
   if (typeof event.metadata.correlation_id === 'string')
     metadata.$correlationId = event.metadata.correlation_id;
   if (typeof event.metadata.causation_id === 'string') metadata.$causationId = event.metadata.causation_id;
@@ -70,10 +77,14 @@ export function toRecordedEvent(event: EsdbRecordedEvent): RecordedEvent {
     );
   const raw = event.metadata;
   const metadata: Record<string, unknown> = {};
+  let hash: string | undefined;
   if (raw && typeof raw === 'object' && !Array.isArray(raw) && !(raw instanceof Uint8Array)) {
-    for (const [key, value] of Object.entries(raw)) if (!key.startsWith('$')) metadata[key] = value;
+    for (const [key, value] of Object.entries(raw)) {
+      if (!key.startsWith('$')) metadata[key] = value;
+      else if (key === HASH_KEY && typeof value === 'string') hash = value;
+    }
   }
-  return {
+  const recorded: RecordedEvent = {
     id: event.id,
     type: event.type,
     data: event.data as Record<string, unknown>,
@@ -83,6 +94,8 @@ export function toRecordedEvent(event: EsdbRecordedEvent): RecordedEvent {
     revision: Number(event.revision),
     position,
   };
+  if (hash !== undefined) recorded.hash = hash;
+  return recorded;
 }
 
 /**

@@ -15,12 +15,15 @@ import {
   EventStoreError,
   type ExpectedRevision,
   type NewEvent,
+  NO_STREAM,
   type ReadAllOptions,
   type ReadStreamOptions,
   type RecordedEvent,
+  STREAM_EXISTS,
   type SubscribeOptions,
   type Subscription,
 } from '../../ports/event-store';
+import { chainHash, GENESIS, tipOf } from './chain';
 import {
   isStreamNotFound,
   isSystemEvent,
@@ -33,6 +36,7 @@ import {
 } from './eventstoredb-mapping';
 import { EsdbSubscription, type RetryPolicy } from './eventstoredb-subscription';
 import {
+  type PreparedAppend,
   prepareAppend,
   validateReadAll,
   validateReadStream,
@@ -48,6 +52,10 @@ export interface EsdbEventStoreOptions {
 }
 
 const HEAD_PAGE = 64;
+/** Streams whose chain tip an instance remembers (the last append of each). */
+const TIP_CACHE = 10_000;
+/** any / stream_exists appends retried when another writer appended between the read and the append. */
+const OBSERVED_RETRIES = 50;
 
 export class EsdbEventStore implements EventStore {
   readonly kind = 'eventstoredb' as const;
@@ -96,22 +104,92 @@ export class EsdbEventStore implements EventStore {
     if (this.closed) throw new EventStoreError('the event store is closed');
   }
 
+  /**
+   * The chain (chain.ts) needs the hash of the event the append goes after. With a revision (what
+   * command handlers use), that event is known and its hash usually cached from this process's last
+   * append to the stream; any/stream_exists read the stream's last event and append after it with
+   * that revision, retrying when another writer got there first, so the chain never forks.
+   */
   async append(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     this.assertOpen();
     const batch = prepareAppend(stream, events, expected);
-    let result: Awaited<ReturnType<EventStoreDBClient['appendToStream']>>;
-    try {
-      result = await this.client.appendToStream(batch.stream, batch.events.map(toEventData), {
-        expectedRevision: toEsdbExpected(batch.expected),
+    for (let attempt = 1; ; attempt++) {
+      const tip = await this.tipFor(batch);
+      if ('done' in tip) return tip.done;
+      let prev = tip.prev;
+      let revision = tip.first - 1;
+      const data = batch.events.map((e) => {
+        revision++;
+        prev = chainHash(prev, { ...e, stream: batch.stream, revision });
+        return toEventData(e, prev);
       });
-    } catch (err) {
-      if (isWrongExpectedVersion(err)) throw toWrongExpectedRevision(err, batch.stream, batch.expected);
-      throw err;
+      let result: Awaited<ReturnType<EventStoreDBClient['appendToStream']>>;
+      try {
+        result = await this.client.appendToStream(batch.stream, data, {
+          expectedRevision: toEsdbExpected(tip.expected),
+        });
+      } catch (err) {
+        this.tips.delete(batch.stream);
+        if (isWrongExpectedVersion(err)) {
+          if (tip.observed && attempt < OBSERVED_RETRIES) continue;
+          throw toWrongExpectedRevision(err, batch.stream, batch.expected);
+        }
+        throw err;
+      }
+      const nextRevision = Number(result.nextExpectedRevision);
+      // An idempotent retry is answered without a position: it is the position of the stored event.
+      const position = result.position?.commit ?? (await this.positionOf(batch.stream, nextRevision));
+      if (result.position !== undefined) this.remember(batch.stream, nextRevision, prev);
+      return { nextRevision, position };
     }
-    const nextRevision = Number(result.nextExpectedRevision);
-    // An idempotent retry is answered without a position: it is the position of the stored event.
-    const position = result.position?.commit ?? (await this.positionOf(batch.stream, nextRevision));
-    return { nextRevision, position };
+  }
+
+  private readonly tips = new Map<string, { revision: number; hash: string }>();
+
+  private remember(stream: string, revision: number, hash: string): void {
+    this.tips.delete(stream);
+    this.tips.set(stream, { revision, hash });
+    if (this.tips.size > TIP_CACHE) this.tips.delete(this.tips.keys().next().value as string);
+  }
+
+  /** The hash of `event`, or for an event written before the chain, the tip recomputed up to it. */
+  private async hashAt(event: RecordedEvent): Promise<string> {
+    if (event.hash !== undefined) return event.hash;
+    return tipOf(await this.readStream(event.stream, { limit: event.revision + 1 }));
+  }
+
+  private async tipFor(
+    batch: PreparedAppend,
+  ): Promise<
+    { expected: ExpectedRevision; prev: string; first: number; observed: boolean } | { done: AppendResult }
+  > {
+    const { stream, expected } = batch;
+    if (expected === NO_STREAM) return { expected, prev: GENESIS, first: 0, observed: false };
+    if (typeof expected === 'number') {
+      const cached = this.tips.get(stream);
+      if (cached?.revision === expected)
+        return { expected, prev: cached.hash, first: expected + 1, observed: false };
+      const [at] = await this.readStream(stream, { fromRevision: expected, limit: 1 });
+      // No event there: the server refuses the append (or answers a retry), whatever prev is.
+      const prev = at?.revision === expected ? await this.hashAt(at) : GENESIS;
+      return { expected, prev, first: expected + 1, observed: false };
+    }
+    // any / stream_exists: after whatever is last, and a retry of the last append is answered as one.
+    const tail = await this.readStream(stream, { direction: 'backwards', limit: batch.events.length });
+    const last = tail[0];
+    if (last === undefined) {
+      if (expected === STREAM_EXISTS) return { expected, prev: GENESIS, first: 0, observed: false };
+      return { expected: NO_STREAM, prev: GENESIS, first: 0, observed: true };
+    }
+    const ids = tail.map((e) => e.id).reverse();
+    if (ids.length === batch.events.length && ids.every((id, i) => id === batch.events[i]!.id))
+      return { done: { nextRevision: last.revision, position: last.position } };
+    return {
+      expected: last.revision,
+      prev: await this.hashAt(last),
+      first: last.revision + 1,
+      observed: true,
+    };
   }
 
   private async positionOf(stream: string, revision: number): Promise<bigint> {

@@ -18,6 +18,7 @@ import {
 } from '../../ports/event-store';
 import { type CurrentRevision, expectationHolds, resolveExistingIds } from './append-rules';
 import { AppendSignal, CatchUpSubscription, type LogSource } from './catch-up-subscription';
+import { chainHash, GENESIS } from './chain';
 import {
   prepareAppend,
   validateReadAll,
@@ -35,6 +36,7 @@ interface StoredEvent {
   metadata: string;
   created: string;
   position: bigint;
+  hash: string;
 }
 
 function toEvent(row: StoredEvent): RecordedEvent {
@@ -47,6 +49,7 @@ function toEvent(row: StoredEvent): RecordedEvent {
     stream: row.stream,
     revision: row.revision,
     position: row.position,
+    hash: row.hash,
   };
 }
 
@@ -92,8 +95,10 @@ export class MemoryEventStore implements EventStore {
     const created = this.clock.now().toISOString();
     let revision = existing.length - 1;
     let stored: StoredEvent | undefined;
+    let prev = existing.at(-1)?.hash ?? GENESIS;
     for (const e of batch.events) {
       revision++;
+      prev = chainHash(prev, { ...e, stream: batch.stream, revision });
       stored = {
         id: e.id,
         stream: batch.stream,
@@ -103,6 +108,7 @@ export class MemoryEventStore implements EventStore {
         metadata: e.metadataJson,
         created,
         position: BigInt(this.log.length + 1),
+        hash: prev,
       };
       this.log.push(stored);
       existing.push(stored);

@@ -41,6 +41,7 @@ import {
 } from '../../ports/event-store';
 import { expectationHolds, resolveExistingIds } from './append-rules';
 import { AppendSignal, CatchUpSubscription, type LogSource } from './catch-up-subscription';
+import { chainHash, GENESIS, tipOf } from './chain';
 import {
   type PreparedAppend,
   prepareAppend,
@@ -50,7 +51,11 @@ import {
   validateSubscribe,
 } from './validate';
 
-const SCHEMA_VERSION = 1;
+// Schema versions: 1 the events table; 2 adds `hash` (the tamper-evidence chain, chain.ts), NULL on
+// the rows of a version 1 log; 3 once upgradeLegacy() has hashed those rows. A version 2 log works
+// as it is: an append to a stream whose last row has no hash recomputes the tip from the stream.
+const SCHEMA_VERSION = 3;
+const CHAINED_COLUMN_VERSION = 2;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS events (
@@ -62,11 +67,12 @@ CREATE TABLE IF NOT EXISTS events (
   data     TEXT    NOT NULL,
   metadata TEXT    NOT NULL,
   created  TEXT    NOT NULL,
+  hash     TEXT,
   UNIQUE (stream, revision)
 ) STRICT;
 `;
 
-const COLUMNS = 'position, id, stream, revision, type, data, metadata, created';
+const COLUMNS = 'position, id, stream, revision, type, data, metadata, created, hash';
 
 interface Row {
   position: number;
@@ -77,6 +83,7 @@ interface Row {
   data: string;
   metadata: string;
   created: string;
+  hash: string | null;
 }
 
 /**
@@ -93,10 +100,11 @@ type RawRow = [
   data: string,
   metadata: string,
   created: string,
+  hash: string | null,
 ];
 
 function toEvent(row: RawRow): RecordedEvent {
-  return {
+  const event: RecordedEvent = {
     id: row[1],
     type: row[4],
     data: JSON.parse(row[5]),
@@ -106,11 +114,13 @@ function toEvent(row: RawRow): RecordedEvent {
     revision: row[3],
     position: BigInt(row[0]),
   };
+  if (row[8] !== null) event.hash = row[8];
+  return event;
 }
 
 /** Subscriptions page with keyed rows: they filter on stream and type before building events. */
 function rowToEvent(row: Row): RecordedEvent {
-  return {
+  const event: RecordedEvent = {
     id: row.id,
     type: row.type,
     data: JSON.parse(row.data),
@@ -120,6 +130,33 @@ function rowToEvent(row: Row): RecordedEvent {
     revision: row.revision,
     position: BigInt(row.position),
   };
+  if (row.hash !== null) event.hash = row.hash;
+  return event;
+}
+
+/** exportPage's rows: the columns, then restaurant id, actor and request id pulled out of the JSON. */
+export type ExportRow = [
+  position: number,
+  id: string,
+  stream: string,
+  revision: number,
+  type: string,
+  data: string,
+  metadata: string,
+  created: string,
+  hash: string | null,
+  restaurantId: unknown,
+  actor: unknown,
+  requestId: unknown,
+];
+
+/** A row written before the chain, as upgradeLegacy() hands it to its transform. */
+export interface LegacyRow {
+  stream: string;
+  revision: number;
+  id: string;
+  type: string;
+  data: string;
 }
 
 const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
@@ -223,8 +260,8 @@ export class SqliteEventStore implements EventStore {
   private readonly subscriptions = new Set<Subscription>();
 
   private readonly stmt: {
-    lastRevision: Database.Statement<[string], number | null>;
-    insert: Database.Statement<[string, string, number, string, string, string, string]>;
+    last: Database.Statement<[string], [revision: number, hash: string | null]>;
+    insert: Database.Statement<[string, string, number, string, string, string, string, string]>;
     byId: Database.Statement<[string], { stream: string; revision: number; position: number }>;
     after: Database.Statement<[bigint | number, number], RawRow>;
     afterRows: Database.Statement<[bigint | number, number], Row>;
@@ -252,11 +289,13 @@ export class SqliteEventStore implements EventStore {
     this.clock = options.clock ?? systemClock;
     this.pollIntervalMs = options.pollIntervalMs ?? 250;
     this.stmt = {
-      lastRevision: db
-        .prepare<[string], number | null>('SELECT max(revision) FROM events WHERE stream = ?')
-        .pluck(),
+      last: db
+        .prepare<[string], [number, string | null]>(
+          'SELECT revision, hash FROM events WHERE stream = ? ORDER BY revision DESC LIMIT 1',
+        )
+        .raw(),
       insert: db.prepare(
-        'INSERT INTO events (id, stream, revision, type, data, metadata, created) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        'INSERT INTO events (id, stream, revision, type, data, metadata, created, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
       ),
       byId: db.prepare('SELECT stream, revision, position FROM events WHERE id = ?'),
       after: db
@@ -281,15 +320,26 @@ export class SqliteEventStore implements EventStore {
     // Returns null when the expectation fails, so the slow path (idempotency check) stays out of
     // the write lock and out of the common case.
     const tx = db.transaction((batch: PreparedAppend, created: string): AppendResult | null => {
-      const last = this.stmt.lastRevision.get(batch.stream) ?? null;
+      const tip = this.stmt.last.get(batch.stream);
+      const last = tip === undefined ? null : tip[0];
       if (!expectationHolds(batch.expected, last ?? NO_STREAM)) return null;
       let revision = last ?? -1;
       let position = 0;
+      let prev = tip === undefined ? GENESIS : (tip[1] ?? this.legacyTip(batch.stream));
       for (const e of batch.events) {
         revision++;
+        prev = chainHash(prev, { ...e, stream: batch.stream, revision });
         position = Number(
-          this.stmt.insert.run(e.id, batch.stream, revision, e.type, e.dataJson, e.metadataJson, created)
-            .lastInsertRowid,
+          this.stmt.insert.run(
+            e.id,
+            batch.stream,
+            revision,
+            e.type,
+            e.dataJson,
+            e.metadataJson,
+            created,
+            prev,
+          ).lastInsertRowid,
         );
       }
       return { nextRevision: revision, position: BigInt(position) };
@@ -301,7 +351,7 @@ export class SqliteEventStore implements EventStore {
 
     // One read snapshot, so the revision and the ids found belong to the same state of the log.
     const inspectLog = (batch: PreparedAppend): AppendResult => {
-      const last = this.stmt.lastRevision.get(batch.stream) ?? null;
+      const last = this.stmt.last.get(batch.stream)?.[0] ?? null;
       const found = batch.events.map((e) => {
         const row = this.stmt.byId.get(e.id);
         return row && { stream: row.stream, revision: row.revision, position: BigInt(row.position) };
@@ -352,10 +402,18 @@ export class SqliteEventStore implements EventStore {
         throw new EventStoreError(
           `${filePath} has event schema ${version}, newer than this code (${SCHEMA_VERSION})`,
         );
-      if (version < SCHEMA_VERSION) {
+      if (version < CHAINED_COLUMN_VERSION) {
         db.transaction(() => {
-          db.exec(SCHEMA);
-          db.pragma(`user_version = ${SCHEMA_VERSION}`);
+          const now = db.pragma('user_version', { simple: true }) as number;
+          if (now >= CHAINED_COLUMN_VERSION) return;
+          if (now === 0) {
+            db.exec(SCHEMA);
+            db.pragma(`user_version = ${SCHEMA_VERSION}`);
+          } else {
+            // A version 1 log: the column now, the hashes by upgradeLegacy().
+            db.exec('ALTER TABLE events ADD COLUMN hash TEXT');
+            db.pragma(`user_version = ${CHAINED_COLUMN_VERSION}`);
+          }
         }).immediate();
       }
       return new SqliteEventStore(db, options);
@@ -367,6 +425,122 @@ export class SqliteEventStore implements EventStore {
 
   private assertOpen(): void {
     if (!this.db.open) throw new EventStoreError('the event store is closed');
+  }
+
+  /** The chain tip of a stream whose last row has no hash (written before the chain): recomputed. */
+  private legacyTip(stream: string): string {
+    const rows = this.stmt.forwards.all(stream, 0, -1);
+    return tipOf(rows.map(toEvent));
+  }
+
+  /**
+   * The export's fast path (src/audit/export.ts): rows after `after` in log order, filtered in SQL on
+   * the restaurant (metadata.restaurant_id, else data.restaurant_id) and the recorded time (ISO
+   * strings, inclusive), with data and metadata as stored JSON text (no parse, no re-serialisation).
+   */
+  exportPage(
+    after: number,
+    limit: number,
+    filter: { restaurantId: string | null; from: string | null; to: string | null },
+  ): { rows: ExportRow[]; scannedTo: number } {
+    this.assertOpen();
+    this.exportStmt ??= this.db
+      .prepare<unknown[], ExportRow>(
+        `SELECT position, id, stream, revision, type, data, metadata, created, hash,
+                coalesce(json_extract(metadata, '$.restaurant_id'), json_extract(data, '$.restaurant_id')),
+                json_extract(metadata, '$.actor'), json_extract(metadata, '$.request_id')
+         FROM events
+         WHERE position > ? AND position <= ?
+           AND (? IS NULL OR coalesce(json_extract(metadata, '$.restaurant_id'), json_extract(data, '$.restaurant_id')) = ?)
+           AND (? IS NULL OR created >= ?) AND (? IS NULL OR created <= ?)
+         ORDER BY position`,
+      )
+      .raw();
+    // Pages by position range, so a selective filter never scans the whole log for one page.
+    const to = after + limit;
+    const { restaurantId: r, from, to: until } = filter;
+    return { rows: this.exportStmt.all(after, to, r, r, from, from, until, until), scannedTo: to };
+  }
+
+  private exportStmt: Database.Statement<unknown[], ExportRow> | undefined;
+
+  /** Whether rows written before the chain still wait for upgradeLegacy(). */
+  get needsLegacyUpgrade(): boolean {
+    this.assertOpen();
+    return (this.db.pragma('user_version', { simple: true }) as number) < SCHEMA_VERSION;
+  }
+
+  /**
+   * Ids of the customers (data.customer_id) named by rows written before the chain, among rows of
+   * the given types: what a transform of upgradeLegacy() needs keys for, fetched before it runs.
+   */
+  legacyValues(types: readonly string[], field: string): string[] {
+    this.assertOpen();
+    if (!this.needsLegacyUpgrade || types.length === 0) return [];
+    return this.db
+      .prepare<unknown[], string>(
+        `SELECT DISTINCT json_extract(data, ?) FROM events WHERE hash IS NULL AND type IN (${types.map(() => '?').join(',')}) AND json_extract(data, ?) IS NOT NULL`,
+      )
+      .pluck()
+      .all(`$.${field}`, ...types, `$.${field}`);
+  }
+
+  /**
+   * Upgrades a log written before the chain (schema 2 → 3), in one write transaction: rows without a
+   * hash are hashed in stream order, and a stream whose rows all predate the chain may first have
+   * each row's data rewritten by `transform` (answer the new JSON text, or null to keep it): the
+   * encryption of personal data written before it existed. A stream that already has chained rows
+   * (appended by a process that did not upgrade) keeps its old rows as they are, since its chain
+   * already covers them. Answers what it did. Does nothing on an upgraded log.
+   */
+  upgradeLegacy(transform?: (row: LegacyRow) => string | null): { hashed: number; rewritten: number } {
+    this.assertOpen();
+    const done = { hashed: 0, rewritten: 0 };
+    if (!this.needsLegacyUpgrade) return done;
+    const db = this.db;
+    db.transaction(() => {
+      if ((db.pragma('user_version', { simple: true }) as number) >= SCHEMA_VERSION) return;
+      const streams = db
+        .prepare<[], string>('SELECT DISTINCT stream FROM events WHERE hash IS NULL')
+        .pluck()
+        .all();
+      const chained = db
+        .prepare<[string], number>('SELECT count(*) FROM events WHERE stream = ? AND hash IS NOT NULL')
+        .pluck();
+      const update = db.prepare<[string, string, number]>(
+        'UPDATE events SET data = ?, hash = ? WHERE position = ?',
+      );
+      for (const stream of streams) {
+        const rewrite = transform !== undefined && chained.get(stream) === 0;
+        let prev = GENESIS;
+        for (const row of this.stmt.forwards.all(stream, 0, -1)) {
+          if (row[8] !== null) {
+            prev = row[8];
+            continue;
+          }
+          let data = row[5];
+          if (rewrite) {
+            const next = transform({ stream, revision: row[3], id: row[1], type: row[4], data });
+            if (next !== null && next !== data) {
+              data = next;
+              done.rewritten++;
+            }
+          }
+          prev = chainHash(prev, {
+            stream,
+            revision: row[3],
+            id: row[1],
+            type: row[4],
+            dataJson: data,
+            metadataJson: row[6],
+          });
+          update.run(data, prev, row[0]);
+          done.hashed++;
+        }
+      }
+      db.pragma(`user_version = ${SCHEMA_VERSION}`);
+    }).immediate();
+    return done;
   }
 
   /**

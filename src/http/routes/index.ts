@@ -11,6 +11,7 @@ import { missedCallRoutes } from './missed-calls';
 import { oauthRoutes } from './oauth';
 import { oauthPageRoutes } from './oauth-pages';
 import { referenceRoutes } from './reference';
+import { reservationHistoryRoutes } from './reservation-history';
 import { reservationRoutes } from './reservations';
 import { webAssetRoutes } from './web-assets';
 import { webSessionRoutes } from './web-session';
@@ -24,6 +25,7 @@ export function partnerRoutes(): AnyRoute[] {
     ...availabilityRoutes,
     ...customerRoutes,
     ...reservationRoutes,
+    ...reservationHistoryRoutes,
     ...webhookRoutes,
     ...missedCallRoutes,
     ...referenceRoutes,

@@ -1,0 +1,98 @@
+// GET /reservations/{id}/history: a reservation's events as its partner may see them. Actors are
+// told relative to the caller (src/audit/actors.ts): never another partner's identity, and request
+// ids only of the caller's own requests. Contact fields only with RESERVATIONS_READ_SENSITIVE.
+import { reservationStream } from '../commands/reservations/events';
+import { API_KEYS, type ApiKeyDoc } from '../projections/api-keys';
+import { auditorActor, PARTNER_ACTOR_LABELS, type PartnerActorType, partnerActor } from '../src/audit/actors';
+import { changesOf, changesWithoutContact, type FieldChange } from '../src/audit/changes';
+import { notFound } from '../src/core/errors';
+import type { DocumentStore } from '../src/ports/document-store';
+import type { EventStore, RecordedEvent } from '../src/ports/event-store';
+
+export const HISTORY_ACTIONS = [
+  'CREATED',
+  'UPDATED',
+  'STATUS_CHANGED',
+  'PAYMENT_RECORDED',
+  'FEEDBACK_RECORDED',
+] as const;
+export type HistoryAction = (typeof HISTORY_ACTIONS)[number];
+
+const ACTIONS: Record<string, HistoryAction> = {
+  ReservationCreated: 'CREATED',
+  ReservationUpdated: 'UPDATED',
+  ReservationStatusChanged: 'STATUS_CHANGED',
+  ReservationPaymentRecorded: 'PAYMENT_RECORDED',
+  ReservationFeedbackRecorded: 'FEEDBACK_RECORDED',
+};
+
+/** Fields of the events that describe the write, not the reservation. */
+const HIDDEN_FIELDS = new Set(['actor_kind', 'reservation_id']);
+
+export interface HistoryItem {
+  position: string;
+  revision: number;
+  occurred_at: string;
+  action: HistoryAction;
+  actor: { type: PartnerActorType; label: string };
+  request_id: string | null;
+  changes: FieldChange[];
+}
+
+export async function reservationHistory(
+  events: EventStore,
+  docs: DocumentStore,
+  restaurantId: string,
+  id: string,
+  caller: { credential: ApiKeyDoc; sensitive: boolean },
+): Promise<HistoryItem[]> {
+  const visible = await docs.collection('reservations').findOne({ _id: id, restaurant_id: restaurantId });
+  if (!visible) throw notFound(`reservation ${id}`);
+  const stream = (await events.readStream(reservationStream(id))).filter(
+    (e) =>
+      ACTIONS[e.type] !== undefined && (e.data as { restaurant_id?: unknown }).restaurant_id === restaurantId,
+  );
+  const own = await ownCredentials(docs, caller.credential, stream);
+  return stream.map((e) => item(e, id, own, caller.sensitive));
+}
+
+/**
+ * The credentials that count as "this integration": the caller's own, and for an OAuth token the
+ * other tokens of the same application at this restaurant (a reconnection issues a new one).
+ */
+async function ownCredentials(
+  docs: DocumentStore,
+  me: ApiKeyDoc,
+  events: RecordedEvent[],
+): Promise<string[]> {
+  const own = [me._id];
+  if (!me.application) return own;
+  const others = new Set<string>();
+  for (const e of events) {
+    const a = auditorActor(e.metadata.actor);
+    if (a.kind === 'credential' && a.id !== null && a.id !== me._id) others.add(a.id);
+  }
+  if (others.size === 0) return own;
+  const keys = await docs
+    .collection<ApiKeyDoc>(API_KEYS)
+    .find({ _id: { $in: [...others] }, restaurant_id: me.restaurant_id });
+  for (const k of keys) if (k.application?.id === me.application.id) own.push(k._id);
+  return own;
+}
+
+function item(e: RecordedEvent, id: string, own: string[], sensitive: boolean): HistoryItem {
+  const type = partnerActor(e.metadata.actor, own);
+  const all = changesOf(e as { type: string; data: Record<string, unknown> }, id).filter(
+    (c) => !HIDDEN_FIELDS.has(c.field),
+  );
+  return {
+    position: e.position.toString(),
+    revision: e.revision,
+    occurred_at: e.created,
+    action: ACTIONS[e.type]!,
+    actor: { type, label: PARTNER_ACTOR_LABELS[type] },
+    request_id:
+      type === 'THIS_INTEGRATION' && typeof e.metadata.request_id === 'string' ? e.metadata.request_id : null,
+    changes: sensitive ? all : changesWithoutContact(all),
+  };
+}

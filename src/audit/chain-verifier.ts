@@ -1,0 +1,133 @@
+// Checks the tamper-evidence chain (src/adapters/event-store/chain.ts) over a log read in order,
+// one event at a time, keeping only each stream's tip: a million events need no more than the
+// number of streams in memory. Pure: the caller feeds events and reads the findings.
+import { GENESIS, hashOfRecorded } from '../adapters/event-store/chain';
+import type { RecordedEvent } from '../ports/event-store';
+
+export type ChainFindingKind =
+  /** The stored hash is not the hash of this event over the previous one. */
+  | 'hash_mismatch'
+  /** Revisions are missing before this event (events removed from the stream). */
+  | 'missing_revisions'
+  /** An event without a hash after chained events of its stream (a hash stripped or an event inserted). */
+  | 'unchained_event'
+  /** Global positions are missing before this event (gap-free stores only: events removed from the log). */
+  | 'missing_positions';
+
+export interface ChainFinding {
+  kind: ChainFindingKind;
+  stream: string;
+  revision: number;
+  position: string;
+  message: string;
+}
+
+interface Tip {
+  prev: string;
+  next: number;
+  chained: boolean;
+}
+
+export interface ChainSummary {
+  events: number;
+  streams: number;
+  /** Events carrying a hash that checked out. */
+  chained: number;
+  /** Events written before the chain (no hash), covered only by the first chained event after them. */
+  unchained: number;
+  findings: ChainFinding[];
+}
+
+export class ChainVerifier {
+  private readonly tips = new Map<string, Tip>();
+  private lastPosition: bigint | null = null;
+  private readonly summary: ChainSummary = { events: 0, streams: 0, chained: 0, unchained: 0, findings: [] };
+
+  /**
+   * @param gapFreePositions the store numbers its log 1, 2, 3… without gaps (SQLite, memory), so a
+   * missing position is a removed event; EventStoreDB positions are byte offsets, not checked.
+   * @param firstPosition with gapFreePositions, the position the read started after (null: the start).
+   */
+  constructor(
+    private readonly gapFreePositions: boolean,
+    firstPosition: bigint | null = null,
+  ) {
+    this.lastPosition = firstPosition ?? (gapFreePositions ? 0n : null);
+  }
+
+  private find(kind: ChainFindingKind, e: RecordedEvent, message: string): void {
+    this.summary.findings.push({
+      kind,
+      stream: e.stream,
+      revision: e.revision,
+      position: e.position.toString(),
+      message,
+    });
+  }
+
+  add(e: RecordedEvent): void {
+    this.summary.events++;
+    if (this.gapFreePositions && this.lastPosition !== null && e.position !== this.lastPosition + 1n) {
+      const from = this.lastPosition + 1n;
+      this.find(
+        'missing_positions',
+        e,
+        e.position > from
+          ? `positions ${from}–${e.position - 1n} are missing from the log before this event (events removed)`
+          : `position ${e.position} comes after ${this.lastPosition} (the log is out of order)`,
+      );
+    }
+    this.lastPosition = e.position;
+    let tip = this.tips.get(e.stream);
+    if (tip === undefined) {
+      tip = { prev: GENESIS, next: 0, chained: false };
+      this.tips.set(e.stream, tip);
+      this.summary.streams++;
+    }
+    let linkKnown = true;
+    if (e.revision !== tip.next) {
+      linkKnown = false;
+      this.find(
+        'missing_revisions',
+        e,
+        e.revision > tip.next
+          ? `revision${e.revision - tip.next > 1 ? `s ${tip.next}–${e.revision - 1} are` : ` ${tip.next} is`} missing before revision ${e.revision} (events removed from the stream)`
+          : `revision ${e.revision} comes after revision ${tip.next - 1} (events reordered)`,
+      );
+    }
+    const computed = hashOfRecorded(tip.prev, e);
+    if (e.hash === undefined) {
+      this.summary.unchained++;
+      if (tip.chained)
+        this.find(
+          'unchained_event',
+          e,
+          `revision ${e.revision} has no hash although earlier events of the stream do (a hash removed, or an event inserted)`,
+        );
+      tip.prev = computed;
+    } else {
+      tip.chained = true;
+      // After missing revisions the link is already reported: only the event's own hash can be checked.
+      if (linkKnown && e.hash !== computed)
+        this.find(
+          'hash_mismatch',
+          e,
+          `revision ${e.revision}'s stored hash does not match its content: it was edited (or revision ${e.revision - 1} was edited and its hash recomputed, or two events were swapped)`,
+        );
+      else this.summary.chained++;
+      tip.prev = e.hash;
+    }
+    tip.next = e.revision + 1;
+  }
+
+  finish(): ChainSummary {
+    return this.summary;
+  }
+}
+
+/** Verifies a whole log (or stream) at once. */
+export function verifyChain(events: Iterable<RecordedEvent>, gapFreePositions = false): ChainSummary {
+  const v = new ChainVerifier(gapFreePositions);
+  for (const e of events) v.add(e);
+  return v.finish();
+}

@@ -1,0 +1,96 @@
+// A readable diff of what one event changed, derived from the event alone (events carry their
+// changes and previous values, or a whole snapshot on creation).
+
+export interface FieldChange {
+  /** Dotted path of the field (custom_fields.cf_vip.value). */
+  field: string;
+  /** The value before; absent when the event does not say (creations, additions). */
+  from?: unknown;
+  to?: unknown;
+}
+
+/** Fields every event carries that say nothing about the change. */
+const BASE_FIELDS = new Set(['restaurant_id', 'at']);
+/** On a creation, the snapshot object whose fields are the new values (the first one present). */
+const SNAPSHOT_FIELDS = ['reservation', 'profile', 'key', 'endpoint', 'grant', 'application', 'restaurant'];
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * The fields an event changed. `subjectId` (the entity's own id) is left out where it appears as
+ * a field, as are the restaurant id and the event time.
+ */
+export function changesOf(
+  event: { type: string; data: Record<string, unknown> },
+  subjectId?: string,
+): FieldChange[] {
+  const data = event.data;
+  const skip = (key: string, value: unknown) =>
+    BASE_FIELDS.has(key) || (subjectId !== undefined && value === subjectId && key.endsWith('_id'));
+  if (isObject(data.changes)) {
+    const previous = isObject(data.previous) ? data.previous : {};
+    const out: FieldChange[] = Object.entries(data.changes).map(([field, to]) =>
+      field in previous ? { field, from: previous[field], to } : { field, to },
+    );
+    for (const [key, value] of Object.entries(data))
+      if (key !== 'changes' && key !== 'previous' && !skip(key, value)) out.push({ field: key, to: value });
+    return out;
+  }
+  if ('from' in data && 'to' in data) {
+    const out: FieldChange[] = [{ field: 'status', from: data.from, to: data.to }];
+    for (const [key, value] of Object.entries(data))
+      if (key !== 'from' && key !== 'to' && !skip(key, value)) out.push({ field: key, to: value });
+    return out;
+  }
+  const snapshot = SNAPSHOT_FIELDS.find((f) => isObject(data[f]));
+  const out: FieldChange[] = [];
+  if (snapshot !== undefined && /Created$/.test(event.type)) {
+    for (const [field, to] of Object.entries(data[snapshot] as Record<string, unknown>))
+      if (!skip(field, to)) out.push({ field, to });
+    for (const [key, value] of Object.entries(data))
+      if (key !== snapshot && !skip(key, value)) out.push({ field: key, to: value });
+    return out;
+  }
+  for (const [key, value] of Object.entries(data)) if (!skip(key, value)) out.push({ field: key, to: value });
+  return out;
+}
+
+const short = (v: unknown): string => {
+  if (v === undefined) return '∅';
+  const text = typeof v === 'string' ? v : JSON.stringify(v);
+  return text.length > 80 ? `${text.slice(0, 77)}…` : text;
+};
+
+/** One line per change: `status: CONFIRMED → SEATED`, `party_size = 4`. */
+export function describeChanges(changes: readonly FieldChange[]): string[] {
+  return changes.map((c) =>
+    'from' in c ? `${c.field}: ${short(c.from)} → ${short(c.to)}` : `${c.field} = ${short(c.to)}`,
+  );
+}
+
+/** Field names that hold a customer's contact details, at any depth. */
+export const CONTACT_FIELDS = new Set(['email', 'phone_number', 'phone', 'phone_numbers', 'emails']);
+
+/** A deep copy with every contact field removed (partners without RESERVATIONS_READ_SENSITIVE). */
+export function withoutContact(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutContact);
+  if (!isObject(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) if (!CONTACT_FIELDS.has(k)) out[k] = withoutContact(v);
+  return out;
+}
+
+/** Changes without contact fields: a change of one is dropped, nested ones are stripped. */
+export function changesWithoutContact(changes: readonly FieldChange[]): FieldChange[] {
+  const out: FieldChange[] = [];
+  for (const c of changes) {
+    const leaf = c.field.split('.').at(-1)!;
+    if (CONTACT_FIELDS.has(leaf)) continue;
+    const next: FieldChange = { field: c.field };
+    if ('from' in c) next.from = withoutContact(c.from);
+    if ('to' in c) next.to = withoutContact(c.to);
+    out.push(next);
+  }
+  return out;
+}

@@ -1,0 +1,92 @@
+// The events of one entity, in log order, for `audit history`, `audit as-of` and the partners'
+// GET /reservations/{id}/history.
+import type { EventStore, RecordedEvent } from '../ports/event-store';
+import { type AuditorActor, auditorActor } from './actors';
+import { changesOf, describeChanges, type FieldChange } from './changes';
+import { type AuditSubject, auditSubjects, eventNames, genericFold } from './subjects';
+
+export interface SubjectEvents {
+  /** The kind whose streams held the id, or "log" when the whole log was searched. */
+  kind: string;
+  subject: AuditSubject | null;
+  events: RecordedEvent[];
+}
+
+/**
+ * Finds an id's events: the streams of the first kind that has any, else (when `scan` allows) every
+ * event of the log naming it. An empty result means the log knows nothing of it.
+ */
+export async function loadSubject(
+  events: EventStore,
+  id: string,
+  options: { kind?: string; scan?: boolean } = {},
+): Promise<SubjectEvents> {
+  for (const subject of auditSubjects()) {
+    if (options.kind !== undefined && subject.kind !== options.kind) continue;
+    const found: RecordedEvent[] = [];
+    for (const stream of subject.streams(id)) found.push(...(await events.readStream(stream)));
+    if (found.length > 0) {
+      found.sort((a, b) => (a.position < b.position ? -1 : a.position > b.position ? 1 : 0));
+      return { kind: subject.kind, subject, events: found };
+    }
+  }
+  if (options.scan === false || options.kind !== undefined)
+    return { kind: 'none', subject: null, events: [] };
+  const found: RecordedEvent[] = [];
+  for await (const e of events.readAll({ batchSize: 5000 })) if (eventNames(e, id)) found.push(e);
+  return { kind: 'log', subject: null, events: found };
+}
+
+/** The point of `--at`: a log position, or an instant (events recorded at or before it). */
+export type AsOf = { position: bigint } | { time: string };
+
+export function parseAsOf(text: string): AsOf | null {
+  if (/^\d{1,19}$/.test(text)) return { position: BigInt(text) };
+  const ms = Date.parse(text);
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i.test(text) || Number.isNaN(ms))
+    return null;
+  return { time: new Date(ms).toISOString() };
+}
+
+export const isAtOrBefore = (e: Pick<RecordedEvent, 'position' | 'created'>, at: AsOf): boolean =>
+  'position' in at ? e.position <= at.position : e.created <= at.time;
+
+export function foldSubject(loaded: SubjectEvents, at: AsOf): { state: unknown; events: number } {
+  const upTo = loaded.events.filter((e) => isAtOrBefore(e, at));
+  const fold = loaded.subject?.fold ?? genericFold;
+  return { state: upTo.length === 0 ? null : fold(upTo), events: upTo.length };
+}
+
+/** One entry of an auditor's history (the NDJSON of `audit history --json`; docs/AUDIT.md). */
+export interface HistoryEntry {
+  position: string;
+  time: string;
+  stream: string;
+  revision: number;
+  type: string;
+  actor: AuditorActor;
+  request_id: string | null;
+  changes: FieldChange[];
+  hash: string | null;
+}
+
+export function historyEntry(e: RecordedEvent, subjectId: string): HistoryEntry {
+  return {
+    position: e.position.toString(),
+    time: e.created,
+    stream: e.stream,
+    revision: e.revision,
+    type: e.type,
+    actor: auditorActor(e.metadata.actor),
+    request_id: typeof e.metadata.request_id === 'string' ? e.metadata.request_id : null,
+    changes: changesOf(e as { type: string; data: Record<string, unknown> }, subjectId),
+    hash: e.hash ?? null,
+  };
+}
+
+/** The readable form: a header line per event, an indented line per change. */
+export function historyText(entry: HistoryEntry): string[] {
+  const who = entry.actor.raw ?? 'no actor recorded';
+  const head = `${entry.time}  #${entry.position}  ${entry.stream}@${entry.revision}  ${entry.type}  by ${who} (${entry.actor.kind})${entry.request_id ? `  request ${entry.request_id}` : ''}`;
+  return [head, ...describeChanges(entry.changes).map((l) => `    ${l}`)];
+}

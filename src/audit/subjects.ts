@@ -1,0 +1,82 @@
+// What `audit history` and `audit as-of` can be asked about: each kind names the streams an id
+// lives in and how to fold them into "the entity as it was". Modules add theirs with
+// registerAuditSubject (webhook endpoints, OAuth grants…); an id no kind knows is looked for in the
+// whole log (any stream named after it, any event naming it in an *_id field).
+import { evolveCatalog, initialCatalog } from '../../commands/catalog/decide';
+import { evolveApiKey, initialApiKey } from '../../commands/credentials/decide';
+import { evolveCustomer, initialCustomer } from '../../commands/customers/state';
+import { evolveReservation, initialReservation } from '../../commands/reservations/evolve';
+import { evolveRestaurant, initialRestaurant } from '../../commands/restaurants/decide';
+import type { RecordedEvent } from '../ports/event-store';
+
+export interface AuditSubject {
+  kind: string;
+  /** The streams holding this id's events (read in this order, merged by position). */
+  streams(id: string): string[];
+  /** Folds the events (in log order) into what the entity was after the last of them. */
+  fold?(events: RecordedEvent[]): unknown;
+}
+
+const foldWith =
+  <S>(initial: S, evolve: (s: S, e: RecordedEvent) => S, view: (s: S) => unknown = (s) => s) =>
+  (events: RecordedEvent[]) =>
+    view(events.reduce(evolve, initial));
+
+const subjects: AuditSubject[] = [
+  {
+    kind: 'reservation',
+    streams: (id) => [`reservation-${id}`],
+    fold: foldWith(initialReservation, evolveReservation, (s) => (s.abandoned ? { abandoned: true } : s.r)),
+  },
+  { kind: 'customer', streams: (id) => [`customer-${id}`], fold: foldWith(initialCustomer, evolveCustomer) },
+  { kind: 'credential', streams: (id) => [`apikey-${id}`], fold: foldWith(initialApiKey, evolveApiKey) },
+  {
+    kind: 'restaurant',
+    streams: (id) => [`restaurant-${id}`, `catalog-${id}`],
+    fold: (events) => {
+      const catalog = events.filter((e) => e.stream.startsWith('catalog-'));
+      const restaurantId = catalog[0]?.stream.slice('catalog-'.length) ?? '';
+      return {
+        restaurant: events
+          .filter((e) => e.stream.startsWith('restaurant-'))
+          .reduce(evolveRestaurant, initialRestaurant),
+        catalog: catalog.length === 0 ? null : catalog.reduce(evolveCatalog, initialCatalog(restaurantId)),
+      };
+    },
+  },
+];
+
+export function registerAuditSubject(subject: AuditSubject): void {
+  const at = subjects.findIndex((s) => s.kind === subject.kind);
+  if (at >= 0) subjects[at] = subject;
+  else subjects.push(subject);
+}
+
+export const auditSubjects = (): readonly AuditSubject[] => subjects;
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * The fold for a kind nobody registered: the last snapshot or changes of each event merged into one
+ * object ("what the log says about it"), with the last event's type.
+ */
+export function genericFold(events: RecordedEvent[]): unknown {
+  let state: Record<string, unknown> = {};
+  for (const e of events) {
+    const d = e.data;
+    if (isObject(d.changes)) state = { ...state, ...d.changes };
+    else {
+      for (const [k, v] of Object.entries(d)) state[k] = v;
+    }
+    state.last_event = e.type;
+  }
+  return state;
+}
+
+/** Whether an event names `id`: its stream is named after it, or a top-level *_id / id field holds it. */
+export function eventNames(e: RecordedEvent, id: string): boolean {
+  if (e.stream.endsWith(`-${id}`)) return true;
+  for (const [k, v] of Object.entries(e.data)) if (v === id && (k === 'id' || k.endsWith('_id'))) return true;
+  return false;
+}

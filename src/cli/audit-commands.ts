@@ -1,0 +1,390 @@
+// Auditors' commands (docs/AUDIT.md): history, as-of, export, verify. They read the log; none
+// writes a read model the service uses (as-of and verify replay into scratch stores).
+import { once } from 'node:events';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { SingleBar } from 'cli-progress';
+import { deleteCustomer, loadCustomer } from '../../commands/customers/handler';
+import { allProjections } from '../../projections/index';
+import { EmbeddedDocumentStore } from '../adapters/document-store/embedded';
+import { type ChainSummary, ChainVerifier } from '../audit/chain-verifier';
+import { type ExportFilter, exportEvents } from '../audit/export';
+import { foldSubject, historyEntry, historyText, loadSubject, parseAsOf } from '../audit/history';
+import { compareReadModels, type ReadModelDifference, replayInto } from '../audit/replay';
+import { operatorMeta } from '../core/command-meta';
+import { customerSubject } from '../privacy/seal';
+import { SealingEventStore, storedEvents } from '../privacy/sealing-event-store';
+import type { Runtime } from '../runtime';
+import {
+  boolFlag,
+  type CliContext,
+  CliUsageError,
+  optionalFlag,
+  registerCliCommand,
+  rejectUnknownFlags,
+  requireFlag,
+} from './registry';
+
+/** Where NDJSON goes: a new file (never overwritten), or stdout; both with back-pressure. */
+function openOutput(path: string | undefined): {
+  write(chunk: string): Promise<void>;
+  close(): Promise<void>;
+} {
+  if (path === undefined) {
+    return {
+      async write(chunk) {
+        if (!process.stdout.write(chunk)) await once(process.stdout, 'drain');
+      },
+      async close() {},
+    };
+  }
+  let stream: WriteStream;
+  let failed: Error | null = null;
+  const opened = new Promise<void>((resolve, reject) => {
+    stream = createWriteStream(path, { flags: 'wx' });
+    stream.once('open', () => resolve());
+    stream.once('error', (err) => {
+      failed = err;
+      reject(
+        new CliUsageError(
+          (err as NodeJS.ErrnoException).code === 'EEXIST'
+            ? `--out ${path} already exists: choose a new file`
+            : `cannot write --out ${path}: ${err.message}`,
+        ),
+      );
+    });
+  });
+  return {
+    async write(chunk) {
+      await opened;
+      if (failed) throw failed;
+      if (!stream.write(chunk)) await once(stream, 'drain');
+    },
+    async close() {
+      await opened;
+      await new Promise<void>((resolve, reject) =>
+        stream.end((err?: Error | null) => (err ? reject(err) : resolve())),
+      );
+    },
+  };
+}
+
+function progressBar(ctx: CliContext, label: string, total: number): SingleBar | null {
+  if (boolFlag(ctx, 'no-progress') === true) return null;
+  const bar = new SingleBar({
+    format: `${label} [{bar}] {percentage}% | position {value}/{total} | {events} events | {eta}s left`,
+    stream: process.stderr,
+    etaBuffer: 50,
+  });
+  bar.start(total, 0, { events: 0 });
+  return bar;
+}
+
+/** `--from`/`--to`: RFC 3339 with an offset, as UTC ISO strings (the stores' recorded time). */
+function instantFlag(ctx: CliContext, name: string): string | null {
+  const v = optionalFlag(ctx, name);
+  if (v === undefined) return null;
+  const at = parseAsOf(v);
+  if (at === null || !('time' in at))
+    throw new CliUsageError(
+      `--${name} must be an RFC 3339 date-time with an offset, e.g. 2026-05-01T00:00:00Z`,
+    );
+  return at.time;
+}
+
+function oneId(ctx: CliContext, what: string): string {
+  if (ctx.positionals.length !== 1) throw new CliUsageError(`give exactly one ${what}`);
+  return ctx.positionals[0]!;
+}
+
+async function history(ctx: CliContext): Promise<void> {
+  rejectUnknownFlags(ctx, ['json', 'kind', 'no-scan']);
+  const id = oneId(ctx, 'id (reservation, customer, credential, restaurant, webhook endpoint, OAuth grant…)');
+  const kind = optionalFlag(ctx, 'kind');
+  const loaded = await loadSubject(ctx.rt.events, id, {
+    ...(kind === undefined ? {} : { kind }),
+    scan: boolFlag(ctx, 'no-scan') !== true,
+  });
+  if (loaded.events.length === 0) throw new CliUsageError(`the log holds no event of ${id}`);
+  const json = boolFlag(ctx, 'json') === true;
+  if (!json)
+    ctx.out(
+      `${id}: ${loaded.events.length} event(s), ${loaded.kind === 'log' ? 'found by searching the whole log' : `a ${loaded.kind}`}`,
+    );
+  for (const e of loaded.events) {
+    const entry = historyEntry(e, id);
+    if (json) ctx.out(JSON.stringify(entry));
+    else for (const l of historyText(entry)) ctx.out(l);
+  }
+}
+
+async function asOf(ctx: CliContext): Promise<void> {
+  rejectUnknownFlags(ctx, ['at', 'kind', 'restaurant', 'collection', 'out', 'no-progress']);
+  const atText = requireFlag(ctx, 'at');
+  const at = parseAsOf(atText);
+  if (at === null)
+    throw new CliUsageError('--at takes a log position (an integer) or an RFC 3339 date-time with an offset');
+  const restaurant = optionalFlag(ctx, 'restaurant');
+  const collection = optionalFlag(ctx, 'collection');
+  if (restaurant === undefined && collection === undefined) {
+    const id = oneId(ctx, 'id');
+    const kind = optionalFlag(ctx, 'kind');
+    const loaded = await loadSubject(ctx.rt.events, id, kind === undefined ? {} : { kind });
+    if (loaded.events.length === 0) throw new CliUsageError(`the log holds no event of ${id}`);
+    const { state, events } = foldSubject(loaded, at);
+    if (events === 0) throw new CliUsageError(`${id} did not exist yet at ${atText}`);
+    ctx.out(JSON.stringify({ id, kind: loaded.kind, at: atText, events, state }, null, 2));
+    return;
+  }
+  if (restaurant === undefined || collection === undefined)
+    throw new CliUsageError('rebuilding a read model as of then needs both --restaurant and --collection');
+  if (ctx.positionals.length > 0)
+    throw new CliUsageError('give an id, or --restaurant and --collection, not both');
+  const scratch = new EmbeddedDocumentStore();
+  try {
+    const head = await ctx.rt.events.headPosition();
+    const bar = progressBar(ctx, 'replay', Number(head ?? 0n));
+    const r = await replayInto(ctx.rt.events, scratch, allProjections(), at, (n, p) =>
+      bar?.update(Number(p), { events: n }),
+    );
+    bar?.stop();
+    const names = scratch.collectionNames();
+    if (!names.includes(collection))
+      throw new CliUsageError(`no read model is named ${collection} (read models: ${names.join(', ')})`);
+    const docs = await scratch
+      .collection(collection)
+      .find({ restaurant_id: restaurant }, { sort: { _id: 1 } });
+    const out = openOutput(optionalFlag(ctx, 'out'));
+    let chunk = '';
+    for (const d of docs) chunk += `${JSON.stringify(d)}\n`;
+    if (chunk !== '') await out.write(chunk);
+    await out.close();
+    process.stderr.write(
+      `${collection} of ${restaurant} as of ${atText}: ${docs.length} document(s), from ${r.events} events up to position ${r.position ?? 'none'}\n`,
+    );
+  } finally {
+    await scratch.close();
+  }
+}
+
+async function exportCommand(ctx: CliContext): Promise<void> {
+  rejectUnknownFlags(ctx, ['restaurant', 'from', 'to', 'out', 'no-progress']);
+  const filter: ExportFilter = {
+    restaurantId: requireFlag(ctx, 'restaurant'),
+    from: instantFlag(ctx, 'from'),
+    to: instantFlag(ctx, 'to'),
+  };
+  if (filter.from !== null && filter.to !== null && filter.to < filter.from)
+    throw new CliUsageError('--to is before --from');
+  const out = openOutput(optionalFlag(ctx, 'out'));
+  const head = await ctx.rt.events.headPosition();
+  const bar = progressBar(ctx, 'export', Number(head ?? 0n));
+  const started = performance.now();
+  let n = 0;
+  try {
+    n = await exportEvents(
+      ctx.rt.events,
+      filter,
+      (chunk) => out.write(chunk),
+      (p) => bar?.update(Number(p.position), { events: p.exported }),
+    );
+  } finally {
+    bar?.stop();
+    await out.close();
+  }
+  const s = (performance.now() - started) / 1000;
+  process.stderr.write(
+    `exported ${n} event(s) of ${filter.restaurantId} in ${s.toFixed(1)} s (log scanned up to position ${head ?? 0})\n`,
+  );
+}
+
+export interface VerifyReport {
+  chain: ChainSummary | null;
+  /** Customers deleted in the log, and those whose key still exists (an erasure left unfinished). */
+  erasure: { deleted: number; pending: string[] } | null;
+  readModels: {
+    events: number;
+    documents: number;
+    collections: string[];
+    differences: ReadModelDifference[];
+  } | null;
+}
+
+/** The two checks of `audit verify`, for the CLI and the benchmark. */
+export async function verifyLog(
+  rt: Pick<Runtime, 'events' | 'docs' | 'projections' | 'keys'>,
+  options: { chain: boolean; readModels: boolean; onProgress?: (events: number, position: bigint) => void },
+): Promise<VerifyReport> {
+  const report: VerifyReport = { chain: null, erasure: null, readModels: null };
+  if (options.chain) {
+    const verifier = new ChainVerifier(rt.events.kind !== 'eventstoredb');
+    const deleted = new Set<string>();
+    let n = 0;
+    // The chain covers what is stored: sealed fields as sealed.
+    for await (const e of storedEvents(rt.events).readAll({ batchSize: 5000 })) {
+      verifier.add(e);
+      if (e.type === 'CustomerDeleted' && typeof e.data.customer_id === 'string')
+        deleted.add(e.data.customer_id);
+      if (++n % 5000 === 0) options.onProgress?.(n, e.position);
+    }
+    report.chain = verifier.finish();
+    const pending: string[] = [];
+    for (const id of deleted)
+      if ((await rt.keys.find(customerSubject(id))).state === 'active') pending.push(id);
+    report.erasure = { deleted: deleted.size, pending };
+  }
+  if (options.readModels) {
+    const limits = new Map<string, bigint | null>();
+    for (const p of rt.projections.projections) limits.set(p.name, await rt.docs.getCheckpoint(p.name));
+    const scratch = new EmbeddedDocumentStore();
+    try {
+      const r = await replayInto(
+        rt.events,
+        scratch,
+        rt.projections.projections,
+        null,
+        options.onProgress,
+        limits,
+      );
+      const collections = scratch.collectionNames();
+      const compared = await compareReadModels(scratch, rt.docs, collections);
+      report.readModels = { events: r.events, collections, ...compared };
+    } finally {
+      await scratch.close();
+    }
+  }
+  return report;
+}
+
+async function verify(ctx: CliContext): Promise<void> {
+  rejectUnknownFlags(ctx, ['no-chain', 'no-read-models', 'json', 'no-progress']);
+  const head = await ctx.rt.events.headPosition();
+  const chain = boolFlag(ctx, 'no-chain') !== true;
+  const readModels = boolFlag(ctx, 'no-read-models') !== true;
+  const bar = progressBar(ctx, 'verify', Number(head ?? 0n) * ((chain ? 1 : 0) + (readModels ? 1 : 0)));
+  let offset = 0;
+  let lastPhase = 0;
+  const report = await verifyLog(ctx.rt, {
+    chain,
+    readModels,
+    onProgress: (n, p) => {
+      if (Number(p) < lastPhase) offset += Number(head ?? 0n);
+      lastPhase = Number(p);
+      bar?.update(offset + Number(p), { events: n });
+    },
+  });
+  bar?.stop();
+  const problems =
+    (report.chain?.findings.length ?? 0) +
+    (report.erasure?.pending.length ?? 0) +
+    (report.readModels?.differences.length ?? 0);
+  if (boolFlag(ctx, 'json') === true) ctx.out(JSON.stringify(report));
+  else {
+    if (report.chain) {
+      const c = report.chain;
+      ctx.out(
+        `hash chain: ${c.events} events in ${c.streams} streams; ${c.chained} chained and intact, ${c.unchained} written before the chain; ${c.findings.length} problem(s)`,
+      );
+      for (const f of c.findings)
+        ctx.out(`  ${f.kind}: ${f.stream} revision ${f.revision} (position ${f.position}): ${f.message}`);
+    }
+    if (report.erasure) {
+      const e = report.erasure;
+      ctx.out(
+        `erasure: ${e.deleted} deleted customer(s); ${e.pending.length} still with a key (run audit erase --pending)`,
+      );
+      for (const id of e.pending)
+        ctx.out(`  erasure_incomplete: customer ${id} is deleted but its key exists`);
+    }
+    if (report.readModels) {
+      const m = report.readModels;
+      ctx.out(
+        `read models (${ctx.rt.docs.kind}): replayed ${m.events} events into ${m.collections.length} scratch collections (${m.documents} documents) and compared them with the live ones; ${m.differences.length} difference(s)`,
+      );
+      if (ctx.rt.docs.kind === 'embedded')
+        ctx.out(
+          '  (embedded: the live read models are those this command rebuilt at start, so this checks that a replay is deterministic; a running server holds its own in memory)',
+        );
+      for (const d of m.differences)
+        ctx.out(`  ${d.kind}: ${d.collection}/${d._id}${d.fields ? ` fields ${d.fields.join(', ')}` : ''}`);
+    }
+  }
+  if (problems > 0) throw new Error(`audit verify found ${problems} problem(s)`);
+}
+
+async function erase(ctx: CliContext): Promise<void> {
+  rejectUnknownFlags(ctx, ['customer', 'reason', 'pending']);
+  const sealing = ctx.rt.events;
+  if (!(sealing instanceof SealingEventStore)) throw new Error('this runtime does not seal personal data');
+  if (boolFlag(ctx, 'pending') === true) {
+    if (optionalFlag(ctx, 'customer') !== undefined)
+      throw new CliUsageError('give --customer or --pending, not both');
+    const deleted = new Set<string>();
+    for await (const e of storedEvents(sealing).readAll({ batchSize: 5000 }))
+      if (e.type === 'CustomerDeleted' && typeof e.data.customer_id === 'string')
+        deleted.add(e.data.customer_id);
+    let n = 0;
+    for (const id of deleted) if (await sealing.erase(id)) n++;
+    ctx.out(
+      `${deleted.size} deleted customer(s) in the log; ${n} key(s) destroyed now, the others already were`,
+    );
+    return;
+  }
+  const id = requireFlag(ctx, 'customer');
+  const state = await loadCustomer(ctx.rt, id);
+  if (state.status === 'none') throw new CliUsageError(`no customer ${id} in the log`);
+  if (state.status === 'active')
+    await deleteCustomer(
+      ctx.rt,
+      id,
+      optionalFlag(ctx, 'reason') ?? 'erasure requested',
+      operatorMeta('audit-erase'),
+    );
+  const destroyed = await sealing.erase(id);
+  await ctx.rt.settle(await ctx.rt.events.headPosition());
+  ctx.out(
+    `customer ${id} erased: ${state.status === 'active' ? 'deleted, and ' : `was already ${state.status}; `}its key is ${destroyed ? 'destroyed now' : 'destroyed'}. Its personal fields read as erased everywhere, the log included.`,
+  );
+  if (state.status === 'merged')
+    ctx.out(
+      `note: ${id} was merged into ${state.mergedInto}; what the merge copied lives on that customer (erase it too if it is the same person)`,
+    );
+}
+
+export function registerAuditCommands(): void {
+  registerCliCommand({
+    name: 'audit erase',
+    summary:
+      'Right to erasure: delete a customer and destroy its key (its personal data becomes unreadable everywhere, the log included)',
+    usage: '--customer <id> [--reason text] | --pending (finish erasures a crash interrupted)',
+    run: erase,
+  });
+  registerCliCommand({
+    name: 'audit history',
+    summary:
+      'Every event of a reservation, customer, credential, restaurant, webhook endpoint or OAuth grant, with actor and changes',
+    usage: '<id> [--json] [--kind reservation|customer|credential|restaurant|…] [--no-scan]',
+    readModels: false,
+    run: history,
+  });
+  registerCliCommand({
+    name: 'audit as-of',
+    summary:
+      'An entity as it was at a time or log position, or a read model of a restaurant rebuilt as of then',
+    usage: '--at <ISO time|position> <id> [--kind K] | --at <…> --restaurant R --collection C [--out file]',
+    readModels: false,
+    run: asOf,
+  });
+  registerCliCommand({
+    name: 'audit export',
+    summary: "A restaurant's events as NDJSON (fields in docs/AUDIT.md), to stdout or a new file",
+    usage: '--restaurant R [--from ISO] [--to ISO] [--out file] [--no-progress]',
+    readModels: false,
+    run: exportCommand,
+  });
+  registerCliCommand({
+    name: 'audit verify',
+    summary: "Check every stream's hash chain and that a replay of the log equals the live read models",
+    usage: '[--no-chain] [--no-read-models] [--json] [--no-progress]',
+    run: verify,
+  });
+}

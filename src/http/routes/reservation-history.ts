@@ -1,0 +1,125 @@
+// GET /reservations/{id}/history (issue 16): a reservation's events as its partner may see them.
+import { HISTORY_ACTIONS, reservationHistory } from '../../../queries/reservation-history';
+import { PARTNER_ACTORS } from '../../audit/actors';
+import { defineRoute, scopes } from '../route';
+import { ANY_JSON, described } from '../schema';
+import { idParams } from './reservation-schemas';
+
+const historySchema = described({
+  type: 'object',
+  required: ['data'],
+  properties: {
+    data: {
+      type: 'array',
+      description: 'Every change of the reservation, oldest first',
+      items: {
+        type: 'object',
+        required: ['position', 'revision', 'occurred_at', 'action', 'actor', 'request_id', 'changes'],
+        properties: {
+          position: {
+            type: 'string',
+            description: 'Position in the event log (a decimal integer as a string)',
+          },
+          revision: {
+            type: 'integer',
+            description: "0-based number of the change in this reservation's history",
+          },
+          occurred_at: { type: 'string', format: 'date-time' },
+          action: { type: 'string', enum: [...HISTORY_ACTIONS] },
+          actor: {
+            type: 'object',
+            required: ['type', 'label'],
+            description:
+              'Who made the change, relative to the caller: this integration, another integration (never which), restaurant staff, or automatic (the service itself)',
+            properties: {
+              type: { type: 'string', enum: [...PARTNER_ACTORS] },
+              label: {
+                type: 'string',
+                enum: ['this integration', 'another integration', 'restaurant staff', 'automatic'],
+              },
+            },
+          },
+          request_id: {
+            type: 'string',
+            nullable: true,
+            description:
+              "The X-Request-Id of the request that made the change: only for this integration's own requests",
+          },
+          changes: {
+            type: 'array',
+            description:
+              'The fields changed, with the value before (`from`, absent when the event does not say, as on creation) and after (`to`). Customer contact fields only with RESERVATIONS_READ_SENSITIVE.',
+            items: {
+              type: 'object',
+              required: ['field'],
+              properties: { field: { type: 'string' }, from: ANY_JSON, to: ANY_JSON },
+            },
+          },
+        },
+      },
+    },
+  },
+});
+
+const example = {
+  data: [
+    {
+      position: '1042',
+      revision: 0,
+      occurred_at: '2026-05-01T09:12:03.120Z',
+      action: 'CREATED',
+      actor: { type: 'THIS_INTEGRATION', label: 'this integration' },
+      request_id: 'req_01hx3k2v9d',
+      changes: [
+        { field: 'status', to: 'CONFIRMED' },
+        { field: 'start_at', to: '2026-05-02T20:00:00+02:00' },
+        { field: 'party_size', to: 2 },
+      ],
+    },
+    {
+      position: '1107',
+      revision: 1,
+      occurred_at: '2026-05-01T15:40:51.004Z',
+      action: 'UPDATED',
+      actor: { type: 'RESTAURANT_STAFF', label: 'restaurant staff' },
+      request_id: null,
+      changes: [{ field: 'party_size', from: 2, to: 4 }],
+    },
+    {
+      position: '1290',
+      revision: 2,
+      occurred_at: '2026-05-02T22:30:00.000Z',
+      action: 'STATUS_CHANGED',
+      actor: { type: 'AUTOMATIC', label: 'automatic' },
+      request_id: null,
+      changes: [
+        { field: 'status', from: 'CONFIRMED', to: 'DONE' },
+        { field: 'reason', to: null },
+      ],
+    },
+  ],
+};
+
+export const reservationHistoryRoutes = [
+  defineRoute({
+    method: 'GET',
+    path: '/reservations/{id}/history',
+    operationId: 'getReservationHistory',
+    summary: "A reservation's history",
+    description:
+      "Every change of the reservation in order: when, what changed (before and after), and who, told relative to the caller: `THIS_INTEGRATION` (this credential, or another token of the same OAuth application), `ANOTHER_INTEGRATION` (never which), `RESTAURANT_STAFF` (the restaurant, or the platform acting for it), `AUTOMATIC` (scheduled status changes and repairs). `request_id` is given for this integration's own requests only. Customer contact fields (email, phone numbers) appear only with RESERVATIONS_READ_SENSITIVE.",
+    tag: 'Reservations',
+    access: scopes('RESERVATIONS_READ'),
+    params: idParams,
+    errors: [404],
+    responses: { 200: { description: 'The history, oldest first', schema: historySchema, example } },
+    handler: async ({ rt, auth, params }) => ({
+      body: {
+        data: await reservationHistory(rt.events, rt.docs, auth.restaurant._id, params.id, {
+          credential: auth.credential,
+          sensitive: auth.scopes.has('RESERVATIONS_READ_SENSITIVE'),
+        }),
+      },
+    }),
+  }),
+];

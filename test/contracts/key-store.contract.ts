@@ -1,0 +1,93 @@
+// The behaviour every KeyStore adapter must show (memory, SQLite, MongoDB).
+import { randomUUID } from 'node:crypto';
+import type { Test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { KeyDestroyedError, type KeyStore, KeyStoreError } from '../../src/ports/key-store';
+
+export function keyStoreContract(
+  test: Test,
+  harness: { open(): Promise<KeyStore> | KeyStore; reopen?(): Promise<KeyStore> | KeyStore },
+  options: { skip?: string } = {},
+): void {
+  const it = (name: string, body: (keys: KeyStore, subject: string) => Promise<void>) => {
+    if (options.skip) return test.skip(name, () => undefined);
+    test(name, async () => {
+      const keys = await harness.open();
+      try {
+        await body(keys, `customer:cus_${randomUUID()}`);
+      } finally {
+        await keys.close();
+      }
+    });
+  };
+
+  it('obtain creates a 32-byte key once and answers the same key after', async (keys, s) => {
+    assert.equal(await keys.find(s), { state: 'none' });
+    const k = await keys.obtain(s);
+    assert.is(k.length, 32);
+    assert.ok((await keys.obtain(s)).equals(k));
+    const found = await keys.find(s);
+    assert.is(found.state, 'active');
+    assert.ok(found.state === 'active' && found.key.equals(k));
+    assert.not.ok((await keys.obtain(`${s}-other`)).equals(k), 'one key per subject');
+  });
+
+  it('concurrent first uses of a subject all get the same key', async (keys, s) => {
+    const got = await Promise.all(Array.from({ length: 16 }, () => keys.obtain(s)));
+    for (const k of got) assert.ok(k.equals(got[0]!));
+  });
+
+  it('destroy removes the key for good and leaves a tombstone; it is idempotent', async (keys, s) => {
+    await keys.obtain(s);
+    assert.is(await keys.destroy(s, '2026-05-01T00:00:00.000Z'), true);
+    assert.equal(await keys.find(s), { state: 'destroyed', destroyedAt: '2026-05-01T00:00:00.000Z' });
+    assert.is(await keys.destroy(s, '2026-06-01T00:00:00.000Z'), false, 'a second destroy changes nothing');
+    assert.equal(await keys.find(s), { state: 'destroyed', destroyedAt: '2026-05-01T00:00:00.000Z' });
+    let err: unknown = null;
+    try {
+      await keys.obtain(s);
+    } catch (e) {
+      err = e;
+    }
+    assert.instance(err, KeyDestroyedError, 'no new key is ever made for an erased subject');
+  });
+
+  it('destroying a subject that never had a key still leaves a tombstone', async (keys, s) => {
+    assert.is(await keys.destroy(s, '2026-05-01T00:00:00.000Z'), false);
+    assert.is((await keys.find(s)).state, 'destroyed');
+    let err: unknown = null;
+    try {
+      await keys.obtain(s);
+    } catch (e) {
+      err = e;
+    }
+    assert.instance(err, KeyDestroyedError);
+  });
+
+  it('bad subjects are refused', async (keys) => {
+    for (const bad of ['', 'x'.repeat(201), 42 as unknown as string]) {
+      let err: unknown = null;
+      try {
+        await keys.obtain(bad);
+      } catch (e) {
+        err = e;
+      }
+      assert.instance(err, KeyStoreError);
+    }
+  });
+
+  if (harness.reopen)
+    it('keys and tombstones survive closing and reopening', async (keys, s) => {
+      const k = await keys.obtain(s);
+      await keys.obtain(`${s}-gone`);
+      await keys.destroy(`${s}-gone`, '2026-05-01T00:00:00.000Z');
+      await keys.close();
+      const again = await harness.reopen!();
+      try {
+        assert.ok((await again.obtain(s)).equals(k));
+        assert.is((await again.find(`${s}-gone`)).state, 'destroyed');
+      } finally {
+        await again.close();
+      }
+    });
+}

@@ -1,0 +1,263 @@
+// Auditors and partners reading the log of a live service: GET /reservations/{id}/history, and the
+// audit commands (history, as-of, export, verify) on the same data.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { SqliteEventStore } from '../../src/adapters/event-store/sqlite';
+import { exportEvents } from '../../src/audit/export';
+import { registerAllCliCommands } from '../../src/cli/commands';
+import { cliCommands } from '../../src/cli/registry';
+import { storedEvents } from '../../src/privacy/sealing-event-store';
+
+import { create, type ReservationService, startReservationService, TOKENS } from '../helpers/reservations';
+
+interface Item {
+  revision: number;
+  action: string;
+  actor: { type: string; label: string };
+  request_id: string | null;
+  changes: { field: string; from?: unknown; to?: unknown }[];
+}
+
+const t = suite<{ svc: ReservationService; id: string; customerId: string }>(
+  'audit: history, as-of, export, verify',
+);
+
+t.before(async (ctx) => {
+  registerAllCliCommands();
+  ctx.svc = await startReservationService();
+  const made = await create(ctx.svc, {
+    customer: { name: 'Ada Lovelace', email: 'ada@example.test', phone_number: '+33612345678' },
+  });
+  assert.is(made.status, 201, made.text);
+  ctx.id = made.body.data.id;
+  ctx.customerId = made.body.data.customer.id;
+  // Another integration of the same restaurant changes it.
+  const moved = await ctx.svc.api('PATCH', `/reservations/${ctx.id}`, {
+    token: TOKENS.noSensitive,
+    body: { party_size: 3 },
+  });
+  assert.is(moved.status, 200, moved.text);
+});
+t.after(async ({ svc }) => svc.close());
+
+async function cli(
+  svc: ReservationService,
+  name: string,
+  flags: Record<string, string | boolean>,
+  positionals: string[] = [],
+) {
+  const command = cliCommands().find((c) => c.name === name);
+  assert.ok(command, name);
+  const out: string[] = [];
+  await command.run({ rt: svc.rt, flags, positionals, out: (l) => out.push(l) });
+  return out;
+}
+
+t(
+  'GET /reservations/{id}/history: actors relative to the caller, never another partner',
+  async ({ svc, id }) => {
+    const mine = await svc.api('GET', `/reservations/${id}/history`, { token: TOKENS.full });
+    assert.is(mine.status, 200, mine.text);
+    const items = mine.body.data as Item[];
+    assert.equal(
+      items.map((i) => [i.revision, i.action, i.actor.type, i.actor.label]),
+      [
+        [0, 'CREATED', 'THIS_INTEGRATION', 'this integration'],
+        [1, 'UPDATED', 'ANOTHER_INTEGRATION', 'another integration'],
+      ],
+    );
+    assert.type(items[0]!.request_id, 'string', "this integration's own request id");
+    assert.is(items[1]!.request_id, null, "never another integration's request id");
+    assert.equal(
+      items[1]!.changes.filter((c) => c.field === 'party_size'),
+      [{ field: 'party_size', from: 2, to: 3 }],
+    );
+    assert.ok(items[0]!.changes.some((c) => c.field === 'status' && c.to === 'CONFIRMED'));
+    assert.not.match(mine.text, /key_plain|key_full|credential:/, 'no credential identity in the body');
+
+    const theirs = await svc.api('GET', `/reservations/${id}/history`, { token: TOKENS.noSensitive });
+    assert.equal(
+      (theirs.body.data as Item[]).map((i) => i.actor.type),
+      ['ANOTHER_INTEGRATION', 'THIS_INTEGRATION'],
+    );
+    assert.not.match(theirs.text, /key_plain|key_full|credential:|ada@example|\+33612345678/);
+  },
+);
+
+t(
+  'GET /reservations/{id}/history: 404 for another restaurant and unknown ids, 403 without the scope',
+  async ({ svc, id }) => {
+    assert.is((await svc.api('GET', `/reservations/${id}/history`, { token: TOKENS.other })).status, 404);
+    assert.is((await svc.api('GET', '/reservations/res_nope/history', { token: TOKENS.full })).status, 404);
+    const denied = await svc.api('GET', `/reservations/${id}/history`, { token: TOKENS.catalogOnly });
+    assert.is(denied.status, 403);
+    const read = await svc.api('GET', `/reservations/${id}/history`, { token: TOKENS.readOnly });
+    assert.is(read.status, 200);
+    assert.ok(
+      (read.body.data as { actor: { type: string } }[]).every((i) => i.actor.type === 'ANOTHER_INTEGRATION'),
+    );
+  },
+);
+
+t('audit history: every event with actor, request id and changes; --json is NDJSON', async ({ svc, id }) => {
+  const text = await cli(svc, 'audit history', {}, [id]);
+  assert.match(text[0]!, new RegExp(`^${id}: 2 event\\(s\\), a reservation`));
+  assert.ok(
+    text.some((l) => /ReservationUpdated {2}by credential:key_plain \(credential\)/.test(l)),
+    text.join('\n'),
+  );
+  assert.ok(
+    text.some((l) => l.trim() === 'party_size: 2 → 3'),
+    text.join('\n'),
+  );
+  const lines = (await cli(svc, 'audit history', { json: true }, [id])).map((l) => JSON.parse(l));
+  assert.equal(Object.keys(lines[0]), [
+    'position',
+    'time',
+    'stream',
+    'revision',
+    'type',
+    'actor',
+    'request_id',
+    'changes',
+    'hash',
+  ]);
+  assert.equal(lines[1].actor, { kind: 'credential', id: 'key_plain', raw: 'credential:key_plain' });
+  const key = (await cli(svc, 'audit history', { json: true }, ['key_plain'])).map((l) => JSON.parse(l));
+  assert.is(key[0].type, 'ApiKeyCreated', 'a credential has a history too');
+  const restaurant = (await cli(svc, 'audit history', { json: true }, ['rest_demo'])).map((l) =>
+    JSON.parse(l),
+  );
+  assert.ok(restaurant.some((e) => e.stream === 'restaurant-rest_demo'));
+});
+
+t('audit as-of: the reservation as it was, by position and by time', async ({ svc, id }) => {
+  const lines = (await cli(svc, 'audit history', { json: true }, [id])).map((l) => JSON.parse(l));
+  const first = lines[0].position as string;
+  const at = JSON.parse((await cli(svc, 'audit as-of', { at: first }, [id])).join('\n'));
+  assert.equal([at.kind, at.events, at.state.party_size], ['reservation', 1, 2]);
+  const now = JSON.parse((await cli(svc, 'audit as-of', { at: '2999-01-01T00:00:00Z' }, [id])).join('\n'));
+  assert.is(now.state.party_size, 3);
+  let refused: unknown = null;
+  try {
+    await cli(svc, 'audit as-of', { at: '2000-01-01T00:00:00Z' }, [id]);
+  } catch (err) {
+    refused = err;
+  }
+  assert.match(String(refused), /did not exist yet/);
+});
+
+t('audit as-of --collection: a read model rebuilt as of a position into a file', async ({ svc, id }) => {
+  const lines = (await cli(svc, 'audit history', { json: true }, [id])).map((l) => JSON.parse(l));
+  const out = join(svc.dataDir, 'as-of.ndjson');
+  await cli(svc, 'audit as-of', {
+    at: lines[0].position,
+    restaurant: 'rest_demo',
+    collection: 'reservations',
+    out,
+    'no-progress': true,
+  });
+  const docs = readFileSync(out, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  assert.equal(
+    docs.map((d) => [d._id, d.party_size]),
+    [[id, 2]],
+  );
+});
+
+t('audit export: NDJSON with stable fields, the fast path equal to the generic one', async ({ svc }) => {
+  const out = join(svc.dataDir, 'export.ndjson');
+  await cli(svc, 'audit export', { restaurant: 'rest_demo', out, 'no-progress': true });
+  const text = readFileSync(out, 'utf8');
+  const lines = text
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  assert.ok(lines.length > 5);
+  for (const l of lines) {
+    assert.equal(Object.keys(l), [
+      'position',
+      'time',
+      'stream',
+      'revision',
+      'event_id',
+      'type',
+      'restaurant_id',
+      'actor',
+      'request_id',
+      'data',
+      'metadata',
+      'hash',
+    ]);
+    assert.is(l.restaurant_id, 'rest_demo');
+  }
+  assert.ok(lines.some((l) => l.type === 'ReservationUpdated' && l.actor === 'credential:key_plain'));
+  assert.not.ok(text.includes('rest_other'), 'nothing of another restaurant');
+  let generic = '';
+  await exportEvents(
+    svc.rt.events,
+    { restaurantId: 'rest_demo', from: null, to: null },
+    (c) => {
+      generic += c;
+    },
+    undefined,
+    { forceGeneric: true, batchSize: 7 },
+  );
+  assert.ok(storedEvents(svc.rt.events) instanceof SqliteEventStore);
+  assert.is(generic, text, 'both paths write the same bytes');
+  let none = '';
+  await exportEvents(
+    svc.rt.events,
+    { restaurantId: 'rest_demo', from: '2999-01-01T00:00:00.000Z', to: null },
+    (c) => {
+      none += c;
+    },
+  );
+  assert.is(none, '');
+  let again: unknown = null;
+  try {
+    await cli(svc, 'audit export', { restaurant: 'rest_demo', out, 'no-progress': true });
+  } catch (err) {
+    again = err;
+  }
+  assert.match(String(again), /already exists/);
+});
+
+t(
+  'audit verify: intact, then an edit of the file is reported with stream and revision',
+  async ({ svc, id }) => {
+    const ok = await cli(svc, 'audit verify', { 'no-progress': true });
+    assert.match(ok[0]!, /0 problem\(s\)/);
+    assert.match(ok.join('\n'), /0 difference\(s\)/);
+    const db = new Database(join(svc.dataDir, 'events.sqlite'));
+    db.prepare(
+      `UPDATE events SET data = json_set(data, '$.changes.party_size', 8) WHERE stream = ? AND revision = 1`,
+    ).run(`reservation-${id}`);
+    db.close();
+    let failed: unknown = null;
+    const out: string[] = [];
+    const command = cliCommands().find((c) => c.name === 'audit verify')!;
+    try {
+      await command.run({
+        rt: svc.rt,
+        flags: { 'no-progress': true, 'no-read-models': true },
+        positionals: [],
+        out: (l) => out.push(l),
+      });
+    } catch (err) {
+      failed = err;
+    }
+    assert.match(String(failed), /found 1 problem/);
+    assert.ok(
+      out.some((l) => l.includes(`hash_mismatch: reservation-${id} revision 1`)),
+      out.join('\n'),
+    );
+  },
+);
+
+t.run();

@@ -1,0 +1,79 @@
+// The key store contract against every adapter; MongoDB through testcontainers (skipped visibly
+// without a container runtime, unless REQUIRE_DOCKER=1).
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MongoDBContainer, type StartedMongoDBContainer } from '@testcontainers/mongodb';
+import { getContainerRuntimeClient } from 'testcontainers';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { MemoryKeyStore } from '../../src/adapters/key-store/memory';
+import { keysDatabaseName, MongoKeyStore } from '../../src/adapters/key-store/mongodb';
+import { SqliteKeyStore } from '../../src/adapters/key-store/sqlite';
+import { withTimeout } from '../contracts/event-store.helpers';
+import { keyStoreContract } from '../contracts/key-store.contract';
+
+const dir = mkdtempSync(join(tmpdir(), 'couvert-keys-'));
+
+const memory = suite('key-store: memory');
+keyStoreContract(memory, { open: () => new MemoryKeyStore() });
+
+const sqlite = suite('key-store: sqlite');
+const file = join(dir, 'keys.sqlite');
+keyStoreContract(sqlite, { open: () => SqliteKeyStore.open(file), reopen: () => SqliteKeyStore.open(file) });
+sqlite('a destroyed key no longer appears in the file or its WAL', async () => {
+  const f = join(dir, 'shred.sqlite');
+  const keys = SqliteKeyStore.open(f);
+  const k = await keys.obtain('customer:cus_shred');
+  const hex = k.toString('hex');
+  const bytesIn = () => {
+    let text = readFileSync(f).toString('hex');
+    try {
+      text += readFileSync(`${f}-wal`).toString('hex');
+    } catch {}
+    return text.includes(hex);
+  };
+  assert.ok(bytesIn(), 'the key is in the file while active');
+  await keys.destroy('customer:cus_shred', '2026-05-01T00:00:00.000Z');
+  assert.not.ok(bytesIn(), 'no trace after destroy');
+  await keys.close();
+});
+sqlite.after(() => rmSync(dir, { recursive: true, force: true }));
+
+const mongo = suite('key-store: mongodb');
+let problem: string | null = null;
+try {
+  await withTimeout(getContainerRuntimeClient(), 15_000, 'the container runtime');
+} catch (err) {
+  problem = (err as Error).message;
+}
+let container: StartedMongoDBContainer | undefined;
+if (problem && process.env.REQUIRE_DOCKER === '1') {
+  mongo('a container runtime is available (REQUIRE_DOCKER=1)', () =>
+    assert.unreachable(`no container runtime: ${problem}`),
+  );
+} else if (problem) {
+  console.log(
+    `SKIP mongodb key store contract: no container runtime (${problem}); REQUIRE_DOCKER=1 makes this fail`,
+  );
+  keyStoreContract(mongo, { open: () => new MemoryKeyStore() }, { skip: problem });
+} else {
+  mongo.before(async () => {
+    const image = process.env.MONGO_IMAGE ?? 'mongo:7';
+    container = await withTimeout(new MongoDBContainer(image).start(), 180_000, `starting ${image}`);
+  });
+  mongo.after(async () => {
+    await container?.stop();
+  });
+  const url = () => `${container!.getConnectionString()}/?directConnection=true`;
+  const open = () => MongoKeyStore.connect(url(), keysDatabaseName('couvert_test'));
+  keyStoreContract(mongo, { open, reopen: open });
+}
+mongo('the keys database is never the read models database', () => {
+  assert.is(keysDatabaseName('couvert'), 'couvert_keys');
+  assert.ok(Buffer.byteLength(keysDatabaseName('x'.repeat(63))) <= 63);
+});
+
+memory.run();
+sqlite.run();
+mongo.run();

@@ -1,0 +1,130 @@
+import fc from 'fast-check';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { auditorActor, partnerActor } from '../../src/audit/actors';
+import { changesOf, changesWithoutContact, describeChanges, withoutContact } from '../../src/audit/changes';
+import { parseAsOf } from '../../src/audit/history';
+
+const test = suite('audit: actors and changes');
+
+test('partners are told who acted relative to themselves, never another identity', () => {
+  const mine = ['key_me', 'key_me_too'];
+  assert.is(partnerActor('credential:key_me', mine), 'THIS_INTEGRATION');
+  assert.is(partnerActor('credential:key_me_too', mine), 'THIS_INTEGRATION');
+  assert.is(partnerActor('credential:key_else', mine), 'ANOTHER_INTEGRATION');
+  assert.is(partnerActor('operator:cli', mine), 'RESTAURANT_STAFF');
+  assert.is(partnerActor('manager:manager@demo.test', mine), 'RESTAURANT_STAFF');
+  assert.is(partnerActor('system:scheduler', mine), 'AUTOMATIC');
+  assert.is(partnerActor('system:customers', mine), 'AUTOMATIC');
+  assert.is(partnerActor(undefined, mine), 'AUTOMATIC');
+  assert.is(partnerActor('credential:', mine), 'ANOTHER_INTEGRATION');
+  fc.assert(
+    fc.property(fc.string(), (actor) => {
+      const t = partnerActor(actor, mine);
+      return t !== 'THIS_INTEGRATION' || mine.some((m) => actor === `credential:${m}`);
+    }),
+  );
+});
+
+test('auditors see every actor kind', () => {
+  assert.equal(auditorActor('credential:key_1'), {
+    kind: 'credential',
+    id: 'key_1',
+    raw: 'credential:key_1',
+  });
+  assert.equal(auditorActor('system:scheduler').kind, 'scheduler');
+  assert.equal(auditorActor('operator:bootstrap'), {
+    kind: 'operator',
+    id: 'bootstrap',
+    raw: 'operator:bootstrap',
+  });
+  assert.equal(auditorActor('user:m@x.test').kind, 'manager');
+  assert.equal(auditorActor(42), { kind: 'unknown', id: null, raw: null });
+});
+
+test('changes: updates with previous values, status changes, creations from their snapshot', () => {
+  assert.equal(
+    changesOf(
+      {
+        type: 'ReservationUpdated',
+        data: {
+          reservation_id: 'r1',
+          restaurant_id: 'x',
+          at: 't',
+          changes: { party_size: 4, note: 'a' },
+          previous: { party_size: 2 },
+        },
+      },
+      'r1',
+    ),
+    [
+      { field: 'party_size', from: 2, to: 4 },
+      { field: 'note', to: 'a' },
+    ],
+  );
+  assert.equal(
+    changesOf(
+      {
+        type: 'ReservationStatusChanged',
+        data: { reservation_id: 'r1', from: 'CONFIRMED', to: 'DONE', reason: null },
+      },
+      'r1',
+    ),
+    [
+      { field: 'status', from: 'CONFIRMED', to: 'DONE' },
+      { field: 'reason', to: null },
+    ],
+  );
+  assert.equal(
+    changesOf(
+      {
+        type: 'ReservationCreated',
+        data: {
+          reservation_id: 'r1',
+          reservation: { reservation_id: 'r1', status: 'CONFIRMED', party_size: 2 },
+        },
+      },
+      'r1',
+    ),
+    [
+      { field: 'status', to: 'CONFIRMED' },
+      { field: 'party_size', to: 2 },
+    ],
+  );
+  assert.equal(
+    describeChanges([
+      { field: 'status', from: 'A', to: 'B' },
+      { field: 'n', to: 1 },
+    ]),
+    ['status: A → B', 'n = 1'],
+  );
+});
+
+test('contact fields are removed at any depth without RESERVATIONS_READ_SENSITIVE', () => {
+  const changes = [
+    { field: 'email', from: 'a@x.test', to: 'b@x.test' },
+    {
+      field: 'customer',
+      to: { name: 'Ada', email: 'a@x.test', phone_number: '+336', nested: [{ phone: '1' }] },
+    },
+    { field: 'profile.phone_number', to: '+33' },
+    { field: 'party_size', from: 2, to: 3 },
+  ];
+  const safe = changesWithoutContact(changes);
+  assert.equal(safe, [
+    { field: 'customer', to: { name: 'Ada', nested: [{}] } },
+    { field: 'party_size', from: 2, to: 3 },
+  ]);
+  assert.not.match(JSON.stringify(safe), /a@x|\+33/);
+  assert.equal(withoutContact('plain'), 'plain');
+});
+
+test('--at reads a position or an RFC 3339 instant, nothing else', () => {
+  assert.equal(parseAsOf('42'), { position: 42n });
+  assert.equal(parseAsOf('2026-05-01T20:00:00+02:00'), { time: '2026-05-01T18:00:00.000Z' });
+  assert.is(parseAsOf('2026-05-01'), null);
+  assert.is(parseAsOf('-3'), null);
+  assert.is(parseAsOf('yesterday'), null);
+});
+
+test.run();

@@ -1,0 +1,119 @@
+import { randomBytes } from 'node:crypto';
+import fc from 'fast-check';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { isSealed, openData, SealError, sealData, sealSubject } from '../../src/privacy/seal';
+
+const test = suite('privacy: sealing personal fields');
+const key = randomBytes(32);
+
+const profile = fc.record({
+  name: fc.string({ minLength: 1 }),
+  email: fc.option(fc.emailAddress(), { nil: null }),
+  phone_number: fc.option(fc.string(), { nil: null }),
+  country_code: fc.constantFrom('FR', null),
+  lang: fc.constantFrom('FR', 'EN'),
+  tags: fc.array(fc.string()),
+  note: fc.option(fc.string(), { nil: null }),
+  custom_fields: fc.dictionary(fc.string(), fc.record({ name: fc.string(), value: fc.string() })),
+  newsletter_consent: fc.boolean(),
+  external_id: fc.option(fc.string(), { nil: null }),
+});
+
+test('seal then open gives the data back, for any profile; the sealed form holds none of it', () => {
+  fc.assert(
+    fc.property(profile, (p) => {
+      const data = {
+        customer_id: 'cus_1',
+        restaurant_id: 'r',
+        at: 't',
+        profile: p,
+        draft: false,
+        origin: 'API',
+      };
+      const sealed = sealData('CustomerCreated', data, key);
+      assert.ok(isSealed(sealed));
+      assert.not.ok('name' in (sealed.profile as object), 'the name is out of the clear part');
+      assert.equal(data.profile, p, 'the input is not changed');
+      const opened = openData('CustomerCreated', JSON.parse(JSON.stringify(sealed)), key);
+      const { profile: back, ...rest } = opened as typeof data;
+      assert.equal(rest, { customer_id: 'cus_1', restaurant_id: 'r', at: 't', draft: false, origin: 'API' });
+      assert.equal(JSON.parse(JSON.stringify(back)), JSON.parse(JSON.stringify(p)), 'every field back');
+    }),
+    { numRuns: 200 },
+  );
+});
+
+test('updates seal changes and previous values; reasons are sealed; other events are untouched', () => {
+  const data = {
+    customer_id: 'cus_1',
+    restaurant_id: 'r',
+    at: 't',
+    changes: { email: 'new@x.test', tags: ['vip'] },
+    previous: { email: 'old@x.test', tags: [] },
+  };
+  const sealed = sealData('CustomerUpdated', data, key);
+  assert.not.match(JSON.stringify(sealed), /@x\.test/);
+  assert.equal((sealed.changes as { tags: string[] }).tags, ['vip'], 'tags stay in clear');
+  assert.equal(openData('CustomerUpdated', sealed, key), data);
+  const blacklisted = sealData('CustomerBlacklisted', { customer_id: 'cus_1', reason: 'rude to Ada' }, key);
+  assert.not.match(JSON.stringify(blacklisted), /Ada/);
+  const optIn = { customer_id: 'cus_1', channel: 'EMAIL' };
+  assert.is(sealData('MarketingOptOutRemoved', optIn, key), optIn);
+  assert.is(sealSubject('ReservationCreated', { customer_id: 'cus_1' }), null);
+  assert.is(sealSubject('CustomerCreated', { customer_id: 'cus_1' }), 'customer:cus_1');
+});
+
+test('without the key the fields read as erased, and the event says so', () => {
+  const data = {
+    customer_id: 'cus_1',
+    profile: { name: 'Ada', email: 'a@x.test', custom_fields: { f: { name: 'n', value: 'v' } }, lang: 'EN' },
+  };
+  const sealed = sealData('CustomerCreated', data, key);
+  assert.equal(openData('CustomerCreated', sealed, null), {
+    customer_id: 'cus_1',
+    profile: { lang: 'EN', name: '[erased]', email: null, custom_fields: {} },
+    erased: true,
+  });
+  assert.equal(
+    sealData('CustomerCreated', data, null),
+    {
+      customer_id: 'cus_1',
+      profile: { lang: 'EN', name: '[erased]', email: null, custom_fields: {} },
+      erased: true,
+    },
+    'an erased customer gets nothing personal written',
+  );
+});
+
+test('a box opened with another key, moved to another customer or edited is refused', () => {
+  const data = { customer_id: 'cus_1', profile: { name: 'Ada' } };
+  const sealed = sealData('CustomerCreated', data, key) as Record<string, unknown> & {
+    sealed: { box: string };
+  };
+  assert.throws(
+    () => openData('CustomerCreated', sealed, randomBytes(32)),
+    (e: unknown) => e instanceof SealError,
+  );
+  assert.throws(
+    () => openData('CustomerCreated', { ...sealed, customer_id: 'cus_2' }, key),
+    (e: unknown) => e instanceof SealError,
+  );
+  assert.throws(
+    () => openData('CustomerUpdated', sealed, key),
+    (e: unknown) => e instanceof SealError,
+  );
+  const box = Buffer.from(sealed.sealed.box, 'base64');
+  box[box.length - 1]! ^= 1;
+  assert.throws(
+    () =>
+      openData(
+        'CustomerCreated',
+        { ...sealed, sealed: { ...sealed.sealed, box: box.toString('base64') } },
+        key,
+      ),
+    (e: unknown) => e instanceof SealError,
+  );
+});
+
+test.run();

@@ -316,14 +316,23 @@ try {
     }
     const b = meds.get('bare Koa');
     const o = meds.get('GET /me');
-    if (b !== undefined && o !== undefined) report(`GET /me adds ${(o - b).toFixed(2)} µs of CPU a request`);
+    if (b !== undefined && o !== undefined) {
+      const mine = rows.get('GET /me') ?? [];
+      const ratios = (rows.get('bare Koa') ?? []).map((r, i) => r.cpuUs / (mine[i]?.cpuUs ?? Number.NaN));
+      report(
+        `GET /me adds ${(o - b).toFixed(2)} µs of CPU a request; bare Koa / GET /me CPU per round: median ${median(ratios).toFixed(2)} (${ratios.map((x) => x.toFixed(2)).join(', ')})`,
+      );
+    }
     const ob = meds.get('GET /me, base');
     if (ob !== undefined && o !== undefined) {
       // Per round, so the machine's drift between rounds cancels out.
       const mine = rows.get('GET /me') ?? [];
       const diffs = (rows.get('GET /me, base') ?? []).map((r, i) => (mine[i]?.cpuUs ?? 0) - r.cpuUs);
+      const ratios = (rows.get('GET /me, base') ?? []).map(
+        (r, i) => (mine[i]?.cpuUs ?? Number.NaN) / r.cpuUs,
+      );
       report(
-        `GET /me minus base, per round: median ${median(diffs).toFixed(2)} µs (${diffs.map((d) => d.toFixed(2)).join(', ')})`,
+        `GET /me minus base, per round: median ${median(diffs).toFixed(2)} µs (${diffs.map((d) => d.toFixed(2)).join(', ')}); GET /me / base: median ${median(ratios).toFixed(3)}`,
       );
     }
   }

@@ -1,4 +1,5 @@
 // Every operator command module. A module adds its commands by exporting a register function listed here.
+import { registerAnalyticsCommands } from './analytics-commands';
 import { registerCustomerCommands } from './customer-commands';
 import { registerPlatformCommands } from './platform-commands';
 import { registerReservationCommands } from './reservation-commands';
@@ -10,4 +11,5 @@ export function registerAllCliCommands(): void {
   registerPlatformCommands();
   registerCustomerCommands();
   registerReservationCommands();
+  registerAnalyticsCommands();
 }

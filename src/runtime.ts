@@ -14,6 +14,7 @@ import type { DocumentStore } from './ports/document-store';
 import type { EventStore } from './ports/event-store';
 import type { Projection } from './projection/projection';
 import { ProjectionRunner, type RunnerOptions } from './projection/runner';
+import { AliasedDocumentStore, ProjectionVersions } from './projection/versions';
 
 export interface Runtime extends WriteDeps {
   config: Config;
@@ -21,8 +22,11 @@ export interface Runtime extends WriteDeps {
   /** Present when TEST_CLOCK is on: the clock a test may move. */
   testClock: AdjustableClock | null;
   events: EventStore;
+  /** Read models as queries see them: versioned projections' collections resolve to their active version. */
   docs: DocumentStore;
   projections: ProjectionRunner;
+  /** Versioned projections: their active versions, background rebuilds and switches (src/projection/versions.ts). */
+  versions: ProjectionVersions;
   logger: Logger;
   /** One line per request (allow-listed fields only). */
   accessLog: AccessLog;
@@ -66,10 +70,12 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     events ??= await EsdbEventStore.connect(config.eventstoreUrl as string);
     docs ??= await MongoDocumentStore.connect(config.mongodbUrl as string, config.mongodbDb);
   }
+  const aliased = new AliasedDocumentStore(docs);
+  const versions = new ProjectionVersions(events, docs, aliased, { logger });
   const projections = new ProjectionRunner(
     events,
     docs,
-    options.projections ?? allProjections(),
+    await versions.prepare(options.projections ?? allProjections()),
     options.runner,
   );
   await projections.start();
@@ -84,8 +90,9 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     clock,
     testClock,
     events,
-    docs,
+    docs: aliased,
     projections,
+    versions,
     logger,
     accessLog,
     async settle(position) {
@@ -124,6 +131,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     },
     async close() {
       detector?.close();
+      await versions.stop();
       await projections.stop();
       await events.close();
       await docs.close();

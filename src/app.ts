@@ -12,6 +12,7 @@ import { clientErrorHandler } from './http/client-error';
 import { allRoutes } from './http/routes/index';
 import { createApp, type Lifecycle, newLifecycle } from './http/server';
 import { registerModules } from './modules';
+import { VERSIONS_STATUS_FILE } from './projection/versions';
 import { createRuntime, type Runtime, type RuntimeOptions } from './runtime';
 import { startScheduler } from './scheduler';
 
@@ -89,7 +90,7 @@ export async function startService(
   // --- projection versions (src/projection/versions.ts): a newer version in the code is rebuilt in the
   // background by the process that applies projections (embedded, or the projector role) and takes over
   // when caught up; API-only processes follow the switch. ---
-  if (config.store === 'embedded') rt.versions.reportTo(join(config.dataDir, 'projection-versions.json'));
+  if (config.store === 'embedded') rt.versions.reportTo(join(config.dataDir, VERSIONS_STATUS_FILE));
   if (config.store === 'embedded' || config.roles.has('projector')) rt.versions.startPendingBuilds();
   else rt.versions.followSwitches();
   // --- end projection versions ---

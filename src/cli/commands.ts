@@ -2,6 +2,7 @@
 import { registerAnalyticsCommands } from './analytics-commands';
 import { registerCustomerCommands } from './customer-commands';
 import { registerPlatformCommands } from './platform-commands';
+import { registerProjectionCommands } from './projection-commands';
 import { registerReservationCommands } from './reservation-commands';
 
 let registered = false;
@@ -12,4 +13,5 @@ export function registerAllCliCommands(): void {
   registerCustomerCommands();
   registerReservationCommands();
   registerAnalyticsCommands();
+  registerProjectionCommands();
 }

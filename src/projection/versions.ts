@@ -21,6 +21,8 @@ import { ProjectionRunner } from './runner';
 
 /** One document per versioned projection: which version queries read. */
 export const PROJECTION_VERSIONS = 'projection_versions';
+/** Embedded: the file in DATA_DIR where the server keeps status() for `projections status`. */
+export const VERSIONS_STATUS_FILE = 'projection-versions.json';
 
 export interface BuildProgress {
   version: number;
@@ -64,11 +66,22 @@ function renamed(docs: DocumentStore, names: ReadonlyMap<string, string>): Docum
 /** A version of a projection writing its own collections, under the checkpoint name `<name>@vN`. */
 export function scoped(p: Projection, checkpointName = `${p.name}@v${versionOf(p)}`): Projection {
   const v = versionOf(p);
+  const collections = p.collections?.map((c) => physicalName(c, v));
+  // Version 1 writes its collections under their own names: nothing to rename on the hot path.
+  if (v <= 1)
+    return {
+      name: checkpointName,
+      version: v,
+      collections,
+      eventTypes: p.eventTypes,
+      setup: p.setup ? (docs) => (p.setup as NonNullable<Projection['setup']>).call(p, docs) : undefined,
+      apply: (event, docs) => p.apply(event, docs),
+    };
   const names = new Map((p.collections ?? []).map((c) => [c, physicalName(c, v)]));
   return {
     name: checkpointName,
     version: v,
-    collections: p.collections?.map((c) => physicalName(c, v)),
+    collections,
     eventTypes: p.eventTypes,
     setup: p.setup
       ? (docs) => (p.setup as NonNullable<Projection['setup']>)(renamed(docs, names))
@@ -154,7 +167,7 @@ export interface VersionsOptions {
   logger: Logger;
   /** How long the replaced version is still applied after a switch (default 5 s embedded, 10 s scaled). */
   graceMs?: number;
-  /** Events per batch of a background rebuild (default 500). */
+  /** Events per batch of a background rebuild, between two yields to the event loop (default 250). */
   batchSize?: number;
   /** Embedded: where the server writes the versions' status for `projections status` (another process). */
   statusFile?: string | null;
@@ -326,12 +339,12 @@ export class ProjectionVersions {
       this.recordProgress(name, progress);
     };
     const runner = new ProjectionRunner(this.events, this.docs, [scoped(p)], {
-      batchSize: this.options.batchSize ?? 500,
+      batchSize: this.options.batchSize ?? 250,
       onProgress,
       afterBatch: async () => {
         if (this.stopped) throw new BuildStopped();
         // Refresh the head for the ETA now and then (a cheap read).
-        if (applied % 20_000 < (this.options.batchSize ?? 500)) head = await this.events.headPosition();
+        if (applied % 20_000 < (this.options.batchSize ?? 250)) head = await this.events.headPosition();
         await nextTurn();
       },
     });

@@ -21,6 +21,7 @@ import { ANY, type NewEvent, NO_STREAM } from '../src/ports/event-store';
 import { applyOnce } from '../src/projection/idempotent';
 import type { Projection } from '../src/projection/projection';
 import { ProjectionRunner } from '../src/projection/runner';
+import { replayAllBench } from './replay-all.bench';
 
 type Sync = 'FULL' | 'NORMAL';
 type Row = Record<string, string | number>;
@@ -423,6 +424,10 @@ async function main(): Promise<void> {
       '\nReplay into a projection (embedded document store, applyOnce upserts with $inc): median of 3 rounds, max peak RSS; CPU s counts every thread of the replay process',
     );
     console.table(await replayBench(dir));
+    console.log(
+      '\nReplay of real events (handler-made, copied to 1,000,000) into every projection, analytics included (bench/replay-all.bench.ts)',
+    );
+    console.table(await replayAllBench(dir));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

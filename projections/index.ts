@@ -1,6 +1,7 @@
 // Every read model the service keeps. Add a projection here and it is built, replayed and rebuilt
 // like the others.
 import type { Projection } from '../src/projection/projection';
+import { analyticsProjection } from './analytics/projection';
 import { apiKeysProjection } from './api-keys';
 import { bookingsProjection } from './bookings';
 import { catalogProjection } from './catalog';
@@ -28,5 +29,6 @@ export function allProjections(): Projection[] {
     webhookEndpointsProjection,
     webhookDeliveriesProjection,
     missedCallsProjection,
+    analyticsProjection,
   ];
 }

@@ -35,6 +35,8 @@ export const toUtc = (iso: string) => new Date(iso).toISOString();
 
 export const reservationsProjection: Projection = {
   name: 'reservations',
+  // Versioned (src/projection/versions.ts): a version 2 would be rebuilt beside this one.
+  collections: [RESERVATIONS],
   eventTypes: RESERVATION_EVENT_TYPES,
   async setup(docs) {
     const col = docs.collection(RESERVATIONS);

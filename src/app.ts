@@ -2,6 +2,7 @@
 // end-to-end tests (ephemeral port).
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { applyBootstrap, readBootstrapFile } from './bootstrap';
 import type { Config } from './config';
 import { operatorMeta } from './core/command-meta';
@@ -11,6 +12,7 @@ import { clientErrorHandler } from './http/client-error';
 import { allRoutes } from './http/routes/index';
 import { createApp, type Lifecycle, newLifecycle } from './http/server';
 import { registerModules } from './modules';
+import { VERSIONS_STATUS_FILE } from './projection/versions';
 import { createRuntime, type Runtime, type RuntimeOptions } from './runtime';
 import { startScheduler } from './scheduler';
 import type { PublisherOptions } from './webhooks/publisher';
@@ -89,6 +91,13 @@ export async function startService(
   open();
   // Scaled out, the projector role follows the log live; embedded, projections apply inline.
   const following = config.store !== 'embedded' && config.roles.has('projector') ? followForever(rt) : null;
+  // --- projection versions (src/projection/versions.ts): a newer version in the code is rebuilt in the
+  // background by the process that applies projections (embedded, or the projector role) and takes over
+  // when caught up; API-only processes follow the switch. ---
+  if (config.store === 'embedded') rt.versions.reportTo(join(config.dataDir, VERSIONS_STATUS_FILE));
+  if (config.store === 'embedded' || config.roles.has('projector')) rt.versions.startPendingBuilds();
+  else rt.versions.followSwitches();
+  // --- end projection versions ---
   // --- scheduler role (src/scheduler.ts): time-driven commands; stopped before the stores close. ---
   const scheduler = config.roles.has('scheduler') ? startScheduler(rt) : null;
   // --- end scheduler role ---

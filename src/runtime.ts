@@ -19,6 +19,7 @@ import { upgradeLegacyLog } from './privacy/legacy';
 import { SealingEventStore } from './privacy/sealing-event-store';
 import type { Projection } from './projection/projection';
 import { ProjectionRunner, type RunnerOptions } from './projection/runner';
+import { AliasedDocumentStore, ProjectionVersions } from './projection/versions';
 import { lazySecrets, loadSecretBox, type Secrets } from './secrets';
 
 export interface Runtime extends WriteDeps {
@@ -30,10 +31,13 @@ export interface Runtime extends WriteDeps {
   events: EventStore;
   /** Customers' keys, outside the log: destroying one erases that customer everywhere. */
   keys: KeyStore;
+  /** Read models as queries see them: versioned projections' collections resolve to their active version. */
   docs: DocumentStore;
   projections: ProjectionRunner;
   /** Seals and opens stored secrets (webhook signing secrets) with SECRETS_KEY or DATA_DIR/secrets.key. */
   secrets: Secrets;
+  /** Versioned projections: their active versions, background rebuilds and switches (src/projection/versions.ts). */
+  versions: ProjectionVersions;
   logger: Logger;
   /** One line per request (allow-listed fields only). */
   accessLog: AccessLog;
@@ -94,10 +98,12 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     );
   }
   const events = new SealingEventStore(stored, keys, () => clock.now());
+  const aliased = new AliasedDocumentStore(docs);
+  const versions = new ProjectionVersions(events, docs, aliased, { logger });
   const projections = new ProjectionRunner(
     events,
     docs,
-    options.projections ?? allProjections(),
+    await versions.prepare(options.projections ?? allProjections()),
     options.runner,
   );
   await projections.start();
@@ -113,8 +119,9 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     testClock,
     events,
     keys,
-    docs,
+    docs: aliased,
     projections,
+    versions,
     secrets: lazySecrets(() => loadSecretBox({ secretsKey: config.secretsKey, dataDir: config.dataDir })),
     logger,
     accessLog,
@@ -154,6 +161,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     },
     async close() {
       detector?.close();
+      await versions.stop();
       await projections.stop();
       await events.close();
       await keys.close();

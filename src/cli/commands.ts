@@ -1,8 +1,10 @@
 // Every operator command module. A module adds its commands by exporting a register function listed here.
+import { registerAnalyticsCommands } from './analytics-commands';
 import { registerAuditCommands } from './audit-commands';
 import { registerCustomerCommands } from './customer-commands';
 import { registerCustomerImportCommands } from './customer-import-commands';
 import { registerPlatformCommands } from './platform-commands';
+import { registerProjectionCommands } from './projection-commands';
 import { registerReservationCommands } from './reservation-commands';
 
 let registered = false;
@@ -14,4 +16,6 @@ export function registerAllCliCommands(): void {
   registerCustomerImportCommands();
   registerReservationCommands();
   registerAuditCommands();
+  registerAnalyticsCommands();
+  registerProjectionCommands();
 }

@@ -70,7 +70,9 @@ async function checkEmbedded(ctx: CliContext): Promise<void> {
 
 async function dropAndRebuild(ctx: CliContext, rt: Runtime): Promise<void> {
   await rt.docs.dropAll();
-  const r = await replay(ctx, rt.docs);
+  // The runner writes versioned collections under their own names: the raw store, not the aliased one.
+  const r = await replay(ctx, rt.projections.docs);
+  await rt.versions.writeAll();
   ctx.out(`rebuilt ${r.readModels} read models from ${r.events} events in ${r.seconds.toFixed(1)} s`);
 }
 

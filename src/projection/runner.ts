@@ -9,6 +9,11 @@ import type { Projection } from './projection';
 export interface RunnerOptions {
   batchSize?: number;
   onProgress?: (applied: number, position: bigint) => void;
+  /**
+   * Awaited after each batch of a catch-up is committed. A background rebuild passes a macrotask
+   * yield here, so an embedded catch-up (all of whose awaits are microtasks) lets requests run.
+   */
+  afterBatch?: () => Promise<void>;
 }
 
 export class ProjectionRunner {
@@ -106,6 +111,7 @@ export class ProjectionRunner {
         await this.commit(batchLast);
         this.options.onProgress?.(applied, batchLast);
         inBatch = 0;
+        if (this.options.afterBatch) await this.options.afterBatch();
       }
     }
     if (batchLast !== null) {

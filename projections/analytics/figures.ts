@@ -1,0 +1,284 @@
+// What the analytics read models hold, and the pure bookkeeping both the projection and a
+// from-scratch computation use: a reservation's facts (what it counts as), how one event changes
+// them, and how a day's figures gain or lose one reservation. Schema: docs/analytics.md.
+import type {
+  ReservationSnapshot,
+  ReservationSource,
+  ReservationStatus,
+} from '../../commands/reservations/events';
+import {
+  bucketKey,
+  cancellationRate,
+  countsForLeadTime,
+  type GuestKind,
+  guestKind,
+  histogramQuantile,
+  leadTimeBucket,
+  leadTimeMinutes,
+  noShowRate,
+  type Outcome,
+  outcomeOf,
+  partySizeGroup,
+} from './rules';
+
+/** Version of the documents' schema; a change to it is a new projection version (docs/analytics.md). */
+export const ANALYTICS_SCHEMA_VERSION = 1;
+
+/** What the figures need to know about one reservation, as of the last event applied. */
+export interface ReservationFacts {
+  restaurant_id: string;
+  service_date: string;
+  shift_id: string;
+  status: ReservationStatus;
+  source: ReservationSource;
+  party_size: number;
+  created_at: string;
+  start_at: string;
+  customer_id: string | null;
+  guest: GuestKind;
+}
+
+export interface Tally {
+  reservations: number;
+  covers: number;
+}
+
+/** One document of `analytics_days` (no shift_id) or `analytics_shift_days`. */
+export interface DayFigures {
+  restaurant_id: string;
+  service_date: string;
+  shift_id?: string;
+  schema_version: number;
+  reservations: number;
+  covers: number;
+  by_status: Partial<Record<ReservationStatus, Tally>>;
+  by_outcome: Partial<Record<Outcome, Tally>>;
+  by_source: Partial<Record<ReservationSource, Tally>>;
+  /** Reservations per party-size group ("1" … "10", "11-20", "21+"). */
+  by_party_size: Record<string, number>;
+  /** Reservations by guest kind. */
+  guests: Record<GuestKind, number>;
+  no_show_rate: number | null;
+  cancellation_rate: number | null;
+  lead_time: {
+    /** Reservations counted (every source but WALK_IN). */
+    count: number;
+    /** Bucket lower bound in minutes → reservations. */
+    histogram: Record<string, number>;
+    median_minutes: number | null;
+    p90_minutes: number | null;
+  };
+}
+
+/** The facts of a reservation just created, given how many reservations its customer already had here. */
+export function factsOfCreated(r: ReservationSnapshot, customerReservations: number): ReservationFacts {
+  return {
+    restaurant_id: r.restaurant_id,
+    service_date: r.service_date,
+    shift_id: r.shift_id,
+    status: r.status,
+    source: r.source,
+    party_size: r.party_size,
+    created_at: r.created_at,
+    start_at: r.start_at,
+    customer_id: r.customer_id,
+    guest: r.customer_id ? guestKind(customerReservations) : 'unknown',
+  };
+}
+
+/** The fields of ReservationUpdated.changes the figures follow. */
+const FOLLOWED = ['service_date', 'shift_id', 'status', 'source', 'party_size', 'start_at'] as const;
+
+/**
+ * The facts after ReservationUpdated. `linkedCount` is how many reservations the newly named customer
+ * had before (only read when the update names a customer the reservation did not have).
+ */
+export function factsOfUpdated(
+  f: ReservationFacts,
+  changes: Partial<ReservationSnapshot>,
+  linkedCount: number,
+): ReservationFacts {
+  const next: ReservationFacts = { ...f };
+  for (const k of FOLLOWED)
+    if (changes[k] !== undefined) (next as unknown as Record<string, unknown>)[k] = changes[k];
+  const linked = newlyLinkedCustomer(f, changes);
+  if (linked !== null) {
+    next.customer_id = linked;
+    if (f.guest === 'unknown') next.guest = guestKind(linkedCount);
+  } else if (changes.customer_id === null) next.customer_id = null;
+  return next;
+}
+
+/** The customer an update links the reservation to, when it names one the reservation did not have. */
+export function newlyLinkedCustomer(
+  f: ReservationFacts,
+  changes: Partial<ReservationSnapshot>,
+): string | null {
+  const c = changes.customer_id;
+  return typeof c === 'string' && c !== f.customer_id ? c : null;
+}
+
+export const dayKey = (f: Pick<ReservationFacts, 'restaurant_id' | 'service_date'>) =>
+  `${f.restaurant_id}|${f.service_date}`;
+export const shiftDayKey = (f: Pick<ReservationFacts, 'restaurant_id' | 'service_date' | 'shift_id'>) =>
+  `${f.restaurant_id}|${f.service_date}|${f.shift_id}`;
+
+export function emptyFigures(f: ReservationFacts, withShift: boolean): DayFigures {
+  return {
+    restaurant_id: f.restaurant_id,
+    service_date: f.service_date,
+    ...(withShift ? { shift_id: f.shift_id } : {}),
+    schema_version: ANALYTICS_SCHEMA_VERSION,
+    reservations: 0,
+    covers: 0,
+    by_status: {},
+    by_outcome: {},
+    by_source: {},
+    by_party_size: {},
+    guests: { new: 0, returning: 0, unknown: 0 },
+    no_show_rate: null,
+    cancellation_rate: null,
+    lead_time: { count: 0, histogram: {}, median_minutes: null, p90_minutes: null },
+  };
+}
+
+function bumpTally(map: Record<string, Tally | undefined>, key: string, covers: number, sign: 1 | -1) {
+  const t = map[key] ?? { reservations: 0, covers: 0 };
+  t.reservations += sign;
+  t.covers += sign * covers;
+  if (t.reservations === 0 && t.covers === 0) delete map[key];
+  else map[key] = t;
+}
+
+function bumpCount(map: Record<string, number>, key: string, sign: 1 | -1) {
+  const n = (map[key] ?? 0) + sign;
+  if (n === 0) delete map[key];
+  else map[key] = n;
+}
+
+/**
+ * Adds (sign 1) or removes (sign -1) one reservation to a day's figures, in place, and recomputes
+ * the derived fields (rates, quantiles). Zero entries are removed from the maps, so figures reached
+ * by any order of additions and removals are equal to the figures of the final set.
+ */
+export function addFacts(d: DayFigures, f: ReservationFacts, sign: 1 | -1): DayFigures {
+  const covers = f.party_size;
+  d.reservations += sign;
+  d.covers += sign * covers;
+  bumpTally(d.by_status as Record<string, Tally>, f.status, covers, sign);
+  bumpTally(d.by_outcome as Record<string, Tally>, outcomeOf(f.status), covers, sign);
+  bumpTally(d.by_source as Record<string, Tally>, f.source, covers, sign);
+  bumpCount(d.by_party_size, partySizeGroup(f.party_size), sign);
+  d.guests[f.guest] += sign;
+  if (countsForLeadTime(f.source)) {
+    d.lead_time.count += sign;
+    bumpCount(
+      d.lead_time.histogram,
+      bucketKey(leadTimeBucket(leadTimeMinutes(f.created_at, f.start_at))),
+      sign,
+    );
+  }
+  return derive(d);
+}
+
+/** Recomputes the fields derived from the counts. */
+export function derive(d: DayFigures): DayFigures {
+  const o = d.by_outcome;
+  d.no_show_rate = noShowRate(o.no_show?.reservations ?? 0, o.honoured?.reservations ?? 0);
+  d.cancellation_rate = cancellationRate(o.canceled?.reservations ?? 0, d.reservations);
+  d.lead_time.median_minutes = histogramQuantile(d.lead_time.histogram, 0.5);
+  d.lead_time.p90_minutes = histogramQuantile(d.lead_time.histogram, 0.9);
+  return d;
+}
+
+/** Figures of many days merged into one (the export's per-period or per-day totals across shifts). */
+export function mergeFigures(into: DayFigures, from: DayFigures): DayFigures {
+  into.reservations += from.reservations;
+  into.covers += from.covers;
+  for (const [map, other] of [
+    [into.by_status, from.by_status],
+    [into.by_outcome, from.by_outcome],
+    [into.by_source, from.by_source],
+  ] as [Record<string, Tally>, Record<string, Tally>][])
+    for (const [k, t] of Object.entries(other)) {
+      const cur = map[k] ?? { reservations: 0, covers: 0 };
+      map[k] = { reservations: cur.reservations + t.reservations, covers: cur.covers + t.covers };
+    }
+  for (const [k, n] of Object.entries(from.by_party_size))
+    into.by_party_size[k] = (into.by_party_size[k] ?? 0) + n;
+  for (const k of ['new', 'returning', 'unknown'] as const) into.guests[k] += from.guests[k];
+  into.lead_time.count += from.lead_time.count;
+  for (const [k, n] of Object.entries(from.lead_time.histogram))
+    into.lead_time.histogram[k] = (into.lead_time.histogram[k] ?? 0) + n;
+  return derive(into);
+}
+
+/**
+ * From scratch: folds a log (in order) into every reservation's facts and every customer's count of
+ * reservations, with the same rules the projection applies one event at a time. The reference the
+ * projection is tested against, and what `audit`-style checks can compare with.
+ */
+export function foldFacts(events: Iterable<{ type: string; data: unknown }>): {
+  facts: Map<string, ReservationFacts>;
+  customers: Map<string, number>;
+} {
+  const facts = new Map<string, ReservationFacts>();
+  const customers = new Map<string, number>();
+  const count = (restaurant: string, customer: string) => customers.get(`${restaurant}|${customer}`) ?? 0;
+  const bump = (restaurant: string, customer: string, n: number) =>
+    customers.set(`${restaurant}|${customer}`, count(restaurant, customer) + n);
+  for (const e of events) {
+    const d = e.data as Record<string, unknown>;
+    switch (e.type) {
+      case 'ReservationCreated': {
+        const r = d.reservation as ReservationSnapshot;
+        if (facts.has(r.reservation_id)) break;
+        facts.set(
+          r.reservation_id,
+          factsOfCreated(r, r.customer_id ? count(r.restaurant_id, r.customer_id) : 0),
+        );
+        if (r.customer_id) bump(r.restaurant_id, r.customer_id, 1);
+        break;
+      }
+      case 'ReservationUpdated': {
+        const f = facts.get(d.reservation_id as string);
+        if (!f) break;
+        const changes = d.changes as Partial<ReservationSnapshot>;
+        const linked = newlyLinkedCustomer(f, changes);
+        facts.set(
+          d.reservation_id as string,
+          factsOfUpdated(f, changes, linked ? count(f.restaurant_id, linked) : 0),
+        );
+        if (linked) bump(f.restaurant_id, linked, 1);
+        break;
+      }
+      case 'ReservationStatusChanged': {
+        const f = facts.get(d.reservation_id as string);
+        if (f) facts.set(d.reservation_id as string, { ...f, status: d.to as ReservationStatus });
+        break;
+      }
+      case 'CustomerMerged': {
+        const restaurant = d.restaurant_id as string;
+        bump(restaurant, d.customer_id as string, count(restaurant, d.merged_customer_id as string));
+        break;
+      }
+    }
+  }
+  return { facts, customers };
+}
+
+/** From scratch: the figures of every day (and shift and day) holding at least one reservation. */
+export function figuresOf(facts: Iterable<ReservationFacts>): {
+  days: Map<string, DayFigures>;
+  shiftDays: Map<string, DayFigures>;
+} {
+  const days = new Map<string, DayFigures>();
+  const shiftDays = new Map<string, DayFigures>();
+  for (const f of facts) {
+    const day = days.get(dayKey(f)) ?? emptyFigures(f, false);
+    days.set(dayKey(f), addFacts(day, f, 1));
+    const sd = shiftDays.get(shiftDayKey(f)) ?? emptyFigures(f, true);
+    shiftDays.set(shiftDayKey(f), addFacts(sd, f, 1));
+  }
+  return { days, shiftDays };
+}

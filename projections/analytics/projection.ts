@@ -1,0 +1,163 @@
+// The `analytics` projection (version 1): per restaurant and service day, and per shift and day,
+// reservations and covers by status, outcome, source and party size, no-show and cancellation rates,
+// booking lead time (histogram, median, p90) and new vs returning guests. Written for BI tools to
+// read directly (docs/analytics.md is the schema); queries/analytics.ts reads it for the CLI export.
+//
+// Every event is applied idempotently: each document keeps `_pos` (the last event applied to it) and
+// is skipped when it has already seen the event; a reservation's facts are written last, so an event
+// redelivered after a crash part-way redoes exactly the documents it had not reached.
+import type { ReservationSnapshot, ReservationStatus } from '../../commands/reservations/events';
+import type { Collection, Doc, DocumentStore } from '../../src/ports/document-store';
+import { positionToString, type RecordedEvent } from '../../src/ports/event-store';
+import type { Projection } from '../../src/projection/projection';
+import {
+  addFacts,
+  type DayFigures,
+  dayKey,
+  emptyFigures,
+  factsOfCreated,
+  factsOfUpdated,
+  newlyLinkedCustomer,
+  type ReservationFacts,
+  shiftDayKey,
+} from './figures';
+
+/** Logical collection names (version 1 uses them as they are; see src/projection/versions.ts). */
+export const ANALYTICS_DAYS = 'analytics_days';
+export const ANALYTICS_SHIFT_DAYS = 'analytics_shift_days';
+export const ANALYTICS_RESERVATIONS = 'analytics_reservations';
+export const ANALYTICS_GUESTS = 'analytics_guests';
+
+export type FiguresDoc = DayFigures & Doc & { _pos: string };
+export type FactsDoc = ReservationFacts & Doc & { _pos: string };
+export type GuestDoc = Doc & {
+  restaurant_id: string;
+  customer_id: string;
+  reservations: number;
+  _pos: string;
+};
+
+const guestId = (restaurant: string, customer: string) => `${restaurant}|${customer}`;
+
+/**
+ * How many reservations the customer had before this event, and counts this event's one (once).
+ * A guest document already stamped with this position was counted by this event before a crash.
+ */
+async function countGuest(
+  docs: DocumentStore,
+  restaurant: string,
+  customer: string,
+  pos: string,
+): Promise<number> {
+  const col = docs.collection<GuestDoc>(ANALYTICS_GUESTS);
+  const id = guestId(restaurant, customer);
+  const g = await col.findOne({ _id: id });
+  if (g && g._pos >= pos) return g.reservations - 1;
+  const before = g?.reservations ?? 0;
+  await col.replaceOne(
+    { _id: id },
+    { _id: id, restaurant_id: restaurant, customer_id: customer, reservations: before + 1, _pos: pos },
+    { upsert: true },
+  );
+  return before;
+}
+
+/** Moves one reservation's contribution in one figures collection: out of `before`'s document, into `after`'s. */
+async function moveFigures(
+  col: Collection<FiguresDoc>,
+  key: (f: ReservationFacts) => string,
+  withShift: boolean,
+  before: ReservationFacts | null,
+  after: ReservationFacts,
+  pos: string,
+): Promise<void> {
+  const from = before ? key(before) : null;
+  const to = key(after);
+  const ids = from !== null && from !== to ? [from, to] : [to];
+  for (const id of ids) {
+    const current = await col.findOne({ _id: id });
+    if (current && current._pos >= pos) continue; // this event already reached it
+    const { _id, _pos, ...rest } =
+      current ?? ({ _id: id, _pos: '', ...emptyFigures(after, withShift) } as FiguresDoc);
+    const figures = rest as DayFigures;
+    if (before && key(before) === id) addFacts(figures, before, -1);
+    if (key(after) === id) addFacts(figures, after, 1);
+    await col.replaceOne({ _id: id }, { ...figures, _id: id, _pos: pos } as FiguresDoc, { upsert: true });
+  }
+}
+
+async function applyReservationEvent(event: RecordedEvent, docs: DocumentStore): Promise<void> {
+  const d = event.data as Record<string, unknown>;
+  const id = d.reservation_id as string;
+  const pos = positionToString(event.position);
+  const factsCol = docs.collection<FactsDoc>(ANALYTICS_RESERVATIONS);
+  const stored = await factsCol.findOne({ _id: id });
+  if (stored && stored._pos >= pos) return; // redelivered
+  let before: ReservationFacts | null = null;
+  if (stored) {
+    const { _id, _pos, ...facts } = stored;
+    before = facts as ReservationFacts;
+  }
+  let after: ReservationFacts;
+  if (event.type === 'ReservationCreated') {
+    if (before) return; // a second creation of one id changes nothing (the fold ignores it too)
+    const r = d.reservation as ReservationSnapshot;
+    const earlier = r.customer_id ? await countGuest(docs, r.restaurant_id, r.customer_id, pos) : 0;
+    after = factsOfCreated(r, earlier);
+  } else if (!before) {
+    return; // nothing known about this reservation
+  } else if (event.type === 'ReservationUpdated') {
+    const changes = d.changes as Partial<ReservationSnapshot>;
+    const linked = newlyLinkedCustomer(before, changes);
+    const earlier = linked ? await countGuest(docs, before.restaurant_id, linked, pos) : 0;
+    after = factsOfUpdated(before, changes, earlier);
+  } else {
+    after = { ...before, status: d.to as ReservationStatus };
+  }
+  await moveFigures(docs.collection<FiguresDoc>(ANALYTICS_DAYS), dayKey, false, before, after, pos);
+  await moveFigures(docs.collection<FiguresDoc>(ANALYTICS_SHIFT_DAYS), shiftDayKey, true, before, after, pos);
+  await factsCol.replaceOne({ _id: id }, { ...after, _id: id, _pos: pos } as FactsDoc, { upsert: true });
+}
+
+/** A merge folds the absorbed customer's reservations into the survivor's count (returning guests). */
+async function applyMerge(event: RecordedEvent, docs: DocumentStore): Promise<void> {
+  const d = event.data as { restaurant_id: string; customer_id: string; merged_customer_id: string };
+  const pos = positionToString(event.position);
+  const col = docs.collection<GuestDoc>(ANALYTICS_GUESTS);
+  const id = guestId(d.restaurant_id, d.customer_id);
+  const survivor = await col.findOne({ _id: id });
+  if (survivor && survivor._pos >= pos) return;
+  const absorbed = await col.findOne({ _id: guestId(d.restaurant_id, d.merged_customer_id) });
+  const n = absorbed?.reservations ?? 0;
+  await col.replaceOne(
+    { _id: id },
+    {
+      _id: id,
+      restaurant_id: d.restaurant_id,
+      customer_id: d.customer_id,
+      reservations: (survivor?.reservations ?? 0) + n,
+      _pos: pos,
+    },
+    { upsert: true },
+  );
+}
+
+export const analyticsProjection: Projection = {
+  name: 'analytics',
+  version: 1,
+  collections: [ANALYTICS_DAYS, ANALYTICS_SHIFT_DAYS, ANALYTICS_RESERVATIONS, ANALYTICS_GUESTS],
+  eventTypes: ['ReservationCreated', 'ReservationUpdated', 'ReservationStatusChanged', 'CustomerMerged'],
+  async setup(docs) {
+    for (const name of [ANALYTICS_DAYS, ANALYTICS_SHIFT_DAYS])
+      await docs
+        .collection(name)
+        .createIndex({ keys: { restaurant_id: 1, service_date: 1 }, name: 'restaurant_service_date' });
+    await docs
+      .collection(ANALYTICS_RESERVATIONS)
+      .createIndex({ keys: { restaurant_id: 1, service_date: 1 }, name: 'restaurant_service_date' });
+  },
+  async apply(event, docs) {
+    if (event.type === 'CustomerMerged') await applyMerge(event, docs);
+    else await applyReservationEvent(event, docs);
+  },
+};

@@ -1,0 +1,99 @@
+// `projections status`: every projection's checkpoint against the head of the log, which version of
+// each versioned projection serves, and the progress of a background rebuild (events/s, ETA).
+// Scaled out it reads what the projector records in MongoDB; embedded, the read models live in the
+// server's memory, so it reads the status file the server keeps in DATA_DIR.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  PROJECTION_VERSIONS,
+  type ProjectionStatus,
+  VERSIONS_STATUS_FILE,
+  type VersionDoc,
+} from '../projection/versions';
+import { boolFlag, type CliContext, registerCliCommand, rejectUnknownFlags } from './registry';
+
+function describeBuild(p: ProjectionStatus, now: number): string {
+  const b = p.building;
+  if (!b) return 'serving';
+  const head = b.head === null ? null : BigInt(b.head);
+  const pos = BigInt(b.position);
+  const pct = head && head > 0n ? `${Math.min(100, Number((pos * 1000n) / head) / 10)}%` : '?';
+  const age = Math.round((now - Date.parse(b.updated_at)) / 1000);
+  const eta = b.eta_s === null ? 'ETA unknown' : `ETA ${b.eta_s} s`;
+  return `rebuilding v${b.version}: ${pct} (position ${b.position} of ${b.head ?? '?'}, ${b.events.toLocaleString('en')} events), ${b.events_per_s.toLocaleString('en')} events/s, ${eta} (reported ${age} s ago)`;
+}
+
+async function run(ctx: CliContext): Promise<void> {
+  rejectUnknownFlags(ctx, ['json']);
+  const json = boolFlag(ctx, 'json') === true;
+  const { rt } = ctx;
+  const now = Date.now();
+  let versioned: ProjectionStatus[];
+  let source: string;
+  if (rt.config.store === 'embedded') {
+    const file = join(rt.config.dataDir, VERSIONS_STATUS_FILE);
+    if (existsSync(file)) {
+      const report = JSON.parse(readFileSync(file, 'utf8')) as {
+        written_at: string;
+        pid: number;
+        projections: ProjectionStatus[];
+      };
+      versioned = report.projections;
+      source = `as reported by the server (pid ${report.pid}) at ${report.written_at}; this process's own replay is below`;
+    } else {
+      versioned = rt.versions.status();
+      source = 'no server has reported in this DATA_DIR: the versions this code would run';
+    }
+  } else {
+    const docs = await rt.projections.docs
+      .collection<VersionDoc>(PROJECTION_VERSIONS)
+      .find({}, { sort: { _id: 1 } });
+    versioned = docs.map((d) => ({
+      name: d._id,
+      active: d.active,
+      versions: rt.versions.status().find((s) => s.name === d._id)?.versions ?? [d.active],
+      collections: d.collections,
+      switched_at: d.switched_at,
+      building: d.building,
+    }));
+    source = 'as recorded in MongoDB by the projector';
+  }
+  const head = await rt.events.headPosition();
+  const rows = [];
+  for (const p of rt.projections.projections) {
+    const checkpoint = await rt.projections.docs.getCheckpoint(p.name);
+    const v = versioned.find((s) => s.name === p.name);
+    rows.push({
+      projection: p.name,
+      checkpoint: checkpoint?.toString() ?? null,
+      head: head?.toString() ?? null,
+      active_version: v?.active ?? null,
+      versions_in_code: v?.versions ?? null,
+      collections: v?.collections ?? null,
+      switched_at: v?.switched_at ?? null,
+      building: v?.building ?? null,
+      state: v ? describeBuild(v, now) : 'serving (not versioned)',
+    });
+  }
+  if (json) {
+    for (const r of rows) ctx.out(JSON.stringify(r));
+    return;
+  }
+  ctx.out(`versions ${source}`);
+  for (const v of versioned)
+    ctx.out(
+      `  ${v.name.padEnd(20)} v${v.active} active (versions in code: ${v.versions.join(', ')})  ${describeBuild(v, now)}`,
+    );
+  ctx.out(`checkpoints (head of the log: ${head ?? 'empty'})`);
+  for (const r of rows) ctx.out(`  ${r.projection.padEnd(20)} ${String(r.checkpoint ?? '-').padStart(12)}`);
+}
+
+export function registerProjectionCommands(): void {
+  registerCliCommand({
+    name: 'projections status',
+    summary:
+      'Checkpoints, active versions and background rebuilds (progress, events/s, ETA) of the read models',
+    usage: '[--json]',
+    run,
+  });
+}

@@ -1,0 +1,207 @@
+// The analytics projection, applied one event at a time (with redeliveries and crashes part-way
+// through an event), equals the figures computed from scratch over the same log.
+import fc from 'fast-check';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import {
+  emptyFigures,
+  figuresOf,
+  foldFacts,
+  type ReservationFacts,
+} from '../../projections/analytics/figures';
+import {
+  ANALYTICS_DAYS,
+  ANALYTICS_GUESTS,
+  ANALYTICS_SHIFT_DAYS,
+  analyticsProjection,
+} from '../../projections/analytics/projection';
+import { EmbeddedDocumentStore } from '../../src/adapters/document-store/embedded';
+import type { DocumentStore } from '../../src/ports/document-store';
+import type { RecordedEvent } from '../../src/ports/event-store';
+import { analyticsLog, recorded } from '../helpers/analytics-events';
+
+class Crash extends Error {}
+
+/** A document store whose writes fail once `budget` writes have been made (a crash mid-event). */
+function crashing(inner: DocumentStore, budget: { left: number }): DocumentStore {
+  const guard = () => {
+    if (budget.left-- <= 0) throw new Crash('crash');
+  };
+  return {
+    ...inner,
+    kind: inner.kind,
+    collection(name) {
+      const c = inner.collection(name);
+      return new Proxy(c, {
+        get(target, prop, receiver) {
+          const v = Reflect.get(target, prop, receiver);
+          if (typeof v !== 'function') return v;
+          if (['replaceOne', 'updateOne', 'insertOne', 'updateMany', 'deleteOne'].includes(String(prop)))
+            return (...args: unknown[]) => {
+              guard();
+              return v.apply(target, args);
+            };
+          return v.bind(target);
+        },
+      }) as typeof c;
+    },
+  } as DocumentStore;
+}
+
+const strip = <T extends { _id: string }>(docs: T[]) =>
+  new Map(
+    docs.map((d) => {
+      const { _id, _pos, ...rest } = d as T & { _pos?: string };
+      return [_id, rest];
+    }),
+  );
+
+async function compare(docs: DocumentStore, events: RecordedEvent[]) {
+  const expected = figuresOf(foldFacts(events).facts.values());
+  for (const [name, want] of [
+    [ANALYTICS_DAYS, expected.days],
+    [ANALYTICS_SHIFT_DAYS, expected.shiftDays],
+  ] as const) {
+    const got = strip(await docs.collection(name).find({}));
+    for (const [id, figures] of got) {
+      if (want.has(id)) assert.equal(figures, want.get(id), `${name} ${id}`);
+      else {
+        // Every reservation moved away: an empty day, not stale figures.
+        const f = figures as { restaurant_id: string; service_date: string; shift_id?: string };
+        const empty = emptyFigures(f as ReservationFacts, name === ANALYTICS_SHIFT_DAYS);
+        assert.equal(figures, empty, `${name} ${id} should be empty`);
+      }
+    }
+    for (const id of want.keys()) assert.ok(got.has(id), `${name} ${id} missing`);
+  }
+  const { customers } = foldFacts(events);
+  for (const g of await docs.collection(ANALYTICS_GUESTS).find({}))
+    assert.is(g.reservations, customers.get(g._id) ?? 0, `guest ${g._id}`);
+}
+
+test('applied once each, in order: equals the from-scratch figures', async () => {
+  await fc.assert(
+    fc.asyncProperty(analyticsLog, async (log) => {
+      const events = recorded(log);
+      const docs = new EmbeddedDocumentStore();
+      await analyticsProjection.setup?.(docs);
+      for (const e of events) await analyticsProjection.apply(e, docs);
+      await compare(docs, events);
+    }),
+    { numRuns: 300 },
+  );
+});
+
+test('at least once, with crashes part-way through an event and redelivery from an earlier point: still equal', async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      analyticsLog,
+      fc.array(fc.tuple(fc.nat(40), fc.nat(6), fc.nat(10)), { maxLength: 4 }),
+      async (log, crashes) => {
+        const events = recorded(log);
+        const inner = new EmbeddedDocumentStore();
+        const budget = { left: Number.POSITIVE_INFINITY };
+        const docs = crashing(inner, budget);
+        let next = 0;
+        let checkpoint = 0; // events before this index are known applied
+        const pending = [...crashes];
+        while (next < events.length) {
+          const plan = pending[0];
+          if (plan && plan[0] % (events.length + 1) === next) {
+            pending.shift();
+            budget.left = plan[1];
+          }
+          try {
+            await analyticsProjection.apply(events[next] as RecordedEvent, docs);
+            next++;
+          } catch (err) {
+            if (!(err instanceof Crash)) throw err;
+            budget.left = Number.POSITIVE_INFINITY;
+            // Redeliver from a checkpoint at or before the failed event.
+            next = Math.max(0, Math.min(next, checkpoint + ((plan?.[2] ?? 0) % (next - checkpoint + 1))));
+            checkpoint = next;
+          }
+          if (next % 5 === 0) checkpoint = next;
+        }
+        // A final redelivery of the whole log changes nothing.
+        for (const e of events) await analyticsProjection.apply(e, inner);
+        await compare(inner, events);
+      },
+    ),
+    { numRuns: 300 },
+  );
+});
+
+test('a move between days and shifts, a status change and a customer merge move the counts', async () => {
+  const events = recorded([
+    {
+      type: 'ReservationCreated',
+      data: {
+        reservation_id: 'r1',
+        restaurant_id: 'rest_a',
+        reservation: {
+          reservation_id: 'r1',
+          restaurant_id: 'rest_a',
+          service_date: '2026-06-01',
+          shift_id: 'lunch',
+          start_at: '2026-06-01T12:00:00+02:00',
+          created_at: '2026-05-31T10:00:00Z',
+          party_size: 2,
+          status: 'CONFIRMED',
+          source: 'WEBSITE',
+          customer_id: 'cus_2',
+        },
+      },
+    },
+    {
+      type: 'CustomerMerged',
+      data: { restaurant_id: 'rest_a', customer_id: 'cus_1', merged_customer_id: 'cus_2' },
+    },
+    {
+      type: 'ReservationUpdated',
+      data: {
+        reservation_id: 'r1',
+        changes: { service_date: '2026-06-02', shift_id: 'dinner', start_at: '2026-06-02T20:00:00+02:00' },
+      },
+    },
+    { type: 'ReservationStatusChanged', data: { reservation_id: 'r1', to: 'NO_SHOW' } },
+    {
+      type: 'ReservationCreated',
+      data: {
+        reservation_id: 'r2',
+        restaurant_id: 'rest_a',
+        reservation: {
+          reservation_id: 'r2',
+          restaurant_id: 'rest_a',
+          service_date: '2026-06-02',
+          shift_id: 'dinner',
+          start_at: '2026-06-02T20:00:00+02:00',
+          created_at: '2026-06-02T10:00:00Z',
+          party_size: 3,
+          status: 'CONFIRMED',
+          source: 'PHONE',
+          customer_id: 'cus_1',
+        },
+      },
+    },
+  ]);
+  const docs = new EmbeddedDocumentStore();
+  for (const e of events) await analyticsProjection.apply(e, docs);
+  const days = docs.collection(ANALYTICS_DAYS);
+  const first = await days.findOne({ _id: 'rest_a|2026-06-01' });
+  assert.is(first?.reservations, 0, 'moved away');
+  const second = await days.findOne({ _id: 'rest_a|2026-06-02' });
+  assert.is(second?.reservations, 2);
+  assert.is(second?.covers, 5);
+  assert.equal(second?.by_status, {
+    NO_SHOW: { reservations: 1, covers: 2 },
+    CONFIRMED: { reservations: 1, covers: 3 },
+  });
+  assert.is(second?.no_show_rate, 1);
+  assert.equal(second?.guests, { new: 1, returning: 1, unknown: 0 }, 'cus_1 inherits cus_2’s booking');
+  const shift = await docs.collection(ANALYTICS_SHIFT_DAYS).findOne({ _id: 'rest_a|2026-06-02|dinner' });
+  assert.is(shift?.reservations, 2);
+  await compare(docs, events);
+});
+
+test.run();

@@ -6,6 +6,8 @@ for (const [name, file, fn] of [
   ['availability', './availability.bench', 'availabilityBench'],
   ['customers', './customers.bench', 'customersBench'],
   ['reservations', './reservations.bench', 'reservationsBench'],
+  // 100,000-row customer CSV import inside the server while GET /reservations is served (3 runs).
+  ['import', './customer-import.bench', 'importBench'],
   // Fills a store with 100,450 reservations first (about a minute), then creates for a minute more.
   ['full-store', './full-store.bench', 'fullStoreBench'],
 ] as const) {

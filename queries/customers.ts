@@ -30,6 +30,9 @@ export async function getCustomer(
 
 export type MatchKey = 'external_id' | 'phone' | 'email';
 
+/** POST /customers (and a CSV import) match on these keys, in this order (spec §4). */
+export const CUSTOMER_MATCH_ORDER: readonly MatchKey[] = ['external_id', 'phone', 'email'];
+
 export interface MatchInput {
   external_id?: string | null;
   phone_number?: string | null;

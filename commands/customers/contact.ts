@@ -11,8 +11,23 @@ export interface NormalizedPhone {
   country_code: string | null;
 }
 
-function readable(raw: string, country?: CountryCode) {
+// The last numbers read, by spelling and country: one write reads its number several times (its
+// check, its stored form, its matching key), and a CSV import does so for every row. Parsed numbers
+// are never modified by their readers. Bounded: the oldest entries go first.
+const PARSED_MAX = 4096;
+const parsedCache = new Map<string, ReturnType<typeof parsePhoneNumberFromString>>();
+function parse(raw: string, country: CountryCode | undefined) {
+  const key = `${country ?? ''}|${raw}`;
+  const hit = parsedCache.get(key);
+  if (hit !== undefined || parsedCache.has(key)) return hit;
   const parsed = parsePhoneNumberFromString(raw, country ? { defaultCountry: country } : undefined);
+  if (parsedCache.size >= PARSED_MAX) parsedCache.delete(parsedCache.keys().next().value as string);
+  parsedCache.set(key, parsed);
+  return parsed;
+}
+
+function readable(raw: string, country?: CountryCode) {
+  const parsed = parse(raw, country);
   // "Possible" (right length for the country) rather than "valid" (a known range): a number in a
   // range newer than our metadata is still a number, and must match its other spellings. A number
   // with an extension has no E.164 form; it is kept as given.
@@ -39,8 +54,7 @@ export const PHONE_REFUSED =
  */
 export function isPossiblePhone(raw: string, restaurantCountry: string | null): boolean {
   if (!PHONE_TEXT.test(raw.trim())) return false;
-  const parsed = parsePhoneNumberFromString(raw, { defaultCountry: countryOf(restaurantCountry) });
-  return parsed?.isPossible() === true;
+  return parse(raw, countryOf(restaurantCountry))?.isPossible() === true;
 }
 
 /** Reads a phone number; a national spelling is read with the restaurant's country. */

@@ -1,5 +1,7 @@
 // Customer events (stream `customer-<id>`). Every event carries restaurant_id and customer_id, and
 // enough for a read model (or the webhook publisher) to update without loading anything else.
+import { publishesWebhook } from '../../src/core/no-webhook';
+import type { EventMetadata } from '../../src/ports/event-store';
 
 export const LANGS = ['FR', 'EN', 'IT', 'ES', 'DE', 'PT'] as const;
 export type Lang = (typeof LANGS)[number];
@@ -96,10 +98,17 @@ export const CUSTOMER_EVENT_TYPES: readonly CustomerEventType[] = [
  * The v1 webhook type (spec §6) an event is published as, or null, for the webhook publisher. Drafts
  * are invisible to partners: nothing about them is published, flagging a visible customer as a draft
  * reads as a deletion and publishing a draft as a creation. The absorbed side of a merge is announced
- * by the surviving side's customer.merged. Other events of a customer that is a draft when they
+ * by the surviving side's customer.merged. An event marked `metadata.no_webhook` (a CSV import) is
+ * never published. Other events of a customer that is a draft when they
  * happen are not published either: that needs the customer's state, so the publisher checks it.
  */
-export function webhookTypeOf(event: { type: string; data: unknown }): string | null {
+export function webhookTypeOf(event: {
+  type: string;
+  data: unknown;
+  metadata?: EventMetadata | null;
+}): string | null {
+  // Marked "publish no webhook" (a CSV import, src/core/no-webhook.ts): nothing, whatever the type.
+  if (!publishesWebhook(event)) return null;
   switch (event.type as CustomerEventType) {
     case 'CustomerCreated':
       return (event.data as { draft?: boolean }).draft ? null : 'customer.created';

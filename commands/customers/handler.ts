@@ -7,6 +7,7 @@ import { newId } from '../../src/core/ids';
 import type { WriteDeps } from '../../src/core/write-deps';
 import { type NewEvent, NO_STREAM, type RecordedEvent } from '../../src/ports/event-store';
 import type { ProfileInput } from './bounds';
+import type { CustomFieldDefinition } from './custom-fields';
 import {
   decideAddOptOut,
   decideBlacklist,
@@ -30,6 +31,11 @@ export interface CustomerRestaurant {
   country_code: string | null;
   /** Inline reservation customers: match (true) or always create (false), spec §4. */
   customer_matching: boolean;
+  /**
+   * The restaurant's custom field definitions when the caller already loaded them from the catalog's
+   * write side (a CSV import loads them once per batch); otherwise each command loads them.
+   */
+  customer_fields?: readonly CustomFieldDefinition[];
 }
 
 export type CustomerOutcome = CommandOutcome<CustomerState>;
@@ -59,7 +65,9 @@ export async function writeContext(
   return {
     restaurantId: restaurant._id,
     country: restaurant.country_code,
-    definitions: needed ? await loadCustomFieldDefinitions(deps, restaurant._id) : [],
+    definitions: needed
+      ? (restaurant.customer_fields ?? (await loadCustomFieldDefinitions(deps, restaurant._id)))
+      : [],
   };
 }
 
@@ -68,6 +76,12 @@ export interface CreateOptions {
   customerId?: string;
   draft?: boolean;
   origin?: CustomerOrigin;
+  /**
+   * With `customerId`: the CustomerCreated event's id, deterministic for a caller that may repeat the
+   * create after a crash (a CSV import). The stream is then not read first: the append expects no
+   * stream, and a repeat of the same append is answered as the original (the store deduplicates ids).
+   */
+  eventId?: string;
 }
 
 export async function createCustomer(
@@ -79,7 +93,7 @@ export async function createCustomer(
 ): Promise<CustomerOutcome & { customerId: string }> {
   const ctx = await writeContext(deps, restaurant, input);
   const flags = { draft: options.draft ?? false, origin: options.origin ?? 'API' };
-  if (options.customerId !== undefined) {
+  if (options.customerId !== undefined && options.eventId === undefined) {
     const customerId = options.customerId;
     const outcome = await run(deps, customerId, meta, (s, at) =>
       decideCreate(s, customerId, input, ctx, flags, at),
@@ -88,10 +102,11 @@ export async function createCustomer(
   }
   // A fresh random id has no stream to read: decide on the empty state and append expecting none
   // (the store still refuses if one exists). It spares a read on the hottest write of the module.
-  const customerId = newId('cus');
+  const customerId = options.customerId ?? newId('cus');
   const at = deps.clock.now().toISOString();
   const events = decideCreate(initialCustomer, customerId, input, ctx, flags, at).map((e) => ({
     ...e,
+    ...(options.eventId === undefined ? {} : { id: options.eventId }),
     metadata: { ...meta, ...e.metadata },
   }));
   const { position } = await deps.events.append(customerStream(customerId), events, NO_STREAM);

@@ -1,5 +1,6 @@
 // Every operator command module. A module adds its commands by exporting a register function listed here.
 import { registerCustomerCommands } from './customer-commands';
+import { registerCustomerImportCommands } from './customer-import-commands';
 import { registerPlatformCommands } from './platform-commands';
 import { registerReservationCommands } from './reservation-commands';
 
@@ -9,5 +10,6 @@ export function registerAllCliCommands(): void {
   registered = true;
   registerPlatformCommands();
   registerCustomerCommands();
+  registerCustomerImportCommands();
   registerReservationCommands();
 }

@@ -4,7 +4,7 @@ import { customerCursorKey } from '../../../commands/customers/cursor-key';
 import { type CustomerRestaurant, createCustomer, updateCustomer } from '../../../commands/customers/handler';
 import { presentCustomer } from '../../../queries/customer-presenter';
 import { readFeed } from '../../../queries/customer-sync';
-import { findMatch, getCustomer } from '../../../queries/customers';
+import { CUSTOMER_MATCH_ORDER, findMatch, getCustomer } from '../../../queries/customers';
 import type { CommandMeta } from '../../core/command-meta';
 import { type AnyRoute, type AuthContext, defineRoute, scopes } from '../route';
 import { customerExamples, customerRequestExamples } from './customer-examples';
@@ -119,9 +119,7 @@ export const customerRoutes: AnyRoute[] = [
       const restaurant = restaurantOf(auth);
       const { on_match: onMatch = 'return_existing', ...fields } = body;
       const match =
-        onMatch === 'create_new'
-          ? null
-          : await findMatch(rt.docs, restaurant, fields, ['external_id', 'phone', 'email']);
+        onMatch === 'create_new' ? null : await findMatch(rt.docs, restaurant, fields, CUSTOMER_MATCH_ORDER);
       if (match && onMatch === 'return_existing')
         return { status: 200, body: { data: presentCustomer(match.doc), result: 'matched' } };
       if (match) {

@@ -1,0 +1,130 @@
+// The customer CSV import (issue 15 item 4): 100,000 rows imported inside the running server (as the
+// dashboard will), and the API's p99 on GET /reservations at a fixed rate (autocannon on loopback)
+// before and during the import. Goals: ≥ 5,000 rows/s; p99 during at most twice p99 before.
+// A fresh server per run; medians over BENCH_RUNS runs (default 3).
+// Run: npm run bench -- import   (or npm run bench:import)
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { cpuSeconds, fmt, type LoadResult, load, serve, table, writeJson } from './harness';
+import { importCsv } from './import-file';
+import { benchBootstrap, createBody } from './reservations.bench';
+
+const ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 100_000);
+const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+const RATE = Number(process.env.BENCH_IMPORT_RATE ?? 200);
+const RESERVATIONS = 300;
+const TOKEN = 'couvert_pk_bench_res_000000000000000000000001';
+
+interface Run {
+  seconds: number;
+  rowsPerSecond: number;
+  importCpu: number;
+  loopDelay: { p50: number; p99: number; max: number };
+  before: LoadResult;
+  during: LoadResult;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const mid = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+
+async function once(csvFile: string): Promise<Run> {
+  const dir = mkdtempSync(join(tmpdir(), 'couvert-bench-import-'));
+  const boot = benchBootstrap();
+  (boot.restaurants[0] as Record<string, unknown>).customer_fields = [
+    { id: 'cf_vip', name: 'VIP level', type: 'SELECT', options: ['gold', 'silver'] },
+  ];
+  const file = writeJson(dir, 'bootstrap.json', boot);
+  const api = await serve(
+    {
+      DATA_DIR: dir,
+      BOOTSTRAP_FILE: file,
+      RATE_LIMIT_PER_MINUTE: '10000000',
+      ROLES: 'api,projector',
+      IMPORT_FILE: csvFile,
+      IMPORT_RESTAURANT: 'rest_bench',
+    },
+    'bench/import-server.ts',
+  );
+  try {
+    const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
+    for (let n = 0; n < RESERVATIONS; n++) {
+      const r = await fetch(`${api.url}/api/partner/v1/reservations`, {
+        method: 'POST',
+        headers,
+        body: createBody(n),
+      });
+      if (r.status !== 201) throw new Error(`seeding reservation ${n}: ${r.status} ${await r.text()}`);
+    }
+    const reads = (label: string, duration: number) =>
+      load(label, {
+        url: `${api.url}/api/partner/v1/reservations?per_page=25&page=3`,
+        headers,
+        overallRate: RATE,
+        connections: 10,
+        duration,
+      });
+    await reads('warm', 3);
+    const before = await reads('before', 8);
+    const cpu0 = cpuSeconds(api.child.pid);
+    api.child.kill('SIGUSR2');
+    const during = await reads('during', 8);
+    const resultFile = join(dir, 'import-result.json');
+    for (let waited = 0; !existsSync(resultFile); waited += 200) {
+      if (waited > 600_000) throw new Error('the import did not finish in 10 minutes');
+      await sleep(200);
+    }
+    const result = JSON.parse(readFileSync(resultFile, 'utf8'));
+    if (result.error) throw new Error(`import failed: ${result.error}`);
+    if (result.counts.created !== ROWS) throw new Error(`import created ${result.counts.created} of ${ROWS}`);
+    const cpu1 = cpuSeconds(api.child.pid);
+    return {
+      seconds: result.seconds,
+      rowsPerSecond: ROWS / result.seconds,
+      loopDelay: result.loop_delay_ms,
+      importCpu: result.cpu_seconds ?? (cpu0 !== null && cpu1 !== null ? cpu1 - cpu0 : Number.NaN),
+      before,
+      during,
+    };
+  } finally {
+    await api.stop();
+  }
+}
+
+export async function importBench(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'couvert-bench-import-file-'));
+  const csvFile = join(dir, 'customers.csv');
+  writeFileSync(csvFile, importCsv(ROWS));
+  const runs: Run[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const r = await once(csvFile);
+    runs.push(r);
+    console.log(
+      `run ${i + 1}: ${ROWS} rows in ${fmt(r.seconds, 2)} s (${Math.round(r.rowsPerSecond)} rows/s, server CPU ${fmt(r.importCpu, 1)} s); event loop held p99 ${fmt(r.loopDelay.p99)} / max ${fmt(r.loopDelay.max)} ms; GET /reservations p99 ${r.before.p99} → ${r.during.p99} ms`,
+    );
+  }
+  table(
+    `customer import, ${ROWS} rows, inside the server; GET /reservations at ${RATE}/s (medians of ${RUNS} runs)`,
+    [
+      {
+        'import s': fmt(mid(runs.map((r) => r.seconds)), 2),
+        'rows/s': Math.round(mid(runs.map((r) => r.rowsPerSecond))),
+        'server CPU µs/row': Math.round((mid(runs.map((r) => r.importCpu)) / ROWS) * 1e6),
+        'loop held p99 ms': fmt(mid(runs.map((r) => r.loopDelay.p99))),
+        'p99 before ms': mid(runs.map((r) => r.before.p99)),
+        'p99 during ms': mid(runs.map((r) => r.during.p99)),
+        'p99 ratio': fmt(mid(runs.map((r) => r.during.p99 / Math.max(1, r.before.p99))), 2),
+        'errors/non-2xx': runs.reduce(
+          (n, r) => n + r.before.errors + r.during.errors + r.before.non2xx + r.during.non2xx,
+          0,
+        ),
+      },
+    ],
+  );
+  console.log(
+    'goals: ≥ 5,000 rows/s; p99 during ≤ 2 × p99 before. The machine may be shared: see docs/BENCHMARKS.md.',
+  );
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await importBench();

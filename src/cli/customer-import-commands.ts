@@ -1,0 +1,172 @@
+// Operator commands of the customer CSV import (src/customer-import/engine.ts): import or dry-run a
+// file, resume a job whose process stopped, show a job, write its summary.
+import { readFile, writeFile } from 'node:fs/promises';
+import { basename, dirname, extname, join } from 'node:path';
+import { SingleBar } from 'cli-progress';
+import { ON_MATCH, type OnMatch } from '../../commands/customer-import/events';
+import { loadImportJob } from '../../commands/customer-import/handler';
+import type { ImportJobState } from '../../commands/customer-import/state';
+import { operatorMeta } from '../core/command-meta';
+import { notFound } from '../core/errors';
+import {
+  type ImportProgress,
+  importCustomers,
+  planImport,
+  prepareImport,
+  resumeImport,
+} from '../customer-import/engine';
+import { jobSummaryCsv, summaryCsv } from '../customer-import/summary';
+import {
+  type CliContext,
+  CliUsageError,
+  optionalFlag,
+  registerCliCommand,
+  rejectUnknownFlags,
+  requireFlag,
+} from './registry';
+
+function onMatchFlag(ctx: CliContext): OnMatch {
+  const v = optionalFlag(ctx, 'on-match') ?? 'return_existing';
+  if (!(ON_MATCH as readonly string[]).includes(v))
+    throw new CliUsageError(`--on-match takes ${ON_MATCH.join(', ')}`);
+  return v as OnMatch;
+}
+
+function batchFlag(ctx: CliContext): number | undefined {
+  const v = optionalFlag(ctx, 'batch-size');
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1 || n > 5000)
+    throw new CliUsageError('--batch-size takes an integer from 1 to 5000');
+  return n;
+}
+
+const summaryPath = (file: string, what: string) =>
+  join(dirname(file), `${basename(file, extname(file))}.${what}.summary.csv`);
+
+const countsLine = (c: ImportJobState['counts']) =>
+  `created ${c.created}, updated ${c.updated}, matched ${c.matched}, skipped ${c.skipped}`;
+
+/** A progress bar on a terminal; nothing otherwise (the final lines say what happened). */
+function progressBar(): { update(p: ImportProgress): void; stop(): void } {
+  if (!process.stderr.isTTY) return { update: () => undefined, stop: () => undefined };
+  const bar = new SingleBar({
+    format: 'importing [{bar}] {percentage}% | {value}/{total} rows | {rate} rows/s',
+    hideCursor: true,
+  });
+  const started = Date.now();
+  let on = false;
+  return {
+    update(p) {
+      const rate = Math.round(p.processed / Math.max(0.001, (Date.now() - started) / 1000));
+      if (!on) {
+        bar.start(p.rowCount, p.processed, { rate });
+        on = true;
+      } else bar.update(p.processed, { rate });
+    },
+    stop: () => on && bar.stop(),
+  };
+}
+
+function describe(s: ImportJobState): string[] {
+  return [
+    `import ${s.jobId} (${s.status}) of ${s.fileName} into ${s.restaurantId}, on_match ${s.onMatch}, by ${s.actor}`,
+    `rows ${s.processed}/${s.rowCount}: ${countsLine(s.counts)}`,
+    ...(s.failure ? [`failure: ${s.failure}`] : []),
+  ];
+}
+
+export function registerCustomerImportCommands(): void {
+  registerCliCommand({
+    name: 'customers import',
+    summary: 'Import customers from a CSV file (publishes no webhook); --dry-run previews every row',
+    usage:
+      '--restaurant R --file F.csv [--on-match return_existing|update|create_new] [--dry-run] [--summary PATH] [--batch-size N] | --resume JOB --restaurant R --file F.csv',
+    async run(ctx) {
+      rejectUnknownFlags(ctx, [
+        'restaurant',
+        'file',
+        'on-match',
+        'dry-run',
+        'summary',
+        'batch-size',
+        'resume',
+      ]);
+      const restaurantId = requireFlag(ctx, 'restaurant');
+      const file = requireFlag(ctx, 'file');
+      const dryRun = ctx.flags['dry-run'] === true;
+      const resume = optionalFlag(ctx, 'resume');
+      if (resume && (dryRun || ctx.flags['on-match'] !== undefined))
+        throw new CliUsageError('--resume goes on with the job as it started: no --dry-run or --on-match');
+      const onMatch = onMatchFlag(ctx);
+      const batchSize = batchFlag(ctx);
+      const bytes = await readFile(file).catch((err: NodeJS.ErrnoException) => {
+        throw new CliUsageError(`cannot read ${file}: ${err.code ?? err.message}`);
+      });
+      const prepared = await prepareImport(ctx.rt, restaurantId, bytes);
+      const rows = prepared.table.rows.length;
+      if (dryRun) {
+        const plan = await planImport(ctx.rt, prepared, onMatch);
+        const out = optionalFlag(ctx, 'summary') ?? summaryPath(file, 'dry-run');
+        await writeFile(out, summaryCsv(plan.rows));
+        ctx.out(`dry run of ${rows} rows (nothing written): would be ${countsLine(plan.counts)}`);
+        ctx.out(`summary: ${out}`);
+        return;
+      }
+      const bar = progressBar();
+      const meta = operatorMeta('cli');
+      const started = performance.now();
+      let state: ImportJobState;
+      try {
+        state = resume
+          ? await resumeImport(ctx.rt, prepared, resume, {
+              meta,
+              batchSize,
+              onProgress: (p) => bar.update(p),
+            })
+          : await importCustomers(ctx.rt, prepared, {
+              onMatch,
+              fileName: basename(file),
+              meta,
+              batchSize,
+              onProgress: (p) => bar.update(p),
+            });
+      } finally {
+        bar.stop();
+      }
+      const seconds = (performance.now() - started) / 1000;
+      const out = optionalFlag(ctx, 'summary') ?? summaryPath(file, state.jobId as string);
+      await writeFile(out, await jobSummaryCsv(ctx.rt, state.jobId as string));
+      ctx.out(
+        `import ${state.jobId} ${state.status}: ${rows} rows in ${seconds.toFixed(1)} s: ${countsLine(state.counts)}`,
+      );
+      ctx.out(`summary: ${out}`);
+    },
+  });
+  registerCliCommand({
+    name: 'customers import-status',
+    summary: 'Show an import job: file, actor, progress, counts',
+    usage: '--job imp_x',
+    async run(ctx) {
+      rejectUnknownFlags(ctx, ['job']);
+      const id = requireFlag(ctx, 'job');
+      const { state } = await loadImportJob(ctx.rt, id);
+      if (state.status === 'none') throw notFound(`import ${id}`);
+      for (const l of describe(state)) ctx.out(l);
+    },
+  });
+  registerCliCommand({
+    name: 'customers import-summary',
+    summary: "Write an import job's summary CSV (row, outcome, customer_id, matched_on, errors)",
+    usage: '--job imp_x --out PATH',
+    async run(ctx) {
+      rejectUnknownFlags(ctx, ['job', 'out']);
+      const id = requireFlag(ctx, 'job');
+      const out = requireFlag(ctx, 'out');
+      const { state } = await loadImportJob(ctx.rt, id);
+      if (state.status === 'none') throw notFound(`import ${id}`);
+      await writeFile(out, await jobSummaryCsv(ctx.rt, id));
+      ctx.out(`summary: ${out}`);
+    },
+  });
+}

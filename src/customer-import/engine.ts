@@ -1,0 +1,496 @@
+// The customer CSV import: read a file, preview it, import it as a job. A page or the CLI is a thin
+// layer over these functions.
+//
+// - prepareImport: reads the file and its header against the restaurant's custom fields; a file that
+//   is not UTF-8 CSV, or a header with an unknown, duplicate or ambiguous column or without `name`,
+//   is refused (400) before any row is read.
+// - planImport (preview, dry run): every row's faults by the rules of POST /customers, and what the
+//   import would do with it (match against the customers and the earlier rows of the file). Writes
+//   nothing.
+// - importCustomers / resumeImport: the job (commands/customer-import) and the customers. Matching is
+//   POST /customers' (queries/customers.ts findMatch, in CUSTOMER_MATCH_ORDER), writes are the customers
+//   module's command handlers, so no rule exists twice. Every customer event is marked "publish no
+//   webhook" (src/core/no-webhook.ts) and shows in the sync feed like any other change.
+//
+// Speed without blocking the API: rows go in batches. A batch's commands are issued together, so the
+// embedded store writes them in one transaction (its group commit: one fsync per batch, not per row);
+// then the batch's row outcomes are recorded on the job, the read models are brought up to date (the
+// next batch matches against this one's customers), and the loop yields to the event loop before the
+// next batch, so requests are served between batches. A batch ends early before a row that shares a
+// matching key (external_id, phone, email) with an earlier row of the batch: that row is decided only
+// once the earlier one is in the read model, exactly as if the rows had been sent to POST /customers
+// one after the other.
+//
+// Restarts: created customers get an id derived from the job and the row, with a deterministic event
+// id, so a batch written but not recorded before a crash is written again as a no-op. resumeImport
+// (same file, checked by SHA-256) goes on after the last recorded row and reports those rows as they
+// were (created / updated), not as matches of themselves.
+import { createHash } from 'node:crypto';
+import type { MatchedOn, OnMatch, RowResult } from '../../commands/customer-import/events';
+import { type ImportCounts, noCounts } from '../../commands/customer-import/events';
+import {
+  failImportJob,
+  finishImportJob,
+  type ImportJob,
+  loadImportJob,
+  recordImportRows,
+  resumeImportJob,
+  startImportJob,
+} from '../../commands/customer-import/handler';
+import type { ImportJobState } from '../../commands/customer-import/state';
+import { emailKey, matchablePhoneKey, phoneLookupKey } from '../../commands/customers/contact';
+import type { CustomFieldDefinition } from '../../commands/customers/custom-fields';
+import { customerStream } from '../../commands/customers/events';
+import { loadCustomFieldDefinitions } from '../../commands/customers/field-definitions';
+import { type CustomerRestaurant, createCustomer, updateCustomer } from '../../commands/customers/handler';
+import { loadRestaurant } from '../../commands/restaurants/handler';
+import { CUSTOMER_MATCH_ORDER, findMatch, type MatchKey } from '../../queries/customers';
+import type { CommandMeta } from '../core/command-meta';
+import { ApiError, type Issue, notFound, validationError } from '../core/errors';
+import { deterministicUuid, newId } from '../core/ids';
+import { NO_WEBHOOK } from '../core/no-webhook';
+import type { WriteDeps } from '../core/write-deps';
+import type { DocumentStore } from '../ports/document-store';
+import { type Column, mapHeader } from './columns';
+import { CsvFileError, type CsvTable, readCsv } from './csv';
+import { type ReadRow, type RowInput, readRow, validateRow } from './rows';
+
+/** What an import needs: the log, the clock, the read models it matches against, and read-your-writes. */
+export interface ImportDeps extends WriteDeps {
+  docs: DocumentStore;
+  settle(position: bigint | null | undefined): Promise<void>;
+}
+
+export interface PreparedImport {
+  restaurant: CustomerRestaurant & { customer_fields: readonly CustomFieldDefinition[] };
+  table: CsvTable;
+  columns: Column[];
+  fileSha256: string;
+}
+
+export const DEFAULT_BATCH_SIZE = 200;
+
+const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** Reads the file and checks its header; throws 400 (the file or header issues) or 404 (restaurant). */
+export async function prepareImport(
+  deps: WriteDeps,
+  restaurantId: string,
+  bytes: Uint8Array,
+): Promise<PreparedImport> {
+  const r = await loadRestaurant(deps, restaurantId);
+  if (!r.exists || !r.profile) throw notFound(`restaurant ${restaurantId}`);
+  const definitions = await loadCustomFieldDefinitions(deps, restaurantId);
+  let table: CsvTable;
+  try {
+    table = await readCsv(bytes);
+  } catch (err) {
+    if (err instanceof CsvFileError)
+      throw validationError([{ path: 'file', code: err.code, message: err.message }], err.message);
+    throw err;
+  }
+  const header = mapHeader(table.header, definitions);
+  if (header.issues.length)
+    throw validationError(
+      header.issues.map((i) => ({
+        path: i.column === null ? 'header' : `header.${i.column}`,
+        code: i.code,
+        message: i.message,
+      })),
+      'The header row cannot be imported',
+    );
+  return {
+    restaurant: {
+      _id: restaurantId,
+      country_code: r.profile.country_code,
+      customer_matching: r.profile.customer_matching,
+      customer_fields: definitions,
+    },
+    table,
+    columns: header.columns,
+    fileSha256: createHash('sha256').update(bytes).digest('hex'),
+  };
+}
+
+interface AnalyzedRow {
+  row: number;
+  read: ReadRow;
+  issues: Issue[];
+  /** Matching keys as findMatch derives them (null when absent or unusable). */
+  keys: Record<MatchKey, string | null>;
+}
+
+function analyze(prepared: PreparedImport, row: number): AnalyzedRow {
+  const { restaurant, table, columns } = prepared;
+  const read = readRow(table.rows[row - 1] as string[], columns);
+  const issues = validateRow(read, restaurant.country_code, restaurant.customer_fields);
+  const { external_id: ext, phone_number: phone, email } = read.input;
+  const keys = {
+    external_id: issues.length || !ext ? null : `x:${ext}`,
+    phone: issues.length || !phone ? null : matchablePhoneKey(phoneLookupKey(phone, restaurant.country_code)),
+    email: issues.length || !email ? null : `e:${emailKey(email)}`,
+  };
+  if (keys.phone) keys.phone = `p:${keys.phone}`;
+  return { row, read, issues, keys };
+}
+
+const keyList = (a: AnalyzedRow) => Object.values(a.keys).filter((k): k is string => k !== null);
+
+const skipped = (row: number, errors: Issue[]): RowResult => ({
+  row,
+  outcome: 'skipped',
+  customer_id: null,
+  matched_on: null,
+  errors,
+});
+
+// ---------------------------------------------------------------------------------------------------
+// Preview and dry run
+
+export interface PlannedRow extends RowResult {
+  /** The values read from the row (as POST /customers would receive them). */
+  input: RowInput;
+  /** When the match is an earlier row of the file (not yet a customer): that row. */
+  matched_row: number | null;
+}
+
+export interface ImportPlan {
+  row_count: number;
+  rows: PlannedRow[];
+  counts: ImportCounts;
+}
+
+/**
+ * What importing would do, row by row, without writing: faults (skipped), or created / matched /
+ * updated against the restaurant's customers and the earlier rows of the file. `limit` plans only
+ * the first rows (a preview); without it the whole file (a dry run). With on_match update a match
+ * plans "updated" even where the values turn out to be the same.
+ */
+export async function planImport(
+  deps: ImportDeps,
+  prepared: PreparedImport,
+  onMatch: OnMatch,
+  limit = Number.POSITIVE_INFINITY,
+): Promise<ImportPlan> {
+  const total = prepared.table.rows.length;
+  const end = Math.min(total, limit);
+  const earlier = new Map<string, { row: number; customer_id: string | null }>();
+  const rows: PlannedRow[] = [];
+  const counts = noCounts();
+  for (let row = 1; row <= end; row++) {
+    if (row % 500 === 0) await yieldToLoop();
+    const a = analyze(prepared, row);
+    let planned: PlannedRow;
+    if (a.issues.length) planned = { ...skipped(row, a.issues), input: a.read.input, matched_row: null };
+    else {
+      const db =
+        onMatch === 'create_new'
+          ? null
+          : await findMatch(deps.docs, prepared.restaurant, a.read.input, CUSTOMER_MATCH_ORDER);
+      let file: { on: MatchKey; row: number; customer_id: string | null } | null = null;
+      if (onMatch !== 'create_new')
+        for (const on of CUSTOMER_MATCH_ORDER) {
+          const k = a.keys[on];
+          const hit = k ? earlier.get(k) : undefined;
+          if (hit) {
+            file = { on, ...hit };
+            break;
+          }
+        }
+      // The customers already there are older than any row of the file: on the same key, they win.
+      const useFile =
+        file && (!db || CUSTOMER_MATCH_ORDER.indexOf(file.on) < CUSTOMER_MATCH_ORDER.indexOf(db.on));
+      const target = useFile
+        ? { customer_id: file?.customer_id ?? null, on: file?.on as MatchKey, row: file?.row ?? null }
+        : db
+          ? { customer_id: db.doc._id, on: db.on, row: null }
+          : null;
+      if (!target) {
+        planned = {
+          row,
+          outcome: 'created',
+          customer_id: null,
+          matched_on: null,
+          errors: [],
+          input: a.read.input,
+          matched_row: null,
+        };
+        for (const k of keyList(a)) if (!earlier.has(k)) earlier.set(k, { row, customer_id: null });
+      } else {
+        planned = {
+          row,
+          outcome: onMatch === 'update' ? 'updated' : 'matched',
+          customer_id: target.customer_id,
+          matched_on: target.on as MatchedOn,
+          errors: [],
+          input: a.read.input,
+          matched_row: target.row,
+        };
+        if (onMatch === 'update')
+          for (const k of keyList(a))
+            if (!earlier.has(k)) earlier.set(k, { row: target.row ?? row, customer_id: target.customer_id });
+      }
+    }
+    counts[planned.outcome]++;
+    rows.push(planned);
+  }
+  return { row_count: total, rows, counts };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Import
+
+export interface ImportProgress {
+  jobId: string;
+  processed: number;
+  rowCount: number;
+  counts: ImportCounts;
+}
+
+export interface ImportOptions {
+  onMatch: OnMatch;
+  fileName: string;
+  /** The actor (a manager, an operator) and request; copied onto every event. */
+  meta: CommandMeta;
+  /** Rows per batch (default 200). */
+  batchSize?: number;
+  onProgress?: (progress: ImportProgress) => void;
+  /** A job id chosen by the caller (default: a new one). */
+  jobId?: string;
+}
+
+/** The customer a row of a job creates: the same id every time the row is written. */
+export function importedCustomerId(jobId: string, row: number): string {
+  const h = createHash('sha256').update(`customer-import:${jobId}:${row}`).digest();
+  return `cus_${h.subarray(0, 12).toString('base64url').replace(/[-_]/g, 'x').toLowerCase()}`;
+}
+
+/** Starts a job and imports every row; answers the finished job. */
+export async function importCustomers(
+  deps: ImportDeps,
+  prepared: PreparedImport,
+  options: ImportOptions,
+): Promise<ImportJobState> {
+  const jobId = options.jobId ?? newId('imp');
+  const { job } = await startImportJob(
+    deps,
+    {
+      jobId,
+      restaurantId: prepared.restaurant._id,
+      fileName: options.fileName,
+      fileSha256: prepared.fileSha256,
+      rowCount: prepared.table.rows.length,
+      onMatch: options.onMatch,
+      columns: prepared.table.header,
+      actor: options.meta.actor,
+    },
+    { ...options.meta, restaurant_id: prepared.restaurant._id },
+  );
+  return runJob(deps, prepared, jobId, job, options, false);
+}
+
+/**
+ * Goes on with a job whose process stopped (or that failed), from the row after the last recorded
+ * one. Needs the very file it started with (its SHA-256); the job's on_match is kept.
+ */
+export async function resumeImport(
+  deps: ImportDeps,
+  prepared: PreparedImport,
+  jobId: string,
+  options: Omit<ImportOptions, 'onMatch' | 'fileName' | 'jobId'>,
+): Promise<ImportJobState> {
+  const loaded = await loadImportJob(deps, jobId);
+  if (loaded.state.status === 'none' || loaded.state.restaurantId !== prepared.restaurant._id)
+    throw notFound(`import ${jobId}`);
+  const { job } = await resumeImportJob(deps, jobId, loaded, prepared.fileSha256, {
+    ...options.meta,
+    restaurant_id: prepared.restaurant._id,
+  });
+  return runJob(
+    deps,
+    prepared,
+    jobId,
+    job,
+    { ...options, onMatch: job.state.onMatch, fileName: job.state.fileName ?? '' },
+    true,
+  );
+}
+
+async function runJob(
+  deps: ImportDeps,
+  prepared: PreparedImport,
+  jobId: string,
+  start: ImportJob,
+  options: ImportOptions,
+  resumed: boolean,
+): Promise<ImportJobState> {
+  const jobMeta = { ...options.meta, restaurant_id: prepared.restaurant._id };
+  const size = Math.max(1, options.batchSize ?? DEFAULT_BATCH_SIZE);
+  const total = prepared.table.rows.length;
+  let job = start;
+  // Rows a crashed run may have written without recording them: at most two batches (a batch's
+  // outcomes are recorded together with the next batch's writes).
+  const uncertainUntil = resumed ? job.state.processed + 2 * size : 0;
+  let pending: RowResult[] = [];
+  let done = job.state.processed;
+  const running = { ...job.state.counts };
+  const report = () =>
+    options.onProgress?.({ jobId, processed: done, rowCount: total, counts: { ...running } });
+  report();
+  // The previous batch's outcomes go into the same group commit as this batch's customers: one
+  // transaction (one fsync) per batch instead of two.
+  const recordPending = async () => {
+    if (pending.length === 0) return;
+    const rows = pending;
+    pending = [];
+    job = (await recordImportRows(deps, jobId, job, rows, jobMeta)).job;
+  };
+  try {
+    let next = done + 1;
+    while (next <= total) {
+      const batch: AnalyzedRow[] = [];
+      const keys = new Set<string>();
+      for (let row = next; row <= total && batch.length < size; row++) {
+        const a = analyze(prepared, row);
+        const own = keyList(a);
+        if (batch.length > 0 && own.some((k) => keys.has(k))) break;
+        for (const k of own) keys.add(k);
+        batch.push(a);
+      }
+      const [results] = await Promise.all([
+        writeBatch(deps, prepared, jobId, options, batch, uncertainUntil),
+        recordPending(),
+      ]);
+      // The next batch matches against this one's customers: bring the read models up to date.
+      await deps.settle(await deps.events.headPosition());
+      pending = results;
+      done = (results.at(-1) as RowResult).row;
+      next = done + 1;
+      for (const r of results) running[r.outcome]++;
+      report();
+      await yieldToLoop();
+    }
+    await recordPending();
+    job = (await finishImportJob(deps, jobId, job, jobMeta)).job;
+    await deps.settle(await deps.events.headPosition());
+    return job.state;
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    await failImportJob(deps, jobId, job, reason, jobMeta).catch(() => undefined);
+    throw err;
+  }
+}
+
+type Decision =
+  | { done: RowResult }
+  | { create: true; ownId: string }
+  | { update: { id: string; on: MatchedOn } };
+
+/** What a row comes to before anything is written: its faults, or its match. Reads only. */
+async function decideRow(
+  deps: ImportDeps,
+  prepared: PreparedImport,
+  options: ImportOptions,
+  jobId: string,
+  a: AnalyzedRow,
+  uncertain: boolean,
+): Promise<Decision> {
+  if (a.issues.length) return { done: skipped(a.row, a.issues) };
+  const ownId = importedCustomerId(jobId, a.row);
+  // A crashed run wrote this row's customer but did not record it: it was created by this job.
+  if (uncertain && (await deps.events.readStream(customerStream(ownId), { limit: 1 })).length)
+    return { done: rowResult(a.row, 'created', ownId, null) };
+  const match =
+    options.onMatch === 'create_new'
+      ? null
+      : await findMatch(deps.docs, prepared.restaurant, a.read.input, CUSTOMER_MATCH_ORDER);
+  if (!match) return { create: true, ownId };
+  if (options.onMatch === 'return_existing')
+    return { done: rowResult(a.row, 'matched', match.doc._id, match.on) };
+  return { update: { id: match.doc._id, on: match.on } };
+}
+
+const rowResult = (
+  row: number,
+  outcome: RowResult['outcome'],
+  id: string,
+  on: MatchedOn | null,
+): RowResult => ({
+  row,
+  outcome,
+  customer_id: id,
+  matched_on: on,
+  errors: [],
+});
+
+/** A batch: every row decided first (reads), then the writes issued in row order. */
+async function writeBatch(
+  deps: ImportDeps,
+  prepared: PreparedImport,
+  jobId: string,
+  options: ImportOptions,
+  batch: AnalyzedRow[],
+  uncertainUntil: number,
+): Promise<RowResult[]> {
+  const decisions = await Promise.all(
+    batch.map((a) => decideRow(deps, prepared, options, jobId, a, a.row <= uncertainUntil)),
+  );
+  // Issued in one go and in row order: the store writes them in one transaction, creations in file order.
+  return Promise.all(
+    batch.map((a, i) =>
+      writeRow(deps, prepared, jobId, options, a, decisions[i] as Decision, a.row <= uncertainUntil),
+    ),
+  );
+}
+
+async function writeRow(
+  deps: ImportDeps,
+  prepared: PreparedImport,
+  jobId: string,
+  options: ImportOptions,
+  a: AnalyzedRow,
+  decision: Decision,
+  uncertain: boolean,
+): Promise<RowResult> {
+  if ('done' in decision) return decision.done;
+  const { restaurant } = prepared;
+  const input = a.read.input;
+  const meta: CommandMeta = {
+    ...options.meta,
+    restaurant_id: restaurant._id,
+    ...NO_WEBHOOK,
+    import_job_id: jobId,
+    import_row: a.row,
+  };
+  try {
+    if ('update' in decision) {
+      const { id, on } = decision.update;
+      const out = await updateCustomer(deps, restaurant, id, input, meta);
+      const written = out.appended.length > 0 || (uncertain && (await updatedBy(deps, id, jobId, a.row)));
+      return rowResult(a.row, written ? 'updated' : 'matched', id, on);
+    }
+    await createCustomer(deps, restaurant, input, meta, {
+      customerId: decision.ownId,
+      eventId: deterministicUuid(`customer-import:${jobId}:${a.row}:created`),
+      origin: 'IMPORT',
+    });
+    return rowResult(a.row, 'created', decision.ownId, null);
+  } catch (err) {
+    // A rule of the customers module refused the row after all (the matched customer was deleted
+    // meanwhile, a custom field changed): the row is skipped with the module's own issues.
+    if (!(err instanceof ApiError)) throw err;
+    const issues = (err.details?.issues as Issue[] | undefined) ?? [
+      { path: '', code: err.code.toLowerCase(), message: err.message },
+    ];
+    return skipped(a.row, issues);
+  }
+}
+
+/** Whether the customer's last event is this row's update (written by a run that then crashed). */
+async function updatedBy(deps: ImportDeps, customerId: string, jobId: string, row: number): Promise<boolean> {
+  const [last] = await deps.events.readStream(customerStream(customerId), {
+    direction: 'backwards',
+    limit: 1,
+  });
+  return last?.metadata.import_job_id === jobId && last.metadata.import_row === row;
+}

@@ -1,0 +1,397 @@
+// The import engine against the customers module (memory log + customer read model): outcomes of
+// each on_match, matching as POST /customers does (external_id, then phone in any spelling, then
+// email in any case), rows of the same file matching each other, re-import, the job stream, the
+// no-webhook mark, and a resume after a crash.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { customerImportStream } from '../../commands/customer-import/events';
+import { loadImportJob } from '../../commands/customer-import/handler';
+import { customerStream, webhookTypeOf } from '../../commands/customers/events';
+import { createCustomer } from '../../commands/customers/handler';
+import { CUSTOMERS, type CustomerDoc } from '../../projections/customer-docs';
+import { operatorMeta } from '../../src/core/command-meta';
+import { ApiError } from '../../src/core/errors';
+import { publishesWebhook } from '../../src/core/no-webhook';
+import {
+  type ImportDeps,
+  type ImportProgress,
+  importCustomers,
+  importedCustomerId,
+  planImport,
+  prepareImport,
+  resumeImport,
+} from '../../src/customer-import/engine';
+import { jobSummaryCsv } from '../../src/customer-import/summary';
+import { type CustomerWorld, customerWorld } from '../helpers/customers';
+
+const meta = operatorMeta('test');
+const bytes = (lines: string[]) => new TextEncoder().encode(`${lines.join('\r\n')}\r\n`);
+
+async function world(): Promise<{ w: CustomerWorld; deps: ImportDeps }> {
+  const w = await customerWorld();
+  await w.defineFields([{ id: 'cf_vip', name: 'VIP level', type: 'SELECT', options: ['gold', 'silver'] }]);
+  await w.settle();
+  const deps: ImportDeps = {
+    events: w.events,
+    clock: w.clock,
+    docs: w.docs,
+    settle: async () => {
+      await w.settle();
+    },
+  };
+  return { w, deps };
+}
+
+const all = async (w: CustomerWorld, restaurant = 'rest_a') =>
+  (await w.docs.collection<CustomerDoc>(CUSTOMERS).find({ restaurant_id: restaurant })).sort(
+    (a, b) => a.created_seq - b.created_seq,
+  );
+
+async function run(
+  deps: ImportDeps,
+  lines: string[],
+  onMatch: 'return_existing' | 'update' | 'create_new',
+  batchSize?: number,
+) {
+  const prepared = await prepareImport(deps, 'rest_a', bytes(lines));
+  const state = await importCustomers(deps, prepared, { onMatch, fileName: 'f.csv', meta, batchSize });
+  const summary = await jobSummaryCsv(deps, state.jobId as string);
+  return { state, summary: summary.trim().split('\r\n').slice(1) };
+}
+
+const t = suite('customer import: engine');
+
+t(
+  'creates customers as POST /customers would store them; bad rows are skipped with their faults',
+  async () => {
+    const { w, deps } = await world();
+    const { state, summary } = await run(
+      deps,
+      [
+        'name,email,phone_number,tags,newsletter_consent,VIP level,lang',
+        'Ann,ann@example.com,06 12 34 56 78,vip|regular,yes,gold,',
+        'Bob,,,,,,it',
+        ',nobody@example.com,,,,,',
+        'Eve,eve@example.com,,,,bronze,',
+      ],
+      'return_existing',
+    );
+    assert.is(state.status, 'finished');
+    assert.equal(state.counts, { created: 2, updated: 0, matched: 0, skipped: 2 });
+    const docs = await all(w);
+    assert.equal(
+      docs.map((d) => [d.name, d.email, d.phone_number, d.lang, d.tags, d.newsletter_consent]),
+      [
+        ['Ann', 'ann@example.com', '+33612345678', 'FR', ['vip', 'regular'], true],
+        ['Bob', null, null, 'IT', [], false],
+      ],
+    );
+    assert.equal(docs[0]?.custom_fields, { cf_vip: { name: 'VIP level', value: 'gold' } });
+    assert.equal(summary, [
+      `1,created,${docs[0]?._id},,`,
+      `2,created,${docs[1]?._id},,`,
+      '3,skipped,,,name: name is required',
+      '4,skipped,,,"custom_fields.cf_vip: VIP level takes one of gold, silver"',
+    ]);
+  },
+);
+
+t('matching: external_id, then phone in any spelling, then email in any case; each on_match', async () => {
+  for (const onMatch of ['return_existing', 'update', 'create_new'] as const) {
+    const { w, deps } = await world();
+    const a = await createCustomer(deps, w.restaurant, { name: 'A', external_id: 'crm-1' }, w.meta);
+    const b = await createCustomer(
+      deps,
+      w.restaurant,
+      { name: 'B', phone_number: '+33 6 12 34 56 78' },
+      w.meta,
+    );
+    const c = await createCustomer(deps, w.restaurant, { name: 'C', email: 'c@example.com' }, w.meta);
+    await w.settle();
+    const { state, summary } = await run(
+      deps,
+      [
+        'name,external_id,phone_number,email',
+        'A2,crm-1,,',
+        'B2,,0612345678,',
+        'C2,,,C@Example.COM',
+        'D,,,d@example.com',
+      ],
+      onMatch,
+    );
+    const docs = await all(w);
+    if (onMatch === 'create_new') {
+      assert.equal(state.counts, { created: 4, updated: 0, matched: 0, skipped: 0 });
+      assert.is(docs.length, 7);
+      continue;
+    }
+    const outcome = onMatch === 'update' ? 'updated' : 'matched';
+    assert.equal(summary.slice(0, 3), [
+      `1,${outcome},${a.customerId},external_id,`,
+      `2,${outcome},${b.customerId},phone,`,
+      `3,${outcome},${c.customerId},email,`,
+    ]);
+    assert.is(docs.length, 4);
+    assert.equal(
+      docs.map((d) => d.name),
+      onMatch === 'update' ? ['A2', 'B2', 'C2', 'D'] : ['A', 'B', 'C', 'D'],
+    );
+    // update writes the given email as given (the match was case-insensitive).
+    if (onMatch === 'update') assert.is(docs[2]?.email, 'C@Example.COM');
+  }
+});
+
+t(
+  'rows of one file match each other as consecutive POST /customers calls would, in any batch size',
+  async () => {
+    for (const batchSize of [1, 2, 200]) {
+      const { w, deps } = await world();
+      const { summary } = await run(
+        deps,
+        [
+          'name,email,phone_number,external_id',
+          'Ann,ann@example.com,,',
+          'Ann again,ANN@example.com,06 12 34 56 78,',
+          'By phone,,+33612345678,x-1',
+          'By ext,,,x-1',
+          'Other,other@example.com,,',
+        ],
+        'update',
+        batchSize,
+      );
+      const docs = await all(w);
+      assert.is(docs.length, 2, `batch ${batchSize}`);
+      const [ann, other] = docs;
+      assert.equal(
+        summary.map((l) => l.split(',').slice(1, 4).join(',')),
+        [
+          `created,${ann?._id},`,
+          `updated,${ann?._id},email`,
+          `updated,${ann?._id},phone`,
+          `updated,${ann?._id},external_id`,
+          `created,${other?._id},`,
+        ],
+        `batch ${batchSize}`,
+      );
+      assert.equal([ann?.name, ann?.phone_number, ann?.external_id], ['By ext', '+33612345678', 'x-1']);
+    }
+  },
+);
+
+t(
+  'importing the same file again writes nothing: every row matches (return_existing and update)',
+  async () => {
+    const { w, deps } = await world();
+    const file = [
+      'name,email,external_id,tags',
+      'Ann,ann@example.com,crm-1,a|b',
+      'Bob,bob@example.com,crm-2,',
+    ];
+    await run(deps, file, 'return_existing');
+    const head = await w.events.headPosition();
+    for (const onMatch of ['return_existing', 'update'] as const) {
+      const { state } = await run(deps, file, onMatch);
+      assert.equal(state.counts, { created: 0, updated: 0, matched: 2, skipped: 0 });
+    }
+    // Only the two jobs' own events were appended, no customer event.
+    const after: string[] = [];
+    for await (const e of w.events.readAll({ after: head }))
+      after.push(e.stream.split('-').slice(0, 2).join('-'));
+    assert.ok(
+      after.every((s) => s === 'customer-import'),
+      after.join(' '),
+    );
+    assert.is((await all(w)).length, 2);
+  },
+);
+
+t(
+  'imported events are marked "publish no webhook" and carry the job; the customer read model shows them',
+  async () => {
+    const { w, deps } = await world();
+    await createCustomer(deps, w.restaurant, { name: 'Old', email: 'old@example.com' }, w.meta);
+    await w.settle();
+    const { state } = await run(
+      deps,
+      ['name,email', 'New,new@example.com', 'Old renamed,old@example.com'],
+      'update',
+    );
+    const docs = await all(w);
+    const created = await w.events.readStream(customerStream(docs[1]?._id as string));
+    const updated = (await w.events.readStream(customerStream(docs[0]?._id as string))).at(-1);
+    for (const e of [created[0], updated]) {
+      assert.ok(e);
+      assert.is(publishesWebhook(e), false);
+      assert.is(webhookTypeOf(e), null);
+      assert.is(e.metadata.import_job_id, state.jobId);
+      assert.is(e.metadata.actor, 'operator:test');
+    }
+    assert.is(created[0]?.type, 'CustomerCreated');
+    assert.is((created[0]?.data as { origin?: string } | undefined)?.origin, 'IMPORT');
+    assert.is(updated?.type, 'CustomerUpdated');
+    // An ordinary write of the same customer is published as before.
+    const own = await w.events.readStream(customerStream(docs[0]?._id as string));
+    assert.is(webhookTypeOf(own[0] as never), 'customer.created');
+    assert.equal(
+      docs.map((d) => d.name),
+      ['Old renamed', 'New'],
+    );
+  },
+);
+
+t('the job: started with file, rows, on_match and actor; progress; finished with counts', async () => {
+  const { w, deps } = await world();
+  const lines = ['name', ...Array.from({ length: 25 }, (_, i) => `Guest ${i}`)];
+  const prepared = await prepareImport(deps, 'rest_a', bytes(lines));
+  const progress: ImportProgress[] = [];
+  const state = await importCustomers(deps, prepared, {
+    onMatch: 'create_new',
+    fileName: 'guests.csv',
+    meta,
+    batchSize: 10,
+    onProgress: (p) => progress.push(p),
+  });
+  assert.equal(
+    progress.map((p) => p.processed),
+    [0, 10, 20, 25],
+  );
+  assert.equal(progress.at(-1)?.counts, { created: 25, updated: 0, matched: 0, skipped: 0 });
+  const events = await w.events.readStream(customerImportStream(state.jobId as string));
+  assert.equal(
+    events.map((e) => e.type),
+    [
+      'CustomerImportStarted',
+      'CustomerImportRowsRecorded',
+      'CustomerImportRowsRecorded',
+      'CustomerImportRowsRecorded',
+      'CustomerImportFinished',
+    ],
+  );
+  const started = events[0]?.data as Record<string, unknown>;
+  assert.equal(
+    [started.file_name, started.row_count, started.on_match, started.actor, started.restaurant_id],
+    ['guests.csv', 25, 'create_new', 'operator:test', 'rest_a'],
+  );
+  assert.is(events[0]?.metadata.actor, 'operator:test');
+  assert.is((await loadImportJob(deps, state.jobId as string)).state.status, 'finished');
+});
+
+t('a header that cannot be imported is refused before any row is read, and no job is started', async () => {
+  const { w, deps } = await world();
+  const head = await w.events.headPosition();
+  let err: unknown = null;
+  try {
+    await prepareImport(deps, 'rest_a', bytes(['email,nickname,email', 'a@example.com,A,b@example.com']));
+  } catch (e) {
+    err = e;
+  }
+  assert.instance(err, ApiError);
+  const issues = (err as ApiError).details?.issues as { path: string; code: string }[];
+  assert.equal(
+    issues.map((i) => [i.path, i.code]),
+    [
+      ['header.2', 'unknown_column'],
+      ['header.3', 'duplicate_column'],
+      ['header', 'missing_column'],
+    ],
+  );
+  assert.is(await w.events.headPosition(), head);
+  let notUtf8: unknown = null;
+  await prepareImport(deps, 'rest_a', new Uint8Array([0x6e, 0xff])).catch((e) => {
+    notUtf8 = e;
+  });
+  const utf8Issues = ((notUtf8 as ApiError).details?.issues ?? []) as { code: string }[];
+  assert.is(utf8Issues[0]?.code, 'not_utf8');
+});
+
+t('preview and dry run: what each row would do, nothing written', async () => {
+  const { w, deps } = await world();
+  const old = await createCustomer(deps, w.restaurant, { name: 'Old', email: 'old@example.com' }, w.meta);
+  await w.settle();
+  const head = await w.events.headPosition();
+  const prepared = await prepareImport(
+    deps,
+    'rest_a',
+    bytes(['name,email', 'A,old@example.com', 'B,b@example.com', 'B2,B@example.com', ',x@example.com']),
+  );
+  const plan = await planImport(deps, prepared, 'update');
+  assert.equal(
+    plan.rows.map((r) => [r.outcome, r.customer_id, r.matched_on, r.matched_row]),
+    [
+      ['updated', old.customerId, 'email', null],
+      ['created', null, null, null],
+      ['updated', null, 'email', 2],
+      ['skipped', null, null, null],
+    ],
+  );
+  assert.equal(plan.counts, { created: 1, updated: 2, matched: 0, skipped: 1 });
+  const preview = await planImport(deps, prepared, 'return_existing', 2);
+  assert.is(preview.row_count, 4);
+  assert.equal(
+    preview.rows.map((r) => r.outcome),
+    ['matched', 'created'],
+  );
+  assert.is(await w.events.headPosition(), head);
+});
+
+t(
+  'a crash mid-import: resume with the same file finishes it, each row once, reported as it was',
+  async () => {
+    const { w, deps } = await world();
+    const lines = [
+      'name,email',
+      ...Array.from({ length: 30 }, (_, i) => `Guest ${i},guest${i}@example.com`),
+      'Guest 0 again,GUEST0@example.com',
+    ];
+    const prepared = await prepareImport(deps, 'rest_a', bytes(lines));
+    // The process "dies" after its third batch was written, before that batch was recorded.
+    let settles = 0;
+    const dying: ImportDeps = {
+      ...deps,
+      settle: async (p) => {
+        if (++settles === 3) throw new Error('process stopped');
+        await deps.settle(p);
+      },
+    };
+    let err: unknown = null;
+    await importCustomers(dying, prepared, {
+      onMatch: 'update',
+      fileName: 'f.csv',
+      meta,
+      batchSize: 7,
+      jobId: 'imp_crash',
+    }).catch((e) => {
+      err = e;
+    });
+    assert.match(String(err), /process stopped/);
+    await w.settle();
+    const stopped = (await loadImportJob(deps, 'imp_crash')).state;
+    assert.is(stopped.status, 'failed');
+    // Two batches recorded; the third written, not recorded.
+    assert.is(stopped.processed, 14);
+    assert.is((await all(w)).length, 21);
+    // Another file is refused.
+    let other: unknown = null;
+    const otherFile = await prepareImport(deps, 'rest_a', bytes(['name', 'X']));
+    await resumeImport(deps, otherFile, 'imp_crash', { meta, batchSize: 7 }).catch((e) => {
+      other = e;
+    });
+    assert.instance(other, ApiError);
+    const done = await resumeImport(deps, prepared, 'imp_crash', { meta, batchSize: 7 });
+    assert.is(done.status, 'finished');
+    assert.equal(done.counts, { created: 30, updated: 1, matched: 0, skipped: 0 });
+    const docs = await all(w);
+    assert.is(docs.length, 30);
+    const summary = (await jobSummaryCsv(deps, 'imp_crash')).trim().split('\r\n').slice(1);
+    assert.is(summary.length, 31);
+    assert.equal(summary.slice(7, 9), [
+      `8,created,${importedCustomerId('imp_crash', 8)},,`,
+      `9,created,${importedCustomerId('imp_crash', 9)},,`,
+    ]);
+    assert.is(summary[30], `31,updated,${importedCustomerId('imp_crash', 1)},email,`);
+    const events = await w.events.readStream(customerImportStream('imp_crash'));
+    assert.ok(events.some((e) => e.type === 'CustomerImportResumed'));
+  },
+);
+
+t.run();

@@ -53,6 +53,7 @@ export function layout(o: PageOptions): string {
 <meta name="referrer" content="no-referrer">
 <title>${o.title} · Couvert</title>
 <link rel="stylesheet" href="${STYLESHEET_PATH}">
+<link rel="icon" href="/assets/favicon.svg" type="image/svg+xml">
 </head>
 <body>
 <header class="top"><span class="brand" aria-label="Couvert">Couvert</span>${account}</header>

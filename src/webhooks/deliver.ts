@@ -65,6 +65,7 @@ export function sendAttempt(req: AttemptRequest): Promise<AttemptResponse> {
   const started = performance.now();
   return new Promise((resolve) => {
     let settled = false;
+    let timer: NodeJS.Timeout | undefined;
     const finish = (r: Omit<AttemptResponse, 'durationMs'>) => {
       if (settled) return;
       settled = true;
@@ -115,7 +116,7 @@ export function sendAttempt(req: AttemptRequest): Promise<AttemptResponse> {
         finish({ status: res.statusCode ?? null, error: null, bodyExcerpt: null, message: null }),
       );
     });
-    const timer = setTimeout(() => {
+    timer = setTimeout(() => {
       request.destroy();
       finish({
         status: null,

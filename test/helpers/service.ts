@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { type RunningService, startService } from '../../src/app';
 import { loadConfig } from '../../src/config';
 import type { Clock } from '../../src/core/clock';
-import { createLogger } from '../../src/logger';
+import { createLogger, type Logger } from '../../src/logger';
 import { OpenApiChecker, publishedDocument } from './openapi';
 
 export interface TestService extends RunningService {
@@ -50,6 +50,8 @@ export interface StartOptions {
   demo?: boolean;
   /** Check every response against the OpenAPI document (default true). */
   checkResponses?: boolean;
+  /** The service's logger (access log included); silent by default. */
+  logger?: Logger;
 }
 
 export async function startTestService(options: StartOptions = {}): Promise<TestService> {
@@ -70,7 +72,7 @@ export async function startTestService(options: StartOptions = {}): Promise<Test
   }
   const config = loadConfig(env);
   const service = await startService(config, {
-    logger: createLogger('silent'),
+    logger: options.logger ?? createLogger('silent'),
     ...(options.clock ? { clock: options.clock } : {}),
     demo: options.demo ?? false,
   });

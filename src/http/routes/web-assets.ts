@@ -8,7 +8,10 @@ import { type AnyRoute, defineRoute, PUBLIC } from '../route';
 import { obj, str } from '../schema';
 
 const dir = join(import.meta.dirname, '..', '..', 'web', 'assets');
-const FILES: Record<string, string> = { 'couvert.css': 'text/css; charset=utf-8' };
+const FILES: Record<string, string> = {
+  'couvert.css': 'text/css; charset=utf-8',
+  'favicon.svg': 'image/svg+xml',
+};
 const cache = new Map<string, { body: Buffer; etag: string }>();
 
 export const webAssetRoutes: AnyRoute[] = [

@@ -101,7 +101,7 @@ export const webSessionRoutes: AnyRoute[] = [
         : await burnPasswordCheck(body.password);
       if (!ok || !user.user_id || !user.email) {
         await limits.failed(account);
-        return again('The email or password is incorrect.', 401);
+        return again('The email or password is incorrect.', 200);
       }
       await limits.succeeded(account);
       await startSignedInSession(rt, ctx, session, { user_id: user.user_id, email: user.email });

@@ -1,0 +1,181 @@
+// `npm run cli -- customers import` in its own process beside a running server: the dry run writes
+// nothing; the import's customers appear in the partners' sync feed (GET /customers, updated_since)
+// and their events are marked "publish no webhook"; the summary CSV; the header refusal; status.
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { customerStream, webhookTypeOf } from '../../commands/customers/events';
+import { publishesWebhook } from '../../src/core/no-webhook';
+import { startCustomerService, TOKENS } from '../helpers/customer-service';
+import type { TestService } from '../helpers/service';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+const t = suite<{ svc: TestService }>('customer import: operator CLI beside a running server');
+t.before(async (ctx) => {
+  ctx.svc = await startCustomerService();
+});
+t.after(async ({ svc }) => svc.close());
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function cli(svc: TestService, args: string[]): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+      cwd: root,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: svc.dataDir, LOG_LEVEL: 'silent' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+const FILE = [
+  '\uFEFFname;email;phone_number;tags;VIP level;Children',
+  'Ann Import;ann@import.test;06 11 22 33 44;vip|regular;gold;2',
+  '"Bob; Jr";bob@import.test;;;;',
+  ';nobody@import.test;;;;',
+  'Ann Again;ANN@import.test;;;silver;',
+].join('\r\n');
+
+const feed = async (svc: TestService, since: string) =>
+  (
+    await svc.api('GET', `/customers?updated_since=${encodeURIComponent(since)}&limit=100`, {
+      token: TOKENS.read,
+    })
+  ).body.data as { id: string; name: string; email: string; phone_number: string; custom_fields: object }[];
+
+t('dry run, import with --on-match update, summary, sync feed, no-webhook mark, status', async ({ svc }) => {
+  const file = join(svc.dataDir, 'customers.csv');
+  writeFileSync(file, FILE);
+  const since = new Date(Date.now() - 60_000).toISOString();
+  const before = (await feed(svc, since)).length;
+
+  const dry = await cli(svc, [
+    'customers',
+    'import',
+    '--restaurant',
+    'rest_fr',
+    '--file',
+    file,
+    '--dry-run',
+    '--on-match',
+    'update',
+  ]);
+  assert.is(dry.code, 0, dry.stderr);
+  assert.match(
+    dry.stdout,
+    /dry run of 4 rows \(nothing written\): would be created 2, updated 1, matched 0, skipped 1/,
+  );
+  const drySummary = readFileSync(join(svc.dataDir, 'customers.dry-run.summary.csv'), 'utf8').split('\r\n');
+  assert.is(drySummary[3], '3,skipped,,,name: name is required');
+  assert.is((await feed(svc, since)).length, before);
+
+  const run = await cli(svc, [
+    'customers',
+    'import',
+    '--restaurant',
+    'rest_fr',
+    '--file',
+    file,
+    '--on-match',
+    'update',
+  ]);
+  assert.is(run.code, 0, run.stderr);
+  const job =
+    /import (imp_\w+) finished: 4 rows in [\d.]+ s: created 2, updated 1, matched 0, skipped 1/.exec(
+      run.stdout,
+    )?.[1];
+  assert.ok(job, run.stdout);
+  const summaryPath = /summary: (.+)/.exec(run.stdout)?.[1] as string;
+  assert.is(summaryPath, join(svc.dataDir, `customers.${job}.summary.csv`));
+  const summary = readFileSync(summaryPath, 'utf8').trim().split('\r\n');
+  assert.is(summary[0], 'row,outcome,customer_id,matched_on,errors');
+  const annId = summary[1]?.split(',')[2] as string;
+  assert.match(summary[1] as string, /^1,created,cus_\w+,,$/);
+  assert.is(summary[4], `4,updated,${annId},email,`);
+
+  // The partners' sync feed shows the imported customers (the server reads the CLI's events).
+  const seen = await feed(svc, since);
+  const ann = seen.find((c) => c.id === annId);
+  assert.ok(ann);
+  assert.equal([ann.name, ann.email, ann.phone_number], ['Ann Again', 'ANN@import.test', '+33611223344']);
+  assert.equal(ann.custom_fields, {
+    cf_vip: { name: 'VIP level', value: 'silver' },
+    cf_kids: { name: 'Children', value: 2 },
+  });
+  assert.ok(seen.some((c) => c.name === 'Bob; Jr'));
+
+  // Every event the import appended publishes no webhook.
+  const events = await svc.rt.events.readStream(customerStream(annId));
+  assert.equal(
+    events.map((e) => [e.type, publishesWebhook(e), webhookTypeOf(e)]),
+    [
+      ['CustomerCreated', false, null],
+      ['CustomerUpdated', false, null],
+    ],
+  );
+  assert.is(events[0]?.metadata.actor, 'operator:cli');
+
+  const status = await cli(svc, ['customers', 'import-status', '--job', job]);
+  assert.is(status.code, 0, status.stderr);
+  assert.match(
+    status.stdout,
+    new RegExp(
+      `import ${job} \\(finished\\) of customers.csv into rest_fr, on_match update, by operator:cli`,
+    ),
+  );
+  assert.match(status.stdout, /rows 4\/4: created 2, updated 1, matched 0, skipped 1/);
+
+  // The same file again with return_existing: every row matches, nothing is written.
+  const again = await cli(svc, ['customers', 'import', '--restaurant', 'rest_fr', '--file', file]);
+  assert.match(again.stdout, /created 0, updated 0, matched 3, skipped 1/, again.stdout + again.stderr);
+  assert.is((await svc.rt.events.readStream(customerStream(annId))).length, 2);
+});
+
+t('a header that cannot be imported: exit 1, every problem named, nothing written', async ({ svc }) => {
+  const file = join(svc.dataDir, 'bad.csv');
+  writeFileSync(file, 'email,nickname,email\na@b.fr,A,c@d.fr\n');
+  const head = await svc.rt.events.headPosition();
+  const r = await cli(svc, ['customers', 'import', '--restaurant', 'rest_fr', '--file', file]);
+  assert.is(r.code, 1);
+  assert.match(r.stderr, /error: The header row cannot be imported/);
+  assert.match(r.stderr, /header\.2: "nickname" is not a customer field/);
+  assert.match(r.stderr, /header\.3: "email" is the same column as column 1/);
+  assert.match(r.stderr, /header: the file has no name column/);
+  assert.is(await svc.rt.events.headPosition(), head);
+  const usage = await cli(svc, [
+    'customers',
+    'import',
+    '--restaurant',
+    'rest_fr',
+    '--file',
+    file,
+    '--on-match',
+    'merge',
+  ]);
+  assert.is(usage.code, 1);
+  assert.match(usage.stderr, /--on-match takes return_existing, update, create_new/);
+});
+
+t.run();

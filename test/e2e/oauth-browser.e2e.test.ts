@@ -1,0 +1,240 @@
+// The whole connection flow as a restaurant manager and a partner live it: headless Chromium clicks
+// through sign-in, restaurant choice and consent (no JavaScript needed by the pages), a standard OAuth
+// client (oauth4webapi) discovers the endpoints from the RFC 8414 metadata, sends PKCE S256, checks
+// state and iss, and exchanges the code; the token reads the API; the manager then disconnects the
+// application on Connected applications and the token stops working. Screenshots of every page at
+// desktop and phone widths go to SCREENSHOT_DIR (a temporary directory by default).
+import { existsSync, mkdtempSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as oauth from 'oauth4webapi';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { oauthBootstrap, PASSWORD, SECRETS } from '../helpers/oauth';
+import { startTestService, type TestService } from '../helpers/service';
+
+const CHROMIUM = '/usr/bin/chromium';
+const haveBrowser = existsSync(CHROMIUM);
+if (!haveBrowser && process.env.REQUIRE_BROWSER === '1')
+  throw new Error(`REQUIRE_BROWSER=1 but ${CHROMIUM} is missing (apt-get install chromium)`);
+if (!haveBrowser) console.log(`SKIP OAuth flow in a browser: ${CHROMIUM} is missing (.ci/run installs it)`);
+
+interface Ctx {
+  svc: TestService;
+  callback: Server;
+  redirectUri: string;
+  hits: string[];
+}
+const t = suite<Ctx>('OAuth flow: headless Chromium and a standard OAuth client', {} as Ctx);
+t.before(async (ctx) => {
+  // The partner's callback: a loopback server (RFC 8252 allows http there) that shows a page.
+  ctx.hits = [];
+  ctx.callback = createServer((req, res) => {
+    ctx.hits.push(req.url ?? '');
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.end('<!doctype html><title>Demo POS</title><h1>Demo POS: back from Couvert</h1>');
+  });
+  await new Promise<void>((resolve) => ctx.callback.listen(0, '127.0.0.1', resolve));
+  ctx.redirectUri = `http://127.0.0.1:${(ctx.callback.address() as AddressInfo).port}/callback`;
+  ctx.svc = await startTestService({ bootstrap: oauthBootstrap([ctx.redirectUri]) });
+});
+t.after(async (ctx) => {
+  await ctx.svc?.close();
+  await new Promise((resolve) => ctx.callback?.close(resolve));
+});
+
+const test = haveBrowser ? t : t.skip;
+
+test('sign in, choose, allow; exchange with oauth4webapi; disconnect on the dashboard', async (ctx) => {
+  const { svc, redirectUri } = ctx;
+  const issuer = new URL(svc.url);
+  const insecure = { [oauth.allowInsecureRequests]: true };
+  const as = await oauth.processDiscoveryResponse(
+    issuer,
+    await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }),
+  );
+  assert.equal(as.code_challenge_methods_supported, ['S256']);
+  const client: oauth.Client = { client_id: 'app_demo' };
+  const verifier = oauth.generateRandomCodeVerifier();
+  const state = oauth.generateRandomState();
+  const url = new URL(as.authorization_endpoint as string);
+  url.search = new URLSearchParams({
+    client_id: client.client_id,
+    redirect_uri: redirectUri,
+    response_type: 'code',
+    scope: 'CATALOG_READ RESERVATIONS_READ',
+    state,
+    code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+    restaurant_hint: 'trois-etoiles',
+  }).toString();
+
+  const { chromium } = await import('playwright-core');
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+  const shots = process.env.SCREENSHOT_DIR ?? mkdtempSync(join(tmpdir(), 'couvert-oauth-'));
+  const problems: string[] = [];
+  try {
+    const context = await browser.newContext({
+      viewport: { width: 1280, height: 800 },
+      javaScriptEnabled: false,
+    });
+    const page = await context.newPage();
+    page.on('console', (m) => {
+      if (m.type() === 'error') problems.push(m.text());
+    });
+    page.on('request', (r) => {
+      const origin = new URL(r.url()).origin;
+      if (origin !== issuer.origin && !r.url().startsWith(redirectUri))
+        problems.push(`foreign request ${r.url()}`);
+    });
+    /** Desktop and phone screenshots of the current page. */
+    const shoot = async (name: string) => {
+      await page.screenshot({ path: join(shots, `oauth-${name}-desktop.png`), fullPage: true });
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.screenshot({ path: join(shots, `oauth-${name}-phone.png`), fullPage: true });
+      await page.setViewportSize({ width: 1280, height: 800 });
+    };
+
+    await page.goto(url.toString());
+    assert.is(await page.title(), 'Sign in · Couvert');
+    await shoot('1-sign-in');
+    // Keyboard order: email, password, then the button.
+    await page.keyboard.press('Tab');
+    await page.getByLabel('Email').fill('manager@demo.test');
+    await page.getByLabel('Password').fill('not the password!');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    assert.match(await page.getByRole('alert').innerText(), /incorrect/);
+    await shoot('1b-sign-in-error');
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+
+    assert.is(await page.title(), 'Choose a restaurant · Couvert');
+    assert.ok(await page.getByLabel(/Trois Étoiles/).isChecked(), 'restaurant_hint preselects');
+    assert.is(await page.getByLabel(/Chez Deux/).count(), 0, 'no API option: not offered');
+    await shoot('2-choose-restaurant');
+    await page.getByLabel(/Le Demo/).check();
+    await page.getByRole('button', { name: 'Continue' }).click();
+
+    assert.is(await page.title(), 'Allow Demo POS · Couvert');
+    assert.match(await page.locator('h1').innerText(), /Allow Demo POS to access Le Demo\?/);
+    assert.equal(await page.locator('ul.scopes li').allInnerTexts(), [
+      'See your tables, rooms, shifts, prescribers, discounts and message templates',
+      'See your reservations',
+    ]);
+    await shoot('3-consent');
+    await page.getByRole('button', { name: 'Allow' }).click();
+    await page.waitForURL((u) => u.toString().startsWith(redirectUri));
+
+    // The partner's side, with a standard client: state and iss checked, PKCE verifier sent.
+    const params = oauth.validateAuthResponse(as, client, new URL(page.url()), state);
+    const response = await oauth.authorizationCodeGrantRequest(
+      as,
+      client,
+      oauth.ClientSecretBasic(SECRETS.app_demo),
+      params,
+      redirectUri,
+      verifier,
+      insecure,
+    );
+    const tokens = await oauth.processAuthorizationCodeResponse(as, client, response);
+    assert.is(tokens.token_type, 'bearer');
+    assert.is(tokens.scope, 'CATALOG_READ RESERVATIONS_READ');
+    assert.equal(tokens.restaurant, { id: 'rest_demo', name: 'Le Demo', slug: 'le-demo' });
+    const token = tokens.access_token;
+    const me = await svc.api('GET', '/me', { token });
+    assert.is(me.status, 200);
+    assert.is(me.body.data.restaurant.id, 'rest_demo');
+    // The same code again, through the same client: refused.
+    const again = await oauth.authorizationCodeGrantRequest(
+      as,
+      client,
+      oauth.ClientSecretBasic(SECRETS.app_demo),
+      params,
+      redirectUri,
+      verifier,
+      insecure,
+    );
+    assert.is(again.status, 400);
+    assert.is(((await again.json()) as { error: string }).error, 'invalid_grant');
+    assert.is((await svc.api('GET', '/me', { token })).status, 401, 'the replay revoked it');
+
+    // Connect again (the session is still there: straight to the choice), then disconnect on the dashboard.
+    const verifier2 = oauth.generateRandomCodeVerifier();
+    url.searchParams.set('code_challenge', await oauth.calculatePKCECodeChallenge(verifier2));
+    url.searchParams.set('restaurant_hint', 'le-demo');
+    await page.goto(url.toString());
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.getByRole('button', { name: 'Allow' }).click();
+    await page.waitForURL((u) => u.toString().startsWith(redirectUri));
+    const second = await oauth.processAuthorizationCodeResponse(
+      as,
+      client,
+      await oauth.authorizationCodeGrantRequest(
+        as,
+        client,
+        oauth.ClientSecretBasic(SECRETS.app_demo),
+        oauth.validateAuthResponse(as, client, new URL(page.url()), state),
+        redirectUri,
+        verifier2,
+        insecure,
+      ),
+    );
+    assert.is((await svc.api('GET', '/me', { token: second.access_token })).status, 200);
+
+    await page.goto(`${svc.url}/dashboard?restaurant=rest_demo`);
+    assert.is(await page.title(), 'Connected applications · Couvert');
+    assert.match(await page.locator('.connections').innerText(), /Demo POS[\s\S]*See your reservations/);
+    await shoot('4-connected-applications');
+    await page.getByRole('button', { name: 'Disconnect Demo POS' }).click();
+    assert.match(await page.getByRole('status').innerText(), /Demo POS is disconnected/);
+    assert.match(await page.locator('main').innerText(), /No application is connected to Le Demo/);
+    await shoot('5-disconnected');
+    const after = await svc.api('GET', '/me', { token: second.access_token });
+    assert.equal([after.status, after.body.error.code], [401, 'INVALID_AUTHENTICATION']);
+
+    // The restaurant switcher, for a manager of several restaurants.
+    await page.getByLabel('Restaurant').selectOption('rest_three');
+    await page.getByRole('button', { name: 'Show' }).click();
+    assert.match(page.url(), /restaurant=rest_three/);
+
+    // A page framed by another site is refused by the browser (frame-ancestors 'none').
+    const framing = await context.newPage();
+    await framing.route('http://attacker.test/', (route) =>
+      route.fulfill({
+        contentType: 'text/html',
+        body: `<!doctype html><iframe id="f" src="${svc.url}/sign-in"></iframe>`,
+      }),
+    );
+    await framing.goto('http://attacker.test/');
+    await framing.waitForTimeout(300);
+    const frame = framing.frames().find((f) => f.url().startsWith(svc.url));
+    const framed = frame
+      ? await frame
+          .locator('body')
+          .innerText({ timeout: 1000 })
+          .catch(() => '')
+      : '';
+    assert.not.match(framed, /Sign in/, 'the sign-in page does not render inside a frame');
+    await context.close();
+  } finally {
+    await browser.close();
+  }
+  assert.equal(problems, []);
+  assert.ok(ctx.hits.length >= 2, 'the browser reached the partner’s callback');
+  console.log(`screenshots: ${shots}`);
+});
+
+t.run();

@@ -1,0 +1,336 @@
+// GET /oauth/authorize and its pages end to end (spec §4 OAuth endpoints 1, DESIGN §3 OAuth pages):
+// what is never redirected, what is redirected with an error, the restaurants offered, CSRF, session
+// fixation, and the headers that keep the pages out of frames.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import {
+  authorizeQuery,
+  Browser,
+  CALLBACK,
+  consent,
+  formFields,
+  oauthBootstrap,
+  PASSWORD,
+  pkce,
+  signIn,
+} from '../helpers/oauth';
+import { startTestService, type TestService } from '../helpers/service';
+
+const t = suite<{ svc: TestService }>('OAuth pages', {} as never);
+t.before(async (ctx) => {
+  ctx.svc = await startTestService({
+    bootstrap: oauthBootstrap(),
+    env: { SIGN_IN_FAILURES_PER_ACCOUNT: '3' },
+  });
+});
+t.after(async (ctx) => {
+  await ctx.svc?.close();
+});
+
+const STRICT =
+  /^default-src 'none'; style-src 'self'; img-src 'self'[^;]*; form-action 'self'[^;]*; frame-ancestors 'none'; base-uri 'none'$/;
+
+function assertPageHeaders(res: { headers: Headers }, where: string) {
+  assert.match(res.headers.get('content-security-policy') ?? '', STRICT, where);
+  assert.is(res.headers.get('x-frame-options'), 'DENY', where);
+  assert.is(res.headers.get('cache-control'), 'no-store', where);
+  assert.is(res.headers.get('content-type'), 'text/html; charset=utf-8', where);
+  assert.is(res.headers.get('x-content-type-options'), 'nosniff', where);
+}
+
+t(
+  'never redirected: an unknown or disabled client, a redirect_uri not registered character for character',
+  async ({ svc }) => {
+    const b = new Browser(svc.url);
+    const cases: [string, RegExp][] = [
+      [authorizeQuery({ client_id: 'app_nope' }), /not registered/],
+      [authorizeQuery({ client_id: 'app_off' }), /disabled/],
+      [authorizeQuery({ client_id: '' }), /client_id is missing/],
+      [`${authorizeQuery()}&client_id=app_pub`, /more than once/],
+      [authorizeQuery({ redirect_uri: `${CALLBACK}/` }), /not one it registered/],
+      [authorizeQuery({ redirect_uri: 'https://POS.example.test/callback' }), /not one it registered/],
+      [
+        authorizeQuery({ redirect_uri: 'https://pos.example.test/callback?tenant=2' }),
+        /not one it registered/,
+      ],
+      [authorizeQuery({ redirect_uri: 'https://pos.example.test:443/callback' }), /not one it registered/],
+      [authorizeQuery({ redirect_uri: 'https://evil.example/callback' }), /not one it registered/],
+      [authorizeQuery({ redirect_uri: '' }), /redirect_uri is missing/],
+    ];
+    for (const [query, why] of cases) {
+      const res = await b.get(`/oauth/authorize?${query}`);
+      assert.is(res.status, 400, query);
+      assert.is(res.location, null, `${query} is not redirected`);
+      assert.match(res.text, why, query);
+      assertPageHeaders(res, query);
+    }
+  },
+);
+
+t('other errors go back to the application with error, error_description, state and iss', async ({ svc }) => {
+  const b = new Browser(svc.url);
+  const cases: [string, string][] = [
+    [authorizeQuery({ response_type: 'token' }), 'unsupported_response_type'],
+    [authorizeQuery({ response_type: '' }), 'invalid_request'],
+    [authorizeQuery({ code_challenge_method: 'plain' }), 'invalid_request'],
+    [authorizeQuery({ code_challenge_method: '' }), 'invalid_request'],
+    [authorizeQuery({ code_challenge: '' }), 'invalid_request'],
+    [authorizeQuery({ code_challenge: 'too-short' }), 'invalid_request'],
+    [authorizeQuery({ scope: 'CATALOG_READ NOPE' }), 'invalid_scope'],
+    [authorizeQuery({ scope: 'CUSTOMERS_READ' }), 'invalid_scope'],
+    [authorizeQuery({ scope: ' ' }), 'invalid_scope'],
+    [`${authorizeQuery()}&scope=CATALOG_READ`, 'invalid_request'],
+    [authorizeQuery({ restaurant_hint: 'x'.repeat(65) }), 'invalid_request'],
+  ];
+  for (const [query, error] of cases) {
+    const res = await b.get(`/oauth/authorize?${query}`);
+    assert.is(res.status, 303, query);
+    const url = new URL(res.location as string);
+    assert.is(`${url.origin}${url.pathname}`, CALLBACK, query);
+    assert.is(url.searchParams.get('error'), error, query);
+    assert.ok(url.searchParams.get('error_description'), query);
+    assert.is(url.searchParams.get('state'), 'st-123', query);
+    assert.is(url.searchParams.get('iss'), svc.url, query);
+    assert.not.ok(url.searchParams.get('code'));
+  }
+  // No state: the error still goes back, without one.
+  const noState = await b.get(`/oauth/authorize?${authorizeQuery({ state: '' })}`);
+  assert.is(new URL(noState.location as string).searchParams.get('error'), 'invalid_request');
+  // The registered URI's own query is kept; unknown parameters are ignored (RFC 6749 §3.1).
+  const own = await b.get(
+    `/oauth/authorize?${authorizeQuery({ redirect_uri: 'https://pos.example.test/callback?tenant=1', response_type: 'token' })}&foo=bar`,
+  );
+  const url = new URL(own.location as string);
+  assert.is(url.searchParams.get('tenant'), '1');
+  assert.is(url.searchParams.get('error'), 'unsupported_response_type');
+});
+
+t(
+  'sign-in first: a wrong password says so without telling which; success starts a new session (no fixation)',
+  async ({ svc }) => {
+    const b = new Browser(svc.url);
+    const query = authorizeQuery();
+    const page = await b.get(`/oauth/authorize?${query}`);
+    assert.is(page.status, 200);
+    assertPageHeaders(page, 'sign-in');
+    assert.match(page.text, /Sign in to connect <strong>Demo POS<\/strong>/);
+    assert.match(page.text, /<label for="email">Email<\/label>/);
+    assert.match(page.text, /<label for="password">Password<\/label>/);
+    const cookie = page.headers.getSetCookie()[0] as string;
+    assert.match(cookie, /^couvert_session=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Lax; Max-Age=\d+$/);
+    const anonymous = b.cookies.get('couvert_session');
+    const wrong = await signIn(b, page, 'manager@demo.test', 'not the password!');
+    assert.is(wrong.status, 200);
+    assert.match(wrong.text, /The email or password is incorrect/);
+    const unknown = await signIn(b, page, 'nobody@demo.test');
+    assert.is(unknown.status, 200);
+    assert.match(unknown.text, /The email or password is incorrect/);
+    const ok = await signIn(b, page, 'Manager@Demo.test ');
+    assert.is(ok.status, 303);
+    assert.is(ok.location, `/oauth/authorize?${query}`);
+    const signedIn = b.cookies.get('couvert_session');
+    assert.ok(signedIn && signedIn !== anonymous, 'a new session id after sign-in');
+    // The old id is dead: presenting it again shows the sign-in page.
+    const fixated = new Browser(svc.url);
+    fixated.cookies.set('couvert_session', anonymous as string);
+    assert.match((await fixated.get(`/oauth/authorize?${authorizeQuery()}`)).text, /action="\/sign-in"/);
+    const next = await b.get(ok.location as string);
+    assert.match(next.text, /Choose a restaurant/);
+  },
+);
+
+t(
+  'restaurant choice: only restaurants the user manages that allow the application; the hint preselects',
+  async ({ svc }) => {
+    const b = new Browser(svc.url);
+    await signIn(b, await b.get('/sign-in'), 'manager@demo.test');
+    // Third-party: rest_two has no API option.
+    const third = await b.get(`/oauth/authorize?${authorizeQuery({ restaurant_hint: 'trois-etoiles' })}`);
+    assertPageHeaders(third, 'choice');
+    assert.match(third.text, /value="rest_demo" required>/);
+    assert.match(third.text, /value="rest_three" required checked>/);
+    assert.not.match(third.text, /rest_two/);
+    const byId = await b.get(`/oauth/authorize?${authorizeQuery({ restaurant_hint: 'rest_demo' })}`);
+    assert.match(byId.text, /value="rest_demo" required checked>/);
+    const notAllowed = await b.get(`/oauth/authorize?${authorizeQuery({ restaurant_hint: 'rest_two' })}`);
+    assert.match(notAllowed.text, /suggested a restaurant you cannot connect it to/);
+    // Published by the operator: every restaurant the user manages.
+    const pub = await b.get(
+      `/oauth/authorize?${authorizeQuery({ client_id: 'app_pub', scope: 'CATALOG_READ' })}`,
+    );
+    for (const id of ['rest_demo', 'rest_two', 'rest_three'])
+      assert.match(pub.text, new RegExp(`value="${id}"`));
+    // A restaurant not offered cannot be forced through the form.
+    const fields = formFields(third.text, '/oauth/authorize/restaurant');
+    const forced = await b.post('/oauth/authorize/restaurant', { ...fields, restaurant_id: 'rest_two' });
+    assert.match(forced.text, /cannot be connected to this application/);
+    const decided = await b.post('/oauth/authorize/decision', {
+      ...fields,
+      restaurant_id: 'rest_two',
+      decision: 'allow',
+    });
+    assert.is(decided.status, 200, 'no code for a restaurant not offered');
+    assert.match(decided.text, /Choose a restaurant/);
+  },
+);
+
+t(
+  'consent names the application, the restaurant and each scope in plain words; deny goes back with access_denied',
+  async ({ svc }) => {
+    const b = new Browser(svc.url);
+    await signIn(b, await b.get('/sign-in'), 'solo@demo.test');
+    const page = await b.get(`/oauth/authorize?${authorizeQuery({ scope: 'CATALOG_READ WEBHOOKS_WRITE' })}`);
+    assert.match(page.text, /Allow Demo POS to access Le Demo\?/);
+    assert.match(page.text, /See your tables, rooms, shifts/);
+    assert.match(page.text, /Be notified of changes \(webhooks\)/);
+    assert.not.match(page.text, /See your reservations/);
+    assert.match(page.text, /Third-party application/);
+    assert.match(
+      page.headers.get('content-security-policy') ?? '',
+      /form-action 'self' https:\/\/pos\.example\.test;/,
+    );
+    const back = await consent(b, { query: authorizeQuery(), decision: 'deny' });
+    assert.is(back.searchParams.get('error'), 'access_denied');
+    assert.is(back.searchParams.get('state'), 'st-123');
+    assert.is(back.searchParams.get('iss'), svc.url);
+  },
+);
+
+t('no restaurant to offer: a page that sends the person back with access_denied', async ({ svc }) => {
+  const b = new Browser(svc.url);
+  await signIn(b, await b.get('/sign-in'), 'viewer@demo.test');
+  const page = await b.get(`/oauth/authorize?${authorizeQuery()}`);
+  assert.match(page.text, /No restaurant to connect/);
+  const back = await b.post('/oauth/authorize/decision', {
+    ...formFields(page.text, '/oauth/authorize/decision'),
+    decision: 'deny',
+  });
+  assert.is(new URL(back.location as string).searchParams.get('error'), 'access_denied');
+});
+
+t('CSRF: a form without the session’s token changes nothing and issues no code', async ({ svc }) => {
+  const b = new Browser(svc.url);
+  await signIn(b, await b.get('/sign-in'), 'solo@demo.test');
+  const page = await b.get(`/oauth/authorize?${authorizeQuery()}`);
+  const fields = formFields(page.text, '/oauth/authorize/decision');
+  const forged = await b.post('/oauth/authorize/decision', {
+    ...fields,
+    csrf_token: 'x'.repeat(43),
+    decision: 'allow',
+  });
+  assert.is(forged.status, 403);
+  assert.is(forged.location, null);
+  assert.match(forged.text, /This form has expired/);
+  // Another person's browser (its own session) with this page's token: refused too.
+  const other = new Browser(svc.url);
+  await signIn(other, await other.get('/sign-in'), 'manager@demo.test');
+  assert.is((await other.post('/oauth/authorize/decision', { ...fields, decision: 'allow' })).status, 403);
+  // No session at all.
+  assert.is(
+    (await new Browser(svc.url).post('/oauth/authorize/decision', { ...fields, decision: 'allow' })).status,
+    403,
+  );
+  // Sign-in itself needs the token (no login CSRF).
+  const loginForged = await new Browser(svc.url).post('/sign-in', {
+    csrf_token: 'x'.repeat(43),
+    next: '/dashboard',
+    email: 'solo@demo.test',
+    password: PASSWORD,
+  });
+  assert.is(loginForged.status, 403);
+  assert.is(loginForged.location, null);
+  // A missing field is refused as a page, not JSON.
+  const missing = await b.post('/oauth/authorize/decision', {
+    authorization: fields.authorization as string,
+    decision: 'allow',
+  });
+  assert.is(missing.status, 400);
+  assert.is(missing.headers.get('content-type'), 'text/html; charset=utf-8');
+  // The genuine form still works.
+  const ok = await b.post('/oauth/authorize/decision', { ...fields, decision: 'allow' });
+  assert.ok(new URL(ok.location as string).searchParams.get('code'));
+});
+
+t(
+  'the request is checked again at every step: a tampered authorization field is refused',
+  async ({ svc }) => {
+    const b = new Browser(svc.url);
+    await signIn(b, await b.get('/sign-in'), 'solo@demo.test');
+    const page = await b.get(`/oauth/authorize?${authorizeQuery()}`);
+    const fields = formFields(page.text, '/oauth/authorize/decision');
+    const widened = (fields.authorization as string).replace('scope=CATALOG_READ', 'scope=CUSTOMERS_READ');
+    const res = await b.post('/oauth/authorize/decision', {
+      ...fields,
+      authorization: widened,
+      decision: 'allow',
+    });
+    assert.is(new URL(res.location as string).searchParams.get('error'), 'invalid_scope');
+    const elsewhere = (fields.authorization as string).replace(
+      encodeURIComponent(CALLBACK),
+      encodeURIComponent('https://evil.example/cb'),
+    );
+    const page2 = await b.post('/oauth/authorize/decision', {
+      ...fields,
+      authorization: elsewhere,
+      decision: 'allow',
+    });
+    assert.is(page2.status, 400);
+    assert.is(page2.location, null);
+  },
+);
+
+t(
+  'sign-in attempts are limited per account: past the limit even the right password waits',
+  async ({ svc }) => {
+    const b = new Browser(svc.url);
+    const page = await b.get('/sign-in');
+    for (let i = 0; i < 3; i++)
+      assert.match((await signIn(b, page, 'solo@demo.test', 'wrong password!')).text, /incorrect/);
+    const held = await signIn(b, page, 'solo@demo.test');
+    assert.is(held.status, 429);
+    assert.match(held.text, /Too many sign-in attempts/);
+    // Another account from the same browser is not held.
+    const other = new Browser(svc.url);
+    assert.is((await signIn(other, await other.get('/sign-in'), 'manager@demo.test')).status, 303);
+  },
+);
+
+t('sign-out ends the session; next= never leaves the site', async ({ svc }) => {
+  const b = new Browser(svc.url);
+  const page = await b.get('/sign-in?next=https://evil.example/');
+  assert.match(page.text, /name="next" value="\/dashboard"/);
+  const ok = await signIn(b, await b.get('/sign-in?next=//evil.example'), 'manager@demo.test');
+  assert.is(ok.location, '/dashboard');
+  const dash = await b.get('/dashboard');
+  assert.is(dash.status, 200);
+  const out = await b.post('/sign-out', formFields(dash.text, '/sign-out'));
+  assert.is(out.location, '/sign-in');
+  assert.is((await b.get('/dashboard')).status, 303);
+});
+
+t('the stylesheet is a file on this origin', async ({ svc }) => {
+  const res = await fetch(`${svc.url}/assets/couvert.css`);
+  assert.is(res.status, 200);
+  assert.is(res.headers.get('content-type'), 'text/css; charset=utf-8');
+  assert.match(await res.text(), /:focus-visible/);
+  assert.is((await fetch(`${svc.url}/assets/nope.css`)).status, 404);
+});
+
+t.run();
+
+const limited = suite<{ svc: TestService }>('OAuth pages: sign-in limit per IP', {} as never);
+limited.before(async (ctx) => {
+  ctx.svc = await startTestService({ bootstrap: oauthBootstrap(), env: { SIGN_IN_RATE_LIMIT_PER_IP: '2' } });
+});
+limited.after(async (ctx) => {
+  await ctx.svc?.close();
+});
+limited('SIGN_IN_RATE_LIMIT_PER_IP attempts from one IP, whatever the accounts', async ({ svc }) => {
+  const b = new Browser(svc.url);
+  const page = await b.get('/sign-in');
+  assert.match((await signIn(b, page, 'a@demo.test', 'wrong password!')).text, /incorrect/);
+  assert.match((await signIn(b, page, 'b@demo.test', 'wrong password!')).text, /incorrect/);
+  assert.is((await signIn(b, page, 'manager@demo.test')).status, 429);
+  void pkce;
+});
+limited.run();

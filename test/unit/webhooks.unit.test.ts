@@ -1,0 +1,301 @@
+// The webhook rules, directly: retry schedule, SSRF address rules, signatures, header rules, sealed
+// secrets, previous_attributes.
+import { randomBytes } from 'node:crypto';
+import fc from 'fast-check';
+import Stripe from 'stripe';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { checkSettings, headerIssues, readableTypes } from '../../commands/webhook-endpoints/decide';
+import { parseSecretsKey, SecretBox } from '../../src/secrets';
+import { sendAttempt } from '../../src/webhooks/deliver';
+import { previousAttributes } from '../../src/webhooks/payloads';
+import { classifyAttempt, MAX_ATTEMPTS, nextStep, RETRY_OFFSETS_SECONDS } from '../../src/webhooks/schedule';
+import { generateSigningSecret, signatureHeader } from '../../src/webhooks/signature';
+import {
+  BlockedTargetError,
+  guardedLookup,
+  isPublicAddress,
+  targetUrlProblem,
+} from '../../src/webhooks/target';
+
+const t = suite('webhooks: rules');
+
+t(
+  'retry classes: 2xx success; 5xx, 408, 429, network errors and timeouts retried; anything else final',
+  () => {
+    const cases: [number | null, 'timeout' | 'network' | 'blocked_target' | null, string][] = [
+      [200, null, 'success'],
+      [204, null, 'success'],
+      [500, null, 'retryable'],
+      [503, null, 'retryable'],
+      [408, null, 'retryable'],
+      [429, null, 'retryable'],
+      [null, 'timeout', 'retryable'],
+      [null, 'network', 'retryable'],
+      [null, 'blocked_target', 'final'],
+      [400, null, 'final'],
+      [401, null, 'final'],
+      [404, null, 'final'],
+      [410, null, 'final'],
+      [301, null, 'final'],
+      [302, null, 'final'],
+      [100, null, 'final'],
+    ];
+    for (const [status, error, expected] of cases)
+      assert.is(classifyAttempt({ status, error }), expected, `${status} ${error}`);
+  },
+);
+
+t('the schedule starts within seconds and ends between 3 and 5 hours after the first attempt', () => {
+  assert.ok((RETRY_OFFSETS_SECONDS[1] as number) <= 10);
+  const last = RETRY_OFFSETS_SECONDS.at(-1) as number;
+  assert.ok(last >= 3 * 3600 && last <= 5 * 3600, `${last}`);
+  for (let i = 1; i < RETRY_OFFSETS_SECONDS.length; i++)
+    assert.ok((RETRY_OFFSETS_SECONDS[i] as number) > (RETRY_OFFSETS_SECONDS[i - 1] as number));
+  const first = new Date('2026-01-01T00:00:00Z');
+  // Every retryable failure schedules the next offset; the last attempt is final.
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 1, max: MAX_ATTEMPTS }),
+      fc.integer({ min: 1, max: 50 }),
+      (attempt, start) => {
+        const series = attempt + start - 1;
+        const step = nextStep({ status: 503, error: null }, series, first, start);
+        if (attempt === MAX_ATTEMPTS) return step.outcome === 'failed' && step.nextAt === null;
+        return (
+          step.outcome === 'retry' &&
+          step.nextAt?.getTime() === first.getTime() + (RETRY_OFFSETS_SECONDS[attempt] as number) * 1000
+        );
+      },
+    ),
+  );
+  assert.equal(nextStep({ status: 400, error: null }, 1, first), { outcome: 'failed', nextAt: null });
+  assert.equal(nextStep({ status: 200, error: null }, 3, first), { outcome: 'succeeded', nextAt: null });
+});
+
+t('addresses: only public unicast, IPv4-mapped IPv6 judged as IPv4', () => {
+  for (const a of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'])
+    assert.ok(isPublicAddress(a), a);
+  for (const a of [
+    '127.0.0.1',
+    '127.1.2.3',
+    '10.0.0.1',
+    '172.16.0.1',
+    '192.168.1.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '0.0.0.0',
+    '255.255.255.255',
+    '224.0.0.1',
+    '::1',
+    '::',
+    'fe80::1',
+    'fc00::1',
+    'fd12:3456::1',
+    '::ffff:127.0.0.1',
+    '::ffff:7f00:1',
+    '::ffff:10.0.0.1',
+    '64:ff9b::7f00:1',
+    'not an address',
+  ])
+    assert.not.ok(isPublicAddress(a), a);
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 0, max: 255 }),
+      fc.integer({ min: 0, max: 255 }),
+      fc.integer({ min: 0, max: 255 }),
+      (b, c, d) =>
+        [`10.${b}.${c}.${d}`, `127.${b}.${c}.${d}`, `192.168.${c}.${d}`, `::ffff:10.${b}.${c}.${d}`].every(
+          (a) => !isPublicAddress(a),
+        ),
+    ),
+  );
+});
+
+t('target URLs: https only, no literal private address, no localhost, no credentials', () => {
+  const refused = [
+    'http://example.com/hook',
+    'ftp://example.com/hook',
+    'https://127.0.0.1/hook',
+    'https://10.1.2.3/hook',
+    'https://[::1]/hook',
+    'https://[::ffff:127.0.0.1]/hook',
+    'https://[::ffff:7f00:1]/hook',
+    'https://[fd00::1]/hook',
+    'https://169.254.169.254/latest/meta-data',
+    'https://2130706433/hook',
+    'https://0x7f000001/hook',
+    'https://localhost/hook',
+    'https://api.localhost/hook',
+    'https://intranet/hook',
+    'https://user:pass@example.com/hook',
+    'https://example.com/hook#frag',
+    'not a url',
+    `https://example.com/${'a'.repeat(2100)}`,
+  ];
+  for (const u of refused) assert.ok(targetUrlProblem(u, false), u);
+  for (const u of [
+    'https://example.com/hook',
+    'https://8.8.8.8/x',
+    'https://hooks.partner.example:8443/a?b=c',
+  ])
+    assert.is(targetUrlProblem(u, false), null, u);
+  // WEBHOOK_ALLOW_PRIVATE_TARGETS=true: loopback and http are allowed (tests, local development).
+  assert.is(targetUrlProblem('http://127.0.0.1:3001/hook', true), null);
+  assert.ok(targetUrlProblem('ftp://127.0.0.1/hook', true));
+});
+
+const lookupWith = (addresses: string[], allowPrivate = false) =>
+  new Promise<{ err: Error | null; address: string }>((resolve) => {
+    const lookup = guardedLookup(allowPrivate, (_host, cb) =>
+      cb(
+        null,
+        addresses.map((a) => ({ address: a, family: a.includes(':') ? 6 : 4 })),
+      ),
+    );
+    lookup('hooks.partner.example', {}, (err, address) => resolve({ err, address: address as string }));
+  });
+
+t('the connect-time lookup refuses a name resolving to any non-public address (DNS rebinding)', async () => {
+  for (const set of [
+    ['127.0.0.1'],
+    ['8.8.8.8', '10.0.0.1'],
+    ['::1'],
+    ['::ffff:127.0.0.1'],
+    ['169.254.169.254'],
+  ]) {
+    const { err } = await lookupWith(set);
+    assert.instance(err, BlockedTargetError, set.join());
+  }
+  const ok = await lookupWith(['8.8.8.8']);
+  assert.is(ok.err, null);
+  assert.is(ok.address, '8.8.8.8', 'the socket connects to exactly the address checked');
+  assert.is((await lookupWith(['127.0.0.1'], true)).err, null);
+});
+
+t('an attempt to a name that resolves to loopback is refused before any byte is sent', async () => {
+  const res = await sendAttempt({
+    url: 'https://hooks.partner.example/x',
+    body: '{}',
+    secrets: ['whsec_x'],
+    timestamp: 1,
+    attempt: 1,
+    deliveryId: 'whd_x',
+    logId: 'whl_x',
+    eventTime: '2026-01-01T00:00:00.000Z',
+    customHeaders: {},
+    allowPrivate: false,
+    resolver: (_h, cb) => cb(null, [{ address: '127.0.0.1', family: 4 }]),
+  });
+  assert.is(res.error, 'blocked_target');
+  assert.is(res.status, null);
+  const http = await sendAttempt({
+    url: 'http://8.8.8.8/x',
+    body: '{}',
+    secrets: ['whsec_x'],
+    timestamp: 1,
+    attempt: 1,
+    deliveryId: 'whd_x',
+    logId: 'whl_x',
+    eventTime: '2026-01-01T00:00:00.000Z',
+    customHeaders: {},
+    allowPrivate: false,
+  });
+  assert.is(http.error, 'blocked_target', 'http is refused unless private targets are allowed');
+});
+
+t("signatures verify with Stripe's library, one v1= per secret", () => {
+  const stripe = new Stripe('sk_test_unused');
+  const a = generateSigningSecret();
+  const b = generateSigningSecret();
+  assert.match(a, /^whsec_[A-Za-z0-9_-]{43}$/);
+  const body = JSON.stringify({ id: 'evt_1', type: 'reservation.created' });
+  const now = Math.floor(Date.now() / 1000);
+  const header = signatureHeader([a, b], now, body);
+  assert.match(header, /^t=\d+,v1=[0-9a-f]{64},v1=[0-9a-f]{64}$/);
+  assert.is(stripe.webhooks.constructEvent(body, header, a).id, 'evt_1');
+  assert.is(stripe.webhooks.constructEvent(body, header, b).id, 'evt_1');
+  assert.throws(() => stripe.webhooks.constructEvent(`${body} `, header, a));
+  // Stripe's tolerance is real time: a signature made far from now is refused by it.
+  assert.throws(() => stripe.webhooks.constructEvent(body, signatureHeader([a], now - 3600, body), a));
+});
+
+t('custom headers: reserved prefix, hop-by-hop, credentials and injection are refused', () => {
+  const bad = [
+    'X-Service-Foo',
+    'x-SERVICE-attempt',
+    'Connection',
+    'keep-alive',
+    'Authorization',
+    'Proxy-Authorization',
+    'Cookie',
+    'Host',
+    'Content-Length',
+    'Transfer-Encoding',
+    'Service-Signature',
+    'Bad Name',
+    '',
+  ];
+  for (const name of bad) assert.is(headerIssues({ [name]: 'v' }).length, 1, name);
+  assert.is(headerIssues({ 'X-Ok': 'line\r\nX-Evil: 1' }).length, 1);
+  assert.is(headerIssues({ 'X-Ok': 'a', 'x-ok': 'b' }).length, 1, 'names are case-insensitive');
+  assert.equal(headerIssues({ 'X-Partner-Account': 'acct 42', 'X-Api-Version': '2' }), []);
+});
+
+t('event types follow the read scopes', () => {
+  assert.equal(readableTypes(['RESERVATIONS_READ']), [
+    'reservation.created',
+    'reservation.updated',
+    'reservation.canceled',
+  ]);
+  assert.equal(readableTypes(['CUSTOMERS_READ']), [
+    'customer.created',
+    'customer.updated',
+    'customer.deleted',
+    'customer.merged',
+  ]);
+  assert.equal(readableTypes(['WEBHOOKS_WRITE']), []);
+  assert.throws(() =>
+    checkSettings(
+      { enabled_events: ['customer.updated'] },
+      { allowPrivate: false, scopes: ['RESERVATIONS_READ'] },
+    ),
+  );
+  assert.throws(() =>
+    checkSettings(
+      { enabled_events: ['*', 'reservation.created'] },
+      { allowPrivate: false, scopes: ['RESERVATIONS_READ'] },
+    ),
+  );
+  assert.throws(() =>
+    checkSettings(
+      { enabled_events: ['reservation.created', 'reservation.created'] },
+      { allowPrivate: false, scopes: ['RESERVATIONS_READ'] },
+    ),
+  );
+  checkSettings({ enabled_events: ['*'] }, { allowPrivate: false, scopes: ['RESERVATIONS_READ'] });
+});
+
+t('sealed secrets: round trip, a fresh IV each time, tampering and another key refused', () => {
+  const box = new SecretBox(randomBytes(32));
+  const sealed = box.seal('whsec_abc');
+  assert.is(box.open(sealed), 'whsec_abc');
+  assert.is.not(box.seal('whsec_abc'), sealed);
+  assert.not.ok(sealed.includes('whsec_abc'));
+  const parts = sealed.split('.');
+  const flipped = [...parts.slice(0, 3), `${parts[3]?.slice(0, -2)}AA`].join('.');
+  assert.throws(() => box.open(flipped));
+  assert.throws(() => new SecretBox(randomBytes(32)).open(sealed));
+  assert.ok(parseSecretsKey('ab'.repeat(32)));
+  assert.ok(parseSecretsKey(randomBytes(32).toString('base64')));
+  assert.is(parseSecretsKey('short'), null);
+  assert.is(parseSecretsKey(randomBytes(16).toString('hex')), null);
+});
+
+t('previous_attributes: the changed fields with their values before', () => {
+  assert.equal(previousAttributes({ a: 1, b: [1], c: 'x' }, { a: 1, b: [1, 2], c: 'y' }), { b: [1], c: 'x' });
+  assert.equal(previousAttributes({ a: null }, { a: 1, d: 2 }), { a: null, d: null });
+  assert.equal(previousAttributes({ a: { x: 1 } }, { a: { x: 1 } }), {});
+});
+
+t.run();

@@ -116,7 +116,7 @@ test('sign in, choose, allow; exchange with oauth4webapi; disconnect on the dash
     await page.getByLabel('Email').fill('manager@demo.test');
     await page.getByLabel('Password').fill('not the password!');
     await page.getByRole('button', { name: 'Sign in' }).click();
-    assert.match(await page.getByRole('alert').innerText(), /incorrect/);
+    assert.match((await page.getByRole('alert').textContent()) ?? '', /incorrect/);
     await shoot('1b-sign-in-error');
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -129,7 +129,7 @@ test('sign in, choose, allow; exchange with oauth4webapi; disconnect on the dash
     await page.getByRole('button', { name: 'Continue' }).click();
 
     assert.is(await page.title(), 'Allow Demo POS · Couvert');
-    assert.match(await page.locator('h1').innerText(), /Allow Demo POS to access Le Demo\?/);
+    assert.match((await page.locator('h1').textContent()) ?? '', /Allow Demo POS to access Le Demo\?/);
     assert.equal(await page.locator('ul.scopes li').allInnerTexts(), [
       'See your tables, rooms, shifts, prescribers, discounts and message templates',
       'See your reservations',
@@ -196,11 +196,14 @@ test('sign in, choose, allow; exchange with oauth4webapi; disconnect on the dash
 
     await page.goto(`${svc.url}/dashboard?restaurant=rest_demo`);
     assert.is(await page.title(), 'Connected applications · Couvert');
-    assert.match(await page.locator('.connections').innerText(), /Demo POS[\s\S]*See your reservations/);
+    assert.match(
+      (await page.locator('.connections').textContent()) ?? '',
+      /Demo POS[\s\S]*See your reservations/,
+    );
     await shoot('4-connected-applications');
     await page.getByRole('button', { name: 'Disconnect Demo POS' }).click();
-    assert.match(await page.getByRole('status').innerText(), /Demo POS is disconnected/);
-    assert.match(await page.locator('main').innerText(), /No application is connected to Le Demo/);
+    assert.match((await page.getByRole('status').textContent()) ?? '', /Demo POS is disconnected/);
+    assert.match((await page.locator('main').textContent()) ?? '', /No application is connected to Le Demo/);
     await shoot('5-disconnected');
     const after = await svc.api('GET', '/me', { token: second.access_token });
     assert.equal([after.status, after.body.error.code], [401, 'INVALID_AUTHENTICATION']);
@@ -222,10 +225,10 @@ test('sign in, choose, allow; exchange with oauth4webapi; disconnect on the dash
     await framing.waitForTimeout(300);
     const frame = framing.frames().find((f) => f.url().startsWith(svc.url));
     const framed = frame
-      ? await frame
+      ? ((await frame
           .locator('body')
-          .innerText({ timeout: 1000 })
-          .catch(() => '')
+          .textContent({ timeout: 1000 })
+          .catch(() => '')) ?? '')
       : '';
     assert.not.match(framed, /Sign in/, 'the sign-in page does not render inside a frame');
     await context.close();

@@ -109,7 +109,7 @@ export async function startTestService(options: StartOptions = {}): Promise<Test
     let body: string | undefined = o.rawBody;
     const url = path.startsWith('http')
       ? path
-      : `${base}${/^\/(api\/|oauth|__|healthz|docs)/.test(path) ? '' : '/api/partner/v1'}${path}`;
+      : `${base}${/^\/(api\/|oauth|__|healthz|docs|\.well-known|assets\/|sign-|dashboard)/.test(path) ? '' : '/api/partner/v1'}${path}`;
     if (o.body !== undefined) {
       body = JSON.stringify(o.body);
       headers['content-type'] ??= 'application/json';

@@ -1,0 +1,202 @@
+// The OAuth operator commands in-process against a real runtime: applications (register, list,
+// disable, enable, rotate-secret), users (create, grant), a restaurant's API option, connections (list,
+// disconnect). Secrets are printed once and only their hashes reach the log.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { authenticateClient, loadApplication } from '../../commands/oauth/application-handler';
+import { verifyPassword } from '../../commands/oauth/passwords';
+import { issueCode, redeemCode } from '../../commands/oauth/token-handler';
+import { loadUser } from '../../commands/oauth/user-handler';
+import { createRestaurant } from '../../commands/restaurants/handler';
+import { registerAllCliCommands } from '../../src/cli/commands';
+import { type CliCommand, CliUsageError, cliCommands } from '../../src/cli/registry';
+import { loadConfig } from '../../src/config';
+import { operatorMeta } from '../../src/core/command-meta';
+import { ApiError } from '../../src/core/errors';
+import { createLogger } from '../../src/logger';
+import { registerModules } from '../../src/modules';
+import { createRuntime, type Runtime } from '../../src/runtime';
+import { pkce } from '../helpers/oauth';
+import { restaurantProfile } from '../helpers/restaurants';
+
+const t = suite<{ rt: Runtime; dir: string }>('OAuth CLI');
+t.before(async (ctx) => {
+  registerModules();
+  registerAllCliCommands();
+  ctx.dir = mkdtempSync(join(tmpdir(), 'couvert-oauth-cli-'));
+  ctx.rt = await createRuntime(loadConfig({ DATA_DIR: ctx.dir, LOG_LEVEL: 'silent' }), {
+    logger: createLogger('silent'),
+  });
+  await createRestaurant(ctx.rt, 'rest_x', restaurantProfile('x', { api_option: false }), operatorMeta());
+});
+t.after(async ({ rt, dir }) => {
+  await rt.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function cli(rt: Runtime, name: string, flags: Record<string, string | boolean>) {
+  const command = cliCommands().find((c) => c.name === name) as CliCommand;
+  assert.ok(command, name);
+  const lines: string[] = [];
+  await command.run({ rt, flags, positionals: [], out: (l) => lines.push(l) });
+  return lines;
+}
+
+async function refused(rt: Runtime, name: string, flags: Record<string, string | boolean>) {
+  const head = await rt.events.headPosition();
+  const err = await cli(rt, name, flags).then(
+    () => assert.unreachable(`${name} succeeded`),
+    (e: unknown) => e as Error,
+  );
+  assert.is(await rt.events.headPosition(), head, `${name} appended something before refusing`);
+  return err as Error;
+}
+
+const allEvents = async (rt: Runtime) => {
+  const out: string[] = [];
+  for await (const e of rt.events.readAll()) out.push(JSON.stringify([e.data, e.metadata]));
+  return out.join('\n');
+};
+
+t(
+  'applications register prints the secret once, stores its hash; list, disable, enable, rotate-secret',
+  async ({ rt }) => {
+    const out = await cli(rt, 'applications register', {
+      name: 'Till',
+      'redirect-uris': 'https://till.example/cb,http://127.0.0.1:9000/cb',
+      scopes: 'RESERVATIONS_READ,CATALOG_READ',
+      'client-id': 'app_till',
+    });
+    assert.is(out[0], 'client_id     app_till');
+    const secret = (out[1] as string).split(/\s+/)[1] as string;
+    assert.match(secret, /^couvert_cs_[A-Za-z0-9_-]{43}$/);
+    assert.not.ok((await allEvents(rt)).includes(secret), 'only the hash is stored');
+    assert.ok(await authenticateClient(rt, 'app_till', secret));
+    assert.equal((await loadApplication(rt, 'app_till')).profile?.allowed_scopes, [
+      'CATALOG_READ',
+      'RESERVATIONS_READ',
+    ]);
+    const listed = (await cli(rt, 'applications list', {})).map((l) => l.split('\t'));
+    assert.equal(listed[0]?.slice(0, 4), ['app_till', 'Till', 'third-party', 'enabled']);
+
+    assert.equal(await cli(rt, 'applications disable', { 'client-id': 'app_till' }), [
+      'disabled application app_till',
+    ]);
+    assert.not.ok(await authenticateClient(rt, 'app_till', secret), 'a disabled client cannot authenticate');
+    assert.equal(await cli(rt, 'applications disable', { 'client-id': 'app_till' }), [
+      'application app_till was already disabled',
+    ]);
+    await cli(rt, 'applications enable', { 'client-id': 'app_till' });
+    const rotated = (
+      (await cli(rt, 'applications rotate-secret', { 'client-id': 'app_till' }))[0] as string
+    ).split(/\s+/)[1] as string;
+    assert.ok(rotated !== secret);
+    assert.not.ok(await authenticateClient(rt, 'app_till', secret), 'the old secret stops working');
+    assert.ok(await authenticateClient(rt, 'app_till', rotated));
+  },
+);
+
+t('applications register refuses what cannot be registered, appending nothing', async ({ rt }) => {
+  const base = { name: 'Bad', 'redirect-uris': 'https://ok.example/cb', scopes: 'CATALOG_READ' };
+  for (const flags of [
+    { ...base, 'redirect-uris': 'http://evil.example/cb' },
+    { ...base, 'redirect-uris': 'https://ok.example/cb#frag' },
+    { ...base, 'redirect-uris': 'not a url' },
+    { ...base, scopes: 'NOPE' },
+    { ...base, 'logo-url': 'http://logo.example/x.png' },
+    { ...base, 'client-id': 'app_till' },
+    { ...base, 'client-id': 'a b' },
+  ])
+    assert.instance(await refused(rt, 'applications register', flags), ApiError, JSON.stringify(flags));
+  assert.instance(await refused(rt, 'applications register', { ...base, nmae: 'x' }), CliUsageError);
+  assert.instance(await refused(rt, 'applications disable', { 'client-id': 'app_nope' }), ApiError);
+});
+
+t('users create (generated password printed once, scrypt-hashed) and grant', async ({ rt }) => {
+  const out = await cli(rt, 'users create', { email: 'Owner@X.test' });
+  assert.is(out[0], 'created user owner@x.test');
+  const password = (out[1] as string).split(/\s+/)[1] as string;
+  const user = await loadUser(rt, 'owner@x.test');
+  assert.match(user.password_hash as string, /^scrypt\$32768\$8\$3\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/);
+  assert.ok(await verifyPassword(password, user.password_hash as string));
+  assert.not.ok(await verifyPassword(`${password}x`, user.password_hash as string));
+  assert.not.ok((await allEvents(rt)).includes(password));
+  assert.instance(
+    await refused(rt, 'users create', { email: 'owner@x.test' }),
+    ApiError,
+    'one user per email',
+  );
+  assert.instance(await refused(rt, 'users create', { email: 'not-an-email' }), ApiError);
+  assert.equal(await cli(rt, 'users grant', { email: 'owner@x.test', restaurant: 'rest_x' }), [
+    'owner@x.test manages integrations of rest_x',
+  ]);
+  assert.equal((await loadUser(rt, 'owner@x.test')).restaurants, { rest_x: true });
+  assert.instance(
+    await refused(rt, 'users grant', { email: 'owner@x.test', restaurant: 'rest_nope' }),
+    ApiError,
+  );
+  assert.instance(
+    await refused(rt, 'users grant', { email: 'nobody@x.test', restaurant: 'rest_x' }),
+    CliUsageError,
+  );
+  await cli(rt, 'users grant', {
+    email: 'owner@x.test',
+    restaurant: 'rest_x',
+    'manage-integrations': 'false',
+  });
+  assert.equal((await loadUser(rt, 'owner@x.test')).restaurants, { rest_x: false });
+});
+
+t('restaurants api-option turns the option on and off', async ({ rt }) => {
+  assert.equal(await cli(rt, 'restaurants api-option', { id: 'rest_x', enabled: 'true' }), [
+    'rest_x: API option on',
+  ]);
+  assert.equal(await cli(rt, 'restaurants api-option', { id: 'rest_x', enabled: 'true' }), [
+    'rest_x: API option on (unchanged)',
+  ]);
+  assert.instance(await refused(rt, 'restaurants api-option', { id: 'rest_x' }), CliUsageError);
+});
+
+t('connections list and disconnect', async ({ rt }) => {
+  const app = await loadApplication(rt, 'app_till');
+  const tokens: string[] = [];
+  for (let i = 0; i < 2; i++) {
+    const { verifier, challenge } = pkce();
+    const request = {
+      client_id: 'app_till',
+      redirect_uri: 'https://till.example/cb',
+      scopes: ['CATALOG_READ' as const],
+      state: 's',
+      code_challenge: challenge,
+      restaurant_hint: null,
+    };
+    const { code } = await issueCode(rt, request, 'rest_x', 'usr_x', operatorMeta());
+    const issued = await redeemCode(
+      rt,
+      app,
+      { code, redirect_uri: 'https://till.example/cb', code_verifier: verifier },
+      operatorMeta(),
+    );
+    await rt.settle(issued.position);
+    tokens.push(issued.keyId);
+  }
+  const rows = (await cli(rt, 'connections list', { restaurant: 'rest_x' })).map((l) => l.split('\t'));
+  assert.is(rows.length, 1);
+  assert.equal(
+    [rows[0]?.[0], rows[0]?.[1], rows[0]?.[3], rows[0]?.[4]],
+    ['app_till', 'Till', '2 token(s)', 'CATALOG_READ'],
+  );
+  const out = await cli(rt, 'connections disconnect', { restaurant: 'rest_x', 'client-id': 'app_till' });
+  assert.equal(out, [`disconnected app_till from rest_x: revoked ${tokens.join(', ')}`]);
+  assert.equal(await cli(rt, 'connections list', { restaurant: 'rest_x' }), [
+    'no application is connected to rest_x',
+  ]);
+  assert.equal(await cli(rt, 'connections disconnect', { restaurant: 'rest_x', 'client-id': 'app_till' }), [
+    'app_till had no active token at rest_x',
+  ]);
+});
+
+t.run();

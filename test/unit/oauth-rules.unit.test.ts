@@ -1,0 +1,282 @@
+// The pure rules of OAuth: the authorization request (every outcome), PKCE S256, a code's redemption
+// (expiry, single use, replay), the 3-token cap (property-tested over random histories), registration
+// checks, passwords, and the pages' escaping and redirect safety.
+import fc from 'fast-check';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { type ApplicationState, checkProfile, redirectUriProblem } from '../../commands/oauth/applications';
+import { checkAuthorizeRequest, redirectTo } from '../../commands/oauth/authorize-request';
+import {
+  type CodeState,
+  decideRedeem,
+  evolveCode,
+  GrantRefused,
+  initialCode,
+} from '../../commands/oauth/codes';
+import {
+  type ConnectionState,
+  decideAddToken,
+  decideDisconnect,
+  decideRemoveToken,
+  evolveConnection,
+  initialConnection,
+} from '../../commands/oauth/connections';
+import { hashPassword, verifyPassword } from '../../commands/oauth/passwords';
+import { challengeOf, verifierMatches } from '../../commands/oauth/pkce';
+import { userIdFor } from '../../commands/oauth/users';
+import type { NewEvent, RecordedEvent } from '../../src/ports/event-store';
+import { html, markup } from '../../src/web/html';
+import { safeNext } from '../../src/web/respond';
+
+const t = suite('OAuth rules');
+
+const app: ApplicationState = {
+  client_id: 'app_x',
+  profile: {
+    name: 'X',
+    logo_url: null,
+    redirect_uris: ['https://x.example/cb', 'https://x.example/cb?t=1'],
+    allowed_scopes: ['CATALOG_READ', 'RESERVATIONS_READ'],
+    published_by_operator: false,
+  },
+  secret_hash: 'h',
+  disabled: false,
+  created_at: '2026-01-01T00:00:00Z',
+};
+const CHALLENGE = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
+const good = {
+  client_id: 'app_x',
+  redirect_uri: 'https://x.example/cb',
+  response_type: 'code',
+  scope: 'RESERVATIONS_READ CATALOG_READ',
+  state: 's1',
+  code_challenge: CHALLENGE,
+  code_challenge_method: 'S256',
+};
+
+t('PKCE S256: the RFC 7636 appendix B vector; plain-looking or short verifiers never match', () => {
+  assert.is(challengeOf('dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk'), CHALLENGE);
+  assert.ok(verifierMatches('dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk', CHALLENGE));
+  assert.not.ok(verifierMatches(CHALLENGE, CHALLENGE), 'the challenge is not its own verifier');
+  assert.not.ok(verifierMatches('a'.repeat(42), challengeOf('a'.repeat(42))), '42 characters is too short');
+  assert.ok(verifierMatches('a'.repeat(128), challengeOf('a'.repeat(128))));
+  assert.not.ok(verifierMatches('a'.repeat(129), challengeOf('a'.repeat(129))), '129 characters is too long');
+  assert.not.ok(
+    verifierMatches(`${'a'.repeat(42)}!`, challengeOf(`${'a'.repeat(42)}!`)),
+    'outside the alphabet',
+  );
+});
+
+t('authorize: the request as given is accepted with canonical scopes', () => {
+  const out = checkAuthorizeRequest(good, app);
+  assert.equal(out, {
+    kind: 'ok',
+    request: {
+      client_id: 'app_x',
+      redirect_uri: 'https://x.example/cb',
+      scopes: ['CATALOG_READ', 'RESERVATIONS_READ'],
+      state: 's1',
+      code_challenge: CHALLENGE,
+      restaurant_hint: null,
+    },
+  });
+});
+
+t('authorize: shown, never redirected — client and redirect_uri problems come first', () => {
+  const shown = (q: Record<string, string | string[] | undefined>, a: ApplicationState | null = app) =>
+    assert.is(checkAuthorizeRequest(q, a).kind, 'show', JSON.stringify(q));
+  shown({ ...good, client_id: undefined });
+  shown({ ...good, client_id: ['app_x', 'app_x'] });
+  shown(good, null);
+  shown(good, { ...app, disabled: true });
+  shown({ ...good, redirect_uri: undefined, response_type: 'token' });
+  shown({ ...good, redirect_uri: 'https://x.example/cb/' });
+  shown({ ...good, redirect_uri: 'https://x.example/CB' });
+  shown({ ...good, redirect_uri: ['https://x.example/cb', 'https://x.example/cb'] });
+});
+
+t('authorize: redirected errors, each with its RFC 6749 name and the state', () => {
+  const cases: [Record<string, string | string[] | undefined>, string][] = [
+    [{ response_type: 'token' }, 'unsupported_response_type'],
+    [{ response_type: undefined }, 'invalid_request'],
+    [{ state: undefined }, 'invalid_request'],
+    [{ state: 'x'.repeat(1025) }, 'invalid_request'],
+    [{ scope: undefined }, 'invalid_request'],
+    [{ scope: '' }, 'invalid_scope'],
+    [{ scope: 'CATALOG_READ WHATEVER' }, 'invalid_scope'],
+    [{ scope: 'CUSTOMERS_READ' }, 'invalid_scope'],
+    [{ code_challenge: undefined }, 'invalid_request'],
+    [{ code_challenge_method: undefined }, 'invalid_request'],
+    [{ code_challenge_method: 'plain' }, 'invalid_request'],
+    [{ code_challenge: `${CHALLENGE}=` }, 'invalid_request'],
+    [{ code_challenge: CHALLENGE.slice(1) }, 'invalid_request'],
+    [{ restaurant_hint: '' }, 'invalid_request'],
+    [{ state: ['a', 'b'] }, 'invalid_request'],
+  ];
+  for (const [change, error] of cases) {
+    const out = checkAuthorizeRequest({ ...good, ...change }, app);
+    assert.is(out.kind, 'redirect', JSON.stringify(change));
+    if (out.kind !== 'redirect') continue;
+    assert.is(out.error, error, JSON.stringify(change));
+    assert.is(out.redirect_uri, 'https://x.example/cb');
+    assert.is(
+      out.state,
+      typeof change.state === 'string' || !('state' in change) ? (change.state ?? 's1') : null,
+    );
+  }
+});
+
+t('the redirect keeps the registered query and appends ours and iss', () => {
+  assert.is(
+    redirectTo(
+      'https://x.example/cb?t=1',
+      { code: 'c&d', state: 's 1', error: null },
+      'https://couvert.example',
+    ),
+    'https://x.example/cb?t=1&code=c%26d&state=s+1&iss=https%3A%2F%2Fcouvert.example',
+  );
+});
+
+const issued = (over: Partial<CodeState['issued']> = {}): CodeState => ({
+  ...initialCode,
+  issued: {
+    code_hash: 'h',
+    client_id: 'app_x',
+    restaurant_id: 'rest_x',
+    user_id: 'usr_x',
+    scopes: ['CATALOG_READ'],
+    redirect_uri: 'https://x.example/cb',
+    code_challenge: CHALLENGE,
+    issued_at: '2026-01-01T12:00:00.000Z',
+    expires_at: '2026-01-01T12:05:00.000Z',
+    ...over,
+  },
+});
+const redeem = (s: CodeState, at: string, over: object = {}) =>
+  decideRedeem(s, {
+    client_id: 'app_x',
+    redirect_uri: 'https://x.example/cb',
+    code_verifier: 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk',
+    key_id: 'key_1',
+    now: new Date(at),
+    ...over,
+  });
+const recorded = (e: NewEvent): RecordedEvent =>
+  ({ ...e, id: 'x', metadata: {}, created: '', stream: 's', revision: 0, position: 1n }) as RecordedEvent;
+
+t('a code: valid until 5 minutes, once; a second presentation is the replay event, once', () => {
+  assert.throws(
+    () => redeem(initialCode, '2026-01-01T12:00:00Z'),
+    (e: Error) => e instanceof GrantRefused,
+  );
+  const used = redeem(issued(), '2026-01-01T12:04:59.999Z');
+  assert.equal(
+    used.map((e) => e.type),
+    ['OAuthCodeRedeemed'],
+  );
+  assert.throws(() => redeem(issued(), '2026-01-01T12:05:00.000Z'), /expired/);
+  const after = used.map(recorded).reduce(evolveCode, issued());
+  const replay = redeem(after, '2026-01-01T12:06:00Z', { key_id: 'key_2' });
+  assert.equal(
+    replay.map((e) => [e.type, (e.data as { key_id: string }).key_id]),
+    [['OAuthCodeReplayed', 'key_1']],
+  );
+  const replayed = replay.map(recorded).reduce(evolveCode, after);
+  assert.equal(redeem(replayed, '2026-01-01T12:07:00Z', { key_id: 'key_3' }), [], 'recorded once');
+  assert.throws(() => redeem(issued(), '2026-01-01T12:01:00Z', { client_id: 'app_y' }), /another client/);
+  assert.throws(() => redeem(issued(), '2026-01-01T12:01:00Z', { redirect_uri: undefined }), /redirect_uri/);
+  assert.throws(
+    () => redeem(issued(), '2026-01-01T12:01:00Z', { code_verifier: undefined }),
+    /code_verifier/,
+  );
+});
+
+t('the 3-token cap holds over any history of issues, revocations and disconnections', () => {
+  const op = fc.oneof(
+    fc.record({ kind: fc.constant('add' as const) }),
+    fc.record({ kind: fc.constant('remove' as const), pick: fc.nat() }),
+    fc.record({ kind: fc.constant('disconnect' as const) }),
+  );
+  fc.assert(
+    fc.property(fc.array(op, { maxLength: 60 }), (ops) => {
+      let s: ConnectionState = initialConnection;
+      let n = 0;
+      const ids = { restaurant_id: 'r', client_id: 'c' };
+      for (const o of ops) {
+        let events: NewEvent[] = [];
+        if (o.kind === 'add') {
+          const before = s.active;
+          events = decideAddToken(s, { ...ids, key_id: `k${n++}`, scopes: [], at: '' });
+          const retired = events
+            .filter((e) => e.type === 'OAuthTokenRemoved')
+            .map((e) => (e.data as { key_id: string }).key_id);
+          // The oldest are the ones retired.
+          assert.equal(retired, before.slice(0, retired.length));
+        } else if (o.kind === 'remove' && s.active.length) {
+          const key_id = s.active[o.pick % s.active.length] as string;
+          events = decideRemoveToken(s, { ...ids, key_id }, 'revoked_by_client', '');
+        } else if (o.kind === 'disconnect') events = decideDisconnect(s, ids, 'user:u', '');
+        s = events.map(recorded).reduce(evolveConnection, s);
+        if (s.active.length > 3) return false;
+        if (!s.active.every((k) => s.all.includes(k))) return false;
+        if (o.kind === 'disconnect' && s.active.length) return false;
+        if (o.kind === 'add' && s.active.at(-1) !== `k${n - 1}`) return false;
+      }
+      return true;
+    }),
+    { numRuns: 300, seed: 20261126 },
+  );
+});
+
+t('registration: redirect URIs are absolute https (http on loopback), no fragment, no credentials', () => {
+  assert.is(redirectUriProblem('https://x.example/cb?a=1'), null);
+  assert.is(redirectUriProblem('http://127.0.0.1:8080/cb'), null);
+  assert.is(redirectUriProblem('http://localhost/cb'), null);
+  assert.is(redirectUriProblem('http://[::1]:9/cb'), null);
+  for (const bad of [
+    'http://x.example/cb',
+    'https://x.example/cb#f',
+    '/cb',
+    'javascript:alert(1)',
+    'https://u:p@x.example/',
+  ])
+    assert.ok(redirectUriProblem(bad), bad);
+  assert.throws(() => checkProfile({ name: ' ' }), /invalid/);
+  assert.throws(() => checkProfile({ allowed_scopes: [] }), /invalid/);
+  assert.equal(checkProfile({ redirect_uris: ['https://a.example/', 'https://a.example/'] }).redirect_uris, [
+    'https://a.example/',
+  ]);
+});
+
+t('passwords: scrypt with its parameters stored; a changed parameter or hash never verifies', async () => {
+  const stored = await hashPassword('correct horse battery staple');
+  assert.ok(await verifyPassword('correct horse battery staple', stored));
+  assert.not.ok(await verifyPassword('correct horse battery stapl', stored));
+  assert.not.ok(await verifyPassword('correct horse battery staple', stored.replace('$8$3$', '$8$2$')));
+  assert.not.ok(await verifyPassword('x', 'scrypt$1099511627776$8$1$a$b'), 'absurd parameters are refused');
+  assert.not.ok(await verifyPassword('x', 'md5$abc'));
+  const [one, two] = await Promise.all([hashPassword('same'), hashPassword('same')]);
+  assert.is.not(one, two, 'salted');
+  assert.is(userIdFor(' A@B.test'), userIdFor('a@b.test'));
+});
+
+t('pages: interpolated values are escaped; next= stays on this site', () => {
+  assert.is(
+    markup(html`<p title="${'"><script>'}">${'<b>&'}</p>`),
+    '<p title="&quot;&gt;&lt;script&gt;">&lt;b&gt;&amp;</p>',
+  );
+  assert.is(safeNext('/oauth/authorize?client_id=x'), '/oauth/authorize?client_id=x');
+  assert.is(safeNext('/dashboard?restaurant=r'), '/dashboard?restaurant=r');
+  for (const bad of [
+    'https://evil.example',
+    '//evil.example',
+    '/\\evil.example',
+    '/dashboardx',
+    '/sign-in',
+    'javascript:x',
+    42,
+  ])
+    assert.is(safeNext(bad), '/dashboard', String(bad));
+});
+
+t.run();

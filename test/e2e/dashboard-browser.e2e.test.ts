@@ -344,7 +344,7 @@ test('a manager: applications, API keys, webhooks, deliveries, migration, import
     const clean = [
       'name,email,phone_number,note',
       'Jeanne Martin-Roy,jeanne@example.test,,moved',
-      'Louis Petit,,+33698765432,',
+      'Louis Petit,,+33698765432,regular',
     ].join('\n');
     await page.getByRole('link', { name: 'Customer import', exact: true }).click();
     await page
@@ -362,7 +362,7 @@ test('a manager: applications, API keys, webhooks, deliveries, migration, import
     assert.match(await page.locator('.counts').innerText(), /Updated\s*2/i);
     await page.getByRole('link', { name: '← Customer import' }).click();
     assert.is(await page.locator('.items > li').count(), 2, 'both imports are listed');
-    const list = await svc.api('GET', '/customers?per_page=50', { token: FRONT_DESK });
+    const list = await svc.api('GET', '/customers?limit=50', { token: FRONT_DESK });
     const names = (list.body.data as { name: string }[]).map((c) => c.name).sort();
     assert.equal(names, ['Ada Webhook', 'Ada Webhook', 'Jeanne Martin-Roy', 'Louis Petit']);
     // The import published nothing: /flaky (customer.created) saw only the API-made customer.

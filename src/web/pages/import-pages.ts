@@ -111,11 +111,11 @@ ${
 <thead><tr><th scope="col">Row</th><th scope="col">Name</th><th scope="col">Email</th><th scope="col">Phone</th><th scope="col">Result</th></tr></thead>
 <tbody>${p.rows.map(
       (r) =>
-        html`<tr${r.errors.length ? html` class="row-error"` : ''}><td>${r.row}</td><td>${r.input.name}</td><td>${r.input.email ?? ''}</td><td>${r.input.phone_number ?? ''}</td><td>${
+        html`<tr${r.errors.length ? html` class="row-error"` : ''}><td data-label="Row">${r.row}</td><td data-label="Name">${r.input.name}</td><td data-label="Email">${r.input.email ?? ''}</td><td data-label="Phone">${r.input.phone_number ?? ''}</td><td data-label="Result"><div>${
           r.errors.length
             ? html`<strong>Skipped</strong><br><span class="small">${issuesText(r.errors)}</span>`
             : html`${outcome[r.outcome]}${r.matched_on ? html`<br><span class="small">matched on ${r.matched_on}${r.matched_row ? ` (row ${r.matched_row})` : ''}</span>` : ''}`
-        }</td></tr>`,
+        }</div></td></tr>`,
     )}</tbody>
 </table></div>
 </section>

@@ -291,6 +291,10 @@ test('a manager: applications, API keys, webhooks, deliveries, migration, import
     await page.getByRole('button', { name: 'Migrate to v1 (final)' }).click();
     assert.match(await page.getByRole('status').innerText(), /now receives the v1 format/);
     assert.is(await page.getByRole('button', { name: 'Migrate to v1…' }).count(), 0);
+    // The manager is the actor an auditor sees.
+    const migrated = (await svc.rt.events.readStream('webhook-endpoint-we_legacy')).at(-1);
+    assert.is(migrated?.type, 'WebhookEndpointMigrated');
+    assert.match(String(migrated?.metadata.actor), /^user:usr_/);
     const legacyApi = await svc.api('GET', '/webhook-endpoints/we_legacy', { token: FRONT_DESK });
     assert.is(legacyApi.body.data.api_version, 'v1');
 

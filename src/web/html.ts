@@ -35,6 +35,8 @@ export interface PageOptions {
   account?: { email: string; csrf: string } | null;
   /** Wider main column (the dashboard). */
   wide?: boolean;
+  /** Extra <head> markup made by this module (a progress page's <meta http-equiv="refresh">). */
+  head?: Html;
 }
 
 export function layout(o: PageOptions): string {

@@ -6,6 +6,9 @@ import { availabilityRoutes } from './availability';
 import { catalogRoutes } from './catalog';
 import { customerRoutes } from './customers';
 import { dashboardRoutes } from './dashboard';
+import { dashboardApiKeyRoutes } from './dashboard-api-keys';
+import { dashboardImportRoutes } from './dashboard-import';
+import { dashboardWebhookRoutes } from './dashboard-webhooks';
 import { metaRoutes, testClockRoute } from './meta';
 import { missedCallRoutes } from './missed-calls';
 import { oauthRoutes } from './oauth';
@@ -33,6 +36,9 @@ export function partnerRoutes(): AnyRoute[] {
     ...oauthPageRoutes,
     ...webSessionRoutes,
     ...dashboardRoutes,
+    ...dashboardApiKeyRoutes,
+    ...dashboardWebhookRoutes,
+    ...dashboardImportRoutes,
     ...webAssetRoutes,
   );
   return list;

@@ -2,6 +2,7 @@
 // applications. Issue 15 adds the others beside it, reusing the layout, session and switcher.
 import type { Connection } from '../../../queries/oauth';
 import { type Html, html, layout } from '../html';
+import { dashboardNav } from './dashboard-shell';
 import { scopeList } from './oauth-pages';
 
 export interface DashboardRestaurant {
@@ -60,7 +61,8 @@ export function connectionsPage(o: {
     title: 'Connected applications',
     account: o.account,
     wide: true,
-    body: html`<h1>Connected applications</h1>
+    body: html`${dashboardNav('applications', o.restaurant.id)}
+<h1>Connected applications</h1>
 <p class="lead">Applications that act for <strong>${o.restaurant.name}</strong> through Couvert. Disconnecting one revokes its access at once and deletes the webhook endpoints it created.</p>
 ${restaurantSwitcher(o.restaurants, o.restaurant.id, '/dashboard')}
 ${o.notice ? html`<div class="notice" role="status">${o.notice}</div>` : ''}

@@ -1,0 +1,135 @@
+// Dashboard: API keys (create, revoke) through commands/credentials with the manager as actor.
+import { createApiKey, revokeApiKey } from '../../../commands/credentials/handler';
+import { API_KEYS, type ApiKeyDoc } from '../../../projections/api-keys';
+import { ApiError, type Issue, notFound } from '../../core/errors';
+import type { Runtime } from '../../runtime';
+import { putFlash, takeFlash } from '../../web/flash';
+import { isManager, type Manager, managerForAction, managerForPage } from '../../web/manager';
+import { apiKeysPage } from '../../web/pages/api-key-pages';
+import { confirmPage, sectionPath } from '../../web/pages/dashboard-shell';
+import { page, renderPageError, seeOther } from '../../web/respond';
+import { type AnyRoute, defineRoute, PUBLIC } from '../route';
+import { type AnySchema, obj, optional, str } from '../schema';
+
+const BASE = '/dashboard/api-keys';
+/** A dashboard form: the CSRF token, the restaurant, the fields (open: a repeated checkbox is read with many()). */
+export const form = <S extends Record<string, AnySchema>>(extra: S) =>
+  obj({ csrf_token: str({ max: 200 }), restaurant_id: str({ max: 64 }), ...extra }, { open: true });
+
+/** A form field sent once (a string) or several times (an array), as a list of strings. */
+export const many = (v: unknown): string[] =>
+  (Array.isArray(v) ? v : v === undefined ? [] : [v]).filter((x): x is string => typeof x === 'string');
+
+async function keysOf(rt: Runtime, restaurantId: string) {
+  const all = await rt.docs
+    .collection<ApiKeyDoc>(API_KEYS)
+    .find({ restaurant_id: restaurantId, type: 'API_KEY' }, { sort: { created_at: -1, _id: 1 } });
+  return { keys: all.filter((k) => !k.revoked_at), revokedCount: all.filter((k) => k.revoked_at).length };
+}
+
+const render = async (
+  rt: Runtime,
+  m: Manager,
+  o: Omit<Parameters<typeof apiKeysPage>[1], 'keys' | 'revokedCount'>,
+) => apiKeysPage(m.shell, { ...(await keysOf(rt, m.restaurant._id)), ...o });
+
+const issuesText = (issues: Issue[] | undefined, fallback: string) =>
+  issues?.length ? issues.map((i) => i.message).join('; ') : fallback;
+
+export const dashboardApiKeyRoutes: AnyRoute[] = [
+  defineRoute({
+    method: 'GET',
+    path: BASE,
+    absolute: true,
+    hidden: true,
+    operationId: 'dashboardApiKeys',
+    summary: 'API keys of a restaurant the signed-in user manages',
+    tag: 'OAuth',
+    access: PUBLIC,
+    query: obj({ restaurant: optional(str({ max: 64 })), revoked: optional(str({ max: 200 })) }),
+    responses: { 200: { description: 'An HTML page' }, 303: { description: 'To the sign-in page' } },
+    renderError: renderPageError,
+    handler: async ({ rt, ctx, query, requestId }) => {
+      const m = await managerForPage(rt, ctx, query.restaurant, requestId);
+      if (!isManager(m)) return m;
+      const flash = await takeFlash(rt, m.session, BASE);
+      return page(
+        await render(rt, m, {
+          notice: query.revoked ? `The key “${query.revoked}” is revoked.` : null,
+          created: flash ? { name: flash.label, token: flash.value } : null,
+        }),
+      );
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: `${BASE}/create`,
+    absolute: true,
+    hidden: true,
+    operationId: 'dashboardCreateApiKey',
+    summary: 'Create an API key (its token is shown once)',
+    tag: 'OAuth',
+    access: PUBLIC,
+    body: form({ name: optional(str({ max: 1000 })) }),
+    bodyRequired: true,
+    responses: { 303: { description: 'To API keys, where the token is shown once' } },
+    renderError: renderPageError,
+    handler: async ({ rt, ctx, body, requestId }) => {
+      const m = await managerForAction(rt, ctx, body, requestId);
+      if (!isManager(m)) return m;
+      const name = (body.name ?? '').trim();
+      const scopes = many((body as Record<string, unknown>).scopes);
+      const again = async (alert: string) =>
+        page(await render(rt, m, { alert, form: { name, scopes } }), {}, 400);
+      if (!name || name.length > 200) return again('Give the key a name (at most 200 characters).');
+      if (!scopes.length) return again('Choose at least one thing the key can do.');
+      try {
+        const out = await createApiKey(rt, { restaurantId: m.restaurant._id, name, scopes }, m.meta);
+        await rt.settle(out.position);
+        // Shown once, on the page the redirect leads to: a reload creates nothing more.
+        await putFlash(rt, m.session, { label: name, value: out.token, for: BASE });
+        return seeOther(sectionPath('api-keys', m.restaurant._id));
+      } catch (err) {
+        if (err instanceof ApiError && err.status < 500)
+          return again(issuesText(err.details?.issues as Issue[] | undefined, err.message));
+        throw err;
+      }
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: `${BASE}/revoke`,
+    absolute: true,
+    hidden: true,
+    operationId: 'dashboardRevokeApiKey',
+    summary: 'Revoke an API key (after a confirmation)',
+    tag: 'OAuth',
+    access: PUBLIC,
+    body: form({ key_id: str({ max: 64 }), confirm: optional(str({ max: 8 })) }),
+    bodyRequired: true,
+    responses: { 200: { description: 'The confirmation page' }, 303: { description: 'Back to API keys' } },
+    renderError: renderPageError,
+    handler: async ({ rt, ctx, body, requestId }) => {
+      const m = await managerForAction(rt, ctx, body, requestId);
+      if (!isManager(m)) return m;
+      const key = await rt.docs.collection<ApiKeyDoc>(API_KEYS).findOne({ _id: body.key_id });
+      if (!key || key.restaurant_id !== m.restaurant._id || key.type !== 'API_KEY' || key.revoked_at)
+        throw notFound('This API key does not exist, or it belongs to a restaurant you do not manage.');
+      if (body.confirm !== 'yes')
+        return page(
+          confirmPage(m.shell, {
+            section: 'api-keys',
+            title: `Revoke “${key.name}”?`,
+            warning: `Programs using this key stop working at once, and the webhook endpoints it owns are deleted. This cannot be undone.`,
+            action: `${BASE}/revoke`,
+            fields: { restaurant_id: m.restaurant._id, key_id: key._id },
+            button: 'Revoke the key',
+            cancel: sectionPath('api-keys', m.restaurant._id),
+          }),
+        );
+      const out = await revokeApiKey(rt, key._id, 'revoked from the dashboard', m.meta);
+      await rt.settle(out.position);
+      return seeOther(`${sectionPath('api-keys', m.restaurant._id)}&revoked=${encodeURIComponent(key.name)}`);
+    },
+  }),
+];

@@ -1,0 +1,294 @@
+// Dashboard: customer CSV import over src/customer-import (upload → preview → import → progress →
+// summary). The upload is multipart, parsed only for a signed-in user (koa-body/formidable, one file,
+// a size limit); the import runs in the background, in batches that yield to the event loop, so the
+// API keeps answering; the manager is the actor of every event it appends.
+import { readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { koaBody } from 'koa-body';
+import { ON_MATCH, type OnMatch } from '../../../commands/customer-import/events';
+import { loadImportJob } from '../../../commands/customer-import/handler';
+import { ApiError, type Issue, notFound } from '../../core/errors';
+import { newId } from '../../core/ids';
+import { importCustomers, planImport, prepareImport } from '../../customer-import/engine';
+import { jobSummaryCsv } from '../../customer-import/summary';
+import type { Runtime } from '../../runtime';
+import {
+  dropUpload,
+  findUpload,
+  keepUpload,
+  markDone,
+  markRunning,
+  recentJobs,
+  rememberJob,
+  runningJob,
+} from '../../web/import-uploads';
+import { isManager, type Manager, managerForAction, managerForPage } from '../../web/manager';
+import { importPage, jobPage, previewPage } from '../../web/pages/import-pages';
+import { page, renderPageError, seeOther, signedIn } from '../../web/respond';
+import { type AnyRoute, defineRoute, PUBLIC } from '../route';
+import { obj, optional, str } from '../schema';
+import { form } from './dashboard-api-keys';
+
+const BASE = '/dashboard/import';
+/** The largest file the page takes (100,000 customer rows are about 10 MB). */
+export const IMPORT_MAX_BYTES = 50 * 1024 * 1024;
+const PREVIEW_ROWS = 20;
+const NOT_YOURS = 'This page does not exist, or it belongs to a restaurant you do not manage.';
+
+const parseUpload = koaBody({
+  multipart: true,
+  json: false,
+  urlencoded: false,
+  text: false,
+  formidable: {
+    uploadDir: tmpdir(),
+    maxFiles: 1,
+    maxFileSize: IMPORT_MAX_BYTES,
+    maxTotalFileSize: IMPORT_MAX_BYTES,
+    maxFields: 8,
+    maxFieldsSize: 64 * 1024,
+    allowEmptyFiles: true,
+    minFileSize: 0,
+  },
+  onError: (err) => {
+    const tooBig = /maxFileSize|maxTotalFileSize|exceeded/i.test(err.message);
+    throw new ApiError(
+      tooBig ? 413 : 400,
+      'VALIDATION_ERROR',
+      tooBig
+        ? `The file is larger than ${IMPORT_MAX_BYTES / 1024 / 1024} MB. Split it into several files.`
+        : 'The upload could not be read. Choose the file again.',
+    );
+  },
+});
+
+const isOnMatch = (v: unknown): v is OnMatch =>
+  typeof v === 'string' && (ON_MATCH as readonly string[]).includes(v);
+
+async function jobLines(rt: Runtime, restaurantId: string) {
+  const lines = [];
+  for (const id of recentJobs(restaurantId)) {
+    const { state } = await loadImportJob(rt, id);
+    if (state.restaurantId === restaurantId || state.status === 'none') lines.push({ id, state });
+  }
+  return lines;
+}
+
+const mainPage = async (rt: Runtime, m: Manager, alert: string | null, status = 200) =>
+  page(
+    importPage(m.shell, {
+      jobs: await jobLines(rt, m.restaurant._id),
+      alert,
+      maxMegabytes: IMPORT_MAX_BYTES / 1024 / 1024,
+    }),
+    {},
+    status,
+  );
+
+/** A job of the manager's restaurant (its stream says which), or the 404 page. */
+async function jobOf(rt: Runtime, m: Manager, id: string) {
+  const { state } = await loadImportJob(rt, id);
+  if (state.status === 'none') {
+    // Started a moment ago in this process: its first event is on its way.
+    if (runningJob(m.restaurant._id) === id) return state;
+    throw notFound(NOT_YOURS);
+  }
+  if (state.restaurantId !== m.restaurant._id) throw notFound(NOT_YOURS);
+  return state;
+}
+
+export const dashboardImportRoutes: AnyRoute[] = [
+  defineRoute({
+    method: 'GET',
+    path: BASE,
+    absolute: true,
+    hidden: true,
+    operationId: 'dashboardImport',
+    summary: 'Customer import: upload a CSV file',
+    tag: 'OAuth',
+    access: PUBLIC,
+    query: obj({ restaurant: optional(str({ max: 64 })) }),
+    responses: { 200: { description: 'An HTML page' }, 303: { description: 'To the sign-in page' } },
+    renderError: renderPageError,
+    handler: async ({ rt, ctx, query, requestId }) => {
+      const m = await managerForPage(rt, ctx, query.restaurant, requestId);
+      if (!isManager(m)) return m;
+      return mainPage(rt, m, null);
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: `${BASE}/upload`,
+    absolute: true,
+    hidden: true,
+    operationId: 'dashboardImportUpload',
+    summary:
+      'Upload a customer CSV file (multipart/form-data: csrf_token, restaurant_id, on_match, file) and preview it',
+    tag: 'OAuth',
+    access: PUBLIC,
+    responses: { 200: { description: 'The preview page' } },
+    renderError: renderPageError,
+    handler: async ({ rt, ctx, requestId }) => {
+      // Nobody signed in: nothing is read from the request.
+      if (!(await signedIn(rt, ctx))) return seeOther('/sign-in?next=%2Fdashboard%2Fimport');
+      if (!ctx.is('multipart/form-data'))
+        throw new ApiError(
+          415,
+          'VALIDATION_ERROR',
+          'Send the form as multipart/form-data (choose a file on the page).',
+        );
+      await parseUpload(ctx, async () => {});
+      const fields = (ctx.request.body ?? {}) as Record<string, unknown>;
+      const files = (ctx.request.files ?? {}) as Record<string, unknown>;
+      const file = files.file as
+        | { filepath: string; originalFilename: string | null; size: number }
+        | undefined;
+      try {
+        const m = await managerForAction(rt, ctx, fields, requestId);
+        if (!isManager(m)) return m;
+        if (!file || Array.isArray(file)) return mainPage(rt, m, 'Choose a CSV file to upload.', 400);
+        if (file.size === 0) return mainPage(rt, m, 'The file is empty.', 400);
+        const onMatch = isOnMatch(fields.on_match) ? fields.on_match : 'return_existing';
+        const bytes = await readFile(file.filepath);
+        let prepared: Awaited<ReturnType<typeof prepareImport>>;
+        try {
+          prepared = await prepareImport(rt, m.restaurant._id, bytes);
+        } catch (err) {
+          if (err instanceof ApiError && err.status < 500) {
+            const issues = (err.details?.issues as Issue[] | undefined) ?? [];
+            return mainPage(
+              rt,
+              m,
+              `${err.message}${issues.length ? `: ${issues.map((i) => i.message).join('; ')}` : ''}`,
+              400,
+            );
+          }
+          throw err;
+        }
+        if (prepared.table.rows.length === 0)
+          return mainPage(rt, m, 'The file has a header row but no customer.', 400);
+        const fileName = (file.originalFilename ?? 'customers.csv').slice(0, 200);
+        const upload = keepUpload(
+          {
+            restaurantId: m.restaurant._id,
+            userId: m.user.user_id,
+            fileName,
+            bytes: bytes.length,
+            onMatch,
+            prepared,
+          },
+          rt.clock.now().getTime(),
+        );
+        const plan = await planImport(rt, prepared, onMatch, PREVIEW_ROWS);
+        return page(
+          previewPage(m.shell, {
+            uploadId: upload.id,
+            fileName,
+            columns: prepared.table.header,
+            plan,
+            onMatch,
+          }),
+        );
+      } finally {
+        if (file && !Array.isArray(file)) await rm(file.filepath, { force: true });
+      }
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: `${BASE}/start`,
+    absolute: true,
+    hidden: true,
+    operationId: 'dashboardImportStart',
+    summary: 'Start importing an uploaded customer file',
+    tag: 'OAuth',
+    access: PUBLIC,
+    body: form({ upload_id: str({ max: 64 }), on_match: optional(str({ max: 32 })) }),
+    bodyRequired: true,
+    responses: { 303: { description: 'To the progress page' } },
+    renderError: renderPageError,
+    handler: async ({ rt, ctx, body, requestId }) => {
+      const m = await managerForAction(rt, ctx, body, requestId);
+      if (!isManager(m)) return m;
+      const upload = findUpload(body.upload_id, m.user.user_id, m.restaurant._id, rt.clock.now().getTime());
+      if (!upload)
+        return mainPage(rt, m, 'This upload has expired (30 minutes). Upload the file again.', 400);
+      const busy = runningJob(m.restaurant._id);
+      if (busy)
+        return mainPage(
+          rt,
+          m,
+          'An import is already running for this restaurant. Wait until it ends, then import this file.',
+          409,
+        );
+      const onMatch = isOnMatch(body.on_match) ? body.on_match : upload.onMatch;
+      const jobId = newId('imp');
+      dropUpload(upload.id);
+      rememberJob(m.restaurant._id, jobId);
+      markRunning(m.restaurant._id, jobId);
+      // In the background: the response does not wait, and the batches yield to other requests.
+      importCustomers(rt, upload.prepared, { onMatch, fileName: upload.fileName, meta: m.meta, jobId })
+        .catch((err) =>
+          rt.logger.error(
+            { request_id: requestId, err: { message: err instanceof Error ? err.message : String(err) } },
+            'customer import failed',
+          ),
+        )
+        .finally(() => markDone(m.restaurant._id, jobId));
+      return seeOther(`${BASE}/jobs/${jobId}?restaurant=${encodeURIComponent(m.restaurant._id)}`);
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: `${BASE}/jobs/{id}`,
+    absolute: true,
+    hidden: true,
+    operationId: 'dashboardImportJob',
+    summary: 'The progress and result of a customer import',
+    tag: 'OAuth',
+    access: PUBLIC,
+    params: obj({ id: str({ min: 1, max: 64 }) }),
+    query: obj({ restaurant: optional(str({ max: 64 })) }),
+    responses: { 200: { description: 'An HTML page' }, 303: { description: 'To the sign-in page' } },
+    renderError: renderPageError,
+    handler: async ({ rt, ctx, params, query, requestId }) => {
+      const m = await managerForPage(rt, ctx, query.restaurant, requestId);
+      if (!isManager(m)) return m;
+      return page(jobPage(m.shell, { id: params.id, state: await jobOf(rt, m, params.id) }));
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: `${BASE}/jobs/{id}/summary.csv`,
+    absolute: true,
+    hidden: true,
+    operationId: 'dashboardImportSummary',
+    summary: 'The summary of a customer import, one line per row (CSV)',
+    tag: 'OAuth',
+    access: PUBLIC,
+    params: obj({ id: str({ min: 1, max: 64 }) }),
+    query: obj({ restaurant: optional(str({ max: 64 })) }),
+    responses: { 200: { description: 'A CSV file' }, 303: { description: 'To the sign-in page' } },
+    renderError: renderPageError,
+    handler: async ({ rt, ctx, params, query, requestId }) => {
+      const m = await managerForPage(rt, ctx, query.restaurant, requestId);
+      if (!isManager(m)) return m;
+      const state = await jobOf(rt, m, params.id);
+      if (state.status === 'none') throw notFound(NOT_YOURS);
+      const base = (state.fileName ?? 'customers')
+        .replace(/\.csv$/i, '')
+        .replace(/[^A-Za-z0-9._-]+/g, '_')
+        .slice(0, 80);
+      return {
+        headers: {
+          'content-type': 'text/csv; charset=utf-8',
+          'content-disposition': `attachment; filename="${base || 'customers'}-summary.csv"`,
+          'cache-control': 'no-store',
+          'x-content-type-options': 'nosniff',
+          'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+        },
+        body: await jobSummaryCsv(rt, params.id),
+      };
+    },
+  }),
+];

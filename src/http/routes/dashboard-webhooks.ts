@@ -1,0 +1,502 @@
+// Dashboard: webhook endpoints and their deliveries, through the webhooks module's commands with the
+// manager as actor. Every id in a URL or a form is checked against the restaurant the manager chose
+// (and manages): another restaurant's endpoint or delivery answers the 404 page.
+import { resendDelivery, testWebhookEndpoint } from '../../../commands/webhook-deliveries/handler';
+import { readableTypes } from '../../../commands/webhook-endpoints/decide';
+import {
+  createWebhookEndpoint,
+  deleteWebhookEndpoint,
+  migrateWebhookEndpoint,
+  rotateWebhookSecret,
+  updateWebhookEndpoint,
+} from '../../../commands/webhook-endpoints/handler';
+import { API_KEYS, type ApiKeyDoc } from '../../../projections/api-keys';
+import { WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../../../projections/webhook-endpoints';
+import { getDelivery, getEndpoint, listDeliveries } from '../../../queries/webhooks';
+import { ApiError, type Issue, notFound } from '../../core/errors';
+import type { Runtime } from '../../runtime';
+import { putFlash, takeFlash } from '../../web/flash';
+import { isManager, type Manager, managerForAction, managerForPage } from '../../web/manager';
+import { confirmPage, sectionPath } from '../../web/pages/dashboard-shell';
+import {
+  type DeliveryFilter,
+  type EndpointForm,
+  emptyEndpointForm,
+  endpointPage,
+  endpointPath,
+  endpointsPage,
+} from '../../web/pages/webhook-pages';
+import { page, renderPageError, seeOther } from '../../web/respond';
+import { type AnyRoute, defineRoute, PUBLIC } from '../route';
+import { enums, obj, optional, str } from '../schema';
+import { form, many } from './dashboard-api-keys';
+import { MAX_ENDPOINTS_PER_RESTAURANT } from './webhooks';
+
+const BASE = '/dashboard/webhooks';
+const PAGE_SIZE = 25;
+const ID = str({ min: 1, max: 64 });
+const NOT_YOURS = 'This page does not exist, or it belongs to a restaurant you do not manage.';
+
+const settingsBody = {
+  url: optional(str({ max: 2048 })),
+  description: optional(str({ max: 500 })),
+  events_mode: optional(str({ max: 8 })),
+  headers: optional(str({ max: 20_000 })),
+};
+
+async function keysOf(rt: Runtime, restaurantId: string) {
+  return rt.docs
+    .collection<ApiKeyDoc>(API_KEYS)
+    .find({ restaurant_id: restaurantId, revoked_at: null }, { sort: { created_at: 1, _id: 1 } });
+}
+
+/** An endpoint of the manager's restaurant, or the 404 page. */
+async function endpointOf(rt: Runtime, m: Manager, id: string): Promise<WebhookEndpointDoc> {
+  try {
+    return await getEndpoint(rt.docs, { restaurantId: m.restaurant._id, owner: null }, id);
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 404) throw notFound(NOT_YOURS);
+    throw err;
+  }
+}
+
+function formOf(body: Record<string, unknown>): EndpointForm {
+  const s = (v: unknown) => (typeof v === 'string' ? v : '');
+  return {
+    url: s(body.url).trim(),
+    description: s(body.description).trim(),
+    key_id: s(body.key_id),
+    all: body.events_mode !== 'some',
+    events: many(body.events),
+    headers: s(body.headers),
+  };
+}
+
+const formOfEndpoint = (e: WebhookEndpointDoc): EndpointForm => ({
+  url: e.url,
+  description: e.description ?? '',
+  all: e.enabled_events.includes('*'),
+  events: e.enabled_events.filter((t) => t !== '*'),
+  headers: Object.entries(e.headers)
+    .map(([k, v]) => `${k}: ${v}`)
+    .join('\n'),
+});
+
+/** The form's settings as the commands take them; a line that is not `Name: value` is an issue. */
+function settingsOf(f: EndpointForm): {
+  settings: {
+    url: string;
+    description: string | null;
+    enabled_events: string[];
+    headers: Record<string, string>;
+  };
+  problem: string | null;
+} {
+  const headers: Record<string, string> = {};
+  let problem: string | null = null;
+  for (const line of f.headers.split(/\r?\n/)) {
+    if (!line.trim()) continue;
+    const i = line.indexOf(':');
+    if (i <= 0) {
+      problem = `Custom header “${line.slice(0, 60)}” is not written as Name: value.`;
+      continue;
+    }
+    headers[line.slice(0, i).trim()] = line.slice(i + 1).trim();
+  }
+  if (!f.url) problem = 'Enter the URL to send events to.';
+  if (!f.all && !f.events.length) problem = 'Choose at least one event, or every event.';
+  return {
+    settings: {
+      url: f.url,
+      description: f.description || null,
+      enabled_events: f.all ? ['*'] : f.events,
+      headers,
+    },
+    problem,
+  };
+}
+
+/** A command's refusal in words a manager reads (never a stack or the input echoed back). */
+function refusal(err: unknown): string | null {
+  if (!(err instanceof ApiError) || err.status >= 500) return null;
+  const issues = err.details?.issues as Issue[] | undefined;
+  return issues?.length ? issues.map((i) => i.message).join('; ') : err.message;
+}
+
+async function listPage(
+  rt: Runtime,
+  m: Manager,
+  o: { form?: EndpointForm; notice?: string | null; alert?: string | null },
+  status = 200,
+) {
+  const [endpoints, keys] = await Promise.all([
+    rt.docs
+      .collection<WebhookEndpointDoc>(WEBHOOK_ENDPOINTS)
+      .find({ restaurant_id: m.restaurant._id }, { sort: { created_at: 1, _id: 1 } }),
+    keysOf(rt, m.restaurant._id),
+  ]);
+  const keyNames = new Map(
+    keys.map((k) => [k._id, k.type === 'OAUTH' ? (k.application?.name ?? k.name) : k.name]),
+  );
+  const eligible = keys.filter((k) => k.type === 'API_KEY' && readableTypes(k.scopes).length > 0);
+  return page(
+    endpointsPage(m.shell, {
+      endpoints,
+      keys: eligible,
+      keyNames,
+      form: o.form ?? emptyEndpointForm,
+      notice: o.notice,
+      alert: o.alert,
+    }),
+    {},
+    status,
+  );
+}
+
+interface DetailExtras {
+  notice?: string | null;
+  alert?: string | null;
+  secret?: string | null;
+  form?: EndpointForm;
+  test?: Parameters<typeof endpointPage>[1]['test'];
+  filter?: DeliveryFilter;
+  before?: string;
+}
+
+async function detailPage(
+  rt: Runtime,
+  m: Manager,
+  endpoint: WebhookEndpointDoc,
+  x: DetailExtras,
+  status = 200,
+) {
+  const filter = x.filter ?? { status: '', event_type: '' };
+  let after: { created_at: string; id: string } | undefined;
+  if (x.before) {
+    const i = x.before.lastIndexOf('|');
+    if (i > 0) after = { created_at: x.before.slice(0, i), id: x.before.slice(i + 1) };
+  }
+  const { items, hasMore } = await listDeliveries(
+    rt.docs,
+    endpoint._id,
+    {
+      status: filter.status || undefined,
+      event_type: filter.event_type || undefined,
+      limit: PAGE_SIZE,
+      after,
+    },
+    rt.clock.now(),
+  );
+  const last = items.at(-1);
+  const older =
+    hasMore && last
+      ? `${BASE}/${encodeURIComponent(endpoint._id)}?${new URLSearchParams({ restaurant: m.restaurant._id, status: filter.status, event_type: filter.event_type, before: `${last.created_at}|${last._id}` })}`
+      : null;
+  const key = await rt.docs.collection<ApiKeyDoc>(API_KEYS).findOne({ _id: endpoint.credential_id });
+  const keyName = key
+    ? key.type === 'OAUTH'
+      ? `${key.application?.name ?? key.name} (connected application)`
+      : `API key “${key.name}”`
+    : endpoint.owner;
+  return page(
+    endpointPage(m.shell, {
+      endpoint,
+      keyName,
+      form: x.form ?? formOfEndpoint(endpoint),
+      deliveries: items,
+      filter,
+      older,
+      newest: !after,
+      notice: x.notice,
+      alert: x.alert,
+      secret: x.secret,
+      test: x.test,
+    }),
+    {},
+    status,
+  );
+}
+
+const NOTICES: Record<string, string> = {
+  created: 'The endpoint is added. Send a test to check that it answers.',
+  rotated: 'The secret is rotated. The previous one keeps signing for 24 hours.',
+  saved: 'Changes saved.',
+  enabled: 'The endpoint is enabled: events are sent to it again.',
+  disabled: 'The endpoint is disabled: nothing is sent to it until it is enabled.',
+  migrated: 'The endpoint now receives the v1 format.',
+  resent: 'The delivery is sent again: its new attempts appear below.',
+  deleted: 'The endpoint is deleted: nothing more is sent to it.',
+};
+
+const ACTIONS = ['edit', 'toggle', 'rotate', 'test', 'migrate', 'delete'] as const;
+
+export const dashboardWebhookRoutes: AnyRoute[] = [
+  defineRoute({
+    method: 'GET',
+    path: BASE,
+    absolute: true,
+    hidden: true,
+    operationId: 'dashboardWebhooks',
+    summary: 'Webhook endpoints of a restaurant the signed-in user manages',
+    tag: 'OAuth',
+    access: PUBLIC,
+    query: obj({ restaurant: optional(str({ max: 64 })), done: optional(str({ max: 16 })) }),
+    responses: { 200: { description: 'An HTML page' }, 303: { description: 'To the sign-in page' } },
+    renderError: renderPageError,
+    handler: async ({ rt, ctx, query, requestId }) => {
+      const m = await managerForPage(rt, ctx, query.restaurant, requestId);
+      if (!isManager(m)) return m;
+      return listPage(rt, m, { notice: query.done ? (NOTICES[query.done] ?? null) : null });
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: `${BASE}/create`,
+    absolute: true,
+    hidden: true,
+    operationId: 'dashboardCreateWebhookEndpoint',
+    summary: 'Add a webhook endpoint (v1; its signing secret is shown once)',
+    tag: 'OAuth',
+    access: PUBLIC,
+    body: form({ ...settingsBody, key_id: optional(ID) }),
+    bodyRequired: true,
+    responses: { 303: { description: 'To the endpoint, where its secret is shown once' } },
+    renderError: renderPageError,
+    handler: async ({ rt, ctx, body, requestId }) => {
+      const m = await managerForAction(rt, ctx, body, requestId);
+      if (!isManager(m)) return m;
+      const f = formOf(body);
+      const { settings, problem } = settingsOf(f);
+      if (problem) return listPage(rt, m, { form: f, alert: problem }, 400);
+      const key = f.key_id ? await rt.docs.collection<ApiKeyDoc>(API_KEYS).findOne({ _id: f.key_id }) : null;
+      if (!key || key.restaurant_id !== m.restaurant._id || key.revoked_at || key.type !== 'API_KEY')
+        throw notFound(NOT_YOURS);
+      const count = await rt.docs.collection(WEBHOOK_ENDPOINTS).count({ restaurant_id: m.restaurant._id });
+      if (count >= MAX_ENDPOINTS_PER_RESTAURANT)
+        return listPage(
+          rt,
+          m,
+          {
+            form: f,
+            alert: `A restaurant has at most ${MAX_ENDPOINTS_PER_RESTAURANT} webhook endpoints; delete one first.`,
+          },
+          400,
+        );
+      try {
+        const out = await createWebhookEndpoint(
+          rt,
+          {
+            ...settings,
+            restaurantId: m.restaurant._id,
+            credential: { id: key._id, scopes: key.scopes, owner: `key:${key._id}` },
+          },
+          m.meta,
+        );
+        await rt.settle(out.position);
+        await putFlash(rt, m.session, {
+          label: 'Signing secret',
+          value: out.secret,
+          for: `${BASE}/${out.endpointId}`,
+        });
+        return seeOther(`${endpointPath(out.endpointId, m.restaurant._id)}&done=created`);
+      } catch (err) {
+        const text = refusal(err);
+        if (text) return listPage(rt, m, { form: f, alert: text }, 400);
+        throw err;
+      }
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: `${BASE}/{id}`,
+    absolute: true,
+    hidden: true,
+    operationId: 'dashboardWebhookEndpoint',
+    summary: 'A webhook endpoint and its deliveries of the last 30 days',
+    tag: 'OAuth',
+    access: PUBLIC,
+    params: obj({ id: ID }),
+    query: obj({
+      restaurant: optional(str({ max: 64 })),
+      done: optional(str({ max: 16 })),
+      status: optional(str({ max: 16 })),
+      event_type: optional(str({ max: 64 })),
+      before: optional(str({ max: 200 })),
+    }),
+    responses: { 200: { description: 'An HTML page' }, 303: { description: 'To the sign-in page' } },
+    renderError: renderPageError,
+    handler: async ({ rt, ctx, params, query, requestId }) => {
+      const m = await managerForPage(rt, ctx, query.restaurant, requestId);
+      if (!isManager(m)) return m;
+      const endpoint = await endpointOf(rt, m, params.id);
+      const flash = await takeFlash(rt, m.session, `${BASE}/${endpoint._id}`);
+      return detailPage(rt, m, endpoint, {
+        secret: flash?.value ?? null,
+        notice: query.done ? (NOTICES[query.done] ?? null) : null,
+        filter: { status: query.status ?? '', event_type: query.event_type ?? '' },
+        before: query.before,
+      });
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: `${BASE}/{id}/{action}`,
+    absolute: true,
+    hidden: true,
+    operationId: 'dashboardWebhookEndpointAction',
+    summary: 'Edit, disable or enable, rotate the secret of, test, migrate or delete a webhook endpoint',
+    tag: 'OAuth',
+    access: PUBLIC,
+    params: obj({ id: ID, action: enums(ACTIONS) }),
+    body: form({ ...settingsBody, confirm: optional(str({ max: 8 })) }),
+    bodyRequired: true,
+    responses: { 200: { description: 'An HTML page' }, 303: { description: 'Back to the endpoint' } },
+    renderError: renderPageError,
+    handler: async ({ rt, ctx, params, body, requestId }) => {
+      const m = await managerForAction(rt, ctx, body, requestId);
+      if (!isManager(m)) return m;
+      const endpoint = await endpointOf(rt, m, params.id);
+      const r = m.restaurant._id;
+      const back = (done: string) => seeOther(`${endpointPath(endpoint._id, r)}&done=${done}`);
+      const key = await rt.docs.collection<ApiKeyDoc>(API_KEYS).findOne({ _id: endpoint.credential_id });
+      const scopes = key && !key.revoked_at ? key.scopes : [];
+      const confirm = (title: string, warning: string, button: string) =>
+        page(
+          confirmPage(m.shell, {
+            section: 'webhooks',
+            title,
+            warning,
+            action: `${BASE}/${encodeURIComponent(endpoint._id)}/${params.action}`,
+            fields: { restaurant_id: r },
+            button,
+            cancel: endpointPath(endpoint._id, r),
+          }),
+        );
+      try {
+        switch (params.action) {
+          case 'edit': {
+            const f = formOf(body);
+            const { settings, problem } = settingsOf(f);
+            if (problem) return detailPage(rt, m, endpoint, { form: f, alert: problem }, 400);
+            const out = await updateWebhookEndpoint(rt, r, endpoint._id, settings, scopes, m.meta, {
+              allowUnreadable: endpoint.api_version === 'legacy',
+            });
+            await rt.settle(out.position);
+            return back('saved');
+          }
+          case 'toggle': {
+            const out = await updateWebhookEndpoint(
+              rt,
+              r,
+              endpoint._id,
+              { disabled: !endpoint.disabled },
+              scopes,
+              m.meta,
+            );
+            await rt.settle(out.position);
+            return back(endpoint.disabled ? 'enabled' : 'disabled');
+          }
+          case 'rotate': {
+            if (body.confirm !== 'yes')
+              return confirm(
+                'Rotate the signing secret?',
+                'A new secret is made and shown once. The current one keeps signing beside it for 24 hours, so the receiving program can switch without losing a delivery.',
+                'Rotate the secret',
+              );
+            const out = await rotateWebhookSecret(rt, r, endpoint._id, undefined, m.meta);
+            await rt.settle(out.position);
+            await putFlash(rt, m.session, {
+              label: 'Signing secret',
+              value: out.secret,
+              for: `${BASE}/${endpoint._id}`,
+            });
+            return back('rotated');
+          }
+          case 'test': {
+            const out = await testWebhookEndpoint(rt, endpoint, m.meta);
+            await rt.settle(out.position);
+            return detailPage(rt, m, endpoint, {
+              test: {
+                ok: out.succeeded,
+                status: out.response.status,
+                error: out.response.error,
+                duration: out.response.durationMs,
+                excerpt: out.response.bodyExcerpt,
+              },
+            });
+          }
+          case 'migrate': {
+            if (endpoint.api_version !== 'legacy') return back('migrated');
+            if (body.confirm !== 'yes')
+              return confirm(
+                'Migrate this endpoint to v1?',
+                'From now on it receives the v1 event format instead of the legacy RESERVATION_UPDATED. This is final: it cannot be switched back. Make sure the receiving program reads v1 first.',
+                'Migrate to v1 (final)',
+              );
+            const out = await migrateWebhookEndpoint(rt, r, endpoint._id, m.meta);
+            await rt.settle(out.position);
+            return back('migrated');
+          }
+          case 'delete': {
+            if (body.confirm !== 'yes')
+              return confirm(
+                'Delete this endpoint?',
+                `Nothing more is sent to ${endpoint.url}, retries included, and its delivery history goes with it. This cannot be undone.`,
+                'Delete the endpoint',
+              );
+            const out = await deleteWebhookEndpoint(rt, r, endpoint._id, 'DELETED', m.meta);
+            await rt.settle(out.position);
+            return seeOther(`${sectionPath('webhooks', r)}&done=deleted`);
+          }
+        }
+      } catch (err) {
+        const text = refusal(err);
+        if (text)
+          return detailPage(
+            rt,
+            m,
+            endpoint,
+            { alert: text, form: params.action === 'edit' ? formOf(body) : undefined },
+            400,
+          );
+        throw err;
+      }
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: `${BASE}/{id}/deliveries/{delivery}/resend`,
+    absolute: true,
+    hidden: true,
+    operationId: 'dashboardResendWebhookDelivery',
+    summary: 'Send a delivery again',
+    tag: 'OAuth',
+    access: PUBLIC,
+    params: obj({ id: ID, delivery: ID }),
+    body: form({}),
+    bodyRequired: true,
+    responses: { 303: { description: 'Back to the endpoint' } },
+    renderError: renderPageError,
+    handler: async ({ rt, ctx, params, body, requestId }) => {
+      const m = await managerForAction(rt, ctx, body, requestId);
+      if (!isManager(m)) return m;
+      const endpoint = await endpointOf(rt, m, params.id);
+      let delivery: Awaited<ReturnType<typeof getDelivery>>;
+      try {
+        delivery = await getDelivery(rt.docs, endpoint._id, params.delivery, rt.clock.now());
+      } catch (err) {
+        if (err instanceof ApiError && err.status === 404) throw notFound(NOT_YOURS);
+        throw err;
+      }
+      try {
+        const out = await resendDelivery(rt, delivery, m.meta);
+        await rt.settle(out.position);
+      } catch (err) {
+        const text = refusal(err);
+        if (text) return detailPage(rt, m, endpoint, { alert: text }, 409);
+        throw err;
+      }
+      return seeOther(`${endpointPath(endpoint._id, m.restaurant._id)}&done=resent`);
+    },
+  }),
+];

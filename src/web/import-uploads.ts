@@ -1,0 +1,67 @@
+// The dashboard's customer import between its steps: an uploaded file, read and checked, waits here
+// for the manager to look at its preview and start the import (30 minutes at most, one per user, a
+// few in all: the memory they take is bounded). Jobs started from the dashboard are remembered per
+// restaurant so the import page can list them; their progress and summary come from the job's
+// stream (loadImportJob, jobSummaryCsv), not from here. Both live in this process's memory: with
+// several API processes behind a balancer the preview and import steps need sticky sessions.
+import { randomBytes } from 'node:crypto';
+import type { OnMatch } from '../../commands/customer-import/events';
+import type { PreparedImport } from '../customer-import/engine';
+
+export interface Upload {
+  id: string;
+  restaurantId: string;
+  userId: string;
+  fileName: string;
+  bytes: number;
+  onMatch: OnMatch;
+  prepared: PreparedImport;
+  expiresAt: number;
+}
+
+const TTL_MS = 30 * 60 * 1000;
+const MAX_UPLOADS = 8;
+const RECENT_JOBS = 10;
+
+const uploads = new Map<string, Upload>();
+const jobs = new Map<string, string[]>();
+const running = new Map<string, string>();
+
+function sweep(now: number) {
+  for (const [id, u] of uploads) if (u.expiresAt <= now) uploads.delete(id);
+}
+
+export function keepUpload(u: Omit<Upload, 'id' | 'expiresAt'>, now: number): Upload {
+  sweep(now);
+  for (const [id, old] of uploads) if (old.userId === u.userId) uploads.delete(id);
+  while (uploads.size >= MAX_UPLOADS) {
+    const oldest = uploads.keys().next().value as string;
+    uploads.delete(oldest);
+  }
+  const upload = { ...u, id: randomBytes(18).toString('base64url'), expiresAt: now + TTL_MS };
+  uploads.set(upload.id, upload);
+  return upload;
+}
+
+/** The user's own upload for that restaurant, still there; null otherwise. */
+export function findUpload(id: string, userId: string, restaurantId: string, now: number): Upload | null {
+  sweep(now);
+  const u = uploads.get(id);
+  return u && u.userId === userId && u.restaurantId === restaurantId ? u : null;
+}
+
+export const dropUpload = (id: string) => uploads.delete(id);
+
+export function rememberJob(restaurantId: string, jobId: string) {
+  const list = [jobId, ...(jobs.get(restaurantId) ?? []).filter((j) => j !== jobId)].slice(0, RECENT_JOBS);
+  jobs.set(restaurantId, list);
+}
+
+export const recentJobs = (restaurantId: string): string[] => jobs.get(restaurantId) ?? [];
+
+/** One import at a time per restaurant from the dashboard: the running job's id, if any. */
+export const runningJob = (restaurantId: string) => running.get(restaurantId) ?? null;
+export const markRunning = (restaurantId: string, jobId: string) => running.set(restaurantId, jobId);
+export const markDone = (restaurantId: string, jobId: string) => {
+  if (running.get(restaurantId) === jobId) running.delete(restaurantId);
+};

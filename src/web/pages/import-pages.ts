@@ -1,0 +1,163 @@
+// Customer import: upload a CSV, preview its first rows with each row's faults, import with the chosen
+// on_match, follow the progress (the page refreshes itself while the import runs: no JavaScript), and
+// download the summary.
+import { ON_MATCH, type OnMatch } from '../../../commands/customer-import/events';
+import type { ImportJobState } from '../../../commands/customer-import/state';
+import type { ImportPlan } from '../../customer-import/engine';
+import { issuesText } from '../../customer-import/summary';
+import { type Html, html } from '../html';
+import { csrfField, dashboardPage, restaurantField, type ShellContext, when } from './dashboard-shell';
+
+const ON_MATCH_WORDS: Record<OnMatch, { title: string; sub: string }> = {
+  return_existing: {
+    title: 'Keep the customer already there',
+    sub: 'A row matching a customer (same external id, phone or email) changes nothing.',
+  },
+  update: {
+    title: 'Update the customer already there',
+    sub: 'A matching row fills in and replaces the values it gives; empty cells leave the customer as it is.',
+  },
+  create_new: {
+    title: 'Always create a new customer',
+    sub: 'No matching: every valid row is a new customer.',
+  },
+};
+
+function onMatchChoice(selected: OnMatch, idPrefix: string): Html {
+  return html`<fieldset>
+<legend>When a row matches an existing customer</legend>
+${ON_MATCH.map(
+  (v) =>
+    html`<label class="choice" for="${idPrefix}-${v}"><input type="radio" id="${idPrefix}-${v}" name="on_match" value="${v}"${v === selected ? html` checked` : ''}><span><span>${ON_MATCH_WORDS[v].title}</span><span class="sub">${ON_MATCH_WORDS[v].sub}</span></span></label>`,
+)}
+</fieldset>`;
+}
+
+export interface JobLine {
+  id: string;
+  state: ImportJobState;
+}
+
+const STATUS: Record<ImportJobState['status'], string> = {
+  none: 'Starting',
+  running: 'Importing',
+  finished: 'Finished',
+  failed: 'Stopped',
+};
+
+const jobPath = (id: string, restaurantId: string) =>
+  `/dashboard/import/jobs/${encodeURIComponent(id)}?restaurant=${encodeURIComponent(restaurantId)}`;
+
+export function importPage(
+  c: ShellContext,
+  o: { jobs: JobLine[]; alert?: string | null; maxMegabytes: number },
+): string {
+  const tz = c.restaurant.timezone;
+  const jobs = o.jobs.length
+    ? html`<section aria-labelledby="recent"><h2 id="recent" class="section-title">Recent imports</h2><ul class="items">${o.jobs.map(
+        (j) => html`<li>
+  <div class="item-head"><h3><a href="${jobPath(j.id, c.restaurant.id)}">${j.state.fileName ?? j.id}</a></h3><span class="badge">${STATUS[j.state.status]}</span></div>
+  <p class="small">${when(j.state.startedAt, tz)} · ${j.state.processed.toLocaleString('en')} of ${j.state.rowCount.toLocaleString('en')} rows · ${j.state.counts.created} created, ${j.state.counts.updated} updated, ${j.state.counts.matched} unchanged, ${j.state.counts.skipped} skipped</p>
+</li>`,
+      )}</ul></section>`
+    : '';
+  return dashboardPage(c, {
+    section: 'import',
+    title: 'Customer import',
+    lead: html`Add or update the customers of <strong>${c.restaurant.name}</strong> from a CSV file. Imported changes appear in the partners' customer sync, but send no webhook.`,
+    alert: o.alert,
+    body: html`<section class="card" aria-labelledby="upload">
+<h2 id="upload">Upload a file</h2>
+<form method="post" action="/dashboard/import/upload" enctype="multipart/form-data">
+  ${csrfField(c.account.csrf)}${restaurantField(c.restaurant.id)}
+  <label for="file">CSV file</label>
+  <input id="file" name="file" type="file" accept=".csv,text/csv" required aria-describedby="file-help">
+  <div class="help" id="file-help"><p>UTF-8, with a header row. Columns: <code>name</code> (required), <code>email</code>, <code>phone_number</code> (national spellings are read with the restaurant's country), <code>lang</code>, <code>external_id</code>, <code>tags</code> (separated by <code>|</code>), <code>note</code>, <code>newsletter_consent</code>, and custom fields by name or as <code>cf:&lt;id&gt;</code>. Comma, semicolon or tab separated. At most ${o.maxMegabytes} MB.</p></div>
+  ${onMatchChoice('return_existing', 'up')}
+  <button type="submit" class="full">Preview</button>
+</form>
+</section>
+${jobs}`,
+  });
+}
+
+export function previewPage(
+  c: ShellContext,
+  o: { uploadId: string; fileName: string; columns: string[]; plan: ImportPlan; onMatch: OnMatch },
+): string {
+  const p = o.plan;
+  const faulty = p.rows.filter((r) => r.outcome === 'skipped').length;
+  const outcome: Record<string, string> = {
+    created: 'New customer',
+    updated: 'Updates a customer',
+    matched: 'Already there',
+    skipped: 'Skipped',
+  };
+  return dashboardPage(c, {
+    section: 'import',
+    title: 'Check the file',
+    switcherAction: null,
+    body: html`<p><a href="/dashboard/import?restaurant=${c.restaurant.id}">← Choose another file</a></p>
+<section class="card" aria-labelledby="file-title">
+<h2 id="file-title">${o.fileName}</h2>
+<p>${p.row_count.toLocaleString('en')} row${p.row_count === 1 ? '' : 's'} · columns: ${o.columns.join(', ')}</p>
+${
+  faulty
+    ? html`<div class="alert" role="alert">${faulty} of the first ${p.rows.length} rows ${faulty === 1 ? 'has' : 'have'} errors: ${faulty === 1 ? 'it is' : 'they are'} skipped by the import (the summary lists every skipped row). Fix the file and upload it again, or import the other rows.</div>`
+    : html`<div class="notice" role="status">The first ${p.rows.length} rows have no error.</div>`
+}
+<div class="table-wrap"><table class="preview">
+<caption>The first ${p.rows.length} rows, as they would be imported</caption>
+<thead><tr><th scope="col">Row</th><th scope="col">Name</th><th scope="col">Email</th><th scope="col">Phone</th><th scope="col">Result</th></tr></thead>
+<tbody>${p.rows.map(
+      (r) =>
+        html`<tr${r.errors.length ? html` class="row-error"` : ''}><td data-label="Row">${r.row}</td><td data-label="Name">${r.input.name}</td><td data-label="Email">${r.input.email ?? ''}</td><td data-label="Phone">${r.input.phone_number ?? ''}</td><td data-label="Result"><div>${
+          r.errors.length
+            ? html`<strong>Skipped</strong><br><span class="small">${issuesText(r.errors)}</span>`
+            : html`${outcome[r.outcome]}${r.matched_on ? html`<br><span class="small">matched on ${r.matched_on}${r.matched_row ? ` (row ${r.matched_row})` : ''}</span>` : ''}`
+        }</div></td></tr>`,
+    )}</tbody>
+</table></div>
+</section>
+<section class="card" aria-labelledby="go">
+<h2 id="go">Import</h2>
+<form method="post" action="/dashboard/import/start">
+  ${csrfField(c.account.csrf)}${restaurantField(c.restaurant.id)}
+  <input type="hidden" name="upload_id" value="${o.uploadId}">
+  ${onMatchChoice(o.onMatch, 'go')}
+  <button type="submit" class="full">Import ${p.row_count.toLocaleString('en')} row${p.row_count === 1 ? '' : 's'}</button>
+</form>
+</section>`,
+  });
+}
+
+export function jobPage(c: ShellContext, o: { id: string; state: ImportJobState }): string {
+  const s = o.state;
+  const active = s.status === 'running' || s.status === 'none';
+  const pct = s.rowCount ? Math.floor((s.processed / s.rowCount) * 100) : active ? 0 : 100;
+  const counts = html`<dl class="facts counts">
+  <div><dt>Created</dt><dd>${s.counts.created.toLocaleString('en')}</dd></div>
+  <div><dt>Updated</dt><dd>${s.counts.updated.toLocaleString('en')}</dd></div>
+  <div><dt>Unchanged</dt><dd>${s.counts.matched.toLocaleString('en')}</dd></div>
+  <div><dt>Skipped</dt><dd>${s.counts.skipped.toLocaleString('en')}</dd></div>
+</dl>`;
+  const summary = `/dashboard/import/jobs/${encodeURIComponent(o.id)}/summary.csv?restaurant=${encodeURIComponent(c.restaurant.id)}`;
+  return dashboardPage(c, {
+    section: 'import',
+    title: active ? 'Importing…' : s.status === 'failed' ? 'Import stopped' : 'Import finished',
+    switcherAction: null,
+    head: active ? html`<meta http-equiv="refresh" content="2">` : undefined,
+    body: html`<p><a href="/dashboard/import?restaurant=${c.restaurant.id}">← Customer import</a></p>
+<section class="card" aria-labelledby="job-title">
+<h2 id="job-title">${s.fileName ?? o.id}</h2>
+<label for="progress">${s.processed.toLocaleString('en')} of ${s.rowCount.toLocaleString('en')} rows (${pct} %)</label>
+<progress id="progress" max="100" value="${pct}">${pct} %</progress>
+${counts}
+${active ? html`<p class="small" role="status">This page refreshes itself every 2 seconds. You can leave it: the import goes on.</p>` : ''}
+${s.status === 'failed' ? html`<div class="alert" role="alert">The import stopped: ${s.failure ?? 'unknown reason'}. The rows before it are imported.</div>` : ''}
+${s.status === 'finished' ? html`<div class="notice" role="status">Every row is done. The summary lists each row's result and, for a skipped row, why.</div>` : ''}
+${s.status === 'none' ? '' : html`<p><a class="button" href="${summary}" download>Download the summary (CSV)</a></p>`}
+<p class="small">Started ${when(s.startedAt, c.restaurant.timezone)}${s.endedAt ? ` · ended ${when(s.endedAt, c.restaurant.timezone)}` : ''} · ${s.onMatch.replace('_', ' ')}</p>
+</section>`,
+  });
+}

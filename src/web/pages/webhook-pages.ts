@@ -1,0 +1,269 @@
+// Webhook endpoints of a restaurant (list, create, edit, disable, delete, rotate, test, migrate) and
+// each endpoint's delivery history (30 days, filters, attempts, resend).
+
+import { V1_EVENT_TYPES } from '../../../commands/webhook-endpoints/events';
+import type { ApiKeyDoc } from '../../../projections/api-keys';
+import type { WebhookDeliveryDoc } from '../../../projections/webhook-deliveries';
+import type { WebhookEndpointDoc } from '../../../projections/webhook-endpoints';
+import { type Html, html } from '../html';
+import {
+  csrfField,
+  dashboardPage,
+  restaurantField,
+  type ShellContext,
+  secretOnce,
+  when,
+} from './dashboard-shell';
+
+export interface EndpointForm {
+  url: string;
+  description: string;
+  key_id?: string;
+  all: boolean;
+  events: string[];
+  headers: string;
+}
+
+export const emptyEndpointForm: EndpointForm = {
+  url: '',
+  description: '',
+  all: true,
+  events: [],
+  headers: '',
+};
+
+export const endpointPath = (id: string, restaurantId: string) =>
+  `/dashboard/webhooks/${encodeURIComponent(id)}?restaurant=${encodeURIComponent(restaurantId)}`;
+
+const EVENT_WORDS: Record<string, string> = {
+  'reservation.created': 'A reservation is created',
+  'reservation.updated': 'A reservation changes',
+  'reservation.canceled': 'A reservation is canceled',
+  'customer.created': 'A customer is created',
+  'customer.updated': 'A customer changes',
+  'customer.deleted': 'A customer is deleted',
+  'customer.merged': 'Customers are merged',
+};
+
+const eventsText = (events: string[]) =>
+  events.includes('*') ? 'Every event its key can read' : events.join(', ');
+
+const statusBadge = (e: WebhookEndpointDoc) =>
+  html`<span class="badge ${e.disabled ? 'off' : 'on'}">${e.disabled ? 'Disabled' : 'Enabled'}</span> <span class="badge${e.api_version === 'legacy' ? ' warn' : ''}">${e.api_version === 'legacy' ? 'Legacy format' : 'v1'}</span>`;
+
+/** The settings fields shared by create and edit. */
+function settingsFields(f: EndpointForm, prefix: string): Html {
+  return html`<label for="${prefix}-url">URL</label>
+<input id="${prefix}-url" name="url" type="url" inputmode="url" required maxlength="2048" value="${f.url}" placeholder="https://example.com/couvert-events" aria-describedby="${prefix}-url-help">
+<p class="help" id="${prefix}-url-help">HTTPS, reachable from the internet. Couvert signs each delivery (Service-Signature).</p>
+<label for="${prefix}-description">Description <span class="optional">(optional)</span></label>
+<input id="${prefix}-description" name="description" type="text" maxlength="500" value="${f.description}">
+<fieldset>
+  <legend>Events</legend>
+  <label class="check"><input type="radio" name="events_mode" value="all"${f.all ? html` checked` : ''}> <span>Every event its API key can read</span></label>
+  <label class="check"><input type="radio" name="events_mode" value="some"${f.all ? '' : html` checked`}> <span>Only these:</span></label>
+  <div class="indent">${V1_EVENT_TYPES.map(
+    (t) =>
+      html`<label class="check"><input type="checkbox" name="events" value="${t}"${f.events.includes(t) ? html` checked` : ''}> <span>${EVENT_WORDS[t]} <code>${t}</code></span></label>`,
+  )}</div>
+</fieldset>
+<label for="${prefix}-headers">Custom headers <span class="optional">(optional)</span></label>
+<textarea id="${prefix}-headers" name="headers" rows="3" maxlength="20000" aria-describedby="${prefix}-headers-help" spellcheck="false">${f.headers}</textarea>
+<p class="help" id="${prefix}-headers-help">One per line, as <code>Name: value</code>. Sent with every delivery.</p>`;
+}
+
+export function endpointsPage(
+  c: ShellContext,
+  o: {
+    endpoints: WebhookEndpointDoc[];
+    keys: ApiKeyDoc[];
+    keyNames: Map<string, string>;
+    form: EndpointForm;
+    notice?: string | null;
+    alert?: string | null;
+  },
+): string {
+  const list = o.endpoints.length
+    ? html`<ul class="items">${o.endpoints.map(
+        (e) => html`<li>
+  <div class="item-head"><h2 class="url"><a href="${endpointPath(e._id, c.restaurant.id)}">${e.url}</a></h2><span>${statusBadge(e)}</span></div>
+  ${e.description ? html`<p>${e.description}</p>` : ''}
+  <dl class="facts">
+    <div><dt>Events</dt><dd>${eventsText(e.enabled_events)}</dd></div>
+    <div><dt>Owned by</dt><dd>${o.keyNames.get(e.credential_id) ?? e.owner}</dd></div>
+    <div><dt>Created</dt><dd>${when(e.created_at, c.restaurant.timezone)}</dd></div>
+  </dl>
+  <a class="button secondary" href="${endpointPath(e._id, c.restaurant.id)}" aria-label="Manage ${e.url}">Manage and deliveries</a>
+</li>`,
+      )}</ul>`
+    : html`<p class="empty">${c.restaurant.name} has no webhook endpoint.</p>`;
+  const create = o.keys.length
+    ? html`<section class="card" aria-labelledby="new-endpoint">
+<h2 id="new-endpoint">Add an endpoint</h2>
+<form method="post" action="/dashboard/webhooks/create">
+  ${csrfField(c.account.csrf)}${restaurantField(c.restaurant.id)}
+  ${settingsFields(o.form, 'new')}
+  <label for="new-key">API key</label>
+  <select id="new-key" name="key_id" aria-describedby="new-key-help">${o.keys.map(
+    (k) =>
+      html`<option value="${k._id}"${k._id === o.form.key_id ? html` selected` : ''}>${k.name} (…${k.token_hint})</option>`,
+  )}</select>
+  <p class="help" id="new-key-help">The endpoint receives only what this key can read, and is deleted if the key is revoked.</p>
+  <button type="submit" class="full">Add the endpoint</button>
+</form>
+</section>`
+    : html`<p class="empty">To add an endpoint, first <a href="/dashboard/api-keys?restaurant=${c.restaurant.id}">create an API key</a> that can see reservations or customers: an endpoint receives what its key can read.</p>`;
+  return dashboardPage(c, {
+    section: 'webhooks',
+    title: 'Webhooks',
+    lead: html`Couvert sends each change at <strong>${c.restaurant.name}</strong> to these addresses, in the v1 format, signed. Deliveries of the last 30 days can be looked at and resent.`,
+    notice: o.notice,
+    alert: o.alert,
+    body: html`${list}${create}`,
+  });
+}
+
+export interface DeliveryFilter {
+  status: string;
+  event_type: string;
+}
+
+const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed', 'canceled'] as const;
+const STATUS_WORDS: Record<string, string> = {
+  pending: 'Being attempted',
+  succeeded: 'Succeeded',
+  failed: 'Failed',
+  canceled: 'Canceled',
+};
+
+function attemptsTable(d: WebhookDeliveryDoc, tz: string): Html {
+  if (!d.attempts.length) return html`<p class="small">No attempt yet.</p>`;
+  return html`<div class="table-wrap"><table>
+<caption class="sr-only">Attempts</caption>
+<thead><tr><th scope="col">#</th><th scope="col">When</th><th scope="col">Answer</th><th scope="col">Duration</th></tr></thead>
+<tbody>${d.attempts.map(
+    (a) =>
+      html`<tr><td>${a.attempt}</td><td>${when(a.at, tz)}</td><td>${a.status_code ?? html`<span class="bad">${a.error ?? 'no answer'}</span>`}</td><td>${a.duration_ms} ms</td></tr>`,
+  )}</tbody>
+</table></div>`;
+}
+
+export function endpointPage(
+  c: ShellContext,
+  o: {
+    endpoint: WebhookEndpointDoc;
+    keyName: string;
+    form: EndpointForm;
+    deliveries: WebhookDeliveryDoc[];
+    filter: DeliveryFilter;
+    older: string | null;
+    newest: boolean;
+    notice?: string | null;
+    alert?: string | null;
+    secret?: string | null;
+    test?: {
+      status: number | null;
+      error: string | null;
+      duration: number;
+      excerpt: string | null;
+      ok: boolean;
+    } | null;
+  },
+): string {
+  const e = o.endpoint;
+  const tz = c.restaurant.timezone;
+  const base = `/dashboard/webhooks/${encodeURIComponent(e._id)}`;
+  const action = (name: string, label: string, cls = 'secondary', aria?: string) =>
+    html`<form method="post" action="${base}/${name}">${csrfField(c.account.csrf)}${restaurantField(c.restaurant.id)}<button type="submit" class="${cls}"${aria ? html` aria-label="${aria}"` : ''}>${label}</button></form>`;
+  const test = o.test
+    ? html`<div class="${o.test.ok ? 'notice' : 'alert'}" role="status">
+<p><strong>Test delivery ${o.test.ok ? 'succeeded' : 'failed'}</strong>: ${o.test.status !== null ? `answer ${o.test.status}` : (o.test.error ?? 'no answer')} in ${o.test.duration} ms.</p>
+${o.test.excerpt ? html`<p class="small">The endpoint answered:</p><pre class="excerpt">${o.test.excerpt}</pre>` : ''}
+</div>`
+    : '';
+  const legacy =
+    e.api_version === 'legacy'
+      ? html`<section class="card warn-card" aria-labelledby="migrate">
+<h2 id="migrate">Legacy format</h2>
+<p>This endpoint still receives the old <code>RESERVATION_UPDATED</code> format. Migrating it to v1 sends the v1 events (<code>reservation.created</code>, <code>customer.updated</code>…) instead. <strong>Migration is final: it cannot be undone.</strong> Update the receiving program first.</p>
+${action('migrate', 'Migrate to v1…', 'danger')}
+</section>`
+      : '';
+  const filter = html`<form class="filters" method="get" action="${base}">
+<input type="hidden" name="restaurant" value="${c.restaurant.id}">
+<div><label for="f-status">Status</label>
+<select id="f-status" name="status"><option value="">Any status</option>${DELIVERY_STATUSES.map(
+    (s) =>
+      html`<option value="${s}"${o.filter.status === s ? html` selected` : ''}>${STATUS_WORDS[s]}</option>`,
+  )}</select></div>
+<div><label for="f-type">Event type</label>
+<select id="f-type" name="event_type"><option value="">Any event</option>${[
+    ...V1_EVENT_TYPES,
+    'RESERVATION_UPDATED',
+    'test',
+  ].map(
+    (t) =>
+      html`<option value="${t}"${o.filter.event_type === t ? html` selected` : ''}>${t === 'test' ? 'Test deliveries' : t}</option>`,
+  )}</select></div>
+<button type="submit" class="secondary">Filter</button>
+</form>`;
+  const deliveries = o.deliveries.length
+    ? html`<ul class="items deliveries">${o.deliveries.map(
+        (d) => html`<li>
+  <div class="item-head"><h3>${d.test ? 'Test delivery' : html`<code>${d.event_type}</code>`}</h3><span class="badge st-${d.status}">${STATUS_WORDS[d.status] ?? d.status}</span></div>
+  <p class="small">${when(d.created_at, tz)} · ${d.attempt_count} attempt${d.attempt_count === 1 ? '' : 's'}${d.last_status_code !== null ? ` · last answer ${d.last_status_code}` : ''}${d.next_attempt_at ? ` · next attempt ${when(d.next_attempt_at, tz)}` : ''} · <span class="mono">${d.event_id}</span></p>
+  <details><summary>Attempts</summary>${attemptsTable(d, tz)}</details>
+  ${
+    !d.test && (d.status === 'failed' || d.status === 'succeeded')
+      ? html`<form method="post" action="${base}/deliveries/${d._id}/resend">${csrfField(c.account.csrf)}${restaurantField(c.restaurant.id)}<button type="submit" class="secondary" aria-label="Resend ${d.event_type} of ${when(d.created_at, tz)}">Resend</button></form>`
+      : ''
+  }
+</li>`,
+      )}</ul>`
+    : html`<p class="empty">No delivery${o.filter.status || o.filter.event_type ? ' matches these filters' : ''} in the last 30 days.</p>`;
+  const pager = html`<p class="pager">${o.newest ? '' : html`<a href="${base}?restaurant=${c.restaurant.id}&status=${o.filter.status}&event_type=${o.filter.event_type}">Newest</a>`}${
+    o.older ? html`<a href="${o.older}">Older deliveries</a>` : ''
+  }</p>`;
+  return dashboardPage(c, {
+    section: 'webhooks',
+    title: 'Webhook endpoint',
+    switcherAction: null,
+    notice: o.notice,
+    alert: o.alert,
+    body: html`<p><a href="/dashboard/webhooks?restaurant=${c.restaurant.id}">← All endpoints</a></p>
+${o.secret ? secretOnce('Signing secret', o.secret, 'Copy it now: it verifies the Service-Signature of each delivery, and it will not be shown again.') : ''}
+${test}
+<section class="card" aria-labelledby="ep-url">
+<div class="item-head"><h2 id="ep-url" class="url">${e.url}</h2><span>${statusBadge(e)}</span></div>
+${e.description ? html`<p>${e.description}</p>` : ''}
+<dl class="facts">
+  <div><dt>Events</dt><dd>${eventsText(e.enabled_events)}</dd></div>
+  <div><dt>Owned by</dt><dd>${o.keyName}</dd></div>
+  <div><dt>Created</dt><dd>${when(e.created_at, tz)}</dd></div>
+  ${e.previous_secret ? html`<div><dt>Previous secret</dt><dd>Still signs until ${when(e.previous_secret.expires_at, tz)}</dd></div>` : ''}
+</dl>
+<div class="row-actions">
+  ${action('test', 'Send a test')}
+  ${action('toggle', e.disabled ? 'Enable' : 'Disable')}
+  ${action('rotate', 'Rotate the secret…')}
+  ${action('delete', 'Delete…', 'danger', `Delete ${e.url}`)}
+</div>
+</section>
+${legacy}
+<section aria-labelledby="deliveries-title">
+<h2 id="deliveries-title" class="section-title">Deliveries (last 30 days)</h2>
+${filter}
+${deliveries}
+${pager}
+<p class="small">Each attempt shows its answer's status code (or why there was none) and how long it took. Couvert does not keep what an endpoint answers; a test delivery shows it once, right after it is sent.</p>
+</section>
+<section class="card" aria-labelledby="edit-title">
+<h2 id="edit-title">Edit</h2>
+<form method="post" action="${base}/edit">
+  ${csrfField(c.account.csrf)}${restaurantField(c.restaurant.id)}
+  ${settingsFields(o.form, 'edit')}
+  <button type="submit" class="full">Save changes</button>
+</form>
+</section>`,
+  });
+}

@@ -95,6 +95,11 @@ export interface RouteDef<
   ownErrors?: boolean;
   /** Media types the body may come in (default JSON only); each is documented with the same schema. */
   bodyTypes?: string[];
+  /**
+   * The handler reads the request body itself (a multipart upload, parsed only once the caller is known):
+   * the server neither parses it nor drains it as the unread body of a route that takes none.
+   */
+  readsOwnBody?: boolean;
   /** A per-client-IP budget of this route's own, drawn before anything else of the route runs. */
   limit?: { name: string; perMinute: (config: Config) => number };
   /**

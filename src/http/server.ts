@@ -231,7 +231,7 @@ async function handle(
         issues: [{ path: '', code: 'required', message: 'body is required' }],
       });
     body = validateInput(raw === undefined ? {} : raw, route.body, 'body');
-  } else if (hasUnreadBody(ctx)) await discardBody(ctx, rt.config.bodyLimitBytes);
+  } else if (!route.readsOwnBody && hasUnreadBody(ctx)) await discardBody(ctx, rt.config.bodyLimitBytes);
   // References name ids of the caller's restaurant, so only authenticated routes declare them.
   if (route.references && auth) {
     const restaurantId = auth.restaurant._id;

@@ -122,6 +122,7 @@ export const dashboardImportRoutes: AnyRoute[] = [
     absolute: true,
     hidden: true,
     operationId: 'dashboardImportUpload',
+    readsOwnBody: true,
     summary:
       'Upload a customer CSV file (multipart/form-data: csrf_token, restaurant_id, on_match, file) and preview it',
     tag: 'OAuth',

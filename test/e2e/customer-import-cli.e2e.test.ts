@@ -1,18 +1,16 @@
 // `npm run cli -- customers import` in its own process beside a running server: the dry run writes
 // nothing; the import's customers appear in the partners' sync feed (GET /customers, updated_since)
 // and their events are marked "publish no webhook"; the summary CSV; the header refusal; status.
-import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { customerStream, webhookTypeOf } from '../../commands/customers/events';
 import { publishesWebhook } from '../../src/core/no-webhook';
+import { runCli } from '../helpers/cli-process';
 import { startCustomerService, TOKENS } from '../helpers/customer-service';
 import type { TestService } from '../helpers/service';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 const t = suite<{ svc: TestService }>('customer import: operator CLI beside a running server');
 t.before(async (ctx) => {
@@ -20,35 +18,7 @@ t.before(async (ctx) => {
 });
 t.after(async ({ svc }) => svc.close());
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(svc: TestService, args: string[]): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
-      cwd: root,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: svc.dataDir, LOG_LEVEL: 'silent' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+const cli = runCli;
 
 const FILE = [
   '\uFEFFname;email;phone_number;tags;VIP level;Children',

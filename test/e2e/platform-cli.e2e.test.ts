@@ -1,11 +1,11 @@
 // The operator CLI as an operator runs it (its own process, `node src/cli/main.ts`) on the data
 // directory of a running server: the server answers differently on its very next request, and a
 // refused command exits non-zero having appended nothing.
-import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { runCli } from '../helpers/cli-process';
 import { demoBootstrap, startTestService, type TestService } from '../helpers/service';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -20,31 +20,7 @@ t.before(async (ctx) => {
 });
 t.after(async ({ svc }) => svc.close());
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(svc: TestService, args: string[]): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
-      cwd: root,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: svc.dataDir, LOG_LEVEL: 'silent' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const cli = runCli;
 
 const me = (svc: TestService, token = TOKEN) => svc.api('GET', '/me', { token });
 

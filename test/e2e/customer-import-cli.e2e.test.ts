@@ -11,7 +11,6 @@ import { runCli } from '../helpers/cli-process';
 import { startCustomerService, TOKENS } from '../helpers/customer-service';
 import type { TestService } from '../helpers/service';
 
-
 const t = suite<{ svc: TestService }>('customer import: operator CLI beside a running server');
 t.before(async (ctx) => {
   ctx.svc = await startCustomerService();

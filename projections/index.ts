@@ -1,7 +1,9 @@
 // Every read model the service keeps. Add a projection here and it is built, replayed and rebuilt
 // like the others.
 import type { Projection } from '../src/projection/projection';
+import { missedCallAnalyticsProjection } from './analytics/missed-call-projection';
 import { analyticsProjection } from './analytics/projection';
+import { webhookAnalyticsProjection } from './analytics/webhook-projection';
 import { apiKeysProjection } from './api-keys';
 import { bookingsProjection } from './bookings';
 import { catalogProjection } from './catalog';
@@ -30,5 +32,7 @@ export function allProjections(): Projection[] {
     webhookDeliveriesProjection,
     missedCallsProjection,
     analyticsProjection,
+    webhookAnalyticsProjection,
+    missedCallAnalyticsProjection,
   ];
 }

@@ -1,6 +1,7 @@
 // Feature modules hook into the platform here (bootstrap sections, demo data, CLI commands, scheduled
 // jobs). Called once by the server and by the CLI before anything runs.
 import { registerCatalogModule } from './catalog-module';
+import { registerInsightsModule } from './insights-module';
 import { reservationJobs } from './jobs/reservation-jobs';
 import { registerMissedCallsModule } from './missed-calls-module';
 import { registerOAuthModule } from './oauth-module';
@@ -16,4 +17,5 @@ export function registerModules(): void {
   registerOAuthModule();
   registerWebhooksModule();
   registerMissedCallsModule();
+  registerInsightsModule();
 }

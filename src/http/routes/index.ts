@@ -8,6 +8,7 @@ import { customerRoutes } from './customers';
 import { dashboardRoutes } from './dashboard';
 import { dashboardApiKeyRoutes } from './dashboard-api-keys';
 import { dashboardImportRoutes } from './dashboard-import';
+import { dashboardInsightsRoutes } from './dashboard-insights';
 import { dashboardWebhookRoutes } from './dashboard-webhooks';
 import { metaRoutes, testClockRoute } from './meta';
 import { missedCallRoutes } from './missed-calls';
@@ -39,6 +40,7 @@ export function partnerRoutes(): AnyRoute[] {
     ...dashboardApiKeyRoutes,
     ...dashboardWebhookRoutes,
     ...dashboardImportRoutes,
+    ...dashboardInsightsRoutes,
     ...webAssetRoutes,
   );
   return list;

@@ -4,13 +4,14 @@
 import { type Html, html, layout } from '../html';
 import { type DashboardRestaurant, restaurantSwitcher } from './dashboard-pages';
 
-export type Section = 'applications' | 'api-keys' | 'webhooks' | 'import';
+export type Section = 'applications' | 'api-keys' | 'webhooks' | 'import' | 'insights';
 
 const SECTIONS: { id: Section; path: string; label: string }[] = [
   { id: 'applications', path: '/dashboard', label: 'Connected applications' },
   { id: 'api-keys', path: '/dashboard/api-keys', label: 'API keys' },
   { id: 'webhooks', path: '/dashboard/webhooks', label: 'Webhooks' },
   { id: 'import', path: '/dashboard/import', label: 'Customer import' },
+  { id: 'insights', path: '/dashboard/insights', label: 'Insights' },
 ];
 
 export const sectionPath = (section: Section, restaurantId: string) =>

@@ -1,0 +1,150 @@
+// The dashboard's Insights page over HTTP: a month of activity (reservations, webhook deliveries,
+// missed calls) appended as events, projected, and read back by a signed-in manager: the tiles show
+// the numbers computed independently from the same events; every chart has its title, description
+// and table; the period selector works; a restaurant with nothing shows the empty state; another
+// restaurant's insights answer 404; a bad period is refused.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { localDateOf } from '../../commands/availability/zone-time';
+import { FixedClock } from '../../src/core/clock';
+import { insightsDemoEvents, seedInsightsDemo } from '../../src/insights-demo';
+import { Browser, oauthBootstrap, signIn } from '../helpers/oauth';
+import { startTestService, type TestService } from '../helpers/service';
+
+const NOW = '2026-06-15T10:00:00Z';
+const SEED = { days: 30, timezone: 'Europe/Paris', endpoints: ['we_pos', 'we_crm'] };
+
+interface Ctx {
+  svc: TestService;
+  b: Browser;
+}
+const t = suite<Ctx>('insights page', {} as Ctx);
+
+t.before(async (ctx) => {
+  ctx.svc = await startTestService({ bootstrap: oauthBootstrap(), clock: new FixedClock(NOW) });
+  await ctx.svc.rt.settle(await seedInsightsDemo(ctx.svc.rt, 'rest_demo', SEED));
+  await ctx.svc.rt.settle(await seedInsightsDemo(ctx.svc.rt, 'rest_two', { ...SEED, seed: 99 }));
+  ctx.b = new Browser(ctx.svc.url);
+  const res = await signIn(ctx.b, await ctx.b.get('/sign-in'), 'solo@demo.test');
+  assert.is(res.status, 303);
+});
+t.after(async (ctx) => ctx.svc?.close());
+
+/** The figures of a period computed from the seeded events themselves (not from the read models). */
+function expected(from: string, to: string) {
+  const inRange = (d: string) => d >= from && d <= to;
+  let reservations = 0;
+  let covers = 0;
+  let calls = 0;
+  const finals = new Map<string, string>();
+  const scheduledIn = new Set<string>();
+  for (const { events } of insightsDemoEvents('rest_demo', new Date(NOW), SEED))
+    for (const e of events) {
+      const d = e.data as {
+        reservation: { service_date: string; party_size: number };
+        occurred_at: string;
+        at: string;
+        deliveries: { delivery_id: string }[];
+        delivery_id: string;
+        outcome: string;
+      };
+      if (e.type === 'ReservationCreated') {
+        const r = d.reservation;
+        if (inRange(r.service_date)) {
+          reservations++;
+          covers += r.party_size;
+        }
+      } else if (e.type === 'MissedCallReported') {
+        if (inRange(localDateOf('Europe/Paris', Date.parse(d.occurred_at)))) calls++;
+      } else if (e.type === 'WebhookDeliveriesScheduled') {
+        if (inRange(localDateOf('Europe/Paris', Date.parse(d.at))))
+          for (const x of d.deliveries) scheduledIn.add(x.delivery_id);
+      } else if (e.type === 'WebhookAttemptRecorded') finals.set(d.delivery_id, d.outcome);
+    }
+  let delivered = 0;
+  let failed = 0;
+  for (const id of scheduledIn) {
+    if (finals.get(id) === 'succeeded') delivered++;
+    if (finals.get(id) === 'failed') failed++;
+  }
+  return { reservations, covers, calls, deliveries: scheduledIn.size, delivered, failed };
+}
+
+const tile = (text: string, label: string) =>
+  new RegExp(`<p class="tile-label">${label}</p><p class="tile-value">([^<]*)</p>`).exec(text)?.[1];
+
+t('signed out: to the sign-in page', async ({ svc }) => {
+  const res = await new Browser(svc.url).get('/dashboard/insights');
+  assert.is(res.status, 303);
+  assert.is(res.location, '/sign-in?next=%2Fdashboard%2Finsights');
+});
+
+t('the last 7 and 30 days: tiles equal the figures computed from the events', async ({ b }) => {
+  for (const [period, from] of [
+    ['7', '2026-06-09'],
+    ['30', '2026-05-17'],
+  ] as const) {
+    const res = await b.get(`/dashboard/insights?restaurant=rest_demo&period=${period}`);
+    assert.is(res.status, 200);
+    assert.match(res.headers.get('content-security-policy') ?? '', /default-src/);
+    assert.not.match(res.headers.get('content-security-policy') ?? '', /unsafe-inline/);
+    const want = expected(from, '2026-06-15');
+    if (period === '30')
+      assert.ok(want.reservations > 100 && want.calls > 0 && want.failed > 0, 'the seed covers every case');
+    assert.is(tile(res.text, 'Reservations'), String(want.reservations), `reservations, ${period} days`);
+    assert.is(tile(res.text, 'Covers'), String(want.covers));
+    assert.is(tile(res.text, 'Missed calls'), String(want.calls));
+    const rate = `${((want.delivered / (want.delivered + want.failed)) * 100).toFixed(1).replace(/\.0$/, '')}%`;
+    assert.is(tile(res.text, 'Webhooks delivered'), rate);
+    assert.match(res.text, `aria-current="page">Last ${period} days</a>`);
+    // Every chart: an accessible name and description, and its numbers in a table.
+    const charts = [...res.text.matchAll(/<svg class="chart"[^>]*aria-labelledby="([^" ]+) ([^"]+)"/g)];
+    assert.is(charts.length, 7, 'seven charts');
+    for (const [, titleId, descId] of charts) {
+      assert.match(res.text, `<title id="${titleId}">`);
+      assert.match(res.text, `<desc id="${descId}">`);
+    }
+    assert.is([...res.text.matchAll(/<details class="chart-data">/g)].length, 7);
+    assert.not.match(res.text, /style=/, 'no inline style');
+    assert.not.match(res.text, /<script/, 'no script');
+    // The covers table has one row per day of the period.
+    const coversTable = res.text.slice(
+      res.text.indexOf('Covers per day: the numbers'),
+      res.text.indexOf('id="noshow-h"'),
+    );
+    assert.is([...coversTable.matchAll(/<th scope="row">/g)].length, Number(period));
+    // Endpoints named by id when they are not (or no longer) registered.
+    assert.match(res.text, 'we_crm (deleted)');
+  }
+});
+
+t('the default period is 30 days; a bad period is refused', async ({ b }) => {
+  const res = await b.get('/dashboard/insights?restaurant=rest_demo');
+  assert.is(res.status, 200);
+  assert.match(res.text, 'aria-current="page">Last 30 days</a>');
+  const bad = await b.get('/dashboard/insights?restaurant=rest_demo&period=5');
+  assert.is(bad.status, 400);
+  assert.not.match(bad.text, 'tile-value');
+});
+
+t('another restaurant’s insights: 404, and nothing of it shown', async ({ svc, b }) => {
+  const res = await b.get('/dashboard/insights?restaurant=rest_two&period=30');
+  assert.is(res.status, 404);
+  assert.not.match(res.text, 'tile-value');
+  // The manager of all three sees rest_two's, and the empty state for rest_three.
+  const m = new Browser(svc.url);
+  await signIn(m, await m.get('/sign-in'), 'manager@demo.test');
+  const two = await m.get('/dashboard/insights?restaurant=rest_two&period=30');
+  assert.is(two.status, 200);
+  assert.ok(Number(tile(two.text, 'Reservations')) > 0);
+  const three = await m.get('/dashboard/insights?restaurant=rest_three&period=7');
+  assert.is(three.status, 200);
+  assert.match(three.text, 'Nothing to show for these 7 days yet');
+  assert.not.match(three.text, '<svg class="chart"');
+});
+
+t('seeding again appends nothing', async ({ svc }) => {
+  assert.is(await seedInsightsDemo(svc.rt, 'rest_demo', SEED), null);
+});
+
+t.run();

@@ -283,7 +283,8 @@ export function insightsDemoEvents(restaurantId: string, now: Date, seed: Insigh
     for (let c = 0; c < calls; c++) {
       const id = `mc_demo_${restaurantId}_${date}_${c}`;
       const at = Date.parse(`${date}T09:00:00Z`) + Math.floor(rnd() * 11 * 3600_000);
-      const customer = customers[Math.floor(rnd() * customers.length)] as string;
+      // Callers are guests of their own (a regular's reservation a day later would count as "followed").
+      const customer = `cus_demo_caller_${date}_${c}`;
       const base = { missed_call_id: id, restaurant_id: restaurantId };
       const events: NewEvent[] = [
         ev(`${id}|reported`, 'MissedCallReported', {
@@ -297,7 +298,7 @@ export function insightsDemoEvents(restaurantId: string, now: Date, seed: Insigh
           ...base,
           at: iso(at),
           customer_id: customer,
-          customer_created: rnd() < 0.4,
+          customer_created: rnd() < 0.6,
           reservation_id: null,
         }),
       ];

@@ -5,14 +5,11 @@
 // restaurant's insights answer 404; a bad period is refused.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { localDateOf } from '../../commands/availability/zone-time';
 import { FixedClock } from '../../src/core/clock';
-import { insightsDemoEvents, seedInsightsDemo } from '../../src/insights-demo';
+import { seedInsightsDemo } from '../../src/insights-demo';
+import { asPercent, expectedInsights, INSIGHTS_NOW as NOW, INSIGHTS_SEED as SEED } from '../helpers/insights';
 import { Browser, oauthBootstrap, signIn } from '../helpers/oauth';
 import { startTestService, type TestService } from '../helpers/service';
-
-const NOW = '2026-06-15T10:00:00Z';
-const SEED = { days: 30, timezone: 'Europe/Paris', endpoints: ['we_pos', 'we_crm'] };
 
 interface Ctx {
   svc: TestService;
@@ -29,46 +26,6 @@ t.before(async (ctx) => {
   assert.is(res.status, 303);
 });
 t.after(async (ctx) => ctx.svc?.close());
-
-/** The figures of a period computed from the seeded events themselves (not from the read models). */
-function expected(from: string, to: string) {
-  const inRange = (d: string) => d >= from && d <= to;
-  let reservations = 0;
-  let covers = 0;
-  let calls = 0;
-  const finals = new Map<string, string>();
-  const scheduledIn = new Set<string>();
-  for (const { events } of insightsDemoEvents('rest_demo', new Date(NOW), SEED))
-    for (const e of events) {
-      const d = e.data as {
-        reservation: { service_date: string; party_size: number };
-        occurred_at: string;
-        at: string;
-        deliveries: { delivery_id: string }[];
-        delivery_id: string;
-        outcome: string;
-      };
-      if (e.type === 'ReservationCreated') {
-        const r = d.reservation;
-        if (inRange(r.service_date)) {
-          reservations++;
-          covers += r.party_size;
-        }
-      } else if (e.type === 'MissedCallReported') {
-        if (inRange(localDateOf('Europe/Paris', Date.parse(d.occurred_at)))) calls++;
-      } else if (e.type === 'WebhookDeliveriesScheduled') {
-        if (inRange(localDateOf('Europe/Paris', Date.parse(d.at))))
-          for (const x of d.deliveries) scheduledIn.add(x.delivery_id);
-      } else if (e.type === 'WebhookAttemptRecorded') finals.set(d.delivery_id, d.outcome);
-    }
-  let delivered = 0;
-  let failed = 0;
-  for (const id of scheduledIn) {
-    if (finals.get(id) === 'succeeded') delivered++;
-    if (finals.get(id) === 'failed') failed++;
-  }
-  return { reservations, covers, calls, deliveries: scheduledIn.size, delivered, failed };
-}
 
 const tile = (text: string, label: string) =>
   new RegExp(`<p class="tile-label">${label}</p><p class="tile-value">([^<]*)</p>`).exec(text)?.[1];
@@ -88,14 +45,14 @@ t('the last 7 and 30 days: tiles equal the figures computed from the events', as
     assert.is(res.status, 200);
     assert.match(res.headers.get('content-security-policy') ?? '', /default-src/);
     assert.not.match(res.headers.get('content-security-policy') ?? '', /unsafe-inline/);
-    const want = expected(from, '2026-06-15');
+    const want = expectedInsights('rest_demo', from, '2026-06-15');
     if (period === '30')
       assert.ok(want.reservations > 100 && want.calls > 0 && want.failed > 0, 'the seed covers every case');
     assert.is(tile(res.text, 'Reservations'), String(want.reservations), `reservations, ${period} days`);
     assert.is(tile(res.text, 'Covers'), String(want.covers));
     assert.is(tile(res.text, 'Missed calls'), String(want.calls));
-    const rate = `${((want.delivered / (want.delivered + want.failed)) * 100).toFixed(1).replace(/\.0$/, '')}%`;
-    assert.is(tile(res.text, 'Webhooks delivered'), rate);
+    assert.is(tile(res.text, 'Webhooks delivered'), asPercent(want.delivered, want.delivered + want.failed));
+    assert.is(tile(res.text, 'No-show rate'), asPercent(want.noShows, want.noShows + want.honoured));
     assert.match(res.text, `aria-current="page">Last ${period} days</a>`);
     // Every chart: an accessible name and description, and its numbers in a table.
     const charts = [...res.text.matchAll(/<svg class="chart"[^>]*aria-labelledby="([^" ]+) ([^"]+)"/g)];

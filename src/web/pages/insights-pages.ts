@@ -128,8 +128,15 @@ function tile(label: string, value: string, note?: string): Html {
   return html`<div class="tile"><p class="tile-label">${label}</p><p class="tile-value">${value}</p>${note ? html`<p class="tile-note">${note}</p>` : ''}</div>`;
 }
 
-function card(id: string, title: string, summary: Html | string, chart: Html, table: Html): Html {
-  return html`<section class="card insight" aria-labelledby="${id}-h"><h2 id="${id}-h">${title}</h2>
+function card(
+  id: string,
+  title: string,
+  summary: Html | string,
+  chart: Html,
+  table: Html,
+  wide = false,
+): Html {
+  return html`<section class="card insight${wide ? ' wide' : ''}" aria-labelledby="${id}-h"><h2 id="${id}-h">${title}</h2>
 <p class="insight-summary">${summary}</p>
 ${chart}
 ${table}
@@ -364,6 +371,7 @@ function webhooksCard(ins: Insights): Html {
         e.rates.p90_ms === null ? '—' : msInWords(e.rates.p90_ms),
       ]),
     ),
+    true,
   );
 }
 
@@ -432,7 +440,7 @@ ${
 ${tile('Reservations', String(ins.reservations))}
 ${tile('Covers', String(ins.covers))}
 ${tile('No-show rate', percent(ins.no_show_rate))}
-${tile('Median lead time', ins.lead_time.median === null ? '—' : minutesInWords(ins.lead_time.median), ins.lead_time.median === null ? undefined : 'at most, ahead')}
+${tile('Booked ahead (median)', ins.lead_time.median === null ? '—' : `≤ ${minutesInWords(ins.lead_time.median)}`)}
 ${tile('Webhooks delivered', percent(webhookRate))}
 ${tile('Missed calls', String(ins.missed_calls.reported))}
 </div>

@@ -1,0 +1,84 @@
+// Webhook analytics fed by the real publisher: a reservation fans out to an endpoint that answers 200
+// and one that answers 500 (to be retried); `analytics export --dataset webhooks` then shows one
+// delivery each on the restaurant's local day: delivered at the first attempt, and pending after a
+// failed attempt.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { registerAllCliCommands } from '../../src/cli/commands';
+import { cliCommands } from '../../src/cli/registry';
+import {
+  create,
+  type ReservationService,
+  reservationBootstrap,
+  startReservationService,
+  TOKENS,
+} from '../helpers/reservations';
+import { type Receiver, startReceiver } from '../helpers/webhook-receiver';
+
+const t = suite<{ svc: ReservationService; rx: Receiver }>('webhook analytics, live', {} as never);
+t.before(async (ctx) => {
+  registerAllCliCommands();
+  ctx.rx = await startReceiver();
+  const bootstrap = reservationBootstrap();
+  for (const r of bootstrap.restaurants)
+    for (const k of r.api_keys as { scopes: string[] }[]) k.scopes = [...k.scopes, 'WEBHOOKS_WRITE'];
+  ctx.svc = await startReservationService({
+    bootstrap,
+    env: { ROLES: 'api,projector,webhooks', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
+  });
+});
+t.after(async ({ svc, rx }) => {
+  await svc?.close();
+  await rx?.close();
+});
+
+async function exportWebhooks(svc: ReservationService): Promise<Record<string, number | string>[]> {
+  const command = cliCommands().find((c) => c.name === 'analytics export');
+  assert.ok(command);
+  const out: string[] = [];
+  await command.run({
+    rt: svc.rt,
+    flags: { restaurant: 'rest_demo', dataset: 'webhooks', format: 'ndjson' },
+    positionals: [],
+    out: (l) => out.push(l),
+  });
+  return out.map((l) => JSON.parse(l));
+}
+
+t('one endpoint delivered at once, one failing and pending a retry', async ({ svc, rx }) => {
+  rx.on('/bad', { statuses: [500] });
+  const ids: Record<string, string> = {};
+  for (const path of ['/ok', '/bad']) {
+    const res = await svc.api('POST', '/webhook-endpoints', {
+      token: TOKENS.full,
+      body: { url: rx.url(path) },
+    });
+    assert.is(res.status, 201, res.text);
+    ids[path] = res.body.data.id;
+  }
+  assert.is((await create(svc)).status, 201);
+  await rx.waitFor('/ok', 1);
+  await rx.waitFor('/bad', 1);
+  const end = Date.now() + 10_000;
+  let rows = await exportWebhooks(svc);
+  while (rows.reduce((s, r) => s + Number(r.attempts), 0) < 2 && Date.now() < end) {
+    await new Promise((r) => setTimeout(r, 100));
+    rows = await exportWebhooks(svc);
+  }
+  const ok = rows.find((r) => r.endpoint_id === ids['/ok']);
+  const bad = rows.find((r) => r.endpoint_id === ids['/bad']);
+  const today = new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Paris' }).format(svc.clock.now());
+  assert.ok(ok && bad, JSON.stringify(rows));
+  assert.is(ok.date, today);
+  assert.equal(
+    [ok.deliveries, ok.delivered, ok.pending, ok.attempts, ok.first_attempt_delivered, ok.success_rate],
+    [1, 1, 0, 1, 1, 1],
+  );
+  assert.ok(typeof ok.median_ms === 'number' && ok.median_ms > 0);
+  assert.equal(
+    [bad.deliveries, bad.delivered, bad.pending, bad.attempts, bad.failed_attempts, bad.success_rate],
+    [1, 0, 1, 1, 1, null],
+  );
+});
+
+t.run();

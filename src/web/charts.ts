@@ -78,7 +78,7 @@ function yAxis(tickValues: number[], y: (v: number) => number, format: (v: numbe
 }
 
 function xLabels(labels: readonly string[], at: { x: number; width: number }[], y: number): Html {
-  const show = labelEvery(labels.length, 6);
+  const show = labelEvery(labels.length, 7);
   return html`${labels.map((l, i) =>
     show(i)
       ? html`<text class="tick" x="${r((at[i] as { x: number; width: number }).x + (at[i] as { width: number }).width / 2)}" y="${y}" text-anchor="middle">${l}</text>`

@@ -1,8 +1,10 @@
 // The Insights page in headless Chromium (no JavaScript, as a manager's browser might run it): sign
 // in, open the Insights tab on a month of seeded activity, read the charts by their accessible names,
 // open a chart's numbers, switch period, check the phone layout does not scroll sideways, and the
-// empty state. Screenshots at 1280×800 and 390×844 go to docs/screenshots/ (SCREENSHOT_DIR overrides).
-import { existsSync, mkdirSync } from 'node:fs';
+// empty state. Screenshots at 1280×800 and 390×844 go to SCREENSHOT_DIR (a temporary directory by
+// default; SCREENSHOT_DIR=docs/screenshots refreshes the committed ones).
+import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { suite } from 'uvu';
@@ -49,7 +51,7 @@ t.before(async (ctx) => {
 t.after(async (ctx) => ctx.svc?.close());
 
 const test = haveBrowser ? t : t.skip;
-const shots = process.env.SCREENSHOT_DIR ?? join(process.cwd(), 'docs', 'screenshots');
+const shots = process.env.SCREENSHOT_DIR ?? mkdtempSync(join(tmpdir(), 'couvert-insights-'));
 
 async function launch() {
   const { chromium } = await import('playwright-core');

@@ -134,22 +134,6 @@ function rowToEvent(row: Row): RecordedEvent {
   return event;
 }
 
-/** exportPage's rows: the columns, then restaurant id, actor and request id pulled out of the JSON. */
-export type ExportRow = [
-  position: number,
-  id: string,
-  stream: string,
-  revision: number,
-  type: string,
-  data: string,
-  metadata: string,
-  created: string,
-  hash: string | null,
-  restaurantId: unknown,
-  actor: unknown,
-  requestId: unknown,
-];
-
 /** A row written before the chain, as upgradeLegacy() hands it to its transform. */
 export interface LegacyRow {
   stream: string;
@@ -433,36 +417,10 @@ export class SqliteEventStore implements EventStore {
     return tipOf(rows.map(toEvent));
   }
 
-  /**
-   * The export's fast path (src/audit/export.ts): rows after `after` in log order, filtered in SQL on
-   * the restaurant (metadata.restaurant_id, else data.restaurant_id) and the recorded time (ISO
-   * strings, inclusive), with data and metadata as stored JSON text (no parse, no re-serialisation).
-   */
-  exportPage(
-    after: number,
-    limit: number,
-    filter: { restaurantId: string | null; from: string | null; to: string | null },
-  ): { rows: ExportRow[]; scannedTo: number } {
-    this.assertOpen();
-    this.exportStmt ??= this.db
-      .prepare<unknown[], ExportRow>(
-        `SELECT position, id, stream, revision, type, data, metadata, created, hash,
-                coalesce(json_extract(metadata, '$.restaurant_id'), json_extract(data, '$.restaurant_id')),
-                json_extract(metadata, '$.actor'), json_extract(metadata, '$.request_id')
-         FROM events
-         WHERE position > ? AND position <= ?
-           AND (? IS NULL OR coalesce(json_extract(metadata, '$.restaurant_id'), json_extract(data, '$.restaurant_id')) = ?)
-           AND (? IS NULL OR created >= ?) AND (? IS NULL OR created <= ?)
-         ORDER BY position`,
-      )
-      .raw();
-    // Pages by position range, so a selective filter never scans the whole log for one page.
-    const to = after + limit;
-    const { restaurantId: r, from, to: until } = filter;
-    return { rows: this.exportStmt.all(after, to, r, r, from, from, until, until), scannedTo: to };
+  /** The log's file (`:memory:` for a log in memory): what a SqliteLogReader opens beside it. */
+  get file(): string {
+    return this.db.memory ? ':memory:' : this.db.name;
   }
-
-  private exportStmt: Database.Statement<unknown[], ExportRow> | undefined;
 
   /** Whether rows written before the chain still wait for upgradeLegacy(). */
   get needsLegacyUpgrade(): boolean {

@@ -1,20 +1,36 @@
 // Sealing personal data inside events (crypto-shredding, docs/AUDIT.md). Pure apart from the random
 // IV: `sealData` takes the personal fields out of an event's data and puts them, encrypted with the
 // customer's key (AES-256-GCM), into `data.sealed`; `openData` puts them back, or, when the key was
-// destroyed, puts back erased values and marks the event `erased: true`.
+// destroyed, puts back erased values and marks the event `erased: true`. Customer events, the
+// reservation events (what the guest wrote) and webhook fan-outs (the bodies sent) are sealed.
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 
-/** Which objects of which customer events hold personal fields. "" is the data itself. */
-const CONTAINERS: Record<string, readonly string[]> = {
-  CustomerCreated: ['profile'],
-  CustomerUpdated: ['changes', 'previous'],
-  CustomerMerged: ['changes', 'previous'],
-  CustomerBlacklisted: [''],
-  CustomerDeleted: [''],
-  MarketingOptOutAdded: [''],
+/** A customer's profile fields that are personal. */
+const PROFILE = ['name', 'email', 'phone_number', 'note', 'custom_fields'] as const;
+/** What a guest (or a partner about the guest) wrote on a reservation. */
+const RESERVATION = ['allergies', 'custom_message', 'metadata', 'cancellation_reason'] as const;
+
+/**
+ * Which objects ("" is the data itself) of which events hold which personal fields. Customer events
+ * are sealed with the key of their `customer_id`; reservation events with the key of the
+ * reservation's customer (the sealing layer knows it: src/privacy/sealing-event-store.ts); a webhook
+ * fan-out with the key of the customer its bodies describe.
+ */
+const PERSONAL: Record<string, Record<string, readonly string[]>> = {
+  CustomerCreated: { profile: PROFILE },
+  CustomerUpdated: { changes: PROFILE, previous: PROFILE },
+  CustomerMerged: { changes: PROFILE, previous: PROFILE },
+  CustomerBlacklisted: { '': ['reason'] },
+  CustomerDeleted: { '': ['reason'] },
+  MarketingOptOutAdded: { '': ['reason'] },
+  ReservationCreated: { reservation: RESERVATION },
+  ReservationUpdated: { changes: RESERVATION, previous: RESERVATION },
+  ReservationStatusChanged: { '': ['reason'] },
+  ReservationFeedbackRecorded: { feedback: ['comment', 'answer'] },
+  WebhookDeliveriesScheduled: { '': ['payloads'] },
 };
 
-/** Personal fields (in a profile, or free text about the person) and what they read as once erased. */
+/** What a personal field reads as once its key is destroyed. */
 const ERASED: Record<string, unknown> = {
   name: '[erased]',
   email: null,
@@ -22,17 +38,35 @@ const ERASED: Record<string, unknown> = {
   note: null,
   custom_fields: {},
   reason: null,
+  allergies: null,
+  custom_message: null,
+  metadata: {},
+  cancellation_reason: null,
+  comment: null,
+  answer: null,
+  payloads: {},
 };
-/** Fields a container of the data itself ("") may hold that are personal. */
-const TOP_LEVEL = new Set(['reason']);
 
-export const SEALED_EVENT_TYPES: readonly string[] = Object.keys(CONTAINERS);
+export const SEALED_EVENT_TYPES: readonly string[] = Object.keys(PERSONAL);
+/** Sealed event types whose data names the customer (`customer_id`) whose key seals them. */
+export const CUSTOMER_EVENT_TYPES: readonly string[] = SEALED_EVENT_TYPES.filter(
+  (t) => t.startsWith('Customer') || t === 'MarketingOptOutAdded',
+);
+/** Sealed reservation events: their customer is the reservation's (ReservationCreated names it). */
+export const RESERVATION_SEALED_TYPES: readonly string[] = SEALED_EVENT_TYPES.filter((t) =>
+  t.startsWith('Reservation'),
+);
 export const SEAL_VERSION = 1;
 
 export interface Sealed {
   v: number;
   /** The dotted paths taken out of the data, in the order of the encrypted values. */
   paths: string[];
+  /**
+   * The customer whose key sealed it, when the data does not name them itself (`customer_id`):
+   * reservation events after their creation. Part of the associated data, so it cannot be swapped.
+   */
+  customer_id?: string;
   /** base64 of IV (12 bytes) | GCM tag (16 bytes) | ciphertext of JSON.stringify(values). */
   box: string;
 }
@@ -43,41 +77,74 @@ export const customerSubject = (customerId: string) => `customer:${customerId}`;
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** The customer whose key seals this event, or null when the event holds nothing personal. */
-export function sealSubject(type: string, data: Record<string, unknown>): string | null {
-  if (!(type in CONTAINERS) || typeof data.customer_id !== 'string' || 'sealed' in data) return null;
-  return customerSubject(data.customer_id);
+/** Whether events of this type may hold personal fields. */
+export const isSealedType = (type: string): boolean => type in PERSONAL;
+
+/**
+ * The customer whose key seals this event when its data names them (customer events, a reservation's
+ * creation, a webhook fan-out), null when it holds nothing personal or names no customer (then the
+ * sealing layer finds the reservation's customer itself).
+ */
+export function sealCustomer(type: string, data: Record<string, unknown>): string | null {
+  if (!(type in PERSONAL) || 'sealed' in data) return null;
+  if (typeof data.customer_id === 'string') return data.customer_id;
+  if (type === 'ReservationCreated' && isObject(data.reservation)) {
+    const c = data.reservation.customer_id;
+    return typeof c === 'string' ? c : null;
+  }
+  return null;
 }
+
+/** The customer whose key seals this event, as a key subject (see sealCustomer). */
+export function sealSubject(type: string, data: Record<string, unknown>): string | null {
+  const customer = sealCustomer(type, data);
+  return customer === null ? null : customerSubject(customer);
+}
+
+/**
+ * Values that say nothing about anyone stay in clear: an event whose personal fields are all blank
+ * (most reservation events: no allergies, no message) is not sealed, so reading it costs no key.
+ */
+const isBlank = (v: unknown): boolean =>
+  v === undefined || v === null || v === '' || (isObject(v) && Object.keys(v).length === 0);
 
 /** The personal fields present in the event, as [path, value]. */
 function personal(type: string, data: Record<string, unknown>): [string, unknown][] {
   const out: [string, unknown][] = [];
-  for (const container of CONTAINERS[type] ?? []) {
+  const containers = PERSONAL[type];
+  if (containers === undefined) return out;
+  for (const container of Object.keys(containers)) {
+    const fields = containers[container] as readonly string[];
     const obj = container === '' ? data : data[container];
     if (!isObject(obj)) continue;
     for (const field of Object.keys(obj)) {
-      if (!(field in ERASED) || (container === '' && !TOP_LEVEL.has(field))) continue;
-      if (obj[field] === undefined) continue;
+      if (!fields.includes(field) || isBlank(obj[field])) continue;
       out.push([container === '' ? field : `${container}.${field}`, obj[field]]);
     }
   }
   return out;
 }
 
+/** Whether the event holds a personal field that sealing would take out. */
+export const hasPersonalFields = (type: string, data: Record<string, unknown>): boolean =>
+  personal(type, data).length > 0;
+
 const aad = (type: string, customerId: string) => Buffer.from(`couvert-seal-v1\n${type}\n${customerId}`);
 
 /**
  * The data with its personal fields sealed (a new object; the input is not changed), or the data
  * itself when there is nothing to seal. `key` null: the customer was erased, so nothing personal
- * is written at all (the fields are stored erased).
+ * is written at all (the fields are stored erased). `customerId`: whose key it is (default the
+ * data's `customer_id`); recorded in `sealed.customer_id` when the data does not name them.
  */
 export function sealData(
   type: string,
   data: Record<string, unknown>,
   key: Buffer | null,
+  customerId: string | null = typeof data.customer_id === 'string' ? data.customer_id : null,
 ): Record<string, unknown> {
   const fields = personal(type, data);
-  if (fields.length === 0 || typeof data.customer_id !== 'string') return data;
+  if (fields.length === 0 || customerId === null) return data;
   const out = structuredClone(data);
   for (const [path] of fields) {
     const [a, b] = path.split('.') as [string, string | undefined];
@@ -95,13 +162,14 @@ export function sealData(
   }
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', key, iv);
-  cipher.setAAD(aad(type, data.customer_id));
+  cipher.setAAD(aad(type, customerId));
   const body = Buffer.concat([cipher.update(JSON.stringify(fields.map(([, v]) => v))), cipher.final()]);
   const sealed: Sealed = {
     v: SEAL_VERSION,
     paths: fields.map(([p]) => p),
     box: Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64'),
   };
+  if (customerId !== data.customer_id) sealed.customer_id = customerId;
   out.sealed = sealed;
   return out;
 }
@@ -121,6 +189,13 @@ export function isSealed(
 ): data is Record<string, unknown> & { sealed: Sealed } {
   const s = data.sealed;
   return isObject(s) && s.v === SEAL_VERSION && Array.isArray(s.paths) && typeof s.box === 'string';
+}
+
+/** The customer whose key opens sealed data (null when it names none). */
+export function sealedCustomer(data: Record<string, unknown>): string | null {
+  if (!isSealed(data)) return null;
+  const c = data.sealed.customer_id ?? data.customer_id;
+  return typeof c === 'string' ? c : null;
 }
 
 export class SealError extends Error {
@@ -147,7 +222,7 @@ export function openData(
   const raw = Buffer.from(sealed.box, 'base64');
   try {
     const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12));
-    decipher.setAAD(aad(type, String(data.customer_id)));
+    decipher.setAAD(aad(type, String(sealed.customer_id ?? data.customer_id)));
     decipher.setAuthTag(raw.subarray(12, 28));
     const values = JSON.parse(
       Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString(),
@@ -156,7 +231,7 @@ export function openData(
     return rest;
   } catch (err) {
     throw new SealError(
-      `the sealed fields of a ${type} of ${String(data.customer_id)} do not open with its key: ${(err as Error).message}`,
+      `the sealed fields of a ${type} of ${String(sealed.customer_id ?? data.customer_id)} do not open with its key: ${(err as Error).message}`,
     );
   }
 }

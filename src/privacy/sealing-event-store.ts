@@ -21,8 +21,10 @@ import type {
 import { KeyDestroyedError, type KeyStore } from '../ports/key-store';
 import {
   customerSubject,
+  eraseClearData,
   hasPersonalFields,
   isSealed,
+  isSealedType,
   openData,
   RESERVATION_SEALED_TYPES,
   sealCustomer,
@@ -38,7 +40,7 @@ const RESERVATION_CACHE = 50_000;
 const RESERVATION_STREAM = 'reservation-';
 
 /** The reservation's customer after this event of its stream, or undefined when it does not say. */
-function customerAfter(type: string, data: unknown): string | null | undefined {
+export function reservationCustomerAfter(type: string, data: unknown): string | null | undefined {
   if (typeof data !== 'object' || data === null) return undefined;
   const d = data as { reservation?: { customer_id?: unknown }; changes?: { customer_id?: unknown } };
   const c =
@@ -52,7 +54,13 @@ function customerAfter(type: string, data: unknown): string | null | undefined {
 
 export class SealingEventStore implements EventStore {
   readonly kind: EventStore['kind'];
-  private readonly cache = new Map<string, { key: Buffer | null; until: number }>();
+  private readonly cache = new Map<string, { key: Buffer | null; destroyed: boolean; until: number }>();
+  /**
+   * Whether events written in clear before sealing (a log that could not be migrated in place:
+   * EventStoreDB) read as erased once their customer's key is destroyed. Off on SQLite, whose log is
+   * sealed in place at start (legacy.ts), so its reads pay nothing for it.
+   */
+  private readonly eraseLegacy: boolean;
   /** Reservation stream → its customer (null: none). */
   private readonly reservationCustomers = new Map<string, string | null>();
 
@@ -61,20 +69,23 @@ export class SealingEventStore implements EventStore {
     readonly inner: EventStore,
     readonly keys: KeyStore,
     private readonly now: () => Date = () => new Date(),
+    options: { eraseLegacy?: boolean } = {},
   ) {
     this.kind = inner.kind;
+    this.eraseLegacy = options.eraseLegacy ?? inner.kind === 'eventstoredb';
   }
 
-  private remember(subject: string, key: Buffer | null): void {
+  private remember(subject: string, key: Buffer | null, destroyed = key === null): void {
     this.cache.delete(subject);
-    this.cache.set(subject, { key, until: Date.now() + KEY_TTL_MS });
+    this.cache.set(subject, { key, destroyed, until: Date.now() + KEY_TTL_MS });
     if (this.cache.size > KEY_CACHE) this.cache.delete(this.cache.keys().next().value as string);
   }
 
   /** The key that seals a new event: created on first use; null once erased (nothing personal is written). */
   private async sealingKey(subject: string): Promise<Buffer | null> {
     const hit = this.cache.get(subject);
-    if (hit !== undefined && hit.until > Date.now()) return hit.key;
+    // A remembered "no key yet" (a read looked) is no answer here: the key is made.
+    if (hit !== undefined && hit.until > Date.now() && (hit.key !== null || hit.destroyed)) return hit.key;
     try {
       const key = await this.keys.obtain(subject);
       this.remember(subject, key);
@@ -92,8 +103,34 @@ export class SealingEventStore implements EventStore {
     if (hit !== undefined && hit.until > Date.now()) return hit.key;
     const found = await this.keys.find(subject);
     const key = found.state === 'active' ? found.key : null;
-    this.remember(subject, key);
+    this.remember(subject, key, found.state === 'destroyed');
     return key;
+  }
+
+  /** Whether a customer was erased (their key destroyed). */
+  private async isErased(customerId: string): Promise<boolean> {
+    const subject = customerSubject(customerId);
+    await this.openingKey(subject);
+    return this.cache.get(subject)?.destroyed === true;
+  }
+
+  /** An event written in clear before sealing: erased on read once its customer is. */
+  private async openLegacy(event: RecordedEvent): Promise<RecordedEvent> {
+    if (!isSealedType(event.type) || !hasPersonalFields(event.type, event.data)) return event;
+    let customer = sealCustomer(event.type, event.data);
+    if (
+      customer === null &&
+      event.stream.startsWith(RESERVATION_STREAM) &&
+      event.type.startsWith('Reservation')
+    )
+      customer = await this.reservationCustomer(event.stream);
+    if (customer === null || !(await this.isErased(customer))) return event;
+    return { ...event, data: eraseClearData(event.type, event.data) };
+  }
+
+  /** Whether a read event needs the layer: sealed, a deletion, or (on EventStoreDB) maybe legacy. */
+  private needsOpening(e: RecordedEvent): boolean {
+    return isSealed(e.data) || e.type === 'CustomerDeleted' || (this.eraseLegacy && isSealedType(e.type));
   }
 
   /**
@@ -111,13 +148,13 @@ export class SealingEventStore implements EventStore {
     if (event.type === 'CustomerDeleted' && typeof event.data.customer_id === 'string')
       this.cache.delete(customerSubject(event.data.customer_id));
     const customer = sealedCustomer(event.data);
-    if (customer === null) return event;
+    if (customer === null) return this.eraseLegacy && !isSealed(event.data) ? this.openLegacy(event) : event;
     const key = await this.openingKey(customerSubject(customer));
     return { ...event, data: openData(event.type, event.data, key) };
   }
 
   private learn(stream: string, type: string, data: unknown): void {
-    const c = customerAfter(type, data);
+    const c = reservationCustomerAfter(type, data);
     if (c === undefined) return;
     this.reservationCustomers.delete(stream);
     this.reservationCustomers.set(stream, c);
@@ -131,7 +168,7 @@ export class SealingEventStore implements EventStore {
     if (known !== undefined) return known;
     let customer: string | null = null;
     for (const e of await this.inner.readStream(stream)) {
-      const c = customerAfter(e.type, e.data);
+      const c = reservationCustomerAfter(e.type, e.data);
       if (c !== undefined) customer = c;
     }
     this.learn(stream, 'ReservationUpdated', { changes: { customer_id: customer } });
@@ -148,7 +185,7 @@ export class SealingEventStore implements EventStore {
         continue;
       }
       const named = sealCustomer(e.type, e.data);
-      const after = customerAfter(e.type, e.data);
+      const after = reservationCustomerAfter(e.type, e.data);
       if (
         named === null &&
         stream.startsWith(RESERVATION_STREAM) &&
@@ -204,25 +241,33 @@ export class SealingEventStore implements EventStore {
     ) {
       let customer: string | null | undefined;
       for (const e of events) {
-        const c = customerAfter(e.type, e.data);
+        const c = reservationCustomerAfter(e.type, e.data);
         if (c !== undefined) customer = c;
       }
       if (customer !== undefined)
         this.learn(stream, 'ReservationUpdated', { changes: { customer_id: customer } });
     }
-    if (!events.some((e) => isSealed(e.data) || e.type === 'CustomerDeleted')) return events;
+    if (!events.some((e) => this.needsOpening(e))) return events;
     const out: RecordedEvent[] = [];
     for (const e of events) out.push(await this.open(e));
     return out;
   }
 
   readAll(options?: ReadAllOptions): AsyncIterable<RecordedEvent> {
-    return opening(this.inner.readAll(options), (e) => this.open(e));
+    return opening(
+      this.inner.readAll(options),
+      (e) => this.open(e),
+      (e) => this.needsOpening(e),
+    );
   }
 
   subscribe(options?: SubscribeOptions): Subscription {
     const sub = this.inner.subscribe(options);
-    const iterable = opening(sub, (e) => this.open(e));
+    const iterable = opening(
+      sub,
+      (e) => this.open(e),
+      (e) => this.needsOpening(e),
+    );
     return { [Symbol.asyncIterator]: () => iterable[Symbol.asyncIterator](), close: () => sub.close() };
   }
 
@@ -242,6 +287,7 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
 function opening(
   source: AsyncIterable<RecordedEvent>,
   open: (e: RecordedEvent) => Promise<RecordedEvent>,
+  needed: (e: RecordedEvent) => boolean,
 ): AsyncIterable<RecordedEvent> {
   return {
     [Symbol.asyncIterator]() {
@@ -252,7 +298,7 @@ function opening(
           it.next().then((r) => {
             if (r.done) return r;
             const e = r.value;
-            if (!isSealed(e.data) && e.type !== 'CustomerDeleted') return r;
+            if (!needed(e)) return r;
             return open(e).then((value) => ({ done: false as const, value }));
           }),
         return: async () => (it.return ? it.return() : { done: true as const, value: undefined }),

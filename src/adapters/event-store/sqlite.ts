@@ -52,9 +52,12 @@ import {
 } from './validate';
 
 // Schema versions: 1 the events table; 2 adds `hash` (the tamper-evidence chain, chain.ts), NULL on
-// the rows of a version 1 log; 3 once upgradeLegacy() has hashed those rows. A version 2 log works
-// as it is: an append to a stream whose last row has no hash recomputes the tip from the stream.
-const SCHEMA_VERSION = 3;
+// the rows of a version 1 log; 3 once upgradeLegacy() has hashed those rows; 4 once upgradeSealing()
+// has rewritten chained rows whose personal data was written in clear (reservation events and webhook
+// fan-outs, sealed from version 4 on) and re-chained their streams. A version 2 log works as it is:
+// an append to a stream whose last row has no hash recomputes the tip from the stream.
+const SCHEMA_VERSION = 4;
+const HASHED_VERSION = 3;
 const CHAINED_COLUMN_VERSION = 2;
 
 const SCHEMA = `
@@ -454,10 +457,10 @@ export class SqliteEventStore implements EventStore {
   upgradeLegacy(transform?: (row: LegacyRow) => string | null): { hashed: number; rewritten: number } {
     this.assertOpen();
     const done = { hashed: 0, rewritten: 0 };
-    if (!this.needsLegacyUpgrade) return done;
+    if (this.schemaVersion >= HASHED_VERSION) return done;
     const db = this.db;
     db.transaction(() => {
-      if ((db.pragma('user_version', { simple: true }) as number) >= SCHEMA_VERSION) return;
+      if ((db.pragma('user_version', { simple: true }) as number) >= HASHED_VERSION) return;
       const streams = db
         .prepare<[], string>('SELECT DISTINCT stream FROM events WHERE hash IS NULL')
         .pluck()
@@ -494,6 +497,77 @@ export class SqliteEventStore implements EventStore {
           });
           update.run(data, prev, row[0]);
           done.hashed++;
+        }
+      }
+      db.pragma(`user_version = ${HASHED_VERSION}`);
+    }).immediate();
+    return done;
+  }
+
+  /** The log's schema version (see SCHEMA_VERSION). */
+  get schemaVersion(): number {
+    this.assertOpen();
+    return this.db.pragma('user_version', { simple: true }) as number;
+  }
+
+  /**
+   * Schema 3 → 4, after upgradeLegacy(), in one write transaction: every row of the given types is
+   * handed to `transform` in stream order (answer the new data's JSON text, or null to keep it), and
+   * each stream is re-chained from its first rewritten row (the chain then covers the new data; the
+   * migration cannot vouch for edits made before it ran). Answers what it did. Does nothing on a
+   * version 4 log.
+   */
+  upgradeSealing(
+    types: readonly string[],
+    transform: (row: LegacyRow) => string | null,
+  ): { rewritten: number; rehashed: number } {
+    this.assertOpen();
+    const done = { rewritten: 0, rehashed: 0 };
+    if (this.schemaVersion !== HASHED_VERSION) return done;
+    const db = this.db;
+    const wanted = new Set(types);
+    db.transaction(() => {
+      if ((db.pragma('user_version', { simple: true }) as number) !== HASHED_VERSION) return;
+      const streams =
+        types.length === 0
+          ? []
+          : db
+              .prepare<string[], string>(
+                `SELECT DISTINCT stream FROM events WHERE type IN (${types.map(() => '?').join(',')})`,
+              )
+              .pluck()
+              .all(...types);
+      const update = db.prepare<[string, string, number]>(
+        'UPDATE events SET data = ?, hash = ? WHERE position = ?',
+      );
+      for (const stream of streams) {
+        let prev = GENESIS;
+        let changed = false;
+        for (const row of this.stmt.forwards.all(stream, 0, -1)) {
+          let data = row[5];
+          if (wanted.has(row[4])) {
+            const next = transform({ stream, revision: row[3], id: row[1], type: row[4], data });
+            if (next !== null && next !== data) {
+              data = next;
+              changed = true;
+              done.rewritten++;
+            }
+          }
+          const event = {
+            stream,
+            revision: row[3],
+            id: row[1],
+            type: row[4],
+            dataJson: data,
+            metadataJson: row[6],
+          };
+          if (!changed && row[8] !== null) {
+            prev = row[8];
+            continue;
+          }
+          prev = chainHash(prev, event);
+          update.run(data, prev, row[0]);
+          done.rehashed++;
         }
       }
       db.pragma(`user_version = ${SCHEMA_VERSION}`);

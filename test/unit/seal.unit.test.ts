@@ -182,4 +182,13 @@ test('reservation events: what the guest wrote is sealed with the customer named
   );
 });
 
+test('every box gets its own IV, across refills of the IV pool', () => {
+  const ivs = new Set<string>();
+  for (let i = 0; i < 2000; i++) {
+    const box = sealData('CustomerBlacklisted', { customer_id: 'cus_1', reason: 'x' }, key);
+    ivs.add(Buffer.from((box.sealed as { box: string }).box, 'base64').subarray(0, 12).toString('hex'));
+  }
+  assert.is(ivs.size, 2000);
+});
+
 test.run();

@@ -5,6 +5,7 @@ import type { ReservationSnapshot } from '../commands/reservations/events';
 import { evolveReservation, initialReservation } from '../commands/reservations/evolve';
 import { positionToString } from '../src/ports/event-store';
 import type { Projection } from '../src/projection/projection';
+import { eraseCustomerReservations } from './reservation-erasure';
 
 export const RESERVATIONS = 'reservations';
 
@@ -37,7 +38,7 @@ export const reservationsProjection: Projection = {
   name: 'reservations',
   // Versioned (src/projection/versions.ts): a version 2 would be rebuilt beside this one.
   collections: [RESERVATIONS],
-  eventTypes: RESERVATION_EVENT_TYPES,
+  eventTypes: [...RESERVATION_EVENT_TYPES, 'CustomerDeleted'],
   async setup(docs) {
     const col = docs.collection(RESERVATIONS);
     await col.createIndex({ keys: { restaurant_id: 1, external_id: 1 }, name: 'restaurant_external_id' });
@@ -49,6 +50,7 @@ export const reservationsProjection: Projection = {
     await col.createIndex({ keys: { status: 1, start_at_utc: 1 }, name: 'status_start' });
   },
   async apply(event, docs) {
+    if (event.type === 'CustomerDeleted') return eraseCustomerReservations(event, docs);
     const col = docs.collection<ReservationDoc>(RESERVATIONS);
     const id = (event.data as { reservation_id: string }).reservation_id;
     const pos = positionToString(event.position);

@@ -57,6 +57,11 @@ export interface RuntimeOptions {
   events?: EventStore;
   docs?: DocumentStore;
   keys?: KeyStore;
+  /**
+   * Benchmarks only (bench/privacy-cost.bench.ts): the log without the sealing layer, to measure what
+   * sealing costs. Personal data would then be written in clear: never set by the service.
+   */
+  unsealedForBenchmark?: boolean;
 }
 
 export async function createRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
@@ -97,7 +102,9 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       'event log upgraded: hash chain computed and personal data sealed for events written before',
     );
   }
-  const events = new SealingEventStore(stored, keys, () => clock.now());
+  const events = options.unsealedForBenchmark
+    ? stored
+    : new SealingEventStore(stored, keys, () => clock.now());
   const aliased = new AliasedDocumentStore(docs);
   const versions = new ProjectionVersions(events, docs, aliased, { logger });
   const projections = new ProjectionRunner(

@@ -28,6 +28,8 @@ export type WebhookDeliveryEvent =
       type: 'WebhookDeliveriesScheduled';
       data: {
         restaurant_id: string;
+        /** The customer the bodies describe: `payloads` is sealed with their key (absent: none). */
+        customer_id?: string;
         source_event_id: string;
         /** Zero-padded log position of the source event. */
         source_position: string;
@@ -62,14 +64,17 @@ export type WebhookDeliveryEvent =
         at: string;
       };
     }
-  /** The endpoint was deleted or its credential revoked before the delivery succeeded: nothing more is sent. */
+  /**
+   * The endpoint was deleted or its credential revoked before the delivery succeeded, or the customer
+   * its body describes was erased (the body can no longer be read): nothing more is sent.
+   */
   | {
       type: 'WebhookDeliveryCanceled';
       data: {
         delivery_id: string;
         endpoint_id: string;
         restaurant_id: string;
-        reason: AttemptError;
+        reason: AttemptError | 'customer_erased';
         at: string;
       };
     }

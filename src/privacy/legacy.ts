@@ -1,37 +1,109 @@
-// The migration of an embedded log written before the hash chain and sealing (schema 1 or 2): every
-// customer event's personal fields are sealed in place with the customer's key, the keys of
-// customers deleted back then are destroyed (they are erased, as deletion now means), and the chain
-// is computed over the result. One write transaction (SqliteEventStore.upgradeLegacy); runs at the
-// first start of the new code, before anything reads the log. EventStoreDB events cannot be
-// rewritten: docs/AUDIT.md says what that leaves.
+// The migration of an embedded log written before sealing (docs/AUDIT.md, "Migration of existing
+// events"), run at the first start of the new code, before anything reads the log:
+// 1. schema 1 or 2 (before the hash chain and sealing): every customer event's personal fields are
+//    sealed in place with the customer's key, the keys of customers deleted back then are destroyed
+//    (they are erased, as deletion now means), and the chain is computed over the result
+//    (SqliteEventStore.upgradeLegacy);
+// 2. schema 3 (customer events sealed, reservation events and webhook fan-outs not yet): what guests
+//    wrote on reservations is sealed with the reservation's customer's key, a webhook fan-out's bodies
+//    with the key of the customer its source event concerns (recorded as its `customer_id`), and the
+//    streams are re-chained over the result (SqliteEventStore.upgradeSealing).
+// Each step is one write transaction. Keys are fetched (or created) before it, by a read of the log.
+// EventStoreDB events cannot be rewritten: the sealing layer erases such events on read instead
+// (sealing-event-store.ts); docs/AUDIT.md says what that leaves.
 import type { SqliteEventStore } from '../adapters/event-store/sqlite';
 import { KeyDestroyedError, type KeyStore } from '../ports/key-store';
-import { customerSubject, SEALED_EVENT_TYPES, sealData } from './seal';
+import {
+  CUSTOMER_EVENT_TYPES,
+  customerSubject,
+  hasPersonalFields,
+  isSealedType,
+  SEALED_EVENT_TYPES,
+  sealData,
+} from './seal';
+import { reservationCustomerAfter } from './sealing-event-store';
+
+const FANOUT = 'WebhookDeliveriesScheduled';
+
+async function keysOf(keys: KeyStore, customers: Iterable<string>): Promise<Map<string, Buffer | null>> {
+  const out = new Map<string, Buffer | null>();
+  for (const id of customers) {
+    if (out.has(id)) continue;
+    try {
+      out.set(id, await keys.obtain(customerSubject(id)));
+    } catch (err) {
+      if (!(err instanceof KeyDestroyedError)) throw err;
+      out.set(id, null);
+    }
+  }
+  return out;
+}
+
+/** What step 2 needs, from two reads of the log: whose key seals each row that holds personal data. */
+async function sealingPlan(store: SqliteEventStore): Promise<Map<string, string>> {
+  // Fan-outs in clear, by the id of the event they published.
+  const fanouts = new Map<string, string[]>();
+  for await (const e of store.readAll({ batchSize: 5000 }))
+    if (e.type === FANOUT && !('sealed' in e.data) && typeof e.data.customer_id !== 'string') {
+      const source = String(e.data.source_event_id);
+      fanouts.set(source, [...(fanouts.get(source) ?? []), e.id]);
+    }
+  const byEvent = new Map<string, string>();
+  const streams = new Map<string, string | null>();
+  for await (const e of store.readAll({ batchSize: 5000 })) {
+    let customer: string | null = null;
+    if (e.type.startsWith('Reservation')) {
+      const after = reservationCustomerAfter(e.type, e.data);
+      if (after !== undefined) streams.set(e.stream, after);
+      customer = streams.get(e.stream) ?? null;
+    } else if (typeof e.data.customer_id === 'string') customer = e.data.customer_id;
+    if (customer === null) continue;
+    for (const fanout of fanouts.get(e.id) ?? []) byEvent.set(fanout, customer);
+    if (
+      isSealedType(e.type) &&
+      e.type !== FANOUT &&
+      !('sealed' in e.data) &&
+      hasPersonalFields(e.type, e.data)
+    )
+      byEvent.set(e.id, customer);
+  }
+  return byEvent;
+}
 
 export async function upgradeLegacyLog(
   store: SqliteEventStore,
   keys: KeyStore,
   now: () => Date = () => new Date(),
-): Promise<{ hashed: number; rewritten: number; erased: number }> {
-  const customers = store.legacyValues(SEALED_EVENT_TYPES, 'customer_id');
-  const deleted = new Set(store.legacyValues(['CustomerDeleted'], 'customer_id'));
-  const byCustomer = new Map<string, Buffer | null>();
-  for (const id of customers) {
-    try {
-      byCustomer.set(id, await keys.obtain(customerSubject(id)));
-    } catch (err) {
-      if (!(err instanceof KeyDestroyedError)) throw err;
-      byCustomer.set(id, null);
-    }
-  }
-  const done = store.upgradeLegacy((row) => {
-    if (!SEALED_EVENT_TYPES.includes(row.type)) return null;
-    const data = JSON.parse(row.data) as Record<string, unknown>;
-    if (typeof data.customer_id !== 'string') return null;
-    const sealed = sealData(row.type, data, byCustomer.get(data.customer_id) ?? null);
-    return sealed === data ? null : JSON.stringify(sealed);
-  });
+): Promise<{ hashed: number; rewritten: number; erased: number; resealed: number }> {
+  let done = { hashed: 0, rewritten: 0 };
   let erased = 0;
-  for (const id of deleted) if (await keys.destroy(customerSubject(id), now().toISOString())) erased++;
-  return { ...done, erased };
+  if (store.schemaVersion < 3) {
+    const customers = store.legacyValues(CUSTOMER_EVENT_TYPES, 'customer_id');
+    const deleted = new Set(store.legacyValues(['CustomerDeleted'], 'customer_id'));
+    const byCustomer = await keysOf(keys, customers);
+    done = store.upgradeLegacy((row) => {
+      if (!CUSTOMER_EVENT_TYPES.includes(row.type)) return null;
+      const data = JSON.parse(row.data) as Record<string, unknown>;
+      if (typeof data.customer_id !== 'string') return null;
+      const sealed = sealData(row.type, data, byCustomer.get(data.customer_id) ?? null);
+      return sealed === data ? null : JSON.stringify(sealed);
+    });
+    for (const id of deleted) if (await keys.destroy(customerSubject(id), now().toISOString())) erased++;
+  }
+  let resealed = 0;
+  if (store.needsLegacyUpgrade) {
+    const byEvent = await sealingPlan(store);
+    const byCustomer = await keysOf(keys, byEvent.values());
+    resealed = store.upgradeSealing(SEALED_EVENT_TYPES, (row) => {
+      const customer = byEvent.get(row.id);
+      if (customer === undefined) return null;
+      let data = JSON.parse(row.data) as Record<string, unknown>;
+      if ('sealed' in data) return null;
+      // A fan-out names the customer whose key seals it, as the publisher now writes it.
+      if (row.type === FANOUT) data = { ...data, customer_id: customer };
+      const sealed = sealData(row.type, data, byCustomer.get(customer) ?? null, customer);
+      return sealed === data && row.type !== FANOUT ? null : JSON.stringify(sealed);
+    }).rewritten;
+  }
+  return { ...done, erased, resealed };
 }

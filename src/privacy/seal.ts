@@ -1,20 +1,53 @@
 // Sealing personal data inside events (crypto-shredding, docs/AUDIT.md). Pure apart from the random
 // IV: `sealData` takes the personal fields out of an event's data and puts them, encrypted with the
 // customer's key (AES-256-GCM), into `data.sealed`; `openData` puts them back, or, when the key was
-// destroyed, puts back erased values and marks the event `erased: true`.
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+// destroyed, puts back erased values and marks the event `erased: true`. Customer events, the
+// reservation events (what the guest wrote) and webhook fan-outs (the bodies sent) are sealed.
+import { createCipheriv, createDecipheriv, randomFillSync } from 'node:crypto';
 
-/** Which objects of which customer events hold personal fields. "" is the data itself. */
-const CONTAINERS: Record<string, readonly string[]> = {
-  CustomerCreated: ['profile'],
-  CustomerUpdated: ['changes', 'previous'],
-  CustomerMerged: ['changes', 'previous'],
-  CustomerBlacklisted: [''],
-  CustomerDeleted: [''],
-  MarketingOptOutAdded: [''],
+/**
+ * IVs come from a pool refilled from the CSPRNG 4 KB at a time: each call into it costs far more than
+ * its bytes (randomBytes(12) per event was ~10 % of a non-durable append), and 96 random bits per
+ * IV, drawn once each, are what GCM with random IVs needs either way.
+ */
+const IV_POOL = Buffer.alloc(12 * 341);
+let ivOffset = IV_POOL.length;
+function nextIv(): Buffer {
+  if (ivOffset + 12 > IV_POOL.length) {
+    randomFillSync(IV_POOL);
+    ivOffset = 0;
+  }
+  const iv = Buffer.from(IV_POOL.subarray(ivOffset, ivOffset + 12));
+  ivOffset += 12;
+  return iv;
+}
+
+/** A customer's profile fields that are personal. */
+const PROFILE = ['name', 'email', 'phone_number', 'note', 'custom_fields'] as const;
+/** What a guest (or a partner about the guest) wrote on a reservation. */
+const RESERVATION = ['allergies', 'custom_message', 'metadata', 'cancellation_reason'] as const;
+
+/**
+ * Which objects ("" is the data itself) of which events hold which personal fields. Customer events
+ * are sealed with the key of their `customer_id`; reservation events with the key of the
+ * reservation's customer (the sealing layer knows it: src/privacy/sealing-event-store.ts); a webhook
+ * fan-out with the key of the customer its bodies describe.
+ */
+const PERSONAL: Record<string, Record<string, readonly string[]>> = {
+  CustomerCreated: { profile: PROFILE },
+  CustomerUpdated: { changes: PROFILE, previous: PROFILE },
+  CustomerMerged: { changes: PROFILE, previous: PROFILE },
+  CustomerBlacklisted: { '': ['reason'] },
+  CustomerDeleted: { '': ['reason'] },
+  MarketingOptOutAdded: { '': ['reason'] },
+  ReservationCreated: { reservation: RESERVATION },
+  ReservationUpdated: { changes: RESERVATION, previous: RESERVATION },
+  ReservationStatusChanged: { '': ['reason'] },
+  ReservationFeedbackRecorded: { feedback: ['comment', 'answer'] },
+  WebhookDeliveriesScheduled: { '': ['payloads'] },
 };
 
-/** Personal fields (in a profile, or free text about the person) and what they read as once erased. */
+/** What a personal field reads as once its key is destroyed. */
 const ERASED: Record<string, unknown> = {
   name: '[erased]',
   email: null,
@@ -22,17 +55,35 @@ const ERASED: Record<string, unknown> = {
   note: null,
   custom_fields: {},
   reason: null,
+  allergies: null,
+  custom_message: null,
+  metadata: {},
+  cancellation_reason: null,
+  comment: null,
+  answer: null,
+  payloads: {},
 };
-/** Fields a container of the data itself ("") may hold that are personal. */
-const TOP_LEVEL = new Set(['reason']);
 
-export const SEALED_EVENT_TYPES: readonly string[] = Object.keys(CONTAINERS);
+export const SEALED_EVENT_TYPES: readonly string[] = Object.keys(PERSONAL);
+/** Sealed event types whose data names the customer (`customer_id`) whose key seals them. */
+export const CUSTOMER_EVENT_TYPES: readonly string[] = SEALED_EVENT_TYPES.filter(
+  (t) => t.startsWith('Customer') || t === 'MarketingOptOutAdded',
+);
+/** Sealed reservation events: their customer is the reservation's (ReservationCreated names it). */
+export const RESERVATION_SEALED_TYPES: readonly string[] = SEALED_EVENT_TYPES.filter((t) =>
+  t.startsWith('Reservation'),
+);
 export const SEAL_VERSION = 1;
 
 export interface Sealed {
   v: number;
   /** The dotted paths taken out of the data, in the order of the encrypted values. */
   paths: string[];
+  /**
+   * The customer whose key sealed it, when the data does not name them itself (`customer_id`):
+   * reservation events after their creation. Part of the associated data, so it cannot be swapped.
+   */
+  customer_id?: string;
   /** base64 of IV (12 bytes) | GCM tag (16 bytes) | ciphertext of JSON.stringify(values). */
   box: string;
 }
@@ -43,46 +94,84 @@ export const customerSubject = (customerId: string) => `customer:${customerId}`;
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** The customer whose key seals this event, or null when the event holds nothing personal. */
-export function sealSubject(type: string, data: Record<string, unknown>): string | null {
-  if (!(type in CONTAINERS) || typeof data.customer_id !== 'string' || 'sealed' in data) return null;
-  return customerSubject(data.customer_id);
+/** Whether events of this type may hold personal fields. */
+export const isSealedType = (type: string): boolean => type in PERSONAL;
+
+/**
+ * The customer whose key seals this event when its data names them (customer events, a reservation's
+ * creation, a webhook fan-out), null when it holds nothing personal or names no customer (then the
+ * sealing layer finds the reservation's customer itself).
+ */
+export function sealCustomer(type: string, data: Record<string, unknown>): string | null {
+  if (!(type in PERSONAL) || 'sealed' in data) return null;
+  if (typeof data.customer_id === 'string') return data.customer_id;
+  if (type === 'ReservationCreated' && isObject(data.reservation)) {
+    const c = data.reservation.customer_id;
+    return typeof c === 'string' ? c : null;
+  }
+  return null;
 }
+
+/** The customer whose key seals this event, as a key subject (see sealCustomer). */
+export function sealSubject(type: string, data: Record<string, unknown>): string | null {
+  const customer = sealCustomer(type, data);
+  return customer === null ? null : customerSubject(customer);
+}
+
+/**
+ * Values that say nothing about anyone stay in clear: an event whose personal fields are all blank
+ * (most reservation events: no allergies, no message) is not sealed, so reading it costs no key.
+ */
+const isBlank = (v: unknown): boolean =>
+  v === undefined || v === null || v === '' || (isObject(v) && Object.keys(v).length === 0);
 
 /** The personal fields present in the event, as [path, value]. */
 function personal(type: string, data: Record<string, unknown>): [string, unknown][] {
   const out: [string, unknown][] = [];
-  for (const container of CONTAINERS[type] ?? []) {
+  const containers = PERSONAL[type];
+  if (containers === undefined) return out;
+  for (const container in containers) {
     const obj = container === '' ? data : data[container];
     if (!isObject(obj)) continue;
-    for (const field of Object.keys(obj)) {
-      if (!(field in ERASED) || (container === '' && !TOP_LEVEL.has(field))) continue;
-      if (obj[field] === undefined) continue;
-      out.push([container === '' ? field : `${container}.${field}`, obj[field]]);
+    // The field list, not the object's keys: a reservation snapshot has forty fields, four personal.
+    for (const field of containers[container] as readonly string[]) {
+      const v = obj[field];
+      if (!isBlank(v)) out.push([container === '' ? field : `${container}.${field}`, v]);
     }
   }
   return out;
 }
+
+/** Whether the event holds a personal field that sealing would take out. */
+export const hasPersonalFields = (type: string, data: Record<string, unknown>): boolean =>
+  personal(type, data).length > 0;
 
 const aad = (type: string, customerId: string) => Buffer.from(`couvert-seal-v1\n${type}\n${customerId}`);
 
 /**
  * The data with its personal fields sealed (a new object; the input is not changed), or the data
  * itself when there is nothing to seal. `key` null: the customer was erased, so nothing personal
- * is written at all (the fields are stored erased).
+ * is written at all (the fields are stored erased). `customerId`: whose key it is (default the
+ * data's `customer_id`); recorded in `sealed.customer_id` when the data does not name them.
  */
 export function sealData(
   type: string,
   data: Record<string, unknown>,
   key: Buffer | null,
+  customerId: string | null = typeof data.customer_id === 'string' ? data.customer_id : null,
 ): Record<string, unknown> {
   const fields = personal(type, data);
-  if (fields.length === 0 || typeof data.customer_id !== 'string') return data;
-  const out = structuredClone(data);
+  if (fields.length === 0 || customerId === null) return data;
+  // Copies of the data and of the objects fields are taken from (not a deep clone: the rest is shared,
+  // as it is never changed; a deep clone of a reservation snapshot was most of sealing's CPU).
+  const out: Record<string, unknown> = { ...data };
   for (const [path] of fields) {
     const [a, b] = path.split('.') as [string, string | undefined];
     if (b === undefined) delete out[a];
-    else delete (out[a] as Record<string, unknown>)[b];
+    else {
+      if (out[a] === data[a]) out[a] = { ...(data[a] as Record<string, unknown>) };
+      delete (out[a] as Record<string, unknown>)[b];
+    }
   }
   if (key === null) {
     restore(
@@ -93,27 +182,54 @@ export function sealData(
     out.erased = true;
     return out;
   }
-  const iv = randomBytes(12);
+  const iv = nextIv();
   const cipher = createCipheriv('aes-256-gcm', key, iv);
-  cipher.setAAD(aad(type, data.customer_id));
+  cipher.setAAD(aad(type, customerId));
   const body = Buffer.concat([cipher.update(JSON.stringify(fields.map(([, v]) => v))), cipher.final()]);
   const sealed: Sealed = {
     v: SEAL_VERSION,
     paths: fields.map(([p]) => p),
     box: Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64'),
   };
+  if (customerId !== data.customer_id) sealed.customer_id = customerId;
   out.sealed = sealed;
   return out;
 }
 
+/** Puts values back into `data` (a copy), copying each object it writes into (the input is shared). */
 function restore(data: Record<string, unknown>, paths: string[], values: unknown[] | null): void {
+  const copied = new Set<string>();
   paths.forEach((path, i) => {
     const [a, b] = path.split('.') as [string, string | undefined];
     const field = b ?? a;
     const value = values === null ? structuredClone(ERASED[field] ?? null) : values[i];
     if (b === undefined) data[a] = value;
-    else if (isObject(data[a])) (data[a] as Record<string, unknown>)[b] = value;
+    else if (isObject(data[a])) {
+      if (!copied.has(a)) {
+        data[a] = { ...data[a] };
+        copied.add(a);
+      }
+      (data[a] as Record<string, unknown>)[b] = value;
+    }
   });
+}
+
+/**
+ * Data written in clear before sealing existed (an EventStoreDB log cannot be rewritten), as it reads
+ * once its customer is erased: the personal fields erased and `erased: true`. Data without personal
+ * fields is returned as it is.
+ */
+export function eraseClearData(type: string, data: Record<string, unknown>): Record<string, unknown> {
+  const fields = personal(type, data);
+  if (fields.length === 0) return data;
+  const out: Record<string, unknown> = { ...data };
+  restore(
+    out,
+    fields.map(([p]) => p),
+    null,
+  );
+  out.erased = true;
+  return out;
 }
 
 export function isSealed(
@@ -121,6 +237,13 @@ export function isSealed(
 ): data is Record<string, unknown> & { sealed: Sealed } {
   const s = data.sealed;
   return isObject(s) && s.v === SEAL_VERSION && Array.isArray(s.paths) && typeof s.box === 'string';
+}
+
+/** The customer whose key opens sealed data (null when it names none). */
+export function sealedCustomer(data: Record<string, unknown>): string | null {
+  if (!isSealed(data)) return null;
+  const c = data.sealed.customer_id ?? data.customer_id;
+  return typeof c === 'string' ? c : null;
 }
 
 export class SealError extends Error {
@@ -147,7 +270,7 @@ export function openData(
   const raw = Buffer.from(sealed.box, 'base64');
   try {
     const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12));
-    decipher.setAAD(aad(type, String(data.customer_id)));
+    decipher.setAAD(aad(type, String(sealed.customer_id ?? data.customer_id)));
     decipher.setAuthTag(raw.subarray(12, 28));
     const values = JSON.parse(
       Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString(),
@@ -156,7 +279,7 @@ export function openData(
     return rest;
   } catch (err) {
     throw new SealError(
-      `the sealed fields of a ${type} of ${String(data.customer_id)} do not open with its key: ${(err as Error).message}`,
+      `the sealed fields of a ${type} of ${String(sealed.customer_id ?? data.customer_id)} do not open with its key: ${(err as Error).message}`,
     );
   }
 }

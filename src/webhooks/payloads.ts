@@ -35,6 +35,11 @@ export interface PublishedEvent {
   created: string;
   /** evt_ + the source event id: the same for every endpoint and every retry. */
   id: string;
+  /**
+   * The customer the bodies describe (a customer event's, a reservation's customer), or null: the
+   * fan-out that stores the bodies is sealed with that customer's key (src/privacy/seal.ts).
+   */
+  customerId: string | null;
   /** Bodies by variant, built on demand. */
   body(variant: Variant): string;
 }
@@ -164,6 +169,7 @@ async function reservationEvent(
     v1Type: type,
     created: event.created,
     id,
+    customerId: after.r.customer_id,
     body(variant: Variant) {
       let b = bodies.get(variant);
       if (b !== undefined) return b;
@@ -260,6 +266,7 @@ async function customerEvent(
     v1Type: type,
     created: event.created,
     id,
+    customerId: after.customerId as string,
     body: () => body,
   };
 }

@@ -161,6 +161,9 @@ export class WebhookPublisher {
             type: 'WebhookDeliveriesScheduled',
             data: {
               restaurant_id: restaurantId,
+              // Whose key seals `payloads` (the bodies hold their personal data): erasing the
+              // customer makes the stored bodies unreadable, and they are never resent.
+              ...(published.customerId === null ? {} : { customer_id: published.customerId }),
               source_event_id: event.id,
               source_position: pos,
               event_types: eventTypes,
@@ -226,7 +229,12 @@ export class WebhookPublisher {
       return;
     const [fanout] = await this.rt.events.readStream(doc.fanout_stream, { limit: 1 });
     const body = (fanout?.data as { payloads?: Record<string, string> } | undefined)?.payloads?.[doc.payload];
-    if (body === undefined) return;
+    if (body === undefined) {
+      // The customer it describes was erased: its body is gone for good, so the delivery is over
+      // (else the sweeper would ask for it again and again).
+      if (fanout?.data.erased === true) await this.cancelErased(doc, event.revision);
+      return;
+    }
     this.enqueue({
       deliveryId: doc._id,
       endpointId: doc.endpoint_id,
@@ -238,6 +246,30 @@ export class WebhookPublisher {
       body,
       eventTime: doc.event_created,
     });
+  }
+
+  private async cancelErased(doc: WebhookDeliveryDoc, revision: number): Promise<void> {
+    try {
+      await this.rt.events.append(
+        deliveryStream(doc._id),
+        [
+          {
+            type: 'WebhookDeliveryCanceled',
+            data: {
+              delivery_id: doc._id,
+              endpoint_id: doc.endpoint_id,
+              restaurant_id: doc.restaurant_id,
+              reason: 'customer_erased',
+              at: this.rt.clock.now().toISOString(),
+            },
+            metadata: { ...meta, restaurant_id: doc.restaurant_id },
+          },
+        ],
+        revision,
+      );
+    } catch (err) {
+      if (!(err instanceof WrongExpectedRevisionError)) throw err;
+    }
   }
 
   private enqueue(job: Job): void {

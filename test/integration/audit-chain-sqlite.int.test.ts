@@ -130,6 +130,8 @@ test('a schema 1 log opens, reads without hashes, verifies, and chains new appen
       return JSON.stringify({ name: data.name.toUpperCase() });
     });
     assert.equal(done, { hashed: 3, rewritten: 2 });
+    assert.is(store.schemaVersion, 3, 'chained; the sealing step (schema 4) is upgradeSealing');
+    assert.equal(store.upgradeSealing([], () => null), { rewritten: 0, rehashed: 0 });
     assert.not.ok(store.needsLegacyUpgrade);
     assertChained(await store.readStream('old'), 'old');
     assertChained(await store.readStream('mixed'), 'mixed');
@@ -159,7 +161,7 @@ test('a schema 1 log opens, reads without hashes, verifies, and chains new appen
     await again.close();
   }
   const db = new Database(file, { readonly: true });
-  assert.is(db.pragma('user_version', { simple: true }), 3);
+  assert.is(db.pragma('user_version', { simple: true }), 4);
   db.close();
 });
 

@@ -15,6 +15,18 @@ eventStoreContract(
   { fresh: true, strictIds: true },
 );
 
+// As over EventStoreDB: events in clear are checked for an erased customer on every read.
+const legacy = suite('event-store: sealing layer over memory, erasing events written in clear');
+eventStoreContract(
+  legacy,
+  {
+    open: () =>
+      new SealingEventStore(new MemoryEventStore(), new MemoryKeyStore(), undefined, { eraseLegacy: true }),
+  },
+  { fresh: true, strictIds: true },
+);
+legacy.run();
+
 test('every read path opens sealed events; the store below holds them sealed; deletion erases', async () => {
   const inner = new MemoryEventStore();
   const keys = new MemoryKeyStore();

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { isSealed, openData, SealError, sealData, sealSubject } from '../../src/privacy/seal';
+import { isSealed, openData, SealError, sealData, sealedCustomer, sealSubject } from '../../src/privacy/seal';
 
 const test = suite('privacy: sealing personal fields');
 const key = randomBytes(32);
@@ -60,7 +60,13 @@ test('updates seal changes and previous values; reasons are sealed; other events
   assert.not.match(JSON.stringify(blacklisted), /Ada/);
   const optIn = { customer_id: 'cus_1', channel: 'EMAIL' };
   assert.is(sealData('MarketingOptOutRemoved', optIn, key), optIn);
-  assert.is(sealSubject('ReservationCreated', { customer_id: 'cus_1' }), null);
+  assert.is(sealSubject('ReservationPaymentRecorded', { customer_id: 'cus_1' }), null);
+  assert.is(
+    sealSubject('ReservationCreated', { reservation: { customer_id: 'cus_2' } }),
+    'customer:cus_2',
+    "a reservation's creation names its customer",
+  );
+  assert.is(sealSubject('ReservationUpdated', { reservation_id: 'res_1' }), null, 'the layer finds it');
   assert.is(sealSubject('CustomerCreated', { customer_id: 'cus_1' }), 'customer:cus_1');
 });
 
@@ -114,6 +120,75 @@ test('a box opened with another key, moved to another customer or edited is refu
       ),
     (e: unknown) => e instanceof SealError,
   );
+});
+
+test('reservation events: what the guest wrote is sealed with the customer named in the box', () => {
+  const data = {
+    reservation_id: 'res_1',
+    restaurant_id: 'r',
+    at: 't',
+    changes: { allergies: 'peanuts (Ada)', custom_message: 'call +33612345678', party_size: 4 },
+    previous: { allergies: null, custom_message: null, party_size: 2 },
+  };
+  const sealed = sealData('ReservationUpdated', data, key, 'cus_9');
+  assert.not.match(JSON.stringify(sealed), /peanuts|33612345678/);
+  assert.is((sealed.sealed as { customer_id: string }).customer_id, 'cus_9');
+  assert.is(sealedCustomer(sealed), 'cus_9');
+  assert.equal((sealed.changes as { party_size: number }).party_size, 4, 'the rest stays in clear');
+  assert.equal(openData('ReservationUpdated', sealed, key), data);
+  const erased = openData('ReservationUpdated', sealed, null);
+  assert.equal(erased.changes, { allergies: null, custom_message: null, party_size: 4 });
+  assert.is(erased.erased, true);
+  // The customer is part of the associated data: a box moved to another customer does not open.
+  const moved = { ...sealed, sealed: { ...(sealed.sealed as object), customer_id: 'cus_other' } };
+  assert.throws(() => openData('ReservationUpdated', moved, key), (e: unknown) => e instanceof SealError);
+  const created = {
+    reservation_id: 'res_1',
+    reservation: {
+      customer_id: 'cus_9',
+      metadata: { crm: 'Ada L.' },
+      cancellation_reason: null,
+      tags: ['x'],
+    },
+  };
+  const box = sealData('ReservationCreated', created, key, 'cus_9');
+  assert.equal((box.reservation as { tags: string[] }).tags, ['x']);
+  assert.not.match(JSON.stringify(box), /Ada/);
+  assert.equal(openData('ReservationCreated', box, null).reservation, {
+    customer_id: 'cus_9',
+    metadata: {},
+    cancellation_reason: null,
+    tags: ['x'],
+  });
+  const feedback = sealData(
+    'ReservationFeedbackRecorded',
+    { feedback: { rating: 5, comment: 'Ada loved it', answer: null } },
+    key,
+    'cus_9',
+  );
+  assert.not.match(JSON.stringify(feedback), /Ada/);
+  const fanout = sealData(
+    'WebhookDeliveriesScheduled',
+    { customer_id: 'cus_9', payloads: { v1: '{"name":"Ada"}' }, deliveries: [] },
+    key,
+  );
+  assert.not.match(JSON.stringify(fanout), /Ada/);
+  assert.equal(openData('WebhookDeliveriesScheduled', fanout, null).payloads, {});
+  const anonymous = { reservation_id: 'res_2', reservation: { customer_id: null, allergies: 'none' } };
+  assert.is(
+    sealData('ReservationCreated', anonymous, key, null),
+    anonymous,
+    'no customer: nothing to seal with',
+  );
+});
+
+test('every box gets its own IV, across refills of the IV pool', () => {
+  const ivs = new Set<string>();
+  for (let i = 0; i < 2000; i++) {
+    const box = sealData('CustomerBlacklisted', { customer_id: 'cus_1', reason: 'x' }, key);
+    ivs.add(Buffer.from((box.sealed as { box: string }).box, 'base64').subarray(0, 12).toString('hex'));
+  }
+  assert.is(ivs.size, 2000);
 });
 
 test.run();

@@ -52,9 +52,12 @@ import {
 } from './validate';
 
 // Schema versions: 1 the events table; 2 adds `hash` (the tamper-evidence chain, chain.ts), NULL on
-// the rows of a version 1 log; 3 once upgradeLegacy() has hashed those rows. A version 2 log works
-// as it is: an append to a stream whose last row has no hash recomputes the tip from the stream.
-const SCHEMA_VERSION = 3;
+// the rows of a version 1 log; 3 once upgradeLegacy() has hashed those rows; 4 once upgradeSealing()
+// has rewritten chained rows whose personal data was written in clear (reservation events and webhook
+// fan-outs, sealed from version 4 on) and re-chained their streams. A version 2 log works as it is:
+// an append to a stream whose last row has no hash recomputes the tip from the stream.
+const SCHEMA_VERSION = 4;
+const HASHED_VERSION = 3;
 const CHAINED_COLUMN_VERSION = 2;
 
 const SCHEMA = `
@@ -133,22 +136,6 @@ function rowToEvent(row: Row): RecordedEvent {
   if (row.hash !== null) event.hash = row.hash;
   return event;
 }
-
-/** exportPage's rows: the columns, then restaurant id, actor and request id pulled out of the JSON. */
-export type ExportRow = [
-  position: number,
-  id: string,
-  stream: string,
-  revision: number,
-  type: string,
-  data: string,
-  metadata: string,
-  created: string,
-  hash: string | null,
-  restaurantId: unknown,
-  actor: unknown,
-  requestId: unknown,
-];
 
 /** A row written before the chain, as upgradeLegacy() hands it to its transform. */
 export interface LegacyRow {
@@ -433,36 +420,10 @@ export class SqliteEventStore implements EventStore {
     return tipOf(rows.map(toEvent));
   }
 
-  /**
-   * The export's fast path (src/audit/export.ts): rows after `after` in log order, filtered in SQL on
-   * the restaurant (metadata.restaurant_id, else data.restaurant_id) and the recorded time (ISO
-   * strings, inclusive), with data and metadata as stored JSON text (no parse, no re-serialisation).
-   */
-  exportPage(
-    after: number,
-    limit: number,
-    filter: { restaurantId: string | null; from: string | null; to: string | null },
-  ): { rows: ExportRow[]; scannedTo: number } {
-    this.assertOpen();
-    this.exportStmt ??= this.db
-      .prepare<unknown[], ExportRow>(
-        `SELECT position, id, stream, revision, type, data, metadata, created, hash,
-                coalesce(json_extract(metadata, '$.restaurant_id'), json_extract(data, '$.restaurant_id')),
-                json_extract(metadata, '$.actor'), json_extract(metadata, '$.request_id')
-         FROM events
-         WHERE position > ? AND position <= ?
-           AND (? IS NULL OR coalesce(json_extract(metadata, '$.restaurant_id'), json_extract(data, '$.restaurant_id')) = ?)
-           AND (? IS NULL OR created >= ?) AND (? IS NULL OR created <= ?)
-         ORDER BY position`,
-      )
-      .raw();
-    // Pages by position range, so a selective filter never scans the whole log for one page.
-    const to = after + limit;
-    const { restaurantId: r, from, to: until } = filter;
-    return { rows: this.exportStmt.all(after, to, r, r, from, from, until, until), scannedTo: to };
+  /** The log's file (`:memory:` for a log in memory): what a SqliteLogReader opens beside it. */
+  get file(): string {
+    return this.db.memory ? ':memory:' : this.db.name;
   }
-
-  private exportStmt: Database.Statement<unknown[], ExportRow> | undefined;
 
   /** Whether rows written before the chain still wait for upgradeLegacy(). */
   get needsLegacyUpgrade(): boolean {
@@ -496,10 +457,10 @@ export class SqliteEventStore implements EventStore {
   upgradeLegacy(transform?: (row: LegacyRow) => string | null): { hashed: number; rewritten: number } {
     this.assertOpen();
     const done = { hashed: 0, rewritten: 0 };
-    if (!this.needsLegacyUpgrade) return done;
+    if (this.schemaVersion >= HASHED_VERSION) return done;
     const db = this.db;
     db.transaction(() => {
-      if ((db.pragma('user_version', { simple: true }) as number) >= SCHEMA_VERSION) return;
+      if ((db.pragma('user_version', { simple: true }) as number) >= HASHED_VERSION) return;
       const streams = db
         .prepare<[], string>('SELECT DISTINCT stream FROM events WHERE hash IS NULL')
         .pluck()
@@ -536,6 +497,77 @@ export class SqliteEventStore implements EventStore {
           });
           update.run(data, prev, row[0]);
           done.hashed++;
+        }
+      }
+      db.pragma(`user_version = ${HASHED_VERSION}`);
+    }).immediate();
+    return done;
+  }
+
+  /** The log's schema version (see SCHEMA_VERSION). */
+  get schemaVersion(): number {
+    this.assertOpen();
+    return this.db.pragma('user_version', { simple: true }) as number;
+  }
+
+  /**
+   * Schema 3 → 4, after upgradeLegacy(), in one write transaction: every row of the given types is
+   * handed to `transform` in stream order (answer the new data's JSON text, or null to keep it), and
+   * each stream is re-chained from its first rewritten row (the chain then covers the new data; the
+   * migration cannot vouch for edits made before it ran). Answers what it did. Does nothing on a
+   * version 4 log.
+   */
+  upgradeSealing(
+    types: readonly string[],
+    transform: (row: LegacyRow) => string | null,
+  ): { rewritten: number; rehashed: number } {
+    this.assertOpen();
+    const done = { rewritten: 0, rehashed: 0 };
+    if (this.schemaVersion !== HASHED_VERSION) return done;
+    const db = this.db;
+    const wanted = new Set(types);
+    db.transaction(() => {
+      if ((db.pragma('user_version', { simple: true }) as number) !== HASHED_VERSION) return;
+      const streams =
+        types.length === 0
+          ? []
+          : db
+              .prepare<string[], string>(
+                `SELECT DISTINCT stream FROM events WHERE type IN (${types.map(() => '?').join(',')})`,
+              )
+              .pluck()
+              .all(...types);
+      const update = db.prepare<[string, string, number]>(
+        'UPDATE events SET data = ?, hash = ? WHERE position = ?',
+      );
+      for (const stream of streams) {
+        let prev = GENESIS;
+        let changed = false;
+        for (const row of this.stmt.forwards.all(stream, 0, -1)) {
+          let data = row[5];
+          if (wanted.has(row[4])) {
+            const next = transform({ stream, revision: row[3], id: row[1], type: row[4], data });
+            if (next !== null && next !== data) {
+              data = next;
+              changed = true;
+              done.rewritten++;
+            }
+          }
+          const event = {
+            stream,
+            revision: row[3],
+            id: row[1],
+            type: row[4],
+            dataJson: data,
+            metadataJson: row[6],
+          };
+          if (!changed && row[8] !== null) {
+            prev = row[8];
+            continue;
+          }
+          prev = chainHash(prev, event);
+          update.run(data, prev, row[0]);
+          done.rehashed++;
         }
       }
       db.pragma(`user_version = ${SCHEMA_VERSION}`);

@@ -1,0 +1,74 @@
+// A read-only, raw view of an embedded event log, for tools that copy the log rather than use its
+// events (`audit export`, src/audit/export.ts). It opens its own read-only connection to the log's
+// file — WAL lets it read beside the live writer without blocking it — memory-maps the file (reads
+// then copy no page through SQLite's cache: about half the CPU of a row read on a 1M-event log), and
+// hands back the stored columns as they are: data and metadata as their stored JSON text, never
+// parsed. Rows are read in position ranges (the primary key), so a page costs what it holds.
+import Database from 'better-sqlite3';
+
+/** A stored row, in this order: the columns of the events table. */
+export type StoredRow = [
+  position: number,
+  id: string,
+  stream: string,
+  revision: number,
+  type: string,
+  data: string,
+  metadata: string,
+  created: string,
+  hash: string | null,
+];
+
+export interface StoredRowFilter {
+  /**
+   * Text every wanted row holds in its metadata or its data (e.g. a JSON-quoted restaurant id): a
+   * cheap pre-filter run inside SQLite, so rows that cannot match never become JS strings. The
+   * caller still checks the rows it gets.
+   */
+  contains: string | null;
+  /** Inclusive bounds on the recorded time (ISO strings compare in time order). */
+  from: string | null;
+  to: string | null;
+}
+
+const MMAP_BYTES = 1 << 30;
+
+export class SqliteLogReader {
+  private readonly db: Database.Database;
+  private readonly page: Database.Statement<unknown[], StoredRow>;
+
+  private constructor(file: string) {
+    this.db = new Database(file, { readonly: true, fileMustExist: true });
+    try {
+      this.db.pragma(`mmap_size = ${MMAP_BYTES}`);
+      this.page = this.db
+        .prepare<unknown[], StoredRow>(
+          `SELECT position, id, stream, revision, type, data, metadata, created, hash
+           FROM events
+           WHERE position > @after AND position <= @upTo
+             AND (@contains IS NULL OR instr(metadata, @contains) > 0 OR instr(data, @contains) > 0)
+             AND (@from IS NULL OR created >= @from) AND (@to IS NULL OR created <= @to)
+           ORDER BY position`,
+        )
+        .raw();
+    } catch (err) {
+      this.db.close();
+      throw err;
+    }
+  }
+
+  /** A reader of the log file at `file`, or null for a log that has no file (`:memory:`). */
+  static open(file: string): SqliteLogReader | null {
+    if (file === '' || file === ':memory:') return null;
+    return new SqliteLogReader(file);
+  }
+
+  /** The rows with after < position <= upTo that pass the filter, in log order. */
+  rows(after: number, upTo: number, filter: StoredRowFilter): StoredRow[] {
+    return this.page.all({ after, upTo, contains: filter.contains, from: filter.from, to: filter.to });
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}

@@ -1,0 +1,225 @@
+// Right to erasure beyond the customer's own events: what a guest wrote on a reservation (allergies,
+// message, partner metadata, cancellation reason, feedback) and the webhook bodies the publisher keeps
+// in the log are sealed with the reservation's customer's key. After erasure nothing personal is
+// readable anywhere: not in the raw SQLite files, not in the API, the history, the audit tools, nor
+// after a replay; and a delivery of the erased customer is never resent.
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { WEBHOOK_DELIVERIES } from '../../projections/webhook-deliveries';
+import { registerAllCliCommands } from '../../src/cli/commands';
+import { cliCommands } from '../../src/cli/registry';
+import { FixedClock } from '../../src/core/clock';
+import { customerSubject } from '../../src/privacy/seal';
+import { DINNER, NOW, reservationBootstrap, TOKENS } from '../helpers/reservations';
+import { startTestService, type TestService } from '../helpers/service';
+import { quietFor, type Receiver, startReceiver } from '../helpers/webhook-receiver';
+
+const t = suite('erasure: reservations and webhook bodies');
+
+const PERSONAL =
+  /Lovelace|ada@example\.test|611223344|peanuts|birthday cake|Ada L\.|is ill|loved the soufflé/;
+
+async function cli(
+  svc: TestService,
+  name: string,
+  flags: Record<string, string | boolean>,
+  positionals: string[] = [],
+) {
+  registerAllCliCommands();
+  const command = cliCommands().find((c) => c.name === name);
+  assert.ok(command, name);
+  const out: string[] = [];
+  await command.run({ rt: svc.rt, flags, positionals, out: (l) => out.push(l) });
+  return out;
+}
+
+/** Every byte of every file of the data directory (the log, its WAL, the key store), as latin1 text. */
+function rawFiles(dataDir: string): string {
+  return readdirSync(dataDir)
+    .filter((f) => !f.endsWith('.json'))
+    .map((f) => {
+      try {
+        return readFileSync(join(dataDir, f)).toString('latin1');
+      } catch {
+        return '';
+      }
+    })
+    .join('\n');
+}
+
+function start(dataDir: string, rx: Receiver) {
+  const bootstrap = reservationBootstrap();
+  for (const r of bootstrap.restaurants)
+    for (const k of r.api_keys as { scopes: string[] }[]) k.scopes = [...k.scopes, 'WEBHOOKS_WRITE'];
+  return startTestService({
+    bootstrap,
+    dataDir,
+    clock: new FixedClock(NOW),
+    env: {
+      RATE_LIMIT_PER_MINUTE: '1000000',
+      ROLES: 'api,projector,webhooks',
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    },
+  });
+}
+
+t('reservation free text and webhook bodies are sealed, then erased everywhere', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'couvert-erasure-res-'));
+  const rx = await startReceiver();
+  try {
+    await erasedEverywhere(dataDir, rx);
+  } finally {
+    await rx.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+async function erasedEverywhere(dataDir: string, rx: Receiver) {
+  let svc = await start(dataDir, rx);
+  let id = '';
+  let customerId = '';
+  let endpointId = '';
+  try {
+    const ep = await svc.api('POST', '/webhook-endpoints', {
+      token: TOKENS.full,
+      body: { url: rx.url('/hook') },
+    });
+    assert.is(ep.status, 201, ep.text);
+    endpointId = ep.body.data.id;
+    const made = await svc.api('POST', '/reservations', {
+      token: TOKENS.full,
+      body: {
+        party_size: 2,
+        start_at: DINNER,
+        customer: { name: 'Ada Lovelace', email: 'ada@example.test', phone_number: '06 11 22 33 44' },
+        allergies: 'peanuts',
+        custom_message: 'a birthday cake please',
+        metadata: { crm_note: 'Ada L.' },
+      },
+    });
+    assert.is(made.status, 201, made.text);
+    id = made.body.data.id;
+    customerId = made.body.data.customer.id;
+    // An update and a cancellation do not name the customer: the layer finds them from the stream.
+    const patched = await svc.api('PATCH', `/reservations/${id}`, {
+      token: TOKENS.full,
+      body: { custom_message: 'a birthday cake for Lovelace' },
+    });
+    assert.is(patched.status, 200, patched.text);
+    const canceled = await svc.api('POST', `/reservations/${id}/cancel`, {
+      token: TOKENS.full,
+      body: { reason: 'Ada is ill' },
+    });
+    assert.is(canceled.status, 200, canceled.text);
+    // reservation.created, .updated, .canceled and customer.created reach the endpoint in clear.
+    const got = await rx.waitFor('/hook', 4, 10_000);
+    assert.match(got.map((r) => r.body).join('\n'), /peanuts/);
+    assert.match(got.map((r) => r.body).join('\n'), /Lovelace/);
+    const read = await svc.api('GET', `/reservations/${id}`, { token: TOKENS.full });
+    assert.equal(
+      [
+        read.body.data.allergies,
+        read.body.data.custom_message,
+        read.body.data.metadata,
+        read.body.data.cancellation_reason,
+      ],
+      ['peanuts', 'a birthday cake for Lovelace', { crm_note: 'Ada L.' }, 'Ada is ill'],
+    );
+    const before = await svc.api('GET', `/reservations/${id}/history`, { token: TOKENS.full });
+    assert.match(
+      JSON.stringify(before.body),
+      /birthday cake for Lovelace/,
+      'history in clear while the key exists',
+    );
+    assert.not.match(
+      rawFiles(dataDir),
+      PERSONAL,
+      'nothing personal in clear in any file, even before erasure',
+    );
+    // The fan-outs name their customer, and their bodies are sealed.
+    const fanouts = [];
+    for await (const e of svc.rt.events.readAll())
+      if (e.type === 'WebhookDeliveriesScheduled') fanouts.push(e);
+    assert.ok(fanouts.length >= 4);
+    for (const f of fanouts) assert.is(f.data.customer_id, customerId);
+
+    await cli(svc, 'audit erase', { customer: customerId });
+    assert.is((await svc.rt.keys.find(customerSubject(customerId))).state, 'destroyed');
+    const after = await svc.api('GET', `/reservations/${id}`, { token: TOKENS.full });
+    assert.is(after.status, 200);
+    assert.equal(
+      [
+        after.body.data.allergies,
+        after.body.data.custom_message,
+        after.body.data.metadata,
+        after.body.data.cancellation_reason,
+        after.body.data.customer,
+      ],
+      [null, null, {}, null, null],
+      'the live read model is erased at once',
+    );
+    const history = await svc.api('GET', `/reservations/${id}/history`, { token: TOKENS.full });
+    assert.is(history.status, 200);
+    assert.not.match(JSON.stringify(history.body), PERSONAL, 'the partner history shows them erased');
+    const audit = (await cli(svc, 'audit history', { json: true }, [id])).map((l) => JSON.parse(l));
+    assert.not.match(JSON.stringify(audit), PERSONAL);
+    assert.ok(
+      audit[0].changes.some((c: { field: string; to: unknown }) => c.field === 'erased' && c.to === true),
+      'the history says so',
+    );
+    const asOf = (await cli(svc, 'audit as-of', { at: '2999-01-01T00:00:00Z' }, [id])).join('\n');
+    assert.not.match(asOf, PERSONAL);
+    let exported = '';
+    const out = join(dataDir, 'export.ndjson');
+    await cli(svc, 'audit export', { restaurant: 'rest_demo', out, 'no-progress': true });
+    exported = readFileSync(out, 'utf8');
+    rmSync(out);
+    assert.ok(exported.length > 0);
+    assert.not.match(exported, PERSONAL, 'an export holds them sealed');
+    for await (const e of svc.rt.events.readAll())
+      if (e.type === 'WebhookDeliveriesScheduled')
+        assert.equal(e.data.payloads, {}, 'stored bodies read as erased');
+    // A resend of a delivery of the erased customer sends nothing and ends the delivery.
+    const sent = rx.for('/hook').length;
+    const deliveries = await svc.api('GET', `/webhook-endpoints/${endpointId}/deliveries`, {
+      token: TOKENS.full,
+    });
+    const one = deliveries.body.data[0];
+    const resend = await svc.api('POST', `/webhook-endpoints/${endpointId}/deliveries/${one.id}/resend`, {
+      token: TOKENS.full,
+    });
+    assert.is(resend.status, 202, resend.text);
+    assert.ok(await quietFor(rx, '/hook', sent, 1_000), 'nothing more is sent');
+    await svc.rt.projections.catchUp();
+    const doc = await svc.rt.docs.collection(WEBHOOK_DELIVERIES).findOne({ _id: one.id });
+    assert.is(doc?.status, 'canceled');
+    const verified = await cli(svc, 'audit verify', { 'no-progress': true });
+    assert.match(verified[0]!, /0 problem\(s\)/, 'the log is intact: erasure rewrote nothing');
+    assert.not.match(rawFiles(dataDir), PERSONAL);
+  } finally {
+    await svc.close({ keepData: true });
+  }
+  // A replay (the restart rebuilds every read model from the log) shows the same.
+  svc = await start(dataDir, rx);
+  try {
+    const replayed = await svc.api('GET', `/reservations/${id}`, { token: TOKENS.full });
+    assert.equal(
+      [
+        replayed.body.data.allergies,
+        replayed.body.data.custom_message,
+        replayed.body.data.metadata,
+        replayed.body.data.cancellation_reason,
+      ],
+      [null, null, {}, null],
+    );
+    const history = await svc.api('GET', `/reservations/${id}/history`, { token: TOKENS.full });
+    assert.not.match(JSON.stringify(history.body), PERSONAL);
+  } finally {
+    await svc.close();
+  }
+}
+
+t.run();

@@ -38,8 +38,12 @@ const TEMPLATE_DAYS = 10;
 const PER_DAY = 120;
 const FIRST_DAY = '2031-03-02';
 
-/** The template: one restaurant's activity, made by the command handlers. */
-async function writeTemplate(file: string): Promise<{ made: Record<string, number> }> {
+/** The template: one restaurant's activity, made by the command handlers (also the write-back test's log). */
+export async function writeTemplate(
+  file: string,
+  days = TEMPLATE_DAYS,
+  perDay = PER_DAY,
+): Promise<{ made: Record<string, number> }> {
   registerModules();
   const events = SqliteEventStore.open(file, { synchronous: 'NORMAL' });
   let now = new Date(`${dayAfter(FIRST_DAY, -20)}T09:00:00Z`);
@@ -57,12 +61,12 @@ async function writeTemplate(file: string): Promise<{ made: Record<string, numbe
   const made = { created: 0, canceled: 0, moved: 0, seated: 0, done: 0, no_show: 0, failed: 0 };
   const ids: { id: string; day: string }[] = [];
   const sources = ['WEBSITE', 'PHONE', 'RESERVE_WITH_GOOGLE', 'INSTAGRAM', 'WALK_IN', 'EMAIL'];
-  for (let d = 0; d < TEMPLATE_DAYS; d++) {
+  for (let d = 0; d < days; d++) {
     const day = dayAfter(FIRST_DAY, d);
-    for (let k = 0; k < PER_DAY; k++) {
+    for (let k = 0; k < perDay; k++) {
       // Bookings made from 20 days to a few hours ahead.
       now = new Date(Date.parse(`${FIRST_DAY}T09:00:00Z`) - ((k * 7919) % (20 * 24 * 60)) * 60_000);
-      const guest = (d * PER_DAY + k) % 900; // 1,200 bookings, 900 phones: a quarter come back
+      const guest = (d * perDay + k) % Math.ceil((days * perDay * 3) / 4); // 1,200 bookings, 900 phones: a quarter come back
       try {
         const out = await createReservation(
           deps,
@@ -87,7 +91,7 @@ async function writeTemplate(file: string): Promise<{ made: Record<string, numbe
       }
     }
   }
-  console.error(`template: ${made.created} created (${made.failed} refused)`);
+  if (days === TEMPLATE_DAYS) console.error(`template: ${made.created} created (${made.failed} refused)`);
   now = new Date(`${dayAfter(FIRST_DAY, -1)}T09:00:00Z`);
   for (const [i, r] of ids.entries()) {
     try {
@@ -104,7 +108,7 @@ async function writeTemplate(file: string): Promise<{ made: Record<string, numbe
     }
   }
   // After the service days: seated and finished, or no-shows.
-  now = new Date(`${dayAfter(FIRST_DAY, TEMPLATE_DAYS + 2)}T09:00:00Z`);
+  now = new Date(`${dayAfter(FIRST_DAY, days + 2)}T09:00:00Z`);
   for (const [i, r] of ids.entries()) {
     if (i % 10 < 2) continue;
     try {

@@ -181,6 +181,31 @@ export function addFacts(d: DayFigures, f: ReservationFacts, sign: 1 | -1): DayF
   return derive(d);
 }
 
+function copyTallies<K extends string>(m: Partial<Record<K, Tally>>): Partial<Record<K, Tally>> {
+  const out: Partial<Record<K, Tally>> = {};
+  for (const k in m) {
+    const t = m[k] as Tally;
+    out[k] = { reservations: t.reservations, covers: t.covers };
+  }
+  return out;
+}
+
+/**
+ * A copy addFacts may change without touching `d` (a document a projection read is shared with
+ * the store: src/projection/write-back.ts). Fields keep their order.
+ */
+export function copyFigures<T extends DayFigures>(d: T): T {
+  return {
+    ...d,
+    by_status: copyTallies(d.by_status),
+    by_outcome: copyTallies(d.by_outcome),
+    by_source: copyTallies(d.by_source),
+    by_party_size: { ...d.by_party_size },
+    guests: { ...d.guests },
+    lead_time: { ...d.lead_time, histogram: { ...d.lead_time.histogram } },
+  };
+}
+
 /** Recomputes the fields derived from the counts. */
 export function derive(d: DayFigures): DayFigures {
   const o = d.by_outcome;

@@ -12,6 +12,7 @@ import { positionToString, type RecordedEvent } from '../../src/ports/event-stor
 import type { Projection } from '../../src/projection/projection';
 import {
   addFacts,
+  copyFigures,
   type DayFigures,
   dayKey,
   emptyFigures,
@@ -77,8 +78,10 @@ async function moveFigures(
   for (const id of ids) {
     const current = await col.findOne({ _id: id });
     if (current && current._pos >= pos) continue; // this event already reached it
-    const { _id, _pos, ...rest } =
-      current ?? ({ _id: id, _pos: '', ...emptyFigures(after, withShift) } as FiguresDoc);
+    // A copy: the document read is shared with the store (src/projection/write-back.ts).
+    const { _id, _pos, ...rest } = current
+      ? copyFigures(current)
+      : ({ _id: id, _pos: '', ...emptyFigures(after, withShift) } as FiguresDoc);
     const figures = rest as DayFigures;
     if (before && key(before) === id) addFacts(figures, before, -1);
     if (key(after) === id) addFacts(figures, after, 1);

@@ -79,13 +79,13 @@ async function moveFigures(
     const current = await col.findOne({ _id: id });
     if (current && current._pos >= pos) continue; // this event already reached it
     // A copy: the document read is shared with the store (src/projection/write-back.ts).
-    const { _id, _pos, ...rest } = current
+    const figures = current
       ? copyFigures(current)
-      : ({ _id: id, _pos: '', ...emptyFigures(after, withShift) } as FiguresDoc);
-    const figures = rest as DayFigures;
+      : ({ ...emptyFigures(after, withShift), _id: id, _pos: '' } as FiguresDoc);
     if (before && key(before) === id) addFacts(figures, before, -1);
     if (key(after) === id) addFacts(figures, after, 1);
-    await col.replaceOne({ _id: id }, { ...figures, _id: id, _pos: pos } as FiguresDoc, { upsert: true });
+    figures._pos = pos;
+    await col.replaceOne({ _id: id }, figures, { upsert: true });
   }
 }
 
@@ -96,11 +96,8 @@ async function applyReservationEvent(event: RecordedEvent, docs: DocumentStore):
   const factsCol = docs.collection<FactsDoc>(ANALYTICS_RESERVATIONS);
   const stored = await factsCol.findOne({ _id: id });
   if (stored && stored._pos >= pos) return; // redelivered
-  let before: ReservationFacts | null = null;
-  if (stored) {
-    const { _id, _pos, ...facts } = stored;
-    before = facts as ReservationFacts;
-  }
+  // The stored facts with their _id and _pos (every use copies, and both are written anew).
+  const before: ReservationFacts | null = stored;
   let after: ReservationFacts;
   if (event.type === 'ReservationCreated') {
     if (before) return; // a second creation of one id changes nothing (the fold ignores it too)

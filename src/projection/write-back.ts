@@ -23,11 +23,13 @@
 // "already applied" mark (analytics facts, customer rows) written and another one it gates not,
 // which per-event writes in apply order never do. The runner does not use it there.
 
+import { guardPosition } from '../adapters/document-store/embedded-collection';
 import { compileMatcher, upsertSeedSteps } from '../adapters/document-store/filter';
 import { applyUpdate } from '../adapters/document-store/update';
 import {
   type ParsedUpdate,
   parseUpdate,
+  type UpdateStep,
   upsertIdFromFilter,
   validateDocument,
   validateFilter,
@@ -59,8 +61,13 @@ const isTrusted = (c: unknown): c is TrustedCollection =>
 interface Entry {
   /** null: known absent (never stored, or deleted in this batch). */
   doc: Doc | null;
-  /** The cache made this object and nobody else holds it: it may be changed in place. */
+  /** The cache made this object, all of it, and nobody else holds it: it may be changed in place. */
   owned: boolean;
+  /**
+   * Otherwise, the objects of `doc` the cache copied (copyAlong) since it was last shared: those
+   * may be changed in place; every other object of it is shared.
+   */
+  mine: Set<object> | null;
   dirty: boolean;
 }
 
@@ -144,7 +151,8 @@ function deepFreeze<T>(v: T): T {
 
 class WriteBackCollection<T extends Doc = Doc> implements Collection<T> {
   private readonly entries = new Map<string, Entry>();
-  private dirty = 0;
+  /** Ids whose entry is dirty, in the order they became so. */
+  private pending: string[] = [];
   private readonly trusted: TrustedCollection | null;
 
   constructor(
@@ -162,12 +170,12 @@ class WriteBackCollection<T extends Doc = Doc> implements Collection<T> {
     if (this.trusted !== null) {
       const stored = this.trusted.peek(id);
       // Strict: a copy, so that freezing it leaves the store's own document alone.
-      if (stored === undefined) e = { doc: null, owned: false, dirty: false };
-      else if (this.strict) e = { doc: cloneValue(stored) as Doc, owned: true, dirty: false };
-      else e = { doc: stored, owned: false, dirty: false };
+      if (stored === undefined) e = { doc: null, owned: false, mine: null, dirty: false };
+      else if (this.strict) e = { doc: cloneValue(stored) as Doc, owned: true, mine: null, dirty: false };
+      else e = { doc: stored, owned: false, mine: null, dirty: false };
     } else {
       const doc = await this.inner.findOne({ _id: id });
-      e = { doc, owned: doc !== null, dirty: false };
+      e = { doc, owned: doc !== null, mine: null, dirty: false };
     }
     this.entries.set(id, e);
     return e;
@@ -176,32 +184,36 @@ class WriteBackCollection<T extends Doc = Doc> implements Collection<T> {
   private set(id: string, e: Entry, doc: Doc | null, owned: boolean): void {
     if (!e.dirty) {
       e.dirty = true;
-      this.dirty++;
+      this.pending.push(id);
     }
     e.doc = doc;
     e.owned = owned;
+    e.mine = null;
   }
 
   /** The document as given to a caller: shared from now on. */
   private handOut(e: Entry): T | null {
     if (e.doc === null) return null;
     e.owned = false;
+    e.mine = null;
     return (this.strict ? deepFreeze(e.doc) : e.doc) as T;
   }
 
-  /** Pending writes to the store, then the cache forgets this collection (the store answers next). */
+  /** Pending writes to the store; the entries stay, now the store's (never changed in place). */
   async flush(): Promise<void> {
-    if (this.dirty === 0) return;
+    if (this.pending.length === 0) return;
     const changes: [string, Doc | null][] = [];
-    for (const [id, e] of this.entries) {
-      if (!e.dirty) continue;
+    for (const id of this.pending) {
+      const e = this.entries.get(id);
+      if (e === undefined || !e.dirty) continue;
       // Strict: the frozen documents stay here; the store gets copies it may change in place.
       changes.push([id, this.strict && e.doc !== null ? (cloneValue(e.doc) as Doc) : e.doc]);
       e.dirty = false;
       // The store holds it now: the cache must not change it in place any more.
       e.owned = false;
+      e.mine = null;
     }
-    this.dirty = 0;
+    this.pending = [];
     if (this.trusted !== null) this.trusted.writeBack(changes);
     else
       for (const [id, doc] of changes) {
@@ -212,7 +224,7 @@ class WriteBackCollection<T extends Doc = Doc> implements Collection<T> {
 
   clear(): void {
     this.entries.clear();
-    this.dirty = 0;
+    this.pending = [];
   }
 
   /** Before an operation the store answers: pending writes out; after a write there, forget the cache. */
@@ -261,14 +273,31 @@ class WriteBackCollection<T extends Doc = Doc> implements Collection<T> {
     if (id === undefined) return this.throughStore(true, () => this.inner.updateOne(filter, update, options));
     const parsed = parseUpdate(update);
     const only = idOnly(filter) !== undefined;
-    if (!only) validateFilter(filter);
+    // applyOnce's guard (src/projection/idempotent.ts), decided by shape as the embedded store does.
+    const before = only ? undefined : guardPosition(filter);
+    if (!only && before === undefined) validateFilter(filter);
     const e = await this.entry(id);
-    if (e.doc !== null && (only || compileMatcher(filter)(e.doc))) {
-      // Copy on write: a document somebody else may hold is never changed in place.
-      const target = e.owned ? e.doc : (cloneValue(e.doc) as Doc);
+    let matched = false;
+    if (e.doc !== null) {
+      if (only) matched = true;
+      else if (before !== undefined && (e.doc._pos === undefined || typeof e.doc._pos === 'string'))
+        matched = e.doc._pos === undefined || (e.doc._pos as string) < before;
+      else matched = compileMatcher(filter)(e.doc);
+    }
+    if (matched) {
+      // Copy on write: a document somebody else may hold is never changed in place; only the
+      // objects on the update's paths are copied (the rest stays shared, and is never changed).
+      const doc = e.doc as Doc;
+      let mine = e.mine;
+      let target = doc;
+      if (!e.owned) {
+        mine ??= new Set();
+        target = copyAlong(doc, parsed.steps, mine);
+      }
       const journal = applyUpdate(target, parsed, false);
       if (!journal.changed) return { matched: 1, modified: 0, upsertedId: null };
-      this.set(id, e, target, true);
+      this.set(id, e, target, e.owned);
+      e.mine = mine;
       return { matched: 1, modified: 1, upsertedId: null };
     }
     if (!options?.upsert) return { matched: 0, modified: 0, upsertedId: null };
@@ -310,6 +339,49 @@ class WriteBackCollection<T extends Doc = Doc> implements Collection<T> {
   count(filter?: Filter): Promise<number> {
     return this.throughStore(false, () => this.inner.count(filter));
   }
+}
+
+/**
+ * A copy of `doc` that applyUpdate may change along `steps`: the document and every object on a
+ * step's path (short of its last segment) are copied one level deep, unless `copied` (the objects
+ * already copied for this entry) holds them; everything else is shared.
+ * applyUpdate replaces the value at a path's end (a new array for $push and $pull), never changes it.
+ */
+function copyAlong(doc: Doc, steps: readonly UpdateStep[], copied: Set<object>): Doc {
+  let top = doc;
+  if (!copied.has(doc)) {
+    top = { ...doc };
+    copied.add(top);
+  }
+  for (const step of steps) {
+    const segs = step.segs;
+    let parent: Record<string, unknown> | unknown[] = top;
+    for (let i = 0; i < segs.length - 1; i++) {
+      const seg = segs[i] as string;
+      const child: unknown = Array.isArray(parent)
+        ? parent[Number(seg)]
+        : Object.hasOwn(parent, seg)
+          ? parent[seg]
+          : undefined;
+      if (typeof child !== 'object' || child === null) break;
+      let copy = child as Record<string, unknown> | unknown[];
+      if (!copied.has(child)) {
+        copy = Array.isArray(child) ? child.slice() : { ...(child as Record<string, unknown>) };
+        copied.add(copy);
+        if (Array.isArray(parent)) parent[Number(seg)] = copy;
+        else if (seg === '__proto__')
+          Object.defineProperty(parent, seg, {
+            value: copy,
+            writable: true,
+            enumerable: true,
+            configurable: true,
+          });
+        else parent[seg] = copy;
+      }
+      parent = copy;
+    }
+  }
+  return top;
 }
 
 /** The document an upsert inserts, as the embedded store seeds it (filter equalities, then the update). */

@@ -105,6 +105,17 @@ test('copy on write: documents handed out never change; reads see the batch; ups
   assert.equal(a, { _id: 'a', n: 1, tags: ['x'] });
   assert.equal(await c.findOne({ _id: 'a' }), { _id: 'a', n: 2, tags: ['x', 'y'] });
   assert.equal(await store.collection('c').findOne({ _id: 'a' }), { _id: 'a', n: 1, tags: ['x'] });
+  // Nested paths: the objects on the path are copied, the rest stays shared and unchanged.
+  await store.collection('n').insertOne({ _id: 'day', seatings: { r1: { t: [1] }, r2: { t: [2] } } });
+  const n = cache.collection('n');
+  const day = (await n.findOne({ _id: 'day' })) as Doc;
+  await n.updateOne({ _id: 'day' }, { $set: { 'seatings.r3': { t: [3] } }, $unset: { 'seatings.r1': '' } });
+  await n.updateOne({ _id: 'day' }, { $push: { 'seatings.r2.t': 4 } });
+  assert.equal(day, { _id: 'day', seatings: { r1: { t: [1] }, r2: { t: [2] } } });
+  assert.equal(await n.findOne({ _id: 'day' }), {
+    _id: 'day',
+    seatings: { r2: { t: [2, 4] }, r3: { t: [3] } },
+  });
   // A query the cache cannot answer sees the batch's writes.
   assert.equal(await c.find({ n: 2 }), [{ _id: 'a', n: 2, tags: ['x', 'y'] }]);
   // The applyOnce guard: an upsert excluded by its filter on an existing _id is a duplicate key.

@@ -68,7 +68,7 @@ function soleValue(o: unknown, key: string): unknown {
  * filter by construction) so updateOne decides it without validation, planning or a matcher;
  * answers the $lt operand, or undefined for any other filter.
  */
-function guardPosition(filter: Filter): string | undefined {
+export function guardPosition(filter: Filter): string | undefined {
   let n = 0;
   for (const k in filter) {
     if (k !== '_id' && k !== '$or') return undefined;

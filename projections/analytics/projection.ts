@@ -18,6 +18,7 @@ import {
   emptyFigures,
   factsOfCreated,
   factsOfUpdated,
+  leadTimeKey,
   newlyLinkedCustomer,
   type ReservationFacts,
   shiftDayKey,
@@ -78,12 +79,17 @@ async function moveFigures(
   for (const id of ids) {
     const current = await col.findOne({ _id: id });
     if (current && current._pos >= pos) continue; // this event already reached it
+    const leaving = before && key(before) === id ? before : null;
+    const joining = key(after) === id ? after : null;
+    // A status change moves a reservation within its day: out and back into the same lead-time
+    // bucket, which cancels out. The lead-time figures are then neither copied nor touched.
+    const leadTime = !(leaving && joining && leadTimeKey(leaving) === leadTimeKey(joining));
     // A copy: the document read is shared with the store (src/projection/write-back.ts).
     const figures = current
-      ? copyFigures(current)
+      ? copyFigures(current, leadTime)
       : ({ ...emptyFigures(after, withShift), _id: id, _pos: '' } as FiguresDoc);
-    if (before && key(before) === id) addFacts(figures, before, -1);
-    if (key(after) === id) addFacts(figures, after, 1);
+    if (leaving) addFacts(figures, leaving, -1, leadTime);
+    if (joining) addFacts(figures, joining, 1, leadTime);
     figures._pos = pos;
     await col.replaceOne({ _id: id }, figures, { upsert: true });
   }

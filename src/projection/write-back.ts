@@ -68,6 +68,8 @@ interface Entry {
    * may be changed in place; every other object of it is shared.
    */
   mine: Set<object> | null;
+  /** A caller was given this document (findOne) or gave it (replaceOne) in this batch. */
+  shared: boolean;
   dirty: boolean;
 }
 
@@ -170,12 +172,13 @@ class WriteBackCollection<T extends Doc = Doc> implements Collection<T> {
     if (this.trusted !== null) {
       const stored = this.trusted.peek(id);
       // Strict: a copy, so that freezing it leaves the store's own document alone.
-      if (stored === undefined) e = { doc: null, owned: false, mine: null, dirty: false };
-      else if (this.strict) e = { doc: cloneValue(stored) as Doc, owned: true, mine: null, dirty: false };
-      else e = { doc: stored, owned: false, mine: null, dirty: false };
+      if (stored === undefined) e = { doc: null, owned: false, mine: null, shared: false, dirty: false };
+      else if (this.strict)
+        e = { doc: cloneValue(stored) as Doc, owned: true, mine: null, shared: false, dirty: false };
+      else e = { doc: stored, owned: false, mine: null, shared: false, dirty: false };
     } else {
       const doc = await this.inner.findOne({ _id: id });
-      e = { doc, owned: doc !== null, mine: null, dirty: false };
+      e = { doc, owned: doc !== null, mine: null, shared: false, dirty: false };
     }
     this.entries.set(id, e);
     return e;
@@ -196,6 +199,7 @@ class WriteBackCollection<T extends Doc = Doc> implements Collection<T> {
     if (e.doc === null) return null;
     e.owned = false;
     e.mine = null;
+    e.shared = true;
     return (this.strict ? deepFreeze(e.doc) : e.doc) as T;
   }
 
@@ -264,6 +268,7 @@ class WriteBackCollection<T extends Doc = Doc> implements Collection<T> {
     const storable = isStorable(doc);
     const value = storable ? (doc as Doc) : (cloneValue(doc) as Doc);
     this.set(id, e, this.strict ? deepFreeze(value) : value, !storable && !this.strict);
+    e.shared = true;
     if (before === null) return { matched: 0, modified: 0, upsertedId: id };
     return { matched: 1, modified: sameValue(before, value) ? 0 : 1, upsertedId: null };
   }
@@ -271,6 +276,16 @@ class WriteBackCollection<T extends Doc = Doc> implements Collection<T> {
   async updateOne(filter: Filter, update: Update, options?: { upsert?: boolean }): Promise<UpdateResult> {
     const id = typeof filter._id === 'string' ? filter._id : undefined;
     if (id === undefined) return this.throughStore(true, () => this.inner.updateOne(filter, update, options));
+    // A document of the embedded store that no caller holds and the batch has not changed: the
+    // store updates it in place (no copy; its own validation, guard and indexes), as without the
+    // cache. What a single-event catch-up (read your writes) mostly does.
+    if (this.trusted !== null) {
+      const cached = this.entries.get(id);
+      if (cached === undefined || (!cached.dirty && !cached.shared)) {
+        this.entries.delete(id);
+        return this.inner.updateOne(filter, update, options);
+      }
+    }
     const parsed = parseUpdate(update);
     const only = idOnly(filter) !== undefined;
     // applyOnce's guard (src/projection/idempotent.ts), decided by shape as the embedded store does.

@@ -22,7 +22,9 @@ import { updateReservation } from '../commands/reservations/handler-update';
 import { allProjections } from '../projections/index';
 import { EmbeddedDocumentStore } from '../src/adapters/document-store/embedded';
 import { SqliteEventStore } from '../src/adapters/event-store/sqlite';
+import { MemoryKeyStore } from '../src/adapters/key-store/memory';
 import { applyBootstrap } from '../src/bootstrap';
+import { verifyLog } from '../src/cli/audit-commands';
 import type { Clock } from '../src/core/clock';
 import { operatorMeta } from '../src/core/command-meta';
 import { createLogger } from '../src/logger';
@@ -38,8 +40,12 @@ const TEMPLATE_DAYS = 10;
 const PER_DAY = 120;
 const FIRST_DAY = '2031-03-02';
 
-/** The template: one restaurant's activity, made by the command handlers. */
-async function writeTemplate(file: string): Promise<{ made: Record<string, number> }> {
+/** The template: one restaurant's activity, made by the command handlers (also the write-back test's log). */
+export async function writeTemplate(
+  file: string,
+  days = TEMPLATE_DAYS,
+  perDay = PER_DAY,
+): Promise<{ made: Record<string, number> }> {
   registerModules();
   const events = SqliteEventStore.open(file, { synchronous: 'NORMAL' });
   let now = new Date(`${dayAfter(FIRST_DAY, -20)}T09:00:00Z`);
@@ -57,12 +63,12 @@ async function writeTemplate(file: string): Promise<{ made: Record<string, numbe
   const made = { created: 0, canceled: 0, moved: 0, seated: 0, done: 0, no_show: 0, failed: 0 };
   const ids: { id: string; day: string }[] = [];
   const sources = ['WEBSITE', 'PHONE', 'RESERVE_WITH_GOOGLE', 'INSTAGRAM', 'WALK_IN', 'EMAIL'];
-  for (let d = 0; d < TEMPLATE_DAYS; d++) {
+  for (let d = 0; d < days; d++) {
     const day = dayAfter(FIRST_DAY, d);
-    for (let k = 0; k < PER_DAY; k++) {
+    for (let k = 0; k < perDay; k++) {
       // Bookings made from 20 days to a few hours ahead.
       now = new Date(Date.parse(`${FIRST_DAY}T09:00:00Z`) - ((k * 7919) % (20 * 24 * 60)) * 60_000);
-      const guest = (d * PER_DAY + k) % 900; // 1,200 bookings, 900 phones: a quarter come back
+      const guest = (d * perDay + k) % Math.ceil((days * perDay * 3) / 4); // 1,200 bookings, 900 phones: a quarter come back
       try {
         const out = await createReservation(
           deps,
@@ -87,7 +93,7 @@ async function writeTemplate(file: string): Promise<{ made: Record<string, numbe
       }
     }
   }
-  console.error(`template: ${made.created} created (${made.failed} refused)`);
+  if (days === TEMPLATE_DAYS) console.error(`template: ${made.created} created (${made.failed} refused)`);
   now = new Date(`${dayAfter(FIRST_DAY, -1)}T09:00:00Z`);
   for (const [i, r] of ids.entries()) {
     try {
@@ -104,7 +110,7 @@ async function writeTemplate(file: string): Promise<{ made: Record<string, numbe
     }
   }
   // After the service days: seated and finished, or no-shows.
-  now = new Date(`${dayAfter(FIRST_DAY, TEMPLATE_DAYS + 2)}T09:00:00Z`);
+  now = new Date(`${dayAfter(FIRST_DAY, days + 2)}T09:00:00Z`);
   for (const [i, r] of ids.entries()) {
     if (i % 10 < 2) continue;
     try {
@@ -230,6 +236,74 @@ async function replayChild(file: string, withAnalytics: boolean, only?: string):
   process.stdout.write(`${JSON.stringify(round)}\n`);
 }
 
+interface VerifyRound {
+  events: number;
+  chain: { seconds: number; cpuSeconds: number; findings: number };
+  models: { seconds: number; cpuSeconds: number; documents: number; differences: number };
+  peak: number;
+}
+
+/**
+ * Child: `audit verify` over the log, as verifyLog runs it on an embedded start: the live read
+ * models are built first (the server's own replay, not measured), then the hash chain of every
+ * stream (one SHA-256 per event) and the read-model phase (replay into scratch read models, then
+ * every document compared with the live one) are timed apart.
+ */
+async function verifyChild(file: string): Promise<void> {
+  const events = SqliteEventStore.open(file);
+  const live = new EmbeddedDocumentStore();
+  const versions = new ProjectionVersions(events, live, new AliasedDocumentStore(live), {
+    logger: createLogger('silent'),
+  });
+  const runner = new ProjectionRunner(events, live, await versions.prepare(allProjections()));
+  await runner.catchUp();
+  const keys = new MemoryKeyStore();
+  const measure = async <T>(run: () => Promise<T>) => {
+    const cpu = process.cpuUsage();
+    const start = performance.now();
+    const value = await run();
+    const used = process.cpuUsage(cpu);
+    return {
+      value,
+      seconds: (performance.now() - start) / 1000,
+      cpuSeconds: (used.user + used.system) / 1e6,
+    };
+  };
+  const rt = { events, docs: live, projections: runner, keys };
+  const chain = await measure(() => verifyLog(rt, { chain: true, readModels: false }));
+  const models = await measure(() => verifyLog(rt, { chain: false, readModels: true }));
+  await events.close();
+  const round: VerifyRound = {
+    events: chain.value.chain?.chained ?? 0,
+    chain: {
+      seconds: chain.seconds,
+      cpuSeconds: chain.cpuSeconds,
+      findings: chain.value.chain?.findings.length ?? -1,
+    },
+    models: {
+      seconds: models.seconds,
+      cpuSeconds: models.cpuSeconds,
+      documents: models.value.readModels?.documents ?? 0,
+      differences: models.value.readModels?.differences.length ?? -1,
+    },
+    peak: process.resourceUsage().maxRSS * 1024,
+  };
+  process.stdout.write(`${JSON.stringify(round)}\n`);
+}
+
+function runChild(args: string[]): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), ...args], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let text = '';
+    child.stdout.on('data', (d) => {
+      text += d;
+    });
+    child.on('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`child exited ${code}`))));
+  });
+}
+
 async function replayOnce(file: string, withAnalytics: boolean): Promise<Round> {
   const out = await new Promise<string>((resolve, reject) => {
     const child = spawn(
@@ -250,6 +324,7 @@ const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)] as number;
 };
+const mb = (b: number) => fmt(b / 2 ** 20);
 const fmt = (n: number, digits = 0) =>
   n.toLocaleString('en', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
@@ -272,7 +347,6 @@ export async function replayAllBench(dir: string): Promise<Record<string, string
     if (compare) rounds.without.push(await replayOnce(file, false));
     console.log(`round ${r + 1}: ${JSON.stringify(rounds.with.at(-1))}`);
   }
-  const mb = (b: number) => fmt(b / 2 ** 20);
   for (const [label, rs] of [
     ['every projection, analytics included', rounds.with],
     ['every projection but analytics', rounds.without],
@@ -289,10 +363,41 @@ export async function replayAllBench(dir: string): Promise<Record<string, string
       'analytics day docs': rs[0]?.analyticsDays ? fmt(rs[0].analyticsDays) : '',
     });
   }
+  // audit verify over the same log (REPLAY_VERIFY_ROUNDS, default 1; 0 skips it).
+  const verifyRounds: VerifyRound[] = [];
+  for (let r = 0; r < Number(process.env.REPLAY_VERIFY_ROUNDS ?? 1); r++) {
+    const out = await runChild(['--verify', file]);
+    verifyRounds.push(JSON.parse(out.trim().split('\n').pop() as string) as VerifyRound);
+    console.log(`verify round ${r + 1}: ${JSON.stringify(verifyRounds.at(-1))}`);
+  }
+  if (verifyRounds.length > 0) {
+    const peak = `${mb(Math.max(...verifyRounds.map((x) => x.peak)))} (live + scratch)`;
+    for (const [label, pick] of [
+      ['audit verify: hash chain of every stream', (x: VerifyRound) => x.chain],
+      ['audit verify: read models (replay into scratch + compare with live)', (x: VerifyRound) => x.models],
+    ] as [string, (x: VerifyRound) => { seconds: number; cpuSeconds: number }][]) {
+      const rs = verifyRounds.map(pick);
+      const rates = rs.map((x) => log.events / x.seconds);
+      const cpu = median(rs.map((x) => x.cpuSeconds));
+      rows.push({
+        case: `${label}, ${fmt(log.events)} events`,
+        'events/s (median)': fmt(median(rates)),
+        rounds: rates.map((x) => `${fmt(x / 1000)}k`).join(' '),
+        'CPU s (median)': fmt(cpu, 1),
+        'CPU µs/event': fmt((cpu * 1e6) / log.events, 1),
+        'peak RSS MB (max)': peak,
+        'analytics day docs': '',
+      });
+    }
+    const bad = verifyRounds.find((x) => x.chain.findings !== 0 || x.models.differences !== 0);
+    if (bad) throw new Error(`audit verify reported problems on the bench log: ${JSON.stringify(bad)}`);
+  }
   return rows;
 }
 
-if (process.argv[2] === '--replay-all') {
+if (process.argv[2] === '--verify') {
+  await verifyChild(process.argv[3] as string);
+} else if (process.argv[2] === '--replay-all') {
   await replayChild(process.argv[3] as string, process.argv[4] === 'true', process.argv[5]);
 } else if (process.argv[2] === '--per-projection') {
   // Where the time goes: the log at process.argv[3] replayed into each projection alone.

@@ -57,9 +57,11 @@ export const reservationsProjection: Projection = {
     const current = await col.findOne({ _id: id });
     if (current && current._pos >= pos) return; // redelivered
     if (!current && event.type !== 'ReservationCreated') return; // nothing to change
-    const { _id, _pos, start_at_utc, sort_key, ...snapshot } = current ?? ({} as ReservationDoc);
+    // The stored document is the snapshot plus _id, _pos, start_at_utc and sort_key: evolve copies
+    // what it changes (the document read is shared: src/projection/write-back.ts), and the four
+    // fields are written anew below (no rest-destructuring copy per event).
     const state = evolveReservation(
-      current ? { exists: true, abandoned: false, r: snapshot as ReservationSnapshot } : initialReservation,
+      current ? { exists: true, abandoned: false, r: current as ReservationSnapshot } : initialReservation,
       event,
     );
     if (!state.r) return;

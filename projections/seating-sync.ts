@@ -56,8 +56,21 @@ export const pickSeating = (source: Partial<SeatingFields>): Partial<SeatingFiel
   return out as Partial<SeatingFields>;
 };
 
-export const sameSeating = (a: SeatingFields, b: SeatingFields): boolean =>
-  SEATING_FIELDS.every((k) => JSON.stringify(a[k]) === JSON.stringify(b[k]));
+/** Equal as their JSON would be: the fields are scalars, null or arrays of ids. */
+function sameField(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a) && Array.isArray(b)) {
+    if (a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameField(a[i], b[i])) return false;
+    return true;
+  }
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+export const sameSeating = (a: SeatingFields, b: SeatingFields): boolean => {
+  for (const k of SEATING_FIELDS) if (!sameField(a[k], b[k])) return false;
+  return true;
+};
 
 /**
  * The reservation and its seatings agree: one seating on its day, equal to it, unless released. No

@@ -18,6 +18,10 @@ function listTests(dir: string): string[] {
   return out.sort();
 }
 
+// Projections run with every document they read or write deep-frozen (src/projection/write-back.ts):
+// one that changes a shared document throws in the tests.
+process.env.COUVERT_STRICT_PROJECTIONS ??= '1';
+
 const files = listTests(join(root, 'test')).filter(
   (f) => filters.length === 0 || filters.some((x) => relative(root, f).includes(x)),
 );

@@ -12,11 +12,13 @@ import { positionToString, type RecordedEvent } from '../../src/ports/event-stor
 import type { Projection } from '../../src/projection/projection';
 import {
   addFacts,
+  copyFigures,
   type DayFigures,
   dayKey,
   emptyFigures,
   factsOfCreated,
   factsOfUpdated,
+  leadTimeKey,
   newlyLinkedCustomer,
   type ReservationFacts,
   shiftDayKey,
@@ -77,12 +79,19 @@ async function moveFigures(
   for (const id of ids) {
     const current = await col.findOne({ _id: id });
     if (current && current._pos >= pos) continue; // this event already reached it
-    const { _id, _pos, ...rest } =
-      current ?? ({ _id: id, _pos: '', ...emptyFigures(after, withShift) } as FiguresDoc);
-    const figures = rest as DayFigures;
-    if (before && key(before) === id) addFacts(figures, before, -1);
-    if (key(after) === id) addFacts(figures, after, 1);
-    await col.replaceOne({ _id: id }, { ...figures, _id: id, _pos: pos } as FiguresDoc, { upsert: true });
+    const leaving = before && key(before) === id ? before : null;
+    const joining = key(after) === id ? after : null;
+    // A status change moves a reservation within its day: out and back into the same lead-time
+    // bucket, which cancels out. The lead-time figures are then neither copied nor touched.
+    const leadTime = !(leaving && joining && leadTimeKey(leaving) === leadTimeKey(joining));
+    // A copy: the document read is shared with the store (src/projection/write-back.ts).
+    const figures = current
+      ? copyFigures(current, leadTime)
+      : ({ ...emptyFigures(after, withShift), _id: id, _pos: '' } as FiguresDoc);
+    if (leaving) addFacts(figures, leaving, -1, leadTime);
+    if (joining) addFacts(figures, joining, 1, leadTime);
+    figures._pos = pos;
+    await col.replaceOne({ _id: id }, figures, { upsert: true });
   }
 }
 
@@ -93,11 +102,8 @@ async function applyReservationEvent(event: RecordedEvent, docs: DocumentStore):
   const factsCol = docs.collection<FactsDoc>(ANALYTICS_RESERVATIONS);
   const stored = await factsCol.findOne({ _id: id });
   if (stored && stored._pos >= pos) return; // redelivered
-  let before: ReservationFacts | null = null;
-  if (stored) {
-    const { _id, _pos, ...facts } = stored;
-    before = facts as ReservationFacts;
-  }
+  // The stored facts with their _id and _pos (every use copies, and both are written anew).
+  const before: ReservationFacts | null = stored;
   let after: ReservationFacts;
   if (event.type === 'ReservationCreated') {
     if (before) return; // a second creation of one id changes nothing (the fold ignores it too)

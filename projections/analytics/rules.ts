@@ -110,7 +110,8 @@ export function leadTimeBucket(minutes: number): number {
 }
 
 /** The histogram key of a bucket: its lower bound in minutes, as a string (a MongoDB field name). */
-export const bucketKey = (index: number) => String(LEAD_TIME_BUCKETS[index]);
+const BUCKET_KEYS: readonly string[] = LEAD_TIME_BUCKETS.map(String);
+export const bucketKey = (index: number) => BUCKET_KEYS[index] as string;
 
 /** The value a percentile read from the histogram reports for a bucket: its upper bound (exclusive), or the lower bound of the open last bucket. */
 export function bucketValue(index: number): number {
@@ -125,13 +126,15 @@ export function bucketValue(index: number): number {
  * this reports.
  */
 export function histogramQuantile(histogram: Readonly<Record<string, number>>, q: number): number | null {
+  // Keys are canonical integers: read by number (no string made per bucket and lookup).
+  const h = histogram as unknown as Readonly<Record<number, number>>;
   let n = 0;
-  for (let i = 0; i < LEAD_TIME_BUCKETS.length; i++) n += histogram[bucketKey(i)] ?? 0;
+  for (let i = 0; i < LEAD_TIME_BUCKETS.length; i++) n += h[LEAD_TIME_BUCKETS[i] as number] ?? 0;
   if (n === 0) return null;
   const rank = Math.max(1, Math.ceil(q * n));
   let seen = 0;
   for (let i = 0; i < LEAD_TIME_BUCKETS.length; i++) {
-    seen += histogram[bucketKey(i)] ?? 0;
+    seen += h[LEAD_TIME_BUCKETS[i] as number] ?? 0;
     if (seen >= rank) return bucketValue(i);
   }
   return bucketValue(LEAD_TIME_BUCKETS.length - 1);

@@ -2,7 +2,10 @@
 import type { DocumentStore } from '../ports/document-store';
 import type { EventStore } from '../ports/event-store';
 import type { Projection } from '../projection/projection';
+import { WriteBackStore } from '../projection/write-back';
 import { type AsOf, isAtOrBefore } from './history';
+
+const BATCH = 1000;
 
 export interface ReplayResult {
   /** Events read (every type). */
@@ -31,7 +34,16 @@ export async function replayInto(
   }
   let count = 0;
   let position: bigint | null = null;
-  for await (const e of events.readAll({ batchSize: 2000 })) {
+  // Scratch stores are embedded: batches go through the runner's write-back cache, flushed every
+  // BATCH events (src/projection/write-back.ts).
+  const cache = docs.kind === 'embedded' ? new WriteBackStore(docs) : null;
+  const target = cache ?? docs;
+  const flush = async () => {
+    if (cache === null) return;
+    await cache.flush();
+    cache.clear();
+  };
+  for await (const e of events.readAll({ batchSize: BATCH })) {
     if (until !== null && !isAtOrBefore(e, until)) break;
     const handlers = byType.get(e.type);
     if (handlers !== undefined)
@@ -40,12 +52,14 @@ export async function replayInto(
           const limit = limits.get(p.name) ?? null;
           if (limit === null || e.position > limit) continue;
         }
-        await p.apply(e, docs);
+        await p.apply(e, target);
       }
     count++;
     position = e.position;
+    if (count % BATCH === 0) await flush();
     if (onProgress !== undefined && count % 5000 === 0) onProgress(count, e.position);
   }
+  await flush();
   if (position !== null)
     for (const p of projections) {
       const limit = limits === undefined ? position : (limits.get(p.name) ?? null);

@@ -117,8 +117,16 @@ export class InvalidEventStoreInputError extends EventStoreError {
 }
 
 /** Positions as fixed-width strings, so one string comparison orders them in any store. */
+// Every projection applying an event asks for the same string: the last one is remembered.
+let lastPosition: bigint | undefined;
+let lastPositionString = '';
+
 export function positionToString(position: bigint): string {
-  return position.toString().padStart(20, '0');
+  if (position !== lastPosition) {
+    lastPositionString = position.toString().padStart(20, '0');
+    lastPosition = position;
+  }
+  return lastPositionString;
 }
 export function positionFromString(value: string): bigint {
   return BigInt(value);

@@ -5,6 +5,7 @@
 import type { DocumentStore } from '../ports/document-store';
 import type { EventStore, RecordedEvent } from '../ports/event-store';
 import type { Projection } from './projection';
+import { WriteBackStore } from './write-back';
 
 export interface RunnerOptions {
   batchSize?: number;
@@ -14,6 +15,13 @@ export interface RunnerOptions {
    * yield here, so an embedded catch-up (all of whose awaits are microtasks) lets requests run.
    */
   afterBatch?: () => Promise<void>;
+  /**
+   * Apply each batch of a catch-up through a write-back cache (src/projection/write-back.ts) and
+   * write the documents it touched once, at the batch's commit. Default: on for the embedded store
+   * (in memory, rebuilt at start), off for a durable one (MongoDB), where the batch's writes would
+   * not land atomically with its checkpoints.
+   */
+  writeBack?: boolean;
 }
 
 export class ProjectionRunner {
@@ -92,7 +100,9 @@ export class ProjectionRunner {
     for (const c of this.checkpoints.values())
       if (c !== null && (highest === null || c > highest)) highest = c;
     const batchSize = this.options.batchSize ?? 1000;
-    const docs = this.docs;
+    const cache =
+      (this.options.writeBack ?? this.docs.kind === 'embedded') ? new WriteBackStore(this.docs) : null;
+    const docs = cache ?? this.docs;
     let applied = 0;
     let batchLast: bigint | null = null;
     let inBatch = 0;
@@ -100,7 +110,7 @@ export class ProjectionRunner {
       const handlers = this.byType.get(event.type);
       if (handlers !== undefined) {
         this.changes++;
-        if (highest !== null && event.position <= highest) await this.applyEvent(event);
+        if (highest !== null && event.position <= highest) await this.applyEvent(event, docs);
         else for (const p of handlers) await p.apply(event, docs);
         // Again once applied: a read taken mid-apply (an awaiting projection) must not stay valid.
         this.changes++;
@@ -108,30 +118,38 @@ export class ProjectionRunner {
       applied++;
       batchLast = event.position;
       if (++inBatch >= batchSize) {
-        await this.commit(batchLast);
+        await this.commit(batchLast, cache);
         this.options.onProgress?.(applied, batchLast);
         inBatch = 0;
         if (this.options.afterBatch) await this.options.afterBatch();
       }
     }
     if (batchLast !== null) {
-      await this.commit(batchLast);
+      await this.commit(batchLast, cache);
       this.options.onProgress?.(applied, batchLast);
     }
     return applied;
   }
 
-  private async applyEvent(event: RecordedEvent): Promise<void> {
+  private async applyEvent(event: RecordedEvent, docs: DocumentStore = this.docs): Promise<void> {
     const handlers = this.byType.get(event.type);
     if (!handlers) return;
     for (const p of handlers) {
       const c = this.checkpoints.get(p.name) ?? null;
       if (c !== null && event.position <= c) continue;
-      await p.apply(event, this.docs);
+      await p.apply(event, docs);
     }
   }
 
-  private async commit(position: bigint): Promise<void> {
+  /** The batch's documents (when cached), then the checkpoints: never a checkpoint ahead of its writes. */
+  private async commit(position: bigint, cache: WriteBackStore | null = null): Promise<void> {
+    if (cache !== null) {
+      // The read models change here: readers' remembered change counts must not stay valid.
+      this.changes++;
+      await cache.flush();
+      cache.clear();
+      this.changes++;
+    }
     for (const p of this.projections) {
       const c = this.checkpoints.get(p.name) ?? null;
       if (c === null || c < position) {

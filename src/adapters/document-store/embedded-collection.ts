@@ -68,7 +68,7 @@ function soleValue(o: unknown, key: string): unknown {
  * filter by construction) so updateOne decides it without validation, planning or a matcher;
  * answers the $lt operand, or undefined for any other filter.
  */
-function guardPosition(filter: Filter): string | undefined {
+export function guardPosition(filter: Filter): string | undefined {
   let n = 0;
   for (const k in filter) {
     if (k !== '_id' && k !== '$or') return undefined;
@@ -264,6 +264,39 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
     if (filter === undefined || isEmpty(filter)) return this.docs.size;
     validateFilter(filter);
     return this.matching(filter, Number.POSITIVE_INFINITY).length;
+  }
+
+  /**
+   * The stored document itself (not a copy), for the projection runner's write-back cache
+   * (src/projection/write-back.ts), which never changes it in place and never hands it to code
+   * that could. Everything else reads copies.
+   */
+  peek(id: string): T | undefined {
+    this.assertOpen();
+    return this.docs.get(id) as T | undefined;
+  }
+
+  /**
+   * The write-back cache's flush: each document is stored as given (the store takes it over: no
+   * copy), `null` removes. Documents are validated and indexed as by replaceOne; the caller has
+   * made them storable (cloneValue or isStorable in values.ts). Not atomic: a unique-index
+   * conflict throws with the earlier documents written, which a catch-up (whose checkpoint then
+   * stays behind) redoes.
+   */
+  writeBack(changes: Iterable<readonly [string, Doc | null]>): void {
+    this.assertOpen();
+    for (const [id, doc] of changes) {
+      const stored = this.docs.get(id);
+      if (doc === null) {
+        if (stored !== undefined) this.remove(stored);
+        continue;
+      }
+      validateDocument(doc, 'replacement');
+      if (doc._id !== id) throw new InvalidQueryError('replaceOne: _id is immutable');
+      if (stored === doc) continue;
+      if (stored !== undefined) this.swap(stored, doc);
+      else this.insert(doc);
+    }
   }
 
   /** Which index answers `filter` and how many documents it hands to the matcher. */

@@ -61,6 +61,33 @@ export function cloneValue(v: unknown): Json {
   }
 }
 
+/**
+ * True when `v` is what cloneValue would copy unchanged: strings, finite-or-not numbers, booleans,
+ * null, dense arrays and plain objects of those (no undefined, no Date, no `__proto__` field). Such a
+ * value can be stored as it is, without a copy; anything else goes through cloneValue.
+ */
+export function isStorable(v: unknown): boolean {
+  switch (typeof v) {
+    case 'string':
+    case 'number':
+    case 'boolean':
+      return true;
+    case 'object': {
+      if (v === null) return true;
+      if (Array.isArray(v)) {
+        for (let i = 0; i < v.length; i++) if (!isStorable(v[i])) return false;
+        return true;
+      }
+      if (!isPlainObject(v)) return false;
+      for (const k in v)
+        if (k === '__proto__' || !isStorable((v as Record<string, unknown>)[k])) return false;
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
 function unsupported(v: unknown): DocumentStoreError {
   const kind = typeof v === 'object' ? (v?.constructor?.name ?? 'object') : typeof v;
   return new DocumentStoreError(`cannot store a value of type ${kind}: documents hold JSON data and Dates`);

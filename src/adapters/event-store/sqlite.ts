@@ -425,6 +425,22 @@ export class SqliteEventStore implements EventStore {
     return this.db.memory ? ':memory:' : this.db.name;
   }
 
+  /**
+   * `audit verify`'s chain check (src/cli/audit-commands.ts): up to `limit` rows after `after` in
+   * log order, data and metadata as the stored JSON text the chain hashed (no parse).
+   */
+  chainPage(after: number, limit: number): RawRow[] {
+    this.assertOpen();
+    this.chainStmt ??= this.db
+      .prepare<unknown[], RawRow>(
+        'SELECT position, id, stream, revision, type, data, metadata, created, hash FROM events WHERE position > ? ORDER BY position LIMIT ?',
+      )
+      .raw();
+    return this.chainStmt.all(after, limit);
+  }
+
+  private chainStmt: Database.Statement<unknown[], RawRow> | undefined;
+
   /** Whether rows written before the chain still wait for upgradeLegacy(). */
   get needsLegacyUpgrade(): boolean {
     this.assertOpen();

@@ -5,6 +5,7 @@ import { analyticsProjection } from './analytics/projection';
 import { apiKeysProjection } from './api-keys';
 import { bookingsProjection } from './bookings';
 import { catalogProjection } from './catalog';
+import { customerImportsProjection } from './customer-imports';
 import { customersProjection } from './customers';
 import { missedCallsProjection } from './missed-calls';
 import { oauthApplicationsProjection } from './oauth-applications';
@@ -30,5 +31,6 @@ export function allProjections(): Projection[] {
     webhookDeliveriesProjection,
     missedCallsProjection,
     analyticsProjection,
+    customerImportsProjection,
   ];
 }

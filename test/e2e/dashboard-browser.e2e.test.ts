@@ -198,7 +198,7 @@ test('a manager: applications, API keys, webhooks, deliveries, migration, import
 
     // API keys: create one (its token shown once, and it works), then revoke it after a confirmation.
     await page.getByRole('link', { name: 'API keys', exact: true }).click();
-    assert.match(await page.locator('main').innerText(), /Front desk[\s\S]*Not recorded/);
+    assert.match(await page.locator('main').innerText(), /Front desk[\s\S]*Never/);
     await page.getByLabel('Name').fill('Loyalty app');
     await page.getByLabel('See your customer records, including their personal details').check();
     await page.getByLabel('Create and change customer records').check();
@@ -261,7 +261,7 @@ test('a manager: applications, API keys, webhooks, deliveries, migration, import
       async () => (await page.locator('.badge.st-failed').count()) === 1,
     );
     await page.locator('.deliveries details summary').first().click();
-    assert.match(await page.locator('.deliveries table').first().innerText(), /400/);
+    assert.match(await page.locator('.deliveries ol.attempts').first().innerText(), /400/);
     await shoot(page, '5-delivery-failed');
     await page.getByRole('button', { name: /^Resend customer.created/ }).click();
     assert.match(await page.getByRole('status').innerText(), /sent again/);

@@ -236,7 +236,7 @@ t(
     const page = await b.get(`${endpointPath}?restaurant=rest_demo`);
     assert.match(
       page.text,
-      /<details class="answer"><summary>Answer \(512 characters, cut\)<\/summary><pre class="excerpt">&lt;b&gt;bad&lt;\/b&gt;␍\n␇echo: t=\d+,v1=\[redacted\]/,
+      /<details class="answer"><summary>Answer \(512 characters, cut\)<\/summary><pre class="excerpt" aria-label="Answer to attempt 1">&lt;b&gt;bad&lt;\/b&gt;␍\n␇echo: t=\d+,v1=\[redacted\]/,
     );
     assert.not.match(page.text, /<b>bad<\/b>/);
     assert.not.ok(page.text.includes(v1));
@@ -257,7 +257,7 @@ t(
     assert.is(done.attempts[1]?.response_excerpt, 'thanks');
     assert.is(done.attempts[1]?.response_truncated, false);
     const after = await b.get(`${endpointPath}?restaurant=rest_demo`);
-    assert.match(after.text, /<pre class="excerpt">thanks<\/pre>/);
+    assert.match(after.text, /<pre class="excerpt" aria-label="Answer to attempt 2">thanks<\/pre>/);
     // A test delivery keeps its answer in the history too.
     const tested = await b.post(`/dashboard/webhooks/${endpointId}/test`, {
       ...formFields(after.text, `/dashboard/webhooks/${endpointId}/test`),
@@ -326,7 +326,7 @@ t(
     const line = text(history.text);
     assert.match(line, /Import history first\.csv Finished/);
     assert.match(line, new RegExp(`by ${MANAGER.replace('.', '\\.')} · 2 of 2 rows`));
-    assert.match(line, /Created 1 Updated 0 Unchanged 0 Skipped 1/);
+    assert.match(line, /1 created · 0 updated · 0 unchanged · 1 skipped/);
     assert.match(
       history.text,
       new RegExp(`href="/dashboard/import/jobs/${jobId}/summary.csv\\?restaurant=rest_demo" download`),

@@ -3,7 +3,7 @@ import type { ApiKeyDoc } from '../../../projections/api-keys';
 import type { Scope } from '../../core/scopes';
 import { html } from '../html';
 import { SCOPE_WORDS } from '../scope-words';
-import { LAST_USED_NOTE } from './dashboard-pages';
+import { lastUsedNote } from './dashboard-pages';
 import {
   csrfField,
   dashboardPage,
@@ -78,7 +78,7 @@ export function apiKeysPage(
     }
 ${list}
 ${o.revokedCount ? html`<p class="small">${o.revokedCount} revoked key${o.revokedCount === 1 ? '' : 's'} not shown.</p>` : ''}
-<p class="small">${LAST_USED_NOTE} Applications connected through OAuth are under Connected applications.</p>
+<p class="small">${lastUsedNote('key')} Applications connected through OAuth are under Connected applications.</p>
 ${form}`,
   });
 }

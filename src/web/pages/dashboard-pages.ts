@@ -27,8 +27,8 @@ export function restaurantSwitcher(
 }
 
 /** What "last used" means, on every page that shows it. */
-export const LAST_USED_NOTE =
-  '“Last used” is recorded at most once an hour per token: the latest use is within the hour after the time shown.';
+export const lastUsedNote = (what: 'key' | 'token') =>
+  `“Last used” is recorded at most once an hour per ${what}: the latest use is within the hour after the time shown.`;
 
 const dateFormat = (iso: string, timezone: string) =>
   new Intl.DateTimeFormat('en-GB', { dateStyle: 'long', timeStyle: 'short', timeZone: timezone }).format(
@@ -71,6 +71,6 @@ export function connectionsPage(o: {
 ${restaurantSwitcher(o.restaurants, o.restaurant.id, '/dashboard')}
 ${o.notice ? html`<div class="notice" role="status">${o.notice}</div>` : ''}
 ${list}
-${o.connections.length ? html`<p class="small">${LAST_USED_NOTE}</p>` : ''}`,
+${o.connections.length ? html`<p class="small">${lastUsedNote('token')}</p>` : ''}`,
   });
 }

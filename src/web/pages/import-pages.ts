@@ -62,12 +62,7 @@ function history(c: ShellContext, jobs: ImportLine[], total: number): Html | str
     ({ doc: j, who, stopped }) => html`<li>
   <div class="item-head"><h3><a href="${jobPath(j._id, c.restaurant.id)}">${j.file_name}</a></h3><span class="badge${j.status === 'failed' || stopped ? ' warn' : j.status === 'finished' ? ' on' : ''}">${stopped ? 'Stopped' : STATUS[j.status]}</span></div>
   <p class="small">${when(j.started_at, tz)} · by ${who} · ${n(j.processed)} of ${n(j.row_count)} rows</p>
-  <dl class="facts mini-counts">
-    <div><dt>Created</dt><dd>${n(j.counts.created)}</dd></div>
-    <div><dt>Updated</dt><dd>${n(j.counts.updated)}</dd></div>
-    <div><dt>Unchanged</dt><dd>${n(j.counts.matched)}</dd></div>
-    <div><dt>Skipped</dt><dd>${n(j.counts.skipped)}</dd></div>
-  </dl>
+  <p class="counts-line"><strong>${n(j.counts.created)}</strong> created · <strong>${n(j.counts.updated)}</strong> updated · <strong>${n(j.counts.matched)}</strong> unchanged · <strong>${n(j.counts.skipped)}</strong> skipped</p>
   <p class="small"><a href="${summaryPath(j._id, c.restaurant.id)}" download>Summary (CSV)</a></p>
 </li>`,
   )}</ul>${total > jobs.length ? html`<p class="small">The latest ${jobs.length} of ${n(total)} imports.</p>` : ''}</section>`;

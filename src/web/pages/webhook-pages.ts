@@ -149,8 +149,8 @@ function answerExcerpt(a: WebhookDeliveryDoc['attempts'][number]): Html | string
     : '';
   const lines = a.response_excerpt.split('\n').length;
   if ([...a.response_excerpt].length <= FOLD_OVER_CHARS && lines <= 3)
-    return html`<pre class="excerpt">${a.response_excerpt}</pre>${cut}`;
-  return html`<details class="answer"><summary>Answer (${[...a.response_excerpt].length} characters${a.response_truncated ? ', cut' : ''})</summary><pre class="excerpt">${a.response_excerpt}</pre>${cut}</details>`;
+    return html`<pre class="excerpt" aria-label="Answer to attempt ${a.attempt}">${a.response_excerpt}</pre>${cut}`;
+  return html`<details class="answer"><summary>Answer (${[...a.response_excerpt].length} characters${a.response_truncated ? ', cut' : ''})</summary><pre class="excerpt" aria-label="Answer to attempt ${a.attempt}">${a.response_excerpt}</pre>${cut}</details>`;
 }
 
 function attemptsTable(d: WebhookDeliveryDoc, tz: string): Html {
@@ -268,7 +268,7 @@ ${legacy}
 ${filter}
 ${deliveries}
 ${pager}
-<p class="small">Each attempt shows its answer's status code (or why there was none), how long it took, and the first 512 characters of what the endpoint answered (control characters shown as symbols such as ␍, any echo of the signing secret or signature replaced by [redacted]). Kept for 30 days like the rest of the history.</p>
+<p class="small">Each attempt shows its answer's status code (or why there was none), how long it took, and the first 512 characters of what the endpoint answered (control characters shown as visible symbols, any echo of the signing secret or signature replaced by [redacted]). Kept for 30 days like the rest of the history.</p>
 </section>
 <section class="card" aria-labelledby="edit-title">
 <h2 id="edit-title">Edit</h2>

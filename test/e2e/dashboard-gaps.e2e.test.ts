@@ -335,6 +335,10 @@ t(
     assert.is(summary.status, 200);
     assert.match(summary.text, /^row,outcome/);
     ctx.acted.push({ id: jobId, types: ['CustomerImportStarted', 'CustomerImportFinished'] });
+  // The customer it created: its events name the manager too (and are marked to publish no webhook).
+  const customerId = summary.text.split('\n')[1]?.split(',')[2] as string;
+  assert.match(customerId, /^cus_/);
+  ctx.acted.push({ id: customerId, types: ['CustomerCreated'] });
 
     // Another import running for the restaurant (another manager, or the CLI): a second one is refused.
     const meta = { actor: 'operator:cli', restaurant_id: 'rest_demo' };

@@ -24,15 +24,28 @@ export interface Upload {
 const TTL_MS = 30 * 60 * 1000;
 const MAX_UPLOADS = 8;
 
-const uploads = new Map<string, Upload>();
-const running = new Map<string, string>();
+/** Per server (runtime): a server that stops forgets its uploads, even when another starts in the same process. */
+interface Held {
+  uploads: Map<string, Upload>;
+  running: Map<string, string>;
+}
+const held = new WeakMap<object, Held>();
+function of(server: object): Held {
+  let h = held.get(server);
+  if (!h) {
+    h = { uploads: new Map(), running: new Map() };
+    held.set(server, h);
+  }
+  return h;
+}
 
-function sweep(now: number) {
+function sweep(uploads: Map<string, Upload>, now: number) {
   for (const [id, u] of uploads) if (u.expiresAt <= now) uploads.delete(id);
 }
 
-export function keepUpload(u: Omit<Upload, 'id' | 'expiresAt'>, now: number): Upload {
-  sweep(now);
+export function keepUpload(server: object, u: Omit<Upload, 'id' | 'expiresAt'>, now: number): Upload {
+  const { uploads } = of(server);
+  sweep(uploads, now);
   for (const [id, old] of uploads) if (old.userId === u.userId) uploads.delete(id);
   while (uploads.size >= MAX_UPLOADS) {
     const oldest = uploads.keys().next().value as string;
@@ -44,17 +57,27 @@ export function keepUpload(u: Omit<Upload, 'id' | 'expiresAt'>, now: number): Up
 }
 
 /** The user's own upload for that restaurant, still there; null otherwise. */
-export function findUpload(id: string, userId: string, restaurantId: string, now: number): Upload | null {
-  sweep(now);
+export function findUpload(
+  server: object,
+  id: string,
+  userId: string,
+  restaurantId: string,
+  now: number,
+): Upload | null {
+  const { uploads } = of(server);
+  sweep(uploads, now);
   const u = uploads.get(id);
   return u && u.userId === userId && u.restaurantId === restaurantId ? u : null;
 }
 
-export const dropUpload = (id: string) => uploads.delete(id);
+export const dropUpload = (server: object, id: string) => of(server).uploads.delete(id);
 
 /** The job this process started last for the restaurant and is still running, if any. */
-export const runningJob = (restaurantId: string) => running.get(restaurantId) ?? null;
-export const markRunning = (restaurantId: string, jobId: string) => running.set(restaurantId, jobId);
-export const markDone = (restaurantId: string, jobId: string) => {
+export const runningJob = (server: object, restaurantId: string) =>
+  of(server).running.get(restaurantId) ?? null;
+export const markRunning = (server: object, restaurantId: string, jobId: string) =>
+  of(server).running.set(restaurantId, jobId);
+export const markDone = (server: object, restaurantId: string, jobId: string) => {
+  const { running } = of(server);
   if (running.get(restaurantId) === jobId) running.delete(restaurantId);
 };

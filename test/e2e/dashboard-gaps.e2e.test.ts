@@ -176,12 +176,22 @@ t(
     const line = cli.stdout.split('\n').find((l) => l.startsWith('key_front\t')) as string;
     assert.ok(line, cli.stdout);
     assert.is(line.split('\t')[5], secondAt);
+    // An upload waiting for confirmation lives in the server's memory: a restart forgets it, and says so.
+    const waiting = await upload(b, 'name\nAfter Restart\n', 'waiting.csv');
     // A restart rebuilds the read models from the log: "last used" is still there.
     await svc.close({ keepData: true });
     ctx.svc = await startTestService({ dataDir: ctx.dataDir, env: ENV });
     ctx.b = new Browser(ctx.svc.url);
     const again = await ctx.b.get('/dashboard/api-keys?restaurant=rest_demo');
     await signIn(ctx.b, await ctx.b.get(again.location as string), MANAGER);
+    // Signed in again (sessions are in memory too), with the upload id the preview gave before.
+    const fresh = await ctx.b.get('/dashboard/import?restaurant=rest_demo');
+    const gone = await ctx.b.post('/dashboard/import/start', {
+      ...formFields(waiting, '/dashboard/import/start'),
+      csrf_token: csrfOf(fresh, '/dashboard/import/upload'),
+    });
+    assert.is(gone.status, 400);
+    assert.match(text(gone.text), /a restart of the server forgets it\. Upload the file again/);
     const key = await ctx.svc.rt.docs.collection<ApiKeyDoc>(API_KEYS).findOne({ _id: 'key_front' });
     assert.is(key?.last_used_at, secondAt);
     page = await ctx.b.get('/dashboard/api-keys?restaurant=rest_demo');
@@ -335,10 +345,10 @@ t(
     assert.is(summary.status, 200);
     assert.match(summary.text, /^row,outcome/);
     ctx.acted.push({ id: jobId, types: ['CustomerImportStarted', 'CustomerImportFinished'] });
-  // The customer it created: its events name the manager too (and are marked to publish no webhook).
-  const customerId = summary.text.split('\n')[1]?.split(',')[2] as string;
-  assert.match(customerId, /^cus_/);
-  ctx.acted.push({ id: customerId, types: ['CustomerCreated'] });
+    // The customer it created: its events name the manager too (and are marked to publish no webhook).
+    const customerId = summary.text.split('\n')[1]?.split(',')[2] as string;
+    assert.match(customerId, /^cus_/);
+    ctx.acted.push({ id: customerId, types: ['CustomerCreated'] });
 
     // Another import running for the restaurant (another manager, or the CLI): a second one is refused.
     const meta = { actor: 'operator:cli', restaurant_id: 'rest_demo' };

@@ -114,7 +114,7 @@ async function jobOf(rt: Runtime, m: Manager, id: string) {
   const { state } = await loadImportJob(rt, id);
   if (state.status === 'none') {
     // Started a moment ago in this process: its first event is on its way.
-    if (runningJob(m.restaurant._id) === id) return state;
+    if (runningJob(rt, m.restaurant._id) === id) return state;
     throw notFound(NOT_YOURS);
   }
   if (state.restaurantId !== m.restaurant._id) throw notFound(NOT_YOURS);
@@ -194,6 +194,7 @@ export const dashboardImportRoutes: AnyRoute[] = [
           return mainPage(rt, m, 'The file has a header row but no customer.', 400);
         const fileName = (file.originalFilename ?? 'customers.csv').slice(0, 200);
         const upload = keepUpload(
+          rt,
           {
             restaurantId: m.restaurant._id,
             userId: m.user.user_id,
@@ -235,9 +236,20 @@ export const dashboardImportRoutes: AnyRoute[] = [
     handler: async ({ rt, ctx, body, requestId }) => {
       const m = await managerForAction(rt, ctx, body, requestId);
       if (!isManager(m)) return m;
-      const upload = findUpload(body.upload_id, m.user.user_id, m.restaurant._id, rt.clock.now().getTime());
+      const upload = findUpload(
+        rt,
+        body.upload_id,
+        m.user.user_id,
+        m.restaurant._id,
+        rt.clock.now().getTime(),
+      );
       if (!upload)
-        return mainPage(rt, m, 'This upload has expired (30 minutes). Upload the file again.', 400);
+        return mainPage(
+          rt,
+          m,
+          'This upload is no longer here: an upload waits 30 minutes, and a restart of the server forgets it. Upload the file again.',
+          400,
+        );
       const onMatch = isOnMatch(body.on_match) ? body.on_match : upload.onMatch;
       const jobId = newId('imp');
       // One import at a time per restaurant, decided on the write side (the slot stream), so two
@@ -248,8 +260,8 @@ export const dashboardImportRoutes: AnyRoute[] = [
         if (err instanceof ApiError && err.status === 409) return mainPage(rt, m, err.message, 409);
         throw err;
       }
-      dropUpload(upload.id);
-      markRunning(m.restaurant._id, jobId);
+      dropUpload(rt, upload.id);
+      markRunning(rt, m.restaurant._id, jobId);
       // In the background: the response does not wait, and the batches yield to other requests.
       importCustomers(rt, upload.prepared, { onMatch, fileName: upload.fileName, meta: m.meta, jobId })
         .catch((err) =>
@@ -258,7 +270,7 @@ export const dashboardImportRoutes: AnyRoute[] = [
             'customer import failed',
           ),
         )
-        .finally(() => markDone(m.restaurant._id, jobId));
+        .finally(() => markDone(rt, m.restaurant._id, jobId));
       return seeOther(`${BASE}/jobs/${jobId}?restaurant=${encodeURIComponent(m.restaurant._id)}`);
     },
   }),

@@ -11,6 +11,8 @@ export interface ApiKeyDoc {
   application: { id: string; name: string } | null;
   created_at: string;
   revoked_at: string | null;
+  /** The latest recorded use (at most one an hour: commands/credentials/usage.ts); null if never. */
+  last_used_at?: string | null;
   [k: string]: unknown;
 }
 
@@ -18,7 +20,7 @@ export const API_KEYS = 'api_keys';
 
 export const apiKeysProjection: Projection = {
   name: 'api_keys',
-  eventTypes: ['ApiKeyCreated', 'ApiKeyUpdated', 'ApiKeyRevoked'],
+  eventTypes: ['ApiKeyCreated', 'ApiKeyUpdated', 'ApiKeyRevoked', 'ApiKeyUsed'],
   async setup(docs) {
     const col = docs.collection(API_KEYS);
     await col.createIndex({ keys: { token_hash: 1 }, unique: true, name: 'token_hash_unique' });
@@ -43,7 +45,7 @@ export const apiKeysProjection: Projection = {
               application: d.application ?? null,
               created_at: d.at,
             },
-            $setOnInsert: { revoked_at: null },
+            $setOnInsert: { revoked_at: null, last_used_at: null },
           },
           { upsert: true },
         );
@@ -58,6 +60,13 @@ export const apiKeysProjection: Projection = {
       case 'ApiKeyRevoked':
         await col.updateOne({ _id: id }, { $set: { revoked_at: d.at } });
         return;
+      case 'ApiKeyUsed': {
+        // Only ever forward: applying an older use again (a replay) changes nothing.
+        const doc = await col.findOne({ _id: id });
+        if (!doc || (typeof doc.last_used_at === 'string' && doc.last_used_at >= (d.at as string))) return;
+        await col.updateOne({ _id: id }, { $set: { last_used_at: d.at } });
+        return;
+      }
     }
   },
 };

@@ -7,6 +7,7 @@ import { webhookAnalyticsProjection } from './analytics/webhook-projection';
 import { apiKeysProjection } from './api-keys';
 import { bookingsProjection } from './bookings';
 import { catalogProjection } from './catalog';
+import { customerImportsProjection } from './customer-imports';
 import { customersProjection } from './customers';
 import { missedCallsProjection } from './missed-calls';
 import { oauthApplicationsProjection } from './oauth-applications';
@@ -34,5 +35,6 @@ export function allProjections(): Projection[] {
     analyticsProjection,
     webhookAnalyticsProjection,
     missedCallAnalyticsProjection,
+    customerImportsProjection,
   ];
 }

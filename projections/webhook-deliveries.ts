@@ -104,6 +104,8 @@ export const webhookDeliveriesProjection: Projection = {
           duration_ms: d.duration_ms as number,
           status_code: (d.status_code as number | null) ?? null,
           error: (d.error as AttemptRecord['error']) ?? null,
+          response_excerpt: (d.response_excerpt as string | null | undefined) ?? null,
+          response_truncated: d.response_truncated === true,
         };
         const outcome = d.outcome as string;
         const doc = await col.findOne({ _id: d.delivery_id as string });
@@ -170,6 +172,8 @@ export const webhookDeliveriesProjection: Projection = {
                   duration_ms: d.duration_ms,
                   status_code: d.status_code ?? null,
                   error: d.error ?? null,
+                  response_excerpt: d.response_excerpt ?? null,
+                  response_truncated: d.response_truncated === true,
                 },
               ],
               attempt_count: 1,

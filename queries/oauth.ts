@@ -20,6 +20,8 @@ export interface Connection {
   /** When the oldest active token was issued. */
   connected_at: string;
   active_tokens: number;
+  /** The latest recorded use of any of its active tokens (hour resolution); null if none recorded. */
+  last_used_at: string | null;
 }
 
 export async function listConnections(docs: DocumentStore, restaurantId: string): Promise<Connection[]> {
@@ -45,6 +47,10 @@ export async function listConnections(docs: DocumentStore, restaurantId: string)
       scopes: canonicalScopes(list.flatMap((k) => k.scopes)),
       connected_at: list[0]?.created_at as string,
       active_tokens: list.length,
+      last_used_at: list.reduce<string | null>(
+        (latest, k) => (k.last_used_at && (!latest || k.last_used_at > latest) ? k.last_used_at : latest),
+        null,
+      ),
     });
   }
   return out.sort((a, b) => a.name.localeCompare(b.name) || a.client_id.localeCompare(b.client_id));

@@ -21,6 +21,13 @@ export interface AttemptRecord {
   duration_ms: number;
   status_code: number | null;
   error: AttemptError | null;
+  /**
+   * What the endpoint answered, bounded (src/webhooks/excerpt.ts); absent on attempts recorded before
+   * excerpts were kept, null when the answer had no body or there was no answer.
+   */
+  response_excerpt?: string | null;
+  /** The answer was longer than its excerpt. */
+  response_truncated?: boolean;
 }
 
 export type WebhookDeliveryEvent =

@@ -108,6 +108,8 @@ export async function testWebhookEndpoint(deps: TestDeps, endpoint: WebhookEndpo
           duration_ms: response.durationMs,
           status_code: response.status,
           error: response.error,
+          response_excerpt: response.bodyExcerpt,
+          response_truncated: response.excerptTruncated,
           outcome: succeeded ? 'succeeded' : 'failed',
         },
         metadata: { ...meta, restaurant_id: endpoint.restaurant_id },

@@ -261,8 +261,12 @@ export async function verifyLog(
     report.erasure = { deleted: deleted.size, pending };
   }
   if (options.readModels) {
+    // The raw store the projections write (rt.projections.docs), not the alias queries read through:
+    // a versioned projection's collections are compared under the names it wrote them. Collections no
+    // projection writes (web_sessions, rate limits) are never compared: only what the replay wrote is.
+    const live = rt.projections.docs;
     const limits = new Map<string, bigint | null>();
-    for (const p of rt.projections.projections) limits.set(p.name, await rt.docs.getCheckpoint(p.name));
+    for (const p of rt.projections.projections) limits.set(p.name, await live.getCheckpoint(p.name));
     const scratch = new EmbeddedDocumentStore();
     try {
       const r = await replayInto(
@@ -274,7 +278,7 @@ export async function verifyLog(
         limits,
       );
       const collections = scratch.collectionNames();
-      const compared = await compareReadModels(scratch, rt.docs, collections);
+      const compared = await compareReadModels(scratch, live, collections);
       report.readModels = { events: r.events, collections, ...compared };
     } finally {
       await scratch.close();

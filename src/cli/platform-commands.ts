@@ -42,11 +42,12 @@ export function registerPlatformCommands(): void {
   registerCliCommand({
     name: 'keys list',
     summary: 'List API keys (never their tokens)',
-    usage: '[--restaurant rest_x]',
+    usage:
+      '[--restaurant rest_x]   (columns: id, restaurant, type, hint, state, last used (hour resolution) or -, name, scopes)',
     async run(ctx) {
       for (const k of await listKeys(ctx.rt.docs, optionalFlag(ctx, 'restaurant')))
         ctx.out(
-          `${k._id}\t${k.restaurant_id}\t${k.type}\t…${k.token_hint}\t${k.revoked_at ? `REVOKED ${k.revoked_at}` : 'active'}\t${k.name}\t${k.scopes.join(',')}`,
+          `${k._id}\t${k.restaurant_id}\t${k.type}\t…${k.token_hint}\t${k.revoked_at ? `REVOKED ${k.revoked_at}` : 'active'}\t${k.last_used_at ?? '-'}\t${k.name}\t${k.scopes.join(',')}`,
         );
     },
   });

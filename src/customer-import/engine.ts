@@ -37,6 +37,7 @@ import {
   resumeImportJob,
   startImportJob,
 } from '../../commands/customer-import/handler';
+import { takeImportSlot } from '../../commands/customer-import/slot';
 import type { ImportJobState } from '../../commands/customer-import/state';
 import { emailKey, matchablePhoneKey, phoneLookupKey } from '../../commands/customers/contact';
 import type { CustomFieldDefinition } from '../../commands/customers/custom-fields';
@@ -276,6 +277,8 @@ export async function importCustomers(
   options: ImportOptions,
 ): Promise<ImportJobState> {
   const jobId = options.jobId ?? newId('imp');
+  // One import at a time per restaurant (409 otherwise); a no-op when the caller took the slot already.
+  await takeImportSlot(deps, { jobId, restaurantId: prepared.restaurant._id }, options.meta);
   const { job } = await startImportJob(
     deps,
     {
@@ -306,6 +309,7 @@ export async function resumeImport(
   const loaded = await loadImportJob(deps, jobId);
   if (loaded.state.status === 'none' || loaded.state.restaurantId !== prepared.restaurant._id)
     throw notFound(`import ${jobId}`);
+  await takeImportSlot(deps, { jobId, restaurantId: prepared.restaurant._id }, options.meta);
   const { job } = await resumeImportJob(deps, jobId, loaded, prepared.fileSha256, {
     ...options.meta,
     restaurant_id: prepared.restaurant._id,

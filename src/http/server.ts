@@ -8,6 +8,7 @@ import type { Runtime } from '../runtime';
 import { authenticate } from './auth';
 import { bodyParseError, guardBody } from './body-guard';
 import { sendError } from './envelope';
+import { noteCredentialUse } from './key-usage';
 import { checkWindows, refuseUnknownParameters } from './query-rules';
 import { createLimiter, rateLimitError, rateLimitKey, setBudgetHeaders } from './rate-limit';
 import { checkReferences } from './references';
@@ -204,6 +205,7 @@ async function handle(
     const resolved = authenticate(rt, ctx.get('authorization'), route.access);
     auth = resolved instanceof Promise ? await resolved : resolved;
     ctx.state.auth = auth;
+    noteCredentialUse(rt, auth.credential);
   }
   const params = route.params ? validateInput(pathParams, route.params, 'path') : NO_INPUT;
   const rawQuery = ctx.querystring ? ctx.query : NO_INPUT;

@@ -1,9 +1,11 @@
 // The dashboard's customer import between its steps: an uploaded file, read and checked, waits here
 // for the manager to look at its preview and start the import (30 minutes at most, one per user, a
-// few in all: the memory they take is bounded). Jobs started from the dashboard are remembered per
-// restaurant so the import page can list them; their progress and summary come from the job's
-// stream (loadImportJob, jobSummaryCsv), not from here. Both live in this process's memory: with
-// several API processes behind a balancer the preview and import steps need sticky sessions.
+// few in all: the memory they take is bounded). It lives in this process's memory: a restart forgets
+// it (the import page says so: upload the file again), and with several API processes behind a
+// balancer the preview and import steps need sticky sessions. The import history is a read model
+// (projections/customer-imports.ts) and "one import at a time" is decided on the write side
+// (commands/customer-import/slot.ts); `running` here only lets the progress page of a job started a
+// moment ago in this process show before the job's first event.
 import { randomBytes } from 'node:crypto';
 import type { OnMatch } from '../../commands/customer-import/events';
 import type { PreparedImport } from '../customer-import/engine';
@@ -21,18 +23,29 @@ export interface Upload {
 
 const TTL_MS = 30 * 60 * 1000;
 const MAX_UPLOADS = 8;
-const RECENT_JOBS = 10;
 
-const uploads = new Map<string, Upload>();
-const jobs = new Map<string, string[]>();
-const running = new Map<string, string>();
+/** Per server (runtime): a server that stops forgets its uploads, even when another starts in the same process. */
+interface Held {
+  uploads: Map<string, Upload>;
+  running: Map<string, string>;
+}
+const held = new WeakMap<object, Held>();
+function of(server: object): Held {
+  let h = held.get(server);
+  if (!h) {
+    h = { uploads: new Map(), running: new Map() };
+    held.set(server, h);
+  }
+  return h;
+}
 
-function sweep(now: number) {
+function sweep(uploads: Map<string, Upload>, now: number) {
   for (const [id, u] of uploads) if (u.expiresAt <= now) uploads.delete(id);
 }
 
-export function keepUpload(u: Omit<Upload, 'id' | 'expiresAt'>, now: number): Upload {
-  sweep(now);
+export function keepUpload(server: object, u: Omit<Upload, 'id' | 'expiresAt'>, now: number): Upload {
+  const { uploads } = of(server);
+  sweep(uploads, now);
   for (const [id, old] of uploads) if (old.userId === u.userId) uploads.delete(id);
   while (uploads.size >= MAX_UPLOADS) {
     const oldest = uploads.keys().next().value as string;
@@ -44,24 +57,27 @@ export function keepUpload(u: Omit<Upload, 'id' | 'expiresAt'>, now: number): Up
 }
 
 /** The user's own upload for that restaurant, still there; null otherwise. */
-export function findUpload(id: string, userId: string, restaurantId: string, now: number): Upload | null {
-  sweep(now);
+export function findUpload(
+  server: object,
+  id: string,
+  userId: string,
+  restaurantId: string,
+  now: number,
+): Upload | null {
+  const { uploads } = of(server);
+  sweep(uploads, now);
   const u = uploads.get(id);
   return u && u.userId === userId && u.restaurantId === restaurantId ? u : null;
 }
 
-export const dropUpload = (id: string) => uploads.delete(id);
+export const dropUpload = (server: object, id: string) => of(server).uploads.delete(id);
 
-export function rememberJob(restaurantId: string, jobId: string) {
-  const list = [jobId, ...(jobs.get(restaurantId) ?? []).filter((j) => j !== jobId)].slice(0, RECENT_JOBS);
-  jobs.set(restaurantId, list);
-}
-
-export const recentJobs = (restaurantId: string): string[] => jobs.get(restaurantId) ?? [];
-
-/** One import at a time per restaurant from the dashboard: the running job's id, if any. */
-export const runningJob = (restaurantId: string) => running.get(restaurantId) ?? null;
-export const markRunning = (restaurantId: string, jobId: string) => running.set(restaurantId, jobId);
-export const markDone = (restaurantId: string, jobId: string) => {
+/** The job this process started last for the restaurant and is still running, if any. */
+export const runningJob = (server: object, restaurantId: string) =>
+  of(server).running.get(restaurantId) ?? null;
+export const markRunning = (server: object, restaurantId: string, jobId: string) =>
+  of(server).running.set(restaurantId, jobId);
+export const markDone = (server: object, restaurantId: string, jobId: string) => {
+  const { running } = of(server);
   if (running.get(restaurantId) === jobId) running.delete(restaurantId);
 };

@@ -5,6 +5,7 @@
 import type { LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
+import { responseExcerpt } from './excerpt';
 import { ATTEMPT_TIMEOUT_MS, type AttemptResult } from './schedule';
 import { signatureHeader } from './signature';
 import { guardedLookup } from './target';
@@ -34,8 +35,10 @@ export interface AttemptRequest {
 
 export interface AttemptResponse extends AttemptResult {
   durationMs: number;
-  /** At most 1,000 characters of the answer (shown to the caller of a test delivery; never logged). */
+  /** The answer's bounded excerpt (excerpt.ts: 512 code points, controls visible, secrets redacted); never logged. */
   bodyExcerpt: string | null;
+  /** The answer was longer than its excerpt. */
+  excerptTruncated: boolean;
   message: string | null;
 }
 
@@ -66,11 +69,13 @@ export function sendAttempt(req: AttemptRequest): Promise<AttemptResponse> {
   return new Promise((resolve) => {
     let settled = false;
     let timer: NodeJS.Timeout | undefined;
-    const finish = (r: Omit<AttemptResponse, 'durationMs'>) => {
+    const finish = (
+      r: Omit<AttemptResponse, 'durationMs' | 'excerptTruncated'> & { excerptTruncated?: boolean },
+    ) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      resolve({ ...r, durationMs: Math.round(performance.now() - started) });
+      resolve({ excerptTruncated: false, ...r, durationMs: Math.round(performance.now() - started) });
     };
     let url: URL;
     try {
@@ -90,7 +95,15 @@ export function sendAttempt(req: AttemptRequest): Promise<AttemptResponse> {
       return;
     }
     const body = Buffer.from(req.body);
-    const headers = { ...deliveryHeaders(req), 'content-length': String(body.length) };
+    const signed = deliveryHeaders(req);
+    const headers = { ...signed, 'content-length': String(body.length) };
+    // An endpoint echoing the request must not make Couvert keep a secret or a signature.
+    const neverKept = [
+      ...req.secrets,
+      ...(signed['service-signature'] ?? '')
+        .split(',')
+        .flatMap((p) => (p.startsWith('v1=') ? [p.slice(3)] : [])),
+    ];
     const options: https.RequestOptions = {
       method: 'POST',
       headers,
@@ -104,14 +117,16 @@ export function sendAttempt(req: AttemptRequest): Promise<AttemptResponse> {
         if (size < MAX_READ) chunks.push(c);
         size += c.length;
       });
-      res.on('end', () =>
+      res.on('end', () => {
+        const excerpt = responseExcerpt(Buffer.concat(chunks), neverKept, size > MAX_READ);
         finish({
           status: res.statusCode ?? null,
           error: null,
-          bodyExcerpt: Buffer.concat(chunks).toString('utf8').slice(0, 1000),
+          bodyExcerpt: excerpt?.text ?? null,
+          excerptTruncated: excerpt?.truncated ?? false,
           message: null,
-        }),
-      );
+        });
+      });
       res.on('error', () =>
         finish({ status: res.statusCode ?? null, error: null, bodyExcerpt: null, message: null }),
       );

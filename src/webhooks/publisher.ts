@@ -203,10 +203,15 @@ export class WebhookPublisher {
     const endpoints = await this.rt.docs
       .collection<WebhookEndpointDoc>(WEBHOOK_ENDPOINTS)
       .find({ credential_id: keyId });
+    // On behalf of whoever revoked the credential (a manager disconnecting an application, an
+    // operator): an auditor sees them as the actor; `performed_by` says this worker appended it.
     for (const e of endpoints)
       await deleteWebhookEndpoint(this.rt, null, e._id, 'CREDENTIAL_REVOKED', {
         ...meta,
+        actor: typeof event.metadata.actor === 'string' ? event.metadata.actor : meta.actor,
+        performed_by: meta.actor,
         causation_id: event.id,
+        ...(event.metadata.request_id ? { request_id: event.metadata.request_id } : {}),
       }).catch((err) => {
         if ((err as { status?: number }).status !== 404) throw err;
       });
@@ -385,6 +390,8 @@ export class WebhookPublisher {
         duration_ms: response.durationMs,
         status_code: response.status,
         error: response.error,
+        response_excerpt: response.bodyExcerpt,
+        response_truncated: response.excerptTruncated,
         outcome: step.outcome,
         next_attempt_at: step.nextAt?.toISOString() ?? null,
       },

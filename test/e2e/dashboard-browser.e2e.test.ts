@@ -198,7 +198,7 @@ test('a manager: applications, API keys, webhooks, deliveries, migration, import
 
     // API keys: create one (its token shown once, and it works), then revoke it after a confirmation.
     await page.getByRole('link', { name: 'API keys', exact: true }).click();
-    assert.match(await page.locator('main').innerText(), /Front desk[\s\S]*Not recorded/);
+    assert.match(await page.locator('main').innerText(), /Front desk[\s\S]*Never/);
     await page.getByLabel('Name').fill('Loyalty app');
     await page.getByLabel('See your customer records, including their personal details').check();
     await page.getByLabel('Create and change customer records').check();
@@ -207,6 +207,14 @@ test('a manager: applications, API keys, webhooks, deliveries, migration, import
     assert.match(token, /^couvert_pk_/);
     await shoot(page, '2-api-key-created');
     assert.is((await svc.api('GET', '/customers', { token })).status, 200);
+    // Its use shows as "last used" (recorded off the request path, once an hour at most).
+    await new Promise((r) => setTimeout(r, 300));
+    await page.reload();
+    assert.match(
+      await page.locator('.items > li', { hasText: 'Loyalty app' }).innerText(),
+      /Last used\s*\d+ \w+ \d{4}/i,
+    );
+    await shoot(page, '2b-api-key-last-used');
     // Post/Redirect/Get: reloading shows no token and makes no second key.
     await page.reload();
     assert.is(await page.locator('#secret-value').count(), 0, 'the token is shown once');
@@ -229,7 +237,7 @@ test('a manager: applications, API keys, webhooks, deliveries, migration, import
     const [testHit] = await rx.waitFor('/ok', 1, 10_000);
     assert.is(testHit?.headers['x-service-test'], 'true');
     assert.match(await page.getByRole('status').first().innerText(), /Test delivery succeeded.*answer 200/);
-    assert.match(await page.locator('pre.excerpt').innerText(), /ok/);
+    assert.match(await page.getByRole('status').locator('pre.excerpt').innerText(), /ok/);
     await shoot(page, '4-endpoint-test');
 
     // Disable and enable, rotate (a new secret, shown once).
@@ -261,7 +269,7 @@ test('a manager: applications, API keys, webhooks, deliveries, migration, import
       async () => (await page.locator('.badge.st-failed').count()) === 1,
     );
     await page.locator('.deliveries details summary').first().click();
-    assert.match(await page.locator('.deliveries table').first().innerText(), /400/);
+    assert.match(await page.locator('.deliveries ol.attempts').first().innerText(), /400/);
     await shoot(page, '5-delivery-failed');
     await page.getByRole('button', { name: /^Resend customer.created/ }).click();
     assert.match(await page.getByRole('status').innerText(), /sent again/);
@@ -366,6 +374,11 @@ test('a manager: applications, API keys, webhooks, deliveries, migration, import
     assert.match(await page.locator('.counts').innerText(), /Updated\s*2/i);
     await page.getByRole('link', { name: '← Customer import' }).click();
     assert.is(await page.locator('.items > li').count(), 2, 'both imports are listed');
+    assert.match(
+      await page.locator('.imports').innerText(),
+      /update\.csv[\s\S]*by manager@demo\.test[\s\S]*customers\.csv/,
+    );
+    await shoot(page, '12-import-history');
     const list = await svc.api('GET', '/customers?limit=50', { token: FRONT_DESK });
     const names = (list.body.data as { name: string }[]).map((c) => c.name).sort();
     assert.equal(names, ['Ada Webhook', 'Ada Webhook', 'Jeanne Martin-Roy', 'Louis Petit']);

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { apiKeyUsageStream } from '../../commands/credentials/usage';
 import { ConfigError, loadConfig } from '../../src/config';
 import { demoBootstrap, startTestService } from '../helpers/service';
 
@@ -60,7 +61,12 @@ test('a restart on the same data directory keeps restaurants and keys; the boots
   const dataDir = mkdtempSync(join(tmpdir(), 'couvert-restart-'));
   try {
     const first = await startTestService({ bootstrap, dataDir });
-    assert.is((await first.api('GET', '/me', { token: TOKEN })).status, 200);
+    const me = await first.api('GET', '/me', { token: TOKEN });
+    assert.is(me.status, 200);
+    // The key's first use is recorded ("last used", off the request path): wait for it, it is not the bootstrap's.
+    const usage = apiKeyUsageStream(me.body.data.credential.id);
+    for (let i = 0; i < 100 && (await first.rt.events.readStream(usage)).length === 0; i++)
+      await new Promise((r) => setTimeout(r, 20));
     const head1 = await first.rt.events.headPosition();
     await first.close();
     const second = await startTestService({ bootstrap, dataDir });

@@ -1,10 +1,12 @@
 // The operator CLI as an operator runs it (its own process, `node src/cli/main.ts`) on the data
 // directory of a running server: the server answers differently on its very next request, and a
 // refused command exits non-zero having appended nothing.
+
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { apiKeyUsageStream } from '../../commands/credentials/usage';
 import { runCli } from '../helpers/cli-process';
 import { demoBootstrap, startTestService, type TestService } from '../helpers/service';
 
@@ -70,7 +72,12 @@ t('bootstrap apply and read-models rebuild beside the server', async ({ svc }) =
   assert.match(first.stdout, /: \d+ event\(s\) appended\n/);
   assert.match(first.stdout, /note: users: 1 created or changed/);
   // The file's key works on the server's very next request.
-  assert.is((await me(svc, 'couvert_pk_demo_0001')).status, 200);
+  const used = await me(svc, 'couvert_pk_demo_0001');
+  assert.is(used.status, 200);
+  // Its first use is recorded ("last used", off the request path): wait for it before taking the head.
+  const usage = apiKeyUsageStream(used.body.data.credential.id);
+  for (let i = 0; i < 100 && (await svc.rt.events.readStream(usage)).length === 0; i++)
+    await new Promise((r) => setTimeout(r, 20));
   const head = await svc.rt.events.headPosition();
   const second = await cli(svc, ['bootstrap', 'apply', DESIGN_EXAMPLE]);
   assert.match(second.stdout, /already applied, nothing appended/);

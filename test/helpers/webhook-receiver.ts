@@ -17,6 +17,8 @@ export interface Script {
   statuses?: number[];
   delayMs?: number;
   headers?: Record<string, string>;
+  /** The answer's body (default "ok", or "status N" for a non-2xx). */
+  body?: (request: Received) => string;
 }
 
 export interface Receiver {
@@ -46,7 +48,8 @@ export async function startReceiver(): Promise<Receiver> {
       } catch {
         json = null;
       }
-      received.push({ path, headers: req.headers, body, json, at: Date.now() });
+      const request = { path, headers: req.headers, body, json, at: Date.now() };
+      received.push(request);
       for (const w of [...waiters]) w();
       const script = scripts.get(path) ?? {};
       const n = served.get(path) ?? 0;
@@ -55,7 +58,7 @@ export async function startReceiver(): Promise<Receiver> {
       const status = statuses[Math.min(n, statuses.length - 1)] as number;
       const answer = () => {
         res.writeHead(status, { 'content-type': 'text/plain', ...(script.headers ?? {}) });
-        res.end(status < 300 ? 'ok' : `status ${status}`);
+        res.end(script.body ? script.body(request) : status < 300 ? 'ok' : `status ${status}`);
       };
       if (script.delayMs) setTimeout(answer, script.delayMs);
       else answer();

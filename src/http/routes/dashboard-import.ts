@@ -7,6 +7,13 @@ import { tmpdir } from 'node:os';
 import { koaBody } from 'koa-body';
 import { ON_MATCH, type OnMatch } from '../../../commands/customer-import/events';
 import { loadImportJob } from '../../../commands/customer-import/handler';
+import { STALE_AFTER_MS, takeImportSlot } from '../../../commands/customer-import/slot';
+import { loadUserById } from '../../../commands/oauth/user-handler';
+import {
+  countCustomerImports,
+  IMPORT_HISTORY_LIMIT,
+  listCustomerImports,
+} from '../../../queries/customer-imports';
 import { ApiError, type Issue, notFound } from '../../core/errors';
 import { newId } from '../../core/ids';
 import { importCustomers, planImport, prepareImport } from '../../customer-import/engine';
@@ -18,8 +25,6 @@ import {
   keepUpload,
   markDone,
   markRunning,
-  recentJobs,
-  rememberJob,
   runningJob,
 } from '../../web/import-uploads';
 import { isManager, type Manager, managerForAction, managerForPage } from '../../web/manager';
@@ -65,32 +70,51 @@ const parseUpload = koaBody({
 const isOnMatch = (v: unknown): v is OnMatch =>
   typeof v === 'string' && (ON_MATCH as readonly string[]).includes(v);
 
-async function jobLines(rt: Runtime, restaurantId: string) {
-  const lines = [];
-  for (const id of recentJobs(restaurantId)) {
-    const { state } = await loadImportJob(rt, id);
-    if (state.restaurantId === restaurantId || state.status === 'none') lines.push({ id, state });
-  }
-  return lines;
+/** Who started an import, in words: a manager's email, or which operator tool. */
+async function actorWords(rt: Runtime, actor: string, cache: Map<string, string>): Promise<string> {
+  const known = cache.get(actor);
+  if (known) return known;
+  let words = actor;
+  if (actor.startsWith('user:')) words = (await loadUserById(rt, actor.slice(5))).email ?? 'a former user';
+  else if (actor.startsWith('operator:')) words = 'an operator (command line)';
+  cache.set(actor, words);
+  return words;
 }
 
-const mainPage = async (rt: Runtime, m: Manager, alert: string | null, status = 200) =>
-  page(
-    importPage(m.shell, {
-      jobs: await jobLines(rt, m.restaurant._id),
-      alert,
-      maxMegabytes: IMPORT_MAX_BYTES / 1024 / 1024,
-    }),
+/** The restaurant's import history, from its read model (file, who, when, counts, status). */
+async function jobLines(rt: Runtime, restaurantId: string) {
+  const now = rt.clock.now().getTime();
+  const who = new Map<string, string>();
+  const docs = await listCustomerImports(rt.docs, restaurantId);
+  const lines = [];
+  for (const doc of docs)
+    lines.push({
+      doc,
+      who: await actorWords(rt, doc.actor, who),
+      stopped: doc.status === 'running' && now - Date.parse(doc.last_event_at) >= STALE_AFTER_MS,
+    });
+  return {
+    lines,
+    total:
+      docs.length < IMPORT_HISTORY_LIMIT ? docs.length : await countCustomerImports(rt.docs, restaurantId),
+  };
+}
+
+const mainPage = async (rt: Runtime, m: Manager, alert: string | null, status = 200) => {
+  const { lines, total } = await jobLines(rt, m.restaurant._id);
+  return page(
+    importPage(m.shell, { jobs: lines, total, alert, maxMegabytes: IMPORT_MAX_BYTES / 1024 / 1024 }),
     {},
     status,
   );
+};
 
 /** A job of the manager's restaurant (its stream says which), or the 404 page. */
 async function jobOf(rt: Runtime, m: Manager, id: string) {
   const { state } = await loadImportJob(rt, id);
   if (state.status === 'none') {
     // Started a moment ago in this process: its first event is on its way.
-    if (runningJob(m.restaurant._id) === id) return state;
+    if (runningJob(rt, m.restaurant._id) === id) return state;
     throw notFound(NOT_YOURS);
   }
   if (state.restaurantId !== m.restaurant._id) throw notFound(NOT_YOURS);
@@ -170,6 +194,7 @@ export const dashboardImportRoutes: AnyRoute[] = [
           return mainPage(rt, m, 'The file has a header row but no customer.', 400);
         const fileName = (file.originalFilename ?? 'customers.csv').slice(0, 200);
         const upload = keepUpload(
+          rt,
           {
             restaurantId: m.restaurant._id,
             userId: m.user.user_id,
@@ -211,22 +236,32 @@ export const dashboardImportRoutes: AnyRoute[] = [
     handler: async ({ rt, ctx, body, requestId }) => {
       const m = await managerForAction(rt, ctx, body, requestId);
       if (!isManager(m)) return m;
-      const upload = findUpload(body.upload_id, m.user.user_id, m.restaurant._id, rt.clock.now().getTime());
+      const upload = findUpload(
+        rt,
+        body.upload_id,
+        m.user.user_id,
+        m.restaurant._id,
+        rt.clock.now().getTime(),
+      );
       if (!upload)
-        return mainPage(rt, m, 'This upload has expired (30 minutes). Upload the file again.', 400);
-      const busy = runningJob(m.restaurant._id);
-      if (busy)
         return mainPage(
           rt,
           m,
-          'An import is already running for this restaurant. Wait until it ends, then import this file.',
-          409,
+          'This upload is no longer here: an upload waits 30 minutes, and a restart of the server forgets it. Upload the file again.',
+          400,
         );
       const onMatch = isOnMatch(body.on_match) ? body.on_match : upload.onMatch;
       const jobId = newId('imp');
-      dropUpload(upload.id);
-      rememberJob(m.restaurant._id, jobId);
-      markRunning(m.restaurant._id, jobId);
+      // One import at a time per restaurant, decided on the write side (the slot stream), so two
+      // managers (or a manager and the CLI) starting together cannot both import.
+      try {
+        await takeImportSlot(rt, { jobId, restaurantId: m.restaurant._id }, m.meta);
+      } catch (err) {
+        if (err instanceof ApiError && err.status === 409) return mainPage(rt, m, err.message, 409);
+        throw err;
+      }
+      dropUpload(rt, upload.id);
+      markRunning(rt, m.restaurant._id, jobId);
       // In the background: the response does not wait, and the batches yield to other requests.
       importCustomers(rt, upload.prepared, { onMatch, fileName: upload.fileName, meta: m.meta, jobId })
         .catch((err) =>
@@ -235,7 +270,7 @@ export const dashboardImportRoutes: AnyRoute[] = [
             'customer import failed',
           ),
         )
-        .finally(() => markDone(m.restaurant._id, jobId));
+        .finally(() => markDone(rt, m.restaurant._id, jobId));
       return seeOther(`${BASE}/jobs/${jobId}?restaurant=${encodeURIComponent(m.restaurant._id)}`);
     },
   }),
@@ -255,7 +290,9 @@ export const dashboardImportRoutes: AnyRoute[] = [
     handler: async ({ rt, ctx, params, query, requestId }) => {
       const m = await managerForPage(rt, ctx, query.restaurant, requestId);
       if (!isManager(m)) return m;
-      return page(jobPage(m.shell, { id: params.id, state: await jobOf(rt, m, params.id) }));
+      const state = await jobOf(rt, m, params.id);
+      const who = state.actor ? await actorWords(rt, state.actor, new Map()) : undefined;
+      return page(jobPage(m.shell, { id: params.id, state, who }));
     },
   }),
   defineRoute({

@@ -224,7 +224,8 @@ export const testResponse = described({
         response_body: {
           type: 'string',
           nullable: true,
-          description: 'The first 1,000 characters of the answer',
+          description:
+            'The first 512 characters of the answer, control characters made visible (U+2400 pictures), any echo of the signing secret or signature redacted',
         },
       },
     },

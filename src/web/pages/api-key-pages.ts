@@ -3,6 +3,7 @@ import type { ApiKeyDoc } from '../../../projections/api-keys';
 import type { Scope } from '../../core/scopes';
 import { html } from '../html';
 import { SCOPE_WORDS } from '../scope-words';
+import { lastUsedNote } from './dashboard-pages';
 import {
   csrfField,
   dashboardPage,
@@ -31,7 +32,7 @@ export function apiKeysPage(
   <div class="item-head"><h2>${k.name}</h2><span class="badge mono">…${k.token_hint}</span></div>
   <dl class="facts">
     <div><dt>Created</dt><dd>${when(k.created_at, tz)}</dd></div>
-    <div><dt>Last used</dt><dd>Not recorded</dd></div>
+    <div><dt>Last used</dt><dd>${k.last_used_at ? when(k.last_used_at, tz) : 'Never'}</dd></div>
   </dl>
   <details><summary>${k.scopes.length} permission${k.scopes.length === 1 ? '' : 's'}</summary>${scopeList(k.scopes as Scope[])}</details>
   <form method="post" action="/dashboard/api-keys/revoke">
@@ -77,7 +78,7 @@ export function apiKeysPage(
     }
 ${list}
 ${o.revokedCount ? html`<p class="small">${o.revokedCount} revoked key${o.revokedCount === 1 ? '' : 's'} not shown.</p>` : ''}
-<p class="small">Couvert does not record when a key was last used. Applications connected through OAuth are under Connected applications.</p>
+<p class="small">${lastUsedNote('key')} Applications connected through OAuth are under Connected applications.</p>
 ${form}`,
   });
 }

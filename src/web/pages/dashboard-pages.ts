@@ -26,6 +26,10 @@ export function restaurantSwitcher(
 </form>`;
 }
 
+/** What "last used" means, on every page that shows it. */
+export const lastUsedNote = (what: 'key' | 'token') =>
+  `“Last used” is recorded at most once an hour per ${what}: the latest use is within the hour after the time shown.`;
+
 const dateFormat = (iso: string, timezone: string) =>
   new Intl.DateTimeFormat('en-GB', { dateStyle: 'long', timeStyle: 'short', timeZone: timezone }).format(
     new Date(iso),
@@ -45,7 +49,7 @@ export function connectionsPage(o: {
     c.logo_url
       ? html`<img class="logo" src="${c.logo_url}" alt="" width="56" height="56">`
       : html`<span class="logo initial" aria-hidden="true">${[...c.name.trim()][0]?.toUpperCase() ?? '?'}</span>`
-  }<div><h2>${c.name}</h2><span class="small">Connected since ${dateFormat(c.connected_at, o.restaurant.timezone)} · ${c.active_tokens} active token${c.active_tokens === 1 ? '' : 's'}</span></div></div>
+  }<div><h2>${c.name}</h2><span class="small">Connected since ${dateFormat(c.connected_at, o.restaurant.timezone)} · ${c.active_tokens} active token${c.active_tokens === 1 ? '' : 's'} · ${c.last_used_at ? `last used ${dateFormat(c.last_used_at, o.restaurant.timezone)}` : 'not used yet'}</span></div></div>
   <p class="small">It can:</p>
   ${scopeList(c.scopes)}
   <form method="post" action="/dashboard/applications/disconnect">
@@ -66,6 +70,7 @@ export function connectionsPage(o: {
 <p class="lead">Applications that act for <strong>${o.restaurant.name}</strong> through Couvert. Disconnecting one revokes its access at once and deletes the webhook endpoints it created.</p>
 ${restaurantSwitcher(o.restaurants, o.restaurant.id, '/dashboard')}
 ${o.notice ? html`<div class="notice" role="status">${o.notice}</div>` : ''}
-${list}`,
+${list}
+${o.connections.length ? html`<p class="small">${lastUsedNote('token')}</p>` : ''}`,
   });
 }

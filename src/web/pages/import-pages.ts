@@ -3,6 +3,7 @@
 // download the summary.
 import { ON_MATCH, type OnMatch } from '../../../commands/customer-import/events';
 import type { ImportJobState } from '../../../commands/customer-import/state';
+import type { CustomerImportDoc } from '../../../projections/customer-imports';
 import type { ImportPlan } from '../../customer-import/engine';
 import { issuesText } from '../../customer-import/summary';
 import { type Html, html } from '../html';
@@ -33,9 +34,12 @@ ${ON_MATCH.map(
 </fieldset>`;
 }
 
-export interface JobLine {
-  id: string;
-  state: ImportJobState;
+export interface ImportLine {
+  doc: CustomerImportDoc;
+  /** Who started it, in words (an email, "an operator"). */
+  who: string;
+  /** Running but silent past the stale limit: its process stopped. */
+  stopped: boolean;
 }
 
 const STATUS: Record<ImportJobState['status'], string> = {
@@ -47,20 +51,28 @@ const STATUS: Record<ImportJobState['status'], string> = {
 
 const jobPath = (id: string, restaurantId: string) =>
   `/dashboard/import/jobs/${encodeURIComponent(id)}?restaurant=${encodeURIComponent(restaurantId)}`;
+const summaryPath = (id: string, restaurantId: string) =>
+  `/dashboard/import/jobs/${encodeURIComponent(id)}/summary.csv?restaurant=${encodeURIComponent(restaurantId)}`;
+
+function history(c: ShellContext, jobs: ImportLine[], total: number): Html | string {
+  if (!jobs.length) return '';
+  const tz = c.restaurant.timezone;
+  const n = (v: number) => v.toLocaleString('en');
+  return html`<section aria-labelledby="recent"><h2 id="recent" class="section-title">Import history</h2><ul class="items imports">${jobs.map(
+    ({ doc: j, who, stopped }) => html`<li>
+  <div class="item-head"><h3><a href="${jobPath(j._id, c.restaurant.id)}">${j.file_name}</a></h3><span class="badge${j.status === 'failed' || stopped ? ' warn' : j.status === 'finished' ? ' on' : ''}">${stopped ? 'Stopped' : STATUS[j.status]}</span></div>
+  <p class="small">${when(j.started_at, tz)} · by ${who} · ${n(j.processed)} of ${n(j.row_count)} rows</p>
+  <p class="counts-line"><strong>${n(j.counts.created)}</strong> created · <strong>${n(j.counts.updated)}</strong> updated · <strong>${n(j.counts.matched)}</strong> unchanged · <strong>${n(j.counts.skipped)}</strong> skipped</p>
+  <p class="small"><a href="${summaryPath(j._id, c.restaurant.id)}" download>Summary (CSV)</a></p>
+</li>`,
+  )}</ul>${total > jobs.length ? html`<p class="small">The latest ${jobs.length} of ${n(total)} imports.</p>` : ''}</section>`;
+}
 
 export function importPage(
   c: ShellContext,
-  o: { jobs: JobLine[]; alert?: string | null; maxMegabytes: number },
+  o: { jobs: ImportLine[]; total: number; alert?: string | null; maxMegabytes: number },
 ): string {
-  const tz = c.restaurant.timezone;
-  const jobs = o.jobs.length
-    ? html`<section aria-labelledby="recent"><h2 id="recent" class="section-title">Recent imports</h2><ul class="items">${o.jobs.map(
-        (j) => html`<li>
-  <div class="item-head"><h3><a href="${jobPath(j.id, c.restaurant.id)}">${j.state.fileName ?? j.id}</a></h3><span class="badge">${STATUS[j.state.status]}</span></div>
-  <p class="small">${when(j.state.startedAt, tz)} · ${j.state.processed.toLocaleString('en')} of ${j.state.rowCount.toLocaleString('en')} rows · ${j.state.counts.created} created, ${j.state.counts.updated} updated, ${j.state.counts.matched} unchanged, ${j.state.counts.skipped} skipped</p>
-</li>`,
-      )}</ul></section>`
-    : '';
+  const jobs = history(c, o.jobs, o.total);
   return dashboardPage(c, {
     section: 'import',
     title: 'Customer import',
@@ -76,6 +88,7 @@ export function importPage(
   ${onMatchChoice('return_existing', 'up')}
   <button type="submit" class="full">Preview</button>
 </form>
+<p class="small">The preview waits 30 minutes for you to start the import; it is kept in this server's memory, so after a restart of the server upload the file again. One import runs at a time for a restaurant.</p>
 </section>
 ${jobs}`,
   });
@@ -131,7 +144,7 @@ ${
   });
 }
 
-export function jobPage(c: ShellContext, o: { id: string; state: ImportJobState }): string {
+export function jobPage(c: ShellContext, o: { id: string; state: ImportJobState; who?: string }): string {
   const s = o.state;
   const active = s.status === 'running' || s.status === 'none';
   const pct = s.rowCount ? Math.floor((s.processed / s.rowCount) * 100) : active ? 0 : 100;
@@ -157,6 +170,7 @@ ${active ? html`<p class="small" role="status">This page refreshes itself every 
 ${s.status === 'failed' ? html`<div class="alert" role="alert">The import stopped: ${s.failure ?? 'unknown reason'}. The rows before it are imported.</div>` : ''}
 ${s.status === 'finished' ? html`<div class="notice" role="status">Every row is done. The summary lists each row's result and, for a skipped row, why.</div>` : ''}
 ${s.status === 'none' ? '' : html`<p><a class="button" href="${summary}" download>Download the summary (CSV)</a></p>`}
+${s.actor ? html`<p class="small">Started by ${o.who ?? s.actor}</p>` : ''}
 <p class="small">Started ${when(s.startedAt, c.restaurant.timezone)}${s.endedAt ? ` · ended ${when(s.endedAt, c.restaurant.timezone)}` : ''} · ${s.onMatch.replace('_', ' ')}</p>
 </section>`,
   });

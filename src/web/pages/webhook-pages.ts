@@ -136,16 +136,29 @@ const STATUS_WORDS: Record<string, string> = {
   canceled: 'Canceled',
 };
 
+/** Short answers are shown as they are; longer ones are folded (the excerpt is at most 512 characters). */
+const FOLD_OVER_CHARS = 160;
+
+function answerExcerpt(a: WebhookDeliveryDoc['attempts'][number]): Html | string {
+  if (a.response_excerpt === undefined)
+    return html`<p class="small">Answer not kept (recorded before answers were).</p>`;
+  if (a.response_excerpt === null || a.response_excerpt === '')
+    return a.status_code === null ? '' : html`<p class="small">The answer had no body.</p>`;
+  const cut = a.response_truncated
+    ? html`<p class="small">The first 512 characters; the answer was longer.</p>`
+    : '';
+  const lines = a.response_excerpt.split('\n').length;
+  if ([...a.response_excerpt].length <= FOLD_OVER_CHARS && lines <= 3)
+    return html`<pre class="excerpt" aria-label="Answer to attempt ${a.attempt}">${a.response_excerpt}</pre>${cut}`;
+  return html`<details class="answer"><summary>Answer (${[...a.response_excerpt].length} characters${a.response_truncated ? ', cut' : ''})</summary><pre class="excerpt" aria-label="Answer to attempt ${a.attempt}">${a.response_excerpt}</pre>${cut}</details>`;
+}
+
 function attemptsTable(d: WebhookDeliveryDoc, tz: string): Html {
   if (!d.attempts.length) return html`<p class="small">No attempt yet.</p>`;
-  return html`<div class="table-wrap"><table>
-<caption class="sr-only">Attempts</caption>
-<thead><tr><th scope="col">#</th><th scope="col">When</th><th scope="col">Answer</th><th scope="col">Duration</th></tr></thead>
-<tbody>${d.attempts.map(
+  return html`<ol class="attempts">${d.attempts.map(
     (a) =>
-      html`<tr><td>${a.attempt}</td><td>${when(a.at, tz)}</td><td>${a.status_code ?? html`<span class="bad">${a.error ?? 'no answer'}</span>`}</td><td>${a.duration_ms} ms</td></tr>`,
-  )}</tbody>
-</table></div>`;
+      html`<li><p class="attempt-line"><span class="attempt-no">#${a.attempt}</span> <span>${when(a.at, tz)}</span> <strong>${a.status_code ?? html`<span class="bad">${a.error ?? 'no answer'}</span>`}</strong> <span class="small">${a.duration_ms} ms</span></p>${answerExcerpt(a)}</li>`,
+  )}</ol>`;
 }
 
 export function endpointPage(
@@ -255,7 +268,7 @@ ${legacy}
 ${filter}
 ${deliveries}
 ${pager}
-<p class="small">Each attempt shows its answer's status code (or why there was none) and how long it took. Couvert does not keep what an endpoint answers; a test delivery shows it once, right after it is sent.</p>
+<p class="small">Each attempt shows its answer's status code (or why there was none), how long it took, and the first 512 characters of what the endpoint answered (control characters shown as visible symbols, any echo of the signing secret or signature replaced by [redacted]). Kept for 30 days like the rest of the history.</p>
 </section>
 <section class="card" aria-labelledby="edit-title">
 <h2 id="edit-title">Edit</h2>

@@ -145,7 +145,10 @@ test('a schema 1 log opens, reads without hashes, verifies, and chains new appen
     });
     assert.equal(done, { hashed: 3, rewritten: 2 });
     assert.is(store.schemaVersion, 3, 'chained; the sealing step (schema 4) is upgradeSealing');
-    assert.equal(store.upgradeSealing([], () => null), { rewritten: 0, rehashed: 0 });
+    assert.equal(
+      store.upgradeSealing([], () => null),
+      { rewritten: 0, rehashed: 0 },
+    );
     assert.not.ok(store.needsLegacyUpgrade);
     assertChained(await store.readStream('old'), 'old');
     assertChained(await store.readStream('mixed'), 'mixed');

@@ -141,7 +141,10 @@ test('reservation events: what the guest wrote is sealed with the customer named
   assert.is(erased.erased, true);
   // The customer is part of the associated data: a box moved to another customer does not open.
   const moved = { ...sealed, sealed: { ...(sealed.sealed as object), customer_id: 'cus_other' } };
-  assert.throws(() => openData('ReservationUpdated', moved, key), (e: unknown) => e instanceof SealError);
+  assert.throws(
+    () => openData('ReservationUpdated', moved, key),
+    (e: unknown) => e instanceof SealError,
+  );
   const created = {
     reservation_id: 'res_1',
     reservation: {
@@ -186,7 +189,11 @@ test('every box gets its own IV, across refills of the IV pool', () => {
   const ivs = new Set<string>();
   for (let i = 0; i < 2000; i++) {
     const box = sealData('CustomerBlacklisted', { customer_id: 'cus_1', reason: 'x' }, key);
-    ivs.add(Buffer.from((box.sealed as { box: string }).box, 'base64').subarray(0, 12).toString('hex'));
+    ivs.add(
+      Buffer.from((box.sealed as { box: string }).box, 'base64')
+        .subarray(0, 12)
+        .toString('hex'),
+    );
   }
   assert.is(ivs.size, 2000);
 });

@@ -15,7 +15,7 @@ import type {
   SubscribeOptions,
   Subscription,
 } from '../ports/event-store';
-import { KeyDestroyedError, type KeyStore } from '../ports/key-store';
+import { type KeyStore, KeyStoreError, validateSubject } from '../ports/key-store';
 import { customerSubject, isSealed, openData, sealData, sealSubject } from './seal';
 
 /** How long an opened key is trusted before it is looked up again (another process may erase it). */
@@ -41,20 +41,37 @@ export class SealingEventStore implements EventStore {
     if (this.cache.size > KEY_CACHE) this.cache.delete(this.cache.keys().next().value as string);
   }
 
-  /** The key that seals a new event: created on first use; null once erased (nothing personal is written). */
-  private async sealingKey(subject: string): Promise<Buffer | null> {
+  /**
+   * The key that seals a new event: created on first use; null once erased (nothing personal is
+   * written). Keys not in the cache are asked for together: every miss until the next setImmediate
+   * goes into one KeyStore.obtainMany (one durable write for a batch of new customers, e.g. an
+   * import's batch or one event-loop turn of POST /customers), not one fsync each.
+   */
+  private sealingKey(subject: string): Promise<Buffer | null> | Buffer | null {
     const hit = this.cache.get(subject);
     if (hit !== undefined && hit.until > Date.now()) return hit.key;
-    try {
-      const key = await this.keys.obtain(subject);
-      this.remember(subject, key);
-      return key;
-    } catch (err) {
-      if (!(err instanceof KeyDestroyedError)) throw err;
-      this.remember(subject, null);
-      return null;
+    // A bad subject fails its own append only, not the others of the batch.
+    validateSubject(subject);
+    if (this.misses === null) {
+      const subjects = new Set<string>();
+      const keys = new Promise((r) => setImmediate(r)).then(async () => {
+        this.misses = null;
+        const got = await this.keys.obtainMany([...subjects]);
+        for (const [s, key] of got) this.remember(s, key);
+        return got;
+      });
+      this.misses = { subjects, keys };
     }
+    this.misses.subjects.add(subject);
+    return this.misses.keys.then((got) => {
+      const key = got.get(subject);
+      if (key === undefined) throw new KeyStoreError(`the key store did not answer for ${subject}`);
+      return key;
+    });
   }
+
+  /** The subjects missing from the cache, asked for together at the next setImmediate. */
+  private misses: { subjects: Set<string>; keys: Promise<Map<string, Buffer | null>> } | null = null;
 
   /** The key that opens a stored event: null when destroyed (or, which never happens, missing). */
   private async openingKey(subject: string): Promise<Buffer | null> {

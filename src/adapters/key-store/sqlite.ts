@@ -79,6 +79,31 @@ export class SqliteKeyStore implements KeyStore {
     return row.key;
   }
 
+  async obtainMany(subjects: readonly string[]): Promise<Map<string, Buffer | null>> {
+    this.open();
+    const wanted = [...new Set(subjects.map(validateSubject))];
+    const out = new Map<string, Buffer | null>();
+    const missing: string[] = [];
+    for (const s of wanted) {
+      const row = this.stmt.get.get(s);
+      if (row === undefined) missing.push(s);
+      else out.set(s, row.key);
+    }
+    if (missing.length === 0) return out;
+    // One IMMEDIATE transaction for every new key: one fsync (synchronous=FULL) for the lot. Read
+    // again inside it: a key another process made meanwhile is kept (INSERT OR IGNORE).
+    const created = new Date().toISOString();
+    this.db
+      .transaction(() => {
+        for (const s of missing) {
+          this.stmt.insert.run(s, randomBytes(32), created);
+          out.set(s, (this.stmt.get.get(s) as Row).key);
+        }
+      })
+      .immediate();
+    return out;
+  }
+
   async find(subject: string): Promise<KeyLookup> {
     this.open();
     const row = this.stmt.get.get(validateSubject(subject));

@@ -93,13 +93,20 @@ export class MongoKeyStore implements KeyStore {
     const missing = wanted.filter((s) => !out.has(s));
     if (missing.length === 0) return out;
     const created_at = new Date().toISOString();
+    const fresh = randomBytes(32 * missing.length);
     try {
       // One unordered bulk write (majority, journal) for every new key.
       await this.keys.bulkWrite(
-        missing.map((s) => ({
+        missing.map((s, i) => ({
           updateOne: {
             filter: { _id: s },
-            update: { $setOnInsert: { key: new Binary(randomBytes(32)), created_at, destroyed_at: null } },
+            update: {
+              $setOnInsert: {
+                key: new Binary(Buffer.from(fresh.subarray(32 * i, 32 * i + 32))),
+                created_at,
+                destroyed_at: null,
+              },
+            },
             upsert: true,
           },
         })),

@@ -33,6 +33,7 @@ export class SqliteKeyStore implements KeyStore {
     get: Database.Statement<[string], Row>;
     destroy: Database.Statement<[string, string]>;
     tombstone: Database.Statement<[string, string, string]>;
+    create: Database.Statement<[string, Buffer, string], Row>;
   };
 
   private constructor(private readonly db: Database.Database) {
@@ -44,6 +45,9 @@ export class SqliteKeyStore implements KeyStore {
       ),
       tombstone: db.prepare(
         'INSERT OR IGNORE INTO subject_keys (subject, key, created, destroyed) VALUES (?, NULL, ?, ?)',
+      ),
+      create: db.prepare(
+        'INSERT OR IGNORE INTO subject_keys (subject, key, created) VALUES (?, ?, ?) RETURNING key, destroyed',
       ),
     };
   }
@@ -93,11 +97,14 @@ export class SqliteKeyStore implements KeyStore {
     // One IMMEDIATE transaction for every new key: one fsync (synchronous=FULL) for the lot. Read
     // again inside it: a key another process made meanwhile is kept (INSERT OR IGNORE).
     const created = new Date().toISOString();
+    // One draw of randomness for every key (randomBytes is a system call each time).
+    const fresh = randomBytes(32 * missing.length);
     this.db
       .transaction(() => {
-        for (const s of missing) {
-          this.stmt.insert.run(s, randomBytes(32), created);
-          out.set(s, (this.stmt.get.get(s) as Row).key);
+        for (const [i, s] of missing.entries()) {
+          const row =
+            this.stmt.create.get(s, fresh.subarray(32 * i, 32 * i + 32), created) ?? this.stmt.get.get(s);
+          out.set(s, (row as Row).key);
         }
       })
       .immediate();

@@ -50,6 +50,7 @@ import { deterministicUuid, newId } from '../core/ids';
 import { NO_WEBHOOK } from '../core/no-webhook';
 import type { WriteDeps } from '../core/write-deps';
 import type { DocumentStore } from '../ports/document-store';
+import { SealingEventStore } from '../privacy/sealing-event-store';
 import { type AnalysisContext, type AnalyzedRow, analyzeCells, RowSource } from './analysis';
 import { type Column, type HeaderMap, mapHeader } from './columns';
 import { CsvFileError, type CsvTable, readCsv } from './csv';
@@ -366,6 +367,12 @@ async function runJob(
       const decisions = await Promise.all(
         batch.map((a) => decideRow(deps, prepared, options, jobId, a, a.row <= uncertainUntil)),
       );
+      // The batch's sealing keys first (one key-store write, off the event loop): the appends below
+      // then seal at once and all reach the same group commit.
+      if (deps.events instanceof SealingEventStore)
+        await deps.events.prepareKeys(
+          decisions.flatMap((d) => ('create' in d ? [d.ownId] : 'update' in d ? [d.update.id] : [])),
+        );
       await yieldToLoop();
       // Issued in one go, in row order, with the previous batch's outcomes: the store writes them in
       // one transaction (one fsync), customers created in file order.

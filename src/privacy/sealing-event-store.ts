@@ -73,6 +73,15 @@ export class SealingEventStore implements EventStore {
   /** The subjects missing from the cache, asked for together at the next setImmediate. */
   private misses: { subjects: Set<string>; keys: Promise<Map<string, Buffer | null>> } | null = null;
 
+  /**
+   * Obtains the sealing keys of these customers before their events are appended, in one key-store
+   * write for the lot (a caller writing a batch of customers: the CSV import). Their appends then
+   * seal at once, so they reach the log's group commit together.
+   */
+  async prepareKeys(customerIds: readonly string[]): Promise<void> {
+    await Promise.all(customerIds.map((id) => this.sealingKey(customerSubject(id))));
+  }
+
   /** The key that opens a stored event: null when destroyed (or, which never happens, missing). */
   private async openingKey(subject: string): Promise<Buffer | null> {
     const hit = this.cache.get(subject);

@@ -244,9 +244,8 @@ class KeyWriter {
     if (answer.error !== undefined || !answer.keys)
       throw new KeyStoreError(`the key store could not write new keys: ${answer.error}`);
     const out = new Map<string, Buffer | null>();
-    answer.keys.forEach((k, i) =>
-      out.set(subjects[i] as string, k === null ? null : Buffer.from(k.buffer, k.byteOffset, k.byteLength)),
-    );
+    for (const [i, k] of answer.keys.entries())
+      out.set(subjects[i] as string, k === null ? null : Buffer.from(k.buffer, k.byteOffset, k.byteLength));
     return out;
   }
 

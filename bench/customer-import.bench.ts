@@ -21,6 +21,7 @@ interface Run {
   seconds: number;
   rowsPerSecond: number;
   importCpu: number;
+  mainCpu: number;
   loopDelay: { p50: number; p99: number; max: number };
   before: LoadResult;
   during: LoadResult;
@@ -84,6 +85,7 @@ async function once(csvFile: string): Promise<Run> {
       rowsPerSecond: ROWS / result.seconds,
       loopDelay: result.loop_delay_ms,
       importCpu: result.cpu_seconds ?? (cpu0 !== null && cpu1 !== null ? cpu1 - cpu0 : Number.NaN),
+      mainCpu: result.main_thread_cpu_seconds ?? Number.NaN,
       before,
       during,
     };
@@ -101,7 +103,7 @@ export async function importBench(): Promise<void> {
     const r = await once(csvFile);
     runs.push(r);
     console.log(
-      `run ${i + 1}: ${ROWS} rows in ${fmt(r.seconds, 2)} s (${Math.round(r.rowsPerSecond)} rows/s, server CPU ${fmt(r.importCpu, 1)} s); event loop held p99 ${fmt(r.loopDelay.p99)} / max ${fmt(r.loopDelay.max)} ms; GET /reservations p99 ${r.before.p99} → ${r.during.p99} ms`,
+      `run ${i + 1}: ${ROWS} rows in ${fmt(r.seconds, 2)} s (${Math.round(r.rowsPerSecond)} rows/s, server CPU ${fmt(r.importCpu, 1)} s, main thread ${fmt(r.mainCpu, 1)} s); event loop held p99 ${fmt(r.loopDelay.p99)} / max ${fmt(r.loopDelay.max)} ms; GET /reservations p99 ${r.before.p99} → ${r.during.p99} ms`,
     );
   }
   table(
@@ -111,6 +113,7 @@ export async function importBench(): Promise<void> {
         'import s': fmt(mid(runs.map((r) => r.seconds)), 2),
         'rows/s': Math.round(mid(runs.map((r) => r.rowsPerSecond))),
         'server CPU µs/row': Math.round((mid(runs.map((r) => r.importCpu)) / ROWS) * 1e6),
+        'main thread µs/row': Math.round((mid(runs.map((r) => r.mainCpu)) / ROWS) * 1e6),
         'loop held p99 ms': fmt(mid(runs.map((r) => r.loopDelay.p99))),
         'p99 before ms': mid(runs.map((r) => r.before.p99)),
         'p99 during ms': mid(runs.map((r) => r.during.p99)),

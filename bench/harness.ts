@@ -87,7 +87,7 @@ export function cpuSeconds(pid: number | undefined): number | null {
 
 let ticks: number | null = null;
 /** Clock ticks per second (USER_HZ) that /proc counts in: 100 on most Linux systems, but asked, not assumed. */
-function clockTicks(): number {
+export function clockTicks(): number {
   if (ticks === null) {
     const n = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
     ticks = Number.isFinite(n) && n > 0 ? n : 100;

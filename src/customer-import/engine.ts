@@ -39,7 +39,6 @@ import {
 } from '../../commands/customer-import/handler';
 import { takeImportSlot } from '../../commands/customer-import/slot';
 import type { ImportJobState } from '../../commands/customer-import/state';
-import { emailKey, matchablePhoneKey, phoneLookupKey } from '../../commands/customers/contact';
 import type { CustomFieldDefinition } from '../../commands/customers/custom-fields';
 import { customerStream } from '../../commands/customers/events';
 import { loadCustomFieldDefinitions } from '../../commands/customers/field-definitions';
@@ -52,9 +51,11 @@ import { deterministicUuid, newId } from '../core/ids';
 import { NO_WEBHOOK } from '../core/no-webhook';
 import type { WriteDeps } from '../core/write-deps';
 import type { DocumentStore } from '../ports/document-store';
+import { SealingEventStore } from '../privacy/sealing-event-store';
+import { type AnalysisContext, type AnalyzedRow, analyzeCells, RowSource } from './analysis';
 import { type Column, type HeaderMap, mapHeader } from './columns';
 import { CsvFileError, type CsvTable, readCsv } from './csv';
-import { type ReadRow, type RowInput, readRow, validateRow } from './rows';
+import type { RowInput } from './rows';
 
 /** What an import needs: the log, the clock, the read models it matches against, and read-your-writes. */
 export interface ImportDeps extends WriteDeps {
@@ -117,26 +118,14 @@ export async function prepareImport(
   };
 }
 
-interface AnalyzedRow {
-  row: number;
-  read: ReadRow;
-  issues: Issue[];
-  /** Matching keys as findMatch derives them (null when absent or unusable). */
-  keys: Record<MatchKey, string | null>;
-}
+const analysisContext = (prepared: PreparedImport): AnalysisContext => ({
+  columns: prepared.columns,
+  country: prepared.restaurant.country_code,
+  definitions: prepared.restaurant.customer_fields,
+});
 
 function analyze(prepared: PreparedImport, row: number): AnalyzedRow {
-  const { restaurant, table, columns } = prepared;
-  const read = readRow(table.rows[row - 1] as string[], columns);
-  const issues = validateRow(read, restaurant.country_code, restaurant.customer_fields);
-  const { external_id: ext, phone_number: phone, email } = read.input;
-  const keys = {
-    external_id: issues.length || !ext ? null : `x:${ext}`,
-    phone: issues.length || !phone ? null : matchablePhoneKey(phoneLookupKey(phone, restaurant.country_code)),
-    email: issues.length || !email ? null : `e:${emailKey(email)}`,
-  };
-  if (keys.phone) keys.phone = `p:${keys.phone}`;
-  return { row, read, issues, keys };
+  return analyzeCells(prepared.table.rows[row - 1] as string[], row, analysisContext(prepared));
 }
 
 const keyList = (a: AnalyzedRow) => Object.values(a.keys).filter((k): k is string => k !== null);
@@ -262,7 +251,15 @@ export interface ImportOptions {
   onProgress?: (progress: ImportProgress) => void;
   /** A job id chosen by the caller (default: a new one). */
   jobId?: string;
+  /**
+   * Read and check the rows in a worker thread, ahead of the matching and writing (default: from
+   * WORKER_MIN_ROWS rows on; a smaller file is not worth a thread's start).
+   */
+  worker?: boolean;
 }
+
+/** From this many rows on an import analyses its rows in a worker thread. */
+export const WORKER_MIN_ROWS = 2000;
 
 /** The customer a row of a job creates: the same id every time the row is written. */
 export function importedCustomerId(jobId: string, row: number): string {
@@ -353,13 +350,19 @@ async function runJob(
     pending = [];
     job = (await recordImportRows(deps, jobId, job, rows, jobMeta)).job;
   };
+  const source = new RowSource(
+    prepared.table.rows,
+    analysisContext(prepared),
+    options.worker ?? total - done >= WORKER_MIN_ROWS,
+  );
   try {
     let next = done + 1;
     while (next <= total) {
       const batch: AnalyzedRow[] = [];
       const keys = new Set<string>();
       for (let row = next; row <= total && batch.length < size; row++) {
-        const a = analyze(prepared, row);
+        const got = source.row(row);
+        const a = got instanceof Promise ? await got : got;
         const own = keyList(a);
         if (batch.length > 0 && own.some((k) => keys.has(k))) break;
         for (const k of own) keys.add(k);
@@ -368,6 +371,12 @@ async function runJob(
       const decisions = await Promise.all(
         batch.map((a) => decideRow(deps, prepared, options, jobId, a, a.row <= uncertainUntil)),
       );
+      // The batch's sealing keys first (one key-store write, off the event loop): the appends below
+      // then seal at once and all reach the same group commit.
+      if (deps.events instanceof SealingEventStore)
+        await deps.events.prepareKeys(
+          decisions.flatMap((d) => ('create' in d ? [d.ownId] : 'update' in d ? [d.update.id] : [])),
+        );
       await yieldToLoop();
       // Issued in one go, in row order, with the previous batch's outcomes: the store writes them in
       // one transaction (one fsync), customers created in file order.
@@ -397,6 +406,8 @@ async function runJob(
     const reason = err instanceof Error ? err.message : String(err);
     await failImportJob(deps, jobId, job, reason, jobMeta).catch(() => undefined);
     throw err;
+  } finally {
+    source.close();
   }
 }
 

@@ -16,6 +16,14 @@ export interface KeyStore {
    * Throws KeyDestroyedError for a destroyed key: it never comes back, and no new one is made.
    */
   obtain(subject: string): Promise<Buffer>;
+  /**
+   * obtain() for many subjects at once, in one durable write (one transaction, one fsync; one bulk
+   * write on MongoDB) however many keys it creates: what a batch of new customers costs. Answers
+   * every distinct subject: its key, or null when the key was destroyed (no new one is made).
+   * Same guarantees as obtain (durable before it resolves; concurrent first uses get one key). A bad
+   * subject refuses the whole call (KeyStoreError) before anything is written.
+   */
+  obtainMany(subjects: readonly string[]): Promise<Map<string, Buffer | null>>;
   find(subject: string): Promise<KeyLookup>;
   /**
    * Destroys the key for good and leaves a tombstone (so no new key is ever made for the subject).

@@ -18,7 +18,7 @@ import type {
   SubscribeOptions,
   Subscription,
 } from '../ports/event-store';
-import { KeyDestroyedError, type KeyStore } from '../ports/key-store';
+import { type KeyStore, KeyStoreError, validateSubject } from '../ports/key-store';
 import {
   customerSubject,
   eraseClearData,
@@ -81,20 +81,46 @@ export class SealingEventStore implements EventStore {
     if (this.cache.size > KEY_CACHE) this.cache.delete(this.cache.keys().next().value as string);
   }
 
-  /** The key that seals a new event: created on first use; null once erased (nothing personal is written). */
-  private async sealingKey(subject: string): Promise<Buffer | null> {
+  /**
+   * The key that seals a new event: created on first use; null once erased (nothing personal is
+   * written). Keys not in the cache are asked for together: every miss until the next setImmediate
+   * goes into one KeyStore.obtainMany (one durable write for a batch of new customers, e.g. an
+   * import's batch or one event-loop turn of POST /customers), not one fsync each.
+   */
+  private sealingKey(subject: string): Promise<Buffer | null> | Buffer | null {
     const hit = this.cache.get(subject);
     // A remembered "no key yet" (a read looked) is no answer here: the key is made.
     if (hit !== undefined && hit.until > Date.now() && (hit.key !== null || hit.destroyed)) return hit.key;
-    try {
-      const key = await this.keys.obtain(subject);
-      this.remember(subject, key);
-      return key;
-    } catch (err) {
-      if (!(err instanceof KeyDestroyedError)) throw err;
-      this.remember(subject, null);
-      return null;
+    // A bad subject fails its own append only, not the others of the batch.
+    validateSubject(subject);
+    if (this.misses === null) {
+      const subjects = new Set<string>();
+      const keys = new Promise((r) => setImmediate(r)).then(async () => {
+        this.misses = null;
+        const got = await this.keys.obtainMany([...subjects]);
+        for (const [s, key] of got) this.remember(s, key);
+        return got;
+      });
+      this.misses = { subjects, keys };
     }
+    this.misses.subjects.add(subject);
+    return this.misses.keys.then((got) => {
+      const key = got.get(subject);
+      if (key === undefined) throw new KeyStoreError(`the key store did not answer for ${subject}`);
+      return key;
+    });
+  }
+
+  /** The subjects missing from the cache, asked for together at the next setImmediate. */
+  private misses: { subjects: Set<string>; keys: Promise<Map<string, Buffer | null>> } | null = null;
+
+  /**
+   * Obtains the sealing keys of these customers before their events are appended, in one key-store
+   * write for the lot (a caller writing a batch of customers: the CSV import). Their appends then
+   * seal at once, so they reach the log's group commit together.
+   */
+  async prepareKeys(customerIds: readonly string[]): Promise<void> {
+    await Promise.all(customerIds.map((id) => this.sealingKey(customerSubject(id))));
   }
 
   /** The key that opens a stored event: null when destroyed (or, which never happens, missing). */

@@ -64,6 +64,54 @@ export function keyStoreContract(
     assert.instance(err, KeyDestroyedError);
   });
 
+  it('obtainMany creates the missing keys, answers the existing ones, and null for destroyed ones', async (keys, s) => {
+    const old = await keys.obtain(`${s}-old`);
+    await keys.obtain(`${s}-gone`);
+    await keys.destroy(`${s}-gone`, '2026-05-01T00:00:00.000Z');
+    await keys.destroy(`${s}-never`, '2026-05-01T00:00:00.000Z');
+    const fresh = Array.from({ length: 50 }, (_, i) => `${s}-new-${i}`);
+    const asked = [`${s}-old`, ...fresh, `${s}-gone`, `${s}-never`, fresh[0]!];
+    const got = await keys.obtainMany(asked);
+    assert.equal([...got.keys()].sort(), [...new Set(asked)].sort(), 'every distinct subject answered once');
+    assert.ok(got.get(`${s}-old`)?.equals(old), 'an existing key is kept');
+    assert.is(got.get(`${s}-gone`), null, 'a destroyed key stays destroyed');
+    assert.is(got.get(`${s}-never`), null, 'a tombstone without a key gets no key');
+    assert.is((await keys.find(`${s}-never`)).state, 'destroyed');
+    const seen = new Set<string>();
+    for (const f of fresh) {
+      const k = got.get(f);
+      assert.ok(k && k.length === 32, 'a 32-byte key for each new subject');
+      seen.add(k.toString('hex'));
+      assert.ok((await keys.obtain(f)).equals(k), 'obtain answers the key obtainMany made');
+      const found = await keys.find(f);
+      assert.ok(found.state === 'active' && found.key.equals(k));
+    }
+    assert.is(seen.size, fresh.length, 'one key per subject');
+    assert.equal(await keys.obtainMany([]), new Map());
+  });
+
+  it('concurrent obtainMany and obtain of the same new subjects all get the same keys', async (keys, s) => {
+    const subjects = Array.from({ length: 20 }, (_, i) => `${s}-${i}`);
+    const [a, b, c] = await Promise.all([
+      keys.obtainMany(subjects),
+      keys.obtainMany([...subjects].reverse()),
+      keys.obtain(subjects[7]!),
+    ]);
+    for (const subject of subjects) assert.ok(a.get(subject)?.equals(b.get(subject) as Buffer));
+    assert.ok(a.get(subjects[7]!)?.equals(c));
+  });
+
+  it('obtainMany with a bad subject refuses the whole call and writes nothing', async (keys, s) => {
+    let err: unknown = null;
+    try {
+      await keys.obtainMany([`${s}-a`, '']);
+    } catch (e) {
+      err = e;
+    }
+    assert.instance(err, KeyStoreError);
+    assert.equal(await keys.find(`${s}-a`), { state: 'none' });
+  });
+
   it('bad subjects are refused', async (keys) => {
     for (const bad of ['', 'x'.repeat(201), 42 as unknown as string]) {
       let err: unknown = null;

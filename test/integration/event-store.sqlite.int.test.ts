@@ -400,6 +400,8 @@ test('group commit: a failing append mid-batch leaves its neighbours alone, as a
       store.append('x', [ev('X0', {}, undefined, idX)], NO_STREAM),
       // An id already stored in another stream (earlier in this batch): a caller bug.
       store.append('y', [ev('Y0'), ev('Y1', {}, undefined, idX)], NO_STREAM),
+      // The same with one event (written without a savepoint of its own: the INSERT undoes itself).
+      store.append('z', [ev('Z0', {}, undefined, idX)], NO_STREAM),
       // A retry of the first append: answers its result, writes nothing.
       store.append('a', [ev('A0', {}, undefined, idA)], NO_STREAM),
       store.append('a', [ev('A1')], 0),
@@ -418,7 +420,7 @@ test('group commit: a failing append mid-batch leaves its neighbours alone, as a
     const got = await scenario(batched);
     const want = await scenario(single);
     assert.is(batched.transactions, 1, 'one transaction with batching');
-    assert.is(single.transactions, 8, 'one transaction per append without');
+    assert.is(single.transactions, 9, 'one transaction per append without');
     assert.equal(got, want, 'the same results and errors');
     assert.equal(
       got.map((o) => ('value' in o ? o.value : o.error)),
@@ -426,6 +428,7 @@ test('group commit: a failing append mid-batch leaves its neighbours alone, as a
         { nextRevision: 0, position: 1n },
         'WrongExpectedRevisionError',
         { nextRevision: 0, position: 2n },
+        'InvalidEventStoreInputError',
         'InvalidEventStoreInputError',
         { nextRevision: 0, position: 1n },
         { nextRevision: 1, position: 3n },

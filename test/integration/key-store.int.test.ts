@@ -38,6 +38,43 @@ sqlite('a destroyed key no longer appears in the file or its WAL', async () => {
   assert.not.ok(bytesIn(), 'no trace after destroy');
   await keys.close();
 });
+sqlite(
+  'obtainMany writes in its worker thread; keys it made are shredded like any; without it, inline',
+  async () => {
+    const f = join(dir, 'many.sqlite');
+    const keys = SqliteKeyStore.open(f);
+    const subjects = Array.from({ length: 40 }, (_, i) => `customer:cus_many_${i}`);
+    const got = await keys.obtainMany(subjects);
+    const writer = (keys as unknown as { writer: { failed: boolean } | null }).writer;
+    assert.ok(writer && !writer.failed, 'the write went through the worker');
+    const k = got.get(subjects[3]!) as Buffer;
+    assert.ok(Buffer.isBuffer(k) && k.length === 32);
+    const other = SqliteKeyStore.open(f);
+    assert.ok(
+      (await other.obtain(subjects[3]!)).equals(k),
+      'durable in the file, seen by another connection',
+    );
+    await other.close();
+    const hex = k.toString('hex');
+    const bytesIn = () => {
+      let text = readFileSync(f).toString('hex');
+      try {
+        text += readFileSync(`${f}-wal`).toString('hex');
+      } catch {}
+      return text.includes(hex);
+    };
+    assert.ok(bytesIn());
+    await keys.destroy(subjects[3]!, '2026-05-01T00:00:00.000Z');
+    assert.not.ok(bytesIn(), 'no trace after destroy');
+    assert.is((await keys.obtainMany([subjects[3]!])).get(subjects[3]!), null);
+    // The worker goes away: the next batch is written here, with the same answers.
+    await (keys as unknown as { writer: { close(): Promise<void> } }).writer.close();
+    const more = await keys.obtainMany([subjects[0]!, 'customer:cus_many_new']);
+    assert.ok(more.get(subjects[0]!)?.equals(got.get(subjects[0]!) as Buffer));
+    assert.is(more.get('customer:cus_many_new')?.length, 32);
+    await keys.close();
+  },
+);
 sqlite.after(() => rmSync(dir, { recursive: true, force: true }));
 
 const mongo = suite('key-store: mongodb');

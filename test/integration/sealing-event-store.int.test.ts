@@ -4,6 +4,7 @@ import * as assert from 'uvu/assert';
 import { MemoryEventStore } from '../../src/adapters/event-store/memory';
 import { MemoryKeyStore } from '../../src/adapters/key-store/memory';
 import { NO_STREAM } from '../../src/ports/event-store';
+import { KeyStoreError } from '../../src/ports/key-store';
 import { SealingEventStore } from '../../src/privacy/sealing-event-store';
 import { eventStoreContract } from '../contracts/event-store.contract';
 import { collect, take } from '../contracts/event-store.helpers';
@@ -70,6 +71,51 @@ test('every read path opens sealed events; the store below holds them sealed; de
     assert.is(erased!.data.erased, true);
   } finally {
     await sub.close();
+    await store.close();
+  }
+});
+
+test('new customers appended in one event-loop turn get their keys in one obtainMany', async () => {
+  const keys = new MemoryKeyStore();
+  const calls: string[][] = [];
+  const obtainMany = keys.obtainMany.bind(keys);
+  keys.obtainMany = (subjects) => {
+    calls.push([...subjects]);
+    return obtainMany(subjects);
+  };
+  keys.obtain = () => Promise.reject(new Error('obtain one by one'));
+  const store = new SealingEventStore(new MemoryEventStore(), keys);
+  try {
+    await keys.destroy('customer:cus_gone', 't');
+    const created = (id: string) => ({
+      type: 'CustomerCreated',
+      data: {
+        customer_id: id,
+        restaurant_id: 'r',
+        at: 't',
+        profile: { name: `N ${id}`, email: `${id}@x.test` },
+      },
+    });
+    const ids = [...Array.from({ length: 30 }, (_, i) => `cus_${i}`), 'cus_gone'];
+    await Promise.all(ids.map((id) => store.append(`customer-${id}`, [created(id)], NO_STREAM)));
+    assert.is(calls.length, 1, 'one key-store call for the turn');
+    assert.equal(calls[0]!.sort(), ids.map((id) => `customer:${id}`).sort());
+    for (const id of ids.slice(0, 30)) {
+      const [e] = await store.readStream(`customer-${id}`);
+      assert.equal(e!.data.profile, { name: `N ${id}`, email: `${id}@x.test` });
+    }
+    const [gone] = await store.readStream('customer-cus_gone');
+    assert.is(gone!.data.erased, true, 'an erased subject gets no key: nothing personal is written');
+    await store.append('customer-cus_3', [created('cus_3')], 0);
+    assert.is(calls.length, 1, 'a cached key is not asked for again');
+    let err: unknown = null;
+    try {
+      await store.append('customer-long', [created('x'.repeat(300))], NO_STREAM);
+    } catch (e) {
+      err = e;
+    }
+    assert.instance(err, KeyStoreError, 'a bad subject fails its own append');
+  } finally {
     await store.close();
   }
 });

@@ -306,7 +306,7 @@ export class SqliteEventStore implements EventStore {
 
     // Returns null when the expectation fails, so the slow path (idempotency check) stays out of
     // the write lock and out of the common case.
-    const tx = db.transaction((batch: PreparedAppend, created: string): AppendResult | null => {
+    const appendRows = (batch: PreparedAppend, created: string): AppendResult | null => {
       const tip = this.stmt.last.get(batch.stream);
       const last = tip === undefined ? null : tip[0];
       if (!expectationHolds(batch.expected, last ?? NO_STREAM)) return null;
@@ -330,7 +330,8 @@ export class SqliteEventStore implements EventStore {
         );
       }
       return { nextRevision: revision, position: BigInt(position) };
-    });
+    };
+    const tx = db.transaction(appendRows);
     this.appendTx = (batch, created) => {
       this.writeTransactions++;
       return tx.immediate(batch, created);
@@ -356,7 +357,9 @@ export class SqliteEventStore implements EventStore {
       queue.map(({ batch, created }): Outcome => {
         let result: AppendResult | null;
         try {
-          result = tx(batch, created);
+          // A one-event append writes with one INSERT, which SQLite undoes by itself when it fails
+          // (a statement is atomic): it needs no SAVEPOINT of its own. Several events do.
+          result = batch.events.length === 1 ? appendRows(batch, created) : tx(batch, created);
         } catch (err) {
           if ((err as { code?: string }).code !== 'SQLITE_CONSTRAINT_UNIQUE') throw err;
           result = null;

@@ -29,6 +29,21 @@ export class MemoryKeyStore implements KeyStore {
     return Buffer.from(entry.key);
   }
 
+  async obtainMany(subjects: readonly string[]): Promise<Map<string, Buffer | null>> {
+    this.open();
+    const wanted = subjects.map(validateSubject);
+    const out = new Map<string, Buffer | null>();
+    for (const s of wanted) {
+      let entry = this.keys.get(s);
+      if (!entry) {
+        entry = { key: randomBytes(32), destroyedAt: null };
+        this.keys.set(s, entry);
+      }
+      out.set(s, entry.key === null ? null : Buffer.from(entry.key));
+    }
+    return out;
+  }
+
   async find(subject: string): Promise<KeyLookup> {
     this.open();
     const entry = this.keys.get(validateSubject(subject));

@@ -80,6 +80,50 @@ export class MongoKeyStore implements KeyStore {
     return Buffer.from(doc.key.buffer);
   }
 
+  async obtainMany(subjects: readonly string[]): Promise<Map<string, Buffer | null>> {
+    this.open();
+    const wanted = [...new Set(subjects.map(validateSubject))];
+    const out = new Map<string, Buffer | null>();
+    if (wanted.length === 0) return out;
+    const read = async (ids: string[]) => {
+      for await (const doc of this.keys.find({ _id: { $in: ids } }))
+        out.set(doc._id, doc.key == null ? null : Buffer.from(doc.key.buffer));
+    };
+    await read(wanted);
+    const missing = wanted.filter((s) => !out.has(s));
+    if (missing.length === 0) return out;
+    const created_at = new Date().toISOString();
+    const fresh = randomBytes(32 * missing.length);
+    try {
+      // One unordered bulk write (majority, journal) for every new key.
+      await this.keys.bulkWrite(
+        missing.map((s, i) => ({
+          updateOne: {
+            filter: { _id: s },
+            update: {
+              $setOnInsert: {
+                key: new Binary(Buffer.from(fresh.subarray(32 * i, 32 * i + 32))),
+                created_at,
+                destroyed_at: null,
+              },
+            },
+            upsert: true,
+          },
+        })),
+        { ordered: false, ...WRITE },
+      );
+    } catch (err) {
+      // Upserts racing with another first use: the other one's keys are there now.
+      const errors = (err as { writeErrors?: { code?: number }[] | { code?: number } }).writeErrors;
+      const list = Array.isArray(errors) ? errors : errors ? [errors] : [];
+      if (list.length === 0 || list.some((e) => e.code !== 11000)) throw err;
+    }
+    await read(missing);
+    for (const s of missing)
+      if (!out.has(s)) throw new KeyStoreError(`the key of ${s} was neither found nor created`);
+    return out;
+  }
+
   async find(subject: string): Promise<KeyLookup> {
     this.open();
     const doc = await this.keys.findOne({ _id: validateSubject(subject) });

@@ -2,9 +2,16 @@
 // copy of the log carries no key. Keys are written with synchronous=FULL before obtain() resolves.
 // Destroying one overwrites it (secure_delete) and checkpoints the WAL, so the key's bytes do not
 // linger in the file or its journal.
+//
+// obtainMany's write (a batch of new keys, one transaction, one fsync) runs in a worker thread with a
+// connection of its own to the file (WAL: SQLite's locks serialise it with this connection's writes),
+// so the fsync does not hold the event loop; the worker is started on first use. Should it fail (or
+// for ':memory:'), the write is done here.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, resolve } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import {
   KeyDestroyedError,
@@ -33,9 +40,17 @@ export class SqliteKeyStore implements KeyStore {
     get: Database.Statement<[string], Row>;
     destroy: Database.Statement<[string, string]>;
     tombstone: Database.Statement<[string, string, string]>;
+    create: Database.Statement<[string, Buffer, string], Row>;
   };
 
-  private constructor(private readonly db: Database.Database) {
+  private writer: KeyWriter | null = null;
+  private writerFailed = false;
+
+  private constructor(
+    private readonly db: Database.Database,
+    private readonly filePath: string,
+    private readonly busyTimeoutMs: number,
+  ) {
     this.stmt = {
       insert: db.prepare('INSERT OR IGNORE INTO subject_keys (subject, key, created) VALUES (?, ?, ?)'),
       get: db.prepare('SELECT key, destroyed FROM subject_keys WHERE subject = ?'),
@@ -44,6 +59,9 @@ export class SqliteKeyStore implements KeyStore {
       ),
       tombstone: db.prepare(
         'INSERT OR IGNORE INTO subject_keys (subject, key, created, destroyed) VALUES (?, NULL, ?, ?)',
+      ),
+      create: db.prepare(
+        'INSERT OR IGNORE INTO subject_keys (subject, key, created) VALUES (?, ?, ?) RETURNING key, destroyed',
       ),
     };
   }
@@ -56,7 +74,7 @@ export class SqliteKeyStore implements KeyStore {
       db.pragma('synchronous = FULL');
       db.pragma('secure_delete = ON');
       db.exec(SCHEMA);
-      return new SqliteKeyStore(db);
+      return new SqliteKeyStore(db, filePath, options.busyTimeoutMs ?? 5000);
     } catch (err) {
       db.close();
       throw err;
@@ -77,6 +95,46 @@ export class SqliteKeyStore implements KeyStore {
     }
     if (row.key === null) throw new KeyDestroyedError(s);
     return row.key;
+  }
+
+  async obtainMany(subjects: readonly string[]): Promise<Map<string, Buffer | null>> {
+    this.open();
+    const wanted = [...new Set(subjects.map(validateSubject))];
+    const out = new Map<string, Buffer | null>();
+    const missing: string[] = [];
+    for (const s of wanted) {
+      const row = this.stmt.get.get(s);
+      if (row === undefined) missing.push(s);
+      else out.set(s, row.key);
+    }
+    if (missing.length === 0) return out;
+    const created = new Date().toISOString();
+    if (this.filePath !== ':memory:' && !this.writerFailed) {
+      this.writer ??= KeyWriter.start(resolve(this.filePath), this.busyTimeoutMs);
+      const written = await this.writer?.write(missing, created);
+      this.open();
+      if (written) {
+        for (const [s, key] of written) out.set(s, key);
+        return out;
+      }
+      // The worker could not start or died: this store writes its keys itself from now on.
+      this.writer = null;
+      this.writerFailed = true;
+    }
+    // One IMMEDIATE transaction for every new key: one fsync (synchronous=FULL) for the lot. Read
+    // again inside it: a key another process made meanwhile is kept (INSERT OR IGNORE).
+    // One draw of randomness for every key (randomBytes is a system call each time).
+    const fresh = randomBytes(32 * missing.length);
+    this.db
+      .transaction(() => {
+        for (const [i, s] of missing.entries()) {
+          const row =
+            this.stmt.create.get(s, fresh.subarray(32 * i, 32 * i + 32), created) ?? this.stmt.get.get(s);
+          out.set(s, (row as Row).key);
+        }
+      })
+      .immediate();
+    return out;
   }
 
   async find(subject: string): Promise<KeyLookup> {
@@ -103,6 +161,96 @@ export class SqliteKeyStore implements KeyStore {
   }
 
   async close(): Promise<void> {
+    const writer = this.writer;
+    this.writer = null;
+    await writer?.close();
     if (this.db.open) this.db.close();
+  }
+}
+
+// The worker's code, plain JavaScript (no loader needed): the same transaction as the inline path.
+const WRITER_CODE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { randomBytes } = require('node:crypto');
+const Database = require(workerData.driver);
+const db = new Database(workerData.file, { timeout: workerData.timeout });
+db.pragma('journal_mode = WAL');
+db.pragma('synchronous = FULL');
+db.pragma('secure_delete = ON');
+const create = db.prepare('INSERT OR IGNORE INTO subject_keys (subject, key, created) VALUES (?, ?, ?) RETURNING key');
+const get = db.prepare('SELECT key FROM subject_keys WHERE subject = ?');
+const write = db.transaction((subjects, created) => {
+  const fresh = randomBytes(32 * subjects.length);
+  return subjects.map((s, i) => {
+    const row = create.get(s, fresh.subarray(32 * i, 32 * i + 32), created) ?? get.get(s);
+    return row.key;
+  });
+});
+parentPort.on('message', (m) => {
+  try {
+    parentPort.postMessage({ id: m.id, keys: write.immediate(m.subjects, m.created) });
+  } catch (err) {
+    parentPort.postMessage({ id: m.id, error: String(err && err.message || err) });
+  }
+});
+`;
+
+/** The worker thread that writes obtainMany's new keys (see the top of this file). */
+class KeyWriter {
+  private next = 0;
+  private readonly pending = new Map<
+    number,
+    (r: { keys?: (Uint8Array | null)[]; error?: string } | null) => void
+  >();
+  private failed = false;
+
+  private constructor(private readonly worker: Worker) {
+    worker.unref();
+    worker.on('message', (m: { id: number; keys?: (Uint8Array | null)[]; error?: string }) => {
+      const done = this.pending.get(m.id);
+      this.pending.delete(m.id);
+      done?.(m);
+    });
+    const fail = () => {
+      this.failed = true;
+      for (const done of this.pending.values()) done(null);
+      this.pending.clear();
+    };
+    worker.on('error', fail);
+    worker.on('exit', fail);
+  }
+
+  static start(file: string, timeout: number): KeyWriter | null {
+    try {
+      const driver = createRequire(import.meta.url).resolve('better-sqlite3');
+      return new KeyWriter(new Worker(WRITER_CODE, { eval: true, workerData: { file, timeout, driver } }));
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * The keys of `subjects` (new or already there; null for a tombstone), written durably; null when
+   * the worker is gone (the caller writes them itself). A SQLite error is thrown as a KeyStoreError.
+   */
+  async write(subjects: string[], created: string): Promise<Map<string, Buffer | null> | null> {
+    if (this.failed) return null;
+    const id = this.next++;
+    const answer = await new Promise<{ keys?: (Uint8Array | null)[]; error?: string } | null>((r) => {
+      this.pending.set(id, r);
+      this.worker.postMessage({ id, subjects, created });
+    });
+    if (answer === null) return null;
+    if (answer.error !== undefined || !answer.keys)
+      throw new KeyStoreError(`the key store could not write new keys: ${answer.error}`);
+    const out = new Map<string, Buffer | null>();
+    for (const [i, k] of answer.keys.entries())
+      out.set(subjects[i] as string, k === null ? null : Buffer.from(k.buffer, k.byteOffset, k.byteLength));
+    return out;
+  }
+
+  async close(): Promise<void> {
+    this.failed = true;
+    await this.worker.terminate();
   }
 }

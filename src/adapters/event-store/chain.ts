@@ -7,7 +7,7 @@
 // reader gets them back (JSON.stringify of the parsed value reproduces the text written, so every
 // store can recompute it). Positions and the recorded time are not covered: they are the store's,
 // not the event's (EventStoreDB assigns both itself).
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 export const CHAIN_VERSION = 'couvert-chain-v1';
 /** The prev of revision 0. */
@@ -22,12 +22,14 @@ export interface ChainInput {
   metadataJson: string;
 }
 
+// crypto.hash (one shot, Node ≥ 20.12) costs ~1 µs on an event where createHash().update().digest()
+// costs ~2.5 µs: it runs on every append and every event `audit verify` checks.
 export function chainHash(prev: string, e: ChainInput): string {
-  return createHash('sha256')
-    .update(
-      `${CHAIN_VERSION}\n${prev}\n${JSON.stringify(e.stream)}\n${e.revision}\n${e.id}\n${JSON.stringify(e.type)}\n${e.dataJson}\n${e.metadataJson}`,
-    )
-    .digest('hex');
+  return hash(
+    'sha256',
+    `${CHAIN_VERSION}\n${prev}\n${JSON.stringify(e.stream)}\n${e.revision}\n${e.id}\n${JSON.stringify(e.type)}\n${e.dataJson}\n${e.metadataJson}`,
+    'hex',
+  );
 }
 
 /** The hash of an event as read back (data and metadata re-serialised). */

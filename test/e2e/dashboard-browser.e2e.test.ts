@@ -5,12 +5,13 @@
 // one without, follow the progress page, download the summary, and check the import sent no webhook.
 // Then tenancy: ids of another restaurant in URLs and forms answer 404 and change nothing. Screenshots
 // of each page at desktop and phone widths go to SCREENSHOT_DIR (a temporary directory by default).
-import { existsSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { browserAvailable, launchChromium } from '../helpers/browser';
 import {
   authorizeQuery,
   Browser,
@@ -24,11 +25,7 @@ import {
 import { startTestService, type TestService } from '../helpers/service';
 import { type Receiver, startReceiver } from '../helpers/webhook-receiver';
 
-const CHROMIUM = '/usr/bin/chromium';
-const haveBrowser = existsSync(CHROMIUM);
-if (!haveBrowser && process.env.REQUIRE_BROWSER === '1')
-  throw new Error(`REQUIRE_BROWSER=1 but ${CHROMIUM} is missing (apt-get install chromium)`);
-if (!haveBrowser) console.log(`SKIP dashboard in a browser: ${CHROMIUM} is missing (.ci/run installs it)`);
+const haveBrowser = browserAvailable('dashboard');
 
 const FRONT_DESK = 'couvert_pk_front_desk_0123456789abcdefghijklmnop';
 const OTHER = 'couvert_pk_other_restaurant_0123456789abcdefghij';
@@ -91,22 +88,6 @@ t.after(async (ctx) => {
 
 const test = haveBrowser ? t : t.skip;
 
-async function launch() {
-  const { chromium } = await import('playwright-core');
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
-}
-
 /** Polls until `check` holds (reloading the page between tries); fails after `ms`. */
 async function until(page: Page, what: string, check: () => Promise<boolean>, ms = 15_000) {
   const end = Date.now() + ms;
@@ -159,7 +140,7 @@ async function connectDemoPos(svc: TestService): Promise<string> {
 test('a manager: applications, API keys, webhooks, deliveries, migration, import', async ({ svc, rx }) => {
   const appToken = await connectDemoPos(svc);
   assert.is((await svc.api('GET', '/me', { token: appToken })).status, 200);
-  const browser = await launch();
+  const browser = await launchChromium();
   const problems: string[] = [];
   try {
     const context = await browser.newContext({
@@ -394,7 +375,7 @@ test('a manager: applications, API keys, webhooks, deliveries, migration, import
 });
 
 test('tenancy: another restaurant’s ids in URLs and forms answer 404 and change nothing', async ({ svc }) => {
-  const browser = await launch();
+  const browser = await launchChromium();
   try {
     const context = await browser.newContext({
       viewport: { width: 1280, height: 800 },

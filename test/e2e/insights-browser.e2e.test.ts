@@ -3,7 +3,7 @@
 // open a chart's numbers, switch period, check the phone layout does not scroll sideways, and the
 // empty state. Screenshots at 1280×800 and 390×844 go to SCREENSHOT_DIR (a temporary directory by
 // default; SCREENSHOT_DIR=docs/screenshots refreshes the committed ones).
-import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
@@ -11,15 +11,12 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FixedClock } from '../../src/core/clock';
 import { seedInsightsDemo } from '../../src/insights-demo';
+import { browserAvailable, launchChromium } from '../helpers/browser';
 import { asPercent, expectedInsights, INSIGHTS_NOW, INSIGHTS_SEED } from '../helpers/insights';
 import { oauthBootstrap, PASSWORD } from '../helpers/oauth';
 import { startTestService, type TestService } from '../helpers/service';
 
-const CHROMIUM = '/usr/bin/chromium';
-const haveBrowser = existsSync(CHROMIUM);
-if (!haveBrowser && process.env.REQUIRE_BROWSER === '1')
-  throw new Error(`REQUIRE_BROWSER=1 but ${CHROMIUM} is missing (apt-get install chromium)`);
-if (!haveBrowser) console.log(`SKIP insights in a browser: ${CHROMIUM} is missing (.ci/run installs it)`);
+const haveBrowser = browserAvailable('insights');
 
 const t = suite<{ svc: TestService }>('insights: headless Chromium', {} as never);
 t.before(async (ctx) => {
@@ -53,22 +50,6 @@ t.after(async (ctx) => ctx.svc?.close());
 const test = haveBrowser ? t : t.skip;
 const shots = process.env.SCREENSHOT_DIR ?? mkdtempSync(join(tmpdir(), 'couvert-insights-'));
 
-async function launch() {
-  const { chromium } = await import('playwright-core');
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
-}
-
 async function shoot(page: Page, name: string) {
   mkdirSync(shots, { recursive: true });
   await page.setViewportSize({ width: 1280, height: 800 });
@@ -89,7 +70,7 @@ const tileValue = (page: Page, label: string) =>
     .textContent();
 
 test('a manager reads a month at a glance, and the numbers behind each chart', async ({ svc }) => {
-  const browser = await launch();
+  const browser = await launchChromium();
   const problems: string[] = [];
   try {
     const context = await browser.newContext({

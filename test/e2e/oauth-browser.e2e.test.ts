@@ -4,7 +4,7 @@
 // state and iss, and exchanges the code; the token reads the API; the manager then disconnects the
 // application on Connected applications and the token stops working. Screenshots of every page at
 // desktop and phone widths go to SCREENSHOT_DIR (a temporary directory by default).
-import { existsSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -12,14 +12,11 @@ import { join } from 'node:path';
 import * as oauth from 'oauth4webapi';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { browserAvailable, launchChromium } from '../helpers/browser';
 import { oauthBootstrap, PASSWORD, SECRETS } from '../helpers/oauth';
 import { startTestService, type TestService } from '../helpers/service';
 
-const CHROMIUM = '/usr/bin/chromium';
-const haveBrowser = existsSync(CHROMIUM);
-if (!haveBrowser && process.env.REQUIRE_BROWSER === '1')
-  throw new Error(`REQUIRE_BROWSER=1 but ${CHROMIUM} is missing (apt-get install chromium)`);
-if (!haveBrowser) console.log(`SKIP OAuth flow in a browser: ${CHROMIUM} is missing (.ci/run installs it)`);
+const haveBrowser = browserAvailable('OAuth flow');
 
 interface Ctx {
   svc: TestService;
@@ -71,19 +68,7 @@ test('sign in, choose, allow; exchange with oauth4webapi; disconnect on the dash
     restaurant_hint: 'trois-etoiles',
   }).toString();
 
-  const { chromium } = await import('playwright-core');
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  const browser = await launchChromium();
   const shots = process.env.SCREENSHOT_DIR ?? mkdtempSync(join(tmpdir(), 'couvert-oauth-'));
   const problems: string[] = [];
   try {

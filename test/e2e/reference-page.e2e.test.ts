@@ -1,15 +1,15 @@
 // The human-readable API reference (GET /docs): Swagger UI served by Couvert itself under a strict
 // Content-Security-Policy, rendering the served openapi.json. Checked over HTTP, then in headless
 // Chromium: every operation renders, no CSP violation, no console error, no request to another origin.
-import { existsSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { REFERENCE_CSP } from '../../src/http/routes/reference';
+import { browserAvailable, launchChromium } from '../helpers/browser';
 import { startTestService, type TestService } from '../helpers/service';
 
-const CHROMIUM = '/usr/bin/chromium';
 const STRICT_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
@@ -103,11 +103,7 @@ http('an unknown asset is a 404 in the envelope; nothing outside the list is rea
 http.run();
 
 const browser = suite<{ svc: TestService; doc: Json }>('reference page: headless Chromium');
-const haveBrowser = existsSync(CHROMIUM);
-if (!haveBrowser && process.env.REQUIRE_BROWSER === '1')
-  throw new Error(`REQUIRE_BROWSER=1 but ${CHROMIUM} is missing (apt-get install chromium)`);
-if (!haveBrowser)
-  console.log(`SKIP reference page in a browser: ${CHROMIUM} is missing (.ci/run installs it)`);
+const haveBrowser = browserAvailable('reference page');
 
 browser.before(async (ctx) => {
   ctx.svc = await startTestService();
@@ -123,19 +119,7 @@ test('renders every operation, with no CSP violation, console error or foreign r
   svc,
   doc,
 }) => {
-  const { chromium } = await import('playwright-core');
-  const instance = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  const instance = await launchChromium();
   const shots = process.env.SCREENSHOT_DIR ?? mkdtempSync(join(tmpdir(), 'couvert-reference-'));
   try {
     const origin = new URL(svc.url).origin;

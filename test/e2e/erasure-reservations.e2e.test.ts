@@ -50,7 +50,7 @@ function rawFiles(dataDir: string): string {
     .join('\n');
 }
 
-function start(dataDir: string, rx: Receiver) {
+function start(dataDir: string) {
   const bootstrap = reservationBootstrap();
   for (const r of bootstrap.restaurants)
     for (const k of r.api_keys as { scopes: string[] }[]) k.scopes = [...k.scopes, 'WEBHOOKS_WRITE'];
@@ -78,7 +78,7 @@ t('reservation free text and webhook bodies are sealed, then erased everywhere',
 });
 
 async function erasedEverywhere(dataDir: string, rx: Receiver) {
-  let svc = await start(dataDir, rx);
+  let svc = await start(dataDir);
   let id = '';
   let customerId = '';
   let endpointId = '';
@@ -203,7 +203,7 @@ async function erasedEverywhere(dataDir: string, rx: Receiver) {
     await svc.close({ keepData: true });
   }
   // A replay (the restart rebuilds every read model from the log) shows the same.
-  svc = await start(dataDir, rx);
+  svc = await start(dataDir);
   try {
     const replayed = await svc.api('GET', `/reservations/${id}`, { token: TOKENS.full });
     assert.equal(

@@ -1,7 +1,6 @@
 // Random logs of webhook deliveries and missed calls (with restaurants and their time zones) for the
 // operations analytics property tests, and a document store that crashes part-way through an event.
 import fc from 'fast-check';
-import type { DocumentStore } from '../../src/ports/document-store';
 import type { RecordedEvent } from '../../src/ports/event-store';
 
 export interface LogEvent {
@@ -183,29 +182,4 @@ export function recorded(log: LogEvent[]): RecordedEvent[] {
     revision: 0,
     position: BigInt(i + 1),
   }));
-}
-
-export class Crash extends Error {}
-
-/** A document store whose writes fail once `budget.left` writes have been made (a crash mid-event). */
-export function crashing(inner: DocumentStore, budget: { left: number }): DocumentStore {
-  return {
-    ...inner,
-    kind: inner.kind,
-    collection(name) {
-      const c = inner.collection(name);
-      return new Proxy(c, {
-        get(target, prop, receiver) {
-          const v = Reflect.get(target, prop, receiver);
-          if (typeof v !== 'function') return v;
-          if (['replaceOne', 'updateOne', 'insertOne', 'updateMany', 'deleteOne'].includes(String(prop)))
-            return (...args: unknown[]) => {
-              if (budget.left-- <= 0) throw new Crash('crash');
-              return v.apply(target, args);
-            };
-          return v.bind(target);
-        },
-      }) as typeof c;
-    },
-  } as DocumentStore;
 }

@@ -30,7 +30,8 @@ import { EmbeddedDocumentStore } from '../../src/adapters/document-store/embedde
 import type { DocumentStore } from '../../src/ports/document-store';
 import type { RecordedEvent } from '../../src/ports/event-store';
 import type { Projection } from '../../src/projection/projection';
-import { Crash, crashing, missedCallLog, recorded, webhookLog } from '../helpers/operations-events';
+import { deliverWithCrashes } from '../helpers/crash-redelivery';
+import { missedCallLog, recorded, webhookLog } from '../helpers/operations-events';
 
 test('a delivery: first-attempt success, time to delivery bucketed, delivered for good', () => {
   const s = scheduled('rest_a', 'we_1', '2026-06-01', '2026-06-01T10:00:00.000Z');
@@ -210,30 +211,7 @@ function properties(
         fc.array(fc.tuple(fc.nat(40), fc.nat(6), fc.nat(10)), { maxLength: 4 }),
         async (l, crashes) => {
           const events = recorded(l);
-          const inner = new EmbeddedDocumentStore();
-          const budget = { left: Number.POSITIVE_INFINITY };
-          const docs = crashing(inner, budget);
-          let next = 0;
-          let checkpoint = 0;
-          const pending = [...crashes];
-          while (next < events.length) {
-            const plan = pending[0];
-            if (plan && plan[0] % (events.length + 1) === next) {
-              pending.shift();
-              budget.left = plan[1];
-            }
-            try {
-              await apply(events[next] as RecordedEvent, docs);
-              next++;
-            } catch (err) {
-              if (!(err instanceof Crash)) throw err;
-              budget.left = Number.POSITIVE_INFINITY;
-              next = Math.max(0, Math.min(next, checkpoint + ((plan?.[2] ?? 0) % (next - checkpoint + 1))));
-              checkpoint = next;
-            }
-            if (next % 5 === 0) checkpoint = next;
-          }
-          for (const e of events) await apply(e, inner); // a whole redelivery changes nothing
+          const inner = await deliverWithCrashes(apply, events, crashes);
           await compare(inner, collection, fold(events), read);
         },
       ),

@@ -19,34 +19,7 @@ import { EmbeddedDocumentStore } from '../../src/adapters/document-store/embedde
 import type { DocumentStore } from '../../src/ports/document-store';
 import type { RecordedEvent } from '../../src/ports/event-store';
 import { analyticsLog, recorded } from '../helpers/analytics-events';
-
-class Crash extends Error {}
-
-/** A document store whose writes fail once `budget` writes have been made (a crash mid-event). */
-function crashing(inner: DocumentStore, budget: { left: number }): DocumentStore {
-  const guard = () => {
-    if (budget.left-- <= 0) throw new Crash('crash');
-  };
-  return {
-    ...inner,
-    kind: inner.kind,
-    collection(name) {
-      const c = inner.collection(name);
-      return new Proxy(c, {
-        get(target, prop, receiver) {
-          const v = Reflect.get(target, prop, receiver);
-          if (typeof v !== 'function') return v;
-          if (['replaceOne', 'updateOne', 'insertOne', 'updateMany', 'deleteOne'].includes(String(prop)))
-            return (...args: unknown[]) => {
-              guard();
-              return v.apply(target, args);
-            };
-          return v.bind(target);
-        },
-      }) as typeof c;
-    },
-  } as DocumentStore;
-}
+import { deliverWithCrashes } from '../helpers/crash-redelivery';
 
 const strip = <T extends { _id: string }>(docs: T[]) =>
   new Map(
@@ -99,32 +72,7 @@ test('at least once, with crashes part-way through an event and redelivery from 
       fc.array(fc.tuple(fc.nat(40), fc.nat(6), fc.nat(10)), { maxLength: 4 }),
       async (log, crashes) => {
         const events = recorded(log);
-        const inner = new EmbeddedDocumentStore();
-        const budget = { left: Number.POSITIVE_INFINITY };
-        const docs = crashing(inner, budget);
-        let next = 0;
-        let checkpoint = 0; // events before this index are known applied
-        const pending = [...crashes];
-        while (next < events.length) {
-          const plan = pending[0];
-          if (plan && plan[0] % (events.length + 1) === next) {
-            pending.shift();
-            budget.left = plan[1];
-          }
-          try {
-            await analyticsProjection.apply(events[next] as RecordedEvent, docs);
-            next++;
-          } catch (err) {
-            if (!(err instanceof Crash)) throw err;
-            budget.left = Number.POSITIVE_INFINITY;
-            // Redeliver from a checkpoint at or before the failed event.
-            next = Math.max(0, Math.min(next, checkpoint + ((plan?.[2] ?? 0) % (next - checkpoint + 1))));
-            checkpoint = next;
-          }
-          if (next % 5 === 0) checkpoint = next;
-        }
-        // A final redelivery of the whole log changes nothing.
-        for (const e of events) await analyticsProjection.apply(e, inner);
+        const inner = await deliverWithCrashes((e, d) => analyticsProjection.apply(e, d), events, crashes);
         await compare(inner, events);
       },
     ),

@@ -86,7 +86,13 @@ export const missedCallsProjection: Projection = {
     const messages = docs.collection<MessageDoc>(MESSAGES);
     const m = event.data as Record<string, unknown>;
     if (event.type === 'MessageRequested') {
-      const { at, ...rest } = m as unknown as SentMessage & {
+      // `erased` is the sealing layer's mark on an event of an erased customer, not a message field.
+      const {
+        at,
+        erased: _x,
+        ...rest
+      } = m as unknown as SentMessage & {
+        erased?: boolean;
         at: string;
         missed_call_id: string;
         restaurant_id: string;

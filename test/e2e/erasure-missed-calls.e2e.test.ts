@@ -25,6 +25,8 @@ const t = suite('erasure: missed calls and messages');
 const PERSONAL = /699887766|99 88 77 66|Hopper/;
 /** The other restaurant's customer, whose number reached a restaurant without the feature. */
 const OFF_PERSONAL = /655443322|Lin Wei/;
+/** A caller nobody knew: the call creates a customer named after the number ("+33 6 11 00 22 33"). */
+const NEW_PERSONAL = /611002233|11 00 22 33/;
 
 async function cli(
   svc: TestService,
@@ -141,6 +143,16 @@ async function erasedEverywhere(dataDir: string) {
     });
     assert.equal([off.body.data.outcome, off.body.data.customer_id], ['SKIPPED_FEATURE_DISABLED', null]);
     offCallId = off.body.data.id;
+    const stranger = await svc.api('POST', '/missed-calls', {
+      token: MC_TOKENS.demo,
+      body: { caller_phone_number: '06 11 00 22 33' },
+    });
+    assert.equal(
+      [stranger.body.data.outcome, stranger.body.data.caller_phone_number],
+      ['SENT', '+33611002233'],
+    );
+    const strangerId = stranger.body.data.customer_id as string;
+    assert.ok(strangerId && strangerId !== graceId, 'a customer was created from the number');
 
     const messages = (await cli(svc, 'messages list', { restaurant: 'rest_demo' })).join('\n');
     assert.match(messages, /Grace Hopper/, 'the message greets her by name while she exists');
@@ -151,11 +163,13 @@ async function erasedEverywhere(dataDir: string) {
     assert.not.match(streams, /699887766|655443322/, 'no stream id holds a number');
     assert.not.match(rawFiles(dataDir), PERSONAL, 'nothing personal in clear in any file, even before');
     assert.not.match(rawFiles(dataDir), OFF_PERSONAL);
+    assert.not.match(rawFiles(dataDir), NEW_PERSONAL);
     analyticsBefore = await analyticsCounts(svc);
     assert.ok(analyticsBefore.length > 0);
 
     await cli(svc, 'audit erase', { customer: graceId });
     await cli(svc, 'audit erase', { customer: linId });
+    await cli(svc, 'audit erase', { customer: strangerId });
     assert.is((await svc.rt.keys.find(customerSubject(graceId))).state, 'destroyed');
 
     await checkErased(svc, callId, offCallId, 'live');
@@ -180,10 +194,12 @@ async function erasedEverywhere(dataDir: string) {
     assert.match(verified[0] as string, /0 problem\(s\)/, 'the log is intact: erasure rewrote nothing');
     assert.not.match(rawFiles(dataDir), PERSONAL);
     assert.not.match(rawFiles(dataDir), OFF_PERSONAL);
+    assert.not.match(rawFiles(dataDir), NEW_PERSONAL);
     const lines = log.lines.join('');
     assert.ok(lines.length > 0);
     assert.not.match(lines, PERSONAL, 'no log line holds the number or the name');
     assert.not.match(lines, OFF_PERSONAL);
+    assert.not.match(lines, NEW_PERSONAL);
   } finally {
     await svc.close({ keepData: true });
   }
@@ -209,7 +225,7 @@ async function checkErased(svc: TestService, callId: string, offCallId: string, 
   assert.is(list.status, 200);
   assert.equal(
     list.body.data.map((c: { caller_phone_number: string | null }) => c.caller_phone_number),
-    [null, null],
+    [null, null, null],
     `the list too (${when})`,
   );
   const off = await svc.api('GET', `/missed-calls/${offCallId}`, { token: MC_TOKENS.off });
@@ -223,6 +239,14 @@ async function checkErased(svc: TestService, callId: string, offCallId: string, 
   const models = await readModels(svc);
   assert.not.match(models, PERSONAL, `no read model holds them (${when})`);
   assert.not.match(models, OFF_PERSONAL, `no read model holds them (${when})`);
+  assert.not.match(models, NEW_PERSONAL, `no read model holds them (${when})`);
+  const all = JSON.stringify(
+    (await svc.api('GET', '/missed-calls', { token: MC_TOKENS.demo })).body.data.concat(
+      (await svc.api('GET', '/customers', { token: MC_TOKENS.demo })).body.data,
+    ),
+  );
+  assert.not.match(all, PERSONAL);
+  assert.not.match(all, NEW_PERSONAL, `GET /customers no longer lists them (${when})`);
 }
 
 t.run();

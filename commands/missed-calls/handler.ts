@@ -502,7 +502,7 @@ async function recordResult(
   );
   // Nothing was sent: the caller's slot is free again (a retry takes it anew, unless another call did).
   // (A number erased meanwhile names no stream: its slot then lapses with the cooldown.)
-  const to = requested.caller_phone_number ?? message.to;
+  const to = message.to ?? requested.caller_phone_number;
   if (to)
     await runCommand(deps.events, {
       stream: callerStream(restaurant._id, await deps.callerId(restaurant._id, to)),

@@ -1,10 +1,13 @@
 // Two read models of missed calls, folded with the write side's own evolve function:
 //   `missed_calls`: one document per call (GET /missed-calls, `missed-calls list`);
 //   `messages`: one document per attempt to send (`messages list`), whichever sender was asked.
+// On CustomerDeleted, the caller's number and the messages' personal fields of that customer's calls
+// are blanked (./missed-call-erasure.ts), as a replay shows them once the key is destroyed.
 import { type CallState, evolveCall, initialCall } from '../commands/missed-calls/decide';
 import { MISSED_CALL_EVENT_TYPES, type SentMessage } from '../commands/missed-calls/events';
 import { positionToString } from '../src/ports/event-store';
 import type { Projection } from '../src/projection/projection';
+import { eraseCustomerMissedCalls } from './missed-call-erasure';
 
 export const MISSED_CALLS = 'missed_calls';
 export const MESSAGES = 'messages';
@@ -15,6 +18,11 @@ export interface MissedCallDoc extends Omit<CallState, 'exists' | 'id' | 'messag
   /** `<occurred_at UTC>|<id>`: the list order (newest first) in one field. */
   sort_key: string;
   message_id: string | null;
+  /**
+   * The customer whose key seals the caller's number (the matched one, or the one a call with the
+   * feature off found by the number): whose erasure blanks it. Null when no customer had it.
+   */
+  _caller_customer: string | null;
   _state: CallState;
   _pos: string;
   [k: string]: unknown;
@@ -38,7 +46,7 @@ export interface MessageDoc extends Omit<SentMessage, 'parameters'> {
 
 export const missedCallsProjection: Projection = {
   name: 'missed-calls',
-  eventTypes: MISSED_CALL_EVENT_TYPES,
+  eventTypes: [...MISSED_CALL_EVENT_TYPES, 'CustomerDeleted'],
   async setup(docs) {
     await docs
       .collection(MISSED_CALLS)
@@ -48,6 +56,7 @@ export const missedCallsProjection: Projection = {
       .createIndex({ keys: { restaurant_id: 1, requested_at: -1 }, name: 'restaurant_requested' });
   },
   async apply(event, docs) {
+    if (event.type === 'CustomerDeleted') return eraseCustomerMissedCalls(event, docs);
     const d = event.data as { missed_call_id: string; restaurant_id: string; at: string };
     const pos = positionToString(event.position);
     const calls = docs.collection<MissedCallDoc>(MISSED_CALLS);
@@ -55,6 +64,10 @@ export const missedCallsProjection: Projection = {
     if (!current || current._pos < pos) {
       const state = evolveCall(current?._state ?? initialCall, event);
       const { exists: _e, id: _i, message, revision: _r, ...fields } = state;
+      const reportedFor =
+        event.type === 'MissedCallReported' && typeof event.data.customer_id === 'string'
+          ? event.data.customer_id
+          : null;
       await calls.replaceOne(
         { _id: d.missed_call_id },
         {
@@ -63,6 +76,7 @@ export const missedCallsProjection: Projection = {
           restaurant_id: d.restaurant_id,
           sort_key: `${new Date(state.occurred_at ?? d.at).toISOString()}|${d.missed_call_id}`,
           message_id: message?.message_id ?? null,
+          _caller_customer: reportedFor ?? current?._caller_customer ?? state.customer_id ?? null,
           _state: state,
           _pos: pos,
         },
@@ -72,7 +86,13 @@ export const missedCallsProjection: Projection = {
     const messages = docs.collection<MessageDoc>(MESSAGES);
     const m = event.data as Record<string, unknown>;
     if (event.type === 'MessageRequested') {
-      const { at, ...rest } = m as unknown as SentMessage & {
+      // `erased` is the sealing layer's mark on an event of an erased customer, not a message field.
+      const {
+        at,
+        erased: _x,
+        ...rest
+      } = m as unknown as SentMessage & {
+        erased?: boolean;
         at: string;
         missed_call_id: string;
         restaurant_id: string;

@@ -8,7 +8,8 @@ import type { DocumentStore, Filter } from '../src/ports/document-store';
 export interface PresentedCall {
   id: string;
   outcome: string;
-  caller_phone_number: string;
+  /** E.164; null once the caller's customer was erased. */
+  caller_phone_number: string | null;
   customer_id: string | null;
   reservation_id: string | null;
   template_type: string | null;
@@ -22,7 +23,7 @@ export function presentCall(doc: MissedCallDoc): PresentedCall {
   return {
     id: doc._id,
     outcome: doc.outcome,
-    caller_phone_number: doc.caller_phone_number as string,
+    caller_phone_number: doc.caller_phone_number,
     customer_id: doc.customer_id,
     reservation_id: doc.reservation_id,
     template_type: doc.template_type,

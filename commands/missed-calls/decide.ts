@@ -77,7 +77,16 @@ export function evolveCall(state: CallState, recorded: RecordedEvent): CallState
     case 'MissedCallSkipped':
       return { ...next, outcome: e.data.outcome };
     case 'MessageRequested': {
-      const { missed_call_id: _m, restaurant_id: _r, at, ...message } = e.data;
+      // `erased`: the sealing layer's mark on an event read after its customer's erasure (not a field).
+      const {
+        missed_call_id: _m,
+        restaurant_id: _r,
+        at,
+        erased: _x,
+        ...message
+      } = e.data as typeof e.data & {
+        erased?: boolean;
+      };
       return {
         ...next,
         outcome: 'PENDING',

@@ -3,8 +3,9 @@
 //                      → MissedCallMatched → MissedCallSkipped
 //                                          → MessageRequested → MessageSent | MessageFailed | MessageUnconfirmed
 //   after MessageFailed, a retry (same external_call_id) appends MessageRequested again (attempt + 1).
-// The cooldown of a caller is decided on `missed-call-caller-<restaurant>-<E.164>` (MessageSlotTaken,
-// MessageSlotFreed); an external_call_id is claimed on `missed-call-external-id-<restaurant>-<value>`.
+// The cooldown of a caller is decided on `missed-call-caller-<restaurant>-<caller id>` (MessageSlotTaken,
+// MessageSlotFreed), the caller id a keyed hash of the E.164 number (src/privacy/caller-ids.ts: a stream
+// id cannot be sealed, so it never holds the number); an external_call_id is claimed on `missed-call-external-id-<restaurant>-<value>`.
 // The WhatsApp settings of a restaurant live on `missed-call-settings-<restaurant>`.
 
 export const OUTCOMES = [
@@ -40,6 +41,16 @@ interface Base {
   at: string;
 }
 
+/**
+ * The customer whose key seals an event's personal fields (the caller's number, the message): the
+ * call's matched or created customer (src/privacy/seal.ts). On MissedCallReported, also the customer
+ * a call with the feature off found by the number (it is not matched: the record's customer_id stays
+ * null); absent when no customer has the number, and on events written before sealing.
+ */
+interface SealedFor {
+  customer_id?: string;
+}
+
 export interface SentMessage {
   message_id: string;
   attempt: number;
@@ -59,12 +70,13 @@ export interface SentMessage {
 export type MissedCallEvent =
   | {
       type: 'MissedCallReported';
-      data: Base & {
-        /** E.164 when the number could be read (always, for a number the route accepted). */
-        caller_phone_number: string;
-        external_call_id: string | null;
-        occurred_at: string;
-      };
+      data: Base &
+        SealedFor & {
+          /** E.164 when the number could be read (always, for a number the route accepted). */
+          caller_phone_number: string;
+          external_call_id: string | null;
+          occurred_at: string;
+        };
     }
   | {
       type: 'MissedCallMatched';
@@ -76,7 +88,7 @@ export type MissedCallEvent =
       };
     }
   | { type: 'MissedCallSkipped'; data: Base & { outcome: SkipReason; detail: string | null } }
-  | { type: 'MessageRequested'; data: Base & SentMessage }
+  | { type: 'MessageRequested'; data: Base & SentMessage & SealedFor }
   | {
       type: 'MessageSent';
       data: Base & {
@@ -115,8 +127,10 @@ export const MISSED_CALL_EVENT_TYPES = [
 
 export const missedCallStream = (id: string) => `missed-call-${id}`;
 export const MISSED_CALL_STREAM_PREFIX = 'missed-call-';
-export const callerStream = (restaurantId: string, e164: string) =>
-  `missed-call-caller-${restaurantId}-${e164}`;
+/** A caller's cooldown stream; `callerId` is the keyed hash of their number (src/privacy/caller-ids.ts). */
+export const callerStream = (restaurantId: string, callerId: string) =>
+  `missed-call-caller-${restaurantId}-${callerId}`;
+export const CALLER_STREAM_PREFIX = 'missed-call-caller-';
 export const externalCallClaimStream = (restaurantId: string, externalCallId: string) =>
   `missed-call-external-id-${restaurantId}-${encodeURIComponent(externalCallId)}`;
 export const settingsStream = (restaurantId: string) => `missed-call-settings-${restaurantId}`;

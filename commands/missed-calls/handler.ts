@@ -64,6 +64,11 @@ export interface MissedCallDeps extends WriteDeps {
   logger?: Pick<Logger, 'info' | 'warn'>;
   /** Returns once the read models include `position` (the runtime's read-your-writes). */
   settle(position: bigint | null): Promise<void>;
+  /**
+   * What names a caller in their cooldown stream's id: a keyed hash of the E.164 number
+   * (`callerIdsFrom(rt.keys)`, src/privacy/caller-ids.ts), never the number itself.
+   */
+  callerId(restaurantId: string, e164: string): Promise<string>;
 }
 
 export interface ReportInput {
@@ -274,9 +279,25 @@ async function step(
   };
   if (!state.exists) pending.push({ type: 'MissedCallReported', data: { ...reported, at: at() } });
   else if (isFinal(state)) return { call: state, outcome: 'SKIPPED_DUPLICATE', failure: null, position };
+  // The caller's number as the log has it; null once their customer was erased (a retry then goes on
+  // with the number the retry reports).
   const phone = state.caller_phone_number ?? reported.caller_phone_number;
+  /** The report, still to append, is sealed with this customer's key (events.ts, SealedFor). */
+  const sealReportFor = (customerId: string) => {
+    pending = pending.map((e) =>
+      e.type === 'MissedCallReported' ? { ...e, data: { ...e.data, customer_id: customerId } } : e,
+    );
+  };
 
-  if (!restaurant.features.includes(MISSED_CALLS_FEATURE)) return skip('SKIPPED_FEATURE_DISABLED');
+  if (!restaurant.features.includes(MISSED_CALLS_FEATURE)) {
+    // Nobody is matched or created; a customer who already has the number still owns it: their key
+    // seals it, so erasing them erases it here too.
+    if (pending.length) {
+      const known = await findMatch(deps.docs, restaurant, { phone_number: phone }, ['phone']);
+      if (known) sealReportFor(known.doc._id);
+    }
+    return skip('SKIPPED_FEATURE_DISABLED');
+  }
 
   let customerId = state.customer_id;
   let customerCreated = state.customer_created;
@@ -288,6 +309,7 @@ async function step(
     customerId = found.customerId;
     customerCreated = found.created;
     reservationId = await nextReservationId(deps, restaurant._id, customerId);
+    sealReportFor(customerId);
     pending.push({
       type: 'MissedCallMatched',
       data: {
@@ -328,14 +350,18 @@ async function step(
     );
 
   // The caller's slot: at most one message per caller per cooldown, decided on the caller's stream.
+  const slotStream = callerStream(restaurant._id, await deps.callerId(restaurant._id, phone));
+  const matched = customerId;
   const takeSlot = (abandoned: string | null) =>
     runCommand(deps.events, {
-      stream: callerStream(restaurant._id, phone),
+      stream: slotStream,
       initial: initialCaller,
       evolve: evolveCaller,
       decide: (s) => {
         const d = decideCooldown(s, callId, deps.clock.now(), abandoned);
-        return d.kind === 'take' ? [{ type: 'MessageSlotTaken', data: { ...base(), caller: phone } }] : [];
+        return d.kind === 'take'
+          ? [{ type: 'MessageSlotTaken', data: { ...base(), caller: phone, customer_id: matched } }]
+          : [];
       },
       metadata: meta,
       clock: deps.clock,
@@ -369,6 +395,7 @@ async function step(
         parameters: rendered.parameters,
         text: rendered.text,
         sender: deps.sender.name,
+        customer_id: customerId,
       },
     },
   ]);
@@ -397,6 +424,7 @@ async function send(
       parameters: message.parameters,
     },
     text: message.text,
+    customer_id: requested.customer_id,
   });
   return recordResult(deps, restaurant, requested, result, meta);
 }
@@ -473,22 +501,25 @@ async function recordResult(
     meta,
   );
   // Nothing was sent: the caller's slot is free again (a retry takes it anew, unless another call did).
-  await runCommand(deps.events, {
-    stream: callerStream(restaurant._id, message.to),
-    initial: initialCaller,
-    evolve: evolveCaller,
-    decide: (s) =>
-      s.holder?.missed_call_id === requested.id
-        ? [
-            {
-              type: 'MessageSlotFreed',
-              data: { missed_call_id: requested.id, restaurant_id: restaurant._id, at: base.at },
-            },
-          ]
-        : [],
-    metadata: meta,
-    clock: deps.clock,
-  });
+  // (A number erased meanwhile names no stream: its slot then lapses with the cooldown.)
+  const to = message.to ?? requested.caller_phone_number;
+  if (to)
+    await runCommand(deps.events, {
+      stream: callerStream(restaurant._id, await deps.callerId(restaurant._id, to)),
+      initial: initialCaller,
+      evolve: evolveCaller,
+      decide: (s) =>
+        s.holder?.missed_call_id === requested.id
+          ? [
+              {
+                type: 'MessageSlotFreed',
+                data: { missed_call_id: requested.id, restaurant_id: restaurant._id, at: base.at },
+              },
+            ]
+          : [],
+      metadata: meta,
+      clock: deps.clock,
+    });
   if (final) return { call: r.state, outcome, failure: null, position: r.position };
   const reason: Failure['reason'] =
     result.kind === 'rate_limited'

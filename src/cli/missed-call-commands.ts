@@ -71,7 +71,7 @@ export function registerMissedCallCommands(): void {
             c.occurred_at,
             c.id,
             c.outcome,
-            c.caller_phone_number,
+            c.caller_phone_number ?? '[erased]',
             c.customer_id ?? '-',
             c.reservation_id ?? '-',
             c.template_type ?? '-',
@@ -104,9 +104,9 @@ export function registerMissedCallCommands(): void {
               ? 'asked of the provider, no answer recorded yet'
               : `${m.status.toLowerCase()}: ${m.error ?? ''}`;
         ctx.out(
-          `${m.requested_at}  ${m._id}  to ${m.to}  ${m.template_name} (${m.language})  call ${m.missed_call_id}  ${where}`,
+          `${m.requested_at}  ${m._id}  to ${m.to ?? '[erased]'}  ${m.template_name} (${m.language})  call ${m.missed_call_id}  ${where}`,
         );
-        ctx.out(`    ${m.text}`);
+        ctx.out(`    ${m.text ?? '[erased]'}`);
       }
     },
   });

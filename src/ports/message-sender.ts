@@ -25,6 +25,11 @@ export interface OutgoingMessage {
   };
   /** The rendered body, for the outbox and operators. */
   text: string;
+  /**
+   * The customer the message is for, when known: whose key seals what an adapter keeps of it (the
+   * outbox's event; src/privacy/seal.ts). Not sent to any provider.
+   */
+  customer_id?: string | null;
 }
 
 export type RefusalKind =

@@ -7,12 +7,15 @@
 // 2. schema 3 (customer events sealed, reservation events and webhook fan-outs not yet): what guests
 //    wrote on reservations is sealed with the reservation's customer's key, a webhook fan-out's bodies
 //    with the key of the customer its source event concerns (recorded as its `customer_id`), and the
-//    streams are re-chained over the result (SqliteEventStore.upgradeSealing).
+//    streams are re-chained over the result (SqliteEventStore.upgradeSealing);
+// 3. schema 4: missed-call events sealed in place, caller streams renamed to a keyed hash of the number
+//    (missed-call-migration.ts, SqliteEventStore.upgradeStreams).
 // Each step is one write transaction. Keys are fetched (or created) before it, by a read of the log.
 // EventStoreDB events cannot be rewritten: the sealing layer erases such events on read instead
 // (sealing-event-store.ts); docs/AUDIT.md says what that leaves.
 import type { SqliteEventStore } from '../adapters/event-store/sqlite';
 import { KeyDestroyedError, type KeyStore } from '../ports/key-store';
+import { type MissedCallMigration, sealMissedCallsInPlace } from './missed-call-migration';
 import {
   CUSTOMER_EVENT_TYPES,
   customerSubject,
@@ -74,7 +77,7 @@ export async function upgradeLegacyLog(
   store: SqliteEventStore,
   keys: KeyStore,
   now: () => Date = () => new Date(),
-): Promise<{ hashed: number; rewritten: number; erased: number; resealed: number }> {
+): Promise<{ hashed: number; rewritten: number; erased: number; resealed: number } & MissedCallMigration> {
   let done = { hashed: 0, rewritten: 0 };
   let erased = 0;
   if (store.schemaVersion < 3) {
@@ -91,7 +94,7 @@ export async function upgradeLegacyLog(
     for (const id of deleted) if (await keys.destroy(customerSubject(id), now().toISOString())) erased++;
   }
   let resealed = 0;
-  if (store.needsLegacyUpgrade) {
+  if (store.schemaVersion < 4) {
     const byEvent = await sealingPlan(store);
     const byCustomer = await keysOf(keys, byEvent.values());
     resealed = store.upgradeSealing(SEALED_EVENT_TYPES, (row) => {
@@ -105,5 +108,6 @@ export async function upgradeLegacyLog(
       return sealed === data && row.type !== FANOUT ? null : JSON.stringify(sealed);
     }).rewritten;
   }
-  return { ...done, erased, resealed };
+  const missedCalls = await sealMissedCallsInPlace(store, keys);
+  return { ...done, erased, resealed, ...missedCalls };
 }

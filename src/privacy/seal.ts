@@ -45,6 +45,12 @@ const PERSONAL: Record<string, Record<string, readonly string[]>> = {
   ReservationStatusChanged: { '': ['reason'] },
   ReservationFeedbackRecorded: { feedback: ['comment', 'answer'] },
   WebhookDeliveriesScheduled: { '': ['payloads'] },
+  // Missed calls (commands/missed-calls/events.ts, src/privacy/missed-call-sealing.ts): the caller's
+  // number and the message sent, with the key of the call's customer (named in `customer_id`).
+  MissedCallReported: { '': ['caller_phone_number'] },
+  MessageRequested: { '': ['to', 'text', 'parameters'] },
+  MessageSlotTaken: { '': ['caller'] },
+  OutboxMessageRecorded: { '': ['to', 'text'], template: ['parameters'] },
 };
 
 /** What a personal field reads as once its key is destroyed. */
@@ -62,6 +68,11 @@ const ERASED: Record<string, unknown> = {
   comment: null,
   answer: null,
   payloads: {},
+  caller_phone_number: null,
+  to: null,
+  text: null,
+  parameters: [],
+  caller: null,
 };
 
 export const SEALED_EVENT_TYPES: readonly string[] = Object.keys(PERSONAL);

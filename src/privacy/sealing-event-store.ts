@@ -19,6 +19,7 @@ import type {
   Subscription,
 } from '../ports/event-store';
 import { type KeyStore, KeyStoreError, validateSubject } from '../ports/key-store';
+import { legacyMissedCallCustomer } from './missed-call-migration';
 import {
   customerSubject,
   eraseClearData,
@@ -150,6 +151,8 @@ export class SealingEventStore implements EventStore {
       event.type.startsWith('Reservation')
     )
       customer = await this.reservationCustomer(event.stream);
+    // Missed-call events name their call, whose stream names the customer (missed-call-migration.ts).
+    if (customer === null) customer = await legacyMissedCallCustomer(event, this.inner);
     if (customer === null || !(await this.isErased(customer))) return event;
     return { ...event, data: eraseClearData(event.type, event.data) };
   }

@@ -149,6 +149,12 @@ test('a schema 1 log opens, reads without hashes, verifies, and chains new appen
       store.upgradeSealing([], () => null),
       { rewritten: 0, rehashed: 0 },
     );
+    assert.is(store.schemaVersion, 4, 'sealed; the missed-call step (schema 5) is upgradeStreams');
+    assert.ok(store.needsLegacyUpgrade);
+    assert.equal(
+      store.upgradeStreams([], new Map(), () => null),
+      { rewritten: 0, renamed: 0, rehashed: 0 },
+    );
     assert.not.ok(store.needsLegacyUpgrade);
     assertChained(await store.readStream('old'), 'old');
     assertChained(await store.readStream('mixed'), 'mixed');
@@ -178,7 +184,7 @@ test('a schema 1 log opens, reads without hashes, verifies, and chains new appen
     await again.close();
   }
   const db = new Database(file, { readonly: true });
-  assert.is(db.pragma('user_version', { simple: true }), 4);
+  assert.is(db.pragma('user_version', { simple: true }), 5);
   db.close();
 });
 

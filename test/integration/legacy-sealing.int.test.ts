@@ -151,7 +151,7 @@ async function migrated(file: string, version: number) {
   assert.ok(store.needsLegacyUpgrade);
   const done = await upgradeLegacyLog(store, keys);
   assert.not.ok(store.needsLegacyUpgrade);
-  assert.is(store.schemaVersion, 4);
+  assert.is(store.schemaVersion, 5);
   assert.not.match(storedText(file), PERSONAL, 'nothing personal left in clear in the log');
   const all = await collect(store.readAll());
   assert.equal(verifyChain(all, true).findings, [], 'the chain covers the sealed rows');
@@ -181,7 +181,16 @@ async function migrated(file: string, version: number) {
   assert.ok(erased.every((e) => e.data.erased === true || e.type === 'ReservationPaymentRecorded'));
   assert.equal(
     await upgradeLegacyLog(store, keys),
-    { hashed: 0, rewritten: 0, erased: 0, resealed: 0 },
+    {
+      hashed: 0,
+      rewritten: 0,
+      erased: 0,
+      resealed: 0,
+      missed_call_rows_sealed: 0,
+      missed_call_rows_unowned: 0,
+      caller_streams_renamed: 0,
+      rows_rechained: 0,
+    },
     'once',
   );
   await store.close();

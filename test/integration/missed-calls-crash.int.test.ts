@@ -19,17 +19,20 @@ import { createRestaurant } from '../../commands/restaurants/handler';
 import { allProjections } from '../../projections/index';
 import { EmbeddedDocumentStore } from '../../src/adapters/document-store/embedded';
 import { MemoryEventStore } from '../../src/adapters/event-store/memory';
+import { MemoryKeyStore } from '../../src/adapters/key-store/memory';
 import { OUTBOX_EVENT, OutboxMessageSender } from '../../src/adapters/message-sender/outbox';
 import { claim } from '../../src/core/claims';
 import { FixedClock } from '../../src/core/clock';
 import type { CommandMeta } from '../../src/core/command-meta';
 import { ApiError } from '../../src/core/errors';
 import type { MessageSender, OutgoingMessage, SendResult } from '../../src/ports/message-sender';
+import { callerId, callerIdsFrom } from '../../src/privacy/caller-ids';
 import { ProjectionRunner } from '../../src/projection/runner';
 import { TEMPLATES } from '../helpers/missed-calls';
 import { restaurantProfile } from '../helpers/restaurants';
 
 interface World {
+  keys: MemoryKeyStore;
   events: MemoryEventStore;
   clock: FixedClock;
   deps: (sender: MessageSender) => MissedCallDeps;
@@ -55,6 +58,7 @@ t.before.each(async (ctx) => {
   await applyCatalog({ events, clock }, 'rest_a', { message_templates: TEMPLATES }, meta, 'replace');
   await configureSettings({ events, clock }, 'rest_a', { booking_url: 'https://a.example/book' }, meta);
   await runner.catchUp();
+  const keys = new MemoryKeyStore();
   ctx.w = {
     events,
     clock,
@@ -66,7 +70,9 @@ t.before.each(async (ctx) => {
       settle: async () => {
         await runner.catchUp();
       },
+      callerId: callerIdsFrom(keys),
     }),
+    keys,
   };
 });
 
@@ -212,7 +218,9 @@ t(
   "died after taking the caller's slot and before asking for its message: a cooldown only while it may still be at work",
   async ({ w }) => {
     const provider = counting();
-    const caller = callerStream('rest_a', '+33612345678');
+    // Named by the keyed hash of the number, never the number (src/privacy/caller-ids.ts).
+    const caller = callerStream('rest_a', await callerId(w.keys, 'rest_a', '+33612345678'));
+    assert.not.match(caller, /612345678/);
     await w.events.append(
       caller,
       [

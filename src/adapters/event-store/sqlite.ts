@@ -54,9 +54,12 @@ import {
 // Schema versions: 1 the events table; 2 adds `hash` (the tamper-evidence chain, chain.ts), NULL on
 // the rows of a version 1 log; 3 once upgradeLegacy() has hashed those rows; 4 once upgradeSealing()
 // has rewritten chained rows whose personal data was written in clear (reservation events and webhook
-// fan-outs, sealed from version 4 on) and re-chained their streams. A version 2 log works as it is:
-// an append to a stream whose last row has no hash recomputes the tip from the stream.
-const SCHEMA_VERSION = 4;
+// fan-outs, sealed from version 4 on) and re-chained their streams; 5 once upgradeStreams() has sealed
+// missed-call events written in clear and renamed the caller streams named after a phone number
+// (src/privacy/missed-call-migration.ts). A version 2 log works as it is: an append to a stream whose
+// last row has no hash recomputes the tip from the stream.
+const SCHEMA_VERSION = 5;
+const SEALED_VERSION = 4;
 const HASHED_VERSION = 3;
 const CHAINED_COLUMN_VERSION = 2;
 
@@ -589,9 +592,79 @@ export class SqliteEventStore implements EventStore {
           done.rehashed++;
         }
       }
+      db.pragma(`user_version = ${SEALED_VERSION}`);
+    }).immediate();
+    return done;
+  }
+
+  /**
+   * Schema 4 → 5, after upgradeSealing(), in one write transaction: each row of `streams` is handed to
+   * `transform` in stream order (answer the new data's JSON text, or null to keep it); a stream that
+   * `renames` names gets its new id (no stream of that id may exist); each stream is re-chained from its
+   * first changed row (a renamed one from its first: the id is hashed). Answers what it did. Does
+   * nothing on a log past version 4.
+   */
+  upgradeStreams(
+    streams: readonly string[],
+    renames: ReadonlyMap<string, string>,
+    transform: (row: LegacyRow) => string | null,
+  ): { rewritten: number; renamed: number; rehashed: number } {
+    this.assertOpen();
+    const done = { rewritten: 0, renamed: 0, rehashed: 0 };
+    if (this.schemaVersion !== SEALED_VERSION) return done;
+    const db = this.db;
+    db.transaction(() => {
+      if ((db.pragma('user_version', { simple: true }) as number) !== SEALED_VERSION) return;
+      const update = db.prepare<[string, string, string, number]>(
+        'UPDATE events SET stream = ?, data = ?, hash = ? WHERE position = ?',
+      );
+      const taken = db.prepare<[string], number>('SELECT count(*) FROM events WHERE stream = ?').pluck();
+      for (const stream of new Set([...streams, ...renames.keys()])) {
+        const id = renames.get(stream) ?? stream;
+        if (id !== stream) {
+          if (taken.get(id) !== 0) throw new EventStoreError(`cannot rename ${stream}: ${id} exists`);
+          done.renamed++;
+        }
+        let prev = GENESIS;
+        let changed = id !== stream;
+        for (const row of this.stmt.forwards.all(stream, 0, -1)) {
+          let data = row[5];
+          const next = transform({ stream, revision: row[3], id: row[1], type: row[4], data });
+          if (next !== null && next !== data) {
+            data = next;
+            changed = true;
+            done.rewritten++;
+          }
+          if (!changed && row[8] !== null) {
+            prev = row[8];
+            continue;
+          }
+          prev = chainHash(prev, {
+            stream: id,
+            revision: row[3],
+            id: row[1],
+            type: row[4],
+            dataJson: data,
+            metadataJson: row[6],
+          });
+          update.run(id, data, prev, row[0]);
+          done.rehashed++;
+        }
+      }
       db.pragma(`user_version = ${SCHEMA_VERSION}`);
     }).immediate();
     return done;
+  }
+
+  /** Streams whose id starts with `prefix` (a migration's plan). */
+  streamsStartingWith(prefix: string): string[] {
+    this.assertOpen();
+    return this.db
+      .prepare<[string, string], string>(
+        'SELECT DISTINCT stream FROM events WHERE substr(stream, 1, length(?)) = ?',
+      )
+      .pluck()
+      .all(prefix, prefix);
   }
 
   /**

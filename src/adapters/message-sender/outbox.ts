@@ -1,6 +1,7 @@
 // The default MessageSender: no provider is configured, so a message is recorded in the outbox (an
 // event on `message-outbox-<idempotency key>`, listed by `npm run cli -- messages list`) and counts as
-// sent, with a log line saying nothing left the machine. Idempotent: the stream is created once per
+// sent, with a log line saying nothing left the machine (and no number or text in it). The recipient,
+// the text and the template's parameters are sealed with the customer's key by the sealing layer. Idempotent: the stream is created once per
 // key, so asking twice records one message and answers the same id.
 import type { Clock } from '../../core/clock';
 import type { Logger } from '../../logger';
@@ -31,7 +32,8 @@ export class OutboxMessageSender implements MessageSender {
         status: 'refused',
         kind: 'invalid_recipient',
         code: null,
-        message: `${message.to} is not an E.164 number`,
+        // Never the number itself: this text is recorded in the call's MessageFailed, which is not sealed.
+        message: 'the recipient is not an E.164 number',
       };
     const id = `outbox_${message.idempotency_key}`;
     try {
@@ -47,6 +49,8 @@ export class OutboxMessageSender implements MessageSender {
               to: message.to,
               template: message.template,
               text: message.text,
+              // Whose key seals `to`, `text` and the template's parameters (src/privacy/seal.ts).
+              ...(message.customer_id ? { customer_id: message.customer_id } : {}),
               at: this.clock.now().toISOString(),
             },
             metadata: { restaurant_id: message.restaurant_id, actor: 'system:outbox' },

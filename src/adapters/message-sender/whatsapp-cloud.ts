@@ -92,7 +92,8 @@ export class WhatsAppCloudSender implements MessageSender {
         status: 'refused',
         kind: 'invalid_recipient',
         code: null,
-        message: `${message.to} is not an E.164 number`,
+        // Never the number itself: this text is recorded in the call's MessageFailed, which is not sealed.
+        message: 'the recipient is not an E.164 number',
       };
     if (!message.from_phone_number_id)
       return {

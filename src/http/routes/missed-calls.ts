@@ -9,6 +9,7 @@ import type { CommandMeta } from '../../core/command-meta';
 import { ApiError, BusinessRuleError, validationError } from '../../core/errors';
 import { messageSenderFor } from '../../missed-calls-sender';
 import { isE164 } from '../../ports/message-sender';
+import { callerIdsFrom } from '../../privacy/caller-ids';
 import { type AnyRoute, type AuthContext, defineRoute, scopes } from '../route';
 import { dateTime, described, enums, intQuery, obj, optional, str } from '../schema';
 
@@ -67,7 +68,11 @@ const callSchema = (outcomes: readonly string[]) => ({
   properties: {
     id: { type: 'string' },
     outcome: { type: 'string', enum: [...outcomes] },
-    caller_phone_number: { type: 'string', description: 'E.164' },
+    caller_phone_number: {
+      ...nullableString,
+      description:
+        "E.164; null once the caller's customer was erased (right to erasure: the number is unreadable everywhere, docs/AUDIT.md)",
+    },
     customer_id: {
       ...nullableString,
       description: 'The matched or created customer (null when the feature is off)',
@@ -201,6 +206,7 @@ export const missedCallRoutes: AnyRoute[] = [
           sender: messageSenderFor(rt),
           logger: rt.logger,
           settle: (p) => rt.settle(p),
+          callerId: callerIdsFrom(rt.keys),
         },
         restaurant,
         input,

@@ -1,0 +1,309 @@
+// Missed-call events written before their sealing (src/privacy/missed-call-migration.ts):
+// - SQLite: a schema 4 log (the caller's number, the message and the outbox's copy in clear, caller
+//   streams named after the number) is sealed in place at start, the caller streams renamed to the keyed
+//   hash and the streams re-chained; a deleted customer's rows are written erased;
+// - EventStoreDB (cannot be rewritten): those events read as erased once their customer is, on every
+//   read path. Run on the memory store here, and on EventStoreDB in a container when a container
+//   runtime exists (skipped visibly otherwise; REQUIRE_DOCKER=1 fails).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { callerStream } from '../../commands/missed-calls/events';
+import { MemoryEventStore } from '../../src/adapters/event-store/memory';
+import { SqliteEventStore } from '../../src/adapters/event-store/sqlite';
+import { MemoryKeyStore } from '../../src/adapters/key-store/memory';
+import { verifyChain } from '../../src/audit/chain-verifier';
+import { ANY, type EventStore, type NewEvent, type RecordedEvent } from '../../src/ports/event-store';
+import { callerId } from '../../src/privacy/caller-ids';
+import { upgradeLegacyLog } from '../../src/privacy/legacy';
+import { customerSubject } from '../../src/privacy/seal';
+import { SealingEventStore } from '../../src/privacy/sealing-event-store';
+import { collect, take } from '../contracts/event-store.helpers';
+import { containerRuntimeProblem, gateOnContainers, startScaledStores } from '../helpers/containers';
+
+const R = 'rest_l';
+/** The caller's number in every form the old code wrote it, and the greeting by name. */
+const PERSONAL = /612345678|Bonjour Ada/;
+const GONE = /698765432/;
+const meta = { restaurant_id: R, actor: 'credential:key_l' };
+
+/** What the code before missed-call sealing wrote: a call that sent a message, through the outbox. */
+function oldCall(call: string, customer: string, phone: string): { stream: string; events: NewEvent[] }[] {
+  const base = { missed_call_id: call, restaurant_id: R, at: '2026-06-02T10:00:00.000Z' };
+  return [
+    {
+      stream: `missed-call-${call}`,
+      events: [
+        {
+          type: 'MissedCallReported',
+          data: { ...base, caller_phone_number: phone, external_call_id: null, occurred_at: base.at },
+          metadata: meta,
+        },
+        {
+          type: 'MissedCallMatched',
+          data: { ...base, customer_id: customer, customer_created: false, reservation_id: null },
+          metadata: meta,
+        },
+        {
+          type: 'MessageRequested',
+          data: {
+            ...base,
+            message_id: `msg_${call}_1`,
+            attempt: 1,
+            idempotency_key: `${call}.1`,
+            to: phone,
+            template_id: 'tpl_missed',
+            template_name: 'missed_call_fr',
+            template_type: 'MISSED_CALL',
+            language: 'fr',
+            form: 'named',
+            parameters: [{ name: 'guest_name', value: 'Ada' }],
+            text: 'Bonjour Ada, désolés !',
+            sender: 'outbox',
+          },
+          metadata: meta,
+        },
+      ],
+    },
+    {
+      stream: `missed-call-caller-${R}-${phone}`,
+      events: [{ type: 'MessageSlotTaken', data: { ...base, caller: phone }, metadata: meta }],
+    },
+    {
+      stream: `message-outbox-${call}.1`,
+      events: [
+        {
+          type: 'OutboxMessageRecorded',
+          data: {
+            outbox_message_id: `outbox_${call}.1`,
+            restaurant_id: R,
+            idempotency_key: `${call}.1`,
+            to: phone,
+            template: {
+              name: 'missed_call_fr',
+              language: 'fr',
+              form: 'named',
+              parameters: [{ name: 'guest_name', value: 'Ada' }],
+            },
+            text: 'Bonjour Ada, désolés !',
+            at: base.at,
+          },
+          metadata: meta,
+        },
+      ],
+    },
+    {
+      stream: `missed-call-${call}`,
+      events: [
+        {
+          type: 'MessageSent',
+          data: {
+            ...base,
+            message_id: `msg_${call}_1`,
+            attempt: 1,
+            provider: 'outbox',
+            provider_message_id: `outbox_${call}.1`,
+            left_machine: false,
+          },
+          metadata: meta,
+        },
+      ],
+    },
+  ];
+}
+
+async function write(store: EventStore, parts: { stream: string; events: NewEvent[] }[]) {
+  for (const { stream, events } of parts) await store.append(stream, events, ANY);
+}
+
+function stored(file: string): { text: string; streams: string[] } {
+  const db = new Database(file, { readonly: true });
+  try {
+    return {
+      text: (db.prepare('SELECT data FROM events ORDER BY position').pluck().all() as string[]).join('\n'),
+      streams: db.prepare('SELECT DISTINCT stream FROM events').pluck().all() as string[],
+    };
+  } finally {
+    db.close();
+  }
+}
+
+const dirs: string[] = [];
+const sqlite = suite('legacy missed calls: the embedded log is sealed in place');
+sqlite.after(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+sqlite(
+  'a schema 4 log: calls, messages and the outbox sealed, caller streams renamed, re-chained',
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'couvert-legacy-mc-'));
+    dirs.push(dir);
+    const file = join(dir, 'events.sqlite');
+    const old = SqliteEventStore.open(file);
+    await write(old, oldCall('mc_1', 'cus_1', '+33612345678'));
+    // A customer deleted before this change (their key destroyed then): their call is written erased.
+    await write(old, oldCall('mc_2', 'cus_gone', '+33698765432'));
+    // A call to a restaurant without the feature named no customer: it cannot be sealed.
+    await old.append(
+      'missed-call-mc_3',
+      [
+        {
+          type: 'MissedCallReported',
+          data: {
+            missed_call_id: 'mc_3',
+            restaurant_id: R,
+            at: 't',
+            caller_phone_number: '+33611110000',
+            external_call_id: null,
+            occurred_at: 't',
+          },
+          metadata: meta,
+        },
+      ],
+      ANY,
+    );
+    await old.close();
+    const db = new Database(file);
+    db.pragma('user_version = 4');
+    db.close();
+    assert.match(stored(file).text, PERSONAL);
+
+    const keys = new MemoryKeyStore();
+    await keys.obtain(customerSubject('cus_gone'));
+    await keys.destroy(customerSubject('cus_gone'), 't');
+    const store = SqliteEventStore.open(file);
+    try {
+      assert.ok(store.needsLegacyUpgrade);
+      const done = await upgradeLegacyLog(store, keys);
+      assert.is(store.schemaVersion, 5);
+      assert.not.ok(store.needsLegacyUpgrade);
+      assert.equal(
+        [done.missed_call_rows_sealed, done.missed_call_rows_unowned, done.caller_streams_renamed],
+        [8, 1, 2],
+        'Reported, Requested, SlotTaken, Outbox × 2 calls; the unowned one; two caller streams',
+      );
+      const after = stored(file);
+      assert.not.match(after.text, PERSONAL, 'nothing personal left in clear in the log');
+      assert.not.match(after.text, GONE);
+      assert.match(after.text, /611110000/, 'the call no customer owned stays as it was');
+      assert.not.ok(
+        after.streams.some((s) => /\+\d/.test(s)),
+        `no stream id holds a number: ${after.streams}`,
+      );
+      const all = await collect(store.readAll());
+      assert.equal(verifyChain(all, true).findings, [], 'the chain covers the rewritten and renamed rows');
+
+      const layer = new SealingEventStore(store, keys);
+      const call = await layer.readStream('missed-call-mc_1');
+      assert.equal(
+        [call[0]!.data.caller_phone_number, call[2]!.data.to, call[2]!.data.text, call[0]!.data.customer_id],
+        ['+33612345678', '+33612345678', 'Bonjour Ada, désolés !', 'cus_1'],
+        'read in clear while the key exists',
+      );
+      // The cooldown goes on where it was: the renamed stream is the one the handler now reads.
+      const slot = await layer.readStream(callerStream(R, await callerId(keys, R, '+33612345678')));
+      assert.equal(
+        slot.map((e) => [e.type, e.data.caller]),
+        [['MessageSlotTaken', '+33612345678']],
+      );
+      const gone = await layer.readStream('missed-call-mc_2');
+      assert.equal([gone[0]!.data.caller_phone_number, gone[0]!.data.erased], [null, true]);
+      await layer.erase('cus_1');
+      const erased = [
+        ...(await layer.readStream('missed-call-mc_1')),
+        ...(await layer.readStream('message-outbox-mc_1.1')),
+        ...(await layer.readStream(callerStream(R, await callerId(keys, R, '+33612345678')))),
+      ];
+      assert.not.match(JSON.stringify(erased.map((e) => e.data)), PERSONAL, 'erased through the layer');
+      assert.equal(
+        await upgradeLegacyLog(store, keys),
+        {
+          hashed: 0,
+          rewritten: 0,
+          erased: 0,
+          resealed: 0,
+          missed_call_rows_sealed: 0,
+          missed_call_rows_unowned: 0,
+          caller_streams_renamed: 0,
+          rows_rechained: 0,
+        },
+        'once',
+      );
+    } finally {
+      await store.close();
+    }
+  },
+);
+
+sqlite.run();
+
+/** Events in clear read as erased once their customer is: the store cannot be rewritten. */
+async function erasedOnRead(inner: EventStore, suffix: string) {
+  const head = await inner.headPosition();
+  const call = `mc_${suffix}`;
+  const customer = `cus_${suffix}`;
+  const parts = oldCall(call, customer, '+33612345678');
+  await write(inner, parts);
+  const keys = new MemoryKeyStore();
+  const layer = new SealingEventStore(inner, keys, undefined, { eraseLegacy: true });
+  const sub = layer.subscribe({ after: head });
+  try {
+    const streams = [...new Set(parts.map((p) => p.stream))];
+    const clear = (await Promise.all(streams.map((s) => layer.readStream(s)))).flat();
+    assert.match(JSON.stringify(clear.map((e) => e.data)), PERSONAL, 'in clear before erasure');
+    await layer.append(
+      `customer-${customer}`,
+      [{ type: 'CustomerDeleted', data: { customer_id: customer, restaurant_id: R, at: 't', reason: null } }],
+      ANY,
+    );
+    const mine = (e: RecordedEvent) => streams.includes(e.stream);
+    const viaStreams = (await Promise.all(streams.map((s) => layer.readStream(s)))).flat();
+    const viaAll = (await collect(layer.readAll())).filter(mine);
+    const viaSub = (await take(sub[Symbol.asyncIterator](), 7, 10_000)).filter(mine);
+    for (const [how, events] of [
+      ['readStream', viaStreams],
+      ['readAll', viaAll],
+      ['subscribe', viaSub],
+    ] as const) {
+      assert.is(events.length, 6, `${how} read them: ${events.map((e) => e.type)}`);
+      // (The caller stream's id keeps the number on a log that cannot be rewritten: docs/AUDIT.md.)
+      assert.not.match(JSON.stringify(events.map((e) => e.data)), PERSONAL, `${how}: erased`);
+    }
+    const reported = viaStreams.find((e) => e.type === 'MissedCallReported') as RecordedEvent;
+    assert.equal([reported.data.caller_phone_number, reported.data.erased], [null, true]);
+    const outbox = viaStreams.find((e) => e.type === 'OutboxMessageRecorded') as RecordedEvent;
+    assert.equal([outbox.data.to, outbox.data.text, outbox.data.erased], [null, null, true]);
+  } finally {
+    await sub.close();
+  }
+}
+
+const memory = suite('legacy missed calls: events in clear on a store that cannot be rewritten (memory)');
+memory('read as erased once the customer is, on every read path', async () => {
+  const inner = new MemoryEventStore();
+  await erasedOnRead(inner, '7');
+  await inner.close();
+});
+memory.run();
+
+const NAMES = ['EventStoreDB: missed-call events in clear read as erased once the customer is'];
+const problem = await containerRuntimeProblem();
+const esdb = suite('legacy missed calls: eventstoredb');
+if (gateOnContainers(esdb, 'legacy missed-call sealing on EventStoreDB', problem, NAMES)) {
+  esdb(NAMES[0]!, async () => {
+    const stores = await startScaledStores();
+    const { EsdbEventStore } = await import('../../src/adapters/event-store/eventstoredb');
+    const inner = await EsdbEventStore.connect(stores.esdbUrl, { connectTimeoutMs: 60_000 });
+    try {
+      await erasedOnRead(inner, String(Date.now()));
+    } finally {
+      await inner.close();
+      await stores.stop();
+    }
+  });
+}
+esdb.run();

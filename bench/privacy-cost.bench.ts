@@ -517,7 +517,11 @@ async function inprocRows(dir: string): Promise<Record<string, string | number>[
   const PER_ROUND = Number(process.env.PRIVACY_BENCH_REQUESTS ?? 2000);
   const rows: Record<string, string | number>[] = [];
   try {
-    for (const route of ['customers', 'reservations'] as const) {
+    // PRIVACY_BENCH_ROUTES=customers (or reservations): one route only.
+    const routes = (['customers', 'reservations'] as const).filter(
+      (r) => !process.env.PRIVACY_BENCH_ROUTES || process.env.PRIVACY_BENCH_ROUTES.split(',').includes(r),
+    );
+    for (const route of routes) {
       for (const who of names) await chunk(who, route, 300); // warm-up
       const res: Record<string, { cpuUs: number; wallUs: number }[]> = { sealed: [], unsealed: [] };
       for (let r = 0; r < ROUNDS; r++) {
@@ -543,8 +547,13 @@ async function inprocRows(dir: string): Promise<Record<string, string | number>[
           'wall µs/req': fmt(med(who, 'wallUs'), 0),
           'CPU by round': res[who]!.map((x) => fmt(x.cpuUs, 0)).join(' '),
           cost:
-            who === 'sealed'
+            who === 'sealed' && res.unsealed!.length
               ? `${fmt(100 * (med('sealed', 'wallUs') / med('unsealed', 'wallUs') - 1), 1)} % time, ${fmt(100 * (med('sealed', 'cpuUs') / med('unsealed', 'cpuUs') - 1), 1)} % CPU (${fmt(med('sealed', 'cpuUs') - med('unsealed', 'cpuUs'), 0)} µs)`
+              : '',
+          // Each round's sealed CPU over the same round's unsealed: the machine's drift cancels out.
+          'CPU ratio by round':
+            who === 'sealed' && res.unsealed!.length
+              ? res.sealed!.map((x, i) => fmt(x.cpuUs / res.unsealed![i]!.cpuUs, 2)).join(' ')
               : '',
         });
     }

@@ -16,12 +16,13 @@ import { createCipheriv, createDecipheriv, randomFillSync } from 'node:crypto';
  */
 const IV_POOL = Buffer.alloc(12 * 341);
 let ivOffset = IV_POOL.length;
+/** The next IV: a view into the pool, valid until the next call (use it at once, synchronously). */
 function nextIv(): Buffer {
   if (ivOffset + 12 > IV_POOL.length) {
     randomFillSync(IV_POOL);
     ivOffset = 0;
   }
-  const iv = Buffer.from(IV_POOL.subarray(ivOffset, ivOffset + 12));
+  const iv = IV_POOL.subarray(ivOffset, ivOffset + 12);
   ivOffset += 12;
   return iv;
 }
@@ -171,6 +172,8 @@ const aad = (type: string, customerId: string, kid?: string) =>
  * is written at all (the fields are stored erased). `customerId`: whose key it is (default the
  * data's `customer_id`); recorded in `sealed.customer_id` when the data does not name them.
  * `kid`: the key is the pool key `key:<kid>` (a v2 box naming it), not the customer's own.
+ * `plain`: told the box and the plaintext sealed in it (the JSON of the values), so the caller can
+ * open its own boxes without decrypting them (openPlain).
  */
 export function sealData(
   type: string,
@@ -178,6 +181,7 @@ export function sealData(
   key: Buffer | null,
   customerId: string | null = typeof data.customer_id === 'string' ? data.customer_id : null,
   kid?: string,
+  plain?: (box: string, plaintext: string) => void,
 ): Record<string, unknown> {
   const fields = personal(type, data);
   if (fields.length === 0 || customerId === null) return data;
@@ -204,14 +208,22 @@ export function sealData(
   const iv = nextIv();
   const cipher = createCipheriv('aes-256-gcm', key, iv);
   cipher.setAAD(aad(type, customerId, kid));
-  const body = Buffer.concat([cipher.update(JSON.stringify(fields.map(([, v]) => v))), cipher.final()]);
+  const plaintext = JSON.stringify(fields.map(([, v]) => v));
+  const body = cipher.update(plaintext, 'utf8');
+  cipher.final(); // GCM: no output at the end, only the tag
+  // IV | tag | ciphertext, in one buffer.
+  const raw = Buffer.allocUnsafe(28 + body.length);
+  iv.copy(raw, 0);
+  cipher.getAuthTag().copy(raw, 12);
+  body.copy(raw, 28);
   const sealed: Sealed =
     kid === undefined
       ? { v: SEAL_VERSION, paths: fields.map(([p]) => p), box: '' }
       : { v: SEAL_VERSION_KID, kid, paths: fields.map(([p]) => p), box: '' };
-  sealed.box = Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64');
+  sealed.box = raw.toString('base64');
   if (customerId !== data.customer_id) sealed.customer_id = customerId;
   out.sealed = sealed;
+  plain?.(sealed.box, plaintext);
   return out;
 }
 
@@ -295,6 +307,17 @@ export class SealError extends Error {
  * personal fields read as erased and `erased: true` is set. Data that was never sealed is returned
  * as it is.
  */
+/**
+ * openData for a box whose plaintext the caller kept when it sealed it (sealData's `plain`): the
+ * same result, without decrypting. Only for a key that is not destroyed (the caller checks).
+ */
+export function openPlain(data: Record<string, unknown>, plaintext: string): Record<string, unknown> {
+  if (!isSealed(data)) return data;
+  const { sealed, ...rest } = data;
+  restore(rest, sealed.paths, JSON.parse(plaintext) as unknown[]);
+  return rest;
+}
+
 export function openData(
   type: string,
   data: Record<string, unknown>,

@@ -41,6 +41,7 @@ import {
   isSealedType,
   kidSubject,
   openData,
+  openPlain,
   RESERVATION_SEALED_TYPES,
   sealCustomer,
   sealData,
@@ -60,6 +61,11 @@ const CUSTOMER_STREAM = 'customer-';
 /** Pool keys made in one key-store write, and the level under which the next write starts. */
 const POOL_BATCH = 256;
 const POOL_LOW = 64;
+/**
+ * Boxes this process sealed, with their plaintext, kept until this many newer ones: the read models
+ * of this process read an event just after appending it, and open it from here without decrypting.
+ */
+const PLAIN_MEMO = 4096;
 
 /** A sealing key: the customer's own (`kid` undefined) or a pool key, and whether it was destroyed. */
 interface CachedKey {
@@ -90,6 +96,8 @@ export class SealingEventStore implements EventStore {
   /** Pool keys made ahead and not handed out yet. */
   private spares: { kid: string; key: Buffer }[] = [];
   private refill: Promise<void> | null = null;
+  /** Box → the plaintext sealed in it and whose it is (PLAIN_MEMO). */
+  private readonly plains = new Map<string, { plaintext: string; customer: string }>();
   /**
    * Whether events written in clear before sealing (a log that could not be migrated in place:
    * EventStoreDB) read as erased once their customer's key is destroyed. Off on SQLite, whose log is
@@ -116,6 +124,19 @@ export class SealingEventStore implements EventStore {
     if (kid !== undefined) entry.kid = kid;
     this.cache.set(subject, entry);
     if (this.cache.size > KEY_CACHE) this.cache.delete(this.cache.keys().next().value as string);
+  }
+
+  /** sealData's `plain` for a customer's box: remembered for open(). */
+  private keepPlain(customer: string): (box: string, plaintext: string) => void {
+    return (box, plaintext) => {
+      this.plains.set(box, { plaintext, customer });
+      if (this.plains.size > PLAIN_MEMO) this.plains.delete(this.plains.keys().next().value as string);
+    };
+  }
+
+  /** Forgets the plaintexts of an erased customer's boxes. */
+  private forgetPlains(customer: string): void {
+    for (const [box, p] of this.plains) if (p.customer === customer) this.plains.delete(box);
   }
 
   /** Remembers that `customerId`'s stream binds them to pool key `kid`. */
@@ -280,7 +301,10 @@ export class SealingEventStore implements EventStore {
     if (customerId === null || 'sealed' in event.data || !hasPersonalFields(event.type, event.data))
       return event;
     const { key, kid } = await this.sealingKey(customerSubject(customerId));
-    return { ...event, data: sealData(event.type, event.data, key, customerId, kid) };
+    return {
+      ...event,
+      data: sealData(event.type, event.data, key, customerId, kid, this.keepPlain(customerId)),
+    };
   }
 
   /** seal() for a new customer's CustomerCreated: a pool key unless they have a key already. */
@@ -288,13 +312,17 @@ export class SealingEventStore implements EventStore {
     if ('sealed' in event.data || !hasPersonalFields(event.type, event.data)) return event;
     const { key, kid } = await this.newCustomerKey(customerId);
     if (kid !== undefined && key !== null) handed.set(kid, key);
-    return { ...event, data: sealData(event.type, event.data, key, customerId, kid) };
+    return {
+      ...event,
+      data: sealData(event.type, event.data, key, customerId, kid, this.keepPlain(customerId)),
+    };
   }
 
   async open(event: RecordedEvent): Promise<RecordedEvent> {
     if (event.type === 'CustomerDeleted' && typeof event.data.customer_id === 'string') {
       const id = event.data.customer_id;
       this.cache.delete(customerSubject(id));
+      this.forgetPlains(id);
       const kid = this.kids.get(id);
       if (kid !== undefined) this.cache.delete(kidSubject(kid));
     }
@@ -306,6 +334,9 @@ export class SealingEventStore implements EventStore {
       if (customer !== null && event.stream === CUSTOMER_STREAM + customer) this.bind(customer, kid);
     }
     const key = await this.openingKey(subject);
+    // A box this process sealed, its key not destroyed: the same values, without decrypting.
+    const plain = key === null ? undefined : this.plains.get((event.data.sealed as { box: string }).box);
+    if (plain !== undefined) return { ...event, data: openPlain(event.data, plain.plaintext) };
     return { ...event, data: openData(event.type, event.data, key) };
   }
 
@@ -380,6 +411,7 @@ export class SealingEventStore implements EventStore {
    * from now on. True when a key was destroyed by this call.
    */
   async erase(customerId: string): Promise<boolean> {
+    this.forgetPlains(customerId);
     const at = this.now().toISOString();
     let destroyed = false;
     for (const kid of await this.kidsOf(customerId)) {

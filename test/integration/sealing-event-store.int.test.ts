@@ -1,4 +1,5 @@
 // The sealing layer is an EventStore like any other: the port's whole contract holds through it.
+import fc from 'fast-check';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { MemoryEventStore } from '../../src/adapters/event-store/memory';
@@ -221,6 +222,47 @@ test('erasure destroys the pool key the stream names, from a process that never 
   const last = (await inner.readStream('customer-cus_1')).at(-1)!;
   assert.is(last.data.erased, true);
   assert.not.ok('sealed' in last.data);
+});
+
+test('boxes this process sealed open without decrypting, exactly as another process decrypts them; not once erased', async () => {
+  const keys = new MemoryKeyStore();
+  const inner = new MemoryEventStore();
+  const here = new SealingEventStore(inner, keys);
+  const decrypts: string[] = [];
+  await fc.assert(
+    fc.asyncProperty(
+      fc.record({
+        name: fc.string({ minLength: 1 }),
+        email: fc.option(fc.string(), { nil: null }),
+        note: fc.option(fc.string(), { nil: undefined }),
+        custom_fields: fc.dictionary(fc.string(), fc.jsonValue()),
+        tags: fc.array(fc.string()),
+      }),
+      async (profile) => {
+        const id = `cus_${decrypts.length}`;
+        decrypts.push(id);
+        await here.append(
+          `customer-${id}`,
+          [{ type: 'CustomerCreated', data: { customer_id: id, restaurant_id: 'r', at: 't', profile } }],
+          NO_STREAM,
+        );
+        const there = new SealingEventStore(inner, keys);
+        const [mine] = await here.readStream(`customer-${id}`);
+        const [theirs] = await there.readStream(`customer-${id}`);
+        assert.equal(mine!.data, theirs!.data);
+        assert.is(
+          JSON.stringify(mine!.data),
+          JSON.stringify(theirs!.data),
+          'the same keys in the same order',
+        );
+      },
+    ),
+    { numRuns: 50 },
+  );
+  await here.append('customer-cus_0', [deleted('cus_0')], 0);
+  const [c] = await here.readStream('customer-cus_0');
+  assert.is(c!.data.erased, true, 'erased here at once, whatever this process remembers');
+  assert.is((c!.data.profile as { name: string }).name, '[erased]');
 });
 
 test('a pool write that fails fails the appends waiting for it; the next append tries again', async () => {

@@ -11,21 +11,36 @@
 //          allergies and a message) against two real servers started side by side, one with the
 //          sealing layer and one without (bench/privacy-server.ts, BENCH_UNSEALED=1), alternating
 //          rounds; requests/s, p50/p99 and server CPU ms per request (from /proc).
+//   inproc POST /customers and POST /reservations (bodies as in `http`) fired without sockets into two
+//          services in this one process, sealed and unsealed (each its own data directory, durable
+//          as shipped), 10 requests in flight, in chunks alternating between the two so both meet the
+//          same machine; CPU µs per request of the whole process (key-store worker and fsyncs
+//          included), and wall µs. The steadiest figure on a shared machine.
 // Medians of ROUNDS rounds. The machine may be shared: the CPU columns are the steadier figures.
 // `npm run bench:privacy -- port` or `-- http` runs one part; PRIVACY_BENCH_ROUNDS, PRIVACY_BENCH_MS
-// and PRIVACY_BENCH_SECONDS shorten it.
+// and PRIVACY_BENCH_SECONDS shorten it; PRIVACY_BENCH_CPU_PROF=DIR profiles both servers (DIR/sealed,
+// DIR/unsealed).
 import { execSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { IncomingMessage, ServerResponse } from 'node:http';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Duplex } from 'node:stream';
 import type autocannon from 'autocannon';
 import { chainHash, GENESIS } from '../src/adapters/event-store/chain';
 import { SqliteEventStore } from '../src/adapters/event-store/sqlite';
 import { prepareAppend } from '../src/adapters/event-store/validate';
 import { MemoryKeyStore } from '../src/adapters/key-store/memory';
 import { SqliteKeyStore } from '../src/adapters/key-store/sqlite';
+import { applyBootstrap } from '../src/bootstrap';
+import { loadConfig } from '../src/config';
+import { operatorMeta } from '../src/core/command-meta';
+import { allRoutes } from '../src/http/routes/index';
+import { createApp } from '../src/http/server';
+import { registerModules } from '../src/modules';
 import { ANY, type EventStore, type NewEvent, NO_STREAM, type RecordedEvent } from '../src/ports/event-store';
 import { SealingEventStore } from '../src/privacy/sealing-event-store';
+import { createRuntime } from '../src/runtime';
 import { cpuSeconds, fmt, load, repo, serve, table, writeJson } from './harness';
 import { benchBootstrap, createBody } from './reservations.bench';
 
@@ -306,6 +321,10 @@ async function httpRows(): Promise<Record<string, string | number>[]> {
         BENCH_UNSEALED: unsealed,
       },
       'bench/privacy-server.ts',
+      // PRIVACY_BENCH_CPU_PROF=DIR: each server writes a V8 CPU profile there when it stops.
+      process.env.PRIVACY_BENCH_CPU_PROF
+        ? ['--cpu-prof', '--cpu-prof-dir', join(process.env.PRIVACY_BENCH_CPU_PROF, name)]
+        : [],
     );
   }
   const counters: Record<string, number> = { sealed: 0, unsealed: 0 };
@@ -386,6 +405,165 @@ async function httpRows(): Promise<Record<string, string | number>[]> {
   return rows;
 }
 
+class NullSocket extends Duplex {
+  remoteAddress = '127.0.0.1';
+  override _write(_c: unknown, _e: string, cb: () => void) {
+    cb();
+  }
+  override _writev(_c: unknown, cb: () => void) {
+    cb();
+  }
+  override _read() {}
+  setTimeout() {
+    return this;
+  }
+  setNoDelay() {
+    return this;
+  }
+}
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => unknown;
+
+/** One POST through the app's handler, without a socket; resolves with the status. */
+function post(handler: Handler, url: string, body: string): Promise<number> {
+  return new Promise((resolve) => {
+    const socket = new NullSocket();
+    const req = new IncomingMessage(socket as never);
+    req.method = 'POST';
+    req.url = url;
+    req.headers = {
+      host: '127.0.0.1',
+      authorization: `Bearer ${TOKEN}`,
+      'content-type': 'application/json',
+      'content-length': String(Buffer.byteLength(body)),
+    };
+    req.httpVersionMajor = 1;
+    req.httpVersionMinor = 1;
+    req.complete = true;
+    req.push(Buffer.from(body));
+    req.push(null);
+    const res = new ServerResponse(req);
+    res.assignSocket(socket as never);
+    res.on('finish', () => {
+      res.detachSocket(socket as never);
+      resolve(res.statusCode);
+    });
+    handler(req, res);
+  });
+}
+
+async function inprocRows(dir: string): Promise<Record<string, string | number>[]> {
+  registerModules();
+  const boot = benchBootstrap();
+  const key = boot.restaurants[0]!.api_keys[0]!;
+  key.scopes = [...key.scopes, 'CUSTOMERS_WRITE'];
+  const services: Record<string, { handler: Handler; close: () => Promise<void> }> = {};
+  // PRIVACY_BENCH_ONLY=sealed|unsealed: one service alone (to profile it).
+  const only = process.env.PRIVACY_BENCH_ONLY;
+  const names = (['sealed', 'unsealed'] as const).filter((w) => !only || w === only);
+  for (const [name, unsealed] of names.map((w) => [w, w === 'unsealed'] as const)) {
+    const config = loadConfig({
+      ...process.env,
+      DATA_DIR: join(dir, `inproc-${name}`),
+      RATE_LIMIT_PER_MINUTE: '10000000',
+      ROLES: 'api,projector',
+      LOG_LEVEL: 'warn',
+    });
+    const rt = await createRuntime(config, { unsealedForBenchmark: unsealed });
+    await rt.settle((await applyBootstrap(rt, boot as never, operatorMeta('bootstrap'))).position);
+    services[name] = { handler: createApp(rt, allRoutes(rt)).callback() as Handler, close: () => rt.close() };
+  }
+  let n = 0;
+  let failures = 0;
+  const bodies = {
+    customers: (i: number, who: string) =>
+      JSON.stringify({
+        name: `Guest ${i}`,
+        email: `guest-${who}-${i}@example.test`,
+        phone_number: `+336${String(10_000_000 + i).slice(-8)}`,
+        note: 'window table',
+      }),
+    reservations: (i: number, who: string) =>
+      JSON.stringify({
+        ...JSON.parse(createBody(i)),
+        customer: { name: `Guest ${i}`, email: `res-${who}-${i}@example.test` },
+        allergies: 'peanuts',
+      }),
+  };
+  const counters: Record<string, number> = { sealed: 0, unsealed: 0 };
+  /** `count` requests, 10 in flight: CPU and wall µs per request. */
+  const chunk = async (who: string, route: 'customers' | 'reservations', count: number) => {
+    const handler = services[who]!.handler;
+    let left = count;
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    await Promise.all(
+      Array.from({ length: 10 }, async () => {
+        while (left-- > 0) {
+          const status = await post(
+            handler,
+            `/api/partner/v1/${route}`,
+            bodies[route](counters[who]!++, who),
+          );
+          if (status !== 201 && failures++ < 3) console.error(`${route} ${who}: ${status}`);
+          n++;
+        }
+      }),
+    );
+    const cpu = process.cpuUsage(cpu0);
+    return { cpuUs: (cpu.user + cpu.system) / count, wallUs: ((performance.now() - t0) * 1000) / count };
+  };
+  const CHUNK = Number(process.env.PRIVACY_BENCH_CHUNK ?? 200);
+  const PER_ROUND = Number(process.env.PRIVACY_BENCH_REQUESTS ?? 2000);
+  const rows: Record<string, string | number>[] = [];
+  try {
+    // PRIVACY_BENCH_ROUTES=customers (or reservations): one route only.
+    const routes = (['customers', 'reservations'] as const).filter(
+      (r) => !process.env.PRIVACY_BENCH_ROUTES || process.env.PRIVACY_BENCH_ROUTES.split(',').includes(r),
+    );
+    for (const route of routes) {
+      for (const who of names) await chunk(who, route, 300); // warm-up
+      const res: Record<string, { cpuUs: number; wallUs: number }[]> = { sealed: [], unsealed: [] };
+      for (let r = 0; r < ROUNDS; r++) {
+        const sum: Record<string, { cpuUs: number; wallUs: number }> = {
+          sealed: { cpuUs: 0, wallUs: 0 },
+          unsealed: { cpuUs: 0, wallUs: 0 },
+        };
+        for (let done = 0, k = 0; done < PER_ROUND; done += CHUNK, k++)
+          for (const who of (k % 2 ? ['unsealed', 'sealed'] : ['sealed', 'unsealed']).filter((w) =>
+            names.includes(w as never),
+          )) {
+            const c = await chunk(who, route, CHUNK);
+            sum[who]!.cpuUs += (c.cpuUs * CHUNK) / PER_ROUND;
+            sum[who]!.wallUs += (c.wallUs * CHUNK) / PER_ROUND;
+          }
+        for (const who of names) res[who]!.push(sum[who]!);
+      }
+      const med = (who: string, k: 'cpuUs' | 'wallUs') => median(res[who]!.map((x) => x[k]));
+      for (const who of ['unsealed', 'sealed'].filter((w) => names.includes(w as never)))
+        rows.push({
+          case: `POST /${route}, ${who === 'sealed' ? 'sealing layer (as shipped)' : 'without sealing'}`,
+          'CPU µs/req': fmt(med(who, 'cpuUs'), 0),
+          'wall µs/req': fmt(med(who, 'wallUs'), 0),
+          'CPU by round': res[who]!.map((x) => fmt(x.cpuUs, 0)).join(' '),
+          cost:
+            who === 'sealed' && res.unsealed!.length
+              ? `${fmt(100 * (med('sealed', 'wallUs') / med('unsealed', 'wallUs') - 1), 1)} % time, ${fmt(100 * (med('sealed', 'cpuUs') / med('unsealed', 'cpuUs') - 1), 1)} % CPU (${fmt(med('sealed', 'cpuUs') - med('unsealed', 'cpuUs'), 0)} µs)`
+              : '',
+          // Each round's sealed CPU over the same round's unsealed: the machine's drift cancels out.
+          'CPU ratio by round':
+            who === 'sealed' && res.unsealed!.length
+              ? res.sealed!.map((x, i) => fmt(x.cpuUs / res.unsealed![i]!.cpuUs, 2)).join(' ')
+              : '',
+        });
+    }
+  } finally {
+    for (const s of Object.values(services)) await s.close();
+  }
+  if (failures) console.error(`${failures} non-201 answers of ${n}`);
+  return rows;
+}
+
 const dir = mkdtempSync(join(tmpdir(), 'couvert-privacy-bench-'));
 console.log(
   `node ${process.version}, ${availableParallelism()} CPUs, data in ${dir}; the machine may be shared`,
@@ -396,6 +574,11 @@ try {
     table(
       `Durable appends through the port (synchronous=FULL, one fsync each; medians of ${ROUNDS} alternating rounds of ${MS} ms)`,
       await portRows(dir),
+    );
+  if (!only || only === 'inproc')
+    table(
+      `POST with and without sealing, in one process without sockets (medians of ${ROUNDS} rounds of ${process.env.PRIVACY_BENCH_REQUESTS ?? 2000} requests each, alternating chunks)`,
+      await inprocRows(dir),
     );
   if (!only || only === 'http')
     table(

@@ -257,7 +257,12 @@ export async function verifyLog(
     report.chain = verifier.finish();
     const pending: string[] = [];
     for (const id of deleted)
-      if ((await rt.keys.find(customerSubject(id))).state === 'active') pending.push(id);
+      if (
+        rt.events instanceof SealingEventStore
+          ? await rt.events.erasurePending(id)
+          : (await rt.keys.find(customerSubject(id))).state === 'active'
+      )
+        pending.push(id);
     report.erasure = { deleted: deleted.size, pending };
   }
   if (options.readModels) {

@@ -3,6 +3,10 @@
 // customer's key (AES-256-GCM), into `data.sealed`; `openData` puts them back, or, when the key was
 // destroyed, puts back erased values and marks the event `erased: true`. Customer events, the
 // reservation events (what the guest wrote) and webhook fan-outs (the bodies sent) are sealed.
+// Two box versions, both read forever: v1 is sealed with the key of the customer's subject
+// (`customer:<id>`); v2 names the key it was sealed with (`kid`, a key of the sealing layer's pool of
+// keys made ahead in durable batches, subject `key:<kid>`), so a new customer costs no key-store write
+// of its own (sealing-event-store.ts says why erasure still finds that key).
 import { createCipheriv, createDecipheriv, randomFillSync } from 'node:crypto';
 
 /**
@@ -12,12 +16,13 @@ import { createCipheriv, createDecipheriv, randomFillSync } from 'node:crypto';
  */
 const IV_POOL = Buffer.alloc(12 * 341);
 let ivOffset = IV_POOL.length;
+/** The next IV: a view into the pool, valid until the next call (use it at once, synchronously). */
 function nextIv(): Buffer {
   if (ivOffset + 12 > IV_POOL.length) {
     randomFillSync(IV_POOL);
     ivOffset = 0;
   }
-  const iv = Buffer.from(IV_POOL.subarray(ivOffset, ivOffset + 12));
+  const iv = IV_POOL.subarray(ivOffset, ivOffset + 12);
   ivOffset += 12;
   return iv;
 }
@@ -84,10 +89,16 @@ export const CUSTOMER_EVENT_TYPES: readonly string[] = SEALED_EVENT_TYPES.filter
 export const RESERVATION_SEALED_TYPES: readonly string[] = SEALED_EVENT_TYPES.filter((t) =>
   t.startsWith('Reservation'),
 );
+/** The box sealed with the customer's own key (`customer:<id>`). */
 export const SEAL_VERSION = 1;
+/** The box sealed with a pool key it names (`kid`, subject `key:<kid>`). */
+export const SEAL_VERSION_KID = 2;
 
 export interface Sealed {
+  /** 1: sealed with the key of `customer:<id>`; 2: with the key of `key:<kid>`. */
   v: number;
+  /** v2: the id of the key that sealed it (subject `key:<kid>`); part of the associated data. */
+  kid?: string;
   /** The dotted paths taken out of the data, in the order of the encrypted values. */
   paths: string[];
   /**
@@ -101,6 +112,8 @@ export interface Sealed {
 
 /** The key subject of a customer (the KeyStore's subject name). */
 export const customerSubject = (customerId: string) => `customer:${customerId}`;
+/** The key subject of a pool key named by a v2 box. */
+export const kidSubject = (kid: string) => `key:${kid}`;
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -157,19 +170,29 @@ function personal(type: string, data: Record<string, unknown>): [string, unknown
 export const hasPersonalFields = (type: string, data: Record<string, unknown>): boolean =>
   personal(type, data).length > 0;
 
-const aad = (type: string, customerId: string) => Buffer.from(`couvert-seal-v1\n${type}\n${customerId}`);
+const aad = (type: string, customerId: string, kid?: string) =>
+  Buffer.from(
+    kid === undefined
+      ? `couvert-seal-v1\n${type}\n${customerId}`
+      : `couvert-seal-v2\n${type}\n${customerId}\n${kid}`,
+  );
 
 /**
  * The data with its personal fields sealed (a new object; the input is not changed), or the data
  * itself when there is nothing to seal. `key` null: the customer was erased, so nothing personal
  * is written at all (the fields are stored erased). `customerId`: whose key it is (default the
  * data's `customer_id`); recorded in `sealed.customer_id` when the data does not name them.
+ * `kid`: the key is the pool key `key:<kid>` (a v2 box naming it), not the customer's own.
+ * `plain`: told the box and the plaintext sealed in it (the JSON of the values), so the caller can
+ * open its own boxes without decrypting them (openPlain).
  */
 export function sealData(
   type: string,
   data: Record<string, unknown>,
   key: Buffer | null,
   customerId: string | null = typeof data.customer_id === 'string' ? data.customer_id : null,
+  kid?: string,
+  plain?: (box: string, plaintext: string) => void,
 ): Record<string, unknown> {
   const fields = personal(type, data);
   if (fields.length === 0 || customerId === null) return data;
@@ -195,15 +218,23 @@ export function sealData(
   }
   const iv = nextIv();
   const cipher = createCipheriv('aes-256-gcm', key, iv);
-  cipher.setAAD(aad(type, customerId));
-  const body = Buffer.concat([cipher.update(JSON.stringify(fields.map(([, v]) => v))), cipher.final()]);
-  const sealed: Sealed = {
-    v: SEAL_VERSION,
-    paths: fields.map(([p]) => p),
-    box: Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64'),
-  };
+  cipher.setAAD(aad(type, customerId, kid));
+  const plaintext = JSON.stringify(fields.map(([, v]) => v));
+  const body = cipher.update(plaintext, 'utf8');
+  cipher.final(); // GCM: no output at the end, only the tag
+  // IV | tag | ciphertext, in one buffer.
+  const raw = Buffer.allocUnsafe(28 + body.length);
+  iv.copy(raw, 0);
+  cipher.getAuthTag().copy(raw, 12);
+  body.copy(raw, 28);
+  const sealed: Sealed =
+    kid === undefined
+      ? { v: SEAL_VERSION, paths: fields.map(([p]) => p), box: '' }
+      : { v: SEAL_VERSION_KID, kid, paths: fields.map(([p]) => p), box: '' };
+  sealed.box = raw.toString('base64');
   if (customerId !== data.customer_id) sealed.customer_id = customerId;
   out.sealed = sealed;
+  plain?.(sealed.box, plaintext);
   return out;
 }
 
@@ -247,7 +278,28 @@ export function isSealed(
   data: Record<string, unknown>,
 ): data is Record<string, unknown> & { sealed: Sealed } {
   const s = data.sealed;
-  return isObject(s) && s.v === SEAL_VERSION && Array.isArray(s.paths) && typeof s.box === 'string';
+  return (
+    isObject(s) &&
+    (s.v === SEAL_VERSION || (s.v === SEAL_VERSION_KID && typeof s.kid === 'string')) &&
+    Array.isArray(s.paths) &&
+    typeof s.box === 'string'
+  );
+}
+
+/**
+ * The key subject that opens sealed data: `key:<kid>` for a v2 box, else its customer's
+ * (`customer:<id>`); null when it is not sealed or names no customer.
+ */
+export function sealedKeySubject(data: Record<string, unknown>): string | null {
+  if (!isSealed(data)) return null;
+  if (data.sealed.v === SEAL_VERSION_KID) return kidSubject(data.sealed.kid as string);
+  const c = data.sealed.customer_id ?? data.customer_id;
+  return typeof c === 'string' ? customerSubject(c) : null;
+}
+
+/** The pool key a v2 box was sealed with (null for v1 or data not sealed). */
+export function sealedKid(data: Record<string, unknown>): string | null {
+  return isSealed(data) && data.sealed.v === SEAL_VERSION_KID ? (data.sealed.kid as string) : null;
 }
 
 /** The customer whose key opens sealed data (null when it names none). */
@@ -266,6 +318,17 @@ export class SealError extends Error {
  * personal fields read as erased and `erased: true` is set. Data that was never sealed is returned
  * as it is.
  */
+/**
+ * openData for a box whose plaintext the caller kept when it sealed it (sealData's `plain`): the
+ * same result, without decrypting. Only for a key that is not destroyed (the caller checks).
+ */
+export function openPlain(data: Record<string, unknown>, plaintext: string): Record<string, unknown> {
+  if (!isSealed(data)) return data;
+  const { sealed, ...rest } = data;
+  restore(rest, sealed.paths, JSON.parse(plaintext) as unknown[]);
+  return rest;
+}
+
 export function openData(
   type: string,
   data: Record<string, unknown>,
@@ -281,7 +344,13 @@ export function openData(
   const raw = Buffer.from(sealed.box, 'base64');
   try {
     const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12));
-    decipher.setAAD(aad(type, String(sealed.customer_id ?? data.customer_id)));
+    decipher.setAAD(
+      aad(
+        type,
+        String(sealed.customer_id ?? data.customer_id),
+        sealed.v === SEAL_VERSION_KID ? sealed.kid : undefined,
+      ),
+    );
     decipher.setAuthTag(raw.subarray(12, 28));
     const values = JSON.parse(
       Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString(),

@@ -7,16 +7,30 @@
 // through it; the log itself (and so exports, backups and the hash chain) holds only sealed data.
 // Appending CustomerDeleted destroys the customer's key once the event is durable: from then on
 // every reader, replays included, sees the customer's personal fields as erased.
-import type {
-  AppendResult,
-  EventStore,
-  ExpectedRevision,
-  NewEvent,
-  ReadAllOptions,
-  ReadStreamOptions,
-  RecordedEvent,
-  SubscribeOptions,
-  Subscription,
+//
+// Keys of new customers. A customer created here (CustomerCreated appended to a new stream
+// `customer-<id>`) is sealed with a key taken from a pool this layer makes ahead, 256 at a time, in
+// one durable key-store write (subjects `key:<kid>`), not with a key written for it on the request
+// path (a durable write per new customer, or per batch of them, was most of sealing's cost). The box
+// names the key (`sealed.kid`, a v2 box); the customer's own subject (`customer:<id>`) gets no key.
+// What keeps erasure whole: a pool key is only ever bound to a customer by that customer's
+// CustomerCreated, in the customer's own stream, and the binding is learnt again from there (never
+// kept only in memory): every later event of the customer sealed here uses the key the stream names,
+// and erasing reads the customer's stream and destroys every key its boxes name, then tombstones
+// `customer:<id>` as before. A pool key handed out but not used (the append failed, the process
+// stopped) seals nothing; it stays in the key store unused.
+import { randomBytes } from 'node:crypto';
+import {
+  type AppendResult,
+  type EventStore,
+  type ExpectedRevision,
+  type NewEvent,
+  NO_STREAM,
+  type ReadAllOptions,
+  type ReadStreamOptions,
+  type RecordedEvent,
+  type SubscribeOptions,
+  type Subscription,
 } from '../ports/event-store';
 import { type KeyStore, KeyStoreError, validateSubject } from '../ports/key-store';
 import { legacyMissedCallCustomer } from './missed-call-migration';
@@ -26,11 +40,15 @@ import {
   hasPersonalFields,
   isSealed,
   isSealedType,
+  kidSubject,
   openData,
+  openPlain,
   RESERVATION_SEALED_TYPES,
   sealCustomer,
   sealData,
   sealedCustomer,
+  sealedKeySubject,
+  sealedKid,
 } from './seal';
 
 /** How long an opened key is trusted before it is looked up again (another process may erase it). */
@@ -39,6 +57,24 @@ const KEY_CACHE = 50_000;
 /** Reservation streams whose customer is remembered. */
 const RESERVATION_CACHE = 50_000;
 const RESERVATION_STREAM = 'reservation-';
+/** A customer's stream (commands/customers/events.ts, customerStream). */
+const CUSTOMER_STREAM = 'customer-';
+/** Pool keys made in one key-store write, and the level under which the next write starts. */
+const POOL_BATCH = 256;
+const POOL_LOW = 64;
+/**
+ * Boxes this process sealed, with their plaintext, kept until this many newer ones: the read models
+ * of this process read an event just after appending it, and open it from here without decrypting.
+ */
+const PLAIN_MEMO = 4096;
+
+/** A sealing key: the customer's own (`kid` undefined) or a pool key, and whether it was destroyed. */
+interface CachedKey {
+  key: Buffer | null;
+  destroyed: boolean;
+  until: number;
+  kid?: string;
+}
 
 /** The reservation's customer after this event of its stream, or undefined when it does not say. */
 export function reservationCustomerAfter(type: string, data: unknown): string | null | undefined {
@@ -55,7 +91,14 @@ export function reservationCustomerAfter(type: string, data: unknown): string | 
 
 export class SealingEventStore implements EventStore {
   readonly kind: EventStore['kind'];
-  private readonly cache = new Map<string, { key: Buffer | null; destroyed: boolean; until: number }>();
+  private readonly cache = new Map<string, CachedKey>();
+  /** Customer → the pool key their stream binds them to (learnt from their CustomerCreated). */
+  private readonly kids = new Map<string, string>();
+  /** Pool keys made ahead and not handed out yet. */
+  private spares: { kid: string; key: Buffer }[] = [];
+  private refill: Promise<void> | null = null;
+  /** Box → the plaintext sealed in it and whose it is (PLAIN_MEMO). */
+  private readonly plains = new Map<string, { plaintext: string; customer: string }>();
   /**
    * Whether events written in clear before sealing (a log that could not be migrated in place:
    * EventStoreDB) read as erased once their customer's key is destroyed. Off on SQLite, whose log is
@@ -76,10 +119,84 @@ export class SealingEventStore implements EventStore {
     this.eraseLegacy = options.eraseLegacy ?? inner.kind === 'eventstoredb';
   }
 
-  private remember(subject: string, key: Buffer | null, destroyed = key === null): void {
+  private remember(subject: string, key: Buffer | null, destroyed = key === null, kid?: string): void {
     this.cache.delete(subject);
-    this.cache.set(subject, { key, destroyed, until: Date.now() + KEY_TTL_MS });
+    const entry: CachedKey = { key, destroyed, until: Date.now() + KEY_TTL_MS };
+    if (kid !== undefined) entry.kid = kid;
+    this.cache.set(subject, entry);
     if (this.cache.size > KEY_CACHE) this.cache.delete(this.cache.keys().next().value as string);
+  }
+
+  /** sealData's `plain` for a customer's box: remembered for open(). */
+  private keepPlain(customer: string): (box: string, plaintext: string) => void {
+    return (box, plaintext) => {
+      this.plains.set(box, { plaintext, customer });
+      if (this.plains.size > PLAIN_MEMO) this.plains.delete(this.plains.keys().next().value as string);
+    };
+  }
+
+  /** Forgets the plaintexts of an erased customer's boxes. */
+  private forgetPlains(customer: string): void {
+    for (const [box, p] of this.plains) if (p.customer === customer) this.plains.delete(box);
+  }
+
+  /** Remembers that `customerId`'s stream binds them to pool key `kid`. */
+  private bind(customerId: string, kid: string): void {
+    this.kids.delete(customerId);
+    this.kids.set(customerId, kid);
+    if (this.kids.size > KEY_CACHE) this.kids.delete(this.kids.keys().next().value as string);
+  }
+
+  /**
+   * A pool key, made durable before it is handed out (one obtainMany of POOL_BATCH fresh subjects);
+   * the next batch is asked for in the background when the pool runs low.
+   */
+  private takeSpare(): Promise<{ kid: string; key: Buffer }> | { kid: string; key: Buffer } {
+    if (this.spares.length <= POOL_LOW && this.refill === null) {
+      const ids = randomBytes(16 * POOL_BATCH);
+      const kids = Array.from({ length: POOL_BATCH }, (_, i) =>
+        ids.subarray(16 * i, 16 * i + 16).toString('base64url'),
+      );
+      this.refill = this.keys
+        .obtainMany(kids.map(kidSubject))
+        .then((got) => {
+          for (const kid of kids) {
+            const key = got.get(kidSubject(kid));
+            if (key) this.spares.push({ kid, key });
+          }
+        })
+        .finally(() => {
+          this.refill = null;
+        });
+      // A failed refill fails the appends waiting for it (below); the next take tries again.
+      this.refill.catch(() => undefined);
+    }
+    const spare = this.spares.pop();
+    if (spare !== undefined) return spare;
+    return (this.refill as Promise<void>).then(() => this.takeSpare());
+  }
+
+  /**
+   * The key that seals the CustomerCreated of a new stream `customer-<id>`: the customer's own key if
+   * they have one (a batch that prepared it) or null if their subject is tombstoned (nothing personal
+   * is written), else a pool key, bound to them once the append succeeds (append, below).
+   */
+  private async newCustomerKey(customerId: string): Promise<{ key: Buffer | null; kid?: string }> {
+    const subject = customerSubject(customerId);
+    const hit = this.cache.get(subject);
+    if (hit !== undefined && hit.until > Date.now() && (hit.key !== null || hit.destroyed))
+      return hit.kid === undefined ? { key: hit.key } : { key: hit.key, kid: hit.kid };
+    validateSubject(subject);
+    const found = await this.keys.find(subject);
+    if (found.state === 'destroyed') {
+      this.remember(subject, null);
+      return { key: null };
+    }
+    if (found.state === 'active') {
+      this.remember(subject, found.key);
+      return { key: found.key };
+    }
+    return this.takeSpare();
   }
 
   /**
@@ -88,12 +205,29 @@ export class SealingEventStore implements EventStore {
    * goes into one KeyStore.obtainMany (one durable write for a batch of new customers, e.g. an
    * import's batch or one event-loop turn of POST /customers), not one fsync each.
    */
-  private sealingKey(subject: string): Promise<Buffer | null> | Buffer | null {
+  private sealingKey(
+    subject: string,
+  ): Promise<{ key: Buffer | null; kid?: string }> | { key: Buffer | null; kid?: string } {
     const hit = this.cache.get(subject);
     // A remembered "no key yet" (a read looked) is no answer here: the key is made.
-    if (hit !== undefined && hit.until > Date.now() && (hit.key !== null || hit.destroyed)) return hit.key;
+    if (hit !== undefined && hit.until > Date.now() && (hit.key !== null || hit.destroyed))
+      return hit.kid === undefined ? { key: hit.key } : { key: hit.key, kid: hit.kid };
     // A bad subject fails its own append only, not the others of the batch.
     validateSubject(subject);
+    // A customer bound to a pool key keeps it (looked up again: another process may have erased it).
+    const customer = subject.startsWith('customer:') ? subject.slice('customer:'.length) : null;
+    const kid = customer === null ? undefined : this.kids.get(customer);
+    if (kid !== undefined)
+      return this.openingKey(kidSubject(kid)).then((key) => {
+        const destroyed = this.cache.get(kidSubject(kid))?.destroyed === true;
+        if (key === null && !destroyed) {
+          // Never happens (pool keys are durable before use): the customer's own key seals instead.
+          this.kids.delete(customer as string);
+          return this.sealingKey(subject);
+        }
+        this.remember(subject, key, destroyed, kid);
+        return { key, kid };
+      });
     if (this.misses === null) {
       const subjects = new Set<string>();
       const keys = new Promise((r) => setImmediate(r)).then(async () => {
@@ -108,7 +242,7 @@ export class SealingEventStore implements EventStore {
     return this.misses.keys.then((got) => {
       const key = got.get(subject);
       if (key === undefined) throw new KeyStoreError(`the key store did not answer for ${subject}`);
-      return key;
+      return { key };
     });
   }
 
@@ -134,7 +268,7 @@ export class SealingEventStore implements EventStore {
     return key;
   }
 
-  /** Whether a customer was erased (their key destroyed). */
+  /** Whether a customer was erased (their key destroyed, or any pool key their stream names). */
   private async isErased(customerId: string): Promise<boolean> {
     const subject = customerSubject(customerId);
     await this.openingKey(subject);
@@ -169,16 +303,43 @@ export class SealingEventStore implements EventStore {
   async seal(event: NewEvent, customerId = sealCustomer(event.type, event.data)): Promise<NewEvent> {
     if (customerId === null || 'sealed' in event.data || !hasPersonalFields(event.type, event.data))
       return event;
-    const key = await this.sealingKey(customerSubject(customerId));
-    return { ...event, data: sealData(event.type, event.data, key, customerId) };
+    const { key, kid } = await this.sealingKey(customerSubject(customerId));
+    return {
+      ...event,
+      data: sealData(event.type, event.data, key, customerId, kid, this.keepPlain(customerId)),
+    };
+  }
+
+  /** seal() for a new customer's CustomerCreated: a pool key unless they have a key already. */
+  private async sealNew(event: NewEvent, customerId: string, handed: Map<string, Buffer>): Promise<NewEvent> {
+    if ('sealed' in event.data || !hasPersonalFields(event.type, event.data)) return event;
+    const { key, kid } = await this.newCustomerKey(customerId);
+    if (kid !== undefined && key !== null) handed.set(kid, key);
+    return {
+      ...event,
+      data: sealData(event.type, event.data, key, customerId, kid, this.keepPlain(customerId)),
+    };
   }
 
   async open(event: RecordedEvent): Promise<RecordedEvent> {
-    if (event.type === 'CustomerDeleted' && typeof event.data.customer_id === 'string')
-      this.cache.delete(customerSubject(event.data.customer_id));
-    const customer = sealedCustomer(event.data);
-    if (customer === null) return this.eraseLegacy && !isSealed(event.data) ? this.openLegacy(event) : event;
-    const key = await this.openingKey(customerSubject(customer));
+    if (event.type === 'CustomerDeleted' && typeof event.data.customer_id === 'string') {
+      const id = event.data.customer_id;
+      this.cache.delete(customerSubject(id));
+      this.forgetPlains(id);
+      const kid = this.kids.get(id);
+      if (kid !== undefined) this.cache.delete(kidSubject(kid));
+    }
+    const subject = sealedKeySubject(event.data);
+    if (subject === null) return this.eraseLegacy && !isSealed(event.data) ? this.openLegacy(event) : event;
+    const kid = sealedKid(event.data);
+    if (kid !== null && event.type === 'CustomerCreated' && event.stream.startsWith(CUSTOMER_STREAM)) {
+      const customer = sealedCustomer(event.data);
+      if (customer !== null && event.stream === CUSTOMER_STREAM + customer) this.bind(customer, kid);
+    }
+    const key = await this.openingKey(subject);
+    // A box this process sealed, its key not destroyed: the same values, without decrypting.
+    const plain = key === null ? undefined : this.plains.get((event.data.sealed as { box: string }).box);
+    if (plain !== undefined) return { ...event, data: openPlain(event.data, plain.plaintext) };
     return { ...event, data: openData(event.type, event.data, key) };
   }
 
@@ -232,24 +393,84 @@ export class SealingEventStore implements EventStore {
     return out;
   }
 
-  /** Destroys a customer's key: every event sealed with it reads as erased from now on. */
+  /**
+   * The pool keys a customer is bound to: those their stream's boxes name (where a binding is made),
+   * and the one this process knows.
+   */
+  private async kidsOf(customerId: string): Promise<Set<string>> {
+    const kids = new Set<string>();
+    const known = this.kids.get(customerId);
+    if (known !== undefined) kids.add(known);
+    for (const e of await this.inner.readStream(CUSTOMER_STREAM + customerId)) {
+      const kid = sealedKid(e.data);
+      if (kid !== null) kids.add(kid);
+    }
+    return kids;
+  }
+
+  /**
+   * Destroys a customer's keys — every pool key their stream names, then their own subject (a
+   * tombstone when they had no key of their own) — so every event sealed with them reads as erased
+   * from now on. True when a key was destroyed by this call.
+   */
   async erase(customerId: string): Promise<boolean> {
+    this.forgetPlains(customerId);
+    const at = this.now().toISOString();
+    let destroyed = false;
+    for (const kid of await this.kidsOf(customerId)) {
+      if (await this.keys.destroy(kidSubject(kid), at)) destroyed = true;
+      this.remember(kidSubject(kid), null);
+    }
     const subject = customerSubject(customerId);
-    const destroyed = await this.keys.destroy(subject, this.now().toISOString());
+    if (await this.keys.destroy(subject, at)) destroyed = true;
     this.remember(subject, null);
     return destroyed;
   }
 
+  /** Whether a key of this customer is still active (an erasure to finish: `audit erase --pending`). */
+  async erasurePending(customerId: string): Promise<boolean> {
+    if ((await this.keys.find(customerSubject(customerId))).state === 'active') return true;
+    for (const kid of await this.kidsOf(customerId))
+      if ((await this.keys.find(kidSubject(kid))).state === 'active') return true;
+    return false;
+  }
+
   async append(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     let sealed = events;
+    /** Pool keys handed out to this append's new customer. */
+    const handed = new Map<string, Buffer>();
     if (Array.isArray(events) && typeof stream === 'string') {
       const customers = await this.customersOf(stream, events);
       // Bad input (not an event) is the inner store's to refuse, with its own error.
       sealed = await Promise.all(
-        events.map((e, i) => (customers[i] === null ? e : this.seal(e, customers[i] as string))),
+        events.map((e, i) => {
+          const customer = customers[i] as string | null;
+          if (customer === null) return e;
+          // A new customer's stream: where a pool key may be bound to them (the top of this file).
+          if (
+            i === 0 &&
+            expected === NO_STREAM &&
+            e.type === 'CustomerCreated' &&
+            stream === CUSTOMER_STREAM + customer
+          )
+            return this.sealNew(e, customer, handed);
+          return this.seal(e, customer);
+        }),
       );
     }
     const result = await this.inner.append(stream, sealed, expected);
+    // The binding is made: the customer's stream names the pool key from now on.
+    const first = sealed[0];
+    if (handed.size > 0 && first !== undefined) {
+      const kid = sealedKid(first.data);
+      const customer = sealedCustomer(first.data);
+      const key = kid === null ? undefined : handed.get(kid);
+      if (kid !== null && customer !== null && key !== undefined) {
+        this.bind(customer, kid);
+        this.remember(customerSubject(customer), key, false, kid);
+        this.remember(kidSubject(kid), key);
+      }
+    }
     for (const e of sealed) {
       if (e.type === 'CustomerDeleted' && typeof e.data?.customer_id === 'string')
         await this.erase(e.data.customer_id);

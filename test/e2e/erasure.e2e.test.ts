@@ -76,10 +76,12 @@ t('personal fields are sealed in the log, readable through the API, and erased f
     assert.is(patched.status, 200, patched.text);
     const raw = stored(dataDir, `customer-${id}`);
     assert.not.match(raw, PERSONAL, 'nothing personal in clear in the log');
-    assert.match(
-      raw,
-      /"sealed":\{"v":1,"paths":\["profile\.name","profile\.email","profile\.phone_number","profile\.note"/,
-    );
+    // A new customer is sealed with a pool key the box names (v2); later events with the same key.
+    const boxes = [...raw.matchAll(/"sealed":\{"v":2,"kid":"([\w-]{22})","paths":\[([^\]]*)\]/g)];
+    assert.is(boxes.length, 2, raw);
+    assert.is(boxes[0]![2], '"profile.name","profile.email","profile.phone_number","profile.note"');
+    const kid = boxes[0]![1] as string;
+    assert.is(boxes[1]![1], kid, 'the update: the same key');
     const read = await svc.api('GET', `/customers/${id}`, { token: TOKENS.read });
     assert.equal(
       [read.body.data.name, read.body.data.email, read.body.data.phone_number, read.body.data.note],
@@ -97,6 +99,11 @@ t('personal fields are sealed in the log, readable through the API, and erased f
     const said = await cli(svc, 'audit erase', { customer: id });
     assert.match(said[0]!, new RegExp(`customer ${id} erased: deleted, and its key is destroyed\\.`));
     assert.is((await svc.rt.keys.find(customerSubject(id))).state, 'destroyed');
+    assert.is(
+      (await svc.rt.keys.find(`key:${kid}`)).state,
+      'destroyed',
+      'and the pool key it was sealed with',
+    );
     assert.is((await svc.api('GET', `/customers/${id}`, { token: TOKENS.read })).status, 404);
     const after = (await cli(svc, 'audit history', { json: true }, [id])).map((l) => JSON.parse(l));
     assert.not.match(JSON.stringify(after), PERSONAL, 'the history no longer holds them');

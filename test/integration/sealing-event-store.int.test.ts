@@ -1,9 +1,10 @@
 // The sealing layer is an EventStore like any other: the port's whole contract holds through it.
+import fc from 'fast-check';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { MemoryEventStore } from '../../src/adapters/event-store/memory';
 import { MemoryKeyStore } from '../../src/adapters/key-store/memory';
-import { NO_STREAM } from '../../src/ports/event-store';
+import { ANY, NO_STREAM, WrongExpectedRevisionError } from '../../src/ports/event-store';
 import { KeyStoreError } from '../../src/ports/key-store';
 import { SealingEventStore } from '../../src/privacy/sealing-event-store';
 import { eventStoreContract } from '../contracts/event-store.contract';
@@ -75,8 +76,25 @@ test('every read path opens sealed events; the store below holds them sealed; de
   }
 });
 
-test('new customers appended in one event-loop turn get their keys in one obtainMany', async () => {
-  const keys = new MemoryKeyStore();
+const created = (id: string) => ({
+  type: 'CustomerCreated',
+  data: {
+    customer_id: id,
+    restaurant_id: 'r',
+    at: 't',
+    profile: { name: `N ${id}`, email: `${id}@x.test` },
+  },
+});
+const updated = (id: string) => ({
+  type: 'CustomerUpdated',
+  data: { customer_id: id, restaurant_id: 'r', at: 't', changes: { note: `note ${id}` }, previous: {} },
+});
+const deleted = (id: string) => ({
+  type: 'CustomerDeleted',
+  data: { customer_id: id, restaurant_id: 'r', at: 't', reason: 'asked' },
+});
+
+function counting(keys: MemoryKeyStore): string[][] {
   const calls: string[][] = [];
   const obtainMany = keys.obtainMany.bind(keys);
   keys.obtainMany = (subjects) => {
@@ -84,30 +102,40 @@ test('new customers appended in one event-loop turn get their keys in one obtain
     return obtainMany(subjects);
   };
   keys.obtain = () => Promise.reject(new Error('obtain one by one'));
-  const store = new SealingEventStore(new MemoryEventStore(), keys);
+  return calls;
+}
+
+test('new customers are sealed with pool keys made ahead in one key-store write, named in the box', async () => {
+  const keys = new MemoryKeyStore();
+  const calls = counting(keys);
+  const inner = new MemoryEventStore();
+  const store = new SealingEventStore(inner, keys);
   try {
     await keys.destroy('customer:cus_gone', 't');
-    const created = (id: string) => ({
-      type: 'CustomerCreated',
-      data: {
-        customer_id: id,
-        restaurant_id: 'r',
-        at: 't',
-        profile: { name: `N ${id}`, email: `${id}@x.test` },
-      },
-    });
     const ids = [...Array.from({ length: 30 }, (_, i) => `cus_${i}`), 'cus_gone'];
     await Promise.all(ids.map((id) => store.append(`customer-${id}`, [created(id)], NO_STREAM)));
-    assert.is(calls.length, 1, 'one key-store call for the turn');
-    assert.equal(calls[0]!.sort(), ids.map((id) => `customer:${id}`).sort());
+    assert.is(calls.length, 1, 'one key-store write for the pool, none per customer');
+    assert.is(calls[0]!.length, 256);
+    assert.ok(calls[0]!.every((s) => /^key:[\w-]{22}$/.test(s)));
+    const kids = new Set<string>();
     for (const id of ids.slice(0, 30)) {
+      const [raw] = await inner.readStream(`customer-${id}`);
+      const sealed = raw!.data.sealed as { v: number; kid: string };
+      assert.is(sealed.v, 2);
+      kids.add(sealed.kid);
+      assert.is((await keys.find(`customer:${id}`)).state, 'none', 'no key of their own');
       const [e] = await store.readStream(`customer-${id}`);
       assert.equal(e!.data.profile, { name: `N ${id}`, email: `${id}@x.test` });
     }
+    assert.is(kids.size, 30, 'one pool key per customer');
     const [gone] = await store.readStream('customer-cus_gone');
     assert.is(gone!.data.erased, true, 'an erased subject gets no key: nothing personal is written');
-    await store.append('customer-cus_3', [created('cus_3')], 0);
-    assert.is(calls.length, 1, 'a cached key is not asked for again');
+    // Later events of the customer in this process: the same pool key, no key-store write.
+    await store.append('customer-cus_3', [updated('cus_3')], 0);
+    const [, raw] = await inner.readStream('customer-cus_3');
+    const first = (await inner.readStream('customer-cus_3'))[0]!.data.sealed as { kid: string };
+    assert.is((raw!.data.sealed as { kid: string }).kid, first.kid);
+    assert.is(calls.length, 1);
     let err: unknown = null;
     try {
       await store.append('customer-long', [created('x'.repeat(300))], NO_STREAM);
@@ -115,6 +143,146 @@ test('new customers appended in one event-loop turn get their keys in one obtain
       err = e;
     }
     assert.instance(err, KeyStoreError, 'a bad subject fails its own append');
+  } finally {
+    await store.close();
+  }
+});
+
+test('events of known customers whose keys are not cached are asked for in one obtainMany', async () => {
+  const keys = new MemoryKeyStore();
+  const inner = new MemoryEventStore();
+  const ids = Array.from({ length: 20 }, (_, i) => `cus_${i}`);
+  for (const id of ids) await inner.append(`customer-${id}`, [{ type: 'Noted', data: {} }], NO_STREAM);
+  const calls = counting(keys);
+  const store = new SealingEventStore(inner, keys);
+  try {
+    await Promise.all(ids.map((id) => store.append(`customer-${id}`, [updated(id)], ANY)));
+    assert.is(calls.length, 1);
+    assert.equal(calls[0]!.sort(), ids.map((id) => `customer:${id}`).sort());
+    for (const id of ids) assert.is((await keys.find(`customer:${id}`)).state, 'active');
+  } finally {
+    await store.close();
+  }
+});
+
+test('erasure destroys the pool key the stream names, from a process that never saw the binding', async () => {
+  const keys = new MemoryKeyStore();
+  const inner = new MemoryEventStore();
+  const first = new SealingEventStore(inner, keys);
+  await first.append('customer-cus_1', [created('cus_1')], NO_STREAM);
+  await first.append(
+    'reservation-res_1',
+    [
+      {
+        type: 'ReservationCreated',
+        data: { reservation_id: 'res_1', reservation: { customer_id: 'cus_1', allergies: 'peanuts' } },
+      },
+    ],
+    NO_STREAM,
+  );
+  const kid = ((await inner.readStream('customer-cus_1'))[0]!.data.sealed as { kid: string }).kid;
+  const [res] = await inner.readStream('reservation-res_1');
+  assert.is((res!.data.sealed as { kid: string }).kid, kid, "the reservation: the customer's pool key");
+  // A failed append to the existing stream binds nothing.
+  try {
+    await first.append('customer-cus_1', [created('cus_1')], NO_STREAM);
+    assert.unreachable();
+  } catch (e) {
+    assert.instance(e, WrongExpectedRevisionError);
+  }
+  // Another process (cold: no binding in memory) seals with the customer's own key, v1.
+  const second = new SealingEventStore(inner, keys);
+  await second.append('customer-cus_1', [updated('cus_1')], 0);
+  const [, upd] = await inner.readStream('customer-cus_1');
+  assert.is((upd!.data.sealed as { v: number }).v, 1);
+  assert.equal((await second.readStream('reservation-res_1'))[0]!.data.reservation, {
+    customer_id: 'cus_1',
+    allergies: 'peanuts',
+  });
+  // Deletion interrupted before the keys were destroyed: verify reports it pending.
+  await inner.append('customer-cus_1', [deleted('cus_1')], 1);
+  const third = new SealingEventStore(inner, keys);
+  assert.ok(await third.erasurePending('cus_1'));
+  assert.ok(await third.erase('cus_1'));
+  assert.not.ok(await third.erasurePending('cus_1'));
+  assert.is((await keys.find(`key:${kid}`)).state, 'destroyed');
+  assert.is((await keys.find('customer:cus_1')).state, 'destroyed');
+  const fresh = new SealingEventStore(inner, keys);
+  const [c, u] = await fresh.readStream('customer-cus_1');
+  assert.equal(c!.data.profile, { name: '[erased]', email: null });
+  assert.is(u!.data.erased, true);
+  const [r] = await fresh.readStream('reservation-res_1');
+  assert.equal(r!.data.reservation, { customer_id: 'cus_1', allergies: null });
+  assert.is(r!.data.erased, true);
+  assert.not.match(JSON.stringify((await collect(fresh.readAll())).map((e) => e.data)), /peanuts|N cus_1|@x/);
+  // An event appended for the erased customer through the first process is written erased.
+  await first.append('customer-cus_1', [deleted('cus_1')], 2).catch(() => undefined);
+  await first.erase('cus_1');
+  await first.append('customer-cus_1', [updated('cus_1')], ANY);
+  const last = (await inner.readStream('customer-cus_1')).at(-1)!;
+  assert.is(last.data.erased, true);
+  assert.not.ok('sealed' in last.data);
+});
+
+test('boxes this process sealed open without decrypting, exactly as another process decrypts them; not once erased', async () => {
+  const keys = new MemoryKeyStore();
+  const inner = new MemoryEventStore();
+  const here = new SealingEventStore(inner, keys);
+  const decrypts: string[] = [];
+  await fc.assert(
+    fc.asyncProperty(
+      fc.record({
+        name: fc.string({ minLength: 1 }),
+        email: fc.option(fc.string(), { nil: null }),
+        note: fc.option(fc.string(), { nil: undefined }),
+        custom_fields: fc.dictionary(fc.string(), fc.jsonValue()),
+        tags: fc.array(fc.string()),
+      }),
+      async (profile) => {
+        const id = `cus_${decrypts.length}`;
+        decrypts.push(id);
+        await here.append(
+          `customer-${id}`,
+          [{ type: 'CustomerCreated', data: { customer_id: id, restaurant_id: 'r', at: 't', profile } }],
+          NO_STREAM,
+        );
+        const there = new SealingEventStore(inner, keys);
+        const [mine] = await here.readStream(`customer-${id}`);
+        const [theirs] = await there.readStream(`customer-${id}`);
+        assert.equal(mine!.data, theirs!.data);
+        assert.is(
+          JSON.stringify(mine!.data),
+          JSON.stringify(theirs!.data),
+          'the same keys in the same order',
+        );
+      },
+    ),
+    { numRuns: 50 },
+  );
+  await here.append('customer-cus_0', [deleted('cus_0')], 0);
+  const [c] = await here.readStream('customer-cus_0');
+  assert.is(c!.data.erased, true, 'erased here at once, whatever this process remembers');
+  assert.is((c!.data.profile as { name: string }).name, '[erased]');
+});
+
+test('a pool write that fails fails the appends waiting for it; the next append tries again', async () => {
+  const keys = new MemoryKeyStore();
+  const obtainMany = keys.obtainMany.bind(keys);
+  let fail = true;
+  keys.obtainMany = (subjects) => (fail ? Promise.reject(new KeyStoreError('down')) : obtainMany(subjects));
+  const store = new SealingEventStore(new MemoryEventStore(), keys);
+  try {
+    let err: unknown = null;
+    await store.append('customer-cus_a', [created('cus_a')], NO_STREAM).catch((e) => {
+      err = e;
+    });
+    assert.instance(err, KeyStoreError);
+    fail = false;
+    await store.append('customer-cus_a', [created('cus_a')], NO_STREAM);
+    assert.equal((await store.readStream('customer-cus_a'))[0]!.data.profile, {
+      name: 'N cus_a',
+      email: 'cus_a@x.test',
+    });
   } finally {
     await store.close();
   }

@@ -2,7 +2,16 @@ import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { isSealed, openData, SealError, sealData, sealedCustomer, sealSubject } from '../../src/privacy/seal';
+import {
+  isSealed,
+  openData,
+  SealError,
+  sealData,
+  sealedCustomer,
+  sealedKeySubject,
+  sealedKid,
+  sealSubject,
+} from '../../src/privacy/seal';
 
 const test = suite('privacy: sealing personal fields');
 const key = randomBytes(32);
@@ -183,6 +192,35 @@ test('reservation events: what the guest wrote is sealed with the customer named
     anonymous,
     'no customer: nothing to seal with',
   );
+});
+
+test('a v2 box names its pool key, which is part of the associated data; v1 boxes still open', () => {
+  const data = { reservation_id: 'res_1', changes: { allergies: 'peanuts' }, previous: {} };
+  const v2 = sealData('ReservationUpdated', data, key, 'cus_9', 'kid_A') as Record<string, unknown> & {
+    sealed: { v: number; kid: string; customer_id: string };
+  };
+  assert.is(v2.sealed.v, 2);
+  assert.is(v2.sealed.kid, 'kid_A');
+  assert.is(v2.sealed.customer_id, 'cus_9');
+  assert.is(sealedKid(v2), 'kid_A');
+  assert.is(sealedKeySubject(v2), 'key:kid_A');
+  assert.is(sealedCustomer(v2), 'cus_9');
+  assert.equal(openData('ReservationUpdated', v2, key), data);
+  assert.equal(openData('ReservationUpdated', v2, null).changes, { allergies: null });
+  for (const moved of [
+    { ...v2, sealed: { ...v2.sealed, kid: 'kid_B' } },
+    { ...v2, sealed: { ...v2.sealed, customer_id: 'cus_1' } },
+    { ...v2, sealed: { ...v2.sealed, v: 1 } },
+  ])
+    assert.throws(
+      () => openData('ReservationUpdated', moved, key),
+      (e: unknown) => e instanceof SealError,
+    );
+  assert.not.ok(isSealed({ sealed: { v: 2, paths: [], box: '' } }), 'a v2 box without its kid');
+  const v1 = sealData('CustomerBlacklisted', { customer_id: 'cus_1', reason: 'x' }, key);
+  assert.is(sealedKid(v1), null);
+  assert.is(sealedKeySubject(v1), 'customer:cus_1');
+  assert.equal(openData('CustomerBlacklisted', JSON.parse(JSON.stringify(v1)), key).reason, 'x');
 });
 
 test('every box gets its own IV, across refills of the IV pool', () => {

@@ -32,6 +32,8 @@ CREATE TABLE IF NOT EXISTS subject_keys (
 `;
 
 type Row = { key: Buffer | null; destroyed: string | null };
+/** obtainMany looks up at most this many subjects before it writes (see there). */
+const PRECHECK = 32;
 
 export class SqliteKeyStore implements KeyStore {
   readonly kind = 'sqlite' as const;
@@ -101,12 +103,17 @@ export class SqliteKeyStore implements KeyStore {
     this.open();
     const wanted = [...new Set(subjects.map(validateSubject))];
     const out = new Map<string, Buffer | null>();
+    // A few subjects are looked up here first (most often they all exist: no write at all). A large
+    // batch (the sealing layer's pool of fresh keys, an import's new customers) goes to the write as
+    // it is: the transaction keeps what exists (INSERT OR IGNORE, then a read) either way.
     const missing: string[] = [];
-    for (const s of wanted) {
-      const row = this.stmt.get.get(s);
-      if (row === undefined) missing.push(s);
-      else out.set(s, row.key);
-    }
+    if (wanted.length > PRECHECK) missing.push(...wanted);
+    else
+      for (const s of wanted) {
+        const row = this.stmt.get.get(s);
+        if (row === undefined) missing.push(s);
+        else out.set(s, row.key);
+      }
     if (missing.length === 0) return out;
     const created = new Date().toISOString();
     if (this.filePath !== ':memory:' && !this.writerFailed) {

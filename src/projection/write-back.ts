@@ -34,7 +34,7 @@ import {
   validateDocument,
   validateFilter,
 } from '../adapters/document-store/validate';
-import { cloneValue, isStorable, sameValue } from '../adapters/document-store/values';
+import { cloneValue, isStorableOver, sameValue } from '../adapters/document-store/values';
 import {
   type Collection,
   type Doc,
@@ -265,7 +265,8 @@ class WriteBackCollection<T extends Doc = Doc> implements Collection<T> {
     const before = e.doc;
     // Kept as given when it is plain JSON (the caller no longer changes it); otherwise the copy the
     // store would make (undefined becomes null, Dates are copied).
-    const storable = isStorable(doc);
+    // Every cached document is storable (read from the store, checked here, or cloned by an update).
+    const storable = isStorableOver(doc, before);
     const value = storable ? (doc as Doc) : (cloneValue(doc) as Doc);
     this.set(id, e, this.strict ? deepFreeze(value) : value, !storable && !this.strict);
     e.shared = true;

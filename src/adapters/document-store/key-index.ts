@@ -71,6 +71,9 @@ function holdsArray(doc: Doc, segs: string[]): boolean {
   return Array.isArray(node);
 }
 
+const isPlainDocNode = (v: unknown): boolean =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Date);
+
 export class KeyIndex {
   readonly name: string;
   readonly fields: string[];
@@ -124,6 +127,26 @@ export class KeyIndex {
       else tuples = tuples.flatMap((t) => keys.map((k) => [...t, k]));
     }
     return { tuples, overflow: false };
+  }
+
+  /**
+   * True when `a` and `b` hold the same scalar key at every indexed path (so their entries are the
+   * same): a replace that leaves the indexed fields alone (most writes of a replay) costs no entries,
+   * no allocation. False when unsure (a path through an array or a sub-document, a Date, a
+   * difference): the caller then compares entries.
+   */
+  sameScalarKeys(a: Doc, b: Doc): boolean {
+    for (const segs of this.segs) {
+      let x: unknown = a;
+      let y: unknown = b;
+      for (const seg of segs) {
+        if (!isPlainDocNode(x) || !isPlainDocNode(y)) return false;
+        x = ownField(x as Record<string, unknown>, seg);
+        y = ownField(y as Record<string, unknown>, seg);
+      }
+      if (x !== y || !isKey(x)) return false;
+    }
+    return true;
   }
 
   // MongoDB refuses to index a document holding arrays in two fields of one compound index

@@ -66,23 +66,20 @@ export const reservationsProjection: Projection = {
     );
     if (!state.r) return;
     // Unchanged start and day (status changes, most updates): the derived fields are the stored ones.
+    // One spread, not fields added to evolve's copy: an object given four more fields keeps them
+    // out of line, and every later copy and read of it was slower (measured: the replay 15 % slower).
     const same = current !== null && current.start_at === state.r.start_at;
     const start = same ? current.start_at_utc : toUtc(state.r.start_at);
-    const sortKey =
-      same && current.service_date === state.r.service_date
-        ? current.sort_key
-        : `${state.r.service_date}|${start}|${id}`;
-    let doc: ReservationDoc;
-    if (state.r !== (current as ReservationSnapshot | null)) {
-      // evolve made a new object (it copies what it changes): completed in place, which gives the
-      // fields the order `{...state.r, _id, start_at_utc, sort_key, _pos}` would, without a second
-      // copy of ~40 fields per event.
-      doc = state.r as ReservationDoc;
-      doc._id = id;
-      doc.start_at_utc = start;
-      doc.sort_key = sortKey;
-      doc._pos = pos;
-    } else doc = { ...state.r, _id: id, start_at_utc: start, sort_key: sortKey, _pos: pos };
+    const doc: ReservationDoc = {
+      ...state.r,
+      _id: id,
+      start_at_utc: start,
+      sort_key:
+        same && current.service_date === state.r.service_date
+          ? current.sort_key
+          : `${state.r.service_date}|${start}|${id}`,
+      _pos: pos,
+    };
     await col.replaceOne({ _id: id }, doc, { upsert: true });
   },
 };

@@ -122,13 +122,24 @@ export const seatingSyncProjection: Projection = {
     // A claim whose restaurant is not known (no restaurant_id in its metadata) cannot be repaired.
     const externalId = isClaim && restaurantId ? externalIdOfClaimStream(restaurantId, event.stream) : null;
     if (isClaim && externalId === null) return;
+    // A copy of what this event can change (the document read is shared: src/projection/write-back.ts).
+    // Reservation and claim events change holds, claims and moves in place nowhere below (a claim
+    // event writes a new claims array): those stay shared, unless the stored document lacks claims
+    // or moves (older documents), which the full copy adds.
+    const sharesParts =
+      isClaim ||
+      event.type === 'ReservationCreated' ||
+      event.type === 'ReservationUpdated' ||
+      event.type === 'ReservationStatusChanged';
     const doc: SeatingSyncDoc = current
-      ? {
-          ...current,
-          holds: { ...current.holds },
-          claims: [...(current.claims ?? [])],
-          moves: { ...(current.moves ?? {}) },
-        }
+      ? sharesParts && current.claims !== undefined && current.moves !== undefined
+        ? { ...current }
+        : {
+            ...current,
+            holds: { ...current.holds },
+            claims: [...(current.claims ?? [])],
+            moves: { ...(current.moves ?? {}) },
+          }
       : {
           _id: id,
           restaurant_id: restaurantId,

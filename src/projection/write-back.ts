@@ -34,7 +34,7 @@ import {
   validateDocument,
   validateFilter,
 } from '../adapters/document-store/validate';
-import { cloneValue, isStorable, sameValue } from '../adapters/document-store/values';
+import { cloneValue, isStorableOver, sameValue } from '../adapters/document-store/values';
 import {
   type Collection,
   type Doc,
@@ -165,21 +165,34 @@ class WriteBackCollection<T extends Doc = Doc> implements Collection<T> {
     this.trusted = isTrusted(inner) ? inner : null;
   }
 
+  /**
+   * The cached entry of `id` when it is known without waiting: cached, or lent by the embedded
+   * store (peek is synchronous). Callers skip an await (a promise and a microtask) per operation.
+   */
+  private entryNow(id: string): Entry | undefined {
+    const e = this.entries.get(id);
+    if (e !== undefined || this.trusted === null) return e;
+    return this.lent(id, this.trusted);
+  }
+
+  private lent(id: string, trusted: TrustedCollection): Entry {
+    const stored = trusted.peek(id);
+    // Strict: a copy, so that freezing it leaves the store's own document alone.
+    let e: Entry;
+    if (stored === undefined) e = { doc: null, owned: false, mine: null, shared: false, dirty: false };
+    else if (this.strict)
+      e = { doc: cloneValue(stored) as Doc, owned: true, mine: null, shared: false, dirty: false };
+    else e = { doc: stored, owned: false, mine: null, shared: false, dirty: false };
+    this.entries.set(id, e);
+    return e;
+  }
+
   /** The cached entry of `id`, read from the store on a miss. */
   private async entry(id: string): Promise<Entry> {
-    let e = this.entries.get(id);
-    if (e !== undefined) return e;
-    if (this.trusted !== null) {
-      const stored = this.trusted.peek(id);
-      // Strict: a copy, so that freezing it leaves the store's own document alone.
-      if (stored === undefined) e = { doc: null, owned: false, mine: null, shared: false, dirty: false };
-      else if (this.strict)
-        e = { doc: cloneValue(stored) as Doc, owned: true, mine: null, shared: false, dirty: false };
-      else e = { doc: stored, owned: false, mine: null, shared: false, dirty: false };
-    } else {
-      const doc = await this.inner.findOne({ _id: id });
-      e = { doc, owned: doc !== null, mine: null, shared: false, dirty: false };
-    }
+    const now = this.entryNow(id);
+    if (now !== undefined) return now;
+    const doc = await this.inner.findOne({ _id: id });
+    const e: Entry = { doc, owned: doc !== null, mine: null, shared: false, dirty: false };
     this.entries.set(id, e);
     return e;
   }
@@ -254,7 +267,7 @@ class WriteBackCollection<T extends Doc = Doc> implements Collection<T> {
     const id = idOnly(filter);
     if (id === undefined) return this.throughStore(true, () => this.inner.replaceOne(filter, doc, options));
     validateDocument(doc, 'replacement');
-    const e = await this.entry(id);
+    const e = this.entryNow(id) ?? (await this.entry(id));
     if (e.doc === null && !options?.upsert) return { matched: 0, modified: 0, upsertedId: null };
     if (doc._id !== id)
       throw new InvalidQueryError(
@@ -265,7 +278,8 @@ class WriteBackCollection<T extends Doc = Doc> implements Collection<T> {
     const before = e.doc;
     // Kept as given when it is plain JSON (the caller no longer changes it); otherwise the copy the
     // store would make (undefined becomes null, Dates are copied).
-    const storable = isStorable(doc);
+    // Every cached document is storable (read from the store, checked here, or cloned by an update).
+    const storable = isStorableOver(doc, before);
     const value = storable ? (doc as Doc) : (cloneValue(doc) as Doc);
     this.set(id, e, this.strict ? deepFreeze(value) : value, !storable && !this.strict);
     e.shared = true;
@@ -291,7 +305,7 @@ class WriteBackCollection<T extends Doc = Doc> implements Collection<T> {
     // applyOnce's guard (src/projection/idempotent.ts), decided by shape as the embedded store does.
     const before = only ? undefined : guardPosition(filter);
     if (!only && before === undefined) validateFilter(filter);
-    const e = await this.entry(id);
+    const e = this.entryNow(id) ?? (await this.entry(id));
     let matched = false;
     if (e.doc !== null) {
       if (only) matched = true;
@@ -330,7 +344,7 @@ class WriteBackCollection<T extends Doc = Doc> implements Collection<T> {
   async deleteOne(filter: Filter): Promise<number> {
     const id = idOnly(filter);
     if (id === undefined) return this.throughStore(true, () => this.inner.deleteOne(filter));
-    const e = await this.entry(id);
+    const e = this.entryNow(id) ?? (await this.entry(id));
     if (e.doc === null) return 0;
     this.set(id, e, null, false);
     return 1;
@@ -344,7 +358,7 @@ class WriteBackCollection<T extends Doc = Doc> implements Collection<T> {
     const id = options === undefined ? idOnly(filter) : undefined;
     if (id === undefined)
       return this.throughStore(false, () => this.inner.findOne(filter, options)) as Promise<T | null>;
-    return this.handOut(await this.entry(id));
+    return this.handOut(this.entryNow(id) ?? (await this.entry(id)));
   }
 
   find(filter: Filter, options?: FindOptions): Promise<T[]> {

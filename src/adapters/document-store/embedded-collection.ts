@@ -420,6 +420,7 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
   private swap(old: Doc, next: Doc): void {
     const changes: Reindex = [];
     for (const index of this.indexes) {
+      if (index.sameScalarKeys(old, next)) continue;
       const before = index.entries(old);
       const after = index.entries(next);
       if (sameEntries(before, after)) continue;

@@ -1,6 +1,6 @@
 // A secondary index of the embedded document store: nested Maps, one level per indexed field,
 // keyed by the field's value (Map's SameValueZero keeps 1, '1', true and null apart, as MongoDB
-// does). Leaves hold an _id (unique) or a Set of _ids. Lookups are only ever used to narrow the
+// does). Leaves hold an _id (unique, or a key only one document holds) or a Set of _ids. Lookups are only ever used to narrow the
 // candidates the filter then runs on, so the one rule is: a document a filter matches must be
 // among the candidates. Documents whose value at an indexed path cannot be keyed exactly (an
 // array of documents, a path through an array, a sub-document, a Date) go to `overflow`, which
@@ -71,6 +71,9 @@ function holdsArray(doc: Doc, segs: string[]): boolean {
   return Array.isArray(node);
 }
 
+const isPlainDocNode = (v: unknown): boolean =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Date);
+
 export class KeyIndex {
   readonly name: string;
   readonly fields: string[];
@@ -126,6 +129,26 @@ export class KeyIndex {
     return { tuples, overflow: false };
   }
 
+  /**
+   * True when `a` and `b` hold the same scalar key at every indexed path (so their entries are the
+   * same): a replace that leaves the indexed fields alone (most writes of a replay) costs no entries,
+   * no allocation. False when unsure (a path through an array or a sub-document, a Date, a
+   * difference): the caller then compares entries.
+   */
+  sameScalarKeys(a: Doc, b: Doc): boolean {
+    for (const segs of this.segs) {
+      let x: unknown = a;
+      let y: unknown = b;
+      for (const seg of segs) {
+        if (!isPlainDocNode(x) || !isPlainDocNode(y)) return false;
+        x = ownField(x as Record<string, unknown>, seg);
+        y = ownField(y as Record<string, unknown>, seg);
+      }
+      if (x !== y || !isKey(x)) return false;
+    }
+    return true;
+  }
+
   // MongoDB refuses to index a document holding arrays in two fields of one compound index
   // (CannotIndexParallelArrays); refusing here too keeps such a write from working only embedded.
   private refuseParallelArrays(doc: Doc): void {
@@ -164,9 +187,14 @@ export class KeyIndex {
       const last = tuple[tuple.length - 1]!;
       if (this.unique) level.set(last, id);
       else {
-        const ids = level.get(last) as Set<string> | undefined;
-        if (ids === undefined) level.set(last, new Set([id]));
-        else ids.add(id);
+        // A key held by one document keeps its _id as a string (most keys of a near-unique index:
+        // a Set per key cost ~100 bytes and an allocation per document); a second one makes a Set,
+        // in insertion order as before.
+        const ids = level.get(last) as string | Set<string> | undefined;
+        if (ids === undefined) level.set(last, id);
+        else if (typeof ids === 'string') {
+          if (ids !== id) level.set(last, new Set([ids, id]));
+        } else ids.add(id);
       }
     }
   }

@@ -1,0 +1,91 @@
+// The embedded store's secondary index (src/adapters/document-store/key-index.ts): a key one
+// document holds is kept as its _id, a second document makes a Set, and lookups, removal and the
+// order of ids are those of a Set per key; sameScalarKeys only ever says "same" when the entries are.
+import fc from 'fast-check';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { KeyIndex, sameEntries } from '../../src/adapters/document-store/key-index';
+import type { Doc } from '../../src/ports/document-store';
+
+const test = suite('embedded key index');
+
+test('one, two, then one document under a key: lookups in insertion order', () => {
+  const index = new KeyIndex({ keys: { restaurant_id: 1, day: 1 }, name: 'r_day' });
+  const a = { _id: 'a', restaurant_id: 'r', day: '2031-01-01' };
+  const b = { _id: 'b', restaurant_id: 'r', day: '2031-01-01' };
+  const c = { _id: 'c', restaurant_id: 'r', day: '2031-01-02' };
+  for (const d of [a, b, c]) index.add(d._id, index.entries(d));
+  index.add('a', index.entries(a)); // again: no duplicate
+  assert.equal([...index.ids([['r'], ['2031-01-01']])], ['a', 'b']);
+  assert.equal([...index.ids([['r']])], ['a', 'b', 'c']);
+  index.remove('a', index.entries(a));
+  assert.equal([...index.ids([['r'], ['2031-01-01']])], ['b']);
+  index.remove('b', index.entries(b));
+  assert.equal([...index.ids([['r'], ['2031-01-01']])], []);
+  index.remove('c', index.entries(c));
+  assert.equal([...index.ids([['r']])], []);
+  // A single id removed by another id changes nothing.
+  index.add('c', index.entries(c));
+  index.remove('x', index.entries(c));
+  assert.equal([...index.ids([['r'], ['2031-01-02']])], ['c']);
+});
+
+test('the same ids as a Set per key would hold, whatever the adds and removes', () => {
+  const key = fc.constantFrom('k1', 'k2', 'k3');
+  const op = fc.record({ add: fc.boolean(), id: fc.constantFrom('a', 'b', 'c', 'd'), key });
+  fc.assert(
+    fc.property(fc.array(op, { maxLength: 40 }), (ops) => {
+      const index = new KeyIndex({ keys: { k: 1 }, name: 'k' });
+      const model = new Map<string, Set<string>>();
+      const where = new Map<string, string>();
+      for (const o of ops) {
+        const doc = { _id: o.id, k: o.key } as Doc;
+        if (o.add && !where.has(o.id)) {
+          index.add(o.id, index.entries(doc));
+          where.set(o.id, o.key);
+          const ids = model.get(o.key) ?? new Set();
+          ids.add(o.id);
+          model.set(o.key, ids);
+        } else if (!o.add && where.has(o.id)) {
+          const at = where.get(o.id) as string;
+          index.remove(o.id, index.entries({ _id: o.id, k: at } as Doc));
+          where.delete(o.id);
+          model.get(at)?.delete(o.id);
+        }
+      }
+      for (const k of ['k1', 'k2', 'k3']) assert.equal([...index.ids([[k]])], [...(model.get(k) ?? [])]);
+    }),
+  );
+});
+
+test('sameScalarKeys says "same" only when the entries are the same', () => {
+  const index = new KeyIndex({ keys: { 'a.b': 1, c: 1 }, name: 'ab_c' });
+  const value = fc.oneof(
+    fc.constantFrom('x', 'y', 1, null, true),
+    fc.constant(undefined),
+    fc.array(fc.constantFrom('x', 1), { maxLength: 2 }),
+    fc.record({ b: fc.constantFrom('x', 'y') }),
+  );
+  const doc = fc.record({ a: fc.oneof(value, fc.record({ b: value })), c: value });
+  fc.assert(
+    fc.property(doc, doc, (x, y) => {
+      const a = { _id: 'a', ...x } as Doc;
+      const b = { _id: 'a', ...y } as Doc;
+      let entriesA: ReturnType<KeyIndex['entries']> | undefined;
+      let entriesB: ReturnType<KeyIndex['entries']> | undefined;
+      try {
+        entriesA = index.entries(a);
+        entriesB = index.entries(b);
+      } catch {
+        return; // parallel arrays: refused either way
+      }
+      if (index.sameScalarKeys(a, b)) assert.ok(sameEntries(entriesA, entriesB));
+    }),
+  );
+  const d1 = { _id: 'a', a: { b: 'x' }, c: 1, other: 1 };
+  const d2 = { _id: 'a', a: { b: 'x' }, c: 1, other: 2 };
+  assert.ok(index.sameScalarKeys(d1, d2));
+  assert.not.ok(index.sameScalarKeys(d1, { ...d2, c: 2 }));
+});
+
+test.run();

@@ -9,6 +9,7 @@
 // the stored JSON text and hands over one Buffer per page (SqliteLogReader.concatenated); nothing is
 // parsed in JavaScript except the data of an erased customer's sealed events. Both paths write the
 // same bytes (test/integration/audit-export.int.test.ts, test/e2e/audit.e2e.test.ts).
+import { customerStream } from '../../commands/customers/events';
 import { SqliteEventStore } from '../adapters/event-store/sqlite';
 import { SqliteLogReader } from '../adapters/event-store/sqlite-log-reader';
 import type { EventStore, RecordedEvent } from '../ports/event-store';
@@ -174,28 +175,39 @@ export async function exportEvents(
 // The stored data and metadata are JSON.stringify's text, so a string value taken out of them with
 // `->` is already written as JSON.stringify writes it; `json_quote` escapes stream and type as
 // JSON.stringify does (quotes, backslashes, \b \t \n \f \r, other control characters as \u00xx).
-// The integration test holds both paths to the same bytes on hostile strings.
+// The integration test holds both paths to the same bytes on hostile strings (fast-check).
+// JSON functions are the dearest part of a row (SQLite parses the metadata once a row, then each
+// lookup is ~1,000 instructions): a row costs two lookups beyond the restaurant check, whose value
+// the line does not look up again (it is the restaurant asked for). Measured with cachegrind over
+// 8,192 rows: 24,200 instructions a row with type-checked lookups throughout, 14,900 so.
 
 /** A top-level string of a JSON column as a JSON literal, else null (exportLine's `str`). */
 const jsonStringSql = (column: string, key: string) =>
   `CASE json_type(${column}, '$.${key}') WHEN 'text' THEN ${column} -> '$.${key}' ELSE 'null' END`;
-/** Whether the metadata names no restaurant (missing or null): then the data's is taken. */
-const NO_METADATA_RESTAURANT = `coalesce(json_type(metadata, '$.restaurant_id'), 'null') = 'null'`;
-const RESTAURANT_JSON = `CASE WHEN ${NO_METADATA_RESTAURANT} THEN ${jsonStringSql('data', 'restaurant_id')} ELSE ${jsonStringSql('metadata', 'restaurant_id')} END`;
-/** The restaurant id as text (null for none or a non-string), compared with @restaurant. */
-const RESTAURANT_TEXT = `CASE WHEN ${NO_METADATA_RESTAURANT}
-  THEN (CASE json_type(data, '$.restaurant_id') WHEN 'text' THEN data ->> '$.restaurant_id' END)
-  ELSE (CASE json_type(metadata, '$.restaurant_id') WHEN 'text' THEN metadata ->> '$.restaurant_id' END) END`;
+/** A looked-up value (`->`) as exportLine writes it: a JSON string literal as it is, anything else null. */
+const stringOrNull = (name: string) => `CASE WHEN ${name} GLOB '"*' THEN ${name} ELSE 'null' END`;
+/** The line's restaurant_id for an export of every restaurant (metadata's unless missing or null, else data's). */
+const RESTAURANT_JSON = `CASE WHEN coalesce(json_type(metadata, '$.restaurant_id'), 'null') = 'null'
+  THEN ${jsonStringSql('data', 'restaurant_id')} ELSE ${jsonStringSql('metadata', 'restaurant_id')} END`;
+/**
+ * The row's restaurant equals @restaurant: `metadata.restaurant_id ?? data.restaurant_id === id`. The
+ * store accepts only a string or null as metadata's restaurant_id (validate.ts), so `->>` (null for
+ * a JSON null) needs no type check there; data's may be anything, and only a string matches.
+ */
+const RESTAURANT_IS = `coalesce(metadata ->> '$.restaurant_id',
+  CASE json_type(data, '$.restaurant_id') WHEN 'text' THEN data ->> '$.restaurant_id' END) = @restaurant`;
+/** Looked up once a row, in the subquery (see SqliteLogReader.concatenated). */
+const LOOKED_UP = { x_actor: `metadata -> '$.actor'`, x_request: `metadata -> '$.request_id'` };
 /** The SQL function that shows an erased customer's sealed data erased (see exportStoredRows). */
 const SHOWN_DATA = 'couvert_export_shown_data';
 /** A cheap test a sealed row passes (its data holds `"sealed":{`): the function runs only on those. */
 const MAYBE_SEALED = `instr(data, '"sealed":{') > 0`;
 
-function lineSql(dataSql: string): string {
+function lineSql(restaurantSql: string, dataSql: string): string {
   return `concat('{"position":"', position, '","time":"', created, '","stream":', json_quote(stream),
     ',"revision":', revision, ',"event_id":"', id, '","type":', json_quote(type),
-    ',"restaurant_id":', ${RESTAURANT_JSON}, ',"actor":', ${jsonStringSql('metadata', 'actor')},
-    ',"request_id":', ${jsonStringSql('metadata', 'request_id')}, ',"data":', ${dataSql},
+    ',"restaurant_id":', ${restaurantSql}, ',"actor":', ${stringOrNull('x_actor')},
+    ',"request_id":', ${stringOrNull('x_request')}, ',"data":', ${dataSql},
     ',"metadata":', metadata, ',"hash":', CASE WHEN hash IS NULL OR hash = '' THEN 'null' ELSE '"' || hash || '"' END,
     '}', char(10))`;
 }
@@ -205,8 +217,8 @@ function lineSql(dataSql: string): string {
  * twice), each turned into its NDJSON bytes inside SQLite and written as one Buffer with
  * back-pressure; progress once a page. Rows that do not hold the restaurant id's JSON text anywhere
  * are dropped by a plain text search before any JSON function runs; the rest are checked exactly.
- * Erased customers are the deleted ones (CustomerDeleted in the log) whose key is destroyed, asked
- * once each before the first page; their sealed events' data goes through a JavaScript function
+ * Erased customers are the deleted ones (CustomerDeleted in a `customer-…` stream, found through the
+ * stream index) whose key is destroyed, asked once each before the first page; their sealed events' data goes through a JavaScript function
  * (parsed, opened as erased, re-serialised), and no other row's does.
  */
 async function exportStoredRows(
@@ -219,7 +231,7 @@ async function exportStoredRows(
   onProgress?: (p: ExportProgress) => void,
 ): Promise<number> {
   const gone = new Set<string>();
-  for (const text of reader.dataOfType('CustomerDeleted')) {
+  for (const text of reader.dataOfType('CustomerDeleted', customerStream(''))) {
     const c = (JSON.parse(text) as { customer_id?: unknown }).customer_id;
     if (typeof c === 'string' && !gone.has(c) && (await erased.isErased(c))) gone.add(c);
   }
@@ -232,10 +244,13 @@ async function exportStoredRows(
     });
     dataSql = `CASE WHEN ${MAYBE_SEALED} THEN ${SHOWN_DATA}(type, data) ELSE data END`;
   }
-  const page = reader.concatenated(
-    lineSql(dataSql),
-    `@restaurant IS NULL OR (${RESTAURANT_TEXT}) = @restaurant`,
-  );
+  const one = filter.restaurantId !== null;
+  const page = one
+    ? reader.concatenated(lineSql('@restaurant_json', dataSql), RESTAURANT_IS, LOOKED_UP)
+    : reader.concatenated(lineSql(RESTAURANT_JSON, dataSql), 'TRUE', LOOKED_UP);
+  const params = one
+    ? { restaurant: filter.restaurantId, restaurant_json: JSON.stringify(filter.restaurantId) }
+    : {};
   const rowFilter = {
     contains: filter.restaurantId === null ? null : JSON.stringify(filter.restaurantId),
     from: filter.from,
@@ -244,7 +259,7 @@ async function exportStoredRows(
   let exported = 0;
   for (let after = 0; after < end; ) {
     const upTo = Math.min(after + batch, end);
-    const { bytes, rows } = page(after, upTo, rowFilter, { restaurant: filter.restaurantId });
+    const { bytes, rows } = page(after, upTo, rowFilter, params);
     if (bytes !== null && rows > 0) await write(bytes);
     exported += rows;
     after = upTo;

@@ -210,6 +210,7 @@ async function exportCommand(ctx: CliContext): Promise<void> {
   const head = await ctx.rt.events.headPosition();
   const bar = progressBar(ctx, 'export', Number(head ?? 0n));
   const started = performance.now();
+  const cpu = process.cpuUsage();
   let n = 0;
   try {
     n = await exportEvents(
@@ -223,8 +224,13 @@ async function exportCommand(ctx: CliContext): Promise<void> {
     await out.close();
   }
   const s = (performance.now() - started) / 1000;
+  const used = process.cpuUsage(cpu);
+  const rate =
+    n > 0 && s > 0
+      ? `, ${Math.round(n / s)} events/s, ${((used.user + used.system) / n).toFixed(2)} µs CPU per event`
+      : '';
   process.stderr.write(
-    `exported ${n} event(s) of ${filter.restaurantId} in ${s.toFixed(1)} s (log scanned up to position ${head ?? 0})\n`,
+    `exported ${n} event(s) of ${filter.restaurantId} in ${s.toFixed(1)} s${rate} (log scanned up to position ${head ?? 0})\n`,
   );
 }
 

@@ -66,24 +66,30 @@ export class SqliteLogReader {
   /**
    * A reader of pages joined inside SQLite: for the rows with after < position <= upTo that pass
    * the filter and `where` (an SQL condition over the columns, with `@named` parameters), in log
-   * order, the bytes of `expression` (an SQL text expression over the columns) one after another,
-   * and how many rows they hold. Only for trusted SQL written in the code, never from input.
+   * order, the bytes of `expression` (an SQL text expression over the columns and the `computed`
+   * ones: name → SQL expression, evaluated once a row) one after another, and how many rows they
+   * hold. Only for trusted SQL written in the code, never from input.
    */
   concatenated(
     expression: string,
     where = 'TRUE',
+    computed: Record<string, string> = {},
   ): (
     after: number,
     upTo: number,
     filter: StoredRowFilter,
     params?: Record<string, unknown>,
   ) => { bytes: Buffer | null; rows: number } {
+    const extra = Object.entries(computed)
+      .map(([name, sql]) => `, ${sql} AS ${name}`)
+      .join('');
     // The ORDER BY in a subquery the aggregate reads as a co-routine costs nothing (the primary key's
     // order); an ORDER BY inside group_concat would sort every page in a temporary b-tree.
     const statement = this.db
       .prepare<unknown[], [Buffer | null, number]>(
-        `SELECT CAST(group_concat(line, '') AS BLOB), count(*) FROM (
-           SELECT ${expression} AS line FROM events
+        `SELECT CAST(group_concat(${expression}, '') AS BLOB), count(*) FROM (
+           SELECT position, id, stream, revision, type, data, metadata, created, hash${extra}
+           FROM events
            WHERE position > @after AND position <= @upTo
              AND (@contains IS NULL OR instr(metadata, @contains) > 0 OR instr(data, @contains) > 0)
              AND (@from IS NULL OR created >= @from) AND (@to IS NULL OR created <= @to)
@@ -109,12 +115,19 @@ export class SqliteLogReader {
     this.db.function(name, { deterministic: true }, fn as (...args: unknown[]) => string | null);
   }
 
-  /** The stored data of every row of these types, in log order (small sets: deletions). */
-  dataOfType(type: string): string[] {
+  /**
+   * The stored data of the rows of this type in the streams named `<prefix>…`, in log order: read
+   * through the (stream, revision) index, so only those streams are visited, not the whole log.
+   */
+  dataOfType(type: string, streamPrefix: string): string[] {
+    const past =
+      streamPrefix.slice(0, -1) + String.fromCharCode(streamPrefix.charCodeAt(streamPrefix.length - 1) + 1);
     return this.db
-      .prepare<[string], string>('SELECT data FROM events WHERE type = ? ORDER BY position')
+      .prepare<[string, string, string], string>(
+        'SELECT data FROM events WHERE stream >= ? AND stream < ? AND type = ? ORDER BY position',
+      )
       .pluck()
-      .all(type);
+      .all(streamPrefix, past, type);
   }
 
   /** The rows with after < position <= upTo that pass the filter, in log order. */

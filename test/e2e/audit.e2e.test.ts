@@ -1,7 +1,9 @@
 // Auditors and partners reading the log of a live service: GET /reservations/{id}/history, and the
 // audit commands (history, as-of, export, verify) on the same data.
-import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { closeSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -226,6 +228,37 @@ t('audit export: NDJSON with stable fields, the fast path equal to the generic o
     again = err;
   }
   assert.match(String(again), /already exists/);
+});
+
+t('npm run cli -- audit export: stdout to a file or a pipe gets the bytes --out gets', async ({ svc }) => {
+  const out = join(svc.dataDir, 'export-reference.ndjson');
+  await cli(svc, 'audit export', { restaurant: 'rest_demo', out, 'no-progress': true });
+  const expected = readFileSync(out);
+  const run = (stdout: number | 'pipe') =>
+    spawnSync(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli/main.ts', 'audit', 'export', '--restaurant', 'rest_demo'],
+      {
+        cwd: fileURLToPath(new URL('../..', import.meta.url)),
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: svc.dataDir, LOG_LEVEL: 'silent' },
+        stdio: ['ignore', stdout, 'pipe'],
+        timeout: 60_000,
+      },
+    );
+  // A regular file: written through its own write stream (libuv's pool), not process.stdout.
+  const file = join(svc.dataDir, 'export-stdout.ndjson');
+  const fd = openSync(file, 'w');
+  const toFile = run(fd);
+  closeSync(fd);
+  assert.is(toFile.status, 0, String(toFile.stderr));
+  assert.ok(readFileSync(file).equals(expected), 'stdout redirected to a file');
+  assert.match(
+    String(toFile.stderr),
+    /exported \d+ event\(s\) of rest_demo in [\d.]+ s, \d+ events\/s, [\d.]+ µs CPU per event/,
+  );
+  const toPipe = run('pipe');
+  assert.is(toPipe.status, 0, String(toPipe.stderr));
+  assert.ok(Buffer.from(toPipe.stdout).equals(expected), 'stdout to a pipe');
 });
 
 t(

@@ -179,6 +179,7 @@ async function erasedEverywhere(dataDir: string, rx: Receiver) {
     rmSync(out);
     assert.ok(exported.length > 0);
     assert.not.match(exported, PERSONAL, 'an export holds them sealed');
+    assert.match(exported, /"erased":true/, 'and shows them erased');
     for await (const e of svc.rt.events.readAll())
       if (e.type === 'WebhookDeliveriesScheduled')
         assert.equal(e.data.payloads, {}, 'stored bodies read as erased');

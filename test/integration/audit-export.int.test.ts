@@ -1,15 +1,21 @@
-// `audit export` on the embedded log: the fast path (raw rows through SqliteLogReader, lines built from
-// the stored JSON text) writes exactly what the generic path (through the port, as on EventStoreDB)
-// writes, for every filter, including the rows its SQL pre-filter lets through and it must drop.
+// `audit export` on the embedded log: the fast path (lines built inside SQLite from the stored JSON
+// text, one Buffer a page, through SqliteLogReader) writes exactly what the generic path (through the
+// port, as on EventStoreDB) writes, byte for byte: for every filter and page size, the rows its SQL
+// pre-filter lets through and it must drop, hostile strings in every field (fast-check), sealed
+// customers (left sealed) and erased ones (shown erased), --from/--to windows and positions.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { SqliteEventStore } from '../../src/adapters/event-store/sqlite';
 import { SqliteLogReader } from '../../src/adapters/event-store/sqlite-log-reader';
-import { type ExportFilter, exportEvents } from '../../src/audit/export';
-import { ANY } from '../../src/ports/event-store';
+import { MemoryKeyStore } from '../../src/adapters/key-store/memory';
+import { type ExportChunk, type ExportFilter, exportEvents } from '../../src/audit/export';
+import { FixedClock } from '../../src/core/clock';
+import { ANY, type EventStore } from '../../src/ports/event-store';
+import { SealingEventStore } from '../../src/privacy/sealing-event-store';
 
 const dir = mkdtempSync(join(tmpdir(), 'couvert-export-'));
 const file = join(dir, 'events.sqlite');
@@ -62,29 +68,38 @@ test.after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function both(filter: ExportFilter, batchSize: number) {
-  let fast = '';
-  let generic = '';
+/** The export's bytes through one path, and how many events it said it wrote. */
+async function exported(
+  events: EventStore,
+  filter: ExportFilter,
+  batchSize: number,
+  forceGeneric: boolean,
+): Promise<{ bytes: Buffer; n: number; progress: bigint[] }> {
+  const chunks: Buffer[] = [];
+  const progress: bigint[] = [];
   const n = await exportEvents(
-    store,
+    events,
     filter,
-    (c) => {
-      fast += c;
+    (c: ExportChunk) => {
+      chunks.push(typeof c === 'string' ? Buffer.from(c) : Buffer.from(c));
     },
-    undefined,
-    { batchSize },
+    (p) => progress.push(p.position),
+    { batchSize, forceGeneric },
   );
-  const m = await exportEvents(
-    store,
-    filter,
-    (c) => {
-      generic += c;
-    },
-    undefined,
-    { batchSize, forceGeneric: true },
+  return { bytes: Buffer.concat(chunks), n, progress };
+}
+
+/** Both paths, held to the same bytes; the lines parsed. */
+async function both(filter: ExportFilter, batchSize: number, events: EventStore = store) {
+  const fastRun = await exported(events, filter, batchSize, false);
+  const genericRun = await exported(events, filter, batchSize, true);
+  assert.is(fastRun.n, genericRun.n);
+  const fast = fastRun.bytes.toString('utf8');
+  assert.ok(
+    fastRun.bytes.equals(genericRun.bytes),
+    'the fast path writes the same bytes as the generic path',
   );
-  assert.is(n, m);
-  assert.is(fast, generic, 'the fast path writes the same bytes as the generic path');
+  assert.is(fast.split('\n').length - 1, fastRun.n, 'one line per event it counted');
   return fast
     .split('\n')
     .filter(Boolean)
@@ -122,6 +137,167 @@ test('the fast path equals the generic path, whatever the filter and the page si
       batchSize,
     );
     assert.is(until.length, 0);
+  }
+});
+
+test('hostile strings in every field: both paths write the same bytes (fast-check)', async () => {
+  const text = fc.string({ unit: 'binary', maxLength: 12 });
+  const value = fc.oneof(
+    text,
+    fc.constant(null),
+    fc.integer(),
+    fc.constant(undefined),
+    fc.dictionary(text, text, { maxKeys: 2 }),
+  );
+  let round = 0;
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(
+        fc.record({
+          stream: text.filter((s) => s.length > 0 && !s.startsWith('$')),
+          type: text.filter((s) => s.length > 0 && !s.startsWith('$')),
+          // What the store accepts in metadata: restaurant_id a string or null, actor and request_id strings.
+          restaurantInMetadata: fc.oneof(
+            fc.constant('rest_x'),
+            text,
+            fc.constant(null),
+            fc.constant(undefined),
+          ),
+          restaurantInData: fc.oneof(fc.constant('rest_x'), value),
+          actor: fc.oneof(text, fc.constant(undefined)),
+          requestId: fc.oneof(text, fc.constant(undefined)),
+          note: text,
+        }),
+        { minLength: 1, maxLength: 6 },
+      ),
+      async (rows) => {
+        const log = SqliteEventStore.open(join(dir, `hostile-${round++}.sqlite`));
+        try {
+          for (const r of rows) {
+            const metadata: Record<string, unknown> = {
+              restaurant_id: r.restaurantInMetadata,
+              actor: r.actor,
+              request_id: r.requestId,
+            };
+            for (const k of Object.keys(metadata)) if (metadata[k] === undefined) delete metadata[k];
+            const data: Record<string, unknown> = { restaurant_id: r.restaurantInData, note: r.note };
+            if (data.restaurant_id === undefined) delete data.restaurant_id;
+            await log.append(r.stream, [{ type: r.type, data, metadata }], ANY);
+          }
+          for (const restaurantId of ['rest_x', null])
+            await both({ restaurantId, from: null, to: null }, 4, log);
+        } finally {
+          await log.close();
+        }
+      },
+    ),
+    { numRuns: 60, seed: Number(process.env.EXPORT_SEED ?? 16) },
+  );
+});
+
+test('sealed customers stay sealed, erased ones are shown erased, on both paths; windows and positions', async () => {
+  const clock = new FixedClock('2026-05-01T10:00:00.000Z');
+  const log = SqliteEventStore.open(join(dir, 'sealed.sqlite'), { clock });
+  const sealing = new SealingEventStore(log, new MemoryKeyStore(), () => clock.now());
+  const meta = { restaurant_id: 'rest_s', actor: 'credential:key_s', request_id: 'req_s' };
+  const customer = (id: string, name: string) => ({
+    type: 'CustomerCreated',
+    data: {
+      customer_id: id,
+      restaurant_id: 'rest_s',
+      profile: { name, email: `${id}@example.com`, phone_number: '+33612345678' },
+    },
+    metadata: meta,
+  });
+  try {
+    await sealing.append('customer-cus_kept', [customer('cus_kept', 'Ada Kept')], ANY);
+    clock.set('2026-05-02T10:00:00.000Z');
+    await sealing.append('customer-cus_gone', [customer('cus_gone', 'Bob Gone')], ANY);
+    await sealing.append(
+      'reservation-res_g',
+      [
+        {
+          type: 'ReservationCreated',
+          data: {
+            reservation_id: 'res_g',
+            restaurant_id: 'rest_s',
+            reservation: { customer_id: 'cus_gone', allergies: 'peanuts', party_size: 2 },
+          },
+          metadata: meta,
+        },
+      ],
+      ANY,
+    );
+    await sealing.append(
+      'other',
+      [{ type: 'Other', data: { x: 1 }, metadata: { restaurant_id: 'rest_other' } }],
+      ANY,
+    );
+    clock.set('2026-05-03T10:00:00.000Z');
+    await sealing.append(
+      'customer-cus_gone',
+      [
+        {
+          type: 'CustomerDeleted',
+          data: { customer_id: 'cus_gone', restaurant_id: 'rest_s', reason: 'asked to be forgotten' },
+          metadata: meta,
+        },
+      ],
+      ANY,
+    );
+    await sealing.append(
+      'reservation-res_g',
+      [
+        {
+          type: 'ReservationUpdated',
+          data: {
+            reservation_id: 'res_g',
+            restaurant_id: 'rest_s',
+            changes: { allergies: 'none' },
+            previous: { allergies: 'peanuts' },
+          },
+          metadata: meta,
+        },
+      ],
+      ANY,
+    );
+    for (const batchSize of [1, 2, 4096]) {
+      const all = await both({ restaurantId: 'rest_s', from: null, to: null }, batchSize, sealing);
+      assert.equal(
+        all.map((l) => l.position),
+        ['1', '2', '3', '5', '6'],
+        'positions in log order; the other restaurant left out',
+      );
+      const [kept, gone, reservation, deleted, after] = all.map((l) => l.data as Record<string, unknown>);
+      assert.ok(kept!.sealed, 'a customer not erased stays sealed: a later erasure still reaches the file');
+      assert.not.ok('erased' in kept!);
+      assert.equal(gone!.profile, { name: '[erased]', email: null, phone_number: null });
+      assert.is(gone!.erased, true);
+      assert.not.ok('sealed' in gone!);
+      assert.is((reservation!.reservation as { allergies: unknown }).allergies, null);
+      assert.is(reservation!.erased, true);
+      assert.is(deleted!.erased, true, "the deletion's own reason was sealed with the key it destroyed");
+      assert.is(deleted!.reason, null);
+      assert.is(after!.erased, true, 'written after the erasure: stored erased');
+      assert.not.ok('sealed' in after!);
+      const window = await both(
+        { restaurantId: 'rest_s', from: '2026-05-02T00:00:00.000Z', to: '2026-05-02T23:59:59.999Z' },
+        batchSize,
+        sealing,
+      );
+      assert.equal(
+        window.map((l) => l.position),
+        ['2', '3'],
+        '--from/--to inclusive on the recorded time',
+      );
+    }
+    const text = (
+      await exported(sealing, { restaurantId: 'rest_s', from: null, to: null }, 4096, false)
+    ).bytes.toString();
+    for (const clear of ['Bob Gone', 'cus_gone@example.com', 'peanuts', 'Ada Kept', 'cus_kept@example.com'])
+      assert.not.ok(text.includes(clear), `${clear} is not in the export`);
+  } finally {
+    await log.close();
   }
 });
 

@@ -38,6 +38,14 @@ const KEY_CACHE = 50_000;
 /** Reservation streams whose customer is remembered. */
 const RESERVATION_CACHE = 50_000;
 const RESERVATION_STREAM = 'reservation-';
+/**
+ * Events this process sealed moments ago, in clear, so the readers that follow every append (the
+ * projections' catch-up, the webhook publisher) do not decrypt what was just encrypted. Short-lived
+ * (an erasure by another process is seen within the key cache's TTL anyway) and cleared by every
+ * erasure here.
+ */
+const PLAIN_TTL_MS = 5_000;
+const PLAIN_CACHE = 20_000;
 
 /** The reservation's customer after this event of its stream, or undefined when it does not say. */
 export function reservationCustomerAfter(type: string, data: unknown): string | null | undefined {
@@ -63,6 +71,8 @@ export class SealingEventStore implements EventStore {
   private readonly eraseLegacy: boolean;
   /** Reservation stream → its customer (null: none). */
   private readonly reservationCustomers = new Map<string, string | null>();
+  /** Event id → its data in clear, for events sealed here moments ago (see PLAIN_TTL_MS). */
+  private readonly plain = new Map<string, { data: Record<string, unknown>; until: number }>();
 
   constructor(
     /** The store as it is: sealed data, hashes over it. */
@@ -173,6 +183,8 @@ export class SealingEventStore implements EventStore {
   async open(event: RecordedEvent): Promise<RecordedEvent> {
     if (event.type === 'CustomerDeleted' && typeof event.data.customer_id === 'string')
       this.cache.delete(customerSubject(event.data.customer_id));
+    const clear = this.plain.get(event.id);
+    if (clear !== undefined && clear.until > Date.now()) return { ...event, data: clear.data };
     const customer = sealedCustomer(event.data);
     if (customer === null) return this.eraseLegacy && !isSealed(event.data) ? this.openLegacy(event) : event;
     const key = await this.openingKey(customerSubject(customer));
@@ -234,6 +246,7 @@ export class SealingEventStore implements EventStore {
     const subject = customerSubject(customerId);
     const destroyed = await this.keys.destroy(subject, this.now().toISOString());
     this.remember(subject, null);
+    this.plain.clear();
     return destroyed;
   }
 
@@ -247,6 +260,13 @@ export class SealingEventStore implements EventStore {
       );
     }
     const result = await this.inner.append(stream, sealed, expected);
+    const until = Date.now() + PLAIN_TTL_MS;
+    sealed.forEach((e, i) => {
+      const id = e.id;
+      if (e === events[i] || typeof id !== 'string') return;
+      this.plain.set(id, { data: (events[i] as NewEvent).data, until });
+      if (this.plain.size > PLAIN_CACHE) this.plain.delete(this.plain.keys().next().value as string);
+    });
     for (const e of sealed) {
       if (e.type === 'CustomerDeleted' && typeof e.data?.customer_id === 'string')
         await this.erase(e.data.customer_id);

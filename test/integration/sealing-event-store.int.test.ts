@@ -75,6 +75,50 @@ test('every read path opens sealed events; the store below holds them sealed; de
   }
 });
 
+test('an event sealed here moments ago reads in clear without its key; an erasure clears that at once', async () => {
+  const inner = new MemoryEventStore();
+  const keys = new MemoryKeyStore();
+  const store = new SealingEventStore(inner, keys);
+  try {
+    const id = '3b1f5c0e-8d2a-4e6b-9c47-1a2b3c4d5e6f';
+    const created = {
+      id,
+      type: 'CustomerCreated',
+      data: {
+        customer_id: 'cus_2',
+        restaurant_id: 'r',
+        at: 't',
+        profile: { name: 'Bea', email: 'b@x.test' },
+      },
+    };
+    await store.append('customer-cus_2', [created], NO_STREAM);
+    assert.not.match(JSON.stringify((await inner.readStream('customer-cus_2'))[0]!.data), /Bea/);
+    // Neither the remembered keys nor the key store answer: only the remembered clear data can open it.
+    (store as unknown as { cache: Map<string, unknown> }).cache.clear();
+    const find = keys.find.bind(keys);
+    keys.find = async () => {
+      throw new Error('the key store was asked');
+    };
+    const [read] = await collect(store.readAll());
+    assert.equal(read!.data.profile, { name: 'Bea', email: 'b@x.test' });
+    keys.find = find;
+    await store.append(
+      'customer-cus_2',
+      [
+        {
+          type: 'CustomerDeleted',
+          data: { customer_id: 'cus_2', restaurant_id: 'r', at: 't', reason: null },
+        },
+      ],
+      0,
+    );
+    const [erased] = await collect(store.readAll());
+    assert.equal(erased!.data.profile, { name: '[erased]', email: null }, 'erased at once, not from memory');
+  } finally {
+    await store.close();
+  }
+});
+
 test('new customers appended in one event-loop turn get their keys in one obtainMany', async () => {
   const keys = new MemoryKeyStore();
   const calls: string[][] = [];

@@ -332,6 +332,14 @@ export class SqliteEventStore implements EventStore {
     return this.writer?.written ?? 0;
   }
 
+  /**
+   * Asks for the writer thread now (a CSV import, whose many small groups would each hold the event
+   * loop for their fsync): every group after this goes there. Does nothing with writerThread 'off'.
+   */
+  startWriterThread(): void {
+    if (this.writerMode !== 'off' && !this.closing) this.startWriter();
+  }
+
   private startWriter(): WriterThread | null {
     this.writer ??= WriterThread.start(this.db.name, this.synchronous, this.busyTimeoutMs);
     return this.writer;

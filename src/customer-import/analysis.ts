@@ -44,12 +44,17 @@ export function analyzeCells(cells: readonly string[], row: number, ctx: Analysi
 const WORKER_BOOT = `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))})
   .then(({ register }) => { register(); return import(${JSON.stringify(new URL('./analysis-worker.ts', import.meta.url).href)}); });`;
 
-/** Rows per message to and from the worker. */
-export const ANALYSIS_CHUNK = 1000;
+/**
+ * Rows per message to and from the worker. Taking a chunk in (JSON.parse of its rows) is one stretch
+ * of the main thread: 250 rows keep it near 2 ms.
+ */
+export const ANALYSIS_CHUNK = 250;
+/** Chunks asked for ahead of the row being read. */
+const AHEAD = 3;
 
 /**
  * The analysed rows of a table, read in order (row numbers from 1). With a worker, chunks are
- * analysed there one or two ahead of the row asked for; should the worker fail (it cannot start,
+ * analysed there up to AHEAD chunks ahead of the row asked for; should the worker fail (it cannot start,
  * it dies), the rows it owed are analysed inline, so the import goes on either way.
  */
 export class RowSource {
@@ -128,8 +133,9 @@ export class RowSource {
     const index = (row - 1) % ANALYSIS_CHUNK;
     // Chunks behind are not needed again: rows are read in order.
     this.ready.delete(chunk - 1);
-    if (this.worker !== null && (chunk + 1) * ANALYSIS_CHUNK < this.rows.length)
-      void Promise.resolve(this.load(chunk + 1)).catch(() => undefined);
+    for (let ahead = 1; ahead <= AHEAD; ahead++)
+      if (this.worker !== null && (chunk + ahead) * ANALYSIS_CHUNK < this.rows.length)
+        void Promise.resolve(this.load(chunk + ahead)).catch(() => undefined);
     const rows = this.load(chunk);
     return Array.isArray(rows) ? (rows[index] as AnalyzedRow) : rows.then((r) => r[index] as AnalyzedRow);
   }

@@ -116,8 +116,19 @@ export async function prepareImport(
     },
     table,
     columns,
-    fileSha256: createHash('sha256').update(bytes).digest('hex'),
+    fileSha256: await sha256InSteps(bytes),
   };
+}
+
+/** The file's SHA-256, a megabyte at a time with a yield between: a large file does not hold the loop. */
+async function sha256InSteps(bytes: Uint8Array): Promise<string> {
+  const hash = createHash('sha256');
+  const step = 1024 * 1024;
+  for (let i = 0; i < bytes.byteLength; i += step) {
+    if (i > 0) await yieldToLoop();
+    hash.update(bytes.subarray(i, i + step));
+  }
+  return hash.digest('hex');
 }
 
 const analysisContext = (prepared: PreparedImport): AnalysisContext => ({

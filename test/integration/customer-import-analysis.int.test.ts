@@ -61,7 +61,11 @@ t('the worker analyses every row as the main thread would, in order, across chun
       const got = await source.row(row);
       assert.equal(got, analyzeCells(table[row - 1] as string[], row, ctx), `row ${row}`);
     }
-    assert.is(source.workerChunks, 3, 'every chunk came from the worker');
+    assert.is(
+      source.workerChunks,
+      Math.ceil(table.length / ANALYSIS_CHUNK),
+      'every chunk came from the worker',
+    );
   } finally {
     source.close();
   }

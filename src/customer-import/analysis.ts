@@ -4,8 +4,11 @@
 // (analysis-worker.ts), on the second core, ahead of the rows the main thread is matching and
 // writing; a small one (and the preview) computes it inline.
 import { Worker } from 'node:worker_threads';
+import type { ProfileInput } from '../../commands/customers/bounds';
 import { emailKey, matchablePhoneKey, phoneLookupKey } from '../../commands/customers/contact';
 import type { CustomFieldDefinition } from '../../commands/customers/custom-fields';
+import type { CustomerProfile } from '../../commands/customers/events';
+import { prepareProfile } from '../../commands/customers/prepare';
 import type { MatchKey } from '../../queries/customers';
 import type { Issue } from '../core/errors';
 import type { Column } from './columns';
@@ -17,6 +20,11 @@ export interface AnalyzedRow {
   issues: Issue[];
   /** Matching keys as findMatch derives them (null when absent or unusable). */
   keys: Record<MatchKey, string | null>;
+  /**
+   * A row without faults: the profile the customers module's prepareProfile makes of it (phone
+   * normalised, custom fields checked), so a created customer is not checked a second time.
+   */
+  profile?: CustomerProfile;
 }
 
 /** What analysing a row needs besides its cells: plain data, so it can be sent to a worker. */
@@ -36,7 +44,18 @@ export function analyzeCells(cells: readonly string[], row: number, ctx: Analysi
     email: issues.length || !email ? null : `e:${emailKey(email)}`,
   };
   if (keys.phone) keys.phone = `p:${keys.phone}`;
-  return { row, read, issues, keys };
+  if (issues.length > 0) return { row, read, issues, keys };
+  let profile: CustomerProfile | undefined;
+  try {
+    profile = prepareProfile(read.input as ProfileInput & { name: string }, {
+      restaurantId: '',
+      country: ctx.country,
+      definitions: ctx.definitions,
+    });
+  } catch {
+    // The module refuses what the checks above let through: its decide will say why.
+  }
+  return { row, read, issues, keys, profile };
 }
 
 // A worker thread does not inherit tsx's loader hooks (the service runs its TypeScript through

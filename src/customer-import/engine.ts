@@ -609,6 +609,8 @@ async function writeRow(
       customerId: decision.ownId,
       eventId: deterministicUuid(`customer-import:${jobId}:${a.row}:created`),
       origin: 'IMPORT',
+      // Checked and prepared by the module's own rule once, with this restaurant's context.
+      prepared: a.profile,
     });
     return rowResult(a.row, 'created', decision.ownId, null);
   } catch (err) {

@@ -265,8 +265,9 @@ export interface ImportOptions {
   /** A job id chosen by the caller (default: a new one). */
   jobId?: string;
   /**
-   * Read and check the rows in a worker thread, ahead of the matching and writing (default: from
-   * WORKER_MIN_ROWS rows on; a smaller file is not worth a thread's start).
+   * Read and check the rows in a worker thread, ahead of the matching and writing, and write through
+   * the log's writer thread (default: from WORKER_MIN_ROWS rows on; a smaller file is not worth a
+   * thread's start).
    */
   worker?: boolean;
 }
@@ -386,14 +387,12 @@ async function runJob(
     }
     if (recordError !== null) throw recordError;
   };
-  // The log's group commits in its writer thread (SQLite): their fsync does not hold the event loop.
+  // A large import's group commits go to the log's writer thread (SQLite): their fsync does not
+  // hold the event loop. A small one is not worth the thread's start.
+  const large = options.worker ?? total - done >= WORKER_MIN_ROWS;
   const stored = storedEvents(deps.events);
-  if (stored instanceof SqliteEventStore) stored.startWriterThread();
-  const source = new RowSource(
-    prepared.table.rows,
-    analysisContext(prepared),
-    options.worker ?? total - done >= WORKER_MIN_ROWS,
-  );
+  if (stored instanceof SqliteEventStore && large) stored.startWriterThread();
+  const source = new RowSource(prepared.table.rows, analysisContext(prepared), large);
   // Slices written but whose customers are not yet in the read models, oldest first, and the
   // matching keys and customers they touch: a row that shares one with them waits for them.
   const inFlight: Slice[] = [];

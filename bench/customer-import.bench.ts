@@ -47,6 +47,8 @@ async function once(csvFile: string): Promise<Run> {
       IMPORT_RESTAURANT: 'rest_bench',
     },
     'bench/import-server.ts',
+    // e.g. BENCH_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' to profile the server
+    process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [],
   );
   try {
     const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };

@@ -77,7 +77,8 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     if (!stored) {
       mkdirSync(config.dataDir, { recursive: true });
       const file = join(config.dataDir, 'events.sqlite');
-      stored = await SqliteEventStore.open(file, { clock });
+      // A large group commit (a CSV import's) is written by a thread: its fsync does not hold the loop.
+      stored = await SqliteEventStore.open(file, { clock, writerThread: 'large' });
       detector = new SqliteChangeDetector(file);
     }
     // A store given by a test keeps its keys in memory, unless the test gives a key store too.

@@ -45,8 +45,10 @@ export function decideCreate(
   ctx: WriteContext,
   options: { draft: boolean; origin: CustomerOrigin },
   at: string,
+  /** The profile prepareProfile made of this input with this context already (a CSV import's worker). */
+  prepared?: CustomerProfile,
 ): Out {
-  const profile = prepareProfile(input, ctx);
+  const profile = prepared ?? prepareProfile(input, ctx);
   if (state.status !== 'none') throw conflict(`customer ${customerId} already exists`);
   return [
     event({

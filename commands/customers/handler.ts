@@ -20,7 +20,7 @@ import {
   decideUpdate,
   type Viewer,
 } from './decide';
-import { type CustomerOrigin, customerStream, type OptOutChannel } from './events';
+import { type CustomerOrigin, type CustomerProfile, customerStream, type OptOutChannel } from './events';
 import { loadCustomFieldDefinitions } from './field-definitions';
 import type { WriteContext } from './prepare';
 import { type CustomerState, evolveCustomer, initialCustomer } from './state';
@@ -82,6 +82,12 @@ export interface CreateOptions {
    * stream, and a repeat of the same append is answered as the original (the store deduplicates ids).
    */
   eventId?: string;
+  /**
+   * The profile `prepareProfile` already made of this input, with this restaurant's country and
+   * custom field definitions (a CSV import checks and prepares its rows in a worker thread): the
+   * input is then not checked a second time. Only with `eventId`.
+   */
+  prepared?: CustomerProfile;
 }
 
 export async function createCustomer(
@@ -104,7 +110,8 @@ export async function createCustomer(
   // (the store still refuses if one exists). It spares a read on the hottest write of the module.
   const customerId = options.customerId ?? newId('cus');
   const at = deps.clock.now().toISOString();
-  const events = decideCreate(initialCustomer, customerId, input, ctx, flags, at).map((e) => ({
+  const prepared = options.eventId === undefined ? undefined : options.prepared;
+  const events = decideCreate(initialCustomer, customerId, input, ctx, flags, at, prepared).map((e) => ({
     ...e,
     ...(options.eventId === undefined ? {} : { id: options.eventId }),
     metadata: { ...meta, ...e.metadata },

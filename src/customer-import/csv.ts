@@ -32,8 +32,10 @@ export const CSV_LIMITS = {
   record: 1_000_000,
 } as const;
 
-const CHUNK = 256 * 1024;
-const YIELD_EVERY = 2_000;
+// Text fed to the parser at a time, and records between yields: a large file is parsed in stretches of
+// a millisecond or two, so the requests served beside an import's upload are not held for long.
+const CHUNK = 16 * 1024;
+const YIELD_EVERY = 200;
 
 const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -98,6 +100,7 @@ export async function readCsv(
   done.catch(() => undefined);
   try {
     for (let i = 0; i < text.length && !parser.destroyed; i += CHUNK) {
+      if (i > 0) await yieldToLoop();
       if (!parser.write(text.slice(i, i + CHUNK)))
         await new Promise<void>((resolve) => {
           const go = () => {

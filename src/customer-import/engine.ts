@@ -45,13 +45,14 @@ import { loadCustomFieldDefinitions } from '../../commands/customers/field-defin
 import { type CustomerRestaurant, createCustomer, updateCustomer } from '../../commands/customers/handler';
 import { loadRestaurant } from '../../commands/restaurants/handler';
 import { CUSTOMER_MATCH_ORDER, findMatch, type MatchKey } from '../../queries/customers';
+import { SqliteEventStore } from '../adapters/event-store/sqlite';
 import type { CommandMeta } from '../core/command-meta';
 import { ApiError, type Issue, notFound, validationError } from '../core/errors';
 import { deterministicUuid, newId } from '../core/ids';
 import { NO_WEBHOOK } from '../core/no-webhook';
 import type { WriteDeps } from '../core/write-deps';
 import type { DocumentStore } from '../ports/document-store';
-import { SealingEventStore } from '../privacy/sealing-event-store';
+import { storedEvents } from '../privacy/sealing-event-store';
 import { type AnalysisContext, type AnalyzedRow, analyzeCells, RowSource } from './analysis';
 import { type Column, type HeaderMap, mapHeader } from './columns';
 import { CsvFileError, type CsvTable, readCsv } from './csv';
@@ -70,7 +71,8 @@ export interface PreparedImport {
   fileSha256: string;
 }
 
-export const DEFAULT_BATCH_SIZE = 100;
+/** At most this many rows a slice (slices are cut by time: SLICE_MS). */
+export const DEFAULT_BATCH_SIZE = 500;
 
 const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -114,8 +116,19 @@ export async function prepareImport(
     },
     table,
     columns,
-    fileSha256: createHash('sha256').update(bytes).digest('hex'),
+    fileSha256: await sha256InSteps(bytes),
   };
+}
+
+/** The file's SHA-256, a megabyte at a time with a yield between: a large file does not hold the loop. */
+async function sha256InSteps(bytes: Uint8Array): Promise<string> {
+  const hash = createHash('sha256');
+  const step = 1024 * 1024;
+  for (let i = 0; i < bytes.byteLength; i += step) {
+    if (i > 0) await yieldToLoop();
+    hash.update(bytes.subarray(i, i + step));
+  }
+  return hash.digest('hex');
 }
 
 const analysisContext = (prepared: PreparedImport): AnalysisContext => ({
@@ -246,14 +259,15 @@ export interface ImportOptions {
   fileName: string;
   /** The actor (a manager, an operator) and request; copied onto every event. */
   meta: CommandMeta;
-  /** Rows per batch (default 100). */
+  /** At most this many rows a slice (default 500; slices are cut by time). */
   batchSize?: number;
   onProgress?: (progress: ImportProgress) => void;
   /** A job id chosen by the caller (default: a new one). */
   jobId?: string;
   /**
-   * Read and check the rows in a worker thread, ahead of the matching and writing (default: from
-   * WORKER_MIN_ROWS rows on; a smaller file is not worth a thread's start).
+   * Read and check the rows in a worker thread, ahead of the matching and writing, and write through
+   * the log's writer thread (default: from WORKER_MIN_ROWS rows on; a smaller file is not worth a
+   * thread's start).
    */
   worker?: boolean;
 }
@@ -330,86 +344,197 @@ async function runJob(
   resumed: boolean,
 ): Promise<ImportJobState> {
   const jobMeta = { ...options.meta, restaurant_id: prepared.restaurant._id };
-  const size = Math.max(1, options.batchSize ?? DEFAULT_BATCH_SIZE);
+  const maxRows = Math.max(1, options.batchSize ?? DEFAULT_BATCH_SIZE);
   const total = prepared.table.rows.length;
   let job = start;
-  // Rows a crashed run may have written without recording them: at most two batches (a batch's
-  // outcomes are recorded together with the next batch's writes).
-  const uncertainUntil = resumed ? job.state.processed + 2 * size : 0;
-  let pending: RowResult[] = [];
+  // Rows a crashed run may have written without recording them: the slices in flight and the
+  // outcomes being recorded.
+  const uncertainUntil = resumed ? job.state.processed + IN_FLIGHT_ROWS + 2 * maxRows : 0;
   let done = job.state.processed;
   const running = { ...job.state.counts };
   const report = () =>
     options.onProgress?.({ jobId, processed: done, rowCount: total, counts: { ...running } });
   report();
-  // The previous batch's outcomes go into the same group commit as this batch's customers: one
-  // transaction (one fsync) per batch instead of two.
-  const recordPending = async () => {
-    if (pending.length === 0) return;
-    const rows = pending;
-    pending = [];
-    job = (await recordImportRows(deps, jobId, job, rows, jobMeta)).job;
+  // Outcomes are recorded on the job in row order, once their customers are written (a recorded
+  // row is always written): one record at a time, each taking every outcome retired meanwhile.
+  let toRecord: RowResult[] = [];
+  let recordingNow: Promise<void> | null = null;
+  let recordError: unknown = null;
+  const kick = () => {
+    const rows = toRecord;
+    toRecord = [];
+    recordingNow = recordImportRows(deps, jobId, job, rows, jobMeta).then(
+      (r) => {
+        job = r.job;
+        recordingNow = null;
+        if (toRecord.length > 0) kick();
+      },
+      (err) => {
+        recordError ??= err;
+        recordingNow = null;
+      },
+    );
   };
-  const source = new RowSource(
-    prepared.table.rows,
-    analysisContext(prepared),
-    options.worker ?? total - done >= WORKER_MIN_ROWS,
-  );
+  const record = (rows: RowResult[]) => {
+    if (recordError !== null) throw recordError;
+    toRecord.push(...rows);
+    if (recordingNow === null && toRecord.length > 0) kick();
+  };
+  const recorded = async () => {
+    while (recordingNow !== null || (toRecord.length > 0 && recordError === null)) {
+      if (recordingNow === null) kick();
+      await recordingNow;
+    }
+    if (recordError !== null) throw recordError;
+  };
+  // A large import's group commits go to the log's writer thread (SQLite): their fsync does not
+  // hold the event loop. A small one is not worth the thread's start.
+  const large = options.worker ?? total - done >= WORKER_MIN_ROWS;
+  const stored = storedEvents(deps.events);
+  if (stored instanceof SqliteEventStore && large) stored.startWriterThread();
+  const source = new RowSource(prepared.table.rows, analysisContext(prepared), large);
+  // Slices written but whose customers are not yet in the read models, oldest first, and the
+  // matching keys and customers they touch: a row that shares one with them waits for them.
+  const inFlight: Slice[] = [];
+  let inFlightRows = 0;
+  const flightKeys = new Map<string, number>();
+  const flightCustomers = new Map<string, number>();
+  const hold = (m: Map<string, number>, ks: Iterable<string>, by: number) => {
+    for (const k of ks) {
+      const n = (m.get(k) ?? 0) + by;
+      if (n === 0) m.delete(k);
+      else m.set(k, n);
+    }
+  };
+  // Oldest slice: its writes committed, the read models caught up, its outcomes recorded.
+  const retire = async () => {
+    const slice = inFlight.shift() as Slice;
+    inFlightRows -= slice.rows;
+    const results = await slice.results;
+    await deps.settle(await deps.events.headPosition());
+    hold(flightKeys, slice.keys, -1);
+    hold(flightCustomers, slice.customers, -1);
+    record(results);
+    done = (results.at(-1) as RowResult).row;
+    for (const r of results) running[r.outcome]++;
+    report();
+  };
+  // Rows per slice, adapted so that a slice's main-thread work (matching, then its writes: the
+  // customers module's decide, sealing, the append's preparation) stays near SLICE_MS.
+  let sliceRows = Math.min(maxRows, 50);
   try {
     let next = done + 1;
-    while (next <= total) {
+    let pendingRow: AnalyzedRow | null = null;
+    while (next <= total || inFlight.length > 0) {
+      const began = performance.now();
       const batch: AnalyzedRow[] = [];
+      const decisions: Decision[] = [];
       const keys = new Set<string>();
-      for (let row = next; row <= total && batch.length < size; row++) {
-        const got = source.row(row);
-        const a = got instanceof Promise ? await got : got;
+      const customers = new Set<string>();
+      let wait = false;
+      while (next <= total && batch.length < sliceRows) {
+        let a: AnalyzedRow | null = pendingRow;
+        pendingRow = null;
+        if (a === null) {
+          const got = source.row(next);
+          a = got instanceof Promise ? await got : got;
+        }
         const own = keyList(a);
-        if (batch.length > 0 && own.some((k) => keys.has(k))) break;
+        // A row sharing a key with an earlier row is decided once that row is in the read model,
+        // exactly as if the rows had been sent to POST /customers one after the other.
+        if (own.some((k) => keys.has(k) || flightKeys.has(k))) {
+          pendingRow = a;
+          wait = batch.length === 0;
+          break;
+        }
+        const d = await decideRow(deps, prepared, options, jobId, a, a.row <= uncertainUntil);
+        // A match on a customer a slice in flight writes: decided again once that slice is in.
+        const target = 'update' in d ? d.update.id : 'done' in d ? d.done.customer_id : null;
+        if (target !== null && flightCustomers.has(target)) {
+          pendingRow = a;
+          wait = batch.length === 0;
+          break;
+        }
+        if (target !== null && 'update' in d) {
+          if (customers.has(target)) {
+            pendingRow = a;
+            break;
+          }
+          customers.add(target);
+        }
         for (const k of own) keys.add(k);
         batch.push(a);
+        decisions.push(d);
+        next = a.row + 1;
+        if (performance.now() - began >= SLICE_MS / 2) break;
       }
-      const decisions = await Promise.all(
-        batch.map((a) => decideRow(deps, prepared, options, jobId, a, a.row <= uncertainUntil)),
-      );
-      // The batch's sealing keys first (one key-store write, off the event loop): the appends below
-      // then seal at once and all reach the same group commit.
-      if (deps.events instanceof SealingEventStore)
-        await deps.events.prepareKeys(
-          decisions.flatMap((d) => ('create' in d ? [d.ownId] : 'update' in d ? [d.update.id] : [])),
-        );
-      await yieldToLoop();
-      // Issued in one go, in row order, with the previous batch's outcomes: the store writes them in
-      // one transaction (one fsync), customers created in file order.
-      const [results] = await Promise.all([
-        Promise.all(
+      if (batch.length > 0) {
+        // Written without waiting: the slice's new sealing keys are asked for in one key-store write
+        // (the sealing layer gathers an event-loop turn's), its appends go into the log's next group
+        // commit, written by the writer thread, while the next slices are matched.
+        const results = Promise.all(
           batch.map((a, i) =>
             writeRow(deps, prepared, jobId, options, a, decisions[i] as Decision, a.row <= uncertainUntil),
           ),
-        ),
-        recordPending(),
-      ]);
-      await yieldToLoop();
-      // The next batch matches against this one's customers: bring the read models up to date.
-      await deps.settle(await deps.events.headPosition());
-      pending = results;
-      done = (results.at(-1) as RowResult).row;
-      next = done + 1;
-      for (const r of results) running[r.outcome]++;
-      report();
-      await yieldToLoop();
+        );
+        const slice: Slice = { results, keys, customers, rows: batch.length, written: false };
+        results.then(
+          () => {
+            slice.written = true;
+          },
+          () => undefined,
+        );
+        inFlight.push(slice);
+        inFlightRows += batch.length;
+        hold(flightKeys, keys, 1);
+        hold(flightCustomers, customers, 1);
+        await yieldToLoop();
+        // Adapt the slice: its matching and its writes' preparation against SLICE_MS.
+        const perRow = (performance.now() - began) / batch.length;
+        sliceRows = Math.max(
+          1,
+          Math.min(maxRows, Math.round((SLICE_MS / Math.max(perRow, 0.001) + sliceRows) / 2)),
+        );
+      }
+      // Retire the oldest slice when the pipeline is full, when a row waits for it, or at the end.
+      // Slices already written are retired at once (each catch-up then stays small); the oldest is
+      // waited for when the pipeline is full, when a row waits for it, or at the end.
+      if (
+        inFlight[0]?.written ||
+        (inFlight.length > 0 && (inFlightRows >= IN_FLIGHT_ROWS || wait || next > total))
+      ) {
+        await retire();
+        await yieldToLoop();
+      }
     }
-    await recordPending();
+    await recorded();
     job = (await finishImportJob(deps, jobId, job, jobMeta)).job;
     await deps.settle(await deps.events.headPosition());
     return job.state;
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
+    await recorded().catch(() => undefined);
     await failImportJob(deps, jobId, job, reason, jobMeta).catch(() => undefined);
     throw err;
   } finally {
     source.close();
   }
 }
+
+/** Rows written together: their outcomes once written, and what they touch. */
+interface Slice {
+  results: Promise<RowResult[]>;
+  keys: Set<string>;
+  customers: Set<string>;
+  rows: number;
+  /** Its writes have settled (committed, or failed). */
+  written: boolean;
+}
+
+/** Main-thread work a slice aims at (ms) before the import yields to the event loop. */
+export const SLICE_MS = 4;
+/** Rows written ahead of the read models: their keys, commit and catch-up overlap the next slices. */
+export const IN_FLIGHT_ROWS = 1000;
 
 type Decision =
   | { done: RowResult }
@@ -483,6 +608,8 @@ async function writeRow(
       customerId: decision.ownId,
       eventId: deterministicUuid(`customer-import:${jobId}:${a.row}:created`),
       origin: 'IMPORT',
+      // Checked and prepared by the module's own rule once, with this restaurant's context.
+      prepared: a.profile,
     });
     return rowResult(a.row, 'created', decision.ownId, null);
   } catch (err) {

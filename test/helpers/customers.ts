@@ -9,11 +9,12 @@ import { EmbeddedDocumentStore } from '../../src/adapters/document-store/embedde
 import { MemoryEventStore } from '../../src/adapters/event-store/memory';
 import { FixedClock } from '../../src/core/clock';
 import type { CommandMeta } from '../../src/core/command-meta';
+import type { EventStore } from '../../src/ports/event-store';
 import { ProjectionRunner } from '../../src/projection/runner';
 import { restaurantProfile } from './restaurants';
 
 export interface CustomerWorld {
-  events: MemoryEventStore;
+  events: EventStore;
   docs: EmbeddedDocumentStore;
   clock: FixedClock;
   runner: ProjectionRunner;
@@ -26,9 +27,13 @@ export interface CustomerWorld {
 
 const profile = (slug: string) => restaurantProfile(slug);
 
-export async function customerWorld(start = '2026-03-01T10:00:00.000Z'): Promise<CustomerWorld> {
+export async function customerWorld(
+  start = '2026-03-01T10:00:00.000Z',
+  /** Another log than one in memory (made with the world's clock). */
+  log?: (clock: FixedClock) => EventStore,
+): Promise<CustomerWorld> {
   const clock = new FixedClock(start);
-  const events = new MemoryEventStore({ clock });
+  const events = log?.(clock) ?? new MemoryEventStore({ clock });
   const docs = new EmbeddedDocumentStore();
   const runner = new ProjectionRunner(events, docs, [customersProjection]);
   await runner.start();

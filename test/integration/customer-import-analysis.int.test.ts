@@ -1,9 +1,15 @@
 // The import's row analysis in a worker thread (src/customer-import/analysis.ts): the same rows,
 // faults and matching keys as inline, across chunk boundaries; a worker that goes away hands its
 // rows back to the main thread; and a whole import through the worker ends exactly as one without.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { CustomFieldDefinition } from '../../commands/customers/custom-fields';
+import { MemoryEventStore } from '../../src/adapters/event-store/memory';
+import { SqliteEventStore } from '../../src/adapters/event-store/sqlite';
+import { MemoryKeyStore } from '../../src/adapters/key-store/memory';
 import { operatorMeta } from '../../src/core/command-meta';
 import {
   ANALYSIS_CHUNK,
@@ -14,6 +20,7 @@ import {
 import { mapHeader } from '../../src/customer-import/columns';
 import { type ImportDeps, importCustomers, prepareImport } from '../../src/customer-import/engine';
 import { jobSummaryCsv } from '../../src/customer-import/summary';
+import { SealingEventStore } from '../../src/privacy/sealing-event-store';
 import { customerWorld } from '../helpers/customers';
 
 const FIELDS: CustomFieldDefinition[] = [
@@ -61,7 +68,11 @@ t('the worker analyses every row as the main thread would, in order, across chun
       const got = await source.row(row);
       assert.equal(got, analyzeCells(table[row - 1] as string[], row, ctx), `row ${row}`);
     }
-    assert.is(source.workerChunks, 3, 'every chunk came from the worker');
+    assert.is(
+      source.workerChunks,
+      Math.ceil(table.length / ANALYSIS_CHUNK),
+      'every chunk came from the worker',
+    );
   } finally {
     source.close();
   }
@@ -92,8 +103,17 @@ t(
 t('an import through the worker ends exactly as one without: outcomes, customers, summary', async () => {
   const lines = [HEADER.join(','), ...table.slice(0, 2500).map((c) => c.join(','))];
   const file = new TextEncoder().encode(`${lines.join('\r\n')}\r\n`);
-  const outcome = async (worker: boolean) => {
-    const w = await customerWorld();
+  let sqlite: SqliteEventStore | null = null;
+  const outcome = async (worker: boolean, onSqlite = false) => {
+    const w = await customerWorld(undefined, (clock) => {
+      if (!onSqlite) return new MemoryEventStore({ clock });
+      // The service's log: SQLite (writer thread for a large import's group commits), sealed.
+      sqlite = SqliteEventStore.open(join(mkdtempSync(join(tmpdir(), 'couvert-import-')), 'e.sqlite'), {
+        clock,
+        writerThread: 'large',
+      });
+      return new SealingEventStore(sqlite, new MemoryKeyStore());
+    });
     await w.defineFields(FIELDS);
     await w.settle();
     const deps: ImportDeps = {
@@ -112,8 +132,12 @@ t('an import through the worker ends exactly as one without: outcomes, customers
     });
     return { counts: state.counts, summary: await jobSummaryCsv(deps, 'imp_same') };
   };
-  const [threaded, inline] = [await outcome(true), await outcome(false)];
+  const [threaded, inline, onSqlite] = [await outcome(true), await outcome(false), await outcome(true, true)];
   assert.equal(threaded, inline);
+  assert.equal(onSqlite, inline, 'the same on the sealed SQLite log, its commits in the writer thread');
+  const log = sqlite as SqliteEventStore | null;
+  assert.ok(log !== null && log.threadTransactions > 0, 'the writer thread wrote the commits');
+  await log?.close();
   const c = inline.counts;
   assert.ok(c.created > 0 && c.updated > 0 && c.skipped > 0, JSON.stringify(c));
 });

@@ -382,7 +382,7 @@ t(
       'Guest 0 again,GUEST0@example.com',
     ];
     const prepared = await prepareImport(deps, 'rest_a', bytes(lines));
-    // The process "dies" after its third batch was written, before that batch was recorded.
+    // The process "dies" at its third catch-up: later slices written, not recorded.
     let settles = 0;
     const dying: ImportDeps = {
       ...deps,
@@ -405,9 +405,10 @@ t(
     await w.settle();
     const stopped = await assertJobLoads(w, deps, 'imp_crash');
     assert.is(stopped.status, 'failed');
-    // Two batches recorded; the third written, not recorded.
-    assert.is(stopped.processed, 14);
-    assert.is((await all(w)).length, 21);
+    // Slices are written ahead of their recording (a pipeline): the crash leaves rows written but
+    // not recorded, which the resume must report as created by this job, not as matches.
+    const written = (await all(w)).length;
+    assert.ok(stopped.processed >= 7 && stopped.processed < written, `${stopped.processed} < ${written}`);
     // Another file is refused.
     let other: unknown = null;
     const otherFile = await prepareImport(deps, 'rest_a', bytes(['name', 'X']));

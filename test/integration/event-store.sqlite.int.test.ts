@@ -43,6 +43,15 @@ eventStoreContract(
   { fresh: true, strictIds: true },
 );
 
+// …and with every group commit written by the writer thread (sqlite-writer.ts), as a large import's
+// are: the thread must not change what the port promises either.
+const threaded = suite('event-store: sqlite, writer thread');
+eventStoreContract(
+  threaded,
+  { open: () => SqliteEventStore.open(freshFile(), { writerThread: 'always' }) },
+  { fresh: true, strictIds: true },
+);
+
 const range = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
 
 function startWriter(args: string[]): {
@@ -493,3 +502,73 @@ test('group commit: another process holding the write lock past busy_timeout fai
 
 test.run();
 grouped.run();
+threaded.run();
+
+// The writer thread (sqlite-writer.ts): the contract above runs through it; here, that it is really
+// used, when it starts, and what happens when it is gone or the lock is taken.
+const thread = suite('event-store: sqlite writer thread');
+
+thread(
+  "'large' writes small groups here and starts the thread with a large one, which every group then takes",
+  async () => {
+    const store = SqliteEventStore.open(freshFile(), { writerThread: 'large' });
+    try {
+      await store.append('a', [ev('A0')], NO_STREAM);
+      assert.is(store.threadTransactions, 0, 'a small group is written on the main thread');
+      const big = await Promise.all(range(70).map((i) => store.append(`s-${i}`, [ev(`E${i}`)], NO_STREAM)));
+      assert.equal(
+        big.map((r) => r.position),
+        range(70).map((i) => BigInt(i + 1)),
+        'gap-free, in call order',
+      );
+      assert.is(store.threadTransactions, 1, 'the large group went to the thread');
+      await store.append('a', [ev('A1')], 0);
+      assert.is(store.threadTransactions, 2, 'and the next small one too');
+      await expectError(() => store.append('a', [ev('A9')], 0), WrongExpectedRevisionError, 'wrong revision');
+      assert.is((await store.readStream('a')).length, 2);
+    } finally {
+      await store.close();
+    }
+  },
+);
+
+thread(
+  'a writer thread that dies leaves the writes to the main thread; a repeat of a committed append is its retry',
+  async () => {
+    const file = freshFile();
+    const store = SqliteEventStore.open(file, { writerThread: 'always' });
+    try {
+      const first = ev('One', {}, undefined, '7d0c4a52-3f0e-4b8e-9a35-0c6f8e1f2a01');
+      assert.equal(await store.append('w', [first], NO_STREAM), { nextRevision: 0, position: 1n });
+      assert.is(store.threadTransactions, 1);
+      await (store as unknown as { writer: { close(): Promise<void> } }).writer.close();
+      assert.equal(await store.append('w', [first], NO_STREAM), { nextRevision: 0, position: 1n }, 'retry');
+      assert.equal(await store.append('w', [ev('Two')], 0), { nextRevision: 1, position: 2n });
+      assert.is(store.threadTransactions, 1, 'nothing more through the dead thread');
+    } finally {
+      await store.close();
+    }
+  },
+);
+
+thread(
+  'another process holding the write lock past busy_timeout fails the group, which writes nothing',
+  async () => {
+    const file = freshFile();
+    const store = SqliteEventStore.open(file, { busyTimeoutMs: 100, writerThread: 'always' });
+    await store.append('warm', [ev('W')], NO_STREAM);
+    const other = new Database(file);
+    try {
+      other.exec('BEGIN IMMEDIATE');
+      const outcomes = await settle([store.append('b', [ev('B0')], ANY), store.append('c', [ev('C0')], ANY)]);
+      for (const o of outcomes) assert.ok('error' in o && /locked|busy/i.test(o.message), JSON.stringify(o));
+      other.exec('ROLLBACK');
+      assert.equal(await store.append('b', [ev('B0')], NO_STREAM), { nextRevision: 0, position: 2n });
+    } finally {
+      other.close();
+      await store.close();
+    }
+  },
+);
+
+thread.run();

@@ -11,7 +11,7 @@ import {
 } from '../../commands/customers/decide';
 import { decideAbsorb, decideMergeInto, mergedProfile } from '../../commands/customers/decide-merge';
 import { type CustomerProfile, webhookTypeOf } from '../../commands/customers/events';
-import type { WriteContext } from '../../commands/customers/prepare';
+import { prepareProfile, type WriteContext } from '../../commands/customers/prepare';
 import { type CustomerState, evolveCustomer, initialCustomer } from '../../commands/customers/state';
 import { ApiError } from '../../src/core/errors';
 import type { NewEvent, RecordedEvent } from '../../src/ports/event-store';
@@ -240,6 +240,31 @@ t(
     assert.is(webhookTypeOf({ type: 'MarketingOptOutAdded', data: {} }), 'customer.updated');
     assert.is(webhookTypeOf({ type: 'CustomerMergedInto', data: {} }), null);
     assert.is(webhookTypeOf({ type: 'CustomerCursorKeyGenerated', data: {} }), null);
+  },
+);
+
+t(
+  'create with the profile prepareProfile already made (a CSV import) appends exactly what create without it does',
+  () => {
+    const inputs: (ProfileInput & { name: string })[] = [
+      { name: 'Ada' },
+      { name: 'Bo', phone_number: '06 12 34 56 78', email: 'bo@x.test', tags: ['a', 'a', 'b'], lang: 'EN' },
+      {
+        name: 'Cy',
+        phone_number: '+44 20 7946 0958',
+        custom_fields: { cf_vip: 'gold' },
+        newsletter_consent: true,
+      },
+      { name: 'Di', external_id: 'crm-1', note: 'terrace' },
+    ];
+    for (const input of inputs) {
+      const flags = { draft: false, origin: 'IMPORT' as const };
+      assert.equal(
+        decideCreate(initialCustomer, 'cus_9', input, ctx, flags, at, prepareProfile(input, ctx)),
+        decideCreate(initialCustomer, 'cus_9', input, ctx, flags, at),
+        input.name,
+      );
+    }
   },
 );
 

@@ -32,16 +32,16 @@ import {
   EventStoreError,
   type ExpectedRevision,
   type NewEvent,
-  NO_STREAM,
   type ReadAllOptions,
   type ReadStreamOptions,
   type RecordedEvent,
   type SubscribeOptions,
   type Subscription,
 } from '../../ports/event-store';
-import { expectationHolds, resolveExistingIds } from './append-rules';
 import { AppendSignal, CatchUpSubscription, type LogSource } from './catch-up-subscription';
-import { chainHash, GENESIS, tipOf } from './chain';
+import { chainHash, GENESIS } from './chain';
+import { WriterThread } from './sqlite-writer';
+import { type Outcome, sqliteWrites } from './sqlite-writes';
 import {
   type PreparedAppend,
   prepareAppend,
@@ -229,7 +229,18 @@ export interface SqliteEventStoreOptions {
    * rather than 422 NO_TABLE on a table briefly held by another loser.
    */
   groupCommit?: boolean;
+  /**
+   * Where group commits are written (sqlite-writer.ts): 'off' (default) on the main thread, whose
+   * event loop then waits for each COMMIT's fsync; 'large' in a writer thread with its own
+   * connection, started by the first group of WRITER_MIN_EVENTS events or more (a CSV import's),
+   * every group after it going there too; 'always' in the writer thread from the start. Same
+   * results, errors, order and durability either way. Not for a log in memory.
+   */
+  writerThread?: 'off' | 'large' | 'always';
 }
+
+/** With writerThread 'large': a group of this many events starts the writer thread. */
+export const WRITER_MIN_EVENTS = 64;
 
 /** An append waiting for the next group commit. */
 interface Queued {
@@ -239,9 +250,6 @@ interface Queued {
   reject: (err: unknown) => void;
 }
 
-/** What one append of a group commit came to, settled after COMMIT. */
-type Outcome = { ok: true; result: AppendResult } | { ok: false; error: unknown };
-
 export class SqliteEventStore implements EventStore {
   readonly kind = 'sqlite' as const;
   private readonly clock: Clock;
@@ -250,9 +258,6 @@ export class SqliteEventStore implements EventStore {
   private readonly subscriptions = new Set<Subscription>();
 
   private readonly stmt: {
-    last: Database.Statement<[string], [revision: number, hash: string | null]>;
-    insert: Database.Statement<[string, string, number, string, string, string, string, string]>;
-    byId: Database.Statement<[string], { stream: string; revision: number; position: number }>;
     after: Database.Statement<[bigint | number, number], RawRow>;
     afterRows: Database.Statement<[bigint | number, number], Row>;
     forwards: Database.Statement<[string, number, number], RawRow>;
@@ -279,15 +284,6 @@ export class SqliteEventStore implements EventStore {
     this.clock = options.clock ?? systemClock;
     this.pollIntervalMs = options.pollIntervalMs ?? 250;
     this.stmt = {
-      last: db
-        .prepare<[string], [number, string | null]>(
-          'SELECT revision, hash FROM events WHERE stream = ? ORDER BY revision DESC LIMIT 1',
-        )
-        .raw(),
-      insert: db.prepare(
-        'INSERT INTO events (id, stream, revision, type, data, metadata, created, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-      ),
-      byId: db.prepare('SELECT stream, revision, position FROM events WHERE id = ?'),
       after: db
         .prepare<[bigint | number, number], RawRow>(
           `SELECT ${COLUMNS} FROM events WHERE position > ? ORDER BY position LIMIT ?`,
@@ -307,80 +303,60 @@ export class SqliteEventStore implements EventStore {
       head: db.prepare<[], number | null>('SELECT max(position) FROM events').pluck(),
     };
 
-    // Returns null when the expectation fails, so the slow path (idempotency check) stays out of
-    // the write lock and out of the common case.
-    const appendRows = (batch: PreparedAppend, created: string): AppendResult | null => {
-      const tip = this.stmt.last.get(batch.stream);
-      const last = tip === undefined ? null : tip[0];
-      if (!expectationHolds(batch.expected, last ?? NO_STREAM)) return null;
-      let revision = last ?? -1;
-      let position = 0;
-      let prev = tip === undefined ? GENESIS : (tip[1] ?? this.legacyTip(batch.stream));
-      for (const e of batch.events) {
-        revision++;
-        prev = chainHash(prev, { ...e, stream: batch.stream, revision });
-        position = Number(
-          this.stmt.insert.run(
-            e.id,
-            batch.stream,
-            revision,
-            e.type,
-            e.dataJson,
-            e.metadataJson,
-            created,
-            prev,
-          ).lastInsertRowid,
-        );
-      }
-      return { nextRevision: revision, position: BigInt(position) };
-    };
-    const tx = db.transaction(appendRows);
+    // The write side (appends, inspection, group commit) is sqlite-writes.ts: the same code runs in
+    // the writer thread when there is one.
+    const writes = sqliteWrites(db);
     this.appendTx = (batch, created) => {
       this.writeTransactions++;
-      return tx.immediate(batch, created);
+      return writes.appendTx(batch, created);
     };
-
-    // One read snapshot, so the revision and the ids found belong to the same state of the log.
-    const inspectLog = (batch: PreparedAppend): AppendResult => {
-      const last = this.stmt.last.get(batch.stream)?.[0] ?? null;
-      const found = batch.events.map((e) => {
-        const row = this.stmt.byId.get(e.id);
-        return row && { stream: row.stream, revision: row.revision, position: BigInt(row.position) };
-      });
-      return resolveExistingIds(batch.stream, batch.expected, last ?? NO_STREAM, found);
-    };
-    this.inspectTx = db.transaction(inspectLog).deferred;
-
-    // Group commit: one IMMEDIATE transaction; `tx` called inside it runs in a SAVEPOINT (how
-    // better-sqlite3 nests transactions) and rolls back to it when it throws. The inspection runs
-    // in the write transaction, so it sees the batch's earlier appends as a later append would.
-    // Errors other than the store's own (WrongExpectedRevision, InvalidEventStoreInput) escape and
-    // roll the whole transaction back: the caller then replays the batch one by one.
-    const group = db.transaction((queue: Queued[]): Outcome[] =>
-      queue.map(({ batch, created }): Outcome => {
-        let result: AppendResult | null;
-        try {
-          // A one-event append writes with one INSERT, which SQLite undoes by itself when it fails
-          // (a statement is atomic): it needs no SAVEPOINT of its own. Several events do.
-          result = batch.events.length === 1 ? appendRows(batch, created) : tx(batch, created);
-        } catch (err) {
-          if ((err as { code?: string }).code !== 'SQLITE_CONSTRAINT_UNIQUE') throw err;
-          result = null;
-        }
-        if (result !== null) return { ok: true, result };
-        try {
-          return { ok: true, result: inspectLog(batch) };
-        } catch (err) {
-          if (err instanceof EventStoreError) return { ok: false, error: err };
-          throw err;
-        }
-      }),
-    );
+    this.inspectTx = writes.inspectTx;
     this.groupTx = (queue) => {
       this.writeTransactions++;
-      return group.immediate(queue);
+      return writes.groupTx(queue);
     };
     this.groupCommit = options.groupCommit ?? true;
+    this.writerMode = this.groupCommit && !db.memory ? (options.writerThread ?? 'off') : 'off';
+    this.synchronous = options.synchronous === 'NORMAL' ? 'NORMAL' : 'FULL';
+    this.busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+    if (this.writerMode === 'always') this.startWriter();
+  }
+
+  private readonly writerMode: 'off' | 'large' | 'always';
+  private readonly synchronous: string;
+  private readonly busyTimeoutMs: number;
+  private writer: WriterThread | null = null;
+  /** The group being written by the writer thread; the next one waits for it. */
+  private writing: Promise<void> | null = null;
+  private closing = false;
+
+  /** Group commits the writer thread wrote (tests, benchmarks). */
+  get threadTransactions(): number {
+    return this.writer?.written ?? 0;
+  }
+
+  /**
+   * Asks for the writer thread now (a CSV import, whose many small groups would each hold the event
+   * loop for their fsync): every group after this goes there. Does nothing with writerThread 'off'.
+   */
+  startWriterThread(): void {
+    if (this.writerMode !== 'off' && !this.closing) this.startWriter();
+  }
+
+  private startWriter(): WriterThread | null {
+    this.writer ??= WriterThread.start(this.db.name, this.synchronous, this.busyTimeoutMs);
+    return this.writer;
+  }
+
+  /** The writer thread a group goes to, started when the mode says so; null: the main thread writes. */
+  private writerFor(queue: Queued[]): WriterThread | null {
+    if (this.closing || this.writerMode === 'off') return null;
+    if (this.writer === null && this.writerMode === 'large') {
+      let events = 0;
+      for (const q of queue) events += q.batch.events.length;
+      if (events >= WRITER_MIN_EVENTS) this.startWriter();
+    }
+    return this.writer?.usable ? this.writer : null;
   }
 
   /** Opens (creating if needed) the event log at `filePath`. */
@@ -418,12 +394,6 @@ export class SqliteEventStore implements EventStore {
 
   private assertOpen(): void {
     if (!this.db.open) throw new EventStoreError('the event store is closed');
-  }
-
-  /** The chain tip of a stream whose last row has no hash (written before the chain): recomputed. */
-  private legacyTip(stream: string): string {
-    const rows = this.stmt.forwards.all(stream, 0, -1);
-    return tipOf(rows.map(toEvent));
   }
 
   /** The log's file (`:memory:` for a log in memory): what a SqliteLogReader opens beside it. */
@@ -692,9 +662,19 @@ export class SqliteEventStore implements EventStore {
   /** Writes every queued append in one transaction, then settles their promises (after COMMIT). */
   private flush(): void {
     this.flushScheduled = false;
+    // The writer thread's group settles first; the appends queued meanwhile follow it.
+    if (this.writing !== null) return;
     const queue = this.queue;
     if (queue.length === 0) return;
     this.queue = [];
+    const writer = this.writerFor(queue);
+    if (writer !== null) {
+      this.writing = this.flushThrough(writer, queue).finally(() => {
+        this.writing = null;
+        if (this.queue.length > 0) this.flush();
+      });
+      return;
+    }
     let outcomes: Outcome[];
     try {
       if (!this.db.open) throw new EventStoreError('the event store is closed');
@@ -708,15 +688,39 @@ export class SqliteEventStore implements EventStore {
         for (const q of queue) q.reject(err);
         return;
       }
-      for (const q of queue) {
-        try {
-          q.resolve(this.appendOne(q.batch, q.created));
-        } catch (e) {
-          q.reject(e);
-        }
-      }
+      this.replayOneByOne(queue);
       return;
     }
+    this.settle(queue, outcomes);
+  }
+
+  /** A group written by the writer thread; what it could not write is written here, one by one. */
+  private async flushThrough(writer: WriterThread, queue: Queued[]): Promise<void> {
+    this.writeTransactions++;
+    let outcomes: Outcome[] | null;
+    try {
+      outcomes = await writer.write(queue);
+    } catch (err) {
+      // Another process held the write lock past the busy timeout: every append fails alike.
+      for (const q of queue) q.reject(err);
+      return;
+    }
+    if (outcomes === null) this.replayOneByOne(queue);
+    else this.settle(queue, outcomes);
+  }
+
+  private replayOneByOne(queue: Queued[]): void {
+    for (const q of queue) {
+      try {
+        if (!this.db.open) throw new EventStoreError('the event store is closed');
+        q.resolve(this.appendOne(q.batch, q.created));
+      } catch (e) {
+        q.reject(e);
+      }
+    }
+  }
+
+  private settle(queue: Queued[], outcomes: Outcome[]): void {
     if (outcomes.some((o) => o.ok)) this.signal.notify();
     outcomes.forEach((o, i) => {
       if (o.ok) queue[i]!.resolve(o.result);
@@ -787,8 +791,11 @@ export class SqliteEventStore implements EventStore {
   async close(): Promise<void> {
     if (!this.db.open) return;
     await Promise.all([...this.subscriptions].map((s) => s.close()));
-    // Appends already accepted are written, not dropped.
+    // Appends already accepted are written, not dropped: the writer thread's group, then the rest here.
+    this.closing = true;
+    await this.writing;
     this.flush();
+    await this.writer?.close();
     this.db.close();
   }
 }

@@ -1,0 +1,28 @@
+// The writer thread of the SQLite log (sqlite-writer.ts): its own connection to the file, the same
+// group commit as the main thread's (sqlite-writes.ts). COMMIT and its fsync happen here, so they do
+// not hold the service's event loop.
+
+import { parentPort, workerData } from 'node:worker_threads';
+import Database from 'better-sqlite3';
+import type { EventStoreError } from '../../ports/event-store';
+import { sendError, sqliteWrites, type WriteAppend } from './sqlite-writes';
+
+const { file, synchronous, timeout } = workerData as { file: string; synchronous: string; timeout: number };
+const db = new Database(file, { timeout });
+db.pragma('journal_mode = WAL');
+db.pragma(`synchronous = ${synchronous === 'NORMAL' ? 'NORMAL' : 'FULL'}`);
+const writes = sqliteWrites(db);
+
+parentPort?.on('message', (m: { id: number; queue: { batch: WriteAppend; created: string }[] }) => {
+  try {
+    const outcomes = writes
+      .groupTx(m.queue)
+      .map((o) => (o.ok ? o : { ok: false as const, error: sendError(o.error as EventStoreError) }));
+    parentPort?.postMessage({ id: m.id, outcomes });
+  } catch (err) {
+    // Nothing of the group was committed: the main thread replays it one append at a time.
+    const e = err as { message?: string; code?: string };
+    parentPort?.postMessage({ id: m.id, failed: String(e?.message ?? err), code: e?.code });
+  }
+});
+parentPort?.postMessage({ ready: true });

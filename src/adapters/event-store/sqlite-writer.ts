@@ -1,0 +1,110 @@
+// A thread that runs the SQLite log's group commits (sqlite.ts `writerThread`). better-sqlite3 is
+// synchronous: on the main thread a commit holds the event loop for its fsync (~5-10 ms on a virtual
+// disk), and every request that arrives meanwhile waits. Here the main thread prepares and checks
+// the appends (validate.ts), the thread writes them in one transaction on its own connection, and
+// the promises settle when it answers, after COMMIT: a resolved append is as durable as before, and
+// no reader sees a commit before its fsync (SQLite publishes a WAL commit to readers after syncing
+// it). One group is in the thread at a time; appends arriving meanwhile form the next group.
+import { Worker } from 'node:worker_threads';
+import { type Outcome, receiveError, type SentError, type WriteAppend } from './sqlite-writes';
+
+// A worker thread does not inherit tsx's loader hooks: it registers them, then loads its module.
+const BOOT = `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))})
+  .then(({ register }) => { register(); return import(${JSON.stringify(new URL('./sqlite-writer-thread.ts', import.meta.url).href)}); });`;
+
+type Answer = { outcomes: (Outcome | { ok: false; error: SentError })[] } | { failed: string; code?: string };
+
+/** The write lock stayed with another process past the busy timeout: the group wrote nothing. */
+export class WriterBusyError extends Error {
+  readonly code = 'SQLITE_BUSY';
+}
+
+export class WriterThread {
+  private next = 0;
+  private readonly pending = new Map<number, (answer: Answer | null) => void>();
+  private ready = false;
+  private failed = false;
+
+  private constructor(private readonly worker: Worker) {
+    worker.unref();
+    worker.on('message', (m: ({ id: number } & Answer) | { ready: true }) => {
+      if ('ready' in m) {
+        this.ready = true;
+        return;
+      }
+      const done = this.pending.get(m.id);
+      this.pending.delete(m.id);
+      done?.(m);
+    });
+    const fail = () => {
+      this.failed = true;
+      for (const done of this.pending.values()) done(null);
+      this.pending.clear();
+    };
+    worker.on('error', fail);
+    worker.on('exit', fail);
+  }
+
+  static start(file: string, synchronous: string, timeout: number): WriterThread | null {
+    try {
+      return new WriterThread(new Worker(BOOT, { eval: true, workerData: { file, synchronous, timeout } }));
+    } catch {
+      return null;
+    }
+  }
+
+  /** Alive: a group can be sent (before the thread is ready, it waits in the channel). */
+  get usable(): boolean {
+    return !this.failed;
+  }
+
+  /** Started and answering. */
+  get isReady(): boolean {
+    return this.ready && !this.failed;
+  }
+
+  /** Groups the thread committed. */
+  written = 0;
+
+  /**
+   * The group's outcomes (errors of the store rebuilt), or null when the thread could not write it
+   * (it failed, or an unexpected SQLite error rolled the group back): the caller writes the appends
+   * itself. After a thread died mid-commit some may be stored already; a repeat of those is
+   * answered as their retry (same event ids), so nothing is written twice. Throws WriterBusyError
+   * when another process held the write lock past the busy timeout (as the main thread's write
+   * would fail).
+   */
+  async write(queue: { batch: WriteAppend; created: string }[]): Promise<Outcome[] | null> {
+    if (this.failed) return null;
+    const id = this.next++;
+    const answer = await new Promise<Answer | null>((resolve) => {
+      this.pending.set(id, resolve);
+      this.worker.postMessage({
+        id,
+        queue: queue.map(({ batch, created }) => ({
+          batch: {
+            stream: batch.stream,
+            expected: batch.expected,
+            events: batch.events.map((e) => ({
+              id: e.id,
+              type: e.type,
+              dataJson: e.dataJson,
+              metadataJson: e.metadataJson,
+            })),
+          },
+          created,
+        })),
+      });
+    });
+    if (answer !== null && 'failed' in answer && answer.code === 'SQLITE_BUSY')
+      throw new WriterBusyError(answer.failed);
+    if (answer === null || 'failed' in answer) return null;
+    this.written++;
+    return answer.outcomes.map((o) => (o.ok ? o : { ok: false, error: receiveError(o.error as SentError) }));
+  }
+
+  async close(): Promise<void> {
+    this.failed = true;
+    await this.worker.terminate();
+  }
+}

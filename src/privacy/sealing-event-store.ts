@@ -416,20 +416,25 @@ export class SealingEventStore implements EventStore {
   async erase(customerId: string): Promise<boolean> {
     this.forgetPlains(customerId);
     const at = this.now().toISOString();
-    let destroyed = false;
+    // The customer's own subject first: once it is a tombstone nothing new is sealed for them and the
+    // export shows them erased, and an erasure interrupted after it is still reported pending (the
+    // pool keys below stay active until it is finished).
+    const subject = customerSubject(customerId);
+    let destroyed = await this.keys.destroy(subject, at);
+    this.remember(subject, null);
     for (const kid of await this.kidsOf(customerId)) {
       if (await this.keys.destroy(kidSubject(kid), at)) destroyed = true;
       this.remember(kidSubject(kid), null);
     }
-    const subject = customerSubject(customerId);
-    if (await this.keys.destroy(subject, at)) destroyed = true;
-    this.remember(subject, null);
     return destroyed;
   }
 
-  /** Whether a key of this customer is still active (an erasure to finish: `audit erase --pending`). */
+  /**
+   * Whether this deleted customer's erasure is unfinished (`audit erase --pending`): their own
+   * subject not yet a tombstone, or a key of theirs still active.
+   */
   async erasurePending(customerId: string): Promise<boolean> {
-    if ((await this.keys.find(customerSubject(customerId))).state === 'active') return true;
+    if ((await this.keys.find(customerSubject(customerId))).state !== 'destroyed') return true;
     for (const kid of await this.kidsOf(customerId))
       if ((await this.keys.find(kidSubject(kid))).state === 'active') return true;
     return false;
@@ -462,7 +467,14 @@ export class SealingEventStore implements EventStore {
     // The binding is made: the customer's stream names the pool key from now on.
     const first = sealed[0];
     if (handed.size > 0 && first !== undefined) {
-      const kid = sealedKid(first.data);
+      let kid = sealedKid(first.data);
+      // Events with ids of their own may be answered as a retry of an append made before (the
+      // import's deterministic ids): then the log names the key of that first append, not the one
+      // handed out here, and only the key the log names may be bound (erasure finds keys there).
+      if (first.id !== undefined) {
+        const [stored] = await this.inner.readStream(stream, { limit: 1 });
+        if (stored === undefined || sealedKid(stored.data) !== kid) kid = null;
+      }
       const customer = sealedCustomer(first.data);
       const key = kid === null ? undefined : handed.get(kid);
       if (kid !== null && customer !== null && key !== undefined) {

@@ -265,6 +265,65 @@ test('boxes this process sealed open without decrypting, exactly as another proc
   assert.is((c!.data.profile as { name: string }).name, '[erased]');
 });
 
+test('an erasure interrupted after the tombstone is reported pending until finished, and shows the customer erased to the export check', async () => {
+  const keys = new MemoryKeyStore();
+  const inner = new MemoryEventStore();
+  const store = new SealingEventStore(inner, keys);
+  try {
+    await store.append('customer-cus_i', [created('cus_i')], NO_STREAM);
+    const kid = ((await inner.readStream('customer-cus_i'))[0]!.data.sealed as { kid: string }).kid;
+    const destroy = keys.destroy.bind(keys);
+    keys.destroy = (subject, at) =>
+      subject.startsWith('key:') ? Promise.reject(new KeyStoreError('down')) : destroy(subject, at);
+    await inner.append('customer-cus_i', [deleted('cus_i')], 0);
+    let err: unknown = null;
+    await store.erase('cus_i').catch((e) => {
+      err = e;
+    });
+    assert.instance(err, KeyStoreError);
+    assert.is((await keys.find('customer:cus_i')).state, 'destroyed', 'the tombstone comes first');
+    assert.is((await keys.find(`key:${kid}`)).state, 'active');
+    assert.ok(await new SealingEventStore(inner, keys).erasurePending('cus_i'));
+    keys.destroy = destroy;
+    await new SealingEventStore(inner, keys).erase('cus_i');
+    assert.not.ok(await new SealingEventStore(inner, keys).erasurePending('cus_i'));
+    // A deleted customer whose subject was never written (no tombstone): pending too.
+    assert.ok(await store.erasurePending('cus_never'));
+  } finally {
+    await store.close();
+  }
+});
+
+test('an append answered as a retry binds the pool key the log names, not the one handed out for it', async () => {
+  const keys = new MemoryKeyStore();
+  const inner = new MemoryEventStore();
+  const event = { id: '6c1f5c0e-8d2a-4e6b-9c47-1a2b3c4d5e6f', ...created('cus_r') };
+  await new SealingEventStore(inner, keys).append('customer-cus_r', [event], NO_STREAM);
+  const kid = ((await inner.readStream('customer-cus_r'))[0]!.data.sealed as { kid: string }).kid;
+  // Another process appends the same event again (an import job run twice): a retry, no new event.
+  const second = new SealingEventStore(inner, keys);
+  await second.append('customer-cus_r', [event], NO_STREAM);
+  assert.is((await inner.readStream('customer-cus_r')).length, 1);
+  await second.append(
+    'reservation-res_r',
+    [
+      {
+        type: 'ReservationCreated',
+        data: { reservation_id: 'res_r', reservation: { customer_id: 'cus_r', allergies: 'sesame' } },
+      },
+    ],
+    NO_STREAM,
+  );
+  const [res] = await inner.readStream('reservation-res_r');
+  const used = (res!.data.sealed as { kid?: string }).kid;
+  assert.ok(used === undefined || used === kid, 'sealed with a key the erasure will find');
+  // Erased from a third process, which knows only what the log says.
+  await inner.append('customer-cus_r', [deleted('cus_r')], 0);
+  await new SealingEventStore(inner, keys).erase('cus_r');
+  const [r] = await new SealingEventStore(inner, keys).readStream('reservation-res_r');
+  assert.equal(r!.data.reservation, { customer_id: 'cus_r', allergies: null });
+});
+
 test('a pool write that fails fails the appends waiting for it; the next append tries again', async () => {
   const keys = new MemoryKeyStore();
   const obtainMany = keys.obtainMany.bind(keys);

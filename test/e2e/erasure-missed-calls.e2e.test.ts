@@ -4,17 +4,16 @@
 // name are readable nowhere: not in any file of the data directory, not in any read model, not in the
 // log lines, not in GET /missed-calls (one or the list), the CLI, `audit history`/`as-of`/`export`, nor
 // after a restart's replay; the missed-call analytics keep their counts.
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ANALYTICS_MISSED_CALL_DAYS } from '../../projections/analytics/missed-call-projection';
 import type { EmbeddedDocumentStore } from '../../src/adapters/document-store/embedded';
-import { registerAllCliCommands } from '../../src/cli/commands';
-import { cliCommands } from '../../src/cli/registry';
 import { FixedClock } from '../../src/core/clock';
 import { customerSubject } from '../../src/privacy/seal';
+import { runCli as cli, rawDataFiles as rawFiles } from '../helpers/cli-in-process';
 import { captureLog } from '../helpers/log-sink';
 import { MC_NOW, MC_TOKENS, missedCallBootstrap } from '../helpers/missed-calls';
 import { startTestService, type TestService } from '../helpers/service';
@@ -27,38 +26,6 @@ const PERSONAL = /699887766|99 88 77 66|Hopper/;
 const OFF_PERSONAL = /655443322|Lin Wei/;
 /** A caller nobody knew: the call creates a customer named after the number ("+33 6 11 00 22 33"). */
 const NEW_PERSONAL = /611002233|11 00 22 33/;
-
-async function cli(
-  svc: TestService,
-  name: string,
-  flags: Record<string, string | boolean>,
-  positionals: string[] = [],
-) {
-  registerAllCliCommands();
-  const command = cliCommands().find((c) => c.name === name);
-  assert.ok(command, name);
-  const out: string[] = [];
-  try {
-    await command.run({ rt: svc.rt, flags, positionals, out: (l) => out.push(l) });
-  } catch (err) {
-    throw new Error(`${name}: ${(err as Error).message}\n${out.join('\n')}`);
-  }
-  return out;
-}
-
-/** Every byte of every file of the data directory (log, WAL, key store), as latin1 text. */
-function rawFiles(dataDir: string): string {
-  return readdirSync(dataDir)
-    .filter((f) => !f.endsWith('.json'))
-    .map((f) => {
-      try {
-        return readFileSync(join(dataDir, f)).toString('latin1');
-      } catch {
-        return '';
-      }
-    })
-    .join('\n');
-}
 
 /** Every document of every read model (the raw store: every projection version included). */
 async function readModels(svc: TestService): Promise<string> {

@@ -3,52 +3,23 @@
 // in the log are sealed with the reservation's customer's key. After erasure nothing personal is
 // readable anywhere: not in the raw SQLite files, not in the API, the history, the audit tools, nor
 // after a replay; and a delivery of the erased customer is never resent.
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { WEBHOOK_DELIVERIES } from '../../projections/webhook-deliveries';
-import { registerAllCliCommands } from '../../src/cli/commands';
-import { cliCommands } from '../../src/cli/registry';
 import { FixedClock } from '../../src/core/clock';
 import { customerSubject } from '../../src/privacy/seal';
+import { runCli as cli, rawDataFiles as rawFiles } from '../helpers/cli-in-process';
 import { DINNER, NOW, reservationBootstrap, TOKENS } from '../helpers/reservations';
-import { startTestService, type TestService } from '../helpers/service';
+import { startTestService } from '../helpers/service';
 import { quietFor, type Receiver, startReceiver } from '../helpers/webhook-receiver';
 
 const t = suite('erasure: reservations and webhook bodies');
 
 const PERSONAL =
   /Lovelace|ada@example\.test|611223344|peanuts|birthday cake|Ada L\.|is ill|loved the soufflé/;
-
-async function cli(
-  svc: TestService,
-  name: string,
-  flags: Record<string, string | boolean>,
-  positionals: string[] = [],
-) {
-  registerAllCliCommands();
-  const command = cliCommands().find((c) => c.name === name);
-  assert.ok(command, name);
-  const out: string[] = [];
-  await command.run({ rt: svc.rt, flags, positionals, out: (l) => out.push(l) });
-  return out;
-}
-
-/** Every byte of every file of the data directory (the log, its WAL, the key store), as latin1 text. */
-function rawFiles(dataDir: string): string {
-  return readdirSync(dataDir)
-    .filter((f) => !f.endsWith('.json'))
-    .map((f) => {
-      try {
-        return readFileSync(join(dataDir, f)).toString('latin1');
-      } catch {
-        return '';
-      }
-    })
-    .join('\n');
-}
 
 function start(dataDir: string) {
   const bootstrap = reservationBootstrap();

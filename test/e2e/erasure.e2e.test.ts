@@ -7,11 +7,10 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { registerAllCliCommands } from '../../src/cli/commands';
-import { cliCommands } from '../../src/cli/registry';
 import { customerSubject } from '../../src/privacy/seal';
+import { runCli as cli } from '../helpers/cli-in-process';
 import { customerBootstrap, TOKENS } from '../helpers/customer-service';
-import { startTestService, type TestService } from '../helpers/service';
+import { startTestService } from '../helpers/service';
 
 const t = suite('erasure: crypto-shredding of customers');
 const dirs: string[] = [];
@@ -23,20 +22,6 @@ const freshDir = () => {
   dirs.push(d);
   return d;
 };
-
-async function cli(
-  svc: TestService,
-  name: string,
-  flags: Record<string, string | boolean>,
-  positionals: string[] = [],
-) {
-  registerAllCliCommands();
-  const command = cliCommands().find((c) => c.name === name);
-  assert.ok(command, name);
-  const out: string[] = [];
-  await command.run({ rt: svc.rt, flags, positionals, out: (l) => out.push(l) });
-  return out;
-}
 
 /** Every data column of a stream, as stored. */
 function stored(dataDir: string, stream: string): string {

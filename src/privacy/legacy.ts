@@ -10,11 +10,13 @@
 //    streams are re-chained over the result (SqliteEventStore.upgradeSealing);
 // 3. schema 4: missed-call events sealed in place, caller streams renamed to a keyed hash of the number
 //    (missed-call-migration.ts, SqliteEventStore.upgradeStreams).
-// Each step is one write transaction. Keys are fetched (or created) before it, by a read of the log.
+// Each step is one write transaction. Keys are fetched (or created) before it, by a read of the log; a
+// step whose log grew meanwhile (another process appended) is planned again (untilPlanHolds).
 // EventStoreDB events cannot be rewritten: the sealing layer erases such events on read instead
 // (sealing-event-store.ts); docs/AUDIT.md says what that leaves.
 import type { SqliteEventStore } from '../adapters/event-store/sqlite';
 import { KeyDestroyedError, type KeyStore } from '../ports/key-store';
+import { untilPlanHolds } from './migration-plan';
 import { type MissedCallMigration, sealMissedCallsInPlace } from './missed-call-migration';
 import {
   CUSTOMER_EVENT_TYPES,
@@ -81,32 +83,41 @@ export async function upgradeLegacyLog(
   let done = { hashed: 0, rewritten: 0 };
   let erased = 0;
   if (store.schemaVersion < 3) {
-    const customers = store.legacyValues(CUSTOMER_EVENT_TYPES, 'customer_id');
-    const deleted = new Set(store.legacyValues(['CustomerDeleted'], 'customer_id'));
-    const byCustomer = await keysOf(keys, customers);
-    done = store.upgradeLegacy((row) => {
-      if (!CUSTOMER_EVENT_TYPES.includes(row.type)) return null;
-      const data = JSON.parse(row.data) as Record<string, unknown>;
-      if (typeof data.customer_id !== 'string') return null;
-      const sealed = sealData(row.type, data, byCustomer.get(data.customer_id) ?? null);
-      return sealed === data ? null : JSON.stringify(sealed);
+    let deleted = new Set<string>();
+    done = await untilPlanHolds(store, async (plannedAt) => {
+      const customers = store.legacyValues(CUSTOMER_EVENT_TYPES, 'customer_id');
+      deleted = new Set(store.legacyValues(['CustomerDeleted'], 'customer_id'));
+      const byCustomer = await keysOf(keys, customers);
+      return store.upgradeLegacy((row) => {
+        if (!CUSTOMER_EVENT_TYPES.includes(row.type)) return null;
+        const data = JSON.parse(row.data) as Record<string, unknown>;
+        if (typeof data.customer_id !== 'string') return null;
+        const sealed = sealData(row.type, data, byCustomer.get(data.customer_id) ?? null);
+        return sealed === data ? null : JSON.stringify(sealed);
+      }, plannedAt);
     });
     for (const id of deleted) if (await keys.destroy(customerSubject(id), now().toISOString())) erased++;
   }
   let resealed = 0;
   if (store.schemaVersion < 4) {
-    const byEvent = await sealingPlan(store);
-    const byCustomer = await keysOf(keys, byEvent.values());
-    resealed = store.upgradeSealing(SEALED_EVENT_TYPES, (row) => {
-      const customer = byEvent.get(row.id);
-      if (customer === undefined) return null;
-      let data = JSON.parse(row.data) as Record<string, unknown>;
-      if ('sealed' in data) return null;
-      // A fan-out names the customer whose key seals it, as the publisher now writes it.
-      if (row.type === FANOUT) data = { ...data, customer_id: customer };
-      const sealed = sealData(row.type, data, byCustomer.get(customer) ?? null, customer);
-      return sealed === data && row.type !== FANOUT ? null : JSON.stringify(sealed);
-    }).rewritten;
+    resealed = await untilPlanHolds(store, async (plannedAt) => {
+      const byEvent = await sealingPlan(store);
+      const byCustomer = await keysOf(keys, byEvent.values());
+      return store.upgradeSealing(
+        SEALED_EVENT_TYPES,
+        (row) => {
+          const customer = byEvent.get(row.id);
+          if (customer === undefined) return null;
+          let data = JSON.parse(row.data) as Record<string, unknown>;
+          if ('sealed' in data) return null;
+          // A fan-out names the customer whose key seals it, as the publisher now writes it.
+          if (row.type === FANOUT) data = { ...data, customer_id: customer };
+          const sealed = sealData(row.type, data, byCustomer.get(customer) ?? null, customer);
+          return sealed === data && row.type !== FANOUT ? null : JSON.stringify(sealed);
+        },
+        plannedAt,
+      ).rewritten;
+    });
   }
   const missedCalls = await sealMissedCallsInPlace(store, keys);
   return { ...done, erased, resealed, ...missedCalls };

@@ -17,6 +17,7 @@ import type { SqliteEventStore } from '../adapters/event-store/sqlite';
 import type { EventStore, RecordedEvent } from '../ports/event-store';
 import type { KeyStore } from '../ports/key-store';
 import { callerHash, callerKey } from './caller-ids';
+import { untilPlanHolds } from './migration-plan';
 import { customerSubject, sealData } from './seal';
 
 /** The missed-call event types that hold personal fields, and how each names its call. */
@@ -57,6 +58,16 @@ export async function sealMissedCallsInPlace(
   keys: KeyStore,
 ): Promise<MissedCallMigration> {
   if (store.schemaVersion !== 4) return { ...NOTHING };
+  // Planned again if another process appends before the transaction (a call the plan missed would be
+  // sealed with no key: as if erased).
+  return untilPlanHolds(store, (plannedAt) => sealWithPlan(store, keys, plannedAt));
+}
+
+async function sealWithPlan(
+  store: SqliteEventStore,
+  keys: KeyStore,
+  plannedAt: number | null,
+): Promise<MissedCallMigration> {
   // One read: each call's customer, each caller stream's restaurant, and the customers to fetch keys of.
   const callCustomer = new Map<string, string>();
   const pending: { call: string; named: string | null }[] = [];
@@ -102,23 +113,28 @@ export async function sealMissedCallsInPlace(
   ];
   let sealed = 0;
   let unowned = 0;
-  const done = store.upgradeStreams(streams, renames, (row) => {
-    const callOf = CALL_OF[row.type];
-    if (!callOf) return null;
-    const data = JSON.parse(row.data) as Record<string, unknown>;
-    if ('sealed' in data || data.erased === true) return null;
-    const call = callOf(data);
-    const customer = str(data.customer_id) ?? (call ? callCustomer.get(call) : undefined);
-    if (!customer) {
-      unowned++;
-      return null;
-    }
-    const named = { ...data, customer_id: customer };
-    const out = sealData(row.type, named, byCustomer.get(customerSubject(customer)) ?? null, customer);
-    if (out === named) return null;
-    sealed++;
-    return JSON.stringify(out);
-  });
+  const done = store.upgradeStreams(
+    streams,
+    renames,
+    (row) => {
+      const callOf = CALL_OF[row.type];
+      if (!callOf) return null;
+      const data = JSON.parse(row.data) as Record<string, unknown>;
+      if ('sealed' in data || data.erased === true) return null;
+      const call = callOf(data);
+      const customer = str(data.customer_id) ?? (call ? callCustomer.get(call) : undefined);
+      if (!customer) {
+        unowned++;
+        return null;
+      }
+      const named = { ...data, customer_id: customer };
+      const out = sealData(row.type, named, byCustomer.get(customerSubject(customer)) ?? null, customer);
+      if (out === named) return null;
+      sealed++;
+      return JSON.stringify(out);
+    },
+    plannedAt,
+  );
   return {
     missed_call_rows_sealed: sealed,
     missed_call_rows_unowned: unowned,

@@ -131,6 +131,17 @@ function rowToEvent(row: Row): RecordedEvent {
   return event;
 }
 
+/** A migration's plan was read before the log's last append: read it again (see planHead). */
+export class StalePlanError extends EventStoreError {
+  override name = 'StalePlanError';
+  constructor(
+    readonly plannedAt: number | null,
+    readonly head: number | null,
+  ) {
+    super(`the log grew from position \${plannedAt} to \${head} while the migration planned`);
+  }
+}
+
 /** A row written before the chain, as upgradeLegacy() hands it to its transform. */
 export interface LegacyRow {
   stream: string;
@@ -437,13 +448,17 @@ export class SqliteEventStore implements EventStore {
    * (appended by a process that did not upgrade) keeps its old rows as they are, since its chain
    * already covers them. Answers what it did. Does nothing on an upgraded log.
    */
-  upgradeLegacy(transform?: (row: LegacyRow) => string | null): { hashed: number; rewritten: number } {
+  upgradeLegacy(
+    transform?: (row: LegacyRow) => string | null,
+    plannedAt?: number | null,
+  ): { hashed: number; rewritten: number } {
     this.assertOpen();
     const done = { hashed: 0, rewritten: 0 };
     if (this.schemaVersion >= HASHED_VERSION) return done;
     const db = this.db;
     db.transaction(() => {
       if ((db.pragma('user_version', { simple: true }) as number) >= HASHED_VERSION) return;
+      this.assertPlanCurrent(plannedAt);
       const streams = db
         .prepare<[], string>('SELECT DISTINCT stream FROM events WHERE hash IS NULL')
         .pluck()
@@ -487,6 +502,26 @@ export class SqliteEventStore implements EventStore {
     return done;
   }
 
+  /**
+   * The last position now (null: an empty log), read synchronously: a migration notes it when it reads
+   * its plan and hands it to its upgrade step, which refuses to run on a plan the log has outgrown.
+   */
+  planHead(): number | null {
+    this.assertOpen();
+    return this.stmt.head.get() ?? null;
+  }
+
+  /**
+   * Inside a migration's write transaction: the log must not have grown since its plan was read (another
+   * process appended while keys were fetched), else a row the plan does not know would be rewritten with
+   * a key it did not fetch — as if erased. Undefined: the caller took no plan.
+   */
+  private assertPlanCurrent(plannedAt: number | null | undefined): void {
+    if (plannedAt === undefined) return;
+    const head = this.stmt.head.get() ?? null;
+    if (head !== plannedAt) throw new StalePlanError(plannedAt, head);
+  }
+
   /** The log's schema version (see SCHEMA_VERSION). */
   get schemaVersion(): number {
     this.assertOpen();
@@ -503,6 +538,7 @@ export class SqliteEventStore implements EventStore {
   upgradeSealing(
     types: readonly string[],
     transform: (row: LegacyRow) => string | null,
+    plannedAt?: number | null,
   ): { rewritten: number; rehashed: number } {
     this.assertOpen();
     const done = { rewritten: 0, rehashed: 0 };
@@ -511,6 +547,7 @@ export class SqliteEventStore implements EventStore {
     const wanted = new Set(types);
     db.transaction(() => {
       if ((db.pragma('user_version', { simple: true }) as number) !== HASHED_VERSION) return;
+      this.assertPlanCurrent(plannedAt);
       const streams =
         types.length === 0
           ? []
@@ -569,6 +606,7 @@ export class SqliteEventStore implements EventStore {
     streams: readonly string[],
     renames: ReadonlyMap<string, string>,
     transform: (row: LegacyRow) => string | null,
+    plannedAt?: number | null,
   ): { rewritten: number; renamed: number; rehashed: number } {
     this.assertOpen();
     const done = { rewritten: 0, renamed: 0, rehashed: 0 };
@@ -576,6 +614,7 @@ export class SqliteEventStore implements EventStore {
     const db = this.db;
     db.transaction(() => {
       if ((db.pragma('user_version', { simple: true }) as number) !== SEALED_VERSION) return;
+      this.assertPlanCurrent(plannedAt);
       const update = db.prepare<[string, string, string, number]>(
         'UPDATE events SET stream = ?, data = ?, hash = ? WHERE position = ?',
       );

@@ -19,14 +19,17 @@ export const OUTCOMES = [
   'SKIPPED_INVALID_RECIPIENT',
   'SKIPPED_TEMPLATE_UNAVAILABLE',
   'SEND_UNCONFIRMED',
+  'SKIPPED_CUSTOMER_DELETED',
 ] as const;
 export type Outcome = (typeof OUTCOMES)[number];
 
 /** What a call record shows: a final outcome, or where it stands. */
+// In the analytics CSV's column order (docs/analytics.md): an outcome added later goes after FAILED.
 export const RECORD_OUTCOMES = [
-  ...OUTCOMES.filter((o) => o !== 'SKIPPED_DUPLICATE'),
+  ...OUTCOMES.filter((o) => o !== 'SKIPPED_DUPLICATE' && o !== 'SKIPPED_CUSTOMER_DELETED'),
   'PENDING',
   'FAILED',
+  'SKIPPED_CUSTOMER_DELETED',
 ] as const;
 export type RecordOutcome = (typeof RECORD_OUTCOMES)[number];
 

@@ -321,6 +321,8 @@ async function step(
     });
   }
   const customer = await loadCustomer(deps, customerId);
+  // A retry after the call's customer was deleted (erased): nothing is sent to someone forgotten.
+  if (customer.status === 'deleted') return skip('SKIPPED_CUSTOMER_DELETED');
   if (customer.blacklisted) return skip('SKIPPED_BLACKLISTED');
   if (customer.optOuts.includes('WHATSAPP')) return skip('SKIPPED_OPTED_OUT');
 

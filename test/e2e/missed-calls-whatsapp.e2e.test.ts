@@ -3,6 +3,7 @@
 // provider's error answers ends a call.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { runCli } from '../helpers/cli-in-process';
 import { FakeWhatsApp, GRAPH_ERRORS } from '../helpers/fake-whatsapp';
 import { MC_TOKENS, type MissedCallService, report, startMissedCallService } from '../helpers/missed-calls';
 
@@ -88,6 +89,30 @@ t(
       .filter((r) => r.body?.biz_opaque_callback_data?.startsWith(id))
       .map((r) => r.body.biz_opaque_callback_data);
     assert.equal(refs, [`${id}.1`, `${id}.1`, `${id}.2`]);
+  },
+);
+
+t(
+  "a retry after the call's customer was erased sends nothing: SKIPPED_CUSTOMER_DELETED",
+  async ({ svc, fake }) => {
+    fake.script.push(GRAPH_ERRORS.rateLimited, GRAPH_ERRORS.pairRateLimited);
+    const body = { caller_phone_number: '0612345703', external_call_id: 'wa-erased' };
+    const failed = await report(svc, body);
+    assert.is(failed.status, 502, failed.text);
+    const id = failed.body.error.details.missed_call_id;
+    const call = await get(svc, id);
+    assert.is(call.body.data.outcome, 'FAILED');
+    await runCli(svc, 'audit erase', { customer: call.body.data.customer_id });
+    const before = fake.requests.length;
+    const retry = await report(svc, body);
+    assert.is(retry.status, 201, retry.text);
+    assert.equal([retry.body.data.id, retry.body.data.outcome], [id, 'SKIPPED_CUSTOMER_DELETED']);
+    assert.is(fake.requests.length, before, 'nothing asked of WhatsApp');
+    const after = await get(svc, id);
+    assert.equal(
+      [after.body.data.outcome, after.body.data.caller_phone_number],
+      ['SKIPPED_CUSTOMER_DELETED', null],
+    );
   },
 );
 

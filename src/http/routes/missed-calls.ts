@@ -135,6 +135,7 @@ const OUTCOME_TEXT = [
   '`SKIPPED_OPTED_OUT` (the customer opted out of WhatsApp marketing); `SKIPPED_BLACKLISTED` (the customer is blacklisted: they could not book anyway);',
   '`SKIPPED_NO_TEMPLATE` (no approved WhatsApp template for the case, or one that needs a booking link the restaurant has not set);',
   '`SKIPPED_INVALID_RECIPIENT` (WhatsApp cannot deliver to this number); `SKIPPED_TEMPLATE_UNAVAILABLE` (WhatsApp refused the template: paused, disabled, missing or not matching its parameters);',
+  '`SKIPPED_CUSTOMER_DELETED` (a retry of a call whose customer was deleted since: nothing is sent to them);',
   '`SEND_UNCONFIRMED` (the provider was asked and its answer never came: the message may have left; it is never sent again). A SKIPPED outcome is not an error.',
 ].join(' ');
 

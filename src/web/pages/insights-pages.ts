@@ -58,6 +58,7 @@ export const CALL_OUTCOME_LABELS: Record<RecordOutcome, string> = {
   SKIPPED_NO_TEMPLATE: 'Skipped: no template',
   SKIPPED_INVALID_RECIPIENT: 'Refused: not reachable',
   SKIPPED_TEMPLATE_UNAVAILABLE: 'Refused: template unavailable',
+  SKIPPED_CUSTOMER_DELETED: 'Skipped: customer deleted',
   FAILED: 'Failed, will retry',
   PENDING: 'In progress',
 };

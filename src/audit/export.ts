@@ -122,8 +122,10 @@ export async function exportEvents(
   onProgress?: (p: ExportProgress) => void,
   options: { batchSize?: number; forceGeneric?: boolean } = {},
 ): Promise<number> {
-  const erased = new ErasedCustomers(events instanceof SealingEventStore ? events.keys : null);
-  // What the log holds: sealed personal fields stay sealed (those of erased customers shown erased).
+  const layer = events instanceof SealingEventStore ? events : null;
+  const erased = new ErasedCustomers(layer?.keys ?? null);
+  // What the log holds: sealed personal fields stay sealed (those of erased customers shown erased;
+  // on EventStoreDB, events written in clear before sealing too: storedAsShown).
   events = storedEvents(events);
   const head = await events.headPosition();
   if (head === null) return 0;
@@ -155,8 +157,9 @@ export async function exportEvents(
     if (e.position > head) break;
     last = e.position;
     if (matchesExport(e, filter)) {
-      const data = await erased.shown(e.type, e.data);
-      chunk += exportLine(data === e.data ? e : { ...e, data });
+      const shown = layer === null ? e : await layer.storedAsShown(e);
+      const data = await erased.shown(shown.type, shown.data);
+      chunk += exportLine(data === shown.data ? shown : { ...shown, data });
       exported++;
     }
     if (++inChunk >= batch) {

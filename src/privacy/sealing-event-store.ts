@@ -291,6 +291,15 @@ export class SealingEventStore implements EventStore {
     return { ...event, data: eraseClearData(event.type, event.data) };
   }
 
+  /**
+   * An event as read from the store underneath (sealed fields stay sealed), as an export may show it:
+   * on a log that cannot be rewritten, an event written in clear before sealing whose customer is
+   * erased shows as erased, as it reads through the layer. Otherwise the event itself.
+   */
+  async storedAsShown(event: RecordedEvent): Promise<RecordedEvent> {
+    return this.eraseLegacy && !isSealed(event.data) ? this.openLegacy(event) : event;
+  }
+
   /** Whether a read event needs the layer: sealed, a deletion, or (on EventStoreDB) maybe legacy. */
   private needsOpening(e: RecordedEvent): boolean {
     return isSealed(e.data) || e.type === 'CustomerDeleted' || (this.eraseLegacy && isSealedType(e.type));

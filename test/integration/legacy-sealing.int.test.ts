@@ -14,6 +14,7 @@ import { MemoryEventStore } from '../../src/adapters/event-store/memory';
 import { SqliteEventStore } from '../../src/adapters/event-store/sqlite';
 import { MemoryKeyStore } from '../../src/adapters/key-store/memory';
 import { verifyChain } from '../../src/audit/chain-verifier';
+import { exportEvents } from '../../src/audit/export';
 import { ANY, type EventStore, type NewEvent, type RecordedEvent } from '../../src/ports/event-store';
 import { upgradeLegacyLog } from '../../src/privacy/legacy';
 import { customerSubject } from '../../src/privacy/seal';
@@ -253,6 +254,14 @@ async function erasedOnRead(inner: EventStore, suffix: string) {
       assert.ok(events.length >= 4, `${how} read them: ${events.map((e) => e.type)}`);
       assert.not.match(JSON.stringify(events.map((e) => e.data)), PERSONAL, `${how}: erased`);
     }
+    // audit export shows the log as stored: those events too, erased.
+    let exported = '';
+    await exportEvents(layer, { restaurantId: 'rest_l', from: null, to: null }, (chunk) => {
+      exported += chunk.toString();
+    });
+    assert.ok(exported.includes(`cus_${suffix}`), 'the export holds those events');
+    const lines = exported.split('\n').filter((l) => l !== '' && !l.includes('"stream":"webhook-fanout-'));
+    assert.not.match(lines.join('\n'), PERSONAL, 'audit export: erased');
     const created = viaStreams.find((e) => e.type === 'ReservationCreated') as RecordedEvent;
     assert.equal(created.data.reservation, {
       customer_id: `cus_${suffix}`,

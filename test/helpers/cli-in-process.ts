@@ -1,30 +1,59 @@
-// Runs a CLI command against a test service's runtime, in this process, and reads a data directory's
-// raw bytes: what the erasure suites check personal data against.
+// Runs a CLI command against a test service's runtime (or a bare runtime), in this process, and reads a
+// data directory's raw bytes: what the erasure suites check personal data against. Every CLI test that
+// runs a command in process goes through runCli; test/helpers/cli-process.ts spawns the real CLI instead.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { registerAllCliCommands } from '../../src/cli/commands';
 import { cliCommands } from '../../src/cli/registry';
-import type { TestService } from './service';
+import { registerModules } from '../../src/modules';
+import type { Runtime } from '../../src/runtime';
 
-/** The command's printed lines; a failure carries what it printed before it threw. */
+/** What runCli runs against: anything holding a runtime (a TestService), or the runtime itself. */
+export type CliTarget = { rt: Runtime } | Runtime;
+
+/** A command's own error, as runCli rethrows it, carrying the lines the command printed before it threw. */
+export type CliFailure = Error & { printed: string[] };
+
+/**
+ * The command's printed lines. The commands are those the real CLI has (src/cli/main.ts registers the
+ * modules' and the platform's; both registrations are idempotent). A command that throws: its own
+ * error object is rethrown unchanged (class and message, for the tests that check them) with what it
+ * printed before as `printed`, and named with those lines at the end of its stack, which a failure report
+ * shows.
+ */
 export async function runCli(
-  svc: TestService,
+  target: CliTarget,
   name: string,
   flags: Record<string, string | boolean>,
   positionals: string[] = [],
 ): Promise<string[]> {
+  registerModules();
   registerAllCliCommands();
   const command = cliCommands().find((c) => c.name === name);
-  assert.ok(command, name);
+  assert.ok(command, `no CLI command ${name}`);
+  const rt = 'rt' in target ? target.rt : target;
   const out: string[] = [];
   try {
-    await command.run({ rt: svc.rt, flags, positionals, out: (l) => out.push(l) });
+    await command.run({ rt, flags, positionals, out: (l) => out.push(l) });
   } catch (err) {
-    throw new Error(`${name}: ${(err as Error).message}\n${out.join('\n')}`);
+    if (err instanceof Error && Object.isExtensible(err)) {
+      Object.assign(err, { printed: out });
+      const said = out.length
+        ? `, which printed:${out.map((l) => `\n| ${l}`).join('')}`
+        : ', which printed nothing';
+      err.stack = `${err.stack ?? String(err)}\n${err.name} thrown by \`${name}\`${said}`;
+    }
+    throw err;
   }
   return out;
 }
+
+/** The lines a command printed before it threw (runCli's failure), or [] for any other error. */
+export const printedBy = (err: unknown): string[] =>
+  err instanceof Error && Array.isArray((err as Partial<CliFailure>).printed)
+    ? (err as CliFailure).printed
+    : [];
 
 /** Every byte of every file of the data directory (the log, its WAL, the key store), as latin1 text. */
 export function rawDataFiles(dataDir: string): string {

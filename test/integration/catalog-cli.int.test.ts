@@ -5,13 +5,13 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createRestaurant } from '../../commands/restaurants/handler';
-import { registerCatalogCommands } from '../../src/cli/catalog-commands';
-import { type CliCommand, CliUsageError, cliCommands } from '../../src/cli/registry';
+import { CliUsageError } from '../../src/cli/registry';
 import { loadConfig } from '../../src/config';
 import { operatorMeta } from '../../src/core/command-meta';
 import { ApiError } from '../../src/core/errors';
 import { createLogger } from '../../src/logger';
 import { createRuntime, type Runtime } from '../../src/runtime';
+import { runCli as run } from '../helpers/cli-in-process';
 
 const t = suite<{ rt: Runtime; dir: string }>('catalog CLI');
 
@@ -20,7 +20,6 @@ t.before(async (ctx) => {
   ctx.rt = await createRuntime(loadConfig({ DATA_DIR: ctx.dir, LOG_LEVEL: 'silent' }), {
     logger: createLogger('silent'),
   });
-  if (!cliCommands().some((c) => c.name === 'catalog apply')) registerCatalogCommands();
   await createRestaurant(
     ctx.rt,
     'rest_cli',
@@ -41,18 +40,6 @@ t.after(async (ctx) => {
   await ctx.rt.close();
   rmSync(ctx.dir, { recursive: true, force: true });
 });
-
-const command = (name: string) => cliCommands().find((c) => c.name === name) as CliCommand;
-async function run(
-  rt: Runtime,
-  name: string,
-  flags: Record<string, string | boolean>,
-  positionals: string[] = [],
-) {
-  const lines: string[] = [];
-  await command(name).run({ rt, flags, positionals, out: (l) => lines.push(l) });
-  return lines;
-}
 
 t('apply then show round-trips; applying again changes nothing', async ({ rt, dir }) => {
   const file = join(dir, 'catalog.json');

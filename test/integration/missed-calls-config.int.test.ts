@@ -9,12 +9,12 @@ import * as assert from 'uvu/assert';
 import { loadCatalog } from '../../commands/catalog/handler';
 import { loadSettings } from '../../commands/missed-calls/settings';
 import { applyBootstrap, type BootstrapFile } from '../../src/bootstrap';
-import { cliCommands } from '../../src/cli/registry';
 import { loadConfig } from '../../src/config';
 import { operatorMeta } from '../../src/core/command-meta';
 import { createLogger } from '../../src/logger';
 import { registerModules } from '../../src/modules';
 import { createRuntime, type Runtime } from '../../src/runtime';
+import { runCli as cli } from '../helpers/cli-in-process';
 import { missedCallBootstrap, TEMPLATES } from '../helpers/missed-calls';
 
 const t = suite<{ rt: Runtime; dir: string }>('missed-call configuration');
@@ -31,14 +31,6 @@ t.after(async ({ rt, dir }) => {
 });
 
 const meta = operatorMeta('test');
-
-async function cli(rt: Runtime, name: string, flags: Record<string, string>) {
-  const command = cliCommands().find((c) => c.name === name);
-  assert.ok(command, name);
-  const out: string[] = [];
-  await command.run({ rt, flags, positionals: [], out: (l) => out.push(l) });
-  return out;
-}
 
 t(
   'the bootstrap file sets the settings and template names and languages; a second application appends nothing',

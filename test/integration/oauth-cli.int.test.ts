@@ -11,21 +11,20 @@ import { verifyPassword } from '../../commands/oauth/passwords';
 import { issueCode, redeemCode } from '../../commands/oauth/token-handler';
 import { loadUser } from '../../commands/oauth/user-handler';
 import { createRestaurant } from '../../commands/restaurants/handler';
-import { registerAllCliCommands } from '../../src/cli/commands';
-import { type CliCommand, CliUsageError, cliCommands } from '../../src/cli/registry';
+import { CliUsageError } from '../../src/cli/registry';
 import { loadConfig } from '../../src/config';
 import { operatorMeta } from '../../src/core/command-meta';
 import { ApiError } from '../../src/core/errors';
 import { createLogger } from '../../src/logger';
 import { registerModules } from '../../src/modules';
 import { createRuntime, type Runtime } from '../../src/runtime';
+import { runCli as cli } from '../helpers/cli-in-process';
 import { pkce } from '../helpers/oauth';
 import { restaurantProfile } from '../helpers/restaurants';
 
 const t = suite<{ rt: Runtime; dir: string }>('OAuth CLI');
 t.before(async (ctx) => {
   registerModules();
-  registerAllCliCommands();
   ctx.dir = mkdtempSync(join(tmpdir(), 'couvert-oauth-cli-'));
   ctx.rt = await createRuntime(loadConfig({ DATA_DIR: ctx.dir, LOG_LEVEL: 'silent' }), {
     logger: createLogger('silent'),
@@ -36,14 +35,6 @@ t.after(async ({ rt, dir }) => {
   await rt.close();
   rmSync(dir, { recursive: true, force: true });
 });
-
-async function cli(rt: Runtime, name: string, flags: Record<string, string | boolean>) {
-  const command = cliCommands().find((c) => c.name === name) as CliCommand;
-  assert.ok(command, name);
-  const lines: string[] = [];
-  await command.run({ rt, flags, positionals: [], out: (l) => lines.push(l) });
-  return lines;
-}
 
 async function refused(rt: Runtime, name: string, flags: Record<string, string | boolean>) {
   const head = await rt.events.headPosition();

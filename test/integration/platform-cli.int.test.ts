@@ -11,15 +11,15 @@ import { restaurantStream } from '../../commands/restaurants/events';
 import { createRestaurant } from '../../commands/restaurants/handler';
 import { EmbeddedDocumentStore } from '../../src/adapters/document-store/embedded';
 import { MemoryEventStore } from '../../src/adapters/event-store/memory';
-import { registerAllCliCommands } from '../../src/cli/commands';
 import { planRebuild } from '../../src/cli/read-models-commands';
-import { type CliCommand, CliUsageError, cliCommands } from '../../src/cli/registry';
+import { CliUsageError } from '../../src/cli/registry';
 import { loadConfig } from '../../src/config';
 import { operatorMeta } from '../../src/core/command-meta';
 import { ApiError } from '../../src/core/errors';
 import { createLogger } from '../../src/logger';
 import { registerModules } from '../../src/modules';
 import { createRuntime, type Runtime } from '../../src/runtime';
+import { runCli as cli } from '../helpers/cli-in-process';
 import { restaurantProfile } from '../helpers/restaurants';
 
 const DESIGN_EXAMPLE = join(dirname(fileURLToPath(import.meta.url)), '../fixtures/design-bootstrap.json');
@@ -28,7 +28,6 @@ const silent = { logger: createLogger('silent') };
 const t = suite<{ rt: Runtime; dir: string }>('platform CLI');
 t.before(async (ctx) => {
   registerModules();
-  registerAllCliCommands();
   ctx.dir = mkdtempSync(join(tmpdir(), 'couvert-platform-cli-'));
   ctx.rt = await createRuntime(loadConfig({ DATA_DIR: ctx.dir, LOG_LEVEL: 'silent' }), silent);
 });
@@ -36,19 +35,6 @@ t.after(async ({ rt, dir }) => {
   await rt.close();
   rmSync(dir, { recursive: true, force: true });
 });
-
-async function cli(
-  rt: Runtime,
-  name: string,
-  flags: Record<string, string | boolean>,
-  positionals: string[] = [],
-) {
-  const command = cliCommands().find((c) => c.name === name) as CliCommand;
-  assert.ok(command, name);
-  const lines: string[] = [];
-  await command.run({ rt, flags, positionals, out: (l) => lines.push(l) });
-  return lines;
-}
 
 /** Runs a command that must fail; returns its error after checking the log did not move. */
 async function refused(rt: Runtime, name: string, flags: Record<string, string | boolean>): Promise<Error> {

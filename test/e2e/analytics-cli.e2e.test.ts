@@ -3,24 +3,18 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { CSV_COLUMNS } from '../../queries/analytics';
-import { registerAllCliCommands } from '../../src/cli/commands';
-import { CliUsageError, cliCommands } from '../../src/cli/registry';
+import { CliUsageError } from '../../src/cli/registry';
+import { runCli } from '../helpers/cli-in-process';
 import { create, type ReservationService, startReservationService, TOKENS } from '../helpers/reservations';
 
 const t = suite<{ svc: ReservationService }>('analytics: export');
 t.before(async (ctx) => {
-  registerAllCliCommands();
   ctx.svc = await startReservationService();
 });
 t.after(async ({ svc }) => svc.close());
 
-async function cli(svc: ReservationService, flags: Record<string, string>): Promise<string[]> {
-  const command = cliCommands().find((c) => c.name === 'analytics export');
-  assert.ok(command);
-  const out: string[] = [];
-  await command.run({ rt: svc.rt, flags, positionals: [], out: (l) => out.push(l) });
-  return out;
-}
+const cli = (svc: ReservationService, flags: Record<string, string>) =>
+  runCli(svc, 'analytics export', flags);
 
 const parseCsv = (lines: string[]) => {
   const [header, ...rows] = lines;

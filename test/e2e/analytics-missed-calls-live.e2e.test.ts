@@ -3,29 +3,19 @@
 // `analytics export --dataset missed-calls` on the call's local day.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { registerAllCliCommands } from '../../src/cli/commands';
-import { cliCommands } from '../../src/cli/registry';
+import { runCli } from '../helpers/cli-in-process';
 import { MC_TOKENS, type MissedCallService, report, startMissedCallService } from '../helpers/missed-calls';
 import { DINNER } from '../helpers/reservations';
 
 const t = suite<{ svc: MissedCallService }>('missed-call analytics, live');
 t.before(async (ctx) => {
-  registerAllCliCommands();
   ctx.svc = await startMissedCallService();
 });
 t.after(async ({ svc }) => svc?.close());
 
 async function exportCalls(svc: MissedCallService): Promise<Record<string, unknown>[]> {
-  const command = cliCommands().find((c) => c.name === 'analytics export');
-  assert.ok(command);
-  const out: string[] = [];
-  await command.run({
-    rt: svc.rt,
-    flags: { restaurant: 'rest_demo', dataset: 'missed-calls', format: 'ndjson' },
-    positionals: [],
-    out: (l) => out.push(l),
-  });
-  return out.map((l) => JSON.parse(l));
+  const flags = { restaurant: 'rest_demo', dataset: 'missed-calls', format: 'ndjson' };
+  return (await runCli(svc, 'analytics export', flags)).map((l) => JSON.parse(l));
 }
 
 t('a call messaged, a call skipped by the cooldown, then the caller books', async ({ svc }) => {

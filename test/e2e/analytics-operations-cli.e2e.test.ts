@@ -3,29 +3,22 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { MISSED_CALL_CSV_COLUMNS, WEBHOOK_CSV_COLUMNS } from '../../queries/analytics-operations';
-import { registerAllCliCommands } from '../../src/cli/commands';
-import { CliUsageError, cliCommands } from '../../src/cli/registry';
+import { CliUsageError } from '../../src/cli/registry';
 import { FixedClock } from '../../src/core/clock';
 import { seedInsightsDemo } from '../../src/insights-demo';
+import { runCli } from '../helpers/cli-in-process';
 import { expectedInsights, INSIGHTS_NOW, INSIGHTS_SEED } from '../helpers/insights';
 import { oauthBootstrap } from '../helpers/oauth';
 import { startTestService, type TestService } from '../helpers/service';
 
 const t = suite<{ svc: TestService }>('analytics: export webhooks and missed calls', {} as never);
 t.before(async (ctx) => {
-  registerAllCliCommands();
   ctx.svc = await startTestService({ bootstrap: oauthBootstrap(), clock: new FixedClock(INSIGHTS_NOW) });
   await ctx.svc.rt.settle(await seedInsightsDemo(ctx.svc.rt, 'rest_demo', INSIGHTS_SEED));
 });
 t.after(async ({ svc }) => svc?.close());
 
-async function cli(svc: TestService, flags: Record<string, string>): Promise<string[]> {
-  const command = cliCommands().find((c) => c.name === 'analytics export');
-  assert.ok(command);
-  const out: string[] = [];
-  await command.run({ rt: svc.rt, flags, positionals: [], out: (l) => out.push(l) });
-  return out;
-}
+const cli = (svc: TestService, flags: Record<string, string>) => runCli(svc, 'analytics export', flags);
 
 const parseCsv = (lines: string[]) => {
   const names = (lines[0] as string).split(',');

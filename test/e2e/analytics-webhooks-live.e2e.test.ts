@@ -4,8 +4,7 @@
 // failed attempt.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { registerAllCliCommands } from '../../src/cli/commands';
-import { cliCommands } from '../../src/cli/registry';
+import { runCli } from '../helpers/cli-in-process';
 import {
   create,
   type ReservationService,
@@ -17,7 +16,6 @@ import { type Receiver, startReceiver } from '../helpers/webhook-receiver';
 
 const t = suite<{ svc: ReservationService; rx: Receiver }>('webhook analytics, live', {} as never);
 t.before(async (ctx) => {
-  registerAllCliCommands();
   ctx.rx = await startReceiver();
   const bootstrap = reservationBootstrap();
   for (const r of bootstrap.restaurants)
@@ -33,16 +31,8 @@ t.after(async ({ svc, rx }) => {
 });
 
 async function exportWebhooks(svc: ReservationService): Promise<Record<string, number | string>[]> {
-  const command = cliCommands().find((c) => c.name === 'analytics export');
-  assert.ok(command);
-  const out: string[] = [];
-  await command.run({
-    rt: svc.rt,
-    flags: { restaurant: 'rest_demo', dataset: 'webhooks', format: 'ndjson' },
-    positionals: [],
-    out: (l) => out.push(l),
-  });
-  return out.map((l) => JSON.parse(l));
+  const flags = { restaurant: 'rest_demo', dataset: 'webhooks', format: 'ndjson' };
+  return (await runCli(svc, 'analytics export', flags)).map((l) => JSON.parse(l));
 }
 
 t('one endpoint delivered at once, one failing and pending a retry', async ({ svc, rx }) => {

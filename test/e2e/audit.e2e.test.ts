@@ -9,10 +9,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { SqliteEventStore } from '../../src/adapters/event-store/sqlite';
 import { exportEvents } from '../../src/audit/export';
-import { registerAllCliCommands } from '../../src/cli/commands';
-import { cliCommands } from '../../src/cli/registry';
 import { storedEvents } from '../../src/privacy/sealing-event-store';
-
+import { runCli as cli, printedBy } from '../helpers/cli-in-process';
 import { create, type ReservationService, startReservationService, TOKENS } from '../helpers/reservations';
 
 interface Item {
@@ -28,7 +26,6 @@ const t = suite<{ svc: ReservationService; id: string; customerId: string }>(
 );
 
 t.before(async (ctx) => {
-  registerAllCliCommands();
   ctx.svc = await startReservationService();
   const made = await create(ctx.svc, {
     customer: { name: 'Ada Lovelace', email: 'ada@example.test', phone_number: '+33612345678' },
@@ -44,19 +41,6 @@ t.before(async (ctx) => {
   assert.is(moved.status, 200, moved.text);
 });
 t.after(async ({ svc }) => svc.close());
-
-async function cli(
-  svc: ReservationService,
-  name: string,
-  flags: Record<string, string | boolean>,
-  positionals: string[] = [],
-) {
-  const command = cliCommands().find((c) => c.name === name);
-  assert.ok(command, name);
-  const out: string[] = [];
-  await command.run({ rt: svc.rt, flags, positionals, out: (l) => out.push(l) });
-  return out;
-}
 
 t(
   'GET /reservations/{id}/history: actors relative to the caller, never another partner',
@@ -273,19 +257,13 @@ t(
     ).run(`reservation-${id}`);
     db.close();
     let failed: unknown = null;
-    const out: string[] = [];
-    const command = cliCommands().find((c) => c.name === 'audit verify')!;
     try {
-      await command.run({
-        rt: svc.rt,
-        flags: { 'no-progress': true, 'no-read-models': true },
-        positionals: [],
-        out: (l) => out.push(l),
-      });
+      await cli(svc, 'audit verify', { 'no-progress': true, 'no-read-models': true });
     } catch (err) {
       failed = err;
     }
     assert.match(String(failed), /found 1 problem/);
+    const out = printedBy(failed);
     assert.ok(
       out.some((l) => l.includes(`hash_mismatch: reservation-${id} revision 1`)),
       out.join('\n'),

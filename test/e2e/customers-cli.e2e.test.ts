@@ -3,26 +3,17 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { customerStream, webhookTypeOf } from '../../commands/customers/events';
-import { registerAllCliCommands } from '../../src/cli/commands';
-import { CliUsageError, cliCommands } from '../../src/cli/registry';
+import { CliUsageError } from '../../src/cli/registry';
 import { ApiError } from '../../src/core/errors';
+import { runCli as cli } from '../helpers/cli-in-process';
 import { startCustomerService, TOKENS } from '../helpers/customer-service';
 import type { TestService } from '../helpers/service';
 
 const t = suite<{ svc: TestService }>('customers: operator commands');
 t.before(async (ctx) => {
-  registerAllCliCommands();
   ctx.svc = await startCustomerService({ TEST_CLOCK: 'true' });
 });
 t.after(async ({ svc }) => svc.close());
-
-async function cli(svc: TestService, name: string, flags: Record<string, string>): Promise<string[]> {
-  const command = cliCommands().find((c) => c.name === name);
-  assert.ok(command, name);
-  const out: string[] = [];
-  await command.run({ rt: svc.rt, flags, positionals: [], out: (l) => out.push(l) });
-  return out;
-}
 
 const create = async (svc: TestService, body: Record<string, unknown>) =>
   (await svc.api('POST', '/customers', { token: TOKENS.write, body: { on_match: 'create_new', ...body } }))

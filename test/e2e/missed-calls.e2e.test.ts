@@ -6,9 +6,8 @@ import * as assert from 'uvu/assert';
 import { addMarketingOptOut, blacklistCustomer } from '../../commands/customers/handler';
 import { MESSAGES, type MessageDoc } from '../../projections/missed-calls';
 import { OUTBOX_EVENT } from '../../src/adapters/message-sender/outbox';
-import { registerAllCliCommands } from '../../src/cli/commands';
-import { cliCommands } from '../../src/cli/registry';
 import { operatorMeta } from '../../src/core/command-meta';
+import { runCli as cli } from '../helpers/cli-in-process';
 import {
   advance,
   MC_TOKENS,
@@ -20,20 +19,11 @@ import { DINNER } from '../helpers/reservations';
 
 const t = suite<{ svc: MissedCallService }>('missed calls (outbox)');
 t.before(async (ctx) => {
-  registerAllCliCommands();
   ctx.svc = await startMissedCallService();
 });
 t.after(async ({ svc }) => svc.close());
 
 const meta = operatorMeta('test');
-
-async function cli(svc: MissedCallService, name: string, flags: Record<string, string | boolean>) {
-  const command = cliCommands().find((c) => c.name === name);
-  assert.ok(command, name);
-  const out: string[] = [];
-  await command.run({ rt: svc.rt, flags, positionals: [], out: (l) => out.push(l) });
-  return out;
-}
 
 async function outboxCount(svc: MissedCallService): Promise<number> {
   let n = 0;

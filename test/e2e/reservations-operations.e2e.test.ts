@@ -2,29 +2,18 @@
 // dashboard and the POS would call), checked through the partner API.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { registerAllCliCommands } from '../../src/cli/commands';
-import { cliCommands } from '../../src/cli/registry';
+import { runCli } from '../helpers/cli-in-process';
 import { create, type ReservationService, startReservationService, TOKENS } from '../helpers/reservations';
 import type { TestService } from '../helpers/service';
 
 const t = suite<{ svc: ReservationService }>('reservations: restaurant-side operations');
 t.before(async (ctx) => {
-  registerAllCliCommands();
   ctx.svc = await startReservationService();
 });
 t.after(async ({ svc }) => svc.close());
 
-async function cli(
-  svc: TestService,
-  name: string,
-  flags: Record<string, string | boolean>,
-): Promise<string[]> {
-  const command = cliCommands().find((c) => c.name === `reservations ${name}`);
-  assert.ok(command, `reservations ${name} exists`);
-  const lines: string[] = [];
-  await command.run({ rt: svc.rt, flags, positionals: [], out: (l) => lines.push(l) });
-  return lines;
-}
+const cli = (svc: TestService, name: string, flags: Record<string, string | boolean>) =>
+  runCli(svc, `reservations ${name}`, flags);
 const get = async (svc: TestService, id: string) =>
   (await svc.api('GET', `/reservations/${id}`, { token: TOKENS.full })).body.data;
 const at = (day: string, hhmm: string) => `2026-06-${day}T${hhmm}:00+02:00`;

@@ -32,7 +32,7 @@ export async function runCli(
   registerAllCliCommands();
   const command = cliCommands().find((c) => c.name === name);
   assert.ok(command, `no CLI command ${name}`);
-  const rt = 'rt' in target ? target.rt : target;
+  const rt = runtimeOf(target);
   const out: string[] = [];
   try {
     await command.run({ rt, flags, positionals, out: (l) => out.push(l) });
@@ -48,6 +48,25 @@ export async function runCli(
   }
   return out;
 }
+
+/** Runs a command that must fail: its error, as runCli rethrows it, after checking the log did not move. */
+export async function refusedCli(
+  target: CliTarget,
+  name: string,
+  flags: Record<string, string | boolean>,
+  positionals: string[] = [],
+): Promise<Error> {
+  const rt = runtimeOf(target);
+  const head = await rt.events.headPosition();
+  const err = await runCli(rt, name, flags, positionals).then(
+    () => assert.unreachable(`${name} ${JSON.stringify(flags)} succeeded`),
+    (e: unknown) => e as Error,
+  );
+  assert.is(await rt.events.headPosition(), head, `${name} appended something before refusing`);
+  return err as Error;
+}
+
+const runtimeOf = (target: CliTarget): Runtime => ('rt' in target ? target.rt : target);
 
 /** The lines a command printed before it threw (runCli's failure), or [] for any other error. */
 export const printedBy = (err: unknown): string[] =>

@@ -18,7 +18,7 @@ import { ApiError } from '../../src/core/errors';
 import { createLogger } from '../../src/logger';
 import { registerModules } from '../../src/modules';
 import { createRuntime, type Runtime } from '../../src/runtime';
-import { runCli as cli } from '../helpers/cli-in-process';
+import { runCli as cli, refusedCli as refused } from '../helpers/cli-in-process';
 import { pkce } from '../helpers/oauth';
 import { restaurantProfile } from '../helpers/restaurants';
 
@@ -35,16 +35,6 @@ t.after(async ({ rt, dir }) => {
   await rt.close();
   rmSync(dir, { recursive: true, force: true });
 });
-
-async function refused(rt: Runtime, name: string, flags: Record<string, string | boolean>) {
-  const head = await rt.events.headPosition();
-  const err = await cli(rt, name, flags).then(
-    () => assert.unreachable(`${name} succeeded`),
-    (e: unknown) => e as Error,
-  );
-  assert.is(await rt.events.headPosition(), head, `${name} appended something before refusing`);
-  return err as Error;
-}
 
 const allEvents = async (rt: Runtime) => {
   const out: string[] = [];

@@ -19,7 +19,7 @@ import { ApiError } from '../../src/core/errors';
 import { createLogger } from '../../src/logger';
 import { registerModules } from '../../src/modules';
 import { createRuntime, type Runtime } from '../../src/runtime';
-import { runCli as cli } from '../helpers/cli-in-process';
+import { runCli as cli, refusedCli as refused } from '../helpers/cli-in-process';
 import { restaurantProfile } from '../helpers/restaurants';
 
 const DESIGN_EXAMPLE = join(dirname(fileURLToPath(import.meta.url)), '../fixtures/design-bootstrap.json');
@@ -35,17 +35,6 @@ t.after(async ({ rt, dir }) => {
   await rt.close();
   rmSync(dir, { recursive: true, force: true });
 });
-
-/** Runs a command that must fail; returns its error after checking the log did not move. */
-async function refused(rt: Runtime, name: string, flags: Record<string, string | boolean>): Promise<Error> {
-  const head = await rt.events.headPosition();
-  const err = await cli(rt, name, flags).then(
-    () => assert.unreachable(`${name} ${JSON.stringify(flags)} succeeded`),
-    (e: unknown) => e as Error,
-  );
-  assert.is(await rt.events.headPosition(), head, `${name} appended something before refusing`);
-  return err as Error;
-}
 
 const types = async (rt: Runtime, id: string) =>
   (await rt.events.readStream(restaurantStream(id))).map((e) => e.type);

@@ -137,48 +137,51 @@ sqlite.after(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-sqlite('a call another process appends while the keys are fetched is sealed too (planned again)', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'couvert-legacy-mc-race-'));
-  dirs.push(dir);
-  const file = join(dir, 'events.sqlite');
-  const old = SqliteEventStore.open(file);
-  await write(old, oldCall('mc_1', 'cus_1', '+33612345678'));
-  await old.close();
-  const db = new Database(file);
-  db.pragma('user_version = 4');
-  db.close();
-  // Another process still running the old code writes a call in clear between the plan and the
-  // migration's transaction: here, while the migration fetches its keys.
-  let raced = 0;
-  class RacingKeys extends MemoryKeyStore {
-    override async obtainMany(subjects: readonly string[]) {
-      if (raced++ === 0) {
-        const other = SqliteEventStore.open(file);
-        await write(other, oldCall('mc_9', 'cus_9', '+33655554444'));
-        await other.close();
+sqlite(
+  'a call another process appends while the keys are fetched is sealed too (planned again)',
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'couvert-legacy-mc-race-'));
+    dirs.push(dir);
+    const file = join(dir, 'events.sqlite');
+    const old = SqliteEventStore.open(file);
+    await write(old, oldCall('mc_1', 'cus_1', '+33612345678'));
+    await old.close();
+    const db = new Database(file);
+    db.pragma('user_version = 4');
+    db.close();
+    // Another process still running the old code writes a call in clear between the plan and the
+    // migration's transaction: here, while the migration fetches its keys.
+    let raced = 0;
+    class RacingKeys extends MemoryKeyStore {
+      override async obtainMany(subjects: readonly string[]) {
+        if (raced++ === 0) {
+          const other = SqliteEventStore.open(file);
+          await write(other, oldCall('mc_9', 'cus_9', '+33655554444'));
+          await other.close();
+        }
+        return super.obtainMany(subjects);
       }
-      return super.obtainMany(subjects);
     }
-  }
-  const keys = new RacingKeys();
-  const store = SqliteEventStore.open(file);
-  try {
-    const done = await upgradeLegacyLog(store, keys);
-    assert.is(store.schemaVersion, 5);
-    assert.ok(raced >= 2, 'planned again after the log grew');
-    assert.equal([done.missed_call_rows_sealed, done.missed_call_rows_unowned], [8, 0]);
-    assert.not.match(stored(file).text, /655554444|612345678/, 'both calls sealed, none left in clear');
-    const layer = new SealingEventStore(store, keys);
-    const call = await layer.readStream('missed-call-mc_9');
-    assert.equal(
-      [call[0]!.data.caller_phone_number, call[0]!.data.customer_id],
-      ['+33655554444', 'cus_9'],
-      'sealed with its own customer key, not written erased',
-    );
-  } finally {
-    await store.close();
-  }
-});
+    const keys = new RacingKeys();
+    const store = SqliteEventStore.open(file);
+    try {
+      const done = await upgradeLegacyLog(store, keys);
+      assert.is(store.schemaVersion, 5);
+      assert.ok(raced >= 2, 'planned again after the log grew');
+      assert.equal([done.missed_call_rows_sealed, done.missed_call_rows_unowned], [8, 0]);
+      assert.not.match(stored(file).text, /655554444|612345678/, 'both calls sealed, none left in clear');
+      const layer = new SealingEventStore(store, keys);
+      const call = await layer.readStream('missed-call-mc_9');
+      assert.equal(
+        [call[0]!.data.caller_phone_number, call[0]!.data.customer_id],
+        ['+33655554444', 'cus_9'],
+        'sealed with its own customer key, not written erased',
+      );
+    } finally {
+      await store.close();
+    }
+  },
+);
 
 sqlite(
   'a schema 4 log: calls, messages and the outbox sealed, caller streams renamed, re-chained',

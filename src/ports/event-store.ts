@@ -82,9 +82,24 @@ export interface Subscription extends AsyncIterable<RecordedEvent> {
   close(): Promise<void>;
 }
 
+/** How an append is made; adapters that have no use for an option ignore it. */
+export interface AppendOptions {
+  /**
+   * The caller brings the read models up to date itself once it needs to (a CSV import settles each
+   * slice it wrote): an embedded request arriving meanwhile need not wait for these events to be
+   * applied (src/runtime.ts refresh). Without it, a request arriving after the commit sees the events.
+   */
+  settledByCaller?: boolean;
+}
+
 export interface EventStore {
   readonly kind: 'memory' | 'sqlite' | 'eventstoredb';
-  append(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
+  append(
+    stream: string,
+    events: NewEvent[],
+    expected: ExpectedRevision,
+    options?: AppendOptions,
+  ): Promise<AppendResult>;
   /** An unknown stream reads as an empty array. */
   readStream(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
   readAll(options?: ReadAllOptions): AsyncIterable<RecordedEvent>;

@@ -21,6 +21,7 @@
 // stopped) seals nothing; it stays in the key store unused.
 import { randomBytes } from 'node:crypto';
 import {
+  type AppendOptions,
   type AppendResult,
   type EventStore,
   type ExpectedRevision,
@@ -440,7 +441,12 @@ export class SealingEventStore implements EventStore {
     return false;
   }
 
-  async append(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+  async append(
+    stream: string,
+    events: NewEvent[],
+    expected: ExpectedRevision,
+    options?: AppendOptions,
+  ): Promise<AppendResult> {
     let sealed = events;
     /** Pool keys handed out to this append's new customer. */
     const handed = new Map<string, Buffer>();
@@ -463,7 +469,7 @@ export class SealingEventStore implements EventStore {
         }),
       );
     }
-    const result = await this.inner.append(stream, sealed, expected);
+    const result = await this.inner.append(stream, sealed, expected, options);
     // The binding is made: the customer's stream names the pool key from now on.
     const first = sealed[0];
     if (handed.size > 0 && first !== undefined) {

@@ -118,20 +118,23 @@ store('a retry answered from the log is not taken for this instance’s write', 
   }
 });
 
-store('another writer’s commit is reported even when settled appends of this instance follow it', async () => {
-  const file = freshFile();
-  const log = SqliteEventStore.open(file);
-  try {
-    log.unsettled();
-    await otherProcessAppends(file, 'cli');
-    await log.append('mine', one(1), NO_STREAM, settled);
-    assert.ok(log.unsettled(), 'the other process’s event lies below ours');
-    await log.append('mine', one(2), 0, settled);
-    assert.not.ok(log.unsettled());
-  } finally {
-    await log.close();
-  }
-});
+store(
+  'another writer’s commit is reported even when settled appends of this instance follow it',
+  async () => {
+    const file = freshFile();
+    const log = SqliteEventStore.open(file);
+    try {
+      log.unsettled();
+      await otherProcessAppends(file, 'cli');
+      await log.append('mine', one(1), NO_STREAM, settled);
+      assert.ok(log.unsettled(), 'the other process’s event lies below ours');
+      await log.append('mine', one(2), 0, settled);
+      assert.not.ok(log.unsettled());
+    } finally {
+      await log.close();
+    }
+  },
+);
 
 store('through the writer thread: known as soon as the thread commits, before its answer', async () => {
   const file = freshFile();
@@ -177,9 +180,13 @@ const counting: Projection = {
   async apply(event, docs) {
     const c = docs.collection<{ _id: string; n: number; streams: string[] }>('appended');
     const doc = (await c.findOne({ _id: 'count' })) ?? { _id: 'count', n: 0, streams: [] };
-    await c.replaceOne({ _id: 'count' }, { ...doc, n: doc.n + 1, streams: [...doc.streams, event.stream] }, {
-      upsert: true,
-    });
+    await c.replaceOne(
+      { _id: 'count' },
+      { ...doc, n: doc.n + 1, streams: [...doc.streams, event.stream] },
+      {
+        upsert: true,
+      },
+    );
   },
 };
 
@@ -199,8 +206,11 @@ async function runtime(): Promise<{ rt: Runtime; catchUps: () => number; file: s
 }
 
 const count = async (rt: Runtime) =>
-  (await rt.docs.collection<{ _id: string; n: number; streams: string[] }>('appended').findOne({ _id: 'count' }))
-    ?.streams ?? [];
+  (
+    await rt.docs
+      .collection<{ _id: string; n: number; streams: string[] }>('appended')
+      .findOne({ _id: 'count' })
+  )?.streams ?? [];
 
 const rtSuite = suite('runtime refresh');
 rtSuite.after(() => rmSync(dir, { recursive: true, force: true }));
@@ -227,43 +237,49 @@ rtSuite('a request waits for nothing the import settles itself, and sees what it
   }
 });
 
-rtSuite('a POST then GET in this process sees the write (settle), with an import writing meanwhile', async () => {
-  const { rt } = await runtime();
-  try {
-    const imported = new SettledByCallerEvents(rt.events);
-    const importing = imported.append('imported-1', one(1), NO_STREAM);
-    const { position } = await rt.events.append('posted', one(2), NO_STREAM);
-    await rt.settle(position);
-    await importing;
-    await rt.refresh();
-    assert.ok((await count(rt)).includes('posted'));
-  } finally {
-    await rt.close();
-  }
-});
+rtSuite(
+  'a POST then GET in this process sees the write (settle), with an import writing meanwhile',
+  async () => {
+    const { rt } = await runtime();
+    try {
+      const imported = new SettledByCallerEvents(rt.events);
+      const importing = imported.append('imported-1', one(1), NO_STREAM);
+      const { position } = await rt.events.append('posted', one(2), NO_STREAM);
+      await rt.settle(position);
+      await importing;
+      await rt.refresh();
+      assert.ok((await count(rt)).includes('posted'));
+    } finally {
+      await rt.close();
+    }
+  },
+);
 
-rtSuite('another process’s commit is seen by the next request, amid this process’s settled appends', async () => {
-  const { rt, file } = await runtime();
-  try {
-    const imported = new SettledByCallerEvents(rt.events);
-    await imported.append('imported-1', one(1), NO_STREAM);
-    await rt.refresh();
-    await otherProcessAppends(file, 'cli-1');
-    await imported.append('imported-2', one(2), NO_STREAM);
-    await rt.refresh();
-    assert.ok((await count(rt)).includes('cli-1'), 'the CLI’s event before the next read');
-    // Requests of the next turns wait for that catch-up too, not only the one that saw the change.
-    await otherProcessAppends(file, 'cli-2');
-    const first = rt.refresh();
-    await turn();
-    const second = rt.refresh();
-    await second;
-    assert.ok((await count(rt)).includes('cli-2'));
-    await first;
-  } finally {
-    await rt.close();
-  }
-});
+rtSuite(
+  'another process’s commit is seen by the next request, amid this process’s settled appends',
+  async () => {
+    const { rt, file } = await runtime();
+    try {
+      const imported = new SettledByCallerEvents(rt.events);
+      await imported.append('imported-1', one(1), NO_STREAM);
+      await rt.refresh();
+      await otherProcessAppends(file, 'cli-1');
+      await imported.append('imported-2', one(2), NO_STREAM);
+      await rt.refresh();
+      assert.ok((await count(rt)).includes('cli-1'), 'the CLI’s event before the next read');
+      // Requests of the next turns wait for that catch-up too, not only the one that saw the change.
+      await otherProcessAppends(file, 'cli-2');
+      const first = rt.refresh();
+      await turn();
+      const second = rt.refresh();
+      await second;
+      assert.ok((await count(rt)).includes('cli-2'));
+      await first;
+    } finally {
+      await rt.close();
+    }
+  },
+);
 
 store.run();
 rtSuite.run();

@@ -106,6 +106,12 @@ export interface EventStore {
   subscribe(options?: SubscribeOptions): Subscription;
   /** Position of the last event in the log, or null when the log is empty. */
   headPosition(): Promise<bigint | null>;
+  /**
+   * Optional: true when `result` was answered by an append of this store that wrote its events
+   * itself, false when it was answered as the retry of an append committed before (its event ids were
+   * stored already) or is not this store's. Lets a layer above skip reading the stream back to tell.
+   */
+  wroteAnew?(result: AppendResult): boolean;
   close(): Promise<void>;
 }
 

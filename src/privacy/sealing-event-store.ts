@@ -477,7 +477,8 @@ export class SealingEventStore implements EventStore {
       // Events with ids of their own may be answered as a retry of an append made before (the
       // import's deterministic ids): then the log names the key of that first append, not the one
       // handed out here, and only the key the log names may be bound (erasure finds keys there).
-      if (first.id !== undefined) {
+      // (The log may say it wrote them itself: nothing to read back then.)
+      if (first.id !== undefined && this.inner.wroteAnew?.(result) !== true) {
         const [stored] = await this.inner.readStream(stream, { limit: 1 });
         if (stored === undefined || sealedKid(stored.data) !== kid) kid = null;
       }

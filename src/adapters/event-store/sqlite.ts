@@ -730,8 +730,10 @@ export class SqliteEventStore implements EventStore {
     if (outcomes.some((o) => o.ok)) this.signal.notify();
     // Before any promise settles: from here on a look (unsettled()) knows these positions.
     outcomes.forEach((o, i) => {
+      if (!o.ok || !o.fresh) return;
+      this.written.add(o.result);
       const q = queue[i] as Queued;
-      if (o.ok && o.fresh && q.settledByCaller) {
+      if (q.settledByCaller) {
         const last = Number(o.result.position);
         this.noteSettledByCaller([last - q.batch.events.length + 1, last]);
       }
@@ -754,12 +756,20 @@ export class SqliteEventStore implements EventStore {
       result = null;
     }
     if (result === null) return this.inspectTx(batch);
+    this.written.add(result);
     if (settledByCaller) {
       const last = Number(result.position);
       this.noteSettledByCaller([last - batch.events.length + 1, last]);
     }
     this.signal.notify();
     return result;
+  }
+
+  /** Results of appends that wrote their events (not answered as a retry). */
+  private readonly written = new WeakSet<AppendResult>();
+
+  wroteAnew(result: AppendResult): boolean {
+    return this.written.has(result);
   }
 
   // -------------------------------------------------------------------------------------------------

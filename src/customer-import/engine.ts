@@ -567,7 +567,14 @@ async function decideRow(
   const match =
     options.onMatch === 'create_new'
       ? null
-      : await findMatch(deps.docs, prepared.restaurant, a.read.input, CUSTOMER_MATCH_ORDER);
+      : await findMatch(
+          deps.docs,
+          prepared.restaurant,
+          a.read.input,
+          CUSTOMER_MATCH_ORDER,
+          // The analysis derived it already (analysis.ts: `p:` + findMatch's own key).
+          a.keys.phone === null ? null : a.keys.phone.slice(2),
+        );
   if (!match) return { create: true, ownId };
   if (options.onMatch === 'return_existing')
     return { done: rowResult(a.row, 'matched', match.doc._id, match.on) };

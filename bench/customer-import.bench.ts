@@ -1,7 +1,8 @@
 // The customer CSV import (issue 15 item 4): 100,000 rows imported inside the running server (as the
 // dashboard will), and the API's p99 on GET /reservations at a fixed rate (autocannon on loopback)
 // before and during the import. Goals: ≥ 5,000 rows/s; p99 during at most twice p99 before.
-// A fresh server per run; medians over BENCH_RUNS runs (default 3).
+// A fresh server per run; medians over BENCH_RUNS runs (default 3). BENCH_IMPORT_ROWS (100,000),
+// BENCH_IMPORT_RATE (200 GET /reservations a second; 0: the import alone) change the run.
 // Run: npm run bench -- import   (or npm run bench:import)
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,6 +24,7 @@ interface Run {
   importCpu: number;
   mainCpu: number;
   loopDelay: { p50: number; p99: number; max: number };
+  gc?: Record<'major' | 'minor', { count: number; total_ms: number; p99_ms: number; max_ms: number }>;
   before: LoadResult;
   during: LoadResult;
 }
@@ -60,14 +62,18 @@ async function once(csvFile: string): Promise<Run> {
       });
       if (r.status !== 201) throw new Error(`seeding reservation ${n}: ${r.status} ${await r.text()}`);
     }
-    const reads = (label: string, duration: number) =>
-      load(label, {
-        url: `${api.url}/api/partner/v1/reservations?per_page=25&page=3`,
-        headers,
-        overallRate: RATE,
-        connections: 10,
-        duration,
-      });
+    const idle: LoadResult = { label: 'none', rps: 0, total: 0, p50: 0, p99: 0, errors: 0, non2xx: 0 };
+    // BENCH_IMPORT_RATE=0: the import alone, no requests (its own CPU a row, while iterating).
+    const reads = async (label: string, duration: number) =>
+      RATE <= 0
+        ? idle
+        : load(label, {
+            url: `${api.url}/api/partner/v1/reservations?per_page=25&page=3`,
+            headers,
+            overallRate: RATE,
+            connections: 10,
+            duration,
+          });
     await reads('warm', 3);
     const before = await reads('before', 8);
     const cpu0 = cpuSeconds(api.child.pid);
@@ -86,6 +92,7 @@ async function once(csvFile: string): Promise<Run> {
       seconds: result.seconds,
       rowsPerSecond: ROWS / result.seconds,
       loopDelay: result.loop_delay_ms,
+      gc: result.gc_pauses,
       importCpu: result.cpu_seconds ?? (cpu0 !== null && cpu1 !== null ? cpu1 - cpu0 : Number.NaN),
       mainCpu: result.main_thread_cpu_seconds ?? Number.NaN,
       before,
@@ -105,7 +112,7 @@ export async function importBench(): Promise<void> {
     const r = await once(csvFile);
     runs.push(r);
     console.log(
-      `run ${i + 1}: ${ROWS} rows in ${fmt(r.seconds, 2)} s (${Math.round(r.rowsPerSecond)} rows/s, server CPU ${fmt(r.importCpu, 1)} s, main thread ${fmt(r.mainCpu, 1)} s); event loop held p99 ${fmt(r.loopDelay.p99)} / max ${fmt(r.loopDelay.max)} ms; GET /reservations p99 ${r.before.p99} → ${r.during.p99} ms`,
+      `run ${i + 1}: ${ROWS} rows in ${fmt(r.seconds, 2)} s (${Math.round(r.rowsPerSecond)} rows/s, server CPU ${fmt(r.importCpu, 1)} s, main thread ${fmt(r.mainCpu, 1)} s); event loop held p99 ${fmt(r.loopDelay.p99)} / max ${fmt(r.loopDelay.max)} ms; GET /reservations p99 ${r.before.p99} → ${r.during.p99} ms; GC pauses: ${r.gc ? `major ${r.gc.major.count} (${r.gc.major.total_ms} ms, max ${fmt(r.gc.major.max_ms)}), minor ${r.gc.minor.count} (${r.gc.minor.total_ms} ms, p99 ${fmt(r.gc.minor.p99_ms)}, max ${fmt(r.gc.minor.max_ms)})` : 'n/a'}`,
     );
   }
   table(

@@ -3,7 +3,7 @@
 // the outcome to DATA_DIR/import-result.json.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { startService } from '../src/app';
 import { loadConfig } from '../src/config';
 import { operatorMeta } from '../src/core/command-meta';
@@ -33,6 +33,15 @@ process.on('SIGUSR2', () => {
   // How long the event loop was held while the import ran: what a request arriving then waited.
   const delay = monitorEventLoopDelay({ resolution: 5 });
   delay.enable();
+  // Garbage collection's pauses of the main thread meanwhile (a suspect for the loop's long holds).
+  const pauses: { major: number[]; minor: number[] } = { major: [], minor: [] };
+  const gc = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      const kind = (e as unknown as { detail?: { kind?: number } }).detail?.kind;
+      (kind === constants.NODE_PERFORMANCE_GC_MAJOR ? pauses.major : pauses.minor).push(e.duration);
+    }
+  });
+  gc.observe({ entryTypes: ['gc'] });
   (async () => {
     const bytes = readFileSync(process.env.IMPORT_FILE as string);
     const prepared = await prepareImport(service.rt, process.env.IMPORT_RESTAURANT as string, bytes);
@@ -44,12 +53,23 @@ process.on('SIGUSR2', () => {
     });
     const used = process.cpuUsage(cpu);
     delay.disable();
+    gc.disconnect();
+    const summary = (xs: number[]) => {
+      const sorted = [...xs].sort((a, b) => a - b);
+      return {
+        count: xs.length,
+        total_ms: Math.round(xs.reduce((a, b) => a + b, 0)),
+        p99_ms: sorted[Math.floor(sorted.length * 0.99)] ?? 0,
+        max_ms: sorted.at(-1) ?? 0,
+      };
+    };
     return {
       loop_delay_ms: {
         p50: delay.percentile(50) / 1e6,
         p99: delay.percentile(99) / 1e6,
         max: delay.max / 1e6,
       },
+      gc_pauses: { major: summary(pauses.major), minor: summary(pauses.minor) },
       seconds: (performance.now() - started) / 1000,
       cpu_seconds: (used.user + used.system) / 1e6,
       main_thread_cpu_seconds: main0 === null ? null : (mainThreadCpu() as number) - main0,

@@ -57,12 +57,21 @@ export async function findMatch(
   restaurant: { _id: string; country_code: string | null },
   input: MatchInput,
   order: readonly MatchKey[],
+  /**
+   * The phone's key when the caller derived it already from `input.phone_number` with this
+   * restaurant's country (matchablePhoneKey(phoneLookupKey(…)); null: none usable): the CSV import's
+   * worker thread does, so the number is not parsed a second time on the main thread.
+   */
+  phoneKey?: string | null,
 ): Promise<Match | null> {
   for (const on of order) {
     let filter: Filter | null = null;
     if (on === 'external_id' && input.external_id) filter = { external_id: input.external_id };
     if (on === 'phone' && input.phone_number) {
-      const key = matchablePhoneKey(phoneLookupKey(input.phone_number, restaurant.country_code));
+      const key =
+        phoneKey !== undefined
+          ? phoneKey
+          : matchablePhoneKey(phoneLookupKey(input.phone_number, restaurant.country_code));
       if (key) filter = { phone_key: key };
     }
     if (on === 'email' && input.email) filter = { email_key: emailKey(input.email) };

@@ -119,6 +119,9 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   const settled = Promise.resolve();
   const noop = () => undefined;
   let lookThisTurn: Promise<void> | null = null;
+  /** The catch-up the last look that found something asked for, while it runs. */
+  let awaited: Promise<void> | null = null;
+  const log = stored instanceof SqliteEventStore ? stored : null;
   const rt: Runtime = {
     config,
     clock,
@@ -146,18 +149,30 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     },
     refresh() {
       if (!embedded) return settled;
-      if (!detector) return projections.catchUp().then(noop);
-      // Only when the log changed since the last look (a write here not yet settled, or another process).
-      // The look is taken once per event-loop turn, in its check phase, for every request that asked
-      // during the turn: each of them had arrived before the look, so a commit made before any of them
-      // arrived (a key revoked by the CLI) is seen by it, and a burst of requests pays for one look.
+      if (!detector || !log) return projections.catchUp().then(noop);
+      // Only when the log changed since the last look, and only for commits nobody in this process is
+      // applying already: another process's (the CLI's), or ours without settledByCaller. A CSV
+      // import's appends are settled by the import itself, so a request does not wait for the read
+      // models to take in its last slice. The look is taken once per event-loop turn, in its check
+      // phase, for every request that asked during the turn: each of them had arrived before the look,
+      // so a commit made before any of them arrived (a key revoked by the CLI) is seen by it, and a
+      // burst of requests pays for one look.
       lookThisTurn ??= new Promise<void>((resolve, reject) => {
         setImmediate(() => {
           lookThisTurn = null;
           try {
-            if (detector.changed()) projections.catchUp().then(noop).then(resolve, reject);
-            // Nothing new, but a catch-up asked for earlier (a write's settle) may still be applying.
-            else projections.idle().then(() => resolve(), reject);
+            if (detector.changed() && log.unsettled()) {
+              const caughtUp = projections.catchUp().then(noop);
+              awaited = caughtUp;
+              const done = () => {
+                if (awaited === caughtUp) awaited = null;
+              };
+              caughtUp.then(done, done);
+              caughtUp.then(resolve, reject);
+            }
+            // Nothing new to wait for, but a catch-up an earlier look asked for may still be applying.
+            else if (awaited !== null) awaited.then(() => resolve(), reject);
+            else resolve();
           } catch (err) {
             reject(err);
           }

@@ -50,6 +50,7 @@ import type { CommandMeta } from '../core/command-meta';
 import { ApiError, type Issue, notFound, validationError } from '../core/errors';
 import { deterministicUuid, newId } from '../core/ids';
 import { NO_WEBHOOK } from '../core/no-webhook';
+import { SettledByCallerEvents } from '../core/settled-by-caller';
 import type { WriteDeps } from '../core/write-deps';
 import type { DocumentStore } from '../ports/document-store';
 import { storedEvents } from '../privacy/sealing-event-store';
@@ -344,6 +345,14 @@ async function runJob(
   resumed: boolean,
 ): Promise<ImportJobState> {
   const jobMeta = { ...options.meta, restaurant_id: prepared.restaurant._id };
+  // The rows' writes and the job's records are settled here (each slice retired, then the end): a
+  // request arriving meanwhile does not wait for the read models to take them in (runtime refresh).
+  const writes: ImportDeps = {
+    events: new SettledByCallerEvents(deps.events),
+    clock: deps.clock,
+    docs: deps.docs,
+    settle: (position) => deps.settle(position),
+  };
   const maxRows = Math.max(1, options.batchSize ?? DEFAULT_BATCH_SIZE);
   const total = prepared.table.rows.length;
   let job = start;
@@ -363,7 +372,7 @@ async function runJob(
   const kick = () => {
     const rows = toRecord;
     toRecord = [];
-    recordingNow = recordImportRows(deps, jobId, job, rows, jobMeta).then(
+    recordingNow = recordImportRows(writes, jobId, job, rows, jobMeta).then(
       (r) => {
         job = r.job;
         recordingNow = null;
@@ -474,7 +483,7 @@ async function runJob(
         // commit, written by the writer thread, while the next slices are matched.
         const results = Promise.all(
           batch.map((a, i) =>
-            writeRow(deps, prepared, jobId, options, a, decisions[i] as Decision, a.row <= uncertainUntil),
+            writeRow(writes, prepared, jobId, options, a, decisions[i] as Decision, a.row <= uncertainUntil),
           ),
         );
         const slice: Slice = { results, keys, customers, rows: batch.length, written: false };
@@ -508,7 +517,7 @@ async function runJob(
       }
     }
     await recorded();
-    job = (await finishImportJob(deps, jobId, job, jobMeta)).job;
+    job = (await finishImportJob(writes, jobId, job, jobMeta)).job;
     await deps.settle(await deps.events.headPosition());
     return job.state;
   } catch (err) {
@@ -558,7 +567,14 @@ async function decideRow(
   const match =
     options.onMatch === 'create_new'
       ? null
-      : await findMatch(deps.docs, prepared.restaurant, a.read.input, CUSTOMER_MATCH_ORDER);
+      : await findMatch(
+          deps.docs,
+          prepared.restaurant,
+          a.read.input,
+          CUSTOMER_MATCH_ORDER,
+          // The analysis derived it already (analysis.ts: `p:` + findMatch's own key).
+          a.keys.phone === null ? null : a.keys.phone.slice(2),
+        );
   if (!match) return { create: true, ownId };
   if (options.onMatch === 'return_existing')
     return { done: rowResult(a.row, 'matched', match.doc._id, match.on) };

@@ -82,15 +82,36 @@ export interface Subscription extends AsyncIterable<RecordedEvent> {
   close(): Promise<void>;
 }
 
+/** How an append is made; adapters that have no use for an option ignore it. */
+export interface AppendOptions {
+  /**
+   * The caller brings the read models up to date itself once it needs to (a CSV import settles each
+   * slice it wrote): an embedded request arriving meanwhile need not wait for these events to be
+   * applied (src/runtime.ts refresh). Without it, a request arriving after the commit sees the events.
+   */
+  settledByCaller?: boolean;
+}
+
 export interface EventStore {
   readonly kind: 'memory' | 'sqlite' | 'eventstoredb';
-  append(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
+  append(
+    stream: string,
+    events: NewEvent[],
+    expected: ExpectedRevision,
+    options?: AppendOptions,
+  ): Promise<AppendResult>;
   /** An unknown stream reads as an empty array. */
   readStream(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
   readAll(options?: ReadAllOptions): AsyncIterable<RecordedEvent>;
   subscribe(options?: SubscribeOptions): Subscription;
   /** Position of the last event in the log, or null when the log is empty. */
   headPosition(): Promise<bigint | null>;
+  /**
+   * Optional: true when `result` was answered by an append of this store that wrote its events
+   * itself, false when it was answered as the retry of an append committed before (its event ids were
+   * stored already) or is not this store's. Lets a layer above skip reading the stream back to tell.
+   */
+  wroteAnew?(result: AppendResult): boolean;
   close(): Promise<void>;
 }
 

@@ -21,6 +21,7 @@
 // stopped) seals nothing; it stays in the key store unused.
 import { randomBytes } from 'node:crypto';
 import {
+  type AppendOptions,
   type AppendResult,
   type EventStore,
   type ExpectedRevision,
@@ -449,7 +450,12 @@ export class SealingEventStore implements EventStore {
     return false;
   }
 
-  async append(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+  async append(
+    stream: string,
+    events: NewEvent[],
+    expected: ExpectedRevision,
+    options?: AppendOptions,
+  ): Promise<AppendResult> {
     let sealed = events;
     /** Pool keys handed out to this append's new customer. */
     const handed = new Map<string, Buffer>();
@@ -472,7 +478,7 @@ export class SealingEventStore implements EventStore {
         }),
       );
     }
-    const result = await this.inner.append(stream, sealed, expected);
+    const result = await this.inner.append(stream, sealed, expected, options);
     // The binding is made: the customer's stream names the pool key from now on.
     const first = sealed[0];
     if (handed.size > 0 && first !== undefined) {
@@ -480,7 +486,8 @@ export class SealingEventStore implements EventStore {
       // Events with ids of their own may be answered as a retry of an append made before (the
       // import's deterministic ids): then the log names the key of that first append, not the one
       // handed out here, and only the key the log names may be bound (erasure finds keys there).
-      if (first.id !== undefined) {
+      // (The log may say it wrote them itself: nothing to read back then.)
+      if (first.id !== undefined && this.inner.wroteAnew?.(result) !== true) {
         const [stored] = await this.inner.readStream(stream, { limit: 1 });
         if (stored === undefined || sealedKid(stored.data) !== kid) kid = null;
       }

@@ -22,7 +22,20 @@ export interface RunnerOptions {
    * not land atomically with its checkpoints.
    */
   writeBack?: boolean;
+  /**
+   * Time slicing: a catch-up that has held the event loop this long (ms) yields to the macrotask
+   * queue (setImmediate) before its next event, so requests, timers and I/O run in between; its
+   * batches, their commits and its outcome are the same. Default: 4 for the embedded store (all of
+   * whose awaits are microtasks, so a large catch-up held the loop for tens of ms), 0 (never) for a
+   * durable one, whose awaits are real I/O.
+   */
+  sliceMs?: number;
 }
+
+const nextMacrotask = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** Embedded catch-ups yield after this many ms of work (RunnerOptions.sliceMs). */
+export const CATCH_UP_SLICE_MS = 4;
 
 export class ProjectionRunner {
   private checkpoints = new Map<string, bigint | null>();
@@ -31,6 +44,7 @@ export class ProjectionRunner {
   private started = false;
   private stopped = false;
   private changes = 0;
+  private yields = 0;
 
   constructor(
     private readonly events: EventStore,
@@ -68,6 +82,11 @@ export class ProjectionRunner {
     return this.changes;
   }
 
+  /** How many times catch-ups yielded to the event loop mid-way (tests, diagnostics). */
+  get slicesYielded(): number {
+    return this.yields;
+  }
+
   /** The lowest checkpoint: every projection has applied the log up to here. */
   get position(): bigint | null {
     let min: bigint | null | undefined;
@@ -103,6 +122,8 @@ export class ProjectionRunner {
     const cache =
       (this.options.writeBack ?? this.docs.kind === 'embedded') ? new WriteBackStore(this.docs) : null;
     const docs = cache ?? this.docs;
+    const sliceMs = this.options.sliceMs ?? (this.docs.kind === 'embedded' ? CATCH_UP_SLICE_MS : 0);
+    let sliceStart = performance.now();
     let applied = 0;
     let batchLast: bigint | null = null;
     let inBatch = 0;
@@ -122,6 +143,13 @@ export class ProjectionRunner {
         this.options.onProgress?.(applied, batchLast);
         inBatch = 0;
         if (this.options.afterBatch) await this.options.afterBatch();
+      }
+      // A slice used up: let the event loop run. The batch stays open (its writes in the cache, its
+      // checkpoint not yet moved), so readers meanwhile see the read models as of the last commit.
+      if (sliceMs > 0 && performance.now() - sliceStart >= sliceMs) {
+        this.yields++;
+        await nextMacrotask();
+        sliceStart = performance.now();
       }
     }
     if (batchLast !== null) {

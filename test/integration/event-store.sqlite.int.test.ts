@@ -571,4 +571,24 @@ thread(
   },
 );
 
+thread(
+  'wroteAnew tells an append that wrote its events from one answered as a retry, on every path',
+  async () => {
+    for (const options of [{}, { groupCommit: false }, { writerThread: 'always' as const }]) {
+      const store = SqliteEventStore.open(freshFile(), options);
+      try {
+        const id = 'a3c1e2f0-1b2c-4d5e-8f90-123456789abc';
+        const first = await store.append('w', [ev('One', {}, undefined, id)], NO_STREAM);
+        assert.ok(store.wroteAnew(first), `fresh (${JSON.stringify(options)})`);
+        const again = await store.append('w', [ev('One', {}, undefined, id)], NO_STREAM);
+        assert.equal(again, first);
+        assert.not.ok(store.wroteAnew(again), `retry (${JSON.stringify(options)})`);
+        assert.not.ok(store.wroteAnew({ nextRevision: 0, position: 1n }), 'not a result of this store');
+      } finally {
+        await store.close();
+      }
+    }
+  },
+);
+
 thread.run();

@@ -4,9 +4,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
 import { EmbeddedDocumentStore } from '../../src/adapters/document-store/embedded';
 import { MemoryEventStore } from '../../src/adapters/event-store/memory';
 import { SqliteEventStore } from '../../src/adapters/event-store/sqlite';
+import { ANY } from '../../src/ports/event-store';
+import type { Projection } from '../../src/projection/projection';
+import { ProjectionRunner } from '../../src/projection/runner';
 import { projectionRunnerContract } from '../contracts/projection-runner.contract';
 
 const memory = suite('projection runner: memory + embedded');
@@ -33,3 +37,104 @@ projectionRunnerContract(sqlite, async () => {
   };
 });
 sqlite.run();
+
+// Time slicing (RunnerOptions.sliceMs): a catch-up that yields to the event loop between events comes
+// to the very same read models and checkpoints, and lets a macrotask run before it ends.
+const slicing = suite('projection runner: time-sliced catch-up');
+
+const tally: Projection = {
+  name: 'tally',
+  eventTypes: ['Counted', 'Renamed'],
+  async apply(event, docs) {
+    const c = docs.collection<{ _id: string; n: number; name: string; seen: number[] }>('tally');
+    const id = String((event.data as { key: string }).key);
+    const was = (await c.findOne({ _id: id })) ?? { _id: id, n: 0, name: '', seen: [] };
+    const doc = { ...was, seen: [...was.seen, Number(event.position)] };
+    if (event.type === 'Counted') doc.n += (event.data as { by: number }).by;
+    else doc.name = String((event.data as { name: string }).name);
+    await c.replaceOne({ _id: id }, doc, { upsert: true });
+  },
+};
+const total: Projection = {
+  name: 'total',
+  eventTypes: ['Counted'],
+  async apply(event, docs) {
+    const c = docs.collection<{ _id: string; sum: number }>('total');
+    const doc = (await c.findOne({ _id: 'all' })) ?? { _id: 'all', sum: 0 };
+    await c.replaceOne(
+      { _id: 'all' },
+      { _id: 'all', sum: doc.sum + (event.data as { by: number }).by },
+      { upsert: true },
+    );
+  },
+};
+
+slicing('yields between events yet ends with the same read models and checkpoints as without', async () => {
+  const events = new MemoryEventStore();
+  for (let i = 0; i < 2500; i++)
+    await events.append(
+      `k-${i % 37}`,
+      [
+        i % 5 === 0
+          ? { type: 'Renamed', data: { key: `k${i % 37}`, name: `n${i}` } }
+          : { type: 'Counted', data: { key: `k${i % 37}`, by: (i * 7) % 11 } },
+      ],
+      ANY,
+    );
+  const run = async (sliceMs: number, batchSize: number) => {
+    const docs = new EmbeddedDocumentStore();
+    const runner = new ProjectionRunner(events, docs, [tally, total], { sliceMs, batchSize });
+    await runner.start();
+    let ticked = false;
+    setImmediate(() => {
+      ticked = true;
+    });
+    const applied = await runner.catchUp();
+    const tallies = (await docs.collection('tally').find({})).sort((a, b) =>
+      String(a._id).localeCompare(String(b._id)),
+    );
+    return {
+      applied,
+      ticked,
+      yields: runner.slicesYielded,
+      tallies,
+      totals: await docs.collection('total').find({}),
+      checkpoints: [await docs.getCheckpoint('tally'), await docs.getCheckpoint('total')],
+    };
+  };
+  const whole = await run(0, 1000);
+  // A slice of a microsecond: a yield after nearly every event.
+  const sliced = await run(0.001, 1000);
+  const smallBatches = await run(0.001, 7);
+  assert.is(whole.yields, 0);
+  assert.not.ok(whole.ticked, 'without slicing the catch-up holds the loop to its end');
+  assert.ok(sliced.yields > 100, `yielded ${sliced.yields} times`);
+  assert.ok(sliced.ticked, 'a macrotask ran before the catch-up ended');
+  for (const other of [sliced, smallBatches]) {
+    assert.is(other.applied, whole.applied);
+    assert.equal(other.tallies, whole.tallies);
+    assert.equal(other.totals, whole.totals);
+    assert.equal(other.checkpoints, whole.checkpoints);
+  }
+  assert.equal(whole.checkpoints, [2500n, 2500n]);
+  await events.close();
+});
+
+slicing('a catch-up asked for while a sliced one yields runs after it, in order', async () => {
+  const events = new MemoryEventStore();
+  for (let i = 0; i < 500; i++)
+    await events.append('k', [{ type: 'Counted', data: { key: 'k', by: 1 } }], ANY);
+  const docs = new EmbeddedDocumentStore();
+  const runner = new ProjectionRunner(events, docs, [tally, total], { sliceMs: 0.001 });
+  await runner.start();
+  const first = runner.catchUp();
+  await new Promise((r) => setImmediate(r));
+  await events.append('k', [{ type: 'Counted', data: { key: 'k', by: 1 } }], ANY);
+  const second = runner.catchUp();
+  // The event appended mid-way is applied once, by whichever catch-up reads it first.
+  assert.is((await first) + (await second), 501);
+  assert.equal(await docs.collection('total').findOne({ _id: 'all' }), { _id: 'all', sum: 501 });
+  await events.close();
+});
+
+slicing.run();

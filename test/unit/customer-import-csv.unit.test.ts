@@ -4,9 +4,11 @@ import { stringify } from 'csv-stringify/sync';
 import fc from 'fast-check';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { matchablePhoneKey, phoneLookupKey } from '../../commands/customers/contact';
 import type { CustomFieldDefinition } from '../../commands/customers/custom-fields';
 import { LANGS } from '../../commands/customers/events';
 import { NOT_BLANK } from '../../src/core/text';
+import { analyzeCells } from '../../src/customer-import/analysis';
 import { CUSTOMER_COLUMNS, mapHeader } from '../../src/customer-import/columns';
 import { CsvFileError, detectDelimiter, readCsv } from '../../src/customer-import/csv';
 import { readRow, validateRow } from '../../src/customer-import/rows';
@@ -329,6 +331,35 @@ rows('property: a valid customer written to CSV reads back the same', async () =
       const expected: Record<string, unknown> = { ...c, custom_fields: { ...cf } };
       if (Object.keys(cf).length === 0) delete expected.custom_fields;
       assert.equal(read.input, expected);
+    }),
+    { numRuns: 300 },
+  );
+});
+
+// The import hands findMatch the phone key its analysis derived (engine.ts decideRow), instead of
+// findMatch parsing the number again: the two must be the very same key, for any spelling.
+rows('the analysis’s phone key is the one findMatch derives, for any spelling and country', () => {
+  const columns = mapHeader(['name', 'phone_number'], []).columns;
+  const spellings = fc.oneof(
+    fc.constantFrom(
+      '+33 6 12 34 56 78',
+      '06 12 34 56 78',
+      '0612345678',
+      '(0)6-12-34-56-78',
+      '+44 20 7946 0958',
+      '020 7946 0958',
+      '12',
+      'not a number',
+      '+1 (415) 555-0100',
+    ),
+    fc.stringMatching(/^[+0-9 ().-]{1,20}$/),
+  );
+  fc.assert(
+    fc.property(spellings, fc.constantFrom('FR', 'GB', 'US', null), (phone, country) => {
+      const a = analyzeCells(['Someone', phone], 1, { columns, country, definitions: [] });
+      if (a.issues.length > 0) return;
+      const own = matchablePhoneKey(phoneLookupKey(phone.trim(), country));
+      assert.is(a.keys.phone === null ? null : a.keys.phone.slice(2), own ?? null);
     }),
     { numRuns: 300 },
   );

@@ -10,6 +10,7 @@ import {
   START,
 } from '@eventstore/db-client';
 import {
+  type AppendOptions,
   type AppendResult,
   type EventStore,
   EventStoreError,
@@ -110,7 +111,12 @@ export class EsdbEventStore implements EventStore {
    * append to the stream; any/stream_exists read the stream's last event and append after it with
    * that revision, retrying when another writer got there first, so the chain never forks.
    */
-  async append(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+  async append(
+    stream: string,
+    events: NewEvent[],
+    expected: ExpectedRevision,
+    _options?: AppendOptions,
+  ): Promise<AppendResult> {
     this.assertOpen();
     const batch = prepareAppend(stream, events, expected);
     for (let attempt = 1; ; attempt++) {

@@ -4,6 +4,7 @@
 // database, and mutating one can never change the log.
 import { type Clock, systemClock } from '../../core/clock';
 import {
+  type AppendOptions,
   type AppendResult,
   type EventStore,
   EventStoreError,
@@ -84,7 +85,12 @@ export class MemoryEventStore implements EventStore {
     if (this.closed) throw new EventStoreError('the event store is closed');
   }
 
-  async append(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+  async append(
+    stream: string,
+    events: NewEvent[],
+    expected: ExpectedRevision,
+    _options?: AppendOptions,
+  ): Promise<AppendResult> {
     this.assertOpen();
     const batch = prepareAppend(stream, events, expected);
     const existing = this.streams.get(batch.stream) ?? [];

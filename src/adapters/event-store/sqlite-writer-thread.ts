@@ -5,9 +5,17 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import type { EventStoreError } from '../../ports/event-store';
-import { sendError, sqliteWrites, type WriteAppend } from './sqlite-writes';
+import { freshRange, sendError, sqliteWrites, type WriteAppend } from './sqlite-writes';
 
-const { file, synchronous, timeout } = workerData as { file: string; synchronous: string; timeout: number };
+const { file, synchronous, timeout, committed } = workerData as {
+  file: string;
+  synchronous: string;
+  timeout: number;
+  committed: SharedArrayBuffer;
+};
+// What the last group committed, published the moment COMMIT returns, before the answer's message
+// (which waits for the main thread's event loop): [group id + 1, first position, last position].
+const published = new BigInt64Array(committed);
 const db = new Database(file, { timeout });
 db.pragma('journal_mode = WAL');
 db.pragma(`synchronous = ${synchronous === 'NORMAL' ? 'NORMAL' : 'FULL'}`);
@@ -15,9 +23,17 @@ const writes = sqliteWrites(db);
 
 parentPort?.on('message', (m: { id: number; queue: { batch: WriteAppend; created: string }[] }) => {
   try {
-    const outcomes = writes
-      .groupTx(m.queue)
-      .map((o) => (o.ok ? o : { ok: false as const, error: sendError(o.error as EventStoreError) }));
+    const written = writes.groupTx(m.queue);
+    const range = freshRange(m.queue, written);
+    if (range !== null) {
+      Atomics.store(published, 0, 0n);
+      Atomics.store(published, 1, BigInt(range[0]));
+      Atomics.store(published, 2, BigInt(range[1]));
+      Atomics.store(published, 0, BigInt(m.id + 1));
+    }
+    const outcomes = written.map((o) =>
+      o.ok ? o : { ok: false as const, error: sendError(o.error as EventStoreError) },
+    );
     parentPort?.postMessage({ id: m.id, outcomes });
   } catch (err) {
     // Nothing of the group was committed: the main thread replays it one append at a time.

@@ -25,7 +25,10 @@ export class WriterThread {
   private ready = false;
   private failed = false;
 
-  private constructor(private readonly worker: Worker) {
+  private constructor(
+    private readonly worker: Worker,
+    private readonly published: BigInt64Array,
+  ) {
     worker.unref();
     worker.on('message', (m: ({ id: number } & Answer) | { ready: true }) => {
       if ('ready' in m) {
@@ -47,7 +50,11 @@ export class WriterThread {
 
   static start(file: string, synchronous: string, timeout: number): WriterThread | null {
     try {
-      return new WriterThread(new Worker(BOOT, { eval: true, workerData: { file, synchronous, timeout } }));
+      const committed = new SharedArrayBuffer(3 * 8);
+      return new WriterThread(
+        new Worker(BOOT, { eval: true, workerData: { file, synchronous, timeout, committed } }),
+        new BigInt64Array(committed),
+      );
     } catch {
       return null;
     }
@@ -74,6 +81,25 @@ export class WriterThread {
    * when another process held the write lock past the busy timeout (as the main thread's write
    * would fail).
    */
+  /** The id of the group the thread was last sent (-1: none yet). */
+  get lastSent(): number {
+    return this.next - 1;
+  }
+
+  /**
+   * The positions group `id` wrote, once the thread has committed it, even before its answer arrives
+   * (the thread publishes them in shared memory as soon as COMMIT returns); null before that, or when it
+   * wrote none.
+   */
+  committedRange(id: number): [number, number] | null {
+    const tag = BigInt(id + 1);
+    if (Atomics.load(this.published, 0) !== tag) return null;
+    const first = Atomics.load(this.published, 1);
+    const last = Atomics.load(this.published, 2);
+    if (Atomics.load(this.published, 0) !== tag) return null;
+    return [Number(first), Number(last)];
+  }
+
   async write(queue: { batch: WriteAppend; created: string }[]): Promise<Outcome[] | null> {
     if (this.failed) return null;
     const id = this.next++;

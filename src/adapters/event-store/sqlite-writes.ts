@@ -38,8 +38,12 @@ interface StoredRow {
   hash: string | null;
 }
 
-/** What one append of a group commit came to, settled after COMMIT. */
-export type Outcome = { ok: true; result: AppendResult } | { ok: false; error: unknown };
+/**
+ * What one append of a group commit came to, settled after COMMIT. `fresh`: this transaction wrote
+ * its events (positions result.position - events + 1 … result.position); false for an append answered
+ * as the retry of one committed before.
+ */
+export type Outcome = { ok: true; result: AppendResult; fresh: boolean } | { ok: false; error: unknown };
 
 export interface SqliteWrites {
   /** One append in its own IMMEDIATE transaction; null when the expectation does not hold. */
@@ -126,9 +130,9 @@ export function sqliteWrites(db: Database.Database): SqliteWrites {
         if ((err as { code?: string }).code !== 'SQLITE_CONSTRAINT_UNIQUE') throw err;
         result = null;
       }
-      if (result !== null) return { ok: true, result };
+      if (result !== null) return { ok: true, result, fresh: true };
       try {
-        return { ok: true, result: inspectLog(batch) };
+        return { ok: true, result: inspectLog(batch), fresh: false };
       } catch (err) {
         if (err instanceof EventStoreError) return { ok: false, error: err };
         throw err;
@@ -141,6 +145,26 @@ export function sqliteWrites(db: Database.Database): SqliteWrites {
     inspectTx: db.transaction(inspectLog).deferred,
     groupTx: (queue) => group.immediate(queue),
   };
+}
+
+/**
+ * The positions a committed group wrote, as [first, last] (null: none). They are contiguous: the group
+ * held the write lock, and an append undone to its savepoint gave its positions back.
+ */
+export function freshRange(
+  queue: readonly { batch: WriteAppend }[],
+  outcomes: readonly Outcome[],
+): [number, number] | null {
+  let first = Number.POSITIVE_INFINITY;
+  let last = 0;
+  outcomes.forEach((o, i) => {
+    if (!o.ok || !o.fresh) return;
+    const end = Number(o.result.position);
+    const start = end - (queue[i] as { batch: WriteAppend }).batch.events.length + 1;
+    if (start < first) first = start;
+    if (end > last) last = end;
+  });
+  return last === 0 ? null : [first, last];
 }
 
 /** An error of the store as plain data (what a thread can send), and back. */

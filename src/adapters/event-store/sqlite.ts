@@ -27,6 +27,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { type Clock, systemClock } from '../../core/clock';
 import {
+  type AppendOptions,
   type AppendResult,
   type EventStore,
   EventStoreError,
@@ -248,6 +249,8 @@ export const WRITER_MIN_EVENTS = 64;
 interface Queued {
   batch: PreparedAppend;
   created: string;
+  /** AppendOptions.settledByCaller. */
+  settledByCaller: boolean;
   resolve: (result: AppendResult) => void;
   reject: (err: unknown) => void;
 }
@@ -675,13 +678,19 @@ export class SqliteEventStore implements EventStore {
     return this.writeTransactions;
   }
 
-  async append(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+  async append(
+    stream: string,
+    events: NewEvent[],
+    expected: ExpectedRevision,
+    options?: AppendOptions,
+  ): Promise<AppendResult> {
     this.assertOpen();
     const batch = prepareAppend(stream, events, expected);
     const created = this.clock.now().toISOString();
-    if (!this.groupCommit) return this.appendOne(batch, created);
+    const settledByCaller = options?.settledByCaller === true;
+    if (!this.groupCommit) return this.appendOne(batch, created, settledByCaller);
     return new Promise<AppendResult>((resolve, reject) => {
-      this.queue.push({ batch, created, resolve, reject });
+      this.queue.push({ batch, created, settledByCaller, resolve, reject });
       if (!this.flushScheduled) {
         this.flushScheduled = true;
         setImmediate(() => this.flush());
@@ -728,12 +737,18 @@ export class SqliteEventStore implements EventStore {
   private async flushThrough(writer: WriterThread, queue: Queued[]): Promise<void> {
     this.writeTransactions++;
     let outcomes: Outcome[] | null;
+    const sent = writer.write(queue);
+    // Until the answer arrives, what the thread committed is known from its shared memory: a group
+    // made only of appends settled by their callers needs no catch-up from a request (unsettled()).
+    this.inThread = queue.every((q) => q.settledByCaller) ? { writer, id: writer.lastSent } : null;
     try {
-      outcomes = await writer.write(queue);
+      outcomes = await sent;
     } catch (err) {
       // Another process held the write lock past the busy timeout: every append fails alike.
       for (const q of queue) q.reject(err);
       return;
+    } finally {
+      this.inThread = null;
     }
     if (outcomes === null) this.replayOneByOne(queue);
     else this.settle(queue, outcomes);
@@ -743,7 +758,7 @@ export class SqliteEventStore implements EventStore {
     for (const q of queue) {
       try {
         if (!this.db.open) throw new EventStoreError('the event store is closed');
-        q.resolve(this.appendOne(q.batch, q.created));
+        q.resolve(this.appendOne(q.batch, q.created, q.settledByCaller));
       } catch (e) {
         q.reject(e);
       }
@@ -752,6 +767,16 @@ export class SqliteEventStore implements EventStore {
 
   private settle(queue: Queued[], outcomes: Outcome[]): void {
     if (outcomes.some((o) => o.ok)) this.signal.notify();
+    // Before any promise settles: from here on a look (unsettled()) knows these positions.
+    outcomes.forEach((o, i) => {
+      if (!o.ok || !o.fresh) return;
+      this.written.add(o.result);
+      const q = queue[i] as Queued;
+      if (q.settledByCaller) {
+        const last = Number(o.result.position);
+        this.noteSettledByCaller([last - q.batch.events.length + 1, last]);
+      }
+    });
     outcomes.forEach((o, i) => {
       if (o.ok) queue[i]!.resolve(o.result);
       else queue[i]!.reject(o.error);
@@ -759,7 +784,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   /** One append in its own transaction (the path without group commit). Throws its error. */
-  private appendOne(batch: PreparedAppend, created: string): AppendResult {
+  private appendOne(batch: PreparedAppend, created: string, settledByCaller = false): AppendResult {
     let result: AppendResult | null;
     try {
       result = this.appendTx(batch, created);
@@ -770,8 +795,79 @@ export class SqliteEventStore implements EventStore {
       result = null;
     }
     if (result === null) return this.inspectTx(batch);
+    this.written.add(result);
+    if (settledByCaller) {
+      const last = Number(result.position);
+      this.noteSettledByCaller([last - batch.events.length + 1, last]);
+    }
     this.signal.notify();
     return result;
+  }
+
+  /** Results of appends that wrote their events (not answered as a retry). */
+  private readonly written = new WeakSet<AppendResult>();
+
+  wroteAnew(result: AppendResult): boolean {
+    return this.written.has(result);
+  }
+
+  // -------------------------------------------------------------------------------------------------
+  // What a request must wait for (src/runtime.ts refresh)
+
+  /** Positions this instance wrote for appends settled by their callers, above `looked`, in order. */
+  private settledRanges: [number, number][] = [];
+  /** Every position up to here was judged by unsettled() (null: never looked). */
+  private looked: number | null = null;
+  /** The writer thread's group in flight, when every append of it is settled by its caller. */
+  private inThread: { writer: WriterThread; id: number } | null = null;
+
+  private noteSettledByCaller(range: [number, number] | null): void {
+    if (range === null || (this.looked !== null && range[1] <= this.looked)) return;
+    const list = this.settledRanges;
+    const tail = list.at(-1);
+    // Appends come in log order: the common case extends the last range.
+    if (tail !== undefined && range[0] >= tail[0] && range[0] <= tail[1] + 1) {
+      if (range[1] > tail[1]) tail[1] = range[1];
+      return;
+    }
+    let i = list.length;
+    while (i > 0 && (list[i - 1] as [number, number])[0] > range[0]) i--;
+    list.splice(i, 0, [range[0], range[1]]);
+  }
+
+  /**
+   * Whether the log holds events committed since the last call (the first call: since ever) that
+   * nobody in this process is bringing into the read models: appended by another process (the CLI),
+   * or by this one without `settledByCaller`. A request waits for a catch-up only then; appends
+   * whose callers settle them (a CSV import's) are left to those callers. Answers true when unsure
+   * (positions of the writer thread's group before it published them).
+   */
+  unsettled(): boolean {
+    this.assertOpen();
+    const head = this.stmt.head.get() ?? 0;
+    const from = this.looked;
+    if (from === null) {
+      this.looked = head;
+      this.settledRanges = [];
+      return head > 0;
+    }
+    const pending = this.inThread?.writer.committedRange(this.inThread.id) ?? null;
+    if (pending !== null) this.noteSettledByCaller(pending);
+    this.looked = Math.max(head, from);
+    let covered = from;
+    const list = this.settledRanges;
+    let drop = 0;
+    for (const [first, last] of list) {
+      if (last <= covered) {
+        drop++;
+        continue;
+      }
+      if (first > covered + 1 || covered >= head) break;
+      covered = last;
+      drop++;
+    }
+    list.splice(0, drop);
+    return covered < head;
   }
 
   async readStream(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]> {

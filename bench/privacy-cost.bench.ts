@@ -301,6 +301,12 @@ async function portRows(dir: string): Promise<Record<string, string | number>[]>
 
 const TOKEN = 'couvert_pk_bench_res_000000000000000000000001';
 
+/** PRIVACY_BENCH_ROUTES=customers (or reservations): one route only (`http` and `inproc`). */
+const benchRoutes = () =>
+  (['customers', 'reservations'] as const).filter(
+    (r) => !process.env.PRIVACY_BENCH_ROUTES || process.env.PRIVACY_BENCH_ROUTES.split(',').includes(r),
+  );
+
 async function httpRows(): Promise<Record<string, string | number>[]> {
   const boot = benchBootstrap();
   const key = boot.restaurants[0]!.api_keys[0]!;
@@ -371,7 +377,7 @@ async function httpRows(): Promise<Record<string, string | number>[]> {
   };
   const rows: Record<string, string | number>[] = [];
   try {
-    for (const route of ['customers', 'reservations'] as const) {
+    for (const route of benchRoutes()) {
       for (const s of ['sealed', 'unsealed']) await run(s, route, 2); // warm-up
       const res: Record<string, Awaited<ReturnType<typeof run>>[]> = { sealed: [], unsealed: [] };
       for (let i = 0; i < ROUNDS; i++)
@@ -517,11 +523,7 @@ async function inprocRows(dir: string): Promise<Record<string, string | number>[
   const PER_ROUND = Number(process.env.PRIVACY_BENCH_REQUESTS ?? 2000);
   const rows: Record<string, string | number>[] = [];
   try {
-    // PRIVACY_BENCH_ROUTES=customers (or reservations): one route only.
-    const routes = (['customers', 'reservations'] as const).filter(
-      (r) => !process.env.PRIVACY_BENCH_ROUTES || process.env.PRIVACY_BENCH_ROUTES.split(',').includes(r),
-    );
-    for (const route of routes) {
+    for (const route of benchRoutes()) {
       for (const who of names) await chunk(who, route, 300); // warm-up
       const res: Record<string, { cpuUs: number; wallUs: number }[]> = { sealed: [], unsealed: [] };
       for (let r = 0; r < ROUNDS; r++) {

@@ -238,7 +238,9 @@ test('the sealed copy keeps every other key where it was, own `__proto__` keys i
     'an own __proto__ key never becomes the prototype',
   );
   assert.is(Object.getPrototypeOf(sealed.profile), Object.prototype);
-  assert.equal(JSON.parse(JSON.stringify(sealed)).__proto__, { x: 1 });
+  assert.equal(Object.getOwnPropertyDescriptor(JSON.parse(JSON.stringify(sealed)), '__proto__')?.value, {
+    x: 1,
+  });
   assert.equal(openData('CustomerCreated', JSON.parse(JSON.stringify(sealed)), key), data);
   // The layer's path: fields found once, the same box format, and the plaintext it keeps is the values'.
   const fields = personalFields('CustomerCreated', data);

@@ -11,6 +11,8 @@
 //          allergies and a message) against two real servers started side by side, one with the
 //          sealing layer and one without (bench/privacy-server.ts, BENCH_UNSEALED=1), alternating
 //          rounds; requests/s, p50/p99 and server CPU ms per request (from /proc).
+//   parts  where sealing's cost per request goes: the sealed service with one part taken out at a
+//          time, beside the unsealed one, in one process (bench/privacy-parts.bench.ts)
 //   inproc POST /customers and POST /reservations (bodies as in `http`) fired without sockets into two
 //          services in this one process, sealed and unsealed (each its own data directory, durable
 //          as shipped), 10 requests in flight, in chunks alternating between the two so both meet the
@@ -566,6 +568,11 @@ async function inprocRows(dir: string): Promise<Record<string, string | number>[
   return rows;
 }
 
+// `-- parts [customers|reservations]`: where sealing's cost goes (bench/privacy-parts.bench.ts).
+if (process.argv[2] === 'parts') {
+  await import('./privacy-parts.bench');
+  process.exit(0);
+}
 const dir = mkdtempSync(join(tmpdir(), 'couvert-privacy-bench-'));
 console.log(
   `node ${process.version}, ${availableParallelism()} CPUs, data in ${dir}; the machine may be shared`,

@@ -9,12 +9,13 @@
 //   no-lookup  the new customer's own subject is not looked up in the key store
 //   no-pool    the pool hands out one fixed key (no key-store writes, no worker)
 //   no-crypto  the box is a constant string (no AES-GCM), the rest as shipped (memo, open)
+//   no-open    reading back a box sealed here gives the data as appended (no memo, no parse)
 //   no-seal    nothing is sealed (the layer only passes events through)
 // The parts taken out are stand-ins for measuring only: those services are not correct.
 // Per service: CPU µs per request of the whole process while its chunks ran (median, 25th and 10th
 // percentile of the chunks: other processes only ever add time, so the low percentiles are the
 // steadier figures on a shared machine) and its ratio to `unsealed` at the same percentile.
-// PRIVACY_PARTS=sealed,no-crypto picks services; PRIVACY_BENCH_ROUNDS (default 6) rounds of
+// PRIVACY_PARTS=sealed,no-crypto,no-lookup+no-pool picks services (`+`: parts taken out together); PRIVACY_BENCH_ROUNDS (default 6) rounds of
 // PRIVACY_BENCH_REQUESTS (default 1000) requests per service.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { IncomingMessage, ServerResponse } from 'node:http';
@@ -27,7 +28,7 @@ import { operatorMeta } from '../src/core/command-meta';
 import { allRoutes } from '../src/http/routes/index';
 import { createApp } from '../src/http/server';
 import { registerModules } from '../src/modules';
-import type { NewEvent } from '../src/ports/event-store';
+import type { NewEvent, RecordedEvent } from '../src/ports/event-store';
 import type { SealingEventStore } from '../src/privacy/sealing-event-store';
 import { createRuntime, type Runtime } from '../src/runtime';
 import { fmt, table } from './harness';
@@ -95,6 +96,7 @@ interface LayerParts {
   seal(e: NewEvent): Promise<NewEvent>;
   sealNew(e: NewEvent): Promise<NewEvent>;
   plains: Map<string, { plaintext: string; customer: string }>;
+  open(e: RecordedEvent): Promise<RecordedEvent>;
 }
 
 /** Takes one part of sealing out of a service's layer (see the top of the file). */
@@ -126,6 +128,26 @@ function standIn(layer: SealingEventStore, part: string): void {
       l.plains.set(box, { plaintext: JSON.stringify(fields.map(([, v]) => v)), customer });
       if (l.plains.size > 4096) l.plains.delete(l.plains.keys().next().value as string);
       return data;
+    };
+  }
+  if (part === 'no-open') {
+    // Reading back a box sealed here returns the data as given to append (no memo look-up, no parse).
+    const given = new Map<string, Record<string, unknown>>();
+    const sealWith = l.sealWith.bind(l);
+    l.sealWith = (event, fields, key, customer, kid) => {
+      const data = sealWith(event, fields, key, customer, kid);
+      const box = (data.sealed as { box?: string } | undefined)?.box;
+      if (box !== undefined) {
+        given.set(box, event.data);
+        if (given.size > 4096) given.delete(given.keys().next().value as string);
+      }
+      return data;
+    };
+    const open = l.open.bind(l);
+    l.open = (e) => {
+      const box = (e.data.sealed as { box?: string } | undefined)?.box;
+      const data = box === undefined ? undefined : given.get(box);
+      return data === undefined ? open(e) : Promise.resolve({ ...e, data });
     };
   }
   if (part === 'no-seal') {
@@ -162,7 +184,9 @@ for (const name of names) {
     { unsealedForBenchmark: name.startsWith('unsealed') },
   );
   await rt.settle((await applyBootstrap(rt, boot as never, operatorMeta('bootstrap'))).position);
-  if (!name.startsWith('unsealed') && name !== 'sealed') standIn(rt.events as SealingEventStore, name);
+  // `no-lookup+no-pool`: several parts taken out together.
+  if (!name.startsWith('unsealed') && name !== 'sealed')
+    for (const part of name.split('+')) standIn(rt.events as SealingEventStore, part);
   runtimes.push(rt);
   handlers[name] = createApp(rt, allRoutes(rt)).callback() as Handler;
 }

@@ -225,8 +225,11 @@ try {
   const chunks: Record<string, number[]> = {};
   for (let r = 0; r < ROUNDS; r++)
     for (let done = 0, k = 0; done < PER_ROUND; done += CHUNK, k++)
-      for (const who of k % 2 ? [...names].reverse() : names)
-        (chunks[who] ??= []).push(await chunk(who, CHUNK));
+      for (const who of k % 2 ? [...names].reverse() : names) {
+        const list = chunks[who] ?? [];
+        chunks[who] = list;
+        list.push(await chunk(who, CHUNK));
+      }
   const at = (who: string, p: number) => {
     const xs = [...(chunks[who] ?? [])].sort((a, b) => a - b);
     return xs[Math.floor(xs.length * p)] as number;

@@ -47,6 +47,7 @@ import {
   personalFields,
   RESERVATION_SEALED_TYPES,
   SEAL_VERSION_KID,
+  type Sealed,
   sealCustomer,
   sealedCustomer,
   sealedKid,
@@ -337,7 +338,7 @@ export class SealingEventStore implements EventStore {
   }
 
   /** Whether a read event needs the layer: sealed, a deletion, or (on EventStoreDB) maybe legacy. */
-  private needsOpening(e: RecordedEvent): boolean {
+  needsOpening(e: RecordedEvent): boolean {
     return isSealed(e.data) || e.type === 'CustomerDeleted' || (this.eraseLegacy && isSealedType(e.type));
   }
 
@@ -374,14 +375,39 @@ export class SealingEventStore implements EventStore {
     }
     const data = event.data;
     if (!isSealed(data)) return this.eraseLegacy ? this.openLegacy(event) : event;
-    // The key that opens it (sealedKeySubject, with the box checked once).
+    const subject = this.openingSubject(event);
+    if (subject === null) return event;
+    const hit = this.cache.get(subject);
+    const key = hit !== undefined && hit.until > Date.now() ? hit.key : await this.openingKey(subject);
+    return this.openWith(event, key);
+  }
+
+  /**
+   * open() without waiting, when it needs nothing it has to wait for: a sealed event whose key is
+   * in the cache (the common case: what this process just appended, read by its read models).
+   * Undefined when open() must run (a deletion, an event in clear, a key to look up). Saves the
+   * promise and the turn of the microtask queue an async open costs every sealed event read.
+   */
+  openNow(event: RecordedEvent): RecordedEvent | undefined {
+    if (event.type === 'CustomerDeleted' || !isSealed(event.data)) return undefined;
+    const subject = this.openingSubject(event);
+    if (subject === null) return event;
+    const hit = this.cache.get(subject);
+    if (hit === undefined || hit.until <= Date.now()) return undefined;
+    return this.openWith(event, hit.key);
+  }
+
+  /**
+   * The key subject that opens a sealed event (sealedKeySubject, the box checked once; null when it
+   * names no customer); a new customer's CustomerCreated in their own stream binds them to the pool
+   * key it names.
+   */
+  private openingSubject(event: RecordedEvent): string | null {
+    const data = event.data as Record<string, unknown> & { sealed: Sealed };
     const sealed = data.sealed;
     const owner = sealed.customer_id ?? data.customer_id;
-    let subject: string;
     if (sealed.v === SEAL_VERSION_KID) {
       const kid = sealed.kid as string;
-      subject = kidSubject(kid);
-      // A new customer's CustomerCreated in their own stream binds them to the pool key it names.
       if (
         event.type === 'CustomerCreated' &&
         typeof owner === 'string' &&
@@ -389,12 +415,16 @@ export class SealingEventStore implements EventStore {
         this.kids.get(owner) !== kid
       )
         this.bind(owner, kid);
-    } else if (typeof owner === 'string') subject = customerSubject(owner);
-    else return event;
-    const hit = this.cache.get(subject);
-    const key = hit !== undefined && hit.until > Date.now() ? hit.key : await this.openingKey(subject);
+      return kidSubject(kid);
+    }
+    return typeof owner === 'string' ? customerSubject(owner) : null;
+  }
+
+  /** A sealed event opened with its key (null: destroyed, read as erased). */
+  private openWith(event: RecordedEvent, key: Buffer | null): RecordedEvent {
+    const data = event.data as Record<string, unknown> & { sealed: Sealed };
     // A box this process sealed, its key not destroyed: the same values, without decrypting.
-    const plain = key === null ? undefined : this.plains.get(sealed.box);
+    const plain = key === null ? undefined : this.plains.get(data.sealed.box);
     if (plain !== undefined) return { ...event, data: openPlain(data, plain.plaintext) };
     return { ...event, data: openData(event.type, data, key) };
   }
@@ -567,25 +597,17 @@ export class SealingEventStore implements EventStore {
     }
     if (!events.some((e) => this.needsOpening(e))) return events;
     const out: RecordedEvent[] = [];
-    for (const e of events) out.push(await this.open(e));
+    for (const e of events) out.push(this.openNow(e) ?? (await this.open(e)));
     return out;
   }
 
   readAll(options?: ReadAllOptions): AsyncIterable<RecordedEvent> {
-    return opening(
-      this.inner.readAll(options),
-      (e) => this.open(e),
-      (e) => this.needsOpening(e),
-    );
+    return opening(this.inner.readAll(options), this);
   }
 
   subscribe(options?: SubscribeOptions): Subscription {
     const sub = this.inner.subscribe(options);
-    const iterable = opening(
-      sub,
-      (e) => this.open(e),
-      (e) => this.needsOpening(e),
-    );
+    const iterable = opening(sub, this);
     return { [Symbol.asyncIterator]: () => iterable[Symbol.asyncIterator](), close: () => sub.close() };
   }
 
@@ -601,11 +623,13 @@ export class SealingEventStore implements EventStore {
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** Maps an async iterable without a generator (one promise per event, no generator queue). */
+/**
+ * Maps an async iterable without a generator (one promise per event, no generator queue); an event
+ * the layer can open at once (openNow) costs no promise of its own.
+ */
 function opening(
   source: AsyncIterable<RecordedEvent>,
-  open: (e: RecordedEvent) => Promise<RecordedEvent>,
-  needed: (e: RecordedEvent) => boolean,
+  layer: SealingEventStore,
 ): AsyncIterable<RecordedEvent> {
   return {
     [Symbol.asyncIterator]() {
@@ -616,8 +640,10 @@ function opening(
           it.next().then((r) => {
             if (r.done) return r;
             const e = r.value;
-            if (!needed(e)) return r;
-            return open(e).then((value) => ({ done: false as const, value }));
+            if (!layer.needsOpening(e)) return r;
+            const now = layer.openNow(e);
+            if (now !== undefined) return { done: false as const, value: now };
+            return layer.open(e).then((value) => ({ done: false as const, value }));
           }),
         return: async () => (it.return ? it.return() : { done: true as const, value: undefined }),
       };

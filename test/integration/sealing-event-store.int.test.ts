@@ -105,6 +105,59 @@ function counting(keys: MemoryKeyStore): string[][] {
   return calls;
 }
 
+test('a sealed event whose key is cached opens at once (openNow), as open() opens it; the rest waits for open()', async () => {
+  const keys = new MemoryKeyStore();
+  const inner = new MemoryEventStore();
+  const store = new SealingEventStore(inner, keys);
+  try {
+    await store.append('customer-cus_now', [created('cus_now')], NO_STREAM);
+    await store.append('customer-cus_now', [updated('cus_now')], 0);
+    const raw = await inner.readStream('customer-cus_now');
+    for (const e of raw) {
+      const now = store.openNow(e);
+      assert.ok(now !== undefined, `${e.type}: its key is cached, nothing to wait for`);
+      assert.equal(now, await store.open(e));
+      assert.equal(now, await new SealingEventStore(inner, keys).open(e), 'as another process decrypts it');
+    }
+    // Another process (nothing cached): open() looks the key up; then openNow can.
+    const other = new SealingEventStore(inner, keys);
+    assert.is(other.openNow(raw[0]!), undefined, 'a key to look up: open() runs');
+    await other.open(raw[0]!);
+    assert.equal(other.openNow(raw[1]!), await store.open(raw[1]!));
+    // A deletion always goes through open() (it drops what was cached and kept).
+    await store.append(
+      'customer-cus_now',
+      [
+        {
+          type: 'CustomerDeleted',
+          data: { customer_id: 'cus_now', restaurant_id: 'r', at: 't', reason: null },
+        },
+      ],
+      1,
+    );
+    const deleted = (await inner.readStream('customer-cus_now'))[2]!;
+    assert.is(store.openNow(deleted), undefined);
+    // Erased: the cached key is gone; what opens at once after a look-up reads as erased.
+    await store.open(deleted);
+    assert.is(store.openNow(raw[0]!), undefined, 'no key cached any more');
+    const erased = await store.open(raw[0]!);
+    assert.is(erased.data.erased, true);
+    assert.equal(store.openNow(raw[0]!), erased, 'the destroyed key is cached too: erased at once');
+    // Events in clear: nothing to open.
+    assert.is(store.openNow({ ...raw[0]!, type: 'Other', data: { x: 1 } }), undefined);
+    // readAll (which opens at once what it can) gives what a fresh process's open() gives.
+    const fresh = new SealingEventStore(inner, keys);
+    assert.equal(
+      (await collect(store.readAll())).map((e) => e.data),
+      (await Promise.all((await inner.readStream('customer-cus_now')).map((e) => fresh.open(e)))).map(
+        (e) => e.data,
+      ),
+    );
+  } finally {
+    await store.close();
+  }
+});
+
 test("pool key ids sort by batch (time first), so each batch lands at the index's right edge; unique", async () => {
   const first = poolKids(256);
   await new Promise((r) => setTimeout(r, 5));

@@ -11,6 +11,8 @@
 //          allergies and a message) against two real servers started side by side, one with the
 //          sealing layer and one without (bench/privacy-server.ts, BENCH_UNSEALED=1), alternating
 //          rounds; requests/s, p50/p99 and server CPU ms per request (from /proc).
+//   parts  where sealing's cost per request goes: the sealed service with one part taken out at a
+//          time, beside the unsealed one, in one process (bench/privacy-parts.bench.ts)
 //   inproc POST /customers and POST /reservations (bodies as in `http`) fired without sockets into two
 //          services in this one process, sealed and unsealed (each its own data directory, durable
 //          as shipped), 10 requests in flight, in chunks alternating between the two so both meet the
@@ -301,6 +303,12 @@ async function portRows(dir: string): Promise<Record<string, string | number>[]>
 
 const TOKEN = 'couvert_pk_bench_res_000000000000000000000001';
 
+/** PRIVACY_BENCH_ROUTES=customers (or reservations): one route only (`http` and `inproc`). */
+const benchRoutes = () =>
+  (['customers', 'reservations'] as const).filter(
+    (r) => !process.env.PRIVACY_BENCH_ROUTES || process.env.PRIVACY_BENCH_ROUTES.split(',').includes(r),
+  );
+
 async function httpRows(): Promise<Record<string, string | number>[]> {
   const boot = benchBootstrap();
   const key = boot.restaurants[0]!.api_keys[0]!;
@@ -371,7 +379,7 @@ async function httpRows(): Promise<Record<string, string | number>[]> {
   };
   const rows: Record<string, string | number>[] = [];
   try {
-    for (const route of ['customers', 'reservations'] as const) {
+    for (const route of benchRoutes()) {
       for (const s of ['sealed', 'unsealed']) await run(s, route, 2); // warm-up
       const res: Record<string, Awaited<ReturnType<typeof run>>[]> = { sealed: [], unsealed: [] };
       for (let i = 0; i < ROUNDS; i++)
@@ -517,11 +525,7 @@ async function inprocRows(dir: string): Promise<Record<string, string | number>[
   const PER_ROUND = Number(process.env.PRIVACY_BENCH_REQUESTS ?? 2000);
   const rows: Record<string, string | number>[] = [];
   try {
-    // PRIVACY_BENCH_ROUTES=customers (or reservations): one route only.
-    const routes = (['customers', 'reservations'] as const).filter(
-      (r) => !process.env.PRIVACY_BENCH_ROUTES || process.env.PRIVACY_BENCH_ROUTES.split(',').includes(r),
-    );
-    for (const route of routes) {
+    for (const route of benchRoutes()) {
       for (const who of names) await chunk(who, route, 300); // warm-up
       const res: Record<string, { cpuUs: number; wallUs: number }[]> = { sealed: [], unsealed: [] };
       for (let r = 0; r < ROUNDS; r++) {
@@ -564,6 +568,11 @@ async function inprocRows(dir: string): Promise<Record<string, string | number>[
   return rows;
 }
 
+// `-- parts [customers|reservations]`: where sealing's cost goes (bench/privacy-parts.bench.ts).
+if (process.argv[2] === 'parts') {
+  await import('./privacy-parts.bench');
+  process.exit(0);
+}
 const dir = mkdtempSync(join(tmpdir(), 'couvert-privacy-bench-'));
 console.log(
   `node ${process.version}, ${availableParallelism()} CPUs, data in ${dir}; the machine may be shared`,

@@ -26,6 +26,11 @@ export interface KeyStore {
   obtainMany(subjects: readonly string[]): Promise<Map<string, Buffer | null>>;
   find(subject: string): Promise<KeyLookup>;
   /**
+   * find() for many subjects in one look-up (one statement; one query on MongoDB): every distinct
+   * subject answered, `none` included. Writes nothing. A bad subject refuses the whole call.
+   */
+  findMany(subjects: readonly string[]): Promise<Map<string, KeyLookup>>;
+  /**
    * Destroys the key for good and leaves a tombstone (so no new key is ever made for the subject).
    * Idempotent; answers true when a key was destroyed by this call.
    */

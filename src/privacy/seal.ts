@@ -178,6 +178,98 @@ const aad = (type: string, customerId: string, kid?: string) =>
   );
 
 /**
+ * A copy of `obj` without the keys in `drop`, built key by key in the original order: deleting from a
+ * spread copy instead leaves V8 a slow (dictionary-mode) object, which every later walk of the event
+ * (the store's JSON check, JSON.stringify, the chain hash's input) paid for again.
+ */
+function without(obj: Record<string, unknown>, drop: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(obj)) {
+    if (drop.includes(k)) continue;
+    // An own `__proto__` key (JSON can hold one) stays a plain own property, as a spread copies it.
+    if (k === '__proto__')
+      Object.defineProperty(out, k, { value: obj[k], enumerable: true, writable: true, configurable: true });
+    else out[k] = obj[k];
+  }
+  return out;
+}
+
+/** The personal fields an event holds, as [dotted path, value] (empty: nothing to seal). */
+export const personalFields = (type: string, data: Record<string, unknown>): [string, unknown][] =>
+  personal(type, data);
+
+/** A box sealed by sealFields, with the JSON of the values sealed in it (for openPlain). */
+export interface SealedBox {
+  data: Record<string, unknown>;
+  box: string;
+  plaintext: string;
+}
+
+/**
+ * The data with its personal fields taken out: the copy sealData and sealFields start from (objects
+ * the fields are taken from are copied, the rest is shared, as it is never changed).
+ */
+function stripped(
+  data: Record<string, unknown>,
+  fields: readonly [string, unknown][],
+): Record<string, unknown> {
+  const top: string[] = [];
+  const nested = new Map<string, string[]>();
+  for (const [path] of fields) {
+    const dot = path.indexOf('.');
+    if (dot === -1) top.push(path);
+    else {
+      const a = path.slice(0, dot);
+      const list = nested.get(a);
+      if (list === undefined) nested.set(a, [path.slice(dot + 1)]);
+      else list.push(path.slice(dot + 1));
+    }
+  }
+  const out = top.length === 0 ? { ...data } : without(data, top);
+  for (const [a, drop] of nested) out[a] = without(data[a] as Record<string, unknown>, drop);
+  return out;
+}
+
+/**
+ * sealData with the personal fields already found (personalFields, not empty) and a key: the sealed
+ * data, its box and the plaintext sealed in it, so the caller can open its own box without
+ * decrypting (openPlain). The sealing layer's path: the fields are looked for once per event.
+ */
+export function sealFields(
+  type: string,
+  data: Record<string, unknown>,
+  fields: readonly [string, unknown][],
+  key: Buffer,
+  customerId: string,
+  kid?: string,
+): SealedBox {
+  const out = stripped(data, fields);
+  const iv = nextIv();
+  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  cipher.setAAD(aad(type, customerId, kid));
+  const paths: string[] = [];
+  const values: unknown[] = [];
+  for (const [p, v] of fields) {
+    paths.push(p);
+    values.push(v);
+  }
+  const plaintext = JSON.stringify(values);
+  const body = cipher.update(plaintext, 'utf8');
+  cipher.final(); // GCM: no output at the end, only the tag
+  // IV | tag | ciphertext, in one buffer.
+  const raw = Buffer.allocUnsafe(28 + body.length);
+  iv.copy(raw, 0);
+  cipher.getAuthTag().copy(raw, 12);
+  body.copy(raw, 28);
+  const box = raw.toString('base64');
+  const sealed: Sealed =
+    kid === undefined ? { v: SEAL_VERSION, paths, box } : { v: SEAL_VERSION_KID, kid, paths, box };
+  if (customerId !== data.customer_id) sealed.customer_id = customerId;
+  out.sealed = sealed;
+  return { data: out, box, plaintext };
+}
+
+/**
  * The data with its personal fields sealed (a new object; the input is not changed), or the data
  * itself when there is nothing to seal. `key` null: the customer was erased, so nothing personal
  * is written at all (the fields are stored erased). `customerId`: whose key it is (default the
@@ -196,45 +288,24 @@ export function sealData(
 ): Record<string, unknown> {
   const fields = personal(type, data);
   if (fields.length === 0 || customerId === null) return data;
-  // Copies of the data and of the objects fields are taken from (not a deep clone: the rest is shared,
-  // as it is never changed; a deep clone of a reservation snapshot was most of sealing's CPU).
-  const out: Record<string, unknown> = { ...data };
-  for (const [path] of fields) {
-    const [a, b] = path.split('.') as [string, string | undefined];
-    if (b === undefined) delete out[a];
-    else {
-      if (out[a] === data[a]) out[a] = { ...(data[a] as Record<string, unknown>) };
-      delete (out[a] as Record<string, unknown>)[b];
-    }
-  }
-  if (key === null) {
-    restore(
-      out,
-      fields.map(([p]) => p),
-      null,
-    );
-    out.erased = true;
-    return out;
-  }
-  const iv = nextIv();
-  const cipher = createCipheriv('aes-256-gcm', key, iv);
-  cipher.setAAD(aad(type, customerId, kid));
-  const plaintext = JSON.stringify(fields.map(([, v]) => v));
-  const body = cipher.update(plaintext, 'utf8');
-  cipher.final(); // GCM: no output at the end, only the tag
-  // IV | tag | ciphertext, in one buffer.
-  const raw = Buffer.allocUnsafe(28 + body.length);
-  iv.copy(raw, 0);
-  cipher.getAuthTag().copy(raw, 12);
-  body.copy(raw, 28);
-  const sealed: Sealed =
-    kid === undefined
-      ? { v: SEAL_VERSION, paths: fields.map(([p]) => p), box: '' }
-      : { v: SEAL_VERSION_KID, kid, paths: fields.map(([p]) => p), box: '' };
-  sealed.box = raw.toString('base64');
-  if (customerId !== data.customer_id) sealed.customer_id = customerId;
-  out.sealed = sealed;
-  plain?.(sealed.box, plaintext);
+  if (key === null) return erasedCopy(data, fields);
+  const sealed = sealFields(type, data, fields, key, customerId, kid);
+  plain?.(sealed.box, sealed.plaintext);
+  return sealed.data;
+}
+
+/** The data with these personal fields written erased and `erased: true` (a key destroyed). */
+export function erasedCopy(
+  data: Record<string, unknown>,
+  fields: readonly [string, unknown][],
+): Record<string, unknown> {
+  const out = stripped(data, fields);
+  restore(
+    out,
+    fields.map(([p]) => p),
+    null,
+  );
+  out.erased = true;
   return out;
 }
 

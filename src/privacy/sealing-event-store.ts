@@ -33,23 +33,26 @@ import {
   type SubscribeOptions,
   type Subscription,
 } from '../ports/event-store';
-import { type KeyStore, KeyStoreError, validateSubject } from '../ports/key-store';
+import { type KeyLookup, type KeyStore, KeyStoreError, validateSubject } from '../ports/key-store';
 import { legacyMissedCallCustomer } from './missed-call-migration';
 import {
   customerSubject,
   eraseClearData,
+  erasedCopy,
   hasPersonalFields,
   isSealed,
   isSealedType,
   kidSubject,
   openData,
   openPlain,
+  personalFields,
   RESERVATION_SEALED_TYPES,
+  SEAL_VERSION_KID,
+  type Sealed,
   sealCustomer,
-  sealData,
   sealedCustomer,
-  sealedKeySubject,
   sealedKid,
+  sealFields,
 } from './seal';
 
 /** How long an opened key is trusted before it is looked up again (another process may erase it). */
@@ -68,6 +71,21 @@ const POOL_LOW = 64;
  * of this process read an event just after appending it, and open it from here without decrypting.
  */
 const PLAIN_MEMO = 4096;
+
+/**
+ * Ids for a batch of pool keys: the time in base 36 (fixed width, so later batches sort after earlier
+ * ones), then 96 random bits (unique across processes). The key store's index on subjects then takes
+ * each batch at its right edge: random ids scattered every batch over the whole index, whose pages
+ * (all of them, as it grew) were written again at each batch's commit.
+ */
+export function poolKids(count: number): string[] {
+  const time = Date.now().toString(36).padStart(9, '0');
+  const ids = randomBytes(12 * count);
+  return Array.from(
+    { length: count },
+    (_, i) => time + ids.subarray(12 * i, 12 * i + 12).toString('base64url'),
+  );
+}
 
 /** A sealing key: the customer's own (`kid` undefined) or a pool key, and whether it was destroyed. */
 interface CachedKey {
@@ -128,12 +146,22 @@ export class SealingEventStore implements EventStore {
     if (this.cache.size > KEY_CACHE) this.cache.delete(this.cache.keys().next().value as string);
   }
 
-  /** sealData's `plain` for a customer's box: remembered for open(). */
-  private keepPlain(customer: string): (box: string, plaintext: string) => void {
-    return (box, plaintext) => {
-      this.plains.set(box, { plaintext, customer });
-      if (this.plains.size > PLAIN_MEMO) this.plains.delete(this.plains.keys().next().value as string);
-    };
+  /**
+   * The event's data sealed with `key` (null: erased, the fields written erased), its plaintext
+   * remembered for open() (PLAIN_MEMO). `fields`: personalFields of the data, not empty.
+   */
+  private sealWith(
+    event: NewEvent,
+    fields: [string, unknown][],
+    key: Buffer | null,
+    customer: string,
+    kid: string | undefined,
+  ): Record<string, unknown> {
+    if (key === null) return erasedCopy(event.data, fields);
+    const sealed = sealFields(event.type, event.data, fields, key, customer, kid);
+    this.plains.set(sealed.box, { plaintext: sealed.plaintext, customer });
+    if (this.plains.size > PLAIN_MEMO) this.plains.delete(this.plains.keys().next().value as string);
+    return sealed.data;
   }
 
   /** Forgets the plaintexts of an erased customer's boxes. */
@@ -154,10 +182,7 @@ export class SealingEventStore implements EventStore {
    */
   private takeSpare(): Promise<{ kid: string; key: Buffer }> | { kid: string; key: Buffer } {
     if (this.spares.length <= POOL_LOW && this.refill === null) {
-      const ids = randomBytes(16 * POOL_BATCH);
-      const kids = Array.from({ length: POOL_BATCH }, (_, i) =>
-        ids.subarray(16 * i, 16 * i + 16).toString('base64url'),
-      );
+      const kids = poolKids(POOL_BATCH);
       this.refill = this.keys
         .obtainMany(kids.map(kidSubject))
         .then((got) => {
@@ -188,7 +213,7 @@ export class SealingEventStore implements EventStore {
     if (hit !== undefined && hit.until > Date.now() && (hit.key !== null || hit.destroyed))
       return hit.kid === undefined ? { key: hit.key } : { key: hit.key, kid: hit.kid };
     validateSubject(subject);
-    const found = await this.keys.find(subject);
+    const found = await this.lookUp(subject);
     if (found.state === 'destroyed') {
       this.remember(subject, null);
       return { key: null };
@@ -247,6 +272,27 @@ export class SealingEventStore implements EventStore {
     });
   }
 
+  /**
+   * The state of a new customer's own subject (a tombstone gets nothing personal written; a key a
+   * batch prepared seals instead of a pool key). The look-ups of one event-loop turn go to the key
+   * store together, in one findMany at the next setImmediate (one statement, or one MongoDB query,
+   * for the turn's new customers instead of one each).
+   */
+  private lookUp(subject: string): Promise<KeyLookup> {
+    if (this.lookups === null) {
+      const subjects = new Set<string>();
+      const found = new Promise((r) => setImmediate(r)).then(() => {
+        this.lookups = null;
+        return this.keys.findMany([...subjects]);
+      });
+      this.lookups = { subjects, found };
+    }
+    this.lookups.subjects.add(subject);
+    return this.lookups.found.then((m) => m.get(subject) ?? { state: 'none' });
+  }
+
+  private lookups: { subjects: Set<string>; found: Promise<Map<string, KeyLookup>> } | null = null;
+
   /** The subjects missing from the cache, asked for together at the next setImmediate. */
   private misses: { subjects: Set<string>; keys: Promise<Map<string, Buffer | null>> } | null = null;
 
@@ -302,7 +348,7 @@ export class SealingEventStore implements EventStore {
   }
 
   /** Whether a read event needs the layer: sealed, a deletion, or (on EventStoreDB) maybe legacy. */
-  private needsOpening(e: RecordedEvent): boolean {
+  needsOpening(e: RecordedEvent): boolean {
     return isSealed(e.data) || e.type === 'CustomerDeleted' || (this.eraseLegacy && isSealedType(e.type));
   }
 
@@ -311,24 +357,22 @@ export class SealingEventStore implements EventStore {
    * names); the event itself when it holds nothing personal or no customer is known.
    */
   async seal(event: NewEvent, customerId = sealCustomer(event.type, event.data)): Promise<NewEvent> {
-    if (customerId === null || 'sealed' in event.data || !hasPersonalFields(event.type, event.data))
-      return event;
+    if (customerId === null || 'sealed' in event.data) return event;
+    // The personal fields are looked for once: an event without any costs no key.
+    const fields = personalFields(event.type, event.data);
+    if (fields.length === 0) return event;
     const { key, kid } = await this.sealingKey(customerSubject(customerId));
-    return {
-      ...event,
-      data: sealData(event.type, event.data, key, customerId, kid, this.keepPlain(customerId)),
-    };
+    return { ...event, data: this.sealWith(event, fields, key, customerId, kid) };
   }
 
   /** seal() for a new customer's CustomerCreated: a pool key unless they have a key already. */
   private async sealNew(event: NewEvent, customerId: string, handed: Map<string, Buffer>): Promise<NewEvent> {
-    if ('sealed' in event.data || !hasPersonalFields(event.type, event.data)) return event;
+    if ('sealed' in event.data) return event;
+    const fields = personalFields(event.type, event.data);
+    if (fields.length === 0) return event;
     const { key, kid } = await this.newCustomerKey(customerId);
     if (kid !== undefined && key !== null) handed.set(kid, key);
-    return {
-      ...event,
-      data: sealData(event.type, event.data, key, customerId, kid, this.keepPlain(customerId)),
-    };
+    return { ...event, data: this.sealWith(event, fields, key, customerId, kid) };
   }
 
   async open(event: RecordedEvent): Promise<RecordedEvent> {
@@ -339,18 +383,60 @@ export class SealingEventStore implements EventStore {
       const kid = this.kids.get(id);
       if (kid !== undefined) this.cache.delete(kidSubject(kid));
     }
-    const subject = sealedKeySubject(event.data);
-    if (subject === null) return this.eraseLegacy && !isSealed(event.data) ? this.openLegacy(event) : event;
-    const kid = sealedKid(event.data);
-    if (kid !== null && event.type === 'CustomerCreated' && event.stream.startsWith(CUSTOMER_STREAM)) {
-      const customer = sealedCustomer(event.data);
-      if (customer !== null && event.stream === CUSTOMER_STREAM + customer) this.bind(customer, kid);
+    const data = event.data;
+    if (!isSealed(data)) return this.eraseLegacy ? this.openLegacy(event) : event;
+    const subject = this.openingSubject(event);
+    if (subject === null) return event;
+    const hit = this.cache.get(subject);
+    const key = hit !== undefined && hit.until > Date.now() ? hit.key : await this.openingKey(subject);
+    return this.openWith(event, key);
+  }
+
+  /**
+   * open() without waiting, when it needs nothing it has to wait for: a sealed event whose key is
+   * in the cache (the common case: what this process just appended, read by its read models).
+   * Undefined when open() must run (a deletion, an event in clear, a key to look up). Saves the
+   * promise and the turn of the microtask queue an async open costs every sealed event read.
+   */
+  openNow(event: RecordedEvent): RecordedEvent | undefined {
+    if (event.type === 'CustomerDeleted' || !isSealed(event.data)) return undefined;
+    const subject = this.openingSubject(event);
+    if (subject === null) return event;
+    const hit = this.cache.get(subject);
+    if (hit === undefined || hit.until <= Date.now()) return undefined;
+    return this.openWith(event, hit.key);
+  }
+
+  /**
+   * The key subject that opens a sealed event (sealedKeySubject, the box checked once; null when it
+   * names no customer); a new customer's CustomerCreated in their own stream binds them to the pool
+   * key it names.
+   */
+  private openingSubject(event: RecordedEvent): string | null {
+    const data = event.data as Record<string, unknown> & { sealed: Sealed };
+    const sealed = data.sealed;
+    const owner = sealed.customer_id ?? data.customer_id;
+    if (sealed.v === SEAL_VERSION_KID) {
+      const kid = sealed.kid as string;
+      if (
+        event.type === 'CustomerCreated' &&
+        typeof owner === 'string' &&
+        event.stream === CUSTOMER_STREAM + owner &&
+        this.kids.get(owner) !== kid
+      )
+        this.bind(owner, kid);
+      return kidSubject(kid);
     }
-    const key = await this.openingKey(subject);
+    return typeof owner === 'string' ? customerSubject(owner) : null;
+  }
+
+  /** A sealed event opened with its key (null: destroyed, read as erased). */
+  private openWith(event: RecordedEvent, key: Buffer | null): RecordedEvent {
+    const data = event.data as Record<string, unknown> & { sealed: Sealed };
     // A box this process sealed, its key not destroyed: the same values, without decrypting.
-    const plain = key === null ? undefined : this.plains.get((event.data.sealed as { box: string }).box);
-    if (plain !== undefined) return { ...event, data: openPlain(event.data, plain.plaintext) };
-    return { ...event, data: openData(event.type, event.data, key) };
+    const plain = key === null ? undefined : this.plains.get(data.sealed.box);
+    if (plain !== undefined) return { ...event, data: openPlain(data, plain.plaintext) };
+    return { ...event, data: openData(event.type, data, key) };
   }
 
   private learn(stream: string, type: string, data: unknown): void {
@@ -527,25 +613,17 @@ export class SealingEventStore implements EventStore {
     }
     if (!events.some((e) => this.needsOpening(e))) return events;
     const out: RecordedEvent[] = [];
-    for (const e of events) out.push(await this.open(e));
+    for (const e of events) out.push(this.openNow(e) ?? (await this.open(e)));
     return out;
   }
 
   readAll(options?: ReadAllOptions): AsyncIterable<RecordedEvent> {
-    return opening(
-      this.inner.readAll(options),
-      (e) => this.open(e),
-      (e) => this.needsOpening(e),
-    );
+    return opening(this.inner.readAll(options), this);
   }
 
   subscribe(options?: SubscribeOptions): Subscription {
     const sub = this.inner.subscribe(options);
-    const iterable = opening(
-      sub,
-      (e) => this.open(e),
-      (e) => this.needsOpening(e),
-    );
+    const iterable = opening(sub, this);
     return { [Symbol.asyncIterator]: () => iterable[Symbol.asyncIterator](), close: () => sub.close() };
   }
 
@@ -561,11 +639,13 @@ export class SealingEventStore implements EventStore {
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** Maps an async iterable without a generator (one promise per event, no generator queue). */
+/**
+ * Maps an async iterable without a generator (one promise per event, no generator queue); an event
+ * the layer can open at once (openNow) costs no promise of its own.
+ */
 function opening(
   source: AsyncIterable<RecordedEvent>,
-  open: (e: RecordedEvent) => Promise<RecordedEvent>,
-  needed: (e: RecordedEvent) => boolean,
+  layer: SealingEventStore,
 ): AsyncIterable<RecordedEvent> {
   return {
     [Symbol.asyncIterator]() {
@@ -576,8 +656,10 @@ function opening(
           it.next().then((r) => {
             if (r.done) return r;
             const e = r.value;
-            if (!needed(e)) return r;
-            return open(e).then((value) => ({ done: false as const, value }));
+            if (!layer.needsOpening(e)) return r;
+            const now = layer.openNow(e);
+            if (now !== undefined) return { done: false as const, value: now };
+            return layer.open(e).then((value) => ({ done: false as const, value }));
           }),
         return: async () => (it.return ? it.return() : { done: true as const, value: undefined }),
       };

@@ -32,6 +32,30 @@ export function keyStoreContract(
     assert.not.ok((await keys.obtain(`${s}-other`)).equals(k), 'one key per subject');
   });
 
+  it('findMany answers every subject as find does, in one call; writes nothing', async (keys, s) => {
+    const active = `${s}-a`;
+    const gone = `${s}-d`;
+    const none = `${s}-n`;
+    const k = await keys.obtain(active);
+    await keys.destroy(gone, '2026-05-01T00:00:00.000Z');
+    const got = await keys.findMany([active, gone, none, active]);
+    assert.equal([...got.keys()].sort(), [active, gone, none].sort());
+    const a = got.get(active);
+    assert.ok(a?.state === 'active' && a.key.equals(k));
+    assert.equal(got.get(gone), { state: 'destroyed', destroyedAt: '2026-05-01T00:00:00.000Z' });
+    assert.equal(got.get(none), { state: 'none' });
+    assert.equal(await keys.find(none), { state: 'none' }, 'nothing was created');
+    assert.equal([...(await keys.findMany([none])).entries()], [[none, { state: 'none' }]]);
+    assert.is((await keys.findMany([])).size, 0);
+    let err: unknown = null;
+    try {
+      await keys.findMany([active, 'x'.repeat(300)]);
+    } catch (e) {
+      err = e;
+    }
+    assert.instance(err, KeyStoreError, 'a bad subject refuses the call');
+  });
+
   it('concurrent first uses of a subject all get the same key', async (keys, s) => {
     const got = await Promise.all(Array.from({ length: 16 }, () => keys.obtain(s)));
     for (const k of got) assert.ok(k.equals(got[0]!));

@@ -67,6 +67,20 @@ sqlite(
     await keys.destroy(subjects[3]!, '2026-05-01T00:00:00.000Z');
     assert.not.ok(bytesIn(), 'no trace after destroy');
     assert.is((await keys.obtainMany([subjects[3]!])).get(subjects[3]!), null);
+    // A batch large enough for the worker (over the 32 looked up first), with a tombstone, keys that
+    // exist and new ones: the answers come back packed in one buffer and are unpacked per subject.
+    const fresh = Array.from({ length: 40 }, (_, i) => `key:many_fresh_${i}`);
+    const mixed = await keys.obtainMany([...subjects, ...fresh]);
+    assert.is(mixed.get(subjects[3]!), null, 'a tombstone answers null from the worker too');
+    for (const s of subjects)
+      if (s !== subjects[3]) assert.ok(mixed.get(s)?.equals(got.get(s) as Buffer), `${s} kept its key`);
+    const made = fresh.map((s) => mixed.get(s) as Buffer);
+    assert.ok(made.every((k) => Buffer.isBuffer(k) && k.length === 32));
+    assert.is(new Set(made.map((k) => k.toString('hex'))).size, fresh.length, 'every new key is its own');
+    const again = SqliteKeyStore.open(f);
+    for (const s of fresh) assert.ok((await again.find(s)).state === 'active');
+    assert.ok(((await again.find(fresh[7]!)) as { key: Buffer }).key.equals(made[7]!), 'as stored');
+    await again.close();
     // The worker goes away: the next batch is written here, with the same answers.
     await (keys as unknown as { writer: { close(): Promise<void> } }).writer.close();
     const more = await keys.obtainMany([subjects[0]!, 'customer:cus_many_new']);

@@ -6,7 +6,7 @@ import { MemoryEventStore } from '../../src/adapters/event-store/memory';
 import { MemoryKeyStore } from '../../src/adapters/key-store/memory';
 import { ANY, NO_STREAM, WrongExpectedRevisionError } from '../../src/ports/event-store';
 import { KeyStoreError } from '../../src/ports/key-store';
-import { SealingEventStore } from '../../src/privacy/sealing-event-store';
+import { poolKids, SealingEventStore } from '../../src/privacy/sealing-event-store';
 import { eventStoreContract } from '../contracts/event-store.contract';
 import { collect, take } from '../contracts/event-store.helpers';
 
@@ -105,6 +105,74 @@ function counting(keys: MemoryKeyStore): string[][] {
   return calls;
 }
 
+test('a sealed event whose key is cached opens at once (openNow), as open() opens it; the rest waits for open()', async () => {
+  const keys = new MemoryKeyStore();
+  const inner = new MemoryEventStore();
+  const store = new SealingEventStore(inner, keys);
+  try {
+    await store.append('customer-cus_now', [created('cus_now')], NO_STREAM);
+    await store.append('customer-cus_now', [updated('cus_now')], 0);
+    const raw = await inner.readStream('customer-cus_now');
+    for (const e of raw) {
+      const now = store.openNow(e);
+      assert.ok(now !== undefined, `${e.type}: its key is cached, nothing to wait for`);
+      assert.equal(now, await store.open(e));
+      assert.equal(now, await new SealingEventStore(inner, keys).open(e), 'as another process decrypts it');
+    }
+    // Another process (nothing cached): open() looks the key up; then openNow can.
+    const other = new SealingEventStore(inner, keys);
+    assert.is(other.openNow(raw[0]!), undefined, 'a key to look up: open() runs');
+    await other.open(raw[0]!);
+    assert.equal(other.openNow(raw[1]!), await store.open(raw[1]!));
+    // A deletion always goes through open() (it drops what was cached and kept).
+    await store.append(
+      'customer-cus_now',
+      [
+        {
+          type: 'CustomerDeleted',
+          data: { customer_id: 'cus_now', restaurant_id: 'r', at: 't', reason: null },
+        },
+      ],
+      1,
+    );
+    const deleted = (await inner.readStream('customer-cus_now'))[2]!;
+    assert.is(store.openNow(deleted), undefined);
+    // Erased: the cached key is gone; what opens at once after a look-up reads as erased.
+    await store.open(deleted);
+    assert.is(store.openNow(raw[0]!), undefined, 'no key cached any more');
+    const erased = await store.open(raw[0]!);
+    assert.is(erased.data.erased, true);
+    assert.equal(store.openNow(raw[0]!), erased, 'the destroyed key is cached too: erased at once');
+    // Events in clear: nothing to open.
+    assert.is(store.openNow({ ...raw[0]!, type: 'Other', data: { x: 1 } }), undefined);
+    // readAll (which opens at once what it can) gives what a fresh process's open() gives.
+    const fresh = new SealingEventStore(inner, keys);
+    assert.equal(
+      (await collect(store.readAll())).map((e) => e.data),
+      (await Promise.all((await inner.readStream('customer-cus_now')).map((e) => fresh.open(e)))).map(
+        (e) => e.data,
+      ),
+    );
+  } finally {
+    await store.close();
+  }
+});
+
+test("pool key ids sort by batch (time first), so each batch lands at the index's right edge; unique", async () => {
+  const first = poolKids(256);
+  await new Promise((r) => setTimeout(r, 5));
+  const later = poolKids(256);
+  assert.is(new Set([...first, ...later]).size, 512);
+  assert.ok(
+    first.every((k) => k.slice(0, 9) === first[0]!.slice(0, 9)),
+    'one time prefix a batch',
+  );
+  assert.ok(
+    later.every((k) => first.every((f) => f < k)),
+    'every id of a later batch sorts after',
+  );
+});
+
 test('new customers are sealed with pool keys made ahead in one key-store write, named in the box', async () => {
   const keys = new MemoryKeyStore();
   const calls = counting(keys);
@@ -112,11 +180,29 @@ test('new customers are sealed with pool keys made ahead in one key-store write,
   const store = new SealingEventStore(inner, keys);
   try {
     await keys.destroy('customer:cus_gone', 't');
+    const lookups: string[][] = [];
+    const findMany = keys.findMany.bind(keys);
+    keys.findMany = (subjects) => {
+      lookups.push([...subjects]);
+      return findMany(subjects);
+    };
+    const find = keys.find.bind(keys);
+    const found: string[] = [];
+    keys.find = (subject) => {
+      found.push(subject);
+      return find(subject);
+    };
     const ids = [...Array.from({ length: 30 }, (_, i) => `cus_${i}`), 'cus_gone'];
     await Promise.all(ids.map((id) => store.append(`customer-${id}`, [created(id)], NO_STREAM)));
+    assert.equal(
+      lookups,
+      [ids.map((id) => `customer:${id}`)],
+      "the new customers' own subjects of one turn are looked up in one findMany",
+    );
+    assert.equal(found, [], 'none one by one');
     assert.is(calls.length, 1, 'one key-store write for the pool, none per customer');
     assert.is(calls[0]!.length, 256);
-    assert.ok(calls[0]!.every((s) => /^key:[\w-]{22}$/.test(s)));
+    assert.ok(calls[0]!.every((s) => /^key:[0-9a-z]{9}[\w-]{16}$/.test(s)));
     const kids = new Set<string>();
     for (const id of ids.slice(0, 30)) {
       const [raw] = await inner.readStream(`customer-${id}`);

@@ -5,11 +5,13 @@ import * as assert from 'uvu/assert';
 import {
   isSealed,
   openData,
+  personalFields,
   SealError,
   sealData,
   sealedCustomer,
   sealedKeySubject,
   sealedKid,
+  sealFields,
   sealSubject,
 } from '../../src/privacy/seal';
 
@@ -221,6 +223,36 @@ test('a v2 box names its pool key, which is part of the associated data; v1 boxe
   assert.is(sealedKid(v1), null);
   assert.is(sealedKeySubject(v1), 'customer:cus_1');
   assert.equal(openData('CustomerBlacklisted', JSON.parse(JSON.stringify(v1)), key).reason, 'x');
+});
+
+test('the sealed copy keeps every other key where it was, own `__proto__` keys included; sealFields equals sealData', () => {
+  const data = JSON.parse(
+    '{"customer_id":"cus_1","__proto__":{"x":1},"at":"t","profile":{"lang":"EN","name":"Ada","tags":[],"email":"a@x.test","__proto__":{"y":2},"note":null}}',
+  ) as Record<string, unknown>;
+  const sealed = sealData('CustomerCreated', data, key) as Record<string, unknown> & { profile: object };
+  assert.equal(Object.keys(sealed), ['customer_id', '__proto__', 'at', 'profile', 'sealed']);
+  assert.equal(Object.keys(sealed.profile), ['lang', 'tags', '__proto__', 'note']);
+  assert.is(
+    Object.getPrototypeOf(sealed),
+    Object.prototype,
+    'an own __proto__ key never becomes the prototype',
+  );
+  assert.is(Object.getPrototypeOf(sealed.profile), Object.prototype);
+  assert.equal(Object.getOwnPropertyDescriptor(JSON.parse(JSON.stringify(sealed)), '__proto__')?.value, {
+    x: 1,
+  });
+  assert.equal(openData('CustomerCreated', JSON.parse(JSON.stringify(sealed)), key), data);
+  // The layer's path: fields found once, the same box format, and the plaintext it keeps is the values'.
+  const fields = personalFields('CustomerCreated', data);
+  assert.equal(
+    fields.map(([p]) => p),
+    ['profile.name', 'profile.email'],
+  );
+  const box = sealFields('CustomerCreated', data, fields, key, 'cus_1', 'kid_1');
+  assert.is(box.data.sealed && (box.data.sealed as { box: string }).box, box.box);
+  assert.equal(JSON.parse(box.plaintext), ['Ada', 'a@x.test']);
+  assert.equal(openData('CustomerCreated', JSON.parse(JSON.stringify(box.data)), key), data);
+  assert.ok(data.profile && (data.profile as { name?: string }).name === 'Ada', 'the input is not changed');
 });
 
 test('every box gets its own IV, across refills of the IV pool', () => {

@@ -52,6 +52,24 @@ export class MemoryKeyStore implements KeyStore {
     return { state: 'active', key: Buffer.from(entry.key) };
   }
 
+  async findMany(subjects: readonly string[]): Promise<Map<string, KeyLookup>> {
+    const wanted = subjects.map(validateSubject);
+    const out = new Map<string, KeyLookup>();
+    this.open();
+    for (const s of wanted) {
+      const entry = this.keys.get(s);
+      out.set(
+        s,
+        !entry
+          ? { state: 'none' }
+          : entry.key === null
+            ? { state: 'destroyed', destroyedAt: entry.destroyedAt as string }
+            : { state: 'active', key: Buffer.from(entry.key) },
+      );
+    }
+    return out;
+  }
+
   async destroy(subject: string, at: string): Promise<boolean> {
     this.open();
     const s = validateSubject(subject);

@@ -132,6 +132,22 @@ export class MongoKeyStore implements KeyStore {
     return { state: 'active', key: Buffer.from(doc.key.buffer) };
   }
 
+  async findMany(subjects: readonly string[]): Promise<Map<string, KeyLookup>> {
+    this.open();
+    const wanted = [...new Set(subjects.map(validateSubject))];
+    const out = new Map<string, KeyLookup>();
+    for (const s of wanted) out.set(s, { state: 'none' });
+    if (wanted.length === 0) return out;
+    for await (const doc of this.keys.find({ _id: { $in: wanted } }))
+      out.set(
+        doc._id,
+        doc.key == null
+          ? { state: 'destroyed', destroyedAt: doc.destroyed_at as string }
+          : { state: 'active', key: Buffer.from(doc.key.buffer) },
+      );
+    return out;
+  }
+
   async destroy(subject: string, at: string): Promise<boolean> {
     this.open();
     const s = validateSubject(subject);

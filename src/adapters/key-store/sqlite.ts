@@ -43,6 +43,7 @@ export class SqliteKeyStore implements KeyStore {
     destroy: Database.Statement<[string, string]>;
     tombstone: Database.Statement<[string, string, string]>;
     create: Database.Statement<[string, Buffer, string], Row>;
+    many: Database.Statement<[string], Row & { subject: string }>;
   };
 
   private writer: KeyWriter | null = null;
@@ -64,6 +65,10 @@ export class SqliteKeyStore implements KeyStore {
       ),
       create: db.prepare(
         'INSERT OR IGNORE INTO subject_keys (subject, key, created) VALUES (?, ?, ?) RETURNING key, destroyed',
+      ),
+      // The subjects as one JSON array: one statement, one pass over the index, however many.
+      many: db.prepare(
+        'SELECT subject, key, destroyed FROM subject_keys WHERE subject IN (SELECT value FROM json_each(?))',
       ),
     };
   }
@@ -152,6 +157,26 @@ export class SqliteKeyStore implements KeyStore {
     return { state: 'active', key: row.key };
   }
 
+  async findMany(subjects: readonly string[]): Promise<Map<string, KeyLookup>> {
+    this.open();
+    const wanted = subjects.map(validateSubject);
+    const out = new Map<string, KeyLookup>();
+    if (wanted.length === 1) {
+      out.set(wanted[0] as string, await this.find(wanted[0] as string));
+      return out;
+    }
+    for (const s of wanted) out.set(s, { state: 'none' });
+    if (wanted.length === 0) return out;
+    for (const row of this.stmt.many.all(JSON.stringify(wanted)))
+      out.set(
+        row.subject,
+        row.key === null
+          ? { state: 'destroyed', destroyedAt: row.destroyed as string }
+          : { state: 'active', key: row.key },
+      );
+    return out;
+  }
+
   async destroy(subject: string, at: string): Promise<boolean> {
     this.open();
     const s = validateSubject(subject);
@@ -186,16 +211,26 @@ db.pragma('synchronous = FULL');
 db.pragma('secure_delete = ON');
 const create = db.prepare('INSERT OR IGNORE INTO subject_keys (subject, key, created) VALUES (?, ?, ?) RETURNING key');
 const get = db.prepare('SELECT key FROM subject_keys WHERE subject = ?');
+// The keys go back packed in one buffer, moved (not copied) to the caller: one ArrayBuffer for the
+// batch instead of one structured clone per key. Tombstones (and, never seen, a key of another size)
+// are listed apart.
 const write = db.transaction((subjects, created) => {
   const fresh = randomBytes(32 * subjects.length);
-  return subjects.map((s, i) => {
+  const packed = Buffer.alloc(32 * subjects.length);
+  const tombstones = [];
+  const odd = [];
+  subjects.forEach((s, i) => {
     const row = create.get(s, fresh.subarray(32 * i, 32 * i + 32), created) ?? get.get(s);
-    return row.key;
+    if (row.key === null) tombstones.push(i);
+    else if (row.key.length !== 32) odd.push([i, row.key]);
+    else row.key.copy(packed, 32 * i);
   });
+  return { packed, tombstones, odd };
 });
 parentPort.on('message', (m) => {
   try {
-    parentPort.postMessage({ id: m.id, keys: write.immediate(m.subjects, m.created) });
+    const r = write.immediate(m.subjects, m.created);
+    parentPort.postMessage({ id: m.id, ...r }, [r.packed.buffer]);
   } catch (err) {
     parentPort.postMessage({ id: m.id, error: String(err && err.message || err) });
   }
@@ -203,17 +238,23 @@ parentPort.on('message', (m) => {
 `;
 
 /** The worker thread that writes obtainMany's new keys (see the top of this file). */
+/** The worker's answer: the keys packed 32 bytes each, tombstones and other sizes apart. */
+interface WriterAnswer {
+  id: number;
+  packed?: Uint8Array;
+  tombstones?: number[];
+  odd?: [number, Uint8Array][];
+  error?: string;
+}
+
 class KeyWriter {
   private next = 0;
-  private readonly pending = new Map<
-    number,
-    (r: { keys?: (Uint8Array | null)[]; error?: string } | null) => void
-  >();
+  private readonly pending = new Map<number, (r: WriterAnswer | null) => void>();
   private failed = false;
 
   private constructor(private readonly worker: Worker) {
     worker.unref();
-    worker.on('message', (m: { id: number; keys?: (Uint8Array | null)[]; error?: string }) => {
+    worker.on('message', (m: WriterAnswer) => {
       const done = this.pending.get(m.id);
       this.pending.delete(m.id);
       done?.(m);
@@ -243,16 +284,22 @@ class KeyWriter {
   async write(subjects: string[], created: string): Promise<Map<string, Buffer | null> | null> {
     if (this.failed) return null;
     const id = this.next++;
-    const answer = await new Promise<{ keys?: (Uint8Array | null)[]; error?: string } | null>((r) => {
+    const answer = await new Promise<WriterAnswer | null>((r) => {
       this.pending.set(id, r);
       this.worker.postMessage({ id, subjects, created });
     });
     if (answer === null) return null;
-    if (answer.error !== undefined || !answer.keys)
+    const { packed, tombstones = [], odd = [] } = answer;
+    if (answer.error !== undefined || packed === undefined)
       throw new KeyStoreError(`the key store could not write new keys: ${answer.error}`);
     const out = new Map<string, Buffer | null>();
-    for (const [i, k] of answer.keys.entries())
-      out.set(subjects[i] as string, k === null ? null : Buffer.from(k.buffer, k.byteOffset, k.byteLength));
+    // Views into the one buffer the worker moved here (in subject order; tombstones and odd sizes
+    // overwrite their slot's entry below).
+    for (let i = 0; i < subjects.length; i++)
+      out.set(subjects[i] as string, Buffer.from(packed.buffer, packed.byteOffset + 32 * i, 32));
+    for (const i of tombstones) out.set(subjects[i] as string, null);
+    for (const [i, k] of odd)
+      out.set(subjects[i] as string, Buffer.from(k.buffer, k.byteOffset, k.byteLength));
     return out;
   }
 

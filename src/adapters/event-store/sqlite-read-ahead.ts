@@ -24,6 +24,10 @@ interface ReadAheadStart {
   batchSize: number;
   /** Test hook: the thread exits after sending this many pages, as a crash would. */
   dieAfterPages?: number;
+  /** Pages it may send before the first is taken. */
+  ahead: number;
+  /** Int32 [pages taken, stop]: the worker reads its credit here (no message per page). */
+  shared: SharedArrayBuffer;
 }
 
 /** A page: its rows, the last position read; `end` when it was the last. */
@@ -53,6 +57,7 @@ type Message = ReadAheadPage | { failed: string };
 
 export class ReadAheadEvents implements AsyncIterableIterator<RecordedEvent> {
   private worker: Worker | null = null;
+  private readonly shared = new Int32Array(new SharedArrayBuffer(8));
   private port: MessagePort | null = null;
   private readonly pages: ReadAheadPage[] = [];
   private rows: StoredRow[] = [];
@@ -84,6 +89,8 @@ export class ReadAheadEvents implements AsyncIterableIterator<RecordedEvent> {
         remaining: options.remaining,
         batchSize: options.batchSize,
         dieAfterPages: options.dieAfterPages,
+        ahead: READ_AHEAD_PAGES,
+        shared: this.shared.buffer as SharedArrayBuffer,
       };
       // Pages come on a channel of their own, so one waiting can be taken synchronously
       // (receiveMessageOnPort) when the consumer gets to it before the event loop delivered it.
@@ -111,7 +118,6 @@ export class ReadAheadEvents implements AsyncIterableIterator<RecordedEvent> {
       worker.on('exit', fail);
       this.worker = worker;
       this.port = port1;
-      port1.postMessage({ credit: READ_AHEAD_PAGES });
     } catch {
       this.failed = true;
     }
@@ -161,7 +167,10 @@ export class ReadAheadEvents implements AsyncIterableIterator<RecordedEvent> {
         this.cursor = page.last;
         this.remaining -= page.rows.length;
         this.workerPages++;
-        if (!page.end && this.worker !== null) this.port?.postMessage({ credit: 1 });
+        if (!page.end && this.worker !== null) {
+          Atomics.add(this.shared, 0, 1);
+          Atomics.notify(this.shared, 0);
+        }
         continue;
       }
       if (this.ended) {
@@ -209,7 +218,10 @@ export class ReadAheadEvents implements AsyncIterableIterator<RecordedEvent> {
   private stopWorker(): void {
     const worker = this.worker;
     this.worker = null;
-    if (worker !== null) void worker.terminate();
+    if (worker === null) return;
+    Atomics.store(this.shared, 1, 1);
+    Atomics.notify(this.shared, 0);
+    void worker.terminate();
   }
 
   /** After the last page: nothing more comes on the channel. */

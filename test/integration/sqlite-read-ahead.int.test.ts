@@ -11,8 +11,10 @@ import { allProjections } from '../../projections/index';
 import { EmbeddedDocumentStore } from '../../src/adapters/document-store/embedded';
 import { SqliteEventStore } from '../../src/adapters/event-store/sqlite';
 import { ReadAheadEvents } from '../../src/adapters/event-store/sqlite-read-ahead';
+import { MemoryKeyStore } from '../../src/adapters/key-store/memory';
 import type { Doc } from '../../src/ports/document-store';
 import { ANY, type EventStore, type RecordedEvent } from '../../src/ports/event-store';
+import { SealingEventStore } from '../../src/privacy/sealing-event-store';
 import { ProjectionRunner } from '../../src/projection/runner';
 import { withTimeout } from '../contracts/event-store.helpers';
 
@@ -195,6 +197,43 @@ test('events appended while the worker reads are seen, as the paged read sees th
     assert.ok(got.length === 300 || got.length === 301);
   } finally {
     await store.close();
+  }
+});
+
+test('a sealed log (as the service writes it) read ahead: events opened on the calling thread, with its keys, as without the worker', async () => {
+  const sealedFile = join(dir, 'sealed.sqlite');
+  const keys = new MemoryKeyStore();
+  const writer = new SealingEventStore(SqliteEventStore.open(sealedFile, { readAhead: false }), keys);
+  for (let i = 0; i < 120; i++)
+    await writer.append(
+      `customer-cus_${i}`,
+      [
+        {
+          type: 'CustomerCreated',
+          data: {
+            customer_id: `cus_${i}`,
+            restaurant_id: 'r',
+            at: 't',
+            profile: { name: `Ada ${i} é`, email: `a${i}@x.test` },
+          },
+        },
+      ],
+      ANY,
+    );
+  await writer.close();
+  const stored = SqliteEventStore.open(sealedFile, { readAhead: false });
+  const raw = await all(stored.readAll());
+  assert.not.match(JSON.stringify(raw.map((e) => e.data)), /Ada|a1@x/, 'the log holds them sealed');
+  const plainOpened = await all(new SealingEventStore(stored, keys).readAll({ batchSize: 16 }));
+  const ahead = SqliteEventStore.open(sealedFile, { readAhead: 0 });
+  try {
+    assert.instance(ahead.readAll({ batchSize: 16 }), ReadAheadEvents);
+    const opened = await all(new SealingEventStore(ahead, keys).readAll({ batchSize: 16 }));
+    assert.equal(opened, plainOpened);
+    assert.equal(opened[7]?.data.profile, { name: 'Ada 7 é', email: 'a7@x.test' });
+  } finally {
+    await ahead.close();
+    await stored.close();
   }
 });
 

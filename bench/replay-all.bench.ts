@@ -12,7 +12,7 @@
 // analytics projection; the medians are printed with CPU seconds (the wall clock also measures the
 // neighbours on a shared machine).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -200,15 +200,35 @@ interface Round {
   applied: number;
   seconds: number;
   cpuSeconds: number;
+  /** CPU of the main thread alone (cpuSeconds covers every thread, the read-ahead worker's too). */
+  mainCpuSeconds: number;
   peak: number;
   baseline: number;
   analyticsDays: number;
 }
 
+/**
+ * CPU seconds of this process's main thread (Linux: /proc/self/task/<pid>/stat, user + system, in
+ * clock ticks of 10 ms); NaN where there is no /proc.
+ */
+function mainThreadCpuSeconds(): number {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}
+
 /** Child: replays the log into every projection, as createRuntime does at an embedded start. */
 async function replayChild(file: string, withAnalytics: boolean, only?: string): Promise<void> {
   const baseline = process.memoryUsage().rss;
-  const events = SqliteEventStore.open(file);
+  // REPLAY_READ_AHEAD=0: the log read on the main thread (the comparison for the read-ahead worker).
+  const events = SqliteEventStore.open(
+    file,
+    process.env.REPLAY_READ_AHEAD === '0' ? { readAhead: false } : {},
+  );
   const docs = new EmbeddedDocumentStore();
   const versions = new ProjectionVersions(events, docs, new AliasedDocumentStore(docs), {
     logger: createLogger('silent'),
@@ -219,16 +239,19 @@ async function replayChild(file: string, withAnalytics: boolean, only?: string):
   const runner = new ProjectionRunner(events, docs, await versions.prepare(projections), { batchSize: 1000 });
   await runner.start();
   const cpuStart = process.cpuUsage();
+  const mainStart = mainThreadCpuSeconds();
   const start = performance.now();
   const applied = await runner.catchUp();
   const seconds = (performance.now() - start) / 1000;
   const cpu = process.cpuUsage(cpuStart);
+  const mainCpuSeconds = mainThreadCpuSeconds() - mainStart;
   const analyticsDays = withAnalytics ? await docs.collection('analytics_days').count() : 0;
   await events.close();
   const round: Round = {
     applied,
     seconds,
     cpuSeconds: (cpu.user + cpu.system) / 1e6,
+    mainCpuSeconds,
     peak: process.resourceUsage().maxRSS * 1024,
     baseline,
     analyticsDays,
@@ -359,6 +382,7 @@ export async function replayAllBench(dir: string): Promise<Record<string, string
       rounds: rates.map((x) => `${fmt(x / 1000)}k`).join(' '),
       'CPU s (median)': fmt(median(rs.map((x) => x.cpuSeconds)), 1),
       'CPU µs/event': fmt((median(rs.map((x) => x.cpuSeconds)) * 1e6) / log.events, 1),
+      'main thread CPU µs/event': fmt((median(rs.map((x) => x.mainCpuSeconds)) * 1e6) / log.events, 1),
       'peak RSS MB (max)': `${mb(Math.max(...rs.map((x) => x.peak)))} (start ${mb(Math.max(...rs.map((x) => x.baseline)))})`,
       'analytics day docs': rs[0]?.analyticsDays ? fmt(rs[0].analyticsDays) : '',
     });
@@ -385,6 +409,7 @@ export async function replayAllBench(dir: string): Promise<Record<string, string
         rounds: rates.map((x) => `${fmt(x / 1000)}k`).join(' '),
         'CPU s (median)': fmt(cpu, 1),
         'CPU µs/event': fmt((cpu * 1e6) / log.events, 1),
+        'main thread CPU µs/event': '',
         'peak RSS MB (max)': peak,
         'analytics day docs': '',
       });

@@ -11,7 +11,11 @@ import { createLogger } from '../src/logger';
 import { ProjectionRunner } from '../src/projection/runner';
 import { AliasedDocumentStore, ProjectionVersions } from '../src/projection/versions';
 
-const events = SqliteEventStore.open(process.argv[2]!);
+// REPLAY_READ_AHEAD=0: the log read on the main thread (the default reads a large log ahead in a worker).
+const events = SqliteEventStore.open(
+  process.argv[2]!,
+  process.env.REPLAY_READ_AHEAD === '0' ? { readAhead: false } : {},
+);
 const docs = new EmbeddedDocumentStore();
 const versions = new ProjectionVersions(events, docs, new AliasedDocumentStore(docs), {
   logger: createLogger('silent'),

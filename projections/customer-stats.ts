@@ -1,6 +1,7 @@
 // Customer stats (spec §2.2) from reservation events. Each reservation keeps one row with what the
-// stats need; a customer's stats are recomputed from its rows after every change, so applying an event
-// twice, or in a rebuild, lands on the same figures. Stats never touch updated_at or the sync stamp.
+// stats need; a customer's stats are recomputed from its rows after every change that can move them
+// (an event that leaves its row's owner and what the row counts as unchanged cannot), so applying an
+// event twice, or in a rebuild, lands on the same figures. Stats never touch updated_at or the sync stamp.
 import {
   RELEASED_STATUSES,
   type ReservationEvent,
@@ -56,12 +57,13 @@ const round2 = (n: number) => Math.round(n * 100) / 100;
  * Counted reservations are neither canceled nor rejected (upcoming and no-shows included); amounts,
  * covers and the last date are over those. Feedback counts wherever it was given.
  */
-export function computeStats(
-  rows: readonly Pick<
-    ReservationRow,
-    'status' | 'party_size' | 'service_date' | 'calendar_date' | 'total_amount_paid' | 'feedback_rating'
-  >[],
-): CustomerStats {
+/** What computeStats reads of a row. */
+type StatsFields = Pick<
+  ReservationRow,
+  'status' | 'party_size' | 'service_date' | 'calendar_date' | 'total_amount_paid' | 'feedback_rating'
+>;
+
+export function computeStats(rows: readonly StatsFields[]): CustomerStats {
   if (rows.length === 0) return EMPTY_STATS;
   let count = 0;
   let noShows = 0;
@@ -196,7 +198,23 @@ export async function applyReservationEvent(docs: DocumentStore, recorded: Recor
     _pos: pos,
   } as ReservationRow;
   await rows.replaceOne({ _id: id }, next, { upsert: true });
+  // Same owner and the row counts as it did (a seating, a finish, an update of other fields): the
+  // owner's rows give the stats already stored, which every change of them recomputed (a store
+  // query and a write per event, skipped here).
+  if (before && before.owner_id === owner && sameContribution(before, next)) return;
   await recomputeOwners(docs, restaurantId, [next.left_owner_id, owner]);
+}
+
+/** Whether two rows add the same to their owner's stats: computeStats reads nothing else of a row. */
+export function sameContribution(a: StatsFields, b: StatsFields): boolean {
+  return (
+    RELEASED_STATUSES.includes(a.status) === RELEASED_STATUSES.includes(b.status) &&
+    (a.status === 'NO_SHOW') === (b.status === 'NO_SHOW') &&
+    a.party_size === b.party_size &&
+    a.total_amount_paid === b.total_amount_paid &&
+    a.feedback_rating === b.feedback_rating &&
+    (a.calendar_date ?? a.service_date) === (b.calendar_date ?? b.service_date)
+  );
 }
 
 async function recomputeOwners(

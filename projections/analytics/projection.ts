@@ -10,6 +10,7 @@ import type { ReservationSnapshot, ReservationStatus } from '../../commands/rese
 import type { Collection, Doc, DocumentStore } from '../../src/ports/document-store';
 import { positionToString, type RecordedEvent } from '../../src/ports/event-store';
 import type { Projection } from '../../src/projection/projection';
+import { isOwning } from '../../src/projection/write-back';
 import {
   addFacts,
   copyFigures,
@@ -77,23 +78,30 @@ async function moveFigures(
   const to = key(after);
   const ids = from !== null && from !== to ? [from, to] : [to];
   for (const id of ids) {
-    const current = await col.findOne({ _id: id });
+    // In a catch-up's batch (the write-back cache), the day's document is changed in place: copied
+    // once a batch, not once an event (hundreds of events of a batch change one day). Otherwise a
+    // copy: the document read may be shared with the store (src/projection/write-back.ts).
+    const owned = isOwning(col);
+    const current = owned ? await col.ownOne(id, copyAll) : await col.findOne({ _id: id });
     if (current && current._pos >= pos) continue; // this event already reached it
     const leaving = before && key(before) === id ? before : null;
     const joining = key(after) === id ? after : null;
     // A status change moves a reservation within its day: out and back into the same lead-time
     // bucket, which cancels out. The lead-time figures are then neither copied nor touched.
     const leadTime = !(leaving && joining && leadTimeKey(leaving) === leadTimeKey(joining));
-    // A copy: the document read is shared with the store (src/projection/write-back.ts).
     const figures = current
-      ? copyFigures(current, leadTime)
+      ? owned
+        ? current
+        : copyFigures(current, leadTime)
       : ({ ...emptyFigures(after, withShift), _id: id, _pos: '' } as FiguresDoc);
     if (leaving) addFacts(figures, leaving, -1, leadTime);
     if (joining) addFacts(figures, joining, 1, leadTime);
     figures._pos = pos;
-    await col.replaceOne({ _id: id }, figures, { upsert: true });
+    if (figures !== current) await col.replaceOne({ _id: id }, figures, { upsert: true });
   }
 }
+
+const copyAll = (d: FiguresDoc) => copyFigures(d);
 
 async function applyReservationEvent(event: RecordedEvent, docs: DocumentStore): Promise<void> {
   const d = event.data as Record<string, unknown>;

@@ -78,6 +78,18 @@ export interface WriteBackOptions {
   strict?: boolean;
 }
 
+/**
+ * A collection of the write-back cache: besides the port, a document the caller may change in place
+ * for the rest of the batch (see WriteBackCollection.ownOne).
+ */
+export interface OwningCollection<T extends Doc = Doc> extends Collection<T> {
+  ownOne(id: string, copy?: (doc: T) => T): Promise<T | null>;
+}
+
+/** Whether `c` is a collection of the write-back cache (a catch-up on the embedded store). */
+export const isOwning = <T extends Doc>(c: Collection<T>): c is OwningCollection<T> =>
+  typeof (c as Partial<OwningCollection<T>>).ownOne === 'function';
+
 export const strictProjections = () => process.env.COUVERT_STRICT_PROJECTIONS === '1';
 
 export class WriteBackStore implements DocumentStore {
@@ -285,6 +297,24 @@ class WriteBackCollection<T extends Doc = Doc> implements Collection<T> {
     e.shared = true;
     if (before === null) return { matched: 0, modified: 0, upsertedId: id };
     return { matched: 1, modified: sameValue(before, value) ? 0 : 1, upsertedId: null };
+  }
+
+  /**
+   * The document of `id` (null when absent), for the caller to change in place until the batch is
+   * committed, instead of a copy and a replaceOne per event: the cache copies it once (`copy`, a
+   * deep copy: cloneValue unless the caller knows a faster one) when anybody else may hold it (the
+   * store's, or one handed out or given in this batch), keeps that copy, and writes it at the
+   * commit (validated then by the store). Marked written even when the caller ends
+   * up not changing it. The caller must not keep it past the event it applies, nor hand it on, and
+   * asks again for each event (a commit between two events gives the store the document).
+   */
+  async ownOne(id: string, copy: (doc: T) => T = cloneValue as (doc: T) => T): Promise<T | null> {
+    const e = this.entryNow(id) ?? (await this.entry(id));
+    if (e.doc === null) return null;
+    const doc = e.owned ? e.doc : (copy(e.doc as T) as Doc);
+    this.set(id, e, doc, true);
+    e.shared = false;
+    return doc as T;
   }
 
   async updateOne(filter: Filter, update: Update, options?: { upsert?: boolean }): Promise<UpdateResult> {

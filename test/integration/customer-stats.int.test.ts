@@ -1,17 +1,20 @@
 // Customer stats (spec §2.2) projected from reservation events, appended here directly in the
 // reservation contract's shapes (commands/reservations/events.ts).
+import fc from 'fast-check';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createCustomer } from '../../commands/customers/handler';
 import { mergeCustomers } from '../../commands/customers/merge';
 import {
   type Feedback,
+  RESERVATION_STATUSES,
   type ReservationEvent,
   type ReservationSnapshot,
   type ReservationStatus,
   reservationStream,
 } from '../../commands/reservations/events';
-import { CUSTOMERS, type CustomerDoc } from '../../projections/customer-docs';
+import { CUSTOMER_RESERVATIONS, CUSTOMERS, type CustomerDoc } from '../../projections/customer-docs';
+import { computeStats, type ReservationRow, sameContribution } from '../../projections/customer-stats';
 import { customersProjection } from '../../projections/customers';
 import { EmbeddedDocumentStore } from '../../src/adapters/document-store/embedded';
 import { ProjectionRunner } from '../../src/projection/runner';
@@ -240,6 +243,120 @@ t('after a merge the survivor counts both histories, and later events of either'
   assert.is((await doc(w, c)).stats.no_show_count, 2);
   assert.is((await doc(w, c)).stats.reservation_count, 3);
 });
+
+t(
+  "property: stored stats always equal the stats of the owner's rows, events that leave them alone skipped or not",
+  async () => {
+    // The invariant that makes skipping exact: after any sequence of reservation events (creates,
+    // status changes, payments, feedback, moves, relinks and merges), every customer's stored stats
+    // are computeStats of the rows it owns, as a recompute on every event would leave them.
+    const ids = ['r0', 'r1', 'r2'];
+    // Every status now and then; most often those a service day goes through.
+    const statusArb = fc.oneof(
+      { weight: 1, arbitrary: fc.constantFrom(...RESERVATION_STATUSES) },
+      { weight: 3, arbitrary: fc.constantFrom<ReservationStatus>('CONFIRMED', 'SEATED', 'DONE', 'NO_SHOW') },
+    );
+    const day = fc.constantFrom('2026-03-10', '2026-03-11', '2026-04-01');
+    type Op =
+      | { k: 'create'; r: number; c: number; s: ReservationStatus; party: number; paid: number; day: string }
+      | { k: 'status'; r: number; s: ReservationStatus }
+      | { k: 'paid'; r: number; total: number }
+      | { k: 'feedback'; r: number; rating: number }
+      | { k: 'update'; r: number; c: number | null; party: number | null; day: string | null }
+      | { k: 'merge' };
+    const r = fc.integer({ min: 0, max: ids.length - 1 });
+    const c = fc.integer({ min: 0, max: 2 }); // a, b, or no customer
+    const op: fc.Arbitrary<Op> = fc.oneof(
+      fc.record({
+        k: fc.constant('create' as const),
+        r,
+        c,
+        s: statusArb,
+        party: fc.integer({ min: 1, max: 8 }),
+        paid: fc.integer({ min: 0, max: 5000 }),
+        day,
+      }),
+      fc.record({ k: fc.constant('status' as const), r, s: statusArb }),
+      fc.record({ k: fc.constant('paid' as const), r, total: fc.integer({ min: 0, max: 9999 }) }),
+      fc.record({ k: fc.constant('feedback' as const), r, rating: fc.integer({ min: 1, max: 5 }) }),
+      fc.record({
+        k: fc.constant('update' as const),
+        r,
+        c: fc.option(c, { nil: null }),
+        party: fc.option(fc.integer({ min: 1, max: 8 }), { nil: null }),
+        day: fc.option(day, { nil: null }),
+      }),
+      fc.constant({ k: 'merge' as const }),
+    );
+    let skipped = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { minLength: 6, maxLength: 30, size: 'medium' }), async (ops) => {
+        const w = await customerWorld();
+        const a = (await createCustomer(w, w.restaurant, { name: 'A' }, w.meta)).customerId;
+        const b = (await createCustomer(w, w.restaurant, { name: 'B' }, w.meta)).customerId;
+        await w.settle();
+        const customers = [a, b, null];
+        const statusOf = new Map<string, ReservationStatus>();
+        let merged = false;
+        const events: ReservationEvent[] = [];
+        for (const o of ops) {
+          const id = o.k === 'merge' ? '' : (ids[o.r] as string);
+          if (o.k === 'merge') {
+            if (events.length) await append(w, ...events.splice(0));
+            if (!merged) await mergeCustomers(w, b, a, w.meta);
+            merged = true;
+            await w.settle();
+            continue;
+          }
+          if (o.k === 'create') {
+            if (statusOf.has(id)) continue;
+            statusOf.set(id, o.s);
+            events.push(
+              created(id, {
+                customer_id: customers[o.c] ?? null,
+                status: o.s,
+                party_size: o.party,
+                total_amount_paid: o.paid,
+                service_date: o.day,
+                start_at: `${o.day}T19:00:00+01:00`,
+              }),
+            );
+            continue;
+          }
+          const from = statusOf.get(id);
+          if (from === undefined) continue;
+          if (o.k === 'status') {
+            // An event the projection skips: the row counts as it did.
+            const row = { party_size: 1, total_amount_paid: 0, feedback_rating: null, service_date: 'd' };
+            if (sameContribution({ ...row, status: from }, { ...row, status: o.s })) skipped++;
+            statusOf.set(id, o.s);
+            events.push(status(id, from, o.s));
+          } else if (o.k === 'paid') events.push(paid(id, o.total));
+          else if (o.k === 'feedback') events.push(feedback(id, o.rating));
+          else {
+            const changes: Partial<ReservationSnapshot> = {};
+            if (o.c !== null) changes.customer_id = customers[o.c] ?? null;
+            if (o.party !== null) changes.party_size = o.party;
+            if (o.day !== null) {
+              changes.service_date = o.day;
+              changes.start_at = `${o.day}T19:00:00+01:00`;
+            }
+            events.push({ type: 'ReservationUpdated', data: { ...base(id), changes, previous: {} } });
+          }
+        }
+        if (events.length) await append(w, ...events);
+        const rows = await w.docs.collection<ReservationRow>(CUSTOMER_RESERVATIONS).find({});
+        for (const id of [a, b]) {
+          const d = await w.docs.collection<CustomerDoc>(CUSTOMERS).findOne({ _id: id });
+          if (d === null) continue; // merged away
+          assert.equal(d.stats, computeStats(rows.filter((x) => x.owner_id === id)), `stats of ${id}`);
+        }
+      }),
+      { numRuns: 100 },
+    );
+    assert.ok(skipped > 20, `the runs hold status changes the projection skips (${skipped})`);
+  },
+);
 
 t(
   'idempotent: an event applied twice, and a rebuild from the log, give the same figures',

@@ -15,7 +15,7 @@ import { SqliteEventStore } from '../../src/adapters/event-store/sqlite';
 import { type Doc, type DocumentStore, DuplicateKeyError } from '../../src/ports/document-store';
 import type { Projection } from '../../src/projection/projection';
 import { ProjectionRunner } from '../../src/projection/runner';
-import { WriteBackStore } from '../../src/projection/write-back';
+import { isOwning, WriteBackStore } from '../../src/projection/write-back';
 
 const test = suite('projection write-back cache');
 
@@ -92,6 +92,58 @@ test('a batch that fails is redone by the next catch-up; a redelivered log chang
     writeBack: true,
   }).catchUp();
   assert.equal(await contents(docs), direct);
+});
+
+test('ownOne: one copy a batch, changed in place by the caller, written at the commit; nobody else sees it change', async () => {
+  for (const strict of [true, false]) {
+    const store = new EmbeddedDocumentStore();
+    await store.collection('c').insertOne({ _id: 'a', n: 1, m: { k: 1 } });
+    const stored = await store.collection('c').findOne({ _id: 'a' });
+    const cache = new WriteBackStore(store, { strict });
+    const c = cache.collection('c');
+    if (!isOwning(c)) throw new Error('a collection of the cache owns documents');
+    assert.not.ok(isOwning(store.collection('c')), 'the store itself hands out no owned documents');
+    let copies = 0;
+    const copy = (d: Doc) => {
+      copies++;
+      return structuredClone(d);
+    };
+    const handed = (await c.findOne({ _id: 'a' })) as Doc; // shared: the next owner must copy
+    const first = (await c.ownOne('a', copy)) as Doc;
+    assert.is(copies, 1);
+    assert.not.ok(Object.isFrozen(first), `strict ${strict}: owned documents are not frozen`);
+    (first.m as { k: number }).k = 2;
+    first.n = 2;
+    const second = (await c.ownOne('a', copy)) as Doc;
+    assert.is(second, first, 'the same copy for the rest of the batch');
+    assert.is(copies, 1);
+    second.n = 3;
+    assert.equal(handed, { _id: 'a', n: 1, m: { k: 1 } }, 'a document handed out before never changes');
+    assert.equal(stored, { _id: 'a', n: 1, m: { k: 1 } });
+    assert.equal(await store.collection('c').findOne({ _id: 'a' }), { _id: 'a', n: 1, m: { k: 1 } });
+    assert.equal(await c.findOne({ _id: 'a' }), { _id: 'a', n: 3, m: { k: 2 } }, 'the batch reads it');
+    assert.is(await c.ownOne('missing', copy), null);
+    await cache.flush();
+    cache.clear();
+    assert.equal(await store.collection('c').findOne({ _id: 'a' }), { _id: 'a', n: 3, m: { k: 2 } });
+    // The next batch copies again: the store holds the last one.
+    const next = (await c.ownOne('a', copy)) as Doc;
+    assert.is.not(next, first);
+    next.n = 4;
+    assert.equal(await store.collection('c').findOne({ _id: 'a' }), { _id: 'a', n: 3, m: { k: 2 } });
+    // Without a copy function: a deep copy (cloneValue).
+    const plainOwned = (await c.ownOne('a')) as Doc;
+    assert.is(plainOwned, next, 'still owned in this batch');
+    // The store validates it at the commit, like any write.
+    plainOwned.bad = undefined;
+    await cache.flush();
+    assert.equal(await store.collection('c').findOne({ _id: 'a' }), {
+      _id: 'a',
+      n: 4,
+      m: { k: 2 },
+      bad: null,
+    });
+  }
 });
 
 test('copy on write: documents handed out never change; reads see the batch; upserts as the store', async () => {

@@ -5,6 +5,7 @@
 // hands back the stored columns as they are: data and metadata as their stored JSON text, never
 // parsed. Rows are read in position ranges (the primary key), so a page costs what it holds.
 import Database from 'better-sqlite3';
+import type { RecordedEvent } from '../../ports/event-store';
 
 /** A stored row, in this order: the columns of the events table. */
 export type StoredRow = [
@@ -18,6 +19,22 @@ export type StoredRow = [
   created: string,
   hash: string | null,
 ];
+
+/** The event a stored row holds (data and metadata parsed). */
+export function storedRowToEvent(row: StoredRow): RecordedEvent {
+  const event: RecordedEvent = {
+    id: row[1],
+    type: row[4],
+    data: JSON.parse(row[5]),
+    metadata: JSON.parse(row[6]),
+    created: row[7],
+    stream: row[2],
+    revision: row[3],
+    position: BigInt(row[0]),
+  };
+  if (row[8] !== null) event.hash = row[8];
+  return event;
+}
 
 export interface StoredRowFilter {
   /**

@@ -41,7 +41,8 @@ import {
 } from '../../ports/event-store';
 import { AppendSignal, CatchUpSubscription, type LogSource } from './catch-up-subscription';
 import { chainHash, GENESIS } from './chain';
-import type { StoredRow } from './sqlite-log-reader';
+import { type StoredRow, storedRowToEvent } from './sqlite-log-reader';
+import { ReadAheadEvents } from './sqlite-read-ahead';
 import { WriterThread } from './sqlite-writer';
 import { type Outcome, sqliteWrites } from './sqlite-writes';
 import {
@@ -101,20 +102,7 @@ interface Row {
  */
 type RawRow = StoredRow;
 
-function toEvent(row: RawRow): RecordedEvent {
-  const event: RecordedEvent = {
-    id: row[1],
-    type: row[4],
-    data: JSON.parse(row[5]),
-    metadata: JSON.parse(row[6]),
-    created: row[7],
-    stream: row[2],
-    revision: row[3],
-    position: BigInt(row[0]),
-  };
-  if (row[8] !== null) event.hash = row[8];
-  return event;
-}
+const toEvent = storedRowToEvent;
 
 /** Subscriptions page with keyed rows: they filter on stream and type before building events. */
 function rowToEvent(row: Row): RecordedEvent {
@@ -240,7 +228,17 @@ export interface SqliteEventStoreOptions {
    * results, errors, order and durability either way. Not for a log in memory.
    */
   writerThread?: 'off' | 'large' | 'always';
+  /**
+   * readAll of at least this many events (head minus `after`, limit included) reads and decodes
+   * the log in a worker thread, pages ahead of the caller (sqlite-read-ahead.ts): an embedded start's
+   * catch-up then applies events on the main thread while the other core reads. Default
+   * READ_AHEAD_MIN_EVENTS; false: always on the calling thread. Not for a log in memory.
+   */
+  readAhead?: number | false;
 }
+
+/** readAll of this many events or more reads ahead in a worker thread (readAhead). */
+export const READ_AHEAD_MIN_EVENTS = 20_000;
 
 /** With writerThread 'large': a group of this many events starts the writer thread. */
 export const WRITER_MIN_EVENTS = 64;
@@ -324,12 +322,15 @@ export class SqliteEventStore implements EventStore {
     this.writerMode = this.groupCommit && !db.memory ? (options.writerThread ?? 'off') : 'off';
     this.synchronous = options.synchronous === 'NORMAL' ? 'NORMAL' : 'FULL';
     this.busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+    this.readAheadMin =
+      db.memory || options.readAhead === false ? null : (options.readAhead ?? READ_AHEAD_MIN_EVENTS);
     if (this.writerMode === 'always') this.startWriter();
   }
 
   private readonly writerMode: 'off' | 'large' | 'always';
   private readonly synchronous: string;
   private readonly busyTimeoutMs: number;
+  private readonly readAheadMin: number | null;
   private writer: WriterThread | null = null;
   /** The group being written by the writer thread; the next one waits for it. */
   private writing: Promise<void> | null = null;
@@ -885,12 +886,39 @@ export class SqliteEventStore implements EventStore {
     this.assertOpen();
     const { after, limit, batchSize } = validateReadAll(options);
     const page = this.stmt.after;
-    return new PagedEvents(
-      (cursor, n) => page.all(cursor, n),
-      after ?? 0,
-      limit ?? Number.POSITIVE_INFINITY,
+    const paged = (from: number | bigint, remaining: number) =>
+      new PagedEvents((cursor, n) => page.all(cursor, n), from, remaining, batchSize);
+    const from = Number(after ?? 0);
+    const remaining = limit ?? Number.POSITIVE_INFINITY;
+    if (this.readAheadMin !== null) {
+      const backlog = Math.min((this.stmt.head.get() ?? 0) - from, remaining);
+      if (backlog >= this.readAheadMin)
+        return new ReadAheadEvents({
+          file: this.db.name,
+          after: from,
+          remaining,
+          batchSize,
+          fallback: paged,
+        });
+    }
+    return paged(after ?? 0, remaining);
+  }
+
+  /** Test hook: a readAll that reads ahead in a worker thread whatever its size (see ReadAheadEvents). */
+  readAllAhead(options: ReadAllOptions & { dieAfterPages?: number } = {}): ReadAheadEvents {
+    this.assertOpen();
+    if (this.db.memory) throw new EventStoreError('a log in memory has no file to read ahead from');
+    const { after, limit, batchSize } = validateReadAll(options);
+    const page = this.stmt.after;
+    return new ReadAheadEvents({
+      file: this.db.name,
+      after: Number(after ?? 0),
+      remaining: limit ?? Number.POSITIVE_INFINITY,
       batchSize,
-    );
+      fallback: (from, remaining) =>
+        new PagedEvents((cursor, n) => page.all(cursor, n), from, remaining, batchSize),
+      dieAfterPages: options.dieAfterPages,
+    });
   }
 
   subscribe(options?: SubscribeOptions): Subscription {

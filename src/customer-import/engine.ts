@@ -48,6 +48,7 @@ import { CUSTOMER_MATCH_ORDER, findMatch, type MatchKey } from '../../queries/cu
 import { SqliteEventStore } from '../adapters/event-store/sqlite';
 import type { CommandMeta } from '../core/command-meta';
 import { ApiError, type Issue, notFound, validationError } from '../core/errors';
+import { giveWayToRequests } from '../core/foreground';
 import { deterministicUuid, newId } from '../core/ids';
 import { NO_WEBHOOK } from '../core/no-webhook';
 import { SettledByCallerEvents } from '../core/settled-by-caller';
@@ -498,6 +499,8 @@ async function runJob(
         hold(flightKeys, keys, 1);
         hold(flightCustomers, customers, 1);
         await yieldToLoop();
+        // Requests being served go first: the next slice waits for them (20 ms at the most).
+        await giveWayToRequests();
         // Adapt the slice: its matching and its writes' preparation against SLICE_MS.
         const perRow = (performance.now() - began) / batch.length;
         sliceRows = Math.max(

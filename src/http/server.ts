@@ -4,6 +4,7 @@ import Koa, { type Context } from 'koa';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import type { RateLimiterRes } from 'rate-limiter-flexible';
 import { ApiError } from '../core/errors';
+import { requestDone, requestStarted } from '../core/foreground';
 import type { Runtime } from '../runtime';
 import { authenticate } from './auth';
 import { bodyParseError, guardBody } from './body-guard';
@@ -108,6 +109,7 @@ export function createApp(rt: Runtime, routes: AnyRoute[], lifecycle: Lifecycle 
   // `next` and a promise per request.
   app.use(async (ctx) => {
     lifecycle.inFlight++;
+    requestStarted();
     const started = performance.now();
     const incoming = ctx.get('x-request-id');
     const requestId = incoming && REQUEST_ID_PATTERN.test(incoming) ? incoming : newRequestId();
@@ -148,6 +150,7 @@ export function createApp(rt: Runtime, routes: AnyRoute[], lifecycle: Lifecycle 
         credential_id: auth?.credential._id ?? null,
         ip: ctx.ip,
       });
+      requestDone();
       if (--lifecycle.inFlight === 0) lifecycle.onIdle?.();
     }
   });

@@ -98,11 +98,6 @@ export class ProjectionRunner {
     return min ?? null;
   }
 
-  /** Settles when the catch-ups already asked for have finished (at once when none runs). */
-  idle(): Promise<unknown> {
-    return this.chain;
-  }
-
   /** Applies everything in the log after the checkpoints. Calls are serialised. */
   catchUp(): Promise<number> {
     const run = this.chain.then(() => this.catchUpNow());

@@ -890,7 +890,8 @@ export class SqliteEventStore implements EventStore {
       new PagedEvents((cursor, n) => page.all(cursor, n), from, remaining, batchSize);
     const from = Number(after ?? 0);
     const remaining = limit ?? Number.POSITIVE_INFINITY;
-    if (this.readAheadMin !== null) {
+    // A read limited below the threshold (a catch-up's page) needs no look at the head.
+    if (this.readAheadMin !== null && remaining >= this.readAheadMin) {
       const backlog = Math.min((this.stmt.head.get() ?? 0) - from, remaining);
       if (backlog >= this.readAheadMin)
         return new ReadAheadEvents({

@@ -6,6 +6,7 @@
 // no reader sees a commit before its fsync (SQLite publishes a WAL commit to readers after syncing
 // it). One group is in the thread at a time; appends arriving meanwhile form the next group.
 import { Worker } from 'node:worker_threads';
+import { WorkerRequests } from '../../core/worker-requests';
 import { type Outcome, receiveError, type SentError, type WriteAppend } from './sqlite-writes';
 
 // A worker thread does not inherit tsx's loader hooks: it registers them, then loads its module.
@@ -20,32 +21,16 @@ export class WriterBusyError extends Error {
 }
 
 export class WriterThread {
-  private next = 0;
-  private readonly pending = new Map<number, (answer: Answer | null) => void>();
+  private readonly requests: WorkerRequests<{ id: number } & Answer>;
   private ready = false;
-  private failed = false;
 
   private constructor(
-    private readonly worker: Worker,
+    worker: Worker,
     private readonly published: BigInt64Array,
   ) {
-    worker.unref();
-    worker.on('message', (m: ({ id: number } & Answer) | { ready: true }) => {
-      if ('ready' in m) {
-        this.ready = true;
-        return;
-      }
-      const done = this.pending.get(m.id);
-      this.pending.delete(m.id);
-      done?.(m);
+    this.requests = new WorkerRequests(worker, (m) => {
+      if ((m as { ready?: boolean })?.ready === true) this.ready = true;
     });
-    const fail = () => {
-      this.failed = true;
-      for (const done of this.pending.values()) done(null);
-      this.pending.clear();
-    };
-    worker.on('error', fail);
-    worker.on('exit', fail);
   }
 
   static start(file: string, synchronous: string, timeout: number): WriterThread | null {
@@ -62,12 +47,12 @@ export class WriterThread {
 
   /** Alive: a group can be sent (before the thread is ready, it waits in the channel). */
   get usable(): boolean {
-    return !this.failed;
+    return !this.requests.failed;
   }
 
   /** Started and answering. */
   get isReady(): boolean {
-    return this.ready && !this.failed;
+    return this.ready && !this.requests.failed;
   }
 
   /** Groups the thread committed. */
@@ -83,7 +68,7 @@ export class WriterThread {
    */
   /** The id of the group the thread was last sent (-1: none yet). */
   get lastSent(): number {
-    return this.next - 1;
+    return this.requests.lastSent;
   }
 
   /**
@@ -101,26 +86,20 @@ export class WriterThread {
   }
 
   async write(queue: { batch: WriteAppend; created: string }[]): Promise<Outcome[] | null> {
-    if (this.failed) return null;
-    const id = this.next++;
-    const answer = await new Promise<Answer | null>((resolve) => {
-      this.pending.set(id, resolve);
-      this.worker.postMessage({
-        id,
-        queue: queue.map(({ batch, created }) => ({
-          batch: {
-            stream: batch.stream,
-            expected: batch.expected,
-            events: batch.events.map((e) => ({
-              id: e.id,
-              type: e.type,
-              dataJson: e.dataJson,
-              metadataJson: e.metadataJson,
-            })),
-          },
-          created,
-        })),
-      });
+    const answer = await this.requests.ask({
+      queue: queue.map(({ batch, created }) => ({
+        batch: {
+          stream: batch.stream,
+          expected: batch.expected,
+          events: batch.events.map((e) => ({
+            id: e.id,
+            type: e.type,
+            dataJson: e.dataJson,
+            metadataJson: e.metadataJson,
+          })),
+        },
+        created,
+      })),
     });
     if (answer !== null && 'failed' in answer && answer.code === 'SQLITE_BUSY')
       throw new WriterBusyError(answer.failed);
@@ -129,8 +108,7 @@ export class WriterThread {
     return answer.outcomes.map((o) => (o.ok ? o : { ok: false, error: receiveError(o.error as SentError) }));
   }
 
-  async close(): Promise<void> {
-    this.failed = true;
-    await this.worker.terminate();
+  close(): Promise<void> {
+    return this.requests.close();
   }
 }

@@ -13,6 +13,7 @@ import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
+import { WorkerRequests } from '../../core/worker-requests';
 import {
   KeyDestroyedError,
   type KeyLookup,
@@ -248,24 +249,10 @@ interface WriterAnswer {
 }
 
 class KeyWriter {
-  private next = 0;
-  private readonly pending = new Map<number, (r: WriterAnswer | null) => void>();
-  private failed = false;
+  private readonly requests: WorkerRequests<WriterAnswer>;
 
-  private constructor(private readonly worker: Worker) {
-    worker.unref();
-    worker.on('message', (m: WriterAnswer) => {
-      const done = this.pending.get(m.id);
-      this.pending.delete(m.id);
-      done?.(m);
-    });
-    const fail = () => {
-      this.failed = true;
-      for (const done of this.pending.values()) done(null);
-      this.pending.clear();
-    };
-    worker.on('error', fail);
-    worker.on('exit', fail);
+  private constructor(worker: Worker) {
+    this.requests = new WorkerRequests(worker);
   }
 
   static start(file: string, timeout: number): KeyWriter | null {
@@ -282,12 +269,7 @@ class KeyWriter {
    * the worker is gone (the caller writes them itself). A SQLite error is thrown as a KeyStoreError.
    */
   async write(subjects: string[], created: string): Promise<Map<string, Buffer | null> | null> {
-    if (this.failed) return null;
-    const id = this.next++;
-    const answer = await new Promise<WriterAnswer | null>((r) => {
-      this.pending.set(id, r);
-      this.worker.postMessage({ id, subjects, created });
-    });
+    const answer = await this.requests.ask({ subjects, created });
     if (answer === null) return null;
     const { packed, tombstones = [], odd = [] } = answer;
     if (answer.error !== undefined || packed === undefined)
@@ -303,8 +285,7 @@ class KeyWriter {
     return out;
   }
 
-  async close(): Promise<void> {
-    this.failed = true;
-    await this.worker.terminate();
+  close(): Promise<void> {
+    return this.requests.close();
   }
 }

@@ -1,0 +1,56 @@
+// Requests to a worker thread answered by id: what the SQLite log's writer thread and the SQLite key
+// store's key writer share. A worker that fails (an error, an exit) answers every pending request, and
+// every later one, with null: the caller then does the work on its own thread.
+import type { TransferListItem, Worker } from 'node:worker_threads';
+
+export class WorkerRequests<Answer extends { id: number }> {
+  private next = 0;
+  private readonly pending = new Map<number, (answer: Answer | null) => void>();
+  private dead = false;
+
+  /** `other`: a message that answers no request (a worker's "ready"). */
+  constructor(
+    private readonly worker: Worker,
+    other: (message: unknown) => void = () => undefined,
+  ) {
+    worker.unref();
+    worker.on('message', (m: Answer | Record<string, unknown>) => {
+      if (typeof m?.id !== 'number') return other(m);
+      const done = this.pending.get(m.id);
+      this.pending.delete(m.id);
+      done?.(m as Answer);
+    });
+    const fail = () => {
+      this.dead = true;
+      for (const done of this.pending.values()) done(null);
+      this.pending.clear();
+    };
+    worker.on('error', fail);
+    worker.on('exit', fail);
+  }
+
+  /** The worker failed, or was closed: every request answers null. */
+  get failed(): boolean {
+    return this.dead;
+  }
+
+  /** The id the last request was sent under (-1: none yet). */
+  get lastSent(): number {
+    return this.next - 1;
+  }
+
+  /** Sends `message` with a new id; its answer, or null once the worker has failed. */
+  ask(message: Record<string, unknown>, transfer?: readonly TransferListItem[]): Promise<Answer | null> {
+    if (this.dead) return Promise.resolve(null);
+    const id = this.next++;
+    return new Promise<Answer | null>((resolve) => {
+      this.pending.set(id, resolve);
+      this.worker.postMessage({ ...message, id }, transfer);
+    });
+  }
+
+  async close(): Promise<void> {
+    this.dead = true;
+    await this.worker.terminate();
+  }
+}

@@ -27,6 +27,7 @@ import type { allRoutes as AllRoutes } from '../src/http/routes/index';
 import type { createApp as CreateApp } from '../src/http/server';
 import type { registerModules as RegisterModules } from '../src/modules';
 import type { createRuntime as CreateRuntime } from '../src/runtime';
+import { type Handler as InProcessHandler, inProcessRequest } from './in-process-request';
 
 const { values: opts } = parseArgs({
   options: {
@@ -46,45 +47,11 @@ const report = (line: string) => process.stderr.write(`${line}\n`);
 
 const TOKEN = 'couvert_pk_bench_000000000000000000000000000001';
 
-class NullSocket extends Duplex {
-  remoteAddress = '127.0.0.1';
-  override _write(_c: unknown, _e: string, cb: () => void) {
-    cb();
-  }
-  override _writev(_c: unknown, cb: () => void) {
-    cb();
-  }
-  override _read() {}
-  setTimeout() {
-    return this;
-  }
-  setNoDelay() {
-    return this;
-  }
-}
+type Handler = InProcessHandler;
 
-type Handler = (req: IncomingMessage, res: ServerResponse) => unknown;
-
-function fire(handler: Handler, url: string, headers: Record<string, string>) {
-  return new Promise<void>((resolve) => {
-    const socket = new NullSocket();
-    const req = new IncomingMessage(socket as never);
-    req.method = 'GET';
-    req.url = url;
-    req.headers = headers;
-    req.httpVersionMajor = 1;
-    req.httpVersionMinor = 1;
-    req.complete = true;
-    req.push(null);
-    const res = new ServerResponse(req);
-    res.assignSocket(socket as never);
-    res.on('finish', () => {
-      res.detachSocket(socket as never);
-      resolve();
-    });
-    handler(req, res);
-  });
-}
+const fire = async (handler: Handler, url: string, headers: Record<string, string>): Promise<void> => {
+  await inProcessRequest(handler, 'GET', url, headers);
+};
 
 /** Garbage-collection pauses, as the performance timeline reports them (asynchronously). */
 const gcs: { start: number; ms: number }[] = [];

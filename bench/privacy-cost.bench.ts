@@ -44,6 +44,7 @@ import { ANY, type EventStore, type NewEvent, NO_STREAM, type RecordedEvent } fr
 import { SealingEventStore } from '../src/privacy/sealing-event-store';
 import { createRuntime } from '../src/runtime';
 import { cpuSeconds, fmt, load, repo, serve, table, writeJson } from './harness';
+import { type Handler as InProcessHandler, postJson } from './in-process-request';
 import { benchBootstrap, createBody } from './reservations.bench';
 
 const ROUNDS = Number(process.env.PRIVACY_BENCH_ROUNDS ?? 3);
@@ -413,52 +414,10 @@ async function httpRows(): Promise<Record<string, string | number>[]> {
   return rows;
 }
 
-class NullSocket extends Duplex {
-  remoteAddress = '127.0.0.1';
-  override _write(_c: unknown, _e: string, cb: () => void) {
-    cb();
-  }
-  override _writev(_c: unknown, cb: () => void) {
-    cb();
-  }
-  override _read() {}
-  setTimeout() {
-    return this;
-  }
-  setNoDelay() {
-    return this;
-  }
-}
-
-type Handler = (req: IncomingMessage, res: ServerResponse) => unknown;
+type Handler = InProcessHandler;
 
 /** One POST through the app's handler, without a socket; resolves with the status. */
-function post(handler: Handler, url: string, body: string): Promise<number> {
-  return new Promise((resolve) => {
-    const socket = new NullSocket();
-    const req = new IncomingMessage(socket as never);
-    req.method = 'POST';
-    req.url = url;
-    req.headers = {
-      host: '127.0.0.1',
-      authorization: `Bearer ${TOKEN}`,
-      'content-type': 'application/json',
-      'content-length': String(Buffer.byteLength(body)),
-    };
-    req.httpVersionMajor = 1;
-    req.httpVersionMinor = 1;
-    req.complete = true;
-    req.push(Buffer.from(body));
-    req.push(null);
-    const res = new ServerResponse(req);
-    res.assignSocket(socket as never);
-    res.on('finish', () => {
-      res.detachSocket(socket as never);
-      resolve(res.statusCode);
-    });
-    handler(req, res);
-  });
-}
+const post = (handler: Handler, url: string, body: string) => postJson(handler, TOKEN, url, body);
 
 async function inprocRows(dir: string): Promise<Record<string, string | number>[]> {
   registerModules();

@@ -32,6 +32,7 @@ import type { NewEvent, RecordedEvent } from '../src/ports/event-store';
 import type { SealingEventStore } from '../src/privacy/sealing-event-store';
 import { createRuntime, type Runtime } from '../src/runtime';
 import { fmt, table } from './harness';
+import { type Handler as InProcessHandler, postJson } from './in-process-request';
 import { benchBootstrap, createBody } from './reservations.bench';
 
 const TOKEN = 'couvert_pk_bench_res_000000000000000000000001';
@@ -39,48 +40,9 @@ const ROUNDS = Number(process.env.PRIVACY_BENCH_ROUNDS ?? 6);
 const PER_ROUND = Number(process.env.PRIVACY_BENCH_REQUESTS ?? 1000);
 const CHUNK = 100;
 
-class NullSocket extends Duplex {
-  remoteAddress = '127.0.0.1';
-  override _write(_c: unknown, _e: string, cb: () => void) {
-    cb();
-  }
-  override _read() {}
-  setTimeout() {
-    return this;
-  }
-  setNoDelay() {
-    return this;
-  }
-}
+type Handler = InProcessHandler;
 
-type Handler = (req: IncomingMessage, res: ServerResponse) => unknown;
-
-function post(handler: Handler, url: string, body: string): Promise<number> {
-  return new Promise((resolve) => {
-    const socket = new NullSocket();
-    const req = new IncomingMessage(socket as never);
-    req.method = 'POST';
-    req.url = url;
-    req.headers = {
-      host: '127.0.0.1',
-      authorization: `Bearer ${TOKEN}`,
-      'content-type': 'application/json',
-      'content-length': String(Buffer.byteLength(body)),
-    };
-    req.httpVersionMajor = 1;
-    req.httpVersionMinor = 1;
-    req.complete = true;
-    req.push(Buffer.from(body));
-    req.push(null);
-    const res = new ServerResponse(req);
-    res.assignSocket(socket as never);
-    res.on('finish', () => {
-      res.detachSocket(socket as never);
-      resolve(res.statusCode);
-    });
-    handler(req, res);
-  });
-}
+const post = (handler: Handler, url: string, body: string) => postJson(handler, TOKEN, url, body);
 
 /** The layer's private parts the stand-ins replace (measuring only). */
 interface LayerParts {

@@ -11,13 +11,11 @@
 // instead of timing; run node with --enable-source-maps for our files' lines). The access log goes to stdout as the server's would: the report is
 // printed on stderr, so `npm run bench:inproc > /dev/null` shows it alone.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { IncomingMessage, ServerResponse } from 'node:http';
 import { Session } from 'node:inspector';
 import { findSourceMap } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { PerformanceObserver } from 'node:perf_hooks';
-import { Duplex } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import Koa from 'koa';

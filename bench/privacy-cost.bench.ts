@@ -24,10 +24,8 @@
 // DIR/unsealed).
 import { execSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { IncomingMessage, ServerResponse } from 'node:http';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Duplex } from 'node:stream';
 import type autocannon from 'autocannon';
 import { chainHash, GENESIS } from '../src/adapters/event-store/chain';
 import { SqliteEventStore } from '../src/adapters/event-store/sqlite';

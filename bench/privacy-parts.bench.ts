@@ -18,10 +18,8 @@
 // PRIVACY_PARTS=sealed,no-crypto,no-lookup+no-pool picks services (`+`: parts taken out together); PRIVACY_BENCH_ROUNDS (default 6) rounds of
 // PRIVACY_BENCH_REQUESTS (default 1000) requests per service.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Duplex } from 'node:stream';
 import { applyBootstrap } from '../src/bootstrap';
 import { loadConfig } from '../src/config';
 import { operatorMeta } from '../src/core/command-meta';

@@ -1,8 +1,15 @@
 // The missed-calls module's hooks into the platform: the bootstrap file's `whatsapp_phone_number_id`
-// and `booking_url` of each restaurant, and the operator commands.
+// and `booking_url` of each restaurant, the operator commands, and the destruction of caller keys past
+// their cooldown.
+import { IN_FLIGHT_MS } from '../commands/missed-calls/decide';
+import { COOLDOWN_MS } from '../commands/missed-calls/events';
 import { checkSettings, configureSettings, type MissedCallSettings } from '../commands/missed-calls/settings';
+import { RESTAURANTS } from '../projections/restaurants';
 import { registerBootstrapSection, type SectionApplier } from './bootstrap';
 import { registerMissedCallCommands } from './cli/missed-call-commands';
+import { callerPeriod, destroyExpiredCallerKeys, SWEEP_LOOKBACK_PERIODS } from './privacy/caller-ids';
+import type { Runtime } from './runtime';
+import { registerScheduledJob } from './scheduler';
 
 /** Validates every restaurant's settings first, so a faulty file changes nothing. */
 export const applyMissedCallSettings: SectionApplier = async (deps, file, meta) => {
@@ -28,7 +35,41 @@ export const applyMissedCallSettings: SectionApplier = async (deps, file, meta) 
   return { notes: changed ? [`missed-call settings: ${changed} restaurant(s) changed`] : [] };
 };
 
+const sweeps = new WeakMap<Runtime, { through: number | null; since: number }>();
+
+/**
+ * Destroys the caller keys whose period is over (src/privacy/caller-ids.ts): after it, the caller ids
+ * those keys made are opaque for good. The first sweep of a process looks SWEEP_LOOKBACK_PERIODS back
+ * (30 days); later ones start where the last stopped. The first release's per-restaurant keys go once
+ * this process has run a whole cooldown: every slot taken under them (before this code ran) is over.
+ */
+export async function sweepCallerKeys(rt: Runtime): Promise<string | null> {
+  const now = rt.clock.now();
+  let state = sweeps.get(rt);
+  if (state === undefined) {
+    state = { through: null, since: now.getTime() };
+    sweeps.set(rt, state);
+  }
+  const restaurants = await rt.docs.collection<{ _id: string }>(RESTAURANTS).find({});
+  const done = await destroyExpiredCallerKeys(
+    rt.keys,
+    restaurants.map((r) => r._id),
+    now,
+    {
+      from: state.through === null ? callerPeriod(now) - 2 - SWEEP_LOOKBACK_PERIODS : state.through + 1,
+      legacy: now.getTime() - state.since >= COOLDOWN_MS + IN_FLIGHT_MS,
+    },
+  );
+  state.through = done.through;
+  return done.destroyed ? `destroyed ${done.destroyed} caller key(s) past their cooldown` : null;
+}
+
 export function registerMissedCallsModule(): void {
   registerBootstrapSection(applyMissedCallSettings);
   registerMissedCallCommands();
+  registerScheduledJob({
+    name: 'missed-call-caller-keys',
+    schedule: '*/10 * * * *',
+    run: (rt) => sweepCallerKeys(rt),
+  });
 }

@@ -163,6 +163,18 @@ export function evolveCaller(state: CallerState, e: RecordedEvent): CallerState 
   return { ...state, revision: e.revision };
 }
 
+/**
+ * The caller's slot as several streams hold it (the current period's first, then earlier ones): the
+ * holder that took it last, with the first state's revision (the one a take appends to). Pure.
+ */
+export function latestHolder(states: readonly CallerState[]): CallerState {
+  const [first = initialCaller, ...rest] = states;
+  let holder = first.holder;
+  for (const s of rest)
+    if (s.holder && (holder === null || Date.parse(s.holder.at) > Date.parse(holder.at))) holder = s.holder;
+  return { holder, revision: first.revision };
+}
+
 export type CooldownDecision =
   | { kind: 'take' }
   /** This call already holds the slot (a retry of the same call). */

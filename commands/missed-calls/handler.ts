@@ -21,10 +21,12 @@ import type { Logger } from '../../src/logger';
 import type { DocumentStore } from '../../src/ports/document-store';
 import { type NewEvent, NO_STREAM, WrongExpectedRevisionError } from '../../src/ports/event-store';
 import { FINAL_REFUSALS, type MessageSender, type SendResult } from '../../src/ports/message-sender';
+import type { CallerIds } from '../../src/privacy/caller-ids';
 import { normalizePhone } from '../customers/contact';
 import { createCustomer, loadCustomer } from '../customers/handler';
 import { KeyedQueue } from '../reservations/keyed-queue';
 import {
+  type CallerState,
   type CallState,
   chooseTemplate,
   decideCooldown,
@@ -34,6 +36,7 @@ import {
   initialCaller,
   isFinal,
   isStale,
+  latestHolder,
   planReplay,
 } from './decide';
 import {
@@ -65,10 +68,11 @@ export interface MissedCallDeps extends WriteDeps {
   /** Returns once the read models include `position` (the runtime's read-your-writes). */
   settle(position: bigint | null): Promise<void>;
   /**
-   * What names a caller in their cooldown stream's id: a keyed hash of the E.164 number
-   * (`callerIdsFrom(rt.keys)`, src/privacy/caller-ids.ts), never the number itself.
+   * What names a caller in their cooldown streams' ids: keyed hashes of the E.164 number with keys
+   * that are destroyed once their period is over (`callerIdsFrom(rt.keys)`, src/privacy/caller-ids.ts),
+   * never the number itself.
    */
-  callerId(restaurantId: string, e164: string): Promise<string>;
+  callers: CallerIds;
 }
 
 export interface ReportInput {
@@ -351,16 +355,20 @@ async function step(
       `template ${choice.template.id} needs ${rendered.missing.join(', ')}, which this restaurant does not provide`,
     );
 
-  // The caller's slot: at most one message per caller per cooldown, decided on the caller's stream.
-  const slotStream = callerStream(restaurant._id, await deps.callerId(restaurant._id, phone));
+  // The caller's slot: at most one message per caller per cooldown, decided on the caller's streams
+  // (src/privacy/caller-ids.ts: this period's, where the slot is taken, and the earlier ones still read).
+  const slots = await deps.callers.slots(restaurant._id, phone, deps.clock.now());
+  const earlier = await Promise.all(
+    slots.earlier.map((id) => foldCaller(deps, callerStream(restaurant._id, id))),
+  );
   const matched = customerId;
-  const takeSlot = (abandoned: string | null) =>
+  const takeSlot = (stream: string, alsoEarlier: readonly CallerState[], abandoned: string | null) =>
     runCommand(deps.events, {
-      stream: slotStream,
+      stream,
       initial: initialCaller,
       evolve: evolveCaller,
       decide: (s) => {
-        const d = decideCooldown(s, callId, deps.clock.now(), abandoned);
+        const d = decideCooldown(latestHolder([s, ...alsoEarlier]), callId, deps.clock.now(), abandoned);
         return d.kind === 'take'
           ? [{ type: 'MessageSlotTaken', data: { ...base(), caller: phone, customer_id: matched } }]
           : [];
@@ -368,15 +376,28 @@ async function step(
       metadata: meta,
       clock: deps.clock,
     });
-  let slot = await takeSlot(null);
-  const holder = slot.state.holder;
+  const current = callerStream(restaurant._id, slots.take);
+  let holder = latestHolder([(await takeSlot(current, earlier, null)).state, ...earlier]).holder;
   // A holder that never asked for its message long after taking the slot died in between: nothing was
   // sent, so the slot is not a cooldown.
   if (holder && holder.missed_call_id !== callId && isStale(holder.at, deps.clock.now())) {
     const other = await loadCall(deps, holder.missed_call_id);
-    if (other.message === null) slot = await takeSlot(holder.missed_call_id);
+    if (other.message === null)
+      holder = latestHolder([
+        (await takeSlot(current, earlier, holder.missed_call_id)).state,
+        ...earlier,
+      ]).holder;
   }
-  if (slot.state.holder?.missed_call_id !== callId) return skip('SKIPPED_COOLDOWN');
+  if (holder?.missed_call_id !== callId) return skip('SKIPPED_COOLDOWN');
+  // Just before the period turns, the slot is claimed in the next period's stream too: a call from the
+  // same number just after the turn takes its slot there, so exactly one of the two gets it.
+  if (slots.next !== null) {
+    const claimed = await takeSlot(callerStream(restaurant._id, slots.next), [], null);
+    if (claimed.state.holder?.missed_call_id !== callId) {
+      await freeSlot(deps, restaurant._id, callId, [slots.take, ...slots.earlier], meta);
+      return skip('SKIPPED_COOLDOWN');
+    }
+  }
 
   const attempt = state.attempts + 1;
   const idempotencyKey = `${callId}.${attempt}`;
@@ -505,23 +526,14 @@ async function recordResult(
   // Nothing was sent: the caller's slot is free again (a retry takes it anew, unless another call did).
   // (A number erased meanwhile names no stream: its slot then lapses with the cooldown.)
   const to = message.to ?? requested.caller_phone_number;
-  if (to)
-    await runCommand(deps.events, {
-      stream: callerStream(restaurant._id, await deps.callerId(restaurant._id, to)),
-      initial: initialCaller,
-      evolve: evolveCaller,
-      decide: (s) =>
-        s.holder?.missed_call_id === requested.id
-          ? [
-              {
-                type: 'MessageSlotFreed',
-                data: { missed_call_id: requested.id, restaurant_id: restaurant._id, at: base.at },
-              },
-            ]
-          : [],
-      metadata: meta,
-      clock: deps.clock,
-    });
+  if (to && requested.id)
+    await freeSlot(
+      deps,
+      restaurant._id,
+      requested.id,
+      await deps.callers.held(restaurant._id, to, deps.clock.now()),
+      meta,
+    );
   if (final) return { call: r.state, outcome, failure: null, position: r.position };
   const reason: Failure['reason'] =
     result.kind === 'rate_limited'
@@ -580,6 +592,44 @@ async function settleOpenAttempt(
     const now = await loadCall(deps, state.id as string);
     return { call: now, outcome: 'SKIPPED_DUPLICATE', failure: null, position: null };
   }
+}
+
+/** The caller's slot as one of their streams holds it. */
+async function foldCaller(deps: MissedCallDeps, stream: string): Promise<CallerState> {
+  let state = initialCaller;
+  for (const e of await deps.events.readStream(stream)) state = evolveCaller(state, e);
+  return state;
+}
+
+/** Frees the slot `callId` holds in any of the caller's streams `ids` (nothing where another call holds it). */
+async function freeSlot(
+  deps: MissedCallDeps,
+  restaurantId: string,
+  callId: string,
+  ids: readonly string[],
+  meta: CommandMeta,
+): Promise<void> {
+  for (const id of ids)
+    await runCommand(deps.events, {
+      stream: callerStream(restaurantId, id),
+      initial: initialCaller,
+      evolve: evolveCaller,
+      decide: (s) =>
+        s.holder?.missed_call_id === callId
+          ? [
+              {
+                type: 'MessageSlotFreed',
+                data: {
+                  missed_call_id: callId,
+                  restaurant_id: restaurantId,
+                  at: deps.clock.now().toISOString(),
+                },
+              },
+            ]
+          : [],
+      metadata: meta,
+      clock: deps.clock,
+    });
 }
 
 async function matchOrCreateCustomer(

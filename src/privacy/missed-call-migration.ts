@@ -6,17 +6,20 @@
 //   the log finds each call's customer (its MissedCallMatched); their keys are fetched (a deleted
 //   customer's are destroyed already: their rows are written erased); then in one write transaction the
 //   rows are sealed in place, naming their customer in `customer_id` as the handler now writes them,
-//   each caller stream is renamed to the keyed hash of its number (src/privacy/caller-ids.ts), and the
+//   each caller stream is renamed to the keyed hash of its number (src/privacy/caller-ids.ts: with the
+//   key of its last slot's period while that slot may be in its cooldown, else a key never kept), and the
 //   changed streams are re-chained (SqliteEventStore.upgradeStreams).
 // - EventStoreDB cannot rewrite its log: the sealing layer asks `legacyMissedCallCustomer` whose a
 //   missed-call event in clear is, and reads it erased once that customer is (sealing-event-store.ts).
 // A call reported before this change to a restaurant without the feature names no customer: it stays
 // in clear (counted as `missed_call_rows_unowned`).
+
+import { randomBytes } from 'node:crypto';
 import { CALLER_STREAM_PREFIX, callerStream, missedCallStream } from '../../commands/missed-calls/events';
 import type { SqliteEventStore } from '../adapters/event-store/sqlite';
 import type { EventStore, RecordedEvent } from '../ports/event-store';
 import type { KeyStore } from '../ports/key-store';
-import { callerHash, callerKey } from './caller-ids';
+import { CALLER_PERIOD_MS, callerHash, callerKeySubject, callerPeriod, periodCallerId } from './caller-ids';
 import { untilPlanHolds } from './migration-plan';
 import { customerSubject, sealData } from './seal';
 
@@ -52,6 +55,28 @@ const NOTHING: MissedCallMigration = {
   rows_rechained: 0,
 };
 
+/**
+ * The id a caller stream named after the number gets: the caller id of its last slot's period when
+ * that slot may still be in its cooldown (the handler reads it there), else a hash with a key made for
+ * it and never kept (the id is opaque from the start; nothing will read that stream again).
+ */
+async function migratedCallerId(
+  keys: KeyStore,
+  restaurantId: string,
+  e164: string,
+  lastAt: number | undefined,
+): Promise<string> {
+  const now = Date.now();
+  const period =
+    lastAt !== undefined && Number.isFinite(lastAt) ? Math.floor(lastAt / CALLER_PERIOD_MS) : null;
+  if (period !== null && period >= callerPeriod(new Date(now)) - 1 && lastAt! <= now + CALLER_PERIOD_MS)
+    return periodCallerId(
+      period,
+      callerHash(await keys.obtain(callerKeySubject(restaurantId, period)), e164),
+    );
+  return periodCallerId(period ?? 0, callerHash(randomBytes(32), e164));
+}
+
 /** Embedded, schema 4 → 5: seals missed-call rows in place and renames caller streams (see above). */
 export async function sealMissedCallsInPlace(
   store: SqliteEventStore,
@@ -72,6 +97,8 @@ async function sealWithPlan(
   const callCustomer = new Map<string, string>();
   const pending: { call: string; named: string | null }[] = [];
   const callerRestaurant = new Map<string, string>();
+  /** Each caller stream's last slot time (ms; NaN when unreadable). */
+  const callerLastAt = new Map<string, number>();
   for await (const e of store.readAll({ batchSize: 5000 })) {
     if (e.type === 'MissedCallMatched') {
       const call = str(e.data.missed_call_id);
@@ -82,6 +109,7 @@ async function sealWithPlan(
       const r = str(e.data.restaurant_id);
       if (r) callerRestaurant.set(e.stream, r);
     }
+    if (e.stream.startsWith(CALLER_STREAM_PREFIX)) callerLastAt.set(e.stream, Date.parse(String(e.data.at)));
     const callOf = CALL_OF[e.type];
     if (callOf && !('sealed' in e.data) && e.data.erased !== true) {
       const call = callOf(e.data);
@@ -104,7 +132,10 @@ async function sealWithPlan(
       continue;
     renames.set(
       stream,
-      callerStream(restaurant, callerHash(await callerKey(keys, restaurant), m[1] as string)),
+      callerStream(
+        restaurant,
+        await migratedCallerId(keys, restaurant, m[1] as string, callerLastAt.get(stream)),
+      ),
     );
   }
   const streams = [

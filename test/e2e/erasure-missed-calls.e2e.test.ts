@@ -12,6 +12,8 @@ import * as assert from 'uvu/assert';
 import { ANALYTICS_MISSED_CALL_DAYS } from '../../projections/analytics/missed-call-projection';
 import type { EmbeddedDocumentStore } from '../../src/adapters/document-store/embedded';
 import { FixedClock } from '../../src/core/clock';
+import { sweepCallerKeys } from '../../src/missed-calls-module';
+import { CALLER_PERIOD_MS, callerKeySubject, callerPeriod } from '../../src/privacy/caller-ids';
 import { customerSubject } from '../../src/privacy/seal';
 import { runCli as cli, rawDataFiles as rawFiles } from '../helpers/cli-in-process';
 import { captureLog } from '../helpers/log-sink';
@@ -167,6 +169,16 @@ async function erasedEverywhere(dataDir: string) {
     assert.not.match(lines, PERSONAL, 'no log line holds the number or the name');
     assert.not.match(lines, OFF_PERSONAL);
     assert.not.match(lines, NEW_PERSONAL);
+
+    // The caller ids the calls left in stream names: their key lives while a cooldown may read it,
+    // and the scheduler's sweep destroys it two periods on. Then no number can be tested against them.
+    const callPeriod = callerPeriod(new Date(MC_NOW));
+    const callerKey = () => svc.rt.keys.find(callerKeySubject('rest_demo', callPeriod));
+    assert.is((await callerKey()).state, 'active');
+    assert.is(await sweepCallerKeys(svc.rt), null, 'nothing to destroy yet');
+    (svc.rt.clock as FixedClock).advance((2 * CALLER_PERIOD_MS) / 1000);
+    assert.match((await sweepCallerKeys(svc.rt)) ?? '', /destroyed 1 caller key/);
+    assert.is((await callerKey()).state, 'destroyed');
   } finally {
     await svc.close({ keepData: true });
   }

@@ -11,13 +11,13 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { callerStream } from '../../commands/missed-calls/events';
+import { CALLER_STREAM_PREFIX, callerStream } from '../../commands/missed-calls/events';
 import { MemoryEventStore } from '../../src/adapters/event-store/memory';
 import { SqliteEventStore } from '../../src/adapters/event-store/sqlite';
 import { MemoryKeyStore } from '../../src/adapters/key-store/memory';
 import { verifyChain } from '../../src/audit/chain-verifier';
 import { ANY, type EventStore, type NewEvent, type RecordedEvent } from '../../src/ports/event-store';
-import { callerId } from '../../src/privacy/caller-ids';
+import { callerIdsFrom, callerKeySubject, callerPeriod } from '../../src/privacy/caller-ids';
 import { upgradeLegacyLog } from '../../src/privacy/legacy';
 import { customerSubject } from '../../src/privacy/seal';
 import { SealingEventStore } from '../../src/privacy/sealing-event-store';
@@ -30,9 +30,19 @@ const PERSONAL = /612345678|Bonjour Ada/;
 const GONE = /698765432/;
 const meta = { restaurant_id: R, actor: 'credential:key_l' };
 
+/** A call a minute ago: its caller's slot is still in its cooldown at the upgrade. */
+const RECENT = new Date(Date.now() - 60_000).toISOString();
+/** A call long ago: its slot's cooldown is over. */
+const LONG_AGO = '2026-06-02T10:00:00.000Z';
+
 /** What the code before missed-call sealing wrote: a call that sent a message, through the outbox. */
-function oldCall(call: string, customer: string, phone: string): { stream: string; events: NewEvent[] }[] {
-  const base = { missed_call_id: call, restaurant_id: R, at: '2026-06-02T10:00:00.000Z' };
+function oldCall(
+  call: string,
+  customer: string,
+  phone: string,
+  at = RECENT,
+): { stream: string; events: NewEvent[] }[] {
+  const base = { missed_call_id: call, restaurant_id: R, at };
   return [
     {
       stream: `missed-call-${call}`,
@@ -192,7 +202,7 @@ sqlite(
     const old = SqliteEventStore.open(file);
     await write(old, oldCall('mc_1', 'cus_1', '+33612345678'));
     // A customer deleted before this change (their key destroyed then): their call is written erased.
-    await write(old, oldCall('mc_2', 'cus_gone', '+33698765432'));
+    await write(old, oldCall('mc_2', 'cus_gone', '+33698765432', LONG_AGO));
     // A call to a restaurant without the feature named no customer: it cannot be sealed.
     await old.append(
       'missed-call-mc_3',
@@ -250,11 +260,24 @@ sqlite(
         ['+33612345678', '+33612345678', 'Bonjour Ada, désolés !', 'cus_1'],
         'read in clear while the key exists',
       );
-      // The cooldown goes on where it was: the renamed stream is the one the handler now reads.
-      const slot = await layer.readStream(callerStream(R, await callerId(keys, R, '+33612345678')));
+      // The cooldown goes on where it was: the renamed stream is one the handler now reads (this
+      // period's or the previous one's, src/privacy/caller-ids.ts).
+      const readNow = await callerIdsFrom(keys).slots(R, '+33612345678', new Date());
+      const slotStream = [readNow.take, ...readNow.earlier]
+        .map((id) => callerStream(R, id))
+        .find((s) => after.streams.includes(s));
+      assert.ok(slotStream, `one of the streams read now was renamed to: ${after.streams}`);
+      const slot = await layer.readStream(slotStream as string);
       assert.equal(
         slot.map((e) => [e.type, e.data.caller]),
         [['MessageSlotTaken', '+33612345678']],
+      );
+      // The slot long over got an id under a key never kept: nothing can name that caller again.
+      const oldPeriod = callerPeriod(new Date(LONG_AGO));
+      assert.is((await keys.find(callerKeySubject(R, oldPeriod))).state, 'none');
+      assert.ok(
+        after.streams.some((s) => s.startsWith(`${CALLER_STREAM_PREFIX}${R}-p${oldPeriod}-`)),
+        `the old caller stream is renamed too: ${after.streams}`,
       );
       const gone = await layer.readStream('missed-call-mc_2');
       assert.equal([gone[0]!.data.caller_phone_number, gone[0]!.data.erased], [null, true]);
@@ -262,7 +285,7 @@ sqlite(
       const erased = [
         ...(await layer.readStream('missed-call-mc_1')),
         ...(await layer.readStream('message-outbox-mc_1.1')),
-        ...(await layer.readStream(callerStream(R, await callerId(keys, R, '+33612345678')))),
+        ...(await layer.readStream(slotStream as string)),
       ];
       assert.not.match(JSON.stringify(erased.map((e) => e.data)), PERSONAL, 'erased through the layer');
       assert.equal(

@@ -5,75 +5,30 @@
 // Also: a replay while the first request is still working waits for it, then answers 409.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { applyCatalog } from '../../commands/catalog/handler';
 import { IN_FLIGHT_MS } from '../../commands/missed-calls/decide';
 import { callerStream, externalCallClaimStream } from '../../commands/missed-calls/events';
-import {
-  type CallRestaurant,
-  loadCall,
-  type MissedCallDeps,
-  reportMissedCall,
-} from '../../commands/missed-calls/handler';
-import { configureSettings } from '../../commands/missed-calls/settings';
-import { createRestaurant } from '../../commands/restaurants/handler';
-import { allProjections } from '../../projections/index';
-import { EmbeddedDocumentStore } from '../../src/adapters/document-store/embedded';
-import { MemoryEventStore } from '../../src/adapters/event-store/memory';
-import { MemoryKeyStore } from '../../src/adapters/key-store/memory';
+import { loadCall, reportMissedCall } from '../../commands/missed-calls/handler';
+import type { MemoryEventStore } from '../../src/adapters/event-store/memory';
 import { OUTBOX_EVENT, OutboxMessageSender } from '../../src/adapters/message-sender/outbox';
 import { claim } from '../../src/core/claims';
-import { FixedClock } from '../../src/core/clock';
 import type { CommandMeta } from '../../src/core/command-meta';
 import { ApiError } from '../../src/core/errors';
 import type { MessageSender, OutgoingMessage, SendResult } from '../../src/ports/message-sender';
-import { callerId, callerIdsFrom } from '../../src/privacy/caller-ids';
-import { ProjectionRunner } from '../../src/projection/runner';
-import { TEMPLATES } from '../helpers/missed-calls';
-import { restaurantProfile } from '../helpers/restaurants';
+import { callerIdsFrom } from '../../src/privacy/caller-ids';
+import {
+  countingSender,
+  type MissedCallWorld,
+  missedCallWorld,
+  worldRestaurant,
+} from '../helpers/missed-calls-world';
 
-interface World {
-  keys: MemoryKeyStore;
-  events: MemoryEventStore;
-  clock: FixedClock;
-  deps: (sender: MessageSender) => MissedCallDeps;
-}
-
-const restaurant: CallRestaurant = {
-  _id: 'rest_a',
-  name: 'Chez A',
-  country_code: 'FR',
-  timezone: 'Europe/Paris',
-  features: ['MISSED_CALLS'],
-};
+type World = MissedCallWorld;
+const restaurant = worldRestaurant;
 const meta: CommandMeta = { actor: 'test' };
 
 const t = suite<{ w: World }>('missed calls: a process dying mid-call');
 t.before.each(async (ctx) => {
-  const clock = new FixedClock('2026-06-02T10:00:00Z');
-  const events = new MemoryEventStore({ clock });
-  const docs = new EmbeddedDocumentStore();
-  const runner = new ProjectionRunner(events, docs, allProjections());
-  await runner.start();
-  await createRestaurant({ events, clock }, 'rest_a', restaurantProfile('rest-a'), meta);
-  await applyCatalog({ events, clock }, 'rest_a', { message_templates: TEMPLATES }, meta, 'replace');
-  await configureSettings({ events, clock }, 'rest_a', { booking_url: 'https://a.example/book' }, meta);
-  await runner.catchUp();
-  const keys = new MemoryKeyStore();
-  ctx.w = {
-    events,
-    clock,
-    deps: (sender) => ({
-      events,
-      clock,
-      docs,
-      sender,
-      settle: async () => {
-        await runner.catchUp();
-      },
-      callerId: callerIdsFrom(keys),
-    }),
-    keys,
-  };
+  ctx.w = await missedCallWorld('2026-06-02T10:00:00Z', meta);
 });
 
 class ProcessDied extends Error {}
@@ -100,23 +55,7 @@ function dying(inner: MessageSender | null): MessageSender & { calls: number } {
   };
 }
 
-/** A provider without idempotency that counts what it accepted. */
-function counting(): MessageSender & { accepted: string[] } {
-  return {
-    name: 'counting',
-    idempotent: false,
-    accepted: [],
-    async send(m) {
-      this.accepted.push(m.idempotency_key);
-      return {
-        status: 'accepted',
-        provider: 'counting',
-        provider_message_id: `p_${this.accepted.length}`,
-        left_machine: true,
-      };
-    },
-  };
-}
+const counting = countingSender;
 
 async function outboxed(events: MemoryEventStore): Promise<string[]> {
   const keys: string[] = [];
@@ -219,7 +158,10 @@ t(
   async ({ w }) => {
     const provider = counting();
     // Named by the keyed hash of the number, never the number (src/privacy/caller-ids.ts).
-    const caller = callerStream('rest_a', await callerId(w.keys, 'rest_a', '+33612345678'));
+    const caller = callerStream(
+      'rest_a',
+      (await callerIdsFrom(w.keys).slots('rest_a', '+33612345678', w.clock.now())).take,
+    );
     assert.not.match(caller, /612345678/);
     await w.events.append(
       caller,

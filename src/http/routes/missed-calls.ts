@@ -207,7 +207,7 @@ export const missedCallRoutes: AnyRoute[] = [
           sender: messageSenderFor(rt),
           logger: rt.logger,
           settle: (p) => rt.settle(p),
-          callerId: callerIdsFrom(rt.keys),
+          callers: callerIdsFrom(rt.keys),
         },
         restaurant,
         input,

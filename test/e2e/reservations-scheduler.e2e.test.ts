@@ -94,7 +94,12 @@ t('settings come from the environment and a bad value stops the start', () => {
 t('the scheduler role runs the registered jobs on cron and stops cleanly', async ({ svc }) => {
   registerModules();
   const names = scheduledJobs().map((j) => j.name);
-  for (const n of ['reservations-finish', 'reservations-no-show', 'reservations-repair-seatings'])
+  for (const n of [
+    'reservations-finish',
+    'reservations-no-show',
+    'reservations-repair-seatings',
+    'missed-call-caller-keys',
+  ])
     assert.ok(names.includes(n));
   assert.throws(() => startScheduler(svc.rt, { NO_SHOW_GRACE_MINUTES: 'x' }), /NO_SHOW_GRACE_MINUTES/);
   const scheduler = startScheduler(svc.rt, {});

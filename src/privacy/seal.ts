@@ -327,7 +327,8 @@ function restore(data: Record<string, unknown>, paths: string[], values: unknown
     else if (isObject(data[a])) {
       if (copied === null || !copied.includes(a)) {
         data[a] = without(data[a] as Record<string, unknown>, NOTHING);
-        (copied ??= []).push(a);
+        if (copied === null) copied = [a];
+        else copied.push(a);
       }
       (data[a] as Record<string, unknown>)[field] = value;
     }

@@ -133,7 +133,10 @@ export class SqliteKeyStore implements KeyStore {
   private paged(s: string): KeyLookup | undefined {
     const at = parsePageKeySubject(s);
     if (at === null) return undefined;
-    const row = this.stmt.slot.get({ subject: s, slot: at.slot, page: at.page }) as { destroyed: string | null; key: Buffer | null };
+    const row = this.stmt.slot.get({ subject: s, slot: at.slot, page: at.page }) as {
+      destroyed: string | null;
+      key: Buffer | null;
+    };
     if (row.destroyed !== null) return { state: 'destroyed', destroyedAt: row.destroyed };
     return row.key === null ? { state: 'none' } : { state: 'active', key: row.key };
   }

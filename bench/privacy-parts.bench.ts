@@ -6,7 +6,8 @@
 //   unsealed2  the same again: the harness's own spread (its ratio should be 1.00)
 //   sealed     the service as shipped
 //   and the sealed service with one part of sealing taken out (a stand-in that does no work there):
-//   no-lookup  the new customer's own subject is not looked up in the key store
+//   no-lookup  the new customer's own subject is not looked up in the key store (POST /customers' minted
+//              ids are not looked up at all since the key pages change: no difference expected)
 //   no-pool    the pool hands out one fixed key (no key-store writes, no worker)
 //   no-crypto  the box is a constant string (no AES-GCM), the rest as shipped (memo, open)
 //   no-open    reading back a box sealed here gives the data as appended (no memo, no parse)
@@ -17,9 +18,13 @@
 // steadier figures on a shared machine) and its ratio to `unsealed` at the same percentile.
 // PRIVACY_PARTS=sealed,no-crypto,no-lookup+no-pool picks services (`+`: parts taken out together); PRIVACY_BENCH_ROUNDS (default 6) rounds of
 // PRIVACY_BENCH_REQUESTS (default 1000) requests per service.
+// Before / after in one process: PRIVACY_BENCH_BASE=DIR (another checkout's files, e.g. `git archive
+// 8fa9ac5 | tar -x -C DIR` with node_modules linked) adds the services `base-sealed` and
+// `base-unsealed` built from DIR's code (its own modules, so its own JIT state); PRIVACY_PARTS may
+// name them.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { applyBootstrap } from '../src/bootstrap';
 import { loadConfig } from '../src/config';
 import { operatorMeta } from '../src/core/command-meta';
@@ -113,6 +118,8 @@ function standIn(layer: SealingEventStore, part: string): void {
   if (part === 'no-seal') {
     l.seal = async (e) => e;
     l.sealNew = async (e) => e;
+    // The synchronous path seals through sealWith: the data as given.
+    l.sealWith = (event) => event.data;
   }
 }
 
@@ -123,7 +130,26 @@ if (route !== 'customers' && route !== 'reservations')
 const parts = (process.env.PRIVACY_PARTS ?? 'unsealed2,sealed,no-lookup,no-pool,no-crypto,no-seal').split(
   ',',
 );
+const BASE = process.env.PRIVACY_BENCH_BASE;
+if (BASE && !parts.some((p) => p.startsWith('base-'))) parts.push('base-sealed', 'base-unsealed');
 const names = ['unsealed', ...parts.filter((p) => p !== 'unsealed')];
+
+/** The pieces of a service, from this tree or from PRIVACY_BENCH_BASE's. */
+async function serviceParts(base: boolean) {
+  if (!base)
+    return { registerModules, loadConfig, createRuntime, applyBootstrap, operatorMeta, createApp, allRoutes };
+  if (!BASE) throw new Error('base-* services need PRIVACY_BENCH_BASE=DIR');
+  const load = (file: string) => import(join(resolve(BASE), file));
+  return {
+    registerModules: (await load('src/modules.ts')).registerModules as typeof registerModules,
+    loadConfig: (await load('src/config.ts')).loadConfig as typeof loadConfig,
+    createRuntime: (await load('src/runtime.ts')).createRuntime as typeof createRuntime,
+    applyBootstrap: (await load('src/bootstrap.ts')).applyBootstrap as typeof applyBootstrap,
+    operatorMeta: (await load('src/core/command-meta.ts')).operatorMeta as typeof operatorMeta,
+    createApp: (await load('src/http/server.ts')).createApp as typeof createApp,
+    allRoutes: (await load('src/http/routes/index.ts')).allRoutes as typeof allRoutes,
+  };
+}
 registerModules();
 const boot = benchBootstrap();
 boot.restaurants[0]!.api_keys[0]!.scopes.push('CUSTOMERS_WRITE');
@@ -133,6 +159,10 @@ const handlers: Record<string, Handler> = {};
 for (const name of names) {
   const dir = mkdtempSync(join(tmpdir(), `couvert-privacy-parts-${name}-`));
   dirs.push(dir);
+  const base = name.startsWith('base-');
+  const { loadConfig, createRuntime, applyBootstrap, operatorMeta, createApp, allRoutes, registerModules } =
+    await serviceParts(base);
+  if (base) registerModules();
   const rt = await createRuntime(
     loadConfig({
       ...process.env,
@@ -141,11 +171,11 @@ for (const name of names) {
       ROLES: 'api,projector',
       LOG_LEVEL: 'warn',
     }),
-    { unsealedForBenchmark: name.startsWith('unsealed') },
+    { unsealedForBenchmark: name.startsWith('unsealed') || name === 'base-unsealed' },
   );
   await rt.settle((await applyBootstrap(rt, boot as never, operatorMeta('bootstrap'))).position);
   // `no-lookup+no-pool`: several parts taken out together.
-  if (!name.startsWith('unsealed') && name !== 'sealed')
+  if (!name.startsWith('unsealed') && name !== 'sealed' && !base)
     for (const part of name.split('+')) standIn(rt.events as SealingEventStore, part);
   runtimes.push(rt);
   handlers[name] = createApp(rt, allRoutes(rt)).callback() as Handler;

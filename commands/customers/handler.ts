@@ -116,7 +116,13 @@ export async function createCustomer(
     ...(options.eventId === undefined ? {} : { id: options.eventId }),
     metadata: { ...meta, ...e.metadata },
   }));
-  const { position } = await deps.events.append(customerStream(customerId), events, NO_STREAM);
+  // An id minted here cannot meet an erasure tombstone: the sealing layer need not look for one.
+  const { position } = await deps.events.append(
+    customerStream(customerId),
+    events,
+    NO_STREAM,
+    options.customerId === undefined ? { mintedId: true } : undefined,
+  );
   const state = events.reduce(
     (s, e, revision) =>
       evolveCustomer(s, { ...e, id: '', created: at, stream: '', revision, position } as RecordedEvent),

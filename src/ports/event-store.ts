@@ -90,6 +90,13 @@ export interface AppendOptions {
    * applied (src/runtime.ts refresh). Without it, a request arriving after the commit sees the events.
    */
   settledByCaller?: boolean;
+  /**
+   * The stream's id was minted at random by this process just now (`newId`): nothing can exist for it
+   * anywhere yet — no event, no key, no erasure tombstone. The sealing layer then seals a new
+   * customer's CustomerCreated without looking their key up (src/privacy/sealing-event-store.ts).
+   * Never set it for an id a caller chose or derived (an import's deterministic ids, a legacy id).
+   */
+  mintedId?: boolean;
 }
 
 export interface EventStore {

@@ -180,7 +180,10 @@ const aad = (type: string, customerId: string, kid?: string) =>
 /**
  * A copy of `obj` without the keys in `drop`, built key by key in the original order: deleting from a
  * spread copy instead leaves V8 a slow (dictionary-mode) object, which every later walk of the event
- * (the store's JSON check, JSON.stringify, the chain hash's input) paid for again.
+ * (the store's JSON check, JSON.stringify, the chain hash's input) paid for again. Copies that gain
+ * properties afterwards (the sealed box, the opened fields) are built this way too: a spread copy
+ * (`{ ...obj }`) gets a map of its own that V8 does not share, so each property added to it made a
+ * new map every time (opening a CustomerCreated from the kept plaintext: ~12 µs, ~1 µs this way).
  */
 function without(obj: Record<string, unknown>, drop: readonly string[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -225,7 +228,7 @@ function stripped(
       else list.push(path.slice(dot + 1));
     }
   }
-  const out = top.length === 0 ? { ...data } : without(data, top);
+  const out = without(data, top);
   for (const [a, drop] of nested) out[a] = without(data[a] as Record<string, unknown>, drop);
   return out;
 }
@@ -309,23 +312,30 @@ export function erasedCopy(
   return out;
 }
 
+const NOTHING: readonly string[] = [];
+
 /** Puts values back into `data` (a copy), copying each object it writes into (the input is shared). */
 function restore(data: Record<string, unknown>, paths: string[], values: unknown[] | null): void {
-  const copied = new Set<string>();
-  paths.forEach((path, i) => {
-    const [a, b] = path.split('.') as [string, string | undefined];
-    const field = b ?? a;
+  let copied: string[] | null = null;
+  for (let i = 0; i < paths.length; i++) {
+    const path = paths[i] as string;
+    const dot = path.indexOf('.');
+    const a = dot === -1 ? path : path.slice(0, dot);
+    const field = dot === -1 ? path : path.slice(dot + 1);
     const value = values === null ? structuredClone(ERASED[field] ?? null) : values[i];
-    if (b === undefined) data[a] = value;
+    if (dot === -1) data[a] = value;
     else if (isObject(data[a])) {
-      if (!copied.has(a)) {
-        data[a] = { ...data[a] };
-        copied.add(a);
+      if (copied === null || !copied.includes(a)) {
+        data[a] = without(data[a] as Record<string, unknown>, NOTHING);
+        if (copied === null) copied = [a];
+        else copied.push(a);
       }
-      (data[a] as Record<string, unknown>)[b] = value;
+      (data[a] as Record<string, unknown>)[field] = value;
     }
-  });
+  }
 }
+
+const SEALED_KEY: readonly string[] = ['sealed'];
 
 /**
  * Data written in clear before sealing existed (an EventStoreDB log cannot be rewritten), as it reads
@@ -335,7 +345,7 @@ function restore(data: Record<string, unknown>, paths: string[], values: unknown
 export function eraseClearData(type: string, data: Record<string, unknown>): Record<string, unknown> {
   const fields = personal(type, data);
   if (fields.length === 0) return data;
-  const out: Record<string, unknown> = { ...data };
+  const out = without(data, NOTHING);
   restore(
     out,
     fields.map(([p]) => p),
@@ -395,8 +405,8 @@ export class SealError extends Error {
  */
 export function openPlain(data: Record<string, unknown>, plaintext: string): Record<string, unknown> {
   if (!isSealed(data)) return data;
-  const { sealed, ...rest } = data;
-  restore(rest, sealed.paths, JSON.parse(plaintext) as unknown[]);
+  const rest = without(data, SEALED_KEY);
+  restore(rest, data.sealed.paths, JSON.parse(plaintext) as unknown[]);
   return rest;
 }
 
@@ -406,7 +416,8 @@ export function openData(
   key: Buffer | null,
 ): Record<string, unknown> {
   if (!isSealed(data)) return data;
-  const { sealed, ...rest } = data;
+  const sealed = data.sealed;
+  const rest = without(data, SEALED_KEY);
   if (key === null) {
     restore(rest, sealed.paths, null);
     rest.erased = true;

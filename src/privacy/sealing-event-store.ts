@@ -9,9 +9,11 @@
 // every reader, replays included, sees the customer's personal fields as erased.
 //
 // Keys of new customers. A customer created here (CustomerCreated appended to a new stream
-// `customer-<id>`) is sealed with a key taken from a pool this layer makes ahead, 256 at a time, in
-// one durable key-store write (subjects `key:<kid>`), not with a key written for it on the request
-// path (a durable write per new customer, or per batch of them, was most of sealing's cost). The box
+// `customer-<id>`) is sealed with a key taken from a pool this layer makes ahead, 256 at a time, as
+// one key page (KeyStore.createPage: one row, one durable write; subjects `key:<page>.<slot>`), not
+// with a key written for it on the request path (a durable write per new customer, or per batch of
+// them, was most of sealing's cost). Pool keys made before pages (`key:<kid>`, one row each) read
+// as before. The box
 // names the key (`sealed.kid`, a v2 box); the customer's own subject (`customer:<id>`) gets no key.
 // What keeps erasure whole: a pool key is only ever bound to a customer by that customer's
 // CustomerCreated, in the customer's own stream, and the binding is learnt again from there (never
@@ -19,7 +21,6 @@
 // and erasing reads the customer's stream and destroys every key its boxes name, then tombstones
 // `customer:<id>` as before. A pool key handed out but not used (the append failed, the process
 // stopped) seals nothing; it stays in the key store unused.
-import { randomBytes } from 'node:crypto';
 import {
   type AppendOptions,
   type AppendResult,
@@ -33,7 +34,13 @@ import {
   type SubscribeOptions,
   type Subscription,
 } from '../ports/event-store';
-import { type KeyLookup, type KeyStore, KeyStoreError, validateSubject } from '../ports/key-store';
+import {
+  type KeyLookup,
+  type KeyStore,
+  KeyStoreError,
+  pageKeySubject,
+  validateSubject,
+} from '../ports/key-store';
 import { legacyMissedCallCustomer } from './missed-call-migration';
 import {
   customerSubject,
@@ -63,7 +70,7 @@ const RESERVATION_CACHE = 50_000;
 const RESERVATION_STREAM = 'reservation-';
 /** A customer's stream (commands/customers/events.ts, customerStream). */
 const CUSTOMER_STREAM = 'customer-';
-/** Pool keys made in one key-store write, and the level under which the next write starts. */
+/** Pool keys made in one key page (one key-store write), and the level under which the next starts. */
 const POOL_BATCH = 256;
 const POOL_LOW = 64;
 /**
@@ -72,20 +79,8 @@ const POOL_LOW = 64;
  */
 const PLAIN_MEMO = 4096;
 
-/**
- * Ids for a batch of pool keys: the time in base 36 (fixed width, so later batches sort after earlier
- * ones), then 96 random bits (unique across processes). The key store's index on subjects then takes
- * each batch at its right edge: random ids scattered every batch over the whole index, whose pages
- * (all of them, as it grew) were written again at each batch's commit.
- */
-export function poolKids(count: number): string[] {
-  const time = Date.now().toString(36).padStart(9, '0');
-  const ids = randomBytes(12 * count);
-  return Array.from(
-    { length: count },
-    (_, i) => time + ids.subarray(12 * i, 12 * i + 12).toString('base64url'),
-  );
-}
+/** The kid of a page's key in a v2 box: `<page>.<slot>`, so its subject is `key:<page>.<slot>`. */
+export const pageKid = (page: string, slot: number): string => pageKeySubject(page, slot).slice(4);
 
 /** A sealing key: the customer's own (`kid` undefined) or a pool key, and whether it was destroyed. */
 interface CachedKey {
@@ -177,19 +172,21 @@ export class SealingEventStore implements EventStore {
   }
 
   /**
-   * A pool key, made durable before it is handed out (one obtainMany of POOL_BATCH fresh subjects);
-   * the next batch is asked for in the background when the pool runs low.
+   * A pool key, made durable before it is handed out (a key page of POOL_BATCH keys: one durable
+   * write); the next page is asked for in the background when the pool runs low.
    */
   private takeSpare(): Promise<{ kid: string; key: Buffer }> | { kid: string; key: Buffer } {
+    return this.spareNow() ?? (this.refill as Promise<void>).then(() => this.takeSpare());
+  }
+
+  /** A pool key if one is ready (a refill is started when the pool runs low), else undefined. */
+  private spareNow(): { kid: string; key: Buffer } | undefined {
     if (this.spares.length <= POOL_LOW && this.refill === null) {
-      const kids = poolKids(POOL_BATCH);
       this.refill = this.keys
-        .obtainMany(kids.map(kidSubject))
-        .then((got) => {
-          for (const kid of kids) {
-            const key = got.get(kidSubject(kid));
-            if (key) this.spares.push({ kid, key });
-          }
+        .createPage(POOL_BATCH)
+        .then(({ page, keys }) => {
+          // Popped from the end: the page's slots are handed out last first.
+          for (const [slot, key] of keys.entries()) this.spares.push({ kid: pageKid(page, slot), key });
         })
         .finally(() => {
           this.refill = null;
@@ -197,9 +194,7 @@ export class SealingEventStore implements EventStore {
       // A failed refill fails the appends waiting for it (below); the next take tries again.
       this.refill.catch(() => undefined);
     }
-    const spare = this.spares.pop();
-    if (spare !== undefined) return spare;
-    return (this.refill as Promise<void>).then(() => this.takeSpare());
+    return this.spares.pop();
   }
 
   /**
@@ -207,7 +202,12 @@ export class SealingEventStore implements EventStore {
    * they have one (a batch that prepared it) or null if their subject is tombstoned (nothing personal
    * is written), else a pool key, bound to them once the append succeeds (append, below).
    */
-  private async newCustomerKey(customerId: string): Promise<{ key: Buffer | null; kid?: string }> {
+  private async newCustomerKey(
+    customerId: string,
+    minted = false,
+  ): Promise<{ key: Buffer | null; kid?: string }> {
+    // An id minted at random just now (AppendOptions.mintedId) has no key and no tombstone anywhere.
+    if (minted) return this.takeSpare();
     const subject = customerSubject(customerId);
     const hit = this.cache.get(subject);
     if (hit !== undefined && hit.until > Date.now() && (hit.key !== null || hit.destroyed))
@@ -366,11 +366,16 @@ export class SealingEventStore implements EventStore {
   }
 
   /** seal() for a new customer's CustomerCreated: a pool key unless they have a key already. */
-  private async sealNew(event: NewEvent, customerId: string, handed: Map<string, Buffer>): Promise<NewEvent> {
+  private async sealNew(
+    event: NewEvent,
+    customerId: string,
+    handed: Map<string, Buffer>,
+    minted = false,
+  ): Promise<NewEvent> {
     if ('sealed' in event.data) return event;
     const fields = personalFields(event.type, event.data);
     if (fields.length === 0) return event;
-    const { key, kid } = await this.newCustomerKey(customerId);
+    const { key, kid } = await this.newCustomerKey(customerId, minted);
     if (kid !== undefined && key !== null) handed.set(kid, key);
     return { ...event, data: this.sealWith(event, fields, key, customerId, kid) };
   }
@@ -463,6 +468,51 @@ export class SealingEventStore implements EventStore {
 
   /** Whose key seals each event of an append (null: nothing to seal, or no customer). */
   private async customersOf(stream: string, events: readonly NewEvent[]): Promise<(string | null)[]> {
+    return this.customersNow(stream, events) ?? this.customersRead(stream, events);
+  }
+
+  /**
+   * customersOf without waiting: undefined when a reservation's customer must be read from its
+   * stream first (not remembered).
+   */
+  private customersNow(stream: string, events: readonly NewEvent[]): (string | null)[] | undefined {
+    const out: (string | null)[] = [];
+    let current: string | null | undefined;
+    for (const e of events) {
+      if (typeof e !== 'object' || e === null || typeof e.type !== 'string' || !isObject(e.data)) {
+        out.push(null);
+        continue;
+      }
+      // Most events of an append hold nothing sealed: no further look.
+      if (!isSealedType(e.type)) {
+        out.push(null);
+        continue;
+      }
+      const named = sealCustomer(e.type, e.data);
+      const after = reservationCustomerAfter(e.type, e.data);
+      if (
+        named === null &&
+        stream.startsWith(RESERVATION_STREAM) &&
+        RESERVATION_SEALED_TYPES.includes(e.type) &&
+        !('sealed' in e.data) &&
+        (after !== undefined || hasPersonalFields(e.type, e.data))
+      ) {
+        if (after !== undefined) current = after;
+        else if (current === undefined) {
+          current = this.reservationCustomers.get(stream);
+          if (current === undefined) return undefined;
+        }
+        out.push(current);
+      } else {
+        if (after !== undefined) current = after;
+        out.push(named);
+      }
+    }
+    return out;
+  }
+
+  /** customersOf reading the reservation's customer from its stream where it is not remembered. */
+  private async customersRead(stream: string, events: readonly NewEvent[]): Promise<(string | null)[]> {
     const out: (string | null)[] = [];
     let current: string | null | undefined;
     for (const e of events) {
@@ -536,47 +586,165 @@ export class SealingEventStore implements EventStore {
     return false;
   }
 
-  async append(
+  /**
+   * Seals the events and appends them. When every key it needs is at hand (cached, or a pool key
+   * ready for a new customer) it seals synchronously (sealNow) and waits only for the store: no
+   * promise or microtask turn of its own per event; otherwise (a key or a reservation's customer to
+   * look up) it waits for those first (sealLater).
+   */
+  append(
     stream: string,
     events: NewEvent[],
     expected: ExpectedRevision,
     options?: AppendOptions,
   ): Promise<AppendResult> {
-    let sealed = events;
+    // Bad input (not an event) is the inner store's to refuse, with its own error.
+    if (!Array.isArray(events) || typeof stream !== 'string')
+      return this.inner.append(stream, events, expected, options);
     /** Pool keys handed out to this append's new customer. */
     const handed = new Map<string, Buffer>();
-    if (Array.isArray(events) && typeof stream === 'string') {
-      const customers = await this.customersOf(stream, events);
-      // Bad input (not an event) is the inner store's to refuse, with its own error.
-      sealed = await Promise.all(
-        events.map((e, i) => {
-          const customer = customers[i] as string | null;
-          if (customer === null) return e;
-          // A new customer's stream: where a pool key may be bound to them (the top of this file).
-          if (
-            i === 0 &&
-            expected === NO_STREAM &&
-            e.type === 'CustomerCreated' &&
-            stream === CUSTOMER_STREAM + customer
-          )
-            return this.sealNew(e, customer, handed);
-          return this.seal(e, customer);
-        }),
-      );
+    let now: NewEvent[] | undefined;
+    try {
+      now = this.sealNow(stream, events, expected, options, handed);
+    } catch (err) {
+      return Promise.reject(err);
     }
-    const result = await this.inner.append(stream, sealed, expected, options);
-    // The binding is made: the customer's stream names the pool key from now on.
-    const first = sealed[0];
-    if (handed.size > 0 && first !== undefined) {
-      let kid = sealedKid(first.data);
+    if (now === undefined)
+      return this.sealLater(stream, events, expected, options, handed).then((sealed) =>
+        this.appendSealed(stream, sealed, expected, options, handed),
+      );
+    return this.appendSealed(stream, now, expected, options, handed);
+  }
+
+  /** Whether the event at `i` of an append is a new customer's CustomerCreated in their new stream. */
+  private static isNewCustomer(
+    stream: string,
+    e: NewEvent,
+    i: number,
+    expected: ExpectedRevision,
+    customer: string,
+  ): boolean {
+    return (
+      i === 0 &&
+      expected === NO_STREAM &&
+      e.type === 'CustomerCreated' &&
+      stream === CUSTOMER_STREAM + customer
+    );
+  }
+
+  /**
+   * The events sealed without waiting, or undefined when a key (or a reservation's customer) is not
+   * at hand: nothing is changed then (a pool key taken is put back).
+   */
+  private sealNow(
+    stream: string,
+    events: NewEvent[],
+    expected: ExpectedRevision,
+    options: AppendOptions | undefined,
+    handed: Map<string, Buffer>,
+  ): NewEvent[] | undefined {
+    const customers = this.customersNow(stream, events);
+    if (customers === undefined) return undefined;
+    let out: NewEvent[] | undefined;
+    let spare: { kid: string; key: Buffer } | undefined;
+    for (let i = 0; i < events.length; i++) {
+      const customer = customers[i] as string | null;
+      const e = events[i] as NewEvent;
+      if (customer === null || 'sealed' in e.data) continue;
+      const fields = personalFields(e.type, e.data);
+      if (fields.length === 0) continue;
+      let got: { key: Buffer | null; kid?: string } | undefined;
+      if (SealingEventStore.isNewCustomer(stream, e, i, expected, customer)) {
+        // A new customer: a pool key at once when their id was minted here (nothing to look up).
+        if (options?.mintedId === true) {
+          spare = this.spareNow();
+          got = spare;
+        } else got = this.cachedKey(customerSubject(customer));
+        if (got?.kid !== undefined && got.key !== null) handed.set(got.kid, got.key);
+      } else got = this.cachedKey(customerSubject(customer));
+      if (got === undefined) {
+        if (spare !== undefined) this.spares.push(spare);
+        handed.clear();
+        return undefined;
+      }
+      out ??= events.slice();
+      out[i] = { ...e, data: this.sealWith(e, fields, got.key, customer, got.kid) };
+    }
+    return out ?? events;
+  }
+
+  /** The sealing key of a subject if the cache has it (a key, or destroyed), else undefined. */
+  private cachedKey(subject: string): { key: Buffer | null; kid?: string } | undefined {
+    const hit = this.cache.get(subject);
+    if (hit === undefined || hit.until <= Date.now() || (hit.key === null && !hit.destroyed))
+      return undefined;
+    return hit.kid === undefined ? { key: hit.key } : { key: hit.key, kid: hit.kid };
+  }
+
+  /** The events sealed once the keys (and reservations' customers) not at hand are looked up. */
+  private async sealLater(
+    stream: string,
+    events: NewEvent[],
+    expected: ExpectedRevision,
+    options: AppendOptions | undefined,
+    handed: Map<string, Buffer>,
+  ): Promise<NewEvent[]> {
+    const customers = await this.customersOf(stream, events);
+    return Promise.all(
+      events.map((e, i) => {
+        const customer = customers[i] as string | null;
+        if (customer === null) return e;
+        // A new customer's stream: where a pool key may be bound to them (the top of this file).
+        if (SealingEventStore.isNewCustomer(stream, e, i, expected, customer))
+          return this.sealNew(e, customer, handed, options?.mintedId === true);
+        return this.seal(e, customer);
+      }),
+    );
+  }
+
+  /** Appends sealed events, then binds the pool key handed out and destroys erased keys. */
+  private appendSealed(
+    stream: string,
+    sealed: NewEvent[],
+    expected: ExpectedRevision,
+    options: AppendOptions | undefined,
+    handed: Map<string, Buffer>,
+  ): Promise<AppendResult> {
+    return this.inner.append(stream, sealed, expected, options).then((result) => {
+      const first = sealed[0];
       // Events with ids of their own may be answered as a retry of an append made before (the
       // import's deterministic ids): then the log names the key of that first append, not the one
       // handed out here, and only the key the log names may be bound (erasure finds keys there).
       // (The log may say it wrote them itself: nothing to read back then.)
-      if (first.id !== undefined && this.inner.wroteAnew?.(result) !== true) {
-        const [stored] = await this.inner.readStream(stream, { limit: 1 });
-        if (stored === undefined || sealedKid(stored.data) !== kid) kid = null;
-      }
+      if (
+        handed.size > 0 &&
+        first !== undefined &&
+        first.id !== undefined &&
+        this.inner.wroteAnew?.(result) !== true
+      )
+        return this.inner.readStream(stream, { limit: 1 }).then(([stored]) => {
+          const kid = sealedKid(first.data);
+          this.afterAppend(
+            stream,
+            sealed,
+            stored !== undefined && sealedKid(stored.data) === kid ? handed : null,
+          );
+          return this.erasing(sealed, result);
+        });
+      this.afterAppend(stream, sealed, handed);
+      return this.erasing(sealed, result);
+    });
+  }
+
+  /**
+   * What an append teaches: the pool key the new customer's stream now names is bound to them (the
+   * binding is made: the stream names it from now on; `handed` null: the log names another key), and
+   * whose reservation it is.
+   */
+  private afterAppend(stream: string, sealed: NewEvent[], handed: Map<string, Buffer> | null): void {
+    const first = sealed[0];
+    if (handed !== null && handed.size > 0 && first !== undefined) {
+      const kid = sealedKid(first.data);
       const customer = sealedCustomer(first.data);
       const key = kid === null ? undefined : handed.get(kid);
       if (kid !== null && customer !== null && key !== undefined) {
@@ -585,12 +753,18 @@ export class SealingEventStore implements EventStore {
         this.remember(kidSubject(kid), key);
       }
     }
-    for (const e of sealed) {
-      if (e.type === 'CustomerDeleted' && typeof e.data?.customer_id === 'string')
-        await this.erase(e.data.customer_id);
-      if (stream.startsWith(RESERVATION_STREAM)) this.learn(stream, e.type, e.data);
-    }
-    return result;
+    if (stream.startsWith(RESERVATION_STREAM)) for (const e of sealed) this.learn(stream, e.type, e.data);
+  }
+
+  /** The result, once the keys of the customers this append deleted are destroyed. */
+  private erasing(sealed: NewEvent[], result: AppendResult): AppendResult | Promise<AppendResult> {
+    let chain: Promise<unknown> | null = null;
+    for (const e of sealed)
+      if (e.type === 'CustomerDeleted' && typeof e.data?.customer_id === 'string') {
+        const id = e.data.customer_id;
+        chain = (chain ?? Promise.resolve()).then(() => this.erase(id));
+      }
+    return chain === null ? result : chain.then(() => result);
   }
 
   async readStream(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]> {

@@ -2,7 +2,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { KeyDestroyedError, type KeyStore, KeyStoreError } from '../../src/ports/key-store';
+import {
+  KeyDestroyedError,
+  type KeyStore,
+  KeyStoreError,
+  MAX_PAGE_KEYS,
+  newPageId,
+  pageKeySubject,
+} from '../../src/ports/key-store';
 
 export function keyStoreContract(
   test: Test,
@@ -147,6 +154,103 @@ export function keyStoreContract(
       assert.instance(err, KeyStoreError);
     }
   });
+
+  it('createPage makes a page of distinct keys, each read at its page subject as any key', async (keys, s) => {
+    const { page, keys: made } = await keys.createPage(40);
+    assert.is(made.length, 40);
+    assert.ok(made.every((k) => Buffer.isBuffer(k) && k.length === 32));
+    assert.is(new Set(made.map((k) => k.toString('hex'))).size, 40, 'one key per slot');
+    const subjects = made.map((_, i) => pageKeySubject(page, i));
+    for (const [i, subject] of subjects.entries()) {
+      const found = await keys.find(subject);
+      assert.ok(found.state === 'active' && found.key.equals(made[i]!), `slot ${i} as made`);
+    }
+    assert.ok((await keys.obtain(subjects[5]!)).equals(made[5]!), 'obtain answers the slot’s key');
+    const many = await keys.findMany([subjects[0]!, subjects[39]!, `${s}-none`]);
+    assert.ok(many.get(subjects[39]!)?.state === 'active');
+    assert.equal(many.get(`${s}-none`), { state: 'none' });
+    const got = await keys.obtainMany([subjects[1]!, `${s}-new`]);
+    assert.ok(got.get(subjects[1]!)?.equals(made[1]!));
+    assert.is(got.get(`${s}-new`)?.length, 32, 'both layouts in one call');
+    const other = await keys.createPage(1);
+    assert.is.not(other.page, page, 'every page its own id');
+    assert.ok(!other.keys[0]!.equals(made[0]!));
+  });
+
+  it('a page key destroyed is gone for good; the other slots of its page stay', async (keys) => {
+    const { page, keys: made } = await keys.createPage(8);
+    const gone = pageKeySubject(page, 3);
+    assert.is(await keys.destroy(gone, '2026-05-01T00:00:00.000Z'), true);
+    assert.equal(await keys.find(gone), { state: 'destroyed', destroyedAt: '2026-05-01T00:00:00.000Z' });
+    assert.is(await keys.destroy(gone, '2026-06-01T00:00:00.000Z'), false, 'idempotent');
+    assert.equal(await keys.find(gone), { state: 'destroyed', destroyedAt: '2026-05-01T00:00:00.000Z' });
+    assert.equal((await keys.findMany([gone, pageKeySubject(page, 2)])).get(gone), {
+      state: 'destroyed',
+      destroyedAt: '2026-05-01T00:00:00.000Z',
+    });
+    let err: unknown = null;
+    try {
+      await keys.obtain(gone);
+    } catch (e) {
+      err = e;
+    }
+    assert.instance(err, KeyDestroyedError, 'never made again');
+    assert.is((await keys.obtainMany([gone])).get(gone), null);
+    for (const i of [0, 2, 4, 7]) {
+      const found = await keys.find(pageKeySubject(page, i));
+      assert.ok(found.state === 'active' && found.key.equals(made[i]!), `slot ${i} untouched`);
+    }
+  });
+
+  it('a page subject never made: none, never created by obtain; destroying it leaves a tombstone', async (keys) => {
+    const { page } = await keys.createPage(2);
+    for (const subject of [pageKeySubject(newPageId(), 0), pageKeySubject(page, 2)]) {
+      assert.equal(await keys.find(subject), { state: 'none' });
+      for (const call of [() => keys.obtain(subject), () => keys.obtainMany([subject])]) {
+        let err: unknown = null;
+        try {
+          await call();
+        } catch (e) {
+          err = e;
+        }
+        assert.instance(err, KeyStoreError, 'only createPage makes a page key');
+        assert.not.instance(err, KeyDestroyedError);
+      }
+      assert.is(await keys.destroy(subject, '2026-05-01T00:00:00.000Z'), false);
+      assert.equal(await keys.find(subject), { state: 'destroyed', destroyedAt: '2026-05-01T00:00:00.000Z' });
+    }
+  });
+
+  it('createPage refuses a size out of 1…MAX_PAGE_KEYS', async (keys) => {
+    for (const bad of [0, -1, 2.5, MAX_PAGE_KEYS + 1, Number.NaN, '4' as unknown as number]) {
+      let err: unknown = null;
+      try {
+        await keys.createPage(bad);
+      } catch (e) {
+        err = e;
+      }
+      assert.instance(err, KeyStoreError, String(bad));
+    }
+  });
+
+  if (harness.reopen)
+    it('page keys and destroyed slots survive closing and reopening', async (keys) => {
+      const { page, keys: made } = await keys.createPage(256);
+      await keys.destroy(pageKeySubject(page, 255), '2026-05-01T00:00:00.000Z');
+      await keys.close();
+      const again = await harness.reopen!();
+      try {
+        const kept = await again.find(pageKeySubject(page, 254));
+        assert.ok(kept.state === 'active' && kept.key.equals(made[254]!));
+        assert.equal(await again.find(pageKeySubject(page, 255)), {
+          state: 'destroyed',
+          destroyedAt: '2026-05-01T00:00:00.000Z',
+        });
+        assert.is((await again.obtainMany([pageKeySubject(page, 255)])).get(pageKeySubject(page, 255)), null);
+      } finally {
+        await again.close();
+      }
+    });
 
   if (harness.reopen)
     it('keys and tombstones survive closing and reopening', async (keys, s) => {

@@ -1,15 +1,18 @@
 // The key store contract against every adapter; MongoDB through testcontainers (skipped visibly
 // without a container runtime, unless REQUIRE_DOCKER=1).
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MongoDBContainer, type StartedMongoDBContainer } from '@testcontainers/mongodb';
+import Database from 'better-sqlite3';
 import { getContainerRuntimeClient } from 'testcontainers';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { MemoryKeyStore } from '../../src/adapters/key-store/memory';
 import { keysDatabaseName, MongoKeyStore } from '../../src/adapters/key-store/mongodb';
 import { SqliteKeyStore } from '../../src/adapters/key-store/sqlite';
+import { pageKeySubject } from '../../src/ports/key-store';
 import { withTimeout } from '../contracts/event-store.helpers';
 import { keyStoreContract } from '../contracts/key-store.contract';
 
@@ -89,6 +92,81 @@ sqlite(
     await keys.close();
   },
 );
+sqlite('a destroyed page key no longer appears in the file or its WAL; its page-mates do', async () => {
+  const f = join(dir, 'page-shred.sqlite');
+  const keys = SqliteKeyStore.open(f);
+  const { page, keys: made } = await keys.createPage(256);
+  const writer = (keys as unknown as { writer: unknown }).writer;
+  assert.ok(writer, 'the page was written by the worker thread');
+  const inFile = (k: Buffer) => {
+    let text = readFileSync(f).toString('hex');
+    try {
+      text += readFileSync(`${f}-wal`).toString('hex');
+    } catch {}
+    return text.includes(k.toString('hex'));
+  };
+  assert.ok(inFile(made[17]!) && inFile(made[18]!), 'in the file while active');
+  await keys.destroy(pageKeySubject(page, 17), '2026-05-01T00:00:00.000Z');
+  assert.not.ok(inFile(made[17]!), 'no trace of the destroyed key');
+  assert.ok(inFile(made[18]!), 'the rest of the page is kept');
+  await keys.close();
+  // Another process: still destroyed, the others as made.
+  const again = SqliteKeyStore.open(f);
+  assert.is((await again.find(pageKeySubject(page, 17))).state, 'destroyed');
+  const kept = await again.find(pageKeySubject(page, 18));
+  assert.ok(kept.state === 'active' && kept.key.equals(made[18]!));
+  await again.close();
+});
+
+sqlite('createPage without its worker (gone, or :memory:) writes the page on this thread', async () => {
+  const f = join(dir, 'page-inline.sqlite');
+  const keys = SqliteKeyStore.open(f);
+  await keys.createPage(2);
+  await (keys as unknown as { writer: { close(): Promise<void> } }).writer.close();
+  const { page, keys: made } = await keys.createPage(3);
+  const found = await SqliteKeyStore.open(f).find(pageKeySubject(page, 2));
+  assert.ok(found.state === 'active' && found.key.equals(made[2]!), 'durable, seen by another connection');
+  await keys.close();
+  const mem = SqliteKeyStore.open(':memory:');
+  const p = await mem.createPage(4);
+  assert.ok(((await mem.find(pageKeySubject(p.page, 3))) as { key: Buffer }).key.equals(p.keys[3]!));
+  await mem.close();
+});
+
+sqlite('a key file written before key pages opens as it was and gains pages', async () => {
+  // The layout before pages: one row per subject, pool keys at `key:<kid>` (25 characters).
+  const f = join(dir, 'before-pages.sqlite');
+  const old = new Database(f);
+  old.pragma('journal_mode = WAL');
+  old.exec(`CREATE TABLE subject_keys (
+    subject TEXT PRIMARY KEY, key BLOB, created TEXT NOT NULL, destroyed TEXT,
+    CHECK ((key IS NULL) = (destroyed IS NOT NULL))) STRICT`);
+  const poolKey = randomBytes(32);
+  const ownKey = randomBytes(32);
+  const insert = old.prepare('INSERT INTO subject_keys VALUES (?, ?, ?, ?)');
+  insert.run('key:00mhx2k9zAbCdEfGhIjKlMnOp', poolKey, 't', null);
+  insert.run('customer:cus_old', ownKey, 't', null);
+  insert.run('customer:cus_erased', null, 't', '2026-01-01T00:00:00.000Z');
+  old.close();
+  const keys = SqliteKeyStore.open(f);
+  assert.ok(((await keys.find('key:00mhx2k9zAbCdEfGhIjKlMnOp')) as { key: Buffer }).key.equals(poolKey));
+  const both = await keys.findMany([
+    'customer:cus_old',
+    'customer:cus_erased',
+    'key:00mhx2k9zAbCdEfGhIjKlMnOp',
+  ]);
+  assert.ok((both.get('customer:cus_old') as { key: Buffer }).key.equals(ownKey));
+  assert.equal(both.get('customer:cus_erased'), {
+    state: 'destroyed',
+    destroyedAt: '2026-01-01T00:00:00.000Z',
+  });
+  assert.is(await keys.destroy('key:00mhx2k9zAbCdEfGhIjKlMnOp', '2026-05-01T00:00:00.000Z'), true);
+  assert.is((await keys.find('key:00mhx2k9zAbCdEfGhIjKlMnOp')).state, 'destroyed');
+  const { page } = await keys.createPage(4);
+  assert.is((await keys.find(pageKeySubject(page, 0))).state, 'active');
+  await keys.close();
+});
+
 sqlite.after(() => rmSync(dir, { recursive: true, force: true }));
 
 const mongo = suite('key-store: mongodb');

@@ -5,8 +5,8 @@ import * as assert from 'uvu/assert';
 import { MemoryEventStore } from '../../src/adapters/event-store/memory';
 import { MemoryKeyStore } from '../../src/adapters/key-store/memory';
 import { ANY, NO_STREAM, WrongExpectedRevisionError } from '../../src/ports/event-store';
-import { KeyStoreError } from '../../src/ports/key-store';
-import { poolKids, SealingEventStore } from '../../src/privacy/sealing-event-store';
+import { KeyStoreError, newPageId, pageKeySubject, parsePageKeySubject } from '../../src/ports/key-store';
+import { SealingEventStore } from '../../src/privacy/sealing-event-store';
 import { eventStoreContract } from '../contracts/event-store.contract';
 import { collect, take } from '../contracts/event-store.helpers';
 
@@ -158,19 +158,16 @@ test('a sealed event whose key is cached opens at once (openNow), as open() open
   }
 });
 
-test("pool key ids sort by batch (time first), so each batch lands at the index's right edge; unique", async () => {
-  const first = poolKids(256);
+test("key page ids sort by time, so each page lands at the index's right edge; unique", async () => {
+  const first = Array.from({ length: 64 }, () => newPageId());
   await new Promise((r) => setTimeout(r, 5));
-  const later = poolKids(256);
-  assert.is(new Set([...first, ...later]).size, 512);
-  assert.ok(
-    first.every((k) => k.slice(0, 9) === first[0]!.slice(0, 9)),
-    'one time prefix a batch',
-  );
+  const later = Array.from({ length: 64 }, () => newPageId());
+  assert.is(new Set([...first, ...later]).size, 128);
   assert.ok(
     later.every((k) => first.every((f) => f < k)),
-    'every id of a later batch sorts after',
+    'every id made later sorts after',
   );
+  for (const id of first) assert.equal(parsePageKeySubject(pageKeySubject(id, 255)), { page: id, slot: 255 });
 });
 
 test('new customers are sealed with pool keys made ahead in one key-store write, named in the box', async () => {
@@ -180,6 +177,12 @@ test('new customers are sealed with pool keys made ahead in one key-store write,
   const store = new SealingEventStore(inner, keys);
   try {
     await keys.destroy('customer:cus_gone', 't');
+    const pages: number[] = [];
+    const createPage = keys.createPage.bind(keys);
+    keys.createPage = (n) => {
+      pages.push(n);
+      return createPage(n);
+    };
     const lookups: string[][] = [];
     const findMany = keys.findMany.bind(keys);
     keys.findMany = (subjects) => {
@@ -200,9 +203,8 @@ test('new customers are sealed with pool keys made ahead in one key-store write,
       "the new customers' own subjects of one turn are looked up in one findMany",
     );
     assert.equal(found, [], 'none one by one');
-    assert.is(calls.length, 1, 'one key-store write for the pool, none per customer');
-    assert.is(calls[0]!.length, 256);
-    assert.ok(calls[0]!.every((s) => /^key:[0-9a-z]{9}[\w-]{16}$/.test(s)));
+    assert.is(calls.length, 0, 'no key written per customer');
+    assert.equal(pages, [256], 'one key page (one key-store write) for the pool');
     const kids = new Set<string>();
     for (const id of ids.slice(0, 30)) {
       const [raw] = await inner.readStream(`customer-${id}`);
@@ -221,7 +223,9 @@ test('new customers are sealed with pool keys made ahead in one key-store write,
     const [, raw] = await inner.readStream('customer-cus_3');
     const first = (await inner.readStream('customer-cus_3'))[0]!.data.sealed as { kid: string };
     assert.is((raw!.data.sealed as { kid: string }).kid, first.kid);
-    assert.is(calls.length, 1);
+    assert.match(first.kid, /^[0-9a-z]{9}[\w-]{16}\.\d{1,3}$/, 'a page key: <page>.<slot>');
+    assert.is(calls.length, 0);
+    assert.equal(pages, [256]);
     let err: unknown = null;
     try {
       await store.append('customer-long', [created('x'.repeat(300))], NO_STREAM);
@@ -412,9 +416,9 @@ test('an append answered as a retry binds the pool key the log names, not the on
 
 test('a pool write that fails fails the appends waiting for it; the next append tries again', async () => {
   const keys = new MemoryKeyStore();
-  const obtainMany = keys.obtainMany.bind(keys);
+  const createPage = keys.createPage.bind(keys);
   let fail = true;
-  keys.obtainMany = (subjects) => (fail ? Promise.reject(new KeyStoreError('down')) : obtainMany(subjects));
+  keys.createPage = (n) => (fail ? Promise.reject(new KeyStoreError('down')) : createPage(n));
   const store = new SealingEventStore(new MemoryEventStore(), keys);
   try {
     let err: unknown = null;

@@ -2,13 +2,24 @@
 // database, which `read-models rebuild` drops). Writes are acknowledged by a majority with the
 // journal. A destroyed key leaves a tombstone; MongoDB may keep the old value in its oplog and
 // backups for their retention period (docs/AUDIT.md).
+//
+// Two layouts, both read: `subject_keys`, one document per subject (customers' own keys, pool keys
+// made before pages, every tombstone), and `key_pages`, one document per page of keys (`keys`: an
+// array of 32-byte binaries; subject `key:<page>.<slot>`). Destroying a page's key `$set`s its slot to
+// null (with the time in `destroyed_at.<slot>`) in one atomic update of the page, so it is gone from
+// the current data at once; a tombstone in `subject_keys` (left when the page holds no such slot)
+// wins over the page.
 import { randomBytes } from 'node:crypto';
 import { Binary, type Collection, MongoClient, type MongoClientOptions } from 'mongodb';
 import {
   KeyDestroyedError,
   type KeyLookup,
+  type KeyPage,
   type KeyStore,
   KeyStoreError,
+  newPageId,
+  parsePageKeySubject,
+  validatePageSize,
   validateSubject,
 } from '../../ports/key-store';
 
@@ -19,7 +30,17 @@ interface KeyDoc {
   destroyed_at: string | null;
 }
 
+interface PageDoc {
+  _id: string;
+  /** Slot i's key; null once destroyed. */
+  keys: (Binary | null)[];
+  created_at: string;
+  /** Slot (as a string) → when its key was destroyed. */
+  destroyed_at: Record<string, string>;
+}
+
 const COLLECTION = 'subject_keys';
+const PAGES = 'key_pages';
 const WRITE = { writeConcern: { w: 'majority' as const, journal: true } };
 
 /** The keys' database: the read models' name with `_keys`, within MongoDB's 63-byte limit. */
@@ -34,6 +55,7 @@ export class MongoKeyStore implements KeyStore {
   private constructor(
     private readonly client: MongoClient,
     private readonly keys: Collection<KeyDoc>,
+    private readonly pages: Collection<PageDoc>,
   ) {}
 
   static async connect(url: string, dbName: string, options?: MongoClientOptions): Promise<MongoKeyStore> {
@@ -42,7 +64,7 @@ export class MongoKeyStore implements KeyStore {
       await client.connect();
       const db = client.db(dbName);
       await db.command({ ping: 1 });
-      return new MongoKeyStore(client, db.collection<KeyDoc>(COLLECTION));
+      return new MongoKeyStore(client, db.collection<KeyDoc>(COLLECTION), db.collection<PageDoc>(PAGES));
     } catch (err) {
       await client.close().catch(() => undefined);
       throw err;
@@ -53,9 +75,72 @@ export class MongoKeyStore implements KeyStore {
     if (this.closed) throw new KeyStoreError('the key store is closed');
   }
 
+  /**
+   * The state of every page subject among `subjects` (a tombstone in subject_keys wins over its
+   * page): one query on each collection.
+   */
+  private async pagedLookups(subjects: readonly string[]): Promise<Map<string, KeyLookup>> {
+    const out = new Map<string, KeyLookup>();
+    const places = new Map<string, { page: string; slot: number }>();
+    for (const s of subjects) {
+      const at = parsePageKeySubject(s);
+      if (at !== null) places.set(s, at);
+    }
+    if (places.size === 0) return out;
+    const pageIds = [...new Set([...places.values()].map((p) => p.page))];
+    const docs = new Map<string, PageDoc>();
+    for await (const doc of this.pages.find({ _id: { $in: pageIds } })) docs.set(doc._id, doc);
+    for (const [s, { page, slot }] of places) {
+      const doc = docs.get(page);
+      const key = doc === undefined || slot >= doc.keys.length ? undefined : doc.keys[slot];
+      out.set(
+        s,
+        key === undefined
+          ? { state: 'none' }
+          : key === null
+            ? { state: 'destroyed', destroyedAt: doc?.destroyed_at?.[String(slot)] ?? '' }
+            : { state: 'active', key: Buffer.from(key.buffer) },
+      );
+    }
+    for await (const doc of this.keys.find({ _id: { $in: [...places.keys()] }, key: null }))
+      out.set(doc._id, { state: 'destroyed', destroyedAt: doc.destroyed_at as string });
+    return out;
+  }
+
+  /** obtain's answer for a page subject: it is never created here. */
+  private static pagedKey(s: string, found: KeyLookup): Buffer | null {
+    if (found.state === 'none') throw new KeyStoreError(`no key page holds ${s} (createPage makes them)`);
+    return found.state === 'active' ? found.key : null;
+  }
+
+  async createPage(count: number): Promise<KeyPage> {
+    this.open();
+    const n = validatePageSize(count);
+    const page = newPageId();
+    const fresh = randomBytes(32 * n);
+    const keys = Array.from({ length: n }, (_, i) => Buffer.from(fresh.subarray(32 * i, 32 * i + 32)));
+    // One document, one majority/journaled write, however many keys.
+    await this.pages.insertOne(
+      {
+        _id: page,
+        keys: keys.map((k) => new Binary(k)),
+        created_at: new Date().toISOString(),
+        destroyed_at: {},
+      },
+      WRITE,
+    );
+    fresh.fill(0);
+    return { page, keys };
+  }
+
   async obtain(subject: string): Promise<Buffer> {
     this.open();
     const s = validateSubject(subject);
+    if (parsePageKeySubject(s) !== null) {
+      const key = MongoKeyStore.pagedKey(s, (await this.pagedLookups([s])).get(s) as KeyLookup);
+      if (key === null) throw new KeyDestroyedError(s);
+      return key;
+    }
     let doc = await this.keys.findOne({ _id: s });
     if (doc === null) {
       try {
@@ -82,8 +167,12 @@ export class MongoKeyStore implements KeyStore {
 
   async obtainMany(subjects: readonly string[]): Promise<Map<string, Buffer | null>> {
     this.open();
-    const wanted = [...new Set(subjects.map(validateSubject))];
+    const all = [...new Set(subjects.map(validateSubject))];
     const out = new Map<string, Buffer | null>();
+    // Page subjects are answered as they are (never made here); a missing one refuses the call.
+    const paged = await this.pagedLookups(all);
+    for (const [s, found] of paged) out.set(s, MongoKeyStore.pagedKey(s, found));
+    const wanted = all.filter((s) => !paged.has(s));
     if (wanted.length === 0) return out;
     const read = async (ids: string[]) => {
       for await (const doc of this.keys.find({ _id: { $in: ids } }))
@@ -126,7 +215,9 @@ export class MongoKeyStore implements KeyStore {
 
   async find(subject: string): Promise<KeyLookup> {
     this.open();
-    const doc = await this.keys.findOne({ _id: validateSubject(subject) });
+    const s = validateSubject(subject);
+    if (parsePageKeySubject(s) !== null) return (await this.pagedLookups([s])).get(s) as KeyLookup;
+    const doc = await this.keys.findOne({ _id: s });
     if (doc === null) return { state: 'none' };
     if (doc.key === null) return { state: 'destroyed', destroyedAt: doc.destroyed_at as string };
     return { state: 'active', key: Buffer.from(doc.key.buffer) };
@@ -138,7 +229,11 @@ export class MongoKeyStore implements KeyStore {
     const out = new Map<string, KeyLookup>();
     for (const s of wanted) out.set(s, { state: 'none' });
     if (wanted.length === 0) return out;
-    for await (const doc of this.keys.find({ _id: { $in: wanted } }))
+    const paged = await this.pagedLookups(wanted);
+    for (const [s, found] of paged) out.set(s, found);
+    const plain = wanted.filter((s) => !paged.has(s));
+    if (plain.length === 0) return out;
+    for await (const doc of this.keys.find({ _id: { $in: plain } }))
       out.set(
         doc._id,
         doc.key == null
@@ -151,6 +246,20 @@ export class MongoKeyStore implements KeyStore {
   async destroy(subject: string, at: string): Promise<boolean> {
     this.open();
     const s = validateSubject(subject);
+    const place = parsePageKeySubject(s);
+    if (place !== null) {
+      // The slot set to null in one atomic update of the page: the key is gone from the data at once.
+      const slot = `keys.${place.slot}`;
+      const p = await this.pages.updateOne(
+        { _id: place.page, [slot]: { $type: 'binData' } },
+        { $set: { [slot]: null, [`destroyed_at.${place.slot}`]: at } },
+        WRITE,
+      );
+      if (p.modifiedCount > 0) return true;
+      // Destroyed already: nothing changes (its time stays). No such slot: a tombstone below.
+      const doc = await this.pages.findOne({ _id: place.page }, { projection: { n: { $size: '$keys' } } });
+      if (doc !== null && place.slot < (doc as unknown as { n: number }).n) return false;
+    }
     const r = await this.keys.updateOne(
       { _id: s, key: { $ne: null } },
       { $set: { key: null, destroyed_at: at } },

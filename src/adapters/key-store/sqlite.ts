@@ -6,7 +6,15 @@
 // obtainMany's write (a batch of new keys, one transaction, one fsync) runs in a worker thread with a
 // connection of its own to the file (WAL: SQLite's locks serialise it with this connection's writes),
 // so the fsync does not hold the event loop; the worker is started on first use. Should it fail (or
-// for ':memory:'), the write is done here.
+// for ':memory:'), the write is done here. createPage's write (one row holding a page of keys) goes
+// the same way.
+//
+// Two layouts, both read: `subject_keys`, one row per subject (customers' own keys, the pool keys
+// made before pages, and every tombstone), and `key_pages`, one row per page of keys (the sealing
+// layer's pool; subject `key:<page>.<slot>`). Destroying a page's key overwrites its 32 bytes with
+// zeros in the page's row and leaves a tombstone row for its subject in `subject_keys`, in one
+// transaction; a tombstone there wins over the page. A file written before pages existed gains the
+// empty `key_pages` table when opened; nothing else changes.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -17,8 +25,12 @@ import { WorkerRequests } from '../../core/worker-requests';
 import {
   KeyDestroyedError,
   type KeyLookup,
+  type KeyPage,
   type KeyStore,
   KeyStoreError,
+  newPageId,
+  parsePageKeySubject,
+  validatePageSize,
   validateSubject,
 } from '../../ports/key-store';
 
@@ -29,6 +41,12 @@ CREATE TABLE IF NOT EXISTS subject_keys (
   created      TEXT NOT NULL,
   destroyed    TEXT,
   CHECK ((key IS NULL) = (destroyed IS NOT NULL))
+) STRICT;
+CREATE TABLE IF NOT EXISTS key_pages (
+  page         TEXT PRIMARY KEY,
+  keys         BLOB NOT NULL,
+  created      TEXT NOT NULL,
+  CHECK (length(keys) % 32 = 0 AND length(keys) > 0)
 ) STRICT;
 `;
 
@@ -45,6 +63,14 @@ export class SqliteKeyStore implements KeyStore {
     tombstone: Database.Statement<[string, string, string]>;
     create: Database.Statement<[string, Buffer, string], Row>;
     many: Database.Statement<[string], Row & { subject: string }>;
+    insertPage: Database.Statement<[string, Buffer, string]>;
+    slot: Database.Statement<
+      [{ subject: string; slot: number; page: string }],
+      { destroyed: string | null; key: Buffer | null }
+    >;
+    pages: Database.Statement<[string], { page: string; keys: Buffer }>;
+    pageKeys: Database.Statement<[string], { keys: Buffer }>;
+    rewritePage: Database.Statement<[Buffer, string]>;
   };
 
   private writer: KeyWriter | null = null;
@@ -71,6 +97,16 @@ export class SqliteKeyStore implements KeyStore {
       many: db.prepare(
         'SELECT subject, key, destroyed FROM subject_keys WHERE subject IN (SELECT value FROM json_each(?))',
       ),
+      insertPage: db.prepare('INSERT INTO key_pages (page, keys, created) VALUES (?, ?, ?)'),
+      // A page subject in one statement: its tombstone (which wins), else its slot's 32 bytes.
+      slot: db.prepare(
+        `SELECT (SELECT destroyed FROM subject_keys WHERE subject = @subject) AS destroyed,
+                (SELECT substr(keys, @slot * 32 + 1, 32) FROM key_pages
+                  WHERE page = @page AND length(keys) > @slot * 32) AS key`,
+      ),
+      pages: db.prepare('SELECT page, keys FROM key_pages WHERE page IN (SELECT value FROM json_each(?))'),
+      pageKeys: db.prepare('SELECT keys FROM key_pages WHERE page = ?'),
+      rewritePage: db.prepare('UPDATE key_pages SET keys = ? WHERE page = ?'),
     };
   }
 
@@ -93,9 +129,33 @@ export class SqliteKeyStore implements KeyStore {
     if (!this.db.open) throw new KeyStoreError('the key store is closed');
   }
 
+  /** A page subject's state, or undefined for a subject of the per-subject layout. */
+  private paged(s: string): KeyLookup | undefined {
+    const at = parsePageKeySubject(s);
+    if (at === null) return undefined;
+    const row = this.stmt.slot.get({ subject: s, slot: at.slot, page: at.page }) as {
+      destroyed: string | null;
+      key: Buffer | null;
+    };
+    if (row.destroyed !== null) return { state: 'destroyed', destroyedAt: row.destroyed };
+    return row.key === null ? { state: 'none' } : { state: 'active', key: row.key };
+  }
+
+  /** obtain's answer for a page subject: it is never created here. */
+  private static pagedKey(s: string, found: KeyLookup): Buffer | null {
+    if (found.state === 'none') throw new KeyStoreError(`no key page holds ${s} (createPage makes them)`);
+    return found.state === 'active' ? found.key : null;
+  }
+
   async obtain(subject: string): Promise<Buffer> {
     this.open();
     const s = validateSubject(subject);
+    const paged = this.paged(s);
+    if (paged !== undefined) {
+      const key = SqliteKeyStore.pagedKey(s, paged);
+      if (key === null) throw new KeyDestroyedError(s);
+      return key;
+    }
     let row = this.stmt.get.get(s);
     if (row === undefined) {
       this.stmt.insert.run(s, randomBytes(32), new Date().toISOString());
@@ -107,8 +167,16 @@ export class SqliteKeyStore implements KeyStore {
 
   async obtainMany(subjects: readonly string[]): Promise<Map<string, Buffer | null>> {
     this.open();
-    const wanted = [...new Set(subjects.map(validateSubject))];
+    const all = [...new Set(subjects.map(validateSubject))];
     const out = new Map<string, Buffer | null>();
+    // Page subjects are answered as they are (never made here); a missing one refuses the call.
+    const wanted: string[] = [];
+    for (const s of all) {
+      const paged = this.paged(s);
+      if (paged === undefined) wanted.push(s);
+      else out.set(s, SqliteKeyStore.pagedKey(s, paged));
+    }
+    if (wanted.length === 0) return out;
     // A few subjects are looked up here first (most often they all exist: no write at all). A large
     // batch (the sealing layer's pool of fresh keys, an import's new customers) goes to the write as
     // it is: the transaction keeps what exists (INSERT OR IGNORE, then a read) either way.
@@ -150,9 +218,31 @@ export class SqliteKeyStore implements KeyStore {
     return out;
   }
 
+  async createPage(count: number): Promise<KeyPage> {
+    this.open();
+    const n = validatePageSize(count);
+    const page = newPageId();
+    const created = new Date().toISOString();
+    if (this.filePath !== ':memory:' && !this.writerFailed) {
+      this.writer ??= KeyWriter.start(resolve(this.filePath), this.busyTimeoutMs);
+      const packed = await this.writer?.writePage(page, n, created);
+      this.open();
+      if (packed) return { page, keys: slices(packed, n) };
+      this.writer = null;
+      this.writerFailed = true;
+    }
+    // One row, one fsync (synchronous=FULL), on this thread.
+    const fresh = randomBytes(32 * n);
+    this.stmt.insertPage.run(page, fresh, created);
+    return { page, keys: slices(fresh, n) };
+  }
+
   async find(subject: string): Promise<KeyLookup> {
     this.open();
-    const row = this.stmt.get.get(validateSubject(subject));
+    const s = validateSubject(subject);
+    const paged = this.paged(s);
+    if (paged !== undefined) return paged;
+    const row = this.stmt.get.get(s);
     if (row === undefined) return { state: 'none' };
     if (row.key === null) return { state: 'destroyed', destroyedAt: row.destroyed as string };
     return { state: 'active', key: row.key };
@@ -168,6 +258,7 @@ export class SqliteKeyStore implements KeyStore {
     }
     for (const s of wanted) out.set(s, { state: 'none' });
     if (wanted.length === 0) return out;
+    // Tombstones of page subjects are rows here too (and win over the page).
     for (const row of this.stmt.many.all(JSON.stringify(wanted)))
       out.set(
         row.subject,
@@ -175,14 +266,41 @@ export class SqliteKeyStore implements KeyStore {
           ? { state: 'destroyed', destroyedAt: row.destroyed as string }
           : { state: 'active', key: row.key },
       );
+    // Page subjects without a tombstone: their pages, in one statement.
+    const slots = new Map<string, { page: string; slot: number; subject: string }[]>();
+    for (const s of wanted) {
+      const at = parsePageKeySubject(s);
+      if (at === null || out.get(s)?.state !== 'none') continue;
+      const list = slots.get(at.page) ?? [];
+      slots.set(at.page, list);
+      list.push({ ...at, subject: s });
+    }
+    if (slots.size > 0)
+      for (const row of this.stmt.pages.all(JSON.stringify([...slots.keys()])))
+        for (const { slot, subject } of slots.get(row.page) ?? [])
+          if (32 * slot < row.keys.length)
+            out.set(subject, { state: 'active', key: row.keys.subarray(32 * slot, 32 * slot + 32) });
     return out;
   }
 
   async destroy(subject: string, at: string): Promise<boolean> {
     this.open();
     const s = validateSubject(subject);
+    const place = parsePageKeySubject(s);
     const destroyed = this.db
       .transaction(() => {
+        if (place !== null) {
+          // A page's key: its 32 bytes overwritten with zeros in the page's row (secure_delete and
+          // the checkpoint below clear the old images), and its tombstone, in this one transaction.
+          if (this.stmt.tombstone.run(s, at, at).changes === 0) return false;
+          const row = this.stmt.pageKeys.get(place.page);
+          if (row === undefined || 32 * place.slot >= row.keys.length) return false;
+          const keys = row.keys;
+          keys.fill(0, 32 * place.slot, 32 * place.slot + 32);
+          this.stmt.rewritePage.run(keys, place.page);
+          keys.fill(0);
+          return true;
+        }
         const changed = this.stmt.destroy.run(at, s).changes > 0;
         if (!changed) this.stmt.tombstone.run(s, at, at);
         return changed;
@@ -204,7 +322,7 @@ export class SqliteKeyStore implements KeyStore {
 // The worker's code, plain JavaScript (no loader needed): the same transaction as the inline path.
 const WRITER_CODE = `
 const { parentPort, workerData } = require('node:worker_threads');
-const { randomBytes } = require('node:crypto');
+const { randomBytes, randomFillSync } = require('node:crypto');
 const Database = require(workerData.driver);
 const db = new Database(workerData.file, { timeout: workerData.timeout });
 db.pragma('journal_mode = WAL');
@@ -228,8 +346,17 @@ const write = db.transaction((subjects, created) => {
   });
   return { packed, tombstones, odd };
 });
+const insertPage = db.prepare('INSERT INTO key_pages (page, keys, created) VALUES (?, ?, ?)');
 parentPort.on('message', (m) => {
   try {
+    if (m.page !== undefined) {
+      // A page of keys: one row. Buffer.alloc is never a slice of a shared pool: safe to move.
+      const packed = Buffer.alloc(32 * m.count);
+      randomFillSync(packed);
+      insertPage.run(m.page, packed, m.created);
+      parentPort.postMessage({ id: m.id, packed }, [packed.buffer]);
+      return;
+    }
     const r = write.immediate(m.subjects, m.created);
     parentPort.postMessage({ id: m.id, ...r }, [r.packed.buffer]);
   } catch (err) {
@@ -285,7 +412,21 @@ class KeyWriter {
     return out;
   }
 
+  /** Writes a page of `count` new keys (one row); its keys packed, or null when the worker is gone. */
+  async writePage(page: string, count: number, created: string): Promise<Uint8Array | null> {
+    const answer = await this.requests.ask({ page, count, created });
+    if (answer === null) return null;
+    if (answer.error !== undefined || answer.packed === undefined)
+      throw new KeyStoreError(`the key store could not write a key page: ${answer.error}`);
+    return answer.packed;
+  }
+
   close(): Promise<void> {
     return this.requests.close();
   }
+}
+
+/** `count` 32-byte views into one buffer of packed keys. */
+function slices(packed: Uint8Array, count: number): Buffer[] {
+  return Array.from({ length: count }, (_, i) => Buffer.from(packed.buffer, packed.byteOffset + 32 * i, 32));
 }

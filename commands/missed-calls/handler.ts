@@ -128,6 +128,15 @@ export async function loadCall(deps: WriteDeps, id: string): Promise<CallState> 
   return events.reduce(evolveCall, initialCall);
 }
 
+/**
+ * Where the call's stream ends in the log. A duplicate answers the call as another request wrote it,
+ * maybe a moment ago in this process: the read models must reach that before the answer is read.
+ */
+async function callHead(deps: WriteDeps, id: string): Promise<bigint | null> {
+  const [last] = await deps.events.readStream(missedCallStream(id), { direction: 'backwards', limit: 1 });
+  return last?.position ?? null;
+}
+
 export async function reportMissedCall(
   deps: MissedCallDeps,
   restaurant: CallRestaurant,
@@ -198,7 +207,12 @@ async function replay(
     const probe = state.exists ? state : { ...state, updated_at: claimedAt };
     const plan = planReplay(probe, deps.clock.now());
     if (plan.kind === 'duplicate')
-      return { call: state, outcome: 'SKIPPED_DUPLICATE', failure: null, position: null };
+      return {
+        call: state,
+        outcome: 'SKIPPED_DUPLICATE',
+        failure: null,
+        position: await callHead(deps, callId),
+      };
     if (plan.kind === 'resume') return advance(deps, restaurant, callId, reported, meta);
     if (plan.kind === 'open_attempt') return settleOpenAttempt(deps, restaurant, state, meta);
     if (Date.now() >= deadline)
@@ -282,7 +296,13 @@ async function step(
     return { call: state, outcome, failure: null, position };
   };
   if (!state.exists) pending.push({ type: 'MissedCallReported', data: { ...reported, at: at() } });
-  else if (isFinal(state)) return { call: state, outcome: 'SKIPPED_DUPLICATE', failure: null, position };
+  else if (isFinal(state))
+    return {
+      call: state,
+      outcome: 'SKIPPED_DUPLICATE',
+      failure: null,
+      position: await callHead(deps, callId),
+    };
   // The caller's number as the log has it; null once their customer was erased (a retry then goes on
   // with the number the retry reports).
   const phone = state.caller_phone_number ?? reported.caller_phone_number;
@@ -590,7 +610,12 @@ async function settleOpenAttempt(
   } catch (err) {
     if (!(err instanceof Reload)) throw err;
     const now = await loadCall(deps, state.id as string);
-    return { call: now, outcome: 'SKIPPED_DUPLICATE', failure: null, position: null };
+    return {
+      call: now,
+      outcome: 'SKIPPED_DUPLICATE',
+      failure: null,
+      position: await callHead(deps, state.id as string),
+    };
   }
 }
 

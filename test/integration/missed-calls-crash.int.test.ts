@@ -197,4 +197,21 @@ t(
   },
 );
 
+t(
+  'a duplicate answers with where the call ends in the log, so its answer waits for the read models',
+  async ({ w }) => {
+    const provider = counting();
+    const first = await reportMissedCall(w.deps(provider), restaurant, input('x-dup'), meta);
+    assert.is(first.outcome, 'SENT');
+    const again = await reportMissedCall(w.deps(provider), restaurant, input('x-dup'), meta);
+    assert.is(again.outcome, 'SKIPPED_DUPLICATE');
+    const [last] = await w.events.readStream(`missed-call-${first.call.id}`, {
+      direction: 'backwards',
+      limit: 1,
+    });
+    assert.is(again.position, last?.position ?? -1n);
+    assert.is(provider.accepted.length, 1);
+  },
+);
+
 t.run();

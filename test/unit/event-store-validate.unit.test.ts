@@ -71,4 +71,21 @@ test('generated ids are version 7 UUIDs ordered by time', () => {
   assert.match(e!.id, /^[0-9a-f]{8}-[0-9a-f]{4}-7/);
 });
 
+test('a refusal names where the bad value is', () => {
+  const refused = (data: Record<string, unknown>) => {
+    try {
+      prepareAppend('s', [{ type: 'T', data }, { type: 'T', data }], ANY);
+    } catch (err) {
+      assert.instance(err, InvalidEventStoreInputError);
+      return (err as Error).message;
+    }
+    throw new Error('accepted');
+  };
+  assert.match(refused({ a: [1, { b: Number.NaN }] }), /events\[0\]\.data\.a\[1\]\.b is NaN/);
+  assert.match(refused({ ok: { x: 1 }, list: [2, undefined] }), /events\[0\]\.data\.list\[1\] is undefined/);
+  const self: Record<string, unknown> = { n: 1 };
+  self.again = { deeper: self };
+  assert.match(refused({ self }), /events\[0\]\.data\.self\.again\.deeper refers back/);
+});
+
 test.run();

@@ -110,37 +110,56 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
  * Throws unless `value` survives JSON.stringify/JSON.parse unchanged, with one tolerance: an object
  * property whose value is undefined is dropped, as JSON and the MongoDB driver do.
  */
-function assertJson(value: unknown, path: string, ancestors: Set<object>): void {
+/** Where assertJson is: the path is only spelled out when a check fails (most appends never fail). */
+interface JsonWalk {
+  root: string;
+  keys: (string | number)[];
+  ancestors: Set<object>;
+}
+
+const pathOf = (w: JsonWalk) =>
+  w.root + w.keys.map((k) => (typeof k === 'number' ? `[${k}]` : `.${k}`)).join('');
+
+function assertJsonAt(value: unknown, root: string): void {
+  assertJson(value, { root, keys: [], ancestors: new Set() });
+}
+
+function assertJson(value: unknown, w: JsonWalk): void {
   switch (typeof value) {
     case 'string':
     case 'boolean':
       return;
     case 'number':
-      if (!Number.isFinite(value)) fail(`${path} is ${value}, which JSON cannot represent`);
+      if (!Number.isFinite(value)) fail(`${pathOf(w)} is ${value}, which JSON cannot represent`);
       return;
     case 'object':
       break;
     default:
-      fail(`${path} is ${describe(value)}, which JSON cannot represent`);
+      fail(`${pathOf(w)} is ${describe(value)}, which JSON cannot represent`);
   }
   if (value === null) return;
-  if (ancestors.has(value)) fail(`${path} refers back to one of its parents (a cycle)`);
-  if (ancestors.size >= MAX_DEPTH) fail(`${path} is nested deeper than ${MAX_DEPTH} levels`);
-  ancestors.add(value);
+  if (w.ancestors.has(value)) fail(`${pathOf(w)} refers back to one of its parents (a cycle)`);
+  if (w.ancestors.size >= MAX_DEPTH) fail(`${pathOf(w)} is nested deeper than ${MAX_DEPTH} levels`);
+  w.ancestors.add(value);
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      if (value[i] === undefined) fail(`${path}[${i}] is undefined (JSON would turn it into null)`);
-      assertJson(value[i], `${path}[${i}]`, ancestors);
+      w.keys.push(i);
+      if (value[i] === undefined) fail(`${pathOf(w)} is undefined (JSON would turn it into null)`);
+      assertJson(value[i], w);
+      w.keys.pop();
     }
   } else if (isPlainObject(value)) {
     for (const key of Object.keys(value)) {
       const child = value[key];
-      if (child !== undefined) assertJson(child, `${path}.${key}`, ancestors);
+      if (child === undefined) continue;
+      w.keys.push(key);
+      assertJson(child, w);
+      w.keys.pop();
     }
   } else {
-    fail(`${path} is ${describe(value)}: only plain objects, arrays and primitives are stored`);
+    fail(`${pathOf(w)} is ${describe(value)}: only plain objects, arrays and primitives are stored`);
   }
-  ancestors.delete(value);
+  w.ancestors.delete(value);
 }
 
 function prepareMetadata(metadata: unknown, path: string): Record<string, unknown> {
@@ -156,7 +175,7 @@ function prepareMetadata(metadata: unknown, path: string): Record<string, unknow
     const v = metadata[key];
     if (v !== undefined && typeof v !== 'string') fail(`${path}.${key} must be a string, got ${describe(v)}`);
   }
-  assertJson(metadata, path, new Set());
+  assertJsonAt(metadata, path);
   return metadata;
 }
 
@@ -174,7 +193,7 @@ function prepareEvent(event: unknown, index: number, seen: Set<string>): Prepare
   if (seen.has(eventId)) fail(`${path}.id ${eventId} appears twice in the same append`);
   seen.add(eventId);
   if (!isPlainObject(data)) fail(`${path}.data must be a plain object, got ${describe(data)}`);
-  assertJson(data, `${path}.data`, new Set());
+  assertJsonAt(data, `${path}.data`);
   const meta = prepareMetadata(metadata, `${path}.metadata`);
   return {
     id: eventId,

@@ -74,7 +74,14 @@ test('generated ids are version 7 UUIDs ordered by time', () => {
 test('a refusal names where the bad value is', () => {
   const refused = (data: Record<string, unknown>) => {
     try {
-      prepareAppend('s', [{ type: 'T', data }, { type: 'T', data }], ANY);
+      prepareAppend(
+        's',
+        [
+          { type: 'T', data },
+          { type: 'T', data },
+        ],
+        ANY,
+      );
     } catch (err) {
       assert.instance(err, InvalidEventStoreInputError);
       return (err as Error).message;

@@ -49,13 +49,20 @@ import { SqliteEventStore } from '../adapters/event-store/sqlite';
 import type { CommandMeta } from '../core/command-meta';
 import { ApiError, type Issue, notFound, validationError } from '../core/errors';
 import { giveWayToRequests } from '../core/foreground';
-import { deterministicUuid, newId } from '../core/ids';
+import { newId } from '../core/ids';
 import { NO_WEBHOOK } from '../core/no-webhook';
 import { SettledByCallerEvents } from '../core/settled-by-caller';
 import type { WriteDeps } from '../core/write-deps';
 import type { DocumentStore } from '../ports/document-store';
 import { storedEvents } from '../privacy/sealing-event-store';
-import { type AnalysisContext, type AnalyzedRow, analyzeCells, RowSource } from './analysis';
+import {
+  type AnalysisContext,
+  type AnalyzedRow,
+  analyzeCells,
+  importedCreatedEventId,
+  importedCustomerId,
+  RowSource,
+} from './analysis';
 import { type Column, type HeaderMap, mapHeader } from './columns';
 import { CsvFileError, type CsvTable, readCsv } from './csv';
 import type { RowInput } from './rows';
@@ -277,11 +284,7 @@ export interface ImportOptions {
 /** From this many rows on an import analyses its rows in a worker thread. */
 export const WORKER_MIN_ROWS = 2000;
 
-/** The customer a row of a job creates: the same id every time the row is written. */
-export function importedCustomerId(jobId: string, row: number): string {
-  const h = createHash('sha256').update(`customer-import:${jobId}:${row}`).digest();
-  return `cus_${h.subarray(0, 12).toString('base64url').replace(/[-_]/g, 'x').toLowerCase()}`;
-}
+export { importedCustomerId } from './analysis';
 
 /** Starts a job and imports every row; answers the finished job. */
 export async function importCustomers(
@@ -402,7 +405,8 @@ async function runJob(
   const large = options.worker ?? total - done >= WORKER_MIN_ROWS;
   const stored = storedEvents(deps.events);
   if (stored instanceof SqliteEventStore && large) stored.startWriterThread();
-  const source = new RowSource(prepared.table.rows, analysisContext(prepared), large);
+  // The rows' customer ids and event ids are derived where the rows are analysed (the worker).
+  const source = new RowSource(prepared.table.rows, { ...analysisContext(prepared), jobId }, large);
   // Slices written but whose customers are not yet in the read models, oldest first, and the
   // matching keys and customers they touch: a row that shares one with them waits for them.
   const inFlight: Slice[] = [];
@@ -563,7 +567,7 @@ async function decideRow(
   uncertain: boolean,
 ): Promise<Decision> {
   if (a.issues.length) return { done: skipped(a.row, a.issues) };
-  const ownId = importedCustomerId(jobId, a.row);
+  const ownId = a.ids?.customerId ?? importedCustomerId(jobId, a.row);
   // A crashed run wrote this row's customer but did not record it: it was created by this job.
   if (uncertain && (await deps.events.readStream(customerStream(ownId), { limit: 1 })).length)
     return { done: rowResult(a.row, 'created', ownId, null) };
@@ -625,7 +629,7 @@ async function writeRow(
     }
     await createCustomer(deps, restaurant, input, meta, {
       customerId: decision.ownId,
-      eventId: deterministicUuid(`customer-import:${jobId}:${a.row}:created`),
+      eventId: a.ids?.createdEventId ?? importedCreatedEventId(jobId, a.row),
       origin: 'IMPORT',
       // Checked and prepared by the module's own rule once, with this restaurant's context.
       prepared: a.profile,

@@ -44,7 +44,13 @@ import { customerStream } from '../../commands/customers/events';
 import { loadCustomFieldDefinitions } from '../../commands/customers/field-definitions';
 import { type CustomerRestaurant, createCustomer, updateCustomer } from '../../commands/customers/handler';
 import { loadRestaurant } from '../../commands/restaurants/handler';
-import { CUSTOMER_MATCH_ORDER, findMatch, type MatchKey } from '../../queries/customers';
+import {
+  CUSTOMER_MATCH_ORDER,
+  findMatch,
+  findMatches,
+  type Match,
+  type MatchKey,
+} from '../../queries/customers';
 import { SqliteEventStore } from '../adapters/event-store/sqlite';
 import type { CommandMeta } from '../core/command-meta';
 import { ApiError, type Issue, notFound, validationError } from '../core/errors';
@@ -437,51 +443,61 @@ async function runJob(
   // customers module's decide, sealing, the append's preparation) stays near SLICE_MS.
   let sliceRows = Math.min(maxRows, 50);
   try {
-    let next = done + 1;
-    let pendingRow: AnalyzedRow | null = null;
-    while (next <= total || inFlight.length > 0) {
+    // Rows taken from the source and not yet in a slice, in row order (a row that waits for a slice
+    // in flight, rows looked up for a slice that ended before them): the next slice starts with them.
+    const queued: AnalyzedRow[] = [];
+    let fetched = done;
+    const more = () => fetched < total || queued.length > 0;
+    while (more() || inFlight.length > 0) {
       const began = performance.now();
       const batch: AnalyzedRow[] = [];
       const decisions: Decision[] = [];
       const keys = new Set<string>();
       const customers = new Set<string>();
       let wait = false;
-      while (next <= total && batch.length < sliceRows) {
-        let a: AnalyzedRow | null = pendingRow;
-        pendingRow = null;
-        if (a === null) {
-          const got = source.row(next);
-          a = got instanceof Promise ? await got : got;
-        }
+      while (queued.length < sliceRows && fetched < total) {
+        const got = source.row(fetched + 1);
+        queued.push(got instanceof Promise ? await got : got);
+        fetched++;
+      }
+      // The slice's rows matched against the read models together: one query per key field.
+      const matches = await matchAll(deps, prepared, options, queued.slice(0, sliceRows));
+      let taken = 0;
+      while (taken < queued.length && batch.length < sliceRows) {
+        const a = queued[taken] as AnalyzedRow;
         const own = keyList(a);
         // A row sharing a key with an earlier row is decided once that row is in the read model,
         // exactly as if the rows had been sent to POST /customers one after the other.
         if (own.some((k) => keys.has(k) || flightKeys.has(k))) {
-          pendingRow = a;
           wait = batch.length === 0;
           break;
         }
-        const d = await decideRow(deps, prepared, options, jobId, a, a.row <= uncertainUntil);
+        const d = await decideRow(
+          deps,
+          prepared,
+          options,
+          jobId,
+          a,
+          a.row <= uncertainUntil,
+          matches.get(a.row),
+        );
         // A match on a customer a slice in flight writes: decided again once that slice is in.
         const target = 'update' in d ? d.update.id : 'done' in d ? d.done.customer_id : null;
         if (target !== null && flightCustomers.has(target)) {
-          pendingRow = a;
           wait = batch.length === 0;
           break;
         }
         if (target !== null && 'update' in d) {
-          if (customers.has(target)) {
-            pendingRow = a;
-            break;
-          }
+          if (customers.has(target)) break;
           customers.add(target);
         }
         for (const k of own) keys.add(k);
         batch.push(a);
         decisions.push(d);
-        next = a.row + 1;
+        taken++;
         if (performance.now() - began >= SLICE_MS / 2) break;
       }
+      queued.splice(0, taken);
       if (batch.length > 0) {
         // Written without waiting: the slice's new sealing keys are asked for in one key-store write
         // (the sealing layer gathers an event-loop turn's), its appends go into the log's next group
@@ -517,7 +533,7 @@ async function runJob(
       // waited for when the pipeline is full, when a row waits for it, or at the end.
       if (
         inFlight[0]?.written ||
-        (inFlight.length > 0 && (inFlightRows >= IN_FLIGHT_ROWS || wait || next > total))
+        (inFlight.length > 0 && (inFlightRows >= IN_FLIGHT_ROWS || wait || !more()))
       ) {
         await retire();
         await yieldToLoop();
@@ -557,6 +573,36 @@ type Decision =
   | { create: true; ownId: string }
   | { update: { id: string; on: MatchedOn } };
 
+/**
+ * The matches of a slice's rows without faults, by row, looked up together (findMatches: what
+ * findMatch answers for each, one query per key field for them all). Empty with on_match create_new.
+ */
+async function matchAll(
+  deps: ImportDeps,
+  prepared: PreparedImport,
+  options: ImportOptions,
+  rows: readonly AnalyzedRow[],
+): Promise<Map<number, Match | null>> {
+  const out = new Map<number, Match | null>();
+  if (options.onMatch === 'create_new') return out;
+  const valid = rows.filter((a) => a.issues.length === 0);
+  if (valid.length === 0) return out;
+  const found = await findMatches(
+    deps.docs,
+    prepared.restaurant,
+    // The phone's key as the analysis derived it (analysis.ts: `p:` + findMatch's own key).
+    valid.map((a) => ({
+      input: a.read.input,
+      phoneKey: a.keys.phone === null ? null : a.keys.phone.slice(2),
+    })),
+    CUSTOMER_MATCH_ORDER,
+  );
+  valid.forEach((a, i) => {
+    out.set(a.row, found[i] ?? null);
+  });
+  return out;
+}
+
 /** What a row comes to before anything is written: its faults, or its match. Reads only. */
 async function decideRow(
   deps: ImportDeps,
@@ -565,6 +611,8 @@ async function decideRow(
   jobId: string,
   a: AnalyzedRow,
   uncertain: boolean,
+  /** The row's match, looked up with its slice's (matchAll); undefined: looked up here. */
+  matched?: Match | null,
 ): Promise<Decision> {
   if (a.issues.length) return { done: skipped(a.row, a.issues) };
   const ownId = a.ids?.customerId ?? importedCustomerId(jobId, a.row);
@@ -574,14 +622,16 @@ async function decideRow(
   const match =
     options.onMatch === 'create_new'
       ? null
-      : await findMatch(
-          deps.docs,
-          prepared.restaurant,
-          a.read.input,
-          CUSTOMER_MATCH_ORDER,
-          // The analysis derived it already (analysis.ts: `p:` + findMatch's own key).
-          a.keys.phone === null ? null : a.keys.phone.slice(2),
-        );
+      : matched !== undefined
+        ? matched
+        : await findMatch(
+            deps.docs,
+            prepared.restaurant,
+            a.read.input,
+            CUSTOMER_MATCH_ORDER,
+            // The analysis derived it already (analysis.ts: `p:` + findMatch's own key).
+            a.keys.phone === null ? null : a.keys.phone.slice(2),
+          );
   if (!match) return { create: true, ownId };
   if (options.onMatch === 'return_existing')
     return { done: rowResult(a.row, 'matched', match.doc._id, match.on) };

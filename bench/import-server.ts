@@ -2,8 +2,8 @@
 // IMPORT_RESTAURANT in-process (as the dashboard will), beside the requests it serves, and writes
 // the outcome to DATA_DIR/import-result.json.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { Session } from 'node:inspector';
+import { join } from 'node:path';
 import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { startService } from '../src/app';
 import { loadConfig } from '../src/config';

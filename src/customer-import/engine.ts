@@ -8,7 +8,8 @@
 //   import would do with it (match against the customers and the earlier rows of the file). Writes
 //   nothing.
 // - importCustomers / resumeImport: the job (commands/customer-import) and the customers. Matching is
-//   POST /customers' (queries/customers.ts findMatch, in CUSTOMER_MATCH_ORDER), writes are the customers
+//   POST /customers' (queries/customers.ts findMatch, in CUSTOMER_MATCH_ORDER; a slice's rows together
+//   through findMatches, which answers what findMatch would for each), writes are the customers
 //   module's command handlers, so no rule exists twice. Every customer event is marked "publish no
 //   webhook" (src/core/no-webhook.ts) and shows in the sync feed like any other change.
 //

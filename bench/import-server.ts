@@ -2,6 +2,7 @@
 // IMPORT_RESTAURANT in-process (as the dashboard will), beside the requests it serves, and writes
 // the outcome to DATA_DIR/import-result.json.
 import { readFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
 import { join } from 'node:path';
 import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { startService } from '../src/app';
@@ -42,7 +43,23 @@ process.on('SIGUSR2', () => {
     }
   });
   gc.observe({ entryTypes: ['gc'] });
+  // BENCH_ALLOC_PROFILE=file: where the main thread allocated during the import (sampled, objects
+  // that died young included), as a .heapprofile for Chrome DevTools: what the scavenges are fed.
+  const allocFile = process.env.BENCH_ALLOC_PROFILE;
+  const session = allocFile ? new Session() : null;
+  const post = (method: string, params?: object) =>
+    new Promise<unknown>((resolve, reject) =>
+      session?.post(method, params ?? {}, (err, result) => (err ? reject(err) : resolve(result))),
+    );
   (async () => {
+    if (session) {
+      session.connect();
+      await post('HeapProfiler.startSampling', {
+        samplingInterval: 32 * 1024,
+        includeObjectsCollectedByMajorGC: true,
+        includeObjectsCollectedByMinorGC: true,
+      });
+    }
     const bytes = readFileSync(process.env.IMPORT_FILE as string);
     const prepared = await prepareImport(service.rt, process.env.IMPORT_RESTAURANT as string, bytes);
     const state = await importCustomers(service.rt, prepared, {
@@ -52,6 +69,11 @@ process.on('SIGUSR2', () => {
       batchSize: process.env.IMPORT_BATCH ? Number(process.env.IMPORT_BATCH) : undefined,
     });
     const used = process.cpuUsage(cpu);
+    if (session && allocFile) {
+      const { profile } = (await post('HeapProfiler.stopSampling')) as { profile: unknown };
+      writeFileSync(allocFile, JSON.stringify(profile));
+      session.disconnect();
+    }
     delay.disable();
     gc.disconnect();
     const summary = (xs: number[]) => {

@@ -47,6 +47,25 @@ export interface Match {
 /** The first created: a stable choice when several share a key (creation order in the log). */
 const oldest = (list: CustomerDoc[]) => list.sort((a, b) => a.created_seq - b.created_seq)[0];
 
+/** The field and value findMatch looks `input` up by on key `on` (null: the input has none usable). */
+function matchFilter(
+  on: MatchKey,
+  restaurant: { country_code: string | null },
+  input: MatchInput,
+  phoneKey: string | null | undefined,
+): { field: 'external_id' | 'phone_key' | 'email_key'; value: string } | null {
+  if (on === 'external_id' && input.external_id) return { field: 'external_id', value: input.external_id };
+  if (on === 'phone' && input.phone_number) {
+    const key =
+      phoneKey !== undefined
+        ? phoneKey
+        : matchablePhoneKey(phoneLookupKey(input.phone_number, restaurant.country_code));
+    return key ? { field: 'phone_key', value: key } : null;
+  }
+  if (on === 'email' && input.email) return { field: 'email_key', value: emailKey(input.email) };
+  return null;
+}
+
 /**
  * The customer that `input` designates, trying the keys in `order` (POST /customers: external_id,
  * phone, email; inline reservation customers: phone, email). Drafts never match: matching one would
@@ -65,22 +84,60 @@ export async function findMatch(
   phoneKey?: string | null,
 ): Promise<Match | null> {
   for (const on of order) {
-    let filter: Filter | null = null;
-    if (on === 'external_id' && input.external_id) filter = { external_id: input.external_id };
-    if (on === 'phone' && input.phone_number) {
-      const key =
-        phoneKey !== undefined
-          ? phoneKey
-          : matchablePhoneKey(phoneLookupKey(input.phone_number, restaurant.country_code));
-      if (key) filter = { phone_key: key };
-    }
-    if (on === 'email' && input.email) filter = { email_key: emailKey(input.email) };
-    if (!filter) continue;
-    const found = await customers(docs).find({ restaurant_id: restaurant._id, ...filter, draft: false });
-    const doc = oldest(found);
+    const f = matchFilter(on, restaurant, input, phoneKey);
+    if (!f) continue;
+    const filter: Filter = { restaurant_id: restaurant._id, [f.field]: f.value, draft: false };
+    const doc = oldest(await customers(docs).find(filter));
     if (doc) return { doc, on };
   }
   return null;
+}
+
+/**
+ * findMatch for many inputs against the same read model (a CSV import's slice): one query per key
+ * field, for every input's value at once ($in), instead of one per input and key. Answers, in the
+ * inputs' order, what findMatch answers for each.
+ */
+export async function findMatches(
+  docs: DocumentStore,
+  restaurant: { _id: string; country_code: string | null },
+  inputs: readonly { input: MatchInput; phoneKey?: string | null }[],
+  order: readonly MatchKey[],
+): Promise<(Match | null)[]> {
+  const wanted = inputs.map(({ input, phoneKey }) =>
+    order.map((on) => ({ on, filter: matchFilter(on, restaurant, input, phoneKey) })),
+  );
+  const values = new Map<string, Set<string>>();
+  for (const list of wanted)
+    for (const { filter } of list)
+      if (filter) {
+        const set = values.get(filter.field) ?? new Set<string>();
+        set.add(filter.value);
+        values.set(filter.field, set);
+      }
+  // Per field, per value: the customers holding it (what findMatch's query on it would find).
+  const found = new Map<string, Map<string, CustomerDoc[]>>();
+  for (const [field, set] of values) {
+    const byValue = new Map<string, CustomerDoc[]>();
+    const filter: Filter = { restaurant_id: restaurant._id, [field]: { $in: [...set] }, draft: false };
+    for (const doc of await customers(docs).find(filter)) {
+      const value = (doc as unknown as Record<string, unknown>)[field];
+      if (typeof value !== 'string') continue;
+      const list = byValue.get(value);
+      if (list) list.push(doc);
+      else byValue.set(value, [doc]);
+    }
+    found.set(field, byValue);
+  }
+  return wanted.map((list) => {
+    for (const { on, filter } of list) {
+      if (!filter) continue;
+      const docs = found.get(filter.field)?.get(filter.value);
+      const doc = docs ? oldest([...docs]) : undefined;
+      if (doc) return { doc, on };
+    }
+    return null;
+  });
 }
 
 /** The short customer of a reservation (spec §2.5). */

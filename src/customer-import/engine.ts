@@ -8,7 +8,8 @@
 //   import would do with it (match against the customers and the earlier rows of the file). Writes
 //   nothing.
 // - importCustomers / resumeImport: the job (commands/customer-import) and the customers. Matching is
-//   POST /customers' (queries/customers.ts findMatch, in CUSTOMER_MATCH_ORDER), writes are the customers
+//   POST /customers' (queries/customers.ts findMatch, in CUSTOMER_MATCH_ORDER; a slice's rows together
+//   through findMatches, which answers what findMatch would for each), writes are the customers
 //   module's command handlers, so no rule exists twice. Every customer event is marked "publish no
 //   webhook" (src/core/no-webhook.ts) and shows in the sync feed like any other change.
 //
@@ -44,18 +45,31 @@ import { customerStream } from '../../commands/customers/events';
 import { loadCustomFieldDefinitions } from '../../commands/customers/field-definitions';
 import { type CustomerRestaurant, createCustomer, updateCustomer } from '../../commands/customers/handler';
 import { loadRestaurant } from '../../commands/restaurants/handler';
-import { CUSTOMER_MATCH_ORDER, findMatch, type MatchKey } from '../../queries/customers';
+import {
+  CUSTOMER_MATCH_ORDER,
+  findMatch,
+  findMatches,
+  type Match,
+  type MatchKey,
+} from '../../queries/customers';
 import { SqliteEventStore } from '../adapters/event-store/sqlite';
 import type { CommandMeta } from '../core/command-meta';
 import { ApiError, type Issue, notFound, validationError } from '../core/errors';
 import { giveWayToRequests } from '../core/foreground';
-import { deterministicUuid, newId } from '../core/ids';
+import { newId } from '../core/ids';
 import { NO_WEBHOOK } from '../core/no-webhook';
 import { SettledByCallerEvents } from '../core/settled-by-caller';
 import type { WriteDeps } from '../core/write-deps';
 import type { DocumentStore } from '../ports/document-store';
 import { storedEvents } from '../privacy/sealing-event-store';
-import { type AnalysisContext, type AnalyzedRow, analyzeCells, RowSource } from './analysis';
+import {
+  type AnalysisContext,
+  type AnalyzedRow,
+  analyzeCells,
+  importedCreatedEventId,
+  importedCustomerId,
+  RowSource,
+} from './analysis';
 import { type Column, type HeaderMap, mapHeader } from './columns';
 import { CsvFileError, type CsvTable, readCsv } from './csv';
 import type { RowInput } from './rows';
@@ -277,11 +291,7 @@ export interface ImportOptions {
 /** From this many rows on an import analyses its rows in a worker thread. */
 export const WORKER_MIN_ROWS = 2000;
 
-/** The customer a row of a job creates: the same id every time the row is written. */
-export function importedCustomerId(jobId: string, row: number): string {
-  const h = createHash('sha256').update(`customer-import:${jobId}:${row}`).digest();
-  return `cus_${h.subarray(0, 12).toString('base64url').replace(/[-_]/g, 'x').toLowerCase()}`;
-}
+export { importedCustomerId } from './analysis';
 
 /** Starts a job and imports every row; answers the finished job. */
 export async function importCustomers(
@@ -402,7 +412,8 @@ async function runJob(
   const large = options.worker ?? total - done >= WORKER_MIN_ROWS;
   const stored = storedEvents(deps.events);
   if (stored instanceof SqliteEventStore && large) stored.startWriterThread();
-  const source = new RowSource(prepared.table.rows, analysisContext(prepared), large);
+  // The rows' customer ids and event ids are derived where the rows are analysed (the worker).
+  const source = new RowSource(prepared.table.rows, { ...analysisContext(prepared), jobId }, large);
   // Slices written but whose customers are not yet in the read models, oldest first, and the
   // matching keys and customers they touch: a row that shares one with them waits for them.
   const inFlight: Slice[] = [];
@@ -433,51 +444,61 @@ async function runJob(
   // customers module's decide, sealing, the append's preparation) stays near SLICE_MS.
   let sliceRows = Math.min(maxRows, 50);
   try {
-    let next = done + 1;
-    let pendingRow: AnalyzedRow | null = null;
-    while (next <= total || inFlight.length > 0) {
+    // Rows taken from the source and not yet in a slice, in row order (a row that waits for a slice
+    // in flight, rows looked up for a slice that ended before them): the next slice starts with them.
+    const queued: AnalyzedRow[] = [];
+    let fetched = done;
+    const more = () => fetched < total || queued.length > 0;
+    while (more() || inFlight.length > 0) {
       const began = performance.now();
       const batch: AnalyzedRow[] = [];
       const decisions: Decision[] = [];
       const keys = new Set<string>();
       const customers = new Set<string>();
       let wait = false;
-      while (next <= total && batch.length < sliceRows) {
-        let a: AnalyzedRow | null = pendingRow;
-        pendingRow = null;
-        if (a === null) {
-          const got = source.row(next);
-          a = got instanceof Promise ? await got : got;
-        }
+      while (queued.length < sliceRows && fetched < total) {
+        const got = source.row(fetched + 1);
+        queued.push(got instanceof Promise ? await got : got);
+        fetched++;
+      }
+      // The slice's rows matched against the read models together: one query per key field.
+      const matches = await matchAll(deps, prepared, options, queued.slice(0, sliceRows));
+      let taken = 0;
+      while (taken < queued.length && batch.length < sliceRows) {
+        const a = queued[taken] as AnalyzedRow;
         const own = keyList(a);
         // A row sharing a key with an earlier row is decided once that row is in the read model,
         // exactly as if the rows had been sent to POST /customers one after the other.
         if (own.some((k) => keys.has(k) || flightKeys.has(k))) {
-          pendingRow = a;
           wait = batch.length === 0;
           break;
         }
-        const d = await decideRow(deps, prepared, options, jobId, a, a.row <= uncertainUntil);
+        const d = await decideRow(
+          deps,
+          prepared,
+          options,
+          jobId,
+          a,
+          a.row <= uncertainUntil,
+          matches.get(a.row),
+        );
         // A match on a customer a slice in flight writes: decided again once that slice is in.
         const target = 'update' in d ? d.update.id : 'done' in d ? d.done.customer_id : null;
         if (target !== null && flightCustomers.has(target)) {
-          pendingRow = a;
           wait = batch.length === 0;
           break;
         }
         if (target !== null && 'update' in d) {
-          if (customers.has(target)) {
-            pendingRow = a;
-            break;
-          }
+          if (customers.has(target)) break;
           customers.add(target);
         }
         for (const k of own) keys.add(k);
         batch.push(a);
         decisions.push(d);
-        next = a.row + 1;
+        taken++;
         if (performance.now() - began >= SLICE_MS / 2) break;
       }
+      queued.splice(0, taken);
       if (batch.length > 0) {
         // Written without waiting: the slice's new sealing keys are asked for in one key-store write
         // (the sealing layer gathers an event-loop turn's), its appends go into the log's next group
@@ -513,7 +534,7 @@ async function runJob(
       // waited for when the pipeline is full, when a row waits for it, or at the end.
       if (
         inFlight[0]?.written ||
-        (inFlight.length > 0 && (inFlightRows >= IN_FLIGHT_ROWS || wait || next > total))
+        (inFlight.length > 0 && (inFlightRows >= IN_FLIGHT_ROWS || wait || !more()))
       ) {
         await retire();
         await yieldToLoop();
@@ -553,6 +574,36 @@ type Decision =
   | { create: true; ownId: string }
   | { update: { id: string; on: MatchedOn } };
 
+/**
+ * The matches of a slice's rows without faults, by row, looked up together (findMatches: what
+ * findMatch answers for each, one query per key field for them all). Empty with on_match create_new.
+ */
+async function matchAll(
+  deps: ImportDeps,
+  prepared: PreparedImport,
+  options: ImportOptions,
+  rows: readonly AnalyzedRow[],
+): Promise<Map<number, Match | null>> {
+  const out = new Map<number, Match | null>();
+  if (options.onMatch === 'create_new') return out;
+  const valid = rows.filter((a) => a.issues.length === 0);
+  if (valid.length === 0) return out;
+  const found = await findMatches(
+    deps.docs,
+    prepared.restaurant,
+    // The phone's key as the analysis derived it (analysis.ts: `p:` + findMatch's own key).
+    valid.map((a) => ({
+      input: a.read.input,
+      phoneKey: a.keys.phone === null ? null : a.keys.phone.slice(2),
+    })),
+    CUSTOMER_MATCH_ORDER,
+  );
+  valid.forEach((a, i) => {
+    out.set(a.row, found[i] ?? null);
+  });
+  return out;
+}
+
 /** What a row comes to before anything is written: its faults, or its match. Reads only. */
 async function decideRow(
   deps: ImportDeps,
@@ -561,23 +612,27 @@ async function decideRow(
   jobId: string,
   a: AnalyzedRow,
   uncertain: boolean,
+  /** The row's match, looked up with its slice's (matchAll); undefined: looked up here. */
+  matched?: Match | null,
 ): Promise<Decision> {
   if (a.issues.length) return { done: skipped(a.row, a.issues) };
-  const ownId = importedCustomerId(jobId, a.row);
+  const ownId = a.ids?.customerId ?? importedCustomerId(jobId, a.row);
   // A crashed run wrote this row's customer but did not record it: it was created by this job.
   if (uncertain && (await deps.events.readStream(customerStream(ownId), { limit: 1 })).length)
     return { done: rowResult(a.row, 'created', ownId, null) };
   const match =
     options.onMatch === 'create_new'
       ? null
-      : await findMatch(
-          deps.docs,
-          prepared.restaurant,
-          a.read.input,
-          CUSTOMER_MATCH_ORDER,
-          // The analysis derived it already (analysis.ts: `p:` + findMatch's own key).
-          a.keys.phone === null ? null : a.keys.phone.slice(2),
-        );
+      : matched !== undefined
+        ? matched
+        : await findMatch(
+            deps.docs,
+            prepared.restaurant,
+            a.read.input,
+            CUSTOMER_MATCH_ORDER,
+            // The analysis derived it already (analysis.ts: `p:` + findMatch's own key).
+            a.keys.phone === null ? null : a.keys.phone.slice(2),
+          );
   if (!match) return { create: true, ownId };
   if (options.onMatch === 'return_existing')
     return { done: rowResult(a.row, 'matched', match.doc._id, match.on) };
@@ -625,7 +680,7 @@ async function writeRow(
     }
     await createCustomer(deps, restaurant, input, meta, {
       customerId: decision.ownId,
-      eventId: deterministicUuid(`customer-import:${jobId}:${a.row}:created`),
+      eventId: a.ids?.createdEventId ?? importedCreatedEventId(jobId, a.row),
       origin: 'IMPORT',
       // Checked and prepared by the module's own rule once, with this restaurant's context.
       prepared: a.profile,

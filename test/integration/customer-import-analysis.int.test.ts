@@ -15,6 +15,8 @@ import {
   ANALYSIS_CHUNK,
   type AnalysisContext,
   analyzeCells,
+  importedCreatedEventId,
+  importedCustomerId,
   RowSource,
 } from '../../src/customer-import/analysis';
 import { mapHeader } from '../../src/customer-import/columns';
@@ -97,6 +99,37 @@ t(
     assert.equal(first, analyzeCells(table[0] as string[], 1, ctx));
     inline.close();
     assert.is(inline.workerChunks, 0);
+  },
+);
+
+t(
+  "for a job, the worker also derives each valid row's customer id and event id (inline the same)",
+  async () => {
+    const job = { ...ctx, jobId: 'imp_ids' };
+    const threaded = new RowSource(table, job, true);
+    const inline = new RowSource(table, job, false);
+    try {
+      let withIds = 0;
+      for (let row = 1; row <= table.length; row++) {
+        const got = await threaded.row(row);
+        const { ids, ...rest } = got;
+        assert.equal(rest, analyzeCells(table[row - 1] as string[], row, ctx), `row ${row}`);
+        if (got.issues.length > 0) assert.is(ids, undefined, `row ${row} has faults: no ids`);
+        else {
+          withIds++;
+          assert.equal(ids, {
+            customerId: importedCustomerId('imp_ids', row),
+            createdEventId: importedCreatedEventId('imp_ids', row),
+          });
+        }
+        assert.equal(await inline.row(row), got, `row ${row} inline`);
+      }
+      assert.ok(withIds > 0 && withIds < table.length);
+      assert.is(threaded.workerChunks, Math.ceil(table.length / ANALYSIS_CHUNK));
+    } finally {
+      threaded.close();
+      inline.close();
+    }
   },
 );
 

@@ -5,7 +5,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import type { EventStoreError } from '../../ports/event-store';
-import { freshRange, sendError, sqliteWrites, type WriteAppend } from './sqlite-writes';
+import { decodeGroup, type EncodedGroup, freshRange, sendError, sqliteWrites } from './sqlite-writes';
 
 const { file, synchronous, timeout, committed } = workerData as {
   file: string;
@@ -21,10 +21,11 @@ db.pragma('journal_mode = WAL');
 db.pragma(`synchronous = ${synchronous === 'NORMAL' ? 'NORMAL' : 'FULL'}`);
 const writes = sqliteWrites(db);
 
-parentPort?.on('message', (m: { id: number; queue: { batch: WriteAppend; created: string }[] }) => {
+parentPort?.on('message', (m: { id: number; group: EncodedGroup }) => {
   try {
-    const written = writes.groupTx(m.queue);
-    const range = freshRange(m.queue, written);
+    const queue = decodeGroup(m.group);
+    const written = writes.groupTx(queue);
+    const range = freshRange(queue, written);
     if (range !== null) {
       Atomics.store(published, 0, 0n);
       Atomics.store(published, 1, BigInt(range[0]));

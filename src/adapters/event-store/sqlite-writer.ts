@@ -7,7 +7,7 @@
 // it). One group is in the thread at a time; appends arriving meanwhile form the next group.
 import { Worker } from 'node:worker_threads';
 import { WorkerRequests } from '../../core/worker-requests';
-import { type Outcome, receiveError, type SentError, type WriteAppend } from './sqlite-writes';
+import { encodeGroup, type Outcome, receiveError, type SentError, type WriteAppend } from './sqlite-writes';
 
 // A worker thread does not inherit tsx's loader hooks: it registers them, then loads its module.
 const BOOT = `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))})
@@ -86,21 +86,8 @@ export class WriterThread {
   }
 
   async write(queue: { batch: WriteAppend; created: string }[]): Promise<Outcome[] | null> {
-    const answer = await this.requests.ask({
-      queue: queue.map(({ batch, created }) => ({
-        batch: {
-          stream: batch.stream,
-          expected: batch.expected,
-          events: batch.events.map((e) => ({
-            id: e.id,
-            type: e.type,
-            dataJson: e.dataJson,
-            metadataJson: e.metadataJson,
-          })),
-        },
-        created,
-      })),
-    });
+    const group = encodeGroup(queue);
+    const answer = await this.requests.ask({ group }, [group.lens.buffer as ArrayBuffer]);
     if (answer !== null && 'failed' in answer && answer.code === 'SQLITE_BUSY')
       throw new WriterBusyError(answer.failed);
     if (answer === null || 'failed' in answer) return null;

@@ -43,6 +43,72 @@ interface StoredRow {
  * its events (positions result.position - events + 1 … result.position); false for an append answered
  * as the retry of one committed before.
  */
+/**
+ * A group of appends as sent to the writer thread: every string of it (stream, created, and each
+ * event's id, type, data and metadata JSON) joined into one, with their lengths, and per append its
+ * expected revision and event count. Two strings and two typed arrays instead of a few objects and
+ * strings per event: the main thread's share of the message (its serialization) is then about a
+ * copy of the text.
+ */
+export interface EncodedGroup {
+  text: string;
+  /** Per append: [event count, length of stream, length of created, then 4 lengths per event]. */
+  lens: Int32Array;
+  expected: ExpectedRevision[];
+}
+
+export function encodeGroup(queue: readonly { batch: WriteAppend; created: string }[]): EncodedGroup {
+  let n = 0;
+  for (const q of queue) n += 3 + 4 * q.batch.events.length;
+  const lens = new Int32Array(n);
+  const parts: string[] = [];
+  const expected: ExpectedRevision[] = [];
+  let at = 0;
+  const put = (text: string) => {
+    lens[at++] = text.length;
+    parts.push(text);
+  };
+  for (const { batch, created } of queue) {
+    expected.push(batch.expected);
+    lens[at++] = batch.events.length;
+    put(batch.stream);
+    put(created);
+    for (const e of batch.events) {
+      put(e.id);
+      put(e.type);
+      put(e.dataJson);
+      put(e.metadataJson);
+    }
+  }
+  return { text: parts.join(''), lens, expected };
+}
+
+export function decodeGroup({
+  text,
+  lens,
+  expected,
+}: EncodedGroup): { batch: WriteAppend; created: string }[] {
+  const queue: { batch: WriteAppend; created: string }[] = [];
+  let pos = 0;
+  let at = 0;
+  const take = () => {
+    const len = lens[at++] as number;
+    const part = text.slice(pos, pos + len);
+    pos += len;
+    return part;
+  };
+  for (const exp of expected) {
+    const count = lens[at++] as number;
+    const stream = take();
+    const created = take();
+    const events: WriteEvent[] = [];
+    for (let i = 0; i < count; i++)
+      events.push({ id: take(), type: take(), dataJson: take(), metadataJson: take() });
+    queue.push({ batch: { stream, expected: exp, events }, created });
+  }
+  return queue;
+}
+
 export type Outcome = { ok: true; result: AppendResult; fresh: boolean } | { ok: false; error: unknown };
 
 export interface SqliteWrites {

@@ -1,0 +1,75 @@
+// findMatches (queries/customers.ts), the CSV import's matching of a slice's rows at once, answers for
+// every input exactly what findMatch answers for it alone: same customer, same key, drafts and other
+// restaurants never, the oldest of several sharing a key. Property-tested against findMatch on random
+// read models (with the customers projection's indexes, so the $in queries go through them).
+import fc from 'fast-check';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { emailKey } from '../../commands/customers/contact';
+import { CUSTOMERS } from '../../projections/customer-docs';
+import { customersProjection } from '../../projections/customers';
+import { CUSTOMER_MATCH_ORDER, findMatch, findMatches, type MatchKey } from '../../queries/customers';
+import { EmbeddedDocumentStore } from '../../src/adapters/document-store/embedded';
+
+const restaurant = { _id: 'rest_a', country_code: 'FR' };
+const ext = fc.constantFrom('crm-1', 'crm-2', 'crm-3', 'crm-4');
+const phone = fc.constantFrom('33612340001', '33612340002', '33612340003');
+const email = fc.constantFrom('a@example.com', 'B@Example.com', 'c@example.com', 'b@example.com');
+const doc = fc.record({
+  restaurant_id: fc.constantFrom('rest_a', 'rest_a', 'rest_b'),
+  external_id: fc.option(ext),
+  phone_key: fc.option(phone),
+  email: fc.option(email),
+  draft: fc.boolean(),
+});
+const input = fc.record({
+  input: fc.record(
+    {
+      external_id: fc.option(ext),
+      phone_number: fc.option(fc.constant('06 12 34 00 01')),
+      email: fc.option(email),
+    },
+    { noNullPrototype: true },
+  ),
+  phoneKey: fc.option(phone),
+});
+const order = fc.constantFrom<readonly MatchKey[]>(CUSTOMER_MATCH_ORDER, ['phone', 'email'], ['email']);
+
+test('findMatches answers for each input what findMatch answers for it', async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(doc, { maxLength: 25 }),
+      fc.array(input, { maxLength: 12 }),
+      order,
+      async (docsIn, inputs, keys) => {
+        const docs = new EmbeddedDocumentStore();
+        await customersProjection.setup?.(docs);
+        // Inserted in a shuffled creation order: the oldest is by created_seq, not by insertion.
+        const seqs = docsIn.map((_, i) => ((i * 7) % Math.max(1, docsIn.length)) + i * 0.001);
+        for (const [i, d] of docsIn.entries())
+          await docs.collection(CUSTOMERS).insertOne({
+            _id: `cus_${i}`,
+            restaurant_id: d.restaurant_id,
+            external_id: d.external_id,
+            phone_key: d.phone_key,
+            email_key: d.email === null ? null : emailKey(d.email),
+            draft: d.draft,
+            created_seq: seqs[i] as number,
+          });
+        const batch = await findMatches(docs, restaurant, inputs, keys);
+        assert.is(batch.length, inputs.length);
+        for (const [i, { input: one, phoneKey }] of inputs.entries()) {
+          const alone = await findMatch(docs, restaurant, one, keys, phoneKey);
+          assert.equal(
+            batch[i] && { id: batch[i].doc._id, on: batch[i].on },
+            alone && { id: alone.doc._id, on: alone.on },
+            `input ${i}`,
+          );
+        }
+      },
+    ),
+    { numRuns: 150 },
+  );
+});
+
+test.run();

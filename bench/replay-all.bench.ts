@@ -331,7 +331,16 @@ async function replayOnce(file: string, withAnalytics: boolean): Promise<Round> 
   const out = await new Promise<string>((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', fileURLToPath(import.meta.url), '--replay-all', file, String(withAnalytics)],
+      [
+        // REPLAY_NODE_ARGS: extra node flags for the replaying child only, e.g. '--cpu-prof --cpu-prof-dir=/tmp/p'.
+        ...(process.env.REPLAY_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
+        '--import',
+        'tsx',
+        fileURLToPath(import.meta.url),
+        '--replay-all',
+        file,
+        String(withAnalytics),
+      ],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     );
     let text = '';

@@ -16,7 +16,6 @@ import {
   type UpdateResult,
 } from '../../ports/document-store';
 import { compileMatcher, equalityConstraints, type Matcher, upsertSeedSteps } from './filter';
-import { internDocument } from './intern';
 import { type IndexEntries, type Key, KeyIndex, sameEntries } from './key-index';
 import { applyUpdate, type Journal } from './update';
 import {
@@ -401,7 +400,6 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
 
   private insert(doc: Doc): void {
     if (this.docs.has(doc._id)) throw new DuplicateKeyError(this.name, '_id_');
-    internDocument(doc);
     const indexes = this.indexes;
     if (indexes.length === 0) {
       this.docs.set(doc._id, doc);
@@ -420,7 +418,6 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
 
   /** Replaces a stored document by another version of it (replaceOne). */
   private swap(old: Doc, next: Doc): void {
-    internDocument(next, old);
     const changes: Reindex = [];
     for (const index of this.indexes) {
       if (index.sameScalarKeys(old, next)) continue;

@@ -6,7 +6,6 @@
 // skips some invalid operands, hence this module.
 import { Query } from 'mingo';
 import { InvalidQueryError } from '../../ports/document-store';
-import { internValue } from './intern';
 import type { ParsedUpdate, UpdateStep } from './validate';
 import { cloneValue, compareValues, isPlainObject, ownField, sameValue, setField } from './values';
 
@@ -158,7 +157,7 @@ function applyStep(doc: Record<string, unknown>, step: UpdateStep, inserting: bo
       const c = containerOf(doc, step, true, j)!;
       const current = read(c, last);
       if (current !== undefined && sameValue(current, value)) return;
-      assign(c, last, internValue(cloneValue(value)), step, j);
+      assign(c, last, cloneValue(value), step, j);
       j.changed = true;
       return;
     }
@@ -196,7 +195,7 @@ function applyStep(doc: Record<string, unknown>, step: UpdateStep, inserting: bo
       const current = read(c, last);
       const cmp = current === undefined ? 0 : compareValues(value, current);
       if (current === undefined || (op === '$max' ? cmp > 0 : cmp < 0)) {
-        assign(c, last, internValue(cloneValue(value)), step, j);
+        assign(c, last, cloneValue(value), step, j);
         j.changed = true;
       }
       return;
@@ -234,9 +233,7 @@ function applyStep(doc: Record<string, unknown>, step: UpdateStep, inserting: bo
 
 function push(current: unknown[], value: unknown): unknown[] {
   const mods = isPlainObject(value) && '$each' in value ? value : undefined;
-  const items = mods
-    ? (mods.$each as unknown[]).map((e) => internValue(cloneValue(e)))
-    : [internValue(cloneValue(value))];
+  const items = mods ? (mods.$each as unknown[]).map(cloneValue) : [cloneValue(value)];
   let out = current.slice();
   let at = mods?.$position === undefined ? out.length : (mods.$position as number);
   if (at < 0) at = Math.max(0, out.length + at);

@@ -10,18 +10,27 @@ import { setFlagsFromString } from 'node:v8';
 
 let holders = 0;
 
+/** A V8 flag set at run time; a Node whose flags are frozen after start refuses it: no cap then. */
+function setGrowth(percent: number): void {
+  try {
+    setFlagsFromString(`--heap-growing-percent=${percent}`);
+  } catch {
+    // The replay runs as before, with V8's own heuristic.
+  }
+}
+
 const setByOperator = (): boolean =>
   [...process.execArgv, process.env.NODE_OPTIONS ?? ''].some((a) => a.includes('heap-growing-percent'));
 
 /** Caps the heap's growth per full collection at `percent` until the returned release is called. */
 export function capHeapGrowth(percent: number): () => void {
   if (!(percent > 0) || setByOperator()) return () => undefined;
-  if (holders++ === 0) setFlagsFromString(`--heap-growing-percent=${Math.round(percent)}`);
+  if (holders++ === 0) setGrowth(Math.round(percent));
   let released = false;
   return () => {
     if (released) return;
     released = true;
-    if (--holders === 0) setFlagsFromString('--heap-growing-percent=0');
+    if (--holders === 0) setGrowth(0);
   };
 }
 

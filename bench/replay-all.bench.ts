@@ -1,6 +1,6 @@
 // Replay of 1,000,000 real events into every projection the service runs (the analytics ones
 // included): what an embedded start does. Part of `npm run bench:store`; alone:
-// `npx tsx bench/replay-all.bench.ts`.
+// `npx tsx bench/replay-all.bench.ts`. Where the heap goes, per collection: bench/replay-heap.ts.
 //
 // The log: one restaurant's activity is made in-process by the command handlers the API runs
 // (bootstrap, creates with inline customers — a third of them returning guests — cancellations,

@@ -4,6 +4,8 @@
 // processes call waitFor(position) after a write.
 import type { DocumentStore } from '../ports/document-store';
 import type { EventStore, RecordedEvent } from '../ports/event-store';
+import { capHeapGrowth } from './heap-growth';
+import { internStrings } from './intern';
 import type { Projection } from './projection';
 import { WriteBackStore } from './write-back';
 
@@ -30,9 +32,19 @@ export interface RunnerOptions {
    * durable one, whose awaits are real I/O.
    */
   sliceMs?: number;
+  /**
+   * While a catch-up through the write-back cache runs past its first batch (a replay of a backlog:
+   * an embedded start, a rebuild), the heap may grow by at most this percent per full collection
+   * (src/projection/heap-growth.ts): a peak RSS near the read models' own size, for more
+   * collection work on the other core. Default 20; 0 leaves V8's heuristic (growth up to 4×).
+   */
+  heapGrowthPercent?: number;
 }
 
 const nextMacrotask = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** RunnerOptions.heapGrowthPercent's default. */
+export const DEFAULT_HEAP_GROWTH_PERCENT = 20;
 
 /** Embedded catch-ups yield after this many ms of work (RunnerOptions.sliceMs). */
 export const CATCH_UP_SLICE_MS = 4;
@@ -106,6 +118,15 @@ export class ProjectionRunner {
   }
 
   private async catchUpNow(): Promise<number> {
+    const heap: { release?: () => void } = {};
+    try {
+      return await this.replay(heap);
+    } finally {
+      heap.release?.();
+    }
+  }
+
+  private async replay(heap: { release?: () => void }): Promise<number> {
     if (!this.started) await this.start();
     const from = this.position;
     // Above the highest checkpoint no projection can have seen the event: handlers are called
@@ -125,6 +146,8 @@ export class ProjectionRunner {
     for await (const event of this.events.readAll({ after: from, batchSize })) {
       const handlers = this.byType.get(event.type);
       if (handlers !== undefined) {
+        // Read models kept in this process share one copy of each repeated string (intern.ts).
+        if (cache !== null) internStrings(event.data as Record<string, unknown>);
         this.changes++;
         if (highest !== null && event.position <= highest) await this.applyEvent(event, docs);
         else for (const p of handlers) await p.apply(event, docs);
@@ -134,6 +157,9 @@ export class ProjectionRunner {
       applied++;
       batchLast = event.position;
       if (++inBatch >= batchSize) {
+        // A backlog, not a read-your-writes catch-up: the heap's growth held down until the end.
+        if (cache !== null && heap.release === undefined)
+          heap.release = capHeapGrowth(this.options.heapGrowthPercent ?? DEFAULT_HEAP_GROWTH_PERCENT);
         await this.commit(batchLast, cache);
         this.options.onProgress?.(applied, batchLast);
         inBatch = 0;

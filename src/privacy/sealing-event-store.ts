@@ -473,9 +473,13 @@ export class SealingEventStore implements EventStore {
 
   /**
    * customersOf without waiting: undefined when a reservation's customer must be read from its
-   * stream first (not remembered).
+   * stream first (not remembered). `remembered`: the reservation's customer before this append.
    */
-  private customersNow(stream: string, events: readonly NewEvent[]): (string | null)[] | undefined {
+  private customersNow(
+    stream: string,
+    events: readonly NewEvent[],
+    remembered: string | null | undefined = this.reservationCustomers.get(stream),
+  ): (string | null)[] | undefined {
     const out: (string | null)[] = [];
     let current: string | null | undefined;
     for (const e of events) {
@@ -499,7 +503,7 @@ export class SealingEventStore implements EventStore {
       ) {
         if (after !== undefined) current = after;
         else if (current === undefined) {
-          current = this.reservationCustomers.get(stream);
+          current = remembered;
           if (current === undefined) return undefined;
         }
         out.push(current);
@@ -513,30 +517,7 @@ export class SealingEventStore implements EventStore {
 
   /** customersOf reading the reservation's customer from its stream where it is not remembered. */
   private async customersRead(stream: string, events: readonly NewEvent[]): Promise<(string | null)[]> {
-    const out: (string | null)[] = [];
-    let current: string | null | undefined;
-    for (const e of events) {
-      if (typeof e !== 'object' || e === null || typeof e.type !== 'string' || !isObject(e.data)) {
-        out.push(null);
-        continue;
-      }
-      const named = sealCustomer(e.type, e.data);
-      const after = reservationCustomerAfter(e.type, e.data);
-      if (
-        named === null &&
-        stream.startsWith(RESERVATION_STREAM) &&
-        RESERVATION_SEALED_TYPES.includes(e.type) &&
-        !('sealed' in e.data) &&
-        (after !== undefined || hasPersonalFields(e.type, e.data))
-      ) {
-        current = after !== undefined ? after : (current ?? (await this.reservationCustomer(stream)));
-        out.push(current);
-      } else {
-        if (after !== undefined) current = after;
-        out.push(named);
-      }
-    }
-    return out;
+    return this.customersNow(stream, events, await this.reservationCustomer(stream)) as (string | null)[];
   }
 
   /**

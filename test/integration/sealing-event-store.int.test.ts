@@ -76,6 +76,40 @@ test('every read path opens sealed events; the store below holds them sealed; de
   }
 });
 
+test("a reservation's customer removed mid-append seals nothing after it with the old customer's key, remembered or read from the stream", async () => {
+  const inner = new MemoryEventStore();
+  const keys = new MemoryKeyStore();
+  // A layer that never saw the stream (reads its customer first), then one that remembers it.
+  for (const remembers of [false, true]) {
+    const stream = `reservation-res_${remembers}`;
+    const base = { reservation_id: `res_${remembers}`, restaurant_id: 'r', at: 't' };
+    const writer = new SealingEventStore(inner, keys);
+    await writer.append(
+      stream,
+      [{ type: 'ReservationCreated', data: { ...base, reservation: { customer_id: 'cus_1' } } }],
+      NO_STREAM,
+    );
+    const store = remembers ? writer : new SealingEventStore(inner, keys);
+    await store.append(
+      stream,
+      [
+        { type: 'ReservationStatusChanged', data: { ...base, status: 'CONFIRMED', reason: 'before' } },
+        {
+          type: 'ReservationUpdated',
+          data: { ...base, changes: { customer_id: null }, previous: { customer_id: 'cus_1' } },
+        },
+        { type: 'ReservationStatusChanged', data: { ...base, status: 'CONFIRMED', reason: 'after' } },
+      ],
+      ANY,
+    );
+    const [, before, , after] = await inner.readStream(stream);
+    assert.ok(before!.data.sealed, `sealed with the reservation's customer before the change (${remembers})`);
+    assert.not.ok(before!.data.reason);
+    assert.is(after!.data.reason, 'after', 'no customer any more: nothing to seal it with');
+    assert.not.ok(after!.data.sealed);
+  }
+});
+
 const created = (id: string) => ({
   type: 'CustomerCreated',
   data: {

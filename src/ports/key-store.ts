@@ -99,6 +99,22 @@ export class KeyStoreError extends Error {
   override name = 'KeyStoreError';
 }
 
+/** A new page of `count` fresh random keys (checked), before any adapter stores it. */
+export function freshKeyPage(count: unknown): KeyPage {
+  const n = validatePageSize(count);
+  const fresh = randomBytes(32 * n);
+  // Each key is its own copy; the block they came from is wiped rather than left to the collector.
+  const keys = Array.from({ length: n }, (_, i) => Buffer.from(fresh.subarray(32 * i, 32 * i + 32)));
+  fresh.fill(0);
+  return { page: newPageId(), keys };
+}
+
+/** obtain's answer for a page subject (a page key is never created by obtain): null once destroyed. */
+export function pagedKeyAnswer(subject: string, found: KeyLookup): Buffer | null {
+  if (found.state === 'none') throw new KeyStoreError(`no key page holds ${subject} (createPage makes them)`);
+  return found.state === 'active' ? found.key : null;
+}
+
 export class KeyDestroyedError extends KeyStoreError {
   override name = 'KeyDestroyedError';
   constructor(readonly subject: string) {

@@ -1,14 +1,14 @@
 // In-memory KeyStore for unit tests: same rules as the durable ones (key pages included).
 import { randomBytes } from 'node:crypto';
 import {
+  freshKeyPage,
   KeyDestroyedError,
   type KeyLookup,
   type KeyPage,
   type KeyStore,
   KeyStoreError,
-  newPageId,
+  pagedKeyAnswer,
   parsePageKeySubject,
-  validatePageSize,
   validateSubject,
 } from '../../ports/key-store';
 
@@ -39,10 +39,7 @@ export class MemoryKeyStore implements KeyStore {
 
   private obtainOne(s: string): Buffer | null {
     const paged = this.paged(s);
-    if (paged !== undefined) {
-      if (paged.state === 'none') throw new KeyStoreError(`no key page holds ${s} (createPage makes them)`);
-      return paged.state === 'active' ? paged.key : null;
-    }
+    if (paged !== undefined) return pagedKeyAnswer(s, paged);
     let entry = this.keys.get(s);
     if (!entry) {
       entry = { key: randomBytes(32), destroyedAt: null };
@@ -72,10 +69,7 @@ export class MemoryKeyStore implements KeyStore {
 
   async createPage(count: number): Promise<KeyPage> {
     this.open();
-    const n = validatePageSize(count);
-    const page = newPageId();
-    const fresh = randomBytes(32 * n);
-    const keys = Array.from({ length: n }, (_, i) => Buffer.from(fresh.subarray(32 * i, 32 * i + 32)));
+    const { page, keys } = freshKeyPage(count);
     this.pages.set(page, { keys: keys.map((k) => Buffer.from(k)), destroyed: keys.map(() => null) });
     return { page, keys };
   }

@@ -12,14 +12,14 @@
 import { randomBytes } from 'node:crypto';
 import { Binary, type Collection, MongoClient, type MongoClientOptions } from 'mongodb';
 import {
+  freshKeyPage,
   KeyDestroyedError,
   type KeyLookup,
   type KeyPage,
   type KeyStore,
   KeyStoreError,
-  newPageId,
+  pagedKeyAnswer,
   parsePageKeySubject,
-  validatePageSize,
   validateSubject,
 } from '../../ports/key-store';
 
@@ -107,18 +107,9 @@ export class MongoKeyStore implements KeyStore {
     return out;
   }
 
-  /** obtain's answer for a page subject: it is never created here. */
-  private static pagedKey(s: string, found: KeyLookup): Buffer | null {
-    if (found.state === 'none') throw new KeyStoreError(`no key page holds ${s} (createPage makes them)`);
-    return found.state === 'active' ? found.key : null;
-  }
-
   async createPage(count: number): Promise<KeyPage> {
     this.open();
-    const n = validatePageSize(count);
-    const page = newPageId();
-    const fresh = randomBytes(32 * n);
-    const keys = Array.from({ length: n }, (_, i) => Buffer.from(fresh.subarray(32 * i, 32 * i + 32)));
+    const { page, keys } = freshKeyPage(count);
     // One document, one majority/journaled write, however many keys.
     await this.pages.insertOne(
       {
@@ -129,7 +120,6 @@ export class MongoKeyStore implements KeyStore {
       },
       WRITE,
     );
-    fresh.fill(0);
     return { page, keys };
   }
 
@@ -137,7 +127,7 @@ export class MongoKeyStore implements KeyStore {
     this.open();
     const s = validateSubject(subject);
     if (parsePageKeySubject(s) !== null) {
-      const key = MongoKeyStore.pagedKey(s, (await this.pagedLookups([s])).get(s) as KeyLookup);
+      const key = pagedKeyAnswer(s, (await this.pagedLookups([s])).get(s) as KeyLookup);
       if (key === null) throw new KeyDestroyedError(s);
       return key;
     }
@@ -171,7 +161,7 @@ export class MongoKeyStore implements KeyStore {
     const out = new Map<string, Buffer | null>();
     // Page subjects are answered as they are (never made here); a missing one refuses the call.
     const paged = await this.pagedLookups(all);
-    for (const [s, found] of paged) out.set(s, MongoKeyStore.pagedKey(s, found));
+    for (const [s, found] of paged) out.set(s, pagedKeyAnswer(s, found));
     const wanted = all.filter((s) => !paged.has(s));
     if (wanted.length === 0) return out;
     const read = async (ids: string[]) => {

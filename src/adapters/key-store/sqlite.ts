@@ -29,6 +29,7 @@ import {
   type KeyStore,
   KeyStoreError,
   newPageId,
+  pagedKeyAnswer,
   parsePageKeySubject,
   validatePageSize,
   validateSubject,
@@ -141,18 +142,12 @@ export class SqliteKeyStore implements KeyStore {
     return row.key === null ? { state: 'none' } : { state: 'active', key: row.key };
   }
 
-  /** obtain's answer for a page subject: it is never created here. */
-  private static pagedKey(s: string, found: KeyLookup): Buffer | null {
-    if (found.state === 'none') throw new KeyStoreError(`no key page holds ${s} (createPage makes them)`);
-    return found.state === 'active' ? found.key : null;
-  }
-
   async obtain(subject: string): Promise<Buffer> {
     this.open();
     const s = validateSubject(subject);
     const paged = this.paged(s);
     if (paged !== undefined) {
-      const key = SqliteKeyStore.pagedKey(s, paged);
+      const key = pagedKeyAnswer(s, paged);
       if (key === null) throw new KeyDestroyedError(s);
       return key;
     }
@@ -174,7 +169,7 @@ export class SqliteKeyStore implements KeyStore {
     for (const s of all) {
       const paged = this.paged(s);
       if (paged === undefined) wanted.push(s);
-      else out.set(s, SqliteKeyStore.pagedKey(s, paged));
+      else out.set(s, pagedKeyAnswer(s, paged));
     }
     if (wanted.length === 0) return out;
     // A few subjects are looked up here first (most often they all exist: no write at all). A large

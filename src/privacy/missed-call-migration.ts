@@ -67,14 +67,13 @@ async function migratedCallerId(
   lastAt: number | undefined,
 ): Promise<string> {
   const now = Date.now();
-  const period =
-    lastAt !== undefined && Number.isFinite(lastAt) ? Math.floor(lastAt / CALLER_PERIOD_MS) : null;
-  if (period !== null && period >= callerPeriod(new Date(now)) - 1 && lastAt! <= now + CALLER_PERIOD_MS)
-    return periodCallerId(
-      period,
-      callerHash(await keys.obtain(callerKeySubject(restaurantId, period)), e164),
-    );
-  return periodCallerId(period ?? 0, callerHash(randomBytes(32), e164));
+  const readable = lastAt !== undefined && Number.isFinite(lastAt);
+  const period = readable ? Math.floor(lastAt / CALLER_PERIOD_MS) : 0;
+  // This period's or the previous one's (not one from a clock far ahead): the handler reads it there.
+  const inCooldown =
+    readable && period >= callerPeriod(new Date(now)) - 1 && lastAt <= now + CALLER_PERIOD_MS;
+  const key = inCooldown ? await keys.obtain(callerKeySubject(restaurantId, period)) : randomBytes(32);
+  return periodCallerId(period, callerHash(key, e164));
 }
 
 /** Embedded, schema 4 → 5: seals missed-call rows in place and renames caller streams (see above). */

@@ -39,11 +39,6 @@ interface StoredRow {
 }
 
 /**
- * What one append of a group commit came to, settled after COMMIT. `fresh`: this transaction wrote
- * its events (positions result.position - events + 1 … result.position); false for an append answered
- * as the retry of one committed before.
- */
-/**
  * A group of appends as sent to the writer thread: every string of it (stream, created, and each
  * event's id, type, data and metadata JSON) joined into one, with their lengths, and per append its
  * expected revision and event count. Two strings and two typed arrays instead of a few objects and
@@ -109,6 +104,11 @@ export function decodeGroup({
   return queue;
 }
 
+/**
+ * What one append of a group commit came to, settled after COMMIT. `fresh`: this transaction wrote
+ * its events (positions result.position - events + 1 … result.position); false for an append answered
+ * as the retry of one committed before.
+ */
 export type Outcome = { ok: true; result: AppendResult; fresh: boolean } | { ok: false; error: unknown };
 
 export interface SqliteWrites {

@@ -15,6 +15,7 @@ import { reservationDaysProjection } from './reservation-days';
 import { reservationsProjection } from './reservations';
 import { restaurantsProjection } from './restaurants';
 import { seatingSyncProjection } from './seating-sync';
+import { seatingSyncProjectionV2 } from './seating-sync-v2';
 import { webhookDeliveriesProjection } from './webhook-deliveries';
 import { webhookEndpointsProjection } from './webhook-endpoints';
 
@@ -27,7 +28,7 @@ export function allProjections(): Projection[] {
     bookingsProjection,
     reservationsProjection,
     reservationDaysProjection,
-    seatingSyncProjection,
+    seatingSyncProjectionV2,
     oauthApplicationsProjection,
     webhookEndpointsProjection,
     webhookDeliveriesProjection,
@@ -37,4 +38,18 @@ export function allProjections(): Projection[] {
     missedCallAnalyticsProjection,
     customerImportsProjection,
   ];
+}
+
+/**
+ * Versions a store built earlier may still serve (src/projection/versions.ts rebuilds the newer one
+ * beside them and switches): what a running service lists besides allProjections(). Code that replays
+ * into a fresh store (audit, benches, tests) uses allProjections(), the newest versions only.
+ */
+export function supersededProjections(): Projection[] {
+  return [seatingSyncProjection];
+}
+
+/** Every version the service runs (src/runtime.ts). */
+export function allProjectionVersions(): Projection[] {
+  return [...allProjections(), ...supersededProjections()];
 }

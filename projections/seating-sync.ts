@@ -86,8 +86,13 @@ export function inSync(doc: Pick<SeatingSyncDoc, 'reservation' | 'holds' | 'clai
   return days.length === 1 && hold !== undefined && sameSeating(hold, r);
 }
 
+/**
+ * Version 1, superseded by the compact layout of seating-sync-v2.ts (same decisions): kept so a store
+ * built with it serves it until version 2 is rebuilt beside it and takes over.
+ */
 export const seatingSyncProjection: Projection = {
   name: 'seating-sync',
+  collections: [SEATING_SYNC],
   eventTypes: [
     'SeatingHeld',
     'SeatingReleased',

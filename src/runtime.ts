@@ -2,7 +2,7 @@
 // projection runner, the clock and the logger.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { allProjections } from '../projections/index';
+import { allProjectionVersions } from '../projections/index';
 import { EmbeddedDocumentStore } from './adapters/document-store/embedded';
 import { SqliteEventStore } from './adapters/event-store/sqlite';
 import { SqliteChangeDetector } from './adapters/event-store/sqlite-change-detector';
@@ -108,7 +108,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     : new SealingEventStore(stored, keys, () => clock.now());
   const aliased = new AliasedDocumentStore(docs);
   const versions = new ProjectionVersions(events, docs, aliased, { logger });
-  const prepared = await versions.prepare(options.projections ?? allProjections());
+  const prepared = await versions.prepare(options.projections ?? allProjectionVersions());
   const projections = new ProjectionRunner(events, docs, prepared, options.runner);
   await projections.start();
   const embedded = config.store === 'embedded';

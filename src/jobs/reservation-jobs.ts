@@ -6,6 +6,7 @@ import { changeStatus } from '../../commands/reservations/handler-status';
 import { repairSeating } from '../../commands/reservations/repair';
 import { RESERVATIONS, type ReservationDoc } from '../../projections/reservations';
 import { SEATING_SYNC, type SeatingSyncDoc } from '../../projections/seating-sync';
+import { type SeatingSyncDocV2, seatingSyncParts } from '../../projections/seating-sync-v2';
 import { ConfigError } from '../config';
 import { systemMeta } from '../core/command-meta';
 import { ApiError } from '../core/errors';
@@ -85,15 +86,11 @@ export async function repairSeatings(rt: Runtime, afterMinutes: number): Promise
   await rt.refresh();
   const cutoff = new Date(rt.clock.now().getTime() - afterMinutes * 60_000).toISOString();
   const candidates = await rt.docs
-    .collection<SeatingSyncDoc>(SEATING_SYNC)
+    .collection<SeatingSyncDoc | SeatingSyncDocV2>(SEATING_SYNC)
     .find({ in_sync: false, out_of_sync_since: { $lte: cutoff } }, { limit: BATCH });
   return applyAll(rt, candidates, async (doc) => {
-    const days = [
-      ...Object.keys(doc.holds),
-      ...Object.values(doc.moves ?? {}).map((m) => m.service_date),
-      ...(doc.reservation ? [doc.reservation.service_date] : []),
-    ];
-    const claims = (doc.claims ?? []).map((c) => c.external_id);
+    // Either layout: version 1 while version 2 is rebuilt beside it (projections/seating-sync-v2.ts).
+    const { days, claims } = seatingSyncParts(doc);
     const out = await repairSeating(rt, doc.restaurant_id, doc._id, days, meta, claims);
     for (const step of out.steps)
       if (step.kind === 'report_missing_seating')

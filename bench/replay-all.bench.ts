@@ -205,6 +205,8 @@ interface Round {
   peak: number;
   baseline: number;
   analyticsDays: number;
+  /** The heap after two full collections at the end (only with --expose-gc): what the read models keep. */
+  liveHeap?: number;
 }
 
 /**
@@ -246,6 +248,13 @@ async function replayChild(file: string, withAnalytics: boolean, only?: string):
   const cpu = process.cpuUsage(cpuStart);
   const mainCpuSeconds = mainThreadCpuSeconds() - mainStart;
   const analyticsDays = withAnalytics ? await docs.collection('analytics_days').count() : 0;
+  // Started with --expose-gc (REPLAY_NODE_ARGS=--expose-gc): the live heap the read models keep.
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (gc) {
+    gc();
+    gc();
+  }
+  const liveHeap = gc ? process.memoryUsage().heapUsed : undefined;
   await events.close();
   const round: Round = {
     applied,
@@ -255,6 +264,7 @@ async function replayChild(file: string, withAnalytics: boolean, only?: string):
     peak: process.resourceUsage().maxRSS * 1024,
     baseline,
     analyticsDays,
+    ...(liveHeap === undefined ? {} : { liveHeap }),
   };
   process.stdout.write(`${JSON.stringify(round)}\n`);
 }

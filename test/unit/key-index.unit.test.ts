@@ -9,6 +9,38 @@ import type { Doc } from '../../src/ports/document-store';
 
 const test = suite('embedded key index');
 
+test('a trailing _id of a non-unique index is not keyed (the collection answers _id itself); lookups on the fields before it are unchanged', async () => {
+  const index = new KeyIndex({ keys: { restaurant_id: 1, updated_at: 1, _id: 1 }, name: 'r_updated' });
+  assert.equal(index.fields, ['restaurant_id', 'updated_at', '_id']);
+  assert.equal(index.keyed, ['restaurant_id', 'updated_at']);
+  const a = { _id: 'a', restaurant_id: 'r', updated_at: 't1' };
+  const b = { _id: 'b', restaurant_id: 'r', updated_at: 't1' };
+  const c = { _id: 'c', restaurant_id: 'r', updated_at: 't2' };
+  for (const d of [a, b, c]) index.add(d._id, index.entries(d));
+  assert.equal(index.entries(a).tuples, [['r', 't1']]);
+  assert.equal([...index.ids([['r'], ['t1']])], ['a', 'b']);
+  assert.equal([...index.ids([['r']])], ['a', 'b', 'c']);
+  assert.is(
+    index.prefixLength(
+      new Map([
+        ['restaurant_id', ['r']],
+        ['updated_at', ['t1']],
+        ['_id', ['a']],
+      ]),
+    ),
+    2,
+  );
+  // A unique index keeps every field: its conflicts need the whole tuple.
+  assert.equal(new KeyIndex({ keys: { r: 1, _id: 1 }, unique: true }).keyed, ['r', '_id']);
+  const { EmbeddedDocumentStore } = await import('../../src/adapters/document-store/embedded');
+  const col = new EmbeddedDocumentStore().collection('c');
+  await col.createIndex({ keys: { restaurant_id: 1, updated_at: 1, _id: 1 }, name: 'r_updated' });
+  await col.insertMany([a, b, c]);
+  assert.equal(await col.find({ restaurant_id: 'r', updated_at: 't1', _id: 'b' }), [b]);
+  assert.equal(await col.find({ restaurant_id: 'r', updated_at: 't1' }), [a, b]);
+  assert.equal(await col.find({ restaurant_id: 'r' }, { sort: { updated_at: -1, _id: -1 } }), [c, b, a]);
+});
+
 test('one, two, then one document under a key: lookups in insertion order', () => {
   const index = new KeyIndex({ keys: { restaurant_id: 1, day: 1 }, name: 'r_day' });
   const a = { _id: 'a', restaurant_id: 'r', day: '2031-01-01' };

@@ -372,7 +372,7 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
     }
     if (best === undefined) return { index: null, candidates: undefined };
     const lists: Key[][] = [];
-    for (const field of best.fields) {
+    for (const field of best.keyed) {
       const keys = constraints.get(field);
       if (keys === undefined) break;
       lists.push(keys);

@@ -10,7 +10,7 @@
 // moves to the younger, the older is dropped when the younger fills. Strings that keep coming back
 // (ids of restaurants, shifts and rooms, a day's instants) stay; unique ones (a reservation's own
 // id) fall out after two generations.
-import { isPlainObject, SHARED_EMPTY_ARRAY, SHARED_EMPTY_OBJECT } from '../adapters/document-store/values';
+import { isPlainObject } from '../adapters/document-store/values';
 
 // Longer strings (texts, sort keys) are seldom repeated.
 const MAX_LENGTH = 40;
@@ -35,10 +35,7 @@ export function intern(s: string): string {
 
 /**
  * Replaces, in place, the strings of `data` (plain objects and arrays of JSON data, as an event's
- * data is) by their table copies, and its empty arrays and objects by the two frozen ones documents
- * share (SHARED_EMPTY_ARRAY, SHARED_EMPTY_OBJECT in the store's values.ts: same JSON; a projection
- * never changes what it reads, and the strict test mode would catch one that did). Frozen objects
- * are left as they are; field names are V8's own.
+ * data is) by their table copies. Frozen objects are left as they are; field names are V8's own.
  */
 export function internStrings(data: Record<string, unknown> | unknown[]): void {
   if (Object.isFrozen(data)) return;
@@ -46,11 +43,8 @@ export function internStrings(data: Record<string, unknown> | unknown[]): void {
     for (let i = 0; i < data.length; i++) {
       const v = data[i];
       if (typeof v === 'string') data[i] = intern(v);
-      else if (typeof v === 'object' && v !== null) {
-        const shared = sharedEmpty(v);
-        if (shared !== null) data[i] = shared;
-        else if (Array.isArray(v) || isPlainObject(v)) internStrings(v as Record<string, unknown>);
-      }
+      else if (typeof v === 'object' && v !== null && (Array.isArray(v) || isPlainObject(v)))
+        internStrings(v as Record<string, unknown>);
     }
     return;
   }
@@ -58,19 +52,9 @@ export function internStrings(data: Record<string, unknown> | unknown[]): void {
     if (k === '__proto__') continue;
     const v = data[k];
     if (typeof v === 'string') data[k] = intern(v);
-    else if (typeof v === 'object' && v !== null) {
-      const shared = sharedEmpty(v);
-      if (shared !== null) data[k] = shared;
-      else if (Array.isArray(v) || isPlainObject(v)) internStrings(v as Record<string, unknown>);
-    }
+    else if (typeof v === 'object' && v !== null && (Array.isArray(v) || isPlainObject(v)))
+      internStrings(v as Record<string, unknown>);
   }
-}
-
-/** The shared frozen empty for an empty array or plain object, else null. */
-function sharedEmpty(v: object): object | null {
-  if (Array.isArray(v)) return v.length === 0 ? SHARED_EMPTY_ARRAY : null;
-  for (const _ in v) return null;
-  return isPlainObject(v) ? SHARED_EMPTY_OBJECT : null;
 }
 
 /** How many strings each generation holds (tests). */

@@ -7,16 +7,7 @@
 import { Query } from 'mingo';
 import { InvalidQueryError } from '../../ports/document-store';
 import type { ParsedUpdate, UpdateStep } from './validate';
-import {
-  cloneValue,
-  compareValues,
-  isPlainObject,
-  ownField,
-  SHARED_EMPTY_ARRAY,
-  SHARED_EMPTY_OBJECT,
-  sameValue,
-  setField,
-} from './values';
+import { cloneValue, compareValues, isPlainObject, ownField, sameValue, setField } from './values';
 
 type Container = Record<string, unknown> | unknown[];
 
@@ -106,10 +97,6 @@ function containerOf(doc: Record<string, unknown>, step: UpdateStep, create: boo
     if (child === undefined) {
       if (!create) return undefined;
       child = {};
-      assign(node, seg, child, step, j);
-    } else if (create && (child === SHARED_EMPTY_OBJECT || child === SHARED_EMPTY_ARRAY)) {
-      // Shared by many documents (values.ts): this one gets its own before it changes.
-      child = Array.isArray(child) ? [] : {};
       assign(node, seg, child, step, j);
     } else if (!Array.isArray(child) && !isPlainObject(child)) {
       if (create) {

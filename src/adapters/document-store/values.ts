@@ -16,16 +16,6 @@ export function isPlainObject(v: unknown): v is Record<string, unknown> {
 // `__proto__` would replace the object's prototype, and `o[k]` would find Object.prototype's
 // members (`constructor`, `toString`, `__proto__`) in a document that has no such field.
 
-/**
- * One frozen empty array and one frozen empty object that stored documents may share in place of
- * their own (a replay's read models hold hundreds of thousands of `tags: []`, `metadata: {}`: 32 and
- * 56 bytes each). Only the runner's write-back path stores them (src/projection/intern.ts puts them
- * in events' data); readers get copies (cloneValue makes fresh ones), and an in-place update of the
- * store that walks into one replaces it by a fresh one first (update.ts, containerOf).
- */
-export const SHARED_EMPTY_ARRAY: readonly never[] = Object.freeze([]);
-export const SHARED_EMPTY_OBJECT: Readonly<Record<string, never>> = Object.freeze({});
-
 /** The field `key` of a document object, or undefined when the object has no such own field. */
 export function ownField(o: Record<string, unknown>, key: string): unknown {
   return Object.hasOwn(o, key) ? o[key] : undefined;

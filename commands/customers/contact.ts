@@ -2,6 +2,7 @@
 // it compares keys derived from the stored form, so "06 12 34 56 78", "+33 6 12 34 56 78" and
 // "0033612345678" at a French restaurant are one customer.
 import { type CountryCode, isSupportedCountry, parsePhoneNumberFromString } from 'libphonenumber-js';
+import { trimOldest } from '../../src/core/bounded-map';
 import type { Lang } from './events';
 
 export interface NormalizedPhone {
@@ -21,7 +22,7 @@ function parse(raw: string, country: CountryCode | undefined) {
   const hit = parsedCache.get(key);
   if (hit !== undefined || parsedCache.has(key)) return hit;
   const parsed = parsePhoneNumberFromString(raw, country ? { defaultCountry: country } : undefined);
-  if (parsedCache.size >= PARSED_MAX) parsedCache.delete(parsedCache.keys().next().value as string);
+  trimOldest(parsedCache, PARSED_MAX - 1);
   parsedCache.set(key, parsed);
   return parsed;
 }

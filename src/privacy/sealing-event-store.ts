@@ -21,6 +21,8 @@
 // and erasing reads the customer's stream and destroys every key its boxes name, then tombstones
 // `customer:<id>` as before. A pool key handed out but not used (the append failed, the process
 // stopped) seals nothing; it stays in the key store unused.
+
+import { trimOldest } from '../core/bounded-map';
 import {
   type AppendOptions,
   type AppendResult,
@@ -138,7 +140,7 @@ export class SealingEventStore implements EventStore {
     const entry: CachedKey = { key, destroyed, until: Date.now() + KEY_TTL_MS };
     if (kid !== undefined) entry.kid = kid;
     this.cache.set(subject, entry);
-    if (this.cache.size > KEY_CACHE) this.cache.delete(this.cache.keys().next().value as string);
+    trimOldest(this.cache, KEY_CACHE);
   }
 
   /**
@@ -155,7 +157,7 @@ export class SealingEventStore implements EventStore {
     if (key === null) return erasedCopy(event.data, fields);
     const sealed = sealFields(event.type, event.data, fields, key, customer, kid);
     this.plains.set(sealed.box, { plaintext: sealed.plaintext, customer });
-    if (this.plains.size > PLAIN_MEMO) this.plains.delete(this.plains.keys().next().value as string);
+    trimOldest(this.plains, PLAIN_MEMO);
     return sealed.data;
   }
 
@@ -168,7 +170,7 @@ export class SealingEventStore implements EventStore {
   private bind(customerId: string, kid: string): void {
     this.kids.delete(customerId);
     this.kids.set(customerId, kid);
-    if (this.kids.size > KEY_CACHE) this.kids.delete(this.kids.keys().next().value as string);
+    trimOldest(this.kids, KEY_CACHE);
   }
 
   /**
@@ -449,8 +451,7 @@ export class SealingEventStore implements EventStore {
     if (c === undefined) return;
     this.reservationCustomers.delete(stream);
     this.reservationCustomers.set(stream, c);
-    if (this.reservationCustomers.size > RESERVATION_CACHE)
-      this.reservationCustomers.delete(this.reservationCustomers.keys().next().value as string);
+    trimOldest(this.reservationCustomers, RESERVATION_CACHE);
   }
 
   /** The customer of a reservation stream as the log has it (read once, then remembered). */

@@ -35,6 +35,8 @@ const NUMBER_FIELD: Record<string, string> = {
   OutboxMessageRecorded: 'to',
 };
 
+const NUMBER_TYPES: ReadonlySet<string> = new Set(Object.keys(NUMBER_FIELD));
+
 /** What the sealing layer appends to a call whose number key an erasure destroyed. */
 export const CALLER_ERASED = CALLER_ERASED_EVENT;
 
@@ -78,18 +80,23 @@ export function numberSealing(
   return { number, restaurantId, callId };
 }
 
-/** Whether any event of an append needs a number key (cheap: a type look-up first). */
-export const needsNumberKey = (events: readonly { type: unknown; data: unknown }[]): boolean =>
-  events.some(
-    (e) =>
+/** Whether any event of an append needs a number key (on every append: a type look-up first). */
+export function needsNumberKey(events: readonly { type: unknown; data: unknown }[]): boolean {
+  for (let i = 0; i < events.length; i++) {
+    const e = events[i];
+    if (
       typeof e === 'object' &&
       e !== null &&
       typeof e.type === 'string' &&
-      e.type in NUMBER_FIELD &&
+      NUMBER_TYPES.has(e.type) &&
       typeof e.data === 'object' &&
       e.data !== null &&
-      numberSealing(e.type, e.data as Record<string, unknown>) !== null,
-  );
+      numberSealing(e.type, e.data as Record<string, unknown>) !== null
+    )
+      return true;
+  }
+  return false;
+}
 
 /** The restaurants' number-index keys, cached (they are never destroyed). */
 export class NumberIndex {

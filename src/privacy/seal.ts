@@ -179,9 +179,26 @@ const aad = (type: string, customerId: string, kid?: string) =>
 
 /** Builds a copy of one shape: the source's kept keys, then (or in place) the added ones. */
 type Copier = (obj: Record<string, unknown>, values: readonly unknown[]) => Record<string, unknown>;
-/** Copiers by shape (source keys, dropped keys, added keys); shapes are the events' own, few. */
-const COPIERS = new Map<string, Copier>();
+/** A copier and the shape it copies (source keys, dropped keys, added keys). */
+interface ShapeCopier {
+  keys: readonly string[];
+  drop: readonly string[];
+  add: readonly string[];
+  copy: Copier;
+}
+/**
+ * Copiers by a short bucket name (how many keys, the first and the last), each bucket's shapes
+ * compared key by key: property names are internalised strings, so that is a few pointer compares
+ * where hashing a signature of all the names cost more than the copy. Shapes are the events' own, few.
+ */
+const COPIERS = new Map<string, ShapeCopier[]>();
+let copierCount = 0;
 const MAX_COPIERS = 2048;
+const sameList = (a: readonly string[], b: readonly string[]): boolean => {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+};
 const NO_VALUES: readonly unknown[] = [];
 
 /**
@@ -193,12 +210,17 @@ const NO_VALUES: readonly unknown[] = [];
  * every later walk (the read models' clone, evolve, interning, JSON.stringify); a spread copy followed
  * by `delete` is slow too, and a spread copy that then gains properties gets a map of its own each
  * time. A shape with an own `__proto__` key (JSON can hold one) is copied by Object.fromEntries,
- * which keeps it an own property.
+ * which keeps it an own property, and so is any shape once MAX_COPIERS are compiled (`compile`).
  */
-function copier(keys: readonly string[], drop: readonly string[], add: readonly string[]): Copier {
+function copier(
+  keys: readonly string[],
+  drop: readonly string[],
+  add: readonly string[],
+  compile = true,
+): Copier {
   const kept = keys.filter((k) => !drop.includes(k));
   const extra = add.filter((k) => !kept.includes(k));
-  if (kept.includes('__proto__') || extra.includes('__proto__'))
+  if (!compile || kept.includes('__proto__') || extra.includes('__proto__'))
     return (obj, values) => {
       const entries: [string, unknown][] = kept.map((k) => {
         const i = add.indexOf(k);
@@ -227,12 +249,18 @@ function copyWith(
   values: readonly unknown[] = NO_VALUES,
 ): Record<string, unknown> {
   const keys = Object.keys(obj);
-  // JSON: unambiguous whatever the keys hold (a separator could appear inside a key).
-  const shape = JSON.stringify([keys, drop, add]);
-  let copy = COPIERS.get(shape);
-  if (copy === undefined) {
-    copy = copier(keys, drop, add);
-    if (COPIERS.size < MAX_COPIERS) COPIERS.set(shape, copy);
+  const bucket = `${keys.length}\u0000${keys[0]}\u0000${keys[keys.length - 1]}`;
+  const shapes = COPIERS.get(bucket);
+  if (shapes !== undefined)
+    for (const s of shapes)
+      if (sameList(s.keys, keys) && sameList(s.drop, drop) && sameList(s.add, add))
+        return s.copy(obj, values);
+  const copy = copier(keys, drop, add, copierCount < MAX_COPIERS);
+  if (copierCount < MAX_COPIERS) {
+    copierCount++;
+    const entry = { keys, drop: [...drop], add: [...add], copy };
+    if (shapes === undefined) COPIERS.set(bucket, [entry]);
+    else shapes.push(entry);
   }
   return copy(obj, values);
 }

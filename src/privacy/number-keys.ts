@@ -112,4 +112,13 @@ export class NumberIndex {
     }
     return numberLabel(restaurantId, numberHash(await key, e164));
   }
+
+  /** label() without making the restaurant's key: null when it has none (no call was ever linked). */
+  async existingLabel(restaurantId: string, e164: string): Promise<string | null> {
+    if (!this.keys.has(restaurantId)) {
+      const found = await this.store.find(numberIndexSubject(restaurantId));
+      if (found.state !== 'active') return null;
+    }
+    return this.label(restaurantId, e164);
+  }
 }

@@ -624,7 +624,8 @@ export class SealingEventStore implements EventStore {
     if (restaurantId === null) return false;
     let destroyed = false;
     for (const number of numbers) {
-      const label = await this.numbers.label(restaurantId, number);
+      const label = await this.numbers.existingLabel(restaurantId, number);
+      if (label === null) continue;
       for (const member of await this.keys.linked(label)) {
         const link = parseLinkMember(member);
         if (link === null) continue;

@@ -13,11 +13,11 @@
 //          rounds; requests/s, p50/p99 and server CPU ms per request (from /proc).
 //   parts  where sealing's cost per request goes: the sealed service with one part taken out at a
 //          time, beside the unsealed one, in one process (bench/privacy-parts.bench.ts)
-//   inproc POST /customers and POST /reservations (bodies as in `http`) fired without sockets into two
-//          services in this one process, sealed and unsealed (each its own data directory, durable
-//          as shipped), 10 requests in flight, in chunks alternating between the two so both meet the
-//          same machine; CPU µs per request of the whole process (key-store worker and fsyncs
-//          included), and wall µs. The steadiest figure on a shared machine.
+//   inproc POST /customers and POST /reservations (bodies as in `http`) fired without sockets into
+//          services in this one process, sealed and unsealed (and, with PRIVACY_BENCH_BASE=DIR, the
+//          same from another checkout), in paired chunks whose order rotates every round; the median
+//          of the per-round CPU ratios, its spread and its 95 % interval, and a verdict against 10 %
+//          (bench/privacy-inproc.ts). The steadiest figure on a shared machine.
 // Medians of ROUNDS rounds. The machine may be shared: the CPU columns are the steadier figures.
 // `npm run bench:privacy -- port` or `-- http` runs one part; PRIVACY_BENCH_ROUNDS, PRIVACY_BENCH_MS
 // and PRIVACY_BENCH_SECONDS shorten it; PRIVACY_BENCH_CPU_PROF=DIR profiles both servers (DIR/sealed,
@@ -32,17 +32,10 @@ import { SqliteEventStore } from '../src/adapters/event-store/sqlite';
 import { prepareAppend } from '../src/adapters/event-store/validate';
 import { MemoryKeyStore } from '../src/adapters/key-store/memory';
 import { SqliteKeyStore } from '../src/adapters/key-store/sqlite';
-import { applyBootstrap } from '../src/bootstrap';
-import { loadConfig } from '../src/config';
-import { operatorMeta } from '../src/core/command-meta';
-import { allRoutes } from '../src/http/routes/index';
-import { createApp } from '../src/http/server';
-import { registerModules } from '../src/modules';
 import { ANY, type EventStore, type NewEvent, NO_STREAM, type RecordedEvent } from '../src/ports/event-store';
 import { SealingEventStore } from '../src/privacy/sealing-event-store';
-import { createRuntime } from '../src/runtime';
 import { cpuSeconds, fmt, load, repo, serve, table, writeJson } from './harness';
-import { type Handler as InProcessHandler, postJson } from './in-process-request';
+import { pairedInprocRows } from './privacy-inproc';
 import { benchBootstrap, createBody } from './reservations.bench';
 
 const ROUNDS = Number(process.env.PRIVACY_BENCH_ROUNDS ?? 3);
@@ -412,119 +405,6 @@ async function httpRows(): Promise<Record<string, string | number>[]> {
   return rows;
 }
 
-type Handler = InProcessHandler;
-
-/** One POST through the app's handler, without a socket; resolves with the status. */
-const post = (handler: Handler, url: string, body: string) => postJson(handler, TOKEN, url, body);
-
-async function inprocRows(dir: string): Promise<Record<string, string | number>[]> {
-  registerModules();
-  const boot = benchBootstrap();
-  const key = boot.restaurants[0]!.api_keys[0]!;
-  key.scopes = [...key.scopes, 'CUSTOMERS_WRITE'];
-  const services: Record<string, { handler: Handler; close: () => Promise<void> }> = {};
-  // PRIVACY_BENCH_ONLY=sealed|unsealed: one service alone (to profile it).
-  const only = process.env.PRIVACY_BENCH_ONLY;
-  const names = (['sealed', 'unsealed'] as const).filter((w) => !only || w === only);
-  for (const [name, unsealed] of names.map((w) => [w, w === 'unsealed'] as const)) {
-    const config = loadConfig({
-      ...process.env,
-      DATA_DIR: join(dir, `inproc-${name}`),
-      RATE_LIMIT_PER_MINUTE: '10000000',
-      ROLES: 'api,projector',
-      LOG_LEVEL: 'warn',
-    });
-    const rt = await createRuntime(config, { unsealedForBenchmark: unsealed });
-    await rt.settle((await applyBootstrap(rt, boot as never, operatorMeta('bootstrap'))).position);
-    services[name] = { handler: createApp(rt, allRoutes(rt)).callback() as Handler, close: () => rt.close() };
-  }
-  let n = 0;
-  let failures = 0;
-  const bodies = {
-    customers: (i: number, who: string) =>
-      JSON.stringify({
-        name: `Guest ${i}`,
-        email: `guest-${who}-${i}@example.test`,
-        phone_number: `+336${String(10_000_000 + i).slice(-8)}`,
-        note: 'window table',
-      }),
-    reservations: (i: number, who: string) =>
-      JSON.stringify({
-        ...JSON.parse(createBody(i)),
-        customer: { name: `Guest ${i}`, email: `res-${who}-${i}@example.test` },
-        allergies: 'peanuts',
-      }),
-  };
-  const counters: Record<string, number> = { sealed: 0, unsealed: 0 };
-  /** `count` requests, 10 in flight: CPU and wall µs per request. */
-  const chunk = async (who: string, route: 'customers' | 'reservations', count: number) => {
-    const handler = services[who]!.handler;
-    let left = count;
-    const cpu0 = process.cpuUsage();
-    const t0 = performance.now();
-    await Promise.all(
-      Array.from({ length: 10 }, async () => {
-        while (left-- > 0) {
-          const status = await post(
-            handler,
-            `/api/partner/v1/${route}`,
-            bodies[route](counters[who]!++, who),
-          );
-          if (status !== 201 && failures++ < 3) console.error(`${route} ${who}: ${status}`);
-          n++;
-        }
-      }),
-    );
-    const cpu = process.cpuUsage(cpu0);
-    return { cpuUs: (cpu.user + cpu.system) / count, wallUs: ((performance.now() - t0) * 1000) / count };
-  };
-  const CHUNK = Number(process.env.PRIVACY_BENCH_CHUNK ?? 200);
-  const PER_ROUND = Number(process.env.PRIVACY_BENCH_REQUESTS ?? 2000);
-  const rows: Record<string, string | number>[] = [];
-  try {
-    for (const route of benchRoutes()) {
-      for (const who of names) await chunk(who, route, 300); // warm-up
-      const res: Record<string, { cpuUs: number; wallUs: number }[]> = { sealed: [], unsealed: [] };
-      for (let r = 0; r < ROUNDS; r++) {
-        const sum: Record<string, { cpuUs: number; wallUs: number }> = {
-          sealed: { cpuUs: 0, wallUs: 0 },
-          unsealed: { cpuUs: 0, wallUs: 0 },
-        };
-        for (let done = 0, k = 0; done < PER_ROUND; done += CHUNK, k++)
-          for (const who of (k % 2 ? ['unsealed', 'sealed'] : ['sealed', 'unsealed']).filter((w) =>
-            names.includes(w as never),
-          )) {
-            const c = await chunk(who, route, CHUNK);
-            sum[who]!.cpuUs += (c.cpuUs * CHUNK) / PER_ROUND;
-            sum[who]!.wallUs += (c.wallUs * CHUNK) / PER_ROUND;
-          }
-        for (const who of names) res[who]!.push(sum[who]!);
-      }
-      const med = (who: string, k: 'cpuUs' | 'wallUs') => median(res[who]!.map((x) => x[k]));
-      for (const who of ['unsealed', 'sealed'].filter((w) => names.includes(w as never)))
-        rows.push({
-          case: `POST /${route}, ${who === 'sealed' ? 'sealing layer (as shipped)' : 'without sealing'}`,
-          'CPU µs/req': fmt(med(who, 'cpuUs'), 0),
-          'wall µs/req': fmt(med(who, 'wallUs'), 0),
-          'CPU by round': res[who]!.map((x) => fmt(x.cpuUs, 0)).join(' '),
-          cost:
-            who === 'sealed' && res.unsealed!.length
-              ? `${fmt(100 * (med('sealed', 'wallUs') / med('unsealed', 'wallUs') - 1), 1)} % time, ${fmt(100 * (med('sealed', 'cpuUs') / med('unsealed', 'cpuUs') - 1), 1)} % CPU (${fmt(med('sealed', 'cpuUs') - med('unsealed', 'cpuUs'), 0)} µs)`
-              : '',
-          // Each round's sealed CPU over the same round's unsealed: the machine's drift cancels out.
-          'CPU ratio by round':
-            who === 'sealed' && res.unsealed!.length
-              ? res.sealed!.map((x, i) => fmt(x.cpuUs / res.unsealed![i]!.cpuUs, 2)).join(' ')
-              : '',
-        });
-    }
-  } finally {
-    for (const s of Object.values(services)) await s.close();
-  }
-  if (failures) console.error(`${failures} non-201 answers of ${n}`);
-  return rows;
-}
-
 // `-- parts [customers|reservations]`: where sealing's cost goes (bench/privacy-parts.bench.ts).
 if (process.argv[2] === 'parts') {
   await import('./privacy-parts.bench');
@@ -541,11 +421,14 @@ try {
       `Durable appends through the port (synchronous=FULL, one fsync each; medians of ${ROUNDS} alternating rounds of ${MS} ms)`,
       await portRows(dir),
     );
-  if (!only || only === 'inproc')
-    table(
-      `POST with and without sealing, in one process without sockets (medians of ${ROUNDS} rounds of ${process.env.PRIVACY_BENCH_REQUESTS ?? 2000} requests each, alternating chunks)`,
-      await inprocRows(dir),
-    );
+  if (!only || only === 'inproc') {
+    const rows = await pairedInprocRows(dir, benchRoutes());
+    if (rows.length)
+      table(
+        `POST with and without sealing, in one process without sockets: CPU of paired chunks (${process.env.PRIVACY_BENCH_RUNS ?? 3} runs of ${process.env.PRIVACY_BENCH_PAIRS ?? 20} rounds of ${process.env.PRIVACY_BENCH_CHUNK ?? 100} requests a service, order swapped every round; bench/privacy-inproc.ts)`,
+        rows,
+      );
+  }
   if (!only || only === 'http')
     table(
       `POST with and without sealing (two servers side by side; medians of ${ROUNDS} alternating ${SECONDS} s rounds)`,

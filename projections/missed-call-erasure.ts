@@ -50,3 +50,26 @@ export async function eraseCustomerMissedCalls(event: RecordedEvent, docs: Docum
     await messages.updateOne({ _id: m._id, _pos: m._pos }, { $set: { ...ERASED_MESSAGE_FIELDS, _pos: pos } });
   }
 }
+
+/**
+ * A call whose number no customer owned, erased by number (MissedCallCallerErased, appended when a
+ * customer with that number is erased: src/privacy/number-keys.ts): its number and its message's
+ * personal fields blanked, as a replay shows them.
+ */
+export async function eraseCallerOfCall(event: RecordedEvent, docs: DocumentStore): Promise<void> {
+  const callId = (event.data as { missed_call_id?: unknown }).missed_call_id;
+  if (typeof callId !== 'string') return;
+  const pos = positionToString(event.position);
+  const calls = docs.collection<MissedCallDoc>(MISSED_CALLS);
+  const doc = await calls.findOne({ _id: callId });
+  if (doc && doc._pos < pos)
+    await calls.updateOne(
+      { _id: doc._id, _pos: doc._pos },
+      { $set: { caller_phone_number: null, _state: erasedCallState(doc._state), _pos: pos } },
+    );
+  const messages = docs.collection<MessageDoc>(MESSAGES);
+  for (const m of await messages.find({ missed_call_id: callId })) {
+    if (m._pos >= pos) continue;
+    await messages.updateOne({ _id: m._id, _pos: m._pos }, { $set: { ...ERASED_MESSAGE_FIELDS, _pos: pos } });
+  }
+}

@@ -4,10 +4,14 @@
 // On CustomerDeleted, the caller's number and the messages' personal fields of that customer's calls
 // are blanked (./missed-call-erasure.ts), as a replay shows them once the key is destroyed.
 import { type CallState, evolveCall, initialCall } from '../commands/missed-calls/decide';
-import { MISSED_CALL_EVENT_TYPES, type SentMessage } from '../commands/missed-calls/events';
+import {
+  CALLER_ERASED_EVENT,
+  MISSED_CALL_EVENT_TYPES,
+  type SentMessage,
+} from '../commands/missed-calls/events';
 import { positionToString } from '../src/ports/event-store';
 import type { Projection } from '../src/projection/projection';
-import { eraseCustomerMissedCalls } from './missed-call-erasure';
+import { eraseCallerOfCall, eraseCustomerMissedCalls } from './missed-call-erasure';
 
 export const MISSED_CALLS = 'missed_calls';
 export const MESSAGES = 'messages';
@@ -46,7 +50,7 @@ export interface MessageDoc extends Omit<SentMessage, 'parameters'> {
 
 export const missedCallsProjection: Projection = {
   name: 'missed-calls',
-  eventTypes: [...MISSED_CALL_EVENT_TYPES, 'CustomerDeleted'],
+  eventTypes: [...MISSED_CALL_EVENT_TYPES, CALLER_ERASED_EVENT, 'CustomerDeleted'],
   async setup(docs) {
     await docs
       .collection(MISSED_CALLS)
@@ -57,6 +61,7 @@ export const missedCallsProjection: Projection = {
   },
   async apply(event, docs) {
     if (event.type === 'CustomerDeleted') return eraseCustomerMissedCalls(event, docs);
+    if (event.type === CALLER_ERASED_EVENT) return eraseCallerOfCall(event, docs);
     const d = event.data as { missed_call_id: string; restaurant_id: string; at: string };
     const pos = positionToString(event.position);
     const calls = docs.collection<MissedCallDoc>(MISSED_CALLS);

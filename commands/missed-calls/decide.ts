@@ -4,6 +4,7 @@
 import type { RecordedEvent } from '../../src/ports/event-store';
 import type { MessageTemplate } from '../catalog/types';
 import {
+  CALLER_ERASED_EVENT,
   COOLDOWN_MS,
   type MissedCallEvent,
   type Outcome,
@@ -54,6 +55,16 @@ export const initialCall: CallState = {
 
 export function evolveCall(state: CallState, recorded: RecordedEvent): CallState {
   const e = { type: recorded.type, data: recorded.data } as unknown as MissedCallEvent;
+  // An erasure made the number unreadable (events.ts, CALLER_ERASED_EVENT): nothing else changes.
+  if (recorded.type === CALLER_ERASED_EVENT)
+    return {
+      ...state,
+      revision: recorded.revision,
+      caller_phone_number: null,
+      message: state.message
+        ? ({ ...state.message, to: null, text: null, parameters: [] } as unknown as CallState['message'])
+        : null,
+    };
   const next = { ...state, revision: recorded.revision, updated_at: e.data.at };
   switch (e.type) {
     case 'MissedCallReported':

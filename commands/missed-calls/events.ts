@@ -128,6 +128,14 @@ export const MISSED_CALL_EVENT_TYPES = [
   'MessageUnconfirmed',
 ] as const;
 
+/**
+ * Appended by the sealing layer to a call whose number no customer owned when an erasure destroyed
+ * the key that sealed it (src/privacy/number-keys.ts): the call's number reads as erased from then
+ * on. Data: missed_call_id, restaurant_id, at, key_id, reason. Not one of MISSED_CALL_EVENT_TYPES
+ * (no outcome, nothing the analytics count).
+ */
+export const CALLER_ERASED_EVENT = 'MissedCallCallerErased';
+
 export const missedCallStream = (id: string) => `missed-call-${id}`;
 export const MISSED_CALL_STREAM_PREFIX = 'missed-call-';
 /** A caller's cooldown stream; `callerId` is the keyed hash of their number (src/privacy/caller-ids.ts). */

@@ -315,7 +315,9 @@ async function step(
 
   if (!restaurant.features.includes(MISSED_CALLS_FEATURE)) {
     // Nobody is matched or created; a customer who already has the number still owns it: their key
-    // seals it, so erasing them erases it here too.
+    // seals it, so erasing them erases it here too. A number nobody has is sealed by the sealing layer
+    // with a key of its own, which erasing a later customer with that number destroys
+    // (src/privacy/number-keys.ts).
     if (pending.length) {
       const known = await findMatch(deps.docs, restaurant, { phone_number: phone }, ['phone']);
       if (known) sealReportFor(known.doc._id);

@@ -50,6 +50,17 @@ export interface KeyStore {
    * Idempotent; answers true when a key was destroyed by this call.
    */
   destroy(subject: string, at: string): Promise<boolean>;
+  /**
+   * Links: a label's members, kept beside the keys so that an index which must vanish with an erasure
+   * never reaches the log (a missed call's number → the keys that seal it: src/privacy/number-keys.ts).
+   * `link` records `member` under `label`, durable before it resolves (idempotent);
+   * `linked` answers the label's members (empty when none); `unlink` deletes the label and every member
+   * for good — no tombstone, nothing of the label left (SQLite: secure_delete and a WAL checkpoint) —
+   * and answers how many members it deleted. Labels and members: 1 to 200 characters.
+   */
+  link(label: string, member: string): Promise<void>;
+  linked(label: string): Promise<string[]>;
+  unlink(label: string): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -120,6 +131,13 @@ export class KeyDestroyedError extends KeyStoreError {
   constructor(readonly subject: string) {
     super(`the key of ${subject} was destroyed (erased)`);
   }
+}
+
+/** Refuses a link's label or member that is not a string of 1 to 200 characters. */
+export function validateLinkPart(value: unknown, what: 'label' | 'member'): string {
+  if (typeof value !== 'string' || value.length === 0 || value.length > 200)
+    throw new KeyStoreError(`a link's ${what} is a non-empty string of at most 200 characters`);
+  return value;
 }
 
 export function validateSubject(subject: unknown): string {

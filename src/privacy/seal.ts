@@ -177,24 +177,97 @@ const aad = (type: string, customerId: string, kid?: string) =>
       : `couvert-seal-v2\n${type}\n${customerId}\n${kid}`,
   );
 
+/** Builds a copy of one shape: the source's kept keys, then (or in place) the added ones. */
+type Copier = (obj: Record<string, unknown>, values: readonly unknown[]) => Record<string, unknown>;
+/** A copier and the shape it copies (source keys, dropped keys, added keys). */
+interface ShapeCopier {
+  keys: readonly string[];
+  drop: readonly string[];
+  add: readonly string[];
+  copy: Copier;
+}
 /**
- * A copy of `obj` without the keys in `drop`, built key by key in the original order: deleting from a
- * spread copy instead leaves V8 a slow (dictionary-mode) object, which every later walk of the event
- * (the store's JSON check, JSON.stringify, the chain hash's input) paid for again. Copies that gain
- * properties afterwards (the sealed box, the opened fields) are built this way too: a spread copy
- * (`{ ...obj }`) gets a map of its own that V8 does not share, so each property added to it made a
- * new map every time (opening a CustomerCreated from the kept plaintext: ~12 µs, ~1 µs this way).
+ * Copiers by a short bucket name (how many keys, the first and the last), each bucket's shapes
+ * compared key by key: property names are internalised strings, so that is a few pointer compares
+ * where hashing a signature of all the names cost more than the copy. Shapes are the events' own, few.
  */
-function without(obj: Record<string, unknown>, drop: readonly string[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const k of Object.keys(obj)) {
-    if (drop.includes(k)) continue;
-    // An own `__proto__` key (JSON can hold one) stays a plain own property, as a spread copies it.
-    if (k === '__proto__')
-      Object.defineProperty(out, k, { value: obj[k], enumerable: true, writable: true, configurable: true });
-    else out[k] = obj[k];
+const COPIERS = new Map<string, ShapeCopier[]>();
+let copierCount = 0;
+const MAX_COPIERS = 2048;
+const sameList = (a: readonly string[], b: readonly string[]): boolean => {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+};
+const NO_VALUES: readonly unknown[] = [];
+
+/**
+ * A copier for one shape. The copy is built by one object literal naming every property (compiled
+ * once per shape; each name is a JSON string literal, so no key can be read as code), so V8 gives
+ * every copy of that shape one shared fast map. Copying key by key into `{}` instead (`out[k] = v`)
+ * is a keyed store per property, and V8 turns an object that gains more than ~16 properties that way
+ * into a slow dictionary-mode object: a reservation snapshot (~40 fields) copied so was slow for
+ * every later walk (the read models' clone, evolve, interning, JSON.stringify); a spread copy followed
+ * by `delete` is slow too, and a spread copy that then gains properties gets a map of its own each
+ * time. A shape with an own `__proto__` key (JSON can hold one) is copied by Object.fromEntries,
+ * which keeps it an own property, and so is any shape once MAX_COPIERS are compiled (`compile`).
+ */
+function copier(
+  keys: readonly string[],
+  drop: readonly string[],
+  add: readonly string[],
+  compile = true,
+): Copier {
+  const kept = keys.filter((k) => !drop.includes(k));
+  const extra = add.filter((k) => !kept.includes(k));
+  if (!compile || kept.includes('__proto__') || extra.includes('__proto__'))
+    return (obj, values) => {
+      const entries: [string, unknown][] = kept.map((k) => {
+        const i = add.indexOf(k);
+        return [k, i === -1 ? obj[k] : values[i]];
+      });
+      for (const k of extra) entries.push([k, values[add.indexOf(k)]]);
+      return Object.fromEntries(entries);
+    };
+  const q = (k: string) => JSON.stringify(k);
+  const props = kept.map((k) => {
+    const i = add.indexOf(k);
+    return `${q(k)}: ${i === -1 ? `o[${q(k)}]` : `v[${i}]`}`;
+  });
+  for (const k of extra) props.push(`${q(k)}: v[${add.indexOf(k)}]`);
+  return new Function('o', 'v', `return { ${props.join(', ')} };`) as Copier;
+}
+
+/**
+ * A copy of `obj` without the keys in `drop` and with `values[i]` at `add[i]` (in the place of an
+ * existing key, else after the others), in the original order; a fast object (copier, above).
+ */
+function copyWith(
+  obj: Record<string, unknown>,
+  drop: readonly string[],
+  add: readonly string[] = NOTHING,
+  values: readonly unknown[] = NO_VALUES,
+): Record<string, unknown> {
+  const keys = Object.keys(obj);
+  const bucket = `${keys.length}\u0000${keys[0]}\u0000${keys[keys.length - 1]}`;
+  const shapes = COPIERS.get(bucket);
+  if (shapes !== undefined)
+    for (const s of shapes)
+      if (sameList(s.keys, keys) && sameList(s.drop, drop) && sameList(s.add, add))
+        return s.copy(obj, values);
+  const copy = copier(keys, drop, add, copierCount < MAX_COPIERS);
+  if (copierCount < MAX_COPIERS) {
+    copierCount++;
+    const entry = { keys, drop: [...drop], add: [...add], copy };
+    if (shapes === undefined) COPIERS.set(bucket, [entry]);
+    else shapes.push(entry);
   }
-  return out;
+  return copy(obj, values);
+}
+
+/** A copy of `obj` without the keys in `drop`, in the original order (a fast object: copyWith). */
+function without(obj: Record<string, unknown>, drop: readonly string[]): Record<string, unknown> {
+  return copyWith(obj, drop);
 }
 
 /** The personal fields an event holds, as [dotted path, value] (empty: nothing to seal). */
@@ -314,9 +387,12 @@ export function erasedCopy(
 
 const NOTHING: readonly string[] = [];
 
-/** Puts values back into `data` (a copy), copying each object it writes into (the input is shared). */
+/**
+ * Puts values back into `data` (a copy): top-level fields set on it, and each object holding fields
+ * replaced by one copy with them (copyWith: a fast object, the input shared and never changed).
+ */
 function restore(data: Record<string, unknown>, paths: string[], values: unknown[] | null): void {
-  let copied: string[] | null = null;
+  let nested: Map<string, { keys: string[]; values: unknown[] }> | null = null;
   for (let i = 0; i < paths.length; i++) {
     const path = paths[i] as string;
     const dot = path.indexOf('.');
@@ -325,14 +401,18 @@ function restore(data: Record<string, unknown>, paths: string[], values: unknown
     const value = values === null ? structuredClone(ERASED[field] ?? null) : values[i];
     if (dot === -1) data[a] = value;
     else if (isObject(data[a])) {
-      if (copied === null || !copied.includes(a)) {
-        data[a] = without(data[a] as Record<string, unknown>, NOTHING);
-        if (copied === null) copied = [a];
-        else copied.push(a);
+      nested ??= new Map();
+      const into = nested.get(a);
+      if (into === undefined) nested.set(a, { keys: [field], values: [value] });
+      else {
+        into.keys.push(field);
+        into.values.push(value);
       }
-      (data[a] as Record<string, unknown>)[field] = value;
     }
   }
+  if (nested !== null)
+    for (const [a, into] of nested)
+      data[a] = copyWith(data[a] as Record<string, unknown>, NOTHING, into.keys, into.values);
 }
 
 const SEALED_KEY: readonly string[] = ['sealed'];

@@ -22,8 +22,11 @@
 // `customer:<id>` as before. A pool key handed out but not used (the append failed, the process
 // stopped) seals nothing; it stays in the key store unused.
 
+import { missedCallStream } from '../../commands/missed-calls/events';
 import { trimOldest } from '../core/bounded-map';
+import { deterministicUuid } from '../core/ids';
 import {
+  ANY,
   type AppendOptions,
   type AppendResult,
   type EventStore,
@@ -44,6 +47,15 @@ import {
   validateSubject,
 } from '../ports/key-store';
 import { legacyMissedCallCustomer } from './missed-call-migration';
+import {
+  CALLER_ERASED,
+  callOwner,
+  linkMember,
+  NumberIndex,
+  needsNumberKey,
+  numberSealing,
+  parseLinkMember,
+} from './number-keys';
 import {
   customerSubject,
   eraseClearData,
@@ -123,6 +135,8 @@ export class SealingEventStore implements EventStore {
   private readonly eraseLegacy: boolean;
   /** Reservation stream → its customer (null: none). */
   private readonly reservationCustomers = new Map<string, string | null>();
+  /** The restaurants' keys that hash a number into its link label (number-keys.ts). */
+  private readonly numbers: NumberIndex;
 
   constructor(
     /** The store as it is: sealed data, hashes over it. */
@@ -133,6 +147,7 @@ export class SealingEventStore implements EventStore {
   ) {
     this.kind = inner.kind;
     this.eraseLegacy = options.eraseLegacy ?? inner.kind === 'eventstoredb';
+    this.numbers = new NumberIndex(keys);
   }
 
   private remember(subject: string, key: Buffer | null, destroyed = key === null, kid?: string): void {
@@ -310,7 +325,7 @@ export class SealingEventStore implements EventStore {
   /** The key that opens a stored event: null when destroyed (or, which never happens, missing). */
   private async openingKey(subject: string): Promise<Buffer | null> {
     const hit = this.cache.get(subject);
-    if (hit !== undefined && hit.until > Date.now()) return hit.key;
+    if (hit !== undefined && hit.until > Date.now() && hit.kid === undefined) return hit.key;
     const found = await this.keys.find(subject);
     const key = found.state === 'active' ? found.key : null;
     this.remember(subject, key, found.state === 'destroyed');
@@ -351,7 +366,12 @@ export class SealingEventStore implements EventStore {
 
   /** Whether a read event needs the layer: sealed, a deletion, or (on EventStoreDB) maybe legacy. */
   needsOpening(e: RecordedEvent): boolean {
-    return isSealed(e.data) || e.type === 'CustomerDeleted' || (this.eraseLegacy && isSealedType(e.type));
+    return (
+      isSealed(e.data) ||
+      e.type === 'CustomerDeleted' ||
+      e.type === CALLER_ERASED ||
+      (this.eraseLegacy && isSealedType(e.type))
+    );
   }
 
   /**
@@ -390,12 +410,22 @@ export class SealingEventStore implements EventStore {
       const kid = this.kids.get(id);
       if (kid !== undefined) this.cache.delete(kidSubject(kid));
     }
+    // A call whose number key an erasure destroyed (in this process or another): no longer trusted.
+    if (event.type === CALLER_ERASED && typeof event.data.key_id === 'string') {
+      this.cache.delete(kidSubject(event.data.key_id));
+      if (typeof event.data.missed_call_id === 'string')
+        this.forgetPlains(callOwner(event.data.missed_call_id));
+    }
     const data = event.data;
     if (!isSealed(data)) return this.eraseLegacy ? this.openLegacy(event) : event;
     const subject = this.openingSubject(event);
     if (subject === null) return event;
     const hit = this.cache.get(subject);
-    const key = hit !== undefined && hit.until > Date.now() ? hit.key : await this.openingKey(subject);
+    // A hit naming a kid is the customer's sealing key (their pool key), not what opens a v1 box.
+    const key =
+      hit !== undefined && hit.until > Date.now() && hit.kid === undefined
+        ? hit.key
+        : await this.openingKey(subject);
     return this.openWith(event, key);
   }
 
@@ -410,7 +440,7 @@ export class SealingEventStore implements EventStore {
     const subject = this.openingSubject(event);
     if (subject === null) return event;
     const hit = this.cache.get(subject);
-    if (hit === undefined || hit.until <= Date.now()) return undefined;
+    if (hit === undefined || hit.until <= Date.now() || hit.kid !== undefined) return undefined;
     return this.openWith(event, hit.key);
   }
 
@@ -541,20 +571,111 @@ export class SealingEventStore implements EventStore {
    * tombstone when they had no key of their own) — so every event sealed with them reads as erased
    * from now on. True when a key was destroyed by this call.
    */
-  async erase(customerId: string): Promise<boolean> {
+  async erase(customerId: string, metadata?: NewEvent['metadata']): Promise<boolean> {
     this.forgetPlains(customerId);
     const at = this.now().toISOString();
+    // The calls of the customer's numbers that no customer owned (number-keys.ts), first: the numbers
+    // are read from the customer's stream, which their keys below make unreadable.
+    let destroyed = await this.eraseNumbers(customerId, at, metadata);
     // The customer's own subject first: once it is a tombstone nothing new is sealed for them and the
     // export shows them erased, and an erasure interrupted after it is still reported pending (the
     // pool keys below stay active until it is finished).
     const subject = customerSubject(customerId);
-    let destroyed = await this.keys.destroy(subject, at);
+    if (await this.keys.destroy(subject, at)) destroyed = true;
     this.remember(subject, null);
     for (const kid of await this.kidsOf(customerId)) {
       if (await this.keys.destroy(kidSubject(kid), at)) destroyed = true;
       this.remember(kidSubject(kid), null);
     }
     return destroyed;
+  }
+
+  /** The restaurant of a customer and every phone number their stream ever gave them (opened). */
+  private async numbersOf(
+    customerId: string,
+  ): Promise<{ restaurantId: string | null; numbers: Set<string> }> {
+    const numbers = new Set<string>();
+    let restaurantId: string | null = null;
+    for (const e of await this.readStream(CUSTOMER_STREAM + customerId)) {
+      const d = e.data as {
+        restaurant_id?: unknown;
+        profile?: { phone_number?: unknown };
+        changes?: { phone_number?: unknown };
+        previous?: { phone_number?: unknown };
+      };
+      if (typeof d.restaurant_id === 'string') restaurantId = d.restaurant_id;
+      for (const n of [d.profile?.phone_number, d.changes?.phone_number, d.previous?.phone_number])
+        if (typeof n === 'string' && n !== '') numbers.add(n);
+    }
+    return { restaurantId, numbers };
+  }
+
+  /**
+   * Erasure by number: destroys the key of every call linked to one of the customer's numbers at
+   * their restaurant, appends MissedCallCallerErased to each call, then deletes the links. Safe to run
+   * again (an interrupted erasure): destroying is idempotent and the appended events have ids of
+   * their own (a retry writes nothing). True when a key was destroyed by this call.
+   */
+  private async eraseNumbers(
+    customerId: string,
+    at: string,
+    metadata: NewEvent['metadata'] | undefined,
+  ): Promise<boolean> {
+    const { restaurantId, numbers } = await this.numbersOf(customerId);
+    if (restaurantId === null) return false;
+    let destroyed = false;
+    for (const number of numbers) {
+      const label = await this.numbers.existingLabel(restaurantId, number);
+      if (label === null) continue;
+      for (const member of await this.keys.linked(label)) {
+        const link = parseLinkMember(member);
+        if (link === null) continue;
+        if (await this.keys.destroy(kidSubject(link.kid), at)) destroyed = true;
+        this.remember(kidSubject(link.kid), null);
+        this.forgetPlains(callOwner(link.callId));
+        if (link.callId !== null)
+          await this.inner.append(
+            missedCallStream(link.callId),
+            [
+              {
+                id: deterministicUuid(`${CALLER_ERASED}\n${link.callId}\n${link.kid}`),
+                type: CALLER_ERASED,
+                data: {
+                  missed_call_id: link.callId,
+                  restaurant_id: restaurantId,
+                  at,
+                  key_id: link.kid,
+                  reason: 'customer_erased',
+                },
+                metadata: { ...(metadata ?? { actor: 'system:erasure' }), restaurant_id: restaurantId },
+              },
+            ],
+            ANY,
+          );
+      }
+      await this.keys.unlink(label);
+    }
+    return destroyed;
+  }
+
+  /** Seals the events that need a number key (number-keys.ts); the others are returned as they are. */
+  private async sealNumbers(events: NewEvent[]): Promise<NewEvent[]> {
+    const out: NewEvent[] = [];
+    for (const e of events) {
+      const target = numberSealing(e.type, e.data);
+      const fields = target === null ? [] : personalFields(e.type, e.data);
+      if (target === null || fields.length === 0) {
+        out.push(e);
+        continue;
+      }
+      const label = await this.numbers.label(target.restaurantId, target.number);
+      const { kid, key } = await this.takeSpare();
+      // Durable before the event is appended: a sealed call the index lost could not be erased.
+      await this.keys.link(label, linkMember(kid, target.callId));
+      this.remember(kidSubject(kid), key);
+      out.push({ ...e, data: this.sealWith(e, fields, key, callOwner(target.callId), kid) });
+    }
+    return out;
   }
 
   /**
@@ -583,6 +704,9 @@ export class SealingEventStore implements EventStore {
     // Bad input (not an event) is the inner store's to refuse, with its own error.
     if (!Array.isArray(events) || typeof stream !== 'string')
       return this.inner.append(stream, events, expected, options);
+    // A missed call's number no customer owns: sealed with a key of its own first (rare; async).
+    if (needsNumberKey(events))
+      return this.sealNumbers(events).then((sealed) => this.append(stream, sealed, expected, options));
     /** Pool keys handed out to this append's new customer. */
     const handed = new Map<string, Buffer>();
     let now: NewEvent[] | undefined;
@@ -744,7 +868,7 @@ export class SealingEventStore implements EventStore {
     for (const e of sealed)
       if (e.type === 'CustomerDeleted' && typeof e.data?.customer_id === 'string') {
         const id = e.data.customer_id;
-        chain = (chain ?? Promise.resolve()).then(() => this.erase(id));
+        chain = (chain ?? Promise.resolve()).then(() => this.erase(id, e.metadata));
       }
     return chain === null ? result : chain.then(() => result);
   }

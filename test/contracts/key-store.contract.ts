@@ -252,6 +252,57 @@ export function keyStoreContract(
       }
     });
 
+  it("links: a label's members recorded once each, answered, and deleted whole by unlink", async (keys, s) => {
+    const label = `links:${s}`;
+    const other = `links:${s}-other`;
+    assert.equal(await keys.linked(label), []);
+    assert.is(await keys.unlink(label), 0, 'unlinking nothing deletes nothing');
+    await keys.link(label, 'key:a b');
+    await keys.link(label, 'key:b c');
+    await keys.link(label, 'key:a b');
+    await keys.link(other, 'key:a b');
+    assert.equal((await keys.linked(label)).sort(), ['key:a b', 'key:b c']);
+    assert.is(await keys.unlink(label), 2);
+    assert.equal(await keys.linked(label), [], 'nothing of the label is left');
+    assert.equal(await keys.linked(other), ['key:a b'], 'other labels are untouched');
+    // No tombstone: the label can be used again, and no key was ever made for it.
+    await keys.link(label, 'key:c d');
+    assert.equal(await keys.linked(label), ['key:c d']);
+    assert.equal(await keys.find(label), { state: 'none' });
+    for (const bad of ['', 'x'.repeat(201), 42 as unknown as string]) {
+      let err: unknown = null;
+      try {
+        await keys.link(bad, 'm');
+      } catch (e) {
+        err = e;
+      }
+      assert.instance(err, KeyStoreError);
+      err = null;
+      try {
+        await keys.link(label, bad);
+      } catch (e) {
+        err = e;
+      }
+      assert.instance(err, KeyStoreError);
+    }
+    assert.equal(await keys.linked(label), ['key:c d'], 'a refused link writes nothing');
+  });
+
+  if (harness.reopen)
+    it('links survive closing and reopening; unlinked ones stay gone', async (keys, s) => {
+      await keys.link(`links:${s}`, 'kept');
+      await keys.link(`links:${s}-gone`, 'gone');
+      await keys.unlink(`links:${s}-gone`);
+      await keys.close();
+      const again = await harness.reopen!();
+      try {
+        assert.equal(await again.linked(`links:${s}`), ['kept']);
+        assert.equal(await again.linked(`links:${s}-gone`), []);
+      } finally {
+        await again.close();
+      }
+    });
+
   if (harness.reopen)
     it('keys and tombstones survive closing and reopening', async (keys, s) => {
       const k = await keys.obtain(s);

@@ -41,6 +41,27 @@ sqlite('a destroyed key no longer appears in the file or its WAL', async () => {
   assert.not.ok(bytesIn(), 'no trace after destroy');
   await keys.close();
 });
+sqlite('an unlinked label and its members no longer appear in the file or its WAL', async () => {
+  const f = join(dir, 'unlink.sqlite');
+  const keys = SqliteKeyStore.open(f);
+  const label = 'missed-call-number:rest_x:LABELHASHunlinkmeXYZ1';
+  const member = 'MEMBERkidunlinkme.7 mc_unlinkmeCALL';
+  await keys.link(label, member);
+  await keys.link('missed-call-number:rest_x:OTHERlabelKEPTxyz', 'kept member');
+  const inFile = (needle: string) => {
+    let text = readFileSync(f).toString('latin1');
+    try {
+      text += readFileSync(`${f}-wal`).toString('latin1');
+    } catch {}
+    return text.includes(needle);
+  };
+  assert.ok(inFile('LABELHASHunlinkmeXYZ1') || inFile('MEMBERkidunlinkme'), 'written while linked');
+  assert.is(await keys.unlink(label), 1);
+  assert.not.ok(inFile('LABELHASHunlinkmeXYZ1'), 'no trace of the label');
+  assert.not.ok(inFile('MEMBERkidunlinkme'), 'no trace of the member');
+  assert.equal(await keys.linked('missed-call-number:rest_x:OTHERlabelKEPTxyz'), ['kept member']);
+  await keys.close();
+});
 sqlite(
   'obtainMany writes in its worker thread; keys it made are shredded like any; without it, inline',
   async () => {

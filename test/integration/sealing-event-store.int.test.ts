@@ -348,6 +348,18 @@ test('erasure destroys the pool key the stream names, from a process that never 
   assert.not.ok('sealed' in last.data);
 });
 
+test("a customer's v1 box sealed by another process opens in the process that bound them to a pool key", async () => {
+  const keys = new MemoryKeyStore();
+  const inner = new MemoryEventStore();
+  const first = new SealingEventStore(inner, keys);
+  await first.append('customer-cus_1', [created('cus_1')], NO_STREAM);
+  // Another process, cold, seals the update with the customer's own key (v1).
+  await new SealingEventStore(inner, keys).append('customer-cus_1', [updated('cus_1')], 0);
+  // The first still caches the pool key as the customer's sealing key: it must not open v1 with it.
+  const [, u] = await first.readStream('customer-cus_1');
+  assert.equal(u!.data.changes, { note: 'note cus_1' });
+});
+
 test('boxes this process sealed open without decrypting, exactly as another process decrypts them; not once erased', async () => {
   const keys = new MemoryKeyStore();
   const inner = new MemoryEventStore();

@@ -255,6 +255,38 @@ test('the sealed copy keeps every other key where it was, own `__proto__` keys i
   assert.ok(data.profile && (data.profile as { name?: string }).name === 'Ada', 'the input is not changed');
 });
 
+test('any keys beside the personal fields (quotes, code, separators, __proto__) are copied as they are', () => {
+  const hostile = [
+    '"});process.exit(1);({"',
+    "'",
+    '\\',
+    '\u0000',
+    '\u2028',
+    '__proto__',
+    'constructor',
+    'a\u0000b',
+    '',
+  ];
+  fc.assert(
+    fc.property(
+      fc.dictionary(fc.oneof(fc.constantFrom(...hostile), fc.string()), fc.jsonValue(), { maxKeys: 30 }),
+      fc.string({ minLength: 1 }),
+      (extra, allergies) => {
+        // Through JSON, as events arrive: an own `__proto__` key stays an own key.
+        const reservation = JSON.parse(
+          JSON.stringify({ ...extra, customer_id: 'cus_1', allergies }),
+        ) as Record<string, unknown>;
+        const data = { reservation_id: 'res_1', reservation };
+        const sealed = JSON.parse(JSON.stringify(sealData('ReservationCreated', data, key)));
+        const opened = openData('ReservationCreated', sealed, key) as typeof data;
+        assert.equal(JSON.stringify(opened), JSON.stringify(data));
+        assert.equal(Object.keys(opened.reservation).sort(), Object.keys(reservation).sort());
+      },
+    ),
+    { numRuns: 300 },
+  );
+});
+
 test('every box gets its own IV, across refills of the IV pool', () => {
   const ivs = new Set<string>();
   for (let i = 0; i < 2000; i++) {

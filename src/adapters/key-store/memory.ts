@@ -9,6 +9,7 @@ import {
   KeyStoreError,
   pagedKeyAnswer,
   parsePageKeySubject,
+  validateLinkPart,
   validateSubject,
 } from '../../ports/key-store';
 
@@ -114,6 +115,33 @@ export class MemoryKeyStore implements KeyStore {
     entry?.key?.fill(0);
     this.keys.set(s, { key: null, destroyedAt: at });
     return entry !== undefined;
+  }
+
+  private readonly links = new Map<string, Set<string>>();
+
+  async link(label: string, member: string): Promise<void> {
+    this.open();
+    const l = validateLinkPart(label, 'label');
+    const m = validateLinkPart(member, 'member');
+    let set = this.links.get(l);
+    if (set === undefined) {
+      set = new Set();
+      this.links.set(l, set);
+    }
+    set.add(m);
+  }
+
+  async linked(label: string): Promise<string[]> {
+    this.open();
+    return [...(this.links.get(validateLinkPart(label, 'label')) ?? [])];
+  }
+
+  async unlink(label: string): Promise<number> {
+    this.open();
+    const l = validateLinkPart(label, 'label');
+    const n = this.links.get(l)?.size ?? 0;
+    this.links.delete(l);
+    return n;
   }
 
   async close(): Promise<void> {

@@ -20,6 +20,7 @@ import {
   KeyStoreError,
   pagedKeyAnswer,
   parsePageKeySubject,
+  validateLinkPart,
   validateSubject,
 } from '../../ports/key-store';
 
@@ -39,7 +40,14 @@ interface PageDoc {
   destroyed_at: Record<string, string>;
 }
 
+/** A link (KeyStore.link): one document per label and member. */
+interface LinkDoc {
+  _id: { label: string; member: string };
+  created_at: string;
+}
+
 const COLLECTION = 'subject_keys';
+const LINKS = 'key_links';
 const PAGES = 'key_pages';
 const WRITE = { writeConcern: { w: 'majority' as const, journal: true } };
 
@@ -56,6 +64,7 @@ export class MongoKeyStore implements KeyStore {
     private readonly client: MongoClient,
     private readonly keys: Collection<KeyDoc>,
     private readonly pages: Collection<PageDoc>,
+    private readonly links: Collection<LinkDoc>,
   ) {}
 
   static async connect(url: string, dbName: string, options?: MongoClientOptions): Promise<MongoKeyStore> {
@@ -64,7 +73,12 @@ export class MongoKeyStore implements KeyStore {
       await client.connect();
       const db = client.db(dbName);
       await db.command({ ping: 1 });
-      return new MongoKeyStore(client, db.collection<KeyDoc>(COLLECTION), db.collection<PageDoc>(PAGES));
+      return new MongoKeyStore(
+        client,
+        db.collection<KeyDoc>(COLLECTION),
+        db.collection<PageDoc>(PAGES),
+        db.collection<LinkDoc>(LINKS),
+      );
     } catch (err) {
       await client.close().catch(() => undefined);
       throw err;
@@ -272,6 +286,30 @@ export class MongoKeyStore implements KeyStore {
       WRITE,
     );
     return late.modifiedCount > 0;
+  }
+
+  async link(label: string, member: string): Promise<void> {
+    this.open();
+    const _id = { label: validateLinkPart(label, 'label'), member: validateLinkPart(member, 'member') };
+    await this.links.updateOne(
+      { _id },
+      { $setOnInsert: { created_at: new Date().toISOString() } },
+      { upsert: true, ...WRITE },
+    );
+  }
+
+  async linked(label: string): Promise<string[]> {
+    this.open();
+    const l = validateLinkPart(label, 'label');
+    // `_id.label` is the prefix of the _id index: the label's members in one range of it.
+    const docs = await this.links.find({ '_id.label': l }).sort({ created_at: 1, '_id.member': 1 }).toArray();
+    return docs.map((d) => d._id.member);
+  }
+
+  async unlink(label: string): Promise<number> {
+    this.open();
+    const r = await this.links.deleteMany({ '_id.label': validateLinkPart(label, 'label') }, WRITE);
+    return r.deletedCount;
   }
 
   async close(): Promise<void> {

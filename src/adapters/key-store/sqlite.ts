@@ -31,6 +31,7 @@ import {
   newPageId,
   pagedKeyAnswer,
   parsePageKeySubject,
+  validateLinkPart,
   validatePageSize,
   validateSubject,
 } from '../../ports/key-store';
@@ -49,6 +50,12 @@ CREATE TABLE IF NOT EXISTS key_pages (
   created      TEXT NOT NULL,
   CHECK (length(keys) % 32 = 0 AND length(keys) > 0)
 ) STRICT;
+CREATE TABLE IF NOT EXISTS key_links (
+  label        TEXT NOT NULL,
+  member       TEXT NOT NULL,
+  created      TEXT NOT NULL,
+  PRIMARY KEY (label, member)
+) STRICT, WITHOUT ROWID;
 `;
 
 type Row = { key: Buffer | null; destroyed: string | null };
@@ -72,6 +79,9 @@ export class SqliteKeyStore implements KeyStore {
     pages: Database.Statement<[string], { page: string; keys: Buffer }>;
     pageKeys: Database.Statement<[string], { keys: Buffer }>;
     rewritePage: Database.Statement<[Buffer, string]>;
+    link: Database.Statement<[string, string, string]>;
+    linked: Database.Statement<[string], { member: string }>;
+    unlink: Database.Statement<[string]>;
   };
 
   private writer: KeyWriter | null = null;
@@ -108,6 +118,9 @@ export class SqliteKeyStore implements KeyStore {
       pages: db.prepare('SELECT page, keys FROM key_pages WHERE page IN (SELECT value FROM json_each(?))'),
       pageKeys: db.prepare('SELECT keys FROM key_pages WHERE page = ?'),
       rewritePage: db.prepare('UPDATE key_pages SET keys = ? WHERE page = ?'),
+      link: db.prepare('INSERT OR IGNORE INTO key_links (label, member, created) VALUES (?, ?, ?)'),
+      linked: db.prepare('SELECT member FROM key_links WHERE label = ? ORDER BY created, member'),
+      unlink: db.prepare('DELETE FROM key_links WHERE label = ?'),
     };
   }
 
@@ -304,6 +317,27 @@ export class SqliteKeyStore implements KeyStore {
     // The old page images (with the key) live in the WAL until a checkpoint copies them over.
     this.db.pragma('wal_checkpoint(TRUNCATE)');
     return destroyed;
+  }
+
+  async link(label: string, member: string): Promise<void> {
+    this.open();
+    const l = validateLinkPart(label, 'label');
+    const m = validateLinkPart(member, 'member');
+    // synchronous=FULL: durable when run() returns.
+    this.stmt.link.run(l, m, new Date().toISOString());
+  }
+
+  async linked(label: string): Promise<string[]> {
+    this.open();
+    return this.stmt.linked.all(validateLinkPart(label, 'label')).map((r) => r.member);
+  }
+
+  async unlink(label: string): Promise<number> {
+    this.open();
+    const n = this.stmt.unlink.run(validateLinkPart(label, 'label')).changes;
+    // secure_delete zeroes the deleted cells; the old images live in the WAL until a checkpoint.
+    if (n > 0) this.db.pragma('wal_checkpoint(TRUNCATE)');
+    return n;
   }
 
   async close(): Promise<void> {

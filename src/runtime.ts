@@ -97,7 +97,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       : await MongoKeyStore.connect(config.mongodbUrl as string, keysDatabaseName(config.mongodbDb));
   }
   if (stored instanceof SqliteEventStore && stored.needsLegacyUpgrade) {
-    const done = await upgradeLegacyLog(stored, keys);
+    const done = await upgradeLegacyLog(stored, keys, () => clock.now());
     logger.info(
       done,
       'event log upgraded: hash chain computed and personal data sealed for events written before',

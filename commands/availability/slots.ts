@@ -8,6 +8,8 @@
 // - On the day DST starts, wall times that do not exist are skipped (no 02:30 in Paris); on the day it
 //   ends, a repeated wall time is offered once, at its first occurrence.
 // - Seating lengths are elapsed minutes: a 90-minute seating lasts 90 real minutes across a change.
+
+import { trimOldest } from '../../src/core/bounded-map';
 import type { Shift } from '../catalog/types';
 import { addDays, isoWeekday, localDateOf, localToInstant, minutesOfDay } from './zone-time';
 
@@ -69,8 +71,8 @@ function computeStarts(shift: Shift, serviceDate: string, zone: string): readonl
     if (t !== null) out.push(t);
   }
   Object.freeze(out);
-  if (byConfig.size >= CACHE_LIMIT) byConfig.delete(byConfig.keys().next().value as string);
   byConfig.set(key, out);
+  trimOldest(byConfig, CACHE_LIMIT);
   return out;
 }
 

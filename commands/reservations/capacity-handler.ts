@@ -6,6 +6,8 @@
 // queue in-process (so they rarely conflict at all), and each stream's fold is kept, so a request
 // reads only the events appended since the last one (like the catalog's loadCatalog). This is why it
 // does not go through runCommand, which re-reads the whole stream every time.
+
+import { trimOldest } from '../../src/core/bounded-map';
 import type { CommandMeta } from '../../src/core/command-meta';
 import type { WriteDeps } from '../../src/core/write-deps';
 import {
@@ -47,7 +49,7 @@ async function load(
   if (!last) return { state, revision: NO_STREAM };
   perStore.delete(stream);
   perStore.set(stream, { revision: last.revision, state });
-  if (perStore.size > FOLD_LIMIT) perStore.delete(perStore.keys().next().value as string);
+  trimOldest(perStore, FOLD_LIMIT);
   return { state, revision: last.revision };
 }
 

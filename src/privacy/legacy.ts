@@ -119,6 +119,6 @@ export async function upgradeLegacyLog(
       ).rewritten;
     });
   }
-  const missedCalls = await sealMissedCallsInPlace(store, keys);
+  const missedCalls = await sealMissedCallsInPlace(store, keys, now);
   return { ...done, erased, resealed, ...missedCalls };
 }

@@ -17,6 +17,7 @@
 import { randomBytes } from 'node:crypto';
 import { CALLER_STREAM_PREFIX, callerStream, missedCallStream } from '../../commands/missed-calls/events';
 import type { SqliteEventStore } from '../adapters/event-store/sqlite';
+import { trimOldest } from '../core/bounded-map';
 import type { EventStore, RecordedEvent } from '../ports/event-store';
 import type { KeyStore } from '../ports/key-store';
 import { CALLER_PERIOD_MS, callerHash, callerKeySubject, callerPeriod, periodCallerId } from './caller-ids';
@@ -65,8 +66,8 @@ async function migratedCallerId(
   restaurantId: string,
   e164: string,
   lastAt: number | undefined,
+  now: number,
 ): Promise<string> {
-  const now = Date.now();
   const readable = lastAt !== undefined && Number.isFinite(lastAt);
   const period = readable ? Math.floor(lastAt / CALLER_PERIOD_MS) : 0;
   // This period's or the previous one's (not one from a clock far ahead): the handler reads it there.
@@ -80,17 +81,19 @@ async function migratedCallerId(
 export async function sealMissedCallsInPlace(
   store: SqliteEventStore,
   keys: KeyStore,
+  now: () => Date = () => new Date(),
 ): Promise<MissedCallMigration> {
   if (store.schemaVersion !== 4) return { ...NOTHING };
   // Planned again if another process appends before the transaction (a call the plan missed would be
   // sealed with no key: as if erased).
-  return untilPlanHolds(store, (plannedAt) => sealWithPlan(store, keys, plannedAt));
+  return untilPlanHolds(store, (plannedAt) => sealWithPlan(store, keys, plannedAt, now().getTime()));
 }
 
 async function sealWithPlan(
   store: SqliteEventStore,
   keys: KeyStore,
   plannedAt: number | null,
+  now: number,
 ): Promise<MissedCallMigration> {
   // One read: each call's customer, each caller stream's restaurant, and the customers to fetch keys of.
   const callCustomer = new Map<string, string>();
@@ -133,7 +136,7 @@ async function sealWithPlan(
       stream,
       callerStream(
         restaurant,
-        await migratedCallerId(keys, restaurant, m[1] as string, callerLastAt.get(stream)),
+        await migratedCallerId(keys, restaurant, m[1] as string, callerLastAt.get(stream), now),
       ),
     );
   }
@@ -203,6 +206,6 @@ export async function legacyMissedCallCustomer(
     if (e.type === 'MissedCallMatched') customer = str(e.data.customer_id);
   // A call is matched in the append that reports it (or never): what the stream says now holds.
   calls.set(call, customer);
-  if (calls.size > CACHE) calls.delete(calls.keys().next().value as string);
+  trimOldest(calls, CACHE);
   return customer;
 }

@@ -9,6 +9,7 @@ import {
   type ReadPosition,
   START,
 } from '@eventstore/db-client';
+import { trimOldest } from '../../core/bounded-map';
 import {
   type AppendOptions,
   type AppendResult,
@@ -155,7 +156,7 @@ export class EsdbEventStore implements EventStore {
   private remember(stream: string, revision: number, hash: string): void {
     this.tips.delete(stream);
     this.tips.set(stream, { revision, hash });
-    if (this.tips.size > TIP_CACHE) this.tips.delete(this.tips.keys().next().value as string);
+    trimOldest(this.tips, TIP_CACHE);
   }
 
   /** The hash of `event`, or for an event written before the chain, the tip recomputed up to it. */

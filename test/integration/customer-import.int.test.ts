@@ -414,8 +414,10 @@ t(
     assert.is(stopped.status, 'failed');
     // Slices are written ahead of their recording (a pipeline): the crash leaves rows written but
     // not recorded, which the resume must report as created by this job, not as matches.
+    // The first slice was recorded before the crash. A slice holds at most batchSize rows but ends
+    // early once its work took SLICE_MS / 2, so on a loaded machine it may hold fewer (5 of 7 seen).
     const written = (await all(w)).length;
-    assert.ok(stopped.processed >= 7 && stopped.processed < written, `${stopped.processed} < ${written}`);
+    assert.ok(stopped.processed >= 1 && stopped.processed < written, `${stopped.processed} < ${written}`);
     // Another file is refused.
     let other: unknown = null;
     const otherFile = await prepareImport(deps, 'rest_a', bytes(['name', 'X']));

@@ -11,12 +11,11 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { EmbeddedDocumentStore } from '../../src/adapters/document-store/embedded';
-import { FixedClock } from '../../src/core/clock';
 import { numberHash, numberIndexSubject, numberLabel } from '../../src/privacy/number-keys';
 import { runCli as cli, rawDataFiles as rawFiles } from '../helpers/cli-in-process';
 import { captureLog } from '../helpers/log-sink';
-import { MC_NOW, MC_TOKENS, missedCallBootstrap } from '../helpers/missed-calls';
-import { startTestService, type TestService } from '../helpers/service';
+import { MC_TOKENS, startMissedCallServiceIn } from '../helpers/missed-calls';
+import type { TestService } from '../helpers/service';
 
 const t = suite('erasure: a missed call whose number no customer had');
 
@@ -34,15 +33,7 @@ async function readModels(svc: TestService): Promise<string> {
   return out.join('\n');
 }
 
-function start(dataDir: string, logger = captureLog()) {
-  return startTestService({
-    bootstrap: missedCallBootstrap(),
-    dataDir,
-    clock: new FixedClock(MC_NOW),
-    logger: logger.logger,
-    env: { RATE_LIMIT_PER_MINUTE: '1000000' },
-  });
-}
+const start = (dataDir: string, logger = captureLog()) => startMissedCallServiceIn(dataDir, logger.logger);
 
 t('the number of a call to a restaurant without the feature is erased with a later customer', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'couvert-erasure-unowned-'));

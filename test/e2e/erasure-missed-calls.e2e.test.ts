@@ -11,14 +11,14 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ANALYTICS_MISSED_CALL_DAYS } from '../../projections/analytics/missed-call-projection';
 import type { EmbeddedDocumentStore } from '../../src/adapters/document-store/embedded';
-import { FixedClock } from '../../src/core/clock';
+import type { FixedClock } from '../../src/core/clock';
 import { sweepCallerKeys } from '../../src/missed-calls-module';
 import { CALLER_PERIOD_MS, callerKeySubject, callerPeriod } from '../../src/privacy/caller-ids';
 import { customerSubject } from '../../src/privacy/seal';
 import { runCli as cli, rawDataFiles as rawFiles } from '../helpers/cli-in-process';
 import { captureLog } from '../helpers/log-sink';
-import { MC_NOW, MC_TOKENS, missedCallBootstrap } from '../helpers/missed-calls';
-import { startTestService, type TestService } from '../helpers/service';
+import { MC_NOW, MC_TOKENS, startMissedCallServiceIn } from '../helpers/missed-calls';
+import type { TestService } from '../helpers/service';
 
 const t = suite('erasure: missed calls and messages');
 
@@ -48,15 +48,7 @@ async function analyticsCounts(svc: TestService) {
     .join('\n');
 }
 
-function start(dataDir: string, logger = captureLog()) {
-  return startTestService({
-    bootstrap: missedCallBootstrap(),
-    dataDir,
-    clock: new FixedClock(MC_NOW),
-    logger: logger.logger,
-    env: { RATE_LIMIT_PER_MINUTE: '1000000' },
-  });
-}
+const start = (dataDir: string, logger = captureLog()) => startMissedCallServiceIn(dataDir, logger.logger);
 
 t('a missed call and its message are sealed, then erased everywhere with the customer', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'couvert-erasure-mc-'));

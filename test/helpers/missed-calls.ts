@@ -2,6 +2,7 @@
 // booking link and a dinner shift to book; one without the feature; one with the feature and no
 // template; and another restaurant for tenancy. Keys for each.
 import { FixedClock } from '../../src/core/clock';
+import type { Logger } from '../../src/logger';
 import { dinnerShift } from './reservations';
 import { startTestService, type TestService } from './service';
 
@@ -108,6 +109,17 @@ export async function startMissedCallService(
     env: { TEST_CLOCK: 'true', ...env },
   });
   return Object.assign(svc, { clock });
+}
+
+/** A missed-call service on a data directory the test keeps (to restart on it), logging to `logger`. */
+export function startMissedCallServiceIn(dataDir: string, logger: Logger): Promise<TestService> {
+  return startTestService({
+    bootstrap: missedCallBootstrap(),
+    dataDir,
+    clock: new FixedClock(MC_NOW),
+    logger,
+    env: { RATE_LIMIT_PER_MINUTE: '1000000' },
+  });
 }
 
 export const report = (svc: TestService, body: Record<string, unknown>, token = MC_TOKENS.demo) =>

@@ -156,6 +156,10 @@ store('through the writer thread: known as soon as the thread commits, before it
     const answered = log.append('t-3', one(3), NO_STREAM, settled);
     await turn();
     spinUntil(3);
+    // The thread publishes right after its COMMIT: wait out that window, still holding this thread.
+    const deadline = Date.now() + 30_000;
+    while (!log.threadPublished)
+      if (Date.now() > deadline) throw new Error('the writer thread did not publish in 30 s');
     assert.not.ok(log.unsettled(), 'a settled group, from shared memory');
     await answered;
     assert.not.ok(log.unsettled());

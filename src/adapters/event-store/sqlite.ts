@@ -342,6 +342,15 @@ export class SqliteEventStore implements EventStore {
   }
 
   /**
+   * Whether the writer thread has published what the group in flight committed (tests). It does so
+   * right after COMMIT returns: between the two, another connection already sees the rows while
+   * unsettled() cannot yet know them (a request then waits for a catch-up it did not need; safe).
+   */
+  get threadPublished(): boolean {
+    return this.inThread !== null && this.inThread.writer.committedRange(this.inThread.id) !== null;
+  }
+
+  /**
    * Asks for the writer thread now (a CSV import, whose many small groups would each hold the event
    * loop for their fsync): every group after this goes there. Does nothing with writerThread 'off'.
    */

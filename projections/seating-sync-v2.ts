@@ -10,13 +10,10 @@
 // repair re-reads the streams), so they are not kept. Readers: `seatingSyncParts` reads either layout.
 import type { SeatingHeldData, SeatingMoveHeldData } from '../commands/availability/capacity-events';
 import {
-  EXTERNAL_ID_CLAIM_PREFIX,
-  externalIdOfClaimStream,
   RELEASED_STATUSES,
   type ReservationSnapshot,
   type ReservationStatus,
 } from '../commands/reservations/events';
-import { positionToString } from '../src/ports/event-store';
 import type { Projection } from '../src/projection/projection';
 import {
   SEATING_FIELDS,
@@ -24,6 +21,7 @@ import {
   type SeatingFields,
   type SeatingSyncDoc,
   seatingSyncProjection,
+  seatingTarget,
 } from './seating-sync';
 
 export interface SeatingSyncDocV2 {
@@ -137,21 +135,10 @@ export const seatingSyncProjectionV2: Projection = {
   eventTypes: seatingSyncProjection.eventTypes,
   setup: seatingSyncProjection.setup,
   async apply(event, docs) {
-    const isClaim = event.type === 'Claimed' || event.type === 'Released';
-    if (isClaim && !event.stream.startsWith(EXTERNAL_ID_CLAIM_PREFIX)) return;
     const col = docs.collection<SeatingSyncDocV2>(SEATING_SYNC);
-    const d = event.data as Record<string, unknown>;
-    // A claim's owner is the reservation id.
-    const id = (isClaim ? d.owner : d.reservation_id) as string;
-    if (typeof id !== 'string') return;
-    const pos = positionToString(event.position);
-    const current = await col.findOne({ _id: id });
-    if (current && current._pos >= pos) return;
-    const restaurantId =
-      current?.restaurant_id ?? ((isClaim ? event.metadata.restaurant_id : d.restaurant_id) as string);
-    // A claim whose restaurant is not known (no restaurant_id in its metadata) cannot be repaired.
-    const externalId = isClaim && restaurantId ? externalIdOfClaimStream(restaurantId, event.stream) : null;
-    if (isClaim && externalId === null) return;
+    const target = await seatingTarget(event, col);
+    if (target === null) return;
+    const { d, id, pos, current, restaurantId, externalId } = target;
     // A new document (the one read is shared: src/projection/write-back.ts); holds, claims and moves
     // are replaced, never changed in place.
     let seat = current?.seat ?? null;

@@ -13,7 +13,8 @@ import {
   type ReservationSnapshot,
   type ReservationStatus,
 } from '../commands/reservations/events';
-import { positionToString } from '../src/ports/event-store';
+import type { Collection } from '../src/ports/document-store';
+import { positionToString, type RecordedEvent } from '../src/ports/event-store';
 import type { Projection } from '../src/projection/projection';
 
 export const SEATING_SYNC = 'seating_sync';
@@ -112,21 +113,10 @@ export const seatingSyncProjection: Projection = {
       .createIndex({ keys: { in_sync: 1, out_of_sync_since: 1 }, name: 'out_of_sync' });
   },
   async apply(event, docs) {
-    const isClaim = event.type === 'Claimed' || event.type === 'Released';
-    if (isClaim && !event.stream.startsWith(EXTERNAL_ID_CLAIM_PREFIX)) return;
     const col = docs.collection<SeatingSyncDoc>(SEATING_SYNC);
-    const d = event.data as Record<string, unknown>;
-    // A claim's owner is the reservation id.
-    const id = (isClaim ? d.owner : d.reservation_id) as string;
-    if (typeof id !== 'string') return;
-    const pos = positionToString(event.position);
-    const current = await col.findOne({ _id: id });
-    if (current && current._pos >= pos) return;
-    const restaurantId =
-      current?.restaurant_id ?? ((isClaim ? event.metadata.restaurant_id : d.restaurant_id) as string);
-    // A claim whose restaurant is not known (no restaurant_id in its metadata) cannot be repaired.
-    const externalId = isClaim && restaurantId ? externalIdOfClaimStream(restaurantId, event.stream) : null;
-    if (isClaim && externalId === null) return;
+    const target = await seatingTarget(event, col);
+    if (target === null) return;
+    const { isClaim, d, id, pos, current, restaurantId, externalId } = target;
     // A copy of what this event can change (the document read is shared: src/projection/write-back.ts).
     // Reservation and claim events change holds, claims and moves in place nowhere below (a claim
     // event writes a new claims array): those stay shared, unless the stored document lacks claims
@@ -208,3 +198,36 @@ export const seatingSyncProjection: Projection = {
     await col.replaceOne({ _id: id }, doc, { upsert: true });
   },
 };
+
+/**
+ * Which seating_sync document an event changes (both versions): null for a claim of another kind of
+ * stream, an event without a reservation, one the document has already seen (its _pos), or a claim
+ * whose restaurant is not known (no restaurant_id in its metadata: it cannot be repaired).
+ */
+export async function seatingTarget<T extends { _id: string; _pos: string; restaurant_id: string }>(
+  event: RecordedEvent,
+  col: Collection<T>,
+): Promise<{
+  isClaim: boolean;
+  d: Record<string, unknown>;
+  id: string;
+  pos: string;
+  current: T | null;
+  restaurantId: string;
+  externalId: string | null;
+} | null> {
+  const isClaim = event.type === 'Claimed' || event.type === 'Released';
+  if (isClaim && !event.stream.startsWith(EXTERNAL_ID_CLAIM_PREFIX)) return null;
+  const d = event.data as Record<string, unknown>;
+  // A claim's owner is the reservation id.
+  const id = (isClaim ? d.owner : d.reservation_id) as string;
+  if (typeof id !== 'string') return null;
+  const pos = positionToString(event.position);
+  const current = await col.findOne({ _id: id });
+  if (current && current._pos >= pos) return null;
+  const restaurantId =
+    current?.restaurant_id ?? ((isClaim ? event.metadata.restaurant_id : d.restaurant_id) as string);
+  const externalId = isClaim && restaurantId ? externalIdOfClaimStream(restaurantId, event.stream) : null;
+  if (isClaim && externalId === null) return null;
+  return { isClaim, d, id, pos, current, restaurantId, externalId };
+}

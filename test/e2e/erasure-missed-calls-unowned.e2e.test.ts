@@ -10,11 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { EmbeddedDocumentStore } from '../../src/adapters/document-store/embedded';
 import { numberHash, numberIndexSubject, numberLabel } from '../../src/privacy/number-keys';
 import { runCli as cli, rawDataFiles as rawFiles } from '../helpers/cli-in-process';
 import { captureLog } from '../helpers/log-sink';
-import { MC_TOKENS, startMissedCallServiceIn } from '../helpers/missed-calls';
+import { MC_TOKENS, readModelsText as readModels, startMissedCallServiceIn } from '../helpers/missed-calls';
 import type { TestService } from '../helpers/service';
 
 const t = suite('erasure: a missed call whose number no customer had');
@@ -23,15 +22,6 @@ const t = suite('erasure: a missed call whose number no customer had');
 const PERSONAL = /644332211|44 33 22 11|Ada Unowned/;
 /** Another caller nobody knew, never erased: stays readable. */
 const OTHER = '+33633221100';
-
-async function readModels(svc: TestService): Promise<string> {
-  await svc.rt.projections.catchUp();
-  const docs = svc.rt.projections.docs as EmbeddedDocumentStore;
-  const out: string[] = [];
-  for (const name of docs.collectionNames())
-    out.push(name, JSON.stringify(await docs.collection(name).find({})));
-  return out.join('\n');
-}
 
 const start = (dataDir: string, logger = captureLog()) => startMissedCallServiceIn(dataDir, logger.logger);
 

@@ -10,14 +10,18 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ANALYTICS_MISSED_CALL_DAYS } from '../../projections/analytics/missed-call-projection';
-import type { EmbeddedDocumentStore } from '../../src/adapters/document-store/embedded';
 import type { FixedClock } from '../../src/core/clock';
 import { sweepCallerKeys } from '../../src/missed-calls-module';
 import { CALLER_PERIOD_MS, callerKeySubject, callerPeriod } from '../../src/privacy/caller-ids';
 import { customerSubject } from '../../src/privacy/seal';
 import { runCli as cli, rawDataFiles as rawFiles } from '../helpers/cli-in-process';
 import { captureLog } from '../helpers/log-sink';
-import { MC_NOW, MC_TOKENS, startMissedCallServiceIn } from '../helpers/missed-calls';
+import {
+  MC_NOW,
+  MC_TOKENS,
+  readModelsText as readModels,
+  startMissedCallServiceIn,
+} from '../helpers/missed-calls';
 import type { TestService } from '../helpers/service';
 
 const t = suite('erasure: missed calls and messages');
@@ -28,16 +32,6 @@ const PERSONAL = /699887766|99 88 77 66|Hopper/;
 const OFF_PERSONAL = /655443322|Lin Wei/;
 /** A caller nobody knew: the call creates a customer named after the number ("+33 6 11 00 22 33"). */
 const NEW_PERSONAL = /611002233|11 00 22 33/;
-
-/** Every document of every read model (the raw store: every projection version included). */
-async function readModels(svc: TestService): Promise<string> {
-  await svc.rt.projections.catchUp();
-  const docs = svc.rt.projections.docs as EmbeddedDocumentStore;
-  const out: string[] = [];
-  for (const name of docs.collectionNames())
-    out.push(name, JSON.stringify(await docs.collection(name).find({})));
-  return out.join('\n');
-}
 
 async function analyticsCounts(svc: TestService) {
   await svc.rt.projections.catchUp();

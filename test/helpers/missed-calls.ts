@@ -1,6 +1,7 @@
 // Restaurants set up for missed-call tests: one with the feature, approved WhatsApp templates, a
 // booking link and a dinner shift to book; one without the feature; one with the feature and no
 // template; and another restaurant for tenancy. Keys for each.
+import type { EmbeddedDocumentStore } from '../../src/adapters/document-store/embedded';
 import { FixedClock } from '../../src/core/clock';
 import type { Logger } from '../../src/logger';
 import { dinnerShift } from './reservations';
@@ -109,6 +110,16 @@ export async function startMissedCallService(
     env: { TEST_CLOCK: 'true', ...env },
   });
   return Object.assign(svc, { clock });
+}
+
+/** Every document of every read model as text (the raw store: every projection version included). */
+export async function readModelsText(svc: TestService): Promise<string> {
+  await svc.rt.projections.catchUp();
+  const docs = svc.rt.projections.docs as EmbeddedDocumentStore;
+  const out: string[] = [];
+  for (const name of docs.collectionNames())
+    out.push(name, JSON.stringify(await docs.collection(name).find({})));
+  return out.join('\n');
 }
 
 /** A missed-call service on a data directory the test keeps (to restart on it), logging to `logger`. */

@@ -23,7 +23,7 @@
 // stopped) seals nothing; it stays in the key store unused.
 
 import { missedCallStream } from '../../commands/missed-calls/events';
-import { trimOldest } from '../core/bounded-map';
+import { BoundedCache, trimOldest } from '../core/bounded-map';
 import { deterministicUuid } from '../core/ids';
 import {
   ANY,
@@ -43,6 +43,7 @@ import {
   type KeyLookup,
   type KeyStore,
   KeyStoreError,
+  MAX_PAGE_KEYS,
   pageKeySubject,
   validateSubject,
 } from '../ports/key-store';
@@ -84,9 +85,15 @@ const RESERVATION_CACHE = 50_000;
 const RESERVATION_STREAM = 'reservation-';
 /** A customer's stream (commands/customers/events.ts, customerStream). */
 const CUSTOMER_STREAM = 'customer-';
-/** Pool keys made in one key page (one key-store write), and the level under which the next starts. */
-const POOL_BATCH = 256;
-const POOL_LOW = 64;
+/**
+ * Pool keys made in one key page (one key-store write) at first, and the share of a page left when
+ * the next is asked for. A take that finds the pool empty once a page was made (new customers coming
+ * faster than a page is written: a CSV import) doubles the page, up to MAX_PAGE_KEYS: otherwise every new customer of the
+ * moment waits for the page and they are all sealed in one turn when it lands (an import held the
+ * event loop ~100 ms that way).
+ */
+const POOL_FIRST_PAGE = 256;
+const POOL_LOW_SHARE = 0.5;
 /**
  * Boxes this process sealed, with their plaintext, kept until this many newer ones: the read models
  * of this process read an event just after appending it, and open it from here without decrypting.
@@ -119,11 +126,15 @@ export function reservationCustomerAfter(type: string, data: unknown): string | 
 
 export class SealingEventStore implements EventStore {
   readonly kind: EventStore['kind'];
-  private readonly cache = new Map<string, CachedKey>();
+  private readonly cache = new BoundedCache<string, CachedKey>(KEY_CACHE);
   /** Customer → the pool key their stream binds them to (learnt from their CustomerCreated). */
-  private readonly kids = new Map<string, string>();
+  private readonly kids = new BoundedCache<string, string>(KEY_CACHE);
   /** Pool keys made ahead and not handed out yet. */
   private spares: { kid: string; key: Buffer }[] = [];
+  /** Keys the next page holds (POOL_FIRST_PAGE, doubled each time the pool ran dry). */
+  private pageSize = POOL_FIRST_PAGE;
+  private grewFor: Promise<void> | null = null;
+  private pagesMade = 0;
   private refill: Promise<void> | null = null;
   /** Box → the plaintext sealed in it and whose it is (PLAIN_MEMO). */
   private readonly plains = new Map<string, { plaintext: string; customer: string }>();
@@ -134,7 +145,7 @@ export class SealingEventStore implements EventStore {
    */
   private readonly eraseLegacy: boolean;
   /** Reservation stream → its customer (null: none). */
-  private readonly reservationCustomers = new Map<string, string | null>();
+  private readonly reservationCustomers = new BoundedCache<string, string | null>(RESERVATION_CACHE);
   /** The restaurants' keys that hash a number into its link label (number-keys.ts). */
   private readonly numbers: NumberIndex;
 
@@ -151,11 +162,9 @@ export class SealingEventStore implements EventStore {
   }
 
   private remember(subject: string, key: Buffer | null, destroyed = key === null, kid?: string): void {
-    this.cache.delete(subject);
     const entry: CachedKey = { key, destroyed, until: Date.now() + KEY_TTL_MS };
     if (kid !== undefined) entry.kid = kid;
     this.cache.set(subject, entry);
-    trimOldest(this.cache, KEY_CACHE);
   }
 
   /**
@@ -183,25 +192,32 @@ export class SealingEventStore implements EventStore {
 
   /** Remembers that `customerId`'s stream binds them to pool key `kid`. */
   private bind(customerId: string, kid: string): void {
-    this.kids.delete(customerId);
     this.kids.set(customerId, kid);
-    trimOldest(this.kids, KEY_CACHE);
   }
 
   /**
-   * A pool key, made durable before it is handed out (a key page of POOL_BATCH keys: one durable
-   * write); the next page is asked for in the background when the pool runs low.
+   * A pool key, made durable before it is handed out (a key page: one durable write); the next page
+   * is asked for in the background when the pool runs low.
    */
   private takeSpare(): Promise<{ kid: string; key: Buffer }> | { kid: string; key: Buffer } {
-    return this.spareNow() ?? (this.refill as Promise<void>).then(() => this.takeSpare());
+    const spare = this.spareNow();
+    if (spare !== undefined) return spare;
+    // Once per page waited for, however many takes wait for it; not for the first page (the pool
+    // starts empty: that wait says nothing about demand).
+    if (this.pagesMade > 0 && this.grewFor !== this.refill) {
+      this.grewFor = this.refill;
+      this.pageSize = Math.min(MAX_PAGE_KEYS, this.pageSize * 2);
+    }
+    return (this.refill as Promise<void>).then(() => this.takeSpare());
   }
 
   /** A pool key if one is ready (a refill is started when the pool runs low), else undefined. */
   private spareNow(): { kid: string; key: Buffer } | undefined {
-    if (this.spares.length <= POOL_LOW && this.refill === null) {
+    if (this.spares.length <= this.pageSize * POOL_LOW_SHARE && this.refill === null) {
       this.refill = this.keys
-        .createPage(POOL_BATCH)
+        .createPage(this.pageSize)
         .then(({ page, keys }) => {
+          this.pagesMade++;
           // Popped from the end: the page's slots are handed out last first.
           for (const [slot, key] of keys.entries()) this.spares.push({ kid: pageKid(page, slot), key });
         })
@@ -479,9 +495,7 @@ export class SealingEventStore implements EventStore {
   private learn(stream: string, type: string, data: unknown): void {
     const c = reservationCustomerAfter(type, data);
     if (c === undefined) return;
-    this.reservationCustomers.delete(stream);
     this.reservationCustomers.set(stream, c);
-    trimOldest(this.reservationCustomers, RESERVATION_CACHE);
   }
 
   /** The customer of a reservation stream as the log has it (read once, then remembered). */

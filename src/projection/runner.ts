@@ -27,7 +27,8 @@ export interface RunnerOptions {
   /**
    * Time slicing: a catch-up that has held the event loop this long (ms) yields to the macrotask
    * queue (setImmediate) before its next event, so requests, timers and I/O run in between; its
-   * batches, their commits and its outcome are the same. Default: 4 for the embedded store (all of
+   * outcome is the same. Through the write-back cache a slice's end also commits the batch so far
+   * (a commit then holds the loop for one slice's writes, not a batch's). Default: 4 for the embedded store (all of
    * whose awaits are microtasks, so a large catch-up held the loop for tens of ms), 0 (never) for a
    * durable one, whose awaits are real I/O.
    */
@@ -144,6 +145,7 @@ export class ProjectionRunner {
     let applied = 0;
     let batchLast: bigint | null = null;
     let inBatch = 0;
+    let uncommitted = false;
     for await (const event of this.events.readAll({ after: from, batchSize })) {
       const handlers = this.byType.get(event.type);
       if (handlers !== undefined) {
@@ -157,18 +159,27 @@ export class ProjectionRunner {
       }
       applied++;
       batchLast = event.position;
+      uncommitted = true;
       if (++inBatch >= batchSize) {
         // A backlog, not a read-your-writes catch-up: the heap's growth held down until the end.
         if (cache !== null && heap.release === undefined)
           heap.release = capHeapGrowth(this.options.heapGrowthPercent ?? DEFAULT_HEAP_GROWTH_PERCENT);
         await this.commit(batchLast, cache);
+        uncommitted = false;
         this.options.onProgress?.(applied, batchLast);
         inBatch = 0;
         if (this.options.afterBatch) await this.options.afterBatch();
       }
-      // A slice used up: let the event loop run. The batch stays open (its writes in the cache, its
-      // checkpoint not yet moved), so readers meanwhile see the read models as of the last commit.
+      // A slice used up: let the event loop run. Through the cache the batch is committed first, so
+      // that a commit holds the loop for what one slice applied, never for a whole batch's writes
+      // (a CSV import's catch-up of ~1,000 customers held it ~40 ms in one flush); readers meanwhile
+      // see the read models as of the last event applied. Without the cache each write is in already.
       if (sliceMs > 0 && performance.now() - sliceStart >= sliceMs) {
+        // The batch goes on (its count, the heap's cap and afterBatch are a batch's, not a slice's).
+        if (cache !== null && uncommitted && batchLast !== null) {
+          await this.commit(batchLast, cache);
+          uncommitted = false;
+        }
         this.yields++;
         await nextMacrotask();
         sliceStart = performance.now();

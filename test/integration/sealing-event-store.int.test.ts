@@ -5,7 +5,13 @@ import * as assert from 'uvu/assert';
 import { MemoryEventStore } from '../../src/adapters/event-store/memory';
 import { MemoryKeyStore } from '../../src/adapters/key-store/memory';
 import { ANY, NO_STREAM, WrongExpectedRevisionError } from '../../src/ports/event-store';
-import { KeyStoreError, newPageId, pageKeySubject, parsePageKeySubject } from '../../src/ports/key-store';
+import {
+  KeyStoreError,
+  MAX_PAGE_KEYS,
+  newPageId,
+  pageKeySubject,
+  parsePageKeySubject,
+} from '../../src/ports/key-store';
 import { SealingEventStore } from '../../src/privacy/sealing-event-store';
 import { eventStoreContract } from '../contracts/event-store.contract';
 import { collect, take } from '../contracts/event-store.helpers';
@@ -270,6 +276,48 @@ test('new customers are sealed with pool keys made ahead in one key-store write,
   } finally {
     await store.close();
   }
+});
+
+test('the pool grows its pages when new customers come faster than a page is made, and only then', async () => {
+  const run = async (bursts: number, perBurst: number) => {
+    const keys = new MemoryKeyStore();
+    const inner = new MemoryEventStore();
+    const store = new SealingEventStore(inner, keys);
+    const pages: number[] = [];
+    const createPage = keys.createPage.bind(keys);
+    keys.createPage = (n) => {
+      pages.push(n);
+      return createPage(n);
+    };
+    let n = 0;
+    try {
+      for (let b = 0; b < bursts; b++)
+        await Promise.all(
+          Array.from({ length: perBurst }, () => {
+            const id = `cus_${n++}`;
+            return store.append(`customer-${id}`, [created(id)], NO_STREAM);
+          }),
+        );
+      const kids = new Set<string>();
+      for (let i = 0; i < n; i++)
+        kids.add(((await inner.readStream(`customer-cus_${i}`))[0]!.data.sealed as { kid: string }).kid);
+      assert.is(kids.size, n, 'one pool key per customer, never one twice');
+    } finally {
+      await store.close();
+    }
+    return pages;
+  };
+  // 40 a turn: the next page is always made before the pool runs dry.
+  const steady = await run(30, 40);
+  assert.ok(
+    steady.every((size) => size === 256),
+    `steady demand: pages ${steady.join(' ')}`,
+  );
+  // 1,500 at once, then again: the pool runs dry after its first page, so later pages are larger.
+  const bursty = await run(3, 1500);
+  assert.is(bursty[0], 256, 'the first page: the pool starts empty, which says nothing of demand');
+  assert.ok(Math.max(...bursty) > 256, `pages ${bursty.join(' ')}`);
+  assert.ok(Math.max(...bursty) <= MAX_PAGE_KEYS);
 });
 
 test('events of known customers whose keys are not cached are asked for in one obtainMany', async () => {

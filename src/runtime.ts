@@ -118,7 +118,6 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
 
   const settled = Promise.resolve();
   const noop = () => undefined;
-  let lookThisTurn: Promise<void> | null = null;
   /** The catch-up the last look that found something asked for, while it runs. */
   let awaited: Promise<void> | null = null;
   const log = stored instanceof SqliteEventStore ? stored : null;
@@ -153,32 +152,27 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       // Only when the log changed since the last look, and only for commits nobody in this process is
       // applying already: another process's (the CLI's), or ours without settledByCaller. A CSV
       // import's appends are settled by the import itself, so a request does not wait for the read
-      // models to take in its last slice. The look is taken once per event-loop turn, in its check
-      // phase, for every request that asked during the turn: each of them had arrived before the look,
-      // so a commit made before any of them arrived (a key revoked by the CLI) is seen by it, and a
-      // burst of requests pays for one look.
-      lookThisTurn ??= new Promise<void>((resolve, reject) => {
-        setImmediate(() => {
-          lookThisTurn = null;
-          try {
-            if (detector.changed() && log.unsettled()) {
-              const caughtUp = projections.catchUp().then(noop);
-              awaited = caughtUp;
-              const done = () => {
-                if (awaited === caughtUp) awaited = null;
-              };
-              caughtUp.then(done, done);
-              caughtUp.then(resolve, reject);
-            }
-            // Nothing new to wait for, but a catch-up an earlier look asked for may still be applying.
-            else if (awaited !== null) awaited.then(() => resolve(), reject);
-            else resolve();
-          } catch (err) {
-            reject(err);
-          }
-        });
-      });
-      return lookThisTurn;
+      // models to take in its last slice. The look is taken when the request asks (a read of the WAL
+      // index header, and of the log's head only when it moved: a few µs), so a commit made before
+      // the request arrived (a key revoked by the CLI) is seen by it. It used to be taken once per
+      // event-loop turn in its check phase, for a burst's requests together: each request then also
+      // waited behind the macrotasks queued ahead of that look (an import's slices and catch-ups, ~4 ms
+      // each), which a request that needs no catch-up now never does.
+      try {
+        if (detector.changed() && log.unsettled()) {
+          const caughtUp = projections.catchUp().then(noop);
+          awaited = caughtUp;
+          const done = () => {
+            if (awaited === caughtUp) awaited = null;
+          };
+          caughtUp.then(done, done);
+          return caughtUp;
+        }
+      } catch (err) {
+        return Promise.reject(err);
+      }
+      // Nothing new to wait for, but a catch-up an earlier look asked for may still be applying.
+      return awaited ?? settled;
     },
     async close() {
       detector?.close();

@@ -30,6 +30,10 @@ interface Run {
   importCpu: number;
   mainCpu: number;
   loopDelay: { p50: number; p99: number; max: number };
+  /** Requests' time inside the server (bench/import-server.ts), before and during the import. */
+  inServer?: Record<'before' | 'during', { p50: number; p99: number }>;
+  /** The event loop's longest holds over 40 ms while importing: [s into the import, ms]. */
+  longHolds?: [number, number][];
   gc?: Record<'major' | 'minor', { count: number; total_ms: number; p99_ms: number; max_ms: number }>;
   before: LoadResult;
   during: LoadResult;
@@ -99,6 +103,8 @@ async function once(csvFile: string): Promise<Run> {
       seconds: result.seconds,
       rowsPerSecond: ROWS / result.seconds,
       loopDelay: result.loop_delay_ms,
+      inServer: result.in_server_ms,
+      longHolds: result.long_holds,
       gc: result.gc_pauses,
       importCpu: result.cpu_seconds ?? (cpu0 !== null && cpu1 !== null ? cpu1 - cpu0 : Number.NaN),
       mainCpu: result.main_thread_cpu_seconds ?? Number.NaN,
@@ -119,7 +125,7 @@ export async function importBench(): Promise<void> {
     const r = await once(csvFile);
     runs.push(r);
     console.log(
-      `run ${i + 1}: ${ROWS} rows in ${fmt(r.seconds, 2)} s (${Math.round(r.rowsPerSecond)} rows/s, server CPU ${fmt(r.importCpu, 1)} s, main thread ${fmt(r.mainCpu, 1)} s); event loop held p99 ${fmt(r.loopDelay.p99)} / max ${fmt(r.loopDelay.max)} ms; GET /reservations p99 ${r.before.p99} → ${r.during.p99} ms; GC pauses: ${r.gc ? `major ${r.gc.major.count} (${r.gc.major.total_ms} ms, max ${fmt(r.gc.major.max_ms)}), minor ${r.gc.minor.count} (${r.gc.minor.total_ms} ms, p99 ${fmt(r.gc.minor.p99_ms)}, max ${fmt(r.gc.minor.max_ms)})` : 'n/a'}`,
+      `run ${i + 1}: ${ROWS} rows in ${fmt(r.seconds, 2)} s (${Math.round(r.rowsPerSecond)} rows/s, server CPU ${fmt(r.importCpu, 1)} s, main thread ${fmt(r.mainCpu, 1)} s); event loop held p99 ${fmt(r.loopDelay.p99)} / max ${fmt(r.loopDelay.max)} ms; GET /reservations p99 ${r.before.p99} → ${r.during.p99} ms (inside the server: p50 ${r.inServer?.before.p50} → ${r.inServer?.during.p50}, p99 ${r.inServer?.before.p99} → ${r.inServer?.during.p99} ms); holds over 40 ms [s, ms]: ${JSON.stringify(r.longHolds ?? [])}; GC pauses: ${r.gc ? `major ${r.gc.major.count} (${r.gc.major.total_ms} ms, max ${fmt(r.gc.major.max_ms)}), minor ${r.gc.minor.count} (${r.gc.minor.total_ms} ms, p99 ${fmt(r.gc.minor.p99_ms)}, max ${fmt(r.gc.minor.max_ms)})` : 'n/a'}`,
     );
   }
   table(

@@ -27,6 +27,28 @@ function mainThreadCpu(): number | null {
   }
 }
 
+// What the client's p99 does not separate: each GET's time inside the server (Node's 'request'
+// to the response handed to the kernel), and the event loop's long holds while importing (a 2 ms
+// timer's gaps over 40 ms, with when they happened): a hold delays every request that arrives in it.
+const inServer: [number, number][] = [];
+service.server.on('request', (req, res) => {
+  if (req.method !== 'GET') return;
+  const t0 = performance.now();
+  res.on('finish', () => inServer.push([t0, performance.now() - t0]));
+});
+const holds: [number, number][] = [];
+let lastTick = performance.now();
+setInterval(() => {
+  const now = performance.now();
+  if (now - lastTick > 40) holds.push([lastTick, now - lastTick]);
+  lastTick = now;
+}, 2).unref();
+const percentiles = (xs: number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const at = (q: number) => Math.round((sorted[Math.floor(sorted.length * q)] ?? 0) * 10) / 10;
+  return { p50: at(0.5), p99: at(0.99) };
+};
+
 process.on('SIGUSR2', () => {
   const started = performance.now();
   const cpu = process.cpuUsage();
@@ -85,7 +107,18 @@ process.on('SIGUSR2', () => {
         max_ms: sorted.at(-1) ?? 0,
       };
     };
+    const before = inServer.filter(([t]) => t < started);
+    const during = inServer.filter(([t]) => t >= started);
     return {
+      in_server_ms: {
+        before: percentiles(before.map(([, d]) => d)),
+        during: percentiles(during.map(([, d]) => d)),
+      },
+      long_holds: holds
+        .filter(([t]) => t >= started)
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 8)
+        .map(([t, d]) => [Math.round((t - started) / 100) / 10, Math.round(d)]),
       loop_delay_ms: {
         p50: delay.percentile(50) / 1e6,
         p99: delay.percentile(99) / 1e6,

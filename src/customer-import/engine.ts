@@ -61,7 +61,7 @@ import { NO_WEBHOOK } from '../core/no-webhook';
 import { SettledByCallerEvents } from '../core/settled-by-caller';
 import type { WriteDeps } from '../core/write-deps';
 import type { DocumentStore } from '../ports/document-store';
-import { storedEvents } from '../privacy/sealing-event-store';
+import { SealingEventStore, storedEvents } from '../privacy/sealing-event-store';
 import {
   type AnalysisContext,
   type AnalyzedRow,
@@ -412,6 +412,9 @@ async function runJob(
   const large = options.worker ?? total - done >= WORKER_MIN_ROWS;
   const stored = storedEvents(deps.events);
   if (stored instanceof SqliteEventStore && large) stored.startWriterThread();
+  // Sealing keys for the new customers made ahead in large pages, the first now: otherwise the first
+  // slices wait for a small page and are then sealed all in one turn.
+  if (large && deps.events instanceof SealingEventStore) deps.events.expectNewCustomers(total - done);
   // The rows' customer ids and event ids are derived where the rows are analysed (the worker).
   const source = new RowSource(prepared.table.rows, { ...analysisContext(prepared), jobId }, large);
   // Slices written but whose customers are not yet in the read models, oldest first, and the

@@ -196,6 +196,15 @@ export class SealingEventStore implements EventStore {
   }
 
   /**
+   * About `count` new customers are on their way (a CSV import): pool pages of that many keys (up to
+   * MAX_PAGE_KEYS) from now on, the first asked for at once, so that its first rows find keys ready.
+   */
+  expectNewCustomers(count: number): void {
+    this.pageSize = Math.max(this.pageSize, Math.min(MAX_PAGE_KEYS, Math.ceil(count)));
+    this.spareNow(true);
+  }
+
+  /**
    * A pool key, made durable before it is handed out (a key page: one durable write); the next page
    * is asked for in the background when the pool runs low.
    */
@@ -211,8 +220,8 @@ export class SealingEventStore implements EventStore {
     return (this.refill as Promise<void>).then(() => this.takeSpare());
   }
 
-  /** A pool key if one is ready (a refill is started when the pool runs low), else undefined. */
-  private spareNow(): { kid: string; key: Buffer } | undefined {
+  /** A pool key if one is ready (a refill is started when the pool runs low), else undefined; `peek`: only the refill. */
+  private spareNow(peek = false): { kid: string; key: Buffer } | undefined {
     if (this.spares.length <= this.pageSize * POOL_LOW_SHARE && this.refill === null) {
       this.refill = this.keys
         .createPage(this.pageSize)
@@ -227,7 +236,7 @@ export class SealingEventStore implements EventStore {
       // A failed refill fails the appends waiting for it (below); the next take tries again.
       this.refill.catch(() => undefined);
     }
-    return this.spares.pop();
+    return peek ? undefined : this.spares.pop();
   }
 
   /**

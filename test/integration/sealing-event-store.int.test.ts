@@ -318,6 +318,27 @@ test('the pool grows its pages when new customers come faster than a page is mad
   assert.is(bursty[0], 256, 'the first page: the pool starts empty, which says nothing of demand');
   assert.ok(Math.max(...bursty) > 256, `pages ${bursty.join(' ')}`);
   assert.ok(Math.max(...bursty) <= MAX_PAGE_KEYS);
+  // Told what is coming (a CSV import), the pool makes a large page at once, before any append.
+  const keys = new MemoryKeyStore();
+  const store = new SealingEventStore(new MemoryEventStore(), keys);
+  const pages: number[] = [];
+  const createPage = keys.createPage.bind(keys);
+  keys.createPage = (n) => {
+    pages.push(n);
+    return createPage(n);
+  };
+  try {
+    store.expectNewCustomers(100_000);
+    assert.equal(pages, [MAX_PAGE_KEYS], 'asked for before the first new customer');
+    await Promise.all(
+      Array.from({ length: 300 }, (_, i) =>
+        store.append(`customer-cus_e${i}`, [created(`cus_e${i}`)], NO_STREAM),
+      ),
+    );
+    assert.equal(pages, [MAX_PAGE_KEYS], '300 new customers took keys from that page');
+  } finally {
+    await store.close();
+  }
 });
 
 test('events of known customers whose keys are not cached are asked for in one obtainMany', async () => {

@@ -10,7 +10,7 @@ import { LANGS } from '../../commands/customers/events';
 import { NOT_BLANK } from '../../src/core/text';
 import { analyzeCells } from '../../src/customer-import/analysis';
 import { CUSTOMER_COLUMNS, mapHeader } from '../../src/customer-import/columns';
-import { CsvFileError, detectDelimiter, readCsv } from '../../src/customer-import/csv';
+import { CsvFileError, decodeUtf8, detectDelimiter, readCsv } from '../../src/customer-import/csv';
 import { readRow, validateRow } from '../../src/customer-import/rows';
 import { summaryCsv } from '../../src/customer-import/summary';
 
@@ -56,6 +56,39 @@ csv('LF only, no final newline; semicolon and tab files', async () => {
   assert.is(detectDelimiter('"a,b";c;d\n'), ';');
   assert.is(detectDelimiter('name\n'), ',');
 });
+
+csv(
+  'a file decoded a megabyte at a time: characters cut by a step are whole, a bad byte anywhere refuses it',
+  async () => {
+    const enc = new TextEncoder();
+    // 'é' (2 bytes) and '€' (3 bytes) repeated so that steps of 1 MB cut through them.
+    const line = 'é€x'.repeat(20);
+    const body = `name\n${`${line}\n`.repeat(40_000)}`;
+    const bytes = enc.encode(`\uFEFF${body}`);
+    assert.ok(bytes.byteLength > 2 * 1024 * 1024);
+    const parts = await decodeUtf8(bytes);
+    assert.ok(parts.length >= 3, 'a part a megabyte');
+    assert.is(parts.join(''), body, 'the BOM dropped, every character as written');
+    // The same file parsed across the parts' edges: every row whole.
+    const table = await readCsv(bytes);
+    assert.is(table.rows.length, 40_000);
+    assert.ok(table.rows.every((r) => r.length === 1 && r[0] === line));
+    for (const at of [5, 1024 * 1024, 1024 * 1024 + 1, bytes.byteLength - 1]) {
+      const bad = bytes.slice();
+      bad[at] = 0xff;
+      await decodeUtf8(bad).then(
+        () => assert.unreachable(`a bad byte at ${at} was accepted`),
+        (err: CsvFileError) => assert.is(err.code, 'not_utf8'),
+      );
+    }
+    // A file that ends inside a character.
+    await decodeUtf8(enc.encode('name\n€').subarray(0, 7)).then(
+      () => assert.unreachable('a cut character was accepted'),
+      (err: CsvFileError) => assert.is(err.code, 'not_utf8'),
+    );
+    assert.equal(await decodeUtf8(new Uint8Array(0)), []);
+  },
+);
 
 csv('files that are not UTF-8 CSV are refused with a clear reason', async () => {
   assert.is((await fileError(new Uint8Array([0x6e, 0x61, 0x6d, 0x65, 0x0a, 0xe9, 0x0a]))).code, 'not_utf8');

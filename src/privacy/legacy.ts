@@ -9,7 +9,10 @@
 //    with the key of the customer its source event concerns (recorded as its `customer_id`), and the
 //    streams are re-chained over the result (SqliteEventStore.upgradeSealing);
 // 3. schema 4: missed-call events sealed in place, caller streams renamed to a keyed hash of the number
-//    (missed-call-migration.ts, SqliteEventStore.upgradeStreams).
+//    (missed-call-migration.ts, SqliteEventStore.upgradeStreams);
+// 4. schema 5: missed-call events whose number no customer owned (left in clear by step 3) sealed in
+//    place with keys of their own, linked from the number (sealUnownedCallsInPlace,
+//    SqliteEventStore.sealUnownedInPlace).
 // Each step is one write transaction. Keys are fetched (or created) before it, by a read of the log; a
 // step whose log grew meanwhile (another process appended) is planned again (untilPlanHolds).
 // EventStoreDB events cannot be rewritten: the sealing layer erases such events on read instead
@@ -17,7 +20,11 @@
 import type { SqliteEventStore } from '../adapters/event-store/sqlite';
 import { KeyDestroyedError, type KeyStore } from '../ports/key-store';
 import { untilPlanHolds } from './migration-plan';
-import { type MissedCallMigration, sealMissedCallsInPlace } from './missed-call-migration';
+import {
+  type MissedCallMigration,
+  sealMissedCallsInPlace,
+  sealUnownedCallsInPlace,
+} from './missed-call-migration';
 import {
   CUSTOMER_EVENT_TYPES,
   customerSubject,
@@ -79,7 +86,15 @@ export async function upgradeLegacyLog(
   store: SqliteEventStore,
   keys: KeyStore,
   now: () => Date = () => new Date(),
-): Promise<{ hashed: number; rewritten: number; erased: number; resealed: number } & MissedCallMigration> {
+): Promise<
+  {
+    hashed: number;
+    rewritten: number;
+    erased: number;
+    resealed: number;
+    missed_call_rows_number_sealed: number;
+  } & MissedCallMigration
+> {
   let done = { hashed: 0, rewritten: 0 };
   let erased = 0;
   if (store.schemaVersion < 3) {
@@ -120,5 +135,13 @@ export async function upgradeLegacyLog(
     });
   }
   const missedCalls = await sealMissedCallsInPlace(store, keys, now);
-  return { ...done, erased, resealed, ...missedCalls };
+  const unowned = await sealUnownedCallsInPlace(store, keys);
+  return {
+    ...done,
+    erased,
+    resealed,
+    ...missedCalls,
+    missed_call_rows_number_sealed: unowned.missed_call_rows_number_sealed,
+    rows_rechained: missedCalls.rows_rechained + unowned.rows_rechained,
+  };
 }

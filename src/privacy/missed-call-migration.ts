@@ -11,17 +11,22 @@
 //   changed streams are re-chained (SqliteEventStore.upgradeStreams).
 // - EventStoreDB cannot rewrite its log: the sealing layer asks `legacyMissedCallCustomer` whose a
 //   missed-call event in clear is, and reads it erased once that customer is (sealing-event-store.ts).
-// A call reported before this change to a restaurant without the feature names no customer: it stays
-// in clear (counted as `missed_call_rows_unowned`).
+// A call reported before this change to a restaurant without the feature names no customer: the step
+// above leaves it (counted as `missed_call_rows_unowned`), and the next one (schema 5 → 6,
+// sealUnownedCallsInPlace) seals it as the sealing layer now seals such a call (number-keys.ts): each
+// row with a key of its own from a key page, linked from its number's label before its row is
+// rewritten, so erasing a customer who has that number at that restaurant erases it. Rows an old
+// process appended in clear after the first step are sealed there too when no customer owns them.
 
 import { randomBytes } from 'node:crypto';
 import { CALLER_STREAM_PREFIX, callerStream, missedCallStream } from '../../commands/missed-calls/events';
 import type { SqliteEventStore } from '../adapters/event-store/sqlite';
 import { trimOldest } from '../core/bounded-map';
 import type { EventStore, RecordedEvent } from '../ports/event-store';
-import type { KeyStore } from '../ports/key-store';
+import { type KeyStore, MAX_PAGE_KEYS, pageKeySubject } from '../ports/key-store';
 import { CALLER_PERIOD_MS, callerHash, callerKeySubject, callerPeriod, periodCallerId } from './caller-ids';
 import { untilPlanHolds } from './migration-plan';
+import { callOwner, linkMember, NumberIndex, numberSealing } from './number-keys';
 import { customerSubject, sealData } from './seal';
 
 /** The missed-call event types that hold personal fields, and how each names its call. */
@@ -174,6 +179,73 @@ async function sealWithPlan(
     caller_streams_renamed: done.renamed,
     rows_rechained: done.rehashed,
   };
+}
+
+/** Embedded, schema 5 → 6: seals in place the missed-call rows whose number no customer owns (above). */
+export async function sealUnownedCallsInPlace(
+  store: SqliteEventStore,
+  keys: KeyStore,
+): Promise<{ missed_call_rows_number_sealed: number; rows_rechained: number }> {
+  if (store.schemaVersion !== 5) return { missed_call_rows_number_sealed: 0, rows_rechained: 0 };
+  return untilPlanHolds(store, (plannedAt) => sealUnownedWithPlan(store, keys, plannedAt));
+}
+
+async function sealUnownedWithPlan(
+  store: SqliteEventStore,
+  keys: KeyStore,
+  plannedAt: number | null,
+): Promise<{ missed_call_rows_number_sealed: number; rows_rechained: number }> {
+  // One read: the calls a customer was matched to, and the rows in clear that no customer owns.
+  const matched = new Set<string>();
+  const pending: { id: string; stream: string; label: [string, string]; call: string | null }[] = [];
+  for await (const e of store.readAll({ batchSize: 5000 })) {
+    if (e.type === 'MissedCallMatched') {
+      const call = str(e.data.missed_call_id);
+      if (call && str(e.data.customer_id)) matched.add(call);
+    }
+    const target = CALL_OF[e.type] && e.data.erased !== true ? numberSealing(e.type, e.data) : null;
+    if (target !== null)
+      pending.push({
+        id: e.id,
+        stream: e.stream,
+        label: [target.restaurantId, target.number],
+        call: CALL_OF[e.type]?.(e.data) ?? target.callId,
+      });
+  }
+  const unowned = pending.filter((p) => p.call === null || !matched.has(p.call));
+  if (unowned.length === 0) {
+    const done = store.sealUnownedInPlace([], () => null, plannedAt);
+    return { missed_call_rows_number_sealed: 0, rows_rechained: done.rehashed };
+  }
+  // A key of its own for each row, in pages; each linked from its number's label, durably, before
+  // the row is rewritten (a sealed row the index lost could never be erased by its number). A plan
+  // made again leaves the keys and links of the first unused: they seal nothing.
+  const numbers = new NumberIndex(keys);
+  const sealing = new Map<string, { key: Buffer; kid: string; call: string | null }>();
+  for (let at = 0; at < unowned.length; at += MAX_PAGE_KEYS) {
+    const chunk = unowned.slice(at, at + MAX_PAGE_KEYS);
+    const { page, keys: made } = await keys.createPage(chunk.length);
+    for (const [slot, row] of chunk.entries()) {
+      const kid = pageKeySubject(page, slot).slice('key:'.length);
+      await keys.link(await numbers.label(...row.label), linkMember(kid, row.call));
+      sealing.set(row.id, { key: made[slot] as Buffer, kid, call: row.call });
+    }
+  }
+  let sealed = 0;
+  const done = store.sealUnownedInPlace(
+    [...new Set(unowned.map((p) => p.stream))],
+    (row) => {
+      const how = sealing.get(row.id);
+      if (how === undefined) return null;
+      const data = JSON.parse(row.data) as Record<string, unknown>;
+      const out = sealData(row.type, data, how.key, callOwner(how.call), how.kid);
+      if (out === data) return null;
+      sealed++;
+      return JSON.stringify(out);
+    },
+    plannedAt,
+  );
+  return { missed_call_rows_number_sealed: sealed, rows_rechained: done.rehashed };
 }
 
 /** Call → its customer (null: none), learnt from the call's stream; bounded. */

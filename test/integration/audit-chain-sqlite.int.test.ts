@@ -155,6 +155,13 @@ test('a schema 1 log opens, reads without hashes, verifies, and chains new appen
       store.upgradeStreams([], new Map(), () => null),
       { rewritten: 0, renamed: 0, rehashed: 0 },
     );
+    assert.is(store.schemaVersion, 5, 'missed calls sealed; unowned calls (schema 6) are sealUnownedInPlace');
+    assert.ok(store.needsLegacyUpgrade);
+    assert.equal(
+      store.sealUnownedInPlace([], () => null),
+      { rewritten: 0, rehashed: 0 },
+    );
+    assert.is(store.schemaVersion, 6);
     assert.not.ok(store.needsLegacyUpgrade);
     assertChained(await store.readStream('old'), 'old');
     assertChained(await store.readStream('mixed'), 'mixed');
@@ -184,7 +191,7 @@ test('a schema 1 log opens, reads without hashes, verifies, and chains new appen
     await again.close();
   }
   const db = new Database(file, { readonly: true });
-  assert.is(db.pragma('user_version', { simple: true }), 5);
+  assert.is(db.pragma('user_version', { simple: true }), 6);
   db.close();
 });
 

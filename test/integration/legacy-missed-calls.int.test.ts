@@ -19,6 +19,7 @@ import { verifyChain } from '../../src/audit/chain-verifier';
 import { ANY, type EventStore, type NewEvent, type RecordedEvent } from '../../src/ports/event-store';
 import { callerIdsFrom, callerKeySubject, callerPeriod } from '../../src/privacy/caller-ids';
 import { upgradeLegacyLog } from '../../src/privacy/legacy';
+import { NumberIndex, parseLinkMember } from '../../src/privacy/number-keys';
 import { customerSubject } from '../../src/privacy/seal';
 import { SealingEventStore } from '../../src/privacy/sealing-event-store';
 import { collect, take } from '../contracts/event-store.helpers';
@@ -176,7 +177,7 @@ sqlite(
     const store = SqliteEventStore.open(file);
     try {
       const done = await upgradeLegacyLog(store, keys);
-      assert.is(store.schemaVersion, 5);
+      assert.is(store.schemaVersion, 6);
       assert.ok(raced >= 2, 'planned again after the log grew');
       assert.equal([done.missed_call_rows_sealed, done.missed_call_rows_unowned], [8, 0]);
       assert.not.match(stored(file).text, /655554444|612345678/, 'both calls sealed, none left in clear');
@@ -203,7 +204,8 @@ sqlite(
     await write(old, oldCall('mc_1', 'cus_1', '+33612345678'));
     // A customer deleted before this change (their key destroyed then): their call is written erased.
     await write(old, oldCall('mc_2', 'cus_gone', '+33698765432', LONG_AGO));
-    // A call to a restaurant without the feature named no customer: it cannot be sealed.
+    // A call to a restaurant without the feature named no customer: step 3 leaves it, step 4 seals it
+    // with a key of its own, linked from its number.
     await old.append(
       'missed-call-mc_3',
       [
@@ -235,7 +237,7 @@ sqlite(
     try {
       assert.ok(store.needsLegacyUpgrade);
       const done = await upgradeLegacyLog(store, keys);
-      assert.is(store.schemaVersion, 5);
+      assert.is(store.schemaVersion, 6);
       assert.not.ok(store.needsLegacyUpgrade);
       assert.equal(
         [done.missed_call_rows_sealed, done.missed_call_rows_unowned, done.caller_streams_renamed],
@@ -245,7 +247,8 @@ sqlite(
       const after = stored(file);
       assert.not.match(after.text, PERSONAL, 'nothing personal left in clear in the log');
       assert.not.match(after.text, GONE);
-      assert.match(after.text, /611110000/, 'the call no customer owned stays as it was');
+      assert.not.match(after.text, /611110000/, 'the call no customer owned is sealed too');
+      assert.is(done.missed_call_rows_number_sealed, 1);
       assert.not.ok(
         after.streams.some((s) => /\+\d/.test(s)),
         `no stream id holds a number: ${after.streams}`,
@@ -279,6 +282,17 @@ sqlite(
         after.streams.some((s) => s.startsWith(`${CALLER_STREAM_PREFIX}${R}-p${oldPeriod}-`)),
         `the old caller stream is renamed too: ${after.streams}`,
       );
+      // The unowned call reads in clear, under a key named by its number's link; a customer of the
+      // restaurant who has that number, once erased, takes it with them.
+      const [unowned] = await layer.readStream('missed-call-mc_3');
+      assert.equal(
+        [unowned!.data.caller_phone_number, (unowned!.data as { customer_id?: unknown }).customer_id],
+        ['+33611110000', undefined],
+      );
+      const label = await new NumberIndex(keys).label(R, '+33611110000');
+      const members = await keys.linked(label);
+      assert.is(members.length, 1);
+      assert.is(parseLinkMember(members[0] as string)?.callId, 'mc_3');
       const gone = await layer.readStream('missed-call-mc_2');
       assert.equal([gone[0]!.data.caller_phone_number, gone[0]!.data.erased], [null, true]);
       await layer.erase('cus_1');
@@ -299,9 +313,87 @@ sqlite(
           missed_call_rows_unowned: 0,
           caller_streams_renamed: 0,
           rows_rechained: 0,
+          missed_call_rows_number_sealed: 0,
         },
         'once',
       );
+    } finally {
+      await store.close();
+    }
+  },
+);
+
+sqlite(
+  'a schema 5 log (migrated before unowned calls were sealed): those calls sealed with keys of their own, erased with a customer who has the number',
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'couvert-legacy-mc5-'));
+    dirs.push(dir);
+    const file = join(dir, 'events.sqlite');
+    const old = SqliteEventStore.open(file);
+    const reported = (call: string, phone: string) => ({
+      type: 'MissedCallReported',
+      data: {
+        missed_call_id: call,
+        restaurant_id: R,
+        at: 't',
+        caller_phone_number: phone,
+        external_call_id: null,
+        occurred_at: 't',
+      },
+      metadata: meta,
+    });
+    // Two calls of one number and one of another, none matched to a customer; a matched call's
+    // MessageSent (nothing personal) in between.
+    await old.append('missed-call-mc_a', [reported('mc_a', '+33622220000')], ANY);
+    await old.append('missed-call-mc_b', [reported('mc_b', '+33622220000')], ANY);
+    await old.append('missed-call-mc_c', [reported('mc_c', '+33633330000')], ANY);
+    await old.close();
+    const db = new Database(file);
+    db.pragma('user_version = 5');
+    db.close();
+    assert.match(stored(file).text, /622220000/);
+
+    const keys = new MemoryKeyStore();
+    const store = SqliteEventStore.open(file);
+    try {
+      assert.ok(store.needsLegacyUpgrade);
+      const done = await upgradeLegacyLog(store, keys);
+      assert.is(store.schemaVersion, 6);
+      assert.is(done.missed_call_rows_number_sealed, 3);
+      assert.not.match(stored(file).text, /622220000|633330000/, 'no number left in clear');
+      assert.equal(verifyChain(await collect(store.readAll()), true).findings, [], 're-chained');
+      const layer = new SealingEventStore(store, keys);
+      const read = async (call: string) => (await layer.readStream(`missed-call-${call}`))[0]!.data;
+      assert.equal(
+        [(await read('mc_a')).caller_phone_number, (await read('mc_c')).caller_phone_number],
+        ['+33622220000', '+33633330000'],
+        'read in clear while their keys exist',
+      );
+      // A customer of the restaurant with the first number is created, then erased: both calls of that
+      // number go with them, the other number's call stays.
+      await layer.append(
+        'customer-cus_n',
+        [
+          {
+            type: 'CustomerCreated',
+            data: {
+              customer_id: 'cus_n',
+              restaurant_id: R,
+              profile: { name: 'N', phone_number: '+33622220000' },
+            },
+            metadata: meta,
+          },
+        ],
+        ANY,
+      );
+      await layer.erase('cus_n');
+      assert.equal(
+        [(await read('mc_a')).caller_phone_number, (await read('mc_b')).caller_phone_number],
+        [null, null],
+        'erased with the customer who had the number',
+      );
+      assert.is((await read('mc_c')).caller_phone_number, '+33633330000');
+      assert.is((await upgradeLegacyLog(store, keys)).missed_call_rows_number_sealed, 0, 'once');
     } finally {
       await store.close();
     }

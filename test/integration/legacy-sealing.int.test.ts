@@ -152,7 +152,7 @@ async function migrated(file: string, version: number) {
   assert.ok(store.needsLegacyUpgrade);
   const done = await upgradeLegacyLog(store, keys);
   assert.not.ok(store.needsLegacyUpgrade);
-  assert.is(store.schemaVersion, 5);
+  assert.is(store.schemaVersion, 6);
   assert.not.match(storedText(file), PERSONAL, 'nothing personal left in clear in the log');
   const all = await collect(store.readAll());
   assert.equal(verifyChain(all, true).findings, [], 'the chain covers the sealed rows');
@@ -191,6 +191,7 @@ async function migrated(file: string, version: number) {
       missed_call_rows_unowned: 0,
       caller_streams_renamed: 0,
       rows_rechained: 0,
+      missed_call_rows_number_sealed: 0,
     },
     'once',
   );

@@ -59,9 +59,11 @@ import {
 // has rewritten chained rows whose personal data was written in clear (reservation events and webhook
 // fan-outs, sealed from version 4 on) and re-chained their streams; 5 once upgradeStreams() has sealed
 // missed-call events written in clear and renamed the caller streams named after a phone number
-// (src/privacy/missed-call-migration.ts). A version 2 log works as it is: an append to a stream whose
-// last row has no hash recomputes the tip from the stream.
-const SCHEMA_VERSION = 5;
+// (src/privacy/missed-call-migration.ts); 6 once sealUnownedInPlace() has sealed, with keys of their
+// own, missed-call events whose number no customer owned (left in clear by version 5). A version 2 log
+// works as it is: an append to a stream whose last row has no hash recomputes the tip from the stream.
+const SCHEMA_VERSION = 6;
+const MISSED_CALLS_VERSION = 5;
 const SEALED_VERSION = 4;
 const HASHED_VERSION = 3;
 const CHAINED_COLUMN_VERSION = 2;
@@ -621,12 +623,44 @@ export class SqliteEventStore implements EventStore {
     transform: (row: LegacyRow) => string | null,
     plannedAt?: number | null,
   ): { rewritten: number; renamed: number; rehashed: number } {
+    return this.rewriteStreams(SEALED_VERSION, MISSED_CALLS_VERSION, streams, renames, transform, plannedAt);
+  }
+
+  /**
+   * Schema 5 → 6, after upgradeStreams(), in one write transaction: as upgradeStreams() without
+   * renames (each row of `streams` handed to `transform`, changed streams re-chained from their first
+   * changed row). Does nothing on a log past version 5.
+   */
+  sealUnownedInPlace(
+    streams: readonly string[],
+    transform: (row: LegacyRow) => string | null,
+    plannedAt?: number | null,
+  ): { rewritten: number; rehashed: number } {
+    const done = this.rewriteStreams(
+      MISSED_CALLS_VERSION,
+      SCHEMA_VERSION,
+      streams,
+      new Map(),
+      transform,
+      plannedAt,
+    );
+    return { rewritten: done.rewritten, rehashed: done.rehashed };
+  }
+
+  private rewriteStreams(
+    from: number,
+    to: number,
+    streams: readonly string[],
+    renames: ReadonlyMap<string, string>,
+    transform: (row: LegacyRow) => string | null,
+    plannedAt?: number | null,
+  ): { rewritten: number; renamed: number; rehashed: number } {
     this.assertOpen();
     const done = { rewritten: 0, renamed: 0, rehashed: 0 };
-    if (this.schemaVersion !== SEALED_VERSION) return done;
+    if (this.schemaVersion !== from) return done;
     const db = this.db;
     db.transaction(() => {
-      if ((db.pragma('user_version', { simple: true }) as number) !== SEALED_VERSION) return;
+      if ((db.pragma('user_version', { simple: true }) as number) !== from) return;
       this.assertPlanCurrent(plannedAt);
       const update = db.prepare<[string, string, string, number]>(
         'UPDATE events SET stream = ?, data = ?, hash = ? WHERE position = ?',
@@ -664,7 +698,7 @@ export class SqliteEventStore implements EventStore {
           done.rehashed++;
         }
       }
-      db.pragma(`user_version = ${SCHEMA_VERSION}`);
+      db.pragma(`user_version = ${to}`);
     }).immediate();
     return done;
   }

@@ -27,7 +27,7 @@ export function trimOldest<K, V>(map: Map<K, V> | Set<K>, max: number): void {
  * kept both cores busy (docs/BENCHMARKS.md). A hit in the old generation moves the entry to the young
  * one (least recently used entries go first, roughly: by generation).
  */
-export class BoundedCache<K, V> {
+export class BoundedCache<K, V extends object | string | number | boolean | bigint | null> {
   private young = new Map<K, V>();
   private old = new Map<K, V>();
   private readonly half: number;
@@ -36,11 +36,12 @@ export class BoundedCache<K, V> {
     this.half = Math.max(1, Math.floor(max / 2));
   }
 
+  // Values are never undefined (the type says so), so a get answers a hit with one look-up.
   get(key: K): V | undefined {
     const v = this.young.get(key);
-    if (v !== undefined || this.young.has(key)) return v;
-    if (!this.old.has(key)) return undefined;
-    const kept = this.old.get(key) as V;
+    if (v !== undefined) return v;
+    const kept = this.old.get(key);
+    if (kept === undefined) return undefined;
     this.old.delete(key);
     this.put(key, kept);
     return kept;
@@ -51,7 +52,7 @@ export class BoundedCache<K, V> {
   }
 
   set(key: K, value: V): this {
-    this.old.delete(key);
+    if (this.old.size > 0) this.old.delete(key);
     this.put(key, value);
     return this;
   }
@@ -77,7 +78,7 @@ export class BoundedCache<K, V> {
   }
 
   private put(key: K, value: V): void {
-    if (!this.young.has(key) && this.young.size >= this.half) {
+    if (this.young.size >= this.half && !this.young.has(key)) {
       this.old = this.young;
       this.young = new Map();
     }

@@ -66,4 +66,24 @@ test('a group of appends decodes as encoded', () => {
   );
 });
 
+test('a group goes as UTF-8 bytes (transferred) when its text is well formed, as text when it holds a lone surrogate', () => {
+  const append = (data: string) => ({
+    created: '2026-11-26T10:00:00.000Z',
+    batch: {
+      stream: 'customer-cus_1',
+      expected: NO_STREAM,
+      events: [{ id: 'e1', type: 'CustomerCreated', dataJson: data, metadataJson: '{}' }],
+    },
+  });
+  const fine = encodeGroup([append('{"name":"Adé 🍽"}')]);
+  assert.ok(fine.bytes instanceof Uint8Array);
+  assert.is(fine.text, undefined);
+  const sent = structuredClone(fine, { transfer: [fine.bytes.buffer as ArrayBuffer] });
+  assert.is(fine.bytes.byteLength, 0, 'the buffer was transferred, not copied');
+  assert.equal(decodeGroup(sent), [append('{"name":"Adé 🍽"}')]);
+  const lone = encodeGroup([append('{"name":"\ud800"}')]);
+  assert.is(lone.bytes, undefined);
+  assert.equal(decodeGroup(structuredClone(lone)), [append('{"name":"\ud800"}')]);
+});
+
 test.run();

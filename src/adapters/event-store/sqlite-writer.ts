@@ -87,7 +87,9 @@ export class WriterThread {
 
   async write(queue: { batch: WriteAppend; created: string }[]): Promise<Outcome[] | null> {
     const group = encodeGroup(queue);
-    const answer = await this.requests.ask({ group }, [group.lens.buffer as ArrayBuffer]);
+    const transfer = [group.lens.buffer as ArrayBuffer];
+    if (group.bytes !== undefined) transfer.push(group.bytes.buffer as ArrayBuffer);
+    const answer = await this.requests.ask({ group }, transfer);
     if (answer !== null && 'failed' in answer && answer.code === 'SQLITE_BUSY')
       throw new WriterBusyError(answer.failed);
     if (answer === null || 'failed' in answer) return null;

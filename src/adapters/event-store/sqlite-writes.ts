@@ -46,7 +46,14 @@ interface StoredRow {
  * copy of the text.
  */
 export interface EncodedGroup {
-  text: string;
+  /**
+   * The text as UTF-8 bytes, whose buffer is transferred with the message (well-formed text: it
+   * decodes back to the very same string): posting a 40,000-character string cost the main thread
+   * ~0.8–1.3 ms a message, encoding and transferring it ~0.06–0.2 ms. `text` instead for text holding
+   * a lone surrogate, which UTF-8 cannot carry.
+   */
+  bytes?: Uint8Array;
+  text?: string;
   /** Per append: [event count, length of stream, length of created, then 4 lengths per event]. */
   lens: Int32Array;
   expected: ExpectedRevision[];
@@ -75,14 +82,23 @@ export function encodeGroup(queue: readonly { batch: WriteAppend; created: strin
       put(e.metadataJson);
     }
   }
-  return { text: parts.join(''), lens, expected };
+  const text = parts.join('');
+  return wellFormed(text) ? { bytes: utf8.encode(text), lens, expected } : { text, lens, expected };
 }
 
-export function decodeGroup({
-  text,
-  lens,
-  expected,
-}: EncodedGroup): { batch: WriteAppend; created: string }[] {
+// String.prototype.isWellFormed (ES2024, in Node 20; not in this project's TypeScript lib).
+const wellFormed = (text: string): boolean => (text as unknown as { isWellFormed(): boolean }).isWellFormed();
+
+const utf8 = new TextEncoder();
+const fromUtf8 = new TextDecoder();
+
+/** The group's text, from its bytes or as sent. */
+const groupText = (group: EncodedGroup): string =>
+  group.bytes !== undefined ? fromUtf8.decode(group.bytes) : (group.text ?? '');
+
+export function decodeGroup(group: EncodedGroup): { batch: WriteAppend; created: string }[] {
+  const { lens, expected } = group;
+  const text = groupText(group);
   const queue: { batch: WriteAppend; created: string }[] = [];
   let pos = 0;
   let at = 0;

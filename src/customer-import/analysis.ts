@@ -13,6 +13,7 @@ import { prepareProfile } from '../../commands/customers/prepare';
 import type { MatchKey } from '../../queries/customers';
 import type { Issue } from '../core/errors';
 import { deterministicUuid } from '../core/ids';
+import { packText, type ThreadText, transferable, unpackText } from '../core/thread-text';
 import type { Column } from './columns';
 import { type ReadRow, readRow, validateRow } from './rows';
 
@@ -113,7 +114,8 @@ const AHEAD = 3;
 
 /** A chunk's rows as sent to the worker: their cells joined, and per row its cell count then the cells' lengths. */
 export interface EncodedCells {
-  text: string;
+  /** The joined cells, as UTF-8 bytes to transfer when well formed (src/core/thread-text.ts). */
+  text: ThreadText;
   lens: Int32Array;
 }
 
@@ -130,10 +132,11 @@ export function encodeCells(rows: readonly (readonly string[])[]): EncodedCells 
       parts.push(cell);
     }
   }
-  return { text: parts.join(''), lens };
+  return { text: packText(parts.join('')), lens };
 }
 
-export function decodeCells({ text, lens }: EncodedCells): string[][] {
+export function decodeCells({ text: packed, lens }: EncodedCells): string[][] {
+  const text = unpackText(packed);
   const rows: string[][] = [];
   let pos = 0;
   for (let at = 0; at < lens.length; ) {
@@ -253,7 +256,10 @@ export class RowSource {
       p = new Promise<EncodedRows | null>((resolve) => {
         this.waiting.set(chunk, resolve);
         const cells = encodeCells(this.rows.slice(first, first + ANALYSIS_CHUNK));
-        worker.postMessage({ chunk, first, ...cells }, [cells.lens.buffer as ArrayBuffer]);
+        worker.postMessage({ chunk, first, ...cells }, [
+          cells.lens.buffer as ArrayBuffer,
+          ...transferable(cells.text),
+        ]);
       }).then((rows) => keep(rows === null ? this.inline(chunk) : new Chunk(rows, null)));
       this.chunks.set(chunk, p);
     }

@@ -6,6 +6,7 @@ import * as fc from 'fast-check';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { decodeGroup, encodeGroup } from '../../src/adapters/event-store/sqlite-writes';
+import { transferable } from '../../src/core/thread-text';
 import { type AnalyzedRow, decodeCells, encodeCells, encodeRows } from '../../src/customer-import/analysis';
 import { ANY, NO_STREAM, STREAM_EXISTS } from '../../src/ports/event-store';
 
@@ -66,7 +67,7 @@ test('a group of appends decodes as encoded', () => {
   );
 });
 
-test('a group goes as UTF-8 bytes (transferred) when its text is well formed, as text when it holds a lone surrogate', () => {
+test('text goes to a thread as UTF-8 bytes (transferred) when well formed, as the string when it holds a lone surrogate', () => {
   const append = (data: string) => ({
     created: '2026-11-26T10:00:00.000Z',
     batch: {
@@ -76,14 +77,21 @@ test('a group goes as UTF-8 bytes (transferred) when its text is well formed, as
     },
   });
   const fine = encodeGroup([append('{"name":"Adé 🍽"}')]);
-  assert.ok(fine.bytes instanceof Uint8Array);
-  assert.is(fine.text, undefined);
-  const sent = structuredClone(fine, { transfer: [fine.bytes.buffer as ArrayBuffer] });
-  assert.is(fine.bytes.byteLength, 0, 'the buffer was transferred, not copied');
+  assert.ok('bytes' in fine.text);
+  const moved = transferable(fine.text);
+  assert.is(moved.length, 1);
+  const sent = structuredClone(fine, { transfer: moved });
+  assert.is((moved[0] as ArrayBuffer).byteLength, 0, 'the buffer was transferred, not copied');
   assert.equal(decodeGroup(sent), [append('{"name":"Adé 🍽"}')]);
   const lone = encodeGroup([append('{"name":"\ud800"}')]);
-  assert.is(lone.bytes, undefined);
+  assert.ok('text' in lone.text, 'a lone surrogate: as the string');
+  assert.equal(transferable(lone.text), []);
   assert.equal(decodeGroup(structuredClone(lone)), [append('{"name":"\ud800"}')]);
+  // Cells (the CSV import's worker) likewise.
+  const cells = encodeCells([['Adé', '🍽'], ['\udfff']]);
+  assert.ok('text' in cells.text, 'a lone surrogate: as the string');
+  assert.equal(decodeCells(structuredClone(cells)), [['Adé', '🍽'], ['\udfff']]);
+  assert.ok('bytes' in encodeCells([['Adé', '🍽']]).text);
 });
 
 test.run();

@@ -5,7 +5,9 @@
 // the promises settle when it answers, after COMMIT: a resolved append is as durable as before, and
 // no reader sees a commit before its fsync (SQLite publishes a WAL commit to readers after syncing
 // it). One group is in the thread at a time; appends arriving meanwhile form the next group.
+
 import { Worker } from 'node:worker_threads';
+import { transferable } from '../../core/thread-text';
 import { WorkerRequests } from '../../core/worker-requests';
 import { encodeGroup, type Outcome, receiveError, type SentError, type WriteAppend } from './sqlite-writes';
 
@@ -87,9 +89,10 @@ export class WriterThread {
 
   async write(queue: { batch: WriteAppend; created: string }[]): Promise<Outcome[] | null> {
     const group = encodeGroup(queue);
-    const transfer = [group.lens.buffer as ArrayBuffer];
-    if (group.bytes !== undefined) transfer.push(group.bytes.buffer as ArrayBuffer);
-    const answer = await this.requests.ask({ group }, transfer);
+    const answer = await this.requests.ask({ group }, [
+      group.lens.buffer as ArrayBuffer,
+      ...transferable(group.text),
+    ]);
     if (answer !== null && 'failed' in answer && answer.code === 'SQLITE_BUSY')
       throw new WriterBusyError(answer.failed);
     if (answer === null || 'failed' in answer) return null;

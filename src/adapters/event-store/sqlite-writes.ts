@@ -2,7 +2,9 @@
 // an append that did not hold, and the group commit. One definition, run either on the main thread
 // with the store's connection or in the writer thread (sqlite-writer.ts) with a connection of its
 // own: the rules are the same wherever the transaction runs.
+
 import type Database from 'better-sqlite3';
+import { packText, type ThreadText, unpackText } from '../../core/thread-text';
 import {
   type AppendResult,
   EventStoreError,
@@ -46,14 +48,8 @@ interface StoredRow {
  * copy of the text.
  */
 export interface EncodedGroup {
-  /**
-   * The text as UTF-8 bytes, whose buffer is transferred with the message (well-formed text: it
-   * decodes back to the very same string): posting a 40,000-character string cost the main thread
-   * ~0.8–1.3 ms a message, encoding and transferring it ~0.06–0.2 ms. `text` instead for text holding
-   * a lone surrogate, which UTF-8 cannot carry.
-   */
-  bytes?: Uint8Array;
-  text?: string;
+  /** The joined text, as UTF-8 bytes to transfer when it is well formed (src/core/thread-text.ts). */
+  text: ThreadText;
   /** Per append: [event count, length of stream, length of created, then 4 lengths per event]. */
   lens: Int32Array;
   expected: ExpectedRevision[];
@@ -82,23 +78,12 @@ export function encodeGroup(queue: readonly { batch: WriteAppend; created: strin
       put(e.metadataJson);
     }
   }
-  const text = parts.join('');
-  return wellFormed(text) ? { bytes: utf8.encode(text), lens, expected } : { text, lens, expected };
+  return { text: packText(parts.join('')), lens, expected };
 }
-
-// String.prototype.isWellFormed (ES2024, in Node 20; not in this project's TypeScript lib).
-const wellFormed = (text: string): boolean => (text as unknown as { isWellFormed(): boolean }).isWellFormed();
-
-const utf8 = new TextEncoder();
-const fromUtf8 = new TextDecoder();
-
-/** The group's text, from its bytes or as sent. */
-const groupText = (group: EncodedGroup): string =>
-  group.bytes !== undefined ? fromUtf8.decode(group.bytes) : (group.text ?? '');
 
 export function decodeGroup(group: EncodedGroup): { batch: WriteAppend; created: string }[] {
   const { lens, expected } = group;
-  const text = groupText(group);
+  const text = unpackText(group.text);
   const queue: { batch: WriteAppend; created: string }[] = [];
   let pos = 0;
   let at = 0;

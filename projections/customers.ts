@@ -35,9 +35,12 @@ export const customersProjection: Projection = {
     });
     // The spec's order as the collection's own: analytics consumers read this read model directly
     // (DESIGN.md), and MongoDB serves their updated_at ranges from it. The feed itself reads buckets.
+    // Ranges only: the embedded store keys restaurant_id alone (IndexSpec.embeddedPrefix), which
+    // restaurant_sync does already, so it keeps nothing for this one.
     await customers.createIndex({
       keys: { restaurant_id: 1, updated_at: 1, _id: 1 },
       name: 'restaurant_updated',
+      embeddedPrefix: 1,
     });
     // Matching on POST /customers and inline reservation customers, and the feed's exact filters.
     await customers.createIndex({

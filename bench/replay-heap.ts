@@ -39,7 +39,7 @@ const after = heap();
 const out: Record<string, unknown> = {
   projection: only ?? 'all',
   applied,
-  heapMB: Math.round((after - before) / 2 ** 20),
+  heapMB: Math.round(((after - before) / 2 ** 20) * 10) / 10,
   peakRssMB: Math.round(process.resourceUsage().maxRSS / 1024),
   atEnd: Object.fromEntries(Object.entries(mem).map(([k, v]) => [k, Math.round(v / 2 ** 20)])),
   spacesMB: spaces,
@@ -55,7 +55,7 @@ let last = heap();
 for (const name of docs.collectionNames()) {
   docs.collection(name).reset();
   const now = heap();
-  sizes[name] = Math.round((last - now) / 1024 / 1024);
+  sizes[name] = Math.round(((last - now) / 2 ** 20) * 10) / 10;
   last = now;
 }
 out.collectionsMB = Object.fromEntries(Object.entries(sizes).filter(([, v]) => v > 0));

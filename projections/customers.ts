@@ -28,16 +28,22 @@ export const customersProjection: Projection = {
   eventTypes: [...CUSTOMER_EVENT_TYPES, ...RESERVATION_EVENT_TYPES],
   async setup(docs) {
     const customers = docs.collection(CUSTOMERS);
-    // The sync feed reads whole buckets of its order (customer-feed.ts explains why not a range).
+    // The sync feed reads whole buckets of its order (customer-feed.ts explains why not a range),
+    // sync_seq a range in them, and sorts what it read by sync_seq: the embedded store keys the
+    // buckets only (IndexSpec.embeddedPrefix), each bucket's ids an array, not a Map by sync_seq.
     await customers.createIndex({
       keys: { restaurant_id: 1, sync_bucket: 1, sync_seq: 1 },
       name: 'restaurant_sync',
+      embeddedPrefix: 2,
     });
     // The spec's order as the collection's own: analytics consumers read this read model directly
     // (DESIGN.md), and MongoDB serves their updated_at ranges from it. The feed itself reads buckets.
+    // Ranges only: the embedded store keys restaurant_id alone (IndexSpec.embeddedPrefix), which
+    // restaurant_sync does already, so it keeps nothing for this one.
     await customers.createIndex({
       keys: { restaurant_id: 1, updated_at: 1, _id: 1 },
       name: 'restaurant_updated',
+      embeddedPrefix: 1,
     });
     // Matching on POST /customers and inline reservation customers, and the feed's exact filters.
     await customers.createIndex({

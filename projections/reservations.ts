@@ -44,10 +44,22 @@ export const reservationsProjection: Projection = {
     await col.createIndex({ keys: { restaurant_id: 1, external_id: 1 }, name: 'restaurant_external_id' });
     await col.createIndex({ keys: { restaurant_id: 1, customer_id: 1 }, name: 'restaurant_customer' });
     await col.createIndex({ keys: { restaurant_id: 1, service_date: 1 }, name: 'restaurant_service_date' });
-    await col.createIndex({ keys: { restaurant_id: 1, sort_key: 1 }, name: 'restaurant_sort_key' });
-    await col.createIndex({ keys: { restaurant_id: 1, updated_at: 1 }, name: 'restaurant_updated' });
-    // The scheduler's scans: automatic finished / no-show across restaurants.
-    await col.createIndex({ keys: { status: 1, start_at_utc: 1 }, name: 'status_start' });
+    // Ranges and sorts only (the listing's order, updated_since): MongoDB's. The embedded store,
+    // whose indexes answer equality, keys them on restaurant_id alone (IndexSpec.embeddedPrefix),
+    // which restaurant_external_id already does: it keeps nothing for them.
+    await col.createIndex({
+      keys: { restaurant_id: 1, sort_key: 1 },
+      name: 'restaurant_sort_key',
+      embeddedPrefix: 1,
+    });
+    await col.createIndex({
+      keys: { restaurant_id: 1, updated_at: 1 },
+      name: 'restaurant_updated',
+      embeddedPrefix: 1,
+    });
+    // The scheduler's scans: automatic finished / no-show across restaurants (statuses pinned,
+    // start a range: the embedded store keys the status alone).
+    await col.createIndex({ keys: { status: 1, start_at_utc: 1 }, name: 'status_start', embeddedPrefix: 1 });
   },
   async apply(event, docs) {
     if (event.type === 'CustomerDeleted') return eraseCustomerReservations(event, docs);

@@ -26,6 +26,21 @@ export interface IndexSpec {
   keys: Record<string, 1 | -1>;
   unique?: boolean;
   name?: string;
+  /**
+   * A memory hint for the embedded store: how many leading fields of `keys` it keys the index on
+   * (default: all). Its indexes only answer equality (`field: v`, `$in`), so the fields after the
+   * ones queries pin by equality (ranges and sorts, which it does in memory) cost a map entry per
+   * document for nothing. It keys the first `embeddedPrefix` fields only, and an index whose keyed
+   * fields begin an earlier index's keyed fields (which the planner would pick for every filter
+   * either may serve) keeps no entries at all. MongoDB ignores it and builds the full compound
+   * index (its ranges and sorts use it). What a filter finds is unchanged, and a find sorted on the
+   * cut fields lists in the same order (ties too); a find without a sort on a cut index may list in
+   * another order (so may a limit without sort pick others), as between two MongoDB plans. Set it
+   * only where no query pins a cut field by equality (it would then narrow less). Not part of the
+   * index's identity: createIndex with other hints is the same index. Not for unique indexes
+   * (their constraint is on every field).
+   */
+  embeddedPrefix?: number;
 }
 
 export interface UpdateResult {

@@ -1,6 +1,6 @@
 // The embedded store's secondary index (src/adapters/document-store/key-index.ts): a key one
-// document holds is kept as its _id, a second document makes a Set, and lookups, removal and the
-// order of ids are those of a Set per key; sameScalarKeys only ever says "same" when the entries are.
+// document holds is kept as its _id, a second document makes an array and many a Set, and lookups,
+// removal and the order of ids are those of a Set per key; sameScalarKeys only ever says "same" when the entries are.
 import fc from 'fast-check';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -88,6 +88,42 @@ test('the same ids as a Set per key would hold, whatever the adds and removes', 
       for (const k of ['k1', 'k2', 'k3']) assert.equal([...index.ids([[k]])], [...(model.get(k) ?? [])]);
     }),
   );
+});
+
+test('many ids under a key (array, then Set past 256): the same ids, in the order a Set keeps', () => {
+  const op = fc.record({
+    add: fc.integer({ min: 0, max: 7 }).map((n) => n > 0),
+    id: fc.integer({ min: 0, max: 399 }).map((n) => `d${n}`),
+    key: fc.integer({ min: 0, max: 7 }).map((n) => (n > 0 ? 'k1' : 'k2')),
+  });
+  let sets = 0;
+  fc.assert(
+    fc.property(fc.array(op, { minLength: 1200, maxLength: 1500 }), (ops) => {
+      const index = new KeyIndex({ keys: { k: 1 }, name: 'k' });
+      const model = new Map<string, Set<string>>();
+      const where = new Map<string, string>();
+      for (const o of ops) {
+        const at = where.get(o.id);
+        if (at !== undefined) {
+          index.remove(o.id, index.entries({ _id: o.id, k: at } as Doc));
+          where.delete(o.id);
+          model.get(at)?.delete(o.id);
+        }
+        if (o.add) {
+          index.add(o.id, index.entries({ _id: o.id, k: o.key } as Doc));
+          where.set(o.id, o.key);
+          const ids = model.get(o.key) ?? new Set();
+          ids.add(o.id);
+          model.set(o.key, ids);
+        }
+      }
+      for (const k of ['k1', 'k2']) assert.equal([...index.ids([[k]])], [...(model.get(k) ?? [])]);
+      assert.equal([...index.ids([])].sort(), [...where.keys()].sort());
+      if ((model.get('k1')?.size ?? 0) > 256) sets++;
+    }),
+    { numRuns: 60 },
+  );
+  assert.ok(sets > 10, `${sets} runs went past the array`);
 });
 
 test('sameScalarKeys says "same" only when the entries are the same', () => {

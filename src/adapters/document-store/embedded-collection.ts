@@ -27,7 +27,7 @@ import {
   validateFindOptions,
   validateIndexSpec,
 } from './validate';
-import { cloneValue, isPlainObject, sameValue } from './values';
+import { cloneValue, isPlainObject, sameValue, shareEmpties } from './values';
 
 type Undo = { insert: Doc } | { doc: Doc; journal: Journal; reindexed: Reindex | undefined };
 type Reindex = [KeyIndex, IndexEntries, IndexEntries][];
@@ -84,7 +84,13 @@ export function guardPosition(filter: Filter): string | undefined {
 
 export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
   private readonly docs = new Map<string, Doc>();
+  /** Every index created (names and specs). */
   private indexes: KeyIndex[] = [];
+  /**
+   * The indexes kept up to date and planned with, in creation order: all but those the planner
+   * could never pick (createIndex, `dormant`).
+   */
+  private active: KeyIndex[] = [];
 
   constructor(
     readonly name: string,
@@ -105,14 +111,39 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
     const sameKeys = this.indexes.find((i) => i.sameSpec(spec));
     if (sameKeys)
       throw new DocumentStoreError(`index ${index.name} already exists on ${this.name} as ${sameKeys.name}`);
-    for (const doc of this.docs.values()) {
-      const entries = index.entries(doc);
-      if (index.unique && index.conflict(entries, doc._id) !== undefined) {
-        throw new DuplicateKeyError(this.name, index.name);
+    const dormant = this.dormant(index);
+    if (!dormant) {
+      for (const doc of this.docs.values()) {
+        const entries = index.entries(doc);
+        if (index.unique && index.conflict(entries, doc._id) !== undefined) {
+          throw new DuplicateKeyError(this.name, index.name);
+        }
+        index.add(doc._id, entries);
       }
-      index.add(doc._id, entries);
+      this.active = [...this.active, index];
     }
     this.indexes = [...this.indexes, index];
+  }
+
+  /**
+   * True for an index the planner could never pick, which then keeps no entries: one keyed on no
+   * field (IndexSpec.embeddedPrefix 0), or a non-unique one whose keyed fields begin the keyed
+   * fields of an index created before it. That one pins at least as many leading fields of any
+   * filter, scores at least as high, and comes first, and plan() only takes a strictly higher score
+   * (reservations' restaurant_sort_key keyed on restaurant_id alone, behind restaurant_external_id).
+   */
+  private dormant(index: KeyIndex): boolean {
+    if (index.keyed.length === 0) return true;
+    if (index.unique) return false;
+    return this.active.some(
+      (earlier) =>
+        earlier.keyed.length >= index.keyed.length && index.keyed.every((f, i) => earlier.keyed[i] === f),
+    );
+  }
+
+  /** The names of the indexes kept up to date (the others keep nothing); for tests. */
+  activeIndexes(): string[] {
+    return this.active.map((i) => i.name);
   }
 
   async insertOne(doc: T): Promise<void> {
@@ -215,7 +246,7 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
     if (isEmpty(filter)) {
       const n = this.docs.size;
       this.docs.clear();
-      for (const index of this.indexes) index.clear();
+      for (const index of this.active) index.clear();
       return n;
     }
     const targets = this.matching(filter, Number.POSITIVE_INFINITY);
@@ -278,7 +309,8 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
 
   /**
    * The write-back cache's flush: each document is stored as given (the store takes it over: no
-   * copy), `null` removes. Documents are validated and indexed as by replaceOne; the caller has
+   * copy; its top-level empty arrays and objects become the shared frozen ones, values.ts
+   * shareEmpties), `null` removes. Documents are validated and indexed as by replaceOne; the caller has
    * made them storable (cloneValue or isStorable in values.ts). Not atomic: a unique-index
    * conflict throws with the earlier documents written, which a catch-up (whose checkpoint then
    * stays behind) redoes.
@@ -294,6 +326,7 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
       validateDocument(doc, 'replacement');
       if (doc._id !== id) throw new InvalidQueryError('replaceOne: _id is immutable');
       if (stored === doc) continue;
+      if (!Object.isFrozen(doc)) shareEmpties(doc);
       if (stored !== undefined) this.swap(stored, doc);
       else this.insert(doc);
     }
@@ -313,6 +346,7 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
   reset(): void {
     this.docs.clear();
     this.indexes = [];
+    this.active = [];
   }
 
   private first(filter: Filter): Doc | undefined {
@@ -360,7 +394,7 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
     }
     let best: KeyIndex | undefined;
     let bestScore = 0;
-    for (const index of this.indexes) {
+    for (const index of this.active) {
       const n = index.prefixLength(constraints);
       if (n === 0) continue;
       // A unique index pinned on every field returns at most one document: nothing beats it.
@@ -400,7 +434,7 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
 
   private insert(doc: Doc): void {
     if (this.docs.has(doc._id)) throw new DuplicateKeyError(this.name, '_id_');
-    const indexes = this.indexes;
+    const indexes = this.active;
     if (indexes.length === 0) {
       this.docs.set(doc._id, doc);
       return;
@@ -419,7 +453,7 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
   /** Replaces a stored document by another version of it (replaceOne). */
   private swap(old: Doc, next: Doc): void {
     const changes: Reindex = [];
-    for (const index of this.indexes) {
+    for (const index of this.active) {
       if (index.sameScalarKeys(old, next)) continue;
       const before = index.entries(old);
       const after = index.entries(next);
@@ -439,7 +473,7 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
    */
   private update(doc: Doc, parsed: ParsedUpdate): Extract<Undo, { journal: Journal }> | undefined {
     const touched: [KeyIndex, IndexEntries][] = [];
-    for (const index of this.indexes) {
+    for (const index of this.active) {
       if (parsed.steps.some((s) => index.touchedBy(s.path))) touched.push([index, index.entries(doc)]);
     }
     const journal = applyUpdate(doc, parsed, false);
@@ -465,7 +499,7 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
 
   private remove(doc: Doc): void {
     this.docs.delete(doc._id);
-    for (const index of this.indexes) index.remove(doc._id, index.entries(doc));
+    for (const index of this.active) index.remove(doc._id, index.entries(doc));
   }
 
   /** Runs several writes as one: if any throws, the ones before it are undone. */

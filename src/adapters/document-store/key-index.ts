@@ -1,6 +1,7 @@
 // A secondary index of the embedded document store: nested Maps, one level per indexed field,
 // keyed by the field's value (Map's SameValueZero keeps 1, '1', true and null apart, as MongoDB
-// does). Leaves hold an _id (unique, or a key only one document holds) or a Set of _ids. Lookups are only ever used to narrow the
+// does). Leaves hold an _id (unique, or a key only one document holds), an array of a few _ids or
+// a Set of more (MAX_ARRAY_IDS), in insertion order either way. Lookups are only ever used to narrow the
 // candidates the filter then runs on, so the one rule is: a document a filter matches must be
 // among the candidates. Documents whose value at an indexed path cannot be keyed exactly (an
 // array of documents, a path through an array, a sub-document, a Date) go to `overflow`, which
@@ -14,9 +15,22 @@ export type Key = string | number | boolean | null;
 export interface IndexEntries {
   tuples: Key[][];
   overflow: boolean;
+  /**
+   * An index keyed on fewer fields than it has (IndexSpec.embeddedPrefix, live): the tuples of
+   * every field, which tell when the document moves (see KeyIndex.entries).
+   */
+  full?: Key[][];
 }
 
-type Level = Map<Key, Level | string | Set<string>>;
+/** The _ids under one key: one as itself, a few as an array (replaced, never changed), more as a Set. */
+type Ids = string | readonly string[] | Set<string>;
+type Level = Map<Key, Level | Ids>;
+
+// Up to this many _ids under one key are kept in an array: 8 bytes an id, where a Set's hash table
+// takes ~20 to 50 (reservations' restaurant_service_date: ~110 a key, 2.6-6 KB a Set). An array
+// is copied on each change (O(n), n ≤ 256); past it, a Set. Iteration order is a Set's either way:
+// insertion order, a removed id re-added goes last.
+const MAX_ARRAY_IDS = 256;
 
 // Prefix of keys that stand for a whole non-scalar value in a unique index; no sane string key
 // starts with NUL.
@@ -78,9 +92,17 @@ export class KeyIndex {
   readonly name: string;
   readonly fields: string[];
   readonly unique: boolean;
-  /** The fields lookups key on: `fields`, or all but a trailing _id (constructor). */
+  /**
+   * The fields lookups key on: `fields`, or all but a trailing _id, cut to IndexSpec.embeddedPrefix
+   * (constructor).
+   */
   readonly keyed: string[];
   private readonly segs: string[][];
+  /**
+   * Set when embeddedPrefix cut fields off: the paths of every field the index would key without
+   * it. Entries are still computed on them (overflow, parallel arrays and moves as before; below).
+   */
+  private readonly fullSegs: string[][] | undefined;
   private readonly root: Level = new Map();
   private readonly overflow = new Set<string>();
 
@@ -92,11 +114,14 @@ export class KeyIndex {
     // collection's own map before any index (embedded-collection.ts, plan), so that level was never
     // walked, and it cost a Map per key of the field before it (customers' restaurant_updated:
     // one per customer, ~190 bytes). The index still sorts MongoDB's way there; here it only narrows.
-    this.keyed =
+    const all =
       !this.unique && this.fields.length > 1 && this.fields[this.fields.length - 1] === '_id'
         ? this.fields.slice(0, -1)
         : this.fields;
+    const prefix = spec.embeddedPrefix ?? all.length;
+    this.keyed = prefix < all.length ? all.slice(0, prefix) : all;
     this.segs = this.keyed.map((f) => splitPath(f, 'index'));
+    this.fullSegs = this.keyed === all ? undefined : all.map((f) => splitPath(f, 'index'));
   }
 
   sameSpec(spec: IndexSpec): boolean {
@@ -118,7 +143,8 @@ export class KeyIndex {
   }
 
   entries(doc: Doc): IndexEntries {
-    if (this.segs.length > 1) this.refuseParallelArrays(doc);
+    if (this.fullSegs !== undefined) return this.cutEntries(doc, this.fullSegs);
+    if (this.segs.length > 1) this.refuseParallelArrays(doc, this.segs);
     if (this.unique) {
       const tuple: Key[] = [];
       let exact = true;
@@ -140,13 +166,42 @@ export class KeyIndex {
   }
 
   /**
+   * The entries of an index cut to its first `keyed.length` fields (never unique): computed on every
+   * field, so a document overflows, and a write with parallel arrays is refused, exactly as with
+   * the whole index; then each tuple cut to the keyed fields (once each). `full` keeps the whole
+   * tuples: a document whose whole tuple changes is removed and added again (sameEntries compares
+   * `full`), which puts it last among the ids of its key, as the whole index's leaf Set would. So
+   * documents with the same whole tuple keep their relative order, and the ids under a key are
+   * those the whole index holds under it, in the order of its walk up to documents whose later
+   * (cut) fields differ.
+   */
+  private cutEntries(doc: Doc, fullSegs: string[][]): IndexEntries {
+    if (fullSegs.length > 1) this.refuseParallelArrays(doc, fullSegs);
+    let full: Key[][] = [[]];
+    for (const segs of fullSegs) {
+      const keys = keysAt(doc, segs);
+      if (keys === undefined) return { tuples: [], overflow: true, full: [] };
+      if (keys.length === 1) for (const t of full) t.push(keys[0]!);
+      else full = full.flatMap((t) => keys.map((k) => [...t, k]));
+    }
+    const n = this.keyed.length;
+    if (full.length === 1) return { tuples: [full[0]!.slice(0, n)], overflow: false, full };
+    const tuples: Key[][] = [];
+    for (const t of full) {
+      const cut = t.slice(0, n);
+      if (!tuples.some((u) => u.every((k, i) => Object.is(k, cut[i]) || k === cut[i]))) tuples.push(cut);
+    }
+    return { tuples, overflow: false, full };
+  }
+
+  /**
    * True when `a` and `b` hold the same scalar key at every indexed path (so their entries are the
    * same): a replace that leaves the indexed fields alone (most writes of a replay) costs no entries,
    * no allocation. False when unsure (a path through an array or a sub-document, a Date, a
    * difference): the caller then compares entries.
    */
   sameScalarKeys(a: Doc, b: Doc): boolean {
-    for (const segs of this.segs) {
+    for (const segs of this.fullSegs ?? this.segs) {
       let x: unknown = a;
       let y: unknown = b;
       for (const seg of segs) {
@@ -161,9 +216,9 @@ export class KeyIndex {
 
   // MongoDB refuses to index a document holding arrays in two fields of one compound index
   // (CannotIndexParallelArrays); refusing here too keeps such a write from working only embedded.
-  private refuseParallelArrays(doc: Doc): void {
+  private refuseParallelArrays(doc: Doc, paths: string[][]): void {
     let arrays = 0;
-    for (const segs of this.segs) {
+    for (const segs of paths) {
       if (holdsArray(doc, segs) && ++arrays > 1) {
         throw new DocumentStoreError(
           `cannot index parallel arrays: ${this.fields.join(', ')} (index ${this.name})`,
@@ -175,7 +230,7 @@ export class KeyIndex {
   /** The _id already holding one of these unique keys, other than `self`. */
   conflict(entries: IndexEntries, self: string): string | undefined {
     for (const tuple of entries.tuples) {
-      let node: Level | string | Set<string> | undefined = this.root;
+      let node: Level | Ids | undefined = this.root;
       for (let i = 0; i < tuple.length && node instanceof Map; i++) node = node.get(tuple[i]!);
       if (typeof node === 'string' && node !== self) return node;
     }
@@ -198,13 +253,16 @@ export class KeyIndex {
       if (this.unique) level.set(last, id);
       else {
         // A key held by one document keeps its _id as a string (most keys of a near-unique index:
-        // a Set per key cost ~100 bytes and an allocation per document); a second one makes a Set,
-        // in insertion order as before.
-        const ids = level.get(last) as string | Set<string> | undefined;
+        // a Set per key cost ~100 bytes and an allocation per document); a second one makes an
+        // array, in insertion order as before, and past MAX_ARRAY_IDS a Set.
+        const ids = level.get(last) as Ids | undefined;
         if (ids === undefined) level.set(last, id);
         else if (typeof ids === 'string') {
-          if (ids !== id) level.set(last, new Set([ids, id]));
-        } else ids.add(id);
+          if (ids !== id) level.set(last, [ids, id]);
+        } else if (ids instanceof Set) ids.add(id);
+        else if (!ids.includes(id)) {
+          level.set(last, ids.length < MAX_ARRAY_IDS ? [...ids, id] : new Set([...ids, id]));
+        }
       }
     }
   }
@@ -225,6 +283,15 @@ export class KeyIndex {
       } else if (child instanceof Set) {
         child.delete(id);
         if (child.size === 0) level.delete(key);
+      } else if (Array.isArray(child)) {
+        const at = child.indexOf(id);
+        if (at === -1) return;
+        if (child.length === 2) level.set(key, child[1 - at]!);
+        else
+          level.set(
+            key,
+            child.filter((x) => x !== id),
+          );
       }
       return;
     }
@@ -273,24 +340,26 @@ function* walk(level: Level, lists: Key[][], depth: number): Generator<string> {
     const child = level.get(key);
     if (child === undefined) continue;
     if (typeof child === 'string') yield child;
-    else if (child instanceof Set) yield* child;
-    else yield* walk(child, lists, depth + 1);
+    else if (child instanceof Map) yield* walk(child, lists, depth + 1);
+    else yield* child;
   }
 }
 
 function* everything(level: Level): Generator<string> {
   for (const child of level.values()) {
     if (typeof child === 'string') yield child;
-    else if (child instanceof Set) yield* child;
-    else yield* everything(child);
+    else if (child instanceof Map) yield* everything(child);
+    else yield* child;
   }
 }
 
 export function sameEntries(a: IndexEntries, b: IndexEntries): boolean {
-  if (a.overflow !== b.overflow || a.tuples.length !== b.tuples.length) return false;
-  for (let i = 0; i < a.tuples.length; i++) {
-    const ta = a.tuples[i]!;
-    const tb = b.tuples[i]!;
+  const xs = a.full ?? a.tuples;
+  const ys = b.full ?? b.tuples;
+  if (a.overflow !== b.overflow || xs.length !== ys.length) return false;
+  for (let i = 0; i < xs.length; i++) {
+    const ta = xs[i]!;
+    const tb = ys[i]!;
     for (let j = 0; j < ta.length; j++) if (!Object.is(ta[j], tb[j]) && ta[j] !== tb[j]) return false;
   }
   return true;

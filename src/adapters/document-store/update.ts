@@ -7,7 +7,16 @@
 import { Query } from 'mingo';
 import { InvalidQueryError } from '../../ports/document-store';
 import type { ParsedUpdate, UpdateStep } from './validate';
-import { cloneValue, compareValues, isPlainObject, ownField, sameValue, setField } from './values';
+import {
+  cloneValue,
+  compareValues,
+  isPlainObject,
+  ownField,
+  SHARED_EMPTY_ARRAY,
+  SHARED_EMPTY_OBJECT,
+  sameValue,
+  setField,
+} from './values';
 
 type Container = Record<string, unknown> | unknown[];
 
@@ -97,6 +106,12 @@ function containerOf(doc: Record<string, unknown>, step: UpdateStep, create: boo
     if (child === undefined) {
       if (!create) return undefined;
       child = {};
+      assign(node, seg, child, step, j);
+    } else if (child === SHARED_EMPTY_OBJECT || child === SHARED_EMPTY_ARRAY) {
+      // Shared by many documents (values.ts): this one gets its own before anything is written
+      // into it. Without `create` nothing is (an $unset or $pull of a missing path).
+      if (!create) return undefined;
+      child = Array.isArray(child) ? [] : {};
       assign(node, seg, child, step, j);
     } else if (!Array.isArray(child) && !isPlainObject(child)) {
       if (create) {

@@ -313,6 +313,16 @@ export function validateIndexSpec(spec: IndexSpec): void {
   }
   if (spec.unique !== undefined && typeof spec.unique !== 'boolean')
     throw invalid('unique must be a boolean');
+  const prefix = spec.embeddedPrefix;
+  if (prefix !== undefined) {
+    const n = Object.keys(spec.keys).length;
+    if (!Number.isInteger(prefix) || prefix < 0 || prefix > n) {
+      throw invalid(`embeddedPrefix must be an integer from 0 to the number of keys (${n})`);
+    }
+    if (spec.unique === true && prefix < n) {
+      throw invalid('embeddedPrefix cannot drop fields of a unique index: its constraint is on every field');
+    }
+  }
 }
 
 export function validateCollectionName(name: string): void {

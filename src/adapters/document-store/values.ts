@@ -16,6 +16,37 @@ export function isPlainObject(v: unknown): v is Record<string, unknown> {
 // `__proto__` would replace the object's prototype, and `o[k]` would find Object.prototype's
 // members (`constructor`, `toString`, `__proto__`) in a document that has no such field.
 
+/**
+ * One frozen empty array and one frozen empty object that stored documents share in place of their
+ * own (a replay's read models hold hundreds of thousands of `tags: []`, `metadata: {}`: 32 and 56
+ * bytes each). The embedded store's writeBack puts them at a document's top level (shareEmpties);
+ * readers get copies (cloneValue makes fresh ones), and an in-place update that walks into one
+ * gives the document a fresh one first (update.ts, containerOf); $push and $pull build new arrays.
+ */
+export const SHARED_EMPTY_ARRAY: readonly never[] = Object.freeze([]);
+export const SHARED_EMPTY_OBJECT: Readonly<Record<string, never>> = Object.freeze({});
+
+/**
+ * Replaces, in place, the empty arrays and empty plain objects at `doc`'s top level by the shared
+ * frozen ones (same JSON). For a document the store takes over (writeBack): nobody changes it in
+ * place any more but the store's updates.
+ */
+export function shareEmpties(doc: Record<string, unknown>): void {
+  for (const k in doc) {
+    const v = doc[k];
+    if (typeof v !== 'object' || v === null || v === SHARED_EMPTY_ARRAY || v === SHARED_EMPTY_OBJECT)
+      continue;
+    if (Array.isArray(v)) {
+      if (v.length === 0 && k !== '__proto__') doc[k] = SHARED_EMPTY_ARRAY;
+    } else if (isEmptyPlain(v) && k !== '__proto__') doc[k] = SHARED_EMPTY_OBJECT;
+  }
+}
+
+function isEmptyPlain(v: object): boolean {
+  for (const _ in v) return false;
+  return Object.getPrototypeOf(v) === Object.prototype && Object.getOwnPropertyNames(v).length === 0;
+}
+
 /** The field `key` of a document object, or undefined when the object has no such own field. */
 export function ownField(o: Record<string, unknown>, key: string): unknown {
   return Object.hasOwn(o, key) ? o[key] : undefined;

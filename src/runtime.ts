@@ -118,6 +118,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
 
   const settled = Promise.resolve();
   const noop = () => undefined;
+  let lookThisTurn: Promise<void> | null = null;
   /** The catch-up the last look that found something asked for, while it runs. */
   let awaited: Promise<void> | null = null;
   const log = stored instanceof SqliteEventStore ? stored : null;
@@ -154,11 +155,12 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       // import's appends are settled by the import itself, so a request does not wait for the read
       // models to take in its last slice. The look is taken when the request asks (a read of the WAL
       // index header, and of the log's head only when it moved: a few µs), so a commit made before
-      // the request arrived (a key revoked by the CLI) is seen by it. It used to be taken once per
-      // event-loop turn in its check phase, for a burst's requests together: each request then also
-      // waited behind the macrotasks queued ahead of that look (an import's slices and catch-ups, ~4 ms
-      // each), which a request that needs no catch-up now never does.
-      try {
+      // the request arrived (a key revoked by the CLI) is seen by it. Only while appends of this
+      // process that nobody settles are queued or being written (asked for before this look, not yet
+      // committed) is the look taken after them, once per event-loop turn in its check phase (after
+      // the group commit queued ahead of it), as every look used to be: there a request also waited
+      // behind every macrotask queued ahead (an import's slices and catch-ups, ~4 ms each).
+      const look = (): Promise<void> => {
         if (detector.changed() && log.unsettled()) {
           const caughtUp = projections.catchUp().then(noop);
           awaited = caughtUp;
@@ -168,11 +170,27 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
           caughtUp.then(done, done);
           return caughtUp;
         }
+        // Nothing new to wait for, but a catch-up an earlier look asked for may still be applying.
+        return awaited ?? settled;
+      };
+      if (log.othersPending) {
+        lookThisTurn ??= new Promise<void>((resolve, reject) => {
+          setImmediate(() => {
+            lookThisTurn = null;
+            try {
+              look().then(resolve, reject);
+            } catch (err) {
+              reject(err);
+            }
+          });
+        });
+        return lookThisTurn;
+      }
+      try {
+        return look();
       } catch (err) {
         return Promise.reject(err);
       }
-      // Nothing new to wait for, but a catch-up an earlier look asked for may still be applying.
-      return awaited ?? settled;
     },
     async close() {
       detector?.close();

@@ -242,6 +242,24 @@ rtSuite('a request waits for nothing the import settles itself, and sees what it
 });
 
 rtSuite(
+  'an append of this process asked for before a request looks is seen by it, though not yet committed',
+  async () => {
+    const { rt } = await runtime();
+    try {
+      await rt.refresh();
+      // Not awaited: queued for the next group commit when the request looks (a background write
+      // issued just before, in the same turn).
+      const queued = rt.events.append('background-queued', one(3), NO_STREAM);
+      await rt.refresh();
+      assert.ok((await count(rt)).includes('background-queued'), 'the look waited for the group commit');
+      await queued;
+    } finally {
+      await rt.close();
+    }
+  },
+);
+
+rtSuite(
   'a POST then GET in this process sees the write (settle), with an import writing meanwhile',
   async () => {
     const { rt } = await runtime();

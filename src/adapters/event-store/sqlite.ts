@@ -274,6 +274,8 @@ export class SqliteEventStore implements EventStore {
   private readonly groupTx: (queue: Queued[]) => Outcome[];
   private readonly groupCommit: boolean;
   private queue: Queued[] = [];
+  /** Appends in `queue` that no caller settles itself (see othersPending). */
+  private queuedForOthers = 0;
   private flushScheduled = false;
   private writeTransactions = 0;
 
@@ -735,6 +737,7 @@ export class SqliteEventStore implements EventStore {
     if (!this.groupCommit) return this.appendOne(batch, created, settledByCaller);
     return new Promise<AppendResult>((resolve, reject) => {
       this.queue.push({ batch, created, settledByCaller, resolve, reject });
+      if (!settledByCaller) this.queuedForOthers++;
       if (!this.flushScheduled) {
         this.flushScheduled = true;
         setImmediate(() => this.flush());
@@ -750,6 +753,7 @@ export class SqliteEventStore implements EventStore {
     const queue = this.queue;
     if (queue.length === 0) return;
     this.queue = [];
+    this.queuedForOthers = 0;
     const writer = this.writerFor(queue);
     if (writer !== null) {
       this.writing = this.flushThrough(writer, queue).finally(() => {
@@ -877,6 +881,16 @@ export class SqliteEventStore implements EventStore {
     let i = list.length;
     while (i > 0 && (list[i - 1] as [number, number])[0] > range[0]) i--;
     list.splice(i, 0, [range[0], range[1]]);
+  }
+
+  /**
+   * Whether appends that nobody in this process settles itself are on their way to the log: queued
+   * for the next group commit, or in a group the writer thread is writing. A reader that looks at
+   * the log now would not see them, though they were asked for before it (runtime refresh waits for
+   * them then).
+   */
+  get othersPending(): boolean {
+    return this.queuedForOthers > 0 || (this.writing !== null && this.inThread === null);
   }
 
   /**

@@ -157,9 +157,10 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       // index header, and of the log's head only when it moved: a few µs), so a commit made before
       // the request arrived (a key revoked by the CLI) is seen by it. Only while appends of this
       // process that nobody settles are queued or being written (asked for before this look, not yet
-      // committed) is the look taken after them, once per event-loop turn in its check phase (after
-      // the group commit queued ahead of it), as every look used to be: there a request also waited
-      // behind every macrotask queued ahead (an import's slices and catch-ups, ~4 ms each).
+      // committed) is the look deferred, as every look used to be: once per event-loop turn, in its
+      // check phase, after the group commit queued ahead of it (a group already in the writer
+      // thread may still be in flight then, as before). There a request also waits behind every
+      // macrotask queued ahead (an import's slices and catch-ups, ~4 ms each).
       const look = (): Promise<void> => {
         if (detector.changed() && log.unsettled()) {
           const caughtUp = projections.catchUp().then(noop);

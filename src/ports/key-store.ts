@@ -86,6 +86,9 @@ export function newPageId(): string {
 /** The subject of key `slot` of page `page`. */
 export const pageKeySubject = (page: string, slot: number): string => `key:${page}.${slot}`;
 
+/** The kid of a page's key in a v2 box: `<page>.<slot>`, so its subject is `key:<page>.<slot>`. */
+export const pageKid = (page: string, slot: number): string => `${page}.${slot}`;
+
 const PAGE_SUBJECT = /^key:([0-9a-z]{9}[A-Za-z0-9_-]{16})\.(0|[1-9][0-9]{0,3})$/;
 
 /**

@@ -23,7 +23,7 @@ import { CALLER_STREAM_PREFIX, callerStream, missedCallStream } from '../../comm
 import type { SqliteEventStore } from '../adapters/event-store/sqlite';
 import { trimOldest } from '../core/bounded-map';
 import type { EventStore, RecordedEvent } from '../ports/event-store';
-import { type KeyStore, MAX_PAGE_KEYS, pageKeySubject } from '../ports/key-store';
+import { type KeyStore, MAX_PAGE_KEYS, pageKid } from '../ports/key-store';
 import { CALLER_PERIOD_MS, callerHash, callerKeySubject, callerPeriod, periodCallerId } from './caller-ids';
 import { untilPlanHolds } from './migration-plan';
 import { callOwner, linkMember, NumberIndex, numberSealing } from './number-keys';
@@ -226,7 +226,7 @@ async function sealUnownedWithPlan(
     const chunk = unowned.slice(at, at + MAX_PAGE_KEYS);
     const { page, keys: made } = await keys.createPage(chunk.length);
     for (const [slot, row] of chunk.entries()) {
-      const kid = pageKeySubject(page, slot).slice('key:'.length);
+      const kid = pageKid(page, slot);
       await keys.link(await numbers.label(...row.label), linkMember(kid, row.call));
       sealing.set(row.id, { key: made[slot] as Buffer, kid, call: row.call });
     }

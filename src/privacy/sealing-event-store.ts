@@ -44,7 +44,7 @@ import {
   type KeyStore,
   KeyStoreError,
   MAX_PAGE_KEYS,
-  pageKeySubject,
+  pageKid,
   validateSubject,
 } from '../ports/key-store';
 import { legacyMissedCallCustomer } from './missed-call-migration';
@@ -99,9 +99,6 @@ const POOL_LOW_SHARE = 0.5;
  * of this process read an event just after appending it, and open it from here without decrypting.
  */
 const PLAIN_MEMO = 4096;
-
-/** The kid of a page's key in a v2 box: `<page>.<slot>`, so its subject is `key:<page>.<slot>`. */
-export const pageKid = (page: string, slot: number): string => pageKeySubject(page, slot).slice(4);
 
 /** A sealing key: the customer's own (`kid` undefined) or a pool key, and whether it was destroyed. */
 interface CachedKey {

@@ -886,8 +886,9 @@ export class SqliteEventStore implements EventStore {
   /**
    * Whether appends that nobody in this process settles itself are on their way to the log: queued
    * for the next group commit, or in a group the writer thread is writing. A reader that looks at
-   * the log now would not see them, though they were asked for before it (runtime refresh waits for
-   * them then).
+   * the log now would not see them, though they were asked for before it: runtime refresh then
+   * looks in the check phase, after the queued group commit (not after a group the thread is still
+   * writing).
    */
   get othersPending(): boolean {
     return this.queuedForOthers > 0 || (this.writing !== null && this.inThread === null);

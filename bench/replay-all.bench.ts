@@ -238,7 +238,12 @@ async function replayChild(file: string, withAnalytics: boolean, only?: string):
   const projections = allProjections().filter((p) =>
     only ? p.name === only : withAnalytics || p.name !== 'analytics',
   );
-  const runner = new ProjectionRunner(events, docs, await versions.prepare(projections), { batchSize: 1000 });
+  // REPLAY_HEADROOM_MB: the catch-up's heap headroom (RunnerOptions.heapHeadroomBytes; 0: the percent alone).
+  const headroom = process.env.REPLAY_HEADROOM_MB;
+  const runner = new ProjectionRunner(events, docs, await versions.prepare(projections), {
+    batchSize: 1000,
+    ...(headroom === undefined ? {} : { heapHeadroomBytes: Number(headroom) * 2 ** 20 }),
+  });
   await runner.start();
   const cpuStart = process.cpuUsage();
   const mainStart = mainThreadCpuSeconds();

@@ -4,7 +4,7 @@
 // processes call waitFor(position) after a write.
 import type { DocumentStore } from '../ports/document-store';
 import type { EventStore, RecordedEvent } from '../ports/event-store';
-import { capHeapGrowth } from './heap-growth';
+import { capHeapGrowth, DEFAULT_HEAP_HEADROOM_BYTES } from './heap-growth';
 import { internStrings } from './intern';
 import type { Projection } from './projection';
 import { WriteBackStore } from './write-back';
@@ -41,6 +41,11 @@ export interface RunnerOptions {
    * 40 % more wall time for 5 % less peak; docs/BENCHMARKS.md); 0 leaves V8's heuristic (growth up to 4×).
    */
   heapGrowthPercent?: number;
+  /**
+   * With heapGrowthPercent: the growth allowed after a full collection is also at most this many
+   * bytes above what it left live (src/projection/heap-growth.ts). Default 64 MiB; 0: the percent alone.
+   */
+  heapHeadroomBytes?: number;
 }
 
 const nextMacrotask = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -163,7 +168,10 @@ export class ProjectionRunner {
       if (++inBatch >= batchSize) {
         // A backlog, not a read-your-writes catch-up: the heap's growth held down until the end.
         if (cache !== null && heap.release === undefined)
-          heap.release = capHeapGrowth(this.options.heapGrowthPercent ?? DEFAULT_HEAP_GROWTH_PERCENT);
+          heap.release = capHeapGrowth(
+            this.options.heapGrowthPercent ?? DEFAULT_HEAP_GROWTH_PERCENT,
+            this.options.heapHeadroomBytes ?? DEFAULT_HEAP_HEADROOM_BYTES,
+          );
         await this.commit(batchLast, cache);
         uncommitted = false;
         this.options.onProgress?.(applied, batchLast);

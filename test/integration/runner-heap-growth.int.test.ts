@@ -2,12 +2,20 @@
 // heap's growth is capped from the first full batch of a catch-up through the write-back cache to
 // its end, errors included; a catch-up of less than a batch, or without the cache, never caps it;
 // and the event data a projection sees is what the log holds.
+
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { EmbeddedDocumentStore } from '../../src/adapters/document-store/embedded';
 import { MemoryEventStore } from '../../src/adapters/event-store/memory';
 import { ANY } from '../../src/ports/event-store';
-import { capHeapGrowth, heapGrowthHolders } from '../../src/projection/heap-growth';
+import {
+  capHeapGrowth,
+  heapGrowthHolders,
+  heapGrowthSet,
+  MIN_GROWTH_PERCENT,
+} from '../../src/projection/heap-growth';
 import type { Projection } from '../../src/projection/projection';
 import { ProjectionRunner } from '../../src/projection/runner';
 
@@ -94,6 +102,35 @@ test('holders nest; a release is idempotent', () => {
   assert.is(heapGrowthHolders(), 0);
   capHeapGrowth(0)();
   assert.is(heapGrowthHolders(), 0);
+});
+
+/** A full collection on demand (the flag set at run time, the function taken from a fresh context). */
+function fullGc(): void {
+  setFlagsFromString('--expose-gc');
+  (runInNewContext('gc') as () => void)();
+}
+const settle = () => new Promise((r) => setTimeout(r, 50));
+
+test('after a full collection, the percent follows the headroom; released, V8 decides again', async () => {
+  const tight = capHeapGrowth(35, 2 ** 20);
+  assert.is(heapGrowthSet(), 35, 'the percent until a full collection is seen');
+  fullGc();
+  await settle();
+  // This process's live heap is tens of MB: 1 MiB of headroom is under the floor.
+  assert.is(heapGrowthSet(), MIN_GROWTH_PERCENT);
+  tight();
+  assert.is(heapGrowthSet(), 0);
+  const roomy = capHeapGrowth(35, 2 ** 40);
+  fullGc();
+  await settle();
+  assert.is(heapGrowthSet(), 35, 'a headroom larger than 35 % of the heap leaves the percent');
+  roomy();
+  const percentOnly = capHeapGrowth(20);
+  fullGc();
+  await settle();
+  assert.is(heapGrowthSet(), 20, 'no headroom: the percent alone');
+  percentOnly();
+  assert.is(heapGrowthSet(), 0);
 });
 
 test.run();

@@ -99,6 +99,32 @@ export function indexContract(it: Register, propertyRuns: number): void {
     await rejects(other.createIndex({ keys: { a: 1, 'n.b': 1 } }), DocumentStoreError);
   });
 
+  it('parallel arrays are refused by an index the embedded store keys on a prefix an earlier index covers', async (store) => {
+    // embeddedPrefix 1 on {a, n.b} behind an index keyed on a first: embedded, it keeps no entries
+    // (dormant); MongoDB ignores the hint. Either way a write with arrays in a and n.b is refused.
+    const c = store.collection('parallel_dormant');
+    await c.createIndex({ keys: { a: 1, z: 1 } });
+    await c.insertOne({ _id: 'one', a: [1, 2], n: { b: 3 } });
+    await c.createIndex({ keys: { a: 1, 'n.b': 1 }, embeddedPrefix: 1 });
+    await c.insertOne({ _id: 'two', a: 1, n: [{ b: 1 }, { b: 2 }] });
+    const refused = await rejects(c.insertOne({ _id: 'three', a: [1], n: [{ b: 1 }] }), DocumentStoreError);
+    assert.not.instance(refused, DuplicateKeyError);
+    const before = await snapshot(c);
+    await rejects(c.updateOne({ _id: 'one' }, { $set: { n: [{ b: 3 }], x: 1 } }), DocumentStoreError);
+    await rejects(c.replaceOne({ _id: 'two' }, { _id: 'two', a: [1], n: [] }), DocumentStoreError);
+    await rejects(
+      c.updateOne({ _id: 'nine' }, { $set: { a: [5], n: { b: [6] } } }, { upsert: true }),
+      DocumentStoreError,
+    );
+    assert.equal(await snapshot(c), before);
+    await c.updateOne({ _id: 'one' }, { $set: { x: 2 } });
+    assert.equal(await c.findOne({ _id: 'one' }), { _id: 'one', a: [1, 2], n: { b: 3 }, x: 2 });
+    const other = store.collection('parallel_dormant_later');
+    await other.createIndex({ keys: { a: 1 } });
+    await other.insertOne({ _id: 'p', a: [1], n: { b: [2] } });
+    await rejects(other.createIndex({ keys: { a: 1, 'n.b': 1 }, embeddedPrefix: 1 }), DocumentStoreError);
+  });
+
   it('non-unique indexes: lookups by equality, $in and prefix with a range match the unindexed answer', async (store) => {
     const indexed = await seeded(store, 'indexed');
     const plain = await seeded(store, 'plain');

@@ -91,6 +91,11 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
    * could never pick (createIndex, `dormant`).
    */
   private active: KeyIndex[] = [];
+  /**
+   * The compound indexes among the others: they keep nothing, but a write with arrays in two of
+   * their fields is refused as MongoDB's index refuses it (CannotIndexParallelArrays).
+   */
+  private guards: KeyIndex[] = [];
 
   constructor(
     readonly name: string,
@@ -121,6 +126,9 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
         index.add(doc._id, entries);
       }
       this.active = [...this.active, index];
+    } else if (index.compound) {
+      for (const doc of this.docs.values()) index.guard(doc);
+      this.guards = [...this.guards, index];
     }
     this.indexes = [...this.indexes, index];
   }
@@ -347,6 +355,7 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
     this.docs.clear();
     this.indexes = [];
     this.active = [];
+    this.guards = [];
   }
 
   private first(filter: Filter): Doc | undefined {
@@ -434,6 +443,7 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
 
   private insert(doc: Doc): void {
     if (this.docs.has(doc._id)) throw new DuplicateKeyError(this.name, '_id_');
+    for (const guard of this.guards) guard.guard(doc);
     const indexes = this.active;
     if (indexes.length === 0) {
       this.docs.set(doc._id, doc);
@@ -452,6 +462,7 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
 
   /** Replaces a stored document by another version of it (replaceOne). */
   private swap(old: Doc, next: Doc): void {
+    for (const guard of this.guards) if (!guard.sameScalarKeys(old, next)) guard.guard(next);
     const changes: Reindex = [];
     for (const index of this.active) {
       if (index.sameScalarKeys(old, next)) continue;
@@ -478,6 +489,13 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
     }
     const journal = applyUpdate(doc, parsed, false);
     if (!journal.changed) return undefined;
+    try {
+      for (const guard of this.guards)
+        if (parsed.steps.some((s) => guard.touchedBy(s.path))) guard.guard(doc);
+    } catch (err) {
+      journal.rollback();
+      throw err;
+    }
     if (touched.length === 0) return { doc, journal, reindexed: undefined };
     const changes: Reindex = [];
     try {

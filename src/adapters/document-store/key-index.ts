@@ -214,6 +214,20 @@ export class KeyIndex {
     return true;
   }
 
+  /** Whether a document can hold arrays in two of this index's fields (it has two or more). */
+  get compound(): boolean {
+    return (this.fullSegs ?? this.segs).length > 1;
+  }
+
+  /**
+   * Refuses `doc` when it holds arrays in two of the index's fields, as entries() would: for an index
+   * that keeps no entries (dormant, embedded-collection.ts), whose MongoDB counterpart refuses it.
+   */
+  guard(doc: Doc): void {
+    const paths = this.fullSegs ?? this.segs;
+    if (paths.length > 1) this.refuseParallelArrays(doc, paths);
+  }
+
   // MongoDB refuses to index a document holding arrays in two fields of one compound index
   // (CannotIndexParallelArrays); refusing here too keeps such a write from working only embedded.
   private refuseParallelArrays(doc: Doc, paths: string[][]): void {

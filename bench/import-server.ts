@@ -37,10 +37,20 @@ service.server.on('request', (req, res) => {
   res.on('finish', () => inServer.push([t0, performance.now() - t0]));
 });
 const holds: [number, number][] = [];
+// BENCH_HOLDS_FILE=file: every gap over 10 ms as [process.hrtime µs at its start, µs], the clock of a
+// --cpu-prof profile's samples, to see what ran in each (written with the result).
+const fineHolds: [number, number][] = [];
+const hrUs = () => Number(process.hrtime.bigint() / 1000n);
 let lastTick = performance.now();
+let lastHr = hrUs();
 setInterval(() => {
   const now = performance.now();
   if (now - lastTick > 40) holds.push([lastTick, now - lastTick]);
+  if (process.env.BENCH_HOLDS_FILE) {
+    const hr = hrUs();
+    if (hr - lastHr > 10_000) fineHolds.push([lastHr, hr - lastHr]);
+    lastHr = hr;
+  }
   lastTick = now;
 }, 2).unref();
 const percentiles = (xs: number[]) => {
@@ -73,13 +83,15 @@ process.on('SIGUSR2', () => {
     new Promise<unknown>((resolve, reject) =>
       session?.post(method, params ?? {}, (err, result) => (err ? reject(err) : resolve(result))),
     );
+  const startHr = hrUs();
   (async () => {
     if (session) {
       session.connect();
       await post('HeapProfiler.startSampling', {
         samplingInterval: 32 * 1024,
         includeObjectsCollectedByMajorGC: true,
-        includeObjectsCollectedByMinorGC: true,
+        // BENCH_ALLOC_SURVIVORS=1: only what survived a scavenge (promoted: what makes scavenges long).
+        includeObjectsCollectedByMinorGC: !process.env.BENCH_ALLOC_SURVIVORS,
       });
     }
     const bytes = readFileSync(process.env.IMPORT_FILE as string);
@@ -96,6 +108,11 @@ process.on('SIGUSR2', () => {
       writeFileSync(allocFile, JSON.stringify(profile));
       session.disconnect();
     }
+    if (process.env.BENCH_HOLDS_FILE)
+      writeFileSync(
+        process.env.BENCH_HOLDS_FILE,
+        JSON.stringify({ startHr, hr: fineHolds.filter(([t]) => t >= startHr) }),
+      );
     delay.disable();
     gc.disconnect();
     const summary = (xs: number[]) => {

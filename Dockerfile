@@ -14,6 +14,4 @@ EXPOSE 3000
 USER node
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=5 \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
-# --max-semi-space-size=8: a young generation of 8 MB a semi-space instead of V8's 16 (docs/BENCHMARKS.md,
-# "Customer CSV import", branch import-goal): scavenges half as long while a CSV import runs beside requests.
-CMD ["node", "--max-semi-space-size=8", "--import", "tsx", "src/main.ts"]
+CMD ["node", "--import", "tsx", "src/main.ts"]

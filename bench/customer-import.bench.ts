@@ -18,11 +18,10 @@ const RATE = Number(process.env.BENCH_IMPORT_RATE ?? 200);
 const RESERVATIONS = 300;
 const TOKEN = 'couvert_pk_bench_res_000000000000000000000001';
 /**
- * The flags the service is started with (Dockerfile CMD, `npm start`): a young generation of 8 MB a
- * semi-space, whose scavenges hold the event loop about half as long as V8's default 16 MB while an
- * import runs (docs/BENCHMARKS.md). `BENCH_NODE_ARGS=--max-semi-space-size=16` measures without it.
+ * The node flags the service is started with (Dockerfile CMD, `npm start`): none beyond tsx, now
+ * (docs/customer-import.md: the young generation at V8's default). `BENCH_NODE_ARGS` adds some.
  */
-export const SERVICE_NODE_ARGS = ['--max-semi-space-size=8'];
+export const SERVICE_NODE_ARGS: string[] = [];
 
 interface Run {
   seconds: number;

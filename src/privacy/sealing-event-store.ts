@@ -420,7 +420,7 @@ export class SealingEventStore implements EventStore {
     const fields = personalFields(event.type, event.data);
     if (fields.length === 0) return event;
     const { key, kid } = await this.newCustomerKey(customerId, minted);
-    if (kid !== undefined && key !== null) handed.set(kid, key);
+    if (kid !== undefined && key !== null) this.handOut(handed, kid, key);
     return { ...event, data: this.sealWith(event, fields, key, customerId, kid) };
   }
 
@@ -786,7 +786,7 @@ export class SealingEventStore implements EventStore {
           spare = this.spareNow();
           got = spare;
         } else got = this.cachedKey(customerSubject(customer));
-        if (got?.kid !== undefined && got.key !== null) handed.set(got.kid, got.key);
+        if (got?.kid !== undefined && got.key !== null) this.handOut(handed, got.kid, got.key);
       } else got = this.cachedKey(customerSubject(customer));
       if (got === undefined) {
         if (spare !== undefined) this.spares.push(spare);
@@ -826,6 +826,17 @@ export class SealingEventStore implements EventStore {
         return this.seal(e, customer);
       }),
     );
+  }
+
+  /**
+   * A pool key goes to this append's new customer. Its own subject's key is known from now on: the
+   * read models' catch-up may read the event back before the append's answer is handled (the
+   * writer thread's commit is visible to readers first), and would otherwise ask the key store for a
+   * key this process holds. The customer is bound to it only once the log names it (afterAppend).
+   */
+  private handOut(handed: Map<string, Buffer>, kid: string, key: Buffer): void {
+    handed.set(kid, key);
+    this.remember(kidSubject(kid), key);
   }
 
   /** Appends sealed events, then binds the pool key handed out and destroys erased keys. */

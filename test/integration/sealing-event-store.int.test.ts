@@ -278,6 +278,47 @@ test('new customers are sealed with pool keys made ahead in one key-store write,
   }
 });
 
+test("a new customer's event read back before its append is answered opens without asking the key store", async () => {
+  // The writer thread's commit is visible to the read models' catch-up before the append's answer
+  // is handled: the layer knows the pool key it handed out from the moment it sealed with it.
+  const keys = new MemoryKeyStore();
+  const inner = new MemoryEventStore();
+  const store = new SealingEventStore(inner, keys);
+  try {
+    await store.append('customer-cus_warm', [created('cus_warm')], NO_STREAM); // the pool's first page
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    const append = inner.append.bind(inner);
+    inner.append = async (...args: Parameters<typeof inner.append>) => {
+      const result = await append(...args);
+      await held;
+      return result;
+    };
+    const found: string[] = [];
+    const find = keys.find.bind(keys);
+    keys.find = (subject) => {
+      found.push(subject);
+      return find(subject);
+    };
+    const appended = store.append('customer-cus_early', [created('cus_early')], NO_STREAM);
+    let raw: Awaited<ReturnType<typeof inner.readStream>> = [];
+    for (let i = 0; i < 50 && raw.length === 0; i++) {
+      await new Promise((r) => setImmediate(r));
+      raw = await inner.readStream('customer-cus_early').catch(() => []);
+    }
+    assert.is(raw.length, 1, 'in the log, its append not answered yet');
+    const opened = await store.open(raw[0]!);
+    assert.equal(opened.data.profile, { name: 'N cus_early', email: 'cus_early@x.test' });
+    assert.equal(found, [], 'no key-store look-up');
+    release();
+    await appended;
+  } finally {
+    await store.close();
+  }
+});
+
 test('the pool grows its pages when new customers come faster than a page is made, and only then', async () => {
   const run = async (bursts: number, perBurst: number) => {
     const keys = new MemoryKeyStore();

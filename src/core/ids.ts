@@ -1,8 +1,9 @@
-import { createHash, hash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHash, hash, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomView } from './random-pool';
 
 /** Resource ids: a readable prefix and 16 random bytes in base32-like lowercase (sortable enough, unguessable). */
 export function newId(prefix: string): string {
-  return `${prefix}_${randomBytes(12).toString('base64url').replace(/[-_]/g, 'x').toLowerCase()}`;
+  return `${prefix}_${randomView(12).toString('base64url').replace(/[-_]/g, 'x').toLowerCase()}`;
 }
 
 export const newEventId = (): string => randomUUID();

@@ -7,25 +7,15 @@
 // (`customer:<id>`); v2 names the key it was sealed with (`kid`, a key of the sealing layer's pool of
 // keys made ahead in durable batches, subject `key:<kid>`), so a new customer costs no key-store write
 // of its own (sealing-event-store.ts says why erasure still finds that key).
-import { createCipheriv, createDecipheriv, randomFillSync } from 'node:crypto';
+import { createCipheriv, createDecipheriv } from 'node:crypto';
+import { randomView } from '../core/random-pool';
 
 /**
- * IVs come from a pool refilled from the CSPRNG 4 KB at a time: each call into it costs far more than
- * its bytes (randomBytes(12) per event was ~10 % of a non-durable append), and 96 random bits per
- * IV, drawn once each, are what GCM with random IVs needs either way.
+ * IVs come from the shared pool of random bytes (src/core/random-pool.ts: randomBytes(12) per event
+ * was ~10 % of a non-durable append): 96 random bits per IV, drawn once each, are what GCM with
+ * random IVs needs either way. A view, valid until the next draw: used at once, synchronously.
  */
-const IV_POOL = Buffer.alloc(12 * 341);
-let ivOffset = IV_POOL.length;
-/** The next IV: a view into the pool, valid until the next call (use it at once, synchronously). */
-function nextIv(): Buffer {
-  if (ivOffset + 12 > IV_POOL.length) {
-    randomFillSync(IV_POOL);
-    ivOffset = 0;
-  }
-  const iv = IV_POOL.subarray(ivOffset, ivOffset + 12);
-  ivOffset += 12;
-  return iv;
-}
+const nextIv = (): Buffer => randomView(12);
 
 /** A customer's profile fields that are personal. */
 const PROFILE = ['name', 'email', 'phone_number', 'note', 'custom_fields'] as const;

@@ -1,6 +1,6 @@
 // Input checks shared by every EventStore adapter. They run before anything is written, so a bad
 // event anywhere in a batch rejects the whole append, and every adapter rejects the same inputs.
-import { randomFillSync } from 'node:crypto';
+import { randomView } from '../../core/random-pool';
 import {
   ANY,
   type ExpectedRevision,
@@ -36,22 +36,14 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MAX_DEPTH = 64;
 const STRING_METADATA = ['actor', 'request_id', 'correlation_id', 'causation_id'] as const;
 
-// Random bytes drawn 4 KiB at a time: one call per 256 ids instead of one per id.
-const pool = Buffer.alloc(4096);
-let poolOffset = pool.length;
-
 /**
  * A version 7 UUID: 48 bits of Unix milliseconds, then random bits. Ids the store generates are thus
  * roughly in insertion order, which keeps the unique index on ids append-mostly: with random v4
  * ids, every append dirties pages all over that index, about three times slower on a large log.
  */
 export function uuidv7(now = Date.now()): string {
-  if (poolOffset + 16 > pool.length) {
-    randomFillSync(pool);
-    poolOffset = 0;
-  }
-  const b = pool.subarray(poolOffset, poolOffset + 16);
-  poolOffset += 16;
+  // Random bytes from the shared pool (src/core/random-pool.ts), the time written over the first six.
+  const b = randomView(16);
   b.writeUIntBE(now, 0, 6);
   b[6] = (b[6]! & 0x0f) | 0x70;
   b[8] = (b[8]! & 0x3f) | 0x80;

@@ -884,7 +884,14 @@ export class SealingEventStore implements EventStore {
       const kid = sealedKid(first.data);
       const customer = sealedCustomer(first.data);
       const key = kid === null ? undefined : handed.get(kid);
-      if (kid !== null && customer !== null && key !== undefined) {
+      // An erasure in this process may have come between the commit and this answer (a request read
+      // the committed stream meanwhile): its destroyed keys are not trusted again.
+      const erased =
+        customer !== null &&
+        kid !== null &&
+        (this.cache.get(customerSubject(customer))?.destroyed === true ||
+          this.cache.get(kidSubject(kid))?.destroyed === true);
+      if (kid !== null && customer !== null && key !== undefined && !erased) {
         this.bind(customer, kid);
         this.remember(customerSubject(customer), key, false, kid);
         this.remember(kidSubject(kid), key);

@@ -57,7 +57,9 @@ export function capHeapGrowth(percent: number, headroomBytes = 0): () => void {
     setGrowth(Math.round(percent));
     if (headroomBytes > 0) {
       // After each full collection (its entry is reported a moment after it), the heap's used size
-      // is what it left live plus the little allocated since.
+      // is what it left live plus the little allocated since (young generation included: an
+      // overestimate, towards more collections). V8 set the next limit during that collection, so
+      // the percent chosen here takes effect from the next one.
       observer = new PerformanceObserver((list) => {
         const major = list
           .getEntries()

@@ -284,9 +284,9 @@ test("a new customer's event read back before its append is answered opens witho
   const keys = new MemoryKeyStore();
   const inner = new MemoryEventStore();
   const store = new SealingEventStore(inner, keys);
+  let release: () => void = () => undefined;
   try {
     await store.append('customer-cus_warm', [created('cus_warm')], NO_STREAM); // the pool's first page
-    let release: () => void = () => undefined;
     const held = new Promise<void>((r) => {
       release = r;
     });
@@ -315,6 +315,55 @@ test("a new customer's event read back before its append is answered opens witho
     release();
     await appended;
   } finally {
+    release();
+    await store.close();
+  }
+});
+
+test("an erasure between the commit and the append's answer is not undone by the answer", async () => {
+  const keys = new MemoryKeyStore();
+  const inner = new MemoryEventStore();
+  const store = new SealingEventStore(inner, keys);
+  let release: () => void = () => undefined;
+  try {
+    await store.append('customer-cus_warm', [created('cus_warm')], NO_STREAM);
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    const append = inner.append.bind(inner);
+    inner.append = async (...args: Parameters<typeof inner.append>) => {
+      const result = await append(...args);
+      if (args[0] === 'customer-cus_late' && (args[1] as { type: string }[])[0]?.type === 'CustomerCreated')
+        await held;
+      return result;
+    };
+    const appended = store.append('customer-cus_late', [created('cus_late')], NO_STREAM);
+    let raw: Awaited<ReturnType<typeof inner.readStream>> = [];
+    for (let i = 0; i < 50 && raw.length === 0; i++) {
+      await new Promise((r) => setImmediate(r));
+      raw = await inner.readStream('customer-cus_late').catch(() => []);
+    }
+    assert.is(raw.length, 1, 'committed, its answer held back');
+    // Erased meanwhile (a request read the committed stream and deleted the customer).
+    await store.append(
+      'customer-cus_late',
+      [
+        {
+          type: 'CustomerDeleted',
+          data: { customer_id: 'cus_late', restaurant_id: 'r', at: 't', reason: null },
+        },
+      ],
+      0,
+    );
+    const kid = (raw[0]!.data.sealed as { kid: string }).kid;
+    assert.is((await keys.find(`key:${kid}`)).state, 'destroyed');
+    release();
+    await appended;
+    const [first] = await store.readStream('customer-cus_late');
+    assert.is(first!.data.erased, true, 'still erased once the answer is handled');
+    assert.equal(first!.data.profile, { name: '[erased]', email: null });
+  } finally {
+    release();
     await store.close();
   }
 });

@@ -25,11 +25,18 @@ test('draws of every size are distinct across refills of the pool', () => {
   assert.is(randomView(MAX_RANDOM_VIEW).length, MAX_RANDOM_VIEW);
 });
 
-test('a draw is not overwritten by the next one', () => {
-  const a = randomView(16);
-  const copy = Buffer.from(a);
-  randomView(16);
-  assert.ok(a.equals(copy));
+test('draws between two refills never share a byte of the pool', () => {
+  let last = randomView(16);
+  for (let i = 0; i < 600; i++) {
+    const copy = Buffer.from(last);
+    const next = randomView(7 + (i % 20));
+    // A refill (the next draw starts the pool again) rewrites the bytes: views are valid until then.
+    if (next.byteOffset > last.byteOffset) {
+      assert.ok(next.byteOffset >= last.byteOffset + last.length, 'overlapping views');
+      assert.ok(last.equals(copy), 'a draw changed by the next one before a refill');
+    }
+    last = next;
+  }
 });
 
 test('sizes outside 1..256 are refused', () => {

@@ -67,8 +67,9 @@ test('updates seal changes and previous values; reasons are sealed; other events
   assert.not.match(JSON.stringify(sealed), /@x\.test/);
   assert.equal((sealed.changes as { tags: string[] }).tags, ['vip'], 'tags stay in clear');
   assert.equal(openData('CustomerUpdated', sealed, key), data);
+  // Each pattern holds a character base64 has not: the boxes' random text could hold a bare 'Ada'.
   const blacklisted = sealData('CustomerBlacklisted', { customer_id: 'cus_1', reason: 'rude to Ada' }, key);
-  assert.not.match(JSON.stringify(blacklisted), /Ada/);
+  assert.not.match(JSON.stringify(blacklisted), /to Ada/);
   const optIn = { customer_id: 'cus_1', channel: 'EMAIL' };
   assert.is(sealData('MarketingOptOutRemoved', optIn, key), optIn);
   assert.is(sealSubject('ReservationPaymentRecorded', { customer_id: 'cus_1' }), null);
@@ -167,7 +168,7 @@ test('reservation events: what the guest wrote is sealed with the customer named
   };
   const box = sealData('ReservationCreated', created, key, 'cus_9');
   assert.equal((box.reservation as { tags: string[] }).tags, ['x']);
-  assert.not.match(JSON.stringify(box), /Ada/);
+  assert.not.match(JSON.stringify(box), /Ada L\./);
   assert.equal(openData('ReservationCreated', box, null).reservation, {
     customer_id: 'cus_9',
     metadata: {},
@@ -180,13 +181,13 @@ test('reservation events: what the guest wrote is sealed with the customer named
     key,
     'cus_9',
   );
-  assert.not.match(JSON.stringify(feedback), /Ada/);
+  assert.not.match(JSON.stringify(feedback), /Ada loved/);
   const fanout = sealData(
     'WebhookDeliveriesScheduled',
     { customer_id: 'cus_9', payloads: { v1: '{"name":"Ada"}' }, deliveries: [] },
     key,
   );
-  assert.not.match(JSON.stringify(fanout), /Ada/);
+  assert.not.match(JSON.stringify(fanout), /"Ada|name/);
   assert.equal(openData('WebhookDeliveriesScheduled', fanout, null).payloads, {});
   const anonymous = { reservation_id: 'res_2', reservation: { customer_id: null, allergies: 'none' } };
   assert.is(

@@ -278,24 +278,42 @@ test('new customers are sealed with pool keys made ahead in one key-store write,
   }
 });
 
+/**
+ * Commits `stream`'s CustomerCreated in `inner` at once but holds its answer until `release`, as the
+ * writer thread's commit is seen by readers before the main thread handles its answer. `stored`
+ * resolves to the committed events once they are readable.
+ */
+function holdCreatedAnswer(inner: MemoryEventStore, stream: string) {
+  let release: () => void = () => undefined;
+  const held = new Promise<void>((r) => {
+    release = r;
+  });
+  const append = inner.append.bind(inner);
+  inner.append = async (...args: Parameters<typeof inner.append>) => {
+    const result = await append(...args);
+    if (args[0] === stream && (args[1] as { type: string }[])[0]?.type === 'CustomerCreated') await held;
+    return result;
+  };
+  const stored = async () => {
+    let raw: Awaited<ReturnType<typeof inner.readStream>> = [];
+    for (let i = 0; i < 50 && raw.length === 0; i++) {
+      await new Promise((r) => setImmediate(r));
+      raw = await inner.readStream(stream).catch(() => []);
+    }
+    return raw;
+  };
+  return { release: () => release(), stored };
+}
+
 test("a new customer's event read back before its append is answered opens without asking the key store", async () => {
   // The writer thread's commit is visible to the read models' catch-up before the append's answer
   // is handled: the layer knows the pool key it handed out from the moment it sealed with it.
   const keys = new MemoryKeyStore();
   const inner = new MemoryEventStore();
   const store = new SealingEventStore(inner, keys);
-  let release: () => void = () => undefined;
+  const hold = holdCreatedAnswer(inner, 'customer-cus_early');
   try {
     await store.append('customer-cus_warm', [created('cus_warm')], NO_STREAM); // the pool's first page
-    const held = new Promise<void>((r) => {
-      release = r;
-    });
-    const append = inner.append.bind(inner);
-    inner.append = async (...args: Parameters<typeof inner.append>) => {
-      const result = await append(...args);
-      await held;
-      return result;
-    };
     const found: string[] = [];
     const find = keys.find.bind(keys);
     keys.find = (subject) => {
@@ -303,19 +321,15 @@ test("a new customer's event read back before its append is answered opens witho
       return find(subject);
     };
     const appended = store.append('customer-cus_early', [created('cus_early')], NO_STREAM);
-    let raw: Awaited<ReturnType<typeof inner.readStream>> = [];
-    for (let i = 0; i < 50 && raw.length === 0; i++) {
-      await new Promise((r) => setImmediate(r));
-      raw = await inner.readStream('customer-cus_early').catch(() => []);
-    }
+    const raw = await hold.stored();
     assert.is(raw.length, 1, 'in the log, its append not answered yet');
     const opened = await store.open(raw[0]!);
     assert.equal(opened.data.profile, { name: 'N cus_early', email: 'cus_early@x.test' });
     assert.equal(found, [], 'no key-store look-up');
-    release();
+    hold.release();
     await appended;
   } finally {
-    release();
+    hold.release();
     await store.close();
   }
 });
@@ -324,25 +338,11 @@ test("an erasure between the commit and the append's answer is not undone by the
   const keys = new MemoryKeyStore();
   const inner = new MemoryEventStore();
   const store = new SealingEventStore(inner, keys);
-  let release: () => void = () => undefined;
+  const hold = holdCreatedAnswer(inner, 'customer-cus_late');
   try {
     await store.append('customer-cus_warm', [created('cus_warm')], NO_STREAM);
-    const held = new Promise<void>((r) => {
-      release = r;
-    });
-    const append = inner.append.bind(inner);
-    inner.append = async (...args: Parameters<typeof inner.append>) => {
-      const result = await append(...args);
-      if (args[0] === 'customer-cus_late' && (args[1] as { type: string }[])[0]?.type === 'CustomerCreated')
-        await held;
-      return result;
-    };
     const appended = store.append('customer-cus_late', [created('cus_late')], NO_STREAM);
-    let raw: Awaited<ReturnType<typeof inner.readStream>> = [];
-    for (let i = 0; i < 50 && raw.length === 0; i++) {
-      await new Promise((r) => setImmediate(r));
-      raw = await inner.readStream('customer-cus_late').catch(() => []);
-    }
+    const raw = await hold.stored();
     assert.is(raw.length, 1, 'committed, its answer held back');
     // Erased meanwhile (a request read the committed stream and deleted the customer).
     await store.append(
@@ -357,13 +357,13 @@ test("an erasure between the commit and the append's answer is not undone by the
     );
     const kid = (raw[0]!.data.sealed as { kid: string }).kid;
     assert.is((await keys.find(`key:${kid}`)).state, 'destroyed');
-    release();
+    hold.release();
     await appended;
     const [first] = await store.readStream('customer-cus_late');
     assert.is(first!.data.erased, true, 'still erased once the answer is handled');
     assert.equal(first!.data.profile, { name: '[erased]', email: null });
   } finally {
-    release();
+    hold.release();
     await store.close();
   }
 });

@@ -88,9 +88,9 @@ const CUSTOMER_STREAM = 'customer-';
 /**
  * Pool keys made in one key page (one key-store write) at first, and the share of a page left when
  * the next is asked for. A take that finds the pool empty once a page was made (new customers coming
- * faster than a page is written: a CSV import) doubles the page, up to MAX_PAGE_KEYS: otherwise every new customer of the
- * moment waits for the page and they are all sealed in one turn when it lands (an import held the
- * event loop ~100 ms that way).
+ * faster than a page is written: a CSV import) doubles the page, up to MAX_PAGE_KEYS: otherwise
+ * every new customer of the moment waits for the page and they are all sealed in one turn when it
+ * lands (an import held the event loop ~100 ms that way).
  */
 const POOL_FIRST_PAGE = 256;
 const POOL_LOW_SHARE = 0.5;
@@ -217,7 +217,10 @@ export class SealingEventStore implements EventStore {
     return (this.refill as Promise<void>).then(() => this.takeSpare());
   }
 
-  /** A pool key if one is ready (a refill is started when the pool runs low), else undefined; `peek`: only the refill. */
+  /**
+   * A pool key if one is ready (a refill is started when the pool runs low), else undefined;
+   * `peek`: only start the refill.
+   */
   private spareNow(peek = false): { kid: string; key: Buffer } | undefined {
     if (this.spares.length <= this.pageSize * POOL_LOW_SHARE && this.refill === null) {
       this.refill = this.keys

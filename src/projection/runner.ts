@@ -28,9 +28,9 @@ export interface RunnerOptions {
    * Time slicing: a catch-up that has held the event loop this long (ms) yields to the macrotask
    * queue (setImmediate) before its next event, so requests, timers and I/O run in between; its
    * outcome is the same. Through the write-back cache a slice's end also commits the batch so far
-   * (a commit then holds the loop for one slice's writes, not a batch's). Default: 4 for the embedded store (all of
-   * whose awaits are microtasks, so a large catch-up held the loop for tens of ms), 0 (never) for a
-   * durable one, whose awaits are real I/O.
+   * (a commit then holds the loop for one slice's writes, not a batch's). Default: 4 for the
+   * embedded store (all of whose awaits are microtasks, so a large catch-up held the loop for tens
+   * of ms), 0 (never) for a durable one, whose awaits are real I/O.
    */
   sliceMs?: number;
   /**

@@ -148,18 +148,27 @@ sqlite.after(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
+/**
+ * A log file as an older version left it: `write` appends through a store of this code, then the
+ * schema version is set back to `version` (the migrations after it have not run).
+ */
+async function oldLog(version: number, write: (old: SqliteEventStore) => Promise<void>): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), `couvert-legacy-mc${version}-`));
+  dirs.push(dir);
+  const file = join(dir, 'events.sqlite');
+  const old = SqliteEventStore.open(file);
+  await write(old);
+  await old.close();
+  const db = new Database(file);
+  db.pragma(`user_version = ${version}`);
+  db.close();
+  return file;
+}
+
 sqlite(
   'a call another process appends while the keys are fetched is sealed too (planned again)',
   async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'couvert-legacy-mc-race-'));
-    dirs.push(dir);
-    const file = join(dir, 'events.sqlite');
-    const old = SqliteEventStore.open(file);
-    await write(old, oldCall('mc_1', 'cus_1', '+33612345678'));
-    await old.close();
-    const db = new Database(file);
-    db.pragma('user_version = 4');
-    db.close();
+    const file = await oldLog(4, (old) => write(old, oldCall('mc_1', 'cus_1', '+33612345678')));
     // Another process still running the old code writes a call in clear between the plan and the
     // migration's transaction: here, while the migration fetches its keys.
     let raced = 0;
@@ -197,37 +206,31 @@ sqlite(
 sqlite(
   'a schema 4 log: calls, messages and the outbox sealed, caller streams renamed, re-chained',
   async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'couvert-legacy-mc-'));
-    dirs.push(dir);
-    const file = join(dir, 'events.sqlite');
-    const old = SqliteEventStore.open(file);
-    await write(old, oldCall('mc_1', 'cus_1', '+33612345678'));
-    // A customer deleted before this change (their key destroyed then): their call is written erased.
-    await write(old, oldCall('mc_2', 'cus_gone', '+33698765432', LONG_AGO));
-    // A call to a restaurant without the feature named no customer: step 3 leaves it, step 4 seals it
-    // with a key of its own, linked from its number.
-    await old.append(
-      'missed-call-mc_3',
-      [
-        {
-          type: 'MissedCallReported',
-          data: {
-            missed_call_id: 'mc_3',
-            restaurant_id: R,
-            at: 't',
-            caller_phone_number: '+33611110000',
-            external_call_id: null,
-            occurred_at: 't',
+    const file = await oldLog(4, async (old) => {
+      await write(old, oldCall('mc_1', 'cus_1', '+33612345678'));
+      // A customer deleted before this change (their key destroyed then): their call is written erased.
+      await write(old, oldCall('mc_2', 'cus_gone', '+33698765432', LONG_AGO));
+      // A call to a restaurant without the feature named no customer: step 3 leaves it, step 4 seals it
+      // with a key of its own, linked from its number.
+      await old.append(
+        'missed-call-mc_3',
+        [
+          {
+            type: 'MissedCallReported',
+            data: {
+              missed_call_id: 'mc_3',
+              restaurant_id: R,
+              at: 't',
+              caller_phone_number: '+33611110000',
+              external_call_id: null,
+              occurred_at: 't',
+            },
+            metadata: meta,
           },
-          metadata: meta,
-        },
-      ],
-      ANY,
-    );
-    await old.close();
-    const db = new Database(file);
-    db.pragma('user_version = 4');
-    db.close();
+        ],
+        ANY,
+      );
+    });
     assert.match(stored(file).text, PERSONAL);
 
     const keys = new MemoryKeyStore();
@@ -326,31 +329,25 @@ sqlite(
 sqlite(
   'a schema 5 log (migrated before unowned calls were sealed): those calls sealed with keys of their own, erased with a customer who has the number',
   async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'couvert-legacy-mc5-'));
-    dirs.push(dir);
-    const file = join(dir, 'events.sqlite');
-    const old = SqliteEventStore.open(file);
-    const reported = (call: string, phone: string) => ({
-      type: 'MissedCallReported',
-      data: {
-        missed_call_id: call,
-        restaurant_id: R,
-        at: 't',
-        caller_phone_number: phone,
-        external_call_id: null,
-        occurred_at: 't',
-      },
-      metadata: meta,
+    const file = await oldLog(5, async (old) => {
+      const reported = (call: string, phone: string) => ({
+        type: 'MissedCallReported',
+        data: {
+          missed_call_id: call,
+          restaurant_id: R,
+          at: 't',
+          caller_phone_number: phone,
+          external_call_id: null,
+          occurred_at: 't',
+        },
+        metadata: meta,
+      });
+      // Two calls of one number and one of another, none matched to a customer; a matched call's
+      // MessageSent (nothing personal) in between.
+      await old.append('missed-call-mc_a', [reported('mc_a', '+33622220000')], ANY);
+      await old.append('missed-call-mc_b', [reported('mc_b', '+33622220000')], ANY);
+      await old.append('missed-call-mc_c', [reported('mc_c', '+33633330000')], ANY);
     });
-    // Two calls of one number and one of another, none matched to a customer; a matched call's
-    // MessageSent (nothing personal) in between.
-    await old.append('missed-call-mc_a', [reported('mc_a', '+33622220000')], ANY);
-    await old.append('missed-call-mc_b', [reported('mc_b', '+33622220000')], ANY);
-    await old.append('missed-call-mc_c', [reported('mc_c', '+33633330000')], ANY);
-    await old.close();
-    const db = new Database(file);
-    db.pragma('user_version = 5');
-    db.close();
     assert.match(stored(file).text, /622220000/);
 
     const keys = new MemoryKeyStore();

@@ -2,7 +2,8 @@
 // dashboard will), and the API's p99 on GET /reservations at a fixed rate (autocannon on loopback)
 // before and during the import. Goals: ≥ 5,000 rows/s; p99 during at most twice p99 before.
 // A fresh server per run; medians over BENCH_RUNS runs (default 3). BENCH_IMPORT_ROWS (100,000),
-// BENCH_IMPORT_RATE (200 GET /reservations a second; 0: the import alone) change the run.
+// BENCH_IMPORT_RATE (200 GET /reservations a second; 0: the import alone) change the run;
+// BENCH_IMPORT_WRITES=N adds N POST /reservations a second during the import (their latency printed).
 // Run: npm run bench -- import   (or npm run bench:import)
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,6 +16,7 @@ import { benchBootstrap, createBody } from './reservations.bench';
 const ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 100_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const RATE = Number(process.env.BENCH_IMPORT_RATE ?? 200);
+const WRITES = Number(process.env.BENCH_IMPORT_WRITES ?? 0);
 const RESERVATIONS = 300;
 const TOKEN = 'couvert_pk_bench_res_000000000000000000000001';
 /**
@@ -88,7 +90,37 @@ async function once(csvFile: string): Promise<Run> {
     const before = await reads('before', 8);
     const cpu0 = cpuSeconds(api.child.pid);
     api.child.kill('SIGUSR2');
+    // BENCH_IMPORT_WRITES=N: also N POST /reservations a second (one at a time) during the import:
+    // a write waits for the read models to apply its own position (rt.settle), the import's rows
+    // before it included.
+    const writeMs: number[] = [];
+    const writing =
+      WRITES > 0
+        ? (async () => {
+            const end = Date.now() + 8000;
+            for (let n = RESERVATIONS; Date.now() < end; n++) {
+              const t0 = performance.now();
+              const r = await fetch(`${api.url}/api/partner/v1/reservations`, {
+                method: 'POST',
+                headers,
+                body: createBody(n),
+              });
+              if (r.status !== 201) throw new Error(`POST /reservations during the import: ${r.status}`);
+              await r.arrayBuffer();
+              writeMs.push(performance.now() - t0);
+              await sleep(1000 / WRITES);
+            }
+          })()
+        : Promise.resolve();
     const during = await reads('during', 8);
+    await writing;
+    if (writeMs.length > 0) {
+      const w = [...writeMs].sort((a, b) => a - b);
+      const at = (q: number) => fmt(w[Math.min(w.length - 1, Math.floor(w.length * q))] as number, 1);
+      console.log(
+        `POST /reservations during the import: ${w.length} requests, p50 ${at(0.5)} / p90 ${at(0.9)} / max ${at(1)} ms`,
+      );
+    }
     const resultFile = join(dir, 'import-result.json');
     for (let waited = 0; !existsSync(resultFile); waited += 200) {
       if (waited > 600_000) throw new Error('the import did not finish in 10 minutes');

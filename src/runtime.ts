@@ -137,7 +137,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     async settle(position) {
       if (position === null || position === undefined) return;
       if (embedded) {
-        await projections.catchUp();
+        await projections.catchUpTo(position);
         return;
       }
       const ok = await projections.waitFor(position, config.readYourWritesTimeoutMs);
@@ -163,7 +163,9 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       // macrotask queued ahead (an import's slices and catch-ups, ~4 ms each).
       const look = (): Promise<void> => {
         if (detector.changed() && log.unsettled()) {
-          const caughtUp = projections.catchUp().then(noop);
+          // Up to the head this look saw, not to wherever a catch-up chasing an import gets.
+          const head = log.lookedHead;
+          const caughtUp = head === null ? projections.catchUp().then(noop) : projections.catchUpTo(head);
           awaited = caughtUp;
           const done = () => {
             if (awaited === caughtUp) awaited = null;

@@ -60,6 +60,10 @@ export class ProjectionRunner {
   private checkpoints = new Map<string, bigint | null>();
   private readonly byType = new Map<string, Projection[]>();
   private chain: Promise<unknown> = Promise.resolve();
+  /** A catch-up asked for and not started yet: later callers share it (it starts after them too). */
+  private queued: Promise<number> | null = null;
+  /** Callers of catchUpTo, each released by the first commit that covers its position. */
+  private readonly reaching = new Set<{ target: bigint; release: () => void }>();
   private started = false;
   private stopped = false;
   private changes = 0;
@@ -117,11 +121,45 @@ export class ProjectionRunner {
     return min ?? null;
   }
 
-  /** Applies everything in the log after the checkpoints. Calls are serialised. */
+  /**
+   * Applies everything in the log after the checkpoints. Calls are serialised; a call made while
+   * another call's catch-up waits for its turn shares that one (it starts after both calls).
+   */
   catchUp(): Promise<number> {
-    const run = this.chain.then(() => this.catchUpNow());
+    if (this.queued !== null) return this.queued;
+    const run = this.chain.then(() => {
+      this.queued = null;
+      return this.catchUpNow();
+    });
+    this.queued = run;
     this.chain = run.catch(() => undefined);
     return run;
+  }
+
+  /**
+   * Read-your-writes: settles once every projection has applied the log up to `target` (a catch-up
+   * started if needed), without waiting for the rest of a catch-up that goes on past it. A catch-up
+   * reads the log to its end, and while a CSV import appends it keeps finding more: a request that
+   * needed one event waited for the import's next slices too.
+   */
+  catchUpTo(target: bigint): Promise<void> {
+    const at = this.position;
+    if (at !== null && at >= target) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const waiter = { target, release: () => resolve() };
+      this.reaching.add(waiter);
+      // The catch-up's end settles it in any case: a target past the log's end, or an error.
+      this.catchUp().then(
+        () => {
+          this.reaching.delete(waiter);
+          resolve();
+        },
+        (err: unknown) => {
+          this.reaching.delete(waiter);
+          reject(err);
+        },
+      );
+    });
   }
 
   private async catchUpNow(): Promise<number> {
@@ -226,6 +264,11 @@ export class ProjectionRunner {
         this.checkpoints.set(p.name, position);
       }
     }
+    for (const waiter of this.reaching)
+      if (waiter.target <= position) {
+        this.reaching.delete(waiter);
+        waiter.release();
+      }
   }
 
   /**

@@ -172,3 +172,98 @@ slicing(
 );
 
 slicing.run();
+
+// Read-your-writes (catchUpTo): a caller waits for its own position, not for a catch-up that goes on
+// past it (one chasing a CSV import's appends); catch-ups asked for while one waits share it.
+const reaching = suite('projection runner: catchUpTo');
+
+/** A projection whose event number `held` waits until `open()`; every event is recorded. */
+function gated(held: number) {
+  let open: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  const projection: Projection = {
+    name: 'gated',
+    eventTypes: ['Step'],
+    async apply(event, docs) {
+      const n = (event.data as { n: number }).n;
+      if (n === held) await gate;
+      await docs.collection('steps').replaceOne({ _id: `s${n}` }, { _id: `s${n}`, n }, { upsert: true });
+    },
+  };
+  return { projection, open: () => open() };
+}
+
+async function steps(events: MemoryEventStore, count: number): Promise<bigint[]> {
+  const positions: bigint[] = [];
+  for (let n = 1; n <= count; n++)
+    positions.push((await events.append('steps', [{ type: 'Step', data: { n } }], ANY)).position);
+  return positions;
+}
+
+reaching('settles once its position is applied, while the catch-up is held further on', async () => {
+  const events = new MemoryEventStore();
+  const docs = new EmbeddedDocumentStore();
+  const { projection, open } = gated(4);
+  const runner = new ProjectionRunner(events, docs, [projection], { batchSize: 1 });
+  const at = await steps(events, 6);
+  let caughtUp = false;
+  const all = runner.catchUp().then(() => {
+    caughtUp = true;
+  });
+  await runner.catchUpTo(at[1] as bigint);
+  assert.ok((runner.position as bigint) >= (at[1] as bigint));
+  assert.ok(await docs.collection('steps').findOne({ _id: 's2' }));
+  assert.is(caughtUp, false, 'the catch-up is still held at the fourth event');
+  assert.is(await docs.collection('steps').findOne({ _id: 's4' }), null);
+  open();
+  await all;
+  assert.is(runner.position, at[5]);
+  // Already applied: settled at once, no catch-up asked for.
+  await runner.catchUpTo(at[2] as bigint);
+  await events.close();
+});
+
+reaching('a target past the log settles when the catch-up ends; an error reaches the caller', async () => {
+  const events = new MemoryEventStore();
+  const runner = new ProjectionRunner(events, new EmbeddedDocumentStore(), [gated(-1).projection]);
+  const at = await steps(events, 3);
+  await runner.catchUpTo((at[2] as bigint) + 100n);
+  assert.is(runner.position, at[2]);
+  const failing: Projection = {
+    name: 'failing',
+    eventTypes: ['Step'],
+    async apply() {
+      throw new Error('cannot apply');
+    },
+  };
+  const broken = new ProjectionRunner(events, new EmbeddedDocumentStore(), [failing]);
+  try {
+    await broken.catchUpTo(at[0] as bigint);
+    assert.unreachable('the projection failed');
+  } catch (err) {
+    assert.match((err as Error).message, 'cannot apply');
+  }
+  await events.close();
+});
+
+reaching('catch-ups asked for before one starts share it', async () => {
+  const events = new MemoryEventStore();
+  const { projection, open } = gated(2);
+  const runner = new ProjectionRunner(events, new EmbeddedDocumentStore(), [projection], { batchSize: 1 });
+  await steps(events, 3);
+  const first = runner.catchUp();
+  assert.is(runner.catchUp(), first, 'not started yet: shared');
+  // Once it runs (held at the second event), a new call queues a catch-up of its own.
+  await runner.catchUpTo(1n);
+  const second = runner.catchUp();
+  assert.is.not(second, first);
+  assert.is(runner.catchUp(), second);
+  open();
+  assert.is(await first, 3);
+  assert.is(await second, 0);
+  await events.close();
+});
+
+reaching.run();

@@ -901,6 +901,11 @@ export class SqliteEventStore implements EventStore {
    * whose callers settle them (a CSV import's) are left to those callers. Answers true when unsure
    * (positions of the writer thread's group before it published them).
    */
+  /** The log's head as the last unsettled() call read it (null: never looked). */
+  get lookedHead(): bigint | null {
+    return this.looked === null ? null : BigInt(this.looked);
+  }
+
   unsettled(): boolean {
     this.assertOpen();
     const head = this.stmt.head.get() ?? 0;

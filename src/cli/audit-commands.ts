@@ -4,6 +4,7 @@ import { once } from 'node:events';
 import { createWriteStream, fstatSync, type WriteStream } from 'node:fs';
 import { SingleBar } from 'cli-progress';
 import { deleteCustomer, loadCustomer } from '../../commands/customers/handler';
+import { restaurantStream } from '../../commands/restaurants/events';
 import { allProjections } from '../../projections/index';
 import { EmbeddedDocumentStore } from '../adapters/document-store/embedded';
 import { SqliteEventStore } from '../adapters/event-store/sqlite';
@@ -122,6 +123,15 @@ function instantFlag(ctx: CliContext, name: string): string | null {
   return at.time;
 }
 
+/**
+ * Refuses a restaurant the log has never heard of: a typo must not read as "no events" (an empty
+ * export or read model an auditor could take for the answer).
+ */
+async function requireKnownRestaurant(ctx: CliContext, restaurantId: string): Promise<void> {
+  if ((await ctx.rt.events.readStream(restaurantStream(restaurantId), { limit: 1 })).length === 0)
+    throw new CliUsageError(`no restaurant ${restaurantId} in the log`);
+}
+
 function oneId(ctx: CliContext, what: string): string {
   if (ctx.positionals.length !== 1) throw new CliUsageError(`give exactly one ${what}`);
   return ctx.positionals[0]!;
@@ -170,6 +180,7 @@ async function asOf(ctx: CliContext): Promise<void> {
     throw new CliUsageError('rebuilding a read model as of then needs both --restaurant and --collection');
   if (ctx.positionals.length > 0)
     throw new CliUsageError('give an id, or --restaurant and --collection, not both');
+  await requireKnownRestaurant(ctx, restaurant);
   const scratch = new EmbeddedDocumentStore();
   try {
     const head = await ctx.rt.events.headPosition();
@@ -199,13 +210,15 @@ async function asOf(ctx: CliContext): Promise<void> {
 
 async function exportCommand(ctx: CliContext): Promise<void> {
   rejectUnknownFlags(ctx, ['restaurant', 'from', 'to', 'out', 'no-progress']);
+  const restaurantId = requireFlag(ctx, 'restaurant');
   const filter: ExportFilter = {
-    restaurantId: requireFlag(ctx, 'restaurant'),
+    restaurantId,
     from: instantFlag(ctx, 'from'),
     to: instantFlag(ctx, 'to'),
   };
   if (filter.from !== null && filter.to !== null && filter.to < filter.from)
     throw new CliUsageError('--to is before --from');
+  await requireKnownRestaurant(ctx, restaurantId);
   const out = openOutput(optionalFlag(ctx, 'out'));
   const head = await ctx.rt.events.headPosition();
   const bar = progressBar(ctx, 'export', Number(head ?? 0n));

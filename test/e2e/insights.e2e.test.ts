@@ -5,8 +5,8 @@
 // restaurant's insights answer 404; a bad period is refused.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { FixedClock } from '../../src/core/clock';
 import { SEATING_SYNC } from '../../projections/seating-sync';
+import { FixedClock } from '../../src/core/clock';
 import { seedInsightsDemo } from '../../src/insights-demo';
 import { repairSeatings } from '../../src/jobs/reservation-jobs';
 import { asPercent, expectedInsights, INSIGHTS_NOW as NOW, INSIGHTS_SEED as SEED } from '../helpers/insights';

@@ -6,16 +6,19 @@ import { SingleBar } from 'cli-progress';
 import { deleteCustomer, loadCustomer } from '../../commands/customers/handler';
 import { restaurantStream } from '../../commands/restaurants/events';
 import { allProjections } from '../../projections/index';
+import { WEBHOOK_DELIVERIES } from '../../projections/webhook-deliveries';
 import { EmbeddedDocumentStore } from '../adapters/document-store/embedded';
 import { SqliteEventStore } from '../adapters/event-store/sqlite';
 import { type ChainSummary, ChainVerifier } from '../audit/chain-verifier';
 import { type ExportFilter, exportEvents } from '../audit/export';
 import { foldSubject, historyEntry, historyText, loadSubject, parseAsOf } from '../audit/history';
 import { compareReadModels, type ReadModelDifference, replayInto } from '../audit/replay';
+import { type Clock, systemClock } from '../core/clock';
 import { operatorMeta } from '../core/command-meta';
 import { customerSubject } from '../privacy/seal';
 import { SealingEventStore, storedEvents } from '../privacy/sealing-event-store';
 import type { Runtime } from '../runtime';
+import { deliveryPastRetention } from '../webhooks-module';
 import {
   boolFlag,
   type CliContext,
@@ -261,7 +264,7 @@ export interface VerifyReport {
 
 /** The two checks of `audit verify`, for the CLI and the benchmark. */
 export async function verifyLog(
-  rt: Pick<Runtime, 'events' | 'docs' | 'projections' | 'keys'>,
+  rt: Pick<Runtime, 'events' | 'docs' | 'projections' | 'keys'> & { clock?: Clock },
   options: { chain: boolean; readModels: boolean; onProgress?: (events: number, position: bigint) => void },
 ): Promise<VerifyReport> {
   const report: VerifyReport = { chain: null, erasure: null, readModels: null };
@@ -332,7 +335,10 @@ export async function verifyLog(
         limits,
       );
       const collections = scratch.collectionNames();
-      const compared = await compareReadModels(scratch, live, collections);
+      const now = (rt.clock ?? systemClock).now();
+      const compared = await compareReadModels(scratch, live, collections, {
+        [WEBHOOK_DELIVERIES]: (doc) => deliveryPastRetention(doc, now),
+      });
       report.readModels = { events: r.events, collections, ...compared };
     } finally {
       await scratch.close();

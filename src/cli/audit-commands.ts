@@ -13,6 +13,7 @@ import { type ChainSummary, ChainVerifier } from '../audit/chain-verifier';
 import { type ExportFilter, exportEvents } from '../audit/export';
 import { foldSubject, historyEntry, historyText, loadSubject, parseAsOf } from '../audit/history';
 import { compareReadModels, type ReadModelDifference, replayInto } from '../audit/replay';
+import { auditSubjects } from '../audit/subjects';
 import { type Clock, systemClock } from '../core/clock';
 import { operatorMeta } from '../core/command-meta';
 import { customerSubject } from '../privacy/seal';
@@ -135,6 +136,19 @@ async function requireKnownRestaurant(ctx: CliContext, restaurantId: string): Pr
     throw new CliUsageError(`no restaurant ${restaurantId} in the log`);
 }
 
+/** `--kind`: one of the kinds audit history knows (src/audit/subjects.ts), or undefined. */
+function kindFlag(ctx: CliContext): string | undefined {
+  const kind = optionalFlag(ctx, 'kind');
+  const kinds = auditSubjects().map((s) => s.kind);
+  if (kind !== undefined && !kinds.includes(kind))
+    throw new CliUsageError(`unknown --kind ${kind} (kinds: ${kinds.join(', ')})`);
+  return kind;
+}
+
+/** What to say when the log has nothing for an id (of the kind asked for). */
+const nothingOf = (id: string, kind: string | undefined) =>
+  kind === undefined ? `the log holds no event of ${id}` : `no ${kind} ${id} in the log`;
+
 function oneId(ctx: CliContext, what: string): string {
   if (ctx.positionals.length !== 1) throw new CliUsageError(`give exactly one ${what}`);
   return ctx.positionals[0]!;
@@ -143,12 +157,12 @@ function oneId(ctx: CliContext, what: string): string {
 async function history(ctx: CliContext): Promise<void> {
   rejectUnknownFlags(ctx, ['json', 'kind', 'no-scan']);
   const id = oneId(ctx, 'id (reservation, customer, credential, restaurant, webhook endpoint, OAuth grant…)');
-  const kind = optionalFlag(ctx, 'kind');
+  const kind = kindFlag(ctx);
   const loaded = await loadSubject(ctx.rt.events, id, {
     ...(kind === undefined ? {} : { kind }),
     scan: boolFlag(ctx, 'no-scan') !== true,
   });
-  if (loaded.events.length === 0) throw new CliUsageError(`the log holds no event of ${id}`);
+  if (loaded.events.length === 0) throw new CliUsageError(nothingOf(id, kind));
   const json = boolFlag(ctx, 'json') === true;
   if (!json)
     ctx.out(
@@ -171,9 +185,9 @@ async function asOf(ctx: CliContext): Promise<void> {
   const collection = optionalFlag(ctx, 'collection');
   if (restaurant === undefined && collection === undefined) {
     const id = oneId(ctx, 'id');
-    const kind = optionalFlag(ctx, 'kind');
+    const kind = kindFlag(ctx);
     const loaded = await loadSubject(ctx.rt.events, id, kind === undefined ? {} : { kind });
-    if (loaded.events.length === 0) throw new CliUsageError(`the log holds no event of ${id}`);
+    if (loaded.events.length === 0) throw new CliUsageError(nothingOf(id, kind));
     const { state, events } = foldSubject(loaded, at);
     if (events === 0) throw new CliUsageError(`${id} did not exist yet at ${atText}`);
     ctx.out(JSON.stringify({ id, kind: loaded.kind, at: atText, events, state }, null, 2));

@@ -272,6 +272,22 @@ t(
 );
 
 t(
+  'audit history and as-of --kind: an unknown kind is named as such, a wrong one says so',
+  async ({ svc, id }) => {
+    for (const name of ['audit history', 'audit as-of'] as const) {
+      const flags: Record<string, string> = name === 'audit as-of' ? { at: '2999-01-01T00:00:00Z' } : {};
+      const bogus = await refusedCli(svc, name, { ...flags, kind: 'bogus' }, [id]);
+      assert.match(
+        bogus.message,
+        /unknown --kind bogus \(kinds: reservation, customer, credential, restaurant/,
+      );
+      const wrong = await refusedCli(svc, name, { ...flags, kind: 'customer' }, [id]);
+      assert.match(wrong.message, new RegExp(`no customer ${id} in the log`));
+    }
+  },
+);
+
+t(
   'audit verify: intact, then an edit of the file is reported with stream and revision',
   async ({ svc, id }) => {
     const ok = await cli(svc, 'audit verify', { 'no-progress': true });

@@ -40,6 +40,13 @@ test('auditors see every actor kind', () => {
   });
   assert.equal(auditorActor('user:m@x.test').kind, 'manager');
   assert.equal(auditorActor(42), { kind: 'unknown', id: null, raw: null });
+  // An OAuth application at the token endpoint (grants, token issue and refresh).
+  assert.equal(auditorActor('client:app_demo_pos'), {
+    kind: 'application',
+    id: 'app_demo_pos',
+    raw: 'client:app_demo_pos',
+  });
+  assert.is(partnerActor('client:app_demo_pos', ['key_me']), 'ANOTHER_INTEGRATION', 'never which');
 });
 
 test('changes: updates with previous values, status changes, creations from their snapshot', () => {

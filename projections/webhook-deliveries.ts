@@ -21,6 +21,11 @@ export interface WebhookDeliveryDoc {
   /** Where the body is: the fan-out stream and the payload key in it (null for test deliveries). */
   fanout_stream: string | null;
   payload: string | null;
+  /**
+   * The customer the body describes (the fan-out's `customer_id`); absent when none, or on documents
+   * made before it was kept. Their erasure blanks the answers kept in `attempts` (below).
+   */
+  customer_id?: string;
   event_created: string;
   created_at: string;
   test: boolean;
@@ -50,12 +55,14 @@ export const webhookDeliveriesProjection: Projection = {
     'WebhookAttemptRequested',
     'WebhookDeliveryCanceled',
     'WebhookTestDeliverySent',
+    'CustomerDeleted',
   ],
   async setup(docs) {
     const col = docs.collection(WEBHOOK_DELIVERIES);
     await col.createIndex({ keys: { endpoint_id: 1, created_at: -1 }, name: 'by_endpoint' });
     await col.createIndex({ keys: { status: 1, sweep_after: 1 }, name: 'work' });
     await col.createIndex({ keys: { created_at: 1 }, name: 'by_age' });
+    await col.createIndex({ keys: { customer_id: 1 }, name: 'by_customer' });
   },
   async apply(event, docs) {
     const d = event.data as Record<string, unknown>;
@@ -76,6 +83,7 @@ export const webhookDeliveriesProjection: Projection = {
                 source_event_id: d.source_event_id,
                 fanout_stream: event.stream,
                 payload: del.payload,
+                ...(typeof d.customer_id === 'string' ? { customer_id: d.customer_id } : {}),
                 event_created: d.event_created,
                 created_at: at,
                 test: false,
@@ -148,6 +156,20 @@ export const webhookDeliveriesProjection: Projection = {
           },
         );
         return;
+      case 'CustomerDeleted': {
+        // Erasure (docs/AUDIT.md): what the endpoints answered to deliveries describing this customer
+        // may echo them; it reads as a replay after the key's destruction shows it (sealed, erased).
+        if (typeof d.customer_id !== 'string') return;
+        for (const doc of await col.find({ customer_id: d.customer_id })) {
+          if (doc.attempts.every((a) => a.response_excerpt === null || a.response_excerpt === undefined))
+            continue;
+          const attempts = doc.attempts.map((a) =>
+            a.response_excerpt === undefined ? a : { ...a, response_excerpt: null },
+          );
+          await col.updateOne({ _id: doc._id }, { $set: { attempts } });
+        }
+        return;
+      }
       case 'WebhookTestDeliverySent':
         await col.updateOne(
           { _id: d.delivery_id as string },

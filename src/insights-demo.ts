@@ -5,14 +5,17 @@
 // past times, marked `no_webhook` and all finished (no delivery or message left for a worker to pick
 // up). Deterministic (a seeded generator), and seeded once: a marker stream says it was done.
 import { createHash } from 'node:crypto';
+import { capacityStream } from '../commands/availability/capacity-events';
 import { formatInstant, localDateOf } from '../commands/availability/zone-time';
 import { missedCallStream } from '../commands/missed-calls/events';
 import {
+  RELEASED_STATUSES,
   type ReservationSnapshot,
   type ReservationSource,
   type ReservationStatus,
   reservationStream,
 } from '../commands/reservations/events';
+import { seatingOfReservation } from '../commands/reservations/repair-plan';
 import { deliveryStream, fanoutStream } from '../commands/webhook-deliveries/events';
 import { NO_WEBHOOK } from './core/no-webhook';
 import { type NewEvent, NO_STREAM, WrongExpectedRevisionError } from './ports/event-store';
@@ -119,6 +122,11 @@ function snapshot(
 interface Append {
   stream: string;
   events: NewEvent[];
+  /**
+   * A booking that follows a missed call: appended after every other stream, so it comes after its
+   * call in the log (the analytics count it as following the call only then).
+   */
+  afterCalls?: true;
 }
 
 /** The streams to append, oldest activity first. Pure given `now` (tests read it). */
@@ -134,6 +142,16 @@ export function insightsDemoEvents(restaurantId: string, now: Date, seed: Insigh
     data,
     metadata: meta,
   });
+  // A reservation that still holds capacity once seeded (done, no-show, upcoming) holds its seating on
+  // its day's capacity stream, as one the service made would: without it the seating repair job would
+  // report every one of them to the operator, every minute.
+  const holds = new Map<string, NewEvent[]>();
+  const hold = (r: ReservationSnapshot, status: ReservationStatus) => {
+    if (RELEASED_STATUSES.includes(status)) return;
+    const day = holds.get(r.service_date) ?? [];
+    day.push(ev(`${r.reservation_id}|held`, 'SeatingHeld', { ...seatingOfReservation(r, r.created_at) }));
+    holds.set(r.service_date, day);
+  };
   const today = localDateOf(zone, now.getTime());
   const dayMs = 86_400_000;
   const customers = Array.from({ length: 60 }, (_, i) => `cus_demo_${String(i + 1).padStart(3, '0')}`);
@@ -195,6 +213,7 @@ export function insightsDemoEvents(restaurantId: string, now: Date, seed: Insigh
         created_at: iso(created),
         updated_at: iso(created),
       });
+      hold(r, status);
       const events = [
         ev(`${id}|created`, 'ReservationCreated', {
           reservation_id: id,
@@ -373,26 +392,29 @@ export function insightsDemoEvents(restaurantId: string, now: Date, seed: Insigh
         const created = at + Math.floor(rnd() * 2 * dayMs);
         if (created < now.getTime()) {
           const start = created + 3 * dayMs;
+          const r = snapshot({
+            reservation_id: rid,
+            restaurant_id: restaurantId,
+            start_at: formatInstant(zone, start),
+            end_at: formatInstant(zone, start + 90 * 60_000),
+            service_date: localDateOf(zone, start),
+            source: 'MISSED_CALL',
+            customer_id: customer,
+            party_size: 2,
+            status: start < now.getTime() ? 'DONE' : 'CONFIRMED',
+            created_at: iso(created),
+            updated_at: iso(created),
+          });
+          hold(r, r.status);
           out.push({
+            afterCalls: true,
             stream: reservationStream(rid),
             events: [
               ev(`${rid}|created`, 'ReservationCreated', {
                 reservation_id: rid,
                 restaurant_id: restaurantId,
                 at: iso(created),
-                reservation: snapshot({
-                  reservation_id: rid,
-                  restaurant_id: restaurantId,
-                  start_at: formatInstant(zone, start),
-                  end_at: formatInstant(zone, start + 90 * 60_000),
-                  service_date: localDateOf(zone, start),
-                  source: 'MISSED_CALL',
-                  customer_id: customer,
-                  party_size: 2,
-                  status: start < now.getTime() ? 'DONE' : 'CONFIRMED',
-                  created_at: iso(created),
-                  updated_at: iso(created),
-                }),
+                reservation: r,
               }),
             ],
           });
@@ -400,7 +422,9 @@ export function insightsDemoEvents(restaurantId: string, now: Date, seed: Insigh
       }
     }
   }
-  return out;
+  // The holds first, as the service appends a seating before its reservation.
+  const seatings = [...holds].map(([day, events]) => ({ stream: capacityStream(restaurantId, day), events }));
+  return [...seatings, ...out];
 }
 
 export const insightsMarkerStream = (restaurantId: string) => `insights-demo-${restaurantId}`;
@@ -413,17 +437,20 @@ export async function seedInsightsDemo(
 ): Promise<bigint | null> {
   if ((await rt.events.readStream(insightsMarkerStream(restaurantId), { limit: 1 })).length > 0) return null;
   let last: bigint | null = null;
-  // Issued in one turn so the store's group commit writes them in one transaction (one fsync, not
-  // ~900); each append still has its own outcome, in the order given.
-  const outcomes = await Promise.allSettled(
-    insightsDemoEvents(restaurantId, rt.clock.now(), seed).map((a) =>
-      rt.events.append(a.stream, a.events, NO_STREAM),
-    ),
-  );
-  for (const o of outcomes) {
-    if (o.status === 'fulfilled') last = o.value.position;
-    // A start that died part-way: those streams are already there.
-    else if (!(o.reason instanceof WrongExpectedRevisionError)) throw o.reason;
+  const appends = insightsDemoEvents(restaurantId, rt.clock.now(), seed);
+  // Each wave is issued in one turn so the store's group commit writes it in one transaction (one
+  // fsync, not ~900); each append has its own outcome, but appends of one turn need not reach the log
+  // in the order given (those the sealing layer must look keys up for, a missed call's, come later):
+  // the bookings that follow a call wait for the first wave.
+  for (const wave of [appends.filter((a) => !a.afterCalls), appends.filter((a) => a.afterCalls)]) {
+    const outcomes = await Promise.allSettled(
+      wave.map((a) => rt.events.append(a.stream, a.events, NO_STREAM)),
+    );
+    for (const o of outcomes) {
+      if (o.status === 'fulfilled') last = last === null || o.value.position > last ? o.value.position : last;
+      // A start that died part-way: those streams are already there.
+      else if (!(o.reason instanceof WrongExpectedRevisionError)) throw o.reason;
+    }
   }
   const marker = await rt.events
     .append(

@@ -55,6 +55,11 @@ export type WebhookDeliveryEvent =
         delivery_id: string;
         endpoint_id: string;
         restaurant_id: string;
+        /**
+         * Added after the first contract: the customer the delivery's body describes (absent: none, or
+         * recorded before). `response_excerpt` is then sealed with their key (src/privacy/seal.ts).
+         */
+        customer_id?: string;
         outcome: 'succeeded' | 'retry' | 'failed';
         next_attempt_at: string | null;
       };

@@ -1,7 +1,14 @@
 // Who did it, from an event's metadata.actor ("credential:key_…", "operator:cli", "system:scheduler",
-// "manager:…"), for auditors (everything) and for partners (never another partner's identity).
+// "manager:…", "client:<OAuth client_id>"), for auditors (everything) and for partners (never another partner's identity).
 
-export type AuditorActorKind = 'credential' | 'manager' | 'operator' | 'scheduler' | 'system' | 'unknown';
+export type AuditorActorKind =
+  | 'credential'
+  | 'application'
+  | 'manager'
+  | 'operator'
+  | 'scheduler'
+  | 'system'
+  | 'unknown';
 
 export interface AuditorActor {
   kind: AuditorActorKind;
@@ -19,6 +26,9 @@ export function auditorActor(actor: unknown): AuditorActor {
   switch (prefix) {
     case 'credential':
       return { kind: 'credential', id, raw: actor };
+    case 'client':
+      // An OAuth application at the token endpoint (grants, tokens issued and refreshed).
+      return { kind: 'application', id, raw: actor };
     case 'manager':
     case 'user':
     case 'staff':
@@ -61,6 +71,8 @@ export function partnerActor(actor: unknown, callerCredentialIds: readonly strin
   switch (a.kind) {
     case 'credential':
       return a.id !== null && callerCredentialIds.includes(a.id) ? 'THIS_INTEGRATION' : 'ANOTHER_INTEGRATION';
+    case 'application':
+      return 'ANOTHER_INTEGRATION';
     case 'manager':
     case 'operator':
       return 'RESTAURANT_STAFF';

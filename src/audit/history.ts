@@ -1,5 +1,6 @@
 // The events of one entity, in log order, for `audit history`, `audit as-of` and the partners'
 // GET /reservations/{id}/history.
+import { parseDateTime } from '../core/datetime';
 import type { EventStore, RecordedEvent } from '../ports/event-store';
 import { type AuditorActor, auditorActor } from './actors';
 import { changesOf, describeChanges, type FieldChange } from './changes';
@@ -42,10 +43,11 @@ export type AsOf = { position: bigint } | { time: string };
 
 export function parseAsOf(text: string): AsOf | null {
   if (/^\d{1,19}$/.test(text)) return { position: BigInt(text) };
-  const ms = Date.parse(text);
-  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i.test(text) || Number.isNaN(ms))
-    return null;
-  return { time: new Date(ms).toISOString() };
+  // Strict RFC 3339 (src/core/datetime.ts): Date.parse would read 2026-02-30 as 2 March.
+  const parsed = parseDateTime(text);
+  if (!parsed.ok) return null;
+  const ms = parsed.value.epochMs;
+  return Number.isFinite(ms) && Math.abs(ms) <= 8.64e15 ? { time: new Date(ms).toISOString() } : null;
 }
 
 export const isAtOrBefore = (e: Pick<RecordedEvent, 'position' | 'created'>, at: AsOf): boolean =>

@@ -40,6 +40,9 @@ const PERSONAL: Record<string, Record<string, readonly string[]>> = {
   ReservationStatusChanged: { '': ['reason'] },
   ReservationFeedbackRecorded: { feedback: ['comment', 'answer'] },
   WebhookDeliveriesScheduled: { '': ['payloads'] },
+  // What the endpoint answered may echo the body (the guest's name in an error page): with the key of
+  // the customer the delivery describes (`customer_id`, when it names one).
+  WebhookAttemptRecorded: { '': ['response_excerpt'] },
   // Missed calls (commands/missed-calls/events.ts, src/privacy/missed-call-sealing.ts): the caller's
   // number and the message sent, with the key of the call's customer (named in `customer_id`).
   MissedCallReported: { '': ['caller_phone_number'] },
@@ -63,6 +66,7 @@ const ERASED: Record<string, unknown> = {
   comment: null,
   answer: null,
   payloads: {},
+  response_excerpt: null,
   caller_phone_number: null,
   to: null,
   text: null,

@@ -58,6 +58,12 @@ interface Job {
   expectedRevision: number;
   body: string;
   eventTime: string;
+  /**
+   * The customer the body describes (the fan-out's `customer_id`), or null: the attempt's record names
+   * them, so the endpoint's answer (which may echo the body) is sealed with their key and erased with
+   * them.
+   */
+  customerId: string | null;
 }
 
 interface EndpointQueue {
@@ -193,6 +199,7 @@ export class WebhookPublisher {
         expectedRevision: -1,
         body: payloads[d.payload] as string,
         eventTime: published.created,
+        customerId: published.customerId,
       });
   }
 
@@ -250,6 +257,7 @@ export class WebhookPublisher {
       expectedRevision: event.revision,
       body,
       eventTime: doc.event_created,
+      customerId: typeof fanout?.data.customer_id === 'string' ? fanout.data.customer_id : null,
     });
   }
 
@@ -392,6 +400,7 @@ export class WebhookPublisher {
         error: response.error,
         response_excerpt: response.bodyExcerpt,
         response_truncated: response.excerptTruncated,
+        ...(job.customerId === null ? {} : { customer_id: job.customerId }),
         outcome: step.outcome,
         next_attempt_at: step.nextAt?.toISOString() ?? null,
       },

@@ -1,7 +1,7 @@
 // Auditors and partners reading the log of a live service: GET /reservations/{id}/history, and the
 // audit commands (history, as-of, export, verify) on the same data.
 import { spawnSync } from 'node:child_process';
-import { closeSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
@@ -10,7 +10,7 @@ import * as assert from 'uvu/assert';
 import { SqliteEventStore } from '../../src/adapters/event-store/sqlite';
 import { exportEvents } from '../../src/audit/export';
 import { storedEvents } from '../../src/privacy/sealing-event-store';
-import { runCli as cli, printedBy } from '../helpers/cli-in-process';
+import { runCli as cli, printedBy, refusedCli } from '../helpers/cli-in-process';
 import { create, type ReservationService, startReservationService, TOKENS } from '../helpers/reservations';
 
 interface Item {
@@ -244,6 +244,48 @@ t('npm run cli -- audit export: stdout to a file or a pipe gets the bytes --out 
   assert.is(toPipe.status, 0, String(toPipe.stderr));
   assert.ok(Buffer.from(toPipe.stdout).equals(expected), 'stdout to a pipe');
 });
+
+t(
+  'audit export and as-of: an unknown restaurant or an impossible instant is refused, not read as empty',
+  async ({ svc, id }) => {
+    const out = join(svc.dataDir, 'unknown-restaurant.ndjson');
+    for (const [name, flags] of [
+      ['audit export', { restaurant: 'rest_nope', out, 'no-progress': true }],
+      [
+        'audit as-of',
+        { at: '2999-01-01T00:00:00Z', restaurant: 'rest_nope', collection: 'reservations', out },
+      ],
+    ] as const) {
+      const err = await refusedCli(svc, name, flags);
+      assert.match(err.message, /no restaurant rest_nope in the log/, name);
+      assert.not.ok(existsSync(out), `${name} wrote no file`);
+    }
+    for (const at of ['2026-02-30T00:00:00Z', '2026-01-01T24:00:00Z']) {
+      assert.match((await refusedCli(svc, 'audit as-of', { at }, [id])).message, /--at takes/, at);
+      assert.match(
+        (await refusedCli(svc, 'audit export', { restaurant: 'rest_demo', from: at, out })).message,
+        /--from must be an RFC 3339 date-time/,
+        at,
+      );
+    }
+  },
+);
+
+t(
+  'audit history and as-of --kind: an unknown kind is named as such, a wrong one says so',
+  async ({ svc, id }) => {
+    for (const name of ['audit history', 'audit as-of'] as const) {
+      const flags: Record<string, string> = name === 'audit as-of' ? { at: '2999-01-01T00:00:00Z' } : {};
+      const bogus = await refusedCli(svc, name, { ...flags, kind: 'bogus' }, [id]);
+      assert.match(
+        bogus.message,
+        /unknown --kind bogus \(kinds: reservation, customer, credential, restaurant/,
+      );
+      const wrong = await refusedCli(svc, name, { ...flags, kind: 'customer' }, [id]);
+      assert.match(wrong.message, new RegExp(`no customer ${id} in the log`));
+    }
+  },
+);
 
 t(
   'audit verify: intact, then an edit of the file is reported with stream and revision',

@@ -5,8 +5,10 @@
 // restaurant's insights answer 404; a bad period is refused.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { SEATING_SYNC } from '../../projections/seating-sync';
 import { FixedClock } from '../../src/core/clock';
 import { seedInsightsDemo } from '../../src/insights-demo';
+import { repairSeatings } from '../../src/jobs/reservation-jobs';
 import { asPercent, expectedInsights, INSIGHTS_NOW as NOW, INSIGHTS_SEED as SEED } from '../helpers/insights';
 import { Browser, oauthBootstrap, signIn } from '../helpers/oauth';
 import { startTestService, type TestService } from '../helpers/service';
@@ -98,6 +100,28 @@ t('another restaurant’s insights: 404, and nothing of it shown', async ({ svc,
   assert.is(three.status, 200);
   assert.match(three.text, 'Nothing to show for these 7 days yet');
   assert.not.match(three.text, '<svg class="chart"');
+});
+
+t('the demo activity agrees with its capacity: no seating for the repair job to report', async ({ svc }) => {
+  const out = await svc.rt.docs
+    .collection(SEATING_SYNC)
+    .find({ restaurant_id: { $in: ['rest_demo', 'rest_two'] }, in_sync: false });
+  assert.equal(
+    out.map((d) => d._id),
+    [],
+    'every demo reservation that holds capacity (done, no-show, upcoming) holds its seating',
+  );
+  const reported: unknown[] = [];
+  const error = svc.rt.logger.error.bind(svc.rt.logger);
+  svc.rt.logger.error = ((...args: unknown[]) => {
+    reported.push(args);
+  }) as typeof svc.rt.logger.error;
+  try {
+    const r = await repairSeatings(svc.rt, 0);
+    assert.equal([r.changed, reported], [[], []], 'nothing repaired, no operator alarm');
+  } finally {
+    svc.rt.logger.error = error;
+  }
 });
 
 t('seeding again appends nothing', async ({ svc }) => {

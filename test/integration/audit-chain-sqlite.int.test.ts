@@ -53,7 +53,7 @@ const findings = async (file: string) => {
   }
 };
 
-test('an edit in the file, a deletion and a reorder are each reported with stream and revision', async () => {
+test("an edit in the file, a deletion (a stream's last event too) and a reorder are each reported with stream and revision", async () => {
   const file = freshFile();
   await seeded(file);
   assert.equal(await findings(file), []);
@@ -73,6 +73,15 @@ test('an edit in the file, a deletion and a reorder are each reported with strea
     ['missing_revisions', 'a', 2],
   ]);
 
+  // The last event of a stream (not the last of the log): its stream cannot tell, the log's
+  // positions can, at the next event of the log.
+  const tail = freshFile();
+  await seeded(tail);
+  const tl = new Database(tail);
+  tl.prepare(`DELETE FROM events WHERE stream = 'b' AND revision = 0`).run();
+  tl.close();
+  assert.equal(await findings(tail), [['missing_positions', 'a', 3]]);
+
   const swapped = freshFile();
   await seeded(swapped);
   const s = new Database(swapped);
@@ -83,11 +92,12 @@ test('an edit in the file, a deletion and a reorder are each reported with strea
   put.run(r2!.data, r2!.hash, 1);
   put.run(r1!.data, r1!.hash, 2);
   s.close();
-  const r = await findings(swapped);
-  assert.ok(
-    r.length > 0 && r.every(([kind, stream]) => kind === 'hash_mismatch' && stream === 'a'),
-    JSON.stringify(r),
-  );
+  // Reported from the first swapped revision on: each link after it no longer holds.
+  assert.equal(await findings(swapped), [
+    ['hash_mismatch', 'a', 1],
+    ['hash_mismatch', 'a', 2],
+    ['hash_mismatch', 'a', 3],
+  ]);
 });
 
 /** A log as the code before the chain wrote it: schema 1, no hash column. */

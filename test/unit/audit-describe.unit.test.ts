@@ -40,6 +40,13 @@ test('auditors see every actor kind', () => {
   });
   assert.equal(auditorActor('user:m@x.test').kind, 'manager');
   assert.equal(auditorActor(42), { kind: 'unknown', id: null, raw: null });
+  // An OAuth application at the token endpoint (grants, token issue and refresh).
+  assert.equal(auditorActor('client:app_demo_pos'), {
+    kind: 'application',
+    id: 'app_demo_pos',
+    raw: 'client:app_demo_pos',
+  });
+  assert.is(partnerActor('client:app_demo_pos', ['key_me']), 'ANOTHER_INTEGRATION', 'never which');
 });
 
 test('changes: updates with previous values, status changes, creations from their snapshot', () => {
@@ -125,6 +132,19 @@ test('--at reads a position or an RFC 3339 instant, nothing else', () => {
   assert.is(parseAsOf('2026-05-01'), null);
   assert.is(parseAsOf('-3'), null);
   assert.is(parseAsOf('yesterday'), null);
+});
+
+test('--at refuses instants that do not exist instead of rolling them over (Date.parse would)', () => {
+  for (const text of [
+    '2026-02-30T00:00:00Z',
+    '2026-04-31T10:00:00+02:00',
+    '2026-01-01T24:00:00Z',
+    '2026-01-01T23:59:60Z',
+    '2026-01-01T10:00:00+24:00',
+  ])
+    assert.is(parseAsOf(text), null, text);
+  assert.equal(parseAsOf('2028-02-29T23:30:00-01:00'), { time: '2028-03-01T00:30:00.000Z' });
+  assert.equal(parseAsOf('2026-05-01T20:00:00.123456Z'), { time: '2026-05-01T20:00:00.123Z' });
 });
 
 test.run();

@@ -119,8 +119,13 @@ t('a restaurant the user does not manage can be neither shown nor disconnected',
   const token = await connect(ctx, manager, 'app_pub', 'rest_three');
   const solo = new Browser(svc.url);
   await signIn(solo, await solo.get('/sign-in'), 'solo@demo.test');
-  const page = await solo.get('/dashboard?restaurant=rest_three');
-  assert.match(page.text, /act for <strong>Le Demo<\/strong>/, 'falls back to a restaurant the user manages');
+  // As on every dashboard page, another restaurant named in the URL is not found (not quietly replaced).
+  const other = await solo.get('/dashboard?restaurant=rest_three');
+  assert.is(other.status, 404);
+  assert.match(other.text, /<title>Page not found · Couvert<\/title>/);
+  assert.not.match(other.text, /Couvert Widget/);
+  const page = await solo.get('/dashboard');
+  assert.match(page.text, /act for <strong>Le Demo<\/strong>/);
   assert.not.match(page.text, /<select/, 'one restaurant: no switcher');
   const form = formFields(page.text, '/sign-out');
   const res = await solo.post('/dashboard/applications/disconnect', {

@@ -4,8 +4,8 @@
 import { disconnectApplication } from '../../../commands/oauth/token-handler';
 import { findApplication, listConnections } from '../../../queries/oauth';
 import { csrfValid } from '../../web/csrf';
-import { managedRestaurantDocs } from '../../web/eligibility';
 import { originOf } from '../../web/headers';
+import { isManager, managerForPage } from '../../web/manager';
 import { connectionsPage } from '../../web/pages/dashboard-pages';
 import { messagePage } from '../../web/pages/oauth-pages';
 import { page, renderPageError, seeOther, signedIn } from '../../web/respond';
@@ -27,30 +27,18 @@ export const dashboardRoutes: AnyRoute[] = [
     query: obj({ restaurant: optional(str({ max: 64 })), disconnected: optional(str({ max: 64 })) }),
     responses: { 200: { description: 'An HTML page' }, 303: { description: 'To the sign-in page' } },
     renderError: renderPageError,
-    handler: async ({ rt, ctx, query }) => {
-      const me = await signedIn(rt, ctx);
-      if (!me) return seeOther(`/sign-in?next=${encodeURIComponent(DASHBOARD_PATH)}`);
-      const managed = await managedRestaurantDocs(rt, me.user);
-      if (!managed.length)
-        return page(
-          messagePage({
-            title: 'No restaurant',
-            message:
-              'You do not manage integrations for any restaurant yet. Ask the restaurant’s owner or Couvert support.',
-            account: me.account,
-          }),
-        );
-      const current = managed.find((r) => r._id === query.restaurant) ?? managed[0];
-      if (!current) throw new Error('unreachable');
+    handler: async ({ rt, ctx, query, requestId }) => {
+      // Another restaurant named in the URL (or one that does not exist) answers the 404 page.
+      const m = await managerForPage(rt, ctx, query.restaurant, requestId);
+      if (!isManager(m)) return m;
+      const current = m.restaurant;
       const connections = await listConnections(rt.docs, current._id);
       const gone = query.disconnected ? await findApplication(rt.docs, query.disconnected) : null;
       return page(
         connectionsPage({
-          restaurants: managed.map((r) => ({ id: r._id, name: r.name })),
-          restaurant: { id: current._id, name: current.name, timezone: current.timezone },
+          ...m.shell,
           connections,
           notice: gone ? `${gone.name} is disconnected: its access is revoked.` : null,
-          account: me.account,
         }),
         {
           imageOrigins: [

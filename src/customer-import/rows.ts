@@ -73,7 +73,7 @@ export function readRow(cells: readonly string[], columns: readonly Column[]): R
     issues.push({
       path: 'row',
       code: 'column_count',
-      message: `the row has ${cells.length} cells, the header ${columns.length}`,
+      message: `the row has ${cells.length} cell${cells.length === 1 ? '' : 's'}, the header ${columns.length}`,
     });
   columns.forEach((col, i) => {
     const text = cells[i] ?? '';

@@ -180,13 +180,12 @@ export const dashboardImportRoutes: AnyRoute[] = [
           prepared = await prepareImport(rt, m.restaurant._id, bytes);
         } catch (err) {
           if (err instanceof ApiError && err.status < 500) {
-            const issues = (err.details?.issues as Issue[] | undefined) ?? [];
-            return mainPage(
-              rt,
-              m,
-              `${err.message}${issues.length ? `: ${issues.map((i) => i.message).join('; ')}` : ''}`,
-              400,
+            // A file's fault is its one issue, whose message the error repeats: said once, as a sentence.
+            const issues = ((err.details?.issues as Issue[] | undefined) ?? []).filter(
+              (i) => i.message !== err.message,
             );
+            const said = `${err.message}${issues.length ? `: ${issues.map((i) => i.message).join('; ')}` : ''}`;
+            return mainPage(rt, m, `${said.charAt(0).toUpperCase()}${said.slice(1)}.`, 400);
           }
           throw err;
         }

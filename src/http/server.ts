@@ -139,7 +139,7 @@ export function createApp(rt: Runtime, routes: AnyRoute[], lifecycle: Lifecycle 
       // the pages answer: an HTML page with their headers (CSP, no framing), not the API's JSON.
       const own =
         (ctx.state.route as AnyRoute | undefined)?.renderError ??
-        (path !== null && PAGE_PATHS.test(path) ? renderPageError : undefined);
+        (path !== null && PAGE_PATHS.test(path) ? renderMissingPage : undefined);
       if (own) sendOwnError(ctx, own, err, rt, requestId);
       else sendError(ctx, err, requestId);
     } finally {
@@ -196,6 +196,19 @@ function parsePath(ctx: Context): string {
 
 /** The browser pages' paths (sign-in, consent, dashboard): their errors are pages too. */
 const PAGE_PATHS = /^\/(dashboard|sign-in|sign-out|oauth\/authorize)(\/|$)/;
+
+/** A page no route takes: said in a person's words (the router's "No route for GET …" is for programs). */
+const renderMissingPage: NonNullable<AnyRoute['renderError']> = (err, req) =>
+  renderPageError(
+    err instanceof ApiError && err.status === 404
+      ? new ApiError(
+          404,
+          'RESOURCE_NOT_FOUND',
+          'This page does not exist. Check the address, or start again from the dashboard.',
+        )
+      : err,
+    req,
+  );
 
 const noop = async () => {};
 const NO_INPUT: Record<string, never> = Object.freeze({});

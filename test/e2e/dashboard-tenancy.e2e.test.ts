@@ -227,7 +227,10 @@ t(
 );
 
 t('an unknown page under /dashboard is the HTML 404 page with the pages’ headers', async (ctx) => {
-  notFoundPage(await ctx.solo.get('/dashboard/nope'), '/dashboard/nope');
+  const missing = await ctx.solo.get('/dashboard/nope');
+  notFoundPage(missing, '/dashboard/nope');
+  assert.match(missing.text, /This page does not exist/);
+  assert.not.match(missing.text, /No route for/);
   notFoundPage(await ctx.solo.get('/dashboard/webhooks/we_mine/nope/more'), 'deep path');
   const anon = new Browser(ctx.svc.url);
   notFoundPage(await anon.get('/dashboard/nope'), 'anonymous /dashboard/nope');

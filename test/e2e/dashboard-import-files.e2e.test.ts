@@ -1,6 +1,10 @@
 // The customer import page with awkward and hostile files, over HTTP as a browser without JavaScript
 // sends them: each is either previewed with its rows' errors or refused with one clear sentence on the
 // import page (400), never a 500 or a stack trace.
+import { randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Browser, formFields, oauthBootstrap, signIn } from '../helpers/oauth';
@@ -86,5 +90,73 @@ t('rows with mixed line endings, quotes and a wrong cell count are previewed row
   assert.match(page, /4 rows · columns: name, email/);
   assert.match(page, /row: the row has 1 cell, the header 2/);
 });
+
+/** Files under the temporary directory, new since `before`, whose content holds `marker` (two levels deep). */
+function leftovers(before: Set<string>, marker: string): string[] {
+  const found: string[] = [];
+  const look = (path: string, depth: number) => {
+    let st: ReturnType<typeof statSync>;
+    try {
+      st = statSync(path);
+    } catch {
+      return;
+    }
+    if (st.isDirectory() && depth < 2) {
+      let names: string[] = [];
+      try {
+        names = readdirSync(path);
+      } catch {
+        return;
+      }
+      for (const n of names) look(join(path, n), depth + 1);
+    } else if (st.isFile() && st.size < 1024 * 1024) {
+      try {
+        if (readFileSync(path, 'utf8').includes(marker)) found.push(path);
+      } catch {}
+    }
+  };
+  for (const name of readdirSync(tmpdir())) if (!before.has(name)) look(join(tmpdir(), name), 1);
+  return found;
+}
+
+t(
+  'an upload with two files, or a file under another name, is refused and leaves no file behind',
+  async ({ b }) => {
+    const before = new Set(readdirSync(tmpdir()));
+    const marker = randomUUID();
+    const page = await b.get('/dashboard/import?restaurant=rest_demo');
+    const fields = formFields(page.text, '/dashboard/import/upload');
+    const send = async (files: [string, string][]) => {
+      const form = new FormData();
+      for (const [k, v] of Object.entries(fields)) form.append(k, v);
+      for (const [name, content] of files)
+        form.append(name, new Blob([content], { type: 'text/csv' }), 'x.csv');
+      const res = await fetch(`${b.base}/dashboard/import/upload`, {
+        method: 'POST',
+        body: form,
+        headers: { cookie: [...b.cookies].map(([k, v]) => `${k}=${v}`).join('; ') },
+        redirect: 'manual',
+        signal: AbortSignal.timeout(15_000),
+      });
+      return { status: res.status, html: await res.text() };
+    };
+    const two = await send([
+      ['file', `name\n${marker} one\n`],
+      ['file', `name\n${marker} two\n`],
+    ]);
+    assert.is(two.status, 400, two.html.slice(0, 300));
+    assert.match(text(two.html), /Choose one file/);
+    const elsewhere = await send([['attachment', `name\n${marker} three\n`]]);
+    assert.is(elsewhere.status, 400);
+    assert.match(alertOf(elsewhere.html), /Choose a CSV file/);
+    const both = await send([
+      ['file', `name\n${marker} four\n`],
+      ['attachment', `name\n${marker} five\n`],
+    ]);
+    assert.ok([200, 400].includes(both.status));
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(leftovers(before, marker), []);
+  },
+);
 
 t.run();

@@ -2,8 +2,10 @@
 // summary). The upload is multipart, parsed only for a signed-in user (koa-body/formidable, one file,
 // a size limit); the import runs in the background, in batches that yield to the event loop, so the
 // API keeps answering; the manager is the actor of every event it appends.
-import { readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Context } from 'koa';
 import { koaBody } from 'koa-body';
 import { ON_MATCH, type OnMatch } from '../../../commands/customer-import/events';
 import { loadImportJob } from '../../../commands/customer-import/handler';
@@ -30,7 +32,7 @@ import {
 import { isManager, type Manager, managerForAction, managerForPage } from '../../web/manager';
 import { importPage, jobPage, previewPage } from '../../web/pages/import-pages';
 import { page, renderPageError, seeOther, signedIn } from '../../web/respond';
-import { type AnyRoute, defineRoute, PUBLIC } from '../route';
+import { type AnyRoute, defineRoute, PUBLIC, type RouteResult } from '../route';
 import { obj, optional, str } from '../schema';
 import { form } from './dashboard-api-keys';
 
@@ -40,32 +42,44 @@ export const IMPORT_MAX_BYTES = 50 * 1024 * 1024;
 const PREVIEW_ROWS = 20;
 const NOT_YOURS = 'This page does not exist, or it belongs to a restaurant you do not manage.';
 
-const parseUpload = koaBody({
-  multipart: true,
-  json: false,
-  urlencoded: false,
-  text: false,
-  formidable: {
-    uploadDir: tmpdir(),
-    maxFiles: 1,
-    maxFileSize: IMPORT_MAX_BYTES,
-    maxTotalFileSize: IMPORT_MAX_BYTES,
-    maxFields: 8,
-    maxFieldsSize: 64 * 1024,
-    allowEmptyFiles: true,
-    minFileSize: 0,
-  },
-  onError: (err) => {
-    const tooBig = /maxFileSize|maxTotalFileSize|exceeded/i.test(err.message);
-    throw new ApiError(
-      tooBig ? 413 : 400,
-      'VALIDATION_ERROR',
-      tooBig
-        ? `The file is larger than ${IMPORT_MAX_BYTES / 1024 / 1024} MB. Split it into several files.`
-        : 'The upload could not be read. Choose the file again.',
-    );
-  },
-});
+/**
+ * The multipart parser of one upload, writing into `dir`: a directory of the request's own, removed
+ * whole when the request ends, so no file stays behind (a second file, a file under another field
+ * name, a refused or broken upload).
+ */
+const uploadParser = (dir: string) =>
+  koaBody({
+    multipart: true,
+    json: false,
+    urlencoded: false,
+    text: false,
+    formidable: {
+      uploadDir: dir,
+      maxFiles: 1,
+      maxFileSize: IMPORT_MAX_BYTES,
+      maxTotalFileSize: IMPORT_MAX_BYTES,
+      maxFields: 8,
+      maxFieldsSize: 64 * 1024,
+      allowEmptyFiles: true,
+      minFileSize: 0,
+    },
+    onError: (err) => {
+      if (/maxFiles/.test(err.message))
+        throw new ApiError(
+          400,
+          'VALIDATION_ERROR',
+          'Choose one file: the import takes one CSV file at a time.',
+        );
+      const tooBig = /maxFileSize|maxTotalFileSize|exceeded/i.test(err.message);
+      throw new ApiError(
+        tooBig ? 413 : 400,
+        'VALIDATION_ERROR',
+        tooBig
+          ? `The file is larger than ${IMPORT_MAX_BYTES / 1024 / 1024} MB. Split it into several files.`
+          : 'The upload could not be read. Choose the file again.',
+      );
+    },
+  });
 
 const isOnMatch = (v: unknown): v is OnMatch =>
   typeof v === 'string' && (ON_MATCH as readonly string[]).includes(v);
@@ -121,6 +135,64 @@ async function jobOf(rt: Runtime, m: Manager, id: string) {
   return state;
 }
 
+/** The upload's preview: the form's fields and its one file, parsed into `dir` (removed by the caller). */
+async function previewUpload(
+  rt: Runtime,
+  ctx: Context,
+  requestId: string,
+  dir: string,
+): Promise<RouteResult> {
+  await uploadParser(dir)(ctx, async () => {});
+  const fields = (ctx.request.body ?? {}) as Record<string, unknown>;
+  const files = (ctx.request.files ?? {}) as Record<string, unknown>;
+  const file = files.file as { filepath: string; originalFilename: string | null; size: number } | undefined;
+  const m = await managerForAction(rt, ctx, fields, requestId);
+  if (!isManager(m)) return m;
+  if (!file || Array.isArray(file)) return mainPage(rt, m, 'Choose a CSV file to upload.', 400);
+  if (file.size === 0) return mainPage(rt, m, 'The file is empty.', 400);
+  const onMatch = isOnMatch(fields.on_match) ? fields.on_match : 'return_existing';
+  const bytes = await readFile(file.filepath);
+  let prepared: Awaited<ReturnType<typeof prepareImport>>;
+  try {
+    prepared = await prepareImport(rt, m.restaurant._id, bytes);
+  } catch (err) {
+    if (err instanceof ApiError && err.status < 500) {
+      // A file's fault is its one issue, whose message the error repeats: said once, as a sentence.
+      const issues = ((err.details?.issues as Issue[] | undefined) ?? []).filter(
+        (i) => i.message !== err.message,
+      );
+      const said = `${err.message}${issues.length ? `: ${issues.map((i) => i.message).join('; ')}` : ''}`;
+      return mainPage(rt, m, `${said.charAt(0).toUpperCase()}${said.slice(1)}.`, 400);
+    }
+    throw err;
+  }
+  if (prepared.table.rows.length === 0)
+    return mainPage(rt, m, 'The file has a header row but no customer.', 400);
+  const fileName = (file.originalFilename ?? 'customers.csv').slice(0, 200);
+  const upload = keepUpload(
+    rt,
+    {
+      restaurantId: m.restaurant._id,
+      userId: m.user.user_id,
+      fileName,
+      bytes: bytes.length,
+      onMatch,
+      prepared,
+    },
+    rt.clock.now().getTime(),
+  );
+  const plan = await planImport(rt, prepared, onMatch, PREVIEW_ROWS);
+  return page(
+    previewPage(m.shell, {
+      uploadId: upload.id,
+      fileName,
+      columns: prepared.table.header,
+      plan,
+      onMatch,
+    }),
+  );
+}
+
 export const dashboardImportRoutes: AnyRoute[] = [
   defineRoute({
     method: 'GET',
@@ -162,60 +234,11 @@ export const dashboardImportRoutes: AnyRoute[] = [
           'VALIDATION_ERROR',
           'Send the form as multipart/form-data (choose a file on the page).',
         );
-      await parseUpload(ctx, async () => {});
-      const fields = (ctx.request.body ?? {}) as Record<string, unknown>;
-      const files = (ctx.request.files ?? {}) as Record<string, unknown>;
-      const file = files.file as
-        | { filepath: string; originalFilename: string | null; size: number }
-        | undefined;
+      const dir = await mkdtemp(join(tmpdir(), 'couvert-upload-'));
       try {
-        const m = await managerForAction(rt, ctx, fields, requestId);
-        if (!isManager(m)) return m;
-        if (!file || Array.isArray(file)) return mainPage(rt, m, 'Choose a CSV file to upload.', 400);
-        if (file.size === 0) return mainPage(rt, m, 'The file is empty.', 400);
-        const onMatch = isOnMatch(fields.on_match) ? fields.on_match : 'return_existing';
-        const bytes = await readFile(file.filepath);
-        let prepared: Awaited<ReturnType<typeof prepareImport>>;
-        try {
-          prepared = await prepareImport(rt, m.restaurant._id, bytes);
-        } catch (err) {
-          if (err instanceof ApiError && err.status < 500) {
-            // A file's fault is its one issue, whose message the error repeats: said once, as a sentence.
-            const issues = ((err.details?.issues as Issue[] | undefined) ?? []).filter(
-              (i) => i.message !== err.message,
-            );
-            const said = `${err.message}${issues.length ? `: ${issues.map((i) => i.message).join('; ')}` : ''}`;
-            return mainPage(rt, m, `${said.charAt(0).toUpperCase()}${said.slice(1)}.`, 400);
-          }
-          throw err;
-        }
-        if (prepared.table.rows.length === 0)
-          return mainPage(rt, m, 'The file has a header row but no customer.', 400);
-        const fileName = (file.originalFilename ?? 'customers.csv').slice(0, 200);
-        const upload = keepUpload(
-          rt,
-          {
-            restaurantId: m.restaurant._id,
-            userId: m.user.user_id,
-            fileName,
-            bytes: bytes.length,
-            onMatch,
-            prepared,
-          },
-          rt.clock.now().getTime(),
-        );
-        const plan = await planImport(rt, prepared, onMatch, PREVIEW_ROWS);
-        return page(
-          previewPage(m.shell, {
-            uploadId: upload.id,
-            fileName,
-            columns: prepared.table.header,
-            plan,
-            onMatch,
-          }),
-        );
+        return await previewUpload(rt, ctx, requestId, dir);
       } finally {
-        if (file && !Array.isArray(file)) await rm(file.filepath, { force: true });
+        await rm(dir, { recursive: true, force: true });
       }
     },
   }),

@@ -6,7 +6,18 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
-import { Browser, formFields, oauthBootstrap, type PageResponse, signIn } from '../helpers/oauth';
+import {
+  authorizeQuery,
+  Browser,
+  CALLBACK,
+  consent,
+  formFields,
+  oauthBootstrap,
+  type PageResponse,
+  pkce,
+  signIn,
+  tokenRequest,
+} from '../helpers/oauth';
 import { startTestService, type TestService } from '../helpers/service';
 import { type Receiver, startReceiver } from '../helpers/webhook-receiver';
 
@@ -234,6 +245,34 @@ t('an unknown page under /dashboard is the HTML 404 page with the pages’ heade
   notFoundPage(await ctx.solo.get('/dashboard/webhooks/we_mine/nope/more'), 'deep path');
   const anon = new Browser(ctx.svc.url);
   notFoundPage(await anon.get('/dashboard/nope'), 'anonymous /dashboard/nope');
+});
+
+t('a link cannot make Connected applications say a connected application is disconnected', async (ctx) => {
+  const { svc, solo } = ctx;
+  const b = new Browser(svc.url);
+  const { verifier, challenge } = pkce();
+  const back = await consent(b, {
+    query: authorizeQuery({ challenge, scope: 'CATALOG_READ' }),
+    email: 'solo@demo.test',
+    restaurant: 'rest_demo',
+  });
+  const token = await tokenRequest(svc.url, {
+    grant_type: 'authorization_code',
+    code: back.searchParams.get('code') as string,
+    redirect_uri: CALLBACK,
+    code_verifier: verifier,
+  });
+  assert.is(token.status, 200, token.text);
+  const crafted = await solo.get('/dashboard?restaurant=rest_demo&disconnected=app_demo');
+  assert.is(crafted.status, 200);
+  assert.match(crafted.text, /<h2>Demo POS<\/h2>/, 'still connected, and listed');
+  assert.not.match(crafted.text, /Demo POS is disconnected/);
+  // Disconnected for real: then it says so.
+  const form = formFields(crafted.text, '/dashboard/applications/disconnect');
+  const done = await solo.post('/dashboard/applications/disconnect', form);
+  assert.is(done.status, 303);
+  assert.match((await solo.get(done.location as string)).text, /Demo POS is disconnected/);
+  assert.is((await svc.api('GET', '/me', { token: token.body.access_token })).status, 401);
 });
 
 t.run();

@@ -33,7 +33,12 @@ export const dashboardRoutes: AnyRoute[] = [
       if (!isManager(m)) return m;
       const current = m.restaurant;
       const connections = await listConnections(rt.docs, current._id);
-      const gone = query.disconnected ? await findApplication(rt.docs, query.disconnected) : null;
+      // The notice names an application only when it is indeed not connected here: a link cannot make
+      // the page say a connected application is disconnected.
+      const gone =
+        query.disconnected && !connections.some((c) => c.client_id === query.disconnected)
+          ? await findApplication(rt.docs, query.disconnected)
+          : null;
       return page(
         connectionsPage({
           ...m.shell,

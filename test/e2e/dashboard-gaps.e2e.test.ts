@@ -454,6 +454,7 @@ t('audit: every dashboard action appends events naming the manager', async (ctx)
   const disconnected = await b.post('/dashboard/applications/disconnect', {
     ...formFields(apps.text, '/dashboard/applications/disconnect'),
     client_id: 'app_demo',
+    confirm: 'yes',
   });
   assert.is(disconnected.status, 303);
   await within('the application endpoint deleted', async () =>

@@ -269,10 +269,14 @@ t('a link cannot make Connected applications say a connected application is disc
   assert.not.match(crafted.text, /Demo POS is disconnected/);
   // Disconnected for real: then it says so.
   const form = formFields(crafted.text, '/dashboard/applications/disconnect');
-  const done = await solo.post('/dashboard/applications/disconnect', form);
+  const done = await solo.post('/dashboard/applications/disconnect', { ...form, confirm: 'yes' });
   assert.is(done.status, 303);
   assert.match((await solo.get(done.location as string)).text, /Demo POS is disconnected/);
   assert.is((await svc.api('GET', '/me', { token: token.body.access_token })).status, 401);
+  // A double click's second post changes nothing and lands on the same page; asking again is not found.
+  const twice = await solo.post('/dashboard/applications/disconnect', { ...form, confirm: 'yes' });
+  assert.is(twice.status, 303);
+  notFoundPage(await solo.post('/dashboard/applications/disconnect', form), 'not connected any more');
 });
 
 t.run();

@@ -92,7 +92,14 @@ t(
     });
     assert.is(forged.status, 403);
     assert.is((await svc.api('GET', '/me', { token: demo1 })).status, 200);
-    const done = await b.post('/dashboard/applications/disconnect', form);
+    // Asked first; nothing changes until it is confirmed.
+    const asked = await b.post('/dashboard/applications/disconnect', form);
+    assert.is(asked.status, 200);
+    assert.match(asked.text, /<title>Disconnect Demo POS\? · Le Demo · Couvert<\/title>/);
+    assert.is((await svc.api('GET', '/me', { token: demo1 })).status, 200);
+    const done = await b.post('/dashboard/applications/disconnect', {
+      ...formFields(asked.text, '/dashboard/applications/disconnect'),
+    });
     assert.is(done.status, 303);
     assert.is(done.location, '/dashboard?restaurant=rest_demo&disconnected=app_demo');
     for (const token of [demo1, demo2]) {
@@ -132,8 +139,9 @@ t('a restaurant the user does not manage can be neither shown nor disconnected',
     csrf_token: form.csrf_token as string,
     restaurant_id: 'rest_three',
     client_id: 'app_pub',
+    confirm: 'yes',
   });
-  assert.is(res.status, 403);
+  assert.is(res.status, 404);
   assert.is((await svc.api('GET', '/me', { token })).status, 200);
   const viewer = new Browser(svc.url);
   await signIn(viewer, await viewer.get('/sign-in'), 'viewer@demo.test');

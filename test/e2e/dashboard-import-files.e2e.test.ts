@@ -91,6 +91,34 @@ t('rows with mixed line endings, quotes and a wrong cell count are previewed row
   assert.match(page, /row: the row has 1 cell, the header 2/);
 });
 
+t('a double click on Import starts one import: every click lands on its progress page', async ({ b }) => {
+  const { status, html } = await upload(b, 'name,email\nDouble Click,double-click@example.test\n');
+  assert.is(status, 200);
+  const form = formFields(html, '/dashboard/import/start');
+  const [one, two] = await Promise.all([
+    b.post('/dashboard/import/start', form),
+    b.post('/dashboard/import/start', form),
+  ]);
+  const three = await b.post('/dashboard/import/start', form);
+  for (const res of [one, two, three]) {
+    assert.is(res.status, 303, res.text.slice(0, 400));
+    assert.is(res.location, one.location);
+  }
+  const done = await (async () => {
+    const end = Date.now() + 10_000;
+    for (;;) {
+      const p = await b.get(one.location as string);
+      if (p.text.includes('Import finished')) return p;
+      if (Date.now() > end) throw new Error('the import did not finish');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  assert.match(text(done.text), /Created 1 Updated 0/);
+  // One job in the history for this file (the other clicks started nothing).
+  const history = await b.get('/dashboard/import?restaurant=rest_demo');
+  assert.is(history.text.split('/summary.csv').length - 1, 1, 'one import in the history');
+});
+
 /** Files under the temporary directory, new since `before`, whose content holds `marker` (two levels deep). */
 function leftovers(before: Set<string>, marker: string): string[] {
   const found: string[] = [];

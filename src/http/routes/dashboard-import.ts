@@ -22,12 +22,13 @@ import { importCustomers, planImport, prepareImport } from '../../customer-impor
 import { jobSummaryCsv } from '../../customer-import/summary';
 import type { Runtime } from '../../runtime';
 import {
-  dropUpload,
+  claimUpload,
   findUpload,
   keepUpload,
   markDone,
-  markRunning,
+  releaseUpload,
   runningJob,
+  startedJob,
 } from '../../web/import-uploads';
 import { isManager, type Manager, managerForAction, managerForPage } from '../../web/manager';
 import { importPage, jobPage, previewPage } from '../../web/pages/import-pages';
@@ -258,13 +259,13 @@ export const dashboardImportRoutes: AnyRoute[] = [
     handler: async ({ rt, ctx, body, requestId }) => {
       const m = await managerForAction(rt, ctx, body, requestId);
       if (!isManager(m)) return m;
-      const upload = findUpload(
-        rt,
-        body.upload_id,
-        m.user.user_id,
-        m.restaurant._id,
-        rt.clock.now().getTime(),
-      );
+      const now = rt.clock.now().getTime();
+      const progress = (jobId: string) =>
+        seeOther(`${BASE}/jobs/${jobId}?restaurant=${encodeURIComponent(m.restaurant._id)}`);
+      // A second click on Import (a double click, a resubmitted form): the import it started.
+      const already = startedJob(rt, body.upload_id, m.user.user_id, m.restaurant._id, now);
+      if (already) return progress(already);
+      const upload = findUpload(rt, body.upload_id, m.user.user_id, m.restaurant._id, now);
       if (!upload)
         return mainPage(
           rt,
@@ -274,16 +275,16 @@ export const dashboardImportRoutes: AnyRoute[] = [
         );
       const onMatch = isOnMatch(body.on_match) ? body.on_match : upload.onMatch;
       const jobId = newId('imp');
+      claimUpload(rt, upload, jobId, now);
       // One import at a time per restaurant, decided on the write side (the slot stream), so two
       // managers (or a manager and the CLI) starting together cannot both import.
       try {
         await takeImportSlot(rt, { jobId, restaurantId: m.restaurant._id }, m.meta);
       } catch (err) {
+        releaseUpload(rt, upload, jobId);
         if (err instanceof ApiError && err.status === 409) return mainPage(rt, m, err.message, 409);
         throw err;
       }
-      dropUpload(rt, upload.id);
-      markRunning(rt, m.restaurant._id, jobId);
       // In the background: the response does not wait, and the batches yield to other requests.
       importCustomers(rt, upload.prepared, { onMatch, fileName: upload.fileName, meta: m.meta, jobId })
         .catch((err) =>
@@ -293,7 +294,7 @@ export const dashboardImportRoutes: AnyRoute[] = [
           ),
         )
         .finally(() => markDone(rt, m.restaurant._id, jobId));
-      return seeOther(`${BASE}/jobs/${jobId}?restaurant=${encodeURIComponent(m.restaurant._id)}`);
+      return progress(jobId);
     },
   }),
   defineRoute({

@@ -101,7 +101,13 @@ function settingsOf(f: EndpointForm): {
       problem = `Custom header “${line.slice(0, 60)}” is not written as Name: value.`;
       continue;
     }
-    headers[line.slice(0, i).trim()] = line.slice(i + 1).trim();
+    const name = line.slice(0, i).trim();
+    // Names are case-insensitive: a second line for the same one would silently replace the first.
+    if (Object.keys(headers).some((n) => n.toLowerCase() === name.toLowerCase())) {
+      problem = `Custom header “${name.slice(0, 60)}” is named twice: keep one line for it.`;
+      continue;
+    }
+    headers[name] = line.slice(i + 1).trim();
   }
   if (!f.url) problem = 'Enter the URL to send events to.';
   if (!f.all && !f.events.length) problem = 'Choose at least one event, or every event.';

@@ -1,0 +1,56 @@
+// Dashboard forms with awkward input, over HTTP as a browser without JavaScript sends them: each is
+// refused on the same page with its values kept and one clear sentence, or done exactly as written —
+// never silently changed.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { Browser, formFields, oauthBootstrap, signIn } from '../helpers/oauth';
+import { startTestService, type TestService } from '../helpers/service';
+
+const FRONT = 'couvert_pk_front_desk_forms_0123456789abcdefghijk';
+
+interface Ctx {
+  svc: TestService;
+  b: Browser;
+}
+const t = suite<Ctx>('dashboard forms', {} as Ctx);
+
+t.before(async (ctx) => {
+  const bootstrap = oauthBootstrap() as ReturnType<typeof oauthBootstrap> & {
+    restaurants: Record<string, unknown>[];
+  };
+  Object.assign(bootstrap.restaurants[0] as object, {
+    api_keys: [
+      { id: 'key_front', name: 'Front desk', token: FRONT, scopes: ['CUSTOMERS_READ', 'WEBHOOKS_WRITE'] },
+    ],
+  });
+  ctx.svc = await startTestService({ bootstrap });
+  ctx.b = new Browser(ctx.svc.url);
+  const first = await ctx.b.get('/dashboard/webhooks?restaurant=rest_demo');
+  assert.is((await signIn(ctx.b, await ctx.b.get(first.location as string), 'solo@demo.test')).status, 303);
+});
+t.after(async (ctx) => {
+  await ctx.svc?.close();
+});
+
+const alertOf = (html: string) =>
+  (/<div class="alert" role="alert">([\s\S]*?)<\/div>/.exec(html)?.[1] ?? '').replace(/<[^>]+>/g, '');
+
+t('custom headers: a name written twice is refused, not reduced to its last line', async ({ b, svc }) => {
+  const page = await b.get('/dashboard/webhooks?restaurant=rest_demo');
+  const fields = formFields(page.text, '/dashboard/webhooks/create');
+  for (const headers of ['X-Till: 1\nX-Till: 2', 'X-Till: 1\r\nx-till: 2']) {
+    const res = await b.post('/dashboard/webhooks/create', {
+      ...fields,
+      url: 'https://example.com/hook',
+      key_id: 'key_front',
+      headers,
+    });
+    assert.is(res.status, 400, res.text.slice(0, 300));
+    assert.match(alertOf(res.text), /X-Till.*(twice|named twice)/i);
+    assert.match(res.text, /X-Till: 1/, 'the form keeps what was typed');
+  }
+  const list = await svc.api('GET', '/webhook-endpoints', { token: FRONT });
+  assert.is(list.body.data.length, 0);
+});
+
+t.run();

@@ -236,6 +236,25 @@ rows('cells become the values POST /customers takes; empty cells are not given',
   assert.equal(validateRow(r, 'FR', FIELDS), []);
 });
 
+rows('SELECT and MULTI_SELECT cells are read in any case, as the option is spelled', () => {
+  // Spreadsheets from other systems capitalise: "Gold", "VEGAN" are the options gold and vegan.
+  const r = row({ name: 'Jo', cf_vip: 'Gold', cf_diet: 'VEGAN| Halal' });
+  assert.equal(r.input.custom_fields, { cf_vip: 'gold', cf_diet: ['vegan', 'halal'] });
+  assert.equal(validateRow(r, 'FR', FIELDS), []);
+  // A value that is no option, in any case, is still reported as written.
+  const bad = row({ name: 'Jo', cf_vip: 'Bronze', cf_diet: 'Vegan|Paleo' });
+  assert.equal(bad.input.custom_fields, { cf_vip: 'Bronze', cf_diet: ['vegan', 'Paleo'] });
+  assert.equal(
+    validateRow(bad, 'FR', FIELDS).map((i) => i.path),
+    ['custom_fields.cf_vip', 'custom_fields.cf_diet'],
+  );
+  // Two options differing only in case: the cell must name one exactly.
+  const cased: CustomFieldDefinition = { id: 'cf_size', name: 'Size', type: 'SELECT', options: ['S', 's'] };
+  const cols = mapHeader(['name', 'Size'], [cased]).columns;
+  assert.equal(readRow(['Jo', 's'], cols).input.custom_fields, { cf_size: 's' });
+  assert.equal(readRow(['Jo', 'S'], cols).input.custom_fields, { cf_size: 'S' });
+});
+
 rows('faults by the customers module rules, one per field, with its paths', () => {
   const r = row({
     name: '   ',

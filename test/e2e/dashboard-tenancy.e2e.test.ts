@@ -237,6 +237,47 @@ t(
   },
 );
 
+t(
+  'CSRF: every dashboard action with another token changes nothing and says the form expired',
+  async (ctx) => {
+    const { svc, solo, rx } = ctx;
+    const forged = { csrf_token: 'x'.repeat(43), restaurant_id: 'rest_demo', confirm: 'yes' };
+    const received = rx.for('/mine').length;
+    const before = await svc.api('GET', '/webhook-endpoints/we_mine', { token: FRONT });
+    for (const [path, form] of [
+      ['/dashboard/applications/disconnect', { client_id: 'app_demo' }],
+      ['/dashboard/api-keys/create', { name: 'Forged', scopes: 'CUSTOMERS_READ' }],
+      ['/dashboard/api-keys/revoke', { key_id: 'key_front' }],
+      ['/dashboard/webhooks/create', { url: 'https://evil.example/', key_id: 'key_front' }],
+      ...['edit', 'toggle', 'rotate', 'test', 'migrate', 'delete'].map(
+        (a) => [`/dashboard/webhooks/we_mine/${a}`, { url: 'https://evil.example/' }] as const,
+      ),
+      ['/dashboard/webhooks/we_mine/deliveries/whd_any/resend', {}],
+      ['/dashboard/import/start', { upload_id: 'anything' }],
+    ] as const) {
+      const res = await solo.post(path, { ...forged, ...form });
+      assert.is(res.status, 403, `${path}: ${res.status}`);
+      assert.match(res.text, /This form has expired/, path);
+    }
+    // The upload (multipart) too.
+    const body = new FormData();
+    for (const [k, v] of Object.entries(forged)) body.append(k, v);
+    body.append('file', new Blob(['name\nForged\n']), 'f.csv');
+    const upload = await fetch(`${svc.url}/dashboard/import/upload`, {
+      method: 'POST',
+      body,
+      headers: { cookie: [...solo.cookies].map(([k, v]) => `${k}=${v}`).join('; ') },
+      redirect: 'manual',
+      signal: AbortSignal.timeout(15_000),
+    });
+    assert.is(upload.status, 403);
+    assert.equal((await svc.api('GET', '/webhook-endpoints/we_mine', { token: FRONT })).body, before.body);
+    assert.is((await svc.api('GET', '/me', { token: FRONT })).status, 200);
+    await new Promise((r) => setTimeout(r, 200));
+    assert.is(rx.for('/mine').length, received, 'no test was sent');
+  },
+);
+
 t('an unknown page under /dashboard is the HTML 404 page with the pages’ headers', async (ctx) => {
   const missing = await ctx.solo.get('/dashboard/nope');
   notFoundPage(missing, '/dashboard/nope');

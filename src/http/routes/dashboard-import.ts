@@ -11,6 +11,7 @@ import { ON_MATCH, type OnMatch } from '../../../commands/customer-import/events
 import { loadImportJob } from '../../../commands/customer-import/handler';
 import { STALE_AFTER_MS, takeImportSlot } from '../../../commands/customer-import/slot';
 import { loadUserById } from '../../../commands/oauth/user-handler';
+import { CUSTOMER_IMPORTS, type CustomerImportDoc } from '../../../projections/customer-imports';
 import {
   countCustomerImports,
   IMPORT_HISTORY_LIMIT,
@@ -315,7 +316,14 @@ export const dashboardImportRoutes: AnyRoute[] = [
       if (!isManager(m)) return m;
       const state = await jobOf(rt, m, params.id);
       const who = state.actor ? await actorWords(rt, state.actor, new Map()) : undefined;
-      return page(jobPage(m.shell, { id: params.id, state, who }));
+      // Running, but silent past the stale limit: the process importing it stopped (as the history says).
+      let stoppedSince: string | null = null;
+      if (state.status === 'running') {
+        const doc = await rt.docs.collection<CustomerImportDoc>(CUSTOMER_IMPORTS).findOne({ _id: params.id });
+        const last = doc?.last_event_at ?? state.startedAt;
+        if (last && rt.clock.now().getTime() - Date.parse(last) >= STALE_AFTER_MS) stoppedSince = last;
+      }
+      return page(jobPage(m.shell, { id: params.id, state, who, stoppedSince }));
     },
   }),
   defineRoute({

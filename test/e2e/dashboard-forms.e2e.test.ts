@@ -53,4 +53,26 @@ t('custom headers: a name written twice is refused, not reduced to its last line
   assert.is(list.body.data.length, 0);
 });
 
+t('deliveries: the filters survive the pager links, whatever they hold', async ({ b, svc }) => {
+  const made = await svc.api('POST', '/webhook-endpoints', {
+    token: FRONT,
+    body: { url: 'https://example.com/pager' },
+  });
+  assert.is(made.status, 201, made.text);
+  const id = made.body.data.id as string;
+  const q = new URLSearchParams({
+    restaurant: 'rest_demo',
+    status: 'failed',
+    event_type: 'a&b=c#d',
+    before: '2026-01-01T00:00:00.000Z|whd_x',
+  });
+  const page = await b.get(`/dashboard/webhooks/${id}?${q}`);
+  assert.is(page.status, 200);
+  const href = /<a href="([^"]+)">Newest<\/a>/.exec(page.text)?.[1]?.replace(/&amp;/g, '&') as string;
+  const back = new URL(href, svc.url).searchParams;
+  assert.is(back.get('event_type'), 'a&b=c#d');
+  assert.is(back.get('status'), 'failed');
+  assert.is(back.get('restaurant'), 'rest_demo');
+});
+
 t.run();

@@ -75,4 +75,28 @@ t('deliveries: the filters survive the pager links, whatever they hold', async (
   assert.is(back.get('restaurant'), 'rest_demo');
 });
 
+t(
+  'a link cannot make a page announce what did not happen (a key revoked, an endpoint disabled)',
+  async ({ b, svc }) => {
+    const keys = await b.get('/dashboard/api-keys?restaurant=rest_demo&revoked=Front%20desk');
+    assert.is(keys.status, 200);
+    assert.not.match(keys.text, /is revoked/, 'Front desk is active');
+    const made = await svc.api('POST', '/webhook-endpoints', {
+      token: FRONT,
+      body: { url: 'https://example.com/notices' },
+    });
+    const id = made.body.data.id as string;
+    const page = await b.get(`/dashboard/webhooks/${id}?restaurant=rest_demo&done=disabled`);
+    assert.is(page.status, 200);
+    assert.not.match(page.text, /The endpoint is disabled/, 'it is enabled');
+    // What did happen is announced.
+    const detail = await b.get(`/dashboard/webhooks/${id}?restaurant=rest_demo`);
+    const toggled = await b.post(`/dashboard/webhooks/${id}/toggle`, {
+      ...formFields(detail.text, `/dashboard/webhooks/${id}/toggle`),
+    });
+    assert.is(toggled.status, 303);
+    assert.match((await b.get(toggled.location as string)).text, /The endpoint is disabled/);
+  },
+);
+
 t.run();

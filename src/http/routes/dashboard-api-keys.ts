@@ -53,9 +53,14 @@ export const dashboardApiKeyRoutes: AnyRoute[] = [
       const m = await managerForPage(rt, ctx, query.restaurant, requestId);
       if (!isManager(m)) return m;
       const flash = await takeFlash(rt, m.session, BASE);
+      const listed = await keysOf(rt, m.restaurant._id);
+      // Said only when no active key has that name: a link cannot announce a revocation that did not happen.
+      const revoked =
+        query.revoked && !listed.keys.some((k) => k.name === query.revoked) ? query.revoked : null;
       return page(
-        await render(rt, m, {
-          notice: query.revoked ? `The key “${query.revoked}” is revoked.` : null,
+        apiKeysPage(m.shell, {
+          ...listed,
+          notice: revoked ? `The key “${revoked}” is revoked.` : null,
           created: flash ? { name: flash.label, token: flash.value } : null,
         }),
       );

@@ -234,6 +234,16 @@ const NOTICES: Record<string, string> = {
   deleted: 'The endpoint is deleted: nothing more is sent to it.',
 };
 
+/** Whether the endpoint is as the notice says (a link cannot announce a change that did not happen). */
+const holds = (done: string, e: WebhookEndpointDoc) =>
+  done === 'enabled'
+    ? !e.disabled
+    : done === 'disabled'
+      ? e.disabled
+      : done === 'migrated'
+        ? e.api_version !== 'legacy'
+        : true;
+
 const ACTIONS = ['edit', 'toggle', 'rotate', 'test', 'migrate', 'delete'] as const;
 
 export const dashboardWebhookRoutes: AnyRoute[] = [
@@ -338,7 +348,7 @@ export const dashboardWebhookRoutes: AnyRoute[] = [
       const flash = await takeFlash(rt, m.session, `${BASE}/${endpoint._id}`);
       return detailPage(rt, m, endpoint, {
         secret: flash?.value ?? null,
-        notice: query.done ? (NOTICES[query.done] ?? null) : null,
+        notice: query.done && holds(query.done, endpoint) ? (NOTICES[query.done] ?? null) : null,
         filter: { status: query.status ?? '', event_type: query.event_type ?? '' },
         before: query.before,
       });

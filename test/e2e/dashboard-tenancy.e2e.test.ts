@@ -139,6 +139,9 @@ const notFoundPage = (res: PageResponse, what: string) => {
   assert.match(res.headers.get('content-type') ?? '', /^text\/html/, what);
   assert.match(res.text, /<title>Page not found · Couvert<\/title>/, what);
   assert.match(res.headers.get('content-security-policy') ?? '', /frame-ancestors 'none'/, what);
+  assert.match(res.text, /<a class="button secondary" href="\/dashboard">Back to the dashboard<\/a>/, what);
+  // A sentence for a person (the API's "… not found" suffix is not glued to it).
+  assert.not.match(res.text, /\. not found/, what);
 };
 
 t('pages: another restaurant, or one that does not exist, named in the URL answers 404', async (ctx) => {

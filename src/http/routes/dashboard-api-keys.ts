@@ -1,13 +1,13 @@
 // Dashboard: API keys (create, revoke) through commands/credentials with the manager as actor.
 import { createApiKey, revokeApiKey } from '../../../commands/credentials/handler';
 import { API_KEYS, type ApiKeyDoc } from '../../../projections/api-keys';
-import { ApiError, type Issue, notFound } from '../../core/errors';
+import { ApiError, type Issue } from '../../core/errors';
 import type { Runtime } from '../../runtime';
 import { putFlash, takeFlash } from '../../web/flash';
 import { isManager, type Manager, managerForAction, managerForPage } from '../../web/manager';
 import { apiKeysPage } from '../../web/pages/api-key-pages';
 import { confirmPage, sectionPath } from '../../web/pages/dashboard-shell';
-import { page, renderPageError, seeOther } from '../../web/respond';
+import { page, pageNotFound, renderPageError, seeOther } from '../../web/respond';
 import { type AnyRoute, defineRoute, PUBLIC } from '../route';
 import { type AnySchema, obj, optional, str } from '../schema';
 
@@ -119,7 +119,7 @@ export const dashboardApiKeyRoutes: AnyRoute[] = [
       if (!isManager(m)) return m;
       const key = await rt.docs.collection<ApiKeyDoc>(API_KEYS).findOne({ _id: body.key_id });
       if (!key || key.restaurant_id !== m.restaurant._id || key.type !== 'API_KEY' || key.revoked_at)
-        throw notFound('This API key does not exist, or it belongs to a restaurant you do not manage.');
+        throw pageNotFound('This API key does not exist, or it belongs to a restaurant you do not manage.');
       if (body.confirm !== 'yes')
         return page(
           confirmPage(m.shell, {

@@ -17,7 +17,7 @@ import {
   IMPORT_HISTORY_LIMIT,
   listCustomerImports,
 } from '../../../queries/customer-imports';
-import { ApiError, type Issue, notFound } from '../../core/errors';
+import { ApiError, type Issue } from '../../core/errors';
 import { newId } from '../../core/ids';
 import { importCustomers, planImport, prepareImport } from '../../customer-import/engine';
 import { jobSummaryCsv } from '../../customer-import/summary';
@@ -33,7 +33,7 @@ import {
 } from '../../web/import-uploads';
 import { isManager, type Manager, managerForAction, managerForPage } from '../../web/manager';
 import { importPage, jobPage, previewPage } from '../../web/pages/import-pages';
-import { page, renderPageError, seeOther, signedIn } from '../../web/respond';
+import { page, pageNotFound, renderPageError, seeOther, signedIn } from '../../web/respond';
 import { type AnyRoute, defineRoute, PUBLIC, type RouteResult } from '../route';
 import { obj, optional, str } from '../schema';
 import { form } from './dashboard-api-keys';
@@ -131,9 +131,9 @@ async function jobOf(rt: Runtime, m: Manager, id: string) {
   if (state.status === 'none') {
     // Started a moment ago in this process: its first event is on its way.
     if (runningJob(rt, m.restaurant._id) === id) return state;
-    throw notFound(NOT_YOURS);
+    throw pageNotFound(NOT_YOURS);
   }
-  if (state.restaurantId !== m.restaurant._id) throw notFound(NOT_YOURS);
+  if (state.restaurantId !== m.restaurant._id) throw pageNotFound(NOT_YOURS);
   return state;
 }
 
@@ -343,7 +343,7 @@ export const dashboardImportRoutes: AnyRoute[] = [
       const m = await managerForPage(rt, ctx, query.restaurant, requestId);
       if (!isManager(m)) return m;
       const state = await jobOf(rt, m, params.id);
-      if (state.status === 'none') throw notFound(NOT_YOURS);
+      if (state.status === 'none') throw pageNotFound(NOT_YOURS);
       const base = (state.fileName ?? 'customers')
         .replace(/\.csv$/i, '')
         .replace(/[^A-Za-z0-9._-]+/g, '_')

@@ -13,7 +13,7 @@ import {
 import { API_KEYS, type ApiKeyDoc } from '../../../projections/api-keys';
 import { WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../../../projections/webhook-endpoints';
 import { getDelivery, getEndpoint, listDeliveries } from '../../../queries/webhooks';
-import { ApiError, type Issue, notFound } from '../../core/errors';
+import { ApiError, type Issue } from '../../core/errors';
 import type { Runtime } from '../../runtime';
 import { putFlash, takeFlash } from '../../web/flash';
 import { isManager, type Manager, managerForAction, managerForPage } from '../../web/manager';
@@ -26,7 +26,7 @@ import {
   endpointPath,
   endpointsPage,
 } from '../../web/pages/webhook-pages';
-import { page, renderPageError, seeOther } from '../../web/respond';
+import { page, pageNotFound, renderPageError, seeOther } from '../../web/respond';
 import { type AnyRoute, defineRoute, PUBLIC } from '../route';
 import { enums, obj, optional, str } from '../schema';
 import { form, many } from './dashboard-api-keys';
@@ -55,7 +55,7 @@ async function endpointOf(rt: Runtime, m: Manager, id: string): Promise<WebhookE
   try {
     return await getEndpoint(rt.docs, { restaurantId: m.restaurant._id, owner: null }, id);
   } catch (err) {
-    if (err instanceof ApiError && err.status === 404) throw notFound(NOT_YOURS);
+    if (err instanceof ApiError && err.status === 404) throw pageNotFound(NOT_YOURS);
     throw err;
   }
 }
@@ -286,7 +286,7 @@ export const dashboardWebhookRoutes: AnyRoute[] = [
       if (problem) return listPage(rt, m, { form: f, alert: problem }, 400);
       const key = f.key_id ? await rt.docs.collection<ApiKeyDoc>(API_KEYS).findOne({ _id: f.key_id }) : null;
       if (!key || key.restaurant_id !== m.restaurant._id || key.revoked_at || key.type !== 'API_KEY')
-        throw notFound(NOT_YOURS);
+        throw pageNotFound(NOT_YOURS);
       const count = await rt.docs.collection(WEBHOOK_ENDPOINTS).count({ restaurant_id: m.restaurant._id });
       if (count >= MAX_ENDPOINTS_PER_RESTAURANT)
         return listPage(
@@ -501,7 +501,7 @@ export const dashboardWebhookRoutes: AnyRoute[] = [
       try {
         delivery = await getDelivery(rt.docs, endpoint._id, params.delivery, rt.clock.now());
       } catch (err) {
-        if (err instanceof ApiError && err.status === 404) throw notFound(NOT_YOURS);
+        if (err instanceof ApiError && err.status === 404) throw pageNotFound(NOT_YOURS);
         throw err;
       }
       try {

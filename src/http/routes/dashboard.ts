@@ -3,12 +3,11 @@
 
 import { disconnectApplication } from '../../../commands/oauth/token-handler';
 import { findApplication, listConnections } from '../../../queries/oauth';
-import { notFound } from '../../core/errors';
 import { originOf } from '../../web/headers';
 import { isManager, managerForAction, managerForPage } from '../../web/manager';
 import { connectionsPage } from '../../web/pages/dashboard-pages';
 import { confirmPage, sectionPath } from '../../web/pages/dashboard-shell';
-import { page, renderPageError, seeOther } from '../../web/respond';
+import { page, pageNotFound, renderPageError, seeOther } from '../../web/respond';
 import { type AnyRoute, defineRoute, PUBLIC } from '../route';
 import { obj, optional, str } from '../schema';
 
@@ -84,7 +83,7 @@ export const dashboardRoutes: AnyRoute[] = [
       if (body.confirm !== 'yes') {
         // Asked first, as every action that cannot be undone: a misclick does not cut a restaurant's POS off.
         const connection = (await listConnections(rt.docs, r)).find((c) => c.client_id === body.client_id);
-        if (!connection) throw notFound(`This application is not connected to ${m.restaurant.name}.`);
+        if (!connection) throw pageNotFound(`This application is not connected to ${m.restaurant.name}.`);
         return page(
           confirmPage(m.shell, {
             section: 'applications',

@@ -99,4 +99,24 @@ t(
   },
 );
 
+t('a page link with parameters of its own (a mail’s utm_source) opens the page', async ({ b, svc }) => {
+  const made = await svc.api('POST', '/webhook-endpoints', {
+    token: FRONT,
+    body: { url: 'https://example.com/utm' },
+  });
+  const id = made.body.data.id as string;
+  for (const path of [
+    '/dashboard',
+    '/dashboard/api-keys',
+    '/dashboard/webhooks',
+    `/dashboard/webhooks/${id}`,
+    '/dashboard/import',
+  ]) {
+    const res = await b.get(`${path}?restaurant=rest_demo&utm_source=mail&fbclid=abc`);
+    assert.is(res.status, 200, `${path}: ${res.status}`);
+  }
+  // A parameter the page does read is still checked.
+  assert.is((await b.get(`/dashboard/api-keys?restaurant=${'x'.repeat(100)}`)).status, 400);
+});
+
 t.run();

@@ -42,11 +42,16 @@ export const dashboardApiKeyRoutes: AnyRoute[] = [
     path: BASE,
     absolute: true,
     hidden: true,
+    // Parameters of a link's own (utm_source…) are ignored, as a page does; those read are checked.
+    openQuery: true,
     operationId: 'dashboardApiKeys',
     summary: 'API keys of a restaurant the signed-in user manages',
     tag: 'OAuth',
     access: PUBLIC,
-    query: obj({ restaurant: optional(str({ max: 64 })), revoked: optional(str({ max: 200 })) }),
+    query: obj(
+      { restaurant: optional(str({ max: 64 })), revoked: optional(str({ max: 200 })) },
+      { open: true },
+    ),
     responses: { 200: { description: 'An HTML page' }, 303: { description: 'To the sign-in page' } },
     renderError: renderPageError,
     handler: async ({ rt, ctx, query, requestId }) => {

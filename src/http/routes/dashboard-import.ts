@@ -201,11 +201,13 @@ export const dashboardImportRoutes: AnyRoute[] = [
     path: BASE,
     absolute: true,
     hidden: true,
+    // Parameters of a link's own (utm_source…) are ignored, as a page does; those read are checked.
+    openQuery: true,
     operationId: 'dashboardImport',
     summary: 'Customer import: upload a CSV file',
     tag: 'OAuth',
     access: PUBLIC,
-    query: obj({ restaurant: optional(str({ max: 64 })) }),
+    query: obj({ restaurant: optional(str({ max: 64 })) }, { open: true }),
     responses: { 200: { description: 'An HTML page' }, 303: { description: 'To the sign-in page' } },
     renderError: renderPageError,
     handler: async ({ rt, ctx, query, requestId }) => {
@@ -303,12 +305,14 @@ export const dashboardImportRoutes: AnyRoute[] = [
     path: `${BASE}/jobs/{id}`,
     absolute: true,
     hidden: true,
+    // Parameters of a link's own (utm_source…) are ignored, as a page does; those read are checked.
+    openQuery: true,
     operationId: 'dashboardImportJob',
     summary: 'The progress and result of a customer import',
     tag: 'OAuth',
     access: PUBLIC,
     params: obj({ id: str({ min: 1, max: 64 }) }),
-    query: obj({ restaurant: optional(str({ max: 64 })) }),
+    query: obj({ restaurant: optional(str({ max: 64 })) }, { open: true }),
     responses: { 200: { description: 'An HTML page' }, 303: { description: 'To the sign-in page' } },
     renderError: renderPageError,
     handler: async ({ rt, ctx, params, query, requestId }) => {
@@ -331,12 +335,14 @@ export const dashboardImportRoutes: AnyRoute[] = [
     path: `${BASE}/jobs/{id}/summary.csv`,
     absolute: true,
     hidden: true,
+    // Parameters of a link's own (utm_source…) are ignored, as a page does; those read are checked.
+    openQuery: true,
     operationId: 'dashboardImportSummary',
     summary: 'The summary of a customer import, one line per row (CSV)',
     tag: 'OAuth',
     access: PUBLIC,
     params: obj({ id: str({ min: 1, max: 64 }) }),
-    query: obj({ restaurant: optional(str({ max: 64 })) }),
+    query: obj({ restaurant: optional(str({ max: 64 })) }, { open: true }),
     responses: { 200: { description: 'A CSV file' }, 303: { description: 'To the sign-in page' } },
     renderError: renderPageError,
     handler: async ({ rt, ctx, params, query, requestId }) => {

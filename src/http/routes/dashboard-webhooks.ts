@@ -252,11 +252,13 @@ export const dashboardWebhookRoutes: AnyRoute[] = [
     path: BASE,
     absolute: true,
     hidden: true,
+    // Parameters of a link's own (utm_source…) are ignored, as a page does; those read are checked.
+    openQuery: true,
     operationId: 'dashboardWebhooks',
     summary: 'Webhook endpoints of a restaurant the signed-in user manages',
     tag: 'OAuth',
     access: PUBLIC,
-    query: obj({ restaurant: optional(str({ max: 64 })), done: optional(str({ max: 16 })) }),
+    query: obj({ restaurant: optional(str({ max: 64 })), done: optional(str({ max: 16 })) }, { open: true }),
     responses: { 200: { description: 'An HTML page' }, 303: { description: 'To the sign-in page' } },
     renderError: renderPageError,
     handler: async ({ rt, ctx, query, requestId }) => {
@@ -327,18 +329,23 @@ export const dashboardWebhookRoutes: AnyRoute[] = [
     path: `${BASE}/{id}`,
     absolute: true,
     hidden: true,
+    // Parameters of a link's own (utm_source…) are ignored, as a page does; those read are checked.
+    openQuery: true,
     operationId: 'dashboardWebhookEndpoint',
     summary: 'A webhook endpoint and its deliveries of the last 30 days',
     tag: 'OAuth',
     access: PUBLIC,
     params: obj({ id: ID }),
-    query: obj({
-      restaurant: optional(str({ max: 64 })),
-      done: optional(str({ max: 16 })),
-      status: optional(str({ max: 16 })),
-      event_type: optional(str({ max: 64 })),
-      before: optional(str({ max: 200 })),
-    }),
+    query: obj(
+      {
+        restaurant: optional(str({ max: 64 })),
+        done: optional(str({ max: 16 })),
+        status: optional(str({ max: 16 })),
+        event_type: optional(str({ max: 64 })),
+        before: optional(str({ max: 200 })),
+      },
+      { open: true },
+    ),
     responses: { 200: { description: 'An HTML page' }, 303: { description: 'To the sign-in page' } },
     renderError: renderPageError,
     handler: async ({ rt, ctx, params, query, requestId }) => {

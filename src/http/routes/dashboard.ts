@@ -19,11 +19,16 @@ export const dashboardRoutes: AnyRoute[] = [
     path: DASHBOARD_PATH,
     absolute: true,
     hidden: true,
+    // Parameters of a link's own (utm_source…) are ignored, as a page does; those read are checked.
+    openQuery: true,
     operationId: 'dashboardConnections',
     summary: 'Connected applications of a restaurant the signed-in user manages',
     tag: 'OAuth',
     access: PUBLIC,
-    query: obj({ restaurant: optional(str({ max: 64 })), disconnected: optional(str({ max: 64 })) }),
+    query: obj(
+      { restaurant: optional(str({ max: 64 })), disconnected: optional(str({ max: 64 })) },
+      { open: true },
+    ),
     responses: { 200: { description: 'An HTML page' }, 303: { description: 'To the sign-in page' } },
     renderError: renderPageError,
     handler: async ({ rt, ctx, query, requestId }) => {

@@ -115,6 +115,8 @@ t('a page link with parameters of its own (a mail’s utm_source) opens the page
     const res = await b.get(`${path}?restaurant=rest_demo&utm_source=mail&fbclid=abc`);
     assert.is(res.status, 200, `${path}: ${res.status}`);
   }
+  const signIn = await new Browser(svc.url).get('/sign-in?next=%2Fdashboard&utm_source=mail');
+  assert.is(signIn.status, 200);
   // A parameter the page does read is still checked.
   assert.is((await b.get(`/dashboard/api-keys?restaurant=${'x'.repeat(100)}`)).status, 400);
 });

@@ -1,9 +1,10 @@
-// Reading an uploaded customer file: UTF-8 (with or without a byte-order mark), CRLF or LF, quoted
+// Reading an uploaded customer file: UTF-8 (with or without a byte-order mark), CRLF, LF or CR (mixed
+// too), quoted
 // fields (RFC 4180, through csv-parse), a header row. The delimiter is the comma, or the semicolon or
 // tab when the header row uses one of those instead (spreadsheets in many locales export ";").
 // Parsing yields to the event loop every few thousand records, so a large file read inside the server
 // never holds requests back.
-import { type CsvError, parse } from 'csv-parse';
+import { CsvError, parse } from 'csv-parse';
 
 /** A file that cannot be read as a CSV table at all (as opposed to rows with faulty values). */
 export class CsvFileError extends Error {
@@ -101,6 +102,9 @@ export async function readCsv(
   const parser = parse({
     delimiter,
     bom: true,
+    // Any line ending ends a row, mixed in one file (files pasted together, edited on two systems);
+    // csv-parse otherwise keeps the first line's ending and reads a lone LF after CRLF as text.
+    record_delimiter: ['\r\n', '\n', '\r'],
     relax_column_count: true,
     skip_empty_lines: true,
     max_record_size: CSV_LIMITS.record,
@@ -152,10 +156,11 @@ export async function readCsv(
 function toFileError(err: unknown): Error {
   if (err instanceof CsvFileError) return err;
   const csv = err as Partial<CsvError> & { lines?: number };
-  if (typeof csv.code === 'string' && csv.code.startsWith('CSV_'))
+  // Most of csv-parse's codes start with CSV_, not all (INVALID_OPENING_QUOTE): its class says it.
+  if (err instanceof CsvError || (typeof csv.code === 'string' && csv.code.startsWith('CSV_')))
     return new CsvFileError(
       'unparsable',
-      `the file is not valid CSV near line ${csv.lines ?? '?'}: ${describeCsvError(csv.code)}`,
+      `the file is not valid CSV near line ${csv.lines ?? '?'}: ${describeCsvError(String(csv.code))}`,
     );
   return err as Error;
 }
@@ -167,6 +172,8 @@ function describeCsvError(code: string): string {
     case 'CSV_INVALID_CLOSING_QUOTE':
     case 'CSV_NON_TRIMABLE_CHAR_AFTER_CLOSING_QUOTE':
       return 'a quote inside a field is not doubled ("")';
+    case 'INVALID_OPENING_QUOTE':
+      return 'a quote inside a field that does not start with one (put the field in quotes and double its quotes: "Jo ""JJ"" Smith")';
     case 'CSV_MAX_RECORD_SIZE':
       return `a row is longer than ${CSV_LIMITS.record} characters`;
     default:

@@ -7,7 +7,8 @@
 // - tags and MULTI_SELECT values are separated by "|" (`vip|regular`), each trimmed, empty ones dropped;
 // - newsletter_consent and BOOLEAN fields take true/false, yes/no or 1/0 (any case);
 // - NUMBER fields take a decimal number with a dot (`12.5`, `-3`);
-// - lang is read in any case (`fr` is FR);
+// - lang is read in any case (`fr` is FR), and so are SELECT and MULTI_SELECT options (`Gold` is the
+//   option gold, unless two options differ only in case);
 // - email, phone_number, lang and the values of non-TEXT custom fields are trimmed; name, note,
 //   external_id and TEXT values are kept as written.
 import type { ProfileInput } from '../../commands/customers/bounds';
@@ -44,6 +45,17 @@ export const splitList = (text: string): string[] =>
     .filter((t) => t !== '');
 
 /**
+ * A SELECT or MULTI_SELECT value as its option is spelled, when the cell names it in another case
+ * ("Gold" for gold) and no other option has that spelling in any case; otherwise as written.
+ */
+function optionSpelling(def: CustomFieldDefinition, value: string): string {
+  const options = def.options ?? [];
+  if (options.includes(value)) return value;
+  const same = options.filter((o) => o.toLowerCase() === value.toLowerCase());
+  return same.length === 1 ? (same[0] as string) : value;
+}
+
+/**
  * A custom field's cell as the value the API would receive. Text that cannot be the field's type
  * is passed on as text, so the module's rule reports it with its own message.
  */
@@ -57,8 +69,10 @@ function customValue(def: CustomFieldDefinition, text: string): unknown {
     }
     case 'BOOLEAN':
       return readBoolean(text) ?? text.trim();
+    case 'SELECT':
+      return optionSpelling(def, text.trim());
     case 'MULTI_SELECT':
-      return splitList(text);
+      return splitList(text).map((v) => optionSpelling(def, v));
     default:
       return text.trim();
   }
@@ -73,7 +87,7 @@ export function readRow(cells: readonly string[], columns: readonly Column[]): R
     issues.push({
       path: 'row',
       code: 'column_count',
-      message: `the row has ${cells.length} cells, the header ${columns.length}`,
+      message: `the row has ${cells.length} cell${cells.length === 1 ? '' : 's'}, the header ${columns.length}`,
     });
   columns.forEach((col, i) => {
     const text = cells[i] ?? '';

@@ -24,7 +24,9 @@ const line = (r: RowResult) => [
 export function summaryCsv(rows: Iterable<RowResult>): string {
   const records: unknown[][] = [[...SUMMARY_COLUMNS]];
   for (const r of rows) records.push(line(r));
-  return stringify(records, { record_delimiter: '\r\n' });
+  // A cell with a line break is quoted (csv-stringify quotes only the record delimiter itself, CRLF,
+  // so a lone LF or CR echoed from a file's cell would otherwise split the line in a spreadsheet).
+  return stringify(records, { record_delimiter: '\r\n', quoted_match: /[\r\n]/ });
 }
 
 /** The summary of a job, from its recorded row outcomes (in progress: the rows done so far). */

@@ -6,6 +6,7 @@ import type { RateLimiterRes } from 'rate-limiter-flexible';
 import { ApiError } from '../core/errors';
 import { requestDone, requestStarted } from '../core/foreground';
 import type { Runtime } from '../runtime';
+import { renderPageError } from '../web/respond';
 import { authenticate } from './auth';
 import { bodyParseError, guardBody } from './body-guard';
 import { sendError } from './envelope';
@@ -134,7 +135,11 @@ export function createApp(rt: Runtime, routes: AnyRoute[], lifecycle: Lifecycle 
     } catch (err) {
       if (!(err instanceof ApiError) || err.status >= 500)
         rt.logger.error({ request_id: requestId, err: errorForLog(err) }, 'request failed');
-      const own = (ctx.state.route as AnyRoute | undefined)?.renderError;
+      // A path under the pages' prefixes that no route takes (a mistyped dashboard URL) is answered as
+      // the pages answer: an HTML page with their headers (CSP, no framing), not the API's JSON.
+      const own =
+        (ctx.state.route as AnyRoute | undefined)?.renderError ??
+        (path !== null && PAGE_PATHS.test(path) ? renderMissingPage : undefined);
       if (own) sendOwnError(ctx, own, err, rt, requestId);
       else sendError(ctx, err, requestId);
     } finally {
@@ -188,6 +193,22 @@ function parsePath(ctx: Context): string {
     });
   }
 }
+
+/** The browser pages' paths (sign-in, consent, dashboard): their errors are pages too. */
+const PAGE_PATHS = /^\/(dashboard|sign-in|sign-out|oauth\/authorize)(\/|$)/;
+
+/** A page no route takes: said in a person's words (the router's "No route for GET …" is for programs). */
+const renderMissingPage: NonNullable<AnyRoute['renderError']> = (err, req) =>
+  renderPageError(
+    err instanceof ApiError && err.status === 404
+      ? new ApiError(
+          404,
+          'RESOURCE_NOT_FOUND',
+          'This page does not exist. Check the address, or start again from the dashboard.',
+        )
+      : err,
+    req,
+  );
 
 const noop = async () => {};
 const NO_INPUT: Record<string, never> = Object.freeze({});

@@ -5,7 +5,8 @@
 // balancer the preview and import steps need sticky sessions. The import history is a read model
 // (projections/customer-imports.ts) and "one import at a time" is decided on the write side
 // (commands/customer-import/slot.ts); `running` here only lets the progress page of a job started a
-// moment ago in this process show before the job's first event.
+// moment ago in this process show before the job's first event, and `started` sends a second click on
+// Import (a double click) to the job the first one started.
 import { randomBytes } from 'node:crypto';
 import type { OnMatch } from '../../commands/customer-import/events';
 import type { PreparedImport } from '../customer-import/engine';
@@ -28,12 +29,14 @@ const MAX_UPLOADS = 8;
 interface Held {
   uploads: Map<string, Upload>;
   running: Map<string, string>;
+  /** Uploads whose import was started: upload id → the job (a second click goes to its progress page). */
+  started: Map<string, { jobId: string; userId: string; restaurantId: string; expiresAt: number }>;
 }
 const held = new WeakMap<object, Held>();
 function of(server: object): Held {
   let h = held.get(server);
   if (!h) {
-    h = { uploads: new Map(), running: new Map() };
+    h = { uploads: new Map(), running: new Map(), started: new Map() };
     held.set(server, h);
   }
   return h;
@@ -70,13 +73,35 @@ export function findUpload(
   return u && u.userId === userId && u.restaurantId === restaurantId ? u : null;
 }
 
-export const dropUpload = (server: object, id: string) => of(server).uploads.delete(id);
+/**
+ * Claims an upload for the job about to start, at once (before anything awaits): a second click on
+ * Import, even one arriving at the same moment, finds the job instead of the upload. The upload's file
+ * is let go; `releaseUpload` puts it back when the job could not start.
+ */
+export function claimUpload(server: object, u: Upload, jobId: string, now: number): void {
+  const h = of(server);
+  h.uploads.delete(u.id);
+  for (const [id, s] of h.started) if (s.expiresAt <= now) h.started.delete(id);
+  h.started.set(u.id, { jobId, userId: u.userId, restaurantId: u.restaurantId, expiresAt: now + TTL_MS });
+  h.running.set(u.restaurantId, jobId);
+}
+
+export function releaseUpload(server: object, u: Upload, jobId: string): void {
+  const h = of(server);
+  h.started.delete(u.id);
+  h.uploads.set(u.id, u);
+  if (h.running.get(u.restaurantId) === jobId) h.running.delete(u.restaurantId);
+}
+
+/** The job started from this upload of the user's, for that restaurant (this process, 30 minutes). */
+export function startedJob(server: object, id: string, userId: string, restaurantId: string, now: number) {
+  const s = of(server).started.get(id);
+  return s && s.userId === userId && s.restaurantId === restaurantId && s.expiresAt > now ? s.jobId : null;
+}
 
 /** The job this process started last for the restaurant and is still running, if any. */
 export const runningJob = (server: object, restaurantId: string) =>
   of(server).running.get(restaurantId) ?? null;
-export const markRunning = (server: object, restaurantId: string, jobId: string) =>
-  of(server).running.set(restaurantId, jobId);
 export const markDone = (server: object, restaurantId: string, jobId: string) => {
   const { running } = of(server);
   if (running.get(restaurantId) === jobId) running.delete(restaurantId);

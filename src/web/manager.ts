@@ -5,14 +5,13 @@
 import type { Context } from 'koa';
 import type { RestaurantDoc } from '../../projections/restaurants';
 import type { CommandMeta } from '../core/command-meta';
-import { notFound } from '../core/errors';
 import type { RouteResult } from '../http/route';
 import type { Runtime } from '../runtime';
 import { csrfValid } from './csrf';
 import { managedRestaurantDocs } from './eligibility';
 import type { ShellContext } from './pages/dashboard-shell';
 import { messagePage } from './pages/oauth-pages';
-import { page, type SignedIn, seeOther, signedIn } from './respond';
+import { page, pageNotFound, type SignedIn, seeOther, signedIn } from './respond';
 
 export interface Manager extends SignedIn {
   restaurant: RestaurantDoc;
@@ -41,7 +40,7 @@ async function resolve(
   if (!managed.length) return noRestaurant(me);
   const restaurant = restaurantId === undefined ? managed[0] : managed.find((r) => r._id === restaurantId);
   if (!restaurant)
-    throw notFound('This page does not exist, or it belongs to a restaurant you do not manage.');
+    throw pageNotFound('This page does not exist, or it belongs to a restaurant you do not manage.');
   return {
     ...me,
     restaurant,
@@ -81,6 +80,7 @@ export async function managerForAction(
         title: 'This form has expired',
         message: 'Nothing was changed. Go back, reload the page and try again.',
         account: me.account,
+        back: { href: '/dashboard', label: 'Back to the dashboard' },
       }),
       {},
       403,

@@ -21,8 +21,17 @@ export const seeOther = (location: string): RouteResult => ({
   headers: { location, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' },
 });
 
-/** Any error of a page route, as a page. */
-export function renderPageError(err: unknown, { requestId }: { requestId: string }): RouteResult {
+const BACK_TO_DASHBOARD = { href: '/dashboard', label: 'Back to the dashboard' };
+
+/** A page's 404 with its message as written (the API's notFound() appends "not found" to a noun). */
+export const pageNotFound = (message: string) => new ApiError(404, 'RESOURCE_NOT_FOUND', message);
+
+/** Any error of a page route, as a page (under /dashboard, with the way back to it). */
+export function renderPageError(
+  err: unknown,
+  { requestId, ctx }: { requestId: string; ctx?: Context },
+): RouteResult {
+  const back = ctx?.path.startsWith('/dashboard') ? BACK_TO_DASHBOARD : null;
   if (err instanceof ApiError && err.status < 500) {
     const title =
       err.status === 429
@@ -30,12 +39,13 @@ export function renderPageError(err: unknown, { requestId }: { requestId: string
         : err.status === 404
           ? 'Page not found'
           : 'This request cannot be used';
-    return page(messagePage({ title, message: err.message }), {}, err.status);
+    return page(messagePage({ title, message: err.message, back }), {}, err.status);
   }
   return page(
     messagePage({
       title: 'Something went wrong',
       message: `Couvert could not complete this request. Try again in a moment; if it keeps failing, give support this reference: ${requestId}.`,
+      back,
     }),
     {},
     500,

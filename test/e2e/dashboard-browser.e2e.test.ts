@@ -173,6 +173,12 @@ test('a manager: applications, API keys, webhooks, deliveries, migration, import
     );
     await shoot(page, '1-applications');
     await page.getByRole('button', { name: 'Disconnect Demo POS' }).click();
+    // Asked first: it cannot be undone.
+    assert.is(await page.title(), 'Disconnect Demo POS? · Le Demo · Couvert');
+    assert.match(await page.getByRole('alert').innerText(), /revoked and the webhook endpoints/);
+    assert.is((await svc.api('GET', '/me', { token: appToken })).status, 200, 'nothing yet');
+    await shoot(page, '1b-disconnect-confirm');
+    await page.getByRole('button', { name: 'Disconnect Demo POS' }).click();
     assert.match(await page.getByRole('status').innerText(), /Demo POS is disconnected/);
     const gone = await svc.api('GET', '/me', { token: appToken });
     assert.is(gone.status, 401);

@@ -386,6 +386,11 @@ t(
     await advance(svc, 11 * 60);
     const stale = await b.get('/dashboard/import?restaurant=rest_demo');
     assert.match(text(stale.text), /big\.csv Stopped/);
+    // Its progress page says so too, instead of "Importing…" refreshing itself for good.
+    const progress = await b.get('/dashboard/import/jobs/imp_elsewhere?restaurant=rest_demo');
+    assert.match(progress.text, /<title>Import stopped/);
+    assert.match(text(progress.text), /nothing has been recorded since/);
+    assert.not.match(progress.text, /http-equiv="refresh"/);
     const third = await upload(b, 'name\nBea Import\n', 'third.csv');
     const ok = await b.post('/dashboard/import/start', formFields(third, '/dashboard/import/start'));
     assert.is(ok.status, 303);
@@ -454,6 +459,7 @@ t('audit: every dashboard action appends events naming the manager', async (ctx)
   const disconnected = await b.post('/dashboard/applications/disconnect', {
     ...formFields(apps.text, '/dashboard/applications/disconnect'),
     client_id: 'app_demo',
+    confirm: 'yes',
   });
   assert.is(disconnected.status, 303);
   await within('the application endpoint deleted', async () =>

@@ -187,6 +187,8 @@ test('sign in, choose, allow; exchange with oauth4webapi; disconnect on the dash
     );
     await shoot('4-connected-applications');
     await page.getByRole('button', { name: 'Disconnect Demo POS' }).click();
+    // The confirmation step, then the disconnection.
+    await page.getByRole('button', { name: 'Disconnect Demo POS' }).click();
     assert.match((await page.getByRole('status').textContent()) ?? '', /Demo POS is disconnected/);
     assert.match((await page.locator('main').textContent()) ?? '', /No application is connected to Le Demo/);
     await shoot('5-disconnected');

@@ -92,7 +92,14 @@ t(
     });
     assert.is(forged.status, 403);
     assert.is((await svc.api('GET', '/me', { token: demo1 })).status, 200);
-    const done = await b.post('/dashboard/applications/disconnect', form);
+    // Asked first; nothing changes until it is confirmed.
+    const asked = await b.post('/dashboard/applications/disconnect', form);
+    assert.is(asked.status, 200);
+    assert.match(asked.text, /<title>Disconnect Demo POS\? · Le Demo · Couvert<\/title>/);
+    assert.is((await svc.api('GET', '/me', { token: demo1 })).status, 200);
+    const done = await b.post('/dashboard/applications/disconnect', {
+      ...formFields(asked.text, '/dashboard/applications/disconnect'),
+    });
     assert.is(done.status, 303);
     assert.is(done.location, '/dashboard?restaurant=rest_demo&disconnected=app_demo');
     for (const token of [demo1, demo2]) {
@@ -119,16 +126,22 @@ t('a restaurant the user does not manage can be neither shown nor disconnected',
   const token = await connect(ctx, manager, 'app_pub', 'rest_three');
   const solo = new Browser(svc.url);
   await signIn(solo, await solo.get('/sign-in'), 'solo@demo.test');
-  const page = await solo.get('/dashboard?restaurant=rest_three');
-  assert.match(page.text, /act for <strong>Le Demo<\/strong>/, 'falls back to a restaurant the user manages');
+  // As on every dashboard page, another restaurant named in the URL is not found (not quietly replaced).
+  const other = await solo.get('/dashboard?restaurant=rest_three');
+  assert.is(other.status, 404);
+  assert.match(other.text, /<title>Page not found · Couvert<\/title>/);
+  assert.not.match(other.text, /Couvert Widget/);
+  const page = await solo.get('/dashboard');
+  assert.match(page.text, /act for <strong>Le Demo<\/strong>/);
   assert.not.match(page.text, /<select/, 'one restaurant: no switcher');
   const form = formFields(page.text, '/sign-out');
   const res = await solo.post('/dashboard/applications/disconnect', {
     csrf_token: form.csrf_token as string,
     restaurant_id: 'rest_three',
     client_id: 'app_pub',
+    confirm: 'yes',
   });
-  assert.is(res.status, 403);
+  assert.is(res.status, 404);
   assert.is((await svc.api('GET', '/me', { token })).status, 200);
   const viewer = new Browser(svc.url);
   await signIn(viewer, await viewer.get('/sign-in'), 'viewer@demo.test');

@@ -90,6 +90,31 @@ csv(
   },
 );
 
+csv(
+  'line endings mixed in one file (CRLF, LF, CR) each end a row; a quoted field keeps its own',
+  async () => {
+    const t = await readCsv(bytes('name,email\r\nA,a@x.fr\nB,b@x.fr\r\n"C\nD",c@x.fr\rE,e@x.fr\n'));
+    assert.equal(t.header, ['name', 'email']);
+    assert.equal(t.rows, [
+      ['A', 'a@x.fr'],
+      ['B', 'b@x.fr'],
+      ['C\nD', 'c@x.fr'],
+      ['E', 'e@x.fr'],
+    ]);
+    // A CRLF cut by the parser's chunk edge is one line break, not a row and an empty line.
+    const many = `name\r\n${'x'.repeat(16 * 1024 - 7)}\r\nB\nC\r\n`;
+    assert.equal((await readCsv(bytes(many))).rows, [['x'.repeat(16 * 1024 - 7)], ['B'], ['C']]);
+  },
+);
+
+csv('a quote inside an unquoted field refuses the file with a reason (not an unexpected error)', async () => {
+  for (const text of ['name,note\n=HYPERLINK("x"),a\n', 'name\nJo "JJ" Smith\n']) {
+    const err = await fileError(text);
+    assert.is(err.code, 'unparsable');
+    assert.match(err.message, /near line 2: a quote inside a field/);
+  }
+});
+
 csv('files that are not UTF-8 CSV are refused with a clear reason', async () => {
   assert.is((await fileError(new Uint8Array([0x6e, 0x61, 0x6d, 0x65, 0x0a, 0xe9, 0x0a]))).code, 'not_utf8');
   assert.is((await fileError('')).code, 'empty');
@@ -211,6 +236,25 @@ rows('cells become the values POST /customers takes; empty cells are not given',
   assert.equal(validateRow(r, 'FR', FIELDS), []);
 });
 
+rows('SELECT and MULTI_SELECT cells are read in any case, as the option is spelled', () => {
+  // Spreadsheets from other systems capitalise: "Gold", "VEGAN" are the options gold and vegan.
+  const r = row({ name: 'Jo', cf_vip: 'Gold', cf_diet: 'VEGAN| Halal' });
+  assert.equal(r.input.custom_fields, { cf_vip: 'gold', cf_diet: ['vegan', 'halal'] });
+  assert.equal(validateRow(r, 'FR', FIELDS), []);
+  // A value that is no option, in any case, is still reported as written.
+  const bad = row({ name: 'Jo', cf_vip: 'Bronze', cf_diet: 'Vegan|Paleo' });
+  assert.equal(bad.input.custom_fields, { cf_vip: 'Bronze', cf_diet: ['vegan', 'Paleo'] });
+  assert.equal(
+    validateRow(bad, 'FR', FIELDS).map((i) => i.path),
+    ['custom_fields.cf_vip', 'custom_fields.cf_diet'],
+  );
+  // Two options differing only in case: the cell must name one exactly.
+  const cased: CustomFieldDefinition = { id: 'cf_size', name: 'Size', type: 'SELECT', options: ['S', 's'] };
+  const cols = mapHeader(['name', 'Size'], [cased]).columns;
+  assert.equal(readRow(['Jo', 's'], cols).input.custom_fields, { cf_size: 's' });
+  assert.equal(readRow(['Jo', 'S'], cols).input.custom_fields, { cf_size: 'S' });
+});
+
 rows('faults by the customers module rules, one per field, with its paths', () => {
   const r = row({
     name: '   ',
@@ -284,6 +328,32 @@ rows('the summary is CSV with one line per row', () => {
   );
 });
 
+rows('the summary quotes a cell holding a line break: a spreadsheet reads one line per row', async () => {
+  // A SELECT value with a line break (a quoted cell of the file) is echoed by the module's message.
+  const text = summaryCsv([
+    {
+      row: 1,
+      outcome: 'skipped',
+      customer_id: null,
+      matched_on: null,
+      errors: [
+        {
+          path: 'custom_fields.cf_vip',
+          code: 'invalid_option',
+          message: 'VIP level has no option a\nb\rc',
+        },
+      ],
+    },
+    { row: 2, outcome: 'created', customer_id: 'cus_2', matched_on: null, errors: [] },
+  ]);
+  const table = await readCsv(bytes(text));
+  assert.equal(
+    table.rows.map((r) => r[0]),
+    ['1', '2'],
+  );
+  assert.is(table.rows[0]?.[4], 'custom_fields.cf_vip: VIP level has no option a\nb\rc');
+});
+
 // Any customer POST /customers accepts, written to CSV the way a spreadsheet does, reads back as the
 // same input. Values the file format cannot carry are left out of the generator: leading or trailing
 // spaces in trimmed columns, the list separator "|" inside a tag, an all-blank optional value (read
@@ -354,7 +424,8 @@ rows('property: a valid customer written to CSV reads back the same', async () =
         ...CUSTOMER_COLUMNS.filter((f) => f !== 'name').map((f) => cell((c as Record<string, unknown>)[f])),
         ...FIELDS.map((f) => cell(cf[f.id])),
       ];
-      const text = stringify([head, values], { delimiter, record_delimiter: '\r\n' });
+      // As a spreadsheet writes it (RFC 4180): a cell with a line break is quoted.
+      const text = stringify([head, values], { delimiter, record_delimiter: '\r\n', quoted_match: /[\r\n]/ });
       const table = await readCsv(bytes(bom ? `\uFEFF${text}` : text));
       const h = mapHeader(table.header, FIELDS);
       assert.equal(h.issues, []);

@@ -1,13 +1,13 @@
 // Dashboard: API keys (create, revoke) through commands/credentials with the manager as actor.
 import { createApiKey, revokeApiKey } from '../../../commands/credentials/handler';
 import { API_KEYS, type ApiKeyDoc } from '../../../projections/api-keys';
-import { ApiError, type Issue, notFound } from '../../core/errors';
+import { ApiError, type Issue } from '../../core/errors';
 import type { Runtime } from '../../runtime';
 import { putFlash, takeFlash } from '../../web/flash';
 import { isManager, type Manager, managerForAction, managerForPage } from '../../web/manager';
 import { apiKeysPage } from '../../web/pages/api-key-pages';
 import { confirmPage, sectionPath } from '../../web/pages/dashboard-shell';
-import { page, renderPageError, seeOther } from '../../web/respond';
+import { page, pageNotFound, renderPageError, seeOther } from '../../web/respond';
 import { type AnyRoute, defineRoute, PUBLIC } from '../route';
 import { type AnySchema, obj, optional, str } from '../schema';
 
@@ -42,20 +42,30 @@ export const dashboardApiKeyRoutes: AnyRoute[] = [
     path: BASE,
     absolute: true,
     hidden: true,
+    // Parameters of a link's own (utm_source…) are ignored, as a page does; those read are checked.
+    openQuery: true,
     operationId: 'dashboardApiKeys',
     summary: 'API keys of a restaurant the signed-in user manages',
     tag: 'OAuth',
     access: PUBLIC,
-    query: obj({ restaurant: optional(str({ max: 64 })), revoked: optional(str({ max: 200 })) }),
+    query: obj(
+      { restaurant: optional(str({ max: 64 })), revoked: optional(str({ max: 200 })) },
+      { open: true },
+    ),
     responses: { 200: { description: 'An HTML page' }, 303: { description: 'To the sign-in page' } },
     renderError: renderPageError,
     handler: async ({ rt, ctx, query, requestId }) => {
       const m = await managerForPage(rt, ctx, query.restaurant, requestId);
       if (!isManager(m)) return m;
       const flash = await takeFlash(rt, m.session, BASE);
+      const listed = await keysOf(rt, m.restaurant._id);
+      // Said only when no active key has that name: a link cannot announce a revocation that did not happen.
+      const revoked =
+        query.revoked && !listed.keys.some((k) => k.name === query.revoked) ? query.revoked : null;
       return page(
-        await render(rt, m, {
-          notice: query.revoked ? `The key “${query.revoked}” is revoked.` : null,
+        apiKeysPage(m.shell, {
+          ...listed,
+          notice: revoked ? `The key “${revoked}” is revoked.` : null,
           created: flash ? { name: flash.label, token: flash.value } : null,
         }),
       );
@@ -114,7 +124,7 @@ export const dashboardApiKeyRoutes: AnyRoute[] = [
       if (!isManager(m)) return m;
       const key = await rt.docs.collection<ApiKeyDoc>(API_KEYS).findOne({ _id: body.key_id });
       if (!key || key.restaurant_id !== m.restaurant._id || key.type !== 'API_KEY' || key.revoked_at)
-        throw notFound('This API key does not exist, or it belongs to a restaurant you do not manage.');
+        throw pageNotFound('This API key does not exist, or it belongs to a restaurant you do not manage.');
       if (body.confirm !== 'yes')
         return page(
           confirmPage(m.shell, {

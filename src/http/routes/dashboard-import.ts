@@ -2,35 +2,39 @@
 // summary). The upload is multipart, parsed only for a signed-in user (koa-body/formidable, one file,
 // a size limit); the import runs in the background, in batches that yield to the event loop, so the
 // API keeps answering; the manager is the actor of every event it appends.
-import { readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Context } from 'koa';
 import { koaBody } from 'koa-body';
 import { ON_MATCH, type OnMatch } from '../../../commands/customer-import/events';
 import { loadImportJob } from '../../../commands/customer-import/handler';
 import { STALE_AFTER_MS, takeImportSlot } from '../../../commands/customer-import/slot';
 import { loadUserById } from '../../../commands/oauth/user-handler';
+import { CUSTOMER_IMPORTS, type CustomerImportDoc } from '../../../projections/customer-imports';
 import {
   countCustomerImports,
   IMPORT_HISTORY_LIMIT,
   listCustomerImports,
 } from '../../../queries/customer-imports';
-import { ApiError, type Issue, notFound } from '../../core/errors';
+import { ApiError, type Issue } from '../../core/errors';
 import { newId } from '../../core/ids';
 import { importCustomers, planImport, prepareImport } from '../../customer-import/engine';
 import { jobSummaryCsv } from '../../customer-import/summary';
 import type { Runtime } from '../../runtime';
 import {
-  dropUpload,
+  claimUpload,
   findUpload,
   keepUpload,
   markDone,
-  markRunning,
+  releaseUpload,
   runningJob,
+  startedJob,
 } from '../../web/import-uploads';
 import { isManager, type Manager, managerForAction, managerForPage } from '../../web/manager';
 import { importPage, jobPage, previewPage } from '../../web/pages/import-pages';
-import { page, renderPageError, seeOther, signedIn } from '../../web/respond';
-import { type AnyRoute, defineRoute, PUBLIC } from '../route';
+import { page, pageNotFound, renderPageError, seeOther, signedIn } from '../../web/respond';
+import { type AnyRoute, defineRoute, PUBLIC, type RouteResult } from '../route';
 import { obj, optional, str } from '../schema';
 import { form } from './dashboard-api-keys';
 
@@ -40,32 +44,44 @@ export const IMPORT_MAX_BYTES = 50 * 1024 * 1024;
 const PREVIEW_ROWS = 20;
 const NOT_YOURS = 'This page does not exist, or it belongs to a restaurant you do not manage.';
 
-const parseUpload = koaBody({
-  multipart: true,
-  json: false,
-  urlencoded: false,
-  text: false,
-  formidable: {
-    uploadDir: tmpdir(),
-    maxFiles: 1,
-    maxFileSize: IMPORT_MAX_BYTES,
-    maxTotalFileSize: IMPORT_MAX_BYTES,
-    maxFields: 8,
-    maxFieldsSize: 64 * 1024,
-    allowEmptyFiles: true,
-    minFileSize: 0,
-  },
-  onError: (err) => {
-    const tooBig = /maxFileSize|maxTotalFileSize|exceeded/i.test(err.message);
-    throw new ApiError(
-      tooBig ? 413 : 400,
-      'VALIDATION_ERROR',
-      tooBig
-        ? `The file is larger than ${IMPORT_MAX_BYTES / 1024 / 1024} MB. Split it into several files.`
-        : 'The upload could not be read. Choose the file again.',
-    );
-  },
-});
+/**
+ * The multipart parser of one upload, writing into `dir`: a directory of the request's own, removed
+ * whole when the request ends, so no file stays behind (a second file, a file under another field
+ * name, a refused or broken upload).
+ */
+const uploadParser = (dir: string) =>
+  koaBody({
+    multipart: true,
+    json: false,
+    urlencoded: false,
+    text: false,
+    formidable: {
+      uploadDir: dir,
+      maxFiles: 1,
+      maxFileSize: IMPORT_MAX_BYTES,
+      maxTotalFileSize: IMPORT_MAX_BYTES,
+      maxFields: 8,
+      maxFieldsSize: 64 * 1024,
+      allowEmptyFiles: true,
+      minFileSize: 0,
+    },
+    onError: (err) => {
+      if (/maxFiles/.test(err.message))
+        throw new ApiError(
+          400,
+          'VALIDATION_ERROR',
+          'Choose one file: the import takes one CSV file at a time.',
+        );
+      const tooBig = /maxFileSize|maxTotalFileSize|exceeded/i.test(err.message);
+      throw new ApiError(
+        tooBig ? 413 : 400,
+        'VALIDATION_ERROR',
+        tooBig
+          ? `The file is larger than ${IMPORT_MAX_BYTES / 1024 / 1024} MB. Split it into several files.`
+          : 'The upload could not be read. Choose the file again.',
+      );
+    },
+  });
 
 const isOnMatch = (v: unknown): v is OnMatch =>
   typeof v === 'string' && (ON_MATCH as readonly string[]).includes(v);
@@ -115,10 +131,68 @@ async function jobOf(rt: Runtime, m: Manager, id: string) {
   if (state.status === 'none') {
     // Started a moment ago in this process: its first event is on its way.
     if (runningJob(rt, m.restaurant._id) === id) return state;
-    throw notFound(NOT_YOURS);
+    throw pageNotFound(NOT_YOURS);
   }
-  if (state.restaurantId !== m.restaurant._id) throw notFound(NOT_YOURS);
+  if (state.restaurantId !== m.restaurant._id) throw pageNotFound(NOT_YOURS);
   return state;
+}
+
+/** The upload's preview: the form's fields and its one file, parsed into `dir` (removed by the caller). */
+async function previewUpload(
+  rt: Runtime,
+  ctx: Context,
+  requestId: string,
+  dir: string,
+): Promise<RouteResult> {
+  await uploadParser(dir)(ctx, async () => {});
+  const fields = (ctx.request.body ?? {}) as Record<string, unknown>;
+  const files = (ctx.request.files ?? {}) as Record<string, unknown>;
+  const file = files.file as { filepath: string; originalFilename: string | null; size: number } | undefined;
+  const m = await managerForAction(rt, ctx, fields, requestId);
+  if (!isManager(m)) return m;
+  if (!file || Array.isArray(file)) return mainPage(rt, m, 'Choose a CSV file to upload.', 400);
+  if (file.size === 0) return mainPage(rt, m, 'The file is empty.', 400);
+  const onMatch = isOnMatch(fields.on_match) ? fields.on_match : 'return_existing';
+  const bytes = await readFile(file.filepath);
+  let prepared: Awaited<ReturnType<typeof prepareImport>>;
+  try {
+    prepared = await prepareImport(rt, m.restaurant._id, bytes);
+  } catch (err) {
+    if (err instanceof ApiError && err.status < 500) {
+      // A file's fault is its one issue, whose message the error repeats: said once, as a sentence.
+      const issues = ((err.details?.issues as Issue[] | undefined) ?? []).filter(
+        (i) => i.message !== err.message,
+      );
+      const said = `${err.message}${issues.length ? `: ${issues.map((i) => i.message).join('; ')}` : ''}`;
+      return mainPage(rt, m, `${said.charAt(0).toUpperCase()}${said.slice(1)}.`, 400);
+    }
+    throw err;
+  }
+  if (prepared.table.rows.length === 0)
+    return mainPage(rt, m, 'The file has a header row but no customer.', 400);
+  const fileName = (file.originalFilename ?? 'customers.csv').slice(0, 200);
+  const upload = keepUpload(
+    rt,
+    {
+      restaurantId: m.restaurant._id,
+      userId: m.user.user_id,
+      fileName,
+      bytes: bytes.length,
+      onMatch,
+      prepared,
+    },
+    rt.clock.now().getTime(),
+  );
+  const plan = await planImport(rt, prepared, onMatch, PREVIEW_ROWS);
+  return page(
+    previewPage(m.shell, {
+      uploadId: upload.id,
+      fileName,
+      columns: prepared.table.header,
+      plan,
+      onMatch,
+    }),
+  );
 }
 
 export const dashboardImportRoutes: AnyRoute[] = [
@@ -127,11 +201,13 @@ export const dashboardImportRoutes: AnyRoute[] = [
     path: BASE,
     absolute: true,
     hidden: true,
+    // Parameters of a link's own (utm_source…) are ignored, as a page does; those read are checked.
+    openQuery: true,
     operationId: 'dashboardImport',
     summary: 'Customer import: upload a CSV file',
     tag: 'OAuth',
     access: PUBLIC,
-    query: obj({ restaurant: optional(str({ max: 64 })) }),
+    query: obj({ restaurant: optional(str({ max: 64 })) }, { open: true }),
     responses: { 200: { description: 'An HTML page' }, 303: { description: 'To the sign-in page' } },
     renderError: renderPageError,
     handler: async ({ rt, ctx, query, requestId }) => {
@@ -162,61 +238,11 @@ export const dashboardImportRoutes: AnyRoute[] = [
           'VALIDATION_ERROR',
           'Send the form as multipart/form-data (choose a file on the page).',
         );
-      await parseUpload(ctx, async () => {});
-      const fields = (ctx.request.body ?? {}) as Record<string, unknown>;
-      const files = (ctx.request.files ?? {}) as Record<string, unknown>;
-      const file = files.file as
-        | { filepath: string; originalFilename: string | null; size: number }
-        | undefined;
+      const dir = await mkdtemp(join(tmpdir(), 'couvert-upload-'));
       try {
-        const m = await managerForAction(rt, ctx, fields, requestId);
-        if (!isManager(m)) return m;
-        if (!file || Array.isArray(file)) return mainPage(rt, m, 'Choose a CSV file to upload.', 400);
-        if (file.size === 0) return mainPage(rt, m, 'The file is empty.', 400);
-        const onMatch = isOnMatch(fields.on_match) ? fields.on_match : 'return_existing';
-        const bytes = await readFile(file.filepath);
-        let prepared: Awaited<ReturnType<typeof prepareImport>>;
-        try {
-          prepared = await prepareImport(rt, m.restaurant._id, bytes);
-        } catch (err) {
-          if (err instanceof ApiError && err.status < 500) {
-            const issues = (err.details?.issues as Issue[] | undefined) ?? [];
-            return mainPage(
-              rt,
-              m,
-              `${err.message}${issues.length ? `: ${issues.map((i) => i.message).join('; ')}` : ''}`,
-              400,
-            );
-          }
-          throw err;
-        }
-        if (prepared.table.rows.length === 0)
-          return mainPage(rt, m, 'The file has a header row but no customer.', 400);
-        const fileName = (file.originalFilename ?? 'customers.csv').slice(0, 200);
-        const upload = keepUpload(
-          rt,
-          {
-            restaurantId: m.restaurant._id,
-            userId: m.user.user_id,
-            fileName,
-            bytes: bytes.length,
-            onMatch,
-            prepared,
-          },
-          rt.clock.now().getTime(),
-        );
-        const plan = await planImport(rt, prepared, onMatch, PREVIEW_ROWS);
-        return page(
-          previewPage(m.shell, {
-            uploadId: upload.id,
-            fileName,
-            columns: prepared.table.header,
-            plan,
-            onMatch,
-          }),
-        );
+        return await previewUpload(rt, ctx, requestId, dir);
       } finally {
-        if (file && !Array.isArray(file)) await rm(file.filepath, { force: true });
+        await rm(dir, { recursive: true, force: true });
       }
     },
   }),
@@ -236,13 +262,13 @@ export const dashboardImportRoutes: AnyRoute[] = [
     handler: async ({ rt, ctx, body, requestId }) => {
       const m = await managerForAction(rt, ctx, body, requestId);
       if (!isManager(m)) return m;
-      const upload = findUpload(
-        rt,
-        body.upload_id,
-        m.user.user_id,
-        m.restaurant._id,
-        rt.clock.now().getTime(),
-      );
+      const now = rt.clock.now().getTime();
+      const progress = (jobId: string) =>
+        seeOther(`${BASE}/jobs/${jobId}?restaurant=${encodeURIComponent(m.restaurant._id)}`);
+      // A second click on Import (a double click, a resubmitted form): the import it started.
+      const already = startedJob(rt, body.upload_id, m.user.user_id, m.restaurant._id, now);
+      if (already) return progress(already);
+      const upload = findUpload(rt, body.upload_id, m.user.user_id, m.restaurant._id, now);
       if (!upload)
         return mainPage(
           rt,
@@ -252,16 +278,16 @@ export const dashboardImportRoutes: AnyRoute[] = [
         );
       const onMatch = isOnMatch(body.on_match) ? body.on_match : upload.onMatch;
       const jobId = newId('imp');
+      claimUpload(rt, upload, jobId, now);
       // One import at a time per restaurant, decided on the write side (the slot stream), so two
       // managers (or a manager and the CLI) starting together cannot both import.
       try {
         await takeImportSlot(rt, { jobId, restaurantId: m.restaurant._id }, m.meta);
       } catch (err) {
+        releaseUpload(rt, upload, jobId);
         if (err instanceof ApiError && err.status === 409) return mainPage(rt, m, err.message, 409);
         throw err;
       }
-      dropUpload(rt, upload.id);
-      markRunning(rt, m.restaurant._id, jobId);
       // In the background: the response does not wait, and the batches yield to other requests.
       importCustomers(rt, upload.prepared, { onMatch, fileName: upload.fileName, meta: m.meta, jobId })
         .catch((err) =>
@@ -271,7 +297,7 @@ export const dashboardImportRoutes: AnyRoute[] = [
           ),
         )
         .finally(() => markDone(rt, m.restaurant._id, jobId));
-      return seeOther(`${BASE}/jobs/${jobId}?restaurant=${encodeURIComponent(m.restaurant._id)}`);
+      return progress(jobId);
     },
   }),
   defineRoute({
@@ -279,12 +305,14 @@ export const dashboardImportRoutes: AnyRoute[] = [
     path: `${BASE}/jobs/{id}`,
     absolute: true,
     hidden: true,
+    // Parameters of a link's own (utm_source…) are ignored, as a page does; those read are checked.
+    openQuery: true,
     operationId: 'dashboardImportJob',
     summary: 'The progress and result of a customer import',
     tag: 'OAuth',
     access: PUBLIC,
     params: obj({ id: str({ min: 1, max: 64 }) }),
-    query: obj({ restaurant: optional(str({ max: 64 })) }),
+    query: obj({ restaurant: optional(str({ max: 64 })) }, { open: true }),
     responses: { 200: { description: 'An HTML page' }, 303: { description: 'To the sign-in page' } },
     renderError: renderPageError,
     handler: async ({ rt, ctx, params, query, requestId }) => {
@@ -292,7 +320,14 @@ export const dashboardImportRoutes: AnyRoute[] = [
       if (!isManager(m)) return m;
       const state = await jobOf(rt, m, params.id);
       const who = state.actor ? await actorWords(rt, state.actor, new Map()) : undefined;
-      return page(jobPage(m.shell, { id: params.id, state, who }));
+      // Running, but silent past the stale limit: the process importing it stopped (as the history says).
+      let stoppedSince: string | null = null;
+      if (state.status === 'running') {
+        const doc = await rt.docs.collection<CustomerImportDoc>(CUSTOMER_IMPORTS).findOne({ _id: params.id });
+        const last = doc?.last_event_at ?? state.startedAt;
+        if (last && rt.clock.now().getTime() - Date.parse(last) >= STALE_AFTER_MS) stoppedSince = last;
+      }
+      return page(jobPage(m.shell, { id: params.id, state, who, stoppedSince }));
     },
   }),
   defineRoute({
@@ -300,19 +335,21 @@ export const dashboardImportRoutes: AnyRoute[] = [
     path: `${BASE}/jobs/{id}/summary.csv`,
     absolute: true,
     hidden: true,
+    // Parameters of a link's own (utm_source…) are ignored, as a page does; those read are checked.
+    openQuery: true,
     operationId: 'dashboardImportSummary',
     summary: 'The summary of a customer import, one line per row (CSV)',
     tag: 'OAuth',
     access: PUBLIC,
     params: obj({ id: str({ min: 1, max: 64 }) }),
-    query: obj({ restaurant: optional(str({ max: 64 })) }),
+    query: obj({ restaurant: optional(str({ max: 64 })) }, { open: true }),
     responses: { 200: { description: 'A CSV file' }, 303: { description: 'To the sign-in page' } },
     renderError: renderPageError,
     handler: async ({ rt, ctx, params, query, requestId }) => {
       const m = await managerForPage(rt, ctx, query.restaurant, requestId);
       if (!isManager(m)) return m;
       const state = await jobOf(rt, m, params.id);
-      if (state.status === 'none') throw notFound(NOT_YOURS);
+      if (state.status === 'none') throw pageNotFound(NOT_YOURS);
       const base = (state.fileName ?? 'customers')
         .replace(/\.csv$/i, '')
         .replace(/[^A-Za-z0-9._-]+/g, '_')

@@ -13,7 +13,7 @@ import {
 import { API_KEYS, type ApiKeyDoc } from '../../../projections/api-keys';
 import { WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../../../projections/webhook-endpoints';
 import { getDelivery, getEndpoint, listDeliveries } from '../../../queries/webhooks';
-import { ApiError, type Issue, notFound } from '../../core/errors';
+import { ApiError, type Issue } from '../../core/errors';
 import type { Runtime } from '../../runtime';
 import { putFlash, takeFlash } from '../../web/flash';
 import { isManager, type Manager, managerForAction, managerForPage } from '../../web/manager';
@@ -26,7 +26,7 @@ import {
   endpointPath,
   endpointsPage,
 } from '../../web/pages/webhook-pages';
-import { page, renderPageError, seeOther } from '../../web/respond';
+import { page, pageNotFound, renderPageError, seeOther } from '../../web/respond';
 import { type AnyRoute, defineRoute, PUBLIC } from '../route';
 import { enums, obj, optional, str } from '../schema';
 import { form, many } from './dashboard-api-keys';
@@ -55,7 +55,7 @@ async function endpointOf(rt: Runtime, m: Manager, id: string): Promise<WebhookE
   try {
     return await getEndpoint(rt.docs, { restaurantId: m.restaurant._id, owner: null }, id);
   } catch (err) {
-    if (err instanceof ApiError && err.status === 404) throw notFound(NOT_YOURS);
+    if (err instanceof ApiError && err.status === 404) throw pageNotFound(NOT_YOURS);
     throw err;
   }
 }
@@ -101,7 +101,13 @@ function settingsOf(f: EndpointForm): {
       problem = `Custom header “${line.slice(0, 60)}” is not written as Name: value.`;
       continue;
     }
-    headers[line.slice(0, i).trim()] = line.slice(i + 1).trim();
+    const name = line.slice(0, i).trim();
+    // Names are case-insensitive: a second line for the same one would silently replace the first.
+    if (Object.keys(headers).some((n) => n.toLowerCase() === name.toLowerCase())) {
+      problem = `Custom header “${name.slice(0, 60)}” is named twice: keep one line for it.`;
+      continue;
+    }
+    headers[name] = line.slice(i + 1).trim();
   }
   if (!f.url) problem = 'Enter the URL to send events to.';
   if (!f.all && !f.events.length) problem = 'Choose at least one event, or every event.';
@@ -228,6 +234,16 @@ const NOTICES: Record<string, string> = {
   deleted: 'The endpoint is deleted: nothing more is sent to it.',
 };
 
+/** Whether the endpoint is as the notice says (a link cannot announce a change that did not happen). */
+const holds = (done: string, e: WebhookEndpointDoc) =>
+  done === 'enabled'
+    ? !e.disabled
+    : done === 'disabled'
+      ? e.disabled
+      : done === 'migrated'
+        ? e.api_version !== 'legacy'
+        : true;
+
 const ACTIONS = ['edit', 'toggle', 'rotate', 'test', 'migrate', 'delete'] as const;
 
 export const dashboardWebhookRoutes: AnyRoute[] = [
@@ -236,11 +252,13 @@ export const dashboardWebhookRoutes: AnyRoute[] = [
     path: BASE,
     absolute: true,
     hidden: true,
+    // Parameters of a link's own (utm_source…) are ignored, as a page does; those read are checked.
+    openQuery: true,
     operationId: 'dashboardWebhooks',
     summary: 'Webhook endpoints of a restaurant the signed-in user manages',
     tag: 'OAuth',
     access: PUBLIC,
-    query: obj({ restaurant: optional(str({ max: 64 })), done: optional(str({ max: 16 })) }),
+    query: obj({ restaurant: optional(str({ max: 64 })), done: optional(str({ max: 16 })) }, { open: true }),
     responses: { 200: { description: 'An HTML page' }, 303: { description: 'To the sign-in page' } },
     renderError: renderPageError,
     handler: async ({ rt, ctx, query, requestId }) => {
@@ -270,7 +288,7 @@ export const dashboardWebhookRoutes: AnyRoute[] = [
       if (problem) return listPage(rt, m, { form: f, alert: problem }, 400);
       const key = f.key_id ? await rt.docs.collection<ApiKeyDoc>(API_KEYS).findOne({ _id: f.key_id }) : null;
       if (!key || key.restaurant_id !== m.restaurant._id || key.revoked_at || key.type !== 'API_KEY')
-        throw notFound(NOT_YOURS);
+        throw pageNotFound(NOT_YOURS);
       const count = await rt.docs.collection(WEBHOOK_ENDPOINTS).count({ restaurant_id: m.restaurant._id });
       if (count >= MAX_ENDPOINTS_PER_RESTAURANT)
         return listPage(
@@ -311,18 +329,23 @@ export const dashboardWebhookRoutes: AnyRoute[] = [
     path: `${BASE}/{id}`,
     absolute: true,
     hidden: true,
+    // Parameters of a link's own (utm_source…) are ignored, as a page does; those read are checked.
+    openQuery: true,
     operationId: 'dashboardWebhookEndpoint',
     summary: 'A webhook endpoint and its deliveries of the last 30 days',
     tag: 'OAuth',
     access: PUBLIC,
     params: obj({ id: ID }),
-    query: obj({
-      restaurant: optional(str({ max: 64 })),
-      done: optional(str({ max: 16 })),
-      status: optional(str({ max: 16 })),
-      event_type: optional(str({ max: 64 })),
-      before: optional(str({ max: 200 })),
-    }),
+    query: obj(
+      {
+        restaurant: optional(str({ max: 64 })),
+        done: optional(str({ max: 16 })),
+        status: optional(str({ max: 16 })),
+        event_type: optional(str({ max: 64 })),
+        before: optional(str({ max: 200 })),
+      },
+      { open: true },
+    ),
     responses: { 200: { description: 'An HTML page' }, 303: { description: 'To the sign-in page' } },
     renderError: renderPageError,
     handler: async ({ rt, ctx, params, query, requestId }) => {
@@ -332,7 +355,7 @@ export const dashboardWebhookRoutes: AnyRoute[] = [
       const flash = await takeFlash(rt, m.session, `${BASE}/${endpoint._id}`);
       return detailPage(rt, m, endpoint, {
         secret: flash?.value ?? null,
-        notice: query.done ? (NOTICES[query.done] ?? null) : null,
+        notice: query.done && holds(query.done, endpoint) ? (NOTICES[query.done] ?? null) : null,
         filter: { status: query.status ?? '', event_type: query.event_type ?? '' },
         before: query.before,
       });
@@ -485,7 +508,7 @@ export const dashboardWebhookRoutes: AnyRoute[] = [
       try {
         delivery = await getDelivery(rt.docs, endpoint._id, params.delivery, rt.clock.now());
       } catch (err) {
-        if (err instanceof ApiError && err.status === 404) throw notFound(NOT_YOURS);
+        if (err instanceof ApiError && err.status === 404) throw pageNotFound(NOT_YOURS);
         throw err;
       }
       try {

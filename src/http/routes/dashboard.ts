@@ -3,12 +3,11 @@
 
 import { disconnectApplication } from '../../../commands/oauth/token-handler';
 import { findApplication, listConnections } from '../../../queries/oauth';
-import { csrfValid } from '../../web/csrf';
-import { managedRestaurantDocs } from '../../web/eligibility';
 import { originOf } from '../../web/headers';
+import { isManager, managerForAction, managerForPage } from '../../web/manager';
 import { connectionsPage } from '../../web/pages/dashboard-pages';
-import { messagePage } from '../../web/pages/oauth-pages';
-import { page, renderPageError, seeOther, signedIn } from '../../web/respond';
+import { confirmPage, sectionPath } from '../../web/pages/dashboard-shell';
+import { page, pageNotFound, renderPageError, seeOther } from '../../web/respond';
 import { type AnyRoute, defineRoute, PUBLIC } from '../route';
 import { obj, optional, str } from '../schema';
 
@@ -20,37 +19,35 @@ export const dashboardRoutes: AnyRoute[] = [
     path: DASHBOARD_PATH,
     absolute: true,
     hidden: true,
+    // Parameters of a link's own (utm_source…) are ignored, as a page does; those read are checked.
+    openQuery: true,
     operationId: 'dashboardConnections',
     summary: 'Connected applications of a restaurant the signed-in user manages',
     tag: 'OAuth',
     access: PUBLIC,
-    query: obj({ restaurant: optional(str({ max: 64 })), disconnected: optional(str({ max: 64 })) }),
+    query: obj(
+      { restaurant: optional(str({ max: 64 })), disconnected: optional(str({ max: 64 })) },
+      { open: true },
+    ),
     responses: { 200: { description: 'An HTML page' }, 303: { description: 'To the sign-in page' } },
     renderError: renderPageError,
-    handler: async ({ rt, ctx, query }) => {
-      const me = await signedIn(rt, ctx);
-      if (!me) return seeOther(`/sign-in?next=${encodeURIComponent(DASHBOARD_PATH)}`);
-      const managed = await managedRestaurantDocs(rt, me.user);
-      if (!managed.length)
-        return page(
-          messagePage({
-            title: 'No restaurant',
-            message:
-              'You do not manage integrations for any restaurant yet. Ask the restaurant’s owner or Couvert support.',
-            account: me.account,
-          }),
-        );
-      const current = managed.find((r) => r._id === query.restaurant) ?? managed[0];
-      if (!current) throw new Error('unreachable');
+    handler: async ({ rt, ctx, query, requestId }) => {
+      // Another restaurant named in the URL (or one that does not exist) answers the 404 page.
+      const m = await managerForPage(rt, ctx, query.restaurant, requestId);
+      if (!isManager(m)) return m;
+      const current = m.restaurant;
       const connections = await listConnections(rt.docs, current._id);
-      const gone = query.disconnected ? await findApplication(rt.docs, query.disconnected) : null;
+      // The notice names an application only when it is indeed not connected here: a link cannot make
+      // the page say a connected application is disconnected.
+      const gone =
+        query.disconnected && !connections.some((c) => c.client_id === query.disconnected)
+          ? await findApplication(rt.docs, query.disconnected)
+          : null;
       return page(
         connectionsPage({
-          restaurants: managed.map((r) => ({ id: r._id, name: r.name })),
-          restaurant: { id: current._id, name: current.name, timezone: current.timezone },
+          ...m.shell,
           connections,
           notice: gone ? `${gone.name} is disconnected: its access is revoked.` : null,
-          account: me.account,
         }),
         {
           imageOrigins: [
@@ -73,40 +70,41 @@ export const dashboardRoutes: AnyRoute[] = [
       csrf_token: str({ max: 200 }),
       restaurant_id: str({ max: 64 }),
       client_id: str({ max: 64 }),
+      confirm: optional(str({ max: 8 })),
     }),
     bodyRequired: true,
-    responses: { 303: { description: 'Back to Connected applications' } },
+    responses: {
+      200: { description: 'The confirmation page' },
+      303: { description: 'Back to Connected applications' },
+    },
     renderError: renderPageError,
     handler: async ({ rt, ctx, body, requestId }) => {
-      const me = await signedIn(rt, ctx);
-      if (!me) return seeOther(`/sign-in?next=${encodeURIComponent(DASHBOARD_PATH)}`);
-      if (!csrfValid(me.session, body.csrf_token))
+      // The CSRF token, then the restaurant (one the manager does not manage answers the 404 page).
+      const m = await managerForAction(rt, ctx, body, requestId);
+      if (!isManager(m)) return m;
+      const r = m.restaurant._id;
+      const back = () =>
+        seeOther(`${DASHBOARD_PATH}?${new URLSearchParams({ restaurant: r, disconnected: body.client_id })}`);
+      if (body.confirm !== 'yes') {
+        // Asked first, as every action that cannot be undone: a misclick does not cut a restaurant's POS off.
+        const connection = (await listConnections(rt.docs, r)).find((c) => c.client_id === body.client_id);
+        if (!connection) throw pageNotFound(`This application is not connected to ${m.restaurant.name}.`);
         return page(
-          messagePage({
-            title: 'This form has expired',
-            message: 'Nothing was changed. Reload Connected applications and try again.',
-            account: me.account,
+          confirmPage(m.shell, {
+            section: 'applications',
+            title: `Disconnect ${connection.name}?`,
+            warning: `${connection.name} loses access to ${m.restaurant.name} at once: its ${connection.active_tokens} active token${connection.active_tokens === 1 ? ' is' : 's are'} revoked and the webhook endpoints it added are deleted. It can be connected again later, from the application.`,
+            action: `${DASHBOARD_PATH}/applications/disconnect`,
+            fields: { restaurant_id: r, client_id: body.client_id },
+            button: `Disconnect ${connection.name}`,
+            cancel: sectionPath('applications', r),
           }),
-          {},
-          403,
         );
-      if (!me.user.restaurants[body.restaurant_id])
-        return page(
-          messagePage({
-            title: 'Not your restaurant',
-            message: 'You do not manage integrations for this restaurant; nothing was changed.',
-            account: me.account,
-          }),
-          {},
-          403,
-        );
-      const out = await disconnectApplication(rt, body.restaurant_id, body.client_id, {
-        actor: `user:${me.user.user_id}`,
-        request_id: requestId,
-      });
+      }
+      // Confirmed (twice, from a double click: the second finds nothing to revoke and changes nothing).
+      const out = await disconnectApplication(rt, r, body.client_id, m.meta);
       await rt.settle(out.position);
-      const q = new URLSearchParams({ restaurant: body.restaurant_id, disconnected: body.client_id });
-      return seeOther(`${DASHBOARD_PATH}?${q}`);
+      return back();
     },
   }),
 ];

@@ -40,11 +40,13 @@ export const webSessionRoutes: AnyRoute[] = [
     path: '/sign-in',
     absolute: true,
     hidden: true,
+    // Parameters of a link's own (utm_source…) are ignored, as a page does; `next` is checked.
+    openQuery: true,
     operationId: 'signInPage',
     summary: 'The sign-in page',
     tag: 'OAuth',
     access: PUBLIC,
-    query: obj({ next: optional(str({ max: 4000 })) }),
+    query: obj({ next: optional(str({ max: 4000 })) }, { open: true }),
     responses: { 200: { description: 'An HTML page' } },
     renderError: renderPageError,
     handler: async ({ rt, ctx, query }) => {

@@ -144,9 +144,19 @@ ${
   });
 }
 
-export function jobPage(c: ShellContext, o: { id: string; state: ImportJobState; who?: string }): string {
+export function jobPage(
+  c: ShellContext,
+  o: {
+    id: string;
+    state: ImportJobState;
+    who?: string;
+    /** Running but silent past the stale limit (its process stopped): the time of its last record. */
+    stoppedSince?: string | null;
+  },
+): string {
   const s = o.state;
-  const active = s.status === 'running' || s.status === 'none';
+  const stopped = s.status === 'running' && !!o.stoppedSince;
+  const active = (s.status === 'running' && !stopped) || s.status === 'none';
   const pct = s.rowCount ? Math.floor((s.processed / s.rowCount) * 100) : active ? 0 : 100;
   const counts = html`<dl class="facts counts">
   <div><dt>Created</dt><dd>${s.counts.created.toLocaleString('en')}</dd></div>
@@ -157,7 +167,7 @@ export function jobPage(c: ShellContext, o: { id: string; state: ImportJobState;
   const summary = `/dashboard/import/jobs/${encodeURIComponent(o.id)}/summary.csv?restaurant=${encodeURIComponent(c.restaurant.id)}`;
   return dashboardPage(c, {
     section: 'import',
-    title: active ? 'Importing…' : s.status === 'failed' ? 'Import stopped' : 'Import finished',
+    title: active ? 'Importing…' : s.status === 'failed' || stopped ? 'Import stopped' : 'Import finished',
     switcherAction: null,
     head: active ? html`<meta http-equiv="refresh" content="2">` : undefined,
     body: html`<p><a href="/dashboard/import?restaurant=${c.restaurant.id}">← Customer import</a></p>
@@ -167,6 +177,7 @@ export function jobPage(c: ShellContext, o: { id: string; state: ImportJobState;
 <progress id="progress" max="100" value="${pct}">${pct} %</progress>
 ${counts}
 ${active ? html`<p class="small" role="status">This page refreshes itself every 2 seconds. You can leave it: the import goes on.</p>` : ''}
+${stopped ? html`<div class="alert" role="alert">The import stopped: nothing has been recorded since ${when(o.stoppedSince, c.restaurant.timezone)} (the server importing it was restarted or stopped). The first ${s.processed.toLocaleString('en')} rows are done (see the summary); to import the rest, upload a file of the rows after row ${s.processed.toLocaleString('en')}.</div>` : ''}
 ${s.status === 'failed' ? html`<div class="alert" role="alert">The import stopped: ${s.failure ?? 'unknown reason'}. The rows before it are imported.</div>` : ''}
 ${s.status === 'finished' ? html`<div class="notice" role="status">Every row is done. The summary lists each row's result and, for a skipped row, why.</div>` : ''}
 ${s.status === 'none' ? '' : html`<p><a class="button" href="${summary}" download>Download the summary (CSV)</a></p>`}

@@ -165,6 +165,8 @@ export function messagePage(o: {
   title: string;
   message: string;
   account?: { email: string; csrf: string } | null;
+  /** A way on (a dashboard page's error leads back to the dashboard). */
+  back?: { href: string; label: string } | null;
 }): string {
   return layout({
     title: o.title,
@@ -172,7 +174,11 @@ export function messagePage(o: {
     body: html`<div class="card">
 <h1>${o.title}</h1>
 <p>${o.message}</p>
-<p class="small">If you followed a link from an application, tell its makers; you can close this page.</p>
+${
+  o.back
+    ? html`<p><a class="button secondary" href="${o.back.href}">${o.back.label}</a></p>`
+    : html`<p class="small">If you followed a link from an application, tell its makers; you can close this page.</p>`
+}
 </div>`,
   });
 }

@@ -234,7 +234,7 @@ ${action('migrate', 'Migrate to v1…', 'danger')}
 </li>`,
       )}</ul>`
     : html`<p class="empty">No delivery${o.filter.status || o.filter.event_type ? ' matches these filters' : ''} in the last 30 days.</p>`;
-  const pager = html`<p class="pager">${o.newest ? '' : html`<a href="${base}?restaurant=${c.restaurant.id}&status=${o.filter.status}&event_type=${o.filter.event_type}">Newest</a>`}${
+  const pager = html`<p class="pager">${o.newest ? '' : html`<a href="${base}?${new URLSearchParams({ restaurant: c.restaurant.id, status: o.filter.status, event_type: o.filter.event_type })}">Newest</a>`}${
     o.older ? html`<a href="${o.older}">Older deliveries</a>` : ''
   }</p>`;
   return dashboardPage(c, {

@@ -1,0 +1,124 @@
+// Dashboard forms with awkward input, over HTTP as a browser without JavaScript sends them: each is
+// refused on the same page with its values kept and one clear sentence, or done exactly as written —
+// never silently changed.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { Browser, formFields, oauthBootstrap, signIn } from '../helpers/oauth';
+import { startTestService, type TestService } from '../helpers/service';
+
+const FRONT = 'couvert_pk_front_desk_forms_0123456789abcdefghijk';
+
+interface Ctx {
+  svc: TestService;
+  b: Browser;
+}
+const t = suite<Ctx>('dashboard forms', {} as Ctx);
+
+t.before(async (ctx) => {
+  const bootstrap = oauthBootstrap() as ReturnType<typeof oauthBootstrap> & {
+    restaurants: Record<string, unknown>[];
+  };
+  Object.assign(bootstrap.restaurants[0] as object, {
+    api_keys: [
+      { id: 'key_front', name: 'Front desk', token: FRONT, scopes: ['CUSTOMERS_READ', 'WEBHOOKS_WRITE'] },
+    ],
+  });
+  ctx.svc = await startTestService({ bootstrap });
+  ctx.b = new Browser(ctx.svc.url);
+  const first = await ctx.b.get('/dashboard/webhooks?restaurant=rest_demo');
+  assert.is((await signIn(ctx.b, await ctx.b.get(first.location as string), 'solo@demo.test')).status, 303);
+});
+t.after(async (ctx) => {
+  await ctx.svc?.close();
+});
+
+const alertOf = (html: string) =>
+  (/<div class="alert" role="alert">([\s\S]*?)<\/div>/.exec(html)?.[1] ?? '').replace(/<[^>]+>/g, '');
+
+t('custom headers: a name written twice is refused, not reduced to its last line', async ({ b, svc }) => {
+  const page = await b.get('/dashboard/webhooks?restaurant=rest_demo');
+  const fields = formFields(page.text, '/dashboard/webhooks/create');
+  for (const headers of ['X-Till: 1\nX-Till: 2', 'X-Till: 1\r\nx-till: 2']) {
+    const res = await b.post('/dashboard/webhooks/create', {
+      ...fields,
+      url: 'https://example.com/hook',
+      key_id: 'key_front',
+      headers,
+    });
+    assert.is(res.status, 400, res.text.slice(0, 300));
+    assert.match(alertOf(res.text), /X-Till.*(twice|named twice)/i);
+    assert.match(res.text, /X-Till: 1/, 'the form keeps what was typed');
+  }
+  const list = await svc.api('GET', '/webhook-endpoints', { token: FRONT });
+  assert.is(list.body.data.length, 0);
+});
+
+t('deliveries: the filters survive the pager links, whatever they hold', async ({ b, svc }) => {
+  const made = await svc.api('POST', '/webhook-endpoints', {
+    token: FRONT,
+    body: { url: 'https://example.com/pager' },
+  });
+  assert.is(made.status, 201, made.text);
+  const id = made.body.data.id as string;
+  const q = new URLSearchParams({
+    restaurant: 'rest_demo',
+    status: 'failed',
+    event_type: 'a&b=c#d',
+    before: '2026-01-01T00:00:00.000Z|whd_x',
+  });
+  const page = await b.get(`/dashboard/webhooks/${id}?${q}`);
+  assert.is(page.status, 200);
+  const href = /<a href="([^"]+)">Newest<\/a>/.exec(page.text)?.[1]?.replace(/&amp;/g, '&') as string;
+  const back = new URL(href, svc.url).searchParams;
+  assert.is(back.get('event_type'), 'a&b=c#d');
+  assert.is(back.get('status'), 'failed');
+  assert.is(back.get('restaurant'), 'rest_demo');
+});
+
+t(
+  'a link cannot make a page announce what did not happen (a key revoked, an endpoint disabled)',
+  async ({ b, svc }) => {
+    const keys = await b.get('/dashboard/api-keys?restaurant=rest_demo&revoked=Front%20desk');
+    assert.is(keys.status, 200);
+    assert.not.match(keys.text, /is revoked/, 'Front desk is active');
+    const made = await svc.api('POST', '/webhook-endpoints', {
+      token: FRONT,
+      body: { url: 'https://example.com/notices' },
+    });
+    const id = made.body.data.id as string;
+    const page = await b.get(`/dashboard/webhooks/${id}?restaurant=rest_demo&done=disabled`);
+    assert.is(page.status, 200);
+    assert.not.match(page.text, /The endpoint is disabled/, 'it is enabled');
+    // What did happen is announced.
+    const detail = await b.get(`/dashboard/webhooks/${id}?restaurant=rest_demo`);
+    const toggled = await b.post(`/dashboard/webhooks/${id}/toggle`, {
+      ...formFields(detail.text, `/dashboard/webhooks/${id}/toggle`),
+    });
+    assert.is(toggled.status, 303);
+    assert.match((await b.get(toggled.location as string)).text, /The endpoint is disabled/);
+  },
+);
+
+t('a page link with parameters of its own (a mail’s utm_source) opens the page', async ({ b, svc }) => {
+  const made = await svc.api('POST', '/webhook-endpoints', {
+    token: FRONT,
+    body: { url: 'https://example.com/utm' },
+  });
+  const id = made.body.data.id as string;
+  for (const path of [
+    '/dashboard',
+    '/dashboard/api-keys',
+    '/dashboard/webhooks',
+    `/dashboard/webhooks/${id}`,
+    '/dashboard/import',
+  ]) {
+    const res = await b.get(`${path}?restaurant=rest_demo&utm_source=mail&fbclid=abc`);
+    assert.is(res.status, 200, `${path}: ${res.status}`);
+  }
+  const signIn = await new Browser(svc.url).get('/sign-in?next=%2Fdashboard&utm_source=mail');
+  assert.is(signIn.status, 200);
+  // A parameter the page does read is still checked.
+  assert.is((await b.get(`/dashboard/api-keys?restaurant=${'x'.repeat(100)}`)).status, 400);
+});
+
+t.run();

@@ -1,0 +1,190 @@
+// The customer import page with awkward and hostile files, over HTTP as a browser without JavaScript
+// sends them: each is either previewed with its rows' errors or refused with one clear sentence on the
+// import page (400), never a 500 or a stack trace.
+import { randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { Browser, formFields, oauthBootstrap, signIn } from '../helpers/oauth';
+import { startTestService, type TestService } from '../helpers/service';
+
+interface Ctx {
+  svc: TestService;
+  b: Browser;
+}
+const t = suite<Ctx>('dashboard import: awkward files', {} as Ctx);
+
+t.before(async (ctx) => {
+  const bootstrap = oauthBootstrap() as ReturnType<typeof oauthBootstrap> & {
+    restaurants: Record<string, unknown>[];
+  };
+  Object.assign(bootstrap.restaurants[0] as object, { customer_matching: true });
+  ctx.svc = await startTestService({ bootstrap });
+  ctx.b = new Browser(ctx.svc.url);
+  const first = await ctx.b.get('/dashboard/import?restaurant=rest_demo');
+  assert.is((await signIn(ctx.b, await ctx.b.get(first.location as string), 'solo@demo.test')).status, 303);
+});
+t.after(async (ctx) => {
+  await ctx.svc?.close();
+});
+
+const text = (html: string) =>
+  html
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/\s+/g, ' ');
+
+async function upload(b: Browser, data: string | Uint8Array): Promise<{ status: number; html: string }> {
+  const page = await b.get('/dashboard/import?restaurant=rest_demo');
+  const form = new FormData();
+  for (const [k, v] of Object.entries(formFields(page.text, '/dashboard/import/upload'))) form.append(k, v);
+  form.append('file', new Blob([data], { type: 'text/csv' }), 'guests.csv');
+  const res = await fetch(`${b.base}/dashboard/import/upload`, {
+    method: 'POST',
+    body: form,
+    headers: { cookie: [...b.cookies].map(([k, v]) => `${k}=${v}`).join('; ') },
+    redirect: 'manual',
+    signal: AbortSignal.timeout(15_000),
+  });
+  return { status: res.status, html: await res.text() };
+}
+
+/** The import page's alert, as read. */
+const alertOf = (html: string) =>
+  text(/<div class="alert" role="alert">([\s\S]*?)<\/div>/.exec(html)?.[1] ?? '');
+
+t('a file that cannot be read is refused with one clear sentence, said once', async ({ b }) => {
+  const cases: [string | Uint8Array, RegExp][] = [
+    [
+      'name,note\n=HYPERLINK("http://x.example"),a\n',
+      /near line 2: a quote inside a field that does not start/,
+    ],
+    ['name\nJo "JJ" Smith\n', /near line 2: a quote inside a field/],
+    ['name,note\nA,"never closed\n', /a quoted field is never closed/],
+    ['\n  \r\n', /^ ?The file is empty/i],
+    [new Uint8Array([0x6e, 0x61, 0x6d, 0x65, 0x0a, 0x43, 0x61, 0x66, 0xe9, 0x0a]), /not UTF-8 text/],
+    ['name,nickname,,name\nA,B,C,D\n', /"nickname" is not a customer field/],
+  ];
+  for (const [file, expected] of cases) {
+    const { status, html } = await upload(b, file);
+    assert.is(status, 400, `${String(file).slice(0, 40)}: ${status} ${html.slice(0, 300)}`);
+    const alert = alertOf(html);
+    assert.match(alert, expected);
+    // The reason is not repeated ("the file is empty: …: the file is empty: …").
+    const first = alert.trim().slice(0, 30);
+    assert.is(alert.split(first).length - 1, 1, `said once: ${alert}`);
+    assert.not.match(html, /\bat \w+ \(|Error:|stack/i);
+  }
+});
+
+t('rows with mixed line endings, quotes and a wrong cell count are previewed row by row', async ({ b }) => {
+  const { status, html } = await upload(
+    b,
+    '\uFEFFname,email\r\nAda,ada@example.test\nBob,bob@example.test\r\n"Cy\nDee","cy@example.test"\nEve\n',
+  );
+  assert.is(status, 200, html.slice(0, 500));
+  const page = text(html);
+  assert.match(page, /4 rows · columns: name, email/);
+  assert.match(page, /row: the row has 1 cell, the header 2/);
+});
+
+t('a double click on Import starts one import: every click lands on its progress page', async ({ b }) => {
+  const { status, html } = await upload(b, 'name,email\nDouble Click,double-click@example.test\n');
+  assert.is(status, 200);
+  const form = formFields(html, '/dashboard/import/start');
+  const [one, two] = await Promise.all([
+    b.post('/dashboard/import/start', form),
+    b.post('/dashboard/import/start', form),
+  ]);
+  const three = await b.post('/dashboard/import/start', form);
+  for (const res of [one, two, three]) {
+    assert.is(res.status, 303, res.text.slice(0, 400));
+    assert.is(res.location, one.location);
+  }
+  const done = await (async () => {
+    const end = Date.now() + 10_000;
+    for (;;) {
+      const p = await b.get(one.location as string);
+      if (p.text.includes('Import finished')) return p;
+      if (Date.now() > end) throw new Error('the import did not finish');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  assert.match(text(done.text), /Created 1 Updated 0/);
+  // One job in the history for this file (the other clicks started nothing).
+  const history = await b.get('/dashboard/import?restaurant=rest_demo');
+  assert.is(history.text.split('/summary.csv').length - 1, 1, 'one import in the history');
+});
+
+/** Files under the temporary directory, new since `before`, whose content holds `marker` (two levels deep). */
+function leftovers(before: Set<string>, marker: string): string[] {
+  const found: string[] = [];
+  const look = (path: string, depth: number) => {
+    let st: ReturnType<typeof statSync>;
+    try {
+      st = statSync(path);
+    } catch {
+      return;
+    }
+    if (st.isDirectory() && depth < 2) {
+      let names: string[] = [];
+      try {
+        names = readdirSync(path);
+      } catch {
+        return;
+      }
+      for (const n of names) look(join(path, n), depth + 1);
+    } else if (st.isFile() && st.size < 1024 * 1024) {
+      try {
+        if (readFileSync(path, 'utf8').includes(marker)) found.push(path);
+      } catch {}
+    }
+  };
+  for (const name of readdirSync(tmpdir())) if (!before.has(name)) look(join(tmpdir(), name), 1);
+  return found;
+}
+
+t(
+  'an upload with two files, or a file under another name, is refused and leaves no file behind',
+  async ({ b }) => {
+    const before = new Set(readdirSync(tmpdir()));
+    const marker = randomUUID();
+    const page = await b.get('/dashboard/import?restaurant=rest_demo');
+    const fields = formFields(page.text, '/dashboard/import/upload');
+    const send = async (files: [string, string][]) => {
+      const form = new FormData();
+      for (const [k, v] of Object.entries(fields)) form.append(k, v);
+      for (const [name, content] of files)
+        form.append(name, new Blob([content], { type: 'text/csv' }), 'x.csv');
+      const res = await fetch(`${b.base}/dashboard/import/upload`, {
+        method: 'POST',
+        body: form,
+        headers: { cookie: [...b.cookies].map(([k, v]) => `${k}=${v}`).join('; ') },
+        redirect: 'manual',
+        signal: AbortSignal.timeout(15_000),
+      });
+      return { status: res.status, html: await res.text() };
+    };
+    const two = await send([
+      ['file', `name\n${marker} one\n`],
+      ['file', `name\n${marker} two\n`],
+    ]);
+    assert.is(two.status, 400, two.html.slice(0, 300));
+    assert.match(text(two.html), /Choose one file/);
+    const elsewhere = await send([['attachment', `name\n${marker} three\n`]]);
+    assert.is(elsewhere.status, 400);
+    assert.match(alertOf(elsewhere.html), /Choose a CSV file/);
+    const both = await send([
+      ['file', `name\n${marker} four\n`],
+      ['attachment', `name\n${marker} five\n`],
+    ]);
+    assert.ok([200, 400].includes(both.status));
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(leftovers(before, marker), []);
+  },
+);
+
+t.run();

@@ -894,6 +894,11 @@ export class SqliteEventStore implements EventStore {
     return this.queuedForOthers > 0 || (this.writing !== null && this.inThread === null);
   }
 
+  /** The log's head as the last unsettled() call read it (null: never looked). */
+  get lookedHead(): bigint | null {
+    return this.looked === null ? null : BigInt(this.looked);
+  }
+
   /**
    * Whether the log holds events committed since the last call (the first call: since ever) that
    * nobody in this process is bringing into the read models: appended by another process (the CLI),
@@ -901,11 +906,6 @@ export class SqliteEventStore implements EventStore {
    * whose callers settle them (a CSV import's) are left to those callers. Answers true when unsure
    * (positions of the writer thread's group before it published them).
    */
-  /** The log's head as the last unsettled() call read it (null: never looked). */
-  get lookedHead(): bigint | null {
-    return this.looked === null ? null : BigInt(this.looked);
-  }
-
   unsettled(): boolean {
     this.assertOpen();
     const head = this.stmt.head.get() ?? 0;

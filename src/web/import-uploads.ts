@@ -78,19 +78,25 @@ export function findUpload(
  * Import, even one arriving at the same moment, finds the job instead of the upload. The upload's file
  * is let go; `releaseUpload` puts it back when the job could not start.
  */
-export function claimUpload(server: object, u: Upload, jobId: string, now: number): void {
+/** Returns the job this process had running for the restaurant before (for releaseUpload). */
+export function claimUpload(server: object, u: Upload, jobId: string, now: number): string | null {
   const h = of(server);
+  const before = h.running.get(u.restaurantId) ?? null;
   h.uploads.delete(u.id);
   for (const [id, s] of h.started) if (s.expiresAt <= now) h.started.delete(id);
   h.started.set(u.id, { jobId, userId: u.userId, restaurantId: u.restaurantId, expiresAt: now + TTL_MS });
   h.running.set(u.restaurantId, jobId);
+  return before;
 }
 
-export function releaseUpload(server: object, u: Upload, jobId: string): void {
+/** `before`: what claimUpload returned — an import already running (the reason it could not start) stays known. */
+export function releaseUpload(server: object, u: Upload, jobId: string, before: string | null): void {
   const h = of(server);
   h.started.delete(u.id);
   h.uploads.set(u.id, u);
-  if (h.running.get(u.restaurantId) === jobId) h.running.delete(u.restaurantId);
+  if (h.running.get(u.restaurantId) !== jobId) return;
+  if (before === null) h.running.delete(u.restaurantId);
+  else h.running.set(u.restaurantId, before);
 }
 
 /** The job started from this upload of the user's, for that restaurant (this process, 30 minutes). */

@@ -11,7 +11,7 @@ import { csrfValid } from './csrf';
 import { managedRestaurantDocs } from './eligibility';
 import type { ShellContext } from './pages/dashboard-shell';
 import { messagePage } from './pages/oauth-pages';
-import { page, pageNotFound, type SignedIn, seeOther, signedIn } from './respond';
+import { notYours, page, type SignedIn, seeOther, signedIn } from './respond';
 
 export interface Manager extends SignedIn {
   restaurant: RestaurantDoc;
@@ -39,8 +39,7 @@ async function resolve(
   const managed = await managedRestaurantDocs(rt, me.user);
   if (!managed.length) return noRestaurant(me);
   const restaurant = restaurantId === undefined ? managed[0] : managed.find((r) => r._id === restaurantId);
-  if (!restaurant)
-    throw pageNotFound('This page does not exist, or it belongs to a restaurant you do not manage.');
+  if (!restaurant) throw notYours();
   return {
     ...me,
     restaurant,

@@ -26,6 +26,10 @@ const BACK_TO_DASHBOARD = { href: '/dashboard', label: 'Back to the dashboard' }
 /** A page's 404 with its message as written (the API's notFound() appends "not found" to a noun). */
 export const pageNotFound = (message: string) => new ApiError(404, 'RESOURCE_NOT_FOUND', message);
 
+/** The 404 page for an id that does not exist or is another restaurant's (the two are not told apart). */
+export const notYours = () =>
+  pageNotFound('This page does not exist, or it belongs to a restaurant you do not manage.');
+
 /** Any error of a page route, as a page (under /dashboard, with the way back to it). */
 export function renderPageError(
   err: unknown,

@@ -7,6 +7,7 @@ import { Browser, formFields, oauthBootstrap, signIn } from '../helpers/oauth';
 import { startTestService, type TestService } from '../helpers/service';
 
 const FRONT = 'couvert_pk_front_desk_forms_0123456789abcdefghijk';
+const SPARE = 'couvert_pk_spare_till_forms_0123456789abcdefghijk';
 
 interface Ctx {
   svc: TestService;
@@ -21,6 +22,7 @@ t.before(async (ctx) => {
   Object.assign(bootstrap.restaurants[0] as object, {
     api_keys: [
       { id: 'key_front', name: 'Front desk', token: FRONT, scopes: ['CUSTOMERS_READ', 'WEBHOOKS_WRITE'] },
+      { id: 'key_spare', name: 'Spare till', token: SPARE, scopes: ['CUSTOMERS_READ'] },
     ],
   });
   ctx.svc = await startTestService({ bootstrap });
@@ -81,6 +83,36 @@ t(
     const keys = await b.get('/dashboard/api-keys?restaurant=rest_demo&revoked=Front%20desk');
     assert.is(keys.status, 200);
     assert.not.match(keys.text, /is revoked/, 'Front desk is active');
+    const madeUp = await b.get('/dashboard/api-keys?restaurant=rest_demo&revoked=No%20such%20key');
+    assert.not.match(madeUp.text, /is revoked/, 'no key of that name was ever revoked');
+    const list = await b.get('/dashboard/webhooks?restaurant=rest_demo&done=disabled');
+    assert.is(list.status, 200);
+    assert.not.match(list.text, /The endpoint is disabled/, 'the list page names no endpoint');
+    // A revocation that did happen is announced.
+    const csrf = formFields(keys.text, '/dashboard/api-keys/revoke');
+    const revoked = await b.post('/dashboard/api-keys/revoke', {
+      ...csrf,
+      key_id: 'key_spare',
+      confirm: 'yes',
+    });
+    assert.is(revoked.status, 303);
+    assert.match((await b.get(revoked.location as string)).text, /The key “Spare till” is revoked/);
+    // An endpoint for that key (revoked in another tab), or for no key: the form again, saying why.
+    const hooks = await b.get('/dashboard/webhooks?restaurant=rest_demo');
+    const create = formFields(hooks.text, '/dashboard/webhooks/create');
+    for (const [keyId, why] of [
+      ['key_spare', /revoked: choose another/],
+      [null, /Choose the API key/],
+    ] as const) {
+      const res = await b.post('/dashboard/webhooks/create', {
+        ...create,
+        url: 'https://example.com/spare',
+        ...(keyId === null ? {} : { key_id: keyId }),
+      });
+      assert.is(res.status, 400, res.text.slice(0, 300));
+      assert.match(alertOf(res.text), why);
+      assert.match(res.text, /example\.com\/spare/, 'the form keeps what was typed');
+    }
     const made = await svc.api('POST', '/webhook-endpoints', {
       token: FRONT,
       body: { url: 'https://example.com/notices' },

@@ -1,4 +1,5 @@
 // Dashboard: API keys (create, revoke) through commands/credentials with the manager as actor.
+
 import { createApiKey, revokeApiKey } from '../../../commands/credentials/handler';
 import { API_KEYS, type ApiKeyDoc } from '../../../projections/api-keys';
 import { ApiError, type Issue } from '../../core/errors';
@@ -8,6 +9,7 @@ import { isManager, type Manager, managerForAction, managerForPage } from '../..
 import { apiKeysPage } from '../../web/pages/api-key-pages';
 import { confirmPage, sectionPath } from '../../web/pages/dashboard-shell';
 import { page, pageNotFound, renderPageError, seeOther } from '../../web/respond';
+import { restaurantKey } from '../../web/restaurant-keys';
 import { type AnyRoute, defineRoute, PUBLIC } from '../route';
 import { type AnySchema, obj, optional, str } from '../schema';
 
@@ -24,7 +26,12 @@ async function keysOf(rt: Runtime, restaurantId: string) {
   const all = await rt.docs
     .collection<ApiKeyDoc>(API_KEYS)
     .find({ restaurant_id: restaurantId, type: 'API_KEY' }, { sort: { created_at: -1, _id: 1 } });
-  return { keys: all.filter((k) => !k.revoked_at), revokedCount: all.filter((k) => k.revoked_at).length };
+  const revoked = all.filter((k) => k.revoked_at);
+  return {
+    keys: all.filter((k) => !k.revoked_at),
+    revokedCount: revoked.length,
+    revokedNames: revoked.map((k) => k.name),
+  };
 }
 
 const render = async (
@@ -59,12 +66,18 @@ export const dashboardApiKeyRoutes: AnyRoute[] = [
       if (!isManager(m)) return m;
       const flash = await takeFlash(rt, m.session, BASE);
       const listed = await keysOf(rt, m.restaurant._id);
-      // Said only when no active key has that name: a link cannot announce a revocation that did not happen.
+      // Said only of a key of this restaurant that is revoked, and no active key of that name: a link
+      // cannot announce a revocation that did not happen.
+      const { revokedNames, ...shown } = listed;
       const revoked =
-        query.revoked && !listed.keys.some((k) => k.name === query.revoked) ? query.revoked : null;
+        query.revoked &&
+        revokedNames.includes(query.revoked) &&
+        !listed.keys.some((k) => k.name === query.revoked)
+          ? query.revoked
+          : null;
       return page(
         apiKeysPage(m.shell, {
-          ...listed,
+          ...shown,
           notice: revoked ? `The key “${revoked}” is revoked.` : null,
           created: flash ? { name: flash.label, token: flash.value } : null,
         }),
@@ -122,8 +135,8 @@ export const dashboardApiKeyRoutes: AnyRoute[] = [
     handler: async ({ rt, ctx, body, requestId }) => {
       const m = await managerForAction(rt, ctx, body, requestId);
       if (!isManager(m)) return m;
-      const key = await rt.docs.collection<ApiKeyDoc>(API_KEYS).findOne({ _id: body.key_id });
-      if (!key || key.restaurant_id !== m.restaurant._id || key.type !== 'API_KEY' || key.revoked_at)
+      const key = await restaurantKey(rt, m.restaurant._id, body.key_id);
+      if (!key || key.revoked_at)
         throw pageNotFound('This API key does not exist, or it belongs to a restaurant you do not manage.');
       if (body.confirm !== 'yes')
         return page(

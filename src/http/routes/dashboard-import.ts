@@ -33,7 +33,7 @@ import {
 } from '../../web/import-uploads';
 import { isManager, type Manager, managerForAction, managerForPage } from '../../web/manager';
 import { importPage, jobPage, previewPage } from '../../web/pages/import-pages';
-import { page, pageNotFound, renderPageError, seeOther, signedIn } from '../../web/respond';
+import { notYours, page, renderPageError, seeOther, signedIn } from '../../web/respond';
 import { type AnyRoute, defineRoute, PUBLIC, type RouteResult } from '../route';
 import { obj, optional, str } from '../schema';
 import { form } from './dashboard-api-keys';
@@ -42,7 +42,6 @@ const BASE = '/dashboard/import';
 /** The largest file the page takes (100,000 customer rows are about 10 MB). */
 export const IMPORT_MAX_BYTES = 50 * 1024 * 1024;
 const PREVIEW_ROWS = 20;
-const NOT_YOURS = 'This page does not exist, or it belongs to a restaurant you do not manage.';
 
 /**
  * The multipart parser of one upload, writing into `dir`: a directory of the request's own, removed
@@ -131,9 +130,9 @@ async function jobOf(rt: Runtime, m: Manager, id: string) {
   if (state.status === 'none') {
     // Started a moment ago in this process: its first event is on its way.
     if (runningJob(rt, m.restaurant._id) === id) return state;
-    throw pageNotFound(NOT_YOURS);
+    throw notYours();
   }
-  if (state.restaurantId !== m.restaurant._id) throw pageNotFound(NOT_YOURS);
+  if (state.restaurantId !== m.restaurant._id) throw notYours();
   return state;
 }
 
@@ -278,13 +277,13 @@ export const dashboardImportRoutes: AnyRoute[] = [
         );
       const onMatch = isOnMatch(body.on_match) ? body.on_match : upload.onMatch;
       const jobId = newId('imp');
-      claimUpload(rt, upload, jobId, now);
+      const before = claimUpload(rt, upload, jobId, now);
       // One import at a time per restaurant, decided on the write side (the slot stream), so two
       // managers (or a manager and the CLI) starting together cannot both import.
       try {
         await takeImportSlot(rt, { jobId, restaurantId: m.restaurant._id }, m.meta);
       } catch (err) {
-        releaseUpload(rt, upload, jobId);
+        releaseUpload(rt, upload, jobId, before);
         if (err instanceof ApiError && err.status === 409) return mainPage(rt, m, err.message, 409);
         throw err;
       }
@@ -349,7 +348,7 @@ export const dashboardImportRoutes: AnyRoute[] = [
       const m = await managerForPage(rt, ctx, query.restaurant, requestId);
       if (!isManager(m)) return m;
       const state = await jobOf(rt, m, params.id);
-      if (state.status === 'none') throw pageNotFound(NOT_YOURS);
+      if (state.status === 'none') throw notYours();
       const base = (state.fileName ?? 'customers')
         .replace(/\.csv$/i, '')
         .replace(/[^A-Za-z0-9._-]+/g, '_')

@@ -1,6 +1,7 @@
 // Dashboard: webhook endpoints and their deliveries, through the webhooks module's commands with the
 // manager as actor. Every id in a URL or a form is checked against the restaurant the manager chose
 // (and manages): another restaurant's endpoint or delivery answers the 404 page.
+
 import { resendDelivery, testWebhookEndpoint } from '../../../commands/webhook-deliveries/handler';
 import { readableTypes } from '../../../commands/webhook-endpoints/decide';
 import {
@@ -26,7 +27,8 @@ import {
   endpointPath,
   endpointsPage,
 } from '../../web/pages/webhook-pages';
-import { page, pageNotFound, renderPageError, seeOther } from '../../web/respond';
+import { notYours, page, renderPageError, seeOther } from '../../web/respond';
+import { restaurantKey } from '../../web/restaurant-keys';
 import { type AnyRoute, defineRoute, PUBLIC } from '../route';
 import { enums, obj, optional, str } from '../schema';
 import { form, many } from './dashboard-api-keys';
@@ -35,7 +37,6 @@ import { MAX_ENDPOINTS_PER_RESTAURANT } from './webhooks';
 const BASE = '/dashboard/webhooks';
 const PAGE_SIZE = 25;
 const ID = str({ min: 1, max: 64 });
-const NOT_YOURS = 'This page does not exist, or it belongs to a restaurant you do not manage.';
 
 const settingsBody = {
   url: optional(str({ max: 2048 })),
@@ -55,7 +56,7 @@ async function endpointOf(rt: Runtime, m: Manager, id: string): Promise<WebhookE
   try {
     return await getEndpoint(rt.docs, { restaurantId: m.restaurant._id, owner: null }, id);
   } catch (err) {
-    if (err instanceof ApiError && err.status === 404) throw pageNotFound(NOT_YOURS);
+    if (err instanceof ApiError && err.status === 404) throw notYours();
     throw err;
   }
 }
@@ -264,7 +265,8 @@ export const dashboardWebhookRoutes: AnyRoute[] = [
     handler: async ({ rt, ctx, query, requestId }) => {
       const m = await managerForPage(rt, ctx, query.restaurant, requestId);
       if (!isManager(m)) return m;
-      return listPage(rt, m, { notice: query.done ? (NOTICES[query.done] ?? null) : null });
+      // Only a deletion redirects here: any other notice a link names would announce nothing true.
+      return listPage(rt, m, { notice: query.done === 'deleted' ? (NOTICES.deleted ?? null) : null });
     },
   }),
   defineRoute({
@@ -286,9 +288,13 @@ export const dashboardWebhookRoutes: AnyRoute[] = [
       const f = formOf(body);
       const { settings, problem } = settingsOf(f);
       if (problem) return listPage(rt, m, { form: f, alert: problem }, 400);
-      const key = f.key_id ? await rt.docs.collection<ApiKeyDoc>(API_KEYS).findOne({ _id: f.key_id }) : null;
-      if (!key || key.restaurant_id !== m.restaurant._id || key.revoked_at || key.type !== 'API_KEY')
-        throw pageNotFound(NOT_YOURS);
+      if (!f.key_id)
+        return listPage(rt, m, { form: f, alert: 'Choose the API key the endpoint belongs to.' }, 400);
+      const key = await restaurantKey(rt, m.restaurant._id, f.key_id);
+      if (!key) throw notYours();
+      // This restaurant's key, revoked meanwhile (another tab): the form is kept, with what to do.
+      if (key.revoked_at)
+        return listPage(rt, m, { form: f, alert: 'The API key chosen is revoked: choose another.' }, 400);
       const count = await rt.docs.collection(WEBHOOK_ENDPOINTS).count({ restaurant_id: m.restaurant._id });
       if (count >= MAX_ENDPOINTS_PER_RESTAURANT)
         return listPage(
@@ -508,7 +514,7 @@ export const dashboardWebhookRoutes: AnyRoute[] = [
       try {
         delivery = await getDelivery(rt.docs, endpoint._id, params.delivery, rt.clock.now());
       } catch (err) {
-        if (err instanceof ApiError && err.status === 404) throw pageNotFound(NOT_YOURS);
+        if (err instanceof ApiError && err.status === 404) throw notYours();
         throw err;
       }
       try {

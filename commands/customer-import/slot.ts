@@ -33,11 +33,15 @@ export interface HolderJob {
   rowCount: number;
 }
 
+/** Pure: a running job whose last event is this old has stopped (its process died). */
+export const silentTooLong = (lastAt: string, nowMs: number): boolean =>
+  nowMs - Date.parse(lastAt) >= STALE_AFTER_MS;
+
 /** Pure: is the holder still importing at `now`? */
 export function holderActive(holder: SlotHolder, job: HolderJob, nowMs: number): boolean {
   if (job.status === 'finished' || job.status === 'failed') return false;
   if (job.status === 'none') return nowMs - Date.parse(holder.takenAt) < UNSTARTED_AFTER_MS;
-  return nowMs - Date.parse(job.lastAt ?? holder.takenAt) < STALE_AFTER_MS;
+  return !silentTooLong(job.lastAt ?? holder.takenAt, nowMs);
 }
 
 /**

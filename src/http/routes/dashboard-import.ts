@@ -9,7 +9,7 @@ import type { Context } from 'koa';
 import { koaBody } from 'koa-body';
 import { ON_MATCH, type OnMatch } from '../../../commands/customer-import/events';
 import { loadImportJob } from '../../../commands/customer-import/handler';
-import { STALE_AFTER_MS, takeImportSlot } from '../../../commands/customer-import/slot';
+import { silentTooLong, takeImportSlot } from '../../../commands/customer-import/slot';
 import { loadUserById } from '../../../commands/oauth/user-handler';
 import { CUSTOMER_IMPORTS, type CustomerImportDoc } from '../../../projections/customer-imports';
 import {
@@ -106,7 +106,7 @@ async function jobLines(rt: Runtime, restaurantId: string) {
     lines.push({
       doc,
       who: await actorWords(rt, doc.actor, who),
-      stopped: doc.status === 'running' && now - Date.parse(doc.last_event_at) >= STALE_AFTER_MS,
+      stopped: doc.status === 'running' && silentTooLong(doc.last_event_at, now),
     });
   return {
     lines,
@@ -324,7 +324,7 @@ export const dashboardImportRoutes: AnyRoute[] = [
       if (state.status === 'running') {
         const doc = await rt.docs.collection<CustomerImportDoc>(CUSTOMER_IMPORTS).findOne({ _id: params.id });
         const last = doc?.last_event_at ?? state.startedAt;
-        if (last && rt.clock.now().getTime() - Date.parse(last) >= STALE_AFTER_MS) stoppedSince = last;
+        if (last && silentTooLong(last, rt.clock.now().getTime())) stoppedSince = last;
       }
       return page(jobPage(m.shell, { id: params.id, state, who, stoppedSince }));
     },

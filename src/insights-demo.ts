@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { capacityStream } from '../commands/availability/capacity-events';
 import { formatInstant, localDateOf } from '../commands/availability/zone-time';
+import { type CustomerProfile, customerStream } from '../commands/customers/events';
 import { missedCallStream } from '../commands/missed-calls/events';
 import {
   RELEASED_STATUSES,
@@ -28,7 +29,89 @@ export interface InsightsSeed {
   /** Endpoint ids the deliveries go to (existing ones show with their URL). */
   endpoints: string[];
   seed?: number;
+  /**
+   * The restaurant's lunch and dinner shifts, with their durations (default: the demo catalog's,
+   * src/catalog-demo.ts): a seeded reservation names a shift the restaurant has, so a partner reading
+   * it sees that shift's name and hours.
+   */
+  shifts?: { lunch: DemoShift; dinner: DemoShift };
 }
+
+/** A shift the seeded reservations are booked in. */
+export interface DemoShift {
+  id: string;
+  duration_minutes: number;
+  /** A shorter duration for parties up to this size (the catalog's durations_by_party_size). */
+  short?: { max_party_size: number; duration_minutes: number };
+}
+
+/** The demo catalog's shifts (src/catalog-demo.ts), the seed's default. */
+export const DEMO_SHIFTS: { lunch: DemoShift; dinner: DemoShift } = {
+  lunch: { id: 'shift_lunch', duration_minutes: 90 },
+  dinner: {
+    id: 'shift_dinner',
+    duration_minutes: 120,
+    short: { max_party_size: 2, duration_minutes: 90 },
+  },
+};
+
+const FIRST_NAMES = [
+  'Camille',
+  'Léa',
+  'Hugo',
+  'Chloé',
+  'Lucas',
+  'Inès',
+  'Louis',
+  'Manon',
+  'Jules',
+  'Sarah',
+  'Arthur',
+  'Zoé',
+];
+const LAST_NAMES = [
+  'Martin',
+  'Bernard',
+  'Dubois',
+  'Laurent',
+  'Moreau',
+  'Lefèvre',
+  'Garnier',
+  'Faure',
+  'Rousseau',
+  'Mercier',
+  'Blanc',
+  'Guérin',
+  'Perrin',
+];
+
+/**
+ * A demo guest's profile, made from their number alone (no draw of the generator, so the activity
+ * seeded is the same with or without them). Addresses in example.com; phone numbers in the range
+ * France keeps for fiction (06 39 98 xx xx).
+ */
+function demoProfile(n: number, phone: string): CustomerProfile {
+  const first = FIRST_NAMES[n % FIRST_NAMES.length] as string;
+  const last = LAST_NAMES[Math.floor(n / FIRST_NAMES.length) % LAST_NAMES.length] as string;
+  const ascii = (v: string) =>
+    v
+      .normalize('NFD')
+      .replace(/[\u0300-\u036f]/g, '')
+      .toLowerCase();
+  return {
+    name: `${first} ${last}`,
+    email: `${ascii(first)}.${ascii(last)}.${n}@example.com`,
+    phone_number: phone,
+    country_code: 'FR',
+    lang: 'FR',
+    tags: n % 7 === 0 ? ['regular'] : [],
+    note: null,
+    custom_fields: {},
+    newsletter_consent: n % 3 === 0,
+    external_id: null,
+  };
+}
+const fictionPhone = (n: number) => `+3363998${String(n).padStart(4, '0')}`;
 
 /** A small deterministic generator (mulberry32). */
 function random(seed: number): () => number {
@@ -88,7 +171,7 @@ function snapshot(
     duration_minutes: 90,
     party_size: 2,
     service_date: '',
-    shift_id: 'dinner',
+    shift_id: DEMO_SHIFTS.dinner.id,
     room_id: null,
     table_ids: [],
     source: 'WEBSITE',
@@ -127,6 +210,8 @@ interface Append {
    * call in the log (the analytics count it as following the call only then).
    */
   afterCalls?: true;
+  /** A guest's CustomerCreated: appended before everything that names them. */
+  customers?: true;
 }
 
 /** The streams to append, oldest activity first. Pure given `now` (tests read it). */
@@ -154,6 +239,33 @@ export function insightsDemoEvents(restaurantId: string, now: Date, seed: Insigh
   };
   const today = localDateOf(zone, now.getTime());
   const dayMs = 86_400_000;
+  const shifts = seed.shifts ?? DEMO_SHIFTS;
+  const durationOf = (shift: DemoShift, party: number) =>
+    shift.short && party <= shift.short.max_party_size
+      ? shift.short.duration_minutes
+      : shift.duration_minutes;
+  // The guests the reservations and calls name, created before the month seeded (regulars, callers
+  // already known) or at their call (callers the call created). seedInsightsDemo appends them in a
+  // wave of their own, before the rest: every customer_id seeded names a customer.
+  const guests = new Map<string, Append>();
+  const firstDay = Date.parse(`${today}T12:00:00Z`) - (seed.days + 30) * dayMs;
+  const guest = (id: string, n: number, phone: string, at: number, origin: 'API' | 'MISSED_CALL') => {
+    if (guests.has(id)) return;
+    guests.set(id, {
+      customers: true,
+      stream: customerStream(id),
+      events: [
+        ev(`${id}|created`, 'CustomerCreated', {
+          customer_id: id,
+          restaurant_id: restaurantId,
+          at: iso(at),
+          profile: demoProfile(n, phone),
+          draft: false,
+          origin,
+        }),
+      ],
+    });
+  };
   const customers = Array.from({ length: 60 }, (_, i) => `cus_demo_${String(i + 1).padStart(3, '0')}`);
   let n = 0;
   for (let back = seed.days; back >= 1; back--) {
@@ -200,13 +312,20 @@ export function insightsDemoEvents(restaurantId: string, now: Date, seed: Insigh
         [8, 4],
         [12, 2],
       ]);
+      if (customer !== null) {
+        const n = customers.indexOf(customer);
+        guest(customer, n, fictionPhone(n), firstDay, 'API');
+      }
+      const shift = dinner ? shifts.dinner : shifts.lunch;
+      const minutes = durationOf(shift, party);
       const r = snapshot({
         reservation_id: id,
         restaurant_id: restaurantId,
         start_at: formatInstant(zone, start),
-        end_at: formatInstant(zone, start + 90 * 60_000),
+        end_at: formatInstant(zone, start + minutes * 60_000),
+        duration_minutes: minutes,
         service_date: date,
-        shift_id: dinner ? 'dinner' : 'lunch',
+        shift_id: shift.id,
         party_size: party,
         source,
         customer_id: customer,
@@ -304,12 +423,14 @@ export function insightsDemoEvents(restaurantId: string, now: Date, seed: Insigh
       const at = Date.parse(`${date}T09:00:00Z`) + Math.floor(rnd() * 11 * 3600_000);
       // Callers are guests of their own (a regular's reservation a day later would count as "followed").
       const customer = `cus_demo_caller_${date}_${c}`;
+      const callerNo = 1000 + guests.size;
+      const phone = fictionPhone(callerNo);
       const base = { missed_call_id: id, restaurant_id: restaurantId };
       const events: NewEvent[] = [
         ev(`${id}|reported`, 'MissedCallReported', {
           ...base,
           at: iso(at),
-          caller_phone_number: '+33600000000',
+          caller_phone_number: phone,
           external_call_id: null,
           occurred_at: iso(at),
         }),
@@ -321,6 +442,8 @@ export function insightsDemoEvents(restaurantId: string, now: Date, seed: Insigh
           reservation_id: null,
         }),
       ];
+      const created = (events[1] as NewEvent).data.customer_created === true;
+      guest(customer, callerNo, phone, created ? at : firstDay, created ? 'MISSED_CALL' : 'API');
       const outcome = pick(rnd, [
         ['SENT', 70],
         ['SKIPPED_COOLDOWN', 14],
@@ -340,7 +463,7 @@ export function insightsDemoEvents(restaurantId: string, now: Date, seed: Insigh
             ...message,
             at: iso(at + 1000),
             idempotency_key: uuidOf(id),
-            to: '+33600000000',
+            to: phone,
             template_id: 'tpl_demo',
             template_name: 'missed_call',
             template_type: 'MISSED_CALL',
@@ -391,13 +514,19 @@ export function insightsDemoEvents(restaurantId: string, now: Date, seed: Insigh
         const rid = `res_demo_${restaurantId}_call_${date}_${c}`;
         const created = at + Math.floor(rnd() * 2 * dayMs);
         if (created < now.getTime()) {
-          const start = created + 3 * dayMs;
+          // Booked for dinner three days later, at 19:30 local.
+          const day = localDateOf(zone, created + 3 * dayMs);
+          const wall = Date.parse(`${day}T19:30:00Z`);
+          const start = wall - (Date.parse(`${formatInstant(zone, wall).slice(0, 19)}Z`) - wall);
+          const minutes = durationOf(shifts.dinner, 2);
           const r = snapshot({
             reservation_id: rid,
             restaurant_id: restaurantId,
             start_at: formatInstant(zone, start),
-            end_at: formatInstant(zone, start + 90 * 60_000),
-            service_date: localDateOf(zone, start),
+            end_at: formatInstant(zone, start + minutes * 60_000),
+            duration_minutes: minutes,
+            service_date: day,
+            shift_id: shifts.dinner.id,
             source: 'MISSED_CALL',
             customer_id: customer,
             party_size: 2,
@@ -424,7 +553,7 @@ export function insightsDemoEvents(restaurantId: string, now: Date, seed: Insigh
   }
   // The holds first, as the service appends a seating before its reservation.
   const seatings = [...holds].map(([day, events]) => ({ stream: capacityStream(restaurantId, day), events }));
-  return [...seatings, ...out];
+  return [...guests.values(), ...seatings, ...out];
 }
 
 export const insightsMarkerStream = (restaurantId: string) => `insights-demo-${restaurantId}`;
@@ -442,7 +571,11 @@ export async function seedInsightsDemo(
   // fsync, not ~900); each append has its own outcome, but appends of one turn need not reach the log
   // in the order given (those the sealing layer must look keys up for, a missed call's, come later):
   // the bookings that follow a call wait for the first wave.
-  for (const wave of [appends.filter((a) => !a.afterCalls), appends.filter((a) => a.afterCalls)]) {
+  for (const wave of [
+    appends.filter((a) => a.customers),
+    appends.filter((a) => !a.afterCalls && !a.customers),
+    appends.filter((a) => a.afterCalls),
+  ]) {
     const outcomes = await Promise.allSettled(
       wave.map((a) => rt.events.append(a.stream, a.events, NO_STREAM)),
     );

@@ -137,4 +137,47 @@ test('a start that cannot listen writes nothing: the next start still prints the
   }
 });
 
+test("the demo's past month reads as a partner sees it: each reservation's shift and guest exist", async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'couvert-demo-'));
+  const svc = await startService(loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent' }), {
+    logger: createLogger('silent'),
+  });
+  try {
+    const headers = { authorization: `Bearer ${svc.demo?.token}` };
+    const get = async (path: string) => {
+      const res = await fetch(`${svc.url}/api/partner/v1${path}`, { headers });
+      assert.is(res.status, 200, path);
+      return (await res.json()) as { data: Record<string, unknown>[]; pagination?: { total: number } };
+    };
+    const shifts = new Map((await get('/shifts')).data.map((s) => [s.id, s]));
+    const seen = { reservations: 0, withGuest: 0 };
+    for (let page = 1; ; page++) {
+      const { data } = await get(`/reservations?per_page=100&page=${page}`);
+      for (const r of data) {
+        seen.reservations++;
+        const shift = r.shift as { id: string; name: string; start_time: string; end_time: string };
+        const own = shifts.get(shift.id);
+        assert.ok(own, `${r.id}: shift ${shift.id} is one of the restaurant's`);
+        assert.equal(
+          [shift.name, shift.start_time, shift.end_time],
+          [own?.name, own?.start_time, own?.end_time],
+        );
+        if (r.source === 'WALK_IN' && r.customer === null) continue;
+        const guest = r.customer as { id: string; name: string } | null;
+        assert.ok(guest, `${r.id} (${r.source}): its guest exists`);
+        assert.ok(guest?.name, `${r.id}: its guest has a name`);
+        seen.withGuest++;
+      }
+      if (data.length < 100) break;
+    }
+    assert.ok(seen.reservations > 200 && seen.withGuest > 150, JSON.stringify(seen));
+    const customers = await get('/customers?limit=100');
+    assert.ok(customers.data.length >= 50, `${customers.data.length} demo guests`);
+    for (const c of customers.data) assert.match(String(c.email), /@example\.com$/);
+  } finally {
+    await svc.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
 test.run();

@@ -6,7 +6,7 @@ import { analyticsProjection } from './analytics/projection';
 import { webhookAnalyticsProjection } from './analytics/webhook-projection';
 import { apiKeysProjection } from './api-keys';
 import { bookingsProjection } from './bookings';
-import { catalogProjection } from './catalog';
+import { catalogProjection, catalogProjectionV2 } from './catalog';
 import { customerImportsProjection } from './customer-imports';
 import { customersProjection } from './customers';
 import { missedCallsProjection } from './missed-calls';
@@ -24,7 +24,7 @@ export function allProjections(): Projection[] {
     restaurantsProjection,
     apiKeysProjection,
     customersProjection,
-    catalogProjection,
+    catalogProjectionV2,
     bookingsProjection,
     reservationsProjection,
     reservationDaysProjection,
@@ -46,7 +46,7 @@ export function allProjections(): Projection[] {
  * into a fresh store (audit, benches, tests) uses allProjections(), the newest versions only.
  */
 export function supersededProjections(): Projection[] {
-  return [seatingSyncProjection];
+  return [seatingSyncProjection, catalogProjection];
 }
 
 /** Every version the service runs (src/runtime.ts). */

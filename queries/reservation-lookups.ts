@@ -1,13 +1,26 @@
-// The names a page of reservations refers to, read in two queries (the restaurant's catalog, and the
-// page's customers in one batch) whatever the page size.
+// The names a page of reservations refers to, read in two queries (the restaurant's catalog with what
+// was removed from it since, and the page's customers in one batch) whatever the page size.
+
+import type { CatalogKind, CatalogLists } from '../commands/catalog/types';
 import type { ReservationSnapshot } from '../commands/reservations/events';
 import type { DocumentStore } from '../src/ports/document-store';
-import { getCatalog } from './catalog';
+import { getCatalog, getRemovedCatalogItems } from './catalog';
 import { getCustomersForReservations } from './customers';
 import type { Lookups } from './reservation-presenter';
 
-const byId = <T extends { id: string }, U>(items: readonly T[], view: (t: T) => U) =>
-  new Map(items.map((t) => [t.id, view(t)]));
+/** The catalog's items of a kind by id, those removed since included (as they were last configured). */
+function byId<K extends CatalogKind, U>(
+  current: CatalogLists,
+  removed: Awaited<ReturnType<typeof getRemovedCatalogItems>>,
+  kind: K,
+  view: (t: CatalogLists[K][number]) => U,
+): Map<string, U> {
+  const out = new Map<string, U>();
+  const gone: Record<string, { id: string }> = removed[kind] ?? {};
+  for (const t of Object.values(gone)) out.set(t.id, view(t as CatalogLists[K][number]));
+  for (const t of current[kind] as readonly CatalogLists[K][number][]) out.set(t.id, view(t));
+  return out;
+}
 
 export async function loadLookups(
   docs: DocumentStore,
@@ -15,21 +28,31 @@ export async function loadLookups(
   reservations: readonly ReservationSnapshot[],
 ): Promise<Lookups> {
   const ids = reservations.map((r) => r.customer_id).filter((id): id is string => id !== null);
-  const [catalog, customers] = await Promise.all([
+  const [catalog, removed, customers] = await Promise.all([
     getCatalog(docs, restaurantId),
+    getRemovedCatalogItems(docs, restaurantId),
     getCustomersForReservations(docs, restaurantId, ids),
   ]);
   return {
     customers,
-    rooms: byId(catalog.rooms, (r) => ({ id: r.id, name: r.name })),
-    tables: byId(catalog.tables, (t) => ({ id: t.id, name: t.name, min_pax: t.min_pax, max_pax: t.max_pax })),
-    shifts: byId(catalog.shifts, (s) => ({
+    rooms: byId(catalog, removed, 'rooms', (r) => ({ id: r.id, name: r.name })),
+    tables: byId(catalog, removed, 'tables', (t) => ({
+      id: t.id,
+      name: t.name,
+      min_pax: t.min_pax,
+      max_pax: t.max_pax,
+    })),
+    shifts: byId(catalog, removed, 'shifts', (s) => ({
       id: s.id,
       name: s.name,
       start_time: s.start_time,
       end_time: s.end_time,
     })),
-    discounts: byId(catalog.discounts, (d) => ({ id: d.id, value: d.value, message: d.message })),
-    prescribers: byId(catalog.prescribers, (p) => ({ id: p.id, name: p.name, phone_number: p.phone_number })),
+    discounts: byId(catalog, removed, 'discounts', (d) => ({ id: d.id, value: d.value, message: d.message })),
+    prescribers: byId(catalog, removed, 'prescribers', (p) => ({
+      id: p.id,
+      name: p.name,
+      phone_number: p.phone_number,
+    })),
   };
 }

@@ -25,7 +25,9 @@ export interface ShiftRef {
 
 /**
  * Everything a page of reservations refers to, by id. An item removed from the catalog since the
- * reservation was made still shows, with its id standing in for its name.
+ * reservation was made shows as it was last configured (the catalog read model keeps it); only one the
+ * read model never knew (a store still on the catalog's version 1, a log cut short) shows with its id
+ * standing in for its name.
  */
 export interface Lookups {
   customers: ReadonlyMap<string, CustomerRef>;

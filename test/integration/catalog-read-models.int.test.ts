@@ -6,9 +6,9 @@ import type { SeatingHeldData } from '../../commands/availability/capacity-event
 import { decideApplyCatalog } from '../../commands/catalog/decide';
 import { emptyCatalog } from '../../commands/catalog/types';
 import { BOOKINGS, bookingsProjection, reservationIdOfKey, seatingKey } from '../../projections/bookings';
-import { catalogProjection } from '../../projections/catalog';
+import { catalogProjection, catalogProjectionV2, removedAfter } from '../../projections/catalog';
 import { bookingsOn } from '../../queries/availability';
-import { getCatalog } from '../../queries/catalog';
+import { getCatalog, getRemovedCatalogItems } from '../../queries/catalog';
 import { EmbeddedDocumentStore } from '../../src/adapters/document-store/embedded';
 import type { RecordedEvent } from '../../src/ports/event-store';
 
@@ -35,9 +35,9 @@ const seating = (o: Partial<SeatingHeldData> = {}): Record<string, unknown> => (
 
 /** Applies like the runner does: the event, then the checkpoint the caches look at. */
 async function apply(docs: EmbeddedDocumentStore, e: RecordedEvent) {
-  for (const p of [catalogProjection, bookingsProjection])
+  for (const p of [catalogProjectionV2, bookingsProjection])
     if (p.eventTypes.includes(e.type)) await p.apply(e, docs);
-  for (const p of [catalogProjection, bookingsProjection]) await docs.setCheckpoint(p.name, e.position);
+  for (const p of [catalogProjectionV2, bookingsProjection]) await docs.setCheckpoint(p.name, e.position);
 }
 
 const t = suite('catalog read models');
@@ -99,9 +99,63 @@ t('catalog: folded with the write side evolve; the cached read follows each chan
   const rename = decideApplyCatalog(before, R, { rooms: [{ id: 'r1', name: 'Uno' }] }, 'replace', 'now');
   const event = recorded(rename[0]?.type as string, rename[0]?.data as Record<string, unknown>);
   await apply(docs, event);
-  await catalogProjection.apply(event, docs);
+  await catalogProjectionV2.apply(event, docs);
   assert.equal((await getCatalog(docs, R)).rooms, [{ id: 'r1', name: 'Uno' }]);
   assert.equal((await getCatalog(docs, 'rest_none')).rooms, []);
+});
+
+t(
+  'catalog version 2: a removed item is kept as it was, until configured again; version 1 keeps none',
+  async () => {
+    const docs = new EmbeddedDocumentStore();
+    const v1 = new EmbeddedDocumentStore();
+    let catalog = emptyCatalog(R);
+    const step = async (config: Record<string, unknown[]>, mode: 'replace' | 'merge' = 'replace') => {
+      for (const e of decideApplyCatalog(catalog, R, config, mode, 'now')) {
+        const event = recorded(e.type, e.data);
+        await apply(docs, event);
+        await catalogProjection.apply(event, v1);
+        await v1.setCheckpoint(catalogProjection.name, event.position);
+        // Redelivered: nothing changes.
+        await catalogProjectionV2.apply(event, docs);
+      }
+      catalog = await getCatalog(docs, R);
+    };
+    await step({
+      rooms: [
+        { id: 'r1', name: 'One' },
+        { id: 'r2', name: 'Two' },
+      ],
+    });
+    assert.equal(await getRemovedCatalogItems(docs, R), {});
+    await step({ rooms: [{ id: 'r2', name: 'Two' }] });
+    assert.equal((await getCatalog(docs, R)).rooms, [{ id: 'r2', name: 'Two' }]);
+    assert.equal(await getRemovedCatalogItems(docs, R), { rooms: { r1: { id: 'r1', name: 'One' } } });
+    assert.not.ok('removed' in (await getCatalog(docs, R)), 'the catalog itself holds no removed items');
+    await step({ rooms: [{ id: 'r1', name: 'One again' }] }, 'merge');
+    assert.equal(await getRemovedCatalogItems(docs, R), { rooms: {} });
+    assert.equal(await getRemovedCatalogItems(v1, R), {}, 'version 1: nothing kept');
+    assert.equal((await getCatalog(v1, R)).rooms, (await getCatalog(docs, R)).rooms, 'the same catalog');
+  },
+);
+
+t('removedAfter: pure; an unknown id or another event changes nothing', () => {
+  const catalog = { ...emptyCatalog(R), shifts: [{ id: 's1' } as never] };
+  const before = {};
+  const ev = (type: string, data: Record<string, unknown>) =>
+    recorded(type, { restaurant_id: R, at: '', ...data });
+  assert.is(removedAfter(before, catalog, ev('CatalogItemRemoved', { kind: 'shifts', id: 'nope' })), before);
+  assert.is(removedAfter(before, catalog, ev('SomethingElse', {})), before);
+  const gone = removedAfter(before, catalog, ev('CatalogItemRemoved', { kind: 'shifts', id: 's1' }));
+  assert.equal(gone, { shifts: { s1: { id: 's1' } } });
+  assert.equal(before, {}, 'the input is not changed');
+  const back = removedAfter(
+    gone,
+    catalog,
+    ev('CatalogItemConfigured', { kind: 'shifts', item: { id: 's1' } }),
+  );
+  assert.equal(back, { shifts: {} });
+  assert.equal(gone, { shifts: { s1: { id: 's1' } } }, 'the input is not changed');
 });
 
 t.run();

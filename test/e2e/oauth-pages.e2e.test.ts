@@ -334,3 +334,41 @@ limited('SIGN_IN_RATE_LIMIT_PER_IP attempts from one IP, whatever the accounts',
   void pkce;
 });
 limited.run();
+
+const proxied = suite<{ svc: TestService }>('OAuth pages: sign-in limit behind a trusted proxy', {} as never);
+proxied.before(async (ctx) => {
+  ctx.svc = await startTestService({
+    bootstrap: oauthBootstrap(),
+    env: { SIGN_IN_RATE_LIMIT_PER_IP: '2', TRUST_PROXY: 'true' },
+  });
+});
+proxied.after(async (ctx) => {
+  await ctx.svc?.close();
+});
+proxied(
+  'TRUST_PROXY: the address the proxy appended is the key; what the client wrote before it is not',
+  async ({ svc }) => {
+    const b = new Browser(svc.url);
+    const page = await b.get('/sign-in');
+    const from = (client: string, proxy: string) => ({ 'x-forwarded-for': `${client}, ${proxy}` });
+    const attempt = (headers: Record<string, string>) =>
+      b.post(
+        '/sign-in',
+        { ...formFields(page.text, '/sign-in'), email: 'a@demo.test', password: 'wrong password!' },
+        headers,
+      );
+    const statuses = [];
+    for (let i = 0; i < 3; i++) statuses.push((await attempt(from(`10.0.0.${i}`, '203.0.113.9'))).status);
+    assert.equal(
+      statuses.map((s) => s === 429),
+      [false, false, true],
+      'one budget for 203.0.113.9',
+    );
+    assert.is.not(
+      (await attempt(from('10.0.0.1', '203.0.113.10'))).status,
+      429,
+      'another client has its own',
+    );
+  },
+);
+proxied.run();

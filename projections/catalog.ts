@@ -14,8 +14,11 @@ import type { Projection } from '../src/projection/projection';
 
 export const CATALOGS = 'catalogs';
 
-/** Items removed from the catalog, by kind and id: their last configuration. */
-export type RemovedItems = Partial<Record<CatalogKind, Record<string, { id: string }>>>;
+/**
+ * Items removed from the catalog, by kind: their last configuration. Lists, not objects keyed by id:
+ * an id may hold characters MongoDB reads as a path (`.`, `$`).
+ */
+export type RemovedItems = Partial<Record<CatalogKind, readonly { id: string }[]>>;
 
 export interface CatalogDoc extends Catalog {
   _id: string;
@@ -34,15 +37,14 @@ export function removedAfter(before: RemovedItems, catalog: Catalog, event: Reco
     const { kind, id } = e.data;
     const item = (catalog[kind] as readonly { id: string }[] | undefined)?.find((x) => x.id === id);
     if (item === undefined) return before;
-    return { ...before, [kind]: { ...(before[kind] ?? {}), [id]: item } };
+    return { ...before, [kind]: [...(before[kind] ?? []).filter((x) => x.id !== id), item] };
   }
   if (e.type === 'CatalogItemConfigured') {
     const { kind } = e.data;
     const id = (e.data.item as { id?: unknown } | undefined)?.id;
     const list = before[kind];
-    if (typeof id !== 'string' || list === undefined || !(id in list)) return before;
-    const { [id]: _gone, ...rest } = list;
-    return { ...before, [kind]: rest };
+    if (list === undefined || !list.some((x) => x.id === id)) return before;
+    return { ...before, [kind]: list.filter((x) => x.id !== id) };
   }
   return before;
 }

@@ -16,8 +16,7 @@ function byId<K extends CatalogKind, U>(
   view: (t: CatalogLists[K][number]) => U,
 ): Map<string, U> {
   const out = new Map<string, U>();
-  const gone: Record<string, { id: string }> = removed[kind] ?? {};
-  for (const t of Object.values(gone)) out.set(t.id, view(t as CatalogLists[K][number]));
+  for (const t of removed[kind] ?? []) out.set(t.id, view(t as CatalogLists[K][number]));
   for (const t of current[kind] as readonly CatalogLists[K][number][]) out.set(t.id, view(t));
   return out;
 }

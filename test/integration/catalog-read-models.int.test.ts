@@ -130,10 +130,10 @@ t(
     assert.equal(await getRemovedCatalogItems(docs, R), {});
     await step({ rooms: [{ id: 'r2', name: 'Two' }] });
     assert.equal((await getCatalog(docs, R)).rooms, [{ id: 'r2', name: 'Two' }]);
-    assert.equal(await getRemovedCatalogItems(docs, R), { rooms: { r1: { id: 'r1', name: 'One' } } });
+    assert.equal(await getRemovedCatalogItems(docs, R), { rooms: [{ id: 'r1', name: 'One' }] });
     assert.not.ok('removed' in (await getCatalog(docs, R)), 'the catalog itself holds no removed items');
     await step({ rooms: [{ id: 'r1', name: 'One again' }] }, 'merge');
-    assert.equal(await getRemovedCatalogItems(docs, R), { rooms: {} });
+    assert.equal(await getRemovedCatalogItems(docs, R), { rooms: [] });
     assert.equal(await getRemovedCatalogItems(v1, R), {}, 'version 1: nothing kept');
     assert.equal((await getCatalog(v1, R)).rooms, (await getCatalog(docs, R)).rooms, 'the same catalog');
   },
@@ -147,15 +147,17 @@ t('removedAfter: pure; an unknown id or another event changes nothing', () => {
   assert.is(removedAfter(before, catalog, ev('CatalogItemRemoved', { kind: 'shifts', id: 'nope' })), before);
   assert.is(removedAfter(before, catalog, ev('SomethingElse', {})), before);
   const gone = removedAfter(before, catalog, ev('CatalogItemRemoved', { kind: 'shifts', id: 's1' }));
-  assert.equal(gone, { shifts: { s1: { id: 's1' } } });
+  assert.equal(gone, { shifts: [{ id: 's1' }] });
   assert.equal(before, {}, 'the input is not changed');
   const back = removedAfter(
     gone,
     catalog,
     ev('CatalogItemConfigured', { kind: 'shifts', item: { id: 's1' } }),
   );
-  assert.equal(back, { shifts: {} });
-  assert.equal(gone, { shifts: { s1: { id: 's1' } } }, 'the input is not changed');
+  assert.equal(back, { shifts: [] });
+  assert.equal(gone, { shifts: [{ id: 's1' }] }, 'the input is not changed');
+  const twice = removedAfter(gone, catalog, ev('CatalogItemRemoved', { kind: 'shifts', id: 's1' }));
+  assert.equal(twice, { shifts: [{ id: 's1' }] }, 'removed again (configured in between): kept once');
 });
 
 t.run();

@@ -29,6 +29,20 @@ export function registerDemoSeeder(seeder: DemoSeeder): void {
   seeders.push(seeder);
 }
 
+/**
+ * Called once the demo key is made (the first start that can print it), with its id and scopes: what
+ * belongs to that key (the webhooks module's demo endpoints). Returns the last position appended.
+ */
+export type DemoKeySeeder = (
+  rt: Runtime,
+  restaurantId: string,
+  key: { id: string; scopes: readonly string[] },
+) => Promise<bigint | null>;
+const keySeeders: DemoKeySeeder[] = [];
+export function registerDemoKeySeeder(seeder: DemoKeySeeder): void {
+  keySeeders.push(seeder);
+}
+
 /** The demo key has a fixed id, so a start that died before creating it creates it on the next start. */
 export const DEMO_KEY = 'key_demo_every_scope';
 
@@ -88,6 +102,8 @@ export async function ensureDemo(rt: Runtime, options: { withKey: boolean }): Pr
       );
       token = key.token;
       position = key.position ?? position;
+      for (const seed of keySeeders)
+        position = (await seed(rt, DEMO_RESTAURANT, { id: DEMO_KEY, scopes: SCOPES })) ?? position;
     } catch (err) {
       if (!isConflict(err)) throw err;
     }

@@ -137,7 +137,7 @@ test('a start that cannot listen writes nothing: the next start still prints the
   }
 });
 
-test("the demo's past month reads as a partner sees it: each reservation's shift and guest exist", async () => {
+test("the demo's past month reads as a partner sees it: each reservation's shift, guest and endpoint exist", async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'couvert-demo-'));
   const svc = await startService(loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent' }), {
     logger: createLogger('silent'),
@@ -174,6 +174,15 @@ test("the demo's past month reads as a partner sees it: each reservation's shift
     const customers = await get('/customers?limit=100');
     assert.ok(customers.data.length >= 50, `${customers.data.length} demo guests`);
     for (const c of customers.data) assert.match(String(c.email), /@example\.com$/);
+    // The endpoints the month's deliveries went to exist, disabled (nothing is sent to them).
+    const endpoints = await get('/webhook-endpoints');
+    assert.equal(
+      endpoints.data.map((e) => [e.id, e.disabled, new URL(String(e.url)).hostname.endsWith('.example.com')]),
+      [
+        ['we_demo_pos', true, true],
+        ['we_demo_crm', true, true],
+      ],
+    );
   } finally {
     await svc.stop();
     rmSync(dataDir, { recursive: true, force: true });

@@ -25,6 +25,25 @@ export function changesOf(
   event: { type: string; data: Record<string, unknown> },
   subjectId?: string,
 ): FieldChange[] {
+  return whoFirst(fieldsChanged(event, subjectId));
+}
+
+/**
+ * Who the change is about reads first: a sealed event's personal fields are put back after the
+ * others when it is opened (src/privacy/seal.ts), so a customer's creation would otherwise end with
+ * their name. The rest keeps the event's order.
+ */
+const FIRST = ['name', 'email', 'phone_number'];
+function whoFirst(changes: FieldChange[]): FieldChange[] {
+  const first = FIRST.flatMap((f) => changes.filter((c) => c.field === f));
+  if (first.length === 0) return changes;
+  return [...first, ...changes.filter((c) => !FIRST.includes(c.field))];
+}
+
+function fieldsChanged(
+  event: { type: string; data: Record<string, unknown> },
+  subjectId?: string,
+): FieldChange[] {
   const data = event.data;
   const skip = (key: string, value: unknown) =>
     BASE_FIELDS.has(key) || (subjectId !== undefined && value === subjectId && key.endsWith('_id'));

@@ -147,4 +147,30 @@ test('--at refuses instants that do not exist instead of rolling them over (Date
   assert.equal(parseAsOf('2026-05-01T20:00:00.123456Z'), { time: '2026-05-01T20:00:00.123Z' });
 });
 
+test("a customer's creation names them first, whatever order the opened event holds its fields in", () => {
+  const opened = {
+    type: 'CustomerCreated',
+    data: {
+      customer_id: 'c1',
+      restaurant_id: 'x',
+      at: 't',
+      // As openData puts sealed fields back: after the fields that were never sealed.
+      profile: {
+        country_code: 'FR',
+        lang: 'FR',
+        tags: [],
+        phone_number: '+33639980001',
+        name: 'Léa Martin',
+        email: 'l@example.com',
+      },
+      draft: false,
+      origin: 'API',
+    },
+  };
+  assert.equal(
+    changesOf(opened, 'c1').map((c) => c.field),
+    ['name', 'email', 'phone_number', 'country_code', 'lang', 'tags', 'draft', 'origin'],
+  );
+});
+
 test.run();

@@ -1,7 +1,7 @@
 // Takes and releases a restaurant's endpoint slots (rules in limit.ts): read the slot stream, decide,
 // append with its expected revision, and on a conflict read and decide again. Only a take that would
 // be refused reads the holders' own streams (at most the limit's number of short streams).
-import type { CommandMeta } from '../../src/core/command-meta';
+import { type CommandMeta, systemMeta } from '../../src/core/command-meta';
 import { conflict } from '../../src/core/errors';
 import type { WriteDeps } from '../../src/core/write-deps';
 import {
@@ -38,32 +38,23 @@ const MAX_ATTEMPTS = MAX_ENDPOINTS_PER_RESTAURANT + 10;
 interface Loaded {
   state: SlotsState;
   revision: number | typeof NO_STREAM;
-  /** The first event(s) to append when the stream does not exist yet (its seed). */
-  seed: NewEvent[];
 }
 
-async function loadSlots(deps: WriteDeps, restaurantId: string, seeding = true): Promise<Loaded> {
-  const events = await deps.events.readStream(endpointSlotsStream(restaurantId));
+async function loadSlots(deps: WriteDeps, restaurantId: string, seed = true): Promise<Loaded> {
+  const stream = endpointSlotsStream(restaurantId);
+  let events = await deps.events.readStream(stream);
+  // No stream: the restaurant has had no endpoint since the log was seeded, or the log was written
+  // before slots existed and is seeded now (then this restaurant's stream may start with its seed).
+  if (!events.length && seed && !(await seededAlready(deps.events))) {
+    await seedEveryRestaurant(deps);
+    events = await deps.events.readStream(stream);
+  }
   const last = events.at(-1);
-  if (last) return { state: events.reduce(evolveSlots, initialSlots), revision: last.revision, seed: [] };
-  if (!seeding) return { state: initialSlots, revision: NO_STREAM, seed: [] };
-  const live = await liveEndpointsOf(deps.events, restaurantId);
-  // None (a restaurant's first endpoint): the stream starts with the first take, which says as much.
-  if (!live.ids.length) return { state: initialSlots, revision: NO_STREAM, seed: [] };
-  const seed = seededEvent(restaurantId, live.ids, live.through, deps.clock.now().toISOString());
-  return { state: evolveSlots(initialSlots, asRecorded(seed, 0)), revision: NO_STREAM, seed: [seed] };
+  return {
+    state: events.reduce(evolveSlots, initialSlots),
+    revision: last ? last.revision : NO_STREAM,
+  };
 }
-
-const asRecorded = (e: NewEvent, revision: number): RecordedEvent => ({
-  id: '',
-  type: e.type,
-  data: e.data,
-  metadata: {},
-  created: '',
-  stream: '',
-  revision,
-  position: 0n,
-});
 
 export interface TakenSlot {
   /** Revision of the event that gave the slot (a fence of this attempt names it). */
@@ -81,27 +72,25 @@ export async function takeEndpointSlot(
 ): Promise<TakenSlot> {
   const stream = endpointSlotsStream(restaurantId);
   for (let attempt = 1; ; attempt++) {
-    const { state, revision, seed } = await loadSlots(deps, restaurantId);
+    const { state, revision } = await loadSlots(deps, restaurantId);
     const held = state.holders.get(endpointId);
-    const full = limit !== null && !held && state.holders.size >= limit;
+    // Held already (a retried creation, or one the seed counted): nothing to append.
+    if (held) return { revision: held.revision, position: null };
+    const full = limit !== null && state.holders.size >= limit;
     const statuses = full ? await inspectHolders(deps, restaurantId, state, meta) : undefined;
     const decided = decideTakeSlot(
       state,
       { restaurantId, endpointId, limit, at: deps.clock.now().toISOString() },
       statuses,
     );
-    const events = [...seed, ...decided].map((e) => ({
+    const events = decided.map((e) => ({
       ...e,
       metadata: { ...meta, restaurant_id: restaurantId, ...e.metadata },
     }));
-    if (events.length === 0 && held) return { revision: held.revision, position: null };
     try {
       const result = await deps.events.append(stream, events, revision);
-      // The take is the last event appended (or the seed named it already).
-      return {
-        revision: decided.length ? result.nextRevision : (held?.revision ?? 0),
-        position: result.position,
-      };
+      // The take is the last event appended.
+      return { revision: result.nextRevision, position: result.position };
     } catch (err) {
       if (err instanceof WrongExpectedRevisionError && attempt < MAX_ATTEMPTS) continue;
       if (err instanceof WrongExpectedRevisionError)
@@ -124,7 +113,7 @@ export async function releaseEndpointSlot(
 ): Promise<bigint | null> {
   const stream = endpointSlotsStream(restaurantId);
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-    // A stream not started yet is left so: its seed, made when first needed, reads the deletion.
+    // A stream not started yet is left so: the seed, made when first needed, reads the deletion.
     const { state, revision } = await loadSlots(deps, restaurantId, false);
     const decided = decideReleaseSlot(
       state,
@@ -199,42 +188,87 @@ async function inspectHolders(
   return new Map(entries);
 }
 
-// --- The seed: endpoints live before the slot stream existed, from the endpoints' own events -------
+// --- The seed: endpoints live before slot streams existed, from the endpoints' own events ---------
 //
-// One pass over the log per process and store (then only what was appended since), kept as the live
-// endpoint ids per restaurant. It reads the log as stored (endpoint events hold no sealed field), so
-// nothing is decrypted. A restaurant's stream is seeded once, by the first take or release that finds
-// it missing (appended against "no stream": of two seeds, one lands and the other reads it).
+// Once per log, by the first take that finds its restaurant's stream missing: one pass over the log
+// as stored (endpoint events hold no sealed field, so nothing is decrypted) folds the live endpoints
+// of every restaurant; each restaurant that has some gets its stream started with
+// WebhookEndpointSlotsSeeded (against "no stream": a stream already started by a take is left as it
+// is), then `webhook-slot-seeding` records that the log is seeded. From then on a missing stream
+// means a restaurant without endpoints, and nothing scans the log again. Seeds racing (two
+// processes): each append expects no stream, the loser's is dropped.
+//
+// What this cannot count: endpoints an older version of the service creates after the seeding (a
+// rolling deploy, scaled out): they hold no slot until deleted. A deletion racing with the pass (its
+// release finds no stream) leaves a slot to a deleted endpoint, which the next take at the limit
+// releases.
 
-interface SeedIndex {
-  after: bigint | null;
-  live: Map<string, Set<string>>;
-  /** The pass in progress: one at a time. */
-  busy: Promise<void>;
+export const SEEDING_STREAM = 'webhook-slot-seeding';
+/** Per store: the pass of this process (running or done); a store whose log is seeded maps to null. */
+const seeding = new WeakMap<EventStore, Promise<void> | null>();
+const seedingMeta: CommandMeta = systemMeta('webhook-endpoint-limit');
+
+async function seededAlready(events: EventStore): Promise<boolean> {
+  if (seeding.get(events) === null) return true;
+  if (!(await events.readStream(SEEDING_STREAM, { limit: 1 })).length) return false;
+  seeding.set(events, null);
+  return true;
 }
-const seedIndexes = new WeakMap<EventStore, SeedIndex>();
-const ENDPOINT_PREFIX = webhookEndpointStream('');
 
-async function liveEndpointsOf(
-  events: EventStore,
-  restaurantId: string,
-): Promise<{ ids: string[]; through: bigint | null }> {
-  let index = seedIndexes.get(events);
-  if (!index) {
-    index = { after: null, live: new Map(), busy: Promise.resolve() };
-    seedIndexes.set(events, index);
+async function seedEveryRestaurant(deps: WriteDeps): Promise<void> {
+  let pass = seeding.get(deps.events);
+  if (pass === null) return;
+  if (!pass) {
+    pass = seedPass(deps);
+    seeding.set(deps.events, pass);
   }
-  const idx = index;
-  const pass = idx.busy.then(async () => {
-    for await (const e of storedEvents(events).readAll({ after: idx.after, batchSize: 5000 })) {
-      if (e.stream.startsWith(ENDPOINT_PREFIX)) foldLive(idx.live, e);
-      idx.after = e.position;
-    }
-  });
-  idx.busy = pass.catch(() => undefined);
-  await pass;
-  return { ids: [...(idx.live.get(restaurantId) ?? [])], through: idx.after };
+  try {
+    await pass;
+    seeding.set(deps.events, null);
+  } catch (err) {
+    // The next take tries again.
+    if (seeding.get(deps.events) === pass) seeding.delete(deps.events);
+    throw err;
+  }
 }
+
+async function seedPass(deps: WriteDeps): Promise<void> {
+  if ((await deps.events.readStream(SEEDING_STREAM, { limit: 1 })).length) return;
+  const live = new Map<string, Set<string>>();
+  let through: bigint | null = null;
+  for await (const e of storedEvents(deps.events).readAll({ batchSize: 5000 })) {
+    if (e.stream.startsWith(ENDPOINT_PREFIX)) foldLive(live, e);
+    through = e.position;
+  }
+  const at = deps.clock.now().toISOString();
+  for (const [restaurantId, ids] of live) {
+    if (!ids.size) continue;
+    await appendOnce(deps.events, endpointSlotsStream(restaurantId), {
+      ...seededEvent(restaurantId, [...ids], through, at),
+      metadata: { ...seedingMeta, restaurant_id: restaurantId },
+    });
+  }
+  await appendOnce(deps.events, SEEDING_STREAM, {
+    type: 'WebhookEndpointSlotsSeedingDone',
+    data: {
+      through_position: through === null ? null : through.toString(),
+      restaurants: [...live.values()].filter((ids) => ids.size > 0).length,
+      at,
+    },
+    metadata: { ...seedingMeta, restaurant_id: null },
+  });
+}
+
+/** Appends to a stream that must not exist yet; a stream started meanwhile is left as it is. */
+async function appendOnce(events: EventStore, stream: string, event: NewEvent): Promise<void> {
+  try {
+    await events.append(stream, [event], NO_STREAM);
+  } catch (err) {
+    if (!(err instanceof WrongExpectedRevisionError)) throw err;
+  }
+}
+
+const ENDPOINT_PREFIX = webhookEndpointStream('');
 
 function foldLive(live: Map<string, Set<string>>, e: RecordedEvent): void {
   const d = e.data as { endpoint_id?: string; restaurant_id?: string };

@@ -14,9 +14,10 @@
 // on its stream, appended against the revision that shows no creation, so a late Created of that
 // attempt can never land: decideCreateEndpoint refuses it) and its slot released.
 //
-// A store written before this stream existed: the first take or release on a restaurant's stream
-// starts it with WebhookEndpointSlotsSeeded, the endpoints the log shows live for that restaurant
-// (folded from the endpoints' own events, limit-handler.ts), so existing endpoints count.
+// A store written before these streams existed: the first take that finds its stream missing seeds
+// the log once (limit-handler.ts): one pass over the endpoints' own events, and every restaurant with
+// live endpoints gets its stream started with WebhookEndpointSlotsSeeded naming them, so existing
+// endpoints count; `webhook-slot-seeding` then says it is done.
 import { BusinessRuleError } from '../../src/core/errors';
 import type { NewEvent, RecordedEvent } from '../../src/ports/event-store';
 import type { EndpointState } from './decide';

@@ -16,7 +16,7 @@ import {
   type EndpointDeps,
 } from '../../commands/webhook-endpoints/handler';
 import { ABANDONED_AFTER_MS, endpointSlotsStream } from '../../commands/webhook-endpoints/limit';
-import { takeEndpointSlot } from '../../commands/webhook-endpoints/limit-handler';
+import { SEEDING_STREAM, takeEndpointSlot } from '../../commands/webhook-endpoints/limit-handler';
 import { MemoryEventStore } from '../../src/adapters/event-store/memory';
 import { FixedClock } from '../../src/core/clock';
 import { runCommand } from '../../src/core/command';
@@ -184,5 +184,62 @@ t(
     }
   },
 );
+
+/** An endpoint as a store written before slots holds it: its own events only. */
+async function oldEndpoint(d: EndpointDeps, id: string, restaurantId: string, deleted = false) {
+  const base = { endpoint_id: id, restaurant_id: restaurantId, at: '2026-01-01T00:00:00.000Z' };
+  await d.events.append(
+    webhookEndpointStream(id),
+    [
+      {
+        type: 'WebhookEndpointCreated',
+        data: {
+          ...base,
+          credential_id: 'key_1',
+          owner: 'key:key_1',
+          api_version: 'v1',
+          url: `https://example.com/${id}`,
+          description: null,
+          enabled_events: ['*'],
+          headers: {},
+          disabled: false,
+          secret: 'sealed',
+        },
+      },
+      ...(deleted
+        ? [{ type: 'WebhookEndpointDeleted', data: { ...base, reason: 'DELETED', credential_id: 'key_1' } }]
+        : []),
+    ],
+    'no_stream',
+  );
+}
+
+t('a log written before slots is seeded once, for every restaurant: its live endpoints count', async () => {
+  const d = deps();
+  for (let i = 0; i < 20; i++) await oldEndpoint(d, `we_a${i}`, R, i === 7);
+  for (let i = 0; i < 20; i++) await oldEndpoint(d, `we_b${i}`, 'rest_b');
+  await create(d, 'a-20th');
+  await refused(create(d, 'a-21st'));
+  // rest_b was seeded by the same pass: already full.
+  await refused(create(d, 'b-21st', 'rest_b'));
+  const [seedB] = await d.events.readStream(endpointSlotsStream('rest_b'));
+  assert.is(seedB?.type, 'WebhookEndpointSlotsSeeded');
+  assert.is((seedB?.data.endpoint_ids as string[] | undefined)?.length, 20);
+  const [seedA] = await d.events.readStream(endpointSlotsStream(R));
+  assert.equal(
+    (seedA?.data.endpoint_ids as string[] | undefined)?.includes('we_a7'),
+    false,
+    'a deleted endpoint holds no slot',
+  );
+  assert.is((await d.events.readStream(SEEDING_STREAM)).length, 1);
+  // Once seeded, a restaurant without a stream has no endpoint: its stream starts with its first take.
+  await create(d, 'c-first', 'rest_c');
+  const c = await d.events.readStream(endpointSlotsStream('rest_c'));
+  assert.equal(
+    c.map((e) => e.type),
+    ['WebhookEndpointSlotTaken'],
+  );
+  assert.is((await d.events.readStream(SEEDING_STREAM)).length, 1, 'seeded once');
+});
 
 t.run();

@@ -91,7 +91,7 @@ function isLimit(res: { status: number; body: { error?: Record<string, unknown> 
 }
 
 /**
- * Sends `PARALLEL` creates together and holds each one's first append to a webhook stream until all of
+ * Sends `PARALLEL` creates together and holds each one's first append (a slot or an endpoint) until all of
  * them have reached it: every request has decided on the same state before any write lands (what
  * requests from several processes, or a slower store, do), so the outcome does not depend on how the
  * server happens to interleave them. The gate opens once; later appends (retries) pass.
@@ -108,7 +108,8 @@ async function together(
     open = resolve;
   });
   events.append = async (stream, batch, expected, options) => {
-    if (stream.startsWith('webhook-') && arrived < PARALLEL) {
+    const endpointWrite = stream.startsWith('webhook-slots-') || stream.startsWith('webhook-endpoint-');
+    if (endpointWrite && arrived < PARALLEL) {
       arrived++;
       if (arrived === PARALLEL) open();
       await opened;

@@ -16,7 +16,7 @@ import { reservationsProjection } from './reservations';
 import { restaurantsProjection } from './restaurants';
 import { seatingSyncProjection } from './seating-sync';
 import { seatingSyncProjectionV2 } from './seating-sync-v2';
-import { webhookDeliveriesProjection } from './webhook-deliveries';
+import { webhookDeliveriesProjection, webhookDeliveriesProjectionV1 } from './webhook-deliveries';
 import { webhookEndpointsProjection } from './webhook-endpoints';
 
 export function allProjections(): Projection[] {
@@ -46,7 +46,7 @@ export function allProjections(): Projection[] {
  * into a fresh store (audit, benches, tests) uses allProjections(), the newest versions only.
  */
 export function supersededProjections(): Projection[] {
-  return [seatingSyncProjection, catalogProjection];
+  return [seatingSyncProjection, catalogProjection, webhookDeliveriesProjectionV1];
 }
 
 /** Every version the service runs (src/runtime.ts). */

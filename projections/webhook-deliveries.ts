@@ -47,8 +47,21 @@ export interface WebhookDeliveryDoc {
 
 const plus = (iso: string, seconds: number) => new Date(Date.parse(iso) + seconds * 1000).toISOString();
 
-export const webhookDeliveriesProjection: Projection = {
+/**
+ * Version 1 writes `webhook_deliveries`; version 2 (below, the same code) writes `webhook_deliveries_v2`.
+ * Version 2 exists because the documents changed without a new version: `customer_id` (and the
+ * `by_customer` index that CustomerDeleted finds them by) was added to documents made from then on
+ * only, so a store built before (MongoDB keeps its read models across restarts) held documents
+ * without it, whose answers an erasure could not find and blank, and which differed from a replay
+ * (`audit verify`). Version 2 is rebuilt from the whole log beside version 1, so every document has
+ * its customer, and takes over once caught up. Version 1 keeps serving meanwhile with this same code
+ * (documents made meanwhile carry `customer_id`, older ones keep lacking it): readers read either
+ * layout, as no reader outside this projection reads `customer_id`. Remove it once every store has
+ * switched.
+ */
+export const webhookDeliveriesProjectionV1: Projection = {
   name: 'webhook_deliveries',
+  collections: [WEBHOOK_DELIVERIES],
   eventTypes: [
     'WebhookDeliveriesScheduled',
     'WebhookAttemptRecorded',
@@ -214,3 +227,6 @@ export const webhookDeliveriesProjection: Projection = {
     }
   },
 };
+
+/** The served version (see version 1 above): the same documents, each with its `customer_id`. */
+export const webhookDeliveriesProjection: Projection = { ...webhookDeliveriesProjectionV1, version: 2 };

@@ -95,6 +95,8 @@ export const applyWebhookSections: SectionApplier = async (rawDeps, file, meta) 
           credential: { id: entry.api_key_id, scopes },
           // An endpoint of a key that reads nothing yet is kept: it receives what the key can read once granted.
           allowUnreadable: true,
+          // The file is the operator's: counted against the limit, never refused by it.
+          beyondLimit: true,
         },
         meta,
       );

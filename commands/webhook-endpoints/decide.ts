@@ -1,6 +1,13 @@
 // Webhook endpoint rules (pure): what a URL, custom headers and event types may be, and what each
 // command appends.
-import { ApiError, type Issue, notFound, unprocessable, validationError } from '../../src/core/errors';
+import {
+  ApiError,
+  conflict,
+  type Issue,
+  notFound,
+  unprocessable,
+  validationError,
+} from '../../src/core/errors';
 import type { NewEvent, RecordedEvent } from '../../src/ports/event-store';
 import { targetUrlProblem } from '../../src/webhooks/target';
 import {
@@ -25,8 +32,10 @@ export interface EndpointRecord extends EndpointSettings {
 export interface EndpointState {
   endpoint: EndpointRecord | null;
   deleted: boolean;
+  /** Slot revisions (limit.ts) whose creation was given up before it came: that attempt may not create. */
+  abandoned: readonly number[];
 }
-export const initialEndpoint: EndpointState = { endpoint: null, deleted: false };
+export const initialEndpoint: EndpointState = { endpoint: null, deleted: false, abandoned: [] };
 
 export function evolveEndpoint(state: EndpointState, event: RecordedEvent): EndpointState {
   const d = event.data as Record<string, unknown>;
@@ -35,6 +44,7 @@ export function evolveEndpoint(state: EndpointState, event: RecordedEvent): Endp
     case 'WebhookEndpointCreated':
       return {
         deleted: false,
+        abandoned: state.abandoned,
         endpoint: {
           endpoint_id: d.endpoint_id as string,
           restaurant_id: d.restaurant_id as string,
@@ -77,6 +87,8 @@ export function evolveEndpoint(state: EndpointState, event: RecordedEvent): Endp
       return e ? { ...state, endpoint: { ...e, api_version: 'v1', updated_at: d.at as string } } : state;
     case 'WebhookEndpointDeleted':
       return { ...state, deleted: true };
+    case 'WebhookEndpointAbandoned':
+      return e ? state : { ...state, abandoned: [...state.abandoned, d.slot_revision as number] };
     default:
       return state;
   }
@@ -231,7 +243,17 @@ export interface CreateEndpointData extends EndpointSettings {
   at: string;
 }
 
-export function decideCreateEndpoint(state: EndpointState, data: CreateEndpointData): NewEvent[] {
+/**
+ * `slotRevision`: the revision of the restaurant's slot this creation took (limit.ts). A creation that
+ * was fenced as abandoned (it took longer than ABANDONED_AFTER_MS) is refused: its slot was given back.
+ */
+export function decideCreateEndpoint(
+  state: EndpointState,
+  data: CreateEndpointData,
+  slotRevision?: number,
+): NewEvent[] {
+  if (!state.endpoint && slotRevision !== undefined && state.abandoned.includes(slotRevision))
+    throw conflict('Creating this webhook endpoint took too long and was given up; create it again');
   if (state.endpoint) {
     const e = state.endpoint;
     // The same endpoint created again (a bootstrap applied twice): nothing to do.
@@ -245,6 +267,26 @@ export function decideCreateEndpoint(state: EndpointState, data: CreateEndpointD
     throw new ApiError(409, 'RESOURCE_CONFLICT', `webhook endpoint ${data.endpoint_id} already exists`);
   }
   return [{ type: 'WebhookEndpointCreated', data: { ...data } }];
+}
+
+/**
+ * Fences a creation that took a slot and never came (its process died): [] once the endpoint exists
+ * (the creation landed after all) or this slot is fenced already.
+ */
+export function decideAbandon(
+  state: EndpointState,
+  endpointId: string,
+  restaurantId: string,
+  slotRevision: number,
+  at: string,
+): NewEvent[] {
+  if (state.endpoint || state.abandoned.includes(slotRevision)) return [];
+  return [
+    {
+      type: 'WebhookEndpointAbandoned',
+      data: { endpoint_id: endpointId, restaurant_id: restaurantId, slot_revision: slotRevision, at },
+    },
+  ];
 }
 
 /** The live endpoint of this restaurant, or 404 (another restaurant's id answers 404 too). */

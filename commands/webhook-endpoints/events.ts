@@ -55,7 +55,12 @@ export type WebhookEndpointEvent =
       data: Base & { secret: string; previous_secret: string; previous_expires_at: string };
     }
   | { type: 'WebhookEndpointMigrated'; data: Base & { from: 'legacy'; to: 'v1' } }
-  | { type: 'WebhookEndpointDeleted'; data: Base & { reason: DeletionReason; credential_id: string } };
+  | { type: 'WebhookEndpointDeleted'; data: Base & { reason: DeletionReason; credential_id: string } }
+  /**
+   * A creation that took a slot of the restaurant's limit (limit.ts) and was never made (its process
+   * died): the slot is given back and a late WebhookEndpointCreated of that attempt is refused.
+   */
+  | { type: 'WebhookEndpointAbandoned'; data: Base & { slot_revision: number } };
 
 export const WEBHOOK_ENDPOINT_EVENT_TYPES = [
   'WebhookEndpointCreated',
@@ -63,6 +68,7 @@ export const WEBHOOK_ENDPOINT_EVENT_TYPES = [
   'WebhookEndpointSecretRotated',
   'WebhookEndpointMigrated',
   'WebhookEndpointDeleted',
+  'WebhookEndpointAbandoned',
 ] as const;
 
 export const webhookEndpointStream = (id: string) => `webhook-endpoint-${id}`;

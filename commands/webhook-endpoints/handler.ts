@@ -22,6 +22,8 @@ import {
 } from './decide';
 import type { ApiVersion, DeletionReason, EndpointSettings } from './events';
 import { webhookEndpointStream } from './events';
+import { MAX_ENDPOINTS_PER_RESTAURANT } from './limit';
+import { releaseEndpointSlot, takeEndpointSlot } from './limit-handler';
 
 export interface EndpointDeps extends WriteDeps {
   secrets: Secrets;
@@ -39,6 +41,11 @@ export interface CreateEndpointInput extends SettingsInput {
   endpointId?: string;
   /** Accept an endpoint whose credential can read no event type yet (bootstrap files). */
   allowUnreadable?: boolean;
+  /**
+   * Not refused at MAX_ENDPOINTS_PER_RESTAURANT (bootstrap files, which never were); the endpoint
+   * still takes a slot, so it counts for the others.
+   */
+  beyondLimit?: boolean;
 }
 
 const load = (id: string) => ({
@@ -47,7 +54,11 @@ const load = (id: string) => ({
   evolve: evolveEndpoint,
 });
 
-/** Returns the plain signing secret: the only time it leaves the service. */
+/**
+ * Returns the plain signing secret: the only time it leaves the service. Takes one of the restaurant's
+ * slots first (limit.ts: 422 ENDPOINT_LIMIT_REACHED when they are all held). A creation that fails
+ * after that keeps its slot until a take finds the stream full and sees it never came.
+ */
 export async function createWebhookEndpoint(
   deps: EndpointDeps,
   input: CreateEndpointInput,
@@ -68,23 +79,35 @@ export async function createWebhookEndpoint(
     headers: input.headers ?? {},
     disabled: input.disabled ?? false,
   };
+  const metadata = { ...meta, restaurant_id: input.restaurantId };
+  const slot = await takeEndpointSlot(
+    deps,
+    input.restaurantId,
+    endpointId,
+    input.beyondLimit ? null : MAX_ENDPOINTS_PER_RESTAURANT,
+    metadata,
+  );
   const outcome = await runCommand<EndpointState>(deps.events, {
     ...load(endpointId),
-    metadata: { ...meta, restaurant_id: input.restaurantId },
+    metadata,
     clock: deps.clock,
     decide: (s) =>
-      decideCreateEndpoint(s, {
-        ...settings,
-        endpoint_id: endpointId,
-        restaurant_id: input.restaurantId,
-        credential_id: input.credential.id,
-        owner: input.credential.owner ?? `key:${input.credential.id}`,
-        api_version: input.apiVersion ?? 'v1',
-        secret: deps.secrets.seal(secret),
-        at: deps.clock.now().toISOString(),
-      }),
+      decideCreateEndpoint(
+        s,
+        {
+          ...settings,
+          endpoint_id: endpointId,
+          restaurant_id: input.restaurantId,
+          credential_id: input.credential.id,
+          owner: input.credential.owner ?? `key:${input.credential.id}`,
+          api_version: input.apiVersion ?? 'v1',
+          secret: deps.secrets.seal(secret),
+          at: deps.clock.now().toISOString(),
+        },
+        slot.revision,
+      ),
   });
-  return { ...outcome, endpointId, secret };
+  return { ...outcome, position: outcome.position ?? slot.position, endpointId, secret };
 }
 
 export async function updateWebhookEndpoint(
@@ -163,14 +186,19 @@ export const migrateWebhookEndpoint = (
       })),
   });
 
-export const deleteWebhookEndpoint = (
+/**
+ * Every deletion (API, dashboard, a revoked credential's endpoints) gives the endpoint's slot back
+ * after WebhookEndpointDeleted, also when the deletion was made before (a repeated deletion finishes
+ * a release its process died before making).
+ */
+export async function deleteWebhookEndpoint(
   deps: WriteDeps,
   restaurantId: string | null,
   id: string,
   reason: DeletionReason,
   meta: CommandMeta,
-) =>
-  runCommand<EndpointState>(deps.events, {
+) {
+  const outcome = await runCommand<EndpointState>(deps.events, {
     ...load(id),
     metadata: meta,
     clock: deps.clock,
@@ -180,6 +208,11 @@ export const deleteWebhookEndpoint = (
         metadata: { restaurant_id: s.endpoint?.restaurant_id ?? null },
       })),
   });
+  const owner = outcome.state.endpoint?.restaurant_id;
+  if (!owner || !outcome.state.deleted) return outcome;
+  const released = await releaseEndpointSlot(deps, owner, id, 'DELETED', { ...meta, restaurant_id: owner });
+  return { ...outcome, position: released ?? outcome.position };
+}
 
 export async function loadWebhookEndpoint(deps: WriteDeps, id: string): Promise<EndpointState> {
   return (await loadStream(deps.events, webhookEndpointStream(id), initialEndpoint, evolveEndpoint)).state;

@@ -5,7 +5,7 @@ import { createWriteStream, fstatSync, type WriteStream } from 'node:fs';
 import { SingleBar } from 'cli-progress';
 import { deleteCustomer, loadCustomer } from '../../commands/customers/handler';
 import { restaurantStream } from '../../commands/restaurants/events';
-import { allProjections } from '../../projections/index';
+import { allProjections, allProjectionVersions } from '../../projections/index';
 import { WEBHOOK_DELIVERIES } from '../../projections/webhook-deliveries';
 import { EmbeddedDocumentStore } from '../adapters/document-store/embedded';
 import { SqliteEventStore } from '../adapters/event-store/sqlite';
@@ -18,6 +18,7 @@ import { type Clock, systemClock } from '../core/clock';
 import { operatorMeta } from '../core/command-meta';
 import { customerSubject } from '../privacy/seal';
 import { SealingEventStore, storedEvents } from '../privacy/sealing-event-store';
+import { physicalName, versionOf } from '../projection/versions';
 import type { Runtime } from '../runtime';
 import { deliveryPastRetention } from '../webhooks-module';
 import {
@@ -350,9 +351,15 @@ export async function verifyLog(
       );
       const collections = scratch.collectionNames();
       const now = (rt.clock ?? systemClock).now();
-      const compared = await compareReadModels(scratch, live, collections, {
-        [WEBHOOK_DELIVERIES]: (doc) => deliveryPastRetention(doc, now),
-      });
+      // Under the name each version of webhook_deliveries writes (webhook_deliveries, _v2…).
+      const pastRetention = (doc: { created_at?: unknown; status?: unknown }) =>
+        deliveryPastRetention(doc, now);
+      const retention = Object.fromEntries(
+        allProjectionVersions()
+          .filter((p) => p.collections?.includes(WEBHOOK_DELIVERIES))
+          .map((p) => [physicalName(WEBHOOK_DELIVERIES, versionOf(p)), pastRetention]),
+      );
+      const compared = await compareReadModels(scratch, live, collections, retention);
       report.readModels = { events: r.events, collections, ...compared };
     } finally {
       await scratch.close();

@@ -25,7 +25,10 @@ t('pruned deliveries are not differences; a delivery missing from the kept windo
     const ok = await cli(svc, 'audit verify', { 'no-progress': true, 'no-chain': true });
     assert.match(ok.join('\n'), /; 0 difference\(s\)/);
 
-    const kept = svc.rt.projections.docs.collection(WEBHOOK_DELIVERIES);
+    // The raw store, under the name the served version writes (webhook_deliveries_v2).
+    const served = svc.rt.versions.aliased.resolve(WEBHOOK_DELIVERIES);
+    assert.is(served, `${WEBHOOK_DELIVERIES}_v2`);
+    const kept = svc.rt.projections.docs.collection(served);
     const [one] = await kept.find({}, { limit: 1 });
     assert.ok(one);
     await kept.deleteOne({ _id: one._id });
@@ -34,7 +37,7 @@ t('pruned deliveries are not differences; a delivery missing from the kept windo
       (err: unknown) => err,
     );
     assert.match(String(failed), /found 1 problem/);
-    assert.ok(printedBy(failed).some((l) => l.includes(`missing_in_live: ${WEBHOOK_DELIVERIES}/${one._id}`)));
+    assert.ok(printedBy(failed).some((l) => l.includes(`missing_in_live: ${served}/${one._id}`)));
   } finally {
     await svc.close();
   }

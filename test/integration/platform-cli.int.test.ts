@@ -157,7 +157,7 @@ t(
   async ({ rt }) => {
     const first = await cli(rt, 'bootstrap apply', {}, [DESIGN_EXAMPLE]);
     assert.equal(first, [
-      `bootstrap ${DESIGN_EXAMPLE}: 15 event(s) appended`,
+      `bootstrap ${DESIGN_EXAMPLE}: 17 event(s) appended`,
       'note: catalog: 7 item change(s)',
       'note: users: 1 created or changed',
       'note: oauth_applications: 1 registered or changed',

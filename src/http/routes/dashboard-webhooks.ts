@@ -11,10 +11,11 @@ import {
   rotateWebhookSecret,
   updateWebhookEndpoint,
 } from '../../../commands/webhook-endpoints/handler';
+import { MAX_ENDPOINTS_PER_RESTAURANT } from '../../../commands/webhook-endpoints/limit';
 import { API_KEYS, type ApiKeyDoc } from '../../../projections/api-keys';
 import { WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../../../projections/webhook-endpoints';
 import { getDelivery, getEndpoint, listDeliveries } from '../../../queries/webhooks';
-import { ApiError, type Issue } from '../../core/errors';
+import { ApiError, BusinessRuleError, type Issue } from '../../core/errors';
 import type { Runtime } from '../../runtime';
 import { putFlash, takeFlash } from '../../web/flash';
 import { isManager, type Manager, managerForAction, managerForPage } from '../../web/manager';
@@ -32,7 +33,6 @@ import { restaurantKey } from '../../web/restaurant-keys';
 import { type AnyRoute, defineRoute, PUBLIC } from '../route';
 import { enums, obj, optional, str } from '../schema';
 import { form, many } from './dashboard-api-keys';
-import { MAX_ENDPOINTS_PER_RESTAURANT } from './webhooks';
 
 const BASE = '/dashboard/webhooks';
 const PAGE_SIZE = 25;
@@ -295,17 +295,6 @@ export const dashboardWebhookRoutes: AnyRoute[] = [
       // This restaurant's key, revoked meanwhile (another tab): the form is kept, with what to do.
       if (key.revoked_at)
         return listPage(rt, m, { form: f, alert: 'The API key chosen is revoked: choose another.' }, 400);
-      const count = await rt.docs.collection(WEBHOOK_ENDPOINTS).count({ restaurant_id: m.restaurant._id });
-      if (count >= MAX_ENDPOINTS_PER_RESTAURANT)
-        return listPage(
-          rt,
-          m,
-          {
-            form: f,
-            alert: `A restaurant has at most ${MAX_ENDPOINTS_PER_RESTAURANT} webhook endpoints; delete one first.`,
-          },
-          400,
-        );
       try {
         const out = await createWebhookEndpoint(
           rt,
@@ -324,6 +313,17 @@ export const dashboardWebhookRoutes: AnyRoute[] = [
         });
         return seeOther(`${endpointPath(out.endpointId, m.restaurant._id)}&done=created`);
       } catch (err) {
+        // The limit is the command's (commands/webhook-endpoints/limit.ts), said in the page's words.
+        if (err instanceof BusinessRuleError && err.reason === 'ENDPOINT_LIMIT_REACHED')
+          return listPage(
+            rt,
+            m,
+            {
+              form: f,
+              alert: `A restaurant has at most ${MAX_ENDPOINTS_PER_RESTAURANT} webhook endpoints; delete one first.`,
+            },
+            400,
+          );
         const text = refusal(err);
         if (text) return listPage(rt, m, { form: f, alert: text }, 400);
         throw err;

@@ -9,7 +9,6 @@ import {
   rotateWebhookSecret,
   updateWebhookEndpoint,
 } from '../../../commands/webhook-endpoints/handler';
-import { WEBHOOK_ENDPOINTS } from '../../../projections/webhook-endpoints';
 import {
   type EndpointScope,
   getDelivery,
@@ -21,7 +20,6 @@ import {
   presentEndpoint,
 } from '../../../queries/webhooks';
 import type { CommandMeta } from '../../core/command-meta';
-import { BusinessRuleError } from '../../core/errors';
 import { RETRY_OFFSETS_SECONDS } from '../../webhooks/schedule';
 import { type AnyRoute, type AuthContext, defineRoute, scopes } from '../route';
 import {
@@ -44,8 +42,6 @@ import {
 
 const TAG = 'Webhook endpoints';
 const ACCESS = scopes('WEBHOOKS_WRITE');
-/** Per restaurant (the spec leaves it open). */
-export const MAX_ENDPOINTS_PER_RESTAURANT = 20;
 
 const meta = (auth: AuthContext, requestId: string): CommandMeta => ({
   actor: `credential:${auth.credential._id}`,
@@ -88,12 +84,7 @@ export const webhookRoutes: AnyRoute[] = [
       },
     },
     handler: async ({ rt, auth, body, requestId }) => {
-      const count = await rt.docs.collection(WEBHOOK_ENDPOINTS).count({ restaurant_id: auth.restaurant._id });
-      if (count >= MAX_ENDPOINTS_PER_RESTAURANT)
-        throw new BusinessRuleError(
-          'ENDPOINT_LIMIT_REACHED',
-          `A restaurant has at most ${MAX_ENDPOINTS_PER_RESTAURANT} webhook endpoints; delete one first`,
-        );
+      // At most MAX_ENDPOINTS_PER_RESTAURANT: decided by the command (422 ENDPOINT_LIMIT_REACHED).
       const out = await createWebhookEndpoint(
         rt,
         {

@@ -1,0 +1,161 @@
+// webhook_deliveries on a store built before its documents kept `customer_id` (a MongoDB store keeps
+// its read models across restarts): the service upgraded onto it rebuilds the read model beside the
+// old one and switches to it, so an erasure finds and blanks what the endpoint answered to a delivery
+// describing that customer, and the served read model equals a replay (what `audit verify` compares).
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { allProjections, allProjectionVersions } from '../../projections/index';
+import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
+import { EmbeddedDocumentStore } from '../../src/adapters/document-store/embedded';
+import { MemoryEventStore } from '../../src/adapters/event-store/memory';
+import { compareReadModels, replayInto } from '../../src/audit/replay';
+import { NO_STREAM, type RecordedEvent } from '../../src/ports/event-store';
+import type { Projection } from '../../src/projection/projection';
+import { ProjectionRunner } from '../../src/projection/runner';
+import { AliasedDocumentStore, ProjectionVersions } from '../../src/projection/versions';
+import { captureLog } from '../helpers/log-sink';
+
+const t = suite('webhook_deliveries: a store built before customer_id');
+const NAME = 'webhook_deliveries';
+const AT = '2026-06-02T10:00:00.000Z';
+const ECHO = 'Hello Jane Doe, +33612345678';
+
+const deliveries = (list: Projection[]) => list.filter((p) => p.name === NAME);
+
+/** The projection as it was before documents kept customer_id: the same code, blind to the field. */
+function beforeCustomerId(): Projection {
+  const p = deliveries(allProjections())[0] as Projection;
+  return {
+    name: NAME,
+    eventTypes: p.eventTypes.filter((x) => x !== 'CustomerDeleted'),
+    setup: p.setup,
+    apply: (event: RecordedEvent, docs) => {
+      const { customer_id: _, ...data } = event.data;
+      return p.apply({ ...event, data }, docs);
+    },
+  };
+}
+
+async function history(events: MemoryEventStore): Promise<void> {
+  await events.append(
+    'webhook-fanout-ev1',
+    [
+      {
+        type: 'WebhookDeliveriesScheduled',
+        data: {
+          restaurant_id: 'rest_a',
+          customer_id: 'cus_1',
+          source_event_id: '0b5c1c7e-0000-4000-8000-000000000001',
+          source_position: '1',
+          event_types: { v1: 'customer.created' },
+          event_created: AT,
+          payloads: { v1: '{}' },
+          deliveries: [{ delivery_id: 'whd_1', endpoint_id: 'we_1', payload: 'v1' }],
+          at: AT,
+        },
+      },
+    ],
+    NO_STREAM,
+  );
+  await events.append(
+    'webhook-delivery-whd_1',
+    [
+      {
+        type: 'WebhookAttemptRecorded',
+        data: {
+          delivery_id: 'whd_1',
+          endpoint_id: 'we_1',
+          restaurant_id: 'rest_a',
+          customer_id: 'cus_1',
+          attempt: 1,
+          log_id: 'whl_1',
+          at: AT,
+          duration_ms: 12,
+          status_code: 200,
+          error: null,
+          outcome: 'succeeded',
+          next_attempt_at: null,
+          response_excerpt: ECHO,
+          response_truncated: false,
+        },
+      },
+    ],
+    NO_STREAM,
+  );
+}
+
+t('the old store is rebuilt as version 2 and switched to; the erasure then blanks the answer', async () => {
+  const events = new MemoryEventStore();
+  const docs = new EmbeddedDocumentStore();
+  await history(events);
+
+  // The store as the service left it before the upgrade.
+  const before = new ProjectionRunner(events, docs, [beforeCustomerId()]);
+  await before.start();
+  await before.catchUp();
+  const old = await docs.collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES).findOne({ _id: 'whd_1' });
+  assert.is(old?.customer_id, undefined, 'the old document has no customer');
+  await before.stop();
+
+  // The upgraded service on that store: every version it lists.
+  const { logger } = captureLog();
+  const aliased = new AliasedDocumentStore(docs);
+  const versions = new ProjectionVersions(events, docs, aliased, { logger, graceMs: 10, batchSize: 100 });
+  const runner = new ProjectionRunner(
+    events,
+    docs,
+    await versions.prepare(deliveries(allProjectionVersions())),
+  );
+  await runner.start();
+  versions.startPendingBuilds();
+  await versions.whenBuilt(NAME);
+  await runner.catchUp();
+  const served = aliased.collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES);
+  assert.is((await served.findOne({ _id: 'whd_1' }))?.customer_id, 'cus_1');
+
+  await events.append(
+    'customer-cus_1',
+    [{ type: 'CustomerDeleted', data: { customer_id: 'cus_1', restaurant_id: 'rest_a', at: AT } }],
+    NO_STREAM,
+  );
+  await runner.catchUp();
+  const erased = await served.findOne({ _id: 'whd_1' });
+  assert.is(erased?.attempts[0]?.response_excerpt, null, 'what the endpoint answered is blanked');
+  assert.not.match(JSON.stringify(await served.find({})), /Jane/);
+
+  // What `audit verify` compares: the served read model equals a replay of the log.
+  const scratch = new EmbeddedDocumentStore();
+  await replayInto(events, scratch, deliveries(allProjections()), null);
+  // The replay writes the logical name; the served version is read through the alias.
+  const compared = await compareReadModels(scratch, aliased, [WEBHOOK_DELIVERIES]);
+  assert.equal(compared.differences, []);
+  assert.is(compared.documents, 1);
+  await versions.stop();
+  await runner.stop();
+});
+
+t('a fresh store serves version 2 at once', async () => {
+  const events = new MemoryEventStore();
+  const docs = new EmbeddedDocumentStore();
+  await history(events);
+  const { logger } = captureLog();
+  const aliased = new AliasedDocumentStore(docs);
+  const versions = new ProjectionVersions(events, docs, aliased, { logger, graceMs: 10 });
+  const runner = new ProjectionRunner(
+    events,
+    docs,
+    await versions.prepare(deliveries(allProjectionVersions())),
+  );
+  await runner.start();
+  await runner.catchUp();
+  assert.is(aliased.resolve(WEBHOOK_DELIVERIES), `${WEBHOOK_DELIVERIES}_v2`);
+  assert.is(
+    (await aliased.collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES).findOne({}))?.customer_id,
+    'cus_1',
+  );
+  assert.is(await docs.collection(WEBHOOK_DELIVERIES).count(), 0, 'version 1 never built');
+  await versions.stop();
+  await runner.stop();
+});
+
+t.run();

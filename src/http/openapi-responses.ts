@@ -239,7 +239,8 @@ export const ERROR_RESPONSES: Record<number, ErrorDoc> = {
   },
   409: {
     name: 'Conflict',
-    description: 'Conflict (RESOURCE_CONFLICT): duplicate external_id, or fields locked by the point of sale',
+    description:
+      'Conflict (RESOURCE_CONFLICT): duplicate external_id, fields locked by the point of sale, or (webhook endpoints) a restaurant whose endpoints kept changing while this one was created: retry',
     examples: ['ExternalIdTaken', 'LockedFields'],
   },
   413: {

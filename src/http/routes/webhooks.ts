@@ -75,7 +75,7 @@ export const webhookRoutes: AnyRoute[] = [
     body: createEndpointBody,
     bodyExample: webhookExamples.createBody,
     bodyRequired: true,
-    errors: [422],
+    errors: [409, 422],
     responses: {
       201: {
         description: 'The endpoint, with its signing secret',

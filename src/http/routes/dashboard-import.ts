@@ -11,7 +11,6 @@ import { ON_MATCH, type OnMatch } from '../../../commands/customer-import/events
 import { loadImportJob } from '../../../commands/customer-import/handler';
 import { silentTooLong, takeImportSlot } from '../../../commands/customer-import/slot';
 import { loadUserById } from '../../../commands/oauth/user-handler';
-import { CUSTOMER_IMPORTS, type CustomerImportDoc } from '../../../projections/customer-imports';
 import {
   countCustomerImports,
   IMPORT_HISTORY_LIMIT,
@@ -319,13 +318,12 @@ export const dashboardImportRoutes: AnyRoute[] = [
       if (!isManager(m)) return m;
       const state = await jobOf(rt, m, params.id);
       const who = state.actor ? await actorWords(rt, state.actor, new Map()) : undefined;
-      // Running, but silent past the stale limit: the process importing it stopped (as the history says).
-      let stoppedSince: string | null = null;
-      if (state.status === 'running') {
-        const doc = await rt.docs.collection<CustomerImportDoc>(CUSTOMER_IMPORTS).findOne({ _id: params.id });
-        const last = doc?.last_event_at ?? state.startedAt;
-        if (last && silentTooLong(last, rt.clock.now().getTime())) stoppedSince = last;
-      }
+      // Running, but silent past the stale limit: the process importing it stopped. The time is the
+      // job stream's last event, as the slot's rule reads it (slot.ts), from the same read as the
+      // progress shown: the history's read model may not have taken that event in yet.
+      const last = state.lastEventAt;
+      const stoppedSince =
+        state.status === 'running' && last && silentTooLong(last, rt.clock.now().getTime()) ? last : null;
       return page(jobPage(m.shell, { id: params.id, state, who, stoppedSince }));
     },
   }),

@@ -19,6 +19,7 @@ import {
 import { ApiError, type Issue } from '../../core/errors';
 import { newId } from '../../core/ids';
 import { importCustomers, planImport, prepareImport } from '../../customer-import/engine';
+import { failureForLog } from '../../customer-import/failure';
 import { jobSummaryCsv } from '../../customer-import/summary';
 import type { Runtime } from '../../runtime';
 import {
@@ -289,8 +290,15 @@ export const dashboardImportRoutes: AnyRoute[] = [
       // In the background: the response does not wait, and the batches yield to other requests.
       importCustomers(rt, upload.prepared, { onMatch, fileName: upload.fileName, meta: m.meta, jobId })
         .catch((err) =>
+          // The detail for operators (scrubbed of personal data: failure.ts); the page says it in words.
           rt.logger.error(
-            { request_id: requestId, err: { message: err instanceof Error ? err.message : String(err) } },
+            {
+              request_id: requestId,
+              job_id: jobId,
+              restaurant_id: m.restaurant._id,
+              actor: m.meta.actor,
+              err: failureForLog(err),
+            },
             'customer import failed',
           ),
         )

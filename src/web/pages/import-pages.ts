@@ -178,7 +178,7 @@ export function jobPage(
 ${counts}
 ${active ? html`<p class="small" role="status">This page refreshes itself every 2 seconds. You can leave it: the import goes on.</p>` : ''}
 ${stopped ? html`<div class="alert" role="alert">The import stopped: nothing has been recorded since ${when(o.stoppedSince, c.restaurant.timezone)} (the server importing it was restarted or stopped). The first ${s.processed.toLocaleString('en')} rows are done (see the summary); to import the rest, upload a file of the rows after row ${s.processed.toLocaleString('en')}.</div>` : ''}
-${s.status === 'failed' ? html`<div class="alert" role="alert">The import stopped: ${s.failure ?? 'unknown reason'}. The rows before it are imported.</div>` : ''}
+${s.status === 'failed' ? html`<div class="alert" role="alert">Couvert could not finish this import because of a problem on our side. The first ${s.processed.toLocaleString('en')} rows are done (see the summary); the others were not imported. To import them, upload a file of the rows after row ${s.processed.toLocaleString('en')}. If it stops again, contact support and quote the import id ${o.id}.</div>` : ''}
 ${s.status === 'finished' ? html`<div class="notice" role="status">Every row is done. The summary lists each row's result and, for a skipped row, why.</div>` : ''}
 ${s.status === 'none' ? '' : html`<p><a class="button" href="${summary}" download>Download the summary (CSV)</a></p>`}
 ${s.actor ? html`<p class="small">Started by ${o.who ?? s.actor}</p>` : ''}

@@ -37,6 +37,11 @@ export interface Config {
   roles: Set<Role>;
   /** Largest accepted JSON body. */
   bodyLimitBytes: number;
+  /**
+   * The dashboard's customer files held in memory for preview (and being read) at once, in bytes of
+   * files, across every user: past it the oldest previews are let go (src/web/import-uploads.ts).
+   */
+  importUploadsMaxBytes: number;
   /** The WhatsApp Business Cloud API (missed-call messages); null: messages go to the outbox. */
   whatsapp: WhatsAppConfig | null;
   /** Accepted but probably not what the operator meant (a value the chosen store ignores): print at start. */
@@ -297,6 +302,7 @@ export function loadConfig(env: Env = process.env): Config {
     ),
     roles: new Set(roleNames as Role[]),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1_000_000, 1024, 100_000_000),
+    importUploadsMaxBytes: integer(env, 'IMPORT_UPLOADS_MAX_BYTES', 100 * 1024 * 1024, 1024, 64 * 1024 ** 3),
     whatsapp: whatsapp(env, warnings),
     warnings,
   };

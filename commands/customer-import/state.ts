@@ -17,6 +17,8 @@ export interface ImportJobState {
   counts: ImportCounts;
   startedAt: string | null;
   endedAt: string | null;
+  /** The time of the job's last event (service clock): a running job silent too long has stopped (slot.ts). */
+  lastEventAt: string | null;
   failure: string | null;
 }
 
@@ -34,6 +36,7 @@ export const initialImportJob: ImportJobState = {
   counts: noCounts(),
   startedAt: null,
   endedAt: null,
+  lastEventAt: null,
   failure: null,
 };
 
@@ -42,6 +45,11 @@ export function evolveImportJob(
   recorded: Pick<RecordedEvent, 'type' | 'data'>,
 ): ImportJobState {
   const event = recorded as unknown as CustomerImportEvent;
+  const next = evolveFields(state, event);
+  return next === state ? state : { ...next, lastEventAt: event.data.at };
+}
+
+function evolveFields(state: ImportJobState, event: CustomerImportEvent): ImportJobState {
   switch (event.type) {
     case 'CustomerImportStarted': {
       const d = event.data;

@@ -72,6 +72,7 @@ import {
 } from './analysis';
 import { type Column, type HeaderMap, mapHeader } from './columns';
 import { CsvFileError, type CsvTable, readCsv } from './csv';
+import { failureReason } from './failure';
 import type { RowInput } from './rows';
 
 /** What an import needs: the log, the clock, the read models it matches against, and read-your-writes. */
@@ -548,8 +549,10 @@ async function runJob(
     await deps.settle(await deps.events.headPosition());
     return job.state;
   } catch (err) {
-    const reason = err instanceof Error ? err.message : String(err);
     await recorded().catch(() => undefined);
+    // Stored for operators, scrubbed of anything that could be someone's data (failure.ts); the
+    // manager's page shows a sentence of its own, and the caller logs the detail.
+    const reason = failureReason(err, job.state.processed);
     await failImportJob(deps, jobId, job, reason, jobMeta).catch(() => undefined);
     throw err;
   } finally {

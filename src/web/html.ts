@@ -56,6 +56,7 @@ export function layout(o: PageOptions): string {
 <title>${o.title} · Couvert</title>
 <link rel="stylesheet" href="${STYLESHEET_PATH}">
 <link rel="icon" href="/assets/favicon.svg" type="image/svg+xml">
+${o.head ?? ''}
 </head>
 <body>
 <header class="top"><span class="brand" aria-label="Couvert">Couvert</span>${account}</header>

@@ -1,7 +1,8 @@
 // The dashboard's customer import between its steps: an uploaded file, read and checked, waits here
-// for the manager to look at its preview and start the import (30 minutes at most, one per user, a
-// few in all: the memory they take is bounded). It lives in this process's memory: a restart forgets
-// it (the import page says so: upload the file again), and with several API processes behind a
+// for the manager to look at its preview and start the import (30 minutes at most, one per user, at
+// most MAX_UPLOADS, all within one memory budget: IMPORT_UPLOADS_MAX_BYTES, below). It lives in this
+// process's memory: a restart forgets it (the import page says so: upload the file again), and with
+// several API processes behind a
 // balancer the preview and import steps need sticky sessions. The import history is a read model
 // (projections/customer-imports.ts) and "one import at a time" is decided on the write side
 // (commands/customer-import/slot.ts); `running` here only lets the progress page of a job started a
@@ -9,6 +10,7 @@
 // Import (a double click) to the job the first one started.
 import { randomBytes } from 'node:crypto';
 import type { OnMatch } from '../../commands/customer-import/events';
+import { trimOldest } from '../core/bounded-map';
 import type { PreparedImport } from '../customer-import/engine';
 
 export interface Upload {
@@ -24,6 +26,28 @@ export interface Upload {
 
 const TTL_MS = 30 * 60 * 1000;
 const MAX_UPLOADS = 8;
+/** Uploads let go to make room, remembered a while so their Import button says why. */
+const LET_GO_MAX = 256;
+
+/**
+ * The memory budget (decision). Every file held for preview counts its bytes (its parsed table takes
+ * about three times as much: 27 MB for a 10 MB file of 100,000 rows), and so does every file being
+ * read for a preview, from before it is read until it is held or refused. A new file that does not fit
+ * lets the oldest previews go, the uploader's own earlier one first (one per user anyway): an upload
+ * nobody will import (a closed tab) would otherwise keep every manager of every restaurant from
+ * uploading for 30 minutes, while a preview let go costs its manager one upload again, and its Import
+ * button says so. Refused instead (never by letting anything go): a file larger than the whole budget,
+ * and a file that still does not fit beside the files being read at that moment (try again in a
+ * moment). A started import's file is no preview: it left this map when its import was claimed and
+ * the import holds it, so nothing here touches a running import's data.
+ */
+export type Room = { reservation: Reservation } | { refused: 'too_large' | 'busy' };
+
+export interface Reservation {
+  bytes: number;
+  userId: string;
+  done: boolean;
+}
 
 /** Per server (runtime): a server that stops forgets its uploads, even when another starts in the same process. */
 interface Held {
@@ -31,12 +55,16 @@ interface Held {
   running: Map<string, string>;
   /** Uploads whose import was started: upload id → the job (a second click goes to its progress page). */
   started: Map<string, { jobId: string; userId: string; restaurantId: string; expiresAt: number }>;
+  /** Bytes of the files being read for a preview (reserved, not yet held nor refused). */
+  reading: number;
+  /** Uploads let go to make room for newer ones: id → when. */
+  letGo: Map<string, number>;
 }
 const held = new WeakMap<object, Held>();
 function of(server: object): Held {
   let h = held.get(server);
   if (!h) {
-    h = { uploads: new Map(), running: new Map(), started: new Map() };
+    h = { uploads: new Map(), running: new Map(), started: new Map(), reading: 0, letGo: new Map() };
     held.set(server, h);
   }
   return h;
@@ -46,14 +74,74 @@ function sweep(uploads: Map<string, Upload>, now: number) {
   for (const [id, u] of uploads) if (u.expiresAt <= now) uploads.delete(id);
 }
 
-export function keepUpload(server: object, u: Omit<Upload, 'id' | 'expiresAt'>, now: number): Upload {
-  const { uploads } = of(server);
+function heldBytes(uploads: Map<string, Upload>): number {
+  let n = 0;
+  for (const u of uploads.values()) n += u.bytes;
+  return n;
+}
+
+function letGo(h: Held, id: string, now: number) {
+  h.uploads.delete(id);
+  h.letGo.set(id, now);
+  trimOldest(h.letGo, LET_GO_MAX);
+}
+
+/**
+ * Room for a file of `bytes` about to be read for a preview by `userId`, within `budget` bytes for
+ * every held and read file: the oldest previews are let go to make it (the user's own first), or the
+ * file is refused (see above). Give the reservation to `keepUpload`, or back with `releaseRoom`.
+ */
+export function reserveRoom(
+  server: object,
+  userId: string,
+  bytes: number,
+  budget: number,
+  now: number,
+): Room {
+  const h = of(server);
+  if (bytes > budget) return { refused: 'too_large' };
+  sweep(h.uploads, now);
+  if (h.reading + bytes > budget) return { refused: 'busy' };
+  let used = h.reading + heldBytes(h.uploads);
+  const order = [
+    ...[...h.uploads.values()].filter((u) => u.userId === userId),
+    ...[...h.uploads.values()].filter((u) => u.userId !== userId),
+  ];
+  for (const u of order) {
+    if (used + bytes <= budget) break;
+    // The uploader's own earlier preview is replaced by this one anyway (keepUpload): not "let go".
+    if (u.userId === userId) h.uploads.delete(u.id);
+    else letGo(h, u.id, now);
+    used -= u.bytes;
+  }
+  h.reading += bytes;
+  return { reservation: { bytes, userId, done: false } };
+}
+
+/** A reserved file that will not be held (refused, or its request failed): its room is free again. */
+export function releaseRoom(server: object, r: Reservation): void {
+  if (r.done) return;
+  r.done = true;
+  of(server).reading -= r.bytes;
+}
+
+/** Whether this upload was let go to make room for newer ones (rather than expired or unknown). */
+export const wasLetGo = (server: object, id: string) => of(server).letGo.has(id);
+
+/** Holds the file read under `reservation` (its bytes move from "being read" to "held"). */
+export function keepUpload(
+  server: object,
+  reservation: Reservation,
+  u: Omit<Upload, 'id' | 'expiresAt'>,
+  now: number,
+): Upload {
+  const h = of(server);
+  const { uploads } = h;
+  releaseRoom(server, reservation);
   sweep(uploads, now);
   for (const [id, old] of uploads) if (old.userId === u.userId) uploads.delete(id);
-  while (uploads.size >= MAX_UPLOADS) {
-    const oldest = uploads.keys().next().value as string;
-    uploads.delete(oldest);
-  }
+  for (const id of [...uploads.keys()].slice(0, Math.max(0, uploads.size - MAX_UPLOADS + 1)))
+    letGo(h, id, now);
   const upload = { ...u, id: randomBytes(18).toString('base64url'), expiresAt: now + TTL_MS };
   uploads.set(upload.id, upload);
   return upload;
@@ -89,7 +177,11 @@ export function claimUpload(server: object, u: Upload, jobId: string, now: numbe
   return before;
 }
 
-/** `before`: what claimUpload returned — an import already running (the reason it could not start) stays known. */
+/**
+ * `before`: what claimUpload returned — an import already running (the reason it could not start)
+ * stays known. The upload is held again as the newest (the budget may be passed by it until the next
+ * upload makes room: its manager was just told to start it again later).
+ */
 export function releaseUpload(server: object, u: Upload, jobId: string, before: string | null): void {
   const h = of(server);
   h.started.delete(u.id);

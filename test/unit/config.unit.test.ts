@@ -59,6 +59,7 @@ t('defaults are the README table', () => {
       roles: ['api', 'projector', 'scheduler', 'webhooks'],
       secretsKey: null,
       bodyLimitBytes: 1_000_000,
+      importUploadsMaxBytes: 100 * 1024 * 1024,
       whatsapp: null,
       warnings: [],
     },
@@ -103,6 +104,7 @@ t('a bad value of any variable throws ConfigError naming it', ({ dir }) => {
     SECRETS_KEY: ['short', 'zz'.repeat(32)],
     TRUST_PROXY: ['sometimes'],
     BODY_LIMIT_BYTES: ['100', '1e6'],
+    IMPORT_UPLOADS_MAX_BYTES: ['100', '10 MB', '-1'],
     READ_YOUR_WRITES_TIMEOUT_MS: ['60001', 'soon'],
   };
   for (const [name, values] of Object.entries(bad))

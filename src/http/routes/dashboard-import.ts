@@ -11,7 +11,6 @@ import { ON_MATCH, type OnMatch } from '../../../commands/customer-import/events
 import { loadImportJob } from '../../../commands/customer-import/handler';
 import { silentTooLong, takeImportSlot } from '../../../commands/customer-import/slot';
 import { loadUserById } from '../../../commands/oauth/user-handler';
-import { CUSTOMER_IMPORTS, type CustomerImportDoc } from '../../../projections/customer-imports';
 import {
   countCustomerImports,
   IMPORT_HISTORY_LIMIT,
@@ -20,6 +19,7 @@ import {
 import { ApiError, type Issue } from '../../core/errors';
 import { newId } from '../../core/ids';
 import { importCustomers, planImport, prepareImport } from '../../customer-import/engine';
+import { failureForLog } from '../../customer-import/failure';
 import { jobSummaryCsv } from '../../customer-import/summary';
 import type { Runtime } from '../../runtime';
 import {
@@ -27,9 +27,13 @@ import {
   findUpload,
   keepUpload,
   markDone,
+  releaseRoom,
   releaseUpload,
+  reserveRoom,
   runningJob,
   startedJob,
+  type Upload,
+  wasLetGo,
 } from '../../web/import-uploads';
 import { isManager, type Manager, managerForAction, managerForPage } from '../../web/manager';
 import { importPage, jobPage, previewPage } from '../../web/pages/import-pages';
@@ -42,6 +46,12 @@ const BASE = '/dashboard/import';
 /** The largest file the page takes (100,000 customer rows are about 10 MB). */
 export const IMPORT_MAX_BYTES = 50 * 1024 * 1024;
 const PREVIEW_ROWS = 20;
+
+/** A size in words: "2 KB", "100 MB". */
+const sizeWords = (bytes: number) =>
+  bytes < 1024 * 1024
+    ? `${Math.round(bytes / 1024).toLocaleString('en')} KB`
+    : `${Math.round(bytes / 1024 / 1024).toLocaleString('en')} MB`;
 
 /**
  * The multipart parser of one upload, writing into `dir`: a directory of the request's own, removed
@@ -118,7 +128,12 @@ async function jobLines(rt: Runtime, restaurantId: string) {
 const mainPage = async (rt: Runtime, m: Manager, alert: string | null, status = 200) => {
   const { lines, total } = await jobLines(rt, m.restaurant._id);
   return page(
-    importPage(m.shell, { jobs: lines, total, alert, maxMegabytes: IMPORT_MAX_BYTES / 1024 / 1024 }),
+    importPage(m.shell, {
+      jobs: lines,
+      total,
+      alert,
+      maxSize: sizeWords(Math.min(IMPORT_MAX_BYTES, rt.config.importUploadsMaxBytes)),
+    }),
     {},
     status,
   );
@@ -152,47 +167,89 @@ async function previewUpload(
   if (!file || Array.isArray(file)) return mainPage(rt, m, 'Choose a CSV file to upload.', 400);
   if (file.size === 0) return mainPage(rt, m, 'The file is empty.', 400);
   const onMatch = isOnMatch(fields.on_match) ? fields.on_match : 'return_existing';
-  const bytes = await readFile(file.filepath);
-  let prepared: Awaited<ReturnType<typeof prepareImport>>;
+  // Room in the previews' memory budget before the file is read (import-uploads.ts says why).
+  const budget = rt.config.importUploadsMaxBytes;
+  const room = reserveRoom(rt, m.user.user_id, file.size, budget, rt.clock.now().getTime());
+  if ('refused' in room)
+    return room.refused === 'too_large'
+      ? mainPage(
+          rt,
+          m,
+          `The file is larger than this server keeps for previews (${sizeWords(budget)}). Split it into several files.`,
+          413,
+        )
+      : mainPage(
+          rt,
+          m,
+          'The server is reading other files for their previews at this moment. Try again in a minute.',
+          503,
+        );
+  const { reservation } = room;
   try {
-    prepared = await prepareImport(rt, m.restaurant._id, bytes);
-  } catch (err) {
-    if (err instanceof ApiError && err.status < 500) {
-      // A file's fault is its one issue, whose message the error repeats: said once, as a sentence.
-      const issues = ((err.details?.issues as Issue[] | undefined) ?? []).filter(
-        (i) => i.message !== err.message,
-      );
-      const said = `${err.message}${issues.length ? `: ${issues.map((i) => i.message).join('; ')}` : ''}`;
-      return mainPage(rt, m, `${said.charAt(0).toUpperCase()}${said.slice(1)}.`, 400);
+    const bytes = await readFile(file.filepath);
+    let prepared: Awaited<ReturnType<typeof prepareImport>>;
+    try {
+      prepared = await prepareImport(rt, m.restaurant._id, bytes);
+    } catch (err) {
+      if (err instanceof ApiError && err.status < 500) {
+        // A file's fault is its one issue, whose message the error repeats: said once, as a sentence.
+        const issues = ((err.details?.issues as Issue[] | undefined) ?? []).filter(
+          (i) => i.message !== err.message,
+        );
+        const said = `${err.message}${issues.length ? `: ${issues.map((i) => i.message).join('; ')}` : ''}`;
+        return mainPage(rt, m, `${said.charAt(0).toUpperCase()}${said.slice(1)}.`, 400);
+      }
+      throw err;
     }
-    throw err;
+    if (prepared.table.rows.length === 0)
+      return mainPage(rt, m, 'The file has a header row but no customer.', 400);
+    const upload = keepUpload(
+      rt,
+      reservation,
+      {
+        restaurantId: m.restaurant._id,
+        userId: m.user.user_id,
+        fileName: (file.originalFilename ?? 'customers.csv').slice(0, 200),
+        bytes: bytes.length,
+        onMatch,
+        prepared,
+      },
+      rt.clock.now().getTime(),
+    );
+    return previewOf(rt, m, upload, onMatch);
+  } finally {
+    releaseRoom(rt, reservation);
   }
-  if (prepared.table.rows.length === 0)
-    return mainPage(rt, m, 'The file has a header row but no customer.', 400);
-  const fileName = (file.originalFilename ?? 'customers.csv').slice(0, 200);
-  const upload = keepUpload(
-    rt,
-    {
-      restaurantId: m.restaurant._id,
-      userId: m.user.user_id,
-      fileName,
-      bytes: bytes.length,
-      onMatch,
-      prepared,
-    },
-    rt.clock.now().getTime(),
-  );
-  const plan = await planImport(rt, prepared, onMatch, PREVIEW_ROWS);
+}
+
+/**
+ * The preview page of a held upload for `onMatch`: the first rows' outcomes under that choice, and an
+ * Import form that imports with that very choice (the page's other form previews another one).
+ */
+async function previewOf(rt: Runtime, m: Manager, upload: Upload, onMatch: OnMatch) {
+  upload.onMatch = onMatch;
+  const plan = await planImport(rt, upload.prepared, onMatch, PREVIEW_ROWS);
   return page(
     previewPage(m.shell, {
       uploadId: upload.id,
-      fileName,
-      columns: prepared.table.header,
+      fileName: upload.fileName,
+      columns: upload.prepared.table.header,
       plan,
       onMatch,
     }),
   );
 }
+
+/** The page for an upload no longer held (expired, forgotten by a restart, or let go to make room). */
+const uploadGone = (rt: Runtime, m: Manager, uploadId: string) =>
+  mainPage(
+    rt,
+    m,
+    wasLetGo(rt, uploadId)
+      ? `This upload was let go to make room for newer uploads: the server keeps at most ${sizeWords(rt.config.importUploadsMaxBytes)} of files waiting for their import. Upload the file again.`
+      : 'This upload is no longer here: an upload waits 30 minutes, and a restart of the server forgets it. Upload the file again.',
+    400,
+  );
 
 export const dashboardImportRoutes: AnyRoute[] = [
   defineRoute({
@@ -247,6 +304,32 @@ export const dashboardImportRoutes: AnyRoute[] = [
   }),
   defineRoute({
     method: 'POST',
+    path: `${BASE}/preview`,
+    absolute: true,
+    hidden: true,
+    operationId: 'dashboardImportPreview',
+    summary: 'Preview an uploaded customer file again with another on_match',
+    tag: 'OAuth',
+    access: PUBLIC,
+    body: form({ upload_id: str({ max: 64 }), on_match: optional(str({ max: 32 })) }),
+    bodyRequired: true,
+    responses: { 200: { description: 'The preview page' } },
+    renderError: renderPageError,
+    handler: async ({ rt, ctx, body, requestId }) => {
+      const m = await managerForAction(rt, ctx, body, requestId);
+      if (!isManager(m)) return m;
+      const now = rt.clock.now().getTime();
+      // Its import started meanwhile (another tab): its progress page.
+      const already = startedJob(rt, body.upload_id, m.user.user_id, m.restaurant._id, now);
+      if (already)
+        return seeOther(`${BASE}/jobs/${already}?restaurant=${encodeURIComponent(m.restaurant._id)}`);
+      const upload = findUpload(rt, body.upload_id, m.user.user_id, m.restaurant._id, now);
+      if (!upload) return uploadGone(rt, m, body.upload_id);
+      return previewOf(rt, m, upload, isOnMatch(body.on_match) ? body.on_match : upload.onMatch);
+    },
+  }),
+  defineRoute({
+    method: 'POST',
     path: `${BASE}/start`,
     absolute: true,
     hidden: true,
@@ -268,13 +351,9 @@ export const dashboardImportRoutes: AnyRoute[] = [
       const already = startedJob(rt, body.upload_id, m.user.user_id, m.restaurant._id, now);
       if (already) return progress(already);
       const upload = findUpload(rt, body.upload_id, m.user.user_id, m.restaurant._id, now);
-      if (!upload)
-        return mainPage(
-          rt,
-          m,
-          'This upload is no longer here: an upload waits 30 minutes, and a restart of the server forgets it. Upload the file again.',
-          400,
-        );
+      if (!upload) return uploadGone(rt, m, body.upload_id);
+      // The choice the preview page showed the outcomes of (its Import form carries it); without one,
+      // the one last previewed.
       const onMatch = isOnMatch(body.on_match) ? body.on_match : upload.onMatch;
       const jobId = newId('imp');
       const before = claimUpload(rt, upload, jobId, now);
@@ -290,8 +369,15 @@ export const dashboardImportRoutes: AnyRoute[] = [
       // In the background: the response does not wait, and the batches yield to other requests.
       importCustomers(rt, upload.prepared, { onMatch, fileName: upload.fileName, meta: m.meta, jobId })
         .catch((err) =>
+          // The detail for operators (scrubbed of personal data: failure.ts); the page says it in words.
           rt.logger.error(
-            { request_id: requestId, err: { message: err instanceof Error ? err.message : String(err) } },
+            {
+              request_id: requestId,
+              job_id: jobId,
+              restaurant_id: m.restaurant._id,
+              actor: m.meta.actor,
+              err: failureForLog(err),
+            },
             'customer import failed',
           ),
         )
@@ -319,13 +405,12 @@ export const dashboardImportRoutes: AnyRoute[] = [
       if (!isManager(m)) return m;
       const state = await jobOf(rt, m, params.id);
       const who = state.actor ? await actorWords(rt, state.actor, new Map()) : undefined;
-      // Running, but silent past the stale limit: the process importing it stopped (as the history says).
-      let stoppedSince: string | null = null;
-      if (state.status === 'running') {
-        const doc = await rt.docs.collection<CustomerImportDoc>(CUSTOMER_IMPORTS).findOne({ _id: params.id });
-        const last = doc?.last_event_at ?? state.startedAt;
-        if (last && silentTooLong(last, rt.clock.now().getTime())) stoppedSince = last;
-      }
+      // Running, but silent past the stale limit: the process importing it stopped. The time is the
+      // job stream's last event, as the slot's rule reads it (slot.ts), from the same read as the
+      // progress shown: the history's read model may not have taken that event in yet.
+      const last = state.lastEventAt;
+      const stoppedSince =
+        state.status === 'running' && last && silentTooLong(last, rt.clock.now().getTime()) ? last : null;
       return page(jobPage(m.shell, { id: params.id, state, who, stoppedSince }));
     },
   }),

@@ -1,6 +1,7 @@
-// Customer import: upload a CSV, preview its first rows with each row's faults, import with the chosen
-// on_match, follow the progress (the page refreshes itself while the import runs: no JavaScript), and
-// download the summary.
+// Customer import: upload a CSV, preview its first rows with each row's faults and outcomes, import
+// with the on_match previewed (the preview page's Import form carries it; choosing another one
+// previews again, by a form), follow the progress (the page refreshes itself while the import runs),
+// and download the summary. No JavaScript anywhere.
 import { ON_MATCH, type OnMatch } from '../../../commands/customer-import/events';
 import type { ImportJobState } from '../../../commands/customer-import/state';
 import type { CustomerImportDoc } from '../../../projections/customer-imports';
@@ -70,7 +71,7 @@ function history(c: ShellContext, jobs: ImportLine[], total: number): Html | str
 
 export function importPage(
   c: ShellContext,
-  o: { jobs: ImportLine[]; total: number; alert?: string | null; maxMegabytes: number },
+  o: { jobs: ImportLine[]; total: number; alert?: string | null; maxSize: string },
 ): string {
   const jobs = history(c, o.jobs, o.total);
   return dashboardPage(c, {
@@ -84,7 +85,7 @@ export function importPage(
   ${csrfField(c.account.csrf)}${restaurantField(c.restaurant.id)}
   <label for="file">CSV file</label>
   <input id="file" name="file" type="file" accept=".csv,text/csv" required aria-describedby="file-help">
-  <div class="help" id="file-help"><p>UTF-8, with a header row. Columns: <code>name</code> (required), <code>email</code>, <code>phone_number</code> (national spellings are read with the restaurant's country), <code>lang</code>, <code>external_id</code>, <code>tags</code> (separated by <code>|</code>), <code>note</code>, <code>newsletter_consent</code>, and custom fields by name or as <code>cf:&lt;id&gt;</code>. Comma, semicolon or tab separated. At most ${o.maxMegabytes} MB.</p></div>
+  <div class="help" id="file-help"><p>UTF-8, with a header row. Columns: <code>name</code> (required), <code>email</code>, <code>phone_number</code> (national spellings are read with the restaurant's country), <code>lang</code>, <code>external_id</code>, <code>tags</code> (separated by <code>|</code>), <code>note</code>, <code>newsletter_consent</code>, and custom fields by name or as <code>cf:&lt;id&gt;</code>. Comma, semicolon or tab separated. At most ${o.maxSize}.</p></div>
   ${onMatchChoice('return_existing', 'up')}
   <button type="submit" class="full">Preview</button>
 </form>
@@ -114,6 +115,15 @@ export function previewPage(
 <section class="card" aria-labelledby="file-title">
 <h2 id="file-title">${o.fileName}</h2>
 <p>${p.row_count.toLocaleString('en')} row${p.row_count === 1 ? '' : 's'} · columns: ${o.columns.join(', ')}</p>
+<p id="preview-choice">A row that matches an existing customer: <strong>${ON_MATCH_WORDS[o.onMatch].title}</strong>. The results below are for this choice.</p>
+<details class="rechoose"><summary>Change what a matching row does</summary>
+<form method="post" action="/dashboard/import/preview">
+  ${csrfField(c.account.csrf)}${restaurantField(c.restaurant.id)}
+  <input type="hidden" name="upload_id" value="${o.uploadId}">
+  ${onMatchChoice(o.onMatch, 'again')}
+  <button type="submit" class="secondary">Preview again</button>
+</form>
+</details>
 ${
   faulty
     ? html`<div class="alert" role="alert">${faulty} of the first ${p.rows.length} rows ${faulty === 1 ? 'has' : 'have'} errors: ${faulty === 1 ? 'it is' : 'they are'} skipped by the import (the summary lists every skipped row). Fix the file and upload it again, or import the other rows.</div>`
@@ -134,10 +144,11 @@ ${
 </section>
 <section class="card" aria-labelledby="go">
 <h2 id="go">Import</h2>
+<p id="go-choice">Rows that match an existing customer: <strong>${ON_MATCH_WORDS[o.onMatch].title}</strong>, as previewed above.</p>
 <form method="post" action="/dashboard/import/start">
   ${csrfField(c.account.csrf)}${restaurantField(c.restaurant.id)}
   <input type="hidden" name="upload_id" value="${o.uploadId}">
-  ${onMatchChoice(o.onMatch, 'go')}
+  <input type="hidden" name="on_match" value="${o.onMatch}">
   <button type="submit" class="full">Import ${p.row_count.toLocaleString('en')} row${p.row_count === 1 ? '' : 's'}</button>
 </form>
 </section>`,
@@ -178,11 +189,11 @@ export function jobPage(
 ${counts}
 ${active ? html`<p class="small" role="status">This page refreshes itself every 2 seconds. You can leave it: the import goes on.</p>` : ''}
 ${stopped ? html`<div class="alert" role="alert">The import stopped: nothing has been recorded since ${when(o.stoppedSince, c.restaurant.timezone)} (the server importing it was restarted or stopped). The first ${s.processed.toLocaleString('en')} rows are done (see the summary); to import the rest, upload a file of the rows after row ${s.processed.toLocaleString('en')}.</div>` : ''}
-${s.status === 'failed' ? html`<div class="alert" role="alert">The import stopped: ${s.failure ?? 'unknown reason'}. The rows before it are imported.</div>` : ''}
+${s.status === 'failed' ? html`<div class="alert" role="alert">Couvert could not finish this import because of a problem on our side. ${s.processed === 0 ? 'No row is recorded as imported: to import the file, upload it again.' : `The first ${s.processed.toLocaleString('en')} rows are done (see the summary); the others were not imported. To import them, upload a file of the rows after row ${s.processed.toLocaleString('en')}.`} If it stops again, contact support and quote the import id ${o.id}.</div>` : ''}
 ${s.status === 'finished' ? html`<div class="notice" role="status">Every row is done. The summary lists each row's result and, for a skipped row, why.</div>` : ''}
 ${s.status === 'none' ? '' : html`<p><a class="button" href="${summary}" download>Download the summary (CSV)</a></p>`}
 ${s.actor ? html`<p class="small">Started by ${o.who ?? s.actor}</p>` : ''}
-<p class="small">Started ${when(s.startedAt, c.restaurant.timezone)}${s.endedAt ? ` · ended ${when(s.endedAt, c.restaurant.timezone)}` : ''} · ${s.onMatch.replace('_', ' ')}</p>
+<p class="small">Started ${when(s.startedAt, c.restaurant.timezone)}${s.endedAt ? ` · ended ${when(s.endedAt, c.restaurant.timezone)}` : ''} · rows matching a customer: ${ON_MATCH_WORDS[s.onMatch].title.toLowerCase()}</p>
 </section>`,
   });
 }

@@ -40,9 +40,32 @@ interface Loaded {
   revision: number | typeof NO_STREAM;
 }
 
+/**
+ * The last fold of each restaurant's slot stream, per store: a take reads only the events appended
+ * since (the stream grows by two events with every endpoint created and deleted, for good). The
+ * states are never changed (evolveSlots copies), so a fold can be handed out and built on.
+ */
+const folds = new WeakMap<EventStore, Map<string, { state: SlotsState; revision: number }>>();
+const FOLDS_LIMIT = 10_000;
+
 async function loadSlots(deps: WriteDeps, restaurantId: string, seed = true): Promise<Loaded> {
   const stream = endpointSlotsStream(restaurantId);
-  let events = await deps.events.readStream(stream);
+  let known = folds.get(deps.events);
+  if (!known) {
+    known = new Map();
+    folds.set(deps.events, known);
+  }
+  const cached = known.get(restaurantId);
+  let events = await deps.events.readStream(stream, { fromRevision: cached ? cached.revision + 1 : 0 });
+  if (cached) {
+    if (!events.length) return cached;
+    const next = {
+      state: events.reduce(evolveSlots, cached.state),
+      revision: (events.at(-1) as RecordedEvent).revision,
+    };
+    known.set(restaurantId, next);
+    return next;
+  }
   // No stream: the restaurant has had no endpoint since the log was seeded, or the log was written
   // before slots existed and is seeded now (then this restaurant's stream may start with its seed).
   if (!events.length && seed && !(await seededAlready(deps.events))) {
@@ -50,10 +73,11 @@ async function loadSlots(deps: WriteDeps, restaurantId: string, seed = true): Pr
     events = await deps.events.readStream(stream);
   }
   const last = events.at(-1);
-  return {
-    state: events.reduce(evolveSlots, initialSlots),
-    revision: last ? last.revision : NO_STREAM,
-  };
+  if (!last) return { state: initialSlots, revision: NO_STREAM };
+  const loaded = { state: events.reduce(evolveSlots, initialSlots), revision: last.revision };
+  if (known.size >= FOLDS_LIMIT) known.clear();
+  known.set(restaurantId, loaded);
+  return loaded;
 }
 
 export interface TakenSlot {

@@ -242,4 +242,30 @@ t('a log written before slots is seeded once, for every restaurant: its live end
   assert.is((await d.events.readStream(SEEDING_STREAM)).length, 1, 'seeded once');
 });
 
+t(
+  'a take reads only the slot events appended since its last fold, however long the stream grew',
+  async () => {
+    const d = deps();
+    for (let i = 0; i < 15; i++) {
+      const made = await create(d, `churn-${i}`);
+      await deleteWebhookEndpoint(d, R, made.endpointId, 'DELETED', meta);
+    }
+    const slots = endpointSlotsStream(R);
+    const length = (await d.events.readStream(slots)).length;
+    assert.ok(length >= 30, `the stream grew (${length} events)`);
+    const read: number[] = [];
+    const inner = d.events.readStream.bind(d.events);
+    d.events.readStream = async (stream, options) => {
+      const got = await inner(stream, options);
+      if (stream === slots) read.push(got.length);
+      return got;
+    };
+    await create(d, 'after-churn');
+    assert.ok(read.length > 0 && read.every((n) => n <= 2), `slot events read: ${read.join(', ')}`);
+    // What it decided with is the whole stream's fold: 19 more fit, the 21st does not.
+    for (let i = 0; i < 19; i++) await create(d, `fill-${i}`);
+    await refused(create(d, 'one-too-many'));
+  },
+);
+
 t.run();

@@ -3,13 +3,14 @@
 // before and during the import. Goals: ≥ 5,000 rows/s; p99 during at most twice p99 before.
 // A fresh server per run; medians over BENCH_RUNS runs (default 3). BENCH_IMPORT_ROWS (100,000),
 // BENCH_IMPORT_RATE (200 GET /reservations a second; 0: the import alone) change the run;
-// BENCH_IMPORT_WRITES=N adds N POST /reservations a second during the import (their latency printed).
+// BENCH_IMPORT_WRITES=N adds N POST /reservations a second during the import (their latency printed);
+// BENCH_IMPORT_CLIENT=plain sends the reads from Node's own http client instead of autocannon.
 // Run: npm run bench -- import   (or npm run bench:import)
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cpuSeconds, fmt, type LoadResult, load, serve, table, writeJson } from './harness';
+import { cpuSeconds, fmt, type LoadResult, load, plainLoad, serve, table, writeJson } from './harness';
 import { importCsv } from './import-file';
 import { benchBootstrap, createBody } from './reservations.bench';
 
@@ -17,6 +18,8 @@ const ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 100_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const RATE = Number(process.env.BENCH_IMPORT_RATE ?? 200);
 const WRITES = Number(process.env.BENCH_IMPORT_WRITES ?? 0);
+/** BENCH_IMPORT_CLIENT=plain: the reads from Node's own http client instead of autocannon (harness.ts plainLoad). */
+const PLAIN = process.env.BENCH_IMPORT_CLIENT === 'plain';
 const RESERVATIONS = 300;
 const TOKEN = 'couvert_pk_bench_res_000000000000000000000001';
 /**
@@ -76,16 +79,13 @@ async function once(csvFile: string): Promise<Run> {
     }
     const idle: LoadResult = { label: 'none', rps: 0, total: 0, p50: 0, p99: 0, errors: 0, non2xx: 0 };
     // BENCH_IMPORT_RATE=0: the import alone, no requests (its own CPU a row, while iterating).
+    const url = `${api.url}/api/partner/v1/reservations?per_page=25&page=3`;
     const reads = async (label: string, duration: number) =>
       RATE <= 0
         ? idle
-        : load(label, {
-            url: `${api.url}/api/partner/v1/reservations?per_page=25&page=3`,
-            headers,
-            overallRate: RATE,
-            connections: 10,
-            duration,
-          });
+        : PLAIN
+          ? plainLoad(label, { url, headers, rate: RATE, connections: 10, duration })
+          : load(label, { url, headers, overallRate: RATE, connections: 10, duration });
     await reads('warm', 3);
     const before = await reads('before', 8);
     const cpu0 = cpuSeconds(api.child.pid);

@@ -128,6 +128,61 @@ export async function load(
   };
 }
 
+/**
+ * The same kind of load as `load` (a fixed rate over keep-alive connections) from Node's own `http`
+ * client: a second opinion on latency, without autocannon's own overhead (docs/BENCHMARKS.md, eighth
+ * pass). Each request is timed from the moment it is due (so a client that falls behind counts it).
+ */
+export async function plainLoad(
+  label: string,
+  o: { url: string; headers?: Record<string, string>; rate: number; connections?: number; duration: number },
+): Promise<LoadResult> {
+  const { Agent, request } = await import('node:http');
+  const agent = new Agent({ keepAlive: true, maxSockets: o.connections ?? 10 });
+  const latencies: number[] = [];
+  let errors = 0;
+  let non2xx = 0;
+  const started = performance.now();
+  const total = Math.round(o.rate * o.duration);
+  const done: Promise<void>[] = [];
+  for (let i = 0; i < total; i++) {
+    const due = started + (i * 1000) / o.rate;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    done.push(
+      new Promise<void>((resolve) => {
+        const req = request(o.url, { agent, headers: o.headers }, (res) => {
+          res.resume();
+          res.on('end', () => {
+            if ((res.statusCode ?? 0) >= 300) non2xx++;
+            latencies.push(performance.now() - due);
+            resolve();
+          });
+        });
+        req.on('error', () => {
+          errors++;
+          resolve();
+        });
+        req.end();
+      }),
+    );
+  }
+  await Promise.all(done);
+  agent.destroy();
+  const sorted = latencies.sort((a, b) => a - b);
+  const at = (q: number) =>
+    Math.round(sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? 0);
+  return {
+    label,
+    rps: latencies.length / ((performance.now() - started) / 1000),
+    total: latencies.length,
+    p50: at(0.5),
+    p99: at(0.99),
+    errors,
+    non2xx,
+  };
+}
+
 /** Runs `fn` `times` times and keeps the run with the median throughput. */
 export async function median(times: number, fn: () => Promise<LoadResult>): Promise<LoadResult> {
   const runs: LoadResult[] = [];

@@ -14,7 +14,15 @@ interface Entry {
   removed: RemovedItems;
   /** 2 when the document keeps the removed items (the catalog projection's version 2). */
   layout: 1 | 2;
+  /** The collection it was read from: `catalogs`, or a later version's, once that has taken over. */
+  collection: string;
 }
+/**
+ * The collection `catalogs` names now (src/projection/versions.ts: a version that takes over changes
+ * it, and may do so without the checkpoint moving: it switches once caught up, not on an event).
+ */
+const physicalOf = (docs: DocumentStore): string =>
+  (docs as { resolve?: (name: string) => string }).resolve?.(CATALOGS) ?? CATALOGS;
 const layoutOf = (doc: CatalogDoc | null): 1 | 2 => (doc?.removed === undefined ? 1 : 2);
 const cache = new WeakMap<DocumentStore, Map<string, Entry>>();
 const CACHE_LIMIT = 10_000;
@@ -50,13 +58,14 @@ async function catalogEntry(docs: DocumentStore, restaurantId: string): Promise<
     cache.set(docs, known);
   }
   const checkpoint = await docs.getCheckpoint(catalogProjection.name);
+  const collection = physicalOf(docs);
   const entry = known.get(restaurantId);
-  if (entry && entry.checkedAt === checkpoint) return entry;
+  if (entry && entry.checkedAt === checkpoint && entry.collection === collection) return entry;
   const doc = await docs.collection<CatalogDoc>(CATALOGS).findOne({ _id: restaurantId });
   const pos = doc?._pos ?? null;
   // The same position in another layout is another document: version 2, which keeps the removed
   // items, may have taken over from version 1 since (src/projection/versions.ts).
-  if (entry && entry.pos === pos && entry.layout === layoutOf(doc)) {
+  if (entry && entry.pos === pos && entry.layout === layoutOf(doc) && entry.collection === collection) {
     const same = { ...entry, checkedAt: checkpoint };
     known.set(restaurantId, same);
     return same;
@@ -75,6 +84,7 @@ async function catalogEntry(docs: DocumentStore, restaurantId: string): Promise<
     catalog: deepFreeze(catalog),
     removed: deepFreeze(removed),
     layout: layoutOf(doc),
+    collection,
   };
   known.set(restaurantId, fresh);
   return fresh;

@@ -98,10 +98,19 @@ export async function takeEndpointSlot(
   for (let attempt = 1; ; attempt++) {
     const { state, revision } = await loadSlots(deps, restaurantId);
     const held = state.holders.get(endpointId);
-    // Held already (a retried creation, or one the seed counted): nothing to append.
-    if (held) return { revision: held.revision, position: null };
+    let own: Map<string, HolderStatus> | undefined;
+    if (held) {
+      // Held already (a retried creation, or one the seed counted): nothing to append. Unless that
+      // slot's creation was fenced as abandoned and the release that goes with the fence never landed
+      // (the fencing take lost its race or died): the creation would then be refused with that slot
+      // for good (a bootstrap file's or the demo's fixed id, at every start), so it is released and
+      // taken anew, in one append.
+      const status = holderStatus((await loadEndpoint(deps.events, endpointId)).state, held, restaurantId);
+      if (status !== 'abandoned') return { revision: held.revision, position: null };
+      own = new Map([[endpointId, status]]);
+    }
     const full = limit !== null && state.holders.size >= limit;
-    const statuses = full ? await inspectHolders(deps, restaurantId, state, meta) : undefined;
+    const statuses = full ? await inspectHolders(deps, restaurantId, state, meta) : own;
     const decided = decideTakeSlot(
       state,
       { restaurantId, endpointId, limit, at: deps.clock.now().toISOString() },

@@ -116,17 +116,19 @@ export interface TakeSlot {
 }
 
 /**
- * Pure: the events that give `endpointId` a slot ([] when it holds one already), releasing first the
- * slots `statuses` shows free (deleted, another restaurant's, abandoned); 422 ENDPOINT_LIMIT_REACHED
- * when `limit` slots would still be held. `statuses` holds what the handler read of the holders'
- * streams (only when the stream is full); a holder it does not name counts.
+ * Pure: the events that give `endpointId` a slot ([] when it holds one already, unless `statuses`
+ * says that one's creation was abandoned), releasing first the slots `statuses` shows free (deleted,
+ * another restaurant's, abandoned); 422 ENDPOINT_LIMIT_REACHED when `limit` slots would still be held.
+ * `statuses` holds what the handler read of the holders' streams (all of them when the stream is full,
+ * else at most the endpoint's own); a holder it does not name counts.
  */
 export function decideTakeSlot(
   state: SlotsState,
   cmd: TakeSlot,
   statuses: ReadonlyMap<string, HolderStatus> = new Map(),
 ): NewEvent[] {
-  if (state.holders.has(cmd.endpointId)) return [];
+  // Held already, unless by a creation fenced as abandoned: then released and taken anew.
+  if (state.holders.has(cmd.endpointId) && statuses.get(cmd.endpointId) !== 'abandoned') return [];
   const releases: NewEvent[] = [];
   for (const id of state.holders.keys()) {
     const status = statuses.get(id);

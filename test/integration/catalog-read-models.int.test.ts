@@ -11,6 +11,7 @@ import { bookingsOn } from '../../queries/availability';
 import { getCatalog, getRemovedCatalogItems } from '../../queries/catalog';
 import { EmbeddedDocumentStore } from '../../src/adapters/document-store/embedded';
 import type { RecordedEvent } from '../../src/ports/event-store';
+import { AliasedDocumentStore } from '../../src/projection/versions';
 
 const R = 'rest_x';
 let position = 0n;
@@ -138,6 +139,24 @@ t(
     assert.equal((await getCatalog(v1, R)).rooms, (await getCatalog(docs, R)).rooms, 'the same catalog');
   },
 );
+
+t('the cached catalog follows a version that takes over while the checkpoint has not moved', async () => {
+  // What queries read through (src/projection/versions.ts): version 1 serves, version 2 is built beside
+  // it and takes over once caught up, at the checkpoint both have applied.
+  const raw = new EmbeddedDocumentStore();
+  const docs = new AliasedDocumentStore(raw);
+  docs.setAliases({ catalogs: 'catalogs' });
+  const base = { ...emptyCatalog(R), _id: R, updated_at: 'now', _pos: '00000000000000000001' };
+  const table = { id: 't9', name: '9', room_id: null, min_pax: 2, max_pax: 4 };
+  await raw.collection('catalogs').replaceOne({ _id: R }, base, { upsert: true });
+  await raw
+    .collection('catalogs_v2')
+    .replaceOne({ _id: R }, { ...base, removed: { tables: [table] } }, { upsert: true });
+  await raw.setCheckpoint(catalogProjection.name, 1n);
+  assert.equal(await getRemovedCatalogItems(docs, R), {}, 'version 1 keeps none');
+  docs.setAliases({ catalogs: 'catalogs_v2' });
+  assert.equal(await getRemovedCatalogItems(docs, R), { tables: [table] }, 'version 2 read at once');
+});
 
 t('removedAfter: pure; an unknown id or another event changes nothing', () => {
   const catalog = { ...emptyCatalog(R), shifts: [{ id: 's1' } as never] };

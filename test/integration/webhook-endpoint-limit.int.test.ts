@@ -185,6 +185,53 @@ t(
   },
 );
 
+t(
+  'a fixed id whose slot was fenced but never released (the fencing take died) is created when retried',
+  async () => {
+    const d = deps();
+    // A start applying a bootstrap file (or the demo) took the slot of its fixed id and died.
+    const ghost = await takeEndpointSlot(d, R, 'we_fixed', null, meta);
+    // A take at the limit fenced that creation, then died (or lost its race) before the release.
+    await d.events.append(
+      webhookEndpointStream('we_fixed'),
+      [
+        {
+          type: 'WebhookEndpointAbandoned',
+          data: { endpoint_id: 'we_fixed', restaurant_id: R, slot_revision: ghost.revision, at: 'x' },
+        },
+      ],
+      'no_stream',
+    );
+    const input = {
+      restaurantId: R,
+      url: 'https://example.com/fixed',
+      endpointId: 'we_fixed',
+      credential: { id: 'key_1', scopes: ['CUSTOMERS_READ'] },
+    };
+    // The next start retries the creation with the same id: made, with a slot of its own.
+    const made = await createWebhookEndpoint(d, { ...input, beyondLimit: true }, meta);
+    assert.equal(
+      made.appended.map((e) => e.type),
+      ['WebhookEndpointCreated'],
+    );
+    const slots = await d.events.readStream(endpointSlotsStream(R));
+    assert.equal(
+      slots.map((e) => [e.type, e.data.endpoint_id]),
+      [
+        ['WebhookEndpointSlotTaken', 'we_fixed'],
+        ['WebhookEndpointSlotReleased', 'we_fixed'],
+        ['WebhookEndpointSlotTaken', 'we_fixed'],
+      ],
+    );
+    // It counts once: 19 more fill the restaurant.
+    for (let i = 0; i < 19; i++) await create(d, i);
+    await refused(create(d, 'full'));
+    // Created again (the same start retried once more): nothing more appended.
+    assert.is((await createWebhookEndpoint(d, input, meta)).appended.length, 0);
+    assert.is((await d.events.readStream(endpointSlotsStream(R))).length, slots.length + 19);
+  },
+);
+
 /** An endpoint as a store written before slots holds it: its own events only. */
 async function oldEndpoint(d: EndpointDeps, id: string, restaurantId: string, deleted = false) {
   const base = { endpoint_id: id, restaurant_id: restaurantId, at: '2026-01-01T00:00:00.000Z' };

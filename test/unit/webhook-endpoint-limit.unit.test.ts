@@ -111,6 +111,23 @@ t('a take by an endpoint that holds a slot already appends nothing (a retried cr
   assert.equal(take(seeded(20), 'we_3'), []);
 });
 
+t('a take by an endpoint whose held slot was fenced as abandoned releases it and takes one anew', () => {
+  // Its creation was fenced, and the release that goes with the fence never landed: retried with the
+  // same id (a bootstrap file's, the demo's), it would otherwise keep the fenced slot and be refused.
+  const full = seeded(20);
+  const events = take(full, 'we_3', new Map([['we_3', 'abandoned']]));
+  assert.equal(
+    events.map((e) => [e.type, e.data.endpoint_id, e.data.reason]),
+    [
+      ['WebhookEndpointSlotReleased', 'we_3', 'ABANDONED'],
+      ['WebhookEndpointSlotTaken', 'we_3', undefined],
+    ],
+  );
+  const after = fold(full, evolveSlots, events, 1);
+  assert.is(after.holders.size, 20, 'it still counts once');
+  assert.is(after.holders.get('we_3')?.revision, 2, 'under the new take');
+});
+
 t('at the limit, slots of deleted, abandoned and other restaurants endpoints are released first', () => {
   const full = seeded(20);
   const statuses = new Map<string, HolderStatus>([

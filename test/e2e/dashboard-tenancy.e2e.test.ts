@@ -230,6 +230,17 @@ t(
       assert.ok([400, 404].includes(res.status), `start as ${restaurant_id}: ${res.status}`);
       assert.is(res.location, null);
     }
+    // Previewed again with another on_match: not by another manager, under any restaurant.
+    for (const restaurant_id of ['rest_demo', 'rest_three']) {
+      const res = await solo.post('/dashboard/import/preview', {
+        ...fields,
+        csrf_token: soloCsrf,
+        restaurant_id,
+        on_match: 'update',
+      });
+      assert.ok([400, 404].includes(res.status), `preview again as ${restaurant_id}: ${res.status}`);
+      assert.not.match(res.text, /Not Yours|not-yours@/, 'nothing of the upload is shown');
+    }
     // The manager's own upload, named under another of the manager's restaurants: not found there.
     const wrong = await manager.post('/dashboard/import/start', { ...fields, restaurant_id: 'rest_demo' });
     assert.is(wrong.status, 400);
@@ -257,6 +268,7 @@ t(
       ),
       ['/dashboard/webhooks/we_mine/deliveries/whd_any/resend', {}],
       ['/dashboard/import/start', { upload_id: 'anything' }],
+      ['/dashboard/import/preview', { upload_id: 'anything', on_match: 'update' }],
     ] as const) {
       const res = await solo.post(path, { ...forged, ...form });
       assert.is(res.status, 403, `${path}: ${res.status}`);

@@ -7,7 +7,7 @@ import { listKeys } from '../queries/api-keys';
 import { operatorMeta } from './core/command-meta';
 import { ApiError } from './core/errors';
 import { SCOPES } from './core/scopes';
-import { WrongExpectedRevisionError } from './ports/event-store';
+import { NO_STREAM, WrongExpectedRevisionError } from './ports/event-store';
 import type { Runtime } from './runtime';
 
 export interface DemoInfo {
@@ -41,6 +41,40 @@ export type DemoKeySeeder = (
 const keySeeders: DemoKeySeeder[] = [];
 export function registerDemoKeySeeder(seeder: DemoKeySeeder): void {
   keySeeders.push(seeder);
+}
+
+/** Says the key seeders ran for the demo key (so what an operator deletes later is not made again). */
+export const DEMO_KEY_SEEDED_STREAM = 'demo-key-seeded';
+
+/**
+ * Runs the key seeders once for the demo key, while it is active: at the start that made it, or at
+ * the next one when that start died before they finished (each seeder finds what it made already).
+ */
+async function seedForKey(rt: Runtime): Promise<bigint | null> {
+  if ((await rt.events.readStream(DEMO_KEY_SEEDED_STREAM, { limit: 1 })).length > 0) return null;
+  const key = await rt.events.readStream(apiKeyStream(DEMO_KEY));
+  if (!key.some((e) => e.type === 'ApiKeyCreated') || key.some((e) => e.type === 'ApiKeyRevoked'))
+    return null;
+  let position: bigint | null = null;
+  for (const seed of keySeeders)
+    position = (await seed(rt, DEMO_RESTAURANT, { id: DEMO_KEY, scopes: SCOPES })) ?? position;
+  try {
+    const marked = await rt.events.append(
+      DEMO_KEY_SEEDED_STREAM,
+      [
+        {
+          type: 'DemoKeySeeded',
+          data: { key_id: DEMO_KEY, at: rt.clock.now().toISOString() },
+          metadata: { ...operatorMeta('demo') },
+        },
+      ],
+      NO_STREAM,
+    );
+    position = marked.position;
+  } catch (err) {
+    if (!isConflict(err)) throw err;
+  }
+  return position;
 }
 
 /** The demo key has a fixed id, so a start that died before creating it creates it on the next start. */
@@ -102,12 +136,11 @@ export async function ensureDemo(rt: Runtime, options: { withKey: boolean }): Pr
       );
       token = key.token;
       position = key.position ?? position;
-      for (const seed of keySeeders)
-        position = (await seed(rt, DEMO_RESTAURANT, { id: DEMO_KEY, scopes: SCOPES })) ?? position;
     } catch (err) {
       if (!isConflict(err)) throw err;
     }
   }
+  if (options.withKey) position = (await seedForKey(rt)) ?? position;
   await rt.settle(position);
   return { restaurantId: DEMO_RESTAURANT, token };
 }

@@ -9,6 +9,7 @@ import { catalogStream } from '../../commands/catalog/events';
 import { apiKeyStream } from '../../commands/credentials/events';
 import { createApiKey, revokeApiKey } from '../../commands/credentials/handler';
 import { createRestaurant } from '../../commands/restaurants/handler';
+import { deleteWebhookEndpoint } from '../../commands/webhook-endpoints/handler';
 import { MemoryEventStore } from '../../src/adapters/event-store/memory';
 import { startService } from '../../src/app';
 import { loadConfig } from '../../src/config';
@@ -95,6 +96,55 @@ test('a restaurant left without its catalog is seeded at the next start; a catal
     );
   } finally {
     await rt.close();
+  }
+});
+
+test("the demo key's endpoints: made once while the key is active, even by the start after one that died first", async () => {
+  const endpoints = async (rt: Awaited<ReturnType<typeof runtime>>) =>
+    (await rt.events.readStream('webhook-endpoint-we_demo_pos')).map((e) => e.type);
+  // A start that died after making the key, before its seeders ran.
+  const died = await runtime();
+  try {
+    await ensureDemo(died, { withKey: false });
+    await createApiKey(
+      died,
+      {
+        restaurantId: DEMO_RESTAURANT,
+        keyId: DEMO_KEY,
+        name: 'Demo key (every scope)',
+        scopes: ['WEBHOOKS_WRITE', 'CUSTOMERS_READ'],
+      },
+      operatorMeta(),
+    );
+    assert.equal(await endpoints(died), []);
+    assert.is((await ensureDemo(died, { withKey: true })).token, null, 'the key is not made again');
+    assert.equal(await endpoints(died), ['WebhookEndpointCreated'], 'the next start makes them');
+    // Deleted by the operator since: a later start does not make it again.
+    await deleteWebhookEndpoint(died, DEMO_RESTAURANT, 'we_demo_pos', 'DELETED', operatorMeta());
+    await ensureDemo(died, { withKey: true });
+    assert.equal(await endpoints(died), ['WebhookEndpointCreated', 'WebhookEndpointDeleted']);
+  } finally {
+    await died.close();
+  }
+  // A revoked demo key gets none.
+  const revoked = await runtime();
+  try {
+    await ensureDemo(revoked, { withKey: false });
+    await createApiKey(
+      revoked,
+      {
+        restaurantId: DEMO_RESTAURANT,
+        keyId: DEMO_KEY,
+        name: 'Demo key (every scope)',
+        scopes: ['WEBHOOKS_WRITE'],
+      },
+      operatorMeta(),
+    );
+    await revokeApiKey(revoked, DEMO_KEY, 'operator', operatorMeta());
+    await ensureDemo(revoked, { withKey: true });
+    assert.equal(await endpoints(revoked), []);
+  } finally {
+    await revoked.close();
   }
 });
 

@@ -27,6 +27,7 @@ import {
   formFields,
   oauthBootstrap,
   type PageResponse,
+  pageText,
   pkce,
   signIn,
   tokenRequest,
@@ -108,7 +109,7 @@ const advance = (svc: TestService, seconds: number) =>
   svc.api('POST', '/__test/clock', { body: { advance_seconds: seconds } });
 const usageEvents = async (svc: TestService, keyId: string) =>
   svc.rt.events.readStream(apiKeyUsageStream(keyId));
-const text = (html: string) => html.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ');
+const text = pageText;
 
 /** An OAuth token of Demo POS at Le Demo (through the consent pages). */
 async function connectDemoPos(svc: TestService): Promise<{ token: string; keyId: string }> {
@@ -298,14 +299,8 @@ async function upload(b: Browser, csv: string, name: string, restaurant = 'rest_
   for (const [k, v] of Object.entries(fields)) form.append(k, v);
   form.append('on_match', 'update');
   form.append('file', new Blob([csv], { type: 'text/csv' }), name);
-  const res = await fetch(`${b.base}/dashboard/import/upload`, {
-    method: 'POST',
-    body: form,
-    headers: { cookie: [...b.cookies].map(([k, v]) => `${k}=${v}`).join('; ') },
-    redirect: 'manual',
-    signal: AbortSignal.timeout(15_000),
-  });
-  const html = await res.text();
+  const res = await b.postMultipart('/dashboard/import/upload', form);
+  const html = res.text;
   assert.is(res.status, 200, html.slice(0, 800));
   return html;
 }

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Browser, formFields, oauthBootstrap, signIn } from '../helpers/oauth';
+import { Browser, formFields, oauthBootstrap, pageText, signIn } from '../helpers/oauth';
 import { startTestService, type TestService } from '../helpers/service';
 
 interface Ctx {
@@ -30,26 +30,15 @@ t.after(async (ctx) => {
   await ctx.svc?.close();
 });
 
-const text = (html: string) =>
-  html
-    .replace(/<[^>]+>/g, ' ')
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/\s+/g, ' ');
+const text = pageText;
 
 async function upload(b: Browser, data: string | Uint8Array): Promise<{ status: number; html: string }> {
   const page = await b.get('/dashboard/import?restaurant=rest_demo');
   const form = new FormData();
   for (const [k, v] of Object.entries(formFields(page.text, '/dashboard/import/upload'))) form.append(k, v);
   form.append('file', new Blob([data], { type: 'text/csv' }), 'guests.csv');
-  const res = await fetch(`${b.base}/dashboard/import/upload`, {
-    method: 'POST',
-    body: form,
-    headers: { cookie: [...b.cookies].map(([k, v]) => `${k}=${v}`).join('; ') },
-    redirect: 'manual',
-    signal: AbortSignal.timeout(15_000),
-  });
-  return { status: res.status, html: await res.text() };
+  const res = await b.postMultipart('/dashboard/import/upload', form);
+  return { status: res.status, html: res.text };
 }
 
 /** The import page's alert, as read. */
@@ -159,14 +148,8 @@ t(
       for (const [k, v] of Object.entries(fields)) form.append(k, v);
       for (const [name, content] of files)
         form.append(name, new Blob([content], { type: 'text/csv' }), 'x.csv');
-      const res = await fetch(`${b.base}/dashboard/import/upload`, {
-        method: 'POST',
-        body: form,
-        headers: { cookie: [...b.cookies].map(([k, v]) => `${k}=${v}`).join('; ') },
-        redirect: 'manual',
-        signal: AbortSignal.timeout(15_000),
-      });
-      return { status: res.status, html: await res.text() };
+      const res = await b.postMultipart('/dashboard/import/upload', form);
+      return { status: res.status, html: res.text };
     };
     const two = await send([
       ['file', `name\n${marker} one\n`],

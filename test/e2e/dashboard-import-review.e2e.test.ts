@@ -16,7 +16,7 @@ import { CUSTOMER_IMPORTS, type CustomerImportDoc } from '../../projections/cust
 import { createLogger } from '../../src/logger';
 import { browserAvailable, launchChromium } from '../helpers/browser';
 import { runCli } from '../helpers/cli-in-process';
-import { Browser, formFields, oauthBootstrap, PASSWORD, signIn } from '../helpers/oauth';
+import { Browser, formFields, oauthBootstrap, PASSWORD, pageText, signIn } from '../helpers/oauth';
 import { startTestService, type TestService } from '../helpers/service';
 
 const haveBrowser = browserAvailable('dashboard import review');
@@ -72,12 +72,7 @@ t.after(async (ctx) => {
   await ctx.svc?.close();
 });
 
-const text = (html: string) =>
-  html
-    .replace(/<[^>]+>/g, ' ')
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/\s+/g, ' ');
+const text = pageText;
 const alertOf = (html: string) =>
   text(/<div class="alert" role="alert">([\s\S]*?)<\/div>/.exec(html)?.[1] ?? '');
 
@@ -87,14 +82,8 @@ async function upload(b: Browser, csv: string, name = 'guests.csv', onMatch?: st
   for (const [k, v] of Object.entries(formFields(page.text, '/dashboard/import/upload'))) form.append(k, v);
   if (onMatch) form.append('on_match', onMatch);
   form.append('file', new Blob([csv], { type: 'text/csv' }), name);
-  const res = await fetch(`${b.base}/dashboard/import/upload`, {
-    method: 'POST',
-    body: form,
-    headers: { cookie: [...b.cookies].map(([k, v]) => `${k}=${v}`).join('; ') },
-    redirect: 'manual',
-    signal: AbortSignal.timeout(15_000),
-  });
-  return { status: res.status, html: await res.text() };
+  const res = await b.postMultipart('/dashboard/import/upload', form);
+  return { status: res.status, html: res.text };
 }
 
 async function until<T>(what: string, check: () => Promise<T | null | undefined | false>, ms = 10_000) {

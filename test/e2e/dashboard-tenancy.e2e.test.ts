@@ -61,14 +61,8 @@ async function upload(b: Browser, csv: string, restaurant: string): Promise<stri
   const form = new FormData();
   for (const [k, v] of Object.entries(fields)) form.append(k, v);
   form.append('file', new Blob([csv], { type: 'text/csv' }), 'three.csv');
-  const res = await fetch(`${b.base}/dashboard/import/upload`, {
-    method: 'POST',
-    body: form,
-    headers: { cookie: [...b.cookies].map(([k, v]) => `${k}=${v}`).join('; ') },
-    redirect: 'manual',
-    signal: AbortSignal.timeout(15_000),
-  });
-  const html = await res.text();
+  const res = await b.postMultipart('/dashboard/import/upload', form);
+  const html = res.text;
   assert.is(res.status, 200, html.slice(0, 800));
   return html;
 }
@@ -278,13 +272,7 @@ t(
     const body = new FormData();
     for (const [k, v] of Object.entries(forged)) body.append(k, v);
     body.append('file', new Blob(['name\nForged\n']), 'f.csv');
-    const upload = await fetch(`${svc.url}/dashboard/import/upload`, {
-      method: 'POST',
-      body,
-      headers: { cookie: [...solo.cookies].map(([k, v]) => `${k}=${v}`).join('; ') },
-      redirect: 'manual',
-      signal: AbortSignal.timeout(15_000),
-    });
+    const upload = await solo.postMultipart('/dashboard/import/upload', body);
     assert.is(upload.status, 403);
     assert.equal((await svc.api('GET', '/webhook-endpoints/we_mine', { token: FRONT })).body, before.body);
     assert.is((await svc.api('GET', '/me', { token: FRONT })).status, 200);

@@ -109,13 +109,15 @@ export class Browser {
   private async send(
     method: string,
     path: string,
-    form?: Record<string, string>,
+    form?: Record<string, string> | FormData,
     headers: Record<string, string> = {},
   ) {
     const h: Record<string, string> = { ...headers };
     if (this.cookies.size) h.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-    let body: string | undefined;
-    if (form) {
+    let body: string | FormData | undefined;
+    if (form instanceof FormData)
+      body = form; // fetch sets the multipart content type and boundary
+    else if (form) {
       body = new URLSearchParams(form).toString();
       h['content-type'] = 'application/x-www-form-urlencoded';
     }
@@ -141,7 +143,19 @@ export class Browser {
   post(path: string, form: Record<string, string>, headers?: Record<string, string>): Promise<PageResponse> {
     return this.send('POST', path, form, headers);
   }
+  /** A multipart form (a file upload), with this browser's cookies. */
+  postMultipart(path: string, form: FormData): Promise<PageResponse> {
+    return this.send('POST', path, form);
+  }
 }
+
+/** A page's text as a reader sees it: tags dropped, the entities the pages use decoded, spaces folded. */
+export const pageText = (html: string) =>
+  html
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/\s+/g, ' ');
 
 /** The hidden fields of the page's form posting to `action` (the first form when not given). */
 export function formFields(html: string, action?: string): Record<string, string> {

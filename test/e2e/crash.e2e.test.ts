@@ -153,9 +153,18 @@ async function call(base: string, method: string, path: string, body?: unknown):
   }
 }
 
-/** A read during the checks: it must answer 200. */
+/**
+ * A read during the checks: it must answer 200. A read that got no answer is sent again (twice at
+ * most): a restarted server may be given the port its killed predecessor had, and fetch's pool may
+ * still hold a keep-alive connection to that one, which answers ECONNRESET (seen once on a loaded
+ * machine). A GET changes nothing, so a second try checks the same thing.
+ */
 async function read(base: string, path: string): Promise<Json> {
-  const a = await call(base, 'GET', path);
+  let a = await call(base, 'GET', path);
+  for (let retry = 0; retry < 2 && a.status === 'no-answer'; retry++) {
+    await new Promise((r) => setTimeout(r, 200));
+    a = await call(base, 'GET', path);
+  }
   if (a.status !== 200) throw new Error(`GET ${path} answered ${a.status}: ${JSON.stringify(a)}`);
   return a.body;
 }

@@ -363,7 +363,13 @@ async function verify(
 ): Promise<{ failures: string[]; checked: Checked }> {
   const failures: string[] = [];
   const base = server.base;
-  const me = await read(base, '/me');
+  // The first read after a restart: when it fails, say what the server process was doing.
+  const me = await read(base, '/me').catch((err: Error) => {
+    const c = server.child;
+    throw new Error(
+      `${err.message} (server process: exit code ${c.exitCode}, signal ${c.signalCode}; it printed: ${server.output().slice(-2000)})`,
+    );
+  });
   if (me.data?.restaurant?.id !== RESTAURANT)
     failures.push(`GET /me after the restart: ${JSON.stringify(me)}`);
   const { reservations, customers } = await listAll(base);

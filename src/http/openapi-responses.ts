@@ -240,7 +240,7 @@ export const ERROR_RESPONSES: Record<number, ErrorDoc> = {
   409: {
     name: 'Conflict',
     description:
-      'Conflict (RESOURCE_CONFLICT): duplicate external_id, fields locked by the point of sale, or (webhook endpoints) a restaurant whose endpoints kept changing while this one was created: retry',
+      "Conflict (RESOURCE_CONFLICT): duplicate external_id, fields locked by the point of sale, or (webhook endpoints) a create that could not finish (the restaurant's endpoints kept changing meanwhile, or it took so long that its place was given back): send it again",
     examples: ['ExternalIdTaken', 'LockedFields'],
   },
   413: {

@@ -30,8 +30,9 @@ export function registerDemoSeeder(seeder: DemoSeeder): void {
 }
 
 /**
- * Called once the demo key is made (the first start that can print it), with its id and scopes: what
- * belongs to that key (the webhooks module's demo endpoints). Returns the last position appended.
+ * Called once for the demo key while it is active (by the start that made it, or the next one if that
+ * start died first), with its id and scopes: what belongs to that key (the Insights module's demo
+ * endpoints). Returns the last position appended.
  */
 export type DemoKeySeeder = (
   rt: Runtime,

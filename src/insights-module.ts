@@ -9,7 +9,6 @@ import { registerDemoKeySeeder, registerDemoSeeder } from './demo';
 import { seedInsightsDemo } from './insights-demo';
 
 export const DEMO_INSIGHT_DAYS = 30;
-export const DEMO_ENDPOINTS = ['we_demo_pos', 'we_demo_crm'];
 /**
  * The endpoints the demo month's deliveries went to, made for the demo key so the dashboard shows
  * them with their history: disabled (nothing is sent to them), at addresses of example.com, which
@@ -19,6 +18,7 @@ const DEMO_ENDPOINT_SETTINGS = [
   { id: 'we_demo_pos', url: 'https://pos.example.com/couvert/webhooks', description: 'Demo point of sale' },
   { id: 'we_demo_crm', url: 'https://crm.example.com/hooks/couvert', description: 'Demo CRM' },
 ];
+export const DEMO_ENDPOINTS = DEMO_ENDPOINT_SETTINGS.map((e) => e.id);
 
 export function registerInsightsModule(): void {
   registerDemoSeeder(async (rt, restaurantId) => {
@@ -48,7 +48,8 @@ export function registerInsightsModule(): void {
         );
         position = made.position ?? position;
       } catch (err) {
-        // Made by an earlier start that died before its key was recorded as made: there already.
+        // The same endpoint made again answers nothing new; this is one deleted (or changed) since,
+        // by an operator, before an earlier start could record that the seeders ran: left as it is.
         if (!(err instanceof ApiError && err.status === 409)) throw err;
       }
     }

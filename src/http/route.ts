@@ -81,7 +81,10 @@ export interface RouteDef<
   responses: Record<number, ResponseDoc>;
   /** Extra error statuses this operation can answer, beyond the ones implied by access and input. */
   errors?: number[];
-  /** Left out of the public OpenAPI document (test-only routes). */
+  /**
+   * Left out of the public OpenAPI document: the HTML pages (sign-in, consent, dashboard; their errors
+   * are pages, not the envelope: CONTRIBUTING, "Pages") and test-only routes.
+   */
   hidden?: boolean;
   /**
    * Query parameters the route does not declare are ignored instead of refused, and the handler reads

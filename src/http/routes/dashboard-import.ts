@@ -86,7 +86,7 @@ const uploadParser = (dir: string) =>
         tooBig ? 413 : 400,
         'VALIDATION_ERROR',
         tooBig
-          ? `The file is larger than ${IMPORT_MAX_BYTES / 1024 / 1024} MB. Split it into several files.`
+          ? `The file is larger than ${sizeWords(IMPORT_MAX_BYTES)}. Split it into several files.`
           : 'The upload could not be read. Choose the file again.',
       );
     },

@@ -45,13 +45,7 @@ import { customerStream } from '../../commands/customers/events';
 import { loadCustomFieldDefinitions } from '../../commands/customers/field-definitions';
 import { type CustomerRestaurant, createCustomer, updateCustomer } from '../../commands/customers/handler';
 import { loadRestaurant } from '../../commands/restaurants/handler';
-import {
-  CUSTOMER_MATCH_ORDER,
-  findMatch,
-  findMatches,
-  type Match,
-  type MatchKey,
-} from '../../queries/customers';
+import { CUSTOMER_MATCH_ORDER, findMatch, findMatches, type MatchKey } from '../../queries/customers';
 import { SqliteEventStore } from '../adapters/event-store/sqlite';
 import type { CommandMeta } from '../core/command-meta';
 import { ApiError, type Issue, notFound, validationError } from '../core/errors';
@@ -74,11 +68,39 @@ import { type Column, type HeaderMap, mapHeader } from './columns';
 import { CsvFileError, type CsvTable, readCsv } from './csv';
 import { failureReason } from './failure';
 import type { RowInput } from './rows';
+import { canImportInThread, runJobInThread } from './thread-host';
 
 /** What an import needs: the log, the clock, the read models it matches against, and read-your-writes. */
 export interface ImportDeps extends WriteDeps {
   docs: DocumentStore;
   settle(position: bigint | null | undefined): Promise<void>;
+  /**
+   * Looks the rows' matches up somewhere else than `docs` (the import's thread asks the main
+   * thread's read models: import-thread.ts): what findMatches answers, as RowMatch.
+   */
+  matchRows?: (inputs: readonly MatchLookup[]) => Promise<(RowMatch | null)[]>;
+}
+
+/** A row's match: the customer and the key it matched on. */
+export interface RowMatch {
+  id: string;
+  on: MatchKey;
+}
+
+/** What a row is matched by: its values, and its phone's key as the analysis derived it. */
+export interface MatchLookup {
+  input: RowInput;
+  phoneKey: string | null;
+}
+
+/** The matches of `inputs` in the restaurant's customers (findMatches), as RowMatch. */
+export async function lookUpMatches(
+  docs: DocumentStore,
+  restaurant: { _id: string; country_code: string | null },
+  inputs: readonly MatchLookup[],
+): Promise<(RowMatch | null)[]> {
+  const found = await findMatches(docs, restaurant, inputs, CUSTOMER_MATCH_ORDER);
+  return found.map((m) => (m ? { id: m.doc._id, on: m.on } : null));
 }
 
 export interface PreparedImport {
@@ -287,6 +309,11 @@ export interface ImportOptions {
    * thread's start).
    */
   worker?: boolean;
+  /**
+   * Run the job's command side in a thread of its own (thread-host.ts), where the deployment allows
+   * it (embedded, on files, the system clock). Default: when the import is large (see `worker`).
+   */
+  thread?: boolean;
 }
 
 /** From this many rows on an import analyses its rows in a worker thread. */
@@ -317,7 +344,22 @@ export async function importCustomers(
     },
     { ...options.meta, restaurant_id: prepared.restaurant._id },
   );
+  if (inThread(deps, options, prepared.table.rows.length))
+    return runJobInThread(deps, prepared, jobId, options, false);
   return runJob(deps, prepared, jobId, job, options, false);
+}
+
+/**
+ * Whether the job runs in a thread of its own (thread-host.ts): a large one (or `worker`), unless
+ * `thread` is false, where the deployment allows it.
+ */
+function inThread(
+  deps: ImportDeps,
+  options: Pick<ImportOptions, 'worker' | 'thread'>,
+  rows: number,
+): boolean {
+  const large = options.worker ?? rows >= WORKER_MIN_ROWS;
+  return (options.thread ?? large) && canImportInThread(deps);
 }
 
 /**
@@ -338,17 +380,13 @@ export async function resumeImport(
     ...options.meta,
     restaurant_id: prepared.restaurant._id,
   });
-  return runJob(
-    deps,
-    prepared,
-    jobId,
-    job,
-    { ...options, onMatch: job.state.onMatch, fileName: job.state.fileName ?? '' },
-    true,
-  );
+  const jobOptions = { ...options, onMatch: job.state.onMatch, fileName: job.state.fileName ?? '' };
+  if (inThread(deps, options, prepared.table.rows.length - job.state.processed))
+    return runJobInThread(deps, prepared, jobId, jobOptions, true);
+  return runJob(deps, prepared, jobId, job, jobOptions, true);
 }
 
-async function runJob(
+export async function runJob(
   deps: ImportDeps,
   prepared: PreparedImport,
   jobId: string,
@@ -589,21 +627,19 @@ async function matchAll(
   prepared: PreparedImport,
   options: ImportOptions,
   rows: readonly AnalyzedRow[],
-): Promise<Map<number, Match | null>> {
-  const out = new Map<number, Match | null>();
+): Promise<Map<number, RowMatch | null>> {
+  const out = new Map<number, RowMatch | null>();
   if (options.onMatch === 'create_new') return out;
   const valid = rows.filter((a) => a.issues.length === 0);
   if (valid.length === 0) return out;
-  const found = await findMatches(
-    deps.docs,
-    prepared.restaurant,
-    // The phone's key as the analysis derived it (analysis.ts: `p:` + findMatch's own key).
-    valid.map((a) => ({
-      input: a.read.input,
-      phoneKey: a.keys.phone === null ? null : a.keys.phone.slice(2),
-    })),
-    CUSTOMER_MATCH_ORDER,
-  );
+  // The phone's key as the analysis derived it (analysis.ts: `p:` + findMatch's own key).
+  const inputs = valid.map((a) => ({
+    input: a.read.input,
+    phoneKey: a.keys.phone === null ? null : a.keys.phone.slice(2),
+  }));
+  const found = deps.matchRows
+    ? await deps.matchRows(inputs)
+    : await lookUpMatches(deps.docs, prepared.restaurant, inputs);
   valid.forEach((a, i) => {
     out.set(a.row, found[i] ?? null);
   });
@@ -619,7 +655,7 @@ async function decideRow(
   a: AnalyzedRow,
   uncertain: boolean,
   /** The row's match, looked up with its slice's (matchAll); undefined: looked up here. */
-  matched?: Match | null,
+  matched?: RowMatch | null,
 ): Promise<Decision> {
   if (a.issues.length) return { done: skipped(a.row, a.issues) };
   const ownId = a.ids?.customerId ?? importedCustomerId(jobId, a.row);
@@ -631,18 +667,10 @@ async function decideRow(
       ? null
       : matched !== undefined
         ? matched
-        : await findMatch(
-            deps.docs,
-            prepared.restaurant,
-            a.read.input,
-            CUSTOMER_MATCH_ORDER,
-            // The analysis derived it already (analysis.ts: `p:` + findMatch's own key).
-            a.keys.phone === null ? null : a.keys.phone.slice(2),
-          );
+        : ((await matchAll(deps, prepared, options, [a])).get(a.row) ?? null);
   if (!match) return { create: true, ownId };
-  if (options.onMatch === 'return_existing')
-    return { done: rowResult(a.row, 'matched', match.doc._id, match.on) };
-  return { update: { id: match.doc._id, on: match.on } };
+  if (options.onMatch === 'return_existing') return { done: rowResult(a.row, 'matched', match.id, match.on) };
+  return { update: { id: match.id, on: match.on } };
 }
 
 const rowResult = (

@@ -100,6 +100,18 @@ const POOL_LOW_SHARE = 0.5;
  */
 const PLAIN_MEMO = 4096;
 
+/**
+ * A box sealed by one layer, handed to another over the same log (collectSealedPlains): the box, its
+ * plaintext, whose it is, and the pool key that sealed it (null: the customer's own key).
+ */
+export type SealedPlain = [
+  box: string,
+  plaintext: string,
+  customer: string,
+  kid: string | null,
+  key: Uint8Array | null,
+];
+
 /** A sealing key: the customer's own (`kid` undefined) or a pool key, and whether it was destroyed. */
 interface CachedKey {
   key: Buffer | null;
@@ -179,7 +191,50 @@ export class SealingEventStore implements EventStore {
     const sealed = sealFields(event.type, event.data, fields, key, customer, kid);
     this.plains.set(sealed.box, { plaintext: sealed.plaintext, customer });
     trimOldest(this.plains, PLAIN_MEMO);
+    this.handOver?.push([
+      sealed.box,
+      sealed.plaintext,
+      customer,
+      kid ?? null,
+      kid === undefined ? null : key,
+    ]);
     return sealed.data;
+  }
+
+  /** Boxes sealed since the last takeSealedPlains(), when collecting (collectSealedPlains). */
+  private handOver: SealedPlain[] | null = null;
+
+  /**
+   * From now on keeps every box this layer seals with its plaintext, for takeSealedPlains(): a CSV
+   * import's thread hands them to the main thread, whose read models then open the import's events
+   * without a key look-up or a decryption (rememberPlains there).
+   */
+  collectSealedPlains(): void {
+    this.handOver ??= [];
+  }
+
+  takeSealedPlains(): SealedPlain[] {
+    const out = this.handOver ?? [];
+    if (this.handOver !== null) this.handOver = [];
+    return out;
+  }
+
+  /**
+   * Boxes another layer over the same log sealed (a CSV import's thread), with their plaintexts and
+   * the pool keys that sealed them: opened from here like this layer's own (PLAIN_MEMO), the key
+   * known without a look-up. Nothing of a customer this layer has seen erased is taken.
+   */
+  rememberPlains(entries: readonly SealedPlain[]): void {
+    for (const [box, plaintext, customer, kid, key] of entries) {
+      if (this.cache.get(customerSubject(customer))?.destroyed) continue;
+      if (kid !== null) {
+        const known = this.cache.get(kidSubject(kid));
+        if (known?.destroyed) continue;
+        if (key !== null && known === undefined) this.remember(kidSubject(kid), Buffer.from(key));
+      }
+      this.plains.set(box, { plaintext, customer });
+    }
+    trimOldest(this.plains, PLAIN_MEMO);
   }
 
   /** Forgets the plaintexts of an erased customer's boxes. */

@@ -41,6 +41,7 @@ import {
 } from '../../ports/event-store';
 import { AppendSignal, CatchUpSubscription, type LogSource } from './catch-up-subscription';
 import { chainHash, GENESIS } from './chain';
+import type { SettledRing } from './settled-ring';
 import { type StoredRow, storedRowToEvent } from './sqlite-log-reader';
 import { ReadAheadEvents } from './sqlite-read-ahead';
 import { WriterThread } from './sqlite-writer';
@@ -237,6 +238,11 @@ export interface SqliteEventStoreOptions {
    * READ_AHEAD_MIN_EVENTS; false: always on the calling thread. Not for a log in memory.
    */
   readAhead?: number | false;
+  /**
+   * Another thread's store on the same file (a CSV import's thread): where it publishes the positions
+   * of its appends settled by their caller, for the main thread's unsettled() (settled-ring.ts).
+   */
+  settledRing?: SettledRing;
 }
 
 /** readAll of this many events or more reads ahead in a worker thread (readAhead). */
@@ -326,12 +332,17 @@ export class SqliteEventStore implements EventStore {
     this.writerMode = this.groupCommit && !db.memory ? (options.writerThread ?? 'off') : 'off';
     this.synchronous = options.synchronous === 'NORMAL' ? 'NORMAL' : 'FULL';
     this.busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+    this.publishTo = options.settledRing ?? null;
     this.readAheadMin =
       db.memory || options.readAhead === false ? null : (options.readAhead ?? READ_AHEAD_MIN_EVENTS);
     if (this.writerMode === 'always') this.startWriter();
   }
 
   private readonly writerMode: 'off' | 'large' | 'always';
+  /** Writer side of a SettledRing (options.settledRing). */
+  private readonly publishTo: SettledRing | null;
+  /** Reader side: rings of other threads of this process whose positions unsettled() leaves out. */
+  private readonly settledRings = new Set<SettledRing>();
   private readonly synchronous: string;
   private readonly busyTimeoutMs: number;
   private readonly readAheadMin: number | null;
@@ -814,6 +825,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   private settle(queue: Queued[], outcomes: Outcome[]): void {
+    if (this.publishTo !== null) this.publishSettled(queue, outcomes);
     if (outcomes.some((o) => o.ok)) this.signal.notify();
     // Before any promise settles: from here on a look (unsettled()) knows these positions.
     outcomes.forEach((o, i) => {
@@ -829,6 +841,28 @@ export class SqliteEventStore implements EventStore {
       if (o.ok) queue[i]!.resolve(o.result);
       else queue[i]!.reject(o.error);
     });
+  }
+
+  /**
+   * The group's positions settled by their callers, for the main thread (options.settledRing), first
+   * thing after COMMIT and merged into runs (a group is a few hundred appends, the ring a few hundred
+   * slots).
+   */
+  private publishSettled(queue: Queued[], outcomes: Outcome[]): void {
+    const ring = this.publishTo as SettledRing;
+    let run: [number, number] | null = null;
+    outcomes.forEach((o, i) => {
+      const q = queue[i] as Queued;
+      if (!o.ok || !o.fresh || !q.settledByCaller) return;
+      const last = Number(o.result.position);
+      const first = last - q.batch.events.length + 1;
+      if (run !== null && first === run[1] + 1) run[1] = last;
+      else {
+        if (run !== null) ring.publish(run[0], run[1]);
+        run = [first, last];
+      }
+    });
+    if (run !== null) ring.publish((run as [number, number])[0], (run as [number, number])[1]);
   }
 
   /** One append in its own transaction (the path without group commit). Throws its error. */
@@ -847,6 +881,7 @@ export class SqliteEventStore implements EventStore {
     if (settledByCaller) {
       const last = Number(result.position);
       this.noteSettledByCaller([last - batch.events.length + 1, last]);
+      this.publishTo?.publish(last - batch.events.length + 1, last);
     }
     this.signal.notify();
     return result;
@@ -917,6 +952,13 @@ export class SqliteEventStore implements EventStore {
     }
     const pending = this.inThread?.writer.committedRange(this.inThread.id) ?? null;
     if (pending !== null) this.noteSettledByCaller(pending);
+    // Another thread's ranges, read after the head: every range committed up to it is there.
+    let missed = false;
+    for (const ring of this.settledRings) {
+      const ranges = ring.take();
+      if (ranges === null) missed = true;
+      else for (const r of ranges) this.noteSettledByCaller(r);
+    }
     this.looked = Math.max(head, from);
     let covered = from;
     const list = this.settledRanges;
@@ -931,7 +973,22 @@ export class SqliteEventStore implements EventStore {
       drop++;
     }
     list.splice(0, drop);
-    return covered < head;
+    return missed || covered < head;
+  }
+
+  /**
+   * Positions another thread of this process publishes in `ring` (its store's `settledRing`) are
+   * settled by that thread's caller: unsettled() leaves them out until unwatchSettledRing().
+   */
+  watchSettledRing(ring: SettledRing): void {
+    this.settledRings.add(ring);
+  }
+
+  unwatchSettledRing(ring: SettledRing): void {
+    // What it published last still counts for the look in progress: read once more.
+    const ranges = ring.take();
+    if (ranges !== null) for (const r of ranges) this.noteSettledByCaller(r);
+    this.settledRings.delete(ring);
   }
 
   async readStream(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]> {

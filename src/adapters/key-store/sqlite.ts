@@ -340,6 +340,11 @@ export class SqliteKeyStore implements KeyStore {
     return n;
   }
 
+  /** The key file (`:memory:` for keys in memory): what another thread's store opens too. */
+  get file(): string {
+    return this.db.memory ? ':memory:' : this.db.name;
+  }
+
   async close(): Promise<void> {
     const writer = this.writer;
     this.writer = null;

@@ -1,0 +1,146 @@
+// A large CSV import's command side, in a thread of its own (thread-host.ts starts it): the rows'
+// checks, decisions, sealing and appends run here, on this thread's own connection to the log and
+// to the key file, so the API's event loop keeps only what must be on it: matching against the
+// read models (asked for here, answered there) and bringing the read models up to date with the
+// import's events (asked for at each slice's retirement, with the plaintexts sealed here so the
+// main thread opens the events without a key look-up or a decryption). It is the engine's own
+// runJob, with those two steps asked of the main thread: one set of rules, wherever it runs.
+//
+// The appends here are settled by their caller (this job): their positions go to the main thread's
+// log through shared memory (settled-ring.ts), so a request there never waits for the read models
+// to take in the import's last slice.
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
+import { parentPort, workerData } from 'node:worker_threads';
+import type { OnMatch } from '../../commands/customer-import/events';
+import { loadImportJob } from '../../commands/customer-import/handler';
+import type { ImportJobState } from '../../commands/customer-import/state';
+import { SettledRing } from '../adapters/event-store/settled-ring';
+import { SqliteEventStore } from '../adapters/event-store/sqlite';
+import { SqliteKeyStore } from '../adapters/key-store/sqlite';
+import { systemClock } from '../core/clock';
+import type { CommandMeta } from '../core/command-meta';
+import { ApiError } from '../core/errors';
+import { SealingEventStore } from '../privacy/sealing-event-store';
+import { decodeCells, type EncodedCells } from './analysis';
+import { type ImportDeps, type MatchLookup, type PreparedImport, type RowMatch, runJob } from './engine';
+import type { ThreadError, ThreadStart, ToHost, ToThread } from './thread-protocol';
+
+const start = workerData as ThreadStart;
+
+/**
+ * The niceness of this thread (and of the threads it starts: the rows' analysis, the key writes),
+ * Linux only: when the two cores are busy the API's thread goes first, and the import takes what
+ * is left. A thread's id is in /proc/thread-self; elsewhere, or if refused, the import runs as is.
+ */
+const IMPORT_NICENESS = 10;
+try {
+  const tid = Number(readlinkSync('/proc/thread-self').split('/').at(-1));
+  if (Number.isInteger(tid) && tid > 0) setPriority(tid, IMPORT_NICENESS);
+} catch {
+  // Not Linux, or not allowed: same work, same results.
+}
+const port = parentPort;
+if (port === null) throw new Error('import-thread.ts runs in a worker thread');
+
+let nextAsk = 0;
+const asked = new Map<number, (answer: unknown) => void>();
+const rows: string[][] = [];
+let rowsIn: (() => void) | null = null;
+
+const send = (m: ToHost) => port.postMessage(m);
+
+function ask<T>(m: { match: MatchLookup[] } | { settle: string; plains: unknown[] }): Promise<T> {
+  const id = nextAsk++;
+  return new Promise<T>((resolve) => {
+    asked.set(id, resolve as (answer: unknown) => void);
+    send({ ask: id, ...m } as ToHost);
+  });
+}
+
+port.on('message', (m: ToThread) => {
+  if ('answer' in m) {
+    const done = asked.get(m.answer);
+    asked.delete(m.answer);
+    done?.(m.value);
+    return;
+  }
+  if ('rows' in m) {
+    for (const r of decodeCells(m.rows as EncodedCells)) rows.push(r);
+    if (m.last) rowsIn?.();
+  }
+});
+
+function errorOf(err: unknown): ThreadError {
+  if (err instanceof ApiError)
+    return {
+      message: err.message,
+      name: err.name,
+      api: { status: err.status, code: err.code, details: err.details },
+    };
+  const e = err as { message?: unknown; name?: unknown; code?: unknown; stack?: unknown };
+  return {
+    message: typeof e?.message === 'string' ? e.message : String(err),
+    name: typeof e?.name === 'string' ? e.name : 'Error',
+    code: typeof e?.code === 'string' ? e.code : undefined,
+    stack: typeof e?.stack === 'string' ? e.stack : undefined,
+  };
+}
+
+async function main(): Promise<ImportJobState> {
+  const allRows = new Promise<void>((resolve) => {
+    rowsIn = resolve;
+  });
+  const stored = SqliteEventStore.open(start.eventsFile, {
+    writerThread: 'off',
+    readAhead: false,
+    settledRing: new SettledRing(start.ring),
+  });
+  const keys = SqliteKeyStore.open(start.keysFile);
+  const events = new SealingEventStore(stored, keys, () => systemClock.now());
+  events.collectSealedPlains();
+  try {
+    const deps: ImportDeps = {
+      events,
+      clock: systemClock,
+      // Never read here: matching is asked of the main thread (matchRows).
+      docs: undefined as never,
+      matchRows: (inputs) => ask<(RowMatch | null)[]>({ match: [...inputs] }),
+      async settle(position) {
+        if (position === null || position === undefined) return;
+        await ask<null>({ settle: position.toString(), plains: events.takeSealedPlains() });
+      },
+    };
+    await allRows;
+    const prepared: PreparedImport = {
+      restaurant: start.restaurant,
+      columns: start.columns,
+      fileSha256: start.fileSha256,
+      table: { delimiter: start.delimiter, header: start.header, rows },
+    };
+    const job = await loadImportJob(deps, start.jobId);
+    return await runJob(
+      deps,
+      prepared,
+      start.jobId,
+      job,
+      {
+        onMatch: start.onMatch as OnMatch,
+        fileName: start.fileName,
+        meta: start.meta as CommandMeta,
+        batchSize: start.batchSize,
+        worker: true,
+        onProgress: (progress) => send({ progress }),
+      },
+      start.resumed,
+    );
+  } finally {
+    await events.close().catch(() => undefined);
+    await keys.close().catch(() => undefined);
+  }
+}
+
+main().then(
+  (state) => send({ done: state }),
+  (err) => send({ failed: errorOf(err) }),
+);

@@ -1,0 +1,170 @@
+// The main thread's side of a large CSV import run in a thread of its own (import-thread.ts says
+// why). It hands the thread the file's rows, answers its matching questions from the read models,
+// and brings the read models up to date when a slice of the thread's is retired, with the
+// plaintexts the thread sealed. Only an embedded deployment on files, on the system clock, imports
+// this way; anything else runs the job on this thread (engine.ts runJob), as before.
+import { Worker } from 'node:worker_threads';
+import { failImportJob, loadImportJob } from '../../commands/customer-import/handler';
+import type { ImportJobState } from '../../commands/customer-import/state';
+import { SettledRing } from '../adapters/event-store/settled-ring';
+import { SqliteEventStore } from '../adapters/event-store/sqlite';
+import { SqliteKeyStore } from '../adapters/key-store/sqlite';
+import { systemClock } from '../core/clock';
+import { ApiError } from '../core/errors';
+import { transferable } from '../core/thread-text';
+import { SealingEventStore, storedEvents } from '../privacy/sealing-event-store';
+import { encodeCells } from './analysis';
+import { type ImportDeps, type ImportOptions, lookUpMatches, type PreparedImport } from './engine';
+import { failureReason } from './failure';
+import type { ThreadError, ThreadStart, ToHost, ToThread } from './thread-protocol';
+
+// A worker thread does not inherit tsx's loader hooks: it registers them, then loads its module.
+const BOOT = `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))})
+  .then(({ register }) => { register(); return import(${JSON.stringify(new URL('./import-thread.ts', import.meta.url).href)}); });`;
+
+/** Rows sent to the thread in one message (a few ms of encoding each, with a turn between). */
+const ROWS_CHUNK = 5000;
+
+const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** The stores a thread can open too, when this deployment has them; null otherwise. */
+function threadFiles(
+  deps: ImportDeps,
+): { log: SqliteEventStore; events: SealingEventStore; keysFile: string } | null {
+  if (!(deps.events instanceof SealingEventStore) || deps.clock !== systemClock) return null;
+  const log = storedEvents(deps.events);
+  const keys = deps.events.keys;
+  if (!(log instanceof SqliteEventStore) || log.file === ':memory:') return null;
+  if (!(keys instanceof SqliteKeyStore) || keys.file === ':memory:') return null;
+  return { log, events: deps.events, keysFile: keys.file };
+}
+
+let started = 0;
+
+/** How many imports were started in a thread of their own (tests, benchmarks). */
+export const importThreadsStarted = () => started;
+
+/** Whether this import can run in a thread of its own here. */
+export function canImportInThread(deps: ImportDeps): boolean {
+  return threadFiles(deps) !== null;
+}
+
+function rebuilt(e: ThreadError): Error {
+  const err = e.api ? new ApiError(e.api.status, e.api.code, e.message, e.api.details) : new Error(e.message);
+  if (!e.api) err.name = e.name;
+  if (e.code !== undefined) (err as Error & { code?: string }).code = e.code;
+  if (e.stack !== undefined) err.stack = e.stack;
+  return err;
+}
+
+/** Runs the job (started or resumed already) in a thread; its final state, or its error. */
+export async function runJobInThread(
+  deps: ImportDeps,
+  prepared: PreparedImport,
+  jobId: string,
+  options: ImportOptions,
+  resumed: boolean,
+): Promise<ImportJobState> {
+  const files = threadFiles(deps);
+  if (files === null) throw new Error('runJobInThread: not an embedded deployment on files');
+  const { log, events } = files;
+  const ring = new SettledRing();
+  const start: ThreadStart = {
+    eventsFile: log.file,
+    keysFile: files.keysFile,
+    ring: ring.buffer,
+    jobId,
+    resumed,
+    restaurant: prepared.restaurant,
+    columns: prepared.columns,
+    header: prepared.table.header,
+    delimiter: prepared.table.delimiter,
+    fileSha256: prepared.fileSha256,
+    onMatch: options.onMatch,
+    fileName: options.fileName,
+    meta: { ...options.meta },
+    batchSize: options.batchSize,
+  };
+  log.watchSettledRing(ring);
+  const worker = new Worker(BOOT, { eval: true, workerData: start });
+  started++;
+  const post = (m: ToThread, transfer?: ArrayBuffer[]) => worker.postMessage(m, transfer);
+  let ended = false;
+  try {
+    return await new Promise<ImportJobState>((resolve, reject) => {
+      const answer = (value: ToThread & { answer: number }) => {
+        if (!ended) post(value);
+      };
+      worker.on('message', (m: ToHost) => {
+        if ('ask' in m && 'match' in m) {
+          lookUpMatches(deps.docs, prepared.restaurant, m.match).then(
+            (value) => answer({ answer: m.ask, value }),
+            (err) => {
+              ended = true;
+              reject(err);
+              void worker.terminate();
+            },
+          );
+        } else if ('ask' in m && 'settle' in m) {
+          events.rememberPlains(m.plains);
+          deps.settle(BigInt(m.settle)).then(
+            () => answer({ answer: m.ask, value: null }),
+            (err) => {
+              ended = true;
+              reject(err);
+              void worker.terminate();
+            },
+          );
+        } else if ('progress' in m) options.onProgress?.(m.progress);
+        else if ('done' in m) {
+          ended = true;
+          resolve(m.done);
+        } else if ('failed' in m) {
+          ended = true;
+          reject(rebuilt(m.failed));
+        }
+      });
+      worker.on('error', (err) => {
+        if (ended) return;
+        ended = true;
+        reject(err);
+      });
+      worker.on('exit', (code) => {
+        if (ended) return;
+        ended = true;
+        reject(new Error(`the import's thread stopped (exit code ${code}) before the job ended`));
+      });
+      void sendRows(worker, prepared.table.rows, () => ended);
+    }).catch(async (err) => {
+      // The thread marks its job failed itself; a thread that died without a word cannot.
+      const job = await loadImportJob(deps, jobId).catch(() => null);
+      if (job?.state.status === 'running')
+        await failImportJob(deps, jobId, job, failureReason(err, job.state.processed), {
+          ...options.meta,
+          restaurant_id: prepared.restaurant._id,
+        }).catch(() => undefined);
+      throw err;
+    });
+  } finally {
+    ended = true;
+    log.unwatchSettledRing(ring);
+    await worker.terminate().catch(() => undefined);
+  }
+}
+
+/** The file's rows, a chunk a turn (the thread waits for the last before it starts). */
+async function sendRows(
+  worker: Worker,
+  rows: readonly (readonly string[])[],
+  stop: () => boolean,
+): Promise<void> {
+  for (let i = 0; i === 0 || i < rows.length; i += ROWS_CHUNK) {
+    if (stop()) return;
+    const cells = encodeCells(rows.slice(i, i + ROWS_CHUNK));
+    worker.postMessage({ rows: cells, last: i + ROWS_CHUNK >= rows.length } satisfies ToThread, [
+      cells.lens.buffer as ArrayBuffer,
+      ...transferable(cells.text),
+    ]);
+    await yieldToLoop();
+  }
+}

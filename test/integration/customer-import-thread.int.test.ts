@@ -1,0 +1,159 @@
+// A large CSV import in a thread of its own (src/customer-import/thread-host.ts, import-thread.ts):
+// the same outcomes, summary and customers as the import on the main thread, matching against
+// customers that were there before and against the file's own earlier rows; its appends reported
+// as settled by their caller (settled-ring.ts), so a request on the main thread does not wait for
+// the read models to take them in, while another process's commit still makes it wait.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { CustomFieldDefinition } from '../../commands/customers/custom-fields';
+import { createCustomer } from '../../commands/customers/handler';
+import { SettledRing } from '../../src/adapters/event-store/settled-ring';
+import { SqliteEventStore } from '../../src/adapters/event-store/sqlite';
+import { SqliteKeyStore } from '../../src/adapters/key-store/sqlite';
+import { systemClock } from '../../src/core/clock';
+import { operatorMeta } from '../../src/core/command-meta';
+import { type ImportDeps, importCustomers, prepareImport } from '../../src/customer-import/engine';
+import { jobSummaryCsv } from '../../src/customer-import/summary';
+import { importThreadsStarted } from '../../src/customer-import/thread-host';
+import { ANY } from '../../src/ports/event-store';
+import { SealingEventStore } from '../../src/privacy/sealing-event-store';
+import { customerWorld } from '../helpers/customers';
+
+const FIELDS: CustomFieldDefinition[] = [
+  { id: 'cf_vip', name: 'VIP level', type: 'SELECT', options: ['gold', 'silver'] },
+];
+const HEADER = ['name', 'email', 'phone_number', 'external_id', 'tags', 'VIP level'];
+
+/** Rows with faults, keys shared with earlier rows and with the customers already there. */
+function cells(i: number): string[] {
+  return [
+    i % 13 === 0 ? '' : `Guest ${i}`,
+    i % 5 === 0 ? `GUEST${i % 50}@Example.com` : i % 17 === 0 ? 'not an email' : `g${i}@example.com`,
+    i % 3 === 0 ? `06 12 34 ${String(i % 100).padStart(2, '0')} 00` : '',
+    i % 7 === 0 ? `crm-${i % 40}` : '',
+    i % 4 === 0 ? 'vip| regular |' : '',
+    i % 11 === 0 ? 'bronze' : i % 2 === 0 ? 'gold' : '',
+  ];
+}
+const ROWS = 3000;
+const lines = [HEADER.join(','), ...Array.from({ length: ROWS }, (_, i) => cells(i + 1).join(','))];
+const FILE = new TextEncoder().encode(`${lines.join('\r\n')}\r\n`);
+
+/** A customer document without what depends on when it was written, and where in the log. */
+const comparable = (doc: Record<string, unknown>) =>
+  Object.fromEntries(
+    Object.entries(doc).filter(
+      ([k]) => !/(_at|_seq|^_v|version|position|stamp)$/.test(k) && k !== '_pos' && k !== 'sync_bucket',
+    ),
+  );
+
+async function importOnce(thread: boolean) {
+  const dir = mkdtempSync(join(tmpdir(), 'couvert-import-thread-'));
+  let log: SqliteEventStore | null = null;
+  let keys: SqliteKeyStore | null = null;
+  // The service's stores: a SQLite log and key file, sealed, on the system clock.
+  const w = await customerWorld(undefined, () => {
+    log = SqliteEventStore.open(join(dir, 'events.sqlite'), { writerThread: 'large' });
+    keys = SqliteKeyStore.open(join(dir, 'keys.sqlite'));
+    return new SealingEventStore(log, keys);
+  });
+  await w.defineFields(FIELDS);
+  const deps: ImportDeps = {
+    events: w.events,
+    clock: systemClock,
+    docs: w.docs,
+    settle: async () => void (await w.settle()),
+  };
+  // Customers already there, which rows of the file match on email, phone and external id.
+  for (let i = 1; i <= 40; i++)
+    await createCustomer(
+      deps,
+      w.restaurant,
+      {
+        name: `Known ${i}`,
+        ...(i % 2 === 0 ? { email: `guest${i}@example.com` } : { external_id: `crm-${i}` }),
+      },
+      w.meta,
+      { customerId: `cus_known${String(i).padStart(11, '0')}` },
+    );
+  await w.settle();
+  const before = importThreadsStarted();
+  const prepared = await prepareImport(deps, 'rest_a', FILE);
+  const state = await importCustomers(deps, prepared, {
+    onMatch: 'update',
+    fileName: 'f.csv',
+    meta: operatorMeta('test'),
+    jobId: 'imp_same',
+    thread,
+  });
+  const threads = importThreadsStarted() - before;
+  await w.settle();
+  const customers = (await w.docs.collection('customers').find({}))
+    .map((d) => comparable(d as Record<string, unknown>))
+    .sort((a, b) => String(a._id).localeCompare(String(b._id)));
+  const summary = await jobSummaryCsv(deps, 'imp_same');
+  await (log as SqliteEventStore | null)?.close();
+  await (keys as SqliteKeyStore | null)?.close();
+  return { state, summary, customers, threads };
+}
+
+const t = suite('customer import in a thread of its own');
+
+t(
+  'the import in its own thread ends exactly as on the main thread: outcomes, summary, customers',
+  async () => {
+    const inThread = await importOnce(true);
+    const onMain = await importOnce(false);
+    assert.is(inThread.threads, 1, 'the job ran in a thread');
+    assert.is(onMain.threads, 0);
+    assert.is(inThread.state.status, 'finished');
+    assert.equal(inThread.state.counts, onMain.state.counts);
+    assert.is(inThread.summary, onMain.summary);
+    assert.equal(inThread.customers, onMain.customers);
+    const c = onMain.state.counts;
+    assert.ok(c.created > 0 && c.updated > 0 && c.skipped > 0, JSON.stringify(c));
+    const known = inThread.customers.find((d) => d._id === 'cus_known00000000010');
+    assert.match(
+      String(known?.name),
+      /^Guest \d+$/,
+      'a customer there before, updated by rows matching its email',
+    );
+  },
+);
+
+t(
+  "the main thread's look at the log leaves out what another thread settles itself, not the rest",
+  async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'couvert-ring-')), 'e.sqlite');
+    const main = SqliteEventStore.open(file);
+    const ring = new SettledRing();
+    const other = SqliteEventStore.open(file, { settledRing: new SettledRing(ring.buffer) });
+    const ev = (n: number) => ({ type: 'Noted', data: { n } });
+    try {
+      main.watchSettledRing(ring);
+      assert.is(main.unsettled(), false, 'an empty log');
+      await Promise.all(
+        [1, 2, 3].map((n) => other.append(`s-${n}`, [ev(n)], ANY, { settledByCaller: true })),
+      );
+      assert.is(main.unsettled(), false, "the other thread's appends, settled by their caller");
+      await other.append('s-4', [ev(4)], ANY);
+      assert.is(main.unsettled(), true, 'one it does not settle itself');
+      assert.is(main.unsettled(), false, 'seen once');
+      // More ranges than the ring holds between two looks (a group commit each): unknown, so unsettled.
+      for (let n = 0; n < 300; n++) await other.append(`r-${n}`, [ev(n)], ANY, { settledByCaller: true });
+      assert.is(main.unsettled(), true, 'a ring that lapped tells nothing');
+      assert.is(main.unsettled(), false);
+      main.unwatchSettledRing(ring);
+      await other.append('s-5', [ev(5)], ANY, { settledByCaller: true });
+      assert.is(main.unsettled(), true, 'no longer watched: like any other commit');
+    } finally {
+      await other.close();
+      await main.close();
+    }
+  },
+);
+
+t.run();

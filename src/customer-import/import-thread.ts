@@ -44,7 +44,7 @@ const port = parentPort;
 if (port === null) throw new Error('import-thread.ts runs in a worker thread');
 
 let nextAsk = 0;
-const asked = new Map<number, (answer: unknown) => void>();
+const asked = new Map<number, { resolve: (answer: unknown) => void; reject: (err: Error) => void }>();
 const rows: string[][] = [];
 let rowsIn: (() => void) | null = null;
 
@@ -52,8 +52,8 @@ const send = (m: ToHost) => port.postMessage(m);
 
 function ask<T>(m: { match: MatchLookup[] } | { settle: string; plains: unknown[] }): Promise<T> {
   const id = nextAsk++;
-  return new Promise<T>((resolve) => {
-    asked.set(id, resolve as (answer: unknown) => void);
+  return new Promise<T>((resolve, reject) => {
+    asked.set(id, { resolve: resolve as (answer: unknown) => void, reject });
     send({ ask: id, ...m } as ToHost);
   });
 }
@@ -62,7 +62,8 @@ port.on('message', (m: ToThread) => {
   if ('answer' in m) {
     const done = asked.get(m.answer);
     asked.delete(m.answer);
-    done?.(m.value);
+    if ('error' in m) done?.reject(Object.assign(new Error(m.error.message), { name: m.error.name }));
+    else done?.resolve(m.value);
     return;
   }
   if ('rows' in m) {

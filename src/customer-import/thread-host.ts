@@ -14,7 +14,7 @@ import { ApiError } from '../core/errors';
 import { transferable } from '../core/thread-text';
 import { SealingEventStore, storedEvents } from '../privacy/sealing-event-store';
 import { encodeCells } from './analysis';
-import { type ImportDeps, type ImportOptions, lookUpMatches, type PreparedImport } from './engine';
+import { type ImportDeps, type ImportOptions, lookUpMatches, type PreparedImport, runJob } from './engine';
 import { failureReason } from './failure';
 import type { ThreadError, ThreadStart, ToHost, ToThread } from './thread-protocol';
 
@@ -57,7 +57,11 @@ function rebuilt(e: ThreadError): Error {
   return err;
 }
 
-/** Runs the job (started or resumed already) in a thread; its final state, or its error. */
+/**
+ * Runs the job (started or resumed already) in a thread; its final state, or its error. A thread
+ * that cannot start (it fails before its first word, so before it wrote anything) leaves the job to
+ * this thread, as before threads.
+ */
 export async function runJobInThread(
   deps: ImportDeps,
   prepared: PreparedImport,
@@ -68,6 +72,9 @@ export async function runJobInThread(
   const files = threadFiles(deps);
   if (files === null) throw new Error('runJobInThread: not an embedded deployment on files');
   const { log, events } = files;
+  // This thread's own appends (requests') go to the log's writer thread while the import holds the
+  // write lock in turns: waiting for it there, not on the event loop.
+  log.startWriterThread();
   const ring = new SettledRing();
   const start: ThreadStart = {
     eventsFile: log.file,
@@ -85,37 +92,34 @@ export async function runJobInThread(
     meta: { ...options.meta },
     batchSize: options.batchSize,
   };
-  log.watchSettledRing(ring);
-  const worker = new Worker(BOOT, { eval: true, workerData: start });
-  started++;
-  const post = (m: ToThread, transfer?: ArrayBuffer[]) => worker.postMessage(m, transfer);
+  let worker: Worker | null = null;
   let ended = false;
+  let heard = false;
   try {
-    return await new Promise<ImportJobState>((resolve, reject) => {
-      const answer = (value: ToThread & { answer: number }) => {
-        if (!ended) post(value);
+    log.watchSettledRing(ring);
+    const w = new Worker(BOOT, { eval: true, workerData: start });
+    worker = w;
+    started++;
+    const outcome = await new Promise<ImportJobState | 'not started'>((resolve, reject) => {
+      const post = (m: ToThread) => {
+        if (!ended) w.postMessage(m);
       };
-      worker.on('message', (m: ToHost) => {
-        if ('ask' in m && 'match' in m) {
-          lookUpMatches(deps.docs, prepared.restaurant, m.match).then(
-            (value) => answer({ answer: m.ask, value }),
-            (err) => {
-              ended = true;
-              reject(err);
-              void worker.terminate();
-            },
-          );
-        } else if ('ask' in m && 'settle' in m) {
-          events.rememberPlains(m.plains);
-          deps.settle(BigInt(m.settle)).then(
-            () => answer({ answer: m.ask, value: null }),
-            (err) => {
-              ended = true;
-              reject(err);
-              void worker.terminate();
-            },
-          );
-        } else if ('progress' in m) options.onProgress?.(m.progress);
+      const answering = (id: number, work: () => Promise<ToThread>) =>
+        work().then(post, (err) => post({ answer: id, error: threadError(err) }));
+      w.on('message', (m: ToHost) => {
+        heard = true;
+        if ('ask' in m && 'match' in m)
+          answering(m.ask, async () => ({
+            answer: m.ask,
+            value: await lookUpMatches(deps.docs, prepared.restaurant, m.match),
+          }));
+        else if ('ask' in m && 'settle' in m)
+          answering(m.ask, async () => {
+            await events.rememberPlains(m.plains);
+            await deps.settle(BigInt(m.settle));
+            return { answer: m.ask, value: null };
+          });
+        else if ('progress' in m) options.onProgress?.(m.progress);
         else if ('done' in m) {
           ended = true;
           resolve(m.done);
@@ -124,17 +128,17 @@ export async function runJobInThread(
           reject(rebuilt(m.failed));
         }
       });
-      worker.on('error', (err) => {
+      const stopped = (err: Error) => {
         if (ended) return;
         ended = true;
-        reject(err);
-      });
-      worker.on('exit', (code) => {
-        if (ended) return;
-        ended = true;
-        reject(new Error(`the import's thread stopped (exit code ${code}) before the job ended`));
-      });
-      void sendRows(worker, prepared.table.rows, () => ended);
+        if (!heard) resolve('not started');
+        else reject(err);
+      };
+      w.on('error', stopped);
+      w.on('exit', (code) =>
+        stopped(new Error(`the import's thread stopped (exit code ${code}) before the job ended`)),
+      );
+      void sendRows(w, prepared.table.rows, () => ended);
     }).catch(async (err) => {
       // The thread marks its job failed itself; a thread that died without a word cannot.
       const job = await loadImportJob(deps, jobId).catch(() => null);
@@ -145,11 +149,22 @@ export async function runJobInThread(
         }).catch(() => undefined);
       throw err;
     });
+    if (outcome !== 'not started') return outcome;
   } finally {
     ended = true;
     log.unwatchSettledRing(ring);
-    await worker.terminate().catch(() => undefined);
+    await worker?.terminate().catch(() => undefined);
   }
+  return runJob(deps, prepared, jobId, await loadImportJob(deps, jobId), options, resumed);
+}
+
+/** An error as it crosses to the thread. */
+function threadError(err: unknown): ThreadError {
+  const e = err as { message?: unknown; name?: unknown };
+  return {
+    message: typeof e?.message === 'string' ? e.message : String(err),
+    name: typeof e?.name === 'string' ? e.name : 'Error',
+  };
 }
 
 /** The file's rows, a chunk a turn (the thread waits for the last before it starts). */

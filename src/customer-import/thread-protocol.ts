@@ -42,4 +42,6 @@ export type ToHost =
 
 export type ToThread =
   | { answer: number; value: (RowMatch | null)[] | null }
+  /** The main thread could not answer (its read models failed): the job fails as it would in-process. */
+  | { answer: number; error: ThreadError }
   | { rows: EncodedCells; last: boolean };

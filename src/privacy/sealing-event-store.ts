@@ -102,15 +102,9 @@ const PLAIN_MEMO = 4096;
 
 /**
  * A box sealed by one layer, handed to another over the same log (collectSealedPlains): the box, its
- * plaintext, whose it is, and the pool key that sealed it (null: the customer's own key).
+ * plaintext, whose it is, and the pool key's id that sealed it (null: the customer's own key).
  */
-export type SealedPlain = [
-  box: string,
-  plaintext: string,
-  customer: string,
-  kid: string | null,
-  key: Uint8Array | null,
-];
+export type SealedPlain = [box: string, plaintext: string, customer: string, kid: string | null];
 
 /** A sealing key: the customer's own (`kid` undefined) or a pool key, and whether it was destroyed. */
 interface CachedKey {
@@ -191,13 +185,7 @@ export class SealingEventStore implements EventStore {
     const sealed = sealFields(event.type, event.data, fields, key, customer, kid);
     this.plains.set(sealed.box, { plaintext: sealed.plaintext, customer });
     trimOldest(this.plains, PLAIN_MEMO);
-    this.handOver?.push([
-      sealed.box,
-      sealed.plaintext,
-      customer,
-      kid ?? null,
-      kid === undefined ? null : key,
-    ]);
+    this.handOver?.push([sealed.box, sealed.plaintext, customer, kid ?? null]);
     return sealed.data;
   }
 
@@ -220,22 +208,40 @@ export class SealingEventStore implements EventStore {
   }
 
   /**
-   * Boxes another layer over the same log sealed (a CSV import's thread), with their plaintexts and
-   * the pool keys that sealed them: opened from here like this layer's own (PLAIN_MEMO), the key
-   * known without a look-up. Nothing of a customer this layer has seen erased is taken.
+   * Boxes another layer over the same log sealed (a CSV import's thread), with their plaintexts:
+   * opened from here like this layer's own (PLAIN_MEMO). Their keys are asked of the key store, not
+   * taken from the other layer, and nothing is kept of a customer whose subject is a tombstone or
+   * whose pool key is not active: an erasure that came first (in any process) stays whole. An erasure
+   * in this process while the key store answered makes it ask again; after a few, nothing is kept
+   * (the events are then opened with a look-up and a decryption, as any other process's).
    */
-  rememberPlains(entries: readonly SealedPlain[]): void {
-    for (const [box, plaintext, customer, kid, key] of entries) {
-      if (this.cache.get(customerSubject(customer))?.destroyed) continue;
-      if (kid !== null) {
-        const known = this.cache.get(kidSubject(kid));
-        if (known?.destroyed) continue;
-        if (key !== null && known === undefined) this.remember(kidSubject(kid), Buffer.from(key));
-      }
-      this.plains.set(box, { plaintext, customer });
+  async rememberPlains(entries: readonly SealedPlain[]): Promise<void> {
+    if (entries.length === 0) return;
+    const subjects = new Set<string>();
+    for (const [, , customer, kid] of entries) {
+      subjects.add(customerSubject(customer));
+      if (kid !== null) subjects.add(kidSubject(kid));
     }
-    trimOldest(this.plains, PLAIN_MEMO);
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const before = this.erasures;
+      const found = await this.keys.findMany([...subjects]);
+      if (this.erasures !== before) continue;
+      for (const [box, plaintext, customer, kid] of entries) {
+        if (found.get(customerSubject(customer))?.state === 'destroyed') continue;
+        if (kid !== null) {
+          const k = found.get(kidSubject(kid));
+          if (k?.state !== 'active') continue;
+          this.remember(kidSubject(kid), k.key);
+        }
+        this.plains.set(box, { plaintext, customer });
+      }
+      trimOldest(this.plains, PLAIN_MEMO);
+      return;
+    }
   }
+
+  /** Erasures begun or read in this layer (rememberPlains asks again when it moved). */
+  private erasures = 0;
 
   /** Forgets the plaintexts of an erased customer's boxes. */
   private forgetPlains(customer: string): void {
@@ -484,6 +490,7 @@ export class SealingEventStore implements EventStore {
 
   async open(event: RecordedEvent): Promise<RecordedEvent> {
     if (event.type === 'CustomerDeleted' && typeof event.data.customer_id === 'string') {
+      this.erasures++;
       const id = event.data.customer_id;
       this.cache.delete(customerSubject(id));
       this.forgetPlains(id);
@@ -492,6 +499,7 @@ export class SealingEventStore implements EventStore {
     }
     // A call whose number key an erasure destroyed (in this process or another): no longer trusted.
     if (event.type === CALLER_ERASED && typeof event.data.key_id === 'string') {
+      this.erasures++;
       this.cache.delete(kidSubject(event.data.key_id));
       if (typeof event.data.missed_call_id === 'string')
         this.forgetPlains(callOwner(event.data.missed_call_id));
@@ -650,6 +658,7 @@ export class SealingEventStore implements EventStore {
    * from now on. True when a key was destroyed by this call.
    */
   async erase(customerId: string, metadata?: NewEvent['metadata']): Promise<boolean> {
+    this.erasures++;
     this.forgetPlains(customerId);
     const at = this.now().toISOString();
     // The calls of the customer's numbers that no customer owned (number-keys.ts), first: the numbers
@@ -665,6 +674,9 @@ export class SealingEventStore implements EventStore {
       if (await this.keys.destroy(kidSubject(kid), at)) destroyed = true;
       this.remember(kidSubject(kid), null);
     }
+    // Again at the end: a hand-over (rememberPlains) that read the keys meanwhile asks again.
+    this.erasures++;
+    this.forgetPlains(customerId);
     return destroyed;
   }
 

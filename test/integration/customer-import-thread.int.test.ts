@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { CustomFieldDefinition } from '../../commands/customers/custom-fields';
-import { createCustomer } from '../../commands/customers/handler';
+import { createCustomer, deleteCustomer } from '../../commands/customers/handler';
+import { createRestaurant } from '../../commands/restaurants/handler';
 import { SettledRing } from '../../src/adapters/event-store/settled-ring';
 import { SqliteEventStore } from '../../src/adapters/event-store/sqlite';
 import { SqliteKeyStore } from '../../src/adapters/key-store/sqlite';
@@ -21,6 +22,7 @@ import { importThreadsStarted } from '../../src/customer-import/thread-host';
 import { ANY } from '../../src/ports/event-store';
 import { SealingEventStore } from '../../src/privacy/sealing-event-store';
 import { customerWorld } from '../helpers/customers';
+import { restaurantProfile } from '../helpers/restaurants';
 
 const FIELDS: CustomFieldDefinition[] = [
   { id: 'cf_vip', name: 'VIP level', type: 'SELECT', options: ['gold', 'silver'] },
@@ -124,12 +126,65 @@ t(
   },
 );
 
+t('a hand-over of plaintexts after the customer was erased keeps the customer erased', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'couvert-handover-'));
+  const open = () => {
+    const log = SqliteEventStore.open(join(dir, 'e.sqlite'));
+    const keys = SqliteKeyStore.open(join(dir, 'k.sqlite'));
+    return { log, keys, layer: new SealingEventStore(log, keys) };
+  };
+  const main = open();
+  const thread = open();
+  thread.layer.collectSealedPlains();
+  const meta = { actor: 'test' };
+  const r = { _id: 'rest_a', country_code: 'FR', customer_matching: true };
+  const id = 'cus_handover00000001';
+  const profileOf = async () => {
+    const [created] = await main.layer.readStream(`customer-${id}`);
+    return (created?.data as { profile: Record<string, unknown> } | undefined)?.profile ?? {};
+  };
+  const readAll = async () => {
+    for await (const _ of main.layer.readAll()) void _;
+  };
+  try {
+    await createRestaurant(
+      { events: main.layer, clock: systemClock },
+      'rest_a',
+      restaurantProfile('rest-a'),
+      meta,
+    );
+    // The import's thread creates the customer; the main thread's read models take it in.
+    await createCustomer(
+      { events: thread.layer, clock: systemClock },
+      r,
+      { name: 'Alice Secret', email: 'alice@example.com' },
+      meta,
+      { customerId: id },
+    );
+    await readAll();
+    assert.is((await profileOf()).email, 'alice@example.com');
+    // Erased on the main thread before the thread's slice is retired (its plaintexts handed over).
+    await deleteCustomer({ events: main.layer, clock: systemClock }, id, null, meta);
+    await readAll();
+    assert.is((await profileOf()).email, null, 'erased');
+    await main.layer.rememberPlains(thread.layer.takeSealedPlains());
+    const after = await profileOf();
+    assert.is(after.email, null, 'still erased after the hand-over');
+    assert.is.not(after.name, 'Alice Secret');
+  } finally {
+    await thread.layer.close();
+    await main.layer.close();
+    await thread.keys.close();
+    await main.keys.close();
+  }
+});
+
 t(
   "the main thread's look at the log leaves out what another thread settles itself, not the rest",
   async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'couvert-ring-')), 'e.sqlite');
     const main = SqliteEventStore.open(file);
-    const ring = new SettledRing();
+    const ring = new SettledRing(undefined, 64);
     const other = SqliteEventStore.open(file, { settledRing: new SettledRing(ring.buffer) });
     const ev = (n: number) => ({ type: 'Noted', data: { n } });
     try {
@@ -143,7 +198,7 @@ t(
       assert.is(main.unsettled(), true, 'one it does not settle itself');
       assert.is(main.unsettled(), false, 'seen once');
       // More ranges than the ring holds between two looks (a group commit each): unknown, so unsettled.
-      for (let n = 0; n < 300; n++) await other.append(`r-${n}`, [ev(n)], ANY, { settledByCaller: true });
+      for (let n = 0; n < 80; n++) await other.append(`r-${n}`, [ev(n)], ANY, { settledByCaller: true });
       assert.is(main.unsettled(), true, 'a ring that lapped tells nothing');
       assert.is(main.unsettled(), false);
       main.unwatchSettledRing(ring);

@@ -139,6 +139,27 @@ sqlite('a destroyed page key no longer appears in the file or its WAL; its page-
   await again.close();
 });
 
+sqlite(
+  'findMany keeps pages it read, and a key destroyed since (here or by another process) reads destroyed',
+  async () => {
+    const f = join(dir, 'page-cache.sqlite');
+    const keys = SqliteKeyStore.open(f);
+    const other = SqliteKeyStore.open(f);
+    const { page, keys: made } = await keys.createPage(64);
+    const subjects = [3, 4, 5].map((i) => pageKeySubject(page, i));
+    const first = await keys.findMany(subjects);
+    assert.ok(subjects.every((s, i) => (first.get(s) as { key: Buffer }).key.equals(made[3 + i]!)));
+    await keys.destroy(subjects[0]!, '2026-05-01T00:00:00.000Z');
+    await other.destroy(subjects[1]!, '2026-05-01T00:00:00.000Z');
+    const again = await keys.findMany(subjects);
+    assert.is(again.get(subjects[0]!)?.state, 'destroyed', 'destroyed here');
+    assert.is(again.get(subjects[1]!)?.state, 'destroyed', 'destroyed by another process');
+    assert.ok((again.get(subjects[2]!) as { key: Buffer }).key.equals(made[5]!), 'its page-mate as made');
+    await other.close();
+    await keys.close();
+  },
+);
+
 sqlite('createPage without its worker (gone, or :memory:) writes the page on this thread', async () => {
   const f = join(dir, 'page-inline.sqlite');
   const keys = SqliteKeyStore.open(f);

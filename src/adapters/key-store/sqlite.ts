@@ -36,6 +36,9 @@ import {
   validateSubject,
 } from '../../ports/key-store';
 
+/** Key pages a store keeps read (SqliteKeyStore.pageCache). */
+const PAGE_CACHE = 8;
+
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS subject_keys (
   subject      TEXT PRIMARY KEY,
@@ -283,12 +286,36 @@ export class SqliteKeyStore implements KeyStore {
       slots.set(at.page, list);
       list.push({ ...at, subject: s });
     }
-    if (slots.size > 0)
-      for (const row of this.stmt.pages.all(JSON.stringify([...slots.keys()])))
-        for (const { slot, subject } of slots.get(row.page) ?? [])
-          if (32 * slot < row.keys.length)
-            out.set(subject, { state: 'active', key: row.keys.subarray(32 * slot, 32 * slot + 32) });
+    if (slots.size > 0) {
+      const missing = [...slots.keys()].filter((page) => !this.pageCache.has(page));
+      if (missing.length > 0)
+        for (const row of this.stmt.pages.all(JSON.stringify(missing))) this.cachePage(row.page, row.keys);
+      for (const [page, list] of slots) {
+        const keys = this.pageCache.get(page);
+        if (keys !== undefined)
+          for (const { slot, subject } of list)
+            if (32 * slot < keys.length)
+              out.set(subject, {
+                state: 'active',
+                key: Buffer.from(keys.subarray(32 * slot, 32 * slot + 32)),
+              });
+      }
+    }
     return out;
+  }
+
+  /**
+   * Pages read lately, by id. A page's bytes never change but when one of its keys is destroyed,
+   * and a destroyed key's tombstone (subject_keys, read first by every look-up) wins over the page:
+   * a page kept from before is never used for a destroyed key. Without it, each look-up of a large
+   * import's customers read their whole page again (up to MAX_PAGE_KEYS keys: megabytes).
+   */
+  private readonly pageCache = new Map<string, Buffer>();
+
+  private cachePage(page: string, keys: Buffer): void {
+    this.pageCache.delete(page);
+    this.pageCache.set(page, keys);
+    if (this.pageCache.size > PAGE_CACHE) this.pageCache.delete(this.pageCache.keys().next().value as string);
   }
 
   async destroy(subject: string, at: string): Promise<boolean> {

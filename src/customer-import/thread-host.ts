@@ -106,23 +106,43 @@ export async function runJobInThread(
       };
       const answering = (id: number, work: () => Promise<ToThread>) =>
         work().then(post, (err) => post({ answer: id, error: threadError(err) }));
+      // The read models taking in the slices the thread retired, in order. A retirement is answered
+      // at once and its catch-up runs here meanwhile: the thread goes on deciding and writing, and
+      // the next matches it asks for are looked up once every slice retired before is in (the same
+      // read models as if it had waited), and so is the end of the job.
+      let caughtUp: Promise<void> = Promise.resolve();
+      let behind = 0;
       w.on('message', (m: ToHost) => {
         heard = true;
-        if ('ask' in m && 'match' in m)
-          answering(m.ask, async () => ({
-            answer: m.ask,
-            value: await lookUpMatches(deps.docs, prepared.restaurant, m.match),
-          }));
-        else if ('ask' in m && 'settle' in m)
+        if ('ask' in m && 'match' in m) {
+          const after = caughtUp;
           answering(m.ask, async () => {
-            await events.rememberPlains(m.plains);
-            await deps.settle(BigInt(m.settle));
-            return { answer: m.ask, value: null };
+            await after;
+            return { answer: m.ask, value: await lookUpMatches(deps.docs, prepared.restaurant, m.match) };
           });
-        else if ('progress' in m) options.onProgress?.(m.progress);
+        } else if ('ask' in m && 'settle' in m) {
+          const { plains } = m;
+          const position = BigInt(m.settle);
+          const before = caughtUp;
+          behind++;
+          caughtUp = before.then(async () => {
+            await events.rememberPlains(plains);
+            await deps.settle(position);
+          });
+          const step = caughtUp.finally(() => {
+            behind--;
+          });
+          // A failed catch-up fails the next question (or the end), as it would have failed this one.
+          step.catch(() => undefined);
+          // At most one retired slice waits behind the one being taken in (an import that matches
+          // nothing, on_match create_new, asks no question that would hold it back otherwise).
+          const ack = () => post({ answer: m.ask, value: null });
+          if (behind > 2) before.then(ack, ack);
+          else ack();
+        } else if ('progress' in m) options.onProgress?.(m.progress);
         else if ('done' in m) {
           ended = true;
-          resolve(m.done);
+          caughtUp.then(() => resolve(m.done), reject);
         } else if ('failed' in m) {
           ended = true;
           reject(rebuilt(m.failed));

@@ -52,7 +52,7 @@ const comparable = (doc: Record<string, unknown>) =>
     ),
   );
 
-async function importOnce(thread: boolean) {
+async function importOnce(thread: boolean, onMatch: 'update' | 'create_new' = 'update') {
   const dir = mkdtempSync(join(tmpdir(), 'couvert-import-thread-'));
   let log: SqliteEventStore | null = null;
   let keys: SqliteKeyStore | null = null;
@@ -85,7 +85,7 @@ async function importOnce(thread: boolean) {
   const before = importThreadsStarted();
   const prepared = await prepareImport(deps, 'rest_a', FILE);
   const state = await importCustomers(deps, prepared, {
-    onMatch: 'update',
+    onMatch,
     fileName: 'f.csv',
     meta: operatorMeta('test'),
     jobId: 'imp_same',
@@ -123,6 +123,19 @@ t(
       /^Guest \d+$/,
       'a customer there before, updated by rows matching its email',
     );
+  },
+);
+
+t(
+  'with on_match create_new (no matching to wait for) too: every row created, the read models complete at the end',
+  async () => {
+    const inThread = await importOnce(true, 'create_new');
+    const onMain = await importOnce(false, 'create_new');
+    assert.is(inThread.threads, 1);
+    assert.equal(inThread.state.counts, onMain.state.counts);
+    assert.is(inThread.summary, onMain.summary);
+    assert.equal(inThread.customers, onMain.customers);
+    assert.is(inThread.customers.length, 40 + inThread.state.counts.created);
   },
 );
 

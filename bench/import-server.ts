@@ -97,6 +97,7 @@ process.on('SIGUSR2', () => {
     const bytes = readFileSync(process.env.IMPORT_FILE as string);
     const prepared = await prepareImport(service.rt, process.env.IMPORT_RESTAURANT as string, bytes);
     const state = await importCustomers(service.rt, prepared, {
+      ...(service.rt.config.importThread ? {} : { thread: false }),
       onMatch: 'return_existing',
       fileName: 'bench.csv',
       meta: operatorMeta('bench'),

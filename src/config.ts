@@ -42,6 +42,12 @@ export interface Config {
    * files, across every user: past it the oldest previews are let go (src/web/import-uploads.ts).
    */
   importUploadsMaxBytes: number;
+  /**
+   * A large customer import runs its command side in a thread of its own (docs/customer-import.md):
+   * the API's thread keeps a third of the work and of the GC pauses, and the import is slower (it
+   * waits for the API's thread's answers). false: on the API's thread, as before.
+   */
+  importThread: boolean;
   /** The WhatsApp Business Cloud API (missed-call messages); null: messages go to the outbox. */
   whatsapp: WhatsAppConfig | null;
   /** Accepted but probably not what the operator meant (a value the chosen store ignores): print at start. */
@@ -303,6 +309,7 @@ export function loadConfig(env: Env = process.env): Config {
     roles: new Set(roleNames as Role[]),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1_000_000, 1024, 100_000_000),
     importUploadsMaxBytes: integer(env, 'IMPORT_UPLOADS_MAX_BYTES', 100 * 1024 * 1024, 1024, 64 * 1024 ** 3),
+    importThread: boolean(env, 'IMPORT_THREAD', true),
     whatsapp: whatsapp(env, warnings),
     warnings,
   };

@@ -121,11 +121,13 @@ export function registerCustomerImportCommands(): void {
         state = resume
           ? await resumeImport(ctx.rt, prepared, resume, {
               meta,
+              ...(ctx.rt.config.importThread ? {} : { thread: false }),
               batchSize,
               onProgress: (p) => bar.update(p),
             })
           : await importCustomers(ctx.rt, prepared, {
               onMatch,
+              ...(ctx.rt.config.importThread ? {} : { thread: false }),
               fileName: basename(file),
               meta,
               batchSize,

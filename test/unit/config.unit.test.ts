@@ -60,6 +60,7 @@ t('defaults are the README table', () => {
       secretsKey: null,
       bodyLimitBytes: 1_000_000,
       importUploadsMaxBytes: 100 * 1024 * 1024,
+      importThread: true,
       whatsapp: null,
       warnings: [],
     },

@@ -367,7 +367,13 @@ export const dashboardImportRoutes: AnyRoute[] = [
         throw err;
       }
       // In the background: the response does not wait, and the batches yield to other requests.
-      importCustomers(rt, upload.prepared, { onMatch, fileName: upload.fileName, meta: m.meta, jobId })
+      importCustomers(rt, upload.prepared, {
+        onMatch,
+        fileName: upload.fileName,
+        meta: m.meta,
+        jobId,
+        ...(rt.config.importThread ? {} : { thread: false }),
+      })
         .catch((err) =>
           // The detail for operators (scrubbed of personal data: failure.ts); the page says it in words.
           rt.logger.error(

@@ -112,6 +112,7 @@ export async function runJobInThread(
       // read models as if it had waited), and so is the end of the job.
       let caughtUp: Promise<void> = Promise.resolve();
       let behind = 0;
+      let catchUpError: unknown = null;
       w.on('message', (m: ToHost) => {
         heard = true;
         if ('ask' in m && 'match' in m) {
@@ -132,11 +133,19 @@ export async function runJobInThread(
           const step = caughtUp.finally(() => {
             behind--;
           });
-          // A failed catch-up fails the next question (or the end), as it would have failed this one.
-          step.catch(() => undefined);
+          // A failed catch-up fails the next question, the next retirement and the end, as it would
+          // have failed this one.
+          step.catch((err) => {
+            catchUpError ??= err;
+          });
           // At most one retired slice waits behind the one being taken in (an import that matches
           // nothing, on_match create_new, asks no question that would hold it back otherwise).
-          const ack = () => post({ answer: m.ask, value: null });
+          const ack = () =>
+            post(
+              catchUpError === null
+                ? { answer: m.ask, value: null }
+                : { answer: m.ask, error: threadError(catchUpError) },
+            );
           if (behind > 2) before.then(ack, ack);
           else ack();
         } else if ('progress' in m) options.onProgress?.(m.progress);

@@ -155,6 +155,13 @@ sqlite(
     assert.is(again.get(subjects[0]!)?.state, 'destroyed', 'destroyed here');
     assert.is(again.get(subjects[1]!)?.state, 'destroyed', 'destroyed by another process');
     assert.ok((again.get(subjects[2]!) as { key: Buffer }).key.equals(made[5]!), 'its page-mate as made');
+    // Neither destroyed key stays in the page kept in memory.
+    const kept = (keys as unknown as { pageCache: Map<string, Buffer> }).pageCache.get(page) as Buffer;
+    assert.ok(
+      kept.subarray(3 * 32, 5 * 32).every((b) => b === 0),
+      'both destroyed slots zeroed',
+    );
+    assert.ok(kept.subarray(5 * 32, 6 * 32).equals(made[5]!));
     await other.close();
     await keys.close();
   },

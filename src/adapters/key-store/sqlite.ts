@@ -270,13 +270,19 @@ export class SqliteKeyStore implements KeyStore {
     for (const s of wanted) out.set(s, { state: 'none' });
     if (wanted.length === 0) return out;
     // Tombstones of page subjects are rows here too (and win over the page).
-    for (const row of this.stmt.many.all(JSON.stringify(wanted)))
+    for (const row of this.stmt.many.all(JSON.stringify(wanted))) {
+      // Destroyed by another connection: its bytes leave a page kept here too.
+      if (row.key === null) {
+        const at = parsePageKeySubject(row.subject);
+        if (at !== null) this.forgetKept(at.page, at.slot);
+      }
       out.set(
         row.subject,
         row.key === null
           ? { state: 'destroyed', destroyedAt: row.destroyed as string }
           : { state: 'active', key: row.key },
       );
+    }
     // Page subjects without a tombstone: their pages, in one statement.
     const slots = new Map<string, { page: string; slot: number; subject: string }[]>();
     for (const s of wanted) {
@@ -315,7 +321,16 @@ export class SqliteKeyStore implements KeyStore {
   private cachePage(page: string, keys: Buffer): void {
     this.pageCache.delete(page);
     this.pageCache.set(page, keys);
-    if (this.pageCache.size > PAGE_CACHE) this.pageCache.delete(this.pageCache.keys().next().value as string);
+    if (this.pageCache.size > PAGE_CACHE) {
+      const oldest = this.pageCache.keys().next().value as string;
+      this.pageCache.get(oldest)?.fill(0);
+      this.pageCache.delete(oldest);
+    }
+  }
+
+  /** A destroyed page key's bytes gone from a page kept here too (not left in memory). */
+  private forgetKept(page: string, slot: number): void {
+    this.pageCache.get(page)?.fill(0, 32 * slot, 32 * slot + 32);
   }
 
   async destroy(subject: string, at: string): Promise<boolean> {
@@ -341,6 +356,7 @@ export class SqliteKeyStore implements KeyStore {
         return changed;
       })
       .immediate();
+    if (place !== null) this.forgetKept(place.page, place.slot);
     // The old page images (with the key) live in the WAL until a checkpoint copies them over.
     this.db.pragma('wal_checkpoint(TRUNCATE)');
     return destroyed;
@@ -376,6 +392,8 @@ export class SqliteKeyStore implements KeyStore {
     const writer = this.writer;
     this.writer = null;
     await writer?.close();
+    for (const keys of this.pageCache.values()) keys.fill(0);
+    this.pageCache.clear();
     if (this.db.open) this.db.close();
   }
 }

@@ -20,11 +20,10 @@ import { SqliteEventStore } from '../adapters/event-store/sqlite';
 import { SqliteKeyStore } from '../adapters/key-store/sqlite';
 import { systemClock } from '../core/clock';
 import type { CommandMeta } from '../core/command-meta';
-import { ApiError } from '../core/errors';
 import { SealingEventStore } from '../privacy/sealing-event-store';
 import { decodeCells, type EncodedCells } from './analysis';
 import { type ImportDeps, type MatchLookup, type PreparedImport, type RowMatch, runJob } from './engine';
-import type { ThreadError, ThreadStart, ToHost, ToThread } from './thread-protocol';
+import { rebuiltError, type ThreadStart, type ToHost, type ToThread, threadError } from './thread-protocol';
 
 const start = workerData as ThreadStart;
 
@@ -62,7 +61,7 @@ port.on('message', (m: ToThread) => {
   if ('answer' in m) {
     const done = asked.get(m.answer);
     asked.delete(m.answer);
-    if ('error' in m) done?.reject(Object.assign(new Error(m.error.message), { name: m.error.name }));
+    if ('error' in m) done?.reject(rebuiltError(m.error));
     else done?.resolve(m.value);
     return;
   }
@@ -71,22 +70,6 @@ port.on('message', (m: ToThread) => {
     if (m.last) rowsIn?.();
   }
 });
-
-function errorOf(err: unknown): ThreadError {
-  if (err instanceof ApiError)
-    return {
-      message: err.message,
-      name: err.name,
-      api: { status: err.status, code: err.code, details: err.details },
-    };
-  const e = err as { message?: unknown; name?: unknown; code?: unknown; stack?: unknown };
-  return {
-    message: typeof e?.message === 'string' ? e.message : String(err),
-    name: typeof e?.name === 'string' ? e.name : 'Error',
-    code: typeof e?.code === 'string' ? e.code : undefined,
-    stack: typeof e?.stack === 'string' ? e.stack : undefined,
-  };
-}
 
 async function main(): Promise<ImportJobState> {
   const allRows = new Promise<void>((resolve) => {
@@ -143,5 +126,5 @@ async function main(): Promise<ImportJobState> {
 
 main().then(
   (state) => send({ done: state }),
-  (err) => send({ failed: errorOf(err) }),
+  (err) => send({ failed: threadError(err) }),
 );

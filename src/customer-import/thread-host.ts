@@ -10,13 +10,12 @@ import { SettledRing } from '../adapters/event-store/settled-ring';
 import { SqliteEventStore } from '../adapters/event-store/sqlite';
 import { SqliteKeyStore } from '../adapters/key-store/sqlite';
 import { systemClock } from '../core/clock';
-import { ApiError } from '../core/errors';
 import { transferable } from '../core/thread-text';
 import { SealingEventStore, storedEvents } from '../privacy/sealing-event-store';
 import { encodeCells } from './analysis';
 import { type ImportDeps, type ImportOptions, lookUpMatches, type PreparedImport, runJob } from './engine';
 import { failureReason } from './failure';
-import type { ThreadError, ThreadStart, ToHost, ToThread } from './thread-protocol';
+import { rebuiltError, type ThreadStart, type ToHost, type ToThread, threadError } from './thread-protocol';
 
 // A worker thread does not inherit tsx's loader hooks: it registers them, then loads its module.
 const BOOT = `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))})
@@ -47,14 +46,6 @@ export const importThreadsStarted = () => started;
 /** Whether this import can run in a thread of its own here. */
 export function canImportInThread(deps: ImportDeps): boolean {
   return threadFiles(deps) !== null;
-}
-
-function rebuilt(e: ThreadError): Error {
-  const err = e.api ? new ApiError(e.api.status, e.api.code, e.message, e.api.details) : new Error(e.message);
-  if (!e.api) err.name = e.name;
-  if (e.code !== undefined) (err as Error & { code?: string }).code = e.code;
-  if (e.stack !== undefined) err.stack = e.stack;
-  return err;
 }
 
 /**
@@ -154,7 +145,7 @@ export async function runJobInThread(
           caughtUp.then(() => resolve(m.done), reject);
         } else if ('failed' in m) {
           ended = true;
-          reject(rebuilt(m.failed));
+          reject(rebuiltError(m.failed));
         }
       });
       const stopped = (err: Error) => {
@@ -185,15 +176,6 @@ export async function runJobInThread(
     await worker?.terminate().catch(() => undefined);
   }
   return runJob(deps, prepared, jobId, await loadImportJob(deps, jobId), options, resumed);
-}
-
-/** An error as it crosses to the thread. */
-function threadError(err: unknown): ThreadError {
-  const e = err as { message?: unknown; name?: unknown };
-  return {
-    message: typeof e?.message === 'string' ? e.message : String(err),
-    name: typeof e?.name === 'string' ? e.name : 'Error',
-  };
 }
 
 /** The file's rows, a chunk a turn (the thread waits for the last before it starts). */

@@ -1,6 +1,6 @@
 // What a CSV import's thread (import-thread.ts) and the main thread (thread-host.ts) say to each other.
 import type { ImportJobState } from '../../commands/customer-import/state';
-import type { ErrorCode } from '../core/errors';
+import { ApiError, type ErrorCode } from '../core/errors';
 import type { SealedPlain } from '../privacy/sealing-event-store';
 import type { EncodedCells } from './analysis';
 import type { ImportProgress, MatchLookup, PreparedImport, RowMatch } from './engine';
@@ -45,3 +45,29 @@ export type ToThread =
   /** The main thread could not answer (its read models failed): the job fails as it would in-process. */
   | { answer: number; error: ThreadError }
   | { rows: EncodedCells; last: boolean };
+
+/** An error as it crosses to the other thread (an ApiError keeps its status, code and details). */
+export function threadError(err: unknown): ThreadError {
+  if (err instanceof ApiError)
+    return {
+      message: err.message,
+      name: err.name,
+      api: { status: err.status, code: err.code, details: err.details },
+    };
+  const e = err as { message?: unknown; name?: unknown; code?: unknown; stack?: unknown };
+  return {
+    message: typeof e?.message === 'string' ? e.message : String(err),
+    name: typeof e?.name === 'string' ? e.name : 'Error',
+    code: typeof e?.code === 'string' ? e.code : undefined,
+    stack: typeof e?.stack === 'string' ? e.stack : undefined,
+  };
+}
+
+/** The error a ThreadError stands for, on this side. */
+export function rebuiltError(e: ThreadError): Error {
+  const err = e.api ? new ApiError(e.api.status, e.api.code, e.message, e.api.details) : new Error(e.message);
+  if (!e.api) err.name = e.name;
+  if (e.code !== undefined) (err as Error & { code?: string }).code = e.code;
+  if (e.stack !== undefined) err.stack = e.stack;
+  return err;
+}

@@ -16,9 +16,11 @@ import { SqliteEventStore } from '../../src/adapters/event-store/sqlite';
 import { SqliteKeyStore } from '../../src/adapters/key-store/sqlite';
 import { systemClock } from '../../src/core/clock';
 import { operatorMeta } from '../../src/core/command-meta';
+import { ApiError, notFound } from '../../src/core/errors';
 import { type ImportDeps, importCustomers, prepareImport } from '../../src/customer-import/engine';
 import { jobSummaryCsv } from '../../src/customer-import/summary';
 import { importThreadsStarted } from '../../src/customer-import/thread-host';
+import { rebuiltError, threadError } from '../../src/customer-import/thread-protocol';
 import { ANY } from '../../src/ports/event-store';
 import { SealingEventStore } from '../../src/privacy/sealing-event-store';
 import { customerWorld } from '../helpers/customers';
@@ -223,5 +225,18 @@ t(
     }
   },
 );
+
+t('an error crosses between the threads as it was: an ApiError keeps what the API shows', () => {
+  const api = rebuiltError(structuredClone(threadError(notFound('restaurant rest_x'))));
+  assert.ok(api instanceof ApiError);
+  assert.is((api as ApiError).status, 404);
+  assert.is((api as ApiError).code, 'RESOURCE_NOT_FOUND');
+  assert.is(api.message, 'restaurant rest_x not found');
+  const busy = Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
+  const other = rebuiltError(structuredClone(threadError(busy)));
+  assert.not.ok(other instanceof ApiError);
+  assert.is((other as Error & { code?: string }).code, 'SQLITE_BUSY');
+  assert.is(other.message, 'database is locked');
+});
 
 t.run();

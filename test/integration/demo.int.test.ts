@@ -100,22 +100,23 @@ test('a restaurant left without its catalog is seeded at the next start; a catal
 });
 
 test("the demo key's endpoints: made once while the key is active, even by the start after one that died first", async () => {
+  // The demo key made as a start that died before its seeders would have made it.
+  const demoKey = (
+    rt: Awaited<ReturnType<typeof runtime>>,
+    scopes: Parameters<typeof createApiKey>[1]['scopes'],
+  ) =>
+    createApiKey(
+      rt,
+      { restaurantId: DEMO_RESTAURANT, keyId: DEMO_KEY, name: 'Demo key (every scope)', scopes },
+      operatorMeta(),
+    );
   const endpoints = async (rt: Awaited<ReturnType<typeof runtime>>) =>
     (await rt.events.readStream('webhook-endpoint-we_demo_pos')).map((e) => e.type);
   // A start that died after making the key, before its seeders ran.
   const died = await runtime();
   try {
     await ensureDemo(died, { withKey: false });
-    await createApiKey(
-      died,
-      {
-        restaurantId: DEMO_RESTAURANT,
-        keyId: DEMO_KEY,
-        name: 'Demo key (every scope)',
-        scopes: ['WEBHOOKS_WRITE', 'CUSTOMERS_READ'],
-      },
-      operatorMeta(),
-    );
+    await demoKey(died, ['WEBHOOKS_WRITE', 'CUSTOMERS_READ']);
     assert.equal(await endpoints(died), []);
     assert.is((await ensureDemo(died, { withKey: true })).token, null, 'the key is not made again');
     assert.equal(await endpoints(died), ['WebhookEndpointCreated'], 'the next start makes them');
@@ -130,16 +131,7 @@ test("the demo key's endpoints: made once while the key is active, even by the s
   const revoked = await runtime();
   try {
     await ensureDemo(revoked, { withKey: false });
-    await createApiKey(
-      revoked,
-      {
-        restaurantId: DEMO_RESTAURANT,
-        keyId: DEMO_KEY,
-        name: 'Demo key (every scope)',
-        scopes: ['WEBHOOKS_WRITE'],
-      },
-      operatorMeta(),
-    );
+    await demoKey(revoked, ['WEBHOOKS_WRITE']);
     await revokeApiKey(revoked, DEMO_KEY, 'operator', operatorMeta());
     await ensureDemo(revoked, { withKey: true });
     assert.equal(await endpoints(revoked), []);

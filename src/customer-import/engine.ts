@@ -79,6 +79,13 @@ export interface ImportDeps extends WriteDeps {
    * thread's read models: import-thread.ts): what findMatches answers, as RowMatch.
    */
   matchRows?: (inputs: readonly MatchLookup[]) => Promise<(RowMatch | null)[]>;
+  /**
+   * When `settle` answers before the read models have taken the positions in (the import's thread:
+   * the main thread catches up meanwhile), what resolves once everything settled so far is in them.
+   * A retired slice's keys and customers stay held until then: a row sharing one waits for it, so
+   * the rows matched meanwhile against read models without it are those it cannot change.
+   */
+  inReadModels?: () => Promise<void>;
 }
 
 /** A row's match: the customer and the key it matched on. */
@@ -469,14 +476,35 @@ export async function runJob(
       else m.set(k, n);
     }
   };
-  // Oldest slice: its writes committed, the read models caught up, its outcomes recorded.
+  // Retired slices whose positions the read models have not taken in yet (deps.inReadModels),
+  // oldest first, their keys and customers still held; and the first failure of that catch-up.
+  const settling: Promise<void>[] = [];
+  let settlingError: unknown = null;
+  const release = (slice: Slice) => {
+    hold(flightKeys, slice.keys, -1);
+    hold(flightCustomers, slice.customers, -1);
+  };
+  // Oldest slice: its writes committed, the read models caught up (or catching up: settling), its
+  // outcomes recorded.
   const retire = async () => {
+    if (settlingError !== null) throw settlingError;
     const slice = inFlight.shift() as Slice;
     inFlightRows -= slice.rows;
     const results = await slice.results;
     await deps.settle(await deps.events.headPosition());
-    hold(flightKeys, slice.keys, -1);
-    hold(flightCustomers, slice.customers, -1);
+    if (deps.inReadModels === undefined) release(slice);
+    else {
+      const inModels = deps.inReadModels().then(
+        () => {
+          release(slice);
+          settling.shift();
+        },
+        (err: unknown) => {
+          settlingError ??= err;
+        },
+      );
+      settling.push(inModels);
+    }
     record(results);
     done = (results.at(-1) as RowResult).row;
     for (const r of results) running[r.outcome]++;
@@ -580,8 +608,14 @@ export async function runJob(
       ) {
         await retire();
         await yieldToLoop();
+      } else if (wait && settling.length > 0) {
+        // The row waits for a retired slice the read models are still taking in.
+        await settling[0];
+        if (settlingError !== null) throw settlingError;
       }
     }
+    await Promise.all(settling);
+    if (settlingError !== null) throw settlingError;
     await recorded();
     job = (await finishImportJob(writes, jobId, job, jobMeta)).job;
     await deps.settle(await deps.events.headPosition());

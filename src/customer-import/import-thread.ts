@@ -49,8 +49,27 @@ let rowsIn: (() => void) | null = null;
 
 const send = (m: ToHost) => port.postMessage(m);
 
+// Per retirement asked (its ask's id): resolved when the main thread's read models have it.
+const inModels = new Map<
+  number,
+  { promise: Promise<void>; resolve: () => void; reject: (err: Error) => void }
+>();
+let lastSettled: Promise<void> = Promise.resolve();
+
 function ask<T>(m: { match: MatchLookup[] } | { settle: string; plains: unknown[] }): Promise<T> {
   const id = nextAsk++;
+  if ('settle' in m) {
+    let resolve!: () => void;
+    let reject!: (err: Error) => void;
+    const promise = new Promise<void>((ok, fail) => {
+      resolve = ok;
+      reject = fail;
+    });
+    // Observed by inReadModels' callers; a failure unobserved here is not an unhandled rejection.
+    promise.catch(() => undefined);
+    inModels.set(id, { promise, resolve, reject });
+    lastSettled = promise;
+  }
   return new Promise<T>((resolve, reject) => {
     asked.set(id, { resolve: resolve as (answer: unknown) => void, reject });
     send({ ask: id, ...m } as ToHost);
@@ -58,6 +77,13 @@ function ask<T>(m: { match: MatchLookup[] } | { settle: string; plains: unknown[
 }
 
 port.on('message', (m: ToThread) => {
+  if ('inModels' in m) {
+    const waiting = inModels.get(m.inModels);
+    inModels.delete(m.inModels);
+    if ('error' in m) waiting?.reject(rebuiltError(m.error));
+    else waiting?.resolve();
+    return;
+  }
   if ('answer' in m) {
     const done = asked.get(m.answer);
     asked.delete(m.answer);
@@ -94,6 +120,8 @@ async function main(): Promise<ImportJobState> {
         if (position === null || position === undefined) return;
         await ask<null>({ settle: position.toString(), plains: events.takeSealedPlains() });
       },
+      // A retirement is answered before the main thread's read models have it (thread-host.ts).
+      inReadModels: () => lastSettled,
     };
     await allRows;
     const prepared: PreparedImport = {

@@ -24,6 +24,9 @@ const BOOT = `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))})
 /** Rows sent to the thread in one message (a few ms of encoding each, with a turn between). */
 const ROWS_CHUNK = 5000;
 
+/** Retired slices the read models may be behind by before a retirement waits for them. */
+const BEHIND_SLICES = 2;
+
 const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** The stores a thread can open too, when this deployment has them; null otherwise. */
@@ -98,20 +101,20 @@ export async function runJobInThread(
       const answering = (id: number, work: () => Promise<ToThread>) =>
         work().then(post, (err) => post({ answer: id, error: threadError(err) }));
       // The read models taking in the slices the thread retired, in order. A retirement is answered
-      // at once and its catch-up runs here meanwhile: the thread goes on deciding and writing, and
-      // the next matches it asks for are looked up once every slice retired before is in (the same
-      // read models as if it had waited), and so is the end of the job.
+      // at once and its catch-up runs here meanwhile; the thread is told when each is in (inModels).
+      // Until then it holds that slice's keys and customers (engine.ts), so the matches it asks for
+      // meanwhile are answered at once, from read models that slice cannot change for those rows.
+      // The job's end waits for every catch-up.
       let caughtUp: Promise<void> = Promise.resolve();
       let behind = 0;
       let catchUpError: unknown = null;
       w.on('message', (m: ToHost) => {
         heard = true;
         if ('ask' in m && 'match' in m) {
-          const after = caughtUp;
-          answering(m.ask, async () => {
-            await after;
-            return { answer: m.ask, value: await lookUpMatches(deps.docs, prepared.restaurant, m.match) };
-          });
+          answering(m.ask, async () => ({
+            answer: m.ask,
+            value: await lookUpMatches(deps.docs, prepared.restaurant, m.match),
+          }));
         } else if ('ask' in m && 'settle' in m) {
           const { plains } = m;
           const position = BigInt(m.settle);
@@ -126,18 +129,22 @@ export async function runJobInThread(
           });
           // A failed catch-up fails the next question, the next retirement and the end, as it would
           // have failed this one.
-          step.catch((err) => {
-            catchUpError ??= err;
-          });
-          // At most one retired slice waits behind the one being taken in (an import that matches
-          // nothing, on_match create_new, asks no question that would hold it back otherwise).
+          step.then(
+            () => post({ inModels: m.ask }),
+            (err) => {
+              catchUpError ??= err;
+              post({ inModels: m.ask, error: threadError(err) });
+            },
+          );
+          // At most BEHIND_SLICES retired slices wait behind the one being taken in: the thread
+          // waits for the read models then (a retirement's catch-up is one slice's, ~500 rows).
           const ack = () =>
             post(
               catchUpError === null
                 ? { answer: m.ask, value: null }
                 : { answer: m.ask, error: threadError(catchUpError) },
             );
-          if (behind > 2) before.then(ack, ack);
+          if (behind > BEHIND_SLICES) before.then(ack, ack);
           else ack();
         } else if ('progress' in m) options.onProgress?.(m.progress);
         else if ('done' in m) {

@@ -44,7 +44,10 @@ export type ToThread =
   | { answer: number; value: (RowMatch | null)[] | null }
   /** The main thread could not answer (its read models failed): the job fails as it would in-process. */
   | { answer: number; error: ThreadError }
-  | { rows: EncodedCells; last: boolean };
+  | { rows: EncodedCells; last: boolean }
+  /** The read models have taken in the retirement asked by `inModels` (or failed to). */
+  | { inModels: number }
+  | { inModels: number; error: ThreadError };
 
 /** An error as it crosses to the other thread (an ApiError keeps its status, code and details). */
 export function threadError(err: unknown): ThreadError {

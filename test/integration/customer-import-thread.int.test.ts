@@ -54,7 +54,12 @@ const comparable = (doc: Record<string, unknown>) =>
     ),
   );
 
-async function importOnce(thread: boolean, onMatch: 'update' | 'create_new' = 'update') {
+async function importOnce(
+  thread: boolean,
+  onMatch: 'update' | 'create_new' = 'update',
+  /** ms each catch-up of the read models waits first: the main thread far behind the import's thread. */
+  lag = 0,
+) {
   const dir = mkdtempSync(join(tmpdir(), 'couvert-import-thread-'));
   let log: SqliteEventStore | null = null;
   let keys: SqliteKeyStore | null = null;
@@ -69,7 +74,10 @@ async function importOnce(thread: boolean, onMatch: 'update' | 'create_new' = 'u
     events: w.events,
     clock: systemClock,
     docs: w.docs,
-    settle: async () => void (await w.settle()),
+    settle: async () => {
+      if (lag > 0) await new Promise((r) => setTimeout(r, lag));
+      await w.settle();
+    },
   };
   // Customers already there, which rows of the file match on email, phone and external id.
   for (let i = 1; i <= 40; i++)
@@ -125,6 +133,18 @@ t(
       /^Guest \d+$/,
       'a customer there before, updated by rows matching its email',
     );
+  },
+);
+
+t(
+  'read models far behind the thread (each catch-up late) change nothing: rows sharing a key or a customer with a slice not yet in them wait for it',
+  async () => {
+    const lagging = await importOnce(true, 'update', 40);
+    const onMain = await importOnce(false);
+    assert.is(lagging.threads, 1);
+    assert.equal(lagging.state.counts, onMain.state.counts);
+    assert.is(lagging.summary, onMain.summary);
+    assert.equal(lagging.customers, onMain.customers);
   },
 );
 

@@ -1019,6 +1019,11 @@ export class SealingEventStore implements EventStore {
     return this.inner.headPosition();
   }
 
+  /** The inner store's answer (its results pass through unchanged); false when it cannot tell. */
+  wroteAnew(result: AppendResult): boolean {
+    return this.inner.wroteAnew?.(result) === true;
+  }
+
   async close(): Promise<void> {
     await this.inner.close();
   }

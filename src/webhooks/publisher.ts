@@ -21,6 +21,7 @@ import { WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../../projections/we
 import { systemMeta } from '../core/command-meta';
 import { deterministicUuid } from '../core/ids';
 import {
+  type AppendResult,
   NO_STREAM,
   positionToString,
   type RecordedEvent,
@@ -158,9 +159,11 @@ export class WebhookPublisher {
     }
     if (!deliveries.length) return;
     const at = this.rt.clock.now().toISOString();
+    const stream = fanoutStream(event.id);
+    let appended: AppendResult;
     try {
-      await this.rt.events.append(
-        fanoutStream(event.id),
+      appended = await this.rt.events.append(
+        stream,
         [
           {
             id: deterministicUuid(`webhook-fanout:${event.id}`),
@@ -188,6 +191,13 @@ export class WebhookPublisher {
       if (err instanceof WrongExpectedRevisionError) return;
       throw err;
     }
+    // The same, answered as a success: the fan-out's id is derived from the event's, so a store (SQLite,
+    // EventStoreDB) takes an event handled again (a replay after a restart: the checkpoint is saved
+    // at most every 100 ms) for the retry of the append stored then. The log holds that append's
+    // deliveries, not the ones made here: sending these would send the event again under new delivery
+    // ids. Those deliveries are settled or, never attempted, asked for by the sweeper once their lease
+    // runs out.
+    if (!(await this.wroteFanOut(stream, appended, deliveries[0] as ScheduledDelivery))) return;
     for (const d of deliveries)
       this.enqueue({
         deliveryId: d.delivery_id,
@@ -201,6 +211,19 @@ export class WebhookPublisher {
         eventTime: published.created,
         customerId: published.customerId,
       });
+  }
+
+  /** Whether `result` is this fan-out's own append, not the answer of a retry of one stored before. */
+  private async wroteFanOut(
+    stream: string,
+    result: AppendResult,
+    first: ScheduledDelivery,
+  ): Promise<boolean> {
+    if (this.rt.events.wroteAnew?.(result) === true) return true;
+    // The store cannot tell (or says it did not write it): the log can.
+    const [stored] = await this.rt.events.readStream(stream, { limit: 1 });
+    const deliveries = (stored?.data as { deliveries?: ScheduledDelivery[] } | undefined)?.deliveries;
+    return deliveries?.[0]?.delivery_id === first.delivery_id;
   }
 
   /** A revoked credential's endpoints are deleted (spec §5), whatever revoked it; deleting twice appends nothing. */

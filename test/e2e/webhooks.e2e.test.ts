@@ -11,6 +11,7 @@ import { migrateWebhookEndpoint } from '../../commands/webhook-endpoints/handler
 import { WEBHOOK_DELIVERIES } from '../../projections/webhook-deliveries';
 import { operatorMeta } from '../../src/core/command-meta';
 import { markNoShows } from '../../src/jobs/reservation-jobs';
+import type { RecordedEvent } from '../../src/ports/event-store';
 import { pruneDeliveries } from '../../src/webhooks-module';
 import {
   create,
@@ -126,6 +127,32 @@ t('a reservation reaches a v1 endpoint signed, with every header, as GET answers
   assert.ok(verifiesByHand(legacy as Received, LEGACY_SECRET));
   await svc.api('DELETE', `/webhook-endpoints/${ep.id}`, { token: TOKENS.full });
 });
+
+t(
+  'an event handled again (a restart replays it from a checkpoint behind it) is never sent again',
+  async ({ svc, rx }) => {
+    const ep = await endpoint(svc, '/replayed', rx, { enabled_events: ['reservation.created'] });
+    const r = (await create(svc, { start_at: '2026-06-04T20:30:00+02:00' })).body.data;
+    const [first] = await rx.waitFor('/replayed', 1);
+    const hist = async () =>
+      (await svc.api('GET', `/webhook-endpoints/${ep.id}/deliveries`, { token: TOKENS.full })).body.data;
+    for (let i = 0; (await hist())[0]?.status !== 'succeeded'; i++) {
+      assert.ok(i < 100, 'the first delivery is recorded');
+      await new Promise((res) => setTimeout(res, 20));
+    }
+    // The publisher's checkpoint is saved at most every 100 ms: after a crash it replays what came
+    // after it. The event's fan-out is in the log already, with the deliveries made the first time.
+    const [source] = await svc.rt.events.readStream(`reservation-${r.id}`, { limit: 1 });
+    assert.is(source?.type, 'ReservationCreated');
+    await svc.webhooks?.publisher.handle(source as RecordedEvent);
+    assert.ok(
+      await quietFor(rx, '/replayed', 1, 800),
+      `sent again: ${JSON.stringify(rx.for('/replayed').map((x) => [x.headers['x-service-delivery'], x.headers['x-service-attempt']]))} (first ${(first as Received).headers['x-service-delivery']})`,
+    );
+    assert.is((await hist()).length, 1, 'no delivery the log does not hold');
+    await svc.api('DELETE', `/webhook-endpoints/${ep.id}`, { token: TOKENS.full });
+  },
+);
 
 t(
   'scopes: types the key cannot read are refused and never sent; contact details need SENSITIVE',

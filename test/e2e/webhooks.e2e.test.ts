@@ -145,6 +145,16 @@ t(
     const [source] = await svc.rt.events.readStream(`reservation-${r.id}`, { limit: 1 });
     assert.is(source?.type, 'ReservationCreated');
     await svc.webhooks?.publisher.handle(source as RecordedEvent);
+    // The same with a store that cannot say whether it wrote an append itself (EventStoreDB): the
+    // publisher reads the fan-out back.
+    const events = svc.rt.events as { wroteAnew?: unknown };
+    events.wroteAnew = undefined;
+    try {
+      await svc.webhooks?.publisher.handle(source as RecordedEvent);
+    } finally {
+      delete events.wroteAnew;
+    }
+    assert.is(typeof svc.rt.events.wroteAnew, 'function');
     assert.ok(
       await quietFor(rx, '/replayed', 1, 800),
       `sent again: ${JSON.stringify(rx.for('/replayed').map((x) => [x.headers['x-service-delivery'], x.headers['x-service-attempt']]))} (first ${(first as Received).headers['x-service-delivery']})`,

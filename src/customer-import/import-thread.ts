@@ -9,8 +9,6 @@
 // The appends here are settled by their caller (this job): their positions go to the main thread's
 // log through shared memory (settled-ring.ts), so a request there never waits for the read models
 // to take in the import's last slice.
-import { readlinkSync } from 'node:fs';
-import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { OnMatch } from '../../commands/customer-import/events';
 import { loadImportJob } from '../../commands/customer-import/handler';
@@ -27,18 +25,7 @@ import { rebuiltError, type ThreadStart, type ToHost, type ToThread, threadError
 
 const start = workerData as ThreadStart;
 
-/**
- * The niceness of this thread (and of the threads it starts: the rows' analysis, the key writes),
- * Linux only: when the two cores are busy the API's thread goes first, and the import takes what
- * is left. A thread's id is in /proc/thread-self; elsewhere, or if refused, the import runs as is.
- */
-const IMPORT_NICENESS = 10;
-try {
-  const tid = Number(readlinkSync('/proc/thread-self').split('/').at(-1));
-  if (Number.isInteger(tid) && tid > 0) setPriority(tid, IMPORT_NICENESS);
-} catch {
-  // Not Linux, or not allowed: same work, same results.
-}
+// This thread runs at thread-host.ts's IMPORT_NICENESS, set before it loaded its modules.
 const port = parentPort;
 if (port === null) throw new Error('import-thread.ts runs in a worker thread');
 

@@ -3,7 +3,7 @@
 // customers that were there before and against the file's own earlier rows; its appends reported
 // as settled by their caller (settled-ring.ts), so a request on the main thread does not wait for
 // the read models to take them in, while another process's commit still makes it wait.
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
@@ -19,7 +19,7 @@ import { operatorMeta } from '../../src/core/command-meta';
 import { ApiError, notFound } from '../../src/core/errors';
 import { type ImportDeps, importCustomers, prepareImport } from '../../src/customer-import/engine';
 import { jobSummaryCsv } from '../../src/customer-import/summary';
-import { importThreadsStarted } from '../../src/customer-import/thread-host';
+import { IMPORT_NICENESS, importThreadsStarted } from '../../src/customer-import/thread-host';
 import { rebuiltError, threadError } from '../../src/customer-import/thread-protocol';
 import { ANY } from '../../src/ports/event-store';
 import { SealingEventStore } from '../../src/privacy/sealing-event-store';
@@ -147,6 +147,38 @@ t(
     assert.equal(lagging.customers, onMain.customers);
   },
 );
+
+/** This process's threads' nice values (Linux: /proc/self/task/<tid>/stat, field 19). */
+function threadNiceness(): number[] {
+  const out: number[] = [];
+  for (const tid of readdirSync('/proc/self/task')) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      // The command name, in parentheses, may hold spaces: the fields after it are counted from there.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.push(Number(fields[16]));
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return out;
+}
+
+t('the import thread runs niced (Linux), and the API thread does not', async () => {
+  if (!existsSync('/proc/self/task')) return;
+  let niced = 0;
+  const watch = setInterval(() => {
+    niced = Math.max(niced, threadNiceness().filter((n) => n === IMPORT_NICENESS).length);
+  }, 5);
+  try {
+    const run = await importOnce(true, 'create_new');
+    assert.is(run.threads, 1);
+  } finally {
+    clearInterval(watch);
+  }
+  assert.ok(niced >= 1, `a thread at niceness ${IMPORT_NICENESS} while importing (saw ${niced})`);
+  assert.is(threadNiceness()[0], 0, 'the main thread keeps its niceness');
+});
 
 t(
   'with on_match create_new (no matching to wait for) too: every row created, the read models complete at the end',

@@ -110,6 +110,11 @@ export interface LoadResult {
   p99: number;
   errors: number;
   non2xx: number;
+  /**
+   * plainLoad only: how late the client itself sent its requests (ms after they were due, p99): on a
+   * machine the server shares, the part of the client's latency that is the client's own wait for a core.
+   */
+  sentLateP99?: number;
 }
 
 export async function load(
@@ -145,10 +150,12 @@ export async function plainLoad(
   const started = performance.now();
   const total = Math.round(o.rate * o.duration);
   const done: Promise<void>[] = [];
+  const late: number[] = [];
   for (let i = 0; i < total; i++) {
     const due = started + (i * 1000) / o.rate;
     const wait = due - performance.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    late.push(performance.now() - due);
     done.push(
       new Promise<void>((resolve) => {
         const req = request(o.url, { agent, headers: o.headers }, (res) => {
@@ -180,6 +187,7 @@ export async function plainLoad(
     p99: at(0.99),
     errors,
     non2xx,
+    sentLateP99: fmt(late.sort((a, b) => a - b)[Math.floor(late.length * 0.99)] ?? 0),
   };
 }
 

@@ -192,11 +192,11 @@ export class WebhookPublisher {
       throw err;
     }
     // The same, answered as a success: the fan-out's id is derived from the event's, so a store (SQLite,
-    // EventStoreDB) takes an event handled again (a replay after a restart: the checkpoint is saved
-    // at most every 100 ms) for the retry of the append stored then. The log holds that append's
-    // deliveries, not the ones made here: sending these would send the event again under new delivery
-    // ids. Those deliveries are settled or, never attempted, asked for by the sweeper once their lease
-    // runs out.
+    // EventStoreDB) takes an event handled again (a replay from a checkpoint a kill left behind it, a
+    // persistent subscription's redelivery) for the retry of the append stored then. The log holds
+    // that append's deliveries, not the ones made here: sending these would send the event again
+    // under new delivery ids. Those deliveries are settled or, never attempted, asked for by the
+    // sweeper once their lease runs out.
     if (!(await this.wroteFanOut(stream, appended, deliveries[0] as ScheduledDelivery))) return;
     for (const d of deliveries)
       this.enqueue({

@@ -14,7 +14,14 @@ export interface RunningWebhooks {
   stop(): Promise<void>;
 }
 
-const CHECKPOINT_FILE = 'webhooks.checkpoint';
+export const CHECKPOINT_FILE = 'webhooks.checkpoint';
+/** Under load the checkpoint is saved at most this often (each save writes and renames a file). */
+export const CHECKPOINT_MIN_INTERVAL_MS = 100;
+/**
+ * Once the log goes quiet, the last event handled is saved within this (a trailing save on a timer):
+ * a restart, even after SIGKILL, then replays nothing that was handled before the quiet.
+ */
+export const CHECKPOINT_IDLE_MS = 150;
 
 function readCheckpoint(dir: string): bigint | null | undefined {
   try {
@@ -29,6 +36,71 @@ function writeCheckpoint(dir: string, position: bigint): void {
   const file = join(dir, CHECKPOINT_FILE);
   writeFileSync(`${file}.tmp`, positionToString(position));
   renameSync(`${file}.tmp`, file);
+}
+
+/**
+ * The embedded publisher's checkpoint. It is only ever told a position once `publisher.handle` has
+ * resolved for that event (what it decided is durable in the log: the fan-out appended) and events are
+ * handled one at a time in log order, so a saved position never passes an event whose handling is not
+ * durable, whenever the save happens. Saved right away when the last save is at least
+ * CHECKPOINT_MIN_INTERVAL_MS old, else by a timer: within CHECKPOINT_IDLE_MS of the last event handled
+ * (the timer never saves sooner than CHECKPOINT_MIN_INTERVAL_MS after the previous save, so under load
+ * the file is written no more often than before). `flush()` saves what was handled, now, and leaves
+ * no timer behind (the subscription ends: a stop, a failure).
+ */
+class Checkpoint {
+  private handled: bigint | null = null;
+  private savedAt = Date.now();
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly dir: string,
+    private saved: bigint | null,
+    private readonly log: (err: unknown, what: string) => void,
+  ) {}
+
+  /** `position`'s event is handled and what it decided is durable (so is every earlier one's). */
+  handledUpTo(position: bigint): void {
+    this.handled = position;
+    if (Date.now() - this.savedAt >= CHECKPOINT_MIN_INTERVAL_MS) this.save();
+    else this.arm(CHECKPOINT_IDLE_MS);
+  }
+
+  flush(): void {
+    this.disarm();
+    if (this.handled !== null && this.handled !== this.saved) this.save();
+  }
+
+  private save(): void {
+    this.disarm();
+    const position = this.handled as bigint;
+    writeCheckpoint(this.dir, position);
+    this.saved = position;
+    this.savedAt = Date.now();
+  }
+
+  private arm(ms: number): void {
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      if (this.handled === null || this.handled === this.saved) return;
+      const wait = this.savedAt + CHECKPOINT_MIN_INTERVAL_MS - Date.now();
+      if (wait > 0) return this.arm(wait);
+      try {
+        this.save();
+      } catch (err) {
+        // Not thrown from a timer (it would end the process): the next event or flush() tries again.
+        this.log(err, 'webhook checkpoint not saved');
+      }
+    }, ms);
+    // Never what keeps a process (a test, a shutdown) alive: flush() clears it when the loop ends.
+    this.timer.unref();
+  }
+
+  private disarm(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
 }
 
 /** Where a first start begins: before the oldest endpoint (nothing earlier can be sent), or the head. */
@@ -51,7 +123,10 @@ export function startWebhooks(rt: Runtime, options: PublisherOptions = {}): Runn
   if (rt.config.store === 'embedded') {
     const dir = rt.config.dataDir;
     let close: (() => Promise<void>) | null = null;
+    /** Ends the backoff before a restart early (a stop must not wait up to 10 s for it). */
+    let wake: (() => void) | null = null;
     stopFollowing = async () => {
+      wake?.();
       await close?.();
     };
     following = (async () => {
@@ -65,25 +140,34 @@ export function startWebhooks(rt: Runtime, options: PublisherOptions = {}): Runn
           }
           const sub = rt.events.subscribe({ after, eventTypePrefixes: PUBLISHER_EVENT_PREFIXES });
           close = () => sub.close();
-          let lastSaved = Date.now();
-          let pending: bigint | null = null;
-          for await (const event of sub as AsyncIterable<RecordedEvent>) {
-            if (stopped) break;
-            await publisher.handle(event);
-            pending = event.position;
-            // Saved at most every 100 ms: a replay after a crash is harmless (every step is idempotent), only slower.
-            if (Date.now() - lastSaved > 100) {
-              writeCheckpoint(dir, pending);
-              lastSaved = Date.now();
-              pending = null;
+          // A replay after a crash is harmless (every step is idempotent), only slower: the checkpoint
+          // keeps it short (the event in hand at a kill, and about the last CHECKPOINT_IDLE_MS handled).
+          const checkpoint = new Checkpoint(dir, after, log);
+          try {
+            for await (const event of sub as AsyncIterable<RecordedEvent>) {
+              // Checked in the same turn as handle()'s own check of the publisher's stop, which stop()
+              // sets after this flag: handle() never skips an event for a stop, so the position saved
+              // after it is that of an event handled.
+              if (stopped) break;
+              await publisher.handle(event);
+              checkpoint.handledUpTo(event.position);
             }
+          } finally {
+            // A stop, or a failure of the event after the last one handled: what was handled is durable.
+            checkpoint.flush();
           }
-          if (pending !== null) writeCheckpoint(dir, pending);
           return;
         } catch (err) {
           if (stopped) return;
           log(err, 'webhook publisher failed; restarting');
-          await new Promise((r) => setTimeout(r, delay));
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, delay);
+            wake = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          });
+          wake = null;
           delay = Math.min(delay * 2, 10_000);
         }
       }

@@ -146,10 +146,10 @@ t(
       }
       const before = { hook: rx.for('/hook').length, burst: rx.for('/burst').length };
       await server.kill();
-      // The checkpoint is saved at most every 100 ms, and not at all while the log is quiet after the
-      // last events: a kill leaves the publisher to handle again whatever came since (which was any
-      // number of the burst's events, now and then). Replaying past it must be harmless, so the restart
-      // makes the worst case certain: it starts from where the checkpoint stood before the burst.
+      // The checkpoint catches up within 150 ms once the log is quiet, but a kill during a burst
+      // leaves the publisher to handle again what came after it. Replaying past it must be harmless,
+      // so the restart makes the worst case certain: it starts from where the checkpoint stood before
+      // the burst.
       writeFileSync(checkpointFile, beforeBurst);
       server = await spawnServer(env);
       await advance(server, 6 * 3600);

@@ -1,0 +1,229 @@
+// The embedded webhook publisher's checkpoint (src/webhooks/runner.ts), with the real runner on a
+// real embedded runtime: once the log goes quiet it reaches the last event handled within a bounded
+// time, so a restart (even after SIGKILL) replays nothing; it never passes an event still being
+// handled (its fan-out not yet durable); a graceful stop saves the last event handled.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createCustomer } from '../../commands/customers/handler';
+import { fanoutStream } from '../../commands/webhook-deliveries/events';
+import { applyBootstrap } from '../../src/bootstrap';
+import { loadConfig } from '../../src/config';
+import { operatorMeta } from '../../src/core/command-meta';
+import { createLogger } from '../../src/logger';
+import { registerModules } from '../../src/modules';
+import { positionFromString, type RecordedEvent } from '../../src/ports/event-store';
+import { createRuntime, type Runtime } from '../../src/runtime';
+import { PUBLISHER_EVENT_PREFIXES } from '../../src/webhooks/publisher';
+import {
+  CHECKPOINT_FILE,
+  CHECKPOINT_IDLE_MS,
+  type RunningWebhooks,
+  startWebhooks,
+} from '../../src/webhooks/runner';
+import { demoBootstrap } from '../helpers/service';
+import { type Receiver, startReceiver } from '../helpers/webhook-receiver';
+
+/** What a loaded machine may add to the bound (timers late, the event loop busy): still far below a restart's replay. */
+const SLACK_MS = 1_000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Ctx {
+  dir: string;
+  rt: Runtime;
+  rx: Receiver;
+  running: RunningWebhooks;
+  /** Positions whose handle() resolved, and when, in the runner started last. */
+  handled: { position: bigint; at: number }[];
+}
+
+const t = suite<Ctx>('webhooks: the publisher checkpoint (embedded)');
+
+/** Starts the real runner and records every event it finishes handling. */
+function start(ctx: Ctx): void {
+  ctx.running = startWebhooks(ctx.rt);
+  ctx.handled = [];
+  const publisher = ctx.running.publisher;
+  const handle = publisher.handle.bind(publisher);
+  // Before the runner's first event: startWebhooks returns before its subscription yields anything.
+  publisher.handle = async (event: RecordedEvent) => {
+    await handle(event);
+    ctx.handled.push({ position: event.position, at: Date.now() });
+  };
+}
+
+const stored = (ctx: Ctx): bigint => {
+  const raw = readFileSync(join(ctx.dir, CHECKPOINT_FILE), 'utf8').trim();
+  return positionFromString(raw);
+};
+
+/** The log's last event the publisher follows (its checkpoint's goal once quiet). */
+async function lastPublisherEvent(rt: Runtime): Promise<bigint> {
+  let last: bigint | null = null;
+  for await (const e of rt.events.readAll())
+    if (PUBLISHER_EVENT_PREFIXES.some((p) => e.type.startsWith(p))) last = e.position;
+  assert.ok(last !== null, 'the publisher has events to follow');
+  return last as bigint;
+}
+
+const customers = (rt: Runtime, names: string[]) =>
+  Promise.all(
+    names.map((name) =>
+      createCustomer(
+        rt,
+        { _id: 'rest_demo', country_code: 'FR', customer_matching: false },
+        { name },
+        operatorMeta('test'),
+      ),
+    ),
+  );
+
+async function until(what: string, ms: number, ok: () => boolean | Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await ok())) {
+    if (Date.now() > deadline) assert.unreachable(what);
+    await sleep(10);
+  }
+}
+
+t.before(async (ctx) => {
+  // The bootstrap file's webhook_endpoints section is the webhooks module's.
+  registerModules();
+  ctx.dir = mkdtempSync(join(tmpdir(), 'couvert-webhooks-checkpoint-'));
+  ctx.rx = await startReceiver();
+  const config = loadConfig({
+    DATA_DIR: ctx.dir,
+    LOG_LEVEL: 'silent',
+    ROLES: 'webhooks',
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+  });
+  ctx.rt = await createRuntime(config, { logger: createLogger('silent') });
+  const bootstrap = demoBootstrap({}, [
+    { id: 'key_cp', token: 'couvert_pk_checkpoint_0000000000000000001', scopes: ['CUSTOMERS_READ'] },
+  ]);
+  (bootstrap.restaurants[0] as Record<string, unknown>).webhook_endpoints = [
+    {
+      id: 'we_cp',
+      url: ctx.rx.url('/cp'),
+      api_version: 'v1',
+      secret: 'whsec_checkpoint_test_secret_0001',
+      api_key_id: 'key_cp',
+    },
+  ];
+  const report = await applyBootstrap(ctx.rt, bootstrap, operatorMeta('bootstrap'));
+  await ctx.rt.settle(report.position);
+  start(ctx);
+});
+
+t.after(async (ctx) => {
+  await ctx.running?.stop();
+  await ctx.rt?.close();
+  await ctx.rx?.close();
+  rmSync(ctx.dir, { recursive: true, force: true });
+});
+
+t(
+  'after a burst, once the log is quiet, the checkpoint reaches the last event handled in bounded time',
+  async (ctx) => {
+    // Quiet first, so the burst's first event is saved at once and the rest come within 100 ms of it:
+    // only a save once the log is quiet brings the checkpoint to the burst's end.
+    await sleep(250);
+    const names = Array.from({ length: 8 }, (_, i) => `Burst ${i}`);
+    await customers(ctx.rt, names);
+    const last = await lastPublisherEvent(ctx.rt);
+    await until('every event of the burst handled', 10_000, () => ctx.handled.at(-1)?.position === last);
+    const handledAt = (ctx.handled.at(-1) as { at: number }).at;
+    const deadline = handledAt + CHECKPOINT_IDLE_MS + SLACK_MS;
+    while (stored(ctx) !== last && Date.now() < deadline) await sleep(5);
+    assert.is(
+      stored(ctx),
+      last,
+      `checkpoint ${stored(ctx)} still short of the last event handled (${last}) ${Date.now() - handledAt} ms after it`,
+    );
+    // Never ahead of the fan-outs: every event up to it was fanned out (one delivery each, to the one endpoint).
+    await ctx.rx.waitFor('/cp', names.length);
+    for await (const e of ctx.rt.events.readAll())
+      if (e.type === 'CustomerCreated' && e.position <= last) {
+        const [fanout] = await ctx.rt.events.readStream(fanoutStream(e.id), { limit: 1 });
+        assert.is(fanout?.type, 'WebhookDeliveriesScheduled', `fan-out of ${e.position}`);
+      }
+  },
+);
+
+t('a restart after the quiet (even after SIGKILL) replays nothing', async (ctx) => {
+  // The log has been quiet for the checkpoint's bound (the last test waited for the burst's end).
+  const last = await lastPublisherEvent(ctx.rt);
+  const quietUntil = Date.now() + CHECKPOINT_IDLE_MS + SLACK_MS;
+  while (stored(ctx) !== last && Date.now() < quietUntil) await sleep(10);
+  // What a SIGKILL now would leave: the graceful stop below may save again, so its file is put back.
+  const atKill = readFileSync(join(ctx.dir, CHECKPOINT_FILE), 'utf8');
+  await ctx.running.stop();
+  writeFileSync(join(ctx.dir, CHECKPOINT_FILE), atKill);
+  const sent = ctx.rx.for('/cp').length;
+  start(ctx);
+  await sleep(600);
+  assert.equal(
+    ctx.handled.map((h) => h.position),
+    [],
+    'the restarted publisher handled events it had handled before the quiet',
+  );
+  // It does follow the log: the next event is handled (and sent once).
+  await customers(ctx.rt, ['After Restart']);
+  const next = await lastPublisherEvent(ctx.rt);
+  await until('the new event handled', 10_000, () => ctx.handled.some((h) => h.position === next));
+  assert.equal(
+    ctx.handled.map((h) => h.position),
+    [next],
+  );
+  await ctx.rx.waitFor('/cp', sent + 1);
+});
+
+t('the checkpoint never passes an event still being handled (its fan-out not yet appended)', async (ctx) => {
+  const publisher = ctx.running.publisher;
+  const handle = publisher.handle;
+  let release: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let entered: bigint | null = null;
+  publisher.handle = async (event: RecordedEvent) => {
+    entered = event.position;
+    await gate;
+    return handle(event);
+  };
+  try {
+    const before = stored(ctx);
+    await customers(ctx.rt, ['Held']);
+    await until('the event taken by the publisher', 10_000, () => entered !== null);
+    // Longer than any save's timer: the runner is idle apart from this one event.
+    await sleep(CHECKPOINT_IDLE_MS * 3);
+    assert.is(stored(ctx), before, 'saved past an event whose handling had not finished');
+    let held: RecordedEvent | undefined;
+    for await (const e of ctx.rt.events.readAll()) if (e.position === entered) held = e;
+    const [fanout] = await ctx.rt.events.readStream(fanoutStream((held as RecordedEvent).id), { limit: 1 });
+    assert.is(fanout, undefined, 'the held event is not fanned out yet');
+  } finally {
+    release();
+  }
+  await until(
+    'the held event saved once handled',
+    CHECKPOINT_IDLE_MS + SLACK_MS + 5_000,
+    () => stored(ctx) === entered,
+  );
+  publisher.handle = handle;
+});
+
+t('a graceful stop saves the last event handled', async (ctx) => {
+  await sleep(250);
+  // The first is saved at once (the log was quiet), the second left to the timer: the stop saves it.
+  await customers(ctx.rt, ['Stop One', 'Stop Two']);
+  const last = await lastPublisherEvent(ctx.rt);
+  await until('both handled', 10_000, () => ctx.handled.at(-1)?.position === last);
+  await ctx.running.stop();
+  assert.is(stored(ctx), last);
+  start(ctx);
+});
+
+t.run();

@@ -368,6 +368,17 @@ export class WebhookPublisher {
       .findOne({ _id: job.deliveryId });
     // Someone else moved this delivery on (another publisher, a replay): not ours to send.
     if (delivery && (delivery.revision !== job.expectedRevision || delivery.status !== 'pending')) return;
+    // Embedded, refresh() above has applied every append of this process, the fan-out or request this
+    // job comes from included: a delivery the log holds has its document. Without one, the log never
+    // held this delivery (a second guard behind fanOut's wroteFanOut): never sent, nor recorded.
+    // Scaled out, MongoDB's read models may lag behind the log: a delivery without one yet is sent.
+    if (!delivery && this.embedded) {
+      this.rt.logger.error(
+        { delivery: job.deliveryId, endpoint: job.endpointId },
+        'webhook delivery not sent: the log holds no such delivery',
+      );
+      return;
+    }
     let cancel: AttemptError | null = null;
     if (!endpoint || endpoint.disabled) cancel = 'endpoint_gone';
     // Never sent on behalf of a revoked credential, even before its endpoints' deletion lands.

@@ -166,6 +166,41 @@ t(
 );
 
 t(
+  'embedded, a delivery the log does not hold is never sent, even when the fan-out takes a replay for its own append',
+  async ({ svc, rx }) => {
+    const ep = await endpoint(svc, '/unheld', rx, { enabled_events: ['reservation.created'] });
+    const r = (await create(svc, { start_at: '2026-06-04T21:00:00+02:00' })).body.data;
+    await rx.waitFor('/unheld', 1);
+    const hist = async () =>
+      (await svc.api('GET', `/webhook-endpoints/${ep.id}/deliveries`, { token: TOKENS.full })).body.data;
+    for (let i = 0; (await hist())[0]?.status !== 'succeeded'; i++) {
+      assert.ok(i < 100, 'the first delivery is recorded');
+      await new Promise((res) => setTimeout(res, 20));
+    }
+    // fanOut's own guard fooled (a store claiming every append as written anew): handling the event
+    // again hands out the deliveries it just made, whose ids the log never held. attempt() finds no
+    // document for them after refresh(): embedded, that means the log does not hold them.
+    const [source] = await svc.rt.events.readStream(`reservation-${r.id}`, { limit: 1 });
+    const events = svc.rt.events as { wroteAnew?: unknown };
+    events.wroteAnew = () => true;
+    try {
+      await svc.webhooks?.publisher.handle(source as RecordedEvent);
+    } finally {
+      delete events.wroteAnew;
+    }
+    assert.ok(
+      await quietFor(rx, '/unheld', 1, 800),
+      `sent: ${JSON.stringify(rx.for('/unheld').map((x) => [x.headers['x-service-delivery'], x.headers['x-service-attempt']]))}`,
+    );
+    assert.is(svc.webhooks?.publisher.pending, 0);
+    const after = await hist();
+    assert.is(after.length, 1, 'nothing recorded for a delivery the log does not hold');
+    assert.is(after[0].attempts.length, 1);
+    await svc.api('DELETE', `/webhook-endpoints/${ep.id}`, { token: TOKENS.full });
+  },
+);
+
+t(
   'scopes: types the key cannot read are refused and never sent; contact details need SENSITIVE',
   async ({ svc, rx }) => {
     const refused = await svc.api('POST', '/webhook-endpoints', {

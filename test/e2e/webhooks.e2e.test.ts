@@ -68,6 +68,25 @@ async function endpoint(
   return res.body.data as { id: string; secret: string };
 }
 
+/**
+ * An endpoint taking reservation.created, a reservation created and its delivery recorded succeeded:
+ * the reservation's ReservationCreated (to handle again), the first request received, and the history.
+ */
+async function deliveredOnce(svc: ReservationService, rx: Receiver, path: string, startAt: string) {
+  const ep = await endpoint(svc, path, rx, { enabled_events: ['reservation.created'] });
+  const r = (await create(svc, { start_at: startAt })).body.data;
+  const [first] = await rx.waitFor(path, 1);
+  const hist = async () =>
+    (await svc.api('GET', `/webhook-endpoints/${ep.id}/deliveries`, { token: TOKENS.full })).body.data;
+  for (let i = 0; (await hist())[0]?.status !== 'succeeded'; i++) {
+    assert.ok(i < 100, 'the first delivery is recorded');
+    await new Promise((res) => setTimeout(res, 20));
+  }
+  const [source] = await svc.rt.events.readStream(`reservation-${r.id}`, { limit: 1 });
+  assert.is(source?.type, 'ReservationCreated');
+  return { ep, source: source as RecordedEvent, first: first as Received, hist };
+}
+
 /** Every v1= value of the header that verifies with `secret`, by hand. */
 function verifiesByHand(r: Received, secret: string): boolean {
   const header = r.headers['service-signature'] as string;
@@ -131,34 +150,29 @@ t('a reservation reaches a v1 endpoint signed, with every header, as GET answers
 t(
   'an event handled again (a restart replays it from a checkpoint behind it) is never sent again',
   async ({ svc, rx }) => {
-    const ep = await endpoint(svc, '/replayed', rx, { enabled_events: ['reservation.created'] });
-    const r = (await create(svc, { start_at: '2026-06-04T20:30:00+02:00' })).body.data;
-    const [first] = await rx.waitFor('/replayed', 1);
-    const hist = async () =>
-      (await svc.api('GET', `/webhook-endpoints/${ep.id}/deliveries`, { token: TOKENS.full })).body.data;
-    for (let i = 0; (await hist())[0]?.status !== 'succeeded'; i++) {
-      assert.ok(i < 100, 'the first delivery is recorded');
-      await new Promise((res) => setTimeout(res, 20));
-    }
+    const { ep, source, first, hist } = await deliveredOnce(
+      svc,
+      rx,
+      '/replayed',
+      '2026-06-04T20:30:00+02:00',
+    );
     // A kill during a burst leaves the publisher's checkpoint behind the last events handled (saved at
     // most every 100 ms under load): a restart replays them. The event's fan-out is in the log
     // already, with the deliveries made the first time.
-    const [source] = await svc.rt.events.readStream(`reservation-${r.id}`, { limit: 1 });
-    assert.is(source?.type, 'ReservationCreated');
-    await svc.webhooks?.publisher.handle(source as RecordedEvent);
+    await svc.webhooks?.publisher.handle(source);
     // The same with a store that cannot say whether it wrote an append itself (EventStoreDB): the
     // publisher reads the fan-out back.
     const events = svc.rt.events as { wroteAnew?: unknown };
     events.wroteAnew = undefined;
     try {
-      await svc.webhooks?.publisher.handle(source as RecordedEvent);
+      await svc.webhooks?.publisher.handle(source);
     } finally {
       delete events.wroteAnew;
     }
     assert.is(typeof svc.rt.events.wroteAnew, 'function');
     assert.ok(
       await quietFor(rx, '/replayed', 1, 800),
-      `sent again: ${JSON.stringify(rx.for('/replayed').map((x) => [x.headers['x-service-delivery'], x.headers['x-service-attempt']]))} (first ${(first as Received).headers['x-service-delivery']})`,
+      `sent again: ${JSON.stringify(rx.for('/replayed').map((x) => [x.headers['x-service-delivery'], x.headers['x-service-attempt']]))} (first ${first.headers['x-service-delivery']})`,
     );
     assert.is((await hist()).length, 1, 'no delivery the log does not hold');
     await svc.api('DELETE', `/webhook-endpoints/${ep.id}`, { token: TOKENS.full });
@@ -168,23 +182,14 @@ t(
 t(
   'embedded, a delivery the log does not hold is never sent, even when the fan-out takes a replay for its own append',
   async ({ svc, rx }) => {
-    const ep = await endpoint(svc, '/unheld', rx, { enabled_events: ['reservation.created'] });
-    const r = (await create(svc, { start_at: '2026-06-04T21:00:00+02:00' })).body.data;
-    await rx.waitFor('/unheld', 1);
-    const hist = async () =>
-      (await svc.api('GET', `/webhook-endpoints/${ep.id}/deliveries`, { token: TOKENS.full })).body.data;
-    for (let i = 0; (await hist())[0]?.status !== 'succeeded'; i++) {
-      assert.ok(i < 100, 'the first delivery is recorded');
-      await new Promise((res) => setTimeout(res, 20));
-    }
+    const { ep, source, hist } = await deliveredOnce(svc, rx, '/unheld', '2026-06-04T21:00:00+02:00');
     // fanOut's own guard fooled (a store claiming every append as written anew): handling the event
     // again hands out the deliveries it just made, whose ids the log never held. attempt() finds no
     // document for them after refresh(): embedded, that means the log does not hold them.
-    const [source] = await svc.rt.events.readStream(`reservation-${r.id}`, { limit: 1 });
     const events = svc.rt.events as { wroteAnew?: unknown };
     events.wroteAnew = () => true;
     try {
-      await svc.webhooks?.publisher.handle(source as RecordedEvent);
+      await svc.webhooks?.publisher.handle(source);
     } finally {
       delete events.wroteAnew;
     }

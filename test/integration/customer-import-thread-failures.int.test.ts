@@ -9,22 +9,14 @@
 // for the time of one import (`module.syncBuiltinESMExports()` updates the named export thread-host.ts
 // imported), which replaces the thread's code, or terminates the real thread at a chosen moment. No
 // test hook in the source, nothing the HTTP API could reach.
-import { mkdtempSync } from 'node:fs';
 import { createRequire, syncBuiltinESMExports } from 'node:module';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type * as WorkerThreads from 'node:worker_threads';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { customerImportStream, type OnMatch, type RowResult } from '../../commands/customer-import/events';
 import { loadImportJob } from '../../commands/customer-import/handler';
 import type { ImportJobState } from '../../commands/customer-import/state';
-import type { CustomFieldDefinition } from '../../commands/customers/custom-fields';
 import { customerStream } from '../../commands/customers/events';
-import { createCustomer } from '../../commands/customers/handler';
-import { SqliteEventStore } from '../../src/adapters/event-store/sqlite';
-import { SqliteKeyStore } from '../../src/adapters/key-store/sqlite';
-import { systemClock } from '../../src/core/clock';
 import { operatorMeta } from '../../src/core/command-meta';
 import {
   type ImportDeps,
@@ -36,34 +28,13 @@ import {
 import { jobSummaryCsv } from '../../src/customer-import/summary';
 import { importThreadsStarted } from '../../src/customer-import/thread-host';
 import type { ToHost } from '../../src/customer-import/thread-protocol';
-import { SealingEventStore } from '../../src/privacy/sealing-event-store';
-import { type CustomerWorld, customerWorld } from '../helpers/customers';
+import type { CustomerWorld } from '../helpers/customers';
+import { type ImportWorld, importFile, importWorld } from '../helpers/import-file';
 
-const FIELDS: CustomFieldDefinition[] = [
-  { id: 'cf_vip', name: 'VIP level', type: 'SELECT', options: ['gold', 'silver'] },
-];
-const HEADER = ['name', 'email', 'phone_number', 'external_id', 'tags', 'VIP level'];
-
-/** Rows with faults, keys shared with earlier rows and with the customers already there. */
-function cells(i: number): string[] {
-  return [
-    i % 13 === 0 ? '' : `Guest ${i}`,
-    i % 5 === 0 ? `GUEST${i % 50}@Example.com` : i % 17 === 0 ? 'not an email' : `g${i}@example.com`,
-    i % 3 === 0 ? `06 12 34 ${String(i % 100).padStart(2, '0')} 00` : '',
-    i % 7 === 0 ? `crm-${i % 40}` : '',
-    i % 4 === 0 ? 'vip| regular |' : '',
-    i % 11 === 0 ? 'bronze' : i % 2 === 0 ? 'gold' : '',
-  ];
-}
 /** Large enough for a thread (WORKER_MIN_ROWS); the last row is a new customer whatever on_match. */
 const ROWS = 2500;
 const LAST_ROW = ['Last Guest', 'last.guest@example.org', '', 'crm-last-row', '', ''];
-const lines = [
-  HEADER.join(','),
-  ...Array.from({ length: ROWS - 1 }, (_, i) => cells(i + 1).join(',')),
-  LAST_ROW.join(','),
-];
-const FILE = new TextEncoder().encode(`${lines.join('\r\n')}\r\n`);
+const FILE = importFile(ROWS - 1, [LAST_ROW]);
 const JOB = 'imp_fail';
 const LAST_CUSTOMER = importedCustomerId(JOB, ROWS);
 
@@ -134,48 +105,6 @@ const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 // ---------------------------------------------------------------------------------------------------
 // A deployment like the service's (SQLite log and key file, sealed, system clock), its outcomes
 
-interface World {
-  w: CustomerWorld;
-  deps: ImportDeps;
-  close: () => Promise<void>;
-}
-
-async function world(settle?: (position: bigint | null | undefined, w: CustomerWorld) => Promise<void>) {
-  const dir = mkdtempSync(join(tmpdir(), 'couvert-import-thread-fail-'));
-  let log: SqliteEventStore | null = null;
-  let keys: SqliteKeyStore | null = null;
-  const w = await customerWorld(undefined, () => {
-    log = SqliteEventStore.open(join(dir, 'events.sqlite'), { writerThread: 'large' });
-    keys = SqliteKeyStore.open(join(dir, 'keys.sqlite'));
-    return new SealingEventStore(log, keys);
-  });
-  await w.defineFields(FIELDS);
-  const deps: ImportDeps = {
-    events: w.events,
-    clock: systemClock,
-    docs: w.docs,
-    settle: settle ? (position) => settle(position, w) : async () => void (await w.settle()),
-  };
-  // Customers already there, which rows of the file match on email and external id.
-  for (let i = 1; i <= 40; i++)
-    await createCustomer(
-      deps,
-      w.restaurant,
-      {
-        name: `Known ${i}`,
-        ...(i % 2 === 0 ? { email: `guest${i}@example.com` } : { external_id: `crm-${i}` }),
-      },
-      w.meta,
-      { customerId: `cus_known${String(i).padStart(11, '0')}` },
-    );
-  await w.settle();
-  const close = async () => {
-    await (log as SqliteEventStore | null)?.close();
-    await (keys as SqliteKeyStore | null)?.close();
-  };
-  return { w, deps, close } satisfies World;
-}
-
 const importJob = (deps: ImportDeps, onMatch: OnMatch, thread: boolean) =>
   prepareImport(deps, 'rest_a', FILE).then((prepared) =>
     importCustomers(deps, prepared, {
@@ -210,7 +139,7 @@ interface Outcome {
   job: string[];
 }
 
-async function outcome({ w, deps }: World, state: ImportJobState): Promise<Outcome> {
+async function outcome({ w, deps }: ImportWorld, state: ImportJobState): Promise<Outcome> {
   await w.settle();
   const customers = (await w.docs.collection('customers').find({}))
     .map((d) => stable(d) as Record<string, unknown>)
@@ -259,7 +188,7 @@ let reference: Outcome | null = null;
 /** The import on the main thread, from start to end (thread: false): what a normal run gives. */
 async function normalRun(): Promise<Outcome> {
   if (reference) return reference;
-  const world_ = await world();
+  const world_ = await importWorld();
   try {
     const state = await importJob(world_.deps, 'update', false);
     reference = await outcome(world_, state);
@@ -298,7 +227,7 @@ const fallbacks: { name: string; plan: ThreadPlan }[] = [
 for (const { name, plan } of fallbacks)
   t(`${name}: the job runs on the main thread, ending exactly as a normal run`, async () => {
     const want = await normalRun();
-    const world_ = await world();
+    const world_ = await importWorld();
     try {
       const before = importThreadsStarted();
       const seen: Seen = { threads: 0, messages: 0 };
@@ -326,7 +255,7 @@ t(
   'a thread that dies after it started fails the job with its reason stored; resumed, it ends as a normal run',
   async () => {
     const want = await normalRun();
-    const world_ = await world();
+    const world_ = await importWorld();
     try {
       // Terminated at its third retirement: rows written, some recorded, some in flight.
       let settles = 0;
@@ -405,7 +334,7 @@ for (const onMatch of ['update', 'return_existing', 'create_new'] as const)
       `on_match ${onMatch}: a failed catch-up of the ${which} retired slice fails the job with that error`,
       async () => {
         const catchUp = failingCatchUp(which);
-        const world_ = await world(catchUp.settle);
+        const world_ = await importWorld(catchUp.settle);
         try {
           const before = importThreadsStarted();
           const err = await within(

@@ -8,7 +8,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { CustomFieldDefinition } from '../../commands/customers/custom-fields';
 import { createCustomer, deleteCustomer } from '../../commands/customers/handler';
 import { createRestaurant } from '../../commands/restaurants/handler';
 import { SettledRing } from '../../src/adapters/event-store/settled-ring';
@@ -17,34 +16,17 @@ import { SqliteKeyStore } from '../../src/adapters/key-store/sqlite';
 import { systemClock } from '../../src/core/clock';
 import { operatorMeta } from '../../src/core/command-meta';
 import { ApiError, notFound } from '../../src/core/errors';
-import { type ImportDeps, importCustomers, prepareImport } from '../../src/customer-import/engine';
+import { importCustomers, prepareImport } from '../../src/customer-import/engine';
 import { jobSummaryCsv } from '../../src/customer-import/summary';
 import { IMPORT_NICENESS, importThreadsStarted } from '../../src/customer-import/thread-host';
 import { rebuiltError, threadError } from '../../src/customer-import/thread-protocol';
 import { ANY } from '../../src/ports/event-store';
 import { SealingEventStore } from '../../src/privacy/sealing-event-store';
-import { customerWorld } from '../helpers/customers';
+import { importFile, importWorld } from '../helpers/import-file';
 import { restaurantProfile } from '../helpers/restaurants';
 
-const FIELDS: CustomFieldDefinition[] = [
-  { id: 'cf_vip', name: 'VIP level', type: 'SELECT', options: ['gold', 'silver'] },
-];
-const HEADER = ['name', 'email', 'phone_number', 'external_id', 'tags', 'VIP level'];
-
-/** Rows with faults, keys shared with earlier rows and with the customers already there. */
-function cells(i: number): string[] {
-  return [
-    i % 13 === 0 ? '' : `Guest ${i}`,
-    i % 5 === 0 ? `GUEST${i % 50}@Example.com` : i % 17 === 0 ? 'not an email' : `g${i}@example.com`,
-    i % 3 === 0 ? `06 12 34 ${String(i % 100).padStart(2, '0')} 00` : '',
-    i % 7 === 0 ? `crm-${i % 40}` : '',
-    i % 4 === 0 ? 'vip| regular |' : '',
-    i % 11 === 0 ? 'bronze' : i % 2 === 0 ? 'gold' : '',
-  ];
-}
 const ROWS = 3000;
-const lines = [HEADER.join(','), ...Array.from({ length: ROWS }, (_, i) => cells(i + 1).join(','))];
-const FILE = new TextEncoder().encode(`${lines.join('\r\n')}\r\n`);
+const FILE = importFile(ROWS);
 
 /** A customer document without what depends on when it was written, and where in the log. */
 const comparable = (doc: Record<string, unknown>) =>
@@ -60,38 +42,10 @@ async function importOnce(
   /** ms each catch-up of the read models waits first: the main thread far behind the import's thread. */
   lag = 0,
 ) {
-  const dir = mkdtempSync(join(tmpdir(), 'couvert-import-thread-'));
-  let log: SqliteEventStore | null = null;
-  let keys: SqliteKeyStore | null = null;
-  // The service's stores: a SQLite log and key file, sealed, on the system clock.
-  const w = await customerWorld(undefined, () => {
-    log = SqliteEventStore.open(join(dir, 'events.sqlite'), { writerThread: 'large' });
-    keys = SqliteKeyStore.open(join(dir, 'keys.sqlite'));
-    return new SealingEventStore(log, keys);
+  const { w, deps, close } = await importWorld(async (_position, w) => {
+    if (lag > 0) await new Promise((r) => setTimeout(r, lag));
+    await w.settle();
   });
-  await w.defineFields(FIELDS);
-  const deps: ImportDeps = {
-    events: w.events,
-    clock: systemClock,
-    docs: w.docs,
-    settle: async () => {
-      if (lag > 0) await new Promise((r) => setTimeout(r, lag));
-      await w.settle();
-    },
-  };
-  // Customers already there, which rows of the file match on email, phone and external id.
-  for (let i = 1; i <= 40; i++)
-    await createCustomer(
-      deps,
-      w.restaurant,
-      {
-        name: `Known ${i}`,
-        ...(i % 2 === 0 ? { email: `guest${i}@example.com` } : { external_id: `crm-${i}` }),
-      },
-      w.meta,
-      { customerId: `cus_known${String(i).padStart(11, '0')}` },
-    );
-  await w.settle();
   const before = importThreadsStarted();
   const prepared = await prepareImport(deps, 'rest_a', FILE);
   const state = await importCustomers(deps, prepared, {
@@ -107,8 +61,7 @@ async function importOnce(
     .map((d) => comparable(d as Record<string, unknown>))
     .sort((a, b) => String(a._id).localeCompare(String(b._id)));
   const summary = await jobSummaryCsv(deps, 'imp_same');
-  await (log as SqliteEventStore | null)?.close();
-  await (keys as SqliteKeyStore | null)?.close();
+  await close();
   return { state, summary, customers, threads };
 }
 

@@ -84,6 +84,9 @@ port.on('message', (m: ToThread) => {
   }
 });
 
+/** Whether the job's run began here (before it, this thread has written nothing). */
+let running = false;
+
 async function main(): Promise<ImportJobState> {
   const allRows = new Promise<void>((resolve) => {
     rowsIn = resolve;
@@ -93,7 +96,13 @@ async function main(): Promise<ImportJobState> {
     readAhead: false,
     settledRing: new SettledRing(start.ring),
   });
-  const keys = SqliteKeyStore.open(start.keysFile);
+  let keys: SqliteKeyStore;
+  try {
+    keys = SqliteKeyStore.open(start.keysFile);
+  } catch (err) {
+    await stored.close().catch(() => undefined);
+    throw err;
+  }
   const events = new SealingEventStore(stored, keys, () => systemClock.now());
   events.collectSealedPlains();
   try {
@@ -118,6 +127,7 @@ async function main(): Promise<ImportJobState> {
       table: { delimiter: start.delimiter, header: start.header, rows },
     };
     const job = await loadImportJob(deps, start.jobId);
+    running = true;
     return await runJob(
       deps,
       prepared,
@@ -141,5 +151,7 @@ async function main(): Promise<ImportJobState> {
 
 main().then(
   (state) => send({ done: state }),
-  (err) => send({ failed: threadError(err) }),
+  // Before the run began (the log or the key file would not open here, say), nothing was written: the
+  // main thread runs the job itself.
+  (err) => send(running ? { failed: threadError(err) } : { unable: threadError(err) }),
 );

@@ -67,8 +67,8 @@ export function canImportInThread(deps: ImportDeps): boolean {
 
 /**
  * Runs the job (started or resumed already) in a thread; its final state, or its error. A thread
- * that cannot start (it fails before its first word, so before it wrote anything) leaves the job to
- * this thread, as before threads.
+ * that cannot start (it fails before its first word, or says it is unable: its log or key file would
+ * not open; either way before it wrote anything) leaves the job to this thread, as before threads.
  */
 export async function runJobInThread(
   deps: ImportDeps,
@@ -167,6 +167,9 @@ export async function runJobInThread(
         } else if ('failed' in m) {
           ended = true;
           reject(rebuiltError(m.failed));
+        } else if ('unable' in m) {
+          ended = true;
+          resolve('not started');
         }
       });
       const stopped = (err: Error) => {

@@ -38,7 +38,9 @@ export type ToHost =
   | { ask: number; settle: string; plains: SealedPlain[] }
   | { progress: ImportProgress }
   | { done: ImportJobState }
-  | { failed: ThreadError };
+  | { failed: ThreadError }
+  /** Failed before the job's run began, having written nothing: the main thread runs the job. */
+  | { unable: ThreadError };
 
 export type ToThread =
   | { answer: number; value: (RowMatch | null)[] | null }

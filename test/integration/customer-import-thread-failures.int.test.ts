@@ -10,6 +10,8 @@
 // imported), which replaces the thread's code, or terminates the real thread at a chosen moment. No
 // test hook in the source, nothing the HTTP API could reach.
 import { createRequire, syncBuiltinESMExports } from 'node:module';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type * as WorkerThreads from 'node:worker_threads';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -48,6 +50,8 @@ const RealWorker: WorkerCtor = workerThreads.Worker;
 interface ThreadPlan {
   /** Code the import's thread runs instead of its own (eval). */
   code?: string;
+  /** The import's thread's workerData, changed (the real thread then runs with it). */
+  data?: (data: Record<string, unknown>) => Record<string, unknown>;
   /** Called with the import's thread once constructed (a listener added here runs before the host's). */
   started?: (worker: WorkerThreads.Worker) => void;
 }
@@ -68,7 +72,12 @@ async function withImportThread<T>(plan: ThreadPlan, body: () => Promise<T>, see
   class PlannedWorker extends RealWorker {
     constructor(filename: string | URL, options?: WorkerThreads.WorkerOptions) {
       const importThread = options?.eval === true && String(filename).includes('import-thread.ts');
-      super(importThread && plan.code !== undefined ? plan.code : filename, options);
+      super(
+        importThread && plan.code !== undefined ? plan.code : filename,
+        importThread && plan.data !== undefined
+          ? { ...options, workerData: plan.data(options?.workerData as Record<string, unknown>) }
+          : options,
+      );
       if (!importThread) return;
       if (seen) {
         seen.threads++;
@@ -205,7 +214,10 @@ const t = suite('customer import in a thread of its own, when something fails');
 // ---------------------------------------------------------------------------------------------------
 // 1. The thread cannot start, dies before its first message, or dies after it started
 
-const fallbacks: { name: string; plan: ThreadPlan }[] = [
+/** A file where a directory is expected: nothing can be opened under it (even by root). */
+const FILE_NOT_A_DIR = fileURLToPath(import.meta.url);
+
+const fallbacks: { name: string; plan: ThreadPlan; said?: number }[] = [
   {
     name: 'a thread whose code throws as it loads (an error before any message)',
     plan: { code: "throw new Error('the import thread cannot load')" },
@@ -213,6 +225,11 @@ const fallbacks: { name: string; plan: ThreadPlan }[] = [
   {
     name: 'a thread that exits before its first message',
     plan: { code: 'process.exit(3)' },
+  },
+  {
+    name: 'the real thread, whose key file will not open (it says it is unable, before it wrote anything)',
+    plan: { data: (d) => ({ ...d, keysFile: join(FILE_NOT_A_DIR, 'keys.sqlite') }) },
+    said: 1,
   },
   {
     name: 'the real thread, terminated once it runs and before its first message',
@@ -224,7 +241,7 @@ const fallbacks: { name: string; plan: ThreadPlan }[] = [
   },
 ];
 
-for (const { name, plan } of fallbacks)
+for (const { name, plan, said = 0 } of fallbacks)
   t(`${name}: the job runs on the main thread, ending exactly as a normal run`, async () => {
     const want = await normalRun();
     const world_ = await importWorld();
@@ -238,7 +255,7 @@ for (const { name, plan } of fallbacks)
       );
       assert.is(importThreadsStarted() - before, 1, 'a thread was started');
       assert.is(seen.threads, 1, 'the planned thread');
-      assert.is(seen.messages, 0, 'which never said a word: the job ran on the main thread');
+      assert.is(seen.messages, said, 'which said nothing but that: the job ran on the main thread');
       const got = await outcome(world_, state);
       assertSameRows(got, want);
       assert.equal(got.customerEvents, want.customerEvents, "the customers' events, as a normal run's");

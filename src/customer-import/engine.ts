@@ -480,7 +480,11 @@ export async function runJob(
   // oldest first, their keys and customers still held; and the first failure of that catch-up.
   const settling: Promise<void>[] = [];
   let settlingError: unknown = null;
+  // Slices let go since the current batch's matches were asked for (the read models may not have had
+  // them then): a row of the batch that shares a key or a customer with one is matched again.
+  let releasedSince: Slice[] = [];
   const release = (slice: Slice) => {
+    releasedSince.push(slice);
     hold(flightKeys, slice.keys, -1);
     hold(flightCustomers, slice.customers, -1);
   };
@@ -532,11 +536,13 @@ export async function runJob(
         fetched++;
       }
       // The slice's rows matched against the read models together: one query per key field.
+      releasedSince = [];
       const matches = await matchAll(deps, prepared, options, queued.slice(0, sliceRows));
       let taken = 0;
       while (taken < queued.length && batch.length < sliceRows) {
         const a = queued[taken] as AnalyzedRow;
         const own = keyList(a);
+        if (releasedSince.some((s) => own.some((k) => s.keys.has(k)))) break;
         // A row sharing a key with an earlier row is decided once that row is in the read model,
         // exactly as if the rows had been sent to POST /customers one after the other.
         if (own.some((k) => keys.has(k) || flightKeys.has(k))) {
@@ -554,6 +560,7 @@ export async function runJob(
         );
         // A match on a customer a slice in flight writes: decided again once that slice is in.
         const target = 'update' in d ? d.update.id : 'done' in d ? d.done.customer_id : null;
+        if (target !== null && releasedSince.some((s) => s.customers.has(target))) break;
         if (target !== null && flightCustomers.has(target)) {
           wait = batch.length === 0;
           break;

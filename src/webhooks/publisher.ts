@@ -375,7 +375,7 @@ export class WebhookPublisher {
     if (!delivery && this.embedded) {
       this.rt.logger.error(
         { delivery: job.deliveryId, endpoint: job.endpointId },
-        'webhook delivery not sent: the log holds no such delivery',
+        'webhook delivery not sent: no document for it after refresh (if the log holds it, the sweeper asks for it once its lease runs out)',
       );
       return;
     }

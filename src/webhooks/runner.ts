@@ -138,6 +138,9 @@ export function startWebhooks(rt: Runtime, options: PublisherOptions = {}): Runn
             after = await firstStart(rt);
             if (after !== null) writeCheckpoint(dir, after);
           }
+          // A stop during the first start found nothing to close: it must not be left waiting for an
+          // event on a quiet log.
+          if (stopped) return;
           const sub = rt.events.subscribe({ after, eventTypePrefixes: PUBLISHER_EVENT_PREFIXES });
           close = () => sub.close();
           // A replay after a crash is harmless (every step is idempotent), only slower: the checkpoint

@@ -160,12 +160,15 @@ t(
     // most every 100 ms under load): a restart replays them. The event's fan-out is in the log
     // already, with the deliveries made the first time.
     await svc.webhooks?.publisher.handle(source);
+    // Nothing handed out to send (attempt()'s own guard would drop it later: not what is tested here).
+    assert.is(svc.webhooks?.publisher.pending, 0, 'nothing handed out by the replay');
     // The same with a store that cannot say whether it wrote an append itself (EventStoreDB): the
     // publisher reads the fan-out back.
     const events = svc.rt.events as { wroteAnew?: unknown };
     events.wroteAnew = undefined;
     try {
       await svc.webhooks?.publisher.handle(source);
+      assert.is(svc.webhooks?.publisher.pending, 0, 'nothing handed out by the replay, read back');
     } finally {
       delete events.wroteAnew;
     }

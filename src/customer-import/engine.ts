@@ -480,8 +480,9 @@ export async function runJob(
   // oldest first, their keys and customers still held; and the first failure of that catch-up.
   const settling: Promise<void>[] = [];
   let settlingError: unknown = null;
-  // Slices let go since the current batch's matches were asked for (the read models may not have had
-  // them then): a row of the batch that shares a key or a customer with one is matched again.
+  // Slices let go since the current batch's matches were answered: a row of the batch that shares a key
+  // or a customer with one is matched again. (One let go before the answer arrived is in it: the main
+  // thread says a slice is in after taking it in, and answers a question within one turn, in order.)
   let releasedSince: Slice[] = [];
   const release = (slice: Slice) => {
     releasedSince.push(slice);
@@ -536,8 +537,8 @@ export async function runJob(
         fetched++;
       }
       // The slice's rows matched against the read models together: one query per key field.
-      releasedSince = [];
       const matches = await matchAll(deps, prepared, options, queued.slice(0, sliceRows));
+      releasedSince = [];
       let taken = 0;
       while (taken < queued.length && batch.length < sliceRows) {
         const a = queued[taken] as AnalyzedRow;

@@ -16,18 +16,12 @@ import { SqliteKeyStore } from '../../src/adapters/key-store/sqlite';
 import { systemClock } from '../../src/core/clock';
 import { operatorMeta } from '../../src/core/command-meta';
 import { ApiError, notFound } from '../../src/core/errors';
-import {
-  type ImportDeps,
-  importCustomers,
-  lookUpMatches,
-  prepareImport,
-} from '../../src/customer-import/engine';
+import { importCustomers, prepareImport } from '../../src/customer-import/engine';
 import { jobSummaryCsv } from '../../src/customer-import/summary';
 import { IMPORT_NICENESS, importThreadsStarted } from '../../src/customer-import/thread-host';
 import { rebuiltError, threadError } from '../../src/customer-import/thread-protocol';
 import { ANY } from '../../src/ports/event-store';
 import { SealingEventStore } from '../../src/privacy/sealing-event-store';
-import type { CustomerWorld } from '../helpers/customers';
 import { importFile, importWorld } from '../helpers/import-file';
 import { restaurantProfile } from '../helpers/restaurants';
 
@@ -47,15 +41,11 @@ async function importOnce(
   onMatch: 'update' | 'create_new' = 'update',
   /** ms each catch-up of the read models waits first: the main thread far behind the import's thread. */
   lag = 0,
-  /** Changes the deployment's deps (a test's own matching and catch-up). */
-  rig?: (deps: ImportDeps, w: CustomerWorld) => ImportDeps,
 ) {
-  const world = await importWorld(async (_position, w) => {
+  const { w, deps, close } = await importWorld(async (_position, w) => {
     if (lag > 0) await new Promise((r) => setTimeout(r, lag));
     await w.settle();
   });
-  const { w, close } = world;
-  const deps = rig ? rig(world.deps, w) : world.deps;
   const before = importThreadsStarted();
   const prepared = await prepareImport(deps, 'rest_a', FILE);
   const state = await importCustomers(deps, prepared, {
@@ -126,41 +116,6 @@ function threadNiceness(): number[] {
   }
   return out;
 }
-
-t(
-  'a retired slice let go while a batch waited for its matches (looked up without it) has that batch matched again where it could matter',
-  async () => {
-    // The worst moment, every time: the matches are looked up in read models without the slices
-    // retired so far, then those slices are taken in and let go before the answer is used.
-    const held: (() => Promise<void>)[] = [];
-    const racing = await importOnce(false, 'update', 0, (deps, w) => ({
-      ...deps,
-      settle: async () => undefined,
-      // Taken in at the next matches' worst moment, or 30 ms on (a row waiting for it, the end).
-      inReadModels: () =>
-        new Promise<void>((resolve) => {
-          const takeIn = async () => {
-            await w.settle();
-            resolve();
-          };
-          held.push(takeIn);
-          setTimeout(() => {
-            const i = held.indexOf(takeIn);
-            if (i >= 0) void held.splice(i, 1)[0]?.();
-          }, 30);
-        }),
-      async matchRows(inputs) {
-        const stale = await lookUpMatches(w.docs, w.restaurant, inputs);
-        for (const takeIn of held.splice(0)) await takeIn();
-        return stale;
-      },
-    }));
-    const onMain = await importOnce(false);
-    assert.equal(racing.state.counts, onMain.state.counts);
-    assert.is(racing.summary, onMain.summary);
-    assert.equal(racing.customers, onMain.customers);
-  },
-);
 
 t('the import thread runs niced (Linux), and the API thread does not', async () => {
   if (!existsSync('/proc/self/task')) return;

@@ -124,6 +124,22 @@ t.after(async (ctx) => {
   rmSync(ctx.dir, { recursive: true, force: true });
 });
 
+// First, while the log holds nothing the publisher follows after the endpoint's creation (where a
+// first start begins): a stop that left the runner subscribed would wait for an event forever.
+t('a stop during the first start (no checkpoint yet) returns, on a quiet log', async (ctx) => {
+  await ctx.running.stop();
+  rmSync(join(ctx.dir, CHECKPOINT_FILE), { force: true });
+  start(ctx);
+  // At once: the runner is still finding where to start (firstStart), with nothing to close yet.
+  const stopped = ctx.running.stop().then(() => true);
+  const late = sleep(3_000 + SLACK_MS).then(() => false);
+  const returned = await Promise.race([stopped, late]);
+  // A stop that never returns is left behind, not awaited again by the suite's end.
+  if (!returned) ctx.running = { ...ctx.running, stop: async () => undefined };
+  assert.ok(returned, 'the stop returned');
+  start(ctx);
+});
+
 t(
   'after a burst, once the log is quiet, the checkpoint reaches the last event handled in bounded time',
   async (ctx) => {

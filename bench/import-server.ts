@@ -8,7 +8,7 @@ import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf
 import { startService } from '../src/app';
 import { loadConfig } from '../src/config';
 import { operatorMeta } from '../src/core/command-meta';
-import { importCustomers, prepareImport } from '../src/customer-import/engine';
+import { importCustomers, prepareImport, threadChoice } from '../src/customer-import/engine';
 import { clockTicks } from './harness';
 
 const config = loadConfig();
@@ -97,7 +97,7 @@ process.on('SIGUSR2', () => {
     const bytes = readFileSync(process.env.IMPORT_FILE as string);
     const prepared = await prepareImport(service.rt, process.env.IMPORT_RESTAURANT as string, bytes);
     const state = await importCustomers(service.rt, prepared, {
-      ...(service.rt.config.importThread ? {} : { thread: false }),
+      ...threadChoice(service.rt.config),
       onMatch: 'return_existing',
       fileName: 'bench.csv',
       meta: operatorMeta('bench'),

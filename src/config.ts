@@ -44,8 +44,8 @@ export interface Config {
   importUploadsMaxBytes: number;
   /**
    * A large customer import runs its command side in a thread of its own (docs/customer-import.md):
-   * the API's thread keeps a third of the work and of the GC pauses, and the import is slower (it
-   * waits for the API's thread's answers). false: on the API's thread, as before.
+   * the API's thread keeps a third of the work and of the GC pauses, and the import is slower on two
+   * cores (docs/BENCHMARKS.md). false: on the API's thread, as before.
    */
   importThread: boolean;
   /** The WhatsApp Business Cloud API (missed-call messages); null: messages go to the outbox. */

@@ -14,6 +14,7 @@ import {
   planImport,
   prepareImport,
   resumeImport,
+  threadChoice,
 } from '../customer-import/engine';
 import { jobSummaryCsv, summaryCsv } from '../customer-import/summary';
 import {
@@ -121,13 +122,13 @@ export function registerCustomerImportCommands(): void {
         state = resume
           ? await resumeImport(ctx.rt, prepared, resume, {
               meta,
-              ...(ctx.rt.config.importThread ? {} : { thread: false }),
+              ...threadChoice(ctx.rt.config),
               batchSize,
               onProgress: (p) => bar.update(p),
             })
           : await importCustomers(ctx.rt, prepared, {
               onMatch,
-              ...(ctx.rt.config.importThread ? {} : { thread: false }),
+              ...threadChoice(ctx.rt.config),
               fileName: basename(file),
               meta,
               batchSize,

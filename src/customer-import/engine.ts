@@ -357,6 +357,13 @@ export async function importCustomers(
 }
 
 /**
+ * The deployment's choice of where a large import runs (config IMPORT_THREAD), as ImportOptions: the
+ * dashboard, the CLI and the benchmark pass it along.
+ */
+export const threadChoice = (config: { importThread: boolean }): Pick<ImportOptions, 'thread'> =>
+  config.importThread ? {} : { thread: false };
+
+/**
  * Whether the job runs in a thread of its own (thread-host.ts): a large one (or `worker`), unless
  * `thread` is false, where the deployment allows it.
  */

@@ -37,10 +37,7 @@ let rowsIn: (() => void) | null = null;
 const send = (m: ToHost) => port.postMessage(m);
 
 // Per retirement asked (its ask's id): resolved when the main thread's read models have it.
-const inModels = new Map<
-  number,
-  { promise: Promise<void>; resolve: () => void; reject: (err: Error) => void }
->();
+const inModels = new Map<number, { resolve: () => void; reject: (err: Error) => void }>();
 let lastSettled: Promise<void> = Promise.resolve();
 
 function ask<T>(m: { match: MatchLookup[] } | { settle: string; plains: unknown[] }): Promise<T> {
@@ -54,7 +51,7 @@ function ask<T>(m: { match: MatchLookup[] } | { settle: string; plains: unknown[
     });
     // Observed by inReadModels' callers; a failure unobserved here is not an unhandled rejection.
     promise.catch(() => undefined);
-    inModels.set(id, { promise, resolve, reject });
+    inModels.set(id, { resolve, reject });
     lastSettled = promise;
   }
   return new Promise<T>((resolve, reject) => {

@@ -141,8 +141,8 @@ export async function runJobInThread(
           const step = caughtUp.finally(() => {
             behind--;
           });
-          // A failed catch-up fails the next question, the next retirement and the end, as it would
-          // have failed this one.
+          // A failed catch-up reaches the thread with this slice's inModels, with the next retirement's
+          // answer and with the end: its job fails as it would have in-process.
           step.then(
             () => post({ inModels: m.ask }),
             (err) => {

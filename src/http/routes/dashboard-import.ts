@@ -18,7 +18,7 @@ import {
 } from '../../../queries/customer-imports';
 import { ApiError, type Issue } from '../../core/errors';
 import { newId } from '../../core/ids';
-import { importCustomers, planImport, prepareImport } from '../../customer-import/engine';
+import { importCustomers, planImport, prepareImport, threadChoice } from '../../customer-import/engine';
 import { failureForLog } from '../../customer-import/failure';
 import { jobSummaryCsv } from '../../customer-import/summary';
 import type { Runtime } from '../../runtime';
@@ -372,7 +372,7 @@ export const dashboardImportRoutes: AnyRoute[] = [
         fileName: upload.fileName,
         meta: m.meta,
         jobId,
-        ...(rt.config.importThread ? {} : { thread: false }),
+        ...threadChoice(rt.config),
       })
         .catch((err) =>
           // The detail for operators (scrubbed of personal data: failure.ts); the page says it in words.

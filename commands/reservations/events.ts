@@ -167,15 +167,35 @@ export type ActorKind = 'PARTNER' | 'STAFF' | 'CUSTOMER' | 'SYSTEM' | 'POS';
 
 export const reservationStream = (id: string) => `reservation-${id}`;
 
+/**
+ * A restaurant id as the first part of a stream name: its own `-` and `%` escaped, so the first `-`
+ * after it ends it (restaurant ids are free text: `rest` with external_id `a-1` and `rest-a` with `1`
+ * must be two claims). An id without either (`rest_demo`, a generated one) is unchanged.
+ */
+export const restaurantStreamPart = (restaurantId: string) =>
+  restaurantId.replace(/%/g, '%25').replace(/-/g, '%2D');
+
 /** Claim stream that keeps a reservation external_id unique within its restaurant. */
 export const externalIdClaimStream = (restaurantId: string, externalId: string) =>
-  `${EXTERNAL_ID_CLAIM_PREFIX}${restaurantId}-${encodeURIComponent(externalId)}`;
+  `${EXTERNAL_ID_CLAIM_PREFIX}${restaurantStreamPart(restaurantId)}-${encodeURIComponent(externalId)}`;
 export const EXTERNAL_ID_CLAIM_PREFIX = 'reservation-external-id-';
 
-/** The external_id a claim stream of this restaurant is named after, or null for any other stream. */
+/**
+ * The name a claim had before restaurant ids were escaped in it, when that differs (the id holds a
+ * `-` or `%`), else null. Such a name can also be another restaurant's claim: it counts only when
+ * its claim's metadata names this restaurant (external-id.ts). Nothing is written there any more.
+ */
+export function legacyExternalIdClaimStream(restaurantId: string, externalId: string): string | null {
+  if (restaurantStreamPart(restaurantId) === restaurantId) return null;
+  return `${EXTERNAL_ID_CLAIM_PREFIX}${restaurantId}-${encodeURIComponent(externalId)}`;
+}
+
+/** The external_id a claim stream of this restaurant is named after (either name), or null for any other stream. */
 export function externalIdOfClaimStream(restaurantId: string, stream: string): string | null {
-  const prefix = `${EXTERNAL_ID_CLAIM_PREFIX}${restaurantId}-`;
-  if (!stream.startsWith(prefix)) return null;
+  const escaped = `${EXTERNAL_ID_CLAIM_PREFIX}${restaurantStreamPart(restaurantId)}-`;
+  const legacy = `${EXTERNAL_ID_CLAIM_PREFIX}${restaurantId}-`;
+  const prefix = stream.startsWith(escaped) ? escaped : stream.startsWith(legacy) ? legacy : null;
+  if (prefix === null) return null;
   try {
     return decodeURIComponent(stream.slice(prefix.length));
   } catch {

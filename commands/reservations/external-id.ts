@@ -4,7 +4,7 @@ import { claim, release } from '../../src/core/claims';
 import type { CommandMeta } from '../../src/core/command-meta';
 import { ApiError, conflict } from '../../src/core/errors';
 import type { WriteDeps } from '../../src/core/write-deps';
-import { externalIdClaimStream } from './events';
+import { externalIdClaimStream, legacyExternalIdClaimStream } from './events';
 
 const taken = (externalId: string) =>
   conflict(
@@ -13,6 +13,22 @@ const taken = (externalId: string) =>
       external_id: externalId,
     },
   );
+
+/**
+ * The reservation holding `externalId` under the claim's former name (events.ts
+ * legacyExternalIdClaimStream), when that claim is this restaurant's; else null.
+ */
+export async function legacyExternalIdOwner(
+  deps: WriteDeps,
+  restaurantId: string,
+  externalId: string,
+): Promise<string | null> {
+  const legacy = legacyExternalIdClaimStream(restaurantId, externalId);
+  if (legacy === null) return null;
+  const [last] = await deps.events.readStream(legacy, { direction: 'backwards', limit: 1 });
+  if (last?.type !== 'Claimed' || last.metadata.restaurant_id !== restaurantId) return null;
+  return (last.data as { owner: string }).owner;
+}
 
 /** Cheap early refusal (no write) before any capacity is held; the claim itself decides. */
 export async function assertExternalIdFree(
@@ -26,6 +42,8 @@ export async function assertExternalIdFree(
     limit: 1,
   });
   if (last?.type === 'Claimed' && (last.data as { owner: string }).owner !== owner) throw taken(externalId);
+  const earlier = await legacyExternalIdOwner(deps, restaurantId, externalId);
+  if (earlier !== null && earlier !== owner) throw taken(externalId);
 }
 
 export async function claimExternalId(
@@ -35,6 +53,10 @@ export async function claimExternalId(
   reservationId: string,
   meta: CommandMeta,
 ) {
+  // A claim under the former name still holds the value until released (legacy streams get no new claims).
+  const earlier = await legacyExternalIdOwner(deps, restaurantId, externalId);
+  if (earlier !== null && earlier !== reservationId) throw taken(externalId);
+  if (earlier === reservationId) return { taken: false, position: null };
   try {
     return await claim(
       deps,
@@ -49,14 +71,19 @@ export async function claimExternalId(
   }
 }
 
-export const releaseExternalId = (
+/** Frees the value (under either name) if `reservationId` holds it; the position of the last release written. */
+export async function releaseExternalId(
   deps: WriteDeps,
   restaurantId: string,
   externalId: string,
   reservationId: string,
   meta: CommandMeta,
-) =>
-  release(deps, externalIdClaimStream(restaurantId, externalId), reservationId, {
-    ...meta,
-    restaurant_id: restaurantId,
-  });
+): Promise<bigint | null> {
+  const m = { ...meta, restaurant_id: restaurantId };
+  const legacy = legacyExternalIdClaimStream(restaurantId, externalId);
+  const earlier =
+    legacy !== null && (await legacyExternalIdOwner(deps, restaurantId, externalId)) === reservationId
+      ? await release(deps, legacy, reservationId, m)
+      : null;
+  return (await release(deps, externalIdClaimStream(restaurantId, externalId), reservationId, m)) ?? earlier;
+}

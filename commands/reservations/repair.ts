@@ -3,7 +3,6 @@
 // shows out of sync for a while; everything here re-reads the streams and appends with expected
 // revisions. Releases of a reservation that never came to be happen only after the fence: planned
 // again on the fenced stream, so a create that wrote ReservationCreated first keeps what it holds.
-import { release } from '../../src/core/claims';
 import { runCommand } from '../../src/core/command';
 import type { CommandMeta } from '../../src/core/command-meta';
 import type { WriteDeps } from '../../src/core/write-deps';
@@ -12,6 +11,7 @@ import { decideRestore } from './capacity-decide';
 import { appendToCapacity, confirmMove, dropMove, loadCapacity, releaseSeating } from './capacity-handler';
 import { externalIdClaimStream, reservationStream } from './events';
 import { evolveReservation, initialReservation, type ReservationState } from './evolve';
+import { legacyExternalIdOwner, releaseExternalId } from './external-id';
 import { loadReservation } from './handler-common';
 import { planRepair, type RepairStep, seatingOfReservation } from './repair-plan';
 
@@ -62,12 +62,7 @@ export async function repairSeating(
         );
         break;
       case 'release_claim':
-        track(
-          await release(deps, externalIdClaimStream(restaurantId, step.externalId), reservationId, {
-            ...meta,
-            restaurant_id: restaurantId,
-          }),
-        );
+        track(await releaseExternalId(deps, restaurantId, step.externalId, reservationId, meta));
         break;
       case 'confirm_move':
         track(
@@ -111,7 +106,7 @@ export async function repairSeating(
   return { steps, position };
 }
 
-/** The claim stream of `externalId` names this reservation as its current owner. */
+/** The claim of `externalId` (under either name) names this reservation as its current owner. */
 async function holdsClaim(
   deps: WriteDeps,
   restaurantId: string,
@@ -122,7 +117,8 @@ async function holdsClaim(
     direction: 'backwards',
     limit: 1,
   });
-  return last?.type === 'Claimed' && (last.data as { owner?: string }).owner === reservationId;
+  if (last?.type === 'Claimed' && (last.data as { owner?: string }).owner === reservationId) return true;
+  return (await legacyExternalIdOwner(deps, restaurantId, externalId)) === reservationId;
 }
 
 /** Writes ReservationCreationAbandoned as the stream's first event, unless the create got there first. */

@@ -270,6 +270,14 @@ test('external_id claim streams: named after the restaurant and the encoded valu
   assert.is(externalIdOfClaimStream('rest_2', stream), null);
   assert.is(externalIdOfClaimStream('rest_1', 'restaurant-slug-x'), null);
   assert.is(externalIdOfClaimStream('rest_1', 'reservation-external-id-rest_1-%E0%A4%A'), null);
+  // A restaurant id with "-" is escaped in the name, so it cannot run into another restaurant's value.
+  const dashed = externalIdClaimStream('rest-a', '1');
+  assert.is(dashed, 'reservation-external-id-rest%2Da-1');
+  assert.is(externalIdOfClaimStream('rest-a', dashed), '1');
+  assert.is(externalIdOfClaimStream('rest', dashed), null);
+  // Claims written before the escaping are read back for their own restaurant (its metadata's).
+  assert.is(externalIdOfClaimStream('rest-a', 'reservation-external-id-rest-a-1'), '1');
+  assert.is(externalIdOfClaimStream('rest', 'reservation-external-id-rest-a-1'), 'a-1');
 });
 
 test('repair: canceled releases; a move to another day releases that day; a replaced seating is restored, the reservation untouched', () => {

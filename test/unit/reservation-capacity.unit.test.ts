@@ -280,6 +280,25 @@ test('external_id claim streams: named after the restaurant and the encoded valu
   assert.is(externalIdOfClaimStream('rest', 'reservation-external-id-rest-a-1'), 'a-1');
 });
 
+test('external_id claim streams: two different (restaurant, value) pairs never share a stream; each reads back', () => {
+  // Restaurant ids are free text: "-", "%" and the escapes themselves are the hard cases.
+  const part = fc.stringMatching(/^[a-z%\-2D5_]{1,8}$/);
+  fc.assert(
+    fc.property(
+      part,
+      fc.string({ minLength: 1, maxLength: 8 }),
+      part,
+      fc.string({ minLength: 1, maxLength: 8 }),
+      (r1, e1, r2, e2) => {
+        const s1 = externalIdClaimStream(r1, e1);
+        if (r1 !== r2 || e1 !== e2) assert.is.not(s1, externalIdClaimStream(r2, e2));
+        assert.is(externalIdOfClaimStream(r1, s1), e1);
+      },
+    ),
+    { numRuns: 2000 },
+  );
+});
+
 test('repair: canceled releases; a move to another day releases that day; a replaced seating is restored, the reservation untouched', () => {
   assert.equal(planRepair(reservation({ status: 'CANCELED_BY_RESTAURANT' }), new Map([[DAY, seating()]])), [
     { kind: 'release', serviceDate: DAY, reason: 'CANCELED' },

@@ -5,7 +5,8 @@
 //   after MessageFailed, a retry (same external_call_id) appends MessageRequested again (attempt + 1).
 // The cooldown of a caller is decided on `missed-call-caller-<restaurant>-<caller id>` (MessageSlotTaken,
 // MessageSlotFreed), the caller id a keyed hash of the E.164 number (src/privacy/caller-ids.ts: a stream
-// id cannot be sealed, so it never holds the number); an external_call_id is claimed on `missed-call-external-id-<restaurant>-<value>`.
+// id cannot be sealed, so it never holds the number); an external_call_id is claimed on `missed-call-external-call-<restaurant, its - escaped>-<value>`
+// (`missed-call-external-id-<restaurant>-<value>` before, still read: externalCallClaimStream).
 // The WhatsApp settings of a restaurant live on `missed-call-settings-<restaurant>`.
 
 export const OUTCOMES = [
@@ -142,7 +143,20 @@ export const MISSED_CALL_STREAM_PREFIX = 'missed-call-';
 export const callerStream = (restaurantId: string, callerId: string) =>
   `missed-call-caller-${restaurantId}-${callerId}`;
 export const CALLER_STREAM_PREFIX = 'missed-call-caller-';
+/**
+ * The claim of an external_call_id within its restaurant. The restaurant id's own `-` and `%` are
+ * escaped, so the first `-` after it ends it: restaurant `rest` with `a-1` and restaurant `rest-a` with
+ * `1` are two streams. Under the former name (`legacyExternalCallClaimStream`) they were one, and the
+ * second call was answered with, or carried on, the other restaurant's call.
+ */
 export const externalCallClaimStream = (restaurantId: string, externalCallId: string) =>
+  `missed-call-external-call-${restaurantId.replace(/%/g, '%25').replace(/-/g, '%2D')}-${encodeURIComponent(externalCallId)}`;
+/**
+ * The name claims had before, ambiguous when a restaurant id has a `-`: read so that a replay of a call
+ * reported before the change still finds it, and trusted only when the claim's metadata names the
+ * restaurant. Only claims: nothing is written there any more.
+ */
+export const legacyExternalCallClaimStream = (restaurantId: string, externalCallId: string) =>
   `missed-call-external-id-${restaurantId}-${encodeURIComponent(externalCallId)}`;
 export const settingsStream = (restaurantId: string) => `missed-call-settings-${restaurantId}`;
 

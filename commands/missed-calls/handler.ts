@@ -42,6 +42,7 @@ import {
 import {
   callerStream,
   externalCallClaimStream,
+  legacyExternalCallClaimStream,
   type MissedCallEvent,
   missedCallStream,
   type Outcome,
@@ -149,8 +150,9 @@ export async function reportMissedCall(
   let callId = fresh;
   let claimedAt: string | null = null;
   if (input.external_call_id !== undefined) {
+    const earlier = await legacyClaimOwner(deps, restaurant._id, input.external_call_id);
     const stream = externalCallClaimStream(restaurant._id, input.external_call_id);
-    const owner = await claimOwner(deps, stream, fresh, m);
+    const owner = earlier ?? (await claimOwner(deps, stream, fresh, m));
     callId = owner.owner;
     claimedAt = owner.at;
   }
@@ -166,6 +168,22 @@ export async function reportMissedCall(
   };
   if (callId === fresh) return advance(deps, restaurant, callId, reported, m);
   return replay(deps, restaurant, callId, reported, claimedAt, m);
+}
+
+/**
+ * A claim this restaurant made under the former, ambiguous stream name (events.ts). Another
+ * restaurant's claim there is not this restaurant's call.
+ */
+async function legacyClaimOwner(
+  deps: WriteDeps,
+  restaurantId: string,
+  externalCallId: string,
+): Promise<{ owner: string; at: string | null } | null> {
+  const legacy = legacyExternalCallClaimStream(restaurantId, externalCallId);
+  const [last] = await deps.events.readStream(legacy, { direction: 'backwards', limit: 1 });
+  const d = last?.data as { owner?: string; at?: string } | undefined;
+  if (last?.type !== 'Claimed' || !d?.owner || last.metadata.restaurant_id !== restaurantId) return null;
+  return { owner: d.owner, at: d.at ?? null };
 }
 
 /** Takes the external_call_id for `candidate`, or names the call that holds it. */

@@ -4,18 +4,24 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { addMarketingOptOut, blacklistCustomer } from '../../commands/customers/handler';
+import { legacyExternalCallClaimStream } from '../../commands/missed-calls/events';
 import { MESSAGES, type MessageDoc } from '../../projections/missed-calls';
 import { OUTBOX_EVENT } from '../../src/adapters/message-sender/outbox';
+import { FixedClock } from '../../src/core/clock';
 import { operatorMeta } from '../../src/core/command-meta';
+import { NO_STREAM } from '../../src/ports/event-store';
 import { runCli as cli } from '../helpers/cli-in-process';
 import {
   advance,
+  MC_NOW,
   MC_TOKENS,
   type MissedCallService,
+  missedCallBootstrap,
   report,
   startMissedCallService,
 } from '../helpers/missed-calls';
 import { DINNER } from '../helpers/reservations';
+import { startTestService } from '../helpers/service';
 
 const t = suite<{ svc: MissedCallService }>('missed calls (outbox)');
 t.before(async (ctx) => {
@@ -424,3 +430,78 @@ t('a past reservation does not count (after the clock passes it)', async ({ svc 
 });
 
 t.run();
+
+// Restaurant ids are the operator's choice, `-` included: `rest` with external_call_id `a-1` and `rest-a`
+// with `1` once named one claim stream, so the second call was answered with the first restaurant's
+// call (a 404 of its own record) or, after a 502, carried it on to the other restaurant's caller.
+const ids = suite<{ svc: MissedCallService }>('missed calls: external_call_id within its restaurant');
+const DASHED = {
+  rest: 'couvert_pk_mc_rest_0000000000000000000000000006',
+  restA: 'couvert_pk_mc_rest_a_00000000000000000000000007',
+};
+ids.before(async (ctx) => {
+  const boot = missedCallBootstrap();
+  const template = boot.restaurants.find((r) => r.id === 'rest_other') as (typeof boot.restaurants)[number];
+  const like = (id: string, token: string) => ({
+    ...template,
+    id,
+    name: `Restaurant ${id}`,
+    slug: `slug-${id}`,
+    api_keys: [{ id: `key_${id}`, name: id, token, scopes: ['MISSED_CALLS_WRITE'] }],
+  });
+  boot.restaurants.push(like('rest', DASHED.rest), like('rest-a', DASHED.restA));
+  const clock = new FixedClock(MC_NOW);
+  ctx.svc = Object.assign(await startTestService({ bootstrap: boot, clock, env: { TEST_CLOCK: 'true' } }), {
+    clock,
+  });
+});
+ids.after(async ({ svc }) => svc.close());
+
+ids('one external_call_id in two restaurants whose ids run into each other: two calls', async ({ svc }) => {
+  const first = (
+    await report(svc, { caller_phone_number: '0699000001', external_call_id: '1' }, DASHED.restA)
+  ).body.data;
+  assert.is(first.outcome, 'SENT');
+  const second = await report(
+    svc,
+    { caller_phone_number: '0699000002', external_call_id: 'a-1' },
+    DASHED.rest,
+  );
+  assert.is(second.status, 201, second.text);
+  assert.equal(
+    [second.body.data.outcome, second.body.data.caller_phone_number, second.body.data.external_call_id],
+    ['SENT', '+33699000002', 'a-1'],
+  );
+  assert.is.not(second.body.data.id, first.id);
+  // Each restaurant's replay still answers its own call.
+  const again = await report(svc, { caller_phone_number: '0699000001', external_call_id: '1' }, DASHED.restA);
+  assert.equal([again.body.data.outcome, again.body.data.id], ['SKIPPED_DUPLICATE', first.id]);
+});
+
+ids(
+  'a claim made under the former stream name still answers its replay, for its restaurant only',
+  async ({ svc }) => {
+    const call = (await report(svc, { caller_phone_number: '0699000003' }, DASHED.restA)).body.data;
+    await svc.rt.events.append(
+      legacyExternalCallClaimStream('rest-a', '7'),
+      [{ type: 'Claimed', data: { owner: call.id, at: MC_NOW }, metadata: { restaurant_id: 'rest-a' } }],
+      NO_STREAM,
+    );
+    const replay = await report(
+      svc,
+      { caller_phone_number: '0699000003', external_call_id: '7' },
+      DASHED.restA,
+    );
+    assert.equal([replay.body.data.outcome, replay.body.data.id], ['SKIPPED_DUPLICATE', call.id]);
+    // `rest` with `a-7` has the very same former name, and the claim there is not its own.
+    const other = await report(
+      svc,
+      { caller_phone_number: '0699000004', external_call_id: 'a-7' },
+      DASHED.rest,
+    );
+    assert.is(other.status, 201, other.text);
+    assert.is.not(other.body.data.id, call.id);
+  },
+);
+
+ids.run();

@@ -151,6 +151,12 @@ export async function redeemCode(
   }
   const restaurant = await loadRestaurant(deps, code.restaurant_id);
   if (!restaurant.profile) throw new GrantRefused('The restaurant of this code no longer exists');
+  // A third-party application works only where the restaurant's API option is on (spec §5): it may have
+  // been turned off since the manager consented.
+  if (!app.profile?.published_by_operator && !restaurant.profile.api_option)
+    throw new GrantRefused(
+      'The restaurant has turned its API option off: it no longer allows this application',
+    );
   const connection = await runCommand<ConnectionState>(deps.events, {
     ...connectionCommand(deps, code.restaurant_id, clientId, meta),
     decide: (s) =>

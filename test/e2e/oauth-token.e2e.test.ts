@@ -3,6 +3,7 @@
 // 3-token cap, revocation, the token endpoint's own rate limit. Codes come from the real consent pages.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { runCli as cli } from '../helpers/cli-in-process';
 import {
   authorizeQuery,
   Browser,
@@ -320,6 +321,31 @@ t(
     });
     assert.is(form.status, 200);
     assert.is((await svc.api('GET', '/me', { token: theirs })).status, 401);
+  },
+);
+
+t(
+  'a third-party application needs the API option on: its code is refused and its tokens stop while it is off; a published one works everywhere',
+  async ({ svc, b }) => {
+    const mine = (await exchange(svc, await code(b))).body.access_token as string;
+    const pending = await code(b);
+    const pub = await code(b, { client: 'app_pub', scope: 'CATALOG_READ' });
+    const published = (await exchange(svc, pub, {}, { client: ['app_pub', SECRETS.app_pub] })).body
+      .access_token as string;
+    await cli(svc, 'restaurants api-option', { id: 'rest_demo', enabled: 'false' });
+    try {
+      const refused = await exchange(svc, pending);
+      assert.equal([refused.status, refused.body.error], [400, 'invalid_grant']);
+      assert.match(refused.body.error_description, /API option/);
+      const me = await svc.api('GET', '/me', { token: mine });
+      assert.equal([me.status, me.body.error.code], [401, 'INVALID_AUTHENTICATION']);
+      assert.match(me.body.error.message, /API option/);
+      assert.is((await svc.api('GET', '/me', { token: published })).status, 200);
+    } finally {
+      await cli(svc, 'restaurants api-option', { id: 'rest_demo', enabled: 'true' });
+    }
+    // Turned on again, the token works again: it was never revoked.
+    assert.is((await svc.api('GET', '/me', { token: mine })).status, 200);
   },
 );
 

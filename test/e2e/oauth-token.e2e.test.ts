@@ -179,6 +179,7 @@ t(
     const cases: [Record<string, string>, object, RegExp][] = [
       [{ code: 'couvert_ac_nope' }, {}, /unknown/],
       [{ code: 'something-else' }, {}, /unknown/],
+      [{ code: `couvert_ac_${'a'.repeat(600)}` }, {}, /unknown/],
       [{ redirect_uri: `${CALLBACK}/` }, {}, /redirect_uri/],
       [{ redirect_uri: 'https://pos.example.test/callback?tenant=1' }, {}, /redirect_uri/],
       [{ code_verifier: pkce().verifier }, {}, /code_verifier/],
@@ -302,6 +303,7 @@ t(
     assert.is((await svc.api('GET', '/me', { token: mine })).status, 401);
     assert.is((await revoke(mine)).status, 200, 'already revoked');
     assert.is((await revoke('couvert_pk_unknown')).status, 200, 'unknown');
+    assert.is((await revoke(`couvert_pk_${'x'.repeat(600)}`)).status, 200, 'unknown, however long');
     const wrong = await revoke(theirs, ['app_pub', 'wrong']);
     assert.equal([wrong.status, wrong.body.error], [401, 'invalid_client']);
     const missing = await svc.api('POST', '/api/oauth/revoke', {

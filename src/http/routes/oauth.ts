@@ -9,6 +9,7 @@ import { GrantRefused } from '../../../commands/oauth/codes';
 import { redeemCode, revokeClientToken } from '../../../commands/oauth/token-handler';
 import { SCOPES } from '../../core/scopes';
 import type { Runtime } from '../../runtime';
+import { BODY_LIMITS } from '../body-guard';
 import { invalidClient, invalidRequest, NO_STORE, OAuthError, oauthErrorResult } from '../oauth-errors';
 import { type AnyRoute, defineRoute, PUBLIC, type ResponseDoc } from '../route';
 import { described, obj, optional, str } from '../schema';
@@ -210,7 +211,8 @@ export const oauthRoutes: AnyRoute[] = [
     body: obj(
       {
         grant_type: field(100, 'authorization_code'),
-        code: field(512, 'The code the redirect carried'),
+        // Bounded by the body guard only: a longer code is an unknown one (invalid_grant), not a bad request.
+        code: field(BODY_LIMITS.stringChars, 'The code the redirect carried'),
         redirect_uri: field(2000, 'The redirect_uri of the authorization request, character for character'),
         code_verifier: field(256, 'The PKCE verifier (43 to 128 of A-Z a-z 0-9 - . _ ~)'),
         ...clientFields,
@@ -304,7 +306,8 @@ export const oauthRoutes: AnyRoute[] = [
     bodyTypes: FORM_AND_JSON,
     body: obj(
       {
-        token: field(512, 'The access token to revoke'),
+        // Bounded by the body guard only: a longer token is an unknown one, answered 200 (RFC 7009 §2.2).
+        token: field(BODY_LIMITS.stringChars, 'The access token to revoke'),
         token_type_hint: field(100, 'Ignored (there is one kind of token)'),
         ...clientFields,
       },

@@ -113,14 +113,21 @@ export function checkAuthorizeRequest(q: RawQuery, app: ApplicationState | null)
   };
 }
 
-/** The redirect back to the application: its own query kept, ours appended, plus `iss` (RFC 9207). */
+/**
+ * The redirect back to the application: its own query kept as registered (RFC 6749 §3.1.2: retained,
+ * not re-encoded through `searchParams`, which wrote `a%20b` as `a+b` and `flag` as `flag=`), ours
+ * appended, plus `iss` (RFC 9207).
+ */
 export function redirectTo(
   redirectUri: string,
   params: Record<string, string | null>,
   issuer: string,
 ): string {
   const url = new URL(redirectUri);
-  for (const [k, v] of Object.entries(params)) if (v !== null) url.searchParams.append(k, v);
-  url.searchParams.append('iss', issuer);
+  const ours = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== null) ours.append(k, v);
+  ours.append('iss', issuer);
+  const own = url.search.replace(/^\?/, '').replace(/&+$/, '');
+  url.search = own ? `${own}&${ours}` : ours.toString();
   return url.toString();
 }

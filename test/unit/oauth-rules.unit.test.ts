@@ -135,6 +135,15 @@ t('the redirect keeps the registered query and appends ours and iss', () => {
     ),
     'https://x.example/cb?t=1&code=c%26d&state=s+1&iss=https%3A%2F%2Fcouvert.example',
   );
+  // Kept as registered: not re-encoded as a form (a%20b stays, a bare flag gets no "=").
+  assert.is(
+    redirectTo('http://localhost:8080/cb?x=a%20b&flag&p=/v', { code: 'c' }, 'https://couvert.example'),
+    'http://localhost:8080/cb?x=a%20b&flag&p=/v&code=c&iss=https%3A%2F%2Fcouvert.example',
+  );
+  assert.is(
+    redirectTo('https://x.example/cb?', { code: 'c' }, 'https://i.example'),
+    'https://x.example/cb?code=c&iss=https%3A%2F%2Fi.example',
+  );
 });
 
 const issued = (over: Partial<CodeState['issued']> = {}): CodeState => ({

@@ -4,7 +4,9 @@
 //   2. the connection takes the new key id (OAuthTokenAdded, retiring the oldest past 3),
 //   3. the retired keys are revoked (ApiKeyRevoked through the credentials command),
 //   4. the key is created (ApiKeyCreated, type OAUTH),
-//   5. the code stream is read again: a replay recorded meanwhile revokes the new key at once.
+//   5. the code stream is read again: a replay recorded meanwhile revokes the new key at once;
+//   6. the connection is read again: a disconnection or a newer token's cap that retired the key between
+//      2 and 4 (revoking a key not yet created is a no-op) revokes it at once.
 // A connection may thus name a key that was never created (a crash after 2); revoking it is a no-op.
 import { randomBytes } from 'node:crypto';
 import { loadStream, runCommand } from '../../src/core/command';
@@ -186,6 +188,20 @@ export async function redeemCode(
   if (after.state.replayed) {
     await revokeKeys(deps, [keyId], 'authorization code replayed', meta);
     throw new GrantRefused('The authorization code was already used; the token it issued is revoked');
+  }
+  // Between 2 and 4 a disconnection, or a newer token past the cap, may have retired this key before it
+  // existed (revoking it then was a no-op): read the connection again, as for a replay.
+  const current = await loadStream(
+    deps.events,
+    connectionStream(code.restaurant_id, clientId),
+    initialConnection,
+    evolveConnection,
+  );
+  if (!current.state.active.includes(keyId)) {
+    await revokeKeys(deps, [keyId], 'retired while it was issued (disconnection or token cap)', meta);
+    throw new GrantRefused(
+      'The connection changed while the token was issued (the application was disconnected, or newer tokens took its place); the token is revoked',
+    );
   }
   return {
     token: created.token,

@@ -248,7 +248,11 @@ async function handle(
       throw new ApiError(
         415,
         'VALIDATION_ERROR',
-        'Send the body as JSON with "Content-Type: application/json"',
+        // An absolute route (the OAuth endpoints, the pages' forms) takes a form too: say so, as RFC 6749
+        // clients send one.
+        route.absolute
+          ? 'Send the body form-encoded ("Content-Type: application/x-www-form-urlencoded") or as JSON ("Content-Type: application/json")'
+          : 'Send the body as JSON with "Content-Type: application/json"',
       );
     const raw = ctx.request.body;
     guardBody(raw);

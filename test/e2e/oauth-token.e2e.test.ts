@@ -168,7 +168,10 @@ t('request errors: grant type, missing and repeated parameters, an unreadable bo
     headers: { authorization: basic('app_demo', SECRETS.app_demo), 'content-type': 'text/plain' },
     body: 'grant_type=authorization_code',
   });
-  assert.equal([plain.status, ((await plain.json()) as { error: string }).error], [400, 'invalid_request']);
+  const refused = (await plain.json()) as { error: string; error_description: string };
+  assert.equal([plain.status, refused.error], [400, 'invalid_request']);
+  // The endpoint takes a form first (RFC 6749): the answer names it, not JSON alone.
+  assert.match(refused.error_description, /application\/x-www-form-urlencoded/);
   assert.is((await exchange(svc, c)).status, 200, 'the code is still good');
 });
 

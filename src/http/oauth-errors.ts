@@ -50,7 +50,11 @@ export function oauthErrorResult(err: unknown, requestId: string): RouteResult {
       const issues = (err.details?.issues as Issue[] | undefined) ?? [];
       const what = issues.length
         ? issues.map((i) =>
-            i.code === 'invalid_type' ? `${i.path}: repeated or not a single value` : i.message,
+            i.code !== 'invalid_type'
+              ? i.message
+              : i.path
+                ? `${i.path}: repeated or not a single value`
+                : 'the body must be form fields or a JSON object',
           )
         : [err.message];
       return out(400, 'invalid_request', what.join('; '));

@@ -163,6 +163,16 @@ t('request errors: grant type, missing and repeated parameters, an unreadable bo
     [garbage.status, ((await garbage.json()) as { error: string }).error],
     [400, 'invalid_request'],
   );
+  for (const body of ['null', '[]', '"code"']) {
+    const notObject = await fetch(`${svc.url}/api/oauth/token`, {
+      method: 'POST',
+      headers: { authorization: basic('app_demo', SECRETS.app_demo), 'content-type': 'application/json' },
+      body,
+    });
+    const answer = (await notObject.json()) as { error: string; error_description: string };
+    assert.equal([notObject.status, answer.error], [400, 'invalid_request'], body);
+    assert.is(answer.error_description, 'the body must be form fields or a JSON object', body);
+  }
   const plain = await fetch(`${svc.url}/api/oauth/token`, {
     method: 'POST',
     headers: { authorization: basic('app_demo', SECRETS.app_demo), 'content-type': 'text/plain' },

@@ -187,4 +187,21 @@ t(
   },
 );
 
+t(
+  'a guest whose name has a new line, a tab or a run of spaces still gets the message: WhatsApp refuses such a parameter (#132018)',
+  async ({ svc, fake }) => {
+    const guest = await svc.api('POST', '/customers', {
+      token: MC_TOKENS.demo,
+      body: { name: 'Jean\n  Dupont\tfils      aîné', phone_number: '+33612345707' },
+    });
+    assert.is(guest.status, 201, guest.text);
+    const r = await report(svc, { caller_phone_number: '06 12 34 57 07' });
+    assert.is(r.status, 201, r.text);
+    assert.equal([r.body.data.customer_id, r.body.data.outcome], [guest.body.data.id, 'SENT']);
+    const sent = fake.requests.at(-1);
+    assert.is(sent?.problem, null);
+    assert.is(sent?.body.template.components[0].parameters[0].text, 'Jean Dupont fils aîné');
+  },
+);
+
 t.run();

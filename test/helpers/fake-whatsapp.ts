@@ -108,6 +108,16 @@ export class FakeWhatsApp {
       };
       if (problem) {
         entry.answered = 'invalid';
+        if (problem.startsWith('param text'))
+          return json(400, {
+            error: {
+              message: '(#132018) There was an issue with the parameters in your template.',
+              type: 'OAuthException',
+              code: 132018,
+              error_data: { messaging_product: 'whatsapp', details: problem },
+              fbtrace_id: 'AbCdEf',
+            },
+          });
         return json(problem.startsWith('token') ? 401 : 400, {
           error: {
             message: problem,
@@ -166,8 +176,12 @@ export class FakeWhatsApp {
       if (!Array.isArray(t.components)) return 'components';
       for (const c of t.components as { type?: unknown; parameters?: unknown }[]) {
         if (c.type !== 'body' || !Array.isArray(c.parameters)) return 'component';
-        for (const p of c.parameters as { type?: unknown; text?: unknown }[])
+        for (const p of c.parameters as { type?: unknown; text?: unknown }[]) {
           if (p.type !== 'text' || typeof p.text !== 'string' || p.text === '') return 'parameter';
+          // The Cloud API's own rule for a parameter's text (#132018).
+          if (/[\n\t]| {5}/.test(p.text))
+            return 'param text cannot have new-line/tab characters or more than 4 consecutive spaces';
+        }
       }
     }
     return null;

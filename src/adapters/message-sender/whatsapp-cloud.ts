@@ -187,11 +187,18 @@ export class WhatsAppCloudSender implements MessageSender {
   }
 }
 
+/**
+ * A parameter's text as WhatsApp takes it: no new line or tab and at most 4 spaces in a row, or the
+ * whole message is refused (#132018, "Param text cannot have new-line/tab characters or more than 4
+ * consecutive spaces") and the guest hears nothing. A name typed over two lines is still their name.
+ */
+export const parameterText = (value: string) => value.replace(/\s+/g, ' ').trim();
+
 export function requestBody(message: OutgoingMessage): Record<string, unknown> {
   const parameters = message.template.parameters.map((p) =>
     message.template.form === 'named'
-      ? { type: 'text', parameter_name: p.name, text: p.value }
-      : { type: 'text', text: p.value },
+      ? { type: 'text', parameter_name: p.name, text: parameterText(p.value) }
+      : { type: 'text', text: parameterText(p.value) },
   );
   return {
     messaging_product: 'whatsapp',

@@ -1,0 +1,113 @@
+// Long names on the pages, in headless Chromium at phone (390) and desktop (1280) widths: a restaurant's
+// long name in the switcher, and names with no space to break at (an application's, an API key's, an
+// endpoint's description, a CSV file's name and cells) stay inside the page's column: nothing pushes
+// the page sideways on a phone or out of its card on a desktop.
+import type { Page } from 'playwright-core';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { browserAvailable, launchChromium } from '../helpers/browser';
+import { oauthBootstrap, PASSWORD } from '../helpers/oauth';
+import { startTestService, type TestService } from '../helpers/service';
+
+const haveBrowser = browserAvailable('long names on the pages');
+
+/** A real restaurant's name can be long; spaces or not, the switcher's select must fit a phone. */
+const LONG_NAME = 'Brasserie du Grand Café de la Place de la République et des Halles Centrales';
+/** Names without a space (underscores and dots are no break opportunity). */
+const UNBROKEN = 'caisse_enregistreuse_salle_principale_rez_de_chaussee_et_terrasse_ete';
+const APP = 'CaisseEnregistreuseConnecteeProfessionnelleMultiSitesEtTerrasses';
+
+interface Ctx {
+  svc: TestService;
+}
+const t = suite<Ctx>('pages: long names in headless Chromium', {} as Ctx);
+
+t.before(async (ctx) => {
+  const bootstrap = oauthBootstrap() as ReturnType<typeof oauthBootstrap> & {
+    restaurants: Record<string, unknown>[];
+  };
+  const [demo, , three] = bootstrap.restaurants as Record<string, unknown>[];
+  Object.assign(three as object, { name: LONG_NAME });
+  (bootstrap.oauth_applications[0] as { name: string }).name = APP;
+  Object.assign(demo as object, {
+    api_keys: [
+      {
+        id: 'key_long',
+        name: UNBROKEN,
+        token: 'couvert_pk_long_names_0123456789abcdefghijklmnopq',
+        scopes: ['CUSTOMERS_READ', 'WEBHOOKS_WRITE'],
+      },
+    ],
+    webhook_endpoints: [
+      {
+        id: 'we_long',
+        url: 'https://hooks.example.test/couvert',
+        secret: 'whsec_long_names_secret_0000001',
+        api_key_id: 'key_long',
+        description: `Forwarded to ${UNBROKEN}.internal.example.test/hooks/couvert`,
+      },
+    ],
+  });
+  ctx.svc = await startTestService({ bootstrap });
+});
+t.after(async (ctx) => {
+  await ctx.svc?.close();
+});
+
+const test = haveBrowser ? t : t.skip;
+
+/**
+ * What sticks out, at the current width: the page wider than the window, or an element of main past
+ * main's right edge (a table's own scrolling box excepted).
+ */
+const OUTSIDE = `(() => {
+  const out = [];
+  const de = document.documentElement;
+  if (de.scrollWidth > de.clientWidth) out.push('the page scrolls sideways (' + de.scrollWidth + ' > ' + de.clientWidth + ')');
+  const main = document.querySelector('main');
+  const edge = main.getBoundingClientRect().right - parseFloat(getComputedStyle(main).paddingRight) + 1;
+  for (const el of main.querySelectorAll('*')) {
+    if (el.closest('.table-wrap, .table-scroll')) continue;
+    const r = el.getBoundingClientRect();
+    if (r.width > 0 && r.right > edge) out.push(el.tagName.toLowerCase() + (el.className ? '.' + el.className : '') + ' ends at ' + Math.round(r.right) + ' past ' + Math.round(edge) + ': ' + (el.textContent || '').trim().slice(0, 40));
+  }
+  return out.slice(0, 5);
+})()`;
+
+async function fits(page: Page, what: string) {
+  for (const width of [1280, 390]) {
+    await page.setViewportSize({ width, height: 844 });
+    const outside = (await page.evaluate(OUTSIDE)) as string[];
+    assert.equal(outside, [], `${what} at ${width}px`);
+  }
+  await page.setViewportSize({ width: 1280, height: 800 });
+}
+
+async function signedInPage(svc: TestService, path: string) {
+  const browser = await launchChromium();
+  const context = await browser.newContext({
+    viewport: { width: 1280, height: 800 },
+    javaScriptEnabled: false,
+  });
+  const page = await context.newPage();
+  await page.goto(`${svc.url}${path}`);
+  await page.getByLabel('Email').fill('manager@demo.test');
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  return { browser, page };
+}
+
+test('a long restaurant name: the switcher stays inside the column', async ({ svc }) => {
+  const { browser, page } = await signedInPage(svc, '/dashboard?restaurant=rest_three');
+  try {
+    assert.is(await page.locator('#restaurant option:checked').textContent(), LONG_NAME);
+    for (const path of ['/dashboard', '/dashboard/api-keys', '/dashboard/webhooks', '/dashboard/import']) {
+      await page.goto(`${svc.url}${path}?restaurant=rest_three`);
+      await fits(page, path);
+    }
+  } finally {
+    await browser.close();
+  }
+});
+
+t.run();

@@ -6,7 +6,7 @@ import type { Page } from 'playwright-core';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { browserAvailable, launchChromium } from '../helpers/browser';
-import { oauthBootstrap, PASSWORD } from '../helpers/oauth';
+import { authorizeQuery, oauthBootstrap, PASSWORD, pkce } from '../helpers/oauth';
 import { startTestService, type TestService } from '../helpers/service';
 
 const haveBrowser = browserAvailable('long names on the pages');
@@ -105,6 +105,49 @@ test('a long restaurant name: the switcher stays inside the column', async ({ sv
       await page.goto(`${svc.url}${path}?restaurant=rest_three`);
       await fits(page, path);
     }
+  } finally {
+    await browser.close();
+  }
+});
+
+test('names without a space wrap: application, API key, endpoint, CSV file', async ({ svc }) => {
+  const { browser, page } = await signedInPage(
+    svc,
+    `/oauth/authorize?${authorizeQuery({ challenge: pkce().challenge })}`,
+  );
+  try {
+    // The restaurant choice and the consent page name the application.
+    assert.match(await page.locator('main').innerText(), new RegExp(APP));
+    await fits(page, 'restaurant choice');
+    await page.getByLabel(/^Le Demo/).check();
+    await page.getByRole('button', { name: 'Continue' }).click();
+    assert.match(await page.getByRole('heading', { level: 1 }).innerText(), /^Allow /);
+    await fits(page, 'consent');
+
+    await page.goto(`${svc.url}/dashboard/api-keys?restaurant=rest_demo`);
+    assert.match(await page.locator('main').innerText(), new RegExp(UNBROKEN));
+    await fits(page, 'API keys');
+    await page.goto(`${svc.url}/dashboard/webhooks/we_long?restaurant=rest_demo`);
+    await fits(page, 'webhook endpoint');
+
+    const csv = ['name,email', `${UNBROKEN}${UNBROKEN},someone@example.test`, 'Ada,ada@example.test'].join(
+      '\n',
+    );
+    await page.goto(`${svc.url}/dashboard/import?restaurant=rest_demo`);
+    await page
+      .getByLabel('CSV file')
+      .setInputFiles({ name: `${UNBROKEN}.csv`, mimeType: 'text/csv', buffer: Buffer.from(csv) });
+    await page.getByRole('button', { name: 'Preview' }).click();
+    assert.is(await page.title(), 'Check the file · Le Demo · Couvert');
+    await fits(page, 'import preview');
+    // On a desktop the preview's columns stay in view: the result column is not pushed out of the card.
+    const card = await page.locator('table.preview').boundingBox();
+    const result = await page.locator('table.preview th', { hasText: 'Result' }).boundingBox();
+    const wrap = await page.locator('.table-wrap').boundingBox();
+    assert.ok(
+      card && result && wrap && result.x + result.width <= wrap.x + wrap.width + 1,
+      'result column in view',
+    );
   } finally {
     await browser.close();
   }

@@ -78,10 +78,16 @@ export async function signedIn(rt: Runtime, ctx: Context): Promise<SignedIn | nu
   };
 }
 
-/** A local path to go to after signing in: never another origin (no open redirect). */
+/**
+ * A local path to go to after signing in: never another origin (no open redirect). It becomes a
+ * Location header, which carries ASCII only: other characters (a link's decoded é or €, a control
+ * character) go percent-encoded as UTF-8, as a browser sends them, instead of failing the response.
+ */
 export function safeNext(next: unknown): string {
   if (typeof next !== 'string' || next.length > 4000) return '/dashboard';
   if (!/^\/(oauth\/authorize\?|dashboard(\/|\?|$))/.test(next)) return '/dashboard';
   if (/[\\\s]/.test(next) || next.startsWith('//')) return '/dashboard';
-  return next;
+  return next.replace(/[^\x21-\x7e]+/g, (s) =>
+    [...Buffer.from(s, 'utf8')].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join(''),
+  );
 }

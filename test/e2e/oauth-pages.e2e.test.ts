@@ -308,6 +308,30 @@ t('sign-out ends the session; next= never leaves the site', async ({ svc }) => {
   assert.is((await b.get('/dashboard')).status, 303);
 });
 
+t(
+  'next= with text outside ASCII (a link’s é, €, a control character) leads there encoded, not to a 500',
+  async ({ svc }) => {
+    for (const [next, location] of [
+      [
+        '/dashboard?restaurant=rest_demo&utm_campaign=café',
+        '/dashboard?restaurant=rest_demo&utm_campaign=caf%C3%A9',
+      ],
+      ['/dashboard?utm_campaign=€\u0001', '/dashboard?utm_campaign=%E2%82%AC%01'],
+    ] as const) {
+      const b = new Browser(svc.url);
+      const page = await b.get(`/sign-in?next=${encodeURIComponent(next)}`);
+      const signedIn = await signIn(b, page, 'manager@demo.test');
+      assert.is(signedIn.status, 303, signedIn.text.slice(0, 300));
+      assert.is(signedIn.location, location);
+      // Already signed in, the sign-in page sends on at once, the same way.
+      const again = await b.get(`/sign-in?next=${encodeURIComponent(next)}`);
+      assert.is(again.status, 303);
+      assert.is(again.location, location);
+      assert.is((await b.get(location)).status, 200);
+    }
+  },
+);
+
 t('the stylesheet is a file on this origin', async ({ svc }) => {
   const res = await fetch(`${svc.url}/assets/couvert.css`);
   assert.is(res.status, 200);

@@ -143,6 +143,7 @@ t('a page link with parameters of its own (a mail’s utm_source) opens the page
     '/dashboard/webhooks',
     `/dashboard/webhooks/${id}`,
     '/dashboard/import',
+    '/dashboard/insights',
   ]) {
     const res = await b.get(`${path}?restaurant=rest_demo&utm_source=mail&fbclid=abc`);
     assert.is(res.status, 200, `${path}: ${res.status}`);
@@ -151,6 +152,14 @@ t('a page link with parameters of its own (a mail’s utm_source) opens the page
   assert.is(signIn.status, 200);
   // A parameter the page does read is still checked.
   assert.is((await b.get(`/dashboard/api-keys?restaurant=${'x'.repeat(100)}`)).status, 400);
+  assert.is((await b.get('/dashboard/insights?restaurant=rest_demo&period=14&utm_source=mail')).status, 400);
+  // Signed out, such a link leads to the sign-in page and back to itself.
+  const anon = await new Browser(svc.url).get('/dashboard/insights?period=7&utm_source=mail');
+  assert.is(anon.status, 303);
+  assert.match(
+    anon.location ?? '',
+    /^\/sign-in\?next=%2Fdashboard%2Finsights%3Fperiod%3D7%26utm_source%3Dmail$/,
+  );
 });
 
 t.run();

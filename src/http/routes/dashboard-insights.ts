@@ -22,15 +22,20 @@ export const dashboardInsightsRoutes: AnyRoute[] = [
     path: '/dashboard/insights',
     absolute: true,
     hidden: true,
+    // Parameters of a link's own (utm_source…) are ignored, as a page does; those read are checked.
+    openQuery: true,
     operationId: 'dashboardInsights',
     summary:
       'Insights (charts of reservations, webhooks and missed calls) of a restaurant the signed-in user manages',
     tag: 'OAuth',
     access: PUBLIC,
-    query: obj({
-      restaurant: optional(str({ max: 64 })),
-      period: optional(enums(PERIODS.map(String) as ['7', '30', '90'])),
-    }),
+    query: obj(
+      {
+        restaurant: optional(str({ max: 64 })),
+        period: optional(enums(PERIODS.map(String) as ['7', '30', '90'])),
+      },
+      { open: true },
+    ),
     responses: { 200: { description: 'An HTML page' }, 303: { description: 'To the sign-in page' } },
     renderError: renderPageError,
     handler: async ({ rt, ctx, query, requestId }) => {

@@ -235,15 +235,21 @@ const NOTICES: Record<string, string> = {
   deleted: 'The endpoint is deleted: nothing more is sent to it.',
 };
 
+/** Whether a rotation's previous secret still signs beside the new one (the publisher's own rule). */
+const previousSigns = (e: WebhookEndpointDoc, now: Date) =>
+  e.previous_secret !== null && Date.parse(e.previous_secret.expires_at) > now.getTime();
+
 /** Whether the endpoint is as the notice says (a link cannot announce a change that did not happen). */
-const holds = (done: string, e: WebhookEndpointDoc) =>
+const holds = (done: string, e: WebhookEndpointDoc, now: Date) =>
   done === 'enabled'
     ? !e.disabled
     : done === 'disabled'
       ? e.disabled
       : done === 'migrated'
         ? e.api_version !== 'legacy'
-        : true;
+        : done === 'rotated'
+          ? previousSigns(e, now)
+          : true;
 
 const ACTIONS = ['edit', 'toggle', 'rotate', 'test', 'migrate', 'delete'] as const;
 
@@ -361,7 +367,8 @@ export const dashboardWebhookRoutes: AnyRoute[] = [
       const flash = await takeFlash(rt, m.session, `${BASE}/${endpoint._id}`);
       return detailPage(rt, m, endpoint, {
         secret: flash?.value ?? null,
-        notice: query.done && holds(query.done, endpoint) ? (NOTICES[query.done] ?? null) : null,
+        notice:
+          query.done && holds(query.done, endpoint, rt.clock.now()) ? (NOTICES[query.done] ?? null) : null,
         filter: { status: query.status ?? '', event_type: query.event_type ?? '' },
         before: query.before,
       });

@@ -78,5 +78,14 @@ t('done=rotated is said only of a rotation whose previous secret still signs', a
   assert.not.match(pageText(stale.text), ROTATED);
 });
 
+t('once the previous secret stops signing, the page no longer lists it', async ({ svc, id }) => {
+  // The clock is 25 hours past the rotation of the test before.
+  const page = `/dashboard/webhooks/${id}?restaurant=rest_demo`;
+  const b = await signedIn(svc, page);
+  const text = pageText((await b.get(page)).text);
+  assert.match(text, /Rotate the secret/);
+  assert.not.match(text, /Previous secret/);
+  assert.not.match(text, /Still signs until/);
+});
 
 t.run();

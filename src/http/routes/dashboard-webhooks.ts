@@ -207,7 +207,8 @@ async function detailPage(
     : endpoint.owner;
   return page(
     endpointPage(m.shell, {
-      endpoint,
+      // A previous secret past its 24 hours signs nothing (the publisher drops it): not listed.
+      endpoint: previousSigns(endpoint, rt.clock.now()) ? endpoint : { ...endpoint, previous_secret: null },
       keyName,
       form: x.form ?? formOfEndpoint(endpoint),
       deliveries: items,

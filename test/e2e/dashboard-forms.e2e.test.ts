@@ -131,6 +131,27 @@ t(
   },
 );
 
+t(
+  'a form sent in another format is refused with the formats a page takes, not told to send JSON',
+  async ({ b, svc }) => {
+    const page = await b.get('/dashboard/api-keys?restaurant=rest_demo');
+    const fields = formFields(page.text, '/dashboard/api-keys/create');
+    const res = await fetch(`${svc.url}/dashboard/api-keys/create`, {
+      method: 'POST',
+      headers: {
+        cookie: [...b.cookies].map(([k, v]) => `${k}=${v}`).join('; '),
+        'content-type': 'text/plain',
+      },
+      body: new URLSearchParams({ ...fields, name: 'Plain', scopes: 'CUSTOMERS_READ' }).toString(),
+    });
+    assert.is(res.status, 415);
+    const text = await res.text();
+    assert.match(text, /application\/x-www-form-urlencoded/);
+    assert.not.match(text, /Send the body as JSON/);
+    assert.not.match((await b.get('/dashboard/api-keys?restaurant=rest_demo')).text, /Plain/);
+  },
+);
+
 t('a page link with parameters of its own (a mail’s utm_source) opens the page', async ({ b, svc }) => {
   const made = await svc.api('POST', '/webhook-endpoints', {
     token: FRONT,

@@ -86,6 +86,28 @@ t('the default period is 30 days; a bad period is refused', async ({ b }) => {
   assert.not.match(bad.text, 'tile-value');
 });
 
+t('switching restaurant keeps the period shown', async ({ svc }) => {
+  const b = new Browser(svc.url);
+  assert.is((await signIn(b, await b.get('/sign-in'), 'manager@demo.test')).status, 303);
+  const page = await b.get('/dashboard/insights?restaurant=rest_demo&period=7');
+  assert.is(page.status, 200);
+  // The switcher is a GET form: what it sends is its hidden fields and the restaurant chosen.
+  const form = /<form class="switcher" method="get" action="\/dashboard\/insights">([\s\S]*?)<\/form>/.exec(
+    page.text,
+  )?.[1];
+  assert.ok(form, 'the switcher');
+  const hidden = Object.fromEntries(
+    [...form.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1], m[2]]),
+  );
+  assert.equal(hidden, { period: '7' });
+  const switched = await b.get(
+    `/dashboard/insights?${new URLSearchParams({ ...hidden, restaurant: 'rest_two' })}`,
+  );
+  assert.is(switched.status, 200);
+  assert.match(switched.text, '<title>Insights · Chez Deux · Couvert</title>');
+  assert.match(switched.text, 'aria-current="page">Last 7 days</a>');
+});
+
 t('another restaurant’s insights: 404, and nothing of it shown', async ({ svc, b }) => {
   const res = await b.get('/dashboard/insights?restaurant=rest_two&period=30');
   assert.is(res.status, 404);

@@ -15,9 +15,12 @@ export function restaurantSwitcher(
   restaurants: DashboardRestaurant[],
   current: string,
   action: string,
+  /** What the page shows besides the restaurant (the Insights period), kept across the switch. */
+  keep: Record<string, string> = {},
 ): Html {
   if (restaurants.length < 2) return html``;
   return html`<form class="switcher" method="get" action="${action}">
+  ${Object.entries(keep).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`)}
   <label for="restaurant">Restaurant</label>
   <select id="restaurant" name="restaurant">${restaurants.map(
     (r) => html`<option value="${r.id}"${r.id === current ? html` selected` : ''}>${r.name}</option>`,

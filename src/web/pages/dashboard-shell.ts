@@ -46,6 +46,8 @@ export function dashboardPage(
     head?: Html;
     /** Where the switcher goes (the section's list by default). */
     switcherAction?: string | null;
+    /** Query parameters the switcher keeps (the Insights period). */
+    switcherKeep?: Record<string, string>;
   },
 ): string {
   const section = SECTIONS.find((s) => s.id === o.section) as (typeof SECTIONS)[number];
@@ -57,7 +59,7 @@ export function dashboardPage(
     body: html`${dashboardNav(o.section, c.restaurant.id)}
 <h1>${o.title}</h1>
 ${o.lead ? html`<p class="lead">${o.lead}</p>` : ''}
-${o.switcherAction === null ? '' : restaurantSwitcher(c.restaurants, c.restaurant.id, o.switcherAction ?? section.path)}
+${o.switcherAction === null ? '' : restaurantSwitcher(c.restaurants, c.restaurant.id, o.switcherAction ?? section.path, o.switcherKeep)}
 ${o.notice ? html`<div class="notice" role="status">${o.notice}</div>` : ''}
 ${o.alert ? html`<div class="alert" role="alert">${o.alert}</div>` : ''}
 ${o.body}`,

@@ -434,6 +434,7 @@ export function insightsPage(c: ShellContext, o: { insights: Insights; period: P
     title: 'Insights',
     lead: html`${longDate(ins.from)} – ${longDate(ins.to)}, by service day in the restaurant’s time (${c.restaurant.timezone}).`,
     switcherAction: '/dashboard/insights',
+    switcherKeep: { period: String(o.period) },
     body: html`${periodNav(c.restaurant.id, o.period)}
 ${
   anything

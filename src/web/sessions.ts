@@ -2,13 +2,16 @@
 //
 // Not events: a session is not a business fact an auditor replays (who signed in is; the grants and
 // disconnections a manager makes are events with the manager as actor). So a session is an opaque
-// random id (256 bits) in an HttpOnly cookie, and a document in the `web_sessions` collection of the
-// DocumentStore, keyed by the id's SHA-256 (reading the store never yields a usable cookie). Embedded, the
-// collection lives in process memory (a restart signs everyone out); scaled out it is in MongoDB, shared
-// by every API process. Each session holds its CSRF token; signing in always starts a new session (the
-// anonymous one is deleted: no session fixation).
+// random id (256 bits) in an HttpOnly cookie. A signed-in session is a document in the `web_sessions`
+// collection of the DocumentStore, keyed by the id's SHA-256 (reading the store never yields a usable
+// cookie), holding its random CSRF token. Embedded, the collection lives in process memory (a restart
+// signs everyone out); scaled out it is in MongoDB, shared by every API process. A visitor who has not
+// signed in is stored nowhere: the sign-in form's CSRF token is derived from the cookie's id (a hash
+// only the holder of the HttpOnly cookie can compute), so page views without a cookie (a crawler, or
+// someone filling the store) cost nothing kept, and the cookie's Max-Age bounds it. Signing in always
+// starts a new session with a new id (no session fixation).
 
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Context } from 'koa';
 import { sha256 } from '../core/ids';
 import type { Runtime } from '../runtime';
@@ -62,11 +65,28 @@ function setCookie(rt: Runtime, ctx: Context, value: string, maxAgeSeconds: numb
   ctx.append('set-cookie', attrs.join('; '));
 }
 
+/** An anonymous session's CSRF token: derived from its id, so nothing is stored for it. */
+const anonymousCsrf = (id: string) =>
+  createHash('sha256').update(`couvert anonymous csrf:${id}`).digest('base64url');
+
+/** The session of a cookie that names no stored (signed-in) session: an anonymous one, stored nowhere. */
+const anonymous = (id: string): Session => ({
+  id,
+  doc: {
+    _id: sha256(id),
+    user_id: null,
+    email: null,
+    csrf: anonymousCsrf(id),
+    created_at: '',
+    expires_at: '',
+  },
+});
+
 export async function getSession(rt: Runtime, ctx: Context): Promise<Session | null> {
   const id = readCookie(ctx, cookieName(rt));
   if (!id) return null;
   const doc = await collection(rt).findOne({ _id: sha256(id) });
-  if (!doc) return null;
+  if (!doc) return anonymous(id);
   if (Date.parse(doc.expires_at) <= rt.clock.now().getTime()) {
     await collection(rt).deleteOne({ _id: doc._id });
     return null;
@@ -75,32 +95,31 @@ export async function getSession(rt: Runtime, ctx: Context): Promise<Session | n
 }
 
 let created = 0;
-async function create(
-  rt: Runtime,
-  ctx: Context,
-  user: { user_id: string; email: string } | null,
-): Promise<Session> {
+async function create(rt: Runtime, ctx: Context, user: { user_id: string; email: string }): Promise<Session> {
   const id = randomBytes(32).toString('base64url');
   const now = rt.clock.now();
-  const ttl = user ? SIGNED_IN_TTL_MS : ANONYMOUS_TTL_MS;
   const doc: SessionDoc = {
     _id: sha256(id),
-    user_id: user?.user_id ?? null,
-    email: user?.email ?? null,
+    user_id: user.user_id,
+    email: user.email,
     csrf: randomBytes(32).toString('base64url'),
     created_at: now.toISOString(),
-    expires_at: new Date(now.getTime() + ttl).toISOString(),
+    expires_at: new Date(now.getTime() + SIGNED_IN_TTL_MS).toISOString(),
   };
   await collection(rt).insertOne(doc);
-  setCookie(rt, ctx, id, Math.floor(ttl / 1000));
+  setCookie(rt, ctx, id, Math.floor(SIGNED_IN_TTL_MS / 1000));
   // Expired sessions are swept now and then rather than on a timer.
   if (++created % 100 === 0) await collection(rt).deleteMany({ expires_at: { $lte: now.toISOString() } });
   return { id, doc };
 }
 
-/** The current session, or a new anonymous one (for the CSRF token of the sign-in form). */
+/** The current session, or a new anonymous one (for the CSRF token of the sign-in form): a cookie only. */
 export async function ensureSession(rt: Runtime, ctx: Context): Promise<Session> {
-  return (await getSession(rt, ctx)) ?? create(rt, ctx, null);
+  const current = await getSession(rt, ctx);
+  if (current) return current;
+  const id = randomBytes(32).toString('base64url');
+  setCookie(rt, ctx, id, Math.floor(ANONYMOUS_TTL_MS / 1000));
+  return anonymous(id);
 }
 
 /** Signing in: the old session (if any) is deleted and a new id issued (no session fixation). */

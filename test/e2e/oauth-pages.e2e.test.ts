@@ -332,6 +332,39 @@ t(
   },
 );
 
+t(
+  'a visitor who has not signed in is not stored: page views without a cookie add no session',
+  async ({ svc }) => {
+    const sessions = svc.rt.docs.collection('web_sessions');
+    const before = await sessions.count({});
+    // A crawler (or someone filling the store) asks for the sign-in pages without ever keeping a cookie.
+    for (let i = 0; i < 40; i++) {
+      const res = await fetch(`${svc.url}${i % 2 ? '/sign-in' : `/oauth/authorize?${authorizeQuery()}`}`);
+      assert.is(res.status, 200);
+      await res.text();
+    }
+    assert.is(await sessions.count({}), before, 'nothing stored for anonymous visitors');
+    // The form still works, and only a forged token is refused.
+    const b = new Browser(svc.url);
+    const page = await b.get('/sign-in');
+    const forged = await b.post('/sign-in', {
+      ...formFields(page.text, '/sign-in'),
+      csrf_token: 'x'.repeat(43),
+      email: 'manager@demo.test',
+      password: PASSWORD,
+    });
+    assert.is(forged.status, 403);
+    assert.is(await sessions.count({}), before);
+    const ok = await signIn(b, page, 'manager@demo.test');
+    assert.is(ok.status, 303);
+    assert.is(await sessions.count({}), before + 1, 'signing in stores the session');
+    // Another visitor's page (another cookie) does not carry this visitor's token.
+    const other = new Browser(svc.url);
+    const theirs = formFields((await other.get('/sign-in')).text, '/sign-in').csrf_token;
+    assert.is.not(theirs, formFields(page.text, '/sign-in').csrf_token);
+  },
+);
+
 t('the stylesheet is a file on this origin', async ({ svc }) => {
   const res = await fetch(`${svc.url}/assets/couvert.css`);
   assert.is(res.status, 200);

@@ -152,6 +152,37 @@ t(
   },
 );
 
+t(
+  'a link cannot make the webhook pages announce a deletion or a resend that did not happen',
+  async ({ b, svc }) => {
+    const made = await svc.api('POST', '/webhook-endpoints', {
+      token: FRONT,
+      body: { url: 'https://example.com/notices' },
+    });
+    const id = made.body.data.id as string;
+    const DELETED = /The endpoint is deleted/;
+    const list = '/dashboard/webhooks?restaurant=rest_demo';
+    assert.not.match((await b.get(`${list}&done=deleted`)).text, DELETED);
+    assert.not.match((await b.get(`${list}&done=deleted&endpoint=${id}`)).text, DELETED, 'it is not deleted');
+    const detail = `/dashboard/webhooks/${id}?restaurant=rest_demo`;
+    assert.not.match((await b.get(`${detail}&done=resent`)).text, /sent again/, 'nothing was resent');
+    // Deleted from the page: the notice is said.
+    const page = await b.get(detail);
+    const ask = await b.post(
+      `/dashboard/webhooks/${id}/delete`,
+      formFields(page.text, `/dashboard/webhooks/${id}/delete`),
+    );
+    const done = await b.post(
+      `/dashboard/webhooks/${id}/delete`,
+      formFields(ask.text, `/dashboard/webhooks/${id}/delete`),
+    );
+    assert.is(done.status, 303);
+    assert.match((await b.get(done.location as string)).text, DELETED);
+    // Another restaurant's deleted endpoint is not announced here either.
+    assert.not.match((await b.get(`${list}&done=deleted&endpoint=we_elsewhere`)).text, DELETED);
+  },
+);
+
 t('a page link with parameters of its own (a mail’s utm_source) opens the page', async ({ b, svc }) => {
   const made = await svc.api('POST', '/webhook-endpoints', {
     token: FRONT,

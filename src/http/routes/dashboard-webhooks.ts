@@ -7,12 +7,14 @@ import { readableTypes } from '../../../commands/webhook-endpoints/decide';
 import {
   createWebhookEndpoint,
   deleteWebhookEndpoint,
+  loadWebhookEndpoint,
   migrateWebhookEndpoint,
   rotateWebhookSecret,
   updateWebhookEndpoint,
 } from '../../../commands/webhook-endpoints/handler';
 import { MAX_ENDPOINTS_PER_RESTAURANT } from '../../../commands/webhook-endpoints/limit';
 import { API_KEYS, type ApiKeyDoc } from '../../../projections/api-keys';
+import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../../../projections/webhook-deliveries';
 import { WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../../../projections/webhook-endpoints';
 import { getDelivery, getEndpoint, listDeliveries } from '../../../queries/webhooks';
 import { ApiError, BusinessRuleError, type Issue } from '../../core/errors';
@@ -266,14 +268,27 @@ export const dashboardWebhookRoutes: AnyRoute[] = [
     summary: 'Webhook endpoints of a restaurant the signed-in user manages',
     tag: 'OAuth',
     access: PUBLIC,
-    query: obj({ restaurant: optional(str({ max: 64 })), done: optional(str({ max: 16 })) }, { open: true }),
+    query: obj(
+      {
+        restaurant: optional(str({ max: 64 })),
+        done: optional(str({ max: 16 })),
+        endpoint: optional(ID),
+      },
+      { open: true },
+    ),
     responses: { 200: { description: 'An HTML page' }, 303: { description: 'To the sign-in page' } },
     renderError: renderPageError,
     handler: async ({ rt, ctx, query, requestId }) => {
       const m = await managerForPage(rt, ctx, query.restaurant, requestId);
       if (!isManager(m)) return m;
-      // Only a deletion redirects here: any other notice a link names would announce nothing true.
-      return listPage(rt, m, { notice: query.done === 'deleted' ? (NOTICES.deleted ?? null) : null });
+      // Only a deletion redirects here, naming the endpoint: said only if that endpoint of this
+      // restaurant is indeed deleted (any other notice a link names would announce nothing true).
+      let deleted = false;
+      if (query.done === 'deleted' && query.endpoint) {
+        const state = await loadWebhookEndpoint(rt, query.endpoint);
+        deleted = state.deleted && state.endpoint?.restaurant_id === m.restaurant._id;
+      }
+      return listPage(rt, m, { notice: deleted ? (NOTICES.deleted ?? null) : null });
     },
   }),
   defineRoute({
@@ -366,10 +381,16 @@ export const dashboardWebhookRoutes: AnyRoute[] = [
       if (!isManager(m)) return m;
       const endpoint = await endpointOf(rt, m, params.id);
       const flash = await takeFlash(rt, m.session, `${BASE}/${endpoint._id}`);
+      // "Sent again" only where one of its deliveries was indeed resent.
+      const holdsHere =
+        query.done === 'resent'
+          ? (await rt.docs
+              .collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES)
+              .findOne({ endpoint_id: endpoint._id, series_start: { $gt: 1 } })) !== null
+          : query.done !== undefined && holds(query.done, endpoint, rt.clock.now());
       return detailPage(rt, m, endpoint, {
         secret: flash?.value ?? null,
-        notice:
-          query.done && holds(query.done, endpoint, rt.clock.now()) ? (NOTICES[query.done] ?? null) : null,
+        notice: query.done && holdsHere ? (NOTICES[query.done] ?? null) : null,
         filter: { status: query.status ?? '', event_type: query.event_type ?? '' },
         before: query.before,
       });
@@ -483,7 +504,9 @@ export const dashboardWebhookRoutes: AnyRoute[] = [
               );
             const out = await deleteWebhookEndpoint(rt, r, endpoint._id, 'DELETED', m.meta);
             await rt.settle(out.position);
-            return seeOther(`${sectionPath('webhooks', r)}&done=deleted`);
+            return seeOther(
+              `${sectionPath('webhooks', r)}&done=deleted&endpoint=${encodeURIComponent(endpoint._id)}`,
+            );
           }
         }
       } catch (err) {

@@ -75,16 +75,32 @@ function fieldsChanged(
   return out;
 }
 
+/**
+ * Characters a terminal acts on instead of showing: C0/C1 controls (a line break, an escape
+ * sequence), the line and paragraph separators, and the bidirectional overrides and isolates.
+ */
+const UNPRINTABLE = /[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]/gu;
+
+/**
+ * A value of the log made safe for one line of an auditor's terminal: a name or message a partner
+ * sent with a line break (or an escape sequence) would otherwise print what looks like another
+ * change or another event. Such characters are written as `\u000a`; the rest stays as it is.
+ */
+export const printable = (text: string): string =>
+  text.replace(UNPRINTABLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
 const short = (v: unknown): string => {
   if (v === undefined) return '∅';
-  const text = typeof v === 'string' ? v : JSON.stringify(v);
+  const text = printable(typeof v === 'string' ? v : JSON.stringify(v));
   return text.length > 80 ? `${text.slice(0, 77)}…` : text;
 };
 
 /** One line per change: `status: CONFIRMED → SEATED`, `party_size = 4`. */
 export function describeChanges(changes: readonly FieldChange[]): string[] {
   return changes.map((c) =>
-    'from' in c ? `${c.field}: ${short(c.from)} → ${short(c.to)}` : `${c.field} = ${short(c.to)}`,
+    'from' in c
+      ? `${printable(c.field)}: ${short(c.from)} → ${short(c.to)}`
+      : `${printable(c.field)} = ${short(c.to)}`,
   );
 }
 

@@ -3,7 +3,7 @@
 import { parseDateTime } from '../core/datetime';
 import type { EventStore, RecordedEvent } from '../ports/event-store';
 import { type AuditorActor, auditorActor } from './actors';
-import { changesOf, describeChanges, type FieldChange } from './changes';
+import { changesOf, describeChanges, type FieldChange, printable } from './changes';
 import { type AuditSubject, auditSubjects, eventNames, genericFold } from './subjects';
 
 export interface SubjectEvents {
@@ -89,6 +89,8 @@ export function historyEntry(e: RecordedEvent, subjectId: string): HistoryEntry 
 /** The readable form: a header line per event, an indented line per change. */
 export function historyText(entry: HistoryEntry): string[] {
   const who = entry.actor.raw ?? 'no actor recorded';
-  const head = `${entry.time}  #${entry.position}  ${entry.stream}@${entry.revision}  ${entry.type}  by ${who} (${entry.actor.kind})${entry.request_id ? `  request ${entry.request_id}` : ''}`;
+  const head = printable(
+    `${entry.time}  #${entry.position}  ${entry.stream}@${entry.revision}  ${entry.type}  by ${who} (${entry.actor.kind})${entry.request_id ? `  request ${entry.request_id}` : ''}`,
+  );
   return [head, ...describeChanges(entry.changes).map((l) => `    ${l}`)];
 }

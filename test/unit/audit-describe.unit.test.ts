@@ -3,7 +3,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { auditorActor, partnerActor } from '../../src/audit/actors';
 import { changesOf, changesWithoutContact, describeChanges, withoutContact } from '../../src/audit/changes';
-import { parseAsOf } from '../../src/audit/history';
+import { historyEntry, historyText, parseAsOf } from '../../src/audit/history';
+import type { RecordedEvent } from '../../src/ports/event-store';
 
 const test = suite('audit: actors and changes');
 
@@ -171,6 +172,41 @@ test("a customer's creation names them first, whatever order the opened event ho
     changesOf(opened, 'c1').map((c) => c.field),
     ['name', 'email', 'phone_number', 'country_code', 'lang', 'tags', 'draft', 'origin'],
   );
+});
+
+test('the readable history is one line per change: what a partner wrote cannot print a line of its own', () => {
+  // A customer's name with a line break, a message with an escape sequence, a bidi override: sent by
+  // a partner, they would otherwise print what reads as another change or another event.
+  const forged = 'Ada\n2026-06-02T10:00:00.000Z  #99  reservation-r1@5  ReservationUpdated  by operator:cli';
+  const event = {
+    position: 7n,
+    created: '2026-06-02T10:00:00.000Z',
+    stream: 'reservation-r1',
+    revision: 1,
+    id: 'e1',
+    type: 'ReservationUpdated',
+    data: {
+      reservation_id: 'r1',
+      restaurant_id: 'x',
+      at: 't',
+      changes: {
+        custom_message: forged,
+        allergies: 'nuts\r    status: CONFIRMED → CANCELED',
+        note: 'a\u001b[2Jb\u202ec',
+      },
+      previous: { custom_message: null },
+    },
+    metadata: { actor: 'credential:key_1\nforged', request_id: 'req_1' },
+    hash: undefined,
+  } as unknown as RecordedEvent;
+  const lines = historyText(historyEntry(event, 'r1'));
+  assert.is(lines.length, 4, lines.join('\n'));
+  for (const l of lines) assert.not.match(l, /[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]/u, l);
+  assert.ok(lines[0]!.includes('credential:key_1\\u000aforged'), lines[0]);
+  assert.ok(lines[1]!.includes('custom_message: null → Ada\\u000a2026'), lines[1]);
+  assert.ok(lines[3]!.includes('note = a\\u001b[2Jb\\u202ec'), lines[3]);
+  // Values without such characters read as before.
+  assert.equal(describeChanges([{ field: 'party_size', from: 2, to: 3 }]), ['party_size: 2 → 3']);
 });
 
 test.run();

@@ -107,15 +107,25 @@ export class ChainVerifier {
       this.tips.set(e.stream, tip);
       this.summary.streams++;
     }
+    if (e.revision < tip.next) {
+      // An earlier revision after a later one (rows moved in the log): reported here, and the tip is
+      // left at the later revision, so the revisions after it still check against it (instead of a
+      // "missing" revision that was only seen earlier, or a hash mismatch that is not one).
+      this.summary.unchained += e.hash === undefined ? 1 : 0;
+      this.find(
+        'missing_revisions',
+        e,
+        `revision ${e.revision} comes after revision ${tip.next - 1} (events reordered)`,
+      );
+      return;
+    }
     let linkKnown = true;
-    if (e.revision !== tip.next) {
+    if (e.revision > tip.next) {
       linkKnown = false;
       this.find(
         'missing_revisions',
         e,
-        e.revision > tip.next
-          ? `revision${e.revision - tip.next > 1 ? `s ${tip.next}–${e.revision - 1} are` : ` ${tip.next} is`} missing before revision ${e.revision} (events removed from the stream)`
-          : `revision ${e.revision} comes after revision ${tip.next - 1} (events reordered)`,
+        `revision${e.revision - tip.next > 1 ? `s ${tip.next}–${e.revision - 1} are` : ` ${tip.next} is`} missing before revision ${e.revision} (events removed from the stream, or moved later in the log)`,
       );
     }
     const computed = hashOver(tip.prev);

@@ -121,6 +121,24 @@ test('two events of a stream swapped are reported', async () => {
   assert.ok(r.findings.every((f) => f.kind === 'hash_mismatch' && f.stream === 's-0'));
 });
 
+test('an event moved after a later one of its stream is reported there, and the revisions after them still verify', async () => {
+  // Rows moved in the log (their positions swapped), content, revision and hash untouched.
+  const log = await logOf([[0, 5, 3]]);
+  const [a, b] = [log[1]!, log[2]!];
+  log[1] = { ...b, position: a.position };
+  log[2] = { ...a, position: b.position };
+  const r = verifyChain(log, true);
+  assert.equal(
+    r.findings.map((f) => [f.kind, f.revision, f.position]),
+    [
+      ['missing_revisions', 2, a.position.toString()],
+      ['missing_revisions', 1, b.position.toString()],
+    ],
+    r.findings.map((f) => f.message).join('\n'),
+  );
+  assert.match(r.findings[1]!.message, /revision 1 comes after revision 2 \(events reordered\)/);
+});
+
 test('events written before the chain verify, and a hash stripped after chained events is reported', async () => {
   const log = await logOf([[0, 4, 1]]);
   const legacy = log.map(({ hash, ...rest }, i) => (i < 2 ? rest : { ...rest, hash }));

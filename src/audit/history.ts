@@ -43,11 +43,31 @@ export type AsOf = { position: bigint } | { time: string };
 
 export function parseAsOf(text: string): AsOf | null {
   if (/^\d{1,19}$/.test(text)) return { position: BigInt(text) };
+  const time = instantBound(text, 'at or before');
+  return time === null ? null : { time };
+}
+
+/** The first and last instants a store's recorded time (`toISOString`, a 4-digit year) can hold. */
+const FIRST_RECORDED = '0000-01-01T00:00:00.000Z';
+const LAST_RECORDED = '9999-12-31T23:59:59.999Z';
+
+/**
+ * An RFC 3339 instant as the recorded times it bounds are written (UTC, milliseconds), compared as
+ * text: `at or before` (`--at`, `--to`) keeps the millisecond it falls in (events recorded at 10:00:00.000
+ * are at or before 10:00:00.0004), `at or after` (`--from`) starts at the next one when it falls between
+ * two (they are not at or after 10:00:00.0004). An instant past year 9999 or before year 0 (an offset can
+ * move 9999-12-31T23:59 or 0000-01-01T00:00 there) is the last or first time a store can record: its ISO
+ * text (+010000-…, -000001-…) would compare as text before every recorded time.
+ */
+export function instantBound(text: string, side: 'at or before' | 'at or after'): string | null {
   // Strict RFC 3339 (src/core/datetime.ts): Date.parse would read 2026-02-30 as 2 March.
   const parsed = parseDateTime(text);
   if (!parsed.ok) return null;
-  const ms = parsed.value.epochMs;
-  return Number.isFinite(ms) && Math.abs(ms) <= 8.64e15 ? { time: new Date(ms).toISOString() } : null;
+  const { epochMs, nanos } = parsed.value;
+  const ms = side === 'at or after' && nanos % 1e6 !== 0 ? epochMs + 1 : epochMs;
+  if (!Number.isFinite(ms)) return null;
+  const iso = new Date(ms).toISOString();
+  return iso.startsWith('+') ? LAST_RECORDED : iso.startsWith('-') ? FIRST_RECORDED : iso;
 }
 
 export const isAtOrBefore = (e: Pick<RecordedEvent, 'position' | 'created'>, at: AsOf): boolean =>

@@ -11,11 +11,19 @@ import { EmbeddedDocumentStore } from '../adapters/document-store/embedded';
 import { SqliteEventStore } from '../adapters/event-store/sqlite';
 import { type ChainSummary, ChainVerifier } from '../audit/chain-verifier';
 import { type ExportFilter, exportEvents } from '../audit/export';
-import { foldSubject, historyEntry, historyText, loadSubject, parseAsOf } from '../audit/history';
+import {
+  foldSubject,
+  historyEntry,
+  historyText,
+  instantBound,
+  loadSubject,
+  parseAsOf,
+} from '../audit/history';
 import { compareReadModels, type ReadModelDifference, replayInto } from '../audit/replay';
 import { auditSubjects } from '../audit/subjects';
 import { type Clock, systemClock } from '../core/clock';
 import { operatorMeta } from '../core/command-meta';
+import { parseDateTime } from '../core/datetime';
 import { customerSubject } from '../privacy/seal';
 import { SealingEventStore, storedEvents } from '../privacy/sealing-event-store';
 import { physicalName, versionOf } from '../projection/versions';
@@ -117,15 +125,24 @@ function progressBar(ctx: CliContext, label: string, total: number): SingleBar |
 }
 
 /** `--from`/`--to`: RFC 3339 with an offset, as UTC ISO strings (the stores' recorded time). */
-function instantFlag(ctx: CliContext, name: string): string | null {
+function instantFlag(ctx: CliContext, name: 'from' | 'to'): string | null {
   const v = optionalFlag(ctx, name);
   if (v === undefined) return null;
-  const at = parseAsOf(v);
-  if (at === null || !('time' in at))
+  const at = instantBound(v, name === 'from' ? 'at or after' : 'at or before');
+  if (at === null)
     throw new CliUsageError(
       `--${name} must be an RFC 3339 date-time with an offset, e.g. 2026-05-01T00:00:00Z`,
     );
-  return at.time;
+  return at;
+}
+
+/** How --from compares with --to as written (both valid): the bounds above may round apart. */
+function instantOrder(ctx: CliContext): number {
+  const [from, to] = (['from', 'to'] as const).map((n) => {
+    const p = parseDateTime(optionalFlag(ctx, n) ?? '');
+    return p.ok ? BigInt(p.value.epochSeconds) * 1_000_000_000n + BigInt(p.value.nanos) : 0n;
+  }) as [bigint, bigint];
+  return from > to ? 1 : from < to ? -1 : 0;
 }
 
 /**
@@ -234,7 +251,7 @@ async function exportCommand(ctx: CliContext): Promise<void> {
     from: instantFlag(ctx, 'from'),
     to: instantFlag(ctx, 'to'),
   };
-  if (filter.from !== null && filter.to !== null && filter.to < filter.from)
+  if (filter.from !== null && filter.to !== null && instantOrder(ctx) > 0)
     throw new CliUsageError('--to is before --from');
   await requireKnownRestaurant(ctx, restaurantId);
   const out = openOutput(optionalFlag(ctx, 'out'));

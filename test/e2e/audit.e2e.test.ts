@@ -272,6 +272,34 @@ t(
 );
 
 t(
+  'audit export --from/--to and as-of --at: inclusive to the millisecond, whatever the fraction or offset',
+  async ({ svc, id }) => {
+    // Every event of this suite is recorded at 2026-06-02T10:00:00.000Z (the fixed clock).
+    const lines = async (flags: Record<string, string>) => {
+      const out = join(svc.dataDir, `range-${Object.values(flags).join('_').replace(/[^\w]/g, '')}.ndjson`);
+      await cli(svc, 'audit export', { restaurant: 'rest_demo', out, 'no-progress': true, ...flags });
+      return readFileSync(out, 'utf8').split('\n').filter(Boolean).length;
+    };
+    const all = await lines({});
+    assert.ok(all > 5);
+    assert.is(
+      await lines({ from: '2026-06-02T12:00:00+02:00' }),
+      all,
+      'from the millisecond they were recorded',
+    );
+    assert.is(await lines({ from: '2026-06-02T12:00:00.0004+02:00' }), 0, 'not after it');
+    assert.is(await lines({ to: '2026-06-02T09:59:59.9999Z' }), 0);
+    assert.is(await lines({ to: '2026-06-02T10:00:00.0004Z' }), all);
+    assert.is(await lines({ from: '2026-06-02T10:00:00.0004Z', to: '2026-06-02T10:00:00.0004Z' }), 0);
+    assert.is(await lines({ to: '9999-12-31T23:59:59-01:00' }), all, 'an offset past year 9999');
+    const later = JSON.parse(
+      (await cli(svc, 'audit as-of', { at: '9999-12-31T23:59:59-01:00' }, [id])).join('\n'),
+    );
+    assert.is(later.state.party_size, 3);
+  },
+);
+
+t(
   'audit history and as-of --kind: an unknown kind is named as such, a wrong one says so',
   async ({ svc, id }) => {
     for (const name of ['audit history', 'audit as-of'] as const) {

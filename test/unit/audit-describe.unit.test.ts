@@ -3,7 +3,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { auditorActor, partnerActor } from '../../src/audit/actors';
 import { changesOf, changesWithoutContact, describeChanges, withoutContact } from '../../src/audit/changes';
-import { historyEntry, historyText, parseAsOf } from '../../src/audit/history';
+import { historyEntry, historyText, instantBound, parseAsOf } from '../../src/audit/history';
 import type { RecordedEvent } from '../../src/ports/event-store';
 
 const test = suite('audit: actors and changes');
@@ -207,6 +207,23 @@ test('the readable history is one line per change: what a partner wrote cannot p
   assert.ok(lines[3]!.includes('note = a\\u001b[2Jb\\u202ec'), lines[3]);
   // Values without such characters read as before.
   assert.equal(describeChanges([{ field: 'party_size', from: 2, to: 3 }]), ['party_size: 2 → 3']);
+});
+
+test('instants bound recorded times (UTC, milliseconds, compared as text) exactly at both ends', () => {
+  // Recorded at 10:00:00.000: at or before 10:00:00.0004, not at or after it.
+  assert.is(instantBound('2026-06-02T12:00:00.0004+02:00', 'at or before'), '2026-06-02T10:00:00.000Z');
+  assert.is(instantBound('2026-06-02T12:00:00.0004+02:00', 'at or after'), '2026-06-02T10:00:00.001Z');
+  assert.is(instantBound('2026-06-02T10:00:00.001Z', 'at or after'), '2026-06-02T10:00:00.001Z');
+  assert.is(instantBound('2026-06-02T10:00:00Z', 'at or after'), '2026-06-02T10:00:00.000Z');
+  // An offset can move the last (first) day of year 9999 (0) past it: still after (before) every
+  // recorded time, not the text "+010000-…" ("-000001-…") that compares before (after) them.
+  for (const side of ['at or before', 'at or after'] as const) {
+    assert.is(instantBound('9999-12-31T23:59:59-01:00', side), '9999-12-31T23:59:59.999Z', side);
+    assert.is(instantBound('0000-01-01T00:00:00+01:00', side), '0000-01-01T00:00:00.000Z', side);
+  }
+  assert.equal(parseAsOf('9999-12-31T23:30:00-02:00'), { time: '9999-12-31T23:59:59.999Z' });
+  assert.ok('2026-06-02T10:00:00.000Z' <= (instantBound('9999-12-31T23:59:59-01:00', 'at or before') ?? ''));
+  assert.is(instantBound('2026-02-30T00:00:00Z', 'at or after'), null);
 });
 
 test.run();

@@ -24,6 +24,7 @@ import { auditSubjects } from '../audit/subjects';
 import { type Clock, systemClock } from '../core/clock';
 import { operatorMeta } from '../core/command-meta';
 import { parseDateTime } from '../core/datetime';
+import type { Doc } from '../ports/document-store';
 import { customerSubject } from '../privacy/seal';
 import { SealingEventStore, storedEvents } from '../privacy/sealing-event-store';
 import { physicalName, versionOf } from '../projection/versions';
@@ -227,9 +228,7 @@ async function asOf(ctx: CliContext): Promise<void> {
     const names = scratch.collectionNames();
     if (!names.includes(collection))
       throw new CliUsageError(`no read model is named ${collection} (read models: ${names.join(', ')})`);
-    const docs = await scratch
-      .collection(collection)
-      .find({ restaurant_id: restaurant }, { sort: { _id: 1 } });
+    const docs = await restaurantDocuments(scratch, collection, restaurant);
     const out = openOutput(optionalFlag(ctx, 'out'));
     let chunk = '';
     for (const d of docs) chunk += `${JSON.stringify(d)}\n`;
@@ -241,6 +240,24 @@ async function asOf(ctx: CliContext): Promise<void> {
   } finally {
     await scratch.close();
   }
+}
+
+/**
+ * A restaurant's documents of a read model: those naming it in `restaurant_id`, and the one keyed by
+ * its id that names no restaurant (`restaurants`, `customer_feeds`, the analytics time zones), by _id.
+ */
+async function restaurantDocuments(
+  docs: EmbeddedDocumentStore,
+  collection: string,
+  restaurant: string,
+): Promise<Doc[]> {
+  const col = docs.collection(collection);
+  const found = await col.find({ restaurant_id: restaurant }, { sort: { _id: 1 } });
+  const own = await col.findOne({ _id: restaurant });
+  if (own === null || 'restaurant_id' in own) return found;
+  return [...found, own].sort((a, b) =>
+    String(a._id) < String(b._id) ? -1 : String(a._id) > String(b._id) ? 1 : 0,
+  );
 }
 
 async function exportCommand(ctx: CliContext): Promise<void> {

@@ -156,6 +156,32 @@ t('audit as-of --collection: a read model rebuilt as of a position into a file',
   );
 });
 
+t(
+  'audit as-of --collection: read models keyed by the restaurant itself hold its document too',
+  async ({ svc, id }) => {
+    const lines = (await cli(svc, 'audit history', { json: true }, [id])).map((l) => JSON.parse(l));
+    for (const collection of ['restaurants', 'customer_feeds', 'analytics_webhook_zones']) {
+      const out = join(svc.dataDir, `as-of-${collection}.ndjson`);
+      await cli(svc, 'audit as-of', {
+        at: lines[0].position,
+        restaurant: 'rest_demo',
+        collection,
+        out,
+        'no-progress': true,
+      });
+      const docs = readFileSync(out, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l));
+      assert.equal(
+        docs.map((d) => d._id),
+        ['rest_demo'],
+        collection,
+      );
+    }
+  },
+);
+
 t('audit export: NDJSON with stable fields, the fast path equal to the generic one', async ({ svc }) => {
   const out = join(svc.dataDir, 'export.ndjson');
   await cli(svc, 'audit export', { restaurant: 'rest_demo', out, 'no-progress': true });

@@ -73,10 +73,22 @@ export function instantBound(text: string, side: 'at or before' | 'at or after')
 export const isAtOrBefore = (e: Pick<RecordedEvent, 'position' | 'created'>, at: AsOf): boolean =>
   'position' in at ? e.position <= at.position : e.created <= at.time;
 
-export function foldSubject(loaded: SubjectEvents, at: AsOf): { state: unknown; events: number } {
+/**
+ * The entity as of `at`, and whether what it was folded from holds erased personal fields (a customer
+ * since erased: its events read with `erased: true`, src/privacy/seal.ts). Folds keep the fields, not
+ * that mark, so the answer says it: a reservation's `allergies: null` may be an erasure, not "none".
+ */
+export function foldSubject(
+  loaded: SubjectEvents,
+  at: AsOf,
+): { state: unknown; events: number; erased: boolean } {
   const upTo = loaded.events.filter((e) => isAtOrBefore(e, at));
   const fold = loaded.subject?.fold ?? genericFold;
-  return { state: upTo.length === 0 ? null : fold(upTo), events: upTo.length };
+  return {
+    state: upTo.length === 0 ? null : fold(upTo),
+    events: upTo.length,
+    erased: upTo.some((e) => (e.data as { erased?: unknown }).erased === true),
+  };
 }
 
 /** One entry of an auditor's history (the NDJSON of `audit history --json`; docs/AUDIT.md). */

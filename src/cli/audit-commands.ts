@@ -207,9 +207,9 @@ async function asOf(ctx: CliContext): Promise<void> {
     const kind = kindFlag(ctx);
     const loaded = await loadSubject(ctx.rt.events, id, kind === undefined ? {} : { kind });
     if (loaded.events.length === 0) throw new CliUsageError(nothingOf(id, kind));
-    const { state, events } = foldSubject(loaded, at);
+    const { state, events, erased } = foldSubject(loaded, at);
     if (events === 0) throw new CliUsageError(`${id} did not exist yet at ${atText}`);
-    ctx.out(JSON.stringify({ id, kind: loaded.kind, at: atText, events, state }, null, 2));
+    ctx.out(JSON.stringify({ id, kind: loaded.kind, at: atText, events, erased, state }, null, 2));
     return;
   }
   if (restaurant === undefined || collection === undefined)

@@ -124,7 +124,7 @@ t('audit as-of: the reservation as it was, by position and by time', async ({ sv
   const lines = (await cli(svc, 'audit history', { json: true }, [id])).map((l) => JSON.parse(l));
   const first = lines[0].position as string;
   const at = JSON.parse((await cli(svc, 'audit as-of', { at: first }, [id])).join('\n'));
-  assert.equal([at.kind, at.events, at.state.party_size], ['reservation', 1, 2]);
+  assert.equal([at.kind, at.events, at.erased, at.state.party_size], ['reservation', 1, false, 2]);
   const now = JSON.parse((await cli(svc, 'audit as-of', { at: '2999-01-01T00:00:00Z' }, [id])).join('\n'));
   assert.is(now.state.party_size, 3);
   let refused: unknown = null;

@@ -143,6 +143,7 @@ async function erasedEverywhere(dataDir: string, rx: Receiver) {
     );
     const asOf = (await cli(svc, 'audit as-of', { at: '2999-01-01T00:00:00Z' }, [id])).join('\n');
     assert.not.match(asOf, PERSONAL);
+    assert.is(JSON.parse(asOf).erased, true, 'as-of says so: its nulls are an erasure, not "none"');
     let exported = '';
     const out = join(dataDir, 'export.ndjson');
     await cli(svc, 'audit export', { restaurant: 'rest_demo', out, 'no-progress': true });

@@ -500,6 +500,7 @@ async function erase(ctx: CliContext): Promise<void> {
 export function registerAuditCommands(): void {
   registerCliCommand({
     name: 'audit erase',
+    switches: ['pending'],
     summary:
       'Right to erasure: delete a customer and destroy its key (its personal data becomes unreadable everywhere, the log included)',
     usage: '--customer <id> [--reason text] | --pending (finish erasures a crash interrupted)',
@@ -507,6 +508,7 @@ export function registerAuditCommands(): void {
   });
   registerCliCommand({
     name: 'audit history',
+    switches: ['json', 'no-scan'],
     summary:
       'Every event of a reservation, customer, credential, restaurant, webhook endpoint or OAuth grant, with actor and changes',
     usage: '<id> [--json] [--kind reservation|customer|credential|restaurant|…] [--no-scan]',
@@ -515,6 +517,7 @@ export function registerAuditCommands(): void {
   });
   registerCliCommand({
     name: 'audit as-of',
+    switches: ['no-progress'],
     summary:
       'An entity as it was at a time or log position, or a read model of a restaurant rebuilt as of then',
     usage: '--at <ISO time|position> <id> [--kind K] | --at <…> --restaurant R --collection C [--out file]',
@@ -523,6 +526,7 @@ export function registerAuditCommands(): void {
   });
   registerCliCommand({
     name: 'audit export',
+    switches: ['no-progress'],
     summary: "A restaurant's events as NDJSON (fields in docs/AUDIT.md), to stdout or a new file",
     usage: '--restaurant R [--from ISO] [--to ISO] [--out file] [--no-progress]',
     readModels: false,
@@ -530,6 +534,7 @@ export function registerAuditCommands(): void {
   });
   registerCliCommand({
     name: 'audit verify',
+    switches: ['no-chain', 'no-read-models', 'json', 'no-progress'],
     summary: "Check every stream's hash chain and that a replay of the log equals the live read models",
     usage: '[--no-chain] [--no-read-models] [--json] [--no-progress]',
     run: verify,

@@ -5,7 +5,7 @@ import { createLogger } from '../logger';
 import { registerModules } from '../modules';
 import { createRuntime } from '../runtime';
 import { registerAllCliCommands } from './commands';
-import { CliUsageError, cliCommands } from './registry';
+import { CliUsageError, cliCommands, parseFlags } from './registry';
 
 function help(): string {
   const lines = ['Usage: npm run cli -- <command> [flags]', '', 'Commands:'];
@@ -13,28 +13,6 @@ function help(): string {
     lines.push(`  ${c.name.padEnd(28)} ${c.summary}`, `  ${''.padEnd(28)}   ${c.usage}`);
   lines.push('', 'Environment: the same as the server (DATA_DIR, STORE, EVENTSTORE_URL, MONGODB_URL, …).');
   return lines.join('\n');
-}
-
-/** `--name value`, `--name=value`, and bare `--flag` (true); everything else is positional. */
-export function parseFlags(args: string[]): {
-  values: Record<string, string | boolean>;
-  positionals: string[];
-} {
-  const values: Record<string, string | boolean> = {};
-  const positionals: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i] as string;
-    if (!a.startsWith('--')) {
-      positionals.push(a);
-      continue;
-    }
-    const eq = a.indexOf('=');
-    if (eq > 0) values[a.slice(2, eq)] = a.slice(eq + 1);
-    else if (i + 1 < args.length && !(args[i + 1] as string).startsWith('--'))
-      values[a.slice(2)] = args[++i] as string;
-    else values[a.slice(2)] = true;
-  }
-  return { values, positionals };
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -52,7 +30,7 @@ async function main(argv: string[]): Promise<number> {
     return command || argv.includes('--help') || argv.includes('-h') || argv.length === 0 ? 0 : 2;
   }
   const rest = argv.slice(argv.indexOf(command.name.split(' ').at(-1) as string) + 1);
-  const { values, positionals } = parseFlags(rest);
+  const { values, positionals } = parseFlags(rest, command.switches);
   const config = loadConfig();
   for (const w of config.warnings) console.error(`warning: ${w}`);
   const rt = await createRuntime(config, {

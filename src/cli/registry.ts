@@ -20,7 +20,45 @@ export interface CliCommand {
    * models at start (which costs a whole replay on a large log).
    */
   readModels?: false;
+  /**
+   * Flags that take no value (`--json`): the word after one is a positional (`audit history --json
+   * <id>`), not its value; `--json=false` and `--json false` still turn it off.
+   */
+  switches?: readonly string[];
   run(ctx: CliContext): Promise<void>;
+}
+
+/**
+ * `--name value`, `--name=value`, and bare `--flag` (true); everything else is positional. A switch
+ * of the command takes the next word only when it is `true` or `false`.
+ */
+export function parseFlags(
+  args: string[],
+  switches: readonly string[] = [],
+): {
+  values: Record<string, string | boolean>;
+  positionals: string[];
+} {
+  const values: Record<string, string | boolean> = {};
+  const positionals: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i] as string;
+    if (!a.startsWith('--')) {
+      positionals.push(a);
+      continue;
+    }
+    const eq = a.indexOf('=');
+    const next = args[i + 1];
+    if (eq > 0) values[a.slice(2, eq)] = a.slice(eq + 1);
+    else if (
+      next !== undefined &&
+      !next.startsWith('--') &&
+      (!switches.includes(a.slice(2)) || next === 'true' || next === 'false')
+    )
+      values[a.slice(2)] = args[++i] as string;
+    else values[a.slice(2)] = true;
+  }
+  return { values, positionals };
 }
 
 const commands: CliCommand[] = [];

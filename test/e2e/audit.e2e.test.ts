@@ -11,6 +11,7 @@ import { SqliteEventStore } from '../../src/adapters/event-store/sqlite';
 import { exportEvents } from '../../src/audit/export';
 import { storedEvents } from '../../src/privacy/sealing-event-store';
 import { runCli as cli, printedBy, refusedCli } from '../helpers/cli-in-process';
+import { runCli as cliProcess } from '../helpers/cli-process';
 import { create, type ReservationService, startReservationService, TOKENS } from '../helpers/reservations';
 
 interface Item {
@@ -119,6 +120,25 @@ t('audit history: every event with actor, request id and changes; --json is NDJS
   );
   assert.ok(restaurant.some((e) => e.stream === 'restaurant-rest_demo'));
 });
+
+t(
+  'npm run cli -- audit history --json <id>: a switch before the id leaves the id an id',
+  async ({ svc, id }) => {
+    const run = await cliProcess(svc, ['audit', 'history', '--json', id]);
+    assert.is(run.code, 0, run.stderr);
+    const lines = run.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    assert.equal(
+      lines.map((l) => l.stream),
+      [`reservation-${id}`, `reservation-${id}`],
+    );
+    const plain = await cliProcess(svc, ['audit', 'history', '--json', 'false', id]);
+    assert.is(plain.code, 0, plain.stderr);
+    assert.match(plain.stdout, new RegExp(`^${id}: 2 event\\(s\\), a reservation`));
+  },
+);
 
 t('audit as-of: the reservation as it was, by position and by time', async ({ svc, id }) => {
   const lines = (await cli(svc, 'audit history', { json: true }, [id])).map((l) => JSON.parse(l));

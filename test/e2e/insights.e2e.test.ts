@@ -84,6 +84,10 @@ t('the default period is 30 days; a bad period is refused', async ({ b }) => {
   const bad = await b.get('/dashboard/insights?restaurant=rest_demo&period=5');
   assert.is(bad.status, 400);
   assert.not.match(bad.text, 'tile-value');
+  // A link's own parameters (a newsletter's utm_source) are ignored, as on every page.
+  const linked = await b.get('/dashboard/insights?restaurant=rest_demo&period=7&utm_source=newsletter');
+  assert.is(linked.status, 200);
+  assert.match(linked.text, 'aria-current="page">Last 7 days</a>');
 });
 
 t('switching restaurant keeps the period shown', async ({ svc }) => {

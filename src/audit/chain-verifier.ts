@@ -9,7 +9,10 @@ export type ChainFindingKind =
   | 'hash_mismatch'
   /** Revisions are missing before this event (events removed from the stream). */
   | 'missing_revisions'
-  /** An event without a hash after chained events of its stream (a hash stripped or an event inserted). */
+  /**
+   * An event without a hash after chained events of its stream, or in a log that hashed every event
+   * (a hash stripped or an event inserted).
+   */
   | 'unchained_event'
   /** Global positions are missing before this event (gap-free stores only: events removed from the log). */
   | 'missing_positions';
@@ -57,10 +60,15 @@ export class ChainVerifier {
    * @param gapFreePositions the store numbers its log 1, 2, 3… without gaps (SQLite, memory), so a
    * missing position is a removed event; EventStoreDB positions are byte offsets, not checked.
    * @param firstPosition with gapFreePositions, the position the read started after (null: the start).
+   * @param everyEventHashed the store hashed every event it holds (a SQLite log at schema 3 on): an
+   * event without a hash is not one written before the chain but one whose hash was removed (with its
+   * content edited, maybe: a stream's only event would otherwise go unnoticed) or one appended by a
+   * process still running code from before the chain; reported as `unchained_event`.
    */
   constructor(
     private readonly gapFreePositions: boolean,
     firstPosition: bigint | null = null,
+    private readonly everyEventHashed = false,
   ) {
     this.lastPosition = firstPosition ?? (gapFreePositions ? 0n : null);
   }
@@ -111,7 +119,7 @@ export class ChainVerifier {
       // An earlier revision after a later one (rows moved in the log): reported here, and the tip is
       // left at the later revision, so the revisions after it still check against it (instead of a
       // "missing" revision that was only seen earlier, or a hash mismatch that is not one).
-      this.summary.unchained += e.hash === undefined ? 1 : 0;
+      if (e.hash === undefined && !this.everyEventHashed) this.summary.unchained++;
       this.find(
         'missing_revisions',
         e,
@@ -130,12 +138,18 @@ export class ChainVerifier {
     }
     const computed = hashOver(tip.prev);
     if (e.hash === undefined) {
-      this.summary.unchained++;
+      if (!this.everyEventHashed) this.summary.unchained++;
       if (tip.chained)
         this.find(
           'unchained_event',
           e,
           `revision ${e.revision} has no hash although earlier events of the stream do (a hash removed, or an event inserted)`,
+        );
+      else if (this.everyEventHashed)
+        this.find(
+          'unchained_event',
+          e,
+          `revision ${e.revision} has no hash although the log hashed every event (a hash removed, its content perhaps edited, or an event appended by a process running code from before the chain)`,
         );
       tip.prev = computed;
     } else {

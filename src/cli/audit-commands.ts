@@ -318,11 +318,15 @@ export async function verifyLog(
 ): Promise<VerifyReport> {
   const report: VerifyReport = { chain: null, erasure: null, readModels: null };
   if (options.chain) {
-    const verifier = new ChainVerifier(rt.events.kind !== 'eventstoredb');
-    const deleted = new Set<string>();
-    let n = 0;
     // The chain covers what is stored: sealed fields as sealed.
     const stored = storedEvents(rt.events);
+    const verifier = new ChainVerifier(
+      rt.events.kind !== 'eventstoredb',
+      null,
+      stored instanceof SqliteEventStore && stored.everyRowHashed,
+    );
+    const deleted = new Set<string>();
+    let n = 0;
     if (stored instanceof SqliteEventStore) {
       // The stored text hashed as it is: no parse and re-serialisation of every event.
       for (let after = 0; ; ) {

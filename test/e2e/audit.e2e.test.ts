@@ -384,6 +384,21 @@ t(
       out.some((l) => l.includes(`hash_mismatch: reservation-${id} revision 1`)),
       out.join('\n'),
     );
+    // A stream's only event (a credential's creation) given more scopes, its hash removed: this log
+    // hashed every event, so a row without one was not written before the chain.
+    const forge = new Database(join(svc.dataDir, 'events.sqlite'));
+    forge
+      .prepare(
+        `UPDATE events SET data = json_set(data, '$.scopes', json('["RESERVATIONS_READ","RESERVATIONS_WRITE"]')), hash = NULL WHERE stream = 'apikey-key_read'`,
+      )
+      .run();
+    forge.close();
+    const forged = await refusedCli(svc, 'audit verify', { 'no-progress': true, 'no-read-models': true });
+    assert.match(forged.message, /found 2 problem/);
+    assert.ok(
+      printedBy(forged).some((l) => l.includes('unchained_event: apikey-key_read revision 0')),
+      printedBy(forged).join('\n'),
+    );
   },
 );
 

@@ -567,6 +567,14 @@ export class SqliteEventStore implements EventStore {
   }
 
   /**
+   * Every row has a hash (schema 3 on: upgradeLegacy() hashed the old ones, and this code hashes
+   * every append), so a row without one was not written before the chain (`audit verify`).
+   */
+  get everyRowHashed(): boolean {
+    return this.schemaVersion >= HASHED_VERSION;
+  }
+
+  /**
    * Schema 3 → 4, after upgradeLegacy(), in one write transaction: every row of the given types is
    * handed to `transform` in stream order (answer the new data's JSON text, or null to keep it), and
    * each stream is re-chained from its first rewritten row (the chain then covers the new data; the

@@ -54,6 +54,7 @@ export interface ChainSummary {
 export class ChainVerifier {
   private readonly tips = new Map<string, Tip>();
   private lastPosition: bigint | null = null;
+  private lastEvent: ChainEventMeta | null = null;
   private readonly summary: ChainSummary = { events: 0, streams: 0, chained: 0, unchained: 0, findings: [] };
 
   /**
@@ -109,6 +110,7 @@ export class ChainVerifier {
       );
     }
     this.lastPosition = e.position;
+    this.lastEvent = e;
     let tip = this.tips.get(e.stream);
     if (tip === undefined) {
       tip = { prev: GENESIS, next: 0, chained: false };
@@ -167,7 +169,19 @@ export class ChainVerifier {
     tip.next = e.revision + 1;
   }
 
-  finish(): ChainSummary {
+  /**
+   * @param lastPositionIssued with gapFreePositions, the highest position the store ever gave an event,
+   * read before the first event was added (SQLite keeps it when rows are deleted): positions above
+   * the last event added are events removed from the end of the log, reported at that last event.
+   */
+  finish(lastPositionIssued?: bigint | null): ChainSummary {
+    const last = this.lastPosition ?? 0n;
+    if (this.gapFreePositions && lastPositionIssued != null && lastPositionIssued > last)
+      this.find(
+        'missing_positions',
+        this.lastEvent ?? { stream: '', revision: 0, position: 0n, hash: undefined },
+        `positions ${last + 1n}–${lastPositionIssued} are missing from the end of the log, after this event (events removed)`,
+      );
     return this.summary;
   }
 }

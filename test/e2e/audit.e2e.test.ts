@@ -399,6 +399,19 @@ t(
       printedBy(forged).some((l) => l.includes('unchained_event: apikey-key_read revision 0')),
       printedBy(forged).join('\n'),
     );
+    // The last event of the log removed: no later event shows the gap, the positions SQLite issued do.
+    const tail = new Database(join(svc.dataDir, 'events.sqlite'));
+    const last = tail.prepare('SELECT max(position) FROM events').pluck().get() as number;
+    tail.prepare('DELETE FROM events WHERE position = ?').run(last);
+    tail.close();
+    const truncated = await refusedCli(svc, 'audit verify', { 'no-progress': true, 'no-read-models': true });
+    assert.match(truncated.message, /found 3 problem/);
+    assert.ok(
+      printedBy(truncated).some((l) =>
+        l.includes(`(position ${last - 1}): positions ${last}–${last} are missing from the end of the log`),
+      ),
+      printedBy(truncated).join('\n'),
+    );
   },
 );
 

@@ -457,6 +457,17 @@ export class SqliteEventStore implements EventStore {
 
   private chainStmt: Database.Statement<unknown[], RawRow> | undefined;
 
+  /**
+   * The highest position the log ever gave an event (AUTOINCREMENT's sqlite_sequence, which a row's
+   * deletion leaves as it was): above the last row's position, events were removed from the end of
+   * the log (`audit verify`). Null before the first append.
+   */
+  lastPositionIssued(): number | null {
+    this.assertOpen();
+    const seq = this.db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'events'").pluck().get();
+    return typeof seq === 'number' ? seq : null;
+  }
+
   /** Whether rows written before the chain still wait for upgradeLegacy(). */
   get needsLegacyUpgrade(): boolean {
     this.assertOpen();

@@ -25,7 +25,34 @@ export function changesOf(
   event: { type: string; data: Record<string, unknown> },
   subjectId?: string,
 ): FieldChange[] {
-  return whoFirst(fieldsChanged(event, subjectId));
+  return whoFirst(fieldsChanged(event, subjectId)).map((c) => {
+    if (!SECRET_FIELDS.has(c.field) && !hasSecret(c.from) && !hasSecret(c.to)) return c;
+    const out: FieldChange = { field: c.field };
+    if ('from' in c) out.from = SECRET_FIELDS.has(c.field) ? redacted(c.from) : withoutSecrets(c.from);
+    if ('to' in c) out.to = SECRET_FIELDS.has(c.field) ? redacted(c.to) : withoutSecrets(c.to);
+    return out;
+  });
+}
+
+/**
+ * Fields whose value must not leave the log through an auditor's tools: a manager's password hash
+ * (a password can be guessed against it offline). That it was set or changed is still shown.
+ */
+const SECRET_FIELDS = new Set(['password_hash']);
+const redacted = (v: unknown) => (v === null || v === undefined ? v : '[redacted]');
+const hasSecret = (v: unknown): boolean =>
+  Array.isArray(v)
+    ? v.some(hasSecret)
+    : isObject(v) && Object.entries(v).some(([k, x]) => SECRET_FIELDS.has(k) || hasSecret(x));
+
+/** A deep copy with every secret field's value redacted (audit as-of's folded state). */
+export function withoutSecrets(value: unknown): unknown {
+  if (!hasSecret(value)) return value;
+  if (Array.isArray(value)) return value.map(withoutSecrets);
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value as Record<string, unknown>))
+    out[k] = SECRET_FIELDS.has(k) ? redacted(v) : withoutSecrets(v);
+  return out;
 }
 
 /**

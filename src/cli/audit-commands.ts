@@ -10,6 +10,7 @@ import { WEBHOOK_DELIVERIES } from '../../projections/webhook-deliveries';
 import { EmbeddedDocumentStore } from '../adapters/document-store/embedded';
 import { SqliteEventStore } from '../adapters/event-store/sqlite';
 import { type ChainSummary, ChainVerifier } from '../audit/chain-verifier';
+import { withoutSecrets } from '../audit/changes';
 import { type ExportFilter, exportEvents } from '../audit/export';
 import {
   foldSubject,
@@ -209,7 +210,13 @@ async function asOf(ctx: CliContext): Promise<void> {
     if (loaded.events.length === 0) throw new CliUsageError(nothingOf(id, kind));
     const { state, events, erased } = foldSubject(loaded, at);
     if (events === 0) throw new CliUsageError(`${id} did not exist yet at ${atText}`);
-    ctx.out(JSON.stringify({ id, kind: loaded.kind, at: atText, events, erased, state }, null, 2));
+    ctx.out(
+      JSON.stringify(
+        { id, kind: loaded.kind, at: atText, events, erased, state: withoutSecrets(state) },
+        null,
+        2,
+      ),
+    );
     return;
   }
   if (restaurant === undefined || collection === undefined)

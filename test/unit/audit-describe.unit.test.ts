@@ -2,7 +2,13 @@ import fc from 'fast-check';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { auditorActor, partnerActor } from '../../src/audit/actors';
-import { changesOf, changesWithoutContact, describeChanges, withoutContact } from '../../src/audit/changes';
+import {
+  changesOf,
+  changesWithoutContact,
+  describeChanges,
+  withoutContact,
+  withoutSecrets,
+} from '../../src/audit/changes';
 import { historyEntry, historyText, instantBound, parseAsOf } from '../../src/audit/history';
 import type { RecordedEvent } from '../../src/ports/event-store';
 
@@ -224,6 +230,36 @@ test('instants bound recorded times (UTC, milliseconds, compared as text) exactl
   assert.equal(parseAsOf('9999-12-31T23:30:00-02:00'), { time: '9999-12-31T23:59:59.999Z' });
   assert.ok('2026-06-02T10:00:00.000Z' <= (instantBound('9999-12-31T23:59:59-01:00', 'at or before') ?? ''));
   assert.is(instantBound('2026-02-30T00:00:00Z', 'at or after'), null);
+});
+
+test("a manager's password hash never leaves the log through history or as-of: that it changed does", () => {
+  const hash = 'scrypt$16384$8$1$c2FsdA$aGFzaA';
+  const created = changesOf(
+    { type: 'UserCreated', data: { user_id: 'u1', email: 'm@demo.test', password_hash: hash, at: 't' } },
+    'u1',
+  );
+  assert.equal(created, [
+    { field: 'email', to: 'm@demo.test' },
+    { field: 'password_hash', to: '[redacted]' },
+  ]);
+  const changed = changesOf({
+    type: 'UserPasswordChanged',
+    data: { user_id: 'u1', password_hash: hash, at: 't' },
+  });
+  assert.equal(
+    changed.find((c) => c.field === 'password_hash'),
+    { field: 'password_hash', to: '[redacted]' },
+  );
+  assert.not.match(describeChanges(changed).join('\n'), hash);
+  // Nested (a folded state, a snapshot): redacted at any depth; null stays null.
+  assert.equal(
+    withoutSecrets({ user: { password_hash: hash, email: 'm' }, list: [{ password_hash: null }] }),
+    {
+      user: { password_hash: '[redacted]', email: 'm' },
+      list: [{ password_hash: null }],
+    },
+  );
+  assert.equal(withoutSecrets({ party_size: 2 }), { party_size: 2 });
 });
 
 test.run();

@@ -12,6 +12,21 @@ export interface ConnectionState {
 }
 export const initialConnection: ConnectionState = { active: [], all: [] };
 
+/**
+ * The fold of one connection. Its stream name (`oauthconn-<restaurant>-<client_id>`) is shared by
+ * another connection when ids hold a `-` (restaurant `r` with client `a-b`, restaurant `r-a` with
+ * client `b`): each event names its restaurant and client, and only this connection's count, so one
+ * restaurant's disconnection or fourth token never retires another's tokens. Sharing the name costs
+ * the two connections a retried append when they change at the same moment, nothing else.
+ */
+export const connectionEvolver =
+  (restaurantId: string, clientId: string) =>
+  (state: ConnectionState, event: RecordedEvent): ConnectionState => {
+    const d = event.data as { restaurant_id?: unknown; client_id?: unknown };
+    if (d.restaurant_id !== restaurantId || d.client_id !== clientId) return state;
+    return evolveConnection(state, event);
+  };
+
 export function evolveConnection(state: ConnectionState, event: RecordedEvent): ConnectionState {
   const d = event.data as Record<string, unknown>;
   switch (event.type) {

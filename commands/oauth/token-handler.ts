@@ -23,10 +23,10 @@ import type { AuthorizationRequest } from './authorize-request';
 import { type CodeState, decideRedeem, evolveCode, GrantRefused, initialCode } from './codes';
 import {
   type ConnectionState,
+  connectionEvolver,
   decideAddToken,
   decideDisconnect,
   decideRemoveToken,
-  evolveConnection,
   initialConnection,
   retiredKeys,
 } from './connections';
@@ -93,7 +93,7 @@ async function revokeKeys(deps: WriteDeps, keyIds: readonly string[], reason: st
 const connectionCommand = (deps: WriteDeps, restaurantId: string, clientId: string, meta: CommandMeta) => ({
   stream: connectionStream(restaurantId, clientId),
   initial: initialConnection,
-  evolve: evolveConnection,
+  evolve: connectionEvolver(restaurantId, clientId),
   metadata: { ...meta, restaurant_id: restaurantId },
   clock: deps.clock,
 });
@@ -195,7 +195,7 @@ export async function redeemCode(
     deps.events,
     connectionStream(code.restaurant_id, clientId),
     initialConnection,
-    evolveConnection,
+    connectionEvolver(code.restaurant_id, clientId),
   );
   if (!current.state.active.includes(keyId)) {
     await revokeKeys(deps, [keyId], 'retired while it was issued (disconnection or token cap)', meta);

@@ -1,0 +1,97 @@
+// An OAuth connection (an application at a restaurant: its 3-token cap, its disconnection) is folded
+// from `oauthconn-<restaurant>-<client_id>`. Restaurant ids are free text and client ids may hold a
+// `-`, so restaurant `rest` with application `a-till` and restaurant `rest-a` with application `till`
+// share that name: one restaurant's disconnection, or its fourth token, retired the other's tokens.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { loadApplication, registerApplication } from '../../commands/oauth/application-handler';
+import { connectionStream } from '../../commands/oauth/events';
+import { disconnectApplication, issueCode, redeemCode } from '../../commands/oauth/token-handler';
+import { createRestaurant } from '../../commands/restaurants/handler';
+import { API_KEYS, type ApiKeyDoc } from '../../projections/api-keys';
+import { loadConfig } from '../../src/config';
+import { operatorMeta } from '../../src/core/command-meta';
+import { createLogger } from '../../src/logger';
+import { registerModules } from '../../src/modules';
+import { createRuntime, type Runtime } from '../../src/runtime';
+import { pkce } from '../helpers/oauth';
+import { restaurantProfile } from '../helpers/restaurants';
+
+const CALLBACK = 'https://till.example/cb';
+const meta = operatorMeta('test');
+
+const t = suite<{ rt: Runtime; dir: string }>('OAuth: connections whose stream names meet');
+t.before(async (ctx) => {
+  registerModules();
+  ctx.dir = mkdtempSync(join(tmpdir(), 'couvert-oauth-names-'));
+  ctx.rt = await createRuntime(loadConfig({ DATA_DIR: ctx.dir, LOG_LEVEL: 'silent' }), {
+    logger: createLogger('silent'),
+  });
+  await createRestaurant(ctx.rt, 'rest', restaurantProfile('rest', { api_option: true }), meta);
+  await createRestaurant(ctx.rt, 'rest-a', restaurantProfile('rest-a', { api_option: true }), meta);
+  for (const clientId of ['a-till', 'till'])
+    await registerApplication(
+      ctx.rt,
+      {
+        clientId,
+        profile: {
+          name: clientId,
+          logo_url: null,
+          redirect_uris: [CALLBACK],
+          allowed_scopes: ['CATALOG_READ'],
+          published_by_operator: false,
+        },
+      },
+      meta,
+    );
+});
+t.after(async ({ rt, dir }) => {
+  await rt.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function redeem(rt: Runtime, clientId: string, restaurant: string) {
+  const { verifier, challenge } = pkce();
+  const request = {
+    client_id: clientId,
+    redirect_uri: CALLBACK,
+    scopes: ['CATALOG_READ' as const],
+    state: 's',
+    code_challenge: challenge,
+    restaurant_hint: null,
+  };
+  const { code } = await issueCode(rt, request, restaurant, 'usr_x', meta);
+  const app = await loadApplication(rt, clientId);
+  return (await redeemCode(rt, app, { code, redirect_uri: CALLBACK, code_verifier: verifier }, meta)).keyId;
+}
+
+const activeKeys = async (rt: Runtime, restaurant: string) => {
+  await rt.projections.catchUp();
+  return (await rt.docs.collection<ApiKeyDoc>(API_KEYS).find({ restaurant_id: restaurant, revoked_at: null }))
+    .map((k) => k._id)
+    .sort();
+};
+
+t('the two connections share a stream name (the case this suite is about)', () => {
+  assert.is(connectionStream('rest', 'a-till'), connectionStream('rest-a', 'till'));
+});
+
+t("one restaurant's fourth token and its disconnection leave the other's tokens active", async ({ rt }) => {
+  const other = [await redeem(rt, 'till', 'rest-a'), await redeem(rt, 'till', 'rest-a')].sort();
+  // Three tokens at `rest`: before, the cap counted the other connection's two and retired them.
+  const mine = [];
+  for (let i = 0; i < 3; i++) mine.push(await redeem(rt, 'a-till', 'rest'));
+  assert.equal(await activeKeys(rt, 'rest'), mine.sort());
+  assert.equal(await activeKeys(rt, 'rest-a'), other);
+  await disconnectApplication(rt, 'rest', 'a-till', meta);
+  assert.equal(await activeKeys(rt, 'rest'), []);
+  assert.equal(await activeKeys(rt, 'rest-a'), other, "rest-a's tokens of `till` are not rest's to revoke");
+  // And the other way round.
+  await disconnectApplication(rt, 'rest-a', 'till', meta);
+  assert.equal(await activeKeys(rt, 'rest-a'), []);
+});
+
+t.run();

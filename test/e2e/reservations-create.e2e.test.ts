@@ -288,6 +288,56 @@ t(
 );
 
 t(
+  'inline details take an empty email or phone as "not given": it never clears a contact (spec §4)',
+  async ({ svc }) => {
+    const day = '2026-06-11';
+    const made = await create(svc, {
+      start_at: at('19:00', day),
+      customer: { name: 'Blank Fields', phone_number: '06 44 55 66 77', email: 'blank@example.com' },
+    });
+    assert.is(made.status, 201);
+    const id = made.body.data.customer.id;
+    // A booking form's blank email: matched on the phone and updated, the email kept.
+    const update = await create(svc, {
+      start_at: at('19:15', day),
+      customer: { name: 'Blank Renamed', phone_number: '+33644556677', email: '', on_match: 'update' },
+    });
+    assert.is(update.status, 201);
+    assert.is(update.body.data.customer.id, id);
+    // A blank phone: matched on the email, the phone kept.
+    const byEmail = await create(svc, {
+      start_at: at('19:30', day),
+      customer: { name: 'Blank Again', phone_number: '', email: 'blank@example.com', on_match: 'update' },
+    });
+    assert.is(byEmail.status, 201);
+    assert.is(byEmail.body.data.customer.id, id);
+    const after = (await svc.api('GET', `/customers/${id}`, { token: TOKENS.full })).body.data;
+    assert.is(after.name, 'Blank Again');
+    assert.is(after.email, 'blank@example.com');
+    assert.is(after.phone_number, '+33644556677');
+    // Both blank: a new customer without contact details.
+    const fresh = await create(svc, {
+      start_at: at('21:00', day),
+      customer: { name: 'No Contact', phone_number: '', email: '' },
+    });
+    assert.is(fresh.status, 201);
+    assert.is.not(fresh.body.data.customer.id, id);
+    assert.is(fresh.body.data.customer.email, null);
+    assert.is(fresh.body.data.customer.phone_number, null);
+    // A malformed one is still refused, at its own path.
+    const bad = await create(
+      svc,
+      { start_at: at('20:00', day), customer: { name: 'Bad', email: 'not-an-email' } },
+      TOKENS.full,
+      undefined,
+      true,
+    );
+    assert.is(bad.status, 400);
+    assert.is(bad.body.error.details.issues[0].path, 'customer.email');
+  },
+);
+
+t(
   'a blacklisted customer (by id or matched inline) is rejected and nothing about them is written',
   async ({ svc }) => {
     const made = await create(svc, {

@@ -1,5 +1,5 @@
 // Input schemas of the customer routes (spec §2.3, §4, §8), built from the bounds the write side
-// checks too. The reservations routes embed `inlineCustomerSchema` for POST /reservations.
+// checks too. POST /reservations takes `inlineContactFields` for its inline customer details.
 import { BOUNDS, PHONE_DESCRIPTION } from '../../../commands/customers/bounds';
 import { LANGS } from '../../../commands/customers/events';
 import { customerDetailSchema } from '../../../queries/customer-presenter';
@@ -84,13 +84,20 @@ export const customerCreateBody = obj({
 const emptyOr = (s: Schema<string>) => optional(nullable(union([s, literal('')])));
 
 /**
- * An inline reservation customer (spec §4 POST /reservations): name required; an empty email or
- * phone is accepted and means "not given" (it never clears a matched customer's contact details).
+ * The contact fields of an inline reservation customer (spec §4 POST /reservations): an empty email
+ * or phone is accepted and means "not given" (it never clears a matched customer's contact details).
  */
+export const inlineContactFields = {
+  email: emptyOr(email({ description: 'Matched case-insensitively; "" or null: not given' })),
+  phone_number: emptyOr(
+    str({ ...BOUNDS.phone_number, description: `${PHONE_DESCRIPTION}; "" or null: not given` }),
+  ),
+};
+
+/** An inline reservation customer (spec §4 POST /reservations): name required, contacts as above. */
 export const inlineCustomerSchema = obj({
   name: field.name,
-  email: emptyOr(email()),
-  phone_number: emptyOr(str({ ...BOUNDS.phone_number, description: PHONE_DESCRIPTION })),
+  ...inlineContactFields,
   external_id: optional(field.external_id),
   lang: optional(field.lang),
   tags: optional(field.tags),

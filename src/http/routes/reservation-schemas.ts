@@ -21,6 +21,7 @@ import {
   str,
   union,
 } from '../schema';
+import { inlineContactFields } from './customer-schemas';
 
 export const LANGS = ['FR', 'EN', 'IT', 'ES', 'DE', 'PT'] as const;
 export const ON_MATCH = ['return_existing', 'update', 'create_new'] as const;
@@ -60,6 +61,8 @@ export const createCustomer = union(
     obj(
       {
         ...customerFields,
+        // A booking form's blank email or phone is "not given", never a value that clears one.
+        ...inlineContactFields,
         name: str({ ...BOUNDS.name, notBlank: true }),
         on_match: optional(
           enums(ON_MATCH, {

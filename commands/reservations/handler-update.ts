@@ -8,7 +8,8 @@
 //      its tables: others see both as taken;
 //   3. claim a new external_id; write the customer (update the linked one, or create one);
 //   4. append ReservationUpdated with the revision loaded in 1. If someone else changed the
-//      reservation meanwhile, drop our move and start again from 1 with the new state;
+//      reservation meanwhile, drop our move and start again from 1 with the new state (a customer
+//      step 3 found or created for inline details is connected then, never created twice);
 //   5. confirm the move (SeatingMoveConfirmed: its seating replaces the old one that day); a move to
 //      another day then releases the old day; an old external_id is released.
 //   A refusal in 3 or 4 drops the pending move (SeatingMoveDropped): nothing was given up, so nothing
@@ -24,6 +25,7 @@ import { loadCatalog } from '../catalog/handler';
 import type { Catalog } from '../catalog/types';
 import { confirmMove, dropMove, releaseSeating } from './capacity-handler';
 import {
+  checkLinkedCustomer,
   planCustomerChange,
   type ReservationCustomerInput,
   type ReservationDeps,
@@ -106,9 +108,10 @@ export async function updateReservation(
   req: PatchReservationRequest,
   meta: CommandMeta,
 ) {
+  const carried: Carried = { customerId: null };
   for (let attempt = 1; ; attempt++) {
     try {
-      return await attemptUpdate(deps, restaurant, id, req, meta);
+      return await attemptUpdate(deps, restaurant, id, req, meta, carried);
     } catch (err) {
       if (err instanceof WrongExpectedRevisionError && err.stream === reservationStream(id) && attempt < 5)
         continue;
@@ -117,12 +120,19 @@ export async function updateReservation(
   }
 }
 
+/** What an overtaken attempt wrote that the next attempt of the same request must reuse. */
+interface Carried {
+  /** The customer an attempt found or created for inline details (kind `create`). */
+  customerId: string | null;
+}
+
 async function attemptUpdate(
   deps: ReservationDeps,
   restaurant: ReservationRestaurant,
   id: string,
   req: PatchReservationRequest,
   meta: CommandMeta,
+  carried: Carried,
 ) {
   const rmeta = { ...meta, restaurant_id: restaurant._id };
   const now = deps.clock.now();
@@ -140,7 +150,14 @@ async function attemptUpdate(
   const catalog = await loadCatalog(deps, restaurant._id);
   checkReferences(catalog, req);
   checkDiscount(catalog, restaurant.timezone, r, req);
-  const customerChange = await planCustomerChange(deps, restaurant, r, req.customer);
+  let customerChange = await planCustomerChange(deps, restaurant, r, req.customer);
+  // An earlier attempt of this request, overtaken before its ReservationUpdated landed, already
+  // found or created the customer: connect that one rather than create another (name-only details
+  // match nobody, so a second customer would be left with no reservation).
+  if (customerChange.kind === 'create' && carried.customerId !== null) {
+    await checkLinkedCustomer(deps, restaurant._id, carried.customerId);
+    customerChange = { kind: 'connect', customerId: carried.customerId };
+  }
   if (req.external_id && req.external_id !== r.external_id)
     await assertExternalIdFree(deps, restaurant._id, req.external_id);
 
@@ -180,6 +197,8 @@ async function attemptUpdate(
       claimed = (await claimExternalId(deps, restaurant._id, req.external_id, id, meta)).taken;
     const written = await writeCustomerChange(deps, restaurant, customerChange, meta);
     if (written.customerId !== undefined) patch.customer_id = written.customerId;
+    if (customerChange.kind === 'create' && written.customerId !== undefined)
+      carried.customerId = written.customerId;
     position = maxPosition(position, written.position);
     outcome = await appendUpdate(deps, r, patch, loaded.revision, rmeta, now);
   } catch (err) {

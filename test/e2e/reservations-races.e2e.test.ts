@@ -173,6 +173,36 @@ t(
   },
 );
 
+t(
+  'update: an overtaken PATCH that creates the customer does not create a second one when it starts again',
+  async ({ svc }) => {
+    const r = (await create(svc, { start_at: at('24', '19:00') })).body.data;
+    const rt = withHook(
+      svc.rt,
+      (s) => s === `reservation-${r.id}`,
+      async () => {
+        await svc.api('PATCH', `/reservations/${r.id}`, {
+          token: TOKENS.full,
+          body: { allergies: 'celery' },
+        });
+      },
+    );
+    // Name only: nothing to match on, so only the first attempt's customer can be the one.
+    const out = await updateReservation(rt, restaurant, r.id, { customer: { name: 'Only Once' } }, meta);
+    await svc.rt.settle(out.position);
+    const now = (await svc.api('GET', `/reservations/${r.id}`, { token: TOKENS.full })).body.data;
+    assert.is(now.allergies, 'celery');
+    assert.is(now.customer.name, 'Only Once');
+    const feed = await svc.api('GET', '/customers?limit=100', { token: TOKENS.full });
+    const named = feed.body.data.filter((c: { name: string }) => c.name === 'Only Once');
+    assert.equal(
+      named.map((c: { id: string }) => c.id),
+      [now.customer.id],
+    );
+    assert.is(named[0].stats.reservation_count, 1);
+  },
+);
+
 t('a create that dies after holding its seating holds it only until the repair job runs', async ({ svc }) => {
   const dying = withHook(
     svc.rt,

@@ -33,6 +33,7 @@ import {
   writeCustomerChange,
 } from './customer-link';
 import { existing } from './decide-status';
+import { loadReservation, releaseIfEnded } from './handler-common';
 import { assertMovable, assertUnlocked, decidePatch, type ReservationPatch } from './decide-update';
 import { assertDiscountApplies } from './discount-rules';
 import { type ReservationSnapshot, type ReservationSource, reservationStream } from './events';
@@ -225,6 +226,14 @@ async function attemptUpdate(
       position,
       (await releaseSeating(deps, restaurant._id, r.service_date, id, 'MOVED', rmeta)).position,
     );
+  // A cancel (or rejection) that landed after our update and released before our confirmation found
+  // only the pending move, which the confirmation then made the reservation's own: free it now.
+  // Read after confirming, so one of the two releases always sees the seating held.
+  if (moved?.moveId) {
+    const latest = await loadReservation(deps, id);
+    const released = await releaseIfEnded(deps, latest.exists ? latest.r : null, rmeta);
+    position = maxPosition(position, released?.position ?? null);
+  }
   if (req.external_id !== undefined && r.external_id && after.external_id !== r.external_id)
     await releaseExternalId(deps, restaurant._id, r.external_id, id, meta);
   return { ...outcome, position };

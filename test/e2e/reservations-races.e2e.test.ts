@@ -10,7 +10,7 @@ import { updateReservation } from '../../commands/reservations/handler-update';
 import { repairSeating } from '../../commands/reservations/repair';
 import { repairSeatings } from '../../src/jobs/reservation-jobs';
 import type { Runtime } from '../../src/runtime';
-import { deadFrom, withHook } from '../helpers/hooked-events';
+import { deadFrom, withHook, withHookAfter } from '../helpers/hooked-events';
 import { create, type ReservationService, startReservationService, TOKENS } from '../helpers/reservations';
 import type { TestService } from '../helpers/service';
 
@@ -200,6 +200,43 @@ t(
       [now.customer.id],
     );
     assert.is(named[0].stats.reservation_count, 1);
+  },
+);
+
+t(
+  'update: a cancel landing between the update and its move confirmation leaves no table held',
+  async ({ svc }) => {
+    // Only tbl_8 seats 7: whoever holds it makes the slot full for a party of 7.
+    const r = (await create(svc, { party_size: 7, start_at: at('23', '19:00') })).body.data;
+    for (const [label, start] of [
+      ['same day', at('23', '21:00')],
+      ['another day', at('22', '21:00')],
+    ] as const) {
+      const target =
+        label === 'same day'
+          ? r
+          : (await create(svc, { party_size: 7, start_at: at('21', '19:00') })).body.data;
+      // The cancel lands once the update is recorded, before its move is confirmed.
+      const rt = withHookAfter(
+        svc.rt,
+        (s) => s === `reservation-${target.id}`,
+        async () => {
+          const canceled = await svc.api('POST', `/reservations/${target.id}/cancel`, {
+            token: TOKENS.full,
+            body: { reason: label },
+          });
+          assert.is(canceled.status, 200);
+        },
+      );
+      const out = await updateReservation(rt, restaurant, target.id, { start_at: start }, meta);
+      await svc.rt.settle(out.position);
+      const now = (await svc.api('GET', `/reservations/${target.id}`, { token: TOKENS.full })).body.data;
+      assert.is(now.status, 'CANCELED_BY_RESTAURANT');
+      // The canceled reservation holds nothing: the table is free at once, not after a repair.
+      const again = await create(svc, { party_size: 7, start_at: start });
+      assert.is(again.status, 201, label);
+      await svc.api('POST', `/reservations/${again.body.data.id}/cancel`, { token: TOKENS.full, body: {} });
+    }
   },
 );
 

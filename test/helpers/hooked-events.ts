@@ -41,6 +41,23 @@ export const withHook = (
   });
 };
 
+/** Appends as usual, then runs `after` once the first append `match` picks has landed. */
+export const withHookAfter = (
+  rt: Runtime,
+  match: (stream: string, batch: NewEvent[]) => boolean,
+  after: (stream: string) => Promise<void>,
+): Runtime => {
+  let fired = false;
+  return wrapAppend(rt, (real) => async (stream, batch, expected) => {
+    const result = await real(stream, batch, expected);
+    if (!fired && match(stream, batch)) {
+      fired = true;
+      await after(stream);
+    }
+    return result;
+  });
+};
+
 /** A process that dies at its first append `match` picks: none from then on lands. */
 export const deadFrom = (rt: Runtime, match: (stream: string, batch: NewEvent[]) => boolean): Runtime => {
   let dead = false;

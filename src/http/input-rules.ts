@@ -33,8 +33,9 @@ export const INPUT_RULES: readonly { mistake: string; answer: string }[] = [
       '400 VALIDATION_ERROR, issue `invalid_range` on the upper bound; both bounds are inclusive, so equal bounds are a one-instant window, not an error',
   },
   {
-    mistake: 'A body that is not JSON, or JSON that is not an object',
-    answer: '400 VALIDATION_ERROR (415 for another content type, 413 past the size limit)',
+    mistake: 'A body that is not JSON, or JSON that is not an object, or bytes that are not UTF-8',
+    answer:
+      '400 VALIDATION_ERROR (issue `invalid_encoding` for bytes that are not UTF-8: never stored with U+FFFD in their place; 415 for another content type or a charset other than UTF-8, 413 past the size limit)',
   },
   {
     mistake: 'The id in the path names nothing this credential can see (unknown, or another restaurant’s)',

@@ -9,6 +9,7 @@ import type { Runtime } from '../runtime';
 import { renderPageError } from '../web/respond';
 import { authenticate } from './auth';
 import { bodyParseError, guardBody } from './body-guard';
+import { keepBodyChunks, refuseForeignCharset, refuseReplacedBytes } from './body-text';
 import { sendError } from './envelope';
 import { noteCredentialUse } from './key-usage';
 import { checkWindows, refuseUnknownParameters } from './query-rules';
@@ -64,6 +65,8 @@ export function createApp(rt: Runtime, routes: AnyRoute[], lifecycle: Lifecycle 
   const parseBody = koaBody({
     json: true,
     jsonStrict: true,
+    // The text as received, for refuseReplacedBytes (src/http/body-text.ts).
+    includeUnparsed: true,
     urlencoded: true,
     multipart: false,
     text: false,
@@ -239,7 +242,11 @@ async function handle(
   let body: unknown;
   if (route.body) {
     // Read only once the caller is known: an unauthenticated client gets 401, not a parse of its body.
+    refuseForeignCharset(ctx);
+    // Attached in the same turn as the parser's own listener, so it sees every chunk.
+    const chunks = keepBodyChunks(ctx);
     await parseBody(ctx, noop);
+    refuseReplacedBytes(ctx.request.rawBody, chunks);
     const hasBody = (ctx.request.length ?? 0) > 0 || Boolean(ctx.get('transfer-encoding'));
     const contentType = ctx.get('content-type');
     const isJson = Boolean(ctx.is('application/json'));

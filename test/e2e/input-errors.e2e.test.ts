@@ -118,4 +118,62 @@ t('5,000 levels of nesting, unprintable values, prototype keys: 400, never 500',
   assert.is((await create(svc)).status, 201);
 });
 
+/** POST /customers with these bytes and this Content-Type, as a partner's HTTP client would send them. */
+const postBytes = async (svc: ReservationService, bytes: Buffer, contentType: string) => {
+  const res = await fetch(`${svc.url}/api/partner/v1/customers`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TOKENS.full}`, 'content-type': contentType },
+    body: bytes,
+  });
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON
+  const body: any = await res.json();
+  return { status: res.status, body };
+};
+
+const customersNamed = async (svc: ReservationService, prefix: string) => {
+  const feed = await svc.api('GET', '/customers?limit=100', { token: TOKENS.full });
+  return feed.body.data.map((c: { name: string }) => c.name).filter((n: string) => n.startsWith(prefix));
+};
+
+t(
+  'a JSON body that is not UTF-8 is refused, never stored with its letters replaced by U+FFFD',
+  async ({ svc }) => {
+    // Declared Latin-1: refused before it is read (RFC 8259: JSON is UTF-8).
+    const latin1 = await postBytes(
+      svc,
+      Buffer.from('{"name":"Enc Zoë Latin"}', 'latin1'),
+      'application/json; charset=iso-8859-1',
+    );
+    assert.is(latin1.status, 415);
+    assert.is(latin1.body.error.code, 'VALIDATION_ERROR');
+    // Latin-1 bytes sent as UTF-8 (no charset): 400, nothing written.
+    const undeclared = await postBytes(
+      svc,
+      Buffer.from('{"name":"Enc Zoë Bytes"}', 'latin1'),
+      'application/json',
+    );
+    assert.is(undeclared.status, 400);
+    assert.equal(undeclared.body.error.details.issues, [
+      { path: '', code: 'invalid_encoding', message: 'The body must be UTF-8 text' },
+    ]);
+    // A truncated 4-byte sequence replaced by one U+FFFD of the same length is caught too.
+    const truncated = await postBytes(
+      svc,
+      Buffer.concat([Buffer.from('{"name":"Enc '), Buffer.from([0xf0, 0x9f, 0x98]), Buffer.from('x"}')]),
+      'application/json',
+    );
+    assert.is(truncated.status, 400);
+    assert.equal(await customersNamed(svc, 'Enc '), []);
+    // UTF-8 (declared or not) is taken, a U+FFFD the partner really sent included.
+    const utf8 = await postBytes(
+      svc,
+      Buffer.from('{"name":"Enc Zoë \uFFFD"}', 'utf8'),
+      'application/json; charset=UTF-8',
+    );
+    assert.is(utf8.status, 201);
+    assert.is(utf8.body.data.name, 'Enc Zoë \uFFFD');
+    assert.equal(await customersNamed(svc, 'Enc '), ['Enc Zoë \uFFFD']);
+  },
+);
+
 t.run();

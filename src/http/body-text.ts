@@ -1,0 +1,54 @@
+// A JSON body is UTF-8 (RFC 8259 §8.1). The parser (koa-body, through co-body) decodes every JSON body
+// as UTF-8 whatever its Content-Type says, and replaces bytes that are not UTF-8 with U+FFFD: a
+// Latin-1 "é" was stored as "�" behind a 2xx, the guest's name lost. So a JSON body that declares
+// another charset is refused (415) before it is read, and one whose decoded text holds U+FFFD is
+// checked against the bytes that arrived (400 when they are not UTF-8). The bytes are only kept
+// references to the chunks the parser reads anyway, and only looked at when the text holds U+FFFD.
+import type { IncomingMessage } from 'node:http';
+import type { Context } from 'koa';
+import { ApiError } from '../core/errors';
+
+const UTF8 = /^utf-?8$/i;
+
+/** 415 when a JSON body declares a charset other than UTF-8 (checked before anything is read). */
+export function refuseForeignCharset(ctx: Context): void {
+  if (!ctx.is('application/json')) return;
+  const charset = ctx.request.charset;
+  if (charset && !UTF8.test(charset))
+    throw new ApiError(415, 'VALIDATION_ERROR', 'Unsupported charset; send the body as UTF-8');
+}
+
+/**
+ * Keeps the chunks of an uncompressed body as the parser reads them (attach before parsing: a
+ * listener added in the same turn as the parser's sees every chunk). A compressed body's bytes are
+ * not its text's, so none are kept (its replacement characters cannot be told from sent ones).
+ */
+export function keepBodyChunks(ctx: Context): Buffer[] | null {
+  if (!ctx.is('application/json')) return null;
+  const encoding = ctx.get('content-encoding');
+  if (encoding && encoding.toLowerCase() !== 'identity') return null;
+  const req: IncomingMessage = ctx.req;
+  const chunks: Buffer[] = [];
+  const onData = (chunk: Buffer) => chunks.push(chunk);
+  req.on('data', onData);
+  req.once('close', () => req.off('data', onData));
+  req.once('end', () => req.off('data', onData));
+  return chunks;
+}
+
+const strict = new TextDecoder('utf-8', { fatal: true });
+
+/** 400 when the text the parser decoded holds U+FFFD that the bytes received do not spell. */
+export function refuseReplacedBytes(text: unknown, chunks: Buffer[] | null): void {
+  if (chunks === null) return;
+  const bytes = typeof text === 'string' && text.includes('\uFFFD') ? Buffer.concat(chunks) : null;
+  chunks.length = 0;
+  if (bytes === null) return;
+  try {
+    strict.decode(bytes);
+  } catch {
+    throw new ApiError(400, 'VALIDATION_ERROR', 'The request body is not valid UTF-8', {
+      issues: [{ path: '', code: 'invalid_encoding', message: 'The body must be UTF-8 text' }],
+    });
+  }
+}

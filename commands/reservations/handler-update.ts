@@ -33,12 +33,12 @@ import {
   writeCustomerChange,
 } from './customer-link';
 import { existing } from './decide-status';
-import { loadReservation, releaseIfEnded } from './handler-common';
 import { assertMovable, assertUnlocked, decidePatch, type ReservationPatch } from './decide-update';
 import { assertDiscountApplies } from './discount-rules';
 import { type ReservationSnapshot, type ReservationSource, reservationStream } from './events';
 import { evolveReservation, initialReservation, type ReservationState } from './evolve';
 import { assertExternalIdFree, claimExternalId, releaseExternalId } from './external-id';
+import { loadReservation, releaseIfEnded } from './handler-common';
 import { checkReferences } from './handler-create';
 import { maxPosition } from './handler-status';
 import { type HeldSeating, holdSeating } from './hold';

@@ -159,8 +159,9 @@ async function attemptUpdate(
     await checkLinkedCustomer(deps, restaurant._id, carried.customerId);
     customerChange = { kind: 'connect', customerId: carried.customerId };
   }
+  // The reservation's own claim is no conflict: a retried PATCH may find the first one's in flight.
   if (req.external_id && req.external_id !== r.external_id)
-    await assertExternalIdFree(deps, restaurant._id, req.external_id);
+    await assertExternalIdFree(deps, restaurant._id, req.external_id, id);
 
   const patch: ReservationPatch = {};
   for (const k of DETAIL_KEYS) if (req[k] !== undefined) (patch as Record<string, unknown>)[k] = req[k];
@@ -206,14 +207,32 @@ async function attemptUpdate(
     // Refused or overtaken (the update then starts again from the new state): nothing of ours stays.
     // Any other error leaves the outcome unknown; the repair job settles it from the streams.
     if (err instanceof ApiError || err instanceof WrongExpectedRevisionError) {
-      if (claimed && req.external_id)
-        await releaseExternalId(deps, restaurant._id, req.external_id, id, meta);
+      // The claim is the reservation's, not this request's: a concurrent PATCH setting the same value
+      // (a retry) relied on it and may be the update that overtook ours. Kept when the reservation
+      // shows the value now.
+      if (claimed && req.external_id) {
+        const latest = await loadReservation(deps, id);
+        if (!latest.exists || latest.r?.external_id !== req.external_id)
+          await releaseExternalId(deps, restaurant._id, req.external_id, id, meta);
+      }
       await dropOurMove();
     }
     throw err;
   }
   position = maxPosition(position, outcome.position);
   const after = outcome.state.r as ReservationSnapshot;
+  // Relying on the claim another request of this reservation took, which that request may have given
+  // back since (it was overtaken, and the reservation did not show the value yet): take it again. The
+  // update has landed: should someone else have taken the value meanwhile, it is not undone here.
+  if (
+    req.external_id &&
+    req.external_id !== r.external_id &&
+    !claimed &&
+    after.external_id === req.external_id
+  )
+    await claimExternalId(deps, restaurant._id, req.external_id, id, meta).catch((err: unknown) => {
+      if (!(err instanceof ApiError)) throw err;
+    });
   // 5. After the update only: the move's seating becomes the reservation's own, and the old day's
   // seating and the old external_id are free now.
   if (moved?.moveId)

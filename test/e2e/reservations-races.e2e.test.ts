@@ -240,6 +240,37 @@ t(
   },
 );
 
+t(
+  'update: the same external_id sent twice at once (a retried PATCH) keeps its claim; it stays unique',
+  async ({ svc }) => {
+    const r = (await create(svc, { start_at: at('20', '19:00') })).body.data;
+    const seen: { retried?: { status: number; body: { data: { external_id: string } } } } = {};
+    // The first PATCH has claimed the value; its retry runs whole before the first's update lands.
+    const rt = withHook(
+      svc.rt,
+      (s) => s === `reservation-${r.id}`,
+      async () => {
+        seen.retried = await svc.api('PATCH', `/reservations/${r.id}`, {
+          token: TOKENS.full,
+          body: { external_id: 'twice-1' },
+        });
+      },
+    );
+    const out = await updateReservation(rt, restaurant, r.id, { external_id: 'twice-1' }, meta);
+    await svc.rt.settle(out.position);
+    // The retry is the same reservation's: not a conflict.
+    assert.is(seen.retried?.status, 200);
+    assert.is(seen.retried?.body.data.external_id, 'twice-1');
+    const now = (await svc.api('GET', `/reservations/${r.id}`, { token: TOKENS.full })).body.data;
+    assert.is(now.external_id, 'twice-1');
+    // The overtaken first attempt did not give back the claim the reservation shows.
+    const claim = await svc.rt.events.readStream('reservation-external-id-rest_demo-twice-1');
+    assert.is(claim.at(-1)?.type, 'Claimed');
+    const other = await create(svc, { start_at: at('20', '20:00'), external_id: 'twice-1' });
+    assert.is(other.status, 409);
+  },
+);
+
 t('a create that dies after holding its seating holds it only until the repair job runs', async ({ svc }) => {
   const dying = withHook(
     svc.rt,

@@ -152,6 +152,9 @@ async function attemptUpdate(
   checkReferences(catalog, req);
   checkDiscount(catalog, restaurant.timezone, r, req);
   let customerChange = await planCustomerChange(deps, restaurant, r, req.customer);
+  // Inline details with nobody linked connect a customer found or created for them: a POS lock on the
+  // customer refuses that here, before the customer is written (not at the append, after it).
+  if (customerChange.kind === 'create') assertUnlocked(r, { customer_id: null });
   // An earlier attempt of this request, overtaken before its ReservationUpdated landed, already
   // found or created the customer: connect that one rather than create another (name-only details
   // match nobody, so a second customer would be left with no reservation).

@@ -243,6 +243,26 @@ t(
 );
 
 t(
+  'a POS lock on the customer refuses inline details that would create one, and no customer is written',
+  async ({ svc }) => {
+    const r = (await create(svc, { start_at: at('25', '19:00') })).body.data;
+    await svc.rt.settle((await setPosLock(svc.rt, null, r.id, ['customer'], operatorMeta('pos'))).position);
+    const res = await patch(svc, r.id, {
+      customer: { name: 'Locked Out', email: 'locked-out@example.com' },
+      custom_message: 'x',
+    });
+    assert.is(res.status, 409);
+    assert.equal(res.body.error.details.locked_fields, ['customer']);
+    const now = (await svc.api('GET', `/reservations/${r.id}`, { token: TOKENS.full })).body.data;
+    assert.is(now.customer, null);
+    assert.is(now.custom_message, null);
+    // Refused before anything was written: no customer came of it.
+    const found = await svc.api('GET', '/customers?email=locked-out@example.com', { token: TOKENS.full });
+    assert.equal(found.body.data, []);
+  },
+);
+
+t(
   'a canceled reservation cannot move; unknown properties are 400; PATCH needs RESERVATIONS_WRITE',
   async ({ svc }) => {
     const r = (await create(svc, { start_at: at('24', '19:00') })).body.data;

@@ -16,3 +16,17 @@ export const PARTY_SIZE = {
  * and a bound keeps a page number from growing past what an offset can honestly mean.
  */
 export const MAX_PAGE = 100_000;
+
+/**
+ * Starts the availability engine books and searches (GET /availability, POST /availability/check,
+ * POST and PATCH /reservations): years 0001 to 9998 in UTC. Its calendar steps a day or two around a
+ * start in the restaurant's zone and writes dates as YYYY-MM-DD, which only years 0000 to 9999 have:
+ * past them a date no longer advances and a search of 9999-12-31 never ended. List filters
+ * (start_at_to=9999-12-31T23:59:59Z as "no upper bound") keep every year RFC 3339 has.
+ */
+export const SERVICE_INSTANTS = {
+  fromMs: Date.parse('0001-01-01T00:00:00Z'),
+  /** Exclusive. */
+  toMs: Date.parse('9999-01-01T00:00:00Z'),
+  description: 'years 0001 to 9998 (UTC)',
+} as const;

@@ -2,6 +2,7 @@
 // Schema that documents it in OpenAPI. Routes never write either by hand.
 import * as s from 'superstruct';
 import { parseDate, parseDateTime } from '../core/datetime';
+import { SERVICE_INSTANTS } from '../core/limits';
 import { BLANK_MESSAGE, charCount, lengthMessage, NOT_BLANK } from '../core/text';
 
 export type JsonSchema = Record<string, unknown>;
@@ -72,23 +73,35 @@ export const email = (o: Doc = {}) =>
  * RFC 3339 date-time with an explicit offset, read by the one strict parser (src/core/datetime.ts):
  * a day, hour or offset that does not exist is refused, never rolled over.
  */
-export function dateTime(o: Doc = {}): Schema<string> {
+export function dateTime(o: Doc & { service?: boolean } = {}): Schema<string> {
+  const { service, ...doc } = o;
   const base = str({
-    ...o,
+    ...doc,
     format: 'date-time',
     description: withNote(
-      o.description,
-      'RFC 3339 with seconds and an explicit offset (Z or ±HH:MM); a date or time that does not exist (31 November, 24:00, a leap second) is refused',
+      doc.description,
+      `RFC 3339 with seconds and an explicit offset (Z or ±HH:MM); a date or time that does not exist (31 November, 24:00, a leap second) is refused${service ? `; ${SERVICE_INSTANTS.description}` : ''}`,
     ),
   });
+  const checked = s.refine(base.struct, 'date_time', (v) => {
+    const parsed = parseDateTime(v);
+    if (parsed.ok) return true;
+    return parsed.reason.startsWith('must be')
+      ? `${parsed.reason} (a + in a query string must be encoded as %2B)`
+      : parsed.reason;
+  });
+  if (!service) return { ...base, struct: checked };
+  // Named `range`: validate.ts reports it as out_of_range.
   return {
     ...base,
-    struct: s.refine(base.struct, 'date_time', (v) => {
+    struct: s.refine(checked, 'range', (v) => {
       const parsed = parseDateTime(v);
-      if (parsed.ok) return true;
-      return parsed.reason.startsWith('must be')
-        ? `${parsed.reason} (a + in a query string must be encoded as %2B)`
-        : parsed.reason;
+      if (!parsed.ok) return true;
+      const ms = parsed.value.epochMs;
+      return (
+        (ms >= SERVICE_INSTANTS.fromMs && ms < SERVICE_INSTANTS.toMs) ||
+        `must fall within ${SERVICE_INSTANTS.description}`
+      );
     }),
   };
 }

@@ -84,7 +84,7 @@ function describe(f: Failure, path: string, where: string): Issue {
   }
   if (f.value === undefined && f.path.length > 0 && !f.refinement)
     return { path, code: 'required', message: `${field} is required` };
-  if (f.refinement === 'size' || f.refinement === 'min' || f.refinement === 'max')
+  if (f.refinement === 'size' || f.refinement === 'min' || f.refinement === 'max' || f.refinement === 'range')
     // These messages hold only the bounds and a length or number.
     return { path, code: 'out_of_range', message: `${field}: ${bounded(plain(f.message))}` };
   if (f.refinement === 'pattern')

@@ -147,6 +147,57 @@ t('an availability window on 2027-02-30 is refused, not read as 2 March', async 
 });
 
 t(
+  'a start in year 0000 or 9999, whose calendar the availability engine cannot step through, is 400 (it hung the server)',
+  async ({ svc }) => {
+    const q = (from: string, to: string) =>
+      `/availability?party_size=2&start_at_from=${encodeURIComponent(from)}&start_at_to=${encodeURIComponent(to)}`;
+    for (const start of ['9999-12-31T19:00:00+01:00', '0000-01-01T19:00:00+01:00']) {
+      refused(
+        await callOdd(svc, 'POST', '/availability/check', { start_at: start, party_size: 2 }),
+        'start_at',
+        `check ${start}`,
+      );
+      refused(
+        await callOdd(svc, 'POST', '/reservations', { start_at: start, party_size: 2 }),
+        'start_at',
+        `create ${start}`,
+      );
+    }
+    refused(
+      await callOdd(svc, 'GET', q('9999-12-30T00:00:00Z', '9999-12-31T23:59:59Z')),
+      'start_at_to',
+      'search to 9999-12-31',
+    );
+    refused(
+      await callOdd(svc, 'GET', q('0000-01-01T00:00:00Z', '0000-01-02T00:00:00Z')),
+      'start_at_from',
+      'search from 0000-01-01',
+    );
+    const created = await call(svc, 'POST', '/reservations', {
+      start_at: '2027-12-21T19:00:00+01:00',
+      party_size: 2,
+    });
+    assert.is(created.status, 201);
+    refused(
+      await callOdd(svc, 'PATCH', `/reservations/${created.body.data.id}`, {
+        start_at: '9999-12-31T19:00:00Z',
+      }),
+      'start_at',
+      'PATCH to 9999-12-31',
+    );
+    // The years around them answer as any other day; filters of the lists keep every year.
+    const late = await call(svc, 'POST', '/availability/check', {
+      start_at: '9998-12-31T19:00:00+01:00',
+      party_size: 2,
+    });
+    assert.is(late.status, 200);
+    assert.is((await call(svc, 'GET', q('9998-12-30T00:00:00Z', '9998-12-31T23:59:59Z'))).status, 200);
+    assert.is((await call(svc, 'GET', '/reservations?start_at_to=9999-12-31T23:59:59Z')).status, 200);
+    assert.is((await call(svc, 'GET', '/customers?updated_since=0000-01-01T00:00:00Z')).status, 200);
+  },
+);
+
+t(
   'updated_since=…T24:00:00Z and other impossible filters are refused on the list routes',
   async ({ svc }) => {
     refused(

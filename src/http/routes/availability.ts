@@ -21,7 +21,7 @@ const OFFSET_SPACE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)? \d{2}:\d{2
  * precisely rather than "invalid date".
  */
 function queryDateTime(description: string, example: string): Schema<string> {
-  const base = dateTime({ description, example });
+  const base = dateTime({ description, example, service: true });
   return {
     ...base,
     struct: s.refine(s.string(), 'date_time', (v) => {
@@ -83,6 +83,7 @@ const searchQuery = obj({
 
 const checkBody = obj({
   start_at: dateTime({
+    service: true,
     description: 'The exact start, with an offset',
     example: '2026-05-01T19:00:00+02:00',
   }),

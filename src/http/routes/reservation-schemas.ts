@@ -98,6 +98,7 @@ const seatingFields = {
     description: `Guests, ${PARTY_SIZE.booking.min} to ${PARTY_SIZE.booking.max} (a shift's own limits apply on top)`,
   }),
   start_at: dateTime({
+    service: true,
     description: 'Taken from an availability slot',
     example: '2026-05-01T19:00:00+02:00',
   }),

@@ -8,7 +8,8 @@ import type { IncomingMessage } from 'node:http';
 import type { Context } from 'koa';
 import { ApiError } from '../core/errors';
 
-const UTF8 = /^utf-?8$/i;
+/** UTF-8, or US-ASCII, whose bytes are UTF-8 already (a byte past 127 is then checked as UTF-8). */
+const UTF8 = /^(utf-?8|us-ascii|ascii)$/i;
 
 /** 415 when a JSON body declares a charset other than UTF-8 (checked before anything is read). */
 export function refuseForeignCharset(ctx: Context): void {

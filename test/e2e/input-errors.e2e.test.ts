@@ -164,6 +164,13 @@ t(
     );
     assert.is(truncated.status, 400);
     assert.equal(await customersNamed(svc, 'Enc '), []);
+    // US-ASCII bytes are UTF-8 already.
+    const ascii = await postBytes(
+      svc,
+      Buffer.from('{"name":"Enc Plain"}'),
+      'application/json; charset=us-ascii',
+    );
+    assert.is(ascii.status, 201);
     // UTF-8 (declared or not) is taken, a U+FFFD the partner really sent included.
     const utf8 = await postBytes(
       svc,
@@ -172,7 +179,7 @@ t(
     );
     assert.is(utf8.status, 201);
     assert.is(utf8.body.data.name, 'Enc Zoë \uFFFD');
-    assert.equal(await customersNamed(svc, 'Enc '), ['Enc Zoë \uFFFD']);
+    assert.equal(await customersNamed(svc, 'Enc '), ['Enc Plain', 'Enc Zoë \uFFFD']);
   },
 );
 

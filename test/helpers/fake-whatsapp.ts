@@ -21,7 +21,9 @@ export type Script =
   /** Never answers (the adapter's timeout fires). */
   | { kind: 'silence' }
   /** Reads the request, then destroys the socket without answering. */
-  | { kind: 'cut' };
+  | { kind: 'cut' }
+  /** Answers 200 and sends a byte of its body every `everyMs`, never ending it (an idle timeout never fires). */
+  | { kind: 'trickle'; everyMs: number };
 
 export const GRAPH_ERRORS = {
   rateLimited: { kind: 'error', status: 400, code: 130429, message: 'Rate limit hit' },
@@ -135,6 +137,13 @@ export class FakeWhatsApp {
       }
       if (next.kind === 'cut') {
         req.socket.destroy();
+        return;
+      }
+      if (next.kind === 'trickle') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        const timer = setInterval(() => res.write(' '), next.everyMs);
+        res.on('close', () => clearInterval(timer));
+        this.held.push(res);
         return;
       }
       if (next.kind === 'error')

@@ -217,6 +217,22 @@ api(
   },
 );
 
+api(
+  'an answer that trickles (a byte now and then, never ending) is given up at the timeout: unknown',
+  async ({ fake }) => {
+    const sender = new WhatsAppCloudSender(cloudOptions(fake, { timeoutMs: 300 }));
+    fake.script.push({ kind: 'trickle', everyMs: 50 });
+    // The idle timeout alone never fires here: the report waited as long as the server kept sending.
+    const r = await Promise.race([
+      sender.send(message()),
+      new Promise<'still waiting'>((resolve) => setTimeout(() => resolve('still waiting'), 5_000).unref()),
+    ]);
+    assert.is.not(r, 'still waiting');
+    assert.is((r as { status: string }).status, 'unknown');
+    assert.is(fake.requests.length, 1, 'no retry after a lost answer');
+  },
+);
+
 api('classifyGraphError maps the documented codes and HTTP statuses', () => {
   const c = (status: number, code?: number, message?: string) =>
     classifyGraphError(status, code === undefined ? undefined : { code, ...(message ? { message } : {}) });

@@ -127,9 +127,11 @@ export class WhatsAppCloudSender implements MessageSender {
     return new Promise<Exchange>((resolve) => {
       let connected = false;
       let done = false;
+      let deadline: NodeJS.Timeout | undefined;
       const finish = (e: Exchange) => {
         if (done) return;
         done = true;
+        clearTimeout(deadline);
         resolve(e);
       };
       const req = client.request(
@@ -175,6 +177,18 @@ export class WhatsAppCloudSender implements MessageSender {
       req.setTimeout(this.options.timeoutMs, () => {
         req.destroy(new Error(`no answer within ${this.options.timeoutMs} ms`));
       });
+      // The socket's timeout is an idle one: a server sending a byte now and then would hold the
+      // missed call's report open for as long as it liked. The whole exchange gets the same bound.
+      deadline = setTimeout(() => {
+        const message = `no complete answer within ${this.options.timeoutMs} ms`;
+        req.destroy(new Error(message));
+        // An answer already begun is not the request's to fail: settle here either way.
+        finish(
+          connected
+            ? { kind: 'no_answer', message }
+            : { kind: 'no_connection', message: `could not connect: ${message}` },
+        );
+      }, this.options.timeoutMs);
       req.on('error', (err) =>
         finish(
           connected

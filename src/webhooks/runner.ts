@@ -2,7 +2,7 @@
 // then live) from its own checkpoint, kept in DATA_DIR/webhooks.checkpoint. Scaled out: it joins the
 // EventStoreDB persistent subscription shared by every webhooks process. Either way a sweeper asks
 // for due retries every second (service clock).
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { open, readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../../projections/webhook-endpoints';
 import { positionFromString, positionToString, type RecordedEvent } from '../ports/event-store';
@@ -15,7 +15,7 @@ export interface RunningWebhooks {
 }
 
 export const CHECKPOINT_FILE = 'webhooks.checkpoint';
-/** Under load the checkpoint is saved at most this often (each save writes and renames a file). */
+/** Under load the checkpoint is saved at most this often (each save writes, fsyncs and renames a file). */
 export const CHECKPOINT_MIN_INTERVAL_MS = 100;
 /**
  * Once the log goes quiet, the last event handled is saved within this (a trailing save on a timer):
@@ -23,19 +23,73 @@ export const CHECKPOINT_MIN_INTERVAL_MS = 100;
  */
 export const CHECKPOINT_IDLE_MS = 150;
 
-function readCheckpoint(dir: string): bigint | null | undefined {
+/** What a checkpoint file holds: a log position, as positionToString writes it (20 digits); shorter was cut. */
+const POSITION = /^\d{20}$/;
+
+/**
+ * The saved position, or undefined when there is none to trust: no file (a first start), or a file
+ * that does not hold a position (empty, cut short, garbage). Both start where a first start does
+ * (`firstStart`: before the oldest endpoint, which every event that can still be sent comes after),
+ * never from the log's head past events not handled, nor from its beginning (an empty file once
+ * meant "the whole log", which replayed everything for nothing).
+ */
+async function readCheckpoint(
+  dir: string,
+  log: (err: unknown, what: string) => void,
+): Promise<bigint | undefined> {
+  let raw: string;
   try {
-    const raw = readFileSync(join(dir, CHECKPOINT_FILE), 'utf8').trim();
-    return raw === '' ? null : positionFromString(raw);
-  } catch {
-    return undefined;
+    raw = (await readFile(join(dir, CHECKPOINT_FILE), 'utf8')).trim();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
   }
+  if (POSITION.test(raw)) return positionFromString(raw);
+  log(
+    new Error(`${CHECKPOINT_FILE} holds no log position (${raw.length} characters)`),
+    'webhook checkpoint unreadable; starting as a first start does (before the oldest endpoint)',
+  );
+  return undefined;
 }
 
-function writeCheckpoint(dir: string, position: bigint): void {
+/**
+ * Saves the checkpoint durably without holding the event loop: every step is a libuv pool request
+ * (fs.promises), so the fsyncs run beside requests, not in front of them. The position is written to
+ * a temporary file and synced before the rename (else a power loss after the rename may bring the
+ * file back empty), and the directory is synced after it (else the rename itself may be lost: the
+ * older position comes back, which only replays a little more).
+ */
+export async function writeCheckpoint(dir: string, position: bigint): Promise<void> {
   const file = join(dir, CHECKPOINT_FILE);
-  writeFileSync(`${file}.tmp`, positionToString(position));
-  renameSync(`${file}.tmp`, file);
+  const temporary = `${file}.tmp`;
+  const handle = await open(temporary, 'w');
+  try {
+    await handle.writeFile(positionToString(position));
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await rename(temporary, file);
+  await syncDirectory(dir);
+}
+
+async function syncDirectory(dir: string): Promise<void> {
+  let handle: Awaited<ReturnType<typeof open>>;
+  try {
+    handle = await open(dir, 'r');
+  } catch (err) {
+    // A platform that cannot open a directory (Windows) has nothing to sync this way.
+    if (['EISDIR', 'EPERM', 'EACCES'].includes((err as NodeJS.ErrnoException).code ?? '')) return;
+    throw err;
+  }
+  try {
+    await handle.sync();
+  } catch (err) {
+    // Some file systems refuse fsync on a directory: the rename is then as durable as they make it.
+    if (!['EINVAL', 'EBADF', 'EISDIR'].includes((err as NodeJS.ErrnoException).code ?? '')) throw err;
+  } finally {
+    await handle.close();
+  }
 }
 
 /**
@@ -45,13 +99,19 @@ function writeCheckpoint(dir: string, position: bigint): void {
  * durable, whenever the save happens. Saved right away when the last save is at least
  * CHECKPOINT_MIN_INTERVAL_MS old, else by a timer: within CHECKPOINT_IDLE_MS of the last event handled
  * (the timer never saves sooner than CHECKPOINT_MIN_INTERVAL_MS after the previous save, so under load
- * the file is written no more often than before). `flush()` saves what was handled, now, and leaves
- * no timer behind (the subscription ends: a stop, a failure).
+ * the file is written no more often than before). A save runs beside the handling (writeCheckpoint
+ * never holds the event loop, and the next event does not wait for its fsync); one save at a time,
+ * and one finishing while events were handled meanwhile leaves the timer to save them. `flush()`
+ * saves what was handled, now, after the save in progress, and leaves no timer behind (the
+ * subscription ends: a stop, a failure).
  */
 class Checkpoint {
   private handled: bigint | null = null;
   private savedAt = Date.now();
   private timer: NodeJS.Timeout | null = null;
+  /** The save in progress (it never rejects: a failed one is logged and tried again later). */
+  private saving: Promise<void> | null = null;
+  private closed = false;
 
   constructor(
     private readonly dir: string,
@@ -62,36 +122,47 @@ class Checkpoint {
   /** `position`'s event is handled and what it decided is durable (so is every earlier one's). */
   handledUpTo(position: bigint): void {
     this.handled = position;
-    if (Date.now() - this.savedAt >= CHECKPOINT_MIN_INTERVAL_MS) this.save();
+    if (!this.saving && Date.now() - this.savedAt >= CHECKPOINT_MIN_INTERVAL_MS) this.save();
     else this.arm(CHECKPOINT_IDLE_MS);
   }
 
-  flush(): void {
+  /** Saves what was handled and returns once it is durable (throws when it could not be saved). */
+  async flush(): Promise<void> {
+    this.closed = true;
     this.disarm();
-    if (this.handled !== null && this.handled !== this.saved) this.save();
+    await this.saving;
+    if (this.handled === null || this.handled === this.saved) return;
+    const position = this.handled;
+    await writeCheckpoint(this.dir, position);
+    this.saved = position;
   }
 
   private save(): void {
     this.disarm();
     const position = this.handled as bigint;
-    writeCheckpoint(this.dir, position);
-    this.saved = position;
     this.savedAt = Date.now();
+    this.saving = writeCheckpoint(this.dir, position).then(
+      () => {
+        this.saved = position;
+      },
+      // Not thrown (nobody awaits a save but flush()): the next event, the timer or flush() tries again.
+      (err) => this.log(err, 'webhook checkpoint not saved'),
+    );
+    void this.saving.then(() => {
+      this.saving = null;
+      if (this.handled !== this.saved) this.arm(CHECKPOINT_IDLE_MS);
+    });
   }
 
   private arm(ms: number): void {
-    if (this.timer) return;
+    if (this.timer || this.closed) return;
     this.timer = setTimeout(() => {
       this.timer = null;
-      if (this.handled === null || this.handled === this.saved) return;
+      // A save in progress arms the timer again when it ends, if events were handled meanwhile.
+      if (this.saving || this.handled === null || this.handled === this.saved) return;
       const wait = this.savedAt + CHECKPOINT_MIN_INTERVAL_MS - Date.now();
       if (wait > 0) return this.arm(wait);
-      try {
-        this.save();
-      } catch (err) {
-        // Not thrown from a timer (it would end the process): the next event or flush() tries again.
-        this.log(err, 'webhook checkpoint not saved');
-      }
+      this.save();
     }, ms);
     // Never what keeps a process (a test, a shutdown) alive: flush() clears it when the loop ends.
     this.timer.unref();
@@ -133,10 +204,10 @@ export function startWebhooks(rt: Runtime, options: PublisherOptions = {}): Runn
       let delay = 200;
       while (!stopped) {
         try {
-          let after = readCheckpoint(dir);
+          let after: bigint | null | undefined = await readCheckpoint(dir, log);
           if (after === undefined) {
             after = await firstStart(rt);
-            if (after !== null) writeCheckpoint(dir, after);
+            if (after !== null) await writeCheckpoint(dir, after);
           }
           // A stop during the first start found nothing to close: it must not be left waiting for an
           // event on a quiet log.
@@ -157,7 +228,7 @@ export function startWebhooks(rt: Runtime, options: PublisherOptions = {}): Runn
             }
           } finally {
             // A stop, or a failure of the event after the last one handled: what was handled is durable.
-            checkpoint.flush();
+            await checkpoint.flush();
           }
           return;
         } catch (err) {

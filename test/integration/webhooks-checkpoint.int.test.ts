@@ -2,13 +2,16 @@
 // real embedded runtime: once the log goes quiet it reaches the last event handled within a bounded
 // time, so a restart (even after SIGKILL) replays nothing; it never passes an event still being
 // handled (its fan-out not yet durable); a graceful stop saves the last event handled.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createCustomer } from '../../commands/customers/handler';
 import { fanoutStream } from '../../commands/webhook-deliveries/events';
+import { createWebhookEndpoint, deleteWebhookEndpoint } from '../../commands/webhook-endpoints/handler';
+import { WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../../projections/webhook-endpoints';
 import { applyBootstrap } from '../../src/bootstrap';
 import { loadConfig } from '../../src/config';
 import { operatorMeta } from '../../src/core/command-meta';
@@ -210,12 +213,18 @@ t('the checkpoint never passes an event still being handled (its fan-out not yet
     return handle(event);
   };
   try {
-    const before = stored(ctx);
+    // The last test's event is saved (a save runs beside the handling: it may still be in progress).
+    const before = await lastPublisherEvent(ctx.rt);
+    await until('the last event saved', CHECKPOINT_IDLE_MS + SLACK_MS + 5_000, () => stored(ctx) === before);
     await customers(ctx.rt, ['Held']);
     await until('the event taken by the publisher', 10_000, () => entered !== null);
     // Longer than any save's timer: the runner is idle apart from this one event.
     await sleep(CHECKPOINT_IDLE_MS * 3);
-    assert.is(stored(ctx), before, 'saved past an event whose handling had not finished');
+    assert.is(
+      stored(ctx),
+      before,
+      `saved past an event whose handling had not finished (entered ${entered}, handled ${ctx.handled.map((h) => h.position)})`,
+    );
     let held: RecordedEvent | undefined;
     for await (const e of ctx.rt.events.readAll()) if (e.position === entered) held = e;
     const [fanout] = await ctx.rt.events.readStream(fanoutStream((held as RecordedEvent).id), { limit: 1 });
@@ -241,5 +250,76 @@ t('a graceful stop saves the last event handled', async (ctx) => {
   assert.is(stored(ctx), last);
   start(ctx);
 });
+
+t('a save is durable: the position is synced before the rename, the directory after it', async (ctx) => {
+  const file = join(ctx.dir, CHECKPOINT_FILE);
+  const temporary = `${file}.tmp`;
+  // Every FileHandle shares this prototype: the runner's saves go through its sync().
+  const probe = await open(file, 'r');
+  const proto = Object.getPrototypeOf(probe) as { sync: () => Promise<void> };
+  await probe.close();
+  const original = proto.sync;
+  const seen: { temporary: string | null; file: string }[] = [];
+  proto.sync = async function (this: unknown) {
+    await original.call(this);
+    seen.push({
+      temporary: existsSync(temporary) ? readFileSync(temporary, 'utf8') : null,
+      file: readFileSync(file, 'utf8'),
+    });
+  };
+  try {
+    await sleep(250);
+    await customers(ctx.rt, ['Durable']);
+    const last = await lastPublisherEvent(ctx.rt);
+    await until('the event saved', 10_000, () => stored(ctx) === last);
+    await until('the save finished', 10_000, () => seen.some((s) => s.temporary === null));
+  } finally {
+    proto.sync = original;
+  }
+  const last = (await lastPublisherEvent(ctx.rt)).toString().padStart(20, '0');
+  const before = seen.findIndex((s) => s.temporary === last && s.file !== last);
+  const after = seen.findIndex((s, i) => i > before && s.temporary === null && s.file === last);
+  assert.ok(before >= 0, `the new position synced before the rename: ${JSON.stringify(seen)}`);
+  assert.ok(after > before, `a sync (the directory's) after the rename: ${JSON.stringify(seen)}`);
+});
+
+// Last: it deletes the endpoint the earlier tests deliver to.
+t(
+  "an empty or cut-short checkpoint file starts as a first start does, not from the log's beginning",
+  async (ctx) => {
+    // The oldest endpoint is made newer than every event of the earlier tests: a first start begins
+    // there, a replay of the whole log before it.
+    const made = await createWebhookEndpoint(
+      ctx.rt,
+      {
+        restaurantId: 'rest_demo',
+        url: ctx.rx.url('/cp2'),
+        credential: { id: 'key_cp', scopes: ['CUSTOMERS_READ'] },
+      },
+      operatorMeta('test'),
+    );
+    await ctx.rt.settle(made.position);
+    await ctx.rt.settle(
+      (await deleteWebhookEndpoint(ctx.rt, null, 'we_cp', 'DELETED', operatorMeta('test'))).position,
+    );
+    const [oldest] = await ctx.rt.docs
+      .collection<WebhookEndpointDoc>(WEBHOOK_ENDPOINTS)
+      .find({}, { sort: { created_position: 1 }, limit: 1 });
+    assert.is(oldest?._id, made.endpointId);
+    const from = positionFromString((oldest as WebhookEndpointDoc).created_position);
+    for (const [i, content] of ['', '\n', '0000000000', '\0\0\0\0'].entries()) {
+      await ctx.running.stop();
+      writeFileSync(join(ctx.dir, CHECKPOINT_FILE), content);
+      start(ctx);
+      await customers(ctx.rt, [`After Bad File ${i}`]);
+      const next = await lastPublisherEvent(ctx.rt);
+      await until('the new event handled', 10_000, () => ctx.handled.some((h) => h.position === next));
+      const early = ctx.handled.filter((h) => h.position <= from).map((h) => h.position);
+      assert.equal(early, [], `${JSON.stringify(content)}: handled events before the oldest endpoint`);
+      await ctx.rx.waitFor('/cp2', i + 1);
+      await until('saved again', 10_000, () => stored(ctx) === next);
+    }
+  },
+);
 
 t.run();

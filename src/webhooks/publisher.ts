@@ -195,8 +195,8 @@ export class WebhookPublisher {
     // EventStoreDB) takes an event handled again (a replay from a checkpoint a kill left behind it, a
     // persistent subscription's redelivery) for the retry of the append stored then. The log holds
     // that append's deliveries, not the ones made here: sending these would send the event again
-    // under new delivery ids. Those deliveries are settled or, never attempted, asked for by the
-    // sweeper once their lease runs out.
+    // under new delivery ids. Those deliveries are settled or, never attempted, asked for at the
+    // start (askForUnfinished, embedded) or by the sweeper once their lease runs out.
     if (!(await this.wroteFanOut(stream, appended, deliveries[0] as ScheduledDelivery))) return;
     for (const d of deliveries)
       this.enqueue({
@@ -485,32 +485,83 @@ export class WebhookPublisher {
     let requested = 0;
     for (const d of due) {
       if (this.held.has(d._id) || this.stopped) continue;
-      try {
-        await this.rt.events.append(
-          deliveryStream(d._id),
-          [
-            {
-              type: 'WebhookAttemptRequested',
-              data: {
-                delivery_id: d._id,
-                endpoint_id: d.endpoint_id,
-                restaurant_id: d.restaurant_id,
-                attempt: d.next_attempt,
-                reason: d.attempt_count === 0 ? 'recovery' : 'retry',
-                at: now,
-              },
-              metadata: { ...meta, restaurant_id: d.restaurant_id },
-            },
-          ],
-          d.revision < 0 ? NO_STREAM : d.revision,
-        );
-        requested++;
-      } catch (err) {
-        if (!(err instanceof WrongExpectedRevisionError)) throw err;
-      }
+      if (await this.ask(d, d.next_attempt, d.attempt_count === 0 ? 'recovery' : 'retry', now)) requested++;
     }
     if (requested && this.embedded) await this.rt.projections.catchUp();
     return requested;
+  }
+
+  /**
+   * Embedded, before the publisher follows the log: the attempts a previous run of this process handed
+   * out (a fan-out's first, a requested one) and never recorded are asked for at once, rather than
+   * when their lease runs out. A stop drops the attempts still queued (stop() asks for them again as it
+   * stops, but a kill, or a store that refused that, leaves them), and the checkpoint may already be
+   * past the event that asked for them, so no replay makes them. Embedded, one process runs the
+   * `webhooks` role on a DATA_DIR (its checkpoint is that process's), so a lease nobody holds in this
+   * process is held by nobody: asking again cannot double an attempt in flight. Each request is
+   * appended against the delivery's revision, so a request replayed from the log after it finds the
+   * delivery moved on and makes nothing (publisher.attemptRequested), and only this new one is
+   * attempted. A lease is an attempt due now with `sweep_after` later (a scheduled retry has both at
+   * its time); the clock is not compared, as a restart resets TEST_CLOCK's offset. Scaled out, leases
+   * are shared by several live processes: not done (there, a killed process's lease runs out).
+   */
+  async askForUnfinished(): Promise<number> {
+    if (this.stopped || !this.embedded) return 0;
+    await this.rt.projections.catchUp();
+    const now = this.rt.clock.now().toISOString();
+    const leased = (
+      await this.rt.docs.collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES).find({ status: 'pending' })
+    ).filter(
+      (d) =>
+        !this.held.has(d._id) &&
+        d.next_attempt_at !== null &&
+        d.sweep_after !== null &&
+        d.next_attempt_at < d.sweep_after,
+    );
+    let requested = 0;
+    for (let i = 0; i < leased.length && !this.stopped; i += 500) {
+      const asked = await Promise.all(
+        leased
+          .slice(i, i + 500)
+          .map((d) => this.ask(d, d.next_attempt, d.attempt_count === 0 ? 'recovery' : 'retry', now)),
+      );
+      requested += asked.filter(Boolean).length;
+    }
+    if (requested) await this.rt.projections.catchUp();
+    return requested;
+  }
+
+  /** Appends a request for `attempt` against the delivery's revision; false when it moved meanwhile. */
+  private async ask(
+    d: { _id: string; endpoint_id: string; restaurant_id: string; revision: number },
+    attempt: number,
+    reason: 'retry' | 'recovery',
+    at: string,
+  ): Promise<boolean> {
+    try {
+      await this.rt.events.append(
+        deliveryStream(d._id),
+        [
+          {
+            type: 'WebhookAttemptRequested',
+            data: {
+              delivery_id: d._id,
+              endpoint_id: d.endpoint_id,
+              restaurant_id: d.restaurant_id,
+              attempt,
+              reason,
+              at,
+            },
+            metadata: { ...meta, restaurant_id: d.restaurant_id },
+          },
+        ],
+        d.revision < 0 ? NO_STREAM : d.revision,
+      );
+      return true;
+    } catch (err) {
+      if (err instanceof WrongExpectedRevisionError) return false;
+      throw err;
+    }
   }
 
   /** Attempts queued or in flight (benchmarks, tests). */
@@ -520,10 +571,40 @@ export class WebhookPublisher {
     return n;
   }
 
-  /** Stops taking work and waits (bounded by the attempt timeout) for attempts in flight to be recorded. */
+  /**
+   * Stops taking work and waits (bounded by the attempt timeout) for attempts in flight to be recorded.
+   * The attempts still queued are not made here: each is asked for again in the log (against the
+   * revision it was for, so never over another worker's), where whoever follows the log makes it at
+   * once (scaled out, another process; embedded, the next start, as the checkpoint is saved before
+   * these requests) instead of when its lease runs out.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
-    for (const q of this.queues.values()) q.waiting.length = 0;
+    const dropped: Job[] = [];
+    for (const q of this.queues.values()) dropped.push(...q.waiting.splice(0));
+    for (const job of dropped) this.held.delete(job.deliveryId);
     await Promise.all(this.running);
+    const at = this.rt.clock.now().toISOString();
+    await Promise.all(
+      dropped.map((job) =>
+        this.ask(
+          {
+            _id: job.deliveryId,
+            endpoint_id: job.endpointId,
+            restaurant_id: job.restaurantId,
+            revision: job.expectedRevision,
+          },
+          job.attempt,
+          job.attempt === 1 ? 'recovery' : 'retry',
+          at,
+        ).catch((err: Error) =>
+          // Left to its lease (or, embedded, to the next start): a stop does not fail for it.
+          this.rt.logger.error(
+            { err: { message: err.message }, delivery: job.deliveryId },
+            'webhook attempt not handed back at stop',
+          ),
+        ),
+      ),
+    );
   }
 }

@@ -209,6 +209,9 @@ export function startWebhooks(rt: Runtime, options: PublisherOptions = {}): Runn
             after = await firstStart(rt);
             if (after !== null) await writeCheckpoint(dir, after);
           }
+          // What the previous run handed out and never attempted is asked for now, before following
+          // the log (publisher.askForUnfinished): not when its lease runs out.
+          await publisher.askForUnfinished();
           // A stop during the first start found nothing to close: it must not be left waiting for an
           // event on a quiet log.
           if (stopped) return;

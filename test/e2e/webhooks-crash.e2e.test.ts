@@ -112,7 +112,8 @@ t(
       );
       await server.kill();
       server = await spawnServer(env);
-      // Fanned out but never attempted before the kill: picked up once the claim lease (60 s) runs out.
+      // Fanned out but never attempted before the kill: asked for at the restart (before, once the
+      // claim lease, 60 s, ran out: the advance is kept, it changes nothing now).
       await advance(server, 61);
       const until = Date.now() + 15_000;
       const seen = () => new Set(rx.for('/burst').map((r) => r.json.data.object.id as string));

@@ -1,0 +1,196 @@
+// A restart of the embedded webhook publisher makes at once the attempts its previous run handed out
+// and never made (a fan-out's first attempt, a requested retry, queued behind a slow one when the
+// process stopped or died), instead of when their 60 s lease runs out, and makes each once. The
+// service clock is frozen here: a lease never runs out, so only the restart can make them.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createCustomer } from '../../commands/customers/handler';
+import { deliveryStream } from '../../commands/webhook-deliveries/events';
+import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
+import { applyBootstrap } from '../../src/bootstrap';
+import { loadConfig } from '../../src/config';
+import { FixedClock } from '../../src/core/clock';
+import { operatorMeta } from '../../src/core/command-meta';
+import { createLogger } from '../../src/logger';
+import { registerModules } from '../../src/modules';
+import type { RecordedEvent } from '../../src/ports/event-store';
+import { createRuntime, type Runtime } from '../../src/runtime';
+import { CHECKPOINT_FILE, type RunningWebhooks, startWebhooks } from '../../src/webhooks/runner';
+import { demoBootstrap } from '../helpers/service';
+import { quietFor, type Receiver, startReceiver } from '../helpers/webhook-receiver';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until(what: string, ms: number, ok: () => boolean | Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await ok())) {
+    if (Date.now() > deadline) assert.unreachable(what);
+    await sleep(10);
+  }
+}
+
+interface World {
+  dir: string;
+  rt: Runtime;
+  clock: FixedClock;
+  rx: Receiver;
+  running: RunningWebhooks;
+}
+
+async function boot(path: string): Promise<World> {
+  registerModules();
+  const dir = mkdtempSync(join(tmpdir(), 'couvert-webhooks-restart-'));
+  const rx = await startReceiver();
+  // D1's first attempt fails (retried 5 s later), every later one succeeds.
+  rx.on(path, { statuses: [503, 200] });
+  const clock = new FixedClock('2026-06-02T10:00:00.000Z');
+  const config = loadConfig({
+    DATA_DIR: dir,
+    LOG_LEVEL: 'silent',
+    ROLES: 'webhooks',
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+  });
+  const rt = await createRuntime(config, { logger: createLogger('silent'), clock });
+  const bootstrap = demoBootstrap({}, [
+    { id: 'key_rs', token: 'couvert_pk_restart_00000000000000000000001', scopes: ['CUSTOMERS_READ'] },
+  ]);
+  (bootstrap.restaurants[0] as Record<string, unknown>).webhook_endpoints = [
+    {
+      id: 'we_rs',
+      url: rx.url(path),
+      api_version: 'v1',
+      secret: 'whsec_restart_test_secret_000001',
+      api_key_id: 'key_rs',
+    },
+  ];
+  await rt.settle((await applyBootstrap(rt, bootstrap, operatorMeta('bootstrap'))).position);
+  // One attempt at a time, so the later ones queue behind a held one.
+  const running = startWebhooks(rt, { concurrencyPerEndpoint: 1 });
+  return { dir, rt, clock, rx, running };
+}
+
+async function close(w: World): Promise<void> {
+  await w.running.stop();
+  await w.rt.close();
+  await w.rx.close();
+  rmSync(w.dir, { recursive: true, force: true });
+}
+
+const customer = async (rt: Runtime, name: string): Promise<string> =>
+  (
+    await createCustomer(
+      rt,
+      { _id: 'rest_demo', country_code: 'FR', customer_matching: false },
+      { name },
+      operatorMeta('test'),
+    )
+  ).customerId as string;
+
+const deliveries = async (rt: Runtime) => {
+  await rt.refresh();
+  return rt.docs.collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES).find({});
+};
+
+/**
+ * Leaves what a stop with work queued leaves: D1's retry (attempt 2, asked for by the sweeper) and D3's
+ * first attempt are handled (the checkpoint is past both) and queued behind D2's attempt, held at a
+ * gate; the stop makes D2's and drops the two queued. Returns the customers D1, D2, D3.
+ */
+async function stopWithWorkQueued(w: World, path: string, handBack: boolean): Promise<string[]> {
+  const c1 = await customer(w.rt, 'One');
+  await w.rx.waitFor(path, 1);
+  await until('D1 attempt 1 recorded', 10_000, async () =>
+    (await deliveries(w.rt)).some((d) => d.attempt_count === 1),
+  );
+  const real = w.running.publisher;
+  // Its private parts, replaced below: attempts held at a gate, and (a kill) nothing handed back.
+  const publisher = real as unknown as {
+    attempt: (job: unknown) => Promise<void>;
+    ask: (...args: unknown[]) => Promise<boolean>;
+  };
+  const attempt = publisher.attempt.bind(publisher);
+  let open: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  publisher.attempt = async (job) => {
+    await gate;
+    return attempt(job);
+  };
+  const c2 = await customer(w.rt, 'Two');
+  await until('D2 attempt held', 10_000, () => real.pending === 1);
+  // D1's retry is due: the sweeper asks for it, the publisher queues it behind D2's.
+  w.clock.advance(6);
+  await until('D1 attempt 2 queued', 10_000, () => real.pending === 2);
+  const c3 = await customer(w.rt, 'Three');
+  await until('D3 attempt 1 queued', 10_000, () => real.pending === 3);
+  // A kill: nothing handed back (a stop that could not append is the same).
+  if (!handBack) publisher.ask = async () => false;
+  const stopped = w.running.stop();
+  open();
+  await stopped;
+  return [c1, c2, c3];
+}
+
+const attemptsOf = (rx: Receiver, path: string, customerId: string) =>
+  rx
+    .for(path)
+    .filter((r) => r.json?.data?.object?.id === customerId)
+    .map((r) => r.headers['x-service-attempt']);
+
+async function restartAndCheck(w: World, path: string, [c1, c2, c3]: string[]): Promise<void> {
+  assert.is(w.rx.for(path).length, 2, 'before the restart: D1 attempt 1 and D2');
+  w.running = startWebhooks(w.rt, { concurrencyPerEndpoint: 1 });
+  // The clock is frozen: no lease runs out, only the restart can make them.
+  await w.rx.waitFor(path, 4);
+  assert.ok(await quietFor(w.rx, path, 4, 1_500), 'nothing sent twice');
+  assert.equal(attemptsOf(w.rx, path, c1 as string), ['1', '2']);
+  assert.equal(attemptsOf(w.rx, path, c2 as string), ['1']);
+  assert.equal(attemptsOf(w.rx, path, c3 as string), ['1']);
+  await until('every delivery recorded as succeeded', 10_000, async () =>
+    (await deliveries(w.rt)).every((d) => d.status === 'succeeded'),
+  );
+}
+
+const t = suite('webhooks: a restart makes the attempts its previous run dropped');
+
+t('after a kill (nothing handed back), the restart asks for them at once and makes each once', async () => {
+  const path = '/killed';
+  const w = await boot(path);
+  try {
+    const customers = await stopWithWorkQueued(w, path, false);
+    await restartAndCheck(w, path, customers);
+  } finally {
+    await close(w);
+  }
+});
+
+t(
+  'a graceful stop hands the queued attempts back in the log (another process makes them at once)',
+  async () => {
+    const path = '/stopped';
+    const w = await boot(path);
+    try {
+      const customers = await stopWithWorkQueued(w, path, true);
+      const checkpoint = BigInt(readFileSync(join(w.dir, CHECKPOINT_FILE), 'utf8'));
+      const pending = (await deliveries(w.rt)).filter((d) => d.status === 'pending');
+      assert.is(pending.length, 2, 'D1 attempt 2 and D3 attempt 1 not made');
+      for (const d of pending) {
+        const stream = await w.rt.events.readStream(deliveryStream(d._id));
+        const last = stream.at(-1) as RecordedEvent;
+        assert.is(last.type, 'WebhookAttemptRequested', `${d._id}: asked for again at the stop`);
+        assert.is((last.data as { attempt: number }).attempt, d.next_attempt);
+        // After the checkpoint: the next start follows the log from there and sees it.
+        assert.ok(last.position > checkpoint, `${last.position} after the checkpoint ${checkpoint}`);
+      }
+      await restartAndCheck(w, path, customers);
+    } finally {
+      await close(w);
+    }
+  },
+);
+
+t.run();

@@ -8,7 +8,7 @@ import https from 'node:https';
 import { responseExcerpt } from './excerpt';
 import { ATTEMPT_TIMEOUT_MS, type AttemptResult } from './schedule';
 import { signatureHeader } from './signature';
-import { guardedLookup } from './target';
+import { guardedLookup, targetUrlProblem } from './target';
 
 export interface AttemptRequest {
   url: string;
@@ -77,23 +77,16 @@ export function sendAttempt(req: AttemptRequest): Promise<AttemptResponse> {
       clearTimeout(timer);
       resolve({ excerptTruncated: false, ...r, durationMs: Math.round(performance.now() - started) });
     };
-    let url: URL;
-    try {
-      url = new URL(req.url);
-    } catch {
-      finish({ status: null, error: 'blocked_target', bodyExcerpt: null, message: 'invalid URL' });
+    // The rules an endpoint's URL was saved under, again: the URL may have been saved under other
+    // rules (WEBHOOK_ALLOW_PRIVATE_TARGETS on then, an older version). Node connects to a literal
+    // address without calling the socket's lookup (guardedLookup), so this is what refuses one.
+    const problem = targetUrlProblem(req.url, req.allowPrivate);
+    if (problem) {
+      finish({ status: null, error: 'blocked_target', bodyExcerpt: null, message: `url ${problem}` });
       return;
     }
+    const url = new URL(req.url);
     const secure = url.protocol === 'https:';
-    if (!secure && !(req.allowPrivate && url.protocol === 'http:')) {
-      finish({
-        status: null,
-        error: 'blocked_target',
-        bodyExcerpt: null,
-        message: 'only https targets are allowed',
-      });
-      return;
-    }
     const body = Buffer.from(req.body);
     const signed = deliveryHeaders(req);
     const headers = { ...signed, 'content-length': String(body.length) };

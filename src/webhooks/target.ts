@@ -3,7 +3,8 @@
 // IPv4 address it carries. The rule is checked twice: on the URL when an endpoint is saved (literal
 // addresses, localhost names, the scheme), and on every attempt against each address the name
 // resolves to, inside the socket's own lookup, so the connection uses exactly the address checked
-// (a name that re-resolves to 127.0.0.1 later — DNS rebinding — is caught at that attempt).
+// (a name that re-resolves to 127.0.0.1 later — DNS rebinding — is caught at that attempt); the
+// URL's own rules are checked again on every attempt too (a literal address never reaches the lookup).
 // WEBHOOK_ALLOW_PRIVATE_TARGETS=true lifts both the address rule and the https rule (tests, local
 // development): http is accepted only when private targets are.
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
@@ -67,7 +68,8 @@ const systemResolver: Resolver = (hostname, cb) => dnsLookup(hostname, { all: tr
 /**
  * A `lookup` for node:http(s) that resolves the name, refuses the connection when any address is not
  * public (unless private targets are allowed), and hands the socket exactly the addresses it checked.
- * A literal IP in the URL still passes through here (Node calls lookup for it too).
+ * Node never calls it for a literal IP in the URL (it connects to the address as given): the attempt
+ * checks such a URL with `targetUrlProblem` first (deliver.ts).
  */
 export function guardedLookup(allowPrivate: boolean, resolver: Resolver = systemResolver): LookupFunction {
   return (hostname, options, callback) => {

@@ -1,6 +1,7 @@
 // The webhook rules, directly: retry schedule, SSRF address rules, signatures, header rules, sealed
 // secrets, previous_attributes.
 import { randomBytes } from 'node:crypto';
+import { type AddressInfo, createServer } from 'node:net';
 import fc from 'fast-check';
 import Stripe from 'stripe';
 import { suite } from 'uvu';
@@ -203,6 +204,41 @@ t('an attempt to a name that resolves to loopback is refused before any byte is 
   });
   assert.is(http.error, 'blocked_target', 'http is refused unless private targets are allowed');
 });
+
+t(
+  'an attempt to a literal private address is refused before connecting (Node skips the lookup for it)',
+  async () => {
+    // A URL saved under other rules (private targets allowed then, an older version): no connection.
+    let connections = 0;
+    const server = createServer((socket) => {
+      connections++;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      for (const host of ['127.0.0.1', '[::ffff:127.0.0.1]']) {
+        const res = await sendAttempt({
+          url: `https://${host}:${port}/x`,
+          body: '{}',
+          secrets: ['whsec_x'],
+          timestamp: 1,
+          attempt: 1,
+          deliveryId: 'whd_x',
+          logId: 'whl_x',
+          eventTime: '2026-01-01T00:00:00.000Z',
+          customHeaders: {},
+          allowPrivate: false,
+        });
+        assert.is(res.error, 'blocked_target', `${host}: ${res.error} ${res.message}`);
+        assert.is(res.status, null);
+      }
+      assert.is(connections, 0, 'a connection reached the private address');
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  },
+);
 
 t("signatures verify with Stripe's library, one v1= per secret", () => {
   const stripe = new Stripe('sk_test_unused');

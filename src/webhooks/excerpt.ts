@@ -38,7 +38,8 @@ export function responseExcerpt(
 ): Excerpt | null {
   if (body === null || body === undefined || body.length === 0) return null;
   let text = typeof body === 'string' ? body : Buffer.from(body).toString('utf8');
-  for (const s of secrets) if (s.length >= 8) text = text.split(s).join(REDACTED);
+  // Every one, however short: a bootstrap file's secret may be `whsec_` and one character.
+  for (const s of secrets) if (s.length > 0) text = text.split(s).join(REDACTED);
   let out = '';
   let count = 0;
   let truncated = cutAlready;

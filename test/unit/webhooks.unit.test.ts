@@ -9,6 +9,7 @@ import * as assert from 'uvu/assert';
 import { checkSettings, headerIssues, readableTypes } from '../../commands/webhook-endpoints/decide';
 import { parseSecretsKey, SecretBox } from '../../src/secrets';
 import { sendAttempt } from '../../src/webhooks/deliver';
+import { responseExcerpt } from '../../src/webhooks/excerpt';
 import { previousAttributes } from '../../src/webhooks/payloads';
 import { classifyAttempt, MAX_ATTEMPTS, nextStep, RETRY_OFFSETS_SECONDS } from '../../src/webhooks/schedule';
 import { generateSigningSecret, signatureHeader } from '../../src/webhooks/signature';
@@ -237,6 +238,17 @@ t(
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
+  },
+);
+
+t(
+  'an echoed signing secret is redacted from the excerpt kept, however short (a bootstrap file may give whsec_x)',
+  async () => {
+    // The shortest secret a bootstrap file may give (src/webhooks-bootstrap.ts): whsec_ and one character.
+    const secret = 'whsec_x';
+    const e = responseExcerpt(`{"echo":"${secret}"}`, [secret]);
+    assert.not.ok(e?.text.includes(secret), e?.text);
+    assert.ok(e?.text.includes('[redacted]'));
   },
 );
 

@@ -52,10 +52,15 @@ export function isImport(event: RecordedEvent): boolean {
   return !publishesWebhook(event) || (event.data as { origin?: string }).origin === 'IMPORT';
 }
 
-/** Which source events can publish anything (a cheap test before any read). */
+/**
+ * Which source events can publish anything (a cheap test before any read). A customer's marketing
+ * opt-outs are customer events not named Customer* (webhookTypeOf makes them customer.updated).
+ */
 export function isSourceEvent(type: string): boolean {
   return (
-    (type.startsWith('Reservation') && type !== 'ReservationCreationAbandoned') || type.startsWith('Customer')
+    (type.startsWith('Reservation') && type !== 'ReservationCreationAbandoned') ||
+    type.startsWith('Customer') ||
+    type.startsWith('MarketingOptOut')
   );
 }
 

@@ -36,6 +36,8 @@ import { nextStep } from './schedule';
 export const PUBLISHER_EVENT_PREFIXES = [
   'Reservation',
   'Customer',
+  // A customer's marketing opt-outs (MarketingOptOutAdded/Removed, on the customer's stream): customer.updated.
+  'MarketingOptOut',
   'ApiKeyRevoked',
   'WebhookAttemptRequested',
 ];

@@ -77,8 +77,9 @@ export type WebhookDeliveryEvent =
       };
     }
   /**
-   * The endpoint was deleted or its credential revoked before the delivery succeeded, or the customer
-   * its body describes was erased (the body can no longer be read): nothing more is sent.
+   * The endpoint was deleted or its credential revoked before the delivery succeeded, the credential
+   * lost the scope that reads the body, or the customer its body describes was erased (the body can
+   * no longer be read): nothing more is sent.
    */
   | {
       type: 'WebhookDeliveryCanceled';
@@ -86,7 +87,8 @@ export type WebhookDeliveryEvent =
         delivery_id: string;
         endpoint_id: string;
         restaurant_id: string;
-        reason: AttemptError | 'customer_erased';
+        /** `scope_removed`: the credential no longer reads the body (a scope taken away since the fan-out). */
+        reason: AttemptError | 'customer_erased' | 'scope_removed';
         at: string;
       };
     }

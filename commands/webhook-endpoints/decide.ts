@@ -102,6 +102,29 @@ export function readableTypes(scopes: Iterable<string>): V1EventType[] {
   );
 }
 
+/**
+ * Whether a credential's scopes, now, read what a delivery's body holds (pure): a reservation event
+ * (v1 or the legacy RESERVATION_UPDATED) needs RESERVATIONS_READ, a customer event CUSTOMERS_READ,
+ * and a body with contact details (a `_sensitive` payload) RESERVATIONS_READ_SENSITIVE. A body is
+ * built at the fan-out, with the scopes then: a retry or a resend after a scope was taken away must
+ * not send it (spec §5).
+ */
+export function scopesReadDelivery(
+  scopes: Iterable<string>,
+  eventType: string,
+  payload: string | null,
+): boolean {
+  const set = new Set(scopes);
+  const reservation = eventType.startsWith('reservation.') || eventType === 'RESERVATION_UPDATED';
+  const needs = reservation
+    ? 'RESERVATIONS_READ'
+    : eventType.startsWith('customer.')
+      ? 'CUSTOMERS_READ'
+      : null;
+  if (needs && !set.has(needs)) return false;
+  return !payload?.endsWith('_sensitive') || set.has('RESERVATIONS_READ_SENSITIVE');
+}
+
 /** Headers a partner may not set: the reserved prefix, hop-by-hop and framing headers, and anything carrying credentials. */
 const FORBIDDEN_HEADERS = new Set([
   'authorization',

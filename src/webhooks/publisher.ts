@@ -13,7 +13,7 @@ import {
   fanoutStream,
   type ScheduledDelivery,
 } from '../../commands/webhook-deliveries/events';
-import { readableTypes } from '../../commands/webhook-endpoints/decide';
+import { readableTypes, scopesReadDelivery } from '../../commands/webhook-endpoints/decide';
 import { deleteWebhookEndpoint } from '../../commands/webhook-endpoints/handler';
 import { API_KEYS, type ApiKeyDoc } from '../../projections/api-keys';
 import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
@@ -381,10 +381,15 @@ export class WebhookPublisher {
       );
       return;
     }
-    let cancel: AttemptError | null = null;
+    let cancel: AttemptError | 'scope_removed' | null = null;
     if (!endpoint || endpoint.disabled) cancel = 'endpoint_gone';
     // Never sent on behalf of a revoked credential, even before its endpoints' deletion lands.
     else if (!key || key.revoked_at) cancel = 'credential_revoked';
+    // Nor a body built with scopes the credential no longer holds (a retry or a resend after a scope
+    // was taken away). Scaled out, a first attempt whose document MongoDB does not show yet was
+    // checked at its fan-out, moments ago.
+    else if (delivery && !scopesReadDelivery(key.scopes, delivery.event_type, delivery.payload))
+      cancel = 'scope_removed';
     if (cancel || !endpoint) {
       await this.record(job, {
         type: 'WebhookDeliveryCanceled',

@@ -6,7 +6,12 @@ import fc from 'fast-check';
 import Stripe from 'stripe';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { checkSettings, headerIssues, readableTypes } from '../../commands/webhook-endpoints/decide';
+import {
+  checkSettings,
+  headerIssues,
+  readableTypes,
+  scopesReadDelivery,
+} from '../../commands/webhook-endpoints/decide';
 import { parseSecretsKey, SecretBox } from '../../src/secrets';
 import { sendAttempt } from '../../src/webhooks/deliver';
 import { responseExcerpt } from '../../src/webhooks/excerpt';
@@ -289,6 +294,22 @@ t('custom headers: reserved prefix, hop-by-hop, credentials and injection are re
   assert.is(headerIssues({ 'X-Ok': 'a', 'x-ok': 'b' }).length, 1, 'names are case-insensitive');
   assert.equal(headerIssues({ 'X-Partner-Account': 'acct 42', 'X-Api-Version': '2' }), []);
 });
+
+t(
+  'a delivery is sent only while the credential reads its body: type scope, and the sensitive scope for contact details',
+  () => {
+    const all = ['RESERVATIONS_READ', 'RESERVATIONS_READ_SENSITIVE', 'CUSTOMERS_READ'];
+    assert.ok(scopesReadDelivery(all, 'reservation.updated', 'v1_sensitive'));
+    assert.ok(scopesReadDelivery(all, 'RESERVATION_UPDATED', 'legacy_sensitive'));
+    assert.ok(scopesReadDelivery(all, 'customer.created', 'v1'));
+    assert.ok(scopesReadDelivery(['RESERVATIONS_READ'], 'reservation.created', 'v1'));
+    assert.not.ok(scopesReadDelivery(['RESERVATIONS_READ'], 'reservation.created', 'v1_sensitive'));
+    assert.not.ok(scopesReadDelivery(['RESERVATIONS_READ'], 'RESERVATION_UPDATED', 'legacy_sensitive'));
+    assert.not.ok(scopesReadDelivery(['CUSTOMERS_READ'], 'reservation.canceled', 'v1'));
+    assert.not.ok(scopesReadDelivery(['CUSTOMERS_READ'], 'RESERVATION_UPDATED', 'legacy'));
+    assert.not.ok(scopesReadDelivery(['RESERVATIONS_READ'], 'customer.updated', 'v1'));
+  },
+);
 
 t('event types follow the read scopes', () => {
   assert.equal(readableTypes(['RESERVATIONS_READ']), [

@@ -11,6 +11,23 @@ export const listApplications = (docs: DocumentStore) =>
 export const findApplication = (docs: DocumentStore, clientId: string) =>
   docs.collection<OAuthApplicationDoc>(OAUTH_APPLICATIONS).findOne({ _id: clientId });
 
+/**
+ * Whether a credential may act for its restaurant now, as far as the API option goes (spec §5): a token
+ * of an application the operator published works on every restaurant; a third-party application's
+ * only while the restaurant's API option is on. Its tokens are not revoked when the option goes off:
+ * they answer 401 and their endpoints receive nothing until it is on again. The application is looked
+ * up only when the option is off.
+ */
+export async function barredByApiOption(
+  docs: DocumentStore,
+  key: Pick<ApiKeyDoc, 'type' | 'application'>,
+  restaurant: { api_option: boolean } | null,
+): Promise<boolean> {
+  if (key.type !== 'OAUTH' || restaurant === null || restaurant.api_option) return false;
+  const app = key.application ? await findApplication(docs, key.application.id) : null;
+  return app?.published_by_operator !== true;
+}
+
 export interface Connection {
   client_id: string;
   name: string;

@@ -87,8 +87,11 @@ export type WebhookDeliveryEvent =
         delivery_id: string;
         endpoint_id: string;
         restaurant_id: string;
-        /** `scope_removed`: the credential no longer reads the body (a scope taken away since the fan-out). */
-        reason: AttemptError | 'customer_erased' | 'scope_removed';
+        /**
+         * `scope_removed`: the credential no longer reads the body (a scope taken away since the fan-out).
+         * `api_option_off`: a third-party application's credential, and the restaurant turned its API option off.
+         */
+        reason: AttemptError | 'customer_erased' | 'scope_removed' | 'api_option_off';
         at: string;
       };
     }

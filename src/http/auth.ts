@@ -1,6 +1,5 @@
-import type { ApiKeyDoc } from '../../projections/api-keys';
 import { findKeyByTokenHash } from '../../queries/api-keys';
-import { findApplication } from '../../queries/oauth';
+import { barredByApiOption } from '../../queries/oauth';
 import { findRestaurant } from '../../queries/restaurants';
 import { ApiError } from '../core/errors';
 import { constantTimeEqual, sha256 } from '../core/ids';
@@ -61,22 +60,13 @@ async function lookUp(rt: Runtime, hash: string): Promise<AuthContext> {
   if (!key || !constantTimeEqual(key.token_hash, hash) || key.revoked_at) throw invalid();
   const restaurant = await findRestaurant(rt.docs, key.restaurant_id);
   if (!restaurant) throw invalid();
-  if (key.type === 'OAUTH' && !restaurant.api_option && !(await publishedApplication(rt, key)))
+  if (await barredByApiOption(rt.docs, key, restaurant))
     throw new ApiError(
       401,
       'INVALID_AUTHENTICATION',
       'The restaurant has turned its API option off: this application cannot act for it',
     );
   return { restaurant, scopes: new Set(key.scopes as Scope[]), credential: key };
-}
-
-/**
- * A token of an application the operator published works on every restaurant; a third-party one only
- * while the restaurant's API option is on (spec §5). Asked only when the option is off.
- */
-async function publishedApplication(rt: Runtime, key: ApiKeyDoc): Promise<boolean> {
-  const app = key.application ? await findApplication(rt.docs, key.application.id) : null;
-  return app?.published_by_operator === true;
 }
 
 // Embedded, the read models live in this process and change only through its projection runner, so a

@@ -18,6 +18,8 @@ import { deleteWebhookEndpoint } from '../../commands/webhook-endpoints/handler'
 import { API_KEYS, type ApiKeyDoc } from '../../projections/api-keys';
 import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
 import { WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../../projections/webhook-endpoints';
+import { barredByApiOption } from '../../queries/oauth';
+import { findRestaurant } from '../../queries/restaurants';
 import { systemMeta } from '../core/command-meta';
 import { deterministicUuid } from '../core/ids';
 import {
@@ -140,9 +142,14 @@ export class WebhookPublisher {
     const deliveries: ScheduledDelivery[] = [];
     const payloads: Record<string, string> = {};
     const eventTypes: Record<string, string> = {};
+    // A third-party application's endpoints receive nothing while the restaurant's API option is off.
+    const restaurant = [...keys.values()].some((k) => k.type === 'OAUTH')
+      ? await findRestaurant(this.rt.docs, restaurantId)
+      : null;
     for (const e of endpoints) {
       const key = keys.get(e.credential_id);
       if (!key || key.revoked_at || key.restaurant_id !== restaurantId) continue;
+      if (await barredByApiOption(this.rt.docs, key, restaurant)) continue;
       const scopes = new Set(key.scopes);
       const sensitive = published.kind === 'reservation' && scopes.has('RESERVATIONS_READ_SENSITIVE');
       let variant: Variant;
@@ -381,10 +388,13 @@ export class WebhookPublisher {
       );
       return;
     }
-    let cancel: AttemptError | 'scope_removed' | null = null;
+    let cancel: AttemptError | 'scope_removed' | 'api_option_off' | null = null;
     if (!endpoint || endpoint.disabled) cancel = 'endpoint_gone';
     // Never sent on behalf of a revoked credential, even before its endpoints' deletion lands.
     else if (!key || key.revoked_at) cancel = 'credential_revoked';
+    // Nor to a third-party application's endpoint while the restaurant has its API option off.
+    else if (await barredByApiOption(docs, key, await findRestaurant(docs, key.restaurant_id)))
+      cancel = 'api_option_off';
     // Nor a body built with scopes the credential no longer holds (a retry or a resend after a scope
     // was taken away). Scaled out, a first attempt whose document MongoDB does not show yet was
     // checked at its fan-out, moments ago.

@@ -83,8 +83,11 @@ export async function signedIn(rt: Runtime, ctx: Context): Promise<SignedIn | nu
  * Location header, which carries ASCII only: other characters (a link's decoded é or €, a control
  * character) go percent-encoded as UTF-8, as a browser sends them, instead of failing the response.
  */
+/** The longest next= kept: an authorization request (its form field takes 8,000) and its path. */
+export const NEXT_MAX_LENGTH = 8_100;
+
 export function safeNext(next: unknown): string {
-  if (typeof next !== 'string' || next.length > 4000) return '/dashboard';
+  if (typeof next !== 'string' || next.length > NEXT_MAX_LENGTH) return '/dashboard';
   if (!/^\/(oauth\/authorize\?|dashboard(\/|\?|$))/.test(next)) return '/dashboard';
   if (/[\\\s]/.test(next) || next.startsWith('//')) return '/dashboard';
   return next.replace(/[^\x21-\x7e]+/g, (s) =>

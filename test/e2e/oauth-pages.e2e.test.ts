@@ -333,6 +333,21 @@ t(
 );
 
 t(
+  'a long authorization request (a client packing its state) survives signing in: back to it, not to /dashboard',
+  async ({ svc }) => {
+    // state is at most 1,024 characters; outside ASCII each takes up to 9 in the query (%E2%82%AC).
+    const query = authorizeQuery({ state: '€'.repeat(700) });
+    assert.ok(query.length > 6_000);
+    const b = new Browser(svc.url);
+    const page = await b.get(`/oauth/authorize?${query}`);
+    assert.match(page.text, /action="\/sign-in"/);
+    const ok = await signIn(b, page, 'manager@demo.test');
+    assert.is(ok.status, 303, ok.text.slice(0, 300));
+    assert.is(ok.location, `/oauth/authorize?${query}`);
+  },
+);
+
+t(
   'a visitor who has not signed in is not stored: page views without a cookie add no session',
   async ({ svc }) => {
     const sessions = svc.rt.docs.collection('web_sessions');

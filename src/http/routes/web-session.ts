@@ -9,7 +9,7 @@ import type { Runtime } from '../../runtime';
 import { csrfValid } from '../../web/csrf';
 import { originOf } from '../../web/headers';
 import { type AppView, signInPage } from '../../web/pages/oauth-pages';
-import { page, renderPageError, safeNext, seeOther, signedIn } from '../../web/respond';
+import { NEXT_MAX_LENGTH, page, renderPageError, safeNext, seeOther, signedIn } from '../../web/respond';
 import { endSession, ensureSession, getSession, startSignedInSession } from '../../web/sessions';
 import { signInLimits } from '../../web/sign-in-limits';
 import { type AnyRoute, defineRoute, PUBLIC } from '../route';
@@ -46,7 +46,7 @@ export const webSessionRoutes: AnyRoute[] = [
     summary: 'The sign-in page',
     tag: 'OAuth',
     access: PUBLIC,
-    query: obj({ next: optional(str({ max: 4000 })) }, { open: true }),
+    query: obj({ next: optional(str({ max: NEXT_MAX_LENGTH })) }, { open: true }),
     responses: { 200: { description: 'An HTML page' } },
     renderError: renderPageError,
     handler: async ({ rt, ctx, query }) => {
@@ -68,7 +68,7 @@ export const webSessionRoutes: AnyRoute[] = [
     access: PUBLIC,
     body: obj({
       csrf_token: str({ max: 200 }),
-      next: optional(str({ max: 4000 })),
+      next: optional(str({ max: NEXT_MAX_LENGTH })),
       email: str({ max: 320 }),
       password: str({ max: 1024 }),
     }),

@@ -33,7 +33,7 @@ import {
   writeCustomerChange,
 } from './customer-link';
 import { existing } from './decide-status';
-import { assertMovable, assertUnlocked, decidePatch, type ReservationPatch } from './decide-update';
+import { assertMovable, assertUnlocked, checkPatch, decidePatch, type ReservationPatch } from './decide-update';
 import { assertDiscountApplies } from './discount-rules';
 import { type ReservationSnapshot, type ReservationSource, reservationStream } from './events';
 import { evolveReservation, initialReservation, type ReservationState } from './evolve';
@@ -193,6 +193,16 @@ async function attemptUpdate(
         rmeta,
       );
   };
+
+  // The patch as far as it is known, the new seating included: a lock it touches refuses it here,
+  // before the customer or the external_id is written (a party size that changes the seating's length
+  // moves its end, which a lock on start_at holds). appendUpdate checks it again with the customer.
+  try {
+    checkPatch(r, patch);
+  } catch (err) {
+    await dropOurMove();
+    throw err;
+  }
 
   // 3 and 4: the other writes, then the reservation with the revision everything was decided on.
   let claimed = false;

@@ -67,10 +67,11 @@ export async function testWebhookEndpoint(deps: TestDeps, endpoint: WebhookEndpo
   const deliveryId = newId('whd');
   const logId = newId('whl');
   const eventId = `evt_test_${deliveryId.slice(4)}`;
+  // In the endpoint's own format: a legacy payload has no api_version field.
   const body = JSON.stringify({
     id: eventId,
     type: 'webhook_endpoint.test',
-    api_version: endpoint.api_version,
+    ...(endpoint.api_version === 'legacy' ? {} : { api_version: endpoint.api_version }),
     created: now.toISOString(),
     restaurant_id: endpoint.restaurant_id,
     data: { object: { endpoint_id: endpoint._id, message: 'A test delivery: nothing happened.' } },

@@ -7,8 +7,10 @@ import Stripe from 'stripe';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { revokeApiKey } from '../../commands/credentials/handler';
+import { testWebhookEndpoint } from '../../commands/webhook-deliveries/handler';
 import { migrateWebhookEndpoint } from '../../commands/webhook-endpoints/handler';
 import { WEBHOOK_DELIVERIES } from '../../projections/webhook-deliveries';
+import { WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../../projections/webhook-endpoints';
 import { operatorMeta } from '../../src/core/command-meta';
 import { markNoShows } from '../../src/jobs/reservation-jobs';
 import type { RecordedEvent } from '../../src/ports/event-store';
@@ -445,6 +447,14 @@ t('tenancy: another restaurant or another key of this one gets 404 on every rout
 });
 
 t('legacy endpoints migrate to v1, finally', async ({ svc, rx }) => {
+  // A test delivery comes in the endpoint's format: a legacy payload has no api_version.
+  const legacy = await svc.rt.docs
+    .collection<WebhookEndpointDoc>(WEBHOOK_ENDPOINTS)
+    .findOne({ _id: 'we_legacy' });
+  await testWebhookEndpoint(svc.rt, legacy as WebhookEndpointDoc, operatorMeta('test'));
+  const tested = (rx.for('/legacy').at(-1) as Received).json;
+  assert.is(tested.type, 'webhook_endpoint.test');
+  assert.ok(!('api_version' in tested), JSON.stringify(tested));
   const before = rx.for('/legacy').length;
   await migrateWebhookEndpoint(svc.rt, null, 'we_legacy', operatorMeta('test'));
   assert.is((await create(svc, { start_at: '2026-06-08T19:00:00+02:00' })).status, 201);

@@ -1,12 +1,16 @@
 // Webhook endpoint commands. Each takes the actor in `meta` (a partner's credential, a manager from the
 // dashboard, an operator, the system on a revocation) and a restaurant id to check tenancy against
 // (null: an operator acting on any restaurant).
+
 import { loadStream, runCommand } from '../../src/core/command';
 import type { CommandMeta } from '../../src/core/command-meta';
+import { ApiError } from '../../src/core/errors';
 import { newId } from '../../src/core/ids';
 import type { WriteDeps } from '../../src/core/write-deps';
 import type { Secrets } from '../../src/secrets';
 import { generateSigningSecret } from '../../src/webhooks/signature';
+import { evolveApiKey, initialApiKey } from '../credentials/decide';
+import { apiKeyStream } from '../credentials/events';
 import {
   checkSettings,
   DEFAULT_GRACE_SECONDS,
@@ -107,6 +111,24 @@ export async function createWebhookEndpoint(
         slot.revision,
       ),
   });
+  // A revocation that landed while this endpoint was being created found nothing to delete (the
+  // publisher deletes a revoked credential's endpoints as the read models show them at the revocation):
+  // read the credential again, as the token endpoint does, and delete it now. Any later revocation
+  // finds the endpoint in the read models.
+  const credential = await loadStream(
+    deps.events,
+    apiKeyStream(input.credential.id),
+    initialApiKey,
+    evolveApiKey,
+  );
+  if (credential.state.revoked) {
+    await deleteWebhookEndpoint(deps, input.restaurantId, endpointId, 'CREDENTIAL_REVOKED', meta);
+    throw new ApiError(
+      401,
+      'INVALID_AUTHENTICATION',
+      'The credential was revoked while the endpoint was being created; the endpoint is deleted',
+    );
+  }
   return { ...outcome, position: outcome.position ?? slot.position, endpointId, secret };
 }
 

@@ -159,6 +159,13 @@ export async function redeemCode(
     throw new GrantRefused(
       'The restaurant has turned its API option off: it no longer allows this application',
     );
+  // The scopes consented to that the application may still ask for: the operator may have withdrawn
+  // some since (a bootstrap file's update). The token answer's `scope` says what was granted (RFC 6749
+  // §5.1); none left is a refusal.
+  const allowed = new Set(app.profile?.allowed_scopes ?? []);
+  const scopes = code.scopes.filter((s) => allowed.has(s));
+  if (!scopes.length)
+    throw new GrantRefused('The application may no longer ask for any of the scopes this code was given');
   const connection = await runCommand<ConnectionState>(deps.events, {
     ...connectionCommand(deps, code.restaurant_id, clientId, meta),
     decide: (s) =>
@@ -166,7 +173,7 @@ export async function redeemCode(
         restaurant_id: code.restaurant_id,
         client_id: clientId,
         key_id: keyId,
-        scopes: code.scopes,
+        scopes,
         at: now.toISOString(),
       }),
   });
@@ -178,7 +185,7 @@ export async function redeemCode(
       restaurantId: code.restaurant_id,
       keyId,
       name: `${name} (OAuth)`.slice(0, 200),
-      scopes: code.scopes,
+      scopes,
       type: 'OAUTH',
       application: { id: clientId, name },
     },
@@ -206,7 +213,7 @@ export async function redeemCode(
   return {
     token: created.token,
     keyId,
-    scopes: code.scopes,
+    scopes,
     restaurant: { id: code.restaurant_id, name: restaurant.profile.name, slug: restaurant.profile.slug },
     position: created.position,
   };

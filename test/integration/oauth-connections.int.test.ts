@@ -1,4 +1,6 @@
-// An OAuth connection (an application at a restaurant: its 3-token cap, its disconnection) is folded
+// What a code's exchange grants, and what a connection holds. Scopes the operator withdrew from the
+// application since the consent are not granted. An OAuth connection (an application at a restaurant:
+// its 3-token cap, its disconnection) is folded
 // from `oauthconn-<restaurant>-<client_id>`. Restaurant ids are free text and client ids may hold a
 // `-`, so restaurant `rest` with application `a-till` and restaurant `rest-a` with application `till`
 // share that name: one restaurant's disconnection, or its fourth token, retired the other's tokens.
@@ -7,7 +9,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { loadApplication, registerApplication } from '../../commands/oauth/application-handler';
+import {
+  loadApplication,
+  registerApplication,
+  updateApplication,
+} from '../../commands/oauth/application-handler';
+import { GrantRefused } from '../../commands/oauth/codes';
 import { connectionStream } from '../../commands/oauth/events';
 import { disconnectApplication, issueCode, redeemCode } from '../../commands/oauth/token-handler';
 import { createRestaurant } from '../../commands/restaurants/handler';
@@ -23,7 +30,7 @@ import { restaurantProfile } from '../helpers/restaurants';
 const CALLBACK = 'https://till.example/cb';
 const meta = operatorMeta('test');
 
-const t = suite<{ rt: Runtime; dir: string }>('OAuth: connections whose stream names meet');
+const t = suite<{ rt: Runtime; dir: string }>('OAuth: connections and the scopes a code grants');
 t.before(async (ctx) => {
   registerModules();
   ctx.dir = mkdtempSync(join(tmpdir(), 'couvert-oauth-names-'));
@@ -93,5 +100,59 @@ t("one restaurant's fourth token and its disconnection leave the other's tokens 
   await disconnectApplication(rt, 'rest-a', 'till', meta);
   assert.equal(await activeKeys(rt, 'rest-a'), []);
 });
+
+t(
+  'scopes the operator withdrew between consent and exchange are not granted; none left is a refusal',
+  async ({ rt }) => {
+    await registerApplication(
+      rt,
+      {
+        clientId: 'app_shrink',
+        profile: {
+          name: 'Shrink',
+          logo_url: null,
+          redirect_uris: [CALLBACK],
+          allowed_scopes: ['CATALOG_READ', 'RESERVATIONS_READ'],
+          published_by_operator: false,
+        },
+      },
+      meta,
+    );
+    const consented = async () => {
+      const { verifier, challenge } = pkce();
+      const request = {
+        client_id: 'app_shrink',
+        redirect_uri: CALLBACK,
+        scopes: ['CATALOG_READ' as const, 'RESERVATIONS_READ' as const],
+        state: 's',
+        code_challenge: challenge,
+        restaurant_hint: null,
+      };
+      const { code } = await issueCode(rt, request, 'rest', 'usr_x', meta);
+      return { code, verifier };
+    };
+    const exchange = async (c: { code: string; verifier: string }) =>
+      redeemCode(
+        rt,
+        await loadApplication(rt, 'app_shrink'),
+        { code: c.code, redirect_uri: CALLBACK, code_verifier: c.verifier },
+        meta,
+      );
+    const first = await consented();
+    const second = await consented();
+    await updateApplication(rt, 'app_shrink', { allowed_scopes: ['CATALOG_READ'] }, meta);
+    const issued = await exchange(first);
+    assert.equal(issued.scopes, ['CATALOG_READ']);
+    await rt.projections.catchUp();
+    const key = await rt.docs.collection<ApiKeyDoc>(API_KEYS).findOne({ _id: issued.keyId });
+    assert.equal(key?.scopes, ['CATALOG_READ']);
+    await updateApplication(rt, 'app_shrink', { allowed_scopes: ['CUSTOMERS_READ'] }, meta);
+    const refused = await exchange(second).then(
+      () => null,
+      (err: unknown) => err,
+    );
+    assert.instance(refused, GrantRefused);
+  },
+);
 
 t.run();

@@ -22,7 +22,7 @@ import {
 } from './decide';
 import { type CustomerOrigin, type CustomerProfile, customerStream, type OptOutChannel } from './events';
 import { loadCustomFieldDefinitions } from './field-definitions';
-import type { WriteContext } from './prepare';
+import { prepareProfile, type WriteContext } from './prepare';
 import { type CustomerState, evolveCustomer, initialCustomer } from './state';
 
 /** The restaurant a partner writes for. */
@@ -69,6 +69,22 @@ export async function writeContext(
       ? (restaurant.customer_fields ?? (await loadCustomFieldDefinitions(deps, restaurant._id)))
       : [],
   };
+}
+
+/**
+ * Checks a partner's input as writing it would (400 on a bound or a phone number that is not possible,
+ * 422 on a custom field), without writing: POST /customers checks before it matches, so a body is
+ * refused whether or not a customer matches it. Returns the restaurant with the custom field
+ * definitions it loaded, for the write that follows.
+ */
+export async function checkCustomerInput(
+  deps: WriteDeps,
+  restaurant: CustomerRestaurant,
+  input: ProfileInput & { name: string },
+): Promise<CustomerRestaurant> {
+  const ctx = await writeContext(deps, restaurant, input);
+  prepareProfile(input, ctx);
+  return ctx.definitions.length ? { ...restaurant, customer_fields: ctx.definitions } : restaurant;
 }
 
 export interface CreateOptions {

@@ -206,6 +206,45 @@ t('a blacklisted customer is returned like any other; a draft never matches', as
   assert.is.not(fresh.body.data.id, draft.body.data.id);
 });
 
+t(
+  'a body refused without a match is refused with one: no 200 for bad input that matched',
+  async ({ svc }) => {
+    const first = await post(svc, {
+      name: 'Checked',
+      email: 'checked@example.com',
+      phone_number: '+33 6 12 12 12 12',
+    });
+    assert.is(first.status, 201);
+    const before = await streamLength(svc, first.body.data.id);
+    for (const onMatch of ['return_existing', 'update'] as const) {
+      // An unknown custom field and a value that does not fit: 422, one issue each (spec §2.4, §7).
+      const fields = await post(svc, {
+        name: 'Checked',
+        email: 'CHECKED@example.com',
+        custom_fields: { cf_unknown: 'x', cf_kids: 'three' },
+        on_match: onMatch,
+      });
+      assert.is(fields.status, 422, `${onMatch}: ${fields.text}`);
+      assert.equal(
+        fields.body.error.details.issues.map((i: { path: string }) => i.path),
+        ['custom_fields.cf_unknown', 'custom_fields.cf_kids'],
+      );
+      // Not a possible phone number (full-width digits): 400, and it never matches the stored number.
+      for (const phone of ['＋３３６１２１２１２１２', 'call me maybe']) {
+        const bad = await post(svc, {
+          name: 'Checked',
+          email: 'checked@example.com',
+          phone_number: phone,
+          on_match: onMatch,
+        });
+        assert.is(bad.status, 400, `${onMatch} ${phone}: ${bad.text}`);
+        assert.is(bad.body.error.details.issues[0].path, 'phone_number');
+      }
+    }
+    assert.is(await streamLength(svc, first.body.data.id), before, 'nothing written');
+  },
+);
+
 t('matching never crosses restaurants', async ({ svc }) => {
   const fr = await post(svc, { name: 'Tenant', external_id: 'crm-tenant', email: 'tenant@example.com' });
   const it = await post(

@@ -1,7 +1,12 @@
 // Customer routes (spec §4): the CRM records a partner keeps in step with the restaurant's. A write
 // route runs one command, waits for the read model to include it, and answers what GET would.
 import { customerCursorKey } from '../../../commands/customers/cursor-key';
-import { type CustomerRestaurant, createCustomer, updateCustomer } from '../../../commands/customers/handler';
+import {
+  type CustomerRestaurant,
+  checkCustomerInput,
+  createCustomer,
+  updateCustomer,
+} from '../../../commands/customers/handler';
 import { presentCustomer } from '../../../queries/customer-presenter';
 import { readFeed } from '../../../queries/customer-sync';
 import { CUSTOMER_MATCH_ORDER, findMatch, getCustomer } from '../../../queries/customers';
@@ -96,6 +101,7 @@ export const customerRoutes: AnyRoute[] = [
       '`on_match`: `return_existing` (default) answers 200 with `result: "matched"` and writes nothing (external_id included); `update` writes the given fields onto the match (external_id included) and answers 200 with `result: "updated"`; `create_new` always creates (201, `result: "created"`). No match: 201, `result: "created"`.',
       'Replaying a successful call finds the customer if it carries an external_id, phone or email. Matching is not a lock: two identical calls at the same moment can create two customers.',
       'Besides the fields of the spec, `lang` (default: from the phone number, else the restaurant country), `note` and `custom_fields` (checked against GET /customer-fields, 422 per faulty field) may be given.',
+      'The body is checked before matching: one refused without a match (400, or 422 for a custom field) is refused with one too, whatever `on_match` says.',
     ].join('\n\n'),
     tag: TAG,
     access: WRITE,
@@ -116,8 +122,9 @@ export const customerRoutes: AnyRoute[] = [
       },
     },
     handler: async ({ rt, auth, body, requestId }) => {
-      const restaurant = restaurantOf(auth);
       const { on_match: onMatch = 'return_existing', ...fields } = body;
+      // Checked before matching: a body that would be refused without a match is refused with one.
+      const restaurant = await checkCustomerInput(rt, restaurantOf(auth), fields);
       const match =
         onMatch === 'create_new' ? null : await findMatch(rt.docs, restaurant, fields, CUSTOMER_MATCH_ORDER);
       if (match && onMatch === 'return_existing')

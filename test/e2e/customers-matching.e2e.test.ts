@@ -2,9 +2,13 @@
 // order) and the on_match matrix with its HTTP codes and `result`.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { blacklistCustomer, flagCustomerDraft } from '../../commands/customers/handler';
+import { customerStream } from '../../commands/customers/events';
+import { blacklistCustomer, deleteCustomer, flagCustomerDraft } from '../../commands/customers/handler';
+import { mergeCustomers } from '../../commands/customers/merge';
+import { upsertCustomer } from '../../commands/customers/upsert';
 import { operatorMeta } from '../../src/core/command-meta';
 import { startCustomerService, streamLength, TOKENS } from '../helpers/customer-service';
+import { withHook } from '../helpers/hooked-events';
 import { OpenApiChecker } from '../helpers/openapi';
 import type { TestService } from '../helpers/service';
 
@@ -242,6 +246,49 @@ t(
       }
     }
     assert.is(await streamLength(svc, first.body.data.id), before, 'nothing written');
+  },
+);
+
+t(
+  'on_match update: a match deleted or merged away meanwhile is matched again, never a 404',
+  async ({ svc }) => {
+    const restaurant = { _id: 'rest_fr', country_code: 'FR', customer_matching: true };
+    const meta = operatorMeta('test');
+    // The matched customer is deleted just before the update lands: nothing else matches, so it creates.
+    const gone = await post(svc, { name: 'Gone', email: 'gone@example.com' });
+    const deleting = withHook(
+      svc.rt,
+      (stream) => stream === customerStream(gone.body.data.id),
+      async () => void (await deleteCustomer(svc.rt, gone.body.data.id, null, meta)),
+    );
+    const created = await upsertCustomer(
+      deleting,
+      restaurant,
+      { name: 'Back', email: 'gone@example.com' },
+      'update',
+      meta,
+    );
+    assert.is(created.result, 'created');
+    assert.is.not(created.customerId, gone.body.data.id);
+    // The match is merged into another customer, which takes its email: the survivor is updated.
+    const dup = await post(svc, { name: 'Dup', email: 'dup@example.com' });
+    const kept = await post(svc, { name: 'Kept', phone_number: '+33 6 13 13 13 13' });
+    const merging = withHook(
+      svc.rt,
+      (stream) => stream === customerStream(dup.body.data.id),
+      async () => void (await mergeCustomers(svc.rt, dup.body.data.id, kept.body.data.id, meta)),
+    );
+    const updated = await upsertCustomer(
+      merging,
+      restaurant,
+      { name: 'Kept', email: 'dup@example.com', note: 'vip' },
+      'update',
+      meta,
+    );
+    assert.equal([updated.result, updated.customerId], ['updated', kept.body.data.id]);
+    await svc.rt.settle(updated.position);
+    const survivor = await svc.api('GET', `/customers/${kept.body.data.id}`, { token: TOKENS.read });
+    assert.equal([survivor.body.data.email, survivor.body.data.note], ['dup@example.com', 'vip']);
   },
 );
 

@@ -1,15 +1,11 @@
 // Customer routes (spec §4): the CRM records a partner keeps in step with the restaurant's. A write
 // route runs one command, waits for the read model to include it, and answers what GET would.
 import { customerCursorKey } from '../../../commands/customers/cursor-key';
-import {
-  type CustomerRestaurant,
-  checkCustomerInput,
-  createCustomer,
-  updateCustomer,
-} from '../../../commands/customers/handler';
+import { type CustomerRestaurant, updateCustomer } from '../../../commands/customers/handler';
+import { upsertCustomer } from '../../../commands/customers/upsert';
 import { presentCustomer } from '../../../queries/customer-presenter';
 import { readFeed } from '../../../queries/customer-sync';
-import { CUSTOMER_MATCH_ORDER, findMatch, getCustomer } from '../../../queries/customers';
+import { getCustomer } from '../../../queries/customers';
 import type { CommandMeta } from '../../core/command-meta';
 import { type AnyRoute, type AuthContext, defineRoute, scopes } from '../route';
 import { customerExamples, customerRequestExamples } from './customer-examples';
@@ -122,23 +118,17 @@ export const customerRoutes: AnyRoute[] = [
       },
     },
     handler: async ({ rt, auth, body, requestId }) => {
+      const restaurant = restaurantOf(auth);
       const { on_match: onMatch = 'return_existing', ...fields } = body;
-      // Checked before matching: a body that would be refused without a match is refused with one.
-      const restaurant = await checkCustomerInput(rt, restaurantOf(auth), fields);
-      const match =
-        onMatch === 'create_new' ? null : await findMatch(rt.docs, restaurant, fields, CUSTOMER_MATCH_ORDER);
-      if (match && onMatch === 'return_existing')
-        return { status: 200, body: { data: presentCustomer(match.doc), result: 'matched' } };
-      if (match) {
-        const outcome = await updateCustomer(rt, restaurant, match.doc._id, fields, meta(auth, requestId));
-        await rt.settle(outcome.position);
-        const doc = await getCustomer(rt.docs, restaurant._id, match.doc._id);
-        return { status: 200, body: { data: presentCustomer(doc), result: 'updated' } };
-      }
-      const created = await createCustomer(rt, restaurant, fields, meta(auth, requestId));
-      await rt.settle(created.position);
-      const doc = await getCustomer(rt.docs, restaurant._id, created.customerId);
-      return { status: 201, body: { data: presentCustomer(doc), result: 'created' } };
+      const outcome = await upsertCustomer(rt, restaurant, fields, onMatch, meta(auth, requestId));
+      if (outcome.result === 'matched')
+        return { status: 200, body: { data: presentCustomer(outcome.doc), result: 'matched' } };
+      await rt.settle(outcome.position);
+      const doc = await getCustomer(rt.docs, restaurant._id, outcome.customerId);
+      return {
+        status: outcome.result === 'created' ? 201 : 200,
+        body: { data: presentCustomer(doc), result: outcome.result },
+      };
     },
   }),
   defineRoute({

@@ -1,0 +1,55 @@
+// POST /customers (spec §4): check the body, match it (external_id, then phone, then email) and
+// return, update or create as on_match says. Matching reads the read model, which can still show a
+// customer a concurrent command has just deleted or merged away: the update then finds it gone, and the
+// call matches again once the read models include that change, instead of answering 404 for an id
+// the partner never gave.
+import { CUSTOMER_MATCH_ORDER, findMatch } from '../../queries/customers';
+import type { CustomerDoc } from '../../projections/customer-docs';
+import type { CommandMeta } from '../../src/core/command-meta';
+import { ApiError } from '../../src/core/errors';
+import type { WriteDeps } from '../../src/core/write-deps';
+import type { DocumentStore } from '../../src/ports/document-store';
+import type { ProfileInput } from './bounds';
+import { type CustomerRestaurant, checkCustomerInput, createCustomer, updateCustomer } from './handler';
+import type { OnMatch } from './inline';
+
+/** The runtime's parts an upsert uses: the write side, the read models and read-your-writes. */
+export interface UpsertDeps extends WriteDeps {
+  docs: DocumentStore;
+  settle(position: bigint | null | undefined): Promise<void>;
+}
+
+export type UpsertOutcome =
+  | { result: 'matched'; customerId: string; doc: CustomerDoc; position: null }
+  | { result: 'updated' | 'created'; customerId: string; position: bigint | null };
+
+/** How many times a match that vanished under the update is looked for again. */
+const REMATCHES = 3;
+
+export async function upsertCustomer(
+  deps: UpsertDeps,
+  restaurant: CustomerRestaurant,
+  input: ProfileInput & { name: string },
+  onMatch: OnMatch,
+  meta: CommandMeta,
+): Promise<UpsertOutcome> {
+  // Checked before matching: a body that would be refused without a match is refused with one.
+  const checked = await checkCustomerInput(deps, restaurant, input);
+  for (let attempt = 0; onMatch !== 'create_new'; attempt++) {
+    const match = await findMatch(deps.docs, checked, input, CUSTOMER_MATCH_ORDER);
+    if (!match) break;
+    const customerId = match.doc._id;
+    if (onMatch === 'return_existing')
+      return { result: 'matched', customerId, doc: match.doc, position: null };
+    try {
+      const updated = await updateCustomer(deps, checked, customerId, input, meta);
+      return { result: 'updated', customerId, position: updated.position };
+    } catch (err) {
+      // Deleted or merged since the read model showed it: match again once the read models have it.
+      if (!(err instanceof ApiError && err.status === 404) || attempt + 1 >= REMATCHES) throw err;
+      await deps.settle(await deps.events.headPosition());
+    }
+  }
+  const created = await createCustomer(deps, checked, input, meta);
+  return { result: 'created', customerId: created.customerId, position: created.position };
+}

@@ -3,13 +3,15 @@
 // customer a concurrent command has just deleted or merged away: the update then finds it gone, and the
 // call matches again once the read models include that change, instead of answering 404 for an id
 // the partner never gave.
-import { CUSTOMER_MATCH_ORDER, findMatch } from '../../queries/customers';
+
 import type { CustomerDoc } from '../../projections/customer-docs';
+import { CUSTOMER_MATCH_ORDER, findMatch } from '../../queries/customers';
 import type { CommandMeta } from '../../src/core/command-meta';
 import { ApiError } from '../../src/core/errors';
 import type { WriteDeps } from '../../src/core/write-deps';
 import type { DocumentStore } from '../../src/ports/document-store';
 import type { ProfileInput } from './bounds';
+import { customerStream } from './events';
 import { type CustomerRestaurant, checkCustomerInput, createCustomer, updateCustomer } from './handler';
 import type { OnMatch } from './inline';
 
@@ -45,9 +47,10 @@ export async function upsertCustomer(
       const updated = await updateCustomer(deps, checked, customerId, input, meta);
       return { result: 'updated', customerId, position: updated.position };
     } catch (err) {
-      // Deleted or merged since the read model showed it: match again once the read models have it.
+      // Deleted or merged since the read model showed it: match again once the read models include
+      // the customer's last event (not the log's head, which may be a CSV import's still unsettled).
       if (!(err instanceof ApiError && err.status === 404) || attempt + 1 >= REMATCHES) throw err;
-      await deps.settle(await deps.events.headPosition());
+      await deps.settle((await deps.events.readStream(customerStream(customerId))).at(-1)?.position);
     }
   }
   const created = await createCustomer(deps, checked, input, meta);

@@ -20,6 +20,7 @@ import {
   writeContext,
 } from './handler';
 import { prepareProfile } from './prepare';
+import type { CustomerState } from './state';
 
 export {
   getCustomerForReservation,
@@ -70,6 +71,25 @@ const effective = (restaurant: CustomerRestaurant, onMatch: OnMatch | undefined)
   onMatch ?? (restaurant.customer_matching ? 'return_existing' : 'create_new');
 
 /**
+ * The customer a match designates on its own stream: the read model may still show one a concurrent
+ * command deleted (none then: the guest's details make a new customer, rather than a reservation
+ * linked to a deleted id that shows no customer) or merged away (the customer that absorbed it).
+ */
+async function liveCustomer(
+  deps: WriteDeps,
+  id: string,
+): Promise<{ customerId: string; state: CustomerState } | null> {
+  let customerId = id;
+  for (let hop = 0; hop < 16; hop++) {
+    const state = await loadCustomer(deps, customerId);
+    if (state.status === 'active') return state.draft ? null : { customerId, state };
+    if (state.status !== 'merged' || state.mergedInto === null) return null;
+    customerId = state.mergedInto;
+  }
+  return null;
+}
+
+/**
  * Validates the details (400 on a bound, 422 on a custom field) and finds what resolving would do,
  * without writing. The blacklist flag is read from the customer's own stream, not a read model.
  */
@@ -86,11 +106,12 @@ export async function checkInlineCustomer(
   if (mode === 'create_new')
     return { action: 'create', customerId: null, matchedOn: null, blacklisted: false };
   const match = await findMatch(docs, restaurant, details, ['phone', 'email']);
-  if (!match) return { action: 'create', customerId: null, matchedOn: null, blacklisted: false };
-  const state = await loadCustomer(deps, match.doc._id);
+  const live = match && (await liveCustomer(deps, match.doc._id));
+  if (!match || !live) return { action: 'create', customerId: null, matchedOn: null, blacklisted: false };
+  const { customerId, state } = live;
   return {
     action: mode === 'update' ? 'update' : 'return_existing',
-    customerId: match.doc._id,
+    customerId,
     matchedOn: match.on === 'email' ? 'email' : 'phone',
     blacklisted: state.blacklisted,
   };

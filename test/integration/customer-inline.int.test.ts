@@ -3,13 +3,19 @@
 // return_existing, contact details never cleared on update, and checks that never write.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { blacklistCustomer, createCustomer } from '../../commands/customers/handler';
+import {
+  blacklistCustomer,
+  createCustomer,
+  deleteCustomer,
+  loadCustomer,
+} from '../../commands/customers/handler';
 import {
   checkInlineCustomer,
   type InlineCustomer,
   type OnMatch,
   resolveInlineCustomer,
 } from '../../commands/customers/inline';
+import { mergeCustomers } from '../../commands/customers/merge';
 import { CUSTOMERS, type CustomerDoc } from '../../projections/customer-docs';
 import { ApiError } from '../../src/core/errors';
 import { type CustomerWorld, customerWorld } from '../helpers/customers';
@@ -159,5 +165,41 @@ t('checking never writes, and refuses bad details before anything is written', a
   assert.is(await status({ name: 'x', custom_fields: { cf_unknown: 1 } }), 422);
   assert.is(await head(w), before);
 });
+
+t(
+  'a match the read model still shows but deleted or merged away: never linked, never lost',
+  async ({ w }) => {
+    // Deleted after the read model showed it: the guest's details make a new customer, where the
+    // reservation used to link the deleted id (shown as no customer at all) and drop the details.
+    const gone = await existing(w, { name: 'Gone', phone_number: '+33 6 21 21 21 21' });
+    await deleteCustomer(w, gone, null, w.meta);
+    for (const onMatch of ['return_existing', 'update'] as const) {
+      const r = await resolveInlineCustomer(
+        w,
+        w.docs,
+        w.restaurant,
+        { name: 'Back', phone_number: '06 21 21 21 21' },
+        onMatch,
+        w.meta,
+      );
+      assert.is(r.result, 'created', onMatch);
+      assert.is.not(r.customerId, gone);
+      assert.is((await loadCustomer(w, r.customerId)).profile?.name, 'Back');
+    }
+    // Merged away: the survivor is the match (its blacklist included), never the absorbed id.
+    const dup = await existing(w, { name: 'Dup', email: 'dup@example.com' });
+    const kept = await existing(w, { name: 'Kept', email: 'kept@example.com' });
+    await blacklistCustomer(w, kept, 'no-shows', w.meta);
+    await mergeCustomers(w, dup, kept, w.meta);
+    const plan = await checkInlineCustomer(
+      w,
+      w.docs,
+      w.restaurant,
+      { name: 'x', email: 'dup@example.com' },
+      'update',
+    );
+    assert.equal([plan.customerId, plan.blacklisted], [kept, true]);
+  },
+);
 
 t.run();

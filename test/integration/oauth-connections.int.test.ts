@@ -16,7 +16,7 @@ import {
 } from '../../commands/oauth/application-handler';
 import { GrantRefused } from '../../commands/oauth/codes';
 import { connectionStream } from '../../commands/oauth/events';
-import { disconnectApplication, issueCode, redeemCode } from '../../commands/oauth/token-handler';
+import { disconnectApplication } from '../../commands/oauth/token-handler';
 import { createRestaurant } from '../../commands/restaurants/handler';
 import { API_KEYS, type ApiKeyDoc } from '../../projections/api-keys';
 import { loadConfig } from '../../src/config';
@@ -24,10 +24,9 @@ import { operatorMeta } from '../../src/core/command-meta';
 import { createLogger } from '../../src/logger';
 import { registerModules } from '../../src/modules';
 import { createRuntime, type Runtime } from '../../src/runtime';
-import { pkce } from '../helpers/oauth';
+import { consentedCode, exchangeCode, issueToken, registerTestApplication } from '../helpers/oauth-commands';
 import { restaurantProfile } from '../helpers/restaurants';
 
-const CALLBACK = 'https://till.example/cb';
 const meta = operatorMeta('test');
 
 const t = suite<{ rt: Runtime; dir: string }>('OAuth: connections and the scopes a code grants');
@@ -40,40 +39,15 @@ t.before(async (ctx) => {
   await createRestaurant(ctx.rt, 'rest', restaurantProfile('rest', { api_option: true }), meta);
   await createRestaurant(ctx.rt, 'rest-a', restaurantProfile('rest-a', { api_option: true }), meta);
   for (const clientId of ['a-till', 'till'])
-    await registerApplication(
-      ctx.rt,
-      {
-        clientId,
-        profile: {
-          name: clientId,
-          logo_url: null,
-          redirect_uris: [CALLBACK],
-          allowed_scopes: ['CATALOG_READ'],
-          published_by_operator: false,
-        },
-      },
-      meta,
-    );
+    await registerTestApplication(ctx.rt, clientId, ['CATALOG_READ']);
 });
 t.after(async ({ rt, dir }) => {
   await rt.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function redeem(rt: Runtime, clientId: string, restaurant: string) {
-  const { verifier, challenge } = pkce();
-  const request = {
-    client_id: clientId,
-    redirect_uri: CALLBACK,
-    scopes: ['CATALOG_READ' as const],
-    state: 's',
-    code_challenge: challenge,
-    restaurant_hint: null,
-  };
-  const { code } = await issueCode(rt, request, restaurant, 'usr_x', meta);
-  const app = await loadApplication(rt, clientId);
-  return (await redeemCode(rt, app, { code, redirect_uri: CALLBACK, code_verifier: verifier }, meta)).keyId;
-}
+const redeem = async (rt: Runtime, clientId: string, restaurant: string) =>
+  (await issueToken(rt, clientId, restaurant, ['CATALOG_READ'])).keyId;
 
 const activeKeys = async (rt: Runtime, restaurant: string) => {
   await rt.projections.catchUp();
@@ -104,40 +78,9 @@ t("one restaurant's fourth token and its disconnection leave the other's tokens 
 t(
   'scopes the operator withdrew between consent and exchange are not granted; none left is a refusal',
   async ({ rt }) => {
-    await registerApplication(
-      rt,
-      {
-        clientId: 'app_shrink',
-        profile: {
-          name: 'Shrink',
-          logo_url: null,
-          redirect_uris: [CALLBACK],
-          allowed_scopes: ['CATALOG_READ', 'RESERVATIONS_READ'],
-          published_by_operator: false,
-        },
-      },
-      meta,
-    );
-    const consented = async () => {
-      const { verifier, challenge } = pkce();
-      const request = {
-        client_id: 'app_shrink',
-        redirect_uri: CALLBACK,
-        scopes: ['CATALOG_READ' as const, 'RESERVATIONS_READ' as const],
-        state: 's',
-        code_challenge: challenge,
-        restaurant_hint: null,
-      };
-      const { code } = await issueCode(rt, request, 'rest', 'usr_x', meta);
-      return { code, verifier };
-    };
-    const exchange = async (c: { code: string; verifier: string }) =>
-      redeemCode(
-        rt,
-        await loadApplication(rt, 'app_shrink'),
-        { code: c.code, redirect_uri: CALLBACK, code_verifier: c.verifier },
-        meta,
-      );
+    await registerTestApplication(rt, 'app_shrink', ['CATALOG_READ', 'RESERVATIONS_READ']);
+    const consented = () => consentedCode(rt, 'app_shrink', 'rest', ['CATALOG_READ', 'RESERVATIONS_READ']);
+    const exchange = (c: { code: string; verifier: string }) => exchangeCode(rt, 'app_shrink', c);
     const first = await consented();
     const second = await consented();
     await updateApplication(rt, 'app_shrink', { allowed_scopes: ['CATALOG_READ'] }, meta);

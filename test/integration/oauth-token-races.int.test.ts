@@ -7,9 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { loadApplication, registerApplication } from '../../commands/oauth/application-handler';
 import { GrantRefused } from '../../commands/oauth/codes';
-import { disconnectApplication, issueCode, redeemCode } from '../../commands/oauth/token-handler';
+import { disconnectApplication } from '../../commands/oauth/token-handler';
 import { createRestaurant } from '../../commands/restaurants/handler';
 import { API_KEYS, type ApiKeyDoc } from '../../projections/api-keys';
 import { loadConfig } from '../../src/config';
@@ -17,12 +16,11 @@ import { operatorMeta } from '../../src/core/command-meta';
 import type { WriteDeps } from '../../src/core/write-deps';
 import { createLogger } from '../../src/logger';
 import { registerModules } from '../../src/modules';
-import type { EventStore } from '../../src/ports/event-store';
 import { createRuntime, type Runtime } from '../../src/runtime';
-import { pkce } from '../helpers/oauth';
+import { withHook } from '../helpers/hooked-events';
+import { issueToken, registerTestApplication } from '../helpers/oauth-commands';
 import { restaurantProfile } from '../helpers/restaurants';
 
-const CALLBACK = 'https://till.example/cb';
 const meta = operatorMeta('test');
 
 const t = suite<{ rt: Runtime; dir: string }>('OAuth: a token issued while the connection changes');
@@ -34,60 +32,19 @@ t.before(async (ctx) => {
   });
   for (const id of ['rest_a', 'rest_b'])
     await createRestaurant(ctx.rt, id, restaurantProfile(id.replace('_', '-'), { api_option: true }), meta);
-  await registerApplication(
-    ctx.rt,
-    {
-      clientId: 'app_till',
-      profile: {
-        name: 'Till',
-        logo_url: null,
-        redirect_uris: [CALLBACK],
-        allowed_scopes: ['CATALOG_READ'],
-        published_by_operator: false,
-      },
-    },
-    meta,
-  );
+  await registerTestApplication(ctx.rt, 'app_till', ['CATALOG_READ']);
 });
 t.after(async ({ rt, dir }) => {
   await rt.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** The runtime's log, running `before` once just before the first append of an ApiKeyCreated. */
-function interleaved(rt: Runtime, before: () => Promise<void>): WriteDeps {
-  let done = false;
-  const events = new Proxy(rt.events, {
-    get(target, prop) {
-      if (prop === 'append')
-        return async (...args: Parameters<EventStore['append']>) => {
-          if (!done && args[1].some((e) => e.type === 'ApiKeyCreated')) {
-            done = true;
-            await before();
-          }
-          return target.append(...args);
-        };
-      const v = Reflect.get(target, prop, target);
-      return typeof v === 'function' ? v.bind(target) : v;
-    },
-  });
-  return { events, clock: rt.clock };
-}
+/** The runtime, running `before` once just before the first append of an ApiKeyCreated. */
+const interleaved = (rt: Runtime, before: () => Promise<void>) =>
+  withHook(rt, (_stream, batch) => batch.some((e) => e.type === 'ApiKeyCreated'), before);
 
-async function redeem(rt: Runtime, deps: WriteDeps, restaurant: string) {
-  const { verifier, challenge } = pkce();
-  const request = {
-    client_id: 'app_till',
-    redirect_uri: CALLBACK,
-    scopes: ['CATALOG_READ' as const],
-    state: 's',
-    code_challenge: challenge,
-    restaurant_hint: null,
-  };
-  const { code } = await issueCode(rt, request, restaurant, 'usr_x', meta);
-  const app = await loadApplication(rt, 'app_till');
-  return redeemCode(deps, app, { code, redirect_uri: CALLBACK, code_verifier: verifier }, meta);
-}
+const redeem = (rt: Runtime, deps: WriteDeps, restaurant: string) =>
+  issueToken(rt, 'app_till', restaurant, ['CATALOG_READ'], deps);
 
 const activeKeys = async (rt: Runtime, restaurant: string) => {
   await rt.projections.catchUp();

@@ -16,8 +16,8 @@ import { operatorMeta } from '../../src/core/command-meta';
 import { ApiError } from '../../src/core/errors';
 import { createLogger } from '../../src/logger';
 import { registerModules } from '../../src/modules';
-import type { EventStore } from '../../src/ports/event-store';
 import { createRuntime, type Runtime } from '../../src/runtime';
+import { withHook } from '../helpers/hooked-events';
 import { demoBootstrap } from '../helpers/service';
 
 const meta = operatorMeta('test');
@@ -46,21 +46,14 @@ t.after(async ({ rt, dir }) => {
 
 t('the endpoint is deleted and the creation answers 401; the slot is free again', async ({ rt }) => {
   let done = false;
-  const events = new Proxy(rt.events, {
-    get(target, prop) {
-      if (prop === 'append')
-        return async (...args: Parameters<EventStore['append']>) => {
-          if (!done && args[1].some((e) => e.type === 'WebhookEndpointCreated')) {
-            done = true;
-            await revokeApiKey(rt, 'key_wh', 'revoked meanwhile', meta);
-          }
-          return target.append(...args);
-        };
-      const v = Reflect.get(target, prop, target);
-      return typeof v === 'function' ? v.bind(target) : v;
+  const deps = withHook(
+    rt,
+    (_stream, batch) => batch.some((e) => e.type === 'WebhookEndpointCreated'),
+    async () => {
+      done = true;
+      await revokeApiKey(rt, 'key_wh', 'revoked meanwhile', meta);
     },
-  });
-  const deps = { ...rt, events, clock: rt.clock, secrets: rt.secrets, config: rt.config };
+  );
   const err = await createWebhookEndpoint(
     deps,
     {

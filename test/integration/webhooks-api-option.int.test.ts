@@ -8,8 +8,6 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createCustomer } from '../../commands/customers/handler';
-import { loadApplication, registerApplication } from '../../commands/oauth/application-handler';
-import { issueCode, redeemCode } from '../../commands/oauth/token-handler';
 import { createRestaurant, updateRestaurant } from '../../commands/restaurants/handler';
 import { createWebhookEndpoint } from '../../commands/webhook-endpoints/handler';
 import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
@@ -20,11 +18,10 @@ import { createLogger } from '../../src/logger';
 import { registerModules } from '../../src/modules';
 import { createRuntime, type Runtime } from '../../src/runtime';
 import { type RunningWebhooks, startWebhooks } from '../../src/webhooks/runner';
-import { pkce } from '../helpers/oauth';
+import { issueToken, registerTestApplication } from '../helpers/oauth-commands';
 import { restaurantProfile } from '../helpers/restaurants';
 import { type Receiver, startReceiver } from '../helpers/webhook-receiver';
 
-const CALLBACK = 'https://till.example/cb';
 const meta = operatorMeta('test');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -57,42 +54,8 @@ t.before(async (ctx) => {
     ['app_third', false],
     ['app_ours', true],
   ] as const) {
-    await registerApplication(
-      ctx.rt,
-      {
-        clientId,
-        profile: {
-          name: clientId,
-          logo_url: null,
-          redirect_uris: [CALLBACK],
-          allowed_scopes: ['CUSTOMERS_READ', 'WEBHOOKS_WRITE'],
-          published_by_operator: published,
-        },
-      },
-      meta,
-    );
-    const { verifier, challenge } = pkce();
-    const { code } = await issueCode(
-      ctx.rt,
-      {
-        client_id: clientId,
-        redirect_uri: CALLBACK,
-        scopes: ['CUSTOMERS_READ', 'WEBHOOKS_WRITE'],
-        state: 's',
-        code_challenge: challenge,
-        restaurant_hint: null,
-      },
-      'rest_opt',
-      'usr_x',
-      meta,
-    );
-    const app = await loadApplication(ctx.rt, clientId);
-    const issued = await redeemCode(
-      ctx.rt,
-      app,
-      { code, redirect_uri: CALLBACK, code_verifier: verifier },
-      meta,
-    );
+    await registerTestApplication(ctx.rt, clientId, ['CUSTOMERS_READ', 'WEBHOOKS_WRITE'], published);
+    const issued = await issueToken(ctx.rt, clientId, 'rest_opt', ['CUSTOMERS_READ', 'WEBHOOKS_WRITE']);
     await createWebhookEndpoint(
       ctx.rt,
       {

@@ -525,6 +525,7 @@ export async function runJob(
   // Rows per slice, adapted so that a slice's main-thread work (matching, then its writes: the
   // customers module's decide, sealing, the append's preparation) stays near SLICE_MS.
   let sliceRows = Math.min(maxRows, 50);
+  let writeFailed = false;
   try {
     // Rows taken from the source and not yet in a slice, in row order (a row that waits for a slice
     // in flight, rows looked up for a slice that ended before them): the next slice starts with them.
@@ -532,6 +533,12 @@ export async function runJob(
     let fetched = done;
     const more = () => fetched < total || queued.length > 0;
     while (more() || inFlight.length > 0) {
+      // A slice's writes failed: no further slice is written (the job fails at that slice, and the
+      // manager is told to import the rows after the last recorded one again).
+      if (writeFailed) {
+        await retire();
+        continue;
+      }
       const began = performance.now();
       const batch: AnalyzedRow[] = [];
       const decisions: Decision[] = [];
@@ -598,7 +605,11 @@ export async function runJob(
           () => {
             slice.written = true;
           },
-          () => undefined,
+          () => {
+            // Failed: nothing more is written; the slices before it are retired, then it fails the job.
+            slice.written = true;
+            writeFailed = true;
+          },
         );
         inFlight.push(slice);
         inFlightRows += batch.length;

@@ -45,6 +45,7 @@ import { customerStream } from '../../commands/customers/events';
 import { loadCustomFieldDefinitions } from '../../commands/customers/field-definitions';
 import { type CustomerRestaurant, createCustomer, updateCustomer } from '../../commands/customers/handler';
 import { loadRestaurant } from '../../commands/restaurants/handler';
+import type { CustomerDoc } from '../../projections/customer-docs';
 import { CUSTOMER_MATCH_ORDER, findMatch, findMatches, type MatchKey } from '../../queries/customers';
 import { SqliteEventStore } from '../adapters/event-store/sqlite';
 import type { CommandMeta } from '../core/command-meta';
@@ -227,7 +228,11 @@ export async function planImport(
 ): Promise<ImportPlan> {
   const total = prepared.table.rows.length;
   const end = Math.min(total, limit);
-  const earlier = new Map<string, { row: number; customer_id: string | null }>();
+  // The customers the file has written so far, as the import would leave them: each one's matching
+  // keys now (`ref`: a customer's id, or `row:N` for the one row N creates), and which of them each
+  // key designates (the oldest: a customer already there, else the earliest row's).
+  const current = new Map<string, Record<MatchKey, string | null>>();
+  const earlier = new Map<string, { row: number; customer_id: string | null; ref: string }>();
   const rows: PlannedRow[] = [];
   const counts = noCounts();
   for (let row = 1; row <= end; row++) {
@@ -236,28 +241,32 @@ export async function planImport(
     let planned: PlannedRow;
     if (a.issues.length) planned = { ...skipped(row, a.issues), input: a.read.input, matched_row: null };
     else {
-      const db =
-        onMatch === 'create_new'
-          ? null
-          : await findMatch(deps.docs, prepared.restaurant, a.read.input, CUSTOMER_MATCH_ORDER);
-      let file: { on: MatchKey; row: number; customer_id: string | null } | null = null;
+      let target: {
+        customer_id: string | null;
+        on: MatchKey;
+        row: number | null;
+        ref: string;
+        keys: Record<MatchKey, string | null>;
+      } | null = null;
       if (onMatch !== 'create_new')
         for (const on of CUSTOMER_MATCH_ORDER) {
           const k = a.keys[on];
-          const hit = k ? earlier.get(k) : undefined;
+          if (!k) continue;
+          // The customers already there are older than any row of the file: on the same key they
+          // win, unless a row before changed that customer's key.
+          const db = await findMatch(deps.docs, prepared.restaurant, a.read.input, [on]);
+          const keys = db ? (current.get(db.doc._id) ?? docKeys(db.doc)) : null;
+          if (db && keys && keys[on] === k) {
+            target = { customer_id: db.doc._id, on, row: null, ref: db.doc._id, keys };
+            break;
+          }
+          const hit = earlier.get(k);
           if (hit) {
-            file = { on, ...hit };
+            const { customer_id, row: from, ref } = hit;
+            target = { customer_id, on, row: from, ref, keys: current.get(ref) ?? noKeys };
             break;
           }
         }
-      // The customers already there are older than any row of the file: on the same key, they win.
-      const useFile =
-        file && (!db || CUSTOMER_MATCH_ORDER.indexOf(file.on) < CUSTOMER_MATCH_ORDER.indexOf(db.on));
-      const target = useFile
-        ? { customer_id: file?.customer_id ?? null, on: file?.on as MatchKey, row: file?.row ?? null }
-        : db
-          ? { customer_id: db.doc._id, on: db.on, row: null }
-          : null;
       if (!target) {
         planned = {
           row,
@@ -268,7 +277,11 @@ export async function planImport(
           input: a.read.input,
           matched_row: null,
         };
-        for (const k of keyList(a)) if (!earlier.has(k)) earlier.set(k, { row, customer_id: null });
+        if (onMatch !== 'create_new') {
+          const ref = `row:${row}`;
+          current.set(ref, { ...a.keys });
+          for (const k of keyList(a)) if (!earlier.has(k)) earlier.set(k, { row, customer_id: null, ref });
+        }
       } else {
         planned = {
           row,
@@ -279,9 +292,23 @@ export async function planImport(
           input: a.read.input,
           matched_row: target.row,
         };
-        if (onMatch === 'update')
-          for (const k of keyList(a))
-            if (!earlier.has(k)) earlier.set(k, { row: target.row ?? row, customer_id: target.customer_id });
+        if (onMatch === 'update') {
+          // The row's keys replace the customer's: its former ones designate it no more.
+          const { ref } = target;
+          const now = { ...target.keys };
+          for (const on of CUSTOMER_MATCH_ORDER) {
+            const k = a.keys[on];
+            if (!k || k === now[on]) continue;
+            const old = now[on];
+            if (old !== null && earlier.get(old)?.ref === ref) earlier.delete(old);
+            now[on] = k;
+            // A customer already there is older than one a row creates: it wins the key.
+            const holder = earlier.get(k);
+            if (!holder || (holder.ref.startsWith('row:') && !ref.startsWith('row:')))
+              earlier.set(k, { row: target.row ?? row, customer_id: target.customer_id, ref });
+          }
+          current.set(ref, now);
+        }
       }
     }
     counts[planned.outcome]++;
@@ -289,6 +316,15 @@ export async function planImport(
   }
   return { row_count: total, rows, counts };
 }
+
+/** A customer's matching keys as the analysis spells a row's (analysis.ts). */
+const docKeys = (doc: CustomerDoc): Record<MatchKey, string | null> => ({
+  external_id: doc.external_id ? `x:${doc.external_id}` : null,
+  phone: doc.phone_key ? `p:${doc.phone_key}` : null,
+  email: doc.email_key ? `e:${doc.email_key}` : null,
+});
+
+const noKeys: Record<MatchKey, string | null> = { external_id: null, phone: null, email: null };
 
 // ---------------------------------------------------------------------------------------------------
 // Import

@@ -443,10 +443,79 @@ t(
 );
 
 t(
+  "preview with update: a row matching a customer's key that an earlier row changed is previewed as the import does it",
+  async () => {
+    const lines = [
+      'name,email,phone_number,external_id',
+      // Row 1 matches Old on its phone and gives it another email: Old's email no longer matches.
+      'R1,other@example.com,06 11 11 11 11,',
+      'R2,old@example.com,,',
+      // Row 3 creates a customer, row 4 matches it on its phone and changes its email.
+      'R3,first@example.com,06 22 22 22 22,',
+      'R4,second@example.com,+33 6 22 22 22 22,',
+      'R5,FIRST@example.com,,',
+      'R6,second@example.com,,',
+      // Row 7 gives Ext another external_id: row 8's old one matches nothing.
+      'R7,ext@example.com,,E2',
+      'R8,,,E1',
+      'R9,,,E2',
+    ];
+    const outcomes = async (onMatch: 'update' | 'return_existing') => {
+      const { w, deps } = await world();
+      await createCustomer(
+        deps,
+        w.restaurant,
+        { name: 'Old', email: 'old@example.com', phone_number: '+33611111111' },
+        w.meta,
+      );
+      await createCustomer(
+        deps,
+        w.restaurant,
+        { name: 'Ext', email: 'ext@example.com', external_id: 'E1' },
+        w.meta,
+      );
+      await w.settle();
+      const prepared = await prepareImport(deps, 'rest_a', bytes(lines));
+      const plan = await planImport(deps, prepared, onMatch);
+      const { summary } = await run(deps, lines, onMatch);
+      return {
+        planned: plan.rows.map((r) => `${r.row},${r.outcome},${r.matched_on ?? ''}`),
+        imported: summary.map((l) =>
+          l
+            .split(',')
+            .filter((_, i) => i !== 2)
+            .slice(0, 3)
+            .join(','),
+        ),
+      };
+    };
+    for (const onMatch of ['update', 'return_existing'] as const) {
+      const { planned, imported } = await outcomes(onMatch);
+      assert.equal(planned, imported, onMatch);
+    }
+    const { imported } = await outcomes('update');
+    assert.equal(imported, [
+      '1,updated,phone',
+      '2,created,',
+      '3,created,',
+      '4,updated,phone',
+      '5,created,',
+      '6,updated,email',
+      '7,updated,email',
+      '8,created,',
+      '9,updated,external_id',
+    ]);
+  },
+);
+
+t(
   'a row whose write fails stops the import at once: later rows are not written behind the failed job',
   async () => {
     const { w, deps } = await world();
-    const lines = ['name,email', ...Array.from({ length: 400 }, (_, i) => `Guest ${i},guest${i}@example.com`)];
+    const lines = [
+      'name,email',
+      ...Array.from({ length: 400 }, (_, i) => `Guest ${i},guest${i}@example.com`),
+    ];
     const prepared = await prepareImport(deps, 'rest_a', bytes(lines));
     // The log refuses row 20's customer (a disk error): its slice's writes fail.
     const failing = customerStream(importedCustomerId('imp_fails', 20));

@@ -59,12 +59,21 @@ interface Held {
   reading: number;
   /** Uploads let go to make room for newer ones: id → when. */
   letGo: Map<string, number>;
+  /** Uploads replaced by a newer upload of the same user (one waits per user): id → when. */
+  replaced: Map<string, number>;
 }
 const held = new WeakMap<object, Held>();
 function of(server: object): Held {
   let h = held.get(server);
   if (!h) {
-    h = { uploads: new Map(), running: new Map(), started: new Map(), reading: 0, letGo: new Map() };
+    h = {
+      uploads: new Map(),
+      running: new Map(),
+      started: new Map(),
+      reading: 0,
+      letGo: new Map(),
+      replaced: new Map(),
+    };
     held.set(server, h);
   }
   return h;
@@ -84,6 +93,13 @@ function letGo(h: Held, id: string, now: number) {
   h.uploads.delete(id);
   h.letGo.set(id, now);
   trimOldest(h.letGo, LET_GO_MAX);
+}
+
+/** The user's earlier upload, replaced by the one they are making (one waits per user). */
+function replace(h: Held, id: string, now: number) {
+  h.uploads.delete(id);
+  h.replaced.set(id, now);
+  trimOldest(h.replaced, LET_GO_MAX);
 }
 
 /**
@@ -110,7 +126,7 @@ export function reserveRoom(
   for (const u of order) {
     if (used + bytes <= budget) break;
     // The uploader's own earlier preview is replaced by this one anyway (keepUpload): not "let go".
-    if (u.userId === userId) h.uploads.delete(u.id);
+    if (u.userId === userId) replace(h, u.id, now);
     else letGo(h, u.id, now);
     used -= u.bytes;
   }
@@ -128,6 +144,9 @@ export function releaseRoom(server: object, r: Reservation): void {
 /** Whether this upload was let go to make room for newer ones (rather than expired or unknown). */
 export const wasLetGo = (server: object, id: string) => of(server).letGo.has(id);
 
+/** Whether this upload was replaced by a newer upload of the same user (one waits per user). */
+export const wasReplaced = (server: object, id: string) => of(server).replaced.has(id);
+
 /** Holds the file read under `reservation` (its bytes move from "being read" to "held"). */
 export function keepUpload(
   server: object,
@@ -139,7 +158,7 @@ export function keepUpload(
   const { uploads } = h;
   releaseRoom(server, reservation);
   sweep(uploads, now);
-  for (const [id, old] of uploads) if (old.userId === u.userId) uploads.delete(id);
+  for (const [id, old] of uploads) if (old.userId === u.userId) replace(h, id, now);
   for (const id of [...uploads.keys()].slice(0, Math.max(0, uploads.size - MAX_UPLOADS + 1)))
     letGo(h, id, now);
   const upload = { ...u, id: randomBytes(18).toString('base64url'), expiresAt: now + TTL_MS };

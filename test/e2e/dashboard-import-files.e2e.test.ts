@@ -108,6 +108,24 @@ t('a double click on Import starts one import: every click lands on its progress
   assert.is(history.text.split('/summary.csv').length - 1, 1, 'one import in the history');
 });
 
+t('an upload replaced by a newer one of the same manager says so, not that it expired', async ({ b }) => {
+  // One upload waits per manager: a second file (another tab, another restaurant) replaces the first.
+  const first = await upload(b, 'name,email\nFirst Tab,first-tab@example.test\n');
+  assert.is(first.status, 200);
+  const second = await upload(b, 'name,email\nSecond Tab,second-tab@example.test\n');
+  assert.is(second.status, 200);
+  for (const action of ['/dashboard/import/start', '/dashboard/import/preview']) {
+    const res = await b.post(action, formFields(first.html, action));
+    assert.is(res.status, 400, res.text.slice(0, 300));
+    const alert = alertOf(res.text);
+    assert.match(alert, /You uploaded another file after this one/);
+    assert.not.match(alert, /waits 30 minutes/);
+  }
+  // The newer one is there and imports.
+  const start = await b.post('/dashboard/import/start', formFields(second.html, '/dashboard/import/start'));
+  assert.is(start.status, 303, start.text.slice(0, 300));
+});
+
 /** Files under the temporary directory, new since `before`, whose content holds `marker` (two levels deep). */
 function leftovers(before: Set<string>, marker: string): string[] {
   const found: string[] = [];

@@ -34,6 +34,7 @@ import {
   startedJob,
   type Upload,
   wasLetGo,
+  wasReplaced,
 } from '../../web/import-uploads';
 import { isManager, type Manager, managerForAction, managerForPage } from '../../web/manager';
 import { importPage, jobPage, previewPage } from '../../web/pages/import-pages';
@@ -245,9 +246,11 @@ const uploadGone = (rt: Runtime, m: Manager, uploadId: string) =>
   mainPage(
     rt,
     m,
-    wasLetGo(rt, uploadId)
-      ? `This upload was let go to make room for newer uploads: the server keeps at most ${sizeWords(rt.config.importUploadsMaxBytes)} of files waiting for their import. Upload the file again.`
-      : 'This upload is no longer here: an upload waits 30 minutes, and a restart of the server forgets it. Upload the file again.',
+    wasReplaced(rt, uploadId)
+      ? 'You uploaded another file after this one: one file waits for its import per manager, the latest. Upload this file again to import it.'
+      : wasLetGo(rt, uploadId)
+        ? `This upload was let go to make room for newer uploads: the server keeps at most ${sizeWords(rt.config.importUploadsMaxBytes)} of files waiting for their import. Upload the file again.`
+        : 'This upload is no longer here: an upload waits 30 minutes, and a restart of the server forgets it. Upload the file again.',
     400,
   );
 

@@ -33,7 +33,13 @@ import {
   writeCustomerChange,
 } from './customer-link';
 import { existing } from './decide-status';
-import { assertMovable, assertUnlocked, checkPatch, decidePatch, type ReservationPatch } from './decide-update';
+import {
+  assertMovable,
+  assertUnlocked,
+  checkPatch,
+  decidePatch,
+  type ReservationPatch,
+} from './decide-update';
 import { assertDiscountApplies } from './discount-rules';
 import { type ReservationSnapshot, type ReservationSource, reservationStream } from './events';
 import { evolveReservation, initialReservation, type ReservationState } from './evolve';

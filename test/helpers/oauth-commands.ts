@@ -11,12 +11,7 @@ import { pkce } from './oauth';
 export const APP_CALLBACK = 'https://till.example/cb';
 const meta = operatorMeta('test');
 
-export const registerTestApplication = (
-  rt: Runtime,
-  clientId: string,
-  scopes: Scope[],
-  published = false,
-) =>
+export const registerTestApplication = (rt: Runtime, clientId: string, scopes: Scope[], published = false) =>
   registerApplication(
     rt,
     {

@@ -73,10 +73,13 @@ export function minutesOfDay(time: string): number {
  */
 export function localToInstant(zone: string, date: string, minutes: number): number | null {
   const wall = dayNumber(date) * DAY + minutes * MINUTE;
-  // A zone changes offset at most once within a day on either side, so the offsets half a day
-  // before and after cover every reading of this wall time.
-  const before = offsetAt(zone, wall - DAY / 2);
-  const after = offsetAt(zone, wall + DAY / 2);
+  // Every reading of this wall time is an instant within 14 hours of it (offsets run from -12:00 to
+  // +14:00), and a zone changes offset at most once within a day on either side, so the offsets a
+  // whole day before and after cover them all. Half a day was too little for offsets above +12:00
+  // (Auckland and Fiji in summer, Chatham's +13:45): their repeated hour got its second occurrence
+  // and Chatham's last 45 minutes before it were refused as if they did not exist.
+  const before = offsetAt(zone, wall - DAY);
+  const after = offsetAt(zone, wall + DAY);
   let best: number | null = null;
   for (const o of before === after ? [before] : [before, after]) {
     const t = wall - o * MINUTE;

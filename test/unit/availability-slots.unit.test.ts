@@ -85,6 +85,31 @@ t('DST end (Paris, 25 October 2026): the repeated hour is offered once, at its f
   for (let i = 1; i < starts.length; i++) assert.ok((starts[i] as number) > (starts[i - 1] as number));
 });
 
+t(
+  'offsets above +12:00: Chatham keeps the times before its repeated hour, Auckland repeats at the first',
+  () => {
+    // Chatham's summer offset is +13:45; on 5 April 2026 its clocks go from 03:45 back to 02:45.
+    const chatham = 'Pacific/Chatham';
+    const night = shift({ start_time: '02:00', end_time: '04:00', slot_interval_minutes: 30 });
+    assert.equal(fmt(chatham, slotStarts(night, '2026-04-05', chatham)), [
+      '2026-04-05T02:00:00+13:45',
+      '2026-04-05T02:30:00+13:45',
+      '2026-04-05T03:00:00+13:45',
+      '2026-04-05T03:30:00+13:45',
+      '2026-04-05T04:00:00+12:45',
+    ]);
+    // Auckland (+13:00 in summer) goes from 03:00 back to 02:00 on 5 April 2026.
+    const auckland = 'Pacific/Auckland';
+    assert.equal(fmt(auckland, slotStarts(night, '2026-04-05', auckland)), [
+      '2026-04-05T02:00:00+13:00',
+      '2026-04-05T02:30:00+13:00',
+      '2026-04-05T03:00:00+12:00',
+      '2026-04-05T03:30:00+12:00',
+      '2026-04-05T04:00:00+12:00',
+    ]);
+  },
+);
+
 t('a seating lasts its minutes in elapsed time across a DST change', () => {
   const start = localToInstant(PARIS, '2026-03-29', 90) as number; // 01:30+01:00
   assert.is(formatInstant(PARIS, start + 90 * 60_000), '2026-03-29T04:00:00+02:00');
@@ -299,6 +324,73 @@ t('property: the cached offset equals the zone database at any instant, transiti
       (zone, at) => offsetAt(zone, at) === IANAZone.create(zone).offset(at),
     ),
     { numRuns: 2000 },
+  );
+});
+
+t('property: a wall time reads as its first instant, or null when it does not exist, in any zone', () => {
+  // Offsets from -12:00 to +14:00, with 30- and 45-minute ones and DST shifts of 30 minutes and 2 hours.
+  const zones = [
+    ...ZONES,
+    'Pacific/Auckland',
+    'Pacific/Chatham',
+    'Pacific/Apia',
+    'Pacific/Tongatapu',
+    'Pacific/Fiji',
+    'Pacific/Kiritimati',
+    'Australia/Lord_Howe',
+    'Australia/Adelaide',
+    'America/St_Johns',
+    'Antarctica/Troll',
+    'Etc/GMT+12',
+  ];
+  const reference = (zone: string, date: string, minutes: number): number | null => {
+    const z = IANAZone.create(zone);
+    const wall = dayNumber(date) * 86_400_000 + minutes * 60_000;
+    // Every offset in force within 15 hours of the wall time: a reading of it is among them.
+    const offsets = new Set<number>();
+    for (let h = -15; h <= 15; h++) offsets.add(z.offset(wall + h * 3_600_000));
+    let first: number | null = null;
+    for (const o of offsets) {
+      const at = wall - o * 60_000;
+      if (z.offset(at) === o && (first === null || at < first)) first = at;
+    }
+    return first;
+  };
+  // Days around each zone's offset changes of 2010–2030, and any day.
+  const changeDays = (zone: string): string[] => {
+    const z = IANAZone.create(zone);
+    const out: string[] = [];
+    const at = (d: number) => z.offset(d * 86_400_000);
+    for (let w = dayNumber('2010-01-01'); w < dayNumber('2031-01-01'); w += 7) {
+      if (at(w) === at(w + 7)) continue;
+      for (let d = w; d < w + 7; d++)
+        if (at(d) !== at(d + 1))
+          for (const n of [d - 1, d, d + 1]) out.push(new Date(n * 86_400_000).toISOString().slice(0, 10));
+    }
+    return out.length ? out : ['2026-01-01'];
+  };
+  const days = new Map(zones.map((z) => [z, changeDays(z)]));
+  const arbCase = fc.constantFrom(...zones).chain((zone) =>
+    fc.tuple(
+      fc.constant(zone),
+      fc.oneof(
+        { weight: 4, arbitrary: fc.constantFrom(...(days.get(zone) as string[])) },
+        fc
+          .integer({ min: dayNumber('2010-01-01'), max: dayNumber('2030-12-31') })
+          .map((n) => new Date(n * 86_400_000).toISOString().slice(0, 10)),
+      ),
+      fc.integer({ min: 0, max: 1439 }),
+    ),
+  );
+  fc.assert(
+    fc.property(arbCase, ([zone, date, minutes]) => {
+      assert.is(
+        localToInstant(zone, date, minutes),
+        reference(zone, date, minutes),
+        `${zone} ${date} ${minutes}`,
+      );
+    }),
+    { numRuns: 3000 },
   );
 });
 

@@ -45,21 +45,23 @@ export interface JobResult {
   skipped: number;
 }
 
-/** Seated (or arrived) reservations whose seating has ended become DONE. */
+/**
+ * Seated (or arrived) reservations whose seating has ended become DONE. The read model orders them
+ * by start, not end: seatings still running (a longer one that started earlier, in any restaurant)
+ * are read past, page by page, so they never hold back those that ended after them.
+ */
 export async function finishSeatedReservations(rt: Runtime): Promise<JobResult> {
   await rt.refresh();
   const now = rt.clock.now();
-  const candidates = await rt.docs
-    .collection<ReservationDoc>(RESERVATIONS)
-    .find(
-      { status: { $in: [...SEATED_STATUSES] }, start_at_utc: { $lte: now.toISOString() } },
-      { sort: { start_at_utc: 1 }, limit: BATCH },
-    );
-  return applyAll(
-    rt,
-    candidates.filter((r) => Date.parse(r.end_at) <= now.getTime()),
-    (r) => changeStatus(rt, null, r._id, { kind: 'finish' }, meta),
-  );
+  const col = rt.docs.collection<ReservationDoc>(RESERVATIONS);
+  const filter = { status: { $in: [...SEATED_STATUSES] }, start_at_utc: { $lte: now.toISOString() } };
+  const ended: ReservationDoc[] = [];
+  for (let skip = 0; ended.length < BATCH; skip += BATCH) {
+    const page = await col.find(filter, { sort: { start_at_utc: 1, _id: 1 }, limit: BATCH, skip });
+    for (const r of page) if (ended.length < BATCH && Date.parse(r.end_at) <= now.getTime()) ended.push(r);
+    if (page.length < BATCH) break;
+  }
+  return applyAll(rt, ended, (r) => changeStatus(rt, null, r._id, { kind: 'finish' }, meta));
 }
 
 /** Booked reservations nobody came for, `graceMinutes` after their start, become NO_SHOW. */

@@ -3,6 +3,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { changeStatus } from '../../commands/reservations/handler-status';
+import { RESERVATIONS, type ReservationDoc } from '../../projections/reservations';
 import { ConfigError } from '../../src/config';
 import { operatorMeta } from '../../src/core/command-meta';
 import {
@@ -44,6 +45,34 @@ t('seated reservations past their end become DONE, as a SYSTEM status change', a
   assert.is((await get(svc, waiting.id)).status, 'CONFIRMED');
   // Running again finds nothing.
   assert.equal((await finishSeatedReservations(svc.rt)).changed, []);
+});
+
+t('seatings still running that started earlier do not hold back one that has ended', async () => {
+  const svc = await startReservationService();
+  try {
+    const ended = (await create(svc, { start_at: '2026-06-03T19:00:00+02:00' })).body.data;
+    await svc.rt.settle(
+      (await changeStatus(svc.rt, null, ended.id, { kind: 'seat' }, operatorMeta('t'))).position,
+    );
+    // More seatings than a run takes (500), all started earlier and running until late (any
+    // restaurant's: the read model is shared): written straight into the read model the job reads.
+    const col = svc.rt.docs.collection<ReservationDoc>(RESERVATIONS);
+    const doc = (await col.findOne({ _id: ended.id })) as ReservationDoc;
+    await col.insertMany(
+      Array.from({ length: 501 }, (_, i) => ({
+        ...doc,
+        _id: `res_long_${i}`,
+        start_at: '2026-06-03T18:00:00+02:00',
+        start_at_utc: '2026-06-03T16:00:00.000Z',
+        end_at: '2026-06-03T23:59:00+02:00',
+      })),
+    );
+    svc.clock.set('2026-06-03T18:30:00Z'); // 20:30 in Paris: the 19:00 seating has ended
+    assert.equal((await finishSeatedReservations(svc.rt)).changed, [ended.id]);
+    assert.is((await get(svc, ended.id)).status, 'DONE');
+  } finally {
+    await svc.close();
+  }
 });
 
 t(

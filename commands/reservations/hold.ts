@@ -157,11 +157,15 @@ function candidateStarts(req: SeatingRequest): SlotStart[] {
   const minutes = Math.floor(
     ((req.startMs + offsetAt(req.timezone, req.startMs) * 60_000) % 86_400_000) / 60_000,
   );
-  // A time before the shift's first start, on a shift that runs past midnight, is the previous night's.
+  // On a shift that runs past midnight, a time between its last start (end_time, after midnight) and
+  // its first start (start_time, in the evening) belongs to the nearer of the two: the previous
+  // night's until halfway, tonight's from then on. A walk-in shortly before a 22:00 shift opens is
+  // tonight's, so it counts in tonight's covers and sits beside tonight's seatings (the capacity
+  // stream of its service day is the only one its tables are picked against).
+  const first = minutesOfDay(shift.start_time);
+  const last = minutesOfDay(shift.end_time);
   const serviceDate =
-    minutesOfDay(shift.end_time) < minutesOfDay(shift.start_time) && minutes < minutesOfDay(shift.start_time)
-      ? addDays(local, -1)
-      : local;
+    last < first && minutes < first && minutes <= (last + first) / 2 ? addDays(local, -1) : local;
   return [{ shift, serviceDate, startMs: req.startMs }];
 }
 

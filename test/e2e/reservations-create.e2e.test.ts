@@ -1,5 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { capacityStream } from '../../commands/availability/capacity-events';
 import { blacklistCustomer } from '../../commands/customers/handler';
 import { operatorMeta } from '../../src/core/command-meta';
 import { OpenApiChecker } from '../helpers/openapi';
@@ -204,6 +205,43 @@ t(
     });
     assert.is(offGrid.status, 201);
     assert.is(offGrid.body.data.start_at, '2026-06-05T20:07:00+02:00');
+  },
+);
+
+t(
+  'a forced start shortly before a shift past midnight opens belongs to that night, beside its seatings',
+  async ({ svc }) => {
+    // The late shift runs 23:00 to 00:30 (60-minute seatings). A booking at 23:00 takes table 2A.
+    const day = '2026-06-09';
+    const late = await create(svc, { start_at: at('23:00', day), shift_id: 'shift_late' });
+    assert.is(late.status, 201, late.text);
+    assert.equal(
+      late.body.data.tables.map((t: { id: string }) => t.id),
+      ['tbl_2a'],
+    );
+    // A walk-in forced at 22:50 for the same shift is that night's: 2A is taken from 23:00, so it
+    // gets 2B (it was put on the night before, whose seatings leave 2A free, and sat on 2A).
+    const walkIn = await create(svc, {
+      start_at: at('22:50', day),
+      shift_id: 'shift_late',
+      bypass_availability: true,
+    });
+    assert.is(walkIn.status, 201, walkIn.text);
+    assert.equal(
+      walkIn.body.data.tables.map((t: { id: string }) => t.id),
+      ['tbl_2b'],
+    );
+    const held = await svc.rt.events.readStream(capacityStream('rest_demo', day));
+    assert.ok(held.some((e) => e.data.reservation_id === walkIn.body.data.id));
+    // After the shift's last start, still the night before: 00:45 on the 10th is the 9th's.
+    const after = await create(svc, {
+      start_at: at('00:45', '2026-06-10'),
+      shift_id: 'shift_late',
+      bypass_availability: true,
+    });
+    assert.is(after.status, 201, after.text);
+    const night = await svc.rt.events.readStream(capacityStream('rest_demo', day));
+    assert.ok(night.some((e) => e.data.reservation_id === after.body.data.id));
   },
 );
 

@@ -105,7 +105,10 @@ export function formatInstant(zone: string, ms: number): string {
   }
   const hit = known.get(ms);
   if (hit !== undefined) return hit;
-  const o = offsetAt(zone, ms);
+  // RFC 3339 offsets are whole minutes; local mean times (Paris before 1911: +00:09:21, Monrovia
+  // until 1972: -00:44:30) are not. Rounded, with the local time read at the rounded offset, the text
+  // still names exactly this instant.
+  const o = Math.round(offsetAt(zone, ms));
   const local = new Date(ms + o * MINUTE).toISOString().slice(0, 19);
   const abs = Math.abs(o);
   const hh = String(Math.floor(abs / 60)).padStart(2, '0');

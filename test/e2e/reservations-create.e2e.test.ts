@@ -246,6 +246,23 @@ t(
 );
 
 t(
+  'a forced reservation before 1911 in Paris (local mean time, +00:09:21) is made and read',
+  async ({ svc }) => {
+    const old = await create(svc, {
+      start_at: '1900-01-01T19:00:00+01:00',
+      shift_id: 'shift_dinner',
+      bypass_availability: true,
+    });
+    assert.is(old.status, 201, old.text);
+    assert.is(old.body.data.start_at, '1900-01-01T18:09:00+00:09');
+    assert.is(Date.parse(old.body.data.start_at), Date.parse('1900-01-01T19:00:00+01:00'));
+    const read = await svc.api('GET', `/reservations/${old.body.data.id}`, { token: TOKENS.full });
+    assert.is(read.status, 200, read.text);
+    assert.is(read.body.data.end_at, '1900-01-01T19:39:00+00:09');
+  },
+);
+
+t(
   'external_id is unique within the restaurant: 409, the original is not replayed',
   async ({ svc, openapi }) => {
     const first = await create(svc, { start_at: at('20:15'), external_id: 'dup-1' });

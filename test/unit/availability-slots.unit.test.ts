@@ -394,6 +394,30 @@ t('property: a wall time reads as its first instant, or null when it does not ex
   );
 });
 
+t('property: an instant is written in RFC 3339 that reads back as it, local mean times included', () => {
+  // Paris kept +00:09:21 until 1911, Monrovia -00:44:30 until 1972: RFC 3339 offsets are whole minutes.
+  assert.is(formatInstant(PARIS, Date.parse('1900-01-01T18:00:00Z')), '1900-01-01T18:09:00+00:09');
+  assert.is(
+    formatInstant('Africa/Monrovia', Date.parse('1960-06-01T12:00:00Z')),
+    '1960-06-01T11:16:00-00:44',
+  );
+  const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}[+-]\d{2}:\d{2}$/;
+  fc.assert(
+    fc.property(
+      fc.constantFrom(...ZONES, 'Africa/Monrovia', 'Europe/Amsterdam', 'Asia/Kolkata', 'Pacific/Chatham'),
+      fc.integer({
+        min: Date.parse('1800-01-01T00:00:00Z') / 60_000,
+        max: Date.parse('2100-01-01T00:00:00Z') / 60_000,
+      }),
+      (zone, minute) => {
+        const text = formatInstant(zone, minute * 60_000);
+        return RFC3339.test(text) && Date.parse(text) === minute * 60_000;
+      },
+    ),
+    { numRuns: 3000 },
+  );
+});
+
 t('serviceDatesFor includes the day before the window for shifts past midnight', () => {
   assert.equal(
     serviceDatesFor(PARIS, Date.parse('2026-05-02T10:00:00+02:00'), Date.parse('2026-05-03T10:00:00+02:00')),

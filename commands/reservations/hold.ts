@@ -153,10 +153,10 @@ function candidateStarts(req: SeatingRequest): SlotStart[] {
   // A forced reservation may sit off the slot grid, but it still belongs to a shift and a service day.
   const shift = shifts.length === 1 ? shifts[0] : undefined;
   if (!shift) return [];
-  const local = localDateOf(req.timezone, req.startMs);
-  const minutes = Math.floor(
-    ((req.startMs + offsetAt(req.timezone, req.startMs) * 60_000) % 86_400_000) / 60_000,
-  );
+  const today = localDateOf(req.timezone, req.startMs);
+  // The wall clock's minutes after midnight (an instant before 1970 is negative: keep them positive).
+  const local = req.startMs + offsetAt(req.timezone, req.startMs) * 60_000;
+  const minutes = Math.floor((((local % 86_400_000) + 86_400_000) % 86_400_000) / 60_000);
   // On a shift that runs past midnight, a time between its last start (end_time, after midnight) and
   // its first start (start_time, in the evening) belongs to the nearer of the two: the previous
   // night's until halfway, tonight's from then on. A walk-in shortly before a 22:00 shift opens is
@@ -165,7 +165,7 @@ function candidateStarts(req: SeatingRequest): SlotStart[] {
   const first = minutesOfDay(shift.start_time);
   const last = minutesOfDay(shift.end_time);
   const serviceDate =
-    last < first && minutes < first && minutes <= (last + first) / 2 ? addDays(local, -1) : local;
+    last < first && minutes < first && minutes <= (last + first) / 2 ? addDays(today, -1) : today;
   return [{ shift, serviceDate, startMs: req.startMs }];
 }
 

@@ -242,6 +242,15 @@ t(
     assert.is(after.status, 201, after.text);
     const night = await svc.rt.events.readStream(capacityStream('rest_demo', day));
     assert.ok(night.some((e) => e.data.reservation_id === after.body.data.id));
+    // Before 1970 too (an instant before the epoch): 23:40 on 1 June 1960 is that night's.
+    const sixties = await create(svc, {
+      start_at: '1960-06-01T23:40:00+01:00',
+      shift_id: 'shift_late',
+      bypass_availability: true,
+    });
+    assert.is(sixties.status, 201, sixties.text);
+    const then = await svc.rt.events.readStream(capacityStream('rest_demo', '1960-06-01'));
+    assert.ok(then.some((e) => e.data.reservation_id === sixties.body.data.id));
   },
 );
 

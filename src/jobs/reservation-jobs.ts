@@ -84,22 +84,43 @@ export async function markNoShows(rt: Runtime, graceMinutes: number): Promise<Jo
  * abandoned claims and holds (the create died before ReservationCreated), cancellations whose release
  * never ran, interrupted moves.
  */
-export async function repairSeatings(rt: Runtime, afterMinutes: number): Promise<JobResult> {
+/**
+ * Reservations the repair left for an operator (an active one holding no seating), per runtime, and
+ * when they were reported: looked at again after REPORT_AGAIN_MS. Without it the same ones came first
+ * in every run (no order, at most BATCH), so BATCH of them kept every later one from being repaired,
+ * and each was logged again every minute.
+ */
+const reported = new WeakMap<Runtime, Map<string, number>>();
+const REPORT_AGAIN_MS = 60 * 60_000;
+
+export async function repairSeatings(rt: Runtime, afterMinutes: number, batch = BATCH): Promise<JobResult> {
   await rt.refresh();
-  const cutoff = new Date(rt.clock.now().getTime() - afterMinutes * 60_000).toISOString();
-  const candidates = await rt.docs
-    .collection<SeatingSyncDoc | SeatingSyncDocV2>(SEATING_SYNC)
-    .find({ in_sync: false, out_of_sync_since: { $lte: cutoff } }, { limit: BATCH });
+  const now = rt.clock.now().getTime();
+  const cutoff = new Date(now - afterMinutes * 60_000).toISOString();
+  let left = reported.get(rt);
+  if (!left) reported.set(rt, (left = new Map()));
+  for (const [id, at] of left) if (now - at >= REPORT_AGAIN_MS) left.delete(id);
+  const col = rt.docs.collection<SeatingSyncDoc | SeatingSyncDocV2>(SEATING_SYNC);
+  const filter = { in_sync: false, out_of_sync_since: { $lte: cutoff } };
+  // Oldest first, past those left for an operator.
+  const candidates: (SeatingSyncDoc | SeatingSyncDocV2)[] = [];
+  for (let skip = 0; candidates.length < batch; skip += batch) {
+    const page = await col.find(filter, { sort: { out_of_sync_since: 1, _id: 1 }, limit: batch, skip });
+    for (const doc of page) if (!left.has(doc._id) && candidates.length < batch) candidates.push(doc);
+    if (page.length < batch) break;
+  }
   return applyAll(rt, candidates, async (doc) => {
     // Either layout: version 1 while version 2 is rebuilt beside it (projections/seating-sync-v2.ts).
     const { days, claims } = seatingSyncParts(doc);
     const out = await repairSeating(rt, doc.restaurant_id, doc._id, days, meta, claims);
     for (const step of out.steps)
-      if (step.kind === 'report_missing_seating')
+      if (step.kind === 'report_missing_seating') {
+        left.set(doc._id, now);
         rt.logger.error(
           { reservation_id: doc._id, service_date: step.serviceDate },
-          'an active reservation holds no seating on its day; an operator must look at it',
+          'an active reservation holds no seating on its day; an operator must look at it (reported again in an hour)',
         );
+      }
     return out;
   });
 }

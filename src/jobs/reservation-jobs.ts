@@ -132,6 +132,7 @@ async function applyAll<T extends { _id: string }>(
 ): Promise<JobResult> {
   const result: JobResult = { changed: [], skipped: 0 };
   let last: bigint | null = null;
+  const failed: { id: string; err: unknown }[] = [];
   for (const c of candidates) {
     try {
       const out = await command(c);
@@ -142,10 +143,19 @@ async function applyAll<T extends { _id: string }>(
     } catch (err) {
       // The reservation moved on since the read model saw it (seated, canceled…): nothing to do.
       if (err instanceof ApiError && err.status < 500) result.skipped++;
-      else throw err;
+      // Anything else fails this one, not the others: a reservation that always fails came first in
+      // every run and held back the rest. The run still fails, after the others, naming it.
+      else failed.push({ id: c._id, err });
     }
   }
   await rt.settle(last);
+  if (failed.length) {
+    const first = failed[0] as { id: string; err: unknown };
+    throw new Error(
+      `${failed.length} of ${candidates.length} reservation(s) failed (${result.changed.length} changed); the first, ${first.id}: ${first.err instanceof Error ? first.err.message : String(first.err)}`,
+      { cause: first.err },
+    );
+  }
   return result;
 }
 

@@ -1,7 +1,11 @@
 // Applies a bootstrap file (DESIGN.md §3): restaurants with their configuration and API keys.
 // Every change is an ordinary command; applying the same file twice appends nothing.
 import { readFileSync } from 'node:fs';
+import { checkScopes, checkToken, evolveApiKey, initialApiKey } from '../commands/credentials/decide';
+import { apiKeyStream, tokenClaimStream } from '../commands/credentials/events';
 import { createApiKey, updateApiKey } from '../commands/credentials/handler';
+import { checkProfile, checkRestaurantId } from '../commands/restaurants/decide';
+import { slugClaimStream } from '../commands/restaurants/events';
 import {
   createRestaurant,
   loadRestaurant,
@@ -10,7 +14,9 @@ import {
   updateRestaurant,
 } from '../commands/restaurants/handler';
 import type { CommandMeta } from './core/command-meta';
-import { ApiError } from './core/errors';
+import { loadStream } from './core/command';
+import { ApiError, type Issue } from './core/errors';
+import { sha256 } from './core/ids';
 import type { WriteDeps } from './core/write-deps';
 import { anyJson, arr, bool, type Infer, nullable, obj, optional, str } from './http/schema';
 import { validateInput } from './http/validate';
@@ -68,9 +74,18 @@ export type SectionApplier = (
   file: BootstrapFile,
   meta: CommandMeta,
 ) => Promise<{ notes: string[] }>;
+/**
+ * A section's checks, run for every section before anything of the file is applied (a file refused by
+ * one section must not leave a restaurant created without its catalog, say): throws an Error naming
+ * each problem's path in the file. It reads the log only; what the file itself creates first (the
+ * restaurants, their API keys) is not there yet, so it looks for that in the file.
+ */
+export type SectionCheck = (deps: WriteDeps, file: BootstrapFile) => Promise<void>;
 const appliers: SectionApplier[] = [];
-export function registerBootstrapSection(applier: SectionApplier): void {
+const checks: SectionCheck[] = [];
+export function registerBootstrapSection(applier: SectionApplier, check?: SectionCheck): void {
   appliers.push(applier);
+  if (check) checks.push(check);
 }
 
 export interface BootstrapReport {
@@ -118,6 +133,71 @@ function countingAppends(events: EventStore, seen: (count: number, position: big
   };
 }
 
+/** Who holds a claim stream's value now (src/core/claims.ts), or null. */
+async function claimOwner(deps: WriteDeps, stream: string): Promise<string | null> {
+  const [last] = await deps.events.readStream(stream, { direction: 'backwards', limit: 1 });
+  return last?.type === 'Claimed' ? (last.data as { owner: string }).owner : null;
+}
+
+/**
+ * The restaurants and their API keys, checked before anything is applied: a file whose second
+ * restaurant or second key is refused must not leave the first created, nor a restaurant without its
+ * keys. Each problem names its path in the file (never a token's value).
+ */
+async function checkRestaurantsAndKeys(deps: WriteDeps, file: BootstrapFile): Promise<void> {
+  const issues: Issue[] = [];
+  const slugs = new Map<string, string>();
+  const keyIds = new Map<string, string>();
+  const tokens = new Map<string, string>();
+  for (const [i, r] of (file.restaurants ?? []).entries()) {
+    const at = `restaurants.${i}`;
+    for (const issue of [...checkRestaurantId(r.id), ...checkProfile(r)])
+      issues.push({ ...issue, path: `${at}.${issue.path}` });
+    const slugOwner = slugs.get(r.slug) ?? (await claimOwner(deps, slugClaimStream(r.slug)));
+    if (slugOwner !== null && slugOwner !== r.id)
+      issues.push({
+        path: `${at}.slug`,
+        code: 'conflict',
+        message: `slug ${r.slug} belongs to restaurant ${slugOwner}`,
+      });
+    slugs.set(r.slug, r.id);
+    for (const [j, k] of (r.api_keys ?? []).entries()) {
+      const kat = `${at}.api_keys.${j}`;
+      try {
+        checkScopes(k.scopes);
+        checkToken(k.token);
+      } catch (err) {
+        if (!(err instanceof ApiError)) throw err;
+        for (const issue of (err.details?.issues as Issue[] | undefined) ?? [])
+          issues.push({ ...issue, path: `${kat}.${issue.path}` });
+      }
+      const stored = (await loadStream(deps.events, apiKeyStream(k.id), initialApiKey, evolveApiKey)).state
+        .key;
+      const keyOwner = keyIds.get(k.id) ?? stored?.restaurant_id ?? null;
+      if (keyOwner !== null && keyOwner !== r.id)
+        issues.push({
+          path: `${kat}.id`,
+          code: 'conflict',
+          message: `API key ${k.id} belongs to restaurant ${keyOwner}`,
+        });
+      keyIds.set(k.id, r.id);
+      const hash = sha256(k.token);
+      const tokenOwner = tokens.get(hash) ?? (await claimOwner(deps, tokenClaimStream(hash)));
+      if (tokenOwner !== null && tokenOwner !== k.id)
+        issues.push({
+          path: `${kat}.token`,
+          code: 'conflict',
+          message: `this token is already API key ${tokenOwner}'s`,
+        });
+      tokens.set(hash, k.id);
+    }
+  }
+  if (issues.length)
+    throw new Error(
+      `the bootstrap file's restaurants are invalid:\n${issues.map((x) => `  - ${x.path}: ${x.message}`).join('\n')}`,
+    );
+}
+
 export async function applyBootstrap(
   outer: WriteDeps,
   file: BootstrapFile,
@@ -132,6 +212,9 @@ export async function applyBootstrap(
       if (report.position === null || position > report.position) report.position = position;
     }),
   };
+  // Every section's checks before the first append: a refused file changes nothing.
+  await checkRestaurantsAndKeys(outer, file);
+  for (const check of checks) await check(outer, file);
   for (const r of file.restaurants ?? []) {
     const profile = {
       name: r.name,

@@ -5,7 +5,7 @@
 import { type CatalogConfig, decideApplyCatalog } from '../commands/catalog/decide';
 import { applyCatalog, loadCatalog } from '../commands/catalog/handler';
 import { CATALOG_KINDS } from '../commands/catalog/types';
-import type { BootstrapRestaurant, SectionApplier } from './bootstrap';
+import type { BootstrapRestaurant, SectionApplier, SectionCheck } from './bootstrap';
 import { ApiError, type Issue } from './core/errors';
 
 export function catalogConfigOf(r: BootstrapRestaurant): CatalogConfig {
@@ -14,7 +14,8 @@ export function catalogConfigOf(r: BootstrapRestaurant): CatalogConfig {
   return config;
 }
 
-export const applyCatalogSections: SectionApplier = async (deps, file, meta) => {
+/** Throws naming every invalid item's path in the file; appends nothing. */
+export const checkCatalogSections: SectionCheck = async (deps, file) => {
   const restaurants = file.restaurants ?? [];
   const at = deps.clock.now().toISOString();
   const issues: Issue[] = [];
@@ -31,6 +32,11 @@ export const applyCatalogSections: SectionApplier = async (deps, file, meta) => 
     throw new Error(
       `the bootstrap file's catalog is invalid:\n${issues.map((x) => `  - ${x.path}: ${x.message}`).join('\n')}`,
     );
+};
+
+export const applyCatalogSections: SectionApplier = async (deps, file, meta) => {
+  const restaurants = file.restaurants ?? [];
+  await checkCatalogSections(deps, file);
   let changed = 0;
   for (const r of restaurants)
     changed += (await applyCatalog(deps, r.id, catalogConfigOf(r), meta, 'replace')).appended.length;

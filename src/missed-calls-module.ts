@@ -5,14 +5,19 @@ import { IN_FLIGHT_MS } from '../commands/missed-calls/decide';
 import { COOLDOWN_MS } from '../commands/missed-calls/events';
 import { checkSettings, configureSettings, type MissedCallSettings } from '../commands/missed-calls/settings';
 import { RESTAURANTS } from '../projections/restaurants';
-import { registerBootstrapSection, type SectionApplier } from './bootstrap';
+import {
+  type BootstrapFile,
+  registerBootstrapSection,
+  type SectionApplier,
+  type SectionCheck,
+} from './bootstrap';
 import { registerMissedCallCommands } from './cli/missed-call-commands';
 import { callerPeriod, destroyExpiredCallerKeys, SWEEP_LOOKBACK_PERIODS } from './privacy/caller-ids';
 import type { Runtime } from './runtime';
 import { registerScheduledJob } from './scheduler';
 
 /** Validates every restaurant's settings first, so a faulty file changes nothing. */
-export const applyMissedCallSettings: SectionApplier = async (deps, file, meta) => {
+function planMissedCallSettings(file: BootstrapFile): { id: string; changes: Partial<MissedCallSettings> }[] {
   const restaurants = file.restaurants ?? [];
   const problems: string[] = [];
   const plans: { id: string; changes: Partial<MissedCallSettings> }[] = [];
@@ -30,6 +35,15 @@ export const applyMissedCallSettings: SectionApplier = async (deps, file, meta) 
     throw new Error(
       `the bootstrap file's missed-call settings are invalid:\n${problems.map((p) => `  - ${p}`).join('\n')}`,
     );
+  return plans;
+}
+
+export const checkMissedCallSettings: SectionCheck = async (_deps, file) => {
+  planMissedCallSettings(file);
+};
+
+export const applyMissedCallSettings: SectionApplier = async (deps, file, meta) => {
+  const plans = planMissedCallSettings(file);
   let changed = 0;
   for (const p of plans) changed += (await configureSettings(deps, p.id, p.changes, meta)).appended.length;
   return { notes: changed ? [`missed-call settings: ${changed} restaurant(s) changed`] : [] };
@@ -65,7 +79,7 @@ export async function sweepCallerKeys(rt: Runtime): Promise<string | null> {
 }
 
 export function registerMissedCallsModule(): void {
-  registerBootstrapSection(applyMissedCallSettings);
+  registerBootstrapSection(applyMissedCallSettings, checkMissedCallSettings);
   registerMissedCallCommands();
   registerScheduledJob({
     name: 'missed-call-caller-keys',

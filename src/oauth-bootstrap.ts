@@ -13,7 +13,7 @@ import { CLIENT_ID_PATTERN, checkProfile } from '../commands/oauth/applications'
 import type { ApplicationProfile } from '../commands/oauth/events';
 import { createUser, loadUser, setRestaurantAccess, setUserPassword } from '../commands/oauth/user-handler';
 import { checkEmail, checkPassword } from '../commands/oauth/users';
-import type { SectionApplier } from './bootstrap';
+import type { BootstrapFile, SectionApplier, SectionCheck } from './bootstrap';
 import { ApiError, type Issue } from './core/errors';
 import type { Scope } from './core/scopes';
 import { arr, bool, nullable, obj, optional, str } from './http/schema';
@@ -48,7 +48,15 @@ function collect(issues: Issue[], prefix: string, run: () => void) {
   }
 }
 
-export const applyOAuthSections: SectionApplier = async (deps, file, meta) => {
+type UserPlan = {
+  email: string;
+  password: string;
+  restaurants?: { id: string; manage_integrations?: boolean }[];
+};
+type AppPlan = ApplicationProfile & { client_id: string; client_secret: string; disabled?: boolean };
+
+/** Every entry checked; throws naming each problem's path in the file. Appends nothing. */
+function parseOAuthSections(file: BootstrapFile): { users: (UserPlan | null)[]; apps: (AppPlan | null)[] } {
   const issues: Issue[] = [];
   const users = (file.users ?? []).map((raw, i) => {
     let entry: ReturnType<typeof userEntry.struct.create> | null = null;
@@ -92,6 +100,15 @@ export const applyOAuthSections: SectionApplier = async (deps, file, meta) => {
     throw new Error(
       `the bootstrap file's users or oauth_applications are invalid:\n${issues.map((x) => `  - ${x.path}: ${x.message}`).join('\n')}`,
     );
+  return { users, apps };
+}
+
+export const checkOAuthSections: SectionCheck = async (_deps, file) => {
+  parseOAuthSections(file);
+};
+
+export const applyOAuthSections: SectionApplier = async (deps, file, meta) => {
+  const { users, apps } = parseOAuthSections(file);
   const notes: string[] = [];
   let changedUsers = 0;
   for (const u of users) {

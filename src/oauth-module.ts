@@ -2,9 +2,9 @@
 // sections, and the operator commands.
 import { registerBootstrapSection } from './bootstrap';
 import { registerOAuthCommands } from './cli/oauth-commands';
-import { applyOAuthSections } from './oauth-bootstrap';
+import { applyOAuthSections, checkOAuthSections } from './oauth-bootstrap';
 
 export function registerOAuthModule(): void {
-  registerBootstrapSection(applyOAuthSections);
+  registerBootstrapSection(applyOAuthSections, checkOAuthSections);
   registerOAuthCommands();
 }

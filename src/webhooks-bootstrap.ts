@@ -11,9 +11,10 @@ import {
   migrateWebhookEndpoint,
   updateWebhookEndpoint,
 } from '../commands/webhook-endpoints/handler';
-import type { SectionApplier } from './bootstrap';
+import type { BootstrapFile, SectionApplier, SectionCheck } from './bootstrap';
 import { loadStream } from './core/command';
 import { ApiError, type Issue } from './core/errors';
+import type { WriteDeps } from './core/write-deps';
 import { arr, enums, obj, optional, record, str } from './http/schema';
 import { validateInput } from './http/validate';
 import { SECRET_PREFIX } from './webhooks/signature';
@@ -37,26 +38,30 @@ function issuesOf(err: unknown, prefix: string): Issue[] {
   return issues.map((i) => ({ ...i, path: i.path ? `${prefix}.${i.path}` : prefix }));
 }
 
-export const applyWebhookSections: SectionApplier = async (rawDeps, file, meta) => {
-  const deps = rawDeps as EndpointDeps;
+type Plan = { restaurantId: string; entry: ReturnType<typeof entrySchema.struct.create>; scopes: string[] };
+
+/**
+ * Every entry checked, naming each problem's place in the file. `keysOfFile`: before the file is
+ * applied (the check of every section), an API key the same restaurant entry declares counts too.
+ */
+async function planWebhookSections(
+  deps: WriteDeps,
+  file: BootstrapFile,
+  keysOfFile: boolean,
+): Promise<Plan[]> {
   const restaurants = file.restaurants ?? [];
-  if (!restaurants.some((r) => r.webhook_endpoints?.length)) return { notes: [] };
-  if (!deps.secrets || !deps.config) throw new Error('webhook_endpoints need the runtime (its secrets key)');
-  // Check every entry before applying any, naming each problem's place in the file.
   const issues: Issue[] = [];
-  const plans: {
-    restaurantId: string;
-    entry: ReturnType<typeof entrySchema.struct.create>;
-    scopes: string[];
-  }[] = [];
+  const plans: Plan[] = [];
   for (const [i, r] of restaurants.entries())
     for (const [j, raw] of (r.webhook_endpoints ?? []).entries()) {
       const at = `restaurants.${i}.webhook_endpoints.${j}`;
       try {
         const entry = validateInput(raw, entrySchema, 'body');
-        const key = (
-          await loadStream(deps.events, apiKeyStream(entry.api_key_id), initialApiKey, evolveApiKey)
-        ).state;
+        const declared = keysOfFile ? r.api_keys?.find((k) => k.id === entry.api_key_id) : undefined;
+        const key = declared
+          ? { key: { restaurant_id: r.id, scopes: declared.scopes } }
+          : (await loadStream(deps.events, apiKeyStream(entry.api_key_id), initialApiKey, evolveApiKey))
+              .state;
         if (!key.key || key.key.restaurant_id !== r.id)
           issues.push({
             path: `${at}.api_key_id`,
@@ -72,6 +77,18 @@ export const applyWebhookSections: SectionApplier = async (rawDeps, file, meta) 
     throw new Error(
       `the bootstrap file's webhook endpoints are invalid:\n${issues.map((x) => `  - ${x.path}: ${x.message}`).join('\n')}`,
     );
+  return plans;
+}
+
+export const checkWebhookSections: SectionCheck = async (deps, file) => {
+  await planWebhookSections(deps, file, true);
+};
+
+export const applyWebhookSections: SectionApplier = async (rawDeps, file, meta) => {
+  const deps = rawDeps as EndpointDeps;
+  if (!(file.restaurants ?? []).some((r) => r.webhook_endpoints?.length)) return { notes: [] };
+  if (!deps.secrets || !deps.config) throw new Error('webhook_endpoints need the runtime (its secrets key)');
+  const plans = await planWebhookSections(deps, file, false);
   let created = 0;
   let changed = 0;
   const notes: string[] = [];

@@ -6,7 +6,7 @@ import { registerBootstrapSection } from './bootstrap';
 import { registerWebhookCommands } from './cli/webhook-commands';
 import type { Runtime } from './runtime';
 import { registerScheduledJob } from './scheduler';
-import { applyWebhookSections } from './webhooks-bootstrap';
+import { applyWebhookSections, checkWebhookSections } from './webhooks-bootstrap';
 
 /**
  * Drops delivery history past 30 days from the read model (the log keeps every event; the history
@@ -29,7 +29,7 @@ export async function pruneDeliveries(rt: Runtime): Promise<string | null> {
 }
 
 export function registerWebhooksModule(): void {
-  registerBootstrapSection(applyWebhookSections);
+  registerBootstrapSection(applyWebhookSections, checkWebhookSections);
   registerWebhookCommands();
   registerScheduledJob({
     name: 'webhook-history-prune',

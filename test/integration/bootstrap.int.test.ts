@@ -98,4 +98,97 @@ t(
   },
 );
 
+// A file refused by any section, or by its second restaurant or key, must change nothing: before, the
+// restaurants and their keys were applied before the catalog, webhook, user and missed-call sections
+// checked theirs, so a faulty catalog left a restaurant without it (and a faulty second key, a
+// restaurant without its keys), and applying the corrected file could not say what was there.
+t('a file refused by any section, or by a later restaurant or key, appends nothing', async ({ rt }) => {
+  const base = readBootstrapFile(DESIGN_EXAMPLE).restaurants?.[0] as NonNullable<
+    BootstrapFile['restaurants']
+  >[number];
+  const fresh = (id: string, slug: string) => ({
+    id,
+    name: 'Fresh',
+    slug,
+    country_code: 'FR',
+    timezone: 'Europe/Paris',
+    currency: 'EUR',
+    api_keys: [{ id: `key_${id}`, name: 'K', token: `couvert_pk_${id}_00000001`, scopes: ['CATALOG_READ'] }],
+  });
+  const refused: [BootstrapFile, string][] = [
+    [
+      {
+        restaurants: [
+          {
+            ...fresh('rest_f1', 'f-one'),
+            tables: [{ id: 't', name: '1', room_id: 'nope', min_pax: 1, max_pax: 2 }],
+          },
+        ],
+      },
+      'restaurants.0.tables.0.room_id',
+    ],
+    [
+      { restaurants: [{ ...fresh('rest_f2', 'f-two'), booking_url: 'not a url' }] },
+      'restaurants.0.booking_url',
+    ],
+    [
+      { restaurants: [fresh('rest_f3', 'f-three')], users: [{ email: 'not-an-email', password: 'x' }] },
+      'users.0',
+    ],
+    [
+      {
+        restaurants: [
+          fresh('rest_f4', 'f-four'),
+          { ...fresh('rest_f5', 'f-five'), timezone: 'Mars/Olympus' },
+        ],
+      },
+      'restaurants.1.timezone',
+    ],
+    [
+      { restaurants: [fresh('rest_f6', 'f-six'), { ...fresh('rest_f7', base.slug), api_keys: [] }] },
+      'restaurants.1.slug',
+    ],
+    [
+      {
+        restaurants: [
+          {
+            ...fresh('rest_f8', 'f-eight'),
+            api_keys: [
+              { id: 'key_demo', name: 'K', token: 'couvert_pk_f8_00000001', scopes: ['CATALOG_READ'] },
+            ],
+          },
+        ],
+      },
+      'restaurants.0.api_keys.0.id',
+    ],
+  ];
+  // The example's restaurant (slug and key taken by it) is there from the first test.
+  const head = await rt.events.headPosition();
+  for (const [file, path] of refused) {
+    const err = await applyBootstrap(rt, file, operatorMeta('bootstrap')).catch((e: Error) => e);
+    assert.instance(err, Error, path);
+    assert.match((err as Error).message, path);
+    assert.is(await rt.events.headPosition(), head, `${path}: nothing appended`);
+  }
+  // The webhook section finds a key the same entry declares, before it exists.
+  const withEndpoint: BootstrapFile = {
+    restaurants: [
+      {
+        ...fresh('rest_f9', 'f-nine'),
+        webhook_endpoints: [
+          {
+            id: 'we_f9',
+            url: 'https://example.test/f9',
+            secret: 'whsec_f9f9f9f9',
+            api_key_id: 'key_rest_f9',
+          },
+        ],
+      },
+    ],
+  };
+  const ok = await applyBootstrap(rt, withEndpoint, operatorMeta('bootstrap'));
+  assert.ok(ok.appended > 0);
+  assert.is((await applyBootstrap(rt, withEndpoint, operatorMeta('bootstrap'))).appended, 0);
+});
+
 t.run();

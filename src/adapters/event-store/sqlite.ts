@@ -86,6 +86,53 @@ CREATE TABLE IF NOT EXISTS events (
 
 const COLUMNS = 'position, id, stream, revision, type, data, metadata, created, hash';
 
+/** The columns every version of the log has had (hash came with CHAINED_COLUMN_VERSION). */
+const LOG_COLUMNS = ['position', 'id', 'stream', 'revision', 'type', 'data', 'metadata', 'created'];
+
+/**
+ * The file's event schema version, once it is known to be a Couvert log (or an empty database, which
+ * becomes one): a file that is not SQLite, or another program's database (a file put in DATA_DIR by
+ * mistake), is refused with a message naming it, instead of SQLite's "file is not a database" or
+ * "no such column: position" — and before this code writes its schema version into it.
+ */
+function logSchemaVersion(db: Database.Database, filePath: string): number {
+  const notLog = (why: string) =>
+    new EventStoreError(
+      `${filePath} is not a Couvert event log (${why}); DATA_DIR must be a directory of Couvert's own, or a new one`,
+    );
+  let version: number;
+  let tables: string[];
+  try {
+    version = db.pragma('user_version', { simple: true }) as number;
+    tables = (
+      db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[]
+    ).filter((t) => !t.startsWith('sqlite_'));
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT')
+      throw new EventStoreError(
+        `${filePath} cannot be read as an SQLite database (SQLite says: ${(err as Error).message}); restore it from a backup, or point DATA_DIR at a new directory`,
+      );
+    throw err;
+  }
+  if (version === 0) {
+    if (tables.length) throw notLog(`it holds the tables ${tables.join(', ')} and no schema version`);
+    return version;
+  }
+  if (version > SCHEMA_VERSION) return version;
+  const columns = new Set(
+    (db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('events') as string[]).map(String),
+  );
+  const missing = LOG_COLUMNS.filter((c) => !columns.has(c));
+  if (missing.length)
+    throw notLog(
+      columns.size
+        ? `its events table has no ${missing.join(', ')}`
+        : `schema version ${version} but no events table`,
+    );
+  return version;
+}
+
 interface Row {
   position: number;
   id: string;
@@ -404,13 +451,15 @@ export class SqliteEventStore implements EventStore {
     if (filePath !== ':memory:') mkdirSync(dirname(filePath), { recursive: true });
     const db = new Database(filePath, { timeout: options.busyTimeoutMs ?? 5000 });
     try {
-      db.pragma('journal_mode = WAL');
-      db.pragma(`synchronous = ${options.synchronous === 'NORMAL' ? 'NORMAL' : 'FULL'}`);
-      const version = db.pragma('user_version', { simple: true }) as number;
+      // What the file is, before anything is written to it (WAL mode and the schema version are
+      // written into the file): another program's database must be refused as it was found.
+      const version = logSchemaVersion(db, filePath);
       if (version > SCHEMA_VERSION)
         throw new EventStoreError(
           `${filePath} has event schema ${version}, newer than this code (${SCHEMA_VERSION})`,
         );
+      db.pragma('journal_mode = WAL');
+      db.pragma(`synchronous = ${options.synchronous === 'NORMAL' ? 'NORMAL' : 'FULL'}`);
       if (version < CHAINED_COLUMN_VERSION) {
         db.transaction(() => {
           const now = db.pragma('user_version', { simple: true }) as number;

@@ -1,6 +1,9 @@
 // `npm start`: the API on the embedded default (or scaled-out roles with STORE=eventstoredb).
 import { startService } from './app';
 import { ConfigError, loadConfig } from './config';
+import { lockDataDir } from './data-dir-lock';
+
+let dataDirLock: (() => void) | null = null;
 
 async function main() {
   let config: ReturnType<typeof loadConfig>;
@@ -14,6 +17,12 @@ async function main() {
     throw err;
   }
   for (const warning of config.warnings) console.error(`couvert: warning: ${warning}`);
+  // One server per DATA_DIR (the CLI takes no lock): held until the process ends. Kept referenced:
+  // a connection the garbage collector takes is closed, and its lock goes with it.
+  if (config.store === 'embedded') {
+    dataDirLock = lockDataDir(config.dataDir);
+    process.on('exit', () => dataDirLock?.());
+  }
   // Handlers first: a signal that arrives while starting or just after the banner must still stop cleanly.
   let service: Awaited<ReturnType<typeof startService>> | null = null;
   let stopping = false;

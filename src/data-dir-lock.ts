@@ -1,0 +1,39 @@
+// The embedded deployment is one server process per DATA_DIR (DESIGN.md §1): a second one would run a
+// second webhook publisher (each sending the same attempts before either records it, and both saving
+// DATA_DIR/webhooks.checkpoint), a second scheduler and demo seeder on the same files. The server holds
+// an exclusive SQLite lock on DATA_DIR/server.lock while it runs; the operator's CLI takes none and
+// runs beside it. The lock is the operating system's (POSIX advisory), so it goes with the process,
+// however the process ends (a SIGKILL leaves nothing to clean up).
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+
+export const LOCK_FILE = 'server.lock';
+
+export class DataDirInUseError extends Error {
+  override name = 'DataDirInUseError';
+}
+
+/** Takes DATA_DIR's server lock, or throws DataDirInUseError; call the result to let it go. */
+export function lockDataDir(dir: string): () => void {
+  mkdirSync(dir, { recursive: true });
+  const db = new Database(join(dir, LOCK_FILE), { timeout: 0 });
+  try {
+    // In exclusive locking mode the first write takes the file's exclusive lock and keeps it until the
+    // connection closes; another process then cannot even read the file (SQLITE_BUSY at once).
+    db.pragma('locking_mode = EXCLUSIVE');
+    db.exec('CREATE TABLE IF NOT EXISTS holder (pid INTEGER NOT NULL)');
+    db.transaction(() => {
+      db.exec('DELETE FROM holder');
+      db.prepare('INSERT INTO holder VALUES (?)').run(process.pid);
+    })();
+  } catch (err) {
+    db.close();
+    if ((err as { code?: string }).code === 'SQLITE_BUSY')
+      throw new DataDirInUseError(
+        `DATA_DIR ${dir} is in use by another Couvert server (it holds ${join(dir, LOCK_FILE)}): stop it first or use another DATA_DIR (the CLI, npm run cli, runs beside a server)`,
+      );
+    throw err;
+  }
+  return () => db.close();
+}

@@ -23,11 +23,24 @@ async function main(argv: string[]): Promise<number> {
     const parts = c.name.split(' ');
     return parts.every((p, i) => words[i] === p);
   });
-  if (!command || argv.includes('--help') || argv.includes('-h')) {
+  const asked = argv.includes('--help') || argv.includes('-h') || argv.length === 0;
+  if (!command && !asked) {
+    // A mistyped command says so, on stderr, before the list (not the list alone on stdout).
+    const typed = parseFlags(argv).positionals;
+    const group = cliCommands().filter((c) => typed.length > 0 && c.name.startsWith(`${typed[0]} `));
+    const what = group.length
+      ? `"${typed[0]}" needs one of: ${group.map((c) => c.name).join(', ')}`
+      : typed.length
+        ? `unknown command "${typed.join(' ')}"`
+        : `no command, only flags (${argv.join(' ')})`;
+    console.error(`error: ${what}\n\n${help()}`);
+    return 2;
+  }
+  if (!command || asked) {
     if (command)
       console.log(`${command.name}: ${command.summary}\n  npm run cli -- ${command.name} ${command.usage}`);
     else console.log(help());
-    return command || argv.includes('--help') || argv.includes('-h') || argv.length === 0 ? 0 : 2;
+    return 0;
   }
   const rest = argv.slice(argv.indexOf(command.name.split(' ').at(-1) as string) + 1);
   const { values, positionals } = parseFlags(rest, command.switches);

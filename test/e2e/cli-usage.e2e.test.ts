@@ -1,0 +1,41 @@
+// The CLI as an operator types it: a mistyped or incomplete command says what was wrong, on stderr,
+// and exits 2, before the list of commands. Before, it printed the list alone on stdout (where a
+// script piping the output took it for the command's answer) and never named the mistake.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { runCli } from '../helpers/cli-process';
+import type { TestService } from '../helpers/service';
+
+const dataDir = mkdtempSync(join(tmpdir(), 'couvert-cli-usage-'));
+const svc = { dataDir } as TestService;
+test.after(() => rmSync(dataDir, { recursive: true, force: true }));
+
+test('a mistyped or incomplete command is named on stderr, exit 2, nothing on stdout', async () => {
+  const cases: [string[], string][] = [
+    [['restaurnts', 'list'], 'error: unknown command "restaurnts list"'],
+    [['keys'], 'error: "keys" needs one of: keys create, keys list'],
+    [['keys', 'lst'], 'error: "keys" needs one of: keys create, keys list'],
+    [['--restaurant', 'rest_x'], 'error: no command, only flags (--restaurant rest_x)'],
+  ];
+  for (const [args, message] of cases) {
+    const run = await runCli(svc, args);
+    assert.is(run.code, 2, args.join(' '));
+    assert.is(run.stdout, '', `${args.join(' ')}: stdout`);
+    assert.ok(run.stderr.startsWith(message), run.stderr.slice(0, 200));
+    assert.match(run.stderr, 'Usage: npm run cli -- <command> [flags]');
+  }
+});
+
+test('--help, and no words at all, print the list on stdout and exit 0', async () => {
+  for (const args of [['--help'], [], ['keys', 'create', '--help']]) {
+    const run = await runCli(svc, args);
+    assert.is(run.code, 0, args.join(' '));
+    assert.is(run.stderr, '');
+    assert.match(run.stdout, args.length === 3 ? 'npm run cli -- keys create' : 'Usage: npm run cli');
+  }
+});
+
+test.run();

@@ -14,7 +14,7 @@ import { createApp, type Lifecycle, newLifecycle } from './http/server';
 import { registerModules } from './modules';
 import { VERSIONS_STATUS_FILE } from './projection/versions';
 import { createRuntime, type Runtime, type RuntimeOptions } from './runtime';
-import { startScheduler } from './scheduler';
+import { scheduledJobs, startScheduler } from './scheduler';
 import type { PublisherOptions } from './webhooks/publisher';
 import { type RunningWebhooks, startWebhooks } from './webhooks/runner';
 
@@ -37,6 +37,9 @@ export async function startService(
   options: RuntimeOptions & { demo?: boolean; shutdownGraceMs?: number; webhooks?: PublisherOptions } = {},
 ): Promise<RunningService> {
   registerModules();
+  // The scheduled jobs' settings (NO_SHOW_GRACE_MINUTES…) are checked before anything is opened or
+  // written, like every other variable: not after the demo data, once the scheduler starts.
+  if (config.roles.has('scheduler')) for (const job of scheduledJobs()) job.checkConfig?.(process.env);
   const rt = await createRuntime(config, options);
   const notes: string[] = [];
   let demo: DemoInfo | null = null;

@@ -75,6 +75,10 @@ async function main() {
 }
 
 main().catch((err) => {
+  if (err instanceof ConfigError) {
+    console.error(`couvert: configuration error: ${err.message}`);
+    process.exit(2);
+  }
   console.error(`couvert: failed to start: ${err instanceof Error ? err.message : String(err)}`);
   process.exit(1);
 });

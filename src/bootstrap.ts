@@ -13,8 +13,8 @@ import {
   suspendRestaurant,
   updateRestaurant,
 } from '../commands/restaurants/handler';
-import type { CommandMeta } from './core/command-meta';
 import { loadStream } from './core/command';
+import type { CommandMeta } from './core/command-meta';
 import { ApiError, type Issue } from './core/errors';
 import { sha256 } from './core/ids';
 import type { WriteDeps } from './core/write-deps';

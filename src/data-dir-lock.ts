@@ -4,7 +4,7 @@
 // an exclusive SQLite lock on DATA_DIR/server.lock while it runs; the operator's CLI takes none and
 // runs beside it. The lock is the operating system's (POSIX advisory), so it goes with the process,
 // however the process ends (a SIGKILL leaves nothing to clean up).
-import { mkdirSync } from 'node:fs';
+import { accessSync, constants, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 
@@ -14,9 +14,35 @@ export class DataDirInUseError extends Error {
   override name = 'DataDirInUseError';
 }
 
+/**
+ * DATA_DIR made if missing, then checked writable: a read-only mount or a directory of another user
+ * otherwise surfaces as SQLite's "unable to open database file", naming neither file nor directory.
+ */
+export function writableDataDir(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true });
+    accessSync(dir, constants.W_OK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why =
+      code === 'EROFS'
+        ? 'a read-only file system'
+        : code === 'EACCES' || code === 'EPERM'
+          ? 'permission denied'
+          : code;
+    throw new DataDirError(
+      `DATA_DIR ${dir} is not writable (${why}): the server and the CLI write the event log and keys there`,
+    );
+  }
+}
+
+export class DataDirError extends Error {
+  override name = 'DataDirError';
+}
+
 /** Takes DATA_DIR's server lock, or throws DataDirInUseError; call the result to let it go. */
 export function lockDataDir(dir: string): () => void {
-  mkdirSync(dir, { recursive: true });
+  writableDataDir(dir);
   const db = new Database(join(dir, LOCK_FILE), { timeout: 0 });
   try {
     // In exclusive locking mode the first write takes the file's exclusive lock and keeps it until the

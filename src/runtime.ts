@@ -1,6 +1,6 @@
 // The composition root: one Runtime per process, holding the chosen adapters of both ports, the
 // projection runner, the clock and the logger.
-import { mkdirSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { allProjectionVersions } from '../projections/index';
 import { EmbeddedDocumentStore } from './adapters/document-store/embedded';
@@ -11,6 +11,7 @@ import { SqliteKeyStore } from './adapters/key-store/sqlite';
 import type { Config } from './config';
 import { AdjustableClock, type Clock, systemClock } from './core/clock';
 import type { WriteDeps } from './core/write-deps';
+import { writableDataDir } from './data-dir-lock';
 import { type AccessLog, accessLogVia, createAccessLog, createLogger, type Logger } from './logger';
 import type { DocumentStore } from './ports/document-store';
 import type { EventStore } from './ports/event-store';
@@ -75,7 +76,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   let detector: SqliteChangeDetector | null = null;
   if (config.store === 'embedded') {
     if (!stored) {
-      mkdirSync(config.dataDir, { recursive: true });
+      writableDataDir(config.dataDir);
       const file = join(config.dataDir, 'events.sqlite');
       // A large group commit (a CSV import's) is written by a thread: its fsync does not hold the loop.
       stored = await SqliteEventStore.open(file, { clock, writerThread: 'large' });

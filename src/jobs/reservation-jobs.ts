@@ -98,7 +98,10 @@ export async function repairSeatings(rt: Runtime, afterMinutes: number, batch = 
   const now = rt.clock.now().getTime();
   const cutoff = new Date(now - afterMinutes * 60_000).toISOString();
   let left = reported.get(rt);
-  if (!left) reported.set(rt, (left = new Map()));
+  if (!left) {
+    left = new Map();
+    reported.set(rt, left);
+  }
   for (const [id, at] of left) if (now - at >= REPORT_AGAIN_MS) left.delete(id);
   const col = rt.docs.collection<SeatingSyncDoc | SeatingSyncDocV2>(SEATING_SYNC);
   const filter = { in_sync: false, out_of_sync_since: { $lte: cutoff } };

@@ -10,6 +10,7 @@ import type { DocumentStore } from '../../src/ports/document-store';
 import { NO_STREAM, WrongExpectedRevisionError } from '../../src/ports/event-store';
 import type { Secrets } from '../../src/secrets';
 import { type AttemptResponse, sendAttempt } from '../../src/webhooks/deliver';
+import { previousSecretSigns } from '../webhook-endpoints/decide';
 import { deliveryStream } from './events';
 
 /**
@@ -77,7 +78,7 @@ export async function testWebhookEndpoint(deps: TestDeps, endpoint: WebhookEndpo
     data: { object: { endpoint_id: endpoint._id, message: 'A test delivery: nothing happened.' } },
   });
   const secrets = [deps.secrets.open(endpoint.secret)];
-  if (endpoint.previous_secret && Date.parse(endpoint.previous_secret.expires_at) > now.getTime())
+  if (endpoint.previous_secret && previousSecretSigns(endpoint, now))
     secrets.push(deps.secrets.open(endpoint.previous_secret.secret));
   const response: AttemptResponse = await sendAttempt({
     url: endpoint.url,

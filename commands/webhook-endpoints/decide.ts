@@ -29,6 +29,15 @@ export interface EndpointRecord extends EndpointSettings {
   updated_at: string;
 }
 
+/**
+ * The previous secret a rotation left still signs beside the new one until its grace period ends
+ * (pure): what the publisher and a test delivery sign with, and what the dashboard lists.
+ */
+export const previousSecretSigns = (
+  e: { previous_secret: { expires_at: string } | null },
+  now: Date,
+): boolean => e.previous_secret !== null && Date.parse(e.previous_secret.expires_at) > now.getTime();
+
 export interface EndpointState {
   endpoint: EndpointRecord | null;
   deleted: boolean;

@@ -13,7 +13,11 @@ import {
   fanoutStream,
   type ScheduledDelivery,
 } from '../../commands/webhook-deliveries/events';
-import { readableTypes, scopesReadDelivery } from '../../commands/webhook-endpoints/decide';
+import {
+  previousSecretSigns,
+  readableTypes,
+  scopesReadDelivery,
+} from '../../commands/webhook-endpoints/decide';
 import { deleteWebhookEndpoint } from '../../commands/webhook-endpoints/handler';
 import { API_KEYS, type ApiKeyDoc } from '../../projections/api-keys';
 import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
@@ -415,7 +419,7 @@ export class WebhookPublisher {
     }
     const now = this.rt.clock.now();
     const secrets = [this.open(endpoint.secret)];
-    if (endpoint.previous_secret && Date.parse(endpoint.previous_secret.expires_at) > now.getTime())
+    if (endpoint.previous_secret && previousSecretSigns(endpoint, now))
       secrets.push(this.open(endpoint.previous_secret.secret));
     const logId = fastId('whl');
     const response = await sendAttempt({

@@ -9,6 +9,7 @@ import * as assert from 'uvu/assert';
 import {
   checkSettings,
   headerIssues,
+  previousSecretSigns,
   readableTypes,
   scopesReadDelivery,
 } from '../../commands/webhook-endpoints/decide';
@@ -365,6 +366,15 @@ t('previous_attributes: the changed fields with their values before', () => {
   assert.equal(previousAttributes({ a: 1, b: [1], c: 'x' }, { a: 1, b: [1, 2], c: 'y' }), { b: [1], c: 'x' });
   assert.equal(previousAttributes({ a: null }, { a: 1, d: 2 }), { a: null, d: null });
   assert.equal(previousAttributes({ a: { x: 1 } }, { a: { x: 1 } }), {});
+});
+
+t("a rotation's previous secret signs until its grace period ends, not at that instant", () => {
+  const e = (expires_at: string | null) => ({ previous_secret: expires_at === null ? null : { expires_at } });
+  const now = new Date('2026-06-02T10:00:00.000Z');
+  assert.is(previousSecretSigns(e(null), now), false);
+  assert.is(previousSecretSigns(e('2026-06-02T10:00:00.001Z'), now), true);
+  assert.is(previousSecretSigns(e('2026-06-02T10:00:00.000Z'), now), false);
+  assert.is(previousSecretSigns(e('2026-06-01T10:00:00.000Z'), now), false);
 });
 
 t.run();

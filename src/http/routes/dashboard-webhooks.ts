@@ -3,7 +3,7 @@
 // (and manages): another restaurant's endpoint or delivery answers the 404 page.
 
 import { resendDelivery, testWebhookEndpoint } from '../../../commands/webhook-deliveries/handler';
-import { readableTypes } from '../../../commands/webhook-endpoints/decide';
+import { previousSecretSigns, readableTypes } from '../../../commands/webhook-endpoints/decide';
 import {
   createWebhookEndpoint,
   deleteWebhookEndpoint,
@@ -210,7 +210,9 @@ async function detailPage(
   return page(
     endpointPage(m.shell, {
       // A previous secret past its 24 hours signs nothing (the publisher drops it): not listed.
-      endpoint: previousSigns(endpoint, rt.clock.now()) ? endpoint : { ...endpoint, previous_secret: null },
+      endpoint: previousSecretSigns(endpoint, rt.clock.now())
+        ? endpoint
+        : { ...endpoint, previous_secret: null },
       keyName,
       form: x.form ?? formOfEndpoint(endpoint),
       deliveries: items,
@@ -238,10 +240,6 @@ const NOTICES: Record<string, string> = {
   deleted: 'The endpoint is deleted: nothing more is sent to it.',
 };
 
-/** Whether a rotation's previous secret still signs beside the new one (the publisher's own rule). */
-const previousSigns = (e: WebhookEndpointDoc, now: Date) =>
-  e.previous_secret !== null && Date.parse(e.previous_secret.expires_at) > now.getTime();
-
 /** Whether the endpoint is as the notice says (a link cannot announce a change that did not happen). */
 const holds = (done: string, e: WebhookEndpointDoc, now: Date) =>
   done === 'enabled'
@@ -251,7 +249,7 @@ const holds = (done: string, e: WebhookEndpointDoc, now: Date) =>
       : done === 'migrated'
         ? e.api_version !== 'legacy'
         : done === 'rotated'
-          ? previousSigns(e, now)
+          ? previousSecretSigns(e, now)
           : true;
 
 const ACTIONS = ['edit', 'toggle', 'rotate', 'test', 'migrate', 'delete'] as const;

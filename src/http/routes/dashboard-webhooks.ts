@@ -14,9 +14,8 @@ import {
 } from '../../../commands/webhook-endpoints/handler';
 import { MAX_ENDPOINTS_PER_RESTAURANT } from '../../../commands/webhook-endpoints/limit';
 import { API_KEYS, type ApiKeyDoc } from '../../../projections/api-keys';
-import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../../../projections/webhook-deliveries';
 import { WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../../../projections/webhook-endpoints';
-import { getDelivery, getEndpoint, listDeliveries } from '../../../queries/webhooks';
+import { getDelivery, getEndpoint, hasResentDelivery, listDeliveries } from '../../../queries/webhooks';
 import { ApiError, BusinessRuleError, type Issue } from '../../core/errors';
 import type { Runtime } from '../../runtime';
 import { putFlash, takeFlash } from '../../web/flash';
@@ -382,9 +381,7 @@ export const dashboardWebhookRoutes: AnyRoute[] = [
       // "Sent again" only where one of its deliveries was indeed resent.
       const holdsHere =
         query.done === 'resent'
-          ? (await rt.docs
-              .collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES)
-              .findOne({ endpoint_id: endpoint._id, series_start: { $gt: 1 } })) !== null
+          ? await hasResentDelivery(rt.docs, endpoint._id)
           : query.done !== undefined && holds(query.done, endpoint, rt.clock.now());
       return detailPage(rt, m, endpoint, {
         secret: flash?.value ?? null,

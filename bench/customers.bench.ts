@@ -24,7 +24,9 @@ export const bootstrap = (dir: string) =>
         country_code: 'FR',
         timezone: 'Europe/Paris',
         currency: 'EUR',
-        api_keys: [{ id: 'key_bench', name: 'bench', token: TOKEN, scopes: ['CUSTOMERS_WRITE'] }],
+        api_keys: [
+          { id: 'key_bench', name: 'bench', token: TOKEN, scopes: ['CUSTOMERS_READ', 'CUSTOMERS_WRITE'] },
+        ],
       },
     ],
   });

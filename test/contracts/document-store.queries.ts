@@ -82,6 +82,57 @@ export function queryContract(it: Register): void {
     assert.is(second?._id, 'p2');
   });
 
+  it("strings order as MongoDB's UTF-8 bytes (code points), not JavaScript's UTF-16 code units", async (store) => {
+    // An astral character (a surrogate pair in UTF-16) sorts above U+E000–U+FFFF in MongoDB, below
+    // them with JavaScript's <: sort, range filters, $max/$min and $push's $sort must all agree.
+    const c = store.collection('names');
+    const names = { a: 'a', fw: '\uFF21', rep: '\uFFFD', pu: '\uE000', emoji: '\u{1F600}', han: '\u{20000}' };
+    await c.insertMany(Object.entries(names).map(([_id, name]) => ({ _id, name })));
+    const order = ['a', 'pu', 'fw', 'rep', 'emoji', 'han'];
+    assert.equal(
+      (await c.find({}, { sort: { name: 1 } })).map((d) => d._id),
+      order,
+      'ascending',
+    );
+    assert.equal(
+      (await c.find({}, { sort: { name: -1 } })).map((d) => d._id),
+      [...order].reverse(),
+      'descending',
+    );
+    assert.equal(
+      (await c.find({ name: { $gt: names.rep } }, { sort: { name: 1 } })).map((d) => d._id),
+      ['emoji', 'han'],
+      '$gt',
+    );
+    assert.equal(
+      (await c.find({ name: { $lt: names.emoji } }, { sort: { name: 1 } })).map((d) => d._id),
+      ['a', 'pu', 'fw', 'rep'],
+      '$lt',
+    );
+    assert.equal(
+      (await c.find({ _id: { $gte: 'a' }, name: { $lte: names.fw } }, { sort: { _id: 1 } })).map(
+        (d) => d._id,
+      ),
+      ['a', 'fw', 'pu'],
+      '$lte',
+    );
+    await c.insertOne({ _id: 'm', top: names.rep, low: names.emoji, list: [] });
+    await c.updateOne(
+      { _id: 'm' },
+      {
+        $max: { top: names.emoji },
+        $min: { low: names.rep },
+        $push: { list: { $each: [names.emoji, names.fw, 'a'], $sort: 1 } },
+      },
+    );
+    assert.equal(await c.findOne({ _id: 'm' }), {
+      _id: 'm',
+      top: names.emoji,
+      low: names.rep,
+      list: ['a', names.fw, names.emoji],
+    });
+  });
+
   it('inclusion projection keeps _id and the named (dotted) fields', async (store) => {
     const c = await seeded(store);
     const [p1] = await c.find({ _id: 'p1' }, { projection: { name: 1, 'address.city': 1 } });

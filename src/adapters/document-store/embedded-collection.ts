@@ -27,7 +27,7 @@ import {
   validateFindOptions,
   validateIndexSpec,
 } from './validate';
-import { cloneValue, isPlainObject, sameValue, shareEmpties } from './values';
+import { cloneValue, compareStrings, isPlainObject, sameValue, shareEmpties } from './values';
 
 type Undo = { insert: Doc } | { doc: Doc; journal: Journal; reindexed: Reindex | undefined };
 type Reindex = [KeyIndex, IndexEntries, IndexEntries][];
@@ -546,11 +546,13 @@ function* documents(ids: Iterable<string>, docs: Map<string, Doc>): Generator<Do
 // mingo puts _id last; MongoDB returns it first.
 /**
  * Sorts with plain comparisons when every sort key is a top-level field holding strings only or
- * finite numbers only across `docs` (then MongoDB's order is the plain one); null otherwise, for
- * mingo's cross-type order. Stable, like mingo's: ties keep the matching order.
+ * finite numbers only across `docs` (then MongoDB's order is the plain one: numbers by value,
+ * strings by code point, as MongoDB compares UTF-8 bytes); null otherwise, for mingo's cross-type
+ * order. Stable, like mingo's: ties keep the matching order.
  */
 export function plainSort(docs: Doc[], sort: Record<string, 1 | -1>): Doc[] | null {
   const keys = Object.entries(sort);
+  const strings: boolean[] = [];
   for (const [key] of keys) {
     if (key.includes('.')) return null;
     let kind: 'string' | 'number' | undefined;
@@ -561,13 +563,16 @@ export function plainSort(docs: Doc[], sort: Record<string, 1 | -1>): Doc[] | nu
       if (k === null || (kind !== undefined && k !== kind)) return null;
       kind = k;
     }
+    strings.push(kind === 'string');
   }
   return [...docs].sort((a, b) => {
-    for (const [key, dir] of keys) {
+    for (let i = 0; i < keys.length; i++) {
+      const [key, dir] = keys[i]!;
       const x = a[key] as string | number;
       const y = b[key] as string | number;
-      if (x < y) return -dir;
-      if (x > y) return dir;
+      // Strings in MongoDB's order (code points: compareStrings), not UTF-16's.
+      const c = strings[i] ? compareStrings(x as string, y as string) : x < y ? -1 : x > y ? 1 : 0;
+      if (c !== 0) return c * dir;
     }
     return 0;
   });

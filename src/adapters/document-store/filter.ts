@@ -7,7 +7,7 @@ import { Query } from 'mingo';
 import { type Doc, type Filter, InvalidQueryError } from '../../ports/document-store';
 import { isKey, type Key } from './key-index';
 import { splitPath, type UpdateStep } from './validate';
-import { isPlainObject, ownField } from './values';
+import { compareStrings, isPlainObject, ownField } from './values';
 
 const MISSING = Symbol('missing');
 const UNDECIDED = Symbol('undecided');
@@ -46,6 +46,11 @@ function range(op: string, o: unknown, v: Key | typeof MISSING): Verdict {
   const type = typeof o;
   if ((type !== 'number' || Number.isNaN(o)) && type !== 'string') return UNDECIDED;
   if (typeof v !== type) return false;
+  if (type === 'string') {
+    // MongoDB's string order (code points), not JavaScript's (UTF-16 code units).
+    const c = compareStrings(v as string, o as string);
+    return op === '$gt' ? c > 0 : op === '$gte' ? c >= 0 : op === '$lt' ? c < 0 : c <= 0;
+  }
   const a = v as number;
   const b = o as number;
   return op === '$gt' ? a > b : op === '$gte' ? a >= b : op === '$lt' ? a < b : a <= b;

@@ -167,6 +167,29 @@ export function sameValue(a: unknown, b: unknown): boolean {
   return n === 0;
 }
 
+/**
+ * MongoDB's string order: its strings are UTF-8 and compare byte by byte (no collation), which is
+ * code point order. JavaScript's `<` compares UTF-16 code units, where an astral character (emoji,
+ * rare CJK: a surrogate pair, D800–DFFF) sorts below U+E000–U+FFFF (private use, CJK compatibility,
+ * fullwidth forms, U+FFFD); MongoDB puts it above. Every other pair of strings orders the same.
+ */
+export function compareStrings(a: string, b: string): number {
+  if (a === b) return 0;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    let x = a.charCodeAt(i);
+    let y = b.charCodeAt(i);
+    if (x === y) continue;
+    if (x >= 0xd800 && y >= 0xd800) {
+      // Surrogates move above U+E000–U+FFFF, which move down into their place: code point order.
+      x = x >= 0xe000 ? x - 0x800 : x + 0x2000;
+      y = y >= 0xe000 ? y - 0x800 : y + 0x2000;
+    }
+    return x < y ? -1 : 1;
+  }
+  return a.length < b.length ? -1 : 1;
+}
+
 // MongoDB's cross-type order (null < numbers < strings < objects < arrays < booleans < dates),
 // needed by $max, $min and $push's $sort.
 function typeRank(v: unknown): number {
@@ -192,9 +215,10 @@ export function compareValues(a: unknown, b: unknown): number {
     case 1:
       return 0;
     case 2:
-    case 3:
     case 8:
       return (a as number) < (b as number) ? -1 : (a as number) > (b as number) ? 1 : 0;
+    case 3:
+      return compareStrings(a as string, b as string);
     case 9:
       return Math.sign((a as Date).getTime() - (b as Date).getTime());
     case 5: {
@@ -212,7 +236,7 @@ export function compareValues(a: unknown, b: unknown): number {
       for (let i = 0; i < Math.min(ea.length, eb.length); i++) {
         const [ka, va] = ea[i]!;
         const [kb, vb] = eb[i]!;
-        const c = compareValues(va, vb) || (ka < kb ? -1 : ka > kb ? 1 : 0);
+        const c = compareValues(va, vb) || compareStrings(ka, kb);
         if (c !== 0) return c;
       }
       return Math.sign(ea.length - eb.length);

@@ -9,9 +9,16 @@ import {
   toRecordedEvent,
   toWrongExpectedRevision,
 } from '../../src/adapters/event-store/eventstoredb-mapping';
+import { EsdbEventStore } from '../../src/adapters/event-store/eventstoredb';
 import { EsdbSubscription } from '../../src/adapters/event-store/eventstoredb-subscription';
 import { validateSubscribe } from '../../src/adapters/event-store/validate';
-import { NO_STREAM, type RecordedEvent } from '../../src/ports/event-store';
+import {
+  ANY,
+  NO_STREAM,
+  type RecordedEvent,
+  STREAM_EXISTS,
+  WrongExpectedRevisionError,
+} from '../../src/ports/event-store';
 import { take } from '../contracts/event-store.helpers';
 
 function resolved(position: number, stream: string, type: string): AllStreamResolvedEvent {
@@ -190,6 +197,112 @@ test('mapping: the chain hash travels in $hash and comes back as RecordedEvent.h
   const event = toRecordedEvent({ ...raw, metadata: { actor: 'u', $hash: hash } } as typeof raw);
   assert.equal(event.metadata, { actor: 'u' });
   assert.is(event.hash, hash);
+});
+
+/**
+ * A one-node EventStoreDB in memory, as far as append and readStream go: an append with a revision
+ * is idempotent only when its ids are already written right after that revision (the server's rule),
+ * any / stream_exists by the ids of the stream's last append.
+ */
+function fakeServer() {
+  const streams = new Map<
+    string,
+    { id: string; type: string; data: unknown; metadata: unknown; position: bigint }[]
+  >();
+  let next = 100n;
+  const typed = (type: string, extra: Record<string, unknown> = {}) =>
+    Object.assign(new Error(type), { type, ...extra });
+  const client = {
+    async appendToStream(
+      stream: string,
+      events: { id: string; type: string; data: unknown; metadata: unknown }[],
+      options: { expectedRevision: bigint | string },
+    ) {
+      const log = streams.get(stream) ?? [];
+      const current = log.length - 1;
+      const expected = options.expectedRevision;
+      const at = typeof expected === 'bigint' ? Number(expected) + 1 : expected === 'no_stream' ? 0 : -1;
+      if (at >= 0 && at <= current && events.every((e, i) => log[at + i]?.id === e.id))
+        return { nextExpectedRevision: BigInt(at + events.length - 1), position: undefined };
+      const holds =
+        expected === 'any' ||
+        (expected === 'no_stream' && current === -1) ||
+        (expected === 'stream_exists' && current >= 0) ||
+        (typeof expected === 'bigint' && Number(expected) === current);
+      if (!holds)
+        throw typed('wrong-expected-version', { actualVersion: current < 0 ? 'no_stream' : BigInt(current) });
+      for (const e of events) log.push({ ...e, position: next++ });
+      streams.set(stream, log);
+      return {
+        nextExpectedRevision: BigInt(log.length - 1),
+        position: { commit: next - 1n, prepare: next - 1n },
+      };
+    },
+    readStream(
+      stream: string,
+      options: { direction: string; fromRevision: bigint | string; maxCount?: number },
+    ) {
+      const log = streams.get(stream);
+      return (async function* () {
+        if (!log) throw typed('stream-not-found');
+        const backwards = options.direction === 'backwards';
+        const from =
+          typeof options.fromRevision === 'bigint'
+            ? Number(options.fromRevision)
+            : backwards
+              ? log.length - 1
+              : 0;
+        const max = options.maxCount ?? Number.POSITIVE_INFINITY;
+        for (let r = from, n = 0; r >= 0 && r < log.length && n < max; r += backwards ? -1 : 1, n++) {
+          const e = log[r]!;
+          yield {
+            event: {
+              streamId: stream,
+              id: e.id,
+              revision: BigInt(r),
+              type: e.type,
+              data: e.data,
+              metadata: e.metadata,
+              isJson: true,
+              created: new Date('2026-01-01T00:00:00Z'),
+              position: { commit: e.position, prepare: e.position },
+            },
+          };
+        }
+      })();
+    },
+    async dispose() {},
+  };
+  const store = new (EsdbEventStore as unknown as new (c: unknown, o: object) => EsdbEventStore)(client, {});
+  return { store, types: (stream: string) => (streams.get(stream) ?? []).map((e) => e.type) };
+}
+
+const uuid = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+const one = (n: number, type: string) => ({ id: uuid(n), type, data: {} });
+
+test('append any / stream_exists: a retry after others appended answers the original, as the embedded stores do', async () => {
+  const { store, types } = fakeServer();
+  await store.append('calls-1', [one(1, 'Reported')], NO_STREAM);
+  const erased = await store.append('calls-1', [one(2, 'CallerErased')], ANY);
+  await store.append('calls-1', [one(3, 'Noted')], ANY);
+  assert.equal(await store.append('calls-1', [one(2, 'CallerErased')], ANY), erased, 'any');
+  assert.equal(
+    await store.append('calls-1', [one(2, 'CallerErased')], STREAM_EXISTS),
+    erased,
+    'stream_exists',
+  );
+  assert.equal(types('calls-1'), ['Reported', 'CallerErased', 'Noted'], 'nothing written twice');
+  let refused: unknown;
+  try {
+    await store.append('calls-1', [one(2, 'CallerErased'), one(4, 'More')], ANY);
+  } catch (err) {
+    refused = err;
+  }
+  assert.instance(refused, WrongExpectedRevisionError, 'a partial retry conflicts');
+  assert.equal(types('calls-1'), ['Reported', 'CallerErased', 'Noted']);
+  const fresh = await store.append('calls-1', [one(5, 'Later')], ANY);
+  assert.is(fresh.nextRevision, 3);
+  await store.close();
 });
 
 test.run();

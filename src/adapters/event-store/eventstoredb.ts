@@ -25,6 +25,7 @@ import {
   type SubscribeOptions,
   type Subscription,
 } from '../../ports/event-store';
+import { resolveExistingIds } from './append-rules';
 import { chainHash, GENESIS, tipOf } from './chain';
 import {
   isStreamNotFound,
@@ -58,6 +59,8 @@ const HEAD_PAGE = 64;
 const TIP_CACHE = 10_000;
 /** any / stream_exists appends retried when another writer appended between the read and the append. */
 const OBSERVED_RETRIES = 50;
+/** How many of a stream's last events an any / stream_exists append looks through for a retry of its ids. */
+const RETRY_WINDOW = 64;
 
 export class EsdbEventStore implements EventStore {
   readonly kind = 'eventstoredb' as const;
@@ -181,16 +184,23 @@ export class EsdbEventStore implements EventStore {
       const prev = at?.revision === expected ? await this.hashAt(at) : GENESIS;
       return { expected, prev, first: expected + 1, observed: false };
     }
-    // any / stream_exists: after whatever is last, and a retry of the last append is answered as one.
-    const tail = await this.readStream(stream, { direction: 'backwards', limit: batch.events.length });
+    // any / stream_exists: after whatever is last. The append goes to the server with that revision,
+    // for which the server only recognises a retry written right there: a retry of an append others
+    // appended after (an erasure's deterministic CallerErased, resumed) would be written twice. So ids
+    // of the batch found in the stream's last events are decided as the embedded stores decide them
+    // (append-rules.ts): the whole batch in order answers the original result, part of it conflicts.
+    const window = Math.max(batch.events.length, RETRY_WINDOW);
+    const tail = await this.readStream(stream, { direction: 'backwards', limit: window });
     const last = tail[0];
     if (last === undefined) {
       if (expected === STREAM_EXISTS) return { expected, prev: GENESIS, first: 0, observed: false };
       return { expected: NO_STREAM, prev: GENESIS, first: 0, observed: true };
     }
-    const ids = tail.map((e) => e.id).reverse();
-    if (ids.length === batch.events.length && ids.every((id, i) => id === batch.events[i]!.id))
-      return { done: { nextRevision: last.revision, position: last.position } };
+    const byId = new Map(tail.map((e) => [e.id, e]));
+    if (batch.events.some((e) => byId.has(e.id))) {
+      const found = batch.events.map((e) => byId.get(e.id));
+      return { done: resolveExistingIds(stream, expected, last.revision, found) };
+    }
     return {
       expected: last.revision,
       prev: await this.hashAt(last),

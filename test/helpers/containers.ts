@@ -29,6 +29,9 @@ export function gateOnContainers(test: Test, what: string, problem: string | nul
   return false;
 }
 
+/** EventStoreDB's maximum append size, as docker-compose.yml sets it (EVENTSTORE_MAX_APPEND_SIZE). */
+export const ESDB_MAX_APPEND_SIZE = String(12 * 1024 * 1024);
+
 export interface ScaledStores {
   esdbUrl: string;
   mongoUrl: string;
@@ -44,6 +47,8 @@ export async function startScaledStores(): Promise<ScaledStores> {
           EVENTSTORE_MEM_DB: 'true',
           EVENTSTORE_CLUSTER_SIZE: '1',
           EVENTSTORE_RUN_PROJECTIONS: 'All',
+          // As docker-compose.yml: the service's largest appends exceed the default 1 MiB.
+          EVENTSTORE_MAX_APPEND_SIZE: ESDB_MAX_APPEND_SIZE,
         })
         .withExposedPorts(2113)
         .withWaitStrategy(

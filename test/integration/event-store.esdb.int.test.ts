@@ -7,6 +7,7 @@ import { EsdbEventStore } from '../../src/adapters/event-store/eventstoredb';
 import { NO_STREAM, type RecordedEvent } from '../../src/ports/event-store';
 import { eventStoreContract } from '../contracts/event-store.contract';
 import { ev, namespace, take, withTimeout } from '../contracts/event-store.helpers';
+import { ESDB_MAX_APPEND_SIZE } from '../helpers/containers';
 
 const IMAGE = process.env.ESDB_IMAGE ?? 'eventstore/eventstore:24.10';
 const test = suite('event-store: eventstoredb');
@@ -43,6 +44,7 @@ if (problem && process.env.REQUIRE_DOCKER === '1') {
         EVENTSTORE_CLUSTER_SIZE: '1',
         EVENTSTORE_RUN_PROJECTIONS: 'All',
         EVENTSTORE_START_STANDARD_PROJECTIONS: 'true',
+        EVENTSTORE_MAX_APPEND_SIZE: ESDB_MAX_APPEND_SIZE,
       })
       .withExposedPorts(2113)
       .withWaitStrategy(Wait.forHttp('/health/live', 2113).forStatusCodeMatching((s) => s >= 200 && s < 300))

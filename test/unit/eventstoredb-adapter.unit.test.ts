@@ -14,6 +14,7 @@ import { EsdbSubscription } from '../../src/adapters/event-store/eventstoredb-su
 import { validateSubscribe } from '../../src/adapters/event-store/validate';
 import {
   ANY,
+  EventStoreError,
   NO_STREAM,
   type RecordedEvent,
   STREAM_EXISTS,
@@ -204,7 +205,7 @@ test('mapping: the chain hash travels in $hash and comes back as RecordedEvent.h
  * is idempotent only when its ids are already written right after that revision (the server's rule),
  * any / stream_exists by the ids of the stream's last append.
  */
-function fakeServer() {
+function fakeServer(maxAppendSize = Number.POSITIVE_INFINITY) {
   const streams = new Map<
     string,
     { id: string; type: string; data: unknown; metadata: unknown; position: bigint }[]
@@ -218,6 +219,8 @@ function fakeServer() {
       events: { id: string; type: string; data: unknown; metadata: unknown }[],
       options: { expectedRevision: bigint | string },
     ) {
+      const size = events.reduce((n, e) => n + JSON.stringify([e.data, e.metadata]).length, 0);
+      if (size > maxAppendSize) throw typed('maximum-append-size-exceeded', { maxAppendSize: maxAppendSize });
       const log = streams.get(stream) ?? [];
       const current = log.length - 1;
       const expected = options.expectedRevision;
@@ -302,6 +305,24 @@ test('append any / stream_exists: a retry after others appended answers the orig
   assert.equal(types('calls-1'), ['Reported', 'CallerErased', 'Noted']);
   const fresh = await store.append('calls-1', [one(5, 'Later')], ANY);
   assert.is(fresh.nextRevision, 3);
+  await store.close();
+});
+
+test('append: the server refusing an append over its maximum size names the setting to raise', async () => {
+  const { store, types } = fakeServer(1024);
+  let refused: unknown;
+  try {
+    await store.append('big-1', [{ type: 'Big', data: { text: 'x'.repeat(2000) } }], NO_STREAM);
+  } catch (err) {
+    refused = err;
+  }
+  assert.instance(refused, EventStoreError);
+  assert.match(
+    (refused as Error).message,
+    /big-1 is larger than EventStoreDB's maximum append size \(1024 bytes\)/,
+  );
+  assert.match((refused as Error).message, /EVENTSTORE_MAX_APPEND_SIZE/);
+  assert.equal(types('big-1'), []);
   await store.close();
 });
 

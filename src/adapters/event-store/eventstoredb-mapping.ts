@@ -131,6 +131,19 @@ export function toWrongExpectedRevision(
   return new WrongExpectedRevisionError(stream, expected, mapped);
 }
 
+/**
+ * The server's refusal of an append larger than its MaxAppendSize (1 MiB unless raised), named for
+ * the operator: the embedded log takes any size, so only the server's setting can be at fault.
+ */
+export function appendTooLarge(err: unknown, stream: string): EventStoreError | null {
+  if (errorType(err) !== ErrorType.MAXIMUM_APPEND_SIZE_EXCEEDED) return null;
+  const limit = (err as { maxAppendSize?: number }).maxAppendSize;
+  return new EventStoreError(
+    `the append to ${stream} is larger than EventStoreDB's maximum append size${limit ? ` (${limit} bytes)` : ''}: raise EVENTSTORE_MAX_APPEND_SIZE on the server (docker-compose.yml sets 12 MiB)`,
+    { cause: err },
+  );
+}
+
 const PERMANENT = new Set<string>([
   ErrorType.ACCESS_DENIED,
   ErrorType.INVALID_ARGUMENT,

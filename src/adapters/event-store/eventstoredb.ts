@@ -28,6 +28,7 @@ import {
 import { resolveExistingIds } from './append-rules';
 import { chainHash, GENESIS, tipOf } from './chain';
 import {
+  appendTooLarge,
   isStreamNotFound,
   isSystemEvent,
   isWrongExpectedVersion,
@@ -144,6 +145,8 @@ export class EsdbEventStore implements EventStore {
           if (tip.observed && attempt < OBSERVED_RETRIES) continue;
           throw toWrongExpectedRevision(err, batch.stream, batch.expected);
         }
+        const tooLarge = appendTooLarge(err, batch.stream);
+        if (tooLarge) throw tooLarge;
         throw err;
       }
       const nextRevision = Number(result.nextExpectedRevision);

@@ -250,6 +250,11 @@ if (problem && process.env.REQUIRE_DOCKER === '1') {
 mongo('the keys database is never the read models database', () => {
   assert.is(keysDatabaseName('couvert'), 'couvert_keys');
   assert.ok(Buffer.byteLength(keysDatabaseName('x'.repeat(63))) <= 63);
+  // A two-byte character across the 58-byte cut is left out whole, not decoded as U+FFFD (3 bytes).
+  const accented = keysDatabaseName(`x${'é'.repeat(31)}`);
+  assert.is(accented, `x${'é'.repeat(28)}_keys`);
+  assert.ok(Buffer.byteLength(accented) <= 63);
+  assert.is(keysDatabaseName('é'.repeat(31)), `${'é'.repeat(29)}_keys`);
 });
 
 memory.run();

@@ -3,13 +3,13 @@
 import type { AllStreamResolvedEvent, EventStoreDBClient } from '@eventstore/db-client';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { EsdbEventStore } from '../../src/adapters/event-store/eventstoredb';
 import {
   toEsdbExpected,
   toEventData,
   toRecordedEvent,
   toWrongExpectedRevision,
 } from '../../src/adapters/event-store/eventstoredb-mapping';
-import { EsdbEventStore } from '../../src/adapters/event-store/eventstoredb';
 import { EsdbSubscription } from '../../src/adapters/event-store/eventstoredb-subscription';
 import { validateSubscribe } from '../../src/adapters/event-store/validate';
 import {

@@ -22,6 +22,7 @@ const badFilters: [string, unknown][] = [
   ['$regex with a number', { name: { $regex: 5 } }],
   ['$options without $regex', { name: { $options: 'i' } }],
   ['an invalid regular expression', { name: { $regex: '(' } }],
+  ["$options with a flag JavaScript's RegExp has not", { name: { $regex: 'a d', $options: 'x' } }],
 ];
 
 const badUpdates: [string, unknown][] = [

@@ -82,6 +82,27 @@ export function queryContract(it: Register): void {
     assert.is(second?._id, 'p2');
   });
 
+  it('undefined in a filter is null, as the MongoDB driver sends it: null and missing fields match', async (store) => {
+    const c = store.collection('maybe');
+    await c.insertMany([
+      { _id: 'null', x: null },
+      { _id: 'missing' },
+      { _id: 'one', x: 1 },
+      { _id: 'two', x: 2 },
+      { _id: 'list', x: [2, 3] },
+    ]);
+    const found = async (filter: Record<string, unknown>) => ids(c.find(filter));
+    assert.equal(await found({ x: undefined }), ['missing', 'null'], 'equality');
+    assert.equal(await found({ x: { $in: [undefined] } }), ['missing', 'null'], '$in');
+    assert.equal(
+      await found({ x: { $in: [undefined, 3] } }),
+      ['list', 'missing', 'null'],
+      '$in with an array field',
+    );
+    assert.equal(await found({ x: { $nin: [undefined, 1] } }), ['list', 'two'], '$nin');
+    assert.is(await c.count({ $or: [{ x: { $in: [undefined] } }, { x: 1 }] }), 3, 'count, inside $or');
+  });
+
   it("strings order as MongoDB's UTF-8 bytes (code points), not JavaScript's UTF-16 code units", async (store) => {
     // An astral character (a surrogate pair in UTF-16) sorts above U+E000–U+FFFF in MongoDB, below
     // them with JavaScript's <: sort, range filters, $max/$min and $push's $sort must all agree.

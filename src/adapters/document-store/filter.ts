@@ -35,11 +35,44 @@ const eq = (k: Key, v: Key | typeof MISSING) => (k === null ? v === null || v ==
 
 function inList(list: unknown, v: Key | typeof MISSING): Verdict {
   if (!Array.isArray(list)) return UNDECIDED;
-  for (const k of list) {
+  for (const item of list) {
+    // The MongoDB driver sends an undefined array element as null: $in [undefined] is $in [null].
+    const k = item === undefined ? null : item;
     if (!isKey(k)) return UNDECIDED;
     if (eq(k, v)) return true;
   }
   return false;
+}
+
+/**
+ * The filter as the MongoDB driver sends it: an undefined element of an array ($in, $nin, $all) is
+ * null there. mingo, given undefined, matches no document where MongoDB matches null and missing.
+ * A copy when it changes anything; the filter itself otherwise.
+ */
+function asSent(value: unknown): unknown {
+  if (Array.isArray(value)) {
+    let out: unknown[] | null = null;
+    for (let i = 0; i < value.length; i++) {
+      const v = value[i];
+      const sent = v === undefined ? null : asSent(v);
+      if (sent !== v) {
+        out ??= value.slice();
+        out[i] = sent;
+      }
+    }
+    return out ?? value;
+  }
+  if (!isPlainObject(value)) return value;
+  let out: Record<string, unknown> | null = null;
+  for (const k in value) {
+    const v = value[k];
+    const sent = asSent(v);
+    if (sent !== v) {
+      out ??= { ...value };
+      out[k] = sent;
+    }
+  }
+  return out ?? value;
 }
 
 function range(op: string, o: unknown, v: Key | typeof MISSING): Verdict {
@@ -135,7 +168,7 @@ export function compileMatcher(filter: Filter): Matcher {
     const verdict = evalFilter(filter, doc);
     if (verdict !== UNDECIDED) return verdict;
     try {
-      query ??= new Query(filter, {});
+      query ??= new Query(asSent(filter) as Filter, {});
       return query.test(doc);
     } catch (err) {
       throw new InvalidQueryError(`filter cannot run: ${(err as Error).message}`);

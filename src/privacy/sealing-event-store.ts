@@ -5,6 +5,9 @@
 // before appending to it, or read once), and records it in the sealed box.
 // Command handlers, projections, the webhook publisher and the audit tools read plain events
 // through it; the log itself (and so exports, backups and the hash chain) holds only sealed data.
+// They also read events an older version wrote in a shape since corrected as the current code writes
+// them (commands/reservations/legacy-instants.ts: instants with fractional-minute offsets); the log
+// keeps what was written.
 // Appending CustomerDeleted destroys the customer's key once the event is durable: from then on
 // every reader, replays included, sees the customer's personal fields as erased.
 //
@@ -23,6 +26,7 @@
 // stopped) seals nothing; it stays in the key store unused.
 
 import { missedCallStream } from '../../commands/missed-calls/events';
+import { upcastLegacyInstants } from '../../commands/reservations/legacy-instants';
 import { BoundedCache, trimOldest } from '../core/bounded-map';
 import { deterministicUuid } from '../core/ids';
 import {
@@ -999,9 +1003,9 @@ export class SealingEventStore implements EventStore {
       if (customer !== undefined)
         this.learn(stream, 'ReservationUpdated', { changes: { customer_id: customer } });
     }
-    if (!events.some((e) => this.needsOpening(e))) return events;
+    if (!events.some((e) => this.needsOpening(e))) return upcastAll(events);
     const out: RecordedEvent[] = [];
-    for (const e of events) out.push(this.openNow(e) ?? (await this.open(e)));
+    for (const e of events) out.push(upcastLegacyInstants(this.openNow(e) ?? (await this.open(e))));
     return out;
   }
 
@@ -1049,16 +1053,35 @@ function opening(
           it.next().then((r) => {
             if (r.done) return r;
             const e = r.value;
-            if (!layer.needsOpening(e)) return r;
+            if (!layer.needsOpening(e)) {
+              const read = upcastLegacyInstants(e);
+              return read === e ? r : { done: false as const, value: read };
+            }
             const now = layer.openNow(e);
-            if (now !== undefined) return { done: false as const, value: now };
-            return layer.open(e).then((value) => ({ done: false as const, value }));
+            if (now !== undefined) return { done: false as const, value: upcastLegacyInstants(now) };
+            return layer
+              .open(e)
+              .then((value) => ({ done: false as const, value: upcastLegacyInstants(value) }));
           }),
         return: async () => (it.return ? it.return() : { done: true as const, value: undefined }),
       };
       return mapped;
     },
   };
+}
+
+/** The events read in the current shape (legacy-instants.ts); the same array when none changes. */
+function upcastAll(events: RecordedEvent[]): RecordedEvent[] {
+  for (let i = 0; i < events.length; i++) {
+    const e = events[i] as RecordedEvent;
+    const read = upcastLegacyInstants(e);
+    if (read === e) continue;
+    const out = events.slice();
+    out[i] = read;
+    for (let j = i + 1; j < out.length; j++) out[j] = upcastLegacyInstants(out[j] as RecordedEvent);
+    return out;
+  }
+  return events;
 }
 
 /** The store under any sealing layer: what is written in the log. */

@@ -43,6 +43,8 @@ export function registerCatalogCommands(): void {
     summary:
       'Set a restaurant catalog from a JSON file (sections given replace theirs; --merge only adds/updates)',
     usage: '--restaurant rest_x [--merge] <catalog.json>',
+    // A switch: in the usage's order the file after --merge stays the positional path.
+    switches: ['merge'],
     async run(ctx) {
       const restaurantId = requireFlag(ctx, 'restaurant');
       const file = ctx.positionals[0];

@@ -5,11 +5,13 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createRestaurant } from '../../commands/restaurants/handler';
-import { CliUsageError } from '../../src/cli/registry';
+import { registerAllCliCommands } from '../../src/cli/commands';
+import { CliUsageError, cliCommands, parseFlags } from '../../src/cli/registry';
 import { loadConfig } from '../../src/config';
 import { operatorMeta } from '../../src/core/command-meta';
 import { ApiError } from '../../src/core/errors';
 import { createLogger } from '../../src/logger';
+import { registerModules } from '../../src/modules';
 import { createRuntime, type Runtime } from '../../src/runtime';
 import { runCli as run } from '../helpers/cli-in-process';
 
@@ -85,6 +87,17 @@ t('--merge adds without removing; a replace removes what the section leaves out'
     shown.tables.map((x: { id: string }) => x.id),
     ['tbl_2'],
   );
+});
+
+t('the usage order parses: the file after --merge is the path, not the value of --merge', () => {
+  registerModules();
+  registerAllCliCommands();
+  const command = cliCommands().find((c) => c.name === 'catalog apply');
+  assert.ok(command);
+  assert.equal(parseFlags(['--restaurant', 'rest_cli', '--merge', 'catalog.json'], command.switches), {
+    values: { restaurant: 'rest_cli', merge: true },
+    positionals: ['catalog.json'],
+  });
 });
 
 t('usage errors and invalid items are reported, nothing is applied', async ({ rt, dir }) => {

@@ -148,6 +148,8 @@ export interface ReservationCustomer {
   phone_number: string | null;
   lang: string;
   blacklisted: boolean;
+  /** A messaging channel's draft: hidden from partners (reservation-lookups.ts leaves it out). */
+  draft: boolean;
 }
 
 const short = (d: CustomerDoc): ReservationCustomer => ({
@@ -157,6 +159,7 @@ const short = (d: CustomerDoc): ReservationCustomer => ({
   phone_number: d.phone_number,
   lang: d.lang,
   blacklisted: d.blacklisted,
+  draft: d.draft,
 });
 
 /**

@@ -32,8 +32,12 @@ export async function loadLookups(
     getRemovedCatalogItems(docs, restaurantId),
     getCustomersForReservations(docs, restaurantId, ids),
   ]);
+  // A draft customer (a messaging channel's, hidden until published) never appears to partners:
+  // GET /customers/{id} answers 404 and webhooks told them customer.deleted, so a reservation linked
+  // to one shows no customer, in its answers and its webhooks alike.
+  const visible = new Map([...customers].filter(([, c]) => !c.draft));
   return {
-    customers,
+    customers: visible,
     rooms: byId(catalog, removed, 'rooms', (r) => ({ id: r.id, name: r.name })),
     tables: byId(catalog, removed, 'tables', (t) => ({
       id: t.id,

@@ -138,7 +138,13 @@ export async function planCustomerChange(
   }
   if (r.customer_id !== null) {
     const linked = await loadCustomer(deps, r.customer_id);
-    if (linked.status === 'active' && linked.restaurantId === restaurant._id && linked.profile) {
+    // A draft is hidden from partners (the reservation shows no customer): as if nobody were linked.
+    if (
+      linked.status === 'active' &&
+      linked.restaurantId === restaurant._id &&
+      linked.profile &&
+      !linked.draft
+    ) {
       // Validate now (400 / 422) so a refused change writes nothing anywhere.
       const { profile } = linked;
       const context = await writeContext(deps, restaurant, input);

@@ -108,17 +108,28 @@ export function requestedChanges(
   return out as Partial<ReservationSnapshot>;
 }
 
+export interface UpdateOptions {
+  /**
+   * The caller may bypass availability (RESERVATIONS_FORCE_INSERT). A forced reservation's new
+   * seating is forced only then; otherwise it is checked like any booking (a partner without the
+   * scope must not move a forced reservation into a full slot).
+   */
+  mayForce?: boolean;
+}
+
 export async function updateReservation(
   deps: ReservationDeps,
   restaurant: ReservationRestaurant,
   id: string,
   req: PatchReservationRequest,
   meta: CommandMeta,
+  options: UpdateOptions = {},
 ) {
   const carried: Carried = { customerId: null };
+  const mayForce = options.mayForce === true;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await attemptUpdate(deps, restaurant, id, req, meta, carried);
+      return await attemptUpdate(deps, restaurant, id, req, meta, carried, mayForce);
     } catch (err) {
       if (err instanceof WrongExpectedRevisionError && err.stream === reservationStream(id) && attempt < 5)
         continue;
@@ -140,6 +151,7 @@ async function attemptUpdate(
   req: PatchReservationRequest,
   meta: CommandMeta,
   carried: Carried,
+  mayForce: boolean,
 ) {
   const rmeta = { ...meta, restaurant_id: restaurant._id };
   const now = deps.clock.now();
@@ -182,7 +194,7 @@ async function attemptUpdate(
   let position: bigint | null = null;
   let moved: HeldSeating | null = null;
   if (movesSeating) {
-    moved = await holdMoved(deps, restaurant, catalog, r, req, loaded.revision, now, rmeta);
+    moved = await holdMoved(deps, restaurant, catalog, r, req, loaded.revision, now, rmeta, mayForce);
     patch.seating = moved.seating;
     position = maxPosition(position, moved.position);
   }
@@ -304,7 +316,8 @@ const pick = <T extends object, K extends keyof T>(o: T, keys: readonly K[]) =>
 /**
  * Holds the seating the request asks for. Tables the request does not name: the current ones when
  * they still fit (guests keep their table), else the best free fit — unless the table is definitive
- * or locked, which keeps it or refuses.
+ * or locked, which keeps it or refuses. A forced reservation's seating is forced again only for a
+ * caller that may force (`mayForce`); for anyone else it is checked as a booking would be.
  */
 async function holdMoved(
   deps: ReservationDeps,
@@ -315,6 +328,7 @@ async function holdMoved(
   revision: number | string,
   now: Date,
   meta: CommandMeta,
+  mayForce: boolean,
 ): Promise<HeldSeating> {
   const startChanged = req.start_at !== undefined && Date.parse(req.start_at) !== Date.parse(r.start_at);
   const keepShift = req.shift_id === undefined && (!startChanged || r.locked_fields.includes('shift_id'));
@@ -330,7 +344,7 @@ async function holdMoved(
     partySize: req.party_size ?? r.party_size,
     shiftId: req.shift_id ?? (keepShift ? r.shift_id : null),
     roomId: roomGiven ? (req.room_id ?? null) : keepRoom(catalog, r, req) ? r.room_id : null,
-    force: r.is_force_inserted,
+    force: r.is_force_inserted && mayForce,
     purpose: `update@${revision}`,
     // One per attempt: two PATCHes of one revision hold two moves, each confirmed or dropped alone.
     moveId: newId('move'),

@@ -280,4 +280,33 @@ t(
   },
 );
 
+t(
+  'a forced reservation is moved without the capacity check only by a token that may force',
+  async ({ svc }) => {
+    // The only table for 5 is taken at 20:00; a walk-in forced at 15:00 (off the grid) holds it then.
+    const booked = await create(svc, { start_at: at('26', '20:00'), party_size: 5 });
+    assert.is(booked.status, 201, booked.text);
+    const forced = await create(svc, {
+      start_at: at('26', '15:00'),
+      party_size: 5,
+      shift_id: 'shift_dinner',
+      bypass_availability: true,
+    });
+    assert.is(forced.status, 201, forced.text);
+    const id = forced.body.data.id;
+    // TOKENS.noCancel writes reservations but lacks RESERVATIONS_FORCE_INSERT: its move is checked.
+    const moved = await patch(svc, id, { start_at: at('26', '20:00') }, TOKENS.noCancel);
+    assert.is(moved.status, 422, moved.text);
+    assert.is(moved.body.error.details.reason, 'NO_TABLE');
+    const unchanged = (await svc.api('GET', `/reservations/${id}`, { token: TOKENS.full })).body.data;
+    assert.is(unchanged.start_at, at('26', '15:00'));
+    // What needs no seating change is not a force: allowed.
+    assert.is((await patch(svc, id, { custom_message: 'walk-in' }, TOKENS.noCancel)).status, 200);
+    // A token that may force still moves it, as it could have created it there.
+    const forcedMove = await patch(svc, id, { start_at: at('26', '20:00') }, TOKENS.full);
+    assert.is(forcedMove.status, 200, forcedMove.text);
+    assert.is(forcedMove.body.data.start_at, at('26', '20:00'));
+  },
+);
+
 t.run();

@@ -176,7 +176,7 @@ export const reservationRoutes = [
     summary: 'Update a reservation',
     description: [
       'Omitted fields stay unchanged. `customer`: null disconnects; {id} connects an existing customer; fields without id update the linked customer (all its reservations show it); with no linked customer, a name finds or creates one (as inline details on creation) and connects it.',
-      'A change of start_at, party_size, shift_id, room_id or table_ids rechecks capacity; tables not named stay the same when they still fit. A reservation whose room was chosen (its shift requires room selection) keeps it; moving onto a shift that requires room selection from one that does not needs a room_id (else 422 ROOM_SELECTION_REQUIRED). A discount newly set, or kept while start_at changes, is checked against the new start_at (send `discount_id: null` to drop it). 409 RESOURCE_CONFLICT with `details.locked_fields` when the point of sale locked a field this request changes.',
+      'A change of start_at, party_size, shift_id, room_id or table_ids rechecks capacity; tables not named stay the same when they still fit. The seating of a reservation created with bypass_availability is changed without the check only for a token holding RESERVATIONS_FORCE_INSERT; any other is checked like a booking (422 with the reason). A reservation whose room was chosen (its shift requires room selection) keeps it; moving onto a shift that requires room selection from one that does not needs a room_id (else 422 ROOM_SELECTION_REQUIRED). A discount newly set, or kept while start_at changes, is checked against the new start_at (send `discount_id: null` to drop it). 409 RESOURCE_CONFLICT with `details.locked_fields` when the point of sale locked a field this request changes.',
       ERROR_REASONS,
     ].join('\n\n'),
     tag: 'Reservations',
@@ -201,6 +201,7 @@ export const reservationRoutes = [
         params.id,
         body as PatchReservationRequest,
         meta(auth, requestId),
+        { mayForce: auth.scopes.has('RESERVATIONS_FORCE_INSERT') },
       );
       await rt.settle(out.position);
       return { body: { data: await getReservation(rt.docs, auth.restaurant._id, params.id, present(auth)) } };

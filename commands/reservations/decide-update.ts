@@ -4,7 +4,7 @@ import { BusinessRuleError, conflict } from '../../src/core/errors';
 import type { NewEvent } from '../../src/ports/event-store';
 import type { Seating } from './decide-create';
 import type { ActorKind, ReservationSnapshot } from './events';
-import { CANCELED_STATUSES } from './evolve';
+import { CANCELED_STATUSES, SEATED_STATUSES } from './evolve';
 
 /** Fields the partner API may change; a POS service lock names them (plus `status`, for cancel). */
 export const LOCKABLE_FIELDS = [
@@ -92,12 +92,48 @@ export function assertUnlocked(r: ReservationSnapshot, changes: Partial<Reservat
     throw conflict('The point of sale has locked these fields of the reservation', { locked_fields: locked });
 }
 
-/** A canceled or rejected reservation holds no table: its seating cannot change (422). */
-export function assertMovable(r: ReservationSnapshot, seatingChanges: boolean): void {
-  if (seatingChanges && (CANCELED_STATUSES.includes(r.status) || r.status === 'REJECTED'))
+/** Snapshot fields that make up the seating (what a move changes on the capacity stream). */
+const SEATING_FIELDS = new Set([
+  'start_at',
+  'end_at',
+  'duration_minutes',
+  'service_date',
+  'party_size',
+  'shift_id',
+  'room_id',
+  'table_ids',
+]);
+/** The seating fields that say when it is: the guests at their table cannot be moved in time. */
+const WHEN_FIELDS = new Set(['start_at', 'service_date', 'shift_id']);
+
+/**
+ * Which reservations may still change their seating (`changed`: the snapshot or API fields the
+ * request changes). Guests still to come may be moved freely (checked like a booking). Guests who
+ * are there (SHOWED_UP, the seated statuses) may change party, room and tables, not the start or
+ * shift: their evening is now. A canceled, rejected, finished or no-show reservation takes no table
+ * any more: its time, party and tables cannot change (a move would hold capacity again). 422 with
+ * the reason, before anything is held.
+ */
+export function assertMovable(r: ReservationSnapshot, changed: readonly string[]): void {
+  const seating = changed.filter((k) => SEATING_FIELDS.has(k));
+  if (seating.length === 0) return;
+  if (CANCELED_STATUSES.includes(r.status) || r.status === 'REJECTED')
     throw new BusinessRuleError(
       'RESERVATION_CANCELED',
       'a canceled or rejected reservation holds no table: its time, party and tables cannot change',
+      { status: r.status },
+    );
+  if (r.status === 'DONE' || r.status === 'NO_SHOW')
+    throw new BusinessRuleError(
+      'RESERVATION_FINISHED',
+      `a ${r.status} reservation is over: its time, party and tables cannot change (book the guests again with a new reservation)`,
+      { status: r.status },
+    );
+  if (SEATED_STATUSES.includes(r.status) && seating.some((k) => WHEN_FIELDS.has(k)))
+    throw new BusinessRuleError(
+      'RESERVATION_SEATED',
+      `the guests are at the restaurant (${r.status}): the reservation's start_at and shift cannot change; its party size, room and tables can`,
+      { status: r.status, fields: seating.filter((k) => WHEN_FIELDS.has(k)) },
     );
 }
 
@@ -105,10 +141,7 @@ export function assertMovable(r: ReservationSnapshot, seatingChanges: boolean): 
 export function checkPatch(r: ReservationSnapshot, patch: ReservationPatch): PatchDiff {
   const diff = diffPatch(r, patch);
   assertUnlocked(r, diff.changes);
-  assertMovable(
-    r,
-    Object.keys(diff.changes).some((k) => k in (patch.seating ?? {})),
-  );
+  assertMovable(r, Object.keys(diff.changes));
   return diff;
 }
 

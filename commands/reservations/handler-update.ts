@@ -164,8 +164,9 @@ async function attemptUpdate(
   const r = existing(loaded.state, id, restaurant._id);
   // 1. Checks, no writes.
   assertUnlocked(r, requestedChanges(r, req));
-  const movesSeating = SEATING_KEYS.some((k) => req[k] !== undefined) && seatingRequestDiffers(r, req);
-  assertMovable(r, movesSeating);
+  const seatingChanges = Object.keys(requestedChanges(r, pick(req, SEATING_KEYS)));
+  const movesSeating = seatingChanges.length > 0;
+  assertMovable(r, seatingChanges);
   const catalog = await loadCatalog(deps, restaurant._id);
   checkReferences(catalog, req);
   checkDiscount(catalog, restaurant.timezone, r, req);
@@ -304,10 +305,6 @@ function checkDiscount(
   const startMs = Date.parse(req.start_at ?? r.start_at);
   if (discountId === r.discount_id && startMs === Date.parse(r.start_at)) return;
   assertDiscountApplies(catalog.discounts, discountId, startMs, timezone);
-}
-
-function seatingRequestDiffers(r: ReservationSnapshot, req: PatchReservationRequest): boolean {
-  return Object.keys(requestedChanges(r, { ...pick(req, SEATING_KEYS) })).length > 0;
 }
 
 const pick = <T extends object, K extends keyof T>(o: T, keys: readonly K[]) =>

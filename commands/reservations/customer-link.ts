@@ -145,10 +145,12 @@ export async function planCustomerChange(
       linked.profile &&
       !linked.draft
     ) {
-      // Validate now (400 / 422) so a refused change writes nothing anywhere.
+      // Validate now (400 / 422) so a refused change writes nothing anywhere. Details the customer
+      // already has change nothing (and so touch no POS lock on the customer).
       const { profile } = linked;
       const context = await writeContext(deps, restaurant, input);
-      await asCustomerFields(() => prepareChanges(profile, input, context));
+      const { changes } = await asCustomerFields(() => prepareChanges(profile, input, context));
+      if (Object.keys(changes).length === 0) return { kind: 'none' };
       return { kind: 'update_linked', customerId: r.customer_id, input };
     }
   }

@@ -171,9 +171,12 @@ async function attemptUpdate(
   checkReferences(catalog, req);
   checkDiscount(catalog, restaurant.timezone, r, req);
   let customerChange = await planCustomerChange(deps, restaurant, r, req.customer);
-  // Inline details with nobody linked connect a customer found or created for them: a POS lock on the
-  // customer refuses that here, before the customer is written (not at the append, after it).
-  if (customerChange.kind === 'create') assertUnlocked(r, { customer_id: null });
+  // A POS lock on the customer holds the reservation's customer as it is: which customer (checked
+  // above), and their details edited through the reservation (`update_linked`: the spec's "customer
+  // fields without id update the linked customer itself"), and inline details with nobody linked,
+  // which connect a customer found or created for them. Refused here, before the customer is written.
+  if (customerChange.kind === 'create' || customerChange.kind === 'update_linked')
+    assertUnlocked(r, { customer_id: null });
   // An earlier attempt of this request, overtaken before its ReservationUpdated landed, already
   // found or created the customer: connect that one rather than create another (name-only details
   // match nobody, so a second customer would be left with no reservation).

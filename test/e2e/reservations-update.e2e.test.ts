@@ -263,6 +263,40 @@ t(
 );
 
 t(
+  "a POS lock on the customer also holds the linked customer's details: a PATCH editing them is 409, nothing written",
+  async ({ svc, openapi }) => {
+    const r = (
+      await create(svc, {
+        start_at: at('25', '20:00'),
+        customer: { name: 'Grace Hopper', email: 'grace@example.com' },
+      })
+    ).body.data;
+    const customerId = r.customer.id;
+    await svc.rt.settle((await setPosLock(svc.rt, null, r.id, ['customer'], operatorMeta('pos'))).position);
+    const res = await patch(svc, r.id, {
+      customer: { name: 'Grace B. Hopper', phone_number: '+447700900456' },
+      custom_message: 'x',
+    });
+    assert.is(res.status, 409, res.text);
+    openapi.check('PATCH', PATH, res);
+    assert.is(res.body.error.code, 'RESOURCE_CONFLICT');
+    assert.equal(res.body.error.details.locked_fields, ['customer']);
+    const customer = (await svc.api('GET', `/customers/${customerId}`, { token: TOKENS.full })).body.data;
+    assert.is(customer.name, 'Grace Hopper');
+    assert.is(customer.phone_number, null);
+    assert.is(
+      (await svc.api('GET', `/reservations/${r.id}`, { token: TOKENS.full })).body.data.custom_message,
+      null,
+    );
+    // The details the customer already has are no change; other fields still change.
+    const same = await patch(svc, r.id, { customer: { name: 'Grace Hopper' }, custom_message: 'ok' });
+    assert.is(same.status, 200, same.text);
+    assert.is(same.body.data.customer.name, 'Grace Hopper');
+    assert.is(same.body.data.custom_message, 'ok');
+  },
+);
+
+t(
   'a canceled reservation cannot move; unknown properties are 400; PATCH needs RESERVATIONS_WRITE',
   async ({ svc }) => {
     const r = (await create(svc, { start_at: at('24', '19:00') })).body.data;

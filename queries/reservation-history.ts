@@ -8,6 +8,7 @@ import { changesOf, changesWithoutContact, type FieldChange } from '../src/audit
 import { notFound } from '../src/core/errors';
 import type { DocumentStore } from '../src/ports/document-store';
 import type { EventStore, RecordedEvent } from '../src/ports/event-store';
+import { getCustomersForReservations } from './customers';
 
 export const HISTORY_ACTIONS = [
   'CREATED',
@@ -53,7 +54,45 @@ export async function reservationHistory(
       ACTIONS[e.type] !== undefined && (e.data as { restaurant_id?: unknown }).restaurant_id === restaurantId,
   );
   const own = await ownCredentials(docs, caller.credential, stream);
-  return stream.map((e) => item(e, id, own, caller.sensitive));
+  const items = stream.map((e) => item(e, id, own, caller.sensitive));
+  return withoutDraftCustomers(docs, restaurantId, items);
+}
+
+/**
+ * A customer flagged as a messaging channel's draft is hidden from partners (docs/customers.md): the
+ * reservation shows `customer: null`, GET /customers/{id} answers 404. Its id is not told here either:
+ * a `customer_id` change naming a draft shows null on that side, as the reservation does. A draft
+ * once published shows again, like everywhere else (the same look-up as the presentation's).
+ */
+async function withoutDraftCustomers(
+  docs: DocumentStore,
+  restaurantId: string,
+  items: HistoryItem[],
+): Promise<HistoryItem[]> {
+  const ids = new Set<string>();
+  for (const i of items)
+    for (const c of i.changes)
+      if (c.field === 'customer_id')
+        for (const v of [c.from, c.to]) if (typeof v === 'string') ids.add(v);
+  if (ids.size === 0) return items;
+  const customers = await getCustomersForReservations(docs, restaurantId, [...ids]);
+  const drafts = new Set([...customers].filter(([, c]) => c.draft).map(([id]) => id));
+  if (drafts.size === 0) return items;
+  const hide = (v: unknown) => (typeof v === 'string' && drafts.has(v) ? null : v);
+  return items.map((i) =>
+    i.changes.some((c) => c.field === 'customer_id')
+      ? {
+          ...i,
+          changes: i.changes.map((c) => {
+            if (c.field !== 'customer_id') return c;
+            const out: FieldChange = { field: c.field };
+            if ('from' in c) out.from = hide(c.from);
+            if ('to' in c) out.to = hide(c.to);
+            return out;
+          }),
+        }
+      : i,
+  );
 }
 
 /**

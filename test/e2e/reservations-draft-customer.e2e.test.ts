@@ -79,4 +79,19 @@ t('customer details in a PATCH are told as for a reservation with no customer', 
   assert.is(named.body.data.customer.name, 'Nora Named');
 });
 
+t('its history names no draft either; the customer connected since shows', async ({ svc, id, draftId }) => {
+  const res = await svc.api('GET', `/reservations/${id}/history`, { token: TOKENS.full });
+  assert.is(res.status, 200, res.text);
+  assert.not.match(res.text, draftId);
+  const changes = (res.body.data as { changes: { field: string; from?: unknown; to?: unknown }[] }[]).map(
+    (item) => item.changes.find((c) => c.field === 'customer_id'),
+  );
+  // Created with the (now draft) customer: shown as none, as GET shows it.
+  assert.equal(changes[0], { field: 'customer_id', to: null });
+  // The PATCH above connected Nora in its place: from none to her.
+  const nora = (await svc.api('GET', `/reservations/${id}`, { token: TOKENS.full })).body.data.customer.id;
+  const connected = changes.find((c) => c !== undefined && c.to === nora);
+  assert.equal(connected, { field: 'customer_id', from: null, to: nora });
+});
+
 t.run();

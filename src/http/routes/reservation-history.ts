@@ -107,7 +107,7 @@ export const reservationHistoryRoutes = [
     operationId: 'getReservationHistory',
     summary: "A reservation's history",
     description:
-      "Every change of the reservation in order: when, what changed (before and after), and who, told relative to the caller: `THIS_INTEGRATION` (this credential, or another token of the same OAuth application), `ANOTHER_INTEGRATION` (never which), `RESTAURANT_STAFF` (the restaurant, or the platform acting for it), `AUTOMATIC` (scheduled status changes and repairs). `request_id` is given for this integration's own requests only. Customer contact fields (email, phone numbers) appear only with RESERVATIONS_READ_SENSITIVE.",
+      "Every change of the reservation in order: when, what changed (before and after), and who, told relative to the caller: `THIS_INTEGRATION` (this credential, or another token of the same OAuth application), `ANOTHER_INTEGRATION` (never which), `RESTAURANT_STAFF` (the restaurant, or the platform acting for it), `AUTOMATIC` (scheduled status changes and repairs). `request_id` is given for this integration's own requests only. Customer contact fields (email, phone numbers) appear only with RESERVATIONS_READ_SENSITIVE. A `customer_id` naming a customer hidden from partners (a messaging channel's draft) shows null, as the reservation shows `customer: null`.",
     tag: 'Reservations',
     access: scopes('RESERVATIONS_READ'),
     params: idParams,

@@ -72,8 +72,7 @@ async function withoutDraftCustomers(
   const ids = new Set<string>();
   for (const i of items)
     for (const c of i.changes)
-      if (c.field === 'customer_id')
-        for (const v of [c.from, c.to]) if (typeof v === 'string') ids.add(v);
+      if (c.field === 'customer_id') for (const v of [c.from, c.to]) if (typeof v === 'string') ids.add(v);
   if (ids.size === 0) return items;
   const customers = await getCustomersForReservations(docs, restaurantId, [...ids]);
   const drafts = new Set([...customers].filter(([, c]) => c.draft).map(([id]) => id));

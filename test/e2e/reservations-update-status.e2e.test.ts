@@ -57,34 +57,37 @@ t('seated guests keep their start and shift; their party and tables may change',
   assert.is(bigger.body.data.status, 'SEATED');
 });
 
-t('a finished reservation cannot move, grow or change tables: it holds no table again', async ({ svc, openapi }) => {
-  const r = (await create(svc, { start_at: at('12', '19:00') })).body.data;
-  await status(svc, r.id, { kind: 'seat' });
-  await status(svc, r.id, { kind: 'leave' });
-  const before12 = await day(svc, '12');
-  for (const body of [
-    { start_at: at('13', '20:00') },
-    { party_size: 3 },
-    { table_ids: ['tbl_2b'] },
-    { shift_id: 'shift_late', start_at: at('12', '23:00') },
-  ]) {
-    const res = await patch(svc, r.id, body);
-    assert.is(res.status, 422, `${JSON.stringify(body)}: ${res.text}`);
-    openapi.check('PATCH', PATH, res);
-    assert.is(res.body.error.details.reason, 'RESERVATION_FINISHED');
-    assert.is(res.body.error.details.status, 'DONE');
-  }
-  // Nothing held anywhere, nothing changed.
-  assert.equal(await day(svc, '13'), []);
-  assert.equal(await day(svc, '12'), before12);
-  const now = await read(svc, r.id);
-  assert.is(now.start_at, at('12', '19:00'));
-  assert.is(now.party_size, 2);
-  // What is not the seating still changes (a note after the meal).
-  const noted = await patch(svc, r.id, { custom_message: 'loved the wine' });
-  assert.is(noted.status, 200, noted.text);
-  assert.is(noted.body.data.custom_message, 'loved the wine');
-});
+t(
+  'a finished reservation cannot move, grow or change tables: it holds no table again',
+  async ({ svc, openapi }) => {
+    const r = (await create(svc, { start_at: at('12', '19:00') })).body.data;
+    await status(svc, r.id, { kind: 'seat' });
+    await status(svc, r.id, { kind: 'leave' });
+    const before12 = await day(svc, '12');
+    for (const body of [
+      { start_at: at('13', '20:00') },
+      { party_size: 3 },
+      { table_ids: ['tbl_2b'] },
+      { shift_id: 'shift_late', start_at: at('12', '23:00') },
+    ]) {
+      const res = await patch(svc, r.id, body);
+      assert.is(res.status, 422, `${JSON.stringify(body)}: ${res.text}`);
+      openapi.check('PATCH', PATH, res);
+      assert.is(res.body.error.details.reason, 'RESERVATION_FINISHED');
+      assert.is(res.body.error.details.status, 'DONE');
+    }
+    // Nothing held anywhere, nothing changed.
+    assert.equal(await day(svc, '13'), []);
+    assert.equal(await day(svc, '12'), before12);
+    const now = await read(svc, r.id);
+    assert.is(now.start_at, at('12', '19:00'));
+    assert.is(now.party_size, 2);
+    // What is not the seating still changes (a note after the meal).
+    const noted = await patch(svc, r.id, { custom_message: 'loved the wine' });
+    assert.is(noted.status, 200, noted.text);
+    assert.is(noted.body.data.custom_message, 'loved the wine');
+  },
+);
 
 t('a rejected reservation cannot move either', async ({ svc }) => {
   const r = (await create(svc, { start_at: at('15', '12:00'), shift_id: 'shift_lunch' })).body.data;

@@ -105,12 +105,6 @@ export async function listDeliveries(
   return { items: items.slice(0, q.limit), hasMore: items.length > q.limit };
 }
 
-/** Whether one of the endpoint's deliveries was ever sent again (a resend starts a new series). */
-export const hasResentDelivery = async (docs: DocumentStore, endpointId: string): Promise<boolean> =>
-  (await docs
-    .collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES)
-    .findOne({ endpoint_id: endpointId, series_start: { $gt: 1 } })) !== null;
-
 export async function getDelivery(
   docs: DocumentStore,
   endpointId: string,

@@ -183,6 +183,68 @@ t(
   },
 );
 
+t(
+  'the endpoint page says only what this manager did: no notice for an unknown or unchecked ?done=',
+  async ({ b, svc }) => {
+    const made = await svc.api('POST', '/webhook-endpoints', {
+      token: FRONT,
+      body: { url: 'https://example.com/said' },
+    });
+    const id = made.body.data.id as string;
+    const detail = `/dashboard/webhooks/${id}?restaurant=rest_demo`;
+    const noticeOf = async (query: string) => {
+      const res = await b.get(`${detail}&${query}`);
+      assert.is(res.status, 200, `${query}: ${res.status}`);
+      return /<div class="notice" role="status">([\s\S]*?)<\/div>/.exec(res.text)?.[1] ?? null;
+    };
+    // Values no action sends (an object's own property names among them) say nothing, and never
+    // echo themselves.
+    for (const done of [
+      'toString',
+      'constructor',
+      '__proto__',
+      'valueOf',
+      'hasOwnProperty',
+      'Saved',
+      'tested',
+    ])
+      assert.is(await noticeOf(`done=${encodeURIComponent(done)}`), null, done);
+    // The partner made this endpoint and nobody changed it: a link cannot claim this manager did.
+    for (const done of ['created', 'saved', 'enabled', 'disabled'])
+      assert.is(await noticeOf(`done=${done}`), null, done);
+    // A test's outcome is only that of a test delivery of this endpoint.
+    assert.not.match((await b.get(`${detail}&done=tested&delivery=whd_nothing`)).text, /Test delivery/);
+    // Saved from the page: said, on the page the form redirects to.
+    const page = await b.get(detail);
+    const saved = await b.post(`/dashboard/webhooks/${id}/edit`, {
+      ...formFields(page.text, `/dashboard/webhooks/${id}/edit`),
+      url: 'https://example.com/said',
+      description: 'Till',
+      events_mode: 'all',
+      headers: '',
+    });
+    assert.is(saved.status, 303, saved.text.slice(0, 300));
+    assert.match((await b.get(saved.location as string)).text, /Changes saved/);
+    // Saved again unchanged: nothing was saved, and nothing says so.
+    const again = await b.post(`/dashboard/webhooks/${id}/edit`, {
+      ...formFields(page.text, `/dashboard/webhooks/${id}/edit`),
+      url: 'https://example.com/said',
+      description: 'Till',
+      events_mode: 'all',
+      headers: '',
+    });
+    assert.is(again.status, 303);
+    assert.not.match((await b.get(again.location as string)).text, /Changes saved/);
+    // A save by the partner since: the manager's "saved" no longer describes the last change.
+    const patched = await svc.api('PATCH', `/webhook-endpoints/${id}`, {
+      token: FRONT,
+      body: { description: 'Partner' },
+    });
+    assert.is(patched.status, 200, patched.text);
+    assert.is(await noticeOf('done=saved'), null);
+  },
+);
+
 t('a page link with parameters of its own (a mail’s utm_source) opens the page', async ({ b, svc }) => {
   const made = await svc.api('POST', '/webhook-endpoints', {
     token: FRONT,

@@ -273,8 +273,15 @@ t(
     const tested = await b.post(`/dashboard/webhooks/${endpointId}/test`, {
       ...formFields(after.text, `/dashboard/webhooks/${endpointId}/test`),
     });
-    assert.is(tested.status, 200);
-    assert.match(tested.text, /Test delivery succeeded[\s\S]*<pre class="excerpt">thanks<\/pre>/);
+    // Answered with a redirect to the page showing the outcome (read from the test's delivery): a
+    // reload of that page sends no second test.
+    assert.is(tested.status, 303, tested.text.slice(0, 300));
+    const sentBefore = rx.for('/echo').length;
+    for (let i = 0; i < 2; i++) {
+      const shown = await b.get(tested.location as string);
+      assert.match(shown.text, /Test delivery succeeded[\s\S]*<pre class="excerpt">thanks<\/pre>/);
+    }
+    assert.is(rx.for('/echo').length, sentBefore, 'reloading the outcome sends nothing');
     const testDoc = await within(
       'the test delivery',
       async () =>
@@ -285,6 +292,10 @@ t(
         )[0],
     );
     assert.is(testDoc.attempts[0]?.response_excerpt, 'thanks');
+    const tests = await svc.rt.docs
+      .collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES)
+      .find({ endpoint_id: endpointId, test: true });
+    assert.is(tests.length, 1, 'one test, however often its outcome is shown');
     (ctx as unknown as { endpointId: string; deliveryId: string; testId: string }).endpointId = endpointId;
     (ctx as unknown as { deliveryId: string }).deliveryId = delivery._id;
     (ctx as unknown as { testId: string }).testId = testDoc._id;

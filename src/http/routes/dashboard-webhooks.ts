@@ -4,6 +4,7 @@
 
 import { resendDelivery, testWebhookEndpoint } from '../../../commands/webhook-deliveries/handler';
 import { previousSecretSigns, readableTypes } from '../../../commands/webhook-endpoints/decide';
+import { webhookEndpointStream } from '../../../commands/webhook-endpoints/events';
 import {
   createWebhookEndpoint,
   deleteWebhookEndpoint,
@@ -15,7 +16,7 @@ import {
 import { MAX_ENDPOINTS_PER_RESTAURANT } from '../../../commands/webhook-endpoints/limit';
 import { API_KEYS, type ApiKeyDoc } from '../../../projections/api-keys';
 import { WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../../../projections/webhook-endpoints';
-import { getDelivery, getEndpoint, hasResentDelivery, listDeliveries } from '../../../queries/webhooks';
+import { getDelivery, getEndpoint, listDeliveries } from '../../../queries/webhooks';
 import { ApiError, BusinessRuleError, type Issue } from '../../core/errors';
 import type { Runtime } from '../../runtime';
 import { putFlash, takeFlash } from '../../web/flash';
@@ -228,28 +229,94 @@ async function detailPage(
   );
 }
 
-const NOTICES: Record<string, string> = {
-  created: 'The endpoint is added. Send a test to check that it answers.',
-  rotated: 'The secret is rotated. The previous one keeps signing for 24 hours.',
-  saved: 'Changes saved.',
-  enabled: 'The endpoint is enabled: events are sent to it again.',
-  disabled: 'The endpoint is disabled: nothing is sent to it until it is enabled.',
-  migrated: 'The endpoint now receives the v1 format.',
-  resent: 'The delivery is sent again: its new attempts appear below.',
-  deleted: 'The endpoint is deleted: nothing more is sent to it.',
-};
+const NOTICES = new Map<string, string>([
+  ['created', 'The endpoint is added. Send a test to check that it answers.'],
+  ['rotated', 'The secret is rotated. The previous one keeps signing for 24 hours.'],
+  ['saved', 'Changes saved.'],
+  ['enabled', 'The endpoint is enabled: events are sent to it again.'],
+  ['disabled', 'The endpoint is disabled: nothing is sent to it until it is enabled.'],
+  ['migrated', 'The endpoint now receives the v1 format.'],
+  ['resent', 'The delivery is sent again: its new attempts appear below.'],
+  ['deleted', 'The endpoint is deleted: nothing more is sent to it.'],
+]);
 
-/** Whether the endpoint is as the notice says (a link cannot announce a change that did not happen). */
-const holds = (done: string, e: WebhookEndpointDoc, now: Date) =>
-  done === 'enabled'
-    ? !e.disabled
-    : done === 'disabled'
-      ? e.disabled
-      : done === 'migrated'
-        ? e.api_version !== 'legacy'
-        : done === 'rotated'
-          ? previousSecretSigns(e, now)
-          : true;
+/** The endpoint's last change (its stream's last event) and who made it. */
+async function lastChange(rt: Runtime, id: string) {
+  const [last] = await rt.events.readStream(webhookEndpointStream(id), { direction: 'backwards', limit: 1 });
+  return last
+    ? {
+        type: last.type,
+        actor: last.metadata.actor,
+        changes: ((last.data as { changes?: Record<string, unknown> }).changes ?? {}) as Record<
+          string,
+          unknown
+        >,
+      }
+    : null;
+}
+
+/**
+ * Whether the endpoint is as the notice `done` says (a link cannot announce a change that did not
+ * happen): a creation, a save, an enabling or a disabling only when it is the endpoint's last change and
+ * this manager made it; a rotation while its previous secret still signs; a resend of the delivery
+ * named, of this endpoint. Any other value says nothing.
+ */
+async function holds(
+  rt: Runtime,
+  m: Manager,
+  e: WebhookEndpointDoc,
+  done: string,
+  deliveryId: string | undefined,
+): Promise<boolean> {
+  switch (done) {
+    case 'migrated':
+      return e.api_version !== 'legacy';
+    case 'rotated':
+      return previousSecretSigns(e, rt.clock.now());
+    case 'resent': {
+      const d = deliveryId ? await deliveryOf(rt, e, deliveryId) : null;
+      return d !== null && !d.test && d.series_start > 1;
+    }
+    case 'created':
+    case 'saved':
+    case 'enabled':
+    case 'disabled': {
+      const last = await lastChange(rt, e._id);
+      if (!last || last.actor !== m.meta.actor) return false;
+      if (done === 'created') return last.type === 'WebhookEndpointCreated';
+      if (last.type !== 'WebhookEndpointUpdated') return false;
+      if (done === 'saved') return true;
+      return 'disabled' in last.changes && e.disabled === (done === 'disabled');
+    }
+    default:
+      return false;
+  }
+}
+
+/** A delivery of this endpoint in the 30-day history, or null. */
+async function deliveryOf(rt: Runtime, e: WebhookEndpointDoc, id: string) {
+  try {
+    return await getDelivery(rt.docs, e._id, id, rt.clock.now());
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 404) return null;
+    throw err;
+  }
+}
+
+/** A test delivery's outcome, as the page shows it after the test's redirect. */
+async function testOutcome(rt: Runtime, e: WebhookEndpointDoc, id: string): Promise<DetailExtras['test']> {
+  const d = await deliveryOf(rt, e, id);
+  const a = d?.test ? d.attempts[0] : undefined;
+  if (!d || !a) return null;
+  return {
+    ok: d.status === 'succeeded',
+    at: a.at,
+    status: a.status_code,
+    error: a.error,
+    duration: a.duration_ms,
+    excerpt: a.response_excerpt ?? null,
+  };
+}
 
 const ACTIONS = ['edit', 'toggle', 'rotate', 'test', 'migrate', 'delete'] as const;
 
@@ -285,7 +352,7 @@ export const dashboardWebhookRoutes: AnyRoute[] = [
         const state = await loadWebhookEndpoint(rt, query.endpoint);
         deleted = state.deleted && state.endpoint?.restaurant_id === m.restaurant._id;
       }
-      return listPage(rt, m, { notice: deleted ? (NOTICES.deleted ?? null) : null });
+      return listPage(rt, m, { notice: deleted ? (NOTICES.get('deleted') ?? null) : null });
     },
   }),
   defineRoute({
@@ -365,6 +432,7 @@ export const dashboardWebhookRoutes: AnyRoute[] = [
       {
         restaurant: optional(str({ max: 64 })),
         done: optional(str({ max: 16 })),
+        delivery: optional(ID),
         status: optional(str({ max: 16 })),
         event_type: optional(str({ max: 64 })),
         before: optional(str({ max: 200 })),
@@ -378,14 +446,17 @@ export const dashboardWebhookRoutes: AnyRoute[] = [
       if (!isManager(m)) return m;
       const endpoint = await endpointOf(rt, m, params.id);
       const flash = await takeFlash(rt, m.session, `${BASE}/${endpoint._id}`);
-      // "Sent again" only where one of its deliveries was indeed resent.
-      const holdsHere =
-        query.done === 'resent'
-          ? await hasResentDelivery(rt.docs, endpoint._id)
-          : query.done !== undefined && holds(query.done, endpoint, rt.clock.now());
+      // A test's outcome is read from its delivery (the action redirects here: a reload sends nothing).
+      const test =
+        query.done === 'tested' && query.delivery ? await testOutcome(rt, endpoint, query.delivery) : null;
+      const notice =
+        query.done && NOTICES.has(query.done) && (await holds(rt, m, endpoint, query.done, query.delivery))
+          ? (NOTICES.get(query.done) ?? null)
+          : null;
       return detailPage(rt, m, endpoint, {
         secret: flash?.value ?? null,
-        notice: query.done && holdsHere ? (NOTICES[query.done] ?? null) : null,
+        notice,
+        test,
         filter: { status: query.status ?? '', event_type: query.event_type ?? '' },
         before: query.before,
       });
@@ -435,7 +506,8 @@ export const dashboardWebhookRoutes: AnyRoute[] = [
               allowUnreadable: endpoint.api_version === 'legacy',
             });
             await rt.settle(out.position);
-            return back('saved');
+            // Nothing changed (the settings were already these): no notice claims a save.
+            return out.appended.length ? back('saved') : seeOther(endpointPath(endpoint._id, r));
           }
           case 'toggle': {
             const out = await updateWebhookEndpoint(
@@ -466,17 +538,12 @@ export const dashboardWebhookRoutes: AnyRoute[] = [
             return back('rotated');
           }
           case 'test': {
+            // Answered with a redirect to the page showing the outcome: reloading it sends no new test.
             const out = await testWebhookEndpoint(rt, endpoint, m.meta);
             await rt.settle(out.position);
-            return detailPage(rt, m, endpoint, {
-              test: {
-                ok: out.succeeded,
-                status: out.response.status,
-                error: out.response.error,
-                duration: out.response.durationMs,
-                excerpt: out.response.bodyExcerpt,
-              },
-            });
+            return seeOther(
+              `${endpointPath(endpoint._id, r)}&done=tested&delivery=${encodeURIComponent(out.deliveryId)}`,
+            );
           }
           case 'migrate': {
             if (endpoint.api_version !== 'legacy') return back('migrated');
@@ -551,7 +618,9 @@ export const dashboardWebhookRoutes: AnyRoute[] = [
         if (text) return detailPage(rt, m, endpoint, { alert: text }, 409);
         throw err;
       }
-      return seeOther(`${endpointPath(endpoint._id, m.restaurant._id)}&done=resent`);
+      return seeOther(
+        `${endpointPath(endpoint._id, m.restaurant._id)}&done=resent&delivery=${encodeURIComponent(delivery._id)}`,
+      );
     },
   }),
 ];

@@ -174,7 +174,9 @@ export function endpointPage(
     notice?: string | null;
     alert?: string | null;
     secret?: string | null;
+    /** The outcome of a test delivery (shown after the test's redirect, read from its delivery). */
     test?: {
+      at: string;
       status: number | null;
       error: string | null;
       duration: number;
@@ -190,7 +192,7 @@ export function endpointPage(
     html`<form method="post" action="${base}/${name}">${csrfField(c.account.csrf)}${restaurantField(c.restaurant.id)}<button type="submit" class="${cls}"${aria ? html` aria-label="${aria}"` : ''}>${label}</button></form>`;
   const test = o.test
     ? html`<div class="${o.test.ok ? 'notice' : 'alert'}" role="status">
-<p><strong>Test delivery ${o.test.ok ? 'succeeded' : 'failed'}</strong>: ${o.test.status !== null ? `answer ${o.test.status}` : (o.test.error ?? 'no answer')} in ${o.test.duration} ms.</p>
+<p><strong>Test delivery ${o.test.ok ? 'succeeded' : 'failed'}</strong> (sent ${when(o.test.at, tz)}): ${o.test.status !== null ? `answer ${o.test.status}` : (o.test.error ?? 'no answer')} in ${o.test.duration} ms.</p>
 ${o.test.excerpt ? html`<p class="small">The endpoint answered:</p><pre class="excerpt">${o.test.excerpt}</pre>` : ''}
 </div>`
     : '';

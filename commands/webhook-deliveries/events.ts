@@ -1,3 +1,5 @@
+import type { SettingsRefusal } from '../webhook-endpoints/decide';
+
 // Webhook deliveries. The publisher writes one fan-out per source event (stream
 // `webhook-fanout-<source event id>`, appended once: a second publisher handling the same event gets
 // a conflict and sends nothing), then each delivery's attempts on `webhook-delivery-<id>`.
@@ -90,8 +92,11 @@ export type WebhookDeliveryEvent =
         /**
          * `scope_removed`: the credential no longer reads the body (a scope taken away since the fan-out).
          * `api_option_off`: a third-party application's credential, and the restaurant turned its API option off.
+         * `endpoint_disabled`, `event_type_disabled`, `endpoint_migrated`: the endpoint's settings no
+         * longer take it (`refusedBySettings` in commands/webhook-endpoints/decide.ts). `endpoint_gone`:
+         * the endpoint was deleted.
          */
-        reason: AttemptError | 'customer_erased' | 'scope_removed' | 'api_option_off';
+        reason: AttemptError | 'customer_erased' | 'scope_removed' | 'api_option_off' | SettingsRefusal;
         at: string;
       };
     }

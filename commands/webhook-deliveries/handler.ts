@@ -1,6 +1,6 @@
 // Resend and test, for partners, managers (dashboard) and operators alike: the actor is in `meta`.
 import { API_KEYS, type ApiKeyDoc } from '../../projections/api-keys';
-import type { WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
+import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
 import type { WebhookEndpointDoc } from '../../projections/webhook-endpoints';
 import type { CommandMeta } from '../../src/core/command-meta';
 import { ApiError } from '../../src/core/errors';
@@ -10,16 +10,26 @@ import type { DocumentStore } from '../../src/ports/document-store';
 import { NO_STREAM, WrongExpectedRevisionError } from '../../src/ports/event-store';
 import type { Secrets } from '../../src/secrets';
 import { type AttemptResponse, sendAttempt } from '../../src/webhooks/deliver';
-import { previousSecretSigns } from '../webhook-endpoints/decide';
+import { previousSecretSigns, refusedBySettings } from '../webhook-endpoints/decide';
+import type { EndpointSettings } from '../webhook-endpoints/events';
 import { deliveryStream } from './events';
 
 /**
  * Sends a finished delivery again (a new series of attempts, numbered after the last one, retried on
  * the same schedule). A delivery still being retried answers 409: it is already on its way.
  */
-export async function resendDelivery(deps: WriteDeps, doc: WebhookDeliveryDoc, meta: CommandMeta) {
+export async function resendDelivery(
+  deps: WriteDeps,
+  doc: WebhookDeliveryDoc,
+  endpoint: Pick<WebhookEndpointDoc, 'disabled' | 'api_version' | 'enabled_events'>,
+  meta: CommandMeta,
+) {
   if (doc.test)
     throw new ApiError(409, 'RESOURCE_CONFLICT', 'A test delivery cannot be resent; send a new test');
+  // Refused at once rather than accepted and canceled at its attempt: the endpoint takes it no more.
+  const refused = refusedBySettings(endpoint, doc.event_type);
+  if (refused)
+    throw new ApiError(409, 'RESOURCE_CONFLICT', RESEND_REFUSALS[refused].replace('{type}', doc.event_type));
   if (doc.status === 'pending')
     throw new ApiError(
       409,
@@ -51,6 +61,74 @@ export async function resendDelivery(deps: WriteDeps, doc: WebhookDeliveryDoc, m
       throw new ApiError(409, 'RESOURCE_CONFLICT', 'The delivery changed meanwhile; read it again');
     throw err;
   }
+}
+
+const RESEND_REFUSALS: Record<ReturnType<typeof refusedBySettings> & string, string> = {
+  endpoint_disabled: 'The endpoint is disabled; enable it before resending its deliveries',
+  event_type_disabled:
+    'The endpoint no longer receives {type} (its enabled_events); add it back before resending this delivery',
+  endpoint_migrated:
+    'This delivery is in the legacy format, which the endpoint no longer receives since its migration to v1',
+};
+
+/** Deliveries canceled by one append each; at most this many appended at once. */
+const CANCEL_BATCH = 50;
+
+/**
+ * After an endpoint's settings change (disabled, fewer `enabled_events`, migrated) or its deletion
+ * (`settings` null): its pending deliveries it no longer takes are canceled now, each against the
+ * revision the read model shows, so the history says so at once and nothing of them is sent again, even
+ * if the endpoint takes that event again later (a resend does). A delivery that moved meanwhile (an
+ * attempt recorded, a request) is left to the publisher, which checks the same rule before each attempt
+ * (`refusedBySettings`), as it does for deliveries fanned out before the change and read here too late.
+ * Returns the position to settle, or null when nothing was canceled.
+ */
+export async function cancelDeliveriesNotTaken(
+  deps: WriteDeps & { docs: DocumentStore },
+  endpointId: string,
+  settings: (Pick<EndpointSettings, 'disabled' | 'enabled_events'> & { api_version: 'v1' | 'legacy' }) | null,
+  meta: CommandMeta,
+): Promise<bigint | null> {
+  const pending = await deps.docs
+    .collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES)
+    .find({ endpoint_id: endpointId, status: 'pending' });
+  const refused = pending.flatMap((d) => {
+    const reason = settings === null ? ('endpoint_gone' as const) : refusedBySettings(settings, d.event_type);
+    return reason ? [{ d, reason }] : [];
+  });
+  let last: bigint | null = null;
+  const at = deps.clock.now().toISOString();
+  for (let i = 0; i < refused.length; i += CANCEL_BATCH) {
+    const results = await Promise.all(
+      refused.slice(i, i + CANCEL_BATCH).map(async ({ d, reason }) => {
+        try {
+          const out = await deps.events.append(
+            deliveryStream(d._id),
+            [
+              {
+                type: 'WebhookDeliveryCanceled',
+                data: {
+                  delivery_id: d._id,
+                  endpoint_id: d.endpoint_id,
+                  restaurant_id: d.restaurant_id,
+                  reason,
+                  at,
+                },
+                metadata: { ...meta, restaurant_id: d.restaurant_id },
+              },
+            ],
+            d.revision < 0 ? NO_STREAM : d.revision,
+          );
+          return out.position;
+        } catch (err) {
+          if (err instanceof WrongExpectedRevisionError) return null;
+          throw err;
+        }
+      }),
+    );
+    for (const p of results) if (p !== null && (last === null || p > last)) last = p;
+  }
+  return last;
 }
 
 export interface TestDeps extends WriteDeps {

@@ -134,6 +134,30 @@ export function scopesReadDelivery(
   return !payload?.endsWith('_sensitive') || set.has('RESERVATIONS_READ_SENSITIVE');
 }
 
+/** Why an endpoint's settings now refuse a delivery made before (see `refusedBySettings`). */
+export type SettingsRefusal = 'endpoint_disabled' | 'event_type_disabled' | 'endpoint_migrated';
+
+/**
+ * Whether an endpoint, as it is set now, still takes a delivery of `eventType` made before (pure): a
+ * retry or a resend is sent only while the endpoint would receive that event if it happened now. A
+ * disabled endpoint takes nothing; a v1 endpoint only the v1 types its `enabled_events` names (or
+ * `*`), and never a legacy RESERVATION_UPDATED made before its migration (migration is final: from
+ * then on it receives the v1 format only); a legacy endpoint its RESERVATION_UPDATED whatever its
+ * `enabled_events` (the fan-out never filters legacy deliveries by them). Null when it takes it.
+ * Scopes are `scopesReadDelivery`'s rule, the API option `barredByApiOption`'s.
+ */
+export function refusedBySettings(
+  e: { disabled: boolean; api_version: ApiVersion; enabled_events: readonly string[] },
+  eventType: string,
+): SettingsRefusal | null {
+  if (e.disabled) return 'endpoint_disabled';
+  if (eventType === 'RESERVATION_UPDATED') return e.api_version === 'legacy' ? null : 'endpoint_migrated';
+  if (e.api_version === 'legacy') return null;
+  return e.enabled_events.includes('*') || e.enabled_events.includes(eventType)
+    ? null
+    : 'event_type_disabled';
+}
+
 /** Headers a partner may not set: the reserved prefix, hop-by-hop and framing headers, and anything carrying credentials. */
 const FORBIDDEN_HEADERS = new Set([
   'authorization',

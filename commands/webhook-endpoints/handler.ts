@@ -7,10 +7,12 @@ import type { CommandMeta } from '../../src/core/command-meta';
 import { ApiError } from '../../src/core/errors';
 import { newId } from '../../src/core/ids';
 import type { WriteDeps } from '../../src/core/write-deps';
+import type { DocumentStore } from '../../src/ports/document-store';
 import type { Secrets } from '../../src/secrets';
 import { generateSigningSecret } from '../../src/webhooks/signature';
 import { evolveApiKey, initialApiKey } from '../credentials/decide';
 import { apiKeyStream } from '../credentials/events';
+import { cancelDeliveriesNotTaken } from '../webhook-deliveries/handler';
 import {
   checkSettings,
   DEFAULT_GRACE_SECONDS,
@@ -32,6 +34,31 @@ import { releaseEndpointSlot, takeEndpointSlot } from './limit-handler';
 export interface EndpointDeps extends WriteDeps {
   secrets: Secrets;
   config: { webhookAllowPrivateTargets: boolean };
+}
+
+/**
+ * With the read models (every caller but a bootstrap file's), a change that makes the endpoint refuse
+ * deliveries still pending cancels them at once (`cancelDeliveriesNotTaken`); without, the publisher
+ * cancels each at its next attempt (the same rule).
+ */
+type MaybeDocs = { docs?: DocumentStore };
+
+/** Cancels what the endpoint, as `state` leaves it, no longer takes; the position to settle. */
+async function cancelNotTaken(
+  deps: WriteDeps & MaybeDocs,
+  id: string,
+  state: EndpointState,
+  position: bigint | null,
+  meta: CommandMeta,
+): Promise<bigint | null> {
+  if (!deps.docs || !state.endpoint) return position;
+  const canceled = await cancelDeliveriesNotTaken(
+    { events: deps.events, clock: deps.clock, docs: deps.docs },
+    id,
+    state.deleted ? null : state.endpoint,
+    { ...meta, restaurant_id: state.endpoint.restaurant_id },
+  );
+  return canceled !== null && (position === null || canceled > position) ? canceled : position;
 }
 
 export interface CreateEndpointInput extends SettingsInput {
@@ -133,7 +160,7 @@ export async function createWebhookEndpoint(
 }
 
 export async function updateWebhookEndpoint(
-  deps: EndpointDeps,
+  deps: EndpointDeps & MaybeDocs,
   restaurantId: string | null,
   id: string,
   changes: SettingsInput,
@@ -146,7 +173,7 @@ export async function updateWebhookEndpoint(
     scopes: [...scopes],
     requireReadable: !options.allowUnreadable,
   });
-  return runCommand<EndpointState>(deps.events, {
+  const outcome = await runCommand<EndpointState>(deps.events, {
     ...load(id),
     metadata: meta,
     clock: deps.clock,
@@ -159,6 +186,10 @@ export async function updateWebhookEndpoint(
         deps.clock.now().toISOString(),
       ).map((e) => ({ ...e, metadata: { restaurant_id: s.endpoint?.restaurant_id ?? null } })),
   });
+  // Disabled, or fewer event types: what is still pending for it and no longer taken is canceled.
+  const narrowed = changes.disabled === true || changes.enabled_events !== undefined;
+  if (!outcome.appended.length || !narrowed) return outcome;
+  return { ...outcome, position: await cancelNotTaken(deps, id, outcome.state, outcome.position, meta) };
 }
 
 /** A new secret, returned once; the old one keeps signing beside it for `graceSeconds` (24 h by default). */
@@ -191,13 +222,14 @@ export async function rotateWebhookSecret(
   return { ...outcome, secret };
 }
 
-export const migrateWebhookEndpoint = (
-  deps: WriteDeps,
+/** Final: the legacy deliveries still pending for it are canceled (it receives the v1 format only). */
+export async function migrateWebhookEndpoint(
+  deps: WriteDeps & MaybeDocs,
   restaurantId: string | null,
   id: string,
   meta: CommandMeta,
-) =>
-  runCommand<EndpointState>(deps.events, {
+) {
+  const outcome = await runCommand<EndpointState>(deps.events, {
     ...load(id),
     metadata: meta,
     clock: deps.clock,
@@ -207,6 +239,9 @@ export const migrateWebhookEndpoint = (
         metadata: { restaurant_id: s.endpoint?.restaurant_id ?? null },
       })),
   });
+  if (!outcome.appended.length) return outcome;
+  return { ...outcome, position: await cancelNotTaken(deps, id, outcome.state, outcome.position, meta) };
+}
 
 /**
  * Every deletion (API, dashboard, a revoked credential's endpoints) gives the endpoint's slot back
@@ -214,7 +249,7 @@ export const migrateWebhookEndpoint = (
  * a release its process died before making).
  */
 export async function deleteWebhookEndpoint(
-  deps: WriteDeps,
+  deps: WriteDeps & MaybeDocs,
   restaurantId: string | null,
   id: string,
   reason: DeletionReason,
@@ -233,7 +268,9 @@ export async function deleteWebhookEndpoint(
   const owner = outcome.state.endpoint?.restaurant_id;
   if (!owner || !outcome.state.deleted) return outcome;
   const released = await releaseEndpointSlot(deps, owner, id, 'DELETED', { ...meta, restaurant_id: owner });
-  return { ...outcome, position: released ?? outcome.position };
+  // Its pending deliveries are over (the publisher would cancel each at its next attempt anyway).
+  const position = await cancelNotTaken(deps, id, outcome.state, released ?? outcome.position, meta);
+  return { ...outcome, position };
 }
 
 export async function loadWebhookEndpoint(deps: WriteDeps, id: string): Promise<EndpointState> {

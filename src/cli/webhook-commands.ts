@@ -2,6 +2,7 @@
 import { resendDelivery } from '../../commands/webhook-deliveries/handler';
 import { migrateWebhookEndpoint } from '../../commands/webhook-endpoints/handler';
 import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
+import { WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../../projections/webhook-endpoints';
 import { getDelivery, getEndpoint, listDeliveries, listEndpoints } from '../../queries/webhooks';
 import { operatorMeta } from '../core/command-meta';
 import { CliUsageError, optionalFlag, registerCliCommand, rejectUnknownFlags, requireFlag } from './registry';
@@ -75,7 +76,12 @@ export function registerWebhookCommands(): void {
       const found = await ctx.rt.docs.collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES).findOne({ _id: id });
       if (!found) throw new CliUsageError(`no delivery ${id} in the last 30 days`);
       const doc = await getDelivery(ctx.rt.docs, found.endpoint_id, id, ctx.rt.clock.now());
-      const out = await resendDelivery(ctx.rt, doc, meta);
+      const endpoint = await ctx.rt.docs
+        .collection<WebhookEndpointDoc>(WEBHOOK_ENDPOINTS)
+        .findOne({ _id: found.endpoint_id });
+      if (!endpoint)
+        throw new CliUsageError(`the endpoint of delivery ${id} is deleted: nothing is sent to it`);
+      const out = await resendDelivery(ctx.rt, doc, endpoint, meta);
       await ctx.rt.settle(out.position);
       ctx.out(
         `delivery ${id}: resend scheduled (attempt ${doc.attempt_count + 1}); the webhooks role sends it`,

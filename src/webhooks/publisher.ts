@@ -16,6 +16,8 @@ import {
 import {
   previousSecretSigns,
   readableTypes,
+  refusedBySettings,
+  type SettingsRefusal,
   scopesReadDelivery,
 } from '../../commands/webhook-endpoints/decide';
 import { deleteWebhookEndpoint } from '../../commands/webhook-endpoints/handler';
@@ -392,8 +394,13 @@ export class WebhookPublisher {
       );
       return;
     }
-    let cancel: AttemptError | 'scope_removed' | 'api_option_off' | null = null;
-    if (!endpoint || endpoint.disabled) cancel = 'endpoint_gone';
+    let cancel: AttemptError | 'scope_removed' | 'api_option_off' | SettingsRefusal | null = null;
+    // Disabled, no longer subscribed to this type, or migrated past this legacy body: the endpoint's
+    // settings now refuse it (changing them cancels what is pending; this catches what that missed).
+    const refused = endpoint && delivery ? refusedBySettings(endpoint, delivery.event_type) : null;
+    if (!endpoint) cancel = 'endpoint_gone';
+    else if (refused) cancel = refused;
+    else if (endpoint.disabled) cancel = 'endpoint_disabled';
     // Never sent on behalf of a revoked credential, even before its endpoints' deletion lands.
     else if (!key || key.revoked_at) cancel = 'credential_revoked';
     // Nor to a third-party application's endpoint while the restaurant has its API option off.

@@ -9,7 +9,7 @@ import * as assert from 'uvu/assert';
 import { revokeApiKey } from '../../commands/credentials/handler';
 import { testWebhookEndpoint } from '../../commands/webhook-deliveries/handler';
 import { migrateWebhookEndpoint } from '../../commands/webhook-endpoints/handler';
-import { WEBHOOK_DELIVERIES } from '../../projections/webhook-deliveries';
+import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
 import { WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../../projections/webhook-endpoints';
 import { operatorMeta } from '../../src/core/command-meta';
 import { markNoShows } from '../../src/jobs/reservation-jobs';
@@ -455,8 +455,38 @@ t('legacy endpoints migrate to v1, finally', async ({ svc, rx }) => {
   const tested = (rx.for('/legacy').at(-1) as Received).json;
   assert.is(tested.type, 'webhook_endpoint.test');
   assert.ok(!('api_version' in tested), JSON.stringify(tested));
+  // A legacy delivery still waiting for its retry when the endpoint migrates is canceled: from then on
+  // the endpoint receives the v1 format only, a retry or a resend included.
+  rx.on('/legacy', { statuses: [503] });
+  const failing = rx.for('/legacy').length;
+  assert.is((await create(svc, { start_at: '2026-06-08T20:00:00+02:00' })).status, 201);
+  await rx.waitFor('/legacy', failing + 1);
+  const pendingLegacy = async () =>
+    (
+      await svc.rt.docs
+        .collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES)
+        .find({ endpoint_id: 'we_legacy', status: 'pending', attempt_count: 1 })
+    )[0];
+  for (let i = 0; !(await pendingLegacy()); i++) {
+    assert.ok(i < 500, 'the legacy attempt is recorded, its retry due');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const waiting = (await pendingLegacy()) as WebhookDeliveryDoc;
+  assert.is(waiting.event_type, 'RESERVATION_UPDATED');
+  rx.on('/legacy', { statuses: [200] });
   const before = rx.for('/legacy').length;
-  await migrateWebhookEndpoint(svc.rt, null, 'we_legacy', operatorMeta('test'));
+  await svc.rt.settle(
+    (await migrateWebhookEndpoint(svc.rt, null, 'we_legacy', operatorMeta('test'))).position,
+  );
+  const canceled = await svc.api('GET', `/webhook-endpoints/we_legacy/deliveries/${waiting._id}`, {
+    token: TOKENS.readOnly,
+  });
+  assert.is(canceled.body.data.status, 'canceled', canceled.text);
+  const resend = await svc.api('POST', `/webhook-endpoints/we_legacy/deliveries/${waiting._id}/resend`, {
+    token: TOKENS.readOnly,
+  });
+  assert.is(resend.status, 409, resend.text);
+  assert.match(resend.body.error.message, /legacy format/);
   assert.is((await create(svc, { start_at: '2026-06-08T19:00:00+02:00' })).status, 201);
   const got = await rx.waitFor('/legacy', before + 1);
   assert.is((got.at(-1) as Received).json.type, 'reservation.created');

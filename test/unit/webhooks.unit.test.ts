@@ -11,6 +11,7 @@ import {
   headerIssues,
   previousSecretSigns,
   readableTypes,
+  refusedBySettings,
   scopesReadDelivery,
 } from '../../commands/webhook-endpoints/decide';
 import { parseSecretsKey, SecretBox } from '../../src/secrets';
@@ -375,6 +376,20 @@ t("a rotation's previous secret signs until its grace period ends, not at that i
   assert.is(previousSecretSigns(e('2026-06-02T10:00:00.001Z'), now), true);
   assert.is(previousSecretSigns(e('2026-06-02T10:00:00.000Z'), now), false);
   assert.is(previousSecretSigns(e('2026-06-01T10:00:00.000Z'), now), false);
+});
+
+t('a retry or a resend goes only where the endpoint, as set now, would receive its event', () => {
+  const v1 = { disabled: false, api_version: 'v1' as const, enabled_events: ['customer.created'] };
+  assert.is(refusedBySettings(v1, 'customer.created'), null);
+  assert.is(refusedBySettings(v1, 'customer.updated'), 'event_type_disabled');
+  assert.is(refusedBySettings({ ...v1, enabled_events: ['*'] }, 'reservation.updated'), null);
+  assert.is(refusedBySettings({ ...v1, disabled: true }, 'customer.created'), 'endpoint_disabled');
+  // A legacy body made before the endpoint's migration: it receives the v1 format only since.
+  assert.is(refusedBySettings(v1, 'RESERVATION_UPDATED'), 'endpoint_migrated');
+  // A legacy endpoint takes its RESERVATION_UPDATED whatever its enabled_events (never filtered by them).
+  const legacy = { disabled: false, api_version: 'legacy' as const, enabled_events: ['customer.created'] };
+  assert.is(refusedBySettings(legacy, 'RESERVATION_UPDATED'), null);
+  assert.is(refusedBySettings({ ...legacy, disabled: true }, 'RESERVATION_UPDATED'), 'endpoint_disabled');
 });
 
 t.run();

@@ -234,7 +234,10 @@ const NOTICES = new Map<string, string>([
   ['rotated', 'The secret is rotated. The previous one keeps signing for 24 hours.'],
   ['saved', 'Changes saved.'],
   ['enabled', 'The endpoint is enabled: events are sent to it again.'],
-  ['disabled', 'The endpoint is disabled: nothing is sent to it until it is enabled.'],
+  [
+    'disabled',
+    'The endpoint is disabled: nothing is sent to it until it is enabled. Deliveries waiting for a retry are canceled; resend them once it is enabled.',
+  ],
   ['migrated', 'The endpoint now receives the v1 format.'],
   ['resent', 'The delivery is sent again: its new attempts appear below.'],
   ['deleted', 'The endpoint is deleted: nothing more is sent to it.'],
@@ -611,7 +614,7 @@ export const dashboardWebhookRoutes: AnyRoute[] = [
         throw err;
       }
       try {
-        const out = await resendDelivery(rt, delivery, m.meta);
+        const out = await resendDelivery(rt, delivery, endpoint, m.meta);
         await rt.settle(out.position);
       } catch (err) {
         const text = refusal(err);

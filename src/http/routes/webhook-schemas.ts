@@ -11,7 +11,11 @@ export const deliveryParams = obj({ id: str({ min: 1, max: 64 }), delivery_id: s
 const settings = {
   description: optional(nullable(str({ max: 500, description: 'Free text for your own records' }))),
   enabled_events: optional(
-    arr(str({ min: 1, max: 64 }), { min: 1, max: 20, description: `Default ["*"]. ${EVENT_LIST}` }),
+    arr(str({ min: 1, max: 64 }), {
+      min: 1,
+      max: 20,
+      description: `Default ["*"]. ${EVENT_LIST}. Deliveries still being retried of a type no longer listed are canceled (resend them once it is listed again)`,
+    }),
   ),
   headers: optional(
     record(str({ max: 1000 }), {
@@ -20,7 +24,10 @@ const settings = {
     }),
   ),
   disabled: optional(
-    bool({ description: 'A disabled endpoint receives nothing (deliveries pending for it are canceled)' }),
+    bool({
+      description:
+        'A disabled endpoint receives nothing: deliveries still being retried are canceled, and stay so once it is enabled again (resend them then)',
+    }),
   ),
 };
 

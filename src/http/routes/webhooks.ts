@@ -334,7 +334,7 @@ export const webhookRoutes: AnyRoute[] = [
     operationId: 'resendWebhookDelivery',
     summary: 'Send a delivery again',
     description:
-      'For a delivery that succeeded, failed or was canceled: a new series of attempts (numbered after the last one, same X-Service-Delivery, retried on the same schedule) starts within a second. 409 while the delivery is still being attempted.',
+      'For a delivery that succeeded, failed or was canceled: a new series of attempts (numbered after the last one, same X-Service-Delivery, retried on the same schedule) starts within a second. 409 while the delivery is still being attempted, and while the endpoint would not receive it now (disabled, its type not in enabled_events, or a legacy delivery of an endpoint migrated to v1).',
     tag: TAG,
     access: ACCESS,
     params: deliveryParams,
@@ -347,9 +347,9 @@ export const webhookRoutes: AnyRoute[] = [
       },
     },
     handler: async ({ rt, auth, params, requestId }) => {
-      await getEndpoint(rt.docs, scopeOf(auth), params.id);
+      const endpoint = await getEndpoint(rt.docs, scopeOf(auth), params.id);
       const doc = await getDelivery(rt.docs, params.id, params.delivery_id, rt.clock.now());
-      const out = await resendDelivery(rt, doc, meta(auth, requestId));
+      const out = await resendDelivery(rt, doc, endpoint, meta(auth, requestId));
       await rt.settle(out.position);
       return {
         status: 202,

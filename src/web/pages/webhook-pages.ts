@@ -229,7 +229,7 @@ ${action('migrate', 'Migrate to v1…', 'danger')}
   <p class="small">${when(d.created_at, tz)} · ${d.attempt_count} attempt${d.attempt_count === 1 ? '' : 's'}${d.last_status_code !== null ? ` · last answer ${d.last_status_code}` : ''}${d.next_attempt_at ? ` · next attempt ${when(d.next_attempt_at, tz)}` : ''} · <span class="mono">${d.event_id}</span></p>
   <details><summary>Attempts</summary>${attemptsTable(d, tz)}</details>
   ${
-    !d.test && (d.status === 'failed' || d.status === 'succeeded')
+    !d.test && d.status !== 'pending'
       ? html`<form method="post" action="${base}/deliveries/${d._id}/resend">${csrfField(c.account.csrf)}${restaurantField(c.restaurant.id)}<button type="submit" class="secondary" aria-label="Resend ${d.event_type} of ${when(d.created_at, tz)}">Resend</button></form>`
       : ''
   }

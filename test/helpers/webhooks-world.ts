@@ -93,11 +93,14 @@ export async function startWebhooksWorld<C extends Clock | undefined = undefined
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Polls `probe` (every 10 ms, up to `ms`) until it gives a value; fails naming `what` otherwise. */
+/**
+ * Polls `probe` every 10 ms until it gives a value (true, a document…), for up to `ms`; fails naming
+ * `what` otherwise. Resolves with that value.
+ */
 export async function until<T>(
   what: string,
+  ms: number,
   probe: () => Promise<T | null | undefined | false> | T | null | undefined | false,
-  ms = 10_000,
 ): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {

@@ -2,23 +2,17 @@
 // real embedded runtime: once the log goes quiet it reaches the last event handled within a bounded
 // time, so a restart (even after SIGKILL) replays nothing; it never passes an event still being
 // handled (its fan-out not yet durable); a graceful stop saves the last event handled.
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createCustomer } from '../../commands/customers/handler';
 import { fanoutStream } from '../../commands/webhook-deliveries/events';
 import { createWebhookEndpoint, deleteWebhookEndpoint } from '../../commands/webhook-endpoints/handler';
 import { WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../../projections/webhook-endpoints';
-import { applyBootstrap } from '../../src/bootstrap';
-import { loadConfig } from '../../src/config';
 import { operatorMeta } from '../../src/core/command-meta';
-import { createLogger } from '../../src/logger';
-import { registerModules } from '../../src/modules';
 import { positionFromString, type RecordedEvent } from '../../src/ports/event-store';
-import { createRuntime, type Runtime } from '../../src/runtime';
+import type { Runtime } from '../../src/runtime';
 import { PUBLISHER_EVENT_PREFIXES } from '../../src/webhooks/publisher';
 import {
   CHECKPOINT_FILE,
@@ -26,8 +20,8 @@ import {
   type RunningWebhooks,
   startWebhooks,
 } from '../../src/webhooks/runner';
-import { demoBootstrap } from '../helpers/service';
-import { type Receiver, startReceiver } from '../helpers/webhook-receiver';
+import type { Receiver } from '../helpers/webhook-receiver';
+import { demoCustomer, startWebhooksWorld, until, type WebhooksWorld } from '../helpers/webhooks-world';
 
 /** What a loaded machine may add to the bound (timers late, the event loop busy): still far below a restart's replay. */
 const SLACK_MS = 1_000;
@@ -38,6 +32,7 @@ interface Ctx {
   rt: Runtime;
   rx: Receiver;
   running: RunningWebhooks;
+  world: WebhooksWorld;
   /** Positions whose handle() resolved, and when, in the runner started last. */
   handled: { position: bigint; at: number }[];
 }
@@ -71,60 +66,25 @@ async function lastPublisherEvent(rt: Runtime): Promise<bigint> {
   return last as bigint;
 }
 
-const customers = (rt: Runtime, names: string[]) =>
-  Promise.all(
-    names.map((name) =>
-      createCustomer(
-        rt,
-        { _id: 'rest_demo', country_code: 'FR', customer_matching: false },
-        { name },
-        operatorMeta('test'),
-      ),
-    ),
-  );
-
-async function until(what: string, ms: number, ok: () => boolean | Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await ok())) {
-    if (Date.now() > deadline) assert.unreachable(what);
-    await sleep(10);
-  }
-}
+const customers = (rt: Runtime, names: string[]) => Promise.all(names.map((name) => demoCustomer(rt, name)));
 
 t.before(async (ctx) => {
-  // The bootstrap file's webhook_endpoints section is the webhooks module's.
-  registerModules();
-  ctx.dir = mkdtempSync(join(tmpdir(), 'couvert-webhooks-checkpoint-'));
-  ctx.rx = await startReceiver();
-  const config = loadConfig({
-    DATA_DIR: ctx.dir,
-    LOG_LEVEL: 'silent',
-    ROLES: 'webhooks',
-    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+  ctx.world = await startWebhooksWorld({
+    name: 'webhooks-checkpoint',
+    key: { id: 'key_cp', token: 'couvert_pk_checkpoint_0000000000000000001', scopes: ['CUSTOMERS_READ'] },
+    endpoint: { id: 'we_cp', path: '/cp', secret: 'whsec_checkpoint_test_secret_0001' },
+    // Started here, recording what it handles.
+    publisher: false,
   });
-  ctx.rt = await createRuntime(config, { logger: createLogger('silent') });
-  const bootstrap = demoBootstrap({}, [
-    { id: 'key_cp', token: 'couvert_pk_checkpoint_0000000000000000001', scopes: ['CUSTOMERS_READ'] },
-  ]);
-  (bootstrap.restaurants[0] as Record<string, unknown>).webhook_endpoints = [
-    {
-      id: 'we_cp',
-      url: ctx.rx.url('/cp'),
-      api_version: 'v1',
-      secret: 'whsec_checkpoint_test_secret_0001',
-      api_key_id: 'key_cp',
-    },
-  ];
-  const report = await applyBootstrap(ctx.rt, bootstrap, operatorMeta('bootstrap'));
-  await ctx.rt.settle(report.position);
+  ctx.dir = ctx.world.dir;
+  ctx.rt = ctx.world.rt;
+  ctx.rx = ctx.world.rx;
   start(ctx);
 });
 
 t.after(async (ctx) => {
   await ctx.running?.stop();
-  await ctx.rt?.close();
-  await ctx.rx?.close();
-  rmSync(ctx.dir, { recursive: true, force: true });
+  await ctx.world?.close();
 });
 
 // First, while the log holds nothing the publisher follows after the endpoint's creation (where a

@@ -2,97 +2,40 @@
 // and never made (a fan-out's first attempt, a requested retry, queued behind a slow one when the
 // process stopped or died), instead of when their 60 s lease runs out, and makes each once. The
 // service clock is frozen here: a lease never runs out, so only the restart can make them.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createCustomer } from '../../commands/customers/handler';
 import { deliveryStream } from '../../commands/webhook-deliveries/events';
-import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
-import { applyBootstrap } from '../../src/bootstrap';
-import { loadConfig } from '../../src/config';
 import { FixedClock } from '../../src/core/clock';
-import { operatorMeta } from '../../src/core/command-meta';
-import { createLogger } from '../../src/logger';
-import { registerModules } from '../../src/modules';
 import type { RecordedEvent } from '../../src/ports/event-store';
-import { createRuntime, type Runtime } from '../../src/runtime';
 import { CHECKPOINT_FILE, type RunningWebhooks, startWebhooks } from '../../src/webhooks/runner';
-import { demoBootstrap } from '../helpers/service';
-import { quietFor, type Receiver, startReceiver } from '../helpers/webhook-receiver';
+import { quietFor, type Receiver } from '../helpers/webhook-receiver';
+import {
+  demoCustomer as customer,
+  deliveries,
+  startWebhooksWorld,
+  until,
+  type WebhooksWorld,
+} from '../helpers/webhooks-world';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until(what: string, ms: number, ok: () => boolean | Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await ok())) {
-    if (Date.now() > deadline) assert.unreachable(what);
-    await sleep(10);
-  }
-}
-
-interface World {
-  dir: string;
-  rt: Runtime;
-  clock: FixedClock;
-  rx: Receiver;
-  running: RunningWebhooks;
-}
+type World = WebhooksWorld & { clock: FixedClock; running: RunningWebhooks };
 
 async function boot(path: string): Promise<World> {
-  registerModules();
-  const dir = mkdtempSync(join(tmpdir(), 'couvert-webhooks-restart-'));
-  const rx = await startReceiver();
-  // D1's first attempt fails (retried 5 s later), every later one succeeds.
-  rx.on(path, { statuses: [503, 200] });
-  const clock = new FixedClock('2026-06-02T10:00:00.000Z');
-  const config = loadConfig({
-    DATA_DIR: dir,
-    LOG_LEVEL: 'silent',
-    ROLES: 'webhooks',
-    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+  const w = await startWebhooksWorld({
+    name: 'webhooks-restart',
+    clock: new FixedClock('2026-06-02T10:00:00.000Z'),
+    key: { id: 'key_rs', token: 'couvert_pk_restart_00000000000000000000001', scopes: ['CUSTOMERS_READ'] },
+    endpoint: { id: 'we_rs', path, secret: 'whsec_restart_test_secret_000001' },
+    // One attempt at a time, so the later ones queue behind a held one.
+    publisher: { concurrencyPerEndpoint: 1 },
   });
-  const rt = await createRuntime(config, { logger: createLogger('silent'), clock });
-  const bootstrap = demoBootstrap({}, [
-    { id: 'key_rs', token: 'couvert_pk_restart_00000000000000000000001', scopes: ['CUSTOMERS_READ'] },
-  ]);
-  (bootstrap.restaurants[0] as Record<string, unknown>).webhook_endpoints = [
-    {
-      id: 'we_rs',
-      url: rx.url(path),
-      api_version: 'v1',
-      secret: 'whsec_restart_test_secret_000001',
-      api_key_id: 'key_rs',
-    },
-  ];
-  await rt.settle((await applyBootstrap(rt, bootstrap, operatorMeta('bootstrap'))).position);
-  // One attempt at a time, so the later ones queue behind a held one.
-  const running = startWebhooks(rt, { concurrencyPerEndpoint: 1 });
-  return { dir, rt, clock, rx, running };
+  // D1's first attempt fails (retried 5 s later), every later one succeeds.
+  w.rx.on(path, { statuses: [503, 200] });
+  return w as World;
 }
 
-async function close(w: World): Promise<void> {
-  await w.running.stop();
-  await w.rt.close();
-  await w.rx.close();
-  rmSync(w.dir, { recursive: true, force: true });
-}
-
-const customer = async (rt: Runtime, name: string): Promise<string> =>
-  (
-    await createCustomer(
-      rt,
-      { _id: 'rest_demo', country_code: 'FR', customer_matching: false },
-      { name },
-      operatorMeta('test'),
-    )
-  ).customerId as string;
-
-const deliveries = async (rt: Runtime) => {
-  await rt.refresh();
-  return rt.docs.collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES).find({});
-};
+const close = (w: World) => w.close();
 
 /**
  * Leaves what a stop with work queued leaves: D1's retry (attempt 2, asked for by the sweeper) and D3's

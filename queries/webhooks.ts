@@ -105,6 +105,34 @@ export async function listDeliveries(
   return { items: items.slice(0, q.limit), hasMore: items.length > q.limit };
 }
 
+/**
+ * The endpoint's latest finished deliveries that failed in a row (tests and canceled ones aside), in
+ * the 30-day history: how many (at most `cap`, `more` when there are more) and the first's creation.
+ * Null when the latest finished delivery succeeded, or none finished. What the dashboard warns a
+ * manager with: retries end after about 4 hours, and nothing else tells that an endpoint is down.
+ */
+export async function failingStreak(
+  docs: DocumentStore,
+  endpointId: string,
+  now: Date,
+  cap = 100,
+): Promise<{ count: number; more: boolean; since: string } | null> {
+  const finished = await docs.collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES).find(
+    {
+      endpoint_id: endpointId,
+      test: false,
+      status: { $in: ['failed', 'succeeded'] },
+      created_at: { $gte: historyStart(now) },
+    },
+    { sort: { created_at: -1, _id: -1 }, limit: cap + 1 },
+  );
+  const succeeded = finished.findIndex((d) => d.status === 'succeeded');
+  const streak = finished.slice(0, succeeded === -1 ? cap : succeeded);
+  const first = streak.at(-1);
+  if (!first) return null;
+  return { count: streak.length, more: succeeded === -1 && finished.length > cap, since: first.created_at };
+}
+
 export async function getDelivery(
   docs: DocumentStore,
   endpointId: string,

@@ -16,7 +16,7 @@ import {
 import { MAX_ENDPOINTS_PER_RESTAURANT } from '../../../commands/webhook-endpoints/limit';
 import { API_KEYS, type ApiKeyDoc } from '../../../projections/api-keys';
 import { WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../../../projections/webhook-endpoints';
-import { getDelivery, getEndpoint, listDeliveries } from '../../../queries/webhooks';
+import { failingStreak, getDelivery, getEndpoint, listDeliveries } from '../../../queries/webhooks';
 import { ApiError, BusinessRuleError, type Issue } from '../../core/errors';
 import type { Runtime } from '../../runtime';
 import { putFlash, takeFlash } from '../../web/flash';
@@ -196,6 +196,7 @@ async function detailPage(
     },
     rt.clock.now(),
   );
+  const failing = await failingStreak(rt.docs, endpoint._id, rt.clock.now());
   const last = items.at(-1);
   const older =
     hasMore && last
@@ -216,6 +217,7 @@ async function detailPage(
       keyName,
       form: x.form ?? formOfEndpoint(endpoint),
       deliveries: items,
+      failing,
       filter,
       older,
       newest: !after,

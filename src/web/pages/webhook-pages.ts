@@ -168,6 +168,8 @@ export function endpointPage(
     keyName: string;
     form: EndpointForm;
     deliveries: WebhookDeliveryDoc[];
+    /** The latest finished deliveries failed in a row (queries/webhooks.ts failingStreak), or null. */
+    failing?: { count: number; more: boolean; since: string } | null;
     filter: DeliveryFilter;
     older: string | null;
     newest: boolean;
@@ -195,6 +197,12 @@ export function endpointPage(
 <p><strong>Test delivery ${o.test.ok ? 'succeeded' : 'failed'}</strong> (sent ${when(o.test.at, tz)}): ${o.test.status !== null ? `answer ${o.test.status}` : (o.test.error ?? 'no answer')} in ${o.test.duration} ms.</p>
 ${o.test.excerpt ? html`<p class="small">The endpoint answered:</p><pre class="excerpt">${o.test.excerpt}</pre>` : ''}
 </div>`
+    : '';
+  const failing = o.failing
+    ? html`<section class="card warn-card" aria-labelledby="failing">
+<h2 id="failing">Deliveries are failing</h2>
+<p>${o.failing.count === 1 ? 'The last delivery' : `The last ${o.failing.count}${o.failing.more ? ' or more' : ''} deliveries`} (since ${when(o.failing.since, tz)}) failed after every retry: the endpoint may be down, or refusing them. Nothing disables it on its own, and each delivery is retried for about 4 hours only. Check it with <strong>Send a test</strong>, then resend the failed deliveries (filter them by status below).</p>
+</section>`
     : '';
   const legacy =
     e.api_version === 'legacy'
@@ -248,6 +256,7 @@ ${action('migrate', 'Migrate to v1…', 'danger')}
     body: html`<p><a href="/dashboard/webhooks?restaurant=${c.restaurant.id}">← All endpoints</a></p>
 ${o.secret ? secretOnce('Signing secret', o.secret, 'Copy it now: it verifies the Service-Signature of each delivery, and it will not be shown again.') : ''}
 ${test}
+${failing}
 <section class="card" aria-labelledby="ep-url">
 <div class="item-head"><h2 id="ep-url" class="url">${e.url}</h2><span>${statusBadge(e)}</span></div>
 ${e.description ? html`<p>${e.description}</p>` : ''}

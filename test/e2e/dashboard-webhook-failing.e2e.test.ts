@@ -1,0 +1,87 @@
+// An endpoint whose deliveries fail for good (after every retry) is said on its dashboard page: retries
+// end after about 4 hours and nothing disables the endpoint, so without it a manager learns of an
+// endpoint that is down only by reading the history. Said while the latest finished delivery failed,
+// with how many in a row and since when; gone once one succeeds. Over HTTP, as a browser without
+// JavaScript.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
+import { Browser, oauthBootstrap, pageText, signIn } from '../helpers/oauth';
+import { startTestService, type TestService } from '../helpers/service';
+import { type Receiver, startReceiver } from '../helpers/webhook-receiver';
+import { until } from '../helpers/webhooks-world';
+
+const FRONT = 'couvert_pk_front_desk_failing_0123456789abcdefgh';
+
+interface Ctx {
+  svc: TestService;
+  rx: Receiver;
+}
+const t = suite<Ctx>('dashboard: an endpoint whose deliveries fail', {} as Ctx);
+
+t.before(async (ctx) => {
+  ctx.rx = await startReceiver();
+  const bootstrap = oauthBootstrap() as ReturnType<typeof oauthBootstrap> & {
+    restaurants: Record<string, unknown>[];
+  };
+  Object.assign(bootstrap.restaurants[0] as object, {
+    api_keys: [
+      {
+        id: 'key_front',
+        name: 'Front desk',
+        token: FRONT,
+        scopes: ['CUSTOMERS_READ', 'CUSTOMERS_WRITE', 'WEBHOOKS_WRITE'],
+      },
+    ],
+  });
+  ctx.svc = await startTestService({
+    bootstrap,
+    env: { ROLES: 'api,projector,webhooks', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', TEST_CLOCK: 'true' },
+  });
+});
+t.after(async (ctx) => {
+  await ctx.svc?.close();
+  await ctx.rx?.close();
+});
+
+const FAILING = /Deliveries are failing/;
+
+t('the page warns while the latest deliveries failed, and stops once one succeeds', async ({ svc, rx }) => {
+  // 400 is final: each delivery fails at its first attempt (no retry to wait for).
+  rx.on('/down', { statuses: [400] });
+  const made = await svc.api('POST', '/webhook-endpoints', {
+    token: FRONT,
+    body: { url: rx.url('/down'), enabled_events: ['customer.created'] },
+  });
+  assert.is(made.status, 201, made.text);
+  const id = made.body.data.id as string;
+  const page = `/dashboard/webhooks/${id}?restaurant=rest_demo`;
+  const b = new Browser(svc.url);
+  const first = await b.get(page);
+  assert.is((await signIn(b, await b.get(first.location as string), 'solo@demo.test')).status, 303);
+  assert.not.match(pageText((await b.get(page)).text), FAILING, 'nothing delivered yet');
+
+  const finished = (status: string, n: number) =>
+    until(`${n} deliveries ${status}`, 10_000, async () => {
+      await svc.rt.refresh();
+      const docs = await svc.rt.docs
+        .collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES)
+        .find({ endpoint_id: id, status });
+      return docs.length >= n;
+    });
+  for (const name of ['Down One', 'Down Two']) {
+    const res = await svc.api('POST', '/customers', { token: FRONT, body: { name } });
+    assert.is(res.status, 201, res.text);
+  }
+  await finished('failed', 2);
+  const warned = pageText((await b.get(page)).text);
+  assert.match(warned, FAILING);
+  assert.match(warned, /The last 2 deliveries \(since [^)]+\) failed after every retry/);
+
+  rx.on('/down', { statuses: [200] });
+  assert.is((await svc.api('POST', '/customers', { token: FRONT, body: { name: 'Up' } })).status, 201);
+  await finished('succeeded', 1);
+  assert.not.match(pageText((await b.get(page)).text), FAILING, 'it answers again');
+});
+
+t.run();

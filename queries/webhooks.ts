@@ -1,5 +1,7 @@
 // Reading webhook endpoints and their deliveries. Partners see the endpoints of their own credential
 // (or, for OAuth tokens, of their application) in their restaurant: anything else answers 404.
+
+import { previousSecretSigns } from '../commands/webhook-endpoints/decide';
 import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../projections/webhook-deliveries';
 import { WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../projections/webhook-endpoints';
 import { notFound } from '../src/core/errors';
@@ -58,8 +60,11 @@ export async function listEndpoints(
   return { items, total };
 }
 
-/** The partner representation: never the secret. */
-export function presentEndpoint(doc: WebhookEndpointDoc) {
+/**
+ * The partner representation: never the secret. `secret_rotation` only while the previous secret still
+ * signs (a rotation's grace period, `previousSecretSigns`): past it, deliveries carry one v1= again.
+ */
+export function presentEndpoint(doc: WebhookEndpointDoc, now: Date) {
   return {
     id: doc._id,
     url: doc.url,
@@ -68,9 +73,10 @@ export function presentEndpoint(doc: WebhookEndpointDoc) {
     headers: doc.headers,
     disabled: doc.disabled,
     api_version: doc.api_version,
-    secret_rotation: doc.previous_secret
-      ? { previous_secret_expires_at: doc.previous_secret.expires_at }
-      : null,
+    secret_rotation:
+      doc.previous_secret && previousSecretSigns(doc, now)
+        ? { previous_secret_expires_at: doc.previous_secret.expires_at }
+        : null,
     created_at: doc.created_at,
     updated_at: doc.updated_at,
   };

@@ -345,6 +345,18 @@ t('rotation: both secrets sign during the grace period, then only the new one', 
     verifiesByHand(after as Received, ep.secret),
     'the old secret stopped after its grace period',
   );
+  // The endpoint no longer says a rotation is under way, listed or read.
+  const read = await svc.api('GET', `/webhook-endpoints/${ep.id}`, { token: TOKENS.full });
+  assert.is(read.body.data.secret_rotation, null, read.text);
+  const listed = await svc.api('GET', '/webhook-endpoints', { token: TOKENS.full });
+  assert.is(listed.body.data.find((e: { id: string }) => e.id === ep.id)?.secret_rotation, null);
+  // A grace period of 0: the previous secret never signs, and no rotation is shown.
+  const now = await svc.api('POST', `/webhook-endpoints/${ep.id}/rotate-secret`, {
+    token: TOKENS.full,
+    body: { grace_period_seconds: 0 },
+  });
+  assert.is(now.status, 200, now.text);
+  assert.is(now.body.data.secret_rotation, null);
   await svc.api('DELETE', `/webhook-endpoints/${ep.id}`, { token: TOKENS.full });
 });
 

@@ -96,7 +96,8 @@ const endpointProperties = {
     nullable: true,
     required: ['previous_secret_expires_at'],
     properties: { previous_secret_expires_at: DATE_TIME },
-    description: 'Set after a rotation: until then deliveries carry a v1= signature for each secret',
+    description:
+      "Set while a rotation's previous secret still signs: until previous_secret_expires_at deliveries carry a v1= signature for each secret (null once it has passed)",
   },
   created_at: DATE_TIME,
   updated_at: DATE_TIME,

@@ -96,7 +96,7 @@ export const webhookRoutes: AnyRoute[] = [
       );
       await rt.settle(out.position);
       const doc = await getEndpoint(rt.docs, scopeOf(auth), out.endpointId);
-      return { status: 201, body: { data: { ...presentEndpoint(doc), secret: out.secret } } };
+      return { status: 201, body: { data: { ...presentEndpoint(doc, rt.clock.now()), secret: out.secret } } };
     },
   }),
   defineRoute({
@@ -118,7 +118,7 @@ export const webhookRoutes: AnyRoute[] = [
       const totalPages = Math.ceil(total / perPage);
       return {
         body: {
-          data: items.map(presentEndpoint),
+          data: items.map((e) => presentEndpoint(e, rt.clock.now())),
           pagination: {
             page,
             per_page: perPage,
@@ -143,7 +143,7 @@ export const webhookRoutes: AnyRoute[] = [
       200: { description: 'The endpoint', schema: endpointResponse, example: webhookExamples.endpoint },
     },
     handler: async ({ rt, auth, params }) => ({
-      body: { data: presentEndpoint(await getEndpoint(rt.docs, scopeOf(auth), params.id)) },
+      body: { data: presentEndpoint(await getEndpoint(rt.docs, scopeOf(auth), params.id), rt.clock.now()) },
     }),
   }),
   defineRoute({
@@ -177,7 +177,9 @@ export const webhookRoutes: AnyRoute[] = [
         meta(auth, requestId),
       );
       await rt.settle(out.position);
-      return { body: { data: presentEndpoint(await getEndpoint(rt.docs, scopeOf(auth), params.id)) } };
+      return {
+        body: { data: presentEndpoint(await getEndpoint(rt.docs, scopeOf(auth), params.id), rt.clock.now()) },
+      };
     },
   }),
   defineRoute({
@@ -235,7 +237,7 @@ export const webhookRoutes: AnyRoute[] = [
       );
       await rt.settle(out.position);
       const doc = await getEndpoint(rt.docs, scopeOf(auth), params.id);
-      return { body: { data: { ...presentEndpoint(doc), secret: out.secret } } };
+      return { body: { data: { ...presentEndpoint(doc, rt.clock.now()), secret: out.secret } } };
     },
   }),
   defineRoute({

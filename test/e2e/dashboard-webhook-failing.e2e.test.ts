@@ -1,4 +1,6 @@
-// An endpoint whose deliveries fail for good (after every retry) is said on its dashboard page: retries
+// What an endpoint's page says of what it receives: a legacy endpoint's event choice does not filter
+// its RESERVATION_UPDATED (it applies once migrated), and
+// an endpoint whose deliveries fail for good (after every retry) is said on its dashboard page: retries
 // end after about 4 hours and nothing disables the endpoint, so without it a manager learns of an
 // endpoint that is down only by reading the history. Said while the latest finished delivery failed,
 // with how many in a row and since when; gone once one succeeds. Over HTTP, as a browser without
@@ -17,7 +19,7 @@ interface Ctx {
   svc: TestService;
   rx: Receiver;
 }
-const t = suite<Ctx>('dashboard: an endpoint whose deliveries fail', {} as Ctx);
+const t = suite<Ctx>('dashboard: what an endpoint receives, and whether it fails', {} as Ctx);
 
 t.before(async (ctx) => {
   ctx.rx = await startReceiver();
@@ -30,7 +32,17 @@ t.before(async (ctx) => {
         id: 'key_front',
         name: 'Front desk',
         token: FRONT,
-        scopes: ['CUSTOMERS_READ', 'CUSTOMERS_WRITE', 'WEBHOOKS_WRITE'],
+        scopes: ['CUSTOMERS_READ', 'CUSTOMERS_WRITE', 'RESERVATIONS_READ', 'WEBHOOKS_WRITE'],
+      },
+    ],
+    webhook_endpoints: [
+      {
+        id: 'we_old',
+        url: ctx.rx.url('/old'),
+        api_version: 'legacy',
+        secret: 'whsec_failing_legacy_secret_00001',
+        api_key_id: 'key_front',
+        enabled_events: ['customer.created'],
       },
     ],
   });
@@ -46,6 +58,26 @@ t.after(async (ctx) => {
 
 const FAILING = /Deliveries are failing/;
 
+async function signedIn(svc: TestService, page: string): Promise<Browser> {
+  const b = new Browser(svc.url);
+  const first = await b.get(page);
+  assert.is((await signIn(b, await b.get(first.location as string), 'solo@demo.test')).status, 303);
+  return b;
+}
+
+t(
+  'a legacy endpoint: its page says it gets every reservation change, its choice once migrated',
+  async ({ svc }) => {
+    const page = '/dashboard/webhooks/we_old?restaurant=rest_demo';
+    const text = pageText((await (await signedIn(svc, page)).get(page)).text);
+    assert.match(
+      text,
+      /Events RESERVATION_UPDATED for every reservation change \(legacy format\)\. Once migrated to v1: customer\.created/,
+    );
+    assert.match(text, /whatever is chosen here\. The choice applies once it is migrated to v1\./);
+  },
+);
+
 t('the page warns while the latest deliveries failed, and stops once one succeeds', async ({ svc, rx }) => {
   // 400 is final: each delivery fails at its first attempt (no retry to wait for).
   rx.on('/down', { statuses: [400] });
@@ -56,9 +88,7 @@ t('the page warns while the latest deliveries failed, and stops once one succeed
   assert.is(made.status, 201, made.text);
   const id = made.body.data.id as string;
   const page = `/dashboard/webhooks/${id}?restaurant=rest_demo`;
-  const b = new Browser(svc.url);
-  const first = await b.get(page);
-  assert.is((await signIn(b, await b.get(first.location as string), 'solo@demo.test')).status, 303);
+  const b = await signedIn(svc, page);
   assert.not.match(pageText((await b.get(page)).text), FAILING, 'nothing delivered yet');
 
   const finished = (status: string, n: number) =>

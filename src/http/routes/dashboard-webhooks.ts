@@ -555,7 +555,7 @@ export const dashboardWebhookRoutes: AnyRoute[] = [
             if (body.confirm !== 'yes')
               return confirm(
                 'Migrate this endpoint to v1?',
-                'From now on it receives the v1 event format instead of the legacy RESERVATION_UPDATED. This is final: it cannot be switched back. Make sure the receiving program reads v1 first.',
+                'From now on it receives the v1 event format instead of the legacy RESERVATION_UPDATED; legacy deliveries still waiting for a retry are canceled. This is final: it cannot be switched back. Make sure the receiving program reads v1 first.',
                 'Migrate to v1 (final)',
               );
             const out = await migrateWebhookEndpoint(rt, r, endpoint._id, m.meta);

@@ -45,14 +45,20 @@ const EVENT_WORDS: Record<string, string> = {
   'customer.merged': 'Customers are merged',
 };
 
-const eventsText = (events: string[]) =>
+const chosenText = (events: string[]) =>
   events.includes('*') ? 'Every event its key can read' : events.join(', ');
+
+/** A legacy endpoint gets RESERVATION_UPDATED for every reservation change: its choice applies once migrated. */
+const eventsText = (e: WebhookEndpointDoc) =>
+  e.api_version === 'legacy'
+    ? `RESERVATION_UPDATED for every reservation change (legacy format). Once migrated to v1: ${chosenText(e.enabled_events)}`
+    : chosenText(e.enabled_events);
 
 const statusBadge = (e: WebhookEndpointDoc) =>
   html`<span class="badge ${e.disabled ? 'off' : 'on'}">${e.disabled ? 'Disabled' : 'Enabled'}</span> <span class="badge${e.api_version === 'legacy' ? ' warn' : ''}">${e.api_version === 'legacy' ? 'Legacy format' : 'v1'}</span>`;
 
 /** The settings fields shared by create and edit. */
-function settingsFields(f: EndpointForm, prefix: string): Html {
+function settingsFields(f: EndpointForm, prefix: string, legacy = false): Html {
   return html`<label for="${prefix}-url">URL</label>
 <input id="${prefix}-url" name="url" type="url" inputmode="url" required maxlength="2048" value="${f.url}" placeholder="https://example.com/couvert-events" aria-describedby="${prefix}-url-help">
 <p class="help" id="${prefix}-url-help">HTTPS, reachable from the internet. Couvert signs each delivery (Service-Signature).</p>
@@ -60,6 +66,7 @@ function settingsFields(f: EndpointForm, prefix: string): Html {
 <input id="${prefix}-description" name="description" type="text" maxlength="500" value="${f.description}">
 <fieldset>
   <legend>Events</legend>
+  ${legacy ? html`<p class="help">This endpoint is in the legacy format: it receives <code>RESERVATION_UPDATED</code> for every reservation change, whatever is chosen here. The choice applies once it is migrated to v1.</p>` : ''}
   <label class="check"><input type="radio" name="events_mode" value="all"${f.all ? html` checked` : ''}> <span>Every event its API key can read</span></label>
   <label class="check"><input type="radio" name="events_mode" value="some"${f.all ? '' : html` checked`}> <span>Only these:</span></label>
   <div class="indent">${V1_EVENT_TYPES.map(
@@ -89,7 +96,7 @@ export function endpointsPage(
   <div class="item-head"><h2 class="url"><a href="${endpointPath(e._id, c.restaurant.id)}">${e.url}</a></h2><span>${statusBadge(e)}</span></div>
   ${e.description ? html`<p>${e.description}</p>` : ''}
   <dl class="facts">
-    <div><dt>Events</dt><dd>${eventsText(e.enabled_events)}</dd></div>
+    <div><dt>Events</dt><dd>${eventsText(e)}</dd></div>
     <div><dt>Owned by</dt><dd>${o.keyNames.get(e.credential_id) ?? e.owner}</dd></div>
     <div><dt>Created</dt><dd>${when(e.created_at, c.restaurant.timezone)}</dd></div>
   </dl>
@@ -261,7 +268,7 @@ ${failing}
 <div class="item-head"><h2 id="ep-url" class="url">${e.url}</h2><span>${statusBadge(e)}</span></div>
 ${e.description ? html`<p>${e.description}</p>` : ''}
 <dl class="facts">
-  <div><dt>Events</dt><dd>${eventsText(e.enabled_events)}</dd></div>
+  <div><dt>Events</dt><dd>${eventsText(e)}</dd></div>
   <div><dt>Owned by</dt><dd>${o.keyName}</dd></div>
   <div><dt>Created</dt><dd>${when(e.created_at, tz)}</dd></div>
   ${e.previous_secret ? html`<div><dt>Previous secret</dt><dd>Still signs until ${when(e.previous_secret.expires_at, tz)}</dd></div>` : ''}
@@ -285,7 +292,7 @@ ${pager}
 <h2 id="edit-title">Edit</h2>
 <form method="post" action="${base}/edit">
   ${csrfField(c.account.csrf)}${restaurantField(c.restaurant.id)}
-  ${settingsFields(o.form, 'edit')}
+  ${settingsFields(o.form, 'edit', e.api_version === 'legacy')}
   <button type="submit" class="full">Save changes</button>
 </form>
 </section>`,

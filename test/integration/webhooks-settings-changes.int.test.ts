@@ -13,6 +13,7 @@ import { WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../../projections/we
 import { FixedClock } from '../../src/core/clock';
 import { operatorMeta } from '../../src/core/command-meta';
 import { ApiError } from '../../src/core/errors';
+import { refusedCli } from '../helpers/cli-in-process';
 import {
   deliveries,
   demoCustomer,
@@ -121,6 +122,9 @@ t('disabled: canceled at the change; a resend is refused until it is enabled', a
     await refusal(resendDelivery(w.rt, after as NonNullable<typeof after>, await endpointDoc(w), meta)),
     /^409 The endpoint is disabled/,
   );
+  // The operator's resend says the same, and appends nothing.
+  const cli = await refusedCli(w.rt, 'webhooks resend', { delivery: d._id });
+  assert.match(cli.message, /The endpoint is disabled/);
   await w.rt.settle(
     (await updateWebhookEndpoint(w.rt, 'rest_demo', 'we_st', { disabled: false }, SCOPES, meta)).position,
   );
@@ -168,6 +172,8 @@ t('deleted: its pending deliveries are canceled with it', async ({ w }) => {
   assert.is((await deliveries(w.rt, { _id: d._id }))[0]?.status, 'canceled');
   assert.is(await cancelReason(w, d._id), 'endpoint_gone');
   assert.is((await deliveries(w.rt, { endpoint_id: 'we_st', status: 'pending' })).length, 0);
+  const cli = await refusedCli(w.rt, 'webhooks resend', { delivery: d._id });
+  assert.match(cli.message, /the endpoint of delivery whd_\w+ is deleted/);
 });
 
 t.run();

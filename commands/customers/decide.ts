@@ -113,6 +113,17 @@ export function decideDelete(state: CustomerState, id: string, reason: string | 
   return [event({ type: 'CustomerDeleted', data: { ...base(state, at), reason } })];
 }
 
+/**
+ * A customer merged into `into`, which is being deleted: deleted with it (a merge joins two records
+ * of one person, so the erasure of one is the erasure of both). Only while merged into `into`; a
+ * customer already deleted appends nothing.
+ */
+export function decideDeleteAbsorbed(state: CustomerState, into: string, at: string): Out {
+  if (state.status !== 'merged' || state.mergedInto !== into) return [];
+  const s = state as CustomerState & { customerId: string; restaurantId: string };
+  return [event({ type: 'CustomerDeleted', data: { ...base(s, at), reason: null, into_customer_id: into } })];
+}
+
 export function decideFlagDraft(state: CustomerState, id: string, channel: string, at: string): Out {
   assertVisible(state, null, 'internal', id);
   return state.draft ? [] : [event({ type: 'CustomerDraftFlagged', data: { ...base(state, at), channel } })];

@@ -74,7 +74,11 @@ export type CustomerEvent =
     }
   /** On the absorbed customer's stream, written first: from here on it only answers "merged". */
   | { type: 'CustomerMergedInto'; data: Base & { into_customer_id: string } }
-  | { type: 'CustomerDeleted'; data: Base & { reason: string | null } }
+  /**
+   * `into_customer_id`: on the stream of a customer merged into one being deleted, deleted with it
+   * (the same person: their own events, sealed with their own keys, are erased too; no webhook).
+   */
+  | { type: 'CustomerDeleted'; data: Base & { reason: string | null; into_customer_id?: string } }
   | { type: 'CustomerDraftFlagged'; data: Base & { channel: string } }
   | { type: 'CustomerDraftPublished'; data: Base };
 
@@ -121,6 +125,10 @@ export function webhookTypeOf(event: {
     case 'CustomerMerged':
       return 'customer.merged';
     case 'CustomerDeleted':
+      // A customer merged away was announced by the survivor's customer.merged: nothing more.
+      return typeof (event.data as { into_customer_id?: unknown }).into_customer_id === 'string'
+        ? null
+        : 'customer.deleted';
     case 'CustomerDraftFlagged':
       return 'customer.deleted';
     case 'CustomerDraftPublished':

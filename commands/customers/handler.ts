@@ -14,6 +14,7 @@ import {
   decideClearBlacklist,
   decideCreate,
   decideDelete,
+  decideDeleteAbsorbed,
   decideFlagDraft,
   decidePublishDraft,
   decideRemoveOptOut,
@@ -180,8 +181,44 @@ export const removeMarketingOptOut = (
   meta: CommandMeta,
 ) => run(deps, id, meta, (s, at) => decideRemoveOptOut(s, id, channel, at));
 
-export const deleteCustomer = (deps: WriteDeps, id: string, reason: string | null, meta: CommandMeta) =>
-  run(deps, id, meta, (s, at) => decideDelete(s, id, reason, at));
+/**
+ * Deletes a customer, which erases them (their keys are destroyed, docs/AUDIT.md), then every customer
+ * merged into them, at any depth: those records are the same person's, their events sealed with keys
+ * of their own. A deletion already made still deletes those (one interrupted, or made before this).
+ * The outcome's position is the last append's.
+ */
+export async function deleteCustomer(
+  deps: WriteDeps,
+  id: string,
+  reason: string | null,
+  meta: CommandMeta,
+): Promise<CustomerOutcome> {
+  const outcome = await run(deps, id, meta, (s, at) => decideDelete(s, id, reason, at));
+  const last = await deleteMergedInto(deps, outcome.state, meta);
+  return last === null || (outcome.position !== null && outcome.position > last)
+    ? outcome
+    : { ...outcome, position: last };
+}
+
+/** Deletes the customers merged into `state`'s customer, at any depth; the last append's position. */
+export async function deleteMergedInto(
+  deps: WriteDeps,
+  state: CustomerState,
+  meta: CommandMeta,
+): Promise<bigint | null> {
+  let last: bigint | null = null;
+  const seen = new Set<string>();
+  const queue = state.absorbed.map((absorbed) => ({ absorbed, into: state.customerId as string }));
+  for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+    if (seen.has(next.absorbed)) continue;
+    seen.add(next.absorbed);
+    const { into, absorbed } = next;
+    const done = await run(deps, absorbed, meta, (s, at) => decideDeleteAbsorbed(s, into, at));
+    if (done.position !== null && (last === null || done.position > last)) last = done.position;
+    for (const a of done.state.absorbed) queue.push({ absorbed: a, into: absorbed });
+  }
+  return last;
+}
 
 /** A messaging channel's customer stays hidden from partners until published. */
 export const flagCustomerDraft = (deps: WriteDeps, id: string, channel: string, meta: CommandMeta) =>

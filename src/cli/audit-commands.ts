@@ -3,7 +3,7 @@
 import { once } from 'node:events';
 import { createWriteStream, fstatSync, type WriteStream } from 'node:fs';
 import { SingleBar } from 'cli-progress';
-import { deleteCustomer, loadCustomer } from '../../commands/customers/handler';
+import { deleteCustomer, deleteMergedInto, loadCustomer } from '../../commands/customers/handler';
 import { restaurantStream } from '../../commands/restaurants/events';
 import { allProjections, allProjectionVersions } from '../../projections/index';
 import { WEBHOOK_DELIVERIES } from '../../projections/webhook-deliveries';
@@ -485,7 +485,12 @@ async function erase(ctx: CliContext): Promise<void> {
       if (e.type === 'CustomerDeleted' && typeof e.data.customer_id === 'string')
         deleted.add(e.data.customer_id);
     let n = 0;
-    for (const id of deleted) if (await sealing.erase(id)) n++;
+    for (const id of deleted) {
+      // The customers merged into one deleted before (or by an erasure interrupted) are deleted too.
+      await deleteMergedInto(ctx.rt, await loadCustomer(ctx.rt, id), operatorMeta('audit-erase'));
+      if (await sealing.erase(id)) n++;
+    }
+    await ctx.rt.settle(await ctx.rt.events.headPosition());
     ctx.out(
       `${deleted.size} deleted customer(s) in the log; ${n} key(s) destroyed now, the others already were`,
     );
@@ -494,7 +499,9 @@ async function erase(ctx: CliContext): Promise<void> {
   const id = requireFlag(ctx, 'customer');
   const state = await loadCustomer(ctx.rt, id);
   if (state.status === 'none') throw new CliUsageError(`no customer ${id} in the log`);
-  if (state.status === 'active')
+  // A customer deleted before is deleted again: nothing for them, but the customers merged into them
+  // are deleted with them (the same person) if they were not yet.
+  if (state.status === 'active' || state.status === 'deleted')
     await deleteCustomer(
       ctx.rt,
       id,

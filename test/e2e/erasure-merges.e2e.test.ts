@@ -1,0 +1,132 @@
+// Right to erasure across a merge: a merge joins two records of one person, so erasing the surviving
+// customer erases the ones merged into it too (at any depth). Their own events and their reservations'
+// free text are sealed with their own keys: before, those stayed readable after the survivor's
+// erasure (`audit history` of the absorbed id showed the name, email and note; GET /reservations/{id}
+// still answered the allergies of a reservation made under the absorbed id).
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { FixedClock } from '../../src/core/clock';
+import { ANY } from '../../src/ports/event-store';
+import { customerSubject } from '../../src/privacy/seal';
+import { runCli as cli } from '../helpers/cli-in-process';
+import { DINNER, NOW, reservationBootstrap, TOKENS } from '../helpers/reservations';
+import { startTestService } from '../helpers/service';
+
+const t = suite('erasure: customers merged into an erased one');
+
+const PERSONAL = /Grace Hopper|grace@example\.test|cobol notes|shellfish|Amazing Grace|gh@example\.test/;
+
+const start = (dataDir: string) =>
+  startTestService({
+    bootstrap: reservationBootstrap(),
+    dataDir,
+    clock: new FixedClock(NOW),
+    env: { RATE_LIMIT_PER_MINUTE: '1000000' },
+  });
+
+t('erasing the survivor erases what was merged into it, live and after a replay', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'couvert-erasure-merge-'));
+  let svc = await start(dataDir);
+  const ids: Record<string, string> = {};
+  try {
+    const customer = async (body: Record<string, unknown>) => {
+      const made = await svc.api('POST', '/customers', {
+        token: TOKENS.full,
+        body: { ...body, on_match: 'create_new' },
+      });
+      assert.is(made.status, 201, made.text);
+      return made.body.data.id as string;
+    };
+    // Three records of one person: the deepest merged into the middle one, which is merged into the kept one.
+    ids.deep = await customer({ name: 'Amazing Grace', email: 'gh@example.test' });
+    ids.absorbed = await customer({ name: 'Grace Hopper', email: 'grace@example.test', note: 'cobol notes' });
+    ids.kept = await customer({ name: 'G. H.' });
+    const booked = await svc.api('POST', '/reservations', {
+      token: TOKENS.full,
+      body: { party_size: 2, start_at: DINNER, customer: { id: ids.absorbed }, allergies: 'shellfish' },
+    });
+    assert.is(booked.status, 201, booked.text);
+    ids.reservation = booked.body.data.id;
+    await cli(svc, 'customers merge', { from: ids.deep, into: ids.absorbed });
+    await cli(svc, 'customers merge', { from: ids.absorbed, into: ids.kept });
+
+    assert.equal(await cli(svc, 'customers delete', { id: ids.kept }), [`customer ${ids.kept} deleted`]);
+
+    for (const id of [ids.kept, ids.absorbed, ids.deep])
+      assert.is((await svc.rt.keys.find(customerSubject(id))).state, 'destroyed', `${id}'s key`);
+    const read = await svc.api('GET', `/reservations/${ids.reservation}`, { token: TOKENS.full });
+    assert.is(read.status, 200, read.text);
+    assert.is(read.body.data.allergies, null, 'the live read model blanks the absorbed reservation');
+    assert.is(read.body.data.customer, null);
+    for (const id of [ids.absorbed, ids.deep, ids.reservation]) {
+      const history = (await cli(svc, 'audit history', { json: true }, [id])).join('\n');
+      assert.not.match(history, PERSONAL, `audit history ${id}`);
+    }
+    const absorbedHistory = (await cli(svc, 'audit history', { json: true }, [ids.absorbed])).join('\n');
+    assert.match(absorbedHistory, /CustomerDeleted/, 'the history says the absorbed record was deleted');
+    const out = join(dataDir, 'export.ndjson');
+    await cli(svc, 'audit export', { restaurant: 'rest_demo', out, 'no-progress': true });
+    assert.not.match(readFileSync(out, 'utf8'), PERSONAL, 'the export');
+    rmSync(out);
+    const verified = await cli(svc, 'audit verify', { 'no-progress': true });
+    assert.match(verified[0] as string, /0 problem\(s\)/, 'a replay equals the live read models');
+  } finally {
+    await svc.close({ keepData: true });
+  }
+  svc = await start(dataDir);
+  try {
+    const read = await svc.api('GET', `/reservations/${ids.reservation}`, { token: TOKENS.full });
+    assert.is(read.body.data.allergies, null, 'after a restart too');
+    for (const id of [ids.kept, ids.absorbed, ids.deep]) {
+      const got = await svc.api('GET', `/customers/${id}`, { token: TOKENS.full });
+      assert.is(got.status, 404);
+    }
+  } finally {
+    await svc.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+t('audit erase of a survivor deleted before this finishes the records merged into it', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'couvert-erasure-merge-'));
+  const svc = await start(dataDir);
+  try {
+    const made = async (name: string) => {
+      const r = await svc.api('POST', '/customers', {
+        token: TOKENS.full,
+        body: { name, on_match: 'create_new' },
+      });
+      assert.is(r.status, 201, r.text);
+      return r.body.data.id as string;
+    };
+    const absorbed = await made('Grace Hopper');
+    const kept = await made('G. H.');
+    await cli(svc, 'customers merge', { from: absorbed, into: kept });
+    // A survivor deleted with the code before this change: its CustomerDeleted alone, by hand.
+    const at = new Date(NOW).toISOString();
+    await svc.rt.events.append(
+      `customer-${kept}`,
+      [
+        {
+          type: 'CustomerDeleted',
+          data: { customer_id: kept, restaurant_id: 'rest_demo', at, reason: null },
+          metadata: { actor: 'operator:cli', restaurant_id: 'rest_demo' },
+        },
+      ],
+      ANY,
+    );
+    assert.is.not((await svc.rt.keys.find(customerSubject(absorbed))).state, 'destroyed');
+    await cli(svc, 'audit erase', { pending: true });
+    assert.is((await svc.rt.keys.find(customerSubject(absorbed))).state, 'destroyed');
+    const history = (await cli(svc, 'audit history', { json: true }, [absorbed])).join('\n');
+    assert.not.match(history, /Grace Hopper/);
+  } finally {
+    await svc.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+t.run();

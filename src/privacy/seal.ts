@@ -74,6 +74,13 @@ const ERASED: Record<string, unknown> = {
   caller: null,
 };
 
+/** A customer's personal profile fields as they read once erased (a fresh copy). */
+export const erasedProfileFields = (): Record<(typeof PROFILE)[number], unknown> =>
+  Object.fromEntries(PROFILE.map((f) => [f, structuredClone(ERASED[f] ?? null)])) as Record<
+    (typeof PROFILE)[number],
+    unknown
+  >;
+
 export const SEALED_EVENT_TYPES: readonly string[] = Object.keys(PERSONAL);
 /** Sealed event types whose data names the customer (`customer_id`) whose key seals them. */
 export const CUSTOMER_EVENT_TYPES: readonly string[] = SEALED_EVENT_TYPES.filter(

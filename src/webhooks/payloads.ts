@@ -21,6 +21,7 @@ import { findRestaurant } from '../../queries/restaurants';
 import { publishesWebhook } from '../core/no-webhook';
 import type { DocumentStore } from '../ports/document-store';
 import type { EventStore, RecordedEvent } from '../ports/event-store';
+import { erasedProfileFields } from '../privacy/seal';
 
 export const LEGACY_TYPE = 'RESERVATION_UPDATED';
 
@@ -37,9 +38,15 @@ export interface PublishedEvent {
   id: string;
   /**
    * The customer the bodies describe (a customer event's, a reservation's customer), or null: the
-   * fan-out that stores the bodies is sealed with that customer's key (src/privacy/seal.ts).
+   * fan-out that stores the bodies is sealed with that customer's key (src/privacy/seal.ts), unless
+   * `erased`.
    */
   customerId: string | null;
+  /**
+   * The bodies describe the customer erased (a deletion's: built with their personal fields erased,
+   * whatever the reads said), so they are stored unsealed: their retries and resends are sent.
+   */
+  erased?: true;
   /** Bodies by variant, built on demand. */
   body(variant: Variant): string;
 }
@@ -241,7 +248,10 @@ async function customerEvent(
   if (!after.profile) return null;
   const doc = await docs.collection<CustomerDoc>(CUSTOMERS).findOne({ _id: after.customerId as string });
   const created = history.find((e) => e.type === 'CustomerCreated');
-  const fields = customerFields(after);
+  // A deletion erases the customer (their keys are destroyed): its notice describes them erased, never
+  // with what a read made before the destruction still showed.
+  const deletion = event.type === 'CustomerDeleted';
+  const fields = deletion ? { ...customerFields(after), ...erasedProfileFields() } : customerFields(after);
   const object = {
     ...(doc && doc.restaurant_id === restaurantId
       ? presentCustomer(doc)
@@ -272,6 +282,7 @@ async function customerEvent(
     created: event.created,
     id,
     customerId: after.customerId as string,
+    ...(deletion ? { erased: true as const } : {}),
     body: () => body,
   };
 }

@@ -186,8 +186,14 @@ export class WebhookPublisher {
             data: {
               restaurant_id: restaurantId,
               // Whose key seals `payloads` (the bodies hold their personal data): erasing the
-              // customer makes the stored bodies unreadable, and they are never resent.
-              ...(published.customerId === null ? {} : { customer_id: published.customerId }),
+              // customer makes the stored bodies unreadable, and they are never resent. A deletion's
+              // bodies hold them erased: unsealed, so they are retried and resent (the partner must
+              // learn of it), naming the customer for the attempts' records only.
+              ...(published.customerId === null
+                ? {}
+                : published.erased
+                  ? { erased_customer_id: published.customerId }
+                  : { customer_id: published.customerId }),
               source_event_id: event.id,
               source_position: pos,
               event_types: eventTypes,
@@ -295,7 +301,12 @@ export class WebhookPublisher {
       expectedRevision: event.revision,
       body,
       eventTime: doc.event_created,
-      customerId: typeof fanout?.data.customer_id === 'string' ? fanout.data.customer_id : null,
+      customerId:
+        typeof fanout?.data.customer_id === 'string'
+          ? fanout.data.customer_id
+          : typeof fanout?.data.erased_customer_id === 'string'
+            ? fanout.data.erased_customer_id
+            : null,
     });
   }
 

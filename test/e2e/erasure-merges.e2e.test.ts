@@ -30,7 +30,7 @@ const start = (dataDir: string) =>
 t('erasing the survivor erases what was merged into it, live and after a replay', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'couvert-erasure-merge-'));
   let svc = await start(dataDir);
-  const ids: Record<string, string> = {};
+  const ids = { deep: '', absorbed: '', kept: '', reservation: '' };
   try {
     const customer = async (body: Record<string, unknown>) => {
       const made = await svc.api('POST', '/customers', {

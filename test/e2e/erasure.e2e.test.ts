@@ -1,14 +1,14 @@
 // Right to erasure by crypto-shredding, on a live service: personal fields never reach the log in
 // clear, erasure makes them unreadable everywhere (replays included) while the log stays intact, and
 // a log written before sealing is migrated at start.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { customerSubject } from '../../src/privacy/seal';
-import { runCli as cli } from '../helpers/cli-in-process';
+import { runCli as cli, rawDataFiles } from '../helpers/cli-in-process';
 import { customerBootstrap, TOKENS } from '../helpers/customer-service';
 import { startTestService } from '../helpers/service';
 
@@ -118,6 +118,29 @@ t('personal fields are sealed in the log, readable through the API, and erased f
     assert.equal(await cli(svc, 'audit erase', { pending: true }), [
       '1 deleted customer(s) in the log; 0 key(s) destroyed now, the others already were',
     ]);
+  } finally {
+    await svc.close();
+  }
+});
+
+t('what an import row typed is not kept in clear by its refusal', async () => {
+  // A skipped row's errors are recorded in the import job's stream, which is never sealed nor erased:
+  // they must not repeat the row's cells (here a custom field value a manager typed about the guest).
+  const dataDir = freshDir();
+  const svc = await startTestService({ bootstrap: customerBootstrap, dataDir });
+  try {
+    const file = join(dataDir, 'guests.csv');
+    writeFileSync(file, 'name,email,Diet\nAda Lovelace,ada@example.test,peanuts|vegan\n');
+    await cli(svc, 'customers import', { restaurant: 'rest_fr', file });
+    rmSync(file);
+    const summary = join(dataDir, 'summary.csv');
+    const [job] = (await svc.rt.docs.collection('customer_imports').find({})) as { _id: string }[];
+    await cli(svc, 'customers import-summary', { job: job?._id as string, out: summary });
+    const text = readFileSync(summary, 'utf8');
+    rmSync(summary);
+    assert.match(text, /skipped,.*custom_fields\.cf_diet/, 'the row is refused, its error named');
+    assert.not.match(text, /peanuts/, 'the summary');
+    assert.not.match(rawDataFiles(dataDir), /peanuts/, 'the log');
   } finally {
     await svc.close();
   }

@@ -329,7 +329,7 @@ rows('the summary is CSV with one line per row', () => {
 });
 
 rows('the summary quotes a cell holding a line break: a spreadsheet reads one line per row', async () => {
-  // A SELECT value with a line break (a quoted cell of the file) is echoed by the module's message.
+  // A message holding a line break (a field's name may): the summary quotes it.
   const text = summaryCsv([
     {
       row: 1,

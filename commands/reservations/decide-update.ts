@@ -145,13 +145,39 @@ export function checkPatch(r: ReservationSnapshot, patch: ReservationPatch): Pat
   return diff;
 }
 
+/** What the guest wrote on a reservation: sealed with its customer's key (src/privacy/seal.ts). */
+const GUEST_TEXT = ['allergies', 'custom_message', 'metadata', 'cancellation_reason'] as const;
+
+/**
+ * A reservation given to another customer takes its guest text along: each field that holds something
+ * is restated in the change (from and to the same value), which is sealed with the new customer's
+ * key. Without it the text stayed in the first customer's boxes: erasing them blanked it in a replay
+ * but not in the read model (which blanks the erased customer's reservations), and erasing the new
+ * one the other way round. Not when the reservation loses its customer: a reservation without one
+ * is written in clear, and the text stays sealed where it is.
+ */
+function withGuestText(r: ReservationSnapshot, diff: PatchDiff): PatchDiff {
+  if (typeof diff.changes.customer_id !== 'string') return diff;
+  const changes: Record<string, unknown> = { ...diff.changes };
+  const previous: Record<string, unknown> = { ...diff.previous };
+  const current = r as unknown as Record<string, unknown>;
+  for (const field of GUEST_TEXT) {
+    const value = current[field];
+    if (field in changes || value === null || value === undefined) continue;
+    if (typeof value === 'object' && Object.keys(value).length === 0) continue;
+    changes[field] = value;
+    previous[field] = value;
+  }
+  return { changes, previous };
+}
+
 export function decidePatch(
   r: ReservationSnapshot,
   patch: ReservationPatch,
   actor: ActorKind,
   at: string,
 ): NewEvent[] {
-  const { changes, previous } = checkPatch(r, patch);
+  const { changes, previous } = withGuestText(r, checkPatch(r, patch));
   if (Object.keys(changes).length === 0) return [];
   return [
     {

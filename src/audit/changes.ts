@@ -76,9 +76,11 @@ function fieldsChanged(
     BASE_FIELDS.has(key) || (subjectId !== undefined && value === subjectId && key.endsWith('_id'));
   if (isObject(data.changes)) {
     const previous = isObject(data.previous) ? data.previous : {};
-    const out: FieldChange[] = Object.entries(data.changes).map(([field, to]) =>
-      field in previous ? { field, from: previous[field], to } : { field, to },
-    );
+    const out: FieldChange[] = Object.entries(data.changes)
+      // A value restated as it was (a reservation's guest text taken along to its new customer,
+      // commands/reservations/decide-update.ts) is no change.
+      .filter(([field, to]) => !(field in previous && JSON.stringify(previous[field]) === JSON.stringify(to)))
+      .map(([field, to]) => (field in previous ? { field, from: previous[field], to } : { field, to }));
     for (const [key, value] of Object.entries(data))
       if (key !== 'changes' && key !== 'previous' && !skip(key, value)) out.push({ field: key, to: value });
     return out;

@@ -205,4 +205,66 @@ async function erasedEverywhere(dataDir: string, rx: Receiver) {
   }
 }
 
+t('a reservation moved to another customer: its free text goes with it, live as after a replay', async () => {
+  // The free text is sealed with the key of the reservation's customer when it is written. Moved from
+  // X to Y, it was still X's box: erasing X left it readable live (the read model blanks Y's
+  // reservations only) and null after a restart; erasing Y blanked it live, and a restart showed it
+  // again. The move now restates it, sealed with Y's key: it follows the reservation.
+  const dataDir = mkdtempSync(join(tmpdir(), 'couvert-erasure-moved-'));
+  let svc = await start(dataDir);
+  const ids = { x: '', y: '', kept: '', erased: '' };
+  try {
+    const customer = async (name: string) => {
+      const made = await svc.api('POST', '/customers', {
+        token: TOKENS.full,
+        body: { name, on_match: 'create_new' },
+      });
+      assert.is(made.status, 201, made.text);
+      return made.body.data.id as string;
+    };
+    ids.x = await customer('Xavier First');
+    ids.y = await customer('Yolanda Second');
+    const book = async (customerId: string, allergies: string, at: string) => {
+      const made = await svc.api('POST', '/reservations', {
+        token: TOKENS.full,
+        body: { party_size: 2, start_at: at, customer: { id: customerId }, allergies },
+      });
+      assert.is(made.status, 201, made.text);
+      return made.body.data.id as string;
+    };
+    // One reservation moves from X to Y, another from Y to X; then X is erased.
+    ids.kept = await book(ids.x, 'moved to Y: celery', DINNER);
+    ids.erased = await book(ids.y, 'moved to X: sesame', DINNER.replace('T19:00', 'T19:15'));
+    for (const [id, to] of [
+      [ids.kept, ids.y],
+      [ids.erased, ids.x],
+    ] as const) {
+      const moved = await svc.api('PATCH', `/reservations/${id}`, {
+        token: TOKENS.full,
+        body: { customer: { id: to } },
+      });
+      assert.is(moved.status, 200, moved.text);
+    }
+    await cli(svc, 'audit erase', { customer: ids.x });
+    const live = async () =>
+      Promise.all(
+        [ids.kept, ids.erased].map(async (id) => {
+          const read = await svc.api('GET', `/reservations/${id}`, { token: TOKENS.full });
+          assert.is(read.status, 200, read.text);
+          return read.body.data.allergies;
+        }),
+      );
+    assert.equal(await live(), ['moved to Y: celery', null], 'live');
+    const history = await svc.api('GET', `/reservations/${ids.kept}/history`, { token: TOKENS.full });
+    assert.not.match(JSON.stringify(history.body), /celery.*celery/, 'the restatement is no change');
+    assert.match((await cli(svc, 'audit verify', { 'no-progress': true }))[0] as string, /0 problem/);
+    await svc.close({ keepData: true });
+    svc = await start(dataDir);
+    assert.equal(await live(), ['moved to Y: celery', null], 'after a replay');
+  } finally {
+    await svc.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
 t.run();

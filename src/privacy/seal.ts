@@ -18,7 +18,7 @@ import { randomView } from '../core/random-pool';
 const nextIv = (): Buffer => randomView(12);
 
 /** A customer's profile fields that are personal. */
-const PROFILE = ['name', 'email', 'phone_number', 'note', 'custom_fields'] as const;
+const PROFILE = ['name', 'email', 'phone_number', 'note', 'custom_fields', 'tags'] as const;
 /** What a guest (or a partner about the guest) wrote on a reservation. */
 const RESERVATION = ['allergies', 'custom_message', 'metadata', 'cancellation_reason'] as const;
 
@@ -58,6 +58,7 @@ const ERASED: Record<string, unknown> = {
   phone_number: null,
   note: null,
   custom_fields: {},
+  tags: [],
   reason: null,
   allergies: null,
   custom_message: null,
@@ -148,7 +149,11 @@ export function sealSubject(type: string, data: Record<string, unknown>): string
  * (most reservation events: no allergies, no message) is not sealed, so reading it costs no key.
  */
 const isBlank = (v: unknown): boolean =>
-  v === undefined || v === null || v === '' || (isObject(v) && Object.keys(v).length === 0);
+  v === undefined ||
+  v === null ||
+  v === '' ||
+  (Array.isArray(v) && v.length === 0) ||
+  (isObject(v) && Object.keys(v).length === 0);
 
 /** The personal fields present in the event, as [path, value]. */
 function personal(type: string, data: Record<string, unknown>): [string, unknown][] {

@@ -19,7 +19,7 @@ import { startReceiver } from '../helpers/webhook-receiver';
 
 const t = suite('erasure: the customer.deleted webhook');
 
-const PERSONAL = /Lovelace|ada@example\.test|687654329|likes the window/;
+const PERSONAL = /Lovelace|ada@example\.test|687654329|likes the window|window-seat/;
 
 t('the deletion notice of an erased customer is resent, erased, after a refusal', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'couvert-erasure-deleted-'));
@@ -54,6 +54,7 @@ t('the deletion notice of an erased customer is resent, erased, after a refusal'
         phone_number: '+33687654329',
         note: 'likes the window',
         external_id: 'crm-42',
+        tags: ['window-seat'],
       },
     });
     assert.is(made.status, 201, made.text);
@@ -88,6 +89,7 @@ t('the deletion notice of an erased customer is resent, erased, after a refusal'
       [again?.json?.data.object.email, again?.json?.data.object.phone_number, again?.json?.data.object.note],
       [null, null, null],
     );
+    assert.equal(again?.json?.data.object.tags, []);
     assert.is(again?.headers['x-service-delivery'], refused?.headers['x-service-delivery']);
     const raw = rawFiles(dataDir);
     const at = raw.search(PERSONAL);

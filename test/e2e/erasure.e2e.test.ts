@@ -35,7 +35,7 @@ function stored(dataDir: string, stream: string): string {
   }
 }
 
-const PERSONAL = /Lovelace|ada@example\.test|ada\.king@example\.test|612345678|peanuts|Ada L\./;
+const PERSONAL = /Lovelace|ada@example\.test|ada\.king@example\.test|612345678|peanuts|Ada L\.|nut-allergy/;
 
 t('personal fields are sealed in the log, readable through the API, and erased for good', async () => {
   const dataDir = freshDir();
@@ -49,6 +49,7 @@ t('personal fields are sealed in the log, readable through the API, and erased f
         email: 'ada@example.test',
         phone_number: '+33612345678',
         note: 'peanuts',
+        tags: ['regular', 'nut-allergy'],
         on_match: 'create_new',
       },
     });
@@ -64,7 +65,11 @@ t('personal fields are sealed in the log, readable through the API, and erased f
     // A new customer is sealed with a pool key the box names (v2); later events with the same key.
     const boxes = [...raw.matchAll(/"sealed":\{"v":2,"kid":"([\w-]{25}\.\d{1,3})","paths":\[([^\]]*)\]/g)];
     assert.is(boxes.length, 2, raw);
-    assert.is(boxes[0]![2], '"profile.name","profile.email","profile.phone_number","profile.note"');
+    assert.is(
+      boxes[0]![2],
+      '"profile.name","profile.email","profile.phone_number","profile.note","profile.tags"',
+      'tags are typed about them: sealed too',
+    );
     const kid = boxes[0]![1] as string;
     assert.is(boxes[1]![1], kid, 'the update: the same key');
     const read = await svc.api('GET', `/customers/${id}`, { token: TOKENS.read });

@@ -201,14 +201,25 @@ export async function deleteCustomer(
 }
 
 /** Deletes the customers merged into `state`'s customer, at any depth; the last append's position. */
-export async function deleteMergedInto(
+export const deleteMergedInto = (deps: WriteDeps, state: CustomerState, meta: CommandMeta) =>
+  deleteMergedAway(
+    deps,
+    state.absorbed.map((absorbed) => ({ absorbed, into: state.customerId as string })),
+    meta,
+  );
+
+/**
+ * Deletes each customer `absorbed` while it is merged into `into` (which is being or was deleted),
+ * and the customers merged into it, at any depth; the last append's position.
+ */
+export async function deleteMergedAway(
   deps: WriteDeps,
-  state: CustomerState,
+  merges: { absorbed: string; into: string }[],
   meta: CommandMeta,
 ): Promise<bigint | null> {
   let last: bigint | null = null;
   const seen = new Set<string>();
-  const queue = state.absorbed.map((absorbed) => ({ absorbed, into: state.customerId as string }));
+  const queue = [...merges];
   for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
     if (seen.has(next.absorbed)) continue;
     seen.add(next.absorbed);

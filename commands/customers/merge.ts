@@ -5,7 +5,7 @@ import type { CommandMeta } from '../../src/core/command-meta';
 import type { WriteDeps } from '../../src/core/write-deps';
 import { decideAbsorb, decideMergeInto } from './decide-merge';
 import { customerStream } from './events';
-import { loadCustomer } from './handler';
+import { deleteMergedAway, loadCustomer } from './handler';
 import { type CustomerState, evolveCustomer, initialCustomer } from './state';
 
 export interface MergeOutcome {
@@ -28,10 +28,19 @@ export async function mergeCustomers(
     stream: customerStream(sourceId),
     decide: (source) => decideMergeInto(source, sourceId, target, intoId, at),
   });
-  const absorbed = await runCommand<CustomerState>(deps.events, {
-    ...common,
-    stream: customerStream(intoId),
-    decide: (t) => decideAbsorb(t, intoId, closed.state, sourceId, at),
-  });
+  let absorbed: Awaited<ReturnType<typeof runCommand<CustomerState>>>;
+  try {
+    absorbed = await runCommand<CustomerState>(deps.events, {
+      ...common,
+      stream: customerStream(intoId),
+      decide: (t) => decideAbsorb(t, intoId, closed.state, sourceId, at),
+    });
+  } catch (err) {
+    // The surviving customer was deleted (erased) since the first step: the closed one, merged into
+    // it and so the same person, is deleted too, or it would stay readable with nobody to erase it.
+    if ((await loadCustomer(deps, intoId)).status === 'deleted')
+      await deleteMergedAway(deps, [{ absorbed: sourceId, into: intoId }], meta);
+    throw err;
+  }
   return { position: absorbed.position ?? closed.position, target: absorbed.state };
 }

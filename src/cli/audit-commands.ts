@@ -3,7 +3,7 @@
 import { once } from 'node:events';
 import { createWriteStream, fstatSync, type WriteStream } from 'node:fs';
 import { SingleBar } from 'cli-progress';
-import { deleteCustomer, deleteMergedInto, loadCustomer } from '../../commands/customers/handler';
+import { deleteCustomer, deleteMergedAway, loadCustomer } from '../../commands/customers/handler';
 import { restaurantStream } from '../../commands/restaurants/events';
 import { allProjections, allProjectionVersions } from '../../projections/index';
 import { WEBHOOK_DELIVERIES } from '../../projections/webhook-deliveries';
@@ -481,15 +481,31 @@ async function erase(ctx: CliContext): Promise<void> {
     if (optionalFlag(ctx, 'customer') !== undefined)
       throw new CliUsageError('give --customer or --pending, not both');
     const deleted = new Set<string>();
+    /** Absorbed customer → the one it was merged into. */
+    const mergedInto = new Map<string, string>();
     for await (const e of storedEvents(sealing).readAll({ batchSize: 5000 }))
       if (e.type === 'CustomerDeleted' && typeof e.data.customer_id === 'string')
         deleted.add(e.data.customer_id);
-    let n = 0;
-    for (const id of deleted) {
-      // The customers merged into one deleted before (or by an erasure interrupted) are deleted too.
-      await deleteMergedInto(ctx.rt, await loadCustomer(ctx.rt, id), operatorMeta('audit-erase'));
-      if (await sealing.erase(id)) n++;
+      else if (
+        e.type === 'CustomerMergedInto' &&
+        typeof e.data.customer_id === 'string' &&
+        typeof e.data.into_customer_id === 'string'
+      )
+        mergedInto.set(e.data.customer_id, e.data.into_customer_id);
+    // A customer merged into one deleted before (an erasure interrupted, made before merged customers
+    // were deleted with it, or that came between a merge's two steps) is the same person: deleted too,
+    // at any depth.
+    for (let found = true; found; ) {
+      found = false;
+      for (const [absorbed, into] of mergedInto)
+        if (deleted.has(into) && !deleted.has(absorbed)) {
+          await deleteMergedAway(ctx.rt, [{ absorbed, into }], operatorMeta('audit-erase'));
+          deleted.add(absorbed);
+          found = true;
+        }
     }
+    let n = 0;
+    for (const id of deleted) if (await sealing.erase(id)) n++;
     await ctx.rt.settle(await ctx.rt.events.headPosition());
     ctx.out(
       `${deleted.size} deleted customer(s) in the log; ${n} key(s) destroyed now, the others already were`,

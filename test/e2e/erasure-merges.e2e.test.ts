@@ -129,4 +129,60 @@ t('audit erase of a survivor deleted before this finishes the records merged int
   }
 });
 
+t('a survivor erased between the two steps of a merge: the closed customer is erased too', async () => {
+  // A merge closes the absorbed customer (CustomerMergedInto) and then folds it into the survivor. A
+  // deletion of the survivor in between left the closed one merged into a customer that never listed
+  // it: answering 404 everywhere, and with its personal data readable for good.
+  const dataDir = mkdtempSync(join(tmpdir(), 'couvert-erasure-merge-'));
+  const svc = await start(dataDir);
+  try {
+    const made = async (name: string) => {
+      const r = await svc.api('POST', '/customers', {
+        token: TOKENS.full,
+        body: { name, on_match: 'create_new' },
+      });
+      assert.is(r.status, 201, r.text);
+      return r.body.data.id as string;
+    };
+    const [first, second, kept] = [await made('Grace Hopper'), await made('Amazing Grace'), await made('G.')];
+    // The merges' first steps, then the survivor's erasure.
+    for (const absorbed of [first, second])
+      await svc.rt.events.append(
+        `customer-${absorbed}`,
+        [
+          {
+            type: 'CustomerMergedInto',
+            data: {
+              customer_id: absorbed,
+              restaurant_id: 'rest_demo',
+              at: new Date(NOW).toISOString(),
+              into_customer_id: kept,
+            },
+            metadata: { actor: 'operator:cli', restaurant_id: 'rest_demo' },
+          },
+        ],
+        ANY,
+      );
+    await cli(svc, 'customers delete', { id: kept });
+    // The merge run again (its second step finds the survivor deleted) erases the first.
+    const refused = await cli(svc, 'customers merge', { from: first, into: kept }).then(
+      () => null,
+      (e: Error) => e,
+    );
+    assert.match(String(refused), /not found/);
+    assert.is((await svc.rt.keys.find(customerSubject(first))).state, 'destroyed', 'the merge run again');
+    assert.is.not((await svc.rt.keys.find(customerSubject(second))).state, 'destroyed');
+    // audit erase --pending finds the other from the log.
+    await cli(svc, 'audit erase', { pending: true });
+    assert.is((await svc.rt.keys.find(customerSubject(second))).state, 'destroyed', 'audit erase --pending');
+    for (const id of [first, second]) {
+      const history = (await cli(svc, 'audit history', { json: true }, [id])).join('\n');
+      assert.not.match(history, /Grace/, `audit history ${id}`);
+    }
+  } finally {
+    await svc.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
 t.run();

@@ -247,6 +247,14 @@ export class SealingEventStore implements EventStore {
   /** Erasures begun or read in this layer (rememberPlains asks again when it moved). */
   private erasures = 0;
 
+  /**
+   * How many erasures this layer has begun or read (a customer's, a call's number): a reader holding
+   * something opened before (the webhook publisher's queued bodies) opens it again when it moved.
+   */
+  erasuresSeen(): number {
+    return this.erasures;
+  }
+
   /** Forgets the plaintexts of an erased customer's boxes. */
   private forgetPlains(customer: string): void {
     for (const [box, p] of this.plains) if (p.customer === customer) this.plains.delete(box);

@@ -75,6 +75,11 @@ interface Job {
    * them.
    */
   customerId: string | null;
+  /**
+   * The sealing layer's erasure count before the body was read (erasuresSeen): when it moved before
+   * the attempt, the body is read again from the log, where an erasure meanwhile has erased it.
+   */
+  erasures: number;
 }
 
 interface EndpointQueue {
@@ -136,6 +141,7 @@ export class WebhookPublisher {
         .find({ restaurant_id: restaurantId })
     ).filter((e) => e.created_position < pos && !e.disabled);
     if (!endpoints.length) return;
+    const erasures = this.erasuresSeen();
     const published = await publishedEvent(this.rt.events, this.rt.docs, event);
     if (!published) return;
     const keys = new Map(
@@ -231,6 +237,7 @@ export class WebhookPublisher {
         body: payloads[d.payload] as string,
         eventTime: published.created,
         customerId: published.customerId,
+        erasures,
       });
   }
 
@@ -277,6 +284,7 @@ export class WebhookPublisher {
       return;
     }
     await this.readModelsAt(event.position);
+    const erasures = this.erasuresSeen();
     const doc = await this.rt.docs
       .collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES)
       .findOne({ _id: d.delivery_id });
@@ -307,7 +315,22 @@ export class WebhookPublisher {
           : typeof fanout?.data.erased_customer_id === 'string'
             ? fanout.data.erased_customer_id
             : null,
+      erasures,
     });
+  }
+
+  /** The sealing layer's erasure count (NaN when the store does not seal: always read again). */
+  private erasuresSeen(): number {
+    const events = this.rt.events as { erasuresSeen?: () => number };
+    return typeof events.erasuresSeen === 'function' ? events.erasuresSeen() : Number.NaN;
+  }
+
+  /** Whether the job's body, read before an erasure that came since, now reads erased in the log. */
+  private async erasedMeanwhile(job: Job, delivery: WebhookDeliveryDoc): Promise<boolean> {
+    if (this.erasuresSeen() === job.erasures || !delivery.fanout_stream || !delivery.payload) return false;
+    const [fanout] = await this.rt.events.readStream(delivery.fanout_stream, { limit: 1 });
+    const payloads = (fanout?.data as { payloads?: Record<string, string> } | undefined)?.payloads;
+    return fanout?.data.erased === true && payloads?.[delivery.payload] === undefined;
   }
 
   private async cancelErased(doc: WebhookDeliveryDoc, revision: number): Promise<void> {
@@ -405,7 +428,7 @@ export class WebhookPublisher {
       );
       return;
     }
-    let cancel: AttemptError | 'scope_removed' | 'api_option_off' | SettingsRefusal | null = null;
+    let cancel: AttemptError | 'scope_removed' | 'api_option_off' | 'customer_erased' | SettingsRefusal | null = null;
     // Disabled, no longer subscribed to this type, or migrated past this legacy body: the endpoint's
     // settings now refuse it (changing them cancels what is pending; this catches what that missed).
     const refused = endpoint && delivery ? refusedBySettings(endpoint, delivery.event_type) : null;
@@ -422,6 +445,10 @@ export class WebhookPublisher {
     // checked at its fan-out, moments ago.
     else if (delivery && !scopesReadDelivery(key.scopes, delivery.event_type, delivery.payload))
       cancel = 'scope_removed';
+    // A body describing a customer waited here (a slow endpoint's backlog) while an erasure came:
+    // read again from the log, it is erased, and the delivery is over.
+    else if (job.customerId !== null && delivery && (await this.erasedMeanwhile(job, delivery)))
+      cancel = 'customer_erased';
     if (cancel || !endpoint) {
       await this.record(job, {
         type: 'WebhookDeliveryCanceled',

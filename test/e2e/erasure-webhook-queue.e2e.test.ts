@@ -1,0 +1,126 @@
+// Right to erasure and a delivery waiting in the publisher's queue: an endpoint takes at most 8
+// deliveries at a time, the others wait in memory with their body. One describing a customer erased
+// while it waited must not be sent: before, it went out after the erasure, personal data included.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
+import { FixedClock } from '../../src/core/clock';
+import { runCli as cli } from '../helpers/cli-in-process';
+import { NOW, reservationBootstrap, TOKENS } from '../helpers/reservations';
+import { startTestService, type TestService } from '../helpers/service';
+
+const t = suite('erasure: a delivery waiting in the queue');
+
+const PERSONAL = /Lovelace|ada@example\.test/;
+
+/** A receiver that holds every answer until released. */
+async function gatedReceiver() {
+  const bodies: string[] = [];
+  const held: ServerResponse[] = [];
+  let open = false;
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => {
+      body += c.toString();
+    });
+    req.on('end', () => {
+      bodies.push(body);
+      if (open) res.end('ok');
+      else held.push(res);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    bodies,
+    release() {
+      open = true;
+      for (const res of held.splice(0)) res.end('ok');
+    },
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
+
+async function until<T>(what: string, read: () => Promise<T | undefined>): Promise<T> {
+  for (let i = 0; i < 400; i++) {
+    const v = await read();
+    if (v !== undefined) return v;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`never: ${what}`);
+}
+
+const deliveryOf = async (svc: TestService, type: string, count = 1) => {
+  await svc.rt.projections.catchUp();
+  const docs = await svc.rt.docs
+    .collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES)
+    .find({ event_type: type });
+  return docs.length >= count ? docs : undefined;
+};
+
+t('a queued delivery of a customer erased meanwhile is canceled, not sent', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'couvert-erasure-queue-'));
+  const rx = await gatedReceiver();
+  const bootstrap = reservationBootstrap();
+  for (const r of bootstrap.restaurants)
+    for (const k of r.api_keys as { scopes: string[] }[]) k.scopes = [...k.scopes, 'WEBHOOKS_WRITE'];
+  const svc = await startTestService({
+    bootstrap,
+    dataDir,
+    clock: new FixedClock(NOW),
+    env: {
+      RATE_LIMIT_PER_MINUTE: '1000000',
+      ROLES: 'api,projector,webhooks',
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    },
+  });
+  try {
+    const ep = await svc.api('POST', '/webhook-endpoints', {
+      token: TOKENS.full,
+      body: { url: rx.url, enabled_events: ['customer.created'] },
+    });
+    assert.is(ep.status, 201, ep.text);
+    const customer = async (name: string, email?: string) => {
+      const made = await svc.api('POST', '/customers', {
+        token: TOKENS.full,
+        body: { name, ...(email ? { email } : {}), on_match: 'create_new' },
+      });
+      assert.is(made.status, 201, made.text);
+      return made.body.data.id as string;
+    };
+    // Eight deliveries the endpoint holds: the endpoint's every slot is taken.
+    for (let i = 0; i < 8; i++) await customer(`Guest ${i}`);
+    await until('eight deliveries in flight', async () => (rx.bodies.length >= 8 ? true : undefined));
+    const ada = await customer('Ada Lovelace', 'ada@example.test');
+    // Her delivery is scheduled, and waits.
+    const queued = (await until('her delivery', () => deliveryOf(svc, 'customer.created', 9))).find(
+      (d) => d.customer_id === ada,
+    );
+    assert.ok(queued, 'her delivery waits in the queue');
+    assert.is(rx.bodies.length, 8, 'not sent');
+    await cli(svc, 'audit erase', { customer: ada });
+    rx.release();
+    const done = await until('her delivery ends', async () => {
+      await svc.rt.projections.catchUp();
+      const doc = await svc.rt.docs
+        .collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES)
+        .findOne({ _id: queued?._id as string });
+      return doc && doc.status !== 'pending' ? doc : undefined;
+    });
+    assert.is(done.status, 'canceled', `the delivery is ${done.status}`);
+    assert.not.match(rx.bodies.join('\n'), PERSONAL, 'nothing of hers was sent');
+  } finally {
+    rx.release();
+    await svc.close();
+    await rx.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+t.run();

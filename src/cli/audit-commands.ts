@@ -308,8 +308,11 @@ async function exportCommand(ctx: CliContext): Promise<void> {
 
 export interface VerifyReport {
   chain: ChainSummary | null;
-  /** Customers deleted in the log, and those whose key still exists (an erasure left unfinished). */
-  erasure: { deleted: number; pending: string[] } | null;
+  /**
+   * Customers deleted in the log, those whose key still exists (an erasure left unfinished), and
+   * customers merged into a deleted one (at any depth) that are not deleted with it (the same person).
+   */
+  erasure: { deleted: number; pending: string[]; merged: { customer: string; into: string }[] } | null;
   readModels: {
     events: number;
     documents: number;
@@ -333,6 +336,11 @@ export async function verifyLog(
       stored instanceof SqliteEventStore && stored.everyRowHashed,
     );
     const deleted = new Set<string>();
+    const mergedInto = new Map<string, string>();
+    const noteMerge = (data: { customer_id?: unknown; into_customer_id?: unknown }) => {
+      if (typeof data.customer_id === 'string' && typeof data.into_customer_id === 'string')
+        mergedInto.set(data.customer_id, data.into_customer_id);
+    };
     let n = 0;
     let issued: bigint | null = null;
     if (stored instanceof SqliteEventStore) {
@@ -357,7 +365,7 @@ export async function verifyLog(
           if (type === 'CustomerDeleted') {
             const customer = (JSON.parse(dataJson) as { customer_id?: unknown }).customer_id;
             if (typeof customer === 'string') deleted.add(customer);
-          }
+          } else if (type === 'CustomerMergedInto') noteMerge(JSON.parse(dataJson));
         }
         n += rows.length;
         after = rows[rows.length - 1]![0];
@@ -368,6 +376,7 @@ export async function verifyLog(
         verifier.add(e);
         if (e.type === 'CustomerDeleted' && typeof e.data.customer_id === 'string')
           deleted.add(e.data.customer_id);
+        else if (e.type === 'CustomerMergedInto') noteMerge(e.data);
         if (++n % 5000 === 0) options.onProgress?.(n, e.position);
       }
     report.chain = verifier.finish(issued);
@@ -379,7 +388,23 @@ export async function verifyLog(
           : (await rt.keys.find(customerSubject(id))).state === 'active'
       )
         pending.push(id);
-    report.erasure = { deleted: deleted.size, pending };
+    // Merged into a deleted customer, directly or through other merged ones, and not deleted itself.
+    const merged: { customer: string; into: string }[] = [];
+    const erasedWith = (id: string): boolean => {
+      const seen = new Set<string>();
+      for (
+        let into = mergedInto.get(id);
+        into !== undefined && !seen.has(into);
+        into = mergedInto.get(into)
+      ) {
+        if (deleted.has(into)) return true;
+        seen.add(into);
+      }
+      return false;
+    };
+    for (const [customer, into] of mergedInto)
+      if (!deleted.has(customer) && erasedWith(customer)) merged.push({ customer, into });
+    report.erasure = { deleted: deleted.size, pending, merged };
   }
   if (options.readModels) {
     // The raw store the projections write (rt.projections.docs), not the alias queries read through:
@@ -438,6 +463,7 @@ async function verify(ctx: CliContext): Promise<void> {
   const problems =
     (report.chain?.findings.length ?? 0) +
     (report.erasure?.pending.length ?? 0) +
+    (report.erasure?.merged.length ?? 0) +
     (report.readModels?.differences.length ?? 0);
   if (boolFlag(ctx, 'json') === true) ctx.out(JSON.stringify(report));
   else {
@@ -456,6 +482,10 @@ async function verify(ctx: CliContext): Promise<void> {
       );
       for (const id of e.pending)
         ctx.out(`  erasure_incomplete: customer ${id} is deleted but its key exists`);
+      for (const m of e.merged)
+        ctx.out(
+          `  erasure_incomplete: customer ${m.customer}, merged into ${m.into}, is not deleted with it (run audit erase --pending)`,
+        );
     }
     if (report.readModels) {
       const m = report.readModels;

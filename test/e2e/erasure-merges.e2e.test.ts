@@ -11,7 +11,7 @@ import * as assert from 'uvu/assert';
 import { FixedClock } from '../../src/core/clock';
 import { ANY } from '../../src/ports/event-store';
 import { customerSubject } from '../../src/privacy/seal';
-import { runCli as cli } from '../helpers/cli-in-process';
+import { runCli as cli, printedBy } from '../helpers/cli-in-process';
 import { DINNER, NOW, reservationBootstrap, TOKENS } from '../helpers/reservations';
 import { startTestService } from '../helpers/service';
 
@@ -172,8 +172,17 @@ t('a survivor erased between the two steps of a merge: the closed customer is er
     assert.match(String(refused), /not found/);
     assert.is((await svc.rt.keys.find(customerSubject(first))).state, 'destroyed', 'the merge run again');
     assert.is.not((await svc.rt.keys.find(customerSubject(second))).state, 'destroyed');
-    // audit erase --pending finds the other from the log.
+    // audit verify names the other, and audit erase --pending finds it from the log.
+    const unfinished = await cli(svc, 'audit verify', { 'no-progress': true }).then(
+      () => [] as string[],
+      (e: unknown) => printedBy(e),
+    );
+    assert.ok(
+      unfinished.some((l) => l.includes(`customer ${second}, merged into ${kept}, is not deleted with it`)),
+      unfinished.join('\n'),
+    );
     await cli(svc, 'audit erase', { pending: true });
+    assert.match((await cli(svc, 'audit verify', { 'no-progress': true }))[0] as string, /0 problem/);
     assert.is((await svc.rt.keys.find(customerSubject(second))).state, 'destroyed', 'audit erase --pending');
     for (const id of [first, second]) {
       const history = (await cli(svc, 'audit history', { json: true }, [id])).join('\n');

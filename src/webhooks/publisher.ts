@@ -428,7 +428,13 @@ export class WebhookPublisher {
       );
       return;
     }
-    let cancel: AttemptError | 'scope_removed' | 'api_option_off' | 'customer_erased' | SettingsRefusal | null = null;
+    let cancel:
+      | AttemptError
+      | 'scope_removed'
+      | 'api_option_off'
+      | 'customer_erased'
+      | SettingsRefusal
+      | null = null;
     // Disabled, no longer subscribed to this type, or migrated past this legacy body: the endpoint's
     // settings now refuse it (changing them cancels what is pending; this catches what that missed).
     const refused = endpoint && delivery ? refusedBySettings(endpoint, delivery.event_type) : null;

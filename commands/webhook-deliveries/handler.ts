@@ -15,8 +15,27 @@ import type { EndpointSettings } from '../webhook-endpoints/events';
 import { deliveryStream } from './events';
 
 /**
+ * Resends one delivery may have (`RESEND_LIMIT` in docs/WEBHOOKS.md): each starts a series of up to 9
+ * attempts, each kept in the delivery's history document, so without a bound resends alone (a partner's
+ * script, the dashboard, the CLI) would grow one document without end — past MongoDB's 16 MB a
+ * projection's write is refused and the scaled-out projector stops every read model. 20 resends (at most
+ * 189 attempts, under a megabyte even with every answer's excerpt at its longest) leave far more than a
+ * receiver being repaired needs; beyond them a test delivery or a new event is the way to check it.
+ */
+export const RESEND_LIMIT = 20;
+
+/** Resends the delivery's own stream holds (never the read model: CONTRIBUTING, decisions). */
+export async function resendsMade(events: WriteDeps['events'], deliveryId: string): Promise<number> {
+  let n = 0;
+  for (const e of await events.readStream(deliveryStream(deliveryId)))
+    if (e.type === 'WebhookAttemptRequested' && (e.data as { reason?: unknown }).reason === 'resend') n++;
+  return n;
+}
+
+/**
  * Sends a finished delivery again (a new series of attempts, numbered after the last one, retried on
- * the same schedule). A delivery still being retried answers 409: it is already on its way.
+ * the same schedule). A delivery still being retried answers 409: it is already on its way. So does one
+ * resent `RESEND_LIMIT` times already (details.reason `resend_limit_reached`).
  */
 export async function resendDelivery(
   deps: WriteDeps,
@@ -35,6 +54,14 @@ export async function resendDelivery(
       409,
       'RESOURCE_CONFLICT',
       'This delivery is still being attempted; resend it once it has succeeded or failed',
+    );
+  const made = await resendsMade(deps.events, doc._id);
+  if (made >= RESEND_LIMIT)
+    throw new ApiError(
+      409,
+      'RESOURCE_CONFLICT',
+      `This delivery has been resent ${made} times, the most one delivery may be; send a test delivery to check the endpoint`,
+      { reason: 'resend_limit_reached', limit: RESEND_LIMIT, resends: made },
     );
   try {
     const result = await deps.events.append(

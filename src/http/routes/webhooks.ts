@@ -2,7 +2,11 @@
 // commands/webhook-endpoints and commands/webhook-deliveries, which the dashboard and the CLI call
 // with their own actor. A partner sees only its own credential's endpoints (an OAuth token: its
 // application's) in its restaurant; any other id answers 404.
-import { resendDelivery, testWebhookEndpoint } from '../../../commands/webhook-deliveries/handler';
+import {
+  RESEND_LIMIT,
+  resendDelivery,
+  testWebhookEndpoint,
+} from '../../../commands/webhook-deliveries/handler';
 import {
   createWebhookEndpoint,
   deleteWebhookEndpoint,
@@ -335,8 +339,7 @@ export const webhookRoutes: AnyRoute[] = [
     path: '/webhook-endpoints/{id}/deliveries/{delivery_id}/resend',
     operationId: 'resendWebhookDelivery',
     summary: 'Send a delivery again',
-    description:
-      'For a delivery that succeeded, failed or was canceled: a new series of attempts (numbered after the last one, same X-Service-Delivery, retried on the same schedule) starts within a second. 409 while the delivery is still being attempted, and while the endpoint would not receive it now (disabled, its type not in enabled_events, or a legacy delivery of an endpoint migrated to v1).',
+    description: `For a delivery that succeeded, failed or was canceled: a new series of attempts (numbered after the last one, same X-Service-Delivery, retried on the same schedule) starts within a second. 409 while the delivery is still being attempted, and while the endpoint would not receive it now (disabled, its type not in enabled_events, or a legacy delivery of an endpoint migrated to v1), and once the delivery has been resent ${RESEND_LIMIT} times (details.reason resend_limit_reached; send a test delivery instead).`,
     tag: TAG,
     access: ACCESS,
     params: deliveryParams,

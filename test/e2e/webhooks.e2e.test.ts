@@ -7,7 +7,7 @@ import Stripe from 'stripe';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { revokeApiKey } from '../../commands/credentials/handler';
-import { testWebhookEndpoint } from '../../commands/webhook-deliveries/handler';
+import { RESEND_LIMIT, testWebhookEndpoint } from '../../commands/webhook-deliveries/handler';
 import { migrateWebhookEndpoint } from '../../commands/webhook-endpoints/handler';
 import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
 import { WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../../projections/webhook-endpoints';
@@ -530,6 +530,45 @@ t('a revoked credential: nothing more is sent, and its endpoints are deleted', a
   assert.is(deleted?.data.reason, 'CREDENTIAL_REVOKED');
   assert.is((await svc.api('GET', `/webhook-endpoints/${ep.id}`, { token: TOKENS.full })).status, 404);
 });
+
+t(
+  'a delivery may be resent RESEND_LIMIT times: the next resend is refused in the envelope, with its reason',
+  async ({ svc, rx }) => {
+    const { ep, hist } = await deliveredOnce(svc, rx, '/resent', '2026-06-10T19:00:00+02:00');
+    const id = (await hist())[0].id as string;
+    const resend = () =>
+      svc.api('POST', `/webhook-endpoints/${ep.id}/deliveries/${id}/resend`, { token: TOKENS.full });
+    for (let i = 1; i <= RESEND_LIMIT; i++) {
+      const res = await resend();
+      assert.is(res.status, 202, res.text);
+      // Each series succeeds at its first attempt: wait for its record before the next resend.
+      for (
+        let n = 0;
+        !((await hist())[0].status === 'succeeded' && (await hist())[0].attempts.length === i + 1);
+        n++
+      ) {
+        assert.ok(n < 500, `resend ${i} is recorded`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    }
+    const stream = `webhook-delivery-${id}`;
+    const appended = (await svc.rt.events.readStream(stream)).length;
+    const refused = await resend();
+    assert.is(refused.status, 409, refused.text);
+    assert.is(refused.body.error.code, 'RESOURCE_CONFLICT');
+    assert.equal(refused.body.error.details, {
+      reason: 'resend_limit_reached',
+      limit: RESEND_LIMIT,
+      resends: RESEND_LIMIT,
+    });
+    assert.ok(refused.body.error.request_id);
+    const after = (await hist())[0];
+    assert.is(after.status, 'succeeded', 'the refused resend changed nothing');
+    assert.is(after.attempts.length, RESEND_LIMIT + 1, 'every attempt stays in the history');
+    assert.is((await svc.rt.events.readStream(stream)).length, appended, 'the refusal appended nothing');
+    await svc.api('DELETE', `/webhook-endpoints/${ep.id}`, { token: TOKENS.full });
+  },
+);
 
 t(
   'history is kept 30 days: older deliveries leave the history, and the hourly job prunes them',

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MongoDBContainer, type StartedMongoDBContainer } from '@testcontainers/mongodb';
 import Database from 'better-sqlite3';
+import { MongoClient } from 'mongodb';
 import { getContainerRuntimeClient } from 'testcontainers';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -246,6 +247,27 @@ if (problem && process.env.REQUIRE_DOCKER === '1') {
   const url = () => `${container!.getConnectionString()}/?directConnection=true`;
   const open = () => MongoKeyStore.connect(url(), keysDatabaseName('couvert_test'));
   keyStoreContract(mongo, { open, reopen: open });
+  mongo("a label's links are read through an index, not a scan of every link", async () => {
+    const keys = await open();
+    await keys.link('number:index-check', 'key:a b');
+    await keys.close();
+    const client = new MongoClient(url());
+    try {
+      await client.connect();
+      const plan = await client
+        .db(keysDatabaseName('couvert_test'))
+        .collection('key_links')
+        .find({ '_id.label': 'number:index-check' })
+        .sort({ created_at: 1, '_id.member': 1 })
+        .explain();
+      const winning = JSON.stringify(
+        (plan as { queryPlanner: { winningPlan: unknown } }).queryPlanner.winningPlan,
+      );
+      assert.ok(winning.includes('IXSCAN') && !winning.includes('COLLSCAN'), winning);
+    } finally {
+      await client.close();
+    }
+  });
 }
 mongo('the keys database is never the read models database', () => {
   assert.is(keysDatabaseName('couvert'), 'couvert_keys');

@@ -84,6 +84,11 @@ export class MongoKeyStore implements KeyStore {
       await client.connect();
       const db = client.db(dbName);
       await db.command({ ping: 1 });
+      // The _id index keys the whole {label, member} document, so it serves no query on `_id.label`
+      // alone: linked() and unlink() need an index of their own (idempotent at every connect).
+      await db
+        .collection<LinkDoc>(LINKS)
+        .createIndex({ '_id.label': 1, created_at: 1 }, { name: 'label_created' });
       return new MongoKeyStore(
         client,
         db.collection<KeyDoc>(COLLECTION),
@@ -312,7 +317,7 @@ export class MongoKeyStore implements KeyStore {
   async linked(label: string): Promise<string[]> {
     this.open();
     const l = validateLinkPart(label, 'label');
-    // `_id.label` is the prefix of the _id index: the label's members in one range of it.
+    // Served by the label_created index (connect()).
     const docs = await this.links.find({ '_id.label': l }).sort({ created_at: 1, '_id.member': 1 }).toArray();
     return docs.map((d) => d._id.member);
   }

@@ -411,3 +411,53 @@ limited(
   },
 );
 limited.run();
+
+// The revocation endpoint authenticates the client too: without a budget a client secret could be guessed
+// there at any rate, whatever the token endpoint's limit. Both draw from one per-IP budget.
+const revokeLimited = suite<{ svc: TestService }>(
+  'OAuth revocation endpoint: the token endpoint’s budget',
+  {} as never,
+);
+revokeLimited.before(async (ctx) => {
+  ctx.svc = await startTestService({
+    bootstrap: oauthBootstrap(),
+    env: { OAUTH_TOKEN_RATE_LIMIT_PER_MINUTE: '3', RATE_LIMIT_PER_MINUTE: '1000' },
+  });
+});
+revokeLimited.after(async (ctx) => {
+  await ctx.svc?.close();
+});
+revokeLimited(
+  'wrong secrets at /api/oauth/revoke are limited, and spend the token endpoint’s budget',
+  async ({ svc }) => {
+    const revoke = (secret: string) =>
+      fetch(`${svc.url}/api/oauth/revoke`, {
+        method: 'POST',
+        headers: {
+          authorization: basic('app_demo', secret),
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        body: new URLSearchParams({ token: 'couvert_pk_unknown' }).toString(),
+        signal: AbortSignal.timeout(15_000),
+      });
+    for (let i = 0; i < 2; i++) {
+      const res = await revoke(`guess-${i}`);
+      assert.is(res.status, 401);
+      assert.is(res.headers.get('x-ratelimit-remaining'), String(2 - i));
+      await res.text();
+    }
+    const token = await tokenRequest(svc.url, {
+      grant_type: 'authorization_code',
+      code: 'couvert_ac_x',
+      redirect_uri: CALLBACK,
+      code_verifier: pkce().verifier,
+    });
+    assert.equal([token.status, token.headers.get('x-ratelimit-remaining')], [400, '0']);
+    const refused = await revoke(SECRETS.app_demo);
+    assert.is(refused.status, 429);
+    assert.is(((await refused.json()) as { error: string }).error, 'rate_limited');
+    assert.ok(Number(refused.headers.get('retry-after')) >= 1);
+    assert.is((await tokenRequest(svc.url, { grant_type: 'authorization_code' })).status, 429);
+  },
+);
+revokeLimited.run();

@@ -101,8 +101,8 @@ doc('every response documents the headers the server sends with it', ({ doc }) =
     'retry-after': '#/components/headers/RetryAfter',
   };
   for (const { method, path, op } of operations(doc)) {
-    // The OAuth token endpoint has a budget of its own (OAUTH_TOKEN_RATE_LIMIT_PER_MINUTE).
-    const metered = path === PARTNER || path.startsWith(`${PARTNER}/`) || path === '/api/oauth/token';
+    // The OAuth token and revocation endpoints have a budget of their own (OAUTH_TOKEN_RATE_LIMIT_PER_MINUTE).
+    const metered = path === PARTNER || path.startsWith(`${PARTNER}/`) || path.startsWith('/api/oauth/');
     const statuses = Object.keys(op.responses);
     assert.ok(statuses.includes('500'), `${method} ${path} documents 500`);
     if (metered) assert.ok(statuses.includes('429'), `${method} ${path} documents 429`);

@@ -118,11 +118,10 @@ const oauthError = (
   example,
   headers: { ...noStoreHeaders, ...extra },
 });
-const commonErrors = (limited: boolean): Record<number, ResponseDoc> => {
-  const out: Record<number, ResponseDoc> = {
+const commonErrors = (endpoint: 'token' | 'revoke'): Record<number, ResponseDoc> => ({
     400: oauthError(
       'invalid_request (a missing or repeated parameter, two client authentication methods, an unreadable body)' +
-        (limited
+        (endpoint === 'token'
           ? '; invalid_grant (an unknown, expired or used code, or a redirect_uri or code_verifier that does not match); unsupported_grant_type'
           : ''),
       { error: 'invalid_grant', error_description: 'The authorization code has expired' },
@@ -139,14 +138,20 @@ const commonErrors = (limited: boolean): Record<number, ResponseDoc> => {
       error: 'invalid_request',
       error_description: 'The body is too large',
     }),
-  };
-  if (limited)
-    out[429] = oauthError(
-      'rate_limited: more than OAUTH_TOKEN_RATE_LIMIT_PER_MINUTE requests from this IP in a minute',
+    429: oauthError(
+      'rate_limited: more than OAUTH_TOKEN_RATE_LIMIT_PER_MINUTE token and revocation requests from this IP in a minute',
       { error: 'rate_limited', error_description: 'Too many requests: back off until x-ratelimit-reset' },
       { 'x-ratelimit-reset': ref('RateLimitReset'), 'retry-after': ref('RetryAfter') },
-    );
-  return out;
+    ),
+});
+
+/**
+ * The token and revocation endpoints both authenticate the client, so they draw from one per-IP budget:
+ * a client secret cannot be guessed at the revocation endpoint beyond the token endpoint's rate.
+ */
+const OAUTH_CLIENT_LIMIT = {
+  name: 'oauth_token',
+  perMinute: (c: { oauthTokenRateLimitPerMinute: number }) => c.oauthTokenRateLimitPerMinute,
 };
 
 const renderError = (err: unknown, { requestId }: { requestId: string }) => oauthErrorResult(err, requestId);
@@ -207,7 +212,7 @@ export const oauthRoutes: AnyRoute[] = [
     access: PUBLIC,
     ownErrors: true,
     bodyTypes: FORM_AND_JSON,
-    limit: { name: 'oauth_token', perMinute: (c) => c.oauthTokenRateLimitPerMinute },
+    limit: OAUTH_CLIENT_LIMIT,
     body: obj(
       {
         grant_type: field(100, 'authorization_code'),
@@ -250,7 +255,7 @@ export const oauthRoutes: AnyRoute[] = [
           restaurant: { id: 'rest_demo', name: 'Le Demo', slug: 'le-demo' },
         },
       },
-      ...commonErrors(true),
+      ...commonErrors('token'),
     },
     renderError,
     handler: async ({ rt, ctx, body, requestId }) => {
@@ -299,11 +304,13 @@ export const oauthRoutes: AnyRoute[] = [
     summary: 'Revoke an access token (RFC 7009)',
     description:
       'Form-urlencoded (JSON accepted): `token`, and the same client authentication as the token endpoint. ' +
-      'Answers 200 for an unknown or already revoked token too; a token of another application is left alone. Revoking deletes the webhook endpoints the token created.',
+      'Answers 200 for an unknown or already revoked token too; a token of another application is left alone. Revoking deletes the webhook endpoints the token created. ' +
+      'Rate limit: the token endpoint\'s (OAUTH_TOKEN_RATE_LIMIT_PER_MINUTE per IP, one budget for both).',
     tag: 'OAuth',
     access: PUBLIC,
     ownErrors: true,
     bodyTypes: FORM_AND_JSON,
+    limit: OAUTH_CLIENT_LIMIT,
     body: obj(
       {
         // Bounded by the body guard only: a longer token is an unknown one, answered 200 (RFC 7009 §2.2).
@@ -321,7 +328,7 @@ export const oauthRoutes: AnyRoute[] = [
         schema: described({ type: 'object' }),
         example: {},
       },
-      ...commonErrors(false),
+      ...commonErrors('revoke'),
     },
     renderError,
     handler: async ({ rt, ctx, body, requestId }) => {

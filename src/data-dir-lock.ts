@@ -15,12 +15,21 @@ export class DataDirInUseError extends Error {
 }
 
 /**
- * DATA_DIR made if missing, then checked writable: a read-only mount or a directory of another user
- * otherwise surfaces as SQLite's "unable to open database file", naming neither file nor directory.
+ * A DATA_DIR this process makes is its owner's only (0700, whatever the umask): it holds the key store
+ * (every customer's key, in clear), the sealed log and the secrets key, and SQLite creates its files
+ * with the umask's modes (0644), so a directory others may enter would let any local account read
+ * everyone's personal data. A directory that already exists keeps the modes its operator gave it.
+ */
+export const DATA_DIR_MODE = 0o700;
+
+/**
+ * DATA_DIR made if missing (DATA_DIR_MODE), then checked writable: a read-only mount or a directory of
+ * another user otherwise surfaces as SQLite's "unable to open database file", naming neither file nor
+ * directory.
  */
 export function writableDataDir(dir: string): void {
   try {
-    mkdirSync(dir, { recursive: true });
+    mkdirSync(dir, { recursive: true, mode: DATA_DIR_MODE });
     accessSync(dir, constants.W_OK);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;

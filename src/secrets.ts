@@ -54,7 +54,7 @@ export function loadSecretBox(options: { secretsKey: Buffer | null; dataDir: str
   if (options.secretsKey) return new SecretBox(options.secretsKey);
   const file = join(options.dataDir, SECRETS_KEY_FILE);
   if (!existsSync(file)) {
-    mkdirSync(options.dataDir, { recursive: true });
+    mkdirSync(options.dataDir, { recursive: true, mode: 0o700 }); // as DATA_DIR_MODE (data-dir-lock.ts)
     try {
       // wx: two processes starting at once never overwrite each other's key.
       writeFileSync(file, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600, flag: 'wx' });

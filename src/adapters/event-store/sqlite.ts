@@ -448,7 +448,8 @@ export class SqliteEventStore implements EventStore {
 
   /** Opens (creating if needed) the event log at `filePath`. */
   static open(filePath: string, options: SqliteEventStoreOptions = {}): SqliteEventStore {
-    if (filePath !== ':memory:') mkdirSync(dirname(filePath), { recursive: true });
+    // Owner only, as DATA_DIR_MODE (src/data-dir-lock.ts): the files hold sealed personal data and keys.
+    if (filePath !== ':memory:') mkdirSync(dirname(filePath), { recursive: true, mode: 0o700 });
     const db = new Database(filePath, { timeout: options.busyTimeoutMs ?? 5000 });
     try {
       // What the file is, before anything is written to it (WAL mode and the schema version are

@@ -128,7 +128,8 @@ export class SqliteKeyStore implements KeyStore {
   }
 
   static open(filePath: string, options: { busyTimeoutMs?: number } = {}): SqliteKeyStore {
-    if (filePath !== ':memory:') mkdirSync(dirname(filePath), { recursive: true });
+    // Owner only, as DATA_DIR_MODE (src/data-dir-lock.ts): the files hold sealed personal data and keys.
+    if (filePath !== ':memory:') mkdirSync(dirname(filePath), { recursive: true, mode: 0o700 });
     const db = new Database(filePath, { timeout: options.busyTimeoutMs ?? 5000 });
     try {
       db.pragma('journal_mode = WAL');

@@ -1,7 +1,9 @@
 // Sign-in attempts are limited per client IP (every attempt counts) and per account (failures count;
 // a success clears them), through rate-limiter-flexible: in memory embedded, in MongoDB scaled out (one
 // budget for every API process, with an in-memory fallback while MongoDB does not answer). A limited
-// attempt is refused before the password is checked.
+// attempt is refused before the password is checked. An attempt takes its place in the account's budget
+// before its password is checked (as a failure, cleared by a success): counted only after the check,
+// a burst of guesses sent at once all passed while the first was still being hashed.
 import {
   type RateLimiterAbstract,
   RateLimiterMemory,
@@ -29,9 +31,11 @@ function limiter(rt: Runtime, points: number, keyPrefix: string): RateLimiterAbs
 }
 
 export interface SignInLimits {
-  /** Seconds to wait when this attempt may not be made; null when it may. */
+  /**
+   * Seconds to wait when this attempt may not be made; null when it may, and then the attempt already
+   * counts as a failure of the account until `succeeded` clears them.
+   */
   check(ip: string, account: string): Promise<number | null>;
-  failed(account: string): Promise<void>;
   succeeded(account: string): Promise<void>;
 }
 
@@ -49,14 +53,12 @@ export function signInLimits(rt: Runtime): SignInLimits {
       if (held && held.consumedPoints >= rt.config.signInFailuresPerAccount) return wait(held.msBeforeNext);
       try {
         await perIp.consume(ip || 'unknown');
+        await perAccount.consume(account);
         return null;
       } catch (err) {
         if (err instanceof RateLimiterRes) return wait(err.msBeforeNext);
         throw err;
       }
-    },
-    async failed(account) {
-      await perAccount.penalty(account, 1);
     },
     async succeeded(account) {
       await perAccount.delete(account);

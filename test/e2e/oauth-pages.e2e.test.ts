@@ -444,3 +444,35 @@ proxied(
   },
 );
 proxied.run();
+
+// The per-account limit holds for attempts made at the same moment: each attempt takes its place in
+// the account's budget before the password is checked (scrypt takes tens of milliseconds), so a burst
+// of guesses, from one address or many, cannot all pass the check before the first failure counts.
+const burst = suite<{ svc: TestService }>('OAuth pages: sign-in bursts', {} as never);
+burst.before(async (ctx) => {
+  ctx.svc = await startTestService({
+    bootstrap: oauthBootstrap(),
+    env: { SIGN_IN_FAILURES_PER_ACCOUNT: '3' },
+  });
+});
+burst.after(async (ctx) => {
+  await ctx.svc?.close();
+});
+burst('twelve wrong passwords sent at once: three are checked, the others wait', async ({ svc }) => {
+  const browsers = Array.from({ length: 12 }, () => new Browser(svc.url));
+  const pages = await Promise.all(browsers.map((b) => b.get('/sign-in')));
+  const answers = await Promise.all(
+    browsers.map((b, i) =>
+      signIn(b, pages[i] as Awaited<ReturnType<Browser['get']>>, 'solo@demo.test', `guess number ${i}!`),
+    ),
+  );
+  const checked = answers.filter((a) => /incorrect/.test(a.text)).length;
+  const held = answers.filter((a) => a.status === 429).length;
+  assert.equal([checked, held], [3, 9]);
+  // The right password waits too, and another account is not held.
+  const b = new Browser(svc.url);
+  assert.is((await signIn(b, await b.get('/sign-in'), 'solo@demo.test')).status, 429);
+  const other = new Browser(svc.url);
+  assert.is((await signIn(other, await other.get('/sign-in'), 'manager@demo.test')).status, 303);
+});
+burst.run();

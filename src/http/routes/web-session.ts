@@ -101,10 +101,8 @@ export const webSessionRoutes: AnyRoute[] = [
       const ok = user.password_hash
         ? await verifyPassword(body.password, user.password_hash)
         : await burnPasswordCheck(body.password);
-      if (!ok || !user.user_id || !user.email) {
-        await limits.failed(account);
-        return again('The email or password is incorrect.', 200);
-      }
+      // A failure is already counted (limits.check): a success clears the account's failures.
+      if (!ok || !user.user_id || !user.email) return again('The email or password is incorrect.', 200);
       await limits.succeeded(account);
       await startSignedInSession(rt, ctx, session, { user_id: user.user_id, email: user.email });
       return seeOther(next);

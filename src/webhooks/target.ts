@@ -13,13 +13,22 @@ import ipaddr from 'ipaddr.js';
 
 export const MAX_URL_LENGTH = 2048;
 
-/** True when the address is a public unicast address (after unwrapping an IPv4-mapped IPv6 address). */
+/** 2000::/3, the only IPv6 space allocated for global unicast (IANA). */
+const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3');
+
+/**
+ * True when the address is a public unicast address (after unwrapping an IPv4-mapped IPv6 address). An
+ * IPv6 address must also lie in 2000::/3: ipaddr.js calls everything else it has no name for 'unicast',
+ * the IPv4-compatible ::a.b.c.d among them (::127.0.0.1, which a host with an automatic tunnel routes to
+ * the IPv4 address inside).
+ */
 export function isPublicAddress(address: string): boolean {
   if (!ipaddr.isValid(address)) return false;
   let parsed = ipaddr.parse(address);
   if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress())
     parsed = (parsed as ipaddr.IPv6).toIPv4Address();
-  return parsed.range() === 'unicast';
+  if (parsed.range() !== 'unicast') return false;
+  return parsed.kind() === 'ipv4' || (parsed as ipaddr.IPv6).match(GLOBAL_UNICAST_V6);
 }
 
 /** The host of a URL without IPv6 brackets. */

@@ -105,6 +105,15 @@ t('addresses: only public unicast, IPv4-mapped IPv6 judged as IPv4', () => {
     '::ffff:7f00:1',
     '::ffff:10.0.0.1',
     '64:ff9b::7f00:1',
+    // IPv4-compatible IPv6 (::a.b.c.d, deprecated by RFC 4291): a host that still routes it (an
+    // automatic tunnel) reaches the IPv4 address inside; ipaddr.js calls these 'unicast'.
+    '::7f00:1',
+    '::127.0.0.1',
+    '::10.0.0.1',
+    '::169.254.169.254',
+    // Outside 2000::/3, the only IPv6 space allocated for global unicast: none is a public address.
+    '4000::1',
+    'e000::1',
     'not an address',
   ])
     assert.not.ok(isPublicAddress(a), a);
@@ -129,6 +138,7 @@ t('target URLs: https only, no literal private address, no localhost, no credent
     'https://10.1.2.3/hook',
     'https://[::1]/hook',
     'https://[::ffff:127.0.0.1]/hook',
+    'https://[::127.0.0.1]/hook',
     'https://[::ffff:7f00:1]/hook',
     'https://[fd00::1]/hook',
     'https://169.254.169.254/latest/meta-data',

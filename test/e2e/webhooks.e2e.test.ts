@@ -67,6 +67,8 @@ async function endpoint(
 ) {
   const res = await svc.api('POST', '/webhook-endpoints', { token, body: { url: rx.url(path), ...body } });
   assert.is(res.status, 201, res.text);
+  // The answer carries the signing secret: no cache on the way may keep it.
+  assert.is(res.headers.get('cache-control'), 'no-store');
   return res.body.data as { id: string; secret: string };
 }
 
@@ -326,6 +328,7 @@ t('rotation: both secrets sign during the grace period, then only the new one', 
     body: { grace_period_seconds: 3600 },
   });
   assert.is(rotated.status, 200);
+  assert.is(rotated.headers.get('cache-control'), 'no-store');
   const fresh = rotated.body.data.secret as string;
   assert.ok(fresh !== ep.secret && fresh.startsWith('whsec_'));
   assert.ok(rotated.body.data.secret_rotation.previous_secret_expires_at);

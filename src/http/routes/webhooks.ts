@@ -67,6 +67,16 @@ const DELIVERY_RULES = [
   'An endpoint belongs to the credential that created it: it receives only the event types that credential can read (reservation.* with RESERVATIONS_READ, customer.* with CUSTOMERS_READ), reservation contact details only with RESERVATIONS_READ_SENSITIVE, and it is deleted when that credential is revoked.',
 ].join('\n\n');
 
+/**
+ * An answer carrying a signing secret is never stored by a cache on the way (RFC 9111 no-store), as the
+ * OAuth token endpoint's answer is not (RFC 6749 §5.1): the secret is shown once, to the caller only.
+ */
+const SECRET_NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' };
+const secretNoStoreHeaders = {
+  'cache-control': { description: 'no-store: the answer carries a secret', schema: { type: 'string' } },
+  pragma: { description: 'no-cache (for HTTP/1.0 caches)', schema: { type: 'string' } },
+} as const;
+
 export const webhookRoutes: AnyRoute[] = [
   defineRoute({
     method: 'POST',
@@ -83,6 +93,7 @@ export const webhookRoutes: AnyRoute[] = [
     responses: {
       201: {
         description: 'The endpoint, with its signing secret',
+        headers: secretNoStoreHeaders,
         schema: endpointSecretResponse,
         example: webhookExamples.endpointWithSecret,
       },
@@ -100,7 +111,11 @@ export const webhookRoutes: AnyRoute[] = [
       );
       await rt.settle(out.position);
       const doc = await getEndpoint(rt.docs, scopeOf(auth), out.endpointId);
-      return { status: 201, body: { data: { ...presentEndpoint(doc, rt.clock.now()), secret: out.secret } } };
+      return {
+        status: 201,
+        headers: SECRET_NO_STORE,
+        body: { data: { ...presentEndpoint(doc, rt.clock.now()), secret: out.secret } },
+      };
     },
   }),
   defineRoute({
@@ -226,6 +241,7 @@ export const webhookRoutes: AnyRoute[] = [
     responses: {
       200: {
         description: 'The endpoint with its new secret',
+        headers: secretNoStoreHeaders,
         schema: endpointSecretResponse,
         example: webhookExamples.endpointWithSecret,
       },
@@ -241,7 +257,10 @@ export const webhookRoutes: AnyRoute[] = [
       );
       await rt.settle(out.position);
       const doc = await getEndpoint(rt.docs, scopeOf(auth), params.id);
-      return { body: { data: { ...presentEndpoint(doc, rt.clock.now()), secret: out.secret } } };
+      return {
+        headers: SECRET_NO_STORE,
+        body: { data: { ...presentEndpoint(doc, rt.clock.now()), secret: out.secret } },
+      };
     },
   }),
   defineRoute({

@@ -241,7 +241,12 @@ export function checkSettings(
 ): void {
   const issues: Issue[] = [];
   if (input.url !== undefined) {
-    const problem = targetUrlProblem(input.url, rules.allowPrivate);
+    // Checked when saved only (an endpoint saved before keeps being sent to): the URL parser drops tabs
+    // and line breaks anywhere and spaces and controls at either end, so such a URL would be shown as
+    // saved and sent to another ("https://good.example\t.other.example/" goes to good.example.other.example).
+    const problem = /[\u0000-\u0020\u007f]/.test(input.url)
+      ? 'must not contain spaces, tabs, line breaks or control characters (percent-encode them)'
+      : targetUrlProblem(input.url, rules.allowPrivate);
     if (problem) issues.push({ path: 'url', code: 'invalid_format', message: `url ${problem}` });
   }
   if (input.headers) issues.push(...headerIssues(input.headers));

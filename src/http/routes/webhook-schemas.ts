@@ -36,7 +36,7 @@ export const createEndpointBody = obj({
     min: 1,
     max: 2048,
     description:
-      'https:// URL resolving only to public addresses (http:// and private addresses only when the service runs with WEBHOOK_ALLOW_PRIVATE_TARGETS=true)',
+      'https:// URL resolving only to public addresses (http:// and private addresses only when the service runs with WEBHOOK_ALLOW_PRIVATE_TARGETS=true); no user name or password, fragment, spaces or control characters',
   }),
   ...settings,
 });

@@ -8,7 +8,7 @@ import type { RouteResult } from '../http/route';
 import type { Runtime } from '../runtime';
 import { type PagePolicy, pageHeaders } from './headers';
 import { messagePage } from './pages/oauth-pages';
-import { endSession, getSession, type Session } from './sessions';
+import { endSession, getSession, passwordTag, type Session } from './sessions';
 
 export const page = (body: string, policy: PagePolicy = {}, status = 200): RouteResult => ({
   status,
@@ -62,12 +62,15 @@ export interface SignedIn {
   account: { email: string; csrf: string };
 }
 
-/** The signed-in person, or null (a session whose user no longer exists is ended). */
+/**
+ * The signed-in person, or null: a session whose user no longer exists, or whose password has changed
+ * since it was signed in, is ended.
+ */
 export async function signedIn(rt: Runtime, ctx: Context): Promise<SignedIn | null> {
   const session = await getSession(rt, ctx);
   if (!session?.doc.user_id) return null;
   const user = await loadUserById(rt, session.doc.user_id);
-  if (!user.user_id || !user.email) {
+  if (!user.user_id || !user.email || session.doc.password_tag !== passwordTag(user.password_hash)) {
     await endSession(rt, ctx, session);
     return null;
   }

@@ -20,6 +20,8 @@ export interface SessionDoc {
   _id: string;
   user_id: string | null;
   email: string | null;
+  /** Which password it was signed in with (passwordTag): a new password ends it (signedIn). */
+  password_tag?: string;
   csrf: string;
   created_at: string;
   expires_at: string;
@@ -94,14 +96,29 @@ export async function getSession(rt: Runtime, ctx: Context): Promise<Session | n
   return { id, doc };
 }
 
+/**
+ * Names the password a session was signed in with, without keeping its hash in the session store: a
+ * password changed since (an operator's reset, most often because the old one leaked) ends the
+ * sessions signed in with the old one at their next request.
+ */
+export const passwordTag = (passwordHash: string | null) =>
+  sha256(`couvert session password:${passwordHash ?? ''}`).slice(0, 32);
+
+export interface SignedInUser {
+  user_id: string;
+  email: string;
+  password_hash: string | null;
+}
+
 let created = 0;
-async function create(rt: Runtime, ctx: Context, user: { user_id: string; email: string }): Promise<Session> {
+async function create(rt: Runtime, ctx: Context, user: SignedInUser): Promise<Session> {
   const id = randomBytes(32).toString('base64url');
   const now = rt.clock.now();
   const doc: SessionDoc = {
     _id: sha256(id),
     user_id: user.user_id,
     email: user.email,
+    password_tag: passwordTag(user.password_hash),
     csrf: randomBytes(32).toString('base64url'),
     created_at: now.toISOString(),
     expires_at: new Date(now.getTime() + SIGNED_IN_TTL_MS).toISOString(),
@@ -127,7 +144,7 @@ export async function startSignedInSession(
   rt: Runtime,
   ctx: Context,
   old: Session | null,
-  user: { user_id: string; email: string },
+  user: SignedInUser,
 ): Promise<Session> {
   if (old) await collection(rt).deleteOne({ _id: old.doc._id });
   return create(rt, ctx, user);

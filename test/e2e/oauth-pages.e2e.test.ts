@@ -3,6 +3,7 @@
 // fixation, and the headers that keep the pages out of frames.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { setUserPassword } from '../../commands/oauth/user-handler';
 import {
   authorizeQuery,
   Browser,
@@ -476,3 +477,36 @@ burst('twelve wrong passwords sent at once: three are checked, the others wait',
   assert.is((await signIn(other, await other.get('/sign-in'), 'manager@demo.test')).status, 303);
 });
 burst.run();
+
+// A new password ends the sessions signed in with the old one: whoever knew the old password (the
+// reason it was changed) is signed out at their next request. Scaled out, sessions live in MongoDB and
+// outlive the restart of the process that applied the change.
+const changed = suite<{ svc: TestService }>('OAuth pages: a changed password', {} as never);
+changed.before(async (ctx) => {
+  ctx.svc = await startTestService({ bootstrap: oauthBootstrap() });
+});
+changed.after(async (ctx) => {
+  await ctx.svc?.close();
+});
+changed('ends the sessions signed in before it; the new password signs in', async ({ svc }) => {
+  const before = new Browser(svc.url);
+  assert.is((await signIn(before, await before.get('/sign-in'), 'solo@demo.test')).status, 303);
+  assert.is((await before.get('/dashboard')).status, 200);
+  const other = new Browser(svc.url);
+  assert.is((await signIn(other, await other.get('/sign-in'), 'manager@demo.test')).status, 303);
+  await setUserPassword(svc.rt, 'solo@demo.test', 'a brand new passphrase', {
+    actor: 'operator:test',
+    request_id: 'req_test',
+  });
+  const out = await before.get('/dashboard');
+  assert.is(out.status, 303);
+  assert.match(out.location ?? '', /^\/sign-in\?next=/);
+  // Another account's session is untouched.
+  assert.is((await other.get('/dashboard')).status, 200);
+  const again = new Browser(svc.url);
+  assert.is((await signIn(again, await again.get('/sign-in'), 'solo@demo.test')).status, 200);
+  const ok = await signIn(again, await again.get('/sign-in'), 'solo@demo.test', 'a brand new passphrase');
+  assert.is(ok.status, 303);
+  assert.is((await again.get('/dashboard')).status, 200);
+});
+changed.run();

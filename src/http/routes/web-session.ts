@@ -104,7 +104,11 @@ export const webSessionRoutes: AnyRoute[] = [
       // A failure is already counted (limits.check): a success clears the account's failures.
       if (!ok || !user.user_id || !user.email) return again('The email or password is incorrect.', 200);
       await limits.succeeded(account);
-      await startSignedInSession(rt, ctx, session, { user_id: user.user_id, email: user.email });
+      await startSignedInSession(rt, ctx, session, {
+        user_id: user.user_id,
+        email: user.email,
+        password_hash: user.password_hash,
+      });
       return seeOther(next);
     },
   }),

@@ -358,36 +358,39 @@ t('event types follow the read scopes', () => {
   checkSettings({ enabled_events: ['*'] }, { allowPrivate: false, scopes: ['RESERVATIONS_READ'] });
 });
 
-t('a target URL is saved as it is sent: spaces and control characters the URL parser drops are refused', () => {
-  // new URL() drops tabs and line breaks anywhere, and spaces and controls at either end: the endpoint
-  // would show one URL ("https://good.example\t.attacker.example/") and be sent to another.
-  for (const url of [
-    'https://exa\tmple.com/hook',
-    'https://example.com/ho\nok',
-    'https://example.com/hook\r',
-    ' https://example.com/hook',
-    'https://example.com/hook ',
-    '\u0000https://example.com/hook',
-    'https://example.com/a b',
-    'https://example.com/\u007f',
-  ]) {
-    const err = (() => {
-      try {
-        checkSettings({ url }, { allowPrivate: false, scopes: ['RESERVATIONS_READ'] });
-      } catch (e) {
-        return e as ApiError;
-      }
-      return null;
-    })();
-    assert.ok(err, JSON.stringify(url));
-    assert.equal(
-      (err?.details?.issues as Issue[]).map((i) => [i.path, i.code]),
-      [['url', 'invalid_format']],
-      JSON.stringify(url),
-    );
-  }
-  checkSettings({ url: 'https://example.com/hook?a=%20b' }, { allowPrivate: false, scopes: [] });
-});
+t(
+  'a target URL is saved as it is sent: spaces and control characters the URL parser drops are refused',
+  () => {
+    // new URL() drops tabs and line breaks anywhere, and spaces and controls at either end: the endpoint
+    // would show one URL ("https://good.example\t.attacker.example/") and be sent to another.
+    for (const url of [
+      'https://exa\tmple.com/hook',
+      'https://example.com/ho\nok',
+      'https://example.com/hook\r',
+      ' https://example.com/hook',
+      'https://example.com/hook ',
+      '\u0000https://example.com/hook',
+      'https://example.com/a b',
+      'https://example.com/\u007f',
+    ]) {
+      const err = (() => {
+        try {
+          checkSettings({ url }, { allowPrivate: false, scopes: ['RESERVATIONS_READ'] });
+        } catch (e) {
+          return e as ApiError;
+        }
+        return null;
+      })();
+      assert.ok(err, JSON.stringify(url));
+      assert.equal(
+        ((err?.details?.issues ?? []) as Issue[]).map((i) => [i.path, i.code]),
+        [['url', 'invalid_format']],
+        JSON.stringify(url),
+      );
+    }
+    checkSettings({ url: 'https://example.com/hook?a=%20b' }, { allowPrivate: false, scopes: [] });
+  },
+);
 
 t('sealed secrets: round trip, a fresh IV each time, tampering and another key refused', () => {
   const box = new SecretBox(randomBytes(32));

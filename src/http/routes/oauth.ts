@@ -119,30 +119,30 @@ const oauthError = (
   headers: { ...noStoreHeaders, ...extra },
 });
 const commonErrors = (endpoint: 'token' | 'revoke'): Record<number, ResponseDoc> => ({
-    400: oauthError(
-      'invalid_request (a missing or repeated parameter, two client authentication methods, an unreadable body)' +
-        (endpoint === 'token'
-          ? '; invalid_grant (an unknown, expired or used code, or a redirect_uri or code_verifier that does not match); unsupported_grant_type'
-          : ''),
-      { error: 'invalid_grant', error_description: 'The authorization code has expired' },
-    ),
-    401: oauthError(
-      'invalid_client: unknown or disabled client, or a wrong secret',
-      {
-        error: 'invalid_client',
-        error_description: 'Client authentication failed (unknown or disabled client, or wrong secret)',
-      },
-      { 'www-authenticate': header('Basic realm="couvert"') },
-    ),
-    413: oauthError('invalid_request: the body is larger than BODY_LIMIT_BYTES', {
-      error: 'invalid_request',
-      error_description: 'The body is too large',
-    }),
-    429: oauthError(
-      'rate_limited: more than OAUTH_TOKEN_RATE_LIMIT_PER_MINUTE token and revocation requests from this IP in a minute',
-      { error: 'rate_limited', error_description: 'Too many requests: back off until x-ratelimit-reset' },
-      { 'x-ratelimit-reset': ref('RateLimitReset'), 'retry-after': ref('RetryAfter') },
-    ),
+  400: oauthError(
+    'invalid_request (a missing or repeated parameter, two client authentication methods, an unreadable body)' +
+      (endpoint === 'token'
+        ? '; invalid_grant (an unknown, expired or used code, or a redirect_uri or code_verifier that does not match); unsupported_grant_type'
+        : ''),
+    { error: 'invalid_grant', error_description: 'The authorization code has expired' },
+  ),
+  401: oauthError(
+    'invalid_client: unknown or disabled client, or a wrong secret',
+    {
+      error: 'invalid_client',
+      error_description: 'Client authentication failed (unknown or disabled client, or wrong secret)',
+    },
+    { 'www-authenticate': header('Basic realm="couvert"') },
+  ),
+  413: oauthError('invalid_request: the body is larger than BODY_LIMIT_BYTES', {
+    error: 'invalid_request',
+    error_description: 'The body is too large',
+  }),
+  429: oauthError(
+    'rate_limited: more than OAUTH_TOKEN_RATE_LIMIT_PER_MINUTE token and revocation requests from this IP in a minute',
+    { error: 'rate_limited', error_description: 'Too many requests: back off until x-ratelimit-reset' },
+    { 'x-ratelimit-reset': ref('RateLimitReset'), 'retry-after': ref('RetryAfter') },
+  ),
 });
 
 /**
@@ -305,7 +305,7 @@ export const oauthRoutes: AnyRoute[] = [
     description:
       'Form-urlencoded (JSON accepted): `token`, and the same client authentication as the token endpoint. ' +
       'Answers 200 for an unknown or already revoked token too; a token of another application is left alone. Revoking deletes the webhook endpoints the token created. ' +
-      'Rate limit: the token endpoint\'s (OAUTH_TOKEN_RATE_LIMIT_PER_MINUTE per IP, one budget for both).',
+      "Rate limit: the token endpoint's (OAUTH_TOKEN_RATE_LIMIT_PER_MINUTE per IP, one budget for both).",
     tag: 'OAuth',
     access: PUBLIC,
     ownErrors: true,

@@ -10,6 +10,7 @@ import {
   START,
 } from '@eventstore/db-client';
 import { trimOldest } from '../../core/bounded-map';
+import { withoutPassword } from '../../core/urls';
 import {
   type AppendOptions,
   type AppendResult,
@@ -97,9 +98,11 @@ export class EsdbEventStore implements EventStore {
       } catch (err) {
         if (Date.now() >= deadline) {
           await store.close();
-          throw new EventStoreError(`cannot reach EventStoreDB at ${connectionString}: ${String(err)}`, {
-            cause: err,
-          });
+          // Never the password EVENTSTORE_URL may carry: this message reaches stderr and the logs.
+          throw new EventStoreError(
+            `cannot reach EventStoreDB at ${withoutPassword(connectionString)}: ${withoutPassword(String(err))}`,
+            { cause: err },
+          );
         }
         await new Promise((r) => setTimeout(r, Math.min(2000, 100 * 2 ** attempt)));
       }

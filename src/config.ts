@@ -3,7 +3,11 @@
 
 import { existsSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { maskCredentials } from './core/urls';
 import { parseSecretsKey } from './secrets';
+
+/** For error messages naming a connection string (moved to core/urls.ts, shared with the store adapters). */
+export { maskCredentials };
 
 export const ROLES = ['api', 'projector', 'scheduler', 'webhooks'] as const;
 export type Role = (typeof ROLES)[number];
@@ -91,18 +95,6 @@ function oneOf<T extends string>(env: Env, name: string, values: readonly T[], f
   if (!values.includes(raw as T))
     throw new ConfigError(`${name} must be one of ${values.join(', ')}, got "${raw}"`);
   return raw as T;
-}
-
-/**
- * The value with its userinfo (user:password@) replaced by `***@`, for error messages. Works on
- * strings that are not valid URLs too (everything between `://` and the last `@` is hidden), since
- * a malformed connection string is exactly the one an operator pastes into a bug report.
- */
-export function maskCredentials(raw: string): string {
-  const scheme = raw.indexOf('://');
-  const from = scheme === -1 ? 0 : scheme + 3;
-  const at = raw.lastIndexOf('@');
-  return at < from ? raw : `${raw.slice(0, from)}***@${raw.slice(at + 1)}`;
 }
 
 // EventStoreDB and MongoDB connection strings may list several hosts (a cluster, a replica set),

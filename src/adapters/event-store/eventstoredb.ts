@@ -10,7 +10,7 @@ import {
   START,
 } from '@eventstore/db-client';
 import { trimOldest } from '../../core/bounded-map';
-import { withoutPassword } from '../../core/urls';
+import { maskCredentials } from '../../core/urls';
 import {
   type AppendOptions,
   type AppendResult,
@@ -98,9 +98,9 @@ export class EsdbEventStore implements EventStore {
       } catch (err) {
         if (Date.now() >= deadline) {
           await store.close();
-          // Never the password EVENTSTORE_URL may carry: this message reaches stderr and the logs.
+          // Never the user and password EVENTSTORE_URL may carry: this message reaches stderr and the logs.
           throw new EventStoreError(
-            `cannot reach EventStoreDB at ${withoutPassword(connectionString)}: ${withoutPassword(String(err))}`,
+            `cannot reach EventStoreDB at ${maskCredentials(connectionString)}: ${String(err)}`,
             { cause: err },
           );
         }

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import ipaddr from 'ipaddr.js';
 import type { Context } from 'koa';
 import {
   type RateLimiterAbstract,
@@ -32,6 +33,30 @@ export function createLimiter(rt: Runtime, pointsPerMinute: number, keyPrefix: s
 
 /** Whose budget a request draws from: the client address (behind a trusted proxy, the one it saw). */
 export const rateLimitKey = (ctx: Context): string => ctx.ip || 'unknown';
+
+/**
+ * Whose budget a guess draws from (sign-in passwords, OAuth client secrets): an IPv6 client's /64,
+ * not its address. One subscriber or host is routinely given a whole /64, so keyed by address it
+ * could spread its guesses over 2^64 budgets. An IPv4 address (mapped into IPv6 too) stays itself.
+ * The partner routes' budget keeps the address: the spec sets it per client IP, and hosts sharing a
+ * /64 must not share it.
+ */
+export function guessingKey(ip: string): string {
+  if (!ip) return 'unknown';
+  let addr: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    addr = ipaddr.parse(ip);
+  } catch {
+    return ip;
+  }
+  if (addr.kind() === 'ipv4') return addr.toString();
+  const v6 = addr as ipaddr.IPv6;
+  if (v6.isIPv4MappedAddress()) return v6.toIPv4Address().toString();
+  return `${v6.parts
+    .slice(0, 4)
+    .map((p) => p.toString(16))
+    .join(':')}::/64`;
+}
 
 /**
  * A request drew a point: the budget headers. Set on Node's response directly, as the request id is:

@@ -13,7 +13,7 @@ import { keepBodyChunks, refuseForeignCharset, refuseReplacedBytes } from './bod
 import { sendError } from './envelope';
 import { noteCredentialUse } from './key-usage';
 import { checkWindows, refuseUnknownParameters } from './query-rules';
-import { createLimiter, rateLimitError, rateLimitKey, setBudgetHeaders } from './rate-limit';
+import { createLimiter, guessingKey, rateLimitError, rateLimitKey, setBudgetHeaders } from './rate-limit';
 import { checkReferences } from './references';
 import { newRequestId, REQUEST_ID_PATTERN } from './request-id';
 import type { AnyRoute, AuthContext } from './route';
@@ -89,7 +89,8 @@ export function createApp(rt: Runtime, routes: AnyRoute[], lifecycle: Lifecycle 
       routeLimiters.set(spec.name, entry);
     }
     const { limiter, header } = entry;
-    return limiter.consume(rateLimitKey(ctx)).then(
+    // These routes check a client secret: an IPv6 client's whole /64 draws from one budget.
+    return limiter.consume(guessingKey(ctx.ip)).then(
       (budget: RateLimiterRes) => setBudgetHeaders(ctx.res, header, budget),
       (err: unknown) => {
         throw rateLimitError(rt, err, header);

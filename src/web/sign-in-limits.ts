@@ -1,4 +1,4 @@
-// Sign-in attempts are limited per client IP (every attempt counts) and per account (failures count;
+// Sign-in attempts are limited per client IP (an IPv6 client's /64: guessingKey; every attempt counts) and per account (failures count;
 // a success clears them), through rate-limiter-flexible: in memory embedded, in MongoDB scaled out (one
 // budget for every API process, with an in-memory fallback while MongoDB does not answer). A limited
 // attempt is refused before the password is checked. An attempt takes its place in the account's budget
@@ -10,6 +10,7 @@ import {
   RateLimiterMongo,
   RateLimiterRes,
 } from 'rate-limiter-flexible';
+import { guessingKey } from '../http/rate-limit';
 import type { Runtime } from '../runtime';
 
 export const SIGN_IN_WINDOW_SECONDS = 15 * 60;
@@ -52,7 +53,7 @@ export function signInLimits(rt: Runtime): SignInLimits {
       const held = await perAccount.get(account);
       if (held && held.consumedPoints >= rt.config.signInFailuresPerAccount) return wait(held.msBeforeNext);
       try {
-        await perIp.consume(ip || 'unknown');
+        await perIp.consume(guessingKey(ip));
         await perAccount.consume(account);
         return null;
       } catch (err) {

@@ -7,7 +7,13 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FixedClock } from '../../src/core/clock';
 import { ApiError } from '../../src/core/errors';
-import { createLimiter, rateLimitError, rateLimitKey, setBudgetHeaders } from '../../src/http/rate-limit';
+import {
+  createLimiter,
+  guessingKey,
+  rateLimitError,
+  rateLimitKey,
+  setBudgetHeaders,
+} from '../../src/http/rate-limit';
 import type { Runtime } from '../../src/runtime';
 
 const NOW = new Date('2026-11-23T12:00:00.000Z');
@@ -75,6 +81,27 @@ test('scaled out, a MongoDB that does not answer falls back to a per-process bud
   );
   assert.instance(err, ApiError, 'the fallback budget still limits');
   assert.is(err.status, 429);
+});
+
+test("guesses (sign-in, client secrets) draw from an IPv6 client's /64, an IPv4 client's address", () => {
+  const a = guessingKey('2001:db8:1:2:aaaa::1');
+  assert.is(a, '2001:db8:1:2::/64');
+  assert.is(
+    guessingKey('2001:0db8:0001:0002:ffff:ffff:ffff:ffff'),
+    a,
+    'any address of the /64, any spelling',
+  );
+  assert.is.not(guessingKey('2001:db8:1:3::1'), a, 'the next /64 is another budget');
+  assert.is(guessingKey('203.0.113.9'), '203.0.113.9');
+  assert.is(
+    guessingKey('::ffff:203.0.113.9'),
+    '203.0.113.9',
+    'an IPv4 client seen through a dual-stack socket',
+  );
+  assert.is(guessingKey(''), 'unknown');
+  assert.is(guessingKey('not an address'), 'not an address');
+  // The partner routes' budget stays per address (the spec: per client IP).
+  assert.is(rateLimitKey({ ip: '2001:db8:1:2:aaaa::1' } as unknown as Context), '2001:db8:1:2:aaaa::1');
 });
 
 test.run();

@@ -1,6 +1,8 @@
 // Pure rules for OAuth applications: registration, changes, secret rotation, disabling.
+
 import { ApiError, conflict, type Issue, notFound, validationError } from '../../src/core/errors';
 import { charCount } from '../../src/core/text';
+import { hasSpaceOrControl, SPACE_OR_CONTROL_PROBLEM } from '../../src/core/urls';
 import type { NewEvent, RecordedEvent } from '../../src/ports/event-store';
 import { checkScopes } from '../credentials/decide';
 import type { ApplicationProfile } from './events';
@@ -55,6 +57,7 @@ const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
  */
 export function redirectUriProblem(uri: string): string | null {
   if (charCount(uri) > 2000) return 'is longer than 2000 characters';
+  if (hasSpaceOrControl(uri)) return SPACE_OR_CONTROL_PROBLEM;
   let url: URL;
   try {
     url = new URL(uri);
@@ -70,6 +73,7 @@ export function redirectUriProblem(uri: string): string | null {
 
 function logoProblem(logo: string): string | null {
   if (charCount(logo) > 2000) return 'is longer than 2000 characters';
+  if (hasSpaceOrControl(logo)) return SPACE_OR_CONTROL_PROBLEM;
   try {
     const url = new URL(logo);
     if (url.protocol !== 'https:') return 'must be an https URL';

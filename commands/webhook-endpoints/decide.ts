@@ -1,5 +1,6 @@
 // Webhook endpoint rules (pure): what a URL, custom headers and event types may be, and what each
 // command appends.
+
 import {
   ApiError,
   conflict,
@@ -8,6 +9,7 @@ import {
   unprocessable,
   validationError,
 } from '../../src/core/errors';
+import { hasSpaceOrControl, SPACE_OR_CONTROL_PROBLEM } from '../../src/core/urls';
 import type { NewEvent, RecordedEvent } from '../../src/ports/event-store';
 import { targetUrlProblem } from '../../src/webhooks/target';
 import {
@@ -234,15 +236,6 @@ export interface SettingsInput {
   disabled?: boolean;
 }
 
-/** A space or an ASCII control character (U+0000 to U+0020, U+007F) anywhere in the text. */
-const hasSpaceOrControl = (text: string) => {
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c <= 0x20 || c === 0x7f) return true;
-  }
-  return false;
-};
-
 /** Checks what a create or update sets. 400 for malformed values, 422 for types the credential cannot read. */
 export function checkSettings(
   input: SettingsInput,
@@ -254,7 +247,7 @@ export function checkSettings(
     // and line breaks anywhere and spaces and controls at either end, so such a URL would be shown as
     // saved and sent to another ("https://good.example\t.other.example/" goes to good.example.other.example).
     const problem = hasSpaceOrControl(input.url)
-      ? 'must not contain spaces, tabs, line breaks or control characters (percent-encode them)'
+      ? SPACE_OR_CONTROL_PROBLEM
       : targetUrlProblem(input.url, rules.allowPrivate);
     if (problem) issues.push({ path: 'url', code: 'invalid_format', message: `url ${problem}` });
   }

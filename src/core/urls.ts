@@ -1,4 +1,4 @@
-// Connection strings (EVENTSTORE_URL, MONGODB_URL) may carry a user name and password before the host:
+// URLs as text. Connection strings (EVENTSTORE_URL, MONGODB_URL) may carry a user name and password before the host:
 // every message naming one (a configuration error, a store that cannot be reached) masks them.
 
 /**
@@ -12,3 +12,21 @@ export function maskCredentials(raw: string): string {
   const at = raw.lastIndexOf('@');
   return at < from ? raw : `${raw.slice(0, from)}***@${raw.slice(at + 1)}`;
 }
+
+/**
+ * A space or an ASCII control character (U+0000 to U+0020, U+007F) anywhere in the text. The URL
+ * parser drops tabs and line breaks anywhere and spaces and controls at either end, so a URL holding
+ * one is shown as given and used as another ("https://good.example\t.other.example/" goes to
+ * good.example.other.example): such URLs are refused when saved (webhook targets, OAuth
+ * applications' redirect URIs and logos).
+ */
+export function hasSpaceOrControl(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c <= 0x20 || c === 0x7f) return true;
+  }
+  return false;
+}
+
+export const SPACE_OR_CONTROL_PROBLEM =
+  'must not contain spaces, tabs, line breaks or control characters (percent-encode them)';

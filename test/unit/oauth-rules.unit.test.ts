@@ -248,8 +248,15 @@ t('registration: redirect URIs are absolute https (http on loopback), no fragmen
     '/cb',
     'javascript:alert(1)',
     'https://u:p@x.example/',
+    // The URL parser drops these, so the URI shown would not be the one redirected to.
+    'https://exa\tmple.example/cb',
+    'https://x.example/c\nb',
+    ' https://x.example/cb',
+    'https://x.example/cb ',
+    'https://x.example/c b',
   ])
-    assert.ok(redirectUriProblem(bad), bad);
+    assert.ok(redirectUriProblem(bad), JSON.stringify(bad));
+  assert.throws(() => checkProfile({ logo_url: 'https://logo.example/a\tb.png' }), /invalid/);
   assert.throws(() => checkProfile({ name: ' ' }), /invalid/);
   assert.throws(() => checkProfile({ allowed_scopes: [] }), /invalid/);
   assert.equal(checkProfile({ redirect_uris: ['https://a.example/', 'https://a.example/'] }).redirect_uris, [

@@ -35,10 +35,13 @@ export function changesOf(
 }
 
 /**
- * Fields whose value must not leave the log through an auditor's tools: a manager's password hash
- * (a password can be guessed against it offline). That it was set or changed is still shown.
+ * Fields whose value must not leave the log through an auditor's history and as-of views: a manager's
+ * password hash (a password can be guessed against it offline), and the hashes of API keys, OAuth
+ * client secrets and authorization codes (unsalted SHA-256: a weak secret chosen in a bootstrap file
+ * could be found from its hash). That one was set or changed is still shown. `audit export` keeps
+ * the log's events whole.
  */
-const SECRET_FIELDS = new Set(['password_hash']);
+const SECRET_FIELDS = new Set(['password_hash', 'token_hash', 'secret_hash', 'code_hash']);
 const redacted = (v: unknown) => (v === null || v === undefined ? v : '[redacted]');
 const hasSecret = (v: unknown): boolean =>
   Array.isArray(v)

@@ -262,4 +262,30 @@ test("a manager's password hash never leaves the log through history or as-of: t
   assert.equal(withoutSecrets({ party_size: 2 }), { party_size: 2 });
 });
 
+test('the hashes of API keys, client secrets and authorization codes never leave the log through history', () => {
+  const hash = 'd'.repeat(64);
+  const key = changesOf(
+    {
+      type: 'ApiKeyCreated',
+      data: { key_id: 'k1', restaurant_id: 'r', name: 'POS', token_hash: hash, token_hint: 'abcd', at: 't' },
+    },
+    'k1',
+  );
+  const rotated = changesOf({
+    type: 'OAuthApplicationSecretRotated',
+    data: { client_id: 'c', secret_hash: hash, at: 't' },
+  });
+  const redeemed = changesOf({ type: 'OAuthCodeRedeemed', data: { code_hash: hash, key_id: 'k1', at: 't' } });
+  for (const changes of [key, rotated, redeemed]) {
+    assert.not.match(JSON.stringify(changes), hash);
+    assert.ok(
+      changes.some((c) => c.to === '[redacted]'),
+      JSON.stringify(changes),
+    );
+  }
+  assert.equal(withoutSecrets({ key: { token_hash: hash, name: 'POS' } }), {
+    key: { token_hash: '[redacted]', name: 'POS' },
+  });
+});
+
 test.run();

@@ -23,6 +23,11 @@ export interface CustomerImportDoc {
   last_event_at: string;
   ended_at: string | null;
   failure: string | null;
+  /**
+   * A failed job's rows after `processed` that were written anyway (CustomerImportFailed.written;
+   * `counts` include them). Absent before any such failure.
+   */
+  written_after?: number;
   [k: string]: unknown;
 }
 
@@ -80,7 +85,9 @@ export const customerImportsProjection: Projection = {
       case 'CustomerImportResumed':
         await col.updateOne(
           { _id: id },
-          { $set: { status: 'running', ended_at: null, failure: null, last_event_at: at } },
+          {
+            $set: { status: 'running', ended_at: null, failure: null, last_event_at: at, written_after: 0 },
+          },
         );
         return;
       case 'CustomerImportFinished':
@@ -92,7 +99,16 @@ export const customerImportsProjection: Projection = {
       case 'CustomerImportFailed':
         await col.updateOne(
           { _id: id },
-          { $set: { status: 'failed', failure: d.reason, ended_at: at, last_event_at: at } },
+          {
+            $set: {
+              status: 'failed',
+              failure: d.reason,
+              ended_at: at,
+              last_event_at: at,
+              // With the rows written after the last recorded one (reconcile.ts), when it says them.
+              ...(d.counts ? { counts: d.counts, written_after: (d.written as unknown[]).length } : {}),
+            },
+          },
         );
         return;
     }

@@ -102,15 +102,31 @@ export function decideFailImport(
   jobId: string,
   reason: string,
   at: string,
+  /** The rows after the last recorded one that were written (reconcile.ts), in row order. */
+  written?: RowResult[],
 ): NewEvent[] {
   if (state.status === 'failed') return [];
   assertRunning(state, jobId);
-  return [
-    event({
-      type: 'CustomerImportFailed',
-      data: { job_id: jobId, restaurant_id: state.restaurantId, at, reason, processed: state.processed },
-    }),
-  ];
+  const data: Extract<CustomerImportEvent, { type: 'CustomerImportFailed' }>['data'] = {
+    job_id: jobId,
+    restaurant_id: state.restaurantId,
+    at,
+    reason,
+    processed: state.processed,
+  };
+  if (written !== undefined) {
+    if (
+      written.some(
+        (r, i) => r.row <= state.processed || (i > 0 && r.row <= (written[i - 1] as RowResult).row),
+      )
+    )
+      throw conflict(`import ${jobId}: written rows must follow row ${state.processed} in order`);
+    const counts: ImportCounts = { ...state.counts };
+    for (const r of written) counts[r.outcome]++;
+    data.written = written;
+    data.counts = counts;
+  }
+  return [event({ type: 'CustomerImportFailed', data })];
 }
 
 /** A job that stopped (its process died, or it was marked failed) goes on with the same file only. */

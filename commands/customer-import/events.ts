@@ -62,7 +62,15 @@ export type CustomerImportEvent =
   /** Taken up again after its process stopped, from the row after the last recorded one. */
   | { type: 'CustomerImportResumed'; data: Base & { from_row: number; actor: string } }
   | { type: 'CustomerImportFinished'; data: Base & { counts: ImportCounts } }
-  | { type: 'CustomerImportFailed'; data: Base & { reason: string; processed: number } };
+  /**
+   * Stopped. `written` (absent on jobs failed before it existed): the rows after `processed` that the
+   * log shows written by the job (created / updated, src/customer-import/reconcile.ts), in row order;
+   * every other row after `processed` was not imported. `counts`: the recorded totals with those rows.
+   */
+  | {
+      type: 'CustomerImportFailed';
+      data: Base & { reason: string; processed: number; written?: RowResult[]; counts?: ImportCounts };
+    };
 
 export type CustomerImportEventType = CustomerImportEvent['type'];
 export const CUSTOMER_IMPORT_EVENT_TYPES: readonly CustomerImportEventType[] = [

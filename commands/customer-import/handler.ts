@@ -112,7 +112,8 @@ export const failImportJob = (
   job: ImportJob,
   reason: string,
   meta: CommandMeta,
-) => append(deps, jobId, job, decideFailImport(job.state, jobId, reason, now(deps)), meta);
+  written?: RowResult[],
+) => append(deps, jobId, job, decideFailImport(job.state, jobId, reason, now(deps), written), meta);
 
 export const resumeImportJob = (
   deps: WriteDeps,

@@ -1,6 +1,12 @@
 // An import job as the write side knows it: the fold of its stream (counts, not the rows themselves).
 import type { RecordedEvent } from '../../src/ports/event-store';
-import { type CustomerImportEvent, type ImportCounts, noCounts, type OnMatch } from './events';
+import {
+  type CustomerImportEvent,
+  type ImportCounts,
+  noCounts,
+  type OnMatch,
+  type RowResult,
+} from './events';
 
 export interface ImportJobState {
   status: 'none' | 'running' | 'finished' | 'failed';
@@ -20,6 +26,11 @@ export interface ImportJobState {
   /** The time of the job's last event (service clock): a running job silent too long has stopped (slot.ts). */
   lastEventAt: string | null;
   failure: string | null;
+  /**
+   * A failed job's rows after `processed` that were written (CustomerImportFailed.written); null while
+   * it runs or finished, and for a job failed before the field existed.
+   */
+  written: RowResult[] | null;
 }
 
 export const initialImportJob: ImportJobState = {
@@ -38,6 +49,7 @@ export const initialImportJob: ImportJobState = {
   endedAt: null,
   lastEventAt: null,
   failure: null,
+  written: null,
 };
 
 export function evolveImportJob(
@@ -70,11 +82,17 @@ function evolveFields(state: ImportJobState, event: CustomerImportEvent): Import
     case 'CustomerImportRowsRecorded':
       return { ...state, processed: event.data.processed, counts: event.data.counts };
     case 'CustomerImportResumed':
-      return { ...state, status: 'running', endedAt: null, failure: null };
+      return { ...state, status: 'running', endedAt: null, failure: null, written: null };
     case 'CustomerImportFinished':
       return { ...state, status: 'finished', counts: event.data.counts, endedAt: event.data.at };
     case 'CustomerImportFailed':
-      return { ...state, status: 'failed', failure: event.data.reason, endedAt: event.data.at };
+      return {
+        ...state,
+        status: 'failed',
+        failure: event.data.reason,
+        endedAt: event.data.at,
+        written: event.data.written ?? null,
+      };
     default:
       return state;
   }

@@ -68,6 +68,7 @@ import {
 import { type Column, type HeaderMap, mapHeader } from './columns';
 import { CsvFileError, type CsvTable, readCsv } from './csv';
 import { failureReason } from './failure';
+import { writtenAfterRecorded } from './reconcile';
 import type { RowInput } from './rows';
 import { canImportInThread, runJobInThread } from './thread-host';
 
@@ -536,9 +537,11 @@ export async function runJob(
   // outcomes recorded.
   const retire = async () => {
     if (settlingError !== null) throw settlingError;
-    const slice = inFlight.shift() as Slice;
-    inFlightRows -= slice.rows;
+    const slice = inFlight[0] as Slice;
+    // Left in flight until its writes have all ended: a job that fails waits for them (below).
     const results = await slice.results;
+    inFlight.shift();
+    inFlightRows -= slice.rows;
     await deps.settle(await deps.events.headPosition());
     if (deps.inReadModels === undefined) release(slice);
     else {
@@ -631,12 +634,11 @@ export async function runJob(
         // Written without waiting: the slice's new sealing keys are asked for in one key-store write
         // (the sealing layer gathers an event-loop turn's), its appends go into the log's next group
         // commit, written by the writer thread, while the next slices are matched.
-        const results = Promise.all(
-          batch.map((a, i) =>
-            writeRow(writes, prepared, jobId, options, a, decisions[i] as Decision, a.row <= uncertainUntil),
-          ),
+        const rowWrites = batch.map((a, i) =>
+          writeRow(writes, prepared, jobId, options, a, decisions[i] as Decision, a.row <= uncertainUntil),
         );
-        const slice: Slice = { results, keys, customers, rows: batch.length, written: false };
+        const results = Promise.all(rowWrites);
+        const slice: Slice = { results, rowWrites, keys, customers, rows: batch.length, written: false };
         results.then(
           () => {
             slice.written = true;
@@ -683,11 +685,20 @@ export async function runJob(
     await deps.settle(await deps.events.headPosition());
     return job.state;
   } catch (err) {
+    // No further slice is written; the writes already issued end first (one of a slice may still run
+    // when another failed), so that the log says what each row did.
+    await Promise.allSettled(inFlight.flatMap((slice) => slice.rowWrites));
     await recorded().catch(() => undefined);
     // Stored for operators, scrubbed of anything that could be someone's data (failure.ts); the
     // manager's page shows a sentence of its own, and the caller logs the detail.
     const reason = failureReason(err, job.state.processed);
-    await failImportJob(deps, jobId, job, reason, jobMeta).catch(() => undefined);
+    // The rows written after the last recorded one (reconcile.ts), kept on the failure: the summary
+    // says them written, and only the others not imported. Unknown if the log cannot be read (the
+    // job's page then reads it once the job is seen stopped).
+    const written = await writtenAfterRecorded(deps, jobId, job.state.processed, total).catch(
+      () => undefined,
+    );
+    await failImportJob(deps, jobId, job, reason, jobMeta, written).catch(() => undefined);
     throw err;
   } finally {
     source.close();
@@ -697,6 +708,8 @@ export async function runJob(
 /** Rows written together: their outcomes once written, and what they touch. */
 interface Slice {
   results: Promise<RowResult[]>;
+  /** Each row's write (results rejects at the first that fails, while others may still run). */
+  rowWrites: Promise<RowResult>[];
   keys: Set<string>;
   customers: Set<string>;
   rows: number;

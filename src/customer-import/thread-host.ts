@@ -15,6 +15,7 @@ import { SealingEventStore, storedEvents } from '../privacy/sealing-event-store'
 import { encodeCells } from './analysis';
 import { type ImportDeps, type ImportOptions, lookUpMatches, type PreparedImport, runJob } from './engine';
 import { failureReason } from './failure';
+import { writtenAfterRecorded } from './reconcile';
 import { rebuiltError, type ThreadStart, type ToHost, type ToThread, threadError } from './thread-protocol';
 
 /**
@@ -184,13 +185,23 @@ export async function runJobInThread(
       );
       void sendRows(w, prepared.table.rows, () => ended);
     }).catch(async (err) => {
-      // The thread marks its job failed itself; a thread that died without a word cannot.
+      // The thread marks its job failed itself; a thread that died without a word cannot. Ended
+      // first, so that nothing of it writes after the look at its job and the log.
+      await worker?.terminate().catch(() => undefined);
       const job = await loadImportJob(deps, jobId).catch(() => null);
-      if (job?.state.status === 'running')
-        await failImportJob(deps, jobId, job, failureReason(err, job.state.processed), {
-          ...options.meta,
-          restaurant_id: prepared.restaurant._id,
-        }).catch(() => undefined);
+      if (job?.state.status === 'running') {
+        // What its writes did, from the log (reconcile.ts).
+        const { processed, rowCount } = job.state;
+        const written = await writtenAfterRecorded(deps, jobId, processed, rowCount).catch(() => undefined);
+        await failImportJob(
+          deps,
+          jobId,
+          job,
+          failureReason(err, processed),
+          { ...options.meta, restaurant_id: prepared.restaurant._id },
+          written,
+        ).catch(() => undefined);
+      }
       throw err;
     });
     if (outcome !== 'not started') return outcome;

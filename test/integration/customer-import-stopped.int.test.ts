@@ -1,0 +1,252 @@
+// An import that stops part way says exactly what it did (src/customer-import/reconcile.ts): its
+// summary has one line for every row of the file — the recorded rows, the rows written after them
+// (created / updated, as the log shows them) and `not_imported` for the others — and its counts add
+// up. Made to fail mid-way: a row's append fails, the read models' catch-up fails, the job's own
+// stream refuses its records (the process then leaves the job running: read from the log once it is
+// seen stopped), on the memory log and on the SQLite one (read beside the writer). A resume of the
+// failed job then imports every other row, none twice.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { customerImportStream } from '../../commands/customer-import/events';
+import { loadImportJob } from '../../commands/customer-import/handler';
+import { STALE_AFTER_MS } from '../../commands/customer-import/slot';
+import { customerStream } from '../../commands/customers/events';
+import { operatorMeta } from '../../src/core/command-meta';
+import {
+  type ImportDeps,
+  importCustomers,
+  importedCustomerId,
+  prepareImport,
+  resumeImport,
+} from '../../src/customer-import/engine';
+import { jobSummaryCsv } from '../../src/customer-import/summary';
+import type { EventStore } from '../../src/ports/event-store';
+import { storedEvents } from '../../src/privacy/sealing-event-store';
+import { type CustomerWorld, customerWorld } from '../helpers/customers';
+import { importWorld } from '../helpers/import-file';
+
+const meta = operatorMeta('test');
+const bytes = (lines: string[]) => new TextEncoder().encode(`${lines.join('\r\n')}\r\n`);
+const ROWS = 400;
+/** Every 7th row matches one of the 30 customers already there (on email); every 11th has a fault. */
+const file = () =>
+  bytes([
+    'name,email,note',
+    ...Array.from({ length: ROWS }, (_, i) => {
+      const row = i + 1;
+      if (row % 11 === 0) return `,broken${row}@example.com,`;
+      return row % 7 === 0
+        ? `Known,known${row % 30}@example.com,row ${row}`
+        : `Guest ${row},g${row}@example.com,`;
+    }),
+  ]);
+
+async function world(): Promise<{ w: CustomerWorld; deps: ImportDeps }> {
+  const w = await customerWorld();
+  const deps: ImportDeps = {
+    events: w.events,
+    clock: w.clock,
+    docs: w.docs,
+    settle: async () => {
+      await w.settle();
+    },
+  };
+  await seed(w, deps);
+  return { w, deps };
+}
+
+async function seed(w: CustomerWorld, deps: ImportDeps) {
+  const { createCustomer } = await import('../../commands/customers/handler');
+  for (let i = 0; i < 30; i++)
+    await createCustomer(deps, w.restaurant, { name: `Known ${i}`, email: `known${i}@example.com` }, w.meta);
+  await w.settle();
+}
+
+/** `events` with the appends `refuse` names failing (a disk error). */
+function failing(events: EventStore, refuse: (stream: string) => boolean): EventStore {
+  return new Proxy(events, {
+    get(target, key, receiver) {
+      if (key === 'append')
+        return (stream: string, ...rest: unknown[]) =>
+          refuse(stream)
+            ? Promise.reject(new Error('SQLITE_IOERR: disk I/O error'))
+            : (target.append as (...a: unknown[]) => Promise<unknown>).call(target, stream, ...rest);
+      const v = Reflect.get(target, key, receiver);
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
+}
+
+/** Every row the log shows written by the job: row → [outcome, customer id]. */
+async function writtenInLog(events: EventStore, jobId: string): Promise<Map<number, [string, string]>> {
+  const out = new Map<number, [string, string]>();
+  for await (const e of storedEvents(events).readAll()) {
+    if (e.metadata.import_job_id !== jobId) continue;
+    const row = e.metadata.import_row as number;
+    out.set(row, [e.type === 'CustomerCreated' ? 'created' : 'updated', e.stream.slice('customer-'.length)]);
+  }
+  return out;
+}
+
+/**
+ * The summary has one line per row of the file, in order; its created / updated lines are exactly the
+ * rows the log shows written (same customer), and no row the log shows written is `not_imported`.
+ */
+async function assertSummaryIsTheLog(deps: ImportDeps, jobId: string) {
+  const lines = (await jobSummaryCsv(deps, jobId)).trim().split('\r\n').slice(1);
+  assert.is(lines.length, ROWS, 'one line for every row of the file');
+  const log = await writtenInLog(deps.events, jobId);
+  const counts: Record<string, number> = {};
+  lines.forEach((l, i) => {
+    const [row, outcome, customer] = l.split(',');
+    assert.is(Number(row), i + 1);
+    counts[outcome as string] = (counts[outcome as string] ?? 0) + 1;
+    const written = log.get(i + 1);
+    if (outcome === 'created' || outcome === 'updated') {
+      assert.ok(written, `row ${row} says ${outcome}, the log shows no write`);
+      assert.equal([outcome, customer], written, `row ${row}`);
+    } else assert.not.ok(written, `row ${row} says ${outcome} but the log shows it written (${written})`);
+  });
+  return { lines, counts, log };
+}
+
+const t = suite('customer import: stopped part way');
+
+for (const onMatch of ['create_new', 'update'] as const)
+  t(
+    `a row whose append fails (${onMatch}): the summary says every row written after the last recorded one`,
+    async () => {
+      const { w, deps } = await world();
+      const prepared = await prepareImport(deps, 'rest_a', file());
+      const jobId = `imp_fail_${onMatch}`;
+      const refused = customerStream(importedCustomerId(jobId, 200));
+      let err: unknown = null;
+      await importCustomers({ ...deps, events: failing(w.events, (s) => s === refused) }, prepared, {
+        onMatch,
+        fileName: 'f.csv',
+        meta,
+        batchSize: 10,
+        jobId,
+      }).catch((e) => {
+        err = e;
+      });
+      assert.match(String(err), /SQLITE_IOERR/);
+      const { state } = await loadImportJob(deps, jobId);
+      assert.is(state.status, 'failed');
+      const { counts, log } = await assertSummaryIsTheLog(deps, jobId);
+      // Rows in flight when the append failed were written without being recorded: the summary has them.
+      const beyond = [...log.keys()].filter((row) => row > state.processed);
+      assert.ok(beyond.length > 0, `rows written after row ${state.processed}: the case under test`);
+      assert.equal(
+        state.written?.map((r) => r.row),
+        beyond.sort((a, b) => a - b),
+      );
+      assert.ok(!log.has(200), 'the refused row is not written');
+      assert.is(counts.not_imported, ROWS - state.processed - beyond.length);
+      // The rest, resumed with the same file: every other row once, nothing twice.
+      const resumed = await resumeImport(deps, prepared, jobId, { meta, batchSize: 10 });
+      assert.is(resumed.status, 'finished');
+      const after = await assertSummaryIsTheLog(deps, jobId);
+      assert.is(after.counts.not_imported, undefined);
+      assert.is(after.counts.skipped, Math.floor(ROWS / 11));
+      for (const [row, [outcome, id]] of log) assert.equal(after.log.get(row), [outcome, id], `row ${row}`);
+      if (onMatch === 'create_new') assert.is(after.counts.created, ROWS - Math.floor(ROWS / 11));
+    },
+  );
+
+t('the read models failing mid-way: rows in flight are in the summary as written', async () => {
+  const { w, deps } = await world();
+  const prepared = await prepareImport(deps, 'rest_a', file());
+  const jobId = 'imp_catchup';
+  let settles = 0;
+  let err: unknown = null;
+  await importCustomers(
+    {
+      ...deps,
+      settle: async () => {
+        // The fifth slice's retirement: its catch-up fails while later slices are written.
+        if (++settles === 5) throw new Error('catch-up failed');
+        await w.settle();
+      },
+    },
+    prepared,
+    { onMatch: 'create_new', fileName: 'f.csv', meta, batchSize: 10, jobId },
+  ).catch((e) => {
+    err = e;
+  });
+  assert.match(String(err), /catch-up failed/);
+  const { state } = await loadImportJob(deps, jobId);
+  assert.is(state.status, 'failed');
+  const { log } = await assertSummaryIsTheLog(deps, jobId);
+  assert.ok(
+    [...log.keys()].some((row) => row > state.processed),
+    'rows written after the last recorded one',
+  );
+});
+
+t(
+  'a job whose own stream refuses its records stays running: once seen stopped, the summary reads the log',
+  async () => {
+    const { w, deps } = await world();
+    const prepared = await prepareImport(deps, 'rest_a', file());
+    const jobId = 'imp_norecord';
+    const stream = customerImportStream(jobId);
+    let records = 0;
+    let err: unknown = null;
+    // The job's stream takes its start and two records, then nothing (the failure's record neither).
+    const events = failing(w.events, (s) => s === stream && ++records > 3);
+    await importCustomers({ ...deps, events }, prepared, {
+      onMatch: 'create_new',
+      fileName: 'f.csv',
+      meta,
+      batchSize: 10,
+      jobId,
+    }).catch((e) => {
+      err = e;
+    });
+    assert.match(String(err), /SQLITE_IOERR/);
+    const { state } = await loadImportJob(deps, jobId);
+    assert.is(state.status, 'running');
+    // While it may still run: the rows recorded so far.
+    const early = (await jobSummaryCsv(deps, jobId)).trim().split('\r\n').slice(1);
+    assert.is(early.length, state.processed);
+    // Silent past the stale limit (its process gone): every row, as the log shows it.
+    w.clock.advance(STALE_AFTER_MS / 1000 + 1);
+    const { log } = await assertSummaryIsTheLog(deps, jobId);
+    assert.ok([...log.keys()].some((row) => row > state.processed));
+  },
+);
+
+t('on the SQLite log (read beside the writer): the failed job keeps the rows written', async () => {
+  const { w, deps, close } = await importWorld();
+  try {
+    const lines = [
+      'name,email',
+      ...Array.from({ length: ROWS }, (_, i) => `Guest ${i + 1},s${i + 1}@example.com`),
+    ];
+    const prepared = await prepareImport(deps, w.restaurant._id, bytes(lines));
+    const jobId = 'imp_sqlite';
+    const refused = customerStream(importedCustomerId(jobId, 150));
+    await importCustomers({ ...deps, events: failing(w.events, (s) => s === refused) }, prepared, {
+      onMatch: 'return_existing',
+      fileName: 'f.csv',
+      meta,
+      batchSize: 10,
+      jobId,
+      thread: false,
+    }).catch(() => undefined);
+    const { state } = await loadImportJob(deps, jobId);
+    assert.is(state.status, 'failed');
+    const { log } = await assertSummaryIsTheLog(deps, jobId);
+    const beyond = [...log.keys()].filter((row) => row > state.processed).sort((a, b) => a - b);
+    assert.ok(beyond.length > 0);
+    assert.equal(
+      state.written?.map((r) => r.row),
+      beyond,
+    );
+  } finally {
+    await close();
+  }
+});
+
+t.run();

@@ -223,3 +223,14 @@ export const markDone = (server: object, restaurantId: string, jobId: string) =>
   const { running } = of(server);
   if (running.get(restaurantId) === jobId) running.delete(restaurantId);
 };
+
+/**
+ * A resumed job runs in this process (the job page's resume): answers false, changing nothing, when
+ * this process already runs an import for the restaurant (a second click on Resume, say).
+ */
+export function markResumed(server: object, restaurantId: string, jobId: string): boolean {
+  const { running } = of(server);
+  if (running.has(restaurantId)) return false;
+  running.set(restaurantId, jobId);
+  return true;
+}

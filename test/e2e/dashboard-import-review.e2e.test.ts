@@ -143,7 +143,7 @@ t('a failed import says what happened in words; its detail goes to the log, scru
   const alert = alertOf(page.text);
   // What happened and what to do, with the id to quote; none of the exception's words.
   assert.match(alert, /could not finish this import because of a problem on our side/);
-  assert.match(alert, /No row is recorded as imported: to import the file, upload it again\./);
+  assert.match(alert, /No row was imported\. To import the file, choose it again below\./);
   assert.match(alert, new RegExp(`quote the import id ${jobId}`));
   for (const leak of ['SQLITE', 'disk I/O', '/srv/couvert', secretEmail, '+33612345678'])
     assert.not.ok(page.text.includes(leak), `the page shows "${leak}"`);

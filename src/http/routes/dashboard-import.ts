@@ -10,6 +10,7 @@ import { koaBody } from 'koa-body';
 import { ON_MATCH, type OnMatch } from '../../../commands/customer-import/events';
 import { loadImportJob } from '../../../commands/customer-import/handler';
 import { silentTooLong, takeImportSlot } from '../../../commands/customer-import/slot';
+import type { ImportJobState } from '../../../commands/customer-import/state';
 import { loadUserById } from '../../../commands/oauth/user-handler';
 import {
   countCustomerImports,
@@ -18,8 +19,15 @@ import {
 } from '../../../queries/customer-imports';
 import { ApiError, type Issue } from '../../core/errors';
 import { newId } from '../../core/ids';
-import { importCustomers, planImport, prepareImport, threadChoice } from '../../customer-import/engine';
+import {
+  importCustomers,
+  planImport,
+  prepareImport,
+  resumeImport,
+  threadChoice,
+} from '../../customer-import/engine';
 import { failureForLog } from '../../customer-import/failure';
+import { stoppedJobRows } from '../../customer-import/reconcile';
 import { jobSummaryCsv } from '../../customer-import/summary';
 import type { Runtime } from '../../runtime';
 import {
@@ -27,6 +35,7 @@ import {
   findUpload,
   keepUpload,
   markDone,
+  markResumed,
   releaseRoom,
   releaseUpload,
   reserveRoom,
@@ -254,6 +263,125 @@ const uploadGone = (rt: Runtime, m: Manager, uploadId: string) =>
     400,
   );
 
+/**
+ * A job's page: its progress, or once it has stopped (failed, or its process gone) what was done and
+ * what was not (reconcile.ts: rows written after the last recorded one count as done) and the form
+ * that finishes it. `alert`: a refused resume's reason.
+ */
+async function jobView(
+  rt: Runtime,
+  m: Manager,
+  id: string,
+  state: ImportJobState,
+  alert: string | null,
+  status = 200,
+) {
+  const who = state.actor ? await actorWords(rt, state.actor, new Map()) : undefined;
+  // Running, but silent past the stale limit: the process importing it stopped. The time is the
+  // job stream's last event, as the slot's rule reads it (slot.ts), from the same read as the
+  // progress shown: the history's read model may not have taken that event in yet.
+  const stoppedSince = stoppedAt(state, rt.clock.now().getTime());
+  const rows = await stoppedJobRows(rt, state, stoppedSince !== null);
+  // A job this process runs (a resume just started) is never offered to resume again.
+  const resumable = rows.written !== null && runningJob(rt, m.restaurant._id) !== id;
+  return page(
+    jobPage(m.shell, { id, state, who, stoppedSince, written: rows.written, resumable, alert }),
+    {},
+    status,
+  );
+}
+
+const stoppedAt = (state: ImportJobState, now: number) => {
+  const last = state.lastEventAt;
+  return state.status === 'running' && last && silentTooLong(last, now) ? last : null;
+};
+
+/**
+ * Resumes a stopped job with the file the manager uploaded again (multipart, into `dir`): the very
+ * file (SHA-256), the job's on_match, from the row after the last recorded one; rows a previous run
+ * wrote without recording them are recognised (engine.ts), not imported twice.
+ */
+async function resumeUpload(
+  rt: Runtime,
+  ctx: Context,
+  requestId: string,
+  dir: string,
+  jobId: string,
+): Promise<RouteResult> {
+  await uploadParser(dir)(ctx, async () => {});
+  const fields = (ctx.request.body ?? {}) as Record<string, unknown>;
+  const files = (ctx.request.files ?? {}) as Record<string, unknown>;
+  const file = files.file as { filepath: string; size: number } | undefined;
+  const m = await managerForAction(rt, ctx, fields, requestId);
+  if (!isManager(m)) return m;
+  const state = await jobOf(rt, m, jobId);
+  const progress = seeOther(`${BASE}/jobs/${jobId}?restaurant=${encodeURIComponent(m.restaurant._id)}`);
+  const stopped = state.status === 'failed' || stoppedAt(state, rt.clock.now().getTime()) !== null;
+  // Finished, running (another tab resumed it, or its process still writes): its page says which.
+  if (!stopped || runningJob(rt, m.restaurant._id) === jobId) return progress;
+  const refuse = (sentence: string, status: number) => jobView(rt, m, jobId, state, sentence, status);
+  if (!file || Array.isArray(file) || file.size === 0)
+    return refuse(`Choose the file this import started with (${state.fileName ?? 'its CSV file'}).`, 400);
+  const budget = rt.config.importUploadsMaxBytes;
+  const room = reserveRoom(rt, m.user.user_id, file.size, budget, rt.clock.now().getTime());
+  if ('refused' in room)
+    return refuse(
+      room.refused === 'too_large'
+        ? `The file is larger than this server keeps for imports (${sizeWords(budget)}).`
+        : 'The server is reading other files at this moment. Try again in a minute.',
+      room.refused === 'too_large' ? 413 : 503,
+    );
+  let prepared: Awaited<ReturnType<typeof prepareImport>> | null = null;
+  let refused: string | null = null;
+  try {
+    const bytes = await readFile(file.filepath);
+    prepared = await prepareImport(rt, m.restaurant._id, bytes).catch((err) => {
+      // A file (or header) refused now: its reason (the restaurant's custom fields may have changed).
+      if (!(err instanceof ApiError) || err.status >= 500) throw err;
+      refused = `${err.message}.`;
+      return null;
+    });
+  } finally {
+    releaseRoom(rt, room.reservation);
+  }
+  if (refused !== null) return refuse(refused, 400);
+  if (!prepared || prepared.fileSha256 !== state.fileSha256)
+    return refuse(
+      `This is not the file this import started with. Choose that very file (${state.fileName ?? 'its CSV file'}), unchanged: the import goes on from where it stopped.`,
+      400,
+    );
+  if (!markResumed(rt, m.restaurant._id, jobId)) {
+    const other = runningJob(rt, m.restaurant._id);
+    return refuse(
+      `Another import is running for this restaurant${other ? ` (${other})` : ''}. Wait until it ends, then finish this one.`,
+      409,
+    );
+  }
+  try {
+    await takeImportSlot(rt, { jobId, restaurantId: m.restaurant._id }, m.meta);
+  } catch (err) {
+    markDone(rt, m.restaurant._id, jobId);
+    if (err instanceof ApiError && err.status === 409) return refuse(err.message, 409);
+    throw err;
+  }
+  // In the background, as a new import: the page follows its progress.
+  resumeImport(rt, prepared, jobId, { meta: m.meta, ...threadChoice(rt.config) })
+    .catch((err) =>
+      rt.logger.error(
+        {
+          request_id: requestId,
+          job_id: jobId,
+          restaurant_id: m.restaurant._id,
+          actor: m.meta.actor,
+          err: failureForLog(err),
+        },
+        'customer import failed',
+      ),
+    )
+    .finally(() => markDone(rt, m.restaurant._id, jobId));
+  return progress;
+}
+
 export const dashboardImportRoutes: AnyRoute[] = [
   defineRoute({
     method: 'GET',
@@ -413,14 +541,37 @@ export const dashboardImportRoutes: AnyRoute[] = [
       const m = await managerForPage(rt, ctx, query.restaurant, requestId);
       if (!isManager(m)) return m;
       const state = await jobOf(rt, m, params.id);
-      const who = state.actor ? await actorWords(rt, state.actor, new Map()) : undefined;
-      // Running, but silent past the stale limit: the process importing it stopped. The time is the
-      // job stream's last event, as the slot's rule reads it (slot.ts), from the same read as the
-      // progress shown: the history's read model may not have taken that event in yet.
-      const last = state.lastEventAt;
-      const stoppedSince =
-        state.status === 'running' && last && silentTooLong(last, rt.clock.now().getTime()) ? last : null;
-      return page(jobPage(m.shell, { id: params.id, state, who, stoppedSince }));
+      return jobView(rt, m, params.id, state, null);
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: `${BASE}/jobs/{id}/resume`,
+    absolute: true,
+    hidden: true,
+    operationId: 'dashboardImportResume',
+    readsOwnBody: true,
+    summary:
+      'Finish a stopped customer import with its file uploaded again (multipart/form-data: csrf_token, restaurant_id, file)',
+    tag: 'OAuth',
+    access: PUBLIC,
+    params: obj({ id: str({ min: 1, max: 64 }) }),
+    responses: { 303: { description: "To the job's progress page" } },
+    renderError: renderPageError,
+    handler: async ({ rt, ctx, params, requestId }) => {
+      if (!(await signedIn(rt, ctx))) return seeOther('/sign-in?next=%2Fdashboard%2Fimport');
+      if (!ctx.is('multipart/form-data'))
+        throw new ApiError(
+          415,
+          'VALIDATION_ERROR',
+          'Send the form as multipart/form-data (choose a file on the page).',
+        );
+      const dir = await mkdtemp(join(tmpdir(), 'couvert-upload-'));
+      try {
+        return await resumeUpload(rt, ctx, requestId, dir, params.id);
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
     },
   }),
   defineRoute({

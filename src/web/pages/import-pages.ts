@@ -2,7 +2,7 @@
 // with the on_match previewed (the preview page's Import form carries it; choosing another one
 // previews again, by a form), follow the progress (the page refreshes itself while the import runs),
 // and download the summary. No JavaScript anywhere.
-import { ON_MATCH, type OnMatch } from '../../../commands/customer-import/events';
+import { ON_MATCH, type OnMatch, type RowResult } from '../../../commands/customer-import/events';
 import type { ImportJobState } from '../../../commands/customer-import/state';
 import type { CustomerImportDoc } from '../../../projections/customer-imports';
 import type { ImportPlan } from '../../customer-import/engine';
@@ -163,37 +163,77 @@ export function jobPage(
     who?: string;
     /** Running but silent past the stale limit (its process stopped): the time of its last record. */
     stoppedSince?: string | null;
+    /**
+     * Once it has stopped (failed, or its process gone): the rows after the last recorded one that
+     * were written all the same (src/customer-import/reconcile.ts); null while it runs or finished.
+     */
+    written?: RowResult[] | null;
+    /** Offer the form that finishes it (stopped, and not being resumed in this process). */
+    resumable?: boolean;
+    /** Why a resume was refused. */
+    alert?: string | null;
   },
 ): string {
   const s = o.state;
   const stopped = s.status === 'running' && !!o.stoppedSince;
   const active = (s.status === 'running' && !stopped) || s.status === 'none';
-  const pct = s.rowCount ? Math.floor((s.processed / s.rowCount) * 100) : active ? 0 : 100;
+  const written = o.written ?? [];
+  // What is done: the recorded rows and the rows written after them; the rest was not imported.
+  const counts0 = { ...s.counts };
+  for (const r of written) counts0[r.outcome]++;
+  const done = s.processed + written.length;
+  const notImported = o.written ? s.rowCount - done : 0;
+  const pct = s.rowCount ? Math.floor((done / s.rowCount) * 100) : active ? 0 : 100;
+  const n = (v: number) => v.toLocaleString('en');
   const counts = html`<dl class="facts counts">
-  <div><dt>Created</dt><dd>${s.counts.created.toLocaleString('en')}</dd></div>
-  <div><dt>Updated</dt><dd>${s.counts.updated.toLocaleString('en')}</dd></div>
-  <div><dt>Unchanged</dt><dd>${s.counts.matched.toLocaleString('en')}</dd></div>
-  <div><dt>Skipped</dt><dd>${s.counts.skipped.toLocaleString('en')}</dd></div>
+  <div><dt>Created</dt><dd>${n(counts0.created)}</dd></div>
+  <div><dt>Updated</dt><dd>${n(counts0.updated)}</dd></div>
+  <div><dt>Unchanged</dt><dd>${n(counts0.matched)}</dd></div>
+  <div><dt>Skipped</dt><dd>${n(counts0.skipped)}</dd></div>
+  ${o.written ? html`<div><dt>Not imported</dt><dd>${n(notImported)}</dd></div>` : ''}
 </dl>`;
   const summary = `/dashboard/import/jobs/${encodeURIComponent(o.id)}/summary.csv?restaurant=${encodeURIComponent(c.restaurant.id)}`;
+  // What a stopped import did and did not do, exactly (the summary has one line for every row).
+  const what =
+    done === 0
+      ? 'No row was imported.'
+      : `${n(done)} row${done === 1 ? ' is' : 's are'} done and ${n(notImported)} ${notImported === 1 ? 'is' : 'are'} not imported (the summary lists every row, those not imported as not_imported).`;
+  const next = !o.resumable
+    ? ''
+    : done === 0
+      ? 'To import the file, choose it again below.'
+      : 'To import the others, finish the import below with the same file.';
+  const finish = o.resumable
+    ? html`<section class="card" aria-labelledby="finish"><h2 id="finish">Finish this import</h2>
+<p>Choose the same file again (${s.fileName ?? 'its CSV file'}, unchanged). The import goes on where it stopped: the rows already done are recognised and not imported twice, and rows matching a customer: ${ON_MATCH_WORDS[s.onMatch].title.toLowerCase()}, as before.</p>
+<form method="post" action="/dashboard/import/jobs/${encodeURIComponent(o.id)}/resume" enctype="multipart/form-data">
+  ${csrfField(c.account.csrf)}${restaurantField(c.restaurant.id)}
+  <label for="file">CSV file</label>
+  <input id="file" name="file" type="file" accept=".csv,text/csv" required>
+  <button type="submit" class="full">Finish the import</button>
+</form>
+<p class="small">Or import only the rows marked not_imported in the summary, as a new file.</p></section>`
+    : '';
   return dashboardPage(c, {
     section: 'import',
     title: active ? 'Importing…' : s.status === 'failed' || stopped ? 'Import stopped' : 'Import finished',
     switcherAction: null,
+    alert: o.alert,
     head: active ? html`<meta http-equiv="refresh" content="2">` : undefined,
     body: html`<p><a href="/dashboard/import?restaurant=${c.restaurant.id}">← Customer import</a></p>
 <section class="card" aria-labelledby="job-title">
 <h2 id="job-title">${s.fileName ?? o.id}</h2>
-<label for="progress">${s.processed.toLocaleString('en')} of ${s.rowCount.toLocaleString('en')} rows (${pct} %)</label>
+<label for="progress">${n(done)} of ${n(s.rowCount)} rows (${pct} %)</label>
 <progress id="progress" max="100" value="${pct}">${pct} %</progress>
 ${counts}
 ${active ? html`<p class="small" role="status">This page refreshes itself every 2 seconds. You can leave it: the import goes on.</p>` : ''}
-${stopped ? html`<div class="alert" role="alert">The import stopped: nothing has been recorded since ${when(o.stoppedSince, c.restaurant.timezone)} (the server importing it was restarted or stopped). The first ${s.processed.toLocaleString('en')} rows are done (see the summary); to import the rest, upload a file of the rows after row ${s.processed.toLocaleString('en')}.</div>` : ''}
-${s.status === 'failed' ? html`<div class="alert" role="alert">Couvert could not finish this import because of a problem on our side. ${s.processed === 0 ? 'No row is recorded as imported: to import the file, upload it again.' : `The first ${s.processed.toLocaleString('en')} rows are done (see the summary); the others were not imported. To import them, upload a file of the rows after row ${s.processed.toLocaleString('en')}.`} If it stops again, contact support and quote the import id ${o.id}.</div>` : ''}
+${stopped ? html`<div class="alert" role="alert">The import stopped: nothing has been recorded since ${when(o.stoppedSince, c.restaurant.timezone)} (the server importing it was restarted or stopped). ${what} ${next}</div>` : ''}
+${s.status === 'failed' ? html`<div class="alert" role="alert">Couvert could not finish this import because of a problem on our side. ${what} ${next} If it stops again, contact support and quote the import id ${o.id}.</div>` : ''}
 ${s.status === 'finished' ? html`<div class="notice" role="status">Every row is done. The summary lists each row's result and, for a skipped row, why.</div>` : ''}
 ${s.status === 'none' ? '' : html`<p><a class="button" href="${summary}" download>Download the summary (CSV)</a></p>`}
 ${s.actor ? html`<p class="small">Started by ${o.who ?? s.actor}</p>` : ''}
 <p class="small">Started ${when(s.startedAt, c.restaurant.timezone)}${s.endedAt ? ` · ended ${when(s.endedAt, c.restaurant.timezone)}` : ''} · rows matching a customer: ${ON_MATCH_WORDS[s.onMatch].title.toLowerCase()}</p>
-</section>`,
+</section>
+${finish}`,
   });
 }

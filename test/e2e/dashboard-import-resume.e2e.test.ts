@@ -1,0 +1,151 @@
+// A stopped import on the dashboard: its page says how many rows are done and how many are not
+// imported (rows written after the last recorded one count as done), its summary has one line per row
+// of the file, and the manager finishes it by choosing the same file again (POST
+// /dashboard/import/jobs/{id}/resume): another file is refused in words, the same one imports every
+// other row with the job's on_match, none twice.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { CUSTOMERS, type CustomerDoc } from '../../projections/customer-docs';
+import { Browser, formFields, oauthBootstrap, pageText, signIn } from '../helpers/oauth';
+import { startTestService, type TestService } from '../helpers/service';
+
+interface Ctx {
+  svc: TestService;
+  manager: Browser;
+}
+const t = suite<Ctx>('dashboard import: finishing a stopped import', {} as Ctx);
+
+t.before(async (ctx) => {
+  ctx.svc = await startTestService({ bootstrap: oauthBootstrap() });
+  const b = new Browser(ctx.svc.url);
+  const first = await b.get('/dashboard/import?restaurant=rest_demo');
+  assert.is((await signIn(b, await b.get(first.location as string), 'manager@demo.test')).status, 303);
+  ctx.manager = b;
+});
+t.after(async (ctx) => {
+  await ctx.svc?.close();
+});
+
+const ROWS = 600;
+const csv = (tag: string) =>
+  [
+    'name,email',
+    ...Array.from({ length: ROWS }, (_, i) => `${tag} ${i + 1},${tag}-${i + 1}@example.test`),
+  ].join('\n');
+const alertOf = (html: string) =>
+  pageText(/<div class="alert" role="alert">([\s\S]*?)<\/div>/.exec(html)?.[1] ?? '');
+
+async function until<T>(what: string, check: () => Promise<T | null | undefined | false>, ms = 20_000) {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await check();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function postFile(
+  b: Browser,
+  html: string,
+  action: string,
+  body: string,
+  extra: Record<string, string> = {},
+) {
+  const form = new FormData();
+  for (const [k, v] of Object.entries({ ...formFields(html, action), ...extra })) form.append(k, v);
+  form.append('file', new Blob([body], { type: 'text/csv' }), 'guests.csv');
+  return b.postMultipart(action, form);
+}
+
+const summaryLines = async (b: Browser, jobPath: string) => {
+  const [path, query] = jobPath.split('?');
+  const res = await b.get(`${path}/summary.csv?${query}`);
+  assert.is(res.status, 200);
+  return res.text.trim().split('\r\n').slice(1);
+};
+
+t('a failed import is finished with the same file: every row once, the summary adds up', async (ctx) => {
+  const { svc, manager } = ctx;
+  const file = csv('Resumed');
+  const page = await manager.get('/dashboard/import?restaurant=rest_demo');
+  const preview = await postFile(manager, page.text, '/dashboard/import/upload', file, {
+    on_match: 'create_new',
+  });
+  assert.is(preview.status, 200, preview.text.slice(0, 400));
+  // The log's disk fails under row 300's customer.
+  const events = svc.rt.events as unknown as {
+    append: (
+      stream: string,
+      events: { metadata?: Record<string, unknown> }[],
+      ...rest: unknown[]
+    ) => Promise<unknown>;
+  };
+  const append = events.append;
+  events.append = function (this: unknown, stream, evs, ...rest) {
+    if (evs[0]?.metadata?.import_row === 300)
+      return Promise.reject(new Error('SQLITE_IOERR: disk I/O error'));
+    return append.call(this, stream, evs, ...rest);
+  };
+  let jobPath: string;
+  let stopped: string;
+  try {
+    const start = await manager.post(
+      '/dashboard/import/start',
+      formFields(preview.text, '/dashboard/import/start'),
+    );
+    assert.is(start.status, 303);
+    jobPath = start.location as string;
+    stopped = await until('the import to stop', async () => {
+      const p = await manager.get(jobPath);
+      return p.text.includes('<title>Import stopped') && p.text;
+    });
+  } finally {
+    events.append = append;
+  }
+  // Done and not imported, exactly: the summary has a line for every row, and its counts are the page's.
+  const lines = await summaryLines(manager, jobPath);
+  assert.is(lines.length, ROWS);
+  const notImported = lines.filter((l) => l.split(',')[1] === 'not_imported').length;
+  const created = lines.filter((l) => l.split(',')[1] === 'created').length;
+  assert.is(created + notImported, ROWS);
+  assert.ok(notImported > 0 && lines[299]?.startsWith('300,not_imported'), lines[299]);
+  const customers = svc.rt.docs.collection<CustomerDoc>(CUSTOMERS);
+  const named = async () =>
+    (await customers.find({ restaurant_id: 'rest_demo' })).filter((c) => c.name.startsWith('Resumed '));
+  assert.is((await named()).length, created, 'the summary says created exactly the customers written');
+  const alert = alertOf(stopped);
+  assert.match(alert, new RegExp(`${created} rows are done and ${notImported} are not imported`));
+  assert.match(alert, /finish the import below with the same file/);
+  assert.match(pageText(stopped), new RegExp(`Not imported ${notImported}`));
+  assert.match(stopped, /Finish the import<\/button>/);
+  const action = /action="(\/dashboard\/import\/jobs\/[^"]+\/resume)"/.exec(stopped)?.[1] as string;
+  // Another file is refused in words, and changes nothing.
+  const other = await postFile(manager, stopped, action, csv('Other'));
+  assert.is(other.status, 400);
+  assert.match(alertOf(other.text), /This is not the file this import started with/);
+  assert.is((await named()).length, created);
+  // The same file finishes it: every other row once, with the job's on_match (create_new).
+  const resumed = await postFile(manager, stopped, action, file);
+  assert.is(resumed.status, 303, resumed.text.slice(0, 400));
+  assert.is(resumed.location, jobPath);
+  const finished = await until('the import to finish', async () => {
+    const p = await manager.get(jobPath);
+    return p.text.includes('<title>Import finished') && p.text;
+  });
+  assert.match(pageText(finished), new RegExp(`${ROWS} of ${ROWS} rows`));
+  assert.match(pageText(finished), new RegExp(`Created ${ROWS}`));
+  const after = await summaryLines(manager, jobPath);
+  assert.is(after.length, ROWS);
+  assert.ok(after.every((l) => l.split(',')[1] === 'created'));
+  const all = await named();
+  assert.is(all.length, ROWS);
+  assert.is(new Set(all.map((c) => c.name)).size, ROWS, 'no row imported twice');
+  // A finished import is not resumed again: its page.
+  const again = await postFile(manager, stopped, action, file);
+  assert.is(again.status, 303);
+  assert.is((await named()).length, ROWS);
+  assert.not.match(finished, /Finish the import/);
+});
+
+t.run();

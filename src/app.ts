@@ -7,6 +7,7 @@ import { applyBootstrap, readBootstrapFile } from './bootstrap';
 import type { Config } from './config';
 import { operatorMeta } from './core/command-meta';
 import { ApiError } from './core/errors';
+import { stopImports } from './customer-import/engine';
 import { type DemoInfo, ensureDemo } from './demo';
 import { clientErrorHandler } from './http/client-error';
 import { allRoutes } from './http/routes/index';
@@ -112,9 +113,13 @@ export async function startService(
   let stopping: Promise<void> | null = null;
   const stop = () => {
     stopping ??= (async () => {
+      // Customer imports running here write no further rows, record those in flight and fail as
+      // interrupted (their pages offer to finish them), while the requests drain: before the stores close.
+      const imports = stopImports(rt.events);
       await drain(server, lifecycle, options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS);
       await scheduler?.stop();
       await webhooks?.stop();
+      await imports;
       await rt.close();
       await following;
     })();

@@ -358,6 +358,59 @@ export interface ImportOptions {
    * it (embedded, on files, the system clock). Default: when the import is large (see `worker`).
    */
   thread?: boolean;
+  /**
+   * The server is stopping (stopImports): the job writes no further slice, records those in flight
+   * and fails as interrupted (ImportInterrupted), before the stores close under it.
+   */
+  stopSignal?: AbortSignal;
+}
+
+/** A job stopped because its server was stopping (its page says so, and offers to finish it). */
+export class ImportInterrupted extends Error {
+  override name = 'ImportInterrupted';
+  constructor() {
+    super('the server stopped');
+  }
+}
+
+/** Imports running in this process, by the event store they write to (a runtime's `events`). */
+const runningImports = new Map<object, Set<{ stop: AbortController; ended: Promise<unknown> }>>();
+
+/** Runs `run` as an import of `owner`'s that stopImports can stop. */
+async function tracked<T>(owner: object, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const stop = new AbortController();
+  const ended = run(stop.signal);
+  const entry = { stop, ended };
+  let set = runningImports.get(owner);
+  if (!set) runningImports.set(owner, (set = new Set()));
+  set.add(entry);
+  try {
+    return await ended;
+  } finally {
+    set.delete(entry);
+    if (set.size === 0) runningImports.delete(owner);
+  }
+}
+
+/**
+ * Stops the imports running on `owner` (a runtime's events) before its stores close: each writes no
+ * further slice, records the rows in flight and fails as interrupted. Waits for them, `graceMs` at
+ * the most (one still running then finds its stores closed: its page reads the log once it is seen
+ * stopped, reconcile.ts).
+ */
+export async function stopImports(owner: object, graceMs = 20_000): Promise<void> {
+  const set = runningImports.get(owner);
+  if (!set || set.size === 0) return;
+  const all = [...set];
+  for (const r of all) r.stop.abort();
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    Promise.allSettled(all.map((r) => r.ended)),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, graceMs);
+    }),
+  ]);
+  clearTimeout(timer);
 }
 
 /** From this many rows on an import analyses its rows in a worker thread. */
@@ -388,9 +441,11 @@ export async function importCustomers(
     },
     { ...options.meta, restaurant_id: prepared.restaurant._id },
   );
-  if (inThread(deps, options, prepared.table.rows.length))
-    return runJobInThread(deps, prepared, jobId, options, false);
-  return runJob(deps, prepared, jobId, job, options, false);
+  return tracked(deps.events, (stopSignal) =>
+    inThread(deps, options, prepared.table.rows.length)
+      ? runJobInThread(deps, prepared, jobId, { ...options, stopSignal }, false)
+      : runJob(deps, prepared, jobId, job, { ...options, stopSignal }, false),
+  );
 }
 
 /**
@@ -432,9 +487,11 @@ export async function resumeImport(
     restaurant_id: prepared.restaurant._id,
   });
   const jobOptions = { ...options, onMatch: job.state.onMatch, fileName: job.state.fileName ?? '' };
-  if (inThread(deps, options, prepared.table.rows.length - job.state.processed))
-    return runJobInThread(deps, prepared, jobId, jobOptions, true);
-  return runJob(deps, prepared, jobId, job, jobOptions, true);
+  return tracked(deps.events, (stopSignal) =>
+    inThread(deps, options, prepared.table.rows.length - job.state.processed)
+      ? runJobInThread(deps, prepared, jobId, { ...jobOptions, stopSignal }, true)
+      : runJob(deps, prepared, jobId, job, { ...jobOptions, stopSignal }, true),
+  );
 }
 
 export async function runJob(
@@ -577,6 +634,18 @@ export async function runJob(
       if (writeFailed) {
         await retire();
         continue;
+      }
+      // The server is stopping: no further slice is written, those in flight are retired and recorded,
+      // then the job fails as interrupted (its page offers to finish it).
+      if (options.stopSignal?.aborted) {
+        if (inFlight.length > 0) {
+          await retire();
+          continue;
+        }
+        await Promise.all(settling);
+        if (settlingError !== null) throw settlingError;
+        await recorded();
+        throw new ImportInterrupted();
       }
       const began = performance.now();
       const batch: AnalyzedRow[] = [];

@@ -60,7 +60,14 @@ function ask<T>(m: { match: MatchLookup[] } | { settle: string; plains: unknown[
   });
 }
 
+/** Aborted when the main thread says the server is stopping (engine.ts ImportOptions.stopSignal). */
+const stopping = new AbortController();
+
 port.on('message', (m: ToThread) => {
+  if ('stop' in m) {
+    stopping.abort();
+    return;
+  }
   if ('inModels' in m) {
     const waiting = inModels.get(m.inModels);
     inModels.delete(m.inModels);
@@ -137,6 +144,7 @@ async function main(): Promise<ImportJobState> {
         batchSize: start.batchSize,
         worker: true,
         onProgress: (progress) => send({ progress }),
+        stopSignal: stopping.signal,
       },
       start.resumed,
     );

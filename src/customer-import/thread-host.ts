@@ -183,6 +183,10 @@ export async function runJobInThread(
       w.on('exit', (code) =>
         stopped(new Error(`the import's thread stopped (exit code ${code}) before the job ended`)),
       );
+      // The server is stopping: the thread writes no further slice and fails its job as interrupted.
+      const stop = () => post({ stop: true });
+      if (options.stopSignal?.aborted) stop();
+      else options.stopSignal?.addEventListener('abort', stop, { once: true });
       void sendRows(w, prepared.table.rows, () => ended);
     }).catch(async (err) => {
       // The thread marks its job failed itself; a thread that died without a word cannot. Ended

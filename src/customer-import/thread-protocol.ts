@@ -49,7 +49,9 @@ export type ToThread =
   | { rows: EncodedCells; last: boolean }
   /** The read models have taken in the retirement asked by `inModels` (or failed to). */
   | { inModels: number }
-  | { inModels: number; error: ThreadError };
+  | { inModels: number; error: ThreadError }
+  /** The server is stopping: write no further slice, record those in flight, fail as interrupted. */
+  | { stop: true };
 
 /** An error as it crosses to the other thread (an ApiError keeps its status, code and details). */
 export function threadError(err: unknown): ThreadError {

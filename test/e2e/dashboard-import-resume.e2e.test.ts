@@ -3,6 +3,7 @@
 // of the file, and the manager finishes it by choosing the same file again (POST
 // /dashboard/import/jobs/{id}/resume): another file is refused in words, the same one imports every
 // other row with the job's on_match, none twice.
+import { rmSync } from 'node:fs';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { CUSTOMERS, type CustomerDoc } from '../../projections/customer-docs';
@@ -147,5 +148,66 @@ t('a failed import is finished with the same file: every row once, the summary a
   assert.is((await named()).length, ROWS);
   assert.not.match(finished, /Finish the import/);
 });
+
+t(
+  'a server stopping mid-import records the rows in flight and says so; after its restart the import is finished',
+  async () => {
+    const rows = 20_000;
+    const file = [
+      'name,email',
+      ...Array.from({ length: rows }, (_, i) => `Big ${i + 1},big-${i + 1}@example.test`),
+    ].join('\n');
+    let svc = await startTestService({ bootstrap: oauthBootstrap() });
+    const dataDir = svc.dataDir;
+    try {
+      let b = new Browser(svc.url);
+      const first = await b.get('/dashboard/import?restaurant=rest_demo');
+      assert.is((await signIn(b, await b.get(first.location as string), 'manager@demo.test')).status, 303);
+      const page = await b.get('/dashboard/import?restaurant=rest_demo');
+      const preview = await postFile(b, page.text, '/dashboard/import/upload', file);
+      assert.is(preview.status, 200, preview.text.slice(0, 400));
+      const start = await b.post(
+        '/dashboard/import/start',
+        formFields(preview.text, '/dashboard/import/start'),
+      );
+      const jobPath = start.location as string;
+      await until('rows recorded', async () =>
+        /[1-9][\d,]* of 20,000 rows/.test(pageText((await b.get(jobPath)).text)),
+      );
+      // The server stops (SIGTERM) while the import runs.
+      await svc.close({ keepData: true });
+      svc = await startTestService({ dataDir });
+      b = new Browser(svc.url);
+      const again = await b.get(jobPath);
+      assert.is((await signIn(b, await b.get(again.location as string), 'manager@demo.test')).status, 303);
+      // At once (not 10 minutes later): stopped, said why, every row accounted for.
+      const stopped = await b.get(jobPath);
+      assert.match(stopped.text, /<title>Import stopped/, pageText(stopped.text).slice(0, 600));
+      assert.match(alertOf(stopped.text), /stopped because the server importing it was stopped or restarted/);
+      const lines = await summaryLines(b, jobPath);
+      assert.is(lines.length, rows);
+      const created = lines.filter((l) => l.split(',')[1] === 'created').length;
+      const customers = svc.rt.docs.collection<CustomerDoc>(CUSTOMERS);
+      const named = async () =>
+        (await customers.find({ restaurant_id: 'rest_demo' })).filter((c) => c.name.startsWith('Big '));
+      assert.is((await named()).length, created);
+      assert.ok(created < rows, 'stopped before the end');
+      const action = /action="(\/dashboard\/import\/jobs\/[^"]+\/resume)"/.exec(stopped.text)?.[1] as string;
+      const resumed = await postFile(b, stopped.text, action, file);
+      assert.is(resumed.status, 303, resumed.text.slice(0, 400));
+      await until(
+        'the import to finish',
+        async () => (await b.get(jobPath)).text.includes('<title>Import finished'),
+        60_000,
+      );
+      const all = await named();
+      assert.is(all.length, rows);
+      assert.is(new Set(all.map((c) => c.name)).size, rows, 'no row imported twice');
+    } finally {
+      await svc.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  },
+);
 
 t.run();

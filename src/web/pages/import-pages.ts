@@ -178,6 +178,8 @@ export function jobPage(
   const stopped = s.status === 'running' && !!o.stoppedSince;
   const active = (s.status === 'running' && !stopped) || s.status === 'none';
   const written = o.written ?? [];
+  // Failed because its server was stopping (engine.ts ImportInterrupted), not on an error.
+  const interrupted = s.status === 'failed' && !!s.failure?.includes('(ImportInterrupted)');
   // What is done: the recorded rows and the rows written after them; the rest was not imported.
   const counts0 = { ...s.counts };
   for (const r of written) counts0[r.outcome]++;
@@ -228,7 +230,8 @@ export function jobPage(
 ${counts}
 ${active ? html`<p class="small" role="status">This page refreshes itself every 2 seconds. You can leave it: the import goes on.</p>` : ''}
 ${stopped ? html`<div class="alert" role="alert">The import stopped: nothing has been recorded since ${when(o.stoppedSince, c.restaurant.timezone)} (the server importing it was restarted or stopped). ${what} ${next}</div>` : ''}
-${s.status === 'failed' ? html`<div class="alert" role="alert">Couvert could not finish this import because of a problem on our side. ${what} ${next} If it stops again, contact support and quote the import id ${o.id}.</div>` : ''}
+${s.status === 'failed' && interrupted ? html`<div class="alert" role="alert">The import stopped because the server importing it was stopped or restarted. ${what} ${next}</div>` : ''}
+${s.status === 'failed' && !interrupted ? html`<div class="alert" role="alert">Couvert could not finish this import because of a problem on our side. ${what} ${next} If it stops again, contact support and quote the import id ${o.id}.</div>` : ''}
 ${s.status === 'finished' ? html`<div class="notice" role="status">Every row is done. The summary lists each row's result and, for a skipped row, why.</div>` : ''}
 ${s.status === 'none' ? '' : html`<p><a class="button" href="${summary}" download>Download the summary (CSV)</a></p>`}
 ${s.actor ? html`<p class="small">Started by ${o.who ?? s.actor}</p>` : ''}

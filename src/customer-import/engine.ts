@@ -757,6 +757,13 @@ export async function runJob(
     // No further slice is written; the writes already issued end first (one of a slice may still run
     // when another failed), so that the log says what each row did.
     await Promise.allSettled(inFlight.flatMap((slice) => slice.rowWrites));
+    // Its writes are settled by this job (a request does not wait for them): the read models take in
+    // those of the slices not retired, so the customers written show in the API like the others.
+    try {
+      await deps.settle(await deps.events.headPosition());
+    } catch {
+      // The read models failed (maybe the cause): the next catch-up takes them in.
+    }
     await recorded().catch(() => undefined);
     // Stored for operators, scrubbed of anything that could be someone's data (failure.ts); the
     // manager's page shows a sentence of its own, and the caller logs the detail.

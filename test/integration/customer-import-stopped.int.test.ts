@@ -11,6 +11,7 @@ import { customerImportStream } from '../../commands/customer-import/events';
 import { loadImportJob } from '../../commands/customer-import/handler';
 import { STALE_AFTER_MS } from '../../commands/customer-import/slot';
 import { customerStream } from '../../commands/customers/events';
+import { CUSTOMERS, type CustomerDoc } from '../../projections/customer-docs';
 import { operatorMeta } from '../../src/core/command-meta';
 import {
   type ImportDeps,
@@ -134,6 +135,9 @@ for (const onMatch of ['create_new', 'update'] as const)
       const { state } = await loadImportJob(deps, jobId);
       assert.is(state.status, 'failed');
       const { counts, log } = await assertSummaryIsTheLog(deps, jobId);
+      // The customers it wrote are in the read models (the job settles its writes itself), nothing else.
+      const docs = await w.docs.collection<CustomerDoc>(CUSTOMERS).find({ restaurant_id: 'rest_a' });
+      assert.is(docs.length, 30 + (counts.created ?? 0));
       // Rows in flight when the append failed were written without being recorded: the summary has them.
       const beyond = [...log.keys()].filter((row) => row > state.processed);
       assert.ok(beyond.length > 0, `rows written after row ${state.processed}: the case under test`);

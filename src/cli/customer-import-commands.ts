@@ -8,6 +8,7 @@ import { loadImportJob } from '../../commands/customer-import/handler';
 import type { ImportJobState } from '../../commands/customer-import/state';
 import { operatorMeta } from '../core/command-meta';
 import { notFound } from '../core/errors';
+import { newId } from '../core/ids';
 import {
   type ImportProgress,
   importCustomers,
@@ -70,9 +71,15 @@ function progressBar(): { update(p: ImportProgress): void; stop(): void } {
 }
 
 function describe(s: ImportJobState): string[] {
+  const written = s.written ?? [];
   return [
     `import ${s.jobId} (${s.status}) of ${s.fileName} into ${s.restaurantId}, on_match ${s.onMatch}, by ${s.actor}`,
     `rows ${s.processed}/${s.rowCount}: ${countsLine(s.counts)}`,
+    ...(s.written !== null
+      ? [
+          `after row ${s.processed}: ${written.length} rows written all the same, ${s.rowCount - s.processed - written.length} not imported (the summary lists each)`,
+        ]
+      : []),
     ...(s.failure ? [`failure: ${s.failure}`] : []),
   ];
 }
@@ -117,6 +124,7 @@ export function registerCustomerImportCommands(): void {
       const bar = progressBar();
       const meta = operatorMeta('cli');
       const started = performance.now();
+      const jobId = resume ?? newId('imp');
       let state: ImportJobState;
       try {
         state = resume
@@ -132,8 +140,25 @@ export function registerCustomerImportCommands(): void {
               fileName: basename(file),
               meta,
               batchSize,
+              jobId,
               onProgress: (p) => bar.update(p),
             });
+      } catch (err) {
+        bar.stop();
+        // A job that stopped part way: its summary says which rows were written and which were not
+        // (not_imported), and how to finish it; then the error, as any command's.
+        const { state: failed } = await loadImportJob(ctx.rt, jobId).catch(() => ({ state: null }));
+        if (failed && failed.status !== 'none' && failed.status !== 'finished') {
+          const out = optionalFlag(ctx, 'summary') ?? summaryPath(file, jobId);
+          await writeFile(out, await jobSummaryCsv(ctx.rt, jobId)).then(
+            () => ctx.out(`import ${jobId} stopped after row ${failed.processed}: summary: ${out}`),
+            () => undefined,
+          );
+          ctx.out(
+            `finish it with: npm run cli -- customers import --resume ${jobId} --restaurant ${restaurantId} --file ${file}`,
+          );
+        }
+        throw err;
       } finally {
         bar.stop();
       }

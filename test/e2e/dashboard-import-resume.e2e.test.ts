@@ -3,10 +3,13 @@
 // of the file, and the manager finishes it by choosing the same file again (POST
 // /dashboard/import/jobs/{id}/resume): another file is refused in words, the same one imports every
 // other row with the job's on_match, none twice.
-import { rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { CUSTOMERS, type CustomerDoc } from '../../projections/customer-docs';
+import { printedBy, runCli } from '../helpers/cli-in-process';
 import { Browser, formFields, oauthBootstrap, pageText, signIn } from '../helpers/oauth';
 import { startTestService, type TestService } from '../helpers/service';
 
@@ -207,6 +210,66 @@ t(
       await svc.close();
       rmSync(dataDir, { recursive: true, force: true });
     }
+  },
+);
+
+t(
+  'the CLI: an import failing mid-way writes its summary of every row and says how to finish it',
+  async (ctx) => {
+    const { svc } = ctx;
+    const dir = mkdtempSync(join(tmpdir(), 'couvert-cli-import-'));
+    const file = join(dir, 'cli.csv');
+    writeFileSync(file, csv('Cli'));
+    const events = svc.rt.events as unknown as {
+      append: (
+        stream: string,
+        events: { metadata?: Record<string, unknown> }[],
+        ...rest: unknown[]
+      ) => Promise<unknown>;
+    };
+    const append = events.append;
+    events.append = function (this: unknown, stream, evs, ...rest) {
+      if (evs[0]?.metadata?.import_row === 250)
+        return Promise.reject(new Error('SQLITE_IOERR: disk I/O error'));
+      return append.call(this, stream, evs, ...rest);
+    };
+    let printed: string[] = [];
+    try {
+      await runCli(svc, 'customers import', { restaurant: 'rest_demo', file, 'batch-size': '20' });
+      assert.unreachable('the import fails');
+    } catch (err) {
+      assert.match(String(err), /SQLITE_IOERR/);
+      printed = printedBy(err);
+    } finally {
+      events.append = append;
+    }
+    const jobId = /import (imp_\S+) stopped after row/.exec(printed.join('\n'))?.[1] as string;
+    assert.ok(jobId, printed.join('\n'));
+    assert.ok(printed.some((l) => l.includes(`--resume ${jobId} --restaurant rest_demo --file ${file}`)));
+    const lines = readFileSync(join(dir, `cli.${jobId}.summary.csv`), 'utf8')
+      .trim()
+      .split('\r\n')
+      .slice(1);
+    assert.is(lines.length, ROWS);
+    const created = lines.filter((l) => l.split(',')[1] === 'created').length;
+    const customers = svc.rt.docs.collection<CustomerDoc>(CUSTOMERS);
+    const named = async () =>
+      (await customers.find({ restaurant_id: 'rest_demo' })).filter((c) => c.name.startsWith('Cli '));
+    assert.is((await named()).length, created);
+    const status = await runCli(svc, 'customers import-status', { job: jobId });
+    assert.ok(
+      status.some((l) =>
+        new RegExp(
+          `${ROWS - created - lines.filter((l) => l.split(',')[1] === 'skipped').length} not imported`,
+        ).test(l),
+      ),
+      status.join('\n'),
+    );
+    await runCli(svc, 'customers import', { resume: jobId, restaurant: 'rest_demo', file });
+    const all = await named();
+    assert.is(all.length, ROWS);
+    assert.is(new Set(all.map((c) => c.name)).size, ROWS);
+    rmSync(dir, { recursive: true, force: true });
   },
 );
 

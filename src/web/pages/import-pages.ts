@@ -62,7 +62,7 @@ function history(c: ShellContext, jobs: ImportLine[], total: number): Html | str
   return html`<section aria-labelledby="recent"><h2 id="recent" class="section-title">Import history</h2><ul class="items imports">${jobs.map(
     ({ doc: j, who, stopped }) => html`<li>
   <div class="item-head"><h3><a href="${jobPath(j._id, c.restaurant.id)}">${j.file_name}</a></h3><span class="badge${j.status === 'failed' || stopped ? ' warn' : j.status === 'finished' ? ' on' : ''}">${stopped ? 'Stopped' : STATUS[j.status]}</span></div>
-  <p class="small">${when(j.started_at, tz)} · by ${who} · ${n(j.processed)} of ${n(j.row_count)} rows</p>
+  <p class="small">${when(j.started_at, tz)} · by ${who} · ${n(j.processed + (j.written_after ?? 0))} of ${n(j.row_count)} rows</p>
   <p class="counts-line"><strong>${n(j.counts.created)}</strong> created · <strong>${n(j.counts.updated)}</strong> updated · <strong>${n(j.counts.matched)}</strong> unchanged · <strong>${n(j.counts.skipped)}</strong> skipped</p>
   <p class="small"><a href="${summaryPath(j._id, c.restaurant.id)}" download>Summary (CSV)</a></p>
 </li>`,

@@ -517,6 +517,15 @@ export async function runJob(
   // Rows a crashed run may have written without recording them: the slices in flight and the
   // outcomes being recorded.
   const uncertainUntil = resumed ? job.state.processed + IN_FLIGHT_ROWS + 2 * maxRows : 0;
+  // What the log shows those runs wrote after the last recorded row (reconcile.ts): each such row is
+  // reported as it was written and not written again (an update re-applied would undo a change made
+  // to its customer since, through the API say). The checks below stay for a log that cannot say.
+  const wroteBefore = resumed
+    ? await writtenAfterRecorded(deps, jobId, job.state.processed, total).then(
+        (rows) => new Map(rows.map((r) => [r.row, r])),
+        () => null,
+      )
+    : null;
   let done = job.state.processed;
   const running = { ...job.state.counts };
   const report = () =>
@@ -680,6 +689,7 @@ export async function runJob(
           a,
           a.row <= uncertainUntil,
           matches.get(a.row),
+          wroteBefore?.get(a.row),
         );
         // A match on a customer a slice in flight writes: decided again once that slice is in.
         const target = 'update' in d ? d.update.id : 'done' in d ? d.done.customer_id : null;
@@ -841,8 +851,14 @@ async function decideRow(
   uncertain: boolean,
   /** The row's match, looked up with its slice's (matchAll); undefined: looked up here. */
   matched?: RowMatch | null,
+  /** What an earlier run of the job wrote for this row without recording it (the log says). */
+  wroteBefore?: RowResult,
 ): Promise<Decision> {
   if (a.issues.length) return { done: skipped(a.row, a.issues) };
+  if (wroteBefore !== undefined) {
+    const on = matched?.id === wroteBefore.customer_id ? matched.on : null;
+    return { done: { ...wroteBefore, matched_on: wroteBefore.outcome === 'updated' ? on : null } };
+  }
   const ownId = a.ids?.customerId ?? importedCustomerId(jobId, a.row);
   // A crashed run wrote this row's customer but did not record it: it was created by this job.
   if (uncertain && (await deps.events.readStream(customerStream(ownId), { limit: 1 })).length)

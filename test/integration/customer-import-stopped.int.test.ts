@@ -11,6 +11,7 @@ import { customerImportStream } from '../../commands/customer-import/events';
 import { loadImportJob } from '../../commands/customer-import/handler';
 import { STALE_AFTER_MS } from '../../commands/customer-import/slot';
 import { customerStream } from '../../commands/customers/events';
+import { createCustomer, updateCustomer } from '../../commands/customers/handler';
 import { CUSTOMERS, type CustomerDoc } from '../../projections/customer-docs';
 import { operatorMeta } from '../../src/core/command-meta';
 import {
@@ -57,21 +58,48 @@ async function world(): Promise<{ w: CustomerWorld; deps: ImportDeps }> {
 }
 
 async function seed(w: CustomerWorld, deps: ImportDeps) {
-  const { createCustomer } = await import('../../commands/customers/handler');
   for (let i = 0; i < 30; i++)
     await createCustomer(deps, w.restaurant, { name: `Known ${i}`, email: `known${i}@example.com` }, w.meta);
   await w.settle();
 }
 
 /** `events` with the appends `refuse` names failing (a disk error). */
-function failing(events: EventStore, refuse: (stream: string) => boolean): EventStore {
+function failing(
+  events: EventStore,
+  refuse: (stream: string, evs: { metadata?: Record<string, unknown> }[]) => boolean,
+): EventStore {
   return new Proxy(events, {
     get(target, key, receiver) {
       if (key === 'append')
         return (stream: string, ...rest: unknown[]) =>
-          refuse(stream)
+          refuse(stream, rest[0] as { metadata?: Record<string, unknown> }[])
             ? Promise.reject(new Error('SQLITE_IOERR: disk I/O error'))
             : (target.append as (...a: unknown[]) => Promise<unknown>).call(target, stream, ...rest);
+      const v = Reflect.get(target, key, receiver);
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
+}
+
+/**
+ * `events` where row `row`'s append fails once row `until`'s has begun: the rows between are written
+ * while it is pending (the pipeline writes ahead), so rows after the failed one are written and not
+ * recorded whatever the timing. Only for files whose rows wait for no earlier row (distinct keys).
+ */
+function failingLate(events: EventStore, row: number, until: number): EventStore {
+  let fail: (err: Error) => void = () => undefined;
+  return new Proxy(events, {
+    get(target, key, receiver) {
+      if (key === 'append')
+        return (stream: string, evs: { metadata?: Record<string, unknown> }[], ...rest: unknown[]) => {
+          const at = evs[0]?.metadata?.import_row;
+          if (at === row)
+            return new Promise((_resolve, reject) => {
+              fail = reject;
+            });
+          if (at === until) fail(new Error('SQLITE_IOERR: disk I/O error'));
+          return (target.append as (...a: unknown[]) => Promise<unknown>).call(target, stream, evs, ...rest);
+        };
       const v = Reflect.get(target, key, receiver);
       return typeof v === 'function' ? v.bind(target) : v;
     },
@@ -120,9 +148,13 @@ for (const onMatch of ['create_new', 'update'] as const)
       const { w, deps } = await world();
       const prepared = await prepareImport(deps, 'rest_a', file());
       const jobId = `imp_fail_${onMatch}`;
+      // create_new waits for no earlier row: row 200 fails once row 230 is being written. With update
+      // rows wait for those sharing a key: it fails at once.
       const refused = customerStream(importedCustomerId(jobId, 200));
+      const events =
+        onMatch === 'create_new' ? failingLate(w.events, 200, 230) : failing(w.events, (s) => s === refused);
       let err: unknown = null;
-      await importCustomers({ ...deps, events: failing(w.events, (s) => s === refused) }, prepared, {
+      await importCustomers({ ...deps, events }, prepared, {
         onMatch,
         fileName: 'f.csv',
         meta,
@@ -140,7 +172,11 @@ for (const onMatch of ['create_new', 'update'] as const)
       assert.is(docs.length, 30 + (counts.created ?? 0));
       // Rows in flight when the append failed were written without being recorded: the summary has them.
       const beyond = [...log.keys()].filter((row) => row > state.processed);
-      assert.ok(beyond.length > 0, `rows written after row ${state.processed}: the case under test`);
+      if (onMatch === 'create_new')
+        assert.ok(
+          beyond.some((row) => row > 200),
+          `rows written after row ${state.processed}: the case under test`,
+        );
       assert.equal(
         state.written?.map((r) => r.row),
         beyond.sort((a, b) => a - b),
@@ -230,8 +266,7 @@ t('on the SQLite log (read beside the writer): the failed job keeps the rows wri
     ];
     const prepared = await prepareImport(deps, w.restaurant._id, bytes(lines));
     const jobId = 'imp_sqlite';
-    const refused = customerStream(importedCustomerId(jobId, 150));
-    await importCustomers({ ...deps, events: failing(w.events, (s) => s === refused) }, prepared, {
+    await importCustomers({ ...deps, events: failingLate(w.events, 150, 180) }, prepared, {
       onMatch: 'return_existing',
       fileName: 'f.csv',
       meta,
@@ -243,7 +278,7 @@ t('on the SQLite log (read beside the writer): the failed job keeps the rows wri
     assert.is(state.status, 'failed');
     const { log } = await assertSummaryIsTheLog(deps, jobId);
     const beyond = [...log.keys()].filter((row) => row > state.processed).sort((a, b) => a - b);
-    assert.ok(beyond.length > 0);
+    assert.ok(beyond.some((row) => row > 150));
     assert.equal(
       state.written?.map((r) => r.row),
       beyond,
@@ -251,6 +286,52 @@ t('on the SQLite log (read beside the writer): the failed job keeps the rows wri
   } finally {
     await close();
   }
+});
+
+t('a resume does not write again an update the failed run wrote: a change made since stays', async () => {
+  const w = await customerWorld();
+  const deps: ImportDeps = {
+    events: w.events,
+    clock: w.clock,
+    docs: w.docs,
+    settle: async () => {
+      await w.settle();
+    },
+  };
+  for (let i = 1; i <= ROWS; i++)
+    await createCustomer(deps, w.restaurant, { name: `Known ${i}`, email: `k${i}@example.com` }, w.meta);
+  await w.settle();
+  const lines = [
+    'name,email,note',
+    ...Array.from({ length: ROWS }, (_, i) => `Row ${i + 1},k${i + 1}@example.com,from row ${i + 1}`),
+  ];
+  const prepared = await prepareImport(deps, 'rest_a', bytes(lines));
+  const jobId = 'imp_update_again';
+  // Row 200's append fails once row 230's is under way: rows after it are written, not recorded.
+  const events = failingLate(w.events, 200, 230);
+  await importCustomers({ ...deps, events }, prepared, {
+    onMatch: 'update',
+    fileName: 'f.csv',
+    meta,
+    batchSize: 10,
+    jobId,
+  }).catch(() => undefined);
+  const { state } = await loadImportJob(deps, jobId);
+  const later = state.written?.find((r) => r.outcome === 'updated');
+  assert.ok(later, `an update written after row ${state.processed}`);
+  const customer = later.customer_id as string;
+  // The manager (or a partner) changes that customer before the import is finished.
+  await updateCustomer(deps, w.restaurant, customer, { note: 'changed since' }, w.meta);
+  await w.settle();
+  const done = await resumeImport(deps, prepared, jobId, { meta, batchSize: 10 });
+  assert.is(done.status, 'finished');
+  const doc = (await w.docs.collection<CustomerDoc>(CUSTOMERS).findOne({ _id: customer })) as CustomerDoc;
+  assert.is(doc.note, 'changed since', 'the resume wrote the row again over the later change');
+  const stream = await w.events.readStream(customerStream(customer));
+  assert.is(stream.filter((e) => e.metadata.import_row === later.row).length, 1, 'the row written once');
+  const summary = (await jobSummaryCsv(deps, jobId)).trim().split('\r\n');
+  assert.is(summary[later.row], `${later.row},updated,${customer},email,`);
+  assert.is(done.counts.updated, ROWS);
 });
 
 t.run();

@@ -124,6 +124,12 @@ t('a failed import is finished with the same file: every row once, the summary a
   assert.match(pageText(stopped), new RegExp(`Not imported ${notImported}`));
   assert.match(stopped, /Finish the import<\/button>/);
   const action = /action="(\/dashboard\/import\/jobs\/[^"]+\/resume)"/.exec(stopped)?.[1] as string;
+  // Under another restaurant of the manager's, the job is not found; without the form's token, refused.
+  const elsewhere = await postFile(manager, stopped, action, file, { restaurant_id: 'rest_two' });
+  assert.is(elsewhere.status, 404);
+  const forged = await postFile(manager, stopped, action, file, { csrf_token: 'forged' });
+  assert.ok(forged.status >= 400 && forged.status < 500, String(forged.status));
+  assert.is((await named()).length, created);
   // Another file is refused in words, and changes nothing.
   const other = await postFile(manager, stopped, action, csv('Other'));
   assert.is(other.status, 400);

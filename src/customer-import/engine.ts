@@ -381,8 +381,8 @@ async function tracked<T>(owner: object, run: (signal: AbortSignal) => Promise<T
   const stop = new AbortController();
   const ended = run(stop.signal);
   const entry = { stop, ended };
-  let set = runningImports.get(owner);
-  if (!set) runningImports.set(owner, (set = new Set()));
+  const set = runningImports.get(owner) ?? new Set();
+  runningImports.set(owner, set);
   set.add(entry);
   try {
     return await ended;

@@ -39,7 +39,7 @@ const csv = (tag: string) =>
 const alertOf = (html: string) =>
   pageText(/<div class="alert" role="alert">([\s\S]*?)<\/div>/.exec(html)?.[1] ?? '');
 
-async function until<T>(what: string, check: () => Promise<T | null | undefined | false>, ms = 20_000) {
+async function until<T>(what: string, check: () => Promise<T | null | undefined | false>, ms = 180_000) {
   const end = Date.now() + ms;
   for (;;) {
     const v = await check();
@@ -207,7 +207,7 @@ t(
       await until(
         'the import to finish',
         async () => (await b.get(jobPath)).text.includes('<title>Import finished'),
-        60_000,
+        180_000,
       );
       const all = await named();
       assert.is(all.length, rows);

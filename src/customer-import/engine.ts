@@ -510,6 +510,7 @@ export async function runJob(
     clock: deps.clock,
     docs: deps.docs,
     settle: (position) => deps.settle(position),
+    matchRows: deps.matchRows,
   };
   const maxRows = Math.max(1, options.batchSize ?? DEFAULT_BATCH_SIZE);
   const total = prepared.table.rows.length;
@@ -908,22 +909,37 @@ async function writeRow(
   };
   try {
     if ('update' in decision) {
-      const { id, on } = decision.update;
-      const out = await updateCustomer(deps, restaurant, id, input, meta);
-      const written = out.appended.length > 0 || (uncertain && (await updatedBy(deps, id, jobId, a.row)));
-      return rowResult(a.row, written ? 'updated' : 'matched', id, on);
+      let { id, on } = decision.update;
+      for (let attempt = 1; ; attempt++) {
+        try {
+          const out = await updateCustomer(deps, restaurant, id, input, meta);
+          const written = out.appended.length > 0 || (uncertain && (await updatedBy(deps, id, jobId, a.row)));
+          return rowResult(a.row, written ? 'updated' : 'matched', id, on);
+        } catch (err) {
+          // Deleted or merged since the read models showed it (an erasure, a merge meanwhile): as
+          // POST /customers does (commands/customers/upsert.ts), matched again once the read models
+          // include that customer's last event; no match now creates the row's customer.
+          if (!(err instanceof ApiError && err.status === 404) || attempt >= REMATCHES) throw err;
+          await deps.settle((await deps.events.readStream(customerStream(id))).at(-1)?.position);
+          const again = (await matchAll(deps, prepared, options, [a])).get(a.row) ?? null;
+          if (again === null) break;
+          ({ id, on } = again);
+        }
+      }
     }
+    const ownId =
+      'create' in decision ? decision.ownId : (a.ids?.customerId ?? importedCustomerId(jobId, a.row));
     await createCustomer(deps, restaurant, input, meta, {
-      customerId: decision.ownId,
+      customerId: ownId,
       eventId: a.ids?.createdEventId ?? importedCreatedEventId(jobId, a.row),
       origin: 'IMPORT',
       // Checked and prepared by the module's own rule once, with this restaurant's context.
       prepared: a.profile,
     });
-    return rowResult(a.row, 'created', decision.ownId, null);
+    return rowResult(a.row, 'created', ownId, null);
   } catch (err) {
-    // A rule of the customers module refused the row after all (the matched customer was deleted
-    // meanwhile, a custom field changed): the row is skipped with the module's own issues.
+    // A rule of the customers module refused the row after all (a custom field changed meanwhile, its
+    // matches vanished three times over): the row is skipped with the module's own issues.
     if (!(err instanceof ApiError)) throw err;
     const issues = (err.details?.issues as Issue[] | undefined) ?? [
       { path: '', code: err.code.toLowerCase(), message: err.message },
@@ -931,6 +947,9 @@ async function writeRow(
     return skipped(a.row, issues);
   }
 }
+
+/** How many times a row's match that vanished under its update is looked for again (as upsert.ts). */
+const REMATCHES = 3;
 
 /** Whether the customer's last event is this row's update (written by a run that then crashed). */
 async function updatedBy(deps: ImportDeps, customerId: string, jobId: string, row: number): Promise<boolean> {

@@ -8,7 +8,7 @@ import { customerImportStream } from '../../commands/customer-import/events';
 import { loadImportJob } from '../../commands/customer-import/handler';
 import { evolveImportJob, initialImportJob } from '../../commands/customer-import/state';
 import { customerStream, webhookTypeOf } from '../../commands/customers/events';
-import { createCustomer } from '../../commands/customers/handler';
+import { createCustomer, deleteCustomer } from '../../commands/customers/handler';
 import { CUSTOMERS, type CustomerDoc } from '../../projections/customer-docs';
 import { operatorMeta } from '../../src/core/command-meta';
 import { ApiError } from '../../src/core/errors';
@@ -552,6 +552,50 @@ t(
     // until the pipeline was full or the file ended.
     const written = (await all(w)).length;
     assert.ok(written < 60, `${written} customers written, ${failed.processed} rows recorded`);
+  },
+);
+
+t(
+  'a match deleted before its update is written: matched again as POST /customers does, not skipped',
+  async () => {
+    const { w, deps } = await world();
+    const made = await createCustomer(
+      deps,
+      w.restaurant,
+      { name: 'Erased', email: 'gone@example.com' },
+      w.meta,
+    );
+    const other = await createCustomer(
+      deps,
+      w.restaurant,
+      { name: 'Other', phone_number: '+33611223344' },
+      w.meta,
+    );
+    await w.settle();
+    // Deleted (an erasure, say) after the read models were last brought up to date: the import still
+    // matches the row on its email, and the update finds the customer gone.
+    await deleteCustomer(deps, made.customerId, null, w.meta);
+    await deleteCustomer(deps, other.customerId, null, w.meta);
+    const prepared = await prepareImport(
+      deps,
+      'rest_a',
+      bytes([
+        'name,email,phone_number',
+        'New Gone,gone@example.com,',
+        'New Other,other@example.com,+33611223344',
+      ]),
+    );
+    const state = await importCustomers(deps, prepared, {
+      onMatch: 'update',
+      fileName: 'f.csv',
+      meta,
+      jobId: 'imp_rematch',
+    });
+    assert.equal(state.counts, { created: 2, updated: 0, matched: 0, skipped: 0 });
+    const summary = (await jobSummaryCsv(deps, 'imp_rematch')).trim().split('\r\n').slice(1);
+    assert.match(summary[0] as string, /^1,created,cus_/);
+    const names = (await all(w)).map((c) => c.name);
+    assert.equal(names, ['New Gone', 'New Other']);
   },
 );
 

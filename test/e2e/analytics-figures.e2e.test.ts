@@ -6,13 +6,13 @@
 // (CSV and NDJSON), after the erasure and after a rebuild.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { mergeCustomers } from '../../commands/customers/merge';
 import type { StatusOperation } from '../../commands/reservations/decide-status';
 import { changeStatus } from '../../commands/reservations/handler-status';
-import { mergeCustomers } from '../../commands/customers/merge';
+import { FixedClock } from '../../src/core/clock';
 import { operatorMeta } from '../../src/core/command-meta';
 import { runCli } from '../helpers/cli-in-process';
 import { create, type ReservationService, startReservationService, TOKENS } from '../helpers/reservations';
-import { FixedClock } from '../../src/core/clock';
 import { startTestService } from '../helpers/service';
 
 const t = suite<{ svc: ReservationService }>('analytics: figures against the doc');

@@ -3,7 +3,7 @@
 import type { Projection } from '../src/projection/projection';
 import { missedCallAnalyticsProjection } from './analytics/missed-call-projection';
 import { analyticsProjection } from './analytics/projection';
-import { webhookAnalyticsProjection } from './analytics/webhook-projection';
+import { webhookAnalyticsProjection, webhookAnalyticsProjectionV1 } from './analytics/webhook-projection';
 import { apiKeysProjection } from './api-keys';
 import { bookingsProjection } from './bookings';
 import { catalogProjection, catalogProjectionV2 } from './catalog';
@@ -46,7 +46,12 @@ export function allProjections(): Projection[] {
  * into a fresh store (audit, benches, tests) uses allProjections(), the newest versions only.
  */
 export function supersededProjections(): Projection[] {
-  return [seatingSyncProjection, catalogProjection, webhookDeliveriesProjectionV1];
+  return [
+    seatingSyncProjection,
+    catalogProjection,
+    webhookDeliveriesProjectionV1,
+    webhookAnalyticsProjectionV1,
+  ];
 }
 
 /** Every version the service runs (src/runtime.ts). */

@@ -1,4 +1,4 @@
-// The `analytics_webhooks` projection (version 1): per restaurant, endpoint and local day, webhook
+// The `analytics_webhooks` projection (version 2; version 1 kept until replaced): per restaurant, endpoint and local day, webhook
 // deliveries by where they stand, attempts, first-attempt successes and the time to delivery
 // (histogram). Documents are counters moved by `$inc` (applyOnce: a redelivered event is a no-op), so
 // an event costs one read of the delivery's facts and two writes. Rules: ./webhook-rules.ts; schema:
@@ -14,6 +14,7 @@ import {
   type DeliveryFacts,
   emptyWebhookDay,
   type Inc,
+  resent,
   scheduled,
   WEBHOOK_SCHEMA_VERSION,
   type WebhookDay,
@@ -28,7 +29,17 @@ export const ANALYTICS_WEBHOOK_ZONES = 'analytics_webhook_zones';
 export type WebhookDayDoc = WebhookDay & Doc & { _pos: string };
 type FactsDoc = DeliveryFacts & Doc & { _pos: string };
 
-const DELIVERY_EVENTS = ['WebhookDeliveriesScheduled', 'WebhookAttemptRecorded', 'WebhookDeliveryCanceled'];
+const DELIVERY_EVENTS_V1 = [
+  'WebhookDeliveriesScheduled',
+  'WebhookAttemptRecorded',
+  'WebhookDeliveryCanceled',
+];
+/**
+ * Version 2 also follows resend requests: version 1 kept a failed (or canceled) delivery that was resent
+ * failed until the resend's attempt was recorded, where docs/analytics.md counts it pending (and the
+ * API shows it so), and for good when that attempt was never made.
+ */
+const DELIVERY_EVENTS = [...DELIVERY_EVENTS_V1, 'WebhookAttemptRequested'];
 
 interface Step {
   id: string;
@@ -75,12 +86,14 @@ export function webhookSteps(
       },
     ];
   if (event.type === 'WebhookDeliveryCanceled') return [{ id, ...canceled(f) }];
+  if (event.type === 'WebhookAttemptRequested' && d.reason === 'resend') return [{ id, ...resent(f) }];
   return [];
 }
 
 /** The day documents computed from scratch over a log (for tests and checks). */
 export function foldWebhookDays(
   events: readonly Pick<RecordedEvent, 'type' | 'data'>[],
+  followed: readonly string[] = DELIVERY_EVENTS,
 ): Map<string, WebhookDay> {
   const zones = new Map<string, string>();
   const facts = new Map<string, DeliveryFacts>();
@@ -88,7 +101,7 @@ export function foldWebhookDays(
   for (const e of events) {
     const z = zoneChange(e);
     if (z) zones.set(z.restaurant_id, z.timezone);
-    if (!DELIVERY_EVENTS.includes(e.type)) continue;
+    if (!followed.includes(e.type)) continue;
     const tz = zones.get((e.data as { restaurant_id: string }).restaurant_id);
     for (const s of webhookSteps(e, (id) => facts.get(id) ?? null, tz)) {
       facts.set(s.id, s.facts);
@@ -168,11 +181,12 @@ async function applyDelivery(event: RecordedEvent, docs: DocumentStore): Promise
     });
 }
 
-export const webhookAnalyticsProjection: Projection = {
+/** Version 1: resend requests not followed (a store built before may still serve it until the switch). */
+export const webhookAnalyticsProjectionV1: Projection = {
   name: 'analytics_webhooks',
   version: 1,
   collections: [ANALYTICS_WEBHOOK_DAYS, ANALYTICS_WEBHOOK_DELIVERIES, ANALYTICS_WEBHOOK_ZONES],
-  eventTypes: [...ZONE_EVENT_TYPES, ...DELIVERY_EVENTS],
+  eventTypes: [...ZONE_EVENT_TYPES, ...DELIVERY_EVENTS_V1],
   async setup(docs) {
     await docs
       .collection(ANALYTICS_WEBHOOK_DAYS)
@@ -183,6 +197,13 @@ export const webhookAnalyticsProjection: Projection = {
       await applyZone(ANALYTICS_WEBHOOK_ZONES, event, docs);
     else await applyDelivery(event, docs);
   },
+};
+
+/** Version 2: a resent failed or canceled delivery is pending until its attempt is answered. */
+export const webhookAnalyticsProjection: Projection = {
+  ...webhookAnalyticsProjectionV1,
+  version: 2,
+  eventTypes: [...ZONE_EVENT_TYPES, ...DELIVERY_EVENTS],
 };
 
 /** A day document as the figures (no `_id`, `_pos`); counters absent on an old document read as 0. */

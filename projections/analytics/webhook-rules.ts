@@ -126,6 +126,18 @@ export function attempted(f: DeliveryFacts, a: Attempt): { facts: DeliveryFacts;
   return { facts: { ...f, state: to }, inc };
 }
 
+/**
+ * A resend was requested (WebhookAttemptRequested, reason `resend`; schema version 1 of projection
+ * version 2): a failed or canceled delivery is pending again until its attempt is answered, as the API
+ * shows it. A delivered one stays delivered (for good): the resend only adds attempts.
+ */
+export function resent(f: DeliveryFacts): { facts: DeliveryFacts; inc: Inc } {
+  if (f.state === 'delivered' || f.state === 'pending') return { facts: f, inc: {} };
+  const inc: Inc = {};
+  move(inc, f.state, 'pending');
+  return { facts: { ...f, state: 'pending' }, inc };
+}
+
 /** The endpoint was deleted or its credential revoked: canceled, unless already delivered. */
 export function canceled(f: DeliveryFacts): { facts: DeliveryFacts; inc: Inc } {
   if (f.state === 'delivered') return { facts: f, inc: {} };

@@ -84,8 +84,21 @@ const cancel = fc.constantFrom(...deliveryIds).map(
   }),
 );
 
+/** A resend (or a retry or recovery, which change nothing the figures count) asked of a delivery. */
+const request = fc
+  .record({
+    id: fc.constantFrom(...deliveryIds),
+    reason: fc.constantFrom('resend', 'resend', 'retry', 'recovery'),
+  })
+  .map(
+    ({ id, reason }): LogEvent => ({
+      type: 'WebhookAttemptRequested',
+      data: { delivery_id: id, endpoint_id: 'we_x', restaurant_id: 'rest_a', attempt: 2, reason },
+    }),
+  );
+
 export const webhookLog = fc.array(
-  fc.oneof(restaurantEvent, fanout, fanout, attempt, attempt, attempt, cancel),
+  fc.oneof(restaurantEvent, fanout, fanout, attempt, attempt, attempt, cancel, request),
   { maxLength: 40 },
 );
 

@@ -21,6 +21,7 @@ import {
   canceled,
   DELIVERY_TIME_BUCKETS,
   quantileOf,
+  resent,
   scheduled,
   sumWebhookDays,
   webhookRates,
@@ -76,6 +77,18 @@ test('a delivery: retried, failed for good, then delivered by a resend', () => {
     duration_ms: 0,
   });
   assert.equal(d.inc, { attempts: 1, failed: -1, delivered: 1, 'time_to_delivery.3600000': 1 });
+});
+
+test('a resend: a failed or canceled delivery is pending until its attempt is answered; a delivered one stays delivered', () => {
+  const s = scheduled('rest_a', 'we_1', '2026-06-01', '2026-06-01T10:00:00Z').facts;
+  const f = attempted(s, { attempt: 1, outcome: 'failed', at: '2026-06-01T10:00:00Z', duration_ms: 0 });
+  const again = resent(f.facts);
+  assert.equal(again.inc, { failed: -1, pending: 1 });
+  assert.is(again.facts.state, 'pending');
+  assert.equal(resent(canceled(s).facts).inc, { canceled: -1, pending: 1 });
+  const ok = attempted(s, { attempt: 1, outcome: 'succeeded', at: '2026-06-01T10:00:00Z', duration_ms: 0 });
+  assert.equal(resent(ok.facts).inc, {}, 'delivered for good');
+  assert.equal(resent(s).inc, {}, 'already pending');
 });
 
 test('quantiles of a histogram: nearest rank, upper bound of the bucket, open last bucket', () => {
@@ -276,6 +289,42 @@ test('webhook days: a fan-out in Paris just after local midnight belongs to the 
   const d2 = await docs.collection(ANALYTICS_WEBHOOK_DAYS).findOne({ _id: 'rest_a|2026-06-02|we_2' });
   assert.is(d2?.failed, 1);
   assert.is(d2?.delivered ?? 0, 0);
+});
+
+test('webhook days: a failed delivery resent is pending until the resend is answered (docs/analytics.md)', async () => {
+  const attempt = (n: number, outcome: string) => ({
+    type: 'WebhookAttemptRecorded',
+    data: { delivery_id: 'd1', attempt: n, outcome, at: '2026-06-01T10:00:00Z', duration_ms: 40 },
+  });
+  const events = recorded([
+    {
+      type: 'WebhookDeliveriesScheduled',
+      data: {
+        restaurant_id: 'rest_a',
+        at: '2026-06-01T10:00:00Z',
+        deliveries: [{ delivery_id: 'd1', endpoint_id: 'we_1' }],
+      },
+    },
+    attempt(1, 'failed'),
+    {
+      type: 'WebhookAttemptRequested',
+      data: { delivery_id: 'd1', endpoint_id: 'we_1', restaurant_id: 'rest_a', attempt: 2, reason: 'resend' },
+    },
+  ]);
+  const docs = new EmbeddedDocumentStore();
+  const apply = async (e: RecordedEvent) => {
+    if (webhookAnalyticsProjection.eventTypes.includes(e.type))
+      await webhookAnalyticsProjection.apply(e, docs);
+  };
+  for (const e of events) await apply(e);
+  const day = async () =>
+    webhookDayOf(
+      (await docs.collection(ANALYTICS_WEBHOOK_DAYS).findOne({ _id: 'rest_a|2026-06-01|we_1' })) as never,
+    );
+  assert.equal([(await day()).pending, (await day()).failed], [1, 0], 'resent: pending, not failed');
+  assert.is(webhookRates(await day()).success_rate, null, 'nothing finished');
+  for (const e of recorded([attempt(2, 'succeeded')]).map((e) => ({ ...e, position: 10n }))) await apply(e);
+  assert.equal([(await day()).pending, (await day()).delivered, (await day()).failed], [0, 1, 0]);
 });
 
 test.run();

@@ -307,6 +307,47 @@ t('a varied history: every figure per day and per shift equals the doc computed 
   svc = Object.assign(await startTestService({ dataDir, clock }), { clock });
   ctx.svc = svc;
   assert.equal(await compare('after a rebuild'), before);
+
+  // --from/--to are inclusive service days: the 00:30 start of the 25th is the 24th's.
+  const csv = await runCli(svc, 'analytics export', {
+    restaurant: 'rest_demo',
+    from: '2026-10-24',
+    to: '2026-10-25',
+  });
+  const header = (csv[0] as string).split(',');
+  const rows = csv.slice(1).map((l) => Object.fromEntries(l.split(',').map((v, i) => [header[i], v])));
+  const nd = before.filter((r) => r.service_date === '2026-10-24' || r.service_date === '2026-10-25');
+  assert.equal(
+    rows.map((r) => [
+      r.service_date,
+      r.reservations,
+      r.covers,
+      r.no_show_rate,
+      r.cancellation_rate,
+      r.lead_time_median_minutes,
+    ]),
+    nd.map((r) => {
+      const lt = r.lead_time as { median_minutes: number | null };
+      const cell = (v: unknown) => (v === null ? '' : String(v));
+      return [
+        r.service_date,
+        cell(r.reservations),
+        cell(r.covers),
+        cell(r.no_show_rate),
+        cell(r.cancellation_rate),
+        cell(lt.median_minutes),
+      ];
+    }),
+    'CSV equals NDJSON, bounds inclusive',
+  );
+  // An empty period, a restaurant with no data: the header alone.
+  assert.equal(await runCli(svc, 'analytics export', { restaurant: 'rest_demo', from: '2026-11-01' }), [
+    csv[0],
+  ]);
+  assert.equal(
+    await runCli(svc, 'analytics export', { restaurant: 'rest_demo', to: '2026-10-21', format: 'ndjson' }),
+    [],
+  );
 });
 
 t.run();

@@ -240,6 +240,18 @@ t('a varied history: every figure per day and per shift equals the doc computed 
   guest.set(r11, 'returning');
   const r12 = await book({ start_at: '2026-10-23T21:00:00+02:00', party_size: 4, source: 'WALK_IN' });
   guest.set(r12, 'unknown');
+  // A reservation without a guest named later: decided then (B already booked: returning; F: new),
+  // and never again (r12 given to F afterwards stays returning).
+  const F = await customer('Fay', '+33612345006');
+  const link = async (id: string, c: string) => {
+    const res = await api('PATCH', `/reservations/${id}`, { customer: { id: c } });
+    assert.is(res.status, 200, res.text);
+  };
+  await link(r12, B);
+  guest.set(r12, 'returning');
+  await link(r10, F);
+  guest.set(r10, 'new');
+  await link(r12, F);
 
   // Outcomes.
   clock.set('2026-10-22T17:00:00Z');

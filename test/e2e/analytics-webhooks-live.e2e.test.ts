@@ -71,4 +71,59 @@ t('one endpoint delivered at once, one failing and pending a retry', async ({ sv
   );
 });
 
+t(
+  'a delivery refused for good, then resent: pending until the resend is answered, then delivered',
+  async ({ svc, rx }) => {
+    // The receiver holds each answer a while (well within the attempt's 12 s timeout), so the figures
+    // read right after the resend is accepted see it not answered yet.
+    rx.on('/refuse', { statuses: [400, 200], delayMs: 4_000 });
+    const res = await svc.api('POST', '/webhook-endpoints', {
+      token: TOKENS.full,
+      body: { url: rx.url('/refuse') },
+    });
+    assert.is(res.status, 201, res.text);
+    const endpoint = res.body.data.id as string;
+    assert.is((await create(svc, { start_at: '2026-06-03T20:00:00+02:00' })).status, 201);
+    const row = async () => (await exportWebhooks(svc)).find((r) => r.endpoint_id === endpoint);
+    const until = async (ok: (r: Record<string, number | string> | undefined) => boolean) => {
+      const end = Date.now() + 20_000;
+      let r = await row();
+      while (!ok(r) && Date.now() < end) {
+        await new Promise((f) => setTimeout(f, 100));
+        r = await row();
+      }
+      return r;
+    };
+    const failed = await until((r) => Number(r?.failed) === 1);
+    assert.equal([failed?.deliveries, failed?.failed, failed?.pending, failed?.success_rate], [1, 1, 0, 0]);
+    const list = await svc.api('GET', `/webhook-endpoints/${endpoint}/deliveries`, { token: TOKENS.full });
+    const delivery = list.body.data[0].id as string;
+    const resend = await svc.api('POST', `/webhook-endpoints/${endpoint}/deliveries/${delivery}/resend`, {
+      token: TOKENS.full,
+    });
+    assert.is(resend.status, 202, resend.text);
+    const shown = await svc.api('GET', `/webhook-endpoints/${endpoint}/deliveries/${delivery}`, {
+      token: TOKENS.full,
+    });
+    const waiting = await row();
+    assert.equal(
+      [shown.body.data.status, waiting?.pending, waiting?.failed, waiting?.success_rate],
+      ['pending', 1, 0, null],
+      'resent, not answered yet: pending, as the API shows it',
+    );
+    const done = await until((r) => Number(r?.delivered) === 1);
+    assert.equal(
+      [
+        done?.deliveries,
+        done?.delivered,
+        done?.failed,
+        done?.pending,
+        done?.attempts,
+        done?.first_attempt_delivered,
+      ],
+      [1, 1, 0, 0, 2, 0],
+    );
+  },
+);
+
 t.run();

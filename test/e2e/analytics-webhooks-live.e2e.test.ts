@@ -1,7 +1,7 @@
 // Webhook analytics fed by the real publisher: a reservation fans out to an endpoint that answers 200
 // and one that answers 500 (to be retried); `analytics export --dataset webhooks` then shows one
 // delivery each on the restaurant's local day: delivered at the first attempt, and pending after a
-// failed attempt.
+// failed attempt. A delivery refused for good and resent is pending until the resend is answered.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { runCli } from '../helpers/cli-in-process';

@@ -1,6 +1,8 @@
 // The partner representation of a customer (spec §2.1): every field always present, null or empty
 // when unset, and nothing of the read model's own bookkeeping.
+
 import type { CustomerDoc } from '../projections/customer-docs';
+import { STORED_EMAIL_DESCRIPTION } from '../src/core/email';
 
 export function presentCustomer(doc: CustomerDoc) {
   return {
@@ -54,7 +56,7 @@ export const customerDetailSchema = {
       description: 'Partner-side identifier; matched first on creation',
     },
     name: { type: 'string' },
-    email: { type: 'string', format: 'email', nullable: true },
+    email: { type: 'string', nullable: true, description: STORED_EMAIL_DESCRIPTION },
     phone_number: {
       type: 'string',
       nullable: true,

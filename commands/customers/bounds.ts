@@ -1,6 +1,8 @@
 // The bounds of spec §2.3 and §8, in one place: the HTTP schemas are built from these constants, and
 // decide checks them again so that every other way in (inline reservation customers, the CLI, a
 // messaging channel) holds to the same limits.
+
+import { EMAIL_MAX, isEmail } from '../../src/core/email';
 import type { Issue } from '../../src/core/errors';
 import { BLANK_MESSAGE, charCount, NOT_BLANK } from '../../src/core/text';
 import { LANGS } from './events';
@@ -12,7 +14,7 @@ export const BOUNDS = {
   tag: { min: 1, max: 100 },
   tags: { max: 100 },
   note: { max: 10_000 },
-  email: { max: 254 },
+  email: { max: EMAIL_MAX },
   /** Not in the spec: a TEXT custom field holds at most what a note holds. */
   text_field: { max: 10_000 },
 } as const;
@@ -20,8 +22,6 @@ export const BOUNDS = {
 /** How a phone number is read and stored (spec §2.1, §2.3), for the document. */
 export const PHONE_DESCRIPTION =
   "A possible phone number: international (+33 6 12 34 56 78, E.164 recommended) or national, read with the restaurant's country; anything else is refused (400). Stored in E.164 form; a number with an extension is stored with spaces removed";
-
-export const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 /** The writable fields as a partner sends them (before normalisation). */
 export interface ProfileInput {
@@ -48,7 +48,7 @@ export function checkBounds(input: ProfileInput): Issue[] {
   if (name !== undefined && (typeof name !== 'string' || len(name) < 1 || len(name) > BOUNDS.name.max))
     range('name', `name must be ${BOUNDS.name.min} to ${BOUNDS.name.max} characters`);
   else if (name !== undefined && !NOT_BLANK.test(name)) format('name', `name ${BLANK_MESSAGE}`);
-  if (email !== undefined && email !== null && (email.length > BOUNDS.email.max || !EMAIL.test(email)))
+  if (email !== undefined && email !== null && !isEmail(email))
     format('email', 'email must be an email address');
   if (
     phone_number !== undefined &&

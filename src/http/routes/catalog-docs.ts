@@ -1,5 +1,6 @@
 // JSON Schemas and examples of the catalog records the API returns (spec §2.6, §2.8 leaves most of
 // them open: these are the shapes a POS integrator needs to map its own floor plan and services).
+import { STORED_EMAIL_DESCRIPTION } from '../../core/email';
 import type { JsonSchema } from '../schema';
 
 const id: JsonSchema = { type: 'string', description: 'Stable identifier within the restaurant' };
@@ -139,7 +140,7 @@ export const prescriberSchema: JsonSchema = {
     id,
     name: { type: 'string', description: 'A concierge, hotel or agency that sends guests' },
     phone_number: { type: 'string', nullable: true },
-    email: { type: 'string', nullable: true, format: 'email' },
+    email: { type: 'string', nullable: true, description: STORED_EMAIL_DESCRIPTION },
   },
 };
 

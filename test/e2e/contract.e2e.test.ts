@@ -1,0 +1,133 @@
+// The contract partners trust: where the server and the OpenAPI document it publishes judge the same
+// input, they give the same verdict (an email address, a webhook endpoint's settings), and mistakes get
+// the table's answer in clear words.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { OpenApiChecker, publishedDocument } from '../helpers/openapi';
+import { demoBootstrap, startTestService, type TestService } from '../helpers/service';
+
+const TOKEN = 'couvert_pk_contract_00000000000000000000000001';
+const PARTNER = '/api/partner/v1';
+
+const bootstrap = demoBootstrap({}, [
+  {
+    id: 'key_contract',
+    token: TOKEN,
+    scopes: ['CUSTOMERS_READ', 'CUSTOMERS_WRITE', 'RESERVATIONS_READ', 'WEBHOOKS_WRITE'],
+  },
+]);
+
+const t = suite<{ svc: TestService; checker: OpenApiChecker }>('contract: the server and its document agree');
+
+t.before(async (ctx) => {
+  ctx.svc = await startTestService({
+    bootstrap,
+    env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' },
+  });
+  ctx.checker = new OpenApiChecker(await publishedDocument(ctx.svc.rt));
+});
+t.after(async ({ svc }) => svc.close());
+
+// biome-ignore lint/suspicious/noExplicitAny: the document is arbitrary JSON
+type Json = any;
+
+/** The document's own verdict on a request body of an operation. */
+async function documentAccepts(
+  ctx: { svc: TestService; checker: OpenApiChecker },
+  method: string,
+  path: string,
+  body: unknown,
+) {
+  const doc = (await publishedDocument(ctx.svc.rt)) as Json;
+  const schema =
+    doc.paths[`${PARTNER}${path}`][method.toLowerCase()].requestBody.content['application/json'].schema;
+  const validate = ctx.checker.validator(schema);
+  return validate(body) as boolean;
+}
+
+const ADDRESSES = [
+  // Every rule takes these.
+  'camille@example.com',
+  'Camille.Martin+resa@Example.COM',
+  "o'brien@example.ie",
+  'a@b-c.fr',
+  'x@xn--mnchen-3ya.de',
+  `${'a'.repeat(64)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(57)}.fr`, // 254 characters
+  // No rule takes these.
+  'no-at.example.com',
+  'a@b',
+  'a b@c.de',
+  'a@@b.cd',
+  '',
+  `${'a'.repeat(64)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(58)}.fr`, // 255 characters
+  // The server took these and the document's `format: email` refused them.
+  'jérôme@exemple.fr',
+  'a@exämple.fr',
+  'a..b@c.de',
+  '.a@b.cd',
+  'a.@b.cd',
+  '<a@b.cd>',
+  'a,b@c.de',
+  'a@b..cd',
+  'a@-b.cd',
+  'a@b_c.de',
+  'a@b.cd.',
+  'a@[127.0.0.1]',
+  '"a"@b.cd',
+];
+
+t(
+  'an email address: the server takes exactly what the document takes, on POST and PATCH /customers',
+  async (ctx) => {
+    const { svc } = ctx;
+    const disagreements: string[] = [];
+    const created = await svc.api('POST', '/customers', { token: TOKEN, body: { name: 'Email probe' } });
+    assert.is(created.status, 201);
+    const id = created.body.data.id as string;
+    for (const [i, email] of ADDRESSES.entries()) {
+      const body = { name: `Email ${i}`, email, on_match: 'create_new' };
+      const expected = await documentAccepts(ctx, 'POST', '/customers', body);
+      // anyBody: the body is not held to the document before it is sent (that is what is compared here);
+      // the answer still is, so an address the server stores must fit the response schema too.
+      const res = await svc.api('POST', '/customers', { token: TOKEN, body, anyBody: true });
+      if ((res.status === 201) !== expected)
+        disagreements.push(
+          `POST ${JSON.stringify(email)}: document ${expected ? 'takes' : 'refuses'}, server ${res.status}`,
+        );
+      if (res.status === 400)
+        assert.equal(
+          res.body.error.details.issues.map((x: { path: string; code: string }) => `${x.path} ${x.code}`),
+          [email.length > 254 ? 'email out_of_range' : 'email invalid_format'],
+          email,
+        );
+      const patched = await svc.api('PATCH', `/customers/${id}`, {
+        token: TOKEN,
+        body: { email },
+        anyBody: true,
+      });
+      if ((patched.status === 200) !== expected)
+        disagreements.push(
+          `PATCH ${JSON.stringify(email)}: document ${expected ? 'takes' : 'refuses'}, server ${patched.status}`,
+        );
+    }
+    assert.equal(disagreements, []);
+  },
+);
+
+t('the document states the email rule exactly: format email, a pattern and a length', async (ctx) => {
+  const doc = (await publishedDocument(ctx.svc.rt)) as Json;
+  const email =
+    doc.paths[`${PARTNER}/customers`].post.requestBody.content['application/json'].schema.properties.email;
+  assert.is(email.format, 'email');
+  assert.is(email.maxLength, 254);
+  assert.type(email.pattern, 'string');
+  const pattern = new RegExp(email.pattern);
+  for (const address of ADDRESSES)
+    assert.is(
+      pattern.test(address) && address.length <= 254,
+      await documentAccepts(ctx, 'POST', '/customers', { name: 'x', email: address }),
+      `the pattern alone judges ${JSON.stringify(address)} as the document does`,
+    );
+});
+
+t.run();

@@ -184,6 +184,15 @@ const FORBIDDEN_HEADERS = new Set([
 ]);
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 export const MAX_HEADERS = 20;
+/** A custom header's value: printable ASCII, spaces and tabs (never CR or LF). */
+export const HEADER_VALUE = /^[\x20-\x7e\t]*$/;
+/**
+ * A webhook URL's characters: no space or control character anywhere. The URL parser would drop them
+ * at the ends and tabs and line breaks inside, so the endpoint would be stored as sent and reached at
+ * another URL than the one shown.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
+export const URL_CHARACTERS = /^[^\x00-\x20\x7f]*$/;
 
 /** Issues for custom headers, at `headers.<name>`: 400 when any. */
 export function headerIssues(headers: Record<string, string>): Issue[] {
@@ -217,7 +226,7 @@ export function headerIssues(headers: Record<string, string>): Issue[] {
         message: 'the same header is named twice (names are case-insensitive)',
       });
     // Visible ASCII and spaces/tabs inside: no CR/LF (header injection), no other control characters.
-    else if (!/^[\x20-\x7e\t]*$/.test(value) || value.length > 1000)
+    else if (!HEADER_VALUE.test(value) || value.length > 1000)
       issues.push({
         path,
         code: 'invalid_format',
@@ -236,19 +245,18 @@ export interface SettingsInput {
   disabled?: boolean;
 }
 
-/** Checks what a create or update sets. 400 for malformed values, 422 for types the credential cannot read. */
-export function checkSettings(
-  input: SettingsInput,
-  rules: { allowPrivate: boolean; scopes: Iterable<string>; requireReadable?: boolean },
-): void {
+/**
+ * 400 for malformed values of what a create or update sets (URL, headers, event types). The API checks
+ * it with the rest of the body, before looking the endpoint up (README: the body's 400 comes before
+ * the path's 404); `checkSettings` checks it again for every other caller.
+ */
+export function refuseMalformedSettings(input: SettingsInput, allowPrivate: boolean): void {
   const issues: Issue[] = [];
   if (input.url !== undefined) {
-    // Checked when saved only (an endpoint saved before keeps being sent to): the URL parser drops tabs
-    // and line breaks anywhere and spaces and controls at either end, so such a URL would be shown as
-    // saved and sent to another ("https://good.example\t.other.example/" goes to good.example.other.example).
+    // Checked when saved only (an endpoint saved before keeps being sent to): src/core/urls.ts says why.
     const problem = hasSpaceOrControl(input.url)
       ? SPACE_OR_CONTROL_PROBLEM
-      : targetUrlProblem(input.url, rules.allowPrivate);
+      : targetUrlProblem(input.url, allowPrivate);
     if (problem) issues.push({ path: 'url', code: 'invalid_format', message: `url ${problem}` });
   }
   if (input.headers) issues.push(...headerIssues(input.headers));
@@ -267,6 +275,15 @@ export function checkSettings(
       issues.push({ path: 'enabled_events', code: 'invalid_format', message: 'items must be distinct' });
   }
   if (issues.length) throw validationError(issues);
+}
+
+/** Checks what a create or update sets. 400 for malformed values, 422 for types the credential cannot read. */
+export function checkSettings(
+  input: SettingsInput,
+  rules: { allowPrivate: boolean; scopes: Iterable<string>; requireReadable?: boolean },
+): void {
+  refuseMalformedSettings(input, rules.allowPrivate);
+  const events = input.enabled_events;
   if (events) {
     const readable = new Set<string>(readableTypes(rules.scopes));
     const unreadable = events.flatMap((t, i) =>

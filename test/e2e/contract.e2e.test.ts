@@ -130,4 +130,61 @@ t('the document states the email rule exactly: format email, a pattern and a len
     );
 });
 
+const HOOK = 'https://partner.example.com/hooks/couvert';
+const headers = (n: number) =>
+  Object.fromEntries(Array.from({ length: n }, (_, i) => [`X-Partner-${i}`, 'v']));
+
+const ENDPOINT_BODIES: unknown[] = [
+  { url: HOOK },
+  { url: HOOK, enabled_events: ['*'] },
+  { url: HOOK, enabled_events: ['reservation.created', 'customer.merged'] },
+  { url: HOOK, headers: headers(20) },
+  { url: HOOK, headers: { 'X-Partner-Account': 'acct 42\tok' } },
+  // The server refused these and the document took them.
+  { url: HOOK, headers: headers(21) },
+  { url: HOOK, headers: { 'X-Partner-Account': 'acct\r\nX-Injected: 1' } },
+  { url: HOOK, headers: { 'X-Partner-Account': 'café' } },
+  { url: HOOK, enabled_events: ['reservation.made'] },
+  { url: HOOK, enabled_events: ['*', '*'] },
+  { url: HOOK, enabled_events: ['*', 'reservation.created'] },
+  { url: HOOK, enabled_events: ['customer.created', 'customer.created'] },
+  // The server took these (and stored the URL as sent) and the document took them too.
+  { url: ` ${HOOK}` },
+  { url: `${HOOK} ` },
+  { url: 'https://partner.exa\tmple.com/hooks' },
+  { url: 'https://partner.example.com/my hooks' },
+];
+
+t('a webhook endpoint: the server takes exactly the settings the document takes', async (ctx) => {
+  const { svc } = ctx;
+  const disagreements: string[] = [];
+  for (const body of ENDPOINT_BODIES) {
+    const expected = await documentAccepts(ctx, 'POST', '/webhook-endpoints', body);
+    const res = await svc.api('POST', '/webhook-endpoints', { token: TOKEN, body, anyBody: true });
+    if ((res.status === 201) !== expected)
+      disagreements.push(
+        `${JSON.stringify(body).slice(0, 200)}: document ${expected ? 'takes' : 'refuses'}, server ${res.status} ${res.text.slice(0, 200)}`,
+      );
+    if (res.status === 201) {
+      const patch = { url: (body as { url: string }).url };
+      const patched = await svc.api('PATCH', `/webhook-endpoints/${res.body.data.id}`, {
+        token: TOKEN,
+        body: patch,
+      });
+      assert.is(patched.status, 200);
+      assert.is(
+        (await svc.api('DELETE', `/webhook-endpoints/${res.body.data.id}`, { token: TOKEN })).status,
+        200,
+      );
+    } else assert.is(res.status, 400, res.text);
+  }
+  const spaced = await svc.api('PATCH', '/webhook-endpoints/we_none', {
+    token: TOKEN,
+    body: { url: ` ${HOOK}` },
+    invalid: true,
+  });
+  assert.is(spaced.status, 400, 'the body is checked before the endpoint is looked up');
+  assert.equal(disagreements, []);
+});
+
 t.run();

@@ -1,27 +1,75 @@
 // Schemas and examples of the webhook endpoint routes (DESIGN.md §3).
+
+import { HEADER_VALUE, MAX_HEADERS, URL_CHARACTERS } from '../../../commands/webhook-endpoints/decide';
 import { V1_EVENT_TYPES } from '../../../commands/webhook-endpoints/events';
 import { MAX_PAGE } from '../../core/limits';
-import { arr, bool, described, enums, int, intQuery, nullable, obj, optional, record, str } from '../schema';
+import { MAX_URL_LENGTH } from '../../webhooks/target';
+import {
+  arr,
+  bool,
+  described,
+  enums,
+  int,
+  intQuery,
+  type JsonSchema,
+  nullable,
+  obj,
+  optional,
+  record,
+  type Schema,
+  str,
+} from '../schema';
 
 const EVENT_LIST = `"*" (every type the credential may read) or any of ${V1_EVENT_TYPES.join(', ')}`;
 
 export const endpointIdParams = obj({ id: str({ min: 1, max: 64 }) });
 export const deliveryParams = obj({ id: str({ min: 1, max: 64 }), delivery_id: str({ min: 1, max: 64 }) });
 
+/**
+ * What the endpoint commands check beyond the HTTP schema (commands/webhook-endpoints/decide.ts
+ * `checkSettings`, shared with the dashboard's forms), stated in the document so that a body it takes
+ * is one the server takes: the event types, ["*"] alone, distinct items, at most MAX_HEADERS headers with
+ * printable values, a URL without spaces or control characters.
+ */
+const documented = <T>(schema: Schema<T>, json: JsonSchema, replace = false): Schema<T> => {
+  const { description } = schema.json;
+  return {
+    ...schema,
+    json: replace ? { ...json, ...(description ? { description } : {}) } : { ...schema.json, ...json },
+  };
+};
+
+const eventList = (values: readonly string[], max: number, unique: boolean): JsonSchema => ({
+  type: 'array',
+  items: { type: 'string', enum: [...values] },
+  minItems: 1,
+  maxItems: max,
+  ...(unique ? { uniqueItems: true } : {}),
+});
+
 const settings = {
   description: optional(nullable(str({ max: 500, description: 'Free text for your own records' }))),
   enabled_events: optional(
-    arr(str({ min: 1, max: 64 }), {
-      min: 1,
-      max: 20,
-      description: `Default ["*"]. ${EVENT_LIST}. Deliveries still being retried of a type no longer listed are canceled (resend them once it is listed again)`,
-    }),
+    documented(
+      arr(str({ min: 1, max: 64 }), {
+        min: 1,
+        max: 20,
+        description: `Default ["*"]. ${EVENT_LIST}. Deliveries still being retried of a type no longer listed are canceled (resend them once it is listed again)`,
+      }),
+      { oneOf: [eventList(['*'], 1, false), eventList(V1_EVENT_TYPES, 20, true)] },
+      true,
+    ),
   ),
   headers: optional(
-    record(str({ max: 1000 }), {
-      description:
-        'Custom headers sent with every delivery (at most 20). Names starting with X-Service-, hop-by-hop and framing headers (Connection, Host, Content-Length…) and credential headers (Authorization, Cookie…) are refused',
-    }),
+    documented(
+      record(str({ max: 1000 }), {
+        description: `Custom headers sent with every delivery (at most ${MAX_HEADERS}), values of printable ASCII. Names are 1 to 100 token characters (RFC 9110), each once whatever its case; names starting with X-Service-, hop-by-hop and framing headers (Connection, Host, Content-Length…) and credential headers (Authorization, Cookie…) are refused`,
+      }),
+      {
+        maxProperties: MAX_HEADERS,
+        additionalProperties: { type: 'string', maxLength: 1000, pattern: HEADER_VALUE.source },
+      },
+    ),
   ),
   disabled: optional(
     bool({
@@ -31,18 +79,21 @@ const settings = {
   ),
 };
 
+const url = (description?: string) =>
+  documented(str({ min: 1, max: MAX_URL_LENGTH, ...(description ? { description } : {}) }), {
+    pattern: URL_CHARACTERS.source,
+  });
+
+const URL_RULE =
+  'https:// URL resolving only to public addresses (http:// and private addresses only when the service runs with WEBHOOK_ALLOW_PRIVATE_TARGETS=true); no spaces or control characters (percent-encode them), no user name, password or fragment';
+
 export const createEndpointBody = obj({
-  url: str({
-    min: 1,
-    max: 2048,
-    description:
-      'https:// URL resolving only to public addresses (http:// and private addresses only when the service runs with WEBHOOK_ALLOW_PRIVATE_TARGETS=true); no user name or password, fragment, spaces or control characters',
-  }),
+  url: url(URL_RULE),
   ...settings,
 });
 
 export const updateEndpointBody = obj({
-  url: optional(str({ min: 1, max: 2048 })),
+  url: optional(url(URL_RULE)),
   ...settings,
 });
 

@@ -7,6 +7,7 @@ import {
   resendDelivery,
   testWebhookEndpoint,
 } from '../../../commands/webhook-deliveries/handler';
+import { refuseMalformedSettings } from '../../../commands/webhook-endpoints/decide';
 import {
   createWebhookEndpoint,
   deleteWebhookEndpoint,
@@ -186,6 +187,7 @@ export const webhookRoutes: AnyRoute[] = [
       },
     },
     handler: async ({ rt, auth, params, body, requestId }) => {
+      refuseMalformedSettings(body, rt.config.webhookAllowPrivateTargets);
       await getEndpoint(rt.docs, scopeOf(auth), params.id);
       const out = await updateWebhookEndpoint(
         rt,

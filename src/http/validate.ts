@@ -99,9 +99,12 @@ function describe(f: Failure, path: string, where: string): Issue {
     };
   }
   const received = `, not ${kindOf(f.value)}`;
-  // A string outside the list is a wrong value; anything else (a number, an object) is a wrong type.
-  if (f.type === 'enums' && typeof f.value === 'string')
-    return { path, code: 'invalid_enum', message: `${field} must be one of ${quoted(f.message)}${received}` };
+  // A string outside the list is a wrong value (its kind is right: no "not a string"); anything else
+  // (null, a number, an object) is a wrong type.
+  if (f.type === 'enums')
+    return typeof f.value === 'string'
+      ? { path, code: 'invalid_enum', message: `${field} must be one of ${quoted(f.message)}` }
+      : { path, code: 'invalid_type', message: `${field} must be one of ${quoted(f.message)}${received}` };
   if (f.type === 'literal')
     return { path, code: 'invalid_enum', message: `${field} must be ${quoted(f.message)}${received}` };
   // A union states what it accepts (schema.ts).

@@ -187,4 +187,39 @@ t('a webhook endpoint: the server takes exactly the settings the document takes'
   assert.equal(disagreements, []);
 });
 
+t(
+  'a value outside a list is named in words: invalid_enum for a string, invalid_type for anything else',
+  async ({ svc }) => {
+    const issue = async (path: string, body: unknown) => {
+      const res = await svc.api('POST', path, { token: TOKEN, body, invalid: true });
+      assert.is(res.status, 400, res.text);
+      return res.body.error.details.issues[0] as { path: string; code: string; message: string };
+    };
+    const langs = '"FR","EN","IT","ES","DE","PT"';
+    assert.equal(await issue('/customers', { name: 'A', lang: 'fr' }), {
+      path: 'lang',
+      code: 'invalid_enum',
+      message: `lang must be one of ${langs}`,
+    });
+    assert.equal(await issue('/customers', { name: 'A', lang: null }), {
+      path: 'lang',
+      code: 'invalid_type',
+      message: `lang must be one of ${langs}, not null`,
+    });
+    assert.equal(await issue('/customers', { name: 'A', on_match: 3 }), {
+      path: 'on_match',
+      code: 'invalid_type',
+      message: 'on_match must be one of "return_existing","update","create_new", not an integer',
+    });
+    const query = await svc.api('GET', '/webhook-endpoints/we_x/deliveries?status=done', { token: TOKEN });
+    assert.equal(query.body.error.details.issues, [
+      {
+        path: 'status',
+        code: 'invalid_enum',
+        message: 'status must be one of "pending","succeeded","failed","canceled"',
+      },
+    ]);
+  },
+);
+
 t.run();

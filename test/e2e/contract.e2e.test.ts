@@ -222,4 +222,33 @@ t(
   },
 );
 
+t(
+  'an action that takes no settings refuses a property instead of ignoring it (test delivery, resend)',
+  async ({ svc }) => {
+    for (const path of [
+      '/webhook-endpoints/we_none/test',
+      '/webhook-endpoints/we_none/deliveries/whd_none/resend',
+    ]) {
+      const sent = await svc.api('POST', path, {
+        token: TOKEN,
+        body: { event_type: 'reservation.created' },
+        invalid: true,
+      });
+      assert.is(sent.status, 400, `${path}: ${sent.text}`);
+      assert.equal(sent.body.error.details.issues, [
+        { path: 'event_type', code: 'unknown_property', message: 'event_type is not a known property' },
+      ]);
+      // No body, or an empty object, is the action itself (here: an endpoint that does not exist).
+      assert.is((await svc.api('POST', path, { token: TOKEN })).status, 404);
+      assert.is((await svc.api('POST', path, { token: TOKEN, body: {} })).status, 404);
+      const text = await svc.api('POST', path, {
+        token: TOKEN,
+        rawBody: 'event_type=x',
+        headers: { 'content-type': 'text/plain' },
+      });
+      assert.is(text.status, 415);
+    }
+  },
+);
+
 t.run();

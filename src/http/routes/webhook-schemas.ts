@@ -97,6 +97,15 @@ export const updateEndpointBody = obj({
   ...settings,
 });
 
+/**
+ * An action that takes no settings (a test delivery, a resend): no body, or an empty JSON object. A
+ * property sent there is refused (400 unknown_property), never silently ignored.
+ */
+export const noSettings = obj(
+  {},
+  { description: 'Nothing to set: send no body or {}; any property is refused (400 unknown_property)' },
+);
+
 export const rotateBody = obj({
   grace_period_seconds: optional(
     int({

@@ -39,6 +39,7 @@ import {
   endpointSecretResponse,
   listDeliveriesQuery,
   listEndpointsQuery,
+  noSettings,
   rotateBody,
   testResponse,
   updateEndpointBody,
@@ -275,6 +276,8 @@ export const webhookRoutes: AnyRoute[] = [
     tag: TAG,
     access: ACCESS,
     params: endpointIdParams,
+    body: noSettings,
+    bodyExample: {},
     errors: [404, 409],
     responses: {
       200: { description: 'What the target answered', schema: testResponse, example: webhookExamples.test },
@@ -364,6 +367,8 @@ export const webhookRoutes: AnyRoute[] = [
     tag: TAG,
     access: ACCESS,
     params: deliveryParams,
+    body: noSettings,
+    bodyExample: {},
     errors: [404, 409],
     responses: {
       202: {

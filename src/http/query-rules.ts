@@ -2,7 +2,7 @@
 // a parameter the route does not declare is refused, never ignored, and a window whose upper bound comes
 // before its lower bound is refused, never answered with an empty result.
 import { type Issue, validationError } from '../core/errors';
-import type { AnyRoute } from './route';
+import type { AnyRoute, Window } from './route';
 
 const declaredParameters = new WeakMap<AnyRoute, ReadonlySet<string>>();
 
@@ -34,18 +34,27 @@ export function refuseUnknownParameters(route: AnyRoute, query: Record<string, u
   if (issues) throw validationError(issues, 'The query string is invalid');
 }
 
-/** 400 `invalid_range` on the upper bound of each declared window it precedes its lower bound in. */
-export function checkWindows(
-  windows: readonly (readonly [string, string])[],
-  query: Record<string, unknown>,
-): void {
+const DAY_MS = 86_400_000;
+
+/**
+ * 400 `invalid_range` on the upper bound of each declared window it precedes its lower bound in, and
+ * `out_of_range` on the upper bound of a window longer than its declared span.
+ */
+export function checkWindows(windows: readonly Window[], query: Record<string, unknown>): void {
   const issues: Issue[] = [];
-  for (const [lower, upper] of windows) {
+  for (const [lower, upper, span] of windows) {
     const from = query[lower];
     const to = query[upper];
     if (typeof from !== 'string' || typeof to !== 'string') continue;
-    if (Date.parse(to) < Date.parse(from))
+    const length = Date.parse(to) - Date.parse(from);
+    if (length < 0)
       issues.push({ path: upper, code: 'invalid_range', message: `${upper} must not be before ${lower}` });
+    else if (span && length > span.maxDays * DAY_MS)
+      issues.push({
+        path: upper,
+        code: 'out_of_range',
+        message: `the window spans at most ${span.maxDays} days; split longer searches`,
+      });
   }
   if (issues.length) throw validationError(issues, 'The query string is invalid');
 }

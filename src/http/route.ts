@@ -9,6 +9,8 @@ import type { Runtime } from '../runtime';
 import type { References } from './references';
 import type { AnySchema, Infer, JsonSchema } from './schema';
 
+export type Window = readonly [lower: string, upper: string, span?: { maxDays: number }];
+
 export interface AuthContext {
   restaurant: RestaurantDoc;
   scopes: ReadonlySet<Scope>;
@@ -75,9 +77,10 @@ export interface RouteDef<
   references?: { query?: References; body?: References };
   /**
    * Query parameters bounding a window, as [lower, upper] pairs of date-times: an upper bound before its
-   * lower bound answers 400 `invalid_range` on the upper one.
+   * lower bound answers 400 `invalid_range` on the upper one; with `maxDays`, a longer window answers
+   * 400 `out_of_range` on it (both with the query string's other mistakes, before any reference's 422).
    */
-  windows?: readonly (readonly [string, string])[];
+  windows?: readonly Window[];
   responses: Record<number, ResponseDoc>;
   /** Extra error statuses this operation can answer, beyond the ones implied by access and input. */
   errors?: number[];

@@ -13,7 +13,7 @@ const bootstrap = demoBootstrap({}, [
   {
     id: 'key_contract',
     token: TOKEN,
-    scopes: ['CUSTOMERS_READ', 'CUSTOMERS_WRITE', 'RESERVATIONS_READ', 'WEBHOOKS_WRITE'],
+    scopes: ['AVAILABILITY_READ', 'CUSTOMERS_READ', 'CUSTOMERS_WRITE', 'RESERVATIONS_READ', 'WEBHOOKS_WRITE'],
   },
 ]);
 
@@ -248,6 +248,30 @@ t(
       });
       assert.is(text.status, 415);
     }
+  },
+);
+
+t(
+  "a search window longer than 31 days is the query string's 400, before an unknown shift's 422",
+  async ({ svc }) => {
+    const wide = 'start_at_from=2026-12-01T00:00:00Z&start_at_to=2027-01-05T00:00:00Z&party_size=2';
+    for (const extra of ['', '&shift_id=shift_none', '&room_id=room_none']) {
+      const res = await svc.api('GET', `/availability?${wide}${extra}`, { token: TOKEN });
+      assert.is(res.status, 400, `${extra}: ${res.text}`);
+      assert.is(res.body.error.message, 'The query string is invalid');
+      assert.equal(res.body.error.details.issues, [
+        {
+          path: 'start_at_to',
+          code: 'out_of_range',
+          message: 'the window spans at most 31 days; split longer searches',
+        },
+      ]);
+    }
+    // Exactly 31 days is a window, and then the unknown shift is named.
+    const edge = 'start_at_from=2026-12-01T00:00:00Z&start_at_to=2027-01-01T00:00:00Z&party_size=2';
+    const unknown = await svc.api('GET', `/availability?${edge}&shift_id=shift_none`, { token: TOKEN });
+    assert.is(unknown.status, 422);
+    assert.is(unknown.body.error.details.issues[0].code, 'unknown_reference');
   },
 );
 

@@ -5,14 +5,12 @@ import { slotToApi } from '../../../commands/availability/check';
 import { FAILURE_REASONS } from '../../../commands/availability/rules';
 import { checkAvailability, searchAvailability } from '../../../queries/availability';
 import { getCatalog } from '../../../queries/catalog';
-import { validationError } from '../../core/errors';
 import { PARTY_SIZE } from '../../core/limits';
 import { type AnyRoute, defineRoute, scopes } from '../route';
 import { dateTime, described, int, intQuery, obj, optional, type Schema, str } from '../schema';
 
 /** Widest GET /availability window: a month of starts answers in a few milliseconds. */
 export const MAX_WINDOW_DAYS = 31;
-const DAY_MS = 86_400_000;
 
 const OFFSET_SPACE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)? \d{2}:\d{2}$/;
 
@@ -111,7 +109,7 @@ export const availabilityRoutes: AnyRoute[] = [
     tag: 'Availability',
     access: scopes('AVAILABILITY_READ'),
     query: searchQuery,
-    windows: [['start_at_from', 'start_at_to']],
+    windows: [['start_at_from', 'start_at_to', { maxDays: MAX_WINDOW_DAYS }]],
     references: { query: { shift_id: 'shift', room_id: 'room' } },
     errors: [422],
     responses: {
@@ -134,16 +132,9 @@ export const availabilityRoutes: AnyRoute[] = [
       },
     },
     handler: async ({ rt, auth, query }) => {
+      // The window's order and span are checked with the query string (`windows`).
       const from = Date.parse(query.start_at_from);
       const to = Date.parse(query.start_at_to);
-      if (to - from > MAX_WINDOW_DAYS * DAY_MS)
-        throw validationError([
-          {
-            path: 'start_at_to',
-            code: 'out_of_range',
-            message: `the window spans at most ${MAX_WINDOW_DAYS} days; split longer searches`,
-          },
-        ]);
       const restaurant = auth.restaurant;
       const catalog = await getCatalog(rt.docs, restaurant._id);
       const slots = await searchAvailability(

@@ -9,6 +9,7 @@
 
 import { findMatch } from '../../queries/customers';
 import type { CommandMeta } from '../../src/core/command-meta';
+import type { Issue } from '../../src/core/errors';
 import type { WriteDeps } from '../../src/core/write-deps';
 import type { DocumentStore } from '../../src/ports/document-store';
 import type { ProfileInput } from './bounds';
@@ -19,7 +20,7 @@ import {
   updateCustomer,
   writeContext,
 } from './handler';
-import { prepareProfile } from './prepare';
+import { prepareProfile, profileIssues } from './prepare';
 import type { CustomerState } from './state';
 
 export {
@@ -58,13 +59,25 @@ export interface InlineResolution {
 const empty = (v: string | null | undefined) => v === undefined || v === null || v === '';
 
 /** Empty contact details are absent, never a value to store or to clear with. */
-function withoutEmptyContacts(inline: InlineCustomer): InlineCustomer {
+function withoutEmptyContacts<T extends ProfileInput>(inline: T): T {
   const { email, phone_number, ...rest } = inline;
   return {
-    ...rest,
+    ...(rest as T),
     ...(empty(email) ? {} : { email }),
     ...(empty(phone_number) ? {} : { phone_number }),
   };
+}
+
+/**
+ * The 400s of inline details that need only the restaurant's country (bounds, a phone number no country
+ * reads), at paths under `prefix`: the API checks them with the rest of the body, before the references
+ * and the reservation's own checks. Pure.
+ */
+export function inlineProfileIssues(inline: ProfileInput, country: string | null, prefix: string): Issue[] {
+  return profileIssues(withoutEmptyContacts(inline), country).map((i) => ({
+    ...i,
+    path: i.path ? `${prefix}.${i.path}` : prefix,
+  }));
 }
 
 const effective = (restaurant: CustomerRestaurant, onMatch: OnMatch | undefined): OnMatch =>

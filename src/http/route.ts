@@ -81,6 +81,12 @@ export interface RouteDef<
    * 400 `out_of_range` on it (both with the query string's other mistakes, before any reference's 422).
    */
   windows?: readonly Window[];
+  /**
+   * Rules of the input that need the caller (the restaurant's country for a phone number, the token's
+   * scopes for a privileged option): run once the body is valid, before the references' 422 and the
+   * handler, so they answer in README's order (403 and 400 before 422 and 404). Throws an ApiError.
+   */
+  checkInput?: (input: { body: B extends AnySchema ? Infer<B> : undefined; auth: AuthContext }) => void;
   responses: Record<number, ResponseDoc>;
   /** Extra error statuses this operation can answer, beyond the ones implied by access and input. */
   errors?: number[];

@@ -270,6 +270,7 @@ async function handle(
       });
     body = validateInput(raw === undefined ? {} : raw, route.body, 'body');
   } else if (!route.readsOwnBody && hasUnreadBody(ctx)) await discardBody(ctx, rt.config.bodyLimitBytes);
+  if (route.checkInput && auth) route.checkInput({ body, auth });
   // References name ids of the caller's restaurant, so only authenticated routes declare them.
   if (route.references && auth) {
     const restaurantId = auth.restaurant._id;

@@ -13,7 +13,14 @@ const bootstrap = demoBootstrap({}, [
   {
     id: 'key_contract',
     token: TOKEN,
-    scopes: ['AVAILABILITY_READ', 'CUSTOMERS_READ', 'CUSTOMERS_WRITE', 'RESERVATIONS_READ', 'WEBHOOKS_WRITE'],
+    scopes: [
+      'AVAILABILITY_READ',
+      'CUSTOMERS_READ',
+      'CUSTOMERS_WRITE',
+      'RESERVATIONS_READ',
+      'RESERVATIONS_WRITE',
+      'WEBHOOKS_WRITE',
+    ],
   },
 ]);
 
@@ -272,6 +279,57 @@ t(
     const unknown = await svc.api('GET', `/availability?${edge}&shift_id=shift_none`, { token: TOKEN });
     assert.is(unknown.status, 422);
     assert.is(unknown.body.error.details.issues[0].code, 'unknown_reference');
+  },
+);
+
+t(
+  "README's order: a body's 400 and a privileged option's 403 come before an unknown id's 422 and the path's 404",
+  async ({ svc }) => {
+    const only = (res: { status: number; body: Json; text: string }, status: number, issue?: string) => {
+      assert.is(res.status, status, res.text);
+      if (issue)
+        assert.equal(
+          res.body.error.details.issues.map((i: { path: string; code: string }) => `${i.path} ${i.code}`),
+          [issue],
+        );
+    };
+    // A phone number no country reads is the body's mistake, whatever the id in the path or the body.
+    only(
+      await svc.api('PATCH', '/customers/cus_none', { token: TOKEN, body: { phone_number: '123' } }),
+      400,
+      'phone_number invalid_format',
+    );
+    const booking = { party_size: 2, start_at: '2027-06-01T19:00:00+02:00', shift_id: 'shift_none' };
+    only(
+      await svc.api('POST', '/reservations', {
+        token: TOKEN,
+        body: { ...booking, customer: { name: 'Ann', phone_number: '123' } },
+      }),
+      400,
+      'customer.phone_number invalid_format',
+    );
+    for (const customer of [{ name: 'Ann', phone_number: '123' }, { phone_number: '123' }])
+      only(
+        await svc.api('PATCH', '/reservations/res_none', { token: TOKEN, body: { customer } }),
+        400,
+        'customer.phone_number invalid_format',
+      );
+    // An empty inline phone is "not given": the unknown shift is then what is wrong.
+    only(
+      await svc.api('POST', '/reservations', {
+        token: TOKEN,
+        body: { ...booking, customer: { name: 'Ann', phone_number: '' } },
+      }),
+      422,
+      'shift_id unknown_reference',
+    );
+    // A privileged option this key may not use is its scope's 403, before the unknown shift's 422.
+    const forced = await svc.api('POST', '/reservations', {
+      token: TOKEN,
+      body: { ...booking, initial_status: 'CONFIRMED' },
+    });
+    assert.is(forced.status, 403, forced.text);
+    assert.equal(forced.body.error.details.missing_scopes, ['RESERVATIONS_FORCE_INSERT']);
   },
 );
 

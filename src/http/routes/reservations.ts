@@ -2,6 +2,8 @@
 // commands/reservations; a route checks access, calls one command, waits for the read models to
 // include the write, and answers what GET would.
 
+import type { ProfileInput } from '../../../commands/customers/bounds';
+import { inlineProfileIssues } from '../../../commands/customers/inline';
 import {
   type CreateReservationRequest,
   createReservation,
@@ -13,7 +15,7 @@ import {
 } from '../../../commands/reservations/handler-update';
 import { getReservation, listReservations } from '../../../queries/reservations';
 import type { CommandMeta } from '../../core/command-meta';
-import { ApiError } from '../../core/errors';
+import { ApiError, validationError } from '../../core/errors';
 import type { Scope } from '../../core/scopes';
 import type { AuthContext } from '../route';
 import { defineRoute, scopes } from '../route';
@@ -68,6 +70,23 @@ function assertPrivileges(auth: AuthContext, body: CreateReservationRequest): vo
     );
 }
 
+/**
+ * The body's rules that need the caller, run before the references (README's order: the scope's 403 and
+ * the body's 400 come before an unknown id's 422 and the reservation's 404): the scopes of privileged
+ * options (create only), and the customer details the customers module refuses with 400 (a phone number
+ * no country reads), at `customer.<field>`.
+ */
+function checkReservationInput(privileged: boolean) {
+  return ({ body, auth }: { body: { customer?: unknown }; auth: AuthContext }) => {
+    if (privileged) assertPrivileges(auth, body as CreateReservationRequest);
+    const customer = body.customer;
+    if (customer && typeof customer === 'object' && !Object.hasOwn(customer, 'id')) {
+      const issues = inlineProfileIssues(customer as ProfileInput, auth.restaurant.country_code, 'customer');
+      if (issues.length) throw validationError(issues, 'The customer is invalid');
+    }
+  };
+}
+
 /** The ids a reservation body may carry: each must name something of the caller's restaurant (422). */
 const BODY_REFERENCES = {
   shift_id: 'shift',
@@ -102,6 +121,7 @@ export const reservationRoutes = [
     bodyExample: reservationRequestExamples.create,
     bodyRequired: true,
     references: { body: BODY_REFERENCES },
+    checkInput: checkReservationInput(true),
     errors: [409, 422],
     responses: {
       201: {
@@ -111,7 +131,6 @@ export const reservationRoutes = [
       },
     },
     handler: async ({ rt, auth, body, requestId }) => {
-      assertPrivileges(auth, body as CreateReservationRequest);
       const out = await createReservation(
         rt,
         restaurantOf(auth),
@@ -184,6 +203,7 @@ export const reservationRoutes = [
     params: idParams,
     body: patchBody,
     references: { body: BODY_REFERENCES },
+    checkInput: checkReservationInput(false),
     bodyExample: reservationRequestExamples.update,
     bodyRequired: true,
     errors: [404, 409, 422],

@@ -333,4 +333,24 @@ t(
   },
 );
 
+t(
+  'a delivery cursor that names nothing is 400 invalid_cursor, as every feed cursor, not a 404',
+  async ({ svc }) => {
+    const created = await svc.api('POST', '/webhook-endpoints', { token: TOKEN, body: { url: HOOK } });
+    assert.is(created.status, 201);
+    const id = created.body.data.id as string;
+    const res = await svc.api('GET', `/webhook-endpoints/${id}/deliveries?starting_after=whd_none`, {
+      token: TOKEN,
+    });
+    assert.is(res.status, 400, res.text);
+    assert.equal(
+      res.body.error.details.issues.map((i: { path: string; code: string }) => `${i.path} ${i.code}`),
+      ['starting_after invalid_cursor'],
+    );
+    const customers = await svc.api('GET', '/customers?cursor=nope', { token: TOKEN });
+    assert.is(customers.body.error.details.issues[0].code, 'invalid_cursor');
+    assert.is((await svc.api('DELETE', `/webhook-endpoints/${id}`, { token: TOKEN })).status, 200);
+  },
+);
+
 t.run();

@@ -25,6 +25,7 @@ import {
   presentEndpoint,
 } from '../../../queries/webhooks';
 import type { CommandMeta } from '../../core/command-meta';
+import { ApiError, validationError } from '../../core/errors';
 import { RETRY_OFFSETS_SECONDS } from '../../webhooks/schedule';
 import { type AnyRoute, type AuthContext, defineRoute, scopes } from '../route';
 import {
@@ -307,7 +308,7 @@ export const webhookRoutes: AnyRoute[] = [
     operationId: 'listWebhookDeliveries',
     summary: 'Delivery history of the last 30 days',
     description:
-      'Newest first, with every attempt (status code, error, duration). Filters: `status`, `event_type`, `event_id`. Follow `pagination.next_cursor` as `starting_after`.',
+      'Newest first, with every attempt (status code, error, duration). Filters: `status`, `event_type`, `event_id`. Follow `pagination.next_cursor` as `starting_after`; one that names no delivery of this endpoint in the last 30 days answers 400 `invalid_cursor`.',
     tag: TAG,
     access: ACCESS,
     params: endpointIdParams,
@@ -319,8 +320,23 @@ export const webhookRoutes: AnyRoute[] = [
     handler: async ({ rt, auth, params, query }) => {
       await getEndpoint(rt.docs, scopeOf(auth), params.id);
       const now = rt.clock.now();
+      // A cursor that names no delivery of the last 30 days is the query's mistake (400 invalid_cursor,
+      // as the other feeds' cursors), not a 404 that would read as the endpoint being gone.
       const after = query.starting_after
-        ? await getDelivery(rt.docs, params.id, query.starting_after, now)
+        ? await getDelivery(rt.docs, params.id, query.starting_after, now).catch((err: unknown) => {
+            if (!(err instanceof ApiError && err.status === 404)) throw err;
+            throw validationError(
+              [
+                {
+                  path: 'starting_after',
+                  code: 'invalid_cursor',
+                  message:
+                    'starting_after names no delivery of this endpoint in the last 30 days: pass pagination.next_cursor of the previous page',
+                },
+              ],
+              'The query string is invalid',
+            );
+          })
         : null;
       const limit = query.limit ?? 25;
       const { items, hasMore } = await listDeliveries(

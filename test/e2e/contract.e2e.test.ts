@@ -353,4 +353,18 @@ t(
   },
 );
 
+t(
+  'an unknown reservation status in the filter is named in words, not by a 700-character pattern',
+  async ({ svc }) => {
+    const res = await svc.api('GET', '/reservations?status=CONFIRMED,SEATED_NOW', { token: TOKEN });
+    assert.is(res.status, 400);
+    const [issue] = res.body.error.details.issues;
+    assert.is(issue.path, 'status');
+    assert.is(issue.code, 'invalid_format');
+    assert.match(issue.message, /^status must be one status or several, comma-separated, among PENDING, /);
+    assert.match(issue.message, /CANCELED_BY_RESTAURANT$/);
+    assert.is((await svc.api('GET', '/reservations?status=CONFIRMED,SEATED', { token: TOKEN })).status, 200);
+  },
+);
+
 t.run();

@@ -10,6 +10,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import { charCount } from '../core/text';
 
 export const MAX_URL_LENGTH = 2048;
 
@@ -39,7 +40,8 @@ const bare = (hostname: string) => (hostname.startsWith('[') ? hostname.slice(1,
  * the scheme, credentials in the URL, a literal address, names that always mean this machine.
  */
 export function targetUrlProblem(raw: string, allowPrivate: boolean): string | null {
-  if (raw.length > MAX_URL_LENGTH) return `must be at most ${MAX_URL_LENGTH} characters`;
+  // Characters (code points), as the document's maxLength counts them: an emoji is one.
+  if (charCount(raw) > MAX_URL_LENGTH) return `must be at most ${MAX_URL_LENGTH} characters`;
   let url: URL;
   try {
     url = new URL(raw);

@@ -160,6 +160,9 @@ const ENDPOINT_BODIES: unknown[] = [
   { url: `${HOOK} ` },
   { url: 'https://partner.exa\tmple.com/hooks' },
   { url: 'https://partner.example.com/my hooks' },
+  // Lengths count characters (code points) on both sides: 2,048 emoji-laden characters, then 2,049.
+  { url: `${HOOK}/${'🍽'.repeat(2048 - HOOK.length - 1)}` },
+  { url: `${HOOK}/${'🍽'.repeat(2048 - HOOK.length)}` },
 ];
 
 t('a webhook endpoint: the server takes exactly the settings the document takes', async (ctx) => {

@@ -120,6 +120,11 @@ export const ERROR_EXAMPLES = {
     'A reservation with this external_id already exists in this restaurant; find it with GET /reservations?external_id=',
     { external_id: 'partner-res-1042' },
   ),
+  ConcurrentChange: envelope(
+    'Another change to the same record kept landing first (the write was tried again and gave up); nothing was written: send it again',
+    'RESOURCE_CONFLICT',
+    'A concurrent change conflicted with this request; retry',
+  ),
   LockedFields: envelope(
     'The point of sale locked a field the request changes',
     'RESOURCE_CONFLICT',
@@ -240,8 +245,8 @@ export const ERROR_RESPONSES: Record<number, ErrorDoc> = {
   409: {
     name: 'Conflict',
     description:
-      "Conflict (RESOURCE_CONFLICT): duplicate external_id, fields locked by the point of sale, or (webhook endpoints) a create that could not finish (the restaurant's endpoints kept changing meanwhile, or it took so long that its place was given back): send it again",
-    examples: ['ExternalIdTaken', 'LockedFields'],
+      "Conflict (RESOURCE_CONFLICT): duplicate external_id, fields locked by the point of sale, (webhook endpoints) a create that could not finish (the restaurant's endpoints kept changing meanwhile, or it took so long that its place was given back), or on any write a concurrent change to the same record that kept landing first: nothing was written, send it again",
+    examples: ['ExternalIdTaken', 'LockedFields', 'ConcurrentChange'],
   },
   413: {
     name: 'PayloadTooLarge',

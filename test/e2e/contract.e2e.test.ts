@@ -1,8 +1,13 @@
 // The contract partners trust: where the server and the OpenAPI document it publishes judge the same
 // input, they give the same verdict (an email address, a webhook endpoint's settings), and mistakes get
 // the table's answer in clear words.
+
+import type { AddressInfo } from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { allRoutes } from '../../src/http/routes/index';
+import { createApp } from '../../src/http/server';
+import { alwaysRaced } from '../helpers/hooked-events';
 import { OpenApiChecker, publishedDocument } from '../helpers/openapi';
 import { demoBootstrap, startTestService, type TestService } from '../helpers/service';
 
@@ -367,6 +372,52 @@ t(
     assert.match(issue.message, /^status must be one status or several, comma-separated, among PENDING, /);
     assert.match(issue.message, /CANCELED_BY_RESTAURANT$/);
     assert.is((await svc.api('GET', '/reservations?status=CONFIRMED,SEATED', { token: TOKEN })).status, 200);
+  },
+);
+
+t(
+  'a write that keeps losing its race answers 409, and each write operation documents it',
+  async ({ svc, checker }) => {
+    const customer = await svc.api('POST', '/customers', {
+      token: TOKEN,
+      body: { name: 'Raced', email: 'raced@example.com' },
+    });
+    const endpoint = await svc.api('POST', '/webhook-endpoints', { token: TOKEN, body: { url: HOOK } });
+    assert.equal([customer.status, endpoint.status], [201, 201]);
+    // The same service, whose appends to these two records always find another writer landed first.
+    const ids = [customer.body.data.id as string, endpoint.body.data.id as string];
+    const raced = alwaysRaced(svc.rt, (stream) => ids.some((id) => stream.endsWith(id)));
+    const server = createApp(raced, allRoutes(raced)).listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}${PARTNER}`;
+    try {
+      const writes: [string, string, string, unknown][] = [
+        [
+          'POST',
+          '/customers',
+          '/customers',
+          { name: 'Raced', email: 'raced@example.com', on_match: 'update', note: 'x' },
+        ],
+        ['PATCH', `/customers/${ids[0]}`, '/customers/{id}', { note: 'x' }],
+        ['PATCH', `/webhook-endpoints/${ids[1]}`, '/webhook-endpoints/{id}', { description: 'x' }],
+        ['POST', `/webhook-endpoints/${ids[1]}/rotate-secret`, '/webhook-endpoints/{id}/rotate-secret', {}],
+        ['DELETE', `/webhook-endpoints/${ids[1]}`, '/webhook-endpoints/{id}', undefined],
+      ];
+      for (const [method, path, template, body] of writes) {
+        const res = await fetch(`${base}${path}`, {
+          method,
+          headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        });
+        const text = await res.text();
+        assert.is(res.status, 409, `${method} ${path}: ${text}`);
+        const answer = { status: res.status, headers: res.headers, body: JSON.parse(text), text };
+        assert.is(answer.body.error.code, 'RESOURCE_CONFLICT');
+        checker.check(method, `${PARTNER}${template}`, answer);
+      }
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   },
 );
 

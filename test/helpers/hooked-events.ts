@@ -1,7 +1,12 @@
 // A runtime whose event store lets a test act at exactly the wrong moment of a command: just before a
 // chosen append (a concurrent write landing, a stall), or from a chosen append on (a process dying).
 // Everything else is the real store.
-import type { EventStore, ExpectedRevision, NewEvent } from '../../src/ports/event-store';
+import {
+  type EventStore,
+  type ExpectedRevision,
+  type NewEvent,
+  WrongExpectedRevisionError,
+} from '../../src/ports/event-store';
 import type { Runtime } from '../../src/runtime';
 
 type Append = (
@@ -67,3 +72,10 @@ export const deadFrom = (rt: Runtime, match: (stream: string, batch: NewEvent[])
     return real(stream, batch, expected);
   });
 };
+
+/** Every append `match` picks loses its race, as if another writer always landed first. */
+export const alwaysRaced = (rt: Runtime, match: (stream: string, batch: NewEvent[]) => boolean): Runtime =>
+  wrapAppend(rt, (real) => async (stream, batch, expected) => {
+    if (match(stream, batch)) throw new WrongExpectedRevisionError(stream, expected, 0);
+    return real(stream, batch, expected);
+  });

@@ -118,7 +118,7 @@ export const customerRoutes: AnyRoute[] = [
     bodyExample: customerRequestExamples.create,
     bodyRequired: true,
     checkInput: refuseBadProfile,
-    errors: [422],
+    errors: [409, 422],
     responses: {
       200: {
         description: 'An existing customer matched (result matched or updated)',
@@ -159,7 +159,7 @@ export const customerRoutes: AnyRoute[] = [
     bodyExample: customerRequestExamples.update,
     bodyRequired: true,
     checkInput: refuseBadProfile,
-    errors: [404, 422],
+    errors: [404, 409, 422],
     responses: {
       200: {
         description: 'The customer after the change',

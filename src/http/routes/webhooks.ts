@@ -180,7 +180,7 @@ export const webhookRoutes: AnyRoute[] = [
     body: updateEndpointBody,
     bodyExample: webhookExamples.updateBody,
     bodyRequired: true,
-    errors: [404, 422],
+    errors: [404, 409, 422],
     responses: {
       200: {
         description: 'The endpoint after the change',
@@ -214,7 +214,7 @@ export const webhookRoutes: AnyRoute[] = [
     tag: TAG,
     access: ACCESS,
     params: endpointIdParams,
-    errors: [404],
+    errors: [404, 409],
     responses: { 200: { description: 'Deleted', schema: deletedResponse, example: webhookExamples.deleted } },
     handler: async ({ rt, auth, params, requestId }) => {
       await getEndpoint(rt.docs, scopeOf(auth), params.id);
@@ -241,7 +241,7 @@ export const webhookRoutes: AnyRoute[] = [
     params: endpointIdParams,
     body: rotateBody,
     bodyExample: webhookExamples.rotateBody,
-    errors: [404],
+    errors: [404, 409],
     responses: {
       200: {
         description: 'The endpoint with its new secret',

@@ -33,6 +33,11 @@ export const INPUT_RULES: readonly { mistake: string; answer: string }[] = [
       '400 VALIDATION_ERROR, issue `invalid_range` on the upper bound; both bounds are inclusive, so equal bounds are a one-instant window, not an error',
   },
   {
+    mistake:
+      'A pagination cursor (`cursor`, `starting_after`) that is not a `next_cursor` this API gave for this restaurant, or that names a delivery no longer in the 30-day history',
+    answer: '400 VALIDATION_ERROR, issue `invalid_cursor` on it (never a 404)',
+  },
+  {
     mistake: 'A body that is not JSON, or JSON that is not an object, or bytes that are not UTF-8',
     answer:
       '400 VALIDATION_ERROR (issue `invalid_encoding` for bytes that are not UTF-8: never stored with U+FFFD in their place; 415 for another content type or a charset other than UTF-8, 413 past the size limit)',

@@ -421,4 +421,54 @@ t(
   },
 );
 
+t(
+  'unknown paths, HEAD, OPTIONS and Accept get one answer each, in the envelope, as the document says',
+  async ({ svc }) => {
+    const doc = (await publishedDocument(svc.rt)) as Json;
+    const said = doc.info.description as string;
+    const url = (path: string) => `${svc.url}${PARTNER}${path}`;
+    const envelope = async (res: Response, status: number, code: string) => {
+      assert.is(res.status, status);
+      assert.match(res.headers.get('content-type') ?? '', /^application\/json; charset=utf-8$/);
+      const body = (await res.json()) as Json;
+      assert.is(body.error.code, code);
+      assert.is(body.error.request_id, res.headers.get('x-request-id'));
+    };
+    await envelope(
+      await fetch(url('/reservatons'), { headers: { authorization: `Bearer ${TOKEN}` } }),
+      404,
+      'RESOURCE_NOT_FOUND',
+    );
+    assert.match(said, 'A path this document does not list answers 404 RESOURCE_NOT_FOUND in the envelope');
+
+    const head = await fetch(url('/me'), { method: 'HEAD', headers: { authorization: `Bearer ${TOKEN}` } });
+    assert.is(head.status, 200);
+    assert.is(await head.text(), '');
+    const get = await fetch(url('/me'), { headers: { authorization: `Bearer ${TOKEN}` } });
+    assert.is(head.headers.get('content-length'), get.headers.get('content-length'));
+    assert.match(said, 'HEAD is answered as GET, without the body');
+
+    const options = await fetch(url('/customers'), {
+      method: 'OPTIONS',
+      headers: { origin: 'https://partner.example.com' },
+    });
+    assert.is(options.headers.get('allow'), 'HEAD, GET, POST');
+    await envelope(options, 405, 'VALIDATION_ERROR');
+    assert.match(said, 'OPTIONS (no CORS preflight is served)');
+
+    for (const accept of ['application/xml', 'text/html', 'application/json;q=0'])
+      assert.match(
+        (await fetch(url('/me'), { headers: { authorization: `Bearer ${TOKEN}`, accept } })).headers.get(
+          'content-type',
+        ) ?? '',
+        /^application\/json; charset=utf-8$/,
+        accept,
+      );
+    assert.match(
+      said,
+      'Every answer is JSON (application/json; charset=utf-8), whatever the Accept header asks for',
+    );
+  },
+);
+
 t.run();

@@ -364,7 +364,9 @@ async function step(
       },
     });
   }
-  const customer = await loadCustomer(deps, customerId);
+  // A retry after the call's customer was merged into another: the surviving record is the guest now
+  // (their opt-outs, blacklist and erasure are the ones to honour, not the closed record's).
+  const customer = await survivingCustomer(deps, customerId);
   // A retry after the call's customer was deleted (erased): nothing is sent to someone forgotten.
   if (customer.status === 'deleted') return skip('SKIPPED_CUSTOMER_DELETED');
   if (customer.blacklisted) return skip('SKIPPED_BLACKLISTED');
@@ -637,6 +639,17 @@ async function settleOpenAttempt(
       position: await callHead(deps, state.id as string),
     };
   }
+}
+
+/**
+ * The customer as the guest stands now: a record merged into another is followed to the one that
+ * absorbed it (merges may chain; a bounded walk, as a cycle cannot be written but must not hang).
+ */
+async function survivingCustomer(deps: WriteDeps, customerId: string) {
+  let customer = await loadCustomer(deps, customerId);
+  for (let hops = 0; hops < 20 && customer.status === 'merged' && customer.mergedInto; hops++)
+    customer = await loadCustomer(deps, customer.mergedInto);
+  return customer;
 }
 
 /** The caller's slot as one of their streams holds it. */

@@ -204,4 +204,48 @@ t(
   },
 );
 
+t(
+  "a retry after the call's customer was merged into one who opted out of WhatsApp (or is blacklisted) sends nothing",
+  async ({ svc, fake }) => {
+    const cases = [
+      {
+        phone: '0612345741',
+        id: 'wa-merged-opted-out',
+        cli: 'customers opt-out',
+        flags: { channel: 'WHATSAPP' },
+        outcome: 'SKIPPED_OPTED_OUT',
+      },
+      {
+        phone: '0612345742',
+        id: 'wa-merged-blacklisted',
+        cli: 'customers blacklist',
+        flags: {},
+        outcome: 'SKIPPED_BLACKLISTED',
+      },
+    ];
+    for (const c of cases) {
+      fake.script.push(GRAPH_ERRORS.rateLimited, GRAPH_ERRORS.pairRateLimited);
+      const body = { caller_phone_number: c.phone, external_call_id: c.id };
+      const failed = await report(svc, body);
+      assert.is(failed.status, 502, failed.text);
+      const id = failed.body.error.details.missed_call_id;
+      const from = (await get(svc, id)).body.data.customer_id;
+      // The restaurant already knew the guest under another record: the call's customer is merged into it.
+      const kept = await svc.api('POST', '/customers', {
+        token: MC_TOKENS.demo,
+        body: { name: `Guest ${c.id}`, email: `${c.id}@example.test` },
+      });
+      assert.ok(kept.status === 200 || kept.status === 201, kept.text);
+      const into = kept.body.data.id;
+      await runCli(svc, 'customers merge', { from, into });
+      await runCli(svc, c.cli, { id: into, ...c.flags });
+      const before = fake.requests.length;
+      const retry = await report(svc, body);
+      assert.is(retry.status, 201, retry.text);
+      assert.equal([retry.body.data.id, retry.body.data.outcome], [id, c.outcome]);
+      assert.is(fake.requests.length, before, 'nothing asked of WhatsApp');
+    }
+  },
+);
+
 t.run();

@@ -207,7 +207,13 @@ t(
 t(
   "a retry after the call's customer was merged into one who opted out of WhatsApp (or is blacklisted) sends nothing",
   async ({ svc, fake }) => {
-    const cases = [
+    const cases: {
+      phone: string;
+      id: string;
+      cli: string;
+      flags: Record<string, string>;
+      outcome: string;
+    }[] = [
       {
         phone: '0612345741',
         id: 'wa-merged-opted-out',

@@ -33,19 +33,23 @@ export function checkSettings(changes: Partial<MissedCallSettings>): Issue[] {
     });
   const url = changes.booking_url;
   if (url !== undefined && url !== null) {
-    let ok = false;
+    let message: string | null = null;
     try {
       const parsed = new URL(url);
-      ok = (parsed.protocol === 'https:' || parsed.protocol === 'http:') && url.length <= 2000;
+      if (!(parsed.protocol === 'https:' || parsed.protocol === 'http:') || url.length > 2000)
+        message = 'booking_url must be an http(s) URL';
+      // The link goes out in every caller's message: credentials in it would be handed to each of
+      // them (and printed by `missed-calls configure`).
+      else if (parsed.username || parsed.password)
+        message = 'booking_url must not carry a user name or password: it is sent to every caller';
+      // The URL parser drops tabs and new lines and accepts spaces, but the link is sent as written:
+      // the guest would get a broken link.
+      else if ([...url].some((c) => /\s/.test(c) || c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f))
+        message = 'booking_url must not contain spaces, tabs, new lines or control characters';
     } catch {
-      ok = false;
+      message = 'booking_url must be an http(s) URL';
     }
-    if (!ok)
-      issues.push({
-        path: 'booking_url',
-        code: 'invalid_format',
-        message: 'booking_url must be an http(s) URL',
-      });
+    if (message) issues.push({ path: 'booking_url', code: 'invalid_format', message });
   }
   return issues;
 }

@@ -79,4 +79,27 @@ t('restaurant settings: a numeric phone number id and an http(s) booking link', 
   );
 });
 
+t(
+  'restaurant settings: a booking link sent to every caller carries no credentials and no white space',
+  () => {
+    for (const url of [
+      'https://owner:s3cret@booking.example/le-demo',
+      'https://token@booking.example/le-demo',
+      'https://booking.example/le demo',
+      'https://booking.example/le-demo\nfoo',
+      'https://booking.example/\tle-demo',
+    ])
+      assert.equal(
+        checkSettings({ booking_url: url }).map((i) => [i.path, i.code]),
+        [['booking_url', 'invalid_format']],
+        url,
+      );
+    // Only the message says why; the URL (and so the password) is never repeated in it.
+    const [issue] = checkSettings({ booking_url: 'https://owner:s3cret@booking.example/' });
+    assert.not.match(issue?.message ?? '', /s3cret/);
+    assert.match(issue?.message ?? '', /user name or password/);
+    assert.equal(checkSettings({ booking_url: 'https://booking.example/le-demo?utm_source=whatsapp' }), []);
+  },
+);
+
 t.run();

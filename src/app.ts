@@ -116,9 +116,17 @@ export async function startService(
       // Customer imports running here write no further rows, record those in flight and fail as
       // interrupted (their pages offer to finish them), while the requests drain: before the stores close.
       const imports = stopImports(rt.events);
-      await drain(server, lifecycle, options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS);
-      await scheduler?.stop();
-      await webhooks?.stop();
+      // Outbound calls still waiting for an answer a moment after the stop began (a test delivery in a
+      // request, the publisher's attempts) are cut and report it, rather than holding the stop up to
+      // their 12 s timeout (and a test delivery's request past the drain, its record then lost).
+      const cut = setTimeout(() => rt.stopping.abort(), OUTBOUND_STOP_GRACE_MS);
+      try {
+        await drain(server, lifecycle, options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS);
+        await scheduler?.stop();
+        await webhooks?.stop();
+      } finally {
+        clearTimeout(cut);
+      }
       await imports;
       await rt.close();
       await following;
@@ -127,6 +135,9 @@ export async function startService(
   };
   return { rt, server, url, demo, notes, webhooks, stop };
 }
+
+/** How long outbound calls in flight may still take once a stop begins (src/webhooks/publisher.ts STOP_GRACE_MS). */
+const OUTBOUND_STOP_GRACE_MS = 1_000;
 
 /** After connections are cut, how long handlers still running may take before the stores close under them. */
 const HANDLER_GRACE_MS = 2_000;

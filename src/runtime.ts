@@ -46,6 +46,12 @@ export interface Runtime extends WriteDeps {
   settle(position: bigint | null | undefined): Promise<void>;
   /** Before a read (embedded): applies what other processes appended to the same log. */
   refresh(): Promise<void>;
+  /**
+   * Aborted when the service begins to stop (src/app.ts, after a short grace) and at close: outbound
+   * calls still waiting for an answer (webhook attempts, test deliveries) end at once rather than at
+   * their timeout, and report it.
+   */
+  stopping: AbortController;
   close(): Promise<void>;
 }
 
@@ -135,6 +141,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     secrets: lazySecrets(() => loadSecretBox({ secretsKey: config.secretsKey, dataDir: config.dataDir })),
     logger,
     accessLog,
+    stopping: new AbortController(),
     async settle(position) {
       if (position === null || position === undefined) return;
       if (embedded) {
@@ -197,6 +204,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       }
     },
     async close() {
+      rt.stopping.abort();
       detector?.close();
       await versions.stop();
       await projections.stop();

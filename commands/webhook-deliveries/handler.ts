@@ -162,6 +162,8 @@ export interface TestDeps extends WriteDeps {
   docs: DocumentStore;
   secrets: Secrets;
   config: { webhookAllowPrivateTargets: boolean };
+  /** The service stopping: a test still waiting for its answer is cut and recorded as such (src/runtime.ts). */
+  stopping?: AbortController;
 }
 
 /** One signed attempt now, with `X-Service-Test: true`, never retried; recorded in the history. */
@@ -197,6 +199,7 @@ export async function testWebhookEndpoint(deps: TestDeps, endpoint: WebhookEndpo
     test: true,
     customHeaders: endpoint.headers,
     allowPrivate: deps.config.webhookAllowPrivateTargets,
+    signal: deps.stopping?.signal,
   });
   const succeeded = response.status !== null && response.status >= 200 && response.status < 300;
   const result = await deps.events.append(

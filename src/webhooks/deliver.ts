@@ -26,6 +26,11 @@ export interface AttemptRequest {
   customHeaders: Record<string, string>;
   allowPrivate: boolean;
   timeoutMs?: number;
+  /**
+   * The service is stopping: an attempt still waiting for its answer is cut at once and reported as
+   * `stopped` (never sent when the signal is already aborted), so a stop does not wait out the timeout.
+   */
+  signal?: AbortSignal;
   /** Tests: resolve names without the system resolver. */
   resolver?: (
     host: string,
@@ -40,7 +45,15 @@ export interface AttemptResponse extends AttemptResult {
   /** The answer was longer than its excerpt. */
   excerptTruncated: boolean;
   message: string | null;
+  /**
+   * Cut by `signal` (the service stopping) before an answer came: the endpoint may or may not have
+   * received it. Not an answer of the target's: the caller hands the attempt back rather than record it.
+   */
+  stopped?: boolean;
 }
+
+/** What an attempt cut by a stop reports (see `AttemptRequest.signal`). */
+export const STOPPED_MESSAGE = 'the service stopped before the endpoint answered';
 
 const agents = {
   http: new http.Agent({ keepAlive: true, maxSockets: 64 }),
@@ -83,6 +96,10 @@ export function sendAttempt(req: AttemptRequest): Promise<AttemptResponse> {
     const problem = targetUrlProblem(req.url, req.allowPrivate);
     if (problem) {
       finish({ status: null, error: 'blocked_target', bodyExcerpt: null, message: `url ${problem}` });
+      return;
+    }
+    if (req.signal?.aborted) {
+      finish({ status: null, error: 'network', bodyExcerpt: null, message: STOPPED_MESSAGE, stopped: true });
       return;
     }
     const url = new URL(req.url);
@@ -133,6 +150,12 @@ export function sendAttempt(req: AttemptRequest): Promise<AttemptResponse> {
         message: `no answer within ${req.timeoutMs ?? ATTEMPT_TIMEOUT_MS} ms`,
       });
     }, req.timeoutMs ?? ATTEMPT_TIMEOUT_MS);
+    const onStop = () => {
+      finish({ status: null, error: 'network', bodyExcerpt: null, message: STOPPED_MESSAGE, stopped: true });
+      request.destroy();
+    };
+    req.signal?.addEventListener('abort', onStop, { once: true });
+    request.on('close', () => req.signal?.removeEventListener('abort', onStop));
     request.on('error', (err: NodeJS.ErrnoException) => {
       const blocked = err.name === 'BlockedTargetError' || err.code === 'EBLOCKEDTARGET';
       finish({

@@ -89,6 +89,12 @@ interface EndpointQueue {
 
 const meta = systemMeta('webhooks');
 
+/**
+ * How long a stop lets attempts in flight finish (most endpoints answer in milliseconds: cutting them
+ * at once would send each again after every restart) before it cuts the rest and hands them back.
+ */
+export const STOP_GRACE_MS = 1_000;
+
 /** 96 random bits like newId, from randomUUID's pooled entropy (newId's randomBytes is a system call per id: two per delivery here). */
 const fastId = (prefix: string) => `${prefix}_${randomUUID().replace(/-/g, '').slice(0, 24)}`;
 
@@ -98,6 +104,9 @@ export class WebhookPublisher {
   private readonly held = new Set<string>();
   private readonly running = new Set<Promise<void>>();
   private stopped = false;
+  /** Cuts the attempts in flight: a stop's grace ran out, or the service began to stop (rt.stopping). */
+  private readonly cut = new AbortController();
+  private readonly stopSignal: AbortSignal;
   private readonly concurrency: number;
   /** Attempts finished since start (benchmarks, tests). */
   attemptsMade = 0;
@@ -108,6 +117,7 @@ export class WebhookPublisher {
     private readonly options: PublisherOptions = {},
   ) {
     this.concurrency = options.concurrencyPerEndpoint ?? 8;
+    this.stopSignal = AbortSignal.any([this.cut.signal, rt.stopping.signal]);
   }
 
   private get embedded() {
@@ -486,7 +496,15 @@ export class WebhookPublisher {
       allowPrivate: this.rt.config.webhookAllowPrivateTargets,
       timeoutMs: this.options.timeoutMs,
       resolver: this.options.resolver,
+      signal: this.stopSignal,
     });
+    if (response.stopped) {
+      // Cut by a stop before an answer came: nothing is recorded (the endpoint may have it or not), and
+      // the same attempt is asked for again in the log, so the next start (or, scaled out, another
+      // process) makes it at once (docs/WEBHOOKS.md: at least once, same attempt number).
+      await this.handBack(job, now.toISOString());
+      return;
+    }
     this.attemptsMade++;
     this.onAttempt?.(job.deliveryId, response);
     const seriesStartedAt =
@@ -644,38 +662,46 @@ export class WebhookPublisher {
   }
 
   /**
-   * Stops taking work and waits (bounded by the attempt timeout) for attempts in flight to be recorded.
-   * The attempts still queued are not made here: each is asked for again in the log (against the
-   * revision it was for, so never over another worker's), where whoever follows the log makes it at
-   * once (scaled out, another process; embedded, the next start, as the checkpoint is saved before
-   * these requests) instead of when its lease runs out.
+   * Stops taking work and waits for attempts in flight to be recorded, at most STOP_GRACE_MS (or less,
+   * when the service's stop cuts them first through rt.stopping): an attempt still waiting for its
+   * answer then is cut and handed back (asked for again in the log, nothing recorded), so a stop never
+   * waits out an attempt's 12 s timeout. The attempts still queued are not made here: each is asked
+   * for again in the log too (against the revision it was for, so never over another worker's), where
+   * whoever follows the log makes it at once (scaled out, another process; embedded, the next start,
+   * as the checkpoint is saved before these requests) instead of when its lease runs out.
    */
   async stop(): Promise<void> {
     this.stopped = true;
     const dropped: Job[] = [];
     for (const q of this.queues.values()) dropped.push(...q.waiting.splice(0));
     for (const job of dropped) this.held.delete(job.deliveryId);
-    await Promise.all(this.running);
+    const grace = setTimeout(() => this.cut.abort(), STOP_GRACE_MS);
+    try {
+      await Promise.all(this.running);
+    } finally {
+      clearTimeout(grace);
+    }
     const at = this.rt.clock.now().toISOString();
-    await Promise.all(
-      dropped.map((job) =>
-        this.ask(
-          {
-            _id: job.deliveryId,
-            endpoint_id: job.endpointId,
-            restaurant_id: job.restaurantId,
-            revision: job.expectedRevision,
-          },
-          job.attempt,
-          job.attempt === 1 ? 'recovery' : 'retry',
-          at,
-        ).catch((err: Error) =>
-          // Left to its lease (or, embedded, to the next start): a stop does not fail for it.
-          this.rt.logger.error(
-            { err: { message: err.message }, delivery: job.deliveryId },
-            'webhook attempt not handed back at stop',
-          ),
-        ),
+    await Promise.all(dropped.map((job) => this.handBack(job, at)));
+  }
+
+  /** Asks again in the log for an attempt this process will not make (a stop); logged, never thrown. */
+  private async handBack(job: Job, at: string): Promise<void> {
+    await this.ask(
+      {
+        _id: job.deliveryId,
+        endpoint_id: job.endpointId,
+        restaurant_id: job.restaurantId,
+        revision: job.expectedRevision,
+      },
+      job.attempt,
+      job.attempt === 1 ? 'recovery' : 'retry',
+      at,
+    ).catch((err: Error) =>
+      // Left to its lease (or, embedded, to the next start): a stop does not fail for it.
+      this.rt.logger.error(
+        { err: { message: err.message }, delivery: job.deliveryId },
+        'webhook attempt not handed back at stop',
       ),
     );
   }

@@ -54,3 +54,37 @@ export const unprocessable = (issues: Issue[], message = 'The request breaks a b
 
 export const conflict = (message: string, details?: Record<string, unknown>) =>
   new ApiError(409, 'RESOURCE_CONFLICT', message, details);
+
+/** Seconds a client is told to wait (Retry-After) when the service's storage is full. */
+export const STORAGE_FULL_RETRY_AFTER_SECONDS = 60;
+
+/**
+ * The storage under the log or the key store is full: SQLite's SQLITE_FULL (its "database or disk is
+ * full", also `max_page_count` reached), or the file system's ENOSPC / EDQUOT (a file written beside
+ * them). Looked for on the error and its causes.
+ */
+export function isStorageFull(err: unknown): boolean {
+  for (let e = err, depth = 0; e && typeof e === 'object' && depth < 5; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (code === 'SQLITE_FULL' || code === 'ENOSPC' || code === 'EDQUOT') return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/**
+ * 503 in the envelope (INTERNAL_ERROR, the closest code of the spec, with details.reason STORAGE_FULL
+ * and Retry-After) for a request that failed because the storage is full, else null. The log writes
+ * each append in one transaction, so nothing of the failed append is kept; a request made of several
+ * appends may have landed its first ones (a reservation's held seating, released by the repair job).
+ */
+export function storageFullError(err: unknown): ApiError | null {
+  if (!isStorageFull(err)) return null;
+  return new ApiError(
+    503,
+    'INTERNAL_ERROR',
+    "The service's storage is full: this request could not be completed. Retry later; before retrying a write, check whether it succeeded.",
+    { reason: 'STORAGE_FULL' },
+    { 'retry-after': String(STORAGE_FULL_RETRY_AFTER_SECONDS) },
+  );
+}

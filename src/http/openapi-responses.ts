@@ -193,6 +193,12 @@ export const ERROR_EXAMPLES = {
       retryable: true,
     },
   ),
+  StorageFull: envelope(
+    "The service's storage is full (details.reason STORAGE_FULL)",
+    'INTERNAL_ERROR',
+    "The service's storage is full: this request could not be completed. Retry later; before retrying a write, check whether it succeeded.",
+    { reason: 'STORAGE_FULL' },
+  ),
   InternalError: envelope(
     'Unexpected failure',
     'INTERNAL_ERROR',
@@ -281,6 +287,13 @@ export const ERROR_RESPONSES: Record<number, ErrorDoc> = {
     description:
       'A provider Couvert relies on refused or could not be reached (INTERNAL_ERROR, the closest code of the spec; details.reason says which); nothing was done, retrying is safe',
     examples: ['ProviderFailed'],
+  },
+  503: {
+    name: 'ServiceUnavailable',
+    description:
+      "The service cannot store anything now: its storage is full (INTERNAL_ERROR, the closest code of the spec, details.reason STORAGE_FULL). Wait retry-after seconds; before retrying a write, check whether it succeeded",
+    examples: ['StorageFull'],
+    headers: ['RetryAfter'],
   },
 };
 

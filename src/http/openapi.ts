@@ -173,7 +173,8 @@ export function generateOpenApi(routes: AnyRoute[], baseUrl: string): Record<str
     const path = fullPath(r);
     const metered = path.startsWith(API_PREFIX) || Boolean(r.limit);
     if (!metered) shared(405, false);
-    const errors = new Set<number>([500, ...(r.errors ?? [])]);
+    // Every operation may meet a full disk (a read too: a key made on first use, a credential's use noted).
+    const errors = new Set<number>([500, 503, ...(r.errors ?? [])]);
     // Every operation refuses a query parameter it does not declare, so every one can answer 400.
     errors.add(400);
     if (r.references) errors.add(422);
@@ -190,7 +191,7 @@ export function generateOpenApi(routes: AnyRoute[], baseUrl: string): Record<str
     const responses: Record<string, unknown> = {};
     for (const [status, doc] of Object.entries(r.responses)) responses[status] = response(doc, metered);
     for (const status of [...errors].sort())
-      if (!r.ownErrors || status === 500) responses[status] ??= shared(status, metered);
+      if (!r.ownErrors || status === 500 || status === 503) responses[status] ??= shared(status, metered);
     const scopes = r.access.kind === 'scopes' ? r.access.scopes : [];
     const access =
       r.access.kind === 'public'

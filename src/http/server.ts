@@ -3,7 +3,7 @@
 import Koa, { type Context } from 'koa';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import type { RateLimiterRes } from 'rate-limiter-flexible';
-import { ApiError } from '../core/errors';
+import { ApiError, storageFullError } from '../core/errors';
 import { requestDone, requestStarted } from '../core/foreground';
 import type { Runtime } from '../runtime';
 import { renderPageError } from '../web/respond';
@@ -139,13 +139,15 @@ export function createApp(rt: Runtime, routes: AnyRoute[], lifecycle: Lifecycle 
     } catch (err) {
       if (!(err instanceof ApiError) || err.status >= 500)
         rt.logger.error({ request_id: requestId, err: errorForLog(err) }, 'request failed');
+      // A full disk is not the request's fault nor a bug: 503 with Retry-After, in every format.
+      const failure = storageFullError(err) ?? err;
       // A path under the pages' prefixes that no route takes (a mistyped dashboard URL) is answered as
       // the pages answer: an HTML page with their headers (CSP, no framing), not the API's JSON.
       const own =
         (ctx.state.route as AnyRoute | undefined)?.renderError ??
         (path !== null && PAGE_PATHS.test(path) ? renderMissingPage : undefined);
-      if (own) sendOwnError(ctx, own, err, rt, requestId);
-      else sendError(ctx, err, requestId);
+      if (own) sendOwnError(ctx, own, failure, rt, requestId);
+      else sendError(ctx, failure, requestId);
     } finally {
       if (lifecycle.draining) ctx.set('connection', 'close');
       const auth = ctx.state.auth as AuthContext | undefined;

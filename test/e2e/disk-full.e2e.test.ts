@@ -1,0 +1,125 @@
+// A full disk under DATA_DIR (here a small tmpfs filled up, as root; skipped visibly otherwise): every
+// request that needs to write answers 503 in the envelope with Retry-After (it answered 500, the status
+// of a bug), nothing half-written stays in the log, reads go on, and once space is back the service
+// writes again without a restart; after one, everything acknowledged is there and `audit verify` is
+// clean.
+import { execFileSync } from 'node:child_process';
+import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { runCli } from '../helpers/cli-process';
+import { demoBootstrap, type TestService } from '../helpers/service';
+import { type SpawnedServer, spawnServer } from '../helpers/spawned-server';
+
+const TOKEN = 'couvert_pk_disk_full_000000000000000000001';
+
+/** Fills the file system holding `file` until it refuses another byte. */
+function fill(file: string): void {
+  const fd = openSync(file, 'w');
+  const chunk = Buffer.alloc(64 * 1024);
+  try {
+    for (;;) writeSync(fd, chunk);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
+  } finally {
+    closeSync(fd);
+  }
+  // What is left is smaller than a chunk: take it too.
+  const rest = openSync(`${file}.rest`, 'w');
+  try {
+    for (;;) writeSync(rest, Buffer.alloc(512));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
+  } finally {
+    closeSync(rest);
+  }
+}
+
+async function call(server: SpawnedServer, method: string, path: string, body?: unknown) {
+  const res = await fetch(`${server.base}/api/partner/v1${path}`, {
+    method,
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(20_000),
+  });
+  // biome-ignore lint/suspicious/noExplicitAny: test JSON
+  return { status: res.status, headers: res.headers, body: (await res.json()) as any };
+}
+
+test('a full disk answers 503 with Retry-After, keeps nothing half-written, and the service writes again once space is back', async () => {
+  if (process.getuid?.() !== 0) {
+    console.log('disk-full: skipped (mounting a small tmpfs needs root)');
+    return;
+  }
+  const root = mkdtempSync(join(tmpdir(), 'couvert-disk-full-'));
+  const mount = join(root, 'small');
+  mkdirSync(mount);
+  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=24m', 'tmpfs', mount]);
+  const bootstrapFile = join(root, 'bootstrap.json');
+  writeFileSync(
+    bootstrapFile,
+    JSON.stringify(
+      demoBootstrap({}, [{ id: 'key_full', token: TOKEN, scopes: ['CUSTOMERS_READ', 'CUSTOMERS_WRITE'] }]),
+    ),
+  );
+  const env = { DATA_DIR: join(mount, 'data'), BOOTSTRAP_FILE: bootstrapFile };
+  let server: SpawnedServer | null = await spawnServer(env);
+  try {
+    const acknowledged: string[] = [];
+    const create = async (name: string) => {
+      const res = await call(server as SpawnedServer, 'POST', '/customers', { name, note: 'n'.repeat(4000) });
+      if (res.status === 201) acknowledged.push(name);
+      return res;
+    };
+    assert.is((await create('Before the disk filled')).status, 201);
+    assert.is((await call(server, 'GET', '/customers')).status, 200);
+
+    const filler = join(mount, 'filler');
+    fill(filler);
+    const refused: string[] = [];
+    let refusal: Awaited<ReturnType<typeof call>> | null = null;
+    for (let i = 0; i < 40 && refused.length < 3; i++) {
+      const name = `While full ${i}`;
+      const res = await create(name);
+      assert.ok([201, 503].includes(res.status), `POST /customers answered ${res.status}: ${JSON.stringify(res.body)}`);
+      if (res.status === 503) {
+        refused.push(name);
+        refusal = res;
+      }
+    }
+    assert.ok(refusal, 'the full disk refused a write');
+    assert.is(refusal?.body.error.code, 'INTERNAL_ERROR');
+    assert.is(refusal?.body.error.details.reason, 'STORAGE_FULL');
+    assert.type(refusal?.body.error.request_id, 'string');
+    assert.ok(Number(refusal?.headers.get('retry-after')) >= 1, 'Retry-After in seconds');
+    // Reads still answer.
+    const during = await call(server, 'GET', '/customers?limit=100');
+    assert.is(during.status, 200);
+
+    rmSync(filler);
+    rmSync(`${filler}.rest`);
+    assert.is((await create('After space came back')).status, 201, 'writes again without a restart');
+
+    assert.is(await server.stop(), 0);
+    server = null;
+    const verify = await runCli({ dataDir: env.DATA_DIR } as TestService, ['audit', 'verify']);
+    assert.is(verify.code, 0, verify.stderr + verify.stdout);
+    assert.match(verify.stdout, / 0 problem\(s\)/);
+    assert.match(verify.stdout, / 0 difference\(s\)/);
+
+    server = await spawnServer(env);
+    const names = new Set(
+      (await call(server, 'GET', '/customers?limit=100')).body.data.map((c: { name: string }) => c.name),
+    );
+    for (const name of acknowledged) assert.ok(names.has(name), `acknowledged ${name} is kept`);
+    for (const name of refused) assert.not.ok(names.has(name), `refused ${name} left nothing`);
+  } finally {
+    if (server) await server.kill();
+    execFileSync('umount', [mount]);
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test.run();

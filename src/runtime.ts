@@ -1,6 +1,7 @@
 // The composition root: one Runtime per process, holding the chosen adapters of both ports, the
 // projection runner, the clock and the logger.
 
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { allProjectionVersions } from '../projections/index';
 import { EmbeddedDocumentStore } from './adapters/document-store/embedded';
@@ -71,6 +72,33 @@ export interface RuntimeOptions {
   unsealedForBenchmark?: boolean;
 }
 
+/**
+ * DATA_DIR/keys.sqlite, refused when it is missing, empty or new while the log holds data sealed with
+ * its keys (a backup restored without it, a file moved or deleted): opened anyway, every customer's
+ * personal data read as erased ("[erased]") and new keys went into a file of their own, which a
+ * restored keys.sqlite would then lose. Nothing is created or written before the refusal.
+ */
+function openKeyStore(file: string, log: SqliteEventStore): SqliteKeyStore {
+  const refuse = (what: string) =>
+    new Error(
+      `${file} ${what}, but the event log beside it holds personal data sealed with its keys: restore keys.sqlite from the backup taken with events.sqlite (without it every customer would read as erased). The log was left as it was.`,
+    );
+  let size: number | null = null;
+  try {
+    size = statSync(file).size;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  if ((size === null || size === 0) && log.holdsSealedData())
+    throw refuse(size === null ? 'is missing' : 'is empty');
+  const keys = SqliteKeyStore.open(file);
+  if (size !== null && size > 0 && keys.holdsNothing() && log.holdsSealedData()) {
+    void keys.close();
+    throw refuse('holds no key');
+  }
+  return keys;
+}
+
 export async function createRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
   const testClock = config.testClock ? new AdjustableClock(options.clock ?? systemClock) : null;
   const clock = testClock ?? options.clock ?? systemClock;
@@ -89,7 +117,9 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       detector = new SqliteChangeDetector(file);
     }
     // A store given by a test keeps its keys in memory, unless the test gives a key store too.
-    keys ??= options.events ? new MemoryKeyStore() : SqliteKeyStore.open(join(config.dataDir, 'keys.sqlite'));
+    keys ??= options.events
+      ? new MemoryKeyStore()
+      : openKeyStore(join(config.dataDir, 'keys.sqlite'), stored as SqliteEventStore);
     docs ??= new EmbeddedDocumentStore();
   } else {
     // Loaded only when scaled out, so the embedded default never pays for the drivers.

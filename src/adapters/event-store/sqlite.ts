@@ -518,6 +518,20 @@ export class SqliteEventStore implements EventStore {
     return typeof seq === 'number' ? seq : null;
   }
 
+  /**
+   * Whether the log holds personal data sealed with keys of the key store (a `sealed` box in some
+   * event's data). Reads until the first one: run only when the key store looks missing (runtime.ts).
+   */
+  holdsSealedData(): boolean {
+    this.assertOpen();
+    return (
+      this.db
+        .prepare("SELECT 1 FROM events WHERE json_extract(data, '$.sealed') IS NOT NULL LIMIT 1")
+        .pluck()
+        .get() !== undefined
+    );
+  }
+
   /** Whether rows written before the chain still wait for upgradeLegacy(). */
   get needsLegacyUpgrade(): boolean {
     this.assertOpen();

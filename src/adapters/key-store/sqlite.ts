@@ -147,6 +147,17 @@ export class SqliteKeyStore implements KeyStore {
     if (!this.db.open) throw new KeyStoreError('the key store is closed');
   }
 
+  /** Whether the store holds no key and no tombstone at all (a new file). */
+  holdsNothing(): boolean {
+    this.open();
+    return (
+      this.db
+        .prepare('SELECT EXISTS (SELECT 1 FROM subject_keys) OR EXISTS (SELECT 1 FROM key_pages)')
+        .pluck()
+        .get() === 0
+    );
+  }
+
   /** A page subject's state, or undefined for a subject of the per-subject layout. */
   private paged(s: string): KeyLookup | undefined {
     const at = parsePageKeySubject(s);

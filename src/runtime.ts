@@ -12,6 +12,7 @@ import { SqliteKeyStore } from './adapters/key-store/sqlite';
 import type { Config } from './config';
 import { AdjustableClock, type Clock, systemClock } from './core/clock';
 import type { WriteDeps } from './core/write-deps';
+import { explainDamagedFiles } from './damaged-files';
 import { writableDataDir } from './data-dir-lock';
 import { type AccessLog, accessLogVia, createAccessLog, createLogger, type Logger } from './logger';
 import type { DocumentStore } from './ports/document-store';
@@ -100,6 +101,15 @@ function openKeyStore(file: string, log: SqliteEventStore): SqliteKeyStore {
 }
 
 export async function createRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
+  try {
+    return await buildRuntime(config, options);
+  } catch (err) {
+    // A damaged DATA_DIR file is named (src/damaged-files.ts), not SQLite's bare "malformed".
+    throw config.store === 'embedded' && !options.events ? explainDamagedFiles(err, config.dataDir) : err;
+  }
+}
+
+async function buildRuntime(config: Config, options: RuntimeOptions): Promise<Runtime> {
   const testClock = config.testClock ? new AdjustableClock(options.clock ?? systemClock) : null;
   const clock = testClock ?? options.clock ?? systemClock;
   const logger = options.logger ?? createLogger(config.logLevel);

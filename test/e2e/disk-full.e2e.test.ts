@@ -83,7 +83,10 @@ test('a full disk answers 503 with Retry-After, keeps nothing half-written, and 
     for (let i = 0; i < 40 && refused.length < 3; i++) {
       const name = `While full ${i}`;
       const res = await create(name);
-      assert.ok([201, 503].includes(res.status), `POST /customers answered ${res.status}: ${JSON.stringify(res.body)}`);
+      assert.ok(
+        [201, 503].includes(res.status),
+        `POST /customers answered ${res.status}: ${JSON.stringify(res.body)}`,
+      );
       if (res.status === 503) {
         refused.push(name);
         refusal = res;

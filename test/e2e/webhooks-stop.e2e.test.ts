@@ -5,9 +5,10 @@
 // still waiting a moment after the stop began is cut: a background one is handed back (asked for again
 // in the log, same attempt number, made at once by the next start: docs/WEBHOOKS.md, at least once), a
 // test delivery is recorded as failed and answered.
+
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -78,7 +79,10 @@ test('a stop cuts an attempt waiting for its answer and hands it back: the next 
   let svc: TestService | null = await startTestService({ bootstrap, env, dataDir: dir });
   try {
     const id = await createEndpoint(svc, endpoint.url);
-    assert.is((await svc.api('POST', '/customers', { token: TOKEN, body: { name: 'Slow Hook' } })).status, 201);
+    assert.is(
+      (await svc.api('POST', '/customers', { token: TOKEN, body: { name: 'Slow Hook' } })).status,
+      201,
+    );
     await endpoint.arrived(1);
     await svc.stop();
     svc = null;

@@ -23,7 +23,7 @@ import { SealingEventStore } from './privacy/sealing-event-store';
 import type { Projection } from './projection/projection';
 import { ProjectionRunner, type RunnerOptions } from './projection/runner';
 import { AliasedDocumentStore, ProjectionVersions } from './projection/versions';
-import { lazySecrets, loadSecretBox, type Secrets } from './secrets';
+import { checkSecretsKeyFile, lazySecrets, loadSecretBox, type Secrets } from './secrets';
 
 export interface Runtime extends WriteDeps {
   config: Config;
@@ -126,6 +126,10 @@ async function buildRuntime(config: Config, options: RuntimeOptions): Promise<Ru
       stored = await SqliteEventStore.open(file, { clock, writerThread: 'large' });
       detector = new SqliteChangeDetector(file);
     }
+    if (!options.events && !config.secretsKey)
+      checkSecretsKeyFile(config.dataDir, () =>
+        (stored as SqliteEventStore).holdsEventOfType('WebhookEndpointCreated'),
+      );
     // A store given by a test keeps its keys in memory, unless the test gives a key store too.
     keys ??= options.events
       ? new MemoryKeyStore()

@@ -82,3 +82,25 @@ export function lazySecrets(load: () => SecretBox): Secrets {
   };
   return { seal: (p) => get().seal(p), open: (s) => get().open(s) };
 }
+
+/**
+ * Embedded without SECRETS_KEY, at start: DATA_DIR/secrets.key must be there, and hold a key, once the
+ * log holds a webhook endpoint (its signing secret is sealed with that key). Generated anew instead, no
+ * delivery could be signed again (each attempt failed to open the secret) and the endpoints created
+ * since would be sealed with a key the restored file does not hold. Never creates the file (a process
+ * that never touches a secret makes none).
+ */
+export function checkSecretsKeyFile(dataDir: string, holdsSealedSecrets: () => boolean): void {
+  const file = join(dataDir, SECRETS_KEY_FILE);
+  if (!existsSync(file)) {
+    if (holdsSealedSecrets())
+      throw new Error(
+        `${file} is missing, but the event log holds webhook endpoints whose signing secrets are sealed with it: restore it from the backup of DATA_DIR (or set SECRETS_KEY to the key it held). A new key would open none of them.`,
+      );
+    return;
+  }
+  if (!parseSecretsKey(readFileSync(file, 'utf8')))
+    throw new Error(
+      `${file} does not hold a 32-byte key (64 hex characters): restore it from the backup of DATA_DIR`,
+    );
+}

@@ -1,8 +1,10 @@
 // DATA_DIR/keys.sqlite missing, empty or new beside a log that holds sealed personal data (a backup
 // restored without it, a file moved): the start is refused with a message naming the file. Before, the
 // service started on a new empty key store and every customer read as "[erased]", and the keys of new
-// customers went into that new file, which restoring the real one would then have lost.
-import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// customers went into that new file, which restoring the real one would then have lost. The same for
+// DATA_DIR/secrets.key beside webhook endpoints: a new key was generated, which opens none of their
+// signing secrets (no delivery could be signed again).
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -78,6 +80,38 @@ test('a missing, empty or new keys.sqlite beside sealed data is refused, naming 
     } finally {
       await again.stop();
     }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('a missing or garbled secrets.key beside webhook endpoints is refused, naming it; restored, it opens', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'couvert-secrets-missing-'));
+  try {
+    const svc = await startTestService({
+      dataDir,
+      bootstrap: demoBootstrap({}, [{ id: 'key_w', token: TOKEN, scopes: ['WEBHOOKS_WRITE'] }]),
+    });
+    const ep = await svc.api('POST', '/webhook-endpoints', {
+      token: TOKEN,
+      body: { url: 'https://hooks.example.com/couvert' },
+    });
+    assert.is(ep.status, 201, ep.text);
+    await svc.stop();
+    const file = join(dataDir, 'secrets.key');
+    const saved = readFileSync(file);
+
+    rmSync(file);
+    const missing = await refused(dataDir);
+    assert.match(missing, `${file} is missing`);
+    assert.match(missing, 'webhook endpoints');
+    assert.not.ok(existsSync(file), 'no new key was made');
+
+    writeFileSync(file, 'not a key\n');
+    assert.match(await refused(dataDir), `${file} does not hold a 32-byte key`);
+
+    writeFileSync(file, saved);
+    assert.is(await refused(dataDir), 'opened');
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }

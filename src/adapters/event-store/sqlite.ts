@@ -532,6 +532,12 @@ export class SqliteEventStore implements EventStore {
     );
   }
 
+  /** Whether the log holds an event of `type` (reads until the first; for start checks). */
+  holdsEventOfType(type: string): boolean {
+    this.assertOpen();
+    return this.db.prepare('SELECT 1 FROM events WHERE type = ? LIMIT 1').pluck().get(type) !== undefined;
+  }
+
   /** Whether rows written before the chain still wait for upgradeLegacy(). */
   get needsLegacyUpgrade(): boolean {
     this.assertOpen();

@@ -2,7 +2,7 @@
 // SQLite's bare "database disk image is malformed". The opening checks (src/adapters/event-store/
 // sqlite.ts) see a file cut short or not SQLite; a page damaged in the middle of the log is met only
 // when the start reads it (the read models' catch-up), so the files are checked then.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 
@@ -40,5 +40,54 @@ export function explainDamagedFiles(err: unknown, dataDir: string): unknown {
   return new Error(
     `${what}; SQLite says: ${(err as Error).message}. Nothing was appended: restore the file from a backup (events.sqlite and keys.sqlite together), or point DATA_DIR at a new directory`,
     { cause: err },
+  );
+}
+
+/** What DATA_DIR holds of a log that was there: keys made for it, the publisher's checkpoint in it. */
+function tracesOfALog(dataDir: string): string[] {
+  const traces: string[] = [];
+  const keys = join(dataDir, 'keys.sqlite');
+  if (existsSync(keys) && statSync(keys).size > 0) {
+    let db: Database.Database | null = null;
+    try {
+      db = new Database(keys, { readonly: true, fileMustExist: true });
+      const count = (table: string) => {
+        try {
+          return db?.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number;
+        } catch {
+          return 0; // a table this file does not have
+        }
+      };
+      const n = count('subject_keys') + count('key_pages');
+      if (n > 0) traces.push(`${keys} holds ${n} key row(s) made for it`);
+    } catch {
+      // Unreadable: not evidence either way (its own check names it when opened).
+    } finally {
+      db?.close();
+    }
+  }
+  const checkpoint = join(dataDir, 'webhooks.checkpoint');
+  if (existsSync(checkpoint)) {
+    const raw = readFileSync(checkpoint, 'utf8').trim();
+    if (/^\d{20}$/.test(raw) && BigInt(raw) > 0n)
+      traces.push(`${checkpoint} is at position ${BigInt(raw)} of it`);
+  }
+  return traces;
+}
+
+/**
+ * Before the log is opened: DATA_DIR/events.sqlite missing or empty while the directory holds traces of
+ * a log (keys made for its customers, the webhook publisher's checkpoint in it) is refused, naming
+ * them. Opened, it would have started silently on an empty log (a server seeding the demo on it), and
+ * the publisher, trusting a checkpoint past the new log's head, skipped that many new events.
+ */
+export function checkLogPresent(dataDir: string): void {
+  const file = join(dataDir, 'events.sqlite');
+  const size = existsSync(file) ? statSync(file).size : null;
+  if (size !== null && size > 0) return;
+  const traces = tracesOfALog(dataDir);
+  if (!traces.length) return;
+  throw new Error(
+    `${file} is ${size === null ? 'missing' : 'empty'}, but this DATA_DIR held a log: ${traces.join('; ')}. Restore events.sqlite from a backup (with keys.sqlite, taken together), or point DATA_DIR at a new directory; nothing was created.`,
   );
 }

@@ -12,7 +12,7 @@ import { SqliteKeyStore } from './adapters/key-store/sqlite';
 import type { Config } from './config';
 import { AdjustableClock, type Clock, systemClock } from './core/clock';
 import type { WriteDeps } from './core/write-deps';
-import { explainDamagedFiles } from './damaged-files';
+import { checkLogPresent, explainDamagedFiles } from './damaged-files';
 import { writableDataDir } from './data-dir-lock';
 import { type AccessLog, accessLogVia, createAccessLog, createLogger, type Logger } from './logger';
 import type { DocumentStore } from './ports/document-store';
@@ -121,6 +121,7 @@ async function buildRuntime(config: Config, options: RuntimeOptions): Promise<Ru
   if (config.store === 'embedded') {
     if (!stored) {
       writableDataDir(config.dataDir);
+      checkLogPresent(config.dataDir);
       const file = join(config.dataDir, 'events.sqlite');
       // A large group commit (a CSV import's) is written by a thread: its fsync does not hold the loop.
       stored = await SqliteEventStore.open(file, { clock, writerThread: 'large' });

@@ -205,6 +205,17 @@ export function startWebhooks(rt: Runtime, options: PublisherOptions = {}): Runn
       while (!stopped) {
         try {
           let after: bigint | null | undefined = await readCheckpoint(dir, log);
+          // A checkpoint past the log's head belongs to another log (events.sqlite restored from an
+          // older backup, the checkpoint left newer): trusted, the events appended up to it would be
+          // skipped, never published. It counts as none.
+          const head = after === undefined ? null : await rt.events.headPosition();
+          if (after !== undefined && after !== null && (head === null || after > head)) {
+            log(
+              new Error(`${CHECKPOINT_FILE} is at ${after}, past the log's head (${head ?? 'empty'})`),
+              'webhook checkpoint past the log; starting as a first start does (before the oldest endpoint)',
+            );
+            after = undefined;
+          }
           if (after === undefined) {
             after = await firstStart(rt);
             if (after !== null) await writeCheckpoint(dir, after);

@@ -8,7 +8,8 @@
 // interrupted writes is exactly what the repair job frees, without changing any reservation (a move
 // recorded before the crash is confirmed on its capacity stream, any other dropped). Ten rounds on one growing store
 // (CRASH_ROUNDS for more); the seed is printed, CRASH_SEED replays its choices (not the exact
-// interleaving, which is the OS's).
+// interleaving, which is the OS's). After the last kill `audit verify` must be clean (hash chains intact,
+// a replay equal to the read models).
 import { randomInt } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,6 +24,7 @@ import { repairSeatings } from '../../src/jobs/reservation-jobs';
 import { createLogger } from '../../src/logger';
 import { registerModules } from '../../src/modules';
 import { createRuntime } from '../../src/runtime';
+import { runCli } from '../helpers/cli-process';
 import {
   type Answer,
   CrashModel,
@@ -38,6 +40,7 @@ import {
   seatingMatches,
   type Write,
 } from '../helpers/crash-model';
+import type { TestService } from '../helpers/service';
 import { type SpawnedServer, spawnServer } from '../helpers/spawned-server';
 
 const ROUNDS = Number(process.env.CRASH_ROUNDS ?? 10);
@@ -596,6 +599,11 @@ test(`acknowledged writes survive SIGKILL under load (${ROUNDS} rounds)`, async 
     const stopped = await server.stop();
     server = null;
     if (stopped !== 0) failures.push(`SIGTERM after the rounds exited ${stopped}`);
+    // The log the kills left is sound as an auditor checks it: every stream's hash chain intact (no event
+    // half-appended) and a replay equal to the read models.
+    const audit = await runCli({ dataDir: env.DATA_DIR } as TestService, ['audit', 'verify']);
+    if (audit.code !== 0 || !/ 0 problem\(s\)/.test(audit.stdout) || !/ 0 difference\(s\)/.test(audit.stdout))
+      failures.push(`audit verify after the kills (exit ${audit.code}): ${audit.stdout}${audit.stderr}`);
     const repaired = await runRepairJob(env.DATA_DIR);
     // A move recorded before the crash but not yet confirmed on its capacity stream is confirmed by
     // the repair; any other pending move is dropped. The repair never changes a reservation: the

@@ -2,9 +2,10 @@
 // SQLite's bare "database disk image is malformed". The opening checks (src/adapters/event-store/
 // sqlite.ts) see a file cut short or not SQLite; a page damaged in the middle of the log is met only
 // when the start reads it (the read models' catch-up), so the files are checked then.
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statfsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { isStorageFull } from './core/errors';
 
 const DAMAGE = /^SQLITE_(CORRUPT|NOTADB)/;
 
@@ -22,11 +23,38 @@ function problemOf(file: string): string | null {
   }
 }
 
+/** Below this many free bytes DATA_DIR's file system counts as full (SQLite then fails its writes). */
+const FULL_BELOW_BYTES = 1024 * 1024;
+
 /**
- * `err` unchanged unless SQLite reported damage; then an error naming the damaged file(s) of `dataDir`
+ * A start that failed on a full file system: SQLite says "database or disk is full", or, when even
+ * its shared-memory file cannot grow, a bare "disk I/O error" (SQLITE_IOERR_SHMSIZE), naming nothing.
+ * An error naming DATA_DIR and its free space instead, else null.
+ */
+export function fullDisk(err: unknown, dataDir: string): Error | null {
+  const code = (err as { code?: unknown })?.code;
+  if (!isStorageFull(err) && !(typeof code === 'string' && code.startsWith('SQLITE_IOERR'))) return null;
+  let free: number;
+  try {
+    const fs = statfsSync(dataDir);
+    free = fs.bavail * fs.bsize;
+  } catch {
+    return null;
+  }
+  if (free >= FULL_BELOW_BYTES && !isStorageFull(err)) return null;
+  return new Error(
+    `DATA_DIR ${dataDir} is on a full file system (${free} bytes free; SQLite says: ${(err as Error).message}): free some space, then start again; nothing was appended`,
+    { cause: err },
+  );
+}
+
+/**
+ * `err` unchanged unless SQLite reported damage or a full disk; then an error naming the damaged file(s) of `dataDir`
  * and what to do. Nothing is written to them (the check opens them read-only).
  */
 export function explainDamagedFiles(err: unknown, dataDir: string): unknown {
+  const full = fullDisk(err, dataDir);
+  if (full) return full;
   const code = (err as { code?: unknown })?.code;
   if (typeof code !== 'string' || !DAMAGE.test(code)) return err;
   const found = ['events.sqlite', 'keys.sqlite']

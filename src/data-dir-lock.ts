@@ -7,6 +7,7 @@
 import { accessSync, constants, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { fullDisk } from './damaged-files';
 
 export const LOCK_FILE = 'server.lock';
 
@@ -64,6 +65,8 @@ export function lockDataDir(dir: string): () => void {
     })();
   } catch (err) {
     db.close();
+    const full = fullDisk(err, dir);
+    if (full) throw new DataDirError(full.message);
     if ((err as { code?: string }).code === 'SQLITE_BUSY')
       throw new DataDirInUseError(
         `DATA_DIR ${dir} is in use by another Couvert server (it holds ${join(dir, LOCK_FILE)}): stop it first or use another DATA_DIR (the CLI, npm run cli, runs beside a server)`,

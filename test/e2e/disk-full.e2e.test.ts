@@ -2,7 +2,8 @@
 // request that needs to write answers 503 in the envelope with Retry-After (it answered 500, the status
 // of a bug), nothing half-written stays in the log, reads go on, and once space is back the service
 // writes again without a restart; after one, everything acknowledged is there and `audit verify` is
-// clean.
+// clean. A server or CLI started on a full disk says so, naming DATA_DIR (they said "database or disk
+// is full" or "disk I/O error", naming nothing).
 import { execFileSync } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -120,6 +121,38 @@ test('a full disk answers 503 with Retry-After, keeps nothing half-written, and 
     for (const name of refused) assert.not.ok(names.has(name), `refused ${name} left nothing`);
   } finally {
     if (server) await server.kill();
+    execFileSync('umount', [mount]);
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('a server or CLI started on a full disk says so, naming DATA_DIR', async () => {
+  if (process.getuid?.() !== 0) {
+    console.log('disk-full: skipped (mounting a small tmpfs needs root)');
+    return;
+  }
+  const root = mkdtempSync(join(tmpdir(), 'couvert-disk-full-'));
+  const mount = join(root, 'small');
+  mkdirSync(mount);
+  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', mount]);
+  const dataDir = join(mount, 'data');
+  try {
+    // A directory that held a server once (its files there), then the disk filled up.
+    const first = await spawnServer({ DATA_DIR: dataDir });
+    assert.is(await first.stop(), 0);
+    fill(join(mount, 'filler'));
+    const cli = await runCli({ dataDir } as TestService, ['restaurants', 'list']);
+    assert.is(cli.code, 1, cli.stderr);
+    assert.match(cli.stderr, `DATA_DIR ${dataDir} is on a full file system`);
+    const started = await spawnServer({ DATA_DIR: dataDir }).then(
+      async (server) => {
+        await server.kill();
+        return 'listening';
+      },
+      (err: Error) => err.message,
+    );
+    assert.match(started, `failed to start: DATA_DIR ${dataDir} is on a full file system`);
+  } finally {
     execFileSync('umount', [mount]);
     rmSync(root, { recursive: true, force: true });
   }

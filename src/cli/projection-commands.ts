@@ -23,6 +23,22 @@ function describeBuild(p: ProjectionStatus, now: number): string {
   return `rebuilding v${b.version}: ${pct} (position ${b.position} of ${b.head ?? '?'}, ${b.events.toLocaleString('en')} events), ${b.events_per_s.toLocaleString('en')} events/s, ${eta} (reported ${age} s ago)`;
 }
 
+interface StatusReport {
+  written_at: string;
+  pid: number;
+  projections: ProjectionStatus[];
+}
+
+/** The server's report, or null when the file holds none (empty, cut short, garbage). */
+function readReport(file: string): StatusReport | null {
+  try {
+    const report = JSON.parse(readFileSync(file, 'utf8')) as StatusReport;
+    return Array.isArray(report?.projections) ? report : null;
+  } catch {
+    return null;
+  }
+}
+
 async function run(ctx: CliContext): Promise<void> {
   rejectUnknownFlags(ctx, ['json']);
   const json = boolFlag(ctx, 'json') === true;
@@ -32,14 +48,13 @@ async function run(ctx: CliContext): Promise<void> {
   let source: string;
   if (rt.config.store === 'embedded') {
     const file = join(rt.config.dataDir, VERSIONS_STATUS_FILE);
-    if (existsSync(file)) {
-      const report = JSON.parse(readFileSync(file, 'utf8')) as {
-        written_at: string;
-        pid: number;
-        projections: ProjectionStatus[];
-      };
+    const report = existsSync(file) ? readReport(file) : null;
+    if (report) {
       versioned = report.projections;
       source = `as reported by the server (pid ${report.pid}) at ${report.written_at}; this process's own replay is below`;
+    } else if (existsSync(file)) {
+      versioned = rt.versions.status();
+      source = `${file} holds no readable report (cut short by a crash or a full disk: the server writes it again at its next start); the versions this code would run`;
     } else {
       versioned = rt.versions.status();
       source = 'no server has reported in this DATA_DIR: the versions this code would run';

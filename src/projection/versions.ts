@@ -12,7 +12,7 @@
 // re-read it every second). The old version keeps being applied for a grace period (readers that
 // resolved the old name just before the switch, processes that have not re-read the alias yet), then
 // its collections are emptied.
-import { writeFileSync } from 'node:fs';
+import { renameSync, writeFileSync } from 'node:fs';
 import type { Logger } from '../logger';
 import type { Collection, Doc, DocumentStore } from '../ports/document-store';
 import type { EventStore, RecordedEvent } from '../ports/event-store';
@@ -507,10 +507,14 @@ export class ProjectionVersions {
     const file = this.options.statusFile;
     if (!file) return;
     try {
+      // Written beside it and renamed over it: the CLI reading it meanwhile (or after a kill, or a full
+      // disk, mid-write) sees the whole previous report or the whole new one, never a cut one.
+      const temporary = `${file}.tmp`;
       writeFileSync(
-        file,
+        temporary,
         `${JSON.stringify({ written_at: new Date().toISOString(), pid: process.pid, projections: this.status() })}\n`,
       );
+      renameSync(temporary, file);
     } catch {
       // Status for the CLI only: never let it fail the service.
     }

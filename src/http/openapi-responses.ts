@@ -291,7 +291,7 @@ export const ERROR_RESPONSES: Record<number, ErrorDoc> = {
   503: {
     name: 'ServiceUnavailable',
     description:
-      "The service cannot store anything now: its storage is full (INTERNAL_ERROR, the closest code of the spec, details.reason STORAGE_FULL). Wait retry-after seconds; before retrying a write, check whether it succeeded",
+      'The service cannot store anything now: its storage is full (INTERNAL_ERROR, the closest code of the spec, details.reason STORAGE_FULL). Wait retry-after seconds; before retrying a write, check whether it succeeded',
     examples: ['StorageFull'],
     headers: ['RetryAfter'],
   },

@@ -82,12 +82,15 @@ export function sendAttempt(req: AttemptRequest): Promise<AttemptResponse> {
   return new Promise((resolve) => {
     let settled = false;
     let timer: NodeJS.Timeout | undefined;
+    /** Takes the stop listener off `req.signal` (a long-lived signal: one listener per attempt would pile up). */
+    let detach = () => {};
     const finish = (
       r: Omit<AttemptResponse, 'durationMs' | 'excerptTruncated'> & { excerptTruncated?: boolean },
     ) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      detach();
       resolve({ excerptTruncated: false, ...r, durationMs: Math.round(performance.now() - started) });
     };
     // The rules an endpoint's URL was saved under, again: the URL may have been saved under other
@@ -155,7 +158,7 @@ export function sendAttempt(req: AttemptRequest): Promise<AttemptResponse> {
       request.destroy();
     };
     req.signal?.addEventListener('abort', onStop, { once: true });
-    request.on('close', () => req.signal?.removeEventListener('abort', onStop));
+    detach = () => req.signal?.removeEventListener('abort', onStop);
     request.on('error', (err: NodeJS.ErrnoException) => {
       const blocked = err.name === 'BlockedTargetError' || err.code === 'EBLOCKEDTARGET';
       finish({

@@ -208,7 +208,20 @@ function discount(d: Infer<typeof discountInput>, bad: Report): Discount {
   };
 }
 
+/**
+ * Ids a customer field may not take: a field's id is a property name in every customer's
+ * `custom_fields` object, and the API refuses bodies holding `__proto__`, `constructor` or
+ * `prototype` keys (src/http/body-guard.ts), so such a field could never be set; the other names
+ * Object.prototype holds (`toString`, `hasOwnProperty`…) would shadow its machinery on lookups.
+ */
+export const RESERVED_FIELD_IDS: ReadonlySet<string> = new Set([
+  ...Object.getOwnPropertyNames(Object.prototype),
+  'prototype',
+]);
+
 function customerField(f: Infer<typeof customerFieldInput>, bad: Report): CustomerField {
+  if (RESERVED_FIELD_IDS.has(f.id))
+    bad('id', `${f.id} is reserved (an Object.prototype name): a custom field needs another id`);
   const listType = f.type === 'SELECT' || f.type === 'MULTI_SELECT';
   const options = f.options ?? null;
   if (listType && !options) bad('options', `a ${f.type} field needs options`, 'required');

@@ -186,6 +186,22 @@ t('every faulty item is reported with its path', () => {
   assert.is(issues.find((i) => i.path === 'tables.4.maxpax')?.code, 'unknown_property');
 });
 
+t('customer field ids: an Object.prototype name is refused (the API could never set such a field)', () => {
+  for (const id of ['constructor', '__proto__', 'prototype', 'toString', 'hasOwnProperty']) {
+    const issues = issuesOf(() =>
+      decideApplyCatalog(emptyCatalog(R), R, { customer_fields: [{ id, name: 'X', type: 'TEXT' }] }, 'merge', AT),
+    );
+    assert.equal(
+      issues.map((i) => i.path),
+      ['customer_fields.0.id'],
+      id,
+    );
+    assert.match(issues[0]?.message ?? '', /reserved/);
+  }
+  // A table may still be called so: its id is never a property name.
+  decideApplyCatalog(emptyCatalog(R), R, { tables: [{ id: 'constructor', max_pax: 2 }] }, 'merge', AT);
+});
+
 t('references: a table in an unknown room, a room removed while a table uses it', () => {
   const bad = issuesOf(() =>
     decideApplyCatalog(

@@ -1,7 +1,7 @@
 // Operator commands of the customer CSV import (src/customer-import/engine.ts): import or dry-run a
 // file, resume a job whose process stopped, show a job, write its summary.
-import { readFile, writeFile } from 'node:fs/promises';
-import { basename, dirname, extname, join } from 'node:path';
+import { readFile, stat, writeFile } from 'node:fs/promises';
+import { basename, dirname, extname, join, resolve } from 'node:path';
 import { SingleBar } from 'cli-progress';
 import { ON_MATCH, type OnMatch } from '../../commands/customer-import/events';
 import { loadImportJob } from '../../commands/customer-import/handler';
@@ -46,6 +46,33 @@ function batchFlag(ctx: CliContext): number | undefined {
 const summaryPath = (file: string, what: string) =>
   join(dirname(file), `${basename(file, extname(file))}.${what}.summary.csv`);
 
+/**
+ * Where a summary goes: the default beside the input (`<file>.<job or dry-run>.summary.csv`, the
+ * tool's own name, rewritten on a new dry run or resume), or the path given, which must not exist
+ * unless --force is given (as `audit export --out` refuses to overwrite) and is never the input file,
+ * --force or not. Checked before anything is imported, so a refusal leaves nothing half done.
+ */
+async function summaryTarget(
+  ctx: CliContext,
+  flag: 'summary' | 'out',
+  given: string | undefined,
+  fallback: string,
+  input?: string,
+): Promise<{ path: string; flags: 'w' | 'wx' }> {
+  if (given === undefined) return { path: fallback, flags: 'w' };
+  const found = await stat(given).catch(() => null);
+  if (input !== undefined) {
+    const source = await stat(input).catch(() => null);
+    const same =
+      resolve(given) === resolve(input) || (found && source && found.dev === source.dev && found.ino === source.ino);
+    if (same) throw new CliUsageError(`--${flag} ${given} is the input file: choose another file`);
+  }
+  const force = ctx.flags.force === true;
+  if (found && !force)
+    throw new CliUsageError(`--${flag} ${given} already exists: choose a new file, or add --force to overwrite it`);
+  return { path: given, flags: force ? 'w' : 'wx' };
+}
+
 const countsLine = (c: ImportJobState['counts']) =>
   `created ${c.created}, updated ${c.updated}, matched ${c.matched}, skipped ${c.skipped}`;
 
@@ -89,7 +116,7 @@ export function registerCustomerImportCommands(): void {
     name: 'customers import',
     summary: 'Import customers from a CSV file (publishes no webhook); --dry-run previews every row',
     usage:
-      '--restaurant R --file F.csv [--on-match return_existing|update|create_new] [--dry-run] [--summary PATH] [--batch-size N] | --resume JOB --restaurant R --file F.csv',
+      '--restaurant R --file F.csv [--on-match return_existing|update|create_new] [--dry-run] [--summary PATH [--force]] [--batch-size N] | --resume JOB --restaurant R --file F.csv',
     async run(ctx) {
       rejectUnknownFlags(ctx, [
         'restaurant',
@@ -99,6 +126,7 @@ export function registerCustomerImportCommands(): void {
         'summary',
         'batch-size',
         'resume',
+        'force',
       ]);
       const restaurantId = requireFlag(ctx, 'restaurant');
       const file = requireFlag(ctx, 'file');
@@ -111,12 +139,20 @@ export function registerCustomerImportCommands(): void {
       const bytes = await readFile(file).catch((err: NodeJS.ErrnoException) => {
         throw new CliUsageError(`cannot read ${file}: ${err.code ?? err.message}`);
       });
+      const jobId = resume ?? newId('imp');
+      const target = await summaryTarget(
+        ctx,
+        'summary',
+        optionalFlag(ctx, 'summary'),
+        summaryPath(file, dryRun ? 'dry-run' : jobId),
+        file,
+      );
       const prepared = await prepareImport(ctx.rt, restaurantId, bytes);
       const rows = prepared.table.rows.length;
       if (dryRun) {
         const plan = await planImport(ctx.rt, prepared, onMatch);
-        const out = optionalFlag(ctx, 'summary') ?? summaryPath(file, 'dry-run');
-        await writeFile(out, summaryCsv(plan.rows));
+        const out = target.path;
+        await writeFile(out, summaryCsv(plan.rows), { flag: target.flags });
         ctx.out(`dry run of ${rows} rows (nothing written): would be ${countsLine(plan.counts)}`);
         ctx.out(`summary: ${out}`);
         return;
@@ -124,7 +160,6 @@ export function registerCustomerImportCommands(): void {
       const bar = progressBar();
       const meta = operatorMeta('cli');
       const started = performance.now();
-      const jobId = resume ?? newId('imp');
       let state: ImportJobState;
       try {
         state = resume
@@ -149,8 +184,8 @@ export function registerCustomerImportCommands(): void {
         // (not_imported), and how to finish it; then the error, as any command's.
         const { state: failed } = await loadImportJob(ctx.rt, jobId).catch(() => ({ state: null }));
         if (failed && failed.status !== 'none' && failed.status !== 'finished') {
-          const out = optionalFlag(ctx, 'summary') ?? summaryPath(file, jobId);
-          await writeFile(out, await jobSummaryCsv(ctx.rt, jobId)).then(
+          const out = target.path;
+          await writeFile(out, await jobSummaryCsv(ctx.rt, jobId), { flag: target.flags }).then(
             () => ctx.out(`import ${jobId} stopped after row ${failed.processed}: summary: ${out}`),
             () => undefined,
           );
@@ -163,8 +198,8 @@ export function registerCustomerImportCommands(): void {
         bar.stop();
       }
       const seconds = (performance.now() - started) / 1000;
-      const out = optionalFlag(ctx, 'summary') ?? summaryPath(file, state.jobId as string);
-      await writeFile(out, await jobSummaryCsv(ctx.rt, state.jobId as string));
+      const out = target.path;
+      await writeFile(out, await jobSummaryCsv(ctx.rt, state.jobId as string), { flag: target.flags });
       ctx.out(
         `import ${state.jobId} ${state.status}: ${rows} rows in ${seconds.toFixed(1)} s: ${countsLine(state.counts)}`,
       );
@@ -186,14 +221,16 @@ export function registerCustomerImportCommands(): void {
   registerCliCommand({
     name: 'customers import-summary',
     summary: "Write an import job's summary CSV (row, outcome, customer_id, matched_on, errors)",
-    usage: '--job imp_x --out PATH',
+    usage: '--job imp_x --out PATH [--force]',
     async run(ctx) {
-      rejectUnknownFlags(ctx, ['job', 'out']);
+      rejectUnknownFlags(ctx, ['job', 'out', 'force']);
       const id = requireFlag(ctx, 'job');
-      const out = requireFlag(ctx, 'out');
+      const given = requireFlag(ctx, 'out');
       const { state } = await loadImportJob(ctx.rt, id);
       if (state.status === 'none') throw notFound(`import ${id}`);
-      await writeFile(out, await jobSummaryCsv(ctx.rt, id));
+      const target = await summaryTarget(ctx, 'out', given, given);
+      const out = target.path;
+      await writeFile(out, await jobSummaryCsv(ctx.rt, id), { flag: target.flags });
       ctx.out(`summary: ${out}`);
     },
   });

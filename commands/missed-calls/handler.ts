@@ -382,8 +382,10 @@ async function step(
   const rendered = renderTemplate({
     body: choice.template.body,
     language,
+    // The guest as they stand now: a record the call created and that was since merged into a named
+    // guest is greeted by the survivor's name (the survivor was not created by the call).
     guestName:
-      customerCreated || isPlaceholderName(customer.profile?.name, phone)
+      (customerCreated && customer.customerId === customerId) || isPlaceholderName(customer.profile?.name, phone)
         ? null
         : (customer.profile?.name ?? null),
     restaurantName: restaurant.name,

@@ -18,7 +18,7 @@ import type { CommandMeta } from './core/command-meta';
 import { ApiError, type Issue } from './core/errors';
 import { sha256 } from './core/ids';
 import type { WriteDeps } from './core/write-deps';
-import { anyJson, arr, bool, type Infer, nullable, obj, optional, str } from './http/schema';
+import { anyJson, arr, bool, type Infer, int, nullable, obj, optional, str } from './http/schema';
 import { validateInput } from './http/validate';
 import type { EventStore } from './ports/event-store';
 
@@ -43,6 +43,7 @@ const restaurant = obj(
     features: optional(arr(str())),
     whatsapp_phone_number_id: optional(nullable(str({ min: 1, max: 32 }))),
     booking_url: optional(nullable(str({ min: 1, max: 2000 }))),
+    follow_up_max_age_hours: optional(int({ min: 1, max: 168 })),
     api_keys: optional(arr(apiKey)),
     rooms: optional(arr(anyJson())),
     tables: optional(arr(anyJson())),

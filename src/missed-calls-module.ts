@@ -26,6 +26,7 @@ function planMissedCallSettings(file: BootstrapFile): { id: string; changes: Par
     if (r.whatsapp_phone_number_id !== undefined)
       changes.whatsapp_phone_number_id = r.whatsapp_phone_number_id;
     if (r.booking_url !== undefined) changes.booking_url = r.booking_url;
+    if (r.follow_up_max_age_hours !== undefined) changes.follow_up_max_age_hours = r.follow_up_max_age_hours;
     if (!Object.keys(changes).length) continue;
     for (const issue of checkSettings(changes))
       problems.push(`restaurants.${i}.${issue.path}: ${issue.message}`);

@@ -21,16 +21,20 @@ export const OUTCOMES = [
   'SKIPPED_TEMPLATE_UNAVAILABLE',
   'SEND_UNCONFIRMED',
   'SKIPPED_CUSTOMER_DELETED',
+  'SKIPPED_TOO_OLD',
 ] as const;
 export type Outcome = (typeof OUTCOMES)[number];
 
 /** What a call record shows: a final outcome, or where it stands. */
 // In the analytics CSV's column order (docs/analytics.md): an outcome added later goes after FAILED.
 export const RECORD_OUTCOMES = [
-  ...OUTCOMES.filter((o) => o !== 'SKIPPED_DUPLICATE' && o !== 'SKIPPED_CUSTOMER_DELETED'),
+  ...OUTCOMES.filter(
+    (o) => o !== 'SKIPPED_DUPLICATE' && o !== 'SKIPPED_CUSTOMER_DELETED' && o !== 'SKIPPED_TOO_OLD',
+  ),
   'PENDING',
   'FAILED',
   'SKIPPED_CUSTOMER_DELETED',
+  'SKIPPED_TOO_OLD',
 ] as const;
 export type RecordOutcome = (typeof RECORD_OUTCOMES)[number];
 

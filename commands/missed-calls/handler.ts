@@ -48,7 +48,7 @@ import {
   type Outcome,
   type SkipReason,
 } from './events';
-import { loadSettings } from './settings';
+import { loadSettings, tooOldForFollowUp } from './settings';
 import { renderTemplate, templateLanguage } from './template';
 
 export const MISSED_CALLS_FEATURE = 'MISSED_CALLS';
@@ -343,6 +343,21 @@ async function step(
     return skip('SKIPPED_FEATURE_DISABLED');
   }
 
+  // A call reported (or retried) long after it rang: recorded, but a follow-up days later is not one.
+  // Nobody is matched or created, as with the feature off.
+  const settings = await loadSettings(deps, restaurant._id);
+  const occurredAt = state.occurred_at ?? reported.occurred_at;
+  if (tooOldForFollowUp(occurredAt, deps.clock.now(), settings.follow_up_max_age_hours)) {
+    if (pending.length && state.customer_id === null) {
+      const known = await findMatch(deps.docs, restaurant, { phone_number: phone }, ['phone']);
+      if (known) sealReportFor(known.doc._id);
+    }
+    return skip(
+      'SKIPPED_TOO_OLD',
+      `the call occurred more than ${settings.follow_up_max_age_hours} h ago (follow_up_max_age_hours)`,
+    );
+  }
+
   let customerId = state.customer_id;
   let customerCreated = state.customer_created;
   let reservationId = state.reservation_id;
@@ -377,7 +392,6 @@ async function step(
   const choice = chooseTemplate(catalog.message_templates, reservation !== null);
   if (choice.kind === 'none')
     return skip('SKIPPED_NO_TEMPLATE', 'no approved WhatsApp template of this type');
-  const settings = await loadSettings(deps, restaurant._id);
   const language = templateLanguage(choice.template.language, restaurant.country_code);
   const rendered = renderTemplate({
     body: choice.template.body,
@@ -385,7 +399,8 @@ async function step(
     // The guest as they stand now: a record the call created and that was since merged into a named
     // guest is greeted by the survivor's name (the survivor was not created by the call).
     guestName:
-      (customerCreated && customer.customerId === customerId) || isPlaceholderName(customer.profile?.name, phone)
+      (customerCreated && customer.customerId === customerId) ||
+      isPlaceholderName(customer.profile?.name, phone)
         ? null
         : (customer.profile?.name ?? null),
     restaurantName: restaurant.name,

@@ -1,5 +1,6 @@
 // A restaurant's missed-call settings (stream `missed-call-settings-<restaurant>`): its WhatsApp
-// sending number at the provider and the booking link its templates may carry. Set by the bootstrap
+// sending number at the provider, the booking link its templates may carry, and how old a call may be
+// and still get a follow-up. Set by the bootstrap
 // file (`whatsapp_phone_number_id`, `booking_url` of a restaurant entry) or `missed-calls configure`.
 import { runCommand } from '../../src/core/command';
 import type { CommandMeta } from '../../src/core/command-meta';
@@ -11,9 +12,26 @@ import { settingsStream } from './events';
 export interface MissedCallSettings {
   whatsapp_phone_number_id: string | null;
   booking_url: string | null;
+  /**
+   * A call whose `occurred_at` is more than this many hours before the service clock is recorded
+   * with outcome SKIPPED_TOO_OLD and no message: a follow-up about a call days old is not one.
+   */
+  follow_up_max_age_hours: number;
 }
 
-export const defaultSettings: MissedCallSettings = { whatsapp_phone_number_id: null, booking_url: null };
+export const DEFAULT_FOLLOW_UP_MAX_AGE_HOURS = 24;
+/** A week: beyond that no follow-up makes sense. */
+export const MAX_FOLLOW_UP_MAX_AGE_HOURS = 168;
+
+export const defaultSettings: MissedCallSettings = {
+  whatsapp_phone_number_id: null,
+  booking_url: null,
+  follow_up_max_age_hours: DEFAULT_FOLLOW_UP_MAX_AGE_HOURS,
+};
+
+/** Too old for a follow-up: more than the limit before `now` (at exactly the limit it is still sent). */
+export const tooOldForFollowUp = (occurredAt: string, now: Date, maxAgeHours: number) =>
+  now.getTime() - Date.parse(occurredAt) > maxAgeHours * 3_600_000;
 
 export const evolveSettings = (state: MissedCallSettings, e: RecordedEvent): MissedCallSettings =>
   e.type === 'MissedCallSettingsConfigured'
@@ -51,6 +69,13 @@ export function checkSettings(changes: Partial<MissedCallSettings>): Issue[] {
     }
     if (message) issues.push({ path: 'booking_url', code: 'invalid_format', message });
   }
+  const age = changes.follow_up_max_age_hours;
+  if (age !== undefined && !(Number.isInteger(age) && age >= 1 && age <= MAX_FOLLOW_UP_MAX_AGE_HOURS))
+    issues.push({
+      path: 'follow_up_max_age_hours',
+      code: 'invalid_value',
+      message: `follow_up_max_age_hours is a whole number of hours from 1 to ${MAX_FOLLOW_UP_MAX_AGE_HOURS}`,
+    });
   return issues;
 }
 
@@ -64,8 +89,9 @@ export function decideSettings(
   const issues = checkSettings(changes);
   if (issues.length) throw validationError(issues, 'The missed-call settings are invalid');
   const diff: Partial<MissedCallSettings> = {};
-  for (const key of ['whatsapp_phone_number_id', 'booking_url'] as const)
-    if (changes[key] !== undefined && changes[key] !== state[key]) diff[key] = changes[key];
+  for (const key of ['whatsapp_phone_number_id', 'booking_url', 'follow_up_max_age_hours'] as const)
+    if (changes[key] !== undefined && changes[key] !== state[key])
+      Object.assign(diff, { [key]: changes[key] });
   return Object.keys(diff).length
     ? [{ type: 'MissedCallSettingsConfigured', data: { restaurant_id: restaurantId, changes: diff, at } }]
     : [];

@@ -113,17 +113,28 @@ export function registerMissedCallCommands(): void {
   registerCliCommand({
     name: 'missed-calls configure',
     summary:
-      "Set a restaurant's WhatsApp sending number id and booking link (`none` clears); no flag prints them",
+      "Set a restaurant's WhatsApp sending number id and booking link (`none` clears) and how many hours after a call a follow-up is still sent (default 24); no flag prints them",
     usage:
-      '--restaurant rest_x [--whatsapp-phone-number-id 106540352242922|none] [--booking-url https://…|none]',
+      '--restaurant rest_x [--whatsapp-phone-number-id 106540352242922|none] [--booking-url https://…|none] [--follow-up-max-age-hours 1-168]',
     async run(ctx) {
-      rejectUnknownFlags(ctx, ['restaurant', 'whatsapp-phone-number-id', 'booking-url']);
+      rejectUnknownFlags(ctx, [
+        'restaurant',
+        'whatsapp-phone-number-id',
+        'booking-url',
+        'follow-up-max-age-hours',
+      ]);
       const id = await restaurantFlag(ctx);
       const changes: Partial<MissedCallSettings> = {};
       const phoneId = setting(ctx, 'whatsapp-phone-number-id');
       const url = setting(ctx, 'booking-url');
       if (phoneId !== undefined) changes.whatsapp_phone_number_id = phoneId;
       if (url !== undefined) changes.booking_url = url;
+      const maxAge = optionalFlag(ctx, 'follow-up-max-age-hours');
+      if (maxAge !== undefined) {
+        if (!/^\d{1,4}$/.test(maxAge))
+          throw new CliUsageError('--follow-up-max-age-hours takes a whole number of hours from 1 to 168');
+        changes.follow_up_max_age_hours = Number(maxAge);
+      }
       if (!Object.keys(changes).length) {
         ctx.out(JSON.stringify(await loadSettings(ctx.rt, id), null, 2));
         return;

@@ -237,6 +237,68 @@ t(
   },
 );
 
+t(
+  'a call older than follow_up_max_age_hours (24 by default): SKIPPED_TOO_OLD, recorded, nothing sent, nobody created',
+  async ({ svc }) => {
+    // The service clock (the test-clock route has moved it in earlier tests).
+    const now = Date.parse((await advance(svc, 0)).body.now);
+    const ago = (seconds: number) => new Date(now - seconds * 1000).toISOString();
+    const before = await outboxCount(svc);
+    const ancient = await report(svc, {
+      caller_phone_number: '0612345620',
+      occurred_at: '1970-01-01T00:00:00Z',
+    });
+    assert.is(ancient.status, 201, ancient.text);
+    assert.equal([ancient.body.data.outcome, ancient.body.data.customer_id], ['SKIPPED_TOO_OLD', null]);
+    assert.equal(await customersWithPhone(svc, '0612345620'), []);
+    const late = await report(svc, { caller_phone_number: '0612345621', occurred_at: ago(24 * 3600 + 1) });
+    assert.is(late.body.data.outcome, 'SKIPPED_TOO_OLD');
+    assert.is(await outboxCount(svc), before, 'nothing sent');
+    // Read back and listed under its outcome, and counted in the analytics as the other skips are.
+    const read = await svc.api('GET', `/missed-calls/${ancient.body.data.id}`, { token: MC_TOKENS.demo });
+    assert.is(read.body.data.outcome, 'SKIPPED_TOO_OLD');
+    const listed = await svc.api('GET', '/missed-calls?outcome=SKIPPED_TOO_OLD', { token: MC_TOKENS.demo });
+    assert.is(listed.status, 200, listed.text);
+    assert.equal(
+      listed.body.data.map((c: { id: string }) => c.id).sort(),
+      [ancient.body.data.id, late.body.data.id].sort(),
+    );
+    const days = (
+      await cli(svc, 'analytics export', {
+        restaurant: 'rest_demo',
+        dataset: 'missed-calls',
+        format: 'ndjson',
+      })
+    ).map((l) => JSON.parse(l) as { date: string; by_outcome: Record<string, number> });
+    assert.is(days.find((d) => d.date === '1970-01-01')?.by_outcome.SKIPPED_TOO_OLD, 1);
+    // At exactly the limit the follow-up is still sent.
+    const edge = await report(svc, { caller_phone_number: '0612345622', occurred_at: ago(24 * 3600) });
+    assert.is(edge.body.data.outcome, 'SENT');
+
+    // A restaurant may allow more (1 to 168 hours): the setting is theirs.
+    const bad = await cli(svc, 'missed-calls configure', {
+      restaurant: 'rest_other',
+      'follow-up-max-age-hours': '0',
+    }).catch((err: Error) => err.message);
+    assert.match(String(bad), /follow.up.max.age.hours.*1 to 168/);
+    await cli(svc, 'missed-calls configure', { restaurant: 'rest_other', 'follow-up-max-age-hours': '48' });
+    const shown = (await cli(svc, 'missed-calls configure', { restaurant: 'rest_other' })).join('\n');
+    assert.match(shown, /"follow_up_max_age_hours": 48/);
+    const other = await report(
+      svc,
+      { caller_phone_number: '0612345623', occurred_at: ago(30 * 3600) },
+      MC_TOKENS.other,
+    );
+    assert.is(other.body.data.outcome, 'SENT');
+    const older = await report(
+      svc,
+      { caller_phone_number: '0612345624', occurred_at: ago(48 * 3600 + 1) },
+      MC_TOKENS.other,
+    );
+    assert.is(older.body.data.outcome, 'SKIPPED_TOO_OLD');
+  },
+);
+
 t('tenancy: another restaurant reads 404 and lists none of these calls', async ({ svc }) => {
   const mine = (await report(svc, { caller_phone_number: '0612345611' })).body.data;
   const theirs = await svc.api('GET', `/missed-calls/${mine.id}`, { token: MC_TOKENS.other });

@@ -37,6 +37,7 @@ t(
   async ({ rt }) => {
     const file = missedCallBootstrap({
       message_templates: [{ ...TEMPLATES[0], language: 'fr' }, TEMPLATES[1]],
+      follow_up_max_age_hours: 12,
     }) as BootstrapFile;
     const first = await applyBootstrap(rt, file, meta);
     assert.ok(
@@ -46,7 +47,10 @@ t(
     assert.equal(await loadSettings(rt, 'rest_demo'), {
       whatsapp_phone_number_id: '106540352242922',
       booking_url: 'https://le-demo.example/book',
+      follow_up_max_age_hours: 12,
     });
+    // A restaurant the file gives no limit keeps the default, 24 hours.
+    assert.is((await loadSettings(rt, 'rest_other')).follow_up_max_age_hours, 24);
     const templates = (await loadCatalog(rt, 'rest_demo')).message_templates;
     assert.equal(
       templates.map((m) => [m.id, m.name, m.language]),
@@ -90,9 +94,16 @@ t('a faulty file changes nothing and names each fault by its path', async ({ rt 
     'restaurants.0.message_templates.0.name',
   );
   // Only restaurants before the faulty section may have been written; nothing of the settings changed.
+  const tooLong = await applyBootstrap(
+    rt,
+    missedCallBootstrap({ follow_up_max_age_hours: 500 }) as BootstrapFile,
+    meta,
+  ).catch((e: Error) => e);
+  assert.match((tooLong as Error).message, 'restaurants.0.follow_up_max_age_hours');
   assert.equal(await loadSettings(rt, 'rest_demo'), {
     whatsapp_phone_number_id: '106540352242922',
     booking_url: 'https://le-demo.example/book',
+    follow_up_max_age_hours: 12,
   });
   assert.ok(head !== null);
 });

@@ -34,7 +34,10 @@ const body = obj({
     }),
   ),
   occurred_at: optional(
-    dateTime({ description: 'When the phone rang (default: now); at most 5 minutes ahead' }),
+    dateTime({
+      description:
+        "When the phone rang (default: now); at most 5 minutes ahead. A call older than the restaurant's follow_up_max_age_hours (24 by default) is recorded as SKIPPED_TOO_OLD, with no message",
+    }),
   ),
 });
 
@@ -136,6 +139,7 @@ const OUTCOME_TEXT = [
   '`SKIPPED_NO_TEMPLATE` (no approved WhatsApp template for the case, or one that needs a booking link the restaurant has not set);',
   '`SKIPPED_INVALID_RECIPIENT` (WhatsApp cannot deliver to this number); `SKIPPED_TEMPLATE_UNAVAILABLE` (WhatsApp refused the template: paused, disabled, missing or not matching its parameters);',
   '`SKIPPED_CUSTOMER_DELETED` (a retry of a call whose customer was deleted since: nothing is sent to them);',
+  "`SKIPPED_TOO_OLD` (the call occurred more than the restaurant's `follow_up_max_age_hours`, 24 by default, before it was reported or retried: it is recorded, nobody is matched or created, nothing is sent);",
   '`SEND_UNCONFIRMED` (the provider was asked and its answer never came: the message may have left; it is never sent again). A SKIPPED outcome is not an error.',
 ].join(' ');
 

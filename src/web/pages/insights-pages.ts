@@ -59,6 +59,7 @@ export const CALL_OUTCOME_LABELS: Record<RecordOutcome, string> = {
   SKIPPED_INVALID_RECIPIENT: 'Refused: not reachable',
   SKIPPED_TEMPLATE_UNAVAILABLE: 'Refused: template unavailable',
   SKIPPED_CUSTOMER_DELETED: 'Skipped: customer deleted',
+  SKIPPED_TOO_OLD: 'Skipped: call too old',
   FAILED: 'Failed, will retry',
   PENDING: 'In progress',
 };

@@ -64,12 +64,15 @@ async function summaryTarget(
   if (input !== undefined) {
     const source = await stat(input).catch(() => null);
     const same =
-      resolve(given) === resolve(input) || (found && source && found.dev === source.dev && found.ino === source.ino);
+      resolve(given) === resolve(input) ||
+      (found && source && found.dev === source.dev && found.ino === source.ino);
     if (same) throw new CliUsageError(`--${flag} ${given} is the input file: choose another file`);
   }
   const force = ctx.flags.force === true;
   if (found && !force)
-    throw new CliUsageError(`--${flag} ${given} already exists: choose a new file, or add --force to overwrite it`);
+    throw new CliUsageError(
+      `--${flag} ${given} already exists: choose a new file, or add --force to overwrite it`,
+    );
   return { path: given, flags: force ? 'w' : 'wx' };
 }
 

@@ -147,46 +147,63 @@ t('a header that cannot be imported: exit 1, every problem named, nothing writte
   assert.match(usage.stderr, /--on-match takes return_existing, update, create_new/);
 });
 
-t('summary paths: the input file never, an existing file only with --force, checked before importing', async ({ svc }) => {
-  const file = join(svc.dataDir, 'guard.csv');
-  const csv = 'name;email\nGuard One;guard1@import.test\n';
-  writeFileSync(file, csv);
-  const existing = join(svc.dataDir, 'kept.csv');
-  writeFileSync(existing, 'precious\n');
-  const head = await svc.rt.events.headPosition();
-  const base = ['customers', 'import', '--restaurant', 'rest_fr', '--file', file];
+t(
+  'summary paths: the input file never, an existing file only with --force, checked before importing',
+  async ({ svc }) => {
+    const file = join(svc.dataDir, 'guard.csv');
+    const csv = 'name;email\nGuard One;guard1@import.test\n';
+    writeFileSync(file, csv);
+    const existing = join(svc.dataDir, 'kept.csv');
+    writeFileSync(existing, 'precious\n');
+    const head = await svc.rt.events.headPosition();
+    const base = ['customers', 'import', '--restaurant', 'rest_fr', '--file', file];
 
-  for (const extra of [[], ['--force']]) {
-    const onInput = await cli(svc, [...base, '--summary', file, ...extra]);
-    assert.is(onInput.code, 1, onInput.stdout);
-    assert.match(onInput.stderr, /--summary .*guard\.csv is the input file/);
-    assert.is(readFileSync(file, 'utf8'), csv);
-  }
-  const onExisting = await cli(svc, [...base, '--summary', existing]);
-  assert.is(onExisting.code, 1, onExisting.stdout);
-  assert.match(onExisting.stderr, /--summary .*kept\.csv already exists: choose a new file, or add --force/);
-  const dryExisting = await cli(svc, [...base, '--dry-run', '--summary', existing]);
-  assert.is(dryExisting.code, 1, dryExisting.stdout);
-  assert.is(readFileSync(existing, 'utf8'), 'precious\n');
-  assert.is(await svc.rt.events.headPosition(), head, 'nothing imported');
+    for (const extra of [[], ['--force']]) {
+      const onInput = await cli(svc, [...base, '--summary', file, ...extra]);
+      assert.is(onInput.code, 1, onInput.stdout);
+      assert.match(onInput.stderr, /--summary .*guard\.csv is the input file/);
+      assert.is(readFileSync(file, 'utf8'), csv);
+    }
+    const onExisting = await cli(svc, [...base, '--summary', existing]);
+    assert.is(onExisting.code, 1, onExisting.stdout);
+    assert.match(
+      onExisting.stderr,
+      /--summary .*kept\.csv already exists: choose a new file, or add --force/,
+    );
+    const dryExisting = await cli(svc, [...base, '--dry-run', '--summary', existing]);
+    assert.is(dryExisting.code, 1, dryExisting.stdout);
+    assert.is(readFileSync(existing, 'utf8'), 'precious\n');
+    assert.is(await svc.rt.events.headPosition(), head, 'nothing imported');
 
-  const forced = await cli(svc, [...base, '--summary', existing, '--force']);
-  assert.is(forced.code, 0, forced.stderr);
-  assert.match(readFileSync(existing, 'utf8'), /^row,outcome,customer_id,matched_on,errors\r\n1,created,cus_/);
-  const job = /import (imp_\w+) finished/.exec(forced.stdout)?.[1] as string;
-  assert.ok(job, forced.stdout);
+    const forced = await cli(svc, [...base, '--summary', existing, '--force']);
+    assert.is(forced.code, 0, forced.stderr);
+    assert.match(
+      readFileSync(existing, 'utf8'),
+      /^row,outcome,customer_id,matched_on,errors\r\n1,created,cus_/,
+    );
+    const job = /import (imp_\w+) finished/.exec(forced.stdout)?.[1] as string;
+    assert.ok(job, forced.stdout);
 
-  writeFileSync(existing, 'precious\n');
-  const out = await cli(svc, ['customers', 'import-summary', '--job', job, '--out', existing]);
-  assert.is(out.code, 1, out.stdout);
-  assert.match(out.stderr, /--out .*kept\.csv already exists/);
-  assert.is(readFileSync(existing, 'utf8'), 'precious\n');
-  const outForced = await cli(svc, ['customers', 'import-summary', '--job', job, '--out', existing, '--force']);
-  assert.is(outForced.code, 0, outForced.stderr);
-  assert.match(readFileSync(existing, 'utf8'), /^row,outcome/);
-  const fresh = join(svc.dataDir, 'fresh.summary.csv');
-  const outNew = await cli(svc, ['customers', 'import-summary', '--job', job, '--out', fresh]);
-  assert.is(outNew.code, 0, outNew.stderr);
-});
+    writeFileSync(existing, 'precious\n');
+    const out = await cli(svc, ['customers', 'import-summary', '--job', job, '--out', existing]);
+    assert.is(out.code, 1, out.stdout);
+    assert.match(out.stderr, /--out .*kept\.csv already exists/);
+    assert.is(readFileSync(existing, 'utf8'), 'precious\n');
+    const outForced = await cli(svc, [
+      'customers',
+      'import-summary',
+      '--job',
+      job,
+      '--out',
+      existing,
+      '--force',
+    ]);
+    assert.is(outForced.code, 0, outForced.stderr);
+    assert.match(readFileSync(existing, 'utf8'), /^row,outcome/);
+    const fresh = join(svc.dataDir, 'fresh.summary.csv');
+    const outNew = await cli(svc, ['customers', 'import-summary', '--job', job, '--out', fresh]);
+    assert.is(outNew.code, 0, outNew.stderr);
+  },
+);
 
 t.run();

@@ -254,29 +254,29 @@ t(
   },
 );
 
-t("a retry after the call's customer was merged into a named guest greets them by the survivor's name", async ({
-  svc,
-  fake,
-}) => {
-  fake.script.push(GRAPH_ERRORS.rateLimited, GRAPH_ERRORS.pairRateLimited);
-  const body = { caller_phone_number: '0612345743', external_call_id: 'wa-merged-named' };
-  const failed = await report(svc, body);
-  assert.is(failed.status, 502, failed.text);
-  const id = failed.body.error.details.missed_call_id;
-  const from = (await get(svc, id)).body.data.customer_id;
-  const kept = await svc.api('POST', '/customers', {
-    token: MC_TOKENS.demo,
-    body: { name: 'Camille Durand', email: 'camille.merged@example.test' },
-  });
-  assert.ok(kept.status === 200 || kept.status === 201, kept.text);
-  await runCli(svc, 'customers merge', { from, into: kept.body.data.id });
-  const before = fake.requests.length;
-  const retry = await report(svc, body);
-  assert.is(retry.status, 201, retry.text);
-  assert.equal([retry.body.data.id, retry.body.data.outcome], [id, 'SENT']);
-  const sent = fake.requests.slice(before).find((r) => r.problem === null);
-  const params = sent?.body.template.components[0].parameters as { parameter_name: string; text: string }[];
-  assert.is(params.find((p) => p.parameter_name === 'guest_name')?.text, 'Camille Durand');
-});
+t(
+  "a retry after the call's customer was merged into a named guest greets them by the survivor's name",
+  async ({ svc, fake }) => {
+    fake.script.push(GRAPH_ERRORS.rateLimited, GRAPH_ERRORS.pairRateLimited);
+    const body = { caller_phone_number: '0612345743', external_call_id: 'wa-merged-named' };
+    const failed = await report(svc, body);
+    assert.is(failed.status, 502, failed.text);
+    const id = failed.body.error.details.missed_call_id;
+    const from = (await get(svc, id)).body.data.customer_id;
+    const kept = await svc.api('POST', '/customers', {
+      token: MC_TOKENS.demo,
+      body: { name: 'Camille Durand', email: 'camille.merged@example.test' },
+    });
+    assert.ok(kept.status === 200 || kept.status === 201, kept.text);
+    await runCli(svc, 'customers merge', { from, into: kept.body.data.id });
+    const before = fake.requests.length;
+    const retry = await report(svc, body);
+    assert.is(retry.status, 201, retry.text);
+    assert.equal([retry.body.data.id, retry.body.data.outcome], [id, 'SENT']);
+    const sent = fake.requests.slice(before).find((r) => r.problem === null);
+    const params = sent?.body.template.components[0].parameters as { parameter_name: string; text: string }[];
+    assert.is(params.find((p) => p.parameter_name === 'guest_name')?.text, 'Camille Durand');
+  },
+);
 
 t.run();

@@ -189,7 +189,13 @@ t('every faulty item is reported with its path', () => {
 t('customer field ids: an Object.prototype name is refused (the API could never set such a field)', () => {
   for (const id of ['constructor', '__proto__', 'prototype', 'toString', 'hasOwnProperty']) {
     const issues = issuesOf(() =>
-      decideApplyCatalog(emptyCatalog(R), R, { customer_fields: [{ id, name: 'X', type: 'TEXT' }] }, 'merge', AT),
+      decideApplyCatalog(
+        emptyCatalog(R),
+        R,
+        { customer_fields: [{ id, name: 'X', type: 'TEXT' }] },
+        'merge',
+        AT,
+      ),
     );
     assert.equal(
       issues.map((i) => i.path),

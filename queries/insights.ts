@@ -5,7 +5,12 @@ import type { ReservationSource } from '../commands/reservations/events';
 import type { DayFigures } from '../projections/analytics/figures';
 import type { MissedCallDay } from '../projections/analytics/missed-call-rules';
 import { emptyMissedCallDay } from '../projections/analytics/missed-call-rules';
-import { histogramQuantile, type Outcome } from '../projections/analytics/rules';
+import {
+  histogramQuantile,
+  histogramQuantileBucket,
+  isOpenBucket,
+  type Outcome,
+} from '../projections/analytics/rules';
 import {
   addInc,
   sumWebhookDays,
@@ -42,7 +47,15 @@ export interface Insights {
   covers: number;
   no_show_rate: number | null;
   sources: { source: ReservationSource; reservations: number; covers: number }[];
-  lead_time: { histogram: Record<string, number>; count: number; median: number | null; p90: number | null };
+  lead_time: {
+    histogram: Record<string, number>;
+    count: number;
+    median: number | null;
+    p90: number | null;
+    /** The median (p90) fell in the last, open bucket: it is at least, not at most, its value. */
+    median_open: boolean;
+    p90_open: boolean;
+  };
   guests: { new: number; returning: number; unknown: number };
   endpoints: EndpointInsight[];
   missed_calls: MissedCallDay;
@@ -168,6 +181,8 @@ export async function insightsOf(
       count: leadCount,
       median: histogramQuantile(histogram, 0.5),
       p90: histogramQuantile(histogram, 0.9),
+      median_open: isOpenBucket(histogramQuantileBucket(histogram, 0.5)),
+      p90_open: isOpenBucket(histogramQuantileBucket(histogram, 0.9)),
     },
     guests,
     endpoints,

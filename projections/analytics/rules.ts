@@ -126,6 +126,19 @@ export function bucketValue(index: number): number {
  * this reports.
  */
 export function histogramQuantile(histogram: Readonly<Record<string, number>>, q: number): number | null {
+  const i = histogramQuantileBucket(histogram, q);
+  return i === null ? null : bucketValue(i);
+}
+
+/**
+ * The index of the bucket `histogramQuantile` reads its value from, or null for an empty histogram.
+ * The last bucket is open: its value (365 days) means "365 days or more", where the bucket before's
+ * same value means "at most 365 days" (`isOpenBucket`).
+ */
+export function histogramQuantileBucket(
+  histogram: Readonly<Record<string, number>>,
+  q: number,
+): number | null {
   // Keys are canonical integers: read by number (no string made per bucket and lookup).
   const h = histogram as unknown as Readonly<Record<number, number>>;
   let n = 0;
@@ -135,10 +148,13 @@ export function histogramQuantile(histogram: Readonly<Record<string, number>>, q
   let seen = 0;
   for (let i = 0; i < LEAD_TIME_BUCKETS.length; i++) {
     seen += h[LEAD_TIME_BUCKETS[i] as number] ?? 0;
-    if (seen >= rank) return bucketValue(i);
+    if (seen >= rank) return i;
   }
-  return bucketValue(LEAD_TIME_BUCKETS.length - 1);
+  return LEAD_TIME_BUCKETS.length - 1;
 }
+
+/** The last bucket has no upper bound: a quantile there is "at least" its value, not "at most". */
+export const isOpenBucket = (index: number | null) => index === LEAD_TIME_BUCKETS.length - 1;
 
 /** Party sizes 1–10 each have their own group; then 11-20 and 21+. */
 export function partySizeGroup(partySize: number): string {

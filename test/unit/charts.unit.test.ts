@@ -3,7 +3,13 @@
 import fc from 'fast-check';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { LEAD_TIME_BUCKETS } from '../../projections/analytics/rules';
+import {
+  bucketKey,
+  histogramQuantile,
+  histogramQuantileBucket,
+  isOpenBucket,
+  LEAD_TIME_BUCKETS,
+} from '../../projections/analytics/rules';
 import { datesBetween } from '../../queries/insights';
 import { periodRange } from '../../src/http/routes/dashboard-insights';
 import {
@@ -20,7 +26,14 @@ import {
   ticks,
 } from '../../src/web/charts';
 import { markup } from '../../src/web/html';
-import { LEAD_GROUPS, leadGroups, minutesInWords, msInWords } from '../../src/web/pages/insights-pages';
+import {
+  LEAD_GROUPS,
+  leadGroups,
+  leadSummary,
+  medianTile,
+  minutesInWords,
+  msInWords,
+} from '../../src/web/pages/insights-pages';
 
 test('niceMax: the smallest 1, 2 or 5 × 10^k at or above the maximum', () => {
   assert.equal(
@@ -212,3 +225,38 @@ test('a period: the last n local days ending today, n dates', () => {
 });
 
 test.run();
+
+test('lead time: a median or p90 in the open last bucket reads "365 days or more", never "at most"', () => {
+  const last = LEAD_TIME_BUCKETS.length - 1;
+  // As queries/insights.ts reads them from the summed histogram.
+  const lead = (histogram: Record<string, number>) => ({
+    histogram,
+    count: Object.values(histogram).reduce((a, b) => a + b, 0),
+    median: histogramQuantile(histogram, 0.5),
+    p90: histogramQuantile(histogram, 0.9),
+    median_open: isOpenBucket(histogramQuantileBucket(histogram, 0.5)),
+    p90_open: isOpenBucket(histogramQuantileBucket(histogram, 0.9)),
+  });
+  const text = (h: ReturnType<typeof leadSummary>) => (typeof h === 'string' ? h : markup(h));
+  // [180, 365) days: its upper bound, "at most 365 days".
+  const below = lead({ [bucketKey(last - 1)]: 4 });
+  assert.match(
+    text(leadSummary(below)),
+    'Half the bookings were made at most <strong>365 days</strong> ahead',
+  );
+  assert.is(medianTile(below), '≤ 365 days');
+  // 365 days or more: both quantiles are lower bounds.
+  const open = lead({ [bucketKey(last)]: 4 });
+  assert.is(
+    text(leadSummary(open)),
+    'At least half the bookings were made <strong>365 days or more</strong> ahead, and at least 1 in 10 <strong>365 days or more</strong> ahead (4 bookings, walk-ins left out).',
+  );
+  assert.is(medianTile(open), '≥ 365 days');
+  // Only the p90 in the open bucket.
+  const tail = lead({ '0': 8, [bucketKey(last)]: 2 });
+  const mixed = text(leadSummary(tail));
+  assert.match(mixed, 'Half the bookings were made at most <strong>15 minutes</strong> ahead');
+  assert.match(mixed, 'at least 1 in 10 <strong>365 days or more</strong> ahead');
+  assert.not.match(mixed, 'at most <strong>365');
+  assert.is(medianTile(tail), '≤ 15 minutes');
+});

@@ -246,13 +246,34 @@ function sourcesCard(ins: Insights): Html {
   );
 }
 
+/**
+ * The lead-time card's sentence. A quantile in the last, open bucket (365 days or more) is a lower
+ * bound, not an upper one: the median there means at least half were booked that far ahead, the p90
+ * at least 1 in 10.
+ */
+export function leadSummary(l: Insights['lead_time']): Html | string {
+  const { median, p90, count, median_open, p90_open } = l;
+  if (count === 0 || median === null || p90 === null)
+    return 'No booking made ahead in this period (walk-ins are left out).';
+  return html`${
+    median_open
+      ? html`At least half the bookings were made <strong>${minutesInWords(median)} or more</strong> ahead`
+      : html`Half the bookings were made at most <strong>${minutesInWords(median)}</strong> ahead`
+  }, and ${
+    p90_open
+      ? html`at least 1 in 10 <strong>${minutesInWords(p90)} or more</strong> ahead`
+      : html`9 in 10 at most <strong>${minutesInWords(p90)}</strong> ahead`
+  } (${plural(count, 'booking')}, walk-ins left out).`;
+}
+
+/** The "Booked ahead (median)" tile: ≤ its bucket's upper bound, ≥ 365 days in the open last bucket. */
+export const medianTile = (l: Insights['lead_time']) =>
+  l.median === null ? '—' : `${l.median_open ? '≥' : '≤'} ${minutesInWords(l.median)}`;
+
 function leadCard(ins: Insights): Html {
   const groups = leadGroups(ins.lead_time.histogram);
-  const { median, p90, count } = ins.lead_time;
-  const summary =
-    count === 0 || median === null || p90 === null
-      ? 'No booking made ahead in this period (walk-ins are left out).'
-      : html`Half the bookings were made at most <strong>${minutesInWords(median)}</strong> ahead, and 9 in 10 at most <strong>${minutesInWords(p90)}</strong> ahead (${plural(count, 'booking')}, walk-ins left out).`;
+  const { count } = ins.lead_time;
+  const summary = leadSummary(ins.lead_time);
   return card(
     'lead',
     'Booking lead time',
@@ -443,7 +464,7 @@ ${
 ${tile('Reservations', String(ins.reservations))}
 ${tile('Covers', String(ins.covers))}
 ${tile('No-show rate', percent(ins.no_show_rate))}
-${tile('Booked ahead (median)', ins.lead_time.median === null ? '—' : `≤ ${minutesInWords(ins.lead_time.median)}`)}
+${tile('Booked ahead (median)', medianTile(ins.lead_time))}
 ${tile('Webhooks delivered', percent(webhookRate))}
 ${tile('Missed calls', String(ins.missed_calls.reported))}
 </div>

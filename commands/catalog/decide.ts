@@ -32,7 +32,9 @@ export type CatalogConfig = Partial<Record<CatalogKind, readonly unknown[]>>;
 
 /**
  * replace: a section given is the whole list (items missing from it are removed; sections not given
- * are untouched). merge: items given are added or replaced, nothing is removed.
+ * are untouched). merge: items given are added or replaced, nothing is removed. An item given replaces
+ * the stored one whole (a field it omits takes its default, never the stored value: `catalog apply`'s
+ * help and the README say so).
  */
 export type ApplyMode = 'replace' | 'merge';
 

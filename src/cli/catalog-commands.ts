@@ -41,7 +41,7 @@ export function registerCatalogCommands(): void {
   registerCliCommand({
     name: 'catalog apply',
     summary:
-      'Set a restaurant catalog from a JSON file (sections given replace theirs; --merge only adds/updates)',
+      'Set a restaurant catalog from a JSON file (a section given replaces that whole list). --merge keeps the items the file leaves out, but replaces each item it gives whole: a field the item omits takes its default, not its stored value ({"id":"tbl_1","max_pax":3} resets the table\'s name and room), so give every field of an item you change',
     usage: '--restaurant rest_x [--merge] <catalog.json>',
     // A switch: in the usage's order the file after --merge stays the positional path.
     switches: ['merge'],

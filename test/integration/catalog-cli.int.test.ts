@@ -89,6 +89,31 @@ t('--merge adds without removing; a replace removes what the section leaves out'
   );
 });
 
+t(
+  '--merge replaces an item given whole (its omitted fields take their defaults), and the help says so',
+  async ({ rt, dir }) => {
+    const file = join(dir, 'merge-whole.json');
+    writeFileSync(
+      file,
+      JSON.stringify({ tables: [{ id: 'tbl_2', name: 'Window', room_id: 'room_main', max_pax: 2 }] }),
+    );
+    await run(rt, 'catalog apply', { restaurant: 'rest_cli', merge: true }, [file]);
+    writeFileSync(file, JSON.stringify({ tables: [{ id: 'tbl_2', max_pax: 3 }] }));
+    await run(rt, 'catalog apply', { restaurant: 'rest_cli', merge: true }, [file]);
+    const shown = JSON.parse((await run(rt, 'catalog show', { restaurant: 'rest_cli' })).join('\n'));
+    const table = shown.tables.find((x: { id: string }) => x.id === 'tbl_2');
+    assert.equal([table.name, table.room_id, table.max_pax], ['tbl_2', null, 3]);
+    registerModules();
+    registerAllCliCommands();
+    const summary = cliCommands().find((c) => c.name === 'catalog apply')?.summary ?? '';
+    assert.match(
+      summary,
+      /--merge keeps the items the file leaves out, but replaces each item it gives whole/,
+    );
+    assert.match(summary, /resets the table's name and room/);
+  },
+);
+
 t('the usage order parses: the file after --merge is the path, not the value of --merge', () => {
   registerModules();
   registerAllCliCommands();

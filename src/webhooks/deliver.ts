@@ -55,10 +55,22 @@ export interface AttemptResponse extends AttemptResult {
 /** What an attempt cut by a stop reports (see `AttemptRequest.signal`). */
 export const STOPPED_MESSAGE = 'the service stopped before the endpoint answered';
 
+/**
+ * Connections are kept alive between attempts. An endpoint closes an idle one when it chooses; an
+ * attempt that takes such a connection as it closes is reset before the endpoint read it (`reusedSocket`
+ * and ECONNRESET/EPIPE, no answer): that attempt is made again at once on a new connection (below),
+ * as Node's documentation advises, rather than recorded as a network failure and retried 5 s later.
+ * Idle connections are also dropped on our side after IDLE_SOCKET_MS (and before the idle timeout an
+ * endpoint announces in `Keep-Alive: timeout=N`, which Node's agent honours only when it has a timeout
+ * of its own), which makes that race rare.
+ */
+const IDLE_SOCKET_MS = 4_000;
 const agents = {
-  http: new http.Agent({ keepAlive: true, maxSockets: 64 }),
-  https: new https.Agent({ keepAlive: true, maxSockets: 64 }),
+  http: new http.Agent({ keepAlive: true, maxSockets: 64, timeout: IDLE_SOCKET_MS }),
+  https: new https.Agent({ keepAlive: true, maxSockets: 64, timeout: IDLE_SOCKET_MS }),
 };
+/** Errors of a kept-alive connection the endpoint closed before reading the request. */
+const STALE_CONNECTION = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
 const MAX_READ = 64 * 1024;
 
 export const USER_AGENT = 'Couvert-Webhooks/1';
@@ -117,33 +129,55 @@ export function sendAttempt(req: AttemptRequest): Promise<AttemptResponse> {
         .split(',')
         .flatMap((p) => (p.startsWith('v1=') ? [p.slice(3)] : [])),
     ];
-    const options: https.RequestOptions = {
+    const options = (fresh: boolean): https.RequestOptions => ({
       method: 'POST',
       headers,
-      agent: secure ? agents.https : agents.http,
+      // The repeat after a stale kept-alive connection opens a connection of its own.
+      agent: fresh ? false : secure ? agents.https : agents.http,
       lookup: guardedLookup(req.allowPrivate, req.resolver),
-    };
-    const request = (secure ? https : http).request(url, options, (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (c: Buffer) => {
-        if (size < MAX_READ) chunks.push(c);
-        size += c.length;
+    });
+    let request: http.ClientRequest;
+    const send = (fresh: boolean) => {
+      let answered = false;
+      request = (secure ? https : http).request(url, options(fresh), (res) => {
+        answered = true;
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          if (size < MAX_READ) chunks.push(c);
+          size += c.length;
+        });
+        res.on('end', () => {
+          const excerpt = responseExcerpt(Buffer.concat(chunks), neverKept, size > MAX_READ);
+          finish({
+            status: res.statusCode ?? null,
+            error: null,
+            bodyExcerpt: excerpt?.text ?? null,
+            excerptTruncated: excerpt?.truncated ?? false,
+            message: null,
+          });
+        });
+        res.on('error', () =>
+          finish({ status: res.statusCode ?? null, error: null, bodyExcerpt: null, message: null }),
+        );
       });
-      res.on('end', () => {
-        const excerpt = responseExcerpt(Buffer.concat(chunks), neverKept, size > MAX_READ);
+      const sent = request;
+      sent.on('error', (err: NodeJS.ErrnoException) => {
+        if (settled) return;
+        if (!fresh && !answered && sent.reusedSocket && STALE_CONNECTION.has(err.code ?? '')) {
+          send(true);
+          return;
+        }
+        const blocked = err.name === 'BlockedTargetError' || err.code === 'EBLOCKEDTARGET';
         finish({
-          status: res.statusCode ?? null,
-          error: null,
-          bodyExcerpt: excerpt?.text ?? null,
-          excerptTruncated: excerpt?.truncated ?? false,
-          message: null,
+          status: null,
+          error: blocked ? 'blocked_target' : 'network',
+          bodyExcerpt: null,
+          message: blocked ? err.message : (err.code ?? 'network error'),
         });
       });
-      res.on('error', () =>
-        finish({ status: res.statusCode ?? null, error: null, bodyExcerpt: null, message: null }),
-      );
-    });
+      sent.end(body);
+    };
     timer = setTimeout(() => {
       request.destroy();
       finish({
@@ -159,15 +193,6 @@ export function sendAttempt(req: AttemptRequest): Promise<AttemptResponse> {
     };
     req.signal?.addEventListener('abort', onStop, { once: true });
     detach = () => req.signal?.removeEventListener('abort', onStop);
-    request.on('error', (err: NodeJS.ErrnoException) => {
-      const blocked = err.name === 'BlockedTargetError' || err.code === 'EBLOCKEDTARGET';
-      finish({
-        status: null,
-        error: blocked ? 'blocked_target' : 'network',
-        bodyExcerpt: null,
-        message: blocked ? err.message : (err.code ?? 'network error'),
-      });
-    });
-    request.end(body);
+    send(false);
   });
 }

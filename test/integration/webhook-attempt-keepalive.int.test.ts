@@ -1,0 +1,74 @@
+// A delivery attempt sent on a kept-alive connection the endpoint has just closed (its idle timeout met
+// the attempt: the endpoint never read the request) is made again at once on a new connection, not
+// recorded as a network failure and left to a retry 5 s later (on a frozen clock: never; this is what
+// made the webhooks e2e suite wait in vain on a loaded machine). The endpoint here answers the first
+// request of each connection and drops the connection when a second one arrives on it, so every
+// attempt after the first meets that race, every time.
+import { createServer, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { sendAttempt } from '../../src/webhooks/deliver';
+
+const t = suite('webhook attempt on a closed keep-alive connection');
+
+t('an attempt whose reused connection is reset before any answer is made again on a new one', async () => {
+  const sockets: Socket[] = [];
+  let requests = 0;
+  let dropped = 0;
+  const server = createServer((socket) => {
+    sockets.push(socket);
+    let seen = 0;
+    let buffered = '';
+    socket.on('data', (chunk) => {
+      buffered += chunk.toString('latin1');
+      // One request per "\r\n\r\n" + its body (content-length): enough for these small bodies.
+      for (;;) {
+        const head = buffered.indexOf('\r\n\r\n');
+        if (head < 0) return;
+        const length = Number(/content-length: (\d+)/i.exec(buffered.slice(0, head))?.[1] ?? 0);
+        if (buffered.length < head + 4 + length) return;
+        buffered = buffered.slice(head + 4 + length);
+        seen++;
+        if (seen > 1) {
+          // The idle timeout closed it as this request came: never read, never answered.
+          dropped++;
+          socket.resetAndDestroy();
+          return;
+        }
+        requests++;
+        socket.write('HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 2\r\n\r\nok');
+      }
+    });
+    socket.on('error', () => {});
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+  const attempt = (n: number) =>
+    sendAttempt({
+      url,
+      body: JSON.stringify({ n }),
+      secrets: ['whsec_keepalive_test_000000000001'],
+      timestamp: 1_780_000_000,
+      attempt: 1,
+      deliveryId: `whd_keepalive_${n}`,
+      logId: `whl_keepalive_${n}`,
+      eventTime: '2026-06-02T10:00:00.000Z',
+      customHeaders: {},
+      allowPrivate: true,
+    });
+  try {
+    for (let n = 1; n <= 3; n++) {
+      const res = await attempt(n);
+      assert.is(res.error, null, `attempt ${n}: ${res.message}`);
+      assert.is(res.status, 200, `attempt ${n}`);
+    }
+    assert.is(requests, 3, 'each attempt answered once');
+    assert.ok(dropped >= 1, 'the endpoint did drop a reused connection (the race this covers)');
+  } finally {
+    for (const s of sockets) s.destroy();
+    await new Promise<void>((r) => server.close(() => r()));
+  }
+});
+
+t.run();

@@ -2,6 +2,9 @@
 // and one that answers 500 (to be retried); `analytics export --dataset webhooks` then shows one
 // delivery each on the restaurant's local day: delivered at the first attempt, and pending after a
 // failed attempt. A delivery refused for good and resent is pending until the resend is answered.
+// Nothing here is timed: the suite waits for the figures it means, and holds the resend's answer at the
+// receiver until it has looked (the attempt timeout is far beyond any wait, so a held attempt never
+// times out on a slow machine; the clock is frozen, so nothing is retried on its own).
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { runCli } from '../helpers/cli-in-process';
@@ -12,7 +15,11 @@ import {
   startReservationService,
   TOKENS,
 } from '../helpers/reservations';
-import { type Receiver, startReceiver } from '../helpers/webhook-receiver';
+import { hold, type Receiver, startReceiver } from '../helpers/webhook-receiver';
+import { until } from '../helpers/webhooks-world';
+
+/** Bounds a hang only (under the runner's 300 s per file), never a speed: waits are for conditions. */
+const WAIT_MS = 120_000;
 
 const t = suite<{ svc: ReservationService; rx: Receiver }>('webhook analytics, live', {} as never);
 t.before(async (ctx) => {
@@ -23,6 +30,8 @@ t.before(async (ctx) => {
   ctx.svc = await startReservationService({
     bootstrap,
     env: { ROLES: 'api,projector,webhooks', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
+    // An answer the test holds is never cut short by the attempt timeout (12 s), however slow the machine.
+    webhooks: { timeoutMs: WAIT_MS },
   });
 });
 t.after(async ({ svc, rx }) => {
@@ -49,12 +58,11 @@ t('one endpoint delivered at once, one failing and pending a retry', async ({ sv
   assert.is((await create(svc)).status, 201);
   await rx.waitFor('/ok', 1);
   await rx.waitFor('/bad', 1);
-  const end = Date.now() + 10_000;
-  let rows = await exportWebhooks(svc);
-  while (rows.reduce((s, r) => s + Number(r.attempts), 0) < 2 && Date.now() < end) {
-    await new Promise((r) => setTimeout(r, 100));
-    rows = await exportWebhooks(svc);
-  }
+  // Both attempts recorded (the figures follow the attempts' records, appended after the answers).
+  const rows = await until('both attempts in the figures', WAIT_MS, async () => {
+    const got = await exportWebhooks(svc);
+    return got.reduce((s, r) => s + Number(r.attempts), 0) >= 2 && got;
+  });
   const ok = rows.find((r) => r.endpoint_id === ids['/ok']);
   const bad = rows.find((r) => r.endpoint_id === ids['/bad']);
   const today = new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Paris' }).format(svc.clock.now());
@@ -74,9 +82,9 @@ t('one endpoint delivered at once, one failing and pending a retry', async ({ sv
 t(
   'a delivery refused for good, then resent: pending until the resend is answered, then delivered',
   async ({ svc, rx }) => {
-    // The receiver holds each answer a while (well within the attempt's 12 s timeout), so the figures
-    // read right after the resend is accepted see it not answered yet.
-    rx.on('/refuse', { statuses: [400, 200], delayMs: 4_000 });
+    // The first attempt is refused at once; the resend's answer is held at the receiver until the test
+    // has read the figures, so they are read while it is in flight, not answered yet.
+    rx.on('/refuse', { statuses: [400] });
     const res = await svc.api('POST', '/webhook-endpoints', {
       token: TOKENS.full,
       body: { url: rx.url('/refuse') },
@@ -85,41 +93,45 @@ t(
     const endpoint = res.body.data.id as string;
     assert.is((await create(svc, { start_at: '2026-06-03T20:00:00+02:00' })).status, 201);
     const row = async () => (await exportWebhooks(svc)).find((r) => r.endpoint_id === endpoint);
-    const until = async (ok: (r: Record<string, number | string> | undefined) => boolean) => {
-      const end = Date.now() + 20_000;
-      let r = await row();
-      while (!ok(r) && Date.now() < end) {
-        await new Promise((f) => setTimeout(f, 100));
-        r = await row();
-      }
-      return r;
-    };
-    const failed = await until((r) => Number(r?.failed) === 1);
-    assert.equal([failed?.deliveries, failed?.failed, failed?.pending, failed?.success_rate], [1, 1, 0, 0]);
+    const rowWhen = (what: string, ok: (r: Record<string, number | string>) => boolean) =>
+      until(what, WAIT_MS, async () => {
+        const r = await row();
+        return r !== undefined && ok(r) && r;
+      });
+    const failed = await rowWhen('the refused delivery in the figures', (r) => Number(r.failed) === 1);
+    assert.equal([failed.deliveries, failed.failed, failed.pending, failed.success_rate], [1, 1, 0, 0]);
     const list = await svc.api('GET', `/webhook-endpoints/${endpoint}/deliveries`, { token: TOKENS.full });
     const delivery = list.body.data[0].id as string;
-    const resend = await svc.api('POST', `/webhook-endpoints/${endpoint}/deliveries/${delivery}/resend`, {
-      token: TOKENS.full,
-    });
-    assert.is(resend.status, 202, resend.text);
-    const shown = await svc.api('GET', `/webhook-endpoints/${endpoint}/deliveries/${delivery}`, {
-      token: TOKENS.full,
-    });
-    const waiting = await row();
-    assert.equal(
-      [shown.body.data.status, waiting?.pending, waiting?.failed, waiting?.success_rate],
-      ['pending', 1, 0, null],
-      'resent, not answered yet: pending, as the API shows it',
-    );
-    const done = await until((r) => Number(r?.delivered) === 1);
+    const answer = hold();
+    rx.on('/refuse', { statuses: [200], until: answer.held });
+    try {
+      const resend = await svc.api('POST', `/webhook-endpoints/${endpoint}/deliveries/${delivery}/resend`, {
+        token: TOKENS.full,
+      });
+      assert.is(resend.status, 202, resend.text);
+      // The resend is in flight (the receiver has it, its answer held): not answered yet.
+      await rx.waitFor('/refuse', 2, WAIT_MS);
+      const shown = await svc.api('GET', `/webhook-endpoints/${endpoint}/deliveries/${delivery}`, {
+        token: TOKENS.full,
+      });
+      const waiting = await row();
+      assert.equal(
+        [shown.body.data.status, waiting?.pending, waiting?.failed, waiting?.success_rate],
+        ['pending', 1, 0, null],
+        'resent, not answered yet: pending, as the API shows it',
+      );
+    } finally {
+      answer.release();
+    }
+    const done = await rowWhen('the resend delivered in the figures', (r) => Number(r.delivered) === 1);
     assert.equal(
       [
-        done?.deliveries,
-        done?.delivered,
-        done?.failed,
-        done?.pending,
-        done?.attempts,
-        done?.first_attempt_delivered,
+        done.deliveries,
+        done.delivered,
+        done.failed,
+        done.pending,
+        done.attempts,
+        done.first_attempt_delivered,
       ],
       [1, 1, 0, 0, 2, 0],
     );

@@ -2,7 +2,7 @@
 // lunch shift that needs approval and a deposit, and keys with every combination of scopes the
 // reservation routes care about.
 import { FixedClock } from '../../src/core/clock';
-import { demoBootstrap, startTestService, type TestService } from './service';
+import { demoBootstrap, type StartOptions, startTestService, type TestService } from './service';
 
 export const TOKENS = {
   full: 'couvert_pk_res_full_000000000000000000000001',
@@ -187,10 +187,16 @@ export function reservationBootstrap(overrides: Record<string, unknown> = {}) {
 export type ReservationService = TestService & { clock: FixedClock };
 
 export async function startReservationService(
-  options: { bootstrap?: unknown; env?: Record<string, string>; clock?: FixedClock } = {},
+  options: {
+    bootstrap?: unknown;
+    env?: Record<string, string>;
+    clock?: FixedClock;
+    webhooks?: StartOptions['webhooks'];
+  } = {},
 ): Promise<ReservationService> {
   const clock = options.clock ?? new FixedClock(NOW);
   const svc = await startTestService({
+    ...(options.webhooks ? { webhooks: options.webhooks } : {}),
     bootstrap: options.bootstrap ?? reservationBootstrap(),
     clock,
     env: { RATE_LIMIT_PER_MINUTE: '1000000', ROLES: 'api,projector', ...options.env },

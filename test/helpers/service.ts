@@ -7,6 +7,7 @@ import { type RunningService, startService } from '../../src/app';
 import { loadConfig } from '../../src/config';
 import type { Clock } from '../../src/core/clock';
 import { createLogger, type Logger } from '../../src/logger';
+import type { PublisherOptions } from '../../src/webhooks/publisher';
 import { OpenApiChecker, publishedDocument } from './openapi';
 
 export interface TestService extends RunningService {
@@ -52,6 +53,8 @@ export interface StartOptions {
   checkResponses?: boolean;
   /** The service's logger (access log included); silent by default. */
   logger?: Logger;
+  /** The webhook publisher's options (its attempt timeout…), with the `webhooks` role. */
+  webhooks?: PublisherOptions;
 }
 
 export async function startTestService(options: StartOptions = {}): Promise<TestService> {
@@ -75,6 +78,7 @@ export async function startTestService(options: StartOptions = {}): Promise<Test
     logger: options.logger ?? createLogger('silent'),
     ...(options.clock ? { clock: options.clock } : {}),
     demo: options.demo ?? false,
+    ...(options.webhooks ? { webhooks: options.webhooks } : {}),
   });
   const base = service.url;
   // Every response of every e2e suite is checked against the OpenAPI document the server publishes:

@@ -16,6 +16,11 @@ export interface Script {
   /** Statuses answered in turn; the last one repeats. Default [200]. */
   statuses?: number[];
   delayMs?: number;
+  /**
+   * The answer waits until this settles (after `delayMs`): a test holds an attempt in flight for as
+   * long as it needs (`hold()` below makes one), whatever the machine's speed, instead of timing it.
+   */
+  until?: Promise<unknown>;
   headers?: Record<string, string>;
   /** The answer's body (default "ok", or "status N" for a non-2xx). */
   body?: (request: Received) => string;
@@ -25,7 +30,11 @@ export interface Receiver {
   url(path: string): string;
   received: Received[];
   on(path: string, script: Script): void;
-  /** Resolves with the requests for `path` once there are `count` (rejects after `timeoutMs`). */
+  /**
+   * Resolves with the requests for `path` once there are `count`. `timeoutMs` (default 120 s) only
+   * bounds a hang, well under the runner's 300 s per file: never a measure of speed (a loaded CI
+   * machine is slow), so a suite waits for a delivery, however long it takes.
+   */
   waitFor(path: string, count: number, timeoutMs?: number): Promise<Received[]>;
   for(path: string): Received[];
   close(): Promise<void>;
@@ -60,8 +69,9 @@ export async function startReceiver(): Promise<Receiver> {
         res.writeHead(status, { 'content-type': 'text/plain', ...(script.headers ?? {}) });
         res.end(script.body ? script.body(request) : status < 300 ? 'ok' : `status ${status}`);
       };
-      if (script.delayMs) setTimeout(answer, script.delayMs);
-      else answer();
+      const delayed = script.delayMs ? () => setTimeout(answer, script.delayMs) : answer;
+      if (script.until) void script.until.then(delayed, delayed);
+      else delayed();
     });
   });
   server.keepAliveTimeout = 5_000;
@@ -76,7 +86,7 @@ export async function startReceiver(): Promise<Receiver> {
       served.delete(path);
     },
     for: forPath,
-    waitFor(path, count, timeoutMs = 10_000) {
+    waitFor(path, count, timeoutMs = 120_000) {
       return new Promise((resolve, reject) => {
         const check = () => {
           const got = forPath(path);
@@ -99,6 +109,15 @@ export async function startReceiver(): Promise<Receiver> {
       await new Promise<void>((r) => server.close(() => r()));
     },
   };
+}
+
+/** A gate for `Script.until`: answers wait on `held` until `release()`. */
+export function hold(): { held: Promise<void>; release(): void } {
+  let release!: () => void;
+  const held = new Promise<void>((r) => {
+    release = r;
+  });
+  return { held, release };
 }
 
 /** No further request for `path` arrives within `ms` (beyond `count`). */

@@ -73,7 +73,7 @@ if (gateOnContainers(t, 'webhooks scaled-out suite', problem, NAMES)) {
       ids.push(
         (await api.api('POST', '/customers', { token: TOKEN, body: { name: `G ${i}` } })).body.data.id,
       );
-    const got = await rx.waitFor('/shared', 40, 60_000);
+    const got = await rx.waitFor('/shared', 40);
     const perDelivery = new Map<string, number>();
     for (const r of got)
       perDelivery.set(
@@ -93,9 +93,9 @@ if (gateOnContainers(t, 'webhooks scaled-out suite', problem, NAMES)) {
       body: { url: rx.url('/retry'), enabled_events: ['customer.created'] },
     });
     await api.api('POST', '/customers', { token: TOKEN, body: { name: 'Retry' } });
-    await rx.waitFor('/retry', 1, 30_000);
+    await rx.waitFor('/retry', 1);
     for (const w of workers) w.rt.testClock?.advance(10);
-    await rx.waitFor('/retry', 2, 30_000);
+    await rx.waitFor('/retry', 2);
     await new Promise((r) => setTimeout(r, 3_000));
     assert.is(rx.for('/retry').length, 2, 'the retry was sent once');
     assert.equal(

@@ -89,7 +89,7 @@ t.after(async (ctx) => {
 const test = haveBrowser ? t : t.skip;
 
 /** Polls until `check` holds (reloading the page between tries); fails after `ms`. */
-async function until(page: Page, what: string, check: () => Promise<boolean>, ms = 15_000) {
+async function until(page: Page, what: string, check: () => Promise<boolean>, ms = 120_000) {
   const end = Date.now() + ms;
   while (Date.now() < end) {
     if (await check()) return;
@@ -221,7 +221,7 @@ test('a manager: applications, API keys, webhooks, deliveries, migration, import
     const secret = await page.locator('#secret-value').inputValue();
     assert.match(secret, /^whsec_/);
     await page.getByRole('button', { name: 'Send a test' }).click();
-    const [testHit] = await rx.waitFor('/ok', 1, 10_000);
+    const [testHit] = await rx.waitFor('/ok', 1);
     assert.is(testHit?.headers['x-service-test'], 'true');
     assert.match(await page.getByRole('status').first().innerText(), /Test delivery succeeded.*answer 200/);
     assert.match(await page.getByRole('status').locator('pre.excerpt').innerText(), /ok/);
@@ -248,7 +248,7 @@ test('a manager: applications, API keys, webhooks, deliveries, migration, import
     const flaky = page.url();
     const made = await svc.api('POST', '/customers', { token: FRONT_DESK, body: { name: 'Ada Webhook' } });
     assert.is(made.status, 201, JSON.stringify(made.body));
-    await rx.waitFor('/flaky', 1, 10_000);
+    await rx.waitFor('/flaky', 1);
     await page.goto(`${flaky.split('?')[0]}?restaurant=rest_demo`);
     await until(
       page,
@@ -260,7 +260,7 @@ test('a manager: applications, API keys, webhooks, deliveries, migration, import
     await shoot(page, '5-delivery-failed');
     await page.getByRole('button', { name: /^Resend customer.created/ }).click();
     assert.match(await page.getByRole('status').innerText(), /sent again/);
-    await rx.waitFor('/flaky', 2, 10_000);
+    await rx.waitFor('/flaky', 2);
     await until(
       page,
       'the resent delivery',

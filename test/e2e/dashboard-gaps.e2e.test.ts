@@ -228,7 +228,7 @@ t(
     const endpointId = endpointPath.split('/')[3] as string;
     const created = await svc.api('POST', '/customers', { token: FRONT, body: { name: 'Echo Customer' } });
     assert.is(created.status, 201);
-    await rx.waitFor('/echo', 1, 10_000);
+    await rx.waitFor('/echo', 1);
     const delivery = await within('the first attempt recorded', async () => {
       const docs = await svc.rt.docs
         .collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES)

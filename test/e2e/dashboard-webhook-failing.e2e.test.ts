@@ -92,7 +92,7 @@ t('the page warns while the latest deliveries failed, and stops once one succeed
   assert.not.match(pageText((await b.get(page)).text), FAILING, 'nothing delivered yet');
 
   const finished = (status: string, n: number) =>
-    until(`${n} deliveries ${status}`, 10_000, async () => {
+    until(`${n} deliveries ${status}`, 120_000, async () => {
       await svc.rt.refresh();
       const docs = await svc.rt.docs
         .collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES)

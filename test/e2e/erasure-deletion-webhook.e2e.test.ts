@@ -59,10 +59,10 @@ t('the deletion notice of an erased customer is resent, erased, after a refusal'
     });
     assert.is(made.status, 201, made.text);
     const customerId = made.body.data.id;
-    await rx.waitFor('/hook', 1, 10_000);
+    await rx.waitFor('/hook', 1);
 
     await cli(svc, 'audit erase', { customer: customerId });
-    const [, refused] = await rx.waitFor('/hook', 2, 10_000);
+    const [, refused] = await rx.waitFor('/hook', 2);
     assert.is(refused?.json?.type, 'customer.deleted');
     assert.not.match(refused?.body ?? '', PERSONAL, 'the notice says nothing personal');
 
@@ -79,7 +79,7 @@ t('the deletion notice of an erased customer is resent, erased, after a refusal'
       token: TOKENS.full,
     });
     assert.is(resend.status, 202, resend.text);
-    const [, , again] = await rx.waitFor('/hook', 3, 10_000);
+    const [, , again] = await rx.waitFor('/hook', 3);
     assert.is(again?.json?.type, 'customer.deleted', 'the resend sends the notice again');
     assert.equal(
       [again?.json?.data.object.id, again?.json?.data.object.external_id, again?.json?.data.object.name],

@@ -95,7 +95,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Polls `probe` every 10 ms until it gives a value (true, a document…), for up to `ms`; fails naming
- * `what` otherwise. Resolves with that value.
+ * `what` otherwise. Resolves with that value. `ms` bounds a hang only (suites pass 120 s, under the
+ * runner's 300 s per file): a loaded CI machine is slow, so it is never a measure of speed.
  */
 export async function until<T>(
   what: string,

@@ -112,7 +112,7 @@ t(
     const names = Array.from({ length: 8 }, (_, i) => `Burst ${i}`);
     await customers(ctx.rt, names);
     const last = await lastPublisherEvent(ctx.rt);
-    await until('every event of the burst handled', 10_000, () => ctx.handled.at(-1)?.position === last);
+    await until('every event of the burst handled', 120_000, () => ctx.handled.at(-1)?.position === last);
     const handledAt = (ctx.handled.at(-1) as { at: number }).at;
     const deadline = handledAt + CHECKPOINT_IDLE_MS + SLACK_MS;
     while (stored(ctx) !== last && Date.now() < deadline) await sleep(5);
@@ -151,7 +151,7 @@ t('a restart after the quiet (even after SIGKILL) replays nothing', async (ctx) 
   // It does follow the log: the next event is handled (and sent once).
   await customers(ctx.rt, ['After Restart']);
   const next = await lastPublisherEvent(ctx.rt);
-  await until('the new event handled', 10_000, () => ctx.handled.some((h) => h.position === next));
+  await until('the new event handled', 120_000, () => ctx.handled.some((h) => h.position === next));
   assert.equal(
     ctx.handled.map((h) => h.position),
     [next],
@@ -177,7 +177,7 @@ t('the checkpoint never passes an event still being handled (its fan-out not yet
     const before = await lastPublisherEvent(ctx.rt);
     await until('the last event saved', CHECKPOINT_IDLE_MS + SLACK_MS + 5_000, () => stored(ctx) === before);
     await customers(ctx.rt, ['Held']);
-    await until('the event taken by the publisher', 10_000, () => entered !== null);
+    await until('the event taken by the publisher', 120_000, () => entered !== null);
     // Longer than any save's timer: the runner is idle apart from this one event.
     await sleep(CHECKPOINT_IDLE_MS * 3);
     assert.is(
@@ -205,7 +205,7 @@ t('a graceful stop saves the last event handled', async (ctx) => {
   // The first is saved at once (the log was quiet), the second left to the timer: the stop saves it.
   await customers(ctx.rt, ['Stop One', 'Stop Two']);
   const last = await lastPublisherEvent(ctx.rt);
-  await until('both handled', 10_000, () => ctx.handled.at(-1)?.position === last);
+  await until('both handled', 120_000, () => ctx.handled.at(-1)?.position === last);
   await ctx.running.stop();
   assert.is(stored(ctx), last);
   start(ctx);
@@ -231,8 +231,8 @@ t('a save is durable: the position is synced before the rename, the directory af
     await sleep(250);
     await customers(ctx.rt, ['Durable']);
     const last = await lastPublisherEvent(ctx.rt);
-    await until('the event saved', 10_000, () => stored(ctx) === last);
-    await until('the save finished', 10_000, () => seen.some((s) => s.temporary === null));
+    await until('the event saved', 120_000, () => stored(ctx) === last);
+    await until('the save finished', 120_000, () => seen.some((s) => s.temporary === null));
   } finally {
     proto.sync = original;
   }
@@ -273,11 +273,11 @@ t(
       start(ctx);
       await customers(ctx.rt, [`After Bad File ${i}`]);
       const next = await lastPublisherEvent(ctx.rt);
-      await until('the new event handled', 10_000, () => ctx.handled.some((h) => h.position === next));
+      await until('the new event handled', 120_000, () => ctx.handled.some((h) => h.position === next));
       const early = ctx.handled.filter((h) => h.position <= from).map((h) => h.position);
       assert.equal(early, [], `${JSON.stringify(content)}: handled events before the oldest endpoint`);
       await ctx.rx.waitFor('/cp2', i + 1);
-      await until('saved again', 10_000, () => stored(ctx) === next);
+      await until('saved again', 120_000, () => stored(ctx) === next);
     }
   },
 );

@@ -45,7 +45,7 @@ const close = (w: World) => w.close();
 async function stopWithWorkQueued(w: World, path: string, handBack: boolean): Promise<string[]> {
   const c1 = await customer(w.rt, 'One');
   await w.rx.waitFor(path, 1);
-  await until('D1 attempt 1 recorded', 10_000, async () =>
+  await until('D1 attempt 1 recorded', 120_000, async () =>
     (await deliveries(w.rt)).some((d) => d.attempt_count === 1),
   );
   const real = w.running.publisher;
@@ -64,12 +64,12 @@ async function stopWithWorkQueued(w: World, path: string, handBack: boolean): Pr
     return attempt(job);
   };
   const c2 = await customer(w.rt, 'Two');
-  await until('D2 attempt held', 10_000, () => real.pending === 1);
+  await until('D2 attempt held', 120_000, () => real.pending === 1);
   // D1's retry is due: the sweeper asks for it, the publisher queues it behind D2's.
   w.clock.advance(6);
-  await until('D1 attempt 2 queued', 10_000, () => real.pending === 2);
+  await until('D1 attempt 2 queued', 120_000, () => real.pending === 2);
   const c3 = await customer(w.rt, 'Three');
-  await until('D3 attempt 1 queued', 10_000, () => real.pending === 3);
+  await until('D3 attempt 1 queued', 120_000, () => real.pending === 3);
   // A kill: nothing handed back (a stop that could not append is the same).
   if (!handBack) publisher.ask = async () => false;
   const stopped = w.running.stop();
@@ -93,7 +93,7 @@ async function restartAndCheck(w: World, path: string, [c1, c2, c3]: string[]): 
   assert.equal(attemptsOf(w.rx, path, c1 as string), ['1', '2']);
   assert.equal(attemptsOf(w.rx, path, c2 as string), ['1']);
   assert.equal(attemptsOf(w.rx, path, c3 as string), ['1']);
-  await until('every delivery recorded as succeeded', 10_000, async () =>
+  await until('every delivery recorded as succeeded', 120_000, async () =>
     (await deliveries(w.rt)).every((d) => d.status === 'succeeded'),
   );
 }

@@ -41,13 +41,13 @@ t.after(async (ctx) => {
 t('CUSTOMERS_READ taken away before a customer.created retry: canceled, not sent', async ({ w }) => {
   await demoCustomer(w.rt, 'Scoped Out', 'scoped.out@example.com');
   await w.rx.waitFor('/sc', 1);
-  const first = await until('attempt 1 recorded', 10_000, async () =>
+  const first = await until('attempt 1 recorded', 120_000, async () =>
     (await deliveries(w.rt)).find((d) => d.attempt_count === 1),
   );
   const updated = await updateApiKey(w.rt, 'key_sc', { scopes: ['RESERVATIONS_READ'] }, operatorMeta('test'));
   await w.rt.settle(updated.position);
   w.clock.advance(6);
-  const doc = await until('the retry settled', 10_000, async () =>
+  const doc = await until('the retry settled', 120_000, async () =>
     (await deliveries(w.rt, { _id: first._id })).find((d) => d.status !== 'pending'),
   );
   assert.is(doc.status, 'canceled');

@@ -45,7 +45,7 @@ t.after(async (ctx) => {
 /** A customer.created whose first attempt failed: pending, its retry due in 5 s. */
 async function waitingForRetry(w: World, name: string) {
   const id = await demoCustomer(w.rt, name);
-  return until(`${name}: the first attempt recorded`, 10_000, async () => {
+  return until(`${name}: the first attempt recorded`, 120_000, async () => {
     const [d] = await deliveries(w.rt, { customer_id: id, status: 'pending', attempt_count: 1 });
     return d;
   });
@@ -152,7 +152,7 @@ t(
     );
     assert.is((await deliveries(w.rt, { _id: d._id }))[0]?.status, 'pending');
     w.clock.advance(6);
-    const done = await until('the retry settled', 10_000, async () => {
+    const done = await until('the retry settled', 120_000, async () => {
       const [doc] = await deliveries(w.rt, { _id: d._id });
       return doc?.status !== 'pending' ? doc : null;
     });

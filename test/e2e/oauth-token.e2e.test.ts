@@ -15,7 +15,7 @@ import {
   SECRETS,
   tokenRequest,
 } from '../helpers/oauth';
-import { startTestService, type TestService } from '../helpers/service';
+import { REQUEST_HANG_MS, startTestService, type TestService } from '../helpers/service';
 
 const t = suite<{ svc: TestService; b: Browser }>('OAuth token endpoint', {} as never);
 t.before(async (ctx) => {
@@ -438,7 +438,7 @@ revokeLimited(
           'content-type': 'application/x-www-form-urlencoded',
         },
         body: new URLSearchParams({ token: 'couvert_pk_unknown' }).toString(),
-        signal: AbortSignal.timeout(15_000),
+        signal: AbortSignal.timeout(REQUEST_HANG_MS),
       });
     for (let i = 0; i < 2; i++) {
       const res = await revoke(`guess-${i}`);

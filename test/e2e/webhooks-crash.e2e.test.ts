@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { demoBootstrap } from '../helpers/service';
+import { demoBootstrap, REQUEST_HANG_MS } from '../helpers/service';
 import { type SpawnedServer, spawnServer } from '../helpers/spawned-server';
 import { quietFor, type Receiver, startReceiver } from '../helpers/webhook-receiver';
 
@@ -46,7 +46,7 @@ async function call(server: SpawnedServer, method: string, path: string, body?: 
     method,
     headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(10_000),
+    signal: AbortSignal.timeout(REQUEST_HANG_MS),
   });
   // biome-ignore lint/suspicious/noExplicitAny: test JSON
   return { status: res.status, body: (await res.json()) as any };

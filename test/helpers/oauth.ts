@@ -1,6 +1,7 @@
 // The OAuth flow over plain HTTP, as a browser without JavaScript would drive it (a cookie jar, the
 // forms' hidden fields), and the fixture every OAuth suite starts from.
 import { createHash, randomBytes } from 'node:crypto';
+import { REQUEST_HANG_MS } from './service';
 
 export const PASSWORD = 'correct horse battery staple';
 export const CALLBACK = 'https://pos.example.test/callback';
@@ -126,7 +127,7 @@ export class Browser {
       headers: h,
       body,
       redirect: 'manual',
-      signal: AbortSignal.timeout(15_000),
+      signal: AbortSignal.timeout(REQUEST_HANG_MS),
     });
     this.remember(res);
     return {
@@ -254,7 +255,7 @@ export async function tokenRequest(
     method: 'POST',
     headers,
     body: o.json ? JSON.stringify(form) : new URLSearchParams(form).toString(),
-    signal: AbortSignal.timeout(15_000),
+    signal: AbortSignal.timeout(REQUEST_HANG_MS),
   });
   const text = await res.text();
   let body: Record<string, unknown> = {};

@@ -43,6 +43,13 @@ export interface TestResponse {
   text: string;
 }
 
+/**
+ * How long a test's request may go unanswered before it fails: a hang bound only (under the runner's
+ * 300 s per file). A request on a loaded 2-core CI machine (behind a catch-up, an import's slices, the
+ * sign-in's key derivation) is slow, not wrong; 15 s was a deadline a loaded machine could meet.
+ */
+export const REQUEST_HANG_MS = 120_000;
+
 export interface StartOptions {
   env?: Record<string, string>;
   bootstrap?: unknown;
@@ -124,7 +131,7 @@ export async function startTestService(options: StartOptions = {}): Promise<Test
         if (op) check.checkRequest(verb, op.template, o.body, o.invalid);
       }
     }
-    const res = await fetch(url, { method, headers, body, signal: AbortSignal.timeout(15_000) });
+    const res = await fetch(url, { method, headers, body, signal: AbortSignal.timeout(REQUEST_HANG_MS) });
     const text = await res.text();
     let parsed: unknown = null;
     try {

@@ -14,6 +14,7 @@ import type { ProfileInput } from './bounds';
 import { customerStream } from './events';
 import { type CustomerRestaurant, checkCustomerInput, createCustomer, updateCustomer } from './handler';
 import type { OnMatch } from './inline';
+import { evolveCustomer, initialCustomer } from './state';
 
 /** The runtime's parts an upsert uses: the write side, the read models and read-your-writes. */
 export interface UpsertDeps extends WriteDeps {
@@ -24,6 +25,26 @@ export interface UpsertDeps extends WriteDeps {
 export type UpsertOutcome =
   | { result: 'matched'; customerId: string; doc: CustomerDoc; position: null }
   | { result: 'updated' | 'created'; customerId: string; position: bigint | null };
+
+/**
+ * The position the read models must include before matching again, for a customer that vanished
+ * under the update: its last event, and when it was merged away, the last event of the customer it
+ * was merged into (a merge closes the absorbed customer first and writes the survivor after, at a
+ * later position: matching as of the first alone missed the survivor's new email or phone, and
+ * created a duplicate), following a chain of merges.
+ */
+async function vanishedAt(deps: UpsertDeps, customerId: string): Promise<bigint | undefined> {
+  let at: bigint | undefined;
+  const seen = new Set<string>();
+  for (let id: string | null = customerId; id !== null && !seen.has(id); ) {
+    seen.add(id);
+    const events = await deps.events.readStream(customerStream(id));
+    const last = events.at(-1)?.position;
+    if (last !== undefined && (at === undefined || last > at)) at = last;
+    id = events.reduce(evolveCustomer, initialCustomer).mergedInto;
+  }
+  return at;
+}
 
 /** How many times a match that vanished under the update is looked for again. */
 const REMATCHES = 3;
@@ -50,7 +71,7 @@ export async function upsertCustomer(
       // Deleted or merged since the read model showed it: match again once the read models include
       // the customer's last event (not the log's head, which may be a CSV import's still unsettled).
       if (!(err instanceof ApiError && err.status === 404) || attempt + 1 >= REMATCHES) throw err;
-      await deps.settle((await deps.events.readStream(customerStream(customerId))).at(-1)?.position);
+      await deps.settle(await vanishedAt(deps, customerId));
     }
   }
   const created = await createCustomer(deps, checked, input, meta);

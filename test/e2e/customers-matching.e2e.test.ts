@@ -278,14 +278,33 @@ t(
       (stream) => stream === customerStream(dup.body.data.id),
       async () => void (await mergeCustomers(svc.rt, dup.body.data.id, kept.body.data.id, meta)),
     );
+    // A merge closes the absorbed customer, then writes the survivor (its new email) at a later
+    // position: matching again as of the first alone can miss the second (a catch-up's slice commits
+    // part way, on a loaded machine) and create a duplicate. The match waits for the survivor's write.
+    const asked: (bigint | null | undefined)[] = [];
+    const settling = {
+      ...merging,
+      settle: (position: bigint | null | undefined) => {
+        asked.push(position);
+        return svc.rt.settle(position);
+      },
+    };
     const updated = await upsertCustomer(
-      merging,
+      settling,
       restaurant,
       { name: 'Kept', email: 'dup@example.com', note: 'vip' },
       'update',
       meta,
     );
     assert.equal([updated.result, updated.customerId], ['updated', kept.body.data.id]);
+    const survivorWrite = (await svc.rt.events.readStream(customerStream(kept.body.data.id))).find(
+      (e) => e.type === 'CustomerMerged',
+    )?.position as bigint;
+    assert.ok(survivorWrite, 'the merge wrote the survivor');
+    assert.ok(
+      asked.some((p) => typeof p === 'bigint' && p >= survivorWrite),
+      'matched again once the read models include the survivor as the merge left it',
+    );
     await svc.rt.settle(updated.position);
     const survivor = await svc.api('GET', `/customers/${kept.body.data.id}`, { token: TOKENS.read });
     assert.equal([survivor.body.data.email, survivor.body.data.note], ['dup@example.com', 'vip']);

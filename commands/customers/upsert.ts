@@ -31,9 +31,12 @@ export type UpsertOutcome =
  * under the update: its last event, and when it was merged away, the last event of the customer it
  * was merged into (a merge closes the absorbed customer first and writes the survivor after, at a
  * later position: matching as of the first alone missed the survivor's new email or phone, and
- * created a duplicate), following a chain of merges.
+ * created a duplicate), following a chain of merges. The CSV import matches again the same way.
  */
-async function vanishedAt(deps: UpsertDeps, customerId: string): Promise<bigint | undefined> {
+export async function vanishedAt(
+  deps: Pick<WriteDeps, 'events'>,
+  customerId: string,
+): Promise<bigint | undefined> {
   let at: bigint | undefined;
   const seen = new Set<string>();
   for (let id: string | null = customerId; id !== null && !seen.has(id); ) {

@@ -44,6 +44,7 @@ import type { CustomFieldDefinition } from '../../commands/customers/custom-fiel
 import { customerStream } from '../../commands/customers/events';
 import { loadCustomFieldDefinitions } from '../../commands/customers/field-definitions';
 import { type CustomerRestaurant, createCustomer, updateCustomer } from '../../commands/customers/handler';
+import { vanishedAt } from '../../commands/customers/upsert';
 import { loadRestaurant } from '../../commands/restaurants/handler';
 import type { CustomerDoc } from '../../projections/customer-docs';
 import { CUSTOMER_MATCH_ORDER, findMatch, findMatches, type MatchKey } from '../../queries/customers';
@@ -918,9 +919,10 @@ async function writeRow(
         } catch (err) {
           // Deleted or merged since the read models showed it (an erasure, a merge meanwhile): as
           // POST /customers does (commands/customers/upsert.ts), matched again once the read models
-          // include that customer's last event; no match now creates the row's customer.
+          // include that customer's last event (and, merged away, the survivor's write: vanishedAt);
+          // no match now creates the row's customer.
           if (!(err instanceof ApiError && err.status === 404) || attempt >= REMATCHES) throw err;
-          await deps.settle((await deps.events.readStream(customerStream(id))).at(-1)?.position);
+          await deps.settle(await vanishedAt(deps, id));
           const again = (await matchAll(deps, prepared, options, [a])).get(a.row) ?? null;
           if (again === null) break;
           ({ id, on } = again);

@@ -9,6 +9,7 @@ import { loadImportJob } from '../../commands/customer-import/handler';
 import { evolveImportJob, initialImportJob } from '../../commands/customer-import/state';
 import { customerStream, webhookTypeOf } from '../../commands/customers/events';
 import { createCustomer, deleteCustomer } from '../../commands/customers/handler';
+import { mergeCustomers } from '../../commands/customers/merge';
 import { CUSTOMERS, type CustomerDoc } from '../../projections/customer-docs';
 import { operatorMeta } from '../../src/core/command-meta';
 import { ApiError } from '../../src/core/errors';
@@ -596,6 +597,55 @@ t(
     assert.match(summary[0] as string, /^1,created,cus_/);
     const names = (await all(w)).map((c) => c.name);
     assert.equal(names, ['New Gone', 'New Other']);
+  },
+);
+
+t(
+  'a match merged away before its update is written: matched again once the survivor is in the read models',
+  async () => {
+    const { w, deps } = await world();
+    const dup = await createCustomer(deps, w.restaurant, { name: 'Dup', email: 'dup@example.com' }, w.meta);
+    const kept = await createCustomer(
+      deps,
+      w.restaurant,
+      { name: 'Kept', phone_number: '+33611223355' },
+      w.meta,
+    );
+    await w.settle();
+    // Merged after the read models were last brought up to date: the row matches the absorbed
+    // customer on its email, whose update finds it gone. The merge wrote the survivor (its new email)
+    // after closing the absorbed one: matching again as of the absorbed customer's last event alone
+    // can miss it (a catch-up's slice commits between them) and create a duplicate.
+    await mergeCustomers(deps, dup.customerId, kept.customerId, w.meta);
+    const asked: (bigint | null | undefined)[] = [];
+    const spying: ImportDeps = {
+      ...deps,
+      settle: async (position) => {
+        asked.push(position);
+        await deps.settle(position);
+      },
+    };
+    const prepared = await prepareImport(
+      spying,
+      'rest_a',
+      bytes(['name,email,note', 'Kept Again,dup@example.com,vip']),
+    );
+    const state = await importCustomers(spying, prepared, {
+      onMatch: 'update',
+      fileName: 'f.csv',
+      meta,
+      jobId: 'imp_rematch_merged',
+    });
+    assert.equal(state.counts, { created: 0, updated: 1, matched: 0, skipped: 0 });
+    const survivorWrite = (await w.events.readStream(customerStream(kept.customerId))).find(
+      (e) => e.type === 'CustomerMerged',
+    )?.position as bigint;
+    assert.ok(survivorWrite, 'the merge wrote the survivor');
+    // The first read-your-writes of this one-row import is the rematch's (the slice's own come after).
+    assert.ok(
+      typeof asked[0] === 'bigint' && asked[0] >= survivorWrite,
+      'matched again once the read models include the survivor as the merge left it',
+    );
   },
 );
 

@@ -4,8 +4,7 @@
 // made the webhooks e2e suite wait in vain on a loaded machine). The endpoint here answers the first
 // request of each connection and drops the connection when a second one arrives on it, so every
 // attempt after the first meets that race, every time.
-import { createServer, type Socket } from 'node:net';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { sendAttempt } from '../../src/webhooks/deliver';

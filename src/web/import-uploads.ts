@@ -219,6 +219,23 @@ export function startedJob(server: object, id: string, userId: string, restauran
 /** The job this process started last for the restaurant and is still running, if any. */
 export const runningJob = (server: object, restaurantId: string) =>
   of(server).running.get(restaurantId) ?? null;
+/**
+ * Waits (at most `ms`) until this process no longer runs `jobId` for the restaurant: a job that has
+ * recorded its failure still ends its run (its caller's clean-up) a moment later. True once it has.
+ */
+export async function ended(
+  server: object,
+  restaurantId: string,
+  jobId: string,
+  ms: number,
+): Promise<boolean> {
+  const until = Date.now() + ms;
+  while (runningJob(server, restaurantId) === jobId) {
+    if (Date.now() >= until) return false;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return true;
+}
 export const markDone = (server: object, restaurantId: string, jobId: string) => {
   const { running } = of(server);
   if (running.get(restaurantId) === jobId) running.delete(restaurantId);

@@ -32,6 +32,7 @@ import { jobSummaryCsv } from '../../customer-import/summary';
 import type { Runtime } from '../../runtime';
 import {
   claimUpload,
+  ended,
   findUpload,
   keepUpload,
   markDone,
@@ -263,6 +264,9 @@ const uploadGone = (rt: Runtime, m: Manager, uploadId: string) =>
     400,
   );
 
+/** How long a resume waits for a failed run of this process to end (it has recorded its failure). */
+const RUN_END_WAIT_MS = 15_000;
+
 /**
  * A job's page: its progress, or once it has stopped (failed, or its process gone) what was done and
  * what was not (reconcile.ts: rows written after the last recorded one count as done) and the form
@@ -282,8 +286,10 @@ async function jobView(
   // progress shown: the history's read model may not have taken that event in yet.
   const stoppedSince = stoppedAt(state, rt.clock.now().getTime());
   const rows = await stoppedJobRows(rt, state, stoppedSince !== null);
-  // A job this process runs (a resume just started) is never offered to resume again.
-  const resumable = rows.written !== null && runningJob(rt, m.restaurant._id) !== id;
+  // A job this process runs (a resume just started) is never offered to resume again; one that has
+  // recorded its failure is over, even while its run ends here (the resume waits for that: resumeUpload).
+  const resumable =
+    rows.written !== null && (state.status === 'failed' || runningJob(rt, m.restaurant._id) !== id);
   return page(
     jobPage(m.shell, { id, state, who, stoppedSince, written: rows.written, resumable, alert }),
     {},
@@ -317,6 +323,8 @@ async function resumeUpload(
   const state = await jobOf(rt, m, jobId);
   const progress = seeOther(`${BASE}/jobs/${jobId}?restaurant=${encodeURIComponent(m.restaurant._id)}`);
   const stopped = state.status === 'failed' || stoppedAt(state, rt.clock.now().getTime()) !== null;
+  // A failed run of this process still ending (its failure is recorded: it writes nothing more).
+  if (state.status === 'failed') await ended(rt, m.restaurant._id, jobId, RUN_END_WAIT_MS);
   // Finished, running (another tab resumed it, or its process still writes): its page says which.
   if (!stopped || runningJob(rt, m.restaurant._id) === jobId) return progress;
   const refuse = (sentence: string, status: number) => jobView(rt, m, jobId, state, sentence, status);

@@ -12,7 +12,7 @@ export function messageSenderFor(rt: Runtime): MessageSender {
   if (!sender) {
     const w = rt.config.whatsapp;
     sender = w
-      ? new WhatsAppCloudSender({ ...w, retryBaseMs: 250, logger: rt.logger })
+      ? new WhatsAppCloudSender({ ...w, retryBaseMs: 250, logger: rt.logger, signal: rt.stopping.signal })
       : new OutboxMessageSender(rt.events, rt.clock, rt.logger);
     senders.set(rt, sender);
   }

@@ -37,6 +37,13 @@ export interface WhatsAppCloudOptions {
   /** First backoff (ms), doubled each retry. */
   retryBaseMs: number;
   logger?: Pick<Logger, 'warn'>;
+  /**
+   * The service is stopping (rt.stopping, aborted a moment after a stop begins): a request still
+   * waiting for its answer is cut at once and reported `unknown` (it may have been accepted: never
+   * sent again), one not yet connected `unavailable` (nothing was sent), and no further retry is made.
+   * The missed call's request is then answered, its outcome recorded, before the stores close.
+   */
+  signal?: AbortSignal;
 }
 
 interface GraphError {
@@ -108,8 +115,13 @@ export class WhatsAppCloudSender implements MessageSender {
     );
     const payload = JSON.stringify(requestBody(message));
     let last: SendResult | null = null;
+    const signal = this.options.signal;
     for (let attempt = 0; attempt <= this.options.maxRetries; attempt++) {
-      if (attempt > 0) await new Promise((r) => setTimeout(r, this.options.retryBaseMs * 2 ** (attempt - 1)));
+      if (attempt > 0) await pause(this.options.retryBaseMs * 2 ** (attempt - 1), signal);
+      if (signal?.aborted)
+        return (
+          last ?? { status: 'refused', kind: 'unavailable', code: null, message: STOPPING + ' before sending' }
+        );
       const exchange = await this.post(url, payload);
       const result = toResult(exchange);
       if (result.status !== 'refused' || !RETRYABLE.includes(result.kind)) return result;
@@ -128,11 +140,22 @@ export class WhatsAppCloudSender implements MessageSender {
       let connected = false;
       let done = false;
       let deadline: NodeJS.Timeout | undefined;
+      const signal = this.options.signal;
       const finish = (e: Exchange) => {
         if (done) return;
         done = true;
         clearTimeout(deadline);
+        signal?.removeEventListener('abort', onStop);
         resolve(e);
+      };
+      // The service is stopping: no answer is awaited any longer (see WhatsAppCloudOptions.signal).
+      const onStop = () => {
+        req.destroy(new Error(STOPPING));
+        finish(
+          connected
+            ? { kind: 'no_answer', message: `${STOPPING} before the answer came` }
+            : { kind: 'no_connection', message: `could not connect: ${STOPPING}` },
+        );
       };
       const req = client.request(
         url,
@@ -196,9 +219,27 @@ export class WhatsAppCloudSender implements MessageSender {
             : { kind: 'no_connection', message: `could not connect: ${err.message}` },
         ),
       );
+      signal?.addEventListener('abort', onStop, { once: true });
       req.end(payload);
+      if (signal?.aborted) onStop();
     });
   }
+}
+
+const STOPPING = 'cut: the service is stopping';
+
+/** Waits `ms`, or less if `signal` aborts. */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
 }
 
 /**

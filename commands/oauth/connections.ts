@@ -9,8 +9,25 @@ export interface ConnectionState {
   active: string[];
   /** Every key ever added (a disconnection revokes each again: revoking twice is a no-op). */
   all: string[];
+  /** When each active key joined (its OAuthTokenAdded's `at`): tells an exchange in flight from a dead one. */
+  added_at: Record<string, string>;
 }
-export const initialConnection: ConnectionState = { active: [], all: [] };
+export const initialConnection: ConnectionState = { active: [], all: [], added_at: {} };
+
+/**
+ * How long after the connection took a key id its exchange may still be creating the key. Past it, an
+ * active key id whose key does not exist belongs to an exchange that died between the two writes
+ * (docs/OAUTH.md): it no longer counts toward the cap. A live exchange takes well under a second; one
+ * slower than this that creates its key after all finds it retired and revokes it (token-handler step 6).
+ */
+export const KEY_CREATION_GRACE_MS = 60_000;
+
+/** The active key ids that may be dead: taken by the connection longer than the grace ago. */
+export const possiblyDeadKeys = (state: ConnectionState, now: Date): string[] =>
+  state.active.filter((k) => {
+    const at = Date.parse(state.added_at[k] ?? '');
+    return !Number.isFinite(at) || now.getTime() - at >= KEY_CREATION_GRACE_MS;
+  });
 
 /**
  * The fold of one connection. Its stream name (`oauthconn-<restaurant>-<client_id>`) is shared by
@@ -35,12 +52,15 @@ export function evolveConnection(state: ConnectionState, event: RecordedEvent): 
       return {
         active: [...state.active.filter((k) => k !== id), id],
         all: [...state.all.filter((k) => k !== id), id],
+        added_at: { ...state.added_at, [id]: d.at as string },
       };
     }
-    case 'OAuthTokenRemoved':
-      return { ...state, active: state.active.filter((k) => k !== d.key_id) };
+    case 'OAuthTokenRemoved': {
+      const { [d.key_id as string]: _gone, ...added_at } = state.added_at;
+      return { ...state, active: state.active.filter((k) => k !== d.key_id), added_at };
+    }
     case 'OAuthApplicationDisconnected':
-      return { ...state, active: [] };
+      return { ...state, active: [], added_at: {} };
     default:
       return state;
   }
@@ -54,12 +74,28 @@ export interface AddToken {
   at: string;
 }
 
-/** The token joins; past the cap the oldest are retired (their keys are then revoked by the handler). */
-export function decideAddToken(state: ConnectionState, t: AddToken): NewEvent[] {
+/**
+ * The token joins; past the cap the oldest are retired (their keys are then revoked by the handler).
+ * `neverCreated`: active key ids whose exchange died before creating the key (the handler checked that
+ * the key does not exist, past KEY_CREATION_GRACE_MS): retired as such, they do not count toward the cap,
+ * so a real token is not retired in their place.
+ */
+export function decideAddToken(
+  state: ConnectionState,
+  t: AddToken,
+  neverCreated: readonly string[] = [],
+): NewEvent[] {
   if (state.all.includes(t.key_id)) return [];
   const events: NewEvent[] = [{ type: 'OAuthTokenAdded', data: { ...t } }];
-  const overflow = state.active.length + 1 - MAX_ACTIVE_TOKENS;
-  for (const key_id of state.active.slice(0, Math.max(0, overflow)))
+  const ghosts = state.active.filter((k) => neverCreated.includes(k));
+  for (const key_id of ghosts)
+    events.push({
+      type: 'OAuthTokenRemoved',
+      data: { restaurant_id: t.restaurant_id, client_id: t.client_id, key_id, reason: 'never_created', at: t.at },
+    });
+  const counted = state.active.filter((k) => !ghosts.includes(k));
+  const overflow = counted.length + 1 - MAX_ACTIVE_TOKENS;
+  for (const key_id of counted.slice(0, Math.max(0, overflow)))
     events.push({
       type: 'OAuthTokenRemoved',
       data: { restaurant_id: t.restaurant_id, client_id: t.client_id, key_id, reason: 'token_cap', at: t.at },

@@ -85,7 +85,8 @@ export type ConnectionEvent =
         restaurant_id: string;
         client_id: string;
         key_id: string;
-        reason: 'token_cap' | 'revoked_by_client' | 'code_replayed';
+        /** never_created: its exchange died before the key was created (commands/oauth/connections.ts). */
+        reason: 'token_cap' | 'revoked_by_client' | 'code_replayed' | 'never_created';
         at: string;
       };
     }

@@ -7,7 +7,8 @@
 //   5. the code stream is read again: a replay recorded meanwhile revokes the new key at once;
 //   6. the connection is read again: a disconnection or a newer token's cap that retired the key between
 //      2 and 4 (revoking a key not yet created is a no-op) revokes it at once.
-// A connection may thus name a key that was never created (a crash after 2); revoking it is a no-op.
+// A connection may thus name a key that was never created (a crash after 2); revoking it is a no-op, and
+// the next exchange, past KEY_CREATION_GRACE_MS, retires it as never created outside the cap of 3.
 import { randomBytes } from 'node:crypto';
 import { loadStream, runCommand } from '../../src/core/command';
 import type { CommandMeta } from '../../src/core/command-meta';
@@ -28,6 +29,7 @@ import {
   decideDisconnect,
   decideRemoveToken,
   initialConnection,
+  possiblyDeadKeys,
   retiredKeys,
 } from './connections';
 import { CODE_PREFIX, CODE_TTL_SECONDS, codeStream, connectionStream } from './events';
@@ -72,6 +74,22 @@ export async function issueCode(
     },
   });
   return { code, position: outcome.position };
+}
+
+/** The connection's active key ids, taken longer than KEY_CREATION_GRACE_MS ago, whose key does not exist. */
+async function keysNeverCreated(deps: WriteDeps, restaurantId: string, clientId: string, now: Date) {
+  const conn = await loadStream(
+    deps.events,
+    connectionStream(restaurantId, clientId),
+    initialConnection,
+    connectionEvolver(restaurantId, clientId),
+  );
+  const dead: string[] = [];
+  for (const id of possiblyDeadKeys(conn.state, now)) {
+    const key = (await deps.events.readStream(apiKeyStream(id))).reduce(evolveApiKey, initialApiKey);
+    if (!key.key) dead.push(id);
+  }
+  return dead;
 }
 
 /** Revokes keys, ignoring ones that do not exist (a connection may name a key never created). */
@@ -166,16 +184,24 @@ export async function redeemCode(
   const scopes = code.scopes.filter((s) => allowed.has(s));
   if (!scopes.length)
     throw new GrantRefused('The application may no longer ask for any of the scopes this code was given');
+  // A key id the connection took whose exchange died before creating the key (a crash between 2 and 4)
+  // would count toward the cap for ever and retire a real token one issue early: those past the grace
+  // whose key does not exist are retired as never created, outside the count (docs/OAUTH.md).
+  const neverCreated = await keysNeverCreated(deps, code.restaurant_id, clientId, now);
   const connection = await runCommand<ConnectionState>(deps.events, {
     ...connectionCommand(deps, code.restaurant_id, clientId, meta),
     decide: (s) =>
-      decideAddToken(s, {
-        restaurant_id: code.restaurant_id,
-        client_id: clientId,
-        key_id: keyId,
-        scopes,
-        at: now.toISOString(),
-      }),
+      decideAddToken(
+        s,
+        {
+          restaurant_id: code.restaurant_id,
+          client_id: clientId,
+          key_id: keyId,
+          scopes,
+          at: now.toISOString(),
+        },
+        neverCreated,
+      ),
   });
   await revokeKeys(deps, retiredKeys(connection.appended), 'token cap: a fourth token was issued', meta);
   const name = app.profile?.name ?? clientId;

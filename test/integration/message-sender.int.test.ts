@@ -233,6 +233,41 @@ api(
   },
 );
 
+api(
+  'the service stopping (signal) cuts a send waiting for its answer: unknown, never sent again',
+  async ({ fake }) => {
+    const stopping = new AbortController();
+    // Only the stop can end this send: its timeout is far away.
+    const sender = new WhatsAppCloudSender(cloudOptions(fake, { timeoutMs: 600_000, signal: stopping.signal }));
+    fake.script.push({ kind: 'silence' });
+    const sending = sender.send(message());
+    for (const until = Date.now() + 120_000; fake.requests.length < 1; ) {
+      if (Date.now() > until) throw new Error('the request never arrived');
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    stopping.abort();
+    const r = await sending;
+    assert.ok(r.status === 'unknown' && /stopping/.test(r.message), JSON.stringify(r));
+    assert.is(fake.requests.length, 1, 'no retry after a lost answer');
+  },
+);
+
+api('the service stopping: no retry after a refusal, and nothing sent once stopped', async ({ fake }) => {
+  const stopping = new AbortController();
+  // The stop begins as the adapter is about to wait before its retry (it warns then).
+  const logger = { warn: () => stopping.abort() };
+  const sender = new WhatsAppCloudSender(
+    cloudOptions(fake, { retryBaseMs: 600_000, signal: stopping.signal, logger }),
+  );
+  fake.script.push(GRAPH_ERRORS.rateLimited);
+  const refused = await sender.send(message());
+  assert.ok(refused.status === 'refused' && refused.kind === 'rate_limited', JSON.stringify(refused));
+  assert.is(fake.requests.length, 1, 'the retry is not made once the service stops');
+  const after = await sender.send(message());
+  assert.ok(after.status === 'refused' && after.kind === 'unavailable', JSON.stringify(after));
+  assert.is(fake.requests.length, 1, 'nothing is sent once the service stopped');
+});
+
 api('classifyGraphError maps the documented codes and HTTP statuses', () => {
   const c = (status: number, code?: number, message?: string) =>
     classifyGraphError(status, code === undefined ? undefined : { code, ...(message ? { message } : {}) });

@@ -91,7 +91,13 @@ export function decideAddToken(
   for (const key_id of ghosts)
     events.push({
       type: 'OAuthTokenRemoved',
-      data: { restaurant_id: t.restaurant_id, client_id: t.client_id, key_id, reason: 'never_created', at: t.at },
+      data: {
+        restaurant_id: t.restaurant_id,
+        client_id: t.client_id,
+        key_id,
+        reason: 'never_created',
+        at: t.at,
+      },
     });
   const counted = state.active.filter((k) => !ghosts.includes(k));
   const overflow = counted.length + 1 - MAX_ACTIVE_TOKENS;

@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { FixedClock } from '../../src/core/clock';
 import { FakeWhatsApp } from '../helpers/fake-whatsapp';
 import { MC_NOW, MC_TOKENS, missedCallBootstrap, report } from '../helpers/missed-calls';
-import { FixedClock } from '../../src/core/clock';
 import { REQUEST_HANG_MS, startTestService, type TestService } from '../helpers/service';
 
 const start = (dataDir: string, fake: FakeWhatsApp) =>

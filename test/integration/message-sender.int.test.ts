@@ -238,7 +238,9 @@ api(
   async ({ fake }) => {
     const stopping = new AbortController();
     // Only the stop can end this send: its timeout is far away.
-    const sender = new WhatsAppCloudSender(cloudOptions(fake, { timeoutMs: 600_000, signal: stopping.signal }));
+    const sender = new WhatsAppCloudSender(
+      cloudOptions(fake, { timeoutMs: 600_000, signal: stopping.signal }),
+    );
     fake.script.push({ kind: 'silence' });
     const sending = sender.send(message());
     for (const until = Date.now() + 120_000; fake.requests.length < 1; ) {

@@ -49,32 +49,32 @@ const activeKeys = async (rt: Runtime) => {
     .sort();
 };
 
-t('a key id never created stops counting toward the cap: the two real tokens stay with the new one', async ({
-  rt,
-  clock,
-}) => {
-  const redeem = () => issueToken(rt, 'app_till', 'rest_a', ['CATALOG_READ']);
-  const first = (await redeem()).keyId;
-  const second = (await redeem()).keyId;
-  // The third exchange dies once the connection took its key id, before the key was created.
-  const dying = deadFrom(rt, (_stream, batch) => batch.some((e) => e.type === 'ApiKeyCreated'));
-  const died = await issueToken(rt, 'app_till', 'rest_a', ['CATALOG_READ'], dying).then(
-    () => null,
-    (err: Error) => err,
-  );
-  assert.match(died?.message ?? '', /died/);
-  assert.equal(await activeKeys(rt), [first, second].sort());
+t(
+  'a key id never created stops counting toward the cap: the two real tokens stay with the new one',
+  async ({ rt, clock }) => {
+    const redeem = () => issueToken(rt, 'app_till', 'rest_a', ['CATALOG_READ']);
+    const first = (await redeem()).keyId;
+    const second = (await redeem()).keyId;
+    // The third exchange dies once the connection took its key id, before the key was created.
+    const dying = deadFrom(rt, (_stream, batch) => batch.some((e) => e.type === 'ApiKeyCreated'));
+    const died = await issueToken(rt, 'app_till', 'rest_a', ['CATALOG_READ'], dying).then(
+      () => null,
+      (err: Error) => err,
+    );
+    assert.match(died?.message ?? '', /died/);
+    assert.equal(await activeKeys(rt), [first, second].sort());
 
-  clock.advance(KEY_CREATION_GRACE_MS / 1000);
-  const third = (await redeem()).keyId;
-  assert.equal(
-    await activeKeys(rt),
-    [first, second, third].sort(),
-    'three real tokens: none retired in place of the key that never existed',
-  );
-  // The cap still holds for real tokens: a fourth retires the oldest.
-  const fourth = (await redeem()).keyId;
-  assert.equal(await activeKeys(rt), [second, third, fourth].sort());
-});
+    clock.advance(KEY_CREATION_GRACE_MS / 1000);
+    const third = (await redeem()).keyId;
+    assert.equal(
+      await activeKeys(rt),
+      [first, second, third].sort(),
+      'three real tokens: none retired in place of the key that never existed',
+    );
+    // The cap still holds for real tokens: a fourth retires the oldest.
+    const fourth = (await redeem()).keyId;
+    assert.equal(await activeKeys(rt), [second, third, fourth].sort());
+  },
+);
 
 t.run();

@@ -120,7 +120,12 @@ export class WhatsAppCloudSender implements MessageSender {
       if (attempt > 0) await pause(this.options.retryBaseMs * 2 ** (attempt - 1), signal);
       if (signal?.aborted)
         return (
-          last ?? { status: 'refused', kind: 'unavailable', code: null, message: STOPPING + ' before sending' }
+          last ?? {
+            status: 'refused',
+            kind: 'unavailable',
+            code: null,
+            message: STOPPING + ' before sending',
+          }
         );
       const exchange = await this.post(url, payload);
       const result = toResult(exchange);

@@ -128,6 +128,8 @@ export async function startService(
         clearTimeout(cut);
       }
       await imports;
+      // And those a request in flight began during the drain (stopped as they began: stopImports).
+      await stopImports(rt.events);
       await rt.close();
       await following;
     })();

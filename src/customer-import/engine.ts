@@ -377,9 +377,20 @@ export class ImportInterrupted extends Error {
 /** Imports running in this process, by the event store they write to (a runtime's `events`). */
 const runningImports = new Map<object, Set<{ stop: AbortController; ended: Promise<unknown> }>>();
 
-/** Runs `run` as an import of `owner`'s that stopImports can stop. */
+/**
+ * Owners stopImports was called on: an import that begins on one afterwards (a request that was in
+ * flight when the stop began, answered during the drain) is stopped as it begins.
+ */
+const stoppedOwners = new WeakSet<object>();
+
+/**
+ * Runs `run` as an import of `owner`'s that stopImports can stop. Registered at once (the call's
+ * synchronous part), before `run` takes the restaurant's slot or starts its job: a stop that begins
+ * meanwhile finds it.
+ */
 async function tracked<T>(owner: object, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const stop = new AbortController();
+  if (stoppedOwners.has(owner)) stop.abort();
   const ended = run(stop.signal);
   const entry = { stop, ended };
   const set = runningImports.get(owner) ?? new Set();
@@ -400,6 +411,7 @@ async function tracked<T>(owner: object, run: (signal: AbortSignal) => Promise<T
  * stopped, reconcile.ts).
  */
 export async function stopImports(owner: object, graceMs = 20_000): Promise<void> {
+  stoppedOwners.add(owner);
   const set = runningImports.get(owner);
   if (!set || set.size === 0) return;
   const all = [...set];
@@ -426,27 +438,27 @@ export async function importCustomers(
   options: ImportOptions,
 ): Promise<ImportJobState> {
   const jobId = options.jobId ?? newId('imp');
-  // One import at a time per restaurant (409 otherwise); a no-op when the caller took the slot already.
-  await takeImportSlot(deps, { jobId, restaurantId: prepared.restaurant._id }, options.meta);
-  const { job } = await startImportJob(
-    deps,
-    {
-      jobId,
-      restaurantId: prepared.restaurant._id,
-      fileName: options.fileName,
-      fileSha256: prepared.fileSha256,
-      rowCount: prepared.table.rows.length,
-      onMatch: options.onMatch,
-      columns: prepared.table.header,
-      actor: options.meta.actor,
-    },
-    { ...options.meta, restaurant_id: prepared.restaurant._id },
-  );
-  return tracked(deps.events, (stopSignal) =>
-    inThread(deps, options, prepared.table.rows.length)
+  return tracked(deps.events, async (stopSignal) => {
+    // One import at a time per restaurant (409 otherwise); a no-op when the caller took the slot already.
+    await takeImportSlot(deps, { jobId, restaurantId: prepared.restaurant._id }, options.meta);
+    const { job } = await startImportJob(
+      deps,
+      {
+        jobId,
+        restaurantId: prepared.restaurant._id,
+        fileName: options.fileName,
+        fileSha256: prepared.fileSha256,
+        rowCount: prepared.table.rows.length,
+        onMatch: options.onMatch,
+        columns: prepared.table.header,
+        actor: options.meta.actor,
+      },
+      { ...options.meta, restaurant_id: prepared.restaurant._id },
+    );
+    return inThread(deps, options, prepared.table.rows.length)
       ? runJobInThread(deps, prepared, jobId, { ...options, stopSignal }, false)
-      : runJob(deps, prepared, jobId, job, { ...options, stopSignal }, false),
-  );
+      : runJob(deps, prepared, jobId, job, { ...options, stopSignal }, false);
+  });
 }
 
 /**
@@ -479,20 +491,20 @@ export async function resumeImport(
   jobId: string,
   options: Omit<ImportOptions, 'onMatch' | 'fileName' | 'jobId'>,
 ): Promise<ImportJobState> {
-  const loaded = await loadImportJob(deps, jobId);
-  if (loaded.state.status === 'none' || loaded.state.restaurantId !== prepared.restaurant._id)
-    throw notFound(`import ${jobId}`);
-  await takeImportSlot(deps, { jobId, restaurantId: prepared.restaurant._id }, options.meta);
-  const { job } = await resumeImportJob(deps, jobId, loaded, prepared.fileSha256, {
-    ...options.meta,
-    restaurant_id: prepared.restaurant._id,
-  });
-  const jobOptions = { ...options, onMatch: job.state.onMatch, fileName: job.state.fileName ?? '' };
-  return tracked(deps.events, (stopSignal) =>
-    inThread(deps, options, prepared.table.rows.length - job.state.processed)
+  return tracked(deps.events, async (stopSignal) => {
+    const loaded = await loadImportJob(deps, jobId);
+    if (loaded.state.status === 'none' || loaded.state.restaurantId !== prepared.restaurant._id)
+      throw notFound(`import ${jobId}`);
+    await takeImportSlot(deps, { jobId, restaurantId: prepared.restaurant._id }, options.meta);
+    const { job } = await resumeImportJob(deps, jobId, loaded, prepared.fileSha256, {
+      ...options.meta,
+      restaurant_id: prepared.restaurant._id,
+    });
+    const jobOptions = { ...options, onMatch: job.state.onMatch, fileName: job.state.fileName ?? '' };
+    return inThread(deps, options, prepared.table.rows.length - job.state.processed)
       ? runJobInThread(deps, prepared, jobId, { ...jobOptions, stopSignal }, true)
-      : runJob(deps, prepared, jobId, job, { ...jobOptions, stopSignal }, true),
-  );
+      : runJob(deps, prepared, jobId, job, { ...jobOptions, stopSignal }, true);
+  });
 }
 
 export async function runJob(

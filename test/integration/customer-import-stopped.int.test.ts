@@ -20,6 +20,7 @@ import {
   importedCustomerId,
   prepareImport,
   resumeImport,
+  stopImports,
 } from '../../src/customer-import/engine';
 import { jobSummaryCsv } from '../../src/customer-import/summary';
 import type { EventStore } from '../../src/ports/event-store';
@@ -333,5 +334,37 @@ t('a resume does not write again an update the failed run wrote: a change made s
   assert.is(summary[later.row], `${later.row},updated,${customer},email,`);
   assert.is(done.counts.updated, ROWS);
 });
+
+t(
+  'a stop that begins as an import is asked for (its slot not taken yet), or once it began, stops that import',
+  async () => {
+    const { w, deps } = await world();
+    const prepared = await prepareImport(deps, 'rest_a', file());
+    const options = { onMatch: 'create_new' as const, fileName: 'f.csv', meta, batchSize: 10 };
+    // The server's stop (src/app.ts) begins while a request has just asked for an import: the import is
+    // still taking the restaurant's slot and starting its job.
+    const first = importCustomers(deps, prepared, { ...options, jobId: 'imp_stop_early' });
+    const stopping = stopImports(deps.events);
+    const err = await first.then(
+      () => null,
+      (e: unknown) => e,
+    );
+    await stopping;
+    assert.is((err as Error | null)?.name, 'ImportInterrupted', 'stopped, not run to its end');
+    const { state } = await loadImportJob(deps, 'imp_stop_early');
+    assert.is(state.status, 'failed');
+    assert.ok(state.processed < ROWS, `${state.processed} rows processed`);
+    // A request answered during the drain asks for another once the stop began: stopped as it begins.
+    const late = await resumeImport(deps, prepared, 'imp_stop_early', { meta, batchSize: 10 }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    assert.is((late as Error | null)?.name, 'ImportInterrupted');
+    const after = await loadImportJob(deps, 'imp_stop_early');
+    assert.is(after.state.processed, state.processed, 'no further row written');
+    const docs = await w.docs.collection<CustomerDoc>(CUSTOMERS).find({ restaurant_id: 'rest_a' });
+    assert.ok(docs.length < 30 + ROWS - Math.floor(ROWS / 11), 'not every row imported');
+  },
+);
 
 t.run();

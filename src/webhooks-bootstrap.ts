@@ -4,6 +4,7 @@
 // description, events, headers; legacy → v1 is a migration, final) and appends nothing otherwise.
 import { evolveApiKey, initialApiKey } from '../commands/credentials/decide';
 import { apiKeyStream } from '../commands/credentials/events';
+import { refuseMalformedSettings } from '../commands/webhook-endpoints/decide';
 import {
   createWebhookEndpoint,
   type EndpointDeps,
@@ -57,6 +58,11 @@ async function planWebhookSections(
       const at = `restaurants.${i}.webhook_endpoints.${j}`;
       try {
         const entry = validateInput(raw, entrySchema, 'body');
+        // The endpoint rules (URL, headers, event types) here too, where each is named by its place in
+        // the file and before any section is applied: met only by the create or update, they failed the
+        // start with 'The request is invalid' alone, after the file's earlier sections were applied.
+        const config = (deps as Partial<EndpointDeps>).config;
+        if (config) refuseMalformedSettings(entry, config.webhookAllowPrivateTargets);
         const declared = keysOfFile ? r.api_keys?.find((k) => k.id === entry.api_key_id) : undefined;
         const key = declared
           ? { key: { restaurant_id: r.id, scopes: declared.scopes } }

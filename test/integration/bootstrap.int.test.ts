@@ -161,6 +161,33 @@ t('a file refused by any section, or by a later restaurant or key, appends nothi
       },
       'restaurants.0.api_keys.0.id',
     ],
+    // The endpoint rules (commands/webhook-endpoints/decide.ts), named by their place in the file.
+    ...(
+      [
+        ['url', { url: 'https://example.test/ho ok' }],
+        ['url', { url: 'http://127.0.0.1/hook' }],
+        ['headers.x-tab', { headers: { 'x-tab': 'a\nb' } }],
+        ['enabled_events', { enabled_events: ['*', 'customer.created'] }],
+      ] as const
+    ).map(([field, change], n): [BootstrapFile, string] => [
+      {
+        restaurants: [
+          {
+            ...fresh(`rest_w${n}`, `w-${n}`),
+            webhook_endpoints: [
+              {
+                id: `we_w${n}`,
+                url: 'https://example.test/w',
+                secret: 'whsec_w0w0w0w0',
+                api_key_id: `key_rest_w${n}`,
+                ...change,
+              },
+            ],
+          },
+        ],
+      },
+      `restaurants.0.webhook_endpoints.0.${field}`,
+    ]),
   ];
   // The example's restaurant (slug and key taken by it) is there from the first test.
   const head = await rt.events.headPosition();

@@ -49,6 +49,13 @@ export interface Reservation {
   done: boolean;
 }
 
+/** An upload no longer held: when it went, and whose it was (its page is its owner's only). */
+interface Gone {
+  at: number;
+  userId: string;
+  restaurantId: string;
+}
+
 /** Per server (runtime): a server that stops forgets its uploads, even when another starts in the same process. */
 interface Held {
   uploads: Map<string, Upload>;
@@ -57,10 +64,10 @@ interface Held {
   started: Map<string, { jobId: string; userId: string; restaurantId: string; expiresAt: number }>;
   /** Bytes of the files being read for a preview (reserved, not yet held nor refused). */
   reading: number;
-  /** Uploads let go to make room for newer ones: id → when. */
-  letGo: Map<string, number>;
-  /** Uploads replaced by a newer upload of the same user (one waits per user): id → when. */
-  replaced: Map<string, number>;
+  /** Uploads let go to make room for newer ones: id → when, and whose. */
+  letGo: Map<string, Gone>;
+  /** Uploads replaced by a newer upload of the same user (one waits per user): id → when, and whose. */
+  replaced: Map<string, Gone>;
 }
 const held = new WeakMap<object, Held>();
 function of(server: object): Held {
@@ -89,16 +96,18 @@ function heldBytes(uploads: Map<string, Upload>): number {
   return n;
 }
 
-function letGo(h: Held, id: string, now: number) {
-  h.uploads.delete(id);
-  h.letGo.set(id, now);
+const gone = (u: Upload, now: number): Gone => ({ at: now, userId: u.userId, restaurantId: u.restaurantId });
+
+function letGo(h: Held, u: Upload, now: number) {
+  h.uploads.delete(u.id);
+  h.letGo.set(u.id, gone(u, now));
   trimOldest(h.letGo, LET_GO_MAX);
 }
 
 /** The user's earlier upload, replaced by the one they are making (one waits per user). */
-function replace(h: Held, id: string, now: number) {
-  h.uploads.delete(id);
-  h.replaced.set(id, now);
+function replace(h: Held, u: Upload, now: number) {
+  h.uploads.delete(u.id);
+  h.replaced.set(u.id, gone(u, now));
   trimOldest(h.replaced, LET_GO_MAX);
 }
 
@@ -126,8 +135,8 @@ export function reserveRoom(
   for (const u of order) {
     if (used + bytes <= budget) break;
     // The uploader's own earlier preview is replaced by this one anyway (keepUpload): not "let go".
-    if (u.userId === userId) replace(h, u.id, now);
-    else letGo(h, u.id, now);
+    if (u.userId === userId) replace(h, u, now);
+    else letGo(h, u, now);
     used -= u.bytes;
   }
   h.reading += bytes;
@@ -147,6 +156,16 @@ export const wasLetGo = (server: object, id: string) => of(server).letGo.has(id)
 /** Whether this upload was replaced by a newer upload of the same user (one waits per user). */
 export const wasReplaced = (server: object, id: string) => of(server).replaced.has(id);
 
+/**
+ * Whether this id is (or was, let go or replaced, or started) an upload of another user, or of another
+ * restaurant: its page answers 404 to anyone but its owner, for its restaurant.
+ */
+export function uploadHeldByOther(server: object, id: string, userId: string, restaurantId: string): boolean {
+  const h = of(server);
+  const owner = h.uploads.get(id) ?? h.started.get(id) ?? h.letGo.get(id) ?? h.replaced.get(id);
+  return !!owner && (owner.userId !== userId || owner.restaurantId !== restaurantId);
+}
+
 /** Holds the file read under `reservation` (its bytes move from "being read" to "held"). */
 export function keepUpload(
   server: object,
@@ -158,9 +177,9 @@ export function keepUpload(
   const { uploads } = h;
   releaseRoom(server, reservation);
   sweep(uploads, now);
-  for (const [id, old] of uploads) if (old.userId === u.userId) replace(h, id, now);
-  for (const id of [...uploads.keys()].slice(0, Math.max(0, uploads.size - MAX_UPLOADS + 1)))
-    letGo(h, id, now);
+  for (const old of [...uploads.values()]) if (old.userId === u.userId) replace(h, old, now);
+  for (const old of [...uploads.values()].slice(0, Math.max(0, uploads.size - MAX_UPLOADS + 1)))
+    letGo(h, old, now);
   const upload = { ...u, id: randomBytes(18).toString('base64url'), expiresAt: now + TTL_MS };
   uploads.set(upload.id, upload);
   return upload;

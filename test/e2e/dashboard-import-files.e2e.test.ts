@@ -32,14 +32,24 @@ t.after(async (ctx) => {
 
 const text = pageText;
 
-async function upload(b: Browser, data: string | Uint8Array): Promise<{ status: number; html: string }> {
+/**
+ * Uploads a file as the page does. The POST answers 303 (Post/Redirect/Get): to the preview page, or to
+ * the import page saying why the file was refused; `html` is that page, as the browser follows.
+ */
+async function upload(
+  b: Browser,
+  data: string | Uint8Array,
+): Promise<{ status: number; location: string | null; html: string }> {
   const page = await b.get('/dashboard/import?restaurant=rest_demo');
   const form = new FormData();
   for (const [k, v] of Object.entries(formFields(page.text, '/dashboard/import/upload'))) form.append(k, v);
   form.append('file', new Blob([data], { type: 'text/csv' }), 'guests.csv');
   const res = await b.postMultipart('/dashboard/import/upload', form);
-  return { status: res.status, html: res.text };
+  const shown = await b.followed(res);
+  assert.is(shown.status, 200, shown.text.slice(0, 300));
+  return { status: res.status, location: res.location, html: shown.text };
 }
+const REFUSED_TO = '/dashboard/import?restaurant=rest_demo';
 
 /** The import page's alert, as read. */
 const alertOf = (html: string) =>
@@ -58,8 +68,9 @@ t('a file that cannot be read is refused with one clear sentence, said once', as
     ['name,nickname,,name\nA,B,C,D\n', /"nickname" is not a customer field/],
   ];
   for (const [file, expected] of cases) {
-    const { status, html } = await upload(b, file);
-    assert.is(status, 400, `${String(file).slice(0, 40)}: ${status} ${html.slice(0, 300)}`);
+    const { status, location, html } = await upload(b, file);
+    assert.is(status, 303, `${String(file).slice(0, 40)}: ${status} ${html.slice(0, 300)}`);
+    assert.is(location, REFUSED_TO);
     const alert = alertOf(html);
     assert.match(alert, expected);
     // The reason is not repeated ("the file is empty: …: the file is empty: …").
@@ -74,7 +85,7 @@ t('rows with mixed line endings, quotes and a wrong cell count are previewed row
     b,
     '\uFEFFname,email\r\nAda,ada@example.test\nBob,bob@example.test\r\n"Cy\nDee","cy@example.test"\nEve\n',
   );
-  assert.is(status, 200, html.slice(0, 500));
+  assert.is(status, 303, html.slice(0, 500));
   const page = text(html);
   assert.match(page, /4 rows · columns: name, email/);
   assert.match(page, /row: the row has 1 cell, the header 2/);
@@ -82,7 +93,7 @@ t('rows with mixed line endings, quotes and a wrong cell count are previewed row
 
 t('a double click on Import starts one import: every click lands on its progress page', async ({ b }) => {
   const { status, html } = await upload(b, 'name,email\nDouble Click,double-click@example.test\n');
-  assert.is(status, 200);
+  assert.is(status, 303);
   const form = formFields(html, '/dashboard/import/start');
   const [one, two] = await Promise.all([
     b.post('/dashboard/import/start', form),
@@ -111,9 +122,9 @@ t('a double click on Import starts one import: every click lands on its progress
 t('an upload replaced by a newer one of the same manager says so, not that it expired', async ({ b }) => {
   // One upload waits per manager: a second file (another tab, another restaurant) replaces the first.
   const first = await upload(b, 'name,email\nFirst Tab,first-tab@example.test\n');
-  assert.is(first.status, 200);
+  assert.is(first.status, 303);
   const second = await upload(b, 'name,email\nSecond Tab,second-tab@example.test\n');
-  assert.is(second.status, 200);
+  assert.is(second.status, 303);
   for (const action of ['/dashboard/import/start', '/dashboard/import/preview']) {
     const res = await b.post(action, formFields(first.html, action));
     assert.is(res.status, 400, res.text.slice(0, 300));
@@ -121,9 +132,57 @@ t('an upload replaced by a newer one of the same manager says so, not that it ex
     assert.match(alert, /You uploaded another file after this one/);
     assert.not.match(alert, /waits 30 minutes/);
   }
+  // The first preview's page, reloaded, says so too.
+  const reloaded = await b.get(first.location as string);
+  assert.is(reloaded.status, 404);
+  assert.match(alertOf(reloaded.text), /You uploaded another file after this one/);
   // The newer one is there and imports.
   const start = await b.post('/dashboard/import/start', formFields(second.html, '/dashboard/import/start'));
   assert.is(start.status, 303, start.text.slice(0, 300));
+});
+
+t('a reload of the preview or of a refusal uploads nothing again: the POST answers 303 to a GET page', async ({ b }) => {
+  const { status, location, html } = await upload(b, 'name,email\nReload Me,reload-me@example.test\nBad Row,not-an-email\n');
+  assert.is(status, 303);
+  assert.match(location ?? '', /^\/dashboard\/import\/uploads\/[\w-]+\?restaurant=rest_demo$/);
+  // The preview with its per-row errors and the Import form (CSRF token included).
+  assert.match(text(html), /Reload Me/);
+  assert.match(html, /class="row-error"/);
+  const start = formFields(html, '/dashboard/import/start');
+  assert.ok(start.csrf_token && start.upload_id);
+  // A reload is a GET of that page: the same upload, nothing sent again, nothing replaced.
+  for (let i = 0; i < 2; i++) {
+    const again = await b.get(location as string);
+    assert.is(again.status, 200);
+    assert.equal(formFields(again.text, '/dashboard/import/start'), start);
+  }
+  // Preview again with another on_match: 303 to the same page for that choice; its reload too.
+  const re = await b.post('/dashboard/import/preview', {
+    ...formFields(html, '/dashboard/import/preview'),
+    on_match: 'update',
+  });
+  assert.is(re.status, 303, re.text.slice(0, 300));
+  for (let i = 0; i < 2; i++) {
+    const shown = await b.get(re.location as string);
+    assert.is(shown.status, 200);
+    assert.is(formFields(shown.text, '/dashboard/import/start').on_match, 'update');
+    assert.is(formFields(shown.text, '/dashboard/import/start').upload_id, start.upload_id);
+  }
+  // A refused file: its sentence once on the import page; a reload shows the plain page.
+  const refused = await upload(b, 'name,nickname\nA,B\n');
+  assert.is(refused.location, REFUSED_TO);
+  assert.match(alertOf(refused.html), /"nickname" is not a customer field/);
+  const plain = await b.get(REFUSED_TO);
+  assert.is(plain.status, 200);
+  assert.is(alertOf(plain.text), '');
+  // The waiting upload is still the one previewed: it imports.
+  const go = await b.post('/dashboard/import/start', start);
+  assert.is(go.status, 303, go.text.slice(0, 300));
+  assert.match(go.location ?? '', /^\/dashboard\/import\/jobs\/imp_/);
+  // Its preview's page, once the import started, is the job's page.
+  const after = await b.get(location as string);
+  assert.is(after.status, 303);
+  assert.is(after.location, go.location);
 });
 
 /** Files under the temporary directory, new since `before`, whose content holds `marker` (two levels deep). */
@@ -167,22 +226,22 @@ t(
       for (const [name, content] of files)
         form.append(name, new Blob([content], { type: 'text/csv' }), 'x.csv');
       const res = await b.postMultipart('/dashboard/import/upload', form);
-      return { status: res.status, html: res.text };
+      return { status: res.status, html: (await b.followed(res)).text };
     };
     const two = await send([
       ['file', `name\n${marker} one\n`],
       ['file', `name\n${marker} two\n`],
     ]);
-    assert.is(two.status, 400, two.html.slice(0, 300));
+    assert.is(two.status, 303, two.html.slice(0, 300));
     assert.match(text(two.html), /Choose one file/);
     const elsewhere = await send([['attachment', `name\n${marker} three\n`]]);
-    assert.is(elsewhere.status, 400);
+    assert.is(elsewhere.status, 303);
     assert.match(alertOf(elsewhere.html), /Choose a CSV file/);
     const both = await send([
       ['file', `name\n${marker} four\n`],
       ['attachment', `name\n${marker} five\n`],
     ]);
-    assert.ok([200, 400].includes(both.status));
+    assert.is(both.status, 303);
     // Removed after the answer: give a loaded machine time, then look.
     for (const until = Date.now() + 120_000; leftovers(before, marker).length > 0 && Date.now() < until; )
       await new Promise((r) => setTimeout(r, 100));

@@ -148,6 +148,11 @@ export class Browser {
   postMultipart(path: string, form: FormData): Promise<PageResponse> {
     return this.send('POST', path, form);
   }
+  /** A POST's 303 followed to its page (Post/Redirect/Get), as a browser does; any other answer as is. */
+  async followed(res: PageResponse | Promise<PageResponse>): Promise<PageResponse> {
+    const r = await res;
+    return r.status === 303 && r.location ? this.get(r.location) : r;
+  }
 }
 
 /** A page's text as a reader sees it: tags dropped, the entities the pages use decoded, spaces folded. */

@@ -43,12 +43,14 @@ import {
   runningJob,
   startedJob,
   type Upload,
+  uploadHeldByOther,
   wasLetGo,
   wasReplaced,
 } from '../../web/import-uploads';
+import { putFlash, takeFlash } from '../../web/flash';
 import { isManager, type Manager, managerForAction, managerForPage } from '../../web/manager';
 import { importPage, jobPage, previewPage } from '../../web/pages/import-pages';
-import { notYours, page, renderPageError, seeOther, signedIn } from '../../web/respond';
+import { notYours, page, renderPageError, type SignedIn, seeOther, signedIn } from '../../web/respond';
 import { type AnyRoute, defineRoute, PUBLIC, type RouteResult } from '../route';
 import { obj, optional, str } from '../schema';
 import { form } from './dashboard-api-keys';
@@ -136,6 +138,29 @@ async function jobLines(rt: Runtime, restaurantId: string) {
   };
 }
 
+/** The flash of an upload refused (Post/Redirect/Get): its sentence, shown once on the import page. */
+const REFUSED = 'import_refused';
+const mainFor = (restaurantId: string) => `${BASE}?restaurant=${encodeURIComponent(restaurantId)}`;
+
+/**
+ * An upload refused (not CSV, wrong encoding, too big, a bad header, no row…): its sentence goes on
+ * the session and the answer is 303 to the import page, which shows it once. A reload of that page
+ * sends nothing again; the file is not kept. `restaurantId`: null when the request's fields could not
+ * be read (the multipart parser refused it), the page of the manager's first restaurant then.
+ */
+async function refuseUpload(rt: Runtime, who: SignedIn, restaurantId: string | null, sentence: string) {
+  await putFlash(rt, who.session, {
+    label: REFUSED,
+    value: sentence,
+    for: restaurantId === null ? BASE : mainFor(restaurantId),
+  });
+  return seeOther(restaurantId === null ? BASE : mainFor(restaurantId));
+}
+
+/** The preview page of an upload (GET: a reload repeats nothing), for `onMatch` when given. */
+const previewPath = (restaurantId: string, uploadId: string, onMatch?: OnMatch) =>
+  `${BASE}/uploads/${encodeURIComponent(uploadId)}?restaurant=${encodeURIComponent(restaurantId)}${onMatch ? `&on_match=${onMatch}` : ''}`;
+
 const mainPage = async (rt: Runtime, m: Manager, alert: string | null, status = 200) => {
   const { lines, total } = await jobLines(rt, m.restaurant._id);
   return page(
@@ -165,36 +190,38 @@ async function jobOf(rt: Runtime, m: Manager, id: string) {
 /** The upload's preview: the form's fields and its one file, parsed into `dir` (removed by the caller). */
 async function previewUpload(
   rt: Runtime,
+  who: SignedIn,
   ctx: Context,
   requestId: string,
   dir: string,
 ): Promise<RouteResult> {
-  await uploadParser(dir)(ctx, async () => {});
+  try {
+    await uploadParser(dir)(ctx, async () => {});
+  } catch (err) {
+    // Refused by the parser (too big, two files, unreadable): its fields are not read, so neither its
+    // CSRF token nor its restaurant. The session cookie is SameSite=Lax (no cross-site POST carries
+    // it), and what is kept is this fixed sentence, shown once.
+    if (err instanceof ApiError && err.status < 500) return refuseUpload(rt, who, null, err.message);
+    throw err;
+  }
   const fields = (ctx.request.body ?? {}) as Record<string, unknown>;
   const files = (ctx.request.files ?? {}) as Record<string, unknown>;
   const file = files.file as { filepath: string; originalFilename: string | null; size: number } | undefined;
   const m = await managerForAction(rt, ctx, fields, requestId);
   if (!isManager(m)) return m;
-  if (!file || Array.isArray(file)) return mainPage(rt, m, 'Choose a CSV file to upload.', 400);
-  if (file.size === 0) return mainPage(rt, m, 'The file is empty.', 400);
+  const refuse = (sentence: string) => refuseUpload(rt, m, m.restaurant._id, sentence);
+  if (!file || Array.isArray(file)) return refuse('Choose a CSV file to upload.');
+  if (file.size === 0) return refuse('The file is empty.');
   const onMatch = isOnMatch(fields.on_match) ? fields.on_match : 'return_existing';
   // Room in the previews' memory budget before the file is read (import-uploads.ts says why).
   const budget = rt.config.importUploadsMaxBytes;
   const room = reserveRoom(rt, m.user.user_id, file.size, budget, rt.clock.now().getTime());
   if ('refused' in room)
-    return room.refused === 'too_large'
-      ? mainPage(
-          rt,
-          m,
-          `The file is larger than this server keeps for previews (${sizeWords(budget)}). Split it into several files.`,
-          413,
-        )
-      : mainPage(
-          rt,
-          m,
-          'The server is reading other files for their previews at this moment. Try again in a minute.',
-          503,
-        );
+    return refuse(
+      room.refused === 'too_large'
+        ? `The file is larger than this server keeps for previews (${sizeWords(budget)}). Split it into several files.`
+        : 'The server is reading other files for their previews at this moment. Try again in a minute.',
+    );
   const { reservation } = room;
   try {
     const bytes = await readFile(file.filepath);
@@ -208,12 +235,12 @@ async function previewUpload(
           (i) => i.message !== err.message,
         );
         const said = `${err.message}${issues.length ? `: ${issues.map((i) => i.message).join('; ')}` : ''}`;
-        return mainPage(rt, m, `${said.charAt(0).toUpperCase()}${said.slice(1)}.`, 400);
+        return refuse(`${said.charAt(0).toUpperCase()}${said.slice(1)}.`);
       }
       throw err;
     }
     if (prepared.table.rows.length === 0)
-      return mainPage(rt, m, 'The file has a header row but no customer.', 400);
+      return refuse('The file has a header row but no customer.');
     const upload = keepUpload(
       rt,
       reservation,
@@ -227,7 +254,7 @@ async function previewUpload(
       },
       rt.clock.now().getTime(),
     );
-    return previewOf(rt, m, upload, onMatch);
+    return seeOther(previewPath(m.restaurant._id, upload.id));
   } finally {
     releaseRoom(rt, reservation);
   }
@@ -235,10 +262,10 @@ async function previewUpload(
 
 /**
  * The preview page of a held upload for `onMatch`: the first rows' outcomes under that choice, and an
- * Import form that imports with that very choice (the page's other form previews another one).
+ * Import form that imports with that very choice (the page's other form previews another one). A GET
+ * page: it changes nothing (the choice last made is set by the POST that redirects here).
  */
 async function previewOf(rt: Runtime, m: Manager, upload: Upload, onMatch: OnMatch) {
-  upload.onMatch = onMatch;
   const plan = await planImport(rt, upload.prepared, onMatch, PREVIEW_ROWS);
   return page(
     previewPage(m.shell, {
@@ -252,7 +279,7 @@ async function previewOf(rt: Runtime, m: Manager, upload: Upload, onMatch: OnMat
 }
 
 /** The page for an upload no longer held (expired, forgotten by a restart, or let go to make room). */
-const uploadGone = (rt: Runtime, m: Manager, uploadId: string) =>
+const uploadGone = (rt: Runtime, m: Manager, uploadId: string, status = 400) =>
   mainPage(
     rt,
     m,
@@ -261,7 +288,7 @@ const uploadGone = (rt: Runtime, m: Manager, uploadId: string) =>
       : wasLetGo(rt, uploadId)
         ? `This upload was let go to make room for newer uploads: the server keeps at most ${sizeWords(rt.config.importUploadsMaxBytes)} of files waiting for their import. Upload the file again.`
         : 'This upload is no longer here: an upload waits 30 minutes, and a restart of the server forgets it. Upload the file again.',
-    400,
+    status,
   );
 
 /** How long a resume waits for a failed run of this process to end (it has recorded its failure). */
@@ -408,7 +435,11 @@ export const dashboardImportRoutes: AnyRoute[] = [
     handler: async ({ rt, ctx, query, requestId }) => {
       const m = await managerForPage(rt, ctx, query.restaurant, requestId);
       if (!isManager(m)) return m;
-      return mainPage(rt, m, null);
+      // An upload refused a moment ago (refuseUpload): its sentence, once.
+      const refused =
+        (await takeFlash(rt, m.session, mainFor(m.restaurant._id))) ??
+        (query.restaurant === undefined ? await takeFlash(rt, m.session, BASE) : null);
+      return mainPage(rt, m, refused?.label === REFUSED ? refused.value : null);
     },
   }),
   defineRoute({
@@ -422,11 +453,16 @@ export const dashboardImportRoutes: AnyRoute[] = [
       'Upload a customer CSV file (multipart/form-data: csrf_token, restaurant_id, on_match, file) and preview it',
     tag: 'OAuth',
     access: PUBLIC,
-    responses: { 200: { description: 'The preview page' } },
+    responses: {
+      303: {
+        description: 'To the preview page (GET /dashboard/import/uploads/{id}), or to the import page saying why the file was refused',
+      },
+    },
     renderError: renderPageError,
     handler: async ({ rt, ctx, requestId }) => {
       // Nobody signed in: nothing is read from the request.
-      if (!(await signedIn(rt, ctx))) return seeOther('/sign-in?next=%2Fdashboard%2Fimport');
+      const who = await signedIn(rt, ctx);
+      if (!who) return seeOther('/sign-in?next=%2Fdashboard%2Fimport');
       if (!ctx.is('multipart/form-data'))
         throw new ApiError(
           415,
@@ -435,7 +471,7 @@ export const dashboardImportRoutes: AnyRoute[] = [
         );
       const dir = await mkdtemp(join(tmpdir(), 'couvert-upload-'));
       try {
-        return await previewUpload(rt, ctx, requestId, dir);
+        return await previewUpload(rt, who, ctx, requestId, dir);
       } finally {
         await rm(dir, { recursive: true, force: true });
       }
@@ -452,7 +488,7 @@ export const dashboardImportRoutes: AnyRoute[] = [
     access: PUBLIC,
     body: form({ upload_id: str({ max: 64 }), on_match: optional(str({ max: 32 })) }),
     bodyRequired: true,
-    responses: { 200: { description: 'The preview page' } },
+    responses: { 303: { description: 'To the preview page for that on_match' } },
     renderError: renderPageError,
     handler: async ({ rt, ctx, body, requestId }) => {
       const m = await managerForAction(rt, ctx, body, requestId);
@@ -464,7 +500,42 @@ export const dashboardImportRoutes: AnyRoute[] = [
         return seeOther(`${BASE}/jobs/${already}?restaurant=${encodeURIComponent(m.restaurant._id)}`);
       const upload = findUpload(rt, body.upload_id, m.user.user_id, m.restaurant._id, now);
       if (!upload) return uploadGone(rt, m, body.upload_id);
-      return previewOf(rt, m, upload, isOnMatch(body.on_match) ? body.on_match : upload.onMatch);
+      // The choice last previewed: what Import does when its form carries none.
+      if (isOnMatch(body.on_match)) upload.onMatch = body.on_match;
+      return seeOther(previewPath(m.restaurant._id, upload.id, upload.onMatch));
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: `${BASE}/uploads/{id}`,
+    absolute: true,
+    hidden: true,
+    // Parameters of a link's own (utm_source…) are ignored, as a page does; those read are checked.
+    openQuery: true,
+    operationId: 'dashboardImportUploadPreview',
+    summary: 'The preview of an uploaded customer file, waiting for its import',
+    tag: 'OAuth',
+    access: PUBLIC,
+    params: obj({ id: str({ min: 1, max: 64 }) }),
+    query: obj(
+      { restaurant: optional(str({ max: 64 })), on_match: optional(str({ max: 32 })) },
+      { open: true },
+    ),
+    responses: { 200: { description: 'An HTML page' }, 303: { description: 'To the sign-in page' } },
+    renderError: renderPageError,
+    handler: async ({ rt, ctx, params, query, requestId }) => {
+      const m = await managerForPage(rt, ctx, query.restaurant, requestId);
+      if (!isManager(m)) return m;
+      const now = rt.clock.now().getTime();
+      // Its import started (this tab or another): its progress page.
+      const already = startedJob(rt, params.id, m.user.user_id, m.restaurant._id, now);
+      if (already)
+        return seeOther(`${BASE}/jobs/${already}?restaurant=${encodeURIComponent(m.restaurant._id)}`);
+      const upload = findUpload(rt, params.id, m.user.user_id, m.restaurant._id, now);
+      // Another user's upload, or one of another restaurant: the 404 page, as for any id not ours.
+      if (!upload && uploadHeldByOther(rt, params.id, m.user.user_id, m.restaurant._id)) throw notYours();
+      if (!upload) return uploadGone(rt, m, params.id, 404);
+      return previewOf(rt, m, upload, isOnMatch(query.on_match) ? query.on_match : upload.onMatch);
     },
   }),
   defineRoute({

@@ -83,7 +83,8 @@ async function upload(b: Browser, csv: string, name = 'guests.csv', onMatch?: st
   if (onMatch) form.append('on_match', onMatch);
   form.append('file', new Blob([csv], { type: 'text/csv' }), name);
   const res = await b.postMultipart('/dashboard/import/upload', form);
-  return { status: res.status, html: res.text };
+  // 303 (Post/Redirect/Get) to the preview, or to the import page saying why the file was refused.
+  return { status: res.status, html: (await b.followed(res)).text };
 }
 
 async function until<T>(what: string, check: () => Promise<T | null | undefined | false>, ms = 10_000) {
@@ -107,7 +108,7 @@ t('a failed import says what happened in words; its detail goes to the log, scru
   const { svc, manager } = ctx;
   const secretEmail = 'jeanne.secret@example.test';
   const preview = await upload(manager, `name,email\nJeanne Secret,${secretEmail}\nPaul,paul@example.test\n`);
-  assert.is(preview.status, 200, preview.html.slice(0, 500));
+  assert.is(preview.status, 303, preview.html.slice(0, 500));
   // The log's disk fails under the customers' writes (the job's own stream still takes its events).
   const events = svc.rt.events as unknown as {
     append: (stream: string, ...rest: unknown[]) => Promise<unknown>;
@@ -169,19 +170,19 @@ t(
     const { svc, manager, solo, third } = ctx;
     // Two previews fill most of the budget; a running import's file is not a preview and is never let go.
     const running = await upload(third, csvOf('Running', 12, 900), 'running.csv');
-    assert.is(running.status, 200, running.html.slice(0, 400));
+    assert.is(running.status, 303, running.html.slice(0, 400));
     const start = await third.post(
       '/dashboard/import/start',
       formFields(running.html, '/dashboard/import/start'),
     );
     assert.is(start.status, 303);
     const first = await upload(manager, csvOf('First', 5, 800), 'first.csv');
-    assert.is(first.status, 200, first.html.slice(0, 400));
+    assert.is(first.status, 303, first.html.slice(0, 400));
     const second = await upload(solo, csvOf('Second', 5, 800), 'second.csv');
-    assert.is(second.status, 200);
+    assert.is(second.status, 303);
     // A third preview does not fit beside them: the oldest (the manager's) is let go to make room.
     const newer = await upload(third, csvOf('Third', 5, 800), 'third.csv');
-    assert.is(newer.status, 200);
+    assert.is(newer.status, 303);
     const gone = await manager.post(
       '/dashboard/import/start',
       formFields(first.html, '/dashboard/import/start'),
@@ -204,7 +205,7 @@ t(
     );
     // A file larger than the whole budget is refused with a clear sentence (and nothing is let go).
     const huge = await upload(manager, csvOf('Huge', 10, BUDGET + 500), 'huge.csv');
-    assert.is(huge.status, 413, huge.html.slice(0, 400));
+    assert.is(huge.status, 303, huge.html.slice(0, 400));
     assert.match(alertOf(huge.html), /larger than this server keeps for previews \(2 KB\)/);
     const still = await third.post(
       '/dashboard/import/start',
@@ -287,7 +288,7 @@ t('a duplicate column, custom field or not, is refused with one message naming b
   ];
   for (const [header, message] of cases) {
     const res = await upload(ctx.manager, `${header}\nAda,gold,x\n`);
-    assert.is(res.status, 400, res.html.slice(0, 300));
+    assert.is(res.status, 303, res.html.slice(0, 300));
     const alert = alertOf(res.html);
     assert.ok(alert.includes(message), alert);
     assert.is(alert.split('same column').length - 1, 1, `said once: ${alert}`);
@@ -330,6 +331,10 @@ async function shoot(page: Page, name: string) {
         .setInputFiles({ name: 'curie.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
       await page.getByRole('button', { name: 'Preview' }).click();
       assert.is(await page.title(), 'Check the file · Le Demo · Couvert');
+      // Post/Redirect/Get: the preview is a page of its own, reloaded without sending the file again.
+      assert.match(page.url(), /\/dashboard\/import\/uploads\/[\w-]+\?restaurant=rest_demo$/);
+      await page.reload();
+      assert.is(await page.title(), 'Check the file · Le Demo · Couvert');
       const table = page.locator('table.preview');
       assert.match(
         await table.innerText(),
@@ -362,6 +367,8 @@ async function shoot(page: Page, name: string) {
       await page.getByText('Change what a matching row does').click();
       await page.getByLabel('Update the customer already there').check();
       await page.getByRole('button', { name: 'Preview again' }).click();
+      assert.match(page.url(), /\/dashboard\/import\/uploads\/[\w-]+\?restaurant=rest_demo&on_match=update$/);
+      await page.reload();
       assert.is(await page.title(), 'Check the file · Le Demo · Couvert');
       assert.match(
         await page.locator('table.preview').innerText(),

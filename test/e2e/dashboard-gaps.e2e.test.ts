@@ -311,9 +311,11 @@ async function upload(b: Browser, csv: string, name: string, restaurant = 'rest_
   form.append('on_match', 'update');
   form.append('file', new Blob([csv], { type: 'text/csv' }), name);
   const res = await b.postMultipart('/dashboard/import/upload', form);
-  const html = res.text;
-  assert.is(res.status, 200, html.slice(0, 800));
-  return html;
+  // 303 to the preview page (Post/Redirect/Get).
+  assert.is(res.status, 303, res.text.slice(0, 800));
+  const shown = await b.followed(res);
+  assert.is(shown.status, 200, shown.text.slice(0, 800));
+  return shown.text;
 }
 
 t(

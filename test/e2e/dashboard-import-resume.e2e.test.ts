@@ -74,9 +74,10 @@ t('a failed import is finished with the same file: every row once, the summary a
   const { svc, manager } = ctx;
   const file = csv('Resumed');
   const page = await manager.get('/dashboard/import?restaurant=rest_demo');
-  const preview = await postFile(manager, page.text, '/dashboard/import/upload', file, {
-    on_match: 'create_new',
-  });
+  // The upload answers 303 to its preview page (Post/Redirect/Get).
+  const preview = await manager.followed(
+    postFile(manager, page.text, '/dashboard/import/upload', file, { on_match: 'create_new' }),
+  );
   assert.is(preview.status, 200, preview.text.slice(0, 400));
   // The log's disk fails under row 300's customer.
   const events = svc.rt.events as unknown as {
@@ -187,7 +188,7 @@ t(
       const first = await b.get('/dashboard/import?restaurant=rest_demo');
       assert.is((await signIn(b, await b.get(first.location as string), 'manager@demo.test')).status, 303);
       const page = await b.get('/dashboard/import?restaurant=rest_demo');
-      const preview = await postFile(b, page.text, '/dashboard/import/upload', file);
+      const preview = await b.followed(postFile(b, page.text, '/dashboard/import/upload', file));
       assert.is(preview.status, 200, preview.text.slice(0, 400));
       const start = await b.post(
         '/dashboard/import/start',

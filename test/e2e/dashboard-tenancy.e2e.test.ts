@@ -54,17 +54,22 @@ const within = async <T>(what: string, check: () => Promise<T | null | undefined
   }
 };
 
-/** Uploads a CSV through the page's multipart form; returns the preview page's HTML. */
+/** Uploads a CSV through the page's multipart form; returns the preview page's HTML and address. */
 async function upload(b: Browser, csv: string, restaurant: string): Promise<string> {
+  return (await uploadAt(b, csv, restaurant)).html;
+}
+async function uploadAt(b: Browser, csv: string, restaurant: string) {
   const page = await b.get(`/dashboard/import?restaurant=${restaurant}`);
   const fields = formFields(page.text, '/dashboard/import/upload');
   const form = new FormData();
   for (const [k, v] of Object.entries(fields)) form.append(k, v);
   form.append('file', new Blob([csv], { type: 'text/csv' }), 'three.csv');
   const res = await b.postMultipart('/dashboard/import/upload', form);
-  const html = res.text;
-  assert.is(res.status, 200, html.slice(0, 800));
-  return html;
+  // 303 to the preview page (Post/Redirect/Get).
+  assert.is(res.status, 303, res.text.slice(0, 800));
+  const shown = await b.followed(res);
+  assert.is(shown.status, 200, shown.text.slice(0, 800));
+  return { html: shown.text, location: res.location as string };
 }
 
 t.before(async (ctx) => {
@@ -211,7 +216,29 @@ t(
   async (ctx) => {
     const { solo, manager, svc } = ctx;
     // The manager's upload for rest_three, waiting for its start: solo presents its id.
-    const preview = await upload(manager, 'name,email\nNot Yours,not-yours@example.test\n', 'rest_three');
+    const { html: preview, location } = await uploadAt(
+      manager,
+      'name,email\nNot Yours,not-yours@example.test\n',
+      'rest_three',
+    );
+    // Its preview page, by URL: the 404 page for another manager, under any restaurant of theirs,
+    // and for its own manager under another restaurant; nothing of the file is shown.
+    const uploadPath = location.split('?')[0] as string;
+    for (const [who, restaurant] of [
+      [solo, 'rest_demo'],
+      [solo, 'rest_three'],
+      [solo, ''],
+      [manager, 'rest_demo'],
+    ] as const) {
+      const res = await who.get(restaurant ? `${uploadPath}?restaurant=${restaurant}` : uploadPath);
+      assert.ok([403, 404].includes(res.status), `${uploadPath} as ${restaurant}: ${res.status}`);
+      assert.not.match(res.text, /Not Yours|not-yours@|three\.csv/, 'nothing of the upload is shown');
+      assert.not.match(res.text, /action="\/dashboard\/import\/start"/);
+    }
+    // Its manager sees it (the page is theirs).
+    const own = await manager.get(location);
+    assert.is(own.status, 200);
+    assert.match(own.text, /Not Yours/);
     const fields = formFields(preview, '/dashboard/import/start');
     const soloPage = await solo.get('/dashboard/import?restaurant=rest_demo');
     const soloCsrf = formFields(soloPage.text, '/dashboard/import/upload').csrf_token as string;

@@ -141,49 +141,55 @@ t('an upload replaced by a newer one of the same manager says so, not that it ex
   assert.is(start.status, 303, start.text.slice(0, 300));
 });
 
-t('a reload of the preview or of a refusal uploads nothing again: the POST answers 303 to a GET page', async ({ b }) => {
-  const { status, location, html } = await upload(b, 'name,email\nReload Me,reload-me@example.test\nBad Row,not-an-email\n');
-  assert.is(status, 303);
-  assert.match(location ?? '', /^\/dashboard\/import\/uploads\/[\w-]+\?restaurant=rest_demo$/);
-  // The preview with its per-row errors and the Import form (CSRF token included).
-  assert.match(text(html), /Reload Me/);
-  assert.match(html, /class="row-error"/);
-  const start = formFields(html, '/dashboard/import/start');
-  assert.ok(start.csrf_token && start.upload_id);
-  // A reload is a GET of that page: the same upload, nothing sent again, nothing replaced.
-  for (let i = 0; i < 2; i++) {
-    const again = await b.get(location as string);
-    assert.is(again.status, 200);
-    assert.equal(formFields(again.text, '/dashboard/import/start'), start);
-  }
-  // Preview again with another on_match: 303 to the same page for that choice; its reload too.
-  const re = await b.post('/dashboard/import/preview', {
-    ...formFields(html, '/dashboard/import/preview'),
-    on_match: 'update',
-  });
-  assert.is(re.status, 303, re.text.slice(0, 300));
-  for (let i = 0; i < 2; i++) {
-    const shown = await b.get(re.location as string);
-    assert.is(shown.status, 200);
-    assert.is(formFields(shown.text, '/dashboard/import/start').on_match, 'update');
-    assert.is(formFields(shown.text, '/dashboard/import/start').upload_id, start.upload_id);
-  }
-  // A refused file: its sentence once on the import page; a reload shows the plain page.
-  const refused = await upload(b, 'name,nickname\nA,B\n');
-  assert.is(refused.location, REFUSED_TO);
-  assert.match(alertOf(refused.html), /"nickname" is not a customer field/);
-  const plain = await b.get(REFUSED_TO);
-  assert.is(plain.status, 200);
-  assert.is(alertOf(plain.text), '');
-  // The waiting upload is still the one previewed: it imports.
-  const go = await b.post('/dashboard/import/start', start);
-  assert.is(go.status, 303, go.text.slice(0, 300));
-  assert.match(go.location ?? '', /^\/dashboard\/import\/jobs\/imp_/);
-  // Its preview's page, once the import started, is the job's page.
-  const after = await b.get(location as string);
-  assert.is(after.status, 303);
-  assert.is(after.location, go.location);
-});
+t(
+  'a reload of the preview or of a refusal uploads nothing again: the POST answers 303 to a GET page',
+  async ({ b }) => {
+    const { status, location, html } = await upload(
+      b,
+      'name,email\nReload Me,reload-me@example.test\nBad Row,not-an-email\n',
+    );
+    assert.is(status, 303);
+    assert.match(location ?? '', /^\/dashboard\/import\/uploads\/[\w-]+\?restaurant=rest_demo$/);
+    // The preview with its per-row errors and the Import form (CSRF token included).
+    assert.match(text(html), /Reload Me/);
+    assert.match(html, /class="row-error"/);
+    const start = formFields(html, '/dashboard/import/start');
+    assert.ok(start.csrf_token && start.upload_id);
+    // A reload is a GET of that page: the same upload, nothing sent again, nothing replaced.
+    for (let i = 0; i < 2; i++) {
+      const again = await b.get(location as string);
+      assert.is(again.status, 200);
+      assert.equal(formFields(again.text, '/dashboard/import/start'), start);
+    }
+    // Preview again with another on_match: 303 to the same page for that choice; its reload too.
+    const re = await b.post('/dashboard/import/preview', {
+      ...formFields(html, '/dashboard/import/preview'),
+      on_match: 'update',
+    });
+    assert.is(re.status, 303, re.text.slice(0, 300));
+    for (let i = 0; i < 2; i++) {
+      const shown = await b.get(re.location as string);
+      assert.is(shown.status, 200);
+      assert.is(formFields(shown.text, '/dashboard/import/start').on_match, 'update');
+      assert.is(formFields(shown.text, '/dashboard/import/start').upload_id, start.upload_id);
+    }
+    // A refused file: its sentence once on the import page; a reload shows the plain page.
+    const refused = await upload(b, 'name,nickname\nA,B\n');
+    assert.is(refused.location, REFUSED_TO);
+    assert.match(alertOf(refused.html), /"nickname" is not a customer field/);
+    const plain = await b.get(REFUSED_TO);
+    assert.is(plain.status, 200);
+    assert.is(alertOf(plain.text), '');
+    // The waiting upload is still the one previewed: it imports.
+    const go = await b.post('/dashboard/import/start', start);
+    assert.is(go.status, 303, go.text.slice(0, 300));
+    assert.match(go.location ?? '', /^\/dashboard\/import\/jobs\/imp_/);
+    // Its preview's page, once the import started, is the job's page.
+    const after = await b.get(location as string);
+    assert.is(after.status, 303);
+    assert.is(after.location, go.location);
+  },
+);
 
 /** Files under the temporary directory, new since `before`, whose content holds `marker` (two levels deep). */
 function leftovers(before: Set<string>, marker: string): string[] {

@@ -30,6 +30,7 @@ import { failureForLog } from '../../customer-import/failure';
 import { stoppedJobRows } from '../../customer-import/reconcile';
 import { jobSummaryCsv } from '../../customer-import/summary';
 import type { Runtime } from '../../runtime';
+import { putFlash, takeFlash } from '../../web/flash';
 import {
   claimUpload,
   ended,
@@ -47,7 +48,6 @@ import {
   wasLetGo,
   wasReplaced,
 } from '../../web/import-uploads';
-import { putFlash, takeFlash } from '../../web/flash';
 import { isManager, type Manager, managerForAction, managerForPage } from '../../web/manager';
 import { importPage, jobPage, previewPage } from '../../web/pages/import-pages';
 import { notYours, page, renderPageError, type SignedIn, seeOther, signedIn } from '../../web/respond';
@@ -239,8 +239,7 @@ async function previewUpload(
       }
       throw err;
     }
-    if (prepared.table.rows.length === 0)
-      return refuse('The file has a header row but no customer.');
+    if (prepared.table.rows.length === 0) return refuse('The file has a header row but no customer.');
     const upload = keepUpload(
       rt,
       reservation,
@@ -455,7 +454,8 @@ export const dashboardImportRoutes: AnyRoute[] = [
     access: PUBLIC,
     responses: {
       303: {
-        description: 'To the preview page (GET /dashboard/import/uploads/{id}), or to the import page saying why the file was refused',
+        description:
+          'To the preview page (GET /dashboard/import/uploads/{id}), or to the import page saying why the file was refused',
       },
     },
     renderError: renderPageError,

@@ -8,7 +8,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
-import { Browser, oauthBootstrap, pageText, signIn } from '../helpers/oauth';
+import { Browser, formFields, oauthBootstrap, pageText, signIn } from '../helpers/oauth';
 import { startTestService, type TestService } from '../helpers/service';
 import { type Receiver, startReceiver } from '../helpers/webhook-receiver';
 import { until } from '../helpers/webhooks-world';
@@ -107,6 +107,21 @@ t('the page warns while the latest deliveries failed, and stops once one succeed
   const warned = pageText((await b.get(page)).text);
   assert.match(warned, FAILING);
   assert.match(warned, /The last 2 deliveries \(since [^)]+\) failed after every retry/);
+  assert.match(warned, /Nothing disables it on its own/);
+
+  // Disabled by the manager: the warning no longer says nothing disables it, it says what to do.
+  const toggle = async () => {
+    const action = `/dashboard/webhooks/${id}/toggle`;
+    const res = await b.post(action, formFields((await b.get(page)).text, action));
+    assert.is(res.status, 303);
+  };
+  await toggle();
+  const disabled = pageText((await b.get(page)).text);
+  assert.match(disabled, FAILING);
+  assert.not.match(disabled, /Nothing disables it on its own/);
+  assert.match(disabled, /It is disabled now: nothing is sent to it\. Check it with Send a test, enable it once it answers/);
+  await toggle();
+  assert.match(pageText((await b.get(page)).text), /Nothing disables it on its own/, 'enabled again');
 
   rx.on('/down', { statuses: [200] });
   assert.is((await svc.api('POST', '/customers', { token: FRONT, body: { name: 'Up' } })).status, 201);

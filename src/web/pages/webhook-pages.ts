@@ -208,7 +208,11 @@ ${o.test.excerpt ? html`<p class="small">The endpoint answered:</p><pre class="e
   const failing = o.failing
     ? html`<section class="card warn-card" aria-labelledby="failing">
 <h2 id="failing">Deliveries are failing</h2>
-<p>${o.failing.count === 1 ? 'The last delivery' : `The last ${o.failing.count}${o.failing.more ? ' or more' : ''} deliveries`} (since ${when(o.failing.since, tz)}) failed after every retry: the endpoint may be down, or refusing them. Nothing disables it on its own, and each delivery is retried for about 4 hours only. Check it with <strong>Send a test</strong>, then resend the failed deliveries (filter them by status below).</p>
+<p>${o.failing.count === 1 ? 'The last delivery' : `The last ${o.failing.count}${o.failing.more ? ' or more' : ''} deliveries`} (since ${when(o.failing.since, tz)}) failed after every retry: the endpoint may be down, or refusing them. ${
+        e.disabled
+          ? html`It is disabled now: nothing is sent to it. Check it with <strong>Send a test</strong>, enable it once it answers, then resend the failed deliveries (filter them by status below).`
+          : html`Nothing disables it on its own, and each delivery is retried for about 4 hours only. Check it with <strong>Send a test</strong>, then resend the failed deliveries (filter them by status below).`
+      }</p>
 </section>`
     : '';
   const legacy =

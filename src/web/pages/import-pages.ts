@@ -207,7 +207,7 @@ export function jobPage(
       : 'To import the others, finish the import below with the same file.';
   const finish = o.resumable
     ? html`<section class="card" aria-labelledby="finish"><h2 id="finish">Finish this import</h2>
-<p>Choose the same file again (${s.fileName ?? 'its CSV file'}, unchanged). The import goes on where it stopped: the rows already done are recognised and not imported twice, and rows matching a customer: ${ON_MATCH_WORDS[s.onMatch].title.toLowerCase()}, as before.</p>
+<p>Choose the same file again (${s.fileName ?? 'its CSV file'}, unchanged). The import goes on where it stopped: the rows already done are recognised and not imported twice, and a row that matches a customer is handled as before (${ON_MATCH_WORDS[s.onMatch].title.toLowerCase()}).</p>
 <form method="post" action="/dashboard/import/jobs/${encodeURIComponent(o.id)}/resume" enctype="multipart/form-data">
   ${csrfField(c.account.csrf)}${restaurantField(c.restaurant.id)}
   <label for="file">CSV file</label>
@@ -235,7 +235,7 @@ ${s.status === 'failed' && !interrupted ? html`<div class="alert" role="alert">C
 ${s.status === 'finished' ? html`<div class="notice" role="status">Every row is done. The summary lists each row's result and, for a skipped row, why.</div>` : ''}
 ${s.status === 'none' ? '' : html`<p><a class="button" href="${summary}" download>Download the summary (CSV)</a></p>`}
 ${s.actor ? html`<p class="small">Started by ${o.who ?? s.actor}</p>` : ''}
-<p class="small">Started ${when(s.startedAt, c.restaurant.timezone)}${s.endedAt ? ` · ended ${when(s.endedAt, c.restaurant.timezone)}` : ''} · rows matching a customer: ${ON_MATCH_WORDS[s.onMatch].title.toLowerCase()}</p>
+<p class="small">Started ${when(s.startedAt, c.restaurant.timezone)}${s.endedAt ? ` · ended ${when(s.endedAt, c.restaurant.timezone)}` : ''} · when a row matches a customer: ${ON_MATCH_WORDS[s.onMatch].title.toLowerCase()}</p>
 </section>
 ${finish}`,
   });

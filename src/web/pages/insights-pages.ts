@@ -255,15 +255,19 @@ export function leadSummary(l: Insights['lead_time']): Html | string {
   const { median, p90, count, median_open, p90_open } = l;
   if (count === 0 || median === null || p90 === null)
     return 'No booking made ahead in this period (walk-ins are left out).';
+  const counted = `(${plural(count, 'booking')}, walk-ins left out).`;
+  // The p90 is at least the median: with the median in the open bucket, it says nothing more.
+  if (median_open && p90_open)
+    return html`At least half the bookings were made <strong>${minutesInWords(median)} or more</strong> ahead ${counted}`;
   return html`${
     median_open
       ? html`At least half the bookings were made <strong>${minutesInWords(median)} or more</strong> ahead`
       : html`Half the bookings were made at most <strong>${minutesInWords(median)}</strong> ahead`
   }, and ${
     p90_open
-      ? html`at least 1 in 10 <strong>${minutesInWords(p90)} or more</strong> ahead`
+      ? html`at least 1 in 10 were made <strong>${minutesInWords(p90)} or more</strong> ahead`
       : html`9 in 10 at most <strong>${minutesInWords(p90)}</strong> ahead`
-  } (${plural(count, 'booking')}, walk-ins left out).`;
+  } ${counted}`;
 }
 
 /** The "Booked ahead (median)" tile: ≤ its bucket's upper bound, ≥ 365 days in the open last bucket. */

@@ -51,7 +51,7 @@ const chosenText = (events: string[]) =>
 /** A legacy endpoint gets RESERVATION_UPDATED for every reservation change: its choice applies once migrated. */
 const eventsText = (e: WebhookEndpointDoc) =>
   e.api_version === 'legacy'
-    ? `RESERVATION_UPDATED for every reservation change (legacy format). Once migrated to v1: ${chosenText(e.enabled_events)}`
+    ? `RESERVATION_UPDATED for every reservation change (legacy format). Once migrated to v1: ${e.enabled_events.includes('*') ? 'every event its key can read' : chosenText(e.enabled_events)}`
     : chosenText(e.enabled_events);
 
 const statusBadge = (e: WebhookEndpointDoc) =>

@@ -119,7 +119,10 @@ t('the page warns while the latest deliveries failed, and stops once one succeed
   const disabled = pageText((await b.get(page)).text);
   assert.match(disabled, FAILING);
   assert.not.match(disabled, /Nothing disables it on its own/);
-  assert.match(disabled, /It is disabled now: nothing is sent to it\. Check it with Send a test ?, enable it once it answers/);
+  assert.match(
+    disabled,
+    /It is disabled now: nothing is sent to it\. Check it with Send a test ?, enable it once it answers/,
+  );
   await toggle();
   assert.match(pageText((await b.get(page)).text), /Nothing disables it on its own/, 'enabled again');
 

@@ -290,6 +290,33 @@ const uploadGone = (rt: Runtime, m: Manager, uploadId: string, status = 400) =>
     status,
   );
 
+/**
+ * An import run in the background (the page follows its progress): a failure is logged for operators
+ * (scrubbed of personal data: failure.ts; the page says it in words), and the run is marked ended.
+ */
+function inBackground(
+  rt: Runtime,
+  m: Manager,
+  requestId: string,
+  jobId: string,
+  run: Promise<unknown>,
+): void {
+  run
+    .catch((err) =>
+      rt.logger.error(
+        {
+          request_id: requestId,
+          job_id: jobId,
+          restaurant_id: m.restaurant._id,
+          actor: m.meta.actor,
+          err: failureForLog(err),
+        },
+        'customer import failed',
+      ),
+    )
+    .finally(() => markDone(rt, m.restaurant._id, jobId));
+}
+
 /** How long a resume waits for a failed run of this process to end (it has recorded its failure). */
 const RUN_END_WAIT_MS = 15_000;
 
@@ -399,20 +426,13 @@ async function resumeUpload(
     throw err;
   }
   // In the background, as a new import: the page follows its progress.
-  resumeImport(rt, prepared, jobId, { meta: m.meta, ...threadChoice(rt.config) })
-    .catch((err) =>
-      rt.logger.error(
-        {
-          request_id: requestId,
-          job_id: jobId,
-          restaurant_id: m.restaurant._id,
-          actor: m.meta.actor,
-          err: failureForLog(err),
-        },
-        'customer import failed',
-      ),
-    )
-    .finally(() => markDone(rt, m.restaurant._id, jobId));
+  inBackground(
+    rt,
+    m,
+    requestId,
+    jobId,
+    resumeImport(rt, prepared, jobId, { meta: m.meta, ...threadChoice(rt.config) }),
+  );
   return progress;
 }
 
@@ -577,27 +597,14 @@ export const dashboardImportRoutes: AnyRoute[] = [
         throw err;
       }
       // In the background: the response does not wait, and the batches yield to other requests.
-      importCustomers(rt, upload.prepared, {
+      const running = importCustomers(rt, upload.prepared, {
         onMatch,
         fileName: upload.fileName,
         meta: m.meta,
         jobId,
         ...threadChoice(rt.config),
-      })
-        .catch((err) =>
-          // The detail for operators (scrubbed of personal data: failure.ts); the page says it in words.
-          rt.logger.error(
-            {
-              request_id: requestId,
-              job_id: jobId,
-              restaurant_id: m.restaurant._id,
-              actor: m.meta.actor,
-              err: failureForLog(err),
-            },
-            'customer import failed',
-          ),
-        )
-        .finally(() => markDone(rt, m.restaurant._id, jobId));
+      });
+      inBackground(rt, m, requestId, jobId, running);
       return progress(jobId);
     },
   }),

@@ -11,10 +11,8 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
-import { FixedClock } from '../../src/core/clock';
 import { runCli as cli, rawDataFiles as rawFiles } from '../helpers/cli-in-process';
-import { NOW, reservationBootstrap, TOKENS } from '../helpers/reservations';
-import { startTestService } from '../helpers/service';
+import { startWebhooksService, TOKENS } from '../helpers/reservations';
 import { startReceiver } from '../helpers/webhook-receiver';
 
 const t = suite('erasure: the customer.deleted webhook');
@@ -26,19 +24,7 @@ t('the deletion notice of an erased customer is resent, erased, after a refusal'
   const rx = await startReceiver();
   // customer.created is taken; the deletion is refused once (final, 4xx); the resend is taken.
   rx.on('/hook', { statuses: [200, 400, 200] });
-  const bootstrap = reservationBootstrap();
-  for (const r of bootstrap.restaurants)
-    for (const k of r.api_keys as { scopes: string[] }[]) k.scopes = [...k.scopes, 'WEBHOOKS_WRITE'];
-  const svc = await startTestService({
-    bootstrap,
-    dataDir,
-    clock: new FixedClock(NOW),
-    env: {
-      RATE_LIMIT_PER_MINUTE: '1000000',
-      ROLES: 'api,projector,webhooks',
-      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-    },
-  });
+  const svc = await startWebhooksService(dataDir);
   try {
     const ep = await svc.api('POST', '/webhook-endpoints', {
       token: TOKENS.full,

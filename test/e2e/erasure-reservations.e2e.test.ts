@@ -9,11 +9,9 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { WEBHOOK_DELIVERIES } from '../../projections/webhook-deliveries';
-import { FixedClock } from '../../src/core/clock';
 import { customerSubject } from '../../src/privacy/seal';
 import { runCli as cli, rawDataFiles as rawFiles } from '../helpers/cli-in-process';
-import { DINNER, NOW, reservationBootstrap, TOKENS } from '../helpers/reservations';
-import { startTestService } from '../helpers/service';
+import { DINNER, startWebhooksService, TOKENS } from '../helpers/reservations';
 import { quietFor, type Receiver, startReceiver } from '../helpers/webhook-receiver';
 
 const t = suite('erasure: reservations and webhook bodies');
@@ -21,21 +19,7 @@ const t = suite('erasure: reservations and webhook bodies');
 const PERSONAL =
   /Lovelace|ada@example\.test|611223344|peanuts|birthday cake|Ada L\.|is ill|loved the soufflé/;
 
-function start(dataDir: string) {
-  const bootstrap = reservationBootstrap();
-  for (const r of bootstrap.restaurants)
-    for (const k of r.api_keys as { scopes: string[] }[]) k.scopes = [...k.scopes, 'WEBHOOKS_WRITE'];
-  return startTestService({
-    bootstrap,
-    dataDir,
-    clock: new FixedClock(NOW),
-    env: {
-      RATE_LIMIT_PER_MINUTE: '1000000',
-      ROLES: 'api,projector,webhooks',
-      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-    },
-  });
-}
+const start = startWebhooksService;
 
 t('reservation free text and webhook bodies are sealed, then erased everywhere', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'couvert-erasure-res-'));

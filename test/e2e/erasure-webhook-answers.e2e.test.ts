@@ -9,31 +9,16 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
-import { FixedClock } from '../../src/core/clock';
 import { runCli as cli, rawDataFiles as rawFiles } from '../helpers/cli-in-process';
-import { DINNER, NOW, reservationBootstrap, TOKENS } from '../helpers/reservations';
-import { startTestService, type TestService } from '../helpers/service';
+import { DINNER, startWebhooksService, TOKENS } from '../helpers/reservations';
+import type { TestService } from '../helpers/service';
 import { startReceiver } from '../helpers/webhook-receiver';
 
 const t = suite('erasure: endpoint answers kept with webhook deliveries');
 
 const PERSONAL = /Lovelace/;
 
-function start(dataDir: string) {
-  const bootstrap = reservationBootstrap();
-  for (const r of bootstrap.restaurants)
-    for (const k of r.api_keys as { scopes: string[] }[]) k.scopes = [...k.scopes, 'WEBHOOKS_WRITE'];
-  return startTestService({
-    bootstrap,
-    dataDir,
-    clock: new FixedClock(NOW),
-    env: {
-      RATE_LIMIT_PER_MINUTE: '1000000',
-      ROLES: 'api,projector,webhooks',
-      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-    },
-  });
-}
+const start = startWebhooksService;
 
 async function deliveries(svc: TestService, endpointId: string): Promise<WebhookDeliveryDoc[]> {
   await svc.rt.projections.catchUp();

@@ -9,10 +9,9 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
-import { FixedClock } from '../../src/core/clock';
 import { runCli as cli } from '../helpers/cli-in-process';
-import { NOW, reservationBootstrap, TOKENS } from '../helpers/reservations';
-import { startTestService, type TestService } from '../helpers/service';
+import { startWebhooksService, TOKENS } from '../helpers/reservations';
+import type { TestService } from '../helpers/service';
 
 const t = suite('erasure: a delivery waiting in the queue');
 
@@ -67,19 +66,7 @@ const deliveryOf = async (svc: TestService, type: string, count = 1) => {
 t('a queued delivery of a customer erased meanwhile is canceled, not sent', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'couvert-erasure-queue-'));
   const rx = await gatedReceiver();
-  const bootstrap = reservationBootstrap();
-  for (const r of bootstrap.restaurants)
-    for (const k of r.api_keys as { scopes: string[] }[]) k.scopes = [...k.scopes, 'WEBHOOKS_WRITE'];
-  const svc = await startTestService({
-    bootstrap,
-    dataDir,
-    clock: new FixedClock(NOW),
-    env: {
-      RATE_LIMIT_PER_MINUTE: '1000000',
-      ROLES: 'api,projector,webhooks',
-      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-    },
-  });
+  const svc = await startWebhooksService(dataDir);
   try {
     const ep = await svc.api('POST', '/webhook-endpoints', {
       token: TOKENS.full,

@@ -218,3 +218,23 @@ export const create = (
     body: { party_size: 2, start_at: DINNER, ...body },
     invalid,
   });
+
+/**
+ * A service on `dataDir` (kept, so a suite can restart on it) whose API keys also hold WEBHOOKS_WRITE,
+ * with the webhooks role on the frozen clock at NOW and loopback targets allowed: the erasure suites'.
+ */
+export function startWebhooksService(dataDir: string): Promise<TestService> {
+  const bootstrap = reservationBootstrap();
+  for (const r of bootstrap.restaurants)
+    for (const k of r.api_keys as { scopes: string[] }[]) k.scopes = [...k.scopes, 'WEBHOOKS_WRITE'];
+  return startTestService({
+    bootstrap,
+    dataDir,
+    clock: new FixedClock(NOW),
+    env: {
+      RATE_LIMIT_PER_MINUTE: '1000000',
+      ROLES: 'api,projector,webhooks',
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    },
+  });
+}

@@ -19,6 +19,7 @@ import {
 } from '../customer-import/engine';
 import { jobSummaryCsv, summaryCsv } from '../customer-import/summary';
 import {
+  boolFlag,
   type CliContext,
   CliUsageError,
   optionalFlag,
@@ -68,7 +69,7 @@ async function summaryTarget(
       (found && source && found.dev === source.dev && found.ino === source.ino);
     if (same) throw new CliUsageError(`--${flag} ${given} is the input file: choose another file`);
   }
-  const force = ctx.flags.force === true;
+  const force = boolFlag(ctx, 'force') === true;
   if (found && !force)
     throw new CliUsageError(
       `--${flag} ${given} already exists: choose a new file, or add --force to overwrite it`,
@@ -120,6 +121,7 @@ export function registerCustomerImportCommands(): void {
     summary: 'Import customers from a CSV file (publishes no webhook); --dry-run previews every row',
     usage:
       '--restaurant R --file F.csv [--on-match return_existing|update|create_new] [--dry-run] [--summary PATH [--force]] [--batch-size N] | --resume JOB --restaurant R --file F.csv',
+    switches: ['dry-run', 'force'],
     async run(ctx) {
       rejectUnknownFlags(ctx, [
         'restaurant',
@@ -133,7 +135,7 @@ export function registerCustomerImportCommands(): void {
       ]);
       const restaurantId = requireFlag(ctx, 'restaurant');
       const file = requireFlag(ctx, 'file');
-      const dryRun = ctx.flags['dry-run'] === true;
+      const dryRun = boolFlag(ctx, 'dry-run') === true;
       const resume = optionalFlag(ctx, 'resume');
       if (resume && (dryRun || ctx.flags['on-match'] !== undefined))
         throw new CliUsageError('--resume goes on with the job as it started: no --dry-run or --on-match');
@@ -225,6 +227,7 @@ export function registerCustomerImportCommands(): void {
     name: 'customers import-summary',
     summary: "Write an import job's summary CSV (row, outcome, customer_id, matched_on, errors)",
     usage: '--job imp_x --out PATH [--force]',
+    switches: ['force'],
     async run(ctx) {
       rejectUnknownFlags(ctx, ['job', 'out', 'force']);
       const id = requireFlag(ctx, 'job');

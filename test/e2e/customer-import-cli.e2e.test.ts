@@ -59,6 +59,21 @@ t('dry run, import with --on-match update, summary, sync feed, no-webhook mark, 
   const drySummary = readFileSync(join(svc.dataDir, 'customers.dry-run.summary.csv'), 'utf8').split('\r\n');
   assert.is(drySummary[3], '3,skipped,,,name: name is required');
   assert.is((await feed(svc, since)).length, before);
+  // Spelled --dry-run=true, it is a dry run too (it read as not one, and imported for real).
+  const spelled = await cli(svc, [
+    'customers',
+    'import',
+    '--restaurant',
+    'rest_fr',
+    '--file',
+    file,
+    '--dry-run=true',
+    '--on-match',
+    'update',
+  ]);
+  assert.is(spelled.code, 0, spelled.stderr);
+  assert.match(spelled.stdout, /dry run of 4 rows \(nothing written\)/);
+  assert.is((await feed(svc, since)).length, before);
 
   const run = await cli(svc, [
     'customers',

@@ -25,7 +25,7 @@ export interface CustomerImportDoc {
   failure: string | null;
   /**
    * A failed job's rows after `processed` that were written anyway (CustomerImportFailed.written;
-   * `counts` include them). Absent before any such failure.
+   * `counts` include them). Absent before any such failure, and again once the job is resumed.
    */
   written_after?: number;
   [k: string]: unknown;
@@ -85,8 +85,11 @@ export const customerImportsProjection: Projection = {
       case 'CustomerImportResumed':
         await col.updateOne(
           { _id: id },
+          // Unset, not 0: a store built before `written_after` existed has no such field on a resumed
+          // job, and a replay must write the same document (audit verify compares them).
           {
-            $set: { status: 'running', ended_at: null, failure: null, last_event_at: at, written_after: 0 },
+            $set: { status: 'running', ended_at: null, failure: null, last_event_at: at },
+            $unset: { written_after: '' },
           },
         );
         return;

@@ -149,9 +149,14 @@ t('a failed import is finished with the same file: every row once, the summary a
   // The same file finishes it: every other row once, with the job's on_match (create_new); a resume
   // sent while the failed run still ends here waits for it to end.
   holdRun();
-  const release = setTimeout(() => markDone(svc.rt, 'rest_demo', jobId), 300);
+  let released = false;
+  const release = setTimeout(() => {
+    released = true;
+    markDone(svc.rt, 'rest_demo', jobId);
+  }, 1_000);
   const resumed = await postFile(manager, stopped, action, file);
   clearTimeout(release);
+  assert.ok(released, 'the resume is answered only once the failed run has ended');
   assert.is(resumed.status, 303, resumed.text.slice(0, 400));
   assert.is(resumed.location, jobPath);
   const finished = await until('the import to finish', async () => {

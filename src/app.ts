@@ -16,7 +16,7 @@ import { registerModules } from './modules';
 import { VERSIONS_STATUS_FILE } from './projection/versions';
 import { createRuntime, type Runtime, type RuntimeOptions } from './runtime';
 import { scheduledJobs, startScheduler } from './scheduler';
-import type { PublisherOptions } from './webhooks/publisher';
+import { type PublisherOptions, STOP_GRACE_MS } from './webhooks/publisher';
 import { type RunningWebhooks, startWebhooks } from './webhooks/runner';
 
 export interface RunningService {
@@ -138,8 +138,8 @@ export async function startService(
   return { rt, server, url, demo, notes, webhooks, stop };
 }
 
-/** How long outbound calls in flight may still take once a stop begins (src/webhooks/publisher.ts STOP_GRACE_MS). */
-const OUTBOUND_STOP_GRACE_MS = 1_000;
+/** How long outbound calls in flight may still take once a stop begins: the publisher's own grace. */
+const OUTBOUND_STOP_GRACE_MS = STOP_GRACE_MS;
 
 /** After connections are cut, how long handlers still running may take before the stores close under them. */
 const HANDLER_GRACE_MS = 2_000;

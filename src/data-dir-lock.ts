@@ -7,6 +7,7 @@
 import { accessSync, constants, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { DATA_DIR_MODE } from './core/data-dir-mode';
 import { fullDisk } from './damaged-files';
 
 export const LOCK_FILE = 'server.lock';
@@ -14,14 +15,6 @@ export const LOCK_FILE = 'server.lock';
 export class DataDirInUseError extends Error {
   override name = 'DataDirInUseError';
 }
-
-/**
- * A DATA_DIR this process makes is its owner's only (0700, whatever the umask): it holds the key store
- * (every customer's key, in clear), the sealed log and the secrets key, and SQLite creates its files
- * with the umask's modes (0644), so a directory others may enter would let any local account read
- * everyone's personal data. A directory that already exists keeps the modes its operator gave it.
- */
-export const DATA_DIR_MODE = 0o700;
 
 /**
  * DATA_DIR made if missing (DATA_DIR_MODE), then checked writable: a read-only mount or a directory of

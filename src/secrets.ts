@@ -2,9 +2,11 @@
 // AES-256-GCM, a fresh 96-bit IV per value, the tag checked on open. The key comes from SECRETS_KEY
 // (32 bytes, base64 or hex), or, embedded and unset, from DATA_DIR/secrets.key (generated on first
 // use, mode 0600). Scaled out SECRETS_KEY is required (config.ts): every process must share the key.
+
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { DATA_DIR_MODE } from './core/data-dir-mode';
 
 const VERSION = 'v1';
 
@@ -54,7 +56,7 @@ export function loadSecretBox(options: { secretsKey: Buffer | null; dataDir: str
   if (options.secretsKey) return new SecretBox(options.secretsKey);
   const file = join(options.dataDir, SECRETS_KEY_FILE);
   if (!existsSync(file)) {
-    mkdirSync(options.dataDir, { recursive: true, mode: 0o700 }); // as DATA_DIR_MODE (data-dir-lock.ts)
+    mkdirSync(options.dataDir, { recursive: true, mode: DATA_DIR_MODE });
     try {
       // wx: two processes starting at once never overwrite each other's key.
       writeFileSync(file, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600, flag: 'wx' });

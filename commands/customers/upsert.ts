@@ -50,7 +50,7 @@ export async function vanishedAt(
 }
 
 /** How many times a match that vanished under the update is looked for again. */
-const REMATCHES = 3;
+export const REMATCHES = 3;
 
 export async function upsertCustomer(
   deps: UpsertDeps,

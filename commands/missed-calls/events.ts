@@ -6,8 +6,10 @@
 // The cooldown of a caller is decided on `missed-call-caller-<restaurant>-<caller id>` (MessageSlotTaken,
 // MessageSlotFreed), the caller id a keyed hash of the E.164 number (src/privacy/caller-ids.ts: a stream
 // id cannot be sealed, so it never holds the number); an external_call_id is claimed on `missed-call-external-call-<restaurant, its - escaped>-<value>`
-// (`missed-call-external-id-<restaurant>-<value>` before, still read: externalCallClaimStream).
+// (`missed-call-external-id-<restaurant>-<value>` before, still read: legacyExternalCallClaimStream).
 // The WhatsApp settings of a restaurant live on `missed-call-settings-<restaurant>`.
+
+import { restaurantStreamPart } from '../reservations/events';
 
 export const OUTCOMES = [
   'SENT',
@@ -154,7 +156,7 @@ export const CALLER_STREAM_PREFIX = 'missed-call-caller-';
  * second call was answered with, or carried on, the other restaurant's call.
  */
 export const externalCallClaimStream = (restaurantId: string, externalCallId: string) =>
-  `missed-call-external-call-${restaurantId.replace(/%/g, '%25').replace(/-/g, '%2D')}-${encodeURIComponent(externalCallId)}`;
+  `missed-call-external-call-${restaurantStreamPart(restaurantId)}-${encodeURIComponent(externalCallId)}`;
 /**
  * The name claims had before, ambiguous when a restaurant id has a `-`: read so that a replay of a call
  * reported before the change still finds it, and trusted only when the claim's metadata names the

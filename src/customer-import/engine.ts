@@ -26,6 +26,7 @@
 // id, so a batch written but not recorded before a crash is written again as a no-op. resumeImport
 // (same file, checked by SHA-256) goes on after the last recorded row and reports those rows as they
 // were (created / updated), not as matches of themselves.
+
 import { createHash } from 'node:crypto';
 import type { MatchedOn, OnMatch, RowResult } from '../../commands/customer-import/events';
 import { type ImportCounts, noCounts } from '../../commands/customer-import/events';
@@ -44,7 +45,7 @@ import type { CustomFieldDefinition } from '../../commands/customers/custom-fiel
 import { customerStream } from '../../commands/customers/events';
 import { loadCustomFieldDefinitions } from '../../commands/customers/field-definitions';
 import { type CustomerRestaurant, createCustomer, updateCustomer } from '../../commands/customers/handler';
-import { vanishedAt } from '../../commands/customers/upsert';
+import { REMATCHES, vanishedAt } from '../../commands/customers/upsert';
 import { loadRestaurant } from '../../commands/restaurants/handler';
 import type { CustomerDoc } from '../../projections/customer-docs';
 import { CUSTOMER_MATCH_ORDER, findMatch, findMatches, type MatchKey } from '../../queries/customers';
@@ -961,9 +962,6 @@ async function writeRow(
     return skipped(a.row, issues);
   }
 }
-
-/** How many times a row's match that vanished under its update is looked for again (as upsert.ts). */
-const REMATCHES = 3;
 
 /** Whether the customer's last event is this row's update (written by a run that then crashed). */
 async function updatedBy(deps: ImportDeps, customerId: string, jobId: string, row: number): Promise<boolean> {

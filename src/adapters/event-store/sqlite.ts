@@ -22,10 +22,12 @@
 //   may not, which the port allows (the append has not resolved yet). The cost: an append waits
 //   for the next setImmediate even when it is alone, and a request's appends interleave with other
 //   requests' (they always could across processes).
+
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { type Clock, systemClock } from '../../core/clock';
+import { DATA_DIR_MODE } from '../../core/data-dir-mode';
 import {
   type AppendOptions,
   type AppendResult,
@@ -448,8 +450,8 @@ export class SqliteEventStore implements EventStore {
 
   /** Opens (creating if needed) the event log at `filePath`. */
   static open(filePath: string, options: SqliteEventStoreOptions = {}): SqliteEventStore {
-    // Owner only, as DATA_DIR_MODE (src/data-dir-lock.ts): the files hold sealed personal data and keys.
-    if (filePath !== ':memory:') mkdirSync(dirname(filePath), { recursive: true, mode: 0o700 });
+    // Owner only (DATA_DIR_MODE): the files hold sealed personal data and keys.
+    if (filePath !== ':memory:') mkdirSync(dirname(filePath), { recursive: true, mode: DATA_DIR_MODE });
     const db = new Database(filePath, { timeout: options.busyTimeoutMs ?? 5000 });
     try {
       // What the file is, before anything is written to it (WAL mode and the schema version are

@@ -15,12 +15,14 @@
 // zeros in the page's row and leaves a tombstone row for its subject in `subject_keys`, in one
 // transaction; a tombstone there wins over the page. A file written before pages existed gains the
 // empty `key_pages` table when opened; nothing else changes.
+
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
+import { DATA_DIR_MODE } from '../../core/data-dir-mode';
 import { WorkerRequests } from '../../core/worker-requests';
 import {
   KeyDestroyedError,
@@ -128,8 +130,8 @@ export class SqliteKeyStore implements KeyStore {
   }
 
   static open(filePath: string, options: { busyTimeoutMs?: number } = {}): SqliteKeyStore {
-    // Owner only, as DATA_DIR_MODE (src/data-dir-lock.ts): the files hold sealed personal data and keys.
-    if (filePath !== ':memory:') mkdirSync(dirname(filePath), { recursive: true, mode: 0o700 });
+    // Owner only (DATA_DIR_MODE): the files hold sealed personal data and keys.
+    if (filePath !== ':memory:') mkdirSync(dirname(filePath), { recursive: true, mode: DATA_DIR_MODE });
     const db = new Database(filePath, { timeout: options.busyTimeoutMs ?? 5000 });
     try {
       db.pragma('journal_mode = WAL');

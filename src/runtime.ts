@@ -94,7 +94,7 @@ function openKeyStore(file: string, log: SqliteEventStore): SqliteKeyStore {
     throw refuse(size === null ? 'is missing' : 'is empty');
   const keys = SqliteKeyStore.open(file);
   if (size !== null && size > 0 && keys.holdsNothing() && log.holdsSealedData()) {
-    void keys.close();
+    keys.close().catch(() => undefined);
     throw refuse('holds no key');
   }
   return keys;

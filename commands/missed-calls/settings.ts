@@ -2,9 +2,11 @@
 // sending number at the provider, the booking link its templates may carry, and how old a call may be
 // and still get a follow-up. Set by the bootstrap
 // file (`whatsapp_phone_number_id`, `booking_url` of a restaurant entry) or `missed-calls configure`.
+
 import { runCommand } from '../../src/core/command';
 import type { CommandMeta } from '../../src/core/command-meta';
 import { type Issue, validationError } from '../../src/core/errors';
+import { hasSpaceOrControl } from '../../src/core/urls';
 import type { WriteDeps } from '../../src/core/write-deps';
 import type { NewEvent, RecordedEvent } from '../../src/ports/event-store';
 import { settingsStream } from './events';
@@ -62,7 +64,8 @@ export function checkSettings(changes: Partial<MissedCallSettings>): Issue[] {
         message = 'booking_url must not carry a user name or password: it is sent to every caller';
       // The URL parser drops tabs and new lines and accepts spaces, but the link is sent as written:
       // the guest would get a broken link.
-      else if ([...url].some((c) => /\s/.test(c) || c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f))
+      // (Unicode spaces too: a no-break space would also break the link as the guest sees it.)
+      else if (hasSpaceOrControl(url) || /\s/u.test(url))
         message = 'booking_url must not contain spaces, tabs, new lines or control characters';
     } catch {
       message = 'booking_url must be an http(s) URL';

@@ -80,11 +80,6 @@ export async function markNoShows(rt: Runtime, graceMinutes: number): Promise<Jo
 }
 
 /**
- * Reservations whose seatings or external_id claims have disagreed with them for `afterMinutes`:
- * abandoned claims and holds (the create died before ReservationCreated), cancellations whose release
- * never ran, interrupted moves.
- */
-/**
  * Reservations the repair left for an operator (an active one holding no seating), per runtime, and
  * when they were reported: looked at again after REPORT_AGAIN_MS. Without it the same ones came first
  * in every run (no order, at most BATCH), so BATCH of them kept every later one from being repaired,
@@ -93,6 +88,11 @@ export async function markNoShows(rt: Runtime, graceMinutes: number): Promise<Jo
 const reported = new WeakMap<Runtime, Map<string, number>>();
 const REPORT_AGAIN_MS = 60 * 60_000;
 
+/**
+ * Reservations whose seatings or external_id claims have disagreed with them for `afterMinutes`:
+ * abandoned claims and holds (the create died before ReservationCreated), cancellations whose release
+ * never ran, interrupted moves.
+ */
 export async function repairSeatings(rt: Runtime, afterMinutes: number, batch = BATCH): Promise<JobResult> {
   await rt.refresh();
   const now = rt.clock.now().getTime();

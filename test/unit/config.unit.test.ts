@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ConfigError, loadConfig, maskCredentials } from '../../src/config';
+import { ConfigError, loadConfig } from '../../src/config';
+import { maskCredentials } from '../../src/core/urls';
 
 const t = suite<{ dir: string; file: string }>('configuration');
 t.before((ctx) => {

@@ -6,8 +6,6 @@ import { isIP } from 'node:net';
 import { maskCredentials } from './core/urls';
 import { parseSecretsKey } from './secrets';
 
-/** For error messages naming a connection string (moved to core/urls.ts, shared with the store adapters). */
-
 export const ROLES = ['api', 'projector', 'scheduler', 'webhooks'] as const;
 export type Role = (typeof ROLES)[number];
 

@@ -53,7 +53,7 @@ t('the deletion notice of an erased customer is resent, erased, after a refusal'
     assert.not.match(refused?.body ?? '', PERSONAL, 'the notice says nothing personal');
 
     let doc: WebhookDeliveryDoc | null = null;
-    for (let i = 0; i < 200 && doc?.status !== 'failed'; i++) {
+    for (let i = 0; i < 4_800 && doc?.status !== 'failed'; i++) {
       await svc.rt.projections.catchUp();
       doc = await svc.rt.docs
         .collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES)

@@ -46,8 +46,9 @@ async function gatedReceiver() {
   };
 }
 
+/** Waits for the condition; the bound (~120 s) only catches a hang (CONTRIBUTING: how a test waits). */
 async function until<T>(what: string, read: () => Promise<T | undefined>): Promise<T> {
-  for (let i = 0; i < 400; i++) {
+  for (let i = 0; i < 4_800; i++) {
     const v = await read();
     if (v !== undefined) return v;
     await new Promise((r) => setTimeout(r, 25));

@@ -46,7 +46,7 @@ async function slowEndpoint() {
     },
     arrived: (count: number) =>
       new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`${seen.length} of ${count} requests`)), 20_000);
+        const timer = setTimeout(() => reject(new Error(`${seen.length} of ${count} requests`)), 120_000);
         const check = () => {
           if (seen.length < count) return;
           waiters.delete(check);
@@ -99,7 +99,7 @@ test('a stop cuts an attempt waiting for its answer and hands it back: the next 
     );
     // Its record lands once the endpoint answered: one attempt, succeeded.
     let delivery: { status: string; attempts: { attempt: number; status_code: number | null }[] } | undefined;
-    for (let i = 0; i < 200; i++) {
+    for (let i = 0; i < 4_800; i++) {
       delivery = (await svc.api('GET', `/webhook-endpoints/${id}/deliveries`, { token: TOKEN })).body.data[0];
       if (delivery?.status !== 'pending') break;
       await new Promise((r) => setTimeout(r, 25));

@@ -15,7 +15,7 @@ import { createApp, type Lifecycle, newLifecycle } from './http/server';
 import { registerModules } from './modules';
 import { VERSIONS_STATUS_FILE } from './projection/versions';
 import { createRuntime, type Runtime, type RuntimeOptions } from './runtime';
-import { scheduledJobs, startScheduler } from './scheduler';
+import { checkScheduledJobs, startScheduler } from './scheduler';
 import { type PublisherOptions, STOP_GRACE_MS } from './webhooks/publisher';
 import { type RunningWebhooks, startWebhooks } from './webhooks/runner';
 
@@ -40,7 +40,7 @@ export async function startService(
   registerModules();
   // The scheduled jobs' settings (NO_SHOW_GRACE_MINUTES…) are checked before anything is opened or
   // written, like every other variable: not after the demo data, once the scheduler starts.
-  if (config.roles.has('scheduler')) for (const job of scheduledJobs()) job.checkConfig?.(process.env);
+  if (config.roles.has('scheduler')) checkScheduledJobs();
   const rt = await createRuntime(config, options);
   const notes: string[] = [];
   let demo: DemoInfo | null = null;

@@ -30,10 +30,15 @@ export interface RunningScheduler {
   stop(): Promise<void>;
 }
 
+/** Checks every registered job's settings (NO_SHOW_GRACE_MINUTES…): throws on a bad one. */
+export function checkScheduledJobs(env: Env = process.env): void {
+  for (const job of jobs) job.checkConfig?.(env);
+}
+
 /** Starts every registered job. A run never overlaps the previous run of the same job. */
 export function startScheduler(rt: Runtime, env: Env = process.env): RunningScheduler {
   // A bad setting stops the start, like any other configuration error, not every run later.
-  for (const job of jobs) job.checkConfig?.(env);
+  checkScheduledJobs(env);
   const running = new Set<Promise<unknown>>();
   const tasks: ScheduledTask[] = jobs.map((job) =>
     cron.schedule(

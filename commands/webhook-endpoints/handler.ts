@@ -276,3 +276,14 @@ export async function deleteWebhookEndpoint(
 export async function loadWebhookEndpoint(deps: WriteDeps, id: string): Promise<EndpointState> {
   return (await loadStream(deps.events, webhookEndpointStream(id), initialEndpoint, evolveEndpoint)).state;
 }
+
+/** The endpoint's last change (its stream's last event): its type, who made it, and what it changed. */
+export async function lastEndpointChange(deps: WriteDeps, id: string) {
+  const [last] = await deps.events.readStream(webhookEndpointStream(id), {
+    direction: 'backwards',
+    limit: 1,
+  });
+  if (!last) return null;
+  const changes = (last.data as { changes?: Record<string, unknown> }).changes ?? {};
+  return { type: last.type, actor: last.metadata.actor, changes };
+}

@@ -4,10 +4,10 @@
 
 import { resendDelivery, testWebhookEndpoint } from '../../../commands/webhook-deliveries/handler';
 import { previousSecretSigns, readableTypes } from '../../../commands/webhook-endpoints/decide';
-import { webhookEndpointStream } from '../../../commands/webhook-endpoints/events';
 import {
   createWebhookEndpoint,
   deleteWebhookEndpoint,
+  lastEndpointChange,
   loadWebhookEndpoint,
   migrateWebhookEndpoint,
   rotateWebhookSecret,
@@ -245,21 +245,6 @@ const NOTICES = new Map<string, string>([
   ['deleted', 'The endpoint is deleted: nothing more is sent to it.'],
 ]);
 
-/** The endpoint's last change (its stream's last event) and who made it. */
-async function lastChange(rt: Runtime, id: string) {
-  const [last] = await rt.events.readStream(webhookEndpointStream(id), { direction: 'backwards', limit: 1 });
-  return last
-    ? {
-        type: last.type,
-        actor: last.metadata.actor,
-        changes: ((last.data as { changes?: Record<string, unknown> }).changes ?? {}) as Record<
-          string,
-          unknown
-        >,
-      }
-    : null;
-}
-
 /**
  * Whether the endpoint is as the notice `done` says (a link cannot announce a change that did not
  * happen): a creation, a save, an enabling or a disabling only when it is the endpoint's last change and
@@ -286,7 +271,7 @@ async function holds(
     case 'saved':
     case 'enabled':
     case 'disabled': {
-      const last = await lastChange(rt, e._id);
+      const last = await lastEndpointChange(rt, e._id);
       if (!last || last.actor !== m.meta.actor) return false;
       if (done === 'created') return last.type === 'WebhookEndpointCreated';
       if (last.type !== 'WebhookEndpointUpdated') return false;

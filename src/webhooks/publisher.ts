@@ -509,7 +509,7 @@ export class WebhookPublisher {
     this.onAttempt?.(job.deliveryId, response);
     const seriesStartedAt =
       job.attempt === job.seriesStart || !job.seriesStartedAt ? now : new Date(job.seriesStartedAt);
-    const step = nextStep(response, job.attempt, seriesStartedAt, job.seriesStart);
+    const step = nextStep(response, job.attempt, seriesStartedAt, job.deliveryId, job.seriesStart);
     await this.record(job, {
       type: 'WebhookAttemptRecorded',
       data: {

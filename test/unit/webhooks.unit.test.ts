@@ -19,7 +19,13 @@ import { parseSecretsKey, SecretBox } from '../../src/secrets';
 import { sendAttempt } from '../../src/webhooks/deliver';
 import { responseExcerpt } from '../../src/webhooks/excerpt';
 import { previousAttributes } from '../../src/webhooks/payloads';
-import { classifyAttempt, MAX_ATTEMPTS, nextStep, RETRY_OFFSETS_SECONDS } from '../../src/webhooks/schedule';
+import {
+  classifyAttempt,
+  JITTER_SHARE,
+  MAX_ATTEMPTS,
+  nextStep,
+  RETRY_OFFSETS_SECONDS,
+} from '../../src/webhooks/schedule';
 import { generateSigningSecret, signatureHeader } from '../../src/webhooks/signature';
 import {
   BlockedTargetError,
@@ -63,24 +69,64 @@ t('the schedule starts within seconds and ends between 3 and 5 hours after the f
   for (let i = 1; i < RETRY_OFFSETS_SECONDS.length; i++)
     assert.ok((RETRY_OFFSETS_SECONDS[i] as number) > (RETRY_OFFSETS_SECONDS[i - 1] as number));
   const first = new Date('2026-01-01T00:00:00Z');
-  // Every retryable failure schedules the next offset; the last attempt is final.
+  // Every retryable failure schedules the next attempt within its offset's window (up to JITTER_SHARE
+  // of the wait before it earlier, never later), after the one before; the last attempt is final.
   fc.assert(
-    fc.property(
-      fc.integer({ min: 1, max: MAX_ATTEMPTS }),
-      fc.integer({ min: 1, max: 50 }),
-      (attempt, start) => {
+    fc.property(fc.string({ minLength: 1, maxLength: 40 }), fc.integer({ min: 1, max: 50 }), (id, start) => {
+      let previous = first.getTime();
+      for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
         const series = attempt + start - 1;
-        const step = nextStep({ status: 503, error: null }, series, first, start);
+        const step = nextStep({ status: 503, error: null }, series, first, id, start);
         if (attempt === MAX_ATTEMPTS) return step.outcome === 'failed' && step.nextAt === null;
-        return (
-          step.outcome === 'retry' &&
-          step.nextAt?.getTime() === first.getTime() + (RETRY_OFFSETS_SECONDS[attempt] as number) * 1000
-        );
-      },
-    ),
+        const again = nextStep({ status: 503, error: null }, series, first, id, start);
+        const at = step.nextAt?.getTime() ?? Number.NaN;
+        const latest = first.getTime() + (RETRY_OFFSETS_SECONDS[attempt] as number) * 1000;
+        const gap =
+          ((RETRY_OFFSETS_SECONDS[attempt] as number) - (RETRY_OFFSETS_SECONDS[attempt - 1] as number)) *
+          1000;
+        if (step.outcome !== 'retry' || again.nextAt?.getTime() !== at) return false;
+        if (!(at <= latest && at > latest - JITTER_SHARE * gap - 1 && at > previous)) return false;
+        if (
+          attempt === MAX_ATTEMPTS - 1 &&
+          !(at - first.getTime() >= 3 * 3600_000 && at <= first.getTime() + 5 * 3600_000)
+        )
+          return false;
+        previous = at;
+      }
+      return false;
+    }),
   );
-  assert.equal(nextStep({ status: 400, error: null }, 1, first), { outcome: 'failed', nextAt: null });
-  assert.equal(nextStep({ status: 200, error: null }, 3, first), { outcome: 'succeeded', nextAt: null });
+  assert.equal(nextStep({ status: 400, error: null }, 1, first, 'whd_a'), {
+    outcome: 'failed',
+    nextAt: null,
+  });
+  assert.equal(nextStep({ status: 200, error: null }, 3, first, 'whd_a'), {
+    outcome: 'succeeded',
+    nextAt: null,
+  });
+});
+
+t('the retries of a burst of deliveries are spread, not all due at the same moments', () => {
+  // 200 deliveries fanned out in the same instant to an endpoint that is down: without a spread, each
+  // retry of all 200 came due at the same millisecond and met the endpoint together when it returned.
+  const first = new Date('2026-01-01T00:00:00Z');
+  const ids = Array.from({ length: 200 }, (_, i) => `whd_burst${String(i).padStart(4, '0')}`);
+  for (let attempt = 2; attempt < MAX_ATTEMPTS; attempt++) {
+    const due = ids.map((id) =>
+      (nextStep({ status: 503, error: null }, attempt, first, id).nextAt as Date).getTime(),
+    );
+    const gap =
+      ((RETRY_OFFSETS_SECONDS[attempt] as number) - (RETRY_OFFSETS_SECONDS[attempt - 1] as number)) * 1000;
+    const window = JITTER_SHARE * gap;
+    // Spread over most of the window, and no tenth of the window holds more than a fifth of them.
+    assert.ok(Math.max(...due) - Math.min(...due) > 0.8 * window, `retry ${attempt + 1}: spread`);
+    const perTenth = new Map<number, number>();
+    for (const at of due) {
+      const slot = Math.floor((at - Math.min(...due)) / (window / 10));
+      perTenth.set(slot, (perTenth.get(slot) ?? 0) + 1);
+    }
+    assert.ok(Math.max(...perTenth.values()) <= ids.length / 5, `retry ${attempt + 1}: bunched`);
+  }
 });
 
 t('addresses: only public unicast, IPv4-mapped IPv6 judged as IPv4', () => {

@@ -66,7 +66,7 @@ const schedule = RETRY_OFFSETS_SECONDS.slice(1)
 
 const DELIVERY_RULES = [
   'Each delivery is a POST of the event as JSON, signed: `Service-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the whole whsec_ secret>` (Stripe\'s libraries verify it). Headers: `X-Service-Attempt` (1, 2, …), `X-Service-Delivery` (the same on every attempt), `X-Service-Delivery-Log-Id` (one per attempt), `X-Service-Timestamp` (the event\'s time, ISO 8601), your custom headers.',
-  `Answer 2xx within 12 s. 5xx, 408, 429, network errors and timeouts are retried at ${schedule} after the first attempt (about 4 h); any other answer, 3xx included (redirects are not followed), is final. Deduplicate on X-Service-Delivery: a crash between a send and its record can repeat an attempt.`,
+  `Answer 2xx within 12 s. 5xx, 408, 429, network errors and timeouts are retried at ${schedule} after the first attempt (about 4 h; each retry up to a fifth of the wait before it earlier, by an amount derived from the delivery id, so a burst's retries are spread); any other answer, 3xx included (redirects are not followed), is final. Deduplicate on X-Service-Delivery: a crash between a send and its record can repeat an attempt. Deliveries may arrive out of order (a retried one after later events): order by data.object.updated_at.`,
   'An endpoint belongs to the credential that created it: it receives only the event types that credential can read (reservation.* with RESERVATIONS_READ, customer.* with CUSTOMERS_READ), reservation contact details only with RESERVATIONS_READ_SENSITIVE, and it is deleted when that credential is revoked.',
 ].join('\n\n');
 

@@ -105,20 +105,33 @@ export function evolveEndpoint(state: EndpointState, event: RecordedEvent): Endp
   }
 }
 
+/**
+ * The read scope an event type needs (spec §5-6: an endpoint receives only what its credential can
+ * read; each event type requires the matching read scope): a reservation event, v1 or the legacy
+ * RESERVATION_UPDATED, RESERVATIONS_READ; a customer event CUSTOMERS_READ; anything else (a test
+ * delivery) none. The one statement of the rule: what an endpoint may subscribe to, what the fan-out
+ * sends and what a retry or a resend may still send all ask it.
+ */
+export function readScopeOf(eventType: string): 'RESERVATIONS_READ' | 'CUSTOMERS_READ' | null {
+  if (eventType.startsWith('reservation.') || eventType === 'RESERVATION_UPDATED') return 'RESERVATIONS_READ';
+  if (eventType.startsWith('customer.')) return 'CUSTOMERS_READ';
+  return null;
+}
+
 /** The v1 types a credential's scopes can read (spec §5: endpoints receive only what their key can read). */
 export function readableTypes(scopes: Iterable<string>): V1EventType[] {
   const set = new Set(scopes);
-  return V1_EVENT_TYPES.filter((t) =>
-    t.startsWith('reservation.') ? set.has('RESERVATIONS_READ') : set.has('CUSTOMERS_READ'),
-  );
+  return V1_EVENT_TYPES.filter((t) => {
+    const needs = readScopeOf(t);
+    return needs === null || set.has(needs);
+  });
 }
 
 /**
- * Whether a credential's scopes, now, read what a delivery's body holds (pure): a reservation event
- * (v1 or the legacy RESERVATION_UPDATED) needs RESERVATIONS_READ, a customer event CUSTOMERS_READ,
- * and a body with contact details (a `_sensitive` payload) RESERVATIONS_READ_SENSITIVE. A body is
- * built at the fan-out, with the scopes then: a retry or a resend after a scope was taken away must
- * not send it (spec §5).
+ * Whether a credential's scopes, now, read what a delivery's body holds (pure): the event type's read
+ * scope (`readScopeOf`), and for a body with contact details (a `_sensitive` payload)
+ * RESERVATIONS_READ_SENSITIVE. A body is built at the fan-out, with the scopes then: a retry or a
+ * resend after a scope was taken away must not send it (spec §5).
  */
 export function scopesReadDelivery(
   scopes: Iterable<string>,
@@ -126,12 +139,7 @@ export function scopesReadDelivery(
   payload: string | null,
 ): boolean {
   const set = new Set(scopes);
-  const reservation = eventType.startsWith('reservation.') || eventType === 'RESERVATION_UPDATED';
-  const needs = reservation
-    ? 'RESERVATIONS_READ'
-    : eventType.startsWith('customer.')
-      ? 'CUSTOMERS_READ'
-      : null;
+  const needs = readScopeOf(eventType);
   if (needs && !set.has(needs)) return false;
   return !payload?.endsWith('_sensitive') || set.has('RESERVATIONS_READ_SENSITIVE');
 }
@@ -292,7 +300,7 @@ export function checkSettings(
             {
               path: `enabled_events.${i}`,
               code: 'insufficient_scope',
-              message: `${t} needs ${t.startsWith('reservation.') ? 'RESERVATIONS_READ' : 'CUSTOMERS_READ'}, which this credential does not hold`,
+              message: `${t} needs ${readScopeOf(t)}, which this credential does not hold`,
             },
           ]
         : [],

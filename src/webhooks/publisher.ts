@@ -176,7 +176,7 @@ export class WebhookPublisher {
       const sensitive = published.kind === 'reservation' && scopes.has('RESERVATIONS_READ_SENSITIVE');
       let variant: Variant;
       if (e.api_version === 'legacy') {
-        if (published.kind !== 'reservation' || !scopes.has('RESERVATIONS_READ')) continue;
+        if (published.kind !== 'reservation' || !scopesReadDelivery(scopes, LEGACY_TYPE, null)) continue;
         variant = sensitive ? 'legacy_sensitive' : 'legacy';
         eventTypes[variant] = LEGACY_TYPE;
       } else {

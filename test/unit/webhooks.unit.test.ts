@@ -11,9 +11,11 @@ import {
   headerIssues,
   previousSecretSigns,
   readableTypes,
+  readScopeOf,
   refusedBySettings,
   scopesReadDelivery,
 } from '../../commands/webhook-endpoints/decide';
+import { V1_EVENT_TYPES } from '../../commands/webhook-endpoints/events';
 import type { ApiError, Issue } from '../../src/core/errors';
 import { parseSecretsKey, SecretBox } from '../../src/secrets';
 import { sendAttempt } from '../../src/webhooks/deliver';
@@ -369,6 +371,39 @@ t(
     assert.not.ok(scopesReadDelivery(['RESERVATIONS_READ'], 'customer.updated', 'v1'));
   },
 );
+
+t('one scope rule: what an endpoint may subscribe to, what is sent and what may be retried agree', () => {
+  const SCOPES = ['RESERVATIONS_READ', 'RESERVATIONS_READ_SENSITIVE', 'CUSTOMERS_READ', 'CATALOG_READ'];
+  fc.assert(
+    fc.property(fc.subarray(SCOPES), (scopes) => {
+      const readable = new Set<string>(readableTypes(scopes));
+      for (const type of [...V1_EVENT_TYPES, 'RESERVATION_UPDATED']) {
+        const needs = readScopeOf(type);
+        const reads = needs !== null && scopes.includes(needs);
+        if (scopesReadDelivery(scopes, type, 'v1') !== reads) return false;
+        if (type === 'RESERVATION_UPDATED') continue;
+        if (readable.has(type) !== reads) return false;
+        let refusal: string | null = null;
+        try {
+          checkSettings(
+            { url: 'https://hooks.partner.test/x', enabled_events: [type] },
+            { allowPrivate: false, scopes },
+          );
+        } catch (err) {
+          refusal = ((err as ApiError).details?.issues as Issue[] | undefined)?.[0]?.message ?? 'refused';
+        }
+        if (reads !== (refusal === null)) return false;
+        if (refusal !== null && refusal !== `${type} needs ${needs}, which this credential does not hold`)
+          return false;
+      }
+      return true;
+    }),
+  );
+  assert.is(readScopeOf('reservation.canceled'), 'RESERVATIONS_READ');
+  assert.is(readScopeOf('RESERVATION_UPDATED'), 'RESERVATIONS_READ');
+  assert.is(readScopeOf('customer.merged'), 'CUSTOMERS_READ');
+  assert.is(readScopeOf('webhook_endpoint.test'), null);
+});
 
 t('event types follow the read scopes', () => {
   assert.equal(readableTypes(['RESERVATIONS_READ']), [

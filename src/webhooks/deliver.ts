@@ -137,26 +137,38 @@ export function sendAttempt(req: AttemptRequest): Promise<AttemptResponse> {
       lookup: guardedLookup(req.allowPrivate, req.resolver),
     });
     let request: http.ClientRequest;
+    /**
+     * The answer once its status line came: that decides the attempt. Its body is read only for the
+     * excerpt, MAX_READ bytes at the most: an endpoint that answered 2xx in time and then sends a
+     * body without end (a huge page, a stream) or one that trickles past the timeout has answered,
+     * and is neither read to its end nor taken for a timeout (retried: sent again though it was
+     * accepted).
+     */
+    let answer: { status: number | null; chunks: Buffer[]; size: number } | null = null;
+    const answered = (cut: boolean) => {
+      if (!answer) return;
+      const excerpt = responseExcerpt(Buffer.concat(answer.chunks), neverKept, cut || answer.size > MAX_READ);
+      finish({
+        status: answer.status,
+        error: null,
+        bodyExcerpt: excerpt?.text ?? null,
+        excerptTruncated: excerpt?.truncated ?? false,
+        message: null,
+      });
+    };
     const send = (fresh: boolean) => {
-      let answered = false;
       request = (secure ? https : http).request(url, options(fresh), (res) => {
-        answered = true;
-        const chunks: Buffer[] = [];
-        let size = 0;
+        const got = { status: res.statusCode ?? null, chunks: [] as Buffer[], size: 0 };
+        answer = got;
         res.on('data', (c: Buffer) => {
-          if (size < MAX_READ) chunks.push(c);
-          size += c.length;
+          if (got.size < MAX_READ) got.chunks.push(c);
+          got.size += c.length;
+          if (got.size > MAX_READ) {
+            answered(true);
+            res.destroy();
+          }
         });
-        res.on('end', () => {
-          const excerpt = responseExcerpt(Buffer.concat(chunks), neverKept, size > MAX_READ);
-          finish({
-            status: res.statusCode ?? null,
-            error: null,
-            bodyExcerpt: excerpt?.text ?? null,
-            excerptTruncated: excerpt?.truncated ?? false,
-            message: null,
-          });
-        });
+        res.on('end', () => answered(false));
         res.on('error', () =>
           finish({ status: res.statusCode ?? null, error: null, bodyExcerpt: null, message: null }),
         );
@@ -164,7 +176,7 @@ export function sendAttempt(req: AttemptRequest): Promise<AttemptResponse> {
       const sent = request;
       sent.on('error', (err: NodeJS.ErrnoException) => {
         if (settled) return;
-        if (!fresh && !answered && sent.reusedSocket && STALE_CONNECTION.has(err.code ?? '')) {
+        if (!fresh && !answer && sent.reusedSocket && STALE_CONNECTION.has(err.code ?? '')) {
           send(true);
           return;
         }
@@ -180,6 +192,8 @@ export function sendAttempt(req: AttemptRequest): Promise<AttemptResponse> {
     };
     timer = setTimeout(() => {
       request.destroy();
+      // Answered in time, its body still coming: the status decides, with what came of the body.
+      if (answer) return answered(true);
       finish({
         status: null,
         error: 'timeout',

@@ -307,6 +307,84 @@ t(
   },
 );
 
+/** A loopback receiver answering every request with `answer` (the test's own server: no lookup). */
+async function receiver(answer: (res: import('node:http').ServerResponse) => void) {
+  const { createServer: createHttpServer } = await import('node:http');
+  const server = createHttpServer((req, res) => {
+    req.resume();
+    req.on('end', () => answer(res));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const attempt = (timeoutMs?: number) =>
+    sendAttempt({
+      url: `http://127.0.0.1:${port}/hook`,
+      body: '{}',
+      secrets: ['whsec_x'],
+      timestamp: 1,
+      attempt: 1,
+      deliveryId: 'whd_x',
+      logId: 'whl_x',
+      eventTime: '2026-01-01T00:00:00.000Z',
+      customHeaders: {},
+      allowPrivate: true,
+      ...(timeoutMs === undefined ? {} : { timeoutMs }),
+    });
+  const close = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
+  return { attempt, close };
+}
+
+t(
+  'an endpoint that answered 2xx in time and trickles its body past the timeout has answered (not retried as a timeout)',
+  async () => {
+    // The status line and a first chunk at once; the rest of the body never comes (until the test ends).
+    const rx = await receiver((res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('accepted, still talking');
+    });
+    try {
+      const res = await rx.attempt(300);
+      assert.is(res.status, 200, `${res.error} ${res.message}`);
+      assert.is(res.error, null);
+      assert.is(res.bodyExcerpt, 'accepted, still talking');
+      assert.ok(res.excerptTruncated, 'the body was cut');
+    } finally {
+      await rx.close();
+    }
+  },
+);
+
+t(
+  'an endpoint answering a body without end is read for its excerpt only, and its status decides',
+  async () => {
+    let written = 0;
+    const rx = await receiver((res) => {
+      res.writeHead(503, { 'content-type': 'text/plain' });
+      const chunk = Buffer.alloc(16 * 1024, 'y');
+      const more = () => {
+        while (!res.destroyed && res.write(chunk)) written += chunk.length;
+        if (!res.destroyed) res.once('drain', more);
+      };
+      more();
+    });
+    try {
+      // The bound only ends the test if the body were read to its end (it has none).
+      const res = await rx.attempt(120_000);
+      assert.is(res.status, 503, `${res.error} ${res.message}`);
+      assert.is(res.error, null);
+      assert.ok(res.excerptTruncated);
+      assert.is(res.bodyExcerpt?.length, 512);
+    } finally {
+      await rx.close();
+    }
+    assert.ok(written < 64 * 1024 * 1024, `${written} bytes sent before the attempt let go`);
+  },
+);
+
 t(
   'an echoed signing secret is redacted from the excerpt kept, however short (a bootstrap file may give whsec_x)',
   async () => {

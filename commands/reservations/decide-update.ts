@@ -5,6 +5,7 @@ import type { NewEvent } from '../../src/ports/event-store';
 import type { Seating } from './decide-create';
 import type { ActorKind, ReservationSnapshot } from './events';
 import { CANCELED_STATUSES, SEATED_STATUSES } from './evolve';
+import { type DepositRule, depositApplies } from './payments';
 
 /** Fields the partner API may change; a POS service lock names them (plus `status`, for cancel). */
 export const LOCKABLE_FIELDS = [
@@ -134,6 +135,60 @@ export function assertMovable(r: ReservationSnapshot, changed: readonly string[]
       'RESERVATION_SEATED',
       `the guests are at the restaurant (${r.status}): the reservation's start_at and shift cannot change; its party size, room and tables can`,
       { status: r.status, fields: seating.filter((k) => WHEN_FIELDS.has(k)) },
+    );
+}
+
+/** What a shift asks of a booking on creation (DESIGN.md §3), as the catalog says now. */
+export interface ShiftRequirements {
+  id: string;
+  requires_approval: boolean;
+  deposit: DepositRule | null;
+}
+
+/** The exemptions the caller's scopes allow, as bypass_approval and bypass_payments on creation. */
+export interface Exemptions {
+  /** RESERVATIONS_FORCE_CONFIRM. */
+  approval: boolean;
+  /** RESERVATIONS_FORCE_INSERT. */
+  payments: boolean;
+}
+
+/**
+ * A move must not give a reservation what only the privileged creation options give: a booking on
+ * a shift that requires approval confirmed without it (bypass_approval, RESERVATIONS_FORCE_CONFIRM),
+ * a party the shift asks a deposit of with none (bypass_payments, RESERVATIONS_FORCE_INSERT). A PATCH
+ * changes neither status nor payments, so a move that newly brings such a requirement (the seating
+ * it leaves, `from`, did not have it; `from` is undefined for a shift since removed) is refused with
+ * 422 unless the caller holds that scope: APPROVAL_REQUIRED for a reservation not PENDING moved onto
+ * a shift that requires approval; DEPOSIT_REQUIRED when the new shift asks a deposit of the new party
+ * and the reservation holds no DEPOSIT row (whatever became of it is the restaurant's business).
+ * Guests already there are past both. A requirement the old seating already had was settled on
+ * creation (an exemption then is not recorded, so it is kept).
+ */
+export function assertNoNewRequirement(
+  r: ReservationSnapshot,
+  from: ShiftRequirements | undefined,
+  to: ShiftRequirements,
+  toParty: number,
+  may: Exemptions,
+): void {
+  if (SEATED_STATUSES.includes(r.status)) return;
+  if (!may.approval && to.requires_approval && !from?.requires_approval && r.status !== 'PENDING')
+    throw new BusinessRuleError(
+      'APPROVAL_REQUIRED',
+      "the shift this change moves the reservation to requires the restaurant's approval, which a change does not ask for: create a new reservation (it starts PENDING) and cancel this one",
+      { status: r.status, shift_id: to.id },
+    );
+  if (
+    !may.payments &&
+    depositApplies(to.deposit, toParty) &&
+    !depositApplies(from?.deposit, r.party_size) &&
+    !r.payments.some((p) => p.payment_type === 'DEPOSIT')
+  )
+    throw new BusinessRuleError(
+      'DEPOSIT_REQUIRED',
+      `the shift asks a deposit of parties of ${to.deposit.min_party_size} or more, which a change does not add: create a new reservation (it carries the deposit) and cancel this one`,
+      { shift_id: to.id, party_size: toParty, min_party_size: to.deposit.min_party_size },
     );
 }
 

@@ -35,9 +35,11 @@ import {
 import { existing } from './decide-status';
 import {
   assertMovable,
+  assertNoNewRequirement,
   assertUnlocked,
   checkPatch,
   decidePatch,
+  type Exemptions,
   type ReservationPatch,
 } from './decide-update';
 import { assertDiscountApplies } from './discount-rules';
@@ -115,6 +117,12 @@ export interface UpdateOptions {
    * scope must not move a forced reservation into a full slot).
    */
   mayForce?: boolean;
+  /**
+   * The exemptions from the shift's approval and deposit the caller's scopes allow (RESERVATIONS_FORCE_CONFIRM,
+   * RESERVATIONS_FORCE_INSERT: bypass_approval and bypass_payments on creation). Without them a move that
+   * newly brings either is refused (assertNoNewRequirement in decide-update.ts).
+   */
+  exempt?: Partial<Exemptions>;
 }
 
 export async function updateReservation(
@@ -127,9 +135,13 @@ export async function updateReservation(
 ) {
   const carried: Carried = { customerId: null };
   const mayForce = options.mayForce === true;
+  const exempt: Exemptions = {
+    approval: options.exempt?.approval === true,
+    payments: options.exempt?.payments === true,
+  };
   for (let attempt = 1; ; attempt++) {
     try {
-      return await attemptUpdate(deps, restaurant, id, req, meta, carried, mayForce);
+      return await attemptUpdate(deps, restaurant, id, req, meta, carried, mayForce, exempt);
     } catch (err) {
       if (err instanceof WrongExpectedRevisionError && err.stream === reservationStream(id) && attempt < 5)
         continue;
@@ -152,6 +164,7 @@ async function attemptUpdate(
   meta: CommandMeta,
   carried: Carried,
   mayForce: boolean,
+  exempt: Exemptions,
 ) {
   const rmeta = { ...meta, restaurant_id: restaurant._id };
   const now = deps.clock.now();
@@ -219,8 +232,14 @@ async function attemptUpdate(
   // The patch as far as it is known, the new seating included: a lock it touches refuses it here,
   // before the customer or the external_id is written (a party size that changes the seating's length
   // moves its end, which a lock on start_at holds). appendUpdate checks it again with the customer.
+  // The new seating's shift is known once held (a start alone may change it): a move that newly brings
+  // the shift's approval or deposit is refused here too, its pending move dropped.
   try {
     checkPatch(r, patch);
+    if (moved) {
+      const from = catalog.shifts.find((s) => s.id === r.shift_id);
+      assertNoNewRequirement(r, from, moved.shift, moved.seating.party_size, exempt);
+    }
   } catch (err) {
     await dropOurMove();
     throw err;

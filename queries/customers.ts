@@ -148,7 +148,7 @@ export interface ReservationCustomer {
   phone_number: string | null;
   lang: string;
   blacklisted: boolean;
-  /** A messaging channel's draft: hidden from partners (reservation-lookups.ts leaves it out). */
+  /** A messaging channel's draft: hidden from partners (partnerCustomersForReservations leaves it out). */
   draft: boolean;
 }
 
@@ -175,7 +175,27 @@ export async function getCustomerForReservation(
   return (await getCustomersForReservations(docs, restaurantId, [id])).get(id) ?? null;
 }
 
-/** Batch form of getCustomerForReservation, keyed by the ids asked for. */
+/**
+ * The customers of reservations as a partner sees them, keyed by the ids asked for: the one rule every
+ * partner read of a reservation applies (answers, lists, webhooks through reservation-lookups.ts, the
+ * history's customer_id changes). A messaging channel's draft is hidden until published
+ * (docs/customers.md): left out of `shown`, its id in `hidden` (a reservation linked to one shows no
+ * customer, and its id is never told). An id no customer answers for is in neither.
+ */
+export async function partnerCustomersForReservations(
+  docs: DocumentStore,
+  restaurantId: string,
+  ids: readonly string[],
+): Promise<{ shown: Map<string, ReservationCustomer>; hidden: ReadonlySet<string> }> {
+  const shown = new Map<string, ReservationCustomer>();
+  const hidden = new Set<string>();
+  for (const [id, c] of await getCustomersForReservations(docs, restaurantId, ids))
+    if (c.draft) hidden.add(id);
+    else shown.set(id, c);
+  return { shown, hidden };
+}
+
+/** Batch form of getCustomerForReservation, keyed by the ids asked for (drafts included). */
 export async function getCustomersForReservations(
   docs: DocumentStore,
   restaurantId: string,

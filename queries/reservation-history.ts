@@ -8,7 +8,7 @@ import { changesOf, changesWithoutContact, type FieldChange } from '../src/audit
 import { notFound } from '../src/core/errors';
 import type { DocumentStore } from '../src/ports/document-store';
 import type { EventStore, RecordedEvent } from '../src/ports/event-store';
-import { getCustomersForReservations } from './customers';
+import { partnerCustomersForReservations } from './customers';
 
 export const HISTORY_ACTIONS = [
   'CREATED',
@@ -62,7 +62,7 @@ export async function reservationHistory(
  * A customer flagged as a messaging channel's draft is hidden from partners (docs/customers.md): the
  * reservation shows `customer: null`, GET /customers/{id} answers 404. Its id is not told here either:
  * a `customer_id` change naming a draft shows null on that side, as the reservation does. A draft
- * once published shows again, like everywhere else (the same look-up as the presentation's).
+ * once published shows again, like everywhere else (the presentation's rule: partnerCustomersForReservations).
  */
 async function withoutDraftCustomers(
   docs: DocumentStore,
@@ -74,10 +74,9 @@ async function withoutDraftCustomers(
     for (const c of i.changes)
       if (c.field === 'customer_id') for (const v of [c.from, c.to]) if (typeof v === 'string') ids.add(v);
   if (ids.size === 0) return items;
-  const customers = await getCustomersForReservations(docs, restaurantId, [...ids]);
-  const drafts = new Set([...customers].filter(([, c]) => c.draft).map(([id]) => id));
-  if (drafts.size === 0) return items;
-  const hide = (v: unknown) => (typeof v === 'string' && drafts.has(v) ? null : v);
+  const { hidden } = await partnerCustomersForReservations(docs, restaurantId, [...ids]);
+  if (hidden.size === 0) return items;
+  const hide = (v: unknown) => (typeof v === 'string' && hidden.has(v) ? null : v);
   return items.map((i) =>
     i.changes.some((c) => c.field === 'customer_id')
       ? {

@@ -5,7 +5,7 @@ import type { CatalogKind, CatalogLists } from '../commands/catalog/types';
 import type { ReservationSnapshot } from '../commands/reservations/events';
 import type { DocumentStore } from '../src/ports/document-store';
 import { getCatalog, getRemovedCatalogItems } from './catalog';
-import { getCustomersForReservations } from './customers';
+import { partnerCustomersForReservations } from './customers';
 import type { Lookups } from './reservation-presenter';
 
 /** The catalog's items of a kind by id, those removed since included (as they were last configured). */
@@ -30,14 +30,13 @@ export async function loadLookups(
   const [catalog, removed, customers] = await Promise.all([
     getCatalog(docs, restaurantId),
     getRemovedCatalogItems(docs, restaurantId),
-    getCustomersForReservations(docs, restaurantId, ids),
+    partnerCustomersForReservations(docs, restaurantId, ids),
   ]);
   // A draft customer (a messaging channel's, hidden until published) never appears to partners:
   // GET /customers/{id} answers 404 and webhooks told them customer.deleted, so a reservation linked
   // to one shows no customer, in its answers and its webhooks alike.
-  const visible = new Map([...customers].filter(([, c]) => !c.draft));
   return {
-    customers: visible,
+    customers: customers.shown,
     rooms: byId(catalog, removed, 'rooms', (r) => ({ id: r.id, name: r.name })),
     tables: byId(catalog, removed, 'tables', (t) => ({
       id: t.id,

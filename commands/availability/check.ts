@@ -215,6 +215,12 @@ export interface CheckRequest {
    * given, be free for the whole seating and together seat the party (Σ min_pax ≤ party ≤ Σ max_pax).
    */
   table_ids?: readonly string[] | null;
+  /**
+   * False for a change of guests already at the restaurant (write side): their seating changes at its
+   * own start, which is past or near by then, so the minimum notice and the booking window, rules for
+   * choosing a start, do not apply. Every other rule does. Default true.
+   */
+  time_limits?: boolean;
 }
 
 export type CheckResult =
@@ -260,7 +266,7 @@ export function checkSlot(input: AvailabilityInput, req: CheckRequest): CheckRes
       failure = laterFailure(failure, 'PARTY_SIZE_OUT_OF_RANGE');
       continue;
     }
-    const late = timeFailure(shift, serviceDate, startMs, nowMs, today);
+    const late = req.time_limits === false ? null : timeFailure(shift, serviceDate, startMs, nowMs, today);
     if (late) {
       failure = laterFailure(failure, late);
       continue;

@@ -46,6 +46,8 @@ export interface HoldRequest {
    * the reservation's own seating, until the move is confirmed or dropped.
    */
   moveId?: string;
+  /** The guests are there (a seated status): the time limits do not apply (CheckRequest.time_limits). */
+  arrived?: boolean;
   timezone: string;
   catalog: AvailabilityInput['catalog'];
   now: Date;
@@ -177,6 +179,7 @@ function checkedSeating(req: HoldRequest, others: Occupancy): Seating {
       shift_id: req.shift.id,
       room_id: req.roomId,
       table_ids: req.tableIds,
+      time_limits: req.arrived !== true,
     },
   );
   if (!result.available) throw new BusinessRuleError(result.failure_reason, result.message);

@@ -44,7 +44,7 @@ import {
 } from './decide-update';
 import { assertDiscountApplies } from './discount-rules';
 import { type ReservationSnapshot, type ReservationSource, reservationStream } from './events';
-import { evolveReservation, initialReservation, type ReservationState } from './evolve';
+import { evolveReservation, initialReservation, type ReservationState, SEATED_STATUSES } from './evolve';
 import { assertExternalIdFree, claimExternalId, releaseExternalId } from './external-id';
 import { loadReservation, releaseIfEnded } from './handler-common';
 import { checkReferences } from './handler-create';
@@ -367,6 +367,9 @@ async function holdMoved(
     purpose: `update@${revision}`,
     // One per attempt: two PATCHes of one revision hold two moves, each confirmed or dropped alone.
     moveId: newId('move'),
+    // Guests already there change party, room or tables at their own start (assertMovable keeps it),
+    // which is past by then: the minimum notice and the booking window are not theirs to meet.
+    arrived: SEATED_STATUSES.includes(r.status),
     now,
   };
   if (req.table_ids) return holdSeating(deps, { ...base, tableIds: req.table_ids }, meta);

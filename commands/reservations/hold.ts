@@ -27,6 +27,8 @@ export interface SeatingRequest {
   force: boolean;
   /** A move of an existing reservation: held as pending under this id (capacity-decide.ts). */
   moveId?: string;
+  /** A change of guests already there, at their start: no time limits (HoldRequest.arrived). */
+  arrived?: boolean;
   purpose: string;
   now: Date;
 }
@@ -60,6 +62,7 @@ export async function holdSeating(
       tableIds: req.tableIds,
       force: req.force,
       moveId: req.moveId,
+      ...(req.arrived ? { arrived: true } : {}),
       purpose: req.purpose,
       timezone: req.timezone,
       catalog: req.catalog,

@@ -110,4 +110,33 @@ t('a no-show cannot be moved to another day', async ({ svc }) => {
   assert.equal(await day(svc, '20'), []);
 });
 
+// The clock at the guests' start, as when they are really there. Before, the recheck of their new
+// party applied the booking rules' time limits to their own start, already past: TOO_LATE, so the
+// party of guests at their table could never change in practice.
+t(
+  'guests at their table grow at their start, past by then; guests still to come do not',
+  async ({ svc, openapi }) => {
+    const seated = (await create(svc, { start_at: at('22', '19:00') })).body.data;
+    const late = (await create(svc, { start_at: at('22', '19:00') })).body.data;
+    // The only table for 5 to 8 guests (tbl_8) is taken at that time.
+    assert.is((await create(svc, { start_at: at('22', '19:00'), party_size: 6 })).status, 201);
+    svc.clock.set('2026-06-22T17:10:00Z');
+    await status(svc, seated.id, { kind: 'seat' });
+    const bigger = await patch(svc, seated.id, { party_size: 4 });
+    assert.is(bigger.status, 200, bigger.text);
+    assert.is(bigger.body.data.party_size, 4);
+    assert.is(bigger.body.data.start_at, at('22', '19:00'));
+    assert.is(bigger.body.data.status, 'SEATED');
+    // Still checked otherwise: a party no free table seats is refused.
+    const tooBig = await patch(svc, seated.id, { party_size: 5 });
+    assert.is(tooBig.status, 422, tooBig.text);
+    assert.is(tooBig.body.error.details.reason, 'NO_TABLE');
+    // A booking whose guests have not arrived is checked like a booking: its start is past.
+    const res = await patch(svc, late.id, { party_size: 3 });
+    assert.is(res.status, 422, res.text);
+    openapi.check('PATCH', PATH, res);
+    assert.is(res.body.error.details.reason, 'TOO_LATE');
+  },
+);
+
 t.run();

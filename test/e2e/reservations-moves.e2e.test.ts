@@ -274,4 +274,46 @@ t(
   },
 );
 
+t(
+  'parallel moves and creates for the last free table: exactly one wins; every loser keeps its seating',
+  async ({ svc }) => {
+    // A party of 7 fits only tbl_8: five reservations on other days move to the 25th at 20:00 while five
+    // creates ask for the same slot, all at once.
+    const target = at('25', '20:00');
+    const movers = [];
+    for (const day of ['26', '27', '28', '29', '30'])
+      movers.push((await create(svc, { start_at: at(day, '20:00'), party_size: 7 })).body.data);
+    const answers = await Promise.all([
+      ...movers.map((r) =>
+        svc.api('PATCH', `/reservations/${r.id}`, { token: TOKENS.full, body: { start_at: target } }),
+      ),
+      ...movers.map(() => create(svc, { start_at: target, party_size: 7 })),
+    ]);
+    const won = answers.filter((a) => a.status === 200 || a.status === 201);
+    assert.is(won.length, 1, answers.map((a) => a.status).join(','));
+    for (const a of answers.filter((x) => !won.includes(x))) {
+      assert.is(a.status, 422, a.text);
+      assert.is(a.body.error.details.reason, 'NO_TABLE');
+    }
+    const winner = won[0]?.body.data.id;
+    const listed = await svc.api(
+      'GET',
+      `/reservations?start_at_from=${encodeURIComponent(target)}&start_at_to=${encodeURIComponent(target)}`,
+      { token: TOKENS.full },
+    );
+    assert.equal(
+      listed.body.data.map((r: { id: string }) => r.id),
+      [winner],
+    );
+    for (const r of movers) {
+      if (r.id === winner) continue;
+      const shown = await get(svc, r.id);
+      assert.is(shown.start_at, r.start_at);
+      // Its own day's table is still its own: the same party cannot be booked there.
+      const again = await create(svc, { start_at: r.start_at, party_size: 7 });
+      assert.is(again.body.error?.details.reason, 'NO_TABLE', again.text);
+    }
+  },
+);
+
 t.run();

@@ -2,8 +2,20 @@
 // deleted, what their reservations hold that the guest wrote (the fields src/privacy/seal.ts seals
 // in reservation events) is blanked at once, as a replay after the key's destruction would show it.
 // The reservations projection calls this on CustomerDeleted; idempotent through each document's _pos.
+//
+// A field is sealed with the key of the reservation's customer *when it is written*; it stays in
+// that customer's box after the reservation changes hands unless the change restates it
+// (commands/reservations/decide-update.ts restates the guest text when another customer takes the
+// reservation, not when it loses its customer, and never the feedback). So a document keeps, beside
+// the snapshot, `text_owners`: for each such field whose box is not the current customer's, whose it
+// is (null: written in clear, nobody's), and `text_owner_ids`, those customers (indexed). Erasing X
+// blanks the fields X's boxes hold: those of X's reservations `text_owners` gives to nobody else, and
+// those `text_owners` gives to X on anyone's. Documents written before these fields (no
+// `text_owners`) are blanked whole when they are X's, as before.
 import type { DocumentStore } from '../src/ports/document-store';
 import { positionToString, type RecordedEvent } from '../src/ports/event-store';
+import type { ReservationSnapshot, ReservationStatus } from '../commands/reservations/events';
+import { CANCELED_STATUSES } from '../commands/reservations/evolve';
 import { RESERVATIONS, type ReservationDoc } from './reservations';
 
 /** The reservation fields a guest wrote, as they read once erased. */
@@ -14,6 +26,63 @@ export const ERASED_RESERVATION_FIELDS = {
   cancellation_reason: null,
 } as const;
 
+/** The sealed fields a document tracks the box of (the feedback's comment and answer: `feedback`). */
+type TextField = keyof typeof ERASED_RESERVATION_FIELDS | 'feedback';
+const TEXT_FIELDS: readonly TextField[] = [
+  ...(Object.keys(ERASED_RESERVATION_FIELDS) as TextField[]),
+  'feedback',
+];
+
+/** Which customer's box holds each field, where it is not the reservation's current customer. */
+export type TextOwners = Partial<Record<TextField, string | null>>;
+
+/** The fields this event writes (sealed with the key of the reservation's customer after it). */
+function fieldsWritten(event: RecordedEvent): readonly TextField[] {
+  const d = event.data as Record<string, unknown>;
+  switch (event.type) {
+    case 'ReservationCreated':
+      return TEXT_FIELDS;
+    case 'ReservationUpdated': {
+      const changes = (d.changes ?? {}) as Record<string, unknown>;
+      return TEXT_FIELDS.filter((f) => Object.hasOwn(changes, f));
+    }
+    case 'ReservationStatusChanged': // evolve sets the reason on these statuses only
+      return CANCELED_STATUSES.includes(d.to as ReservationStatus) || d.to === 'REJECTED'
+        ? ['cancellation_reason']
+        : [];
+    case 'ReservationFeedbackRecorded':
+      return ['feedback'];
+    default:
+      return [];
+  }
+}
+
+/**
+ * `text_owners` and `text_owner_ids` of the document after `event`, or null when every field is in
+ * the current customer's boxes. `before`: the document before it (null on creation).
+ */
+export function textOwners(
+  before: ReservationDoc | null,
+  after: ReservationSnapshot,
+  event: RecordedEvent,
+): { byField: TextOwners; ids: string[] } | null {
+  const now = after.customer_id ?? null;
+  const was = before ? (before.customer_id ?? null) : now;
+  const known = (before?.text_owners ?? {}) as TextOwners;
+  const written = new Set(fieldsWritten(event));
+  const byField: TextOwners = {};
+  let any = false;
+  for (const f of TEXT_FIELDS) {
+    const owner = written.has(f) ? now : Object.hasOwn(known, f) ? (known[f] ?? null) : was;
+    if (owner === now) continue;
+    byField[f] = owner;
+    any = true;
+  }
+  if (!any) return null;
+  const ids = [...new Set(Object.values(byField).filter((c): c is string => typeof c === 'string'))].sort();
+  return { byField, ids };
+}
+
 export async function eraseCustomerReservations(event: RecordedEvent, docs: DocumentStore): Promise<void> {
   const { customer_id: customerId, restaurant_id: restaurantId } = event.data as {
     customer_id?: unknown;
@@ -22,10 +91,20 @@ export async function eraseCustomerReservations(event: RecordedEvent, docs: Docu
   if (typeof customerId !== 'string' || typeof restaurantId !== 'string') return;
   const pos = positionToString(event.position);
   const col = docs.collection<ReservationDoc>(RESERVATIONS);
-  for (const doc of await col.find({ restaurant_id: restaurantId, customer_id: customerId })) {
+  const found = new Map<string, ReservationDoc>();
+  for (const doc of await col.find({ restaurant_id: restaurantId, customer_id: customerId }))
+    found.set(doc._id, doc);
+  for (const doc of await col.find({ restaurant_id: restaurantId, text_owner_ids: customerId }))
+    found.set(doc._id, doc);
+  for (const doc of found.values()) {
     if (doc._pos >= pos) continue;
-    const set: Record<string, unknown> = { ...ERASED_RESERVATION_FIELDS, _pos: pos };
-    if (doc.feedback) set.feedback = { ...doc.feedback, comment: null, answer: null };
+    const owners = doc.text_owners as TextOwners | undefined;
+    const erased = (f: TextField) =>
+      owners && Object.hasOwn(owners, f) ? owners[f] === customerId : doc.customer_id === customerId;
+    const set: Record<string, unknown> = { _pos: pos };
+    for (const f of Object.keys(ERASED_RESERVATION_FIELDS) as (keyof typeof ERASED_RESERVATION_FIELDS)[])
+      if (erased(f)) set[f] = ERASED_RESERVATION_FIELDS[f];
+    if (doc.feedback && erased('feedback')) set.feedback = { ...doc.feedback, comment: null, answer: null };
     await col.updateOne({ _id: doc._id, _pos: doc._pos }, { $set: set });
   }
 }

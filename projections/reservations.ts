@@ -5,7 +5,7 @@ import type { ReservationSnapshot } from '../commands/reservations/events';
 import { evolveReservation, initialReservation } from '../commands/reservations/evolve';
 import { positionToString } from '../src/ports/event-store';
 import type { Projection } from '../src/projection/projection';
-import { eraseCustomerReservations } from './reservation-erasure';
+import { eraseCustomerReservations, textOwners } from './reservation-erasure';
 
 export const RESERVATIONS = 'reservations';
 
@@ -43,6 +43,8 @@ export const reservationsProjection: Projection = {
     const col = docs.collection(RESERVATIONS);
     await col.createIndex({ keys: { restaurant_id: 1, external_id: 1 }, name: 'restaurant_external_id' });
     await col.createIndex({ keys: { restaurant_id: 1, customer_id: 1 }, name: 'restaurant_customer' });
+    // Reservations holding text in the boxes of a customer they no longer belong to (reservation-erasure.ts).
+    await col.createIndex({ keys: { restaurant_id: 1, text_owner_ids: 1 }, name: 'restaurant_text_owners' });
     await col.createIndex({ keys: { restaurant_id: 1, service_date: 1 }, name: 'restaurant_service_date' });
     // Ranges and sorts only (the listing's order, updated_since): MongoDB's. The embedded store,
     // whose indexes answer equality, keys them on restaurant_id alone (IndexSpec.embeddedPrefix),
@@ -92,6 +94,14 @@ export const reservationsProjection: Projection = {
           : `${state.r.service_date}|${start}|${id}`,
       _pos: pos,
     };
+    const owners = textOwners(current, state.r, event);
+    if (owners) {
+      doc.text_owners = owners.byField;
+      doc.text_owner_ids = owners.ids;
+    } else {
+      delete doc.text_owners;
+      delete doc.text_owner_ids;
+    }
     await col.replaceOne({ _id: id }, doc, { upsert: true });
   },
 };

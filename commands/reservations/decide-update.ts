@@ -209,7 +209,9 @@ const GUEST_TEXT = ['allergies', 'custom_message', 'metadata', 'cancellation_rea
  * key. Without it the text stayed in the first customer's boxes: erasing them blanked it in a replay
  * but not in the read model (which blanks the erased customer's reservations), and erasing the new
  * one the other way round. Not when the reservation loses its customer: a reservation without one
- * is written in clear, and the text stays sealed where it is.
+ * is written in clear, and the text stays sealed where it is (the read model notes whose box holds
+ * it: projections/reservation-erasure.ts); nor the feedback, which stays with the customer it was
+ * given under.
  */
 function withGuestText(r: ReservationSnapshot, diff: PatchDiff): PatchDiff {
   if (typeof diff.changes.customer_id !== 'string') return diff;

@@ -251,4 +251,85 @@ t('a reservation moved to another customer: its free text goes with it, live as 
   }
 });
 
+t(
+  "text left in an erased customer's boxes (feedback before a move, a detached reservation): live as after a replay",
+  async () => {
+    // Feedback is sealed with the key of the reservation's customer when it is given, and a reservation
+    // taken from its customer (`customer: null`) keeps its text in that customer's boxes. The read model
+    // blanked only the reservations the erased customer held *now*: a replay erased text the live read
+    // model kept (and audit verify reported it), and erasing the customer holding it now blanked text a
+    // replay showed again.
+    const dataDir = mkdtempSync(join(tmpdir(), 'couvert-erasure-left-'));
+    let svc = await start(dataDir);
+    const ids = { x: '', y: '', detached: '', movedToY: '', movedToX: '' };
+    try {
+      const customer = async (name: string) => {
+        const made = await svc.api('POST', '/customers', {
+          token: TOKENS.full,
+          body: { name, on_match: 'create_new' },
+        });
+        assert.is(made.status, 201, made.text);
+        return made.body.data.id as string;
+      };
+      ids.x = await customer('Xavier First');
+      ids.y = await customer('Yolanda Second');
+      const book = async (customerId: string, body: Record<string, unknown>, minute: string) => {
+        const made = await svc.api('POST', '/reservations', {
+          token: TOKENS.full,
+          body: {
+            party_size: 2,
+            start_at: DINNER.replace('T19:00', `T19:${minute}`),
+            customer: { id: customerId },
+            ...body,
+          },
+        });
+        assert.is(made.status, 201, made.text);
+        return made.body.data.id as string;
+      };
+      const patch = async (id: string, body: Record<string, unknown>) => {
+        const res = await svc.api('PATCH', `/reservations/${id}`, { token: TOKENS.full, body });
+        assert.is(res.status, 200, res.text);
+      };
+      ids.detached = await book(
+        ids.x,
+        { allergies: 'X wrote: lupin', custom_message: 'X wrote: window' },
+        '00',
+      );
+      ids.movedToY = await book(ids.x, { allergies: 'X wrote: celery' }, '15');
+      ids.movedToX = await book(ids.y, { allergies: 'Y wrote: sesame' }, '30');
+      await cli(svc, 'reservations feedback', { id: ids.detached, rating: '4', comment: 'X said: lovely' });
+      await cli(svc, 'reservations feedback', { id: ids.movedToY, rating: '5', comment: 'X said: superb' });
+      await cli(svc, 'reservations feedback', { id: ids.movedToX, rating: '3', comment: 'Y said: slow' });
+      await patch(ids.detached, { customer: null });
+      // Written while it has no customer: in clear, nobody's to erase.
+      await patch(ids.detached, { allergies: 'written detached: soy' });
+      await patch(ids.movedToY, { customer: { id: ids.y } });
+      await patch(ids.movedToX, { customer: { id: ids.x } });
+      await cli(svc, 'audit erase', { customer: ids.x });
+      const live = async () =>
+        Promise.all(
+          [ids.detached, ids.movedToY, ids.movedToX].map(async (id) => {
+            const read = await svc.api('GET', `/reservations/${id}`, { token: TOKENS.full });
+            assert.is(read.status, 200, read.text);
+            const d = read.body.data;
+            return [d.allergies, d.custom_message, d.feedback?.rating, d.feedback?.comment];
+          }),
+        );
+      const expected = [
+        ['written detached: soy', null, 4, null],
+        ['X wrote: celery', null, 5, null],
+        [null, null, 3, 'Y said: slow'],
+      ];
+      assert.equal(await live(), expected, 'live');
+      assert.match((await cli(svc, 'audit verify', { 'no-progress': true }))[0] as string, /0 problem/);
+      await svc.close({ keepData: true });
+      svc = await start(dataDir);
+      assert.equal(await live(), expected, 'after a replay');
+    } finally {
+      await svc.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  },
+);
+
 t.run();

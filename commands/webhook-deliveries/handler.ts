@@ -7,6 +7,8 @@ import { ApiError } from '../../src/core/errors';
 import { newId } from '../../src/core/ids';
 import type { WriteDeps } from '../../src/core/write-deps';
 import type { DocumentStore } from '../../src/ports/document-store';
+import type { KeyStore } from '../../src/ports/key-store';
+import { customerSubject } from '../../src/privacy/seal';
 import { NO_STREAM, WrongExpectedRevisionError } from '../../src/ports/event-store';
 import type { Secrets } from '../../src/secrets';
 import { type AttemptResponse, sendAttempt } from '../../src/webhooks/deliver';
@@ -49,6 +51,9 @@ export async function resendDelivery(
   const refused = refusedBySettings(endpoint, doc.event_type);
   if (refused)
     throw new ApiError(409, 'RESOURCE_CONFLICT', RESEND_REFUSALS[refused].replace('{type}', doc.event_type));
+  // Refused at once too: the publisher would find its body erased and cancel it (docs/AUDIT.md).
+  if (await bodyErased(deps.events, doc))
+    throw new ApiError(409, 'RESOURCE_CONFLICT', RESEND_ERASED, { reason: 'customer_erased' });
   if (doc.status === 'pending')
     throw new ApiError(
       409,
@@ -57,12 +62,11 @@ export async function resendDelivery(
     );
   const made = await resendsMade(deps.events, doc._id);
   if (made >= RESEND_LIMIT)
-    throw new ApiError(
-      409,
-      'RESOURCE_CONFLICT',
-      `This delivery has been resent ${made} times, the most one delivery may be; send a test delivery to check the endpoint`,
-      { reason: 'resend_limit_reached', limit: RESEND_LIMIT, resends: made },
-    );
+    throw new ApiError(409, 'RESOURCE_CONFLICT', resendLimitText(made), {
+      reason: 'resend_limit_reached',
+      limit: RESEND_LIMIT,
+      resends: made,
+    });
   try {
     const result = await deps.events.append(
       deliveryStream(doc._id),
@@ -89,6 +93,55 @@ export async function resendDelivery(
     throw err;
   }
 }
+
+/** Why a delivery describing an erased customer is not resent (the API's message, the page's alert). */
+export const RESEND_ERASED =
+  'This delivery described a customer who has since been erased: its body is erased with them and it cannot be sent again';
+
+/**
+ * Whether the delivery's stored body reads erased (the customer it describes was erased), as the
+ * publisher reads it before an attempt: from the fan-out in the log, never the read model.
+ */
+async function bodyErased(events: WriteDeps['events'], doc: WebhookDeliveryDoc): Promise<boolean> {
+  if (!doc.fanout_stream || !doc.payload) return false;
+  const [fanout] = await events.readStream(doc.fanout_stream, { limit: 1 });
+  const payloads = (fanout?.data as { payloads?: Record<string, string> } | undefined)?.payloads;
+  return fanout?.data.erased === true && payloads?.[doc.payload] === undefined;
+}
+
+/**
+ * Why the dashboard offers no Resend for each of these deliveries (id → the reason in a manager's
+ * words), for those resendDelivery would refuse: tests, the endpoint's settings, a customer erased
+ * (their key destroyed: one look-up for the page), the resend limit. Pending ones are left out (they
+ * are on their way: no button, nothing to explain).
+ */
+export async function resendRefusals(
+  deps: WriteDeps & { keys: Pick<KeyStore, 'findMany'> },
+  endpoint: Pick<WebhookEndpointDoc, 'disabled' | 'api_version' | 'enabled_events'>,
+  docs: readonly WebhookDeliveryDoc[],
+): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  const open = docs.filter((d) => !d.test && d.status !== 'pending');
+  const customers = [
+    ...new Set(open.flatMap((d) => (d.customer_id ? [customerSubject(d.customer_id)] : []))),
+  ];
+  const keys = customers.length ? await deps.keys.findMany(customers) : new Map();
+  for (const d of open) {
+    const refused = refusedBySettings(endpoint, d.event_type);
+    if (refused) out.set(d._id, RESEND_REFUSALS[refused].replace('{type}', d.event_type));
+    else if (d.customer_id && keys.get(customerSubject(d.customer_id))?.state === 'destroyed')
+      out.set(d._id, RESEND_ERASED);
+    // Only a delivery resent before has started a later series: the others need no read of their stream.
+    else if (d.series_start > 1) {
+      const made = await resendsMade(deps.events, d._id);
+      if (made >= RESEND_LIMIT) out.set(d._id, resendLimitText(made));
+    }
+  }
+  return out;
+}
+
+const resendLimitText = (made: number) =>
+  `This delivery has been resent ${made} times, the most one delivery may be; send a test delivery to check the endpoint`;
 
 const RESEND_REFUSALS: Record<ReturnType<typeof refusedBySettings> & string, string> = {
   endpoint_disabled: 'The endpoint is disabled; enable it before resending its deliveries',

@@ -147,7 +147,7 @@ async function erasedEverywhere(dataDir: string, rx: Receiver) {
           assert.match(JSON.stringify(e.data.payloads), /\[erased\]/);
         } else assert.equal(e.data.payloads, {}, 'stored bodies read as erased');
       }
-    // A resend of a delivery of the erased customer sends nothing and ends the delivery.
+    // A resend of a delivery of the erased customer is refused at once and sends nothing.
     const sent = rx.for('/hook').length;
     const deliveries = await svc.api('GET', `/webhook-endpoints/${endpointId}/deliveries`, {
       token: TOKENS.full,
@@ -158,11 +158,12 @@ async function erasedEverywhere(dataDir: string, rx: Receiver) {
     const resend = await svc.api('POST', `/webhook-endpoints/${endpointId}/deliveries/${one.id}/resend`, {
       token: TOKENS.full,
     });
-    assert.is(resend.status, 202, resend.text);
+    assert.is(resend.status, 409, resend.text);
+    assert.is(resend.body.error.details.reason, 'customer_erased');
     assert.ok(await quietFor(rx, '/hook', sent, 1_000), 'nothing more is sent');
     await svc.rt.projections.catchUp();
     const doc = await svc.rt.docs.collection(WEBHOOK_DELIVERIES).findOne({ _id: one.id });
-    assert.is(doc?.status, 'canceled');
+    assert.is(doc?.status, one.status, 'the delivery is as it was');
     const verified = await cli(svc, 'audit verify', { 'no-progress': true });
     assert.match(verified[0]!, /0 problem\(s\)/, 'the log is intact: erasure rewrote nothing');
     assert.not.match(rawFiles(dataDir), PERSONAL);

@@ -2,7 +2,11 @@
 // manager as actor. Every id in a URL or a form is checked against the restaurant the manager chose
 // (and manages): another restaurant's endpoint or delivery answers the 404 page.
 
-import { resendDelivery, testWebhookEndpoint } from '../../../commands/webhook-deliveries/handler';
+import {
+  resendDelivery,
+  resendRefusals,
+  testWebhookEndpoint,
+} from '../../../commands/webhook-deliveries/handler';
 import { previousSecretSigns, readableTypes } from '../../../commands/webhook-endpoints/decide';
 import {
   createWebhookEndpoint,
@@ -217,6 +221,7 @@ async function detailPage(
       keyName,
       form: x.form ?? formOfEndpoint(endpoint),
       deliveries: items,
+      notResent: await resendRefusals(rt, endpoint, items),
       failing,
       filter,
       older,

@@ -175,6 +175,8 @@ export function endpointPage(
     keyName: string;
     form: EndpointForm;
     deliveries: WebhookDeliveryDoc[];
+    /** Deliveries a resend would be refused for, and why (said instead of a Resend button). */
+    notResent: ReadonlyMap<string, string>;
     /** The latest finished deliveries failed in a row (queries/webhooks.ts failingStreak), or null. */
     failing?: { count: number; more: boolean; since: string } | null;
     filter: DeliveryFilter;
@@ -248,9 +250,11 @@ ${action('migrate', 'Migrate to v1…', 'danger')}
   <p class="small">${when(d.created_at, tz)} · ${d.attempt_count} attempt${d.attempt_count === 1 ? '' : 's'}${d.last_status_code !== null ? ` · last answer ${d.last_status_code}` : ''}${d.next_attempt_at ? ` · next attempt ${when(d.next_attempt_at, tz)}` : ''} · <span class="mono">${d.event_id}</span></p>
   <details><summary>Attempts</summary>${attemptsTable(d, tz)}</details>
   ${
-    !d.test && d.status !== 'pending'
-      ? html`<form method="post" action="${base}/deliveries/${d._id}/resend">${csrfField(c.account.csrf)}${restaurantField(c.restaurant.id)}<button type="submit" class="secondary" aria-label="Resend ${d.event_type} of ${when(d.created_at, tz)}">Resend</button></form>`
-      : ''
+    !d.test && d.status !== 'pending' && o.notResent.has(d._id)
+      ? html`<p class="small">${o.notResent.get(d._id)}.</p>`
+      : !d.test && d.status !== 'pending'
+        ? html`<form method="post" action="${base}/deliveries/${d._id}/resend">${csrfField(c.account.csrf)}${restaurantField(c.restaurant.id)}<button type="submit" class="secondary" aria-label="Resend ${d.event_type} of ${when(d.created_at, tz)}">Resend</button></form>`
+        : ''
   }
 </li>`,
       )}</ul>`

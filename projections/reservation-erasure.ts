@@ -14,8 +14,8 @@
 // `text_owners`) are blanked whole when they are X's, as before.
 import type { DocumentStore } from '../src/ports/document-store';
 import { positionToString, type RecordedEvent } from '../src/ports/event-store';
-import type { ReservationSnapshot, ReservationStatus } from '../commands/reservations/events';
-import { CANCELED_STATUSES } from '../commands/reservations/evolve';
+import type { Feedback, ReservationSnapshot, ReservationStatus } from '../commands/reservations/events';
+import { CANCELED_STATUSES, evolveReservation, initialReservation } from '../commands/reservations/evolve';
 import { RESERVATIONS, type ReservationDoc } from './reservations';
 
 /** The reservation fields a guest wrote, as they read once erased. */
@@ -107,4 +107,43 @@ export async function eraseCustomerReservations(event: RecordedEvent, docs: Docu
     if (doc.feedback && erased('feedback')) set.feedback = { ...doc.feedback, comment: null, answer: null };
     await col.updateOne({ _id: doc._id, _pos: doc._pos }, { $set: set });
   }
+}
+
+const isBlank = (v: unknown): boolean =>
+  v === null ||
+  v === undefined ||
+  v === '' ||
+  (typeof v === 'object' && !Array.isArray(v) && Object.keys(v as object).length === 0);
+
+/**
+ * The customers whose boxes hold what a reservation shows after the event at revision `upTo` of its
+ * stream (`history`, read from the start): for each field it holds (not blank: an erased field reads
+ * blank), its current customer's, or another's where `text_owners` says so (a reservation taken from
+ * its customer, feedback given before a change). The webhook publisher seals a body with one of them.
+ */
+export function textHolders(history: readonly RecordedEvent[], upTo: number): string[] {
+  let state = initialReservation;
+  let doc: ReservationDoc | null = null;
+  for (const e of history) {
+    if (e.revision > upTo) break;
+    state = evolveReservation(state, e);
+    if (!state.r) continue;
+    const owners = textOwners(doc, state.r, e);
+    doc = { ...(state.r as ReservationDoc), ...(owners ? { text_owners: owners.byField } : {}) };
+    if (!owners) delete doc.text_owners;
+  }
+  if (!doc) return [];
+  const owners = (doc.text_owners ?? {}) as TextOwners;
+  const out = new Set<string>();
+  for (const f of TEXT_FIELDS) {
+    const v = doc[f];
+    const held =
+      f === 'feedback'
+        ? v && !(isBlank((v as Feedback).comment) && isBlank((v as Feedback).answer))
+        : !isBlank(v);
+    if (!held) continue;
+    const owner = Object.hasOwn(owners, f) ? owners[f] : doc.customer_id;
+    if (typeof owner === 'string') out.add(owner);
+  }
+  return [...out];
 }

@@ -5,7 +5,7 @@
 
 import { webhookTypeOf } from '../../commands/customers/events';
 import { type CustomerState, evolveCustomer, initialCustomer } from '../../commands/customers/state';
-import type { ReservationStatus } from '../../commands/reservations/events';
+import type { ReservationSnapshot, ReservationStatus } from '../../commands/reservations/events';
 import {
   CANCELED_STATUSES,
   evolveReservation,
@@ -14,6 +14,7 @@ import {
 } from '../../commands/reservations/evolve';
 import type { V1EventType } from '../../commands/webhook-endpoints/events';
 import { CUSTOMERS, type CustomerDoc, EMPTY_STATS } from '../../projections/customer-docs';
+import { textHolders } from '../../projections/reservation-erasure';
 import { presentCustomer } from '../../queries/customer-presenter';
 import { loadLookups } from '../../queries/reservation-lookups';
 import { presentReservation, type ReservationView } from '../../queries/reservation-presenter';
@@ -146,6 +147,23 @@ export async function publishedEvent(
   return customerEvent(docs, event, restaurantId, history);
 }
 
+/**
+ * Whose key seals the bodies of a reservation without a customer: they still hold another customer's
+ * personal data when the event took the reservation from them (`previous_attributes.customer`, their
+ * profile) or when its text is still in their boxes (projections/reservation-erasure.ts); stored in
+ * clear, that stayed readable in the log and was resent after their erasure. Null when they hold none.
+ */
+function detachedHolder(
+  before: ReservationSnapshot | null,
+  lookups: Awaited<ReturnType<typeof loadLookups>>,
+  history: RecordedEvent[],
+  revision: number,
+): string | null {
+  const previous = before?.customer_id;
+  if (typeof previous === 'string' && lookups.customers.has(previous)) return previous;
+  return textHolders(history, revision)[0] ?? null;
+}
+
 async function reservationEvent(
   docs: DocumentStore,
   event: RecordedEvent,
@@ -181,7 +199,7 @@ async function reservationEvent(
     v1Type: type,
     created: event.created,
     id,
-    customerId: after.r.customer_id,
+    customerId: after.r.customer_id ?? detachedHolder(before.r, lookups, history, event.revision),
     body(variant: Variant) {
       let b = bodies.get(variant);
       if (b !== undefined) return b;

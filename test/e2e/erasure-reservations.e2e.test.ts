@@ -333,4 +333,73 @@ t(
   },
 );
 
+t(
+  "a reservation taken from its customer: its webhook bodies are sealed with that customer's key",
+  async () => {
+    // A reservation without a customer was fanned out in clear, though the body of its detachment holds
+    // the customer it lost (previous_attributes.customer: name, email) and its text stays in that
+    // customer's boxes (custom_message, in every later body): both stayed readable in the log, and
+    // resendable, after that customer's erasure.
+    const dataDir = mkdtempSync(join(tmpdir(), 'couvert-erasure-detached-'));
+    const rx = await startReceiver();
+    const svc = await start(dataDir);
+    const LEFT = /Zzfirst|xav@example\.test|QQwindow/;
+    try {
+      const ep = await svc.api('POST', '/webhook-endpoints', {
+        token: TOKENS.full,
+        body: { url: rx.url('/hook') },
+      });
+      assert.is(ep.status, 201, ep.text);
+      const made = await svc.api('POST', '/customers', {
+        token: TOKENS.full,
+        body: { name: 'Xavier Zzfirst', email: 'xav@example.test', on_match: 'create_new' },
+      });
+      assert.is(made.status, 201, made.text);
+      const x = made.body.data.id as string;
+      const booked = await svc.api('POST', '/reservations', {
+        token: TOKENS.full,
+        body: { party_size: 2, start_at: DINNER, customer: { id: x }, custom_message: 'QQwindow seat' },
+      });
+      assert.is(booked.status, 201, booked.text);
+      const id = booked.body.data.id as string;
+      for (const body of [{ customer: null }, { party_size: 3 }]) {
+        const res = await svc.api('PATCH', `/reservations/${id}`, { token: TOKENS.full, body });
+        assert.is(res.status, 200, res.text);
+      }
+      // customer.created, reservation.created and two reservation.updated, in clear to the endpoint.
+      const got = await rx.waitFor('/hook', 4);
+      assert.match(got.map((r) => r.body).join('\n'), /Zzfirst/);
+      assert.match(got.map((r) => r.body).join('\n'), /QQwindow/);
+      const fanouts = async () => {
+        const out = [];
+        for await (const e of svc.rt.events.readAll())
+          if (e.type === 'WebhookDeliveriesScheduled') out.push(e);
+        return out;
+      };
+      await until(async () => (await fanouts()).length >= 4);
+      await cli(svc, 'audit erase', { customer: x });
+      for (const f of await fanouts())
+        assert.not.match(
+          JSON.stringify(f.data),
+          LEFT,
+          `fan-out of ${f.stream} after the erasure`,
+        );
+      assert.not.match(rawFiles(dataDir), LEFT, 'nothing of them in clear in any file');
+    } finally {
+      await svc.close();
+      await rx.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  },
+);
+
+/** Waits for a condition; the bound only ends a hang. */
+async function until(check: () => Promise<boolean>) {
+  const end = Date.now() + 120_000;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 t.run();

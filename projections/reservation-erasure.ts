@@ -12,10 +12,11 @@
 // blanks the fields X's boxes hold: those of X's reservations `text_owners` gives to nobody else, and
 // those `text_owners` gives to X on anyone's. Documents written before these fields (no
 // `text_owners`) are blanked whole when they are X's, as before.
-import type { DocumentStore } from '../src/ports/document-store';
-import { positionToString, type RecordedEvent } from '../src/ports/event-store';
+
 import type { Feedback, ReservationSnapshot, ReservationStatus } from '../commands/reservations/events';
 import { CANCELED_STATUSES, evolveReservation, initialReservation } from '../commands/reservations/evolve';
+import type { DocumentStore } from '../src/ports/document-store';
+import { positionToString, type RecordedEvent } from '../src/ports/event-store';
 import { RESERVATIONS, type ReservationDoc } from './reservations';
 
 /** The reservation fields a guest wrote, as they read once erased. */

@@ -379,11 +379,7 @@ t(
       await until(async () => (await fanouts()).length >= 4);
       await cli(svc, 'audit erase', { customer: x });
       for (const f of await fanouts())
-        assert.not.match(
-          JSON.stringify(f.data),
-          LEFT,
-          `fan-out of ${f.stream} after the erasure`,
-        );
+        assert.not.match(JSON.stringify(f.data), LEFT, `fan-out of ${f.stream} after the erasure`);
       assert.not.match(rawFiles(dataDir), LEFT, 'nothing of them in clear in any file');
     } finally {
       await svc.close();

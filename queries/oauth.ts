@@ -2,6 +2,7 @@
 // grouped by application).
 import { API_KEYS, type ApiKeyDoc } from '../projections/api-keys';
 import { OAUTH_APPLICATIONS, type OAuthApplicationDoc } from '../projections/oauth-applications';
+import { apiOptionAllows } from '../commands/oauth/api-option';
 import { canonicalScopes, type Scope } from '../src/core/scopes';
 import type { DocumentStore } from '../src/ports/document-store';
 
@@ -12,20 +13,23 @@ export const findApplication = (docs: DocumentStore, clientId: string) =>
   docs.collection<OAuthApplicationDoc>(OAUTH_APPLICATIONS).findOne({ _id: clientId });
 
 /**
- * Whether a credential may act for its restaurant now, as far as the API option goes (spec §5): a token
- * of an application the operator published works on every restaurant; a third-party application's
- * only while the restaurant's API option is on. Its tokens are not revoked when the option goes off:
- * they answer 401 and their endpoints receive nothing until it is on again. The application is looked
- * up only when the option is off.
+ * Whether a credential is barred from acting for its restaurant now by the API option's rule
+ * (`apiOptionAllows`, spec §5). Only OAuth tokens are concerned (a restaurant's own keys are not an
+ * application's). A third-party application's tokens are not revoked when the option goes off: they
+ * answer 401 and their endpoints receive nothing until it is on again. The application is looked up
+ * only when the option alone does not decide.
  */
 export async function barredByApiOption(
   docs: DocumentStore,
   key: Pick<ApiKeyDoc, 'type' | 'application'>,
   restaurant: { api_option: boolean } | null,
 ): Promise<boolean> {
-  if (key.type !== 'OAUTH' || restaurant === null || restaurant.api_option) return false;
-  const app = key.application ? await findApplication(docs, key.application.id) : null;
-  return app?.published_by_operator !== true;
+  if (key.type !== 'OAUTH' || restaurant === null) return false;
+  const app =
+    apiOptionAllows(restaurant, null) || !key.application
+      ? null
+      : await findApplication(docs, key.application.id);
+  return !apiOptionAllows(restaurant, app);
 }
 
 export interface Connection {

@@ -19,6 +19,7 @@ import { evolveApiKey, initialApiKey } from '../credentials/decide';
 import { apiKeyStream, tokenClaimStream } from '../credentials/events';
 import { createApiKey, revokeApiKey } from '../credentials/handler';
 import { loadRestaurant } from '../restaurants/handler';
+import { apiOptionAllows } from './api-option';
 import type { ApplicationState } from './applications';
 import type { AuthorizationRequest } from './authorize-request';
 import { type CodeState, decideRedeem, evolveCode, GrantRefused, initialCode } from './codes';
@@ -173,7 +174,7 @@ export async function redeemCode(
   if (!restaurant.profile) throw new GrantRefused('The restaurant of this code no longer exists');
   // A third-party application works only where the restaurant's API option is on (spec §5): it may have
   // been turned off since the manager consented.
-  if (!app.profile?.published_by_operator && !restaurant.profile.api_option)
+  if (!apiOptionAllows(restaurant.profile, app.profile))
     throw new GrantRefused(
       'The restaurant has turned its API option off: it no longer allows this application',
     );

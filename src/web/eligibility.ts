@@ -1,5 +1,6 @@
 // Which restaurants a signed-in user may connect an application to: those where the user manages
 // integrations, not suspended, and — for a third-party application — with the API option on (spec §5).
+import { apiOptionAllows } from '../../commands/oauth/api-option';
 import type { ApplicationState } from '../../commands/oauth/applications';
 import { managedRestaurants, type UserState } from '../../commands/oauth/users';
 import type { RestaurantDoc } from '../../projections/restaurants';
@@ -16,7 +17,7 @@ export async function managedRestaurantDocs(rt: Runtime, user: UserState): Promi
 }
 
 export const allowsApplication = (r: RestaurantDoc, app: ApplicationState) =>
-  !r.suspended && (app.profile?.published_by_operator === true || r.api_option === true);
+  !r.suspended && apiOptionAllows(r, app.profile);
 
 export async function eligibleRestaurants(rt: Runtime, user: UserState, app: ApplicationState) {
   return (await managedRestaurantDocs(rt, user)).filter((r) => allowsApplication(r, app));

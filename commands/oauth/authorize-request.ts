@@ -97,9 +97,11 @@ export function checkAuthorizeRequest(q: RawQuery, app: ApplicationState | null)
       'invalid_request',
       'code_challenge must be the 43-character base64url SHA-256 of the verifier',
     );
-  const hint = q.restaurant_hint as string | undefined;
-  if (hint !== undefined && (hint === '' || charCount(hint) > 64))
-    return refuse('invalid_request', 'restaurant_hint must be 1 to 64 characters');
+  // Optional: sent without a value, it is as if omitted (RFC 6749 §3.1), as a client filling a URL
+  // template with no hint sends it.
+  const hint = (q.restaurant_hint as string | undefined) || undefined;
+  if (hint !== undefined && charCount(hint) > 64)
+    return refuse('invalid_request', 'restaurant_hint must be at most 64 characters');
   return {
     kind: 'ok',
     request: {

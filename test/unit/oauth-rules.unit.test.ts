@@ -82,6 +82,14 @@ t('authorize: the request as given is accepted with canonical scopes', () => {
   });
 });
 
+t('authorize: restaurant_hint sent without a value is as if omitted (RFC 6749 §3.1)', () => {
+  const out = checkAuthorizeRequest({ ...good, restaurant_hint: '' }, app);
+  assert.is(out.kind, 'ok');
+  if (out.kind === 'ok') assert.is(out.request.restaurant_hint, null);
+  const given = checkAuthorizeRequest({ ...good, restaurant_hint: 'le-demo' }, app);
+  assert.is(given.kind === 'ok' && given.request.restaurant_hint, 'le-demo');
+});
+
 t('authorize: shown, never redirected — client and redirect_uri problems come first', () => {
   const shown = (q: Record<string, string | string[] | undefined>, a: ApplicationState | null = app) =>
     assert.is(checkAuthorizeRequest(q, a).kind, 'show', JSON.stringify(q));
@@ -110,7 +118,7 @@ t('authorize: redirected errors, each with its RFC 6749 name and the state', () 
     [{ code_challenge_method: 'plain' }, 'invalid_request'],
     [{ code_challenge: `${CHALLENGE}=` }, 'invalid_request'],
     [{ code_challenge: CHALLENGE.slice(1) }, 'invalid_request'],
-    [{ restaurant_hint: '' }, 'invalid_request'],
+    [{ restaurant_hint: 'x'.repeat(65) }, 'invalid_request'],
     [{ state: ['a', 'b'] }, 'invalid_request'],
   ];
   for (const [change, error] of cases) {

@@ -3,7 +3,7 @@
 import { constantTimeEqual } from '../../src/core/ids';
 import type { NewEvent, RecordedEvent } from '../../src/ports/event-store';
 import type { CodeIssuedData } from './events';
-import { verifierMatches } from './pkce';
+import { VERIFIER, verifierMatches } from './pkce';
 
 export interface CodeState {
   issued: CodeIssuedData | null;
@@ -69,6 +69,9 @@ export function decideRedeem(state: CodeState, r: Redemption): NewEvent[] {
     throw new GrantRefused('The authorization code has expired');
   if (r.redirect_uri !== code.redirect_uri)
     throw new GrantRefused('redirect_uri differs from the one of the authorization request');
+  // A verifier outside RFC 7636's form is said to be so, not to "not match": its maker can fix it.
+  if (r.code_verifier !== undefined && !VERIFIER.test(r.code_verifier))
+    throw new GrantRefused('code_verifier must be 43 to 128 characters among A-Z a-z 0-9 - . _ ~');
   if (r.code_verifier === undefined || !verifierMatches(r.code_verifier, code.code_challenge))
     throw new GrantRefused('code_verifier does not match the code_challenge');
   return [

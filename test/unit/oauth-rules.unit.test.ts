@@ -208,6 +208,22 @@ t('a code: valid until 5 minutes, once; a second presentation is the replay even
   );
 });
 
+t('a code_verifier outside 43-128 of A-Z a-z 0-9 - . _ ~ is refused as such, even when it hashes to the challenge', () => {
+  for (const verifier of ['a'.repeat(42), `${'a'.repeat(42)}!`, 'a'.repeat(129), `${'a'.repeat(42)} `]) {
+    const s = issued({ code_challenge: challengeOf(verifier) });
+    assert.throws(
+      () => redeem(s, '2026-01-01T12:01:00Z', { code_verifier: verifier }),
+      (e: Error) => e instanceof GrantRefused && /43 to 128 characters among/.test(e.message),
+      JSON.stringify(verifier),
+    );
+  }
+  // A well-formed verifier of another challenge still "does not match".
+  assert.throws(
+    () => redeem(issued(), '2026-01-01T12:01:00Z', { code_verifier: 'b'.repeat(43) }),
+    /does not match/,
+  );
+});
+
 t('the 3-token cap holds over any history of issues, revocations and disconnections', () => {
   const op = fc.oneof(
     fc.record({ kind: fc.constant('add' as const) }),

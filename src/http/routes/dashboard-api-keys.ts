@@ -136,8 +136,13 @@ export const dashboardApiKeyRoutes: AnyRoute[] = [
       const m = await managerForAction(rt, ctx, body, requestId);
       if (!isManager(m)) return m;
       const key = await restaurantKey(rt, m.restaurant._id, body.key_id);
-      if (!key || key.revoked_at)
+      if (!key)
         throw pageNotFound('This API key does not exist, or it belongs to a restaurant you do not manage.');
+      const revoked = () =>
+        seeOther(`${sectionPath('api-keys', m.restaurant._id)}&revoked=${encodeURIComponent(key.name)}`);
+      // Already revoked (a double click on the confirmation, the back button, another manager first):
+      // what was asked is done, so the list says so, as a disconnection does, not "does not exist".
+      if (key.revoked_at) return revoked();
       if (body.confirm !== 'yes')
         return page(
           confirmPage(m.shell, {
@@ -152,7 +157,7 @@ export const dashboardApiKeyRoutes: AnyRoute[] = [
         );
       const out = await revokeApiKey(rt, key._id, 'revoked from the dashboard', m.meta);
       await rt.settle(out.position);
-      return seeOther(`${sectionPath('api-keys', m.restaurant._id)}&revoked=${encodeURIComponent(key.name)}`);
+      return revoked();
     },
   }),
 ];

@@ -26,3 +26,20 @@ export function canonicalScopes(scopes: readonly string[]): Scope[] {
   const set = new Set(scopes.filter(isScope));
   return SCOPES.filter((s) => set.has(s));
 }
+
+/**
+ * Scopes that do nothing without another (spec §5: CUSTOMERS_WRITE also requires CUSTOMERS_READ; the
+ * customer write routes ask for both). Where a person chooses scopes (the dashboard's key form, the
+ * consent an application asks for) such a choice is refused, saying which is missing, rather than
+ * granting a credential whose described ability it does not have; nothing is added silently.
+ */
+export const SCOPE_NEEDS: Partial<Record<Scope, Scope>> = { CUSTOMERS_WRITE: 'CUSTOMERS_READ' };
+
+/** Each chosen scope whose companion is not chosen, with that companion. */
+export function scopesWithoutCompanion(scopes: readonly string[]): { scope: Scope; needs: Scope }[] {
+  const set = new Set(scopes);
+  return canonicalScopes(scopes).flatMap((scope) => {
+    const needs = SCOPE_NEEDS[scope];
+    return needs && !set.has(needs) ? [{ scope, needs }] : [];
+  });
+}

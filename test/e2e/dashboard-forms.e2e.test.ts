@@ -245,6 +245,19 @@ t(
   },
 );
 
+t('a key that could create customers but not see them is refused, saying which to add (spec §5)', async ({ b }) => {
+  const page = await b.get('/dashboard/api-keys?restaurant=rest_demo');
+  const res = await b.post('/dashboard/api-keys/create', {
+    ...formFields(page.text, '/dashboard/api-keys/create'),
+    name: 'Writer only',
+    scopes: 'CUSTOMERS_WRITE',
+  });
+  assert.is(res.status, 400, res.text.slice(0, 300));
+  assert.match(alertOf(res.text), /Create and change customer records.*works only with.*See your customer records/);
+  assert.match(res.text, /value="CUSTOMERS_WRITE" checked/, 'the form keeps what was ticked');
+  assert.not.match((await b.get('/dashboard/api-keys?restaurant=rest_demo')).text, /Writer only/, 'no key made');
+});
+
 t('revoking a key twice (a double click, the back button) lands on the list saying it is revoked', async ({ b, svc }) => {
   const page = await b.get('/dashboard/api-keys?restaurant=rest_demo');
   const created = await b.post('/dashboard/api-keys/create', {

@@ -3,6 +3,7 @@
 import { createApiKey, revokeApiKey } from '../../../commands/credentials/handler';
 import { API_KEYS, type ApiKeyDoc } from '../../../projections/api-keys';
 import { ApiError, type Issue } from '../../core/errors';
+import { scopesWithoutCompanion } from '../../core/scopes';
 import type { Runtime } from '../../runtime';
 import { putFlash, takeFlash } from '../../web/flash';
 import { isManager, type Manager, managerForAction, managerForPage } from '../../web/manager';
@@ -10,6 +11,7 @@ import { apiKeysPage } from '../../web/pages/api-key-pages';
 import { confirmPage, sectionPath } from '../../web/pages/dashboard-shell';
 import { page, pageNotFound, renderPageError, seeOther } from '../../web/respond';
 import { restaurantKey } from '../../web/restaurant-keys';
+import { SCOPE_WORDS } from '../../web/scope-words';
 import { type AnyRoute, defineRoute, PUBLIC } from '../route';
 import { type AnySchema, obj, optional, str } from '../schema';
 
@@ -106,6 +108,11 @@ export const dashboardApiKeyRoutes: AnyRoute[] = [
         page(await render(rt, m, { alert, form: { name, scopes } }), {}, 400);
       if (!name || name.length > 200) return again('Give the key a name (at most 200 characters).');
       if (!scopes.length) return again('Choose at least one thing the key can do.');
+      const lone = scopesWithoutCompanion(scopes)[0];
+      if (lone)
+        return again(
+          `“${SCOPE_WORDS[lone.scope]}” works only with “${SCOPE_WORDS[lone.needs]}”: choose both, or neither.`,
+        );
       try {
         const out = await createApiKey(rt, { restaurantId: m.restaurant._id, name, scopes }, m.meta);
         await rt.settle(out.position);

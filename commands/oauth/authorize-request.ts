@@ -1,7 +1,7 @@
 // The rules of GET /oauth/authorize (spec §4 "OAuth endpoints" 1, RFC 6749 §4.1.1 and §4.1.2.1, RFC 7636):
 // pure, from the query string and the application it names to one of three outcomes.
 
-import { canonicalScopes, isScope, type Scope } from '../../src/core/scopes';
+import { canonicalScopes, isScope, type Scope, scopesWithoutCompanion } from '../../src/core/scopes';
 import { charCount } from '../../src/core/text';
 import type { ApplicationState } from './applications';
 import { CHALLENGE } from './pkce';
@@ -86,6 +86,13 @@ export function checkAuthorizeRequest(q: RawQuery, app: ApplicationState | null)
   const notAllowed = names.filter((s) => !app.profile?.allowed_scopes.includes(s as Scope));
   if (notAllowed.length)
     return refuse('invalid_scope', `scope not allowed for this application: ${notAllowed.join(', ')}`);
+  // The consent page would promise what the token could not do (customer writes need both, spec §5).
+  const lone = scopesWithoutCompanion(names);
+  if (lone.length)
+    return refuse(
+      'invalid_scope',
+      lone.map((l) => `${l.scope} also requires ${l.needs}: ask for both`).join('; '),
+    );
   const challenge = q.code_challenge as string | undefined;
   const method = q.code_challenge_method as string | undefined;
   if (!challenge) return refuse('invalid_request', 'code_challenge is required (PKCE)');

@@ -90,6 +90,24 @@ t('authorize: restaurant_hint sent without a value is as if omitted (RFC 6749 §
   assert.is(given.kind === 'ok' && given.request.restaurant_hint, 'le-demo');
 });
 
+t('authorize: CUSTOMERS_WRITE without CUSTOMERS_READ is invalid_scope, saying so (spec §5)', () => {
+  const writer: ApplicationState = {
+    ...app,
+    profile: {
+      ...(app.profile as NonNullable<ApplicationState['profile']>),
+      allowed_scopes: ['CUSTOMERS_READ', 'CUSTOMERS_WRITE'],
+    },
+  };
+  const lone = checkAuthorizeRequest({ ...good, scope: 'CUSTOMERS_WRITE' }, writer);
+  assert.is(lone.kind === 'redirect' && lone.error, 'invalid_scope');
+  assert.match(
+    lone.kind === 'redirect' ? lone.description : '',
+    /CUSTOMERS_WRITE also requires CUSTOMERS_READ/,
+  );
+  const both = checkAuthorizeRequest({ ...good, scope: 'CUSTOMERS_WRITE CUSTOMERS_READ' }, writer);
+  assert.is(both.kind === 'ok' && both.request.scopes.join(' '), 'CUSTOMERS_READ CUSTOMERS_WRITE');
+});
+
 t('authorize: shown, never redirected — client and redirect_uri problems come first', () => {
   const shown = (q: Record<string, string | string[] | undefined>, a: ApplicationState | null = app) =>
     assert.is(checkAuthorizeRequest(q, a).kind, 'show', JSON.stringify(q));
@@ -208,21 +226,24 @@ t('a code: valid until 5 minutes, once; a second presentation is the replay even
   );
 });
 
-t('a code_verifier outside 43-128 of A-Z a-z 0-9 - . _ ~ is refused as such, even when it hashes to the challenge', () => {
-  for (const verifier of ['a'.repeat(42), `${'a'.repeat(42)}!`, 'a'.repeat(129), `${'a'.repeat(42)} `]) {
-    const s = issued({ code_challenge: challengeOf(verifier) });
+t(
+  'a code_verifier outside 43-128 of A-Z a-z 0-9 - . _ ~ is refused as such, even when it hashes to the challenge',
+  () => {
+    for (const verifier of ['a'.repeat(42), `${'a'.repeat(42)}!`, 'a'.repeat(129), `${'a'.repeat(42)} `]) {
+      const s = issued({ code_challenge: challengeOf(verifier) });
+      assert.throws(
+        () => redeem(s, '2026-01-01T12:01:00Z', { code_verifier: verifier }),
+        (e: Error) => e instanceof GrantRefused && /43 to 128 characters among/.test(e.message),
+        JSON.stringify(verifier),
+      );
+    }
+    // A well-formed verifier of another challenge still "does not match".
     assert.throws(
-      () => redeem(s, '2026-01-01T12:01:00Z', { code_verifier: verifier }),
-      (e: Error) => e instanceof GrantRefused && /43 to 128 characters among/.test(e.message),
-      JSON.stringify(verifier),
+      () => redeem(issued(), '2026-01-01T12:01:00Z', { code_verifier: 'b'.repeat(43) }),
+      /does not match/,
     );
-  }
-  // A well-formed verifier of another challenge still "does not match".
-  assert.throws(
-    () => redeem(issued(), '2026-01-01T12:01:00Z', { code_verifier: 'b'.repeat(43) }),
-    /does not match/,
-  );
-});
+  },
+);
 
 t('the 3-token cap holds over any history of issues, revocations and disconnections', () => {
   const op = fc.oneof(

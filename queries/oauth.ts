@@ -4,6 +4,7 @@ import { API_KEYS, type ApiKeyDoc } from '../projections/api-keys';
 import { OAUTH_APPLICATIONS, type OAuthApplicationDoc } from '../projections/oauth-applications';
 import { apiOptionAllows } from '../commands/oauth/api-option';
 import { canonicalScopes, type Scope } from '../src/core/scopes';
+import { findRestaurant } from './restaurants';
 import type { DocumentStore } from '../src/ports/document-store';
 
 export const listApplications = (docs: DocumentStore) =>
@@ -43,6 +44,11 @@ export interface Connection {
   active_tokens: number;
   /** The latest recorded use of any of its active tokens (hour resolution); null if none recorded. */
   last_used_at: string | null;
+  /**
+   * A third-party application while the restaurant's API option is off (`apiOptionAllows`): its tokens
+   * are kept but answer 401 and its endpoints receive nothing until the option is on again.
+   */
+  paused_by_api_option: boolean;
 }
 
 export async function listConnections(docs: DocumentStore, restaurantId: string): Promise<Connection[]> {
@@ -59,6 +65,7 @@ export async function listConnections(docs: DocumentStore, restaurantId: string)
     byApp.set(id, [...(byApp.get(id) ?? []), k]);
   }
   const out: Connection[] = [];
+  const restaurant = byApp.size ? await findRestaurant(docs, restaurantId) : null;
   for (const [clientId, list] of byApp) {
     const app = await findApplication(docs, clientId);
     out.push({
@@ -72,6 +79,7 @@ export async function listConnections(docs: DocumentStore, restaurantId: string)
         (latest, k) => (k.last_used_at && (!latest || k.last_used_at > latest) ? k.last_used_at : latest),
         null,
       ),
+      paused_by_api_option: restaurant !== null && !apiOptionAllows(restaurant, app),
     });
   }
   return out.sort((a, b) => a.name.localeCompare(b.name) || a.client_id.localeCompare(b.client_id));

@@ -4,6 +4,7 @@
 // during the flow is then looked for in the captured log (access log included): none is there.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { runCli as cli } from '../helpers/cli-in-process';
 import { captureLog } from '../helpers/log-sink';
 import {
   authorizeQuery,
@@ -117,6 +118,43 @@ t(
     const types: string[] = [];
     for await (const e of svc.rt.events.readAll()) types.push(e.type);
     assert.ok(types.includes('OAuthApplicationDisconnected'));
+  },
+);
+
+t(
+  "with the restaurant's API option off, a third-party application is shown paused, a published one not",
+  async (ctx) => {
+    const { svc } = ctx;
+    const b = new Browser(svc.url);
+    await connect(ctx, b, 'app_demo', 'rest_three');
+    await connect(ctx, b, 'app_pub', 'rest_three');
+    // The card of each application: from its name to the next card.
+    const card = (html: string, name: string) => {
+      const from = html.indexOf(`<h2>${name}</h2>`);
+      assert.ok(from >= 0, name);
+      const end = html.indexOf('</li>', from);
+      return html.slice(from, end);
+    };
+    const before = await b.get('/dashboard?restaurant=rest_three');
+    assert.not.match(before.text, /Paused/, 'the option is on');
+    await cli(svc, 'restaurants api-option', { id: 'rest_three', enabled: 'false' });
+    try {
+      const page = await b.get('/dashboard?restaurant=rest_three');
+      assert.match(
+        card(page.text, 'Demo POS'),
+        /Paused: Demo POS is a third-party application, and Trois Étoiles’s API option is off/,
+      );
+      assert.match(card(page.text, 'Demo POS'), /Once the option is on again, it can:/);
+      assert.not.match(
+        card(page.text, 'Couvert Widget'),
+        /Paused/,
+        'published by the operator: works everywhere',
+      );
+      assert.match(card(page.text, 'Couvert Widget'), /It can:/);
+    } finally {
+      await cli(svc, 'restaurants api-option', { id: 'rest_three', enabled: 'true' });
+    }
+    assert.not.match((await b.get('/dashboard?restaurant=rest_three')).text, /Paused/);
   },
 );
 

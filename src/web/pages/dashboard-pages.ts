@@ -53,7 +53,12 @@ export function connectionsPage(o: {
       ? html`<img class="logo" src="${c.logo_url}" alt="" width="56" height="56">`
       : html`<span class="logo initial" aria-hidden="true">${[...c.name.trim()][0]?.toUpperCase() ?? '?'}</span>`
   }<div><h2>${c.name}</h2><span class="small">Connected since ${dateFormat(c.connected_at, o.restaurant.timezone)} · ${c.active_tokens} active token${c.active_tokens === 1 ? '' : 's'} · ${c.last_used_at ? `last used ${dateFormat(c.last_used_at, o.restaurant.timezone)}` : 'not used yet'}</span></div></div>
-  <p class="small">It can:</p>
+  ${
+    c.paused_by_api_option
+      ? html`<div class="alert" role="alert">Paused: ${c.name} is a third-party application, and ${o.restaurant.name}’s API option is off. Its access is kept, but its calls are refused and its webhooks receive nothing until the option is on again (ask Couvert support).</div>
+  <p class="small">Once the option is on again, it can:</p>`
+      : html`<p class="small">It can:</p>`
+  }
   ${scopeList(c.scopes)}
   <form method="post" action="/dashboard/applications/disconnect">
     <input type="hidden" name="csrf_token" value="${o.account.csrf}">

@@ -252,6 +252,35 @@ t('CSRF: a form without the session’s token changes nothing and issues no code
   assert.ok(new URL(ok.location as string).searchParams.get('code'));
 });
 
+t('a form sent once the session is gone offers to start the same request again', async ({ svc }) => {
+  const b = new Browser(svc.url);
+  await signIn(b, await b.get('/sign-in'), 'solo@demo.test');
+  const query = authorizeQuery({ state: 'kept-state' });
+  const page = await b.get(`/oauth/authorize?${query}`);
+  const fields = formFields(page.text, '/oauth/authorize/decision');
+  // The session ended meanwhile (expired, or signed out in another tab): the browser has no session now.
+  b.cookies.clear();
+  const gone = await b.post('/oauth/authorize/decision', { ...fields, decision: 'allow' });
+  assert.is(gone.status, 403);
+  assert.is(gone.location, null, 'nothing allowed');
+  assert.match(gone.text, /This form has expired/);
+  const restart = /<a class="button secondary" href="([^"]+)">Sign in and start again<\/a>/.exec(gone.text);
+  assert.ok(restart, 'a way on');
+  const href = (restart?.[1] as string).replace(/&amp;/g, '&');
+  assert.is(href, `/oauth/authorize?${query}`);
+  // It leads to sign-in, then to the same consent.
+  const again = await b.get(href);
+  const signedIn = await signIn(b, again, 'solo@demo.test');
+  const consentPage = await b.get(signedIn.location as string);
+  const ok = await b.post('/oauth/authorize/decision', {
+    ...formFields(consentPage.text, '/oauth/authorize/decision'),
+    decision: 'allow',
+  });
+  const back = new URL(ok.location as string);
+  assert.is(back.searchParams.get('state'), 'kept-state');
+  assert.ok(back.searchParams.get('code'));
+});
+
 t(
   'the request is checked again at every step: a tampered authorization field is refused',
   async ({ svc }) => {

@@ -124,14 +124,19 @@ async function step(
   );
 }
 
-/** A form whose CSRF token or session does not hold: nothing happens, the person starts again. */
-const expired = (me: SignedIn | null) =>
+/**
+ * A form whose CSRF token or session does not hold (a session expired while the page stayed open, a
+ * forged post): nothing happens. The request itself passed its checks, so the page offers to start it
+ * again (a link: sign-in if needed, then the choice and consent once more), rather than leave the person
+ * with no way back to the application.
+ */
+const expired = (me: SignedIn | null, query: string) =>
   page(
     messagePage({
       title: 'This form has expired',
-      message:
-        'For your security this form can no longer be sent. Go back to the application and start connecting again.',
+      message: 'For your security this form can no longer be sent. Nothing was allowed or denied.',
       account: me?.account ?? null,
+      back: { href: `${AUTHORIZE_PATH}?${query}`, label: me ? 'Start again' : 'Sign in and start again' },
     }),
     {},
     403,
@@ -181,7 +186,7 @@ export const oauthPageRoutes: AnyRoute[] = [
       const c = await check(rt, body.authorization);
       if (c.done) return c.done;
       const me = await signedIn(rt, ctx);
-      if (!me || !csrfValid(me.session, body.csrf_token)) return expired(me);
+      if (!me || !csrfValid(me.session, body.csrf_token)) return expired(me, c.query);
       return step(rt, ctx, c, { restaurant_id: body.restaurant_id ?? null, choose: true });
     },
   }),
@@ -206,7 +211,7 @@ export const oauthPageRoutes: AnyRoute[] = [
       const c = await check(rt, body.authorization);
       if (c.done) return c.done;
       const me = await signedIn(rt, ctx);
-      if (!me || !csrfValid(me.session, body.csrf_token)) return expired(me);
+      if (!me || !csrfValid(me.session, body.csrf_token)) return expired(me, c.query);
       const back = (params: Record<string, string | null>) =>
         seeOther(
           redirectTo(c.request.redirect_uri, { ...params, state: c.request.state }, rt.config.baseUrl),

@@ -1,5 +1,6 @@
 // How page routes answer: HTML with the page headers, 303 redirects, and errors as HTML pages (a person
 // is reading, not a program), never the JSON envelope.
+import { maxHeaderSize } from 'node:http';
 import type { Context } from 'koa';
 import { loadUserById } from '../../commands/oauth/user-handler';
 import type { UserState } from '../../commands/oauth/users';
@@ -86,8 +87,15 @@ export async function signedIn(rt: Runtime, ctx: Context): Promise<SignedIn | nu
  * Location header, which carries ASCII only: other characters (a link's decoded é or €, a control
  * character) go percent-encoded as UTF-8, as a browser sends them, instead of failing the response.
  */
-/** The longest next= kept: an authorization request (its form field takes 8,000) and its path. */
-export const NEXT_MAX_LENGTH = 8_100;
+/**
+ * The longest authorization request (the query string of GET /oauth/authorize) the consent forms carry:
+ * any the server can receive, whose request head is at most `maxHeaderSize` bytes. A spec-valid request
+ * may come near it (a 1,024-character state of non-Latin text is 9,216 characters percent-encoded), and
+ * one accepted on the GET must not be refused when the manager signs in or allows.
+ */
+export const AUTHORIZATION_MAX_LENGTH = maxHeaderSize;
+/** The longest next= kept: an authorization request and its path. */
+export const NEXT_MAX_LENGTH = AUTHORIZATION_MAX_LENGTH + 100;
 
 export function safeNext(next: unknown): string {
   if (typeof next !== 'string' || next.length > NEXT_MAX_LENGTH) return '/dashboard';

@@ -252,6 +252,30 @@ t('CSRF: a form without the session’s token changes nothing and issues no code
   assert.ok(new URL(ok.location as string).searchParams.get('code'));
 });
 
+t('the longest state the spec allows survives sign-in, the choice and the consent', async ({ svc }) => {
+  // 1,024 characters of non-Latin text: 9,216 characters percent-encoded, over what the forms carried.
+  const state = '€'.repeat(1024);
+  const b = new Browser(svc.url);
+  const first = await b.get(`/oauth/authorize?${authorizeQuery({ state })}`);
+  assert.is(first.status, 200);
+  const signedIn = await signIn(b, first, 'manager@demo.test');
+  assert.is(signedIn.status, 303, signedIn.text.slice(0, 300));
+  const choice = await b.get(signedIn.location as string);
+  const consentPage = await b.post('/oauth/authorize/restaurant', {
+    ...formFields(choice.text, '/oauth/authorize/restaurant'),
+    restaurant_id: 'rest_demo',
+  });
+  assert.is(consentPage.status, 200, consentPage.text.slice(0, 300));
+  const ok = await b.post('/oauth/authorize/decision', {
+    ...formFields(consentPage.text, '/oauth/authorize/decision'),
+    decision: 'allow',
+  });
+  assert.is(ok.status, 303, ok.text.slice(0, 300));
+  const back = new URL(ok.location as string);
+  assert.is(back.searchParams.get('state'), state);
+  assert.ok(back.searchParams.get('code'));
+});
+
 t('a form sent once the session is gone offers to start the same request again', async ({ svc }) => {
   const b = new Browser(svc.url);
   await signIn(b, await b.get('/sign-in'), 'solo@demo.test');

@@ -25,7 +25,14 @@ import {
   noRestaurantPage,
   signInPage,
 } from '../../web/pages/oauth-pages';
-import { page, renderPageError, type SignedIn, seeOther, signedIn } from '../../web/respond';
+import {
+  AUTHORIZATION_MAX_LENGTH,
+  page,
+  renderPageError,
+  type SignedIn,
+  seeOther,
+  signedIn,
+} from '../../web/respond';
 import { ensureSession } from '../../web/sessions';
 import { type AnyRoute, defineRoute, PUBLIC, type RouteResult } from '../route';
 import { enums, obj, optional, str } from '../schema';
@@ -145,7 +152,7 @@ const expired = (me: SignedIn | null, query: string) =>
 const formFields = {
   csrf_token: str({ max: 200, description: 'The session CSRF token' }),
   authorization: str({
-    max: 8000,
+    max: AUTHORIZATION_MAX_LENGTH,
     description: 'The authorization request (query string of GET /oauth/authorize)',
   }),
 };

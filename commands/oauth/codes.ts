@@ -7,17 +7,24 @@ import { VERIFIER, verifierMatches } from './pkce';
 
 export interface CodeState {
   issued: CodeIssuedData | null;
+  /** The store position of OAuthCodeIssued (what came before the code, in the log's order). */
+  issued_position: bigint | null;
   /** The API key the redemption created. */
   redeemed_key_id: string | null;
   replayed: boolean;
 }
-export const initialCode: CodeState = { issued: null, redeemed_key_id: null, replayed: false };
+export const initialCode: CodeState = {
+  issued: null,
+  issued_position: null,
+  redeemed_key_id: null,
+  replayed: false,
+};
 
 export function evolveCode(state: CodeState, event: RecordedEvent): CodeState {
   const d = event.data as Record<string, unknown>;
   switch (event.type) {
     case 'OAuthCodeIssued':
-      return { ...state, issued: d as unknown as CodeIssuedData };
+      return { ...state, issued: d as unknown as CodeIssuedData, issued_position: event.position };
     case 'OAuthCodeRedeemed':
       return { ...state, redeemed_key_id: d.key_id as string };
     case 'OAuthCodeReplayed':

@@ -2,6 +2,7 @@
 // adding a fourth retires the oldest; disconnection retires them all.
 import type { Scope } from '../../src/core/scopes';
 import type { NewEvent, RecordedEvent } from '../../src/ports/event-store';
+import { GrantRefused } from './codes';
 import { MAX_ACTIVE_TOKENS } from './events';
 
 export interface ConnectionState {
@@ -11,8 +12,18 @@ export interface ConnectionState {
   all: string[];
   /** When each active key joined (its OAuthTokenAdded's `at`): tells an exchange in flight from a dead one. */
   added_at: Record<string, string>;
+  /**
+   * The store position of the restaurant's latest disconnection of the application: a code issued before
+   * it (a lower position: the order of the log, not of clocks) grants nothing.
+   */
+  disconnected_position: bigint | null;
 }
-export const initialConnection: ConnectionState = { active: [], all: [], added_at: {} };
+export const initialConnection: ConnectionState = {
+  active: [],
+  all: [],
+  added_at: {},
+  disconnected_position: null,
+};
 
 /**
  * How long after the connection took a key id its exchange may still be creating the key. Past it, an
@@ -50,6 +61,7 @@ export function evolveConnection(state: ConnectionState, event: RecordedEvent): 
     case 'OAuthTokenAdded': {
       const id = d.key_id as string;
       return {
+        ...state,
         active: [...state.active.filter((k) => k !== id), id],
         all: [...state.all.filter((k) => k !== id), id],
         added_at: { ...state.added_at, [id]: d.at as string },
@@ -60,7 +72,7 @@ export function evolveConnection(state: ConnectionState, event: RecordedEvent): 
       return { ...state, active: state.active.filter((k) => k !== d.key_id), added_at };
     }
     case 'OAuthApplicationDisconnected':
-      return { ...state, active: [], added_at: {} };
+      return { ...state, active: [], added_at: {}, disconnected_position: event.position };
     default:
       return state;
   }
@@ -78,14 +90,25 @@ export interface AddToken {
  * The token joins; past the cap the oldest are retired (their keys are then revoked by the handler).
  * `neverCreated`: active key ids whose exchange died before creating the key (the handler checked that
  * the key does not exist, past KEY_CREATION_GRACE_MS): retired as such, they do not count toward the cap,
- * so a real token is not retired in their place.
+ * so a real token is not retired in their place. `codeIssuedAt`: the store position of the code's issue; a
+ * code the manager consented to before the restaurant disconnected the application is refused (the
+ * disconnection ends what was consented to until then: a code up to 5 minutes old would undo it).
  */
 export function decideAddToken(
   state: ConnectionState,
   t: AddToken,
   neverCreated: readonly string[] = [],
+  codeIssuedAt: bigint | null = null,
 ): NewEvent[] {
   if (state.all.includes(t.key_id)) return [];
+  if (
+    codeIssuedAt !== null &&
+    state.disconnected_position !== null &&
+    codeIssuedAt < state.disconnected_position
+  )
+    throw new GrantRefused(
+      'The restaurant disconnected this application after this code was issued: connect again through the authorization flow',
+    );
   const events: NewEvent[] = [{ type: 'OAuthTokenAdded', data: { ...t } }];
   const ghosts = state.active.filter((k) => neverCreated.includes(k));
   for (const key_id of ghosts)

@@ -202,6 +202,7 @@ export async function redeemCode(
           at: now.toISOString(),
         },
         neverCreated,
+        redeemed.state.issued_position,
       ),
   });
   await revokeKeys(deps, retiredKeys(connection.appended), 'token cap: a fourth token was issued', meta);

@@ -98,4 +98,30 @@ t(
   },
 );
 
+t(
+  'a code consented to before the restaurant disconnected the application grants nothing after it',
+  async ({ rt }) => {
+    await registerTestApplication(rt, 'app_gone', ['CATALOG_READ']);
+    const first = await issueToken(rt, 'app_gone', 'rest', ['CATALOG_READ']);
+    const pending = await consentedCode(rt, 'app_gone', 'rest', ['CATALOG_READ']);
+    await disconnectApplication(rt, 'rest', 'app_gone', meta);
+    const refused = await exchangeCode(rt, 'app_gone', pending).then(
+      () => null,
+      (err: unknown) => err,
+    );
+    assert.instance(refused, GrantRefused);
+    assert.match((refused as Error).message, /disconnected this application after this code was issued/);
+    const active = await activeKeys(rt, 'rest');
+    assert.not.ok(active.includes(first.keyId), 'the disconnection revoked the first token');
+    await rt.projections.catchUp();
+    const keys = await rt.docs
+      .collection<ApiKeyDoc>(API_KEYS)
+      .find({ restaurant_id: 'rest', revoked_at: null, 'application.id': 'app_gone' });
+    assert.equal(keys, [], 'no token of app_gone is active');
+    // Consent given after the disconnection connects again.
+    const again = await issueToken(rt, 'app_gone', 'rest', ['CATALOG_READ']);
+    assert.ok((await activeKeys(rt, 'rest')).includes(again.keyId));
+  },
+);
+
 t.run();

@@ -1,11 +1,12 @@
 // Read side of OAuth: applications, and the connections a restaurant has (its active OAuth tokens,
 // grouped by application).
+
+import { apiOptionAllows } from '../commands/oauth/api-option';
 import { API_KEYS, type ApiKeyDoc } from '../projections/api-keys';
 import { OAUTH_APPLICATIONS, type OAuthApplicationDoc } from '../projections/oauth-applications';
-import { apiOptionAllows } from '../commands/oauth/api-option';
 import { canonicalScopes, type Scope } from '../src/core/scopes';
-import { findRestaurant } from './restaurants';
 import type { DocumentStore } from '../src/ports/document-store';
+import { findRestaurant } from './restaurants';
 
 export const listApplications = (docs: DocumentStore) =>
   docs.collection<OAuthApplicationDoc>(OAUTH_APPLICATIONS).find({}, { sort: { _id: 1 } });

@@ -245,47 +245,60 @@ t(
   },
 );
 
-t('a key that could create customers but not see them is refused, saying which to add (spec §5)', async ({ b }) => {
-  const page = await b.get('/dashboard/api-keys?restaurant=rest_demo');
-  const res = await b.post('/dashboard/api-keys/create', {
-    ...formFields(page.text, '/dashboard/api-keys/create'),
-    name: 'Writer only',
-    scopes: 'CUSTOMERS_WRITE',
-  });
-  assert.is(res.status, 400, res.text.slice(0, 300));
-  assert.match(alertOf(res.text), /Create and change customer records.*works only with.*See your customer records/);
-  assert.match(res.text, /value="CUSTOMERS_WRITE" checked/, 'the form keeps what was ticked');
-  assert.not.match((await b.get('/dashboard/api-keys?restaurant=rest_demo')).text, /Writer only/, 'no key made');
-});
+t(
+  'a key that could create customers but not see them is refused, saying which to add (spec §5)',
+  async ({ b }) => {
+    const page = await b.get('/dashboard/api-keys?restaurant=rest_demo');
+    const res = await b.post('/dashboard/api-keys/create', {
+      ...formFields(page.text, '/dashboard/api-keys/create'),
+      name: 'Writer only',
+      scopes: 'CUSTOMERS_WRITE',
+    });
+    assert.is(res.status, 400, res.text.slice(0, 300));
+    assert.match(
+      alertOf(res.text),
+      /Create and change customer records.*works only with.*See your customer records/,
+    );
+    assert.match(res.text, /value="CUSTOMERS_WRITE" checked/, 'the form keeps what was ticked');
+    assert.not.match(
+      (await b.get('/dashboard/api-keys?restaurant=rest_demo')).text,
+      /Writer only/,
+      'no key made',
+    );
+  },
+);
 
-t('revoking a key twice (a double click, the back button) lands on the list saying it is revoked', async ({ b, svc }) => {
-  const page = await b.get('/dashboard/api-keys?restaurant=rest_demo');
-  const created = await b.post('/dashboard/api-keys/create', {
-    ...formFields(page.text, '/dashboard/api-keys/create'),
-    name: 'Twice clicked',
-    scopes: 'CATALOG_READ',
-  });
-  assert.is(created.status, 303);
-  const listed = await b.get(created.location as string);
-  const token = /couvert_pk_[A-Za-z0-9_-]+/.exec(listed.text)?.[0] as string;
-  assert.is((await svc.api('GET', '/me', { token })).status, 200);
-  const id = (await svc.api('GET', '/me', { token })).body.data.credential.id as string;
-  const form = { ...formFields(listed.text, '/dashboard/api-keys/revoke'), key_id: id };
-  const confirmed = { ...form, confirm: 'yes' };
-  const [first, second] = [
-    await b.post('/dashboard/api-keys/revoke', confirmed),
-    await b.post('/dashboard/api-keys/revoke', confirmed),
-  ];
-  assert.is(first.status, 303);
-  assert.is(second.status, 303, second.text.slice(0, 300));
-  assert.is(second.location, first.location);
-  assert.match((await b.get(second.location as string)).text, /The key “Twice clicked” is revoked/);
-  assert.is((await svc.api('GET', '/me', { token })).status, 401);
-  // The list was stale (another tab revoked it): Revoke goes to the list too, with nothing to confirm.
-  const stale = await b.post('/dashboard/api-keys/revoke', form);
-  assert.is(stale.status, 303);
-  assert.match((await b.get(stale.location as string)).text, /The key “Twice clicked” is revoked/);
-});
+t(
+  'revoking a key twice (a double click, the back button) lands on the list saying it is revoked',
+  async ({ b, svc }) => {
+    const page = await b.get('/dashboard/api-keys?restaurant=rest_demo');
+    const created = await b.post('/dashboard/api-keys/create', {
+      ...formFields(page.text, '/dashboard/api-keys/create'),
+      name: 'Twice clicked',
+      scopes: 'CATALOG_READ',
+    });
+    assert.is(created.status, 303);
+    const listed = await b.get(created.location as string);
+    const token = /couvert_pk_[A-Za-z0-9_-]+/.exec(listed.text)?.[0] as string;
+    assert.is((await svc.api('GET', '/me', { token })).status, 200);
+    const id = (await svc.api('GET', '/me', { token })).body.data.credential.id as string;
+    const form = { ...formFields(listed.text, '/dashboard/api-keys/revoke'), key_id: id };
+    const confirmed = { ...form, confirm: 'yes' };
+    const [first, second] = [
+      await b.post('/dashboard/api-keys/revoke', confirmed),
+      await b.post('/dashboard/api-keys/revoke', confirmed),
+    ];
+    assert.is(first.status, 303);
+    assert.is(second.status, 303, second.text.slice(0, 300));
+    assert.is(second.location, first.location);
+    assert.match((await b.get(second.location as string)).text, /The key “Twice clicked” is revoked/);
+    assert.is((await svc.api('GET', '/me', { token })).status, 401);
+    // The list was stale (another tab revoked it): Revoke goes to the list too, with nothing to confirm.
+    const stale = await b.post('/dashboard/api-keys/revoke', form);
+    assert.is(stale.status, 303);
+    assert.match((await b.get(stale.location as string)).text, /The key “Twice clicked” is revoked/);
+  },
+);
 
 t('a page link with parameters of its own (a mail’s utm_source) opens the page', async ({ b, svc }) => {
   const made = await svc.api('POST', '/webhook-endpoints', {

@@ -290,7 +290,7 @@ t('a form sent once the session is gone offers to start the same request again',
   assert.match(gone.text, /This form has expired/);
   const restart = /<a class="button secondary" href="([^"]+)">Sign in and start again<\/a>/.exec(gone.text);
   assert.ok(restart, 'a way on');
-  const href = (restart?.[1] as string).replace(/&amp;/g, '&');
+  const href = ((restart as RegExpExecArray)[1] as string).replace(/&amp;/g, '&');
   assert.is(href, `/oauth/authorize?${query}`);
   // It leads to sign-in, then to the same consent.
   const again = await b.get(href);

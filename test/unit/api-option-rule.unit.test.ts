@@ -35,7 +35,8 @@ function sources(dir: string): string[] {
 test('no other module decides it again from the two flags', () => {
   // The restaurant's option and the application's published flag read within a few lines of each other
   // are a copy of the rule.
-  const copy = /published_by_operator[^]{0,300}?\.api_option\b|\.api_option\b[^]{0,300}?published_by_operator/;
+  const copy =
+    /published_by_operator[\s\S]{0,300}?\.api_option\b|\.api_option\b[\s\S]{0,300}?published_by_operator/;
   const copies = ['src', 'commands', 'queries', 'projections']
     .flatMap((d) => sources(join(root, d)))
     .filter((f) => !f.endsWith(join('commands', 'oauth', 'api-option.ts')))

@@ -1,6 +1,5 @@
 // Read side of OAuth: applications, and the connections a restaurant has (its active OAuth tokens,
 // grouped by application).
-
 import { apiOptionAllows } from '../commands/oauth/api-option';
 import { API_KEYS, type ApiKeyDoc } from '../projections/api-keys';
 import { OAUTH_APPLICATIONS, type OAuthApplicationDoc } from '../projections/oauth-applications';

@@ -10,7 +10,19 @@ export interface SubjectEvents {
   /** The kind whose streams held the id, or "log" when the whole log was searched. */
   kind: string;
   subject: AuditSubject | null;
+  /** Every event listed by history, in log order. */
   events: RecordedEvent[];
+  /** Those the entity is folded from (as-of): its kind's own streams, or every event found by a search. */
+  own: RecordedEvent[];
+}
+
+const byPosition = (a: RecordedEvent, b: RecordedEvent) =>
+  a.position < b.position ? -1 : a.position > b.position ? 1 : 0;
+
+async function scanLog(events: EventStore, id: string): Promise<RecordedEvent[]> {
+  const found: RecordedEvent[] = [];
+  for await (const e of events.readAll({ batchSize: 5000 })) if (eventNames(e, id)) found.push(e);
+  return found;
 }
 
 /**
@@ -27,15 +39,18 @@ export async function loadSubject(
     const found: RecordedEvent[] = [];
     for (const stream of subject.streams(id)) found.push(...(await events.readStream(stream)));
     if (found.length > 0) {
-      found.sort((a, b) => (a.position < b.position ? -1 : a.position > b.position ? 1 : 0));
-      return { kind: subject.kind, subject, events: found };
+      found.sort(byPosition);
+      if (!subject.scanToo || options.scan === false)
+        return { kind: subject.kind, subject, events: found, own: found };
+      const seen = new Set(found.map((e) => e.position));
+      const all = [...found, ...(await scanLog(events, id)).filter((e) => !seen.has(e.position))];
+      return { kind: subject.kind, subject, events: all.sort(byPosition), own: found };
     }
   }
   if (options.scan === false || options.kind !== undefined)
-    return { kind: 'none', subject: null, events: [] };
-  const found: RecordedEvent[] = [];
-  for await (const e of events.readAll({ batchSize: 5000 })) if (eventNames(e, id)) found.push(e);
-  return { kind: 'log', subject: null, events: found };
+    return { kind: 'none', subject: null, events: [], own: [] };
+  const found = await scanLog(events, id);
+  return { kind: 'log', subject: null, events: found, own: found };
 }
 
 /** The point of `--at`: a log position, or an instant (events recorded at or before it). */
@@ -82,7 +97,7 @@ export function foldSubject(
   loaded: SubjectEvents,
   at: AsOf,
 ): { state: unknown; events: number; erased: boolean } {
-  const upTo = loaded.events.filter((e) => isAtOrBefore(e, at));
+  const upTo = loaded.own.filter((e) => isAtOrBefore(e, at));
   const fold = loaded.subject?.fold ?? genericFold;
   return {
     state: upTo.length === 0 ? null : fold(upTo),

@@ -1,20 +1,33 @@
 // What `audit history` and `audit as-of` can be asked about: each kind names the streams an id
-// lives in and how to fold them into "the entity as it was". Modules add theirs with
-// registerAuditSubject (webhook endpoints, OAuth grants…); an id no kind knows is looked for in the
-// whole log (any stream named after it, any event naming it in an *_id field).
+// lives in and how to fold them into "the entity as it was". Modules may add theirs with
+// registerAuditSubject; an id no kind knows is looked for in the whole log (any stream named after
+// it, any event naming it in an *_id field).
 import { evolveCatalog, initialCatalog } from '../../commands/catalog/decide';
 import { evolveApiKey, initialApiKey } from '../../commands/credentials/decide';
 import { evolveCustomer, initialCustomer } from '../../commands/customers/state';
+import { evolveApplication, initialApplication } from '../../commands/oauth/applications';
+import { applicationStream, userStream } from '../../commands/oauth/events';
+import { evolveUser, initialUser } from '../../commands/oauth/users';
 import { evolveReservation, initialReservation } from '../../commands/reservations/evolve';
 import { evolveRestaurant, initialRestaurant } from '../../commands/restaurants/decide';
+import { evolveEndpoint, initialEndpoint } from '../../commands/webhook-endpoints/decide';
+import { webhookEndpointStream } from '../../commands/webhook-endpoints/events';
 import type { RecordedEvent } from '../ports/event-store';
 
 export interface AuditSubject {
   kind: string;
   /** The streams holding this id's events (read in this order, merged by position). */
   streams(id: string): string[];
-  /** Folds the events (in log order) into what the entity was after the last of them. */
+  /** Folds the events of its streams (in log order) into what the entity was after the last of them. */
   fold?(events: RecordedEvent[]): unknown;
+  /**
+   * History also lists the events of other streams that name the id (found by a pass over the whole
+   * log, as for an id no kind knows, unless --no-scan): a webhook endpoint's deliveries, an OAuth
+   * application's connections and codes, the codes a manager approved. The fold reads only the
+   * kind's own streams: those events describe something else (a delivery's status code or customer
+   * is not the endpoint's).
+   */
+  scanToo?: boolean;
 }
 
 const foldWith =
@@ -44,6 +57,19 @@ const subjects: AuditSubject[] = [
       };
     },
   },
+  {
+    kind: 'webhook-endpoint',
+    streams: (id) => [webhookEndpointStream(id)],
+    fold: foldWith(initialEndpoint, evolveEndpoint),
+    scanToo: true,
+  },
+  {
+    kind: 'oauth-application',
+    streams: (id) => [applicationStream(id)],
+    fold: foldWith(initialApplication, evolveApplication),
+    scanToo: true,
+  },
+  { kind: 'user', streams: (id) => [userStream(id)], fold: foldWith(initialUser, evolveUser), scanToo: true },
 ];
 
 export function registerAuditSubject(subject: AuditSubject): void {

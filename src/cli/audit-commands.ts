@@ -176,7 +176,10 @@ function oneId(ctx: CliContext, what: string): string {
 
 async function history(ctx: CliContext): Promise<void> {
   rejectUnknownFlags(ctx, ['json', 'kind', 'no-scan']);
-  const id = oneId(ctx, 'id (reservation, customer, credential, restaurant, webhook endpoint, OAuth grant…)');
+  const id = oneId(
+    ctx,
+    'id (reservation, customer, credential, restaurant, webhook endpoint, OAuth application, manager…)',
+  );
   const kind = kindFlag(ctx);
   const loaded = await loadSubject(ctx.rt.events, id, {
     ...(kind === undefined ? {} : { kind }),
@@ -578,8 +581,9 @@ export function registerAuditCommands(): void {
     name: 'audit history',
     switches: ['json', 'no-scan'],
     summary:
-      'Every event of a reservation, customer, credential, restaurant, webhook endpoint or OAuth grant, with actor and changes',
-    usage: '<id> [--json] [--kind reservation|customer|credential|restaurant|…] [--no-scan]',
+      'Every event of a reservation, customer, credential, restaurant, webhook endpoint, OAuth application, manager or any other id, with actor and changes',
+    usage:
+      '<id> [--json] [--kind reservation|customer|credential|restaurant|webhook-endpoint|oauth-application|user] [--no-scan]',
     readModels: false,
     run: history,
   });

@@ -161,7 +161,7 @@ export class ChainVerifier {
         this.find(
           'hash_mismatch',
           e,
-          `revision ${e.revision}'s stored hash does not match its content: it was edited (or revision ${e.revision - 1} was edited and its hash recomputed, or two events were swapped)`,
+          `revision ${e.revision}'s stored hash does not match its content: it was edited (or ${e.revision === 0 ? '' : `revision ${e.revision - 1} was edited and its hash recomputed, or `}two events were swapped)`,
         );
       else this.summary.chained++;
       tip.prev = e.hash;

@@ -61,6 +61,12 @@ test('any edit of data, metadata, type or id is reported at that stream and revi
           r.findings.map((f) => [f.kind, f.stream, f.revision]),
           [['hash_mismatch', e.stream, e.revision]],
         );
+        // The other cause it names is the revision before, which a stream's first event has not.
+        const message = r.findings[0]!.message;
+        assert.not.match(message, /revision -/);
+        if (e.revision > 0)
+          assert.match(message, `revision ${e.revision - 1} was edited and its hash recomputed`);
+        else assert.not.match(message, /hash recomputed/);
       },
     ),
     { numRuns: 80 },

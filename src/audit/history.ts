@@ -117,6 +117,12 @@ export interface HistoryEntry {
   request_id: string | null;
   changes: FieldChange[];
   hash: string | null;
+  /**
+   * The restaurant the event is of (metadata's, else data's, as in `audit export`), or null. The
+   * changes leave it out (every event of a restaurant's entities carries it), so without it a
+   * credential's creation or a manager's access set would not say which restaurant.
+   */
+  restaurant_id: string | null;
 }
 
 export function historyEntry(e: RecordedEvent, subjectId: string): HistoryEntry {
@@ -130,14 +136,20 @@ export function historyEntry(e: RecordedEvent, subjectId: string): HistoryEntry 
     request_id: typeof e.metadata.request_id === 'string' ? e.metadata.request_id : null,
     changes: changesOf(e as { type: string; data: Record<string, unknown> }, subjectId),
     hash: e.hash ?? null,
+    restaurant_id: restaurantOf(e),
   };
+}
+
+function restaurantOf(e: RecordedEvent): string | null {
+  const r = e.metadata.restaurant_id ?? (e.data as { restaurant_id?: unknown }).restaurant_id;
+  return typeof r === 'string' ? r : null;
 }
 
 /** The readable form: a header line per event, an indented line per change. */
 export function historyText(entry: HistoryEntry): string[] {
   const who = entry.actor.raw ?? 'no actor recorded';
   const head = printable(
-    `${entry.time}  #${entry.position}  ${entry.stream}@${entry.revision}  ${entry.type}  by ${who} (${entry.actor.kind})${entry.request_id ? `  request ${entry.request_id}` : ''}`,
+    `${entry.time}  #${entry.position}  ${entry.stream}@${entry.revision}  ${entry.type}  by ${who} (${entry.actor.kind})${entry.restaurant_id === null ? '' : `  at ${entry.restaurant_id}`}${entry.request_id ? `  request ${entry.request_id}` : ''}`,
   );
   return [head, ...describeChanges(entry.changes).map((l) => `    ${l}`)];
 }

@@ -111,6 +111,7 @@ t('audit history: every event with actor, request id and changes; --json is NDJS
     'request_id',
     'changes',
     'hash',
+    'restaurant_id',
   ]);
   assert.equal(lines[1].actor, { kind: 'credential', id: 'key_plain', raw: 'credential:key_plain' });
   const key = (await cli(svc, 'audit history', { json: true }, ['key_plain'])).map((l) => JSON.parse(l));

@@ -180,6 +180,36 @@ test("a customer's creation names them first, whatever order the opened event ho
   );
 });
 
+test("history says which restaurant an event is of: a credential's creation, a manager's access", () => {
+  // The changes leave restaurant_id out (every event of a restaurant carries it): the entry says it.
+  const access = {
+    position: 9n,
+    created: '2026-06-02T10:00:00.000Z',
+    stream: 'user-usr_1',
+    revision: 1,
+    id: 'e2',
+    type: 'UserRestaurantAccessSet',
+    data: { user_id: 'usr_1', restaurant_id: 'rest_b', manage_integrations: true, at: 't' },
+    metadata: { actor: 'operator:cli' },
+    hash: undefined,
+  } as unknown as RecordedEvent;
+  const entry = historyEntry(access, 'usr_1');
+  assert.is(entry.restaurant_id, 'rest_b');
+  assert.equal(Object.keys(entry).at(-1), 'restaurant_id', 'a new field goes at the end');
+  assert.ok(historyText(entry)[0]!.includes('  at rest_b'), historyText(entry)[0]);
+  const created = {
+    ...access,
+    stream: 'apikey-key_1',
+    type: 'ApiKeyCreated',
+    data: { key_id: 'key_1', restaurant_id: 'rest_c', name: 'POS', scopes: [], at: 't' },
+    metadata: { actor: 'operator:cli', restaurant_id: 'rest_c' },
+  } as unknown as RecordedEvent;
+  assert.is(historyEntry(created, 'key_1').restaurant_id, 'rest_c');
+  const none = { ...access, data: { user_id: 'usr_1', at: 't' } } as unknown as RecordedEvent;
+  assert.is(historyEntry(none, 'usr_1').restaurant_id, null);
+  assert.not.ok(historyText(historyEntry(none, 'usr_1'))[0]!.includes('  at '));
+});
+
 test('the readable history is one line per change: what a partner wrote cannot print a line of its own', () => {
   // A customer's name with a line break, a message with an escape sequence, a bidi override: sent by
   // a partner, they would otherwise print what reads as another change or another event.

@@ -189,7 +189,7 @@ async function history(ctx: CliContext): Promise<void> {
   const json = boolFlag(ctx, 'json') === true;
   if (!json)
     ctx.out(
-      `${id}: ${loaded.events.length} event(s), ${loaded.kind === 'log' ? 'found by searching the whole log' : `a ${loaded.kind}`}`,
+      `${id}: ${loaded.events.length} event(s), ${loaded.kind === 'log' ? 'found by searching the whole log' : `${/^[aeiou]/.test(loaded.kind) ? 'an' : 'a'} ${loaded.kind}`}`,
     );
   for (const e of loaded.events) {
     const entry = historyEntry(e, id);

@@ -48,7 +48,10 @@ async function main(argv: string[]): Promise<number> {
   for (const w of config.warnings) console.error(`warning: ${w}`);
   const rt = await createRuntime(config, {
     logger: createLogger(process.env.LOG_LEVEL ?? 'warn'),
-    ...(command.readModels === false ? { projections: [] } : {}),
+    ...(command.readModels === false ||
+    (typeof command.readModels === 'function' && !command.readModels(values))
+      ? { projections: [] }
+      : {}),
   });
   try {
     await command.run({

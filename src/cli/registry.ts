@@ -17,9 +17,10 @@ export interface CliCommand {
   usage: string;
   /**
    * false: the command reads only the event log, so the CLI skips rebuilding the embedded read
-   * models at start (which costs a whole replay on a large log).
+   * models at start (which costs a whole replay on a large log); a function decides from the flags
+   * (`audit verify --no-read-models` reads only the log).
    */
-  readModels?: false;
+  readModels?: false | ((flags: Record<string, string | boolean>) => boolean);
   /**
    * Flags that take no value (`--json`): the word after one is a positional (`audit history --json
    * <id>`), not its value; `--json=false` and `--json false` still turn it off.

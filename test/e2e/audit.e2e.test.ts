@@ -413,6 +413,28 @@ t(
       ),
       printedBy(truncated).join('\n'),
     );
+    // An edit that leaves an event unparsable: the real CLI reports it by stream and revision (it
+    // rebuilt the read models at start, which crashed on JSON.parse's bare message before), and a
+    // command that must parse it names the row.
+    const broken = new Database(join(svc.dataDir, 'events.sqlite'));
+    const at = broken
+      .prepare(`SELECT position FROM events WHERE stream = ? AND revision = 0`)
+      .pluck()
+      .get(`reservation-${id}`) as number;
+    broken.prepare(`UPDATE events SET data = '{broken' WHERE position = ?`).run(at);
+    broken.close();
+    const run = await cliProcess(svc, ['audit', 'verify', '--no-progress', '--no-read-models']);
+    assert.is(run.code, 1, run.stderr);
+    assert.ok(
+      run.stdout.includes(`hash_mismatch: reservation-${id} revision 0 (position ${at})`),
+      run.stdout + run.stderr,
+    );
+    const history = await cliProcess(svc, ['audit', 'history', id]);
+    assert.is(history.code, 1);
+    assert.match(
+      history.stderr,
+      `the event at position ${at} (reservation-${id} revision 0) does not hold valid JSON`,
+    );
   },
 );
 

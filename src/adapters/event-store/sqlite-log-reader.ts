@@ -20,13 +20,32 @@ export type StoredRow = [
   hash: string | null,
 ];
 
+/**
+ * The error for a row whose data or metadata is not JSON (the file edited by hand, or damaged): it names
+ * the row, where JSON.parse's own message ("Expected property name…") said nothing of which one, and
+ * points at the check that reads the stored text without parsing it.
+ */
+export function unreadableRow(position: number | bigint, stream: string, revision: number): Error {
+  return new Error(
+    `the event at position ${position} (${stream} revision ${revision}) does not hold valid JSON: the log was edited or damaged (npm run cli -- audit verify --no-read-models checks every stream's hash chain)`,
+  );
+}
+
 /** The event a stored row holds (data and metadata parsed). */
 export function storedRowToEvent(row: StoredRow): RecordedEvent {
+  let data: Record<string, unknown>;
+  let metadata: RecordedEvent['metadata'];
+  try {
+    data = JSON.parse(row[5]);
+    metadata = JSON.parse(row[6]);
+  } catch {
+    throw unreadableRow(row[0], row[2], row[3]);
+  }
   const event: RecordedEvent = {
     id: row[1],
     type: row[4],
-    data: JSON.parse(row[5]),
-    metadata: JSON.parse(row[6]),
+    data,
+    metadata,
     created: row[7],
     stream: row[2],
     revision: row[3],

@@ -44,7 +44,7 @@ import {
 import { AppendSignal, CatchUpSubscription, type LogSource } from './catch-up-subscription';
 import { chainHash, GENESIS } from './chain';
 import type { SettledRing } from './settled-ring';
-import { type StoredRow, storedRowToEvent } from './sqlite-log-reader';
+import { type StoredRow, storedRowToEvent, unreadableRow } from './sqlite-log-reader';
 import { ReadAheadEvents } from './sqlite-read-ahead';
 import { WriterThread } from './sqlite-writer';
 import { type Outcome, sqliteWrites } from './sqlite-writes';
@@ -158,11 +158,19 @@ const toEvent = storedRowToEvent;
 
 /** Subscriptions page with keyed rows: they filter on stream and type before building events. */
 function rowToEvent(row: Row): RecordedEvent {
+  let data: Record<string, unknown>;
+  let metadata: RecordedEvent['metadata'];
+  try {
+    data = JSON.parse(row.data);
+    metadata = JSON.parse(row.metadata);
+  } catch {
+    throw unreadableRow(row.position, row.stream, row.revision);
+  }
   const event: RecordedEvent = {
     id: row.id,
     type: row.type,
-    data: JSON.parse(row.data),
-    metadata: JSON.parse(row.metadata),
+    data,
+    metadata,
     created: row.created,
     stream: row.stream,
     revision: row.revision,

@@ -435,6 +435,12 @@ t(
       history.stderr,
       `the event at position ${at} (reservation-${id} revision 0) does not hold valid JSON`,
     );
+    // Valid JSON that is not an object (null) is no event either.
+    const nulled = new Database(join(svc.dataDir, 'events.sqlite'));
+    nulled.prepare(`UPDATE events SET data = 'null' WHERE position = ?`).run(at);
+    nulled.close();
+    const again = await cliProcess(svc, ['audit', 'history', id]);
+    assert.match(again.stderr, `the event at position ${at} (reservation-${id} revision 0)`);
   },
 );
 

@@ -20,14 +20,18 @@ export type StoredRow = [
   hash: string | null,
 ];
 
+/** A JSON object: what every event's data and metadata are (null, an array or a number is not). */
+export const isJsonObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
 /**
- * The error for a row whose data or metadata is not JSON (the file edited by hand, or damaged): it names
+ * The error for a row whose data or metadata is not a JSON object (the file edited by hand, or damaged): it names
  * the row, where JSON.parse's own message ("Expected property name…") said nothing of which one, and
  * points at the check that reads the stored text without parsing it.
  */
 export function unreadableRow(position: number | bigint, stream: string, revision: number): Error {
   return new Error(
-    `the event at position ${position} (${stream} revision ${revision}) does not hold valid JSON: the log was edited or damaged (npm run cli -- audit verify --no-read-models checks every stream's hash chain)`,
+    `the event at position ${position} (${stream} revision ${revision}) does not hold valid JSON (its data and metadata must be JSON objects): the log was edited or damaged (npm run cli -- audit verify --no-read-models checks every stream's hash chain)`,
   );
 }
 
@@ -41,6 +45,7 @@ export function storedRowToEvent(row: StoredRow): RecordedEvent {
   } catch {
     throw unreadableRow(row[0], row[2], row[3]);
   }
+  if (!isJsonObject(data) || !isJsonObject(metadata)) throw unreadableRow(row[0], row[2], row[3]);
   const event: RecordedEvent = {
     id: row[1],
     type: row[4],

@@ -44,7 +44,7 @@ import {
 import { AppendSignal, CatchUpSubscription, type LogSource } from './catch-up-subscription';
 import { chainHash, GENESIS } from './chain';
 import type { SettledRing } from './settled-ring';
-import { type StoredRow, storedRowToEvent, unreadableRow } from './sqlite-log-reader';
+import { isJsonObject, type StoredRow, storedRowToEvent, unreadableRow } from './sqlite-log-reader';
 import { ReadAheadEvents } from './sqlite-read-ahead';
 import { WriterThread } from './sqlite-writer';
 import { type Outcome, sqliteWrites } from './sqlite-writes';
@@ -166,6 +166,8 @@ function rowToEvent(row: Row): RecordedEvent {
   } catch {
     throw unreadableRow(row.position, row.stream, row.revision);
   }
+  if (!isJsonObject(data) || !isJsonObject(metadata))
+    throw unreadableRow(row.position, row.stream, row.revision);
   const event: RecordedEvent = {
     id: row.id,
     type: row.type,

@@ -44,7 +44,13 @@ export function renderPageError(
         : err.status === 404
           ? 'Page not found'
           : 'This request cannot be used';
-    return page(messagePage({ title, message: err.message, back }), {}, err.status);
+    // What was wrong (a bad ?period=, a form field): the issues' messages, which never repeat the input.
+    const issues = Array.isArray(err.details?.issues)
+      ? (err.details.issues as { message?: unknown }[])
+          .map((i) => i.message)
+          .filter((m): m is string => typeof m === 'string')
+      : [];
+    return page(messagePage({ title, message: err.message, issues, back }), {}, err.status);
   }
   return page(
     messagePage({

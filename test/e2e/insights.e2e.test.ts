@@ -84,6 +84,8 @@ t('the default period is 30 days; a bad period is refused', async ({ b }) => {
   const bad = await b.get('/dashboard/insights?restaurant=rest_demo&period=5');
   assert.is(bad.status, 400);
   assert.not.match(bad.text, 'tile-value');
+  // The page says what was wrong: the period and the values it takes, not only "the query string".
+  assert.match(bad.text, /<li>period must be one of [^<]*7[^<]*30[^<]*90/);
   // A link's own parameters (a newsletter's utm_source) are ignored, as on every page.
   const linked = await b.get('/dashboard/insights?restaurant=rest_demo&period=7&utm_source=newsletter');
   assert.is(linked.status, 200);

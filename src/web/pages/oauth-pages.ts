@@ -164,6 +164,8 @@ ${appBadge(o.app)}
 export function messagePage(o: {
   title: string;
   message: string;
+  /** What was wrong, one line each (a form's or a link's fields). */
+  issues?: readonly string[];
   account?: { email: string; csrf: string } | null;
   /** A way on (a dashboard page's error leads back to the dashboard). */
   back?: { href: string; label: string } | null;
@@ -174,6 +176,7 @@ export function messagePage(o: {
     body: html`<div class="card">
 <h1>${o.title}</h1>
 <p>${o.message}</p>
+${o.issues?.length ? html`<ul>${o.issues.map((i) => html`<li>${i}</li>`)}</ul>` : ''}
 ${
   o.back
     ? html`<p><a class="button secondary" href="${o.back.href}">${o.back.label}</a></p>`

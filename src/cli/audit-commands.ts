@@ -170,7 +170,9 @@ const nothingOf = (id: string, kind: string | undefined) =>
   kind === undefined ? `the log holds no event of ${id}` : `no ${kind} ${id} in the log`;
 
 function oneId(ctx: CliContext, what: string): string {
-  if (ctx.positionals.length !== 1) throw new CliUsageError(`give exactly one ${what}`);
+  // An empty id ("" from a shell variable left unset) names nothing: "the log holds no event of " said so badly.
+  if (ctx.positionals.length !== 1 || ctx.positionals[0]!.trim() === '')
+    throw new CliUsageError(`give exactly one ${what}`);
   return ctx.positionals[0]!;
 }
 

@@ -358,6 +358,9 @@ t(
       );
       const wrong = await refusedCli(svc, name, { ...flags, kind: 'customer' }, [id]);
       assert.match(wrong.message, new RegExp(`no customer ${id} in the log`));
+      // An empty id (a shell variable left unset) is no id.
+      const empty = await refusedCli(svc, name, flags, ['']);
+      assert.match(empty.message, /^give exactly one id/);
     }
   },
 );

@@ -38,10 +38,19 @@ export function changesOf(
  * Fields whose value must not leave the log through an auditor's history and as-of views: a manager's
  * password hash (a password can be guessed against it offline), and the hashes of API keys, OAuth
  * client secrets and authorization codes (unsalted SHA-256: a weak secret chosen in a bootstrap file
- * could be found from its hash). That one was set or changed is still shown. `audit export` keeps
- * the log's events whole.
+ * could be found from its hash), and webhook endpoints' signing secrets (sealed with the secrets key:
+ * an auditor has no use for the box, and one copied out of the log is a secret away from whoever
+ * later holds that key). That one was set or changed is still shown. `audit export` keeps the log's
+ * events whole.
  */
-const SECRET_FIELDS = new Set(['password_hash', 'token_hash', 'secret_hash', 'code_hash']);
+const SECRET_FIELDS = new Set([
+  'password_hash',
+  'token_hash',
+  'secret_hash',
+  'code_hash',
+  'secret',
+  'previous_secret',
+]);
 const redacted = (v: unknown) => (v === null || v === undefined ? v : '[redacted]');
 const hasSecret = (v: unknown): boolean =>
   Array.isArray(v)

@@ -318,4 +318,29 @@ test('the hashes of API keys, client secrets and authorization codes never leave
   });
 });
 
+test("webhook endpoints' sealed signing secrets never leave the log through history or as-of", () => {
+  const box = 'v1.c2VhbGVkLXNpZ25pbmctc2VjcmV0';
+  const created = changesOf(
+    {
+      type: 'WebhookEndpointCreated',
+      data: { endpoint_id: 'we1', restaurant_id: 'r', url: 'https://h.test/', secret: box, at: 't' },
+    },
+    'we1',
+  );
+  const rotated = changesOf({
+    type: 'WebhookEndpointSecretRotated',
+    data: { endpoint_id: 'we1', restaurant_id: 'r', secret: box, previous_secret: box, at: 't' },
+  });
+  for (const changes of [created, rotated]) {
+    assert.not.match(JSON.stringify(changes), box);
+    assert.ok(
+      changes.some((c) => c.to === '[redacted]'),
+      JSON.stringify(changes),
+    );
+  }
+  assert.equal(withoutSecrets({ endpoint: { secret: box, previous_secret: box, url: 'u' } }), {
+    endpoint: { secret: '[redacted]', previous_secret: '[redacted]', url: 'u' },
+  });
+});
+
 test.run();

@@ -43,6 +43,27 @@ export class DataDirError extends Error {
   override name = 'DataDirError';
 }
 
+/**
+ * Whether a server holds DATA_DIR's lock now (for the CLI, which takes none): the file is read, never
+ * made or written; a held lock refuses even the read (SQLITE_BUSY at once).
+ */
+export function serverHoldsDataDir(dir: string): boolean {
+  let db: Database.Database;
+  try {
+    db = new Database(join(dir, LOCK_FILE), { readonly: true, fileMustExist: true, timeout: 0 });
+  } catch {
+    return false; // no lock file: no server ever ran here
+  }
+  try {
+    db.prepare('SELECT count(*) FROM sqlite_master').get();
+    return false;
+  } catch (err) {
+    return (err as { code?: string }).code === 'SQLITE_BUSY';
+  } finally {
+    db.close();
+  }
+}
+
 /** Takes DATA_DIR's server lock, or throws DataDirInUseError; call the result to let it go. */
 export function lockDataDir(dir: string): () => void {
   writableDataDir(dir);

@@ -4,6 +4,7 @@
 // server's memory, so it reads the status file the server keeps in DATA_DIR.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { LOCK_FILE, serverHoldsDataDir } from '../data-dir-lock';
 import {
   PROJECTION_VERSIONS,
   type ProjectionStatus,
@@ -26,7 +27,25 @@ function describeBuild(p: ProjectionStatus, now: number): string {
 interface StatusReport {
   written_at: string;
   pid: number;
+  /** Written by a graceful stop. */
+  stopped_at?: string;
   projections: ProjectionStatus[];
+}
+
+/**
+ * How the report's server ended, or null while it runs: stopped (the report says so), or gone without
+ * stopping (a crash or a kill: its process is no more, or DATA_DIR's lock is free, its pid reused).
+ */
+function reportEnded(report: StatusReport, dataDir: string): string | null {
+  if (report.stopped_at) return `stopped at ${report.stopped_at}`;
+  let alive = true;
+  try {
+    process.kill(report.pid, 0);
+  } catch (err) {
+    alive = (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  const lockFree = existsSync(join(dataDir, LOCK_FILE)) && !serverHoldsDataDir(dataDir);
+  return alive && !lockFree ? null : 'is no longer running (it ended without stopping: a crash or a kill)';
 }
 
 /** The server's report, or null when the file holds none (empty, cut short, garbage). */
@@ -51,7 +70,11 @@ async function run(ctx: CliContext): Promise<void> {
     const report = existsSync(file) ? readReport(file) : null;
     if (report) {
       versioned = report.projections;
-      source = `as reported by the server (pid ${report.pid}) at ${report.written_at}; this process's own replay is below`;
+      const ended = reportEnded(report, rt.config.dataDir);
+      source =
+        ended === null
+          ? `as reported by the server (pid ${report.pid}) at ${report.written_at}; this process's own replay is below`
+          : `as last reported at ${report.written_at} by a server (pid ${report.pid}) that ${ended}: what it was doing then, not now; this process's own replay is below`;
     } else if (existsSync(file)) {
       versioned = rt.versions.status();
       source = `${file} holds no readable report (cut short by a crash or a full disk: the server writes it again at its next start); the versions this code would run`;
@@ -94,13 +117,16 @@ async function run(ctx: CliContext): Promise<void> {
     for (const r of rows) ctx.out(JSON.stringify(r));
     return;
   }
+  // Names padded to the longest (analytics_missed_calls is 22 characters), so the columns line up.
+  const width = Math.max(20, ...rows.map((r) => r.projection.length), ...versioned.map((v) => v.name.length));
   ctx.out(`versions ${source}`);
   for (const v of versioned)
     ctx.out(
-      `  ${v.name.padEnd(20)} v${v.active} active (versions in code: ${v.versions.join(', ')})  ${describeBuild(v, now)}`,
+      `  ${v.name.padEnd(width)} v${v.active} active (versions in code: ${v.versions.join(', ')})  ${describeBuild(v, now)}`,
     );
   ctx.out(`checkpoints (head of the log: ${head ?? 'empty'})`);
-  for (const r of rows) ctx.out(`  ${r.projection.padEnd(20)} ${String(r.checkpoint ?? '-').padStart(12)}`);
+  for (const r of rows)
+    ctx.out(`  ${r.projection.padEnd(width)} ${String(r.checkpoint ?? '-').padStart(12)}`);
 }
 
 export function registerProjectionCommands(): void {

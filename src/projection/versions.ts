@@ -503,7 +503,7 @@ export class ProjectionVersions {
     this.writeStatusFile();
   }
 
-  private writeStatusFile(): void {
+  private writeStatusFile(stoppedAt?: string): void {
     const file = this.options.statusFile;
     if (!file) return;
     try {
@@ -512,7 +512,7 @@ export class ProjectionVersions {
       const temporary = `${file}.tmp`;
       writeFileSync(
         temporary,
-        `${JSON.stringify({ written_at: new Date().toISOString(), pid: process.pid, projections: this.status() })}\n`,
+        `${JSON.stringify({ written_at: new Date().toISOString(), pid: process.pid, stopped_at: stoppedAt, projections: this.status() })}\n`,
       );
       renameSync(temporary, file);
     } catch {
@@ -554,6 +554,8 @@ export class ProjectionVersions {
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
     await Promise.all([...this.builds.values()].map((b) => b.done.catch(() => undefined)));
+    // The CLI then says the report is the stopped server's last, not what runs now.
+    this.writeStatusFile(new Date().toISOString());
   }
 }
 

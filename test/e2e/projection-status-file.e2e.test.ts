@@ -2,7 +2,7 @@
 // short (a kill or a full disk mid-write, or simply read by the CLI while the server rewrote it in
 // place), it made the command fail with JSON's "Unexpected end of JSON input". The server now writes
 // it beside and renames it over, and the command reads a report it cannot parse as none, saying so.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -24,6 +24,38 @@ test('a cut projection-versions.json is read as no report; the server leaves no 
     assert.match(run.stdout, 'holds no readable report');
   } finally {
     await svc.close();
+  }
+});
+
+test("a stopped server's last report is said to be its last, not current; the columns line up", async () => {
+  const svc = await startTestService({ demo: false });
+  try {
+    const running = await runCli(svc, ['projections', 'status']);
+    assert.is(running.code, 0, running.stderr);
+    assert.match(running.stdout, 'as reported by the server (pid');
+    // Every checkpoint line puts its number at the same column, analytics_missed_calls' (22) too.
+    const section = (running.stdout.split('checkpoints (')[1] ?? '').split('\n').slice(1).filter(Boolean);
+    assert.ok(section.some((l) => l.includes('analytics_missed_calls')));
+    assert.is(new Set(section.map((l) => l.length)).size, 1, section.join('\n'));
+
+    // A report whose process is gone (a kill: no stopped_at; a pid above Linux's pid_max).
+    const file = join(svc.dataDir, VERSIONS_STATUS_FILE);
+    const report = readFileSync(file, 'utf8');
+    writeFileSync(file, JSON.stringify({ ...JSON.parse(report), pid: 4_194_305 }));
+    const killed = await runCli(svc, ['projections', 'status']);
+    assert.match(killed.stdout, 'is no longer running (it ended without stopping');
+    writeFileSync(file, report);
+
+    await svc.close({ keepData: true });
+    const stopped = await runCli(svc, ['projections', 'status']);
+    assert.is(stopped.code, 0, stopped.stderr);
+    assert.match(
+      stopped.stdout,
+      /by a server \(pid \d+\) that stopped at .*: what it was doing then, not now/,
+    );
+  } finally {
+    await svc.close().catch(() => {});
+    rmSync(svc.dataDir, { recursive: true, force: true });
   }
 });
 

@@ -109,11 +109,46 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   }
 }
 
+/**
+ * What a start opened, closed in reverse order when a later step of it fails (a damaged file met by
+ * the catch-up, a missing keys.sqlite, a refused connection): the failed start then leaves no database
+ * handle, connection, thread or timer behind, so an embedding process (tests, startService's caller)
+ * does not hang on them nor keep DATA_DIR's files open. Each close is tried; the start's own error is
+ * what the caller gets.
+ */
+async function releaseOnFailure(opened: (() => unknown)[]): Promise<void> {
+  for (const close of opened.reverse()) {
+    try {
+      await close();
+    } catch {
+      // The start's error is the one to report; a close that fails on a half-opened store adds nothing.
+    }
+  }
+}
+
 async function buildRuntime(config: Config, options: RuntimeOptions): Promise<Runtime> {
+  const opened: (() => unknown)[] = [];
+  try {
+    return await openRuntime(config, options, opened);
+  } catch (err) {
+    await releaseOnFailure(opened);
+    throw err;
+  }
+}
+
+async function openRuntime(
+  config: Config,
+  options: RuntimeOptions,
+  opened: (() => unknown)[],
+): Promise<Runtime> {
   const testClock = config.testClock ? new AdjustableClock(options.clock ?? systemClock) : null;
   const clock = testClock ?? options.clock ?? systemClock;
   const logger = options.logger ?? createLogger(config.logLevel);
   const accessLog = options.logger ? accessLogVia(options.logger) : createAccessLog(config.logLevel);
+  opened.push(() => {
+    logger.flush?.();
+    accessLog.close();
+  });
   let stored = options.events;
   let docs = options.docs;
   let keys = options.keys;
@@ -124,29 +159,53 @@ async function buildRuntime(config: Config, options: RuntimeOptions): Promise<Ru
       checkLogPresent(config.dataDir);
       const file = join(config.dataDir, 'events.sqlite');
       // A large group commit (a CSV import's) is written by a thread: its fsync does not hold the loop.
-      stored = await SqliteEventStore.open(file, { clock, writerThread: 'large' });
-      detector = new SqliteChangeDetector(file);
+      const log = await SqliteEventStore.open(file, { clock, writerThread: 'large' });
+      stored = log;
+      opened.push(() => log.close());
+      const changes = new SqliteChangeDetector(file);
+      detector = changes;
+      opened.push(() => changes.close());
     }
     if (!options.events && !config.secretsKey)
       checkSecretsKeyFile(config.dataDir, () =>
         (stored as SqliteEventStore).holdsEventOfType('WebhookEndpointCreated'),
       );
     // A store given by a test keeps its keys in memory, unless the test gives a key store too.
-    keys ??= options.events
-      ? new MemoryKeyStore()
-      : openKeyStore(join(config.dataDir, 'keys.sqlite'), stored as SqliteEventStore);
-    docs ??= new EmbeddedDocumentStore();
+    if (!keys) {
+      const made = options.events
+        ? new MemoryKeyStore()
+        : openKeyStore(join(config.dataDir, 'keys.sqlite'), stored as SqliteEventStore);
+      keys = made;
+      opened.push(() => made.close());
+    }
+    if (!docs) {
+      const made = new EmbeddedDocumentStore();
+      docs = made;
+      opened.push(() => made.close());
+    }
   } else {
     // Loaded only when scaled out, so the embedded default never pays for the drivers.
     const { EsdbEventStore } = await import('./adapters/event-store/eventstoredb');
     const { MongoDocumentStore } = await import('./adapters/document-store/mongodb');
     const { MongoKeyStore, keysDatabaseName } = await import('./adapters/key-store/mongodb');
-    stored ??= await EsdbEventStore.connect(config.eventstoreUrl as string);
-    docs ??= await MongoDocumentStore.connect(config.mongodbUrl as string, config.mongodbDb);
+    if (!stored) {
+      const made = await EsdbEventStore.connect(config.eventstoreUrl as string);
+      stored = made;
+      opened.push(() => made.close());
+    }
+    if (!docs) {
+      const made = await MongoDocumentStore.connect(config.mongodbUrl as string, config.mongodbDb);
+      docs = made;
+      opened.push(() => made.close());
+    }
     // As embedded: stand-in stores from a test keep their keys in memory.
-    keys ??= options.events
-      ? new MemoryKeyStore()
-      : await MongoKeyStore.connect(config.mongodbUrl as string, keysDatabaseName(config.mongodbDb));
+    if (!keys) {
+      const made = options.events
+        ? new MemoryKeyStore()
+        : await MongoKeyStore.connect(config.mongodbUrl as string, keysDatabaseName(config.mongodbDb));
+      keys = made;
+      opened.push(() => made.close());
+    }
   }
   if (stored instanceof SqliteEventStore && stored.needsLegacyUpgrade) {
     const done = await upgradeLegacyLog(stored, keys, () => clock.now());
@@ -160,8 +219,10 @@ async function buildRuntime(config: Config, options: RuntimeOptions): Promise<Ru
     : new SealingEventStore(stored, keys, () => clock.now());
   const aliased = new AliasedDocumentStore(docs);
   const versions = new ProjectionVersions(events, docs, aliased, { logger });
+  opened.push(() => versions.stop());
   const prepared = await versions.prepare(options.projections ?? allProjectionVersions());
   const projections = new ProjectionRunner(events, docs, prepared, options.runner);
+  opened.push(() => projections.stop());
   await projections.start();
   const embedded = config.store === 'embedded';
   // Without projections (the CLI's commands that read only the log) there is no one to catch up

@@ -6,6 +6,7 @@ import { existsSync, readFileSync, statfsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { isStorageFull } from './core/errors';
+import { CHECKPOINT_FILE, parseCheckpoint } from './webhooks/checkpoint-file';
 
 const DAMAGE = /^SQLITE_(CORRUPT|NOTADB)/;
 
@@ -94,11 +95,11 @@ function tracesOfALog(dataDir: string): string[] {
       db?.close();
     }
   }
-  const checkpoint = join(dataDir, 'webhooks.checkpoint');
+  const checkpoint = join(dataDir, CHECKPOINT_FILE);
   if (existsSync(checkpoint)) {
-    const raw = readFileSync(checkpoint, 'utf8').trim();
-    if (/^\d{20}$/.test(raw) && BigInt(raw) > 0n)
-      traces.push(`${checkpoint} is at position ${BigInt(raw)} of it`);
+    const position = parseCheckpoint(readFileSync(checkpoint, 'utf8'));
+    if (position !== undefined && position > 0n)
+      traces.push(`${checkpoint} is at position ${position} of it`);
   }
   return traces;
 }

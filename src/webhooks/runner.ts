@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../../projections/webhook-endpoints';
 import { positionFromString, positionToString, type RecordedEvent } from '../ports/event-store';
 import type { Runtime } from '../runtime';
+import { CHECKPOINT_FILE, parseCheckpoint } from './checkpoint-file';
 import { PUBLISHER_EVENT_PREFIXES, type PublisherOptions, WebhookPublisher } from './publisher';
 
 export interface RunningWebhooks {
@@ -14,7 +15,7 @@ export interface RunningWebhooks {
   stop(): Promise<void>;
 }
 
-export const CHECKPOINT_FILE = 'webhooks.checkpoint';
+export { CHECKPOINT_FILE };
 /** Under load the checkpoint is saved at most this often (each save writes, fsyncs and renames a file). */
 export const CHECKPOINT_MIN_INTERVAL_MS = 100;
 /**
@@ -22,9 +23,6 @@ export const CHECKPOINT_MIN_INTERVAL_MS = 100;
  * a restart, even after SIGKILL, then replays nothing that was handled before the quiet.
  */
 export const CHECKPOINT_IDLE_MS = 150;
-
-/** What a checkpoint file holds: a log position, as positionToString writes it (20 digits); shorter was cut. */
-const POSITION = /^\d{20}$/;
 
 /**
  * The saved position, or undefined when there is none to trust: no file (a first start), or a file
@@ -39,14 +37,15 @@ async function readCheckpoint(
 ): Promise<bigint | undefined> {
   let raw: string;
   try {
-    raw = (await readFile(join(dir, CHECKPOINT_FILE), 'utf8')).trim();
+    raw = await readFile(join(dir, CHECKPOINT_FILE), 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
   }
-  if (POSITION.test(raw)) return positionFromString(raw);
+  const position = parseCheckpoint(raw);
+  if (position !== undefined) return position;
   log(
-    new Error(`${CHECKPOINT_FILE} holds no log position (${raw.length} characters)`),
+    new Error(`${CHECKPOINT_FILE} holds no log position (${raw.trim().length} characters)`),
     'webhook checkpoint unreadable; starting as a first start does (before the oldest endpoint)',
   );
   return undefined;

@@ -13,6 +13,7 @@ import { clientErrorHandler } from './http/client-error';
 import { allRoutes } from './http/routes/index';
 import { createApp, type Lifecycle, newLifecycle } from './http/server';
 import { registerModules } from './modules';
+import { followForever } from './projection/follow';
 import { VERSIONS_STATUS_FILE } from './projection/versions';
 import { createRuntime, type Runtime, type RuntimeOptions } from './runtime';
 import { checkScheduledJobs, startScheduler } from './scheduler';
@@ -94,7 +95,10 @@ export async function startService(
   lifecycle.isReady = true;
   open();
   // Scaled out, the projector role follows the log live; embedded, projections apply inline.
-  const following = config.store !== 'embedded' && config.roles.has('projector') ? followForever(rt) : null;
+  const following =
+    config.store !== 'embedded' && config.roles.has('projector')
+      ? followForever(rt.projections, { logger: rt.logger, clock: rt.clock })
+      : null;
   // --- projection versions (src/projection/versions.ts): a newer version in the code is rebuilt in the
   // background by the process that applies projections (embedded, or the projector role) and takes over
   // when caught up; API-only processes follow the switch. ---
@@ -170,20 +174,4 @@ async function drain(server: Server, lifecycle: Lifecycle, graceMs: number): Pro
         resolve();
       };
     });
-}
-
-/** Runs the projector until the runtime closes, restarting with backoff after a failure. */
-async function followForever(rt: Runtime): Promise<void> {
-  let delay = 500;
-  for (;;) {
-    try {
-      await rt.projections.follow();
-      return;
-    } catch (err) {
-      if (rt.projections.isStopped) return;
-      rt.logger.error({ err: { message: (err as Error).message } }, 'projector failed; restarting');
-      await new Promise((r) => setTimeout(r, delay));
-      delay = Math.min(delay * 2, 30_000);
-    }
-  }
 }

@@ -5,6 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LOCK_FILE, serverHoldsDataDir } from '../data-dir-lock';
+import { readProjectorState } from '../projection/follow';
 import {
   PROJECTION_VERSIONS,
   type ProjectionStatus,
@@ -96,6 +97,12 @@ async function run(ctx: CliContext): Promise<void> {
     }));
     source = 'as recorded in MongoDB by the projector';
   }
+  // Scaled out: a projector stopped on a write the store refuses for good says where (src/projection/follow.ts).
+  const halt = rt.config.store === 'embedded' ? null : await readProjectorState(rt.projections.docs);
+  const stoppedAt = (name: string) =>
+    halt && (halt.projection === name || halt.projection === null)
+      ? `stopped: the projector stopped at ${halt.at} on event ${halt.event_type ?? '?'} ${halt.event_id ?? '?'} (position ${halt.position ?? '?'}) of ${halt.projection ?? 'a projection'}: ${halt.error}; fix it, then restart the projector`
+      : null;
   const head = await rt.events.headPosition();
   const rows = [];
   for (const p of rt.projections.projections) {
@@ -110,7 +117,7 @@ async function run(ctx: CliContext): Promise<void> {
       collections: v?.collections ?? null,
       switched_at: v?.switched_at ?? null,
       building: v?.building ?? null,
-      state: v ? describeBuild(v, now) : 'serving (not versioned)',
+      state: stoppedAt(p.name) ?? (v ? describeBuild(v, now) : 'serving (not versioned)'),
     });
   }
   if (json) {
@@ -119,6 +126,10 @@ async function run(ctx: CliContext): Promise<void> {
   }
   // Names padded to the longest (analytics_missed_calls is 22 characters), so the columns line up.
   const width = Math.max(20, ...rows.map((r) => r.projection.length), ...versioned.map((v) => v.name.length));
+  if (halt)
+    ctx.out(
+      `PROJECTOR STOPPED at ${halt.at}: ${halt.projection ?? 'a projection'} could not apply ${halt.event_type ?? 'an event'} ${halt.event_id ?? '?'} at position ${halt.position ?? '?'} (${halt.error}); the store refuses it for good. Fix it, then restart the projector.`,
+    );
   ctx.out(`versions ${source}`);
   for (const v of versioned)
     ctx.out(

@@ -96,3 +96,22 @@ export class DuplicateKeyError extends DocumentStoreError {
 export class InvalidQueryError extends DocumentStoreError {
   override name = 'InvalidQueryError';
 }
+
+/**
+ * A document the store refuses and will refuse every time it is written: larger than it keeps
+ * (MongoDB's 16 MB, an update whose result grows past it) or failing the collection's validation.
+ */
+export class DocumentRefusedError extends DocumentStoreError {
+  override name = 'DocumentRefusedError';
+}
+
+/**
+ * Whether a write failed on the store's own verdict, which retrying the same write never changes (a
+ * document refused, a query the store cannot run, an index conflict), as opposed to a transient
+ * failure (a connection lost, no writable primary, a timeout: not a DocumentStoreError) that a retry
+ * gets past. A duplicate key on `_id` is transient: two upserts racing on one document meet it once.
+ */
+export function isPermanentRefusal(err: unknown): boolean {
+  if (!(err instanceof DocumentStoreError)) return false;
+  return !(err instanceof DuplicateKeyError && err.index === '_id_');
+}

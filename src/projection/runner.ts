@@ -48,6 +48,26 @@ export interface RunnerOptions {
   heapHeadroomBytes?: number;
 }
 
+/** Where a projection of this runner last failed to apply an event (the projector reports it). */
+export interface ApplyFailure {
+  projection: string;
+  event: RecordedEvent;
+  error: unknown;
+}
+
+/**
+ * The projector stopped following for good: a write MongoDB refuses whatever the retry (a document
+ * too large, failing validation). Kept for /healthz and recorded for `projections status`.
+ */
+export type ProjectorHalt = {
+  projection: string | null;
+  event_type: string | null;
+  event_id: string | null;
+  position: string | null;
+  error: string;
+  at: string;
+};
+
 const nextMacrotask = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** RunnerOptions.heapGrowthPercent's default. */
@@ -68,6 +88,11 @@ export class ProjectionRunner {
   private stopped = false;
   private changes = 0;
   private yields = 0;
+  /** The projection applying the current event (null between events): names the one that failed. */
+  private applying: Projection | null = null;
+  private failed: ApplyFailure | null = null;
+  /** Set by the projector (src/projection/follow.ts) when it stops on a permanent refusal. */
+  halted: ProjectorHalt | null = null;
 
   constructor(
     private readonly events: EventStore,
@@ -103,6 +128,18 @@ export class ProjectionRunner {
    */
   get changeCount(): number {
     return this.changes;
+  }
+
+  /** The last failure of a projection's apply (the projection, the event, the error), or null. */
+  get lastFailure(): ApplyFailure | null {
+    return this.failed;
+  }
+
+  /** Notes which projection failed on which event, then the caller rethrows the error unchanged. */
+  private noteFailure(event: RecordedEvent | null, error: unknown): void {
+    if (this.applying !== null && event !== null)
+      this.failed = { projection: this.applying.name, event, error };
+    this.applying = null;
   }
 
   /** How many times catch-ups yielded to the event loop mid-way (tests, diagnostics). */
@@ -189,47 +226,59 @@ export class ProjectionRunner {
     let batchLast: bigint | null = null;
     let inBatch = 0;
     let uncommitted = false;
-    for await (const event of this.events.readAll({ after: from, batchSize })) {
-      const handlers = this.byType.get(event.type);
-      if (handlers !== undefined) {
-        // Read models kept in this process share one copy of each repeated string (intern.ts).
-        if (cache !== null) internStrings(event.data as Record<string, unknown>);
-        this.changes++;
-        if (highest !== null && event.position <= highest) await this.applyEvent(event, docs);
-        else for (const p of handlers) await p.apply(event, docs);
-        // Again once applied: a read taken mid-apply (an awaiting projection) must not stay valid.
-        this.changes++;
-      }
-      applied++;
-      batchLast = event.position;
-      uncommitted = true;
-      if (++inBatch >= batchSize) {
-        // A backlog, not a read-your-writes catch-up: the heap's growth held down until the end.
-        if (cache !== null && heap.release === undefined)
-          heap.release = capHeapGrowth(
-            this.options.heapGrowthPercent ?? DEFAULT_HEAP_GROWTH_PERCENT,
-            this.options.heapHeadroomBytes ?? DEFAULT_HEAP_HEADROOM_BYTES,
-          );
-        await this.commit(batchLast, cache);
-        uncommitted = false;
-        this.options.onProgress?.(applied, batchLast);
-        inBatch = 0;
-        if (this.options.afterBatch) await this.options.afterBatch();
-      }
-      // A slice used up: let the event loop run. Through the cache the batch is committed first, so
-      // that a commit holds the loop for what one slice applied, never for a whole batch's writes
-      // (a CSV import's catch-up of ~1,000 customers held it ~40 ms in one flush); readers meanwhile
-      // see the read models as of the last event applied. Without the cache each write is in already.
-      if (sliceMs > 0 && performance.now() - sliceStart >= sliceMs) {
-        // The batch goes on (its count, the heap's cap and afterBatch are a batch's, not a slice's).
-        if (cache !== null && uncommitted && batchLast !== null) {
+    let current: RecordedEvent | null = null;
+    try {
+      for await (const event of this.events.readAll({ after: from, batchSize })) {
+        current = event;
+        const handlers = this.byType.get(event.type);
+        if (handlers !== undefined) {
+          // Read models kept in this process share one copy of each repeated string (intern.ts).
+          if (cache !== null) internStrings(event.data as Record<string, unknown>);
+          this.changes++;
+          if (highest !== null && event.position <= highest) await this.applyEvent(event, docs);
+          else
+            for (const p of handlers) {
+              this.applying = p;
+              await p.apply(event, docs);
+            }
+          this.applying = null;
+          // Again once applied: a read taken mid-apply (an awaiting projection) must not stay valid.
+          this.changes++;
+        }
+        applied++;
+        batchLast = event.position;
+        uncommitted = true;
+        if (++inBatch >= batchSize) {
+          // A backlog, not a read-your-writes catch-up: the heap's growth held down until the end.
+          if (cache !== null && heap.release === undefined)
+            heap.release = capHeapGrowth(
+              this.options.heapGrowthPercent ?? DEFAULT_HEAP_GROWTH_PERCENT,
+              this.options.heapHeadroomBytes ?? DEFAULT_HEAP_HEADROOM_BYTES,
+            );
           await this.commit(batchLast, cache);
           uncommitted = false;
+          this.options.onProgress?.(applied, batchLast);
+          inBatch = 0;
+          if (this.options.afterBatch) await this.options.afterBatch();
         }
-        this.yields++;
-        await nextMacrotask();
-        sliceStart = performance.now();
+        // A slice used up: let the event loop run. Through the cache the batch is committed first, so
+        // that a commit holds the loop for what one slice applied, never for a whole batch's writes
+        // (a CSV import's catch-up of ~1,000 customers held it ~40 ms in one flush); readers meanwhile
+        // see the read models as of the last event applied. Without the cache each write is in already.
+        if (sliceMs > 0 && performance.now() - sliceStart >= sliceMs) {
+          // The batch goes on (its count, the heap's cap and afterBatch are a batch's, not a slice's).
+          if (cache !== null && uncommitted && batchLast !== null) {
+            await this.commit(batchLast, cache);
+            uncommitted = false;
+          }
+          this.yields++;
+          await nextMacrotask();
+          sliceStart = performance.now();
+        }
       }
+    } catch (err) {
+      this.noteFailure(current, err);
+      throw err;
     }
     if (batchLast !== null) {
       await this.commit(batchLast, cache);
@@ -244,8 +293,10 @@ export class ProjectionRunner {
     for (const p of handlers) {
       const c = this.checkpoints.get(p.name) ?? null;
       if (c !== null && event.position <= c) continue;
+      this.applying = p;
       await p.apply(event, docs);
     }
+    this.applying = null;
   }
 
   /** The batch's documents (when cached), then the checkpoints: never a checkpoint ahead of its writes. */
@@ -283,7 +334,12 @@ export class ProjectionRunner {
     for await (const event of sub) {
       if (this.stopped) break;
       this.changes++;
-      await this.applyEvent(event);
+      try {
+        await this.applyEvent(event);
+      } catch (err) {
+        this.noteFailure(event, err);
+        throw err;
+      }
       this.changes++;
       await this.commit(event.position);
     }

@@ -138,4 +138,52 @@ export function projectionRunnerContract(test: Test, fixture: () => Promise<Runn
     await projector.stop();
     await withTimeout(following, 10_000, 'follow() to end after stop()');
   });
+
+  // The projector names what failed (src/projection/follow.ts logs it and reports it on /healthz): the
+  // projection, the event and its position, in catch-ups and live; the error itself is rethrown as is.
+  const refusing = (name: string): Projection => ({
+    name,
+    eventTypes: ['Added'],
+    async apply(event, docs) {
+      const d = event.data as { counter: string; by: number };
+      if (d.counter === 'refused') throw new Error(`refused ${event.position}`);
+      await docs
+        .collection(`${name}_seen`)
+        .replaceOne({ _id: d.counter }, { _id: d.counter }, { upsert: true });
+    },
+  });
+
+  test('a projection that throws: the runner names it and the event (lastFailure), and rethrows the error', async () => {
+    const name = `${prefix}_f`;
+    await f.events.append(`${prefix}-1`, [added('x')], 'any');
+    const bad = await f.events.append(`${prefix}-1`, [added('refused')], 'any');
+    const runner = new ProjectionRunner(f.events, f.docs, [counterProjection(`${name}_ok`), refusing(name)]);
+    const err = await runner.catchUp().then(
+      () => null,
+      (e: unknown) => e,
+    );
+    assert.instance(err, Error);
+    assert.is((err as Error).message, `refused ${bad.position}`, 'the error as the projection threw it');
+    const failure = runner.lastFailure;
+    assert.ok(failure, 'the failure is recorded');
+    assert.is(failure.projection, name);
+    assert.is(failure.event.position, bad.position);
+    assert.is(failure.event.type, 'Added');
+    assert.is(failure.error, err);
+
+    // Live: the same for an event followed.
+    const live = `${prefix}_g`;
+    const follower = new ProjectionRunner(f.events, f.docs, [refusing(live)]);
+    await f.docs.setCheckpoint(live, bad.position);
+    const following = follower.follow().then(
+      () => null,
+      (e: unknown) => e,
+    );
+    const later = await f.events.append(`${prefix}-2`, [added('refused')], 'any');
+    const liveErr = await withTimeout(following, 120_000, 'follow() to fail');
+    assert.is((liveErr as Error).message, `refused ${later.position}`);
+    assert.is(follower.lastFailure?.projection, live);
+    assert.is(follower.lastFailure?.event.position, later.position);
+    await follower.stop();
+  });
 }

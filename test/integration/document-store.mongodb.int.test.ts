@@ -12,7 +12,13 @@ import {
   positionToPadded,
   translateMongoError,
 } from '../../src/adapters/document-store/mongodb';
-import { DocumentStoreError, DuplicateKeyError, InvalidQueryError } from '../../src/ports/document-store';
+import {
+  DocumentRefusedError,
+  DocumentStoreError,
+  DuplicateKeyError,
+  InvalidQueryError,
+  isPermanentRefusal,
+} from '../../src/ports/document-store';
 import { documentStoreContract } from '../contracts/document-store.contract';
 import { withTimeout } from '../contracts/document-store.helpers';
 
@@ -109,6 +115,38 @@ test('server errors map to the port: bad filters and updates to InvalidQueryErro
   assert.is(translateMongoError(network, 'c'), network);
   const other = server(13, 'not authorized');
   assert.is(translateMongoError(other, 'c'), other);
+});
+
+test('a document the server refuses whatever the retry maps to DocumentRefusedError: a permanent refusal', () => {
+  for (const [code, message] of [
+    [121, 'Document failed validation'],
+    [10334, 'BSONObj size: 16793600 (0x1004000) is invalid. Size must be between 0 and 16793600(16MB)'],
+    [17419, 'Resulting document after update is larger than 16777216'],
+    [17420, 'Replacement document is too large'],
+  ] as const) {
+    const mapped = translateMongoError(server(code, message), 'c');
+    assert.instance(mapped, DocumentRefusedError, message);
+    assert.ok(isPermanentRefusal(mapped), message);
+  }
+  // What the projector stops on (src/projection/follow.ts), and what it retries.
+  assert.ok(isPermanentRefusal(translateMongoError(server(2, 'unknown operator: $foo'), 'c')));
+  assert.ok(
+    isPermanentRefusal(
+      translateMongoError(
+        server(11000, 'E11000 duplicate key error collection: db.p index: email_unique'),
+        'p',
+      ),
+    ),
+    'a unique index refusing a value refuses it again',
+  );
+  assert.not.ok(
+    isPermanentRefusal(
+      translateMongoError(server(11000, 'E11000 duplicate key error collection: db.r index: _id_'), 'r'),
+    ),
+    'two upserts racing on one _id: the retry finds the document',
+  );
+  assert.not.ok(isPermanentRefusal(translateMongoError(new MongoNetworkError('connection reset'), 'c')));
+  assert.not.ok(isPermanentRefusal(translateMongoError(server(10107, 'not primary'), 'c')));
 });
 
 test('padded positions order as the bigints do', () => {

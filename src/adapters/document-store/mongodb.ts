@@ -14,6 +14,7 @@ import {
 import {
   type Collection,
   type Doc,
+  DocumentRefusedError,
   DocumentStoreError,
   type DocumentStore as DocumentStorePort,
   DuplicateKeyError,
@@ -43,6 +44,9 @@ import {
 const INVALID_QUERY_CODES = new Set([2, 9, 14, 28, 40, 52, 56, 57, 66, 51091, 31249, 31250, 31254]);
 // IndexOptionsConflict, IndexKeySpecsConflict, CannotCreateIndex, CannotIndexParallelArrays.
 const INDEX_CONFLICT_CODES = new Set([85, 86, 67, 171]);
+// A document the server refuses whenever it is written: DocumentValidationFailure, BSONObjectTooLarge,
+// and an update or replacement whose result would pass 16 MB.
+const REFUSED_DOCUMENT_CODES = new Set([121, 10334, 17419, 17420]);
 
 /** Maps a driver error to the port's errors; anything else (network, auth) passes unchanged. */
 export function translateMongoError(err: unknown, collection: string): unknown {
@@ -54,6 +58,7 @@ export function translateMongoError(err: unknown, collection: string): unknown {
       out = new DuplicateKeyError(collection, index, err.message);
     } else if (INVALID_QUERY_CODES.has(code)) out = new InvalidQueryError(err.message);
     else if (INDEX_CONFLICT_CODES.has(code)) out = new DocumentStoreError(err.message);
+    else if (REFUSED_DOCUMENT_CODES.has(code)) out = new DocumentRefusedError(err.message);
   } else if (err instanceof MongoInvalidArgumentError) out = new InvalidQueryError(err.message);
   if (out === undefined) return err;
   return Object.assign(out, { cause: err });

@@ -1,3 +1,4 @@
+import { ApiError } from '../../core/errors';
 import { SCOPES } from '../../core/scopes';
 import { generateOpenApi } from '../openapi';
 import { ANY_TOKEN, type AnyRoute, type AuthContext, defineRoute, PUBLIC } from '../route';
@@ -152,13 +153,28 @@ export function metaRoutes(all: () => AnyRoute[]): AnyRoute[] {
           example: { status: 'ok', store: 'embedded', read_models_position: '1842' },
         },
       },
-      handler: ({ rt }) => ({
-        body: {
+      handler: ({ rt }) => {
+        const halted = rt.projections.halted;
+        const body = {
           status: 'ok',
           store: rt.config.store,
           read_models_position: rt.projections.position?.toString() ?? null,
-        },
-      }),
+        };
+        if (!halted) return { body };
+        // A projector stopped on a write the store refuses for good (src/projection/follow.ts): the
+        // container turns unhealthy, and the answer says where (503 in the envelope, as a full disk).
+        throw new ApiError(
+          503,
+          'INTERNAL_ERROR',
+          `The projector of this process has stopped: the document store refuses projection ${halted.projection ?? '?'}'s write of event ${halted.event_type ?? '?'} at position ${halted.position ?? '?'}, whatever the retry. The read models stay before it; fix the projection or the document, then restart the projector.`,
+          {
+            reason: 'PROJECTOR_STOPPED',
+            store: body.store,
+            read_models_position: body.read_models_position,
+            projector: { state: 'stopped', ...halted },
+          },
+        );
+      },
     }),
     defineRoute({
       method: 'GET',

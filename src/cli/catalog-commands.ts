@@ -45,6 +45,7 @@ export function registerCatalogCommands(): void {
     usage: '--restaurant rest_x [--merge] <catalog.json>',
     // A switch: in the usage's order the file after --merge stays the positional path.
     switches: ['merge'],
+    flags: ['restaurant', 'merge'],
     async run(ctx) {
       const restaurantId = requireFlag(ctx, 'restaurant');
       const file = ctx.positionals[0];
@@ -74,6 +75,7 @@ export function registerCatalogCommands(): void {
     name: 'catalog show',
     summary: 'Print a restaurant catalog as JSON (the format catalog apply reads)',
     usage: '--restaurant rest_x [--section tables]',
+    flags: ['restaurant', 'section'],
     async run(ctx) {
       const restaurantId = requireFlag(ctx, 'restaurant');
       const restaurant = await loadRestaurant(ctx.rt, restaurantId);

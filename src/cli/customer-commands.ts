@@ -31,6 +31,7 @@ function single(
   name: string,
   summary: string,
   usage: string,
+  flags: readonly string[],
   run: (ctx: CliContext, id: string) => Promise<{ appended: unknown[]; position: bigint | null }>,
   done: string,
   unchanged: string,
@@ -39,6 +40,7 @@ function single(
     name,
     summary,
     usage,
+    flags,
     async run(ctx) {
       const id = requireFlag(ctx, 'id');
       const out = await run(ctx, id);
@@ -53,6 +55,7 @@ export function registerCustomerCommands(): void {
     name: 'customers show',
     summary: 'Print a customer as partners see it (drafts included)',
     usage: '--id cus_x',
+    flags: ['id'],
     async run(ctx) {
       const id = requireFlag(ctx, 'id');
       const doc = await ctx.rt.docs.collection<CustomerDoc>(CUSTOMERS).findOne({ _id: id });
@@ -70,6 +73,7 @@ export function registerCustomerCommands(): void {
     'customers blacklist',
     'Blacklist a customer: their new reservations are rejected',
     '--id cus_x [--reason "…"]',
+    ['id', 'reason'],
     (ctx, id) => blacklistCustomer(ctx.rt, id, optionalFlag(ctx, 'reason') ?? null, meta),
     'blacklisted',
     'was already blacklisted',
@@ -78,6 +82,7 @@ export function registerCustomerCommands(): void {
     'customers unblacklist',
     'Clear a customer from the blacklist',
     '--id cus_x',
+    ['id'],
     (ctx, id) => clearCustomerBlacklist(ctx.rt, id, meta),
     'cleared from the blacklist',
     'was not blacklisted',
@@ -86,6 +91,7 @@ export function registerCustomerCommands(): void {
     'customers opt-out',
     'Record that marketing must not be sent on a channel (unsubscribed, bounced, blocked)',
     '--id cus_x --channel EMAIL|WHATSAPP [--reason "…"]',
+    ['id', 'channel', 'reason'],
     (ctx, id) => addMarketingOptOut(ctx.rt, id, channel(ctx), optionalFlag(ctx, 'reason') ?? null, meta),
     'opted out',
     'had already opted out on that channel',
@@ -94,6 +100,7 @@ export function registerCustomerCommands(): void {
     'customers opt-in',
     'Remove a marketing opt-out',
     '--id cus_x --channel EMAIL|WHATSAPP',
+    ['id', 'channel'],
     (ctx, id) => removeMarketingOptOut(ctx.rt, id, channel(ctx), meta),
     'no longer opted out on that channel',
     'was not opted out on that channel',
@@ -102,6 +109,7 @@ export function registerCustomerCommands(): void {
     'customers delete',
     'Delete a customer (it disappears from the API and the sync feed)',
     '--id cus_x [--reason "…"]',
+    ['id', 'reason'],
     (ctx, id) => deleteCustomer(ctx.rt, id, optionalFlag(ctx, 'reason') ?? null, meta),
     'deleted',
     'was already deleted',
@@ -110,6 +118,7 @@ export function registerCustomerCommands(): void {
     'customers draft',
     'Hide a customer from partners as a messaging-channel draft',
     '--id cus_x [--channel WHATSAPP]',
+    ['id', 'channel'],
     (ctx, id) => flagCustomerDraft(ctx.rt, id, optionalFlag(ctx, 'channel') ?? 'OPERATOR', meta),
     'is now a draft',
     'was already a draft',
@@ -118,6 +127,7 @@ export function registerCustomerCommands(): void {
     'customers publish',
     'Publish a draft customer to partners',
     '--id cus_x',
+    ['id'],
     (ctx, id) => publishCustomerDraft(ctx.rt, id, meta),
     'published',
     'was not a draft',
@@ -126,6 +136,7 @@ export function registerCustomerCommands(): void {
     name: 'customers merge',
     summary: 'Merge a customer into another of the same restaurant (the first disappears)',
     usage: '--from cus_duplicate --into cus_kept',
+    flags: ['from', 'into'],
     async run(ctx) {
       const from = requireFlag(ctx, 'from');
       const into = requireFlag(ctx, 'into');

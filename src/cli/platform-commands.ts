@@ -25,6 +25,7 @@ export function registerPlatformCommands(): void {
     name: 'keys create',
     summary: 'Create an API key; the token is printed once and stored hashed',
     usage: '--restaurant rest_x --name "POS" --scopes CATALOG_READ,RESERVATIONS_READ|ALL',
+    flags: ['restaurant', 'name', 'scopes'],
     async run(ctx) {
       const out = await createApiKey(
         ctx.rt,
@@ -44,6 +45,7 @@ export function registerPlatformCommands(): void {
     summary: 'List API keys (never their tokens)',
     usage:
       '[--restaurant rest_x]   (columns: id, restaurant, type, hint, state, last used (hour resolution) or -, name, scopes)',
+    flags: ['restaurant'],
     async run(ctx) {
       for (const k of await listKeys(ctx.rt.docs, optionalFlag(ctx, 'restaurant')))
         ctx.out(
@@ -55,6 +57,7 @@ export function registerPlatformCommands(): void {
     name: 'keys update',
     summary: 'Rename a key or replace its scopes',
     usage: '--id key_x [--name …] [--scopes A,B|ALL]',
+    flags: ['id', 'name', 'scopes'],
     async run(ctx) {
       const scopes = optionalFlag(ctx, 'scopes');
       const out = await updateApiKey(
@@ -71,6 +74,7 @@ export function registerPlatformCommands(): void {
     name: 'keys revoke',
     summary: 'Revoke an API key: it fails on the very next request',
     usage: '--id key_x [--reason "…"]',
+    flags: ['id', 'reason'],
     async run(ctx) {
       const out = await revokeApiKey(
         ctx.rt,

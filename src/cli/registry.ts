@@ -26,6 +26,11 @@ export interface CliCommand {
    * <id>`), not its value; `--json=false` and `--json false` still turn it off.
    */
   switches?: readonly string[];
+  /**
+   * Every flag the command takes: any other is refused (rejectUnknownFlags) before the command runs,
+   * and by the CLI before it opens the stores. A command without it checks its flags itself.
+   */
+  flags?: readonly string[];
   run(ctx: CliContext): Promise<void>;
 }
 
@@ -64,7 +69,18 @@ export function parseFlags(
 
 const commands: CliCommand[] = [];
 export function registerCliCommand(command: CliCommand): void {
-  commands.push(command);
+  const { flags } = command;
+  commands.push(
+    flags === undefined
+      ? command
+      : {
+          ...command,
+          run(ctx) {
+            rejectUnknownFlags(ctx, flags);
+            return command.run(ctx);
+          },
+        },
+  );
 }
 export const cliCommands = (): readonly CliCommand[] => commands;
 
@@ -74,6 +90,8 @@ export class CliUsageError extends Error {
 
 export function requireFlag(ctx: CliContext, name: string): string {
   const v = ctx.flags[name];
+  // `--scopes` given without its value (the next word a flag, or none) is not a missing flag.
+  if (v === true) throw new CliUsageError(`--${name} needs a value`);
   if (typeof v !== 'string' || v === '') throw new CliUsageError(`--${name} is required`);
   return v;
 }
@@ -93,7 +111,7 @@ export function boolFlag(ctx: CliContext, name: string): boolean | undefined {
 }
 
 /** A mistyped flag (`--nmae`) must not be silently ignored: the command would do something else. */
-export function rejectUnknownFlags(ctx: CliContext, allowed: readonly string[]): void {
+export function rejectUnknownFlags(ctx: Pick<CliContext, 'flags'>, allowed: readonly string[]): void {
   const unknown = Object.keys(ctx.flags).filter((f) => !allowed.includes(f));
   if (unknown.length)
     throw new CliUsageError(

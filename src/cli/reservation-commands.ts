@@ -34,10 +34,12 @@ async function done(
 }
 
 function status(name: string, summary: string, op: (ctx: CliContext) => StatusOperation, what: string) {
+  const withReason = name.startsWith('reject') || name.startsWith('cancel');
   registerCliCommand({
     name: `reservations ${name}`,
     summary,
-    usage: '--id res_x' + (name.startsWith('reject') || name.startsWith('cancel') ? ' [--reason "…"]' : ''),
+    usage: `--id res_x${withReason ? ' [--reason "…"]' : ''}`,
+    flags: withReason ? ['id', 'reason'] : ['id'],
     async run(ctx) {
       const out = await changeStatus(ctx.rt, null, requireFlag(ctx, 'id'), op(ctx), meta);
       await done(ctx, out, what);
@@ -82,6 +84,7 @@ export function registerReservationCommands(): void {
     name: 'reservations lock',
     summary: 'Set the POS service lock: the fields the partner API may no longer change (--clear lifts it)',
     usage: `--id res_x (--fields ${LOCKABLE_FIELDS.slice(0, 3).join(',')},…|all | --clear)`,
+    flags: ['id', 'fields', 'clear'],
     async run(ctx) {
       const raw = ctx.flags.clear === true ? '' : requireFlag(ctx, 'fields');
       const fields = raw === 'all' ? [...LOCKABLE_FIELDS] : raw.split(',').filter(Boolean);
@@ -99,6 +102,7 @@ export function registerReservationCommands(): void {
     name: 'reservations feedback',
     summary: "Record the guest's feedback (rating 1-5, comment) or the restaurant's answer",
     usage: '--id res_x [--rating 4] [--comment "…"] [--answer "…"]',
+    flags: ['id', 'rating', 'comment', 'answer'],
     async run(ctx) {
       const out = await recordFeedback(
         ctx.rt,
@@ -119,6 +123,7 @@ export function registerReservationCommands(): void {
     name: 'reservations payment',
     summary: 'Record a payment, or a new status of one (e.g. a deposit paid); nothing is charged',
     usage: `--id res_x --status ${PAYMENT_STATUSES.join('|')} [--payment-id pay_x] [--amount 2000] [--type DEPOSIT] [--mode …] [--provider …]`,
+    flags: ['id', 'status', 'payment-id', 'amount', 'type', 'mode', 'provider'],
     async run(ctx) {
       const id = requireFlag(ctx, 'id');
       const status = requireFlag(ctx, 'status').toUpperCase();
@@ -149,6 +154,7 @@ export function registerReservationCommands(): void {
     name: 'reservations waiter',
     summary: 'Assign the waiter serving the reservation (--clear removes it)',
     usage: '--id res_x (--waiter-id w_1 --waiter-name "Ana" | --clear)',
+    flags: ['id', 'waiter-id', 'waiter-name', 'clear'],
     async run(ctx) {
       const waiter =
         ctx.flags.clear === true
@@ -163,6 +169,7 @@ export function registerReservationCommands(): void {
     name: 'reservations show',
     summary: 'Print a reservation as the write side holds it (JSON)',
     usage: '--id res_x',
+    flags: ['id'],
     async run(ctx) {
       const state = await loadReservation(ctx.rt, requireFlag(ctx, 'id'));
       if (!state.r) throw new CliUsageError('no such reservation');
@@ -174,6 +181,7 @@ export function registerReservationCommands(): void {
     name: 'reservations run-jobs',
     summary: 'Run the scheduler jobs now: finished, no-shows, seating repair',
     usage: '',
+    flags: [],
     async run(ctx) {
       const settings = reservationJobSettings(process.env);
       const finished = await finishSeatedReservations(ctx.rt);

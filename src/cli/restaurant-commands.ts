@@ -126,6 +126,7 @@ export function registerRestaurantCommands(): void {
     name: 'restaurants list',
     summary: 'List restaurants',
     usage: '',
+    flags: [],
     async run(ctx) {
       for (const r of await listRestaurants(ctx.rt.docs))
         ctx.out(`${r._id}\t${r.slug}\t${r.name}\t${r.timezone}\t${r.suspended ? 'SUSPENDED' : 'active'}`);

@@ -5,7 +5,7 @@ import { createLogger } from '../logger';
 import { registerModules } from '../modules';
 import { createRuntime } from '../runtime';
 import { registerAllCliCommands } from './commands';
-import { CliUsageError, cliCommands, parseFlags, rejectUnknownFlags } from './registry';
+import { CliUsageError, cliCommands, parseFlags, rejectStrayArguments, rejectUnknownFlags } from './registry';
 
 function help(): string {
   const lines = ['Usage: npm run cli -- <command> [flags]', '', 'Commands:'];
@@ -44,8 +44,10 @@ async function main(argv: string[]): Promise<number> {
   }
   const rest = argv.slice(argv.indexOf(command.name.split(' ').at(-1) as string) + 1);
   const { values, positionals } = parseFlags(rest, command.switches);
-  // A flag the command does not take is refused before the stores are opened (and the log replayed).
+  // A flag the command does not take, or a word left over, is refused before the stores are opened
+  // (and the log replayed).
   if (command.flags) rejectUnknownFlags({ flags: values }, command.flags);
+  rejectStrayArguments({ positionals }, command);
   const config = loadConfig();
   for (const w of config.warnings) console.error(`warning: ${w}`);
   const rt = await createRuntime(config, {

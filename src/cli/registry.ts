@@ -70,17 +70,14 @@ export function parseFlags(
 const commands: CliCommand[] = [];
 export function registerCliCommand(command: CliCommand): void {
   const { flags } = command;
-  commands.push(
-    flags === undefined
-      ? command
-      : {
-          ...command,
-          run(ctx) {
-            rejectUnknownFlags(ctx, flags);
-            return command.run(ctx);
-          },
-        },
-  );
+  commands.push({
+    ...command,
+    run(ctx) {
+      if (flags !== undefined) rejectUnknownFlags(ctx, flags);
+      rejectStrayArguments(ctx, command);
+      return command.run(ctx);
+    },
+  });
 }
 export const cliCommands = (): readonly CliCommand[] => commands;
 
@@ -108,6 +105,22 @@ export function boolFlag(ctx: CliContext, name: string): boolean | undefined {
   if (v === true || v === 'true') return true;
   if (v === 'false') return false;
   throw new CliUsageError(`--${name} takes true or false`);
+}
+
+/**
+ * A command whose usage names no `<argument>` (other than a flag's `--flag <value>`) takes none: a word left over (`customers delete --id cus_1
+ * cus_2`, a value whose flag was forgotten) is refused rather than ignored, which did only part of
+ * what was asked.
+ */
+export function rejectStrayArguments(
+  ctx: Pick<CliContext, 'positionals'>,
+  command: Pick<CliCommand, 'name' | 'usage'>,
+): void {
+  // `<id>` after a flag (`--customer <id>`) is that flag's value; only one standing alone is an argument.
+  if (ctx.positionals.length === 0 || /<[^>]+>/.test(command.usage.replace(/--[\w-]+ <[^>]+>/g, ''))) return;
+  throw new CliUsageError(
+    `unexpected argument${ctx.positionals.length === 1 ? '' : 's'} ${ctx.positionals.map((p) => JSON.stringify(p)).join(', ')}: ${command.name} takes only flags (${command.usage || 'none'}); give each value after its flag`,
+  );
 }
 
 /** A mistyped flag (`--nmae`) must not be silently ignored: the command would do something else. */

@@ -3,7 +3,9 @@
 // silently dropped (the command would do something else: a cancellation without its reason) nor
 // reported as "--id is required". Before, the catalog, customers, reservations, keys and restaurants
 // list commands ignored unknown flags (`keys list --json` printed its table and exited 0), and a
-// required flag given without its value was reported as missing.
+// required flag given without its value was reported as missing. A word left over (`customers delete
+// --id cus_1 cus_2`, `audit erase --customer cus_1 cus_2`) was ignored: only part of what was asked
+// was done, silently.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { MemoryEventStore } from '../../src/adapters/event-store/memory';
@@ -35,6 +37,40 @@ test('every command refuses an unknown flag first, naming it and what it accepts
     }
     assert.equal(wrong, [], wrong.join('\n'));
     assert.is(await rt.events.headPosition(), head, 'nothing was appended');
+  } finally {
+    await rt.close();
+  }
+});
+
+test('a word left over is refused by every command that takes no argument (customers delete --id a b)', async () => {
+  registerModules();
+  registerAllCliCommands();
+  const rt = await createRuntime(loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: '/nonexistent-unused' }), {
+    logger: createLogger('silent'),
+    events: new MemoryEventStore(),
+  });
+  const head = await rt.events.headPosition();
+  // The commands that take an argument (their usage names one standing alone).
+  const taking = ['catalog apply', 'bootstrap apply', 'audit history', 'audit as-of'];
+  const wrong: string[] = [];
+  try {
+    for (const command of cliCommands()) {
+      if (taking.includes(command.name)) continue;
+      const err = await runCli(rt, command.name, {}, ['cus_2']).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      if (!(err instanceof CliUsageError) || !err.message.startsWith('unexpected argument "cus_2": '))
+        wrong.push(`${command.name}: ${err instanceof Error ? `${err.name}: ${err.message}` : 'ran'}`);
+    }
+    assert.equal(wrong, [], wrong.join('\n'));
+    assert.is(await rt.events.headPosition(), head, 'nothing was appended');
+    // `audit erase --customer <id>`: the <id> is the flag's value, not an argument of its own.
+    const erase = await runCli(rt, 'audit erase', { customer: 'cus_1' }, ['cus_2']).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    assert.match((erase as Error).message, /^unexpected argument "cus_2": audit erase takes only flags/);
   } finally {
     await rt.close();
   }

@@ -241,7 +241,7 @@ export function generateOpenApi(routes: AnyRoute[], baseUrl: string): Record<str
         'Every error uses the envelope {error: {code, message, request_id, details?}}. ' +
         'Every response carries x-request-id (equal to error.request_id); under /api/partner/v1 every response also carries ' +
         'x-ratelimit-limit and x-ratelimit-remaining, and a 429 adds x-ratelimit-reset (epoch ms) and retry-after (seconds). ' +
-        'A path this document does not list answers 404 RESOURCE_NOT_FOUND in the envelope. HEAD is answered as GET, without the body. ' +
+        'A path this document does not list answers 404 RESOURCE_NOT_FOUND in the envelope, its message naming the route most likely meant (a missing /api/partner/v1 prefix, a singular for a plural…) when one is close. HEAD is answered as GET, without the body. ' +
         'OPTIONS (no CORS preflight is served) and any other method a path does not answer get 405 with an allow header (components.responses.MethodNotAllowed). ' +
         'Every answer is JSON (application/json; charset=utf-8), whatever the Accept header asks for. ' +
         `This document is rendered as a readable reference at ${baseUrl}/docs.\n\n` +

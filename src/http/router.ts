@@ -93,12 +93,21 @@ export function createDispatcher<R>(
   for (const [key, list] of grouped) groups.set(key, build([...list, ...everywhere]));
   const others = build(everywhere);
 
+  let matchers: RouteMatcher[] | null = null;
   const refuse = (ctx: Context) => {
     // 501 is the router's answer to a method no route may use; on a path that exists it is still a 405
     // (spec §7 has no 501), and on a path that does not, a 404 (then the Allow list is empty).
     const allow = ctx.status === 405 || ctx.status === 501 ? ctx.response.get('allow') : '';
     if (allow) throw new ApiError(405, 'VALIDATION_ERROR', `${ctx.method} is not allowed here; use ${allow}`);
-    throw new ApiError(404, 'RESOURCE_NOT_FOUND', `No route for ${ctx.method} ${ctx.path}`);
+    throw new ApiError(
+      404,
+      'RESOURCE_NOT_FOUND',
+      noRouteMessage(
+        (matchers ??= routeMatchers([...grouped.values(), everywhere].flat())),
+        ctx.method,
+        ctx.path,
+      ),
+    );
   };
 
   return (ctx) => {
@@ -111,4 +120,68 @@ export function createDispatcher<R>(
     if ((ctx as { routeMatched?: boolean }).routeMatched) return running;
     return running.then(() => group.allowedMethods(ctx as never, resolved)).then(() => refuse(ctx));
   };
+}
+
+/** Where every route is listed: named in the 404 a path no route takes answers. */
+export const ROUTE_LIST_HINT =
+  'every route is listed in the OpenAPI document, GET /api/partner/v1/openapi.json';
+
+/**
+ * The 404 for a path no route takes names the fix: the documented route the caller most likely meant
+ * (a missing `/api/partner/v1` prefix, another version, a letter's case, a singular for a plural, `_`
+ * for `-`), and where every route is listed. Only on this error path: it costs nothing to a routed
+ * request.
+ */
+export function noRouteMessage(matchers: readonly RouteMatcher[], method: string, path: string): string {
+  const base = `No route for ${method} ${path}`;
+  const meant = suggestRoute(matchers, method, path);
+  return meant ? `${base}: did you mean ${meant}? (${ROUTE_LIST_HINT})` : `${base}; ${ROUTE_LIST_HINT}`;
+}
+
+/** A declared route as the 404's suggestion matches it: its method and its path as a regular expression. */
+export interface RouteMatcher {
+  method: string;
+  path: RegExp;
+}
+
+export const routeMatchers = <R>(entries: readonly RouteEntry<R>[]): RouteMatcher[] =>
+  entries.map(({ method, path }) => ({
+    method,
+    path: new RegExp(`^${path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{\w+\}/g, '[^/]+')}$`),
+  }));
+
+function candidatesOf(path: string): string[] {
+  const trimmed = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+  const forms = new Set<string>([trimmed, trimmed.toLowerCase(), trimmed.replace(/_/g, '-')]);
+  for (const form of [...forms]) {
+    const versioned = form.replace(/^\/api\/partner\/v[^/]*(?=\/|$)/i, '/api/partner/v1');
+    forms.add(versioned);
+    if (!/^\/api\//i.test(form)) forms.add(`/api/partner/v1${form === '/' ? '' : form}`);
+  }
+  // One segment with its plural `s` added or dropped (`/reservation` for `/reservations`).
+  for (const form of [...forms]) {
+    const segments = form.split('/');
+    for (let i = 1; i < segments.length; i++) {
+      const seg = segments[i];
+      if (!seg) continue;
+      const other = seg.endsWith('s') ? seg.slice(0, -1) : `${seg}s`;
+      forms.add([...segments.slice(0, i), other, ...segments.slice(i + 1)].join('/'));
+    }
+  }
+  forms.delete(trimmed);
+  return [...forms];
+}
+
+function suggestRoute(matchers: readonly RouteMatcher[], method: string, path: string): string | null {
+  // Bounded: a path of hundreds of segments gets the list's address alone.
+  if (path.length > 512 || path.split('/').length > 10) return null;
+  const candidates = candidatesOf(path);
+  const wanted = method === 'HEAD' ? 'GET' : method;
+  // Only a route of the method asked for: another method's path is another operation, not a typo's fix.
+  for (const entry of matchers) {
+    if (entry.method !== wanted) continue;
+    const hit = candidates.find((c) => entry.path.test(c));
+    if (hit) return `${entry.method} ${hit}`;
+  }
+  return null;
 }

@@ -106,6 +106,48 @@ t('unknown routes are 404 and wrong methods 405, in the envelope', async ({ svc 
   assert.is(method.body.error.code, 'VALIDATION_ERROR');
 });
 
+t(
+  'a path no route takes names the fix: the route most likely meant, and where every route is listed',
+  async ({ svc }) => {
+    const cases: [string, string, string][] = [
+      ['GET', '/api/partner/v1/reservation', 'did you mean GET /api/partner/v1/reservations?'],
+      ['GET', '/reservations', 'did you mean GET /api/partner/v1/reservations?'],
+      ['GET', '/api/partner/v2/me', 'did you mean GET /api/partner/v1/me?'],
+      ['POST', '/api/partner/v1/webhook_endpoints', 'did you mean POST /api/partner/v1/webhook-endpoints?'],
+      [
+        'POST',
+        '/api/partner/v1/reservation/res_1/cancel',
+        'did you mean POST /api/partner/v1/reservations/res_1/cancel?',
+      ],
+      ['POST', '/api/oauth/tokens', 'did you mean POST /api/oauth/token?'],
+    ];
+    for (const [method, path, meant] of cases) {
+      // Whole URLs: the helper would put the API's prefix before a path without it.
+      const res = await svc.api(method, `${svc.url}${path}`, {
+        token: FULL,
+        headers: { 'content-type': 'application/json' },
+      });
+      assert.is(res.status, 404, path);
+      assert.is(res.body.error.code, 'RESOURCE_NOT_FOUND');
+      assert.ok(res.body.error.message.includes(meant), `${path}: ${res.body.error.message}`);
+      assert.match(res.body.error.message, /GET \/api\/partner\/v1\/openapi\.json/);
+    }
+    // Nothing close: the list's address alone; another method's route is never offered as the fix.
+    for (const [method, path] of [
+      ['GET', '/api/partner/v1/nope'],
+      ['DELETE', '/api/partner/v1/reservation'],
+    ]) {
+      const res = await svc.api(method, path, { token: FULL });
+      assert.is(res.status, 404);
+      assert.not.match(res.body.error.message, /did you mean/);
+      assert.match(
+        res.body.error.message,
+        /every route is listed in the OpenAPI document, GET \/api\/partner\/v1\/openapi\.json/,
+      );
+    }
+  },
+);
+
 t('a caller-supplied x-request-id is kept; otherwise one is made', async ({ svc }) => {
   const res = await svc.api('GET', '/me', {
     token: FULL,

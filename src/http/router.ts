@@ -99,15 +99,8 @@ export function createDispatcher<R>(
     // (spec §7 has no 501), and on a path that does not, a 404 (then the Allow list is empty).
     const allow = ctx.status === 405 || ctx.status === 501 ? ctx.response.get('allow') : '';
     if (allow) throw new ApiError(405, 'VALIDATION_ERROR', `${ctx.method} is not allowed here; use ${allow}`);
-    throw new ApiError(
-      404,
-      'RESOURCE_NOT_FOUND',
-      noRouteMessage(
-        (matchers ??= routeMatchers([...grouped.values(), everywhere].flat())),
-        ctx.method,
-        ctx.path,
-      ),
-    );
+    matchers ??= routeMatchers([...grouped.values(), everywhere].flat());
+    throw new ApiError(404, 'RESOURCE_NOT_FOUND', noRouteMessage(matchers, ctx.method, ctx.path));
   };
 
   return (ctx) => {

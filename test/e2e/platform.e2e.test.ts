@@ -133,10 +133,11 @@ t(
       assert.match(res.body.error.message, /GET \/api\/partner\/v1\/openapi\.json/);
     }
     // Nothing close: the list's address alone; another method's route is never offered as the fix.
-    for (const [method, path] of [
+    const far: [string, string][] = [
       ['GET', '/api/partner/v1/nope'],
       ['DELETE', '/api/partner/v1/reservation'],
-    ]) {
+    ];
+    for (const [method, path] of far) {
       const res = await svc.api(method, path, { token: FULL });
       assert.is(res.status, 404);
       assert.not.match(res.body.error.message, /did you mean/);

@@ -28,8 +28,41 @@ export function authenticate(
   const hash = sha256(token);
   const resolved = resolveCredential(rt, hash);
   return resolved instanceof Promise
-    ? resolved.then((auth) => authorize(auth, access))
+    ? resolved.then(
+        (auth) => authorize(auth, access),
+        (err: unknown) => {
+          throw err instanceof ApiError && err.message === INVALID_MESSAGE ? refusedToken(token) : err;
+        },
+      )
     : authorize(resolved, access);
+}
+
+const INVALID_MESSAGE = 'The token is invalid, revoked or disconnected';
+
+/**
+ * The 401 for a token that opens nothing names the fix a partner most likely needs: the common mistakes
+ * are told by the token's shape (never echoed): quotes or brackets copied with it, or another of the
+ * values an integration holds (an OAuth client secret or code, a webhook signing secret) sent in its place.
+ */
+function refusedToken(token: string): ApiError {
+  const say = (message: string) => new ApiError(401, 'INVALID_AUTHENTICATION', message);
+  if (/^["'<`]|["'>`]$/.test(token))
+    return say(
+      `${INVALID_MESSAGE}: send the token alone, without quotes or brackets ("Authorization: Bearer couvert_pk_…")`,
+    );
+  if (token.startsWith('couvert_cs_'))
+    return say(
+      'This is an OAuth client secret, not an access token: exchange an authorization code at POST /api/oauth/token for a couvert_pk_… token and send that',
+    );
+  if (token.startsWith('couvert_ac_'))
+    return say(
+      'This is an OAuth authorization code, not an access token: exchange it at POST /api/oauth/token for a couvert_pk_… token and send that',
+    );
+  if (token.startsWith('whsec_'))
+    return say('This is a webhook signing secret, not an access token: send your API key (couvert_pk_…)');
+  return say(
+    `${INVALID_MESSAGE}: send the whole token as it was given; a revoked or disconnected one never works again (ask the restaurant for a new API key, or connect again through OAuth)`,
+  );
 }
 
 function authorize(auth: AuthContext, access: Access): AuthContext {
@@ -51,8 +84,7 @@ function holdsAll(held: ReadonlySet<Scope>, needed: readonly Scope[]): boolean {
   return true;
 }
 
-const invalid = () =>
-  new ApiError(401, 'INVALID_AUTHENTICATION', 'The token is invalid, revoked or disconnected');
+const invalid = () => new ApiError(401, 'INVALID_AUTHENTICATION', INVALID_MESSAGE);
 
 async function lookUp(rt: Runtime, hash: string): Promise<AuthContext> {
   const key = await findKeyByTokenHash(rt.docs, hash);

@@ -71,6 +71,37 @@ t('missing, malformed and unknown tokens are 401 in the envelope', async ({ svc,
   assert.is(wrong.headers.get('x-request-id'), wrong.body.error.request_id);
 });
 
+t(
+  'a token that opens nothing is told the fix: quotes, another value of the integration, or a new key',
+  async ({ svc }) => {
+    const cases: [string, RegExp][] = [
+      [`"${FULL}"`, /without quotes or brackets/],
+      [`<${FULL}>`, /without quotes or brackets/],
+      [
+        'couvert_cs_wd93zfOb32B5kp5Q-zcVMR2YpsFBvLavqB_nzPAyJPE',
+        /OAuth client secret, not an access token: exchange an authorization code at POST \/api\/oauth\/token/,
+      ],
+      [
+        'couvert_ac_NFNdXABzTFPT5CJI_shX6L1EdQiWQWv8h5Pu6ntfXWM',
+        /OAuth authorization code, not an access token: exchange it at POST \/api\/oauth\/token/,
+      ],
+      ['whsec_3E3Ko-sc3gTEh8Cm5Huw0XxQAjXMrFRt_hmqCyuQeJM', /webhook signing secret, not an access token/],
+      [
+        'couvert_pk_nope_000000000000000000000',
+        /ask the restaurant for a new API key, or connect again through OAuth/,
+      ],
+    ];
+    for (const [token, fix] of cases) {
+      const res = await svc.api('GET', '/me', { token });
+      assert.is(res.status, 401, token);
+      assert.is(res.body.error.code, 'INVALID_AUTHENTICATION');
+      assert.match(res.body.error.message, fix);
+      // The token itself is never echoed.
+      assert.not.ok(res.text.includes(token.replace(/^["<]|[">]$/g, '')), token);
+    }
+  },
+);
+
 t('a revoked key fails on the very next request', async ({ svc }) => {
   const created = await svc.api('GET', '/me', { token: CATALOG });
   assert.is(created.status, 200);

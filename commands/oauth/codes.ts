@@ -73,7 +73,9 @@ export function decideRedeem(state: CodeState, r: Redemption): NewEvent[] {
     ];
   }
   if (r.now.getTime() >= Date.parse(code.expires_at))
-    throw new GrantRefused('The authorization code has expired');
+    throw new GrantRefused(
+      'The authorization code has expired (a code is valid 5 minutes): send the manager to /oauth/authorize again and exchange the new code at once',
+    );
   if (r.redirect_uri !== code.redirect_uri)
     throw new GrantRefused('redirect_uri differs from the one of the authorization request');
   // A verifier outside RFC 7636's form is said to be so, not to "not match": its maker can fix it.

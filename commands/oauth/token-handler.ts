@@ -168,7 +168,9 @@ export async function redeemCode(
           now.toISOString(),
         ),
     });
-    throw new GrantRefused('The authorization code was already used; the token it issued is revoked');
+    throw new GrantRefused(
+      'The authorization code was already used; the token it issued is revoked (a code works once: send the manager to /oauth/authorize again)',
+    );
   }
   const restaurant = await loadRestaurant(deps, code.restaurant_id);
   if (!restaurant.profile) throw new GrantRefused('The restaurant of this code no longer exists');
@@ -222,7 +224,9 @@ export async function redeemCode(
   const after = await loadStream(deps.events, codeStream(hash), initialCode, evolveCode);
   if (after.state.replayed) {
     await revokeKeys(deps, [keyId], 'authorization code replayed', meta);
-    throw new GrantRefused('The authorization code was already used; the token it issued is revoked');
+    throw new GrantRefused(
+      'The authorization code was already used; the token it issued is revoked (a code works once: send the manager to /oauth/authorize again)',
+    );
   }
   // Between 2 and 4 a disconnection, or a newer token past the cap, may have retired this key before it
   // existed (revoking it then was a no-op): read the connection again, as for a replay.

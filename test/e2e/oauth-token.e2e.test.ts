@@ -218,6 +218,8 @@ t('a code is valid 5 minutes', async ({ svc, b }) => {
   const res = await exchange(svc, stale);
   assert.equal([res.status, res.body.error], [400, 'invalid_grant']);
   assert.match(res.body.error_description, /expired/);
+  // The fix is named: the flow again, and the new code exchanged at once.
+  assert.match(res.body.error_description, /valid 5 minutes\): send the manager to \/oauth\/authorize again/);
 });
 
 t(
@@ -231,6 +233,10 @@ t(
     const again = await exchange(svc, c);
     assert.equal([again.status, again.body.error], [400, 'invalid_grant']);
     assert.match(again.body.error_description, /already used/);
+    assert.match(
+      again.body.error_description,
+      /a code works once: send the manager to \/oauth\/authorize again/,
+    );
     const me = await svc.api('GET', '/me', { token });
     assert.equal([me.status, me.body.error.code], [401, 'INVALID_AUTHENTICATION']);
     const types: string[] = [];

@@ -98,7 +98,13 @@ export function createDispatcher<R>(
     // 501 is the router's answer to a method no route may use; on a path that exists it is still a 405
     // (spec §7 has no 501), and on a path that does not, a 404 (then the Allow list is empty).
     const allow = ctx.status === 405 || ctx.status === 501 ? ctx.response.get('allow') : '';
-    if (allow) throw new ApiError(405, 'VALIDATION_ERROR', `${ctx.method} is not allowed here; use ${allow}`);
+    // OPTIONS is a browser's CORS preflight: none is served, as the token must never reach a browser.
+    const why =
+      ctx.method === 'OPTIONS'
+        ? ' (no CORS preflight is served: call the API from your server, where the token stays secret)'
+        : '';
+    if (allow)
+      throw new ApiError(405, 'VALIDATION_ERROR', `${ctx.method} is not allowed here${why}; use ${allow}`);
     matchers ??= routeMatchers([...grouped.values(), everywhere].flat());
     throw new ApiError(404, 'RESOURCE_NOT_FOUND', noRouteMessage(matchers, ctx.method, ctx.path));
   };

@@ -135,6 +135,11 @@ t('unknown routes are 404 and wrong methods 405, in the envelope', async ({ svc 
   assert.is(method.status, 405);
   assert.is(method.headers.get('allow'), 'HEAD, GET', 'HEAD is answered like GET, so it is allowed too');
   assert.is(method.body.error.code, 'VALIDATION_ERROR');
+  assert.is(method.body.error.message, 'DELETE is not allowed here; use HEAD, GET');
+  // A browser's CORS preflight is told why none is served, and what to do instead.
+  const preflight = await svc.api('OPTIONS', '/me');
+  assert.is(preflight.status, 405);
+  assert.match(preflight.body.error.message, /no CORS preflight is served: call the API from your server/);
 });
 
 t(

@@ -21,7 +21,7 @@ import { presentReservation, type ReservationView } from '../../queries/reservat
 import { findRestaurant } from '../../queries/restaurants';
 import { publishesWebhook } from '../core/no-webhook';
 import type { DocumentStore } from '../ports/document-store';
-import type { EventStore, RecordedEvent } from '../ports/event-store';
+import { type EventStore, positionToString, type RecordedEvent } from '../ports/event-store';
 import { erasedProfileFields } from '../privacy/seal';
 
 export const LEGACY_TYPE = 'RESERVATION_UPDATED';
@@ -282,6 +282,15 @@ async function customerEvent(
         }),
     // The state the event made, even if the customer changed again since.
     ...fields,
+    // So is updated_at: the read model's is the stamp of the last customer event it applied (`_pos`),
+    // which is this event's only when that is this event. Ahead of it (a later change applied before
+    // this one is published, as in a burst) or behind it (a lagging read model, scaled out), the event's
+    // own time, the stamp's lower bound (equal to it below 1,000 changes a second in the restaurant):
+    // never a later change's updated_at on this change's fields, which would make two payloads of
+    // different states carry one updated_at and break ordering a customer's events by it.
+    ...(doc && doc.restaurant_id === restaurantId && doc._pos !== positionToString(event.position)
+      ? { updated_at: (event.data as { at?: string }).at ?? event.created }
+      : {}),
   };
   const extra: Record<string, unknown> = {};
   if (type === 'customer.updated' || type === 'customer.merged')

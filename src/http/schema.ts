@@ -83,6 +83,12 @@ export function email(o: Doc = {}): Schema<string> {
 }
 
 /**
+ * Said of a malformed date-time in a query string only (validate.ts drops it elsewhere): an offset's `+`
+ * sent unencoded arrives as a space there; in a JSON body it is no fix to name.
+ */
+export const QUERY_PLUS_NOTE = ' (a + in a query string must be encoded as %2B)';
+
+/**
  * RFC 3339 date-time with an explicit offset, read by the one strict parser (src/core/datetime.ts):
  * a day, hour or offset that does not exist is refused, never rolled over.
  */
@@ -99,9 +105,7 @@ export function dateTime(o: Doc & { service?: boolean } = {}): Schema<string> {
   const checked = s.refine(base.struct, 'date_time', (v) => {
     const parsed = parseDateTime(v);
     if (parsed.ok) return true;
-    return parsed.reason.startsWith('must be')
-      ? `${parsed.reason} (a + in a query string must be encoded as %2B)`
-      : parsed.reason;
+    return parsed.reason.startsWith('must be') ? `${parsed.reason}${QUERY_PLUS_NOTE}` : parsed.reason;
   });
   if (!service) return { ...base, struct: checked };
   // Named `range`: validate.ts reports it as out_of_range.

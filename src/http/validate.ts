@@ -1,7 +1,7 @@
 import { validate as run, type StructError } from 'superstruct';
 import { type Issue, validationError } from '../core/errors';
 import { kindOf } from './body-guard';
-import type { Schema } from './schema';
+import { QUERY_PLUS_NOTE, type Schema } from './schema';
 
 /** Validates (with coercion, for query strings) and returns the value, or throws 400 with every issue. */
 export function validateInput<T>(value: unknown, schema: Schema<T>, where: 'body' | 'query' | 'path'): T {
@@ -20,7 +20,12 @@ export function validateInput<T>(value: unknown, schema: Schema<T>, where: 'body
     if (!error) throw thrown;
     failures = error.failures();
   }
-  throw validationError(issuesOf(failures, where), messageFor(where));
+  const issues = issuesOf(failures, where);
+  if (where !== 'query')
+    for (const issue of issues)
+      if (issue.message.endsWith(QUERY_PLUS_NOTE))
+        issue.message = issue.message.slice(0, -QUERY_PLUS_NOTE.length);
+  throw validationError(issues, messageFor(where));
 }
 
 const messageFor = (where: string) =>

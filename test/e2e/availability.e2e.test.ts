@@ -314,6 +314,17 @@ t(
     assert.is(issue(noOffset)?.path, 'start_at_from');
     assert.match(issue(noOffset)?.message ?? '', /explicit offset/);
     openapi.check('GET', `${P}/availability`, noOffset);
+    // The query string's %2B note belongs to query strings: in a JSON body a + is sent as it is.
+    const inBody = await svc.api('POST', '/availability/check', {
+      token: TOKEN,
+      body: { start_at: '2026-05-01T19:00:00', party_size: 2 },
+      invalid: true,
+    });
+    assert.is(inBody.status, 400);
+    assert.is(issue(inBody)?.path, 'start_at');
+    assert.match(issue(inBody)?.message ?? '', /explicit offset/);
+    assert.not.match(issue(inBody)?.message ?? '', /%2B|query string/);
+    assert.match(issue(noOffset)?.message ?? '', /encoded as %2B/, 'a query string keeps it');
 
     const plus = await svc.api(
       'GET',

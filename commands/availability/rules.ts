@@ -27,14 +27,17 @@ export const FAILURE_MESSAGES: Record<FailureReason, string> = {
   UNKNOWN_SHIFT: 'No shift of this restaurant has this shift_id',
   UNKNOWN_ROOM: 'No room of this restaurant has this room_id',
   UNKNOWN_TABLE: 'A table_id is not a table of this restaurant',
-  OUTSIDE_SHIFT: 'No shift offers a seating at this start_at (wrong day, time or interval)',
+  OUTSIDE_SHIFT:
+    'No shift offers a seating at this start_at (wrong day, time or interval): take start_at and shift_id from a slot of GET /availability',
   PARTY_SIZE_OUT_OF_RANGE: "The party size is outside the shift's limits",
   TOO_LATE: "The start is too close to now (the shift's minimum notice) or already past",
   TOO_FAR: "The start is beyond the shift's booking window",
   ROOM_SELECTION_REQUIRED:
     'The shift requires room selection: pass a room_id (GET /availability answers one slot per room)',
-  MAX_COVERS_REACHED: 'The shift has no covers left that day for this party',
-  NO_TABLE: 'No table able to seat the party is free for the whole seating',
+  MAX_COVERS_REACHED:
+    'The shift has no covers left that day for this party: GET /availability lists the slots still bookable',
+  NO_TABLE:
+    'No table able to seat the party is free for the whole seating: GET /availability lists the slots still bookable',
 };
 
 /** The later (more specific) of two failures: the one a partner can act on most precisely. */

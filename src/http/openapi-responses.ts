@@ -144,7 +144,7 @@ export const ERROR_EXAMPLES = {
   BusinessRule: envelope(
     'A business rule refused the request (details.reason)',
     'VALIDATION_ERROR',
-    'No shift offers a seating at this start_at (wrong day, time or interval)',
+    'No shift offers a seating at this start_at (wrong day, time or interval): take start_at and shift_id from a slot of GET /availability',
     { reason: 'OUTSIDE_SHIFT' },
   ),
   UnknownReference: envelope(

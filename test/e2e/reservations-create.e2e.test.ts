@@ -88,6 +88,10 @@ t('shift_id is derived from start_at, or checked when given', async ({ svc }) =>
   const wrong = await create(svc, { start_at: at('12:30'), shift_id: 'shift_dinner' });
   assert.is(wrong.status, 422);
   assert.is(wrong.body.error.details.reason, 'OUTSIDE_SHIFT');
+  // The message names the fix: a slot of GET /availability.
+  assert.match(wrong.body.error.message, /take start_at and shift_id from a slot of GET \/availability/);
+  const offGrid = await create(svc, { start_at: at('19:07') });
+  assert.match(offGrid.body.error.message, /take start_at and shift_id from a slot of GET \/availability/);
   const unknown = await create(svc, { shift_id: 'shift_nope' });
   assert.is(unknown.body.error.details.reason, 'UNKNOWN_SHIFT');
 });

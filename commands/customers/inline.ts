@@ -13,13 +13,8 @@ import type { Issue } from '../../src/core/errors';
 import type { WriteDeps } from '../../src/core/write-deps';
 import type { DocumentStore } from '../../src/ports/document-store';
 import type { ProfileInput } from './bounds';
-import {
-  type CustomerRestaurant,
-  createCustomer,
-  loadCustomer,
-  updateCustomer,
-  writeContext,
-} from './handler';
+import { followMerges } from './follow-merges';
+import { type CustomerRestaurant, createCustomer, updateCustomer, writeContext } from './handler';
 import { prepareProfile, profileIssues } from './prepare';
 import type { CustomerState } from './state';
 
@@ -92,14 +87,9 @@ async function liveCustomer(
   deps: WriteDeps,
   id: string,
 ): Promise<{ customerId: string; state: CustomerState } | null> {
-  let customerId = id;
-  for (let hop = 0; hop < 16; hop++) {
-    const state = await loadCustomer(deps, customerId);
-    if (state.status === 'active') return state.draft ? null : { customerId, state };
-    if (state.status !== 'merged' || state.mergedInto === null) return null;
-    customerId = state.mergedInto;
-  }
-  return null;
+  const walk = await followMerges(deps, id);
+  if (walk.end !== 'survivor' || walk.state.status !== 'active' || walk.state.draft) return null;
+  return { customerId: walk.customerId, state: walk.state };
 }
 
 /**

@@ -11,10 +11,9 @@ import { ApiError } from '../../src/core/errors';
 import type { WriteDeps } from '../../src/core/write-deps';
 import type { DocumentStore } from '../../src/ports/document-store';
 import type { ProfileInput } from './bounds';
-import { customerStream } from './events';
+import { followMerges } from './follow-merges';
 import { type CustomerRestaurant, checkCustomerInput, createCustomer, updateCustomer } from './handler';
 import type { OnMatch } from './inline';
-import { evolveCustomer, initialCustomer } from './state';
 
 /** The runtime's parts an upsert uses: the write side, the read models and read-your-writes. */
 export interface UpsertDeps extends WriteDeps {
@@ -37,16 +36,7 @@ export async function vanishedAt(
   deps: Pick<WriteDeps, 'events'>,
   customerId: string,
 ): Promise<bigint | undefined> {
-  let at: bigint | undefined;
-  const seen = new Set<string>();
-  for (let id: string | null = customerId; id !== null && !seen.has(id); ) {
-    seen.add(id);
-    const events = await deps.events.readStream(customerStream(id));
-    const last = events.at(-1)?.position;
-    if (last !== undefined && (at === undefined || last > at)) at = last;
-    id = events.reduce(evolveCustomer, initialCustomer).mergedInto;
-  }
-  return at;
+  return (await followMerges(deps, customerId)).lastPosition;
 }
 
 /** How many times a match that vanished under the update is looked for again. */

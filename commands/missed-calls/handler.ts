@@ -23,7 +23,8 @@ import { type NewEvent, NO_STREAM, WrongExpectedRevisionError } from '../../src/
 import { FINAL_REFUSALS, type MessageSender, type SendResult } from '../../src/ports/message-sender';
 import type { CallerIds } from '../../src/privacy/caller-ids';
 import { normalizePhone } from '../customers/contact';
-import { createCustomer, loadCustomer } from '../customers/handler';
+import { followMerges } from '../customers/follow-merges';
+import { createCustomer } from '../customers/handler';
 import { KeyedQueue } from '../reservations/keyed-queue';
 import {
   type CallerState,
@@ -660,13 +661,11 @@ async function settleOpenAttempt(
 
 /**
  * The customer as the guest stands now: a record merged into another is followed to the one that
- * absorbed it (merges may chain; a bounded walk, as a cycle cannot be written but must not hang).
+ * absorbed it (merges may chain; `followMerges` bounds the walk, as a cycle cannot be written but
+ * must not hang).
  */
 async function survivingCustomer(deps: WriteDeps, customerId: string) {
-  let customer = await loadCustomer(deps, customerId);
-  for (let hops = 0; hops < 20 && customer.status === 'merged' && customer.mergedInto; hops++)
-    customer = await loadCustomer(deps, customer.mergedInto);
-  return customer;
+  return (await followMerges(deps, customerId)).state;
 }
 
 /** The caller's slot as one of their streams holds it. */

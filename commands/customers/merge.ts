@@ -1,11 +1,14 @@
 // Merge command: close the absorbed customer, then fold it into the surviving one. Each step appends
 // with its stream's expected revision; running the merge again after a crash between them finishes it.
+// Merges of one restaurant run one at a time (merge-slot.ts): each reads the survivor only once the
+// merge before it has ended, so concurrent merges never write a cycle.
 import { runCommand } from '../../src/core/command';
 import type { CommandMeta } from '../../src/core/command-meta';
 import type { WriteDeps } from '../../src/core/write-deps';
 import { decideAbsorb, decideMergeInto } from './decide-merge';
 import { customerStream } from './events';
 import { deleteMergedAway, loadCustomer } from './handler';
+import { freeMergeSlot, takeMergeSlot } from './merge-slot';
 import { type CustomerState, evolveCustomer, initialCustomer } from './state';
 
 export interface MergeOutcome {
@@ -15,6 +18,26 @@ export interface MergeOutcome {
 }
 
 export async function mergeCustomers(
+  deps: WriteDeps,
+  sourceId: string,
+  intoId: string,
+  meta: CommandMeta,
+): Promise<MergeOutcome> {
+  // The restaurant's slot, taken before the survivor is read. A source that does not exist has no
+  // restaurant: the merge refuses it (404) without a slot.
+  const restaurantId = (await loadCustomer(deps, sourceId)).restaurantId;
+  const slot =
+    restaurantId === null
+      ? null
+      : await takeMergeSlot(deps, { restaurantId, customerId: sourceId, intoId }, meta);
+  try {
+    return await mergeInSlot(deps, sourceId, intoId, meta);
+  } finally {
+    if (slot) await freeMergeSlot(deps, slot, meta);
+  }
+}
+
+async function mergeInSlot(
   deps: WriteDeps,
   sourceId: string,
   intoId: string,

@@ -16,6 +16,7 @@ import { runCommand } from '../../src/core/command';
 import type { CommandMeta } from '../../src/core/command-meta';
 import { ApiError } from '../../src/core/errors';
 import { newId } from '../../src/core/ids';
+import { KeyedQueue } from '../../src/core/keyed-queue';
 import type { WriteDeps } from '../../src/core/write-deps';
 import type { Logger } from '../../src/logger';
 import type { DocumentStore } from '../../src/ports/document-store';
@@ -25,7 +26,6 @@ import type { CallerIds } from '../../src/privacy/caller-ids';
 import { normalizePhone } from '../customers/contact';
 import { followMerges } from '../customers/follow-merges';
 import { createCustomer } from '../customers/handler';
-import { KeyedQueue } from '../reservations/keyed-queue';
 import {
   type CallerState,
   type CallState,

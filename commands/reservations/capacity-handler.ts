@@ -9,6 +9,7 @@
 
 import { trimOldest } from '../../src/core/bounded-map';
 import type { CommandMeta } from '../../src/core/command-meta';
+import { KeyedQueue } from '../../src/core/keyed-queue';
 import type { WriteDeps } from '../../src/core/write-deps';
 import {
   type EventStore,
@@ -19,7 +20,6 @@ import {
 import { capacityStream } from '../availability/capacity-events';
 import { decideConfirmMove, decideDropMove, decideRelease, type ReleaseReason } from './capacity-decide';
 import { type CapacityState, evolveCapacity, initialCapacity } from './capacity-state';
-import { KeyedQueue } from './keyed-queue';
 
 const queue = new KeyedQueue();
 

@@ -1,6 +1,8 @@
 // Runs tasks one after the other per key, within this process. Correctness never depends on it (every
-// append carries an expected revision); it only keeps concurrent requests for the same capacity stream
-// from losing optimistic-concurrency races and retrying, which is what made a busy day slow.
+// append carries an expected revision); it only keeps concurrent requests for the same stream from
+// losing optimistic-concurrency races and retrying (runCommand queues each stream's commands, the
+// reservations' capacity handler each capacity stream's), which made a busy day slow and answered
+// 409 to the requests that lost every retry.
 export class KeyedQueue {
   private readonly tails = new Map<string, Promise<unknown>>();
 

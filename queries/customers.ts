@@ -66,6 +66,20 @@ function matchFilter(
   return null;
 }
 
+/** The keys findMatch looks `input` up by, in `order`, as `field:value` (none usable: left out). */
+export function matchKeys(
+  restaurant: { country_code: string | null },
+  input: MatchInput,
+  order: readonly MatchKey[],
+): string[] {
+  const keys: string[] = [];
+  for (const on of order) {
+    const f = matchFilter(on, restaurant, input, undefined);
+    if (f) keys.push(`${f.field}:${f.value}`);
+  }
+  return keys;
+}
+
 /**
  * The customer that `input` designates, trying the keys in `order` (POST /customers: external_id,
  * phone, email; inline reservation customers: phone, email). Drafts never match: matching one would

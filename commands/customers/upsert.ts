@@ -2,12 +2,16 @@
 // return, update or create as on_match says. Matching reads the read model, which can still show a
 // customer a concurrent command has just deleted or merged away: the update then finds it gone, and the
 // call matches again once the read models include that change, instead of answering 404 for an id
-// the partner never gave.
+// the partner never gave. Within a process, calls sharing a key (the restaurant's external_id, phone or
+// email) match and write one after the other, each once the read models show the one before: parallel
+// identical calls made one customer per call. Across processes (scaled out, a CSV import) matching is
+// still not a lock (spec §4).
 
 import type { CustomerDoc } from '../../projections/customer-docs';
-import { CUSTOMER_MATCH_ORDER, findMatch } from '../../queries/customers';
+import { CUSTOMER_MATCH_ORDER, findMatch, matchKeys } from '../../queries/customers';
 import type { CommandMeta } from '../../src/core/command-meta';
 import { ApiError } from '../../src/core/errors';
+import { KeyedQueue } from '../../src/core/keyed-queue';
 import type { WriteDeps } from '../../src/core/write-deps';
 import type { DocumentStore } from '../../src/ports/document-store';
 import type { ProfileInput } from './bounds';
@@ -42,7 +46,35 @@ export async function vanishedAt(
 /** How many times a match that vanished under the update is looked for again. */
 export const REMATCHES = 3;
 
+/** This process's POST /customers in flight, per restaurant and match key. */
+const matching = new KeyedQueue();
+
+/** Runs `task` once no other call of this process holds any of `keys` (taken in order: no deadlock). */
+function holdingKeys<T>(keys: readonly string[], task: () => Promise<T>): Promise<T> {
+  const [first, ...rest] = keys;
+  return first === undefined ? task() : matching.run(first, () => holdingKeys(rest, task));
+}
+
 export async function upsertCustomer(
+  deps: UpsertDeps,
+  restaurant: CustomerRestaurant,
+  input: ProfileInput & { name: string },
+  onMatch: OnMatch,
+  meta: CommandMeta,
+): Promise<UpsertOutcome> {
+  if (onMatch === 'create_new') return matchAndWrite(deps, restaurant, input, onMatch, meta);
+  const keys = [...new Set(matchKeys(restaurant, input, CUSTOMER_MATCH_ORDER))]
+    .map((key) => `${restaurant._id}\u0000${key}`)
+    .sort();
+  return holdingKeys(keys, async () => {
+    const outcome = await matchAndWrite(deps, restaurant, input, onMatch, meta);
+    // The next call holding a key matches on the read models: they must show this write first.
+    await deps.settle(outcome.position);
+    return outcome;
+  });
+}
+
+async function matchAndWrite(
   deps: UpsertDeps,
   restaurant: CustomerRestaurant,
   input: ProfileInput & { name: string },

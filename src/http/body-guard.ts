@@ -1,7 +1,10 @@
 // Bounds on a parsed request body, checked before validation, and the answer to a body that did not
 // parse. A body within the byte limit can still nest thousands of levels deep (V8 parses it, but
 // anything recursive after it overflows the stack) or hold keys that reach for Object.prototype; both
-// answer 400 in the envelope here, never 500.
+// answer 400 in the envelope here, never 500. So does text that is not Unicode: a JSON escape of half a
+// surrogate pair ("\ud800" alone) parses to a string UTF-8 cannot carry. Stored, it came back in every
+// response as that same lone escape, which strict JSON readers refuse (serde_json, System.Text.Json):
+// one such name made a sync feed page unreadable, with the cursor past it inside the unreadable page.
 import { ApiError, type Issue, validationError } from '../core/errors';
 
 export interface BodyLimits {
@@ -63,6 +66,7 @@ export function checkBody(body: unknown, limits: BodyLimits = BODY_LIMITS): Issu
     if (typeof v === 'string') {
       if (v.length > limits.stringChars)
         return tooLong(pathOf(frame), `a string of at most ${limits.stringChars} characters`);
+      if (!wellFormed(v)) return loneSurrogate(pathOf(frame));
       continue;
     }
     if (typeof v !== 'object' || v === null) continue;
@@ -93,6 +97,7 @@ export function checkBody(body: unknown, limits: BodyLimits = BODY_LIMITS): Issu
         };
       if (key.length > limits.stringChars)
         return tooLong(pathOf(frame), `property names of at most ${limits.stringChars} characters`);
+      if (!wellFormed(key)) return loneSurrogate(pathOf(child));
       // A getter cannot come out of JSON.parse or a form parser; read plainly.
       child.value = (v as Record<string, unknown>)[key];
       stack.push(child);
@@ -100,6 +105,15 @@ export function checkBody(body: unknown, limits: BodyLimits = BODY_LIMITS): Issu
   }
   return null;
 }
+
+// String.prototype.isWellFormed (ES2024, in Node 20; not in this project's TypeScript lib).
+const wellFormed = (text: string): boolean => (text as unknown as { isWellFormed(): boolean }).isWellFormed();
+
+const loneSurrogate = (path: string): Issue => ({
+  path,
+  code: 'invalid_encoding',
+  message: `${path || 'body'} holds half of a surrogate pair (a \\uD800-\\uDFFF escape without its other half): send Unicode text`,
+});
 
 const tooLong = (path: string, what: string): Issue => ({
   path,

@@ -38,9 +38,10 @@ export const INPUT_RULES: readonly { mistake: string; answer: string }[] = [
     answer: '400 VALIDATION_ERROR, issue `invalid_cursor` on it (never a 404)',
   },
   {
-    mistake: 'A body that is not JSON, or JSON that is not an object, or bytes that are not UTF-8',
+    mistake:
+      'A body that is not JSON, or JSON that is not an object, or text that is not Unicode (bytes that are not UTF-8, a \\uD800-\\uDFFF escape without its other half)',
     answer:
-      '400 VALIDATION_ERROR (issue `invalid_encoding` for bytes that are not UTF-8: never stored with U+FFFD in their place; 415 for another content type or a charset other than UTF-8, 413 past the size limit)',
+      '400 VALIDATION_ERROR (issue `invalid_encoding` for bytes that are not UTF-8: never stored with U+FFFD in their place; and on the string or property name holding half of a surrogate pair; 415 for another content type or a charset other than UTF-8, 413 past the size limit)',
   },
   {
     mistake: 'The id in the path names nothing this credential can see (unknown, or another restaurant’s)',

@@ -183,4 +183,48 @@ t(
   },
 );
 
+t(
+  'half of a surrogate pair in a body is refused at its path, never stored for the sync feed to return',
+  async ({ svc }) => {
+    // "\ud800" alone parses to a string UTF-8 cannot carry; returned, it made GET /customers pages that
+    // strict JSON readers (serde_json, System.Text.Json) refuse whole, the next cursor with them.
+    const refused = await raw(svc, 'POST', '/customers', '{"name":"Lone \\ud800 Half"}');
+    assert.is(refused.status, 400, refused.text);
+    assert.equal(refused.body.error.details.issues, [
+      {
+        path: 'name',
+        code: 'invalid_encoding',
+        message:
+          'name holds half of a surrogate pair (a \\uD800-\\uDFFF escape without its other half): send Unicode text',
+      },
+    ]);
+    const created = await svc.api('POST', '/customers', { token: TOKENS.full, body: { name: 'Lone Whole' } });
+    assert.is(created.status, 201, created.text);
+    const patched = await raw(
+      svc,
+      'PATCH',
+      `/customers/${created.body.data.id}`,
+      '{"tags":["vip","\\udc00"]}',
+    );
+    assert.equal([patched.status, paths(patched)], [400, ['tags.1']]);
+    const booked = await raw(
+      svc,
+      'POST',
+      '/reservations',
+      JSON.stringify({
+        party_size: 2,
+        start_at: DINNER,
+        customer: { name: 'Lone' },
+        metadata: { note: 'x' },
+      }).replace('"x"', '"\\udbff"'),
+    );
+    assert.equal([booked.status, paths(booked)], [400, ['metadata.note']]);
+    // A whole pair sent as two escapes is one character: taken, and returned as that character.
+    const pair = await raw(svc, 'POST', '/customers', '{"name":"Lone \\ud83d\\ude00"}');
+    assert.is(pair.status, 201, pair.text);
+    assert.is(pair.body.data.name, 'Lone 😀');
+    assert.equal(await customersNamed(svc, 'Lone'), ['Lone Whole', 'Lone 😀']);
+  },
+);
+
 t.run();

@@ -58,6 +58,22 @@ t('__proto__, constructor and prototype are refused wherever they are, at their 
   assert.is(({} as Record<string, unknown>).polluted, undefined);
 });
 
+t('half of a surrogate pair is refused wherever it is, in a value or a property name, at its path', () => {
+  // JSON escapes a UTF-8 body can carry, parsing to strings that are not Unicode.
+  const body = JSON.parse('{"name":"Zo\\ud800","tags":["ok","\\udfff x"],"m":{"\\udbff":1}}');
+  assert.equal(checkBody({ name: body.name }), {
+    path: 'name',
+    code: 'invalid_encoding',
+    message:
+      'name holds half of a surrogate pair (a \\uD800-\\uDFFF escape without its other half): send Unicode text',
+  });
+  assert.is(checkBody({ tags: body.tags })?.path, 'tags.1');
+  assert.is(checkBody({ m: body.m })?.path, 'm.\udbff');
+  assert.is(checkBody({ m: body.m })?.code, 'invalid_encoding');
+  // A whole pair, escaped or not, is one character: taken.
+  assert.is(checkBody(JSON.parse('{"name":"\\ud83d\\ude00 😀","\\ud83d\\ude00":"x"}')), null);
+});
+
 t('the body itself must be an object', () => {
   assert.is(checkBody(undefined), null);
   for (const [v, kind] of [

@@ -1,6 +1,7 @@
 // Reads of missed calls and their messages (read models of projections/missed-calls.ts). Every read
 // filters on the caller's restaurant: another restaurant's call answers 404.
 
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { MESSAGES, type MessageDoc, MISSED_CALLS, type MissedCallDoc } from '../projections/missed-calls';
 import { notFound, validationError } from '../src/core/errors';
 import type { DocumentStore, Filter } from '../src/ports/document-store';
@@ -50,55 +51,117 @@ export interface ListFilters {
   cursor?: string;
 }
 
+/** The filters a pass was started with, normalised (UTC instants), as its cursor carries them. */
+interface CallFilters {
+  from?: string;
+  to?: string;
+  outcome?: string;
+}
+
 const SORT_KEY = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z\|[A-Za-z0-9_-]{1,64}$/;
+const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
+const cursorIssue = (code: string, message: string) =>
+  validationError([{ path: 'cursor', code, message }], 'The query string is invalid');
 const badCursor = () =>
-  validationError(
-    [
-      {
-        path: 'cursor',
-        code: 'invalid_cursor',
-        message: 'cursor is not a next_cursor this API gave for this restaurant',
-      },
-    ],
-    'The query string is invalid',
+  cursorIssue('invalid_cursor', 'cursor is not a next_cursor this API gave for this restaurant');
+
+// Cursors are signed (HMAC-SHA256) with the restaurant's cursor key (commands/customers/cursor-key.ts),
+// under a label of their own so that a GET /customers cursor never reads as one of these: an altered or
+// forged cursor, or another restaurant's, answers 400, as the input rules promise for every cursor. A
+// cursor carries the filters of its pass, so a next page asked without them still keeps to them.
+const LABEL = 'missed-calls:';
+const sign = (key: Buffer, body: string) =>
+  createHmac('sha256', key)
+    .update(LABEL + body)
+    .digest();
+
+export function encodeCallCursor(
+  key: Buffer,
+  restaurantId: string,
+  sortKey: string,
+  filters: CallFilters,
+): string {
+  const body = Buffer.from(JSON.stringify({ v: 2, r: restaurantId, k: sortKey, f: filters })).toString(
+    'base64url',
   );
+  return `${body}.${sign(key, body).toString('base64url')}`;
+}
 
-export const encodeCallCursor = (restaurantId: string, sortKey: string) =>
-  Buffer.from(JSON.stringify({ v: 1, r: restaurantId, k: sortKey })).toString('base64url');
-
-export function decodeCallCursor(cursor: string, restaurantId: string): string {
-  let parsed: { v?: unknown; r?: unknown; k?: unknown };
+export function decodeCallCursor(
+  key: Buffer,
+  cursor: string,
+  restaurantId: string,
+): { sortKey: string; filters: CallFilters } {
+  const [body, mac, extra] = cursor.split('.');
+  if (!body || !mac || extra !== undefined) throw badCursor();
+  const given = Buffer.from(mac, 'base64url');
+  const expected = sign(key, body);
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw badCursor();
+  let parsed: { v?: unknown; r?: unknown; k?: unknown; f?: unknown };
   try {
-    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    parsed = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
   } catch {
     throw badCursor();
   }
+  const f = parsed?.f as Record<string, unknown> | null | undefined;
   if (
-    parsed?.v !== 1 ||
+    parsed?.v !== 2 ||
     parsed.r !== restaurantId ||
     typeof parsed.k !== 'string' ||
-    !SORT_KEY.test(parsed.k)
+    !SORT_KEY.test(parsed.k) ||
+    typeof f !== 'object' ||
+    f === null ||
+    !(['from', 'to', 'outcome'] as const).every((n) => f[n] === undefined || typeof f[n] === 'string')
   )
     throw badCursor();
-  return parsed.k;
+  return { sortKey: parsed.k, filters: f as CallFilters };
 }
 
-/** Newest first (occurred_at, then id, descending); `cursor` continues after the last call of a page. */
-export async function listMissedCalls(docs: DocumentStore, restaurantId: string, f: ListFilters) {
+const instant = (t: string) => new Date(Date.parse(t)).toISOString();
+
+function filtersOf(f: ListFilters): CallFilters {
+  const out: CallFilters = {};
+  if (f.occurred_at_from) out.from = instant(f.occurred_at_from);
+  if (f.occurred_at_to) out.to = instant(f.occurred_at_to);
+  if (f.outcome) out.outcome = f.outcome;
+  return out;
+}
+
+const sameFilters = (a: CallFilters, b: CallFilters) =>
+  (['from', 'to', 'outcome'] as const).every((k) => a[k] === b[k]);
+
+/**
+ * Newest first (occurred_at, then id, descending); `cursor` continues after the last call of a page,
+ * with the filters of the page it came from (repeating them is fine, changing them is a 400).
+ */
+export async function listMissedCalls(
+  docs: DocumentStore,
+  restaurantId: string,
+  f: ListFilters,
+  key: Buffer,
+) {
+  let filters = filtersOf(f);
+  let after: string | null = null;
+  if (f.cursor) {
+    const cursor = decodeCallCursor(key, f.cursor, restaurantId);
+    if (Object.keys(filters).length && !sameFilters(filters, cursor.filters))
+      throw cursorIssue('cursor_mismatch', 'cursor belongs to a query with other filters');
+    filters = cursor.filters;
+    after = cursor.sortKey;
+  }
   const filter: Filter = { restaurant_id: restaurantId, created_at: { $ne: null } };
   const range: Record<string, string> = {};
   // sort_key starts with occurred_at in UTC: string bounds on it are instant bounds.
-  if (f.occurred_at_from) range.$gte = new Date(Date.parse(f.occurred_at_from)).toISOString();
-  if (f.occurred_at_to) range.$lte = `${new Date(Date.parse(f.occurred_at_to)).toISOString()}|~`;
-  if (f.cursor) {
-    const after = decodeCallCursor(f.cursor, restaurantId);
+  if (filters.from !== undefined && INSTANT.test(filters.from)) range.$gte = filters.from;
+  if (filters.to !== undefined && INSTANT.test(filters.to)) range.$lte = `${filters.to}|~`;
+  if (after !== null) {
     range.$lt = after;
     if (range.$lte && range.$lte < after) delete range.$lt;
     else delete range.$lte;
   }
   if (Object.keys(range).length) filter.sort_key = range;
-  if (f.outcome) filter.outcome = f.outcome;
+  if (filters.outcome !== undefined) filter.outcome = filters.outcome;
   const found = await docs
     .collection<MissedCallDoc>(MISSED_CALLS)
     .find(filter, { sort: { sort_key: -1 }, limit: f.limit + 1 });
@@ -108,7 +171,7 @@ export async function listMissedCalls(docs: DocumentStore, restaurantId: string,
   return {
     data: page.map(presentCall),
     pagination: {
-      next_cursor: hasMore && last ? encodeCallCursor(restaurantId, last.sort_key) : null,
+      next_cursor: hasMore && last ? encodeCallCursor(key, restaurantId, last.sort_key, filters) : null,
       has_more: hasMore,
     },
   };

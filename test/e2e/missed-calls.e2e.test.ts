@@ -456,6 +456,56 @@ t(
 );
 
 t(
+  'GET /missed-calls cursors are signed and keep their filters: an altered one answers 400, a next page without the filters keeps them',
+  async ({ svc }) => {
+    const base = svc.rt.clock.now().getTime();
+    const iso = (min: number) => new Date(base - min * 60_000).toISOString();
+    const ids: string[] = [];
+    for (const [i, min] of [35, 34, 33].entries()) {
+      const r = await report(svc, {
+        caller_phone_number: `07000001${10 + i}`,
+        occurred_at: iso(min),
+        external_call_id: `signed-${i}`,
+      });
+      ids.push(r.body.data.id);
+    }
+    const window = `occurred_at_from=${encodeURIComponent(iso(35))}&occurred_at_to=${encodeURIComponent(iso(33))}`;
+    const get = (q: string) => svc.api('GET', `/missed-calls?${q}`, { token: MC_TOKENS.demo });
+    const p1 = (await get(`${window}&limit=2`)).body;
+    assert.equal(
+      p1.data.map((c: { id: string }) => c.id),
+      [ids[2], ids[1]],
+    );
+    const cursor: string = p1.pagination.next_cursor;
+    // Left out, the filters come with the cursor: the last call of the window, not every older call.
+    const p2 = (await get(`limit=2&cursor=${cursor}`)).body;
+    assert.equal(
+      p2.data.map((c: { id: string }) => c.id),
+      [ids[0]],
+    );
+    assert.equal(p2.pagination, { next_cursor: null, has_more: false });
+    // Repeated, they are fine; other filters are a mistake.
+    assert.is((await get(`${window}&limit=2&cursor=${cursor}`)).status, 200);
+    const other = await get(`outcome=SENT&limit=2&cursor=${cursor}`);
+    assert.is(other.status, 400, other.text);
+    assert.is(other.body.error.details.issues[0].code, 'cursor_mismatch');
+    // A cursor rewritten to start elsewhere is not one this API gave.
+    const [body, mac] = cursor.split('.');
+    const payload = JSON.parse(Buffer.from(body as string, 'base64url').toString('utf8'));
+    payload.k = `${iso(0)}|mc_zzz`;
+    const altered = `${Buffer.from(JSON.stringify(payload)).toString('base64url')}.${mac}`;
+    const refused = await get(`limit=2&cursor=${altered}`);
+    assert.is(refused.status, 400, refused.text);
+    assert.is(refused.body.error.details.issues[0].code, 'invalid_cursor');
+    const unsigned = await get(
+      `limit=2&cursor=${Buffer.from(JSON.stringify(payload)).toString('base64url')}`,
+    );
+    assert.is(unsigned.status, 400, unsigned.text);
+    assert.is(unsigned.body.error.details.issues[0].code, 'invalid_cursor');
+  },
+);
+
+t(
   'operators: missed-calls list and messages list show the calls and the outbox messages',
   async ({ svc }) => {
     const calls = await cli(svc, 'missed-calls list', { restaurant: 'rest_demo', limit: '500' });

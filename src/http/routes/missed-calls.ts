@@ -1,7 +1,9 @@
 // Missed calls (spec §1 "Missed Calls", DESIGN.md §3): a telephony partner reports a call nobody
 // answered; Couvert follows up on WhatsApp with the restaurant's approved template. The rules live in
 // commands/missed-calls/; this file reads the request and shapes the answer.
+
 import { isPossiblePhone, normalizePhone, PHONE_REFUSED } from '../../../commands/customers/contact';
+import { customerCursorKey } from '../../../commands/customers/cursor-key';
 import { OUTCOMES, RECORD_OUTCOMES } from '../../../commands/missed-calls/events';
 import { type CallRestaurant, reportMissedCall } from '../../../commands/missed-calls/handler';
 import { getMissedCall, listMissedCalls, presentCall } from '../../../queries/missed-calls';
@@ -48,7 +50,9 @@ const listQuery = obj({
   occurred_at_to: optional(dateTime({ description: 'Inclusive upper bound on occurred_at' })),
   outcome: optional(enums(RECORD_OUTCOMES, { description: 'Only calls with this outcome' })),
   limit: optional(intQuery({ min: 1, max: 100, description: 'Page size, default 50' })),
-  cursor: optional(str({ min: 1, max: 512, description: 'pagination.next_cursor of the previous page' })),
+  cursor: optional(
+    str({ min: 1, max: 1024, description: 'pagination.next_cursor of the previous page (opaque, signed)' }),
+  ),
 });
 
 const nullableString = { type: 'string', nullable: true };
@@ -256,7 +260,7 @@ export const missedCallRoutes: AnyRoute[] = [
     operationId: 'listMissedCalls',
     summary: 'List missed calls (newest first)',
     description:
-      'Ordered by occurred_at, newest first, then id. Filters: `occurred_at_from` and `occurred_at_to` (inclusive; an upper bound before the lower answers 400 `invalid_range`), `outcome`. Follow `pagination.next_cursor` (as `cursor`, with the same filters) until `has_more` is false; a cursor that was altered or given for another restaurant answers 400.',
+      'Ordered by occurred_at, newest first, then id. Filters: `occurred_at_from` and `occurred_at_to` (inclusive; an upper bound before the lower answers 400 `invalid_range`), `outcome`. Follow `pagination.next_cursor` (as `cursor`) until `has_more` is false. The cursor is opaque and signed; it carries the filters of the pass (repeat them or leave them out; other filters answer 400 `cursor_mismatch`). A cursor that was altered, forged, or given for another restaurant answers 400 `invalid_cursor`.',
     tag: TAG,
     access: ACCESS,
     query: listQuery,
@@ -269,7 +273,12 @@ export const missedCallRoutes: AnyRoute[] = [
       },
     },
     handler: async ({ rt, auth, query }) => ({
-      body: await listMissedCalls(rt.docs, auth.restaurant._id, { ...query, limit: query.limit ?? 50 }),
+      body: await listMissedCalls(
+        rt.docs,
+        auth.restaurant._id,
+        { ...query, limit: query.limit ?? 50 },
+        await customerCursorKey(rt, auth.restaurant._id),
+      ),
     }),
   }),
 ];

@@ -4,6 +4,7 @@
 import { emailKey, phoneLookupKey } from '../commands/customers/contact';
 import { CUSTOMER_SYNC_BUCKETS, CUSTOMERS, type CustomerDoc } from '../projections/customer-docs';
 import { type BucketDoc, bucketId, bucketOf, feedHead, SYNC_BUCKET_SIZE } from '../projections/customer-feed';
+import { instantBound } from '../src/core/datetime';
 import { validationError } from '../src/core/errors';
 import type { DocumentStore, Filter } from '../src/ports/document-store';
 import { type CursorPayload, decodeCursor, encodeCursor, type FeedFilters } from './customer-cursor';
@@ -38,7 +39,7 @@ function filtersOf(req: FeedRequest, country: string | null): FeedFilters {
   if (req.phone !== undefined) f.phone = phoneLookupKey(req.phone, country);
   if (req.external_id !== undefined) f.external_id = req.external_id;
   if (req.tag !== undefined) f.tag = req.tag;
-  if (req.updated_since !== undefined) f.updated_since = new Date(req.updated_since).toISOString();
+  if (req.updated_since !== undefined) f.updated_since = instantBound(req.updated_since);
   return f;
 }
 

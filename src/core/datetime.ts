@@ -147,6 +147,21 @@ export function formatDateTime(p: ParsedDateTime): string {
   return `${formatDate(civilFromDays(days))}T${time}${fraction}${p.offset}`;
 }
 
+/**
+ * The instant of a validated date-time as a bound on stored instants, which are `toISOString()` text
+ * of years 0000 to 9999 and compare as text in time order. An offset carries an input of year 9999 past
+ * it (9999-12-31T23:59:59-01:00), whose toISOString is "+010000-…": "+" sorts before every digit, so
+ * a bound after every stored instant compared as one before them all (updated_since far ahead returned
+ * everything). Past 9999 the bound is "~", after every stored value; an instant before year 0000
+ * ("-000001-…") sorts before them all already, as it should.
+ */
+export function instantBound(text: string): string {
+  const parsed = parseDateTime(text);
+  if (!parsed.ok) throw new Error(`instantBound takes a validated date-time: ${parsed.reason}`);
+  const iso = new Date(parsed.value.epochMs).toISOString();
+  return iso.startsWith('+') ? '~' : iso;
+}
+
 /** True when `text` is accepted by parseDateTime. */
 export const isDateTime = (text: string): boolean => parseDateTime(text).ok;
 /** True when `text` is accepted by parseDate. */

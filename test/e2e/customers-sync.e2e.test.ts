@@ -126,6 +126,26 @@ t('updated_since is inclusive', async ({ svc }) => {
   assert.is((await list(svc, '?updated_since=yesterday')).status, 400);
 });
 
+t(
+  'updated_since at the ends of the calendar: past every change none, before every change all',
+  async ({ svc, ids }) => {
+    // Year 9999 with a negative offset is an instant of year 10000: nothing changed then, whatever the
+    // text of its UTC form ("+010000-…") would compare as.
+    for (const late of ['9999-12-31T23:59:59-14:00', '9999-12-31T23:59:59Z']) {
+      const page = await list(svc, `?limit=5&updated_since=${encodeURIComponent(late)}`);
+      assert.is(page.status, 200, page.text);
+      assert.equal(page.body, { data: [], pagination: { next_cursor: null, has_more: false } }, late);
+    }
+    // Year 0000 with a positive offset is an instant of year -1: every change is after it.
+    const early = await pass(
+      svc,
+      `?limit=100&updated_since=${encodeURIComponent('0000-01-01T00:00:00+14:00')}`,
+    );
+    assert.equal(early, await pass(svc, '?limit=100'));
+    assert.ok(ids.every((id) => early.includes(id)));
+  },
+);
+
 t('a tampered, forged, truncated or foreign cursor is a 400', async ({ svc, openapi }) => {
   const cursor = (await list(svc, '?limit=5')).body.pagination.next_cursor as string;
   const [body, mac] = cursor.split('.') as [string, string];

@@ -506,6 +506,41 @@ t(
 );
 
 t(
+  'occurred_at and its filters at the ends of the calendar: never a year outside 0001-9998 stored, bounds past 9999 match nothing',
+  async ({ svc }) => {
+    // Year 0000 with a positive offset is an instant of year -1, whose UTC form ("-000001-…") is no
+    // RFC 3339 date-time: it was stored, and every list page holding it failed the document.
+    const early = await report(svc, {
+      caller_phone_number: '0700000190',
+      occurred_at: '0000-01-01T00:00:00+14:00',
+    });
+    assert.is(early.status, 400, early.text);
+    assert.is(early.body.error.details.issues[0].path, 'occurred_at');
+    assert.is(early.body.error.details.issues[0].code, 'out_of_range');
+    const old = await report(svc, { caller_phone_number: '0700000191', occurred_at: '0001-01-01T00:00:00Z' });
+    assert.is(old.status, 201, old.text);
+    assert.is(old.body.data.outcome, 'SKIPPED_TOO_OLD');
+    // A lower bound of year 10000 ("+010000-…" in UTC) is after every call.
+    const late = await svc.api(
+      'GET',
+      `/missed-calls?occurred_at_from=${encodeURIComponent('9999-12-31T23:59:59-14:00')}`,
+      { token: MC_TOKENS.demo },
+    );
+    assert.is(late.status, 200, late.text);
+    assert.equal(late.body, { data: [], pagination: { next_cursor: null, has_more: false } });
+    const upTo = await svc.api(
+      'GET',
+      `/missed-calls?limit=100&occurred_at_to=${encodeURIComponent('0001-01-01T00:00:00Z')}`,
+      { token: MC_TOKENS.demo },
+    );
+    assert.equal(
+      upTo.body.data.map((c: { id: string }) => c.id),
+      [old.body.data.id],
+    );
+  },
+);
+
+t(
   'operators: missed-calls list and messages list show the calls and the outbox messages',
   async ({ svc }) => {
     const calls = await cli(svc, 'missed-calls list', { restaurant: 'rest_demo', limit: '500' });

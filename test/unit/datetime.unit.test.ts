@@ -11,6 +11,7 @@ import {
   daysInMonth,
   formatDate,
   formatDateTime,
+  instantBound,
   parseDate,
   parseDateTime,
 } from '../../src/core/datetime';
@@ -205,5 +206,19 @@ t('calendar dates: accepted ones format back to themselves and agree with Date.U
   );
   assert.is(isLeap(2024) && daysInMonth(2024, 2), 29);
 });
+
+t(
+  'instantBound compares with stored toISOString instants in time order, whatever the year the offset reaches',
+  () => {
+    assert.is(instantBound('2026-05-01T19:00:00+02:00'), '2026-05-01T17:00:00.000Z');
+    // Past 9999 in UTC: after every stored instant (toISOString would write "+010000-…", which sorts first).
+    assert.is(instantBound('9999-12-31T23:59:59-14:00'), '~');
+    assert.ok(instantBound('9999-12-31T23:59:59-14:00') > '9999-12-31T23:59:59.999Z');
+    assert.is(instantBound('9999-12-31T23:59:59Z'), '9999-12-31T23:59:59.000Z');
+    // Before 0000 in UTC: before every stored instant.
+    assert.ok(instantBound('0000-01-01T00:00:00+14:00') < '0000-01-01T00:00:00.000Z');
+    assert.throws(() => instantBound('2026-05-01T19:00:00'));
+  },
+);
 
 t.run();

@@ -37,6 +37,7 @@ const body = obj({
   ),
   occurred_at: optional(
     dateTime({
+      service: true,
       description:
         "When the phone rang (default: now); at most 5 minutes ahead. A call older than the restaurant's follow_up_max_age_hours (24 by default) is recorded as SKIPPED_TOO_OLD, with no message",
     }),

@@ -4,7 +4,8 @@
 import { addDays, localDateOf } from '../commands/availability/zone-time';
 import { CUSTOMER_MERGES } from '../projections/customer-docs';
 import { RESERVATION_DAYS, type ReservationDayDoc } from '../projections/reservation-days';
-import { RESERVATIONS, type ReservationDoc, toUtc } from '../projections/reservations';
+import { RESERVATIONS, type ReservationDoc } from '../projections/reservations';
+import { instantBound } from '../src/core/datetime';
 import { notFound } from '../src/core/errors';
 import type { DocumentStore, Filter } from '../src/ports/document-store';
 import { loadLookups } from './reservation-lookups';
@@ -60,14 +61,14 @@ export function listFilter(
   if (q.customer_id !== undefined) f.customer_id = q.customer_id;
   if (q.statuses?.length) f.status = { $in: q.statuses };
   const start: Record<string, string> = {};
-  if (q.start_at_from) start.$gte = toUtc(q.start_at_from);
-  if (q.start_at_to) start.$lte = toUtc(q.start_at_to);
+  if (q.start_at_from) start.$gte = instantBound(q.start_at_from);
+  if (q.start_at_to) start.$lte = instantBound(q.start_at_to);
   if (Object.keys(start).length) f.start_at_utc = start;
   // The same window as equality on an indexed field: the embedded store's indexes answer equality
   // only, and even MongoDB then reads one index range per day instead of the restaurant's whole list.
   const days = serviceDaysOf(timezone, q.start_at_from, q.start_at_to);
   if (days) f.service_date = { $in: days };
-  if (q.updated_since) f.updated_at = { $gte: toUtc(q.updated_since) };
+  if (q.updated_since) f.updated_at = { $gte: instantBound(q.updated_since) };
   return f;
 }
 

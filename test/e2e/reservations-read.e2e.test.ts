@@ -214,6 +214,22 @@ t(
   },
 );
 
+t('date-time filters past year 9999 in UTC match nothing, before year 0000 everything', async ({ svc }) => {
+  // 9999-12-31T23:59:59-14:00 is an instant of year 10000, whose UTC text ("+010000-…") sorted before
+  // every stored instant: every reservation was returned.
+  const late = encodeURIComponent('9999-12-31T23:59:59-14:00');
+  for (const filter of [`updated_since=${late}`, `start_at_from=${late}`]) {
+    const page = await get(svc, `/reservations?${filter}`);
+    assert.is(page.status, 200, page.text);
+    assert.is(page.body.pagination.total, 0, filter);
+  }
+  const early = encodeURIComponent('0000-01-01T00:00:00+14:00');
+  const all = (await get(svc, '/reservations')).body.pagination.total;
+  assert.ok(all >= 12);
+  assert.is((await get(svc, `/reservations?updated_since=${early}`)).body.pagination.total, all);
+  assert.is((await get(svc, `/reservations?start_at_to=${early}`)).body.pagination.total, 0);
+});
+
 t('GET /reservations/{id} answers the same representation as the list', async ({ svc, openapi, ids }) => {
   const one = await get(svc, `/reservations/${ids[3]}`);
   assert.is(one.status, 200);

@@ -12,7 +12,7 @@ import { customersProjection } from './customers';
 import { missedCallsProjection } from './missed-calls';
 import { oauthApplicationsProjection } from './oauth-applications';
 import { reservationDaysProjection } from './reservation-days';
-import { reservationsProjection } from './reservations';
+import { reservationsProjection, reservationsProjectionV1 } from './reservations';
 import { restaurantsProjection } from './restaurants';
 import { seatingSyncProjection } from './seating-sync';
 import { seatingSyncProjectionV2 } from './seating-sync-v2';
@@ -49,6 +49,7 @@ export function supersededProjections(): Projection[] {
   return [
     seatingSyncProjection,
     catalogProjection,
+    reservationsProjectionV1,
     webhookDeliveriesProjectionV1,
     webhookAnalyticsProjectionV1,
   ];

@@ -34,9 +34,24 @@ export const RESERVATION_EVENT_TYPES = [
 
 export const toUtc = (iso: string) => new Date(iso).toISOString();
 
-export const reservationsProjection: Projection = {
+/**
+ * Version 1 writes `reservations`; version 2 (below, the same code) writes `reservations_v2`.
+ * Version 2 exists because the documents changed without a new version: `text_owners` and
+ * `text_owner_ids` (and the `restaurant_text_owners` index an erasure finds them by,
+ * reservation-erasure.ts) were added to documents written from then on only, so a store built before
+ * (MongoDB keeps its read models across restarts) held reservations taken from their customer, or
+ * given feedback before a change of customer, without them: erasing the customer whose box holds their
+ * text left it readable, and the read model differed from a replay (`audit verify`). Version 2 is
+ * rebuilt from the whole log beside version 1, so every document has them, and takes over once caught
+ * up. Version 1 keeps serving meanwhile with this same code (documents written meanwhile carry the
+ * fields; an older one lacking them is blanked whole when it is the erased customer's, as before):
+ * every reader reads either layout. An embedded store is rebuilt at every start into an empty store,
+ * where version 2 is active at once (src/projection/versions.ts, prepare): nothing is built twice.
+ * Remove version 1 once every store has switched.
+ */
+export const reservationsProjectionV1: Projection = {
   name: 'reservations',
-  // Versioned (src/projection/versions.ts): a version 2 would be rebuilt beside this one.
+  // Versioned (src/projection/versions.ts): a newer version is rebuilt beside the active one.
   collections: [RESERVATIONS],
   eventTypes: [...RESERVATION_EVENT_TYPES, 'CustomerDeleted'],
   async setup(docs) {
@@ -105,3 +120,6 @@ export const reservationsProjection: Projection = {
     await col.replaceOne({ _id: id }, doc, { upsert: true });
   },
 };
+
+/** The served version (see version 1 above): the same documents, each with its `text_owners`. */
+export const reservationsProjection: Projection = { ...reservationsProjectionV1, version: 2 };

@@ -78,15 +78,24 @@ export function scoped(p: Projection, checkpointName = `${p.name}@v${versionOf(p
       apply: (event, docs) => p.apply(event, docs),
     };
   const names = new Map((p.collections ?? []).map((c) => [c, physicalName(c, v)]));
+  // The renaming view of the store last given, kept: the runner gives the same store event after
+  // event, and a hot projection (reservations) should not build a view per event.
+  let given: DocumentStore | null = null;
+  let view: DocumentStore | null = null;
+  const viewOf = (docs: DocumentStore): DocumentStore => {
+    if (docs !== given || view === null) {
+      given = docs;
+      view = renamed(docs, names);
+    }
+    return view;
+  };
   return {
     name: checkpointName,
     version: v,
     collections,
     eventTypes: p.eventTypes,
-    setup: p.setup
-      ? (docs) => (p.setup as NonNullable<Projection['setup']>)(renamed(docs, names))
-      : undefined,
-    apply: (event, docs) => p.apply(event, renamed(docs, names)),
+    setup: p.setup ? (docs) => (p.setup as NonNullable<Projection['setup']>)(viewOf(docs)) : undefined,
+    apply: (event, docs) => p.apply(event, viewOf(docs)),
   };
 }
 

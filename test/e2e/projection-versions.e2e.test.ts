@@ -1,5 +1,5 @@
 // "Adding or changing a projection never stops the API": a server started on a store with history
-// (3,000 reservations made by the create handler, ~9,000 events) keeps answering creates and reads while version 2
+// (3,000 reservations made by the create handler, ~9,000 events) keeps answering creates and reads while a new version
 // of two projections (`reservations`, which GET /reservations reads, and `analytics`) rebuilds in the
 // background; every request succeeds, reads stay consistent (each acknowledged create reads back, the
 // figures never go back), and both versions take over once caught up. Latencies are printed, not
@@ -19,6 +19,8 @@ const FIRST_DAY = '2031-01-01';
 const HISTORY_DAYS = 30;
 const PER_DAY = 100;
 const CLIENTS = 6;
+/** The version of `reservations` deployed here: the one after the served one. */
+const NEXT = (reservationsProjection.version ?? 1) + 1;
 
 const t = suite<{ svc: TestService; dir: string }>('projection versions under load');
 t.before(async (ctx) => {
@@ -98,7 +100,7 @@ t(
     phase = 'building';
     const started = performance.now();
     await Promise.all([
-      svc.rt.versions.deploy({ ...reservationsProjection, version: 2 }),
+      svc.rt.versions.deploy({ ...reservationsProjection, version: NEXT }),
       svc.rt.versions.deploy({ ...analyticsProjection, version: 2 }),
     ]);
     const buildSeconds = (performance.now() - started) / 1000;
@@ -118,13 +120,16 @@ t(
     );
     assert.equal(failures, [], 'every request succeeded and read consistently');
     assert.ok(latency.building.length > 0, 'requests were answered during the rebuild');
-    assert.is(svc.rt.versions.aliased.resolve(RESERVATIONS), 'reservations_v2');
+    assert.is(svc.rt.versions.aliased.resolve(RESERVATIONS), `reservations_v${NEXT}`);
     assert.is(svc.rt.versions.aliased.resolve(ANALYTICS_DAYS), 'analytics_days_v2');
-    for (const name of ['reservations', 'analytics']) {
+    for (const [name, version] of [
+      ['reservations', NEXT],
+      ['analytics', 2],
+    ] as const) {
       const doc = await svc.rt.projections.docs
         .collection<VersionDoc>(PROJECTION_VERSIONS)
         .findOne({ _id: name });
-      assert.is(doc?.active, 2, name);
+      assert.is(doc?.active, version, name);
     }
     // What is served now is complete: every reservation of the log, in both read models.
     const total = await svc.rt.docs.collection(RESERVATIONS).count({ restaurant_id: FILL_RESTAURANT });
@@ -136,7 +141,7 @@ t(
         .filter((p: { name: string }) => p.name === 'reservations' || p.name === 'analytics')
         .map((p: { name: string; active: number }) => [p.name, p.active]),
       [
-        ['reservations', 2],
+        ['reservations', NEXT],
         ['analytics', 2],
       ],
     );

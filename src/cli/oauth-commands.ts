@@ -185,13 +185,20 @@ export function registerOAuthCommands(): void {
   });
   registerCliCommand({
     name: 'connections list',
-    summary: 'The applications connected to a restaurant (active OAuth tokens)',
-    usage: '--restaurant rest_x',
+    summary:
+      "The applications connected to a restaurant (active OAuth tokens), and whether the restaurant's API option pauses them",
+    usage: '--restaurant rest_x [--json]',
     async run(ctx) {
-      rejectUnknownFlags(ctx, ['restaurant']);
+      rejectUnknownFlags(ctx, ['restaurant', 'json']);
       const id = requireFlag(ctx, 'restaurant');
       const rows = await listConnections(ctx.rt.docs, id);
+      if (boolFlag(ctx, 'json') === true) {
+        for (const c of rows) ctx.out(JSON.stringify(c));
+        return;
+      }
       if (!rows.length) ctx.out(`no application is connected to ${id}`);
+      // A third-party application's tokens are kept while the API option is off, but answer 401 and
+      // its endpoints receive nothing (queries/oauth.ts): the operator sees it, as the dashboard says.
       for (const c of rows)
         ctx.out(
           [
@@ -200,6 +207,8 @@ export function registerOAuthCommands(): void {
             `since ${c.connected_at}`,
             `${c.active_tokens} token(s)`,
             c.scopes.join(','),
+            c.paused_by_api_option ? "paused: the restaurant's API option is off" : 'active',
+            c.last_used_at ? `last used ${c.last_used_at}` : 'not used yet',
           ].join('\t'),
         );
     },

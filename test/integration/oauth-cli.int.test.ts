@@ -170,6 +170,22 @@ t('connections list and disconnect', async ({ rt }) => {
     [rows[0]?.[0], rows[0]?.[1], rows[0]?.[3], rows[0]?.[4]],
     ['app_till', 'Till', '2 token(s)', 'CATALOG_READ'],
   );
+  assert.equal(rows[0]?.slice(5), ['active', 'not used yet']);
+  // A third-party application while the restaurant's API option is off: its tokens are kept but
+  // refused, which the operator must see (the dashboard says so), in text and in --json.
+  await cli(rt, 'restaurants api-option', { id: 'rest_x', enabled: 'false' });
+  const paused = (await cli(rt, 'connections list', { restaurant: 'rest_x' })).map((l) => l.split('\t'));
+  assert.is(paused[0]?.[5], "paused: the restaurant's API option is off");
+  const json = (await cli(rt, 'connections list', { restaurant: 'rest_x', json: true })).map((l) =>
+    JSON.parse(l),
+  );
+  assert.equal(
+    json.map((c) => [c.client_id, c.active_tokens, c.paused_by_api_option]),
+    [['app_till', 2, true]],
+  );
+  await cli(rt, 'restaurants api-option', { id: 'rest_x', enabled: 'true' });
+  const again = await cli(rt, 'connections list', { restaurant: 'rest_x', json: true });
+  assert.is(JSON.parse(again[0] as string).paused_by_api_option, false);
   const out = await cli(rt, 'connections disconnect', { restaurant: 'rest_x', 'client-id': 'app_till' });
   assert.equal(out, [`disconnected app_till from rest_x: revoked ${tokens.join(', ')}`]);
   assert.equal(await cli(rt, 'connections list', { restaurant: 'rest_x' }), [

@@ -28,12 +28,21 @@ export function canonicalScopes(scopes: readonly string[]): Scope[] {
 }
 
 /**
- * Scopes that do nothing without another (spec §5: CUSTOMERS_WRITE also requires CUSTOMERS_READ; the
- * customer write routes ask for both). Where a person chooses scopes (the dashboard's key form, the
- * consent an application asks for) such a choice is refused, saying which is missing, rather than
- * granting a credential whose described ability it does not have; nothing is added silently.
+ * Scopes that do nothing without another. Spec §5: CUSTOMERS_WRITE also requires CUSTOMERS_READ (the
+ * customer write routes ask for both). DESIGN.md §3: RESERVATIONS_FORCE_INSERT and
+ * RESERVATIONS_FORCE_CONFIRM are the privileged options of POST and PATCH /reservations, routes that
+ * need RESERVATIONS_WRITE, so without it they do nothing. Where a person chooses scopes (the
+ * dashboard's key form, the consent an application asks for) such a choice is refused, saying which
+ * is missing, rather than granting a credential whose described ability it does not have; nothing is
+ * added silently. RESERVATIONS_READ_SENSITIVE is not here: it shows contact fields in whatever
+ * reservation the credential reads, which RESERVATIONS_WRITE's and RESERVATIONS_CANCEL's answers are
+ * too, so it has no one companion (and the spec names none).
  */
-export const SCOPE_NEEDS: Partial<Record<Scope, Scope>> = { CUSTOMERS_WRITE: 'CUSTOMERS_READ' };
+export const SCOPE_NEEDS: Partial<Record<Scope, Scope>> = {
+  RESERVATIONS_FORCE_INSERT: 'RESERVATIONS_WRITE',
+  RESERVATIONS_FORCE_CONFIRM: 'RESERVATIONS_WRITE',
+  CUSTOMERS_WRITE: 'CUSTOMERS_READ',
+};
 
 /** Each chosen scope whose companion is not chosen, with that companion. */
 export function scopesWithoutCompanion(scopes: readonly string[]): { scope: Scope; needs: Scope }[] {

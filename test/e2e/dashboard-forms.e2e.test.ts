@@ -268,6 +268,25 @@ t(
   },
 );
 
+t('a key that could force reservations but not write them is refused, saying which to add', async ({ b }) => {
+  const page = await b.get('/dashboard/api-keys?restaurant=rest_demo');
+  const res = await b.post('/dashboard/api-keys/create', {
+    ...formFields(page.text, '/dashboard/api-keys/create'),
+    name: 'Forcer only',
+    scopes: 'RESERVATIONS_FORCE_CONFIRM',
+  });
+  assert.is(res.status, 400, res.text.slice(0, 300));
+  assert.match(
+    alertOf(res.text),
+    /Confirm reservations that would wait.*works only with.*Create and change reservations/,
+  );
+  assert.not.match(
+    (await b.get('/dashboard/api-keys?restaurant=rest_demo')).text,
+    /Forcer only/,
+    'no key made',
+  );
+});
+
 t(
   'revoking a key twice (a double click, the back button) lands on the list saying it is revoked',
   async ({ b, svc }) => {

@@ -108,6 +108,32 @@ t('authorize: CUSTOMERS_WRITE without CUSTOMERS_READ is invalid_scope, saying so
   assert.is(both.kind === 'ok' && both.request.scopes.join(' '), 'CUSTOMERS_READ CUSTOMERS_WRITE');
 });
 
+t('authorize: a RESERVATIONS_FORCE_* scope without RESERVATIONS_WRITE is invalid_scope, saying so', () => {
+  // The privileged options of POST and PATCH /reservations (DESIGN.md §3), routes that need WRITE.
+  const forcer: ApplicationState = {
+    ...app,
+    profile: {
+      ...(app.profile as NonNullable<ApplicationState['profile']>),
+      allowed_scopes: [
+        'RESERVATIONS_READ',
+        'RESERVATIONS_WRITE',
+        'RESERVATIONS_FORCE_INSERT',
+        'RESERVATIONS_FORCE_CONFIRM',
+      ],
+    },
+  };
+  for (const scope of ['RESERVATIONS_FORCE_INSERT', 'RESERVATIONS_FORCE_CONFIRM']) {
+    const lone = checkAuthorizeRequest({ ...good, scope: `RESERVATIONS_READ ${scope}` }, forcer);
+    assert.is(lone.kind === 'redirect' && lone.error, 'invalid_scope', scope);
+    assert.match(
+      lone.kind === 'redirect' ? lone.description : '',
+      new RegExp(`${scope} also requires RESERVATIONS_WRITE`),
+    );
+    const both = checkAuthorizeRequest({ ...good, scope: `${scope} RESERVATIONS_WRITE` }, forcer);
+    assert.is(both.kind, 'ok', scope);
+  }
+});
+
 t('authorize: shown, never redirected — client and redirect_uri problems come first', () => {
   const shown = (q: Record<string, string | string[] | undefined>, a: ApplicationState | null = app) =>
     assert.is(checkAuthorizeRequest(q, a).kind, 'show', JSON.stringify(q));

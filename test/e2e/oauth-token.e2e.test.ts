@@ -467,3 +467,62 @@ revokeLimited(
   },
 );
 revokeLimited.run();
+
+// JSON is accepted at both endpoints; its parser kept the last value of a repeated name silently, where a
+// form's repeated field is 400 invalid_request (RFC 6749 §3.2). A name spelled with an escape is the
+// same name. Its own service: the main suite spends most of the per-IP budget.
+const repeatedJson = suite<{ svc: TestService; b: Browser }>(
+  'OAuth endpoints: a JSON body repeating a parameter',
+  {} as never,
+);
+repeatedJson.before(async (ctx) => {
+  ctx.svc = await startTestService({ bootstrap: oauthBootstrap() });
+  ctx.b = new Browser(ctx.svc.url);
+});
+repeatedJson.after(async (ctx) => {
+  await ctx.svc?.close();
+});
+repeatedJson('is invalid_request, as a form repeating it is; nothing is used', async ({ svc, b }) => {
+  const c = await code(b);
+  const json = (text: string, headers: Record<string, string> = {}) =>
+    fetch(`${svc.url}/api/oauth/token`, {
+      method: 'POST',
+      headers: {
+        authorization: basic('app_demo', SECRETS.app_demo),
+        'content-type': 'application/json',
+        ...headers,
+      },
+      body: text,
+    });
+  const rest = `"grant_type":"authorization_code","redirect_uri":${JSON.stringify(CALLBACK)},"code_verifier":"${c.verifier}"`;
+  for (const [text, name] of [
+    [`{"code":"couvert_ac_nope","code":"${c.code}",${rest}}`, 'code'],
+    [`{ "code" : "${c.code}" , ${rest}, "\u0063ode": "${c.code}" }`, 'code'],
+    [`{"code":"${c.code}",${rest},"redirect_uri":"https://elsewhere.example/cb"}`, 'redirect_uri'],
+  ]) {
+    const twice = await json(text as string);
+    const answer = (await twice.json()) as { error: string; error_description: string };
+    assert.equal([twice.status, answer.error], [400, 'invalid_request'], text);
+    assert.match(answer.error_description, new RegExp(`^${name}: repeated`), text);
+  }
+  const inBody = await fetch(`${svc.url}/api/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: `{"client_id":"app_demo","client_id":"app_pub","client_secret":"${SECRETS.app_demo}","code":"${c.code}",${rest}}`,
+  });
+  assert.equal(
+    [inBody.status, ((await inBody.json()) as { error_description: string }).error_description],
+    [400, 'client_id: repeated or not a single value'],
+  );
+  const revokeTwice = await fetch(`${svc.url}/api/oauth/revoke`, {
+    method: 'POST',
+    headers: { authorization: basic('app_demo', SECRETS.app_demo), 'content-type': 'application/json' },
+    body: '{"token":"couvert_pk_a","token":"couvert_pk_b"}',
+  });
+  assert.equal(
+    [revokeTwice.status, ((await revokeTwice.json()) as { error: string }).error],
+    [400, 'invalid_request'],
+  );
+  assert.is((await exchange(svc, c)).status, 200, 'the code is still good');
+});
+repeatedJson.run();

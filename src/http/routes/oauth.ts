@@ -10,6 +10,7 @@ import { redeemCode, revokeClientToken } from '../../../commands/oauth/token-han
 import { SCOPES } from '../../core/scopes';
 import type { Runtime } from '../../runtime';
 import { BODY_LIMITS } from '../body-guard';
+import { repeatedMembers } from '../json-members';
 import { invalidClient, invalidRequest, NO_STORE, OAuthError, oauthErrorResult } from '../oauth-errors';
 import { type AnyRoute, defineRoute, PUBLIC, type ResponseDoc } from '../route';
 import { described, obj, optional, str } from '../schema';
@@ -47,6 +48,20 @@ const clientFields = {
 
 /** Form-encoded before base64 (RFC 6749 §2.3.1). */
 const formDecode = (v: string) => decodeURIComponent(v.replace(/\+/g, ' '));
+
+/**
+ * A parameter given twice is invalid_request (RFC 6749 §3.2, spec §4). A form's repeated field parses
+ * as a list, which validation refuses; JSON's parser keeps the last value silently, so a JSON body's
+ * text is checked for a repeated name the same way (before the client is authenticated, as a form's is).
+ */
+function refuseRepeatedJson(ctx: Context): void {
+  if (!ctx.is('application/json')) return;
+  const raw: unknown = ctx.request.rawBody;
+  if (typeof raw !== 'string') return;
+  const repeated = repeatedMembers(raw);
+  if (repeated.length)
+    throw invalidRequest(repeated.map((name) => `${name}: repeated or not a single value`).join('; '));
+}
 
 /** The client, authenticated by HTTP Basic or by the body, never both (spec §4 2). */
 async function client(
@@ -120,7 +135,7 @@ const oauthError = (
 });
 const commonErrors = (endpoint: 'token' | 'revoke'): Record<number, ResponseDoc> => ({
   400: oauthError(
-    'invalid_request (a missing or repeated parameter, two client authentication methods, an unreadable body)' +
+    'invalid_request (a missing or repeated parameter, in a form or a JSON body, two client authentication methods, an unreadable body)' +
       (endpoint === 'token'
         ? '; invalid_grant (an unknown, expired or used code, or a redirect_uri or code_verifier that does not match); unsupported_grant_type'
         : ''),
@@ -259,6 +274,7 @@ export const oauthRoutes: AnyRoute[] = [
     },
     renderError,
     handler: async ({ rt, ctx, body, requestId }) => {
+      refuseRepeatedJson(ctx);
       const app = await client(rt, ctx, body);
       if (body.grant_type === undefined) throw invalidRequest('grant_type is required');
       if (body.grant_type !== 'authorization_code')
@@ -332,6 +348,7 @@ export const oauthRoutes: AnyRoute[] = [
     },
     renderError,
     handler: async ({ rt, ctx, body, requestId }) => {
+      refuseRepeatedJson(ctx);
       const app = await client(rt, ctx, body);
       if (!body.token) throw invalidRequest('token is required');
       const out = await revokeClientToken(rt, app.client_id as string, body.token, {

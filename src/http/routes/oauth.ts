@@ -46,6 +46,23 @@ const clientFields = {
   client_secret: field(512, 'With client_id: client authentication in the body (not with HTTP Basic)'),
 };
 
+const tokenFields = {
+  grant_type: field(100, 'authorization_code'),
+  // Bounded by the body guard only: a longer code is an unknown one (invalid_grant), not a bad request.
+  code: field(BODY_LIMITS.stringChars, 'The code the redirect carried'),
+  redirect_uri: field(2000, 'The redirect_uri of the authorization request, character for character'),
+  code_verifier: field(256, 'The PKCE verifier (43 to 128 of A-Z a-z 0-9 - . _ ~)'),
+  ...clientFields,
+};
+const revokeFields = {
+  // Bounded by the body guard only: a longer token is an unknown one, answered 200 (RFC 7009 §2.2).
+  token: field(BODY_LIMITS.stringChars, 'The access token to revoke'),
+  token_type_hint: field(100, 'Ignored (there is one kind of token)'),
+  ...clientFields,
+};
+const TOKEN_PARAMETERS = Object.keys(tokenFields);
+const REVOKE_PARAMETERS = Object.keys(revokeFields);
+
 /** Form-encoded before base64 (RFC 6749 §2.3.1). */
 const formDecode = (v: string) => decodeURIComponent(v.replace(/\+/g, ' '));
 
@@ -54,11 +71,12 @@ const formDecode = (v: string) => decodeURIComponent(v.replace(/\+/g, ' '));
  * as a list, which validation refuses; JSON's parser keeps the last value silently, so a JSON body's
  * text is checked for a repeated name the same way (before the client is authenticated, as a form's is).
  */
-function refuseRepeatedJson(ctx: Context): void {
+function refuseRepeatedJson(ctx: Context, parameters: readonly string[]): void {
   if (!ctx.is('application/json')) return;
   const raw: unknown = ctx.request.rawBody;
   if (typeof raw !== 'string') return;
-  const repeated = repeatedMembers(raw);
+  // The endpoint's parameters only: others are ignored (RFC 6749 §3.2), repeated or not, as in a form.
+  const repeated = repeatedMembers(raw).filter((name) => parameters.includes(name));
   if (repeated.length)
     throw invalidRequest(repeated.map((name) => `${name}: repeated or not a single value`).join('; '));
 }
@@ -228,17 +246,7 @@ export const oauthRoutes: AnyRoute[] = [
     ownErrors: true,
     bodyTypes: FORM_AND_JSON,
     limit: OAUTH_CLIENT_LIMIT,
-    body: obj(
-      {
-        grant_type: field(100, 'authorization_code'),
-        // Bounded by the body guard only: a longer code is an unknown one (invalid_grant), not a bad request.
-        code: field(BODY_LIMITS.stringChars, 'The code the redirect carried'),
-        redirect_uri: field(2000, 'The redirect_uri of the authorization request, character for character'),
-        code_verifier: field(256, 'The PKCE verifier (43 to 128 of A-Z a-z 0-9 - . _ ~)'),
-        ...clientFields,
-      },
-      { open: true },
-    ),
+    body: obj(tokenFields, { open: true }),
     bodyExample: {
       grant_type: 'authorization_code',
       code: 'couvert_ac_Qm9uam91ciBsZSBtb25kZSBkZSBDb3V2ZXJ0IQ',
@@ -274,7 +282,7 @@ export const oauthRoutes: AnyRoute[] = [
     },
     renderError,
     handler: async ({ rt, ctx, body, requestId }) => {
-      refuseRepeatedJson(ctx);
+      refuseRepeatedJson(ctx, TOKEN_PARAMETERS);
       const app = await client(rt, ctx, body);
       if (body.grant_type === undefined) throw invalidRequest('grant_type is required');
       if (body.grant_type !== 'authorization_code')
@@ -327,15 +335,7 @@ export const oauthRoutes: AnyRoute[] = [
     ownErrors: true,
     bodyTypes: FORM_AND_JSON,
     limit: OAUTH_CLIENT_LIMIT,
-    body: obj(
-      {
-        // Bounded by the body guard only: a longer token is an unknown one, answered 200 (RFC 7009 §2.2).
-        token: field(BODY_LIMITS.stringChars, 'The access token to revoke'),
-        token_type_hint: field(100, 'Ignored (there is one kind of token)'),
-        ...clientFields,
-      },
-      { open: true },
-    ),
+    body: obj(revokeFields, { open: true }),
     bodyExample: { token: 'couvert_pk_8HcL0cT2mOQ2X0d4k9a1o3yZbq8c3l2GZ5m1Qd0e2Xk' },
     responses: {
       200: {
@@ -348,7 +348,7 @@ export const oauthRoutes: AnyRoute[] = [
     },
     renderError,
     handler: async ({ rt, ctx, body, requestId }) => {
-      refuseRepeatedJson(ctx);
+      refuseRepeatedJson(ctx, REVOKE_PARAMETERS);
       const app = await client(rt, ctx, body);
       if (!body.token) throw invalidRequest('token is required');
       const out = await revokeClientToken(rt, app.client_id as string, body.token, {

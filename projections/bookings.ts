@@ -1,9 +1,14 @@
 // `bookings`: the seatings that hold capacity, one document per restaurant and service day, fed by the
-// capacity streams' SeatingHeld / SeatingReleased. GET /availability reads the few days it needs by
+// capacity streams' SeatingHeld / SeatingReleased (SeatingEnded: the guests left or never came, the
+// tables free from then: `ended_ms`). GET /availability reads the few days it needs by
 // _id and never scans reservations. Instants are kept as epoch ms, as the availability engine uses them.
 // A move's pending seating (SeatingMoveHeld) is a seating of its own (pendingKey) until it is confirmed
 // (it then replaces the reservation's) or dropped: the reservation's old tables stay taken meanwhile.
-import type { SeatingHeldData, SeatingMoveHeldData } from '../commands/availability/capacity-events';
+import type {
+  SeatingEndedData,
+  SeatingHeldData,
+  SeatingMoveHeldData,
+} from '../commands/availability/capacity-events';
 import { pendingKey } from '../commands/reservations/capacity-state';
 import { applyOnce } from '../src/projection/idempotent';
 import type { Projection } from '../src/projection/projection';
@@ -17,6 +22,11 @@ export interface SeatingEntry {
   start_ms: number;
   end_ms: number;
   party_size: number;
+  /**
+   * SeatingEnded (DONE, NO_SHOW): the tables are free from this instant (Booking.ended_ms); end_ms
+   * stays the seating's planned end. Absent while the seating holds its tables to its end.
+   */
+  ended_ms?: number;
 }
 
 export interface BookingDayDoc {
@@ -60,6 +70,7 @@ export const bookingsProjection: Projection = {
     'SeatingMoveHeld',
     'SeatingMoveConfirmed',
     'SeatingMoveDropped',
+    'SeatingEnded',
   ],
   async setup(docs) {
     await docs
@@ -87,6 +98,14 @@ export const bookingsProjection: Projection = {
         return apply({ $set: { ...day, [field]: entryOf(d) }, $unset: { [moveField as string]: '' } });
       case 'SeatingMoveDropped':
         return apply({ $set: day, $unset: { [moveField as string]: '' } });
+      case 'SeatingEnded': {
+        // The seating stays (its part before ended_at is still held); only a seating held is ended.
+        const doc = await col.findOne({ _id });
+        const entry = doc?.seatings?.[seatingKey(d.reservation_id)];
+        if (!entry) return;
+        const ended_ms = Date.parse((event.data as unknown as SeatingEndedData).ended_at);
+        return apply({ $set: { [field]: { ...entry, ended_ms } } });
+      }
     }
   },
 };

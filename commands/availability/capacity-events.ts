@@ -22,6 +22,27 @@ export interface SeatingHeldData {
   external_id?: string | null;
   /** Added after the first contract: held with bypass_availability (no capacity check was made). */
   force_inserted?: boolean;
+  /**
+   * Never written in a SeatingHeld: the folds (capacity stream, `bookings`) set it from a later
+   * SeatingEnded. The seating keeps its tables for [start_at, min(end_at, ended_at)) only.
+   */
+  ended_at?: string;
+}
+
+/** Why a seating stopped holding its tables before its end (SeatingEnded.reason). */
+export type EndReason = 'DONE' | 'NO_SHOW';
+
+export interface SeatingEndedData {
+  restaurant_id: string;
+  service_date: string;
+  reservation_id: string;
+  /**
+   * The time of the reservation's status change to DONE or NO_SHOW (its event's `at`, so a replay
+   * gives the same answer): the seating's tables are free from then on; before it, they stay held.
+   */
+  ended_at: string;
+  reason: EndReason;
+  at: string;
 }
 
 /**
@@ -41,7 +62,13 @@ export type CapacityEvent =
         reason: string;
         at: string;
       };
-    };
+    }
+  /**
+   * Added after the first contract: the guests left (DONE) or never came (NO_SHOW) before the
+   * seating's end: its tables are free from `ended_at`, its covers stay counted, and the part before
+   * stays held. A later SeatingHeld (a no-show seated after all) holds the whole seating again.
+   */
+  | { type: 'SeatingEnded'; data: SeatingEndedData };
 
 /**
  * A move's seating, held beside the reservation's own until the move is recorded (or given up): it

@@ -17,7 +17,22 @@ export interface Booking {
   start_ms: number;
   end_ms: number;
   party_size: number;
+  /**
+   * The guests left (DONE) or never came (NO_SHOW) at this instant: the tables are held for
+   * [start_ms, heldEnd) only (see heldEnd); the covers stay counted. Absent: held to end_ms.
+   */
+  ended_ms?: number | null;
 }
+
+/**
+ * Where a booking stops holding its tables: its end, or the moment it ended when that came first
+ * (never before its start: a seating ended before it began holds its tables for no time at all).
+ */
+export const heldEnd = (b: Pick<Booking, 'start_ms' | 'end_ms' | 'ended_ms'>): number =>
+  b.ended_ms == null ? b.end_ms : Math.max(b.start_ms, Math.min(b.end_ms, b.ended_ms));
+
+/** The booking takes its tables for some time: an empty interval [t, t) meets nothing. */
+const holdsTables = (b: Booking): boolean => b.table_ids.length > 0 && heldEnd(b) > b.start_ms;
 
 /** A capacity-stream seating as a Booking. */
 export const bookingFromSeating = (s: SeatingHeldData): Booking => ({
@@ -29,6 +44,7 @@ export const bookingFromSeating = (s: SeatingHeldData): Booking => ({
   start_ms: Date.parse(s.start_at),
   end_ms: Date.parse(s.end_at),
   party_size: s.party_size,
+  ...(s.ended_at !== undefined ? { ended_ms: Date.parse(s.ended_at) } : {}),
 });
 
 /** Half-open intervals overlap when each starts before the other ends. */
@@ -77,17 +93,17 @@ function indexPart(bookings: readonly Booking[]): Part {
   let from = Number.POSITIVE_INFINITY;
   let to = Number.NEGATIVE_INFINITY;
   for (const b of bookings) {
-    if (b.table_ids.length) {
-      from = Math.min(from, b.start_ms);
-      to = Math.max(to, b.end_ms);
-    }
-    for (const t of b.table_ids) {
-      const list = raw.get(t);
-      if (list) list.push([b.start_ms, b.end_ms]);
-      else raw.set(t, [[b.start_ms, b.end_ms]]);
-    }
     const key = `${b.service_date}|${b.shift_id}`;
     covers.set(key, (covers.get(key) ?? 0) + b.party_size);
+    if (!holdsTables(b)) continue;
+    const end = heldEnd(b);
+    from = Math.min(from, b.start_ms);
+    to = Math.max(to, end);
+    for (const t of b.table_ids) {
+      const list = raw.get(t);
+      if (list) list.push([b.start_ms, end]);
+      else raw.set(t, [[b.start_ms, end]]);
+    }
   }
   const busy = new Map<string, Busy>();
   for (const [table, list] of raw) {
@@ -166,7 +182,7 @@ function busyOf(list: readonly Booking[]): Busy {
   let max = Number.NEGATIVE_INFINITY;
   for (let i = 0; i < list.length; i++) {
     const b = list[i] as Booking;
-    max = Math.max(max, b.end_ms);
+    max = Math.max(max, heldEnd(b));
     starts[i] = b.start_ms;
     maxEnd[i] = max;
   }
@@ -190,10 +206,11 @@ export class BookingIndex {
   private to = Number.NEGATIVE_INFINITY;
 
   add(b: Booking): void {
-    if (b.table_ids.length) {
-      this.from = Math.min(this.from, b.start_ms);
-      this.to = Math.max(this.to, b.end_ms);
-    }
+    const key = `${b.service_date}|${b.shift_id}`;
+    this.covers.set(key, (this.covers.get(key) ?? 0) + b.party_size);
+    if (!holdsTables(b)) return;
+    this.from = Math.min(this.from, b.start_ms);
+    this.to = Math.max(this.to, heldEnd(b));
     for (const t of b.table_ids) {
       const list = this.byTable.get(t) ?? [];
       let lo = 0;
@@ -207,8 +224,6 @@ export class BookingIndex {
       this.byTable.set(t, list);
       this.busy.set(t, busyOf(list));
     }
-    const key = `${b.service_date}|${b.shift_id}`;
-    this.covers.set(key, (this.covers.get(key) ?? 0) + b.party_size);
   }
 
   /** Removes a booking added earlier (found by reservation id on each of its tables). */

@@ -3,8 +3,19 @@
 import { BusinessRuleError } from '../../src/core/errors';
 import { deterministicUuid } from '../../src/core/ids';
 import type { NewEvent } from '../../src/ports/event-store';
-import { firstFreeTable, type Occupancy, tablesFor } from '../availability/capacity';
-import type { SeatingHeldData, SeatingMoveHeldData } from '../availability/capacity-events';
+import {
+  bookingFromSeating,
+  firstFreeTable,
+  heldEnd,
+  type Occupancy,
+  tablesFor,
+} from '../availability/capacity';
+import type {
+  EndReason,
+  SeatingEndedData,
+  SeatingHeldData,
+  SeatingMoveHeldData,
+} from '../availability/capacity-events';
 import { type AvailabilityInput, checkSlot } from '../availability/check';
 import { FAILURE_MESSAGES } from '../availability/rules';
 import { seatingMinutes } from '../availability/slots';
@@ -269,6 +280,64 @@ export function decideRelease(
         reason,
         at,
       },
+    },
+  ];
+}
+
+/**
+ * The guests left (DONE) or never came (NO_SHOW) at `endedAt` (the status change's event time): the
+ * seating's tables are free from then on, what came before stays held. Nothing to write when the
+ * reservation holds no seating that day, when it already ended then, or when `endedAt` is at or past
+ * the seating's end (the scheduler's DONE after the end frees nothing earlier).
+ */
+export function decideEnd(
+  state: CapacityState,
+  reservationId: string,
+  endedAt: string,
+  reason: EndReason,
+  at: string,
+): NewEvent[] {
+  const held = state.held.get(reservationId);
+  if (!held || held.ended_at === endedAt) return [];
+  if (held.ended_at === undefined && Date.parse(endedAt) >= Date.parse(held.end_at)) return [];
+  const data: SeatingEndedData = {
+    restaurant_id: held.restaurant_id,
+    service_date: held.service_date,
+    reservation_id: reservationId,
+    ended_at: endedAt,
+    reason,
+    at,
+  };
+  return [{ type: 'SeatingEnded', data: data as unknown as Record<string, unknown> }];
+}
+
+/**
+ * A no-show seated after all: its seating holds its tables to its end again (a SeatingHeld of the
+ * same seating, without `ended_at`). Refused with 422 NO_TABLE when another seating took one of its
+ * tables in the part given up (from when it ended, or from now when later, to its end): the table was
+ * sold meanwhile. Nothing to write when the seating was never ended (or the reservation holds none
+ * that day: the status change goes on, as for any reservation).
+ */
+export function decideResume(state: CapacityState, reservationId: string, now: Date): NewEvent[] {
+  const held = state.held.get(reservationId);
+  if (!held || held.ended_at === undefined) return [];
+  const { ended_at: _, ...seating } = held;
+  const booking = bookingFromSeating(held);
+  const from = Math.max(heldEnd(booking), now.getTime());
+  if (from < booking.end_ms) {
+    const others = occupancyExcept(state, reservationId);
+    const taken = held.table_ids.filter((t) => !others.isFree(t, from, booking.end_ms));
+    if (taken.length)
+      throw new BusinessRuleError(
+        'NO_TABLE',
+        'The table was given to another booking after the no-show: book the guests again',
+        { table_ids: taken },
+      );
+  }
+  return [
+    {
+      type: 'SeatingHeld',
+      data: { ...seating, at: now.toISOString() } as unknown as Record<string, unknown>,
     },
   ];
 }

@@ -17,8 +17,15 @@ import {
   NO_STREAM,
   WrongExpectedRevisionError,
 } from '../../src/ports/event-store';
-import { capacityStream } from '../availability/capacity-events';
-import { decideConfirmMove, decideDropMove, decideRelease, type ReleaseReason } from './capacity-decide';
+import { capacityStream, type EndReason } from '../availability/capacity-events';
+import {
+  decideConfirmMove,
+  decideDropMove,
+  decideEnd,
+  decideRelease,
+  decideResume,
+  type ReleaseReason,
+} from './capacity-decide';
 import { type CapacityState, evolveCapacity, initialCapacity } from './capacity-state';
 
 const queue = new KeyedQueue();
@@ -97,6 +104,40 @@ export const releaseSeating = (
     restaurantId,
     serviceDate,
     (s) => decideRelease(s, restaurantId, serviceDate, reservationId, reason, deps.clock.now().toISOString()),
+    meta,
+  );
+
+/** The guests left or never came at `endedAt`: the seating's tables are free from then (a no-op when nothing changes). */
+export const endSeating = (
+  deps: WriteDeps,
+  restaurantId: string,
+  serviceDate: string,
+  reservationId: string,
+  endedAt: string,
+  reason: EndReason,
+  meta: CommandMeta,
+) =>
+  appendToCapacity(
+    deps,
+    restaurantId,
+    serviceDate,
+    (s) => decideEnd(s, reservationId, endedAt, reason, deps.clock.now().toISOString()),
+    meta,
+  );
+
+/** A no-show seated after all: its ended seating is held to its end again, or 422 NO_TABLE (decideResume). */
+export const resumeSeating = (
+  deps: WriteDeps,
+  restaurantId: string,
+  serviceDate: string,
+  reservationId: string,
+  meta: CommandMeta,
+) =>
+  appendToCapacity(
+    deps,
+    restaurantId,
+    serviceDate,
+    (s) => decideResume(s, reservationId, deps.clock.now()),
     meta,
   );
 

@@ -12,13 +12,16 @@
 // (two folds from one cached state) copies its seatings to a new timeline first, so it is correct,
 // only not cheap. States are immutable to their users.
 //
+// A seating whose guests left (DONE) or never came (NO_SHOW) before its end (SeatingEnded) stays held
+// with its `ended_at`: its tables count as taken up to then only (Booking.ended_ms, heldEnd).
+//
 // A move's seating (SeatingMoveHeld) is held beside the reservation's own until the move is confirmed
 // or dropped: it lives on the same timeline under its own key (`pendingKey`), so the index counts it
 // as taken for everyone else, while `held` shows only the reservations' own seatings.
 
 import type { RecordedEvent } from '../../src/ports/event-store';
 import { type Booking, BookingIndex, bookingFromSeating, Occupancy } from '../availability/capacity';
-import type { SeatingHeldData, SeatingMoveHeldData } from '../availability/capacity-events';
+import type { SeatingEndedData, SeatingHeldData, SeatingMoveHeldData } from '../availability/capacity-events';
 
 const MOVE = '#move:';
 /** The timeline key of a pending move's seating (reservation ids never contain '#'). */
@@ -197,6 +200,13 @@ export function evolveCapacity(state: CapacityState, event: RecordedEvent): Capa
       const id = (event.data as { reservation_id: string }).reservation_id;
       if (!state.held.has(id)) return state;
       return { held: heldOf(state).with(id, null), pending };
+    }
+    case 'SeatingEnded': {
+      // The guests left or never came: the seating stays, its tables free from ended_at.
+      const { reservation_id: id, ended_at } = event.data as unknown as SeatingEndedData;
+      const current = state.held.get(id);
+      if (!current || current.ended_at === ended_at) return state;
+      return { held: heldOf(state).with(id, { ...current, ended_at }), pending };
     }
     case 'SeatingMoveHeld': {
       const data = event.data as unknown as SeatingMoveHeldData;

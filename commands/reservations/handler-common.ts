@@ -4,8 +4,8 @@
 import { runCommand } from '../../src/core/command';
 import type { CommandMeta } from '../../src/core/command-meta';
 import type { WriteDeps } from '../../src/core/write-deps';
-import type { NewEvent } from '../../src/ports/event-store';
-import { releaseSeating } from './capacity-handler';
+import type { NewEvent, RecordedEvent } from '../../src/ports/event-store';
+import { endSeating, releaseSeating } from './capacity-handler';
 import { existing } from './decide-status';
 import { RELEASED_STATUSES, type ReservationSnapshot, reservationStream } from './events';
 import { evolveReservation, initialReservation, type ReservationState } from './evolve';
@@ -50,4 +50,42 @@ export async function releaseIfEnded(deps: WriteDeps, r: ReservationSnapshot | n
   if (!r || !RELEASED_STATUSES.includes(r.status)) return null;
   const reason = r.status === 'REJECTED' ? 'REJECTED' : 'CANCELED';
   return releaseSeating(deps, r.restaurant_id, r.service_date, r.reservation_id, reason, meta);
+}
+
+/** Statuses whose guests are gone (left, or never came): the seating keeps its tables only until then. */
+export const FINISHED_STATUSES = ['DONE', 'NO_SHOW'] as const;
+const isFinished = (status: string): status is (typeof FINISHED_STATUSES)[number] =>
+  (FINISHED_STATUSES as readonly string[]).includes(status);
+
+/**
+ * When the reservation reached its current status: the event time of its last status change (null
+ * when it never changed). Pure, on the reservation stream's events: a replay gives the same instant.
+ */
+export function statusChangedAt(events: readonly RecordedEvent[]): string | null {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i] as RecordedEvent;
+    if (e.type === 'ReservationStatusChanged') return (e.data as { at: string }).at;
+  }
+  return null;
+}
+
+/**
+ * A DONE or NO_SHOW reservation frees its tables from the time of that status change (the event's
+ * time, not the time this runs), keeping the part of its seating before it. Like releaseIfEnded it
+ * runs after the status change and again on a repeated one (which repairs an end a crash skipped).
+ */
+export async function endIfFinished(deps: WriteDeps, r: ReservationSnapshot | null, meta: CommandMeta) {
+  if (!r || !isFinished(r.status)) return null;
+  const at = statusChangedAt(await deps.events.readStream(reservationStream(r.reservation_id)));
+  if (at === null) return null;
+  return endSeating(deps, r.restaurant_id, r.service_date, r.reservation_id, at, r.status, meta);
+}
+
+/** The capacity side after a status change: released (canceled, rejected), ended (DONE, NO_SHOW) or left as it is. */
+export async function settleSeating(
+  deps: WriteDeps,
+  r: ReservationSnapshot | null,
+  meta: CommandMeta,
+): Promise<{ position: bigint | null } | null> {
+  return (await releaseIfEnded(deps, r, meta)) ?? (await endIfFinished(deps, r, meta));
 }

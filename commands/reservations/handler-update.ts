@@ -46,7 +46,7 @@ import { assertDiscountApplies } from './discount-rules';
 import { type ReservationSnapshot, type ReservationSource, reservationStream } from './events';
 import { evolveReservation, initialReservation, type ReservationState, SEATED_STATUSES } from './evolve';
 import { assertExternalIdFree, claimExternalId, releaseExternalId } from './external-id';
-import { loadReservation, releaseIfEnded } from './handler-common';
+import { loadReservation, settleSeating } from './handler-common';
 import { checkReferences } from './handler-create';
 import { maxPosition } from './handler-status';
 import { type HeldSeating, holdSeating } from './hold';
@@ -300,11 +300,12 @@ async function attemptUpdate(
       (await releaseSeating(deps, restaurant._id, r.service_date, id, 'MOVED', rmeta)).position,
     );
   // A cancel (or rejection) that landed after our update and released before our confirmation found
-  // only the pending move, which the confirmation then made the reservation's own: free it now.
-  // Read after confirming, so one of the two releases always sees the seating held.
+  // only the pending move, which the confirmation then made the reservation's own: free it now (a
+  // DONE or NO_SHOW that landed so: end it from its status change). Read after confirming, so one of
+  // the two always sees the seating held.
   if (moved?.moveId) {
     const latest = await loadReservation(deps, id);
-    const released = await releaseIfEnded(deps, latest.exists ? latest.r : null, rmeta);
+    const released = await settleSeating(deps, latest.exists ? latest.r : null, rmeta);
     position = maxPosition(position, released?.position ?? null);
   }
   if (req.external_id !== undefined && r.external_id && after.external_id !== r.external_id)

@@ -1,0 +1,144 @@
+// A reservation marked DONE (the guests left) or NO_SHOW (nobody came) before its seating's end frees
+// its table from the moment of that status change, over HTTP: the availability check, the search and a
+// booking all see it free; the part of the seating before the change stays held; a no-show seated
+// after all holds its table again, or is refused when the table was sold meanwhile.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { loadCapacity } from '../../commands/reservations/capacity-handler';
+import { occupancyExcept } from '../../commands/reservations/capacity-state';
+import { finishSeatedReservations, markNoShows } from '../../src/jobs/reservation-jobs';
+import { runCli } from '../helpers/cli-in-process';
+import {
+  create,
+  type ReservationService,
+  reservationBootstrap,
+  startReservationService,
+  TOKENS,
+} from '../helpers/reservations';
+
+const t = suite<{ svc: ReservationService }>('reservations: DONE and NO_SHOW free the table');
+t.before(async (ctx) => {
+  // The only table of the restaurant: any seating on it decides every booking of the evening.
+  ctx.svc = await startReservationService({
+    bootstrap: reservationBootstrap({
+      tables: [{ id: 'tbl_only', name: 'Only', room_id: 'room_main', min_pax: 1, max_pax: 4 }],
+    }),
+  });
+});
+t.after(async ({ svc }) => svc.close());
+
+const at = (day: string, hhmm: string) => `2026-06-${day}T${hhmm}:00+02:00`;
+const check = async (svc: ReservationService, startAt: string) =>
+  (
+    await svc.api('POST', '/availability/check', {
+      token: TOKENS.full,
+      body: { start_at: startAt, party_size: 2 },
+    })
+  ).body.data;
+const slotsFrom = async (svc: ReservationService, from: string, to: string) =>
+  (
+    (
+      await svc.api(
+        'GET',
+        `/availability?start_at_from=${encodeURIComponent(from)}&start_at_to=${encodeURIComponent(to)}&party_size=2`,
+        {
+          token: TOKENS.full,
+        },
+      )
+    ).body.data.slots as { start_at: string }[]
+  ).map((s) => s.start_at);
+const cli = (svc: ReservationService, name: string, id: string) =>
+  runCli(svc, `reservations ${name}`, { id });
+/** Whether the write side's fold of the day leaves tbl_only free for [from, to) to a new seating. */
+const tableFree = async (svc: ReservationService, day: string, from: string, to: string) =>
+  occupancyExcept(await loadCapacity(svc.rt, 'rest_demo', `2026-06-${day}`), 'nobody').isFree(
+    'tbl_only',
+    Date.parse(at(day, from)),
+    Date.parse(at(day, to)),
+  );
+
+t(
+  'DONE at 19:40 frees the only table for a booking at 19:45; the seating before stays held',
+  async ({ svc }) => {
+    svc.clock.set('2026-06-02T10:00:00Z');
+    const first = (await create(svc, { start_at: at('10', '19:00') })).body.data;
+    assert.is(first.end_at, at('10', '20:30'));
+    svc.clock.set(at('10', '19:05'));
+    await cli(svc, 'seat', first.id);
+    svc.clock.set(at('10', '19:30'));
+    // While the guests are there the table is taken (minimum notice 0: 19:45 is bookable in time).
+    assert.is((await check(svc, at('10', '19:45'))).failure_reason, 'NO_TABLE');
+    svc.clock.set(at('10', '19:40'));
+    await cli(svc, 'leave', first.id);
+    const done = (await svc.api('GET', `/reservations/${first.id}`, { token: TOKENS.full })).body.data;
+    assert.is(done.status, 'DONE');
+    const freed = await check(svc, at('10', '19:45'));
+    assert.is(freed.available, true);
+    assert.is(freed.failure_reason, null);
+    assert.ok((await slotsFrom(svc, at('10', '19:45'), at('10', '20:30'))).includes(at('10', '19:45')));
+    const second = await create(svc, { start_at: at('10', '19:45') });
+    assert.is(second.status, 201, JSON.stringify(second.body));
+    // The reservation still shows its planned seating; the capacity stream keeps the part before 19:40.
+    assert.is(done.end_at, at('10', '20:30'));
+    assert.is(await tableFree(svc, '10', '19:00', '19:40'), false);
+    const capacity = await svc.rt.events.readStream('capacity-rest_demo-2026-06-10');
+    const ended = capacity.filter((e) => e.type === 'SeatingEnded');
+    assert.equal(
+      ended.map((e) => [e.data.reservation_id, e.data.ended_at, e.data.reason]),
+      [[first.id, new Date(at('10', '19:40')).toISOString(), 'DONE']],
+    );
+    // A repeated leave changes nothing.
+    svc.clock.set(at('10', '19:50'));
+    await cli(svc, 'leave', first.id);
+    assert.is((await svc.rt.events.readStream('capacity-rest_demo-2026-06-10')).length, capacity.length);
+  },
+);
+
+t('the scheduler finishing a seating at its end writes nothing more', async ({ svc }) => {
+  svc.clock.set('2026-06-02T10:00:00Z');
+  const r = (await create(svc, { start_at: at('11', '19:00') })).body.data;
+  svc.clock.set(at('11', '19:00'));
+  await cli(svc, 'seat', r.id);
+  svc.clock.set(at('11', '20:31'));
+  await finishSeatedReservations(svc.rt);
+  const capacity = await svc.rt.events.readStream('capacity-rest_demo-2026-06-11');
+  assert.equal(
+    capacity.map((e) => e.type),
+    ['SeatingHeld'],
+  );
+});
+
+t(
+  'the scheduler NO_SHOW at 19:40 frees the table; the no-show seated later is refused while the table is sold, held again once free',
+  async ({ svc }) => {
+    svc.clock.set('2026-06-02T10:00:00Z');
+    const ghost = (await create(svc, { start_at: at('12', '19:00') })).body.data;
+    svc.clock.set(at('12', '19:40'));
+    assert.is((await check(svc, at('12', '19:45'))).failure_reason, 'NO_TABLE');
+    await markNoShows(svc.rt, 30);
+    const marked = (await svc.api('GET', `/reservations/${ghost.id}`, { token: TOKENS.full })).body.data;
+    assert.is(marked.status, 'NO_SHOW');
+    const walkIn = await create(svc, { start_at: at('12', '19:45') });
+    assert.is(walkIn.status, 201, JSON.stringify(walkIn.body));
+    // The guests turn up after all at 19:50: their table is the walk-in's now.
+    svc.clock.set(at('12', '19:50'));
+    try {
+      await cli(svc, 'seat', ghost.id);
+      assert.unreachable('seated on a table sold meanwhile');
+    } catch (err) {
+      assert.is((err as { status?: number }).status, 422);
+      assert.match((err as Error).message, /given to another booking/);
+    }
+    const still = (await svc.api('GET', `/reservations/${ghost.id}`, { token: TOKENS.full })).body.data;
+    assert.is(still.status, 'NO_SHOW');
+    // The walk-in leaves without eating: the no-show can be seated, and holds its table to 20:30 again.
+    await svc.api('POST', `/reservations/${walkIn.body.data.id}/cancel`, { token: TOKENS.full, body: {} });
+    await cli(svc, 'seat', ghost.id);
+    const seated = (await svc.api('GET', `/reservations/${ghost.id}`, { token: TOKENS.full })).body.data;
+    assert.is(seated.status, 'SEATED');
+    assert.is((await check(svc, at('12', '20:00'))).failure_reason, 'NO_TABLE');
+    assert.is((await create(svc, { start_at: at('12', '20:00') })).body.error.details.reason, 'NO_TABLE');
+  },
+);
+
+t.run();

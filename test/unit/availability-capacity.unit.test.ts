@@ -1,7 +1,14 @@
 import fc from 'fast-check';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { type Booking, Occupancy, overlaps, tablesFor } from '../../commands/availability/capacity';
+import {
+  type Booking,
+  BookingIndex,
+  heldEnd,
+  Occupancy,
+  overlaps,
+  tablesFor,
+} from '../../commands/availability/capacity';
 import { type AvailabilityInput, checkSlot, searchSlots, slotToApi } from '../../commands/availability/check';
 import type { Shift, Table } from '../../commands/catalog/types';
 import { booking, room, shift, table } from '../helpers/catalog';
@@ -486,5 +493,107 @@ t('property: the sweep over many starts agrees with the per-start search, overla
     { numRuns: 500 },
   );
 });
+
+t(
+  'property: an ended seating (DONE, NO_SHOW) holds its tables up to the end only, every reader agreeing (brute force)',
+  () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            table: fc.integer({ min: 0, max: 3 }),
+            start: fc.integer({ min: 0, max: 30 }),
+            len: fc.integer({ min: 1, max: 18 }),
+            party: fc.integer({ min: 1, max: 6 }),
+            // Steps after the start (negative: ended before it began; past len: after its end).
+            ended: fc.option(fc.integer({ min: -4, max: 22 }), { nil: null }),
+          }),
+          { maxLength: 14 },
+        ),
+        fc.array(
+          fc.record({ start: fc.integer({ min: -2, max: 50 }), len: fc.integer({ min: 1, max: 18 }) }),
+          { minLength: 1, maxLength: 8 },
+        ),
+        fc.integer({ min: 1, max: 12 }),
+        (raw, queries, sweepLen) => {
+          const base = at('2026-05-01T18:00:00');
+          const step = 5 * 60_000;
+          const tables = [0, 1, 2, 3].map((i) => ({ id: `t${i}` }));
+          const bookings: Booking[] = raw.map((r, i) => ({
+            reservation_id: `b${i}`,
+            service_date: '2026-05-01',
+            shift_id: 'shift_dinner',
+            room_id: null,
+            table_ids: [`t${r.table}`],
+            start_ms: base + r.start * step,
+            end_ms: base + (r.start + r.len) * step,
+            party_size: r.party,
+            ...(r.ended === null ? {} : { ended_ms: base + (r.start + r.ended) * step }),
+          }));
+          // The meaning: the tables are held for [start, min(end, ended)), nothing when that is empty.
+          const holds = (b: Booking, table: string, from: number, to: number) => {
+            const ended = b.ended_ms == null ? b.end_ms : Math.min(b.end_ms, b.ended_ms);
+            return b.table_ids.includes(table) && ended > b.start_ms && overlaps(b.start_ms, ended, from, to);
+          };
+          const free = (table: string, from: number, to: number) =>
+            bookings.every((b) => !holds(b, table, from, to));
+          // The same seatings cut at their end beforehand, without ended_ms: what the ended ones mean.
+          const cut = new Occupancy(
+            bookings.map((b) => ({
+              ...b,
+              ended_ms: null,
+              end_ms: heldEnd(b),
+              table_ids: heldEnd(b) > b.start_ms ? b.table_ids : [],
+            })),
+          );
+          const occupancy = new Occupancy(bookings);
+          const index = new BookingIndex();
+          // Added, some removed and added again (the write side's fold): the same content.
+          for (const b of bookings) index.add(b);
+          for (const b of bookings.filter((_, i) => i % 3 === 0)) index.remove(b);
+          for (const b of bookings.filter((_, i) => i % 3 === 0)) index.add(b);
+          const folded = index.occupancy();
+          const except = bookings[0];
+          const withoutFirst = except ? index.occupancy(except) : null;
+          for (const q of queries) {
+            const from = base + q.start * step;
+            const to = from + q.len * step;
+            for (const tb of tables) {
+              const expected = free(tb.id, from, to);
+              if (occupancy.isFree(tb.id, from, to) !== expected) return false;
+              if (folded.isFree(tb.id, from, to) !== expected) return false;
+              if (cut.isFree(tb.id, from, to) !== expected) return false;
+              if (
+                withoutFirst &&
+                except &&
+                withoutFirst.isFree(tb.id, from, to) !==
+                  bookings.every((b) => b === except || !holds(b, tb.id, from, to))
+              )
+                return false;
+            }
+            const first = tables.find((tb) => free(tb.id, from, to)) ?? null;
+            if (occupancy.firstFree(tables, from, to) !== first) return false;
+            if (folded.firstFree(tables, from, to) !== first) return false;
+          }
+          const starts = [...new Set(queries.map((q) => base + q.start * step))].sort((a, b) => a - b);
+          const swept = occupancy.firstFreeForEach(tables, starts, sweepLen * step);
+          if (
+            !starts.every(
+              (s, i) => swept[i] === (tables.find((tb) => free(tb.id, s, s + sweepLen * step)) ?? null),
+            )
+          )
+            return false;
+          // Covers: a seating that ended still counts in its shift's covers.
+          const covers = bookings.reduce((n, b) => n + b.party_size, 0);
+          return (
+            occupancy.coversHeld('2026-05-01', 'shift_dinner') === covers &&
+            folded.coversHeld('2026-05-01', 'shift_dinner') === covers
+          );
+        },
+      ),
+      { numRuns: 500 },
+    );
+  },
+);
 
 t.run();

@@ -7,7 +7,12 @@ import * as assert from 'uvu/assert';
 import { bookingFromSeating, Occupancy } from '../../commands/availability/capacity';
 import { capacityStream, type SeatingHeldData } from '../../commands/availability/capacity-events';
 import type { Catalog, Shift } from '../../commands/catalog/types';
-import { decideHold, type HoldRequest } from '../../commands/reservations/capacity-decide';
+import {
+  decideEnd,
+  decideHold,
+  decideResume,
+  type HoldRequest,
+} from '../../commands/reservations/capacity-decide';
 import { appendToCapacity, loadCapacity } from '../../commands/reservations/capacity-handler';
 import {
   type CapacityState,
@@ -49,7 +54,9 @@ type Op =
       shift: string;
     }
   | { kind: 'confirm'; id: number; move: number }
-  | { kind: 'drop'; id: number; move: number };
+  | { kind: 'drop'; id: number; move: number }
+  /** SeatingEnded (DONE, NO_SHOW): its tables free from `at` (minutes, like start). */
+  | { kind: 'end'; id: number; at: number };
 
 const seatingFields = {
   id: fc.integer({ min: 0, max: 15 }),
@@ -70,6 +77,11 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ kind: fc.constant('move' as const), move, ...seatingFields }),
   fc.record({ kind: fc.constant('confirm' as const), id: seatingFields.id, move }),
   fc.record({ kind: fc.constant('drop' as const), id: seatingFields.id, move }),
+  fc.record({
+    kind: fc.constant('end' as const),
+    id: seatingFields.id,
+    at: fc.integer({ min: -1, max: 22 }).map((n) => n * 15),
+  }),
 );
 
 /** The pending moves of the plain fold, by reservation then move id. */
@@ -98,6 +110,20 @@ function recorded(o: Op): RecordedEvent {
       },
     };
   }
+  if (o.kind === 'end')
+    return {
+      ...base,
+      position,
+      type: 'SeatingEnded',
+      data: {
+        restaurant_id: 'rest_1',
+        service_date: DAY,
+        reservation_id,
+        ended_at: iso(at(o.at)),
+        reason: 'DONE',
+        at: '',
+      },
+    };
   if (o.kind === 'release')
     return {
       ...base,
@@ -146,6 +172,12 @@ function plainFoldAll(events: RecordedEvent[]): {
       case 'SeatingReleased':
         held.delete(id);
         break;
+      case 'SeatingEnded': {
+        const current = held.get(id);
+        const ended_at = (e.data as { ended_at: string }).ended_at;
+        if (current) held.set(id, { ...current, ended_at });
+        break;
+      }
       case 'SeatingMoveHeld':
         moves.set(d.move_id, d);
         break;
@@ -349,6 +381,51 @@ test('an append made elsewhere since the cached fold: the next decision sees it'
     sorted(cached.held).map(([, s]) => s.table_ids),
     [['ta'], ['tb']],
   );
+});
+
+test('ending a seating: only before its end, once per instant; a no-show resumed holds it again unless its table was sold', () => {
+  const seat = (id: string, start: number, length: number, tables: string[]): RecordedEvent =>
+    recorded({ kind: 'hold', id: Number(id), start, length, tables, party: 2, shift: 'dinner' });
+  let state = [seat('1', 60, 90, ['t1'])].reduce(evolveCapacity, initialCapacity);
+  assert.equal(decideEnd(state, 'r2', iso(at(100)), 'DONE', ''), [], 'no seating: nothing');
+  assert.equal(decideEnd(state, 'r1', iso(at(150)), 'DONE', ''), [], 'at its end: nothing freed');
+  assert.equal(decideEnd(state, 'r1', iso(at(200)), 'DONE', ''), [], 'after its end: nothing freed');
+  assert.equal(decideResume(state, 'r1', new Date(at(100))), [], 'never ended: nothing to resume');
+  const [ended] = decideEnd(state, 'r1', iso(at(100)), 'NO_SHOW', 'now');
+  assert.equal(ended?.data, {
+    restaurant_id: 'rest_1',
+    service_date: DAY,
+    reservation_id: 'r1',
+    ended_at: iso(at(100)),
+    reason: 'NO_SHOW',
+    at: 'now',
+  });
+  state = evolveCapacity(state, {
+    ...recorded({ kind: 'release', id: 99 }),
+    ...ended,
+    position: 900n,
+  } as RecordedEvent);
+  assert.is(state.held.get('r1')?.ended_at, iso(at(100)));
+  assert.equal(decideEnd(state, 'r1', iso(at(100)), 'NO_SHOW', ''), [], 'ended then already');
+  assert.ok(occupancyExcept(state, 'x').isFree('t1', at(100), at(150)));
+  assert.not.ok(occupancyExcept(state, 'x').isFree('t1', at(90), at(101)), 'the part before stays held');
+  // Resumed while the table is free: the whole seating again, without ended_at.
+  const [again] = decideResume(state, 'r1', new Date(at(110)));
+  assert.is(again?.type, 'SeatingHeld');
+  assert.is((again?.data as { ended_at?: string }).ended_at, undefined);
+  assert.is((again?.data as { end_at: string }).end_at, iso(at(150)));
+  // Sold meanwhile (a booking from 105): refused, naming the table.
+  const sold = evolveCapacity(state, seat('2', 105, 90, ['t1']));
+  try {
+    decideResume(sold, 'r1', new Date(at(110)));
+    assert.unreachable();
+  } catch (err) {
+    assert.ok(err instanceof BusinessRuleError);
+    assert.is(err.reason, 'NO_TABLE');
+    assert.equal((err.details as { table_ids: string[] }).table_ids, ['t1']);
+  }
+  // After the seating's planned end nothing can be in its way.
+  assert.is(decideResume(sold, 'r1', new Date(at(150)))[0]?.type, 'SeatingHeld');
 });
 
 test.run();

@@ -6,12 +6,19 @@ import * as assert from 'uvu/assert';
 import { claimExternalId } from '../../commands/reservations/external-id';
 import { createReservation } from '../../commands/reservations/handler-create';
 import { setPosLock } from '../../commands/reservations/handler-records';
+import { changeStatus } from '../../commands/reservations/handler-status';
 import { updateReservation } from '../../commands/reservations/handler-update';
 import { repairSeating } from '../../commands/reservations/repair';
 import { repairSeatings } from '../../src/jobs/reservation-jobs';
 import type { Runtime } from '../../src/runtime';
 import { deadFrom, withHook, withHookAfter } from '../helpers/hooked-events';
-import { create, type ReservationService, startReservationService, TOKENS } from '../helpers/reservations';
+import {
+  create,
+  NOW,
+  type ReservationService,
+  startReservationService,
+  TOKENS,
+} from '../helpers/reservations';
 import type { TestService } from '../helpers/service';
 
 const t = suite<{ svc: ReservationService }>('reservations: races');
@@ -519,5 +526,33 @@ t('a cancel whose release never ran is released by the repair job', async ({ svc
   assert.is((await capacity(svc, '29')).at(-1), 'SeatingReleased:CANCELED');
   assert.is((await create(svc, { start_at: at('29', '20:00'), party_size: 7 })).status, 201);
 });
+
+t(
+  "update: guests leaving between a seated party's update and its move confirmation free the table from their leave",
+  async ({ svc }) => {
+    // Only tbl_8 seats 7; the party is seated, grows to 8 (a same-start move), and leaves at 19:40
+    // once the update is recorded, before its move is confirmed.
+    const r = (await create(svc, { party_size: 7, start_at: at('24', '19:00') })).body.data;
+    svc.clock.set(at('24', '19:10'));
+    await changeStatus(svc.rt, null, r.id, { kind: 'seat' }, meta);
+    svc.clock.set(at('24', '19:40'));
+    const rt = withHookAfter(
+      svc.rt,
+      (s) => s === `reservation-${r.id}`,
+      async () => {
+        await changeStatus(svc.rt, null, r.id, { kind: 'leave' }, meta);
+      },
+    );
+    const out = await updateReservation(rt, restaurant, r.id, { party_size: 8 }, meta);
+    await svc.rt.settle(out.position);
+    const now = (await svc.api('GET', `/reservations/${r.id}`, { token: TOKENS.full })).body.data;
+    assert.is(now.status, 'DONE');
+    assert.is(now.party_size, 8);
+    // The confirmed seating was ended at the leave: the table is free from 19:40, not from 20:30.
+    const next = await create(svc, { party_size: 7, start_at: at('24', '19:45') });
+    assert.is(next.status, 201, JSON.stringify(next.body));
+    svc.clock.set(NOW);
+  },
+);
 
 t.run();

@@ -64,9 +64,14 @@ export function registerReservationCommands(): void {
     (c) => ({ kind: 'reject', reason: reason(c) }),
     'rejected',
   );
-  status('seat', 'Seat the guests', () => ({ kind: 'seat' }), 'seated');
+  status(
+    'seat',
+    'Seat the guests (a NO_SHOW: its table held again, refused when sold meanwhile)',
+    () => ({ kind: 'seat' }),
+    'seated',
+  );
   status('partially-seat', 'Seat part of the party', () => ({ kind: 'partially_seat' }), 'partially seated');
-  status('leave', 'The guests left: DONE', () => ({ kind: 'leave' }), 'done');
+  status('leave', 'The guests left: DONE, their table free from now', () => ({ kind: 'leave' }), 'done');
   status(
     'cancel-by-staff',
     'Staff cancellation: CANCELED_BY_RESTAURANT (frees the table; ignores POS locks)',

@@ -6,12 +6,16 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadCapacity } from '../../commands/reservations/capacity-handler';
 import { occupancyExcept } from '../../commands/reservations/capacity-state';
+import { decideStatusOperation } from '../../commands/reservations/decide-status';
+import { runOnReservation } from '../../commands/reservations/handler-common';
+import { changeStatus } from '../../commands/reservations/handler-status';
 import { BOOKINGS, type BookingDayDoc } from '../../projections/bookings';
 import { allProjections } from '../../projections/index';
 import { EmbeddedDocumentStore } from '../../src/adapters/document-store/embedded';
 import { finishSeatedReservations, markNoShows } from '../../src/jobs/reservation-jobs';
 import { ProjectionRunner } from '../../src/projection/runner';
 import { runCli } from '../helpers/cli-in-process';
+import { withHook } from '../helpers/hooked-events';
 import {
   create,
   type ReservationService,
@@ -142,6 +146,36 @@ t(
     assert.is(seated.status, 'SEATED');
     assert.is((await check(svc, at('12', '20:00'))).failure_reason, 'NO_TABLE');
     assert.is((await create(svc, { start_at: at('12', '20:00') })).body.error.details.reason, 'NO_TABLE');
+  },
+);
+
+t(
+  'a no-show held again, then refused its seat by a cancel landing first, gives the table back',
+  async ({ svc }) => {
+    svc.clock.set('2026-06-02T10:00:00Z');
+    const ghost = (await create(svc, { start_at: at('13', '19:00') })).body.data;
+    svc.clock.set(at('13', '19:40'));
+    await markNoShows(svc.rt, 30);
+    svc.clock.set(at('13', '19:50'));
+    // Staff cancel it (status only: its release has not run yet) just before the seat's status lands.
+    const rt = withHook(
+      svc.rt,
+      (stream) => stream === `reservation-${ghost.id}`,
+      async () => {
+        await runOnReservation(svc.rt, ghost.id, null, { actor: 'test' }, (r, now) =>
+          decideStatusOperation(r, { kind: 'cancel_by_staff', reason: null }, now),
+        );
+      },
+    );
+    try {
+      await changeStatus(rt, null, ghost.id, { kind: 'seat' }, { actor: 'test' });
+      assert.unreachable('a canceled reservation seated');
+    } catch (err) {
+      assert.is((err as { status?: number }).status, 422);
+    }
+    const types = (await svc.rt.events.readStream('capacity-rest_demo-2026-06-13')).map((e) => e.type);
+    assert.equal(types, ['SeatingHeld', 'SeatingEnded', 'SeatingHeld', 'SeatingReleased']);
+    assert.is((await create(svc, { start_at: at('13', '20:00') })).status, 201);
   },
 );
 

@@ -53,7 +53,7 @@ async function resumeIfSeated(
 ): Promise<boolean> {
   if (op.kind !== 'seat' && op.kind !== 'partially_seat') return false;
   const r = (await loadReservation(deps, id)).r;
-  if (!r || r.status !== 'NO_SHOW' || (tenant !== null && r.restaurant_id !== tenant)) return false;
+  if (r?.status !== 'NO_SHOW' || (tenant !== null && r.restaurant_id !== tenant)) return false;
   const { appended } = await resumeSeating(deps, r.restaurant_id, r.service_date, r.reservation_id, {
     ...meta,
     restaurant_id: r.restaurant_id,

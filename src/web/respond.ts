@@ -31,6 +31,26 @@ export const pageNotFound = (message: string) => new ApiError(404, 'RESOURCE_NOT
 export const notYours = () =>
   pageNotFound('This page does not exist, or it belongs to a restaurant you do not manage.');
 
+/**
+ * The validation envelope's sentences, as a manager reads them on a page: they open a link or send a
+ * form, and do not know "query string" or "request body" (the API's words, kept for partners).
+ */
+const PAGE_WORDS: Record<string, string> = {
+  'The query string is invalid': 'The link to this page holds a value the page does not take',
+  'The request body is invalid': 'The form sent a value this page does not take',
+  'The path is invalid': 'The address of this page holds a value the page does not take',
+};
+
+/**
+ * An issue's message without the API's JSON quoting of a list of values: `period must be one of
+ * "7","30","90"` reads "period must be one of 7, 30 or 90".
+ */
+export const readableIssue = (message: string): string =>
+  message.replace(/"[^"]*"(?:,"[^"]*")+/g, (list) => {
+    const values = list.slice(1, -1).split('","');
+    return `${values.slice(0, -1).join(', ')} or ${values[values.length - 1]}`;
+  });
+
 /** Any error of a page route, as a page (under /dashboard, with the way back to it). */
 export function renderPageError(
   err: unknown,
@@ -49,8 +69,11 @@ export function renderPageError(
       ? (err.details.issues as { message?: unknown }[])
           .map((i) => i.message)
           .filter((m): m is string => typeof m === 'string')
+          .map(readableIssue)
       : [];
-    return page(messagePage({ title, message: err.message, issues, back }), {}, err.status);
+    const words = PAGE_WORDS[err.message];
+    const message = words ? `${words}${issues.length ? ':' : '.'}` : err.message;
+    return page(messagePage({ title, message, issues, back }), {}, err.status);
   }
   return page(
     messagePage({

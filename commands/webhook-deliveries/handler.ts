@@ -128,7 +128,7 @@ export async function resendRefusals(
   const keys = customers.length ? await deps.keys.findMany(customers) : new Map();
   for (const d of open) {
     const refused = refusedBySettings(endpoint, d.event_type);
-    if (refused) out.set(d._id, RESEND_REFUSALS[refused].replace('{type}', d.event_type));
+    if (refused) out.set(d._id, PAGE_REFUSALS[refused].replace('{type}', d.event_type));
     else if (d.customer_id && keys.get(customerSubject(d.customer_id))?.state === 'destroyed')
       out.set(d._id, RESEND_ERASED);
     // Only a delivery resent before has started a later series: the others need no read of their stream.
@@ -149,6 +149,13 @@ const RESEND_REFUSALS: Record<ReturnType<typeof refusedBySettings> & string, str
     'The endpoint no longer receives {type} (its enabled_events); add it back before resending this delivery',
   endpoint_migrated:
     'This delivery is in the legacy format, which the endpoint no longer receives since its migration to v1',
+};
+
+/** The same, on the endpoint's dashboard page, whose form names enabled_events "Events". */
+const PAGE_REFUSALS: typeof RESEND_REFUSALS = {
+  ...RESEND_REFUSALS,
+  event_type_disabled:
+    'The endpoint no longer receives {type}: tick it under Events (Edit, below) before resending this delivery',
 };
 
 /** Deliveries canceled by one append each; at most this many appended at once. */

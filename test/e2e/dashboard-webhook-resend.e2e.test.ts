@@ -180,4 +180,44 @@ t(`a delivery resent ${RESEND_LIMIT} times: no Resend offered, the page says why
   assert.match(row.text, new RegExp(`resent ${RESEND_LIMIT} times`), 'the page says why');
 });
 
+t('a delivery of a type the endpoint no longer takes: the page says why in its own words', async (ctx) => {
+  // An endpoint of its own, taking customer.created and then only customer.updated.
+  const made = await ctx.svc.api('POST', '/webhook-endpoints', {
+    token: FRONT,
+    body: { url: ctx.rx.url('/narrowed'), enabled_events: ['customer.created', 'customer.updated'] },
+  });
+  assert.is(made.status, 201, made.text);
+  const endpoint = made.body.data.id as string;
+  const customer = await ctx.svc.api('POST', '/customers', {
+    token: FRONT,
+    body: { name: 'Nora Narrowed', on_match: 'create_new' },
+  });
+  assert.is(customer.status, 201, customer.text);
+  const delivered = await until('the delivery', async () => {
+    const list = await ctx.svc.api('GET', `/webhook-endpoints/${endpoint}/deliveries`, { token: FRONT });
+    return (list.body.data as Delivery[]).find((d) => d.status === 'succeeded');
+  });
+  const patched = await ctx.svc.api('PATCH', `/webhook-endpoints/${endpoint}`, {
+    token: FRONT,
+    body: { enabled_events: ['customer.updated'] },
+  });
+  assert.is(patched.status, 200, patched.text);
+  const d = { delivery: delivered.id, event: delivered.event_id };
+  const page = `/dashboard/webhooks/${endpoint}?restaurant=rest_demo`;
+  const b = await signedIn(ctx.svc, page);
+  const view = await b.get(page);
+  const row = item(view.text, d);
+  assert.not.ok(row.resend, 'no Resend button for it');
+  // The page's form calls enabled_events "Events": the field's API name means nothing to a manager.
+  assert.match(row.text, /no longer receives customer\.created: tick it under Events/);
+  assert.not.match(row.text, /enabled_events/);
+  // The page's form (a tab left open): refused, saying the same.
+  const csrf = formFields(view.text, `/dashboard/webhooks/${endpoint}/test`);
+  const posted = await b.post(`/dashboard/webhooks/${endpoint}/deliveries/${d.delivery}/resend`, csrf);
+  assert.is(posted.status, 409);
+  const alert = pageText(posted.text.split('role="alert">')[1]?.split('</div>')[0] ?? '');
+  assert.match(alert, /no longer receives customer\.created: tick it under Events/);
+  assert.not.match(alert, /enabled_events/);
+});
+
 t.run();

@@ -609,8 +609,9 @@ export const dashboardWebhookRoutes: AnyRoute[] = [
         const out = await resendDelivery(rt, delivery, endpoint, m.meta);
         await rt.settle(out.position);
       } catch (err) {
-        const text = refusal(err);
-        if (text) return detailPage(rt, m, endpoint, { alert: text }, 409);
+        // Said as the page says it next to the delivery (in a manager's words), else the API's reason.
+        const text = (await resendRefusals(rt, endpoint, [delivery])).get(delivery._id) ?? refusal(err);
+        if (text) return detailPage(rt, m, endpoint, { alert: text.endsWith('.') ? text : `${text}.` }, 409);
         throw err;
       }
       return seeOther(

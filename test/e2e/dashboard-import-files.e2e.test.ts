@@ -153,6 +153,9 @@ t(
     // The preview with its per-row errors and the Import form (CSRF token included).
     assert.match(text(html), /Reload Me/);
     assert.match(html, /class="row-error"/);
+    // A skipped row says why once: "email must be an email address", not "email: email must be…".
+    assert.match(text(html), /Skipped email must be an email address/);
+    assert.not.match(text(html), /email: email/);
     const start = formFields(html, '/dashboard/import/start');
     assert.ok(start.csrf_token && start.upload_id);
     // A reload is a GET of that page: the same upload, nothing sent again, nothing replaced.

@@ -6,7 +6,7 @@ import { ON_MATCH, type OnMatch, type RowResult } from '../../../commands/custom
 import type { ImportJobState } from '../../../commands/customer-import/state';
 import type { CustomerImportDoc } from '../../../projections/customer-imports';
 import type { ImportPlan } from '../../customer-import/engine';
-import { issuesText } from '../../customer-import/summary';
+import type { Issue } from '../../core/errors';
 import { type Html, html } from '../html';
 import { csrfField, dashboardPage, restaurantField, type ShellContext, when } from './dashboard-shell';
 
@@ -68,6 +68,19 @@ function history(c: ShellContext, jobs: ImportLine[], total: number): Html | str
 </li>`,
   )}</ul>${total > jobs.length ? html`<p class="small">The latest ${jobs.length} of ${n(total)} imports.</p>` : ''}</section>`;
 }
+
+/**
+ * A skipped row's errors on the preview: each message once ("name is required"), the field put in
+ * front only when the message does not start with it (the summary CSV keeps its "field: message").
+ */
+const rowIssues = (issues: readonly Issue[]): string =>
+  issues
+    .map((i) =>
+      !i.path || i.message === i.path || i.message.startsWith(`${i.path} `)
+        ? i.message
+        : `${i.path}: ${i.message}`,
+    )
+    .join('; ');
 
 export function importPage(
   c: ShellContext,
@@ -136,7 +149,7 @@ ${
       (r) =>
         html`<tr${r.errors.length ? html` class="row-error"` : ''}><td data-label="Row">${r.row}</td><td data-label="Name">${r.input.name}</td><td data-label="Email">${r.input.email ?? ''}</td><td data-label="Phone">${r.input.phone_number ?? ''}</td><td data-label="Result"><div>${
           r.errors.length
-            ? html`<strong>Skipped</strong><br><span class="small">${issuesText(r.errors)}</span>`
+            ? html`<strong>Skipped</strong><br><span class="small">${rowIssues(r.errors)}</span>`
             : html`${outcome[r.outcome]}${r.matched_on ? html`<br><span class="small">matched on ${r.matched_on}${r.matched_row ? ` (row ${r.matched_row})` : ''}</span>` : ''}`
         }</div></td></tr>`,
     )}</tbody>

@@ -20,6 +20,7 @@ import {
 import { MAX_ENDPOINTS_PER_RESTAURANT } from '../../../commands/webhook-endpoints/limit';
 import { API_KEYS, type ApiKeyDoc } from '../../../projections/api-keys';
 import { WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../../../projections/webhook-endpoints';
+import { barredByApiOption } from '../../../queries/oauth';
 import { failingStreak, getDelivery, getEndpoint, listDeliveries } from '../../../queries/webhooks';
 import { ApiError, BusinessRuleError, type Issue } from '../../core/errors';
 import type { Runtime } from '../../runtime';
@@ -152,11 +153,16 @@ async function listPage(
     keys.map((k) => [k._id, k.type === 'OAUTH' ? (k.application?.name ?? k.name) : k.name]),
   );
   const eligible = keys.filter((k) => k.type === 'API_KEY' && readableTypes(k.scopes).length > 0);
+  // A third-party application's endpoints receive nothing while the API option is off (the publisher's rule).
+  const paused = new Map<string, string>();
+  for (const k of keys)
+    if (await barredByApiOption(rt.docs, k, m.restaurant)) paused.set(k._id, keyNames.get(k._id) ?? k.name);
   return page(
     endpointsPage(m.shell, {
       endpoints,
       keys: eligible,
       keyNames,
+      paused,
       form: o.form ?? emptyEndpointForm,
       notice: o.notice,
       alert: o.alert,
@@ -219,6 +225,10 @@ async function detailPage(
         ? endpoint
         : { ...endpoint, previous_secret: null },
       keyName,
+      pausedApp:
+        key?.type === 'OAUTH' && (await barredByApiOption(rt.docs, key, m.restaurant))
+          ? (key.application?.name ?? key.name)
+          : null,
       form: x.form ?? formOfEndpoint(endpoint),
       deliveries: items,
       notResent: await resendRefusals(rt, endpoint, items),

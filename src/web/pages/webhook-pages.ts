@@ -54,8 +54,15 @@ const eventsText = (e: WebhookEndpointDoc) =>
     ? `RESERVATION_UPDATED for every reservation change (legacy format). Once migrated to v1: ${e.enabled_events.includes('*') ? 'every event its key can read' : chosenText(e.enabled_events)}`
     : chosenText(e.enabled_events);
 
-const statusBadge = (e: WebhookEndpointDoc) =>
-  html`<span class="badge ${e.disabled ? 'off' : 'on'}">${e.disabled ? 'Disabled' : 'Enabled'}</span> <span class="badge${e.api_version === 'legacy' ? ' warn' : ''}">${e.api_version === 'legacy' ? 'Legacy format' : 'v1'}</span>`;
+const statusBadge = (e: WebhookEndpointDoc, paused = false) =>
+  html`<span class="badge ${e.disabled ? 'off' : paused ? 'warn' : 'on'}">${e.disabled ? 'Disabled' : paused ? 'Paused' : 'Enabled'}</span> <span class="badge${e.api_version === 'legacy' ? ' warn' : ''}">${e.api_version === 'legacy' ? 'Legacy format' : 'v1'}</span>`;
+
+/**
+ * Why a third-party application's endpoint receives nothing (queries/oauth.ts barredByApiOption), as
+ * Connected applications says it.
+ */
+const pausedNote = (app: string, restaurant: string) =>
+  html`<div class="alert">Paused: ${app} is a third-party application, and ${restaurant}’s API option is off. No event is sent to this endpoint until the option is on again (ask Couvert support); a test you send still is.</div>`;
 
 /** The settings fields shared by create and edit. */
 function settingsFields(f: EndpointForm, prefix: string, legacy = false): Html {
@@ -85,6 +92,8 @@ export function endpointsPage(
     endpoints: WebhookEndpointDoc[];
     keys: ApiKeyDoc[];
     keyNames: Map<string, string>;
+    /** Credentials barred by the restaurant's API option (their application's name): endpoints paused. */
+    paused: ReadonlyMap<string, string>;
     form: EndpointForm;
     notice?: string | null;
     alert?: string | null;
@@ -93,7 +102,8 @@ export function endpointsPage(
   const list = o.endpoints.length
     ? html`<ul class="items">${o.endpoints.map(
         (e) => html`<li>
-  <div class="item-head"><h2 class="url"><a href="${endpointPath(e._id, c.restaurant.id)}">${e.url}</a></h2><span>${statusBadge(e)}</span></div>
+  <div class="item-head"><h2 class="url"><a href="${endpointPath(e._id, c.restaurant.id)}">${e.url}</a></h2><span>${statusBadge(e, !e.disabled && o.paused.has(e.credential_id))}</span></div>
+  ${!e.disabled && o.paused.has(e.credential_id) ? pausedNote(o.paused.get(e.credential_id) as string, c.restaurant.name) : ''}
   ${e.description ? html`<p>${e.description}</p>` : ''}
   <dl class="facts">
     <div><dt>Events</dt><dd>${eventsText(e)}</dd></div>
@@ -173,6 +183,8 @@ export function endpointPage(
   o: {
     endpoint: WebhookEndpointDoc;
     keyName: string;
+    /** The third-party application owning it while the restaurant's API option is off (paused), or null. */
+    pausedApp?: string | null;
     form: EndpointForm;
     deliveries: WebhookDeliveryDoc[];
     /** Deliveries a resend would be refused for, and why (said instead of a Resend button). */
@@ -273,7 +285,8 @@ ${o.secret ? secretOnce('Signing secret', o.secret, 'Copy it now: it verifies th
 ${test}
 ${failing}
 <section class="card" aria-labelledby="ep-url">
-<div class="item-head"><h2 id="ep-url" class="url">${e.url}</h2><span>${statusBadge(e)}</span></div>
+<div class="item-head"><h2 id="ep-url" class="url">${e.url}</h2><span>${statusBadge(e, !e.disabled && !!o.pausedApp)}</span></div>
+${!e.disabled && o.pausedApp ? pausedNote(o.pausedApp, c.restaurant.name) : ''}
 ${e.description ? html`<p>${e.description}</p>` : ''}
 <dl class="facts">
   <div><dt>Events</dt><dd>${eventsText(e)}</dd></div>

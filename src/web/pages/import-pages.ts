@@ -5,8 +5,8 @@
 import { ON_MATCH, type OnMatch, type RowResult } from '../../../commands/customer-import/events';
 import type { ImportJobState } from '../../../commands/customer-import/state';
 import type { CustomerImportDoc } from '../../../projections/customer-imports';
-import type { ImportPlan } from '../../customer-import/engine';
 import type { Issue } from '../../core/errors';
+import type { ImportPlan } from '../../customer-import/engine';
 import { type Html, html } from '../html';
 import { csrfField, dashboardPage, restaurantField, type ShellContext, when } from './dashboard-shell';
 

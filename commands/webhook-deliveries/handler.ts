@@ -141,7 +141,7 @@ export async function resendRefusals(
 }
 
 const resendLimitText = (made: number) =>
-  `This delivery has been resent ${made} times, the most one delivery may be; send a test delivery to check the endpoint`;
+  `This delivery has been resent ${made} times, the limit for one delivery; send a test delivery to check the endpoint`;
 
 const RESEND_REFUSALS: Record<ReturnType<typeof refusedBySettings> & string, string> = {
   endpoint_disabled: 'The endpoint is disabled; enable it before resending its deliveries',

@@ -1,7 +1,7 @@
 // GET /customers, the incremental sync feed: customers in (updated_at, id) order, which is sync_seq
 // order (projections/customer-feed.ts), paged with a keyset cursor on sync_seq. A customer changed
 // during a pass takes a stamp beyond the cursor, so a full pass sees every customer at least once.
-import { emailKey, phoneLookupKey } from '../commands/customers/contact';
+import { emailKey, legacyPhoneKeys, phoneLookupKey } from '../commands/customers/contact';
 import { CUSTOMER_SYNC_BUCKETS, CUSTOMERS, type CustomerDoc } from '../projections/customer-docs';
 import { type BucketDoc, bucketId, bucketOf, feedHead, SYNC_BUCKET_SIZE } from '../projections/customer-feed';
 import { instantBound } from '../src/core/datetime';
@@ -46,11 +46,20 @@ function filtersOf(req: FeedRequest, country: string | null): FeedFilters {
 const sameFilters = (a: FeedFilters, b: FeedFilters) =>
   (['email', 'phone', 'external_id', 'tag', 'updated_since'] as const).every((k) => a[k] === b[k]);
 
-function queryOf(restaurantId: string, f: FeedFilters, after: number): Filter {
+/**
+ * The phone filter: the number's key, and for a number with an extension the keys customers stored
+ * before extensions were kept may carry (contact.ts legacyPhoneKeys, from the key's own spellings).
+ */
+function phoneFilter(key: string, country: string | null) {
+  const legacy = legacyPhoneKeys(key, country);
+  return legacy.length ? { $in: [key, ...legacy] } : key;
+}
+
+function queryOf(restaurantId: string, f: FeedFilters, after: number, country: string | null = null): Filter {
   return {
     restaurant_id: restaurantId,
     ...(f.external_id !== undefined ? { external_id: f.external_id } : {}),
-    ...(f.phone !== undefined ? { phone_key: f.phone } : {}),
+    ...(f.phone !== undefined ? { phone_key: phoneFilter(f.phone, country) } : {}),
     ...(f.email !== undefined ? { email_key: f.email } : {}),
     sync_seq: { $gt: after },
     draft: false,
@@ -89,7 +98,7 @@ export async function readFeed(
     filters.email !== undefined || filters.phone !== undefined || filters.external_id !== undefined;
   const { found, exhausted, readThrough } = exact
     ? {
-        found: await docs.collection<CustomerDoc>(CUSTOMERS).find(queryOf(restaurant._id, filters, after)),
+        found: await docs.collection<CustomerDoc>(CUSTOMERS).find(queryOf(restaurant._id, filters, after, restaurant.country_code)),
         exhausted: true,
         readThrough: after,
       }

@@ -1,7 +1,7 @@
 // Reading customers: one by id, matching (POST /customers, inline reservation customers), and the
 // short form reservations show. Every read filters on the caller's restaurant; drafts are hidden from
 // partners.
-import { emailKey, matchablePhoneKey, phoneLookupKey } from '../commands/customers/contact';
+import { emailKey, legacyPhoneKeys, matchablePhoneKey, phoneLookupKey } from '../commands/customers/contact';
 import { CUSTOMER_MERGES, CUSTOMERS, type CustomerDoc } from '../projections/customer-docs';
 import { notFound } from '../src/core/errors';
 import type { DocumentStore, Filter } from '../src/ports/document-store';
@@ -47,20 +47,26 @@ export interface Match {
 /** The first created: a stable choice when several share a key (creation order in the log). */
 const oldest = (list: CustomerDoc[]) => list.sort((a, b) => a.created_seq - b.created_seq)[0];
 
-/** The field and value findMatch looks `input` up by on key `on` (null: the input has none usable). */
+/**
+ * The field and value findMatch looks `input` up by on key `on` (null: the input has none usable),
+ * and for a phone with an extension the keys customers stored before extensions were kept may carry
+ * (`legacy`, contact.ts legacyPhoneKeys): the oldest customer holding any of them matches.
+ */
 function matchFilter(
   on: MatchKey,
   restaurant: { country_code: string | null },
   input: MatchInput,
   phoneKey: string | null | undefined,
-): { field: 'external_id' | 'phone_key' | 'email_key'; value: string } | null {
+): { field: 'external_id' | 'phone_key' | 'email_key'; value: string; legacy?: string[] } | null {
   if (on === 'external_id' && input.external_id) return { field: 'external_id', value: input.external_id };
   if (on === 'phone' && input.phone_number) {
     const key =
       phoneKey !== undefined
         ? phoneKey
         : matchablePhoneKey(phoneLookupKey(input.phone_number, restaurant.country_code));
-    return key ? { field: 'phone_key', value: key } : null;
+    if (!key) return null;
+    const legacy = legacyPhoneKeys(input.phone_number, restaurant.country_code);
+    return legacy.length ? { field: 'phone_key', value: key, legacy } : { field: 'phone_key', value: key };
   }
   if (on === 'email' && input.email) return { field: 'email_key', value: emailKey(input.email) };
   return null;
@@ -100,7 +106,8 @@ export async function findMatch(
   for (const on of order) {
     const f = matchFilter(on, restaurant, input, phoneKey);
     if (!f) continue;
-    const filter: Filter = { restaurant_id: restaurant._id, [f.field]: f.value, draft: false };
+    const value = f.legacy ? { $in: [f.value, ...f.legacy] } : f.value;
+    const filter: Filter = { restaurant_id: restaurant._id, [f.field]: value, draft: false };
     const doc = oldest(await customers(docs).find(filter));
     if (doc) return { doc, on };
   }
@@ -127,6 +134,7 @@ export async function findMatches(
       if (filter) {
         const set = values.get(filter.field) ?? new Set<string>();
         set.add(filter.value);
+        for (const value of filter.legacy ?? []) set.add(value);
         values.set(filter.field, set);
       }
   // Per field, per value: the customers holding it (what findMatch's query on it would find).
@@ -146,8 +154,9 @@ export async function findMatches(
   return wanted.map((list) => {
     for (const { on, filter } of list) {
       if (!filter) continue;
-      const docs = found.get(filter.field)?.get(filter.value);
-      const doc = docs ? oldest([...docs]) : undefined;
+      const byValue = found.get(filter.field);
+      const docs = [filter.value, ...(filter.legacy ?? [])].flatMap((v) => byValue?.get(v) ?? []);
+      const doc = oldest(docs);
       if (doc) return { doc, on };
     }
     return null;

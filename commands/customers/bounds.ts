@@ -21,7 +21,7 @@ export const BOUNDS = {
 
 /** How a phone number is read and stored (spec §2.1, §2.3), for the document. */
 export const PHONE_DESCRIPTION =
-  "A possible phone number: international (+33 6 12 34 56 78, E.164 recommended) or national, read with the restaurant's country; anything else is refused (400). Stored in E.164 form; a number with an extension is stored with spaces removed";
+  "A possible phone number: international (+33 6 12 34 56 78, E.164 recommended) or national, read with the restaurant's country; anything else is refused (400). Stored in E.164 form, followed by `;ext=` and the extension's digits for a number with one (06 12 34 56 06 ext. 12 at a French restaurant: +33612345606;ext=12), so its national and international spellings match";
 
 /** The writable fields as a partner sends them (before normalisation). */
 export interface ProfileInput {

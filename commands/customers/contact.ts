@@ -6,7 +6,11 @@ import { trimOldest } from '../../src/core/bounded-map';
 import type { Lang } from './events';
 
 export interface NormalizedPhone {
-  /** E.164 when libphonenumber can read the number; otherwise the input without whitespace. */
+  /**
+   * E.164 when libphonenumber can read the number, followed by `;ext=` and the extension's digits
+   * when it has one (`+33612345606;ext=12`, RFC 3966's extension parameter); otherwise the input
+   * without whitespace.
+   */
   phone_number: string;
   /** The number's country, null when it could not be read or belongs to none (+800…). */
   country_code: string | null;
@@ -30,10 +34,19 @@ function parse(raw: string, country: CountryCode | undefined) {
 function readable(raw: string, country?: CountryCode) {
   const parsed = parse(raw, country);
   // "Possible" (right length for the country) rather than "valid" (a known range): a number in a
-  // range newer than our metadata is still a number, and must match its other spellings. A number
-  // with an extension has no E.164 form; it is kept as given.
-  return parsed && !parsed.ext && parsed.isPossible() ? parsed : undefined;
+  // range newer than our metadata is still a number, and must match its other spellings. An
+  // extension is kept (canonical below): "06 12 34 56 06 ext. 12" and "+33 6 12 34 56 06 ext. 12"
+  // are one number.
+  return parsed?.isPossible() ? parsed : undefined;
 }
+
+type Parsed = NonNullable<ReturnType<typeof parse>>;
+
+/** The one stored form of a readable number: E.164, then `;ext=<digits>` when it has an extension. */
+const canonical = (parsed: Parsed) => (parsed.ext ? `${parsed.number};ext=${parsed.ext}` : parsed.number);
+
+/** "+" (when leading) and digits: the key of a number libphonenumber cannot read. */
+const digitsKey = (text: string) => text.replace(/\s+/g, '').replace(/(?!^\+)[^\d]/g, '');
 
 const E164ISH = /^\+\d+$/;
 
@@ -65,28 +78,53 @@ export function normalizePhone(raw: string, restaurantCountry: string | null): N
   // the calling code's main country, which libphonenumber lists first.
   if (parsed)
     return {
-      phone_number: parsed.number,
+      phone_number: canonical(parsed),
       country_code: parsed.country ?? parsed.getPossibleCountries()[0] ?? null,
     };
   return { phone_number: raw.replace(/\s+/g, ''), country_code: null };
 }
 
 /**
- * The matching key of a stored phone number: its E.164 form, or for a number libphonenumber cannot
- * read, its digits (and a leading +), so that punctuation alone never tells two spellings apart.
+ * The matching key of a stored phone number: its canonical form (E.164, plus `;ext=<digits>` for an
+ * extension), or for a number libphonenumber cannot read, its digits (and a leading +), so that
+ * punctuation alone never tells two spellings apart.
  */
 export function phoneKey(stored: string): string {
   // "+" and digits only: either E.164 already, or an unreadable number whose key is these very
   // characters. Either way the key is the stored form, and replays skip a parse per customer.
   if (E164ISH.test(stored)) return stored;
+  // An international form with an extension stored before extensions were kept
+  // (`+33612345606ext12`) keys to its canonical form too: a rebuild of the read models re-keys it.
   const parsed = stored.startsWith('+') ? readable(stored) : undefined;
-  if (parsed) return parsed.number;
-  return stored.replace(/(?!^\+)[^\d]/g, '');
+  if (parsed) return canonical(parsed);
+  return digitsKey(stored);
 }
 
 /** The key a partner's phone (any spelling) is looked up by. */
 export const phoneLookupKey = (raw: string, restaurantCountry: string | null) =>
   phoneKey(normalizePhone(raw, restaurantCountry).phone_number);
+
+/**
+ * The keys customers stored before extensions were kept may carry for a partner's number with an
+ * extension, looked up besides phoneLookupKey (none for a number without one). Such a number was
+ * stored as typed without whitespace and keyed on its digits: a national spelling
+ * (`0612345606ext.12` → `061234560612`) holds no country, so no rebuild can give it the canonical
+ * key; an international one (`+3361234560612`) is re-keyed by a rebuild of the read models, and
+ * looked up here for stores not rebuilt yet. Each spelling a partner would use: as typed, the
+ * national form, the international form; a "+" key that is itself a possible number is left out
+ * (it is another number's key, never a legacy one).
+ */
+export function legacyPhoneKeys(raw: string, restaurantCountry: string | null): string[] {
+  const parsed = readable(raw, countryOf(restaurantCountry));
+  if (!parsed?.ext) return [];
+  const keys = new Set([
+    digitsKey(raw),
+    digitsKey(parsed.formatNational()).replace(/^\+/, ''),
+    `+${digitsKey(parsed.formatInternational()).replace(/^\+/, '')}`,
+  ]);
+  keys.delete(canonical(parsed));
+  return [...keys].filter((k) => /\d/.test(k) && !(k.startsWith('+') && readable(k)));
+}
 
 /**
  * A key that can identify someone: it holds a digit. Text without any ("abcdefg", kept from before

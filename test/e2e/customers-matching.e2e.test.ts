@@ -47,6 +47,11 @@ const SPELLINGS: [string, string[], string][] = [
     '+33142685300',
   ],
   ['British number (foreign)', ['+44 20 7946 0958', '+442079460958', '0044 20 7946 0958'], '+442079460958'],
+  [
+    'French number with an extension',
+    ['06 12 34 56 06 ext. 12', '+33 6 12 34 56 06 ext. 12', '0612345606ext.12', '+33612345606;ext=12'],
+    '+33612345606;ext=12',
+  ],
 ];
 
 for (const [kind, spellings, stored] of SPELLINGS) {

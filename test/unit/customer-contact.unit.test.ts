@@ -6,6 +6,7 @@ import {
   defaultLang,
   emailKey,
   isPossiblePhone,
+  legacyPhoneKeys,
   matchablePhoneKey,
   normalizePhone,
   phoneKey,
@@ -51,6 +52,21 @@ const SAME: [string, string | null, string[], string][] = [
     ['+1 415 555 2671', '+1 (415) 555-2671', '001 415 555 2671'],
     '+14155552671',
   ],
+  [
+    'FR number with an extension: E.164 then ;ext=',
+    'FR',
+    [
+      '06 12 34 56 06 ext. 12',
+      '+33 6 12 34 56 06 ext. 12',
+      '0612345606ext.12',
+      '+33612345606ext12',
+      '06 12 34 56 06 x12',
+      '06 12 34 56 06 #12',
+      '0033 6 12 34 56 06 ext 12',
+      '+33612345606;ext=12',
+    ],
+    '+33612345606;ext=12',
+  ],
 ];
 
 for (const [what, country, spellings, e164] of SAME) {
@@ -74,8 +90,13 @@ t('a number libphonenumber cannot read is kept without whitespace and matched on
   assert.is(phoneLookupKey('12.345', 'FR'), phoneLookupKey('12 345', 'FR'));
   assert.is(phoneKey('+999-123-45'), '+99912345');
   assert.is.not(phoneLookupKey('12345', 'FR'), phoneLookupKey('123456', 'FR'));
-  // An extension has no E.164 form: kept as given.
-  assert.is(normalizePhone('06 12 34 56 78 ext 5', 'FR').phone_number, '0612345678ext5');
+  // An extension is kept after the E.164 form, and tells two lines of one number apart.
+  assert.equal(normalizePhone('06 12 34 56 78 ext 5', 'FR'), {
+    phone_number: '+33612345678;ext=5',
+    country_code: 'FR',
+  });
+  assert.is.not(phoneLookupKey('06 12 34 56 78 ext 5', 'FR'), phoneLookupKey('06 12 34 56 78', 'FR'));
+  assert.is.not(phoneLookupKey('06 12 34 56 78 ext 5', 'FR'), phoneLookupKey('06 12 34 56 78 ext 6', 'FR'));
 });
 
 t('the country of the number, or null; an unsupported restaurant country reads nothing nationally', () => {
@@ -90,6 +111,21 @@ t('the key of a stored number equals the lookup key of any of its spellings', ()
   for (const raw of ['06 12 34 56 78', '+44 20 7946 0958', '12 345', '+999 1']) {
     assert.is(phoneKey(normalizePhone(raw, 'FR').phone_number), phoneLookupKey(raw, 'FR'), raw);
   }
+});
+
+t('a number with an extension stored before extensions were kept is found by its old keys', () => {
+  // Stored as typed without whitespace, keyed on its digits (what phoneKey still gives a national
+  // form, which holds no country); an international one is re-keyed by a rebuild.
+  assert.is(phoneKey('0612345606ext.12'), '061234560612');
+  assert.is(phoneKey('+33612345606ext12'), '+33612345606;ext=12');
+  for (const raw of ['06 12 34 56 06 ext. 12', '+33 6 12 34 56 06 ext. 12', '+33612345606;ext=12']) {
+    const legacy = legacyPhoneKeys(raw, 'FR');
+    assert.ok(legacy.includes('061234560612'), raw);
+    assert.ok(legacy.includes('+3361234560612'), raw);
+  }
+  assert.equal(legacyPhoneKeys('06 12 34 56 06', 'FR'), []);
+  // A "+" digits key that is itself a possible number is another customer's key, never looked up.
+  assert.not.ok(legacyPhoneKeys('+49 30 1234567 ext. 12', 'FR').includes('+4930123456712'));
 });
 
 t('emails match case-insensitively', () => {

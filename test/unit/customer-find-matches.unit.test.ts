@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { emailKey } from '../../commands/customers/contact';
+import { emailKey, phoneKey } from '../../commands/customers/contact';
 import { CUSTOMERS } from '../../projections/customer-docs';
 import { customersProjection } from '../../projections/customers';
 import { CUSTOMER_MATCH_ORDER, findMatch, findMatches, type MatchKey } from '../../queries/customers';
@@ -13,7 +13,15 @@ import { EmbeddedDocumentStore } from '../../src/adapters/document-store/embedde
 
 const restaurant = { _id: 'rest_a', country_code: 'FR' };
 const ext = fc.constantFrom('crm-1', 'crm-2', 'crm-3', 'crm-4');
-const phone = fc.constantFrom('33612340001', '33612340002', '33612340003');
+const phone = fc.constantFrom(
+  '33612340001',
+  '33612340002',
+  '33612340003',
+  // A number with an extension: its key, and the keys it was stored under before extensions were kept.
+  '+33612345606;ext=12',
+  '061234560612',
+  '+3361234560612',
+);
 const email = fc.constantFrom('a@example.com', 'B@Example.com', 'c@example.com', 'b@example.com');
 const doc = fc.record({
   restaurant_id: fc.constantFrom('rest_a', 'rest_a', 'rest_b'),
@@ -26,7 +34,7 @@ const input = fc.record({
   input: fc.record(
     {
       external_id: fc.option(ext),
-      phone_number: fc.option(fc.constant('06 12 34 00 01')),
+      phone_number: fc.option(fc.constantFrom('06 12 34 00 01', '06 12 34 56 06 ext. 12')),
       email: fc.option(email),
     },
     { noNullPrototype: true },
@@ -70,6 +78,36 @@ test('findMatches answers for each input what findMatch answers for it', async (
     ),
     { numRuns: 150 },
   );
+});
+
+test('a number with an extension finds a customer stored before extensions were kept', async () => {
+  const docs = new EmbeddedDocumentStore();
+  await customersProjection.setup?.(docs);
+  const put = (id: string, phone_key: string, created_seq: number) =>
+    docs.collection(CUSTOMERS).insertOne({
+      _id: id,
+      restaurant_id: 'rest_a',
+      external_id: null,
+      phone_key,
+      email_key: null,
+      draft: false,
+      created_seq,
+    });
+  // "0612345606ext.12", keyed on its digits: the stored form holds no country to read it with.
+  await put('cus_old_national', phoneKey('0612345606ext.12'), 1);
+  for (const spelling of ['06 12 34 56 06 ext. 12', '+33 6 12 34 56 06 ext. 12', '+33612345606;ext=12']) {
+    const input = { phone_number: spelling };
+    assert.is((await findMatch(docs, restaurant, input, ['phone']))?.doc._id, 'cus_old_national', spelling);
+    assert.is((await findMatches(docs, restaurant, [{ input }], ['phone']))[0]?.doc._id, 'cus_old_national');
+  }
+  // Another extension, or none, is another line.
+  assert.is(await findMatch(docs, restaurant, { phone_number: '06 12 34 56 06 ext. 13' }, ['phone']), null);
+  assert.is(await findMatch(docs, restaurant, { phone_number: '06 12 34 56 06' }, ['phone']), null);
+  // Several customers holding the number under either key: the first created wins, as for any key.
+  await put('cus_new', '+33612345606;ext=12', 2);
+  const input = { phone_number: '06 12 34 56 06 ext. 12' };
+  assert.is((await findMatch(docs, restaurant, input, ['phone']))?.doc._id, 'cus_old_national');
+  assert.is((await findMatches(docs, restaurant, [{ input }], ['phone']))[0]?.doc._id, 'cus_old_national');
 });
 
 test.run();

@@ -191,7 +191,11 @@ export const missedCallRoutes: AnyRoute[] = [
             {
               path: 'caller_phone_number',
               code: 'invalid_format',
-              message: `caller_phone_number ${PHONE_REFUSED}`,
+              // A number with an extension reads (contact.ts: E.164 then `;ext=`), but a caller's
+              // number is the line that rang, and the follow-up goes to it: E.164 alone.
+              message: normalized.includes(';ext=')
+                ? 'caller_phone_number has an extension: give the number that called, in E.164 (+33612345678), without one'
+                : `caller_phone_number ${PHONE_REFUSED}`,
             },
           ],
           'The request body is invalid',

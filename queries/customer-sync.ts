@@ -98,7 +98,9 @@ export async function readFeed(
     filters.email !== undefined || filters.phone !== undefined || filters.external_id !== undefined;
   const { found, exhausted, readThrough } = exact
     ? {
-        found: await docs.collection<CustomerDoc>(CUSTOMERS).find(queryOf(restaurant._id, filters, after, restaurant.country_code)),
+        found: await docs
+          .collection<CustomerDoc>(CUSTOMERS)
+          .find(queryOf(restaurant._id, filters, after, restaurant.country_code)),
         exhausted: true,
         readThrough: after,
       }

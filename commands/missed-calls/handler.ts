@@ -14,7 +14,7 @@ import { findMatch } from '../../queries/customers';
 import { claim } from '../../src/core/claims';
 import { runCommand } from '../../src/core/command';
 import type { CommandMeta } from '../../src/core/command-meta';
-import { ApiError } from '../../src/core/errors';
+import { ApiError, conflict } from '../../src/core/errors';
 import { newId } from '../../src/core/ids';
 import { KeyedQueue } from '../../src/core/keyed-queue';
 import type { WriteDeps } from '../../src/core/write-deps';
@@ -167,8 +167,9 @@ export async function reportMissedCall(
     external_call_id: input.external_call_id ?? null,
     occurred_at: occurredAt,
   };
-  if (callId === fresh) return advance(deps, restaurant, callId, reported, m);
-  return replay(deps, restaurant, callId, reported, claimedAt, m);
+  const check: ReplayCheck = { reported, occurredGiven: input.occurred_at !== undefined };
+  if (callId === fresh) return advance(deps, restaurant, callId, check, m);
+  return replay(deps, restaurant, callId, check, claimedAt, m);
 }
 
 /**
@@ -210,18 +211,53 @@ async function claimOwner(
 
 type Reported = Omit<Extract<MissedCallEvent, { type: 'MissedCallReported' }>['data'], 'at'>;
 
+/** What a request reported, and whether its occurred_at was given (else it is "now", never compared). */
+interface ReplayCheck {
+  reported: Reported;
+  occurredGiven: boolean;
+}
+
+/**
+ * A request for an external_call_id another call holds is a replay of that call only if it reports
+ * the same call: the same number (both read to E.164 with the restaurant's country) and, when it gives
+ * one, the same occurred_at instant. Anything else is another call under a reused id: 409, naming the
+ * fields, rather than answering the first call's record as SKIPPED_DUPLICATE (the partner would never
+ * learn its second call was dropped). The numbers compared are the log's, read unsealed; once the
+ * caller was erased the log holds none (nor any hash of it, by design: docs/AUDIT.md), and only
+ * occurred_at can tell. The answer names neither number.
+ */
+function assertSameCall(state: CallState, callId: string, check: ReplayCheck): void {
+  if (!state.exists) return;
+  const { reported, occurredGiven } = check;
+  const fields: string[] = [];
+  if (state.caller_phone_number !== null && state.caller_phone_number !== reported.caller_phone_number)
+    fields.push('caller_phone_number');
+  if (
+    occurredGiven &&
+    state.occurred_at !== null &&
+    Date.parse(state.occurred_at) !== Date.parse(reported.occurred_at)
+  )
+    fields.push('occurred_at');
+  if (fields.length)
+    throw conflict(
+      `external_call_id is already held by another call (a different ${fields.join(' and ')}): a replay repeats the call it replays; give each call an id of its own`,
+      { external_call_id: reported.external_call_id, missed_call_id: callId, fields },
+    );
+}
+
 /** A request for an external_call_id another call holds: answer it, wait for it, or carry it on. */
 async function replay(
   deps: MissedCallDeps,
   restaurant: CallRestaurant,
   callId: string,
-  reported: Reported,
+  check: ReplayCheck,
   claimedAt: string | null,
   meta: CommandMeta,
 ): Promise<ReportResult> {
   const deadline = Date.now() + WAIT_FOR_OTHER_MS;
   for (;;) {
     const state = await loadCall(deps, callId);
+    assertSameCall(state, callId, check);
     // Claimed and never reported: its request is still starting, or died before reporting.
     const probe = state.exists ? state : { ...state, updated_at: claimedAt };
     const plan = planReplay(probe, deps.clock.now());
@@ -232,7 +268,7 @@ async function replay(
         failure: null,
         position: await callHead(deps, callId),
       };
-    if (plan.kind === 'resume') return advance(deps, restaurant, callId, reported, meta);
+    if (plan.kind === 'resume') return advance(deps, restaurant, callId, check, meta);
     if (plan.kind === 'open_attempt') return settleOpenAttempt(deps, restaurant, state, meta);
     if (Date.now() >= deadline)
       throw new ApiError(
@@ -272,18 +308,20 @@ async function advance(
   deps: MissedCallDeps,
   restaurant: CallRestaurant,
   callId: string,
-  reported: Reported,
+  check: ReplayCheck,
   meta: CommandMeta,
 ): Promise<ReportResult> {
   for (let attempt = 0; attempt < 5; attempt++) {
     try {
-      return await step(deps, restaurant, callId, reported, meta);
+      return await step(deps, restaurant, callId, check.reported, meta);
     } catch (err) {
       if (!(err instanceof Reload)) throw err;
       const state = await loadCall(deps, callId);
+      // Another request may have reported the call meanwhile (a claim whose request was given up).
+      assertSameCall(state, callId, check);
       const plan = planReplay(state, deps.clock.now());
       // Another request moved the call on: answer as a replay does.
-      if (plan.kind !== 'resume') return replay(deps, restaurant, callId, reported, state.updated_at, meta);
+      if (plan.kind !== 'resume') return replay(deps, restaurant, callId, check, state.updated_at, meta);
     }
   }
   throw new ApiError(409, 'RESOURCE_CONFLICT', 'this missed call is being processed concurrently; retry');

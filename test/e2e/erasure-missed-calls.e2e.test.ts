@@ -79,6 +79,21 @@ async function erasedEverywhere(dataDir: string) {
       'a non-erased caller reads as before',
     );
     callId = call.body.data.id;
+    // The log seals the number; a replay is still told from another call reusing the id.
+    const replayed = await svc.api('POST', '/missed-calls', {
+      token: MC_TOKENS.demo,
+      body: { caller_phone_number: '+33 6 99 88 77 66', external_call_id: 'call-erase-1' },
+    });
+    assert.is(replayed.body.data?.outcome, 'SKIPPED_DUPLICATE', replayed.text);
+    const reused = await svc.api('POST', '/missed-calls', {
+      token: MC_TOKENS.demo,
+      body: { caller_phone_number: '06 99 88 77 67', external_call_id: 'call-erase-1' },
+    });
+    assert.equal(
+      [reused.status, reused.body.error?.details?.fields],
+      [409, ['caller_phone_number']],
+      reused.text,
+    );
     // The cooldown works on the hashed caller stream.
     const again = await svc.api('POST', '/missed-calls', {
       token: MC_TOKENS.demo,
@@ -128,6 +143,17 @@ async function erasedEverywhere(dataDir: string) {
     assert.is((await svc.rt.keys.find(customerSubject(graceId))).state, 'destroyed');
 
     await checkErased(svc, callId, offCallId, 'live');
+    // Erased, the call holds no number to compare (nor any hash of it): a replay of its id answers
+    // its record, whatever number it gives.
+    const afterErasure = await svc.api('POST', '/missed-calls', {
+      token: MC_TOKENS.demo,
+      body: { caller_phone_number: '06 99 88 77 67', external_call_id: 'call-erase-1' },
+    });
+    assert.equal(
+      [afterErasure.status, afterErasure.body.data?.outcome],
+      [201, 'SKIPPED_DUPLICATE'],
+      afterErasure.text,
+    );
     assert.is(await analyticsCounts(svc), analyticsBefore, 'the analytics keep their counts');
     const history = (await cli(svc, 'audit history', { json: true }, [callId])).map((l) => JSON.parse(l));
     assert.ok(history.length >= 3);

@@ -119,10 +119,49 @@ t(
     assert.is(first.outcome, 'SENT');
     assert.is(first.external_call_id, 'tel-0001');
     const before = await outboxCount(svc);
-    // Even with another number or time: the id is the call.
-    const again = await report(svc, { caller_phone_number: '0699999999', external_call_id: 'tel-0001' });
-    assert.is(again.status, 201);
-    assert.equal(again.body.data, { ...first, outcome: 'SKIPPED_DUPLICATE' });
+    // A replay: the same number in any spelling, the same instant at any offset (or none given).
+    const at = new Date(first.occurred_at);
+    const plus2 = `${new Date(at.getTime() + 2 * 3600_000).toISOString().slice(0, 19)}+02:00`;
+    for (const body of [
+      { caller_phone_number: '0612345604', external_call_id: 'tel-0001' },
+      { caller_phone_number: '+33 6 12 34 56 04', external_call_id: 'tel-0001', occurred_at: plus2 },
+    ]) {
+      const again = await report(svc, body);
+      assert.is(again.status, 201, again.text);
+      assert.equal(again.body.data, { ...first, outcome: 'SKIPPED_DUPLICATE' });
+    }
+    // The same id for another call (another number, another time): 409 naming what differs, never the
+    // first call's record as if this one had been handled.
+    for (const [body, fields] of [
+      [{ caller_phone_number: '0699999999', external_call_id: 'tel-0001' }, ['caller_phone_number']],
+      [
+        {
+          caller_phone_number: '0612345604',
+          external_call_id: 'tel-0001',
+          occurred_at: '2020-01-01T12:00:00Z',
+        },
+        ['occurred_at'],
+      ],
+      [
+        {
+          caller_phone_number: '0699999999',
+          external_call_id: 'tel-0001',
+          occurred_at: '2020-01-01T12:00:00Z',
+        },
+        ['caller_phone_number', 'occurred_at'],
+      ],
+    ] as const) {
+      const reused = await report(svc, body);
+      assert.is(reused.status, 409, reused.text);
+      assert.is(reused.body.error.code, 'RESOURCE_CONFLICT');
+      assert.equal(reused.body.error.details, {
+        external_call_id: 'tel-0001',
+        missed_call_id: first.id,
+        fields,
+      });
+      // Neither number is told back.
+      assert.not.match(reused.text, /699999999|612345604/);
+    }
     assert.is(await outboxCount(svc), before);
     // The record itself still says SENT; the same external id in another restaurant is another call.
     assert.is(

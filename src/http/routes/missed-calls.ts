@@ -32,7 +32,7 @@ const body = obj({
       min: 1,
       max: 128,
       description:
-        "The telephony partner's id of the call: a replay answers the first call's record (SKIPPED_DUPLICATE) and never sends twice; after a 502 it tries again",
+        "The telephony partner's id of the call: a replay (the same number in any spelling and, when given, the same occurred_at instant) answers the first call's record (SKIPPED_DUPLICATE) and never sends twice; after a 502 it tries again. The same id with another number or occurred_at is another call under a reused id: 409",
     }),
   ),
   occurred_at: optional(
@@ -137,7 +137,7 @@ const example = {
 
 const OUTCOME_TEXT = [
   '`outcome`: `SENT` (the provider accepted the message; with no provider configured the outbox recorded it and nothing left the machine);',
-  "`SKIPPED_DUPLICATE` (this external_call_id was reported before: the data is the first call's record, nothing is sent again);",
+  "`SKIPPED_DUPLICATE` (this call was reported before under this external_call_id, with the same number and, when given, the same occurred_at: the data is the first call's record, nothing is sent again);",
   '`SKIPPED_COOLDOWN` (this caller got a message less than 6 hours ago);',
   '`SKIPPED_FEATURE_DISABLED` (the restaurant does not have the MISSED_CALLS feature: nothing else happens, no customer is created);',
   '`SKIPPED_OPTED_OUT` (the customer opted out of WhatsApp marketing); `SKIPPED_BLACKLISTED` (the customer is blacklisted: they could not book anyway);',
@@ -163,7 +163,7 @@ export const missedCallRoutes: AnyRoute[] = [
     description: [
       "Does the whole follow-up: reads the number with the restaurant's country, finds the customer by phone (national and international spellings match) or creates one (named after the number), looks up their next upcoming reservation (not canceled, rejected or past), and sends the restaurant's approved WhatsApp template `MISSED_CALL_WITH_RESERVATION` (falling back to `MISSED_CALL` when it has none) or `MISSED_CALL`, with the guest's name, the restaurant's name, the reservation's date and time in the restaurant's zone and the template's language, and the booking link.",
       OUTCOME_TEXT,
-      '502 (code INTERNAL_ERROR, the closest of the error codes; `details.reason` PROVIDER_RATE_LIMITED, PROVIDER_AUTH_FAILED, PROVIDER_NOT_CONFIGURED or PROVIDER_UNAVAILABLE, `details.missed_call_id`, `details.retryable`) when the provider refused the message or could not be reached: nothing was sent, and a retry with the same `external_call_id` tries again (never sending twice). 409 while another request is processing the same `external_call_id`.',
+      '502 (code INTERNAL_ERROR, the closest of the error codes; `details.reason` PROVIDER_RATE_LIMITED, PROVIDER_AUTH_FAILED, PROVIDER_NOT_CONFIGURED or PROVIDER_UNAVAILABLE, `details.missed_call_id`, `details.retryable`) when the provider refused the message or could not be reached: nothing was sent, and a retry with the same `external_call_id` tries again (never sending twice). 409 while another request is processing the same `external_call_id`. 409 RESOURCE_CONFLICT when the `external_call_id` is held by another call: a different `caller_phone_number` (compared after reading both to E.164) or a different `occurred_at` instant (compared only when given); `details.fields` names them, `details.external_call_id` and `details.missed_call_id` the id and the call holding it; nothing is recorded or sent for the request, and neither number is told back.',
     ].join('\n\n'),
     tag: TAG,
     access: ACCESS,

@@ -366,6 +366,12 @@ t(
       assert.is(r.status, 400, phone);
       assert.is(r.body.error.details.issues[0].path, 'caller_phone_number');
     }
+    // A number with an extension reads (customers keep it), but the line that rang has none: 400 saying so.
+    for (const phone of ['06 12 34 56 06 ext. 12', '+33 6 12 34 56 06 ext. 12']) {
+      const r = await report(svc, { caller_phone_number: phone });
+      assert.is(r.status, 400, phone);
+      assert.match(r.body.error.details.issues[0].message, /extension/, phone);
+    }
     const future = await report(svc, {
       caller_phone_number: '0612345612',
       occurred_at: '2030-01-01T00:00:00Z',

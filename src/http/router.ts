@@ -137,50 +137,83 @@ export function noRouteMessage(matchers: readonly RouteMatcher[], method: string
   return meant ? `${base}: did you mean ${meant}? (${ROUTE_LIST_HINT})` : `${base}; ${ROUTE_LIST_HINT}`;
 }
 
-/** A declared route as the 404's suggestion matches it: its method and its path as a regular expression. */
+/** A declared route as the 404's suggestion matches it: its method and its path's segments (null: a parameter). */
 export interface RouteMatcher {
   method: string;
-  path: RegExp;
+  segments: (string | null)[];
 }
 
 export const routeMatchers = <R>(entries: readonly RouteEntry<R>[]): RouteMatcher[] =>
   entries.map(({ method, path }) => ({
     method,
-    path: new RegExp(`^${path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{\w+\}/g, '[^/]+')}$`),
+    segments: path
+      .split('/')
+      .slice(1)
+      .map((s) => (/^\{\w+\}$/.test(s) ? null : s)),
   }));
 
-function candidatesOf(path: string): string[] {
+/** The path's segments as given, and with the API's prefix put right (added, or another version). */
+function prefixForms(path: string): string[][] {
   const trimmed = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
-  const forms = new Set<string>([trimmed, trimmed.toLowerCase(), trimmed.replace(/_/g, '-')]);
-  for (const form of [...forms]) {
-    const versioned = form.replace(/^\/api\/partner\/v[^/]*(?=\/|$)/i, '/api/partner/v1');
-    forms.add(versioned);
-    if (!/^\/api\//i.test(form)) forms.add(`/api/partner/v1${form === '/' ? '' : form}`);
-  }
-  // One segment with its plural `s` added or dropped (`/reservation` for `/reservations`).
-  for (const form of [...forms]) {
-    const segments = form.split('/');
-    for (let i = 1; i < segments.length; i++) {
-      const seg = segments[i];
-      if (!seg) continue;
-      const other = seg.endsWith('s') ? seg.slice(0, -1) : `${seg}s`;
-      forms.add([...segments.slice(0, i), other, ...segments.slice(i + 1)].join('/'));
-    }
-  }
-  forms.delete(trimmed);
-  return [...forms];
+  const given = trimmed === '/' ? [] : trimmed.split('/').slice(1);
+  const [first, second, third] = given.map(loose);
+  if (first === 'api' && second === 'partner' && third?.startsWith('v'))
+    return [given, ['api', 'partner', 'v1', ...given.slice(3)]];
+  return first === 'api' ? [given] : [given, ['api', 'partner', 'v1', ...given]];
+}
+
+const loose = (word: string) => word.toLowerCase().replace(/_/g, '-');
+
+/**
+ * How a route's literal word takes the caller's: as it is, but for case or `_` for `-`, or also with
+ * its plural `s` added or dropped; null when it does not. Only the route's own words are put right: a
+ * parameter (an id) is case-sensitive and may hold `_`, and is kept as the caller gave it.
+ */
+function fit(given: string, word: string): 'same' | 'loose' | 'plural' | null {
+  if (given === word) return 'same';
+  const a = loose(given);
+  const b = loose(word);
+  if (a === b) return 'loose';
+  return a.length > 0 && (`${a}s` === b || a === `${b}s`) ? 'plural' : null;
 }
 
 function suggestRoute(matchers: readonly RouteMatcher[], method: string, path: string): string | null {
   // Bounded: a path of hundreds of segments gets the list's address alone.
   if (path.length > 512 || path.split('/').length > 10) return null;
-  const candidates = candidatesOf(path);
   const wanted = method === 'HEAD' ? 'GET' : method;
-  // Only a route of the method asked for: another method's path is another operation, not a typo's fix.
-  for (const entry of matchers) {
-    if (entry.method !== wanted) continue;
-    const hit = candidates.find((c) => entry.path.test(c));
-    if (hit) return `${entry.method} ${hit}`;
+  let best: { text: string; rank: number } | null = null;
+  for (const given of prefixForms(path)) {
+    // Only a route of the method asked for: another method's path is another operation, not a typo's fix.
+    for (const entry of matchers) {
+      if (entry.method !== wanted || entry.segments.length !== given.length) continue;
+      let params = 0;
+      let plurals = 0;
+      let changed = 0;
+      const out: string[] = [];
+      for (let i = 0; i < given.length; i++) {
+        const word = entry.segments[i];
+        const seg = given[i] as string;
+        if (word === null || word === undefined) {
+          if (seg === '') break;
+          params++;
+          out.push(seg);
+          continue;
+        }
+        const how = fit(seg, word);
+        if (how === null) break;
+        if (how === 'plural') plurals++;
+        if (how !== 'same') changed++;
+        out.push(word);
+      }
+      // One singular or plural put right at the most: more is another route, not a typo of this one.
+      if (out.length !== given.length || plurals > 1) continue;
+      const text = `/${out.join('/')}`;
+      if (text === path) continue;
+      // The closest: the fewest parameters (a literal route before one taking a word as an id), then
+      // the fewest words put right.
+      const rank = params * 10_000 + plurals * 100 + changed;
+      if (best === null || rank < best.rank) best = { text: `${entry.method} ${text}`, rank };
+    }
   }
-  return null;
+  return best?.text ?? null;
 }

@@ -6,7 +6,7 @@ import type { Context } from 'koa';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ApiError } from '../../src/core/errors';
-import { createDispatcher, groupKey } from '../../src/http/router';
+import { createDispatcher, groupKey, noRouteMessage, routeMatchers } from '../../src/http/router';
 
 const routes = [
   { method: 'GET', path: '/api/v1' },
@@ -197,6 +197,22 @@ test('property: the router agrees with trying every route regex in turn', async 
     ),
     { numRuns: 2000 },
   );
+});
+
+test("a 404's suggestion fixes the route's own words only, never the id the caller gave", () => {
+  const matchers = routeMatchers(routes);
+  const meant = (method: string, path: string) =>
+    /did you mean (.*)\? \(/.exec(noRouteMessage(matchers, method, path))?.[1] ?? null;
+  // Ids are case-sensitive and hold `_`: a suggestion with the id lowercased or dashed names another
+  // (or no) customer, and following it answers 404 again.
+  assert.is(meant('GET', '/api/v1/Customers/cus_AbC'), 'GET /api/v1/customers/cus_AbC');
+  assert.is(meant('GET', '/api/v1/customer/cus_AbC'), 'GET /api/v1/customers/cus_AbC');
+  assert.is(meant('POST', '/api/v1/Reservation/res_X_y/cancel'), 'POST /api/v1/reservations/res_X_y/cancel');
+  assert.is(meant('GET', '/api/v1/room/Room_A/tables/T_1'), 'GET /api/v1/rooms/Room_A/tables/T_1');
+  assert.is(meant('POST', '/api/v1/Customers/Search'), 'POST /api/v1/customers/search');
+  // Another method's route is no suggestion; nothing close, none.
+  assert.is(meant('DELETE', '/api/v1/customer/cus_1'), null);
+  assert.is(meant('GET', '/api/v1/nothing'), null);
 });
 
 test.run();

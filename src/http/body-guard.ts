@@ -97,7 +97,7 @@ export function checkBody(body: unknown, limits: BodyLimits = BODY_LIMITS): Issu
         };
       if (key.length > limits.stringChars)
         return tooLong(pathOf(frame), `property names of at most ${limits.stringChars} characters`);
-      if (!wellFormed(key)) return loneSurrogate(pathOf(child));
+      if (!wellFormed(key)) return loneSurrogate(pathOf({ ...child, key: escapeHalves(key) }));
       // A getter cannot come out of JSON.parse or a form parser; read plainly.
       child.value = (v as Record<string, unknown>)[key];
       stack.push(child);
@@ -108,6 +108,17 @@ export function checkBody(body: unknown, limits: BodyLimits = BODY_LIMITS): Issu
 
 // String.prototype.isWellFormed (ES2024, in Node 20; not in this project's TypeScript lib).
 const wellFormed = (text: string): boolean => (text as unknown as { isWellFormed(): boolean }).isWellFormed();
+
+/**
+ * A property name with its lone halves written as text (`\uD800`, six ASCII characters), for the path
+ * of its refusal: the half itself would make the 400 as unreadable to strict JSON readers as the data
+ * it refuses (JSON.stringify writes it back as that lone escape).
+ */
+const escapeHalves = (key: string): string =>
+  key.replace(
+    /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g,
+    (half) => `\\u${half.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
 
 const loneSurrogate = (path: string): Issue => ({
   path,

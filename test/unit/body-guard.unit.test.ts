@@ -68,8 +68,17 @@ t('half of a surrogate pair is refused wherever it is, in a value or a property 
       'name holds half of a surrogate pair (a \\uD800-\\uDFFF escape without its other half): send Unicode text',
   });
   assert.is(checkBody({ tags: body.tags })?.path, 'tags.1');
-  assert.is(checkBody({ m: body.m })?.path, 'm.\udbff');
-  assert.is(checkBody({ m: body.m })?.code, 'invalid_encoding');
+  // The refusal itself must be readable by the strict JSON readers it protects: the name is shown
+  // with its half escaped as text (six ASCII characters), not as the lone half, which JSON.stringify
+  // writes back as the very escape those readers refuse.
+  const named = checkBody({ m: body.m });
+  assert.is(named?.path, 'm.\\uDBFF');
+  assert.is(named?.code, 'invalid_encoding');
+  const text = JSON.stringify(named);
+  assert.ok(!/\\ud[89a-f]/.test(text), text);
+  const deep = checkBody(JSON.parse('{"a":{"ok\\udc00b":{"x":1}}}'));
+  assert.is(deep?.path, 'a.ok\\uDC00b');
+  assert.ok(deep?.message.startsWith('a.ok\\uDC00b holds half'), deep?.message);
   // A whole pair, escaped or not, is one character: taken.
   assert.is(checkBody(JSON.parse('{"name":"\\ud83d\\ude00 😀","\\ud83d\\ude00":"x"}')), null);
 });

@@ -18,7 +18,7 @@ import {
 import { V1_EVENT_TYPES } from '../../commands/webhook-endpoints/events';
 import type { ApiError, Issue } from '../../src/core/errors';
 import { parseSecretsKey, SecretBox } from '../../src/secrets';
-import { sendAttempt } from '../../src/webhooks/deliver';
+import { type AttemptRequest, sendAttempt } from '../../src/webhooks/deliver';
 import { responseExcerpt } from '../../src/webhooks/excerpt';
 import { previousAttributes } from '../../src/webhooks/payloads';
 import {
@@ -241,9 +241,10 @@ t('the connect-time lookup refuses a name resolving to any non-public address (D
   assert.is((await lookupWith(['127.0.0.1'], true)).err, null);
 });
 
-t('an attempt to a name that resolves to loopback is refused before any byte is sent', async () => {
-  const res = await sendAttempt({
-    url: 'https://hooks.partner.example/x',
+/** One attempt of a test delivery to `url`; `more` gives what a test varies (private targets, a resolver…). */
+const attemptAt = (url: string, more: Partial<AttemptRequest> = {}) =>
+  sendAttempt({
+    url,
     body: '{}',
     secrets: ['whsec_x'],
     timestamp: 1,
@@ -253,22 +254,16 @@ t('an attempt to a name that resolves to loopback is refused before any byte is 
     eventTime: '2026-01-01T00:00:00.000Z',
     customHeaders: {},
     allowPrivate: false,
+    ...more,
+  });
+
+t('an attempt to a name that resolves to loopback is refused before any byte is sent', async () => {
+  const res = await attemptAt('https://hooks.partner.example/x', {
     resolver: (_h, cb) => cb(null, [{ address: '127.0.0.1', family: 4 }]),
   });
   assert.is(res.error, 'blocked_target');
   assert.is(res.status, null);
-  const http = await sendAttempt({
-    url: 'http://8.8.8.8/x',
-    body: '{}',
-    secrets: ['whsec_x'],
-    timestamp: 1,
-    attempt: 1,
-    deliveryId: 'whd_x',
-    logId: 'whl_x',
-    eventTime: '2026-01-01T00:00:00.000Z',
-    customHeaders: {},
-    allowPrivate: false,
-  });
+  const http = await attemptAt('http://8.8.8.8/x');
   assert.is(http.error, 'blocked_target', 'http is refused unless private targets are allowed');
 });
 
@@ -285,18 +280,7 @@ t(
     const { port } = server.address() as AddressInfo;
     try {
       for (const host of ['127.0.0.1', '[::ffff:127.0.0.1]']) {
-        const res = await sendAttempt({
-          url: `https://${host}:${port}/x`,
-          body: '{}',
-          secrets: ['whsec_x'],
-          timestamp: 1,
-          attempt: 1,
-          deliveryId: 'whd_x',
-          logId: 'whl_x',
-          eventTime: '2026-01-01T00:00:00.000Z',
-          customHeaders: {},
-          allowPrivate: false,
-        });
+        const res = await attemptAt(`https://${host}:${port}/x`);
         assert.is(res.error, 'blocked_target', `${host}: ${res.error} ${res.message}`);
         assert.is(res.status, null);
       }
@@ -317,16 +301,7 @@ async function receiver(answer: (res: import('node:http').ServerResponse) => voi
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const attempt = (timeoutMs?: number) =>
-    sendAttempt({
-      url: `http://127.0.0.1:${port}/hook`,
-      body: '{}',
-      secrets: ['whsec_x'],
-      timestamp: 1,
-      attempt: 1,
-      deliveryId: 'whd_x',
-      logId: 'whl_x',
-      eventTime: '2026-01-01T00:00:00.000Z',
-      customHeaders: {},
+    attemptAt(`http://127.0.0.1:${port}/hook`, {
       allowPrivate: true,
       ...(timeoutMs === undefined ? {} : { timeoutMs }),
     });

@@ -202,7 +202,17 @@ export function sendAttempt(req: AttemptRequest): Promise<AttemptResponse> {
       });
     }, req.timeoutMs ?? ATTEMPT_TIMEOUT_MS);
     const onStop = () => {
-      finish({ status: null, error: 'network', bodyExcerpt: null, message: STOPPED_MESSAGE, stopped: true });
+      // Answered already, its body still coming: the status stands, as at the timeout; handed back as
+      // unanswered, the attempt would be made again at the next start though the endpoint took it.
+      if (answer) answered(true);
+      else
+        finish({
+          status: null,
+          error: 'network',
+          bodyExcerpt: null,
+          message: STOPPED_MESSAGE,
+          stopped: true,
+        });
       request.destroy();
     };
     req.signal?.addEventListener('abort', onStop, { once: true });

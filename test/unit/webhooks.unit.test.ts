@@ -1,6 +1,7 @@
 // The webhook rules, directly: retry schedule, SSRF address rules, signatures, header rules, sealed
 // secrets, previous_attributes.
 import { randomBytes } from 'node:crypto';
+import diagnostics from 'node:diagnostics_channel';
 import { type AddressInfo, createServer } from 'node:net';
 import fc from 'fast-check';
 import Stripe from 'stripe';
@@ -300,10 +301,11 @@ async function receiver(answer: (res: import('node:http').ServerResponse) => voi
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  const attempt = (timeoutMs?: number) =>
+  const attempt = (timeoutMs?: number, signal?: AbortSignal) =>
     attemptAt(`http://127.0.0.1:${port}/hook`, {
       allowPrivate: true,
       ...(timeoutMs === undefined ? {} : { timeoutMs }),
+      ...(signal === undefined ? {} : { signal }),
     });
   const close = () =>
     new Promise<void>((resolve) => {
@@ -328,6 +330,31 @@ t(
       assert.is(res.bodyExcerpt, 'accepted, still talking');
       assert.ok(res.excerptTruncated, 'the body was cut');
     } finally {
+      await rx.close();
+    }
+  },
+);
+
+t(
+  'a stop after the endpoint answered 2xx, its body still coming, keeps the answer (not handed back to be sent again)',
+  async () => {
+    const rx = await receiver((res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('accepted, still talking');
+    });
+    const stop = new AbortController();
+    // The service stops once the attempt has the endpoint's status line (Node publishes each client
+    // response here before its 'response' event; the stop comes after that event's handlers ran).
+    const onResponse = () => setImmediate(() => stop.abort());
+    diagnostics.subscribe('http.client.response.finish', onResponse);
+    try {
+      const res = await rx.attempt(undefined, stop.signal);
+      assert.is(res.stopped, undefined, res.message ?? '');
+      assert.is(res.status, 200, `${res.error} ${res.message}`);
+      assert.is(res.error, null);
+      assert.ok(res.excerptTruncated, 'the body was cut');
+    } finally {
+      diagnostics.unsubscribe('http.client.response.finish', onResponse);
       await rx.close();
     }
   },

@@ -14,90 +14,88 @@ import { CliUsageError, cliCommands } from '../../src/cli/registry';
 import { loadConfig } from '../../src/config';
 import { createLogger } from '../../src/logger';
 import { registerModules } from '../../src/modules';
-import { createRuntime } from '../../src/runtime';
+import { createRuntime, type Runtime } from '../../src/runtime';
 import { runCli } from '../helpers/cli-in-process';
 
-test('every command refuses an unknown flag first, naming it and what it accepts', async () => {
+/** Runs `check` against a runtime on an empty log in memory (no DATA_DIR), closed after it. */
+async function onEmptyLog(check: (rt: Runtime) => Promise<void>): Promise<void> {
   registerModules();
   registerAllCliCommands();
   const rt = await createRuntime(loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: '/nonexistent-unused' }), {
     logger: createLogger('silent'),
     events: new MemoryEventStore(),
   });
-  const head = await rt.events.headPosition();
-  const wrong: string[] = [];
   try {
-    for (const command of cliCommands()) {
-      const err = await runCli(rt, command.name, { 'zz-typo': 'x' }, []).then(
-        () => null,
-        (e: unknown) => e,
-      );
-      if (!(err instanceof CliUsageError) || !/unknown flag --zz-typo \(accepted: /.test(err.message))
-        wrong.push(`${command.name}: ${err instanceof Error ? `${err.name}: ${err.message}` : 'ran'}`);
-    }
-    assert.equal(wrong, [], wrong.join('\n'));
-    assert.is(await rt.events.headPosition(), head, 'nothing was appended');
+    await check(rt);
   } finally {
     await rt.close();
   }
-});
+}
 
-test('a word left over is refused by every command that takes no argument (customers delete --id a b)', async () => {
-  registerModules();
-  registerAllCliCommands();
-  const rt = await createRuntime(loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: '/nonexistent-unused' }), {
-    logger: createLogger('silent'),
-    events: new MemoryEventStore(),
-  });
+/** The error a command threw, or null when it ran. */
+const errorOf = (
+  rt: Runtime,
+  name: string,
+  flags: Record<string, string | boolean>,
+  positionals: string[] = [],
+): Promise<unknown> =>
+  runCli(rt, name, flags, positionals).then(
+    () => null,
+    (e: unknown) => e,
+  );
+
+/**
+ * Runs every command but those `skipped` with `flags` and `positionals`: each must refuse them with a
+ * CliUsageError whose message `expected` takes, appending nothing. Fails naming every command that did not.
+ */
+async function everyCommandRefuses(
+  rt: Runtime,
+  flags: Record<string, string | boolean>,
+  positionals: string[],
+  expected: (message: string) => boolean,
+  skipped: readonly string[] = [],
+): Promise<void> {
   const head = await rt.events.headPosition();
-  // The commands that take an argument (their usage names one standing alone).
-  const taking = ['catalog apply', 'bootstrap apply', 'audit history', 'audit as-of'];
   const wrong: string[] = [];
-  try {
-    for (const command of cliCommands()) {
-      if (taking.includes(command.name)) continue;
-      const err = await runCli(rt, command.name, {}, ['cus_2']).then(
-        () => null,
-        (e: unknown) => e,
-      );
-      if (!(err instanceof CliUsageError) || !err.message.startsWith('unexpected argument "cus_2": '))
-        wrong.push(`${command.name}: ${err instanceof Error ? `${err.name}: ${err.message}` : 'ran'}`);
-    }
-    assert.equal(wrong, [], wrong.join('\n'));
-    assert.is(await rt.events.headPosition(), head, 'nothing was appended');
+  for (const command of cliCommands()) {
+    if (skipped.includes(command.name)) continue;
+    const err = await errorOf(rt, command.name, flags, positionals);
+    if (!(err instanceof CliUsageError) || !expected(err.message))
+      wrong.push(`${command.name}: ${err instanceof Error ? `${err.name}: ${err.message}` : 'ran'}`);
+  }
+  assert.equal(wrong, [], wrong.join('\n'));
+  assert.is(await rt.events.headPosition(), head, 'nothing was appended');
+}
+
+test('every command refuses an unknown flag first, naming it and what it accepts', () =>
+  onEmptyLog((rt) =>
+    everyCommandRefuses(rt, { 'zz-typo': 'x' }, [], (m) => /unknown flag --zz-typo \(accepted: /.test(m)),
+  ));
+
+test('a word left over is refused by every command that takes no argument (customers delete --id a b)', () =>
+  onEmptyLog(async (rt) => {
+    // The commands that take an argument (their usage names one standing alone).
+    const taking = ['catalog apply', 'bootstrap apply', 'audit history', 'audit as-of'];
+    await everyCommandRefuses(
+      rt,
+      {},
+      ['cus_2'],
+      (m) => m.startsWith('unexpected argument "cus_2": '),
+      taking,
+    );
     // `audit erase --customer <id>`: the <id> is the flag's value, not an argument of its own.
-    const erase = await runCli(rt, 'audit erase', { customer: 'cus_1' }, ['cus_2']).then(
-      () => null,
-      (e: unknown) => e,
-    );
+    const erase = await errorOf(rt, 'audit erase', { customer: 'cus_1' }, ['cus_2']);
     assert.match((erase as Error).message, /^unexpected argument "cus_2": audit erase takes only flags/);
-  } finally {
-    await rt.close();
-  }
-});
+  }));
 
-test('a required flag given without its value says so, not that it is missing', async () => {
-  registerModules();
-  const rt = await createRuntime(loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: '/nonexistent-unused' }), {
-    logger: createLogger('silent'),
-    events: new MemoryEventStore(),
-  });
-  try {
+test('a required flag given without its value says so, not that it is missing', () =>
+  onEmptyLog(async (rt) => {
     // `keys create --restaurant rest_x --name POS --scopes` parses --scopes as a bare flag (true).
-    const err = await runCli(rt, 'keys create', { restaurant: 'rest_x', name: 'POS', scopes: true }).then(
-      () => null,
-      (e: unknown) => e,
-    );
+    const err = await errorOf(rt, 'keys create', { restaurant: 'rest_x', name: 'POS', scopes: true });
     assert.instance(err, CliUsageError);
     assert.is((err as Error).message, '--scopes needs a value');
-    const missing = await runCli(rt, 'keys create', { restaurant: 'rest_x', name: 'POS' }).then(
-      () => null,
-      (e: unknown) => e,
-    );
+    const missing = await errorOf(rt, 'keys create', { restaurant: 'rest_x', name: 'POS' });
     assert.is((missing as Error).message, '--scopes is required');
-  } finally {
-    await rt.close();
-  }
-});
+  }));
 
 test.run();

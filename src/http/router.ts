@@ -143,7 +143,7 @@ export interface RouteMatcher {
   segments: (string | null)[];
 }
 
-export const routeMatchers = <R>(entries: readonly RouteEntry<R>[]): RouteMatcher[] =>
+export const routeMatchers = (entries: readonly { method: string; path: string }[]): RouteMatcher[] =>
   entries.map(({ method, path }) => ({
     method,
     segments: path

@@ -11,7 +11,8 @@ import * as assert from 'uvu/assert';
 import { WEBHOOK_DELIVERIES } from '../../projections/webhook-deliveries';
 import { customerSubject } from '../../src/privacy/seal';
 import { runCli as cli, rawDataFiles as rawFiles } from '../helpers/cli-in-process';
-import { DINNER, startWebhooksService, TOKENS } from '../helpers/reservations';
+import { create, DINNER, startWebhooksService, TOKENS } from '../helpers/reservations';
+import type { TestService } from '../helpers/service';
 import { quietFor, type Receiver, startReceiver } from '../helpers/webhook-receiver';
 
 const t = suite('erasure: reservations and webhook bodies');
@@ -199,37 +200,16 @@ t('a reservation moved to another customer: its free text goes with it, live as 
   let svc = await start(dataDir);
   const ids = { x: '', y: '', kept: '', erased: '' };
   try {
-    const customer = async (name: string) => {
-      const made = await svc.api('POST', '/customers', {
-        token: TOKENS.full,
-        body: { name, on_match: 'create_new' },
-      });
-      assert.is(made.status, 201, made.text);
-      return made.body.data.id as string;
-    };
-    ids.x = await customer('Xavier First');
-    ids.y = await customer('Yolanda Second');
-    const book = async (customerId: string, allergies: string, at: string) => {
-      const made = await svc.api('POST', '/reservations', {
-        token: TOKENS.full,
-        body: { party_size: 2, start_at: at, customer: { id: customerId }, allergies },
-      });
-      assert.is(made.status, 201, made.text);
-      return made.body.data.id as string;
-    };
+    ids.x = await newCustomer(svc, 'Xavier First');
+    ids.y = await newCustomer(svc, 'Yolanda Second');
     // One reservation moves from X to Y, another from Y to X; then X is erased.
-    ids.kept = await book(ids.x, 'moved to Y: celery', DINNER);
-    ids.erased = await book(ids.y, 'moved to X: sesame', DINNER.replace('T19:00', 'T19:15'));
-    for (const [id, to] of [
-      [ids.kept, ids.y],
-      [ids.erased, ids.x],
-    ] as const) {
-      const moved = await svc.api('PATCH', `/reservations/${id}`, {
-        token: TOKENS.full,
-        body: { customer: { id: to } },
-      });
-      assert.is(moved.status, 200, moved.text);
-    }
+    ids.kept = await bookFor(svc, ids.x, { allergies: 'moved to Y: celery' });
+    ids.erased = await bookFor(svc, ids.y, {
+      allergies: 'moved to X: sesame',
+      start_at: DINNER.replace('T19:00', 'T19:15'),
+    });
+    await patchReservation(svc, ids.kept, { customer: { id: ids.y } });
+    await patchReservation(svc, ids.erased, { customer: { id: ids.x } });
     await cli(svc, 'audit erase', { customer: ids.x });
     const live = async () =>
       Promise.all(
@@ -264,33 +244,11 @@ t(
     let svc = await start(dataDir);
     const ids = { x: '', y: '', detached: '', movedToY: '', movedToX: '' };
     try {
-      const customer = async (name: string) => {
-        const made = await svc.api('POST', '/customers', {
-          token: TOKENS.full,
-          body: { name, on_match: 'create_new' },
-        });
-        assert.is(made.status, 201, made.text);
-        return made.body.data.id as string;
-      };
-      ids.x = await customer('Xavier First');
-      ids.y = await customer('Yolanda Second');
-      const book = async (customerId: string, body: Record<string, unknown>, minute: string) => {
-        const made = await svc.api('POST', '/reservations', {
-          token: TOKENS.full,
-          body: {
-            party_size: 2,
-            start_at: DINNER.replace('T19:00', `T19:${minute}`),
-            customer: { id: customerId },
-            ...body,
-          },
-        });
-        assert.is(made.status, 201, made.text);
-        return made.body.data.id as string;
-      };
-      const patch = async (id: string, body: Record<string, unknown>) => {
-        const res = await svc.api('PATCH', `/reservations/${id}`, { token: TOKENS.full, body });
-        assert.is(res.status, 200, res.text);
-      };
+      ids.x = await newCustomer(svc, 'Xavier First');
+      ids.y = await newCustomer(svc, 'Yolanda Second');
+      const book = (customerId: string, body: Record<string, unknown>, minute: string) =>
+        bookFor(svc, customerId, { start_at: DINNER.replace('T19:00', `T19:${minute}`), ...body });
+      const patch = (id: string, body: Record<string, unknown>) => patchReservation(svc, id, body);
       ids.detached = await book(
         ids.x,
         { allergies: 'X wrote: lupin', custom_message: 'X wrote: window' },
@@ -350,22 +308,9 @@ t(
         body: { url: rx.url('/hook') },
       });
       assert.is(ep.status, 201, ep.text);
-      const made = await svc.api('POST', '/customers', {
-        token: TOKENS.full,
-        body: { name: 'Xavier Zzfirst', email: 'xav@example.test', on_match: 'create_new' },
-      });
-      assert.is(made.status, 201, made.text);
-      const x = made.body.data.id as string;
-      const booked = await svc.api('POST', '/reservations', {
-        token: TOKENS.full,
-        body: { party_size: 2, start_at: DINNER, customer: { id: x }, custom_message: 'QQwindow seat' },
-      });
-      assert.is(booked.status, 201, booked.text);
-      const id = booked.body.data.id as string;
-      for (const body of [{ customer: null }, { party_size: 3 }]) {
-        const res = await svc.api('PATCH', `/reservations/${id}`, { token: TOKENS.full, body });
-        assert.is(res.status, 200, res.text);
-      }
+      const x = await newCustomer(svc, 'Xavier Zzfirst', { email: 'xav@example.test' });
+      const id = await bookFor(svc, x, { custom_message: 'QQwindow seat' });
+      for (const body of [{ customer: null }, { party_size: 3 }]) await patchReservation(svc, id, body);
       // customer.created, reservation.created and two reservation.updated, in clear to the endpoint.
       const got = await rx.waitFor('/hook', 4);
       assert.match(got.map((r) => r.body).join('\n'), /Zzfirst/);
@@ -388,6 +333,29 @@ t(
     }
   },
 );
+
+/** A new customer (never matched to another) named `name`, `more` its other fields: its id. */
+async function newCustomer(svc: TestService, name: string, more: Record<string, unknown> = {}) {
+  const made = await svc.api('POST', '/customers', {
+    token: TOKENS.full,
+    body: { name, on_match: 'create_new', ...more },
+  });
+  assert.is(made.status, 201, made.text);
+  return made.body.data.id as string;
+}
+
+/** A reservation of the customer `customerId` (a 2-guest dinner; `body` overrides): its id. */
+async function bookFor(svc: TestService, customerId: string, body: Record<string, unknown> = {}) {
+  const made = await create(svc, { customer: { id: customerId }, ...body });
+  assert.is(made.status, 201, made.text);
+  return made.body.data.id as string;
+}
+
+/** PATCH /reservations/{id} with `body`, which must be taken. */
+async function patchReservation(svc: TestService, id: string, body: Record<string, unknown>) {
+  const res = await svc.api('PATCH', `/reservations/${id}`, { token: TOKENS.full, body });
+  assert.is(res.status, 200, res.text);
+}
 
 /** Waits for a condition; the bound only ends a hang. */
 async function until(check: () => Promise<boolean>) {

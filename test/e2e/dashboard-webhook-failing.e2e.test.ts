@@ -8,7 +8,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
-import { Browser, formFields, oauthBootstrap, pageText, signIn } from '../helpers/oauth';
+import { formFields, oauthBootstrapWith, pageText, signedInAt } from '../helpers/oauth';
 import { startTestService, type TestService } from '../helpers/service';
 import { type Receiver, startReceiver } from '../helpers/webhook-receiver';
 import { until } from '../helpers/webhooks-world';
@@ -23,10 +23,7 @@ const t = suite<Ctx>('dashboard: what an endpoint receives, and whether it fails
 
 t.before(async (ctx) => {
   ctx.rx = await startReceiver();
-  const bootstrap = oauthBootstrap() as ReturnType<typeof oauthBootstrap> & {
-    restaurants: Record<string, unknown>[];
-  };
-  Object.assign(bootstrap.restaurants[0] as object, {
+  const bootstrap = oauthBootstrapWith({
     api_keys: [
       {
         id: 'key_front',
@@ -58,12 +55,7 @@ t.after(async (ctx) => {
 
 const FAILING = /Deliveries are failing/;
 
-async function signedIn(svc: TestService, page: string): Promise<Browser> {
-  const b = new Browser(svc.url);
-  const first = await b.get(page);
-  assert.is((await signIn(b, await b.get(first.location as string), 'solo@demo.test')).status, 303);
-  return b;
-}
+const signedIn = (svc: TestService, path: string) => signedInAt(svc.url, path);
 
 t(
   'a legacy endpoint: its page says it gets every reservation change, its choice once migrated',

@@ -7,9 +7,13 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { RESEND_LIMIT } from '../../commands/webhook-deliveries/handler';
 import { runCli } from '../helpers/cli-in-process';
-import { Browser, formFields, oauthBootstrap, pageText, signIn } from '../helpers/oauth';
+import { formFields, oauthBootstrapWith, pageText, signedInAt } from '../helpers/oauth';
 import { startTestService, type TestService } from '../helpers/service';
 import { quietFor, type Receiver, startReceiver } from '../helpers/webhook-receiver';
+import { until } from '../helpers/webhooks-world';
+
+/** Bounds a wait for a hang only (CONTRIBUTING: tests wait, never time). */
+const HANG_MS = 120_000;
 
 const FRONT = 'couvert_pk_front_desk_resend_0123456789abcdefghij';
 
@@ -21,10 +25,7 @@ interface Ctx {
 const t = suite<Ctx>('dashboard and API: resends that would be refused', {} as Ctx);
 
 t.before(async (ctx) => {
-  const bootstrap = oauthBootstrap() as ReturnType<typeof oauthBootstrap> & {
-    restaurants: Record<string, unknown>[];
-  };
-  Object.assign(bootstrap.restaurants[0] as object, {
+  const bootstrap = oauthBootstrapWith({
     api_keys: [
       {
         id: 'key_front',
@@ -51,17 +52,6 @@ t.after(async (ctx) => {
   await ctx.rx?.close();
 });
 
-/** Waits for a condition; the bound only ends a hang (CONTRIBUTING: tests wait, never time). */
-const until = async <T>(what: string, check: () => Promise<T | null | undefined | false>) => {
-  const end = Date.now() + 120_000;
-  for (;;) {
-    const v = await check();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-};
-
 interface Delivery {
   event_id: string;
   id: string;
@@ -80,7 +70,7 @@ async function customerDelivered(
   });
   assert.is(made.status, 201, made.text);
   const customer = made.body.data.id as string;
-  const delivery = await until('the delivery', async () => {
+  const delivery = await until('the delivery', HANG_MS, async () => {
     const list = await ctx.svc.api('GET', `/webhook-endpoints/${ctx.endpoint}/deliveries`, { token: FRONT });
     const rows = list.body.data as (Delivery & { event_id: string })[];
     const mine = ctx.rx
@@ -98,12 +88,7 @@ async function deliveryStatus(ctx: Ctx, id: string): Promise<Delivery> {
   return (list.body.data as Delivery[]).find((d) => d.id === id) as Delivery;
 }
 
-async function signedIn(svc: TestService, path: string): Promise<Browser> {
-  const b = new Browser(svc.url);
-  const first = await b.get(path);
-  assert.is((await signIn(b, await b.get(first.location as string), 'solo@demo.test')).status, 303);
-  return b;
-}
+const signedIn = (svc: TestService, path: string) => signedInAt(svc.url, path);
 
 /** The page's item of one delivery (its <li>, found by its event id), and whether it holds a Resend form. */
 function item(pageHtml: string, d: { delivery: string; event: string }): { text: string; resend: boolean } {
@@ -168,7 +153,7 @@ t(`a delivery resent ${RESEND_LIMIT} times: no Resend offered, the page says why
       },
     );
     assert.is(res.status, 202, res.text);
-    await until(`resend ${i}`, async () => {
+    await until(`resend ${i}`, HANG_MS, async () => {
       const d = await deliveryStatus(ctx, delivery);
       return d.status === 'succeeded' && d.attempts.length === i + 1;
     });

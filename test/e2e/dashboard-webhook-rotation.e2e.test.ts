@@ -4,7 +4,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { AdjustableClock } from '../../src/core/clock';
-import { Browser, formFields, oauthBootstrap, pageText, signIn } from '../helpers/oauth';
+import { formFields, oauthBootstrapWith, pageText, signedInAt } from '../helpers/oauth';
 import { startTestService, type TestService } from '../helpers/service';
 
 const FRONT = 'couvert_pk_front_desk_rotate_0123456789abcdefghij';
@@ -17,10 +17,7 @@ interface Ctx {
 const t = suite<Ctx>('dashboard: a webhook secret rotation', {} as Ctx);
 
 t.before(async (ctx) => {
-  const bootstrap = oauthBootstrap() as ReturnType<typeof oauthBootstrap> & {
-    restaurants: Record<string, unknown>[];
-  };
-  Object.assign(bootstrap.restaurants[0] as object, {
+  const bootstrap = oauthBootstrapWith({
     api_keys: [
       { id: 'key_front', name: 'Front desk', token: FRONT, scopes: ['CUSTOMERS_READ', 'WEBHOOKS_WRITE'] },
     ],
@@ -40,12 +37,7 @@ t.after(async (ctx) => {
 
 const ROTATED = /The secret is rotated/;
 
-async function signedIn(svc: TestService, path: string): Promise<Browser> {
-  const b = new Browser(svc.url);
-  const first = await b.get(path);
-  assert.is((await signIn(b, await b.get(first.location as string), 'solo@demo.test')).status, 303);
-  return b;
-}
+const signedIn = (svc: TestService, path: string) => signedInAt(svc.url, path);
 
 t('done=rotated is said only of a rotation whose previous secret still signs', async ({ svc, clock, id }) => {
   const page = `/dashboard/webhooks/${id}?restaurant=rest_demo`;

@@ -214,6 +214,27 @@ export async function signIn(b: Browser, page: PageResponse, email: string, pass
 }
 
 /**
+ * A Browser signed in as `email` through the sign-in page that `path` (a dashboard page) sends to;
+ * checks the sign-in was accepted (303). Where it was sent next is not followed.
+ */
+export async function signedInAt(baseUrl: string, path: string, email = 'solo@demo.test'): Promise<Browser> {
+  const b = new Browser(baseUrl);
+  const first = await b.get(path);
+  const accepted = await signIn(b, await b.get(first.location as string), email);
+  if (accepted.status !== 303) throw new Error(`sign-in as ${email} answered ${accepted.status}`);
+  return b;
+}
+
+/** oauthBootstrap() whose first restaurant (rest_demo) also has `fields` (api_keys, webhook_endpoints…). */
+export function oauthBootstrapWith(fields: Record<string, unknown>) {
+  const bootstrap = oauthBootstrap() as ReturnType<typeof oauthBootstrap> & {
+    restaurants: Record<string, unknown>[];
+  };
+  Object.assign(bootstrap.restaurants[0] as object, fields);
+  return bootstrap;
+}
+
+/**
  * The whole consent flow for `email`: sign-in, restaurant choice (when shown), allow. Returns the
  * redirect back to the application.
  */

@@ -128,8 +128,8 @@ export const ROUTE_LIST_HINT =
 /**
  * The 404 for a path no route takes names the fix: the documented route the caller most likely meant
  * (a missing `/api/partner/v1` prefix, another version, a letter's case, a singular for a plural, `_`
- * for `-`), and where every route is listed. Only on this error path: it costs nothing to a routed
- * request.
+ * for `-`, in the route's own words: the ids in the path are kept as given), and where every route is
+ * listed. Only on this error path: it costs nothing to a routed request.
  */
 export function noRouteMessage(matchers: readonly RouteMatcher[], method: string, path: string): string {
   const base = `No route for ${method} ${path}`;

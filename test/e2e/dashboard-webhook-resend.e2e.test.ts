@@ -178,7 +178,7 @@ t('a delivery of a type the endpoint no longer takes: the page says why in its o
     body: { name: 'Nora Narrowed', on_match: 'create_new' },
   });
   assert.is(customer.status, 201, customer.text);
-  const delivered = await until('the delivery', async () => {
+  const delivered = await until('the delivery', HANG_MS, async () => {
     const list = await ctx.svc.api('GET', `/webhook-endpoints/${endpoint}/deliveries`, { token: FRONT });
     return (list.body.data as Delivery[]).find((d) => d.status === 'succeeded');
   });

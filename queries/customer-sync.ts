@@ -5,9 +5,9 @@ import { emailKey, legacyPhoneKeys, phoneLookupKey } from '../commands/customers
 import { CUSTOMER_SYNC_BUCKETS, CUSTOMERS, type CustomerDoc } from '../projections/customer-docs';
 import { type BucketDoc, bucketId, bucketOf, feedHead, SYNC_BUCKET_SIZE } from '../projections/customer-feed';
 import { instantBound } from '../src/core/datetime';
-import { validationError } from '../src/core/errors';
 import type { DocumentStore, Filter } from '../src/ports/document-store';
 import { type CursorPayload, decodeCursor, encodeCursor, type FeedFilters } from './customer-cursor';
+import { filtersOfPass } from './signed-cursor';
 
 export interface FeedRequest {
   limit: number;
@@ -43,9 +43,6 @@ function filtersOf(req: FeedRequest, country: string | null): FeedFilters {
   return f;
 }
 
-const sameFilters = (a: FeedFilters, b: FeedFilters) =>
-  (['email', 'phone', 'external_id', 'tag', 'updated_since'] as const).every((k) => a[k] === b[k]);
-
 /**
  * The phone filter: the number's key, and for a number with an extension the keys customers stored
  * before extensions were kept may carry (contact.ts legacyPhoneKeys, from the key's own spellings).
@@ -80,18 +77,7 @@ export async function readFeed(
   if (req.cursor !== undefined) {
     const cursor: CursorPayload = decodeCursor(key, req.cursor, restaurant._id);
     // A cursor continues the query it came from; repeating its filters is fine, changing them is not.
-    if (Object.keys(filters).length && !sameFilters(filters, cursor.filters))
-      throw validationError(
-        [
-          {
-            path: 'cursor',
-            code: 'cursor_mismatch',
-            message: 'cursor belongs to a query with other filters',
-          },
-        ],
-        'The query string is invalid',
-      );
-    filters = cursor.filters;
+    filters = filtersOfPass(filters, cursor.filters);
     after = cursor.after;
   }
   const exact =

@@ -1,11 +1,11 @@
 // Reads of missed calls and their messages (read models of projections/missed-calls.ts). Every read
 // filters on the caller's restaurant: another restaurant's call answers 404.
 
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import { MESSAGES, type MessageDoc, MISSED_CALLS, type MissedCallDoc } from '../projections/missed-calls';
 import { instantBound } from '../src/core/datetime';
-import { notFound, validationError } from '../src/core/errors';
+import { notFound } from '../src/core/errors';
 import type { DocumentStore, Filter } from '../src/ports/document-store';
+import { filtersOfPass, invalidCursor, openCursor, signCursor } from './signed-cursor';
 
 export interface PresentedCall {
   id: string;
@@ -59,49 +59,25 @@ interface CallFilters {
   outcome?: string;
 }
 
-const cursorIssue = (code: string, message: string) =>
-  validationError([{ path: 'cursor', code, message }], 'The query string is invalid');
-const badCursor = () =>
-  cursorIssue('invalid_cursor', 'cursor is not a next_cursor this API gave for this restaurant');
-
-// Cursors are signed (HMAC-SHA256) with the restaurant's cursor key (commands/customers/cursor-key.ts),
-// under a label of their own so that a GET /customers cursor never reads as one of these: an altered or
-// forged cursor, or another restaurant's, answers 400, as the input rules promise for every cursor. A
-// cursor carries the filters of its pass, so a next page asked without them still keeps to them.
+// Cursors are signed (queries/signed-cursor.ts, the restaurant's cursor key) under a label of their own
+// so that a GET /customers cursor never reads as one of these: an altered or forged cursor, or another
+// restaurant's, answers 400, as the input rules promise for every cursor. A cursor carries the filters
+// of its pass, so a next page asked without them still keeps to them.
 const LABEL = 'missed-calls:';
-const sign = (key: Buffer, body: string) =>
-  createHmac('sha256', key)
-    .update(LABEL + body)
-    .digest();
 
-export function encodeCallCursor(
+export const encodeCallCursor = (
   key: Buffer,
   restaurantId: string,
   sortKey: string,
   filters: CallFilters,
-): string {
-  const body = Buffer.from(JSON.stringify({ v: 2, r: restaurantId, k: sortKey, f: filters })).toString(
-    'base64url',
-  );
-  return `${body}.${sign(key, body).toString('base64url')}`;
-}
+): string => signCursor(key, LABEL, { v: 2, r: restaurantId, k: sortKey, f: filters });
 
 export function decodeCallCursor(
   key: Buffer,
   cursor: string,
   restaurantId: string,
 ): { sortKey: string; filters: CallFilters } {
-  const [body, mac, extra] = cursor.split('.');
-  if (!body || !mac || extra !== undefined) throw badCursor();
-  const given = Buffer.from(mac, 'base64url');
-  const expected = sign(key, body);
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw badCursor();
-  let parsed: { v?: unknown; r?: unknown; k?: unknown; f?: unknown };
-  try {
-    parsed = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
-  } catch {
-    throw badCursor();
-  }
+  const parsed = openCursor(key, LABEL, cursor);
   const f = parsed?.f as Record<string, unknown> | null | undefined;
   if (
     parsed?.v !== 2 ||
@@ -111,7 +87,7 @@ export function decodeCallCursor(
     f === null ||
     !(['from', 'to', 'outcome'] as const).every((n) => f[n] === undefined || typeof f[n] === 'string')
   )
-    throw badCursor();
+    throw invalidCursor();
   return { sortKey: parsed.k, filters: f as CallFilters };
 }
 
@@ -122,9 +98,6 @@ function filtersOf(f: ListFilters): CallFilters {
   if (f.outcome) out.outcome = f.outcome;
   return out;
 }
-
-const sameFilters = (a: CallFilters, b: CallFilters) =>
-  (['from', 'to', 'outcome'] as const).every((k) => a[k] === b[k]);
 
 /**
  * Newest first (occurred_at, then id, descending); `cursor` continues after the last call of a page,
@@ -140,9 +113,7 @@ export async function listMissedCalls(
   let after: string | null = null;
   if (f.cursor) {
     const cursor = decodeCallCursor(key, f.cursor, restaurantId);
-    if (Object.keys(filters).length && !sameFilters(filters, cursor.filters))
-      throw cursorIssue('cursor_mismatch', 'cursor belongs to a query with other filters');
-    filters = cursor.filters;
+    filters = filtersOfPass(filters, cursor.filters);
     after = cursor.sortKey;
   }
   const filter: Filter = { restaurant_id: restaurantId, created_at: { $ne: null } };

@@ -90,6 +90,15 @@ export function appendToCapacity(
   });
 }
 
+/** appendToCapacity with a decision taken at the clock's now (the time its events record). */
+const decideNow = (
+  deps: WriteDeps,
+  restaurantId: string,
+  serviceDate: string,
+  meta: CommandMeta,
+  decide: (state: CapacityState, now: Date) => NewEvent[],
+) => appendToCapacity(deps, restaurantId, serviceDate, (s) => decide(s, deps.clock.now()), meta);
+
 /** Frees the reservation's seating on that day; a no-op when it holds none there. */
 export const releaseSeating = (
   deps: WriteDeps,
@@ -99,12 +108,8 @@ export const releaseSeating = (
   reason: ReleaseReason,
   meta: CommandMeta,
 ) =>
-  appendToCapacity(
-    deps,
-    restaurantId,
-    serviceDate,
-    (s) => decideRelease(s, restaurantId, serviceDate, reservationId, reason, deps.clock.now().toISOString()),
-    meta,
+  decideNow(deps, restaurantId, serviceDate, meta, (s, now) =>
+    decideRelease(s, restaurantId, serviceDate, reservationId, reason, now.toISOString()),
   );
 
 /** The guests left or never came at `endedAt`: the seating's tables are free from then (a no-op when nothing changes). */
@@ -117,12 +122,8 @@ export const endSeating = (
   reason: EndReason,
   meta: CommandMeta,
 ) =>
-  appendToCapacity(
-    deps,
-    restaurantId,
-    serviceDate,
-    (s) => decideEnd(s, reservationId, endedAt, reason, deps.clock.now().toISOString()),
-    meta,
+  decideNow(deps, restaurantId, serviceDate, meta, (s, now) =>
+    decideEnd(s, reservationId, endedAt, reason, now.toISOString()),
   );
 
 /** A no-show seated after all: its ended seating is held to its end again, or 422 NO_TABLE (decideResume). */
@@ -132,14 +133,7 @@ export const resumeSeating = (
   serviceDate: string,
   reservationId: string,
   meta: CommandMeta,
-) =>
-  appendToCapacity(
-    deps,
-    restaurantId,
-    serviceDate,
-    (s) => decideResume(s, reservationId, deps.clock.now()),
-    meta,
-  );
+) => decideNow(deps, restaurantId, serviceDate, meta, (s, now) => decideResume(s, reservationId, now));
 
 /** The move's update landed: its pending seating replaces the reservation's own that day. */
 export const confirmMove = (
@@ -150,12 +144,8 @@ export const confirmMove = (
   moveId: string,
   meta: CommandMeta,
 ) =>
-  appendToCapacity(
-    deps,
-    restaurantId,
-    serviceDate,
-    (s) => decideConfirmMove(s, reservationId, moveId, deps.clock.now().toISOString()),
-    meta,
+  decideNow(deps, restaurantId, serviceDate, meta, (s, now) =>
+    decideConfirmMove(s, reservationId, moveId, now.toISOString()),
   );
 
 /** The move will not be recorded: its pending seating is let go; a no-op when it is gone already. */
@@ -168,12 +158,8 @@ export const dropMove = (
   reason: ReleaseReason,
   meta: CommandMeta,
 ) =>
-  appendToCapacity(
-    deps,
-    restaurantId,
-    serviceDate,
-    (s) => decideDropMove(s, reservationId, moveId, reason, deps.clock.now().toISOString()),
-    meta,
+  decideNow(deps, restaurantId, serviceDate, meta, (s, now) =>
+    decideDropMove(s, reservationId, moveId, reason, now.toISOString()),
   );
 
 /** The day's seatings as the stream holds them now. */

@@ -142,8 +142,12 @@ export async function publishedEvent(
   if (!isSourceEvent(event.type) || isImport(event)) return null;
   const restaurantId = (event.data as { restaurant_id?: string }).restaurant_id;
   if (!restaurantId) return null;
+  const reservation = event.type.startsWith('Reservation');
+  // Known from the event alone: a customer event no webhook type answers for publishes nothing, and
+  // its stream is not read (the merge slot's CustomerMergeSlot* events: that stream only grows).
+  if (!reservation && webhookTypeOf(event) === null) return null;
   const history = await events.readStream(event.stream, { limit: event.revision + 1 });
-  if (event.type.startsWith('Reservation')) return reservationEvent(docs, event, restaurantId, history);
+  if (reservation) return reservationEvent(docs, event, restaurantId, history);
   return customerEvent(docs, event, restaurantId, history);
 }
 

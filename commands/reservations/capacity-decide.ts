@@ -321,7 +321,6 @@ export function decideEnd(
 export function decideResume(state: CapacityState, reservationId: string, now: Date): NewEvent[] {
   const held = state.held.get(reservationId);
   if (!held || held.ended_at === undefined) return [];
-  const { ended_at: _, ...seating } = held;
   const booking = bookingFromSeating(held);
   const from = Math.max(heldEnd(booking), now.getTime());
   if (from < booking.end_ms) {
@@ -334,6 +333,19 @@ export function decideResume(state: CapacityState, reservationId: string, now: D
         { table_ids: taken },
       );
   }
+  return decideHoldAgain(state, reservationId, now);
+}
+
+/**
+ * An ended seating held to its end again (a SeatingHeld of the same seating, without `ended_at`),
+ * unchecked: decideResume after its check, and guests seated on a seating a status change ended
+ * around their seat (the reservation shows them at those tables, so they are taken). Nothing to
+ * write when the seating was never ended (or the reservation holds none that day).
+ */
+export function decideHoldAgain(state: CapacityState, reservationId: string, now: Date): NewEvent[] {
+  const held = state.held.get(reservationId);
+  if (!held || held.ended_at === undefined) return [];
+  const { ended_at: _, ...seating } = held;
   return [
     {
       type: 'SeatingHeld',

@@ -22,13 +22,27 @@ import {
   decideConfirmMove,
   decideDropMove,
   decideEnd,
+  decideHoldAgain,
   decideRelease,
   decideResume,
   type ReleaseReason,
 } from './capacity-decide';
 import { type CapacityState, evolveCapacity, initialCapacity } from './capacity-state';
 
-const queue = new KeyedQueue();
+/**
+ * Per store object, as runCommand's (src/core/command.ts): a test that runs a command from inside
+ * another one's append (test/helpers/hooked-events.ts) does so through another object, and must not
+ * wait for the append it interrupts.
+ */
+const queues = new WeakMap<EventStore, KeyedQueue>();
+const queueOf = (events: EventStore): KeyedQueue => {
+  let queue = queues.get(events);
+  if (!queue) {
+    queue = new KeyedQueue();
+    queues.set(events, queue);
+  }
+  return queue;
+};
 
 interface Fold {
   revision: number;
@@ -70,7 +84,7 @@ export function appendToCapacity(
   meta: CommandMeta,
 ): Promise<{ appended: NewEvent[]; position: bigint | null }> {
   const stream = capacityStream(restaurantId, serviceDate);
-  return queue.run(stream, async () => {
+  return queueOf(deps.events).run(stream, async () => {
     for (let attempt = 1; ; attempt++) {
       const { state, revision } = await load(deps.events, stream);
       const events = decide(state).map((e) => ({
@@ -134,6 +148,15 @@ export const resumeSeating = (
   reservationId: string,
   meta: CommandMeta,
 ) => decideNow(deps, restaurantId, serviceDate, meta, (s, now) => decideResume(s, reservationId, now));
+
+/** Guests seated on an ended seating: held to its end again, unchecked (decideHoldAgain; a no-op when not ended). */
+export const holdAgain = (
+  deps: WriteDeps,
+  restaurantId: string,
+  serviceDate: string,
+  reservationId: string,
+  meta: CommandMeta,
+) => decideNow(deps, restaurantId, serviceDate, meta, (s, now) => decideHoldAgain(s, reservationId, now));
 
 /** The move's update landed: its pending seating replaces the reservation's own that day. */
 export const confirmMove = (

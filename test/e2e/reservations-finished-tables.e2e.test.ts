@@ -180,6 +180,50 @@ t(
 );
 
 t(
+  'staff seating the guests as the no-show job marks them: the seat lands on the NO_SHOW, the table stays theirs',
+  async ({ svc }) => {
+    svc.clock.set('2026-06-02T10:00:00Z');
+    const late = (await create(svc, { start_at: at('15', '19:00') })).body.data;
+    svc.clock.set(at('15', '19:35'));
+    // The seat decided on CONFIRMED (nothing to hold again); the job's no-show and its end land before
+    // its status, which is then decided again on NO_SHOW (seat is allowed from there).
+    const rt = withHook(
+      svc.rt,
+      (stream) => stream === `reservation-${late.id}`,
+      async () => {
+        await changeStatus(svc.rt, null, late.id, { kind: 'no_show', graceMinutes: 30 }, { actor: 'test' });
+      },
+    );
+    await changeStatus(rt, null, late.id, { kind: 'seat' }, { actor: 'test' });
+    const seated = (await svc.api('GET', `/reservations/${late.id}`, { token: TOKENS.full })).body.data;
+    assert.is(seated.status, 'SEATED');
+    // Before: the no-show's end stayed, and the table the guests sit at was sold from 19:35.
+    assert.is(await tableFree(svc, '15', '19:45', '20:30'), false);
+    assert.is((await check(svc, at('15', '19:45'))).failure_reason, 'NO_TABLE');
+  },
+);
+
+t("the no-show's end written after the guests were seated: given back to them at once", async ({ svc }) => {
+  svc.clock.set('2026-06-02T10:00:00Z');
+  const late = (await create(svc, { start_at: at('16', '19:00') })).body.data;
+  svc.clock.set(at('16', '19:35'));
+  // The job's status lands; staff seat the guests (nothing ended yet: nothing to hold again) just
+  // before the job writes its end from the NO_SHOW it saw.
+  const rt = withHook(
+    svc.rt,
+    (stream, batch) => stream === 'capacity-rest_demo-2026-06-16' && batch[0]?.type === 'SeatingEnded',
+    async () => {
+      await changeStatus(svc.rt, null, late.id, { kind: 'seat' }, { actor: 'test' });
+    },
+  );
+  await changeStatus(rt, null, late.id, { kind: 'no_show', graceMinutes: 30 }, { actor: 'test' });
+  const seated = (await svc.api('GET', `/reservations/${late.id}`, { token: TOKENS.full })).body.data;
+  assert.is(seated.status, 'SEATED');
+  assert.is(await tableFree(svc, '16', '19:45', '20:30'), false);
+  assert.is((await check(svc, at('16', '19:45'))).failure_reason, 'NO_TABLE');
+});
+
+t(
   'replay: the bookings read model rebuilt from the log, per event or batched, is the live one',
   async ({ svc }) => {
     await svc.rt.refresh();

@@ -246,6 +246,9 @@ service(
       assert.is(projector.state, 'stopped');
       assert.is(projector.projection, 'notes');
       assert.is(projector.position, bad.position.toString());
+      // Unauthenticated route: the error's name, never the store's message (it can quote a document).
+      assert.is(projector.error, 'DocumentRefusedError');
+      assert.not.match(JSON.stringify(health.body), 'BSONObj');
 
       await until('the stop to be recorded', async () => (await readProjectorState(docs)) !== null);
       const text = await runCli(svc, 'projections status', {});

@@ -171,7 +171,9 @@ export function metaRoutes(all: () => AnyRoute[]): AnyRoute[] {
             reason: 'PROJECTOR_STOPPED',
             store: body.store,
             read_models_position: body.read_models_position,
-            projector: { state: 'stopped', ...halted },
+            // The store's message can quote the document (values of a read model): /healthz is
+            // unauthenticated, so it gives the error's name only; the log and projections status have it whole.
+            projector: { state: 'stopped', ...halted, error: halted.error.split(':', 1)[0] },
           },
         );
       },

@@ -34,20 +34,28 @@ interface StatusReport {
 }
 
 /**
- * How the report's server ended, or null while it runs: stopped (the report says so), or gone without
- * stopping (a crash or a kill: its process is no more, or DATA_DIR's lock is free, its pid reused).
+ * How the report's server ended, or null while it runs. DATA_DIR's lock says it when a server took one
+ * (src/main.ts does; it works across PID namespaces, a CLI in another container): held, a server runs
+ * (after a graceful stop, a new one still building its read models before it reports); free, none does.
+ * Without a lock file (a server embedded in another program) the report's pid is asked instead.
  */
 function reportEnded(report: StatusReport, dataDir: string): string | null {
-  if (report.stopped_at) return `stopped at ${report.stopped_at}`;
-  let alive = true;
+  const locked = existsSync(join(dataDir, LOCK_FILE));
+  const held = locked && serverHoldsDataDir(dataDir);
+  if (report.stopped_at)
+    return held
+      ? `stopped at ${report.stopped_at} (a server holds DATA_DIR now: it reports once its read models are built)`
+      : `stopped at ${report.stopped_at}`;
+  if (locked) return held ? null : GONE;
   try {
     process.kill(report.pid, 0);
+    return null;
   } catch (err) {
-    alive = (err as NodeJS.ErrnoException).code === 'EPERM';
+    return (err as NodeJS.ErrnoException).code === 'EPERM' ? null : GONE;
   }
-  const lockFree = existsSync(join(dataDir, LOCK_FILE)) && !serverHoldsDataDir(dataDir);
-  return alive && !lockFree ? null : 'is no longer running (it ended without stopping: a crash or a kill)';
 }
+
+const GONE = 'is no longer running (it ended without stopping: a crash or a kill)';
 
 /** The server's report, or null when the file holds none (empty, cut short, garbage). */
 function readReport(file: string): StatusReport | null {

@@ -6,6 +6,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { LOCK_FILE, lockDataDir } from '../../src/data-dir-lock';
 import { VERSIONS_STATUS_FILE } from '../../src/projection/versions';
 import { runCli } from '../helpers/cli-process';
 import { startTestService } from '../helpers/service';
@@ -44,7 +45,16 @@ test("a stopped server's last report is said to be its last, not current; the co
     writeFileSync(file, JSON.stringify({ ...JSON.parse(report), pid: 4_194_305 }));
     const killed = await runCli(svc, ['projections', 'status']);
     assert.match(killed.stdout, 'is no longer running (it ended without stopping');
+    // DATA_DIR's lock, when a server took one, says it over the pid (a CLI in another container sees
+    // other pids): held, the server runs whatever its pid; free, none does though the pid lives.
+    const release = lockDataDir(svc.dataDir);
+    const held = await runCli(svc, ['projections', 'status']);
+    release();
+    assert.match(held.stdout, 'as reported by the server (pid 4194305)');
     writeFileSync(file, report);
+    const free = await runCli(svc, ['projections', 'status']);
+    assert.match(free.stdout, 'is no longer running (it ended without stopping');
+    rmSync(join(svc.dataDir, LOCK_FILE));
 
     await svc.close({ keepData: true });
     const stopped = await runCli(svc, ['projections', 'status']);

@@ -2,6 +2,8 @@
 import { API_KEYS, type ApiKeyDoc } from '../../projections/api-keys';
 import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
 import type { WebhookEndpointDoc } from '../../projections/webhook-endpoints';
+import { barredByApiOption } from '../../queries/oauth';
+import { findRestaurant } from '../../queries/restaurants';
 import type { CommandMeta } from '../../src/core/command-meta';
 import { ApiError } from '../../src/core/errors';
 import { newId } from '../../src/core/ids';
@@ -37,12 +39,13 @@ export async function resendsMade(events: WriteDeps['events'], deliveryId: strin
 /**
  * Sends a finished delivery again (a new series of attempts, numbered after the last one, retried on
  * the same schedule). A delivery still being retried answers 409: it is already on its way. So does one
- * resent `RESEND_LIMIT` times already (details.reason `resend_limit_reached`).
+ * resent `RESEND_LIMIT` times already (details.reason `resend_limit_reached`), and one of an endpoint
+ * paused by the restaurant's API option (details.reason `api_option_off`).
  */
 export async function resendDelivery(
-  deps: WriteDeps,
+  deps: WriteDeps & { docs: DocumentStore },
   doc: WebhookDeliveryDoc,
-  endpoint: Pick<WebhookEndpointDoc, 'disabled' | 'api_version' | 'enabled_events'>,
+  endpoint: Pick<WebhookEndpointDoc, 'disabled' | 'api_version' | 'enabled_events' | 'credential_id'>,
   meta: CommandMeta,
 ) {
   if (doc.test)
@@ -51,6 +54,12 @@ export async function resendDelivery(
   const refused = refusedBySettings(endpoint, doc.event_type);
   if (refused)
     throw new ApiError(409, 'RESOURCE_CONFLICT', RESEND_REFUSALS[refused].replace('{type}', doc.event_type));
+  // Refused at once too: the publisher would cancel it at its attempt (api_option_off).
+  const paused = await pausedByApiOption(deps.docs, endpoint);
+  if (paused)
+    throw new ApiError(409, 'RESOURCE_CONFLICT', resendPausedText(paused), {
+      reason: 'api_option_off',
+    });
   // Refused at once too: the publisher would find its body erased and cancel it (docs/AUDIT.md).
   if (await bodyErased(deps.events, doc))
     throw new ApiError(409, 'RESOURCE_CONFLICT', RESEND_ERASED, { reason: 'customer_erased' });
@@ -94,6 +103,26 @@ export async function resendDelivery(
   }
 }
 
+/**
+ * The application whose endpoint this is, when the restaurant's API option pauses it (a third-party
+ * application while the option is off: queries/oauth.ts barredByApiOption, read as the publisher reads
+ * it, through the endpoint's credential and that credential's restaurant); else null.
+ */
+export async function pausedByApiOption(
+  docs: DocumentStore,
+  endpoint: Pick<WebhookEndpointDoc, 'credential_id'>,
+): Promise<string | null> {
+  const key = await docs.collection<ApiKeyDoc>(API_KEYS).findOne({ _id: endpoint.credential_id });
+  if (key?.type !== 'OAUTH') return null;
+  return (await barredByApiOption(docs, key, await findRestaurant(docs, key.restaurant_id)))
+    ? (key.application?.name ?? key.name)
+    : null;
+}
+
+/** Why a delivery of a paused endpoint is not resent (the API's message, the page's words). */
+const resendPausedText = (app: string) =>
+  `The endpoint is paused: ${app} is a third-party application and the restaurant's API option is off, so nothing is sent to it, resends included, until the option is on again`;
+
 /** Why a delivery describing an erased customer is not resent (the API's message, the page's alert). */
 export const RESEND_ERASED =
   'This delivery described a customer who has since been erased: its body is erased with them and it cannot be sent again';
@@ -116,12 +145,13 @@ async function bodyErased(events: WriteDeps['events'], doc: WebhookDeliveryDoc):
  * are on their way: no button, nothing to explain).
  */
 export async function resendRefusals(
-  deps: WriteDeps & { keys: Pick<KeyStore, 'findMany'> },
-  endpoint: Pick<WebhookEndpointDoc, 'disabled' | 'api_version' | 'enabled_events'>,
+  deps: WriteDeps & { docs: DocumentStore; keys: Pick<KeyStore, 'findMany'> },
+  endpoint: Pick<WebhookEndpointDoc, 'disabled' | 'api_version' | 'enabled_events' | 'credential_id'>,
   docs: readonly WebhookDeliveryDoc[],
 ): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   const open = docs.filter((d) => !d.test && d.status !== 'pending');
+  const paused = open.length ? await pausedByApiOption(deps.docs, endpoint) : null;
   const customers = [
     ...new Set(open.flatMap((d) => (d.customer_id ? [customerSubject(d.customer_id)] : []))),
   ];
@@ -129,6 +159,7 @@ export async function resendRefusals(
   for (const d of open) {
     const refused = refusedBySettings(endpoint, d.event_type);
     if (refused) out.set(d._id, PAGE_REFUSALS[refused].replace('{type}', d.event_type));
+    else if (paused) out.set(d._id, resendPausedText(paused));
     else if (d.customer_id && keys.get(customerSubject(d.customer_id))?.state === 'destroyed')
       out.set(d._id, RESEND_ERASED);
     // Only a delivery resent before has started a later series: the others need no read of their stream.

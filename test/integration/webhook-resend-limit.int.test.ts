@@ -6,6 +6,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { RESEND_LIMIT, resendDelivery } from '../../commands/webhook-deliveries/handler';
 import type { WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
+import { EmbeddedDocumentStore } from '../../src/adapters/document-store/embedded';
 import { MemoryEventStore } from '../../src/adapters/event-store/memory';
 import { FixedClock } from '../../src/core/clock';
 import { operatorMeta } from '../../src/core/command-meta';
@@ -13,7 +14,12 @@ import { ApiError } from '../../src/core/errors';
 
 const t = suite('webhooks: resends of one delivery are bounded');
 const AT = '2026-06-02T10:00:00.000Z';
-const endpoint = { disabled: false, api_version: 'v1' as const, enabled_events: ['customer.created'] };
+const endpoint = {
+  disabled: false,
+  api_version: 'v1' as const,
+  enabled_events: ['customer.created'],
+  credential_id: 'key_limit',
+};
 
 /** A finished delivery as the read model shows it (only what resend reads). */
 const finished = (revision: number, attempts: number): WebhookDeliveryDoc =>
@@ -32,7 +38,8 @@ const finished = (revision: number, attempts: number): WebhookDeliveryDoc =>
 
 t('the resend past the limit is refused with its reason, appending nothing; the stream counts', async () => {
   const events = new MemoryEventStore();
-  const deps = { events, clock: new FixedClock(AT) };
+  // No credential in the read models: nothing pauses the endpoint (the API option is not in play here).
+  const deps = { events, docs: new EmbeddedDocumentStore(), clock: new FixedClock(AT) };
   const meta = operatorMeta('test');
   let revision = -1;
   for (let i = 0; i < RESEND_LIMIT; i++) {

@@ -379,7 +379,7 @@ export const webhookRoutes: AnyRoute[] = [
     path: '/webhook-endpoints/{id}/deliveries/{delivery_id}/resend',
     operationId: 'resendWebhookDelivery',
     summary: 'Send a delivery again',
-    description: `For a delivery that succeeded, failed or was canceled: a new series of attempts (numbered after the last one, same X-Service-Delivery, retried on the same schedule) starts within a second. 409 while the delivery is still being attempted, and while the endpoint would not receive it now (disabled, its type not in enabled_events, or a legacy delivery of an endpoint migrated to v1), and once the delivery has been resent ${RESEND_LIMIT} times (details.reason resend_limit_reached; send a test delivery instead). 409 too for a delivery describing a customer since erased (details.reason customer_erased): its body is erased with them.`,
+    description: `For a delivery that succeeded, failed or was canceled: a new series of attempts (numbered after the last one, same X-Service-Delivery, retried on the same schedule) starts within a second. 409 while the delivery is still being attempted, and while the endpoint would not receive it now (disabled, its type not in enabled_events, or a legacy delivery of an endpoint migrated to v1), and once the delivery has been resent ${RESEND_LIMIT} times (details.reason resend_limit_reached; send a test delivery instead). 409 too for a delivery describing a customer since erased (details.reason customer_erased): its body is erased with them; and for one of a third-party application's endpoint while the restaurant's API option is off (details.reason api_option_off): nothing is sent to it until the option is on again.`,
     tag: TAG,
     access: ACCESS,
     params: deliveryParams,

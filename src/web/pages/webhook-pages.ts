@@ -62,7 +62,7 @@ const statusBadge = (e: WebhookEndpointDoc, paused = false) =>
  * Connected applications says it.
  */
 const pausedNote = (app: string, restaurant: string) =>
-  html`<div class="alert">Paused: ${app} is a third-party application, and ${restaurant}’s API option is off. No event is sent to this endpoint until the option is on again (ask Couvert support); a test you send still is.</div>`;
+  html`<div class="alert">Paused: ${app} is a third-party application, and ${restaurant}’s API option is off. No event is sent to this endpoint, nor resent, until the option is on again (ask Couvert support); a test you send still is.</div>`;
 
 /** The settings fields shared by create and edit. */
 function settingsFields(f: EndpointForm, prefix: string, legacy = false): Html {
@@ -211,11 +211,13 @@ export function endpointPage(
   const e = o.endpoint;
   const tz = c.restaurant.timezone;
   const base = `/dashboard/webhooks/${encodeURIComponent(e._id)}`;
+  // Paused by the API option (a disabled endpoint reads Disabled: nothing is sent to it anyway).
+  const paused = !e.disabled && !!o.pausedApp;
   const action = (name: string, label: string, cls = 'secondary', aria?: string) =>
     html`<form method="post" action="${base}/${name}">${csrfField(c.account.csrf)}${restaurantField(c.restaurant.id)}<button type="submit" class="${cls}"${aria ? html` aria-label="${aria}"` : ''}>${label}</button></form>`;
   const test = o.test
     ? html`<div class="${o.test.ok ? 'notice' : 'alert'}" role="status">
-<p><strong>Test delivery ${o.test.ok ? 'succeeded' : 'failed'}</strong> (sent ${when(o.test.at, tz)}): ${o.test.status !== null ? `answer ${o.test.status}` : (o.test.error ?? 'no answer')} in ${o.test.duration} ms.</p>
+<p><strong>Test delivery ${o.test.ok ? 'succeeded' : 'failed'}</strong> (sent ${when(o.test.at, tz)}): ${o.test.status !== null ? `answer ${o.test.status}` : (o.test.error ?? 'no answer')} in ${o.test.duration} ms.${paused ? ' The endpoint is still paused: events are not sent to it until the API option is on again.' : ''}</p>
 ${o.test.excerpt ? html`<p class="small">The endpoint answered:</p><pre class="excerpt">${o.test.excerpt}</pre>` : ''}
 </div>`
     : '';
@@ -225,7 +227,9 @@ ${o.test.excerpt ? html`<p class="small">The endpoint answered:</p><pre class="e
 <p>${o.failing.count === 1 ? 'The last delivery' : `The last ${o.failing.count}${o.failing.more ? ' or more' : ''} deliveries`} (since ${when(o.failing.since, tz)}) failed after every retry: the endpoint may be down, or refusing them. ${
         e.disabled
           ? html`It is disabled now: nothing is sent to it. Check it with <strong>Send a test</strong>, enable it once it answers, then resend the failed deliveries (filter them by status below).`
-          : html`Nothing disables it on its own, and each delivery is retried for about 4 hours only. Check it with <strong>Send a test</strong>, then resend the failed deliveries (filter them by status below).`
+          : paused
+            ? html`It is paused now (see below): nothing is sent to it, resends included. Check it with <strong>Send a test</strong>; once the API option is on again, resend the failed deliveries (filter them by status below).`
+            : html`Nothing disables it on its own, and each delivery is retried for about 4 hours only. Check it with <strong>Send a test</strong>, then resend the failed deliveries (filter them by status below).`
       }</p>
 </section>`
     : '';
@@ -285,8 +289,8 @@ ${o.secret ? secretOnce('Signing secret', o.secret, 'Copy it now: it verifies th
 ${test}
 ${failing}
 <section class="card" aria-labelledby="ep-url">
-<div class="item-head"><h2 id="ep-url" class="url">${e.url}</h2><span>${statusBadge(e, !e.disabled && !!o.pausedApp)}</span></div>
-${!e.disabled && o.pausedApp ? pausedNote(o.pausedApp, c.restaurant.name) : ''}
+<div class="item-head"><h2 id="ep-url" class="url">${e.url}</h2><span>${statusBadge(e, paused)}</span></div>
+${paused ? pausedNote(o.pausedApp as string, c.restaurant.name) : ''}
 ${e.description ? html`<p>${e.description}</p>` : ''}
 <dl class="facts">
   <div><dt>Events</dt><dd>${eventsText(e)}</dd></div>
@@ -295,11 +299,16 @@ ${e.description ? html`<p>${e.description}</p>` : ''}
   ${e.previous_secret ? html`<div><dt>Previous secret</dt><dd>Still signs until ${when(e.previous_secret.expires_at, tz)}</dd></div>` : ''}
 </dl>
 <div class="row-actions">
-  ${action('test', 'Send a test')}
+  ${
+    paused
+      ? html`<form method="post" action="${base}/test">${csrfField(c.account.csrf)}${restaurantField(c.restaurant.id)}<button type="submit" class="secondary" aria-describedby="test-help">Send a test</button></form>`
+      : action('test', 'Send a test')
+  }
   ${action('toggle', e.disabled ? 'Enable' : 'Disable')}
   ${action('rotate', 'Rotate the secret…')}
   ${action('delete', 'Delete…', 'danger', `Delete ${e.url}`)}
 </div>
+${paused ? html`<p class="help" id="test-help">While paused, Send a test still sends one test delivery to this URL (it holds no reservation or customer, only the endpoint’s and ${c.restaurant.name}’s ids), so you can check that it answers. Events are not sent, nor resent, until the API option is on again.</p>` : ''}
 </section>
 ${legacy}
 <section aria-labelledby="deliveries-title">

@@ -5,6 +5,7 @@
 import { runCommand } from '../../src/core/command';
 import type { CommandMeta } from '../../src/core/command-meta';
 import type { WriteDeps } from '../../src/core/write-deps';
+import type { Logger } from '../../src/logger';
 import { decideAbsorb, decideMergeInto } from './decide-merge';
 import { customerStream } from './events';
 import { deleteMergedAway, loadCustomer } from './handler';
@@ -18,7 +19,7 @@ export interface MergeOutcome {
 }
 
 export async function mergeCustomers(
-  deps: WriteDeps,
+  deps: WriteDeps & { logger?: Pick<Logger, 'warn'> },
   sourceId: string,
   intoId: string,
   meta: CommandMeta,
@@ -33,7 +34,15 @@ export async function mergeCustomers(
   try {
     return await mergeInSlot(deps, sourceId, intoId, meta);
   } finally {
-    if (slot) await freeMergeSlot(deps, slot, meta);
+    // The merge's own outcome stands: a slot that could not be freed (the store refused the append)
+    // is only logged, as it frees itself once stale (MERGE_SLOT_STALE_AFTER_MS).
+    if (slot)
+      await freeMergeSlot(deps, slot, meta).catch((err: unknown) =>
+        deps.logger?.warn(
+          { err, restaurant_id: slot.cmd.restaurantId, merge_id: slot.cmd.mergeId },
+          'customer merge: the merge slot could not be freed; it frees itself once stale',
+        ),
+      );
   }
 }
 

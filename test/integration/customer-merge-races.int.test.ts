@@ -92,4 +92,30 @@ t('a slot left by a merge whose process died is free once stale; a fresh one is 
   assert.is((await loadCustomer(w, a)).mergedInto, b);
 });
 
+t('a slot that cannot be freed is logged; the merge it ran still answers its outcome', async ({ w }) => {
+  const a = await customer(w, 'A');
+  const b = await customer(w, 'B');
+  const append = w.events.append.bind(w.events);
+  w.events.append = (async (stream, events, expected) => {
+    if (events.some((e) => e.type === 'CustomerMergeSlotFreed')) throw new Error('disk full');
+    return append(stream, events, expected);
+  }) as typeof w.events.append;
+  const warned: string[] = [];
+  const logger = { warn: (_o: object, msg: string) => void warned.push(msg) };
+  // Before: the free's error replaced the merge's result (a merge that happened answered an error).
+  const out = await mergeCustomers({ events: w.events, clock: w.clock, logger }, a, b, w.meta);
+  assert.is(out.target.customerId, b);
+  assert.is((await loadCustomer(w, a)).mergedInto, b);
+  assert.is(warned.length, 1);
+  // The slot held frees itself once stale; a merge refused then keeps its own refusal (404), not the
+  // free's error.
+  w.clock.advance(MERGE_SLOT_STALE_AFTER_MS / 1000);
+  const refused = await mergeCustomers({ events: w.events, clock: w.clock, logger }, b, a, w.meta).catch(
+    (err: unknown) => err,
+  );
+  assert.instance(refused, ApiError);
+  assert.is((refused as ApiError).status, 404);
+  assert.is(warned.length, 2);
+});
+
 t.run();

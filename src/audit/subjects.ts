@@ -35,13 +35,25 @@ const foldWith =
   (events: RecordedEvent[]) =>
     view(events.reduce(evolve, initial));
 
+/**
+ * Streams named `customer-…` that are no customer's: a restaurant's merge slot and import slot
+ * (`customer-merge-slot-<restaurant>`, `customer-import-slot-<restaurant>`) and an import job
+ * (`customer-import-<job>`). Customer ids (cus_…, an import's UUIDs) never start so: these ids are
+ * looked for in the whole log instead of being folded as a customer.
+ */
+const NOT_A_CUSTOMER = /^(merge-slot|import)-/;
+
 const subjects: AuditSubject[] = [
   {
     kind: 'reservation',
     streams: (id) => [`reservation-${id}`],
     fold: foldWith(initialReservation, evolveReservation, (s) => (s.abandoned ? { abandoned: true } : s.r)),
   },
-  { kind: 'customer', streams: (id) => [`customer-${id}`], fold: foldWith(initialCustomer, evolveCustomer) },
+  {
+    kind: 'customer',
+    streams: (id) => (NOT_A_CUSTOMER.test(id) ? [] : [`customer-${id}`]),
+    fold: foldWith(initialCustomer, evolveCustomer),
+  },
   { kind: 'credential', streams: (id) => [`apikey-${id}`], fold: foldWith(initialApiKey, evolveApiKey) },
   {
     kind: 'restaurant',

@@ -288,7 +288,10 @@ export function decideRelease(
  * The guests left (DONE) or never came (NO_SHOW) at `endedAt` (the status change's event time): the
  * seating's tables are free from then on, what came before stays held. Nothing to write when the
  * reservation holds no seating that day, when it already ended then, or when `endedAt` is at or past
- * the seating's end (the scheduler's DONE after the end frees nothing earlier).
+ * the seating's end (the scheduler's DONE after the end frees nothing earlier). An end already
+ * recorded stands against a later one (the later would hold its tables again for the gap, sold
+ * meanwhile perhaps): a seating held again since (decideHoldAgain, a resumed no-show) has no
+ * `ended_at` in the fold, so its next end is written.
  */
 export function decideEnd(
   state: CapacityState,
@@ -300,6 +303,7 @@ export function decideEnd(
   const held = state.held.get(reservationId);
   if (!held || held.ended_at === endedAt) return [];
   if (held.ended_at === undefined && Date.parse(endedAt) >= Date.parse(held.end_at)) return [];
+  if (held.ended_at !== undefined && Date.parse(endedAt) > Date.parse(held.ended_at)) return [];
   const data: SeatingEndedData = {
     restaurant_id: held.restaurant_id,
     service_date: held.service_date,

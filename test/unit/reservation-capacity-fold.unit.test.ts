@@ -10,6 +10,7 @@ import type { Catalog, Shift } from '../../commands/catalog/types';
 import {
   decideEnd,
   decideHold,
+  decideHoldAgain,
   decideResume,
   type HoldRequest,
 } from '../../commands/reservations/capacity-decide';
@@ -428,6 +429,40 @@ test('ending a seating: only before its end, once per instant; a no-show resumed
   }
   // After the seating's planned end nothing can be in its way.
   assert.is(decideResume(sold, 'r1', new Date(at(150)))[0]?.type, 'SeatingHeld');
+});
+
+test('a later end never overwrites an earlier one, unless the seating was held again in between', () => {
+  const seat = recorded({
+    kind: 'hold',
+    id: 1,
+    start: 60,
+    length: 90,
+    tables: ['t1'],
+    party: 2,
+    shift: 'dinner',
+  });
+  const apply = (
+    state: CapacityState,
+    events: { type: string; data: Record<string, unknown> }[],
+    pos: bigint,
+  ) =>
+    events.reduce(
+      (s, e, i) => evolveCapacity(s, { ...seat, ...e, position: pos + BigInt(i) } as RecordedEvent),
+      state,
+    );
+  let state = [seat].reduce(evolveCapacity, initialCapacity);
+  state = apply(state, decideEnd(state, 'r1', iso(at(80)), 'NO_SHOW', 'now'), 900n);
+  assert.is(state.held.get('r1')?.ended_at, iso(at(80)));
+  // Before: a SeatingEnded at 120, holding t1 again from 80 to 120 (sold meanwhile perhaps).
+  assert.equal(decideEnd(state, 'r1', iso(at(120)), 'DONE', 'later'), [], 'the earlier end stands');
+  assert.ok(occupancyExcept(state, 'x').isFree('t1', at(80), at(150)));
+  // An earlier one still frees more.
+  assert.is(decideEnd(state, 'r1', iso(at(70)), 'DONE', 'x')[0]?.type, 'SeatingEnded');
+  // Held again (a resumed no-show): its next end, later than the first, is written.
+  state = apply(state, decideHoldAgain(state, 'r1', new Date(at(90))), 910n);
+  assert.is(state.held.get('r1')?.ended_at, undefined);
+  const [ended] = decideEnd(state, 'r1', iso(at(120)), 'DONE', 'later');
+  assert.is((ended?.data as { ended_at?: string } | undefined)?.ended_at, iso(at(120)));
 });
 
 test.run();

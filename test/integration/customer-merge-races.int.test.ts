@@ -7,6 +7,7 @@ import { createCustomer, loadCustomer } from '../../commands/customers/handler';
 import { mergeCustomers } from '../../commands/customers/merge';
 import { MERGE_SLOT_STALE_AFTER_MS, mergeSlotStream } from '../../commands/customers/merge-slot';
 import { ApiError } from '../../src/core/errors';
+import type { Logger } from '../../src/logger';
 import { ANY } from '../../src/ports/event-store';
 import { type CustomerWorld, customerWorld } from '../helpers/customers';
 
@@ -101,7 +102,10 @@ t('a slot that cannot be freed is logged; the merge it ran still answers its out
     return append(stream, events, expected);
   }) as typeof w.events.append;
   const warned: string[] = [];
-  const logger = { warn: (_o: object, msg: string) => void warned.push(msg) };
+  const logger = { warn: (...args: unknown[]) => void warned.push(String(args[1])) } as unknown as Pick<
+    Logger,
+    'warn'
+  >;
   // Before: the free's error replaced the merge's result (a merge that happened answered an error).
   const out = await mergeCustomers({ events: w.events, clock: w.clock, logger }, a, b, w.meta);
   assert.is(out.target.customerId, b);

@@ -14,7 +14,7 @@ import type { KeyStore } from '../../src/ports/key-store';
 import { customerSubject } from '../../src/privacy/seal';
 import type { Secrets } from '../../src/secrets';
 import { type AttemptResponse, sendAttempt } from '../../src/webhooks/deliver';
-import { previousSecretSigns, refusedBySettings } from '../webhook-endpoints/decide';
+import { previousSecretSigns, refusedBySettings, scopesReadDelivery } from '../webhook-endpoints/decide';
 import type { EndpointSettings } from '../webhook-endpoints/events';
 import { deliveryStream } from './events';
 
@@ -39,8 +39,9 @@ export async function resendsMade(events: WriteDeps['events'], deliveryId: strin
 /**
  * Sends a finished delivery again (a new series of attempts, numbered after the last one, retried on
  * the same schedule). A delivery still being retried answers 409: it is already on its way. So does one
- * resent `RESEND_LIMIT` times already (details.reason `resend_limit_reached`), and one of an endpoint
- * paused by the restaurant's API option (details.reason `api_option_off`).
+ * resent `RESEND_LIMIT` times already (details.reason `resend_limit_reached`), one of an endpoint
+ * paused by the restaurant's API option (details.reason `api_option_off`), and one the endpoint's
+ * credential no longer sends (details.reason `credential_revoked`, `scope_removed`).
  */
 export async function resendDelivery(
   deps: WriteDeps & { docs: DocumentStore },
@@ -54,6 +55,10 @@ export async function resendDelivery(
   const refused = refusedBySettings(endpoint, doc.event_type);
   if (refused)
     throw new ApiError(409, 'RESOURCE_CONFLICT', RESEND_REFUSALS[refused].replace('{type}', doc.event_type));
+  // Refused at once too: the publisher would cancel it at its attempt (credential_revoked, scope_removed).
+  const byCredential = refusedByCredential(await credentialOf(deps.docs, endpoint), doc);
+  if (byCredential)
+    throw new ApiError(409, 'RESOURCE_CONFLICT', CREDENTIAL_REFUSALS[byCredential], { reason: byCredential });
   // Refused at once too: the publisher would cancel it at its attempt (api_option_off).
   const paused = await pausedByApiOption(deps.docs, endpoint);
   if (paused)
@@ -119,6 +124,33 @@ export async function pausedByApiOption(
     : null;
 }
 
+const credentialOf = (docs: DocumentStore, endpoint: Pick<WebhookEndpointDoc, 'credential_id'>) =>
+  docs.collection<ApiKeyDoc>(API_KEYS).findOne({ _id: endpoint.credential_id });
+
+/**
+ * Whether the endpoint's credential, now, no longer sends this delivery, as the publisher checks it
+ * before each attempt (src/webhooks/publisher.ts): revoked (its endpoints' deletion, which follows the
+ * revocation, may not have landed yet), or without a scope the body needs (scopesReadDelivery: a scope
+ * taken away since the fan-out). Null when it sends it, or when the read models show no such credential.
+ */
+export function refusedByCredential(
+  key: Pick<ApiKeyDoc, 'revoked_at' | 'scopes'> | null,
+  d: Pick<WebhookDeliveryDoc, 'event_type' | 'payload'>,
+): 'credential_revoked' | 'scope_removed' | null {
+  // No document for it (read models behind the log, scaled out): the publisher decides at the attempt.
+  if (!key) return null;
+  if (key.revoked_at) return 'credential_revoked';
+  return scopesReadDelivery(key.scopes, d.event_type, d.payload) ? null : 'scope_removed';
+}
+
+/** Why the credential no longer sends a delivery (the API's message, the page's words). */
+const CREDENTIAL_REFUSALS = {
+  credential_revoked:
+    "The endpoint's credential has been revoked: nothing is sent on its behalf any more (its endpoints are deleted)",
+  scope_removed:
+    "This delivery's body needs a scope the endpoint's credential no longer has (its event type's read scope, or RESERVATIONS_READ_SENSITIVE for contact details): it cannot be sent again",
+} as const;
+
 /** Why a delivery of a paused endpoint is not resent (the API's message, the page's words). */
 const resendPausedText = (app: string) =>
   `The endpoint is paused: ${app} is a third-party application and the restaurant's API option is off, so nothing is sent to it, resends included, until the option is on again`;
@@ -140,8 +172,9 @@ async function bodyErased(events: WriteDeps['events'], doc: WebhookDeliveryDoc):
 
 /**
  * Why the dashboard offers no Resend for each of these deliveries (id → the reason in a manager's
- * words), for those resendDelivery would refuse: tests, the endpoint's settings, a customer erased
- * (their key destroyed: one look-up for the page), the resend limit. Pending ones are left out (they
+ * words), for those resendDelivery would refuse: tests, the endpoint's settings, its credential
+ * (revoked, a scope taken away), a customer erased (their key destroyed: one look-up for the page),
+ * the resend limit. Pending ones are left out (they
  * are on their way: no button, nothing to explain).
  */
 export async function resendRefusals(
@@ -151,6 +184,7 @@ export async function resendRefusals(
 ): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   const open = docs.filter((d) => !d.test && d.status !== 'pending');
+  const key = open.length ? await credentialOf(deps.docs, endpoint) : null;
   const paused = open.length ? await pausedByApiOption(deps.docs, endpoint) : null;
   const customers = [
     ...new Set(open.flatMap((d) => (d.customer_id ? [customerSubject(d.customer_id)] : []))),
@@ -158,7 +192,9 @@ export async function resendRefusals(
   const keys = customers.length ? await deps.keys.findMany(customers) : new Map();
   for (const d of open) {
     const refused = refusedBySettings(endpoint, d.event_type);
+    const byCredential = refusedByCredential(key, d);
     if (refused) out.set(d._id, PAGE_REFUSALS[refused].replace('{type}', d.event_type));
+    else if (byCredential) out.set(d._id, CREDENTIAL_REFUSALS[byCredential]);
     else if (paused) out.set(d._id, resendPausedText(paused));
     else if (d.customer_id && keys.get(customerSubject(d.customer_id))?.state === 'destroyed')
       out.set(d._id, RESEND_ERASED);

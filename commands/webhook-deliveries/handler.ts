@@ -14,6 +14,7 @@ import type { KeyStore } from '../../src/ports/key-store';
 import { customerSubject } from '../../src/privacy/seal';
 import type { Secrets } from '../../src/secrets';
 import { type AttemptResponse, sendAttempt } from '../../src/webhooks/deliver';
+import { deliveryBodyErased } from '../../src/webhooks/payloads';
 import { previousSecretSigns, refusedBySettings, scopesReadDelivery } from '../webhook-endpoints/decide';
 import type { EndpointSettings } from '../webhook-endpoints/events';
 import { deliveryStream } from './events';
@@ -66,7 +67,7 @@ export async function resendDelivery(
       reason: 'api_option_off',
     });
   // Refused at once too: the publisher would find its body erased and cancel it (docs/AUDIT.md).
-  if (await bodyErased(deps.events, doc))
+  if (await deliveryBodyErased(deps.events, doc))
     throw new ApiError(409, 'RESOURCE_CONFLICT', RESEND_ERASED, { reason: 'customer_erased' });
   if (doc.status === 'pending')
     throw new ApiError(
@@ -160,22 +161,10 @@ export const RESEND_ERASED =
   'This delivery described a customer who has since been erased: its body is erased with them and it cannot be sent again';
 
 /**
- * Whether the delivery's stored body reads erased (the customer it describes was erased), as the
- * publisher reads it before an attempt: from the fan-out in the log, never the read model.
- */
-async function bodyErased(events: WriteDeps['events'], doc: WebhookDeliveryDoc): Promise<boolean> {
-  if (!doc.fanout_stream || !doc.payload) return false;
-  const [fanout] = await events.readStream(doc.fanout_stream, { limit: 1 });
-  const payloads = (fanout?.data as { payloads?: Record<string, string> } | undefined)?.payloads;
-  return fanout?.data.erased === true && payloads?.[doc.payload] === undefined;
-}
-
-/**
  * Why the dashboard offers no Resend for each of these deliveries (id → the reason in a manager's
  * words), for those resendDelivery would refuse: tests, the endpoint's settings, its credential
  * (revoked, a scope taken away), a customer erased (their key destroyed: one look-up for the page),
- * the resend limit. Pending ones are left out (they
- * are on their way: no button, nothing to explain).
+ * the resend limit. Pending ones are left out (they are on their way: no button, nothing to explain).
  */
 export async function resendRefusals(
   deps: WriteDeps & { docs: DocumentStore; keys: Pick<KeyStore, 'findMany'> },

@@ -26,6 +26,22 @@ import { erasedProfileFields } from '../privacy/seal';
 
 export const LEGACY_TYPE = 'RESERVATION_UPDATED';
 
+/**
+ * Whether a delivery's body reads erased in the log: its fan-out is marked erased (the customer it
+ * describes was erased since) and holds its payload no more. Read from the fan-out, never the read
+ * model; asked before a resend (commands/webhook-deliveries/handler.ts, refused up front) and before
+ * an attempt (the publisher, canceled). False for a delivery without a body (a test).
+ */
+export async function deliveryBodyErased(
+  events: Pick<EventStore, 'readStream'>,
+  delivery: { fanout_stream: string | null; payload: string | null },
+): Promise<boolean> {
+  if (!delivery.fanout_stream || !delivery.payload) return false;
+  const [fanout] = await events.readStream(delivery.fanout_stream, { limit: 1 });
+  const payloads = (fanout?.data as { payloads?: Record<string, string> } | undefined)?.payloads;
+  return fanout?.data.erased === true && payloads?.[delivery.payload] === undefined;
+}
+
 /** The payload variants an event can have: v1 or legacy, with or without contact details. */
 export type Variant = 'v1' | 'v1_sensitive' | 'legacy' | 'legacy_sensitive';
 

@@ -37,7 +37,7 @@ import {
 } from '../ports/event-store';
 import type { Runtime } from '../runtime';
 import { type AttemptRequest, type AttemptResponse, sendAttempt } from './deliver';
-import { LEGACY_TYPE, publishedEvent, type Variant } from './payloads';
+import { deliveryBodyErased, LEGACY_TYPE, publishedEvent, type Variant } from './payloads';
 import { nextStep } from './schedule';
 
 /** Event types the publisher follows (prefixes, as subscriptions filter them). */
@@ -337,10 +337,8 @@ export class WebhookPublisher {
 
   /** Whether the job's body, read before an erasure that came since, now reads erased in the log. */
   private async erasedMeanwhile(job: Job, delivery: WebhookDeliveryDoc): Promise<boolean> {
-    if (this.erasuresSeen() === job.erasures || !delivery.fanout_stream || !delivery.payload) return false;
-    const [fanout] = await this.rt.events.readStream(delivery.fanout_stream, { limit: 1 });
-    const payloads = (fanout?.data as { payloads?: Record<string, string> } | undefined)?.payloads;
-    return fanout?.data.erased === true && payloads?.[delivery.payload] === undefined;
+    if (this.erasuresSeen() === job.erasures) return false;
+    return deliveryBodyErased(this.rt.events, delivery);
   }
 
   private async cancelErased(doc: WebhookDeliveryDoc, revision: number): Promise<void> {

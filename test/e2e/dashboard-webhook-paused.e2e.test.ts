@@ -192,7 +192,10 @@ t(
       );
       // The Send a test button's help says what it does while paused.
       assert.match(view, /aria-describedby="test-help">Send a test</);
-      assert.match(pageText(view), /While paused, Send a test still sends one test delivery to this URL/);
+      assert.match(
+        pageText(view),
+        /While paused, Send a test \(below\) still sends one test delivery to this URL/,
+      );
 
       // The dashboard (a tab left open): refused at once, the page with the reason.
       const posted = await b.post(resendPath, csrf);

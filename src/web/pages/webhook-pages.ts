@@ -298,6 +298,7 @@ ${e.description ? html`<p>${e.description}</p>` : ''}
   <div><dt>Created</dt><dd>${when(e.created_at, tz)}</dd></div>
   ${e.previous_secret ? html`<div><dt>Previous secret</dt><dd>Still signs until ${when(e.previous_secret.expires_at, tz)}</dd></div>` : ''}
 </dl>
+${paused ? html`<p class="help" id="test-help">While paused, Send a test (below) still sends one test delivery to this URL (it holds no reservation or customer, only the endpoint’s and ${c.restaurant.name}’s ids), so you can check that it answers. Events are not sent, nor resent, until the API option is on again.</p>` : ''}
 <div class="row-actions">
   ${
     paused
@@ -308,7 +309,6 @@ ${e.description ? html`<p>${e.description}</p>` : ''}
   ${action('rotate', 'Rotate the secret…')}
   ${action('delete', 'Delete…', 'danger', `Delete ${e.url}`)}
 </div>
-${paused ? html`<p class="help" id="test-help">While paused, Send a test still sends one test delivery to this URL (it holds no reservation or customer, only the endpoint’s and ${c.restaurant.name}’s ids), so you can check that it answers. Events are not sent, nor resent, until the API option is on again.</p>` : ''}
 </section>
 ${legacy}
 <section aria-labelledby="deliveries-title">

@@ -65,7 +65,9 @@ function matchFilter(
         ? phoneKey
         : matchablePhoneKey(phoneLookupKey(input.phone_number, restaurant.country_code));
     if (!key) return null;
-    const legacy = legacyPhoneKeys(input.phone_number, restaurant.country_code);
+    // Only a number with an extension has legacy keys, and its key says so: the parse legacyPhoneKeys
+    // needs (~15 µs) is skipped for every other number (the import asks for each row).
+    const legacy = key.includes(';ext=') ? legacyPhoneKeys(input.phone_number, restaurant.country_code) : [];
     return legacy.length ? { field: 'phone_key', value: key, legacy } : { field: 'phone_key', value: key };
   }
   if (on === 'email' && input.email) return { field: 'email_key', value: emailKey(input.email) };

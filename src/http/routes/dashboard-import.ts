@@ -57,6 +57,26 @@ import { form } from './dashboard-api-keys';
 
 const BASE = '/dashboard/import';
 /** The largest file the page takes (100,000 customer rows are about 10 MB). */
+
+/**
+ * Runs `fn` with a temporary directory for an uploaded file, removed afterwards whatever happens; a form
+ * that is not multipart (no file chosen) is 415 first. The upload and resume forms share it.
+ */
+async function withUploadDir<T>(ctx: Context, fn: (dir: string) => Promise<T>): Promise<T> {
+  if (!ctx.is('multipart/form-data'))
+    throw new ApiError(
+      415,
+      'VALIDATION_ERROR',
+      'Send the form as multipart/form-data (choose a file on the page).',
+    );
+  const dir = await mkdtemp(join(tmpdir(), 'couvert-upload-'));
+  try {
+    return await fn(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 export const IMPORT_MAX_BYTES = 50 * 1024 * 1024;
 const PREVIEW_ROWS = 20;
 
@@ -483,18 +503,7 @@ export const dashboardImportRoutes: AnyRoute[] = [
       // Nobody signed in: nothing is read from the request.
       const who = await signedIn(rt, ctx);
       if (!who) return seeOther('/sign-in?next=%2Fdashboard%2Fimport');
-      if (!ctx.is('multipart/form-data'))
-        throw new ApiError(
-          415,
-          'VALIDATION_ERROR',
-          'Send the form as multipart/form-data (choose a file on the page).',
-        );
-      const dir = await mkdtemp(join(tmpdir(), 'couvert-upload-'));
-      try {
-        return await previewUpload(rt, who, ctx, requestId, dir);
-      } finally {
-        await rm(dir, { recursive: true, force: true });
-      }
+      return withUploadDir(ctx, (dir) => previewUpload(rt, who, ctx, requestId, dir));
     },
   }),
   defineRoute({
@@ -646,18 +655,7 @@ export const dashboardImportRoutes: AnyRoute[] = [
     renderError: renderPageError,
     handler: async ({ rt, ctx, params, requestId }) => {
       if (!(await signedIn(rt, ctx))) return seeOther('/sign-in?next=%2Fdashboard%2Fimport');
-      if (!ctx.is('multipart/form-data'))
-        throw new ApiError(
-          415,
-          'VALIDATION_ERROR',
-          'Send the form as multipart/form-data (choose a file on the page).',
-        );
-      const dir = await mkdtemp(join(tmpdir(), 'couvert-upload-'));
-      try {
-        return await resumeUpload(rt, ctx, requestId, dir, params.id);
-      } finally {
-        await rm(dir, { recursive: true, force: true });
-      }
+      return withUploadDir(ctx, (dir) => resumeUpload(rt, ctx, requestId, dir, params.id));
     },
   }),
   defineRoute({

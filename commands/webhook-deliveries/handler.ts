@@ -10,8 +10,6 @@ import { newId } from '../../src/core/ids';
 import type { WriteDeps } from '../../src/core/write-deps';
 import type { DocumentStore } from '../../src/ports/document-store';
 import { NO_STREAM, WrongExpectedRevisionError } from '../../src/ports/event-store';
-import type { KeyStore } from '../../src/ports/key-store';
-import { customerSubject } from '../../src/privacy/seal';
 import type { Secrets } from '../../src/secrets';
 import { type AttemptResponse, sendAttempt } from '../../src/webhooks/deliver';
 import { deliveryBodyErased } from '../../src/webhooks/payloads';
@@ -163,11 +161,11 @@ export const RESEND_ERASED =
 /**
  * Why the dashboard offers no Resend for each of these deliveries (id → the reason in a manager's
  * words), for those resendDelivery would refuse: tests, the endpoint's settings, its credential
- * (revoked, a scope taken away), a customer erased (their key destroyed: one look-up for the page),
+ * (revoked, a scope taken away), a body erased with its customer (deliveryBodyErased, as the command),
  * the resend limit. Pending ones are left out (they are on their way: no button, nothing to explain).
  */
 export async function resendRefusals(
-  deps: WriteDeps & { docs: DocumentStore; keys: Pick<KeyStore, 'findMany'> },
+  deps: WriteDeps & { docs: DocumentStore },
   endpoint: Pick<WebhookEndpointDoc, 'disabled' | 'api_version' | 'enabled_events' | 'credential_id'>,
   docs: readonly WebhookDeliveryDoc[],
 ): Promise<Map<string, string>> {
@@ -175,18 +173,15 @@ export async function resendRefusals(
   const open = docs.filter((d) => !d.test && d.status !== 'pending');
   const key = open.length ? await credentialOf(deps.docs, endpoint) : null;
   const paused = open.length ? await pausedByApiOption(deps.docs, endpoint) : null;
-  const customers = [
-    ...new Set(open.flatMap((d) => (d.customer_id ? [customerSubject(d.customer_id)] : []))),
-  ];
-  const keys = customers.length ? await deps.keys.findMany(customers) : new Map();
   for (const d of open) {
     const refused = refusedBySettings(endpoint, d.event_type);
     const byCredential = refusedByCredential(key, d);
     if (refused) out.set(d._id, PAGE_REFUSALS[refused].replace('{type}', d.event_type));
     else if (byCredential) out.set(d._id, CREDENTIAL_REFUSALS[byCredential]);
     else if (paused) out.set(d._id, resendPausedText(paused));
-    else if (d.customer_id && keys.get(customerSubject(d.customer_id))?.state === 'destroyed')
-      out.set(d._id, RESEND_ERASED);
+    // The command's own test (the fan-out, not the customer's key): a body sealed under another
+    // customer than d.customer_id reads erased with that one, and the page must say what the API does.
+    else if (await deliveryBodyErased(deps.events, d)) out.set(d._id, RESEND_ERASED);
     // Only a delivery resent before has started a later series: the others need no read of their stream.
     else if (d.series_start > 1) {
       const made = await resendsMade(deps.events, d._id);

@@ -139,7 +139,8 @@ t('a failed import is finished with the same file: every row once, the summary a
   const elsewhere = await postFile(manager, stopped, action, file, { restaurant_id: 'rest_two' });
   assert.is(elsewhere.status, 404);
   const forged = await postFile(manager, stopped, action, file, { csrf_token: 'forged' });
-  assert.ok(forged.status >= 400 && forged.status < 500, String(forged.status));
+  assert.is(forged.status, 403, 'the CSRF refusal, not some other 4xx');
+  assert.match(forged.text, 'This form has expired');
   assert.is((await named()).length, created);
   // Another file is refused in words, and changes nothing.
   const other = await postFile(manager, stopped, action, csv('Other'));

@@ -590,11 +590,13 @@ test(`acknowledged writes survive SIGKILL under load (${ROUNDS} rounds)`, async 
       // At least MIN_ACKED_PER_ROUND acknowledged writes before the kill, however loaded the machine
       // (a kill after a fixed time found too few on a busy one, and 'enough load' failed for it).
       for (
-        const until = Date.now() + 60_000;
+        const until = Date.now() + 120_000;
         model.counts.acknowledged - ackedBefore < MIN_ACKED_PER_ROUND;
       ) {
         if (Date.now() > until)
-          throw new Error(`round ${round}: fewer than ${MIN_ACKED_PER_ROUND} writes acknowledged in 60 s`);
+          throw new Error(
+            `round ${round}: fewer than ${MIN_ACKED_PER_ROUND} writes acknowledged in 120 s (a hang bound, not a speed test)`,
+          );
         await new Promise((r) => setTimeout(r, 20));
       }
       const before = log.length;

@@ -49,6 +49,7 @@ import {
   type Outcome,
   type SkipReason,
 } from './events';
+import { refuseUnusableCall } from './input';
 import { loadSettings, tooOldForFollowUp } from './settings';
 import { renderTemplate, templateLanguage } from './template';
 
@@ -145,6 +146,7 @@ export async function reportMissedCall(
   input: ReportInput,
   meta: CommandMeta,
 ): Promise<ReportResult> {
+  refuseUnusableCall(input, restaurant.country_code, deps.clock.now().getTime());
   const phone = normalizePhone(input.caller_phone_number, restaurant.country_code).phone_number;
   const fresh = newId('mc');
   const m: CommandMeta = { ...meta, restaurant_id: restaurant._id };

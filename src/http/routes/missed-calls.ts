@@ -2,15 +2,13 @@
 // answered; Couvert follows up on WhatsApp with the restaurant's approved template. The rules live in
 // commands/missed-calls/; this file reads the request and shapes the answer.
 
-import { isPossiblePhone, normalizePhone, PHONE_REFUSED } from '../../../commands/customers/contact';
 import { customerCursorKey } from '../../../commands/customers/cursor-key';
 import { OUTCOMES, RECORD_OUTCOMES } from '../../../commands/missed-calls/events';
 import { type CallRestaurant, reportMissedCall } from '../../../commands/missed-calls/handler';
 import { getMissedCall, listMissedCalls, presentCall } from '../../../queries/missed-calls';
 import type { CommandMeta } from '../../core/command-meta';
-import { ApiError, BusinessRuleError, validationError } from '../../core/errors';
+import { ApiError } from '../../core/errors';
 import { messageSenderFor } from '../../missed-calls-sender';
-import { isE164 } from '../../ports/message-sender';
 import { callerIdsFrom } from '../../privacy/caller-ids';
 import { type AnyRoute, type AuthContext, defineRoute, scopes } from '../route';
 import { dateTime, described, enums, intQuery, obj, optional, str } from '../schema';
@@ -18,7 +16,6 @@ import { dateTime, described, enums, intQuery, obj, optional, str } from '../sch
 const ACCESS = scopes('MISSED_CALLS_WRITE');
 const TAG = 'Missed Calls';
 /** A call reported as happening later than this past the service clock is refused. */
-const FUTURE_TOLERANCE_MS = 5 * 60 * 1000;
 
 const body = obj({
   caller_phone_number: str({
@@ -184,27 +181,6 @@ export const missedCallRoutes: AnyRoute[] = [
     },
     handler: async ({ rt, auth, body: input, requestId }) => {
       const country = auth.restaurant.country_code;
-      const normalized = normalizePhone(input.caller_phone_number, country).phone_number;
-      if (!isPossiblePhone(input.caller_phone_number, country) || !isE164(normalized))
-        throw validationError(
-          [
-            {
-              path: 'caller_phone_number',
-              code: 'invalid_format',
-              // A number with an extension reads (contact.ts: E.164 then `;ext=`), but a caller's
-              // number is the line that rang, and the follow-up goes to it: E.164 alone.
-              message: normalized.includes(';ext=')
-                ? 'caller_phone_number has an extension: give the number that called, in E.164 (+33612345678), without one'
-                : `caller_phone_number ${PHONE_REFUSED}`,
-            },
-          ],
-          'The request body is invalid',
-        );
-      if (input.occurred_at && Date.parse(input.occurred_at) > rt.clock.now().getTime() + FUTURE_TOLERANCE_MS)
-        throw new BusinessRuleError(
-          'OCCURRED_IN_FUTURE',
-          'occurred_at is more than 5 minutes ahead of the service clock',
-        );
       const restaurant: CallRestaurant = {
         _id: auth.restaurant._id,
         name: auth.restaurant.name,

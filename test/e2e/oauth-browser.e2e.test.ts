@@ -10,11 +10,24 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as oauth from 'oauth4webapi';
+import type { Page } from 'playwright-core';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { browserAvailable, launchChromium } from '../helpers/browser';
 import { oauthBootstrap, PASSWORD, SECRETS } from '../helpers/oauth';
 import { startTestService, type TestService } from '../helpers/service';
+
+/**
+ * The page's title once the navigation a click started has shown `expected` (or 120 s have passed: a hang
+ * bound, then the assertion names what came): click() returns before a form's answer has loaded, and a
+ * title read at once can be the old page's or none (a CI run read '').
+ */
+async function titleOnceLoaded(page: Page, expected: string): Promise<string> {
+  await page
+    .waitForFunction(`document.title === ${JSON.stringify(expected)}`, undefined, { timeout: 120_000 })
+    .catch(() => {});
+  return page.title();
+}
 
 const haveBrowser = browserAvailable('OAuth flow');
 
@@ -106,14 +119,14 @@ test('sign in, choose, allow; exchange with oauth4webapi; disconnect on the dash
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Sign in' }).click();
 
-    assert.is(await page.title(), 'Choose a restaurant · Couvert');
+    assert.is(await titleOnceLoaded(page, 'Choose a restaurant · Couvert'), 'Choose a restaurant · Couvert');
     assert.ok(await page.getByLabel(/Trois Étoiles/).isChecked(), 'restaurant_hint preselects');
     assert.is(await page.getByLabel(/Chez Deux/).count(), 0, 'no API option: not offered');
     await shoot('2-choose-restaurant');
     await page.getByLabel(/Le Demo/).check();
     await page.getByRole('button', { name: 'Continue' }).click();
 
-    assert.is(await page.title(), 'Allow Demo POS · Couvert');
+    assert.is(await titleOnceLoaded(page, 'Allow Demo POS · Couvert'), 'Allow Demo POS · Couvert');
     assert.match((await page.locator('h1').textContent()) ?? '', /Allow Demo POS to access Le Demo\?/);
     assert.equal(await page.locator('ul.scopes li').allInnerTexts(), [
       'See your tables, rooms, shifts, prescribers, discounts and message templates',
@@ -180,7 +193,10 @@ test('sign in, choose, allow; exchange with oauth4webapi; disconnect on the dash
     assert.is((await svc.api('GET', '/me', { token: second.access_token })).status, 200);
 
     await page.goto(`${svc.url}/dashboard?restaurant=rest_demo`);
-    assert.is(await page.title(), 'Connected applications · Couvert');
+    assert.is(
+      await titleOnceLoaded(page, 'Connected applications · Couvert'),
+      'Connected applications · Couvert',
+    );
     assert.match(
       (await page.locator('.connections').textContent()) ?? '',
       /Demo POS[\s\S]*See your reservations/,

@@ -24,6 +24,8 @@ export interface EndpointRecord extends EndpointSettings {
   endpoint_id: string;
   restaurant_id: string;
   credential_id: string;
+  /** Who may see and manage it (`key:<id>`, `app:<id>`), as the read model's `owner`. */
+  owner: string;
   api_version: ApiVersion;
   secret: string;
   previous_secret: { secret: string; expires_at: string } | null;
@@ -60,6 +62,8 @@ export function evolveEndpoint(state: EndpointState, event: RecordedEvent): Endp
           endpoint_id: d.endpoint_id as string,
           restaurant_id: d.restaurant_id as string,
           credential_id: d.credential_id as string,
+          // An endpoint created before owners were recorded is its key's (projections/webhook-endpoints.ts).
+          owner: (d.owner as string | undefined) ?? `key:${d.credential_id as string}`,
           api_version: d.api_version as ApiVersion,
           url: d.url as string,
           description: (d.description as string | null) ?? null,
@@ -254,9 +258,9 @@ export interface SettingsInput {
 }
 
 /**
- * 400 for malformed values of what a create or update sets (URL, headers, event types). The API checks
- * it with the rest of the body, before looking the endpoint up (README: the body's 400 comes before
- * the path's 404); `checkSettings` checks it again for every other caller.
+ * 400 for malformed values of what a create or update sets (URL, headers, event types). The commands
+ * check it before anything else, before looking the endpoint up (README: the body's 400 comes before
+ * the path's 404); the routes only parse.
  */
 export function refuseMalformedSettings(input: SettingsInput, allowPrivate: boolean): void {
   const issues: Issue[] = [];
@@ -285,12 +289,27 @@ export function refuseMalformedSettings(input: SettingsInput, allowPrivate: bool
   if (issues.length) throw validationError(issues);
 }
 
-/** Checks what a create or update sets. 400 for malformed values, 422 for types the credential cannot read. */
-export function checkSettings(
-  input: SettingsInput,
-  rules: { allowPrivate: boolean; scopes: Iterable<string>; requireReadable?: boolean },
-): void {
+export interface SettingsRules {
+  allowPrivate: boolean;
+  scopes: Iterable<string>;
+  /** False: `["*"]` is taken from a credential that reads no event type yet (a legacy endpoint, a bootstrap file). */
+  requireReadable?: boolean;
+}
+
+/** Checks what a create sets. 400 for malformed values, 422 for types the credential cannot read. */
+export function checkSettings(input: SettingsInput, rules: SettingsRules): void {
   refuseMalformedSettings(input, rules.allowPrivate);
+  refuseUnreadableEvents(input, rules);
+}
+
+/**
+ * 422 for event types the credential cannot read (spec §5), once the values are well formed: an update
+ * asks it once the endpoint is found (README: the path's 404 before the body's 422).
+ */
+export function refuseUnreadableEvents(
+  input: SettingsInput,
+  rules: Pick<SettingsRules, 'scopes' | 'requireReadable'>,
+): void {
   const events = input.enabled_events;
   if (events) {
     const readable = new Set<string>(readableTypes(rules.scopes));
@@ -377,22 +396,42 @@ export function decideAbandon(
   ];
 }
 
-/** The live endpoint of this restaurant, or 404 (another restaurant's id answers 404 too). */
-export function liveEndpoint(state: EndpointState, restaurantId: string | null, id: string): EndpointRecord {
+/**
+ * The live endpoint of this restaurant, or 404 (another restaurant's id answers 404 too); with `owner`,
+ * of that owner only (a partner's credential sees its own endpoints: another's answers 404, as
+ * `getEndpoint` in queries/webhooks.ts).
+ */
+export function liveEndpoint(
+  state: EndpointState,
+  restaurantId: string | null,
+  id: string,
+  owner: string | null = null,
+): EndpointRecord {
   const e = state.endpoint;
-  if (!e || state.deleted || (restaurantId !== null && e.restaurant_id !== restaurantId))
+  if (
+    !e ||
+    state.deleted ||
+    (restaurantId !== null && e.restaurant_id !== restaurantId) ||
+    (owner !== null && e.owner !== owner)
+  )
     throw notFound(`webhook endpoint ${id}`);
   return e;
 }
 
+/**
+ * `changes` are well formed (`refuseMalformedSettings`, asked first); the endpoint is looked up (404),
+ * then the event types are checked against the caller's scopes (422), then the change is decided.
+ */
 export function decideUpdateEndpoint(
   state: EndpointState,
-  restaurantId: string | null,
+  scope: { restaurantId: string | null; owner?: string | null },
   id: string,
   changes: Partial<EndpointSettings>,
+  rules: Pick<SettingsRules, 'scopes' | 'requireReadable'>,
   at: string,
 ): NewEvent[] {
-  const e = liveEndpoint(state, restaurantId, id);
+  const e = liveEndpoint(state, scope.restaurantId, id, scope.owner ?? null);
+  refuseUnreadableEvents(changes, rules);
   const diff: Partial<EndpointSettings> = {};
   const previous: Partial<EndpointSettings> = {};
   for (const key of ['url', 'description', 'enabled_events', 'headers', 'disabled'] as const) {

@@ -24,6 +24,7 @@ import {
   type EndpointState,
   evolveEndpoint,
   initialEndpoint,
+  refuseMalformedSettings,
   type SettingsInput,
 } from './decide';
 import type { ApiVersion, DeletionReason, EndpointSettings } from './events';
@@ -159,6 +160,11 @@ export async function createWebhookEndpoint(
   return { ...outcome, position: outcome.position ?? slot.position, endpointId, secret };
 }
 
+/**
+ * The one place an update's settings are checked (the routes only parse), in README's order: 400 for a
+ * malformed value first, then 404 for an endpoint the caller may not see (another restaurant's, or with
+ * `options.owner`, another credential's), then 422 for an event type its scopes cannot read.
+ */
 export async function updateWebhookEndpoint(
   deps: EndpointDeps & MaybeDocs,
   restaurantId: string | null,
@@ -166,13 +172,10 @@ export async function updateWebhookEndpoint(
   changes: SettingsInput,
   scopes: Iterable<string>,
   meta: CommandMeta,
-  options: { allowUnreadable?: boolean } = {},
+  options: { allowUnreadable?: boolean; owner?: string } = {},
 ) {
-  checkSettings(changes, {
-    allowPrivate: deps.config.webhookAllowPrivateTargets,
-    scopes: [...scopes],
-    requireReadable: !options.allowUnreadable,
-  });
+  refuseMalformedSettings(changes, deps.config.webhookAllowPrivateTargets);
+  const rules = { scopes: [...scopes], requireReadable: !options.allowUnreadable };
   const outcome = await runCommand<EndpointState>(deps.events, {
     ...load(id),
     metadata: meta,
@@ -180,9 +183,10 @@ export async function updateWebhookEndpoint(
     decide: (s) =>
       decideUpdateEndpoint(
         s,
-        restaurantId,
+        { restaurantId, owner: options.owner ?? null },
         id,
         changes as Partial<EndpointSettings>,
+        rules,
         deps.clock.now().toISOString(),
       ).map((e) => ({ ...e, metadata: { restaurant_id: s.endpoint?.restaurant_id ?? null } })),
   });

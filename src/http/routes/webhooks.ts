@@ -7,7 +7,6 @@ import {
   resendDelivery,
   testWebhookEndpoint,
 } from '../../../commands/webhook-deliveries/handler';
-import { refuseMalformedSettings } from '../../../commands/webhook-endpoints/decide';
 import {
   createWebhookEndpoint,
   deleteWebhookEndpoint,
@@ -189,8 +188,7 @@ export const webhookRoutes: AnyRoute[] = [
       },
     },
     handler: async ({ rt, auth, params, body, requestId }) => {
-      refuseMalformedSettings(body, rt.config.webhookAllowPrivateTargets);
-      await getEndpoint(rt.docs, scopeOf(auth), params.id);
+      // The settings' rules and the endpoint's lookup are the command's (400, then 404, then 422).
       const out = await updateWebhookEndpoint(
         rt,
         auth.restaurant._id,
@@ -198,6 +196,7 @@ export const webhookRoutes: AnyRoute[] = [
         body,
         auth.scopes,
         meta(auth, requestId),
+        { owner: ownerOf(auth.credential) },
       );
       await rt.settle(out.position);
       return {

@@ -33,6 +33,30 @@ export async function barredByApiOption(
   return !apiOptionAllows(restaurant, app);
 }
 
+/**
+ * The credentials among `keys` that `barredByApiOption` bars now, asked once for a page of them: the
+ * applications concerned are looked up together (one query), and only when the option alone does not
+ * decide. Ids of the barred keys.
+ */
+export async function barredCredentials(
+  docs: DocumentStore,
+  keys: readonly Pick<ApiKeyDoc, '_id' | 'type' | 'application'>[],
+  restaurant: { api_option: boolean } | null,
+): Promise<Set<string>> {
+  const oauth = keys.filter((k) => k.type === 'OAUTH');
+  if (restaurant === null || !oauth.length || apiOptionAllows(restaurant, null)) return new Set();
+  const ids = [...new Set(oauth.flatMap((k) => (k.application ? [k.application.id] : [])))];
+  const apps = ids.length
+    ? await docs.collection<OAuthApplicationDoc>(OAUTH_APPLICATIONS).find({ _id: { $in: ids } })
+    : [];
+  const byId = new Map(apps.map((a) => [a._id, a]));
+  return new Set(
+    oauth
+      .filter((k) => !apiOptionAllows(restaurant, k.application ? byId.get(k.application.id) : null))
+      .map((k) => k._id),
+  );
+}
+
 export interface Connection {
   client_id: string;
   name: string;

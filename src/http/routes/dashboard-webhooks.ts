@@ -20,7 +20,7 @@ import {
 import { MAX_ENDPOINTS_PER_RESTAURANT } from '../../../commands/webhook-endpoints/limit';
 import { API_KEYS, type ApiKeyDoc } from '../../../projections/api-keys';
 import { WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../../../projections/webhook-endpoints';
-import { barredByApiOption } from '../../../queries/oauth';
+import { barredByApiOption, barredCredentials } from '../../../queries/oauth';
 import { failingStreak, getDelivery, getEndpoint, listDeliveries } from '../../../queries/webhooks';
 import { ApiError, BusinessRuleError, type Issue } from '../../core/errors';
 import type { Runtime } from '../../runtime';
@@ -154,9 +154,10 @@ async function listPage(
   );
   const eligible = keys.filter((k) => k.type === 'API_KEY' && readableTypes(k.scopes).length > 0);
   // A third-party application's endpoints receive nothing while the API option is off (the publisher's rule).
+  // Asked once for the page (one lookup of the applications concerned), not once per key.
+  const barred = await barredCredentials(rt.docs, keys, m.restaurant);
   const paused = new Map<string, string>();
-  for (const k of keys)
-    if (await barredByApiOption(rt.docs, k, m.restaurant)) paused.set(k._id, keyNames.get(k._id) ?? k.name);
+  for (const k of keys) if (barred.has(k._id)) paused.set(k._id, keyNames.get(k._id) ?? k.name);
   return page(
     endpointsPage(m.shell, {
       endpoints,

@@ -1,6 +1,7 @@
 // Reading webhook endpoints and their deliveries. Partners see the endpoints of their own credential
 // (or, for OAuth tokens, of their application) in their restaurant: anything else answers 404.
 
+import { TEST_EVENT_TYPE } from '../commands/webhook-deliveries/events';
 import { previousSecretSigns } from '../commands/webhook-endpoints/decide';
 import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../projections/webhook-deliveries';
 import { WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../projections/webhook-endpoints';
@@ -98,7 +99,8 @@ export async function listDeliveries(
 ): Promise<{ items: WebhookDeliveryDoc[]; hasMore: boolean }> {
   const filter: Filter = { endpoint_id: endpointId, created_at: { $gte: historyStart(now) } };
   if (q.status) filter.status = q.status;
-  if (q.event_type) filter.event_type = q.event_type;
+  // A test delivery is kept as `test`; its body's type (what the API shows, and documents) finds it too.
+  if (q.event_type) filter.event_type = q.event_type === TEST_EVENT_TYPE ? 'test' : q.event_type;
   if (q.event_id) filter.event_id = q.event_id;
   if (q.after)
     filter.$or = [
@@ -156,7 +158,8 @@ export function presentDelivery(doc: WebhookDeliveryDoc) {
     id: doc._id,
     endpoint_id: doc.endpoint_id,
     event_id: doc.event_id,
-    event_type: doc.event_type,
+    // The type the body carried: a test delivery's is webhook_endpoint.test (kept as `test`).
+    event_type: doc.test ? TEST_EVENT_TYPE : doc.event_type,
     test: doc.test,
     status: doc.status,
     created_at: doc.created_at,

@@ -5,6 +5,12 @@ import type { SettingsRefusal } from '../webhook-endpoints/decide';
 // a conflict and sends nothing), then each delivery's attempts on `webhook-delivery-<id>`.
 // Everything a retry, a resend or the history needs is in the log, so a restart loses nothing.
 
+/**
+ * The type a test delivery's body carries (`POST /webhook-endpoints/{id}/test`). The history's read
+ * model keeps `test` for it (the dashboard's filter); the partner API shows and filters it by this one.
+ */
+export const TEST_EVENT_TYPE = 'webhook_endpoint.test';
+
 export type AttemptError = 'timeout' | 'network' | 'blocked_target' | 'endpoint_gone' | 'credential_revoked';
 
 export interface ScheduledDelivery {

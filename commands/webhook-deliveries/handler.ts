@@ -15,7 +15,7 @@ import { type AttemptResponse, sendAttempt } from '../../src/webhooks/deliver';
 import { deliveryBodyErased } from '../../src/webhooks/payloads';
 import { previousSecretSigns, refusedBySettings, scopesReadDelivery } from '../webhook-endpoints/decide';
 import type { EndpointSettings } from '../webhook-endpoints/events';
-import { deliveryStream } from './events';
+import { deliveryStream, TEST_EVENT_TYPE } from './events';
 
 /**
  * Resends one delivery may have (`RESEND_LIMIT` in docs/WEBHOOKS.md): each starts a series of up to 9
@@ -289,7 +289,7 @@ export async function testWebhookEndpoint(deps: TestDeps, endpoint: WebhookEndpo
   // In the endpoint's own format: a legacy payload has no api_version field.
   const body = JSON.stringify({
     id: eventId,
-    type: 'webhook_endpoint.test',
+    type: TEST_EVENT_TYPE,
     ...(endpoint.api_version === 'legacy' ? {} : { api_version: endpoint.api_version }),
     created: now.toISOString(),
     restaurant_id: endpoint.restaurant_id,

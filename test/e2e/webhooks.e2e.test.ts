@@ -410,6 +410,22 @@ t('test deliveries say what the target answered', async ({ svc, rx }) => {
   assert.ok(verifiesByHand(got as Received, ep.secret));
   const hist = await svc.api('GET', `/webhook-endpoints/${ep.id}/deliveries`, { token: TOKENS.full });
   assert.is(hist.body.data[0].test, true);
+  // The history names it by the type its body carried, and the documented filter finds it.
+  assert.is((got as Received).json.type, 'webhook_endpoint.test');
+  assert.is(hist.body.data[0].event_type, 'webhook_endpoint.test');
+  const filtered = await svc.api(
+    'GET',
+    `/webhook-endpoints/${ep.id}/deliveries?event_type=webhook_endpoint.test`,
+    { token: TOKENS.full },
+  );
+  assert.equal(
+    filtered.body.data.map((d: { id: string }) => d.id),
+    [res.body.data.delivery_id],
+  );
+  const one = await svc.api('GET', `/webhook-endpoints/${ep.id}/deliveries/${res.body.data.delivery_id}`, {
+    token: TOKENS.full,
+  });
+  assert.is(one.body.data.event_type, 'webhook_endpoint.test');
   await svc.api('DELETE', `/webhook-endpoints/${ep.id}`, { token: TOKENS.full });
 });
 

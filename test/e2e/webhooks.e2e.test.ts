@@ -426,6 +426,26 @@ t('test deliveries say what the target answered', async ({ svc, rx }) => {
     token: TOKENS.full,
   });
   assert.is(one.body.data.event_type, 'webhook_endpoint.test');
+  // `test`, what the history showed before, still finds it; a type that does not exist is named.
+  const old = await svc.api('GET', `/webhook-endpoints/${ep.id}/deliveries?event_type=test`, {
+    token: TOKENS.full,
+  });
+  assert.equal(
+    old.body.data.map((d: { id: string }) => d.id),
+    [res.body.data.delivery_id],
+  );
+  const typo = await svc.api('GET', `/webhook-endpoints/${ep.id}/deliveries?event_type=reservation.create`, {
+    token: TOKENS.full,
+  });
+  assert.is(typo.status, 400, typo.text);
+  assert.equal(typo.body.error.details.issues, [
+    {
+      path: 'event_type',
+      code: 'invalid_enum',
+      message:
+        'event_type must be one of "reservation.created","reservation.updated","reservation.canceled","customer.created","customer.updated","customer.deleted","customer.merged","RESERVATION_UPDATED","webhook_endpoint.test","test"',
+    },
+  ]);
   await svc.api('DELETE', `/webhook-endpoints/${ep.id}`, { token: TOKENS.full });
 });
 

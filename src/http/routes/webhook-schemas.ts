@@ -1,5 +1,6 @@
 // Schemas and examples of the webhook endpoint routes (DESIGN.md §3).
 
+import { TEST_EVENT_TYPE } from '../../../commands/webhook-deliveries/events';
 import { HEADER_VALUE, MAX_HEADERS, URL_CHARACTERS } from '../../../commands/webhook-endpoints/decide';
 import { V1_EVENT_TYPES } from '../../../commands/webhook-endpoints/events';
 import { MAX_PAGE } from '../../core/limits';
@@ -126,7 +127,10 @@ export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed', 'canceled'] 
 export const listDeliveriesQuery = obj({
   status: optional(enums(DELIVERY_STATUSES)),
   event_type: optional(
-    str({ min: 1, max: 64, description: 'A v1 type, RESERVATION_UPDATED (legacy) or webhook_endpoint.test' }),
+    enums([...V1_EVENT_TYPES, 'RESERVATION_UPDATED', TEST_EVENT_TYPE, 'test'], {
+      description:
+        'A v1 type, RESERVATION_UPDATED (legacy) or webhook_endpoint.test (test deliveries; `test`, what the history showed for them before, finds them too)',
+    }),
   ),
   event_id: optional(str({ min: 1, max: 64 })),
   limit: optional(intQuery({ min: 1, max: 100, description: 'Page size, default 25' })),

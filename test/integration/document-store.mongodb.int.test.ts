@@ -72,6 +72,61 @@ if (problem && process.env.REQUIRE_DOCKER === '1') {
   );
 }
 
+// What the projector's stop on a permanent refusal (src/projection/follow.ts) meets from a real server:
+// a document past 16 MB, through every write a projection makes, is a DocumentRefusedError (never a
+// transient failure retried forever, nor an InvalidQueryError) and leaves the collection as it was.
+// The embedded store keeps any size: this is MongoDB's own limit.
+const TOO_LARGE_NAME = 'a document past 16 MB is a DocumentRefusedError on every write, and writes nothing';
+(problem ? test.skip : test)(TOO_LARGE_NAME, async () => {
+  const store = await MongoDocumentStore.connect(url, `contract_${++databases}`, {
+    serverSelectionTimeoutMS: 10_000,
+  });
+  try {
+    const c = store.collection('big');
+    await c.insertOne({ _id: 'small', text: 'x', list: [] });
+    // Just past the limit (the server's BadValue) and well past it (BSONObjectTooLarge).
+    for (const size of [16 * 1024 * 1024 + 64, 17 * 1024 * 1024]) {
+      const text = 'x'.repeat(size);
+      const writes: [string, () => Promise<unknown>][] = [
+        ['insertOne', () => c.insertOne({ _id: `big_${size}`, text })],
+        ['insertMany', () => c.insertMany([{ _id: `many_${size}`, text }])],
+        ['replaceOne', () => c.replaceOne({ _id: 'small' }, { _id: 'small', text })],
+        [
+          'replaceOne upsert',
+          () => c.replaceOne({ _id: `up_${size}` }, { _id: `up_${size}`, text }, { upsert: true }),
+        ],
+        ['updateOne $set', () => c.updateOne({ _id: 'small' }, { $set: { text } })],
+        ['updateOne upsert', () => c.updateOne({ _id: `up2_${size}` }, { $set: { text } }, { upsert: true })],
+      ];
+      for (const [what, write] of writes) {
+        const err = await write().then(
+          () => null,
+          (e: unknown) => e,
+        );
+        assert.instance(err, DocumentRefusedError, `${what} of ${size} bytes: ${String(err)}`);
+        assert.ok(isPermanentRefusal(err), what);
+      }
+    }
+    // An update whose result grows past the limit, each part well under it.
+    const half = 'y'.repeat(9 * 1024 * 1024);
+    await c.updateOne({ _id: 'small' }, { $push: { list: half } });
+    const grown = await c.updateOne({ _id: 'small' }, { $push: { list: half } }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    assert.instance(grown, DocumentRefusedError, `an update growing the document: ${String(grown)}`);
+    assert.equal(
+      (await c.find({}, { projection: { _id: 1 } })).map((d) => d._id),
+      ['small'],
+      'nothing else was written',
+    );
+    assert.is(((await c.findOne({ _id: 'small' })) as { list: string[] }).list.length, 1);
+  } finally {
+    await store.dropAll();
+    await store.close();
+  }
+});
+
 const server = (code: number, message: string) => new MongoServerError({ message, code, ok: 0 });
 
 test('server errors map to the port: 11000 to DuplicateKeyError with the index name', () => {
@@ -127,6 +182,16 @@ test('a document the server refuses whatever the retry maps to DocumentRefusedEr
     const mapped = translateMongoError(server(code, message), 'c');
     assert.instance(mapped, DocumentRefusedError, message);
     assert.ok(isPermanentRefusal(mapped), message);
+  }
+  // A document past 16 MB refused under another name: an insert a little over it (the server's
+  // BadValue), and insertMany, whose bulk write the driver checks before sending anything.
+  for (const err of [
+    server(2, 'object to insert too large. size in bytes: 16777300, max size: 16777216'),
+    new MongoInvalidArgumentError('Document is larger than the maximum size 16777216'),
+  ]) {
+    const mapped = translateMongoError(err, 'c');
+    assert.instance(mapped, DocumentRefusedError, err.message);
+    assert.ok(isPermanentRefusal(mapped), err.message);
   }
   // What the projector stops on (src/projection/follow.ts), and what it retries.
   assert.ok(isPermanentRefusal(translateMongoError(server(2, 'unknown operator: $foo'), 'c')));

@@ -47,6 +47,15 @@ const INDEX_CONFLICT_CODES = new Set([85, 86, 67, 171]);
 // A document the server refuses whenever it is written: DocumentValidationFailure, BSONObjectTooLarge,
 // and an update or replacement whose result would pass 16 MB.
 const REFUSED_DOCUMENT_CODES = new Set([121, 10334, 17419, 17420]);
+/**
+ * A document past 16 MB refused under another name: the server's BadValue (code 2) "object to insert
+ * too large" (an insert a little over 16 MB), and the driver's own MongoInvalidArgumentError "Document
+ * is larger than the maximum size" (insertMany, which goes through a bulk write and checks each
+ * document before sending any). Both were InvalidQueryErrors: still a permanent refusal, but the
+ * stopped projector then named a query the store cannot run (/healthz, `projections status`), not a
+ * document too large, as the port promises (DocumentRefusedError).
+ */
+const TOO_LARGE = /too large|larger than the maximum size/i;
 
 /** Maps a driver error to the port's errors; anything else (network, auth) passes unchanged. */
 export function translateMongoError(err: unknown, collection: string): unknown {
@@ -56,10 +65,14 @@ export function translateMongoError(err: unknown, collection: string): unknown {
     if (code === 11000) {
       const index = /index: (\S+)/.exec(err.message)?.[1] ?? 'unknown';
       out = new DuplicateKeyError(collection, index, err.message);
-    } else if (INVALID_QUERY_CODES.has(code)) out = new InvalidQueryError(err.message);
+    } else if (REFUSED_DOCUMENT_CODES.has(code) || (code === 2 && TOO_LARGE.test(err.message)))
+      out = new DocumentRefusedError(err.message);
+    else if (INVALID_QUERY_CODES.has(code)) out = new InvalidQueryError(err.message);
     else if (INDEX_CONFLICT_CODES.has(code)) out = new DocumentStoreError(err.message);
-    else if (REFUSED_DOCUMENT_CODES.has(code)) out = new DocumentRefusedError(err.message);
-  } else if (err instanceof MongoInvalidArgumentError) out = new InvalidQueryError(err.message);
+  } else if (err instanceof MongoInvalidArgumentError)
+    out = TOO_LARGE.test(err.message)
+      ? new DocumentRefusedError(err.message)
+      : new InvalidQueryError(err.message);
   if (out === undefined) return err;
   return Object.assign(out, { cause: err });
 }

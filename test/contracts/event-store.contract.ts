@@ -233,6 +233,38 @@ export function eventStoreContract(
     );
   });
 
+  // An erasure resumed after a crash appends its deterministic CallerErased again with `any`
+  // (src/privacy/sealing-event-store.ts), possibly after others appended to the call's stream: the
+  // retry must answer the append stored then, not write the event a second time. EventStoreDB only
+  // recognises a retry written right where its expectation points, so the adapter looks for it itself.
+  it('a retried any or stream_exists append answers its original result after others appended', async (store, ns) => {
+    const s = `${ns}s`;
+    const [a, b, c, d] = Array.from({ length: 4 }, () => randomUUID());
+    const first = await store.append(s, [ev('A', {}, undefined, a)], ANY);
+    const exists = await store.append(
+      s,
+      [ev('B', {}, undefined, b), ev('C', {}, undefined, c)],
+      STREAM_EXISTS,
+    );
+    await store.append(s, [ev('D', {}, undefined, d)], ANY);
+    await store.append(s, [ev('E'), ev('F')], 3);
+    assert.equal(await store.append(s, [ev('A', {}, undefined, a)], ANY), first, 'any');
+    assert.equal(
+      await store.append(s, [ev('B', {}, undefined, b), ev('C', {}, undefined, c)], STREAM_EXISTS),
+      exists,
+      'stream_exists',
+    );
+    assert.equal(await store.append(s, [ev('D', {}, undefined, d)], ANY), {
+      nextRevision: 3,
+      position: (await store.readStream(s, { fromRevision: 3, limit: 1 }))[0]!.position,
+    });
+    assert.equal(
+      (await store.readStream(s)).map((x) => x.type),
+      ['A', 'B', 'C', 'D', 'E', 'F'],
+      'nothing was written twice',
+    );
+  });
+
   it(
     'an id used by another stream, or a partial retry, is refused',
     async (store, ns) => {

@@ -182,6 +182,53 @@ export function fieldNameContract(it: Register): void {
     assertNoPollution();
   });
 
+  // Partner JSON reaches read models as nested field names the partner chose: a reservation's
+  // metadata and custom_fields (any keys, any depth, written whole by replaceOne), a webhook
+  // endpoint's headers (token characters: `$` and `.` are allowed) written with $set. MongoDB 5+
+  // stores $-prefixed, dotted and empty names below the top level on inserts, replacements and $set
+  // values; a refusal there would be permanent, and the scaled-out projector would stop on it.
+  it('partner keys below the top level ($-prefixed, dotted, empty) are data on every write', async (store) => {
+    const partner = () =>
+      JSON.parse(
+        '{"$where": "w", "$inc": {"$set": 1}, "a.b": {"c.d": 2, "": 3}, "": {"$": "dollar", ".": "dot"},' +
+          ' "list": [{"$y": 5, "p.q": 6}, ["$z"]], "x.": null, ".y": true}',
+      ) as Record<string, unknown>;
+    const doc = (id: string, status = 'CONFIRMED'): Doc => ({
+      _id: id,
+      status,
+      metadata: partner(),
+      custom_fields: { nested: partner() },
+    });
+    const c = store.collection('reservations');
+    await c.insertOne(doc('r1'));
+    await c.insertMany([doc('r2')]);
+    assertData(await c.findOne({ _id: 'r1' }), doc('r1'));
+    assertData(await c.findOne({ _id: 'r2' }), doc('r2'));
+    assertData(await c.find({ _id: 'r1' }, { projection: { metadata: 1 } }), [
+      { _id: 'r1', metadata: partner() },
+    ]);
+    await c.replaceOne({ _id: 'r1' }, doc('r1', 'SEATED'));
+    assertData(await c.findOne({ _id: 'r1' }), doc('r1', 'SEATED'));
+    await c.replaceOne({ _id: 'r3' }, doc('r3'), { upsert: true });
+    assertData(await c.findOne({ _id: 'r3' }), doc('r3'));
+    await c.insertOne({ _id: 'e1', headers: { 'X-A': '1' } });
+    await c.updateOne(
+      { _id: 'e1' },
+      { $set: { headers: { $Trace: 't', 'X-Req.Id': 'r' }, metadata: partner() } },
+    );
+    assertData(await c.findOne({ _id: 'e1' }), {
+      _id: 'e1',
+      headers: { $Trace: 't', 'X-Req.Id': 'r' },
+      metadata: partner(),
+    });
+    await c.updateOne({ _id: 'e2' }, { $set: { metadata: partner() } }, { upsert: true });
+    assertData(await c.findOne({ _id: 'e2' }), { _id: 'e2', metadata: partner() });
+    assert.equal(
+      (await c.find({ status: 'CONFIRMED' }, { sort: { _id: 1 } })).map((d) => d._id),
+      ['r2', 'r3'],
+    );
+  });
+
   it('filters see such fields only where documents hold them', async (store) => {
     const c = store.collection('reservations');
     await c.createIndex({ keys: { constructor: 1 } as Record<string, 1> });

@@ -18,9 +18,67 @@ export interface Consumer {
   done: Promise<void>;
 }
 
+/** Deliveries of one event before the server parks it (the group's maxRetryCount). */
+export const MAX_RETRY_COUNT = 10;
+const FIRST_RETRY_DELAY_MS = 250;
+const MAX_RETRY_DELAY_MS = 10_000;
+
+/**
+ * How long a worker waits before handing back an event it failed to handle. The server redelivers a
+ * nacked event at once and parks it after MAX_RETRY_COUNT deliveries, never to hand it out again: ten
+ * failures in a row, which a MongoDB election (writes refused: no primary) or a dropped connection
+ * gives within a second or two, parked it, and its webhooks were never fanned out (nor the endpoints
+ * of a revoked credential deleted), where the embedded publisher restarts from its checkpoint until
+ * the event is handled. Doubling from 250 ms with the event's own retry count, at most 10 s: about a
+ * minute of failures before the server parks it.
+ */
+export function retryDelayMs(retryCount: number): number {
+  const n = Number.isFinite(retryCount) && retryCount > 0 ? Math.min(retryCount, 16) : 0;
+  return Math.min(MAX_RETRY_DELAY_MS, FIRST_RETRY_DELAY_MS * 2 ** n);
+}
+
+/** What handleDelivered needs of the subscription (db-client's, or a test's). */
+export interface DeliveredEvent {
+  event?: { streamId: string; type: string };
+  retryCount: number;
+}
+export interface Acknowledger<E> {
+  ack(resolved: E): Promise<void>;
+  nack(action: 'retry', reason: string, resolved: E): Promise<void>;
+}
+
+/**
+ * Handles one event the server handed out and settles it: ack once handled (system events at once);
+ * on a failure, reported to onError, nack 'retry' after retryDelayMs (at once when the worker stops,
+ * so another takes it).
+ */
+export async function handleDelivered<E extends DeliveredEvent>(
+  resolved: E,
+  sub: Acknowledger<E>,
+  handle: (event: RecordedEvent) => Promise<void>,
+  onError: (err: unknown) => void,
+  wait: (ms: number) => Promise<void>,
+): Promise<void> {
+  const raw = resolved.event;
+  if (!raw || isSystemEvent(raw)) {
+    await sub.ack(resolved);
+    return;
+  }
+  try {
+    await handle(toRecordedEvent(raw as never));
+  } catch (err) {
+    onError(err);
+    await wait(retryDelayMs(resolved.retryCount));
+    await sub.nack('retry', (err as Error)?.message ?? 'failed', resolved);
+    return;
+  }
+  await sub.ack(resolved);
+}
+
 /**
  * Runs `handle` for every event whose type starts with one of `prefixes`, acknowledging it once
- * handled (a failure parks it after the server's retries). Resubscribes with backoff after a drop.
+ * handled (a failure is handed back after a wait, handleDelivered, and parked after the server's
+ * MAX_RETRY_COUNT deliveries). Resubscribes with backoff after a drop.
  */
 export function consumePersistent(
   connectionString: string,
@@ -32,6 +90,19 @@ export function consumePersistent(
   const client = EventStoreDBClient.connectionString(connectionString);
   let stopped = false;
   let current: { unsubscribe(): Promise<void> } | null = null;
+  const stopping = new AbortController();
+  // A wait before handing an event back, cut short by stop(): the event then goes to another worker.
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      if (stopping.signal.aborted) return resolve();
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        stopping.signal.removeEventListener('abort', done);
+        resolve();
+      }
+      stopping.signal.addEventListener('abort', done, { once: true });
+    });
   const done = (async () => {
     let delay = 200;
     while (!stopped) {
@@ -43,7 +114,7 @@ export function consumePersistent(
             persistentSubscriptionToAllSettingsFromDefaults({
               startFrom: START,
               messageTimeout: 60_000,
-              maxRetryCount: 10,
+              maxRetryCount: MAX_RETRY_COUNT,
             }),
             { filter: eventTypeFilter({ prefixes }) },
           );
@@ -54,18 +125,7 @@ export function consumePersistent(
         current = sub;
         for await (const resolved of sub) {
           if (stopped) break;
-          const raw = resolved.event;
-          if (!raw || isSystemEvent(raw)) {
-            await sub.ack(resolved);
-            continue;
-          }
-          try {
-            await handle(toRecordedEvent(raw as never));
-            await sub.ack(resolved);
-          } catch (err) {
-            onError(err);
-            await sub.nack('retry', (err as Error).message ?? 'failed', resolved);
-          }
+          await handleDelivered<typeof resolved>(resolved, sub, handle, onError, pause);
           delay = 200;
         }
       } catch (err) {
@@ -80,6 +140,7 @@ export function consumePersistent(
     done,
     async stop() {
       stopped = true;
+      stopping.abort();
       await current?.unsubscribe().catch(() => undefined);
       await done.catch(() => undefined);
       await client.dispose();

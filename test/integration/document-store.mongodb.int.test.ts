@@ -120,7 +120,7 @@ const TOO_LARGE_NAME = 'a document past 16 MB is a DocumentRefusedError on every
       ['small'],
       'nothing else was written',
     );
-    assert.is(((await c.findOne({ _id: 'small' })) as { list: string[] }).list.length, 1);
+    assert.is(((await c.findOne({ _id: 'small' })) as unknown as { list: string[] }).list.length, 1);
   } finally {
     await store.dropAll();
     await store.close();

@@ -1,0 +1,87 @@
+// The scaled-out webhook worker's handling of one event of the EventStoreDB persistent subscription
+// (src/webhooks/esdb-consumer.ts handleDelivered), against a fake subscription: no server needed.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import {
+  type Acknowledger,
+  type DeliveredEvent,
+  handleDelivered,
+  MAX_RETRY_COUNT,
+  retryDelayMs,
+} from '../../src/webhooks/esdb-consumer';
+
+type Delivered = DeliveredEvent & { n: number };
+
+const delivered = (
+  retryCount: number,
+  type = 'ReservationCreated',
+  streamId = 'reservation-r1',
+): Delivered => ({
+  n: retryCount,
+  retryCount,
+  event: {
+    streamId,
+    id: '00000000-0000-4000-8000-000000000001',
+    revision: 0n,
+    type,
+    data: { restaurant_id: 'rest_1' },
+    metadata: {},
+    isJson: true,
+    created: new Date('2026-05-01T12:00:00Z'),
+    position: { commit: 10n, prepare: 10n },
+  } as DeliveredEvent['event'],
+});
+
+/** Records, in order, what the worker did: waits, acks, nacks. */
+function world() {
+  const steps: string[] = [];
+  const sub: Acknowledger<Delivered> = {
+    ack: async (r) => {
+      steps.push(`ack ${r.n}`);
+    },
+    nack: async (action, _reason, r) => {
+      steps.push(`nack ${action} ${r.n}`);
+    },
+  };
+  const wait = async (ms: number) => {
+    steps.push(`wait ${ms}`);
+  };
+  return { steps, sub, wait };
+}
+
+test('a failed event is handed back only after a wait that grows with its retries', async () => {
+  const { steps, sub, wait } = world();
+  const errors: unknown[] = [];
+  const failing = async () => {
+    throw new Error('no writable primary');
+  };
+  for (const retries of [0, 1, 5])
+    await handleDelivered(delivered(retries), sub, failing, (e) => errors.push(e), wait);
+  assert.equal(steps, ['wait 250', 'nack retry 0', 'wait 500', 'nack retry 1', 'wait 8000', 'nack retry 5']);
+  assert.is(errors.length, 3, 'each failure reported');
+});
+
+test('the waits before the server parks an event add up to about a minute, none over 10 s', () => {
+  const waits = Array.from({ length: MAX_RETRY_COUNT }, (_, i) => retryDelayMs(i));
+  assert.ok(
+    waits.every((ms, i) => ms > 0 && ms <= 10_000 && (i === 0 || ms >= (waits[i - 1] as number))),
+    String(waits),
+  );
+  const total = waits.reduce((a, b) => a + b, 0);
+  assert.ok(total >= 45_000, `${total} ms: a MongoDB election or a dropped connection outlasts no more`);
+  assert.is(retryDelayMs(1_000), 10_000);
+});
+
+test('a handled event is acknowledged at once; a system event without handling', async () => {
+  const { steps, sub, wait } = world();
+  const handled: string[] = [];
+  const handle = async (e: { type: string }) => {
+    handled.push(e.type);
+  };
+  await handleDelivered(delivered(0), sub, handle, () => undefined, wait);
+  await handleDelivered(delivered(1, '$>', '$ce-reservation'), sub, handle, () => undefined, wait);
+  assert.equal(handled, ['ReservationCreated']);
+  assert.equal(steps, ['ack 0', 'ack 1']);
+});
+
+test.run();

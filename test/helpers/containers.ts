@@ -39,7 +39,9 @@ export interface ScaledStores {
 }
 
 export async function startScaledStores(): Promise<ScaledStores> {
-  const [esdb, mongo]: [StartedTestContainer, StartedMongoDBContainer] = await Promise.all([
+  // Both start at once; when one fails (an image that cannot be pulled, a start past its timeout) the
+  // other is stopped before the failure is thrown, not left running for the rest of the test run.
+  const started = await Promise.allSettled([
     withTimeout(
       new GenericContainer(process.env.ESDB_IMAGE ?? 'eventstore/eventstore:24.10')
         .withEnvironment({
@@ -61,6 +63,15 @@ export async function startScaledStores(): Promise<ScaledStores> {
     ),
     withTimeout(new MongoDBContainer(process.env.MONGO_IMAGE ?? 'mongo:7').start(), 180_000, 'MongoDB'),
   ]);
+  const [esdbStart, mongoStart] = started;
+  if (esdbStart.status === 'rejected' || mongoStart.status === 'rejected') {
+    await Promise.all(
+      started.map((s) => (s.status === 'fulfilled' ? s.value.stop().catch(() => undefined) : undefined)),
+    );
+    throw esdbStart.status === 'rejected' ? esdbStart.reason : (mongoStart as PromiseRejectedResult).reason;
+  }
+  const esdb: StartedTestContainer = esdbStart.value;
+  const mongo: StartedMongoDBContainer = mongoStart.value;
   return {
     esdbUrl: `esdb://${esdb.getHost()}:${esdb.getMappedPort(2113)}?tls=false`,
     mongoUrl: `${mongo.getConnectionString()}/?directConnection=true`,

@@ -3,8 +3,11 @@
 // live following and read-your-writes waits.
 import type { Test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { DocumentStore } from '../../src/ports/document-store';
+import { systemClock } from '../../src/core/clock';
+import { createLogger, type Logger } from '../../src/logger';
+import { type DocumentStore, InvalidQueryError, isPermanentRefusal } from '../../src/ports/document-store';
 import type { EventStore, RecordedEvent } from '../../src/ports/event-store';
+import { followForever, readProjectorState } from '../../src/projection/follow';
 import { applyOnce } from '../../src/projection/idempotent';
 import type { Projection } from '../../src/projection/projection';
 import { ProjectionRunner } from '../../src/projection/runner';
@@ -185,5 +188,61 @@ export function projectionRunnerContract(test: Test, fixture: () => Promise<Runn
     assert.is(follower.lastFailure?.projection, live);
     assert.is(follower.lastFailure?.event.position, later.position);
     await follower.stop();
+  });
+
+  // The projector (src/projection/follow.ts) stops on a write the store refuses whatever the retry, and
+  // retries any other failure forever: which is which is the adapter's mapping of the server's errors.
+  // A $inc on a text field is refused by both stores (MongoDB: TypeMismatch), for good.
+  test('the projector stops on a write the store refuses for good, recording where; the checkpoint stays before it', async () => {
+    const name = `${prefix}_h`;
+    const col = `${name}_values`;
+    const typed: Projection = {
+      name,
+      eventTypes: ['Added'],
+      async apply(event, docs) {
+        const d = event.data as { counter: string };
+        if (d.counter === `${prefix}-text`)
+          await docs.collection(col).replaceOne({ _id: 'v' }, { _id: 'v', n: 'text' }, { upsert: true });
+        else if (d.counter === `${prefix}-inc`)
+          await docs.collection(col).updateOne({ _id: 'v' }, { $inc: { n: 1 } });
+      },
+    };
+    await f.events.append(`${prefix}-1`, [added(`${prefix}-text`)], 'any');
+    const bad = await f.events.append(`${prefix}-1`, [added(`${prefix}-inc`)], 'any');
+    const runner = new ProjectionRunner(f.events, f.docs, [typed]);
+    const errors: string[] = [];
+    const logger = {
+      ...createLogger('silent'),
+      error: (_: unknown, message: string) => {
+        errors.push(message);
+      },
+    } as unknown as Logger;
+    const sleeps: number[] = [];
+    const sleep = async (ms: number) => {
+      sleeps.push(ms);
+      // A retry: the refusal was taken for a transient failure. Stop, so the test ends and says so.
+      await runner.stop();
+    };
+    await withTimeout(
+      followForever(runner, { logger, clock: systemClock, sleep }),
+      120_000,
+      'the projector to stop',
+    );
+    assert.equal(sleeps, [], `no retry of a write refused for good (${errors.join('; ')})`);
+    const err = runner.lastFailure?.error;
+    assert.instance(err, InvalidQueryError, String(err));
+    assert.ok(isPermanentRefusal(err));
+    assert.is(runner.halted?.projection, name);
+    assert.is(runner.halted?.position, bad.position.toString());
+    const recorded = await readProjectorState(f.docs);
+    assert.is(recorded?.state, 'stopped', 'recorded for projections status');
+    assert.is(recorded?.event_id, runner.lastFailure?.event.id);
+    // Never past the refused event (a catch-up commits at its batch's end: here none yet).
+    const checkpoint = await f.docs.getCheckpoint(name);
+    assert.ok(checkpoint === null || checkpoint < bad.position, String(checkpoint));
+    // The event before it applied or not (embedded, a batch's writes land at its commit); the refused one never.
+    const stored = await f.docs.collection(col).findOne({ _id: 'v' });
+    assert.ok(stored === null || stored.n === 'text', JSON.stringify(stored));
+    await runner.stop();
   });
 }

@@ -57,7 +57,8 @@ export async function loadSubject(
 export type AsOf = { position: bigint } | { time: string };
 
 export function parseAsOf(text: string): AsOf | null {
-  if (/^\d{1,19}$/.test(text)) return { position: BigInt(text) };
+  // Any run of digits is a position, however long: one past the log's end is refused as such.
+  if (/^\d+$/.test(text)) return { position: BigInt(text) };
   const time = instantBound(text, 'at or before');
   return time === null ? null : { time };
 }

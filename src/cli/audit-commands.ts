@@ -13,6 +13,7 @@ import { type ChainSummary, ChainVerifier } from '../audit/chain-verifier';
 import { withoutSecrets } from '../audit/changes';
 import { type ExportFilter, exportEvents } from '../audit/export';
 import {
+  type AsOf,
   foldSubject,
   historyEntry,
   historyText,
@@ -133,9 +134,37 @@ function instantFlag(ctx: CliContext, name: 'from' | 'to'): string | null {
   const at = instantBound(v, name === 'from' ? 'at or after' : 'at or before');
   if (at === null)
     throw new CliUsageError(
-      `--${name} must be an RFC 3339 date-time with an offset, e.g. 2026-05-01T00:00:00Z`,
+      `--${name} must be an RFC 3339 date-time with an offset, e.g. 2026-05-01T00:00:00Z${whyNotInstant(v)}`,
     );
   return at;
+}
+
+/** What is wrong with a date-time flag's value, as parseDateTime says it (`` (got X: has no day 30…)``). */
+function whyNotInstant(text: string): string {
+  const parsed = parseDateTime(text);
+  return parsed.ok ? ` (got ${text})` : ` (got ${text}: it ${parsed.reason})`;
+}
+
+/**
+ * `--at` past the end of the log is refused, not answered with the latest state as if it were the
+ * state then: a position after the log's last one (a typo, or a position of another log), or a time
+ * after now (the log cannot say what will be). A time between the last event and now is answered:
+ * nothing happened in between, so that is the state then.
+ */
+async function refuseAtPastTheEnd(ctx: CliContext, at: AsOf, atText: string): Promise<void> {
+  const head = await ctx.rt.events.headPosition();
+  const latest =
+    head === null ? 'the log is empty' : `its last position is ${head}: --at ${head} gives the latest state`;
+  if ('position' in at) {
+    if (head === null || at.position > head)
+      throw new CliUsageError(`--at ${atText} is past the end of the log (${latest})`);
+    return;
+  }
+  const now = ctx.rt.clock.now().toISOString();
+  if (at.time > now)
+    throw new CliUsageError(
+      `--at ${atText} is in the future (now is ${now}): the log cannot say what will be then (${latest})`,
+    );
 }
 
 /** How --from compares with --to as written (both valid): the bounds above may round apart. */
@@ -205,7 +234,10 @@ async function asOf(ctx: CliContext): Promise<void> {
   const atText = requireFlag(ctx, 'at');
   const at = parseAsOf(atText);
   if (at === null)
-    throw new CliUsageError('--at takes a log position (an integer) or an RFC 3339 date-time with an offset');
+    throw new CliUsageError(
+      `--at takes a log position (an integer) or an RFC 3339 date-time with an offset${whyNotInstant(atText)}`,
+    );
+  await refuseAtPastTheEnd(ctx, at, atText);
   const restaurant = optionalFlag(ctx, 'restaurant');
   const collection = optionalFlag(ctx, 'collection');
   if (restaurant === undefined && collection === undefined) {

@@ -146,8 +146,14 @@ t('audit as-of: the reservation as it was, by position and by time', async ({ sv
   const first = lines[0].position as string;
   const at = JSON.parse((await cli(svc, 'audit as-of', { at: first }, [id])).join('\n'));
   assert.equal([at.kind, at.events, at.erased, at.state.party_size], ['reservation', 1, false, 2]);
-  const now = JSON.parse((await cli(svc, 'audit as-of', { at: '2999-01-01T00:00:00Z' }, [id])).join('\n'));
+  // The suite's fixed clock: every event is recorded at 2026-06-02T10:00:00.000Z, and it is now.
+  const now = JSON.parse(
+    (await cli(svc, 'audit as-of', { at: '2026-06-02T12:00:00+02:00' }, [id])).join('\n'),
+  );
   assert.is(now.state.party_size, 3);
+  const head = String(await svc.rt.events.headPosition());
+  const last = JSON.parse((await cli(svc, 'audit as-of', { at: head }, [id])).join('\n'));
+  assert.is(last.state.party_size, 3, 'the last position is the latest state');
   let refused: unknown = null;
   try {
     await cli(svc, 'audit as-of', { at: '2000-01-01T00:00:00Z' }, [id]);
@@ -156,6 +162,34 @@ t('audit as-of: the reservation as it was, by position and by time', async ({ sv
   }
   assert.match(String(refused), /did not exist yet/);
 });
+
+t(
+  'audit as-of past the end of the log is refused, not answered with the latest state',
+  async ({ svc, id }) => {
+    const head = await svc.rt.events.headPosition();
+    const out = join(svc.dataDir, 'as-of-past-the-end.ndjson');
+    for (const at of [String(head! + 1n), '99999999999999999999999'])
+      for (const [flags, positionals] of [
+        [{ at }, [id]],
+        [{ at, restaurant: 'rest_demo', collection: 'reservations', out }, []],
+      ] as const) {
+        const err = await refusedCli(svc, 'audit as-of', flags, [...positionals]);
+        assert.is(
+          err.message,
+          `--at ${at} is past the end of the log (its last position is ${head}: --at ${head} gives the latest state)`,
+        );
+      }
+    // Now is 2026-06-02T10:00:00.000Z (the suite's fixed clock): a millisecond later is the future.
+    for (const at of ['2026-06-02T10:00:00.001Z', '2999-01-01T00:00:00Z', '9999-12-31T23:59:59-01:00']) {
+      const err = await refusedCli(svc, 'audit as-of', { at }, [id]);
+      assert.is(
+        err.message,
+        `--at ${at} is in the future (now is 2026-06-02T10:00:00.000Z): the log cannot say what will be then (its last position is ${head}: --at ${head} gives the latest state)`,
+      );
+    }
+    assert.not.ok(existsSync(out), 'no file written');
+  },
+);
 
 t('audit as-of --collection: a read model rebuilt as of a position into a file', async ({ svc, id }) => {
   const lines = (await cli(svc, 'audit history', { json: true }, [id])).map((l) => JSON.parse(l));
@@ -300,18 +334,26 @@ t(
       ['audit export', { restaurant: 'rest_nope', out, 'no-progress': true }],
       [
         'audit as-of',
-        { at: '2999-01-01T00:00:00Z', restaurant: 'rest_nope', collection: 'reservations', out },
+        { at: '2026-06-02T10:00:00Z', restaurant: 'rest_nope', collection: 'reservations', out },
       ],
     ] as const) {
       const err = await refusedCli(svc, name, flags);
       assert.match(err.message, /no restaurant rest_nope in the log/, name);
       assert.not.ok(existsSync(out), `${name} wrote no file`);
     }
-    for (const at of ['2026-02-30T00:00:00Z', '2026-01-01T24:00:00Z']) {
-      assert.match((await refusedCli(svc, 'audit as-of', { at }, [id])).message, /--at takes/, at);
+    // The refusal says what is wrong with the value, not only what the flag takes.
+    for (const [at, why] of [
+      ['2026-02-30T00:00:00Z', 'has no day 30 in 2026-02 (that month has 28 days)'],
+      ['2026-01-01T24:00:00Z', 'has hour 24: hours run 00 to 23'],
+    ] as const) {
+      assert.match(
+        (await refusedCli(svc, 'audit as-of', { at }, [id])).message,
+        `--at takes a log position (an integer) or an RFC 3339 date-time with an offset (got ${at}: it ${why}`,
+        at,
+      );
       assert.match(
         (await refusedCli(svc, 'audit export', { restaurant: 'rest_demo', from: at, out })).message,
-        /--from must be an RFC 3339 date-time/,
+        `--from must be an RFC 3339 date-time with an offset, e.g. 2026-05-01T00:00:00Z (got ${at}: it ${why}`,
         at,
       );
     }
@@ -340,9 +382,9 @@ t(
     assert.is(await lines({ from: '2026-06-02T10:00:00.0004Z', to: '2026-06-02T10:00:00.0004Z' }), 0);
     assert.is(await lines({ to: '9999-12-31T23:59:59-01:00' }), all, 'an offset past year 9999');
     const later = JSON.parse(
-      (await cli(svc, 'audit as-of', { at: '9999-12-31T23:59:59-01:00' }, [id])).join('\n'),
+      (await cli(svc, 'audit as-of', { at: '2026-06-02T10:00:00.0004Z' }, [id])).join('\n'),
     );
-    assert.is(later.state.party_size, 3);
+    assert.is(later.state.party_size, 3, 'the millisecond it falls in');
   },
 );
 
@@ -350,7 +392,7 @@ t(
   'audit history and as-of --kind: an unknown kind is named as such, a wrong one says so',
   async ({ svc, id }) => {
     for (const name of ['audit history', 'audit as-of'] as const) {
-      const flags: Record<string, string> = name === 'audit as-of' ? { at: '2999-01-01T00:00:00Z' } : {};
+      const flags: Record<string, string> = name === 'audit as-of' ? { at: '2026-06-02T10:00:00Z' } : {};
       const bogus = await refusedCli(svc, name, { ...flags, kind: 'bogus' }, [id]);
       assert.match(
         bogus.message,

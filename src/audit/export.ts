@@ -11,7 +11,11 @@
 // same bytes (test/integration/audit-export.int.test.ts, test/e2e/audit.e2e.test.ts).
 import { customerStream } from '../../commands/customers/events';
 import { SqliteEventStore } from '../adapters/event-store/sqlite';
-import { SqliteLogReader } from '../adapters/event-store/sqlite-log-reader';
+import {
+  SqliteLogReader,
+  type StoredRowFilter,
+  storedRowToEvent,
+} from '../adapters/event-store/sqlite-log-reader';
 import type { EventStore, RecordedEvent } from '../ports/event-store';
 import type { KeyStore } from '../ports/key-store';
 import { customerSubject, isSealed, openData, sealedCustomer } from '../privacy/seal';
@@ -201,6 +205,15 @@ const RESTAURANT_IS = `coalesce(metadata ->> '$.restaurant_id',
   CASE json_type(data, '$.restaurant_id') WHEN 'text' THEN data ->> '$.restaurant_id' END) = @restaurant`;
 /** Looked up once a row, in the subquery (see SqliteLogReader.concatenated). */
 const LOOKED_UP = { x_actor: `metadata -> '$.actor'`, x_request: `metadata -> '$.request_id'` };
+/**
+ * A damaged row (the file edited or damaged) is refused, never copied into an invalid line: the
+ * metadata is parsed by its lookups anyway (SQLite throws on malformed JSON, and the page is then
+ * read row by row to name it), and the data, copied as it is, must look like the JSON object
+ * JSON.stringify wrote: `{` first, `}` last. Checking the data's whole text would cost a parse a row
+ * (+40 % CPU measured on 200,000 events: 2.2 → 3.1 µs an event to memory) for what only a damage
+ * inside the data that keeps both braces escapes; `audit verify` (the hash chain) finds every damage.
+ */
+const ROW_OK = `(data GLOB '{*' AND substr(CAST(data AS BLOB), -1) = X'7D' AND metadata GLOB '{*')`;
 /** The SQL function that shows an erased customer's sealed data erased (see exportStoredRows). */
 const SHOWN_DATA = 'couvert_export_shown_data';
 /** A cheap test a sealed row passes (its data holds `"sealed":{`): the function runs only on those. */
@@ -213,6 +226,25 @@ function lineSql(restaurantSql: string, dataSql: string): string {
     ',"request_id":', ${stringOrNull('x_request')}, ',"data":', ${dataSql},
     ',"metadata":', metadata, ',"hash":', CASE WHEN hash IS NULL OR hash = '' THEN 'null' ELSE '"' || hash || '"' END,
     '}', char(10))`;
+}
+
+/**
+ * The error naming the first row of after < position <= upTo (passing the filter's text and time
+ * checks) whose data or metadata is not a JSON object, as the generic path reports it; null if none.
+ */
+function damagedRowIn(
+  reader: SqliteLogReader,
+  after: number,
+  upTo: number,
+  filter: StoredRowFilter,
+): Error | null {
+  for (const row of reader.rows(after, upTo, filter))
+    try {
+      storedRowToEvent(row);
+    } catch (err) {
+      return err as Error;
+    }
+  return null;
 }
 
 /**
@@ -249,8 +281,8 @@ async function exportStoredRows(
   }
   const one = filter.restaurantId !== null;
   const page = one
-    ? reader.concatenated(lineSql('@restaurant_json', dataSql), RESTAURANT_IS, LOOKED_UP)
-    : reader.concatenated(lineSql(RESTAURANT_JSON, dataSql), 'TRUE', LOOKED_UP);
+    ? reader.concatenated(lineSql('@restaurant_json', dataSql), RESTAURANT_IS, LOOKED_UP, ROW_OK)
+    : reader.concatenated(lineSql(RESTAURANT_JSON, dataSql), 'TRUE', LOOKED_UP, ROW_OK);
   const params = one
     ? { restaurant: filter.restaurantId, restaurant_json: JSON.stringify(filter.restaurantId) }
     : {};
@@ -262,7 +294,22 @@ async function exportStoredRows(
   let exported = 0;
   for (let after = 0; after < end; ) {
     const upTo = Math.min(after + batch, end);
-    const { bytes, rows } = page(after, upTo, rowFilter, params);
+    let result: ReturnType<typeof page>;
+    try {
+      result = page(after, upTo, rowFilter, params);
+    } catch (err) {
+      // Malformed JSON met by a lookup (or by the erased-data function): name the row.
+      throw damagedRowIn(reader, after, upTo, rowFilter) ?? err;
+    }
+    const { bytes, rows, firstBad } = result;
+    // A row the check doubts: refused if it is not JSON objects indeed (whitespace around a valid
+    // object, which no writer leaves, passes: then the whole page is read to be sure of the others).
+    if (firstBad !== null) {
+      const damaged =
+        damagedRowIn(reader, firstBad - 1, firstBad, rowFilter) ??
+        damagedRowIn(reader, after, upTo, rowFilter);
+      if (damaged !== null) throw damaged;
+    }
     if (bytes !== null && rows > 0) await write(bytes);
     exported += rows;
     after = upTo;

@@ -6,6 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -315,6 +316,67 @@ test('the raw reader reads beside the writer and sees what was appended before i
     reader.close();
   }
   assert.is(SqliteLogReader.open(':memory:'), null, 'a log in memory has no file to open');
+});
+
+test('a row damaged in the file is refused with its position, stream and revision, on both paths', async () => {
+  // Damages an edit or the disk can leave: the data cut short, the data not an object, the metadata
+  // cut short (SQLite's lookups throw on it), the data damaged in a page of several good rows.
+  const cases: [string, string, string][] = [
+    ['data cut short', 'data', `substr(data, 1, 20)`],
+    ['data not an object', 'data', `'[1,2]'`],
+    ['metadata cut short', 'metadata', `substr(metadata, 1, 15)`],
+    ['data with its end brace lost', 'data', `substr(data, 1, length(data) - 1)`],
+  ];
+  for (const [label, column, damaged] of cases) {
+    const where = mkdtempSync(join(tmpdir(), 'couvert-export-damaged-'));
+    const path = join(where, 'events.sqlite');
+    const log = SqliteEventStore.open(path);
+    try {
+      for (let i = 0; i < 5; i++)
+        await log.append(
+          `reservation-d${i}`,
+          [
+            {
+              type: 'ReservationCreated',
+              data: { restaurant_id: 'rest_d', n: i },
+              metadata: { restaurant_id: 'rest_d', actor: 'operator:cli' },
+            },
+          ],
+          ANY,
+        );
+      const db = new Database(path);
+      db.prepare(`UPDATE events SET ${column} = ${damaged} WHERE stream = 'reservation-d3'`).run();
+      db.close();
+      for (const forceGeneric of [false, true])
+        for (const batchSize of [2, 4096]) {
+          let written = '';
+          const err = await exportEvents(
+            log,
+            { restaurantId: 'rest_d', from: null, to: null },
+            (c) => {
+              written += c.toString();
+            },
+            undefined,
+            { batchSize, forceGeneric },
+          ).then(
+            () => null,
+            (e: unknown) => e as Error,
+          );
+          const how = `${label}, ${forceGeneric ? 'generic' : 'fast'} path, pages of ${batchSize}`;
+          assert.ok(err, `${how}: refused`);
+          assert.match(
+            err.message,
+            /^the event at position 4 \(reservation-d3 revision 0\) does not hold valid JSON/,
+            how,
+          );
+          for (const line of written.split('\n').filter(Boolean)) JSON.parse(line); // never an invalid line
+          assert.not.match(written, /"n":3/, `${how}: the damaged row is not written`);
+        }
+    } finally {
+      await log.close();
+      rmSync(where, { recursive: true, force: true });
+    }
+  }
 });
 
 test('a log in memory exports through the generic path', async () => {

@@ -115,20 +115,27 @@ export class SqliteLogReader {
     expression: string,
     where = 'TRUE',
     computed: Record<string, string> = {},
+    /**
+     * An SQL condition every row should meet (over the columns and the computed ones): the page also
+     * answers the first position of a row that does not (`firstBad`, null when none), for the caller
+     * to look at before it uses the bytes.
+     */
+    check = 'TRUE',
   ): (
     after: number,
     upTo: number,
     filter: StoredRowFilter,
     params?: Record<string, unknown>,
-  ) => { bytes: Buffer | null; rows: number } {
+  ) => { bytes: Buffer | null; rows: number; firstBad: number | null } {
     const extra = Object.entries(computed)
       .map(([name, sql]) => `, ${sql} AS ${name}`)
       .join('');
     // The ORDER BY in a subquery the aggregate reads as a co-routine costs nothing (the primary key's
     // order); an ORDER BY inside group_concat would sort every page in a temporary b-tree.
     const statement = this.db
-      .prepare<unknown[], [Buffer | null, number]>(
-        `SELECT CAST(group_concat(${expression}, '') AS BLOB), count(*) FROM (
+      .prepare<unknown[], [Buffer | null, number, number | null]>(
+        `SELECT CAST(group_concat(${expression}, '') AS BLOB), count(*),
+           min(CASE WHEN ${check} THEN NULL ELSE position END) FROM (
            SELECT position, id, stream, revision, type, data, metadata, created, hash${extra}
            FROM events
            WHERE position > @after AND position <= @upTo
@@ -139,15 +146,15 @@ export class SqliteLogReader {
       )
       .raw();
     return (after, upTo, filter, params = {}) => {
-      const [bytes, rows] = statement.get({
+      const [bytes, rows, firstBad] = statement.get({
         ...params,
         after,
         upTo,
         contains: filter.contains,
         from: filter.from,
         to: filter.to,
-      }) as [Buffer | null, number];
-      return { bytes, rows };
+      }) as [Buffer | null, number, number | null];
+      return { bytes, rows, firstBad };
     };
   }
 

@@ -15,6 +15,7 @@ import {
   webhookDayOf,
 } from '../projections/analytics/webhook-projection';
 import { type WebhookDay, webhookRates } from '../projections/analytics/webhook-rules';
+import { csvField } from '../src/core/csv';
 import type { DocumentStore, Filter } from '../src/ports/document-store';
 
 export interface RangeQuery {
@@ -105,12 +106,6 @@ export const MISSED_CALL_CSV_COLUMNS: readonly Column<MissedCallDay>[] = [
   ['followed_by_reservation', (d) => d.followed_by_reservation],
   ...RECORD_OUTCOMES.map((o): Column<MissedCallDay> => [`outcome_${o}`, (d) => d.by_outcome[o] ?? 0]),
 ];
-
-function csvField(v: string | number | null): string {
-  if (v === null) return '';
-  const s = String(v);
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-}
 
 export const csvHeaderOf = <D>(cols: readonly Column<D>[]) => cols.map(([name]) => name).join(',');
 export const csvRowOf = <D>(cols: readonly Column<D>[], d: D) =>

@@ -5,6 +5,7 @@ import { RESERVATION_SOURCES, RESERVATION_STATUSES } from '../commands/reservati
 import type { DayFigures } from '../projections/analytics/figures';
 import { ANALYTICS_DAYS, ANALYTICS_SHIFT_DAYS, type FiguresDoc } from '../projections/analytics/projection';
 import { type Outcome, PARTY_SIZE_GROUPS } from '../projections/analytics/rules';
+import { csvField } from '../src/core/csv';
 import type { DocumentStore, Filter, Sort } from '../src/ports/document-store';
 
 export type Granularity = 'day' | 'shift';
@@ -73,13 +74,6 @@ export const CSV_COLUMNS: readonly [string, (d: DayFigures) => string | number |
     (d) => d.by_party_size[g] ?? 0,
   ]),
 ];
-
-/** RFC 4180 field: quoted when it holds a comma, quote or line break; empty for null. */
-function csvField(v: string | number | null): string {
-  if (v === null) return '';
-  const s = String(v);
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-}
 
 export const csvHeader = () => CSV_COLUMNS.map(([name]) => name).join(',');
 export const csvRow = (d: DayFigures) => CSV_COLUMNS.map(([, read]) => csvField(read(d))).join(',');

@@ -11,6 +11,7 @@ import {
   WEBHOOK_CSV_COLUMNS,
   webhookDaysInRange,
 } from '../../queries/analytics-operations';
+import { CSV_RECORD_END } from '../core/csv';
 import { isDate } from '../core/datetime';
 import { CliUsageError, optionalFlag, registerCliCommand, rejectUnknownFlags, requireFlag } from './registry';
 
@@ -47,20 +48,24 @@ export function registerAnalyticsCommands(): void {
       const restaurant = await ctx.rt.docs.collection(RESTAURANTS).findOne({ _id: restaurantId });
       if (!restaurant) throw new CliUsageError(`no restaurant ${restaurantId}`);
       if (dataset === 'webhooks') {
-        if (format === 'csv') ctx.out(csvHeaderOf(WEBHOOK_CSV_COLUMNS));
+        if (format === 'csv') ctx.out(csvHeaderOf(WEBHOOK_CSV_COLUMNS), CSV_RECORD_END);
         for await (const d of webhookDaysInRange(ctx.rt.docs, { restaurantId, from, to }))
-          ctx.out(format === 'csv' ? csvRowOf(WEBHOOK_CSV_COLUMNS, d) : JSON.stringify(d));
+          if (format === 'csv') ctx.out(csvRowOf(WEBHOOK_CSV_COLUMNS, d), CSV_RECORD_END);
+          else ctx.out(JSON.stringify(d));
         return;
       }
       if (dataset === 'missed-calls') {
-        if (format === 'csv') ctx.out(csvHeaderOf(MISSED_CALL_CSV_COLUMNS));
+        if (format === 'csv') ctx.out(csvHeaderOf(MISSED_CALL_CSV_COLUMNS), CSV_RECORD_END);
         for await (const d of missedCallDaysInRange(ctx.rt.docs, { restaurantId, from, to }))
-          ctx.out(format === 'csv' ? csvRowOf(MISSED_CALL_CSV_COLUMNS, d) : JSON.stringify(d));
+          if (format === 'csv') ctx.out(csvRowOf(MISSED_CALL_CSV_COLUMNS, d), CSV_RECORD_END);
+          else ctx.out(JSON.stringify(d));
         return;
       }
-      if (format === 'csv') ctx.out(csvHeader());
+      if (format === 'csv') ctx.out(csvHeader(), CSV_RECORD_END);
       const rows = figuresInRange(ctx.rt.docs, { restaurantId, from, to, by: by as Granularity });
-      for await (const figures of rows) ctx.out(format === 'csv' ? csvRow(figures) : JSON.stringify(figures));
+      for await (const figures of rows)
+        if (format === 'csv') ctx.out(csvRow(figures), CSV_RECORD_END);
+        else ctx.out(JSON.stringify(figures));
     },
   });
 }

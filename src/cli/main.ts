@@ -62,7 +62,10 @@ async function main(argv: string[]): Promise<number> {
       rt,
       flags: values,
       positionals,
-      out: (l) => console.log(l),
+      out: (l, end) => {
+        if (end === undefined) console.log(l);
+        else process.stdout.write(l + end);
+      },
     });
     return 0;
   } finally {

@@ -7,7 +7,11 @@ export interface CliContext {
   /** Parsed --flags (strings, or true for bare flags). */
   flags: Record<string, string | boolean>;
   positionals: string[];
-  out: (line: string) => void;
+  /**
+   * Prints a line, ended with LF; `end` another ending instead: a CSV record is printed with
+   * CSV_RECORD_END (CRLF, RFC 4180: src/core/csv.ts).
+   */
+  out: (line: string, end?: string) => void;
 }
 
 export interface CliCommand {

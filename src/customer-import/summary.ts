@@ -7,6 +7,7 @@ import { stringify } from 'csv-stringify/sync';
 import type { RowResult } from '../../commands/customer-import/events';
 import { importRowResults, loadImportJob } from '../../commands/customer-import/handler';
 import { silentTooLong } from '../../commands/customer-import/slot';
+import { CSV_RECORD_END } from '../core/csv';
 import type { Issue } from '../core/errors';
 import type { WriteDeps } from '../core/write-deps';
 import { stoppedJobRows } from './reconcile';
@@ -31,8 +32,14 @@ export function summaryCsv(rows: Iterable<SummaryRow>): string {
   const records: unknown[][] = [[...SUMMARY_COLUMNS]];
   for (const r of rows) records.push(line(r));
   // A cell with a line break is quoted (csv-stringify quotes only the record delimiter itself, CRLF,
-  // so a lone LF or CR echoed from a file's cell would otherwise split the line in a spreadsheet).
-  return stringify(records, { record_delimiter: '\r\n', quoted_match: /[\r\n]/ });
+  // so a lone LF or CR echoed from a file's cell would otherwise split the line in a spreadsheet). A
+  // text cell starting with = + - @, a tab or a CR gets a leading apostrophe (escape_formulas), as in
+  // every CSV the service writes (src/core/csv.ts): a spreadsheet never runs it as a formula.
+  return stringify(records, {
+    record_delimiter: CSV_RECORD_END,
+    quoted_match: /[\r\n]/,
+    escape_formulas: true,
+  });
 }
 
 const notImported = (row: number): SummaryRow => ({

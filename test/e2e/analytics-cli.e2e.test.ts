@@ -5,6 +5,7 @@ import * as assert from 'uvu/assert';
 import { CSV_COLUMNS } from '../../queries/analytics';
 import { CliUsageError } from '../../src/cli/registry';
 import { runCli } from '../helpers/cli-in-process';
+import { runCli as cliProcess } from '../helpers/cli-process';
 import { create, type ReservationService, startReservationService, TOKENS } from '../helpers/reservations';
 
 const t = suite<{ svc: ReservationService }>('analytics: export');
@@ -87,6 +88,38 @@ t('reservations made, moved and canceled over HTTP: the figures per day and per 
     1,
   );
 });
+
+t(
+  'CSV as RFC 4180 says, as the real CLI prints it: every record ends with CRLF, NDJSON lines with LF',
+  async ({ svc }) => {
+    for (const dataset of ['reservations', 'webhooks', 'missed-calls']) {
+      const run = await cliProcess(svc, [
+        'analytics',
+        'export',
+        '--restaurant',
+        'rest_demo',
+        '--dataset',
+        dataset,
+      ]);
+      assert.is(run.code, 0, run.stderr);
+      const records = run.stdout.split('\r\n');
+      assert.is(records.pop(), '', `${dataset}: the last record ends with CRLF too`);
+      assert.ok(records.length >= (dataset === 'reservations' ? 3 : 1), `${dataset}: ${run.stdout}`);
+      for (const r of records) assert.not.match(r, /[\r\n]/, `${dataset}: no bare LF or CR`);
+    }
+    const ndjson = await cliProcess(svc, [
+      'analytics',
+      'export',
+      '--restaurant',
+      'rest_demo',
+      '--format',
+      'ndjson',
+    ]);
+    assert.is(ndjson.code, 0, ndjson.stderr);
+    assert.not.match(ndjson.stdout, /\r/, 'NDJSON: LF only');
+    assert.ok(ndjson.stdout.endsWith('}\n'));
+  },
+);
 
 t('bad flags are refused with a message', async ({ svc }) => {
   for (const flags of <Record<string, string>[]>[

@@ -484,6 +484,11 @@ async function verify(ctx: CliContext): Promise<void> {
   const head = await ctx.rt.events.headPosition();
   const chain = boolFlag(ctx, 'no-chain') !== true;
   const readModels = boolFlag(ctx, 'no-read-models') !== true;
+  // Both checks turned off would check nothing and still end as a success (exit 0, no problem).
+  if (!chain && !readModels)
+    throw new CliUsageError(
+      '--no-chain and --no-read-models together leave nothing to verify: keep one of the two checks',
+    );
   const bar = progressBar(ctx, 'verify', Number(head ?? 0n) * ((chain ? 1 : 0) + (readModels ? 1 : 0)));
   let offset = 0;
   let lastPhase = 0;

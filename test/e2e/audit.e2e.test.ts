@@ -408,6 +408,21 @@ t(
 );
 
 t(
+  'audit verify with both checks turned off is refused, not a success that checked nothing',
+  async ({ svc }) => {
+    const err = await refusedCli(svc, 'audit verify', {
+      'no-chain': true,
+      'no-read-models': true,
+      json: true,
+    });
+    assert.is(
+      err.message,
+      '--no-chain and --no-read-models together leave nothing to verify: keep one of the two checks',
+    );
+  },
+);
+
+t(
   'audit verify: intact, then an edit of the file is reported with stream and revision',
   async ({ svc, id }) => {
     const ok = await cli(svc, 'audit verify', { 'no-progress': true });

@@ -2,6 +2,7 @@
 // writes a read model the service uses (as-of and verify replay into scratch stores).
 import { once } from 'node:events';
 import { createWriteStream, fstatSync, type WriteStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { SingleBar } from 'cli-progress';
 import { deleteCustomer, deleteMergedAway, loadCustomer } from '../../commands/customers/handler';
 import { restaurantStream } from '../../commands/restaurants/events';
@@ -64,6 +65,11 @@ const OUTPUT_BUFFER = 16 << 20;
 function openOutput(path: string | undefined): {
   write(chunk: string | Uint8Array): Promise<void>;
   close(): Promise<void>;
+  /**
+   * After a failure part way: closes, and removes the --out file this run created (an incomplete
+   * export must not pass for one). True when it removed one; stdout cannot be taken back.
+   */
+  discard(): Promise<boolean>;
 } {
   if (path === undefined && stdoutIsFile()) {
     const stream = createWriteStream('', { fd: 1, autoClose: false, highWaterMark: OUTPUT_BUFFER });
@@ -75,6 +81,7 @@ function openOutput(path: string | undefined): {
         new Promise<void>((resolve, reject) =>
           stream.end((err?: Error | null) => (err ? reject(err) : resolve())),
         ),
+      discard: () => new Promise<boolean>((resolve) => stream.end(() => resolve(false))),
     };
   }
   if (path === undefined) {
@@ -83,6 +90,9 @@ function openOutput(path: string | undefined): {
         if (!process.stdout.write(chunk)) await once(process.stdout, 'drain');
       },
       async close() {},
+      async discard() {
+        return false;
+      },
     };
   }
   let stream: WriteStream;
@@ -112,6 +122,18 @@ function openOutput(path: string | undefined): {
       await new Promise<void>((resolve, reject) =>
         stream.end((err?: Error | null) => (err ? reject(err) : resolve())),
       );
+    },
+    async discard() {
+      if (
+        !(await opened.then(
+          () => true,
+          () => false, // never opened (it existed, or could not be made): nothing of this run's to remove
+        ))
+      )
+        return false;
+      await new Promise<void>((resolve) => stream.end(() => resolve()));
+      await rm(path, { force: true });
+      return true;
     },
   };
 }
@@ -328,10 +350,15 @@ async function exportCommand(ctx: CliContext): Promise<void> {
       (chunk) => out.write(chunk),
       (p) => bar?.update(Number(p.position), { events: p.exported }),
     );
-  } finally {
+  } catch (err) {
     bar?.stop();
-    await out.close();
+    // A damaged row (or a write that failed) part way: the file would hold only the events before it.
+    if ((await out.discard()) && err instanceof Error)
+      err.message += ` (nothing exported: the incomplete --out ${optionalFlag(ctx, 'out')} was removed)`;
+    throw err;
   }
+  bar?.stop();
+  await out.close();
   const s = (performance.now() - started) / 1000;
   const used = process.cpuUsage(cpu);
   const rate =

@@ -408,6 +408,41 @@ t(
 );
 
 t(
+  'audit export of a damaged row: refused naming the row, and the incomplete --out file removed',
+  async () => {
+    const own = await startReservationService();
+    try {
+      const ids: string[] = [];
+      for (const start of ['2026-06-03T19:00:00+02:00', '2026-06-04T19:00:00+02:00']) {
+        const made = await create(own, { start_at: start });
+        assert.is(made.status, 201, made.text);
+        ids.push(made.body.data.id);
+      }
+      const db = new Database(join(own.dataDir, 'events.sqlite'));
+      const { position } = db
+        .prepare(
+          `UPDATE events SET data = substr(data, 1, 30) WHERE stream = ? AND revision = 0 RETURNING position`,
+        )
+        .get(`reservation-${ids[1]}`) as { position: number };
+      db.close();
+      const out = join(own.dataDir, 'damaged.ndjson');
+      const err = await refusedCli(own, 'audit export', {
+        restaurant: 'rest_demo',
+        out,
+        'no-progress': true,
+      });
+      assert.is(
+        err.message,
+        `the event at position ${position} (reservation-${ids[1]} revision 0) does not hold valid JSON (its data and metadata must be JSON objects): the log was edited or damaged (npm run cli -- audit verify --no-read-models checks every stream's hash chain) (nothing exported: the incomplete --out ${out} was removed)`,
+      );
+      assert.not.ok(existsSync(out), 'no incomplete file left to pass for an export');
+    } finally {
+      await own.close();
+    }
+  },
+);
+
+t(
   'audit verify with both checks turned off is refused, not a success that checked nothing',
   async ({ svc }) => {
     const err = await refusedCli(svc, 'audit verify', {

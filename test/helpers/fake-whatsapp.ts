@@ -23,7 +23,9 @@ export type Script =
   /** Reads the request, then destroys the socket without answering. */
   | { kind: 'cut' }
   /** Answers 200 and sends a byte of its body every `everyMs`, never ending it (an idle timeout never fires). */
-  | { kind: 'trickle'; everyMs: number };
+  | { kind: 'trickle'; everyMs: number }
+  /** Answers this status and body as they are (a gateway's own page in front of the Cloud API). */
+  | { kind: 'raw'; status: number; body: string; contentType?: string };
 
 export const GRAPH_ERRORS = {
   rateLimited: { kind: 'error', status: 400, code: 130429, message: 'Rate limit hit' },
@@ -144,6 +146,11 @@ export class FakeWhatsApp {
         const timer = setInterval(() => res.write(' '), next.everyMs);
         res.on('close', () => clearInterval(timer));
         this.held.push(res);
+        return;
+      }
+      if (next.kind === 'raw') {
+        res.writeHead(next.status, { 'content-type': next.contentType ?? 'text/html' });
+        res.end(next.body);
         return;
       }
       if (next.kind === 'error')

@@ -5,7 +5,11 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { MemoryEventStore } from '../../src/adapters/event-store/memory';
 import { OUTBOX_EVENT, OutboxMessageSender } from '../../src/adapters/message-sender/outbox';
-import { classifyGraphError, WhatsAppCloudSender } from '../../src/adapters/message-sender/whatsapp-cloud';
+import {
+  classifyGraphError,
+  lostBehindGateway,
+  WhatsAppCloudSender,
+} from '../../src/adapters/message-sender/whatsapp-cloud';
 import { FixedClock } from '../../src/core/clock';
 import { type Delivered, message, messageSenderContract } from '../contracts/message-sender.contract';
 import { FakeWhatsApp, GRAPH_ERRORS } from '../helpers/fake-whatsapp';
@@ -218,6 +222,28 @@ api(
 );
 
 api(
+  "a gateway's 502 or 504 without WhatsApp's error: unknown (the request may have been accepted behind it), never sent again",
+  async ({ fake, sender }) => {
+    for (const status of [502, 504]) {
+      const before = fake.requests.length;
+      fake.script.push({ kind: 'raw', status, body: `<html><body>${status} Gateway</body></html>` });
+      const r = await sender.send(message());
+      assert.is(r.status, 'unknown', `${status}: ${JSON.stringify(r)}`);
+      assert.is(fake.requests.length - before, 1, `${status}: no retry after a lost answer`);
+    }
+    // WhatsApp's own refusal through a 5xx (a Graph error in the body) and a gateway's 503 (not
+    // forwarded) are refusals: retried, and the retry is sent.
+    fake.script.push(
+      { kind: 'error', status: 502, code: 131000, message: 'Something went wrong' },
+      { kind: 'raw', status: 503, body: 'Service Unavailable' },
+    );
+    const retried = await sender.send(message());
+    assert.is(retried.status, 'accepted', JSON.stringify(retried));
+    assert.is(fake.accepted, 1);
+  },
+);
+
+api(
   'an answer that trickles (a byte now and then, never ending) is given up at the timeout: unknown',
   async ({ fake }) => {
     const sender = new WhatsAppCloudSender(cloudOptions(fake, { timeoutMs: 300 }));
@@ -287,6 +313,10 @@ api('classifyGraphError maps the documented codes and HTTP statuses', () => {
   assert.is(c(400, 133010), 'not_configured');
   assert.is(c(500, 131000), 'unavailable');
   assert.is(c(502), 'unavailable');
+  assert.is(lostBehindGateway(504, undefined), true);
+  assert.is(lostBehindGateway(502, { message: 'Bad Gateway' }), true);
+  assert.is(lostBehindGateway(502, { code: 131000 }), false);
+  assert.is(lostBehindGateway(503, undefined), false);
 });
 
 api.run();

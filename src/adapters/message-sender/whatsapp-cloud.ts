@@ -10,6 +10,8 @@
 //   1, 2, 131000, 131016, HTTP 5xx, other errors   refused unavailable   (retried here, then 502)
 //   could not connect                              refused unavailable   (retried: nothing was sent)
 //   sent, then no answer (timeout, cut)            unknown (never retried: it may have been accepted)
+//   HTTP 502/504 without a Graph error             unknown (a gateway's word that WhatsApp's answer
+//                                                  never came: as a lost answer, never retried)
 //
 // Only what was certainly not accepted is retried (a refusal, or no connection at all); the Cloud API
 // has no idempotency key, so a request whose answer was lost is never sent again.
@@ -86,6 +88,13 @@ export function classifyGraphError(status: number, error: GraphError | undefined
 }
 
 const RETRYABLE: readonly RefusalKind[] = ['rate_limited', 'unavailable'];
+
+/**
+ * A gateway's 502/504 that carries no Graph error: WhatsApp's answer was lost behind it (it may have
+ * accepted the message). A 5xx with a Graph error (131016, 1, 2…) is WhatsApp's own refusal. Pure.
+ */
+export const lostBehindGateway = (status: number, error: GraphError | undefined): boolean =>
+  (status === 502 || status === 504) && typeof error?.code !== 'number';
 
 export class WhatsAppCloudSender implements MessageSender {
   readonly name = 'whatsapp-cloud';
@@ -288,6 +297,15 @@ function toResult(e: Exchange): SendResult {
     return { status: 'unknown', message: `HTTP ${e.status} without a message id` };
   }
   const error = body.error;
+  // 502 Bad Gateway or 504 Gateway Timeout with no Graph error in it: a proxy in front of WhatsApp
+  // answering that WhatsApp's own answer did not come (or made no sense). The request may have reached
+  // WhatsApp and been accepted there: that is a lost answer, not a refusal, and a retry could send the
+  // guest a second message.
+  if (lostBehindGateway(e.status, error))
+    return {
+      status: 'unknown',
+      message: `HTTP ${e.status} from a gateway, without WhatsApp's answer: the message may have been accepted`,
+    };
   const kind = classifyGraphError(e.status, error);
   const details = error?.error_data?.details;
   return {

@@ -2,6 +2,7 @@
 // manager as actor. Every id in a URL or a form is checked against the restaurant the manager chose
 // (and manages): another restaurant's endpoint or delivery answers the 404 page.
 
+import { TEST_EVENT_TYPE } from '../../../commands/webhook-deliveries/events';
 import {
   resendDelivery,
   resendRefusals,
@@ -463,7 +464,12 @@ export const dashboardWebhookRoutes: AnyRoute[] = [
         secret: flash?.value ?? null,
         notice,
         test,
-        filter: { status: query.status ?? '', event_type: query.event_type ?? '' },
+        // A test delivery's type is the one its body carried, as the API names it (TEST_EVENT_TYPE); a
+        // link from before, with the read model's `test`, reads the same.
+        filter: {
+          status: query.status ?? '',
+          event_type: query.event_type === 'test' ? TEST_EVENT_TYPE : (query.event_type ?? ''),
+        },
         before: query.before,
       });
     },

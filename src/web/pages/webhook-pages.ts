@@ -1,6 +1,7 @@
 // Webhook endpoints of a restaurant (list, create, edit, disable, delete, rotate, test, migrate) and
 // each endpoint's delivery history (30 days, filters, attempts, resend).
 
+import { TEST_EVENT_TYPE } from '../../../commands/webhook-deliveries/events';
 import { V1_EVENT_TYPES } from '../../../commands/webhook-endpoints/events';
 import type { ApiKeyDoc } from '../../../projections/api-keys';
 import type { WebhookDeliveryDoc } from '../../../projections/webhook-deliveries';
@@ -252,17 +253,17 @@ ${action('migrate', 'Migrate to v1…', 'danger')}
 <select id="f-type" name="event_type"><option value="">Any event</option>${[
     ...V1_EVENT_TYPES,
     'RESERVATION_UPDATED',
-    'test',
+    TEST_EVENT_TYPE,
   ].map(
     (t) =>
-      html`<option value="${t}"${o.filter.event_type === t ? html` selected` : ''}>${t === 'test' ? 'Test deliveries' : t}</option>`,
+      html`<option value="${t}"${o.filter.event_type === t ? html` selected` : ''}>${t === TEST_EVENT_TYPE ? 'Test deliveries' : t}</option>`,
   )}</select></div>
 <button type="submit" class="secondary">Filter</button>
 </form>`;
   const deliveries = o.deliveries.length
     ? html`<ul class="items deliveries">${o.deliveries.map(
         (d) => html`<li>
-  <div class="item-head"><h3>${d.test ? 'Test delivery' : html`<code>${d.event_type}</code>`}</h3><span class="badge st-${d.status}">${STATUS_WORDS[d.status] ?? d.status}</span></div>
+  <div class="item-head"><h3>${d.test ? html`Test delivery <code>${TEST_EVENT_TYPE}</code>` : html`<code>${d.event_type}</code>`}</h3><span class="badge st-${d.status}">${STATUS_WORDS[d.status] ?? d.status}</span></div>
   <p class="small">${when(d.created_at, tz)} · ${d.attempt_count} attempt${d.attempt_count === 1 ? '' : 's'}${d.last_status_code !== null ? ` · last answer ${d.last_status_code}` : ''}${d.next_attempt_at ? ` · next attempt ${when(d.next_attempt_at, tz)}` : ''} · <span class="mono">${d.event_id}</span></p>
   <details><summary>Attempts</summary>${attemptsTable(d, tz)}</details>
   ${

@@ -30,6 +30,7 @@ messageSenderContract(outbox, {
           .map((e) => {
             const d = e.data as {
               to: string;
+              idempotency_key: string;
               template: { name: string; language: string; parameters: { value: string }[] };
             };
             return {
@@ -37,6 +38,7 @@ messageSenderContract(outbox, {
               template: d.template.name,
               language: d.template.language,
               values: d.template.parameters.map((p) => p.value),
+              key: d.idempotency_key,
             };
           });
       },
@@ -65,6 +67,7 @@ const deliveredBy = (fake: FakeWhatsApp): Delivered[] =>
     template: r.body.template.name,
     language: r.body.template.language.code,
     values: (r.body.template.components?.[0]?.parameters ?? []).map((p: { text: string }) => p.text),
+    key: r.body.biz_opaque_callback_data,
   }));
 
 const cloud = suite('message sender contract: WhatsApp Cloud API');

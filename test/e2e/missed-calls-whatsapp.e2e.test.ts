@@ -64,6 +64,7 @@ t(
     const failed = await report(svc, body);
     assert.is(failed.status, 502, failed.text);
     assert.is(failed.body.error.code, 'INTERNAL_ERROR');
+    assert.match(failed.body.error.message, /Retry with the same external_call_id\.$/);
     assert.equal(
       {
         reason: failed.body.error.details.reason,
@@ -123,6 +124,9 @@ t(
     const auth = await report(svc, { caller_phone_number: '0612345703' });
     assert.is(auth.status, 502);
     assert.is(auth.body.error.details.reason, 'PROVIDER_AUTH_FAILED');
+    // Nothing names this call: the answer does not tell the partner to retry with an id it never gave.
+    assert.not.match(auth.body.error.message, /Retry with the same external_call_id/);
+    assert.match(auth.body.error.message, /no external_call_id, so reporting it again records another call/);
     fake.script.push(GRAPH_ERRORS.serviceUnavailable, GRAPH_ERRORS.serviceUnavailable);
     const down = await report(svc, { caller_phone_number: '0612345703' });
     assert.is(down.status, 502);

@@ -207,7 +207,10 @@ export const missedCallRoutes: AnyRoute[] = [
         throw new ApiError(
           502,
           'INTERNAL_ERROR',
-          'WhatsApp refused the message or could not be reached; nothing was sent. Retry with the same external_call_id.',
+          input.external_call_id !== undefined
+            ? 'WhatsApp refused the message or could not be reached; nothing was sent. Retry with the same external_call_id.'
+            : // Nothing names this call: a retry cannot resume it, and is recorded as another call.
+              'WhatsApp refused the message or could not be reached; nothing was sent. This report had no external_call_id, so reporting it again records another call (give each call an external_call_id: a retry with it resumes the call and never sends twice).',
           {
             reason: result.failure.reason,
             missed_call_id: result.call.id,

@@ -314,6 +314,16 @@ api('classifyGraphError maps the documented codes and HTTP statuses', () => {
   assert.is(c(403, 200), 'auth');
   assert.is(c(403), 'auth');
   assert.is(c(400, 133010), 'not_configured');
+  // A sending number id WhatsApp does not know (Graph's "Object with ID … does not exist").
+  assert.is(
+    classifyGraphError(400, {
+      code: 100,
+      error_subcode: 33,
+      message:
+        "Unsupported post request. Object with ID '106540352242922' does not exist, cannot be loaded due to missing permissions, or does not support this operation",
+    }),
+    'not_configured',
+  );
   assert.is(c(500, 131000), 'unavailable');
   assert.is(c(502), 'unavailable');
   assert.is(lostBehindGateway(504, undefined), true);

@@ -6,7 +6,8 @@
 //   132000–132999                                  refused template_unavailable (final outcome)
 //   4, 80007, 130429, 131048, 131056, HTTP 429     refused rate_limited  (retried here, then 502)
 //   190, 0, 10, 102, 200–299, HTTP 401/403         refused auth          (502)
-//   131031, 131042, 133010, 368, no number id      refused not_configured (502)
+//   131031, 131042, 133010, 368, no number id,     refused not_configured (502)
+//   100 subcode 33 (no such sending number id)
 //   1, 2, 131000, 131016, HTTP 5xx, other errors   refused unavailable   (retried here, then 502)
 //   could not connect                              refused unavailable   (retried: nothing was sent)
 //   sent, then no answer (timeout, cut)            unknown (never retried: it may have been accepted)
@@ -75,6 +76,9 @@ export function classifyGraphError(status: number, error: GraphError | undefined
     if (RATE.has(code)) return 'rate_limited';
     if (AUTH.has(code) || (code >= 200 && code < 300)) return 'auth';
     if (ACCOUNT.has(code)) return 'not_configured';
+    // "Unsupported post request. Object with ID '…' does not exist": the restaurant's sending number id
+    // is not one WhatsApp knows (a typo, a number removed from the account). Not WhatsApp being down.
+    if (code === 100 && error?.error_subcode === 33) return 'not_configured';
     // Invalid parameter on the recipient field.
     if (
       code === 100 &&

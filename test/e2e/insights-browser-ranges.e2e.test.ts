@@ -115,7 +115,7 @@ test('a year of activity over 90 days, and a single day, read at a glance', asyn
     await chartsDrawn(page, '90 days of a year');
     assert.match(
       (await page.locator('#calls-h').locator('..').textContent()) ?? '',
-      /; [1-9]\d* callers? then booked within 7 days/,
+      /; [1-9]\d* (?:was|were) followed by a booking within 7 days/,
     );
     const columns = await page
       .getByRole('img', { name: 'Covers per day, by outcome' })

@@ -50,7 +50,7 @@ const SOURCE_LABELS: Record<string, string> = {
 
 export const CALL_OUTCOME_LABELS: Record<RecordOutcome, string> = {
   SENT: 'Message sent',
-  SEND_UNCONFIRMED: 'Sent, not confirmed',
+  SEND_UNCONFIRMED: 'Unconfirmed: WhatsApp did not answer',
   SKIPPED_COOLDOWN: 'Skipped: messaged recently',
   SKIPPED_OPTED_OUT: 'Skipped: opted out',
   SKIPPED_BLACKLISTED: 'Skipped: blocked number',
@@ -413,10 +413,9 @@ function missedCallsCard(ins: Insights): Html {
     'Missed calls',
     m.reported === 0
       ? 'No missed calls in this period.'
-      : html`${plural(m.reported, 'missed call')}: a message went to ${plural(sent, 'caller')} (${share(sent, m.reported)}); ${plural(
-          m.followed_by_reservation,
-          'caller',
-        )} then booked within 7 days.`,
+      : html`${plural(m.reported, 'missed call')}: a message was sent after ${sent} (${share(sent, m.reported)}); ${
+          m.followed_by_reservation
+        } ${m.followed_by_reservation === 1 ? 'was' : 'were'} followed by a booking within 7 days.`,
     m.reported === 0
       ? empty('Nothing to chart yet.')
       : barRows({

@@ -26,7 +26,7 @@ import type { SeatingEndedData, SeatingHeldData, SeatingMoveHeldData } from '../
 const MOVE = '#move:';
 /** The timeline key of a pending move's seating (reservation ids never contain '#'). */
 export const pendingKey = (reservationId: string, moveId: string) => `${reservationId}${MOVE}${moveId}`;
-const isPendingKey = (key: string) => key.includes(MOVE);
+export const isPendingKey = (key: string) => key.includes(MOVE);
 
 interface Version {
   v: number;

@@ -1,10 +1,14 @@
 // Time-driven reservation changes (DESIGN.md §1, spec §3 "automatic status changes"): each is an
 // ordinary command, decided on the write side; the read models only say where to look.
+import { isPendingKey } from '../../commands/reservations/capacity-state';
 import { AWAITING_ARRIVAL } from '../../commands/reservations/decide-status';
 import { SEATED_STATUSES } from '../../commands/reservations/evolve';
+import { endIfFinished, FINISHED_STATUSES } from '../../commands/reservations/handler-common';
 import { changeStatus } from '../../commands/reservations/handler-status';
 import { repairSeating } from '../../commands/reservations/repair';
+import { BOOKINGS, type BookingDayDoc, bookingDayId, reservationIdOfKey } from '../../projections/bookings';
 import { RESERVATIONS, type ReservationDoc } from '../../projections/reservations';
+import { RESTAURANTS } from '../../projections/restaurants';
 import { SEATING_SYNC, type SeatingSyncDoc } from '../../projections/seating-sync';
 import { type SeatingSyncDocV2, seatingSyncParts } from '../../projections/seating-sync-v2';
 import { ConfigError } from '../config';
@@ -112,7 +116,7 @@ export async function repairSeatings(rt: Runtime, afterMinutes: number, batch = 
     for (const doc of page) if (!left.has(doc._id) && candidates.length < batch) candidates.push(doc);
     if (page.length < batch) break;
   }
-  return applyAll(rt, candidates, async (doc) => {
+  const synced = await applyAll(rt, candidates, async (doc) => {
     // Either layout: version 1 while version 2 is rebuilt beside it (projections/seating-sync-v2.ts).
     const { days, claims } = seatingSyncParts(doc);
     const out = await repairSeating(rt, doc.restaurant_id, doc._id, days, meta, claims);
@@ -125,7 +129,67 @@ export async function repairSeatings(rt: Runtime, afterMinutes: number, batch = 
         );
       }
     return out;
-  });
+  }).catch((err: unknown) => err as Error);
+  // Then the ends a crash skipped (DONE, NO_SHOW without SeatingEnded), whatever the first pass did.
+  const ended = await endFinishedSeatings(rt, afterMinutes, batch).catch((err: unknown) => err as Error);
+  if (synced instanceof Error) throw synced;
+  if (ended instanceof Error) throw ended;
+  return { changed: [...synced.changed, ...ended.changed], skipped: synced.skipped + ended.skipped };
+}
+
+const DAY_MS = 24 * 60 * 60_000;
+/** A seating lasts at most a day (a shift's duration_minutes is at most 1440: commands/catalog/items.ts). */
+const LONGEST_SEATING_MS = DAY_MS;
+
+/**
+ * The service days whose seatings may still hold a table from now on: those that started less than
+ * a day ago (or start within a day: guests seated early and gone before their start), in any zone
+ * (local dates run from UTC-12 to UTC+14), each possibly on the day before (a shift past midnight).
+ */
+export function daysStillHeld(nowMs: number): string[] {
+  const first =
+    Date.parse(new Date(nowMs - LONGEST_SEATING_MS - 12 * 3_600_000).toISOString().slice(0, 10)) - DAY_MS;
+  const last = nowMs + LONGEST_SEATING_MS + 14 * 3_600_000;
+  const days: string[] = [];
+  for (let d = first; d <= last; d += DAY_MS) days.push(new Date(d).toISOString().slice(0, 10));
+  return days;
+}
+
+/**
+ * DONE and NO_SHOW reservations whose SeatingEnded was never written (the process died between the
+ * status change and the end): their tables stay held to the seating's planned end. The end is
+ * written as the status change would have written it (`endIfFinished`: from the status event's
+ * time, so a replay agrees; a no-op when it is there), once the status has been there
+ * `afterMinutes` (a request still writing it is left alone). Only seatings whose planned end is
+ * still ahead matter (past it, the tables are free anyway): the read models say where to look (the
+ * `bookings` of the days that can still hold a table, their seatings not ended, the reservations
+ * that are DONE or NO_SHOW), the write side re-reads both streams.
+ */
+export async function endFinishedSeatings(
+  rt: Runtime,
+  afterMinutes: number,
+  batch = BATCH,
+): Promise<JobResult> {
+  await rt.refresh();
+  const now = rt.clock.now().getTime();
+  const cutoff = new Date(now - afterMinutes * 60_000).toISOString();
+  const restaurants = await rt.docs.collection(RESTAURANTS).find({}, { projection: { _id: 1 } });
+  const dayIds: string[] = [];
+  const days = daysStillHeld(now);
+  for (const r of restaurants) for (const day of days) dayIds.push(bookingDayId(r._id, day));
+  const held: string[] = [];
+  for (const doc of await rt.docs.collection<BookingDayDoc>(BOOKINGS).find({ _id: { $in: dayIds } }))
+    for (const [key, s] of Object.entries(doc.seatings ?? {}))
+      if (!isPendingKey(key) && s.ended_ms === undefined && s.end_ms > now)
+        held.push(reservationIdOfKey(key));
+  if (held.length === 0) return { changed: [], skipped: 0 };
+  const finished = await rt.docs
+    .collection<ReservationDoc>(RESERVATIONS)
+    .find(
+      { _id: { $in: held }, status: { $in: [...FINISHED_STATUSES] }, updated_at: { $lte: cutoff } },
+      { sort: { updated_at: 1, _id: 1 }, limit: batch },
+    );
+  return applyAll(rt, finished, async (r) => (await endIfFinished(rt, r, meta)) ?? { position: null });
 }
 
 async function applyAll<T extends { _id: string }>(

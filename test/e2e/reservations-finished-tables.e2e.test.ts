@@ -12,7 +12,7 @@ import { changeStatus } from '../../commands/reservations/handler-status';
 import { BOOKINGS, type BookingDayDoc } from '../../projections/bookings';
 import { allProjections } from '../../projections/index';
 import { EmbeddedDocumentStore } from '../../src/adapters/document-store/embedded';
-import { finishSeatedReservations, markNoShows } from '../../src/jobs/reservation-jobs';
+import { finishSeatedReservations, markNoShows, repairSeatings } from '../../src/jobs/reservation-jobs';
 import { ProjectionRunner } from '../../src/projection/runner';
 import { runCli } from '../helpers/cli-in-process';
 import { withHook } from '../helpers/hooked-events';
@@ -222,6 +222,75 @@ t("the no-show's end written after the guests were seated: given back to them at
   assert.is(await tableFree(svc, '16', '19:45', '20:30'), false);
   assert.is((await check(svc, at('16', '19:45'))).failure_reason, 'NO_TABLE');
 });
+
+t(
+  'a crash between the leave (or the no-show) and its end: the repair job writes the end from the status change, once',
+  async ({ svc }) => {
+    svc.clock.set('2026-06-02T10:00:00Z');
+    const left = (await create(svc, { start_at: at('17', '19:00') })).body.data;
+    const ghost = (await create(svc, { start_at: at('18', '19:00') })).body.data;
+    svc.clock.set(at('17', '19:05'));
+    await cli(svc, 'seat', left.id);
+    // The process dies right after each status change: the status alone, no SeatingEnded.
+    svc.clock.set(at('17', '19:40'));
+    await runOnReservation(svc.rt, left.id, null, { actor: 'test' }, (r, now) =>
+      decideStatusOperation(r, { kind: 'leave' }, now),
+    );
+    svc.clock.set(at('18', '19:40'));
+    await runOnReservation(svc.rt, ghost.id, null, { actor: 'test' }, (r, now) =>
+      decideStatusOperation(r, { kind: 'no_show', graceMinutes: 30 }, now),
+    );
+    await svc.rt.refresh();
+    const types = async (day: string) =>
+      (await svc.rt.events.readStream(`capacity-rest_demo-2026-06-${day}`)).map((e) => e.type);
+    assert.equal(await types('18'), ['SeatingHeld']);
+    assert.is((await check(svc, at('18', '20:00'))).failure_reason, 'NO_TABLE', 'held to its planned end');
+    // A request may still be writing its end: left alone for SEATING_REPAIR_AFTER_MINUTES.
+    svc.clock.set(at('18', '19:42'));
+    await repairSeatings(svc.rt, 5);
+    assert.equal(await types('18'), ['SeatingHeld']);
+    svc.clock.set(at('18', '19:46'));
+    const repaired = await repairSeatings(svc.rt, 5);
+    assert.equal(repaired.changed, [ghost.id]);
+    const ends = (await svc.rt.events.readStream('capacity-rest_demo-2026-06-18')).filter(
+      (e) => e.type === 'SeatingEnded',
+    );
+    // From the status change's time (19:40), not the repair's (19:46): a replay gives the same instant.
+    assert.equal(
+      ends.map((e) => [e.data.reservation_id, e.data.ended_at, e.data.reason]),
+      [[ghost.id, new Date(at('18', '19:40')).toISOString(), 'NO_SHOW']],
+    );
+    assert.is((await check(svc, at('18', '20:00'))).available, true);
+    assert.is((await create(svc, { start_at: at('18', '20:00') })).status, 201);
+    // The leave of the day before: its seating's planned end (20:30 on the 17th) has passed, so its
+    // table is free whatever the stream says: nothing to write.
+    assert.equal(await types('17'), ['SeatingHeld']);
+    // Run again: nothing more.
+    svc.clock.set(at('18', '19:50'));
+    assert.equal((await repairSeatings(svc.rt, 5)).changed, []);
+    assert.equal(await types('18'), ['SeatingHeld', 'SeatingEnded', 'SeatingHeld']);
+  },
+);
+
+t(
+  'a crash between the leave and its end, repaired while the seating still runs: the table is free from the leave',
+  async ({ svc }) => {
+    svc.clock.set('2026-06-02T10:00:00Z');
+    const left = (await create(svc, { start_at: at('19', '19:00') })).body.data;
+    svc.clock.set(at('19', '19:05'));
+    await cli(svc, 'seat', left.id);
+    svc.clock.set(at('19', '19:30'));
+    await runOnReservation(svc.rt, left.id, null, { actor: 'test' }, (r, now) =>
+      decideStatusOperation(r, { kind: 'leave' }, now),
+    );
+    svc.clock.set(at('19', '19:40'));
+    assert.is((await check(svc, at('19', '19:45'))).failure_reason, 'NO_TABLE');
+    assert.equal((await repairSeatings(svc.rt, 5)).changed, [left.id]);
+    assert.is((await check(svc, at('19', '19:45'))).available, true);
+    assert.is(await tableFree(svc, '19', '19:30', '20:30'), true);
+    assert.is(await tableFree(svc, '19', '19:00', '19:30'), false, 'the part before the leave stays held');
+  },
+);
 
 t(
   'replay: the bookings read model rebuilt from the log, per event or batched, is the live one',

@@ -30,8 +30,11 @@ const ACTIONS: Record<string, HistoryAction> = {
 /** Fields of the events that describe the write, not the reservation. */
 const HIDDEN_FIELDS = new Set(['actor_kind', 'reservation_id']);
 
+/**
+ * No position in the event log: its gaps between two changes of one reservation would tell a partner
+ * how much every other restaurant wrote meanwhile. The revision counts this reservation's changes only.
+ */
 export interface HistoryItem {
-  position: string;
   revision: number;
   occurred_at: string;
   action: HistoryAction;
@@ -123,7 +126,6 @@ function item(e: RecordedEvent, id: string, own: string[], sensitive: boolean): 
     (c) => !HIDDEN_FIELDS.has(c.field),
   );
   return {
-    position: e.position.toString(),
     revision: e.revision,
     occurred_at: e.created,
     action: ACTIONS[e.type]!,

@@ -89,6 +89,39 @@ t(
   },
 );
 
+t(
+  "GET /reservations/{id}/history: numbered within the reservation, never by the shared log's positions",
+  async ({ svc }) => {
+    const mine = (await create(svc, { start_at: '2026-06-03T20:00:00+02:00' })).body.data;
+    // Another restaurant writes meanwhile: what it wrote must not show in this restaurant's history.
+    for (const day of ['04', '05', '06'])
+      assert.is((await create(svc, { start_at: `2026-06-${day}T20:00:00+02:00` }, TOKENS.other)).status, 201);
+    const patched = await svc.api('PATCH', `/reservations/${mine.id}`, {
+      token: TOKENS.full,
+      body: { custom_message: 'A window table, please' },
+    });
+    assert.is(patched.status, 200, patched.text);
+    const got = await svc.api('GET', `/reservations/${mine.id}/history`, { token: TOKENS.full });
+    assert.is(got.status, 200, got.text);
+    const items = got.body.data as Record<string, unknown>[];
+    assert.equal(
+      items.map((i) => Object.keys(i).sort()),
+      items.map(() => ['action', 'actor', 'changes', 'occurred_at', 'request_id', 'revision']),
+    );
+    assert.equal(
+      items.map((i) => i.revision),
+      [0, 1],
+    );
+    // The operator's view keeps the global positions, gap included.
+    const lines = (await cli(svc, 'audit history', { json: true }, [mine.id])).map((l) => JSON.parse(l));
+    const positions = lines
+      .filter((l) => l.stream === `reservation-${mine.id}`)
+      .map((l) => BigInt(l.position));
+    assert.is(positions.length, 2);
+    assert.ok((positions[1] as bigint) - (positions[0] as bigint) > 3n);
+  },
+);
+
 t('audit history: every event with actor, request id and changes; --json is NDJSON', async ({ svc, id }) => {
   const text = await cli(svc, 'audit history', {}, [id]);
   assert.match(text[0]!, new RegExp(`^${id}: 2 event\\(s\\), a reservation`));

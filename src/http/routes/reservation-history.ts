@@ -14,15 +14,12 @@ const historySchema = described({
       description: 'Every change of the reservation, oldest first',
       items: {
         type: 'object',
-        required: ['position', 'revision', 'occurred_at', 'action', 'actor', 'request_id', 'changes'],
+        required: ['revision', 'occurred_at', 'action', 'actor', 'request_id', 'changes'],
         properties: {
-          position: {
-            type: 'string',
-            description: 'Position in the event log (a decimal integer as a string)',
-          },
           revision: {
             type: 'integer',
-            description: "0-based number of the change in this reservation's history",
+            description:
+              "0-based number of the change in this reservation's history (its order; it counts this reservation's changes only)",
           },
           occurred_at: { type: 'string', format: 'date-time' },
           action: { type: 'string', enum: [...HISTORY_ACTIONS] },
@@ -64,7 +61,6 @@ const historySchema = described({
 const example = {
   data: [
     {
-      position: '1042',
       revision: 0,
       occurred_at: '2026-05-01T09:12:03.120Z',
       action: 'CREATED',
@@ -77,7 +73,6 @@ const example = {
       ],
     },
     {
-      position: '1107',
       revision: 1,
       occurred_at: '2026-05-01T15:40:51.004Z',
       action: 'UPDATED',
@@ -86,7 +81,6 @@ const example = {
       changes: [{ field: 'party_size', from: 2, to: 4 }],
     },
     {
-      position: '1290',
       revision: 2,
       occurred_at: '2026-05-02T22:30:00.000Z',
       action: 'STATUS_CHANGED',
@@ -107,7 +101,7 @@ export const reservationHistoryRoutes = [
     operationId: 'getReservationHistory',
     summary: "A reservation's history",
     description:
-      "Every change of the reservation in order: when, what changed (before and after), and who, told relative to the caller: `THIS_INTEGRATION` (this credential, or another token of the same OAuth application), `ANOTHER_INTEGRATION` (never which), `RESTAURANT_STAFF` (the restaurant, or the platform acting for it), `AUTOMATIC` (scheduled status changes and repairs). `request_id` is given for this integration's own requests only. Customer contact fields (email, phone numbers) appear only with RESERVATIONS_READ_SENSITIVE. A `customer_id` naming a customer hidden from partners (a messaging channel's draft) shows null, as the reservation shows `customer: null`.",
+      "Every change of the reservation in order: when, what changed (before and after), and who, told relative to the caller: `THIS_INTEGRATION` (this credential, or another token of the same OAuth application), `ANOTHER_INTEGRATION` (never which), `RESTAURANT_STAFF` (the restaurant, or the platform acting for it), `AUTOMATIC` (scheduled status changes and repairs). `request_id` is given for this integration's own requests only. Customer contact fields (email, phone numbers) appear only with RESERVATIONS_READ_SENSITIVE. A `customer_id` naming a customer hidden from partners (a messaging channel's draft) shows null, as the reservation shows `customer: null`. Entries are numbered by `revision`, counted within this reservation only (no position in the service's event log, whose gaps would tell other restaurants' activity).",
     tag: 'Reservations',
     access: scopes('RESERVATIONS_READ'),
     params: idParams,

@@ -6,7 +6,8 @@
 // Command handlers, projections, the webhook publisher and the audit tools read plain events
 // through it; the log itself (and so exports, backups and the hash chain) holds only sealed data.
 // They also read events an older version wrote in a shape since corrected as the current code writes
-// them (commands/reservations/legacy-instants.ts: instants with fractional-minute offsets); the log
+// them (commands/reservations/legacy-instants.ts: instants with fractional-minute offsets;
+// commands/missed-calls/legacy-occurred-at.ts: a call's occurred_at outside years 0001-9998); the log
 // keeps what was written.
 // Appending CustomerDeleted destroys the customer's key once the event is durable: from then on
 // every reader, replays included, sees the customer's personal fields as erased.
@@ -26,6 +27,7 @@
 // stopped) seals nothing; it stays in the key store unused.
 
 import { missedCallStream } from '../../commands/missed-calls/events';
+import { upcastOccurredAt } from '../../commands/missed-calls/legacy-occurred-at';
 import { upcastLegacyInstants } from '../../commands/reservations/legacy-instants';
 import { BoundedCache, trimOldest } from '../core/bounded-map';
 import { deterministicUuid } from '../core/ids';
@@ -1013,7 +1015,7 @@ export class SealingEventStore implements EventStore {
     }
     if (!events.some((e) => this.needsOpening(e))) return upcastAll(events);
     const out: RecordedEvent[] = [];
-    for (const e of events) out.push(upcastLegacyInstants(this.openNow(e) ?? (await this.open(e))));
+    for (const e of events) out.push(upcastLegacy(this.openNow(e) ?? (await this.open(e))));
     return out;
   }
 
@@ -1062,14 +1064,12 @@ function opening(
             if (r.done) return r;
             const e = r.value;
             if (!layer.needsOpening(e)) {
-              const read = upcastLegacyInstants(e);
+              const read = upcastLegacy(e);
               return read === e ? r : { done: false as const, value: read };
             }
             const now = layer.openNow(e);
-            if (now !== undefined) return { done: false as const, value: upcastLegacyInstants(now) };
-            return layer
-              .open(e)
-              .then((value) => ({ done: false as const, value: upcastLegacyInstants(value) }));
+            if (now !== undefined) return { done: false as const, value: upcastLegacy(now) };
+            return layer.open(e).then((value) => ({ done: false as const, value: upcastLegacy(value) }));
           }),
         return: async () => (it.return ? it.return() : { done: true as const, value: undefined }),
       };
@@ -1078,15 +1078,22 @@ function opening(
   };
 }
 
-/** The events read in the current shape (legacy-instants.ts); the same array when none changes. */
+/**
+ * An event in the shape the current code writes: reservation instants with fractional-minute offsets
+ * (commands/reservations/legacy-instants.ts), missed calls' occurred_at outside years 0001-9998
+ * (commands/missed-calls/legacy-occurred-at.ts). The same object when nothing changes.
+ */
+const upcastLegacy = (e: RecordedEvent): RecordedEvent => upcastOccurredAt(upcastLegacyInstants(e));
+
+/** The events read in the current shape (upcastLegacy); the same array when none changes. */
 function upcastAll(events: RecordedEvent[]): RecordedEvent[] {
   for (let i = 0; i < events.length; i++) {
     const e = events[i] as RecordedEvent;
-    const read = upcastLegacyInstants(e);
+    const read = upcastLegacy(e);
     if (read === e) continue;
     const out = events.slice();
     out[i] = read;
-    for (let j = i + 1; j < out.length; j++) out[j] = upcastLegacyInstants(out[j] as RecordedEvent);
+    for (let j = i + 1; j < out.length; j++) out[j] = upcastLegacy(out[j] as RecordedEvent);
     return out;
   }
   return events;

@@ -3,13 +3,7 @@
 import { BusinessRuleError } from '../../src/core/errors';
 import { deterministicUuid } from '../../src/core/ids';
 import type { NewEvent } from '../../src/ports/event-store';
-import {
-  bookingFromSeating,
-  firstFreeTable,
-  heldEnd,
-  type Occupancy,
-  tablesFor,
-} from '../availability/capacity';
+import { bookingFromSeating, firstFreeTable, heldEnd, Occupancy, tablesFor } from '../availability/capacity';
 import type {
   EndReason,
   SeatingEndedData,
@@ -62,6 +56,12 @@ export interface HoldRequest {
   timezone: string;
   catalog: AvailabilityInput['catalog'];
   now: Date;
+  /**
+   * The other service days' seatings that may share a table with this one (a shift past midnight
+   * meets the next day's first seatings), this reservation's own left out (hold.ts). Read from their
+   * own streams, whose revisions this append does not expect: see docs/RESERVATIONS.md.
+   */
+  neighbours?: Occupancy;
 }
 
 export interface HoldDecision {
@@ -79,7 +79,8 @@ export interface HoldDecision {
  */
 export function decideHold(state: CapacityState, req: HoldRequest): HoldDecision {
   // The day's other seatings, indexed (kept up to date by the fold: O(tables), not O(day)).
-  const others = occupancyExcept(state, req.reservationId);
+  const day = occupancyExcept(state, req.reservationId);
+  const others = req.neighbours ? new Occupancy({ combine: [day, req.neighbours] }) : day;
   const seating = req.force ? forcedSeating(req, others) : checkedSeating(req, others);
   const current = state.held.get(req.reservationId);
   if (current && sameHold(current, seating)) return { events: [], seating, moveId: null };

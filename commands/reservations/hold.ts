@@ -4,13 +4,15 @@
 import type { CommandMeta } from '../../src/core/command-meta';
 import { BusinessRuleError } from '../../src/core/errors';
 import type { WriteDeps } from '../../src/core/write-deps';
+import { Occupancy } from '../availability/capacity';
 import { checkSlot } from '../availability/check';
 import { FAILURE_MESSAGES, type FailureReason, laterFailure } from '../availability/rules';
 import { type SlotStart, startsAt } from '../availability/slots';
 import { addDays, localDateOf, minutesOfDay, offsetAt } from '../availability/zone-time';
 import type { Catalog } from '../catalog/types';
 import { decideHold, type HoldRequest } from './capacity-decide';
-import { appendToCapacity } from './capacity-handler';
+import { appendToCapacity, loadCapacity } from './capacity-handler';
+import { occupancyExcept } from './capacity-state';
 import type { Seating } from './decide-create';
 
 export interface SeatingRequest {
@@ -68,6 +70,8 @@ export async function holdSeating(
       catalog: req.catalog,
       now: req.now,
     };
+    const neighbours = await neighbourSeatings(deps, req, start.serviceDate);
+    if (neighbours) hold.neighbours = neighbours;
     // The decision of the attempt that was appended (a retried decide overwrites an earlier one).
     const decided: { seating?: Seating; moveId?: string | null } = {};
     try {
@@ -100,6 +104,43 @@ export async function holdSeating(
     }
   }
   throw failure ?? whyNoStart(req);
+}
+
+/**
+ * The seatings of the service days around `day` that a seating of `day` may meet on a table, the
+ * reservation's own (its seating and pending moves there, which a move gives up) left out; undefined
+ * when no shift of the catalog seats across midnight, as every seating then stays within its own
+ * calendar day. A seating spans its service day and at most the next two (a start past midnight, a
+ * day long), so days D-2 to D+2. The availability check reads the same days (queries/availability.ts).
+ */
+async function neighbourSeatings(
+  deps: WriteDeps,
+  req: SeatingRequest,
+  day: string,
+): Promise<Occupancy | undefined> {
+  if (!seatsAcrossMidnight(req.catalog.shifts)) return undefined;
+  const parts: Occupancy[] = [];
+  for (const n of [-2, -1, 1, 2])
+    parts.push(
+      occupancyExcept(await loadCapacity(deps, req.restaurantId, addDays(day, n)), req.reservationId),
+    );
+  return new Occupancy({ combine: parts });
+}
+
+/**
+ * Some shift's seating may end after midnight: it runs past midnight, or its last start plus its
+ * longest seating (and an hour a DST change may add to the wall clock) reaches 24:00.
+ */
+export function seatsAcrossMidnight(shifts: readonly Catalog['shifts'][number][]): boolean {
+  for (const shift of shifts) {
+    const first = minutesOfDay(shift.start_time);
+    const last = minutesOfDay(shift.end_time);
+    if (last < first) return true;
+    let longest = shift.duration_minutes;
+    for (const r of shift.durations_by_party_size) longest = Math.max(longest, r.duration_minutes);
+    if (last + longest + 60 >= 24 * 60) return true;
+  }
+  return false;
 }
 
 /**

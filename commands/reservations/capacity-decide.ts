@@ -323,13 +323,20 @@ export function decideEnd(
  * sold meanwhile. Nothing to write when the seating was never ended (or the reservation holds none
  * that day: the status change goes on, as for any reservation).
  */
-export function decideResume(state: CapacityState, reservationId: string, now: Date): NewEvent[] {
+export function decideResume(
+  state: CapacityState,
+  reservationId: string,
+  now: Date,
+  /** The neighbouring service days' seatings (HoldRequest.neighbours), when a seating may meet them. */
+  neighbours?: Occupancy,
+): NewEvent[] {
   const held = state.held.get(reservationId);
   if (!held || held.ended_at === undefined) return [];
   const booking = bookingFromSeating(held);
   const from = Math.max(heldEnd(booking), now.getTime());
   if (from < booking.end_ms) {
-    const others = occupancyExcept(state, reservationId);
+    const day = occupancyExcept(state, reservationId);
+    const others = neighbours ? new Occupancy({ combine: [day, neighbours] }) : day;
     const taken = held.table_ids.filter((t) => !others.isFree(t, from, booking.end_ms));
     if (taken.length)
       throw new BusinessRuleError(

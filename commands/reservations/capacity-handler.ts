@@ -17,7 +17,9 @@ import {
   NO_STREAM,
   WrongExpectedRevisionError,
 } from '../../src/ports/event-store';
+import { Occupancy } from '../availability/capacity';
 import { capacityStream, type EndReason } from '../availability/capacity-events';
+import { addDays } from '../availability/zone-time';
 import {
   decideConfirmMove,
   decideDropMove,
@@ -27,7 +29,7 @@ import {
   decideResume,
   type ReleaseReason,
 } from './capacity-decide';
-import { type CapacityState, evolveCapacity, initialCapacity } from './capacity-state';
+import { type CapacityState, evolveCapacity, initialCapacity, occupancyExcept } from './capacity-state';
 
 /**
  * Per store object, as runCommand's (src/core/command.ts): a test that runs a command from inside
@@ -140,14 +142,28 @@ export const endSeating = (
     decideEnd(s, reservationId, endedAt, reason, now.toISOString()),
   );
 
-/** A no-show seated after all: its ended seating is held to its end again, or 422 NO_TABLE (decideResume). */
-export const resumeSeating = (
+/**
+ * A no-show seated after all: its ended seating is held to its end again, or 422 NO_TABLE
+ * (decideResume), checked against the neighbouring service days' seatings too (a night seating past
+ * midnight whose table the next morning's booking took after the no-show). Rare: always read.
+ */
+export async function resumeSeating(
   deps: WriteDeps,
   restaurantId: string,
   serviceDate: string,
   reservationId: string,
   meta: CommandMeta,
-) => decideNow(deps, restaurantId, serviceDate, meta, (s, now) => decideResume(s, reservationId, now));
+) {
+  const parts: Occupancy[] = [];
+  for (const n of [-2, -1, 1, 2])
+    parts.push(
+      occupancyExcept(await loadCapacity(deps, restaurantId, addDays(serviceDate, n)), reservationId),
+    );
+  const neighbours = new Occupancy({ combine: parts });
+  return decideNow(deps, restaurantId, serviceDate, meta, (s, now) =>
+    decideResume(s, reservationId, now, neighbours),
+  );
+}
 
 /** Guests seated on an ended seating: held to its end again, unchecked (decideHoldAgain; a no-op when not ended). */
 export const holdAgain = (

@@ -4,6 +4,8 @@
 // capacity streams too, so it no longer books a table the check calls taken.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { markNoShows } from '../../src/jobs/reservation-jobs';
+import { runCli } from '../helpers/cli-in-process';
 import {
   create,
   dinnerShift,
@@ -104,5 +106,27 @@ t(
     );
   },
 );
+
+t('a night no-show seated after the next morning took its table: refused (NO_TABLE)', async ({ svc }) => {
+  svc.clock.set('2026-06-02T10:00:00Z');
+  const ghost = (await create(svc, { start_at: '2026-06-17T05:30:00+02:00', shift_id: 'shift_night' })).body
+    .data;
+  // Nobody came: the no-show frees the table from 06:01; the morning's 06:30 takes it.
+  svc.clock.set('2026-06-17T06:01:00+02:00');
+  await markNoShows(svc.rt, 30);
+  const morning = await create(svc, { start_at: '2026-06-17T06:30:00+02:00', shift_id: 'shift_day' });
+  assert.is(morning.status, 201, morning.text);
+  // The guests turn up at 06:10: their table is the morning's from 06:30.
+  svc.clock.set('2026-06-17T06:10:00+02:00');
+  try {
+    await runCli(svc, 'reservations seat', { id: ghost.id });
+    assert.unreachable('seated on a table the next day sold meanwhile');
+  } catch (err) {
+    assert.is((err as { status?: number }).status, 422, String(err));
+    assert.match((err as Error).message, /given to another booking/);
+  }
+  const still = await svc.api('GET', `/reservations/${ghost.id}`, { token: TOKENS.full });
+  assert.is(still.body.data.status, 'NO_SHOW');
+});
 
 t.run();

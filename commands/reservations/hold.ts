@@ -8,7 +8,7 @@ import { Occupancy } from '../availability/capacity';
 import { checkSlot } from '../availability/check';
 import { FAILURE_MESSAGES, type FailureReason, laterFailure } from '../availability/rules';
 import { type SlotStart, startsAt } from '../availability/slots';
-import { addDays, localDateOf, minutesOfDay, offsetAt } from '../availability/zone-time';
+import { addDays, localDateOf, localToInstant, minutesOfDay, offsetAt } from '../availability/zone-time';
 import type { Catalog } from '../catalog/types';
 import { decideHold, type HoldRequest } from './capacity-decide';
 import { appendToCapacity, loadCapacity } from './capacity-handler';
@@ -109,16 +109,17 @@ export async function holdSeating(
 /**
  * The seatings of the service days around `day` that a seating of `day` may meet on a table, the
  * reservation's own (its seating and pending moves there, which a move gives up) left out; undefined
- * when no shift of the catalog seats across midnight, as every seating then stays within its own
- * calendar day. A seating spans its service day and at most the next two (a start past midnight, a
- * day long), so days D-2 to D+2. The availability check reads the same days (queries/availability.ts).
+ * when no seating of the catalog's shifts can cross a midnight around `day`, as every seating then
+ * stays within its own calendar day. A seating spans its service day and at most the next two (a
+ * start past midnight, a day long), so days D-2 to D+2. The availability check reads the days around
+ * the slot's too (queries/availability.ts).
  */
 async function neighbourSeatings(
   deps: WriteDeps,
   req: SeatingRequest,
   day: string,
 ): Promise<Occupancy | undefined> {
-  if (!seatsAcrossMidnight(req.catalog.shifts)) return undefined;
+  if (!seatsAcrossMidnight(req.catalog.shifts, req.timezone, day)) return undefined;
   const parts: Occupancy[] = [];
   for (const n of [-2, -1, 1, 2])
     parts.push(
@@ -128,17 +129,30 @@ async function neighbourSeatings(
 }
 
 /**
- * Some shift's seating may end after midnight: it runs past midnight, or its last start plus its
- * longest seating (and an hour a DST change may add to the wall clock) reaches 24:00.
+ * Whether a seating of some shift may cross midnight into, or out of, service day `day`: the shift
+ * runs past midnight, or its last start plus its longest seating, on the day before or on `day`
+ * itself (its real instants in `zone`, DST changes included), ends on a later calendar date. The
+ * days checked are the ones whose seatings could meet a seating of `day` (a shift that does not
+ * run past midnight reaches the next day at most).
  */
-export function seatsAcrossMidnight(shifts: readonly Catalog['shifts'][number][]): boolean {
+export function seatsAcrossMidnight(
+  shifts: readonly Catalog['shifts'][number][],
+  zone: string,
+  day: string,
+): boolean {
   for (const shift of shifts) {
     const first = minutesOfDay(shift.start_time);
     const last = minutesOfDay(shift.end_time);
     if (last < first) return true;
     let longest = shift.duration_minutes;
     for (const r of shift.durations_by_party_size) longest = Math.max(longest, r.duration_minutes);
-    if (last + longest + 60 >= 24 * 60) return true;
+    // Far from midnight even if a DST change adds an hour to the wall clock: nothing to compute.
+    if (last + longest + 60 < 24 * 60) continue;
+    for (const d of [addDays(day, -1), day]) {
+      const start = localToInstant(zone, d, last);
+      // A last start that does not exist that day (DST): the wall clock jumped; be safe.
+      if (start === null || localDateOf(zone, start + longest * 60_000 - 1) !== d) return true;
+    }
   }
   return false;
 }

@@ -369,9 +369,19 @@ t(
     );
     await stopping;
     assert.is((err as Error | null)?.name, 'ImportInterrupted', 'stopped, not run to its end');
+    // Stopped before its first slice: the job holds no row, the log no customer of it, and its summary
+    // says every row of the file is not imported.
     const { state } = await loadImportJob(deps, 'imp_stop_early');
     assert.is(state.status, 'failed');
-    assert.ok(state.processed < ROWS, `${state.processed} rows processed`);
+    assert.match(state.failure ?? '', /ImportInterrupted/);
+    assert.is(state.processed, 0);
+    assert.equal(state.counts, { created: 0, updated: 0, matched: 0, skipped: 0 });
+    assert.equal(state.written, []);
+    assert.is((await writtenInLog(deps.events, 'imp_stop_early')).size, 0, 'no customer written');
+    const customers = w.docs.collection<CustomerDoc>(CUSTOMERS);
+    assert.is((await customers.find({ restaurant_id: 'rest_a' })).length, 30);
+    const { counts: stoppedCounts } = await assertSummaryIsTheLog(deps, 'imp_stop_early');
+    assert.equal(stoppedCounts, { not_imported: ROWS });
     // A request answered during the drain asks for another once the stop began: stopped as it begins.
     const late = await resumeImport(deps, prepared, 'imp_stop_early', { meta, batchSize: 10 }).then(
       () => null,
@@ -379,9 +389,31 @@ t(
     );
     assert.is((late as Error | null)?.name, 'ImportInterrupted');
     const after = await loadImportJob(deps, 'imp_stop_early');
-    assert.is(after.state.processed, state.processed, 'no further row written');
-    const docs = await w.docs.collection<CustomerDoc>(CUSTOMERS).find({ restaurant_id: 'rest_a' });
-    assert.ok(docs.length < 30 + ROWS - Math.floor(ROWS / 11), 'not every row imported');
+    assert.is(after.state.status, 'failed');
+    assert.is(after.state.processed, 0, 'no further row written');
+    assert.is((await writtenInLog(deps.events, 'imp_stop_early')).size, 0);
+    assert.is((await customers.find({ restaurant_id: 'rest_a' })).length, 30);
+    // Once restarted (a store nobody stopped), the resume imports every row once: the 36 faulty rows
+    // (every 11th) skipped, the 364 others created (create_new), the 30 customers there untouched.
+    const restarted: ImportDeps = { ...deps, events: failing(w.events, () => false) };
+    const done = await resumeImport(restarted, prepared, 'imp_stop_early', { meta, batchSize: 10 });
+    assert.is(done.status, 'finished');
+    assert.is(done.processed, ROWS);
+    const skippedRows = Math.floor(ROWS / 11);
+    assert.equal(done.counts, { created: ROWS - skippedRows, updated: 0, matched: 0, skipped: skippedRows });
+    const log = await writtenInLog(deps.events, 'imp_stop_early');
+    assert.is(log.size, ROWS - skippedRows);
+    assert.ok([...log.values()].every(([outcome]) => outcome === 'created'));
+    for (let row = 1; row <= ROWS; row++)
+      if (row % 11 !== 0)
+        assert.equal(log.get(row), ['created', importedCustomerId('imp_stop_early', row)], `row ${row}`);
+    const { counts: doneCounts } = await assertSummaryIsTheLog(deps, 'imp_stop_early');
+    assert.equal(doneCounts, { created: ROWS - skippedRows, skipped: skippedRows });
+    const docs = await customers.find({ restaurant_id: 'rest_a' });
+    assert.is(docs.length, 30 + ROWS - skippedRows);
+    const matching = Array.from({ length: ROWS }, (_, i) => i + 1).filter((r) => r % 7 === 0 && r % 11 !== 0);
+    assert.is(matching.length, 52);
+    assert.is(docs.filter((d) => d.name === 'Known').length, 52, 'the rows matching a customer created anew');
   },
 );
 

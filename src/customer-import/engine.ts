@@ -171,7 +171,7 @@ export async function prepareImport(
 }
 
 /** The file's SHA-256, a megabyte at a time with a yield between: a large file does not hold the loop. */
-async function sha256InSteps(bytes: Uint8Array): Promise<string> {
+export async function sha256InSteps(bytes: Uint8Array): Promise<string> {
   const hash = createHash('sha256');
   const step = 1024 * 1024;
   for (let i = 0; i < bytes.byteLength; i += step) {

@@ -8,7 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { applyCatalog, loadCatalog } from '../../commands/catalog/handler';
 import { CUSTOMERS, type CustomerDoc } from '../../projections/customer-docs';
+import { operatorMeta } from '../../src/core/command-meta';
 import { markDone, markResumed, runningJob } from '../../src/web/import-uploads';
 import { printedBy, runCli } from '../helpers/cli-in-process';
 import { Browser, formFields, oauthBootstrap, pageText, signIn } from '../helpers/oauth';
@@ -178,6 +180,108 @@ t('a failed import is finished with the same file: every row once, the summary a
   assert.is((await named()).length, ROWS);
   assert.not.match(finished, /Finish the import/);
 });
+
+t(
+  'a resume whose form or file is refused says why on the job page: two files, another file, the very file whose header is refused now',
+  async (ctx) => {
+    const { svc, manager } = ctx;
+    // A custom field the file fills, removed from the catalog before the resume.
+    const meta = operatorMeta('test');
+    const before = (await loadCatalog(svc.rt, 'rest_demo')).customer_fields;
+    await applyCatalog(
+      svc.rt,
+      'rest_demo',
+      { customer_fields: [{ id: 'cf_resume_note', name: 'Resume note', type: 'TEXT' }] },
+      meta,
+      'merge',
+    );
+    const file = [
+      'name,email,cf:cf_resume_note',
+      ...Array.from({ length: ROWS }, (_, i) => `Refused ${i + 1},refused-${i + 1}@example.test,n${i + 1}`),
+    ].join('\n');
+    const page = await manager.get('/dashboard/import?restaurant=rest_demo');
+    const preview = await manager.followed(
+      postFile(manager, page.text, '/dashboard/import/upload', file, { on_match: 'create_new' }),
+    );
+    assert.is(preview.status, 200, preview.text.slice(0, 400));
+    const events = svc.rt.events as unknown as {
+      append: (
+        stream: string,
+        events: { metadata?: Record<string, unknown> }[],
+        ...rest: unknown[]
+      ) => Promise<unknown>;
+    };
+    const append = events.append;
+    events.append = function (this: unknown, stream, evs, ...rest) {
+      if (evs[0]?.metadata?.import_row === 200)
+        return Promise.reject(new Error('SQLITE_IOERR: disk I/O error'));
+      return append.call(this, stream, evs, ...rest);
+    };
+    let jobPath: string;
+    try {
+      const start = await manager.post(
+        '/dashboard/import/start',
+        formFields(preview.text, '/dashboard/import/start'),
+      );
+      jobPath = start.location as string;
+      await until('the import to stop', async () => {
+        const p = await manager.get(jobPath);
+        return p.text.includes('<title>Import stopped') && p.text.includes('Finish the import</button>');
+      });
+    } finally {
+      events.append = append;
+    }
+    const jobId = decodeURIComponent(/\/dashboard\/import\/jobs\/([^/?]+)/.exec(jobPath)?.[1] as string);
+    await until('its run to end', async () => runningJob(svc.rt, 'rest_demo') !== jobId);
+    const stopped = (await manager.get(jobPath)).text;
+    const action = /action="(\/dashboard\/import\/jobs\/[^"]+\/resume)"/.exec(stopped)?.[1] as string;
+    const customers = svc.rt.docs.collection<CustomerDoc>(CUSTOMERS);
+    const named = async () =>
+      (await customers.find({ restaurant_id: 'rest_demo' })).filter((c) => c.name.startsWith('Refused '));
+    const written = (await named()).length;
+    assert.ok(written > 0 && written < ROWS, `${written} rows written`);
+    const onJobPage = (res: { status: number; text: string }, status: number, reason: RegExp) => {
+      assert.is(res.status, status, pageText(res.text).slice(0, 400));
+      assert.match(res.text, /<title>Import stopped/, 'the job page, not an error page');
+      assert.match(alertOf(res.text), reason);
+      assert.match(res.text, /Finish the import<\/button>/, 'its form, to try again');
+    };
+    // Two files: the multipart parser refuses the form before its fields are read.
+    const two = new FormData();
+    for (const [k, v] of Object.entries(formFields(stopped, action))) two.append(k, v);
+    two.append('file', new Blob([file], { type: 'text/csv' }), 'guests.csv');
+    two.append('file', new Blob([file], { type: 'text/csv' }), 'again.csv');
+    onJobPage(
+      await manager.postMultipart(action, two),
+      400,
+      /^Choose one file: the import takes one CSV file/,
+    );
+    // Another file the reader refuses (not UTF-8): said to be another file.
+    const latin1 = new Uint8Array([...new TextEncoder().encode('name\nJos'), 0xe9, 0x0a]);
+    const other = new FormData();
+    for (const [k, v] of Object.entries(formFields(stopped, action))) other.append(k, v);
+    other.append('file', new Blob([latin1], { type: 'text/csv' }), 'guests.csv');
+    onJobPage(
+      await manager.postMultipart(action, other),
+      400,
+      /^This is not the file this import started with/,
+    );
+    // The very file, whose column the restaurant no longer has: the header's reason, column and all.
+    await applyCatalog(svc.rt, 'rest_demo', { customer_fields: before }, meta, 'replace');
+    onJobPage(
+      await postFile(manager, stopped, action, file),
+      400,
+      /^The header row cannot be imported: "cf:cf_resume_note": the restaurant has no custom field cf_resume_note\.$/,
+    );
+    assert.is((await named()).length, written, 'nothing imported');
+    // The parser's refusal for a job id that is no job: the 404 page (the job's restaurant decides the
+    // page, and a job of a restaurant the user does not manage answers the same).
+    const none = new FormData();
+    none.append('file', new Blob([file]), 'a.csv');
+    none.append('file', new Blob([file]), 'b.csv');
+    assert.is((await manager.postMultipart('/dashboard/import/jobs/imp_none/resume', none)).status, 404);
+  },
+);
 
 t(
   'a server stopping mid-import records the rows in flight and says so; after its restart the import is finished',

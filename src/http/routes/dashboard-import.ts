@@ -9,6 +9,14 @@ import type { Context } from 'koa';
 import { koaBody } from 'koa-body';
 import { ON_MATCH, type OnMatch } from '../../../commands/customer-import/events';
 import { loadImportJob } from '../../../commands/customer-import/handler';
+import {
+  anotherImportRunning,
+  offersResume,
+  type ResumeFile,
+  resumeFileRefusal,
+  resumeGate,
+  stoppedSince,
+} from '../../../commands/customer-import/resume';
 import { silentTooLong, takeImportSlot } from '../../../commands/customer-import/slot';
 import type { ImportJobState } from '../../../commands/customer-import/state';
 import { loadUserById } from '../../../commands/oauth/user-handler';
@@ -24,6 +32,7 @@ import {
   planImport,
   prepareImport,
   resumeImport,
+  sha256InSteps,
   threadChoice,
 } from '../../customer-import/engine';
 import { failureForLog } from '../../customer-import/failure';
@@ -158,6 +167,18 @@ async function jobLines(rt: Runtime, restaurantId: string) {
   };
 }
 
+/**
+ * A file the reader refused (not UTF-8, not CSV, a bad header…) in one sentence: its message, then its
+ * issues unless its one issue repeats the message. The upload and the resume say it alike.
+ */
+function fileRefusalSentence(err: ApiError): string {
+  const issues = ((err.details?.issues as Issue[] | undefined) ?? []).filter(
+    (i) => i.message !== err.message,
+  );
+  const said = `${err.message}${issues.length ? `: ${issues.map((i) => i.message).join('; ')}` : ''}`;
+  return `${said.charAt(0).toUpperCase()}${said.slice(1)}.`;
+}
+
 /** The flash of an upload refused (Post/Redirect/Get): its sentence, shown once on the import page. */
 const REFUSED = 'import_refused';
 const mainFor = (restaurantId: string) => `${BASE}?restaurant=${encodeURIComponent(restaurantId)}`;
@@ -249,14 +270,8 @@ async function previewUpload(
     try {
       prepared = await prepareImport(rt, m.restaurant._id, bytes);
     } catch (err) {
-      if (err instanceof ApiError && err.status < 500) {
-        // A file's fault is its one issue, whose message the error repeats: said once, as a sentence.
-        const issues = ((err.details?.issues as Issue[] | undefined) ?? []).filter(
-          (i) => i.message !== err.message,
-        );
-        const said = `${err.message}${issues.length ? `: ${issues.map((i) => i.message).join('; ')}` : ''}`;
-        return refuse(`${said.charAt(0).toUpperCase()}${said.slice(1)}.`);
-      }
+      // A file's fault is its one issue, whose message the error repeats: said once, as a sentence.
+      if (err instanceof ApiError && err.status < 500) return refuse(fileRefusalSentence(err));
       throw err;
     }
     if (prepared.table.rows.length === 0) return refuse('The file has a header row but no customer.');
@@ -357,23 +372,15 @@ async function jobView(
   // Running, but silent past the stale limit: the process importing it stopped. The time is the
   // job stream's last event, as the slot's rule reads it (slot.ts), from the same read as the
   // progress shown: the history's read model may not have taken that event in yet.
-  const stoppedSince = stoppedAt(state, rt.clock.now().getTime());
-  const rows = await stoppedJobRows(rt, state, stoppedSince !== null);
-  // A job this process runs (a resume just started) is never offered to resume again; one that has
-  // recorded its failure is over, even while its run ends here (the resume waits for that: resumeUpload).
-  const resumable =
-    rows.written !== null && (state.status === 'failed' || runningJob(rt, m.restaurant._id) !== id);
+  const since = stoppedSince(state, rt.clock.now().getTime());
+  const rows = await stoppedJobRows(rt, state, since !== null);
+  const resumable = offersResume(state, id, rows.written !== null, runningJob(rt, m.restaurant._id));
   return page(
-    jobPage(m.shell, { id, state, who, stoppedSince, written: rows.written, resumable, alert }),
+    jobPage(m.shell, { id, state, who, stoppedSince: since, written: rows.written, resumable, alert }),
     {},
     status,
   );
 }
-
-const stoppedAt = (state: ImportJobState, now: number) => {
-  const last = state.lastEventAt;
-  return state.status === 'running' && last && silentTooLong(last, now) ? last : null;
-};
 
 /**
  * Resumes a stopped job with the file the manager uploaded again (multipart, into `dir`): the very
@@ -387,7 +394,15 @@ async function resumeUpload(
   dir: string,
   jobId: string,
 ): Promise<RouteResult> {
-  await uploadParser(dir)(ctx, async () => {});
+  try {
+    await uploadParser(dir)(ctx, async () => {});
+  } catch (err) {
+    // Refused by the multipart parser (too big, two files, unreadable): its fields are not read, so
+    // neither its CSRF token nor its restaurant. Nothing is done: the job's page (its restaurant's, for
+    // a manager of it; the 404 page otherwise) says why, with its form to try again.
+    if (err instanceof ApiError && err.status < 500) return jobPageSaying(rt, ctx, requestId, jobId, err);
+    throw err;
+  }
   const fields = (ctx.request.body ?? {}) as Record<string, unknown>;
   const files = (ctx.request.files ?? {}) as Record<string, unknown>;
   const file = files.file as { filepath: string; size: number } | undefined;
@@ -395,54 +410,54 @@ async function resumeUpload(
   if (!isManager(m)) return m;
   const state = await jobOf(rt, m, jobId);
   const progress = seeOther(`${BASE}/jobs/${jobId}?restaurant=${encodeURIComponent(m.restaurant._id)}`);
-  const stopped = state.status === 'failed' || stoppedAt(state, rt.clock.now().getTime()) !== null;
   // A failed run of this process still ending (its failure is recorded: it writes nothing more).
   if (state.status === 'failed') await ended(rt, m.restaurant._id, jobId, RUN_END_WAIT_MS);
   // Finished, running (another tab resumed it, or its process still writes): its page says which.
-  if (!stopped || runningJob(rt, m.restaurant._id) === jobId) return progress;
-  const refuse = (sentence: string, status: number) => jobView(rt, m, jobId, state, sentence, status);
-  if (!file || Array.isArray(file) || file.size === 0)
-    return refuse(`Choose the file this import started with (${state.fileName ?? 'its CSV file'}).`, 400);
+  const here = () => runningJob(rt, m.restaurant._id);
+  if (resumeGate(state, jobId, rt.clock.now().getTime(), here()) === 'show_job') return progress;
+  const refuse = (r: { message: string; status: number }) =>
+    jobView(rt, m, jobId, state, r.message, r.status);
+  if (!file || Array.isArray(file) || file.size === 0) return refuse(resumeFileRefusal(state, null));
   const budget = rt.config.importUploadsMaxBytes;
   const room = reserveRoom(rt, m.user.user_id, file.size, budget, rt.clock.now().getTime());
   if ('refused' in room)
     return refuse(
       room.refused === 'too_large'
-        ? `The file is larger than this server keeps for imports (${sizeWords(budget)}).`
-        : 'The server is reading other files at this moment. Try again in a minute.',
-      room.refused === 'too_large' ? 413 : 503,
+        ? {
+            message: `The file is larger than this server keeps for imports (${sizeWords(budget)}).`,
+            status: 413,
+          }
+        : {
+            message: 'The server is reading other files at this moment. Try again in a minute.',
+            status: 503,
+          },
     );
   let prepared: Awaited<ReturnType<typeof prepareImport>> | null = null;
-  let refused: string | null = null;
+  let chosen: ResumeFile;
   try {
     const bytes = await readFile(file.filepath);
-    prepared = await prepareImport(rt, m.restaurant._id, bytes).catch((err) => {
-      // A file (or header) refused now: its reason (the restaurant's custom fields may have changed).
+    try {
+      prepared = await prepareImport(rt, m.restaurant._id, bytes);
+      chosen = { sha256: prepared.fileSha256, refused: null };
+    } catch (err) {
+      // A file (or header) the reader refuses: another file, or the very file refused now (the
+      // restaurant's custom fields may have changed): the decision says which.
       if (!(err instanceof ApiError) || err.status >= 500) throw err;
-      refused = `${err.message}.`;
-      return null;
-    });
+      chosen = { sha256: await sha256InSteps(bytes), refused: fileRefusalSentence(err) };
+    }
   } finally {
     releaseRoom(rt, room.reservation);
   }
-  if (refused !== null) return refuse(refused, 400);
-  if (!prepared || prepared.fileSha256 !== state.fileSha256)
-    return refuse(
-      `This is not the file this import started with. Choose that very file (${state.fileName ?? 'its CSV file'}), unchanged: the import goes on from where it stopped.`,
-      400,
-    );
-  if (!markResumed(rt, m.restaurant._id, jobId)) {
-    const other = runningJob(rt, m.restaurant._id);
-    return refuse(
-      `Another import is running for this restaurant${other ? ` (${other})` : ''}. Wait until it ends, then finish this one.`,
-      409,
-    );
-  }
+  const refusal = resumeFileRefusal(state, chosen);
+  if (refusal !== null) return refuse(refusal);
+  // Read, and the very file (a file the reader refused is always refused above).
+  if (prepared === null) throw new Error('a refused file passed resumeFileRefusal');
+  if (!markResumed(rt, m.restaurant._id, jobId)) return refuse(anotherImportRunning(here()));
   try {
     await takeImportSlot(rt, { jobId, restaurantId: m.restaurant._id }, m.meta);
   } catch (err) {
     markDone(rt, m.restaurant._id, jobId);
-    if (err instanceof ApiError && err.status === 409) return refuse(err.message, 409);
+    if (err instanceof ApiError && err.status === 409) return refuse({ message: err.message, status: 409 });
     throw err;
   }
   // In the background, as a new import: the page follows its progress.
@@ -454,6 +469,29 @@ async function resumeUpload(
     resumeImport(rt, prepared, jobId, { meta: m.meta, ...threadChoice(rt.config) }),
   );
   return progress;
+}
+
+/**
+ * The job's page saying why a resume whose form could not be read was refused (the multipart parser's
+ * sentence), for the signed-in user who manages the job's restaurant; the 404 page for anyone else and
+ * for a job that does not exist (the same answer: a job id tells nothing of another restaurant).
+ */
+async function jobPageSaying(
+  rt: Runtime,
+  ctx: Context,
+  requestId: string,
+  jobId: string,
+  err: ApiError,
+): Promise<RouteResult> {
+  const { state } = await loadImportJob(rt, jobId);
+  if (state.restaurantId === null) throw notYours();
+  const m = await managerForPage(rt, ctx, state.restaurantId, requestId);
+  if (!isManager(m)) return m;
+  const now = await jobOf(rt, m, jobId);
+  // Finished, or running: its page, as for a form that was read.
+  if (resumeGate(now, jobId, rt.clock.now().getTime(), runningJob(rt, m.restaurant._id)) === 'show_job')
+    return seeOther(`${BASE}/jobs/${jobId}?restaurant=${encodeURIComponent(m.restaurant._id)}`);
+  return jobView(rt, m, jobId, now, err.message, err.status);
 }
 
 export const dashboardImportRoutes: AnyRoute[] = [

@@ -1,0 +1,130 @@
+// The rules of finishing a stopped import (commands/customer-import/resume.ts), asked directly: when a
+// job has stopped, when its page offers to finish it, what a resume asked for answers before its file
+// is read, and why a file or the moment is refused. The dashboard's route only gathers their facts.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import {
+  anotherImportRunning,
+  hasStopped,
+  offersResume,
+  resumeFileRefusal,
+  resumeGate,
+  stoppedSince,
+} from '../../commands/customer-import/resume';
+import { STALE_AFTER_MS } from '../../commands/customer-import/slot';
+import { type ImportJobState, initialImportJob } from '../../commands/customer-import/state';
+
+const t = suite('customer import: finishing a stopped job');
+
+const LAST = '2026-11-27T10:00:00.000Z';
+const at = (ms: number) => Date.parse(LAST) + ms;
+const job = (over: Partial<ImportJobState>): ImportJobState => ({
+  ...initialImportJob,
+  status: 'running',
+  jobId: 'imp_1',
+  restaurantId: 'rest_a',
+  fileName: 'guests.csv',
+  fileSha256: 'a'.repeat(64),
+  rowCount: 100,
+  processed: 40,
+  lastEventAt: LAST,
+  ...over,
+});
+
+t('a running job has stopped once silent for the stale limit, not a millisecond before', () => {
+  const running = job({});
+  assert.is(stoppedSince(running, at(STALE_AFTER_MS - 1)), null);
+  assert.is(hasStopped(running, at(STALE_AFTER_MS - 1)), false);
+  assert.is(stoppedSince(running, at(STALE_AFTER_MS)), LAST);
+  assert.is(hasStopped(running, at(STALE_AFTER_MS)), true);
+  // A running job with no event time (none recorded) is not taken for stopped.
+  assert.is(stoppedSince(job({ lastEventAt: null }), at(STALE_AFTER_MS * 10)), null);
+});
+
+t('a failed job has stopped at once; a finished one, or one not started, never has', () => {
+  assert.is(hasStopped(job({ status: 'failed' }), at(0)), true);
+  assert.is(stoppedSince(job({ status: 'failed' }), at(STALE_AFTER_MS)), null, 'stopped on its failure');
+  assert.is(hasStopped(job({ status: 'finished' }), at(STALE_AFTER_MS * 2)), false);
+  assert.is(hasStopped(job({ status: 'none' }), at(STALE_AFTER_MS * 2)), false);
+});
+
+t('a resume asked for: the page for a job finished, recording or run here; open once stopped', () => {
+  const late = at(STALE_AFTER_MS);
+  assert.is(resumeGate(job({ status: 'finished' }), 'imp_1', late, null), 'show_job');
+  assert.is(resumeGate(job({}), 'imp_1', at(1000), null), 'show_job', 'still recording');
+  assert.is(resumeGate(job({}), 'imp_1', late, null), 'open', 'silent too long: its process stopped');
+  assert.is(resumeGate(job({ status: 'failed' }), 'imp_1', at(0), null), 'open');
+  // This process runs it (another tab resumed it a moment ago): its page.
+  assert.is(resumeGate(job({}), 'imp_1', late, 'imp_1'), 'show_job');
+  assert.is(resumeGate(job({ status: 'failed' }), 'imp_1', at(0), 'imp_1'), 'show_job');
+  // This process runs another job of the restaurant: open (the refusal comes with the file).
+  assert.is(resumeGate(job({ status: 'failed' }), 'imp_1', at(0), 'imp_2'), 'open');
+});
+
+t('the job page offers the form once its rows are known, unless this process runs the job', () => {
+  const failed = job({ status: 'failed' });
+  assert.is(offersResume(failed, 'imp_1', true, null), true);
+  assert.is(offersResume(failed, 'imp_1', false, null), false, 'its rows not known yet');
+  // A failure recorded is over, even while its run ends here (the resume waits for that run).
+  assert.is(offersResume(failed, 'imp_1', true, 'imp_1'), true);
+  const silent = job({});
+  assert.is(offersResume(silent, 'imp_1', true, null), true);
+  assert.is(offersResume(silent, 'imp_1', true, 'imp_1'), false, 'being resumed here');
+  assert.is(offersResume(silent, 'imp_1', true, 'imp_2'), true);
+});
+
+t(
+  'the file: none, another (whatever the reader made of it), the very file refused now, the very file',
+  () => {
+    const state = job({ status: 'failed' });
+    const same = state.fileSha256 as string;
+    assert.equal(resumeFileRefusal(state, null), {
+      status: 400,
+      code: 'no_file',
+      message: 'Choose the file this import started with (guests.csv).',
+    });
+    const other = resumeFileRefusal(state, { sha256: 'b'.repeat(64), refused: null });
+    assert.is(other?.code, 'other_file');
+    assert.is(other?.status, 400);
+    assert.match(
+      other?.message ?? '',
+      /^This is not the file this import started with\. Choose that very file \(guests\.csv\)/,
+    );
+    // Another file the reader refuses (not UTF-8, say) is said to be another file: that is what to fix.
+    const refusedOther = resumeFileRefusal(state, {
+      sha256: 'b'.repeat(64),
+      refused: 'The file is not UTF-8 text.',
+    });
+    assert.is(refusedOther?.code, 'other_file');
+    // The very file, refused by the reader now (a custom field removed since): the reader's reason.
+    assert.equal(
+      resumeFileRefusal(state, {
+        sha256: same,
+        refused: 'The header row cannot be imported: "VIP" is not a customer field.',
+      }),
+      {
+        status: 400,
+        code: 'file_refused',
+        message: 'The header row cannot be imported: "VIP" is not a customer field.',
+      },
+    );
+    assert.is(resumeFileRefusal(state, { sha256: same, refused: null }), null);
+    // A job whose file name is not known says "its CSV file".
+    assert.match(resumeFileRefusal(job({ fileName: null }), null).message, /\(its CSV file\)/);
+  },
+);
+
+t('another import running for the restaurant: 409, naming it when known', () => {
+  assert.equal(anotherImportRunning('imp_2'), {
+    status: 409,
+    code: 'import_running',
+    message:
+      'Another import is running for this restaurant (imp_2). Wait until it ends, then finish this one.',
+  });
+  assert.is(
+    anotherImportRunning(null).message,
+    'Another import is running for this restaurant. Wait until it ends, then finish this one.',
+  );
+});
+
+t.run();

@@ -40,6 +40,11 @@ export interface HeaderMap {
 
 const fold = (s: string) => s.trim().toLowerCase();
 
+/** A header as its issue quotes it: at most 60 characters (a header of 200 KB is not repeated whole). */
+const QUOTED_MAX = 60;
+const cut = (s: string) => (s.length > QUOTED_MAX ? `${s.slice(0, QUOTED_MAX - 1)}…` : s);
+const quoted = (raw: string) => `"${cut(raw)}"`;
+
 export function mapHeader(
   header: readonly string[],
   definitions: readonly CustomFieldDefinition[],
@@ -63,7 +68,7 @@ export function mapHeader(
       const id = raw.trim().slice(CUSTOM_FIELD_PREFIX.length).trim();
       const definition = byId.get(id);
       if (definition) found = { kind: 'custom', definition, header: raw };
-      else issue('unknown_column', `"${raw}": the restaurant has no custom field ${id}`);
+      else issue('unknown_column', `${quoted(raw)}: the restaurant has no custom field ${cut(id)}`);
     } else {
       const named = byName.get(h) ?? [];
       if (named.length === 1)
@@ -71,19 +76,22 @@ export function mapHeader(
       else if (named.length > 1)
         issue(
           'ambiguous_column',
-          `"${raw}": several custom fields have this name; name the column ${named.map((d) => `${CUSTOM_FIELD_PREFIX}${d.id}`).join(' or ')}`,
+          `${quoted(raw)}: several custom fields have this name; name the column ${named.map((d) => `${CUSTOM_FIELD_PREFIX}${d.id}`).join(' or ')}`,
         );
       else
         issue(
           'unknown_column',
-          `"${raw}" is not a customer field (${CUSTOMER_COLUMNS.join(', ')}) nor a custom field (its name, or ${CUSTOM_FIELD_PREFIX}<field id>)`,
+          `${quoted(raw)} is not a customer field (${CUSTOMER_COLUMNS.join(', ')}) nor a custom field (its name, or ${CUSTOM_FIELD_PREFIX}<field id>)`,
         );
     }
     if (!found) return;
     const key = found.kind === 'field' ? found.field : `${CUSTOM_FIELD_PREFIX}${found.definition.id}`;
     const first = seen.get(key);
     if (first !== undefined) {
-      issue('duplicate_column', `"${raw}" is the same column as column ${first} ("${header[first - 1]}")`);
+      issue(
+        'duplicate_column',
+        `${quoted(raw)} is the same column as column ${first} (${quoted(header[first - 1] as string)})`,
+      );
       return;
     }
     seen.set(key, column);

@@ -80,6 +80,29 @@ t('a file that cannot be read is refused with one clear sentence, said once', as
   }
 });
 
+t(
+  'a header of many bad columns, or of a very long one, is refused in a sentence of bounded size',
+  async ({ b }) => {
+    // 20,000 unknown columns: the first five said, the others counted (it was a 3 MB alert).
+    const many = `name,${Array.from({ length: 20_000 }, (_, i) => `col${i}`).join(',')}\nA\n`;
+    const wide = await upload(b, many);
+    assert.is(wide.location, REFUSED_TO);
+    const alert = alertOf(wide.html);
+    assert.match(alert, /^The header row cannot be imported: "col0" is not a customer field/);
+    assert.match(alert, /"col4" is not a customer field/);
+    assert.not.match(alert, /"col5"/);
+    assert.match(alert, /; and 19,995 more\.$/);
+    assert.ok(alert.length < 2_000, `${alert.length} characters`);
+    // One header cell of 200,000 characters: quoted by its first 59 and an ellipsis.
+    const long = await upload(b, `name,${'x'.repeat(200_000)}\nA,b\n`);
+    assert.is(
+      alertOf(long.html),
+      `The header row cannot be imported: "${'x'.repeat(59)}…" is not a customer field (name, email, phone_number, lang, external_id, tags, note, newsletter_consent) nor a custom field (its name, or cf:&lt;field id&gt;).`,
+    );
+    assert.ok(long.html.length < 20_000, `${long.html.length} bytes of page`);
+  },
+);
+
 t('rows with mixed line endings, quotes and a wrong cell count are previewed row by row', async ({ b }) => {
   const { status, html } = await upload(
     b,

@@ -167,15 +167,25 @@ async function jobLines(rt: Runtime, restaurantId: string) {
   };
 }
 
+/** The header's problems a refusal lists; the others are counted ("and 19,995 more"). */
+const ISSUES_SHOWN = 5;
+
 /**
  * A file the reader refused (not UTF-8, not CSV, a bad header…) in one sentence: its message, then its
- * issues unless its one issue repeats the message. The upload and the resume say it alike.
+ * first issues (unless its one issue repeats the message) and how many more: a header of 20,000 unknown
+ * columns is not a page of 20,000 sentences. The upload and the resume say it alike.
  */
 function fileRefusalSentence(err: ApiError): string {
   const issues = ((err.details?.issues as Issue[] | undefined) ?? []).filter(
     (i) => i.message !== err.message,
   );
-  const said = `${err.message}${issues.length ? `: ${issues.map((i) => i.message).join('; ')}` : ''}`;
+  const more = issues.length - ISSUES_SHOWN;
+  const listed = issues
+    .slice(0, ISSUES_SHOWN)
+    .map((i) => i.message)
+    .concat(more > 0 ? [`and ${more.toLocaleString('en')} more`] : [])
+    .join('; ');
+  const said = `${err.message}${listed ? `: ${listed}` : ''}`;
   return `${said.charAt(0).toUpperCase()}${said.slice(1)}.`;
 }
 

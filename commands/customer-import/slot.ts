@@ -8,7 +8,12 @@
 import type { CommandMeta } from '../../src/core/command-meta';
 import { conflict } from '../../src/core/errors';
 import type { WriteDeps } from '../../src/core/write-deps';
-import { type NewEvent, NO_STREAM, WrongExpectedRevisionError } from '../../src/ports/event-store';
+import {
+  type NewEvent,
+  NO_STREAM,
+  type RecordedEvent,
+  WrongExpectedRevisionError,
+} from '../../src/ports/event-store';
 import { customerImportStream } from './events';
 
 /** A running job silent this long is taken for stopped (its process died): another may start. */
@@ -74,11 +79,16 @@ export function decideTakeSlot(
   ];
 }
 
-async function holderJob(deps: WriteDeps, jobId: string): Promise<HolderJob> {
-  const stream = customerImportStream(jobId);
-  const [first] = await deps.events.readStream(stream, { limit: 1 });
+/**
+ * Pure: what the holder's stream says, from its first and last events. Its rows done: the last event's
+ * running total, or, when the last event is its resume (nothing recorded since), the rows before the
+ * one it resumed from (0 was said of a resumed job that had 20,000 rows done).
+ */
+export function holderJobOf(
+  first: Pick<RecordedEvent, 'type' | 'data'> | undefined,
+  last: Pick<RecordedEvent, 'type' | 'data'> | undefined,
+): HolderJob {
   if (!first) return { status: 'none', lastAt: null, fileName: null, actor: null, processed: 0, rowCount: 0 };
-  const [last] = await deps.events.readStream(stream, { direction: 'backwards', limit: 1 });
   const d = (last ?? first).data as Record<string, unknown>;
   const f = first.data as Record<string, unknown>;
   const status =
@@ -92,9 +102,22 @@ async function holderJob(deps: WriteDeps, jobId: string): Promise<HolderJob> {
     lastAt: typeof d.at === 'string' ? d.at : null,
     fileName: typeof f.file_name === 'string' ? f.file_name : null,
     actor: typeof f.actor === 'string' ? f.actor : null,
-    processed: typeof d.processed === 'number' ? d.processed : 0,
+    processed:
+      typeof d.processed === 'number'
+        ? d.processed
+        : typeof d.from_row === 'number'
+          ? Math.max(0, d.from_row - 1)
+          : 0,
     rowCount: typeof f.row_count === 'number' ? f.row_count : 0,
   };
+}
+
+async function holderJob(deps: WriteDeps, jobId: string): Promise<HolderJob> {
+  const stream = customerImportStream(jobId);
+  const [first] = await deps.events.readStream(stream, { limit: 1 });
+  if (!first) return holderJobOf(undefined, undefined);
+  const [last] = await deps.events.readStream(stream, { direction: 'backwards', limit: 1 });
+  return holderJobOf(first, last);
 }
 
 /** Takes the restaurant's import slot for `jobId` (409 while another import runs there). */

@@ -7,6 +7,7 @@ import * as assert from 'uvu/assert';
 import { USAGE_RESOLUTION_MS, usageDue } from '../../commands/credentials/usage';
 import {
   decideTakeSlot,
+  holderJobOf,
   type HolderJob,
   holderActive,
   STALE_AFTER_MS,
@@ -192,6 +193,45 @@ t(
     assert.equal(decideTakeSlot({ jobId: 'imp_b', takenAt: ago(1) }, null, cmd, NOW), []);
   },
 );
+
+t("import slot: the holder's rows done as its stream says, a resumed job's too (not 0)", () => {
+  const started = {
+    type: 'CustomerImportStarted',
+    data: { at: ago(5000), file_name: 'a.csv', actor: 'user:usr_1', row_count: 100_000 },
+  };
+  const recorded = { type: 'CustomerImportRowsRecorded', data: { at: ago(3000), processed: 500 } };
+  const resumed = { type: 'CustomerImportResumed', data: { at: ago(1000), from_row: 20_523 } };
+  assert.equal(holderJobOf(undefined, undefined).status, 'none');
+  assert.equal(holderJobOf(started, started), {
+    status: 'running',
+    lastAt: ago(5000),
+    fileName: 'a.csv',
+    actor: 'user:usr_1',
+    processed: 0,
+    rowCount: 100_000,
+  });
+  assert.is(holderJobOf(started, recorded).processed, 500);
+  // Resumed, nothing recorded since: the rows before the one it resumed from are done.
+  const h = holderJobOf(started, resumed);
+  assert.is(h.processed, 20_522);
+  assert.is(h.status, 'running');
+  assert.is(h.lastAt, ago(1000));
+  try {
+    decideTakeSlot(
+      { jobId: 'imp_a', takenAt: ago(1000) },
+      h,
+      { jobId: 'imp_b', restaurantId: 'rest_a' },
+      NOW,
+    );
+    assert.unreachable('the resumed job holds the slot');
+  } catch (err) {
+    assert.match((err as ApiError).message, /\(a\.csv, 20,522 of 100,000 rows done\)/);
+  }
+  assert.is(
+    holderJobOf(started, { type: 'CustomerImportFailed', data: { at: ago(1), processed: 7 } }).status,
+    'failed',
+  );
+});
 
 t(
   'customer_imports: file, who, counts and status; a record applied again or late changes nothing',

@@ -98,11 +98,16 @@ export function resumeFileRefusal(state: ImportJobState, file: ResumeFile | null
 }
 
 /**
- * Pure: the refusal when another import runs for the restaurant (`other`: its job id when known) —
- * one import at a time per restaurant (the slot, slot.ts, decides it on the write side).
+ * Pure: the answer when this process already runs an import for the restaurant as the resume is about
+ * to start (`runningHere`: its job id). The very job (another tab, or another manager, resumed it while
+ * this file was read): its page, as for a job already being resumed. Another job: refused, 409, naming
+ * it — one import at a time per restaurant (the slot, slot.ts, decides it on the write side too).
  */
-export const anotherImportRunning = (other: string | null): ResumeRefusal => ({
-  status: 409,
-  code: 'import_running',
-  message: `Another import is running for this restaurant${other ? ` (${other})` : ''}. Wait until it ends, then finish this one.`,
-});
+export function whileRunningHere(jobId: string, runningHere: string | null): 'show_job' | ResumeRefusal {
+  if (runningHere === jobId) return 'show_job';
+  return {
+    status: 409,
+    code: 'import_running',
+    message: `Another import is running for this restaurant${runningHere ? ` (${runningHere})` : ''}. Wait until it ends, then finish this one.`,
+  };
+}

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { catalogStream } from '../../commands/catalog/events';
 import { applyCatalog, loadCatalog } from '../../commands/catalog/handler';
 import { CUSTOMERS, type CustomerDoc } from '../../projections/customer-docs';
 import { operatorMeta } from '../../src/core/command-meta';
@@ -274,6 +275,34 @@ t(
       /^The header row cannot be imported: "cf:cf_resume_note": the restaurant has no custom field cf_resume_note\.$/,
     );
     assert.is((await named()).length, written, 'nothing imported');
+    // Another tab (or manager) resumes the very job while this file is being read (its catalog read,
+    // after the job was found stopped): this resume answers the job's page, not "another import is
+    // running … finish this one" (it is this one).
+    await applyCatalog(
+      svc.rt,
+      'rest_demo',
+      { customer_fields: [{ id: 'cf_resume_note', name: 'Resume note', type: 'TEXT' }] },
+      meta,
+      'merge',
+    );
+    const reads = svc.rt.events as unknown as { readStream: (stream: string, ...rest: unknown[]) => unknown };
+    const readStream = reads.readStream;
+    let marked = false;
+    reads.readStream = function (this: unknown, stream, ...rest) {
+      if (stream === catalogStream('rest_demo') && !marked) marked = markResumed(svc.rt, 'rest_demo', jobId);
+      return readStream.call(this, stream, ...rest);
+    };
+    let meanwhile: Awaited<ReturnType<typeof postFile>>;
+    try {
+      meanwhile = await postFile(manager, stopped, action, file);
+    } finally {
+      reads.readStream = readStream;
+      markDone(svc.rt, 'rest_demo', jobId);
+    }
+    assert.ok(marked, 'the other resume began while the file was read');
+    assert.is(meanwhile.status, 303, alertOf(meanwhile.text));
+    assert.is(meanwhile.location, jobPath);
+    assert.is((await named()).length, written, 'nothing imported by this request');
     // The parser's refusal for a job id that is no job: the 404 page (the job's restaurant decides the
     // page, and a job of a restaurant the user does not manage answers the same).
     const none = new FormData();

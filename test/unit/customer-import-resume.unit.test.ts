@@ -4,12 +4,12 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
-  anotherImportRunning,
   hasStopped,
   offersResume,
   resumeFileRefusal,
   resumeGate,
   stoppedSince,
+  whileRunningHere,
 } from '../../commands/customer-import/resume';
 import { STALE_AFTER_MS } from '../../commands/customer-import/slot';
 import { type ImportJobState, initialImportJob } from '../../commands/customer-import/state';
@@ -114,17 +114,23 @@ t(
   },
 );
 
-t('another import running for the restaurant: 409, naming it when known', () => {
-  assert.equal(anotherImportRunning('imp_2'), {
-    status: 409,
-    code: 'import_running',
-    message:
-      'Another import is running for this restaurant (imp_2). Wait until it ends, then finish this one.',
-  });
-  assert.is(
-    anotherImportRunning(null).message,
-    'Another import is running for this restaurant. Wait until it ends, then finish this one.',
-  );
-});
+t(
+  'this process runs an import for the restaurant as the resume starts: the very job, or another (409)',
+  () => {
+    // The same job, resumed by another tab or manager while this file was read: its page.
+    assert.is(whileRunningHere('imp_1', 'imp_1'), 'show_job');
+    assert.equal(whileRunningHere('imp_1', 'imp_2'), {
+      status: 409,
+      code: 'import_running',
+      message:
+        'Another import is running for this restaurant (imp_2). Wait until it ends, then finish this one.',
+    });
+    assert.equal(whileRunningHere('imp_1', null), {
+      status: 409,
+      code: 'import_running',
+      message: 'Another import is running for this restaurant. Wait until it ends, then finish this one.',
+    });
+  },
+);
 
 t.run();

@@ -10,12 +10,12 @@ import { koaBody } from 'koa-body';
 import { ON_MATCH, type OnMatch } from '../../../commands/customer-import/events';
 import { loadImportJob } from '../../../commands/customer-import/handler';
 import {
-  anotherImportRunning,
   offersResume,
   type ResumeFile,
   resumeFileRefusal,
   resumeGate,
   stoppedSince,
+  whileRunningHere,
 } from '../../../commands/customer-import/resume';
 import { silentTooLong, takeImportSlot } from '../../../commands/customer-import/slot';
 import type { ImportJobState } from '../../../commands/customer-import/state';
@@ -462,7 +462,10 @@ async function resumeUpload(
   if (refusal !== null) return refuse(refusal);
   // Read, and the very file (a file the reader refused is always refused above).
   if (prepared === null) throw new Error('a refused file passed resumeFileRefusal');
-  if (!markResumed(rt, m.restaurant._id, jobId)) return refuse(anotherImportRunning(here()));
+  if (!markResumed(rt, m.restaurant._id, jobId)) {
+    const running = whileRunningHere(jobId, here());
+    return running === 'show_job' ? progress : refuse(running);
+  }
   try {
     await takeImportSlot(rt, { jobId, restaurantId: m.restaurant._id }, m.meta);
   } catch (err) {

@@ -7,9 +7,9 @@ import * as assert from 'uvu/assert';
 import { USAGE_RESOLUTION_MS, usageDue } from '../../commands/credentials/usage';
 import {
   decideTakeSlot,
-  holderJobOf,
   type HolderJob,
   holderActive,
+  holderJobOf,
   STALE_AFTER_MS,
   UNSTARTED_AFTER_MS,
 } from '../../commands/customer-import/slot';

@@ -87,7 +87,8 @@ async function upload(b: Browser, csv: string, name = 'guests.csv', onMatch?: st
   return { status: res.status, html: (await b.followed(res)).text };
 }
 
-async function until<T>(what: string, check: () => Promise<T | null | undefined | false>, ms = 10_000) {
+// A bound on a hang, not on the machine's speed: the suite may share two cores with others (10 s failed once under load).
+async function until<T>(what: string, check: () => Promise<T | null | undefined | false>, ms = 120_000) {
   const end = Date.now() + ms;
   for (;;) {
     const v = await check();

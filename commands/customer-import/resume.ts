@@ -53,8 +53,8 @@ export function resumeGate(
 
 /** A resume refused, said on the job's page (its form stays there to try again). */
 export interface ResumeRefusal {
-  status: 400 | 409;
-  code: 'no_file' | 'other_file' | 'file_refused' | 'import_running';
+  status: 400 | 409 | 413;
+  code: 'no_file' | 'other_file' | 'file_refused' | 'form_refused' | 'import_running';
   message: string;
 }
 
@@ -95,6 +95,26 @@ export function resumeFileRefusal(state: ImportJobState, file: ResumeFile | null
       message: file.refused,
     };
   return null;
+}
+
+/**
+ * Pure: a resume form the multipart parser refused before its fields were read (`refused`: its status
+ * and sentence). A file larger than the largest upload (`maxWords`, "50 MB") cannot be the file the job
+ * started with, which was uploaded: said so, not the upload page's "split it into several files"
+ * (a resume needs the very file). Two files, an unreadable upload: the parser's sentence.
+ */
+export function unreadFormRefusal(
+  state: ImportJobState,
+  refused: { status: number; message: string },
+  maxWords: string,
+): ResumeRefusal {
+  if (refused.status === 413)
+    return {
+      status: 413,
+      code: 'other_file',
+      message: `This file is larger than ${maxWords}: it is not the file this import started with. Choose that very file (${fileWords(state)}), unchanged.`,
+    };
+  return { status: 400, code: 'form_refused', message: refused.message };
 }
 
 /**

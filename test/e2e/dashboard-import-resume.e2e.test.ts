@@ -12,6 +12,7 @@ import { catalogStream } from '../../commands/catalog/events';
 import { applyCatalog, loadCatalog } from '../../commands/catalog/handler';
 import { CUSTOMERS, type CustomerDoc } from '../../projections/customer-docs';
 import { operatorMeta } from '../../src/core/command-meta';
+import { IMPORT_MAX_BYTES } from '../../src/http/routes/dashboard-import';
 import { markDone, markResumed, runningJob } from '../../src/web/import-uploads';
 import { printedBy, runCli } from '../helpers/cli-in-process';
 import { Browser, formFields, oauthBootstrap, pageText, signIn } from '../helpers/oauth';
@@ -256,6 +257,15 @@ t(
       await manager.postMultipart(action, two),
       400,
       /^Choose one file: the import takes one CSV file/,
+    );
+    // A file larger than any upload: not the job's file (the upload page's "split it" would mislead).
+    const huge = new FormData();
+    for (const [k, v] of Object.entries(formFields(stopped, action))) huge.append(k, v);
+    huge.append('file', new Blob([new Uint8Array(IMPORT_MAX_BYTES + 1).fill(0x61)]), 'guests.csv');
+    onJobPage(
+      await manager.postMultipart(action, huge),
+      413,
+      /^This file is larger than 50 MB: it is not the file this import started with\. Choose that very file \(guests\.csv\), unchanged\.$/,
     );
     // Another file the reader refuses (not UTF-8): said to be another file.
     const latin1 = new Uint8Array([...new TextEncoder().encode('name\nJos'), 0xe9, 0x0a]);

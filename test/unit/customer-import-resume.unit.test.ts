@@ -9,6 +9,7 @@ import {
   resumeFileRefusal,
   resumeGate,
   stoppedSince,
+  unreadFormRefusal,
   whileRunningHere,
 } from '../../commands/customer-import/resume';
 import { STALE_AFTER_MS } from '../../commands/customer-import/slot';
@@ -130,6 +131,38 @@ t(
       code: 'import_running',
       message: 'Another import is running for this restaurant. Wait until it ends, then finish this one.',
     });
+  },
+);
+
+t(
+  "a form the parser refused: a file too large is not the job's file (not 'split it'); two files said as such",
+  () => {
+    const state = job({ status: 'failed' });
+    assert.equal(
+      unreadFormRefusal(
+        state,
+        { status: 413, message: 'The file is larger than 50 MB. Split it into several files.' },
+        '50 MB',
+      ),
+      {
+        status: 413,
+        code: 'other_file',
+        message:
+          'This file is larger than 50 MB: it is not the file this import started with. Choose that very file (guests.csv), unchanged.',
+      },
+    );
+    assert.equal(
+      unreadFormRefusal(
+        state,
+        { status: 400, message: 'Choose one file: the import takes one CSV file at a time.' },
+        '50 MB',
+      ),
+      {
+        status: 400,
+        code: 'form_refused',
+        message: 'Choose one file: the import takes one CSV file at a time.',
+      },
+    );
   },
 );
 

@@ -15,6 +15,7 @@ import {
   resumeFileRefusal,
   resumeGate,
   stoppedSince,
+  unreadFormRefusal,
   whileRunningHere,
 } from '../../../commands/customer-import/resume';
 import { silentTooLong, takeImportSlot } from '../../../commands/customer-import/slot';
@@ -504,7 +505,8 @@ async function jobPageSaying(
   // Finished, or running: its page, as for a form that was read.
   if (resumeGate(now, jobId, rt.clock.now().getTime(), runningJob(rt, m.restaurant._id)) === 'show_job')
     return seeOther(`${BASE}/jobs/${jobId}?restaurant=${encodeURIComponent(m.restaurant._id)}`);
-  return jobView(rt, m, jobId, now, err.message, err.status);
+  const refusal = unreadFormRefusal(now, err, sizeWords(IMPORT_MAX_BYTES));
+  return jobView(rt, m, jobId, now, refusal.message, refusal.status);
 }
 
 export const dashboardImportRoutes: AnyRoute[] = [

@@ -114,6 +114,16 @@ t('rows with mixed line endings, quotes and a wrong cell count are previewed row
   assert.match(page, /row: the row has 1 cell, the header 2/);
 });
 
+t('a one-row file is previewed in the singular (it read "The first 1 rows have no error")', async ({ b }) => {
+  const good = text((await upload(b, 'name,email\nSolo,solo@example.test\n')).html);
+  assert.match(good, /The first row has no error\./);
+  assert.match(good, /The first row, as it would be imported/);
+  assert.not.match(good, /first 1 rows/);
+  const bad = text((await upload(b, 'name,email\nSolo,not-an-email\n')).html);
+  assert.match(bad, /The first row has errors: it is skipped by the import/);
+  assert.not.match(bad, /first 1 rows/);
+});
+
 t('a double click on Import starts one import: every click lands on its progress page', async ({ b }) => {
   const { status, html } = await upload(b, 'name,email\nDouble Click,double-click@example.test\n');
   assert.is(status, 303);

@@ -139,11 +139,11 @@ export function previewPage(
 </details>
 ${
   faulty
-    ? html`<div class="alert" role="alert">${faulty} of the first ${p.rows.length} rows ${faulty === 1 ? 'has' : 'have'} errors: ${faulty === 1 ? 'it is' : 'they are'} skipped by the import (the summary lists every skipped row). Fix the file and upload it again, or import the other rows.</div>`
-    : html`<div class="notice" role="status">The first ${p.rows.length} rows have no error.</div>`
+    ? html`<div class="alert" role="alert">${p.rows.length === 1 ? 'The first row has errors' : `${faulty} of the first ${p.rows.length} rows ${faulty === 1 ? 'has' : 'have'} errors`}: ${faulty === 1 ? 'it is' : 'they are'} skipped by the import (the summary lists every skipped row). Fix the file and upload it again, or import the other rows.</div>`
+    : html`<div class="notice" role="status">${p.rows.length === 1 ? 'The first row has' : `The first ${p.rows.length} rows have`} no error.</div>`
 }
 <div class="table-wrap"><table class="preview">
-<caption>The first ${p.rows.length} rows, as they would be imported</caption>
+<caption>${p.rows.length === 1 ? 'The first row, as it would be' : `The first ${p.rows.length} rows, as they would be`} imported</caption>
 <thead><tr><th scope="col">Row</th><th scope="col">Name</th><th scope="col">Email</th><th scope="col">Phone</th><th scope="col">Result</th></tr></thead>
 <tbody>${p.rows.map(
       (r) =>

@@ -72,6 +72,24 @@ export interface DocumentStore {
   getCheckpoint(projection: string): Promise<bigint | null>;
   /** Compare-and-set forward only: never moves a checkpoint backwards. */
   setCheckpoint(projection: string, position: bigint): Promise<void>;
+  /**
+   * getCheckpoint for several projections in one round trip (MongoDB: one find): every name asked is
+   * in the map, with null when it has no checkpoint. No names: no round trip.
+   */
+  getCheckpoints(projections: readonly string[]): Promise<Map<string, bigint | null>>;
+  /**
+   * setCheckpoint for several projections in one round trip (MongoDB: one ordered bulk write of
+   * upserts), each entry compare-and-set forward only, as setCheckpoint (a name given twice ends at the
+   * higher position). Every position is checked before any is written (a bad one writes nothing).
+   * Not atomic across names: a failure part-way (a lost connection, a timeout) may leave some entries
+   * written and others not (MongoDB stops at the failing entry: those before it are written, but a
+   * lost acknowledgement leaves even that unknown). The guarantee is per checkpoint, and it is the
+   * caller's: pass only positions whose read-model writes are all acknowledged already, so whatever
+   * part lands, no checkpoint is ever ahead of its writes; after a failure, count every entry as
+   * unwritten (a replay from the older checkpoint re-applies events, which projections are built for).
+   * No entries: no round trip.
+   */
+  setCheckpoints(entries: readonly (readonly [projection: string, position: bigint])[]): Promise<void>;
   /** Drop every collection and checkpoint (rebuild from the log). */
   dropAll(): Promise<void>;
   close(): Promise<void>;

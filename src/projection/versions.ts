@@ -58,6 +58,8 @@ function renamed(docs: DocumentStore, names: ReadonlyMap<string, string>): Docum
     collection: <T extends Doc>(name: string): Collection<T> => docs.collection<T>(names.get(name) ?? name),
     getCheckpoint: (p) => docs.getCheckpoint(p),
     setCheckpoint: (p, pos) => docs.setCheckpoint(p, pos),
+    getCheckpoints: (ps) => docs.getCheckpoints(ps),
+    setCheckpoints: (entries) => docs.setCheckpoints(entries),
     dropAll: () => docs.dropAll(),
     close: () => docs.close(),
   };
@@ -127,6 +129,12 @@ export class AliasedDocumentStore implements DocumentStore {
   }
   setCheckpoint(projection: string, position: bigint) {
     return this.inner.setCheckpoint(projection, position);
+  }
+  getCheckpoints(projections: readonly string[]) {
+    return this.inner.getCheckpoints(projections);
+  }
+  setCheckpoints(entries: readonly (readonly [string, bigint])[]) {
+    return this.inner.setCheckpoints(entries);
   }
   dropAll() {
     return this.inner.dropAll();

@@ -135,6 +135,15 @@ export class WriteBackStore implements DocumentStore {
     await this.inner.setCheckpoint(projection, position);
   }
 
+  getCheckpoints(projections: readonly string[]): Promise<Map<string, bigint | null>> {
+    return this.inner.getCheckpoints(projections);
+  }
+
+  async setCheckpoints(entries: readonly (readonly [string, bigint])[]): Promise<void> {
+    await this.flush();
+    await this.inner.setCheckpoints(entries);
+  }
+
   async dropAll(): Promise<void> {
     this.clear();
     await this.inner.dropAll();

@@ -180,6 +180,8 @@ test('values a document cannot hold, and a closed store, are DocumentStoreErrors
   await store.close();
   await rejects(c.findOne({ _id: 'date' }), DocumentStoreError);
   await rejects(store.getCheckpoint('x'), DocumentStoreError);
+  await rejects(store.getCheckpoints(['x']), DocumentStoreError);
+  await rejects(store.setCheckpoints([['x', 1n]]), DocumentStoreError);
 });
 
 test.run();

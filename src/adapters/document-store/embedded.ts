@@ -50,6 +50,22 @@ export class EmbeddedDocumentStore implements DocumentStorePort {
     if (current === undefined || position > current) this.checkpoints.set(projection, position);
   }
 
+  async getCheckpoints(projections: readonly string[]): Promise<Map<string, bigint | null>> {
+    this.assertOpen();
+    const out = new Map<string, bigint | null>();
+    for (const name of projections) out.set(name, this.checkpoints.get(name) ?? null);
+    return out;
+  }
+
+  async setCheckpoints(entries: readonly (readonly [string, bigint])[]): Promise<void> {
+    this.assertOpen();
+    for (const [, position] of entries) validatePosition(position);
+    for (const [name, position] of entries) {
+      const current = this.checkpoints.get(name);
+      if (current === undefined || position > current) this.checkpoints.set(name, position);
+    }
+  }
+
   async dropAll(): Promise<void> {
     this.assertOpen();
     // Handles already given out stay valid, as MongoDB collection handles do after a drop.

@@ -274,6 +274,43 @@ export class MongoDocumentStore implements DocumentStorePort {
     }
   }
 
+  async getCheckpoints(projections: readonly string[]): Promise<Map<string, bigint | null>> {
+    const out = new Map<string, bigint | null>();
+    for (const name of projections) out.set(name, null);
+    if (out.size === 0) return out;
+    const names = [...out.keys()];
+    // One find for every name (16 projections: one round trip, not 16).
+    const docs = await run(CHECKPOINTS_COLLECTION, () =>
+      this.checkpoints.find({ _id: { $in: names } }).toArray(),
+    );
+    for (const doc of docs) out.set(doc._id, BigInt(doc.position));
+    return out;
+  }
+
+  async setCheckpoints(entries: readonly (readonly [string, bigint])[]): Promise<void> {
+    for (const [, position] of entries) validatePosition(position);
+    if (entries.length === 0) return;
+    // One bulk write of setCheckpoint's upserts ($max: forward only). Ordered: the server applies them
+    // in turn and stops at the first that fails, so a failure part-way leaves a prefix written (see
+    // the port: the caller passes positions whose writes are acknowledged, so any part is safe).
+    const ops = entries.map(([name, position]) => ({
+      updateOne: {
+        filter: { _id: name },
+        update: { $max: { position: positionToPadded(position) } },
+        upsert: true,
+      },
+    }));
+    const write = () => this.checkpoints.bulkWrite(ops, { ordered: true });
+    try {
+      await run(CHECKPOINTS_COLLECTION, write);
+    } catch (err) {
+      // Two first writes raced on an upsert: that document now exists. Again as a whole ($max: the
+      // entries written already change nothing).
+      if (!(err instanceof DuplicateKeyError)) throw err;
+      await run(CHECKPOINTS_COLLECTION, write);
+    }
+  }
+
   async dropAll(): Promise<void> {
     await run('*', () => this.db.dropDatabase());
   }

@@ -85,6 +85,8 @@ export class ProjectionRunner {
   /** Callers of catchUpTo, each released by the first commit that covers its position. */
   private readonly reaching = new Set<{ target: bigint; release: () => void }>();
   private started = false;
+  /** The projections' names, in order: the checkpoints read and written together. */
+  private readonly names: readonly string[];
   private stopped = false;
   private changes = 0;
   private yields = 0;
@@ -110,15 +112,15 @@ export class ProjectionRunner {
         this.byType.set(t, list);
       }
     }
+    this.names = [...names];
   }
 
-  /** Creates indexes and loads checkpoints. */
+  /** Creates indexes and loads checkpoints (all of them in one read of the store). */
   async start(): Promise<void> {
     if (this.started) return;
-    for (const p of this.projections) {
-      await p.setup?.(this.docs);
-      this.checkpoints.set(p.name, await this.docs.getCheckpoint(p.name));
-    }
+    for (const p of this.projections) await p.setup?.(this.docs);
+    const stored = await this.docs.getCheckpoints(this.names);
+    for (const name of this.names) this.checkpoints.set(name, stored.get(name) ?? null);
     this.started = true;
   }
 
@@ -299,7 +301,13 @@ export class ProjectionRunner {
     this.applying = null;
   }
 
-  /** The batch's documents (when cached), then the checkpoints: never a checkpoint ahead of its writes. */
+  /**
+   * The batch's documents (when cached), then the checkpoints: never a checkpoint ahead of its writes.
+   * Every projection behind `position` moves to it in one write of the store (setCheckpoints: one
+   * round trip on MongoDB, not one per projection). Called only once every write of the events up to
+   * `position` is acknowledged, so whichever part of a failed setCheckpoints lands is safe; after a
+   * failure this process's checkpoints stay where they were (behind the store's at worst: a replay).
+   */
   private async commit(position: bigint, cache: WriteBackStore | null = null): Promise<void> {
     if (cache !== null) {
       // The read models change here: readers' remembered change counts must not stay valid.
@@ -308,12 +316,14 @@ export class ProjectionRunner {
       cache.clear();
       this.changes++;
     }
-    for (const p of this.projections) {
-      const c = this.checkpoints.get(p.name) ?? null;
-      if (c === null || c < position) {
-        await this.docs.setCheckpoint(p.name, position);
-        this.checkpoints.set(p.name, position);
-      }
+    const behind: [string, bigint][] = [];
+    for (const name of this.names) {
+      const c = this.checkpoints.get(name) ?? null;
+      if (c === null || c < position) behind.push([name, position]);
+    }
+    if (behind.length > 0) {
+      await this.docs.setCheckpoints(behind);
+      for (const [name] of behind) this.checkpoints.set(name, position);
     }
     for (const waiter of this.reaching)
       if (waiter.target <= position) {
@@ -359,19 +369,18 @@ export class ProjectionRunner {
 
   /**
    * Waits until every projection has passed `position` (read your writes, scaled out), reading the
-   * checkpoints the projector stores. Resolves false after `timeoutMs`.
+   * checkpoints the projector stores (all of them in one read a poll). Resolves false after `timeoutMs`.
    */
   async waitFor(position: bigint, timeoutMs: number, pollMs = 10): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       let behind = false;
-      for (const p of this.projections) {
-        const c = await this.docs.getCheckpoint(p.name);
-        this.checkpoints.set(p.name, c);
-        if (c === null || c < position) {
-          behind = true;
-          break;
-        }
+      // Every checkpoint in one read of the store (one round trip a poll on MongoDB).
+      const stored = await this.docs.getCheckpoints(this.names);
+      for (const name of this.names) {
+        const c = stored.get(name) ?? null;
+        this.checkpoints.set(name, c);
+        if (c === null || c < position) behind = true;
       }
       if (!behind) return true;
       if (Date.now() >= deadline) return false;

@@ -86,6 +86,7 @@ test('a batch that fails is redone by the next catch-up; a redelivered log chang
   // Every event again, over the read models already written (checkpoints read as absent).
   const forgetful: DocumentStore = Object.assign(Object.create(docs), {
     getCheckpoint: async () => null,
+    getCheckpoints: async (names: readonly string[]) => new Map(names.map((n) => [n, null])),
   });
   await new ProjectionRunner(events, forgetful, allProjections(), {
     batchSize: 50,

@@ -335,24 +335,59 @@ export class ProjectionRunner {
   /**
    * Projector role: follow the log live until stop(). A failing projection stops the loop with the
    * error (after a bounded retry), so it is visible instead of silently skipping events.
+   *
+   * Checkpoints are committed by a loop beside the events', one commit in flight at a time: an event
+   * applied with no commit in flight starts one at once (a lone event's checkpoint is written right
+   * after its writes, as before), and the events applied while a commit is in flight (those the
+   * subscription had buffered, or that came meanwhile) are covered together by the next commit, at
+   * the last of them. So under load the projector pays one checkpoint round trip per commit's round
+   * trip of events, not one per event. A commit only ever names an event whose writes are all
+   * acknowledged (never a checkpoint ahead of its writes); the next event's writes may be in flight
+   * meanwhile. A stop, an apply's failure or a commit's failure lets the commit in flight end (a stop
+   * commits every event applied) before follow() returns or rejects.
    */
   async follow(): Promise<void> {
     await this.catchUp();
     const sub = this.events.subscribe({ after: this.position });
     const stop = () => sub.close();
     this.stopFollowing = stop;
-    for await (const event of sub) {
-      if (this.stopped) break;
-      this.changes++;
+    /** The last event applied and not yet handed to a commit, or null. */
+    let toCommit: bigint | null = null;
+    let committing: Promise<void> | null = null;
+    let commitFailure: { error: unknown } | null = null;
+    const commitLoop = async () => {
       try {
-        await this.applyEvent(event);
-      } catch (err) {
-        this.noteFailure(event, err);
-        throw err;
+        while (toCommit !== null && commitFailure === null) {
+          const position = toCommit;
+          toCommit = null;
+          await this.commit(position);
+        }
+      } catch (error) {
+        commitFailure = { error };
+        // Ends the iteration, which may be waiting for the next event for as long as the log is quiet.
+        await sub.close().catch(() => undefined);
+      } finally {
+        committing = null;
       }
-      this.changes++;
-      await this.commit(event.position);
+    };
+    try {
+      for await (const event of sub) {
+        if (this.stopped || commitFailure !== null) break;
+        this.changes++;
+        try {
+          await this.applyEvent(event);
+        } catch (err) {
+          this.noteFailure(event, err);
+          throw err;
+        }
+        this.changes++;
+        toCommit = event.position;
+        committing ??= commitLoop();
+      }
+    } finally {
+      while (committing !== null) await committing;
     }
+    if (commitFailure !== null) throw (commitFailure as { error: unknown }).error;
   }
 
   private stopFollowing: (() => Promise<void>) | null = null;

@@ -66,6 +66,10 @@ const allAt = (inner: EmbeddedDocumentStore, position: bigint) => async () => {
 
 const count = () => ({ type: 'Counted', data: {} });
 
+type Counter = { _id: string; n: number };
+const counted = async (inner: EmbeddedDocumentStore) =>
+  (await inner.collection<Counter>('p15').findOne({ _id: 'n' }))?.n ?? 0;
+
 test('a followed event: one checkpoint round trip for 16 projections (was 16); a start loads them in one', async () => {
   const events = new MemoryEventStore();
   await events.append('s', [count()], ANY);
@@ -81,7 +85,7 @@ test('a followed event: one checkpoint round trip for 16 projections (was 16); a
     const { position } = await events.append('s', [count()], ANY);
     await until(allAt(inner, position), `event ${position} committed`);
     assert.equal(calls, ['setCheckpoints'], `event ${position}: one round trip`);
-    assert.is(((await inner.collection('p15').findOne({ _id: 'n' })) as { n: number }).n, i + 2);
+    assert.is((await inner.collection<Counter>('p15').findOne({ _id: 'n' }))?.n, i + 2);
   }
   await runner.stop();
   await following;
@@ -102,6 +106,68 @@ test('waitFor: one checkpoint round trip a poll for 16 projections (was 16 when 
   calls.length = 0;
   assert.not.ok(await api.waitFor(position + 1n, 0));
   assert.equal(calls, ['getCheckpoints'], 'behind: one poll (the deadline passed), one round trip');
+  await events.close();
+});
+
+test('follow: the events applied while a commit is in flight share the next commit; a lone one is committed at once', async () => {
+  const events = new MemoryEventStore();
+  const inner = new EmbeddedDocumentStore();
+  const { store, calls, held } = counting(inner);
+  const runner = new ProjectionRunner(events, store, sixteen);
+  await runner.start();
+  calls.length = 0;
+  const following = runner.follow();
+  await new Promise((r) => setImmediate(r));
+  // A lone event: its commit starts right after its writes, with nothing after it in the log.
+  let release = () => {};
+  held.gate = new Promise<void>((r) => {
+    release = r;
+  });
+  await events.append('s', [count()], ANY);
+  await until(() => calls.length === 1, 'the lone event’s commit started');
+  assert.equal(calls, ['setCheckpoints']);
+  // While that round trip is in flight, nine more events: five in one append (the subscription
+  // reads them in one page), then four one by one. All applied, none committed yet.
+  await events.append('s', [count(), count(), count(), count(), count()], ANY);
+  for (let i = 0; i < 4; i++) await events.append('s', [count()], ANY);
+  await until(async () => (await counted(inner)) === 10, 'the nine applied');
+  assert.equal(calls, ['setCheckpoints'], 'no commit queued behind the one in flight');
+  assert.is(await inner.getCheckpoint('p0'), null, 'no checkpoint before its round trip ends');
+  held.gate = null;
+  release();
+  await until(allAt(inner, 10n), 'all ten committed');
+  assert.equal(calls, ['setCheckpoints', 'setCheckpoints'], 'the nine in one commit (was nine)');
+  // Quiet again: the next lone event gets its own commit.
+  await events.append('s', [count()], ANY);
+  await until(allAt(inner, 11n), 'the eleventh committed');
+  assert.equal(calls, ['setCheckpoints', 'setCheckpoints', 'setCheckpoints']);
+  await runner.stop();
+  await following;
+  await events.close();
+});
+
+test('follow: a failed commit ends follow() with its error, even with the log quiet after it', async () => {
+  const events = new MemoryEventStore();
+  const inner = new EmbeddedDocumentStore();
+  const lost = new Error('connection lost');
+  const failing = Object.assign(Object.create(inner) as EmbeddedDocumentStore, {
+    kind: 'mongodb',
+    setCheckpoints: async () => {
+      throw lost;
+    },
+  });
+  const runner = new ProjectionRunner(events, failing, sixteen);
+  const following = runner.follow();
+  await new Promise((r) => setImmediate(r));
+  await events.append('s', [count()], ANY);
+  const outcome = await following.then(
+    () => 'resolved',
+    (err: unknown) => err,
+  );
+  assert.is(outcome, lost);
+  assert.is(runner.position, null, 'the checkpoints stay where they were');
+  assert.is(await counted(inner), 1);
+  await runner.stop();
   await events.close();
 });
 

@@ -72,7 +72,13 @@ export function storeContract(it: Register): void {
   it('getCheckpoints and setCheckpoints: many in one call, forward only, absent names null', async (store) => {
     assert.equal(await store.getCheckpoints([]), new Map());
     await store.setCheckpoints([]);
-    assert.equal(await store.getCheckpoints(['a', 'b']), new Map([['a', null], ['b', null]]));
+    assert.equal(
+      await store.getCheckpoints(['a', 'b']),
+      new Map([
+        ['a', null],
+        ['b', null],
+      ]),
+    );
     await store.setCheckpoints([
       ['a', 5n],
       ['b', 0n],
@@ -83,7 +89,12 @@ export function storeContract(it: Register): void {
     await store.setCheckpoint('c', 7n);
     assert.equal(
       await store.getCheckpoints(['c', 'a', 'absent', 'b']),
-      new Map<string, bigint | null>([['c', 7n], ['a', 5n], ['absent', null], ['b', 0n]]),
+      new Map<string, bigint | null>([
+        ['c', 7n],
+        ['a', 5n],
+        ['absent', null],
+        ['b', 0n],
+      ]),
     );
     // Forward only, entry by entry: a lower position leaves that one, the others still move.
     await store.setCheckpoints([
@@ -94,7 +105,12 @@ export function storeContract(it: Register): void {
     ]);
     assert.equal(
       await store.getCheckpoints(['a', 'b', 'c', 'd']),
-      new Map([['a', 5n], ['b', 9n], ['c', 7n], ['d', 1n]]),
+      new Map([
+        ['a', 5n],
+        ['b', 9n],
+        ['c', 7n],
+        ['d', 1n],
+      ]),
     );
     // A name given twice ends at the higher position, whatever the order.
     await store.setCheckpoints([
@@ -120,10 +136,22 @@ export function storeContract(it: Register): void {
       ]),
       DocumentStoreError,
     );
-    assert.equal(await store.getCheckpoints(['b', 'c']), new Map([['b', 9n], ['c', 7n]]));
+    assert.equal(
+      await store.getCheckpoints(['b', 'c']),
+      new Map([
+        ['b', 9n],
+        ['c', 7n],
+      ]),
+    );
     // dropAll forgets them too.
     await store.dropAll();
-    assert.equal(await store.getCheckpoints(['a', 'd']), new Map([['a', null], ['d', null]]));
+    assert.equal(
+      await store.getCheckpoints(['a', 'd']),
+      new Map([
+        ['a', null],
+        ['d', null],
+      ]),
+    );
   });
 
   it('getCheckpoints and setCheckpoints: a hundred names in one call each', async (store) => {
@@ -131,12 +159,16 @@ export function storeContract(it: Register): void {
     await store.setCheckpoints(names.map((n, i) => [n, BigInt(i * 1000)]));
     const read = await store.getCheckpoints([...names, 'none']);
     assert.is(read.size, 101);
-    names.forEach((n, i) => assert.is(read.get(n), BigInt(i * 1000), n));
+    names.forEach((n, i) => {
+      assert.is(read.get(n), BigInt(i * 1000), n);
+    });
     assert.is(read.get('none'), null);
     // Half forward, half backward: only the forward half moves.
     await store.setCheckpoints(names.map((n, i) => [n, i % 2 === 0 ? BigInt(i * 1000 + 1) : 0n]));
     const again = await store.getCheckpoints(names);
-    names.forEach((n, i) => assert.is(again.get(n), BigInt(i * 1000 + (i % 2 === 0 ? 1 : 0)), n));
+    names.forEach((n, i) => {
+      assert.is(again.get(n), BigInt(i * 1000 + (i % 2 === 0 ? 1 : 0)), n);
+    });
   });
 
   it('dropAll drops documents, indexes and checkpoints; handles stay usable', async (store) => {

@@ -28,7 +28,7 @@ export const ERASED_RESERVATION_FIELDS = {
 } as const;
 
 /** The sealed fields a document tracks the box of (the feedback's comment and answer: `feedback`). */
-type TextField = keyof typeof ERASED_RESERVATION_FIELDS | 'feedback';
+export type TextField = keyof typeof ERASED_RESERVATION_FIELDS | 'feedback';
 const TEXT_FIELDS: readonly TextField[] = [
   ...(Object.keys(ERASED_RESERVATION_FIELDS) as TextField[]),
   'feedback',
@@ -123,6 +123,20 @@ const isBlank = (v: unknown): boolean =>
  * its customer, feedback given before a change). The webhook publisher seals a body with one of them.
  */
 export function textHolders(history: readonly RecordedEvent[], upTo: number): string[] {
+  return [
+    ...new Set(Object.values(textOwnersAt(history, upTo)).filter((c): c is string => typeof c === 'string')),
+  ];
+}
+
+/**
+ * The fields the reservation holds (not blank) after the event at revision `upTo`, each with the
+ * customer whose box holds it (null: nobody's, written in clear). The webhook publisher erases, in the
+ * stand-in of a body describing two customers, the fields of the one it is not sealed for.
+ */
+export function textOwnersAt(
+  history: readonly RecordedEvent[],
+  upTo: number,
+): Partial<Record<TextField, string | null>> {
   let state = initialReservation;
   let doc: ReservationDoc | null = null;
   for (const e of history) {
@@ -133,9 +147,9 @@ export function textHolders(history: readonly RecordedEvent[], upTo: number): st
     doc = { ...(state.r as ReservationDoc), ...(owners ? { text_owners: owners.byField } : {}) };
     if (!owners) delete doc.text_owners;
   }
-  if (!doc) return [];
+  const out: Partial<Record<TextField, string | null>> = {};
+  if (!doc) return out;
   const owners = (doc.text_owners ?? {}) as TextOwners;
-  const out = new Set<string>();
   for (const f of TEXT_FIELDS) {
     const v = doc[f];
     const held =
@@ -143,8 +157,7 @@ export function textHolders(history: readonly RecordedEvent[], upTo: number): st
         ? v && !(isBlank((v as Feedback).comment) && isBlank((v as Feedback).answer))
         : !isBlank(v);
     if (!held) continue;
-    const owner = Object.hasOwn(owners, f) ? owners[f] : doc.customer_id;
-    if (typeof owner === 'string') out.add(owner);
+    out[f] = Object.hasOwn(owners, f) ? (owners[f] ?? null) : (doc.customer_id ?? null);
   }
-  return [...out];
+  return out;
 }

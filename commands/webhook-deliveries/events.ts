@@ -53,6 +53,14 @@ export type WebhookDeliveryEvent =
         /** The event's time: X-Service-Timestamp. */
         event_created: string;
         payloads: Record<string, string>;
+        /**
+         * Other customers the bodies describe (a reservation's previous customer, feedback given under
+         * another): `payloads` is sealed with their keys and `customer_id`'s together; erased, the
+         * bodies read as `payloads_without_others` was written (their data erased), which is sealed
+         * with `customer_id`'s key alone and never read as such (src/privacy/seal.ts, sealSplit).
+         */
+        other_customer_ids?: string[];
+        payloads_without_others?: Record<string, string>;
         deliveries: ScheduledDelivery[];
         at: string;
       };

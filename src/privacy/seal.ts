@@ -7,7 +7,7 @@
 // (`customer:<id>`); v2 names the key it was sealed with (`kid`, a key of the sealing layer's pool of
 // keys made ahead in durable batches, subject `key:<kid>`), so a new customer costs no key-store write
 // of its own (sealing-event-store.ts says why erasure still finds that key).
-import { createCipheriv, createDecipheriv } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hkdfSync } from 'node:crypto';
 import { randomView } from '../core/random-pool';
 
 /**
@@ -110,7 +110,81 @@ export interface Sealed {
   customer_id?: string;
   /** base64 of IV (12 bytes) | GCM tag (16 bytes) | ciphertext of JSON.stringify(values). */
   box: string;
+  /**
+   * Boxes of other subjects (added 2026-11-27; absent from every row before, which open as they
+   * did): what the event holds of customers other than the one this box is sealed for (a
+   * reservation's previous customer), each sealed with a key of their own (MoreBox).
+   */
+  more?: MoreBox[];
 }
+
+/**
+ * A box of another subject than the event's own (Sealed.more): sealed with a key derived (HKDF-SHA-256)
+ * from the keys of `owners` — and of the event's own box too when `joint` (its values also hold the
+ * event's own customer's data: a webhook body describing both) —, so destroying any of those keys
+ * makes it unreadable. Its paths, once it cannot be opened, read as the event's own box holds them (a
+ * stand-in written without the other subject's data: a webhook body with them erased), else erased.
+ */
+export interface MoreBox {
+  v: typeof SEAL_VERSION_MORE;
+  /** The other customers (and the pool key sealing for each, if any). Part of the associated data. */
+  owners: { customer_id: string; kid?: string }[];
+  /** The event's own box's key is part of this box's key. */
+  joint?: true;
+  paths: string[];
+  box: string;
+}
+
+/** The version of a MoreBox. */
+export const SEAL_VERSION_MORE = 1;
+
+/** A key of a box's owner: the key (null: destroyed) and the pool key's id when it is one. */
+export interface OwnerKey {
+  customer: string;
+  key: Buffer | null;
+  kid?: string;
+}
+
+/**
+ * What an event holds of customers other than the one whose key seals it, beside their data (pure):
+ * a reservation's ReservationUpdated that gives it to another customer holds, in `previous`, the text
+ * as it was in the previous customer's boxes, where it differs from what the change writes (a
+ * restated value is the new customer's: the same in `changes`); a webhook fan-out names the other
+ * customers its bodies describe (`other_customer_ids`: a move's previous customer, feedback given
+ * under another) and holds, in `payloads_without_others`, the bodies with their data erased. Empty
+ * (the common case) when there is none: nothing else is looked at.
+ */
+export function otherSubjects(
+  type: string,
+  data: Record<string, unknown>,
+  customer: string | null,
+): { customers: string[]; paths: string[]; joint: boolean }[] {
+  if (type === 'ReservationUpdated') {
+    const previous = data.previous;
+    if (!isObject(previous)) return [];
+    const was = previous.customer_id;
+    if (typeof was !== 'string' || was === customer) return [];
+    const changes = isObject(data.changes) ? data.changes : {};
+    const paths: string[] = [];
+    for (const f of RESERVATION) {
+      const v = previous[f];
+      if (isBlank(v)) continue;
+      if (Object.hasOwn(changes, f) && JSON.stringify(changes[f]) === JSON.stringify(v)) continue;
+      paths.push(`previous.${f}`);
+    }
+    return paths.length === 0 ? [] : [{ customers: [was], paths, joint: false }];
+  }
+  if (type === 'WebhookDeliveriesScheduled') {
+    const ids = data.other_customer_ids;
+    if (!Array.isArray(ids) || ids.length === 0 || !isObject(data.payloads_without_others)) return [];
+    const customers = ids.filter((c): c is string => typeof c === 'string' && c !== customer);
+    return customers.length === 0 ? [] : [{ customers, paths: ['payloads'], joint: customer !== null }];
+  }
+  return [];
+}
+
+/** The field of a fan-out that holds its bodies without the other customers' data (otherSubjects). */
+export const STAND_IN = 'payloads_without_others';
 
 /** The key subject of a customer (the KeyStore's subject name). */
 export const customerSubject = (customerId: string) => `customer:${customerId}`;
@@ -530,4 +604,165 @@ export function openData(
       `the sealed fields of a ${type} of ${String(sealed.customer_id ?? data.customer_id)} do not open with its key: ${(err as Error).message}`,
     );
   }
+}
+
+/** The associated data of a MoreBox: the event type, the event's own box, and the box's owners. */
+const moreAad = (type: string, own: { customer: string; kid?: string }, box: Omit<MoreBox, 'box'>) =>
+  Buffer.from(
+    [
+      'couvert-seal-more-v1',
+      type,
+      `${own.customer} ${own.kid ?? ''}`,
+      box.joint === true ? 'joint' : 'own',
+      ...box.owners.map((o) => `${o.customer_id} ${o.kid ?? ''}`),
+    ].join('\n'),
+  );
+
+/** The key of a MoreBox: HKDF-SHA-256 over its owners' keys (the event's own first when joint). */
+const moreKey = (keys: readonly Buffer[]): Buffer =>
+  Buffer.from(hkdfSync('sha256', Buffer.concat(keys), Buffer.alloc(0), 'couvert-seal-more-v1', 32));
+
+/** IV | tag | ciphertext of the plaintext, base64 (the layout of every box). */
+function encrypt(key: Buffer, aadBytes: Buffer, plaintext: string): string {
+  const iv = nextIv();
+  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  cipher.setAAD(aadBytes);
+  const body = cipher.update(plaintext, 'utf8');
+  cipher.final();
+  const raw = Buffer.allocUnsafe(28 + body.length);
+  iv.copy(raw, 0);
+  cipher.getAuthTag().copy(raw, 12);
+  body.copy(raw, 28);
+  return raw.toString('base64');
+}
+
+function decrypt(key: Buffer, aadBytes: Buffer, box: string): unknown[] {
+  const raw = Buffer.from(box, 'base64');
+  const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12));
+  decipher.setAAD(aadBytes);
+  decipher.setAuthTag(raw.subarray(12, 28));
+  return JSON.parse(
+    Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString(),
+  ) as unknown[];
+}
+
+/**
+ * sealFields for an event that also holds other customers' data (otherSubjects, not empty): the
+ * event's own box holds its customer's fields (and, for a fan-out, the bodies without the others'
+ * data: `payloads_without_others`, which is not written), and one MoreBox per group holds that group's
+ * paths with its owners' keys (`keys`: each other customer's key; null, already erased: their paths
+ * are written as the stand-in, else erased, and `erased: true`). Two ciphers where one customer costs
+ * one; called only when a second subject is present.
+ */
+export function sealSplit(
+  type: string,
+  data: Record<string, unknown>,
+  fields: readonly [string, unknown][],
+  own: { key: Buffer; customer: string; kid?: string },
+  groups: readonly { customers: string[]; paths: string[]; joint: boolean }[],
+  keys: ReadonlyMap<string, OwnerKey>,
+): SealedBox {
+  const standIn = type === 'WebhookDeliveriesScheduled' ? data[STAND_IN] : undefined;
+  const base = standIn === undefined ? data : without(data, [STAND_IN]);
+  const grouped = new Set(groups.flatMap((g) => g.paths));
+  const value = new Map(fields);
+  const ownFields: [string, unknown][] = [];
+  for (const [p, v] of fields)
+    if (!grouped.has(p)) ownFields.push([p, v]);
+    else if (standIn !== undefined && p === 'payloads') ownFields.push([p, standIn]);
+  const erasedPaths: string[] = [];
+  const more: MoreBox[] = [];
+  for (const g of groups) {
+    const held = g.paths.filter((p) => value.has(p));
+    if (held.length === 0) continue;
+    const owners = g.customers.map((c) => keys.get(c));
+    if (owners.some((o) => o === undefined || o.key === null)) {
+      for (const p of held) if (!(standIn !== undefined && p === 'payloads')) erasedPaths.push(p);
+      continue;
+    }
+    const box: Omit<MoreBox, 'box'> = {
+      v: SEAL_VERSION_MORE,
+      owners: (owners as OwnerKey[]).map((o) =>
+        o.kid === undefined ? { customer_id: o.customer } : { customer_id: o.customer, kid: o.kid },
+      ),
+      ...(g.joint ? { joint: true as const } : {}),
+      paths: held,
+    };
+    const k = moreKey([...(g.joint ? [own.key] : []), ...(owners as OwnerKey[]).map((o) => o.key as Buffer)]);
+    more.push({
+      ...box,
+      box: encrypt(k, moreAad(type, own, box), JSON.stringify(held.map((p) => value.get(p)))),
+    });
+  }
+  const out = stripped(base, fields);
+  const paths = ownFields.map(([p]) => p);
+  const plaintext = JSON.stringify(ownFields.map(([, v]) => v));
+  const box = encrypt(own.key, aad(type, own.customer, own.kid), plaintext);
+  const sealed: Sealed =
+    own.kid === undefined
+      ? { v: SEAL_VERSION, paths, box }
+      : { v: SEAL_VERSION_KID, kid: own.kid, paths, box };
+  if (own.customer !== data.customer_id) sealed.customer_id = own.customer;
+  if (more.length > 0) sealed.more = more;
+  out.sealed = sealed;
+  if (erasedPaths.length > 0) {
+    restore(out, erasedPaths, null);
+    out.erased = true;
+  }
+  return { data: out, box, plaintext };
+}
+
+/** The key subjects a sealed event's other boxes need (Sealed.more), none for most events. */
+export function moreSubjects(data: Record<string, unknown>): string[] {
+  const more = isSealed(data) ? data.sealed.more : undefined;
+  if (!Array.isArray(more)) return [];
+  const out: string[] = [];
+  for (const b of more as MoreBox[])
+    for (const o of b.owners)
+      out.push(o.kid === undefined ? customerSubject(o.customer_id) : kidSubject(o.kid));
+  return out;
+}
+
+/**
+ * The other boxes of a sealed event (Sealed.more) put back into `opened` (the event's own box already
+ * opened: openData or openPlain; a copy this changes), with the keys `keyOf` gives for each subject
+ * (moreSubjects; null: destroyed) and the event's own key (null: destroyed). A box that cannot be
+ * opened leaves its paths as the event's own box holds them (a stand-in), else erased, and marks the
+ * event `erased: true`.
+ */
+export function openMore(
+  type: string,
+  stored: Record<string, unknown>,
+  opened: Record<string, unknown>,
+  ownKey: Buffer | null,
+  keyOf: (subject: string) => Buffer | null,
+): Record<string, unknown> {
+  if (!isSealed(stored)) return opened;
+  const sealed = stored.sealed;
+  if (!Array.isArray(sealed.more) || sealed.more.length === 0) return opened;
+  const own = {
+    customer: String(sealed.customer_id ?? stored.customer_id),
+    ...(sealed.v === SEAL_VERSION_KID ? { kid: sealed.kid as string } : {}),
+  };
+  const out = opened;
+  for (const b of sealed.more) {
+    const keys = b.owners.map((o) =>
+      keyOf(o.kid === undefined ? customerSubject(o.customer_id) : kidSubject(o.kid)),
+    );
+    if ((b.joint === true && ownKey === null) || keys.some((k) => k === null)) {
+      const erased = b.paths.filter((p) => !sealed.paths.includes(p));
+      if (erased.length > 0) restore(out, erased, null);
+      out.erased = true;
+      continue;
+    }
+    try {
+      const k = moreKey([...(b.joint === true ? [ownKey as Buffer] : []), ...(keys as Buffer[])]);
+      restore(out, b.paths, decrypt(k, moreAad(type, own, b), b.box));
+    } catch (err) {
+      throw new SealError(
+        `the sealed fields of a ${type} of ${b.owners.map((o) => o.customer_id).join(', ')} do not open with their keys: ${(err as Error).message}`,
+      );
+    }
+  }
+  return out;
 }

@@ -71,16 +71,22 @@ import {
   isSealed,
   isSealedType,
   kidSubject,
+  moreSubjects,
+  type OwnerKey,
   openData,
+  openMore,
   openPlain,
+  otherSubjects,
   personalFields,
   RESERVATION_SEALED_TYPES,
   SEAL_VERSION_KID,
   type Sealed,
+  STAND_IN,
   sealCustomer,
   sealedCustomer,
   sealedKid,
   sealFields,
+  sealSplit,
 } from './seal';
 
 /** How long an opened key is trusted before it is looked up again (another process may erase it). */
@@ -186,9 +192,20 @@ export class SealingEventStore implements EventStore {
     key: Buffer | null,
     customer: string,
     kid: string | undefined,
+    others?: SplitPlan,
   ): Record<string, unknown> {
-    if (key === null) return erasedCopy(event.data, fields);
-    const sealed = sealFields(event.type, event.data, fields, key, customer, kid);
+    if (key === null) return erasedCopy(withoutStandIn(event.data), fields);
+    const sealed =
+      others === undefined
+        ? sealFields(event.type, event.data, fields, key, customer, kid)
+        : sealSplit(
+            event.type,
+            event.data,
+            fields,
+            kid === undefined ? { key, customer } : { key, customer, kid },
+            others.groups,
+            others.keys,
+          );
     this.plains.set(sealed.box, { plaintext: sealed.plaintext, customer });
     trimOldest(this.plains, PLAIN_MEMO);
     this.handOver?.push([sealed.box, sealed.plaintext, customer, kid ?? null]);
@@ -483,8 +500,46 @@ export class SealingEventStore implements EventStore {
     // The personal fields are looked for once: an event without any costs no key.
     const fields = personalFields(event.type, event.data);
     if (fields.length === 0) return event;
+    const groups = otherSubjects(event.type, event.data, customerId);
     const { key, kid } = await this.sealingKey(customerSubject(customerId));
-    return { ...event, data: this.sealWith(event, fields, key, customerId, kid) };
+    if (groups.length === 0) return { ...event, data: this.sealWith(event, fields, key, customerId, kid) };
+    const keys = new Map<string, OwnerKey>();
+    for (const c of new Set(groups.flatMap((g) => g.customers))) {
+      const got = await this.sealingKey(customerSubject(c));
+      keys.set(c, got.kid === undefined ? { customer: c, key: got.key } : { customer: c, ...got });
+    }
+    return { ...event, data: this.sealWith(event, fields, key, customerId, kid, { groups, keys }) };
+  }
+
+  /** sealedForOthers once the other customer's key is looked up. */
+  private async sealForOthersLater(event: NewEvent): Promise<NewEvent> {
+    if (event.type !== 'ReservationUpdated' || 'sealed' in event.data) return event;
+    const c = otherSubjects(event.type, event.data, null)[0]?.customers[0];
+    if (c === undefined) return event;
+    const k = await this.sealingKey(customerSubject(c));
+    const owner: OwnerKey =
+      k.kid === undefined ? { customer: c, key: k.key } : { customer: c, key: k.key, kid: k.kid };
+    return this.sealedForOthers(event, () => owner) ?? event;
+  }
+
+  /**
+   * An event of a reservation without a customer that still holds another's data (a ReservationUpdated
+   * taking it from them: its `previous` text was in their boxes): those fields sealed with their key,
+   * the rest in clear as for any reservation without a customer. The event itself when there is none.
+   */
+  private sealedForOthers(
+    event: NewEvent,
+    keyOf: (customer: string) => OwnerKey | undefined,
+  ): NewEvent | undefined {
+    if ('sealed' in event.data || event.type !== 'ReservationUpdated') return event;
+    const groups = otherSubjects(event.type, event.data, null);
+    if (groups.length === 0) return event;
+    const group = groups[0] as { customers: string[]; paths: string[] };
+    const owner = keyOf(group.customers[0] as string);
+    if (owner === undefined) return undefined;
+    const fields = personalFields(event.type, event.data).filter(([p]) => group.paths.includes(p));
+    if (fields.length === 0) return event;
+    return { ...event, data: this.sealWith(event, fields, owner.key, owner.customer, owner.kid) };
   }
 
   /** seal() for a new customer's CustomerCreated: a pool key unless they have a key already. */
@@ -528,7 +583,12 @@ export class SealingEventStore implements EventStore {
       hit !== undefined && hit.until > Date.now() && hit.kid === undefined
         ? hit.key
         : await this.openingKey(subject);
-    return this.openWith(event, key);
+    const others = moreSubjects(data);
+    if (others.length === 0) return this.openWith(event, key);
+    // Boxes of other customers (seal.ts, Sealed.more): their keys too.
+    const keys = new Map<string, Buffer | null>();
+    for (const s of others) keys.set(s, await this.openingKey(s));
+    return this.openWith(event, key, (s) => keys.get(s) ?? null);
   }
 
   /**
@@ -543,7 +603,13 @@ export class SealingEventStore implements EventStore {
     if (subject === null) return event;
     const hit = this.cache.get(subject);
     if (hit === undefined || hit.until <= Date.now() || hit.kid !== undefined) return undefined;
-    return this.openWith(event, hit.key);
+    const others = moreSubjects(event.data);
+    if (others.length === 0) return this.openWith(event, hit.key);
+    for (const s of others) {
+      const h = this.cache.get(s);
+      if (h === undefined || h.until <= Date.now() || h.kid !== undefined) return undefined;
+    }
+    return this.openWith(event, hit.key, (s) => this.cache.get(s)?.key ?? null);
   }
 
   /**
@@ -570,12 +636,17 @@ export class SealingEventStore implements EventStore {
   }
 
   /** A sealed event opened with its key (null: destroyed, read as erased). */
-  private openWith(event: RecordedEvent, key: Buffer | null): RecordedEvent {
+  private openWith(
+    event: RecordedEvent,
+    key: Buffer | null,
+    keyOf?: (subject: string) => Buffer | null,
+  ): RecordedEvent {
     const data = event.data as Record<string, unknown> & { sealed: Sealed };
     // A box this process sealed, its key not destroyed: the same values, without decrypting.
     const plain = key === null ? undefined : this.plains.get(data.sealed.box);
-    if (plain !== undefined) return { ...event, data: openPlain(data, plain.plaintext) };
-    return { ...event, data: openData(event.type, data, key) };
+    const opened = plain !== undefined ? openPlain(data, plain.plaintext) : openData(event.type, data, key);
+    if (keyOf === undefined) return { ...event, data: opened };
+    return { ...event, data: openMore(event.type, data, opened, key, keyOf) };
   }
 
   private learn(stream: string, type: string, data: unknown): void {
@@ -860,7 +931,20 @@ export class SealingEventStore implements EventStore {
     for (let i = 0; i < events.length; i++) {
       const customer = customers[i] as string | null;
       const e = events[i] as NewEvent;
-      if (customer === null || 'sealed' in e.data) continue;
+      if ('sealed' in e.data) continue;
+      if (customer === null) {
+        if (e.type !== 'ReservationUpdated') continue;
+        const sealed = this.sealedForOthers(e, (c) => this.cachedOwner(c));
+        if (sealed === undefined) {
+          handed.clear();
+          return undefined;
+        }
+        if (sealed !== e) {
+          out ??= events.slice();
+          out[i] = sealed;
+        }
+        continue;
+      }
       const fields = personalFields(e.type, e.data);
       if (fields.length === 0) continue;
       let got: { key: Buffer | null; kid?: string } | undefined;
@@ -877,10 +961,33 @@ export class SealingEventStore implements EventStore {
         handed.clear();
         return undefined;
       }
+      // Another customer's data beside this one's (otherSubjects: rare): their keys, from the cache.
+      const groups = otherSubjects(e.type, e.data, customer);
+      let others: SplitPlan | undefined;
+      if (groups.length > 0) {
+        const keys = new Map<string, OwnerKey>();
+        for (const c of new Set(groups.flatMap((g) => g.customers))) {
+          const k = this.cachedOwner(c);
+          if (k === undefined) {
+            if (spare !== undefined) this.spares.push(spare);
+            handed.clear();
+            return undefined;
+          }
+          keys.set(c, k);
+        }
+        others = { groups, keys };
+      }
       out ??= events.slice();
-      out[i] = { ...e, data: this.sealWith(e, fields, got.key, customer, got.kid) };
+      out[i] = { ...e, data: this.sealWith(e, fields, got.key, customer, got.kid, others) };
     }
     return out ?? events;
+  }
+
+  /** The sealing key of a customer if the cache has it (cachedKey), as an OwnerKey. */
+  private cachedOwner(customer: string): OwnerKey | undefined {
+    const got = this.cachedKey(customerSubject(customer));
+    if (got === undefined) return undefined;
+    return got.kid === undefined ? { customer, key: got.key } : { customer, key: got.key, kid: got.kid };
   }
 
   /** The sealing key of a subject if the cache has it (a key, or destroyed), else undefined. */
@@ -903,7 +1010,7 @@ export class SealingEventStore implements EventStore {
     return Promise.all(
       events.map((e, i) => {
         const customer = customers[i] as string | null;
-        if (customer === null) return e;
+        if (customer === null) return this.sealForOthersLater(e);
         // A new customer's stream: where a pool key may be bound to them (the top of this file).
         if (SealingEventStore.isNewCustomer(stream, e, i, expected, customer))
           return this.sealNew(e, customer, handed, options?.mintedId === true);
@@ -1045,6 +1152,19 @@ export class SealingEventStore implements EventStore {
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The other customers an event holds data of, and their keys (seal.ts, otherSubjects/sealSplit). */
+interface SplitPlan {
+  groups: ReturnType<typeof otherSubjects>;
+  keys: ReadonlyMap<string, OwnerKey>;
+}
+
+/** A fan-out's data without its stand-in bodies (never written: seal.ts, sealSplit). */
+function withoutStandIn(data: Record<string, unknown>): Record<string, unknown> {
+  if (!(STAND_IN in data)) return data;
+  const { [STAND_IN]: _, ...rest } = data;
+  return rest;
+}
 
 /**
  * Maps an async iterable without a generator (one promise per event, no generator queue); an event

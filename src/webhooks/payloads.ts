@@ -14,10 +14,15 @@ import {
 } from '../../commands/reservations/evolve';
 import type { V1EventType } from '../../commands/webhook-endpoints/events';
 import { CUSTOMERS, type CustomerDoc, EMPTY_STATS } from '../../projections/customer-docs';
-import { textHolders } from '../../projections/reservation-erasure';
+import {
+  ERASED_RESERVATION_FIELDS,
+  type TextField,
+  textHolders,
+  textOwnersAt,
+} from '../../projections/reservation-erasure';
 import { presentCustomer } from '../../queries/customer-presenter';
 import { loadLookups } from '../../queries/reservation-lookups';
-import { presentReservation, type ReservationView } from '../../queries/reservation-presenter';
+import { type Lookups, presentReservation, type ReservationView } from '../../queries/reservation-presenter';
 import { findRestaurant } from '../../queries/restaurants';
 import { publishesWebhook } from '../core/no-webhook';
 import type { DocumentStore } from '../ports/document-store';
@@ -42,6 +47,16 @@ export async function deliveryBodyErased(
   return fanout?.data.erased === true && payloads?.[delivery.payload] === undefined;
 }
 
+/** A delivery's body as the log reads it now (undefined: none, or erased). */
+export async function storedBody(
+  events: Pick<EventStore, 'readStream'>,
+  delivery: { fanout_stream: string | null; payload: string | null },
+): Promise<string | undefined> {
+  if (!delivery.fanout_stream || !delivery.payload) return undefined;
+  const [fanout] = await events.readStream(delivery.fanout_stream, { limit: 1 });
+  return (fanout?.data as { payloads?: Record<string, string> } | undefined)?.payloads?.[delivery.payload];
+}
+
 /** The payload variants an event can have: v1 or legacy, with or without contact details. */
 export type Variant = 'v1' | 'v1_sensitive' | 'legacy' | 'legacy_sensitive';
 
@@ -64,6 +79,15 @@ export interface PublishedEvent {
    * whatever the reads said), so they are stored unsealed: their retries and resends are sent.
    */
   erased?: true;
+  /**
+   * Other customers the bodies describe beside `customerId` (a reservation's previous customer in
+   * `previous_attributes.customer`, feedback given under another): the fan-out keeps, beside the
+   * bodies, `standIn` bodies with their data erased, and the sealing layer seals the bodies with
+   * their keys and `customerId`'s together, the stand-ins with `customerId`'s alone
+   * (src/privacy/seal.ts, sealSplit): erasing one of them leaves the stand-in. Absent for most.
+   */
+  others?: string[];
+  standIn?(variant: Variant): string;
   /** Bodies by variant, built on demand. */
   body(variant: Variant): string;
 }
@@ -184,6 +208,25 @@ function detachedHolder(
   return textHolders(history, revision)[0] ?? null;
 }
 
+/** Whether the reservation changed customers up to revision `upTo` (else its text is all its customer's). */
+const changedHands = (history: readonly RecordedEvent[], upTo: number): boolean =>
+  history.some(
+    (e) =>
+      e.revision <= upTo &&
+      e.type === 'ReservationUpdated' &&
+      Object.hasOwn((e.data as { changes?: object }).changes ?? {}, 'customer_id'),
+  );
+
+/** A reservation snapshot with the fields `erase` says erased (a stand-in's, below). */
+function withErased(r: ReservationSnapshot, erase: readonly TextField[]): ReservationSnapshot {
+  if (erase.length === 0) return r;
+  const out = { ...r } as Record<string, unknown>;
+  for (const f of erase)
+    if (f === 'feedback') out.feedback = r.feedback ? { ...r.feedback, comment: null, answer: null } : null;
+    else out[f] = ERASED_RESERVATION_FIELDS[f];
+  return out as unknown as ReservationSnapshot;
+}
+
 async function reservationEvent(
   docs: DocumentStore,
   event: RecordedEvent,
@@ -197,57 +240,142 @@ async function reservationEvent(
   const snapshots = before.r ? [before.r, after.r] : [after.r];
   const lookups = await loadLookups(docs, restaurantId, snapshots);
   const currency = restaurant?.currency ?? 'EUR';
-  const views = new Map<boolean, { before: ReservationView | null; after: ReservationView }>();
-  const view = (sensitive: boolean) => {
-    let v = views.get(sensitive);
+  const customerId = after.r.customer_id ?? detachedHolder(before.r, lookups, history, event.revision);
+  const views = new Map<string, { before: ReservationView | null; after: ReservationView }>();
+  type Views = { before: ReservationView | null; after: ReservationView };
+  const view = (sensitive: boolean, standIn = false): Views => {
+    const k = `${sensitive}${standIn}`;
+    let v = views.get(k);
     if (!v) {
       const o = { sensitive, currency };
+      const l = standIn ? (others as StandIn).lookups : lookups;
+      const b = standIn && before.r ? withErased(before.r, (others as StandIn).before) : before.r;
+      const a = standIn ? withErased(after.r as ReservationSnapshot, (others as StandIn).after) : after.r;
       v = {
-        before: before.r ? presentReservation(before.r, lookups, o) : null,
-        after: presentReservation(after.r as never, lookups, o),
+        before: b ? presentReservation(b, l, o) : null,
+        after: presentReservation(a as never, l, o),
       };
-      views.set(sensitive, v);
+      views.set(k, v);
     }
     return v;
   };
+  // The other customers the bodies describe (a reservation that changed hands only): a stand-in
+  // without their data goes beside the bodies (PublishedEvent.others).
+  const others: StandIn | null =
+    customerId !== null && changedHands(history, event.revision)
+      ? standIns(customerId, before.r, lookups, history, event.revision, (): string[] => {
+          const v: Views = view(false);
+          return v.before ? Object.keys(previousAttributes(v.before as never, v.after as never)) : [];
+        })
+      : null;
   const id = eventId(event.id);
   const base = { id, type, created: event.created, restaurantId };
-  const bodies = new Map<Variant, string>();
+  const build = (variant: Variant, standIn: boolean) => {
+    const v = view(variant.endsWith('_sensitive'), standIn);
+    let changed = v.before ? previousAttributes(v.before as never, v.after as never) : {};
+    if (standIn && v.before) {
+      // The same fields as the body's own, with the values the stand-in has.
+      const full = view(variant.endsWith('_sensitive'));
+      const keys = full.before
+        ? Object.keys(previousAttributes(full.before as never, full.after as never))
+        : [];
+      const was = v.before as unknown as Record<string, unknown>;
+      changed = Object.fromEntries(keys.map((k) => [k, was[k] ?? null]));
+    }
+    if (variant.startsWith('legacy'))
+      return JSON.stringify({
+        id,
+        type: LEGACY_TYPE,
+        created: event.created,
+        restaurant_id: restaurantId,
+        data: {
+          change: type.slice('reservation.'.length),
+          changed_fields: Object.keys(changed),
+          reservation: v.after,
+        },
+      });
+    return v1Body(
+      base,
+      v.after,
+      type === 'reservation.updated' || type === 'reservation.canceled'
+        ? { previous_attributes: changed }
+        : {},
+    );
+  };
+  const bodies = new Map<string, string>();
+  const cached = (variant: Variant, standIn: boolean) => {
+    const k = `${variant}${standIn}`;
+    let b = bodies.get(k);
+    if (b === undefined) {
+      b = build(variant, standIn);
+      bodies.set(k, b);
+    }
+    return b;
+  };
   return {
     restaurantId,
     kind: 'reservation' as const,
     v1Type: type,
     created: event.created,
     id,
-    customerId: after.r.customer_id ?? detachedHolder(before.r, lookups, history, event.revision),
-    body(variant: Variant) {
-      let b = bodies.get(variant);
-      if (b !== undefined) return b;
-      const v = view(variant.endsWith('_sensitive'));
-      const changed = v.before ? previousAttributes(v.before as never, v.after as never) : {};
-      if (variant.startsWith('legacy'))
-        b = JSON.stringify({
-          id,
-          type: LEGACY_TYPE,
-          created: event.created,
-          restaurant_id: restaurantId,
-          data: {
-            change: type.slice('reservation.'.length),
-            changed_fields: Object.keys(changed),
-            reservation: v.after,
-          },
-        });
-      else
-        b = v1Body(
-          base,
-          v.after,
-          type === 'reservation.updated' || type === 'reservation.canceled'
-            ? { previous_attributes: changed }
-            : {},
-        );
-      bodies.set(variant, b);
-      return b;
-    },
+    customerId,
+    ...(others !== null
+      ? { others: others.customers, standIn: (variant: Variant) => cached(variant, true) }
+      : {}),
+    body: (variant: Variant) => cached(variant, false),
+  };
+}
+
+/** The other customers a reservation's bodies describe, and what a stand-in erases of them. */
+interface StandIn {
+  customers: string[];
+  /** The lookups with their customer references erased. */
+  lookups: Lookups;
+  /** The fields of the snapshots before and after the event that are theirs. */
+  before: TextField[];
+  after: TextField[];
+}
+
+/**
+ * The customers other than `customerId` whose data a reservation's bodies show after the event at
+ * `revision` — the previous customer (`previous_attributes.customer`), the holders of text still in
+ * their boxes (feedback given under them; previous text changed by the event) — or null when none.
+ * `changedKeys`: the fields `previous_attributes` holds.
+ */
+function standIns(
+  customerId: string,
+  before: ReservationSnapshot | null,
+  lookups: Lookups,
+  history: RecordedEvent[],
+  revision: number,
+  changedKeys: () => string[],
+): StandIn | null {
+  const customers = new Set<string>();
+  const previous = before?.customer_id;
+  if (typeof previous === 'string' && previous !== customerId && lookups.customers.has(previous))
+    customers.add(previous);
+  const theirs = (owners: Partial<Record<TextField, string | null>>, only?: readonly string[]) => {
+    const out: TextField[] = [];
+    for (const [f, owner] of Object.entries(owners) as [TextField, string | null][])
+      if (typeof owner === 'string' && owner !== customerId && (!only || only.includes(f))) {
+        customers.add(owner);
+        out.push(f);
+      }
+    return out;
+  };
+  const after = theirs(textOwnersAt(history, revision));
+  const beforeFields = before ? theirs(textOwnersAt(history, revision - 1), changedKeys()) : [];
+  if (customers.size === 0) return null;
+  const refs = new Map(lookups.customers);
+  for (const c of customers) {
+    const ref = refs.get(c);
+    if (ref) refs.set(c, { ...ref, name: '[erased]', email: null, phone_number: null });
+  }
+  return {
+    customers: [...customers].sort(),
+    lookups: { ...lookups, customers: refs },
+    before: beforeFields,
+    after,
   };
 }
 

@@ -37,7 +37,7 @@ import {
 } from '../ports/event-store';
 import type { Runtime } from '../runtime';
 import { type AttemptRequest, type AttemptResponse, sendAttempt } from './deliver';
-import { deliveryBodyErased, LEGACY_TYPE, publishedEvent, type Variant } from './payloads';
+import { deliveryBodyErased, LEGACY_TYPE, publishedEvent, storedBody, type Variant } from './payloads';
 import { nextStep } from './schedule';
 
 /** Event types the publisher follows (prefixes, as subscriptions filter them). */
@@ -163,6 +163,12 @@ export class WebhookPublisher {
     );
     const deliveries: ScheduledDelivery[] = [];
     const payloads: Record<string, string> = {};
+    // Bodies describing other customers too: the same without their data (PublishedEvent.others).
+    const others =
+      published.customerId !== null && !published.erased && published.others?.length
+        ? published.others
+        : null;
+    const standIns: Record<string, string> | null = others === null ? null : {};
     const eventTypes: Record<string, string> = {};
     // A third-party application's endpoints receive nothing while the restaurant's API option is off.
     const restaurant = [...keys.values()].some((k) => k.type === 'OAUTH')
@@ -186,6 +192,7 @@ export class WebhookPublisher {
         eventTypes[variant] = published.v1Type;
       }
       payloads[variant] ??= published.body(variant);
+      if (standIns !== null) standIns[variant] ??= published.standIn?.(variant) as string;
       deliveries.push({ delivery_id: fastId('whd'), endpoint_id: e._id, payload: variant });
     }
     if (!deliveries.length) return;
@@ -215,6 +222,9 @@ export class WebhookPublisher {
               event_types: eventTypes,
               event_created: published.created,
               payloads,
+              // Other customers the bodies describe: the bodies are sealed with their keys and the
+              // customer's together, the stand-ins (not written) with the customer's alone.
+              ...(others === null ? {} : { other_customer_ids: others, payloads_without_others: standIns }),
               deliveries,
               at,
             },
@@ -338,7 +348,12 @@ export class WebhookPublisher {
   /** Whether the job's body, read before an erasure that came since, now reads erased in the log. */
   private async erasedMeanwhile(job: Job, delivery: WebhookDeliveryDoc): Promise<boolean> {
     if (this.erasuresSeen() === job.erasures) return false;
-    return deliveryBodyErased(this.rt.events, delivery);
+    if (await deliveryBodyErased(this.rt.events, delivery)) return true;
+    // Another customer the body describes may be the one erased: the body as the log reads it now
+    // (their data erased in it), not the one read before.
+    const body = await storedBody(this.rt.events, delivery);
+    if (body !== undefined) job.body = body;
+    return false;
   }
 
   private async cancelErased(doc: WebhookDeliveryDoc, revision: number): Promise<void> {

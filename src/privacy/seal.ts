@@ -766,3 +766,12 @@ export function openMore(
   }
   return out;
 }
+
+/** The data with these paths read erased and `erased: true` (a copy; sealing-event-store's read rules). */
+export function erasePaths(data: Record<string, unknown>, paths: string[]): Record<string, unknown> {
+  if (paths.length === 0) return data;
+  const out = without(data, NOTHING);
+  restore(out, paths, null);
+  out.erased = true;
+  return out;
+}

@@ -53,6 +53,12 @@ import {
   pageKid,
   validateSubject,
 } from '../ports/key-store';
+import {
+  erasePreviousCustomers,
+  isUncheckedFanout,
+  previousCustomers,
+  uncheckedMove,
+} from './legacy-fanouts';
 import { legacyMissedCallCustomer } from './missed-call-migration';
 import {
   CALLER_ERASED,
@@ -67,6 +73,7 @@ import {
   customerSubject,
   eraseClearData,
   erasedCopy,
+  erasePaths,
   hasPersonalFields,
   isSealed,
   isSealedType,
@@ -513,7 +520,8 @@ export class SealingEventStore implements EventStore {
 
   /** sealedForOthers once the other customer's key is looked up. */
   private async sealForOthersLater(event: NewEvent): Promise<NewEvent> {
-    if (event.type !== 'ReservationUpdated' || 'sealed' in event.data) return event;
+    if (event?.type !== 'ReservationUpdated' || !isObject(event.data) || 'sealed' in event.data)
+      return event;
     const c = otherSubjects(event.type, event.data, null)[0]?.customers[0];
     if (c === undefined) return event;
     const k = await this.sealingKey(customerSubject(c));
@@ -583,6 +591,10 @@ export class SealingEventStore implements EventStore {
       hit !== undefined && hit.until > Date.now() && hit.kid === undefined
         ? hit.key
         : await this.openingKey(subject);
+    if (event.type === 'WebhookDeliveriesScheduled' && isUncheckedFanout(data))
+      return this.openUncheckedFanout(this.openWith(event, key));
+    const moved = uncheckedMove(event.type, data);
+    if (moved !== null) return this.openUncheckedMove(this.openWith(event, key), moved, key);
     const others = moreSubjects(data);
     if (others.length === 0) return this.openWith(event, key);
     // Boxes of other customers (seal.ts, Sealed.more): their keys too.
@@ -603,6 +615,9 @@ export class SealingEventStore implements EventStore {
     if (subject === null) return event;
     const hit = this.cache.get(subject);
     if (hit === undefined || hit.until <= Date.now() || hit.kid !== undefined) return undefined;
+    // A fan-out written before bodies of two customers were sealed with both keys: open() reads it.
+    if (event.type === 'WebhookDeliveriesScheduled' && isUncheckedFanout(event.data)) return undefined;
+    if (uncheckedMove(event.type, event.data) !== null) return undefined;
     const others = moreSubjects(event.data);
     if (others.length === 0) return this.openWith(event, hit.key);
     for (const s of others) {
@@ -633,6 +648,43 @@ export class SealingEventStore implements EventStore {
       return kidSubject(kid);
     }
     return typeof owner === 'string' ? customerSubject(owner) : null;
+  }
+
+  /**
+   * A reservation's fan-out written before its bodies' other customers were sealed with their own
+   * keys (legacy-fanouts.ts), opened: the previous customer its bodies name reads erased once they
+   * are, on every read path (a resend sends it so).
+   */
+  private async openUncheckedFanout(event: RecordedEvent): Promise<RecordedEvent> {
+    const data = event.data;
+    if (data.erased === true || typeof data.customer_id !== 'string') return event;
+    const erased = new Set<string>();
+    for (const c of previousCustomers(data.payloads, data.customer_id))
+      if (await this.isErased(c)) erased.add(c);
+    if (erased.size === 0) return event;
+    return {
+      ...event,
+      data: {
+        ...data,
+        payloads: erasePreviousCustomers(data.payloads as Record<string, unknown>, erased),
+        erased: true,
+      },
+    };
+  }
+
+  /**
+   * A move's ReservationUpdated written before its previous text was sealed with the previous
+   * customer's key (legacy-fanouts.ts, uncheckedMove), opened: that text reads erased once they are.
+   */
+  private async openUncheckedMove(
+    event: RecordedEvent,
+    previousCustomer: string,
+    key: Buffer | null,
+  ): Promise<RecordedEvent> {
+    if (key === null || !(await this.isErased(previousCustomer))) return event;
+    const box = reservationCustomerAfter(event.type, event.data) ?? null;
+    const paths = otherSubjects(event.type, event.data, box).flatMap((g) => g.paths);
+    return { ...event, data: erasePaths(event.data, paths) };
   }
 
   /** A sealed event opened with its key (null: destroyed, read as erased). */
@@ -931,11 +983,12 @@ export class SealingEventStore implements EventStore {
     for (let i = 0; i < events.length; i++) {
       const customer = customers[i] as string | null;
       const e = events[i] as NewEvent;
-      if ('sealed' in e.data) continue;
       if (customer === null) {
-        if (e.type !== 'ReservationUpdated') continue;
+        // Bad input included (not an event): the inner store refuses it.
+        if (e?.type !== 'ReservationUpdated' || !isObject(e.data) || 'sealed' in e.data) continue;
         const sealed = this.sealedForOthers(e, (c) => this.cachedOwner(c));
         if (sealed === undefined) {
+          if (spare !== undefined) this.spares.push(spare);
           handed.clear();
           return undefined;
         }
@@ -945,6 +998,7 @@ export class SealingEventStore implements EventStore {
         }
         continue;
       }
+      if ('sealed' in e.data) continue;
       const fields = personalFields(e.type, e.data);
       if (fields.length === 0) continue;
       let got: { key: Buffer | null; kid?: string } | undefined;

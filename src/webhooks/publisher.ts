@@ -223,8 +223,15 @@ export class WebhookPublisher {
               event_created: published.created,
               payloads,
               // Other customers the bodies describe: the bodies are sealed with their keys and the
-              // customer's together, the stand-ins (not written) with the customer's alone.
-              ...(others === null ? {} : { other_customer_ids: others, payloads_without_others: standIns }),
+              // customer's together, the stand-ins (not written) with the customer's alone. A
+              // reservation's fan-out always says (`[]`: none), so one written before this code (which
+              // sealed such bodies with the customer's key alone) is told apart on read
+              // (src/privacy/legacy-fanouts.ts).
+              ...(others !== null
+                ? { other_customer_ids: others, payloads_without_others: standIns }
+                : published.kind === 'reservation' && published.customerId !== null && !published.erased
+                  ? { other_customer_ids: [] }
+                  : {}),
               deliveries,
               at,
             },

@@ -10,7 +10,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
 import { runCli as cli } from '../helpers/cli-in-process';
-import { startWebhooksService, TOKENS } from '../helpers/reservations';
+import { create, startWebhooksService, TOKENS } from '../helpers/reservations';
 import type { TestService } from '../helpers/service';
 
 const t = suite('erasure: a delivery waiting in the queue');
@@ -110,5 +110,63 @@ t('a queued delivery of a customer erased meanwhile is canceled, not sent', asyn
     rmSync(dataDir, { recursive: true, force: true });
   }
 });
+
+t(
+  'a queued delivery of a moved reservation whose previous customer is erased meanwhile is sent with them erased',
+  async () => {
+    // The body of a reservation given from A to B names A as the previous customer. Queued while A was
+    // erased, it went out as read before the erasure, A's name included; it is read again from the log
+    // (A erased in it, B's delivery still due).
+    const dataDir = mkdtempSync(join(tmpdir(), 'couvert-erasure-queue-move-'));
+    const rx = await gatedReceiver();
+    const svc = await startWebhooksService(dataDir);
+    try {
+      const ep = await svc.api('POST', '/webhook-endpoints', { token: TOKENS.full, body: { url: rx.url } });
+      assert.is(ep.status, 201, ep.text);
+      const customer = async (name: string) => {
+        const made = await svc.api('POST', '/customers', {
+          token: TOKENS.full,
+          body: { name, on_match: 'create_new' },
+        });
+        assert.is(made.status, 201, made.text);
+        return made.body.data.id as string;
+      };
+      const a = await customer('Ada Lovelace');
+      const b = await customer('Grace Hopper');
+      const made = await create(svc, { customer: { id: a } });
+      assert.is(made.status, 201, made.text);
+      // Eight deliveries the endpoint holds (A, B, the reservation, five more): every slot is taken.
+      for (let i = 0; i < 5; i++) await customer(`Guest ${i}`);
+      await until('eight deliveries in flight', async () => (rx.bodies.length >= 8 ? true : undefined));
+      const moved = await svc.api('PATCH', `/reservations/${made.body.data.id}`, {
+        token: TOKENS.full,
+        body: { customer: { id: b } },
+      });
+      assert.is(moved.status, 200, moved.text);
+      const queued = (await until('the move', () => deliveryOf(svc, 'reservation.updated')))[0];
+      assert.is(rx.bodies.length, 8, 'not sent');
+      await cli(svc, 'audit erase', { customer: a });
+      rx.release();
+      const done = await until('the move is delivered', async () => {
+        await svc.rt.projections.catchUp();
+        const doc = await svc.rt.docs
+          .collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES)
+          .findOne({ _id: queued?._id as string });
+        return doc && doc.status !== 'pending' ? doc : undefined;
+      });
+      assert.is(done.status, 'succeeded', `the delivery is ${done.status}`);
+      const sent = rx.bodies.slice(8).find((body) => body.includes('"reservation.updated"'));
+      assert.ok(sent, 'the move was sent');
+      assert.not.match(sent as string, /Lovelace/, "nothing of A's");
+      assert.match(sent as string, /Grace Hopper/, "B's reservation");
+      assert.match(sent as string, /"previous_attributes":\{[^]*"name":"\[erased\]"/, 'A reads erased');
+    } finally {
+      rx.release();
+      await svc.close();
+      await rx.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  },
+);
 
 t.run();

@@ -4,7 +4,10 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
   isSealed,
+  type OwnerKey,
   openData,
+  openMore,
+  otherSubjects,
   personalFields,
   SealError,
   sealData,
@@ -12,6 +15,7 @@ import {
   sealedKeySubject,
   sealedKid,
   sealFields,
+  sealSplit,
   sealSubject,
 } from '../../src/privacy/seal';
 
@@ -285,6 +289,52 @@ test('any keys beside the personal fields (quotes, code, separators, __proto__) 
       },
     ),
     { numRuns: 300 },
+  );
+});
+
+test("a second customer's box: opened with both keys, refused when moved to another owner or event", () => {
+  const a = randomBytes(32);
+  const b = randomBytes(32);
+  const data = {
+    reservation_id: 'res_1',
+    changes: { customer_id: 'cus_b', allergies: 'B: sesame' },
+    previous: { customer_id: 'cus_a', allergies: 'A: celery' },
+  };
+  const groups = otherSubjects('ReservationUpdated', data, 'cus_b');
+  assert.equal(groups, [{ customers: ['cus_a'], paths: ['previous.allergies'], joint: false }]);
+  const owners = new Map<string, OwnerKey>([['cus_a', { customer: 'cus_a', key: a, kid: 'p.1' }]]);
+  const fields = personalFields('ReservationUpdated', data);
+  const sealed = sealSplit(
+    'ReservationUpdated',
+    data,
+    fields,
+    { key: b, customer: 'cus_b' },
+    groups,
+    owners,
+  ).data;
+  assert.not.match(JSON.stringify(sealed), /sesame|celery/);
+  const keys: Record<string, Buffer | null> = { 'key:p.1': a };
+  const open = (stored: Record<string, unknown>, type = 'ReservationUpdated', own: Buffer | null = b) =>
+    openMore(type, stored, openData(type, stored, own), own, (s) => keys[s] ?? null);
+  const opened = open(sealed);
+  assert.equal([opened.changes, opened.previous, opened.erased], [data.changes, data.previous, undefined]);
+  // Only A's key destroyed: their text erased, B's kept; only B's: B's erased, A's kept (not joint).
+  keys['key:p.1'] = null;
+  const noA = open(sealed);
+  assert.equal(
+    [noA.changes, noA.previous, noA.erased],
+    [data.changes, { customer_id: 'cus_a', allergies: null }, true],
+  );
+  keys['key:p.1'] = a;
+  const noB = open(sealed, 'ReservationUpdated', null);
+  assert.equal([noB.changes, noB.previous], [{ customer_id: 'cus_b', allergies: null }, data.previous]);
+  // The box names its owners (associated data): given to another, it does not open.
+  const more = (sealed.sealed as { more: { owners: { customer_id: string }[] }[] }).more;
+  const moved = structuredClone(sealed) as typeof sealed;
+  (moved.sealed as typeof sealed.sealed & { more: typeof more }).more[0]!.owners[0]!.customer_id = 'cus_c';
+  assert.throws(
+    () => open(moved),
+    (e: unknown) => e instanceof SealError,
   );
 });
 

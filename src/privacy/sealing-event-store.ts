@@ -520,8 +520,7 @@ export class SealingEventStore implements EventStore {
 
   /** sealedForOthers once the other customer's key is looked up. */
   private async sealForOthersLater(event: NewEvent): Promise<NewEvent> {
-    if (event?.type !== 'ReservationUpdated' || !isObject(event.data) || 'sealed' in event.data)
-      return event;
+    if (event?.type !== 'ReservationUpdated' || !isObject(event.data) || 'sealed' in event.data) return event;
     const c = otherSubjects(event.type, event.data, null)[0]?.customers[0];
     if (c === undefined) return event;
     const k = await this.sealingKey(customerSubject(c));

@@ -14,6 +14,9 @@ import { SealingEventStore } from '../../src/privacy/sealing-event-store';
 
 const t = suite('sealing: events holding two customers');
 
+// biome-ignore lint/suspicious/noExplicitAny: tests read the stored boxes' arbitrary JSON
+type Stored = Record<string, any>;
+
 async function world() {
   const inner = new MemoryEventStore();
   const keys = new MemoryKeyStore();
@@ -88,7 +91,7 @@ t(
       ],
       0,
     );
-    const stored = (await last(w.inner, 'reservation-res_1')).data as Record<string, any>;
+    const stored = (await last(w.inner, 'reservation-res_1')).data as Stored;
     assert.not.match(JSON.stringify(stored), /celery|sesame|kept the window/, 'nothing in clear');
     assert.is(stored.sealed.customer_id, 'cus_b');
     assert.equal(
@@ -144,7 +147,7 @@ t("a reservation taken from its customer: the previous text is sealed with that 
     ],
     0,
   );
-  const stored = (await last(w.inner, 'reservation-res_1')).data as Record<string, any>;
+  const stored = (await last(w.inner, 'reservation-res_1')).data as Stored;
   assert.not.match(JSON.stringify(stored), /celery/, "A's text is not in clear");
   assert.match(
     JSON.stringify(stored),
@@ -204,7 +207,7 @@ t(
         }),
         NO_STREAM,
       );
-      const stored = (await last(w.inner, 'webhook-fanout-1')).data as Record<string, any>;
+      const stored = (await last(w.inner, 'webhook-fanout-1')).data as Stored;
       assert.not.match(
         JSON.stringify(stored),
         /Amelia|Bertrand|\[erased\]/,
@@ -250,7 +253,7 @@ t('an event of one customer is sealed in one box, as before', async () => {
     0,
   );
   for (const stream of ['webhook-fanout-1', 'reservation-res_1']) {
-    const stored = (await last(w.inner, stream)).data as Record<string, any>;
+    const stored = (await last(w.inner, stream)).data as Stored;
     assert.is(stored.sealed.more, undefined, stream);
   }
 });
@@ -259,7 +262,7 @@ t('a fan-out written before: the previous customer its bodies name reads erased 
   const w = await world();
   // As the code before wrote it: no other_customer_ids, sealed with B's key alone.
   await w.store.append('webhook-fanout-1', fanout({ payloads: { v1: body('Amelia Qqa') } }), NO_STREAM);
-  assert.is(((await last(w.inner, 'webhook-fanout-1')).data as Record<string, any>).sealed.more, undefined);
+  assert.is(((await last(w.inner, 'webhook-fanout-1')).data as Stored).sealed.more, undefined);
   for (const s of [w.store, w.other()])
     assert.equal((await last(s, 'webhook-fanout-1')).data.payloads, { v1: body('Amelia Qqa') });
   await w.erase('cus_a');

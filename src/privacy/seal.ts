@@ -745,6 +745,9 @@ export function openMore(
     ...(sealed.v === SEAL_VERSION_KID ? { kid: sealed.kid as string } : {}),
   };
   const out = opened;
+  // A fan-out's own box holds the stand-in bodies (sealSplit): read as they were appended, beside.
+  if (type === 'WebhookDeliveriesScheduled' && sealed.paths.includes('payloads'))
+    out[STAND_IN] = out.payloads;
   for (const b of sealed.more) {
     const keys = b.owners.map((o) =>
       keyOf(o.kid === undefined ? customerSubject(o.customer_id) : kidSubject(o.kid)),

@@ -23,6 +23,12 @@ export interface AttemptRequest {
   /** ISO time of the event (X-Service-Timestamp). */
   eventTime: string;
   test?: boolean;
+  /**
+   * Values of the body that are not its own customer's (another customer it describes: stand-ins.ts):
+   * an answer echoing them keeps them as [redacted], like a secret, so the answer (sealed with the
+   * body's customer's key) holds nothing of theirs.
+   */
+  othersData?: readonly string[];
   customHeaders: Record<string, string>;
   allowPrivate: boolean;
   timeoutMs?: number;
@@ -128,6 +134,7 @@ export function sendAttempt(req: AttemptRequest): Promise<AttemptResponse> {
       ...(signed['service-signature'] ?? '')
         .split(',')
         .flatMap((p) => (p.startsWith('v1=') ? [p.slice(3)] : [])),
+      ...(req.othersData ?? []),
     ];
     const options = (fresh: boolean): https.RequestOptions => ({
       method: 'POST',

@@ -39,6 +39,7 @@ import type { Runtime } from '../runtime';
 import { type AttemptRequest, type AttemptResponse, sendAttempt } from './deliver';
 import { deliveryBodyErased, LEGACY_TYPE, publishedEvent, storedBody, type Variant } from './payloads';
 import { nextStep } from './schedule';
+import { othersData } from './stand-ins';
 
 /** Event types the publisher follows (prefixes, as subscriptions filter them). */
 export const PUBLISHER_EVENT_PREFIXES = [
@@ -75,6 +76,8 @@ interface Job {
    * them.
    */
   customerId: string | null;
+  /** What the body holds of other customers than `customerId`: redacted from the answer (stand-ins.ts). */
+  othersData: string[];
   /**
    * The sealing layer's erasure count before the body was read (erasuresSeen): when it moved before
    * the attempt, the body is read again from the log, where an erasure meanwhile has erased it.
@@ -264,6 +267,7 @@ export class WebhookPublisher {
         body: payloads[d.payload] as string,
         eventTime: published.created,
         customerId: published.customerId,
+        othersData: othersData(payloads[d.payload] as string, standIns?.[d.payload]),
         erasures,
       });
   }
@@ -342,6 +346,11 @@ export class WebhookPublisher {
           : typeof fanout?.data.erased_customer_id === 'string'
             ? fanout.data.erased_customer_id
             : null,
+      othersData: othersData(
+        body,
+        (fanout?.data as { payloads_without_others?: Record<string, string> } | undefined)
+          ?.payloads_without_others?.[doc.payload],
+      ),
       erasures,
     });
   }
@@ -512,6 +521,7 @@ export class WebhookPublisher {
       deliveryId: job.deliveryId,
       logId,
       eventTime: job.eventTime,
+      othersData: job.othersData,
       customHeaders: endpoint.headers,
       allowPrivate: this.rt.config.webhookAllowPrivateTargets,
       timeoutMs: this.options.timeoutMs,

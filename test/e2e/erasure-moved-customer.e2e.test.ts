@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { WEBHOOK_DELIVERIES } from '../../projections/webhook-deliveries';
 import { runCli as cli } from '../helpers/cli-in-process';
 import { create, startWebhooksService as start, TOKENS } from '../helpers/reservations';
 import type { TestService } from '../helpers/service';
@@ -30,6 +31,8 @@ t("the first customer's data in a moved reservation is erased with them, the new
     });
     assert.is(ep.status, 201, ep.text);
     const endpointId = ep.body.data.id as string;
+    // The endpoint echoes what changed first (an error page quoting the body): its answer is kept.
+    rx.on('/hook', { body: (r) => JSON.stringify(r.json?.data?.previous_attributes ?? null) });
     const a = await newCustomer(svc, 'Amelia Qqamelia', 'amelia@example.test');
     const b = await newCustomer(svc, 'Bertrand Qqbertrand', 'bertrand@example.test');
     const made = await create(svc, { customer: { id: a }, allergies: 'A wrote: QQcelery' });
@@ -52,6 +55,18 @@ t("the first customer's data in a moved reservation is erased with them, the new
       'x-service-delivery'
     ] as string;
     assert.ok(moveDeliveryId);
+
+    // What the endpoint answered to the move keeps nothing of A (sealed with B's key alone).
+    const answers = async () => {
+      await svc.rt.projections.catchUp();
+      return svc.rt.docs.collection(WEBHOOK_DELIVERIES).find({ _id: moveDeliveryId });
+    };
+    const [answered] = await until(async () => {
+      const docs = await answers();
+      return (docs[0]?.attempts as unknown[] | undefined)?.length ? docs : undefined;
+    });
+    assert.match(JSON.stringify(answered), /\[redacted\]/, 'the echo came back');
+    assert.not.match(JSON.stringify(answered), OF_A, "the answer holds nothing of A's");
 
     await cli(svc, 'audit erase', { customer: a });
 
@@ -99,6 +114,11 @@ t("the first customer's data in a moved reservation is erased with them, the new
       assert.match(audit, /QQsesame/, "B's text is kept");
       const asOf = (await cli(svc, 'audit as-of', { at: '2999-01-01T00:00:00Z' }, [id])).join('\n');
       assert.not.match(asOf, OF_A, 'audit as-of');
+      await svc.rt.projections.catchUp();
+      const docs = await svc.rt.docs.collection(WEBHOOK_DELIVERIES).find({});
+      assert.not.match(JSON.stringify(docs), OF_A, 'the delivery history and its answers');
+      const deliveryAudit = (await cli(svc, 'audit history', { json: true }, [moveDeliveryId])).join('\n');
+      assert.not.match(deliveryAudit, OF_A, "audit history of the move's delivery");
       const verified = await cli(svc, 'audit verify', { 'no-progress': true });
       assert.match(verified[0] as string, /0 problem\(s\)/, 'replay equals the read models');
     };
@@ -114,6 +134,17 @@ t("the first customer's data in a moved reservation is erased with them, the new
     rmSync(dataDir, { recursive: true, force: true });
   }
 });
+
+/** Waits for a value; the bound only ends a hang. */
+async function until<T>(read: () => Promise<T | undefined>): Promise<T> {
+  const end = Date.now() + 120_000;
+  for (;;) {
+    const v = await read();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
 
 async function newCustomer(svc: TestService, name: string, email: string) {
   const made = await svc.api('POST', '/customers', {

@@ -1,0 +1,42 @@
+// A body describing two customers (src/webhooks/payloads.ts, PublishedEvent.others) is stored beside
+// a stand-in with the other customers' data erased. What an endpoint answers to it is kept (an
+// excerpt, src/webhooks/excerpt.ts) sealed with the body's own customer's key only: the values the
+// body holds of the others are redacted from it like a secret, so an answer echoing them keeps
+// nothing of theirs readable after their erasure.
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * The strings of `body` that its stand-in does not hold at the same place (the other customers' data),
+ * each as written and as it reads inside a JSON string (an echo of the raw body); longest first, so
+ * a value is redacted before a part of it. Empty when either is not JSON (pure).
+ */
+export function othersData(body: string, standIn: string | undefined): string[] {
+  if (standIn === undefined || standIn === body) return [];
+  let full: unknown;
+  let kept: unknown;
+  try {
+    full = JSON.parse(body);
+    kept = JSON.parse(standIn);
+  } catch {
+    return [];
+  }
+  const out = new Set<string>();
+  const walk = (a: unknown, b: unknown) => {
+    if (typeof a === 'string') {
+      if (a !== b && a.length > 0) {
+        out.add(a);
+        out.add(JSON.stringify(a).slice(1, -1));
+      }
+      return;
+    }
+    if (Array.isArray(a)) {
+      for (let i = 0; i < a.length; i++) walk(a[i], Array.isArray(b) ? b[i] : undefined);
+      return;
+    }
+    if (isObject(a)) for (const [k, v] of Object.entries(a)) walk(v, isObject(b) ? b[k] : undefined);
+  };
+  walk(full, kept);
+  return [...out].sort((x, y) => y.length - x.length);
+}

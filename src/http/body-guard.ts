@@ -6,6 +6,7 @@
 // response as that same lone escape, which strict JSON readers refuse (serde_json, System.Text.Json):
 // one such name made a sync feed page unreadable, with the cursor past it inside the unreadable page.
 import { ApiError, type Issue, validationError } from '../core/errors';
+import { repeatedMemberPath } from './json-members';
 
 export interface BodyLimits {
   /** Nested objects and arrays; the body itself is level 1. Our deepest schema needs 4. */
@@ -104,6 +105,27 @@ export function checkBody(body: unknown, limits: BodyLimits = BODY_LIMITS): Issu
     }
   }
   return null;
+}
+
+/**
+ * 400 `duplicate_property` at the path of a name an object of the JSON text gives twice, at any depth:
+ * JSON.parse keeps the last value without a word, so `{"party_size":2,"party_size":8}` booked 8 behind
+ * a 2xx, where a repeated query parameter is refused. `text` is the body as parsed (koa-body's rawBody).
+ */
+export function refuseRepeatedMembers(text: unknown): void {
+  if (typeof text !== 'string') return;
+  const path = repeatedMemberPath(text);
+  if (path !== null)
+    throw validationError(
+      [
+        {
+          path,
+          code: 'duplicate_property',
+          message: `${path} is given more than once in its object; send each property once`,
+        },
+      ],
+      'The request body is invalid',
+    );
 }
 
 // String.prototype.isWellFormed (ES2024, in Node 20; not in this project's TypeScript lib).

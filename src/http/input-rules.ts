@@ -12,6 +12,11 @@ export const INPUT_RULES: readonly { mistake: string; answer: string }[] = [
     mistake: 'A body property the schema does not declare',
     answer: '400 VALIDATION_ERROR, issue `unknown_property` on its dotted path',
   },
+  {
+    mistake: 'A property given twice in one JSON object (at any depth), or a query parameter given twice',
+    answer:
+      '400 VALIDATION_ERROR, issue `duplicate_property` on the property’s dotted path (`invalid_type` on the parameter); never read as its last value',
+  },
   { mistake: 'A required field missing', answer: '400 VALIDATION_ERROR, issue `required`' },
   {
     mistake: 'A value of the wrong type (a string for an integer, an object for a string…)',

@@ -75,3 +75,117 @@ export function repeatedMembers(text: string): string[] {
   }
   return [...repeated];
 }
+
+/**
+ * The dotted path (`customer.name`, `table_ids.0.x`) of the first name an object of a JSON text gives
+ * twice, at any depth, or null. JSON.parse keeps the last value silently, so `{"party_size":2,
+ * "party_size":8}` booked 8 behind a 2xx while another reader of the same text (a proxy, a log, the
+ * partner's own) saw 2: the partner API refuses such a body instead (src/http/server.ts). Only called
+ * on text that parsed and passed the body guard (at most 32 levels: the recursion is bounded). On every
+ * JSON body of a partner write: no string is built for a path until a name repeats.
+ */
+export function repeatedMemberPath(text: string): string | null {
+  const scan: Scan = { text, at: 0, keys: [], slash: text.indexOf('\\') };
+  return valueRepeats(scan) ? scan.keys.join('.') : null;
+}
+
+interface Scan {
+  text: string;
+  at: number;
+  /** The names and indexes down to the value being read. */
+  keys: string[];
+  /** The next backslash at or after the string being read (-1: none left), looked for once. */
+  slash: number;
+}
+
+const isSpaceCode = (c: number) => c === 32 || c === 9 || c === 10 || c === 13 || c === 0xfeff;
+
+function skipSpace(s: Scan): number {
+  let c = s.text.charCodeAt(s.at);
+  while (isSpaceCode(c)) c = s.text.charCodeAt(++s.at);
+  return c;
+}
+
+/** Moves past the string literal at `s.at`; returns its decoded text when `decode`. */
+function stringAt(s: Scan, decode: boolean): string {
+  const { text } = s;
+  const start = s.at;
+  let at = start + 1;
+  for (;;) {
+    const quote = text.indexOf('"', at);
+    if (quote < 0) {
+      s.at = text.length;
+      return '';
+    }
+    // A quote after an odd number of backslashes is part of the string.
+    let slashes = 0;
+    for (let k = quote - 1; k > start && text.charCodeAt(k) === 92; k--) slashes++;
+    at = quote + 1;
+    if (slashes % 2 === 0) break;
+  }
+  s.at = at;
+  if (!decode) return '';
+  if (s.slash >= 0 && s.slash < start) s.slash = text.indexOf('\\', start);
+  if (s.slash < 0 || s.slash >= at) return text.slice(start + 1, at - 1);
+  return JSON.parse(text.slice(start, at)) as string;
+}
+
+/** True when the value at `s.at` repeats a name; `s.keys` then holds its path. */
+function valueRepeats(s: Scan): boolean {
+  const c = skipSpace(s);
+  if (c === 123 /* { */) {
+    s.at++;
+    // Most objects have a few names: a list is cheaper than a Set until it grows.
+    let names: string[] | null = null;
+    let many: Set<string> | null = null;
+    for (;;) {
+      if (skipSpace(s) !== 34 /* " */) {
+        s.at++; // `}` of an empty object
+        return false;
+      }
+      const name = stringAt(s, true);
+      s.keys.push(name);
+      if (many !== null) {
+        if (many.has(name)) return true;
+        many.add(name);
+      } else if (names === null) names = [name];
+      else if (names.includes(name)) return true;
+      else if (names.length < 16) names.push(name);
+      else {
+        many = new Set(names);
+        many.add(name);
+      }
+      skipSpace(s);
+      s.at++; // `:`
+      if (valueRepeats(s)) return true;
+      s.keys.pop();
+      const next = skipSpace(s);
+      s.at++;
+      if (next !== 44 /* , */) return false;
+    }
+  }
+  if (c === 91 /* [ */) {
+    s.at++;
+    if (skipSpace(s) === 93 /* ] */) {
+      s.at++;
+      return false;
+    }
+    for (let index = 0; ; index++) {
+      s.keys.push(String(index));
+      if (valueRepeats(s)) return true;
+      s.keys.pop();
+      const next = skipSpace(s);
+      s.at++;
+      if (next !== 44) return false;
+    }
+  }
+  if (c === 34) {
+    stringAt(s, false);
+    return false;
+  }
+  // A number, true, false or null: up to the next separator.
+  const { text } = s;
+  let d = c;
+  while (s.at < text.length && d !== 44 && d !== 125 && d !== 93 && !isSpaceCode(d)) d = text.charCodeAt(++s.at);
+  return false;
+}

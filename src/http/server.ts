@@ -8,7 +8,7 @@ import { requestDone, requestStarted } from '../core/foreground';
 import type { Runtime } from '../runtime';
 import { renderPageError } from '../web/respond';
 import { authenticate } from './auth';
-import { bodyParseError, guardBody } from './body-guard';
+import { bodyParseError, guardBody, refuseRepeatedMembers } from './body-guard';
 import { keepBodyChunks, refuseForeignCharset, refuseReplacedBytes } from './body-text';
 import { sendError } from './envelope';
 import { noteCredentialUse } from './key-usage';
@@ -266,6 +266,9 @@ async function handle(
       );
     const raw = ctx.request.body;
     guardBody(raw);
+    // A name given twice would be read as its last value, silently: refused on the partner API (the
+    // OAuth endpoints, absolute, refuse their own parameters repeated, RFC 6749 §3.2, in their format).
+    if (isJson && !route.absolute) refuseRepeatedMembers(ctx.request.rawBody);
     if (route.bodyRequired && !hasBody)
       throw new ApiError(400, 'VALIDATION_ERROR', 'A JSON body is required (an empty object {} is enough)', {
         issues: [{ path: '', code: 'required', message: 'body is required' }],

@@ -103,6 +103,13 @@ function describe(f: Failure, path: string, where: string): Issue {
       message: `${field} ${own ? bounded(f.message) : `fails the ${f.refinement} check`}`,
     };
   }
+  // A query parameter given twice arrives as a list: said as the caller wrote it, not as "an array".
+  if (where === 'query' && f.path.length === 1 && Array.isArray(f.value))
+    return {
+      path,
+      code: 'invalid_type',
+      message: `${field} is given ${f.value.length} times; give it once`,
+    };
   const received = `, not ${kindOf(f.value)}`;
   // A string outside the list is a wrong value (its kind is right: no "not a string"); anything else
   // (null, a number, an object) is a wrong type.

@@ -90,6 +90,72 @@ t('an undeclared query parameter is 400 unknown_parameter on every route', async
 });
 
 t(
+  'a property given twice in a JSON object is 400 duplicate_property at its path, on every route with a body; a repeated query parameter is named as such',
+  async (ctx) => {
+    let checked = 0;
+    for (const route of routes) {
+      const where = `${route.method} ${route.path}`;
+      const sample = SAMPLES[route.operationId] ?? {};
+      for (const [name] of props(route.query)) {
+        // Given twice, whatever the values: never read as the last one.
+        const qs = `${name}=1&${name}=2`;
+        const { [name]: _, ...others } = sample.query ?? {};
+        const base = url(ctx, route, others);
+        const res = await call(ctx, route, `${base}${base.includes('?') ? '&' : '?'}${qs}`, sample.body);
+        assert.is(res.status, 400, `${where} ?${qs}: ${res.text}`);
+        const issue = issues(res).find((i) => i.path === name);
+        assert.is(issue?.code, 'invalid_type', `${where} ?${qs}: ${res.text}`);
+        assert.is(issue?.message, `${name} is given 2 times; give it once`, where);
+        checked++;
+      }
+      if (!route.body) continue;
+      // Valid but for the repeat: a body of the sample's own properties, one of them given twice.
+      const given = Object.entries(sample.body ?? {});
+      const entries = given.length ? given : [['zz_twice', 1] as [string, unknown]];
+      const [first] = entries[0] as [string, unknown];
+      const rawBody = `{${[...entries, [first, entries[0]?.[1]]].map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(',')}}`;
+      const res = await ctx.svc.api(route.method, url(ctx, route, sample.query), {
+        token: TOKENS.full,
+        rawBody,
+        headers: { 'content-type': 'application/json' },
+      });
+      assert.is(res.status, 400, `${where} ${rawBody}: ${res.text}`);
+      assert.equal(
+        issues(res).map((i) => [i.path, i.code, i.message]),
+        [[first, 'duplicate_property', `${first} is given more than once in its object; send each property once`]],
+        where,
+      );
+      checked++;
+    }
+    assert.ok(checked > 20, `only ${checked} checked`);
+    // Deeper: the path names the object that repeats it, and the last value is never booked.
+    const before = await ctx.svc.api('GET', '/reservations?per_page=100', { token: TOKENS.full });
+    const nested = await ctx.svc.api('POST', '/reservations', {
+      token: TOKENS.full,
+      rawBody: `{"start_at":"${DINNER}","party_size":2,"customer":{"name":"Ana","name":"Bea"}}`,
+      headers: { 'content-type': 'application/json' },
+    });
+    assert.is(nested.status, 400, nested.text);
+    assert.equal(issues(nested)[0]?.path, 'customer.name');
+    const twice = await ctx.svc.api('POST', '/reservations', {
+      token: TOKENS.full,
+      rawBody: `{"start_at":"${DINNER}","party_size":2,"party_size":8}`,
+      headers: { 'content-type': 'application/json' },
+    });
+    assert.equal([twice.status, issues(twice)[0]?.path], [400, 'party_size'], twice.text);
+    const after = await ctx.svc.api('GET', '/reservations?per_page=100', { token: TOKENS.full });
+    assert.is(after.body.pagination.total, before.body.pagination.total, 'nothing was booked');
+    // The same names in sibling objects, or in strings, are no repeat.
+    const fine = await ctx.svc.api('POST', '/availability/check', {
+      token: TOKENS.full,
+      rawBody: `{"start_at":"${DINNER}","party_size":2}`,
+      headers: { 'content-type': 'application/json' },
+    });
+    assert.is(fine.status, 200, fine.text);
+  },
+);
+
+t(
   'a value of the wrong type is 400 invalid_type, on every declared query and body field that can have one',
   async (ctx) => {
     let checked = 0;

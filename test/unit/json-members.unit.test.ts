@@ -2,7 +2,7 @@
 // JSON.parse would silently collapse to the last value (the OAuth endpoints refuse them).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { repeatedMembers } from '../../src/http/json-members';
+import { repeatedMemberPath, repeatedMembers } from '../../src/http/json-members';
 
 test('a repeated top-level name, however spelled or spaced, is found', () => {
   assert.equal(repeatedMembers('{"code":"a","code":"b"}'), ['code']);
@@ -16,6 +16,29 @@ test('names inside values, nested objects and strings are not the top level', ()
   assert.equal(repeatedMembers('{"n":-1.5e3,"m":false,"k":[[],{}]}'), []);
   assert.equal(repeatedMembers('{}'), []);
   assert.equal(repeatedMembers('[{"a":1,"a":2}]'), []);
+});
+
+test('repeatedMemberPath: the path of the first name repeated at any depth, however spelled', () => {
+  assert.is(repeatedMemberPath('{"a":1,"a":2}'), 'a');
+  assert.is(repeatedMemberPath('{"a":1,"b":{"c":1,"c":2}}'), 'b.c');
+  assert.is(repeatedMemberPath('{"a":[1,{"x":1},{"y":1, "y" :2}]}'), 'a.2.y');
+  assert.is(repeatedMemberPath('{"\\u0061":1,"a":2}'), 'a');
+  assert.is(repeatedMemberPath('{"x\\\\":1,"x\\\\":2}'), 'x\\');
+  assert.is(repeatedMemberPath('{"a":"\\\\","a":1}'), 'a');
+  assert.is(repeatedMemberPath('{"n":1e5,"m":[1,2,3],"n":0}'), 'n');
+  // Past the first 16 names of one object (a Set takes over from the list).
+  const many = Array.from({ length: 40 }, (_, i) => `"k${i}":${i}`);
+  assert.is(repeatedMemberPath(`{${many.join(',')}}`), null);
+  assert.is(repeatedMemberPath(`{${many.join(',')},"k3":0}`), 'k3');
+  assert.is(repeatedMemberPath(`{${many.join(',')},"k39":0}`), 'k39');
+});
+
+test('repeatedMemberPath: siblings, strings and arrays of objects repeat nothing', () => {
+  assert.is(repeatedMemberPath('{"s":"\\"a\\":1,\\"a\\":2","a":1}'), null);
+  assert.is(repeatedMemberPath(' { "a" : [ ] , "b" : { } , "c" : -1.5e3 , "d" : true , "e" : null } '), null);
+  assert.is(repeatedMemberPath('{"a":{},"b":{"a":1},"c":[{"a":1},{"a":1}]}'), null);
+  assert.is(repeatedMemberPath('{"a":"x\\"y","b":"\\\\","c":"\\u0022"}'), null);
+  assert.is(repeatedMemberPath('{}'), null);
 });
 
 test.run();

@@ -154,14 +154,39 @@ const tooLong = (path: string, what: string): Issue => ({
   message: `${path || 'body'} must be ${what}`,
 });
 
-/** What the koa-body `onError` hook throws: every parse failure as an envelope error. */
-export function bodyParseError(err: unknown, limitBytes: number): ApiError {
+/** The Content-Encodings the body parser decodes (inflation: gzip, deflate, br; identity is none). */
+export const CONTENT_ENCODINGS = 'gzip, deflate or br';
+
+/**
+ * A stream error of node:zlib (`Z_DATA_ERROR`, `Z_BUF_ERROR`; brotli's `ERR__ERROR_FORMAT_…`): the
+ * body is not compressed as its Content-Encoding says.
+ */
+const isDecompressionError = (e: { code?: unknown; errno?: unknown }) =>
+  typeof e.errno === 'number' &&
+  typeof e.code === 'string' &&
+  (e.code.startsWith('Z_') || e.code.startsWith('ERR__ERROR_') || e.code.startsWith('ERR_BROTLI'));
+
+/**
+ * What the koa-body `onError` hook throws: every parse failure as an envelope error. `encoding` is the
+ * request's Content-Encoding, named in the answer to a body that does not decode.
+ */
+export function bodyParseError(err: unknown, limitBytes: number, encoding = ''): ApiError {
   const e = (err ?? {}) as { status?: number; type?: string; message?: string; body?: unknown };
   if (e.status === 413)
     return new ApiError(413, 'VALIDATION_ERROR', `The request body is larger than ${limitBytes} bytes`);
   if (e.type === 'charset.unsupported')
     return new ApiError(415, 'VALIDATION_ERROR', 'Unsupported charset; send the body as UTF-8');
-  if (e.status === 415) return new ApiError(415, 'VALIDATION_ERROR', 'Unsupported content encoding');
+  if (e.status === 415)
+    return new ApiError(
+      415,
+      'VALIDATION_ERROR',
+      `Unsupported Content-Encoding ${JSON.stringify(encoding.slice(0, 40))}: send the body uncompressed, or compressed with ${CONTENT_ENCODINGS}`,
+    );
+  if (isDecompressionError(e as { code?: unknown; errno?: unknown }))
+    return invalidBody(
+      `The request body is not compressed as its Content-Encoding (${encoding.slice(0, 40)}) says: send it compressed so, or uncompressed without Content-Encoding`,
+      'invalid_content_encoding',
+    );
   if (e.type === 'request.size.invalid')
     return invalidBody('The request body length does not match Content-Length', 'length_mismatch');
   const text = typeof e.body === 'string' ? e.body : null;

@@ -46,7 +46,7 @@ export const INPUT_RULES: readonly { mistake: string; answer: string }[] = [
     mistake:
       'A body that is not JSON, or JSON that is not an object, or text that is not Unicode (bytes that are not UTF-8, a \\uD800-\\uDFFF escape without its other half)',
     answer:
-      '400 VALIDATION_ERROR (issue `invalid_encoding` for bytes that are not UTF-8: never stored with U+FFFD in their place; and on the string or property name holding half of a surrogate pair; 415 for another content type or a charset other than UTF-8, 413 past the size limit)',
+      '400 VALIDATION_ERROR (issue `invalid_encoding` for bytes that are not UTF-8: never stored with U+FFFD in their place; and on the string or property name holding half of a surrogate pair; `invalid_content_encoding` for a body not compressed as its Content-Encoding says; 415 for another content type, a charset other than UTF-8 or a Content-Encoding other than gzip, deflate or br; 413 past the size limit, counted once decompressed)',
   },
   {
     mistake: 'The id in the path names nothing this credential can see (unknown, or another restaurant’s)',

@@ -256,12 +256,14 @@ export const ERROR_RESPONSES: Record<number, ErrorDoc> = {
   },
   413: {
     name: 'PayloadTooLarge',
-    description: 'Body too large (VALIDATION_ERROR)',
+    description:
+      'Body too large (VALIDATION_ERROR): past the size limit the message states (1,000,000 bytes unless the service is set otherwise), counted once decompressed',
     examples: ['PayloadTooLarge'],
   },
   415: {
     name: 'UnsupportedMediaType',
-    description: 'Body is not JSON (VALIDATION_ERROR)',
+    description:
+      'Body not sent as JSON (VALIDATION_ERROR): another Content-Type than application/json, a charset other than UTF-8, or a Content-Encoding other than gzip, deflate or br; the message says which',
     examples: ['UnsupportedMediaType'],
   },
   422: {

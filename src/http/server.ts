@@ -73,8 +73,8 @@ export function createApp(rt: Runtime, routes: AnyRoute[], lifecycle: Lifecycle 
     jsonLimit: rt.config.bodyLimitBytes,
     formLimit: rt.config.bodyLimitBytes,
     parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
-    onError: (err) => {
-      throw bodyParseError(err, rt.config.bodyLimitBytes);
+    onError: (err, ctx) => {
+      throw bodyParseError(err, rt.config.bodyLimitBytes, ctx.get('content-encoding'));
     },
   });
 
@@ -246,6 +246,9 @@ async function handle(
   if (route.body) {
     // Read only once the caller is known: an unauthenticated client gets 401, not a parse of its body.
     refuseForeignCharset(ctx);
+    // Content codings are case-insensitive (RFC 9110 §8.4.1); the parser's decoder takes lower case only.
+    const coding = ctx.req.headers['content-encoding'];
+    if (coding) ctx.req.headers['content-encoding'] = coding.trim().toLowerCase();
     // Attached in the same turn as the parser's own listener, so it sees every chunk.
     const chunks = keepBodyChunks(ctx);
     await parseBody(ctx, noop);

@@ -2,6 +2,7 @@
 // with two extra routes (one that echoes a validated body, one that throws).
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { MemoryEventStore } from '../../src/adapters/event-store/memory';
@@ -158,6 +159,43 @@ t('a body that is not JSON is 415, a missing required body 400', async (ctx) => 
   const none = await post(ctx, undefined, {});
   assert.is(none.status, 400);
 });
+
+t(
+  'a compressed body: gzip, deflate and br in any case are read; another coding is 415 naming those, a body not compressed as said 400, and the limit counts decompressed bytes',
+  async (ctx) => {
+    const text = JSON.stringify({ name: 'ok', n: 2 });
+    const send = (body: string | Buffer, encoding: string) =>
+      post(ctx, body as string, { 'content-type': 'application/json', 'content-encoding': encoding });
+    for (const [encoding, body] of [
+      ['gzip', gzipSync(text)],
+      ['GZIP', gzipSync(text)],
+      [' Deflate', deflateSync(text)],
+      ['br', brotliCompressSync(text)],
+      ['identity', text],
+    ] as const) {
+      const res = await send(body, encoding);
+      assert.is(res.status, 200, `${encoding}: ${await res.clone().text()}`);
+      assert.equal(await json(res), { data: { name: 'ok', n: 2 } });
+    }
+    const zstd = await send(text, 'zstd');
+    assert.is(zstd.status, 415);
+    const refused = await json(zstd);
+    assert.is(refused.error.code, 'VALIDATION_ERROR');
+    assert.match(refused.error.message, /Content-Encoding "zstd".*uncompressed, or compressed with gzip, deflate or br/);
+    for (const encoding of ['gzip', 'br']) {
+      const plain = await send(text, encoding);
+      assert.is(plain.status, 400, encoding);
+      const body = await json(plain);
+      assert.is(body.error.details.issues[0].code, 'invalid_content_encoding', encoding);
+      assert.match(body.error.message, new RegExp(`Content-Encoding \\(${encoding}\\)`));
+    }
+    // 2,048 bytes once decompressed: a small gzip of a large body is still too large.
+    const bomb = gzipSync(JSON.stringify({ name: 'x'.repeat(50_000) }));
+    assert.ok(bomb.length < 2048);
+    const large = await send(bomb, 'gzip');
+    assert.is(large.status, 413);
+  },
+);
 
 t('an unexpected exception is 500 INTERNAL_ERROR with no internals', async (ctx) => {
   const res = await fetch(`${ctx.base}/__boom`);

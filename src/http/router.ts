@@ -105,6 +105,9 @@ export function createDispatcher<R>(
         : '';
     if (allow)
       throw new ApiError(405, 'VALIDATION_ERROR', `${ctx.method} is not allowed here${why}; use ${allow}`);
+    // allowedMethods answers OPTIONS on any path with `Allow` (empty where nothing is allowed): a 404
+    // lists no methods.
+    ctx.remove('allow');
     matchers ??= routeMatchers([...grouped.values(), everywhere].flat());
     throw new ApiError(404, 'RESOURCE_NOT_FOUND', noRouteMessage(matchers, ctx.method, ctx.path));
   };

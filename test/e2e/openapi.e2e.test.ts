@@ -288,10 +288,32 @@ doc('the response check is not vacuous: bodies, statuses and headers off the doc
     () => openapi.check('GET', ME, fake(401, denied, headers({ 'x-request-id': 'req_another_id' }))),
     /differs from x-request-id/,
   );
-  assert.throws(() => openapi.check('GET', ME, fake(429, denied)), /x-ratelimit-reset/);
+  const limited = { error: { code: 'RATE_LIMITED', message: 'x', request_id: 'req_0123456789' } };
+  assert.throws(() => openapi.check('GET', ME, fake(429, limited)), /x-ratelimit-reset/);
   const notAllowed = { error: { code: 'VALIDATION_ERROR', message: 'x', request_id: 'req_0123456789' } };
   assert.throws(() => openapi.checkUnrouted('DELETE', ME, fake(405, notAllowed)), /allow/);
   openapi.checkUnrouted('DELETE', ME, fake(405, notAllowed, headers({ allow: 'GET' })));
+  // Each error status with the codes its examples give, not any code of the envelope.
+  const missing = { error: { code: 'RESOURCE_NOT_FOUND', message: 'x', request_id: 'req_0123456789' } };
+  const customer = `${CUSTOMERS}/{id}`;
+  openapi.check('GET', customer, fake(404, missing));
+  assert.throws(
+    () => openapi.check('GET', customer, fake(404, notAllowed)),
+    /answers VALIDATION_ERROR, not a code this status documents \(RESOURCE_NOT_FOUND\)/,
+  );
+  assert.throws(() => openapi.check('GET', ME, fake(401, { error: { ...denied.error, code: 'RATE_LIMITED' } })));
+  // HEAD: as GET's answer, without a body.
+  openapi.check('HEAD', ME, { ...fake(401, null), text: '' });
+  assert.throws(() => openapi.check('HEAD', ME, fake(401, denied)), /has a body/);
+  assert.throws(() => openapi.check('HEAD', ME, { ...fake(401, null, without), text: '' }), /x-request-id/);
+  // A path the document does not list: under the prefix, the documented 404 and nothing else.
+  openapi.checkUnlisted('GET', `${PARTNER}/nope`, fake(404, missing));
+  openapi.checkUnlisted('GET', '/dashboard/nope', fake(404, null));
+  assert.throws(() => openapi.checkUnlisted('GET', `${PARTNER}/nope`, fake(200, {})), /answered 200/);
+  assert.throws(
+    () => openapi.checkUnlisted('OPTIONS', `${PARTNER}/nope`, fake(404, missing, headers({ allow: '' }))),
+    /undocumented header allow/,
+  );
 });
 
 doc.run();

@@ -140,6 +140,16 @@ t('unknown routes are 404 and wrong methods 405, in the envelope', async ({ svc 
   const preflight = await svc.api('OPTIONS', '/me');
   assert.is(preflight.status, 405);
   assert.match(preflight.body.error.message, /no CORS preflight is served: call the API from your server/);
+  // A path that does not exist lists no methods: a 404 with no (empty) allow header, whatever the method.
+  for (const verb of ['OPTIONS', 'GET', 'DELETE']) {
+    const nowhere = await svc.api(verb, '/nope', { token: FULL });
+    assert.is(nowhere.status, 404, verb);
+    assert.is(nowhere.headers.get('allow'), null, `${verb}: ${nowhere.headers.get('allow')}`);
+  }
+  // HEAD is answered as GET, and checked against the GET operation's document.
+  const head = await svc.api('HEAD', '/me', { token: FULL });
+  assert.equal([head.status, head.text], [200, '']);
+  assert.is((await svc.api('HEAD', '/me')).status, 401);
 });
 
 t(

@@ -45,7 +45,15 @@ const TRANSPORT = new Set([
 interface Compiled {
   body: ValidateFunction | null;
   headers: { name: string; required: boolean; validate: ValidateFunction }[];
+  /**
+   * The envelope codes this response documents (its examples' error.code): a live error answering
+   * another code (a 404 saying VALIDATION_ERROR) fits the shared Error schema, yet not the document.
+   * Null for a response without envelope examples (the OAuth endpoints' RFC 6749 bodies).
+   */
+  codes: ReadonlySet<string> | null;
 }
+
+type Example = { value?: { error?: { code?: unknown } } };
 
 export class OpenApiChecker {
   private readonly ajv: AjvDraft04;
@@ -98,19 +106,53 @@ export class OpenApiChecker {
       );
   }
 
-  /** `template` is the documented path, e.g. /api/partner/v1/customers/{id}. */
+  /**
+   * `template` is the documented path, e.g. /api/partner/v1/customers/{id}. A HEAD request is checked
+   * against the GET operation (the document says HEAD is answered as GET, without the body).
+   */
   check(method: string, template: string, res: TestResponse): void {
-    const key = `${method} ${template} ${res.status}`;
+    if (method === 'HEAD') {
+      if (res.text !== '') throw new Error(`HEAD ${template} ${res.status} has a body: ${res.text.slice(0, 200)}`);
+      const key = `HEAD ${template} ${res.status}`;
+      const compiled = this.compiled('GET', template, res.status);
+      this.apply(key, { ...compiled, body: null, codes: null }, res);
+      return;
+    }
+    this.apply(`${method} ${template} ${res.status}`, this.compiled(method, template, res.status), res);
+  }
+
+  /**
+   * A path the document does not list. Under /api/partner/v1 (no hidden route lives there) the server
+   * can only answer 404 (components.responses.NotFound: the description promises the envelope) or, on
+   * a spent budget, 429. Elsewhere the pages may answer their own 404 page: nothing to hold it to.
+   */
+  checkUnlisted(method: string, pathname: string, res: TestResponse): void {
+    if (!(pathname === PARTNER || pathname.startsWith(`${PARTNER}/`))) return;
+    const name = res.status === 404 ? 'NotFound' : res.status === 429 ? 'TooManyRequests' : null;
+    if (!name) throw new Error(`${method} ${pathname} is not documented, yet answered ${res.status}`);
+    const key = `unlisted ${name}`;
+    let compiled = this.cache.get(key);
+    if (!compiled) {
+      const response = this.doc.components.responses?.[name];
+      if (!response) throw new Error(`components.responses.${name} is not documented`);
+      compiled = this.compile(response);
+      this.cache.set(key, compiled);
+    }
+    this.apply(`${method} ${pathname} ${res.status}`, compiled, res);
+  }
+
+  private compiled(method: string, template: string, status: number): Compiled {
+    const key = `${method} ${template} ${status}`;
     let compiled = this.cache.get(key);
     if (!compiled) {
       const op = this.doc.paths[template]?.[method.toLowerCase()];
       if (!op) throw new Error(`operation ${method} ${template} is not documented`);
-      const response = op.responses[String(res.status)];
-      if (!response) throw new Error(`status ${res.status} of ${method} ${template} is not documented`);
+      const response = op.responses[String(status)];
+      if (!response) throw new Error(`status ${status} of ${method} ${template} is not documented`);
       compiled = this.compile(response);
       this.cache.set(key, compiled);
     }
-    this.apply(key, compiled, res);
+    return compiled;
   }
 
   /**
@@ -136,8 +178,14 @@ export class OpenApiChecker {
 
   private compile(responseOrRef: Response | Ref): Compiled {
     const response = this.resolve<Response>(responseOrRef);
-    const schema = response.content?.['application/json']?.schema;
+    const media = response.content?.['application/json'] as
+      | { schema: unknown; examples?: Record<string, Example | Ref> }
+      | undefined;
+    const schema = media?.schema;
+    const examples = Object.values(media?.examples ?? {}).map((e) => this.resolve<Example>(e));
+    const codes = examples.map((e) => e.value?.error?.code).filter((c): c is string => typeof c === 'string');
     return {
+      codes: codes.length ? new Set(codes) : null,
       body: schema ? this.validator(schema) : null,
       headers: Object.entries(response.headers ?? {}).map(([name, h]) => {
         const header = this.resolve<Header>(h);
@@ -156,6 +204,9 @@ export class OpenApiChecker {
     };
     if (compiled.body && !compiled.body(res.body))
       fail(`does not match its documented schema: ${this.ajv.errorsText(compiled.body.errors)}`);
+    const code = res.body?.error?.code;
+    if (compiled.codes && !compiled.codes.has(code))
+      fail(`answers ${code}, not a code this status documents (${[...compiled.codes].join(', ')})`);
     for (const h of compiled.headers) {
       const value = res.headers.get(h.name);
       if (value === null) {

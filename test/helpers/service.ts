@@ -110,7 +110,9 @@ export async function startTestService(options: StartOptions = {}): Promise<Test
   const operationOf = (method: string, url: string) => {
     const pathname = new URL(url).pathname.replace(/\/$/, '') || '/';
     const onPath = templates.filter((t) => t.re.test(pathname));
-    return { onPath, op: onPath.find((t) => t.method === method) };
+    // HEAD is answered as GET (the document's description): checked against the GET operation.
+    const as = method === 'HEAD' ? 'GET' : method;
+    return { pathname, onPath, op: onPath.find((t) => t.method === as) };
   };
   const checking = (o: RequestOptions) => !o.unchecked && options.checkResponses !== false;
   const api = async (method: string, path: string, o: RequestOptions = {}): Promise<TestResponse> => {
@@ -142,10 +144,12 @@ export async function startTestService(options: StartOptions = {}): Promise<Test
     const response = { status: res.status, headers: res.headers, body: parsed, text };
     if (checking(o)) {
       const check = await documented();
-      const { onPath, op } = operationOf(verb, url);
+      const { pathname, onPath, op } = operationOf(verb, url);
       if (op) check.check(verb, op.template, response);
-      // A documented path without this method (405); unknown paths (404) have nothing to check against.
+      // A documented path without this method (405).
       else if (onPath[0]) check.checkUnrouted(verb, onPath[0].template, response);
+      // A path the document does not list: under the partner prefix, the documented 404.
+      else check.checkUnlisted(verb, pathname, response);
     }
     return response;
   };

@@ -1,11 +1,16 @@
-import { STATUS_CODES } from 'node:http';
+import { maxHeaderSize, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Runtime } from '../runtime';
 import { newRequestId } from './request-id';
 
 /** Node's parser errors, by the status Node itself would answer. */
 function statusFor(code: string | undefined): { status: number; message: string } {
-  if (code === 'HPE_HEADER_OVERFLOW') return { status: 431, message: 'The request headers are too large' };
+  if (code === 'HPE_HEADER_OVERFLOW')
+    // The request line counts too: a long query string (hundreds of ids, a filter pasted twice) lands here.
+    return {
+      status: 431,
+      message: `The request line and headers are larger than ${maxHeaderSize} bytes: shorten the query string (one value per parameter) or the headers`,
+    };
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT')
     return { status: 408, message: 'The request was not received in time' };
   return { status: 400, message: 'The request is not valid HTTP/1.1' };

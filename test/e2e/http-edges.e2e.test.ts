@@ -95,6 +95,16 @@ t('headers past the limit answer 431 in the envelope', async (ctx) => {
     `GET /api/partner/v1 HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
   );
   assertEnvelope(ctx, r, 431);
+  // A long query string is the likelier cause: the message names the limit and the fix.
+  const url = await raw(
+    ctx.port,
+    `GET /api/partner/v1/reservations?external_id=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`,
+  );
+  assertEnvelope(ctx, url, 431);
+  assert.is(
+    url.body.error.message,
+    'The request line and headers are larger than 16384 bytes: shorten the query string (one value per parameter) or the headers',
+  );
 });
 
 t('a malformed header line answers 400 in the envelope', async (ctx) => {

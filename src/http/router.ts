@@ -160,8 +160,12 @@ function prefixForms(path: string): string[][] {
   const trimmed = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
   const given = trimmed === '/' ? [] : trimmed.split('/').slice(1);
   const [first, second, third] = given.map(loose);
+  const isVersion = (word: string | undefined) => word !== undefined && /^v\d+$/.test(word);
   if (first === 'api' && second === 'partner' && third?.startsWith('v'))
     return [given, ['api', 'partner', 'v1', ...given.slice(3)]];
+  // The version or the `partner` segment left out (/api/partner/me, /api/v1/me).
+  if (first === 'api' && (second === 'partner' || isVersion(second)))
+    return [given, ['api', 'partner', 'v1', ...given.slice(2)]];
   return first === 'api' ? [given] : [given, ['api', 'partner', 'v1', ...given]];
 }
 

@@ -159,6 +159,10 @@ t(
       ['GET', '/api/partner/v1/reservation', 'did you mean GET /api/partner/v1/reservations?'],
       ['GET', '/reservations', 'did you mean GET /api/partner/v1/reservations?'],
       ['GET', '/api/partner/v2/me', 'did you mean GET /api/partner/v1/me?'],
+      ['GET', '/api/partner/me', 'did you mean GET /api/partner/v1/me?'],
+      ['GET', '/api/partner/customers/cus_1', 'did you mean GET /api/partner/v1/customers/cus_1?'],
+      ['GET', '/api/v1/reservations', 'did you mean GET /api/partner/v1/reservations?'],
+      ['GET', '/api/partner', 'did you mean GET /api/partner/v1?'],
       ['POST', '/api/partner/v1/webhook_endpoints', 'did you mean POST /api/partner/v1/webhook-endpoints?'],
       [
         'POST',

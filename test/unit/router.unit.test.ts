@@ -45,6 +45,9 @@ function fakeContext(method: string, path: string) {
     set: (k: string, v: string) => {
       headers[k.toLowerCase()] = v;
     },
+    remove: (k: string) => {
+      delete headers[k.toLowerCase()];
+    },
     headers,
   };
 }
@@ -55,7 +58,11 @@ async function lookup(method: string, path: string): Promise<Outcome> {
     await dispatch(ctx as unknown as Context);
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;
-    if (err.status === 404) return { kind: 'not_found' };
+    if (err.status === 404) {
+      // A path that does not exist lists no methods (koa-router sets an empty one for OPTIONS).
+      if (ctx.headers.allow !== undefined) throw new Error(`${method} ${path}: a 404 with an allow header`);
+      return { kind: 'not_found' };
+    }
     if (err.status === 405)
       return { kind: 'method_not_allowed', allowed: (ctx.headers.allow ?? '').split(', ') };
     throw err;
@@ -109,6 +116,7 @@ test('405 lists every method of every path that matches; 404 when none does', as
     allowed: ['POST'],
   });
   assert.equal(await lookup('GET', '/api/v1/nope'), { kind: 'not_found' });
+  assert.equal(await lookup('OPTIONS', '/api/v1/nope'), { kind: 'not_found' });
   assert.equal(await lookup('GET', '/api/v1/customers//'), { kind: 'not_found' }, 'an empty id is no id');
   assert.equal(await lookup('GET', '/api/v1/reservations//cancel'), { kind: 'not_found' });
 });

@@ -186,6 +186,7 @@ function valueRepeats(s: Scan): boolean {
   // A number, true, false or null: up to the next separator.
   const { text } = s;
   let d = c;
-  while (s.at < text.length && d !== 44 && d !== 125 && d !== 93 && !isSpaceCode(d)) d = text.charCodeAt(++s.at);
+  while (s.at < text.length && d !== 44 && d !== 125 && d !== 93 && !isSpaceCode(d))
+    d = text.charCodeAt(++s.at);
   return false;
 }

@@ -181,7 +181,10 @@ t(
     assert.is(zstd.status, 415);
     const refused = await json(zstd);
     assert.is(refused.error.code, 'VALIDATION_ERROR');
-    assert.match(refused.error.message, /Content-Encoding "zstd".*uncompressed, or compressed with gzip, deflate or br/);
+    assert.match(
+      refused.error.message,
+      /Content-Encoding "zstd".*uncompressed, or compressed with gzip, deflate or br/,
+    );
     for (const encoding of ['gzip', 'br']) {
       const plain = await send(text, encoding);
       assert.is(plain.status, 400, encoding);

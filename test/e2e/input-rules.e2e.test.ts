@@ -122,7 +122,13 @@ t(
       assert.is(res.status, 400, `${where} ${rawBody}: ${res.text}`);
       assert.equal(
         issues(res).map((i) => [i.path, i.code, i.message]),
-        [[first, 'duplicate_property', `${first} is given more than once in its object; send each property once`]],
+        [
+          [
+            first,
+            'duplicate_property',
+            `${first} is given more than once in its object; send each property once`,
+          ],
+        ],
         where,
       );
       checked++;

@@ -301,7 +301,9 @@ doc('the response check is not vacuous: bodies, statuses and headers off the doc
     () => openapi.check('GET', customer, fake(404, notAllowed)),
     /answers VALIDATION_ERROR, not a code this status documents \(RESOURCE_NOT_FOUND\)/,
   );
-  assert.throws(() => openapi.check('GET', ME, fake(401, { error: { ...denied.error, code: 'RATE_LIMITED' } })));
+  assert.throws(() =>
+    openapi.check('GET', ME, fake(401, { error: { ...denied.error, code: 'RATE_LIMITED' } })),
+  );
   // HEAD: as GET's answer, without a body.
   openapi.check('HEAD', ME, { ...fake(401, null), text: '' });
   assert.throws(() => openapi.check('HEAD', ME, fake(401, denied)), /has a body/);

@@ -112,7 +112,8 @@ export class OpenApiChecker {
    */
   check(method: string, template: string, res: TestResponse): void {
     if (method === 'HEAD') {
-      if (res.text !== '') throw new Error(`HEAD ${template} ${res.status} has a body: ${res.text.slice(0, 200)}`);
+      if (res.text !== '')
+        throw new Error(`HEAD ${template} ${res.status} has a body: ${res.text.slice(0, 200)}`);
       const key = `HEAD ${template} ${res.status}`;
       const compiled = this.compiled('GET', template, res.status);
       this.apply(key, { ...compiled, body: null, codes: null }, res);

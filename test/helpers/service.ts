@@ -1,6 +1,6 @@
 // Starts the real service on an ephemeral port with its own data directory, and speaks HTTP to it as
 // a partner would.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type RunningService, startService } from '../../src/app';
@@ -145,7 +145,10 @@ export async function startTestService(options: StartOptions = {}): Promise<Test
     if (checking(o)) {
       const check = await documented();
       const { pathname, onPath, op } = operationOf(verb, url);
-      if (op) check.check(verb, op.template, response);
+      if (op) {
+        check.check(verb, op.template, response);
+        noteSeen(verb, op.template, response.status);
+      }
       // A documented path without this method (405).
       else if (onPath[0]) check.checkUnrouted(verb, onPath[0].template, response);
       // A path the document does not list: under the partner prefix, the documented 404.
@@ -162,6 +165,16 @@ export async function startTestService(options: StartOptions = {}): Promise<Test
       if (!keepData && !options.dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * With OPENAPI_SEEN_DIR set, each checked answer is noted there as `METHOD template status`, one file a
+ * process: `node --import tsx test/helpers/openapi-coverage.ts <dir>` then lists the documented answers
+ * no suite saw (what a full run leaves unchecked against the document).
+ */
+function noteSeen(method: string, template: string, status: number): void {
+  const dir = process.env.OPENAPI_SEEN_DIR;
+  if (dir) appendFileSync(join(dir, `seen-${process.pid}.txt`), `${method} ${template} ${status}\n`);
 }
 
 /** A bootstrap restaurant in DESIGN.md §3's shape, with overridable parts. */

@@ -179,10 +179,13 @@ const DIGITS = /^-?\d+$/;
  * "+3" are refused as not integers), and every query integer declares its maximum: a value out of
  * range is refused, never rounded or clamped.
  */
-export function intQuery(o: Doc & { min?: number; max: number }): Schema<number> {
+export function intQuery(o: Doc & { min?: number; max: number; default?: number }): Schema<number> {
   const base = int(o);
   return {
     ...base,
+    // Documented only (JSON Schema `default`): the handler applies it; test/e2e/demo-catalog.e2e.test.ts
+    // holds every documented default to the server's answer without the parameter.
+    ...(o.default !== undefined ? { json: { ...base.json, default: o.default } } : {}),
     // Many digits read as a number far past any declared max (never Infinity, which is no integer),
     // so that they are refused as out of range rather than as not an integer.
     struct: s.coerce(base.struct, s.string(), (v) =>

@@ -114,7 +114,7 @@ export const inlineCustomerSchema = obj({
 export const customerIdParams = obj({ id: str({ min: 1, max: 200 }) });
 
 export const customerFeedQuery = obj({
-  limit: optional(intQuery({ min: 1, max: 100, description: 'Page size, default 50' })),
+  limit: optional(intQuery({ min: 1, max: 100, default: 50, description: 'Page size, default 50' })),
   cursor: optional(str({ min: 1, max: 4096, description: 'pagination.next_cursor of the previous page' })),
   updated_since: optional(dateTime({ description: 'Inclusive' })),
   email: optional(str({ min: 1, max: BOUNDS.email.max, description: 'Case-insensitive' })),

@@ -47,7 +47,7 @@ const listQuery = obj({
   occurred_at_from: optional(dateTime({ description: 'Inclusive lower bound on occurred_at' })),
   occurred_at_to: optional(dateTime({ description: 'Inclusive upper bound on occurred_at' })),
   outcome: optional(enums(RECORD_OUTCOMES, { description: 'Only calls with this outcome' })),
-  limit: optional(intQuery({ min: 1, max: 100, description: 'Page size, default 50' })),
+  limit: optional(intQuery({ min: 1, max: 100, default: 50, description: 'Page size, default 50' })),
   cursor: optional(
     str({ min: 1, max: 1024, description: 'pagination.next_cursor of the previous page (opaque, signed)' }),
   ),

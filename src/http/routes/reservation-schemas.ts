@@ -180,8 +180,8 @@ const statusList: Schema<string> = (() => {
 })();
 
 export const listQuery = obj({
-  page: optional(intQuery({ min: 1, max: MAX_PAGE, description: 'From 1' })),
-  per_page: optional(intQuery({ min: 1, max: 100, description: 'Default 25, max 100' })),
+  page: optional(intQuery({ min: 1, max: MAX_PAGE, default: 1, description: 'From 1' })),
+  per_page: optional(intQuery({ min: 1, max: 100, default: 25, description: 'Default 25, max 100' })),
   external_id: optional(str({ min: 1, max: 255 })),
   customer_id: optional(str({ min: 1, max: 64 })),
   status: optional(statusList),

@@ -118,8 +118,8 @@ export const rotateBody = obj({
 });
 
 export const listEndpointsQuery = obj({
-  page: optional(intQuery({ min: 1, max: MAX_PAGE, description: 'From 1' })),
-  per_page: optional(intQuery({ min: 1, max: 100, description: 'Default 25, max 100' })),
+  page: optional(intQuery({ min: 1, max: MAX_PAGE, default: 1, description: 'From 1' })),
+  per_page: optional(intQuery({ min: 1, max: 100, default: 25, description: 'Default 25, max 100' })),
 });
 
 export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed', 'canceled'] as const;
@@ -133,7 +133,7 @@ export const listDeliveriesQuery = obj({
     }),
   ),
   event_id: optional(str({ min: 1, max: 64 })),
-  limit: optional(intQuery({ min: 1, max: 100, description: 'Page size, default 25' })),
+  limit: optional(intQuery({ min: 1, max: 100, default: 25, description: 'Page size, default 25' })),
   starting_after: optional(
     str({ min: 1, max: 64, description: 'pagination.next_cursor of the previous page' }),
   ),

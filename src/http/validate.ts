@@ -21,12 +21,27 @@ export function validateInput<T>(value: unknown, schema: Schema<T>, where: 'body
     failures = error.failures();
   }
   const issues = issuesOf(failures, where);
+  if (where === 'query') listsGoInOne(issues, schema.json);
   if (where !== 'query')
     for (const issue of issues)
       if (issue.message.endsWith(QUERY_PLUS_NOTE))
         issue.message = issue.message.slice(0, -QUERY_PLUS_NOTE.length);
   throw validationError(issues, messageFor(where));
 }
+
+/**
+ * A parameter given twice that takes several values in one (its description says comma-separated:
+ * GET /reservations?status=) is told how: a client library spelling a list as a repeated parameter
+ * meets this first.
+ */
+function listsGoInOne(issues: Issue[], json: unknown): void {
+  const props = (json as { properties?: Record<string, { description?: string }> }).properties;
+  for (const issue of issues)
+    if (issue.message.endsWith(REPEATED) && props?.[issue.path]?.description?.includes('comma-separated'))
+      issue.message = `${issue.message.slice(0, -REPEATED.length)}${REPEATED}: several values go comma-separated in one (${issue.path}=A,B)`;
+}
+
+const REPEATED = '; give it once';
 
 const messageFor = (where: string) =>
   where === 'body'
@@ -108,7 +123,7 @@ function describe(f: Failure, path: string, where: string): Issue {
     return {
       path,
       code: 'invalid_type',
-      message: `${field} is given ${f.value.length} times; give it once`,
+      message: `${field} is given ${f.value.length} times${REPEATED}`,
     };
   const received = `, not ${kindOf(f.value)}`;
   // A string outside the list is a wrong value (its kind is right: no "not a string"); anything else

@@ -67,16 +67,24 @@ function refusedToken(token: string): ApiError {
 
 function authorize(auth: AuthContext, access: Access): AuthContext {
   const { restaurant, scopes } = auth;
-  if (restaurant.suspended) throw new ApiError(403, 'RESTAURANT_SUSPENDED', 'The restaurant is suspended');
+  if (restaurant.suspended) throw new ApiError(403, 'RESTAURANT_SUSPENDED', SUSPENDED_MESSAGE);
   if (access.kind === 'scopes' && !holdsAll(scopes, access.scopes)) {
     const missing = access.scopes.filter((s) => !scopes.has(s));
-    throw new ApiError(403, 'INSUFFICIENT_SCOPE', `This operation needs the scope(s) ${missing.join(', ')}`, {
+    throw new ApiError(403, 'INSUFFICIENT_SCOPE', scopeMessage(missing), {
       required_scopes: access.scopes,
       missing_scopes: missing,
     });
   }
   return auth;
 }
+
+/** Neither the token nor the request is wrong: only the service's operator can lift a suspension. */
+export const SUSPENDED_MESSAGE =
+  'The restaurant is suspended: every request for it is refused until the service operator resumes it; nothing was done';
+
+/** The 403 names the scopes and how a token gets them: the request itself cannot. */
+export const scopeMessage = (missing: readonly string[]) =>
+  `This operation needs the scope(s) ${missing.join(', ')}: ask the restaurant for an API key that holds them, or ask for them in the OAuth authorization (scope=)`;
 
 /** Held scopes are the common case: checked without a closure or a list of the missing ones. */
 function holdsAll(held: ReadonlySet<Scope>, needed: readonly Scope[]): boolean {

@@ -1,6 +1,7 @@
 // What openapi.json says every operation shares: the response headers the server sets before or
 // around routing (src/http/server.ts, src/http/rate-limit.ts), and one response per error status with
 // examples in the envelope. Declared once as components and referenced, so the document stays small.
+import { SUSPENDED_MESSAGE, scopeMessage } from './auth';
 import { REQUEST_ID_PATTERN } from './request-id';
 
 const REQUEST_ID = 'req_5f0c3a9e2b7d4c1e8a6f0b3d9c2e7a41';
@@ -96,13 +97,13 @@ export const ERROR_EXAMPLES = {
   InsufficientScope: envelope(
     'The token lacks a scope the operation needs',
     'INSUFFICIENT_SCOPE',
-    'This operation needs the scope(s) RESERVATIONS_WRITE',
+    scopeMessage(['RESERVATIONS_WRITE']),
     { required_scopes: ['RESERVATIONS_WRITE'], missing_scopes: ['RESERVATIONS_WRITE'] },
   ),
   RestaurantSuspended: envelope(
     "The token's restaurant is suspended",
     'RESTAURANT_SUSPENDED',
-    'The restaurant is suspended',
+    SUSPENDED_MESSAGE,
   ),
   ResourceNotFound: envelope(
     'Unknown, or belongs to another restaurant',

@@ -216,6 +216,11 @@ t('a missing scope is 403 INSUFFICIENT_SCOPE naming it', async (ctx) => {
   const body = await json(res);
   assert.is(body.error.code, 'INSUFFICIENT_SCOPE');
   assert.equal(body.error.details.missing_scopes, ['RESERVATIONS_WRITE']);
+  // The request cannot fix it; the message says what can: a key or an authorization holding the scope.
+  assert.is(
+    body.error.message,
+    'This operation needs the scope(s) RESERVATIONS_WRITE: ask the restaurant for an API key that holds them, or ask for them in the OAuth authorization (scope=)',
+  );
 });
 
 t(

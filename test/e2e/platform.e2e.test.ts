@@ -119,6 +119,8 @@ t('a suspended restaurant answers 403 RESTAURANT_SUSPENDED until resumed', async
   const res = await svc.api('GET', '/me', { token: FULL });
   assert.is(res.status, 403);
   assert.is(res.body.error.code, 'RESTAURANT_SUSPENDED');
+  // Nothing the partner sends lifts it: the message says who can, and that nothing was done.
+  assert.match(res.body.error.message, /until the service operator resumes it; nothing was done$/);
   await resumeRestaurant(svc.rt, 'rest_demo', operatorMeta('test'));
   assert.is((await svc.api('GET', '/me', { token: FULL })).status, 200);
 });

@@ -393,3 +393,113 @@ live(
 );
 
 live.run();
+
+// The answers every operation shares, sent to every operation that can give them, through the checked
+// helper: a full run had never checked 413, 415 or 429 of most operations, nor any error of the OAuth
+// token endpoint (its suites call it with fetch), against the document (test/helpers/openapi-coverage.ts).
+const ALL = 'couvert_pk_openapi_every_scope_0000000000001';
+const APP_SECRET = 'openapi-app-secret';
+const shared = suite<{ svc: TestService; doc: Json }>("openapi: every operation's shared errors");
+
+shared.before(async (ctx) => {
+  const { SCOPES } = await import('../../src/core/scopes');
+  ctx.svc = await startTestService({
+    bootstrap: {
+      ...demoBootstrap({}, [{ id: 'key_all', token: ALL, scopes: [...SCOPES] }]),
+      oauth_applications: [
+        {
+          client_id: 'app_openapi',
+          client_secret: APP_SECRET,
+          name: 'OpenAPI check',
+          logo_url: null,
+          redirect_uris: ['https://pos.example.test/callback'],
+          allowed_scopes: ['CATALOG_READ'],
+          published_by_operator: true,
+          disabled: false,
+        },
+      ],
+    },
+    env: {
+      BODY_LIMIT_BYTES: '2048',
+      RATE_LIMIT_PER_MINUTE: '100000',
+      OAUTH_TOKEN_RATE_LIMIT_PER_MINUTE: '5',
+    },
+  });
+  ctx.doc = await publishedDocument(ctx.svc.rt);
+});
+shared.after(async (ctx) => {
+  await ctx.svc.close();
+});
+
+shared('every operation taking a body answers 413 and 415 as documented', async ({ svc, doc }) => {
+  let checked = 0;
+  for (const { method, path, op } of operations(doc)) {
+    if (!op.requestBody || !path.startsWith(`${PARTNER}/`)) continue;
+    const target = path.replace(/\{\w+\}/g, 'zz_none');
+    const send = (rawBody: string, contentType: string) =>
+      svc.api(method, `${svc.url}${target}`, {
+        token: ALL,
+        rawBody,
+        headers: { 'content-type': contentType },
+      });
+    const large = await send(JSON.stringify({ note: 'x'.repeat(5000) }), 'application/json');
+    assert.is(large.status, 413, `${method} ${path}: ${large.text}`);
+    const text = await send('note=x', 'text/plain');
+    assert.is(text.status, 415, `${method} ${path}: ${text.text}`);
+    checked++;
+  }
+  assert.ok(checked >= 12, `${checked} operations`);
+});
+
+shared(
+  'the OAuth token and revocation endpoints answer 400, 401, 413 and 429 as documented',
+  async ({ svc }) => {
+    const form = (path: string, body: string, headers: Record<string, string> = {}) =>
+      svc.api('POST', path, {
+        rawBody: body,
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+      });
+    const basic = `Basic ${Buffer.from(`app_openapi:${APP_SECRET}`).toString('base64')}`;
+    const unknown = await form(
+      '/api/oauth/token',
+      'grant_type=authorization_code&code=x&client_id=nope&client_secret=x',
+    );
+    assert.equal([unknown.status, unknown.body.error], [401, 'invalid_client']);
+    const both = await form('/api/oauth/token', `grant_type=authorization_code&client_secret=${APP_SECRET}`, {
+      authorization: basic,
+    });
+    assert.equal([both.status, both.body.error], [400, 'invalid_request']);
+    const large = await form('/api/oauth/revoke', `token=${'x'.repeat(5000)}`, { authorization: basic });
+    assert.equal([large.status, large.body.error], [413, 'invalid_request']);
+    let limited = large;
+    for (let i = 0; i < 10 && limited.status !== 429; i++)
+      limited = await form('/api/oauth/token', 'grant_type=authorization_code', { authorization: basic });
+    assert.equal([limited.status, limited.body.error], [429, 'rate_limited']);
+    const revoke = await form('/api/oauth/revoke', 'token=x', { authorization: basic });
+    assert.is(revoke.status, 429);
+  },
+);
+
+shared('every operation under the rate limit answers 429 as documented', async ({ svc, doc }) => {
+  // A budget of one request a minute, spent by the first.
+  const limited = await startTestService({ bootstrap, env: { RATE_LIMIT_PER_MINUTE: '1' } });
+  try {
+    await limited.api('GET', '/openapi.json');
+    let checked = 0;
+    for (const { method, path, op } of operations(doc)) {
+      if (!(path === PARTNER || path.startsWith(`${PARTNER}/`))) continue;
+      const example = op.requestBody?.content?.['application/json']?.example;
+      const res = await limited.api(method, `${limited.url}${path.replace(/\{\w+\}/g, 'zz_none')}`, {
+        token: WRITER,
+        ...(example === undefined ? {} : { body: example }),
+      });
+      assert.is(res.status, 429, `${method} ${path}: ${res.text}`);
+      checked++;
+    }
+    assert.ok(checked >= 30, `${checked} operations`);
+  } finally {
+    await limited.close();
+  }
+});
+
+shared.run();

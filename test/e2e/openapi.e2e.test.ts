@@ -480,7 +480,7 @@ shared(
   },
 );
 
-shared('every operation under the rate limit answers 429 as documented', async ({ svc, doc }) => {
+shared('every operation under the rate limit answers 429 as documented', async ({ doc }) => {
   // A budget of one request a minute, spent by the first.
   const limited = await startTestService({ bootstrap, env: { RATE_LIMIT_PER_MINUTE: '1' } });
   try {

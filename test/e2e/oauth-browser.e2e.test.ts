@@ -9,25 +9,13 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import escapeHtml from 'escape-html';
 import * as oauth from 'oauth4webapi';
-import type { Page } from 'playwright-core';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { browserAvailable, launchChromium } from '../helpers/browser';
+import { browserAvailable, clickToLoad, launchChromium } from '../helpers/browser';
 import { oauthBootstrap, PASSWORD, SECRETS } from '../helpers/oauth';
 import { startTestService, type TestService } from '../helpers/service';
-
-/**
- * The page's title once the navigation a click started has shown `expected` (or 120 s have passed: a hang
- * bound, then the assertion names what came): click() returns before a form's answer has loaded, and a
- * title read at once can be the old page's or none (a CI run read '').
- */
-async function titleOnceLoaded(page: Page, expected: string): Promise<string> {
-  await page
-    .waitForFunction(`document.title === ${JSON.stringify(expected)}`, undefined, { timeout: 120_000 })
-    .catch(() => {});
-  return page.title();
-}
 
 const haveBrowser = browserAvailable('OAuth flow');
 
@@ -41,9 +29,16 @@ const t = suite<Ctx>('OAuth flow: headless Chromium and a standard OAuth client'
 t.before(async (ctx) => {
   // The partner's callback: a loopback server (RFC 8252 allows http there) that shows a page.
   ctx.hits = [];
+  // Its /framing page is another site (another origin on loopback) framing the page named by ?src=.
   ctx.callback = createServer((req, res) => {
-    ctx.hits.push(req.url ?? '');
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    if (url.pathname === '/framing') {
+      const src = escapeHtml(url.searchParams.get('src') ?? '');
+      res.end(`<!doctype html><title>Another site</title><iframe id="f" src="${src}"></iframe>`);
+      return;
+    }
+    if (url.pathname === '/callback') ctx.hits.push(req.url ?? '');
     res.end('<!doctype html><title>Demo POS</title><h1>Demo POS: back from Couvert</h1>');
   });
   await new Promise<void>((resolve) => ctx.callback.listen(0, '127.0.0.1', resolve));
@@ -113,28 +108,28 @@ test('sign in, choose, allow; exchange with oauth4webapi; disconnect on the dash
     await page.keyboard.press('Tab');
     await page.getByLabel('Email').fill('manager@demo.test');
     await page.getByLabel('Password').fill('not the password!');
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await clickToLoad(page, page.getByRole('button', { name: 'Sign in' }));
     assert.match((await page.getByRole('alert').textContent()) ?? '', /incorrect/);
     await shoot('1b-sign-in-error');
     await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await clickToLoad(page, page.getByRole('button', { name: 'Sign in' }));
 
-    assert.is(await titleOnceLoaded(page, 'Choose a restaurant · Couvert'), 'Choose a restaurant · Couvert');
+    assert.is(await page.title(), 'Choose a restaurant · Couvert');
     assert.ok(await page.getByLabel(/Trois Étoiles/).isChecked(), 'restaurant_hint preselects');
     assert.is(await page.getByLabel(/Chez Deux/).count(), 0, 'no API option: not offered');
     await shoot('2-choose-restaurant');
     await page.getByLabel(/Le Demo/).check();
-    await page.getByRole('button', { name: 'Continue' }).click();
+    await clickToLoad(page, page.getByRole('button', { name: 'Continue' }));
 
-    assert.is(await titleOnceLoaded(page, 'Allow Demo POS · Couvert'), 'Allow Demo POS · Couvert');
+    assert.is(await page.title(), 'Allow Demo POS · Couvert');
     assert.match((await page.locator('h1').textContent()) ?? '', /Allow Demo POS to access Le Demo\?/);
     assert.equal(await page.locator('ul.scopes li').allInnerTexts(), [
       'See your tables, rooms, shifts, prescribers, discounts and message templates',
       'See your reservations',
     ]);
     await shoot('3-consent');
-    await page.getByRole('button', { name: 'Allow' }).click();
-    await page.waitForURL((u) => u.toString().startsWith(redirectUri));
+    await clickToLoad(page, page.getByRole('button', { name: 'Allow' }));
+    assert.ok(page.url().startsWith(redirectUri), page.url());
 
     // The partner's side, with a standard client: state and iss checked, PKCE verifier sent.
     const params = oauth.validateAuthResponse(as, client, new URL(page.url()), state);
@@ -174,9 +169,9 @@ test('sign in, choose, allow; exchange with oauth4webapi; disconnect on the dash
     url.searchParams.set('code_challenge', await oauth.calculatePKCECodeChallenge(verifier2));
     url.searchParams.set('restaurant_hint', 'le-demo');
     await page.goto(url.toString());
-    await page.getByRole('button', { name: 'Continue' }).click();
-    await page.getByRole('button', { name: 'Allow' }).click();
-    await page.waitForURL((u) => u.toString().startsWith(redirectUri));
+    await clickToLoad(page, page.getByRole('button', { name: 'Continue' }));
+    await clickToLoad(page, page.getByRole('button', { name: 'Allow' }));
+    assert.ok(page.url().startsWith(redirectUri), page.url());
     const second = await oauth.processAuthorizationCodeResponse(
       as,
       client,
@@ -193,18 +188,16 @@ test('sign in, choose, allow; exchange with oauth4webapi; disconnect on the dash
     assert.is((await svc.api('GET', '/me', { token: second.access_token })).status, 200);
 
     await page.goto(`${svc.url}/dashboard?restaurant=rest_demo`);
-    assert.is(
-      await titleOnceLoaded(page, 'Connected applications · Couvert'),
-      'Connected applications · Couvert',
-    );
+    assert.is(await page.title(), 'Connected applications · Couvert');
     assert.match(
       (await page.locator('.connections').textContent()) ?? '',
       /Demo POS[\s\S]*See your reservations/,
     );
     await shoot('4-connected-applications');
-    await page.getByRole('button', { name: 'Disconnect Demo POS' }).click();
-    // The confirmation step, then the disconnection.
-    await page.getByRole('button', { name: 'Disconnect Demo POS' }).click();
+    await clickToLoad(page, page.getByRole('button', { name: 'Disconnect Demo POS' }));
+    // The confirmation step (its button has the same name), then the disconnection.
+    assert.match((await page.getByRole('alert').textContent()) ?? '', /revoked/);
+    await clickToLoad(page, page.getByRole('button', { name: 'Disconnect Demo POS' }));
     assert.match((await page.getByRole('status').textContent()) ?? '', /Demo POS is disconnected/);
     assert.match((await page.locator('main').textContent()) ?? '', /No application is connected to Le Demo/);
     await shoot('5-disconnected');
@@ -213,27 +206,26 @@ test('sign in, choose, allow; exchange with oauth4webapi; disconnect on the dash
 
     // The restaurant switcher, for a manager of several restaurants.
     await page.getByLabel('Restaurant').selectOption('rest_three');
-    await page.getByRole('button', { name: 'Show' }).click();
+    await clickToLoad(page, page.getByRole('button', { name: 'Show' }));
     assert.match(page.url(), /restaurant=rest_three/);
 
-    // A page framed by another site is refused by the browser (frame-ancestors 'none').
+    // A page framed by another site is refused by the browser (frame-ancestors 'none'). goto() returns
+    // once the framing page has loaded, its frame included: what the frame shows is final then.
     const framing = await context.newPage();
-    await framing.route('http://attacker.test/', (route) =>
-      route.fulfill({
-        contentType: 'text/html',
-        body: `<!doctype html><iframe id="f" src="${svc.url}/sign-in"></iframe>`,
-      }),
-    );
-    await framing.goto('http://attacker.test/');
-    await framing.waitForTimeout(300);
-    const frame = framing.frames().find((f) => f.url().startsWith(svc.url));
-    const framed = frame
-      ? ((await frame
-          .locator('body')
-          .textContent({ timeout: 1000 })
-          .catch(() => '')) ?? '')
-      : '';
-    assert.not.match(framed, /Sign in/, 'the sign-in page does not render inside a frame');
+    const framed = async (src: string) => {
+      await framing.goto(
+        `${ctx.redirectUri.replace(/\/callback$/, '/framing')}?src=${encodeURIComponent(src)}`,
+      );
+      const frame = await (await framing.$('#f'))?.contentFrame();
+      assert.ok(frame, 'the frame is there');
+      return { url: frame.url(), text: (await frame.locator('body').textContent()) ?? '' };
+    };
+    // The watch is not blind: a page without the policy renders in that frame.
+    const control = await framed(ctx.redirectUri.replace(/\/callback$/, '/elsewhere'));
+    assert.match(control.text, /Demo POS: back from Couvert/, 'a page without the policy shows in the frame');
+    const signInFramed = await framed(`${svc.url}/sign-in`);
+    assert.not.ok(signInFramed.url.startsWith(svc.url), `the frame shows ${signInFramed.url}`);
+    assert.not.match(signInFramed.text, /Sign in/, 'the sign-in page does not render inside a frame');
     await context.close();
   } finally {
     await browser.close();

@@ -14,7 +14,7 @@ import { recordImportRows, startImportJob } from '../../commands/customer-import
 import { takeImportSlot } from '../../commands/customer-import/slot';
 import { CUSTOMER_IMPORTS, type CustomerImportDoc } from '../../projections/customer-imports';
 import { createLogger } from '../../src/logger';
-import { browserAvailable, launchChromium } from '../helpers/browser';
+import { browserAvailable, clickToLoad, HANG_MS, launchChromium, titleOnceLoaded } from '../helpers/browser';
 import { runCli } from '../helpers/cli-in-process';
 import { Browser, formFields, oauthBootstrap, PASSWORD, pageText, signIn } from '../helpers/oauth';
 import { startTestService, type TestService } from '../helpers/service';
@@ -87,8 +87,8 @@ async function upload(b: Browser, csv: string, name = 'guests.csv', onMatch?: st
   return { status: res.status, html: (await b.followed(res)).text };
 }
 
-// A bound on a hang, not on the machine's speed: the suite may share two cores with others (10 s failed once under load).
-async function until<T>(what: string, check: () => Promise<T | null | undefined | false>, ms = 120_000) {
+/** Polls until `check` answers; fails after `ms`, a hang bound (an import on a loaded machine is slow). */
+async function until<T>(what: string, check: () => Promise<T | null | undefined | false>, ms = HANG_MS) {
   const end = Date.now() + ms;
   for (;;) {
     const v = await check();
@@ -324,13 +324,13 @@ async function shoot(page: Page, name: string) {
       await page.goto(`${svc.url}/dashboard/import?restaurant=rest_demo`);
       await page.getByLabel('Email').fill('solo@demo.test');
       await page.getByLabel('Password').fill(PASSWORD);
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await clickToLoad(page, page.getByRole('button', { name: 'Sign in' }));
       const csv =
         'name,email,note\nMarie Curie,marie@example.test,two prizes\nPierre Curie,pierre@example.test,\n';
       await page
         .getByLabel('CSV file')
         .setInputFiles({ name: 'curie.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
-      await page.getByRole('button', { name: 'Preview' }).click();
+      await clickToLoad(page, page.getByRole('button', { name: 'Preview' }));
       assert.is(await page.title(), 'Check the file · Le Demo · Couvert');
       // Post/Redirect/Get: the preview is a page of its own, reloaded without sending the file again.
       assert.match(page.url(), /\/dashboard\/import\/uploads\/[\w-]+\?restaurant=rest_demo$/);
@@ -347,12 +347,10 @@ async function shoot(page: Page, name: string) {
       if (await change.count()) await change.click();
       await page.getByLabel('Update the customer already there').check();
       await shoot(page, 'import-review-1-preview-change');
-      await page.getByRole('button', { name: 'Import 2 rows' }).click();
-      await page.waitForURL(/\/jobs\//);
-      for (let i = 0; i < 100 && !(await page.title()).startsWith('Import finished'); i++) {
-        await new Promise((r) => setTimeout(r, 100));
-        await page.reload();
-      }
+      await clickToLoad(page, page.getByRole('button', { name: 'Import 2 rows' }));
+      assert.match(page.url(), /\/jobs\//);
+      // The progress page refreshes itself until the import ends (reloading it as well would race that).
+      assert.match(await titleOnceLoaded(page, /^Import finished/), /^Import finished/);
       let counts = await page.locator('.counts').innerText();
       assert.match(counts, /Created\s*1/i);
       assert.match(counts, /Unchanged\s*1/i, `the import did what the preview showed: ${counts}`);
@@ -360,14 +358,14 @@ async function shoot(page: Page, name: string) {
 
       // Preview again with "update": the outcomes change, and Import does that (both rows differ now).
       const again = csv.replace('Curie,pierre@example.test,', 'Curie,pierre@example.test,physics');
-      await page.getByRole('link', { name: '← Customer import' }).click();
+      await clickToLoad(page, page.getByRole('link', { name: '← Customer import' }));
       await page
         .getByLabel('CSV file')
         .setInputFiles({ name: 'curie.csv', mimeType: 'text/csv', buffer: Buffer.from(again) });
-      await page.getByRole('button', { name: 'Preview' }).click();
+      await clickToLoad(page, page.getByRole('button', { name: 'Preview' }));
       await page.getByText('Change what a matching row does').click();
       await page.getByLabel('Update the customer already there').check();
-      await page.getByRole('button', { name: 'Preview again' }).click();
+      await clickToLoad(page, page.getByRole('button', { name: 'Preview again' }));
       assert.match(page.url(), /\/dashboard\/import\/uploads\/[\w-]+\?restaurant=rest_demo&on_match=update$/);
       await page.reload();
       assert.is(await page.title(), 'Check the file · Le Demo · Couvert');
@@ -377,12 +375,9 @@ async function shoot(page: Page, name: string) {
       );
       assert.match(await page.locator('#go-choice').innerText(), /Update the customer already there/);
       await shoot(page, 'import-review-2-preview-again');
-      await page.getByRole('button', { name: 'Import 2 rows' }).click();
-      await page.waitForURL(/\/jobs\//);
-      for (let i = 0; i < 100 && !(await page.title()).startsWith('Import finished'); i++) {
-        await new Promise((r) => setTimeout(r, 100));
-        await page.reload();
-      }
+      await clickToLoad(page, page.getByRole('button', { name: 'Import 2 rows' }));
+      assert.match(page.url(), /\/jobs\//);
+      assert.match(await titleOnceLoaded(page, /^Import finished/), /^Import finished/);
       counts = await page.locator('.counts').innerText();
       assert.match(counts, /Updated\s*2/i, counts);
 
@@ -397,7 +392,7 @@ async function shoot(page: Page, name: string) {
         mimeType: 'text/csv',
         buffer: Buffer.from(csvOf('Huge', 10, BUDGET + 500)),
       });
-      await page.getByRole('button', { name: 'Preview' }).click();
+      await clickToLoad(page, page.getByRole('button', { name: 'Preview' }));
       assert.match(await page.getByRole('alert').innerText(), /larger than this server keeps/);
       await shoot(page, 'import-review-4-over-budget');
       await context.close();

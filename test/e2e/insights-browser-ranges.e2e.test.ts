@@ -10,7 +10,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FixedClock } from '../../src/core/clock';
 import { seedInsightsDemo } from '../../src/insights-demo';
-import { browserAvailable, launchChromium } from '../helpers/browser';
+import { browserAvailable, clickToLoad, launchChromium } from '../helpers/browser';
 import { expectedInsights, INSIGHTS_NOW, INSIGHTS_SEED } from '../helpers/insights';
 import { oauthBootstrap, PASSWORD } from '../helpers/oauth';
 import { startTestService, type TestService } from '../helpers/service';
@@ -107,7 +107,7 @@ test('a year of activity over 90 days, and a single day, read at a glance', asyn
     await page.goto(`${svc.url}/dashboard/insights?restaurant=rest_two&period=90`);
     await page.getByLabel('Email').fill('manager@demo.test');
     await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await clickToLoad(page, page.getByRole('button', { name: 'Sign in' }));
     assert.is(await page.getByRole('link', { name: 'Last 90 days' }).getAttribute('aria-current'), 'page');
     const quarter = expectedInsights('rest_two', '2026-03-18', '2026-06-15', YEAR);
     assert.is(await tileValue(page, 'Reservations'), String(quarter.reservations));

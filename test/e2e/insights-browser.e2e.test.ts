@@ -11,7 +11,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FixedClock } from '../../src/core/clock';
 import { seedInsightsDemo } from '../../src/insights-demo';
-import { browserAvailable, launchChromium } from '../helpers/browser';
+import { browserAvailable, clickToLoad, launchChromium } from '../helpers/browser';
 import { asPercent, expectedInsights, INSIGHTS_NOW, INSIGHTS_SEED } from '../helpers/insights';
 import { oauthBootstrap, PASSWORD } from '../helpers/oauth';
 import { startTestService, type TestService } from '../helpers/service';
@@ -85,7 +85,7 @@ test('a manager reads a month at a glance, and the numbers behind each chart', a
     assert.is(await page.title(), 'Sign in · Couvert');
     await page.getByLabel('Email').fill('solo@demo.test');
     await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await clickToLoad(page, page.getByRole('button', { name: 'Sign in' }));
     assert.is(await page.title(), 'Insights · Le Demo · Couvert');
     assert.is(await page.getByRole('link', { name: 'Insights' }).getAttribute('aria-current'), 'page');
     assert.is(await page.getByRole('link', { name: 'Last 30 days' }).getAttribute('aria-current'), 'page');
@@ -139,7 +139,7 @@ test('a manager reads a month at a glance, and the numbers behind each chart', a
     await shoot(page, '');
 
     // Another period.
-    await page.getByRole('link', { name: 'Last 7 days' }).click();
+    await clickToLoad(page, page.getByRole('link', { name: 'Last 7 days' }));
     assert.is(await page.getByRole('link', { name: 'Last 7 days' }).getAttribute('aria-current'), 'page');
     const week = expectedInsights('rest_demo', '2026-06-09', '2026-06-15');
     assert.is(await tileValue(page, 'Reservations'), String(week.reservations));
@@ -154,7 +154,7 @@ test('a manager reads a month at a glance, and the numbers behind each chart', a
     await p2.goto(`${svc.url}/dashboard/insights?restaurant=rest_three`);
     await p2.getByLabel('Email').fill('manager@demo.test');
     await p2.getByLabel('Password').fill(PASSWORD);
-    await p2.getByRole('button', { name: 'Sign in' }).click();
+    await clickToLoad(p2, p2.getByRole('button', { name: 'Sign in' }));
     assert.match((await p2.locator('main').textContent()) ?? '', /Nothing to show for these 30 days yet/);
     assert.is(await p2.getByRole('img').count(), 0);
     await shoot(p2, '-empty');

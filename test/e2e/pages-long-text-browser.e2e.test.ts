@@ -5,7 +5,7 @@
 import type { Page } from 'playwright-core';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { browserAvailable, launchChromium } from '../helpers/browser';
+import { browserAvailable, clickToLoad, launchChromium } from '../helpers/browser';
 import { authorizeQuery, oauthBootstrap, PASSWORD, pkce } from '../helpers/oauth';
 import { startTestService, type TestService } from '../helpers/service';
 
@@ -83,18 +83,24 @@ async function fits(page: Page, what: string) {
   await page.setViewportSize({ width: 1280, height: 800 });
 }
 
+/** A browser signed in on `path`; closed here if the sign-in fails (else it outlives the suite). */
 async function signedInPage(svc: TestService, path: string) {
   const browser = await launchChromium();
-  const context = await browser.newContext({
-    viewport: { width: 1280, height: 800 },
-    javaScriptEnabled: false,
-  });
-  const page = await context.newPage();
-  await page.goto(`${svc.url}${path}`);
-  await page.getByLabel('Email').fill('manager@demo.test');
-  await page.getByLabel('Password').fill(PASSWORD);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  return { browser, page };
+  try {
+    const context = await browser.newContext({
+      viewport: { width: 1280, height: 800 },
+      javaScriptEnabled: false,
+    });
+    const page = await context.newPage();
+    await page.goto(`${svc.url}${path}`);
+    await page.getByLabel('Email').fill('manager@demo.test');
+    await page.getByLabel('Password').fill(PASSWORD);
+    await clickToLoad(page, page.getByRole('button', { name: 'Sign in' }));
+    return { browser, page };
+  } catch (err) {
+    await browser.close();
+    throw err;
+  }
 }
 
 test('a long restaurant name: the switcher stays inside the column', async ({ svc }) => {
@@ -120,7 +126,7 @@ test('names without a space wrap: application, API key, endpoint, CSV file', asy
     assert.match(await page.locator('main').innerText(), new RegExp(APP));
     await fits(page, 'restaurant choice');
     await page.getByLabel(/^Le Demo/).check();
-    await page.getByRole('button', { name: 'Continue' }).click();
+    await clickToLoad(page, page.getByRole('button', { name: 'Continue' }));
     assert.match(await page.getByRole('heading', { level: 1 }).innerText(), /^Allow /);
     await fits(page, 'consent');
 
@@ -137,7 +143,7 @@ test('names without a space wrap: application, API key, endpoint, CSV file', asy
     await page
       .getByLabel('CSV file')
       .setInputFiles({ name: `${UNBROKEN}.csv`, mimeType: 'text/csv', buffer: Buffer.from(csv) });
-    await page.getByRole('button', { name: 'Preview' }).click();
+    await clickToLoad(page, page.getByRole('button', { name: 'Preview' }));
     assert.is(await page.title(), 'Check the file · Le Demo · Couvert');
     await fits(page, 'import preview');
     // On a desktop the preview's columns stay in view: the result column is not pushed out of the card.

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { REFERENCE_CSP } from '../../src/http/routes/reference';
-import { browserAvailable, launchChromium } from '../helpers/browser';
+import { browserAvailable, HANG_MS, launchChromium } from '../helpers/browser';
 import { startTestService, type TestService } from '../helpers/service';
 
 const STRICT_CSP =
@@ -152,7 +152,12 @@ test('renders every operation, with no CSP violation, console error or foreign r
       page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()} ${r.failure()?.errorText}`));
       const res = await page.goto(`${svc.url}/docs`, { waitUntil: 'networkidle' });
       assert.is(res?.status(), 200);
-      await page.waitForSelector('.opblock', { timeout: 20_000 });
+      // Swagger UI renders after the load, section by section: wait for as many as there are (a hang
+      // bound), then count exactly (a count taken at the first one could be short).
+      await page
+        .locator('.opblock')
+        .nth(operations - 1)
+        .waitFor({ timeout: HANG_MS });
       assert.is(await page.locator('.opblock').count(), operations, `${name}: every operation renders`);
       assert.match((await page.locator('.info .title').textContent()) ?? '', /Couvert Partner API/);
       await page.screenshot({ path: join(shots, `${name}-top.png`) });
@@ -168,11 +173,18 @@ test('renders every operation, with no CSP violation, console error or foreign r
       assert.ok(Number(overflow) <= 0, `${name}: the page scrolls sideways by ${overflow}px`);
       assert.equal(problems, [], `${name}: ${problems.join('\n')}`);
       assert.equal(foreign, [], `${name}: requests to another origin`);
-      // The watch is not blind: an inline style and a request elsewhere are refused by the policy, and seen.
+      // The watch is not blind: an inline style and a request elsewhere are refused by the policy, and
+      // seen (waited for as they come, a hang bound: not read once after a sleep).
+      const reported = ['style-src', 'connect-src'].map((directive) =>
+        page.waitForEvent('console', {
+          predicate: (m) => m.text().includes(`CSP violation: ${directive}`),
+          timeout: HANG_MS,
+        }),
+      );
       await page.evaluate(
         "const s = document.createElement('style'); s.textContent = 'body{color:red}'; document.head.appendChild(s); fetch('http://192.0.2.1/x').catch(() => {});",
       );
-      await page.waitForTimeout(200);
+      await Promise.all(reported);
       for (const directive of ['style-src', 'connect-src'])
         assert.ok(
           problems.some((p) => p.includes(`CSP violation: ${directive}`)),

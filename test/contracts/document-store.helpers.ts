@@ -26,7 +26,8 @@ export function registrar(
   harness: DocumentStoreHarness,
   options: DocumentStoreContractOptions,
 ): Register {
-  const timeout = options.testTimeoutMs ?? 30_000;
+  // A hang bound (a body of property runs on a loaded machine is slow, not wrong).
+  const timeout = options.testTimeoutMs ?? 120_000;
   return (name, body) => {
     if (options.skip) {
       test.skip(name, () => undefined);

@@ -11,7 +11,7 @@ import {
   type RecordedEvent,
   STREAM_EXISTS,
 } from '../../src/ports/event-store';
-import { collect, ev, take } from './event-store.helpers';
+import { collect, ev, HANG_MS, take } from './event-store.helpers';
 
 type It = (name: string, body: (store: EventStore, ns: string) => Promise<void>) => void;
 
@@ -61,7 +61,7 @@ export function chainContract(it: It): void {
     const s = `${ns}live`;
     const sub = store.subscribe({ after: await store.headPosition(), streamPrefixes: [ns] });
     try {
-      const pending = take(sub[Symbol.asyncIterator](), 2, 10_000, 'two live events');
+      const pending = take(sub[Symbol.asyncIterator](), 2, HANG_MS, 'two live events');
       await store.append(s, [ev('A'), ev('B')], NO_STREAM);
       const live = await pending;
       assert.equal(

@@ -21,6 +21,7 @@ import {
   ev,
   expectError,
   expectQuiet,
+  HANG_MS,
   keys,
   namespace,
   positionsStrictlyIncrease,
@@ -39,7 +40,7 @@ export interface ContractOptions {
   fresh?: boolean;
   /** Event ids are unique in the whole log and a partial retry is refused (the embedded stores). */
   strictIds?: boolean;
-  /** Longest wait for one live event. Default 5000 ms. */
+  /** Longest wait for one live event (a hang bound). Default HANG_MS. */
   liveTimeoutMs?: number;
 }
 
@@ -50,7 +51,7 @@ export function eventStoreContract(
   harness: EventStoreHarness,
   options: ContractOptions = {},
 ): void {
-  const live = options.liveTimeoutMs ?? 5000;
+  const live = options.liveTimeoutMs ?? HANG_MS;
   const it = (name: string, body: Body, when = true) => {
     if (!when) return;
     if (options.skip) return test.skip(name, () => undefined);

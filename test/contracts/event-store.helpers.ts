@@ -3,6 +3,12 @@ import { randomUUID } from 'node:crypto';
 import * as assert from 'uvu/assert';
 import type { EventMetadata, NewEvent, RecordedEvent } from '../../src/ports/event-store';
 
+/**
+ * How long a test waits for what must come (a live event, a writer's acknowledgement) before it fails:
+ * a hang bound only, never a deadline a loaded 2-core CI machine could miss (as REQUEST_HANG_MS).
+ */
+export const HANG_MS = 120_000;
+
 export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {

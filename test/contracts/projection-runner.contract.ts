@@ -11,7 +11,7 @@ import { followForever, readProjectorState } from '../../src/projection/follow';
 import { applyOnce } from '../../src/projection/idempotent';
 import type { Projection } from '../../src/projection/projection';
 import { ProjectionRunner } from '../../src/projection/runner';
-import { withTimeout } from './event-store.helpers';
+import { HANG_MS, withTimeout } from './event-store.helpers';
 
 export interface RunnerFixture {
   events: EventStore;
@@ -133,13 +133,13 @@ export function projectionRunnerContract(test: Test, fixture: () => Promise<Runn
     const reader = new ProjectionRunner(f.events, f.docs, [counterProjection(name)]);
     const r = await f.events.append(`${prefix}-1`, [added('x', 41)], 'any');
     assert.ok(
-      await withTimeout(reader.waitFor(r.position, 10_000), 12_000, 'waitFor'),
+      await withTimeout(reader.waitFor(r.position, HANG_MS), HANG_MS + 5_000, 'waitFor'),
       'the write became visible',
     );
     assert.is(await total(f.docs, name, 'x'), 42);
     assert.is(await reader.waitFor(r.position + 1_000_000n, 50), false, 'a position never reached times out');
     await projector.stop();
-    await withTimeout(following, 10_000, 'follow() to end after stop()');
+    await withTimeout(following, HANG_MS, 'follow() to end after stop()');
   });
 
   // The projector names what failed (src/projection/follow.ts logs it and reports it on /healthz): the
@@ -183,7 +183,7 @@ export function projectionRunnerContract(test: Test, fixture: () => Promise<Runn
       (e: unknown) => e,
     );
     const later = await f.events.append(`${prefix}-2`, [added('refused')], 'any');
-    const liveErr = await withTimeout(following, 120_000, 'follow() to fail');
+    const liveErr = await withTimeout(following, HANG_MS, 'follow() to fail');
     assert.is((liveErr as Error).message, `refused ${later.position}`);
     assert.is(follower.lastFailure?.projection, live);
     assert.is(follower.lastFailure?.event.position, later.position);

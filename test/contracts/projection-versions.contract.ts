@@ -17,7 +17,7 @@ import {
   type VersionDoc,
 } from '../../src/projection/versions';
 import { captureLog } from '../helpers/log-sink';
-import { withTimeout } from './event-store.helpers';
+import { HANG_MS, withTimeout } from './event-store.helpers';
 
 export interface VersionsFixture {
   events: EventStore;
@@ -148,7 +148,7 @@ export function projectionVersionsContract(test: Test, make: () => Promise<Versi
         if (p.aliased.resolve('tally') === 'tally') sawV1++;
         await new Promise((r) => setTimeout(r, 1)); // a request's I/O: the event loop turns
       }
-      await withTimeout(built, 30_000, 'the rebuild');
+      await withTimeout(built, HANG_MS, 'the rebuild');
       assert.ok(sawV1 > 0, 'version 1 served reads during the rebuild');
       assert.is(p.aliased.resolve('tally'), 'tally_v2');
       const doc = (await f.docs
@@ -172,7 +172,7 @@ export function projectionVersionsContract(test: Test, make: () => Promise<Versi
         (async () => {
           while ((await f.docs.collection('tally').count()) > 0) await new Promise((r) => setTimeout(r, 20));
         })(),
-        10_000,
+        HANG_MS,
         'version 1 emptied',
       );
       await p.versions.stop();
@@ -203,7 +203,7 @@ export function projectionVersionsContract(test: Test, make: () => Promise<Versi
         (async () => {
           while ((await f.docs.getCheckpoint('tally@v2')) === null) await new Promise((r) => setImmediate(r));
         })(),
-        10_000,
+        HANG_MS,
         'a first batch',
       );
       await p.versions.stop();
@@ -213,7 +213,7 @@ export function projectionVersionsContract(test: Test, make: () => Promise<Versi
       const q = await open(f, [tally(1), tally(2)]);
       assert.is(q.aliased.resolve('tally'), 'tally');
       q.versions.startPendingBuilds();
-      await withTimeout(q.versions.whenBuilt('tally'), 30_000, 'the resumed rebuild');
+      await withTimeout(q.versions.whenBuilt('tally'), HANG_MS, 'the resumed rebuild');
       assert.match(q.lines.join(''), /projection version switched/);
       assert.equal(await read(q.aliased, 'tally'), expected(4000, 2));
       await q.versions.stop();

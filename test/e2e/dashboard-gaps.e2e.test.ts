@@ -94,7 +94,7 @@ t.after(async (ctx) => {
   rmSync(ctx.dataDir, { recursive: true, force: true });
 });
 
-const within = async <T>(what: string, check: () => Promise<T | null | undefined | false>, ms = 10_000) => {
+const within = async <T>(what: string, check: () => Promise<T | null | undefined | false>, ms = 120_000) => {
   const end = Date.now() + ms;
   for (;;) {
     const v = await check();

@@ -44,7 +44,7 @@ async function signedInBrowser(svc: TestService, email: string): Promise<Browser
   return b;
 }
 
-const within = async <T>(what: string, check: () => Promise<T | null | undefined | false>, ms = 10_000) => {
+const within = async <T>(what: string, check: () => Promise<T | null | undefined | false>, ms = 120_000) => {
   const end = Date.now() + ms;
   for (;;) {
     const v = await check();

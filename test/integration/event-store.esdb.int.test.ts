@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import { EsdbEventStore } from '../../src/adapters/event-store/eventstoredb';
 import { NO_STREAM, type RecordedEvent } from '../../src/ports/event-store';
 import { eventStoreContract } from '../contracts/event-store.contract';
-import { ev, namespace, take, withTimeout } from '../contracts/event-store.helpers';
+import { ev, HANG_MS, namespace, take, withTimeout } from '../contracts/event-store.helpers';
 import { ESDB_MAX_APPEND_SIZE } from '../helpers/containers';
 
 const IMAGE = process.env.ESDB_IMAGE ?? 'eventstore/eventstore:24.10';
@@ -56,7 +56,7 @@ if (problem && process.env.REQUIRE_DOCKER === '1') {
     await container?.stop();
   });
 
-  eventStoreContract(test, { open }, { liveTimeoutMs: 10_000 });
+  eventStoreContract(test, { open });
 }
 
 (problem ? test.skip : test)('system events ($-streams, $-types) reach no reader', async () => {
@@ -71,7 +71,7 @@ if (problem && process.env.REQUIRE_DOCKER === '1') {
     for await (const e of store.readAll({ limit: 500 })) assert.not.ok(isSystem(e), `${e.stream}/${e.type}`);
     const iter = sub[Symbol.asyncIterator]();
     for (let seen = 0; ; seen++) {
-      const [e] = await take(iter, 1, 10_000, `the subscription to reach ${ns}s (${seen} events seen)`);
+      const [e] = await take(iter, 1, HANG_MS, `the subscription to reach ${ns}s (${seen} events seen)`);
       assert.not.ok(isSystem(e!), `${e!.stream}/${e!.type}`);
       if (e!.position === r.position) break;
     }

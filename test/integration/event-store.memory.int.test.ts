@@ -8,11 +8,7 @@ import { ev } from '../contracts/event-store.helpers';
 
 const test = suite('event-store: memory');
 
-eventStoreContract(
-  test,
-  { open: () => new MemoryEventStore() },
-  { fresh: true, strictIds: true, liveTimeoutMs: 2000 },
-);
+eventStoreContract(test, { open: () => new MemoryEventStore() }, { fresh: true, strictIds: true });
 
 test('created comes from the injected clock', async () => {
   const clock = new FixedClock('2026-03-01T12:00:00Z');

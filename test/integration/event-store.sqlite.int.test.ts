@@ -16,7 +16,7 @@ import {
   WrongExpectedRevisionError,
 } from '../../src/ports/event-store';
 import { eventStoreContract } from '../contracts/event-store.contract';
-import { collect, ev, expectError, take, withTimeout } from '../contracts/event-store.helpers';
+import { collect, ev, expectError, HANG_MS, take, withTimeout } from '../contracts/event-store.helpers';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const writer = join(root, 'test/fixtures/event-store-writer.ts');
@@ -214,7 +214,7 @@ test('two instances on one file: conflicts detected, positions gap-free, subscri
     const head = await a.headPosition();
     const sub = a.subscribe({ after: head });
     try {
-      const pending = take(sub[Symbol.asyncIterator](), 2, 3000, "the other instance's events");
+      const pending = take(sub[Symbol.asyncIterator](), 2, HANG_MS, "the other instance's events");
       await b.append('late', [ev('L1'), ev('L2')], NO_STREAM);
       assert.equal(
         (await pending).map((e) => e.type),
@@ -250,7 +250,7 @@ test('SIGKILL in the middle of multi-event appends leaves only whole appends', a
           }
         }
       })(),
-      30_000,
+      HANG_MS,
       'the writer to acknowledge appends',
     );
     assert.is(count, stopAfter, `the writer stopped early: ${stderr()}`);
@@ -306,7 +306,7 @@ test('several processes appending to one stream: every conflict detected, nothin
         return JSON.parse(report) as { conflicts: number };
       }),
     ),
-    60_000,
+    HANG_MS,
     'the writers to finish',
   );
   const store = SqliteEventStore.open(file);
@@ -471,7 +471,7 @@ test('group commit: bad input throws before queueing; reads see an append once i
   await ok;
   assert.is((await store.readStream('q')).length, 1, 'a read after the append resolved sees it');
   assert.is(store.transactions - before, 1, 'the bad append never reached the transaction');
-  assert.is((await take(it, 1, 2000))[0]!.type, 'One', 'subscribers are told after commit');
+  assert.is((await take(it, 1, HANG_MS))[0]!.type, 'One', 'subscribers are told after commit');
   await sub.close();
   const late = store.append('q', [ev('Two')], 0);
   await store.close();

@@ -22,7 +22,7 @@ import { upgradeLegacyLog } from '../../src/privacy/legacy';
 import { NumberIndex, parseLinkMember } from '../../src/privacy/number-keys';
 import { customerSubject } from '../../src/privacy/seal';
 import { SealingEventStore } from '../../src/privacy/sealing-event-store';
-import { collect, take } from '../contracts/event-store.helpers';
+import { collect, HANG_MS, take } from '../contracts/event-store.helpers';
 import { containerRuntimeProblem, gateOnContainers, startScaledStores } from '../helpers/containers';
 
 const R = 'rest_l';
@@ -421,7 +421,7 @@ async function erasedOnRead(inner: EventStore, suffix: string) {
     const mine = (e: RecordedEvent) => streams.includes(e.stream);
     const viaStreams = (await Promise.all(streams.map((s) => layer.readStream(s)))).flat();
     const viaAll = (await collect(layer.readAll())).filter(mine);
-    const viaSub = (await take(sub[Symbol.asyncIterator](), 7, 10_000)).filter(mine);
+    const viaSub = (await take(sub[Symbol.asyncIterator](), 7, HANG_MS)).filter(mine);
     for (const [how, events] of [
       ['readStream', viaStreams],
       ['readAll', viaAll],

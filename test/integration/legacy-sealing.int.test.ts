@@ -19,7 +19,7 @@ import { ANY, type EventStore, type NewEvent, type RecordedEvent } from '../../s
 import { upgradeLegacyLog } from '../../src/privacy/legacy';
 import { customerSubject } from '../../src/privacy/seal';
 import { SealingEventStore } from '../../src/privacy/sealing-event-store';
-import { collect, take } from '../contracts/event-store.helpers';
+import { collect, HANG_MS, take } from '../contracts/event-store.helpers';
 import { containerRuntimeProblem, gateOnContainers, startScaledStores } from '../helpers/containers';
 
 const PERSONAL = /Lovelace|ada@example\.test|peanuts|birthday|Ada L\./;
@@ -246,7 +246,7 @@ async function erasedOnRead(inner: EventStore, suffix: string) {
     const mine = (e: RecordedEvent) => streams.includes(e.stream);
     const viaStreams = (await Promise.all(streams.map((s) => layer.readStream(s)))).flat();
     const viaAll = (await collect(layer.readAll())).filter(mine);
-    const viaSub = (await take(sub[Symbol.asyncIterator](), 6, 10_000)).filter(mine);
+    const viaSub = (await take(sub[Symbol.asyncIterator](), 6, HANG_MS)).filter(mine);
     for (const [how, events] of [
       ['readStream', viaStreams],
       ['readAll', viaAll],

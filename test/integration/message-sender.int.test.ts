@@ -55,7 +55,9 @@ const cloudOptions = (
   accessToken: fake.token,
   baseUrl: fake.url,
   apiVersion: fake.version,
-  timeoutMs: 2_000,
+  // A hang bound: an answer the fake gives is never lost to a loaded machine's slowness (a timeout
+  // makes the send 'unknown', never retried). The timeout tests set their own, with a fake that never answers.
+  timeoutMs: 120_000,
   maxRetries: 2,
   retryBaseMs: 5,
   ...extra,

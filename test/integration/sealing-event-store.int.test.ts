@@ -14,7 +14,7 @@ import {
 } from '../../src/ports/key-store';
 import { SealingEventStore } from '../../src/privacy/sealing-event-store';
 import { eventStoreContract } from '../contracts/event-store.contract';
-import { collect, take } from '../contracts/event-store.helpers';
+import { collect, HANG_MS, take } from '../contracts/event-store.helpers';
 
 const test = suite('event-store: sealing layer over memory');
 eventStoreContract(
@@ -51,7 +51,7 @@ test('every read path opens sealed events; the store below holds them sealed; de
       },
     };
     await store.append('customer-cus_1', [created], NO_STREAM);
-    const [live] = await take(sub[Symbol.asyncIterator](), 1, 2000);
+    const [live] = await take(sub[Symbol.asyncIterator](), 1, HANG_MS);
     for (const e of [
       live!,
       ...(await store.readStream('customer-cus_1')),

@@ -16,7 +16,7 @@ import type { Doc } from '../../src/ports/document-store';
 import { ANY, type EventStore, type RecordedEvent } from '../../src/ports/event-store';
 import { SealingEventStore } from '../../src/privacy/sealing-event-store';
 import { ProjectionRunner } from '../../src/projection/runner';
-import { withTimeout } from '../contracts/event-store.helpers';
+import { HANG_MS, withTimeout } from '../contracts/event-store.helpers';
 
 const dir = mkdtempSync(join(tmpdir(), 'couvert-read-ahead-'));
 const file = join(dir, 'events.sqlite');
@@ -60,7 +60,7 @@ async function all(it: AsyncIterable<RecordedEvent>): Promise<RecordedEvent[]> {
   const run = async () => {
     for await (const e of it) out.push(e);
   };
-  await withTimeout(run(), 30_000, 'the events');
+  await withTimeout(run(), HANG_MS, 'the events');
   return out;
 }
 
@@ -186,7 +186,7 @@ test('events appended while the worker reads are seen, as the paged read sees th
         }
       }
     };
-    await withTimeout(run(), 30_000, 'the events');
+    await withTimeout(run(), HANG_MS, 'the events');
     // Read ahead or not, a page read after the append holds it: it is the last event either way,
     // or (read before it) not there at all; never out of order.
     const positions = got.map((e) => Number(e.position));
@@ -250,7 +250,7 @@ test('an embedded catch-up into every projection through the worker builds the s
   const replay = async (events: EventStore) => {
     const docs = new EmbeddedDocumentStore();
     const runner = new ProjectionRunner(events, docs, allProjections(), { batchSize: 64 });
-    const applied = await withTimeout(runner.catchUp(), 60_000, 'the catch-up');
+    const applied = await withTimeout(runner.catchUp(), HANG_MS, 'the catch-up');
     return { applied, models: await contents(docs) };
   };
   const plainStore = SqliteEventStore.open(log, { readAhead: false });

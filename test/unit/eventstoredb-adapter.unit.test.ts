@@ -20,7 +20,7 @@ import {
   STREAM_EXISTS,
   WrongExpectedRevisionError,
 } from '../../src/ports/event-store';
-import { take } from '../contracts/event-store.helpers';
+import { HANG_MS, take } from '../contracts/event-store.helpers';
 
 function resolved(position: number, stream: string, type: string): AllStreamResolvedEvent {
   return {
@@ -89,7 +89,7 @@ test('a dropped subscription resumes after the last position, skipping the repla
   const errors: unknown[] = [];
   const sub = new EsdbSubscription(client, validateSubscribe({}), policy(errors), () => undefined);
   const iter = sub[Symbol.asyncIterator]();
-  const got: RecordedEvent[] = await take(iter, 3, 2000);
+  const got: RecordedEvent[] = await take(iter, 3, HANG_MS);
   assert.equal(
     got.map((e) => e.position),
     [10n, 30n, 40n],
@@ -118,7 +118,7 @@ test('a subscription resumes after the position it was given and applies the who
     policy([]),
     () => undefined,
   );
-  const got = await take(sub[Symbol.asyncIterator](), 1, 2000);
+  const got = await take(sub[Symbol.asyncIterator](), 1, HANG_MS);
   assert.equal(
     got.map((e) => e.position),
     [60n],

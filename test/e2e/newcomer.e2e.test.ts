@@ -9,7 +9,8 @@ import * as assert from 'uvu/assert';
 
 const repo = resolve(new URL('../..', import.meta.url).pathname);
 
-function waitForOutput(child: ChildProcess, pattern: RegExp, timeoutMs = 60_000): Promise<string> {
+/** Waits for `pattern` in a child's output; `timeoutMs` is a hang bound (a loaded machine is slow). */
+function waitForOutput(child: ChildProcess, pattern: RegExp, timeoutMs = 120_000): Promise<string> {
   return new Promise((resolvePromise, reject) => {
     let out = '';
     const timer = setTimeout(
@@ -32,7 +33,7 @@ function waitForOutput(child: ChildProcess, pattern: RegExp, timeoutMs = 60_000)
   });
 }
 
-const exited = (child: ChildProcess, timeoutMs = 20_000) =>
+const exited = (child: ChildProcess, timeoutMs = 120_000) =>
   new Promise<number | null>((res, rej) => {
     if (child.exitCode !== null) return res(child.exitCode);
     const timer = setTimeout(() => rej(new Error('did not exit')), timeoutMs);
@@ -62,6 +63,9 @@ test('clean clone → README start command → curl with the printed key → CLI
 
   const dir = mkdtempSync(join(tmpdir(), 'couvert-clone-'));
   const clone = join(dir, 'couvert');
+  // The servers started below, killed at the end if a failure left them running (else they outlive
+  // the suite, holding its process open and their data directory).
+  const children: { child: ChildProcess; group: boolean }[] = [];
   try {
     execFileSync('git', ['clone', '--quiet', '--depth', '1', `file://${repo}`, clone]);
     // `npm ci` itself runs in CI on a clean checkout; here the installed modules are reused to keep this fast.
@@ -155,6 +159,7 @@ test('clean clone → README start command → curl with the printed key → CLI
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    children.push({ child: direct, group: false });
     let out = '';
     direct.stdout?.on('data', (d: Buffer) => {
       out += d.toString();
@@ -177,11 +182,22 @@ test('clean clone → README start command → curl with the printed key → CLI
       cwd: clone,
       env: { ...env, PORT: 'eighty' },
       stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
     });
+    children.push({ child: bad, group: true });
     const msg = await waitForOutput(bad, /PORT/);
     assert.match(msg, /configuration error: PORT must be an integer/);
     assert.is.not(await exited(bad), 0);
   } finally {
+    for (const { child, group } of children)
+      if (child.exitCode === null && child.signalCode === null) {
+        try {
+          // npm's whole process group (npm, tsx, the server), or node itself.
+          process.kill(group ? -(child.pid as number) : (child.pid as number), 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
     rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -13,6 +13,7 @@ import { MemoryEventStore } from '../../src/adapters/event-store/memory';
 import { type RunningService, startService } from '../../src/app';
 import { loadConfig } from '../../src/config';
 import { createLogger } from '../../src/logger';
+import { REQUEST_HANG_MS } from '../helpers/service';
 
 async function start(graceMs = 8_000): Promise<RunningService & { port: number; token: string }> {
   const svc = await startService(loadConfig({ PORT: '0', LOG_LEVEL: 'silent', ROLES: 'api,projector' }), {
@@ -60,6 +61,22 @@ async function parsedBefore(port: number): Promise<void> {
   await res.text();
 }
 
+/** `promise`, or a failure naming `what` once REQUEST_HANG_MS have passed (a hang bound). */
+async function withinHang<T>(promise: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const hang = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`${what}: nothing after ${REQUEST_HANG_MS} ms`)),
+      REQUEST_HANG_MS,
+    );
+  });
+  try {
+    return await Promise.race([promise, hang]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 const closedWithin = (socket: Socket, ms: number) =>
   new Promise<boolean>((resolve) => {
     if (socket.destroyed) return resolve(true);
@@ -71,7 +88,11 @@ const closedWithin = (socket: Socket, ms: number) =>
   });
 
 test('a request in flight finishes and says Connection: close; idle keep-alive connections do not hold the stop', async () => {
-  const svc = await start();
+  // Neither the grace period nor the keep-alive timeout can end this stop within the hang bound, so a
+  // stop that left the idle connection to either shows as a hang, whatever the machine's speed (it was
+  // a stop timed under 3 s against an 8 s grace).
+  const svc = await start(10 * REQUEST_HANG_MS);
+  svc.server.keepAliveTimeout = 10 * REQUEST_HANG_MS;
   const agent = new Agent({ keepAlive: true, maxSockets: 4 });
   // An idle pooled connection, as a partner's HTTP client keeps one between calls.
   const { res: first, socket: idle } = await get(svc.port, '/api/partner/v1/me', svc.token, agent);
@@ -114,17 +135,15 @@ test('a request in flight finishes and says Connection: close; idle keep-alive c
   );
   await parsedBefore(svc.port);
   assert.not.ok(idle.destroyed, 'the first connection is idle in the pool, not closed');
-  const began = Date.now();
   const stopped = svc.stop();
-  assert.ok(await closedWithin(idle, 1_000), 'the idle keep-alive connection is closed at once');
+  // At once: while the request in flight still waits for the rest of its body.
+  assert.ok(await closedWithin(idle, REQUEST_HANG_MS), 'the idle keep-alive connection is closed at once');
   sendRest();
   const res = await inflight;
   assert.is(res.status, 200, res.text);
   assert.type(JSON.parse(res.text).data.available, 'boolean');
   assert.is(res.connection, 'close', 'the last response tells the client the connection ends');
-  await stopped;
-  const took = Date.now() - began;
-  assert.ok(took < 3_000, `stopped in ${took} ms, not after the 65 s keep-alive timeout`);
+  await withinHang(stopped, 'the stop, once the request in flight has finished');
   agent.destroy();
   busyAgent.destroy();
 });
@@ -140,10 +159,11 @@ test('a connection still busy after the grace period is cut, and the stop comple
   );
   await parsedBefore(svc.port);
   const began = Date.now();
-  await svc.stop();
+  // The request never finishes by itself: only the cut at the grace period ends this stop.
+  await withinHang(svc.stop(), 'the stop (the busy connection cut at the grace period)');
   const took = Date.now() - began;
-  assert.ok(took >= 400 && took < 3_000, `stopped after the grace period, in ${took} ms`);
-  assert.ok(await closedWithin(socket, 1_000), 'the busy connection was cut');
+  assert.ok(took >= 400, `stopped after the grace period, in ${took} ms`);
+  assert.ok(await closedWithin(socket, REQUEST_HANG_MS), 'the busy connection was cut');
 });
 
 test('the real process: SIGTERM waits for a request in flight; a second SIGTERM exits at once', async () => {
@@ -161,7 +181,7 @@ test('the real process: SIGTERM waits for a request in flight; a second SIGTERM 
   });
   try {
     const port = await new Promise<number>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no banner:\n${out}`)), 60_000);
+      const timer = setTimeout(() => reject(new Error(`no banner:\n${out}`)), REQUEST_HANG_MS);
       child.stdout.on('data', () => {
         const m = /listening on http:\/\/[\d.]+:(\d+)/.exec(out);
         if (m) {
@@ -182,10 +202,10 @@ test('the real process: SIGTERM waits for a request in flight; a second SIGTERM 
     child.kill('SIGTERM');
     const early = await Promise.race([exited, new Promise((r) => setTimeout(() => r('running'), 1_000))]);
     assert.is(early, 'running', 'the first SIGTERM waits for the request in flight');
-    const began = Date.now();
     child.kill('SIGTERM');
-    assert.is(await exited, 130, out);
-    assert.ok(Date.now() - began < 2_000);
+    // At once: 130 is the second signal's exit, taken without waiting for the request (a stop that
+    // waited would end 0 after the grace period); not a wall-clock bound a loaded machine can miss.
+    assert.is(await withinHang(exited, 'the exit after a second SIGTERM'), 130, out);
     assert.match(out, /second SIGTERM, exiting without waiting/);
     socket.destroy();
   } finally {

@@ -463,11 +463,14 @@ export function eventStoreContract(
   });
 }
 
-/** Whether a next() settles as done within two seconds. */
+/** Whether a next() settles as done (within HANG_MS, a hang bound: not two seconds of a loaded machine). */
 async function settlesDone(next: Promise<IteratorResult<RecordedEvent>>): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
   const result = await Promise.race([
     next,
-    new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 2000)),
-  ]);
+    new Promise<'timeout'>((r) => {
+      timer = setTimeout(() => r('timeout'), HANG_MS);
+    }),
+  ]).finally(() => clearTimeout(timer));
   return result !== 'timeout' && result.done === true;
 }

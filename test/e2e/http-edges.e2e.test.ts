@@ -8,7 +8,7 @@ import { MemoryEventStore } from '../../src/adapters/event-store/memory';
 import { type RunningService, startService } from '../../src/app';
 import { loadConfig } from '../../src/config';
 import { captureLog } from '../helpers/log-sink';
-import { demoBootstrap, startTestService } from '../helpers/service';
+import { demoBootstrap, REQUEST_HANG_MS, startTestService } from '../helpers/service';
 
 const TOKEN = 'couvert_pk_edges_0000000000000000000000000000001';
 
@@ -130,8 +130,9 @@ t(
       new Promise<number>((resolve, reject) =>
         ctx.svc.server.getConnections((err, n) => (err ? reject(err) : resolve(n))),
       );
+    // Polled until a hang bound (100 looks 20 ms apart were a deadline a loaded machine could miss).
     let left = await open();
-    for (let i = 0; i < 100 && left > 0; i++) {
+    for (const end = Date.now() + REQUEST_HANG_MS; left > 0 && Date.now() < end; ) {
       await new Promise((r) => setTimeout(r, 20));
       left = await open();
     }

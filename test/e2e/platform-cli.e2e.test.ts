@@ -8,7 +8,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { apiKeyUsageStream } from '../../commands/credentials/usage';
 import { runCli } from '../helpers/cli-process';
-import { demoBootstrap, startTestService, type TestService } from '../helpers/service';
+import { demoBootstrap, REQUEST_HANG_MS, startTestService, type TestService } from '../helpers/service';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const DESIGN_EXAMPLE = join(root, 'test/fixtures/design-bootstrap.json');
@@ -75,9 +75,13 @@ t('bootstrap apply and read-models rebuild beside the server', async ({ svc }) =
   const used = await me(svc, 'couvert_pk_demo_0001');
   assert.is(used.status, 200);
   // Its first use is recorded ("last used", off the request path): wait for it before taking the head.
+  // (Until a hang bound: after 100 looks 20 ms apart it went on, and a use recorded after the head
+  // was taken moved the head the test then compares.)
   const usage = apiKeyUsageStream(used.body.data.credential.id);
-  for (let i = 0; i < 100 && (await svc.rt.events.readStream(usage)).length === 0; i++)
+  for (const end = Date.now() + REQUEST_HANG_MS; (await svc.rt.events.readStream(usage)).length === 0; ) {
+    if (Date.now() > end) assert.unreachable('the key’s first use was never recorded');
     await new Promise((r) => setTimeout(r, 20));
+  }
   const head = await svc.rt.events.headPosition();
   const second = await cli(svc, ['bootstrap', 'apply', DESIGN_EXAMPLE]);
   assert.match(second.stdout, /already applied, nothing appended/);

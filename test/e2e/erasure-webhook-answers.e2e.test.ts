@@ -51,7 +51,8 @@ t('an echoed answer is sealed with the customer, and erased with them', async ()
     customerId = made.body.data.customer.id;
     await rx.waitFor('/hook', 2);
     let docs: WebhookDeliveryDoc[] = [];
-    for (let i = 0; i < 100; i++) {
+    // Until a hang bound (100 looks 50 ms apart were a deadline a loaded machine could miss).
+    for (const end = Date.now() + 120_000; Date.now() < end; ) {
       docs = await deliveries(svc, endpointId);
       if (docs.length >= 2 && docs.every((d) => d.attempts.length > 0)) break;
       await new Promise((r) => setTimeout(r, 50));

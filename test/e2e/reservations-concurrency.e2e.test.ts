@@ -145,9 +145,10 @@ t(
   async ({ svc }) => {
     const body = { party_size: 2, start_at: '2026-07-21T20:00:00+02:00', external_id: 'lost-response-1' };
     await createAndHangUp(svc, body);
-    // The partner searches before creating again (bounded: the server finishes the request on its own).
+    // The partner searches before creating again (bounded: the server finishes the request on its own;
+    // until a hang bound, not 100 looks 20 ms apart, a deadline a loaded machine could miss).
     let found: { id: string; external_id: string } | undefined;
-    for (let i = 0; i < 100 && !found; i++) {
+    for (const end = Date.now() + 120_000; !found && Date.now() < end; ) {
       const res = await svc.api('GET', '/reservations?external_id=lost-response-1', { token: TOKENS.full });
       found = res.body.data[0];
       if (!found) await new Promise((r) => setTimeout(r, 20));

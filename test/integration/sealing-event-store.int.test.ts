@@ -296,7 +296,8 @@ function holdCreatedAnswer(inner: MemoryEventStore, stream: string) {
   };
   const stored = async () => {
     let raw: Awaited<ReturnType<typeof inner.readStream>> = [];
-    for (let i = 0; i < 50 && raw.length === 0; i++) {
+    // Until a hang bound (50 turns of the event loop were a deadline a loaded machine could miss).
+    for (const end = Date.now() + 120_000; raw.length === 0 && Date.now() < end; ) {
       await new Promise((r) => setImmediate(r));
       raw = await inner.readStream(stream).catch(() => []);
     }

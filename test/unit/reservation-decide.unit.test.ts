@@ -222,6 +222,14 @@ test('customer cancellation only before arrival; staff cancellation from anythin
       .length,
     1,
   );
+  // Already canceled, by either side: nothing (the customer's cancellation is not rewritten as the
+  // restaurant's, and its reason stays).
+  for (const status of ['CANCELED_BY_CUSTOMER', 'CANCELED_BY_RESTAURANT'] as const)
+    assert.equal(
+      decideStatusOperation(snapshot({}, { status }), { kind: 'cancel_by_staff', reason: 'x' }, now),
+      [],
+      status,
+    );
   // Staff ignore the POS lock: the lock restricts the partner API.
   assert.is(
     decideStatusOperation(
@@ -339,6 +347,27 @@ test('paying the deposit confirms a PENDING_PAYMENT reservation and adds to tota
   }).r as ReservationSnapshot;
   assert.is(refunded.total_amount_paid, 500);
   rejects(() => decidePayment(r, { paymentId: 'pay_new', status: 'PAID' }, 'EUR', AT), 422, 'INVALID_AMOUNT');
+});
+
+test('a payment that leaves the deposit pending confirms nothing', () => {
+  const deposit = { amount_per_cover: 1000, min_party_size: 1, payment_mode: 'CHARGE' };
+  const r = snapshot({ deposit });
+  assert.is(r.status, 'PENDING_PAYMENT');
+  const depositId = r.payments[0]?.id as string;
+  // Another row paid (a bill, a prepayment): the deposit still waits, so the status stays.
+  const other = decidePayment(r, { paymentId: 'pay_bill', status: 'PAID', amount: 3000 }, 'EUR', AT);
+  assert.equal(
+    other.map((e) => e.type),
+    ['ReservationPaymentRecorded'],
+  );
+  const after = fold(other, { exists: true, abandoned: false, r }).r as ReservationSnapshot;
+  assert.is(after.status, 'PENDING_PAYMENT');
+  assert.is(after.total_amount_paid, 3000);
+  // The deposit voided (docs/RESERVATIONS.md: voiding the last pending one confirms): nothing pending left.
+  assert.equal(
+    decidePayment(after, { paymentId: depositId, status: 'VOIDED' }, 'EUR', AT).map((e) => e.type),
+    ['ReservationPaymentRecorded', 'ReservationStatusChanged'],
+  );
 });
 
 test('feedback needs a rating first; an answer later stamps answered_at', () => {

@@ -5,8 +5,10 @@ import type { ProfileInput } from '../../commands/customers/bounds';
 import {
   decideAddOptOut,
   decideBlacklist,
+  decideClearBlacklist,
   decideCreate,
   decideDelete,
+  decideRemoveOptOut,
   decideUpdate,
 } from '../../commands/customers/decide';
 import { decideAbsorb, decideMergeInto, mergedProfile } from '../../commands/customers/decide-merge';
@@ -126,6 +128,12 @@ t('partners never reach another restaurant, a draft, a deleted or merged custome
   );
   assert.is(decideUpdate(draft, 'cus_2', { name: 'B' }, ctx, 'internal', at).length, 1);
   const deleted = fold(decideDelete(s, 'cus_1', null, at), s);
+  // An erasure repeated (a retry, the CLI run twice) appends nothing and is no error; a missing one is 404.
+  assert.equal(decideDelete(deleted, 'cus_1', 'again', at), []);
+  assert.is(
+    status(() => decideDelete(initialCustomer, 'cus_9', null, at)),
+    404,
+  );
   assert.is(
     status(() => decideUpdate(deleted, 'cus_1', { name: 'B' }, ctx, 'partner', at)),
     404,
@@ -149,6 +157,31 @@ t('flags are idempotent: blacklisting or opting out twice appends once', () => {
   assert.equal(o2.optOuts, ['EMAIL', 'WHATSAPP']);
   assert.equal(decideAddOptOut(o2, 'cus_1', 'EMAIL', null, at), []);
 });
+
+t(
+  'an opt-out removed and a blacklist cleared are gone from the state; doing either again appends nothing',
+  () => {
+    const s = created({ name: 'A' });
+    const both = fold(
+      decideAddOptOut(s, 'cus_1', 'EMAIL', null, at),
+      fold(decideAddOptOut(s, 'cus_1', 'WHATSAPP', null, at), s),
+    );
+    const [removed] = decideRemoveOptOut(both, 'cus_1', 'EMAIL', at);
+    assert.is(removed?.type, 'MarketingOptOutRemoved');
+    const after = fold([removed as NewEvent], both);
+    assert.equal(after.optOuts, ['WHATSAPP']);
+    assert.equal(decideRemoveOptOut(after, 'cus_1', 'EMAIL', at), []);
+    // Added again after its removal: a new event (the state forgot it).
+    assert.is(decideAddOptOut(after, 'cus_1', 'EMAIL', null, at).length, 1);
+    const listed = fold(decideBlacklist(s, 'cus_1', 'r', at), s);
+    assert.is(listed.blacklisted, true);
+    assert.equal(decideClearBlacklist(s, 'cus_1', at), [], 'not blacklisted: nothing to clear');
+    const cleared = fold(decideClearBlacklist(listed, 'cus_1', at), listed);
+    assert.is(cleared.blacklisted, false);
+    assert.equal(decideClearBlacklist(cleared, 'cus_1', at), []);
+    assert.is(decideBlacklist(cleared, 'cus_1', 'again', at).length, 1);
+  },
+);
 
 t(
   'merge: the survivor keeps its values, takes what it lacks, and never loses an opt-out or the blacklist',

@@ -3,6 +3,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { decodeCursor, encodeCursor } from '../../queries/customer-cursor';
+import { filtersOfPass, openCursor, signCursor } from '../../queries/signed-cursor';
 import { ApiError } from '../../src/core/errors';
 
 const t = suite('customer cursor');
@@ -60,5 +61,33 @@ t('an altered body, signature or shape, another key or another restaurant is ref
     'invalid_cursor',
   );
 });
+
+t("a cursor signed under one listing's label does not open under another's", () => {
+  const c = signCursor(key, '', { v: 2, k: 'x' });
+  assert.equal(openCursor(key, '', c), { v: 2, k: 'x' });
+  assert.is(openCursor(key, 'missed-calls:', c), null);
+  assert.is(openCursor(key, '', signCursor(key, 'missed-calls:', { v: 2, k: 'x' })), null);
+});
+
+t(
+  'a next page runs with the filters its cursor carries; other filters given with it are cursor_mismatch',
+  () => {
+    const carried = { tag: 'vip', email: 'a@x.co' };
+    assert.equal(filtersOfPass({}, carried), carried);
+    assert.equal(filtersOfPass({ email: 'a@x.co', tag: 'vip' }, carried), carried);
+    assert.is(
+      code(() => filtersOfPass({ tag: 'regular', email: 'a@x.co' }, carried)),
+      'cursor_mismatch',
+    );
+    assert.is(
+      code(() => filtersOfPass({ tag: 'vip' }, carried)),
+      'cursor_mismatch',
+    );
+    assert.is(
+      code(() => filtersOfPass({ tag: 'vip', email: 'a@x.co', phone: '33612345678' }, carried)),
+      'cursor_mismatch',
+    );
+  },
+);
 
 t.run();

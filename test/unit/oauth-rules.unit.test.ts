@@ -271,6 +271,26 @@ t(
   },
 );
 
+t('the cap is 3 (spec §5): three tokens stay active, the fourth retires the oldest, and only it', () => {
+  const ids = { restaurant_id: 'r', client_id: 'c' };
+  let s: ConnectionState = initialConnection;
+  for (const key_id of ['k0', 'k1', 'k2']) {
+    const events = decideAddToken(s, { ...ids, key_id, scopes: [], at: '' });
+    assert.is(events.filter((e) => e.type === 'OAuthTokenRemoved').length, 0, `${key_id}: nothing retired`);
+    s = events.map(recorded).reduce(evolveConnection, s);
+  }
+  assert.equal(s.active, ['k0', 'k1', 'k2']);
+  const fourth = decideAddToken(s, { ...ids, key_id: 'k3', scopes: [], at: '' });
+  assert.equal(
+    fourth
+      .filter((e) => e.type === 'OAuthTokenRemoved')
+      .map((e) => [(e.data as { key_id: string }).key_id, (e.data as { reason: string }).reason]),
+    [['k0', 'token_cap']],
+  );
+  s = fourth.map(recorded).reduce(evolveConnection, s);
+  assert.equal(s.active, ['k1', 'k2', 'k3']);
+});
+
 t('the 3-token cap holds over any history of issues, revocations and disconnections', () => {
   const op = fc.oneof(
     fc.record({ kind: fc.constant('add' as const) }),

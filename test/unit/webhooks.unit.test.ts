@@ -109,48 +109,51 @@ t('the schedule starts within seconds and ends between 3 and 5 hours after the f
   });
 });
 
-t('the published schedule (docs/WEBHOOKS.md), hand-worked: each retry within a fifth of its wait before its time', () => {
-  // The times docs/WEBHOOKS.md publishes, written out here rather than read from RETRY_OFFSETS_SECONDS
-  // (the property above holds for any increasing schedule ending between 3 and 5 hours).
-  const published = [
-    0,
-    5,
-    35,
-    5 * 60 + 35,
-    20 * 60 + 35,
-    50 * 60 + 35,
-    3600 + 50 * 60 + 35,
-    2 * 3600 + 50 * 60 + 35,
-    4 * 3600 + 5 * 60 + 35,
-  ];
-  assert.equal([...RETRY_OFFSETS_SECONDS], published);
-  assert.is(MAX_ATTEMPTS, 9);
-  const first = new Date('2026-01-01T00:00:00Z');
-  // [earliest, latest] seconds after the first attempt for attempts 2 … 9: latest - (latest - previous) / 5.
-  const windows: [number, number][] = [
-    [4, 5],
-    [29, 35],
-    [275, 335],
-    [1055, 1235],
-    [2675, 3035],
-    [5915, 6635],
-    [9515, 10235],
-    [13835, 14735],
-  ];
-  for (const id of ['whd_a', 'whd_b', 'whd_0123456789', 'whd_zz']) {
-    windows.forEach(([earliest, latest], i) => {
-      const attempt = i + 1;
-      const at = (nextStep({ status: 503, error: null }, attempt, first, id).nextAt as Date).getTime();
-      const s = (at - first.getTime()) / 1000;
-      assert.ok(s >= earliest && s <= latest, `${id} attempt ${attempt + 1} at ${s} s`);
-    });
-    // After the 9th attempt, no 10th.
-    assert.equal(nextStep({ status: 503, error: null }, 9, first, id), { outcome: 'failed', nextAt: null });
-  }
-  // A resend starts a series of its own: its attempt 12 (series start 10) is the series' 3rd.
-  const resend = (nextStep({ status: 503, error: null }, 11, first, 'whd_a', 10).nextAt as Date).getTime();
-  assert.ok(resend - first.getTime() >= 29_000 && resend - first.getTime() <= 35_000, `${resend}`);
-});
+t(
+  'the published schedule (docs/WEBHOOKS.md), hand-worked: each retry within a fifth of its wait before its time',
+  () => {
+    // The times docs/WEBHOOKS.md publishes, written out here rather than read from RETRY_OFFSETS_SECONDS
+    // (the property above holds for any increasing schedule ending between 3 and 5 hours).
+    const published = [
+      0,
+      5,
+      35,
+      5 * 60 + 35,
+      20 * 60 + 35,
+      50 * 60 + 35,
+      3600 + 50 * 60 + 35,
+      2 * 3600 + 50 * 60 + 35,
+      4 * 3600 + 5 * 60 + 35,
+    ];
+    assert.equal([...RETRY_OFFSETS_SECONDS], published);
+    assert.is(MAX_ATTEMPTS, 9);
+    const first = new Date('2026-01-01T00:00:00Z');
+    // [earliest, latest] seconds after the first attempt for attempts 2 … 9: latest - (latest - previous) / 5.
+    const windows: [number, number][] = [
+      [4, 5],
+      [29, 35],
+      [275, 335],
+      [1055, 1235],
+      [2675, 3035],
+      [5915, 6635],
+      [9515, 10235],
+      [13835, 14735],
+    ];
+    for (const id of ['whd_a', 'whd_b', 'whd_0123456789', 'whd_zz']) {
+      windows.forEach(([earliest, latest], i) => {
+        const attempt = i + 1;
+        const at = (nextStep({ status: 503, error: null }, attempt, first, id).nextAt as Date).getTime();
+        const s = (at - first.getTime()) / 1000;
+        assert.ok(s >= earliest && s <= latest, `${id} attempt ${attempt + 1} at ${s} s`);
+      });
+      // After the 9th attempt, no 10th.
+      assert.equal(nextStep({ status: 503, error: null }, 9, first, id), { outcome: 'failed', nextAt: null });
+    }
+    // A resend starts a series of its own: its attempt 12 (series start 10) is the series' 3rd.
+    const resend = (nextStep({ status: 503, error: null }, 11, first, 'whd_a', 10).nextAt as Date).getTime();
+    assert.ok(resend - first.getTime() >= 29_000 && resend - first.getTime() <= 35_000, `${resend}`);
+  },
+);
 
 t('the retries of a burst of deliveries are spread, not all due at the same moments', () => {
   // 200 deliveries fanned out in the same instant to an endpoint that is down: without a spread, each

@@ -349,6 +349,22 @@ test('paying the deposit confirms a PENDING_PAYMENT reservation and adds to tota
   rejects(() => decidePayment(r, { paymentId: 'pay_new', status: 'PAID' }, 'EUR', AT), 422, 'INVALID_AMOUNT');
 });
 
+test('a deposit applies from its min_party_size on, inclusive: amount per cover times the party', () => {
+  // The party is 2 (input()).
+  const at2 = snapshot({ deposit: { amount_per_cover: 1500, min_party_size: 2, payment_mode: 'CHARGE' } });
+  assert.is(at2.status, 'PENDING_PAYMENT');
+  assert.equal(
+    at2.payments.map((p) => [p.payment_type, p.status, p.amount, p.quantity, p.unit_price]),
+    [['DEPOSIT', 'PENDING', 3000, 2, 1500]],
+  );
+  const from3 = snapshot({ deposit: { amount_per_cover: 1500, min_party_size: 3, payment_mode: 'CHARGE' } });
+  assert.is(from3.status, 'CONFIRMED');
+  assert.equal(from3.payments, []);
+  const free = snapshot({ deposit: { amount_per_cover: 0, min_party_size: 1, payment_mode: 'CHARGE' } });
+  assert.is(free.status, 'CONFIRMED');
+  assert.equal(free.payments, []);
+});
+
 test('a payment that leaves the deposit pending confirms nothing', () => {
   const deposit = { amount_per_cover: 1000, min_party_size: 1, payment_mode: 'CHARGE' };
   const r = snapshot({ deposit });

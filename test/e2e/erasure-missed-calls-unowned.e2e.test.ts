@@ -34,6 +34,38 @@ t('the number of a call to a restaurant without the feature is erased with a lat
   }
 });
 
+t('a number a customer was given by an update, not at creation, is erased with them too', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'couvert-erasure-unowned-update-'));
+  const svc = await start(dataDir);
+  try {
+    const call = await svc.api('POST', '/missed-calls', {
+      token: MC_TOKENS.off,
+      body: { caller_phone_number: '06 55 44 33 22' },
+    });
+    assert.is(call.status, 201, call.text);
+    const bo = await svc.api('POST', '/customers', {
+      token: MC_TOKENS.off,
+      body: { name: 'Bo Later', on_match: 'create_new' },
+    });
+    assert.is(bo.status, 201, bo.text);
+    // The number comes with a PATCH (CustomerUpdated's changes), then gives way to another one.
+    for (const phone_number of ['+33655443322', '+33699887766']) {
+      const patched = await svc.api('PATCH', `/customers/${bo.body.data.id}`, {
+        token: MC_TOKENS.off,
+        body: { phone_number },
+      });
+      assert.is(patched.status, 200, patched.text);
+    }
+    await cli(svc, 'audit erase', { customer: bo.body.data.id });
+    const one = await svc.api('GET', `/missed-calls/${call.body.data.id}`, { token: MC_TOKENS.off });
+    assert.is(one.body.data.caller_phone_number, null, 'the call of a number the customer once had');
+    assert.not.match(rawFiles(dataDir), /655443322|55 44 33 22|Bo Later/, 'in no file of the data directory');
+  } finally {
+    await svc.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
 async function erasedByNumber(dataDir: string) {
   const log = captureLog();
   let svc = await start(dataDir, log);

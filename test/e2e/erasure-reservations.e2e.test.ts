@@ -336,6 +336,44 @@ t(
   },
 );
 
+t(
+  "a cancellation reason given while a customer held the reservation leaves with that customer's erasure",
+  async () => {
+    // The reason of a cancellation is sealed with the key of the reservation's customer then, whoever
+    // held it before. Detached afterwards, the reservation keeps it in that customer's box: their erasure must blank it live as
+    // a replay does (the read model tracks whose box each text field is in).
+    const dataDir = mkdtempSync(join(tmpdir(), 'couvert-erasure-reason-'));
+    let svc = await start(dataDir);
+    try {
+      // Booked for Y, moved to X: X holds it when it is canceled, though its other text is Y's.
+      const x = await newCustomer(svc, 'Xavier First');
+      const y = await newCustomer(svc, 'Yolanda Second');
+      const id = await bookFor(svc, y);
+      await patchReservation(svc, id, { customer: { id: x } });
+      const canceled = await svc.api('POST', `/reservations/${id}/cancel`, {
+        token: TOKENS.full,
+        body: { reason: 'X said: Xavier is ill' },
+      });
+      assert.is(canceled.status, 200, canceled.text);
+      await patchReservation(svc, id, { customer: null });
+      await cli(svc, 'audit erase', { customer: x });
+      const reason = async () => {
+        const read = await svc.api('GET', `/reservations/${id}`, { token: TOKENS.full });
+        assert.is(read.status, 200, read.text);
+        return [read.body.data.status, read.body.data.cancellation_reason];
+      };
+      assert.equal(await reason(), ['CANCELED_BY_RESTAURANT', null], 'live');
+      assert.match((await cli(svc, 'audit verify', { 'no-progress': true }))[0] as string, /0 problem/);
+      await svc.close({ keepData: true });
+      svc = await start(dataDir);
+      assert.equal(await reason(), ['CANCELED_BY_RESTAURANT', null], 'after a replay');
+    } finally {
+      await svc.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  },
+);
+
 /** A new customer (never matched to another) named `name`, `more` its other fields: its id. */
 async function newCustomer(svc: TestService, name: string, more: Record<string, unknown> = {}) {
   const made = await svc.api('POST', '/customers', {

@@ -7,6 +7,7 @@
 // moves retries.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { updateCustomer } from '../../commands/customers/handler';
 import { resendDelivery } from '../../commands/webhook-deliveries/handler';
 import { deleteWebhookEndpoint, updateWebhookEndpoint } from '../../commands/webhook-endpoints/handler';
 import { WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../../projections/webhook-endpoints';
@@ -165,6 +166,48 @@ t(
     );
   },
 );
+
+t('an endpoint subscribed to some types gets no delivery for the others', async ({ w }) => {
+  await w.rt.settle(
+    (
+      await updateWebhookEndpoint(
+        w.rt,
+        'rest_demo',
+        'we_st',
+        { enabled_events: ['customer.updated'] },
+        SCOPES,
+        meta,
+      )
+    ).position,
+  );
+  try {
+    // customer.created (not subscribed), then customer.updated (subscribed): the fan-out goes in log
+    // order, so once the update's delivery exists the creation was passed over.
+    const id = await demoCustomer(w.rt, 'Subscribed');
+    await updateCustomer(
+      w.rt,
+      { _id: 'rest_demo', country_code: 'FR', customer_matching: false },
+      id,
+      { note: 'changed' },
+      meta,
+    );
+    await until('the update fanned out', 120_000, async () => {
+      const [d] = await deliveries(w.rt, { customer_id: id, event_type: 'customer.updated' });
+      return d;
+    });
+    assert.equal(
+      (await deliveries(w.rt, { customer_id: id })).map((d) => d.event_type),
+      ['customer.updated'],
+      'no delivery of customer.created',
+    );
+  } finally {
+    // Every type again for the next tests, whatever happened here.
+    await w.rt.settle(
+      (await updateWebhookEndpoint(w.rt, 'rest_demo', 'we_st', { enabled_events: ['*'] }, SCOPES, meta))
+        .position,
+    );
+  }
+});
 
 t('deleted: its pending deliveries are canceled with it', async ({ w }) => {
   const d = await waitingForRetry(w, 'Deleted');

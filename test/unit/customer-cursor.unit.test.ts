@@ -2,7 +2,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { decodeCursor, encodeCursor } from '../../queries/customer-cursor';
+import { decodeCursor, encodeCursor, type FeedFilters } from '../../queries/customer-cursor';
 import { filtersOfPass, openCursor, signCursor } from '../../queries/signed-cursor';
 import { ApiError } from '../../src/core/errors';
 
@@ -72,7 +72,7 @@ t("a cursor signed under one listing's label does not open under another's", () 
 t(
   'a next page runs with the filters its cursor carries; other filters given with it are cursor_mismatch',
   () => {
-    const carried = { tag: 'vip', email: 'a@x.co' };
+    const carried: FeedFilters = { tag: 'vip', email: 'a@x.co' };
     assert.equal(filtersOfPass({}, carried), carried);
     assert.equal(filtersOfPass({ email: 'a@x.co', tag: 'vip' }, carried), carried);
     assert.is(

@@ -263,6 +263,27 @@ t(
   },
 );
 
+t('merge: a custom field the survivor set keeps its value; tags stay within their bound of 100', () => {
+  const profile = (over: Partial<CustomerProfile>): CustomerProfile =>
+    ({ ...(created({ name: 'P' }).profile as CustomerProfile), ...over }) as CustomerProfile;
+  const vip = (value: string) => ({ name: 'VIP', value });
+  const target = profile({
+    custom_fields: { cf_vip: vip('silver') },
+    tags: Array.from({ length: 99 }, (_, i) => `t${i}`),
+  });
+  const source = profile({
+    custom_fields: { cf_vip: vip('gold'), cf_other: { name: 'Other', value: 'x' } },
+    tags: ['t0', 's1', 's2', 's3'],
+  });
+  const merged = mergedProfile(target, source);
+  assert.equal(merged.custom_fields, { cf_vip: vip('silver'), cf_other: { name: 'Other', value: 'x' } });
+  // 99 of its own, then the first of the source's it lacks: 100, the bound (bounds.ts).
+  assert.is(merged.tags?.length, 100);
+  assert.equal(merged.tags?.slice(97), ['t97', 't98', 's1']);
+  // Nothing the survivor lacks: nothing changes.
+  assert.equal(mergedProfile(target, profile({ custom_fields: { cf_vip: vip('gold') }, tags: ['t1'] })), {});
+});
+
 t(
   'webhook types: drafts are never announced; flagging one reads as a deletion, publishing as a creation',
   () => {

@@ -110,5 +110,5 @@ export function decidePayment(
     },
   };
   const after = applyToSnapshot(r, recorded as RecordedEvent);
-  return [recorded, ...confirmationAfterPayment(after, at)];
+  return [recorded, ...confirmationAfterPayment(after, at, payment)];
 }

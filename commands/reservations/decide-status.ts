@@ -145,8 +145,17 @@ function describe(kind: StatusOperation['kind']): string {
   }
 }
 
-/** After a payment: a reservation that only waited for it becomes confirmed. */
-export function confirmationAfterPayment(r: ReservationSnapshot, at: string): NewEvent[] {
+/**
+ * After a payment: a reservation that only waited for it becomes confirmed. A payment recorded as
+ * FAILED (a declined card) leaves nothing pending but paid nothing either: the reservation keeps
+ * waiting until a row is paid, authorized or voided (the restaurant waiving it).
+ */
+export function confirmationAfterPayment(
+  r: ReservationSnapshot,
+  at: string,
+  recorded?: { status: string },
+): NewEvent[] {
+  if (recorded?.status === 'FAILED') return [];
   if (hasOutstandingPayment(r.payments)) return [];
   if (r.status !== 'PENDING_PAYMENT' && r.status !== 'CONFIRMED_PENDING_PAYMENT') return [];
   return [statusEvent(r, 'CONFIRMED', 'payment received', 'SYSTEM', at)];

@@ -386,6 +386,26 @@ test('a payment that leaves the deposit pending confirms nothing', () => {
   );
 });
 
+test('a deposit that failed confirms nothing; paid or voided afterwards, it does', () => {
+  const deposit = { amount_per_cover: 1000, min_party_size: 1, payment_mode: 'CHARGE' };
+  const r = snapshot({ deposit });
+  const depositId = r.payments[0]?.id as string;
+  // The guest's card declined: nothing is pending any more, but nothing was paid either.
+  const failed = decidePayment(r, { paymentId: depositId, status: 'FAILED' }, 'EUR', AT);
+  assert.equal(
+    failed.map((e) => e.type),
+    ['ReservationPaymentRecorded'],
+  );
+  const after = fold(failed, { exists: true, abandoned: false, r }).r as ReservationSnapshot;
+  assert.is(after.status, 'PENDING_PAYMENT');
+  for (const status of ['PAID', 'AUTHORIZED', 'VOIDED'] as const)
+    assert.equal(
+      decidePayment(after, { paymentId: depositId, status }, 'EUR', AT).map((e) => e.type),
+      ['ReservationPaymentRecorded', 'ReservationStatusChanged'],
+      status,
+    );
+});
+
 test('feedback needs a rating first; an answer later stamps answered_at', () => {
   const r = snapshot({}, { status: 'DONE' });
   rejects(() => decideFeedback(r, { comment: 'nice' }, AT), 422, 'RATING_REQUIRED');

@@ -81,17 +81,26 @@ function misfit(def: CustomFieldDefinition, value: unknown): { code: string; mes
   }
 }
 
-/** Checks the values a partner sends; `path` prefixes issue paths (custom_fields.<id>). */
+/**
+ * Checks the values a partner sends; `path` prefixes issue paths (custom_fields.<id>). `held` are the
+ * ids the customer holds a value for: null clears one of them even when its definition was removed
+ * from the catalog since (the value stays shown until cleared, so it must stay clearable).
+ */
 export function checkCustomFields(
   definitions: readonly CustomFieldDefinition[],
   values: Record<string, unknown>,
   path = 'custom_fields',
+  held: ReadonlySet<string> = new Set(),
 ): CheckedCustomFields {
   const byId = new Map(definitions.map((d) => [d.id, d]));
   const out: CheckedCustomFields = { set: {}, cleared: [], issues: [] };
   for (const [id, value] of Object.entries(values)) {
     const at = `${path}.${id}`;
     const def = byId.get(id);
+    if (!def && value === null && held.has(id)) {
+      out.cleared.push(id);
+      continue;
+    }
     if (!def) {
       out.issues.push({
         path: at,

@@ -26,11 +26,16 @@ export function profileIssues(input: ProfileInput, country: string | null): Issu
   return issues;
 }
 
-function checked(input: ProfileInput, ctx: WriteContext): CheckedCustomFields | null {
+/** `held`: the custom field ids the customer written onto holds a value for (none for a new one). */
+function checked(
+  input: ProfileInput,
+  ctx: WriteContext,
+  held: ReadonlySet<string> = new Set(),
+): CheckedCustomFields | null {
   const bounds = profileIssues(input, ctx.country);
   if (bounds.length) throw validationError(bounds, 'The customer is invalid');
   if (input.custom_fields === undefined) return null;
-  const fields = checkCustomFields(ctx.definitions, input.custom_fields);
+  const fields = checkCustomFields(ctx.definitions, input.custom_fields, 'custom_fields', held);
   if (fields.issues.length)
     throw unprocessable(fields.issues, 'A custom field is unknown or its value does not fit');
   return fields;
@@ -60,14 +65,15 @@ const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
 
 /**
  * The fields `input` changes on `current`, and their previous values. A field given with the value it
- * already has is not a change; null clears; custom_fields touches only the ids it names.
+ * already has is not a change; null clears; custom_fields touches only the ids it names. A value
+ * whose definition the catalog no longer has can still be cleared (null), never set.
  */
 export function prepareChanges(
   current: CustomerProfile,
   input: ProfileInput,
   ctx: WriteContext,
 ): { changes: Partial<CustomerProfile>; previous: Partial<CustomerProfile> } {
-  const fields = checked(input, ctx);
+  const fields = checked(input, ctx, new Set(Object.keys(current.custom_fields)));
   const next: Partial<CustomerProfile> = {};
   if (input.name !== undefined) next.name = input.name;
   if (input.email !== undefined) next.email = input.email;

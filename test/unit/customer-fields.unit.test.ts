@@ -5,6 +5,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { checkBounds } from '../../commands/customers/bounds';
 import { type CustomFieldDefinition, checkCustomFields } from '../../commands/customers/custom-fields';
+import { prepareChanges } from '../../commands/customers/prepare';
 import type { ApiError } from '../../src/core/errors';
 import { customerPatchBody } from '../../src/http/routes/customer-schemas';
 import { validateInput } from '../../src/http/validate';
@@ -204,6 +205,36 @@ t('null clears, an unknown id is an issue, each faulty field once', () => {
     checkCustomFields([], { text: null }).issues.map((i) => i.code),
     ['unknown_field'],
   );
+});
+
+t('a value whose definition was removed from the catalog is cleared by null, never set', () => {
+  // The value stays shown in custom_fields after its definition goes: a partner must be able to clear it.
+  const current = {
+    name: 'A',
+    email: null,
+    phone_number: null,
+    country_code: null,
+    lang: 'FR' as const,
+    tags: [],
+    note: null,
+    custom_fields: { gone: { name: 'Gone', value: 'gold' }, text: { name: 'Text', value: 'x' } },
+    newsletter_consent: false,
+    external_id: null,
+  };
+  const ctx = { restaurantId: 'r', country: 'FR', definitions: DEFS };
+  const { changes, previous } = prepareChanges(current, { custom_fields: { gone: null } }, ctx);
+  assert.equal(changes, { custom_fields: { text: { name: 'Text', value: 'x' } } });
+  assert.equal(previous, { custom_fields: current.custom_fields });
+  const refused = (input: Record<string, unknown>) => {
+    try {
+      prepareChanges(current, { custom_fields: input }, ctx);
+    } catch (e) {
+      return ((e as ApiError).details?.issues as { path: string; code: string }[]).map((i) => [i.path, i.code]);
+    }
+    return 'accepted';
+  };
+  assert.equal(refused({ gone: 'gold' }), [['custom_fields.gone', 'unknown_field']]);
+  assert.equal(refused({ never: null }), [['custom_fields.never', 'unknown_field']]);
 });
 
 t.run();

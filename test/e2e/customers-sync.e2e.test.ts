@@ -105,6 +105,20 @@ t('filters: email in any case, phone in any spelling, external_id, tag', async (
   assert.equal(await one(`?phone=${encodeURIComponent('0033 6 10 00 00 07')}`), [ids[7]]);
   assert.equal(await one('?external_id=crm-7'), [ids[7]]);
   assert.equal(await one('?external_id=crm-7&email=other@example.com'), []);
+  // An internationalised domain is stored in its ASCII form; the partner's CRM may hold the Unicode one.
+  const idn = await svc.api('POST', '/customers', {
+    token: TOKENS.write,
+    body: { name: 'Idn', email: 'Jean@XN--exmple-cua.fr', on_match: 'create_new' },
+  });
+  assert.is(idn.status, 201, idn.text);
+  for (const spelling of [
+    'jean@exämple.fr',
+    'JEAN@EXÄMPLE.FR',
+    'jean@exa\u0308mple.fr',
+    'jean@xn--exmple-cua.fr',
+  ])
+    assert.equal(await one(`?email=${encodeURIComponent(spelling)}`), [idn.body.data.id], spelling);
+  assert.equal(await one(`?email=${encodeURIComponent('jean@example.fr')}`), []);
   const vip = await pass(svc, '?tag=vip&limit=6');
   assert.equal(
     vip,

@@ -117,7 +117,14 @@ export const customerFeedQuery = obj({
   limit: optional(intQuery({ min: 1, max: 100, default: 50, description: 'Page size, default 50' })),
   cursor: optional(str({ min: 1, max: 4096, description: 'pagination.next_cursor of the previous page' })),
   updated_since: optional(dateTime({ description: 'Inclusive' })),
-  email: optional(str({ min: 1, max: BOUNDS.email.max, description: 'Case-insensitive' })),
+  email: optional(
+    str({
+      min: 1,
+      max: BOUNDS.email.max,
+      description:
+        'Case-insensitive; an internationalised domain matches in its Unicode or ASCII (xn--) spelling',
+    }),
+  ),
   phone: optional(
     str({
       ...BOUNDS.phone_number,

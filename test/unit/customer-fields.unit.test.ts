@@ -229,10 +229,8 @@ t('a value whose definition was removed from the catalog is cleared by null, nev
     try {
       prepareChanges(current, { custom_fields: input }, ctx);
     } catch (e) {
-      return ((e as ApiError).details?.issues as { path: string; code: string }[]).map((i) => [
-        i.path,
-        i.code,
-      ]);
+      const issues = ((e as ApiError).details?.issues ?? []) as { path: string; code: string }[];
+      return issues.map((i) => [i.path, i.code]);
     }
     return 'accepted';
   };

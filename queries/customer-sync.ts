@@ -1,8 +1,7 @@
 // GET /customers, the incremental sync feed: customers in (updated_at, id) order, which is sync_seq
 // order (projections/customer-feed.ts), paged with a keyset cursor on sync_seq. A customer changed
 // during a pass takes a stamp beyond the cursor, so a full pass sees every customer at least once.
-import { domainToASCII, domainToUnicode } from 'node:url';
-import { emailKey, legacyPhoneKeys, phoneLookupKey } from '../commands/customers/contact';
+import { emailKey, emailKeySpellings, legacyPhoneKeys, phoneLookupKey } from '../commands/customers/contact';
 import { CUSTOMER_SYNC_BUCKETS, CUSTOMERS, type CustomerDoc } from '../projections/customer-docs';
 import { type BucketDoc, bucketId, bucketOf, feedHead, SYNC_BUCKET_SIZE } from '../projections/customer-feed';
 import { instantBound } from '../src/core/datetime';
@@ -53,25 +52,10 @@ function phoneFilter(key: string, country: string | null) {
   return legacy.length ? { $in: [key, ...legacy] } : key;
 }
 
-/**
- * The email filter: the address's key, and the same address with its domain in the other spelling of an
- * internationalised domain name. Writes store the ASCII form (`jean@xn--exmple-cua.fr`, docs/customers.md)
- * and a partner's CRM often holds the Unicode one (`jean@exämple.fr`, any case, composed or not);
- * addresses stored before that rule may hold the Unicode form. Each finds the other.
- */
+/** The email filter: the address's key, and its internationalised domain's other spelling (contact.ts). */
 function emailFilter(key: string) {
-  const at = key.lastIndexOf('@');
-  if (at < 0) return key;
-  const local = key.slice(0, at);
-  const domain = key.slice(at + 1);
-  const ascii = domainToASCII(domain);
-  const spellings = new Set([key]);
-  if (ascii) {
-    spellings.add(`${local}@${ascii}`);
-    const unicode = domainToUnicode(ascii);
-    if (unicode) spellings.add(`${local}@${unicode}`);
-  }
-  return spellings.size > 1 ? { $in: [...spellings] } : key;
+  const others = emailKeySpellings(key);
+  return others.length ? { $in: [key, ...others] } : key;
 }
 
 function queryOf(restaurantId: string, f: FeedFilters, after: number, country: string | null = null): Filter {

@@ -1,7 +1,13 @@
 // Reading customers: one by id, matching (POST /customers, inline reservation customers), and the
 // short form reservations show. Every read filters on the caller's restaurant; drafts are hidden from
 // partners.
-import { emailKey, legacyPhoneKeys, matchablePhoneKey, phoneLookupKey } from '../commands/customers/contact';
+import {
+  emailKey,
+  emailKeySpellings,
+  legacyPhoneKeys,
+  matchablePhoneKey,
+  phoneLookupKey,
+} from '../commands/customers/contact';
 import { CUSTOMER_MERGES, CUSTOMERS, type CustomerDoc } from '../projections/customer-docs';
 import { notFound } from '../src/core/errors';
 import type { DocumentStore, Filter } from '../src/ports/document-store';
@@ -70,7 +76,13 @@ function matchFilter(
     const legacy = key.includes(';ext=') ? legacyPhoneKeys(input.phone_number, restaurant.country_code) : [];
     return legacy.length ? { field: 'phone_key', value: key, legacy } : { field: 'phone_key', value: key };
   }
-  if (on === 'email' && input.email) return { field: 'email_key', value: emailKey(input.email) };
+  if (on === 'email' && input.email) {
+    // An address stored before writes required the ASCII form of an internationalised domain may
+    // hold its Unicode form: the oldest customer holding either spelling matches.
+    const key = emailKey(input.email);
+    const legacy = emailKeySpellings(key);
+    return legacy.length ? { field: 'email_key', value: key, legacy } : { field: 'email_key', value: key };
+  }
   return null;
 }
 

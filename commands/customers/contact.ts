@@ -1,6 +1,7 @@
 // Phone numbers and emails as stored and as matched. Matching never compares what a partner typed:
 // it compares keys derived from the stored form, so "06 12 34 56 78", "+33 6 12 34 56 78" and
 // "0033612345678" at a French restaurant are one customer.
+import { domainToASCII, domainToUnicode } from 'node:url';
 import { type CountryCode, isSupportedCountry, parsePhoneNumberFromString } from 'libphonenumber-js';
 import { trimOldest } from '../../src/core/bounded-map';
 import type { Lang } from './events';
@@ -134,6 +135,27 @@ export const matchablePhoneKey = (key: string | null): string | null => (key && 
 
 /** Emails match case-insensitively (spec §4); surrounding whitespace is never meaningful. */
 export const emailKey = (email: string) => email.trim().toLowerCase();
+
+/**
+ * The other keys the address of email key `key` may be stored under: its internationalised domain in
+ * the other spelling. Writes store the ASCII form (`jean@xn--exmple-cua.fr`, src/core/email.ts);
+ * addresses stored before that rule, and a partner's CRM, may hold the Unicode one (`jean@exämple.fr`,
+ * composed or not). An address with an ASCII domain and no `xn--` label has none (the usual case,
+ * answered without parsing the domain).
+ */
+export function emailKeySpellings(key: string): string[] {
+  const at = key.lastIndexOf('@');
+  if (at < 0) return [];
+  const domain = key.slice(at + 1);
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the ASCII range, by its bounds
+  if (/^[\x00-\x7f]*$/.test(domain) && !domain.includes('xn--')) return [];
+  const local = key.slice(0, at);
+  const ascii = domainToASCII(domain);
+  if (!ascii) return [];
+  const spellings = new Set([`${local}@${ascii}`, `${local}@${domainToUnicode(ascii)}`]);
+  spellings.delete(key);
+  return [...spellings].filter((k) => !k.endsWith('@'));
+}
 
 const LANG_BY_COUNTRY: Readonly<Record<string, Lang>> = {
   FR: 'FR',

@@ -22,7 +22,16 @@ const phone = fc.constantFrom(
   '061234560612',
   '+3361234560612',
 );
-const email = fc.constantFrom('a@example.com', 'B@Example.com', 'c@example.com', 'b@example.com');
+const email = fc.constantFrom(
+  'a@example.com',
+  'B@Example.com',
+  'c@example.com',
+  'b@example.com',
+  // One address, its internationalised domain spelled three ways.
+  'jean@xn--exmple-cua.fr',
+  'Jean@Exämple.fr',
+  'jean@exa\u0308mple.fr',
+);
 const doc = fc.record({
   restaurant_id: fc.constantFrom('rest_a', 'rest_a', 'rest_b'),
   external_id: fc.option(ext),
@@ -108,6 +117,34 @@ test('a number with an extension finds a customer stored before extensions were 
   const input = { phone_number: '06 12 34 56 06 ext. 12' };
   assert.is((await findMatch(docs, restaurant, input, ['phone']))?.doc._id, 'cus_old_national');
   assert.is((await findMatches(docs, restaurant, [{ input }], ['phone']))[0]?.doc._id, 'cus_old_national');
+});
+
+test('an address with an internationalised domain finds a customer stored with its other spelling', async () => {
+  const docs = new EmbeddedDocumentStore();
+  await customersProjection.setup?.(docs);
+  const put = (id: string, email: string, created_seq: number) =>
+    docs.collection(CUSTOMERS).insertOne({
+      _id: id,
+      restaurant_id: 'rest_a',
+      external_id: null,
+      phone_key: null,
+      email_key: emailKey(email),
+      draft: false,
+      created_seq,
+    });
+  // Stored before writes required the ASCII form (xn--) of the domain.
+  await put('cus_old_unicode', 'Jean@Exämple.fr', 1);
+  for (const spelling of ['jean@xn--exmple-cua.fr', 'JEAN@XN--EXMPLE-CUA.FR', 'jean@exa\u0308mple.fr']) {
+    const input = { email: spelling };
+    assert.is((await findMatch(docs, restaurant, input, ['email']))?.doc._id, 'cus_old_unicode', spelling);
+    assert.is((await findMatches(docs, restaurant, [{ input }], ['email']))[0]?.doc._id, 'cus_old_unicode');
+  }
+  assert.is(await findMatch(docs, restaurant, { email: 'jean@example.fr' }, ['email']), null);
+  // Several customers holding the address under either spelling: the first created wins.
+  await put('cus_new', 'jean@xn--exmple-cua.fr', 2);
+  const input = { email: 'jean@xn--exmple-cua.fr' };
+  assert.is((await findMatch(docs, restaurant, input, ['email']))?.doc._id, 'cus_old_unicode');
+  assert.is((await findMatches(docs, restaurant, [{ input }], ['email']))[0]?.doc._id, 'cus_old_unicode');
 });
 
 test.run();

@@ -151,7 +151,7 @@ export const customerRoutes: AnyRoute[] = [
     operationId: 'updateCustomer',
     summary: 'Update a customer',
     description:
-      'Only the given fields change; null clears a field; `tags` replaces the list; `custom_fields` changes only the fields it names (null clears one). A custom field id the restaurant does not define, or a value that does not fit its type, answers 422 with one issue per faulty field. `updated_at` moves only when something changed.',
+      'Only the given fields change; null clears a field; `tags` replaces the list; `custom_fields` changes only the fields it names (null clears one). A custom field id the restaurant does not define, or a value that does not fit its type, answers 422 with one issue per faulty field; a value still held under a field the restaurant has since removed is cleared by null (and cannot be set). `updated_at` moves only when something changed.',
     tag: TAG,
     access: WRITE,
     params: customerIdParams,

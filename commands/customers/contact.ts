@@ -139,8 +139,9 @@ export const emailKey = (email: string) => email.trim().toLowerCase();
 /**
  * The other keys the address of email key `key` may be stored under: its internationalised domain in
  * the other spelling. Writes store the ASCII form (`jean@xn--exmple-cua.fr`, src/core/email.ts);
- * addresses stored before that rule, and a partner's CRM, may hold the Unicode one (`jean@exämple.fr`,
- * composed or not). An address with an ASCII domain and no `xn--` label has none (the usual case,
+ * addresses stored before that rule, and a partner's CRM, may hold the Unicode one (`jean@exämple.fr`).
+ * A key given decomposed (NFD) finds both, since IDNA composes it; the spellings given back are the
+ * ASCII and the composed (NFC) ones, so an address stored decomposed is not found. An address with an ASCII domain and no `xn--` label has none (the usual case,
  * answered without parsing the domain).
  */
 export function emailKeySpellings(key: string): string[] {

@@ -8,8 +8,8 @@
 // The log is append-only, so such events stay as they are; every reader (the write side's fold, the
 // read models, the analytics, `audit history`/`as-of`) gets them through the sealing layer
 // (src/privacy/sealing-event-store.ts) with the instant moved to the nearest one the input rule
-// accepts: 0001-01-01T00:00:00.000Z for one before year 1, 9998-12-31T23:59:59.999Z for one past
-// year 9998 (so the list's order and filters keep the call where it was: first or last). The call's
+// accepts: 0001-01-01T00:00:00.000Z for one before year 1, 9998-12-31T23:59:59.999Z for one from
+// year 10000 (a year-9999 call is a valid date-time that sorts last: read as stored) (so the list's order and filters keep the call where it was: first or last). The call's
 // outcome is unchanged (a call from year -1 was SKIPPED_TOO_OLD, and still reads as such). `audit
 // export` shows the event as stored.
 import { SERVICE_INSTANTS } from '../../src/core/limits';

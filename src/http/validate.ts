@@ -87,6 +87,12 @@ const EXPECTED: Record<string, string> = {
   never: 'absent',
 };
 
+/** What a query-string integer or boolean must look like (the text schema.ts reads). */
+const QUERY_TEXT: Record<string, string> = {
+  integer: 'an integer in plain decimal digits (such as 2: no +, decimal point, exponent or space)',
+  boolean: 'true or false',
+};
+
 /**
  * One issue per failure. Messages are written here from the failure's type and refinement (and, for
  * our own refinements, their sentence): superstruct's messages quote the received value, which may be
@@ -125,6 +131,17 @@ function describe(f: Failure, path: string, where: string): Issue {
       code: 'invalid_type',
       message: `${field} is given ${f.value.length} times${REPEATED}`,
     };
+  // A query string carries only text: "must be an integer, not a string" would blame the one thing
+  // the caller cannot change. Say what text is read instead (schema.ts: intQuery, boolQuery).
+  if (where === 'query' && f.path.length === 1 && typeof f.value === 'string') {
+    const shape = QUERY_TEXT[f.type];
+    if (shape)
+      return {
+        path,
+        code: 'invalid_type',
+        message: f.value === '' ? `${field} is empty: give ${shape}` : `${field} must be ${shape}`,
+      };
+  }
   const received = `, not ${kindOf(f.value)}`;
   // A string outside the list is a wrong value (its kind is right: no "not a string"); anything else
   // (null, a number, an object) is a wrong type.

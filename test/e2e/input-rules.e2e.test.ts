@@ -184,6 +184,14 @@ t(
           issues(res).some((i) => i.path === name && ['invalid_type', 'invalid_format'].includes(i.code)),
           `${route.method} ${route.path} ?${name}: ${res.text}`,
         );
+        // A query string carries only text: the message says what text is read, not "not a string".
+        const said = issues(res).find((i) => i.path === name)?.message ?? '';
+        assert.not.match(said, 'not a string', `${route.method} ${route.path} ?${name}: ${said}`);
+        assert.match(
+          said,
+          schema.type === 'integer' ? 'plain decimal digits' : 'true or false',
+          `${route.method} ${route.path} ?${name}: ${said}`,
+        );
         checked++;
       }
       for (const [name, schema] of props(route.body)) {

@@ -418,6 +418,19 @@ t('POST /availability/check: failure reasons a partner can act on', async ({ svc
   assert.is(await reason({}), null);
 });
 
+t('POST /availability/check takes a slot of GET /availability as it is (room_id null)', async ({ svc, openapi }) => {
+  const [slot] = (await search(svc, { ...evening, party_size: 2 })).body.data.slots;
+  assert.is(slot.room_id, null);
+  // The fields POST /reservations takes, copied from the slot: its room_id null included.
+  const res = await svc.api('POST', '/availability/check', {
+    token: TOKEN,
+    body: { start_at: slot.start_at, party_size: 2, shift_id: slot.shift_id, room_id: slot.room_id },
+  });
+  openapi.check('POST', `${P}/availability/check`, res);
+  assert.is(res.status, 200, res.text);
+  assert.equal(res.body.data, { available: true, failure_reason: null, slot });
+});
+
 t('POST /availability/check: body validation in the envelope', async ({ svc, openapi }) => {
   // Every body here breaks the documented schema on purpose.
   const post = (body: unknown) =>

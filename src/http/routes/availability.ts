@@ -7,7 +7,7 @@ import { checkAvailability, searchAvailability } from '../../../queries/availabi
 import { getCatalog } from '../../../queries/catalog';
 import { PARTY_SIZE } from '../../core/limits';
 import { type AnyRoute, defineRoute, scopes } from '../route';
-import { dateTime, described, int, intQuery, obj, optional, type Schema, str } from '../schema';
+import { dateTime, described, int, intQuery, nullable, obj, optional, type Schema, str } from '../schema';
 
 /** Widest GET /availability window: a month of starts answers in a few milliseconds. */
 export const MAX_WINDOW_DAYS = 31;
@@ -87,13 +87,17 @@ const checkBody = obj({
   }),
   party_size: int({ ...PARTY_SIZE.search, description: SEARCH_PARTY, example: 2 }),
   shift_id: optional(str({ min: 1, max: 64, description: 'Omitted: any shift offering this start' })),
+  // Nullable like POST /reservations' room_id: a slot of GET /availability (or of this answer) carries
+  // room_id null when its shift does not require room selection, and is passed on as it is.
   room_id: optional(
-    str({
-      min: 1,
-      max: 64,
-      description:
-        'Required by a shift that requires room selection (else failure_reason ROOM_SELECTION_REQUIRED); for other shifts, omitted: the best table of any room',
-    }),
+    nullable(
+      str({
+        min: 1,
+        max: 64,
+        description:
+          "Required by a shift that requires room selection (else failure_reason ROOM_SELECTION_REQUIRED); for other shifts, omitted or null (a slot's own room_id): the best table of any room",
+      }),
+    ),
   ),
 });
 

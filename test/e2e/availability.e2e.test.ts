@@ -431,6 +431,16 @@ t('POST /availability/check takes a slot of GET /availability as it is (room_id 
   assert.equal(res.body.data, { available: true, failure_reason: null, slot });
 });
 
+t('POST /availability/check: the documented failure reasons are the ones a 200 can carry', async ({ svc }) => {
+  const doc = (await svc.api('GET', '/openapi.json')).body;
+  const schema = doc.paths[`${P}/availability/check`].post.responses['200'].content['application/json'].schema;
+  const reasons: string[] = schema.properties.data.properties.failure_reason.enum;
+  // An unknown shift_id or room_id is a 422 (tested above); the body has no table_ids.
+  for (const never of ['UNKNOWN_SHIFT', 'UNKNOWN_ROOM', 'UNKNOWN_TABLE'])
+    assert.not.ok(reasons.includes(never), never);
+  assert.ok(reasons.includes('NO_TABLE') && reasons.includes('OUTSIDE_SHIFT'));
+});
+
 t('POST /availability/check: body validation in the envelope', async ({ svc, openapi }) => {
   // Every body here breaks the documented schema on purpose.
   const post = (body: unknown) =>

@@ -184,7 +184,13 @@ export const availabilityRoutes: AnyRoute[] = [
               additionalProperties: false,
               properties: {
                 available: { type: 'boolean' },
-                failure_reason: { type: 'string', nullable: true, enum: [...FAILURE_REASONS] },
+                failure_reason: {
+                  type: 'string',
+                  nullable: true,
+                  // Only the reasons this answer can carry: an unknown shift_id or room_id is a 422
+                  // first, and the body takes no table_ids (UNKNOWN_* are POST /reservations' reasons).
+                  enum: FAILURE_REASONS.filter((r) => !r.startsWith('UNKNOWN_')),
+                },
                 slot: { ...slotSchema, nullable: true },
               },
             },

@@ -168,18 +168,27 @@ export const discountSchema: JsonSchema = {
       type: 'string',
       format: 'date-time',
       nullable: true,
-      description: 'Valid from; null: always',
+      description:
+        "Earliest reservation start_at it applies to (an instant, inclusive; compared with the reservation's start, not with now); null: no limit",
     },
     end_date: {
       type: 'string',
       format: 'date-time',
       nullable: true,
-      description: 'Valid until; null: always',
+      description:
+        "Latest reservation start_at it applies to (an instant, inclusive; compared with the reservation's start, not with now); null: no limit",
     },
-    start_time: localTime('Daily start'),
-    end_time: localTime('Daily end'),
-    days_of_week: isoDays,
-    max_covers_per_day: { type: 'integer', minimum: 0 },
+    start_time: localTime("Earliest local start time of a reservation it applies to, inclusive, to the minute"),
+    end_time: localTime('Latest local start time of a reservation it applies to, inclusive, to the minute'),
+    days_of_week: {
+      ...isoDays,
+      description: `${isoDays.description}: the calendar day of the reservation's start (a 00:30 start counts on its own day, not on the day its shift began)`,
+    },
+    max_covers_per_day: {
+      type: 'integer',
+      minimum: 0,
+      description: 'The restaurant\'s intended daily limit; not enforced: POST /reservations does not count covers per discount',
+    },
   },
 };
 

@@ -163,20 +163,21 @@ t('GET /discounts: active discounts first', async ({ svc, openapi }) => {
   assert.equal(res.body.data[1], restaurant.discounts[0]);
 });
 
-t('GET /discounts: the document says how each rule is read and that max_covers_per_day is not enforced', async ({
-  svc,
-}) => {
-  const doc = (await svc.api('GET', '/openapi.json')).body;
-  const schema = doc.paths[`${P}/discounts`].get.responses['200'].content['application/json'].schema;
-  const ref: string = schema.properties.data.items.$ref ?? '';
-  const item = ref ? doc.components.schemas[ref.split('/').at(-1) as string] : schema.properties.data.items;
-  const said = (field: string): string => item.properties[field].description ?? '';
-  // The rules POST /reservations applies (commands/reservations/discount-rules.ts).
-  for (const field of ['start_date', 'end_date', 'start_time', 'end_time'])
-    assert.match(said(field), 'inclusive', field);
-  assert.match(said('start_date'), "reservation's start");
-  assert.match(said('max_covers_per_day'), 'not enforced');
-});
+t(
+  'GET /discounts: the document says how each rule is read and that max_covers_per_day is not enforced',
+  async ({ svc }) => {
+    const doc = (await svc.api('GET', '/openapi.json')).body;
+    const schema = doc.paths[`${P}/discounts`].get.responses['200'].content['application/json'].schema;
+    const ref: string = schema.properties.data.items.$ref ?? '';
+    const item = ref ? doc.components.schemas[ref.split('/').at(-1) as string] : schema.properties.data.items;
+    const said = (field: string): string => item.properties[field].description ?? '';
+    // The rules POST /reservations applies (commands/reservations/discount-rules.ts).
+    for (const field of ['start_date', 'end_date', 'start_time', 'end_time'])
+      assert.match(said(field), 'inclusive', field);
+    assert.match(said('start_date'), "reservation's start");
+    assert.match(said('max_covers_per_day'), 'not enforced');
+  },
+);
 
 t('GET /customer-fields needs CUSTOMERS_READ and answers type, options, bounds', async ({ svc, openapi }) => {
   const res = await svc.api('GET', '/customer-fields', { token: CUSTOMERS });

@@ -178,7 +178,9 @@ export const discountSchema: JsonSchema = {
       description:
         "Latest reservation start_at it applies to (an instant, inclusive; compared with the reservation's start, not with now); null: no limit",
     },
-    start_time: localTime("Earliest local start time of a reservation it applies to, inclusive, to the minute"),
+    start_time: localTime(
+      'Earliest local start time of a reservation it applies to, inclusive, to the minute',
+    ),
     end_time: localTime('Latest local start time of a reservation it applies to, inclusive, to the minute'),
     days_of_week: {
       ...isoDays,
@@ -187,7 +189,8 @@ export const discountSchema: JsonSchema = {
     max_covers_per_day: {
       type: 'integer',
       minimum: 0,
-      description: 'The restaurant\'s intended daily limit; not enforced: POST /reservations does not count covers per discount',
+      description:
+        "The restaurant's intended daily limit; not enforced: POST /reservations does not count covers per discount",
     },
   },
 };

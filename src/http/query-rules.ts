@@ -41,6 +41,22 @@ const DAY_MS = 86_400_000;
  * `out_of_range` on the upper bound of a window longer than its declared span.
  */
 export function checkWindows(windows: readonly Window[], query: Record<string, unknown>): void {
+  const issues = windowIssues(windows, query);
+  if (issues.length) throw validationError(issues, 'The query string is invalid');
+}
+
+/**
+ * The window issues of a query string whose other parameters are faulty (`issues`, from its schema):
+ * each window whose two bounds are themselves valid is judged too, so one answer names every mistake
+ * (`party_size=0` and an inverted window) rather than the second only once the first is fixed.
+ */
+export function addWindowIssues(windows: readonly Window[], query: Record<string, unknown>, issues: Issue[]) {
+  const faulty = new Set(issues.map((i) => i.path));
+  const judged = windows.filter(([lower, upper]) => !faulty.has(lower) && !faulty.has(upper));
+  issues.push(...windowIssues(judged, query));
+}
+
+function windowIssues(windows: readonly Window[], query: Record<string, unknown>): Issue[] {
   const issues: Issue[] = [];
   for (const [lower, upper, span] of windows) {
     const from = query[lower];
@@ -56,5 +72,5 @@ export function checkWindows(windows: readonly Window[], query: Record<string, u
         message: `the window spans at most ${span.maxDays} days; split longer searches`,
       });
   }
-  if (issues.length) throw validationError(issues, 'The query string is invalid');
+  return issues;
 }

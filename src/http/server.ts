@@ -3,7 +3,7 @@
 import Koa, { type Context } from 'koa';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import type { RateLimiterRes } from 'rate-limiter-flexible';
-import { ApiError, storageFullError } from '../core/errors';
+import { ApiError, type Issue, storageFullError } from '../core/errors';
 import { requestDone, requestStarted } from '../core/foreground';
 import type { Runtime } from '../runtime';
 import { renderPageError } from '../web/respond';
@@ -12,7 +12,7 @@ import { bodyParseError, guardBody, refuseRepeatedMembers } from './body-guard';
 import { keepBodyChunks, refuseForeignCharset, refuseReplacedBytes } from './body-text';
 import { sendError } from './envelope';
 import { noteCredentialUse } from './key-usage';
-import { checkWindows, refuseUnknownParameters } from './query-rules';
+import { addWindowIssues, checkWindows, refuseUnknownParameters } from './query-rules';
 import { createLimiter, guessingKey, rateLimitError, rateLimitKey, setBudgetHeaders } from './rate-limit';
 import { checkReferences } from './references';
 import { newRequestId, REQUEST_ID_PATTERN } from './request-id';
@@ -240,7 +240,15 @@ async function handle(
   const params = route.params ? validateInput(pathParams, route.params, 'path') : NO_INPUT;
   const rawQuery = ctx.querystring ? ctx.query : NO_INPUT;
   if (rawQuery !== NO_INPUT && !route.openQuery) refuseUnknownParameters(route, rawQuery);
-  const query = route.query ? validateInput({ ...rawQuery }, route.query, 'query') : NO_INPUT;
+  let query: unknown = NO_INPUT;
+  try {
+    if (route.query) query = validateInput({ ...rawQuery }, route.query, 'query');
+  } catch (error) {
+    const issues = (error as ApiError).details?.issues;
+    if (route.windows && error instanceof ApiError && Array.isArray(issues))
+      addWindowIssues(route.windows, rawQuery, issues as Issue[]);
+    throw error;
+  }
   if (route.windows) checkWindows(route.windows, query as Record<string, unknown>);
   let body: unknown;
   if (route.body) {

@@ -342,6 +342,27 @@ t(
     });
     assert.is(inverted.status, 400);
     assert.equal([issue(inverted)?.path, issue(inverted)?.code], ['start_at_to', 'invalid_range']);
+    // Every mistake in one answer: a faulty party_size does not hide the inverted window.
+    const both = await search(svc, {
+      start_at_from: evening.start_at_to,
+      start_at_to: evening.start_at_from,
+      party_size: 0,
+    });
+    assert.is(both.status, 400);
+    assert.equal(
+      both.body.error.details.issues.map((i: { path: string; code: string }) => [i.path, i.code]),
+      [
+        ['party_size', 'out_of_range'],
+        ['start_at_to', 'invalid_range'],
+      ],
+    );
+    openapi.check('GET', `${P}/availability`, both);
+    // A bound that is itself faulty is named once, for what is wrong with it.
+    const badBound = await search(svc, { ...evening, start_at_to: 'soon', party_size: 0 });
+    assert.equal(
+      badBound.body.error.details.issues.map((i: { path: string }) => i.path),
+      ['start_at_to', 'party_size'],
+    );
 
     const wide = await search(svc, {
       start_at_from: '2026-05-01T00:00:00+02:00',
@@ -418,28 +439,35 @@ t('POST /availability/check: failure reasons a partner can act on', async ({ svc
   assert.is(await reason({}), null);
 });
 
-t('POST /availability/check takes a slot of GET /availability as it is (room_id null)', async ({ svc, openapi }) => {
-  const [slot] = (await search(svc, { ...evening, party_size: 2 })).body.data.slots;
-  assert.is(slot.room_id, null);
-  // The fields POST /reservations takes, copied from the slot: its room_id null included.
-  const res = await svc.api('POST', '/availability/check', {
-    token: TOKEN,
-    body: { start_at: slot.start_at, party_size: 2, shift_id: slot.shift_id, room_id: slot.room_id },
-  });
-  openapi.check('POST', `${P}/availability/check`, res);
-  assert.is(res.status, 200, res.text);
-  assert.equal(res.body.data, { available: true, failure_reason: null, slot });
-});
+t(
+  'POST /availability/check takes a slot of GET /availability as it is (room_id null)',
+  async ({ svc, openapi }) => {
+    const [slot] = (await search(svc, { ...evening, party_size: 2 })).body.data.slots;
+    assert.is(slot.room_id, null);
+    // The fields POST /reservations takes, copied from the slot: its room_id null included.
+    const res = await svc.api('POST', '/availability/check', {
+      token: TOKEN,
+      body: { start_at: slot.start_at, party_size: 2, shift_id: slot.shift_id, room_id: slot.room_id },
+    });
+    openapi.check('POST', `${P}/availability/check`, res);
+    assert.is(res.status, 200, res.text);
+    assert.equal(res.body.data, { available: true, failure_reason: null, slot });
+  },
+);
 
-t('POST /availability/check: the documented failure reasons are the ones a 200 can carry', async ({ svc }) => {
-  const doc = (await svc.api('GET', '/openapi.json')).body;
-  const schema = doc.paths[`${P}/availability/check`].post.responses['200'].content['application/json'].schema;
-  const reasons: string[] = schema.properties.data.properties.failure_reason.enum;
-  // An unknown shift_id or room_id is a 422 (tested above); the body has no table_ids.
-  for (const never of ['UNKNOWN_SHIFT', 'UNKNOWN_ROOM', 'UNKNOWN_TABLE'])
-    assert.not.ok(reasons.includes(never), never);
-  assert.ok(reasons.includes('NO_TABLE') && reasons.includes('OUTSIDE_SHIFT'));
-});
+t(
+  'POST /availability/check: the documented failure reasons are the ones a 200 can carry',
+  async ({ svc }) => {
+    const doc = (await svc.api('GET', '/openapi.json')).body;
+    const schema =
+      doc.paths[`${P}/availability/check`].post.responses['200'].content['application/json'].schema;
+    const reasons: string[] = schema.properties.data.properties.failure_reason.enum;
+    // An unknown shift_id or room_id is a 422 (tested above); the body has no table_ids.
+    for (const never of ['UNKNOWN_SHIFT', 'UNKNOWN_ROOM', 'UNKNOWN_TABLE'])
+      assert.not.ok(reasons.includes(never), never);
+    assert.ok(reasons.includes('NO_TABLE') && reasons.includes('OUTSIDE_SHIFT'));
+  },
+);
 
 t('POST /availability/check: body validation in the envelope', async ({ svc, openapi }) => {
   // Every body here breaks the documented schema on purpose.

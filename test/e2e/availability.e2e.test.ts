@@ -456,7 +456,7 @@ t(
 );
 
 t(
-  'POST /availability/check: the documented failure reasons are the ones a 200 can carry',
+  'POST /availability/check: the documented failure reasons are the ones a 200 can carry; room_id is passed on',
   async ({ svc }) => {
     const doc = (await svc.api('GET', '/openapi.json')).body;
     const schema =
@@ -466,6 +466,14 @@ t(
     for (const never of ['UNKNOWN_SHIFT', 'UNKNOWN_ROOM', 'UNKNOWN_TABLE'])
       assert.not.ok(reasons.includes(never), never);
     assert.ok(reasons.includes('NO_TABLE') && reasons.includes('OUTSIDE_SHIFT'));
+    // A room_id asked for a shift without room selection is not in the slot (spec §2.7: null): the
+    // document tells the partner to pass their own on, or POST /reservations may seat any room.
+    const post = doc.paths[`${P}/availability/check`].post;
+    assert.match(post.description, 'the room_id you sent');
+    const param = doc.paths[`${P}/availability`].get.parameters.find(
+      (x: { name: string }) => x.name === 'room_id',
+    );
+    assert.match(param.description, 'pass this room_id on');
   },
 );
 

@@ -47,7 +47,8 @@ const slotSchema = {
     room_id: {
       type: 'string',
       nullable: true,
-      description: 'null unless the shift requires room selection; then pass it to POST /reservations',
+      description:
+        'null unless the shift requires room selection; then pass it to POST /reservations. A room_id you filtered on for another shift is not repeated here: pass your own on to keep the seating in that room',
     },
   },
 };
@@ -75,7 +76,14 @@ const searchQuery = obj({
     '2026-05-01T23:00:00+02:00',
   ),
   party_size: intQuery({ ...PARTY_SIZE.search, description: SEARCH_PARTY, example: 2 }),
-  room_id: optional(str({ min: 1, max: 64, description: 'Only tables of this room' })),
+  room_id: optional(
+    str({
+      min: 1,
+      max: 64,
+      description:
+        "Only tables of this room. For a shift without room selection the slots' room_id stays null: pass this room_id on to POST /reservations, or the seating may be in any room",
+    }),
+  ),
   shift_id: optional(str({ min: 1, max: 64, description: 'Only this shift' })),
 });
 
@@ -162,7 +170,7 @@ export const availabilityRoutes: AnyRoute[] = [
     path: '/availability/check',
     operationId: 'checkAvailability',
     summary: 'Check one exact slot',
-    description: `available: false is a normal 200 answer with a failure_reason a partner can act on; when available, slot is the seating POST /reservations would make (its shift_id and room_id to pass on). Nothing is reserved.\n\n${FAILURE_TEXT}`,
+    description: `available: false is a normal 200 answer with a failure_reason a partner can act on; when available, slot is the seating POST /reservations would make with the same fields (pass on its shift_id, and the room_id you sent: a shift without room selection answers room_id null, and without yours POST /reservations may seat the party in any room). Nothing is reserved.\n\n${FAILURE_TEXT}`,
     tag: 'Availability',
     access: scopes('AVAILABILITY_READ'),
     body: checkBody,

@@ -10,8 +10,7 @@ import {
   type SearchQuery,
   searchSlots,
 } from '../commands/availability/check';
-import { serviceDatesFor } from '../commands/availability/slots';
-import { addDays } from '../commands/availability/zone-time';
+import { serviceDatesFor, serviceDaysMeeting } from '../commands/availability/slots';
 import type { Catalog } from '../commands/catalog/types';
 import {
   BOOKINGS,
@@ -108,16 +107,10 @@ export async function bookingsOn(
   return (await daysOf(docs, restaurantId, serviceDates)).flatMap((d) => d.bookings);
 }
 
-/**
- * Service days whose seatings can meet a start in [fromMs, toMs]. A seating of service day X starts
- * at the latest on X + 1 (a shift past midnight) and lasts at most a day, so it spans [X, X + 2]; the
- * slots asked for belong to the days serviceDatesFor names, so the days two before and two after
- * them cover every seating that can share a table with one of those slots.
- */
+/** Service days whose seatings can meet a start in [fromMs, toMs] (serviceDaysMeeting: one rule with a hold's). */
 function daysAround(zone: string, fromMs: number, toMs: number): string[] {
   const days = serviceDatesFor(zone, fromMs, toMs);
-  const last = days.at(-1) as string;
-  return [addDays(days[0] as string, -1), ...days, addDays(last, 1), addDays(last, 2)];
+  return serviceDaysMeeting(days[0] as string, days.at(-1) as string);
 }
 
 async function inputFor(

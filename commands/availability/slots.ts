@@ -93,6 +93,21 @@ export interface SlotStart {
 }
 
 /**
+ * The one rule for which service days' seatings can share a table with a seating of service days
+ * `first` to `last`: a seating of service day X starts at the latest on X + 1 (a shift past
+ * midnight) and lasts at most a day, so it spans the calendar days X to X + 2; two seatings can meet
+ * only when their service days are at most two apart. Every day is read, whatever the current
+ * catalog: a seating taken under an earlier one (a night shift shortened since) keeps its tables.
+ * The availability query (queries/availability.ts) and a hold (commands/reservations/hold.ts, and
+ * resumeSeating) both use it.
+ */
+export function serviceDaysMeeting(first: string, last: string = first): string[] {
+  const out: string[] = [];
+  for (let d = addDays(first, -2); d <= addDays(last, 2); d = addDays(d, 1)) out.push(d);
+  return out;
+}
+
+/**
  * Service days whose starts can fall within [fromMs, toMs]: the local days of the window, plus the
  * day before the first (a shift running past midnight offers starts on the following calendar day).
  */

@@ -72,15 +72,23 @@ export interface HoldDecision {
 }
 
 /**
+ * Every seating a seating of this reservation must not meet: the day's others (indexed, kept up to
+ * date by the fold: O(tables), not O(day)) and the neighbouring days' (hold.ts, resumeSeating).
+ */
+function othersThan(state: CapacityState, reservationId: string, neighbours?: Occupancy): Occupancy {
+  const day = occupancyExcept(state, reservationId);
+  return neighbours ? new Occupancy({ combine: [day, neighbours] }) : day;
+}
+
+/**
  * Rechecks the slot against every other seating of the day and holds it, or throws a 422 whose
  * `details.reason` is the availability module's failure reason. The reservation's own seatings that
  * day (its own, its pending moves) are not in its way. A move (`moveId`) holds the new seating as
  * pending beside the old one, which keeps its tables until the move is recorded and confirmed.
  */
 export function decideHold(state: CapacityState, req: HoldRequest): HoldDecision {
-  // The day's other seatings, indexed (kept up to date by the fold: O(tables), not O(day)).
-  const day = occupancyExcept(state, req.reservationId);
-  const others = req.neighbours ? new Occupancy({ combine: [day, req.neighbours] }) : day;
+  // The other seatings it must not meet, this day's and the neighbouring days'.
+  const others = othersThan(state, req.reservationId, req.neighbours);
   const seating = req.force ? forcedSeating(req, others) : checkedSeating(req, others);
   const current = state.held.get(req.reservationId);
   if (current && sameHold(current, seating)) return { events: [], seating, moveId: null };
@@ -335,8 +343,7 @@ export function decideResume(
   const booking = bookingFromSeating(held);
   const from = Math.max(heldEnd(booking), now.getTime());
   if (from < booking.end_ms) {
-    const day = occupancyExcept(state, reservationId);
-    const others = neighbours ? new Occupancy({ combine: [day, neighbours] }) : day;
+    const others = othersThan(state, reservationId, neighbours);
     const taken = held.table_ids.filter((t) => !others.isFree(t, from, booking.end_ms));
     if (taken.length)
       throw new BusinessRuleError(

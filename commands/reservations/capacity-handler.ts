@@ -19,7 +19,7 @@ import {
 } from '../../src/ports/event-store';
 import { Occupancy } from '../availability/capacity';
 import { capacityStream, type EndReason } from '../availability/capacity-events';
-import { addDays } from '../availability/zone-time';
+import { serviceDaysMeeting } from '../availability/slots';
 import {
   decideConfirmMove,
   decideDropMove,
@@ -145,7 +145,7 @@ export const endSeating = (
 /**
  * A no-show seated after all: its ended seating is held to its end again, or 422 NO_TABLE
  * (decideResume), checked against the neighbouring service days' seatings too (a night seating past
- * midnight whose table the next morning's booking took after the no-show). Rare: always read.
+ * midnight whose table the next morning's booking took after the no-show).
  */
 export async function resumeSeating(
   deps: WriteDeps,
@@ -154,12 +154,7 @@ export async function resumeSeating(
   reservationId: string,
   meta: CommandMeta,
 ) {
-  const parts: Occupancy[] = [];
-  for (const n of [-2, -1, 1, 2])
-    parts.push(
-      occupancyExcept(await loadCapacity(deps, restaurantId, addDays(serviceDate, n)), reservationId),
-    );
-  const neighbours = new Occupancy({ combine: parts });
+  const neighbours = await neighbourOccupancy(deps, restaurantId, serviceDate, reservationId);
   return decideNow(deps, restaurantId, serviceDate, meta, (s, now) =>
     decideResume(s, reservationId, now, neighbours),
   );
@@ -200,6 +195,24 @@ export const dropMove = (
   decideNow(deps, restaurantId, serviceDate, meta, (s, now) =>
     decideDropMove(s, reservationId, moveId, reason, now.toISOString()),
   );
+
+/**
+ * The seatings of the service days around `serviceDate` that a seating of that day may meet on a
+ * table (serviceDaysMeeting: D-2 to D+2, always, whatever the catalog says now), the reservation's
+ * own (its seating and pending moves there, which a move gives up) left out. The streams are read
+ * together; each read returns only the events since its kept fold, so an idle neighbour costs one
+ * empty read.
+ */
+export async function neighbourOccupancy(
+  deps: WriteDeps,
+  restaurantId: string,
+  serviceDate: string,
+  reservationId: string,
+): Promise<Occupancy> {
+  const days = serviceDaysMeeting(serviceDate).filter((d) => d !== serviceDate);
+  const states = await Promise.all(days.map((d) => loadCapacity(deps, restaurantId, d)));
+  return new Occupancy({ combine: states.map((s) => occupancyExcept(s, reservationId)) });
+}
 
 /** The day's seatings as the stream holds them now. */
 export async function loadCapacity(deps: WriteDeps, restaurantId: string, serviceDate: string) {

@@ -4,15 +4,13 @@
 import type { CommandMeta } from '../../src/core/command-meta';
 import { BusinessRuleError } from '../../src/core/errors';
 import type { WriteDeps } from '../../src/core/write-deps';
-import { Occupancy } from '../availability/capacity';
 import { checkSlot } from '../availability/check';
 import { FAILURE_MESSAGES, type FailureReason, laterFailure } from '../availability/rules';
 import { type SlotStart, startsAt } from '../availability/slots';
-import { addDays, localDateOf, localToInstant, minutesOfDay, offsetAt } from '../availability/zone-time';
+import { addDays, localDateOf, minutesOfDay, offsetAt } from '../availability/zone-time';
 import type { Catalog } from '../catalog/types';
 import { decideHold, type HoldRequest } from './capacity-decide';
-import { appendToCapacity, loadCapacity } from './capacity-handler';
-import { occupancyExcept } from './capacity-state';
+import { appendToCapacity, neighbourOccupancy } from './capacity-handler';
 import type { Seating } from './decide-create';
 
 export interface SeatingRequest {
@@ -70,8 +68,9 @@ export async function holdSeating(
       catalog: req.catalog,
       now: req.now,
     };
-    const neighbours = await neighbourSeatings(deps, req, start.serviceDate);
-    if (neighbours) hold.neighbours = neighbours;
+    // The neighbouring service days' seatings, read whatever the current catalog (a seating taken
+    // under an earlier one keeps its tables): the availability check's rule (serviceDaysMeeting).
+    hold.neighbours = await neighbourOccupancy(deps, req.restaurantId, start.serviceDate, req.reservationId);
     // The decision of the attempt that was appended (a retried decide overwrites an earlier one).
     const decided: { seating?: Seating; moveId?: string | null } = {};
     try {
@@ -104,57 +103,6 @@ export async function holdSeating(
     }
   }
   throw failure ?? whyNoStart(req);
-}
-
-/**
- * The seatings of the service days around `day` that a seating of `day` may meet on a table, the
- * reservation's own (its seating and pending moves there, which a move gives up) left out; undefined
- * when no seating of the catalog's shifts can cross a midnight around `day`, as every seating then
- * stays within its own calendar day. A seating spans its service day and at most the next two (a
- * start past midnight, a day long), so days D-2 to D+2. The availability check reads the days around
- * the slot's too (queries/availability.ts).
- */
-async function neighbourSeatings(
-  deps: WriteDeps,
-  req: SeatingRequest,
-  day: string,
-): Promise<Occupancy | undefined> {
-  if (!seatsAcrossMidnight(req.catalog.shifts, req.timezone, day)) return undefined;
-  const parts: Occupancy[] = [];
-  for (const n of [-2, -1, 1, 2])
-    parts.push(
-      occupancyExcept(await loadCapacity(deps, req.restaurantId, addDays(day, n)), req.reservationId),
-    );
-  return new Occupancy({ combine: parts });
-}
-
-/**
- * Whether a seating of some shift may cross midnight into, or out of, service day `day`: the shift
- * runs past midnight, or its last start plus its longest seating, on the day before or on `day`
- * itself (its real instants in `zone`, DST changes included), ends on a later calendar date. The
- * days checked are the ones whose seatings could meet a seating of `day` (a shift that does not
- * run past midnight reaches the next day at most).
- */
-export function seatsAcrossMidnight(
-  shifts: readonly Catalog['shifts'][number][],
-  zone: string,
-  day: string,
-): boolean {
-  for (const shift of shifts) {
-    const first = minutesOfDay(shift.start_time);
-    const last = minutesOfDay(shift.end_time);
-    if (last < first) return true;
-    let longest = shift.duration_minutes;
-    for (const r of shift.durations_by_party_size) longest = Math.max(longest, r.duration_minutes);
-    // Far from midnight even if a DST change adds an hour to the wall clock: nothing to compute.
-    if (last + longest + 60 < 24 * 60) continue;
-    for (const d of [addDays(day, -1), day]) {
-      const start = localToInstant(zone, d, last);
-      // A last start that does not exist that day (DST): the wall clock jumped; be safe.
-      if (start === null || localDateOf(zone, start + longest * 60_000 - 1) !== d) return true;
-    }
-  }
-  return false;
 }
 
 /**

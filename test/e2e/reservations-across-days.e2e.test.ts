@@ -2,6 +2,9 @@
 // day the evening before) meets the next day's first seatings (the 06:00 start of the day shift). The
 // availability check always saw both; a create or a move now rechecks against the neighbouring days'
 // capacity streams too, so it no longer books a table the check calls taken.
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { markNoShows } from '../../src/jobs/reservation-jobs';
@@ -128,5 +131,33 @@ t('a night no-show seated after the next morning took its table: refused (NO_TAB
   const still = await svc.api('GET', `/reservations/${ghost.id}`, { token: TOKENS.full });
   assert.is(still.body.data.status, 'NO_SHOW');
 });
+
+// Last: it changes the catalog.
+t(
+  'a night shift shortened after bookings were taken: its seating past midnight still keeps the morning’s table',
+  async ({ svc }) => {
+    svc.clock.set('2026-06-02T10:00:00Z');
+    const late = await create(svc, { start_at: '2026-06-20T05:30:00+02:00', shift_id: 'shift_night' });
+    assert.is(late.status, 201, late.text);
+    // The night now ends at 22:00: no seating of the current catalog crosses midnight any more.
+    const shift = { ...dinnerShift, slot_interval_minutes: 30, duration_minutes: 90, max_covers: null };
+    const file = join(tmpdir(), `couvert-across-days-${process.pid}.json`);
+    writeFileSync(
+      file,
+      JSON.stringify({
+        shifts: [
+          { ...shift, id: 'shift_night', name: 'Night', start_time: '22:00', end_time: '22:00' },
+          { ...shift, id: 'shift_day', name: 'Day', start_time: '06:00', end_time: '21:30' },
+        ],
+      }),
+    );
+    await runCli(svc, 'catalog apply', { restaurant: 'rest_demo' }, [file]);
+    // The 05:30 seating (service day the 19th) still holds the only table to 07:00.
+    assert.is((await check(svc, '2026-06-20T06:00:00+02:00', 'shift_day')).failure_reason, 'NO_TABLE');
+    const early = await create(svc, { start_at: '2026-06-20T06:00:00+02:00', shift_id: 'shift_day' });
+    assert.is(early.status, 422, early.text);
+    assert.is(early.body.error.details.reason, 'NO_TABLE');
+  },
+);
 
 t.run();

@@ -1,14 +1,12 @@
 // Time-driven reservation changes (DESIGN.md §1, spec §3 "automatic status changes"): each is an
 // ordinary command, decided on the write side; the read models only say where to look.
-import { isPendingKey } from '../../commands/reservations/capacity-state';
 import { AWAITING_ARRIVAL } from '../../commands/reservations/decide-status';
 import { SEATED_STATUSES } from '../../commands/reservations/evolve';
 import { endIfFinished, FINISHED_STATUSES } from '../../commands/reservations/handler-common';
 import { changeStatus } from '../../commands/reservations/handler-status';
 import { repairSeating } from '../../commands/reservations/repair';
-import { BOOKINGS, type BookingDayDoc, bookingDayId, reservationIdOfKey } from '../../projections/bookings';
+import { BOOKINGS, type BookingDayDoc, bookingDayId, seatingKey } from '../../projections/bookings';
 import { RESERVATIONS, type ReservationDoc } from '../../projections/reservations';
-import { RESTAURANTS } from '../../projections/restaurants';
 import { SEATING_SYNC, type SeatingSyncDoc } from '../../projections/seating-sync';
 import { type SeatingSyncDocV2, seatingSyncParts } from '../../projections/seating-sync-v2';
 import { ConfigError } from '../config';
@@ -137,23 +135,15 @@ export async function repairSeatings(rt: Runtime, afterMinutes: number, batch = 
   return { changed: [...synced.changed, ...ended.changed], skipped: synced.skipped + ended.skipped };
 }
 
-const DAY_MS = 24 * 60 * 60_000;
 /** A seating lasts at most a day (a shift's duration_minutes is at most 1440: commands/catalog/items.ts). */
-const LONGEST_SEATING_MS = DAY_MS;
+const LONGEST_SEATING_MS = 24 * 60 * 60_000;
 
 /**
- * The service days whose seatings may still hold a table from now on: those that started less than
- * a day ago (or start within a day: guests seated early and gone before their start), in any zone
- * (local dates run from UTC-12 to UTC+14), each possibly on the day before (a shift past midnight).
+ * Finished reservations whose end the repair could not write (nothing to end on the write side
+ * while the read model shows the seating held, or refused), per runtime, with their planned end:
+ * logged once and not tried again; dropped once that end has passed (the tables are free then anyway).
  */
-export function daysStillHeld(nowMs: number): string[] {
-  const first =
-    Date.parse(new Date(nowMs - LONGEST_SEATING_MS - 12 * 3_600_000).toISOString().slice(0, 10)) - DAY_MS;
-  const last = nowMs + LONGEST_SEATING_MS + 14 * 3_600_000;
-  const days: string[] = [];
-  for (let d = first; d <= last; d += DAY_MS) days.push(new Date(d).toISOString().slice(0, 10));
-  return days;
-}
+const unended = new WeakMap<Runtime, Map<string, number>>();
 
 /**
  * DONE and NO_SHOW reservations whose SeatingEnded was never written (the process died between the
@@ -161,9 +151,11 @@ export function daysStillHeld(nowMs: number): string[] {
  * written as the status change would have written it (`endIfFinished`: from the status event's
  * time, so a replay agrees; a no-op when it is there), once the status has been there
  * `afterMinutes` (a request still writing it is left alone). Only seatings whose planned end is
- * still ahead matter (past it, the tables are free anyway): the read models say where to look (the
- * `bookings` of the days that can still hold a table, their seatings not ended, the reservations
- * that are DONE or NO_SHOW), the write side re-reads both streams.
+ * still ahead matter (past it, the tables are free anyway), so the read models are asked for
+ * candidates only: the reservations DONE or NO_SHOW that started less than a day ago or later (the
+ * `status_start` index; a seating lasts at most a day), their planned end ahead, then the `bookings`
+ * documents of those reservations' days alone, for the ones whose seating is not ended there. The
+ * write side re-reads both streams. One it cannot end is logged once and left (`unended`).
  */
 export async function endFinishedSeatings(
   rt: Runtime,
@@ -173,23 +165,55 @@ export async function endFinishedSeatings(
   await rt.refresh();
   const now = rt.clock.now().getTime();
   const cutoff = new Date(now - afterMinutes * 60_000).toISOString();
-  const restaurants = await rt.docs.collection(RESTAURANTS).find({}, { projection: { _id: 1 } });
-  const dayIds: string[] = [];
-  const days = daysStillHeld(now);
-  for (const r of restaurants) for (const day of days) dayIds.push(bookingDayId(r._id, day));
-  const held: string[] = [];
-  for (const doc of await rt.docs.collection<BookingDayDoc>(BOOKINGS).find({ _id: { $in: dayIds } }))
-    for (const [key, s] of Object.entries(doc.seatings ?? {}))
-      if (!isPendingKey(key) && s.ended_ms === undefined && s.end_ms > now)
-        held.push(reservationIdOfKey(key));
-  if (held.length === 0) return { changed: [], skipped: 0 };
-  const finished = await rt.docs
-    .collection<ReservationDoc>(RESERVATIONS)
-    .find(
-      { _id: { $in: held }, status: { $in: [...FINISHED_STATUSES] }, updated_at: { $lte: cutoff } },
-      { sort: { updated_at: 1, _id: 1 }, limit: batch },
-    );
-  return applyAll(rt, finished, async (r) => (await endIfFinished(rt, r, meta)) ?? { position: null });
+  let left = unended.get(rt);
+  if (!left) {
+    left = new Map();
+    unended.set(rt, left);
+  }
+  for (const [id, end] of left) if (end <= now) left.delete(id);
+  const col = rt.docs.collection<ReservationDoc>(RESERVATIONS);
+  const filter = {
+    status: { $in: [...FINISHED_STATUSES] },
+    start_at_utc: { $gt: new Date(now - LONGEST_SEATING_MS).toISOString() },
+    updated_at: { $lte: cutoff },
+  };
+  const candidates: ReservationDoc[] = [];
+  for (let skip = 0; candidates.length < batch; skip += batch) {
+    const page = await col.find(filter, { sort: { start_at_utc: 1, _id: 1 }, limit: batch, skip });
+    const ahead = page.filter((r) => !left.has(r._id) && Date.parse(r.end_at) > now);
+    candidates.push(...(await notEnded(rt, ahead, now)).slice(0, batch - candidates.length));
+    if (page.length < batch) break;
+  }
+  return applyAll(rt, candidates, async (r) => {
+    const leave = (why: string) => {
+      left.set(r._id, Date.parse(r.end_at));
+      rt.logger.error(
+        { reservation_id: r._id, service_date: r.service_date, reason: why },
+        'a finished reservation still holds its seating and the repair cannot end it; an operator must look at it (reported once)',
+      );
+    };
+    try {
+      const out = await endIfFinished(rt, r, meta);
+      if (out === null || out.position === null) leave('nothing to end on its capacity stream');
+      return out ?? { position: null };
+    } catch (err) {
+      if (err instanceof ApiError && err.status < 500) leave(err.message);
+      throw err;
+    }
+  });
+}
+
+/** Those of `reservations` whose seating the `bookings` read model shows not ended and still ahead. */
+async function notEnded(rt: Runtime, reservations: ReservationDoc[], now: number): Promise<ReservationDoc[]> {
+  if (reservations.length === 0) return [];
+  const ids = [...new Set(reservations.map((r) => bookingDayId(r.restaurant_id, r.service_date)))];
+  const days = new Map(
+    (await rt.docs.collection<BookingDayDoc>(BOOKINGS).find({ _id: { $in: ids } })).map((d) => [d._id, d]),
+  );
+  return reservations.filter((r) => {
+    const s = days.get(bookingDayId(r.restaurant_id, r.service_date))?.seatings?.[seatingKey(r._id)];
+    return s !== undefined && s.ended_ms === undefined && s.end_ms > now;
+  });
 }
 
 async function applyAll<T extends { _id: string }>(

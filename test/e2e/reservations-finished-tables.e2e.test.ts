@@ -11,11 +11,19 @@ import { runOnReservation } from '../../commands/reservations/handler-common';
 import { changeStatus } from '../../commands/reservations/handler-status';
 import { BOOKINGS, type BookingDayDoc } from '../../projections/bookings';
 import { allProjections } from '../../projections/index';
+import { RESERVATIONS } from '../../projections/reservations';
 import { EmbeddedDocumentStore } from '../../src/adapters/document-store/embedded';
-import { finishSeatedReservations, markNoShows, repairSeatings } from '../../src/jobs/reservation-jobs';
+import {
+  endFinishedSeatings,
+  finishSeatedReservations,
+  markNoShows,
+  repairSeatings,
+} from '../../src/jobs/reservation-jobs';
 import { ProjectionRunner } from '../../src/projection/runner';
+import type { Runtime } from '../../src/runtime';
 import { runCli } from '../helpers/cli-in-process';
 import { withHook } from '../helpers/hooked-events';
+import { captureLog } from '../helpers/log-sink';
 import {
   create,
   type ReservationService,
@@ -318,6 +326,85 @@ t(
       const strip = (list: BookingDayDoc[]) => list.map(({ _pos: _, ...d }) => d);
       assert.equal(strip(rebuilt), strip(live), `writeBack: ${writeBack}`);
     }
+  },
+);
+
+/** The runtime with its document reads and stream reads recorded (everything else the real one's). */
+function spied(rt: Runtime) {
+  const finds: { collection: string; filter: Record<string, unknown> }[] = [];
+  const streams: string[] = [];
+  const { lines, logger } = captureLog();
+  const docs = new Proxy(rt.docs, {
+    get(target, prop) {
+      if (prop !== 'collection') return Reflect.get(target, prop, target);
+      return (name: string) =>
+        new Proxy(target.collection(name), {
+          get(col, p) {
+            const v = Reflect.get(col, p, col);
+            if (p !== 'find' || typeof v !== 'function') return typeof v === 'function' ? v.bind(col) : v;
+            return (filter: Record<string, unknown>, options?: unknown) => {
+              finds.push({ collection: name, filter });
+              return v.call(col, filter, options);
+            };
+          },
+        });
+    },
+  });
+  const events = new Proxy(rt.events, {
+    get(target, prop) {
+      const v = Reflect.get(target, prop, target);
+      if (prop !== 'readStream' || typeof v !== 'function')
+        return typeof v === 'function' ? v.bind(target) : v;
+      return (stream: string, options?: unknown) => {
+        streams.push(stream);
+        return v.call(target, stream, options);
+      };
+    },
+  });
+  return { rt: { ...rt, docs, events, logger } as Runtime, finds, streams, lines };
+}
+
+// After the replay test: it changes the bookings read model behind the projection's back.
+t(
+  'the end repair reads its candidates only, and reports one it cannot end once instead of retrying it every minute',
+  async ({ svc }) => {
+    svc.clock.set('2026-06-02T10:00:00Z');
+    const ghost = (await create(svc, { start_at: at('25', '19:00') })).body.data;
+    // Another day still held, not finished: none of the repair's business.
+    assert.is((await create(svc, { start_at: at('26', '19:00') })).status, 201);
+    svc.clock.set(at('25', '19:40'));
+    await markNoShows(svc.rt, 30);
+    // The read model shows the no-show's seating held (its end lost), while its stream has it ended:
+    // nothing the repair can write.
+    await svc.rt.refresh();
+    const day = await svc.rt.docs
+      .collection<BookingDayDoc>(BOOKINGS)
+      .findOne({ _id: 'rest_demo|2026-06-25' });
+    const entry = day?.seatings?.[ghost.id];
+    assert.ok(entry?.ended_ms !== undefined, 'ended by the no-show');
+    const { ended_ms: _, ...held } = entry as NonNullable<typeof entry>;
+    await svc.rt.docs
+      .collection<BookingDayDoc>(BOOKINGS)
+      .updateOne({ _id: 'rest_demo|2026-06-25' }, { $set: { [`seatings.${ghost.id}`]: held } });
+    svc.clock.set(at('25', '19:50'));
+    // One runtime for both runs, as the scheduler's.
+    const first = spied(svc.rt);
+    assert.equal((await endFinishedSeatings(first.rt, 5)).changed, []);
+    // Not every restaurant's days: the finished reservations, then their own day's document alone.
+    assert.equal(
+      first.finds.filter((f) => f.collection !== RESERVATIONS).map((f) => [f.collection, f.filter]),
+      [[BOOKINGS, { _id: { $in: ['rest_demo|2026-06-25'] } }]],
+    );
+    assert.ok(first.streams.includes(`reservation-${ghost.id}`), 'the write side was asked');
+    assert.is(first.lines.filter((l) => l.includes(ghost.id)).length, 1, first.lines.join('\n'));
+    // The next minute: left alone, not reported again.
+    svc.clock.set(at('25', '19:51'));
+    first.streams.length = 0;
+    first.lines.length = 0;
+    const second = first;
+    assert.equal((await endFinishedSeatings(second.rt, 5)).changed, []);
+    assert.not.ok(second.streams.includes(`reservation-${ghost.id}`), second.streams.join(', '));
+    assert.is(second.lines.filter((l) => l.includes(ghost.id)).length, 0, second.lines.join('\n'));
   },
 );
 

@@ -27,12 +27,19 @@ export function pageHeaders(p: PagePolicy = {}): Record<string, string> {
   };
 }
 
-/** The origin of an absolute URL, for a CSP source list; null when it has none (never a wildcard). */
+/**
+ * The origin of an absolute URL, for a CSP source list; null when it has none (never a wildcard). A host
+ * that is an IPv6 literal (`http://[::1]:8080`, a loopback redirect URI RFC 8252 §7.3 allows) cannot be
+ * written in a CSP source list (its grammar has no brackets: browsers drop such a source, so a consent
+ * form's redirect there was blocked): its scheme stands for it (`http:`), the narrowest source that
+ * matches it.
+ */
 export function originOf(url: string | null | undefined): string | null {
   if (!url) return null;
   try {
-    const o = new URL(url).origin;
-    return o === 'null' ? null : o;
+    const u = new URL(url);
+    if (u.origin === 'null') return null;
+    return u.hostname.startsWith('[') ? u.protocol : u.origin;
   } catch {
     return null;
   }

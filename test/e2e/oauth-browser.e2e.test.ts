@@ -24,6 +24,10 @@ interface Ctx {
   callback: Server;
   redirectUri: string;
   hits: string[];
+  /** A partner whose callback listens on the IPv6 loopback (`http://[::1]:port`, RFC 8252 §7.3). */
+  callback6: Server;
+  redirectUri6: string;
+  hits6: string[];
 }
 const t = suite<Ctx>('OAuth flow: headless Chromium and a standard OAuth client', {} as Ctx);
 t.before(async (ctx) => {
@@ -43,11 +47,20 @@ t.before(async (ctx) => {
   });
   await new Promise<void>((resolve) => ctx.callback.listen(0, '127.0.0.1', resolve));
   ctx.redirectUri = `http://127.0.0.1:${(ctx.callback.address() as AddressInfo).port}/callback`;
-  ctx.svc = await startTestService({ bootstrap: oauthBootstrap([ctx.redirectUri]) });
+  ctx.hits6 = [];
+  ctx.callback6 = createServer((req, res) => {
+    if (req.url?.startsWith('/callback')) ctx.hits6.push(req.url);
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.end('<!doctype html><title>Demo POS</title><h1>Demo POS on [::1]</h1>');
+  });
+  await new Promise<void>((resolve) => ctx.callback6.listen(0, '::1', resolve));
+  ctx.redirectUri6 = `http://[::1]:${(ctx.callback6.address() as AddressInfo).port}/callback`;
+  ctx.svc = await startTestService({ bootstrap: oauthBootstrap([ctx.redirectUri, ctx.redirectUri6]) });
 });
 t.after(async (ctx) => {
   await ctx.svc?.close();
   await new Promise((resolve) => ctx.callback?.close(resolve));
+  await new Promise((resolve) => ctx.callback6?.close(resolve));
 });
 
 const test = haveBrowser ? t : t.skip;
@@ -233,6 +246,44 @@ test('sign in, choose, allow; exchange with oauth4webapi; disconnect on the dash
   assert.equal(problems, []);
   assert.ok(ctx.hits.length >= 2, 'the browser reached the partner’s callback');
   console.log(`screenshots: ${shots}`);
+});
+
+test('an IPv6 loopback redirect URI: Allow reaches the callback (form-action can name it)', async (ctx) => {
+  // A CSP source list cannot hold `http://[::1]:port` (browsers drop it), so the consent form's redirect
+  // there was blocked by form-action and the manager could neither allow nor deny.
+  const { svc, redirectUri6 } = ctx;
+  const url = new URL(`${svc.url}/oauth/authorize`);
+  url.search = new URLSearchParams({
+    client_id: 'app_demo',
+    redirect_uri: redirectUri6,
+    response_type: 'code',
+    scope: 'CATALOG_READ',
+    state: 'st-ipv6',
+    code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+    code_challenge_method: 'S256',
+  }).toString();
+  const browser = await launchChromium();
+  const blocked: string[] = [];
+  try {
+    const context = await browser.newContext({ javaScriptEnabled: false });
+    const page = await context.newPage();
+    page.on('console', (m) => {
+      if (m.type() === 'error') blocked.push(m.text());
+    });
+    await page.goto(url.toString());
+    await page.getByLabel('Email').fill('solo@demo.test');
+    await page.getByLabel('Password').fill(PASSWORD);
+    await clickToLoad(page, page.getByRole('button', { name: 'Sign in' }));
+    assert.is(await page.title(), 'Allow Demo POS · Couvert');
+    await clickToLoad(page, page.getByRole('button', { name: 'Allow' }));
+    assert.ok(page.url().startsWith(`${redirectUri6}?code=`), page.url());
+    assert.is(new URL(page.url()).searchParams.get('state'), 'st-ipv6');
+    await context.close();
+  } finally {
+    await browser.close();
+  }
+  assert.is(ctx.hits6.length, 1, 'the browser reached the [::1] callback');
+  assert.equal(blocked, []);
 });
 
 t.run();

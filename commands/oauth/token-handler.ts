@@ -13,6 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { loadStream, runCommand } from '../../src/core/command';
 import type { CommandMeta } from '../../src/core/command-meta';
 import { ApiError } from '../../src/core/errors';
+import { scopesWithoutCompanion } from '../../src/core/scopes';
 import { newId, sha256 } from '../../src/core/ids';
 import type { WriteDeps } from '../../src/core/write-deps';
 import { evolveApiKey, initialApiKey } from '../credentials/decide';
@@ -183,8 +184,12 @@ export async function redeemCode(
   // The scopes consented to that the application may still ask for: the operator may have withdrawn
   // some since (a bootstrap file's update). The token answer's `scope` says what was granted (RFC 6749
   // §5.1); none left is a refusal.
+  // A scope whose companion was withdrawn (CUSTOMERS_WRITE left without CUSTOMERS_READ) goes too: it
+  // would do nothing alone, and the consent refuses to promise it (scopesWithoutCompanion).
   const allowed = new Set(app.profile?.allowed_scopes ?? []);
-  const scopes = code.scopes.filter((s) => allowed.has(s));
+  const kept = code.scopes.filter((s) => allowed.has(s));
+  const lone = new Set(scopesWithoutCompanion(kept).map((l) => l.scope));
+  const scopes = kept.filter((s) => !lone.has(s));
   if (!scopes.length)
     throw new GrantRefused('The application may no longer ask for any of the scopes this code was given');
   // A key id the connection took whose exchange died before creating the key (a crash between 2 and 4)

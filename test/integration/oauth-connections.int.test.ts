@@ -99,6 +99,30 @@ t(
 );
 
 t(
+  'a scope whose companion the operator withdrew is not granted alone (CUSTOMERS_WRITE without CUSTOMERS_READ)',
+  async ({ rt }) => {
+    const all = ['CATALOG_READ', 'CUSTOMERS_READ', 'CUSTOMERS_WRITE'] as const;
+    await registerTestApplication(rt, 'app_lone', [...all]);
+    const first = await consentedCode(rt, 'app_lone', 'rest', [...all]);
+    const second = await consentedCode(rt, 'app_lone', 'rest', ['CUSTOMERS_READ', 'CUSTOMERS_WRITE']);
+    await updateApplication(rt, 'app_lone', { allowed_scopes: ['CATALOG_READ', 'CUSTOMERS_WRITE'] }, meta);
+    // CUSTOMERS_WRITE alone does nothing (customer writes need CUSTOMERS_READ): the answer's `scope`
+    // would promise writes the token cannot make.
+    const issued = await exchangeCode(rt, 'app_lone', first);
+    assert.equal(issued.scopes, ['CATALOG_READ']);
+    await rt.projections.catchUp();
+    const key = await rt.docs.collection<ApiKeyDoc>(API_KEYS).findOne({ _id: issued.keyId });
+    assert.equal(key?.scopes, ['CATALOG_READ']);
+    // Nothing useful left: refused, as when no scope is left.
+    const refused = await exchangeCode(rt, 'app_lone', second).then(
+      () => null,
+      (err: unknown) => err,
+    );
+    assert.instance(refused, GrantRefused);
+  },
+);
+
+t(
   'a code consented to before the restaurant disconnected the application grants nothing after it',
   async ({ rt }) => {
     await registerTestApplication(rt, 'app_gone', ['CATALOG_READ']);

@@ -30,6 +30,18 @@ export type AuthorizeOutcome =
 
 export type RawQuery = Record<string, string | string[] | undefined>;
 
+/** The parameters of an authorization request (spec §4 "OAuth endpoints" 1); any other is ignored. */
+const AUTHORIZE_PARAMETERS: readonly string[] = [
+  'client_id',
+  'redirect_uri',
+  'response_type',
+  'scope',
+  'state',
+  'code_challenge',
+  'code_challenge_method',
+  'restaurant_hint',
+];
+
 const single = (q: RawQuery, name: string): string | undefined | 'repeated' => {
   const v = q[name];
   if (Array.isArray(v)) return 'repeated';
@@ -67,8 +79,10 @@ export function checkAuthorizeRequest(q: RawQuery, app: ApplicationState | null)
     description: string,
   ) => ({ kind: 'redirect', redirect_uri: redirectUri, error, description, state }) as const;
 
+  // This request's parameters only: others are ignored (RFC 6749 §3.1), repeated or not (RFC 8707's
+  // `resource` is repeated by design), as at the token endpoint.
   const repeated = Object.entries(q)
-    .filter(([, v]) => Array.isArray(v))
+    .filter(([k, v]) => Array.isArray(v) && AUTHORIZE_PARAMETERS.includes(k))
     .map(([k]) => k);
   if (repeated.length) return refuse('invalid_request', `repeated parameter: ${repeated.sort().join(', ')}`);
   const responseType = q.response_type as string | undefined;

@@ -197,6 +197,8 @@ t(
       [{ redirect_uri: 'https://pos.example.test/callback?tenant=1' }, {}, /redirect_uri/],
       [{ code_verifier: pkce().verifier }, {}, /code_verifier/],
       [{ code_verifier: 'short' }, {}, /code_verifier/],
+      // Past 256 it answered invalid_request "at most 256 characters", a limit of no rule's.
+      [{ code_verifier: 'a'.repeat(300) }, {}, /code_verifier must be 43 to 128 characters/],
       [{}, { client: ['app_pub', SECRETS.app_pub] }, /another client/],
     ];
     for (const [extra, o, why] of cases) {

@@ -82,17 +82,23 @@ t('authorize: the request as given is accepted with canonical scopes', () => {
   });
 });
 
-t('authorize: a parameter of its own given twice is invalid_request; any other is ignored, repeated or not', () => {
-  // RFC 6749 §3.1: unrecognised parameters are ignored (RFC 8707's `resource` is repeated by design).
-  const other = checkAuthorizeRequest({ ...good, resource: ['https://a.example', 'https://b.example'] }, app);
-  assert.is(other.kind, 'ok');
-  const twice = checkAuthorizeRequest({ ...good, restaurant_hint: ['a', 'b'] }, app);
-  assert.is(twice.kind, 'redirect');
-  if (twice.kind === 'redirect') {
-    assert.is(twice.error, 'invalid_request');
-    assert.match(twice.description, /repeated parameter: restaurant_hint/);
-  }
-});
+t(
+  'authorize: a parameter of its own given twice is invalid_request; any other is ignored, repeated or not',
+  () => {
+    // RFC 6749 §3.1: unrecognised parameters are ignored (RFC 8707's `resource` is repeated by design).
+    const other = checkAuthorizeRequest(
+      { ...good, resource: ['https://a.example', 'https://b.example'] },
+      app,
+    );
+    assert.is(other.kind, 'ok');
+    const twice = checkAuthorizeRequest({ ...good, restaurant_hint: ['a', 'b'] }, app);
+    assert.is(twice.kind, 'redirect');
+    if (twice.kind === 'redirect') {
+      assert.is(twice.error, 'invalid_request');
+      assert.match(twice.description, /repeated parameter: restaurant_hint/);
+    }
+  },
+);
 
 t('authorize: restaurant_hint sent without a value is as if omitted (RFC 6749 §3.1)', () => {
   const out = checkAuthorizeRequest({ ...good, restaurant_hint: '' }, app);

@@ -453,7 +453,8 @@ parentPort.on('message', (m) => {
     const r = write.immediate(m.subjects, m.created);
     parentPort.postMessage({ id: m.id, ...r }, [r.packed.buffer]);
   } catch (err) {
-    parentPort.postMessage({ id: m.id, error: String(err && err.message || err) });
+    // SQLite's code goes with the message: a full disk (SQLITE_FULL) is told apart from a bug.
+    parentPort.postMessage({ id: m.id, error: String(err && err.message || err), code: err && typeof err.code === 'string' ? err.code : undefined });
   }
 });
 `;
@@ -466,6 +467,19 @@ interface WriterAnswer {
   tombstones?: number[];
   odd?: [number, Uint8Array][];
   error?: string;
+  /** The error's code (SQLITE_FULL…), when it had one. */
+  code?: string;
+}
+
+/**
+ * The worker's failure as a KeyStoreError whose cause carries SQLite's code, so that a full disk
+ * answers 503 STORAGE_FULL (isStorageFull reads the causes) rather than 500.
+ */
+function writerError(what: string, answer: WriterAnswer): KeyStoreError {
+  const message = `the key store could not ${what}: ${answer.error}`;
+  return answer.code === undefined
+    ? new KeyStoreError(message)
+    : new KeyStoreError(message, { cause: Object.assign(new Error(answer.error), { code: answer.code }) });
 }
 
 class KeyWriter {
@@ -493,7 +507,7 @@ class KeyWriter {
     if (answer === null) return null;
     const { packed, tombstones = [], odd = [] } = answer;
     if (answer.error !== undefined || packed === undefined)
-      throw new KeyStoreError(`the key store could not write new keys: ${answer.error}`);
+      throw writerError('write new keys', answer);
     const out = new Map<string, Buffer | null>();
     // Views into the one buffer the worker moved here (in subject order; tombstones and odd sizes
     // overwrite their slot's entry below).
@@ -510,7 +524,7 @@ class KeyWriter {
     const answer = await this.requests.ask({ page, count, created });
     if (answer === null) return null;
     if (answer.error !== undefined || answer.packed === undefined)
-      throw new KeyStoreError(`the key store could not write a key page: ${answer.error}`);
+      throw writerError('write a key page', answer);
     return answer.packed;
   }
 

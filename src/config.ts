@@ -180,6 +180,22 @@ function bootstrapFile(env: Env): string | null {
   return file;
 }
 
+/**
+ * BASE_URL is published (OpenAPI `servers`, links, the OAuth issuer, which RFC 8414 wants without query
+ * or fragment): credentials in it would be served to anyone, and a query or fragment would end up in
+ * the middle of every link built on it.
+ */
+function publicBaseUrl(env: Env): string | null {
+  const raw = url(env, 'BASE_URL', ['http', 'https']);
+  if (raw === null) return null;
+  const parsed = new URL(raw);
+  if (parsed.username || parsed.password || parsed.search || parsed.hash || raw.includes('?') || raw.includes('#'))
+    throw new ConfigError(
+      `BASE_URL must be a plain URL (no user:password, query or fragment: it is published in links, OpenAPI and as the OAuth issuer), got "${maskCredentials(raw)}"`,
+    );
+  return raw;
+}
+
 /** Scaled out every process must share one key, so it cannot be generated into a local directory. */
 function secretsKeyOf(env: Env, store: Config['store']): Buffer | null {
   const raw = env.SECRETS_KEY;
@@ -262,7 +278,7 @@ export function loadConfig(env: Env = process.env): Config {
       );
   }
   const urlHost = isIP(listenHost) === 6 ? `[${listenHost}]` : listenHost;
-  const baseUrl = (url(env, 'BASE_URL', ['http', 'https']) ?? `http://${urlHost}:${port}`).replace(/\/$/, '');
+  const baseUrl = (publicBaseUrl(env) ?? `http://${urlHost}:${port}`).replace(/\/$/, '');
   const roleNames = (env.ROLES?.trim() || (store === 'embedded' ? 'api,projector,scheduler,webhooks' : 'api'))
     .split(',')
     .map((r) => r.trim());

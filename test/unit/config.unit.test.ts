@@ -88,7 +88,7 @@ t('a bad value of any variable throws ConfigError naming it', ({ dir }) => {
       'host_name',
       `${'x'.repeat(64)}.com`,
     ],
-    BASE_URL: ['ftp://x', 'not a url'],
+    BASE_URL: ['ftp://x', 'not a url', 'https://x/?a=1', 'https://x/?', 'https://x/#f', 'https://u:p@x', 'https://u@x'],
     DATA_DIR: ['', '  ', 'a\0b', join(dir, 'bootstrap.json')],
     STORE: ['postgres', 'EMBEDDED'],
     EVENTSTORE_URL: ['http://x', 'esdb://a:2113,'],
@@ -163,6 +163,7 @@ t('a URL in an error message never carries its user:password', ({ file }) => {
     { EVENTSTORE_URL: 'mongodb://admin:S3cretPw@es' },
     { BASE_URL: 'https://admin:S3cretPw@exa mple.com' },
     { BASE_URL: 'ftp://admin:S3cretPw@example.com', BOOTSTRAP_FILE: file },
+    { BASE_URL: 'https://admin:S3cretPw@example.com' },
   ];
   for (const env of cases) {
     const message = refusal(env);

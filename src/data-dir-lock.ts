@@ -4,8 +4,8 @@
 // an exclusive SQLite lock on DATA_DIR/server.lock while it runs; the operator's CLI takes none and
 // runs beside it. The lock is the operating system's (POSIX advisory), so it goes with the process,
 // however the process ends (a SIGKILL leaves nothing to clean up).
-import { accessSync, constants, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { DATA_DIR_MODE } from './core/data-dir-mode';
 import { fullDisk } from './damaged-files';
@@ -26,7 +26,7 @@ export function writableDataDir(dir: string): void {
     mkdirSync(dir, { recursive: true, mode: DATA_DIR_MODE });
     accessSync(dir, constants.W_OK);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
+    const code = whyNotMade(dir, (err as NodeJS.ErrnoException).code);
     const why =
       code === 'EROFS'
         ? 'a read-only file system'
@@ -36,6 +36,25 @@ export function writableDataDir(dir: string): void {
     throw new DataDirError(
       `DATA_DIR ${dir} is not writable (${why}): the server and the CLI write the event log and keys there`,
     );
+  }
+}
+
+/**
+ * A recursive mkdir under a read-only or foreign parent fails with ENOENT (the directory it could not
+ * make is then missing for the next level): the real reason is the nearest existing parent's.
+ */
+function whyNotMade(dir: string, code: string | undefined): string | undefined {
+  if (code !== 'ENOENT') return code;
+  for (let parent = dirname(resolve(dir)); ; parent = dirname(parent)) {
+    if (existsSync(parent)) {
+      try {
+        accessSync(parent, constants.W_OK);
+        return code;
+      } catch (err) {
+        return (err as NodeJS.ErrnoException).code ?? code;
+      }
+    }
+    if (dirname(parent) === parent) return code;
   }
 }
 

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { writableDataDir } from '../../src/data-dir-lock';
 import { runCli } from '../helpers/cli-process';
 import type { TestService } from '../helpers/service';
 
@@ -30,6 +31,33 @@ test('a DATA_DIR that cannot be written is named by the CLI, exit 1', async () =
   } finally {
     if (asRoot) execFileSync('umount', [dataDir]);
     else chmodSync(dataDir, 0o755);
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('a DATA_DIR to make under a read-only parent names why, not ENOENT', () => {
+  const root = mkdtempSync(join(tmpdir(), 'couvert-ro-'));
+  const source = join(root, 'source');
+  const parent = join(root, 'parent');
+  mkdirSync(source);
+  mkdirSync(parent);
+  const asRoot = process.getuid?.() === 0;
+  if (asRoot) {
+    execFileSync('mount', ['--bind', source, parent]);
+    execFileSync('mount', ['-o', 'remount,bind,ro', parent]);
+  } else chmodSync(parent, 0o555);
+  try {
+    // Two levels to make: a recursive mkdir says ENOENT for the second.
+    const dataDir = join(parent, 'couvert', 'data');
+    assert.throws(
+      () => writableDataDir(dataDir),
+      (err: Error) =>
+        err.message.startsWith(`DATA_DIR ${dataDir} is not writable (`) &&
+        err.message.includes(asRoot ? '(a read-only file system)' : '(permission denied)'),
+    );
+  } finally {
+    if (asRoot) execFileSync('umount', [parent]);
+    else chmodSync(parent, 0o755);
     rmSync(root, { recursive: true, force: true });
   }
 });

@@ -189,7 +189,14 @@ function publicBaseUrl(env: Env): string | null {
   const raw = url(env, 'BASE_URL', ['http', 'https']);
   if (raw === null) return null;
   const parsed = new URL(raw);
-  if (parsed.username || parsed.password || parsed.search || parsed.hash || raw.includes('?') || raw.includes('#'))
+  if (
+    parsed.username ||
+    parsed.password ||
+    parsed.search ||
+    parsed.hash ||
+    raw.includes('?') ||
+    raw.includes('#')
+  )
     throw new ConfigError(
       `BASE_URL must be a plain URL (no user:password, query or fragment: it is published in links, OpenAPI and as the OAuth issuer), got "${maskCredentials(raw)}"`,
     );

@@ -506,8 +506,7 @@ class KeyWriter {
     const answer = await this.requests.ask({ subjects, created });
     if (answer === null) return null;
     const { packed, tombstones = [], odd = [] } = answer;
-    if (answer.error !== undefined || packed === undefined)
-      throw writerError('write new keys', answer);
+    if (answer.error !== undefined || packed === undefined) throw writerError('write new keys', answer);
     const out = new Map<string, Buffer | null>();
     // Views into the one buffer the worker moved here (in subject order; tombstones and odd sizes
     // overwrite their slot's entry below).

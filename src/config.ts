@@ -160,6 +160,23 @@ function dataDir(env: Env): string {
   return dir;
 }
 
+/**
+ * An existing DATA_DIR keeps the modes its operator gave it (src/core/data-dir-mode.ts), but SQLite
+ * makes its files with the umask's (0644): in a directory other accounts may enter, any of them reads
+ * keys.sqlite, every customer's key in clear. Said at every start, not refused (a deliberate setup,
+ * an ACL, a container with one account).
+ */
+function openDataDir(dir: string): string | null {
+  let mode: number;
+  try {
+    mode = statSync(dir).mode & 0o777;
+  } catch {
+    return null; // made owner-only (0700) at start
+  }
+  if ((mode & 0o077) === 0) return null;
+  return `DATA_DIR ${JSON.stringify(dir)} is open to other accounts (mode ${mode.toString(8).padStart(4, '0')}): its files, keys.sqlite among them (every customer's key in clear), are readable by them; make it owner-only: chmod 700 ${JSON.stringify(dir)}`;
+}
+
 /** The names MongoDB accepts on every platform: none of / \ . " $ space NUL, at most 63 bytes. */
 function mongodbDb(env: Env): string {
   const name = setButBlank(env, 'MONGODB_DB', 'couvert');
@@ -293,11 +310,16 @@ export function loadConfig(env: Env = process.env): Config {
     if (!(ROLES as readonly string[]).includes(r))
       throw new ConfigError(`ROLES must list ${ROLES.join(', ')}, got "${r}"`);
   const secretsKey = secretsKeyOf(env, store);
+  const dir = dataDir(env);
+  if (store === 'embedded') {
+    const open = openDataDir(dir);
+    if (open) warnings.push(open);
+  }
   return {
     port,
     host: listenHost,
     baseUrl,
-    dataDir: dataDir(env),
+    dataDir: dir,
     store,
     eventstoreUrl,
     mongodbUrl,

@@ -1,6 +1,6 @@
 // Every variable of DESIGN.md §3 and the README's table: its default, and a bad value stopping the
 // start with a message that names it (and never echoes a password).
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
@@ -196,5 +196,25 @@ t('store URLs given to the embedded store are accepted but reported as warnings'
   assert.not.match(warning ?? '', 'secret');
   assert.match(loadConfig({ MONGODB_DB: 'other' }).warnings[0] ?? '', /^MONGODB_DB is set but ignored/);
 });
+
+t(
+  'an existing DATA_DIR open to other accounts is reported as a warning (keys.sqlite would be readable)',
+  ({ dir }) => {
+    const owner = join(dir, 'owner-only');
+    const open = join(dir, 'open');
+    mkdirSync(owner, { mode: 0o700 });
+    mkdirSync(open);
+    chmodSync(owner, 0o700);
+    chmodSync(open, 0o755);
+    assert.equal(loadConfig({ DATA_DIR: owner }).warnings, []);
+    assert.equal(loadConfig({ DATA_DIR: join(dir, 'missing') }).warnings, []);
+    const [warning, ...more] = loadConfig({ DATA_DIR: open }).warnings;
+    assert.equal(more, []);
+    assert.match(warning ?? '', `DATA_DIR "${open}" is open to other accounts (mode 0755)`);
+    assert.match(warning ?? '', `chmod 700 "${open}"`);
+    // Scaled out nothing of the log or the keys lives there.
+    assert.equal(loadConfig({ ...SCALED, DATA_DIR: open }).warnings, []);
+  },
+);
 
 t.run();

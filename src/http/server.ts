@@ -154,7 +154,9 @@ export function createApp(rt: Runtime, routes: AnyRoute[], lifecycle: Lifecycle 
       rt.accessLog.write({
         request_id: requestId,
         method: ctx.method,
-        route: (ctx.state.routePath as string | undefined) ?? path ?? ctx.url,
+        route:
+          (ctx.state.routePath as string | undefined) ??
+          (path === null ? '(unparsed path)' : pathForLog(path)),
         status: ctx.status,
         duration_ms: performance.now() - started,
         restaurant_id: auth?.restaurant._id ?? null,
@@ -198,6 +200,21 @@ function parsePath(ctx: Context): string {
       issues: [{ path: '', code: 'invalid_url', message: 'The request target could not be parsed' }],
     });
   }
+}
+
+/** A segment kept as it is in the access log: a word or an id (cus_…), never a token (couvert_…). */
+const PLAIN_SEGMENT = /^(?!couvert_)[A-Za-z][A-Za-z0-9_.~-]{0,63}$/i;
+
+/**
+ * The path of a request no route took, for the access log: its words and ids as they are, any other
+ * segment `{…}`. A mistyped path may hold what the log must never carry (a token, an email address, a
+ * phone number: `/api/oauth/token/couvert_pk_…`, `/customers/by-phone/+336…`); the query is never kept.
+ */
+export function pathForLog(path: string): string {
+  return path
+    .split('/')
+    .map((segment) => (segment === '' || PLAIN_SEGMENT.test(segment) ? segment : '{…}'))
+    .join('/');
 }
 
 /** The browser pages' paths (sign-in, consent, dashboard): their errors are pages too. */

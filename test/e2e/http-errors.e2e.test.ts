@@ -245,4 +245,30 @@ t(
   },
 );
 
+t('a path no route takes is logged without its tokens, addresses or numbers (nor its query)', async (ctx) => {
+  const origin = ctx.base.replace(/\/api\/partner\/v1$/, '');
+  const cases: [string, string][] = [
+    [`/api/oauth/token/${TOKEN}?client_secret=couvert_cs_hidden`, '/api/oauth/token/{…}'],
+    ['/api/partner/v1/customers/by-phone/+33612345678', '/api/partner/v1/customers/by-phone/{…}'],
+    ['/api/partner/v1/customer/jean.dupont@example.com', '/api/partner/v1/customer/{…}'],
+    ['/api/partner/v1/missed-call/0612345678', '/api/partner/v1/missed-call/{…}'],
+    ['/api/partner/v1/nope/cus_12ab', '/api/partner/v1/nope/cus_12ab'],
+  ];
+  for (const [i, [path, logged]] of cases.entries()) {
+    const id = `path-log-000${i}`;
+    const res = await fetch(`${origin}${path}`, { headers: { 'x-request-id': id } });
+    assert.is(res.status, 404, path);
+    await res.arrayBuffer();
+    let line: { route?: string } | undefined;
+    for (let wait = 0; !line && wait < 100; wait++) {
+      line = ctx.logs.map((l) => JSON.parse(l)).find((l) => l.request_id === id && l.msg === 'access');
+      if (!line) await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.is(line?.route, logged, path);
+  }
+  const all = ctx.logs.join('\n');
+  for (const secret of [TOKEN, 'couvert_cs_hidden', '33612345678', 'jean.dupont', '0612345678'])
+    assert.not.ok(all.includes(secret), `${secret} in the logs`);
+});
+
 t.run();

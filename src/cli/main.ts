@@ -5,25 +5,34 @@ import { createLogger } from '../logger';
 import { registerModules } from '../modules';
 import { createRuntime } from '../runtime';
 import { registerAllCliCommands } from './commands';
-import { CliUsageError, cliCommands, parseFlags, rejectStrayArguments, rejectUnknownFlags } from './registry';
+import {
+  type CliCommand,
+  CliUsageError,
+  cliCommands,
+  parseFlags,
+  rejectStrayArguments,
+  rejectUnknownFlags,
+} from './registry';
 
-function help(): string {
+function help(only: readonly CliCommand[] = cliCommands()): string {
   const lines = ['Usage: npm run cli -- <command> [flags]', '', 'Commands:'];
-  for (const c of cliCommands())
-    lines.push(`  ${c.name.padEnd(28)} ${c.summary}`, `  ${''.padEnd(28)}   ${c.usage}`);
+  for (const c of only) lines.push(`  ${c.name.padEnd(28)} ${c.summary}`, `  ${''.padEnd(28)}   ${c.usage}`);
   lines.push('', 'Environment: the same as the server (DATA_DIR, STORE, EVENTSTORE_URL, MONGODB_URL, …).');
   return lines.join('\n');
 }
 
-async function main(argv: string[]): Promise<number> {
+async function main(args: string[]): Promise<number> {
   registerModules();
   registerAllCliCommands();
+  // `help`, `help keys`, `help keys create`: the same as --help.
+  const helpWord = args[0] === 'help';
+  const argv = helpWord ? args.slice(1) : args;
   const words = argv.filter((a) => !a.startsWith('-'));
   const command = cliCommands().find((c) => {
     const parts = c.name.split(' ');
     return parts.every((p, i) => words[i] === p);
   });
-  const asked = argv.includes('--help') || argv.includes('-h') || argv.length === 0;
+  const asked = helpWord || argv.includes('--help') || argv.includes('-h') || argv.length === 0;
   if (!command && !asked) {
     // A mistyped command says so, on stderr, before the list (not the list alone on stdout).
     const typed = parseFlags(argv).positionals;
@@ -37,9 +46,11 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   if (!command || asked) {
+    // A group's name (`keys --help`): its commands only.
+    const group = cliCommands().filter((c) => words.length > 0 && c.name.startsWith(`${words[0]} `));
     if (command)
       console.log(`${command.name}: ${command.summary}\n  npm run cli -- ${command.name} ${command.usage}`);
-    else console.log(help());
+    else console.log(help(group.length ? group : undefined));
     return 0;
   }
   const rest = argv.slice(argv.indexOf(command.name.split(' ').at(-1) as string) + 1);

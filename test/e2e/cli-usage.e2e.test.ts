@@ -38,4 +38,22 @@ test('--help, and no words at all, print the list on stdout and exit 0', async (
   }
 });
 
+test('`help` is --help, and a group name with --help lists that group only', async () => {
+  const all = await runCli(svc, ['help']);
+  assert.is(all.code, 0, all.stderr);
+  assert.is(all.stderr, '');
+  assert.match(all.stdout, 'Usage: npm run cli');
+  assert.match(all.stdout, 'restaurants create');
+  const one = await runCli(svc, ['help', 'keys', 'create']);
+  assert.is(one.code, 0, one.stderr);
+  assert.match(one.stdout, 'npm run cli -- keys create --restaurant');
+  for (const args of [['keys', '--help'], ['help', 'keys']]) {
+    const group = await runCli(svc, args);
+    assert.is(group.code, 0, args.join(' '));
+    assert.match(group.stdout, 'keys create');
+    assert.match(group.stdout, 'keys revoke');
+    assert.not.match(group.stdout, 'restaurants create', args.join(' '));
+  }
+});
+
 test.run();

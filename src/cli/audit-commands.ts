@@ -1,7 +1,7 @@
 // Auditors' commands (docs/AUDIT.md): history, as-of, export, verify. They read the log; none
 // writes a read model the service uses (as-of and verify replay into scratch stores).
 import { once } from 'node:events';
-import { createWriteStream, fstatSync, type WriteStream } from 'node:fs';
+import { createWriteStream, fstatSync, rmSync, type WriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { SingleBar } from 'cli-progress';
 import { deleteCustomer, deleteMergedAway, loadCustomer } from '../../commands/customers/handler';
@@ -62,7 +62,7 @@ const OUTPUT_BUFFER = 16 << 20;
  * redirected to a regular file is written like --out (Node writes process.stdout to a file
  * synchronously, on the thread that formats).
  */
-function openOutput(path: string | undefined): {
+export function openOutput(path: string | undefined): {
   write(chunk: string | Uint8Array): Promise<void>;
   close(): Promise<void>;
   /**
@@ -97,9 +97,25 @@ function openOutput(path: string | undefined): {
   }
   let stream: WriteStream;
   let failed: Error | null = null;
+  // Stopped part way (Ctrl-C, SIGTERM): the file this run created is removed before the exit, or an
+  // incomplete export would pass for one (a signal ended the process and left it as it was).
+  const onSignal = (signal: NodeJS.Signals) => {
+    release();
+    rmSync(path, { force: true });
+    process.stderr.write(`\n${signal}: stopped; the incomplete --out ${path} is removed\n`);
+    process.exit(signal === 'SIGINT' ? 130 : 143);
+  };
+  const release = () => {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  };
   const opened = new Promise<void>((resolve, reject) => {
     stream = createWriteStream(path, { flags: 'wx', highWaterMark: OUTPUT_BUFFER });
-    stream.once('open', () => resolve());
+    stream.once('open', () => {
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
+      resolve();
+    });
     stream.once('error', (err) => {
       failed = err;
       reject(
@@ -122,6 +138,7 @@ function openOutput(path: string | undefined): {
       await new Promise<void>((resolve, reject) =>
         stream.end((err?: Error | null) => (err ? reject(err) : resolve())),
       );
+      release();
     },
     async discard() {
       if (
@@ -133,6 +150,7 @@ function openOutput(path: string | undefined): {
         return false;
       await new Promise<void>((resolve) => stream.end(() => resolve()));
       await rm(path, { force: true });
+      release();
       return true;
     },
   };

@@ -47,7 +47,10 @@ test('`help` is --help, and a group name with --help lists that group only', asy
   const one = await runCli(svc, ['help', 'keys', 'create']);
   assert.is(one.code, 0, one.stderr);
   assert.match(one.stdout, 'npm run cli -- keys create --restaurant');
-  for (const args of [['keys', '--help'], ['help', 'keys']]) {
+  for (const args of [
+    ['keys', '--help'],
+    ['help', 'keys'],
+  ]) {
     const group = await runCli(svc, args);
     assert.is(group.code, 0, args.join(' '));
     assert.match(group.stdout, 'keys create');

@@ -152,6 +152,12 @@ function host(env: Env): string {
   );
 }
 
+/** 127.0.0.0/8, ::1 (also as ::ffff:127.x) or localhost: only this machine reaches it. */
+function isLoopback(host: string): boolean {
+  const h = host.toLowerCase().replace(/\.$/, '');
+  return h === 'localhost' || h === '::1' || /^(::ffff:)?127\.\d+\.\d+\.\d+$/.test(h);
+}
+
 function dataDir(env: Env): string {
   const dir = setButBlank(env, 'DATA_DIR', './data');
   if (dir.includes('\0')) throw new ConfigError('DATA_DIR must not contain a NUL character');
@@ -311,6 +317,13 @@ export function loadConfig(env: Env = process.env): Config {
       throw new ConfigError(`ROLES must list ${ROLES.join(', ')}, got "${r}"`);
   const secretsKey = secretsKeyOf(env, store);
   const dir = dataDir(env);
+  const testClock = boolean(env, 'TEST_CLOCK', false);
+  // POST /__test/clock takes no credential: whoever reaches the server moves its clock (tokens,
+  // no-shows, retention). Meant for a test server on loopback.
+  if (testClock && !isLoopback(listenHost))
+    warnings.push(
+      `TEST_CLOCK is true and HOST ${listenHost} is not a loopback address: anyone who reaches the server can move its clock forward (POST /__test/clock takes no credential); use it on 127.0.0.1 for tests only`,
+    );
   if (store === 'embedded') {
     const open = openDataDir(dir);
     if (open) warnings.push(open);
@@ -331,7 +344,7 @@ export function loadConfig(env: Env = process.env): Config {
     signInFailuresPerAccount: integer(env, 'SIGN_IN_FAILURES_PER_ACCOUNT', 10, 1, 10_000),
     webhookAllowPrivateTargets: boolean(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
     secretsKey,
-    testClock: boolean(env, 'TEST_CLOCK', false),
+    testClock,
     trustProxy: boolean(env, 'TRUST_PROXY', false),
     readYourWritesTimeoutMs: integer(env, 'READ_YOUR_WRITES_TIMEOUT_MS', 2000, 0, 60_000),
     logLevel: oneOf(

@@ -217,4 +217,18 @@ t(
   },
 );
 
+t(
+  'TEST_CLOCK on a HOST other machines reach is reported as a warning (the clock route takes no credential)',
+  () => {
+    for (const host of ['127.0.0.1', '::1', 'localhost', '127.0.0.2'])
+      assert.equal(loadConfig({ TEST_CLOCK: 'true', HOST: host }).warnings, [], host);
+    assert.equal(loadConfig({ HOST: '0.0.0.0' }).warnings, []);
+    for (const host of ['0.0.0.0', '::', '10.0.0.5', 'api.internal.example']) {
+      const [warning, ...more] = loadConfig({ TEST_CLOCK: 'true', HOST: host }).warnings;
+      assert.equal(more, []);
+      assert.match(warning ?? '', `TEST_CLOCK is true and HOST ${host} is not a loopback address`);
+    }
+  },
+);
+
 t.run();

@@ -158,21 +158,35 @@ export function otherSubjects(
   type: string,
   data: Record<string, unknown>,
   customer: string | null,
+  owners?: Readonly<TextOwnerMap>,
 ): { customers: string[]; paths: string[]; joint: boolean }[] {
   if (type === 'ReservationUpdated') {
     const previous = data.previous;
     if (!isObject(previous)) return [];
     const was = previous.customer_id;
-    if (typeof was !== 'string' || was === customer) return [];
+    // Without the owners (a legacy row's read rule): the previous text is the previous customer's.
+    if (owners === undefined && (typeof was !== 'string' || was === customer)) return [];
     const changes = isObject(data.changes) ? data.changes : {};
-    const paths: string[] = [];
+    const byOwner = new Map<string, string[]>();
     for (const f of RESERVATION) {
       const v = previous[f];
       if (isBlank(v)) continue;
+      // A restated value is written again in `changes`, sealed with the new customer's key.
       if (Object.hasOwn(changes, f) && JSON.stringify(changes[f]) === JSON.stringify(v)) continue;
-      paths.push(`previous.${f}`);
+      // Whose box held the value before the event: the owners folded from the stream (a reservation
+      // detached from its customer keeps their text in their boxes), else the previous customer.
+      const owner =
+        owners !== undefined && Object.hasOwn(owners, f)
+          ? owners[f]
+          : typeof was === 'string'
+            ? was
+            : customer;
+      if (typeof owner !== 'string' || owner === customer) continue;
+      const list = byOwner.get(owner);
+      if (list === undefined) byOwner.set(owner, [`previous.${f}`]);
+      else list.push(`previous.${f}`);
     }
-    return paths.length === 0 ? [] : [{ customers: [was], paths, joint: false }];
+    return [...byOwner].map(([c, paths]) => ({ customers: [c], paths, joint: false }));
   }
   if (type === 'WebhookDeliveriesScheduled') {
     const ids = data.other_customer_ids;
@@ -181,6 +195,70 @@ export function otherSubjects(
     return customers.length === 0 ? [] : [{ customers, paths: ['payloads'], joint: customer !== null }];
   }
   return [];
+}
+
+/** Reservation text field → the customer whose box holds it (null: written in clear, nobody's). */
+export type TextOwnerMap = Record<string, string | null>;
+/** A reservation stream folded for its text's owners (foldTextOwners). */
+export interface TextOwnerState {
+  customer: string | null;
+  owners: TextOwnerMap;
+}
+export const NO_TEXT_OWNERS: TextOwnerState = { customer: null, owners: {} };
+
+/** The dotted paths a stored event's boxes hold (its own and the others'), empty in clear. */
+function boxedPaths(data: Record<string, unknown>): string[] {
+  const sealed = data.sealed;
+  if (!isObject(sealed) || !Array.isArray(sealed.paths)) return [];
+  const out = sealed.paths.filter((p): p is string => typeof p === 'string');
+  if (Array.isArray(sealed.more))
+    for (const b of sealed.more)
+      if (isObject(b) && Array.isArray(b.paths))
+        for (const p of b.paths) if (typeof p === 'string') out.push(p);
+  return out;
+}
+
+/**
+ * The reservation's customer and whose box holds each text field after this event of its stream
+ * (pure; the event sealed, erased or in clear): a field is sealed with the key of the reservation's
+ * customer when the event writes it, and stays in that box when the reservation later changes hands
+ * or loses its customer. What seals a ReservationUpdated's `previous` values (otherSubjects).
+ */
+export function foldTextOwners(state: TextOwnerState, type: string, data: unknown): TextOwnerState {
+  if (!isObject(data)) return state;
+  if (type === 'ReservationCreated') {
+    const r = isObject(data.reservation) ? data.reservation : {};
+    const c = typeof r.customer_id === 'string' ? r.customer_id : null;
+    return { customer: c, owners: Object.fromEntries(RESERVATION.map((f) => [f, c])) };
+  }
+  if (type === 'ReservationUpdated') {
+    const changes = isObject(data.changes) ? data.changes : {};
+    const customer = Object.hasOwn(changes, 'customer_id')
+      ? typeof changes.customer_id === 'string'
+        ? changes.customer_id
+        : null
+      : state.customer;
+    const boxed = boxedPaths(data);
+    const owners = { ...state.owners };
+    for (const f of RESERVATION)
+      if (Object.hasOwn(changes, f) || boxed.includes(`changes.${f}`)) owners[f] = customer;
+    return { customer, owners };
+  }
+  if (type === 'ReservationStatusChanged') {
+    // evolve sets the reason on the canceled and rejected statuses only.
+    const to = data.to;
+    if (typeof to === 'string' && (to.startsWith('CANCELED') || to === 'REJECTED'))
+      return { customer: state.customer, owners: { ...state.owners, cancellation_reason: state.customer } };
+  }
+  return state;
+}
+
+/** Whether a ReservationUpdated (not sealed yet) restates text in `previous` (otherSubjects looks). */
+export function hasPreviousText(type: string, data: unknown): boolean {
+  if (type !== 'ReservationUpdated' || !isObject(data) || 'sealed' in data || !isObject(data.previous))
+    return false;
+  const previous = data.previous;
+  return RESERVATION.some((f) => !isBlank(previous[f]));
 }
 
 /** The field of a fan-out that holds its bodies without the other customers' data (otherSubjects). */

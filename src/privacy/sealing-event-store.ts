@@ -74,11 +74,14 @@ import {
   eraseClearData,
   erasedCopy,
   erasePaths,
+  foldTextOwners,
   hasPersonalFields,
+  hasPreviousText,
   isSealed,
   isSealedType,
   kidSubject,
   moreSubjects,
+  NO_TEXT_OWNERS,
   type OwnerKey,
   openData,
   openMore,
@@ -94,6 +97,8 @@ import {
   sealedKid,
   sealFields,
   sealSplit,
+  type TextOwnerMap,
+  type TextOwnerState,
 } from './seal';
 
 /** How long an opened key is trusted before it is looked up again (another process may erase it). */
@@ -168,6 +173,13 @@ export class SealingEventStore implements EventStore {
   private readonly eraseLegacy: boolean;
   /** Reservation stream → its customer (null: none). */
   private readonly reservationCustomers = new BoundedCache<string, string | null>(RESERVATION_CACHE);
+  /** Reservation stream → whose box holds each of its text fields (foldTextOwners). */
+  private readonly textOwners = new BoundedCache<string, TextOwnerState>(RESERVATION_CACHE);
+  /**
+   * A ReservationUpdated being appended (its data) → whose box held each text field before it: its
+   * `previous` values are sealed with those keys (otherSubjects), not in clear nor in the new box.
+   */
+  private readonly previousOwners = new WeakMap<object, TextOwnerMap>();
   /** The restaurants' keys that hash a number into its link label (number-keys.ts). */
   private readonly numbers: NumberIndex;
 
@@ -213,6 +225,13 @@ export class SealingEventStore implements EventStore {
             others.groups,
             others.keys,
           );
+    // A move written now names its other boxes even when there are none (`more: []`): only rows
+    // written before (no `more`) are read by legacy-fanouts.ts's rule, the rest take openNow.
+    const box = sealed.data.sealed as Sealed;
+    if (box.more === undefined && event.type === 'ReservationUpdated') {
+      const previous = (event.data as { previous?: unknown }).previous;
+      if (isObject(previous) && typeof previous.customer_id === 'string') box.more = [];
+    }
     this.plains.set(sealed.box, { plaintext: sealed.plaintext, customer });
     trimOldest(this.plains, PLAIN_MEMO);
     this.handOver?.push([sealed.box, sealed.plaintext, customer, kid ?? null]);
@@ -507,7 +526,7 @@ export class SealingEventStore implements EventStore {
     // The personal fields are looked for once: an event without any costs no key.
     const fields = personalFields(event.type, event.data);
     if (fields.length === 0) return event;
-    const groups = otherSubjects(event.type, event.data, customerId);
+    const groups = otherSubjects(event.type, event.data, customerId, this.previousOwners.get(event.data));
     const { key, kid } = await this.sealingKey(customerSubject(customerId));
     if (groups.length === 0) return { ...event, data: this.sealWith(event, fields, key, customerId, kid) };
     const keys = new Map<string, OwnerKey>();
@@ -521,12 +540,16 @@ export class SealingEventStore implements EventStore {
   /** sealedForOthers once the other customer's key is looked up. */
   private async sealForOthersLater(event: NewEvent): Promise<NewEvent> {
     if (event?.type !== 'ReservationUpdated' || !isObject(event.data) || 'sealed' in event.data) return event;
-    const c = otherSubjects(event.type, event.data, null)[0]?.customers[0];
-    if (c === undefined) return event;
-    const k = await this.sealingKey(customerSubject(c));
-    const owner: OwnerKey =
-      k.kid === undefined ? { customer: c, key: k.key } : { customer: c, key: k.key, kid: k.kid };
-    return this.sealedForOthers(event, () => owner) ?? event;
+    const groups = otherSubjects(event.type, event.data, null, this.previousOwners.get(event.data));
+    const owners = new Map<string, OwnerKey>();
+    for (const c of new Set(groups.flatMap((g) => g.customers))) {
+      const k = await this.sealingKey(customerSubject(c));
+      owners.set(
+        c,
+        k.kid === undefined ? { customer: c, key: k.key } : { customer: c, key: k.key, kid: k.kid },
+      );
+    }
+    return this.sealedForOthers(event, (c) => owners.get(c)) ?? event;
   }
 
   /**
@@ -539,14 +562,22 @@ export class SealingEventStore implements EventStore {
     keyOf: (customer: string) => OwnerKey | undefined,
   ): NewEvent | undefined {
     if ('sealed' in event.data || event.type !== 'ReservationUpdated') return event;
-    const groups = otherSubjects(event.type, event.data, null);
+    const groups = otherSubjects(event.type, event.data, null, this.previousOwners.get(event.data));
     if (groups.length === 0) return event;
-    const group = groups[0] as { customers: string[]; paths: string[] };
-    const owner = keyOf(group.customers[0] as string);
-    if (owner === undefined) return undefined;
-    const fields = personalFields(event.type, event.data).filter(([p]) => group.paths.includes(p));
+    const keys = new Map<string, OwnerKey>();
+    for (const c of new Set(groups.flatMap((g) => g.customers))) {
+      const k = keyOf(c);
+      if (k === undefined) return undefined;
+      keys.set(c, k);
+    }
+    const paths = new Set(groups.flatMap((g) => g.paths));
+    const fields = personalFields(event.type, event.data).filter(([p]) => paths.has(p));
     if (fields.length === 0) return event;
-    return { ...event, data: this.sealWith(event, fields, owner.key, owner.customer, owner.kid) };
+    // The first owner's fields in the event's own box, each other owner's in a box of their own.
+    const [first, ...rest] = groups as [(typeof groups)[number], ...typeof groups];
+    const owner = keys.get(first.customers[0] as string) as OwnerKey;
+    const others = rest.length === 0 ? undefined : { groups: rest, keys };
+    return { ...event, data: this.sealWith(event, fields, owner.key, owner.customer, owner.kid, others) };
   }
 
   /** seal() for a new customer's CustomerCreated: a pool key unless they have a key already. */
@@ -933,6 +964,44 @@ export class SealingEventStore implements EventStore {
     // A missed call's number no customer owns: sealed with a key of its own first (rare; async).
     if (needsNumberKey(events))
       return this.sealNumbers(events).then((sealed) => this.append(stream, sealed, expected, options));
+    // A change restating a reservation's text (`previous`): whose boxes held it, folded from its stream.
+    if (stream.startsWith(RESERVATION_STREAM) && events.some((e) => hasPreviousText(e?.type, e?.data))) {
+      const known = this.textOwners.get(stream);
+      if (known === undefined)
+        return this.loadTextOwners(stream).then((state) => {
+          this.notePreviousOwners(state, events);
+          return this.appendReady(stream, events, expected, options);
+        });
+      this.notePreviousOwners(known, events);
+    }
+    return this.appendReady(stream, events, expected, options);
+  }
+
+  /** Reads whose box holds each text field of a reservation (foldTextOwners) and remembers it. */
+  private async loadTextOwners(stream: string): Promise<TextOwnerState> {
+    let state = NO_TEXT_OWNERS;
+    for (const e of await this.inner.readStream(stream)) state = foldTextOwners(state, e.type, e.data);
+    this.textOwners.set(stream, state);
+    return state;
+  }
+
+  /** Tells each event of an append restating text whose boxes held it before it (previousOwners). */
+  private notePreviousOwners(state: TextOwnerState, events: readonly NewEvent[]): void {
+    let now = state;
+    for (const e of events) {
+      if (typeof e !== 'object' || e === null || !isObject(e.data)) continue;
+      if (hasPreviousText(e.type, e.data)) this.previousOwners.set(e.data, now.owners);
+      now = foldTextOwners(now, e.type, e.data);
+    }
+  }
+
+  /** append() once the events' previous owners are known. */
+  private appendReady(
+    stream: string,
+    events: NewEvent[],
+    expected: ExpectedRevision,
+    options?: AppendOptions,
+  ): Promise<AppendResult> {
     /** Pool keys handed out to this append's new customer. */
     const handed = new Map<string, Buffer>();
     let now: NewEvent[] | undefined;
@@ -1015,7 +1084,7 @@ export class SealingEventStore implements EventStore {
         return undefined;
       }
       // Another customer's data beside this one's (otherSubjects: rare): their keys, from the cache.
-      const groups = otherSubjects(e.type, e.data, customer);
+      const groups = otherSubjects(e.type, e.data, customer, this.previousOwners.get(e.data));
       let others: SplitPlan | undefined;
       if (groups.length > 0) {
         const keys = new Map<string, OwnerKey>();
@@ -1141,7 +1210,15 @@ export class SealingEventStore implements EventStore {
         this.remember(kidSubject(kid), key);
       }
     }
-    if (stream.startsWith(RESERVATION_STREAM)) for (const e of sealed) this.learn(stream, e.type, e.data);
+    if (stream.startsWith(RESERVATION_STREAM)) {
+      for (const e of sealed) this.learn(stream, e.type, e.data);
+      const owners = this.textOwners.get(stream);
+      if (owners !== undefined) {
+        let now = owners;
+        for (const e of sealed) now = foldTextOwners(now, e.type, e.data);
+        this.textOwners.set(stream, now);
+      }
+    }
   }
 
   /** The result, once the keys of the customers this append deleted are destroyed. */
@@ -1172,6 +1249,9 @@ export class SealingEventStore implements EventStore {
       }
       if (customer !== undefined)
         this.learn(stream, 'ReservationUpdated', { changes: { customer_id: customer } });
+      let owners = NO_TEXT_OWNERS;
+      for (const e of events) owners = foldTextOwners(owners, e.type, e.data);
+      this.textOwners.set(stream, owners);
     }
     if (!events.some((e) => this.needsOpening(e))) return upcastAll(events);
     const out: RecordedEvent[] = [];

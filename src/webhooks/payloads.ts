@@ -205,7 +205,15 @@ function detachedHolder(
 ): string | null {
   const previous = before?.customer_id;
   if (typeof previous === 'string' && lookups.customers.has(previous)) return previous;
-  return textHolders(history, revision)[0] ?? null;
+  const now = textHolders(history, revision)[0];
+  if (now !== undefined) return now;
+  // The text the event changed, as it was (`previous_attributes`): in the boxes of whoever held it then
+  // (a reservation detached from its customer keeps their text), not nobody's.
+  const event = history.find((e) => e.revision === revision);
+  const changes = (event?.data as { changes?: object } | undefined)?.changes ?? {};
+  for (const [f, owner] of Object.entries(textOwnersAt(history, revision - 1)))
+    if (typeof owner === 'string' && Object.hasOwn(changes, f)) return owner;
+  return null;
 }
 
 /** Whether the reservation changed customers up to revision `upTo` (else its text is all its customer's). */

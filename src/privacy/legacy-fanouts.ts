@@ -36,12 +36,24 @@ function previousCustomer(body: unknown): Record<string, unknown> | null {
   return isObject(c) && typeof c.id === 'string' ? c : null;
 }
 
+/**
+ * Whether a body may name a previous customer, without parsing it: `"customer":{` after its
+ * `"previous_attributes":{` (a v1 body ends with them; JSON.stringify writes no spaces, and a quote
+ * inside a string value is escaped, so a body naming one always matches). Most old
+ * reservation.updated bodies change something else (a party size, a status): they pay one scan.
+ */
+export function mayNamePreviousCustomer(body: unknown): body is string {
+  if (typeof body !== 'string') return false;
+  const at = body.indexOf('"previous_attributes":{');
+  return at !== -1 && body.indexOf('"customer":{', at) !== -1;
+}
+
 /** The customers other than `own` the bodies name as the reservation's previous customer (pure). */
 export function previousCustomers(payloads: unknown, own: string): string[] {
   if (!isObject(payloads)) return [];
   const out = new Set<string>();
   for (const body of Object.values(payloads)) {
-    if (typeof body !== 'string' || !body.includes('"previous_attributes"')) continue;
+    if (!mayNamePreviousCustomer(body)) continue;
     try {
       const c = previousCustomer(JSON.parse(body));
       if (c !== null && c.id !== own) out.add(c.id as string);
@@ -64,7 +76,7 @@ export function erasePreviousCustomers(
   const out: Record<string, unknown> = {};
   for (const [variant, body] of Object.entries(payloads)) {
     out[variant] = body;
-    if (typeof body !== 'string' || !body.includes('"previous_attributes"')) continue;
+    if (!mayNamePreviousCustomer(body)) continue;
     let parsed: unknown;
     try {
       parsed = JSON.parse(body);

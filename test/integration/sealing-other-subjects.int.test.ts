@@ -9,6 +9,7 @@ import * as assert from 'uvu/assert';
 import { MemoryEventStore } from '../../src/adapters/event-store/memory';
 import { MemoryKeyStore } from '../../src/adapters/key-store/memory';
 import { NO_STREAM, type RecordedEvent } from '../../src/ports/event-store';
+import { uncheckedMove } from '../../src/privacy/legacy-fanouts';
 import { customerSubject, sealData } from '../../src/privacy/seal';
 import { SealingEventStore } from '../../src/privacy/sealing-event-store';
 
@@ -302,5 +303,49 @@ t("a move's ReservationUpdated written before: its previous text reads erased on
     assert.is(e.data.erased, true);
   }
 });
+
+t('an old fan-out whose bodies name no previous customer opens at once (no parse, no look-up)', async () => {
+  const w = await world();
+  const sized = JSON.stringify({
+    id: 'evt_1',
+    type: 'reservation.updated',
+    data: { object: { id: 'res_1', party_size: 3 }, previous_attributes: { party_size: 2 } },
+  });
+  await w.store.append('webhook-fanout-1', fanout({ payloads: { v1: sized } }), NO_STREAM);
+  await w.store.append('webhook-fanout-2', fanout({ payloads: { v1: body('Amelia Qqa') } }), NO_STREAM);
+  const one = await last(w.inner, 'webhook-fanout-1');
+  assert.equal(w.store.openNow(one)?.data.payloads, { v1: sized }, 'opened without open()');
+  // Naming A, whose key the cache knows alive: opened at once too; after A's erasure, by open().
+  const two = await last(w.inner, 'webhook-fanout-2');
+  assert.equal(w.store.openNow(two)?.data.payloads, { v1: body('Amelia Qqa') });
+  await w.erase('cus_a');
+  assert.is(w.store.openNow(two), undefined, 'A erased: open() reads it');
+  assert.equal((await w.store.open(two)).data.payloads, { v1: body('[erased]') });
+});
+
+t(
+  "a move written now with nothing of A's is marked (`more: []`): not read as a row written before",
+  async () => {
+    const w = await world();
+    await w.store.append(
+      'reservation-res_1',
+      [
+        {
+          type: 'ReservationUpdated',
+          data: {
+            reservation_id: 'res_1',
+            restaurant_id: 'r',
+            changes: { customer_id: 'cus_b', allergies: 'A wrote: celery' },
+            previous: { customer_id: 'cus_a', allergies: 'A wrote: celery' },
+          },
+        },
+      ],
+      0,
+    );
+    const stored = await last(w.inner, 'reservation-res_1');
+    assert.equal((stored.data as Stored).sealed.more, []);
+    assert.is(uncheckedMove(stored.type, stored.data), null);
+  },
+);
 
 t.run();

@@ -39,7 +39,14 @@ export function responseExcerpt(
   if (body === null || body === undefined || body.length === 0) return null;
   let text = typeof body === 'string' ? body : Buffer.from(body).toString('utf8');
   // Every one, however short: a bootstrap file's secret may be `whsec_` and one character.
-  for (const s of secrets) if (s.length > 0) text = text.split(s).join(REDACTED);
+  // Each replaced between the markers already written, never inside one (a value `act` must not
+  // break an earlier `[redacted]`).
+  for (const s of secrets)
+    if (s.length > 0 && text.includes(s))
+      text = text
+        .split(REDACTED)
+        .map((part) => part.split(s).join(REDACTED))
+        .join(REDACTED);
   let out = '';
   let count = 0;
   let truncated = cutAlready;

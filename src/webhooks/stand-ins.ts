@@ -7,10 +7,14 @@
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** The shortest value of the other customers' redacted from an answer (characters). */
+export const MIN_REDACTED_CHARS = 3;
+
 /**
  * The strings of `body` that its stand-in does not hold at the same place (the other customers' data),
  * each as written and as it reads inside a JSON string (an echo of the raw body); longest first, so
- * a value is redacted before a part of it. Empty when either is not JSON (pure).
+ * a value is redacted before a part of it; values shorter than MIN_REDACTED_CHARS are left out.
+ * Empty when either is not JSON (pure).
  */
 export function othersData(body: string, standIn: string | undefined): string[] {
   if (standIn === undefined || standIn === body) return [];
@@ -25,7 +29,9 @@ export function othersData(body: string, standIn: string | undefined): string[] 
   const out = new Set<string>();
   const walk = (a: unknown, b: unknown) => {
     if (typeof a === 'string') {
-      if (a !== b && a.length > 0) {
+      // A value of one or two characters ("1", "fr", "no") is skipped: redacting it everywhere would
+      // wipe unrelated text of the answer (and the earlier markers), and it says next to nothing.
+      if (a !== b && [...a].length >= MIN_REDACTED_CHARS) {
         out.add(a);
         out.add(JSON.stringify(a).slice(1, -1));
       }

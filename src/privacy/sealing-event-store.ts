@@ -300,6 +300,32 @@ export class SealingEventStore implements EventStore {
     return this.erasures;
   }
 
+  /**
+   * Which of these customers are erased, asked of the key store itself (this process's cache may
+   * still hold a key another process has destroyed since: a second webhook worker, or this one before
+   * it reads the deletion). A destroyed answer is kept (it is final); a live one is asked again next
+   * time (one key-store read per customer). One found erased is forgotten here as a deletion read
+   * would (its keys and plaintexts, erasuresSeen moves), so what is read next reads erased.
+   */
+  async erasedNow(customerIds: readonly string[]): Promise<string[]> {
+    const out: string[] = [];
+    for (const id of new Set(customerIds)) {
+      const subject = customerSubject(id);
+      const hit = this.cache.get(subject);
+      if (hit?.destroyed === true && hit.kid === undefined) {
+        out.push(id);
+        continue;
+      }
+      if ((await this.keys.find(subject)).state !== 'destroyed') continue;
+      out.push(id);
+      this.erasures++;
+      this.forgetPlains(id);
+      for (const kid of await this.kidsOf(id)) this.cache.delete(kidSubject(kid));
+      this.remember(subject, null, true);
+    }
+    return out;
+  }
+
   /** Forgets the plaintexts of an erased customer's boxes. */
   private forgetPlains(customer: string): void {
     for (const [box, p] of this.plains) if (p.customer === customer) this.plains.delete(box);

@@ -78,6 +78,8 @@ interface Job {
   customerId: string | null;
   /** What the body holds of other customers than `customerId`: redacted from the answer (stand-ins.ts). */
   othersData: string[];
+  /** The other customers the body describes (the fan-out's `other_customer_ids`; [] for none). */
+  otherCustomerIds: string[];
   /**
    * The sealing layer's erasure count before the body was read (erasuresSeen): when it moved before
    * the attempt, the body is read again from the log, where an erasure meanwhile has erased it.
@@ -268,6 +270,7 @@ export class WebhookPublisher {
         eventTime: published.created,
         customerId: published.customerId,
         othersData: othersData(payloads[d.payload] as string, standIns?.[d.payload]),
+        otherCustomerIds: published.others ?? [],
         erasures,
       });
   }
@@ -351,6 +354,9 @@ export class WebhookPublisher {
         (fanout?.data as { payloads_without_others?: Record<string, string> } | undefined)
           ?.payloads_without_others?.[doc.payload],
       ),
+      otherCustomerIds: Array.isArray(fanout?.data.other_customer_ids)
+        ? (fanout.data.other_customer_ids as unknown[]).filter((c): c is string => typeof c === 'string')
+        : [],
       erasures,
     });
   }
@@ -361,9 +367,20 @@ export class WebhookPublisher {
     return typeof events.erasuresSeen === 'function' ? events.erasuresSeen() : Number.NaN;
   }
 
-  /** Whether the job's body, read before an erasure that came since, now reads erased in the log. */
+  /**
+   * Whether the job's body, read before an erasure that came since, now reads erased in the log. An
+   * erasure this process began or read moves erasuresSeen; one made by another process (a second
+   * webhook worker, an operator's CLI) before this one reads the deletion is found by asking the key
+   * store about the body's customer and the others it describes (erasedNow).
+   */
   private async erasedMeanwhile(job: Job, delivery: WebhookDeliveryDoc): Promise<boolean> {
-    if (this.erasuresSeen() === job.erasures) return false;
+    const events = this.rt.events as { erasedNow?: (ids: readonly string[]) => Promise<string[]> };
+    const ids = job.customerId === null ? job.otherCustomerIds : [job.customerId, ...job.otherCustomerIds];
+    if (
+      this.erasuresSeen() === job.erasures &&
+      (typeof events.erasedNow !== 'function' || (await events.erasedNow(ids)).length === 0)
+    )
+      return false;
     if (await deliveryBodyErased(this.rt.events, delivery)) return true;
     // Another customer the body describes may be the one erased: the body as the log reads it now
     // (their data erased in it), not the one read before.

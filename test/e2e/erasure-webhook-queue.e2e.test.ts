@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
+import { SealingEventStore } from '../../src/privacy/sealing-event-store';
 import { runCli as cli } from '../helpers/cli-in-process';
 import { create, startWebhooksService, TOKENS } from '../helpers/reservations';
 import type { TestService } from '../helpers/service';
@@ -160,6 +161,64 @@ t(
       assert.not.match(sent as string, /Lovelace/, "nothing of A's");
       assert.match(sent as string, /Grace Hopper/, "B's reservation");
       assert.match(sent as string, /"previous_attributes":\{[\s\S]*"name":"\[erased\]"/, 'A reads erased');
+    } finally {
+      rx.release();
+      await svc.close();
+      await rx.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  },
+);
+
+t(
+  'erased by another process (its deletion not read here yet): a queued move is sent with the previous customer erased',
+  async () => {
+    // Scaled out, another worker (or an operator's CLI) erases A: this publisher has not read A's
+    // deletion, its erasure count did not move; it asks the key store before it sends.
+    const dataDir = mkdtempSync(join(tmpdir(), 'couvert-erasure-queue-other-'));
+    const rx = await gatedReceiver();
+    const svc = await startWebhooksService(dataDir);
+    try {
+      const ep = await svc.api('POST', '/webhook-endpoints', { token: TOKENS.full, body: { url: rx.url } });
+      assert.is(ep.status, 201, ep.text);
+      const customer = async (name: string) => {
+        const made = await svc.api('POST', '/customers', {
+          token: TOKENS.full,
+          body: { name, on_match: 'create_new' },
+        });
+        assert.is(made.status, 201, made.text);
+        return made.body.data.id as string;
+      };
+      const a = await customer('Ada Lovelace');
+      const b = await customer('Grace Hopper');
+      const made = await create(svc, { customer: { id: a } });
+      assert.is(made.status, 201, made.text);
+      for (let i = 0; i < 5; i++) await customer(`Guest ${i}`);
+      await until('eight deliveries in flight', async () => (rx.bodies.length >= 8 ? true : undefined));
+      const moved = await svc.api('PATCH', `/reservations/${made.body.data.id}`, {
+        token: TOKENS.full,
+        body: { customer: { id: b } },
+      });
+      assert.is(moved.status, 200, moved.text);
+      const queued = (await until('the move', () => deliveryOf(svc, 'reservation.updated')))[0];
+      assert.is(rx.bodies.length, 8, 'not sent');
+      // Another process's layer over the same log and key store destroys A's keys.
+      const here = svc.rt.events as unknown as SealingEventStore;
+      assert.ok(here instanceof SealingEventStore);
+      await new SealingEventStore(here.inner, here.keys).erase(a);
+      rx.release();
+      const done = await until('the move is delivered', async () => {
+        await svc.rt.projections.catchUp();
+        const doc = await svc.rt.docs
+          .collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES)
+          .findOne({ _id: queued?._id as string });
+        return doc && doc.status !== 'pending' ? doc : undefined;
+      });
+      assert.is(done.status, 'succeeded', `the delivery is ${done.status}`);
+      const sent = rx.bodies.slice(8).find((body) => body.includes('"reservation.updated"'));
+      assert.ok(sent, 'the move was sent');
+      assert.not.match(sent as string, /Lovelace/, "nothing of A's");
+      assert.match(sent as string, /Grace Hopper/, "B's reservation");
     } finally {
       rx.release();
       await svc.close();

@@ -348,4 +348,31 @@ t(
   },
 );
 
+t("detached, then given to B with its text changed: the previous text stays A's (A's key)", async () => {
+  const w = await world();
+  const update = (changes: Record<string, unknown>, previous: Record<string, unknown>) => ({
+    type: 'ReservationUpdated',
+    data: { reservation_id: 'res_1', restaurant_id: 'r', changes, previous },
+  });
+  await w.store.append('reservation-res_1', [update({ customer_id: null }, { customer_id: 'cus_a' })], 0);
+  await w.store.append(
+    'reservation-res_1',
+    [
+      update(
+        { customer_id: 'cus_b', allergies: 'B wrote: sesame' },
+        { customer_id: null, allergies: 'A wrote: celery' },
+      ),
+    ],
+    1,
+  );
+  const stored = (await last(w.inner, 'reservation-res_1')).data as Stored;
+  assert.is(stored.sealed.more?.[0]?.owners[0].customer_id, 'cus_a', "in a box of A's");
+  await w.erase('cus_a');
+  for (const s of [w.store, w.other()]) {
+    const e = await last(s, 'reservation-res_1');
+    assert.equal(e.data.previous, { customer_id: null, allergies: null }, "A's erased");
+    assert.equal(e.data.changes, { customer_id: 'cus_b', allergies: 'B wrote: sesame' }, "B's kept");
+  }
+});
+
 t.run();

@@ -107,6 +107,20 @@ export function checkBody(body: unknown, limits: BodyLimits = BODY_LIMITS): Issu
   return null;
 }
 
+/** The end of every "given more than once" message (a query parameter's may add how lists are given). */
+export const GIVEN_ONCE = '; give it once';
+
+/**
+ * One rule for a name given twice, in a JSON object of the body (at any depth) or in the query string:
+ * issue `duplicate_property` at its path, one wording. Issue codes name the mistake; the path says
+ * where. `path` is the dotted path ('' for an empty name at the body's top level).
+ */
+export const givenTwice = (path: string): Issue => ({
+  path,
+  code: 'duplicate_property',
+  message: `${path === '' ? 'The property "" of body' : path} is given more than once${GIVEN_ONCE}`,
+});
+
 /**
  * 400 `duplicate_property` at the path of a name an object of the JSON text gives twice, at any depth:
  * JSON.parse keeps the last value without a word, so `{"party_size":2,"party_size":8}` booked 8 behind
@@ -115,17 +129,7 @@ export function checkBody(body: unknown, limits: BodyLimits = BODY_LIMITS): Issu
 export function refuseRepeatedMembers(text: unknown): void {
   if (typeof text !== 'string') return;
   const path = repeatedMemberPath(text);
-  if (path !== null)
-    throw validationError(
-      [
-        {
-          path,
-          code: 'duplicate_property',
-          message: `${path} is given more than once in its object; send each property once`,
-        },
-      ],
-      'The request body is invalid',
-    );
+  if (path !== null) throw validationError([givenTwice(path)], 'The request body is invalid');
 }
 
 // String.prototype.isWellFormed (ES2024, in Node 20; not in this project's TypeScript lib).
@@ -173,7 +177,11 @@ const isDecompressionError = (e: { code?: unknown; errno?: unknown }) =>
 export function bodyParseError(err: unknown, limitBytes: number, encoding = ''): ApiError {
   const e = (err ?? {}) as { status?: number; type?: string; message?: string; body?: unknown };
   if (e.status === 413)
-    return new ApiError(413, 'VALIDATION_ERROR', `The request body is larger than ${limitBytes} bytes`);
+    return new ApiError(
+      413,
+      'VALIDATION_ERROR',
+      `The request body is larger than ${limitBytes} bytes (counted decompressed, whatever its Content-Encoding): send a smaller body, or split the change into several requests`,
+    );
   if (e.type === 'charset.unsupported')
     return new ApiError(415, 'VALIDATION_ERROR', 'Unsupported charset; send the body as UTF-8');
   if (e.status === 415)

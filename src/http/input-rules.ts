@@ -15,7 +15,7 @@ export const INPUT_RULES: readonly { mistake: string; answer: string }[] = [
   {
     mistake: 'A property given twice in one JSON object (at any depth), or a query parameter given twice',
     answer:
-      '400 VALIDATION_ERROR, issue `duplicate_property` on the property’s dotted path (`invalid_type` on the parameter); never read as its last value',
+      '400 VALIDATION_ERROR, issue `duplicate_property` on the property’s dotted path or the parameter’s name; never read as its last value',
   },
   { mistake: 'A required field missing', answer: '400 VALIDATION_ERROR, issue `required`' },
   {

@@ -135,7 +135,7 @@ export const ERROR_EXAMPLES = {
   PayloadTooLarge: envelope(
     'The body is over the size limit',
     'VALIDATION_ERROR',
-    'The request body is larger than 1000000 bytes',
+    'The request body is larger than 1000000 bytes (counted decompressed, whatever its Content-Encoding): send a smaller body, or split the change into several requests',
   ),
   UnsupportedMediaType: envelope(
     'The body is not sent as JSON',

@@ -1,5 +1,6 @@
 // The OpenAPI 3.0.3 document, generated from the same route declarations the server runs.
 
+import { maxHeaderSize } from 'node:http';
 import { inputRulesMarkdown } from './input-rules';
 import {
   commonHeaders,
@@ -244,7 +245,7 @@ export function generateOpenApi(routes: AnyRoute[], baseUrl: string): Record<str
         'A path this document does not list answers 404 RESOURCE_NOT_FOUND in the envelope, its message naming the route most likely meant (a missing /api/partner/v1 prefix, a singular for a plural…) when one is close. HEAD is answered as GET, without the body. ' +
         'OPTIONS (no CORS preflight is served) and any other method a path does not answer get 405 with an allow header (components.responses.MethodNotAllowed). ' +
         'Every answer is JSON (application/json; charset=utf-8), whatever the Accept header asks for. ' +
-        'A request line and headers past 16 KiB (a long query string) answer 431 in the envelope. ' +
+        `A request line and headers past ${maxHeaderSize} bytes (a long query string) answer 431 in the envelope. ` +
         'A request body is a JSON object in UTF-8 (Content-Type: application/json), naming each property once per object, uncompressed or with Content-Encoding gzip, deflate or br. ' +
         `This document is rendered as a readable reference at ${baseUrl}/docs.\n\n` +
         '## One answer per kind of mistake\n\n' +

@@ -1,6 +1,6 @@
 import { validate as run, type StructError } from 'superstruct';
 import { type Issue, validationError } from '../core/errors';
-import { kindOf } from './body-guard';
+import { GIVEN_ONCE, givenTwice, kindOf } from './body-guard';
 import { QUERY_PLUS_NOTE, type Schema } from './schema';
 
 /** Validates (with coercion, for query strings) and returns the value, or throws 400 with every issue. */
@@ -41,7 +41,7 @@ function listsGoInOne(issues: Issue[], json: unknown): void {
       issue.message = `${issue.message.slice(0, -REPEATED.length)}${REPEATED}: several values go comma-separated in one (${issue.path}=A,B)`;
 }
 
-const REPEATED = '; give it once';
+const REPEATED = GIVEN_ONCE;
 
 const messageFor = (where: string) =>
   where === 'body'
@@ -125,12 +125,7 @@ function describe(f: Failure, path: string, where: string): Issue {
     };
   }
   // A query parameter given twice arrives as a list: said as the caller wrote it, not as "an array".
-  if (where === 'query' && f.path.length === 1 && Array.isArray(f.value))
-    return {
-      path,
-      code: 'invalid_type',
-      message: `${field} is given ${f.value.length} times${REPEATED}`,
-    };
+  if (where === 'query' && f.path.length === 1 && Array.isArray(f.value)) return givenTwice(path);
   // A query string carries only text: "must be an integer, not a string" would blame the one thing
   // the caller cannot change. Say what text is read instead (schema.ts: intQuery, boolQuery).
   if (where === 'query' && f.path.length === 1 && typeof f.value === 'string') {

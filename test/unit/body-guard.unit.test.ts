@@ -5,7 +5,10 @@ import fc from 'fast-check';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ApiError, type Issue } from '../../src/core/errors';
-import { BODY_LIMITS, bodyParseError, checkBody, guardBody } from '../../src/http/body-guard';
+import { BODY_LIMITS, bodyParseError, checkBody, guardBody, refuseRepeatedMembers } from '../../src/http/body-guard';
+import { maxHeaderSize } from 'node:http';
+import { generateOpenApi } from '../../src/http/openapi';
+import { string as sString, type } from 'superstruct';
 import { partnerRoutes } from '../../src/http/routes/index';
 import type { AnySchema } from '../../src/http/schema';
 import { validateInput } from '../../src/http/validate';
@@ -213,6 +216,43 @@ t('validation is total for any JSON within the guard (property)', () => {
     }),
     { seed: 11, numRuns: 2_000 },
   );
+});
+
+const refusal = (f: () => unknown): Issue[] => {
+  try {
+    f();
+  } catch (e) {
+    if (e instanceof ApiError) return (e.details?.issues ?? []) as Issue[];
+    throw e;
+  }
+  throw new Error('not refused');
+};
+
+t('a name given twice is one rule, body or query: duplicate_property at its path, one wording', () => {
+  assert.equal(refusal(() => refuseRepeatedMembers('{"a":{"b":1,"b":2}}')), [
+    { path: 'a.b', code: 'duplicate_property', message: 'a.b is given more than once; give it once' },
+  ]);
+  // An empty name at the top level: the message names the body (it began with a space).
+  assert.equal(refusal(() => refuseRepeatedMembers('{"":1,"":2}')), [
+    { path: '', code: 'duplicate_property', message: 'The property "" of body is given more than once; give it once' },
+  ]);
+  const query = { struct: type({ day: sString() }), json: { type: 'object', properties: {} } } as unknown as AnySchema;
+  assert.equal(refusal(() => validateInput({ day: ['1', '2'] }, query, 'query')), [
+    { path: 'day', code: 'duplicate_property', message: 'day is given more than once; give it once' },
+  ]);
+});
+
+t('413 names the fix and says the size is counted decompressed', () => {
+  const e = bodyParseError(Object.assign(new Error('too large'), { status: 413 }), 1000);
+  assert.is(e.status, 413);
+  assert.match(e.message, 'larger than 1000 bytes (counted decompressed');
+  assert.match(e.message, ': send a smaller body');
+});
+
+t('the OpenAPI description gives the header limit the 431 applies (maxHeaderSize)', () => {
+  const doc = generateOpenApi(partnerRoutes(), 'http://127.0.0.1') as { info: { description: string } };
+  assert.match(doc.info.description, `past ${maxHeaderSize} bytes`);
+  assert.not.match(doc.info.description, '16 KiB');
 });
 
 t.run();

@@ -82,9 +82,12 @@ function authorize(auth: AuthContext, access: Access): AuthContext {
 export const SUSPENDED_MESSAGE =
   'The restaurant is suspended: every request for it is refused until the service operator resumes it; nothing was done';
 
-/** The 403 names the scopes and how a token gets them: the request itself cannot. */
-export const scopeMessage = (missing: readonly string[]) =>
-  `This operation needs the scope(s) ${missing.join(', ')}: ask the restaurant for an API key that holds them, or ask for them in the OAuth authorization (scope=)`;
+/**
+ * The 403 names the scopes and how a token gets them: the request itself cannot. `what` is what needs
+ * them (a reservation's privileged options name themselves).
+ */
+export const scopeMessage = (missing: readonly string[], what = 'This operation needs') =>
+  `${what} the scope(s) ${missing.join(', ')}: ask the restaurant for an API key that holds them, or ask for them in the OAuth authorization (scope=)`;
 
 /** Held scopes are the common case: checked without a closure or a list of the missing ones. */
 function holdsAll(held: ReadonlySet<Scope>, needed: readonly Scope[]): boolean {

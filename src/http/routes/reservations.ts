@@ -18,6 +18,7 @@ import type { CommandMeta } from '../../core/command-meta';
 import { ApiError, validationError } from '../../core/errors';
 import type { Scope } from '../../core/scopes';
 import type { AuthContext } from '../route';
+import { scopeMessage } from '../auth';
 import { defineRoute, scopes } from '../route';
 import { reservationExamples, reservationRequestExamples } from './reservation-examples';
 import {
@@ -61,13 +62,15 @@ function assertPrivileges(auth: AuthContext, body: CreateReservationRequest): vo
   // A flag sent as false asks for nothing special.
   const used = PRIVILEGED.filter(([flag]) => body[flag] !== undefined && body[flag] !== false);
   const missing = [...new Set(used.filter(([, scope]) => !auth.scopes.has(scope)).map(([, s]) => s))];
-  if (missing.length)
-    throw new ApiError(
-      403,
-      'INSUFFICIENT_SCOPE',
-      `The option(s) ${used.map(([f]) => f).join(', ')} need the scope(s) ${missing.join(', ')}`,
-      { missing_scopes: missing, options: used.map(([f]) => f) },
-    );
+  if (missing.length) {
+    const options = used.map(([f]) => f);
+    throw new ApiError(403, 'INSUFFICIENT_SCOPE', scopeMessage(missing, `The option(s) ${options.join(', ')} need`), {
+      // The route's own scope, then each option's: what this request needs, as every 403 says.
+      required_scopes: [...new Set<Scope>(['RESERVATIONS_WRITE', ...used.map(([, s]) => s)])],
+      missing_scopes: missing,
+      options,
+    });
+  }
 }
 
 /**

@@ -3,11 +3,10 @@
 // not_imported for a row a stopped import did not write),
 // customer_id, matched_on (external_id, phone, email), errors ("field: message; …", as POST /customers
 // reports them).
-import { stringify } from 'csv-stringify/sync';
 import type { RowResult } from '../../commands/customer-import/events';
 import { importRowResults, loadImportJob } from '../../commands/customer-import/handler';
 import { silentTooLong } from '../../commands/customer-import/slot';
-import { CSV_RECORD_END } from '../core/csv';
+import { CSV_RECORD_END, csvRecord } from '../core/csv';
 import type { Issue } from '../core/errors';
 import type { WriteDeps } from '../core/write-deps';
 import { stoppedJobRows } from './reconcile';
@@ -20,26 +19,17 @@ export const issuesText = (issues: readonly Issue[]): string =>
 /** A summary line: a row's outcome, or `not_imported` for a row a stopped job did not write. */
 export type SummaryRow = Omit<RowResult, 'outcome'> & { outcome: RowResult['outcome'] | 'not_imported' };
 
-const line = (r: SummaryRow) => [
-  r.row,
-  r.outcome,
-  r.customer_id ?? '',
-  r.matched_on ?? '',
-  issuesText(r.errors),
-];
+const line = (r: SummaryRow) => [r.row, r.outcome, r.customer_id, r.matched_on, issuesText(r.errors)];
 
+/**
+ * Written as every CSV the service writes (src/core/csv.ts): a cell with a comma, a quote or a line
+ * break (a lone LF or CR echoed from a file's cell) is quoted, and a text cell a spreadsheet would run
+ * as a formula gets a leading apostrophe.
+ */
 export function summaryCsv(rows: Iterable<SummaryRow>): string {
-  const records: unknown[][] = [[...SUMMARY_COLUMNS]];
-  for (const r of rows) records.push(line(r));
-  // A cell with a line break is quoted (csv-stringify quotes only the record delimiter itself, CRLF,
-  // so a lone LF or CR echoed from a file's cell would otherwise split the line in a spreadsheet). A
-  // text cell starting with = + - @, a tab or a CR gets a leading apostrophe (escape_formulas), as in
-  // every CSV the service writes (src/core/csv.ts): a spreadsheet never runs it as a formula.
-  return stringify(records, {
-    record_delimiter: CSV_RECORD_END,
-    quoted_match: /[\r\n]/,
-    escape_formulas: true,
-  });
+  let text = csvRecord(SUMMARY_COLUMNS) + CSV_RECORD_END;
+  for (const r of rows) text += csvRecord(line(r)) + CSV_RECORD_END;
+  return text;
 }
 
 const notImported = (row: number): SummaryRow => ({

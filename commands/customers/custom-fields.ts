@@ -105,7 +105,10 @@ export function checkCustomFields(
       out.issues.push({
         path: at,
         code: 'unknown_field',
-        message: `the restaurant has no custom field ${id}`,
+        // A value the customer still holds for a removed field can only be cleared: the message says how.
+        message: held.has(id)
+          ? `${id} was removed from the restaurant's custom fields: send null to clear this customer's value`
+          : `the restaurant has no custom field ${id}`,
       });
       continue;
     }

@@ -229,13 +229,22 @@ t('a value whose definition was removed from the catalog is cleared by null, nev
     try {
       prepareChanges(current, { custom_fields: input }, ctx);
     } catch (e) {
-      const issues = ((e as ApiError).details?.issues ?? []) as { path: string; code: string }[];
-      return issues.map((i) => [i.path, i.code]);
+      const issues = ((e as ApiError).details?.issues ?? []) as { path: string; code: string; message: string }[];
+      return issues.map((i) => [i.path, i.code, i.message]);
     }
     return 'accepted';
   };
-  assert.equal(refused({ gone: 'gold' }), [['custom_fields.gone', 'unknown_field']]);
-  assert.equal(refused({ never: null }), [['custom_fields.never', 'unknown_field']]);
+  // The held value of a removed field: the message names the fix (null clears it).
+  assert.equal(refused({ gone: 'gold' }), [
+    [
+      'custom_fields.gone',
+      'unknown_field',
+      "gone was removed from the restaurant's custom fields: send null to clear this customer's value",
+    ],
+  ]);
+  assert.equal(refused({ never: null }), [
+    ['custom_fields.never', 'unknown_field', 'the restaurant has no custom field never'],
+  ]);
 });
 
 t.run();

@@ -1,0 +1,20 @@
+// What the OpenAPI document says where a partner reads it: each case the server answers is described
+// (src/http/openapi.ts, from the route declarations).
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { generateOpenApi } from '../../src/http/openapi';
+import { partnerRoutes } from '../../src/http/routes/index';
+
+const t = suite('openapi descriptions');
+const doc = generateOpenApi(partnerRoutes(), 'http://127.0.0.1') as {
+  paths: Record<string, Record<string, { description?: string }>>;
+  components: { schemas: Record<string, unknown> };
+};
+
+t('POST /missed-calls states the 502 of a report without external_call_id (a retry records another call)', () => {
+  const text = doc.paths['/api/partner/v1/missed-calls']?.post?.description ?? '';
+  assert.match(text, 'A report without `external_call_id` cannot be retried');
+  assert.match(text, 'records another call');
+});
+
+t.run();

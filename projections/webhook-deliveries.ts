@@ -1,7 +1,7 @@
 // Delivery history and the publisher's work list: one document per delivery with its attempts, its
 // status and when its next attempt is due. `sweep_after` says when the sweeper may (re)request an
 // attempt nobody has made (see src/webhooks/publisher.ts).
-import type { AttemptRecord } from '../commands/webhook-deliveries/events';
+import { type AttemptRecord, STORED_TEST_TYPE } from '../commands/webhook-deliveries/events';
 import { applyOnce } from '../src/projection/idempotent';
 import type { Projection } from '../src/projection/projection';
 import { CLAIM_LEASE_SECONDS } from '../src/webhooks/schedule';
@@ -191,7 +191,7 @@ export const webhookDeliveriesProjectionV1: Projection = {
               restaurant_id: d.restaurant_id,
               endpoint_id: d.endpoint_id,
               event_id: d.event_id,
-              event_type: 'test',
+              event_type: STORED_TEST_TYPE,
               source_event_id: '',
               fanout_stream: null,
               payload: null,

@@ -1,12 +1,14 @@
 // Reading webhook endpoints and their deliveries. Partners see the endpoints of their own credential
 // (or, for OAuth tokens, of their application) in their restaurant: anything else answers 404.
 
-import { TEST_EVENT_TYPE } from '../commands/webhook-deliveries/events';
+import { deliveryType, TEST_EVENT_TYPE } from '../commands/webhook-deliveries/events';
+import { V1_EVENT_TYPES } from '../commands/webhook-endpoints/events';
 import { previousSecretSigns } from '../commands/webhook-endpoints/decide';
 import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../projections/webhook-deliveries';
 import { WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../projections/webhook-endpoints';
 import { notFound } from '../src/core/errors';
 import type { DocumentStore, Filter } from '../src/ports/document-store';
+import { LEGACY_TYPE } from '../src/webhooks/payloads';
 import { HISTORY_DAYS } from '../src/webhooks/schedule';
 
 /** Who may see an endpoint: the restaurant, and the owner unless null (a manager, an operator). */
@@ -100,7 +102,7 @@ export async function listDeliveries(
   const filter: Filter = { endpoint_id: endpointId, created_at: { $gte: historyStart(now) } };
   if (q.status) filter.status = q.status;
   // A test delivery is kept as `test`; its body's type (what the API shows, and documents) finds it too.
-  if (q.event_type) filter.event_type = q.event_type === TEST_EVENT_TYPE ? 'test' : q.event_type;
+  if (q.event_type) filter.event_type = deliveryType(q.event_type, 'stored');
   if (q.event_id) filter.event_id = q.event_id;
   if (q.after)
     filter.$or = [
@@ -153,13 +155,20 @@ export async function getDelivery(
   return doc;
 }
 
+/**
+ * The types a delivery is of, as the API and the pages name them: the v1 types, the legacy format's,
+ * and a test's. The list both the API's filter (400 invalid_enum) and the dashboard's (a message on the
+ * page) accept, with `test` (what the history showed for a test before).
+ */
+export const DELIVERY_EVENT_TYPES: readonly string[] = [...V1_EVENT_TYPES, LEGACY_TYPE, TEST_EVENT_TYPE];
+
 export function presentDelivery(doc: WebhookDeliveryDoc) {
   return {
     id: doc._id,
     endpoint_id: doc.endpoint_id,
     event_id: doc.event_id,
     // The type the body carried: a test delivery's is webhook_endpoint.test (kept as `test`).
-    event_type: doc.test ? TEST_EVENT_TYPE : doc.event_type,
+    event_type: doc.test ? TEST_EVENT_TYPE : deliveryType(doc.event_type, 'shown'),
     test: doc.test,
     status: doc.status,
     created_at: doc.created_at,

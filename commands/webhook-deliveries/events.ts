@@ -11,6 +11,20 @@ import type { SettingsRefusal } from '../webhook-endpoints/decide';
  */
 export const TEST_EVENT_TYPE = 'webhook_endpoint.test';
 
+/** How the history's read model keeps a test delivery's type (and what the history showed for it before). */
+export const STORED_TEST_TYPE = 'test';
+
+/**
+ * The one mapping between the type the API and the pages name (TEST_EVENT_TYPE for a test) and the one
+ * the read model keeps (STORED_TEST_TYPE): `stored` for a filter's value (either spelling of the test
+ * type finds it), `shown` for a type asked for or read back (`test` reads as TEST_EVENT_TYPE).
+ */
+export function deliveryType(type: string, as: 'stored' | 'shown'): string {
+  const test = type === TEST_EVENT_TYPE || type === STORED_TEST_TYPE;
+  if (!test) return type;
+  return as === 'stored' ? STORED_TEST_TYPE : TEST_EVENT_TYPE;
+}
+
 export type AttemptError = 'timeout' | 'network' | 'blocked_target' | 'endpoint_gone' | 'credential_revoked';
 
 export interface ScheduledDelivery {

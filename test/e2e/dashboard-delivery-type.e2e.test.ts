@@ -92,6 +92,17 @@ t(
 
     const others = await b.get(`${PAGE}&event_type=customer.created`);
     assert.equal(rows(others.text), ['<code>customer.created</code>']);
+
+    // A type the history cannot hold (a typo: the API answers 400 invalid_enum for it) is said on the
+    // page, with the list the API takes, not an empty page that reads "no deliveries".
+    const typo = await b.get(`${PAGE}&event_type=customer.craeted`);
+    assert.is(typo.status, 400);
+    assert.match(typo.text, 'No event type is called “customer.craeted”: choose one in the list.');
+    assert.equal(rows(typo.text).length, 2, 'unfiltered, and said so');
+    assert.match(typo.text, /<option value="" selected>|<option value="">Any event<\/option>/);
+    const badStatus = await b.get(`${PAGE}&status=succeded`);
+    assert.is(badStatus.status, 400);
+    assert.match(badStatus.text, 'No delivery status is called “succeded”');
   },
 );
 

@@ -2,7 +2,7 @@
 // manager as actor. Every id in a URL or a form is checked against the restaurant the manager chose
 // (and manages): another restaurant's endpoint or delivery answers the 404 page.
 
-import { TEST_EVENT_TYPE } from '../../../commands/webhook-deliveries/events';
+import { deliveryType } from '../../../commands/webhook-deliveries/events';
 import {
   resendDelivery,
   resendRefusals,
@@ -22,7 +22,13 @@ import { MAX_ENDPOINTS_PER_RESTAURANT } from '../../../commands/webhook-endpoint
 import { API_KEYS, type ApiKeyDoc } from '../../../projections/api-keys';
 import { WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../../../projections/webhook-endpoints';
 import { barredByApiOption, barredCredentials } from '../../../queries/oauth';
-import { failingStreak, getDelivery, getEndpoint, listDeliveries } from '../../../queries/webhooks';
+import {
+  DELIVERY_EVENT_TYPES,
+  failingStreak,
+  getDelivery,
+  getEndpoint,
+  listDeliveries,
+} from '../../../queries/webhooks';
 import { ApiError, BusinessRuleError, type Issue } from '../../core/errors';
 import type { Runtime } from '../../runtime';
 import { putFlash, takeFlash } from '../../web/flash';
@@ -41,6 +47,7 @@ import { restaurantKey } from '../../web/restaurant-keys';
 import { type AnyRoute, defineRoute, PUBLIC } from '../route';
 import { enums, obj, optional, str } from '../schema';
 import { form, many } from './dashboard-api-keys';
+import { DELIVERY_STATUSES } from './webhook-schemas';
 
 const BASE = '/dashboard/webhooks';
 const PAGE_SIZE = 25;
@@ -460,18 +467,36 @@ export const dashboardWebhookRoutes: AnyRoute[] = [
         query.done && NOTICES.has(query.done) && (await holds(rt, m, endpoint, query.done, query.delivery))
           ? (NOTICES.get(query.done) ?? null)
           : null;
-      return detailPage(rt, m, endpoint, {
-        secret: flash?.value ?? null,
-        notice,
-        test,
-        // A test delivery's type is the one its body carried, as the API names it (TEST_EVENT_TYPE); a
-        // link from before, with the read model's `test`, reads the same.
-        filter: {
-          status: query.status ?? '',
-          event_type: query.event_type === 'test' ? TEST_EVENT_TYPE : (query.event_type ?? ''),
+      // A test delivery's type is the one its body carried, as the API names it (TEST_EVENT_TYPE); a
+      // link from before, with the read model's `test`, reads the same. A type or status the history
+      // cannot hold (a typo in a link) is said on the page, as the API answers 400, not an empty list.
+      const eventType = deliveryType(query.event_type ?? '', 'shown');
+      const status = query.status ?? '';
+      const wrong = [
+        eventType && !DELIVERY_EVENT_TYPES.includes(eventType)
+          ? `No event type is called “${eventType}”: choose one in the list.`
+          : '',
+        status && !(DELIVERY_STATUSES as readonly string[]).includes(status)
+          ? `No delivery status is called “${status}”: choose one in the list.`
+          : '',
+      ].filter(Boolean);
+      return detailPage(
+        rt,
+        m,
+        endpoint,
+        {
+          secret: flash?.value ?? null,
+          notice,
+          test,
+          alert: wrong.length ? `${wrong.join(' ')} The deliveries below are not filtered by it.` : null,
+          filter: {
+            status: DELIVERY_STATUSES.some((s) => s === status) ? status : '',
+            event_type: DELIVERY_EVENT_TYPES.includes(eventType) ? eventType : '',
+          },
+          before: query.before,
         },
-        before: query.before,
-      });
+        wrong.length ? 400 : 200,
+      );
     },
   }),
   defineRoute({

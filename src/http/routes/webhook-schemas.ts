@@ -1,8 +1,9 @@
 // Schemas and examples of the webhook endpoint routes (DESIGN.md §3).
 
-import { TEST_EVENT_TYPE } from '../../../commands/webhook-deliveries/events';
+import { STORED_TEST_TYPE } from '../../../commands/webhook-deliveries/events';
 import { HEADER_VALUE, MAX_HEADERS, URL_CHARACTERS } from '../../../commands/webhook-endpoints/decide';
 import { V1_EVENT_TYPES } from '../../../commands/webhook-endpoints/events';
+import { DELIVERY_EVENT_TYPES } from '../../../queries/webhooks';
 import { MAX_PAGE } from '../../core/limits';
 import { MAX_URL_LENGTH } from '../../webhooks/target';
 import {
@@ -127,7 +128,7 @@ export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed', 'canceled'] 
 export const listDeliveriesQuery = obj({
   status: optional(enums(DELIVERY_STATUSES)),
   event_type: optional(
-    enums([...V1_EVENT_TYPES, 'RESERVATION_UPDATED', TEST_EVENT_TYPE, 'test'], {
+    enums([...DELIVERY_EVENT_TYPES, STORED_TEST_TYPE], {
       description:
         'A v1 type, RESERVATION_UPDATED (legacy) or webhook_endpoint.test (test deliveries; `test`, what the history showed for them before, finds them too)',
     }),
@@ -244,7 +245,10 @@ const deliverySchema = {
     id: { type: 'string', description: 'X-Service-Delivery: the same on every attempt' },
     endpoint_id: { type: 'string' },
     event_id: { type: 'string' },
-    event_type: { type: 'string' },
+    event_type: {
+      type: 'string',
+      description: `The type of event the delivery's body carried: a v1 type, RESERVATION_UPDATED (the legacy format) or webhook_endpoint.test (a test delivery: \`test\` is true). Today one of ${DELIVERY_EVENT_TYPES.join(', ')}; a new event type may be added (read an unknown one as such, never fail on it).`,
+    },
     test: { type: 'boolean' },
     status: { type: 'string', enum: [...DELIVERY_STATUSES] },
     created_at: DATE_TIME,

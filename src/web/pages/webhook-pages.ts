@@ -6,6 +6,7 @@ import { V1_EVENT_TYPES } from '../../../commands/webhook-endpoints/events';
 import type { ApiKeyDoc } from '../../../projections/api-keys';
 import type { WebhookDeliveryDoc } from '../../../projections/webhook-deliveries';
 import type { WebhookEndpointDoc } from '../../../projections/webhook-endpoints';
+import { DELIVERY_EVENT_TYPES } from '../../../queries/webhooks';
 import { type Html, html } from '../html';
 import {
   csrfField,
@@ -250,11 +251,7 @@ ${action('migrate', 'Migrate to v1…', 'danger')}
       html`<option value="${s}"${o.filter.status === s ? html` selected` : ''}>${STATUS_WORDS[s]}</option>`,
   )}</select></div>
 <div><label for="f-type">Event type</label>
-<select id="f-type" name="event_type"><option value="">Any event</option>${[
-    ...V1_EVENT_TYPES,
-    'RESERVATION_UPDATED',
-    TEST_EVENT_TYPE,
-  ].map(
+<select id="f-type" name="event_type"><option value="">Any event</option>${DELIVERY_EVENT_TYPES.map(
     (t) =>
       html`<option value="${t}"${o.filter.event_type === t ? html` selected` : ''}>${t === TEST_EVENT_TYPE ? 'Test deliveries' : t}</option>`,
   )}</select></div>

@@ -1,6 +1,6 @@
 // Webhook endpoints as partners list them (and as the publisher matches them). Deleted endpoints are
 // removed. The sealed secrets are kept for signing; no query returns them.
-import type { ApiVersion } from '../commands/webhook-endpoints/events';
+import { type ApiVersion, defaultOwner } from '../commands/webhook-endpoints/events';
 import { positionToString } from '../src/ports/event-store';
 import type { Projection } from '../src/projection/projection';
 
@@ -53,7 +53,7 @@ export const webhookEndpointsProjection: Projection = {
             $set: {
               restaurant_id: d.restaurant_id,
               credential_id: d.credential_id,
-              owner: (d.owner as string | undefined) ?? `key:${d.credential_id as string}`,
+              owner: (d.owner as string | undefined) ?? defaultOwner(d.credential_id as string),
               api_version: d.api_version,
               url: d.url,
               description: d.description ?? null,

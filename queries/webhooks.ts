@@ -2,8 +2,8 @@
 // (or, for OAuth tokens, of their application) in their restaurant: anything else answers 404.
 
 import { deliveryType, TEST_EVENT_TYPE } from '../commands/webhook-deliveries/events';
-import { V1_EVENT_TYPES } from '../commands/webhook-endpoints/events';
 import { previousSecretSigns } from '../commands/webhook-endpoints/decide';
+import { defaultOwner, type EndpointViewer, V1_EVENT_TYPES, visibleTo } from '../commands/webhook-endpoints/events';
 import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../projections/webhook-deliveries';
 import { WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../projections/webhook-endpoints';
 import { notFound } from '../src/core/errors';
@@ -12,10 +12,7 @@ import { LEGACY_TYPE } from '../src/webhooks/payloads';
 import { HISTORY_DAYS } from '../src/webhooks/schedule';
 
 /** Who may see an endpoint: the restaurant, and the owner unless null (a manager, an operator). */
-export interface EndpointScope {
-  restaurantId: string | null;
-  owner: string | null;
-}
+export type EndpointScope = EndpointViewer;
 
 export function ownerOf(credential: {
   _id: string;
@@ -24,7 +21,7 @@ export function ownerOf(credential: {
 }): string {
   return credential.type === 'OAUTH' && credential.application
     ? `app:${credential.application.id}`
-    : `key:${credential._id}`;
+    : defaultOwner(credential._id);
 }
 
 const endpoints = (docs: DocumentStore) => docs.collection<WebhookEndpointDoc>(WEBHOOK_ENDPOINTS);
@@ -35,12 +32,7 @@ export async function getEndpoint(
   id: string,
 ): Promise<WebhookEndpointDoc> {
   const doc = await endpoints(docs).findOne({ _id: id });
-  if (
-    !doc ||
-    (scope.restaurantId !== null && doc.restaurant_id !== scope.restaurantId) ||
-    (scope.owner !== null && doc.owner !== scope.owner)
-  )
-    throw notFound(`webhook endpoint ${id}`);
+  if (!doc || !visibleTo(doc, scope)) throw notFound(`webhook endpoint ${id}`);
   return doc;
 }
 

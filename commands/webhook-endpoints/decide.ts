@@ -15,9 +15,11 @@ import { targetUrlProblem } from '../../src/webhooks/target';
 import {
   type ApiVersion,
   type DeletionReason,
+  defaultOwner,
   type EndpointSettings,
   V1_EVENT_TYPES,
   type V1EventType,
+  visibleTo,
 } from './events';
 
 export interface EndpointRecord extends EndpointSettings {
@@ -63,7 +65,7 @@ export function evolveEndpoint(state: EndpointState, event: RecordedEvent): Endp
           restaurant_id: d.restaurant_id as string,
           credential_id: d.credential_id as string,
           // An endpoint created before owners were recorded is its key's (projections/webhook-endpoints.ts).
-          owner: (d.owner as string | undefined) ?? `key:${d.credential_id as string}`,
+          owner: (d.owner as string | undefined) ?? defaultOwner(d.credential_id as string),
           api_version: d.api_version as ApiVersion,
           url: d.url as string,
           description: (d.description as string | null) ?? null,
@@ -408,13 +410,7 @@ export function liveEndpoint(
   owner: string | null = null,
 ): EndpointRecord {
   const e = state.endpoint;
-  if (
-    !e ||
-    state.deleted ||
-    (restaurantId !== null && e.restaurant_id !== restaurantId) ||
-    (owner !== null && e.owner !== owner)
-  )
-    throw notFound(`webhook endpoint ${id}`);
+  if (!e || state.deleted || !visibleTo(e, { restaurantId, owner })) throw notFound(`webhook endpoint ${id}`);
   return e;
 }
 

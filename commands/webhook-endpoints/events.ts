@@ -72,3 +72,23 @@ export const WEBHOOK_ENDPOINT_EVENT_TYPES = [
 ] as const;
 
 export const webhookEndpointStream = (id: string) => `webhook-endpoint-${id}`;
+
+/**
+ * The owner of an endpoint its credential's owner does not name: an API key's (`key:<credential id>`).
+ * Also the owner of an endpoint created before owners were recorded (its event has none).
+ */
+export const defaultOwner = (credentialId: string): string => `key:${credentialId}`;
+
+/** Who asks for an endpoint: a restaurant (null: any) and an owner (null: any, the restaurant's manager). */
+export interface EndpointViewer {
+  restaurantId: string | null;
+  owner: string | null;
+}
+
+/**
+ * Whether `viewer` sees the endpoint: of its restaurant, and, for a partner's credential, of its own
+ * (another owner's endpoint answers 404, as an unknown id: the commands and the reads apply this one rule).
+ */
+export const visibleTo = (endpoint: { restaurant_id: string; owner: string }, viewer: EndpointViewer): boolean =>
+  (viewer.restaurantId === null || endpoint.restaurant_id === viewer.restaurantId) &&
+  (viewer.owner === null || endpoint.owner === viewer.owner);

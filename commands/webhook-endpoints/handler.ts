@@ -28,7 +28,7 @@ import {
   type SettingsInput,
 } from './decide';
 import type { ApiVersion, DeletionReason, EndpointSettings } from './events';
-import { webhookEndpointStream } from './events';
+import { defaultOwner, webhookEndpointStream } from './events';
 import { MAX_ENDPOINTS_PER_RESTAURANT } from './limit';
 import { releaseEndpointSlot, takeEndpointSlot } from './limit-handler';
 
@@ -131,7 +131,7 @@ export async function createWebhookEndpoint(
           endpoint_id: endpointId,
           restaurant_id: input.restaurantId,
           credential_id: input.credential.id,
-          owner: input.credential.owner ?? `key:${input.credential.id}`,
+          owner: input.credential.owner ?? defaultOwner(input.credential.id),
           api_version: input.apiVersion ?? 'v1',
           secret: deps.secrets.seal(secret),
           at: deps.clock.now().toISOString(),

@@ -28,6 +28,7 @@ import {
   getDelivery,
   getEndpoint,
   listDeliveries,
+  ownerOf,
 } from '../../../queries/webhooks';
 import { ApiError, BusinessRuleError, type Issue } from '../../core/errors';
 import type { Runtime } from '../../runtime';
@@ -401,7 +402,7 @@ export const dashboardWebhookRoutes: AnyRoute[] = [
           {
             ...settings,
             restaurantId: m.restaurant._id,
-            credential: { id: key._id, scopes: key.scopes, owner: `key:${key._id}` },
+            credential: { id: key._id, scopes: key.scopes, owner: ownerOf(key) },
           },
           m.meta,
         );

@@ -11,10 +11,22 @@ import type { ImportJobState } from './state';
  * event; null otherwise (finished, failed, or still recording). Read from the job stream's last event,
  * as the slot's rule reads it (slot.ts), not from the history's read model, which may lag.
  */
-export function stoppedSince(state: ImportJobState, nowMs: number): string | null {
+export function stoppedSince(
+  state: Pick<ImportJobState, 'lastEventAt'> & { status: string },
+  nowMs: number,
+): string | null {
   const last = state.lastEventAt;
   return state.status === 'running' && last !== null && silentTooLong(last, nowMs) ? last : null;
 }
+
+/**
+ * The same rule on a job of the history's read model (the dashboard's list of imports): its last event
+ * as that document holds it.
+ */
+export const docStoppedSince = (
+  doc: { status: string; last_event_at: string | null },
+  nowMs: number,
+): string | null => stoppedSince({ status: doc.status, lastEventAt: doc.last_event_at }, nowMs);
 
 /** Pure: whether the job has stopped part way: failed, or running and silent past the stale limit. */
 export const hasStopped = (state: ImportJobState, nowMs: number): boolean =>

@@ -5,7 +5,7 @@
 // reports them).
 import type { RowResult } from '../../commands/customer-import/events';
 import { importRowResults, loadImportJob } from '../../commands/customer-import/handler';
-import { silentTooLong } from '../../commands/customer-import/slot';
+import { stoppedSince } from '../../commands/customer-import/resume';
 import { CSV_RECORD_END, csvRecord } from '../core/csv';
 import type { Issue } from '../core/errors';
 import type { WriteDeps } from '../core/write-deps';
@@ -50,10 +50,7 @@ export async function jobSummaryCsv(deps: WriteDeps, jobId: string): Promise<str
   const rows: SummaryRow[] = [];
   for await (const r of importRowResults(deps, jobId)) rows.push(r);
   const { state } = await loadImportJob(deps, jobId);
-  const stopped =
-    state.status === 'running' &&
-    state.lastEventAt !== null &&
-    silentTooLong(state.lastEventAt, deps.clock.now().getTime());
+  const stopped = stoppedSince(state, deps.clock.now().getTime()) !== null;
   const { written } = await stoppedJobRows(deps, state, stopped);
   if (written !== null) {
     const byRow = new Map(written.map((r) => [r.row, r]));

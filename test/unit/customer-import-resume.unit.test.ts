@@ -8,6 +8,7 @@ import {
   offersResume,
   resumeFileRefusal,
   resumeGate,
+  docStoppedSince,
   stoppedSince,
   unreadFormRefusal,
   whileRunningHere,
@@ -40,6 +41,17 @@ t('a running job has stopped once silent for the stale limit, not a millisecond 
   assert.is(hasStopped(running, at(STALE_AFTER_MS)), true);
   // A running job with no event time (none recorded) is not taken for stopped.
   assert.is(stoppedSince(job({ lastEventAt: null }), at(STALE_AFTER_MS * 10)), null);
+});
+
+t('the import history (its read model\'s document) says "stopped" by the same rule', () => {
+  for (const status of ['running', 'failed', 'finished'] as const)
+    for (const now of [at(STALE_AFTER_MS - 1), at(STALE_AFTER_MS)])
+      assert.is(
+        docStoppedSince({ status, last_event_at: LAST }, now),
+        stoppedSince(job({ status, lastEventAt: LAST }), now),
+        `${status} at ${now}`,
+      );
+  assert.is(docStoppedSince({ status: 'running', last_event_at: LAST }, at(STALE_AFTER_MS)), LAST);
 });
 
 t('a failed job has stopped at once; a finished one, or one not started, never has', () => {

@@ -10,6 +10,7 @@ import { koaBody } from 'koa-body';
 import { ON_MATCH, type OnMatch } from '../../../commands/customer-import/events';
 import { loadImportJob } from '../../../commands/customer-import/handler';
 import {
+  docStoppedSince,
   offersResume,
   type ResumeFile,
   resumeFileRefusal,
@@ -18,7 +19,7 @@ import {
   unreadFormRefusal,
   whileRunningHere,
 } from '../../../commands/customer-import/resume';
-import { silentTooLong, takeImportSlot } from '../../../commands/customer-import/slot';
+import { takeImportSlot } from '../../../commands/customer-import/slot';
 import type { ImportJobState } from '../../../commands/customer-import/state';
 import { loadUserById } from '../../../commands/oauth/user-handler';
 import {
@@ -159,7 +160,7 @@ async function jobLines(rt: Runtime, restaurantId: string) {
     lines.push({
       doc,
       who: await actorWords(rt, doc.actor, who),
-      stopped: doc.status === 'running' && silentTooLong(doc.last_event_at, now),
+      stopped: docStoppedSince(doc, now) !== null,
     });
   return {
     lines,

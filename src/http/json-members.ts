@@ -1,77 +1,28 @@
-// The names given more than once at the top level of a JSON object's text. JSON.parse keeps the last
-// value of a repeated name silently; where a repeated parameter must be refused (the OAuth token and
-// revocation endpoints: RFC 6749 §3.2/§5.2, a form's repeated field is 400 invalid_request), the
-// text the parser read is looked at again. Only called on text that parsed as a JSON object.
+// Names a JSON object's text gives more than once. JSON.parse keeps the last value of a repeated name
+// silently: the partner API refuses a body that repeats one at any depth (`repeatedMemberPath`), and the
+// OAuth token and revocation endpoints one that repeats a parameter at the top level (`repeatedMembers`:
+// RFC 6749 §3.2/§5.2, a form's repeated field is 400 invalid_request). One scanner reads both (its
+// `deep` mode), so the two never read a text differently. Only called on text that parsed as JSON.
 
-const isSpace = (c: string | undefined) => c === ' ' || c === '\t' || c === '\n' || c === '\r';
-
-/** The index just past the string literal starting at `i` (a `"`). */
-function endOfString(text: string, i: number): number {
-  let at = i + 1;
-  while (at < text.length) {
-    const c = text[at];
-    if (c === '\\') at += 2;
-    else if (c === '"') return at + 1;
-    else at++;
-  }
-  return at;
-}
-
-/** The index just past the value starting at `i` (after any white space). */
-function endOfValue(text: string, i: number): number {
-  let at = i;
-  while (isSpace(text[at])) at++;
-  const first = text[at];
-  if (first === '"') return endOfString(text, at);
-  if (first === '{' || first === '[') {
-    let depth = 0;
-    while (at < text.length) {
-      const c = text[at];
-      if (c === '"') {
-        at = endOfString(text, at);
-        continue;
-      }
-      if (c === '{' || c === '[') depth++;
-      else if (c === '}' || c === ']') {
-        depth--;
-        if (depth === 0) return at + 1;
-      }
-      at++;
-    }
-    return at;
-  }
-  // A number, true, false or null: up to the next separator.
-  while (at < text.length && !isSpace(text[at]) && text[at] !== ',' && text[at] !== '}') at++;
-  return at;
-}
-
-/** Each name the top-level object of `text` gives more than once (decoded: `"\u0063ode"` is `code`). */
+/**
+ * Each name the top-level object of `text` gives more than once (decoded: `"\u0063ode"` is `code`);
+ * names inside its values are not looked at. [] for text that is not an object.
+ */
 export function repeatedMembers(text: string): string[] {
+  const s: Scan = { text, at: 0, keys: [], slash: text.indexOf('\\'), deep: false };
   const seen = new Set<string>();
   const repeated = new Set<string>();
-  let at = 0;
-  while (at < text.length && (isSpace(text[at]) || text[at] === '\uFEFF')) at++;
-  if (text[at] !== '{') return [];
-  at++;
-  while (at < text.length) {
-    while (isSpace(text[at])) at++;
-    if (text[at] !== '"') break; // `}`: the end (or text that is not an object's: nothing to say)
-    const end = endOfString(text, at);
-    let name: string;
-    try {
-      name = JSON.parse(text.slice(at, end)) as string;
-    } catch {
-      break;
-    }
+  if (skipSpace(s) !== 123 /* { */) return [];
+  s.at++;
+  while (skipSpace(s) === 34 /* " */) {
+    const name = stringAt(s, true);
     if (seen.has(name)) repeated.add(name);
     seen.add(name);
-    at = end;
-    while (isSpace(text[at])) at++;
-    if (text[at] !== ':') break;
-    at = endOfValue(text, at + 1);
-    while (isSpace(text[at])) at++;
-    if (text[at] !== ',') break;
-    at++;
+    if (skipSpace(s) !== 58 /* : */) break;
+    s.at++;
+    valueRepeats(s); // not deep: moves past the value
+    if (skipSpace(s) !== 44 /* , */) break;
+    s.at++;
   }
   return [...repeated];
 }
@@ -85,7 +36,7 @@ export function repeatedMembers(text: string): string[] {
  * JSON body of a partner write: no string is built for a path until a name repeats.
  */
 export function repeatedMemberPath(text: string): string | null {
-  const scan: Scan = { text, at: 0, keys: [], slash: text.indexOf('\\') };
+  const scan: Scan = { text, at: 0, keys: [], slash: text.indexOf('\\'), deep: true };
   return valueRepeats(scan) ? scan.keys.join('.') : null;
 }
 
@@ -96,6 +47,8 @@ interface Scan {
   keys: string[];
   /** The next backslash at or after the string being read (-1: none left), looked for once. */
   slash: number;
+  /** Look for repeated names inside values (any depth); false: only move past each value. */
+  deep: boolean;
 }
 
 const isSpaceCode = (c: number) => c === 32 || c === 9 || c === 10 || c === 13 || c === 0xfeff;
@@ -143,6 +96,16 @@ function valueRepeats(s: Scan): boolean {
         s.at++; // `}` of an empty object
         return false;
       }
+      if (!s.deep) {
+        stringAt(s, false);
+        skipSpace(s);
+        s.at++; // `:`
+        valueRepeats(s);
+        const next = skipSpace(s);
+        s.at++;
+        if (next !== 44 /* , */) return false;
+        continue;
+      }
       const name = stringAt(s, true);
       s.keys.push(name);
       if (many !== null) {
@@ -171,9 +134,12 @@ function valueRepeats(s: Scan): boolean {
       return false;
     }
     for (let index = 0; ; index++) {
-      s.keys.push(String(index));
-      if (valueRepeats(s)) return true;
-      s.keys.pop();
+      if (!s.deep) valueRepeats(s);
+      else {
+        s.keys.push(String(index));
+        if (valueRepeats(s)) return true;
+        s.keys.pop();
+      }
       const next = skipSpace(s);
       s.at++;
       if (next !== 44) return false;

@@ -1,5 +1,6 @@
 // repeatedMembers (src/http/json-members.ts): the top-level names a JSON object's text repeats, which
 // JSON.parse would silently collapse to the last value (the OAuth endpoints refuse them).
+import fc from 'fast-check';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { repeatedMemberPath, repeatedMembers } from '../../src/http/json-members';
@@ -39,6 +40,23 @@ test('repeatedMemberPath: siblings, strings and arrays of objects repeat nothing
   assert.is(repeatedMemberPath('{"a":{},"b":{"a":1},"c":[{"a":1},{"a":1}]}'), null);
   assert.is(repeatedMemberPath('{"a":"x\\"y","b":"\\\\","c":"\\u0022"}'), null);
   assert.is(repeatedMemberPath('{}'), null);
+});
+
+test('one scanner, two modes: the top-level repeats are what the deep mode finds at the top level', () => {
+  const key = fc.constantFrom('a', 'b', 'c', '\\u0061', 'x"y', 'é');
+  const value = fc.jsonValue({ maxDepth: 3 });
+  fc.assert(
+    fc.property(fc.array(fc.tuple(key, value), { maxLength: 6 }), (members) => {
+      const text = `{${members.map(([k, v]) => `"${k.replace('"', '\\"')}":${JSON.stringify(v)}`).join(',')}}`;
+      const names = members.map(([k]) => JSON.parse(`"${k.replace('"', '\\"')}"`) as string);
+      const expected = [...new Set(names.filter((n, i) => names.indexOf(n) !== i))];
+      assert.equal(repeatedMembers(text).sort(), expected.sort(), text);
+      // The deep mode's first repeat is a top-level one or inside a value (then not a top-level name).
+      const path = repeatedMemberPath(text);
+      if (expected.length === 0 && path !== null) assert.ok(path.includes('.'), text);
+    }),
+    { seed: 7, numRuns: 500 },
+  );
 });
 
 test.run();

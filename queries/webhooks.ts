@@ -3,7 +3,12 @@
 
 import { deliveryType, TEST_EVENT_TYPE } from '../commands/webhook-deliveries/events';
 import { previousSecretSigns } from '../commands/webhook-endpoints/decide';
-import { defaultOwner, type EndpointViewer, V1_EVENT_TYPES, visibleTo } from '../commands/webhook-endpoints/events';
+import {
+  defaultOwner,
+  type EndpointViewer,
+  V1_EVENT_TYPES,
+  visibleTo,
+} from '../commands/webhook-endpoints/events';
 import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../projections/webhook-deliveries';
 import { WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../projections/webhook-endpoints';
 import { notFound } from '../src/core/errors';

@@ -89,6 +89,9 @@ export interface EndpointViewer {
  * Whether `viewer` sees the endpoint: of its restaurant, and, for a partner's credential, of its own
  * (another owner's endpoint answers 404, as an unknown id: the commands and the reads apply this one rule).
  */
-export const visibleTo = (endpoint: { restaurant_id: string; owner: string }, viewer: EndpointViewer): boolean =>
+export const visibleTo = (
+  endpoint: { restaurant_id: string; owner: string },
+  viewer: EndpointViewer,
+): boolean =>
   (viewer.restaurantId === null || endpoint.restaurant_id === viewer.restaurantId) &&
   (viewer.owner === null || endpoint.owner === viewer.owner);

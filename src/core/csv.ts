@@ -20,4 +20,5 @@ export function csvField(v: string | number | null): string {
 }
 
 /** One record's fields, each as `csvField` writes it, without the record's end. */
-export const csvRecord = (fields: readonly (string | number | null)[]): string => fields.map(csvField).join(',');
+export const csvRecord = (fields: readonly (string | number | null)[]): string =>
+  fields.map(csvField).join(',');

@@ -130,13 +130,7 @@ t(
       assert.is(res.status, 400, `${where} ${rawBody}: ${res.text}`);
       assert.equal(
         issues(res).map((i) => [i.path, i.code, i.message]),
-        [
-          [
-            first,
-            'duplicate_property',
-            `${first} is given more than once; give it once`,
-          ],
-        ],
+        [[first, 'duplicate_property', `${first} is given more than once; give it once`]],
         where,
       );
       checked++;

@@ -136,7 +136,10 @@ t(
     assert.is(refused.body.error.code, 'INSUFFICIENT_SCOPE');
     assert.equal(refused.body.error.details.missing_scopes, ['RESERVATIONS_FORCE_CONFIRM']);
     // As every INSUFFICIENT_SCOPE: what the request needs, and a message that names the fix.
-    assert.equal(refused.body.error.details.required_scopes, ['RESERVATIONS_WRITE', 'RESERVATIONS_FORCE_CONFIRM']);
+    assert.equal(refused.body.error.details.required_scopes, [
+      'RESERVATIONS_WRITE',
+      'RESERVATIONS_FORCE_CONFIRM',
+    ]);
     assert.equal(refused.body.error.details.options, ['bypass_approval']);
     assert.is(
       refused.body.error.message,

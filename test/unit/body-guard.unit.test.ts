@@ -1,14 +1,21 @@
 // The body guard (depth, sizes, prototype keys) and the answer to a body that did not parse: every
 // hostile body is a 400 with one issue at its path, found without recursion, and validation messages
 // never call anything the input holds.
+
+import { maxHeaderSize } from 'node:http';
 import fc from 'fast-check';
+import { string as sString, type } from 'superstruct';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ApiError, type Issue } from '../../src/core/errors';
-import { BODY_LIMITS, bodyParseError, checkBody, guardBody, refuseRepeatedMembers } from '../../src/http/body-guard';
-import { maxHeaderSize } from 'node:http';
+import {
+  BODY_LIMITS,
+  bodyParseError,
+  checkBody,
+  guardBody,
+  refuseRepeatedMembers,
+} from '../../src/http/body-guard';
 import { generateOpenApi } from '../../src/http/openapi';
-import { string as sString, type } from 'superstruct';
 import { partnerRoutes } from '../../src/http/routes/index';
 import type { AnySchema } from '../../src/http/schema';
 import { validateInput } from '../../src/http/validate';
@@ -229,17 +236,29 @@ const refusal = (f: () => unknown): Issue[] => {
 };
 
 t('a name given twice is one rule, body or query: duplicate_property at its path, one wording', () => {
-  assert.equal(refusal(() => refuseRepeatedMembers('{"a":{"b":1,"b":2}}')), [
-    { path: 'a.b', code: 'duplicate_property', message: 'a.b is given more than once; give it once' },
-  ]);
+  assert.equal(
+    refusal(() => refuseRepeatedMembers('{"a":{"b":1,"b":2}}')),
+    [{ path: 'a.b', code: 'duplicate_property', message: 'a.b is given more than once; give it once' }],
+  );
   // An empty name at the top level: the message names the body (it began with a space).
-  assert.equal(refusal(() => refuseRepeatedMembers('{"":1,"":2}')), [
-    { path: '', code: 'duplicate_property', message: 'The property "" of body is given more than once; give it once' },
-  ]);
-  const query = { struct: type({ day: sString() }), json: { type: 'object', properties: {} } } as unknown as AnySchema;
-  assert.equal(refusal(() => validateInput({ day: ['1', '2'] }, query, 'query')), [
-    { path: 'day', code: 'duplicate_property', message: 'day is given more than once; give it once' },
-  ]);
+  assert.equal(
+    refusal(() => refuseRepeatedMembers('{"":1,"":2}')),
+    [
+      {
+        path: '',
+        code: 'duplicate_property',
+        message: 'The property "" of body is given more than once; give it once',
+      },
+    ],
+  );
+  const query = {
+    struct: type({ day: sString() }),
+    json: { type: 'object', properties: {} },
+  } as unknown as AnySchema;
+  assert.equal(
+    refusal(() => validateInput({ day: ['1', '2'] }, query, 'query')),
+    [{ path: 'day', code: 'duplicate_property', message: 'day is given more than once; give it once' }],
+  );
 });
 
 t('413 names the fix and says the size is counted decompressed', () => {

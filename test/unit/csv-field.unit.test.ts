@@ -46,7 +46,11 @@ test('the customer-import summary writes its cells by the same rule (one table)'
     const text = summaryCsv([
       { row: 1, outcome: 'skipped', customer_id: cell, matched_on: null, errors: [] } as never,
     ]);
-    assert.is(text, `row,outcome,customer_id,matched_on,errors\r\n1,skipped,${written},,\r\n`, JSON.stringify(cell));
+    assert.is(
+      text,
+      `row,outcome,customer_id,matched_on,errors\r\n1,skipped,${written},,\r\n`,
+      JSON.stringify(cell),
+    );
   }
 });
 

@@ -229,7 +229,11 @@ t('a value whose definition was removed from the catalog is cleared by null, nev
     try {
       prepareChanges(current, { custom_fields: input }, ctx);
     } catch (e) {
-      const issues = ((e as ApiError).details?.issues ?? []) as { path: string; code: string; message: string }[];
+      const issues = ((e as ApiError).details?.issues ?? []) as {
+        path: string;
+        code: string;
+        message: string;
+      }[];
       return issues.map((i) => [i.path, i.code, i.message]);
     }
     return 'accepted';

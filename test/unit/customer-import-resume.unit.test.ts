@@ -4,11 +4,11 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
+  docStoppedSince,
   hasStopped,
   offersResume,
   resumeFileRefusal,
   resumeGate,
-  docStoppedSince,
   stoppedSince,
   unreadFormRefusal,
   whileRunningHere,

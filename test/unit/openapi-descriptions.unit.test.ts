@@ -11,19 +11,27 @@ const doc = generateOpenApi(partnerRoutes(), 'http://127.0.0.1') as {
   components: { schemas: Record<string, unknown> };
 };
 
-t('POST /missed-calls states the 502 of a report without external_call_id (a retry records another call)', () => {
-  const text = doc.paths['/api/partner/v1/missed-calls']?.post?.description ?? '';
-  assert.match(text, 'A report without `external_call_id` cannot be retried');
-  assert.match(text, 'records another call');
-});
+t(
+  'POST /missed-calls states the 502 of a report without external_call_id (a retry records another call)',
+  () => {
+    const text = doc.paths['/api/partner/v1/missed-calls']?.post?.description ?? '';
+    assert.match(text, 'A report without `external_call_id` cannot be retried');
+    assert.match(text, 'records another call');
+  },
+);
 
-t('a webhook delivery\'s event_type in responses names its values, webhook_endpoint.test included', () => {
+t("a webhook delivery's event_type in responses names its values, webhook_endpoint.test included", () => {
   const op = doc.paths['/api/partner/v1/webhook-endpoints/{id}/deliveries']?.get as unknown as {
     responses: Record<string, { content: Record<string, { schema: unknown }> }>;
   };
   const text = JSON.stringify(op.responses['200']?.content['application/json']?.schema);
   const described = /"event_type":\{"type":"string","description":"([^"]*)"/.exec(text)?.[1] ?? '';
-  for (const type of ['webhook_endpoint.test', 'RESERVATION_UPDATED', 'reservation.created', 'customer.updated'])
+  for (const type of [
+    'webhook_endpoint.test',
+    'RESERVATION_UPDATED',
+    'reservation.created',
+    'customer.updated',
+  ])
     assert.match(described, type, type);
 });
 

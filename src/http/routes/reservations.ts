@@ -17,8 +17,8 @@ import { getReservation, listReservations } from '../../../queries/reservations'
 import type { CommandMeta } from '../../core/command-meta';
 import { ApiError, validationError } from '../../core/errors';
 import type { Scope } from '../../core/scopes';
-import type { AuthContext } from '../route';
 import { scopeMessage } from '../auth';
+import type { AuthContext } from '../route';
 import { defineRoute, scopes } from '../route';
 import { reservationExamples, reservationRequestExamples } from './reservation-examples';
 import {
@@ -64,12 +64,17 @@ function assertPrivileges(auth: AuthContext, body: CreateReservationRequest): vo
   const missing = [...new Set(used.filter(([, scope]) => !auth.scopes.has(scope)).map(([, s]) => s))];
   if (missing.length) {
     const options = used.map(([f]) => f);
-    throw new ApiError(403, 'INSUFFICIENT_SCOPE', scopeMessage(missing, `The option(s) ${options.join(', ')} need`), {
-      // The route's own scope, then each option's: what this request needs, as every 403 says.
-      required_scopes: [...new Set<Scope>(['RESERVATIONS_WRITE', ...used.map(([, s]) => s)])],
-      missing_scopes: missing,
-      options,
-    });
+    throw new ApiError(
+      403,
+      'INSUFFICIENT_SCOPE',
+      scopeMessage(missing, `The option(s) ${options.join(', ')} need`),
+      {
+        // The route's own scope, then each option's: what this request needs, as every 403 says.
+        required_scopes: [...new Set<Scope>(['RESERVATIONS_WRITE', ...used.map(([, s]) => s)])],
+        missing_scopes: missing,
+        options,
+      },
+    );
   }
 }
 

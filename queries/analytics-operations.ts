@@ -15,7 +15,7 @@ import {
   webhookDayOf,
 } from '../projections/analytics/webhook-projection';
 import { type WebhookDay, webhookRates } from '../projections/analytics/webhook-rules';
-import { csvField } from '../src/core/csv';
+import { csvRecord } from '../src/core/csv';
 import type { DocumentStore, Filter } from '../src/ports/document-store';
 
 export interface RangeQuery {
@@ -108,5 +108,4 @@ export const MISSED_CALL_CSV_COLUMNS: readonly Column<MissedCallDay>[] = [
 ];
 
 export const csvHeaderOf = <D>(cols: readonly Column<D>[]) => cols.map(([name]) => name).join(',');
-export const csvRowOf = <D>(cols: readonly Column<D>[], d: D) =>
-  cols.map(([, read]) => csvField(read(d))).join(',');
+export const csvRowOf = <D>(cols: readonly Column<D>[], d: D) => csvRecord(cols.map(([, read]) => read(d)));

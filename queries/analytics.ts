@@ -5,7 +5,7 @@ import { RESERVATION_SOURCES, RESERVATION_STATUSES } from '../commands/reservati
 import type { DayFigures } from '../projections/analytics/figures';
 import { ANALYTICS_DAYS, ANALYTICS_SHIFT_DAYS, type FiguresDoc } from '../projections/analytics/projection';
 import { type Outcome, PARTY_SIZE_GROUPS } from '../projections/analytics/rules';
-import { csvField } from '../src/core/csv';
+import { csvRecord } from '../src/core/csv';
 import type { DocumentStore, Filter, Sort } from '../src/ports/document-store';
 
 export type Granularity = 'day' | 'shift';
@@ -76,4 +76,4 @@ export const CSV_COLUMNS: readonly [string, (d: DayFigures) => string | number |
 ];
 
 export const csvHeader = () => CSV_COLUMNS.map(([name]) => name).join(',');
-export const csvRow = (d: DayFigures) => CSV_COLUMNS.map(([, read]) => csvField(read(d))).join(',');
+export const csvRow = (d: DayFigures) => csvRecord(CSV_COLUMNS.map(([, read]) => read(d)));

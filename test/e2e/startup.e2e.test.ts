@@ -1,6 +1,7 @@
 // The server listens before it writes bootstrap or demo data; requests that arrive meanwhile wait for
 // the data, and a start that fails answers them 500 INTERNAL_ERROR in the envelope and ends instead of hanging.
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo, Server } from 'node:net';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -12,12 +13,22 @@ import { createLogger } from '../../src/logger';
 import { REQUEST_HANG_MS } from '../helpers/service';
 
 // Seeders registered here run only in this file's process (each test file has its own).
+// The seeder holds until the test releases it, which start() does from the server's first request:
+// that request has arrived while the data is still being written, whatever the machine's load (no clock).
+// Once released, the seeder lets the event loop turn a few times (no clock either) so that a server
+// that did not wait would have answered meanwhile, and notes whether the held request was answered.
 let seeding: 'slow' | 'fail' = 'slow';
-let seededAt = 0;
+let seeded = false;
+let answeredBeforeData = false;
+let heldResponse: ServerResponse | undefined;
+let releaseSeeder: () => void = () => {};
+let seederGate: Promise<void> = Promise.resolve();
 registerDemoSeeder(async () => {
-  await new Promise((r) => setTimeout(r, 400));
+  await seederGate;
+  for (let turn = 0; turn < 20; turn++) await new Promise((r) => setImmediate(r));
+  answeredBeforeData = heldResponse?.headersSent ?? false;
   if (seeding === 'fail') throw new Error('seeding failed');
-  seededAt = Date.now();
+  seeded = true;
   return null;
 });
 
@@ -53,12 +64,14 @@ function nextListening(): Promise<Server> {
 }
 
 /** Polls until the port accepts a request, then returns that request's answer. */
-async function firstAnswer(port: number): Promise<{ status: number; at: number; body: string }> {
+async function firstAnswer(port: number): Promise<{ status: number; seeded: boolean; body: string }> {
   const end = Date.now() + REQUEST_HANG_MS;
   for (;;) {
     try {
       const res = await fetch(`http://127.0.0.1:${port}/api/partner/v1`);
-      return { status: res.status, at: Date.now(), body: await res.text() };
+      // Whether the demo data was in when the answer came.
+      const seededThen = seeded;
+      return { status: res.status, seeded: seededThen, body: await res.text() };
     } catch (err) {
       if (Date.now() > end) throw err;
       await new Promise((r) => setTimeout(r, 20));
@@ -68,6 +81,12 @@ async function firstAnswer(port: number): Promise<{ status: number; at: number; 
 
 /** Starts the service on a port of the kernel's choosing; resolves with the port once it listens. */
 async function start() {
+  seeded = false;
+  answeredBeforeData = false;
+  heldResponse = undefined;
+  seederGate = new Promise((resolve) => {
+    releaseSeeder = resolve;
+  });
   const listening = nextListening();
   const starting = startService(loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent' }), {
     events: new MemoryEventStore(),
@@ -75,6 +94,11 @@ async function start() {
   });
   // A start that fails before it listens fails here, not after the hang bound.
   const server = await withinHang(Promise.race([listening, starting.then(() => listening)]), 'listening');
+  // The seeder goes on once a request has reached the server (and so waits, or is answered, meanwhile).
+  server.once('request', (_req: IncomingMessage, res: ServerResponse) => {
+    heldResponse = res;
+    releaseSeeder();
+  });
   return { server, port: (server.address() as AddressInfo).port, starting };
 }
 
@@ -85,7 +109,8 @@ test('a request that arrives while the demo data is written waits for it', async
   const svc = await withinHang(starting, 'the start');
   try {
     assert.is(answer.status, 200);
-    assert.ok(seededAt > 0 && answer.at >= seededAt, 'answered only once the data was in');
+    assert.is(answeredBeforeData, false, 'the request that arrived during seeding was not answered before the data');
+    assert.ok(answer.seeded, 'answered only once the data was in (the request arrived before)');
   } finally {
     await svc.stop();
   }
@@ -102,6 +127,7 @@ test('a start that fails answers waiting requests 500 in the envelope and reject
   // Without hanging: the start's failure comes within the hang bound (not a wall-clock deadline).
   const err = await withinHang(starting, 'the failed start');
   assert.is(err?.message, 'seeding failed');
+  assert.is(answeredBeforeData, false, 'the waiting request was answered only once the start failed');
   assert.is(answer.status, 500);
   const body = JSON.parse(answer.body);
   assert.is(body.error.code, 'INTERNAL_ERROR');

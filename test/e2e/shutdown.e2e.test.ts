@@ -94,58 +94,67 @@ test('a request in flight finishes and says Connection: close; idle keep-alive c
   const svc = await start(10 * REQUEST_HANG_MS);
   svc.server.keepAliveTimeout = 10 * REQUEST_HANG_MS;
   const agent = new Agent({ keepAlive: true, maxSockets: 4 });
-  // An idle pooled connection, as a partner's HTTP client keeps one between calls.
-  const { res: first, socket: idle } = await get(svc.port, '/api/partner/v1/me', svc.token, agent);
-  assert.is(first.statusCode, 200);
-  assert.is(first.headers.connection, 'keep-alive');
-
-  // A request in flight when the stop begins, on a connection of its own (a second client): headers and
-  // half of its body sent.
   const busyAgent = new Agent({ keepAlive: true });
   let sendRest = () => {};
-  const body = JSON.stringify({ start_at: '2031-06-02T19:30:00+02:00', party_size: 2 });
-  const half = Math.floor(body.length / 2);
-  const inflight = new Promise<{ status: number; connection: string | undefined; text: string }>(
-    (resolve, reject) => {
-      const req = request({
-        port: svc.port,
-        host: '127.0.0.1',
-        method: 'POST',
-        path: '/api/partner/v1/availability/check',
-        agent: busyAgent,
-        headers: {
-          authorization: `Bearer ${svc.token}`,
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(body),
-        },
-      });
-      req.on('response', (res) => {
-        let text = '';
-        res.on('data', (d) => {
-          text += d;
+  // A failed assertion must not leave the stop pending for the 20-minute grace (the file would hang to
+  // the runner's kill): the finally ends the request in flight and every connection.
+  try {
+    // An idle pooled connection, as a partner's HTTP client keeps one between calls.
+    const { res: first, socket: idle } = await get(svc.port, '/api/partner/v1/me', svc.token, agent);
+    assert.is(first.statusCode, 200);
+    assert.is(first.headers.connection, 'keep-alive');
+
+    // A request in flight when the stop begins, on a connection of its own (a second client): headers and
+    // half of its body sent.
+    const body = JSON.stringify({ start_at: '2031-06-02T19:30:00+02:00', party_size: 2 });
+    const half = Math.floor(body.length / 2);
+    const inflight = new Promise<{ status: number; connection: string | undefined; text: string }>(
+      (resolve, reject) => {
+        const req = request({
+          port: svc.port,
+          host: '127.0.0.1',
+          method: 'POST',
+          path: '/api/partner/v1/availability/check',
+          agent: busyAgent,
+          headers: {
+            authorization: `Bearer ${svc.token}`,
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(body),
+          },
         });
-        res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, text }),
-        );
-      });
-      req.on('error', reject);
-      req.write(body.slice(0, half));
-      sendRest = () => req.end(body.slice(half));
-    },
-  );
-  await parsedBefore(svc.port);
-  assert.not.ok(idle.destroyed, 'the first connection is idle in the pool, not closed');
-  const stopped = svc.stop();
-  // At once: while the request in flight still waits for the rest of its body.
-  assert.ok(await closedWithin(idle, REQUEST_HANG_MS), 'the idle keep-alive connection is closed at once');
-  sendRest();
-  const res = await inflight;
-  assert.is(res.status, 200, res.text);
-  assert.type(JSON.parse(res.text).data.available, 'boolean');
-  assert.is(res.connection, 'close', 'the last response tells the client the connection ends');
-  await withinHang(stopped, 'the stop, once the request in flight has finished');
-  agent.destroy();
-  busyAgent.destroy();
+        req.on('response', (res) => {
+          let text = '';
+          res.on('data', (d) => {
+            text += d;
+          });
+          res.on('end', () =>
+            resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, text }),
+          );
+        });
+        req.on('error', reject);
+        req.write(body.slice(0, half));
+        sendRest = () => {
+          if (!req.writableEnded) req.end(body.slice(half));
+        };
+      },
+    );
+    await parsedBefore(svc.port);
+    assert.not.ok(idle.destroyed, 'the first connection is idle in the pool, not closed');
+    const stopped = svc.stop();
+    // At once: while the request in flight still waits for the rest of its body.
+    assert.ok(await closedWithin(idle, REQUEST_HANG_MS), 'the idle keep-alive connection is closed at once');
+    sendRest();
+    const res = await inflight;
+    assert.is(res.status, 200, res.text);
+    assert.type(JSON.parse(res.text).data.available, 'boolean');
+    assert.is(res.connection, 'close', 'the last response tells the client the connection ends');
+    await withinHang(stopped, 'the stop, once the request in flight has finished');
+  } finally {
+    sendRest();
+    agent.destroy();
+    busyAgent.destroy();
+    svc.server.closeAllConnections();
+  }
 });
 
 test('a connection still busy after the grace period is cut, and the stop completes', async () => {

@@ -109,7 +109,11 @@ test('a request that arrives while the demo data is written waits for it', async
   const svc = await withinHang(starting, 'the start');
   try {
     assert.is(answer.status, 200);
-    assert.is(answeredBeforeData, false, 'the request that arrived during seeding was not answered before the data');
+    assert.is(
+      answeredBeforeData,
+      false,
+      'the request that arrived during seeding was not answered before the data',
+    );
     assert.ok(answer.seeded, 'answered only once the data was in (the request arrived before)');
   } finally {
     await svc.stop();

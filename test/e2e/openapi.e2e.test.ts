@@ -423,6 +423,8 @@ shared.before(async (ctx) => {
       BODY_LIMIT_BYTES: '2048',
       RATE_LIMIT_PER_MINUTE: '100000',
       OAUTH_TOKEN_RATE_LIMIT_PER_MINUTE: '5',
+      // The 429 checks give each budget they spend a client address of its own (X-Forwarded-For).
+      TRUST_PROXY: 'true',
     },
   });
   ctx.doc = await publishedDocument(ctx.svc.rt);
@@ -471,26 +473,40 @@ shared(
     assert.equal([both.status, both.body.error], [400, 'invalid_request']);
     const large = await form('/api/oauth/revoke', `token=${'x'.repeat(5000)}`, { authorization: basic });
     assert.equal([large.status, large.body.error], [413, 'invalid_request']);
-    let limited = large;
-    for (let i = 0; i < 10 && limited.status !== 429; i++)
-      limited = await form('/api/oauth/token', 'grant_type=authorization_code', { authorization: basic });
+    // A client address whose budget (5 a minute) starts with the first of these requests, made one
+    // after the other: the window (60 s from its first request) cannot run out between them, however
+    // long the requests above took.
+    const client = { authorization: basic, 'x-forwarded-for': '198.51.100.7' };
+    for (let i = 0; i < 5; i++) {
+      const spent = await form('/api/oauth/token', 'grant_type=authorization_code', client);
+      assert.is.not(spent.status, 429, `request ${i + 1} of a budget of 5: ${spent.text}`);
+    }
+    const limited = await form('/api/oauth/token', 'grant_type=authorization_code', client);
     assert.equal([limited.status, limited.body.error], [429, 'rate_limited']);
-    const revoke = await form('/api/oauth/revoke', 'token=x', { authorization: basic });
+    const revoke = await form('/api/oauth/revoke', 'token=x', client);
     assert.is(revoke.status, 429);
   },
 );
 
 shared('every operation under the rate limit answers 429 as documented', async ({ doc }) => {
-  // A budget of one request a minute, spent by the first.
-  const limited = await startTestService({ bootstrap, env: { RATE_LIMIT_PER_MINUTE: '1' } });
+  // A budget of one request a minute. Each operation is checked from a client address of its own
+  // (X-Forwarded-For), whose budget the request just before spends: its window (60 s from that
+  // request) starts right before the check, however long the loop over every operation takes.
+  const limited = await startTestService({
+    bootstrap,
+    env: { RATE_LIMIT_PER_MINUTE: '1', TRUST_PROXY: 'true' },
+  });
   try {
-    await limited.api('GET', '/openapi.json');
     let checked = 0;
     for (const { method, path, op } of operations(doc)) {
       if (!(path === PARTNER || path.startsWith(`${PARTNER}/`))) continue;
+      const client = { 'x-forwarded-for': `10.20.${checked >> 8}.${checked & 255}` };
+      const spent = await limited.api('GET', `${limited.url}${PARTNER}`, { token: WRITER, headers: client });
+      assert.is(spent.status, 200, `the budget's one request: ${spent.text}`);
       const example = op.requestBody?.content?.['application/json']?.example;
       const res = await limited.api(method, `${limited.url}${path.replace(/\{\w+\}/g, 'zz_none')}`, {
         token: WRITER,
+        headers: client,
         ...(example === undefined ? {} : { body: example }),
       });
       assert.is(res.status, 429, `${method} ${path}: ${res.text}`);

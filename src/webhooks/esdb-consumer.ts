@@ -5,6 +5,7 @@ import {
   EventStoreDBClient,
   eventTypeFilter,
   PersistentSubscriptionExistsError,
+  type PersistentSubscriptionToAllResolvedEvent,
   persistentSubscriptionToAllSettingsFromDefaults,
   START,
 } from '@eventstore/db-client';
@@ -50,7 +51,7 @@ export interface Acknowledger<E> {
 /**
  * Handles one event the server handed out and settles it: ack once handled (system events at once);
  * on a failure, reported to onError, nack 'retry' after retryDelayMs (at once when the worker stops,
- * so another takes it).
+ * so another takes it). Resolves once settled; the subscription's loop uses handleInTurn instead.
  */
 export async function handleDelivered<E extends DeliveredEvent>(
   resolved: E,
@@ -59,20 +60,65 @@ export async function handleDelivered<E extends DeliveredEvent>(
   onError: (err: unknown) => void,
   wait: (ms: number) => Promise<void>,
 ): Promise<void> {
+  await handleInTurn(resolved, sub, handle, onError, wait);
+}
+
+/**
+ * handleDelivered without holding up the events after this one: resolves once the event is handled
+ * and acknowledged, or once its failure is reported, with the pending hand-back in that case (the
+ * wait, then the nack, running on a timer of its own; a failed nack is reported to onError, never
+ * thrown). One failing event must not hold every other event for its wait (up to 10 s a retry, about a
+ * minute in all), nor let the events buffered behind it reach the server's message timeout.
+ */
+export async function handleInTurn<E extends DeliveredEvent>(
+  resolved: E,
+  sub: Acknowledger<E>,
+  handle: (event: RecordedEvent) => Promise<void>,
+  onError: (err: unknown) => void,
+  wait: (ms: number) => Promise<void>,
+): Promise<{ handedBack: Promise<void> } | null> {
   const raw = resolved.event;
   if (!raw || isSystemEvent(raw)) {
     await sub.ack(resolved);
-    return;
+    return null;
   }
   try {
     await handle(toRecordedEvent(raw as never));
   } catch (err) {
     onError(err);
-    await wait(retryDelayMs(resolved.retryCount));
-    await sub.nack('retry', (err as Error)?.message ?? 'failed', resolved);
-    return;
+    const handedBack = (async () => {
+      await wait(retryDelayMs(resolved.retryCount));
+      await sub.nack('retry', (err as Error)?.message ?? 'failed', resolved);
+    })().catch(onError);
+    return { handedBack };
   }
   await sub.ack(resolved);
+  return null;
+}
+
+/**
+ * Handles the subscription's events one after the other (handleInTurn): a failed event's hand-back
+ * waits on its own timer while the next events are handled. The hand-backs pending are few: the server
+ * hands out no more unacknowledged events than the subscription's buffer (bufferSize).
+ */
+export async function consumeInTurn<E extends DeliveredEvent>(
+  events: AsyncIterable<E>,
+  sub: Acknowledger<E>,
+  handle: (event: RecordedEvent) => Promise<void>,
+  onError: (err: unknown) => void,
+  wait: (ms: number) => Promise<void>,
+  pending: Set<Promise<void>>,
+  stopped: () => boolean = () => false,
+): Promise<void> {
+  for await (const resolved of events) {
+    if (stopped()) break;
+    const failed = await handleInTurn(resolved, sub, handle, onError, wait);
+    if (failed) {
+      const { handedBack } = failed;
+      pending.add(handedBack);
+      void handedBack.then(() => pending.delete(handedBack));
+    }
+  }
 }
 
 /**
@@ -91,6 +137,9 @@ export function consumePersistent(
   let stopped = false;
   let current: { unsubscribe(): Promise<void> } | null = null;
   const stopping = new AbortController();
+  // Failed events waiting to be handed back (consumeInTurn): stop() cuts their waits short and lets
+  // their nacks go out before it unsubscribes.
+  const handingBack = new Set<Promise<void>>();
   // A wait before handing an event back, cut short by stop(): the event then goes to another worker.
   const pause = (ms: number) =>
     new Promise<void>((resolve) => {
@@ -123,11 +172,16 @@ export function consumePersistent(
         }
         const sub = client.subscribeToPersistentSubscriptionToAll(group, { bufferSize: 64 });
         current = sub;
-        for await (const resolved of sub) {
-          if (stopped) break;
-          await handleDelivered<typeof resolved>(resolved, sub, handle, onError, pause);
-          delay = 200;
-        }
+        await consumeInTurn<PersistentSubscriptionToAllResolvedEvent>(
+          sub,
+          sub,
+          handle,
+          onError,
+          pause,
+          handingBack,
+          () => stopped,
+        );
+        delay = 200;
       } catch (err) {
         if (stopped) break;
         onError(err);
@@ -141,6 +195,7 @@ export function consumePersistent(
     async stop() {
       stopped = true;
       stopping.abort();
+      await Promise.all(handingBack);
       await current?.unsubscribe().catch(() => undefined);
       await done.catch(() => undefined);
       await client.dispose();

@@ -4,6 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
   type Acknowledger,
+  consumeInTurn,
   type DeliveredEvent,
   handleDelivered,
   MAX_RETRY_COUNT,
@@ -82,6 +83,48 @@ test('a handled event is acknowledged at once; a system event without handling',
   await handleDelivered(delivered(1, '$>', '$ce-reservation'), sub, handle, () => undefined, wait);
   assert.equal(handled, ['ReservationCreated']);
   assert.equal(steps, ['ack 0', 'ack 1']);
+});
+
+test('the events after a failed one are handled while it waits to be handed back', async () => {
+  const { steps, sub } = world();
+  // The failed event's wait lasts until the test lets it end: the second event must not need it to.
+  let endWait = () => {};
+  const wait = (ms: number) =>
+    new Promise<void>((resolve) => {
+      steps.push(`wait ${ms}`);
+      endWait = resolve;
+    });
+  let secondHandled = () => {};
+  const second = new Promise<void>((resolve) => {
+    secondHandled = resolve;
+  });
+  async function* events() {
+    yield { ...delivered(0, 'ReservationCreated', 'reservation-bad'), n: 1 };
+    yield { ...delivered(0, 'CustomerDeleted', 'customer-c1'), n: 2 };
+    // The server hands out nothing more until the second event is settled (as a held buffer would).
+    await second;
+  }
+  const handled: string[] = [];
+  const handle = async (e: { type: string }) => {
+    handled.push(e.type);
+    if (e.type === 'ReservationCreated') throw new Error('endpoint store unavailable');
+  };
+  const pending = new Set<Promise<void>>();
+  const onError = () => undefined;
+  const loop = consumeInTurn(events(), sub, handle, onError, wait, pending);
+  // The second event is acked within a few turns of the event loop (no clock); a loop that waited out
+  // the first event's hand-back would never get there, since that wait ends only below.
+  for (let turn = 0; turn < 1_000 && !steps.includes('ack 2'); turn++)
+    await new Promise((r) => setImmediate(r));
+  assert.equal(handled, ['ReservationCreated', 'CustomerDeleted']);
+  assert.equal(steps, ['wait 250', 'ack 2'], 'the first event still waits, the second is acknowledged');
+  assert.is(pending.size, 1, 'one hand-back pending');
+  endWait();
+  await Promise.all(pending);
+  assert.equal(steps, ['wait 250', 'ack 2', 'nack retry 1']);
+  assert.is(pending.size, 0);
+  secondHandled();
+  await loop;
 });
 
 test.run();

@@ -344,13 +344,21 @@ export class ProjectionRunner {
    * trip of events, not one per event. A commit only ever names an event whose writes are all
    * acknowledged (never a checkpoint ahead of its writes); the next event's writes may be in flight
    * meanwhile. A stop, an apply's failure or a commit's failure lets the commit in flight end (a stop
-   * commits every event applied) before follow() returns or rejects.
+   * commits every event applied) before follow() returns or rejects; stop() waits for it too.
    */
   async follow(): Promise<void> {
     await this.catchUp();
     const sub = this.events.subscribe({ after: this.position });
-    const stop = () => sub.close();
-    this.stopFollowing = stop;
+    this.stopFollowing = () => sub.close();
+    // What stop() waits for: the live part (a stop during the catch-up does not wait for its end).
+    const live = this.followLive(sub);
+    this.following = live;
+    return live;
+  }
+
+  private async followLive(sub: ReturnType<EventStore['subscribe']>): Promise<void> {
+    // Stopped during the catch-up: nothing to wait for (the log may stay quiet).
+    if (this.stopped) await sub.close();
     /** The last event applied and not yet handed to a commit, or null. */
     let toCommit: bigint | null = null;
     let committing: Promise<void> | null = null;
@@ -391,6 +399,8 @@ export class ProjectionRunner {
   }
 
   private stopFollowing: (() => Promise<void>) | null = null;
+  /** follow()'s run, if any: stop() waits for it, its last commit included (the store closes after). */
+  private following: Promise<void> | null = null;
 
   get isStopped(): boolean {
     return this.stopped;
@@ -399,6 +409,9 @@ export class ProjectionRunner {
   async stop(): Promise<void> {
     this.stopped = true;
     await this.stopFollowing?.();
+    // The commit in flight (and the one of the events applied meanwhile) ends before the caller closes
+    // the store: follow()'s own failure, if any, is its caller's to report.
+    await this.following?.catch(() => undefined);
     await this.chain.catch(() => undefined);
   }
 

@@ -146,6 +146,36 @@ test('follow: the events applied while a commit is in flight share the next comm
   await events.close();
 });
 
+test('stop() waits for the commit in flight: the store is closed only after the last checkpoint is written', async () => {
+  const events = new MemoryEventStore();
+  const inner = new EmbeddedDocumentStore();
+  const { store, calls, held } = counting(inner);
+  const runner = new ProjectionRunner(events, store, sixteen);
+  await runner.start();
+  calls.length = 0;
+  const following = runner.follow();
+  await new Promise((r) => setImmediate(r));
+  let release = () => {};
+  held.gate = new Promise<void>((r) => {
+    release = r;
+  });
+  await events.append('s', [count()], ANY);
+  await until(() => calls.length === 1, 'the commit started');
+  let stopped = false;
+  const stopping = runner.stop().then(() => {
+    stopped = true;
+  });
+  // Many turns of the event loop (no clock): a stop that did not wait for the commit would be done.
+  for (let i = 0; i < 200; i++) await new Promise((r) => setImmediate(r));
+  assert.not.ok(stopped, 'the stop waits while the commit is in flight');
+  held.gate = null;
+  release();
+  await stopping;
+  assert.ok(await allAt(inner, 1n)(), 'the last checkpoint is written when stop() resolves');
+  await following;
+  await events.close();
+});
+
 test('follow: a failed commit ends follow() with its error, even with the log quiet after it', async () => {
   const events = new MemoryEventStore();
   const inner = new EmbeddedDocumentStore();

@@ -77,7 +77,9 @@ test('clickToLoad returns once the page the form leads to has loaded, title and 
 test('titleOnceLoaded, after a plain click, returns the title once the whole page is there', async (ctx) => {
   const page = await formPage(ctx);
   await page.getByRole('button', { name: 'Save' }).click();
-  assert.is(await titleOnceLoaded(page, 'Answer'), 'Answer');
+  // A bound far above the page's half second, far below HANG_MS: a wait that never looked again at
+  // the document it first met loading (page.waitForFunction without JavaScript) throws here.
+  assert.is(await titleOnceLoaded(page, 'Answer', 30_000), 'Answer');
   assert.is(await page.locator('#answer').count(), 1, 'the body is there');
   await page.context().close();
 });

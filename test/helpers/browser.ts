@@ -75,18 +75,28 @@ export async function clickToLoad(page: Page, target: Locator): Promise<void> {
  * came, and the caller's assertion names it. The page's body is parsed when this returns.
  * Polled from here, not with page.waitForFunction: without JavaScript (the dashboard's tests) a
  * waitForFunction that first meets a document still loading never looks again, and waits out its bound.
+ * `withinMs`, a bound of the caller's instead of HANG_MS (the helper's own test): past it, this throws.
  */
-export async function titleOnceLoaded(page: Page, expected: string | RegExp): Promise<string> {
+export async function titleOnceLoaded(
+  page: Page,
+  expected: string | RegExp,
+  withinMs?: number,
+): Promise<string> {
   const matches = (title: string) =>
     typeof expected === 'string' ? title === expected : expected.test(title);
-  const end = Date.now() + HANG_MS;
+  const end = Date.now() + (withinMs ?? HANG_MS);
   for (;;) {
     // Between two documents the evaluation can fail (its context gone): look again.
     const seen = (await page.evaluate('[document.readyState, document.title]').catch(() => null)) as
       | [string, string]
       | null;
     if (seen && seen[0] === 'complete' && matches(seen[1])) return seen[1];
-    if (Date.now() > end) return page.title();
+    if (Date.now() > end) {
+      if (withinMs === undefined) return page.title();
+      throw new Error(
+        `no whole page titled ${String(expected)} within ${withinMs} ms: ${await page.title()}`,
+      );
+    }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }

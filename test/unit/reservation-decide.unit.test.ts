@@ -398,12 +398,60 @@ test('a deposit that failed confirms nothing; paid or voided afterwards, it does
   );
   const after = fold(failed, { exists: true, abandoned: false, r }).r as ReservationSnapshot;
   assert.is(after.status, 'PENDING_PAYMENT');
-  for (const status of ['PAID', 'AUTHORIZED', 'VOIDED'] as const)
+  for (const status of ['PAID', 'AUTHORIZED', 'VOIDED'] as const) {
+    const settled = decidePayment(after, { paymentId: depositId, status }, 'EUR', AT);
     assert.equal(
-      decidePayment(after, { paymentId: depositId, status }, 'EUR', AT).map((e) => e.type),
+      settled.map((e) => e.type),
       ['ReservationPaymentRecorded', 'ReservationStatusChanged'],
       status,
     );
+    assert.equal(
+      settled[1]?.data,
+      {
+        reservation_id: after.reservation_id,
+        restaurant_id: after.restaurant_id,
+        at: AT,
+        from: 'PENDING_PAYMENT',
+        to: 'CONFIRMED',
+        reason: 'payment received',
+        actor_kind: 'SYSTEM',
+      },
+      status,
+    );
+  }
+});
+
+test('approved while its deposit was pending: a failed deposit leaves it waiting, paid or voided it is confirmed', () => {
+  const deposit = { amount_per_cover: 1000, min_party_size: 1, payment_mode: 'CHARGE' };
+  const pending = snapshot({ requiresApproval: true, deposit });
+  const approved = fold(decideStatusOperation(pending, { kind: 'approve' }, now), {
+    exists: true,
+    abandoned: false,
+    r: pending,
+  }).r as ReservationSnapshot;
+  assert.is(approved.status, 'CONFIRMED_PENDING_PAYMENT');
+  const depositId = approved.payments[0]?.id as string;
+  const failed = decidePayment(approved, { paymentId: depositId, status: 'FAILED' }, 'EUR', AT);
+  assert.equal(
+    failed.map((e) => e.type),
+    ['ReservationPaymentRecorded'],
+    'a declined card confirms nothing',
+  );
+  const after = fold(failed, { exists: true, abandoned: false, r: approved }).r as ReservationSnapshot;
+  assert.is(after.status, 'CONFIRMED_PENDING_PAYMENT', 'it stays waiting for the deposit');
+  for (const status of ['PAID', 'AUTHORIZED', 'VOIDED'] as const) {
+    const settled = decidePayment(after, { paymentId: depositId, status }, 'EUR', AT);
+    assert.equal(
+      settled.map((e) => e.type),
+      ['ReservationPaymentRecorded', 'ReservationStatusChanged'],
+      status,
+    );
+    assert.equal(
+      [settled[1]?.data.from, settled[1]?.data.to, settled[1]?.data.reason],
+      ['CONFIRMED_PENDING_PAYMENT', 'CONFIRMED', 'payment received'],
+      status,
+    );
+  }
 });
 
 test('feedback needs a rating first; an answer later stamps answered_at', () => {

@@ -114,6 +114,9 @@ export function previewPage(
 ): string {
   const p = o.plan;
   const faulty = p.rows.filter((r) => r.outcome === 'skipped').length;
+  // The preview holds the whole file and every row of it is skipped: there are no "other rows", and an
+  // import would write nothing, so none is offered.
+  const nothingToImport = faulty > 0 && faulty === p.row_count;
   const outcome: Record<string, string> = {
     created: 'New customer',
     updated: 'Updates a customer',
@@ -139,7 +142,7 @@ export function previewPage(
 </details>
 ${
   faulty
-    ? html`<div class="alert" role="alert">${p.rows.length === 1 ? 'The first row has errors' : `${faulty} of the first ${p.rows.length} rows ${faulty === 1 ? 'has' : 'have'} errors`}: ${faulty === 1 ? 'it is' : 'they are'} skipped by the import (the summary lists every skipped row). Fix the file and upload it again, or import the other rows.</div>`
+    ? html`<div class="alert" role="alert">${p.rows.length === 1 ? 'The first row has errors' : `${faulty} of the first ${p.rows.length} rows ${faulty === 1 ? 'has' : 'have'} errors`}: ${faulty === 1 ? 'it is' : 'they are'} skipped by the import${nothingToImport ? html`. No row of this file can be imported: fix it and upload it again.` : html` (the summary lists every skipped row). Fix the file and upload it again, or import the other rows.`}</div>`
     : html`<div class="notice" role="status">${p.rows.length === 1 ? 'The first row has' : `The first ${p.rows.length} rows have`} no error.</div>`
 }
 <div class="table-wrap"><table class="preview">
@@ -157,13 +160,17 @@ ${
 </section>
 <section class="card" aria-labelledby="go">
 <h2 id="go">Import</h2>
-<p id="go-choice">Rows that match an existing customer: <strong>${ON_MATCH_WORDS[o.onMatch].title}</strong>, as previewed above.</p>
+${
+  nothingToImport
+    ? html`<p>Nothing to import: every row of ${o.fileName} has errors (see above). Fix the file, then choose it again.</p>`
+    : html`<p id="go-choice">Rows that match an existing customer: <strong>${ON_MATCH_WORDS[o.onMatch].title}</strong>, as previewed above.</p>
 <form method="post" action="/dashboard/import/start">
   ${csrfField(c.account.csrf)}${restaurantField(c.restaurant.id)}
   <input type="hidden" name="upload_id" value="${o.uploadId}">
   <input type="hidden" name="on_match" value="${o.onMatch}">
   <button type="submit" class="full">Import ${p.row_count.toLocaleString('en')} row${p.row_count === 1 ? '' : 's'}</button>
-</form>
+</form>`
+}
 </section>`,
   });
 }

@@ -64,4 +64,57 @@ test('a file whose every row has errors: said so, no import offered', async ({ s
   }
 });
 
+test("a stopped import's Finish form, sent another file, says why next to the file input", async ({
+  svc,
+}) => {
+  const rows = (tag: string) =>
+    [
+      'name,email',
+      ...Array.from({ length: 600 }, (_, i) => `${tag} ${i + 1},${tag}-${i + 1}@example.test`),
+    ].join('\n');
+  const browser = await launchChromium();
+  const events = svc.rt.events as unknown as {
+    append: (
+      stream: string,
+      evs: { metadata?: Record<string, unknown> }[],
+      ...rest: unknown[]
+    ) => Promise<unknown>;
+  };
+  const append = events.append;
+  try {
+    const page = await (await browser.newContext({ viewport: PHONE, javaScriptEnabled: false })).newPage();
+    await signIn(page, svc.url);
+    await upload(page, svc.url, 'guests.csv', rows('Stopped'));
+    // The log's disk fails under row 300's customer: the import stops there.
+    events.append = function (this: unknown, stream, evs, ...rest) {
+      if (evs[0]?.metadata?.import_row === 300)
+        return Promise.reject(new Error('SQLITE_IOERR: disk I/O error'));
+      return append.call(this, stream, evs, ...rest);
+    };
+    await clickToLoad(page, page.getByRole('button', { name: 'Import 600 rows' }));
+    assert.is(await titleOnceLoaded(page, /^Import stopped/), await page.title());
+    assert.match(await page.title(), /^Import stopped/);
+    await page.waitForSelector('#finish');
+    events.append = append;
+    await page.setInputFiles('#file', {
+      name: 'other.csv',
+      mimeType: 'text/csv',
+      buffer: Buffer.from(rows('Other')),
+    });
+    await clickToLoad(page, page.getByRole('button', { name: 'Finish the import' }));
+    await page.screenshot({ path: join(shots, 'import-resume-refused-phone.png'), fullPage: true });
+    // The reason is in the Finish card, just above the input, and the input names it.
+    const card = page.locator('section[aria-labelledby="finish"]');
+    assert.is(await card.getByRole('alert').count(), 1, 'the refusal is in the Finish card');
+    assert.match(await card.getByRole('alert').innerText(), /This is not the file this import started with/);
+    assert.is(await page.locator('#file').getAttribute('aria-describedby'), 'file-error');
+    assert.is(await page.locator('#file').getAttribute('aria-invalid'), 'true');
+    assert.is(await page.getByText(/This is not the file this import started with/).count(), 1);
+    assert.is(await overflow(page), 0);
+  } finally {
+    events.append = append;
+    await browser.close();
+  }
+});
+
 test.run();

@@ -41,8 +41,12 @@ const csv = (tag: string) =>
     'name,email',
     ...Array.from({ length: ROWS }, (_, i) => `${tag} ${i + 1},${tag}-${i + 1}@example.test`),
   ].join('\n');
+// A refused resume is said in the Finish card, next to the file input (#file-error); else the first alert.
 const alertOf = (html: string) =>
-  pageText(/<div class="alert" role="alert">([\s\S]*?)<\/div>/.exec(html)?.[1] ?? '');
+  pageText(
+    (/<div class="alert" role="alert" id="file-error">([\s\S]*?)<\/div>/.exec(html) ??
+      /<div class="alert" role="alert">([\s\S]*?)<\/div>/.exec(html))?.[1] ?? '',
+  );
 
 async function until<T>(
   what: string,

@@ -231,7 +231,8 @@ export function jobPage(
 <form method="post" action="/dashboard/import/jobs/${encodeURIComponent(o.id)}/resume" enctype="multipart/form-data">
   ${csrfField(c.account.csrf)}${restaurantField(c.restaurant.id)}
   <label for="file">CSV file</label>
-  <input id="file" name="file" type="file" accept=".csv,text/csv" required>
+  ${o.alert ? html`<div class="alert" role="alert" id="file-error">${o.alert}</div>` : ''}
+  <input id="file" name="file" type="file" accept=".csv,text/csv" required${o.alert ? html` aria-invalid="true" aria-describedby="file-error"` : ''}>
   <button type="submit" class="full">Finish the import</button>
 </form>
 <p class="small">Or import only the rows marked not_imported in the summary, as a new file.</p></section>`
@@ -240,7 +241,8 @@ export function jobPage(
     section: 'import',
     title: active ? 'Importing…' : s.status === 'failed' || stopped ? 'Import stopped' : 'Import finished',
     switcherAction: null,
-    alert: o.alert,
+    // A refused resume is said next to the file it refused (in the Finish card), else at the top.
+    alert: o.resumable ? null : o.alert,
     head: active ? html`<meta http-equiv="refresh" content="2">` : undefined,
     body: html`<p><a href="/dashboard/import?restaurant=${c.restaurant.id}">← Customer import</a></p>
 <section class="card" aria-labelledby="job-title">

@@ -136,6 +136,23 @@ test('a manager reads a month at a glance, and the numbers behind each chart', a
     const sourceRows = page.locator('#sources-h').locator('..').locator('tbody tr');
     assert.ok((await sourceRows.count()) >= 5);
     assert.match((await sourceRows.first().textContent()) ?? '', /^Website/);
+    // A box that scrolls takes the keyboard's focus and has a name (a table of numbers scrolls
+    // sideways on a phone, and down when it is long): else a keyboard cannot scroll it.
+    const closed = page.locator('details.chart-data:not([open]) > summary');
+    while ((await closed.count()) > 0) await closed.first().click();
+    await page.setViewportSize({ width: 390, height: 844 });
+    const unreachable = (await page.evaluate(`[...document.querySelectorAll('main *')].filter((e) => {
+      const s = getComputedStyle(e);
+      const scrolls = (/auto|scroll/.test(s.overflowX) && e.scrollWidth > e.clientWidth + 1) ||
+        (/auto|scroll/.test(s.overflowY) && e.scrollHeight > e.clientHeight + 1);
+      return scrolls && !(e.tabIndex >= 0 && e.getAttribute('aria-label'));
+    }).map((e) => e.className + ': ' + e.textContent.slice(0, 40))`)) as string[];
+    assert.equal(unreachable, [], 'scrolling boxes a keyboard cannot reach');
+    const region = page.getByRole('region', { name: 'Covers per day: the numbers' });
+    await region.focus();
+    await page.keyboard.press('ArrowRight');
+    assert.ok((await region.evaluate((e) => e.scrollLeft)) > 0, 'the keyboard scrolls the table sideways');
+    await page.setViewportSize({ width: 1280, height: 800 });
     await shoot(page, '');
 
     // Another period.

@@ -106,8 +106,21 @@ test('sign in, choose, allow; exchange with oauth4webapi; disconnect on the dash
       if (origin !== issuer.origin && !r.url().startsWith(redirectUri))
         problems.push(`foreign request ${r.url()}`);
     });
+    // The page's headings in order: the first is its h1, and none skips a level.
+    const headingLevels = async () =>
+      (await page.evaluate(
+        "[...document.querySelectorAll('h1, h2, h3, h4, h5, h6')].map((h) => Number(h.tagName[1]))",
+      )) as number[];
+    const headingsInOrder = async () => {
+      const levels = await headingLevels();
+      assert.is(levels[0], 1, `the first heading is the h1 (levels ${levels.join(', ')})`);
+      levels.forEach(
+        (l, i) => i > 0 && assert.ok(l <= (levels[i - 1] as number) + 1, `levels ${levels.join(', ')}`),
+      );
+    };
     /** Desktop and phone screenshots of the current page. */
     const shoot = async (name: string) => {
+      await headingsInOrder();
       await page.screenshot({ path: join(shots, `oauth-${name}-desktop.png`), fullPage: true });
       await page.setViewportSize({ width: 390, height: 844 });
       await page.screenshot({ path: join(shots, `oauth-${name}-phone.png`), fullPage: true });

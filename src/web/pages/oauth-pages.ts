@@ -17,11 +17,15 @@ export interface RestaurantView {
   slug: string;
 }
 
+/**
+ * The application's logo, name and kind, above the page's <h1> (which names it again): the name is not
+ * a heading, so a screen reader's list of headings starts with the page's h1, not a level 2 before it.
+ */
 export function appBadge(app: AppView): Html {
   const logo = app.logo_url
     ? html`<img class="logo" src="${app.logo_url}" alt="" width="56" height="56">`
     : html`<span class="logo initial" aria-hidden="true">${[...app.name.trim()][0]?.toUpperCase() ?? '?'}</span>`;
-  return html`<div class="app">${logo}<div><h2>${app.name}</h2><span class="badge">${
+  return html`<div class="app">${logo}<div><p class="app-name">${app.name}</p><span class="badge">${
     app.published_by_operator ? 'Published by Couvert' : 'Third-party application'
   }</span></div></div>`;
 }

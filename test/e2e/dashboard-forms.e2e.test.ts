@@ -35,7 +35,10 @@ t.after(async (ctx) => {
 });
 
 const alertOf = (html: string) =>
-  (/<div class="alert" role="alert">([\s\S]*?)<\/div>/.exec(html)?.[1] ?? '').replace(/<[^>]+>/g, '');
+  (/<div class="alert" role="alert"(?: id="[^"]*")?>([\s\S]*?)<\/div>/.exec(html)?.[1] ?? '').replace(
+    /<[^>]+>/g,
+    '',
+  );
 
 t('custom headers: a name written twice is refused, not reduced to its last line', async ({ b, svc }) => {
   const page = await b.get('/dashboard/webhooks?restaurant=rest_demo');
@@ -267,6 +270,32 @@ t(
     );
   },
 );
+
+t('a refused API key form says why next to the field it is about, not atop the page', async ({ b }) => {
+  const page = await b.get('/dashboard/api-keys?restaurant=rest_demo');
+  const send = (fields: Record<string, string>) =>
+    b.post('/dashboard/api-keys/create', {
+      ...formFields(page.text, '/dashboard/api-keys/create'),
+      ...fields,
+    });
+  const card = (html: string) =>
+    /<section class="card" aria-labelledby="new-key">[\s\S]*?<\/section>/.exec(html)?.[0] ?? '';
+  const noName = await send({ name: ' ', scopes: 'CUSTOMERS_READ' });
+  assert.is(noName.status, 400);
+  assert.is((noName.text.match(/role="alert"/g) ?? []).length, 1, 'said once');
+  // In the form, between the Name label and its input, which names it and is marked invalid.
+  assert.match(
+    card(noName.text),
+    /<label for="key-name">Name<\/label>\s*<div class="alert" role="alert" id="key-error">Give the key a name[^<]*<\/div>\s*<input id="key-name"[^>]*aria-describedby="key-error key-name-help" aria-invalid="true">/,
+  );
+  const noScope = await send({ name: 'Till' });
+  assert.is(noScope.status, 400);
+  assert.match(
+    card(noScope.text),
+    /<fieldset aria-describedby="key-error">\s*<legend>It can<\/legend>\s*<div class="alert" role="alert" id="key-error">Choose at least one thing the key can do\.<\/div>/,
+  );
+  assert.match(card(noScope.text), /value="Till"/, 'the name is kept');
+});
 
 t('a key that could force reservations but not write them is refused, saying which to add', async ({ b }) => {
   const page = await b.get('/dashboard/api-keys?restaurant=rest_demo');

@@ -117,4 +117,4 @@ test("a stopped import's Finish form, sent another file, says why next to the fi
   }
 });
 
-test.run();
+t.run();

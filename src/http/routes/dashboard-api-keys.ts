@@ -104,14 +104,16 @@ export const dashboardApiKeyRoutes: AnyRoute[] = [
       if (!isManager(m)) return m;
       const name = (body.name ?? '').trim();
       const scopes = many((body as Record<string, unknown>).scopes);
-      const again = async (alert: string) =>
-        page(await render(rt, m, { alert, form: { name, scopes } }), {}, 400);
-      if (!name || name.length > 200) return again('Give the key a name (at most 200 characters).');
-      if (!scopes.length) return again('Choose at least one thing the key can do.');
+      // Said in the form, next to the field it is about (the name, the permissions), not atop the page.
+      const again = async (message: string, field: 'name' | 'scopes' | null = null) =>
+        page(await render(rt, m, { form: { name, scopes, error: { message, field } } }), {}, 400);
+      if (!name || name.length > 200) return again('Give the key a name (at most 200 characters).', 'name');
+      if (!scopes.length) return again('Choose at least one thing the key can do.', 'scopes');
       const lone = scopesWithoutCompanion(scopes)[0];
       if (lone)
         return again(
           `“${SCOPE_WORDS[lone.scope]}” works only with “${SCOPE_WORDS[lone.needs]}”: choose both, or neither.`,
+          'scopes',
         );
       try {
         const out = await createApiKey(rt, { restaurantId: m.restaurant._id, name, scopes }, m.meta);

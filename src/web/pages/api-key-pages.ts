@@ -22,7 +22,8 @@ export function apiKeysPage(
     notice?: string | null;
     alert?: string | null;
     created?: { name: string; token: string } | null;
-    form?: { name: string; scopes: string[] };
+    /** The create form as sent, and why it was refused (shown next to `field`, else atop the form). */
+    form?: { name: string; scopes: string[]; error?: { message: string; field: 'name' | 'scopes' | null } };
   },
 ): string {
   const tz = c.restaurant.timezone;
@@ -44,15 +45,24 @@ export function apiKeysPage(
       )}</ul>`
     : html`<p class="empty">${c.restaurant.name} has no API key.</p>`;
   const chosen = new Set(o.form?.scopes ?? []);
+  const error = o.form?.error;
+  const errorAt = (field: 'name' | 'scopes' | null) =>
+    error && error.field === field
+      ? html`<div class="alert" role="alert" id="key-error">${error.message}</div>`
+      : '';
+  const invalid = (field: 'name' | 'scopes') => error?.field === field;
   const form = html`<section class="card" aria-labelledby="new-key">
 <h2 id="new-key">Create an API key</h2>
 <form method="post" action="/dashboard/api-keys/create">
   ${csrfField(c.account.csrf)}${restaurantField(c.restaurant.id)}
+  ${errorAt(null)}
   <label for="key-name">Name</label>
-  <input id="key-name" name="name" type="text" required maxlength="200" value="${o.form?.name ?? ''}" aria-describedby="key-name-help">
+  ${errorAt('name')}
+  <input id="key-name" name="name" type="text" required maxlength="200" value="${o.form?.name ?? ''}" aria-describedby="${invalid('name') ? 'key-error ' : ''}key-name-help"${invalid('name') ? html` aria-invalid="true"` : ''}>
   <p class="help" id="key-name-help">Who uses it, e.g. “Front-desk POS”.</p>
-  <fieldset>
+  <fieldset${invalid('scopes') ? html` aria-describedby="key-error"` : ''}>
     <legend>It can</legend>
+    ${errorAt('scopes')}
     ${(Object.keys(SCOPE_WORDS) as Scope[]).map(
       (s) =>
         html`<label class="check"><input type="checkbox" name="scopes" value="${s}"${chosen.has(s) ? html` checked` : ''}> <span>${SCOPE_WORDS[s]}</span></label>`,

@@ -114,9 +114,8 @@ test('sign in, choose, allow; exchange with oauth4webapi; disconnect on the dash
     const headingsInOrder = async () => {
       const levels = await headingLevels();
       assert.is(levels[0], 1, `the first heading is the h1 (levels ${levels.join(', ')})`);
-      levels.forEach(
-        (l, i) => i > 0 && assert.ok(l <= (levels[i - 1] as number) + 1, `levels ${levels.join(', ')}`),
-      );
+      for (let i = 1; i < levels.length; i++)
+        assert.ok((levels[i] as number) <= (levels[i - 1] as number) + 1, `levels ${levels.join(', ')}`);
     };
     /** Desktop and phone screenshots of the current page. */
     const shoot = async (name: string) => {

@@ -68,14 +68,15 @@ t('deliveries: the filters survive the pager links, whatever they hold', async (
   const q = new URLSearchParams({
     restaurant: 'rest_demo',
     status: 'failed',
-    event_type: 'a&b=c#d',
-    before: '2026-01-01T00:00:00.000Z|whd_x',
+    // The event type is one of a list now (a typo is a 400 page); the cursor is still free text.
+    event_type: 'webhook_endpoint.test',
+    before: '2026-01-01T00:00:00.000Z|whd_x&y=z#w',
   });
   const page = await b.get(`/dashboard/webhooks/${id}?${q}`);
   assert.is(page.status, 200);
   const href = /<a href="([^"]+)">Newest<\/a>/.exec(page.text)?.[1]?.replace(/&amp;/g, '&') as string;
   const back = new URL(href, svc.url).searchParams;
-  assert.is(back.get('event_type'), 'a&b=c#d');
+  assert.is(back.get('event_type'), 'webhook_endpoint.test');
   assert.is(back.get('status'), 'failed');
   assert.is(back.get('restaurant'), 'rest_demo');
 });

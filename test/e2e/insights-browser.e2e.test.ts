@@ -11,7 +11,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FixedClock } from '../../src/core/clock';
 import { seedInsightsDemo } from '../../src/insights-demo';
-import { browserAvailable, clickToLoad, launchChromium } from '../helpers/browser';
+import { browserAvailable, clickToLoad, HANG_MS, launchChromium } from '../helpers/browser';
 import { asPercent, expectedInsights, INSIGHTS_NOW, INSIGHTS_SEED } from '../helpers/insights';
 import { oauthBootstrap, PASSWORD } from '../helpers/oauth';
 import { startTestService, type TestService } from '../helpers/service';
@@ -151,7 +151,11 @@ test('a manager reads a month at a glance, and the numbers behind each chart', a
     const region = page.getByRole('region', { name: 'Covers per day: the numbers' });
     await region.focus();
     await page.keyboard.press('ArrowRight');
-    assert.ok((await region.evaluate((e) => e.scrollLeft)) > 0, 'the keyboard scrolls the table sideways');
+    // The scroll may be smooth (it lands over a few frames): asked again until it moved, a hang bound.
+    const scrolledLeft = () => region.evaluate((e) => e.scrollLeft);
+    for (const end = Date.now() + HANG_MS; (await scrolledLeft()) === 0 && Date.now() < end; )
+      await new Promise((r) => setTimeout(r, 50));
+    assert.ok((await scrolledLeft()) > 0, 'the keyboard scrolls the table sideways');
     await page.setViewportSize({ width: 1280, height: 800 });
     await shoot(page, '');
 

@@ -26,7 +26,8 @@ interface Ctx {
   hits: string[];
   /** A partner whose callback listens on the IPv6 loopback (`http://[::1]:port`, RFC 8252 §7.3). */
   callback6: Server;
-  redirectUri6: string;
+  /** null when this host has no IPv6 loopback to listen on. */
+  redirectUri6: string | null;
   hits6: string[];
 }
 const t = suite<Ctx>('OAuth flow: headless Chromium and a standard OAuth client', {} as Ctx);
@@ -53,14 +54,21 @@ t.before(async (ctx) => {
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
     res.end('<!doctype html><title>Demo POS</title><h1>Demo POS on [::1]</h1>');
   });
-  await new Promise<void>((resolve) => ctx.callback6.listen(0, '::1', resolve));
-  ctx.redirectUri6 = `http://[::1]:${(ctx.callback6.address() as AddressInfo).port}/callback`;
-  ctx.svc = await startTestService({ bootstrap: oauthBootstrap([ctx.redirectUri, ctx.redirectUri6]) });
+  // A host without an IPv6 loopback (some containers) cannot listen there: that one test says so.
+  ctx.redirectUri6 = await new Promise<string | null>((resolve) => {
+    ctx.callback6.once('error', () => resolve(null));
+    ctx.callback6.listen(0, '::1', () =>
+      resolve(`http://[::1]:${(ctx.callback6.address() as AddressInfo).port}/callback`),
+    );
+  });
+  ctx.svc = await startTestService({
+    bootstrap: oauthBootstrap(ctx.redirectUri6 ? [ctx.redirectUri, ctx.redirectUri6] : [ctx.redirectUri]),
+  });
 });
 t.after(async (ctx) => {
   await ctx.svc?.close();
   await new Promise((resolve) => ctx.callback?.close(resolve));
-  await new Promise((resolve) => ctx.callback6?.close(resolve));
+  if (ctx.callback6?.listening) await new Promise((resolve) => ctx.callback6.close(resolve));
 });
 
 const test = haveBrowser ? t : t.skip;
@@ -264,6 +272,10 @@ test('an IPv6 loopback redirect URI: Allow reaches the callback (form-action can
   // A CSP source list cannot hold `http://[::1]:port` (browsers drop it), so the consent form's redirect
   // there was blocked by form-action and the manager could neither allow nor deny.
   const { svc, redirectUri6 } = ctx;
+  if (!redirectUri6) {
+    console.log('     SKIP the IPv6 loopback redirect: this host cannot listen on [::1]');
+    return;
+  }
   const url = new URL(`${svc.url}/oauth/authorize`);
   url.search = new URLSearchParams({
     client_id: 'app_demo',

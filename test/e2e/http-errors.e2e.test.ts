@@ -15,7 +15,7 @@ import { arr, int, obj, optional, str } from '../../src/http/schema';
 import { createApp } from '../../src/http/server';
 import { createRuntime, type Runtime } from '../../src/runtime';
 import { captureLog } from '../helpers/log-sink';
-import { demoBootstrap } from '../helpers/service';
+import { demoBootstrap, REQUEST_HANG_MS } from '../helpers/service';
 
 const TOKEN = 'couvert_pk_errors_000000000000000000000000001';
 
@@ -260,7 +260,7 @@ t('a path no route takes is logged without its tokens, addresses or numbers (nor
     assert.is(res.status, 404, path);
     await res.arrayBuffer();
     let line: { route?: string } | undefined;
-    for (let wait = 0; !line && wait < 100; wait++) {
+    for (const end = Date.now() + REQUEST_HANG_MS; !line && Date.now() < end; ) {
       line = ctx.logs.map((l) => JSON.parse(l)).find((l) => l.request_id === id && l.msg === 'access');
       if (!line) await new Promise((r) => setTimeout(r, 20));
     }

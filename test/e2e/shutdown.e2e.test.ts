@@ -13,7 +13,7 @@ import { MemoryEventStore } from '../../src/adapters/event-store/memory';
 import { type RunningService, startService } from '../../src/app';
 import { loadConfig } from '../../src/config';
 import { createLogger } from '../../src/logger';
-import { REQUEST_HANG_MS } from '../helpers/service';
+import { REQUEST_HANG_MS, withinHang } from '../helpers/service';
 
 async function start(graceMs = 8_000): Promise<RunningService & { port: number; token: string }> {
   const svc = await startService(loadConfig({ PORT: '0', LOG_LEVEL: 'silent', ROLES: 'api,projector' }), {
@@ -59,22 +59,6 @@ function get(
 async function parsedBefore(port: number): Promise<void> {
   const res = await fetch(`http://127.0.0.1:${port}/healthz`, { headers: { connection: 'close' } });
   await res.text();
-}
-
-/** `promise`, or a failure naming `what` once REQUEST_HANG_MS have passed (a hang bound). */
-async function withinHang<T>(promise: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const hang = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`${what}: nothing after ${REQUEST_HANG_MS} ms`)),
-      REQUEST_HANG_MS,
-    );
-  });
-  try {
-    return await Promise.race([promise, hang]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 const closedWithin = (socket: Socket, ms: number) =>

@@ -10,7 +10,7 @@ import { startService } from '../../src/app';
 import { loadConfig } from '../../src/config';
 import { registerDemoSeeder } from '../../src/demo';
 import { createLogger } from '../../src/logger';
-import { REQUEST_HANG_MS } from '../helpers/service';
+import { REQUEST_HANG_MS, withinHang } from '../helpers/service';
 
 // Seeders registered here run only in this file's process (each test file has its own).
 // The seeder holds until the test releases it, which start() does from the server's first request:
@@ -31,22 +31,6 @@ registerDemoSeeder(async () => {
   seeded = true;
   return null;
 });
-
-/** `promise`, or a failure naming `what` once REQUEST_HANG_MS have passed (a hang bound). */
-async function withinHang<T>(promise: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const hang = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`${what}: nothing after ${REQUEST_HANG_MS} ms`)),
-      REQUEST_HANG_MS,
-    );
-  });
-  try {
-    return await Promise.race([promise, hang]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /**
  * The next server this process starts, once it listens (Node's net.server.listen channel): the service

@@ -50,6 +50,22 @@ export interface TestResponse {
  */
 export const REQUEST_HANG_MS = 120_000;
 
+/** `promise`, or a failure naming `what` once it has hung for REQUEST_HANG_MS (a hang bound, not a speed). */
+export async function withinHang<T>(promise: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const hang = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`${what}: nothing after ${REQUEST_HANG_MS} ms`)),
+      REQUEST_HANG_MS,
+    );
+  });
+  try {
+    return await Promise.race([promise, hang]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export interface StartOptions {
   env?: Record<string, string>;
   bootstrap?: unknown;

@@ -175,7 +175,11 @@ export function consumePersistent(
         await consumeInTurn<PersistentSubscriptionToAllResolvedEvent>(
           sub,
           sub,
-          handle,
+          // An event handled means the connection works again: the next drop starts from a short wait.
+          async (event) => {
+            await handle(event);
+            delay = 200;
+          },
           onError,
           pause,
           handingBack,

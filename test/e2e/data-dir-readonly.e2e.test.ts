@@ -42,11 +42,13 @@ test('a DATA_DIR to make under a read-only parent names why, not ENOENT', () => 
   mkdirSync(source);
   mkdirSync(parent);
   const asRoot = process.getuid?.() === 0;
-  if (asRoot) {
-    execFileSync('mount', ['--bind', source, parent]);
-    execFileSync('mount', ['-o', 'remount,bind,ro', parent]);
-  } else chmodSync(parent, 0o555);
+  let bound = false;
   try {
+    if (asRoot) {
+      execFileSync('mount', ['--bind', source, parent]);
+      bound = true;
+      execFileSync('mount', ['-o', 'remount,bind,ro', parent]);
+    } else chmodSync(parent, 0o555);
     // Two levels to make: a recursive mkdir says ENOENT for the second.
     const dataDir = join(parent, 'couvert', 'data');
     assert.throws(
@@ -56,7 +58,7 @@ test('a DATA_DIR to make under a read-only parent names why, not ENOENT', () => 
         err.message.includes(asRoot ? '(a read-only file system)' : '(permission denied)'),
     );
   } finally {
-    if (asRoot) execFileSync('umount', [parent]);
+    if (bound) execFileSync('umount', [parent]);
     else chmodSync(parent, 0o755);
     rmSync(root, { recursive: true, force: true });
   }

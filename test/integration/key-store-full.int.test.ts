@@ -31,32 +31,42 @@ function fill(file: string): void {
 const asRoot = process.getuid?.() === 0 ? test : test.skip;
 if (process.getuid?.() !== 0) console.log('SKIP key-store-full: mounting a small tmpfs needs root');
 
-asRoot('the key writer thread on a full disk fails with SQLITE_FULL: 503 STORAGE_FULL, not 500', async () => {
-  const root = mkdtempSync(join(tmpdir(), 'couvert-key-store-full-'));
-  const mount = join(root, 'small');
-  mkdirSync(mount);
-  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', mount]);
-  const keys = SqliteKeyStore.open(join(mount, 'keys.sqlite'));
-  try {
-    // The writer thread is started (and the file's pages made) while there is room.
-    await keys.createPage(8);
-    await keys.obtainMany(['cus_before']);
-    fill(join(mount, 'filler'));
-    for (const attempt of [() => keys.createPage(1024), () => keys.obtainMany(['cus_a', 'cus_b', 'cus_c'])]) {
-      const err = await attempt().then(
-        () => null,
-        (e: unknown) => e,
-      );
-      assert.ok(err, 'the write fails on the full disk');
-      assert.match(String((err as Error).message), /database or disk is full/);
-      assert.ok(isStorageFull(err), `taken for a full disk: ${String(err)}`);
-      assert.is(storageFullError(err)?.status, 503);
+asRoot(
+  'the key writer thread on a full disk fails with SQLITE_FULL, which the API maps to 503 STORAGE_FULL (not 500)',
+  async () => {
+    const root = mkdtempSync(join(tmpdir(), 'couvert-key-store-full-'));
+    const mount = join(root, 'small');
+    mkdirSync(mount);
+    let mounted = false;
+    let keys: SqliteKeyStore | undefined;
+    try {
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', mount]);
+      mounted = true;
+      const store = SqliteKeyStore.open(join(mount, 'keys.sqlite'));
+      keys = store;
+      // The writer thread is started (and the file's pages made) while there is room.
+      await store.createPage(8);
+      await store.obtainMany(['cus_before']);
+      fill(join(mount, 'filler'));
+      for (const attempt of [
+        () => store.createPage(1024),
+        () => store.obtainMany(['cus_a', 'cus_b', 'cus_c']),
+      ]) {
+        const err = await attempt().then(
+          () => null,
+          (e: unknown) => e,
+        );
+        assert.ok(err, 'the write fails on the full disk');
+        assert.match(String((err as Error).message), /database or disk is full/);
+        assert.ok(isStorageFull(err), `taken for a full disk: ${String(err)}`);
+        assert.is(storageFullError(err)?.status, 503);
+      }
+    } finally {
+      await keys?.close();
+      if (mounted) execFileSync('umount', [mount]);
+      rmSync(root, { recursive: true, force: true });
     }
-  } finally {
-    await keys.close();
-    execFileSync('umount', [mount]);
-    rmSync(root, { recursive: true, force: true });
-  }
-});
+  },
+);
 
 test.run();

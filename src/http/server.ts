@@ -202,8 +202,11 @@ function parsePath(ctx: Context): string {
   }
 }
 
-/** A segment kept as it is in the access log: a word or an id (cus_…), never a token (couvert_…). */
-const PLAIN_SEGMENT = /^(?!couvert_)[A-Za-z][A-Za-z0-9_.~-]{0,63}$/i;
+/**
+ * A segment kept as it is in the access log: a word or an id (cus_…), never a secret the service
+ * issues (couvert_… API keys, client secrets and codes; whsec_… webhook signing secrets).
+ */
+const PLAIN_SEGMENT = /^(?!couvert_|whsec_)[A-Za-z][A-Za-z0-9_.~-]{0,63}$/i;
 
 /**
  * The path of a request no route took, for the access log: its words and ids as they are, any other

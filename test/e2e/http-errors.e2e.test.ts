@@ -253,6 +253,8 @@ t('a path no route takes is logged without its tokens, addresses or numbers (nor
     ['/api/partner/v1/customer/jean.dupont@example.com', '/api/partner/v1/customer/{…}'],
     ['/api/partner/v1/missed-call/0612345678', '/api/partner/v1/missed-call/{…}'],
     ['/api/partner/v1/nope/cus_12ab', '/api/partner/v1/nope/cus_12ab'],
+    // A webhook signing secret pasted into a path (it starts with a letter, as ids do).
+    ['/api/partner/v1/webhook-endpoint/whsec_Ab12Cd34Ef56Gh78Ij90', '/api/partner/v1/webhook-endpoint/{…}'],
   ];
   for (const [i, [path, logged]] of cases.entries()) {
     const id = `path-log-000${i}`;
@@ -267,7 +269,14 @@ t('a path no route takes is logged without its tokens, addresses or numbers (nor
     assert.is(line?.route, logged, path);
   }
   const all = ctx.logs.join('\n');
-  for (const secret of [TOKEN, 'couvert_cs_hidden', '33612345678', 'jean.dupont', '0612345678'])
+  for (const secret of [
+    TOKEN,
+    'whsec_Ab12Cd34Ef56Gh78Ij90',
+    'couvert_cs_hidden',
+    '33612345678',
+    'jean.dupont',
+    '0612345678',
+  ])
     assert.not.ok(all.includes(secret), `${secret} in the logs`);
 });
 

@@ -16,6 +16,7 @@ import { reservationsProjection, reservationsProjectionV1 } from './reservations
 import { restaurantsProjection } from './restaurants';
 import { seatingSyncProjection } from './seating-sync';
 import { seatingSyncProjectionV2 } from './seating-sync-v2';
+import { seatingSyncProjectionV3 } from './seating-sync-v3';
 import { webhookDeliveriesProjection, webhookDeliveriesProjectionV1 } from './webhook-deliveries';
 import { webhookEndpointsProjection } from './webhook-endpoints';
 
@@ -28,7 +29,7 @@ export function allProjections(): Projection[] {
     bookingsProjection,
     reservationsProjection,
     reservationDaysProjection,
-    seatingSyncProjectionV2,
+    seatingSyncProjectionV3,
     oauthApplicationsProjection,
     webhookEndpointsProjection,
     webhookDeliveriesProjection,
@@ -48,6 +49,7 @@ export function allProjections(): Projection[] {
 export function supersededProjections(): Projection[] {
   return [
     seatingSyncProjection,
+    seatingSyncProjectionV2,
     catalogProjection,
     reservationsProjectionV1,
     webhookDeliveriesProjectionV1,

@@ -20,6 +20,7 @@ import {
   SEATING_SYNC,
   type SeatingFields,
   type SeatingSyncDoc,
+  type SeatingTarget,
   seatingSyncProjection,
   seatingTarget,
 } from './seating-sync';
@@ -58,7 +59,7 @@ export const seatingOfText = (text: string): SeatingFields => {
 };
 
 // The first field, a service day (YYYY-MM-DD: nothing to unescape), without parsing the rest.
-const serviceDateOfText = (text: string): string =>
+export const serviceDateOfText = (text: string): string =>
   text.startsWith('["') ? text.slice(2, text.indexOf('"', 2)) : String((JSON.parse(text) as unknown[])[0]);
 
 /** Version 1's inSync on the compact layout. */
@@ -103,7 +104,7 @@ export function seatingSyncParts(doc: SeatingSyncDoc | SeatingSyncDocV2): {
 }
 
 /** Without `key`, null when nothing is left. */
-function without<V>(o: Record<string, V> | null, key: string): Record<string, V> | null {
+export function without<V>(o: Record<string, V> | null, key: string): Record<string, V> | null {
   if (o === null || !(key in o)) return o;
   const out: Record<string, V> = {};
   let n = 0;
@@ -125,8 +126,11 @@ function kept(list: readonly string[], value: string | null): string[] {
   return out;
 }
 
-const withEntry = (o: Record<string, string> | null, key: string, value: string): Record<string, string> =>
-  o === null ? { [key]: value } : { ...o, [key]: value };
+export const withEntry = (
+  o: Record<string, string> | null,
+  key: string,
+  value: string,
+): Record<string, string> => (o === null ? { [key]: value } : { ...o, [key]: value });
 
 export const seatingSyncProjectionV2: Projection = {
   name: seatingSyncProjection.name,
@@ -138,93 +142,100 @@ export const seatingSyncProjectionV2: Projection = {
     const col = docs.collection<SeatingSyncDocV2>(SEATING_SYNC);
     const target = await seatingTarget(event, col);
     if (target === null) return;
-    const { d, id, pos, current, restaurantId, externalId } = target;
-    // A new document (the one read is shared: src/projection/write-back.ts); holds, claims and moves
-    // are replaced, never changed in place.
-    let seat = current?.seat ?? null;
-    let status = current?.status ?? null;
-    let holds = current?.holds ?? null;
-    let claims = current?.claims ?? null;
-    let moves = current?.moves ?? null;
-    // A hold equal to the reservation's seating keeps the reservation's string (one copy in memory).
-    const held = (s: Partial<SeatingFields>) => {
-      const text = seatingText(s);
-      return text === seat ? seat : text;
-    };
-    switch (event.type) {
-      case 'Claimed':
-        claims =
-          claims === null ? [externalId as string] : [...kept(claims, externalId), externalId as string];
-        break;
-      case 'Released':
-        if (claims !== null) {
-          const left = kept(claims, externalId);
-          claims = left.length ? left : null;
-        }
-        break;
-      case 'SeatingHeld': {
-        const h = d as unknown as SeatingHeldData;
-        holds = withEntry(holds, h.service_date, held(h));
-        break;
-      }
-      case 'SeatingReleased':
-        holds = without(holds, d.service_date as string);
-        break;
-      case 'SeatingMoveHeld': {
-        const h = d as unknown as SeatingMoveHeldData;
-        moves = withEntry(moves, h.move_id, seatingText(h));
-        break;
-      }
-      case 'SeatingMoveConfirmed': {
-        const h = d as unknown as SeatingMoveHeldData;
-        holds = withEntry(holds, h.service_date, held(h));
-        moves = without(moves, h.move_id);
-        break;
-      }
-      case 'SeatingMoveDropped':
-        moves = without(moves, d.move_id as string);
-        break;
-      case 'ReservationCreated': {
-        const r = d.reservation as ReservationSnapshot;
-        seat = seatingText(r);
-        status = r.status;
-        break;
-      }
-      case 'ReservationUpdated': {
-        if (seat === null) break;
-        const changes = d.changes as Partial<SeatingFields>;
-        let touches = false;
-        for (const k of SEATING_FIELDS) if (k in changes) touches = true;
-        if (!touches) break;
-        const text = seatingText({ ...seatingOfText(seat), ...changes });
-        if (text !== seat) seat = text;
-        break;
-      }
-      case 'ReservationStatusChanged':
-        if (seat !== null) status = d.to as ReservationStatus;
-        break;
-    }
-    // A hold made before its reservation (a create holds, then records) or equal to it again after an
-    // update keeps the reservation's string instead of its own copy.
-    if (seat !== null && holds !== null && seat !== current?.seat) {
-      const day = serviceDateOfText(seat);
-      if (holds[day] === seat) holds = { ...holds, [day]: seat };
-    }
-    const next = { seat, status, holds, claims, moves };
-    const agree = inSyncV2(next);
-    const doc: SeatingSyncDocV2 = {
-      _id: id,
-      // As version 1: a document keeps the restaurant it was made with (null when its first event had none).
-      restaurant_id: current ? current.restaurant_id : restaurantId,
-      seat,
-      status,
-      holds,
-      claims,
-      moves,
-      in_sync: agree,
-      out_of_sync_since: agree ? null : (current?.out_of_sync_since ?? (d.at as string)),
-      _pos: pos,
-    };
-    await col.replaceOne({ _id: id }, doc, { upsert: true });
+    await col.replaceOne({ _id: target.id }, nextSeatingSyncV2(event.type, target), { upsert: true });
   },
 };
+
+/**
+ * The version 2 document after one event (a new object: the one read is shared,
+ * src/projection/write-back.ts). Version 3 (seating-sync-v3.ts) builds on it.
+ */
+export function nextSeatingSyncV2(type: string, target: SeatingTarget<SeatingSyncDocV2>): SeatingSyncDocV2 {
+  const { d, id, pos, current, restaurantId, externalId } = target;
+  // A new document (the one read is shared: src/projection/write-back.ts); holds, claims and moves
+  // are replaced, never changed in place.
+  let seat = current?.seat ?? null;
+  let status = current?.status ?? null;
+  let holds = current?.holds ?? null;
+  let claims = current?.claims ?? null;
+  let moves = current?.moves ?? null;
+  // A hold equal to the reservation's seating keeps the reservation's string (one copy in memory).
+  const held = (s: Partial<SeatingFields>) => {
+    const text = seatingText(s);
+    return text === seat ? seat : text;
+  };
+  switch (type) {
+    case 'Claimed':
+      claims = claims === null ? [externalId as string] : [...kept(claims, externalId), externalId as string];
+      break;
+    case 'Released':
+      if (claims !== null) {
+        const left = kept(claims, externalId);
+        claims = left.length ? left : null;
+      }
+      break;
+    case 'SeatingHeld': {
+      const h = d as unknown as SeatingHeldData;
+      holds = withEntry(holds, h.service_date, held(h));
+      break;
+    }
+    case 'SeatingReleased':
+      holds = without(holds, d.service_date as string);
+      break;
+    case 'SeatingMoveHeld': {
+      const h = d as unknown as SeatingMoveHeldData;
+      moves = withEntry(moves, h.move_id, seatingText(h));
+      break;
+    }
+    case 'SeatingMoveConfirmed': {
+      const h = d as unknown as SeatingMoveHeldData;
+      holds = withEntry(holds, h.service_date, held(h));
+      moves = without(moves, h.move_id);
+      break;
+    }
+    case 'SeatingMoveDropped':
+      moves = without(moves, d.move_id as string);
+      break;
+    case 'ReservationCreated': {
+      const r = d.reservation as ReservationSnapshot;
+      seat = seatingText(r);
+      status = r.status;
+      break;
+    }
+    case 'ReservationUpdated': {
+      if (seat === null) break;
+      const changes = d.changes as Partial<SeatingFields>;
+      let touches = false;
+      for (const k of SEATING_FIELDS) if (k in changes) touches = true;
+      if (!touches) break;
+      const text = seatingText({ ...seatingOfText(seat), ...changes });
+      if (text !== seat) seat = text;
+      break;
+    }
+    case 'ReservationStatusChanged':
+      if (seat !== null) status = d.to as ReservationStatus;
+      break;
+  }
+  // A hold made before its reservation (a create holds, then records) or equal to it again after an
+  // update keeps the reservation's string instead of its own copy.
+  if (seat !== null && holds !== null && seat !== current?.seat) {
+    const day = serviceDateOfText(seat);
+    if (holds[day] === seat) holds = { ...holds, [day]: seat };
+  }
+  const next = { seat, status, holds, claims, moves };
+  const agree = inSyncV2(next);
+  const doc: SeatingSyncDocV2 = {
+    _id: id,
+    // As version 1: a document keeps the restaurant it was made with (null when its first event had none).
+    restaurant_id: current ? current.restaurant_id : restaurantId,
+    seat,
+    status,
+    holds,
+    claims,
+    moves,
+    in_sync: agree,
+    out_of_sync_since: agree ? null : (current?.out_of_sync_since ?? (d.at as string)),
+    _pos: pos,
+  };
+  return doc;
+}

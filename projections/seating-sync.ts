@@ -204,10 +204,7 @@ export const seatingSyncProjection: Projection = {
  * stream, an event without a reservation, one the document has already seen (its _pos), or a claim
  * whose restaurant is not known (no restaurant_id in its metadata: it cannot be repaired).
  */
-export async function seatingTarget<T extends { _id: string; _pos: string; restaurant_id: string }>(
-  event: RecordedEvent,
-  col: Collection<T>,
-): Promise<{
+export interface SeatingTarget<T> {
   isClaim: boolean;
   d: Record<string, unknown>;
   id: string;
@@ -215,7 +212,12 @@ export async function seatingTarget<T extends { _id: string; _pos: string; resta
   current: T | null;
   restaurantId: string;
   externalId: string | null;
-} | null> {
+}
+
+export async function seatingTarget<T extends { _id: string; _pos: string; restaurant_id: string }>(
+  event: RecordedEvent,
+  col: Collection<T>,
+): Promise<SeatingTarget<T> | null> {
   const isClaim = event.type === 'Claimed' || event.type === 'Released';
   if (isClaim && !event.stream.startsWith(EXTERNAL_ID_CLAIM_PREFIX)) return null;
   const d = event.data as Record<string, unknown>;

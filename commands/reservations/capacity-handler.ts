@@ -128,8 +128,12 @@ export const releaseSeating = (
     decideRelease(s, restaurantId, serviceDate, reservationId, reason, now.toISOString()),
   );
 
-/** The guests left or never came at `endedAt`: the seating's tables are free from then (a no-op when nothing changes). */
-export const endSeating = (
+/**
+ * The guests left or never came at `endedAt`: the seating's tables are free from then (a no-op when
+ * nothing changes). `endedAlready`: the stream, as this decision read it, has the seating ended at
+ * `endedAt` or before (another writer ended it: a repeated status change, the repair run twice at once).
+ */
+export async function endSeating(
   deps: WriteDeps,
   restaurantId: string,
   serviceDate: string,
@@ -137,10 +141,15 @@ export const endSeating = (
   endedAt: string,
   reason: EndReason,
   meta: CommandMeta,
-) =>
-  decideNow(deps, restaurantId, serviceDate, meta, (s, now) =>
-    decideEnd(s, reservationId, endedAt, reason, now.toISOString()),
-  );
+): Promise<{ appended: NewEvent[]; position: bigint | null; endedAlready: boolean }> {
+  let endedAlready = false;
+  const out = await decideNow(deps, restaurantId, serviceDate, meta, (s, now) => {
+    const ended = s.held.get(reservationId)?.ended_at;
+    endedAlready = ended !== undefined && Date.parse(ended) <= Date.parse(endedAt);
+    return decideEnd(s, reservationId, endedAt, reason, now.toISOString());
+  });
+  return { ...out, endedAlready };
+}
 
 /**
  * A no-show seated after all: its ended seating is held to its end again, or 422 NO_TABLE

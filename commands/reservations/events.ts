@@ -41,6 +41,9 @@ export const RESERVATION_SOURCES = [
 export type ReservationSource = (typeof RESERVATION_SOURCES)[number];
 
 /** Statuses that no longer hold capacity and do not count in customer stats. */
+/** Statuses whose guests are gone (left, or never came): the seating keeps its tables only until then. */
+export const FINISHED_STATUSES = ['DONE', 'NO_SHOW'] as const;
+
 export const RELEASED_STATUSES: readonly ReservationStatus[] = [
   'REJECTED',
   'CANCELED_BY_CUSTOMER',

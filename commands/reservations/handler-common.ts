@@ -7,7 +7,7 @@ import type { WriteDeps } from '../../src/core/write-deps';
 import type { NewEvent, RecordedEvent } from '../../src/ports/event-store';
 import { endSeating, holdAgain, releaseSeating } from './capacity-handler';
 import { existing } from './decide-status';
-import { RELEASED_STATUSES, type ReservationSnapshot, reservationStream } from './events';
+import { FINISHED_STATUSES, RELEASED_STATUSES, type ReservationSnapshot, reservationStream } from './events';
 import { evolveReservation, initialReservation, type ReservationState, SEATED_STATUSES } from './evolve';
 
 /** The caller's restaurant (partner routes), or null for an operator acting on any restaurant. */
@@ -52,8 +52,8 @@ export async function releaseIfEnded(deps: WriteDeps, r: ReservationSnapshot | n
   return releaseSeating(deps, r.restaurant_id, r.service_date, r.reservation_id, reason, meta);
 }
 
-/** Statuses whose guests are gone (left, or never came): the seating keeps its tables only until then. */
-export const FINISHED_STATUSES = ['DONE', 'NO_SHOW'] as const;
+export { FINISHED_STATUSES };
+
 const isFinished = (status: string): status is (typeof FINISHED_STATUSES)[number] =>
   (FINISHED_STATUSES as readonly string[]).includes(status);
 
@@ -80,7 +80,11 @@ export function statusChangedAt(events: readonly RecordedEvent[]): string | null
  * once more: guests seated by then get their seating back (holdIfSeated). The seat reads the
  * capacity after its own status lands (settleSeating), so one of the two always sees the other.
  */
-export async function endIfFinished(deps: WriteDeps, r: ReservationSnapshot | null, meta: CommandMeta) {
+export async function endIfFinished(
+  deps: WriteDeps,
+  r: Pick<ReservationSnapshot, 'reservation_id' | 'restaurant_id' | 'service_date' | 'status'> | null,
+  meta: CommandMeta,
+): Promise<{ position: bigint | null; endedAlready?: boolean } | null> {
   if (!r || !isFinished(r.status)) return null;
   const events = await deps.events.readStream(reservationStream(r.reservation_id));
   const latest = events.reduce(evolveReservation, initialReservation).r;

@@ -1,6 +1,7 @@
 // Time-driven reservation changes (DESIGN.md §1, spec §3 "automatic status changes"): each is an
 // ordinary command, decided on the write side; the read models only say where to look.
 import { AWAITING_ARRIVAL } from '../../commands/reservations/decide-status';
+import type { ReservationStatus } from '../../commands/reservations/events';
 import { SEATED_STATUSES } from '../../commands/reservations/evolve';
 import { endIfFinished, FINISHED_STATUSES } from '../../commands/reservations/handler-common';
 import { changeStatus } from '../../commands/reservations/handler-status';
@@ -8,7 +9,12 @@ import { repairSeating } from '../../commands/reservations/repair';
 import { BOOKINGS, type BookingDayDoc, bookingDayId, seatingKey } from '../../projections/bookings';
 import { RESERVATIONS, type ReservationDoc } from '../../projections/reservations';
 import { SEATING_SYNC, type SeatingSyncDoc } from '../../projections/seating-sync';
-import { type SeatingSyncDocV2, seatingSyncParts } from '../../projections/seating-sync-v2';
+import { type SeatingSyncDocV2, seatingOfText, seatingSyncParts } from '../../projections/seating-sync-v2';
+import {
+  endDueKeys,
+  type SeatingSyncDocV3,
+  seatingSyncProjectionV3,
+} from '../../projections/seating-sync-v3';
 import { ConfigError } from '../config';
 import { systemMeta } from '../core/command-meta';
 import { ApiError } from '../core/errors';
@@ -145,17 +151,28 @@ const LONGEST_SEATING_MS = 24 * 60 * 60_000;
  */
 const unended = new WeakMap<Runtime, Map<string, number>>();
 
+/** What the end repair needs of a finished reservation, from either read model it asks. */
+interface EndCandidate {
+  _id: string;
+  reservation_id: string;
+  restaurant_id: string;
+  service_date: string;
+  status: ReservationStatus;
+  /** The planned end of its held seating. */
+  end_at: string;
+}
+
 /**
  * DONE and NO_SHOW reservations whose SeatingEnded was never written (the process died between the
  * status change and the end): their tables stay held to the seating's planned end. The end is
  * written as the status change would have written it (`endIfFinished`: from the status event's
- * time, so a replay agrees; a no-op when it is there), once the status has been there
- * `afterMinutes` (a request still writing it is left alone). Only seatings whose planned end is
- * still ahead matter (past it, the tables are free anyway), so the read models are asked for
- * candidates only: the reservations DONE or NO_SHOW that started less than a day ago or later (the
- * `status_start` index; a seating lasts at most a day), their planned end ahead, then the `bookings`
- * documents of those reservations' days alone, for the ones whose seating is not ended there. The
- * write side re-reads both streams. One it cannot end is logged once and left (`unended`).
+ * time, so a replay agrees; a no-op when it is there), once the reservation has waited for it
+ * `afterMinutes` (a request still writing it is left alone: measured from the status change, or
+ * from a later hold of its seating, a no-show's seat whose status has not landed yet). Only seatings
+ * whose planned end is still ahead matter (past it, the tables are free anyway). The candidates come
+ * from `seating_sync` (version 3 keys exactly those reservations, by the day of their planned end:
+ * projections/seating-sync-v3.ts), so a run reads them and nothing else. The write side re-reads
+ * both streams. One it cannot end is logged once and left (`unended`).
  */
 export async function endFinishedSeatings(
   rt: Runtime,
@@ -164,32 +181,23 @@ export async function endFinishedSeatings(
 ): Promise<JobResult> {
   await rt.refresh();
   const now = rt.clock.now().getTime();
-  const cutoff = new Date(now - afterMinutes * 60_000).toISOString();
+  const cutoff = now - afterMinutes * 60_000;
   let left = unended.get(rt);
   if (!left) {
     left = new Map();
     unended.set(rt, left);
   }
   for (const [id, end] of left) if (end <= now) left.delete(id);
-  const col = rt.docs.collection<ReservationDoc>(RESERVATIONS);
-  const filter = {
-    status: { $in: [...FINISHED_STATUSES] },
-    start_at_utc: { $gt: new Date(now - LONGEST_SEATING_MS).toISOString() },
-    updated_at: { $lte: cutoff },
-  };
-  const candidates: ReservationDoc[] = [];
-  for (let skip = 0; candidates.length < batch; skip += batch) {
-    const page = await col.find(filter, { sort: { start_at_utc: 1, _id: 1 }, limit: batch, skip });
-    const ahead = page.filter((r) => !left.has(r._id) && Date.parse(r.end_at) > now);
-    candidates.push(...(await notEnded(rt, ahead, now)).slice(0, batch - candidates.length));
-    if (page.length < batch) break;
-  }
+  const keyed = (rt.versions.activeVersion(seatingSyncProjectionV3.name) ?? 0) >= 3;
+  const candidates = keyed
+    ? await endsDue(rt, left, now, cutoff, batch)
+    : await endsDueBeforeVersion3(rt, left, now, cutoff, batch);
   return applyAll(rt, candidates, async (r) => {
     const leave = (why: string, refused: boolean) => {
       left.set(r._id, Date.parse(r.end_at));
       const fields = { reservation_id: r._id, service_date: r.service_date, reason: why };
-      // Nothing to end is also what a read model behind the log shows (the end already written, or
-      // the guests seated again): worth a line, not an operator's alarm. A refusal is.
+      // Nothing to end is also what a read model behind the log shows (the guests seated again):
+      // worth a line, not an operator's alarm. A refusal is.
       if (refused)
         rt.logger.error(
           fields,
@@ -203,6 +211,14 @@ export async function endFinishedSeatings(
     };
     try {
       const out = await endIfFinished(rt, r, meta);
+      // Ended already, from this status change or before: by another process running this job at
+      // the same time (the CLI's `reservations run-jobs` beside the server, two schedulers during a
+      // deploy), or by a repeated leave, after this run read its candidates. Nothing to report: not an
+      // operator's matter, and the read model shows it too once it has caught up.
+      if (out !== null && out.position === null && out.endedAlready) {
+        left.set(r._id, Date.parse(r.end_at));
+        return out;
+      }
       if (out === null || out.position === null) leave('nothing to end on its capacity stream', false);
       return out ?? { position: null };
     } catch (err) {
@@ -210,6 +226,77 @@ export async function endFinishedSeatings(
       throw err;
     }
   });
+}
+
+/**
+ * The reservations `seating_sync` version 3 keys as waiting for their end (in sync, `end_due_day`
+ * among today's and the next days' keys), those waiting for `afterMinutes`, longest first.
+ */
+async function endsDue(
+  rt: Runtime,
+  left: Map<string, number>,
+  now: number,
+  cutoff: number,
+  batch: number,
+): Promise<EndCandidate[]> {
+  const col = rt.docs.collection<SeatingSyncDocV3>(SEATING_SYNC);
+  const filter = { in_sync: true, out_of_sync_since: null, end_due_day: { $in: endDueKeys(now) } };
+  const out: EndCandidate[] = [];
+  // Longest waiting first: past the first one waiting less than `afterMinutes`, so are the rest.
+  let recent = false;
+  for (let skip = 0; out.length < batch && !recent; skip += batch) {
+    const page = await col.find(filter, { sort: { end_due_since: 1, _id: 1 }, limit: batch, skip });
+    for (const doc of page) {
+      if (Date.parse(doc.end_due_since ?? '') > cutoff) recent = true;
+      if (recent || out.length >= batch || left.has(doc._id) || doc.seat === null || doc.status === null)
+        continue;
+      const seat = seatingOfText(doc.seat);
+      const hold = doc.holds?.[seat.service_date];
+      if (hold === undefined) continue;
+      const end = seatingOfText(hold).end_at;
+      if (Date.parse(end) <= now) continue;
+      out.push({
+        _id: doc._id,
+        reservation_id: doc._id,
+        restaurant_id: doc.restaurant_id,
+        service_date: seat.service_date,
+        status: doc.status,
+        end_at: end,
+      });
+    }
+    if (page.length < batch) break;
+  }
+  return out;
+}
+
+/**
+ * While an older `seating_sync` serves (a store built before version 3, which is rebuilt beside it:
+ * src/projection/versions.ts), the candidates as before: the `reservations` read model's DONE and
+ * NO_SHOW reservations that started less than a day ago or later (index `status_start`; a seating
+ * lasts at most a day), their planned end ahead, then the `bookings` documents of those
+ * reservations' days alone, for the ones whose seating is not ended there. Remove with version 2.
+ */
+async function endsDueBeforeVersion3(
+  rt: Runtime,
+  left: Map<string, number>,
+  now: number,
+  cutoff: number,
+  batch: number,
+): Promise<EndCandidate[]> {
+  const col = rt.docs.collection<ReservationDoc>(RESERVATIONS);
+  const filter = {
+    status: { $in: [...FINISHED_STATUSES] },
+    start_at_utc: { $gt: new Date(now - LONGEST_SEATING_MS).toISOString() },
+    updated_at: { $lte: new Date(cutoff).toISOString() },
+  };
+  const candidates: ReservationDoc[] = [];
+  for (let skip = 0; candidates.length < batch; skip += batch) {
+    const page = await col.find(filter, { sort: { start_at_utc: 1, _id: 1 }, limit: batch, skip });
+    const ahead = page.filter((r) => !left.has(r._id) && Date.parse(r.end_at) > now);
+    candidates.push(...(await notEnded(rt, ahead, now)).slice(0, batch - candidates.length));
+    if (page.length < batch) break;
+  }
+  return candidates;
 }
 
 /** Those of `reservations` whose seating the `bookings` read model shows not ended and still ahead. */

@@ -499,6 +499,11 @@ export class ProjectionVersions {
     this.writeStatusFile();
   }
 
+  /** The version queries read of a versioned projection (null for a name not versioned here). */
+  activeVersion(name: string): number | null {
+    return this.state.get(name)?.active ?? null;
+  }
+
   /** What `projections status` prints: every versioned projection of this process. */
   status(): ProjectionStatus[] {
     return [...this.code].map(([name, list]) => {

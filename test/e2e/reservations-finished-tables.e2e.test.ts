@@ -4,15 +4,18 @@
 // after all holds its table again, or is refused when the table was sold meanwhile.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { loadCapacity } from '../../commands/reservations/capacity-handler';
+import { loadCapacity, resumeSeating } from '../../commands/reservations/capacity-handler';
 import { occupancyExcept } from '../../commands/reservations/capacity-state';
-import { decideStatusOperation } from '../../commands/reservations/decide-status';
+import { decideStatusOperation, type StatusOperation } from '../../commands/reservations/decide-status';
 import { runOnReservation } from '../../commands/reservations/handler-common';
 import { changeStatus } from '../../commands/reservations/handler-status';
 import { BOOKINGS, type BookingDayDoc } from '../../projections/bookings';
 import { allProjections } from '../../projections/index';
 import { RESERVATIONS } from '../../projections/reservations';
+import { SEATING_SYNC } from '../../projections/seating-sync';
+import type { SeatingSyncDocV3 } from '../../projections/seating-sync-v3';
 import { EmbeddedDocumentStore } from '../../src/adapters/document-store/embedded';
+import type { EmbeddedCollection, QueryPlan } from '../../src/adapters/document-store/embedded-collection';
 import {
   endFinishedSeatings,
   finishSeatedReservations,
@@ -330,8 +333,8 @@ t(
 );
 
 /** The runtime with its document reads and stream reads recorded (everything else the real one's). */
-function spied(rt: Runtime) {
-  const finds: { collection: string; filter: Record<string, unknown> }[] = [];
+function spied(rt: Runtime, beforeFirstStreamRead?: () => Promise<void>) {
+  const finds: { collection: string; filter: Record<string, unknown>; plan?: QueryPlan }[] = [];
   const streams: string[] = [];
   const { lines, logger } = captureLog();
   const docs = new Proxy(rt.docs, {
@@ -343,7 +346,9 @@ function spied(rt: Runtime) {
             const v = Reflect.get(col, p, col);
             if (p !== 'find' || typeof v !== 'function') return typeof v === 'function' ? v.bind(col) : v;
             return (filter: Record<string, unknown>, options?: unknown) => {
-              finds.push({ collection: name, filter });
+              // How the embedded store answers it, at the time it is asked.
+              const plan = (col as unknown as EmbeddedCollection).explain?.(filter);
+              finds.push({ collection: name, filter, plan });
               return v.call(col, filter, options);
             };
           },
@@ -355,8 +360,11 @@ function spied(rt: Runtime) {
       const v = Reflect.get(target, prop, target);
       if (prop !== 'readStream' || typeof v !== 'function')
         return typeof v === 'function' ? v.bind(target) : v;
-      return (stream: string, options?: unknown) => {
+      return async (stream: string, options?: unknown) => {
         streams.push(stream);
+        const hook = beforeFirstStreamRead;
+        beforeFirstStreamRead = undefined;
+        await hook?.();
         return v.call(target, stream, options);
       };
     },
@@ -364,48 +372,156 @@ function spied(rt: Runtime) {
   return { rt: { ...rt, docs, events, logger } as Runtime, finds, streams, lines };
 }
 
-// After the replay test: it changes the bookings read model behind the projection's back.
+const capacityTypes = async (svc: ReservationService, day: string) =>
+  (await svc.rt.events.readStream(`capacity-rest_demo-2026-06-${day}`)).map((e) => e.type);
+const dies = (svc: ReservationService, id: string, op: StatusOperation) =>
+  runOnReservation(svc.rt, id, null, { actor: 'test' }, (r, now) => decideStatusOperation(r, op, now));
+
 t(
-  'the end repair reads its candidates only, and reports one it cannot end once instead of retrying it every minute',
+  'the end repair reads the reservations waiting for their end and nothing else: not the finished ones whose end is written',
+  async ({ svc }) => {
+    svc.clock.set('2026-06-02T10:00:00Z');
+    const ended = (await create(svc, { start_at: at('20', '19:00') })).body.data;
+    const left = (await create(svc, { start_at: at('21', '19:00') })).body.data;
+    const ghost = (await create(svc, { start_at: at('22', '19:00') })).body.data;
+    const crashed = (await create(svc, { start_at: at('23', '19:00') })).body.data;
+    // Finished, their ends written: a no-show, a leave, a scheduler's DONE at the end.
+    svc.clock.set(at('20', '19:40'));
+    await markNoShows(svc.rt, 30);
+    svc.clock.set(at('21', '19:05'));
+    await cli(svc, 'seat', left.id);
+    svc.clock.set(at('21', '19:30'));
+    await cli(svc, 'leave', left.id);
+    svc.clock.set(at('22', '19:05'));
+    await cli(svc, 'seat', ghost.id);
+    svc.clock.set(at('22', '20:31'));
+    await finishSeatedReservations(svc.rt);
+    // Died between the no-show and its end.
+    svc.clock.set(at('23', '19:40'));
+    await dies(svc, crashed.id, { kind: 'no_show', graceMinutes: 30 });
+    assert.equal(await capacityTypes(svc, '23'), ['SeatingHeld']);
+    svc.clock.set(at('23', '19:46'));
+    const run = spied(svc.rt);
+    assert.equal((await endFinishedSeatings(run.rt, 5)).changed, [crashed.id]);
+    // One read, of seating_sync, by its index; the store hands the matcher the one waiting document.
+    assert.is(run.finds.length, 1, JSON.stringify(run.finds));
+    const [read] = run.finds as [(typeof run.finds)[number]];
+    assert.is(read.collection, SEATING_SYNC);
+    assert.equal(read.plan, { index: 'out_of_sync_end_due', candidates: 1 });
+    // The write side: the crashed reservation's streams only.
+    for (const r of [ended, left, ghost])
+      assert.not.ok(run.streams.includes(`reservation-${r.id}`), run.streams.join(', '));
+    assert.equal(await capacityTypes(svc, '23'), ['SeatingHeld', 'SeatingEnded']);
+    for (const r of [ended, left, ghost, crashed]) {
+      const doc = await svc.rt.docs.collection<SeatingSyncDocV3>(SEATING_SYNC).findOne({ _id: r.id });
+      assert.is(doc?.end_due_day, undefined, r.id);
+    }
+    assert.equal((await endFinishedSeatings(spied(svc.rt).rt, 5)).changed, []);
+  },
+);
+
+t(
+  "a no-show's seat holds its table again and dies before its status: the repair waits from that hold, then ends it from the no-show",
+  async ({ svc }) => {
+    svc.clock.set('2026-06-02T10:00:00Z');
+    const late = (await create(svc, { start_at: at('24', '19:00') })).body.data;
+    svc.clock.set(at('24', '19:40'));
+    await markNoShows(svc.rt, 30);
+    assert.equal(await capacityTypes(svc, '24'), ['SeatingHeld', 'SeatingEnded']);
+    // Staff seat the guests at 19:50: the seating is held again first, then the status is written.
+    svc.clock.set(at('24', '19:50'));
+    await resumeSeating(svc.rt, 'rest_demo', '2026-06-24', late.id, { actor: 'test' });
+    assert.equal(await capacityTypes(svc, '24'), ['SeatingHeld', 'SeatingEnded', 'SeatingHeld']);
+    // The no-show is 11 minutes old, the hold 1: a seat still writing its status is left alone (ending
+    // it here freed the table under guests about to be seated, then held it again unchecked).
+    svc.clock.set(at('24', '19:51'));
+    assert.equal((await endFinishedSeatings(svc.rt, 5)).changed, []);
+    assert.equal(await capacityTypes(svc, '24'), ['SeatingHeld', 'SeatingEnded', 'SeatingHeld']);
+    // Five minutes after the hold, no status came: the seat died. Free from the no-show again.
+    svc.clock.set(at('24', '19:55'));
+    assert.equal((await endFinishedSeatings(svc.rt, 5)).changed, [late.id]);
+    const ends = (await svc.rt.events.readStream('capacity-rest_demo-2026-06-24')).filter(
+      (e) => e.type === 'SeatingEnded',
+    );
+    assert.equal(
+      ends.map((e) => e.data.ended_at),
+      [new Date(at('24', '19:40')).toISOString(), new Date(at('24', '19:40')).toISOString()],
+    );
+    assert.is((await check(svc, at('24', '20:00'))).available, true);
+  },
+);
+
+t(
+  'two processes running the end repair at once: one writes the end, the other reports nothing',
   async ({ svc }) => {
     svc.clock.set('2026-06-02T10:00:00Z');
     const ghost = (await create(svc, { start_at: at('25', '19:00') })).body.data;
-    // Another day still held, not finished: none of the repair's business.
-    assert.is((await create(svc, { start_at: at('26', '19:00') })).status, 201);
     svc.clock.set(at('25', '19:40'));
-    await markNoShows(svc.rt, 30);
-    // The read model shows the no-show's seating held (its end lost), while its stream has it ended:
-    // nothing the repair can write.
-    await svc.rt.refresh();
-    const day = await svc.rt.docs
-      .collection<BookingDayDoc>(BOOKINGS)
-      .findOne({ _id: 'rest_demo|2026-06-25' });
-    const entry = day?.seatings?.[ghost.id];
-    assert.ok(entry?.ended_ms !== undefined, 'ended by the no-show');
-    const { ended_ms: _, ...held } = entry as NonNullable<typeof entry>;
-    await svc.rt.docs
-      .collection<BookingDayDoc>(BOOKINGS)
-      .updateOne({ _id: 'rest_demo|2026-06-25' }, { $set: { [`seatings.${ghost.id}`]: held } });
+    await dies(svc, ghost.id, { kind: 'no_show', graceMinutes: 30 });
     svc.clock.set(at('25', '19:50'));
-    // One runtime for both runs, as the scheduler's.
+    // The second process has its candidates and is about to read their streams when the first (the
+    // CLI's run-jobs beside the server, or another scheduler) writes the end.
     const first = spied(svc.rt);
-    assert.equal((await endFinishedSeatings(first.rt, 5)).changed, []);
-    // Not every restaurant's days: the finished reservations, then their own day's document alone.
-    assert.equal(
-      first.finds.filter((f) => f.collection !== RESERVATIONS).map((f) => [f.collection, f.filter]),
-      [[BOOKINGS, { _id: { $in: ['rest_demo|2026-06-25'] } }]],
-    );
-    assert.ok(first.streams.includes(`reservation-${ghost.id}`), 'the write side was asked');
-    assert.is(first.lines.filter((l) => l.includes(ghost.id)).length, 1, first.lines.join('\n'));
-    // The next minute: left alone, not reported again.
-    svc.clock.set(at('25', '19:51'));
-    first.streams.length = 0;
-    first.lines.length = 0;
-    const second = first;
+    const second = spied(svc.rt, async () => {
+      assert.equal((await endFinishedSeatings(first.rt, 5)).changed, [ghost.id]);
+    });
     assert.equal((await endFinishedSeatings(second.rt, 5)).changed, []);
-    assert.not.ok(second.streams.includes(`reservation-${ghost.id}`), second.streams.join(', '));
-    assert.is(second.lines.filter((l) => l.includes(ghost.id)).length, 0, second.lines.join('\n'));
+    assert.ok(second.streams.includes(`capacity-rest_demo-2026-06-25`), 'it did try');
+    assert.equal(await capacityTypes(svc, '25'), ['SeatingHeld', 'SeatingEnded']);
+    assert.equal([...first.lines, ...second.lines], []);
   },
 );
+
+t(
+  'while an older seating_sync serves (a store built before version 3, rebuilding it), the end repair finds its candidates as before',
+  async ({ svc }) => {
+    svc.clock.set('2026-06-02T10:00:00Z');
+    const ghost = (await create(svc, { start_at: at('27', '19:00') })).body.data;
+    svc.clock.set(at('27', '19:40'));
+    await dies(svc, ghost.id, { kind: 'no_show', graceMinutes: 30 });
+    svc.clock.set(at('27', '19:46'));
+    const run = spied(svc.rt);
+    const older = { ...run.rt, versions: { activeVersion: () => 2 } } as unknown as Runtime;
+    assert.equal((await endFinishedSeatings(older, 5)).changed, [ghost.id]);
+    assert.equal(
+      run.finds.map((f) => f.collection),
+      [RESERVATIONS, BOOKINGS],
+    );
+    assert.equal(await capacityTypes(svc, '27'), ['SeatingHeld', 'SeatingEnded']);
+  },
+);
+
+t('the end repair reports one it cannot end once instead of retrying it every minute', async ({ svc }) => {
+  svc.clock.set('2026-06-02T10:00:00Z');
+  const booked = (await create(svc, { start_at: at('26', '19:00') })).body.data;
+  svc.clock.set(at('26', '19:40'));
+  // The read model shows a no-show waiting for its end, while the log has the reservation booked:
+  // nothing the repair can write.
+  await svc.rt.refresh();
+  const col = svc.rt.docs.collection<SeatingSyncDocV3>(SEATING_SYNC);
+  await col.updateOne(
+    { _id: booked.id },
+    {
+      $set: {
+        status: 'NO_SHOW',
+        finished_at: new Date(at('26', '19:35')).toISOString(),
+        end_due_since: new Date(at('26', '19:35')).toISOString(),
+        end_due_day: '2026-06-26',
+      },
+    },
+  );
+  // One runtime for both runs, as the scheduler's.
+  const run = spied(svc.rt);
+  assert.equal((await endFinishedSeatings(run.rt, 5)).changed, []);
+  assert.ok(run.streams.includes(`reservation-${booked.id}`), 'the write side was asked');
+  assert.is(run.lines.filter((l) => l.includes(booked.id)).length, 1, run.lines.join('\n'));
+  // The next minute: left alone, not reported again.
+  svc.clock.set(at('26', '19:41'));
+  run.streams.length = 0;
+  run.lines.length = 0;
+  assert.equal((await endFinishedSeatings(run.rt, 5)).changed, []);
+  assert.not.ok(run.streams.includes(`reservation-${booked.id}`), run.streams.join(', '));
+  assert.is(run.lines.filter((l) => l.includes(booked.id)).length, 0, run.lines.join('\n'));
+});
 
 t.run();

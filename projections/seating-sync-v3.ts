@@ -1,12 +1,16 @@
 // `seating_sync` version 3: version 2's document (seating-sync-v2.ts: the same in_sync and
-// out_of_sync_since) plus what the end repair needs, so it reads the few reservations waiting for a
-// `SeatingEnded` instead of every finished one. A DONE or NO_SHOW before its seating's planned end frees
-// its tables by a SeatingEnded on its capacity stream, appended after the status change; a process
-// dying in between leaves the seating held (docs/RESERVATIONS.md, "Finished reservations free their
-// table"). Version 3 follows SeatingEnded as well and marks, with an indexed key, the reservations in
-// that state; the repair job (src/jobs/reservation-jobs.ts, endFinishedSeatings) asks for those keys.
+// out_of_sync_since) plus what the end repair needs, so it reads the few reservations whose seating's
+// end disagrees with their status instead of every finished one. A DONE or NO_SHOW before its
+// seating's planned end frees its tables by a SeatingEnded on its capacity stream, appended after the
+// status change; a process dying in between leaves the seating held. The other way round, guests
+// seated on a seating a no-show's end ended around their seat hold it whole again by a SeatingHeld
+// (`holdIfSeated`); a process dying before it leaves their tables free to be sold under them
+// (docs/RESERVATIONS.md, "Finished reservations free their table"). Version 3 follows SeatingEnded as
+// well and marks, with an indexed key, the reservations in either state; the repair job
+// (src/jobs/reservation-jobs.ts, endFinishedSeatings) asks for those keys.
 import type { SeatingEndedData } from '../commands/availability/capacity-events';
 import { FINISHED_STATUSES, type ReservationStatus } from '../commands/reservations/events';
+import { SEATED_STATUSES } from '../commands/reservations/evolve';
 import type { Projection } from '../src/projection/projection';
 import { SEATING_SYNC, seatingSyncProjection, seatingTarget } from './seating-sync';
 import {
@@ -28,25 +32,27 @@ export interface EndFields {
   /** Service day → `ended_at` of the holds a SeatingEnded ended (until that day's hold changes). */
   ended?: Record<string, string>;
   /**
-   * Since when the reservation waits for its end (event time: the status change, or a later hold of
-   * its seating, e.g. a no-show's seat held again by a seat whose status has not landed yet).
+   * Since when the reservation's seating disagrees with its status about its end (event time): a
+   * finished one waits for its end since its status change, or a later hold of its seating (a
+   * no-show's seat holds it again, then writes its status); seated guests wait for their seating to
+   * be held whole again since its end or their status change, whichever came last.
    */
-  end_due_since?: string;
+  end_repair_since?: string;
   /**
    * The key the repair asks for: the UTC day (YYYY-MM-DD) of the held seating's planned end, or
-   * `END_DUE_LATER` when that end is more than a day after the status change (guests seated early and
-   * gone long before their seating's end: rare). A no-show's seating ends at most a day after its
-   * status change (a seating lasts at most a day), so the repair asks for today's and the next days'
-   * keys and `END_DUE_LATER`, never the past days': a reservation whose end was never written and
-   * whose planned end has passed (its tables are free anyway: logs from before SeatingEnded existed,
-   * an end the repair could not write) is never read again.
+   * `END_REPAIR_LATER` when that end is more than a day after `end_repair_since` (guests seated early
+   * and gone long before their seating's end: rare). Otherwise that end is at most a day after
+   * `end_repair_since`, itself past, so the repair asks for today's and the next days' keys and
+   * `END_REPAIR_LATER`, never the past days': a reservation whose end was never written and whose
+   * planned end has passed (its tables are free anyway: logs from before SeatingEnded existed, an end
+   * the repair could not write) is never read again.
    */
-  end_due_day?: string;
+  end_repair_day?: string;
 }
 
 export type SeatingSyncDocV3 = SeatingSyncDocV2 & EndFields;
 
-export const END_DUE_LATER = 'later';
+export const END_REPAIR_LATER = 'later';
 const DAY_MS = 24 * 60 * 60_000;
 
 const isFinished = (status: ReservationStatus | null) =>
@@ -54,9 +60,10 @@ const isFinished = (status: ReservationStatus | null) =>
 
 /**
  * The end fields after one event, on the version 2 document `next` it produced (pure: the rule the
- * projection applies, tested directly). Waiting for its end: a DONE or NO_SHOW whose status change came
- * before its seating's planned end (`finished_at`), its seating on its own day held and not ended,
- * the status change before that hold's end: what `endIfFinished` would write an end for.
+ * projection applies, tested directly). A repair is due, on the seating of the reservation's own day,
+ * for a DONE or NO_SHOW whose status change came before that seating's planned end and whose seating
+ * is held and not ended (what `endIfFinished` writes an end for), and for seated guests whose seating
+ * is ended (what `holdIfSeated` holds whole again).
  */
 export function evolveEnds(
   previous: EndFields,
@@ -91,24 +98,28 @@ export function evolveEnds(
   const out: EndFields = {};
   if (finished_at !== undefined) out.finished_at = finished_at;
   if (ended !== undefined) out.ended = ended;
-  if (finished_at === undefined || next.seat === null || !isFinished(next.status)) return out;
+  if (next.seat === null) return out;
   const day = serviceDateOfText(next.seat);
   const hold = next.holds?.[day];
-  if (hold === undefined || ended?.[day] !== undefined) return out;
+  if (hold === undefined) return out;
   const end = Date.parse(seatingOfText(hold).end_at);
-  const finished = Date.parse(finished_at);
-  if (!(finished < end)) return out;
-  // Kept while it waits; from this event when it starts (the status change, or a hold of a seating
-  // ended before: a no-show's seat holds it again, then writes its status).
-  out.end_due_since = previous.end_due_since ?? (d.at as string);
-  out.end_due_day = end - finished > DAY_MS ? END_DUE_LATER : new Date(end).toISOString().slice(0, 10);
+  const isEnded = ended?.[day] !== undefined;
+  const toEnd =
+    finished_at !== undefined && isFinished(next.status) && !isEnded && Date.parse(finished_at) < end;
+  const toHold = isEnded && SEATED_STATUSES.includes(next.status as ReservationStatus);
+  if (!toEnd && !toHold) return out;
+  // Kept while the repair is due; from this event when it becomes due.
+  const since = previous.end_repair_since ?? (d.at as string);
+  out.end_repair_since = since;
+  out.end_repair_day =
+    end - Date.parse(since) > DAY_MS ? END_REPAIR_LATER : new Date(end).toISOString().slice(0, 10);
   return out;
 }
 
 /** The keys the repair asks for at `now`: the UTC days from today to the day after tomorrow, and later. */
-export function endDueKeys(now: number): string[] {
+export function endRepairKeys(now: number): string[] {
   const days = [0, 1, 2].map((n) => new Date(now + n * DAY_MS).toISOString().slice(0, 10));
-  return [...days, END_DUE_LATER];
+  return [...days, END_REPAIR_LATER];
 }
 
 export const seatingSyncProjectionV3: Projection = {
@@ -118,14 +129,14 @@ export const seatingSyncProjectionV3: Projection = {
   eventTypes: [...seatingSyncProjection.eventTypes, 'SeatingEnded'],
   async setup(docs) {
     // One index for both passes of the repair: the out-of-sync scan pins in_sync (a range on
-    // out_of_sync_since), the end scan pins in_sync, out_of_sync_since (null) and end_due_day. The
+    // out_of_sync_since), the end scan pins in_sync, out_of_sync_since (null) and end_repair_day. The
     // embedded store keys all three: documents in sync are keyed under [true, null, key], so the keys
-    // cost no entry of their own per document, as a separate index on end_due_day would (every
+    // cost no entry of their own per document, as a separate index on end_repair_day would (every
     // document under null). A finished reservation out of sync waits for the out-of-sync repair
     // first, and is ended on the next run.
     await docs.collection(SEATING_SYNC).createIndex({
-      keys: { in_sync: 1, out_of_sync_since: 1, end_due_day: 1 },
-      name: 'out_of_sync_end_due',
+      keys: { in_sync: 1, out_of_sync_since: 1, end_repair_day: 1 },
+      name: 'out_of_sync_end_repair',
     });
   },
   async apply(event, docs) {

@@ -3,7 +3,12 @@
 import { AWAITING_ARRIVAL } from '../../commands/reservations/decide-status';
 import type { ReservationStatus } from '../../commands/reservations/events';
 import { SEATED_STATUSES } from '../../commands/reservations/evolve';
-import { endIfFinished, FINISHED_STATUSES } from '../../commands/reservations/handler-common';
+import {
+  endIfFinished,
+  FINISHED_STATUSES,
+  holdIfSeated,
+  loadReservation,
+} from '../../commands/reservations/handler-common';
 import { changeStatus } from '../../commands/reservations/handler-status';
 import { repairSeating } from '../../commands/reservations/repair';
 import { BOOKINGS, type BookingDayDoc, bookingDayId, seatingKey } from '../../projections/bookings';
@@ -11,7 +16,7 @@ import { RESERVATIONS, type ReservationDoc } from '../../projections/reservation
 import { SEATING_SYNC, type SeatingSyncDoc } from '../../projections/seating-sync';
 import { type SeatingSyncDocV2, seatingOfText, seatingSyncParts } from '../../projections/seating-sync-v2';
 import {
-  endDueKeys,
+  endRepairKeys,
   type SeatingSyncDocV3,
   seatingSyncProjectionV3,
 } from '../../projections/seating-sync-v3';
@@ -164,7 +169,10 @@ interface EndCandidate {
 
 /**
  * DONE and NO_SHOW reservations whose SeatingEnded was never written (the process died between the
- * status change and the end): their tables stay held to the seating's planned end. The end is
+ * status change and the end): their tables stay held to the seating's planned end. And the other
+ * way round (`seating_sync` version 3 only): seated guests whose seating a no-show's end ended
+ * around their seat, the process gone before it held the seating whole again (`holdIfSeated`): their
+ * tables could be sold under them; they are held again, as that process would have. The end is
  * written as the status change would have written it (`endIfFinished`: from the status event's
  * time, so a replay agrees; a no-op when it is there), once the reservation has waited for it
  * `afterMinutes` (a request still writing it is left alone: measured from the status change, or
@@ -209,6 +217,14 @@ export async function endFinishedSeatings(
           'the read models show a finished reservation holding its seating, but its log has nothing to end (a read model behind the log, or out of step with it: `audit verify` says which); not retried until its planned end',
         );
     };
+    if (SEATED_STATUSES.includes(r.status)) {
+      // Guests seated on a seating a no-show's end ended around their seat, the process that should
+      // have held it whole again gone: held again as it would have (read again, a no-op when the
+      // reservation is not seated or its seating not ended any more: another process did it).
+      const out = await holdIfSeated(rt, (await loadReservation(rt, r._id)).r, meta);
+      if (out === null || out.position === null) left.set(r._id, Date.parse(r.end_at));
+      return out ?? { position: null };
+    }
     try {
       const out = await endIfFinished(rt, r, meta);
       // Ended already, from this status change or before: by another process running this job at
@@ -229,8 +245,8 @@ export async function endFinishedSeatings(
 }
 
 /**
- * The reservations `seating_sync` version 3 keys as waiting for their end (in sync, `end_due_day`
- * among today's and the next days' keys), those waiting for `afterMinutes`, longest first.
+ * The reservations `seating_sync` version 3 keys as having an end to write or to undo (in sync,
+ * `end_repair_day` among today's and the next days' keys), those due for `afterMinutes`, longest first.
  */
 async function endsDue(
   rt: Runtime,
@@ -240,14 +256,14 @@ async function endsDue(
   batch: number,
 ): Promise<EndCandidate[]> {
   const col = rt.docs.collection<SeatingSyncDocV3>(SEATING_SYNC);
-  const filter = { in_sync: true, out_of_sync_since: null, end_due_day: { $in: endDueKeys(now) } };
+  const filter = { in_sync: true, out_of_sync_since: null, end_repair_day: { $in: endRepairKeys(now) } };
   const out: EndCandidate[] = [];
   // Longest waiting first: past the first one waiting less than `afterMinutes`, so are the rest.
   let recent = false;
   for (let skip = 0; out.length < batch && !recent; skip += batch) {
-    const page = await col.find(filter, { sort: { end_due_since: 1, _id: 1 }, limit: batch, skip });
+    const page = await col.find(filter, { sort: { end_repair_since: 1, _id: 1 }, limit: batch, skip });
     for (const doc of page) {
-      if (Date.parse(doc.end_due_since ?? '') > cutoff) recent = true;
+      if (Date.parse(doc.end_repair_since ?? '') > cutoff) recent = true;
       if (recent || out.length >= batch || left.has(doc._id) || doc.seat === null || doc.status === null)
         continue;
       const seat = seatingOfText(doc.seat);

@@ -4,7 +4,7 @@
 // after all holds its table again, or is refused when the table was sold meanwhile.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { loadCapacity, resumeSeating } from '../../commands/reservations/capacity-handler';
+import { endSeating, loadCapacity, resumeSeating } from '../../commands/reservations/capacity-handler';
 import { occupancyExcept } from '../../commands/reservations/capacity-state';
 import { decideStatusOperation, type StatusOperation } from '../../commands/reservations/decide-status';
 import { runOnReservation } from '../../commands/reservations/handler-common';
@@ -407,14 +407,14 @@ t(
     assert.is(run.finds.length, 1, JSON.stringify(run.finds));
     const [read] = run.finds as [(typeof run.finds)[number]];
     assert.is(read.collection, SEATING_SYNC);
-    assert.equal(read.plan, { index: 'out_of_sync_end_due', candidates: 1 });
+    assert.equal(read.plan, { index: 'out_of_sync_end_repair', candidates: 1 });
     // The write side: the crashed reservation's streams only.
     for (const r of [ended, left, ghost])
       assert.not.ok(run.streams.includes(`reservation-${r.id}`), run.streams.join(', '));
     assert.equal(await capacityTypes(svc, '23'), ['SeatingHeld', 'SeatingEnded']);
     for (const r of [ended, left, ghost, crashed]) {
       const doc = await svc.rt.docs.collection<SeatingSyncDocV3>(SEATING_SYNC).findOne({ _id: r.id });
-      assert.is(doc?.end_due_day, undefined, r.id);
+      assert.is(doc?.end_repair_day, undefined, r.id);
     }
     assert.equal((await endFinishedSeatings(spied(svc.rt).rt, 5)).changed, []);
   },
@@ -448,6 +448,41 @@ t(
       [new Date(at('24', '19:40')).toISOString(), new Date(at('24', '19:40')).toISOString()],
     );
     assert.is((await check(svc, at('24', '20:00'))).available, true);
+  },
+);
+
+t(
+  "guests seated while the no-show's end is written, its process gone before it holds the seating again: the repair holds it",
+  async ({ svc }) => {
+    svc.clock.set('2026-06-02T10:00:00Z');
+    const late = (await create(svc, { start_at: at('28', '19:00') })).body.data;
+    // The no-show job writes the status at 19:40; the guests are seated just then (the seat lands on
+    // the NO_SHOW, before its end: nothing ended to hold again); then the no-show's end is written and
+    // its process dies before reading the reservation again (holdIfSeated).
+    svc.clock.set(at('28', '19:40'));
+    await dies(svc, late.id, { kind: 'no_show', graceMinutes: 30 });
+    await dies(svc, late.id, { kind: 'seat' });
+    svc.clock.set(at('28', '19:41'));
+    await endSeating(
+      svc.rt,
+      'rest_demo',
+      '2026-06-28',
+      late.id,
+      new Date(at('28', '19:40')).toISOString(),
+      'NO_SHOW',
+      { actor: 'test' },
+    );
+    assert.is((await check(svc, at('28', '19:45'))).available, true, 'seated guests, their table for sale');
+    // A process may still be about to hold it: left alone for SEATING_REPAIR_AFTER_MINUTES.
+    svc.clock.set(at('28', '19:43'));
+    assert.equal((await endFinishedSeatings(svc.rt, 5)).changed, []);
+    svc.clock.set(at('28', '19:46'));
+    assert.equal((await endFinishedSeatings(svc.rt, 5)).changed, [late.id]);
+    assert.equal(await capacityTypes(svc, '28'), ['SeatingHeld', 'SeatingEnded', 'SeatingHeld']);
+    assert.is((await check(svc, at('28', '20:00'))).failure_reason, 'NO_TABLE');
+    assert.is(await tableFree(svc, '28', '19:46', '20:30'), false);
+    svc.clock.set(at('28', '19:52'));
+    assert.equal((await endFinishedSeatings(svc.rt, 5)).changed, []);
   },
 );
 
@@ -505,8 +540,8 @@ t('the end repair reports one it cannot end once instead of retrying it every mi
       $set: {
         status: 'NO_SHOW',
         finished_at: new Date(at('26', '19:35')).toISOString(),
-        end_due_since: new Date(at('26', '19:35')).toISOString(),
-        end_due_day: '2026-06-26',
+        end_repair_since: new Date(at('26', '19:35')).toISOString(),
+        end_repair_day: '2026-06-26',
       },
     },
   );

@@ -5,8 +5,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { nextSeatingSyncV2 } from '../../projections/seating-sync-v2';
 import {
-  END_DUE_LATER,
-  endDueKeys,
+  END_REPAIR_LATER,
+  endRepairKeys,
   evolveEnds,
   type SeatingSyncDocV3,
 } from '../../projections/seating-sync-v3';
@@ -72,7 +72,10 @@ function fold(steps: Step[]): SeatingSyncDocV3[] {
   });
   return out;
 }
-const due = (doc: SeatingSyncDocV3 | undefined) => [doc?.end_due_day ?? null, doc?.end_due_since ?? null];
+const due = (doc: SeatingSyncDocV3 | undefined) => [
+  doc?.end_repair_day ?? null,
+  doc?.end_repair_since ?? null,
+];
 const last = <T>(list: T[]) => list[list.length - 1];
 
 test('a no-show waits for its end from the status change until the SeatingEnded', () => {
@@ -124,6 +127,29 @@ test('a no-show held again (a seat): waits again from that hold; seated, nothing
   assert.equal(due(last(other)), ['2026-06-10', z('17:40')]);
 });
 
+test("guests seated before the no-show's end is written: due from that end until the seating is held again", () => {
+  const docs = fold([
+    held(z('08:00', '02')),
+    created(z('08:00', '02')),
+    status('NO_SHOW', z('17:30')),
+    status('SEATED', z('17:30')),
+    ended(z('17:30'), z('17:31')),
+    held(z('17:32')),
+  ]);
+  assert.equal(due(docs[3]), [null, null], 'seated, the seating held: nothing to do');
+  assert.equal(due(docs[4]), ['2026-06-10', z('17:31')]);
+  assert.equal(due(docs[5]), [null, null]);
+  // Ended, then the guests seated (the end written first): due from the status change.
+  const later = fold([
+    held(z('08:00', '02')),
+    created(z('08:00', '02')),
+    status('NO_SHOW', z('17:30')),
+    ended(z('17:30'), z('17:30')),
+    status('SEATED', z('17:35')),
+  ]);
+  assert.equal(due(last(later)), ['2026-06-10', z('17:35')]);
+});
+
 test('waiting: a later event that does not change the seating keeps the time it started waiting', () => {
   const docs = fold([
     held(z('08:00', '02')),
@@ -159,7 +185,7 @@ test('guests seated days early and gone: keyed `later`, found whatever the day',
     status('SEATED', z('17:00')),
     status('DONE', z('17:30')),
   ]);
-  assert.equal(due(last(docs)), [END_DUE_LATER, z('17:30')]);
+  assert.equal(due(last(docs)), [END_REPAIR_LATER, z('17:30')]);
 });
 
 test('no hold on its day (a read model of a log from before seatings): nothing keyed', () => {
@@ -168,11 +194,11 @@ test('no hold on its day (a read model of a log from before seatings): nothing k
 });
 
 test('the keys asked for: today and the next two UTC days, and later, whatever the restaurant zone', () => {
-  assert.equal(endDueKeys(Date.parse('2026-06-10T23:59:00Z')), [
+  assert.equal(endRepairKeys(Date.parse('2026-06-10T23:59:00Z')), [
     '2026-06-10',
     '2026-06-11',
     '2026-06-12',
-    END_DUE_LATER,
+    END_REPAIR_LATER,
   ]);
   // A seating in Pago Pago (UTC-11) ending 23:30 local on its service day the 10th: 10:30Z on the 11th.
   const pago = {
@@ -186,7 +212,7 @@ test('the keys asked for: today and the next two UTC days, and later, whatever t
     status('NO_SHOW', '2026-06-11T09:30:00.000Z'),
   ]);
   assert.equal(due(last(docs)), ['2026-06-11', '2026-06-11T09:30:00.000Z']);
-  assert.ok(endDueKeys(Date.parse('2026-06-11T09:40:00Z')).includes('2026-06-11'));
+  assert.ok(endRepairKeys(Date.parse('2026-06-11T09:40:00Z')).includes('2026-06-11'));
 });
 
 test.run();

@@ -168,6 +168,31 @@ doc('every success response has an example', ({ doc }) => {
         );
 });
 
+doc('a reservation answer lists every field it always carries as required', ({ doc }) => {
+  // The server sends every field of a reservation (null when empty), at every depth; only the
+  // customer's contact fields depend on the token (RESERVATIONS_READ_SENSITIVE). A generated client
+  // would otherwise type duration_minutes, customer, payments… as possibly absent.
+  const scoped = new Set(['customer.email', 'customer.phone_number']);
+  const check = (schema: Json, at: string) => {
+    const s = resolveRef(doc, schema) as Json;
+    if (s.type === 'array') return check(s.items, at);
+    if (!s.properties) return;
+    for (const name of Object.keys(s.properties)) {
+      const path = at ? `${at}.${name}` : name;
+      if (scoped.has(path)) assert.not.ok(s.required?.includes(name), `${path} depends on the scope`);
+      else assert.ok(s.required?.includes(name), `${path} is required`);
+      check(s.properties[name], path);
+    }
+  };
+  const reservation = (method: string, path: string, status: string) =>
+    (resolveRef(doc, doc.paths[`${PARTNER}${path}`][method].responses[status]) as Json).content[
+      'application/json'
+    ].schema.properties.data;
+  check(reservation('get', '/reservations/{id}', '200'), '');
+  check(reservation('post', '/reservations', '201'), '');
+  check(reservation('get', '/reservations', '200'), '');
+});
+
 doc(
   'every operation reads as a reference: summary, its errors described, request and response examples',
   ({ doc }) => {

@@ -239,8 +239,20 @@ export function arr<T>(
   o: Doc & { min?: number; max?: number; unique?: boolean } = {},
 ): Schema<T[]> {
   let st = s.array(item.struct) as unknown as s.Struct<T[], unknown>;
-  if (o.min !== undefined || o.max !== undefined)
-    st = s.size(st, o.min ?? 0, o.max ?? Number.POSITIVE_INFINITY);
+  if (o.min !== undefined || o.max !== undefined) {
+    const min = o.min ?? 0;
+    const max = o.max ?? Number.POSITIVE_INFINITY;
+    // Said in words, as string lengths are (superstruct's own: "Expected a array with a length between…").
+    const message =
+      max === Number.POSITIVE_INFINITY
+        ? `must hold at least ${min} ${min === 1 ? 'item' : 'items'}`
+        : min === 0
+          ? `must hold at most ${max} ${max === 1 ? 'item' : 'items'}`
+          : min === max
+            ? `must hold exactly ${min} ${min === 1 ? 'item' : 'items'}`
+            : `must hold ${min} to ${max} items`;
+    st = s.refine(st, 'size', (v) => (v.length >= min && v.length <= max) || message);
+  }
   if (o.unique)
     st = s.refine(
       st,

@@ -51,6 +51,24 @@ test('every faulty field is reported with path and code', () => {
   assert.equal(issues({}), ['name:required']);
 });
 
+test('a list past its bounds says them in words, as a string past its length does', () => {
+  const messageOf = (schema: Parameters<typeof validateInput>[1], value: unknown) => {
+    try {
+      validateInput({ v: value }, obj({ v: schema }), 'body');
+    } catch (e) {
+      const [issue] = (e as ApiError).details?.issues as { path: string; code: string; message: string }[];
+      return `${issue.code} ${issue.message}`;
+    }
+    return 'accepted';
+  };
+  const tags = Array.from({ length: 101 }, (_, i) => `t${i}`);
+  assert.is(messageOf(arr(str(), { max: 100 }), tags), 'out_of_range v: must hold at most 100 items');
+  assert.is(messageOf(arr(str(), { min: 1, max: 20 }), []), 'out_of_range v: must hold 1 to 20 items');
+  assert.is(messageOf(arr(str(), { min: 1 }), []), 'out_of_range v: must hold at least 1 item');
+  assert.is(messageOf(arr(str(), { min: 1, max: 20 }), ['a']), 'accepted');
+  assert.is(messageOf(arr(str(), { max: 100 }), tags.slice(1)), 'accepted');
+});
+
 test('date-times need an explicit offset', () => {
   assert.equal(issues({ name: 'a', at: '2026-05-01T19:00:00' }), ['at:invalid_format']);
   assert.equal(issues({ name: 'a', at: '2026-05-01T19:00:00+02:00' }), []);

@@ -72,6 +72,9 @@ export function inlineProfileIssues(inline: ProfileInput, country: string | null
   return profileIssues(withoutEmptyContacts(inline), country).map((i) => ({
     ...i,
     path: i.path ? `${prefix}.${i.path}` : prefix,
+    // A message naming its field names it by the whole path, as the schema's issues do
+    // ("customer.phone_number is not a possible phone number…", not "phone_number …").
+    message: i.path && i.message.startsWith(`${i.path} `) ? `${prefix}.${i.message}` : i.message,
   }));
 }
 

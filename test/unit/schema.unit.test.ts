@@ -52,12 +52,12 @@ test('every faulty field is reported with path and code', () => {
 });
 
 test('a list past its bounds says them in words, as a string past its length does', () => {
-  const messageOf = (schema: Parameters<typeof validateInput>[1], value: unknown) => {
+  const messageOf = (schema: ReturnType<typeof arr<string>>, value: string[]) => {
     try {
       validateInput({ v: value }, obj({ v: schema }), 'body');
     } catch (e) {
-      const [issue] = (e as ApiError).details?.issues as { path: string; code: string; message: string }[];
-      return `${issue.code} ${issue.message}`;
+      const issues = (e as ApiError).details?.issues as { code: string; message: string }[];
+      return issues.map((i) => `${i.code} ${i.message}`).join('; ');
     }
     return 'accepted';
   };

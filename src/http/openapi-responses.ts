@@ -34,6 +34,17 @@ export const HEADERS = {
     required: true,
     schema: { type: 'integer', minimum: 1, example: 42 },
   },
+  CacheControl: {
+    description:
+      "no-store on every answer (they hold a restaurant's data, personal data included): no cache between the partner and the service keeps a copy",
+    required: true,
+    schema: { type: 'string', example: 'no-store' },
+  },
+  ContentTypeOptions: {
+    description: 'nosniff: a client reads the body as its content-type says, never as something it guesses',
+    required: true,
+    schema: { type: 'string', example: 'nosniff' },
+  },
   Allow: {
     description: 'The methods this path answers, comma-separated',
     required: true,
@@ -45,10 +56,15 @@ export type HeaderName = keyof typeof HEADERS;
 
 const ref = (name: HeaderName) => ({ $ref: `#/components/headers/${name}` });
 
-/** The headers of every response: the request id, and the rate-limit budget on /api/partner/v1. */
+/**
+ * The headers of every response: the request id, no caching, no sniffing, and the rate-limit budget on
+ * /api/partner/v1.
+ */
 export function commonHeaders(metered: boolean): Record<string, { $ref: string }> {
   return {
     'x-request-id': ref('RequestId'),
+    'cache-control': ref('CacheControl'),
+    'x-content-type-options': ref('ContentTypeOptions'),
     ...(metered
       ? { 'x-ratelimit-limit': ref('RateLimitLimit'), 'x-ratelimit-remaining': ref('RateLimitRemaining') }
       : {}),
@@ -306,6 +322,8 @@ const HEADER_NAME: Record<HeaderName, string> = {
   RateLimitRemaining: 'x-ratelimit-remaining',
   RateLimitReset: 'x-ratelimit-reset',
   RetryAfter: 'retry-after',
+  CacheControl: 'cache-control',
+  ContentTypeOptions: 'x-content-type-options',
   Allow: 'allow',
 };
 

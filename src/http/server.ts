@@ -121,6 +121,10 @@ export function createApp(rt: Runtime, routes: AnyRoute[], lifecycle: Lifecycle 
     ctx.state.requestId = requestId;
     // Node's setHeader, not Koa's ctx.set (arrays and a closure per call): this runs on every request.
     ctx.res.setHeader('x-request-id', requestId);
+    // Every answer holds a restaurant's data (personal data included) unless a route says otherwise
+    // (static assets): no cache keeps it, and no client guesses its type.
+    ctx.res.setHeader('cache-control', 'no-store');
+    ctx.res.setHeader('x-content-type-options', 'nosniff');
     let path: string | null = null;
     try {
       if (!lifecycle.isReady) await lifecycle.ready;

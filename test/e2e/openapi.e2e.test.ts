@@ -87,6 +87,12 @@ doc('every response documents the headers the server sends with it', ({ doc }) =
   const expect = (where: string, response: Json, metered: boolean, extra: Record<string, string> = {}) => {
     const h = headersOf(response);
     assert.is(h['x-request-id'], '#/components/headers/RequestId', `${where}: x-request-id`);
+    assert.is(h['cache-control'], '#/components/headers/CacheControl', `${where}: cache-control`);
+    assert.is(
+      h['x-content-type-options'],
+      '#/components/headers/ContentTypeOptions',
+      `${where}: x-content-type-options`,
+    );
     const limits = metered
       ? {
           'x-ratelimit-limit': '#/components/headers/RateLimitLimit',
@@ -283,6 +289,8 @@ doc('the response check is not vacuous: bodies, statuses and headers off the doc
   const headers = (extra: Record<string, string> = {}) =>
     new Headers({
       'x-request-id': 'req_0123456789',
+      'cache-control': 'no-store',
+      'x-content-type-options': 'nosniff',
       'x-ratelimit-limit': '600',
       'x-ratelimit-remaining': '3',
       ...extra,
@@ -386,6 +394,9 @@ live('405 fits components.responses.MethodNotAllowed, with allow', async ({ svc,
   const res = await svc.api('DELETE', '/me', { token: WRITER });
   assert.is(res.status, 405);
   assert.is(res.headers.get('allow'), 'HEAD, GET');
+  // Even an answer no route gave: nothing keeps it, nothing sniffs it.
+  assert.is(res.headers.get('cache-control'), 'no-store');
+  assert.is(res.headers.get('x-content-type-options'), 'nosniff');
   openapi.checkUnrouted('DELETE', ME, res);
   sameRequestId(res);
 });

@@ -136,8 +136,8 @@ const header = (description: string, type: 'string' | 'integer' = 'string') => (
   description,
   schema: { type },
 });
+// cache-control (no-store) is documented on every answer (openapi-responses.ts, CacheControl).
 const noStoreHeaders = {
-  'cache-control': header('no-store'),
   pragma: header('no-cache'),
 };
 // x-ratelimit-limit and -remaining are added to every response of a rate-limited route by the generator.

@@ -74,8 +74,8 @@ const DELIVERY_RULES = [
  * OAuth token endpoint's answer is not (RFC 6749 §5.1): the secret is shown once, to the caller only.
  */
 const SECRET_NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' };
+// cache-control (no-store) is documented on every answer (openapi-responses.ts, CacheControl).
 const secretNoStoreHeaders = {
-  'cache-control': { description: 'no-store: the answer carries a secret', schema: { type: 'string' } },
   pragma: { description: 'no-cache (for HTTP/1.0 caches)', schema: { type: 'string' } },
 } as const;
 

@@ -36,8 +36,12 @@ test('a second server on the same DATA_DIR is refused; the CLI runs beside; a ki
     await first.kill();
   }
   const again = await spawnServer({ DATA_DIR: dataDir });
-  assert.is(await again.stop(), 0);
-  rmSync(dataDir, { recursive: true, force: true });
+  try {
+    assert.is(await again.stop(), 0);
+  } finally {
+    await again.kill(); // gone already after a clean stop; killed if the stop failed
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 });
 
 test.run();

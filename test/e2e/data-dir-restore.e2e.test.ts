@@ -79,8 +79,11 @@ test('events.sqlite missing or empty beside keys and a checkpoint: refused, nami
   const dir = mkdtempSync(join(tmpdir(), 'couvert-restore-'));
   try {
     const svc = await startTestService({ bootstrap, env, dataDir: dir });
-    await customer(svc, 'Ada Kept');
-    await svc.stop();
+    try {
+      await customer(svc, 'Ada Kept');
+    } finally {
+      await svc.stop();
+    }
     for (const suffix of ['', '-wal', '-shm']) rmSync(join(dir, `events.sqlite${suffix}`), { force: true });
 
     const missing = await runCli({ dataDir: dir } as TestService, ['restaurants', 'list']);

@@ -68,8 +68,9 @@ asRoot(
       ),
     );
     const env = { DATA_DIR: join(mount, 'data'), BOOTSTRAP_FILE: bootstrapFile };
-    let server: SpawnedServer | null = await spawnServer(env);
+    let server: SpawnedServer | null = null;
     try {
+      server = await spawnServer(env);
       const acknowledged: string[] = [];
       const create = async (name: string) => {
         const res = await call(server as SpawnedServer, 'POST', '/customers', {
@@ -141,7 +142,11 @@ asRoot('a server or CLI started on a full disk says so, naming DATA_DIR', async 
   try {
     // A directory that held a server once (its files there), then the disk filled up.
     const first = await spawnServer({ DATA_DIR: dataDir });
-    assert.is(await first.stop(), 0);
+    try {
+      assert.is(await first.stop(), 0);
+    } finally {
+      await first.kill(); // gone already after a clean stop; killed if the stop failed
+    }
     fill(join(mount, 'filler'));
     const cli = await runCli({ dataDir } as TestService, ['restaurants', 'list']);
     assert.is(cli.code, 1, cli.stderr);

@@ -13,6 +13,7 @@ import * as assert from 'uvu/assert';
 import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
 import { runCli as cli, rawDataFiles as rawFiles } from '../helpers/cli-in-process';
 import { startWebhooksService, TOKENS } from '../helpers/reservations';
+import { orClose } from '../helpers/service';
 import { startReceiver } from '../helpers/webhook-receiver';
 
 const t = suite('erasure: the customer.deleted webhook');
@@ -24,7 +25,7 @@ t('the deletion notice of an erased customer is resent, erased, after a refusal'
   const rx = await startReceiver();
   // customer.created is taken; the deletion is refused once (final, 4xx); the resend is taken.
   rx.on('/hook', { statuses: [200, 400, 200] });
-  const svc = await startWebhooksService(dataDir);
+  const svc = await orClose(startWebhooksService(dataDir), () => rx.close());
   try {
     const ep = await svc.api('POST', '/webhook-endpoints', {
       token: TOKENS.full,

@@ -9,7 +9,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { runCli as cli } from '../helpers/cli-in-process';
 import { create, startWebhooksService as start, TOKENS } from '../helpers/reservations';
-import type { TestService } from '../helpers/service';
+import { orClose, type TestService } from '../helpers/service';
 import { startReceiver } from '../helpers/webhook-receiver';
 
 const t = suite('erasure: text of a reservation detached from its customer');
@@ -19,7 +19,7 @@ const OF_C = /QQnuts|Qqcarla/;
 t("a change of a detached reservation's text seals the old value with its owner's key", async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'couvert-erasure-detached-'));
   const rx = await startReceiver();
-  const svc = await start(dataDir);
+  const svc = await orClose(start(dataDir), () => rx.close());
   try {
     const ep = await svc.api('POST', '/webhook-endpoints', {
       token: TOKENS.full,

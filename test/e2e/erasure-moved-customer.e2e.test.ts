@@ -12,7 +12,7 @@ import * as assert from 'uvu/assert';
 import { WEBHOOK_DELIVERIES } from '../../projections/webhook-deliveries';
 import { runCli as cli } from '../helpers/cli-in-process';
 import { create, startWebhooksService as start, TOKENS } from '../helpers/reservations';
-import type { TestService } from '../helpers/service';
+import { orClose, type TestService } from '../helpers/service';
 import { startReceiver } from '../helpers/webhook-receiver';
 
 const t = suite('erasure: a reservation moved to another customer');
@@ -23,7 +23,7 @@ const OF_A = /Qqamelia|amelia@example\.test|A said: QQsuperb|A wrote: QQcelery/;
 t("the first customer's data in a moved reservation is erased with them, the new one's kept", async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'couvert-erasure-move-'));
   const rx = await startReceiver();
-  let svc = await start(dataDir);
+  let svc = await orClose(start(dataDir), () => rx.close());
   try {
     const ep = await svc.api('POST', '/webhook-endpoints', {
       token: TOKENS.full,

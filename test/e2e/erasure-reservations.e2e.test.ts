@@ -12,7 +12,7 @@ import { WEBHOOK_DELIVERIES } from '../../projections/webhook-deliveries';
 import { customerSubject } from '../../src/privacy/seal';
 import { runCli as cli, rawDataFiles as rawFiles } from '../helpers/cli-in-process';
 import { create, DINNER, startWebhooksService, TOKENS } from '../helpers/reservations';
-import type { TestService } from '../helpers/service';
+import { orClose, type TestService } from '../helpers/service';
 import { quietFor, type Receiver, startReceiver } from '../helpers/webhook-receiver';
 
 const t = suite('erasure: reservations and webhook bodies');
@@ -302,7 +302,7 @@ t(
     // resendable, after that customer's erasure.
     const dataDir = mkdtempSync(join(tmpdir(), 'couvert-erasure-detached-'));
     const rx = await startReceiver();
-    const svc = await start(dataDir);
+    const svc = await orClose(start(dataDir), () => rx.close());
     const LEFT = /Zzfirst|xav@example\.test|QQwindow/;
     try {
       const ep = await svc.api('POST', '/webhook-endpoints', {

@@ -11,7 +11,7 @@ import * as assert from 'uvu/assert';
 import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
 import { runCli as cli, rawDataFiles as rawFiles } from '../helpers/cli-in-process';
 import { DINNER, startWebhooksService, TOKENS } from '../helpers/reservations';
-import type { TestService } from '../helpers/service';
+import { orClose, type TestService } from '../helpers/service';
 import { startReceiver } from '../helpers/webhook-receiver';
 
 const t = suite('erasure: endpoint answers kept with webhook deliveries');
@@ -33,7 +33,7 @@ t('an echoed answer is sealed with the customer, and erased with them', async ()
   const rx = await startReceiver();
   // The endpoint echoes the guest's name back.
   rx.on('/hook', { body: (r) => (PERSONAL.test(r.body) ? 'thanks, booked for Ada Lovelace' : 'ok') });
-  let svc = await start(dataDir);
+  let svc = await orClose(start(dataDir), () => rx.close());
   let endpointId = '';
   let customerId = '';
   try {
@@ -74,16 +74,14 @@ t('an echoed answer is sealed with the customer, and erased with them', async ()
     assert.not.match(rawFiles(dataDir), PERSONAL);
     const verified = await cli(svc, 'audit verify', { 'no-progress': true });
     assert.match(verified.join('\n'), /0 difference\(s\)/, 'a replay builds what the live model shows');
-  } finally {
+
     await svc.close({ keepData: true });
-  }
-  svc = await start(dataDir);
-  try {
-    const docs = await deliveries(svc, endpointId);
-    assert.ok(docs.length >= 2);
-    assert.not.match(JSON.stringify(excerpts(docs)), PERSONAL, 'a replay shows it erased');
+    svc = await start(dataDir);
+    const replayed = await deliveries(svc, endpointId);
+    assert.ok(replayed.length >= 2);
+    assert.not.match(JSON.stringify(excerpts(replayed)), PERSONAL, 'a replay shows it erased');
     assert.ok(
-      excerpts(docs).some((x) => x === 'ok' || x === null),
+      excerpts(replayed).some((x) => x === 'ok' || x === null),
       'answers that said nothing of the customer read as before',
     );
   } finally {

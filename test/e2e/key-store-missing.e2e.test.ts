@@ -42,12 +42,16 @@ test('a missing, empty or new keys.sqlite beside sealed data is refused, naming 
   const saved = join(dataDir, 'keys.backup');
   try {
     const svc = await startTestService({ bootstrap, dataDir });
-    const made = await svc.api('POST', '/customers', {
-      token: TOKEN,
-      body: { name: 'Ada Sealed', email: 'ada@example.test' },
-    });
-    assert.is(made.status, 201, made.text);
-    await svc.stop();
+    let made: Awaited<ReturnType<typeof svc.api>>;
+    try {
+      made = await svc.api('POST', '/customers', {
+        token: TOKEN,
+        body: { name: 'Ada Sealed', email: 'ada@example.test' },
+      });
+      assert.is(made.status, 201, made.text);
+    } finally {
+      await svc.stop();
+    }
     const keys = join(dataDir, 'keys.sqlite');
     copyFileSync(keys, saved);
 
@@ -92,12 +96,15 @@ test('a missing or garbled secrets.key beside webhook endpoints is refused, nami
       dataDir,
       bootstrap: demoBootstrap({}, [{ id: 'key_w', token: TOKEN, scopes: ['WEBHOOKS_WRITE'] }]),
     });
-    const ep = await svc.api('POST', '/webhook-endpoints', {
-      token: TOKEN,
-      body: { url: 'https://hooks.example.com/couvert' },
-    });
-    assert.is(ep.status, 201, ep.text);
-    await svc.stop();
+    try {
+      const ep = await svc.api('POST', '/webhook-endpoints', {
+        token: TOKEN,
+        body: { url: 'https://hooks.example.com/couvert' },
+      });
+      assert.is(ep.status, 201, ep.text);
+    } finally {
+      await svc.stop();
+    }
     const file = join(dataDir, 'secrets.key');
     const saved = readFileSync(file);
 

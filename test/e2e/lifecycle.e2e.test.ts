@@ -61,18 +61,22 @@ test('a restart on the same data directory keeps restaurants and keys; the boots
   const dataDir = mkdtempSync(join(tmpdir(), 'couvert-restart-'));
   try {
     const first = await startTestService({ bootstrap, dataDir });
-    const me = await first.api('GET', '/me', { token: TOKEN });
-    assert.is(me.status, 200);
-    // The key's first use is recorded ("last used", off the request path): wait for it, it is not the bootstrap's.
-    // (Until a hang bound: after 100 looks 20 ms apart it went on, and a use recorded after head1 was
-    // taken made the restart's head differ from it.)
-    const usage = apiKeyUsageStream(me.body.data.credential.id);
-    for (const end = Date.now() + REQUEST_HANG_MS; (await first.rt.events.readStream(usage)).length === 0; ) {
-      if (Date.now() > end) assert.unreachable('the key’s first use was never recorded');
-      await new Promise((r) => setTimeout(r, 20));
+    let head1: Awaited<ReturnType<typeof first.rt.events.headPosition>>;
+    try {
+      const me = await first.api('GET', '/me', { token: TOKEN });
+      assert.is(me.status, 200);
+      // The key's first use is recorded ("last used", off the request path): wait for it, it is not the bootstrap's.
+      // (Until a hang bound: after 100 looks 20 ms apart it went on, and a use recorded after head1 was
+      // taken made the restart's head differ from it.)
+      const usage = apiKeyUsageStream(me.body.data.credential.id);
+      for (const end = Date.now() + REQUEST_HANG_MS; (await first.rt.events.readStream(usage)).length === 0; ) {
+        if (Date.now() > end) assert.unreachable('the key’s first use was never recorded');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      head1 = await first.rt.events.headPosition();
+    } finally {
+      await first.close();
     }
-    const head1 = await first.rt.events.headPosition();
-    await first.close();
     const second = await startTestService({ bootstrap, dataDir });
     try {
       assert.is((await second.api('GET', '/me', { token: TOKEN })).status, 200);
@@ -135,13 +139,17 @@ test('every configuration variable is validated, naming the variable', () => {
 });
 
 test('an invalid bootstrap file stops the start with the faulty paths', async () => {
-  try {
-    await startTestService({ bootstrap: { restaurants: [{ id: 'x', name: '' }] } });
-    assert.unreachable('started');
-  } catch (err) {
-    assert.match((err as Error).message, /restaurants\.0\.name/);
-    assert.match((err as Error).message, /restaurants\.0\.slug/);
-  }
+  // A start that went through is stopped at once (else it outlives the test), and fails it.
+  const err = await startTestService({ bootstrap: { restaurants: [{ id: 'x', name: '' }] } }).then(
+    async (svc) => {
+      await svc.close();
+      return null;
+    },
+    (e: Error) => e,
+  );
+  assert.ok(err, 'the service refuses to start');
+  assert.match(err?.message ?? '', /restaurants\.0\.name/);
+  assert.match(err?.message ?? '', /restaurants\.0\.slug/);
 });
 
 test.run();

@@ -11,7 +11,7 @@ import * as assert from 'uvu/assert';
 import { FixedClock } from '../../src/core/clock';
 import { FakeWhatsApp } from '../helpers/fake-whatsapp';
 import { MC_NOW, MC_TOKENS, missedCallBootstrap, report } from '../helpers/missed-calls';
-import { REQUEST_HANG_MS, startTestService, type TestService } from '../helpers/service';
+import { orClose, REQUEST_HANG_MS, startTestService, type TestService } from '../helpers/service';
 
 const start = (dataDir: string, fake: FakeWhatsApp) =>
   startTestService({
@@ -31,7 +31,7 @@ const start = (dataDir: string, fake: FakeWhatsApp) =>
 test('a stop during a send that WhatsApp never answers records SEND_UNCONFIRMED and answers the request; it is never sent again', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'couvert-missed-calls-stop-'));
   const fake = await new FakeWhatsApp().start();
-  let svc: TestService | null = await start(dir, fake);
+  let svc: TestService | null = await orClose(start(dir, fake), () => fake.stop());
   try {
     fake.script.push({ kind: 'silence' });
     const body = { caller_phone_number: '0612345790', external_call_id: 'stop-1' };

@@ -14,11 +14,12 @@ t.before(async (ctx) => {
   ctx.second = await secondProcess(ctx.svc.dataDir);
 });
 t.after(async ({ svc, second }) => {
-  await new Promise((resolve) => {
-    second.child.once('exit', resolve);
-    second.child.kill('SIGTERM');
-  });
-  await svc.close();
+  if (second && second.child.exitCode === null && second.child.signalCode === null)
+    await new Promise((resolve) => {
+      second.child.once('exit', resolve);
+      second.child.kill('SIGTERM');
+    });
+  await svc?.close();
 });
 
 /**
@@ -40,7 +41,10 @@ async function secondProcess(dataDir: string): Promise<{ url: string; child: Chi
   });
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
-    const timer = setTimeout(() => reject(new Error(`second process did not start:\n${out}`)), 60_000);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL'); // not listening, but running: it must not outlive the suite
+      reject(new Error(`second process did not start:\n${out}`));
+    }, 60_000);
     child.stdout?.on('data', (d: Buffer) => {
       out += d.toString();
       const m = /listening on (http:\/\/[\d.:]+)/.exec(out);

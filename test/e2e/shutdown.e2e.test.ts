@@ -143,20 +143,34 @@ test('a request in flight finishes and says Connection: close; idle keep-alive c
 
 test('a connection still busy after the grace period is cut, and the stop completes', async () => {
   const svc = await start(500);
-  // Headers that promise a body that never comes: the request never finishes by itself.
-  const socket = connect(svc.port, '127.0.0.1');
-  await new Promise((r) => socket.once('connect', r));
-  socket.on('error', () => {});
-  socket.write(
-    `POST /api/partner/v1/availability/check HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${svc.token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`,
-  );
-  await parsedBefore(svc.port);
-  const began = Date.now();
-  // The request never finishes by itself: only the cut at the grace period ends this stop.
-  await withinHang(svc.stop(), 'the stop (the busy connection cut at the grace period)');
+  let socket: Socket | undefined;
+  let began = 0;
+  let stopped = false;
+  try {
+    // Headers that promise a body that never comes: the request never finishes by itself.
+    socket = connect(svc.port, '127.0.0.1');
+    await new Promise((r) => socket?.once('connect', r));
+    socket.on('error', () => {});
+    socket.write(
+      `POST /api/partner/v1/availability/check HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${svc.token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`,
+    );
+    await parsedBefore(svc.port);
+    began = Date.now();
+    // The request never finishes by itself: only the cut at the grace period ends this stop.
+    await withinHang(svc.stop(), 'the stop (the busy connection cut at the grace period)');
+    stopped = true;
+  } finally {
+    // A failure before the stop (or a stop that hung) must not leave the server and the connection
+    // open; after a stop that worked nothing is touched (the cut below is the server's own).
+    if (!stopped) {
+      socket?.destroy();
+      svc.server.closeAllConnections();
+      await svc.stop();
+    }
+  }
   const took = Date.now() - began;
   assert.ok(took >= 400, `stopped after the grace period, in ${took} ms`);
-  assert.ok(await closedWithin(socket, REQUEST_HANG_MS), 'the busy connection was cut');
+  assert.ok(await closedWithin(socket as Socket, REQUEST_HANG_MS), 'the busy connection was cut');
 });
 
 test('the real process: SIGTERM waits for a request in flight; a second SIGTERM exits at once', async () => {

@@ -89,9 +89,9 @@ async function start() {
 test('a request that arrives while the demo data is written waits for it', async () => {
   seeding = 'slow';
   const { port, starting } = await start();
-  const answer = await firstAnswer(port);
-  const svc = await withinHang(starting, 'the start');
   try {
+    const answer = await firstAnswer(port);
+    await withinHang(starting, 'the start');
     assert.is(answer.status, 200);
     assert.is(
       answeredBeforeData,
@@ -100,7 +100,10 @@ test('a request that arrives while the demo data is written waits for it', async
     );
     assert.ok(answer.seeded, 'answered only once the data was in (the request arrived before)');
   } finally {
-    await svc.stop();
+    // Whatever failed above, the started service stops (the seeder let go first, or the start never ends).
+    releaseSeeder();
+    const svc = await withinHang(starting, 'the start').catch(() => null);
+    await svc?.stop();
   }
 });
 

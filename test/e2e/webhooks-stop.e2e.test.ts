@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { demoBootstrap, startTestService, type TestService } from '../helpers/service';
+import { demoBootstrap, orClose, startTestService, type TestService } from '../helpers/service';
 
 const TOKEN = 'couvert_pk_stop_hooks_0000000000000000000001';
 const bootstrap = demoBootstrap({}, [
@@ -76,7 +76,7 @@ async function createEndpoint(svc: TestService, url: string): Promise<string> {
 test('a stop cuts an attempt waiting for its answer and hands it back: the next start makes the same attempt', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'couvert-webhooks-stop-'));
   const endpoint = await slowEndpoint();
-  let svc: TestService | null = await startTestService({ bootstrap, env, dataDir: dir });
+  let svc: TestService | null = await orClose(startTestService({ bootstrap, env, dataDir: dir }), endpoint.close);
   try {
     const id = await createEndpoint(svc, endpoint.url);
     assert.is(
@@ -119,7 +119,7 @@ test('a stop cuts an attempt waiting for its answer and hands it back: the next 
 test('a stop during a test delivery answers the request and records the attempt as failed', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'couvert-webhooks-stop-'));
   const endpoint = await slowEndpoint();
-  let svc: TestService | null = await startTestService({ bootstrap, env, dataDir: dir });
+  let svc: TestService | null = await orClose(startTestService({ bootstrap, env, dataDir: dir }), endpoint.close);
   try {
     const id = await createEndpoint(svc, endpoint.url);
     const testing = svc.api('POST', `/webhook-endpoints/${id}/test`, { token: TOKEN });

@@ -66,6 +66,20 @@ export async function withinHang<T>(promise: Promise<T>, what: string): Promise<
   }
 }
 
+/**
+ * What `starting` resolves to; if it rejects, `cleanups` run first (a receiver or fake provider the test
+ * started before the service, still listening, would hold the file's process open to the runner's
+ * 300 s kill and hide the start's failure). For a start just before the `try` whose `finally` closes both.
+ */
+export async function orClose<T>(starting: Promise<T>, ...cleanups: (() => Promise<unknown>)[]): Promise<T> {
+  try {
+    return await starting;
+  } catch (err) {
+    for (const cleanup of cleanups) await cleanup().catch(() => {});
+    throw err;
+  }
+}
+
 export interface StartOptions {
   env?: Record<string, string>;
   bootstrap?: unknown;

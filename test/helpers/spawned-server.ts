@@ -44,7 +44,15 @@ export async function spawnServer(env: Record<string, string>, timeoutMs = 60_00
     out += d.toString();
   });
   const port = await new Promise<number>((res, rej) => {
-    const timer = setTimeout(() => rej(new Error(`no banner after ${timeoutMs} ms:\n${out}`)), timeoutMs);
+    const timer = setTimeout(() => {
+      // Not listening yet, but running: killed, or it would outlive the test (and hold its file open).
+      try {
+        process.kill(-(child.pid as number), 'SIGKILL');
+      } catch {
+        // already gone
+      }
+      rej(new Error(`no banner after ${timeoutMs} ms:\n${out}`));
+    }, timeoutMs);
     const look = () => {
       const m = /listening on http:\/\/[\d.]+:(\d+)/.exec(out);
       if (!m) return;

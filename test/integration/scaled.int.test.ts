@@ -14,7 +14,7 @@ import {
   type ScaledStores,
   startScaledStores,
 } from '../helpers/containers';
-import { demoBootstrap, startTestService } from '../helpers/service';
+import { demoBootstrap, orClose, startTestService } from '../helpers/service';
 
 const problem = await containerRuntimeProblem();
 let stores: ScaledStores | undefined;
@@ -59,11 +59,18 @@ if (gateOnContainers(runner, 'scaled-out suites', problem, ['projection runner c
       MONGODB_DB: 'svc',
     };
     const projector = await startTestService({ env: { ...env, ROLES: 'projector' } });
-    const a = await startTestService({
-      env: { ...env, ROLES: 'api' },
-      bootstrap: demoBootstrap({}, [{ id: 'k', token: TOKEN, scopes: ['CATALOG_READ'] }]),
-    });
-    const b = await startTestService({ env: { ...env, ROLES: 'api' } });
+    const a = await orClose(
+      startTestService({
+        env: { ...env, ROLES: 'api' },
+        bootstrap: demoBootstrap({}, [{ id: 'k', token: TOKEN, scopes: ['CATALOG_READ'] }]),
+      }),
+      () => projector.close(),
+    );
+    const b = await orClose(
+      startTestService({ env: { ...env, ROLES: 'api' } }),
+      () => a.close(),
+      () => projector.close(),
+    );
     try {
       assert.is(
         (await b.api('GET', '/me', { token: TOKEN })).status,
@@ -99,7 +106,7 @@ if (gateOnContainers(runner, 'scaled-out suites', problem, ['projection runner c
       ROLES: 'api,projector',
     };
     const a = await startTestService({ env });
-    const b = await startTestService({ env: { ...env, ROLES: 'api' } });
+    const b = await orClose(startTestService({ env: { ...env, ROLES: 'api' } }), () => a.close());
     try {
       const statuses = [];
       for (let i = 0; i < 3; i++)

@@ -68,6 +68,8 @@ interface Held {
   letGo: Map<string, Gone>;
   /** Uploads replaced by a newer upload of the same user (one waits per user): id → when, and whose. */
   replaced: Map<string, Gone>;
+  /** Test-only (`onRunEndWait`): told when `ended` begins waiting for a run still held. */
+  endWaitHook?: (restaurantId: string, jobId: string) => void;
 }
 const held = new WeakMap<object, Held>();
 function of(server: object): Held {
@@ -249,12 +251,30 @@ export async function ended(
   ms: number,
 ): Promise<boolean> {
   const until = Date.now() + ms;
+  let told = false;
   while (runningJob(server, restaurantId) === jobId) {
+    if (!told) {
+      told = true;
+      of(server).endWaitHook?.(restaurantId, jobId);
+    }
     if (Date.now() >= until) return false;
     await new Promise((r) => setTimeout(r, 25));
   }
   return true;
 }
+/**
+ * TEST ONLY: `hook` is called once each time `ended` begins waiting for a run this process still holds
+ * (test/e2e/dashboard-import-resume: the run is let go from there, so a resume that did not wait for it
+ * is seen). Nothing calls it in the service; unset, `ended` pays one property read per wait. `undefined`
+ * removes it.
+ */
+export function onRunEndWait(
+  server: object,
+  hook: ((restaurantId: string, jobId: string) => void) | undefined,
+): void {
+  of(server).endWaitHook = hook;
+}
+
 export const markDone = (server: object, restaurantId: string, jobId: string) => {
   const { running } = of(server);
   if (running.get(restaurantId) === jobId) running.delete(restaurantId);

@@ -13,7 +13,7 @@ import { applyCatalog, loadCatalog } from '../../commands/catalog/handler';
 import { CUSTOMERS, type CustomerDoc } from '../../projections/customer-docs';
 import { operatorMeta } from '../../src/core/command-meta';
 import { IMPORT_MAX_BYTES } from '../../src/http/routes/dashboard-import';
-import { markDone, markResumed, runningJob } from '../../src/web/import-uploads';
+import { markDone, markResumed, onRunEndWait, runningJob } from '../../src/web/import-uploads';
 import { printedBy, runCli } from '../helpers/cli-in-process';
 import { Browser, formFields, oauthBootstrap, pageText, signIn } from '../helpers/oauth';
 import { REQUEST_HANG_MS, startTestService, type TestService } from '../helpers/service';
@@ -60,26 +60,6 @@ async function until<T>(
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 100));
   }
-}
-
-/**
- * The map of the runs this process holds (src/web/import-uploads.ts keeps it to itself): the one
- * `hold` sets the job's run in, caught as it does.
- */
-function heldRuns(hold: () => void, restaurantId: string, jobId: string): Map<string, string> {
-  const set = Map.prototype.set;
-  let found: Map<string, string> | undefined;
-  Map.prototype.set = function (this: Map<unknown, unknown>, key: unknown, value: unknown) {
-    if (key === restaurantId && value === jobId) found = this as Map<string, string>;
-    return set.call(this, key, value);
-  };
-  try {
-    hold();
-  } finally {
-    Map.prototype.set = set;
-  }
-  if (!found) throw new Error('the run was not held');
-  return found;
 }
 
 async function postFile(
@@ -181,30 +161,22 @@ t('a failed import is finished with the same file: every row once, the summary a
   assert.is((await named()).length, created);
   // The same file finishes it: every other row once, with the job's on_match (create_new); a resume
   // sent while the failed run still ends here waits for it to end.
-  // The run is let go from the resume itself, once it is seen waiting for the run to end (`ended`
-  // asking whether the job still runs), not after some time: a resume that did not wait is answered
+  // The run is let go from the resume itself, once it is seen waiting for the run to end (`ended`,
+  // through its test hook onRunEndWait), not after some time: a resume that did not wait is answered
   // with the run never let go.
   markDone(svc.rt, 'rest_demo', jobId);
-  const running = heldRuns(() => holdRun(), 'rest_demo', jobId);
+  holdRun();
   let released = false;
-  running.get = (key: string) => {
-    const value = Map.prototype.get.call(running, key) as string | undefined;
-    if (
-      !released &&
-      key === 'rest_demo' &&
-      value === jobId &&
-      /\bat ended \(/.test(String(new Error().stack))
-    ) {
-      released = true;
-      setImmediate(() => markDone(svc.rt, 'rest_demo', jobId));
-    }
-    return value;
-  };
+  onRunEndWait(svc.rt, (restaurantId, waitedFor) => {
+    if (released || restaurantId !== 'rest_demo' || waitedFor !== jobId) return;
+    released = true;
+    setImmediate(() => markDone(svc.rt, 'rest_demo', jobId));
+  });
   let resumed: Awaited<ReturnType<typeof postFile>>;
   try {
     resumed = await postFile(manager, stopped, action, file);
   } finally {
-    delete (running as { get?: unknown }).get;
+    onRunEndWait(svc.rt, undefined);
   }
   assert.ok(released, 'the resume is answered only once the failed run has ended');
   assert.is(resumed.status, 303, resumed.text.slice(0, 400));

@@ -10,6 +10,7 @@ import type { Page } from 'playwright-core';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { browserAvailable, clickToLoad, launchChromium, titleOnceLoaded } from '../helpers/browser';
+import { failAppendAt } from '../helpers/hooked-events';
 import { oauthBootstrap, PASSWORD } from '../helpers/oauth';
 import { startTestService, type TestService } from '../helpers/service';
 
@@ -73,29 +74,18 @@ test("a stopped import's Finish form, sent another file, says why next to the fi
       ...Array.from({ length: 600 }, (_, i) => `${tag} ${i + 1},${tag}-${i + 1}@example.test`),
     ].join('\n');
   const browser = await launchChromium();
-  const events = svc.rt.events as unknown as {
-    append: (
-      stream: string,
-      evs: { metadata?: Record<string, unknown> }[],
-      ...rest: unknown[]
-    ) => Promise<unknown>;
-  };
-  const append = events.append;
+  let restore = () => {};
   try {
     const page = await (await browser.newContext({ viewport: PHONE, javaScriptEnabled: false })).newPage();
     await signIn(page, svc.url);
     await upload(page, svc.url, 'guests.csv', rows('Stopped'));
     // The log's disk fails under row 300's customer: the import stops there.
-    events.append = function (this: unknown, stream, evs, ...rest) {
-      if (evs[0]?.metadata?.import_row === 300)
-        return Promise.reject(new Error('SQLITE_IOERR: disk I/O error'));
-      return append.call(this, stream, evs, ...rest);
-    };
+    restore = failAppendAt(svc.rt.events, 300);
     await clickToLoad(page, page.getByRole('button', { name: 'Import 600 rows' }));
     await titleOnceLoaded(page, /^Import stopped/);
     assert.match(await page.title(), /^Import stopped/);
     await page.waitForSelector('#finish');
-    events.append = append;
+    restore();
     await page.setInputFiles('#file', {
       name: 'other.csv',
       mimeType: 'text/csv',
@@ -112,7 +102,7 @@ test("a stopped import's Finish form, sent another file, says why next to the fi
     assert.is(await page.getByText(/This is not the file this import started with/).count(), 1);
     assert.is(await overflow(page), 0);
   } finally {
-    events.append = append;
+    restore();
     await browser.close();
   }
 });

@@ -15,6 +15,7 @@ import { operatorMeta } from '../../src/core/command-meta';
 import { IMPORT_MAX_BYTES } from '../../src/http/routes/dashboard-import';
 import { markDone, markResumed, onRunEndWait, runningJob } from '../../src/web/import-uploads';
 import { printedBy, runCli } from '../helpers/cli-in-process';
+import { failAppendAt } from '../helpers/hooked-events';
 import { Browser, formFields, oauthBootstrap, pageText, signIn } from '../helpers/oauth';
 import { REQUEST_HANG_MS, startTestService, type TestService } from '../helpers/service';
 
@@ -92,19 +93,7 @@ t('a failed import is finished with the same file: every row once, the summary a
   );
   assert.is(preview.status, 200, preview.text.slice(0, 400));
   // The log's disk fails under row 300's customer.
-  const events = svc.rt.events as unknown as {
-    append: (
-      stream: string,
-      events: { metadata?: Record<string, unknown> }[],
-      ...rest: unknown[]
-    ) => Promise<unknown>;
-  };
-  const append = events.append;
-  events.append = function (this: unknown, stream, evs, ...rest) {
-    if (evs[0]?.metadata?.import_row === 300)
-      return Promise.reject(new Error('SQLITE_IOERR: disk I/O error'));
-    return append.call(this, stream, evs, ...rest);
-  };
+  const restore = failAppendAt(svc.rt.events, 300);
   let jobPath: string;
   let stopped: string;
   try {
@@ -119,7 +108,7 @@ t('a failed import is finished with the same file: every row once, the summary a
       return p.text.includes('<title>Import stopped') && p.text;
     });
   } finally {
-    events.append = append;
+    restore();
   }
   // Done and not imported, exactly: the summary has a line for every row, and its counts are the page's.
   const lines = await summaryLines(manager, jobPath);
@@ -223,19 +212,7 @@ t(
       postFile(manager, page.text, '/dashboard/import/upload', file, { on_match: 'create_new' }),
     );
     assert.is(preview.status, 200, preview.text.slice(0, 400));
-    const events = svc.rt.events as unknown as {
-      append: (
-        stream: string,
-        events: { metadata?: Record<string, unknown> }[],
-        ...rest: unknown[]
-      ) => Promise<unknown>;
-    };
-    const append = events.append;
-    events.append = function (this: unknown, stream, evs, ...rest) {
-      if (evs[0]?.metadata?.import_row === 200)
-        return Promise.reject(new Error('SQLITE_IOERR: disk I/O error'));
-      return append.call(this, stream, evs, ...rest);
-    };
+    const restore = failAppendAt(svc.rt.events, 200);
     let jobPath: string;
     try {
       const start = await manager.post(
@@ -248,7 +225,7 @@ t(
         return p.text.includes('<title>Import stopped') && p.text.includes('Finish the import</button>');
       });
     } finally {
-      events.append = append;
+      restore();
     }
     const jobId = decodeURIComponent(/\/dashboard\/import\/jobs\/([^/?]+)/.exec(jobPath)?.[1] as string);
     await until('its run to end', async () => runningJob(svc.rt, 'rest_demo') !== jobId);
@@ -407,19 +384,7 @@ t(
     const dir = mkdtempSync(join(tmpdir(), 'couvert-cli-import-'));
     const file = join(dir, 'cli.csv');
     writeFileSync(file, csv('Cli'));
-    const events = svc.rt.events as unknown as {
-      append: (
-        stream: string,
-        events: { metadata?: Record<string, unknown> }[],
-        ...rest: unknown[]
-      ) => Promise<unknown>;
-    };
-    const append = events.append;
-    events.append = function (this: unknown, stream, evs, ...rest) {
-      if (evs[0]?.metadata?.import_row === 250)
-        return Promise.reject(new Error('SQLITE_IOERR: disk I/O error'));
-      return append.call(this, stream, evs, ...rest);
-    };
+    const restore = failAppendAt(svc.rt.events, 250);
     let printed: string[] = [];
     try {
       await runCli(svc, 'customers import', { restaurant: 'rest_demo', file, 'batch-size': '20' });
@@ -428,7 +393,7 @@ t(
       assert.match(String(err), /SQLITE_IOERR/);
       printed = printedBy(err);
     } finally {
-      events.append = append;
+      restore();
     }
     const jobId = /import (imp_\S+) stopped after row/.exec(printed.join('\n'))?.[1] as string;
     assert.ok(jobId, printed.join('\n'));

@@ -12,7 +12,7 @@ import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../../projections/w
 import { SealingEventStore } from '../../src/privacy/sealing-event-store';
 import { runCli as cli } from '../helpers/cli-in-process';
 import { create, startWebhooksService, TOKENS } from '../helpers/reservations';
-import type { TestService } from '../helpers/service';
+import { orClose, type TestService } from '../helpers/service';
 
 const t = suite('erasure: a delivery waiting in the queue');
 
@@ -65,28 +65,80 @@ const deliveryOf = async (svc: TestService, type: string, count = 1) => {
   return docs.length >= count ? docs : undefined;
 };
 
+const customer = async (svc: TestService, name: string, email?: string) => {
+  const made = await svc.api('POST', '/customers', {
+    token: TOKENS.full,
+    body: { name, ...(email ? { email } : {}), on_match: 'create_new' },
+  });
+  assert.is(made.status, 201, made.text);
+  return made.body.data.id as string;
+};
+
+/** The delivery `id` once it is no longer pending. */
+const deliveryEnded = (svc: TestService, id: string) =>
+  until('the delivery ends', async () => {
+    await svc.rt.projections.catchUp();
+    const doc = await svc.rt.docs.collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES).findOne({ _id: id });
+    return doc && doc.status !== 'pending' ? doc : undefined;
+  });
+
+/**
+ * A reservation moved from customer A to B while the endpoint holds its every slot (eight deliveries:
+ * A, B, the reservation, five more): the move's reservation.updated waits in the queue, `erase` erases
+ * A meanwhile, then the endpoint answers again. The body the move was sent with, once delivered.
+ */
+async function queuedMoveOfErased(
+  dirPrefix: string,
+  erase: (svc: TestService, a: string) => Promise<unknown>,
+): Promise<string> {
+  const dataDir = mkdtempSync(join(tmpdir(), dirPrefix));
+  const rx = await gatedReceiver();
+  const svc = await orClose(startWebhooksService(dataDir), rx.close);
+  try {
+    const ep = await svc.api('POST', '/webhook-endpoints', { token: TOKENS.full, body: { url: rx.url } });
+    assert.is(ep.status, 201, ep.text);
+    const a = await customer(svc, 'Ada Lovelace');
+    const b = await customer(svc, 'Grace Hopper');
+    const made = await create(svc, { customer: { id: a } });
+    assert.is(made.status, 201, made.text);
+    for (let i = 0; i < 5; i++) await customer(svc, `Guest ${i}`);
+    await until('eight deliveries in flight', async () => (rx.bodies.length >= 8 ? true : undefined));
+    const moved = await svc.api('PATCH', `/reservations/${made.body.data.id}`, {
+      token: TOKENS.full,
+      body: { customer: { id: b } },
+    });
+    assert.is(moved.status, 200, moved.text);
+    const queued = (await until('the move', () => deliveryOf(svc, 'reservation.updated')))[0];
+    assert.is(rx.bodies.length, 8, 'not sent');
+    await erase(svc, a);
+    rx.release();
+    const done = await deliveryEnded(svc, queued?._id as string);
+    assert.is(done.status, 'succeeded', `the delivery is ${done.status}`);
+    const sent = rx.bodies.slice(8).find((body) => body.includes('"reservation.updated"'));
+    assert.ok(sent, 'the move was sent');
+    return sent as string;
+  } finally {
+    rx.release();
+    await svc.close();
+    await rx.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
 t('a queued delivery of a customer erased meanwhile is canceled, not sent', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'couvert-erasure-queue-'));
   const rx = await gatedReceiver();
-  const svc = await startWebhooksService(dataDir);
+  const svc = await orClose(startWebhooksService(dataDir), rx.close);
   try {
     const ep = await svc.api('POST', '/webhook-endpoints', {
       token: TOKENS.full,
       body: { url: rx.url, enabled_events: ['customer.created'] },
     });
     assert.is(ep.status, 201, ep.text);
-    const customer = async (name: string, email?: string) => {
-      const made = await svc.api('POST', '/customers', {
-        token: TOKENS.full,
-        body: { name, ...(email ? { email } : {}), on_match: 'create_new' },
-      });
-      assert.is(made.status, 201, made.text);
-      return made.body.data.id as string;
-    };
     // Eight deliveries the endpoint holds: the endpoint's every slot is taken.
-    for (let i = 0; i < 8; i++) await customer(`Guest ${i}`);
+    for (let i = 0; i < 8; i++) await customer(svc, `Guest ${i}`);
     await until('eight deliveries in flight', async () => (rx.bodies.length >= 8 ? true : undefined));
-    const ada = await customer('Ada Lovelace', 'ada@example.test');
+    const ada = await customer(svc, 'Ada Lovelace', 'ada@example.test');
     // Her delivery is scheduled, and waits.
     const queued = (await until('her delivery', () => deliveryOf(svc, 'customer.created', 9))).find(
       (d) => d.customer_id === ada,
@@ -95,13 +147,7 @@ t('a queued delivery of a customer erased meanwhile is canceled, not sent', asyn
     assert.is(rx.bodies.length, 8, 'not sent');
     await cli(svc, 'audit erase', { customer: ada });
     rx.release();
-    const done = await until('her delivery ends', async () => {
-      await svc.rt.projections.catchUp();
-      const doc = await svc.rt.docs
-        .collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES)
-        .findOne({ _id: queued?._id as string });
-      return doc && doc.status !== 'pending' ? doc : undefined;
-    });
+    const done = await deliveryEnded(svc, queued?._id as string);
     assert.is(done.status, 'canceled', `the delivery is ${done.status}`);
     assert.not.match(rx.bodies.join('\n'), PERSONAL, 'nothing of hers was sent');
   } finally {
@@ -118,55 +164,12 @@ t(
     // The body of a reservation given from A to B names A as the previous customer. Queued while A was
     // erased, it went out as read before the erasure, A's name included; it is read again from the log
     // (A erased in it, B's delivery still due).
-    const dataDir = mkdtempSync(join(tmpdir(), 'couvert-erasure-queue-move-'));
-    const rx = await gatedReceiver();
-    const svc = await startWebhooksService(dataDir);
-    try {
-      const ep = await svc.api('POST', '/webhook-endpoints', { token: TOKENS.full, body: { url: rx.url } });
-      assert.is(ep.status, 201, ep.text);
-      const customer = async (name: string) => {
-        const made = await svc.api('POST', '/customers', {
-          token: TOKENS.full,
-          body: { name, on_match: 'create_new' },
-        });
-        assert.is(made.status, 201, made.text);
-        return made.body.data.id as string;
-      };
-      const a = await customer('Ada Lovelace');
-      const b = await customer('Grace Hopper');
-      const made = await create(svc, { customer: { id: a } });
-      assert.is(made.status, 201, made.text);
-      // Eight deliveries the endpoint holds (A, B, the reservation, five more): every slot is taken.
-      for (let i = 0; i < 5; i++) await customer(`Guest ${i}`);
-      await until('eight deliveries in flight', async () => (rx.bodies.length >= 8 ? true : undefined));
-      const moved = await svc.api('PATCH', `/reservations/${made.body.data.id}`, {
-        token: TOKENS.full,
-        body: { customer: { id: b } },
-      });
-      assert.is(moved.status, 200, moved.text);
-      const queued = (await until('the move', () => deliveryOf(svc, 'reservation.updated')))[0];
-      assert.is(rx.bodies.length, 8, 'not sent');
-      await cli(svc, 'audit erase', { customer: a });
-      rx.release();
-      const done = await until('the move is delivered', async () => {
-        await svc.rt.projections.catchUp();
-        const doc = await svc.rt.docs
-          .collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES)
-          .findOne({ _id: queued?._id as string });
-        return doc && doc.status !== 'pending' ? doc : undefined;
-      });
-      assert.is(done.status, 'succeeded', `the delivery is ${done.status}`);
-      const sent = rx.bodies.slice(8).find((body) => body.includes('"reservation.updated"'));
-      assert.ok(sent, 'the move was sent');
-      assert.not.match(sent as string, /Lovelace/, "nothing of A's");
-      assert.match(sent as string, /Grace Hopper/, "B's reservation");
-      assert.match(sent as string, /"previous_attributes":\{[\s\S]*"name":"\[erased\]"/, 'A reads erased');
-    } finally {
-      rx.release();
-      await svc.close();
-      await rx.close();
-      rmSync(dataDir, { recursive: true, force: true });
-    }
+    const sent = await queuedMoveOfErased('couvert-erasure-queue-move-', (svc, a) =>
+      cli(svc, 'audit erase', { customer: a }),
+    );
+    assert.not.match(sent, /Lovelace/, "nothing of A's");
+    assert.match(sent, /Grace Hopper/, "B's reservation");
+    assert.match(sent, /"previous_attributes":\{[\s\S]*"name":"\[erased\]"/, 'A reads erased');
   },
 );
 
@@ -175,56 +178,14 @@ t(
   async () => {
     // Scaled out, another worker (or an operator's CLI) erases A: this publisher has not read A's
     // deletion, its erasure count did not move; it asks the key store before it sends.
-    const dataDir = mkdtempSync(join(tmpdir(), 'couvert-erasure-queue-other-'));
-    const rx = await gatedReceiver();
-    const svc = await startWebhooksService(dataDir);
-    try {
-      const ep = await svc.api('POST', '/webhook-endpoints', { token: TOKENS.full, body: { url: rx.url } });
-      assert.is(ep.status, 201, ep.text);
-      const customer = async (name: string) => {
-        const made = await svc.api('POST', '/customers', {
-          token: TOKENS.full,
-          body: { name, on_match: 'create_new' },
-        });
-        assert.is(made.status, 201, made.text);
-        return made.body.data.id as string;
-      };
-      const a = await customer('Ada Lovelace');
-      const b = await customer('Grace Hopper');
-      const made = await create(svc, { customer: { id: a } });
-      assert.is(made.status, 201, made.text);
-      for (let i = 0; i < 5; i++) await customer(`Guest ${i}`);
-      await until('eight deliveries in flight', async () => (rx.bodies.length >= 8 ? true : undefined));
-      const moved = await svc.api('PATCH', `/reservations/${made.body.data.id}`, {
-        token: TOKENS.full,
-        body: { customer: { id: b } },
-      });
-      assert.is(moved.status, 200, moved.text);
-      const queued = (await until('the move', () => deliveryOf(svc, 'reservation.updated')))[0];
-      assert.is(rx.bodies.length, 8, 'not sent');
+    const sent = await queuedMoveOfErased('couvert-erasure-queue-other-', async (svc, a) => {
       // Another process's layer over the same log and key store destroys A's keys.
       const here = svc.rt.events as unknown as SealingEventStore;
       assert.ok(here instanceof SealingEventStore);
       await new SealingEventStore(here.inner, here.keys).erase(a);
-      rx.release();
-      const done = await until('the move is delivered', async () => {
-        await svc.rt.projections.catchUp();
-        const doc = await svc.rt.docs
-          .collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES)
-          .findOne({ _id: queued?._id as string });
-        return doc && doc.status !== 'pending' ? doc : undefined;
-      });
-      assert.is(done.status, 'succeeded', `the delivery is ${done.status}`);
-      const sent = rx.bodies.slice(8).find((body) => body.includes('"reservation.updated"'));
-      assert.ok(sent, 'the move was sent');
-      assert.not.match(sent as string, /Lovelace/, "nothing of A's");
-      assert.match(sent as string, /Grace Hopper/, "B's reservation");
-    } finally {
-      rx.release();
-      await svc.close();
-      await rx.close();
-      rmSync(dataDir, { recursive: true, force: true });
-    }
+    });
+    assert.not.match(sent, /Lovelace/, "nothing of A's");
+    assert.match(sent, /Grace Hopper/, "B's reservation");
   },
 );
 

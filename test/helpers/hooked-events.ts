@@ -79,3 +79,23 @@ export const alwaysRaced = (rt: Runtime, match: (stream: string, batch: NewEvent
     if (match(stream, batch)) throw new WrongExpectedRevisionError(stream, expected, 0);
     return real(stream, batch, expected);
   });
+
+/**
+ * The running service's log fails (a disk error, SQLITE_IOERR) at the append of import row `row` (its
+ * metadata.import_row) and takes every other append: an import stops there. Patched in place, as the
+ * service holds this store; the returned function puts the real append back (call it in a finally).
+ */
+export function failAppendAt(events: EventStore, row: number): () => void {
+  const store = events as { append: EventStore['append'] };
+  const own = Object.hasOwn(store, 'append');
+  const append = store.append;
+  store.append = function (this: unknown, stream, batch, ...rest) {
+    if (batch[0]?.metadata?.import_row === row)
+      return Promise.reject(new Error('SQLITE_IOERR: disk I/O error'));
+    return append.call(this, stream, batch, ...rest);
+  };
+  return () => {
+    if (own) store.append = append;
+    else delete (store as { append?: unknown }).append;
+  };
+}

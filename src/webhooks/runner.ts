@@ -12,6 +12,12 @@ import { PUBLISHER_EVENT_PREFIXES, type PublisherOptions, WebhookPublisher } fro
 
 export interface RunningWebhooks {
   publisher: WebhookPublisher;
+  /**
+   * Embedded: the log position of the last event the publisher has handled (its fan-out or request
+   * decided and appended), null before the first; scaled out, always null. A read for tests (they wait
+   * for it to reach an event before saying nothing more was sent) and diagnostics.
+   */
+  handledUpTo(): bigint | null;
   stop(): Promise<void>;
 }
 
@@ -190,6 +196,7 @@ export function startWebhooks(rt: Runtime, options: PublisherOptions = {}): Runn
 
   let stopFollowing: () => Promise<void> = async () => {};
   let following: Promise<void>;
+  let handled: bigint | null = null;
   if (rt.config.store === 'embedded') {
     const dir = rt.config.dataDir;
     let close: (() => Promise<void>) | null = null;
@@ -238,6 +245,7 @@ export function startWebhooks(rt: Runtime, options: PublisherOptions = {}): Runn
               if (stopped) break;
               await publisher.handle(event);
               checkpoint.handledUpTo(event.position);
+              handled = event.position;
             }
           } finally {
             // A stop, or a failure of the event after the last one handled: what was handled is durable.
@@ -281,6 +289,7 @@ export function startWebhooks(rt: Runtime, options: PublisherOptions = {}): Runn
 
   return {
     publisher,
+    handledUpTo: () => handled,
     async stop() {
       stopped = true;
       clearInterval(timer);

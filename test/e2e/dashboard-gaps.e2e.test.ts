@@ -153,6 +153,8 @@ t(
     // Within the hour: nothing more is appended, however many requests.
     await advance(svc, 30 * 60);
     for (let i = 0; i < 5; i++) await svc.api('GET', '/me', { token: FRONT });
+    // A fixed wait on purpose: a use not recorded leaves no trace to wait for (the choice is made in
+    // the request, the append would come after it, in setImmediate, src/http/key-usage.ts).
     await new Promise((r) => setTimeout(r, 200));
     assert.is((await usageEvents(svc, 'key_front')).length, 1);
     // An hour after the recorded use: the next request records again.

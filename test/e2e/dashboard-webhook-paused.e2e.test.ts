@@ -27,7 +27,7 @@ import {
   tokenRequest,
 } from '../helpers/oauth';
 import { startTestService, type TestService } from '../helpers/service';
-import { quietFor, type Receiver, startReceiver } from '../helpers/webhook-receiver';
+import { quietNow, type Receiver, startReceiver } from '../helpers/webhook-receiver';
 
 const OWN = 'couvert_pk_own_key_paused_0123456789abcdefghijklm';
 
@@ -238,7 +238,7 @@ t(
       const outcome = pageText((await b.get(tested.location as string)).text);
       assert.match(outcome, /Test delivery succeeded/);
       assert.match(outcome, /still paused: events are not sent to it until the API option is on again/);
-      assert.ok(await quietFor(rx, '/paused-resend', sent + 1, 500), 'nothing else sent');
+      assert.ok(await quietNow(svc.rt, svc.webhooks, rx, '/paused-resend', sent + 1), 'nothing else sent');
     } finally {
       await runCli(svc, 'restaurants api-option', { id: 'rest_demo', enabled: 'true' });
     }

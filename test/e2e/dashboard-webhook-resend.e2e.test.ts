@@ -9,7 +9,7 @@ import { RESEND_LIMIT } from '../../commands/webhook-deliveries/handler';
 import { runCli } from '../helpers/cli-in-process';
 import { formFields, oauthBootstrapWith, pageText, signedInAt } from '../helpers/oauth';
 import { startTestService, type TestService } from '../helpers/service';
-import { quietFor, type Receiver, startReceiver } from '../helpers/webhook-receiver';
+import { quietNow, type Receiver, startReceiver } from '../helpers/webhook-receiver';
 import { until } from '../helpers/webhooks-world';
 
 /** Bounds a wait for a hang only (CONTRIBUTING: tests wait, never time). */
@@ -138,7 +138,7 @@ t('a delivery of an erased customer: no Resend offered, and a resend is refused 
   assert.match(cliError, /erased/, 'the CLI refuses it too');
   const after = await deliveryStatus(ctx, delivery);
   assert.is(after.status, 'succeeded', 'still the delivery it was: no resend was accepted');
-  assert.ok(await quietFor(ctx.rx, '/hook', sent, 500), 'nothing sent');
+  assert.ok(await quietNow(ctx.svc.rt, ctx.svc.webhooks, ctx.rx, '/hook', sent), 'nothing sent');
 });
 
 t(`a delivery resent ${RESEND_LIMIT} times: no Resend offered, the page says why`, async (ctx) => {

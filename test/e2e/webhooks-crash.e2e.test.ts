@@ -83,6 +83,8 @@ t(
       server = await spawnServer(env);
       // The restarted clock is real time again: the third attempt is due 35 s after the first. On a
       // machine slow enough that its time has (nearly) come, there is nothing early left to check.
+      // A fixed wait on purpose: the publisher runs in the spawned process, which shows no queue to
+      // wait on (publisherQuiet reads the in-process publisher), and an early attempt has no record.
       if (Date.now() + 800 < beforeFirst + 34_000)
         assert.ok(await quietFor(rx, '/hook', 2, 800), 'nothing sent before its time');
       await advance(server, 40);
@@ -154,6 +156,9 @@ t(
       writeFileSync(checkpointFile, beforeBurst);
       server = await spawnServer(env);
       await advance(server, 6 * 3600);
+      // A fixed wait on purpose: the replaying publisher runs in the spawned process, whose queue this
+      // process cannot see (its checkpoint file says what it handled, not that a send it handed out
+      // has been made), so no signal says it is done.
       const quiet = await quietFor(rx, '/hook', before.hook, 2_500);
       assert.ok(
         quiet,

@@ -7,7 +7,7 @@ import { createCustomer } from '../../commands/customers/handler';
 import { operatorMeta } from '../../src/core/command-meta';
 import { NO_WEBHOOK } from '../../src/core/no-webhook';
 import { demoBootstrap, startTestService, type TestService } from '../helpers/service';
-import { quietFor, type Receiver, startReceiver } from '../helpers/webhook-receiver';
+import { quietNow, type Receiver, startReceiver } from '../helpers/webhook-receiver';
 
 const TOKEN = 'couvert_pk_targets_000000000000000000000001';
 const SCOPES = ['CUSTOMERS_READ', 'CUSTOMERS_WRITE', 'RESERVATIONS_READ', 'WEBHOOKS_WRITE'];
@@ -90,7 +90,7 @@ t(
       { ...operatorMeta('import'), ...NO_WEBHOOK },
       { origin: 'IMPORT' },
     );
-    assert.ok(await quietFor(rx, '/customers', 1, 1_000));
+    assert.ok(await quietNow(open.rt, open.webhooks, rx, '/customers', 1));
   },
 );
 

@@ -2,6 +2,9 @@
 // what the test scripts per path (a status sequence, a delay).
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Runtime } from '../../src/runtime';
+import { PUBLISHER_EVENT_PREFIXES } from '../../src/webhooks/publisher';
+import type { RunningWebhooks } from '../../src/webhooks/runner';
 
 export interface Received {
   path: string;
@@ -120,7 +123,63 @@ export function hold(): { held: Promise<void>; release(): void } {
   return { held, release };
 }
 
-/** No further request for `path` arrives within `ms` (beyond `count`). */
+/**
+ * Resolves once the publisher can send nothing more at the service's current time: it has handled
+ * every event of its types the log holds (`handledUpTo`), nothing is queued or in flight (an attempt
+ * leaves the queue once its answer is recorded, so the receiver has seen it), and a sweep finds no
+ * attempt due (a retry's time is the service clock's). A negative check ("nothing more arrives", "no
+ * second delivery") waits for this, then reads the receiver: no fixed sleep. Embedded stores only.
+ * Throws after REQUEST_HANG_MS (a hang bound, not a speed).
+ */
+export async function publisherQuiet(rt: Runtime, webhooks: RunningWebhooks | null): Promise<void> {
+  if (!webhooks) throw new Error('publisherQuiet: this service runs no webhooks role');
+  const end = Date.now() + 120_000;
+  // The last event the publisher follows, scanned once and then from where the scan stopped.
+  let scanned: bigint | null = null;
+  let target: bigint | null = null;
+  const publisherEvent = (type: string) => PUBLISHER_EVENT_PREFIXES.some((p) => type.startsWith(p));
+  for (;;) {
+    const head = await rt.events.headPosition();
+    for await (const e of rt.events.readAll({ after: scanned })) {
+      if (head !== null && e.position > head) break;
+      scanned = e.position;
+      if (publisherEvent(e.type)) target = e.position;
+    }
+    const handled = webhooks.handledUpTo();
+    const caughtUp = target === null || (handled !== null && handled >= target);
+    if (
+      caughtUp &&
+      webhooks.publisher.pending === 0 &&
+      (await webhooks.publisher.sweep()) === 0 &&
+      webhooks.publisher.pending === 0 &&
+      (await rt.events.headPosition()) === head
+    )
+      return;
+    if (Date.now() > end)
+      throw new Error(
+        `the publisher never went quiet: handled ${handled} of ${target}, ${webhooks.publisher.pending} pending`,
+      );
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Once the publisher is quiet (`publisherQuiet`): whether `path` got exactly `count` requests. */
+export async function quietNow(
+  rt: Runtime,
+  webhooks: RunningWebhooks | null,
+  receiver: Receiver,
+  path: string,
+  count: number,
+): Promise<boolean> {
+  await publisherQuiet(rt, webhooks);
+  return receiver.for(path).length === count;
+}
+
+/**
+ * No further request for `path` arrives within `ms` (beyond `count`): a fixed wait, only where no
+ * signal says the sender is done (a process of its own, killed and restarted). Where the publisher
+ * runs in the test's process, wait for `publisherQuiet` instead.
+ */
 export async function quietFor(
   receiver: Receiver,
   path: string,

@@ -20,7 +20,7 @@ import { createRuntime, type Runtime } from '../../src/runtime';
 import { type RunningWebhooks, startWebhooks } from '../../src/webhooks/runner';
 import { issueToken, registerTestApplication } from '../helpers/oauth-commands';
 import { restaurantProfile } from '../helpers/restaurants';
-import { type Receiver, startReceiver } from '../helpers/webhook-receiver';
+import { publisherQuiet, type Receiver, startReceiver } from '../helpers/webhook-receiver';
 
 const meta = operatorMeta('test');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -91,7 +91,7 @@ t('option off: the published application still receives events, the third-party 
   await customer(ctx, 'While off');
   // The same fan-out sends to both: once the published one has it, the other would have too.
   await ctx.rx.waitFor('/app_ours', 2);
-  await sleep(300);
+  await publisherQuiet(ctx.rt, ctx.running);
   assert.is(
     ctx.rx.for('/app_third').length,
     1,

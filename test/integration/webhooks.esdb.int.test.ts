@@ -96,6 +96,8 @@ if (gateOnContainers(t, 'webhooks scaled-out suite', problem, NAMES)) {
     await rx.waitFor('/retry', 1);
     for (const w of workers) w.rt.testClock?.advance(10);
     await rx.waitFor('/retry', 2);
+    // A fixed wait on purpose: scaled out, the workers share EventStoreDB's persistent subscription and
+    // no process reports a handled position (publisherQuiet is for the embedded publisher).
     await new Promise((r) => setTimeout(r, 3_000));
     assert.is(rx.for('/retry').length, 2, 'the retry was sent once');
     assert.equal(

@@ -13,7 +13,7 @@ import { customerSubject } from '../../src/privacy/seal';
 import { runCli as cli, rawDataFiles as rawFiles } from '../helpers/cli-in-process';
 import { create, DINNER, startWebhooksService, TOKENS } from '../helpers/reservations';
 import { orClose, type TestService } from '../helpers/service';
-import { quietNow, type Receiver, startReceiver } from '../helpers/webhook-receiver';
+import { publisherQuiet, quietNow, type Receiver, startReceiver } from '../helpers/webhook-receiver';
 
 const t = suite('erasure: reservations and webhook bodies');
 
@@ -139,10 +139,15 @@ async function erasedEverywhere(dataDir: string, rx: Receiver) {
     assert.ok(exported.length > 0);
     assert.not.match(exported, PERSONAL, 'an export holds them sealed');
     assert.match(exported, /"erased":true/, 'and shows them erased');
+    // Every fan-out is in the log, the deletion notice's included (the publisher has handled the erasure).
+    await publisherQuiet(svc.rt, svc.webhooks);
+    const seen = { fanouts: 0, notices: 0 };
     for await (const e of svc.rt.events.readAll())
       if (e.type === 'WebhookDeliveriesScheduled') {
+        seen.fanouts++;
         const types = Object.values(e.data.event_types as Record<string, string>);
         if (types.includes('customer.deleted')) {
+          seen.notices++;
           // The deletion notice describes the customer erased: stored so, unsealed (it is resent).
           assert.is(e.data.customer_id, undefined);
           assert.is(e.data.erased_customer_id, customerId);
@@ -150,6 +155,9 @@ async function erasedEverywhere(dataDir: string, rx: Receiver) {
           assert.match(JSON.stringify(e.data.payloads), /\[erased\]/);
         } else assert.equal(e.data.payloads, {}, 'stored bodies read as erased');
       }
+    // Both branches above ran: the checks were made, not skipped over an empty or notice-less log.
+    assert.is(seen.notices, 1, 'one deletion notice fanned out');
+    assert.ok(seen.fanouts > seen.notices, `fan-outs before the erasure: ${seen.fanouts}`);
     // A resend of a delivery of the erased customer is refused at once and sends nothing.
     const sent = rx.for('/hook').length;
     const deliveries = await svc.api('GET', `/webhook-endpoints/${endpointId}/deliveries`, {

@@ -19,7 +19,7 @@ import type { Filter } from '../../src/ports/document-store';
 import { createRuntime, type Runtime } from '../../src/runtime';
 import type { PublisherOptions } from '../../src/webhooks/publisher';
 import { type RunningWebhooks, startWebhooks } from '../../src/webhooks/runner';
-import { demoBootstrap } from './service';
+import { demoBootstrap, orClose } from './service';
 import { type Receiver, startReceiver } from './webhook-receiver';
 
 export interface WebhooksWorld {
@@ -58,10 +58,14 @@ export async function startWebhooksWorld<C extends Clock | undefined = undefined
     ROLES: 'webhooks',
     WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
   });
-  const rt = await createRuntime(config, {
-    logger: createLogger('silent'),
-    ...(o.clock ? { clock: o.clock } : {}),
-  });
+  // A failed start closes the receiver (else it holds the file's process open to the runner's kill).
+  const rt = await orClose(
+    createRuntime(config, {
+      logger: createLogger('silent'),
+      ...(o.clock ? { clock: o.clock } : {}),
+    }),
+    () => rx.close(),
+  );
   const bootstrap = demoBootstrap({}, [o.key]);
   if (o.endpoint)
     (bootstrap.restaurants[0] as Record<string, unknown>).webhook_endpoints = [
@@ -73,7 +77,11 @@ export async function startWebhooksWorld<C extends Clock | undefined = undefined
         api_key_id: o.key.id,
       },
     ];
-  await rt.settle((await applyBootstrap(rt, bootstrap, operatorMeta('bootstrap'))).position);
+  await orClose(
+    applyBootstrap(rt, bootstrap, operatorMeta('bootstrap')).then((b) => rt.settle(b.position)),
+    () => rt.close(),
+    () => rx.close(),
+  );
   const running = o.publisher === false ? null : startWebhooks(rt, o.publisher ?? {});
   const world: WebhooksWorld & { clock: C } = {
     dir,

@@ -69,7 +69,10 @@ test('a restart on the same data directory keeps restaurants and keys; the boots
       // (Until a hang bound: after 100 looks 20 ms apart it went on, and a use recorded after head1 was
       // taken made the restart's head differ from it.)
       const usage = apiKeyUsageStream(me.body.data.credential.id);
-      for (const end = Date.now() + REQUEST_HANG_MS; (await first.rt.events.readStream(usage)).length === 0; ) {
+      for (
+        const end = Date.now() + REQUEST_HANG_MS;
+        (await first.rt.events.readStream(usage)).length === 0;
+      ) {
         if (Date.now() > end) assert.unreachable('the key’s first use was never recorded');
         await new Promise((r) => setTimeout(r, 20));
       }

@@ -76,7 +76,10 @@ async function createEndpoint(svc: TestService, url: string): Promise<string> {
 test('a stop cuts an attempt waiting for its answer and hands it back: the next start makes the same attempt', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'couvert-webhooks-stop-'));
   const endpoint = await slowEndpoint();
-  let svc: TestService | null = await orClose(startTestService({ bootstrap, env, dataDir: dir }), endpoint.close);
+  let svc: TestService | null = await orClose(
+    startTestService({ bootstrap, env, dataDir: dir }),
+    endpoint.close,
+  );
   try {
     const id = await createEndpoint(svc, endpoint.url);
     assert.is(
@@ -119,7 +122,10 @@ test('a stop cuts an attempt waiting for its answer and hands it back: the next 
 test('a stop during a test delivery answers the request and records the attempt as failed', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'couvert-webhooks-stop-'));
   const endpoint = await slowEndpoint();
-  let svc: TestService | null = await orClose(startTestService({ bootstrap, env, dataDir: dir }), endpoint.close);
+  let svc: TestService | null = await orClose(
+    startTestService({ bootstrap, env, dataDir: dir }),
+    endpoint.close,
+  );
   try {
     const id = await createEndpoint(svc, endpoint.url);
     const testing = svc.api('POST', `/webhook-endpoints/${id}/test`, { token: TOKEN });

@@ -43,6 +43,15 @@ export async function startService(
   // written, like every other variable: not after the demo data, once the scheduler starts.
   if (config.roles.has('scheduler')) checkScheduledJobs();
   const rt = await createRuntime(config, options);
+  // The API derives the feeds' cursor keys from the secrets key (commands/customers/cursor-key.ts):
+  // loaded (embedded: created) now, so a read never has to write it, on a full disk or at all.
+  if (config.roles.has('api'))
+    try {
+      rt.secrets.load();
+    } catch (err) {
+      await rt.close();
+      throw err;
+    }
   const notes: string[] = [];
   let demo: DemoInfo | null = null;
   // Requests that arrive before the bootstrap or demo data is in wait for it (see `lifecycle.ready`).

@@ -3,7 +3,7 @@
 // (32 bytes, base64 or hex), or, embedded and unset, from DATA_DIR/secrets.key (generated on first
 // use, mode 0600). Scaled out SECRETS_KEY is required (config.ts): every process must share the key.
 
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DATA_DIR_MODE } from './core/data-dir-mode';
@@ -33,6 +33,17 @@ export class SecretBox {
     decipher.setAuthTag(Buffer.from(tag, 'base64url'));
     return Buffer.concat([decipher.update(Buffer.from(ct, 'base64url')), decipher.final()]).toString('utf8');
   }
+
+  /**
+   * A 32-byte key of its own for `purpose` (HKDF-SHA256 of this key): the same in every process sharing
+   * the key, unrelated to it and to every other purpose's.
+   */
+  derive(purpose: string): Buffer {
+    return Buffer.from(hkdfSync('sha256', this.key, Buffer.alloc(0), `couvert:${purpose}`, 32));
+  }
+
+  /** Already loaded (`Secrets.load`). */
+  load(): void {}
 }
 
 /** A SECRETS_KEY value: 32 bytes as 64 hex characters or as base64/base64url (43–44 characters). Null when malformed. */
@@ -73,16 +84,30 @@ export function loadSecretBox(options: { secretsKey: Buffer | null; dataDir: str
 export interface Secrets {
   seal(plain: string): string;
   open(sealed: string): string;
+  /** A key derived from the secrets key for one purpose (`SecretBox.derive`). */
+  derive(purpose: string): Buffer;
+  /** Loads (embedded: creates) the key now, so a later use never has to write (a full disk). */
+  load(): void;
 }
 
-/** Loads the key on first use, so a process that never touches a secret never creates a key file. */
+/**
+ * Loads the key on first use, so a process that never touches a secret (the CLI's read-only commands)
+ * never creates a key file. The server loads it at start (`load()`): its reads derive keys from it.
+ */
 export function lazySecrets(load: () => SecretBox): Secrets {
   let box: SecretBox | null = null;
   const get = () => {
     box ??= load();
     return box;
   };
-  return { seal: (p) => get().seal(p), open: (s) => get().open(s) };
+  return {
+    seal: (p) => get().seal(p),
+    open: (s) => get().open(s),
+    derive: (purpose) => get().derive(purpose),
+    load: () => {
+      get();
+    },
+  };
 }
 
 /**

@@ -15,6 +15,8 @@ import { demoBootstrap, type TestService } from '../helpers/service';
 import { type SpawnedServer, spawnServer } from '../helpers/spawned-server';
 
 const TOKEN = 'couvert_pk_disk_full_000000000000000000001';
+/** A restaurant whose partner first reads its feeds once the disk is full. */
+const QUIET_TOKEN = 'couvert_pk_disk_full_000000000000000000002';
 
 /** Fills the file system holding `file` until it refuses another byte. */
 function fill(file: string): void {
@@ -38,10 +40,10 @@ function fill(file: string): void {
   }
 }
 
-async function call(server: SpawnedServer, method: string, path: string, body?: unknown) {
+async function call(server: SpawnedServer, method: string, path: string, body?: unknown, token = TOKEN) {
   const res = await fetch(`${server.base}/api/partner/v1${path}`, {
     method,
-    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
     signal: AbortSignal.timeout(20_000),
   });
@@ -61,12 +63,17 @@ asRoot(
     mkdirSync(mount);
     execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=24m', 'tmpfs', mount]);
     const bootstrapFile = join(root, 'bootstrap.json');
-    writeFileSync(
-      bootstrapFile,
-      JSON.stringify(
-        demoBootstrap({}, [{ id: 'key_full', token: TOKEN, scopes: ['CUSTOMERS_READ', 'CUSTOMERS_WRITE'] }]),
-      ),
-    );
+    const bootstrap = demoBootstrap({}, [
+      { id: 'key_full', token: TOKEN, scopes: ['CUSTOMERS_READ', 'CUSTOMERS_WRITE'] },
+    ]);
+    const [quiet] = demoBootstrap({ id: 'rest_quiet', name: 'Le Calme', slug: 'le-calme' }, [
+      {
+        id: 'key_quiet',
+        token: QUIET_TOKEN,
+        scopes: ['CUSTOMERS_READ', 'CUSTOMERS_WRITE', 'MISSED_CALLS_WRITE'],
+      },
+    ]).restaurants;
+    writeFileSync(bootstrapFile, JSON.stringify({ restaurants: [...bootstrap.restaurants, quiet] }));
     const env = { DATA_DIR: join(mount, 'data'), BOOTSTRAP_FILE: bootstrapFile };
     let server: SpawnedServer | null = null;
     try {
@@ -82,6 +89,9 @@ asRoot(
       };
       assert.is((await create('Before the disk filled')).status, 201);
       assert.is((await call(server, 'GET', '/customers')).status, 200);
+      // The quiet restaurant has customers, but its partner reads nothing before the disk fills.
+      for (const name of ['Quiet one', 'Quiet two'])
+        assert.is((await call(server, 'POST', '/customers', { name }, QUIET_TOKEN)).status, 201);
 
       const filler = join(mount, 'filler');
       fill(filler);
@@ -107,6 +117,26 @@ asRoot(
       // Reads still answer.
       const during = await call(server, 'GET', '/customers?limit=100');
       assert.is(during.status, 200);
+      // A restaurant's first read of its feeds needs no write (its cursor key was written to the log on
+      // first use: 503 here), and the cursor it gets is still good after a restart.
+      const quietFirst = await call(server, 'GET', '/customers?limit=1', undefined, QUIET_TOKEN);
+      assert.is(quietFirst.status, 200, JSON.stringify(quietFirst.body));
+      const quietCursor: string = quietFirst.body.pagination.next_cursor;
+      assert.type(quietCursor, 'string');
+      const quietNext = await call(
+        server,
+        'GET',
+        `/customers?limit=1&cursor=${encodeURIComponent(quietCursor)}`,
+        undefined,
+        QUIET_TOKEN,
+      );
+      assert.is(quietNext.status, 200, JSON.stringify(quietNext.body));
+      assert.equal([quietFirst.body.data[0].name, quietNext.body.data[0].name].sort(), [
+        'Quiet one',
+        'Quiet two',
+      ]);
+      const calls = await call(server, 'GET', '/missed-calls', undefined, QUIET_TOKEN);
+      assert.is(calls.status, 200, JSON.stringify(calls.body));
 
       rmSync(filler);
       rmSync(`${filler}.rest`);
@@ -125,6 +155,15 @@ asRoot(
       );
       for (const name of acknowledged) assert.ok(names.has(name), `acknowledged ${name} is kept`);
       for (const name of refused) assert.not.ok(names.has(name), `refused ${name} left nothing`);
+      const quietAgain = await call(
+        server,
+        'GET',
+        `/customers?limit=1&cursor=${encodeURIComponent(quietCursor)}`,
+        undefined,
+        QUIET_TOKEN,
+      );
+      assert.is(quietAgain.status, 200, JSON.stringify(quietAgain.body));
+      assert.equal(quietAgain.body.data, quietNext.body.data);
     } finally {
       if (server) await server.kill();
       execFileSync('umount', [mount]);

@@ -2,7 +2,8 @@
 // (MongoDB or EventStoreDB unreachable, no writable primary) restarts the follow with backoff, as
 // long as it lasts. A write MongoDB refuses whatever the retry (a document too large, one failing the
 // collection's validation: isPermanentRefusal) stops the projector instead of retrying it forever:
-// one error names the projection, the event and its position, /healthz answers 503 with them, and
+// one error names the projection, the event and its position, /healthz answers 503 naming the
+// projection and the event's type (public: no position), and
 // they are recorded in MongoDB for `projections status` (PROJECTOR_STATE). The read models stay at
 // the event before; a restart of the projector (once the projection or the data is fixed) retries.
 import type { Clock } from '../core/clock';

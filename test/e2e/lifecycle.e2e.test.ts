@@ -32,6 +32,18 @@ test('600/min by default; over the budget 429 RATE_LIMITED with x-ratelimit-rese
   }
 });
 
+test('/healthz is public and says only that the process serves: not how many events the platform holds', async () => {
+  const svc = await startTestService({ bootstrap });
+  try {
+    const res = await svc.api('GET', '/healthz');
+    assert.is(res.status, 200);
+    // It answered read_models_position, the log's position: a count of every restaurant's events.
+    assert.equal(res.body, { status: 'ok', store: 'embedded' });
+  } finally {
+    await svc.close();
+  }
+});
+
 test('TEST_CLOCK=true exposes POST /__test/clock; otherwise the route does not exist', async () => {
   const off = await startTestService({ bootstrap });
   try {

@@ -135,7 +135,9 @@ export function metaRoutes(all: () => AnyRoute[]): AnyRoute[] {
       path: '/healthz',
       absolute: true,
       operationId: 'getHealth',
-      summary: 'Liveness and read-model position (load balancers, container health checks)',
+      summary: 'Liveness (load balancers, container health checks)',
+      description:
+        "200 while this process serves; 503 (`details.reason` `PROJECTOR_STOPPED`) when its projector stopped on a write the document store refuses for good. Public, so it says nothing of the data: the read models' checkpoints and the head of the log (how many events the whole platform holds) are for operators, in `npm run cli -- projections status`.",
       tag: 'Meta',
       access: PUBLIC,
       responses: {
@@ -143,37 +145,38 @@ export function metaRoutes(all: () => AnyRoute[]): AnyRoute[] {
           description: 'The process serves requests',
           schema: described({
             type: 'object',
-            required: ['status', 'store', 'read_models_position'],
+            required: ['status', 'store'],
             properties: {
               status: { type: 'string', enum: ['ok'] },
               store: { type: 'string', enum: ['embedded', 'eventstoredb'] },
-              read_models_position: { type: 'string', nullable: true },
             },
           }),
-          example: { status: 'ok', store: 'embedded', read_models_position: '1842' },
+          example: { status: 'ok', store: 'embedded' },
         },
       },
       handler: ({ rt }) => {
         const halted = rt.projections.halted;
-        const body = {
-          status: 'ok',
-          store: rt.config.store,
-          read_models_position: rt.projections.position?.toString() ?? null,
-        };
+        const body = { status: 'ok', store: rt.config.store };
         if (!halted) return { body };
         // A projector stopped on a write the store refuses for good (src/projection/follow.ts): the
-        // container turns unhealthy, and the answer says where (503 in the envelope, as a full disk).
+        // container turns unhealthy, and the answer says which projection and event type. The route is
+        // public: no position (the count of the whole platform's events), no event id, and the error's
+        // name only (the store's message can quote a document); the log and `projections status` have
+        // them whole.
         throw new ApiError(
           503,
           'INTERNAL_ERROR',
-          `The projector of this process has stopped: the document store refuses projection ${halted.projection ?? '?'}'s write of event ${halted.event_type ?? '?'} at position ${halted.position ?? '?'}, whatever the retry. The read models stay before it; fix the projection or the document, then restart the projector.`,
+          `The projector of this process has stopped: the document store refuses projection ${halted.projection ?? '?'}'s write of an event ${halted.event_type ?? '?'}, whatever the retry. The read models stay before it; see \`projections status\`, fix the projection or the document, then restart the projector.`,
           {
             reason: 'PROJECTOR_STOPPED',
             store: body.store,
-            read_models_position: body.read_models_position,
-            // The store's message can quote the document (values of a read model): /healthz is
-            // unauthenticated, so it gives the error's name only; the log and projections status have it whole.
-            projector: { state: 'stopped', ...halted, error: halted.error.split(':', 1)[0] },
+            projector: {
+              state: 'stopped',
+              projection: halted.projection,
+              event_type: halted.event_type,
+              at: halted.at,
+              error: halted.error.split(':', 1)[0],
+            },
           },
         );
       },

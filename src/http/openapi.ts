@@ -173,7 +173,12 @@ export function generateOpenApi(routes: AnyRoute[], baseUrl: string): Record<str
     if (r.hidden) continue;
     const path = fullPath(r);
     const metered = path.startsWith(API_PREFIX) || Boolean(r.limit);
-    if (!metered) shared(405, false);
+    if (!metered && !r.methodNotAllowed) shared(405, false);
+    if (r.methodNotAllowed)
+      responseComponents[`MethodNotAllowed${r.methodNotAllowed.name}`] ??= response(
+        r.methodNotAllowed.doc,
+        false,
+      );
     // Every operation may meet a full disk (a read too: a key made on first use, a credential's use noted).
     const errors = new Set<number>([500, 503, ...(r.errors ?? [])]);
     // Every operation refuses a query parameter it does not declare, so every one can answer 400.
@@ -243,7 +248,7 @@ export function generateOpenApi(routes: AnyRoute[], baseUrl: string): Record<str
         'Every response carries x-request-id (equal to error.request_id); under /api/partner/v1 every response also carries ' +
         'x-ratelimit-limit and x-ratelimit-remaining, and a 429 adds x-ratelimit-reset (epoch ms) and retry-after (seconds). ' +
         'A path this document does not list answers 404 RESOURCE_NOT_FOUND in the envelope, its message naming the route most likely meant (a missing /api/partner/v1 prefix, a singular for a plural…) when one is close. HEAD is answered as GET, without the body. ' +
-        'OPTIONS (no CORS preflight is served) and any other method a path does not answer get 405 with an allow header (components.responses.MethodNotAllowed). ' +
+        'OPTIONS (no CORS preflight is served) and any other method a path does not answer get 405 with an allow header (components.responses.MethodNotAllowed; on the OAuth token and revocation endpoints an RFC 6749 body, components.responses.MethodNotAllowedOAuth). ' +
         'Every answer is JSON (application/json; charset=utf-8), whatever the Accept header asks for. ' +
         `A request line and headers past ${maxHeaderSize} bytes (a long query string) answer 431 in the envelope. ` +
         'A request body is a JSON object in UTF-8 (Content-Type: application/json), naming each property once per object, uncompressed or with Content-Encoding gzip, deflate or br. ' +

@@ -119,6 +119,11 @@ export interface RouteDef<
    * bodies for the OAuth token endpoint. Gets whatever was thrown (ApiError or not).
    */
   renderError?: (err: unknown, req: { rt: Runtime; ctx: Context; requestId: string }) => RouteResult;
+  /**
+   * With `renderError`: how the route's path answers a method it does not declare (405, rendered by
+   * `renderError`), documented as `components.responses.MethodNotAllowed<name>`.
+   */
+  methodNotAllowed?: { name: string; doc: ResponseDoc };
   handler: (
     req: RouteRequest<
       P extends AnySchema ? Infer<P> : Record<string, never>,

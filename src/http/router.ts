@@ -104,7 +104,13 @@ export function createDispatcher<R>(
         ? ' (no CORS preflight is served: call the API from your server, where the token stays secret)'
         : '';
     if (allow)
-      throw new ApiError(405, 'VALIDATION_ERROR', `${ctx.method} is not allowed here${why}; use ${allow}`);
+      throw new ApiError(
+        405,
+        'VALIDATION_ERROR',
+        `${ctx.method} is not allowed here${why}; use ${allow}`,
+        undefined,
+        { allow },
+      );
     // allowedMethods answers OPTIONS on any path with `Allow` (empty where nothing is allowed): a 404
     // lists no methods.
     ctx.remove('allow');

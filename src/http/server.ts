@@ -98,6 +98,13 @@ export function createApp(rt: Runtime, routes: AnyRoute[], lifecycle: Lifecycle 
     );
   };
 
+  // A method a path does not answer (405) is refused before any route runs: answered in the format of
+  // the routes of that path when they have their own (the OAuth endpoints' RFC 6749 bodies, the pages').
+  const ownErrorsByPath = new Map<string, NonNullable<AnyRoute['renderError']>>();
+  for (const route of routes)
+    if (route.renderError && !fullPath(route).includes('{'))
+      ownErrorsByPath.set(fullPath(route), route.renderError);
+
   const dispatch = createDispatcher(
     routes.map((route) => ({ method: route.method, path: fullPath(route), route })),
     (route, ctx, path, params) => {
@@ -149,6 +156,9 @@ export function createApp(rt: Runtime, routes: AnyRoute[], lifecycle: Lifecycle 
       // the pages answer: an HTML page with their headers (CSP, no framing), not the API's JSON.
       const own =
         (ctx.state.route as AnyRoute | undefined)?.renderError ??
+        (path !== null && failure instanceof ApiError && failure.status === 405
+          ? ownErrorsByPath.get(path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path)
+          : undefined) ??
         (path !== null && PAGE_PATHS.test(path) ? renderMissingPage : undefined);
       if (own) sendOwnError(ctx, own, failure, rt, requestId);
       else sendError(ctx, failure, requestId);

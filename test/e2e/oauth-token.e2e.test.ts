@@ -372,6 +372,33 @@ t(
   },
 );
 
+t(
+  'another method on the token or revocation endpoint: 405 with Allow: POST, an RFC 6749 body, no-store',
+  async ({ svc }) => {
+    // It answered the partner API's envelope ({"error": {"code": "VALIDATION_ERROR", …}}), which an OAuth
+    // client reads as an object where the spec's `error` string is, and without Cache-Control.
+    for (const path of ['/api/oauth/token', '/api/oauth/revoke'])
+      for (const method of ['GET', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD']) {
+        // svc.api holds the answer to the document's components.responses.MethodNotAllowedOAuth.
+        const res = await svc.api(method, path);
+        const what = `${method} ${path}`;
+        assert.is(res.status, 405, what);
+        assert.is(res.headers.get('allow'), 'POST', what);
+        assert.is(res.headers.get('cache-control'), 'no-store', what);
+        assert.is(res.headers.get('pragma'), 'no-cache', what);
+        assert.ok(res.headers.get('x-request-id'), what);
+        if (method === 'HEAD') continue;
+        assert.is(res.body.error, 'invalid_request', what);
+        assert.match(res.body.error_description, `${method} is not allowed here`);
+        assert.match(res.body.error_description, 'use POST');
+      }
+    // The partner API's 405 keeps its envelope.
+    const partner = await svc.api('DELETE', '/me');
+    assert.is(partner.status, 405);
+    assert.is(partner.body.error.code, 'VALIDATION_ERROR');
+  },
+);
+
 t('metadata (RFC 8414) names the endpoints, S256 and the client authentication methods', async ({ svc }) => {
   const res = await svc.api('GET', `${svc.url}/.well-known/oauth-authorization-server`);
   assert.is(res.status, 200);

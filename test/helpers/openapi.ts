@@ -165,7 +165,13 @@ export class OpenApiChecker {
     const base =
       res.status === 405 ? 'MethodNotAllowed' : res.status === 429 && metered ? 'TooManyRequests' : null;
     if (!base) throw new Error(`${method} ${template} is not an operation, yet answered ${res.status}`);
-    const name = metered ? base : `${base}NoRateLimit`;
+    // The OAuth token and revocation endpoints answer their 405 as an RFC 6749 body (not rate-limited).
+    const name =
+      template.startsWith('/api/oauth/') && res.status === 405
+        ? 'MethodNotAllowedOAuth'
+        : metered
+          ? base
+          : `${base}NoRateLimit`;
     const key = `unrouted ${name}`;
     let compiled = this.cache.get(key);
     if (!compiled) {
@@ -173,6 +179,11 @@ export class OpenApiChecker {
       if (!response) throw new Error(`components.responses.${name} is not documented`);
       compiled = this.compile(response);
       this.cache.set(key, compiled);
+    }
+    if (method === 'HEAD') {
+      if (res.text !== '')
+        throw new Error(`HEAD ${template} ${res.status} has a body: ${res.text.slice(0, 200)}`);
+      compiled = { ...compiled, body: null, codes: null };
     }
     this.apply(`${method} ${template} ${res.status}`, compiled, res);
   }

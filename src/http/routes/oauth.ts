@@ -190,6 +190,15 @@ const OAUTH_CLIENT_LIMIT = {
 };
 
 const renderError = (err: unknown, { requestId }: { requestId: string }) => oauthErrorResult(err, requestId);
+/** Any other method on the token and revocation endpoints (GET /api/oauth/token): an RFC 6749 body too. */
+const methodNotAllowed = {
+  name: 'OAuth',
+  doc: oauthError(
+    'invalid_request: the endpoint answers POST only (`allow: POST`)',
+    { error: 'invalid_request', error_description: 'GET is not allowed here; use POST' },
+    { allow: ref('Allow') },
+  ),
+};
 const FORM_AND_JSON = ['application/x-www-form-urlencoded', 'application/json'];
 
 export const oauthRoutes: AnyRoute[] = [
@@ -242,7 +251,7 @@ export const oauthRoutes: AnyRoute[] = [
       'A code is valid 5 minutes and once: a second presentation is refused and revokes the token it issued. ' +
       'The access token is a partner API key for one restaurant with exactly the consented scopes; it does not expire and has no refresh token. ' +
       'At most 3 tokens stay active per restaurant and application: a fourth revokes the oldest (and deletes the webhook endpoints it created). ' +
-      'Errors are RFC 6749 §5.2 bodies. Rate limit: OAUTH_TOKEN_RATE_LIMIT_PER_MINUTE (60) per IP.',
+      'Errors are RFC 6749 §5.2 bodies, a method other than POST too (405 `invalid_request` with `allow: POST`). Rate limit: OAUTH_TOKEN_RATE_LIMIT_PER_MINUTE (60) per IP.',
     tag: 'OAuth',
     access: PUBLIC,
     ownErrors: true,
@@ -283,6 +292,7 @@ export const oauthRoutes: AnyRoute[] = [
       ...commonErrors('token'),
     },
     renderError,
+    methodNotAllowed,
     handler: async ({ rt, ctx, body, requestId }) => {
       refuseRepeatedJson(ctx, TOKEN_PARAMETERS);
       const app = await client(rt, ctx, body);
@@ -331,6 +341,7 @@ export const oauthRoutes: AnyRoute[] = [
     description:
       'Form-urlencoded (JSON accepted): `token`, and the same client authentication as the token endpoint. ' +
       'Answers 200 for an unknown or already revoked token too; a token of another application is left alone. Revoking deletes the webhook endpoints the token created. ' +
+      'Errors are RFC 6749 §5.2 bodies, a method other than POST too (405 `invalid_request` with `allow: POST`). ' +
       "Rate limit: the token endpoint's (OAUTH_TOKEN_RATE_LIMIT_PER_MINUTE per IP, one budget for both).",
     tag: 'OAuth',
     access: PUBLIC,
@@ -349,6 +360,7 @@ export const oauthRoutes: AnyRoute[] = [
       ...commonErrors('revoke'),
     },
     renderError,
+    methodNotAllowed,
     handler: async ({ rt, ctx, body, requestId }) => {
       refuseRepeatedJson(ctx, REVOKE_PARAMETERS);
       const app = await client(rt, ctx, body);

@@ -62,7 +62,9 @@ async function main(args: string[]): Promise<number> {
   const config = loadConfig();
   for (const w of config.warnings) console.error(`warning: ${w}`);
   const rt = await createRuntime(config, {
-    logger: createLogger(process.env.LOG_LEVEL ?? 'warn'),
+    // LOG_LEVEL as loadConfig read it (checked; set but empty is the default): pino refused "" with
+    // "default level: must be included in custom levels". Unset, the CLI logs warnings only.
+    logger: createLogger(process.env.LOG_LEVEL ? config.logLevel : 'warn'),
     ...(command.readModels === false ||
     (typeof command.readModels === 'function' && !command.readModels(values))
       ? { projections: [] }

@@ -59,4 +59,15 @@ test('`help` is --help, and a group name with --help lists that group only', asy
   }
 });
 
+test('LOG_LEVEL set but empty (`LOG_LEVEL=` in an env file) is its default, as for the server', async () => {
+  // The CLI passed "" to pino, which refused it: every command failed with "default level: must be
+  // included in custom levels".
+  const run = await runCli(svc, ['restaurants', 'list'], { LOG_LEVEL: '' });
+  assert.is(run.code, 0, run.stderr);
+  assert.is(run.stderr, '');
+  const bad = await runCli(svc, ['restaurants', 'list'], { LOG_LEVEL: 'verbose' });
+  assert.is(bad.code, 1);
+  assert.match(bad.stderr, 'LOG_LEVEL must be one of');
+});
+
 test.run();

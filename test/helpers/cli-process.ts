@@ -13,11 +13,17 @@ export interface CliRun {
 }
 
 /** Runs `npm run cli -- …args` (without npm); a run past 60 s is killed, so a hang fails instead of stalling uvu. */
-export function runCli(svc: TestService, args: string[]): Promise<CliRun> {
+export function runCli(svc: TestService, args: string[], env: Record<string, string> = {}): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
       cwd: root,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: svc.dataDir, LOG_LEVEL: 'silent' },
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        DATA_DIR: svc.dataDir,
+        LOG_LEVEL: 'silent',
+        ...env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

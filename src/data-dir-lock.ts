@@ -4,11 +4,14 @@
 // an exclusive SQLite lock on DATA_DIR/server.lock while it runs; the operator's CLI takes none and
 // runs beside it. The lock is the operating system's (POSIX advisory), so it goes with the process,
 // however the process ends (a SIGKILL leaves nothing to clean up).
-import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { DATA_DIR_MODE } from './core/data-dir-mode';
 import { fullDisk } from './damaged-files';
+import { VERSIONS_STATUS_FILE } from './projection/versions';
+import { SECRETS_KEY_FILE } from './secrets';
+import { CHECKPOINT_FILE } from './webhooks/checkpoint-file';
 
 export const LOCK_FILE = 'server.lock';
 
@@ -36,6 +39,39 @@ export function writableDataDir(dir: string): void {
     throw new DataDirError(
       `DATA_DIR ${dir} is not writable (${why}): the server and the CLI write the event log and keys there`,
     );
+  }
+  checkDataDirFiles(dir);
+}
+
+/** The files the server and the CLI keep in DATA_DIR. */
+const DATA_DIR_FILES = [
+  'events.sqlite',
+  'keys.sqlite',
+  SECRETS_KEY_FILE,
+  LOCK_FILE,
+  CHECKPOINT_FILE,
+  VERSIONS_STATUS_FILE,
+];
+
+/**
+ * Each of DATA_DIR's files, where one exists, is a file: a directory in its place (what `docker run -v
+ * ./events.sqlite:/data/events.sqlite` makes of a host file that is missing) failed the start with
+ * SQLite's "unable to open database file" or "EISDIR", naming neither, or, for the publisher's checkpoint,
+ * kept the publisher restarting forever while the server answered as healthy.
+ */
+function checkDataDirFiles(dir: string): void {
+  for (const name of DATA_DIR_FILES) {
+    const file = join(dir, name);
+    let isFile: boolean;
+    try {
+      isFile = statSync(file).isFile();
+    } catch {
+      continue; // missing (made when needed), or a dangling link: what opens it says so
+    }
+    if (!isFile)
+      throw new DataDirError(
+        `${file} is not a file (a directory or a device): Couvert keeps its ${name} there. Move it away (if it is a directory a volume mount made, mount DATA_DIR itself instead) and start again; nothing was written`,
+      );
   }
 }
 
@@ -100,9 +136,16 @@ export function lockDataDir(dir: string): () => void {
     db.close();
     const full = fullDisk(err, dir);
     if (full) throw new DataDirError(full.message);
-    if ((err as { code?: string }).code === 'SQLITE_BUSY')
+    const code = (err as { code?: string }).code;
+    if (code === 'SQLITE_BUSY')
       throw new DataDirInUseError(
         `DATA_DIR ${dir} is in use by another Couvert server (it holds ${join(dir, LOCK_FILE)}): stop it first or use another DATA_DIR (the CLI, npm run cli, runs beside a server)`,
+      );
+    // The lock file holds nothing but the holder's pid: damaged, it is named (SQLite said only "file is
+    // not a database"), and the operator, who knows whether a server runs, removes it.
+    if (code?.startsWith('SQLITE_NOTADB') || code?.startsWith('SQLITE_CORRUPT'))
+      throw new DataDirError(
+        `${join(dir, LOCK_FILE)} is damaged (SQLite says: ${(err as Error).message}): it is the server's lock and holds no data. Once no Couvert server runs on DATA_DIR ${dir}, delete it and start again`,
       );
     throw err;
   }

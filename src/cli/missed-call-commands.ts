@@ -5,10 +5,9 @@ import {
   loadSettings,
   type MissedCallSettings,
 } from '../../commands/missed-calls/settings';
-import { loadRestaurant } from '../../commands/restaurants/handler';
 import { listCallsForOperator, listMessages, presentCall } from '../../queries/missed-calls';
 import { operatorMeta } from '../core/command-meta';
-import { ApiError, type Issue, notFound } from '../core/errors';
+import { ApiError, type Issue } from '../core/errors';
 import {
   type CliContext,
   CliUsageError,
@@ -17,6 +16,7 @@ import {
   rejectUnknownFlags,
   requireFlag,
 } from './registry';
+import { restaurantFlag } from './restaurant-flag';
 
 const meta = operatorMeta('cli');
 
@@ -25,12 +25,6 @@ function limitFlag(ctx: CliContext): number {
   if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > 10_000)
     throw new CliUsageError('--limit takes an integer from 1 to 10000');
   return Number(raw);
-}
-
-async function restaurantFlag(ctx: CliContext): Promise<string> {
-  const id = requireFlag(ctx, 'restaurant');
-  if (!(await loadRestaurant(ctx.rt, id)).exists) throw notFound(`restaurant ${id}`);
-  return id;
 }
 
 /** `none` clears a setting. */

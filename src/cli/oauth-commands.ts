@@ -22,6 +22,7 @@ import {
   rejectUnknownFlags,
   requireFlag,
 } from './registry';
+import { restaurantFlag } from './restaurant-flag';
 
 const meta = operatorMeta('cli');
 const list = (v: string) =>
@@ -190,7 +191,7 @@ export function registerOAuthCommands(): void {
     usage: '--restaurant rest_x [--json]',
     async run(ctx) {
       rejectUnknownFlags(ctx, ['restaurant', 'json']);
-      const id = requireFlag(ctx, 'restaurant');
+      const id = await restaurantFlag(ctx);
       const rows = await listConnections(ctx.rt.docs, id);
       if (boolFlag(ctx, 'json') === true) {
         for (const c of rows) ctx.out(JSON.stringify(c));
@@ -219,7 +220,7 @@ export function registerOAuthCommands(): void {
     usage: '--restaurant rest_x --client-id app_x',
     async run(ctx) {
       rejectUnknownFlags(ctx, ['restaurant', 'client-id']);
-      const restaurant = requireFlag(ctx, 'restaurant');
+      const restaurant = await restaurantFlag(ctx);
       const clientId = requireFlag(ctx, 'client-id');
       const out = await disconnectApplication(ctx.rt, restaurant, clientId, meta);
       await ctx.rt.settle(out.position);

@@ -7,6 +7,7 @@ import { SCOPES } from '../core/scopes';
 import { registerReadModelCommands } from './read-models-commands';
 import { CliUsageError, optionalFlag, registerCliCommand, rejectUnknownFlags, requireFlag } from './registry';
 import { registerRestaurantCommands } from './restaurant-commands';
+import { optionalRestaurantFlag } from './restaurant-flag';
 
 const meta = operatorMeta('cli');
 
@@ -47,7 +48,7 @@ export function registerPlatformCommands(): void {
       '[--restaurant rest_x]   (columns: id, restaurant, type, hint, state, last used (hour resolution) or -, name, scopes)',
     flags: ['restaurant'],
     async run(ctx) {
-      for (const k of await listKeys(ctx.rt.docs, optionalFlag(ctx, 'restaurant')))
+      for (const k of await listKeys(ctx.rt.docs, await optionalRestaurantFlag(ctx)))
         ctx.out(
           `${k._id}\t${k.restaurant_id}\t${k.type}\t…${k.token_hint}\t${k.revoked_at ? `REVOKED ${k.revoked_at}` : 'active'}\t${k.last_used_at ?? '-'}\t${k.name}\t${k.scopes.join(',')}`,
         );

@@ -6,6 +6,7 @@ import { WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../../projections/we
 import { getDelivery, getEndpoint, listDeliveries, listEndpoints } from '../../queries/webhooks';
 import { operatorMeta } from '../core/command-meta';
 import { CliUsageError, optionalFlag, registerCliCommand, rejectUnknownFlags, requireFlag } from './registry';
+import { optionalRestaurantFlag } from './restaurant-flag';
 
 const meta = operatorMeta('cli');
 const ANY = { restaurantId: null, owner: null };
@@ -27,7 +28,7 @@ export function registerWebhookCommands(): void {
       await ctx.rt.refresh();
       const { items } = await listEndpoints(
         ctx.rt.docs,
-        { restaurantId: optionalFlag(ctx, 'restaurant') ?? null, owner: null },
+        { restaurantId: (await optionalRestaurantFlag(ctx)) ?? null, owner: null },
         { page: 1, perPage: 10_000 },
       );
       for (const e of items)

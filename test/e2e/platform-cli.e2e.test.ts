@@ -50,6 +50,15 @@ t('usage errors exit non-zero with a clear message and append nothing', async ({
       ['restaurants', 'update', '--id', 'rest_nope', '--name', 'N'],
       /^error: restaurant rest_nope not found$/m,
     ],
+    // A list filtered on a mistyped restaurant answered nothing, exit 0 ("no keys"); a disconnect said
+    // the application "had no active token" there.
+    [['keys', 'list', '--restaurant', 'rest_nope'], /^error: restaurant rest_nope not found$/m],
+    [['webhooks', 'endpoints', '--restaurant', 'rest_nope'], /^error: restaurant rest_nope not found$/m],
+    [['connections', 'list', '--restaurant', 'rest_nope'], /^error: restaurant rest_nope not found$/m],
+    [
+      ['connections', 'disconnect', '--restaurant', 'rest_nope', '--client-id', 'app_x'],
+      /^error: restaurant rest_nope not found$/m,
+    ],
     [create, /^error: --country, --timezone, --currency are required$/m],
     [withProfile({ country: 'France' }), /^ {2}--country: country_code must be an ISO 3166-1 alpha-2 code/m],
     [withProfile({ timezone: 'Mars/Olympus' }), /^ {2}--timezone: timezone must be an IANA time zone/m],

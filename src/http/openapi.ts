@@ -179,7 +179,7 @@ export function generateOpenApi(routes: AnyRoute[], baseUrl: string): Record<str
         r.methodNotAllowed.doc,
         false,
       );
-    // Every operation may meet a full disk (a read too: a key made on first use, a credential's use noted).
+    // Every operation may meet a full disk (a read too: a credential's use noted).
     const errors = new Set<number>([500, 503, ...(r.errors ?? [])]);
     // Every operation refuses a query parameter it does not declare, so every one can answer 400.
     errors.add(400);

@@ -4,7 +4,8 @@
 // The reservations projection calls this on CustomerDeleted; idempotent through each document's _pos.
 //
 // A field is sealed with the key of the reservation's customer *when it is written*; it stays in
-// that customer's box after the reservation changes hands unless the change restates it
+// that customer's box after the reservation changes hands unless the change restates it (the rule,
+// shared with the sealing layer: src/privacy/reservation-text-owners.ts)
 // (commands/reservations/decide-update.ts restates the guest text when another customer takes the
 // reservation, not when it loses its customer, and never the feedback). So a document keeps, beside
 // the snapshot, `text_owners`: for each such field whose box is not the current customer's, whose it
@@ -13,10 +14,19 @@
 // those `text_owners` gives to X on anyone's. Documents written before these fields (no
 // `text_owners`) are blanked whole when they are X's, as before.
 
-import type { Feedback, ReservationSnapshot, ReservationStatus } from '../commands/reservations/events';
-import { CANCELED_STATUSES, evolveReservation, initialReservation } from '../commands/reservations/evolve';
+import type { Feedback, ReservationSnapshot } from '../commands/reservations/events';
+import { evolveReservation, initialReservation } from '../commands/reservations/evolve';
 import type { DocumentStore } from '../src/ports/document-store';
 import { positionToString, type RecordedEvent } from '../src/ports/event-store';
+import {
+  foldTextOwners,
+  NO_TEXT_OWNERS,
+  otherOwnerIds,
+  TEXT_FIELDS,
+  type TextField,
+  type TextOwnerMap,
+  type TextOwnerState,
+} from '../src/privacy/reservation-text-owners';
 import { RESERVATIONS, type ReservationDoc } from './reservations';
 
 /** The reservation fields a guest wrote, as they read once erased. */
@@ -28,60 +38,27 @@ export const ERASED_RESERVATION_FIELDS = {
 } as const;
 
 /** The sealed fields a document tracks the box of (the feedback's comment and answer: `feedback`). */
-export type TextField = keyof typeof ERASED_RESERVATION_FIELDS | 'feedback';
-const TEXT_FIELDS: readonly TextField[] = [
-  ...(Object.keys(ERASED_RESERVATION_FIELDS) as TextField[]),
-  'feedback',
-];
+export type { TextField } from '../src/privacy/reservation-text-owners';
 
 /** Which customer's box holds each field, where it is not the reservation's current customer. */
-export type TextOwners = Partial<Record<TextField, string | null>>;
-
-/** The fields this event writes (sealed with the key of the reservation's customer after it). */
-function fieldsWritten(event: RecordedEvent): readonly TextField[] {
-  const d = event.data as Record<string, unknown>;
-  switch (event.type) {
-    case 'ReservationCreated':
-      return TEXT_FIELDS;
-    case 'ReservationUpdated': {
-      const changes = (d.changes ?? {}) as Record<string, unknown>;
-      return TEXT_FIELDS.filter((f) => Object.hasOwn(changes, f));
-    }
-    case 'ReservationStatusChanged': // evolve sets the reason on these statuses only
-      return CANCELED_STATUSES.includes(d.to as ReservationStatus) || d.to === 'REJECTED'
-        ? ['cancellation_reason']
-        : [];
-    case 'ReservationFeedbackRecorded':
-      return ['feedback'];
-    default:
-      return [];
-  }
-}
+export type TextOwners = TextOwnerMap;
 
 /**
  * `text_owners` and `text_owner_ids` of the document after `event`, or null when every field is in
- * the current customer's boxes. `before`: the document before it (null on creation).
+ * the current customer's boxes. `before`: the document before it (null on creation). The rule is the
+ * sealing layer's (src/privacy/reservation-text-owners.ts), folded over the opened event.
  */
 export function textOwners(
   before: ReservationDoc | null,
-  after: ReservationSnapshot,
   event: RecordedEvent,
 ): { byField: TextOwners; ids: string[] } | null {
-  const now = after.customer_id ?? null;
-  const was = before ? (before.customer_id ?? null) : now;
-  const known = (before?.text_owners ?? {}) as TextOwners;
-  const written = new Set(fieldsWritten(event));
-  const byField: TextOwners = {};
-  let any = false;
-  for (const f of TEXT_FIELDS) {
-    const owner = written.has(f) ? now : Object.hasOwn(known, f) ? (known[f] ?? null) : was;
-    if (owner === now) continue;
-    byField[f] = owner;
-    any = true;
-  }
-  if (!any) return null;
-  const ids = [...new Set(Object.values(byField).filter((c): c is string => typeof c === 'string'))].sort();
-  return { byField, ids };
+  const state: TextOwnerState =
+    before === null
+      ? NO_TEXT_OWNERS
+      : { customer: before.customer_id ?? null, owners: (before.text_owners ?? {}) as TextOwners };
+  const next = foldTextOwners(state, event.type, event.data);
+  if (Object.keys(next.owners).length === 0) return null;
+  return { byField: next.owners, ids: otherOwnerIds(next) };
 }
 
 export async function eraseCustomerReservations(event: RecordedEvent, docs: DocumentStore): Promise<void> {
@@ -143,7 +120,7 @@ export function textOwnersAt(
     if (e.revision > upTo) break;
     state = evolveReservation(state, e);
     if (!state.r) continue;
-    const owners = textOwners(doc, state.r, e);
+    const owners = textOwners(doc, e);
     doc = { ...(state.r as ReservationDoc), ...(owners ? { text_owners: owners.byField } : {}) };
     if (!owners) delete doc.text_owners;
   }

@@ -109,7 +109,7 @@ export const reservationsProjectionV1: Projection = {
           : `${state.r.service_date}|${start}|${id}`,
       _pos: pos,
     };
-    const owners = textOwners(current, state.r, event);
+    const owners = textOwners(current, event);
     if (owners) {
       doc.text_owners = owners.byField;
       doc.text_owner_ids = owners.ids;

@@ -9,6 +9,7 @@
 // of its own (sealing-event-store.ts says why erasure still finds that key).
 import { createCipheriv, createDecipheriv, hkdfSync } from 'node:crypto';
 import { randomView } from '../core/random-pool';
+import { RESERVATION_TEXT, type TextOwnerMap } from './reservation-text-owners';
 
 /**
  * IVs come from the shared pool of random bytes (src/core/random-pool.ts: randomBytes(12) per event
@@ -20,7 +21,7 @@ const nextIv = (): Buffer => randomView(12);
 /** A customer's profile fields that are personal. */
 const PROFILE = ['name', 'email', 'phone_number', 'note', 'custom_fields', 'tags'] as const;
 /** What a guest (or a partner about the guest) wrote on a reservation. */
-const RESERVATION = ['allergies', 'custom_message', 'metadata', 'cancellation_reason'] as const;
+const RESERVATION = RESERVATION_TEXT;
 
 /**
  * Which objects ("" is the data itself) of which events hold which personal fields. Customer events
@@ -195,62 +196,6 @@ export function otherSubjects(
     return customers.length === 0 ? [] : [{ customers, paths: ['payloads'], joint: customer !== null }];
   }
   return [];
-}
-
-/** Reservation text field → the customer whose box holds it (null: written in clear, nobody's). */
-export type TextOwnerMap = Record<string, string | null>;
-/** A reservation stream folded for its text's owners (foldTextOwners). */
-export interface TextOwnerState {
-  customer: string | null;
-  owners: TextOwnerMap;
-}
-export const NO_TEXT_OWNERS: TextOwnerState = { customer: null, owners: {} };
-
-/** The dotted paths a stored event's boxes hold (its own and the others'), empty in clear. */
-function boxedPaths(data: Record<string, unknown>): string[] {
-  const sealed = data.sealed;
-  if (!isObject(sealed) || !Array.isArray(sealed.paths)) return [];
-  const out = sealed.paths.filter((p): p is string => typeof p === 'string');
-  if (Array.isArray(sealed.more))
-    for (const b of sealed.more)
-      if (isObject(b) && Array.isArray(b.paths))
-        for (const p of b.paths) if (typeof p === 'string') out.push(p);
-  return out;
-}
-
-/**
- * The reservation's customer and whose box holds each text field after this event of its stream
- * (pure; the event sealed, erased or in clear): a field is sealed with the key of the reservation's
- * customer when the event writes it, and stays in that box when the reservation later changes hands
- * or loses its customer. What seals a ReservationUpdated's `previous` values (otherSubjects).
- */
-export function foldTextOwners(state: TextOwnerState, type: string, data: unknown): TextOwnerState {
-  if (!isObject(data)) return state;
-  if (type === 'ReservationCreated') {
-    const r = isObject(data.reservation) ? data.reservation : {};
-    const c = typeof r.customer_id === 'string' ? r.customer_id : null;
-    return { customer: c, owners: Object.fromEntries(RESERVATION.map((f) => [f, c])) };
-  }
-  if (type === 'ReservationUpdated') {
-    const changes = isObject(data.changes) ? data.changes : {};
-    const customer = Object.hasOwn(changes, 'customer_id')
-      ? typeof changes.customer_id === 'string'
-        ? changes.customer_id
-        : null
-      : state.customer;
-    const boxed = boxedPaths(data);
-    const owners = { ...state.owners };
-    for (const f of RESERVATION)
-      if (Object.hasOwn(changes, f) || boxed.includes(`changes.${f}`)) owners[f] = customer;
-    return { customer, owners };
-  }
-  if (type === 'ReservationStatusChanged') {
-    // evolve sets the reason on the canceled and rejected statuses only.
-    const to = data.to;
-    if (typeof to === 'string' && (to.startsWith('CANCELED') || to === 'REJECTED'))
-      return { customer: state.customer, owners: { ...state.owners, cancellation_reason: state.customer } };
-  }
-  return state;
 }
 
 /** Whether a ReservationUpdated (not sealed yet) restates text in `previous` (otherSubjects looks). */

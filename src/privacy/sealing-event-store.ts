@@ -70,18 +70,24 @@ import {
   parseLinkMember,
 } from './number-keys';
 import {
+  foldTextOwners,
+  NO_TEXT_OWNERS,
+  ownerOf,
+  TEXT_FIELDS,
+  type TextOwnerMap,
+  type TextOwnerState,
+} from './reservation-text-owners';
+import {
   customerSubject,
   eraseClearData,
   erasedCopy,
   erasePaths,
-  foldTextOwners,
   hasPersonalFields,
   hasPreviousText,
   isSealed,
   isSealedType,
   kidSubject,
   moreSubjects,
-  NO_TEXT_OWNERS,
   type OwnerKey,
   openData,
   openMore,
@@ -97,8 +103,6 @@ import {
   sealedKid,
   sealFields,
   sealSplit,
-  type TextOwnerMap,
-  type TextOwnerState,
 } from './seal';
 
 /** How long an opened key is trusted before it is looked up again (another process may erase it). */
@@ -1032,7 +1036,13 @@ export class SealingEventStore implements EventStore {
     let now = state;
     for (const e of events) {
       if (typeof e !== 'object' || e === null || !isObject(e.data)) continue;
-      if (hasPreviousText(e.type, e.data)) this.previousOwners.set(e.data, now.owners);
+      if (hasPreviousText(e.type, e.data)) {
+        // Every field named (a field the state leaves out is its customer's); nothing folded (no
+        // creation read): none, so otherSubjects gives the text to the previous customer.
+        const owners: TextOwnerMap = {};
+        if (now !== NO_TEXT_OWNERS) for (const f of TEXT_FIELDS) owners[f] = ownerOf(now, f);
+        this.previousOwners.set(e.data, owners);
+      }
       now = foldTextOwners(now, e.type, e.data);
     }
   }

@@ -59,6 +59,10 @@ export type SendResult =
       kind: RefusalKind;
       /** The provider's error code when it gave one (131026, 190…). */
       code: string | null;
+      /**
+       * Kept in the log in clear (`MessageFailed.error`): the adapter's own words (an HTTP status,
+       * the provider's codes), never the provider's free text, which may echo the number or message.
+       */
       message: string;
     }
   | {

@@ -28,6 +28,7 @@
 
 import { missedCallStream } from '../../commands/missed-calls/events';
 import { upcastOccurredAt } from '../../commands/missed-calls/legacy-occurred-at';
+import { upcastProviderError } from '../../commands/missed-calls/legacy-provider-errors';
 import { upcastLegacyInstants } from '../../commands/reservations/legacy-instants';
 import { BoundedCache, trimOldest } from '../core/bounded-map';
 import { deterministicUuid } from '../core/ids';
@@ -1388,7 +1389,8 @@ function opening(
  * (commands/reservations/legacy-instants.ts), missed calls' occurred_at outside years 0001-9998
  * (commands/missed-calls/legacy-occurred-at.ts). The same object when nothing changes.
  */
-const upcastLegacy = (e: RecordedEvent): RecordedEvent => upcastOccurredAt(upcastLegacyInstants(e));
+const upcastLegacy = (e: RecordedEvent): RecordedEvent =>
+  upcastProviderError(upcastOccurredAt(upcastLegacyInstants(e)));
 
 /** The events read in the current shape (upcastLegacy); the same array when none changes. */
 function upcastAll(events: RecordedEvent[]): RecordedEvent[] {

@@ -3,6 +3,8 @@
 // provider's error answers ends a call.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { missedCallStream } from '../../commands/missed-calls/events';
+import { storedEvents } from '../../src/privacy/sealing-event-store';
 import { runCli } from '../helpers/cli-in-process';
 import { FakeWhatsApp, GRAPH_ERRORS } from '../helpers/fake-whatsapp';
 import { MC_TOKENS, type MissedCallService, report, startMissedCallService } from '../helpers/missed-calls';
@@ -280,6 +282,26 @@ t(
     const sent = fake.requests.slice(before).find((r) => r.problem === null);
     const params = sent?.body.template.components[0].parameters as { parameter_name: string; text: string }[];
     assert.is(params.find((p) => p.parameter_name === 'guest_name')?.text, 'Camille Durand');
+  },
+);
+
+t(
+  'a refusal whose text echoes the number and the message is stored without either (status and codes only)',
+  async ({ svc, fake }) => {
+    fake.script.push({
+      kind: 'error',
+      status: 400,
+      code: 131026,
+      message: '(#131026) Message undeliverable to +33612345706: "Madame, Monsieur" from Le Demo',
+    });
+    const r = await report(svc, { caller_phone_number: '0612345706' });
+    assert.is(r.status, 201, r.text);
+    assert.is(r.body.data.outcome, 'SKIPPED_INVALID_RECIPIENT');
+    const stored = await storedEvents(svc.rt.events).readStream(missedCallStream(r.body.data.id));
+    const failed = stored.find((e) => e.type === 'MessageFailed');
+    assert.ok(failed, 'the refusal is recorded');
+    assert.is(failed?.data.error, 'HTTP 400, WhatsApp error 131026, type OAuthException, fbtrace_id AbCdEf');
+    assert.not.match(JSON.stringify(failed?.data), /612345706|Madame|Monsieur|Demo|undeliverable/);
   },
 );
 

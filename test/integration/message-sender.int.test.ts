@@ -8,6 +8,7 @@ import { OUTBOX_EVENT, OutboxMessageSender } from '../../src/adapters/message-se
 import {
   classifyGraphError,
   lostBehindGateway,
+  refusalSummary,
   WhatsAppCloudSender,
 } from '../../src/adapters/message-sender/whatsapp-cloud';
 import { FixedClock } from '../../src/core/clock';
@@ -332,6 +333,41 @@ api('classifyGraphError maps the documented codes and HTTP statuses', () => {
   assert.is(lostBehindGateway(502, { message: 'Bad Gateway' }), true);
   assert.is(lostBehindGateway(502, { code: 131000 }), false);
   assert.is(lostBehindGateway(503, undefined), false);
+});
+
+api(
+  "a refusal keeps WhatsApp's status and codes, never its text (it may echo the number or the message)",
+  async ({ fake, sender }) => {
+    fake.script.push({
+      kind: 'error',
+      status: 400,
+      code: 131026,
+      subcode: 2494010,
+      message: '(#131026) Message undeliverable to +33612345678: "Ada, Le Demo" was not sent',
+    });
+    const r = await sender.send(message());
+    assert.ok(r.status === 'refused' && r.kind === 'invalid_recipient', JSON.stringify(r));
+    if (r.status !== 'refused') return;
+    assert.is(
+      r.message,
+      'HTTP 400, WhatsApp error 131026, subcode 2494010, type OAuthException, fbtrace_id AbCdEf',
+    );
+    assert.not.match(r.message, /612345678|Ada|Demo|undeliverable/);
+  },
+);
+
+api('a refusal summary takes only the shapes Graph gives its codes, type and trace id', () => {
+  assert.is(refusalSummary(500, undefined), 'HTTP 500');
+  assert.is(
+    refusalSummary(400, {
+      code: 100,
+      type: 'Param +33612345678',
+      fbtrace_id: 'to +33 6 12',
+      message: '+33612345678',
+      error_data: { details: '+33612345678' },
+    }),
+    'HTTP 400, WhatsApp error 100',
+  );
 });
 
 api.run();

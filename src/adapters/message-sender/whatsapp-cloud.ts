@@ -49,12 +49,14 @@ export interface WhatsAppCloudOptions {
   signal?: AbortSignal;
 }
 
-interface GraphError {
+export interface GraphError {
   message?: string;
   type?: string;
   code?: number;
   error_subcode?: number;
   error_data?: { details?: string };
+  /** Meta's id of the request, for its support. */
+  fbtrace_id?: string;
 }
 
 type Exchange =
@@ -311,15 +313,28 @@ function toResult(e: Exchange): SendResult {
       message: `HTTP ${e.status} from a gateway, without WhatsApp's answer: the message may have been accepted`,
     };
   const kind = classifyGraphError(e.status, error);
-  const details = error?.error_data?.details;
   return {
     status: 'refused',
     kind,
     code: error?.code !== undefined ? String(error.code) : null,
-    message:
-      `HTTP ${e.status}${error?.message ? `: ${error.message}` : ''}${details ? ` (${details})` : ''}`.slice(
-        0,
-        500,
-      ),
+    message: refusalSummary(e.status, error),
   };
+}
+
+/**
+ * What is kept of a refusal (the log's `MessageFailed.error`, in clear): the HTTP status and Graph's
+ * codes, type and trace id, each only when it has the shape Graph gives it. Never Graph's `message`
+ * nor its `error_data.details`: free text that may echo the recipient's number or the message
+ * (docs/MISSED-CALLS.md, "Personal data"). Pure.
+ */
+export function refusalSummary(status: number, error: GraphError | undefined): string {
+  const parts = [`HTTP ${status}`];
+  if (error === undefined || typeof error !== 'object' || error === null) return parts[0] as string;
+  if (Number.isSafeInteger(error.code)) parts.push(`WhatsApp error ${error.code}`);
+  if (Number.isSafeInteger(error.error_subcode)) parts.push(`subcode ${error.error_subcode}`);
+  if (typeof error.type === 'string' && /^[A-Za-z][A-Za-z0-9_]{0,63}$/.test(error.type))
+    parts.push(`type ${error.type}`);
+  if (typeof error.fbtrace_id === 'string' && /^[A-Za-z0-9_-]{1,64}$/.test(error.fbtrace_id))
+    parts.push(`fbtrace_id ${error.fbtrace_id}`);
+  return parts.join(', ');
 }

@@ -9,7 +9,7 @@ import { bookingsProjection } from './bookings';
 import { catalogProjection, catalogProjectionV2 } from './catalog';
 import { customerImportsProjection } from './customer-imports';
 import { customersProjection } from './customers';
-import { missedCallsProjection } from './missed-calls';
+import { missedCallsProjection, missedCallsProjectionV1 } from './missed-calls';
 import { oauthApplicationsProjection } from './oauth-applications';
 import { reservationDaysProjection } from './reservation-days';
 import { reservationsProjection, reservationsProjectionV1 } from './reservations';
@@ -54,6 +54,7 @@ export function supersededProjections(): Projection[] {
     reservationsProjectionV1,
     webhookDeliveriesProjectionV1,
     webhookAnalyticsProjectionV1,
+    missedCallsProjectionV1,
   ];
 }
 

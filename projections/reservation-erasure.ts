@@ -14,7 +14,7 @@
 // those `text_owners` gives to X on anyone's. Documents written before these fields (no
 // `text_owners`) are blanked whole when they are X's, as before.
 
-import type { Feedback, ReservationSnapshot } from '../commands/reservations/events';
+import type { Feedback } from '../commands/reservations/events';
 import { evolveReservation, initialReservation } from '../commands/reservations/evolve';
 import type { DocumentStore } from '../src/ports/document-store';
 import { positionToString, type RecordedEvent } from '../src/ports/event-store';

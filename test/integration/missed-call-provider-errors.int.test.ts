@@ -5,10 +5,16 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { summarisedProviderError } from '../../commands/missed-calls/legacy-provider-errors';
+import { allProjectionVersions } from '../../projections/index';
+import { MESSAGES, type MessageDoc } from '../../projections/missed-calls';
+import { EmbeddedDocumentStore } from '../../src/adapters/document-store/embedded';
 import { MemoryEventStore } from '../../src/adapters/event-store/memory';
 import { MemoryKeyStore } from '../../src/adapters/key-store/memory';
 import { NO_STREAM } from '../../src/ports/event-store';
 import { SealingEventStore } from '../../src/privacy/sealing-event-store';
+import { ProjectionRunner } from '../../src/projection/runner';
+import { AliasedDocumentStore, ProjectionVersions } from '../../src/projection/versions';
+import { captureLog } from '../helpers/log-sink';
 
 const t = suite('missed calls: old refusals holding WhatsApp’s text');
 
@@ -103,5 +109,77 @@ t('the rule reads only the old adapter’s "HTTP nnn:" or "HTTP nnn (" texts', (
     'could not connect: ECONNREFUSED',
   );
 });
+
+t(
+  'a read model built before (MongoDB keeps it) is rebuilt as version 2, which holds only the summary',
+  async () => {
+    const inner = new MemoryEventStore();
+    const store = new SealingEventStore(inner, new MemoryKeyStore());
+    const base = { missed_call_id: 'mc_1', restaurant_id: 'r', at: '2026-06-02T10:00:00.000Z' };
+    await inner.append(
+      'missed-call-mc_1',
+      [
+        {
+          type: 'MessageRequested',
+          data: {
+            ...base,
+            message_id: 'm1',
+            attempt: 1,
+            idempotency_key: 'mc_1.1',
+            to: '+33612345678',
+            template_id: 'tpl_1',
+            template_name: 'missed_call_fr',
+            template_type: 'MISSED_CALL',
+            language: 'fr',
+            form: 'named',
+            parameters: [],
+            text: 'Bonjour',
+            sender: 'whatsapp-cloud',
+          },
+        },
+        {
+          type: 'MessageFailed',
+          data: {
+            ...base,
+            message_id: 'm1',
+            attempt: 1,
+            kind: 'invalid_recipient',
+            code: '131026',
+            error: OLD,
+            retryable: false,
+            outcome: 'SKIPPED_INVALID_RECIPIENT',
+          },
+        },
+      ],
+      NO_STREAM,
+    );
+    const versions = () => allProjectionVersions().filter((p) => p.name === 'missed-calls');
+    // The store as an older service left it: version 1, built from the log without the read rule.
+    const docs = new EmbeddedDocumentStore();
+    const v1 = versions().find((p) => (p.version ?? 1) === 1);
+    assert.ok(v1, 'version 1 is still listed for stores built with it');
+    const before = new ProjectionRunner(inner, docs, [v1]);
+    await before.start();
+    await before.catchUp();
+    await before.stop();
+    assert.match(
+      String((await docs.collection<MessageDoc>(MESSAGES).findOne({ _id: 'm1' }))?.error),
+      /Bonjour/,
+    );
+    // The upgraded service on that store (reading through the sealing layer).
+    const { logger } = captureLog();
+    const aliased = new AliasedDocumentStore(docs);
+    const upgraded = new ProjectionVersions(store, docs, aliased, { logger, graceMs: 10, batchSize: 100 });
+    const runner = new ProjectionRunner(store, docs, await upgraded.prepare(versions()));
+    await runner.start();
+    upgraded.startPendingBuilds();
+    await upgraded.whenBuilt('missed-calls');
+    await runner.catchUp();
+    const served = await aliased.collection<MessageDoc>(MESSAGES).findOne({ _id: 'm1' });
+    assert.is(served?.error, 'invalid_recipient 131026: HTTP 400, WhatsApp error 131026');
+    await upgraded.stop();
+    await runner.stop();
+  },
+);
 
 t.run();

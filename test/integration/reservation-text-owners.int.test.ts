@@ -12,7 +12,7 @@ import { textOwners } from '../../projections/reservation-erasure';
 import type { ReservationDoc } from '../../projections/reservations';
 import { MemoryEventStore } from '../../src/adapters/event-store/memory';
 import { MemoryKeyStore } from '../../src/adapters/key-store/memory';
-import { NO_STREAM, type NewEvent, type RecordedEvent } from '../../src/ports/event-store';
+import { type NewEvent, NO_STREAM, type RecordedEvent } from '../../src/ports/event-store';
 import {
   foldTextOwners,
   NO_TEXT_OWNERS,

@@ -353,6 +353,11 @@ api(
       'HTTP 400, WhatsApp error 131026, subcode 2494010, type OAuthException, fbtrace_id AbCdEf',
     );
     assert.not.match(r.message, /612345678|Ada|Demo|undeliverable/);
+    // A code that is not a number (not Graph's shape) is not kept either.
+    fake.script.push({ kind: 'error', status: 401, code: 'to +33612345678' as unknown as number });
+    const odd = await sender.send(message());
+    assert.ok(odd.status === 'refused', JSON.stringify(odd));
+    assert.not.match(JSON.stringify(odd), /612345678/);
   },
 );
 

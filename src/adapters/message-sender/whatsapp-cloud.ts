@@ -316,7 +316,8 @@ function toResult(e: Exchange): SendResult {
   return {
     status: 'refused',
     kind,
-    code: error?.code !== undefined ? String(error.code) : null,
+    // Stored in clear beside the summary: a number, as Graph gives it, or nothing.
+    code: Number.isSafeInteger(error?.code) ? String(error?.code) : null,
     message: refusalSummary(e.status, error),
   };
 }

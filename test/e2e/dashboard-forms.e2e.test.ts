@@ -287,7 +287,7 @@ t('a refused API key form says why next to the field it is about, not atop the p
   // In the form, between the Name label and its input, which names it and is marked invalid.
   assert.match(
     card(noName.text),
-    /<label for="key-name">Name<\/label>\s*<div class="alert" role="alert" id="key-error">Give the key a name[^<]*<\/div>\s*<input id="key-name"[^>]*aria-describedby="key-error key-name-help" aria-invalid="true">/,
+    /<label for="key-name">Name<\/label>\s*<div class="alert" role="alert" id="key-error">Give the key a name[^<]*<\/div>\s*<input id="key-name"[^>]*aria-describedby="key-error key-name-help" aria-invalid="true" autofocus>/,
   );
   const noScope = await send({ name: 'Till' });
   assert.is(noScope.status, 400);

@@ -124,7 +124,10 @@ async function together(
 }
 
 const alertOf = (html: string) =>
-  (/<div class="alert" role="alert">([\s\S]*?)<\/div>/.exec(html)?.[1] ?? '').replace(/<[^>]+>/g, '');
+  (/<div class="alert" role="alert"(?: id="[^"]*")?>([\s\S]*?)<\/div>/.exec(html)?.[1] ?? '').replace(
+    /<[^>]+>/g,
+    '',
+  );
 
 t(`${PARALLEL} creates sent together at 19 endpoints: exactly one 201, the others 422`, async ({ svc }) => {
   for (let i = 0; i < 19; i++) assert.is((await post(svc, `seq-${i}`)).status, 201);
@@ -148,7 +151,7 @@ t('a deletion through the API frees one slot, and only one', async ({ svc }) => 
 });
 
 t(
-  "the dashboard at the limit keeps the form with the page's alert; its deletion frees a slot",
+  "the dashboard at the limit keeps the form, saying why above its button; its deletion frees a slot",
   async ({ svc, b }) => {
     const list = await b.get('/dashboard/webhooks?restaurant=rest_demo');
     const fields = formFields(list.text, '/dashboard/webhooks/create');
@@ -162,6 +165,11 @@ t(
     const refused = await b.post('/dashboard/webhooks/create', form);
     assert.is(refused.status, 400, refused.text.slice(0, 300));
     assert.is(alertOf(refused.text), `${LIMIT_MESSAGE}.`);
+    // In the form, just above the button it is about (which names it and takes the focus).
+    assert.match(
+      refused.text,
+      /<div class="alert" role="alert" id="new-form-error">[^<]*<\/div>\s*<button type="submit" class="full" aria-describedby="new-form-error" autofocus>Add the endpoint<\/button>/,
+    );
     assert.match(refused.text, /https:\/\/example\.com\/dash/, 'the form keeps what was typed');
 
     const victim = (await svc.api('GET', '/webhook-endpoints?per_page=100', { token: FRONT })).body.data[0]

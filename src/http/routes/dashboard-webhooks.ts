@@ -8,7 +8,11 @@ import {
   resendRefusals,
   testWebhookEndpoint,
 } from '../../../commands/webhook-deliveries/handler';
-import { previousSecretSigns, readableTypes } from '../../../commands/webhook-endpoints/decide';
+import {
+  previousSecretSigns,
+  readableTypes,
+  refuseMalformedSettings,
+} from '../../../commands/webhook-endpoints/decide';
 import {
   createWebhookEndpoint,
   deleteWebhookEndpoint,
@@ -37,8 +41,11 @@ import { isManager, type Manager, managerForAction, managerForPage } from '../..
 import { confirmPage, sectionPath } from '../../web/pages/dashboard-shell';
 import {
   type DeliveryFilter,
+  type EndpointAction,
+  type EndpointField,
   type EndpointForm,
   emptyEndpointForm,
+  type FormErrors,
   endpointPage,
   endpointPath,
   endpointsPage,
@@ -99,7 +106,10 @@ const formOfEndpoint = (e: WebhookEndpointDoc): EndpointForm => ({
     .join('\n'),
 });
 
-/** The form's settings as the commands take them; a line that is not `Name: value` is an issue. */
+/**
+ * The form's settings as the commands take them, and what is wrong with them by field (a line that is
+ * not `Name: value`, a missing URL or event choice): each is said next to its field.
+ */
 function settingsOf(f: EndpointForm): {
   settings: {
     url: string;
@@ -107,27 +117,27 @@ function settingsOf(f: EndpointForm): {
     enabled_events: string[];
     headers: Record<string, string>;
   };
-  problem: string | null;
+  problems: FormErrors | null;
 } {
   const headers: Record<string, string> = {};
-  let problem: string | null = null;
+  const problems: FormErrors = {};
   for (const line of f.headers.split(/\r?\n/)) {
     if (!line.trim()) continue;
     const i = line.indexOf(':');
     if (i <= 0) {
-      problem = `Custom header “${line.slice(0, 60)}” is not written as Name: value.`;
+      problems.headers ??= `Custom header “${line.slice(0, 60)}” is not written as Name: value.`;
       continue;
     }
     const name = line.slice(0, i).trim();
     // Names are case-insensitive: a second line for the same one would silently replace the first.
     if (Object.keys(headers).some((n) => n.toLowerCase() === name.toLowerCase())) {
-      problem = `Custom header “${name.slice(0, 60)}” is named twice: keep one line for it.`;
+      problems.headers ??= `Custom header “${name.slice(0, 60)}” is named twice: keep one line for it.`;
       continue;
     }
     headers[name] = line.slice(i + 1).trim();
   }
-  if (!f.url) problem = 'Enter the URL to send events to.';
-  if (!f.all && !f.events.length) problem = 'Choose at least one event, or every event.';
+  if (!f.url) problems.url = 'Enter the URL to send events to.';
+  if (!f.all && !f.events.length) problems.events = 'Choose at least one event, or every event.';
   return {
     settings: {
       url: f.url,
@@ -135,7 +145,7 @@ function settingsOf(f: EndpointForm): {
       enabled_events: f.all ? ['*'] : f.events,
       headers,
     },
-    problem,
+    problems: Object.keys(problems).length ? problems : null,
   };
 }
 
@@ -144,6 +154,61 @@ function refusal(err: unknown): string | null {
   if (!(err instanceof ApiError) || err.status >= 500) return null;
   const issues = err.details?.issues as Issue[] | undefined;
   return issues?.length ? issues.map((i) => i.message).join('; ') : err.message;
+}
+
+/** The field of the form an issue's path is about (`url`, `enabled_events.2`, `headers.X-Till`). */
+const fieldOf = (path: string): EndpointField =>
+  path === 'url'
+    ? 'url'
+    : path.startsWith('enabled_events')
+      ? 'events'
+      : path.startsWith('headers')
+        ? 'headers'
+        : 'form';
+
+/** An issue's message as a sentence of the form (the API's start with the field's name). */
+function issueText(i: Issue): string {
+  if (i.path === 'url' && i.message.startsWith('url ')) return `The URL ${i.message.slice(4)}`;
+  if (i.path.startsWith('headers.')) return `Custom header “${i.path.slice(8, 68)}”: ${i.message}`;
+  return i.message.charAt(0).toUpperCase() + i.message.slice(1);
+}
+
+/**
+ * A command's refusal of a form's settings, by field (said next to each), or null when it is not one
+ * to show (a 5xx, not an ApiError).
+ */
+function formRefusal(err: unknown): FormErrors | null {
+  if (!(err instanceof ApiError) || err.status >= 500) return null;
+  const issues = err.details?.issues as Issue[] | undefined;
+  if (!issues?.length) return { form: err.message };
+  const by: Partial<Record<EndpointField, string[]>> = {};
+  for (const i of issues) (by[fieldOf(i.path)] ??= []).push(issueText(i));
+  const out: FormErrors = {};
+  for (const [field, texts] of Object.entries(by)) {
+    const text = texts.join('; ');
+    out[field as EndpointField] = /[.!?]$/.test(text) ? text : `${text}.`;
+  }
+  return out;
+}
+
+/**
+ * Everything wrong with the form at once: its own problems and, for the other fields, what the
+ * command's rules would refuse (a URL not https, a reserved header), so one round trip says it all.
+ */
+function allProblems(
+  rt: Runtime,
+  f: EndpointForm,
+): { settings: ReturnType<typeof settingsOf>['settings']; problems: FormErrors | null } {
+  const { settings, problems } = settingsOf(f);
+  if (!problems) return { settings, problems };
+  let rules: FormErrors = {};
+  try {
+    refuseMalformedSettings(settings, rt.config.webhookAllowPrivateTargets);
+  } catch (err) {
+    rules = formRefusal(err) ?? {};
+    delete rules.form;
+  }
+  return { settings, problems: { ...rules, ...problems } };
 }
 
 async function listPage(
@@ -185,6 +250,7 @@ async function listPage(
 interface DetailExtras {
   notice?: string | null;
   alert?: string | null;
+  actionError?: { action: EndpointAction; message: string } | null;
   secret?: string | null;
   form?: EndpointForm;
   test?: Parameters<typeof endpointPage>[1]['test'];
@@ -248,6 +314,7 @@ async function detailPage(
       newest: !after,
       notice: x.notice,
       alert: x.alert,
+      actionError: x.actionError,
       secret: x.secret,
       test: x.test,
     }),
@@ -387,15 +454,15 @@ export const dashboardWebhookRoutes: AnyRoute[] = [
       const m = await managerForAction(rt, ctx, body, requestId);
       if (!isManager(m)) return m;
       const f = formOf(body);
-      const { settings, problem } = settingsOf(f);
-      if (problem) return listPage(rt, m, { form: f, alert: problem }, 400);
-      if (!f.key_id)
-        return listPage(rt, m, { form: f, alert: 'Choose the API key the endpoint belongs to.' }, 400);
+      // Refused: the form again as sent, each reason next to its field (not atop the page).
+      const again = (errors: FormErrors) => listPage(rt, m, { form: { ...f, errors } }, 400);
+      const { settings, problems } = allProblems(rt, f);
+      if (!f.key_id) return again({ ...problems, key: 'Choose the API key the endpoint belongs to.' });
+      if (problems) return again(problems);
       const key = await restaurantKey(rt, m.restaurant._id, f.key_id);
       if (!key) throw notYours();
       // This restaurant's key, revoked meanwhile (another tab): the form is kept, with what to do.
-      if (key.revoked_at)
-        return listPage(rt, m, { form: f, alert: 'The API key chosen is revoked: choose another.' }, 400);
+      if (key.revoked_at) return again({ key: 'The API key chosen is revoked: choose another.' });
       try {
         const out = await createWebhookEndpoint(
           rt,
@@ -416,17 +483,11 @@ export const dashboardWebhookRoutes: AnyRoute[] = [
       } catch (err) {
         // The limit is the command's (commands/webhook-endpoints/limit.ts), said in the page's words.
         if (err instanceof BusinessRuleError && err.reason === 'ENDPOINT_LIMIT_REACHED')
-          return listPage(
-            rt,
-            m,
-            {
-              form: f,
-              alert: `A restaurant has at most ${MAX_ENDPOINTS_PER_RESTAURANT} webhook endpoints; delete one first.`,
-            },
-            400,
-          );
-        const text = refusal(err);
-        if (text) return listPage(rt, m, { form: f, alert: text }, 400);
+          return again({
+            form: `A restaurant has at most ${MAX_ENDPOINTS_PER_RESTAURANT} webhook endpoints; delete one first.`,
+          });
+        const errors = formRefusal(err);
+        if (errors) return again(errors);
         throw err;
       }
     },
@@ -538,8 +599,8 @@ export const dashboardWebhookRoutes: AnyRoute[] = [
         switch (params.action) {
           case 'edit': {
             const f = formOf(body);
-            const { settings, problem } = settingsOf(f);
-            if (problem) return detailPage(rt, m, endpoint, { form: f, alert: problem }, 400);
+            const { settings, problems } = allProblems(rt, f);
+            if (problems) return detailPage(rt, m, endpoint, { form: { ...f, errors: problems } }, 400);
             const out = await updateWebhookEndpoint(rt, r, endpoint._id, settings, scopes, m.meta, {
               allowUnreadable: endpoint.api_version === 'legacy',
             });
@@ -610,13 +671,19 @@ export const dashboardWebhookRoutes: AnyRoute[] = [
           }
         }
       } catch (err) {
+        // Said where it happened: in the edit form next to its field, or next to the action's button.
+        if (params.action === 'edit') {
+          const errors = formRefusal(err);
+          if (errors) return detailPage(rt, m, endpoint, { form: { ...formOf(body), errors } }, 400);
+          throw err;
+        }
         const text = refusal(err);
         if (text)
           return detailPage(
             rt,
             m,
             endpoint,
-            { alert: text, form: params.action === 'edit' ? formOf(body) : undefined },
+            { actionError: { action: params.action, message: /[.!?]$/.test(text) ? text : `${text}.` } },
             400,
           );
         throw err;

@@ -58,14 +58,15 @@ export function apiKeysPage(
   ${errorAt(null)}
   <label for="key-name">Name</label>
   ${errorAt('name')}
-  <input id="key-name" name="name" type="text" required maxlength="200" value="${o.form?.name ?? ''}" aria-describedby="${invalid('name') ? 'key-error ' : ''}key-name-help"${invalid('name') ? html` aria-invalid="true"` : ''}>
+  <input id="key-name" name="name" type="text" required maxlength="200" value="${o.form?.name ?? ''}" aria-describedby="${invalid('name') ? 'key-error ' : ''}key-name-help"${invalid('name') ? html` aria-invalid="true" autofocus` : ''}>
   <p class="help" id="key-name-help">Who uses it, e.g. “Front-desk POS”.</p>
   <fieldset${invalid('scopes') ? html` aria-describedby="key-error"` : ''}>
     <legend>It can</legend>
     ${errorAt('scopes')}
     ${(Object.keys(SCOPE_WORDS) as Scope[]).map(
-      (s) =>
-        html`<label class="check"><input type="checkbox" name="scopes" value="${s}"${chosen.has(s) ? html` checked` : ''}> <span>${SCOPE_WORDS[s]}</span></label>`,
+      // Refused for its permissions: the first one takes the focus (autofocus, no script) and names why.
+      (s, i) =>
+        html`<label class="check"><input type="checkbox" name="scopes" value="${s}"${chosen.has(s) ? html` checked` : ''}${invalid('scopes') && i === 0 ? html` aria-describedby="key-error" autofocus` : ''}> <span>${SCOPE_WORDS[s]}</span></label>`,
     )}
   </fieldset>
   <button type="submit" class="full">Create the key</button>

@@ -17,6 +17,12 @@ import {
   when,
 } from './dashboard-shell';
 
+/** A field of the endpoint forms a refusal can be about; `form` is the whole form (said above its button). */
+export type EndpointField = 'url' | 'events' | 'headers' | 'key' | 'form';
+/** Why a form was refused, by field, in the order the form shows them (the first takes the focus). */
+export type FormErrors = Partial<Record<EndpointField, string>>;
+const FIELD_ORDER: EndpointField[] = ['url', 'events', 'headers', 'key', 'form'];
+
 export interface EndpointForm {
   url: string;
   description: string;
@@ -24,6 +30,31 @@ export interface EndpointForm {
   all: boolean;
   events: string[];
   headers: string;
+  /** Why it was refused: each said in the form, next to what it is about (not atop the page). */
+  errors?: FormErrors;
+}
+
+/**
+ * A refused form's reasons, each next to its field: the message (role=alert, `<prefix>-<field>-error`),
+ * and for the control it is about aria-describedby (with its help), aria-invalid, and autofocus on the
+ * first one in the form's order, so the browser scrolls to it and a screen reader reads it, with or
+ * without JavaScript.
+ */
+function formErrors(errors: FormErrors | undefined, prefix: string) {
+  const first = FIELD_ORDER.find((f) => errors?.[f]);
+  const id = (field: EndpointField) => `${prefix}-${field}-error`;
+  return {
+    first,
+    id,
+    /** The message, where it stands in the form. */
+    at: (field: EndpointField) =>
+      errors?.[field] ? html`<div class="alert" role="alert" id="${id(field)}">${errors[field]}</div>` : '',
+    /** The attributes of the control `field` is about (`help`: the id of its help text, kept). */
+    attrs: (field: EndpointField, help?: string, focusOnly = false) => {
+      const describedBy = [errors?.[field] ? id(field) : '', help ?? ''].filter(Boolean).join(' ');
+      return html`${describedBy ? html` aria-describedby="${describedBy}"` : ''}${errors?.[field] && !focusOnly ? html` aria-invalid="true"` : ''}${first === field ? html` autofocus` : ''}`;
+    },
+  };
 }
 
 export const emptyEndpointForm: EndpointForm = {
@@ -66,26 +97,40 @@ const statusBadge = (e: WebhookEndpointDoc, paused = false) =>
 const pausedNote = (app: string, restaurant: string) =>
   html`<div class="alert">Paused: ${app} is a third-party application, and ${restaurant}’s API option is off. No event is sent to this endpoint, nor resent, until the option is on again (ask Couvert support); a test you send still is.</div>`;
 
-/** The settings fields shared by create and edit. */
+/** The settings fields shared by create and edit, with a refusal's reasons next to their fields. */
 function settingsFields(f: EndpointForm, prefix: string, legacy = false): Html {
+  const e = formErrors(f.errors, prefix);
+  // The events' focus goes to the choice that was made: the first event ticked, else the checked mode.
+  const focusEvent = !f.all && f.events.length ? f.events[0] : null;
+  const eventsAttrs = (checked: boolean) => (checked ? e.attrs('events', undefined, true) : '');
   return html`<label for="${prefix}-url">URL</label>
-<input id="${prefix}-url" name="url" type="url" inputmode="url" required maxlength="2048" value="${f.url}" placeholder="https://example.com/couvert-events" aria-describedby="${prefix}-url-help">
+${e.at('url')}
+<input id="${prefix}-url" name="url" type="url" inputmode="url" required maxlength="2048" value="${f.url}" placeholder="https://example.com/couvert-events"${e.attrs('url', `${prefix}-url-help`)}>
 <p class="help" id="${prefix}-url-help">HTTPS, reachable from the internet. Couvert signs each delivery (Service-Signature).</p>
 <label for="${prefix}-description">Description <span class="optional">(optional)</span></label>
 <input id="${prefix}-description" name="description" type="text" maxlength="500" value="${f.description}">
-<fieldset>
+<fieldset${f.errors?.events ? html` aria-describedby="${e.id('events')}"` : ''}>
   <legend>Events</legend>
+  ${e.at('events')}
   ${legacy ? html`<p class="help">This endpoint is in the legacy format: it receives <code>RESERVATION_UPDATED</code> for every reservation change, whatever is chosen here. The choice applies once it is migrated to v1.</p>` : ''}
-  <label class="check"><input type="radio" name="events_mode" value="all"${f.all ? html` checked` : ''}> <span>Every event its API key can read</span></label>
-  <label class="check"><input type="radio" name="events_mode" value="some"${f.all ? '' : html` checked`}> <span>Only these:</span></label>
+  <label class="check"><input type="radio" name="events_mode" value="all"${f.all ? html` checked` : ''}${eventsAttrs(f.all)}> <span>Every event its API key can read</span></label>
+  <label class="check"><input type="radio" name="events_mode" value="some"${f.all ? '' : html` checked`}${eventsAttrs(!f.all && !focusEvent)}> <span>Only these:</span></label>
   <div class="indent">${V1_EVENT_TYPES.map(
     (t) =>
-      html`<label class="check"><input type="checkbox" name="events" value="${t}"${f.events.includes(t) ? html` checked` : ''}> <span>${EVENT_WORDS[t]} <code>${t}</code></span></label>`,
+      html`<label class="check"><input type="checkbox" name="events" value="${t}"${f.events.includes(t) ? html` checked` : ''}${eventsAttrs(t === focusEvent)}> <span>${EVENT_WORDS[t]} <code>${t}</code></span></label>`,
   )}</div>
 </fieldset>
 <label for="${prefix}-headers">Custom headers <span class="optional">(optional)</span></label>
-<textarea id="${prefix}-headers" name="headers" rows="3" maxlength="20000" aria-describedby="${prefix}-headers-help" spellcheck="false">${f.headers}</textarea>
+${e.at('headers')}
+<textarea id="${prefix}-headers" name="headers" rows="3" maxlength="20000"${e.attrs('headers', `${prefix}-headers-help`)} spellcheck="false">${f.headers}</textarea>
 <p class="help" id="${prefix}-headers-help">One per line, as <code>Name: value</code>. Sent with every delivery.</p>`;
+}
+
+/** A form's own button, with what refused the whole form said just above it (and the focus on it). */
+function submitWithError(f: EndpointForm, prefix: string, label: string): Html {
+  const e = formErrors(f.errors, prefix);
+  return html`${e.at('form')}
+  <button type="submit" class="full"${f.errors?.form ? e.attrs('form', undefined, true) : ''}>${label}</button>`;
 }
 
 export function endpointsPage(
@@ -123,12 +168,13 @@ export function endpointsPage(
   ${csrfField(c.account.csrf)}${restaurantField(c.restaurant.id)}
   ${settingsFields(o.form, 'new')}
   <label for="new-key">API key</label>
-  <select id="new-key" name="key_id" aria-describedby="new-key-help">${o.keys.map(
+  ${formErrors(o.form.errors, 'new').at('key')}
+  <select id="new-key" name="key_id"${formErrors(o.form.errors, 'new').attrs('key', 'new-key-help')}>${o.keys.map(
     (k) =>
       html`<option value="${k._id}"${k._id === o.form.key_id ? html` selected` : ''}>${k.name} (…${k.token_hint})</option>`,
   )}</select>
   <p class="help" id="new-key-help">The endpoint receives only what this key can read, and is deleted if the key is revoked.</p>
-  <button type="submit" class="full">Add the endpoint</button>
+  ${submitWithError(o.form, 'new', 'Add the endpoint')}
 </form>
 </section>`
     : html`<p class="empty">To add an endpoint, first <a href="/dashboard/api-keys?restaurant=${c.restaurant.id}">create an API key</a> that can see reservations or customers: an endpoint receives what its key can read.</p>`;
@@ -141,6 +187,9 @@ export function endpointsPage(
     body: html`${list}${create}`,
   });
 }
+
+/** The endpoint page's one-button actions (the edit form's refusals are said in the form). */
+export type EndpointAction = 'test' | 'toggle' | 'rotate' | 'migrate' | 'delete';
 
 export interface DeliveryFilter {
   status: string;
@@ -198,6 +247,8 @@ export function endpointPage(
     newest: boolean;
     notice?: string | null;
     alert?: string | null;
+    /** An action's refusal (a test, a rotation…): said next to its button, which takes the focus. */
+    actionError?: { action: EndpointAction; message: string } | null;
     secret?: string | null;
     /** The outcome of a test delivery (shown after the test's redirect, read from its delivery). */
     test?: {
@@ -215,8 +266,18 @@ export function endpointPage(
   const base = `/dashboard/webhooks/${encodeURIComponent(e._id)}`;
   // Paused by the API option (a disabled endpoint reads Disabled: nothing is sent to it anyway).
   const paused = !e.disabled && !!o.pausedApp;
-  const action = (name: string, label: string, cls = 'secondary', aria?: string) =>
-    html`<form method="post" action="${base}/${name}">${csrfField(c.account.csrf)}${restaurantField(c.restaurant.id)}<button type="submit" class="${cls}"${aria ? html` aria-label="${aria}"` : ''}>${label}</button></form>`;
+  const refused = o.actionError ?? null;
+  // The refused action's button: named by its reason, and focused (the browser scrolls to it).
+  const describedBy = (name: EndpointAction, help?: string) => {
+    const ids = [refused?.action === name ? 'action-error' : '', help ?? ''].filter(Boolean).join(' ');
+    return html`${ids ? html` aria-describedby="${ids}"` : ''}${refused?.action === name ? html` autofocus` : ''}`;
+  };
+  const refusedAt = (names: EndpointAction[]) =>
+    refused && names.includes(refused.action)
+      ? html`<div class="alert" role="alert" id="action-error">${refused.message}</div>`
+      : '';
+  const action = (name: EndpointAction, label: string, cls = 'secondary', aria?: string, help?: string) =>
+    html`<form method="post" action="${base}/${name}">${csrfField(c.account.csrf)}${restaurantField(c.restaurant.id)}<button type="submit" class="${cls}"${aria ? html` aria-label="${aria}"` : ''}${describedBy(name, help)}>${label}</button></form>`;
   const test = o.test
     ? html`<div class="${o.test.ok ? 'notice' : 'alert'}" role="status">
 <p><strong>Test delivery ${o.test.ok ? 'succeeded' : 'failed'}</strong> (sent ${when(o.test.at, tz)}): ${o.test.status !== null ? `answer ${o.test.status}` : (o.test.error ?? 'no answer')} in ${o.test.duration} ms.${paused ? ' The endpoint is still paused: events are not sent to it until the API option is on again.' : ''}</p>
@@ -240,6 +301,7 @@ ${o.test.excerpt ? html`<p class="small">The endpoint answered:</p><pre class="e
       ? html`<section class="card warn-card" aria-labelledby="migrate">
 <h2 id="migrate">Legacy format</h2>
 <p>This endpoint still receives the old <code>RESERVATION_UPDATED</code> format. Migrating it to v1 sends the v1 events (<code>reservation.created</code>, <code>customer.updated</code>…) instead. <strong>Migration is final: it cannot be undone.</strong> Update the receiving program first.</p>
+${refusedAt(['migrate'])}
 ${action('migrate', 'Migrate to v1…', 'danger')}
 </section>`
       : '';
@@ -297,12 +359,9 @@ ${e.description ? html`<p>${e.description}</p>` : ''}
   ${e.previous_secret ? html`<div><dt>Previous secret</dt><dd>Still signs until ${when(e.previous_secret.expires_at, tz)}</dd></div>` : ''}
 </dl>
 ${paused ? html`<p class="help" id="test-help">While paused, Send a test (below) still sends one test delivery to this URL (it holds no reservation or customer, only the endpoint’s and ${c.restaurant.name}’s ids), so you can check that it answers. Events are not sent, nor resent, until the API option is on again.</p>` : ''}
+${refusedAt(['test', 'toggle', 'rotate', 'delete'])}
 <div class="row-actions">
-  ${
-    paused
-      ? html`<form method="post" action="${base}/test">${csrfField(c.account.csrf)}${restaurantField(c.restaurant.id)}<button type="submit" class="secondary" aria-describedby="test-help">Send a test</button></form>`
-      : action('test', 'Send a test')
-  }
+  ${action('test', 'Send a test', 'secondary', undefined, paused ? 'test-help' : undefined)}
   ${action('toggle', e.disabled ? 'Enable' : 'Disable')}
   ${action('rotate', 'Rotate the secret…')}
   ${action('delete', 'Delete…', 'danger', `Delete ${e.url}`)}
@@ -321,7 +380,7 @@ ${pager}
 <form method="post" action="${base}/edit">
   ${csrfField(c.account.csrf)}${restaurantField(c.restaurant.id)}
   ${settingsFields(o.form, 'edit', e.api_version === 'legacy')}
-  <button type="submit" class="full">Save changes</button>
+  ${submitWithError(o.form, 'edit', 'Save changes')}
 </form>
 </section>`,
   });

@@ -229,7 +229,10 @@ test('the API key form, refused, focuses what it is about (as the webhook forms 
     await page.locator('#key-name').fill('Kept name');
     await clickToLoad(page, page.getByRole('button', { name: 'Create the key' }));
     const said = await alerts(page);
-    assert.equal(said.map((a) => [a.id, a.form]), [['key-error', '/dashboard/api-keys/create']]);
+    assert.equal(
+      said.map((a) => [a.id, a.form]),
+      [['key-error', '/dashboard/api-keys/create']],
+    );
     const f = await focused(page);
     assert.equal([f.tag, f.form], ['input', '/dashboard/api-keys/create']);
     assert.is(f.description, said[0]?.text);

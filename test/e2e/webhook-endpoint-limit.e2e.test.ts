@@ -151,7 +151,7 @@ t('a deletion through the API frees one slot, and only one', async ({ svc }) => 
 });
 
 t(
-  "the dashboard at the limit keeps the form, saying why above its button; its deletion frees a slot",
+  'the dashboard at the limit keeps the form, saying why above its button; its deletion frees a slot',
   async ({ svc, b }) => {
     const list = await b.get('/dashboard/webhooks?restaurant=rest_demo');
     const fields = formFields(list.text, '/dashboard/webhooks/create');

@@ -45,10 +45,10 @@ import {
   type EndpointField,
   type EndpointForm,
   emptyEndpointForm,
-  type FormErrors,
   endpointPage,
   endpointPath,
   endpointsPage,
+  type FormErrors,
 } from '../../web/pages/webhook-pages';
 import { notYours, page, renderPageError, seeOther } from '../../web/respond';
 import { restaurantKey } from '../../web/restaurant-keys';
@@ -182,7 +182,10 @@ function formRefusal(err: unknown): FormErrors | null {
   const issues = err.details?.issues as Issue[] | undefined;
   if (!issues?.length) return { form: err.message };
   const by: Partial<Record<EndpointField, string[]>> = {};
-  for (const i of issues) (by[fieldOf(i.path)] ??= []).push(issueText(i));
+  for (const i of issues) {
+    const field = fieldOf(i.path);
+    by[field] = [...(by[field] ?? []), issueText(i)];
+  }
   const out: FormErrors = {};
   for (const [field, texts] of Object.entries(by)) {
     const text = texts.join('; ');

@@ -1,7 +1,8 @@
 // Long names on the pages, in headless Chromium at phone (390) and desktop (1280) widths: a restaurant's
 // long name in the switcher, and names with no space to break at (an application's, an API key's, an
 // endpoint's description, a CSV file's name and cells) stay inside the page's column: nothing pushes
-// the page sideways on a phone or out of its card on a desktop.
+// the page sideways on a phone or out of its card on a desktop. And a select beside its button (the
+// switcher's Show, the deliveries' Filter) is as tall as it.
 import type { Page } from 'playwright-core';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -154,6 +155,37 @@ test('names without a space wrap: application, API key, endpoint, CSV file', asy
       card && result && wrap && result.x + result.width <= wrap.x + wrap.width + 1,
       'result column in view',
     );
+  } finally {
+    await browser.close();
+  }
+});
+
+test('a select and the button beside it stand as tall as each other (switcher, delivery filters)', async ({
+  svc,
+}) => {
+  const { browser, page } = await signedInPage(svc, '/dashboard/webhooks/we_long?restaurant=rest_demo');
+  try {
+    for (const [path, select, button] of [
+      ['/dashboard/webhooks', '#restaurant', '.switcher button'],
+      ['/dashboard/webhooks/we_long', '#f-type', '.filters button'],
+    ] as const) {
+      await page.goto(`${svc.url}${path}?restaurant=rest_demo`);
+      for (const width of [1280, 390]) {
+        await page.setViewportSize({ width, height: 844 });
+        const a = await page.locator(select).boundingBox();
+        const b = await page.locator(button).boundingBox();
+        assert.ok(a && b, `${select} and ${button} are shown`);
+        if (!a || !b) continue;
+        // Side by side (the button is not wrapped under the select at either width)…
+        assert.ok(b.x >= a.x + a.width, `${button} beside ${select} at ${width}px`);
+        // …with the same top and bottom: neither sticks out (a select's box was 4–5 px shorter).
+        assert.ok(Math.abs(a.y - b.y) <= 1, `${select} top ${a.y}, ${button} top ${b.y} at ${width}px`);
+        assert.ok(
+          Math.abs(a.y + a.height - (b.y + b.height)) <= 1,
+          `${select} bottom ${a.y + a.height}, ${button} bottom ${b.y + b.height} at ${width}px`,
+        );
+      }
+    }
   } finally {
     await browser.close();
   }

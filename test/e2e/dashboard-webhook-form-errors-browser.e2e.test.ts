@@ -3,6 +3,9 @@
 // away past the endpoints or the deliveries), the field names it (aria-describedby) and is marked
 // invalid, the browser focuses the first one (autofocus: no script needed), and what was typed is kept.
 // A refused action (Send a test…) says why next to its button, which takes the focus.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -11,6 +14,8 @@ import { oauthBootstrap, PASSWORD } from '../helpers/oauth';
 import { startTestService, type TestService } from '../helpers/service';
 
 const haveBrowser = browserAvailable('refused webhook forms');
+/** What the manager sees once the refused form is back (the screen the focus brought), for the docs. */
+const shots = process.env.SCREENSHOT_DIR ?? mkdtempSync(join(tmpdir(), 'couvert-form-errors-'));
 
 interface Ctx {
   svc: TestService;
@@ -131,6 +136,8 @@ for (const javaScriptEnabled of [false, true]) {
       assert.equal([f.id, f.invalid], ['new-url', 'true']);
       assert.match(f.description, /^The URL must be an https:\/\/ URL\. HTTPS, reachable/);
       assert.ok(said[0]?.inView, 'the URL’s reason is on the screen the focus brought');
+      if (!javaScriptEnabled)
+        await page.screenshot({ path: join(shots, 'dashboard-15-endpoint-refused-phone.png') });
       assert.is(
         await page.locator('#new-headers').getAttribute('aria-describedby'),
         'new-headers-error new-headers-help',

@@ -254,6 +254,8 @@ interface DetailExtras {
   notice?: string | null;
   alert?: string | null;
   actionError?: { action: EndpointAction; message: string } | null;
+  /** A refused resend: said in the delivery's item when it is listed, else atop the page. */
+  resendError?: { delivery: string; message: string } | null;
   secret?: string | null;
   form?: EndpointForm;
   test?: Parameters<typeof endpointPage>[1]['test'];
@@ -316,7 +318,12 @@ async function detailPage(
       older,
       newest: !after,
       notice: x.notice,
-      alert: x.alert,
+      alert:
+        x.resendError && !items.some((d) => d._id === x.resendError?.delivery)
+          ? x.resendError.message
+          : x.alert,
+      resendError:
+        x.resendError && items.some((d) => d._id === x.resendError?.delivery) ? x.resendError : null,
       actionError: x.actionError,
       secret: x.secret,
       test: x.test,
@@ -724,7 +731,14 @@ export const dashboardWebhookRoutes: AnyRoute[] = [
       } catch (err) {
         // Said as the page says it next to the delivery (in a manager's words), else the API's reason.
         const text = (await resendRefusals(rt, endpoint, [delivery])).get(delivery._id) ?? refusal(err);
-        if (text) return detailPage(rt, m, endpoint, { alert: text.endsWith('.') ? text : `${text}.` }, 409);
+        if (text)
+          return detailPage(
+            rt,
+            m,
+            endpoint,
+            { resendError: { delivery: delivery._id, message: text.endsWith('.') ? text : `${text}.` } },
+            409,
+          );
         throw err;
       }
       return seeOther(

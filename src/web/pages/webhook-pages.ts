@@ -247,6 +247,8 @@ export function endpointPage(
     newest: boolean;
     notice?: string | null;
     alert?: string | null;
+    /** A refused resend of a delivery listed here: said in its item (focused), not atop the page. */
+    resendError?: { delivery: string; message: string } | null;
     /** An action's refusal (a test, a rotation…): said next to its button, which takes the focus. */
     actionError?: { action: EndpointAction; message: string } | null;
     secret?: string | null;
@@ -326,10 +328,18 @@ ${action('migrate', 'Migrate to v1…', 'danger')}
   <p class="small">${when(d.created_at, tz)} · ${d.attempt_count} attempt${d.attempt_count === 1 ? '' : 's'}${d.last_status_code !== null ? ` · last answer ${d.last_status_code}` : ''}${d.next_attempt_at ? ` · next attempt ${when(d.next_attempt_at, tz)}` : ''} · <span class="mono">${d.event_id}</span></p>
   <details><summary>Attempts</summary>${attemptsTable(d, tz)}</details>
   ${
+    // A resend just refused is said here, in its item: as the reason that replaces the button (focused,
+    // tabindex=-1), or above the button it refused (which names it and takes the focus).
+    o.resendError?.delivery === d._id && !(o.notResent.has(d._id) && !d.test && d.status !== 'pending')
+      ? html`<div class="alert" role="alert" id="resend-error">${o.resendError.message}</div>`
+      : ''
+  }${
     !d.test && d.status !== 'pending' && o.notResent.has(d._id)
-      ? html`<p class="small">${o.notResent.get(d._id)}.</p>`
+      ? o.resendError?.delivery === d._id
+        ? html`<div class="alert" role="alert" id="resend-error" tabindex="-1" autofocus>${o.notResent.get(d._id)}.</div>`
+        : html`<p class="small">${o.notResent.get(d._id)}.</p>`
       : !d.test && d.status !== 'pending'
-        ? html`<form method="post" action="${base}/deliveries/${d._id}/resend">${csrfField(c.account.csrf)}${restaurantField(c.restaurant.id)}<button type="submit" class="secondary" aria-label="Resend ${d.event_type} of ${when(d.created_at, tz)}">Resend</button></form>`
+        ? html`<form method="post" action="${base}/deliveries/${d._id}/resend">${csrfField(c.account.csrf)}${restaurantField(c.restaurant.id)}<button type="submit" class="secondary" aria-label="Resend ${d.event_type} of ${when(d.created_at, tz)}"${o.resendError?.delivery === d._id ? html` aria-describedby="resend-error" autofocus` : ''}>Resend</button></form>`
         : ''
   }
 </li>`,

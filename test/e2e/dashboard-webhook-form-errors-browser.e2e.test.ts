@@ -250,4 +250,18 @@ test('the API key form, refused, focuses what it is about (as the webhook forms 
   }
 });
 
+test('API keys of a restaurant with none: no note about when keys were last used', async ({ svc }) => {
+  const { browser, page } = await signedInPage(svc, '/dashboard/api-keys?restaurant=rest_two', false);
+  try {
+    const main = await page.locator('main').innerText();
+    assert.match(main, /Chez Deux has no API key\./);
+    assert.not.match(main, /Last used/, 'nothing is used: the note about it only puzzles');
+    assert.match(main, /Applications connected through OAuth are under Connected applications\./);
+    await page.goto(`${svc.url}/dashboard/api-keys?restaurant=rest_demo`);
+    assert.match(await page.locator('main').innerText(), /“Last used” is recorded at most once an hour/);
+  } finally {
+    await browser.close();
+  }
+});
+
 t.run();

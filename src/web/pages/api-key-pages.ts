@@ -89,7 +89,7 @@ export function apiKeysPage(
     }
 ${list}
 ${o.revokedCount ? html`<p class="small">${o.revokedCount} revoked key${o.revokedCount === 1 ? '' : 's'} not shown.</p>` : ''}
-<p class="small">${lastUsedNote('key')} Applications connected through OAuth are under Connected applications.</p>
+<p class="small">${o.keys.length ? `${lastUsedNote('key')} ` : ''}Applications connected through OAuth are under Connected applications.</p>
 ${form}`,
   });
 }

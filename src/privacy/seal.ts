@@ -252,18 +252,52 @@ const isBlank = (v: unknown): boolean =>
   (Array.isArray(v) && v.length === 0) ||
   (isObject(v) && Object.keys(v).length === 0);
 
+/** `s` as V8's internalised copy (a property name): flat, its hash kept, compared by pointer. */
+const internalised = (s: string): string => Object.keys({ [s]: 0 })[0] as string;
+
+/**
+ * Every personal path of PERSONAL split once: dotted path → [object (null for the data itself),
+ * field], the strings internalised. personal() hands out these paths and stripped() and restore()
+ * split them here, instead of building and slicing new strings for each field of each event.
+ */
+const PATH_PARTS = new Map<string, readonly [string | null, string]>();
+/** PERSONAL with each field's dotted path: type → object → [[field, path]]. */
+const PERSONAL_PATHS: Record<string, [string, (readonly [string, string])[]][]> = {};
+for (const [type, containers] of Object.entries(PERSONAL)) {
+  const list: [string, (readonly [string, string])[]][] = [];
+  for (const [container, fields] of Object.entries(containers)) {
+    const c = internalised(container);
+    const pairs = fields.map((f) => {
+      const field = internalised(f);
+      const path = c === '' ? field : internalised(`${c}.${field}`);
+      PATH_PARTS.set(path, [c === '' ? null : c, field]);
+      return [field, path] as const;
+    });
+    list.push([c, pairs]);
+  }
+  PERSONAL_PATHS[type] = list;
+}
+
+/** A dotted path as [object (null: the data itself), field] (PATH_PARTS; any other path split). */
+function splitPath(path: string): readonly [string | null, string] {
+  const known = PATH_PARTS.get(path);
+  if (known !== undefined) return known;
+  const dot = path.indexOf('.');
+  return dot === -1 ? [null, path] : [path.slice(0, dot), path.slice(dot + 1)];
+}
+
 /** The personal fields present in the event, as [path, value]. */
 function personal(type: string, data: Record<string, unknown>): [string, unknown][] {
   const out: [string, unknown][] = [];
-  const containers = PERSONAL[type];
-  if (containers === undefined) return out;
-  for (const container in containers) {
+  const containers = PERSONAL_PATHS[type];
+  if (containers === undefined || !Object.hasOwn(PERSONAL_PATHS, type)) return out;
+  for (const [container, fields] of containers) {
     const obj = container === '' ? data : data[container];
     if (!isObject(obj)) continue;
     // The field list, not the object's keys: a reservation snapshot has forty fields, four personal.
-    for (const field of containers[container] as readonly string[]) {
+    for (const [field, path] of fields) {
       const v = obj[field];
-      if (!isBlank(v)) out.push([container === '' ? field : `${container}.${field}`, v]);
+      if (!isBlank(v)) out.push([path, v]);
     }
   }
   return out;
@@ -290,11 +324,11 @@ interface ShapeCopier {
   copy: Copier;
 }
 /**
- * Copiers by a short bucket name (how many keys, the first and the last), each bucket's shapes
- * compared key by key: property names are internalised strings, so that is a few pointer compares
- * where hashing a signature of all the names cost more than the copy. Shapes are the events' own, few.
+ * Copiers by how many keys and the last one, each bucket's shapes compared key by key: property
+ * names are internalised strings, so that is a few pointer compares where hashing a signature of all
+ * the names cost more than the copy. Shapes are the events' own, few.
  */
-const COPIERS = new Map<string, ShapeCopier[]>();
+const COPIERS = new Map<number, Map<string, ShapeCopier[]>>();
 let copierCount = 0;
 const MAX_COPIERS = 2048;
 const sameList = (a: readonly string[], b: readonly string[]): boolean => {
@@ -352,8 +386,11 @@ function copyWith(
   values: readonly unknown[] = NO_VALUES,
 ): Record<string, unknown> {
   const keys = Object.keys(obj);
-  const bucket = `${keys.length}\u0000${keys[0]}\u0000${keys[keys.length - 1]}`;
-  const shapes = COPIERS.get(bucket);
+  // Property names are internalised strings: a look-up by the last one hashes nothing new (a bucket
+  // name built per call was a string to allocate and hash every time).
+  const last = keys.length === 0 ? '' : (keys[keys.length - 1] as string);
+  let byLast = COPIERS.get(keys.length);
+  const shapes = byLast?.get(last);
   if (shapes !== undefined)
     for (const s of shapes)
       if (sameList(s.keys, keys) && sameList(s.drop, drop) && sameList(s.add, add))
@@ -362,7 +399,11 @@ function copyWith(
   if (copierCount < MAX_COPIERS) {
     copierCount++;
     const entry = { keys, drop: [...drop], add: [...add], copy };
-    if (shapes === undefined) COPIERS.set(bucket, [entry]);
+    if (byLast === undefined) {
+      byLast = new Map();
+      COPIERS.set(keys.length, byLast);
+    }
+    if (shapes === undefined) byLast.set(last, [entry]);
     else shapes.push(entry);
   }
   return copy(obj, values);
@@ -395,13 +436,12 @@ function stripped(
   const top: string[] = [];
   const nested = new Map<string, string[]>();
   for (const [path] of fields) {
-    const dot = path.indexOf('.');
-    if (dot === -1) top.push(path);
+    const [a, field] = splitPath(path);
+    if (a === null) top.push(field);
     else {
-      const a = path.slice(0, dot);
       const list = nested.get(a);
-      if (list === undefined) nested.set(a, [path.slice(dot + 1)]);
-      else list.push(path.slice(dot + 1));
+      if (list === undefined) nested.set(a, [field]);
+      else list.push(field);
     }
   }
   const out = without(data, top);
@@ -497,12 +537,9 @@ const NOTHING: readonly string[] = [];
 function restore(data: Record<string, unknown>, paths: string[], values: unknown[] | null): void {
   let nested: Map<string, { keys: string[]; values: unknown[] }> | null = null;
   for (let i = 0; i < paths.length; i++) {
-    const path = paths[i] as string;
-    const dot = path.indexOf('.');
-    const a = dot === -1 ? path : path.slice(0, dot);
-    const field = dot === -1 ? path : path.slice(dot + 1);
+    const [a, field] = splitPath(paths[i] as string);
     const value = values === null ? structuredClone(ERASED[field] ?? null) : values[i];
-    if (dot === -1) data[a] = value;
+    if (a === null) data[field] = value;
     else if (isObject(data[a])) {
       nested ??= new Map();
       const into = nested.get(a);

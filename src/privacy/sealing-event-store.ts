@@ -100,7 +100,6 @@ import {
   type Sealed,
   STAND_IN,
   sealCustomer,
-  sealedCustomer,
   sealedKid,
   sealFields,
   sealSplit,
@@ -1241,21 +1240,24 @@ export class SealingEventStore implements EventStore {
    */
   private afterAppend(stream: string, sealed: NewEvent[], handed: Map<string, Buffer> | null): void {
     const first = sealed[0];
-    if (handed !== null && handed.size > 0 && first !== undefined) {
-      const kid = sealedKid(first.data);
-      const customer = sealedCustomer(first.data);
+    if (handed !== null && handed.size > 0 && first !== undefined && isSealed(first.data)) {
+      const box = first.data.sealed;
+      const kid = box.v === SEAL_VERSION_KID ? (box.kid as string) : null;
+      const owner = box.customer_id ?? first.data.customer_id;
       const key = kid === null ? undefined : handed.get(kid);
-      // An erasure in this process may have come between the commit and this answer (a request read
-      // the committed stream meanwhile): its destroyed keys are not trusted again.
-      const erased =
-        customer !== null &&
-        kid !== null &&
-        (this.cache.get(customerSubject(customer))?.destroyed === true ||
-          this.cache.get(kidSubject(kid))?.destroyed === true);
-      if (kid !== null && customer !== null && key !== undefined && !erased) {
-        this.bind(customer, kid);
-        this.remember(customerSubject(customer), key, false, kid);
-        this.remember(kidSubject(kid), key);
+      if (kid !== null && typeof owner === 'string' && key !== undefined) {
+        const subject = customerSubject(owner);
+        const kidKey = kidSubject(kid);
+        const kidHit = this.cache.get(kidKey);
+        // An erasure in this process may have come between the commit and this answer (a request
+        // read the committed stream meanwhile): its destroyed keys are not trusted again.
+        if (this.cache.get(subject)?.destroyed !== true && kidHit?.destroyed !== true) {
+          this.bind(owner, kid);
+          this.remember(subject, key, false, kid);
+          // handOut remembered it moments ago: again only if that entry is gone, another or stale.
+          if (kidHit?.key !== key || kidHit.kid !== undefined || kidHit.until <= Date.now())
+            this.remember(kidKey, key);
+        }
       }
     }
     if (stream.startsWith(RESERVATION_STREAM)) {

@@ -16,6 +16,7 @@ import {
   type ReservationStatus,
   reservationStream,
 } from '../commands/reservations/events';
+import { recordCrossing, spillDays } from '../commands/reservations/night-seatings';
 import { seatingOfReservation } from '../commands/reservations/repair-plan';
 import { deliveryStream, fanoutStream } from '../commands/webhook-deliveries/events';
 import { NO_WEBHOOK } from './core/no-webhook';
@@ -567,6 +568,22 @@ export async function seedInsightsDemo(
   if ((await rt.events.readStream(insightsMarkerStream(restaurantId), { limit: 1 })).length > 0) return null;
   let last: bigint | null = null;
   const appends = insightsDemoEvents(restaurantId, rt.clock.now(), seed);
+  // A seeded seating past midnight (a late dinner) is recorded as crossing before it exists, as a
+  // hold's would be (commands/reservations/night-seatings.ts).
+  const crossing = appends.some((a) =>
+    a.events.some(
+      (e) =>
+        e.type === 'SeatingHeld' && spillDays(String(e.data.service_date), String(e.data.end_at)).length > 0,
+    ),
+  );
+  if (crossing)
+    await recordCrossing(
+      rt.events,
+      restaurantId,
+      'SEATING',
+      { actor: 'system:insights-demo', ...NO_WEBHOOK },
+      rt.clock.now().toISOString(),
+    );
   // Each wave is issued in one turn so the store's group commit writes it in one transaction (one
   // fsync, not ~900); each append has its own outcome, but appends of one turn need not reach the log
   // in the order given (those the sealing layer must look keys up for, a missed call's, come later):

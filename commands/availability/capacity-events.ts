@@ -95,6 +95,23 @@ export type MoveEvent =
       };
     };
 
+/**
+ * Added after the first contract: a seating of an earlier service day (`from_service_date`) that lasts
+ * into this day was held, checked against this day's seatings as of the revision this event expected
+ * (commands/reservations/night-seatings.ts). It holds nothing itself: folds and read models skip it;
+ * it only makes a concurrent booking of this day, decided without that seating, fail its append and
+ * decide again.
+ */
+export interface NightSeatingNotedData {
+  restaurant_id: string;
+  service_date: string;
+  from_service_date: string;
+  reservation_id: string;
+  /** The pending move's id when the seating is a move's (SeatingMoveHeld). */
+  move_id?: string;
+  at: string;
+}
+
 export const MOVE_EVENT_TYPES = ['SeatingMoveHeld', 'SeatingMoveConfirmed', 'SeatingMoveDropped'] as const;
 
 export const capacityStream = (restaurantId: string, serviceDate: string) =>

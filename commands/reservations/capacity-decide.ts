@@ -58,8 +58,8 @@ export interface HoldRequest {
   now: Date;
   /**
    * The other service days' seatings that may share a table with this one (a shift past midnight
-   * meets the next day's first seatings), this reservation's own left out (hold.ts). Read from their
-   * own streams, whose revisions this append does not expect: see docs/RESERVATIONS.md.
+   * meets the next day's first seatings), this reservation's own left out (appendChecked in
+   * capacity-handler.ts, which also closes the race with a concurrent booking of another day).
    */
   neighbours?: Occupancy;
 }
@@ -337,8 +337,16 @@ export function decideResume(
   now: Date,
   /** The neighbouring service days' seatings (HoldRequest.neighbours), when a seating may meet them. */
   neighbours?: Occupancy,
+  /**
+   * When the seating had ended, for a seating this resume already held again (an earlier attempt
+   * whose note on a later day lost its race: appendChecked): checked again from then, nothing new
+   * written when it still fits.
+   */
+  endedBefore?: string,
 ): NewEvent[] {
-  const held = state.held.get(reservationId);
+  const current = state.held.get(reservationId);
+  const again = current?.ended_at === undefined && endedBefore !== undefined;
+  const held = current && again ? { ...current, ended_at: endedBefore } : current;
   if (!held || held.ended_at === undefined) return [];
   const booking = bookingFromSeating(held);
   const from = Math.max(heldEnd(booking), now.getTime());
@@ -352,7 +360,7 @@ export function decideResume(
         { table_ids: taken },
       );
   }
-  return decideHoldAgain(state, reservationId, now);
+  return again ? [] : decideHoldAgain(state, reservationId, now);
 }
 
 /**

@@ -18,7 +18,12 @@ import {
   WrongExpectedRevisionError,
 } from '../../src/ports/event-store';
 import { Occupancy } from '../availability/capacity';
-import { capacityStream, type EndReason } from '../availability/capacity-events';
+import {
+  capacityStream,
+  type EndReason,
+  type NightSeatingNotedData,
+  type SeatingHeldData,
+} from '../availability/capacity-events';
 import { serviceDaysMeeting } from '../availability/slots';
 import {
   decideConfirmMove,
@@ -30,6 +35,7 @@ import {
   type ReleaseReason,
 } from './capacity-decide';
 import { type CapacityState, evolveCapacity, initialCapacity, occupancyExcept } from './capacity-state';
+import { nightFact, recordCrossing, spillDays } from './night-seatings';
 
 /**
  * Per store object, as runCommand's (src/core/command.ts): a test that runs a command from inside
@@ -78,6 +84,28 @@ async function load(
 
 const MAX_ATTEMPTS = 20;
 
+/** Events that make a seating take tables (a new one, or a pending move becoming the reservation's). */
+const TAKING = new Set(['SeatingHeld', 'SeatingMoveHeld', 'SeatingMoveConfirmed']);
+
+/** Whether one of `events` takes a seating past its service day's calendar day (night-seatings.ts). */
+function takesPastMidnight(events: readonly NewEvent[]): boolean {
+  for (const e of events) {
+    if (!TAKING.has(e.type)) continue;
+    const d = e.data as unknown as SeatingHeldData;
+    if (spillDays(d.service_date, d.end_at).length) return true;
+  }
+  return false;
+}
+
+const withMeta = (events: NewEvent[], meta: CommandMeta, restaurantId: string): NewEvent[] =>
+  events.map((e) => ({ ...e, metadata: { ...meta, restaurant_id: restaurantId, ...e.metadata } }));
+
+/**
+ * An unchecked change of one day's seatings (a release, an end, a confirmation, a repair's restore,
+ * guests seated on an ended seating): decided on the stream's fold, appended with its revision. A
+ * seating it takes past midnight is recorded as crossing first (night-seatings.ts), so no hold of a
+ * neighbouring day skips reading it.
+ */
 export function appendToCapacity(
   deps: WriteDeps,
   restaurantId: string,
@@ -89,11 +117,10 @@ export function appendToCapacity(
   return queueOf(deps.events).run(stream, async () => {
     for (let attempt = 1; ; attempt++) {
       const { state, revision } = await load(deps.events, stream);
-      const events = decide(state).map((e) => ({
-        ...e,
-        metadata: { ...meta, restaurant_id: restaurantId, ...e.metadata },
-      }));
+      const events = withMeta(decide(state), meta, restaurantId);
       if (events.length === 0) return { appended: [], position: null };
+      if (takesPastMidnight(events))
+        await recordCrossing(deps.events, restaurantId, 'SEATING', meta, deps.clock.now().toISOString());
       try {
         const result = await deps.events.append(stream, events, revision);
         return { appended: events, position: result.position };
@@ -104,6 +131,143 @@ export function appendToCapacity(
       }
     }
   });
+}
+
+/** What a checked decision holds: its events, and the seating it relies on (new or already held). */
+export interface CheckedDecision {
+  events: NewEvent[];
+  /** The seating this reservation holds on the day once the events land (null: none to protect). */
+  seating: (Pick<SeatingHeldData, 'service_date' | 'end_at'> & { move_id?: string }) | null;
+}
+
+/** A neighbouring day's fold and the revision it was read at (what a NightSeatingNoted expects). */
+interface Neighbour {
+  day: string;
+  state: CapacityState;
+  revision: number | typeof NO_STREAM;
+}
+
+/**
+ * A hold checked against the day's seatings and the neighbouring days' (a create, a move, a no-show
+ * seated again), closing the race between two days (night-seatings.ts):
+ *   1. read the day's stream, then the restaurant's night fact, then — when a seating may have
+ *      crossed midnight — the neighbouring days' streams (serviceDaysMeeting), keeping their revisions;
+ *   2. decide; a seating that would cross midnight while the fact says none ever did records the
+ *      crossing first and decides again with the neighbours read;
+ *   3. append to the day's stream (its revision), then a NightSeatingNoted to every later day the
+ *      seating lasts into, expecting the revision read in 1.
+ * A conflict on any of them starts again at 1, the reservation's own seating (appended by an earlier
+ * attempt) left out of its way; a refusal then gives that seating back (`undo`) before it is thrown.
+ * Why it is sound: a booking of day Y decided without our seating read Y before our note landed and
+ * appends to Y expecting that revision, so only one of the two appends lands; one that read Y after
+ * the note read the night fact after it (recorded before our seating) and our day after it, so it
+ * saw our seating. Ordering 1 (the day, then the fact, then the neighbours) is what makes that hold.
+ */
+export function appendChecked(
+  deps: WriteDeps,
+  restaurantId: string,
+  serviceDate: string,
+  reservationId: string,
+  decide: (state: CapacityState, neighbours: Occupancy | undefined) => CheckedDecision,
+  undo: (state: CapacityState, now: Date) => NewEvent[],
+  meta: CommandMeta,
+): Promise<{ appended: NewEvent[]; position: bigint | null }> {
+  const stream = capacityStream(restaurantId, serviceDate);
+  return queueOf(deps.events).run(stream, async () => {
+    // This call's own append of an earlier attempt (its seating stays held while it decides again).
+    let mine: { appended: NewEvent[]; position: bigint } | null = null;
+    for (let attempt = 1; ; attempt++) {
+      const { state, revision } = await load(deps.events, stream);
+      const fact = await nightFact(deps.events, restaurantId);
+      const near = fact === 'maybe' ? await loadNeighbours(deps, restaurantId, serviceDate) : null;
+      let decision: CheckedDecision;
+      try {
+        decision = decide(
+          state,
+          near
+            ? new Occupancy({ combine: near.map((n) => occupancyExcept(n.state, reservationId)) })
+            : undefined,
+        );
+      } catch (err) {
+        if (mine) await giveBack(deps, stream, restaurantId, undo, meta);
+        throw err;
+      }
+      const later = decision.seating ? spillDays(decision.seating.service_date, decision.seating.end_at) : [];
+      if (later.length && !near) {
+        // The first seating past midnight: recorded before it exists, then decided with every day read.
+        await recordCrossing(deps.events, restaurantId, 'SEATING', meta, deps.clock.now().toISOString());
+        continue;
+      }
+      const events = withMeta(decision.events, meta, restaurantId);
+      try {
+        if (events.length) {
+          const result = await deps.events.append(stream, events, revision);
+          mine = { appended: events, position: result.position };
+        }
+        if (mine && decision.seating) {
+          for (const day of later) {
+            const n = (near as Neighbour[]).find((x) => x.day === day) as Neighbour;
+            const note: NightSeatingNotedData = {
+              restaurant_id: restaurantId,
+              service_date: day,
+              from_service_date: serviceDate,
+              reservation_id: reservationId,
+              ...(decision.seating.move_id ? { move_id: decision.seating.move_id } : {}),
+              at: deps.clock.now().toISOString(),
+            };
+            await deps.events.append(
+              capacityStream(restaurantId, day),
+              withMeta(
+                [{ type: 'NightSeatingNoted', data: note as unknown as Record<string, unknown> }],
+                meta,
+                restaurantId,
+              ),
+              n.revision,
+            );
+          }
+        }
+        return mine ?? { appended: [], position: null };
+      } catch (err) {
+        if (err instanceof WrongExpectedRevisionError && attempt < MAX_ATTEMPTS) continue;
+        if (mine) await giveBack(deps, stream, restaurantId, undo, meta);
+        throw err;
+      }
+    }
+  });
+}
+
+/** Undoes this call's own append after a refusal (a release, a dropped move, an end again). */
+async function giveBack(
+  deps: WriteDeps,
+  stream: string,
+  restaurantId: string,
+  undo: (state: CapacityState, now: Date) => NewEvent[],
+  meta: CommandMeta,
+) {
+  for (let attempt = 1; ; attempt++) {
+    const { state, revision } = await load(deps.events, stream);
+    const events = withMeta(undo(state, deps.clock.now()), meta, restaurantId);
+    if (events.length === 0) return;
+    try {
+      await deps.events.append(stream, events, revision);
+      return;
+    } catch (err) {
+      if (err instanceof WrongExpectedRevisionError && attempt < MAX_ATTEMPTS) continue;
+      throw err;
+    }
+  }
+}
+
+/** The neighbouring service days' folds (serviceDaysMeeting), read together, with their revisions. */
+async function loadNeighbours(
+  deps: WriteDeps,
+  restaurantId: string,
+  serviceDate: string,
+): Promise<Neighbour[]> {
+  const days = serviceDaysMeeting(serviceDate).filter((d) => d !== serviceDate);
+  return Promise.all(
+    days.map(async (day) => ({ day, ...(await load(deps.events, capacityStream(restaurantId, day))) })),
+  );
 }
 
 /** appendToCapacity with a decision taken at the clock's now (the time its events record). */
@@ -156,16 +320,30 @@ export async function endSeating(
  * (decideResume), checked against the neighbouring service days' seatings too (a night seating past
  * midnight whose table the next morning's booking took after the no-show).
  */
-export async function resumeSeating(
+export function resumeSeating(
   deps: WriteDeps,
   restaurantId: string,
   serviceDate: string,
   reservationId: string,
   meta: CommandMeta,
 ) {
-  const neighbours = await neighbourOccupancy(deps, restaurantId, serviceDate, reservationId);
-  return decideNow(deps, restaurantId, serviceDate, meta, (s, now) =>
-    decideResume(s, reservationId, now, neighbours),
+  // When it ended: a later attempt finds the seating held again by an earlier one, checks it again
+  // from then, and a refusal ends it there again.
+  let endedAt: string | undefined;
+  return appendChecked(
+    deps,
+    restaurantId,
+    serviceDate,
+    reservationId,
+    (s, neighbours) => {
+      const held = s.held.get(reservationId);
+      if (held?.ended_at !== undefined) endedAt = held.ended_at;
+      const events = decideResume(s, reservationId, deps.clock.now(), neighbours, endedAt);
+      return { events, seating: held && endedAt !== undefined ? held : null };
+    },
+    (s, now) =>
+      endedAt === undefined ? [] : decideEnd(s, reservationId, endedAt, 'NO_SHOW', now.toISOString()),
+    meta,
   );
 }
 
@@ -204,24 +382,6 @@ export const dropMove = (
   decideNow(deps, restaurantId, serviceDate, meta, (s, now) =>
     decideDropMove(s, reservationId, moveId, reason, now.toISOString()),
   );
-
-/**
- * The seatings of the service days around `serviceDate` that a seating of that day may meet on a
- * table (serviceDaysMeeting: D-2 to D+2, always, whatever the catalog says now), the reservation's
- * own (its seating and pending moves there, which a move gives up) left out. The streams are read
- * together; each read returns only the events since its kept fold, so an idle neighbour costs one
- * empty read.
- */
-export async function neighbourOccupancy(
-  deps: WriteDeps,
-  restaurantId: string,
-  serviceDate: string,
-  reservationId: string,
-): Promise<Occupancy> {
-  const days = serviceDaysMeeting(serviceDate).filter((d) => d !== serviceDate);
-  const states = await Promise.all(days.map((d) => loadCapacity(deps, restaurantId, d)));
-  return new Occupancy({ combine: states.map((s) => occupancyExcept(s, reservationId)) });
-}
 
 /** The day's seatings as the stream holds them now. */
 export async function loadCapacity(deps: WriteDeps, restaurantId: string, serviceDate: string) {

@@ -9,8 +9,8 @@ import { FAILURE_MESSAGES, type FailureReason, laterFailure } from '../availabil
 import { type SlotStart, startsAt } from '../availability/slots';
 import { addDays, localDateOf, minutesOfDay, offsetAt } from '../availability/zone-time';
 import type { Catalog } from '../catalog/types';
-import { decideHold, type HoldRequest } from './capacity-decide';
-import { appendToCapacity, neighbourOccupancy } from './capacity-handler';
+import { decideDropMove, decideHold, decideRelease, type HoldRequest } from './capacity-decide';
+import { appendChecked } from './capacity-handler';
 import type { Seating } from './decide-create';
 
 export interface SeatingRequest {
@@ -68,22 +68,42 @@ export async function holdSeating(
       catalog: req.catalog,
       now: req.now,
     };
-    // The neighbouring service days' seatings, read whatever the current catalog (a seating taken
-    // under an earlier one keeps its tables): the availability check's rule (serviceDaysMeeting).
-    hold.neighbours = await neighbourOccupancy(deps, req.restaurantId, start.serviceDate, req.reservationId);
     // The decision of the attempt that was appended (a retried decide overwrites an earlier one).
     const decided: { seating?: Seating; moveId?: string | null } = {};
+    const reason = req.moveId ? 'UPDATE_REFUSED' : 'CREATE_REFUSED';
     try {
-      const outcome = await appendToCapacity(
+      // Checked against the neighbouring service days' seatings too (appendChecked reads them when
+      // a seating of the restaurant may cross midnight: serviceDaysMeeting, whatever the catalog).
+      const outcome = await appendChecked(
         deps,
         req.restaurantId,
         start.serviceDate,
-        (state) => {
-          const decision = decideHold(state, hold);
+        req.reservationId,
+        (state, neighbours) => {
+          const decision = decideHold(state, { ...hold, neighbours });
           decided.seating = decision.seating;
           decided.moveId = decision.moveId;
-          return decision.events;
+          return {
+            events: decision.events,
+            seating: {
+              service_date: decision.seating.service_date,
+              end_at: decision.seating.end_at,
+              ...(decision.moveId ? { move_id: decision.moveId } : {}),
+            },
+          };
         },
+        // A later attempt refused what an earlier one held: let it go again.
+        (state, now) =>
+          req.moveId
+            ? decideDropMove(state, req.reservationId, req.moveId, reason, now.toISOString())
+            : decideRelease(
+                state,
+                req.restaurantId,
+                start.serviceDate,
+                req.reservationId,
+                reason,
+                now.toISOString(),
+              ),
         meta,
       );
       return {

@@ -2,6 +2,7 @@ import { claim, release } from '../../src/core/claims';
 import { runCommand } from '../../src/core/command';
 import type { CommandMeta } from '../../src/core/command-meta';
 import type { WriteDeps } from '../../src/core/write-deps';
+import { recordCrossing, startTracking } from '../reservations/night-seatings';
 import {
   decideCreate,
   decideResume,
@@ -32,10 +33,15 @@ export async function createRestaurant(
   // (invalid, or an id that exists) never holds one.
   decideCreate(await loadRestaurant(deps, id), id, profile, at);
   await claim(deps, slugClaimStream(profile.slug), id, { ...meta, restaurant_id: id }, 'slug');
-  return runCommand<RestaurantState>(deps.events, {
+  const outcome = await runCommand<RestaurantState>(deps.events, {
     ...base(id, meta, deps),
     decide: (s) => decideCreate(s, id, profile, at),
   });
+  // From its creation on, a seating past midnight is recorded before it is held (night-seatings.ts):
+  // until one is, a booking reads no neighbouring day. A crash before this leaves it untracked
+  // (every neighbouring day read, as before tracking existed).
+  if (outcome.appended.length) await startTracking(deps.events, id, meta);
+  return outcome;
 }
 
 export async function updateRestaurant(
@@ -50,6 +56,10 @@ export async function updateRestaurant(
   const newSlug = changes.slug !== undefined && changes.slug !== oldSlug ? changes.slug : null;
   // Claim a new slug first: a taken slug must refuse the whole update, not leave half of it.
   decideUpdate(current, id, changes, at);
+  // A new time zone moves every calendar day a seating was placed in: from here on every booking
+  // reads the neighbouring days (recorded before the change, so none decides on the new zone without).
+  if (changes.timezone !== undefined && current.profile && changes.timezone !== current.profile.timezone)
+    await recordCrossing(deps.events, id, 'TIMEZONE_CHANGED', { ...meta, restaurant_id: id }, at);
   if (newSlug) await claim(deps, slugClaimStream(newSlug), id, { ...meta, restaurant_id: id }, 'slug');
   try {
     const outcome = await runCommand<RestaurantState>(deps.events, {

@@ -9,6 +9,7 @@ import { evolveApplication, initialApplication } from '../../commands/oauth/appl
 import { applicationStream, userStream } from '../../commands/oauth/events';
 import { evolveUser, initialUser } from '../../commands/oauth/users';
 import { evolveReservation, initialReservation } from '../../commands/reservations/evolve';
+import { nightSeatingsStream } from '../../commands/reservations/night-seatings';
 import { evolveRestaurant, initialRestaurant } from '../../commands/restaurants/decide';
 import { evolveEndpoint, initialEndpoint } from '../../commands/webhook-endpoints/decide';
 import { webhookEndpointStream } from '../../commands/webhook-endpoints/events';
@@ -57,15 +58,21 @@ const subjects: AuditSubject[] = [
   { kind: 'credential', streams: (id) => [`apikey-${id}`], fold: foldWith(initialApiKey, evolveApiKey) },
   {
     kind: 'restaurant',
-    streams: (id) => [`restaurant-${id}`, `catalog-${id}`],
+    // The night-seatings stream: whether a seating may have crossed midnight (night-seatings.ts).
+    streams: (id) => [`restaurant-${id}`, `catalog-${id}`, nightSeatingsStream(id)],
     fold: (events) => {
       const catalog = events.filter((e) => e.stream.startsWith('catalog-'));
       const restaurantId = catalog[0]?.stream.slice('catalog-'.length) ?? '';
+      const nights = events.filter((e) => e.stream.startsWith('night-seatings-'));
       return {
         restaurant: events
           .filter((e) => e.stream.startsWith('restaurant-'))
           .reduce(evolveRestaurant, initialRestaurant),
         catalog: catalog.length === 0 ? null : catalog.reduce(evolveCatalog, initialCatalog(restaurantId)),
+        // Untracked (created before tracking) reads as true: every neighbouring day is read.
+        seatings_may_cross_midnight:
+          nights[0]?.type !== 'NightSeatingsTracked' ||
+          nights.some((e) => e.type === 'SeatingsCrossMidnight'),
       };
     },
   },

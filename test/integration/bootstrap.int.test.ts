@@ -45,13 +45,13 @@ t("DESIGN.md's example: every appended event counted, every skipped section name
   assert.equal(types.filter((x) => x === 'CatalogItemConfigured').length, 7);
   assert.ok(types.includes('RestaurantCreated') && types.includes('ApiKeyCreated'));
   assert.is(first.appended, types.length);
-  // 11 for the restaurant, its key and catalog; the user and its access (2); the application (1); the
+  // 12 for the restaurant (with the start of its night-seatings stream), its key and catalog; the user and its access (2); the application (1); the
   // legacy webhook endpoint (1), the slot it takes of its restaurant's limit (1) and the mark that the
   // log's older endpoints were counted (1: there were none).
   assert.ok(types.includes('UserCreated') && types.includes('OAuthApplicationRegistered'));
   assert.ok(types.includes('WebhookEndpointCreated'), 'the legacy endpoint is created');
   assert.ok(types.includes('WebhookEndpointSlotTaken'), 'and counts for the limit');
-  assert.is(first.appended, 17);
+  assert.is(first.appended, 18);
   assert.is(first.position, await rt.events.headPosition());
   assert.equal(first.notes, [
     'catalog: 7 item change(s)',
@@ -63,7 +63,7 @@ t("DESIGN.md's example: every appended event counted, every skipped section name
 
   const second = await applyBootstrap(rt, file, operatorMeta('bootstrap'));
   assert.equal(second, { position: null, appended: 0, notes: UNAPPLIED });
-  assert.is((await log(rt)).length, 17);
+  assert.is((await log(rt)).length, 18);
 });
 
 t(

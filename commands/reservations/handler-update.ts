@@ -382,7 +382,10 @@ async function holdMoved(
       if (!(err instanceof BusinessRuleError) || keepTables) throw err;
     }
   }
-  return holdSeating(deps, { ...base, tableIds: null }, meta);
+  // A purpose of its own: the try on the reservation's tables may have held this very seating under
+  // the same move id and given it back (a race with another day: appendChecked), and an event id
+  // seen before would be taken for a retry of that append and not written again.
+  return holdSeating(deps, { ...base, tableIds: null, purpose: `${base.purpose}:any-table` }, meta);
 }
 
 /**

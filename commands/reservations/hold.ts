@@ -71,6 +71,10 @@ export async function holdSeating(
     // The decision of the attempt that was appended (a retried decide overwrites an earlier one).
     const decided: { seating?: Seating; moveId?: string | null } = {};
     const reason = req.moveId ? 'UPDATE_REFUSED' : 'CREATE_REFUSED';
+    // Each decision after the first gets ids of its own: an earlier attempt's seating, held and then
+    // replaced when a race with another day made it decide again, may come back, and an event id seen
+    // before would be taken for a retried append and not written again.
+    let decisions = 0;
     try {
       // Checked against the neighbouring service days' seatings too (appendChecked reads them when
       // a seating of the restaurant may cross midnight: serviceDaysMeeting, whatever the catalog).
@@ -80,7 +84,9 @@ export async function holdSeating(
         start.serviceDate,
         req.reservationId,
         (state, neighbours) => {
-          const decision = decideHold(state, { ...hold, neighbours });
+          decisions += 1;
+          const purpose = decisions === 1 ? hold.purpose : `${hold.purpose}#${decisions}`;
+          const decision = decideHold(state, { ...hold, neighbours, purpose });
           decided.seating = decision.seating;
           decided.moveId = decision.moveId;
           return {

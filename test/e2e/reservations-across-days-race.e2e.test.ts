@@ -11,6 +11,9 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createReservation } from '../../commands/reservations/handler-create';
+import { updateReservation } from '../../commands/reservations/handler-update';
+import { nightFact } from '../../commands/reservations/night-seatings';
+import { updateRestaurant } from '../../commands/restaurants/handler';
 import type { EventStore } from '../../src/ports/event-store';
 import type { Runtime } from '../../src/runtime';
 import { withHook } from '../helpers/hooked-events';
@@ -48,11 +51,10 @@ const meta = { actor: 'test', restaurant_id: 'rest_demo' };
 const at = (d: string, hhmm: string) => `2026-06-${d}T${hhmm}:00+02:00`;
 
 /** The runtime whose first append of a seating on `day`'s capacity stream first runs `meanwhile`. */
-const pausedBeforeHold = (rt: Runtime, d: string, meanwhile: () => Promise<void>) =>
+const pausedBeforeHold = (rt: Runtime, d: string, meanwhile: () => Promise<void>, type = 'SeatingHeld') =>
   withHook(
     rt,
-    (stream, batch) =>
-      stream === `capacity-rest_demo-2026-06-${d}` && batch.some((e) => e.type === 'SeatingHeld'),
+    (stream, batch) => stream === `capacity-rest_demo-2026-06-${d}` && batch.some((e) => e.type === type),
     meanwhile,
   );
 
@@ -151,6 +153,59 @@ t(
     assert.equal(starts, [at('13', '05:30')]);
   },
 );
+
+t(
+  'a move onto the night’s seating decided first, the morning’s booked meanwhile: the move is refused, nothing moved',
+  async ({ svc }) => {
+    const r = (await create(svc, { start_at: at('23', '12:00'), shift_id: 'shift_day' })).body.data;
+    let morning: Awaited<ReturnType<typeof create>> | null = null;
+    const rt = pausedBeforeHold(
+      svc.rt,
+      '24',
+      async () => {
+        morning = await create(svc, { start_at: at('25', '06:00'), shift_id: 'shift_day' });
+      },
+      'SeatingMoveHeld',
+    );
+    let refused: unknown = null;
+    try {
+      await updateReservation(
+        rt,
+        restaurant,
+        r.id,
+        { start_at: at('25', '05:30'), shift_id: 'shift_night' },
+        meta,
+      );
+    } catch (err) {
+      refused = err;
+    }
+    const m = morning as unknown as Awaited<ReturnType<typeof create>>;
+    assert.is(m.status, 201, m.text);
+    assert.ok(refused, 'the move and the morning both took the one table');
+    assert.is((refused as { reason?: string }).reason, 'NO_TABLE', String(refused));
+    // Its pending seating, appended before it lost, was let go; the reservation did not move.
+    const night24 = (await svc.rt.events.readStream('capacity-rest_demo-2026-06-24')).map((e) => e.type);
+    assert.equal(night24, ['SeatingMoveHeld', 'SeatingMoveDropped']);
+    const now = await svc.api('GET', `/reservations/${r.id}`, { token: TOKENS.full });
+    assert.is(now.body.data.start_at, at('23', '12:00'));
+  },
+);
+
+t('a new time zone is recorded as a possible crossing before it applies', async ({ svc }) => {
+  assert.is(await nightFact(svc.rt.events, 'rest_demo'), 'maybe', 'the night shift crossed already');
+  const other = await nightFact(svc.rt.events, 'rest_other');
+  assert.is(other, 'none', 'the other restaurant never seated past midnight');
+  await updateRestaurant(svc.rt, 'rest_other', { timezone: 'America/New_York' }, meta);
+  assert.is(await nightFact(svc.rt.events, 'rest_other'), 'maybe');
+  const stream = await svc.rt.events.readStream('night-seatings-rest_other');
+  assert.equal(
+    stream.map((e) => [e.type, e.data.reason]),
+    [
+      ['NightSeatingsTracked', undefined],
+      ['SeatingsCrossMidnight', 'TIMEZONE_CHANGED'],
+    ],
+  );
+});
 
 const dayOnly = () => reservationBootstrap({ tables, shifts: [day] });
 

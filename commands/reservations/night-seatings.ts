@@ -25,12 +25,6 @@ import { addDays } from '../availability/zone-time';
 /** The restaurant id is the whole rest of the name: nothing follows it, so no escaping is needed. */
 export const nightSeatingsStream = (restaurantId: string) => `night-seatings-${restaurantId}`;
 
-export const NIGHT_SEATING_EVENT_TYPES = [
-  'NightSeatingsTracked',
-  'SeatingsCrossMidnight',
-  'NightSeatingNoted',
-] as const;
-
 /** Why a restaurant's seatings may cross midnight (SeatingsCrossMidnight.reason). */
 export type CrossingReason = 'SEATING' | 'TIMEZONE_CHANGED';
 

@@ -1,7 +1,7 @@
 // GET /customers cursors: opaque to partners, tamper-evident for us. A cursor is the position after
 // the last customer returned, the restaurant, and the filters of the query it continues, signed with
 // the restaurant's key (HMAC-SHA256). A forged, altered or foreign cursor answers 400.
-import { invalidCursor, openCursor, signCursor } from './signed-cursor';
+import { type CursorKeyring, invalidCursor, openCursor, signCursor } from './signed-cursor';
 
 /** The filters a pass was started with, normalised (matching keys, UTC instants). */
 export interface FeedFilters {
@@ -23,10 +23,10 @@ const VERSION = 1;
 /** GET /customers cursors were signed before labels existed: theirs is empty. */
 const LABEL = '';
 
-export const encodeCursor = (key: Buffer, payload: CursorPayload): string =>
+export const encodeCursor = (key: CursorKeyring, payload: CursorPayload): string =>
   signCursor(key, LABEL, { v: VERSION, r: payload.restaurant_id, a: payload.after, f: payload.filters });
 
-export function decodeCursor(key: Buffer, cursor: string, restaurantId: string): CursorPayload {
+export function decodeCursor(key: CursorKeyring, cursor: string, restaurantId: string): CursorPayload {
   const parsed = openCursor(key, LABEL, cursor);
   if (
     parsed?.v !== VERSION ||

@@ -7,7 +7,7 @@ import { type BucketDoc, bucketId, bucketOf, feedHead, SYNC_BUCKET_SIZE } from '
 import { instantBound } from '../src/core/datetime';
 import type { DocumentStore, Filter } from '../src/ports/document-store';
 import { type CursorPayload, decodeCursor, encodeCursor, type FeedFilters } from './customer-cursor';
-import { filtersOfPass } from './signed-cursor';
+import { type CursorKeyring, filtersOfPass } from './signed-cursor';
 
 export interface FeedRequest {
   limit: number;
@@ -75,7 +75,7 @@ export async function readFeed(
   docs: DocumentStore,
   restaurant: { _id: string; country_code: string | null },
   req: FeedRequest,
-  key: Buffer,
+  key: CursorKeyring,
   limits: WalkLimits = LIMITS,
 ): Promise<FeedPage> {
   let filters = filtersOf(req, restaurant.country_code);

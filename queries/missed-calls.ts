@@ -5,7 +5,7 @@ import { MESSAGES, type MessageDoc, MISSED_CALLS, type MissedCallDoc } from '../
 import { instantBound } from '../src/core/datetime';
 import { notFound } from '../src/core/errors';
 import type { DocumentStore, Filter } from '../src/ports/document-store';
-import { filtersOfPass, invalidCursor, openCursor, signCursor } from './signed-cursor';
+import { type CursorKeyring, filtersOfPass, invalidCursor, openCursor, signCursor } from './signed-cursor';
 
 export interface PresentedCall {
   id: string;
@@ -66,14 +66,14 @@ interface CallFilters {
 const LABEL = 'missed-calls:';
 
 export const encodeCallCursor = (
-  key: Buffer,
+  key: CursorKeyring,
   restaurantId: string,
   sortKey: string,
   filters: CallFilters,
 ): string => signCursor(key, LABEL, { v: 2, r: restaurantId, k: sortKey, f: filters });
 
 export function decodeCallCursor(
-  key: Buffer,
+  key: CursorKeyring,
   cursor: string,
   restaurantId: string,
 ): { sortKey: string; filters: CallFilters } {
@@ -107,7 +107,7 @@ export async function listMissedCalls(
   docs: DocumentStore,
   restaurantId: string,
   f: ListFilters,
-  key: Buffer,
+  key: CursorKeyring,
 ) {
   let filters = filtersOf(f);
   let after: string | null = null;

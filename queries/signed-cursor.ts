@@ -5,23 +5,39 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { validationError } from '../src/core/errors';
 
+/**
+ * A restaurant's cursor key, or its keys (commands/customers/cursor-key.ts): new cursors are signed with
+ * `sign`, a cursor given verifies under any of `verify`.
+ */
+export type CursorKeyring = Buffer | { sign: Buffer; verify: readonly Buffer[] };
+
+const signingKey = (k: CursorKeyring) => (Buffer.isBuffer(k) ? k : k.sign);
+const verifyingKeys = (k: CursorKeyring): readonly Buffer[] => (Buffer.isBuffer(k) ? [k] : k.verify);
+
 const sign = (key: Buffer, label: string, body: string) =>
   createHmac('sha256', key)
     .update(label + body)
     .digest();
 
-export function signCursor(key: Buffer, label: string, payload: Record<string, unknown>): string {
+export function signCursor(key: CursorKeyring, label: string, payload: Record<string, unknown>): string {
   const body = Buffer.from(JSON.stringify(payload)).toString('base64url');
-  return `${body}.${sign(key, label, body).toString('base64url')}`;
+  return `${body}.${sign(signingKey(key), label, body).toString('base64url')}`;
 }
 
-/** The payload of a cursor this key signed under this label (a JSON object), else null. */
-export function openCursor(key: Buffer, label: string, cursor: string): Record<string, unknown> | null {
+/** The payload of a cursor one of these keys signed under this label (a JSON object), else null. */
+export function openCursor(
+  key: CursorKeyring,
+  label: string,
+  cursor: string,
+): Record<string, unknown> | null {
   const [body, mac, extra] = cursor.split('.');
   if (!body || !mac || extra !== undefined) return null;
   const given = Buffer.from(mac, 'base64url');
-  const expected = sign(key, label, body);
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
+  const signedBy = (k: Buffer) => {
+    const expected = sign(k, label, body);
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  };
+  if (!verifyingKeys(key).some(signedBy)) return null;
   try {
     const parsed: unknown = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
     return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)

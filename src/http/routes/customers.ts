@@ -2,7 +2,7 @@
 // route runs one command, waits for the read model to include it, and answers what GET would.
 
 import type { ProfileInput } from '../../../commands/customers/bounds';
-import { customerCursorKey } from '../../../commands/customers/cursor-key';
+import { withCustomerCursorKeys } from '../../../commands/customers/cursor-key';
 import { type CustomerRestaurant, updateCustomer } from '../../../commands/customers/handler';
 import { profileIssues } from '../../../commands/customers/prepare';
 import { upsertCustomer } from '../../../commands/customers/upsert';
@@ -72,8 +72,9 @@ export const customerRoutes: AnyRoute[] = [
     },
     handler: async ({ rt, auth, query }) => {
       const restaurant = restaurantOf(auth);
-      const key = await customerCursorKey(rt, restaurant._id);
-      const page = await readFeed(rt.docs, restaurant, { ...query, limit: query.limit ?? 50 }, key);
+      const page = await withCustomerCursorKeys(rt, restaurant._id, (keys) =>
+        readFeed(rt.docs, restaurant, { ...query, limit: query.limit ?? 50 }, keys),
+      );
       return {
         body: {
           data: page.customers.map(presentCustomer),

@@ -2,7 +2,7 @@
 // answered; Couvert follows up on WhatsApp with the restaurant's approved template. The rules live in
 // commands/missed-calls/; this file reads the request and shapes the answer.
 
-import { customerCursorKey } from '../../../commands/customers/cursor-key';
+import { withCustomerCursorKeys } from '../../../commands/customers/cursor-key';
 import { OUTCOMES, RECORD_OUTCOMES } from '../../../commands/missed-calls/events';
 import { type CallRestaurant, reportMissedCall } from '../../../commands/missed-calls/handler';
 import { getMissedCall, listMissedCalls, presentCall } from '../../../queries/missed-calls';
@@ -257,11 +257,8 @@ export const missedCallRoutes: AnyRoute[] = [
       },
     },
     handler: async ({ rt, auth, query }) => ({
-      body: await listMissedCalls(
-        rt.docs,
-        auth.restaurant._id,
-        { ...query, limit: query.limit ?? 50 },
-        await customerCursorKey(rt, auth.restaurant._id),
+      body: await withCustomerCursorKeys(rt, auth.restaurant._id, (keys) =>
+        listMissedCalls(rt.docs, auth.restaurant._id, { ...query, limit: query.limit ?? 50 }, keys),
       ),
     }),
   }),

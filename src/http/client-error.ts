@@ -39,6 +39,9 @@ export function clientErrorHandler(rt: Runtime) {
     socket.end(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
         'content-type: application/json; charset=utf-8\r\n' +
+        // As every other answer (server.ts): no cache keeps it, no client guesses its type.
+        'cache-control: no-store\r\n' +
+        'x-content-type-options: nosniff\r\n' +
         `content-length: ${Buffer.byteLength(body)}\r\n` +
         `x-request-id: ${requestId}\r\n` +
         'connection: close\r\n\r\n' +

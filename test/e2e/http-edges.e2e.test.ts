@@ -95,6 +95,9 @@ t('headers past the limit answer 431 in the envelope', async (ctx) => {
     `GET /api/partner/v1 HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
   );
   assertEnvelope(ctx, r, 431);
+  // The headers every other answer carries.
+  assert.is(r.headers['cache-control'], 'no-store');
+  assert.is(r.headers['x-content-type-options'], 'nosniff');
   // A long query string is the likelier cause: the message names the limit and the fix.
   const url = await raw(
     ctx.port,

@@ -29,7 +29,8 @@ const FULL_BELOW_BYTES = 1024 * 1024;
 
 /**
  * A start that failed on a full file system: SQLite says "database or disk is full", or, when even
- * its shared-memory file cannot grow, a bare "disk I/O error" (SQLITE_IOERR_SHMSIZE), naming nothing.
+ * its shared-memory file cannot grow, a bare "disk I/O error" (SQLITE_IOERR_SHMSIZE), naming nothing;
+ * writing DATA_DIR/secrets.key, the system says ENOSPC.
  * An error naming DATA_DIR and its free space instead, else null.
  */
 export function fullDisk(err: unknown, dataDir: string): Error | null {
@@ -43,8 +44,9 @@ export function fullDisk(err: unknown, dataDir: string): Error | null {
     return null;
   }
   if (free >= FULL_BELOW_BYTES && !isStorageFull(err)) return null;
+  const who = typeof code === 'string' && /^E[A-Z]+$/.test(code) ? 'the system says' : 'SQLite says';
   return new Error(
-    `DATA_DIR ${dataDir} is on a full file system (${free} bytes free; SQLite says: ${(err as Error).message}): free some space, then start again; nothing was appended`,
+    `DATA_DIR ${dataDir} is on a full file system (${free} bytes free; ${who}: ${(err as Error).message}): free some space, then start again; nothing was appended`,
     { cause: err },
   );
 }

@@ -4,9 +4,10 @@
 // use, mode 0600). Scaled out SECRETS_KEY is required (config.ts): every process must share the key.
 
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DATA_DIR_MODE } from './core/data-dir-mode';
+import { fullDisk } from './damaged-files';
 
 const VERSION = 'v1';
 
@@ -72,7 +73,14 @@ export function loadSecretBox(options: { secretsKey: Buffer | null; dataDir: str
       // wx: two processes starting at once never overwrite each other's key.
       writeFileSync(file, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
+        // The file this call created (wx) but could not fill, on a full disk: left empty, the next start
+        // would refuse it as holding no key. Then the operator is told what to free.
+        try {
+          unlinkSync(file);
+        } catch {}
+        throw fullDisk(err, options.dataDir) ?? err;
+      }
     }
   }
   const key = parseSecretsKey(readFileSync(file, 'utf8'));

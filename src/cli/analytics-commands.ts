@@ -1,7 +1,6 @@
 // `analytics export`: a restaurant's analytics figures per service day (or per shift and day) as CSV
 // or NDJSON on stdout (schema and columns: docs/analytics.md); `--dataset webhooks|missed-calls`
 // exports the webhook deliveries per endpoint and day, or the missed calls per day, instead.
-import { RESTAURANTS } from '../../projections/restaurants';
 import { csvHeader, csvRow, figuresInRange, type Granularity } from '../../queries/analytics';
 import {
   csvHeaderOf,
@@ -13,7 +12,8 @@ import {
 } from '../../queries/analytics-operations';
 import { CSV_RECORD_END } from '../core/csv';
 import { isDate } from '../core/datetime';
-import { CliUsageError, optionalFlag, registerCliCommand, rejectUnknownFlags, requireFlag } from './registry';
+import { CliUsageError, optionalFlag, registerCliCommand, rejectUnknownFlags } from './registry';
+import { restaurantFlag } from './restaurant-flag';
 
 export function registerAnalyticsCommands(): void {
   registerCliCommand({
@@ -24,7 +24,6 @@ export function registerAnalyticsCommands(): void {
       '--restaurant rest_x [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--format csv|ndjson] [--dataset reservations|webhooks|missed-calls] [--by day|shift]',
     async run(ctx) {
       rejectUnknownFlags(ctx, ['restaurant', 'from', 'to', 'format', 'by', 'dataset']);
-      const restaurantId = requireFlag(ctx, 'restaurant');
       const from = optionalFlag(ctx, 'from');
       const to = optionalFlag(ctx, 'to');
       for (const [flag, v] of [
@@ -45,8 +44,8 @@ export function registerAnalyticsCommands(): void {
         throw new CliUsageError(
           '--by shift is for --dataset reservations only (webhooks and missed calls are per day)',
         );
-      const restaurant = await ctx.rt.docs.collection(RESTAURANTS).findOne({ _id: restaurantId });
-      if (!restaurant) throw new CliUsageError(`no restaurant ${restaurantId}`);
+      // A mistyped id: "restaurant X not found", exit 1 (not a usage error, nor an empty export).
+      const restaurantId = await restaurantFlag(ctx);
       if (dataset === 'webhooks') {
         if (format === 'csv') ctx.out(csvHeaderOf(WEBHOOK_CSV_COLUMNS), CSV_RECORD_END);
         for await (const d of webhookDaysInRange(ctx.rt.docs, { restaurantId, from, to }))

@@ -6,8 +6,8 @@ import { applyCatalog, loadCatalog } from '../../commands/catalog/handler';
 import { CATALOG_KINDS, type CatalogKind } from '../../commands/catalog/types';
 import { loadRestaurant, updateRestaurant } from '../../commands/restaurants/handler';
 import { operatorMeta } from '../core/command-meta';
-import { notFound } from '../core/errors';
-import { boolFlag, CliUsageError, optionalFlag, registerCliCommand, requireFlag } from './registry';
+import { boolFlag, CliUsageError, optionalFlag, registerCliCommand } from './registry';
+import { restaurantFlag } from './restaurant-flag';
 
 const meta = operatorMeta('cli');
 
@@ -47,7 +47,7 @@ export function registerCatalogCommands(): void {
     switches: ['merge'],
     flags: ['restaurant', 'merge'],
     async run(ctx) {
-      const restaurantId = requireFlag(ctx, 'restaurant');
+      const restaurantId = await restaurantFlag(ctx);
       const file = ctx.positionals[0];
       if (!file) throw new CliUsageError('give the catalog file path');
       const { config, features } = readCatalogFile(file);
@@ -77,9 +77,8 @@ export function registerCatalogCommands(): void {
     usage: '--restaurant rest_x [--section tables]',
     flags: ['restaurant', 'section'],
     async run(ctx) {
-      const restaurantId = requireFlag(ctx, 'restaurant');
+      const restaurantId = await restaurantFlag(ctx);
       const restaurant = await loadRestaurant(ctx.rt, restaurantId);
-      if (!restaurant.exists) throw notFound(`restaurant ${restaurantId}`);
       const catalog = await loadCatalog(ctx.rt, restaurantId);
       const section = optionalFlag(ctx, 'section');
       if (section !== undefined) {

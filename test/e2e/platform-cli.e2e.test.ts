@@ -55,6 +55,13 @@ t('usage errors exit non-zero with a clear message and append nothing', async ({
     [['keys', 'list', '--restaurant', 'rest_nope'], /^error: restaurant rest_nope not found$/m],
     [['webhooks', 'endpoints', '--restaurant', 'rest_nope'], /^error: restaurant rest_nope not found$/m],
     [['connections', 'list', '--restaurant', 'rest_nope'], /^error: restaurant rest_nope not found$/m],
+    // analytics export called it a usage error ("no restaurant rest_nope", "run with --help").
+    [['analytics', 'export', '--restaurant', 'rest_nope'], /^error: restaurant rest_nope not found$/m],
+    [
+      ['analytics', 'export', '--restaurant', 'rest_nope', '--dataset', 'webhooks'],
+      /^error: restaurant rest_nope not found$/m,
+    ],
+    [['catalog', 'show', '--restaurant', 'rest_nope'], /^error: restaurant rest_nope not found$/m],
     [
       ['connections', 'disconnect', '--restaurant', 'rest_nope', '--client-id', 'app_x'],
       /^error: restaurant rest_nope not found$/m,

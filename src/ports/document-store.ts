@@ -36,7 +36,9 @@ export interface IndexSpec {
    * index (its ranges and sorts use it). What a filter finds is unchanged, and a find sorted on the
    * cut fields lists in the same order (ties too); a find without a sort on a cut index may list in
    * another order (so may a limit without sort pick others), as between two MongoDB plans. Set it
-   * only where no query pins a cut field by equality (it would then narrow less). Not part of the
+   * only where no query pins a cut field by equality: such a query finds the same documents, but
+   * narrows less and may be planned on another index, whose order the ties of a sort then take (as
+   * between two MongoDB plans; an _id in the sort fixes them). Not part of the
    * index's identity: createIndex with other hints is the same index. Not for unique indexes
    * (their constraint is on every field).
    */

@@ -9,7 +9,7 @@
 // well and marks, with an indexed key, the reservations in either state; the repair job
 // (src/jobs/reservation-jobs.ts, endFinishedSeatings) asks for those keys.
 import type { SeatingEndedData } from '../commands/availability/capacity-events';
-import { FINISHED_STATUSES, type ReservationStatus } from '../commands/reservations/events';
+import { isFinished, type ReservationStatus } from '../commands/reservations/events';
 import { SEATED_STATUSES } from '../commands/reservations/evolve';
 import type { Projection } from '../src/projection/projection';
 import { SEATING_SYNC, seatingSyncProjection, seatingTarget } from './seating-sync';
@@ -54,9 +54,6 @@ export type SeatingSyncDocV3 = SeatingSyncDocV2 & EndFields;
 
 export const END_REPAIR_LATER = 'later';
 const DAY_MS = 24 * 60 * 60_000;
-
-const isFinished = (status: ReservationStatus | null) =>
-  (FINISHED_STATUSES as readonly string[]).includes(status as string);
 
 /**
  * The end fields after one event, on the version 2 document `next` it produced (pure: the rule the

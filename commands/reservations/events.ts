@@ -40,10 +40,14 @@ export const RESERVATION_SOURCES = [
 ] as const;
 export type ReservationSource = (typeof RESERVATION_SOURCES)[number];
 
-/** Statuses that no longer hold capacity and do not count in customer stats. */
 /** Statuses whose guests are gone (left, or never came): the seating keeps its tables only until then. */
 export const FINISHED_STATUSES = ['DONE', 'NO_SHOW'] as const;
 
+/** Whether a status is one of FINISHED_STATUSES (null, no reservation yet: not finished). */
+export const isFinished = (status: string | null | undefined): status is (typeof FINISHED_STATUSES)[number] =>
+  (FINISHED_STATUSES as readonly (string | null | undefined)[]).includes(status);
+
+/** Statuses that no longer hold capacity and do not count in customer stats. */
 export const RELEASED_STATUSES: readonly ReservationStatus[] = [
   'REJECTED',
   'CANCELED_BY_CUSTOMER',

@@ -7,7 +7,13 @@ import type { WriteDeps } from '../../src/core/write-deps';
 import type { NewEvent, RecordedEvent } from '../../src/ports/event-store';
 import { endSeating, holdAgain, releaseSeating } from './capacity-handler';
 import { existing } from './decide-status';
-import { FINISHED_STATUSES, RELEASED_STATUSES, type ReservationSnapshot, reservationStream } from './events';
+import {
+  FINISHED_STATUSES,
+  isFinished,
+  RELEASED_STATUSES,
+  type ReservationSnapshot,
+  reservationStream,
+} from './events';
 import { evolveReservation, initialReservation, type ReservationState, SEATED_STATUSES } from './evolve';
 
 /** The caller's restaurant (partner routes), or null for an operator acting on any restaurant. */
@@ -53,9 +59,6 @@ export async function releaseIfEnded(deps: WriteDeps, r: ReservationSnapshot | n
 }
 
 export { FINISHED_STATUSES };
-
-const isFinished = (status: string): status is (typeof FINISHED_STATUSES)[number] =>
-  (FINISHED_STATUSES as readonly string[]).includes(status);
 
 /**
  * When the reservation reached its current status: the event time of its last status change (null

@@ -2,11 +2,12 @@
 // `MessageFailed.error` was "HTTP <status>: <Graph's message> (<Graph's details>)", free text that may
 // echo the recipient's number or the message sent (docs/MISSED-CALLS.md, "Personal data"). The adapter
 // now keeps only a summary (refusalSummary in src/adapters/message-sender/whatsapp-cloud.ts: the HTTP
-// status and Graph's codes). The log is append-only, so such events stay as stored; every reader that
+// status and Graph's codes, worded by provider-error-summary.ts, as here). The log is append-only, so such events stay as stored; every reader that
 // goes through the sealing layer (the write side's fold, the read models on a replay or rebuild,
 // `audit history`/`as-of`) gets the error as the current code writes it: "HTTP <status>", and
 // "WhatsApp error <code>" when the event kept the code. `audit export` shows the event as stored.
 import type { RecordedEvent } from '../../src/ports/event-store';
+import { providerErrorSummary } from './provider-error-summary';
 
 /** "HTTP 400: …" or "HTTP 400 (…)": the old adapter's text with Graph's words after the status. */
 const OLD_TEXT = /^HTTP (\d{3})[:( ]/;
@@ -15,9 +16,8 @@ const OLD_TEXT = /^HTTP (\d{3})[:( ]/;
 export function summarisedProviderError(error: string, code: unknown): string {
   const m = OLD_TEXT.exec(error);
   if (m === null) return error;
-  const parts = [`HTTP ${m[1]}`];
-  if (typeof code === 'string' && /^-?\d{1,12}$/.test(code)) parts.push(`WhatsApp error ${code}`);
-  return parts.join(', ');
+  const known = typeof code === 'string' && /^-?\d{1,12}$/.test(code);
+  return providerErrorSummary({ status: m[1] as string, code: known ? code : undefined });
 }
 
 /** The event itself (the same object) unless it is a MessageFailed holding the provider's text. */

@@ -18,6 +18,7 @@
 // has no idempotency key, so a request whose answer was lost is never sent again.
 import http from 'node:http';
 import https from 'node:https';
+import { providerErrorSummary } from '../../../commands/missed-calls/provider-error-summary';
 import type { Logger } from '../../logger';
 import {
   isE164,
@@ -329,13 +330,19 @@ function toResult(e: Exchange): SendResult {
  * (docs/MISSED-CALLS.md, "Personal data"). Pure.
  */
 export function refusalSummary(status: number, error: GraphError | undefined): string {
-  const parts = [`HTTP ${status}`];
-  if (error === undefined || typeof error !== 'object' || error === null) return parts[0] as string;
-  if (Number.isSafeInteger(error.code)) parts.push(`WhatsApp error ${error.code}`);
-  if (Number.isSafeInteger(error.error_subcode)) parts.push(`subcode ${error.error_subcode}`);
-  if (typeof error.type === 'string' && /^[A-Za-z][A-Za-z0-9_]{0,63}$/.test(error.type))
-    parts.push(`type ${error.type}`);
-  if (typeof error.fbtrace_id === 'string' && /^[A-Za-z0-9_-]{1,64}$/.test(error.fbtrace_id))
-    parts.push(`fbtrace_id ${error.fbtrace_id}`);
-  return parts.join(', ');
+  if (error === undefined || typeof error !== 'object' || error === null)
+    return providerErrorSummary({ status });
+  return providerErrorSummary({
+    status,
+    code: Number.isSafeInteger(error.code) ? error.code : undefined,
+    subcode: Number.isSafeInteger(error.error_subcode) ? error.error_subcode : undefined,
+    type:
+      typeof error.type === 'string' && /^[A-Za-z][A-Za-z0-9_]{0,63}$/.test(error.type)
+        ? error.type
+        : undefined,
+    fbtrace_id:
+      typeof error.fbtrace_id === 'string' && /^[A-Za-z0-9_-]{1,64}$/.test(error.fbtrace_id)
+        ? error.fbtrace_id
+        : undefined,
+  });
 }

@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { browserAvailable, clickToLoad, launchChromium } from '../helpers/browser';
-import { oauthBootstrap, PASSWORD } from '../helpers/oauth';
+import { browserAvailable, clickToLoad, signedInPage } from '../helpers/browser';
+import { oauthBootstrap } from '../helpers/oauth';
 import { startTestService, type TestService } from '../helpers/service';
 
 const haveBrowser = browserAvailable('refused webhook forms');
@@ -52,22 +52,8 @@ t.after(async (ctx) => {
 
 const test = haveBrowser ? t : t.skip;
 
-/** A browser at a phone's width signed in on `path`; closed here if the sign-in fails. */
-async function signedInPage(svc: TestService, path: string, javaScriptEnabled: boolean) {
-  const browser = await launchChromium();
-  try {
-    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, javaScriptEnabled });
-    const page = await context.newPage();
-    await page.goto(`${svc.url}${path}`);
-    await page.getByLabel('Email').fill('manager@demo.test');
-    await page.getByLabel('Password').fill(PASSWORD);
-    await clickToLoad(page, page.getByRole('button', { name: 'Sign in' }));
-    return { browser, page };
-  } catch (err) {
-    await browser.close();
-    throw err;
-  }
-}
+/** A phone's width, with or without scripts. */
+const PHONE = (javaScriptEnabled: boolean) => ({ viewport: { width: 390, height: 844 }, javaScriptEnabled });
 
 interface Focused {
   id: string;
@@ -112,7 +98,7 @@ for (const javaScriptEnabled of [false, true]) {
     const { browser, page } = await signedInPage(
       svc,
       '/dashboard/webhooks?restaurant=rest_demo',
-      javaScriptEnabled,
+      PHONE(javaScriptEnabled),
     );
     try {
       await page.locator('#new-url').fill('http://hooks.example.test/not-https');
@@ -176,7 +162,11 @@ for (const javaScriptEnabled of [false, true]) {
 }
 
 test('edit: the reason stands in the edit form, below the deliveries, next to the URL', async ({ svc }) => {
-  const { browser, page } = await signedInPage(svc, '/dashboard/webhooks/we_0?restaurant=rest_demo', false);
+  const { browser, page } = await signedInPage(
+    svc,
+    '/dashboard/webhooks/we_0?restaurant=rest_demo',
+    PHONE(false),
+  );
   try {
     await page.locator('#edit-url').fill('https://10.0.0.1/hook');
     await page.locator('#edit-description').fill('Kept as typed');
@@ -204,7 +194,7 @@ test('edit: the reason stands in the edit form, below the deliveries, next to th
 });
 
 test('a refused test: said next to Send a test, which has the focus', async ({ svc }) => {
-  const { browser, page } = await signedInPage(svc, '/dashboard/api-keys?restaurant=rest_demo', false);
+  const { browser, page } = await signedInPage(svc, '/dashboard/api-keys?restaurant=rest_demo', PHONE(false));
   try {
     // The terrace till's key is revoked; without the webhooks role its endpoint stays (the publisher
     // deletes a revoked key's endpoints), so a test of it is refused: the credential is revoked.
@@ -231,7 +221,7 @@ test('a refused test: said next to Send a test, which has the focus', async ({ s
 });
 
 test('the API key form, refused, focuses what it is about (as the webhook forms do)', async ({ svc }) => {
-  const { browser, page } = await signedInPage(svc, '/dashboard/api-keys?restaurant=rest_demo', false);
+  const { browser, page } = await signedInPage(svc, '/dashboard/api-keys?restaurant=rest_demo', PHONE(false));
   try {
     await page.locator('#key-name').fill('Kept name');
     await clickToLoad(page, page.getByRole('button', { name: 'Create the key' }));
@@ -251,7 +241,7 @@ test('the API key form, refused, focuses what it is about (as the webhook forms 
 });
 
 test('API keys of a restaurant with none: no note about when keys were last used', async ({ svc }) => {
-  const { browser, page } = await signedInPage(svc, '/dashboard/api-keys?restaurant=rest_two', false);
+  const { browser, page } = await signedInPage(svc, '/dashboard/api-keys?restaurant=rest_two', PHONE(false));
   try {
     const main = await page.locator('main').innerText();
     assert.match(main, /Chez Deux has no API key\./);

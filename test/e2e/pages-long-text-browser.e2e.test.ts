@@ -6,8 +6,8 @@
 import type { Page } from 'playwright-core';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { browserAvailable, clickToLoad, launchChromium } from '../helpers/browser';
-import { authorizeQuery, oauthBootstrap, PASSWORD, pkce } from '../helpers/oauth';
+import { browserAvailable, clickToLoad, signedInPage } from '../helpers/browser';
+import { authorizeQuery, oauthBootstrap, pkce } from '../helpers/oauth';
 import { startTestService, type TestService } from '../helpers/service';
 
 const haveBrowser = browserAvailable('long names on the pages');
@@ -84,28 +84,10 @@ async function fits(page: Page, what: string) {
   await page.setViewportSize({ width: 1280, height: 800 });
 }
 
-/** A browser signed in on `path`; closed here if the sign-in fails (else it outlives the suite). */
-async function signedInPage(svc: TestService, path: string) {
-  const browser = await launchChromium();
-  try {
-    const context = await browser.newContext({
-      viewport: { width: 1280, height: 800 },
-      javaScriptEnabled: false,
-    });
-    const page = await context.newPage();
-    await page.goto(`${svc.url}${path}`);
-    await page.getByLabel('Email').fill('manager@demo.test');
-    await page.getByLabel('Password').fill(PASSWORD);
-    await clickToLoad(page, page.getByRole('button', { name: 'Sign in' }));
-    return { browser, page };
-  } catch (err) {
-    await browser.close();
-    throw err;
-  }
-}
-
 test('a long restaurant name: the switcher stays inside the column', async ({ svc }) => {
-  const { browser, page } = await signedInPage(svc, '/dashboard?restaurant=rest_three');
+  const { browser, page } = await signedInPage(svc, '/dashboard?restaurant=rest_three', {
+    javaScriptEnabled: false,
+  });
   try {
     assert.is(await page.locator('#restaurant option:checked').textContent(), LONG_NAME);
     for (const path of ['/dashboard', '/dashboard/api-keys', '/dashboard/webhooks', '/dashboard/import']) {
@@ -121,6 +103,7 @@ test('names without a space wrap: application, API key, endpoint, CSV file', asy
   const { browser, page } = await signedInPage(
     svc,
     `/oauth/authorize?${authorizeQuery({ challenge: pkce().challenge })}`,
+    { javaScriptEnabled: false },
   );
   try {
     // The restaurant choice and the consent page name the application.
@@ -163,7 +146,9 @@ test('names without a space wrap: application, API key, endpoint, CSV file', asy
 test('a select and the button beside it stand as tall as each other (switcher, delivery filters)', async ({
   svc,
 }) => {
-  const { browser, page } = await signedInPage(svc, '/dashboard/webhooks/we_long?restaurant=rest_demo');
+  const { browser, page } = await signedInPage(svc, '/dashboard/webhooks/we_long?restaurant=rest_demo', {
+    javaScriptEnabled: false,
+  });
   try {
     for (const [path, select, button] of [
       ['/dashboard/webhooks', '#restaurant', '.switcher button'],

@@ -9,6 +9,8 @@
 // `titleOnceLoaded`), and every wait is bounded by HANG_MS, a hang limit, never by the machine's speed.
 import { existsSync } from 'node:fs';
 import type { Browser, Locator, Page } from 'playwright-core';
+import { PASSWORD } from './oauth';
+import type { TestService } from './service';
 
 export const CHROMIUM = '/usr/bin/chromium';
 
@@ -98,5 +100,40 @@ export async function titleOnceLoaded(
       );
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** How the page of `signedInPage` is opened: a desktop's width and scripts on unless told. */
+export interface SignedInOptions {
+  viewport?: { width: number; height: number };
+  javaScriptEnabled?: boolean;
+  /** Who signs in (the demo's manager unless told). */
+  email?: string;
+}
+
+/**
+ * A browser signed in (by the sign-in form `path` leads to) and the page it lands on; the browser is
+ * closed here if the sign-in fails (else it outlives the suite). The caller closes it otherwise.
+ */
+export async function signedInPage(
+  svc: TestService,
+  path: string,
+  options: SignedInOptions = {},
+): Promise<{ browser: Browser; page: Page }> {
+  const browser = await launchChromium();
+  try {
+    const context = await browser.newContext({
+      viewport: options.viewport ?? { width: 1280, height: 800 },
+      javaScriptEnabled: options.javaScriptEnabled ?? true,
+    });
+    const page = await context.newPage();
+    await page.goto(`${svc.url}${path}`);
+    await page.getByLabel('Email').fill(options.email ?? 'manager@demo.test');
+    await page.getByLabel('Password').fill(PASSWORD);
+    await clickToLoad(page, page.getByRole('button', { name: 'Sign in' }));
+    return { browser, page };
+  } catch (err) {
+    await browser.close();
+    throw err;
   }
 }

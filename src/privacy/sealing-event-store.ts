@@ -308,10 +308,12 @@ export class SealingEventStore implements EventStore {
    * Which of these customers are erased, asked of the key store itself (this process's cache may
    * still hold a key another process has destroyed since: a second webhook worker, or this one before
    * it reads the deletion). A destroyed answer is kept (it is final); a live one is asked again next
-   * time (one key-store read per customer). One found erased is forgotten here as a deletion read
+   * time (one key-store read per customer), except within one read `scope` (ReadScope: one
+   * readStream call, or one page of a readAll or a subscription): a rebuild from position 0 asks once
+   * per customer a page, not once a legacy row. One found erased is forgotten here as a deletion read
    * would (its keys and plaintexts, erasuresSeen moves), so what is read next reads erased.
    */
-  async erasedNow(customerIds: readonly string[]): Promise<string[]> {
+  async erasedNow(customerIds: readonly string[], scope?: ReadScope): Promise<string[]> {
     const out: string[] = [];
     for (const id of new Set(customerIds)) {
       const subject = customerSubject(id);
@@ -320,7 +322,11 @@ export class SealingEventStore implements EventStore {
         out.push(id);
         continue;
       }
-      if ((await this.keys.find(subject)).state !== 'destroyed') continue;
+      if (scope !== undefined && scope.live(id)) continue;
+      if ((await this.keys.find(subject)).state !== 'destroyed') {
+        scope?.add(id);
+        continue;
+      }
       out.push(id);
       this.erasures++;
       this.forgetPlains(id);
@@ -625,7 +631,11 @@ export class SealingEventStore implements EventStore {
     return { ...event, data: this.sealWith(event, fields, key, customerId, kid) };
   }
 
-  async open(event: RecordedEvent): Promise<RecordedEvent> {
+  /**
+   * The event as the current code reads it. `scope`: the read call it is part of, within which a
+   * customer the key store said was not erased is not asked again (ReadScope); without it, asked.
+   */
+  async open(event: RecordedEvent, scope?: ReadScope): Promise<RecordedEvent> {
     if (event.type === 'CustomerDeleted' && typeof event.data.customer_id === 'string') {
       this.erasures++;
       const id = event.data.customer_id;
@@ -652,9 +662,9 @@ export class SealingEventStore implements EventStore {
         ? hit.key
         : await this.openingKey(subject);
     if (event.type === 'WebhookDeliveriesScheduled' && isUncheckedFanout(data))
-      return this.openUncheckedFanout(this.openWith(event, key));
+      return this.openUncheckedFanout(this.openWith(event, key), scope);
     const moved = uncheckedMove(event.type, data);
-    if (moved !== null) return this.openUncheckedMove(this.openWith(event, key), moved, key);
+    if (moved !== null) return this.openUncheckedMove(this.openWith(event, key), moved, key, scope);
     const others = moreSubjects(data);
     if (others.length === 0) return this.openWith(event, key);
     // Boxes of other customers (seal.ts, Sealed.more): their keys too.
@@ -725,12 +735,14 @@ export class SealingEventStore implements EventStore {
    * keys (legacy-fanouts.ts), opened: the previous customer its bodies name reads erased once they
    * are, on every read path (a resend sends it so).
    */
-  private async openUncheckedFanout(event: RecordedEvent): Promise<RecordedEvent> {
+  private async openUncheckedFanout(event: RecordedEvent, scope?: ReadScope): Promise<RecordedEvent> {
     const data = event.data;
     if (data.erased === true || typeof data.customer_id !== 'string') return event;
-    // Asked of the key store at each read (not the cache, which another process's erasure does not
-    // reach for KEY_TTL_MS): such rows are few, written before 2026-11-27.
-    const erased = new Set(await this.erasedNow([...previousCustomers(data.payloads, data.customer_id)]));
+    // Asked of the key store at each read call (not the cache, which another process's erasure does
+    // not reach for KEY_TTL_MS), once a customer within one (ReadScope).
+    const erased = new Set(
+      await this.erasedNow([...previousCustomers(data.payloads, data.customer_id)], scope),
+    );
     if (erased.size === 0) return event;
     return {
       ...event,
@@ -750,9 +762,10 @@ export class SealingEventStore implements EventStore {
     event: RecordedEvent,
     previousCustomer: string,
     key: Buffer | null,
+    scope?: ReadScope,
   ): Promise<RecordedEvent> {
-    // Asked of the key store at each read, as for a legacy fan-out (openUncheckedFanout).
-    if (key === null || (await this.erasedNow([previousCustomer])).length === 0) return event;
+    // Asked of the key store at each read call, as for a legacy fan-out (openUncheckedFanout).
+    if (key === null || (await this.erasedNow([previousCustomer], scope)).length === 0) return event;
     const box = reservationCustomerAfter(event.type, event.data) ?? null;
     const paths = otherSubjects(event.type, event.data, box).flatMap((g) => g.paths);
     return { ...event, data: erasePaths(event.data, paths) };
@@ -1305,7 +1318,8 @@ export class SealingEventStore implements EventStore {
     }
     if (!events.some((e) => this.needsOpening(e))) return upcastAll(events);
     const out: RecordedEvent[] = [];
-    for (const e of events) out.push(upcastLegacy(this.openNow(e) ?? (await this.open(e))));
+    const scope = new ReadScope();
+    for (const e of events) out.push(upcastLegacy(this.openNow(e) ?? (await this.open(e, scope))));
     return out;
   }
 
@@ -1349,6 +1363,27 @@ function withoutStandIn(data: Record<string, unknown>): Record<string, unknown> 
   return rest;
 }
 
+/** Events of a readAll or a subscription within which one ReadScope serves (one page of it). */
+const READ_SCOPE_EVENTS = 1000;
+
+/**
+ * The customers the key store said were not erased during one read call (a readStream, or one page
+ * of READ_SCOPE_EVENTS events of a readAll or a subscription): not asked again within it. An erasure
+ * done in another process is read by the next read call (a new scope) at once; this bounds the cost
+ * of rows that ask (legacy fan-outs and moves, erasedNow) to one key-store read per customer a call
+ * or page, where it was one per row (a rebuild from position 0 reads every such row). Never shared
+ * between calls, so concurrent reads do not lend each other an answer.
+ */
+export class ReadScope {
+  private readonly notErased = new Set<string>();
+  live(customerId: string): boolean {
+    return this.notErased.has(customerId);
+  }
+  add(customerId: string): void {
+    this.notErased.add(customerId);
+  }
+}
+
 /**
  * Maps an async iterable without a generator (one promise per event, no generator queue); an event
  * the layer can open at once (openNow) costs no promise of its own.
@@ -1360,19 +1395,26 @@ function opening(
   return {
     [Symbol.asyncIterator]() {
       const it = source[Symbol.asyncIterator]();
+      let scope = new ReadScope();
+      let read = 0;
       const mapped: AsyncIterableIterator<RecordedEvent> = {
         [Symbol.asyncIterator]: () => mapped,
         next: () =>
           it.next().then((r) => {
             if (r.done) return r;
             const e = r.value;
+            // A new page every READ_SCOPE_EVENTS events read (a subscription's too: what it reads long
+            // after asks again).
+            if (++read % READ_SCOPE_EVENTS === 0) scope = new ReadScope();
             if (!layer.needsOpening(e)) {
               const read = upcastLegacy(e);
               return read === e ? r : { done: false as const, value: read };
             }
             const now = layer.openNow(e);
             if (now !== undefined) return { done: false as const, value: upcastLegacy(now) };
-            return layer.open(e).then((value) => ({ done: false as const, value: upcastLegacy(value) }));
+            return layer
+              .open(e, scope)
+              .then((value) => ({ done: false as const, value: upcastLegacy(value) }));
           }),
         return: async () => (it.return ? it.return() : { done: true as const, value: undefined }),
       };

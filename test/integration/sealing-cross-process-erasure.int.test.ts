@@ -2,7 +2,8 @@
 // server and the CLI's `audit erase`, or two servers): rows written before a move's or a fan-out's
 // previous customer was sealed with their own key (src/privacy/legacy-fanouts.ts) read that customer
 // erased in the other process as soon as the erasure is done, not once its key cache forgets them
-// (KEY_TTL_MS): whether they are erased is asked of the key store at each such read.
+// (KEY_TTL_MS): whether they are erased is asked of the key store at each read call (once a customer
+// within one: ReadScope in src/privacy/sealing-event-store.ts).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -162,5 +163,90 @@ for (const kind of ['move', 'fan-out'] as const)
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+t(
+  'a read call asks the key store once a customer, not once a legacy row; the next call asks again',
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'couvert-cross-erase-'));
+    const a = processOn(dir);
+    const b = processOn(dir);
+    try {
+      for (const [id, name] of [
+        ['cus_a', 'Amelia Qqa'],
+        ['cus_b', 'Bertrand Qqb'],
+      ])
+        await a.store.append(
+          `customer-${id}`,
+          [
+            {
+              type: 'CustomerCreated',
+              data: { customer_id: id, restaurant_id: 'r', at: 't', profile: { name } },
+            },
+          ],
+          NO_STREAM,
+        );
+      // Five fan-outs written as an older version did, each naming A in a body sealed with B's key.
+      const keyB = await a.keys.obtain(customerSubject('cus_b'));
+      for (let i = 1; i <= 5; i++) {
+        const fanout = {
+          restaurant_id: 'r',
+          customer_id: 'cus_b',
+          source_event_id: `e${i}`,
+          source_position: String(i),
+          event_types: { v1: 'reservation.updated' },
+          event_created: 't',
+          deliveries: [],
+          at: 't',
+          payloads: { v1: body('Amelia Qqa') },
+        };
+        await a.inner.append(
+          `webhook-fanout-${i}`,
+          [
+            {
+              type: 'WebhookDeliveriesScheduled',
+              data: sealData('WebhookDeliveriesScheduled', fanout, keyB, 'cus_b'),
+            },
+          ],
+          NO_STREAM,
+        );
+      }
+      const find = b.keys.find.bind(b.keys);
+      let asked = 0;
+      b.keys.find = (subject) => {
+        if (subject === customerSubject('cus_a')) asked++;
+        return find(subject);
+      };
+      const payloads = async () => {
+        const out: unknown[] = [];
+        for await (const e of b.store.readAll())
+          if (e.type === 'WebhookDeliveriesScheduled') out.push(e.data.payloads);
+        return out;
+      };
+      assert.equal(await payloads(), Array(5).fill({ v1: body('Amelia Qqa') }));
+      assert.is(asked, 1, 'once in the read, for five rows');
+      assert.equal(await payloads(), Array(5).fill({ v1: body('Amelia Qqa') }));
+      assert.is(asked, 2, 'the next read asks again');
+      await a.store.append(
+        'customer-cus_a',
+        [
+          {
+            type: 'CustomerDeleted',
+            data: { customer_id: 'cus_a', restaurant_id: 'r', at: 't', reason: null },
+          },
+        ],
+        0,
+      );
+      assert.equal(
+        await payloads(),
+        Array(5).fill({ v1: body('[erased]') }),
+        'erased in the other process: read so',
+      );
+    } finally {
+      await a.close();
+      await b.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
 
 t.run();

@@ -107,6 +107,38 @@ function events(l: Log): NewEvent[] {
   return out;
 }
 
+/** Each field's owner in a state: its listed owner, else the reservation's customer. */
+const owned = (s: TextOwnerState) => ({
+  customer: s.customer,
+  fields: Object.fromEntries(
+    TEXT_FIELDS.map((f) => [f, Object.hasOwn(s.owners, f) ? s.owners[f] : s.customer]),
+  ),
+});
+
+/**
+ * The oracle, from the generated steps alone (not the rule's code): each field is in the box of the
+ * customer the reservation had when an event last wrote it (docs/AUDIT.md, right to erasure):
+ * creation writes them all, an update the fields its changes name, a cancellation or a rejection the
+ * cancellation reason, feedback the feedback; a change of customer alone moves nothing.
+ */
+function oracle(l: Log): ReturnType<typeof owned>[] {
+  let customer = l.first;
+  const fields: Record<string, string | null> = Object.fromEntries(TEXT_FIELDS.map((f) => [f, customer]));
+  const out = [{ customer, fields: { ...fields } }];
+  for (const s of l.steps) {
+    if (s.kind === 'update') {
+      if (Object.hasOwn(s.changes, 'customer_id')) customer = s.changes.customer_id as string | null;
+      for (const f of ['allergies', 'custom_message', 'metadata', 'cancellation_reason'])
+        if (Object.hasOwn(s.changes, f)) fields[f] = customer;
+    } else if (s.kind === 'status') {
+      if (['CANCELED_BY_CUSTOMER', 'CANCELED_BY_RESTAURANT', 'REJECTED'].includes(s.to))
+        fields.cancellation_reason = customer;
+    } else fields.feedback = customer;
+    out.push({ customer, fields: { ...fields } });
+  }
+  return out;
+}
+
 /** Each prefix's state folded by the shared rule. */
 const folds = (es: readonly RecordedEvent[]): TextOwnerState[] => {
   let s = NO_TEXT_OWNERS;
@@ -159,6 +191,8 @@ t('the stored, the opened, the erased and the projection’s reads agree at ever
       const opened = await store.readStream('reservation-res_1');
       if (stored.some((e) => 'sealed' in e.data && e.type === 'ReservationUpdated')) sealedUpdates++;
       const expected = folds(stored);
+      // The rule itself, against an oracle that does not use it (the reads below share it).
+      assert.equal(expected.map(owned), oracle(l));
       assert.equal(folds(opened), expected);
       assert.equal(documents(opened), expected);
       for (const id of l.erased)

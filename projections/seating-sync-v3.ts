@@ -48,6 +48,14 @@ export interface EndFields {
    * the repair could not write) is never read again.
    */
   end_repair_day?: string;
+  /**
+   * The held seating's planned end (ISO 8601, UTC, milliseconds: ordered as a string), set with
+   * `end_repair_day`. Past it the repair has nothing to do (the tables are free anyway), so it asks
+   * only for ends after now, within its index: a document whose repair never succeeded before its end
+   * (a refusal remembered in memory only, lost on a restart; the job not running until after the end)
+   * is not read again, whether keyed `later` or today, with no write to forget it.
+   */
+  end_repair_end_at?: string;
 }
 
 export type SeatingSyncDocV3 = SeatingSyncDocV2 & EndFields;
@@ -110,6 +118,7 @@ export function evolveEnds(
   out.end_repair_since = since;
   out.end_repair_day =
     end - Date.parse(since) > DAY_MS ? END_REPAIR_LATER : new Date(end).toISOString().slice(0, 10);
+  out.end_repair_end_at = new Date(end).toISOString();
   return out;
 }
 
@@ -126,13 +135,14 @@ export const seatingSyncProjectionV3: Projection = {
   eventTypes: [...seatingSyncProjection.eventTypes, 'SeatingEnded'],
   async setup(docs) {
     // One index for both passes of the repair: the out-of-sync scan pins in_sync (a range on
-    // out_of_sync_since), the end scan pins in_sync, out_of_sync_since (null) and end_repair_day. The
+    // out_of_sync_since), the end scan pins in_sync, out_of_sync_since (null) and end_repair_day, and
+    // asks for end_repair_end_at after now (a range on the next field: both stores narrow by it). The
     // embedded store keys all three: documents in sync are keyed under [true, null, key], so the keys
     // cost no entry of their own per document, as a separate index on end_repair_day would (every
     // document under null). A finished reservation out of sync waits for the out-of-sync repair
     // first, and is ended on the next run.
     await docs.collection(SEATING_SYNC).createIndex({
-      keys: { in_sync: 1, out_of_sync_since: 1, end_repair_day: 1 },
+      keys: { in_sync: 1, out_of_sync_since: 1, end_repair_day: 1, end_repair_end_at: 1 },
       name: 'out_of_sync_end_repair',
     });
   },

@@ -246,7 +246,8 @@ export async function endFinishedSeatings(
 
 /**
  * The reservations `seating_sync` version 3 keys as having an end to write or to undo (in sync,
- * `end_repair_day` among today's and the next days' keys), those due for `afterMinutes`, longest first.
+ * `end_repair_day` among today's and the next days' keys, `end_repair_end_at` after now), those due for
+ * `afterMinutes`, longest first.
  */
 async function endsDue(
   rt: Runtime,
@@ -256,7 +257,13 @@ async function endsDue(
   batch: number,
 ): Promise<EndCandidate[]> {
   const col = rt.docs.collection<SeatingSyncDocV3>(SEATING_SYNC);
-  const filter = { in_sync: true, out_of_sync_since: null, end_repair_day: { $in: endRepairKeys(now) } };
+  // Only ends still ahead: a document whose end passed unrepaired is not read again (seating-sync-v3.ts).
+  const filter = {
+    in_sync: true,
+    out_of_sync_since: null,
+    end_repair_day: { $in: endRepairKeys(now) },
+    end_repair_end_at: { $gt: new Date(now).toISOString() },
+  };
   const out: EndCandidate[] = [];
   // Longest waiting first: past the first one waiting less than `afterMinutes`, so are the rest.
   let recent = false;

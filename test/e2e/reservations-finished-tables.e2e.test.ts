@@ -13,6 +13,7 @@ import { BOOKINGS, type BookingDayDoc } from '../../projections/bookings';
 import { allProjections } from '../../projections/index';
 import { RESERVATIONS } from '../../projections/reservations';
 import { SEATING_SYNC } from '../../projections/seating-sync';
+import { seatingOfText } from '../../projections/seating-sync-v2';
 import type { SeatingSyncDocV3 } from '../../projections/seating-sync-v3';
 import { EmbeddedDocumentStore } from '../../src/adapters/document-store/embedded';
 import type { EmbeddedCollection, QueryPlan } from '../../src/adapters/document-store/embedded-collection';
@@ -542,6 +543,7 @@ t('the end repair reports one it cannot end once instead of retrying it every mi
         finished_at: new Date(at('26', '19:35')).toISOString(),
         end_repair_since: new Date(at('26', '19:35')).toISOString(),
         end_repair_day: '2026-06-26',
+        end_repair_end_at: new Date(at('26', '20:30')).toISOString(),
       },
     },
   );
@@ -557,6 +559,44 @@ t('the end repair reports one it cannot end once instead of retrying it every mi
   assert.equal((await endFinishedSeatings(run.rt, 5)).changed, []);
   assert.not.ok(run.streams.includes(`reservation-${booked.id}`), run.streams.join(', '));
   assert.is(run.lines.filter((l) => l.includes(booked.id)).length, 0, run.lines.join('\n'));
+});
+
+t('the end repair does not read a keyed reservation whose planned end passed unrepaired', async ({ svc }) => {
+  svc.clock.set('2026-06-02T10:00:00Z');
+  const stale = (await create(svc, { start_at: at('29', '19:00') })).body.data;
+  await svc.rt.refresh();
+  // Keyed `later` (and, the other case, under today's day) as a repair that never succeeded before its
+  // end leaves it: the refusal remembered in memory only, the process restarted since.
+  const col = svc.rt.docs.collection<SeatingSyncDocV3>(SEATING_SYNC);
+  const doc = await col.findOne({ _id: stale.id });
+  const hold = doc?.holds?.['2026-06-29'];
+  assert.ok(hold !== undefined, 'held');
+  const end = new Date(seatingOfText(hold).end_at).toISOString();
+  await col.updateOne(
+    { _id: stale.id },
+    {
+      $set: {
+        status: 'NO_SHOW',
+        finished_at: new Date(at('29', '19:35')).toISOString(),
+        end_repair_since: new Date(at('27', '19:35')).toISOString(),
+        end_repair_day: 'later',
+        end_repair_end_at: end,
+      },
+    },
+  );
+  for (const key of ['later', '2026-06-29']) {
+    await col.updateOne({ _id: stale.id }, { $set: { end_repair_day: key } });
+    // Before its end it is a candidate; after, not even read.
+    svc.clock.set(at('29', '19:40'));
+    const before = spied(svc.rt);
+    await endFinishedSeatings(before.rt, 5);
+    assert.equal(before.finds[0]?.plan, { index: 'out_of_sync_end_repair', candidates: 1 }, key);
+    svc.clock.set(new Date(Date.parse(end) + 60_000).toISOString());
+    const after = spied(svc.rt);
+    assert.equal((await endFinishedSeatings(after.rt, 5)).changed, []);
+    assert.is(after.finds.length, 1, JSON.stringify(after.finds));
+    assert.equal(after.finds[0]?.plan, { index: 'out_of_sync_end_repair', candidates: 0 }, key);
+  }
 });
 
 t.run();

@@ -84,6 +84,30 @@ test('lookups by _id, unique key and indexed equality prefix never scan the coll
   assert.is((await c.find({ restaurant_id: 'moved' }))[0]?._id, 'r5');
 });
 
+test('a string range on the field after the pinned ones narrows the candidates, and finds what matches', async () => {
+  const store = new EmbeddedDocumentStore();
+  const c = store.collection('ranges');
+  await c.createIndex({ keys: { kind: 1, when: 1 } });
+  const values: unknown[] = ['2026-01-01', '2026-06-01', '2026-12-31', 5, null, undefined, ['2026-09-01', 1]];
+  await c.insertMany(
+    values.map((when, i) => ({ _id: `d${i}`, kind: 'k', ...(when === undefined ? {} : { when }) })),
+  );
+  const filter = { kind: 'k', when: { $gt: '2026-05-01' } };
+  const found = (await c.find(filter)).map((d) => d._id).sort();
+  assert.equal(found, ['d1', 'd2', 'd6']);
+  assert.equal(c.explain(filter), { index: 'kind_1_when_1', candidates: 3 });
+  assert.equal(
+    (await c.find({ kind: 'k', when: { $gte: '2026-06-01', $lt: '2026-12-31' } })).map((d) => d._id).sort(),
+    ['d1', 'd6'],
+  );
+  // A bound that is not a string, or another operator beside it: not narrowed, still right.
+  assert.equal(c.explain({ kind: 'k', when: { $gt: 1 } }).candidates, values.length);
+  assert.equal(
+    (await c.find({ kind: 'k', when: { $gt: 1 } })).map((d) => d._id),
+    ['d3'],
+  );
+});
+
 test('property: filters answer as mingo does over the same documents, through indexes or not', async () => {
   const scalar = fc.constantFrom<unknown>(0, 1, -1, 2.5, 'a', 'b', '', null, true, false);
   const value = fc.oneof(

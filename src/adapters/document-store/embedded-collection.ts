@@ -15,7 +15,7 @@ import {
   type Update,
   type UpdateResult,
 } from '../../ports/document-store';
-import { compileMatcher, equalityConstraints, type Matcher, upsertSeedSteps } from './filter';
+import { compileMatcher, equalityConstraints, type Matcher, stringRanges, upsertSeedSteps } from './filter';
 import { type IndexEntries, type Key, KeyIndex, sameEntries } from './key-index';
 import { applyUpdate, type Journal } from './update';
 import {
@@ -420,7 +420,11 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
       if (keys === undefined) break;
       lists.push(keys);
     }
-    return { index: best.name, candidates: documents(best.ids(lists), this.docs) };
+    // A string range on the field after the pinned ones narrows too (a document keyed there with
+    // anything else, a non-string included, cannot match it).
+    const next = best.keyed[lists.length];
+    const range = next === undefined ? undefined : stringRanges(filter).get(next);
+    return { index: best.name, candidates: documents(best.ids(lists, range), this.docs) };
   }
 
   private seed(filter: Filter, parsed: ParsedUpdate, id: string | undefined): Doc {

@@ -198,6 +198,49 @@ export function equalityConstraints(filter: Filter, out = new Map<string, Key[]>
   return out;
 }
 
+/** A range on strings ($gt, $gte, $lt, $lte with string bounds): what an index level can narrow by. */
+export interface StringRange {
+  gt?: string;
+  gte?: string;
+  lt?: string;
+  lte?: string;
+}
+
+const RANGE_OPS: Record<string, keyof StringRange> = { $gt: 'gt', $gte: 'gte', $lt: 'lt', $lte: 'lte' };
+
+/**
+ * Ranges with string bounds on top-level paths and inside $and: only a condition of range operators
+ * alone, each bound a string (it matches strings only, as MongoDB's type bracketing, `range` above).
+ */
+export function stringRanges(filter: Filter, out = new Map<string, StringRange>()): Map<string, StringRange> {
+  for (const key in filter) {
+    const value = filter[key];
+    if (key === '$and') {
+      for (const c of value as Filter[]) stringRanges(c, out);
+      continue;
+    }
+    if (key.charCodeAt(0) === 36 || !isPlainObject(value)) continue;
+    const ops = Object.keys(value);
+    if (ops.length === 0 || !ops.every((op) => RANGE_OPS[op] !== undefined && typeof value[op] === 'string'))
+      continue;
+    if (out.has(key)) continue;
+    const r: StringRange = {};
+    for (const op of ops) r[RANGE_OPS[op] as keyof StringRange] = value[op] as string;
+    out.set(key, r);
+  }
+  return out;
+}
+
+/** Whether a key is within a string range (MongoDB's string order). */
+export function inStringRange(key: unknown, r: StringRange): boolean {
+  if (typeof key !== 'string') return false;
+  if (r.gt !== undefined && compareStrings(key, r.gt) <= 0) return false;
+  if (r.gte !== undefined && compareStrings(key, r.gte) < 0) return false;
+  if (r.lt !== undefined && compareStrings(key, r.lt) >= 0) return false;
+  if (r.lte !== undefined && compareStrings(key, r.lte) > 0) return false;
+  return true;
+}
+
 /** The fields an upsert copies from its filter: equalities on top-level paths and inside $and. */
 export function upsertSeedSteps(filter: Filter, out: UpdateStep[] = []): UpdateStep[] {
   for (const key in filter) {

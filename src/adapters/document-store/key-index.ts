@@ -7,6 +7,7 @@
 // array of documents, a path through an array, a sub-document, a Date) go to `overflow`, which
 // every lookup includes.
 import { type Doc, DocumentStoreError, type IndexSpec } from '../../ports/document-store';
+import { inStringRange, type StringRange } from './filter';
 import { indexName, isParentPath, splitPath } from './validate';
 import { ownField } from './values';
 
@@ -322,17 +323,18 @@ export class KeyIndex {
   }
 
   /**
-   * _ids under every combination of the given keys for the first `lists.length` fields, plus
-   * overflow; lazily, so a query with a limit stops reading the index once it has enough.
+   * _ids under every combination of the given keys for the first `lists.length` fields (and, given
+   * `range`, only under the keys of the next field within it), plus overflow; lazily, so a query with
+   * a limit stops reading the index once it has enough.
    */
-  *ids(lists: Key[][]): Generator<string> {
+  *ids(lists: Key[][], range?: StringRange): Generator<string> {
     // A multikey document sits under several keys, and $in lists several keys: report each once.
     const seen = new Set<string>();
     for (const id of this.overflow) {
       seen.add(id);
       yield id;
     }
-    for (const id of walk(this.root, lists, 0)) {
+    for (const id of walk(this.root, lists, 0, range)) {
       if (seen.has(id)) continue;
       seen.add(id);
       yield id;
@@ -345,16 +347,26 @@ export class KeyIndex {
   }
 }
 
-function* walk(level: Level, lists: Key[][], depth: number): Generator<string> {
+function* walk(level: Level, lists: Key[][], depth: number, range?: StringRange): Generator<string> {
   if (depth === lists.length) {
-    yield* everything(level);
+    if (range === undefined) {
+      yield* everything(level);
+      return;
+    }
+    // The next field's keys within the range (a document keyed elsewhere cannot match it).
+    for (const [key, child] of level) {
+      if (!inStringRange(key, range)) continue;
+      if (typeof child === 'string') yield child;
+      else if (child instanceof Map) yield* everything(child);
+      else yield* child;
+    }
     return;
   }
   for (const key of lists[depth]!) {
     const child = level.get(key);
     if (child === undefined) continue;
     if (typeof child === 'string') yield child;
-    else if (child instanceof Map) yield* walk(child, lists, depth + 1);
+    else if (child instanceof Map) yield* walk(child, lists, depth + 1, range);
     else yield* child;
   }
 }

@@ -1365,10 +1365,13 @@ function withoutStandIn(data: Record<string, unknown>): Record<string, unknown> 
 
 /** Events of a readAll or a subscription within which one ReadScope serves (one page of it). */
 const READ_SCOPE_EVENTS = 1000;
+/** Nor for longer than this (ms): a subscription's page may wait long between its events. */
+const READ_SCOPE_MS = 1000;
 
 /**
  * The customers the key store said were not erased during one read call (a readStream, or one page
- * of READ_SCOPE_EVENTS events of a readAll or a subscription): not asked again within it. An erasure
+ * of READ_SCOPE_EVENTS events of a readAll or a subscription, READ_SCOPE_MS at most): not asked
+ * again within it. An erasure
  * done in another process is read by the next read call (a new scope) at once; this bounds the cost
  * of rows that ask (legacy fan-outs and moves, erasedNow) to one key-store read per customer a call
  * or page, where it was one per row (a rebuild from position 0 reads every such row). Never shared
@@ -1397,21 +1400,30 @@ function opening(
       const it = source[Symbol.asyncIterator]();
       let scope = new ReadScope();
       let read = 0;
+      let since = Date.now();
       const mapped: AsyncIterableIterator<RecordedEvent> = {
         [Symbol.asyncIterator]: () => mapped,
         next: () =>
           it.next().then((r) => {
             if (r.done) return r;
             const e = r.value;
-            // A new page every READ_SCOPE_EVENTS events read (a subscription's too: what it reads long
-            // after asks again).
-            if (++read % READ_SCOPE_EVENTS === 0) scope = new ReadScope();
+            // A new page every READ_SCOPE_EVENTS events read.
+            if (++read % READ_SCOPE_EVENTS === 0) {
+              scope = new ReadScope();
+              since = Date.now();
+            }
             if (!layer.needsOpening(e)) {
               const read = upcastLegacy(e);
               return read === e ? r : { done: false as const, value: read };
             }
             const now = layer.openNow(e);
             if (now !== undefined) return { done: false as const, value: upcastLegacy(now) };
+            // Nor older than READ_SCOPE_MS (a subscription waiting between its events): the clock is
+            // read here only, on the few events open() reads.
+            if (Date.now() - since > READ_SCOPE_MS) {
+              scope = new ReadScope();
+              since = Date.now();
+            }
             return layer
               .open(e, scope)
               .then((value) => ({ done: false as const, value: upcastLegacy(value) }));

@@ -127,7 +127,6 @@ t('bad flags are refused with a message', async ({ svc }) => {
     { restaurant: 'rest_demo', from: '2026-06-05', to: '2026-06-01' },
     { restaurant: 'rest_demo', format: 'xml' },
     { restaurant: 'rest_demo', by: 'week' },
-    { restaurant: 'rest_nope' },
     { restaurant: 'rest_demo', form: '2026-01-01' },
   ]) {
     let err: unknown = null;
@@ -138,6 +137,15 @@ t('bad flags are refused with a message', async ({ svc }) => {
     }
     assert.instance(err, CliUsageError, JSON.stringify(flags));
   }
+  // A restaurant the log does not hold is not a usage mistake: it is named as not found (exit 1).
+  let missing: unknown = null;
+  try {
+    await cli(svc, { restaurant: 'rest_nope' });
+  } catch (e) {
+    missing = e;
+  }
+  assert.not.instance(missing, CliUsageError);
+  assert.match(String((missing as Error | null)?.message), 'restaurant rest_nope not found');
 });
 
 t.run();

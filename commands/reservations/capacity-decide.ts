@@ -91,7 +91,15 @@ export function decideHold(state: CapacityState, req: HoldRequest): HoldDecision
   const others = othersThan(state, req.reservationId, req.neighbours);
   const seating = req.force ? forcedSeating(req, others) : checkedSeating(req, others);
   const current = state.held.get(req.reservationId);
-  if (current && sameHold(current, seating)) return { events: [], seating, moveId: null };
+  if (current && sameHold(current, seating)) {
+    // Nothing to move. A move decided again (appendChecked, after a race with another day) may have
+    // held a pending seating under its id in an earlier decision: let it go, or it would hold its
+    // tables with nothing ever to confirm or drop it.
+    const events = req.moveId
+      ? decideDropMove(state, req.reservationId, req.moveId, 'UPDATE_REFUSED', req.now.toISOString())
+      : [];
+    return { events, seating, moveId: null };
+  }
   const data: SeatingHeldData = {
     restaurant_id: req.restaurantId,
     service_date: seating.service_date,

@@ -275,5 +275,58 @@ suite2('after a restart the fact is read from the log: the next morning is still
   assert.is(morning.body.error.details.reason, 'NO_TABLE');
 });
 
+const twoTables = [
+  { id: 'tbl_a', name: 'A', room_id: 'room_main', min_pax: 1, max_pax: 4 },
+  { id: 'tbl_b', name: 'B', room_id: 'room_main', min_pax: 1, max_pax: 4 },
+];
+const tablesOf = (r: { tables: { id: string }[] }) => r.tables.map((x) => x.id);
+const suite3 = suite<{ svc: ReservationService }>('reservations: a move decided again after a race');
+suite3.before(async (ctx) => {
+  ctx.svc = await startReservationService({
+    bootstrap: reservationBootstrap({ tables: twoTables, shifts: [night, day] }),
+  });
+});
+suite3.after(async ({ svc }) => svc.close());
+
+suite3(
+  'a move held on another table, then decided back onto its own seating, lets its pending seating go',
+  async ({ svc }) => {
+    // Z takes A, R takes B (05:30 on the 11th, service day 10); Z leaves: A is free.
+    const z = (await create(svc, { start_at: at('11', '05:30'), shift_id: 'shift_night' })).body.data;
+    const r = (await create(svc, { start_at: at('11', '05:30'), shift_id: 'shift_night' })).body.data;
+    assert.equal([tablesOf(z), tablesOf(r)], [['tbl_a'], ['tbl_b']]);
+    const cancel = await svc.api('POST', `/reservations/${z.id}/cancel`, { token: TOKENS.full, body: {} });
+    assert.ok(cancel.status < 300, cancel.text);
+    // R's move to any table first holds A; meanwhile the 11th's 06:00 takes A, so R's note on the
+    // 11th fails and the move is decided again: B, the seating R holds already.
+    let morning: Awaited<ReturnType<typeof create>> | null = null;
+    const rt = pausedBeforeHold(
+      svc.rt,
+      '10',
+      async () => {
+        morning = await create(svc, { start_at: at('11', '06:00'), shift_id: 'shift_day' });
+      },
+      'SeatingMoveHeld',
+    );
+    await updateReservation(rt, restaurant, r.id, { room_id: null }, meta);
+    const m = morning as unknown as Awaited<ReturnType<typeof create>>;
+    assert.is(m.status, 201, m.text);
+    assert.equal(tablesOf(m.body.data), ['tbl_a']);
+    // The pending seating on A was let go: nothing of R's move still holds a table.
+    const day10 = await svc.rt.events.readStream('capacity-rest_demo-2026-06-10');
+    const moves = day10.filter((e) => e.data.reservation_id === r.id && e.type.startsWith('SeatingMove'));
+    assert.equal(
+      moves.map((e) => [e.type, e.data.move_id]),
+      [
+        ['SeatingMoveHeld', moves[0]?.data.move_id],
+        ['SeatingMoveDropped', moves[0]?.data.move_id],
+      ],
+    );
+    const now = await svc.api('GET', `/reservations/${r.id}`, { token: TOKENS.full });
+    assert.equal(tablesOf(now.body.data), ['tbl_b']);
+  },
+);
+
 t.run();
 suite2.run();
+suite3.run();

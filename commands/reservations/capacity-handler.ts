@@ -236,8 +236,29 @@ export function appendChecked(
   });
 }
 
-/** Undoes this call's own append after a refusal (a release, a dropped move, an end again). */
+/**
+ * Undoes this call's own append after a refusal (a release, a dropped move, an end again). Never
+ * throws: the refusal being answered stays the answer; an undo that fails is logged (stream and
+ * error only, no personal data), the seating it held left as it is.
+ */
 async function giveBack(
+  deps: WriteDeps,
+  stream: string,
+  restaurantId: string,
+  undo: (state: CapacityState, now: Date) => NewEvent[],
+  meta: CommandMeta,
+): Promise<void> {
+  try {
+    await undoOwn(deps, stream, restaurantId, undo, meta);
+  } catch (err) {
+    const error = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+    const line = { stream, request_id: meta.request_id ?? null, error };
+    if (deps.logger) deps.logger.warn(line, 'capacity: giving back a refused hold failed');
+    else console.warn('capacity: giving back a refused hold failed', line);
+  }
+}
+
+async function undoOwn(
   deps: WriteDeps,
   stream: string,
   restaurantId: string,

@@ -193,10 +193,13 @@ export function appendChecked(
         throw err;
       }
       const later = decision.seating ? spillDays(decision.seating.service_date, decision.seating.end_at) : [];
-      if (later.length && !near) {
-        // The first seating past midnight: recorded before it exists, then decided with every day read.
+      if (later.length) {
+        // A seating past midnight is recorded before it exists (a no-op, read-free, once the stream is
+        // known to hold a crossing; written on a restaurant read as 'maybe' for want of tracking too, so
+        // a creation under way cannot start tracking after it). The first: decided again with every
+        // day read.
         await recordCrossing(deps.events, restaurantId, 'SEATING', meta, deps.clock.now().toISOString());
-        continue;
+        if (!near) continue;
       }
       const events = withMeta(decision.events, meta, restaurantId);
       try {

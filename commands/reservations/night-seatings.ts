@@ -37,6 +37,8 @@ export type NightFact = 'none' | 'maybe';
 interface Known {
   revision: number;
   fact: NightFact;
+  /** The stream holds a SeatingsCrossMidnight (never goes back). */
+  crossed: boolean;
 }
 /** Per store, per restaurant. 'maybe' never goes back, so it is never read again. */
 const known = new WeakMap<EventStore, Map<string, Known>>();
@@ -53,21 +55,32 @@ function perStore(events: EventStore): Map<string, Known> {
 
 /** The fact as the log holds it now (a read of the events since the last one, unless already 'maybe'). */
 export async function nightFact(events: EventStore, restaurantId: string): Promise<NightFact> {
+  const kept = perStore(events).get(restaurantId);
+  if (kept?.fact === 'maybe') return 'maybe';
+  return (await refresh(events, restaurantId)).fact;
+}
+
+/** The stream's events since the last read folded into what is kept (no read once it holds a crossing). */
+async function refresh(events: EventStore, restaurantId: string): Promise<Known> {
   const map = perStore(events);
   const kept = map.get(restaurantId);
-  if (kept?.fact === 'maybe') return 'maybe';
+  if (kept?.crossed) return kept;
   const fresh = await events.readStream(nightSeatingsStream(restaurantId), {
     fromRevision: kept ? kept.revision + 1 : 0,
   });
-  if (kept && fresh.length === 0) return kept.fact;
-  let fact: NightFact = kept?.fact ?? (fresh[0]?.type === 'NightSeatingsTracked' ? 'none' : 'maybe');
-  if (fresh.some((e) => e.type === 'SeatingsCrossMidnight')) fact = 'maybe';
+  if (kept && fresh.length === 0) return kept;
   // An empty stream is a restaurant that predates tracking (or one whose creation is not done yet):
-  // 'maybe', kept (the conservative answer; it costs reads, never a double booking).
+  // 'maybe', kept (the conservative answer; it costs reads, never a double booking). It is not
+  // "crossed" though: a crossing is still recorded (recordCrossing), so a creation that has not
+  // started tracking yet cannot start it after a crossing seating exists.
+  let fact: NightFact = kept?.fact ?? (fresh[0]?.type === 'NightSeatingsTracked' ? 'none' : 'maybe');
+  const crossed = (kept?.crossed ?? false) || fresh.some((e) => e.type === 'SeatingsCrossMidnight');
+  if (crossed) fact = 'maybe';
   const last = fresh.at(-1);
   if (map.size >= KNOWN_LIMIT && !kept) map.clear();
-  map.set(restaurantId, { revision: last ? last.revision : -1, fact });
-  return fact;
+  const now: Known = { revision: last ? last.revision : (kept?.revision ?? -1), fact, crossed };
+  map.set(restaurantId, now);
+  return now;
 }
 
 /** Written with the restaurant's creation: from here on every crossing is recorded. */
@@ -86,13 +99,19 @@ export async function startTracking(events: EventStore, restaurantId: string, me
       NO_STREAM,
     );
   } catch (err) {
-    // A crossing recorded first (a booking racing the creation), or a restaurant recreated: it stays
-    // untracked, read as 'maybe'.
+    // A crossing recorded first (a seating past midnight held while the creation was under way: the
+    // stream then starts with its SeatingsCrossMidnight), or a restaurant recreated: not an error of
+    // the creation; it stays untracked, read as 'maybe', which is what it is.
     if (!(err instanceof WrongExpectedRevisionError)) throw err;
   }
 }
 
-/** Records that a seating may cross midnight from now on (before that seating is appended). */
+/**
+ * Records that a seating may cross midnight from now on (before that seating is appended). Written
+ * unless the stream is known to hold a crossing already: also on an empty stream (a restaurant whose
+ * creation has not started tracking yet), so that startTracking's append, expecting no stream, then
+ * fails and the restaurant is never read as 'none' while a crossing seating exists.
+ */
 export async function recordCrossing(
   events: EventStore,
   restaurantId: string,
@@ -100,7 +119,7 @@ export async function recordCrossing(
   meta: CommandMeta,
   at: string,
 ) {
-  if ((await nightFact(events, restaurantId)) === 'maybe') return;
+  if ((await refresh(events, restaurantId)).crossed) return;
   await events.append(
     nightSeatingsStream(restaurantId),
     [
@@ -112,7 +131,7 @@ export async function recordCrossing(
     ],
     ANY,
   );
-  perStore(events).set(restaurantId, { revision: Number.MAX_SAFE_INTEGER, fact: 'maybe' });
+  perStore(events).set(restaurantId, { revision: Number.MAX_SAFE_INTEGER, fact: 'maybe', crossed: true });
 }
 
 /**

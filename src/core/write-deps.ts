@@ -1,5 +1,5 @@
-import type { EventStore } from '../ports/event-store';
 import type { Logger } from '../logger';
+import type { EventStore } from '../ports/event-store';
 import type { Clock } from './clock';
 
 /** What a command handler needs: the log and the time. Read models are never consulted for decisions. */

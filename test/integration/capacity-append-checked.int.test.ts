@@ -38,7 +38,8 @@ const hold = (events: EventStore, clock: FixedClock, restaurantId: string, logge
       const data = held(restaurantId);
       return { events: [{ type: 'SeatingHeld', data }], seating: data };
     },
-    (state, now) => decideRelease(state, restaurantId, '2026-06-10', 'res_1', 'CREATE_REFUSED', now.toISOString()),
+    (state, now) =>
+      decideRelease(state, restaurantId, '2026-06-10', 'res_1', 'CREATE_REFUSED', now.toISOString()),
     meta,
   );
 

@@ -5,8 +5,8 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { nightFact, recordCrossing } from '../../commands/reservations/night-seatings';
-import { createRestaurant } from '../../commands/restaurants/handler';
 import { restaurantStream } from '../../commands/restaurants/events';
+import { createRestaurant } from '../../commands/restaurants/handler';
 import { MemoryEventStore } from '../../src/adapters/event-store/memory';
 import { FixedClock } from '../../src/core/clock';
 import type { EventStore } from '../../src/ports/event-store';
@@ -26,33 +26,36 @@ const elsewhere = (real: EventStore): EventStore => ({
   close: () => real.close(),
 });
 
-t('a crossing between RestaurantCreated and startTracking: the creation succeeds, the fact says maybe', async () => {
-  const clock = new FixedClock('2026-06-01T10:00:00.000Z');
-  const real = new MemoryEventStore({ clock });
-  // A booking (another process) records a seating past midnight right after the restaurant exists.
-  const booking = elsewhere(real);
-  let crossed = false;
-  const events: EventStore = {
-    ...elsewhere(real),
-    append: async (s, b, e, o) => {
-      const out = await real.append(s, b, e, o);
-      if (s === restaurantStream('rest_x') && !crossed) {
-        crossed = true;
-        await recordCrossing(booking, 'rest_x', 'SEATING', meta, clock.now().toISOString());
-      }
-      return out;
-    },
-  };
-  const outcome = await createRestaurant({ events, clock }, 'rest_x', restaurantProfile('rest-x'), meta);
-  assert.ok(outcome.appended.length, 'the restaurant was not created');
-  assert.ok(crossed);
-  const stream = await real.readStream('night-seatings-rest_x');
-  assert.equal(
-    stream.map((e) => e.type),
-    ['SeatingsCrossMidnight'],
-  );
-  assert.is(await nightFact(elsewhere(real), 'rest_x'), 'maybe');
-});
+t(
+  'a crossing between RestaurantCreated and startTracking: the creation succeeds, the fact says maybe',
+  async () => {
+    const clock = new FixedClock('2026-06-01T10:00:00.000Z');
+    const real = new MemoryEventStore({ clock });
+    // A booking (another process) records a seating past midnight right after the restaurant exists.
+    const booking = elsewhere(real);
+    let crossed = false;
+    const events: EventStore = {
+      ...elsewhere(real),
+      append: async (s, b, e, o) => {
+        const out = await real.append(s, b, e, o);
+        if (s === restaurantStream('rest_x') && !crossed) {
+          crossed = true;
+          await recordCrossing(booking, 'rest_x', 'SEATING', meta, clock.now().toISOString());
+        }
+        return out;
+      },
+    };
+    const outcome = await createRestaurant({ events, clock }, 'rest_x', restaurantProfile('rest-x'), meta);
+    assert.ok(outcome.appended.length, 'the restaurant was not created');
+    assert.ok(crossed);
+    const stream = await real.readStream('night-seatings-rest_x');
+    assert.equal(
+      stream.map((e) => e.type),
+      ['SeatingsCrossMidnight'],
+    );
+    assert.is(await nightFact(elsewhere(real), 'rest_x'), 'maybe');
+  },
+);
 
 t('a restaurant tracked from its creation: the first crossing is recorded once', async () => {
   const clock = new FixedClock('2026-06-01T10:00:00.000Z');

@@ -56,6 +56,16 @@ export interface EsdbEventStoreOptions {
   subscriptionRetry?: Partial<RetryPolicy>;
 }
 
+/**
+ * Stream reads and the head position are served by the leader whatever the connection string's
+ * nodePreference: decisions rely on a read of another stream seeing every acknowledged append (the
+ * race between two service days, docs/RESERVATIONS.md), and a follower may lag behind, which could
+ * silently overbook. A client connected to a follower is answered "not leader" and reconnects to the
+ * leader. The catch-up reads of $all (readAll) and subscriptions feed read models, eventually
+ * consistent anyway, and keep the preferred node.
+ */
+const ON_LEADER = { requiresLeader: true } as const;
+
 const HEAD_PAGE = 64;
 /** Streams whose chain tip an instance remembers (the last append of each). */
 const TIP_CACHE = 10_000;
@@ -247,6 +257,7 @@ export class EsdbEventStore implements EventStore {
     limit: number | undefined,
   ): Promise<RecordedEvent[]> {
     const read = this.client.readStream(stream, {
+      ...ON_LEADER,
       direction: direction === 'forwards' ? FORWARDS : BACKWARDS,
       fromRevision:
         fromRevision === undefined ? (direction === 'forwards' ? START : END) : BigInt(fromRevision),
@@ -308,6 +319,7 @@ export class EsdbEventStore implements EventStore {
     for (;;) {
       let received = 0;
       for await (const resolved of this.client.readAll({
+        ...ON_LEADER,
         direction: BACKWARDS,
         fromPosition: from,
         maxCount: HEAD_PAGE,

@@ -100,6 +100,14 @@ test('a string range on the field after the pinned ones narrows the candidates, 
     (await c.find({ kind: 'k', when: { $gte: '2026-06-01', $lt: '2026-12-31' } })).map((d) => d._id).sort(),
     ['d1', 'd6'],
   );
+  // An array meets each bound of a two-sided range with any element (no $elemMatch): indexed under
+  // each element, neither of which is within both bounds, it is still found.
+  await c.insertOne({ _id: 'arr', kind: 'k', when: ['2026-01-15', '2027-03-01'] });
+  assert.equal(
+    (await c.find({ kind: 'k', when: { $gt: '2026-02-01', $lt: '2026-12-01' } })).map((d) => d._id).sort(),
+    ['arr', 'd1', 'd6'],
+  );
+  await c.deleteOne({ _id: 'arr' });
   // A bound that is not a string, or another operator beside it: not narrowed, still right.
   assert.equal(c.explain({ kind: 'k', when: { $gt: 1 } }).candidates, values.length);
   assert.equal(

@@ -226,6 +226,13 @@ export function stringRanges(filter: Filter, out = new Map<string, StringRange>(
     if (out.has(key)) continue;
     const r: StringRange = {};
     for (const op of ops) r[RANGE_OPS[op] as keyof StringRange] = value[op] as string;
+    // Bounds on one side only: on an array field (indexed under each element) each bound of
+    // `{$gt: a, $lt: b}` may be met by a different element, so no key need be within both; a key within
+    // the lower bounds always exists for a match (the element meeting the stricter one).
+    if (r.gt !== undefined || r.gte !== undefined) {
+      delete r.lt;
+      delete r.lte;
+    }
     out.set(key, r);
   }
   return out;

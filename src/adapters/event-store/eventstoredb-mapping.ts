@@ -117,6 +117,11 @@ export function isStreamNotFound(err: unknown): boolean {
   return errorType(err) === ErrorType.STREAM_NOT_FOUND;
 }
 
+/** A read that required the leader reached a follower (the client then reconnects to the leader). */
+export function isNotLeader(err: unknown): boolean {
+  return errorType(err) === ErrorType.NOT_LEADER;
+}
+
 export function isWrongExpectedVersion(err: unknown): boolean {
   return errorType(err) === ErrorType.WRONG_EXPECTED_VERSION;
 }

@@ -30,6 +30,7 @@ import { resolveExistingIds } from './append-rules';
 import { chainHash, GENESIS, tipOf } from './chain';
 import {
   appendTooLarge,
+  isNotLeader,
   isStreamNotFound,
   isSystemEvent,
   isWrongExpectedVersion,
@@ -61,10 +62,21 @@ export interface EsdbEventStoreOptions {
  * nodePreference: decisions rely on a read of another stream seeing every acknowledged append (the
  * race between two service days, docs/RESERVATIONS.md), and a follower may lag behind, which could
  * silently overbook. A client connected to a follower is answered "not leader" and reconnects to the
- * leader. The catch-up reads of $all (readAll) and subscriptions feed read models, eventually
- * consistent anyway, and keep the preferred node.
+ * leader; the read is then tried once more (onLeader), so a leader election or a follower preference
+ * costs a retry, not a failed request. The client has one connection: once redirected, its catch-up
+ * reads and subscriptions are served by the leader too, until that connection drops.
  */
 const ON_LEADER = { requiresLeader: true } as const;
+
+/** `attempt`, tried once more when it reached a follower (the client has moved to the leader since). */
+export async function onLeader<T>(attempt: () => Promise<T>): Promise<T> {
+  try {
+    return await attempt();
+  } catch (err) {
+    if (!isNotLeader(err)) throw err;
+    return attempt();
+  }
+}
 
 const HEAD_PAGE = 64;
 /** Streams whose chain tip an instance remembers (the last append of each). */
@@ -250,7 +262,16 @@ export class EsdbEventStore implements EventStore {
     return events;
   }
 
-  private async read(
+  private read(
+    stream: string,
+    direction: 'forwards' | 'backwards',
+    fromRevision: number | undefined,
+    limit: number | undefined,
+  ): Promise<RecordedEvent[]> {
+    return onLeader(() => this.readOnce(stream, direction, fromRevision, limit));
+  }
+
+  private async readOnce(
     stream: string,
     direction: 'forwards' | 'backwards',
     fromRevision: number | undefined,
@@ -314,6 +335,10 @@ export class EsdbEventStore implements EventStore {
   /** Pages backwards from the end past system events ($all also holds the server's own). */
   async headPosition(): Promise<bigint | null> {
     this.assertOpen();
+    return onLeader(() => this.headPositionOnce());
+  }
+
+  private async headPositionOnce(): Promise<bigint | null> {
     let from: ReadPosition = END;
     let boundary: bigint | null = null;
     for (;;) {

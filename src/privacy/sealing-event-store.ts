@@ -639,6 +639,7 @@ export class SealingEventStore implements EventStore {
     if (event.type === 'CustomerDeleted' && typeof event.data.customer_id === 'string') {
       this.erasures++;
       const id = event.data.customer_id;
+      scope?.forget(id);
       this.cache.delete(customerSubject(id));
       this.forgetPlains(id);
       const kid = this.kids.get(id);
@@ -1384,6 +1385,10 @@ export class ReadScope {
   }
   add(customerId: string): void {
     this.notErased.add(customerId);
+  }
+  /** A CustomerDeleted read in this scope: its "not erased" no longer holds. */
+  forget(customerId: string): void {
+    this.notErased.delete(customerId);
   }
 }
 

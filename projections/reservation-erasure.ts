@@ -22,6 +22,7 @@ import {
   foldTextOwners,
   NO_TEXT_OWNERS,
   otherOwnerIds,
+  ownerOf,
   TEXT_FIELDS,
   type TextField,
   type TextOwnerMap,
@@ -77,8 +78,8 @@ export async function eraseCustomerReservations(event: RecordedEvent, docs: Docu
   for (const doc of found.values()) {
     if (doc._pos >= pos) continue;
     const owners = doc.text_owners as TextOwners | undefined;
-    const erased = (f: TextField) =>
-      owners && Object.hasOwn(owners, f) ? owners[f] === customerId : doc.customer_id === customerId;
+    const state = { customer: doc.customer_id ?? null, owners: owners ?? {} };
+    const erased = (f: TextField) => ownerOf(state, f) === customerId;
     const set: Record<string, unknown> = { _pos: pos };
     for (const f of Object.keys(ERASED_RESERVATION_FIELDS) as (keyof typeof ERASED_RESERVATION_FIELDS)[])
       if (erased(f)) set[f] = ERASED_RESERVATION_FIELDS[f];
@@ -134,7 +135,7 @@ export function textOwnersAt(
         ? v && !(isBlank((v as Feedback).comment) && isBlank((v as Feedback).answer))
         : !isBlank(v);
     if (!held) continue;
-    out[f] = Object.hasOwn(owners, f) ? (owners[f] ?? null) : (doc.customer_id ?? null);
+    out[f] = ownerOf({ customer: doc.customer_id ?? null, owners }, f);
   }
   return out;
 }

@@ -86,11 +86,6 @@ export async function customerCursorKeys(deps: Deps, restaurantId: string): Prom
   return keysOf(known);
 }
 
-/** The key new cursors are signed with (the logged one if any, else the derived one). */
-export async function customerCursorKey(deps: Deps, restaurantId: string): Promise<Buffer> {
-  return (await customerCursorKeys(deps, restaurantId)).sign;
-}
-
 const isInvalidCursor = (e: unknown) =>
   e instanceof ApiError &&
   Array.isArray(e.details?.issues) &&

@@ -7,7 +7,6 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
   cursorKeyStream,
-  customerCursorKey,
   customerCursorKeys,
   REFUSAL_REREAD_MS,
   withCustomerCursorKeys,
@@ -19,6 +18,10 @@ import { ApiError } from '../../src/core/errors';
 import { NO_STREAM } from '../../src/ports/event-store';
 import { SecretBox } from '../../src/secrets';
 
+/** The key new cursors are signed with (the logged one if any, else the derived one). */
+const signingKey = async (...a: Parameters<typeof customerCursorKeys>) =>
+  (await customerCursorKeys(...a)).sign;
+
 const t = suite('customer cursor key');
 
 t(
@@ -26,19 +29,19 @@ t(
   async () => {
     const secret = randomBytes(32);
     const events = new MemoryEventStore();
-    const key = await customerCursorKey({ events, secrets: new SecretBox(secret) }, 'rest_a');
+    const key = await signingKey({ events, secrets: new SecretBox(secret) }, 'rest_a');
     assert.is(key.length, 32);
     assert.is(await events.headPosition(), null, 'nothing appended');
     // Another process (its own store handle and box, the same secrets key) reads the same key.
-    const elsewhere = await customerCursorKey(
+    const elsewhere = await signingKey(
       { events: new MemoryEventStore(), secrets: new SecretBox(Buffer.from(secret)) },
       'rest_a',
     );
     assert.ok(elsewhere.equals(key));
-    const other = await customerCursorKey({ events, secrets: new SecretBox(secret) }, 'rest_b');
+    const other = await signingKey({ events, secrets: new SecretBox(secret) }, 'rest_b');
     assert.not.ok(other.equals(key), 'each restaurant has its own');
     assert.not.ok(key.equals(secret), 'not the secrets key itself');
-    const otherSecret = await customerCursorKey(
+    const otherSecret = await signingKey(
       { events: new MemoryEventStore(), secrets: new SecretBox(randomBytes(32)) },
       'rest_a',
     );
@@ -60,7 +63,7 @@ t('a key an earlier version appended to the log is the one used', async () => {
     ],
     NO_STREAM,
   );
-  const key = await customerCursorKey({ events, secrets: new SecretBox(randomBytes(32)) }, 'rest_a');
+  const key = await signingKey({ events, secrets: new SecretBox(randomBytes(32)) }, 'rest_a');
   assert.ok(key.equals(logged));
 });
 
@@ -113,13 +116,13 @@ t(
     const events = new MemoryEventStore();
     const clock = new FixedClock('2026-11-27T12:00:00Z');
     const newer = { events, secrets: new SecretBox(secret), clock };
-    const derived = await customerCursorKey(newer, 'rest_a'); // caches "nothing logged"
+    const derived = await signingKey(newer, 'rest_a'); // caches "nothing logged"
     const logged = randomBytes(32);
     await logKey(events, 'rest_a', logged);
     const oldCursor = encodeCursor(logged, payload);
     clock.advance(REFUSAL_REREAD_MS / 1000);
     assert.equal((await readWith(newer, oldCursor)).after, 7, 're-read the log before refusing');
-    assert.ok((await customerCursorKey(newer, 'rest_a')).equals(logged), 'now signs with the logged key');
+    assert.ok((await signingKey(newer, 'rest_a')).equals(logged), 'now signs with the logged key');
     assert.equal(
       (await readWith(newer, encodeCursor(derived, payload))).after,
       7,

@@ -38,6 +38,21 @@ export const ERASED_RESERVATION_FIELDS = {
   cancellation_reason: null,
 } as const;
 
+/**
+ * What these text fields of a reservation read once erased (its feedback keeps its score, not its
+ * words): one rule for the read model's erasure and the webhook stand-ins (src/webhooks/payloads.ts).
+ */
+export function erasedValues(
+  feedback: Feedback | null | undefined,
+  fields: Iterable<TextField>,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const f of fields)
+    if (f === 'feedback') out.feedback = feedback ? { ...feedback, comment: null, answer: null } : null;
+    else out[f] = ERASED_RESERVATION_FIELDS[f];
+  return out;
+}
+
 /** The sealed fields a document tracks the box of (the feedback's comment and answer: `feedback`). */
 export type { TextField } from '../src/privacy/reservation-text-owners';
 
@@ -80,10 +95,9 @@ export async function eraseCustomerReservations(event: RecordedEvent, docs: Docu
     const owners = doc.text_owners as TextOwners | undefined;
     const state = { customer: doc.customer_id ?? null, owners: owners ?? {} };
     const erased = (f: TextField) => ownerOf(state, f) === customerId;
-    const set: Record<string, unknown> = { _pos: pos };
-    for (const f of Object.keys(ERASED_RESERVATION_FIELDS) as (keyof typeof ERASED_RESERVATION_FIELDS)[])
-      if (erased(f)) set[f] = ERASED_RESERVATION_FIELDS[f];
-    if (doc.feedback && erased('feedback')) set.feedback = { ...doc.feedback, comment: null, answer: null };
+    // A reservation without feedback gets none written.
+    const fields = TEXT_FIELDS.filter((f) => erased(f) && (f !== 'feedback' || doc.feedback));
+    const set: Record<string, unknown> = { _pos: pos, ...erasedValues(doc.feedback, fields) };
     await col.updateOne({ _id: doc._id, _pos: doc._pos }, { $set: set });
   }
 }

@@ -15,7 +15,7 @@ import {
 import type { V1EventType } from '../../commands/webhook-endpoints/events';
 import { CUSTOMERS, type CustomerDoc, EMPTY_STATS } from '../../projections/customer-docs';
 import {
-  ERASED_RESERVATION_FIELDS,
+  erasedValues,
   type TextField,
   textHolders,
   textOwnersAt,
@@ -228,11 +228,7 @@ const changedHands = (history: readonly RecordedEvent[], upTo: number): boolean 
 /** A reservation snapshot with the fields `erase` says erased (a stand-in's, below). */
 function withErased(r: ReservationSnapshot, erase: readonly TextField[]): ReservationSnapshot {
   if (erase.length === 0) return r;
-  const out = { ...r } as Record<string, unknown>;
-  for (const f of erase)
-    if (f === 'feedback') out.feedback = r.feedback ? { ...r.feedback, comment: null, answer: null } : null;
-    else out[f] = ERASED_RESERVATION_FIELDS[f];
-  return out as unknown as ReservationSnapshot;
+  return { ...r, ...erasedValues(r.feedback, erase) } as unknown as ReservationSnapshot;
 }
 
 async function reservationEvent(

@@ -27,6 +27,7 @@ import { auditSubjects } from '../audit/subjects';
 import { type Clock, systemClock } from '../core/clock';
 import { operatorMeta } from '../core/command-meta';
 import { parseDateTime } from '../core/datetime';
+import { notFound } from '../core/errors';
 import type { Doc } from '../ports/document-store';
 import { customerSubject } from '../privacy/seal';
 import { SealingEventStore, storedEvents } from '../privacy/sealing-event-store';
@@ -218,11 +219,13 @@ function instantOrder(ctx: CliContext): number {
 
 /**
  * Refuses a restaurant the log has never heard of: a typo must not read as "no events" (an empty
- * export or read model an auditor could take for the answer).
+ * export or read model an auditor could take for the answer). Any event of its stream counts (an
+ * auditor may export a restaurant since deleted); the answer is the other commands' (restaurantFlag):
+ * "restaurant X not found", exit 1, not a usage error.
  */
 async function requireKnownRestaurant(ctx: CliContext, restaurantId: string): Promise<void> {
   if ((await ctx.rt.events.readStream(restaurantStream(restaurantId), { limit: 1 })).length === 0)
-    throw new CliUsageError(`no restaurant ${restaurantId} in the log`);
+    throw notFound(`restaurant ${restaurantId}`);
 }
 
 /** `--kind`: one of the kinds audit history knows (src/audit/subjects.ts), or undefined. */

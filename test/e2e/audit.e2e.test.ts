@@ -371,7 +371,7 @@ t(
       ],
     ] as const) {
       const err = await refusedCli(svc, name, flags);
-      assert.match(err.message, /no restaurant rest_nope in the log/, name);
+      assert.match(err.message, /restaurant rest_nope not found/, name);
       assert.not.ok(existsSync(out), `${name} wrote no file`);
     }
     // The refusal says what is wrong with the value, not only what the flag takes.

@@ -5,40 +5,19 @@
 // clean. A server or CLI started on a full disk says so, naming DATA_DIR (they said "database or disk
 // is full" or "disk I/O error", naming nothing).
 import { execFileSync } from 'node:child_process';
-import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { runCli } from '../helpers/cli-process';
+import { fillFileSystem } from '../helpers/full-disk';
 import { demoBootstrap, type TestService } from '../helpers/service';
 import { type SpawnedServer, spawnServer } from '../helpers/spawned-server';
 
 const TOKEN = 'couvert_pk_disk_full_000000000000000000001';
 /** A restaurant whose partner first reads its feeds once the disk is full. */
 const QUIET_TOKEN = 'couvert_pk_disk_full_000000000000000000002';
-
-/** Fills the file system holding `file` until it refuses another byte. */
-function fill(file: string): void {
-  const fd = openSync(file, 'w');
-  const chunk = Buffer.alloc(64 * 1024);
-  try {
-    for (;;) writeSync(fd, chunk);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
-  } finally {
-    closeSync(fd);
-  }
-  // What is left is smaller than a chunk: take it too.
-  const rest = openSync(`${file}.rest`, 'w');
-  try {
-    for (;;) writeSync(rest, Buffer.alloc(512));
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
-  } finally {
-    closeSync(rest);
-  }
-}
 
 async function call(server: SpawnedServer, method: string, path: string, body?: unknown, token = TOKEN) {
   const res = await fetch(`${server.base}/api/partner/v1${path}`, {
@@ -94,7 +73,7 @@ asRoot(
         assert.is((await call(server, 'POST', '/customers', { name }, QUIET_TOKEN)).status, 201);
 
       const filler = join(mount, 'filler');
-      fill(filler);
+      const fillers = fillFileSystem(filler);
       const refused: string[] = [];
       let refusal: Awaited<ReturnType<typeof call>> | null = null;
       for (let i = 0; i < 40 && refused.length < 3; i++) {
@@ -138,8 +117,7 @@ asRoot(
       const calls = await call(server, 'GET', '/missed-calls', undefined, QUIET_TOKEN);
       assert.is(calls.status, 200, JSON.stringify(calls.body));
 
-      rmSync(filler);
-      rmSync(`${filler}.rest`);
+      for (const f of fillers) rmSync(f);
       assert.is((await create('After space came back')).status, 201, 'writes again without a restart');
 
       assert.is(await server.stop(), 0);
@@ -186,7 +164,7 @@ asRoot('a server or CLI started on a full disk says so, naming DATA_DIR', async 
     } finally {
       await first.kill(); // gone already after a clean stop; killed if the stop failed
     }
-    fill(join(mount, 'filler'));
+    fillFileSystem(join(mount, 'filler'));
     const cli = await runCli({ dataDir } as TestService, ['restaurants', 'list']);
     assert.is(cli.code, 1, cli.stderr);
     assert.match(cli.stderr, `DATA_DIR ${dataDir} is on a full file system`);

@@ -15,6 +15,7 @@ import { NO_STREAM, type RecordedEvent } from '../../src/ports/event-store';
 import { isUncheckedFanout, uncheckedMove } from '../../src/privacy/legacy-fanouts';
 import { customerSubject, sealData } from '../../src/privacy/seal';
 import { SealingEventStore } from '../../src/privacy/sealing-event-store';
+import { movedToB, seedTwoCustomers } from '../helpers/sealing-world';
 
 const t = suite('sealing: an erasure in another process, legacy rows');
 
@@ -33,15 +34,7 @@ function processOn(dir: string) {
   };
 }
 
-const body = (previousName: string) =>
-  JSON.stringify({
-    id: 'evt_1',
-    type: 'reservation.updated',
-    data: {
-      object: { id: 'res_1', customer: { id: 'cus_b', name: 'Bertrand Qqb', lang: 'FR' } },
-      previous_attributes: { customer: { id: 'cus_a', name: previousName, lang: 'FR' } },
-    },
-  });
+const body = movedToB;
 
 for (const kind of ['move', 'fan-out'] as const)
   t(`erased in one process, the other reads a legacy ${kind} erased at once`, async () => {
@@ -49,34 +42,7 @@ for (const kind of ['move', 'fan-out'] as const)
     const a = processOn(dir);
     const b = processOn(dir);
     try {
-      for (const [id, name] of [
-        ['cus_a', 'Amelia Qqa'],
-        ['cus_b', 'Bertrand Qqb'],
-      ])
-        await a.store.append(
-          `customer-${id}`,
-          [
-            {
-              type: 'CustomerCreated',
-              data: { customer_id: id, restaurant_id: 'r', at: 't', profile: { name } },
-            },
-          ],
-          NO_STREAM,
-        );
-      await a.store.append(
-        'reservation-res_1',
-        [
-          {
-            type: 'ReservationCreated',
-            data: {
-              reservation_id: 'res_1',
-              restaurant_id: 'r',
-              reservation: { reservation_id: 'res_1', customer_id: 'cus_a', allergies: 'A wrote: celery' },
-            },
-          },
-        ],
-        NO_STREAM,
-      );
+      await seedTwoCustomers(a.store);
       // Written as an older version did: A's previous text and A's name in boxes sealed with B's key.
       const keyB = await a.keys.obtain(customerSubject('cus_b'));
       const move = {
@@ -172,20 +138,7 @@ t(
     const a = processOn(dir);
     const b = processOn(dir);
     try {
-      for (const [id, name] of [
-        ['cus_a', 'Amelia Qqa'],
-        ['cus_b', 'Bertrand Qqb'],
-      ])
-        await a.store.append(
-          `customer-${id}`,
-          [
-            {
-              type: 'CustomerCreated',
-              data: { customer_id: id, restaurant_id: 'r', at: 't', profile: { name } },
-            },
-          ],
-          NO_STREAM,
-        );
+      await seedTwoCustomers(a.store, { reservation: false });
       // ROWS fan-outs written as an older version did, each naming A in a body sealed with B's key.
       const keyB = await a.keys.obtain(customerSubject('cus_b'));
       for (let i = 1; i <= ROWS; i++) {

@@ -12,6 +12,7 @@ import { NO_STREAM, type RecordedEvent } from '../../src/ports/event-store';
 import { uncheckedMove } from '../../src/privacy/legacy-fanouts';
 import { customerSubject, sealData } from '../../src/privacy/seal';
 import { SealingEventStore } from '../../src/privacy/sealing-event-store';
+import { movedToB, seedTwoCustomers } from '../helpers/sealing-world';
 
 const t = suite('sealing: events holding two customers');
 
@@ -22,34 +23,7 @@ async function world() {
   const inner = new MemoryEventStore();
   const keys = new MemoryKeyStore();
   const store = new SealingEventStore(inner, keys);
-  for (const [id, name] of [
-    ['cus_a', 'Amelia Qqa'],
-    ['cus_b', 'Bertrand Qqb'],
-  ])
-    await store.append(
-      `customer-${id}`,
-      [
-        {
-          type: 'CustomerCreated',
-          data: { customer_id: id, restaurant_id: 'r', at: 't', profile: { name } },
-        },
-      ],
-      NO_STREAM,
-    );
-  await store.append(
-    'reservation-res_1',
-    [
-      {
-        type: 'ReservationCreated',
-        data: {
-          reservation_id: 'res_1',
-          restaurant_id: 'r',
-          reservation: { reservation_id: 'res_1', customer_id: 'cus_a', allergies: 'A wrote: celery' },
-        },
-      },
-    ],
-    NO_STREAM,
-  );
+  await seedTwoCustomers(store);
   /** The same log and keys read by another process: nothing remembered, every box decrypted. */
   const other = () => new SealingEventStore(inner, keys);
   const erase = async (id: string) => {
@@ -184,15 +158,7 @@ const fanout = (data: Record<string, unknown>) => [
     },
   },
 ];
-const body = (previousName: string) =>
-  JSON.stringify({
-    id: 'evt_1',
-    type: 'reservation.updated',
-    data: {
-      object: { id: 'res_1', customer: { id: 'cus_b', name: 'Bertrand Qqb', lang: 'FR' } },
-      previous_attributes: { customer: { id: 'cus_a', name: previousName, lang: 'FR' } },
-    },
-  });
+const body = movedToB;
 
 t(
   'a fan-out describing two customers: erasing the other leaves the stand-in, erasing its own all',

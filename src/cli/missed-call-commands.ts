@@ -14,7 +14,6 @@ import {
   optionalFlag,
   registerCliCommand,
   rejectUnknownFlags,
-  requireFlag,
 } from './registry';
 import { restaurantFlag } from './restaurant-flag';
 

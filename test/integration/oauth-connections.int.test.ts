@@ -10,8 +10,6 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
-  loadApplication,
-  registerApplication,
   updateApplication,
 } from '../../commands/oauth/application-handler';
 import { GrantRefused } from '../../commands/oauth/codes';

@@ -9,9 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import {
-  updateApplication,
-} from '../../commands/oauth/application-handler';
+import { updateApplication } from '../../commands/oauth/application-handler';
 import { GrantRefused } from '../../commands/oauth/codes';
 import { connectionStream } from '../../commands/oauth/events';
 import { disconnectApplication } from '../../commands/oauth/token-handler';

@@ -191,6 +191,32 @@ export async function resendRefusals(
   return out;
 }
 
+/**
+ * The attempts of these deliveries whose answer was erased with the customer it was sealed for
+ * (delivery id → attempt numbers): their record reads erased in the log (`erased: true`,
+ * src/privacy/seal.ts), which only an answer with a body can (a blank one is not sealed). The read model
+ * keeps such an answer as null, as it does an answer without a body: the dashboard says which it was.
+ * Only deliveries describing a customer, with an answer kept as null, are read.
+ */
+export async function erasedAnswers(
+  events: WriteDeps['events'],
+  docs: readonly WebhookDeliveryDoc[],
+): Promise<Map<string, Set<number>>> {
+  const out = new Map<string, Set<number>>();
+  for (const d of docs) {
+    // A deletion's fan-out names its customer as erased_customer_id (not kept in the document).
+    const describesCustomer = typeof d.customer_id === 'string' || d.event_type === 'customer.deleted';
+    if (d.test || !describesCustomer) continue;
+    if (!d.attempts.some((a) => a.status_code !== null && a.response_excerpt === null)) continue;
+    const erased = new Set<number>();
+    for (const e of await events.readStream(deliveryStream(d._id)))
+      if (e.type === 'WebhookAttemptRecorded' && e.data.erased === true && typeof e.data.attempt === 'number')
+        erased.add(e.data.attempt);
+    if (erased.size) out.set(d._id, erased);
+  }
+  return out;
+}
+
 const resendLimitText = (made: number) =>
   `This delivery has been resent ${made} times, the limit for one delivery; send a test delivery to check the endpoint`;
 

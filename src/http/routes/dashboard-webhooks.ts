@@ -4,6 +4,7 @@
 
 import { deliveryType } from '../../../commands/webhook-deliveries/events';
 import {
+  erasedAnswers,
   resendDelivery,
   resendRefusals,
   testWebhookEndpoint,
@@ -313,6 +314,7 @@ async function detailPage(
       form: x.form ?? formOfEndpoint(endpoint),
       deliveries: items,
       notResent: await resendRefusals(rt, endpoint, items),
+      erasedAnswers: await erasedAnswers(rt.events, items),
       failing,
       filter,
       older,

@@ -207,9 +207,13 @@ const STATUS_WORDS: Record<string, string> = {
 /** Short answers are shown as they are; longer ones are folded (the excerpt is at most 512 characters). */
 const FOLD_OVER_CHARS = 160;
 
-function answerExcerpt(a: WebhookDeliveryDoc['attempts'][number]): Html | string {
+function answerExcerpt(a: WebhookDeliveryDoc['attempts'][number], erased: boolean): Html | string {
   if (a.response_excerpt === undefined)
     return html`<p class="small">Answer not kept (recorded before answers were).</p>`;
+  // Sealed with the customer the delivery described and erased with them (docs/WEBHOOKS.md): it had a
+  // body (a blank one is not sealed), which is not "no body".
+  if (erased && !a.response_excerpt)
+    return html`<p class="small">The answer was erased with the customer this delivery described.</p>`;
   if (a.response_excerpt === null || a.response_excerpt === '')
     return a.status_code === null ? '' : html`<p class="small">The answer had no body.</p>`;
   const cut = a.response_truncated
@@ -221,11 +225,11 @@ function answerExcerpt(a: WebhookDeliveryDoc['attempts'][number]): Html | string
   return html`<details class="answer"><summary>Answer (${[...a.response_excerpt].length} characters${a.response_truncated ? ', cut' : ''})</summary><pre class="excerpt" aria-label="Answer to attempt ${a.attempt}">${a.response_excerpt}</pre>${cut}</details>`;
 }
 
-function attemptsTable(d: WebhookDeliveryDoc, tz: string): Html {
+function attemptsTable(d: WebhookDeliveryDoc, tz: string, erased?: ReadonlySet<number>): Html {
   if (!d.attempts.length) return html`<p class="small">No attempt yet.</p>`;
   return html`<ol class="attempts">${d.attempts.map(
     (a) =>
-      html`<li><p class="attempt-line"><span class="attempt-no">#${a.attempt}</span> <span>${when(a.at, tz)}</span> <strong>${a.status_code ?? html`<span class="bad">${a.error ?? 'no answer'}</span>`}</strong> <span class="small">${a.duration_ms} ms</span></p>${answerExcerpt(a)}</li>`,
+      html`<li><p class="attempt-line"><span class="attempt-no">#${a.attempt}</span> <span>${when(a.at, tz)}</span> <strong>${a.status_code ?? html`<span class="bad">${a.error ?? 'no answer'}</span>`}</strong> <span class="small">${a.duration_ms} ms</span></p>${answerExcerpt(a, erased?.has(a.attempt) === true)}</li>`,
   )}</ol>`;
 }
 
@@ -240,6 +244,8 @@ export function endpointPage(
     deliveries: WebhookDeliveryDoc[];
     /** Deliveries a resend would be refused for, and why (said instead of a Resend button). */
     notResent: ReadonlyMap<string, string>;
+    /** The attempts whose answer was erased with the customer it described (erasedAnswers), by delivery. */
+    erasedAnswers?: ReadonlyMap<string, ReadonlySet<number>>;
     /** The latest finished deliveries failed in a row (queries/webhooks.ts failingStreak), or null. */
     failing?: { count: number; more: boolean; since: string } | null;
     filter: DeliveryFilter;
@@ -326,7 +332,7 @@ ${action('migrate', 'Migrate to v1…', 'danger')}
         (d) => html`<li>
   <div class="item-head"><h3>${d.test ? html`Test delivery <code>${TEST_EVENT_TYPE}</code>` : html`<code>${d.event_type}</code>`}</h3><span class="badge st-${d.status}">${STATUS_WORDS[d.status] ?? d.status}</span></div>
   <p class="small">${when(d.created_at, tz)} · ${d.attempt_count} attempt${d.attempt_count === 1 ? '' : 's'}${d.last_status_code !== null ? ` · last answer ${d.last_status_code}` : ''}${d.next_attempt_at ? ` · next attempt ${when(d.next_attempt_at, tz)}` : ''} · <span class="mono">${d.event_id}</span></p>
-  <details><summary>Attempts</summary>${attemptsTable(d, tz)}</details>
+  <details><summary>Attempts</summary>${attemptsTable(d, tz, o.erasedAnswers?.get(d._id))}</details>
   ${
     // A resend just refused is said here, in its item: as the reason that replaces the button (focused,
     // tabindex=-1), or above the button it refused (which names it and takes the focus).

@@ -1,9 +1,17 @@
 // Operator commands for webhooks: endpoints, delivery history, resend, and the final legacy → v1 migration.
+
+import { deliveryType, STORED_TEST_TYPE } from '../../commands/webhook-deliveries/events';
 import { resendDelivery } from '../../commands/webhook-deliveries/handler';
 import { migrateWebhookEndpoint } from '../../commands/webhook-endpoints/handler';
 import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
 import { WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../../projections/webhook-endpoints';
-import { getDelivery, getEndpoint, listDeliveries, listEndpoints } from '../../queries/webhooks';
+import {
+  DELIVERY_EVENT_TYPES,
+  getDelivery,
+  getEndpoint,
+  listDeliveries,
+  listEndpoints,
+} from '../../queries/webhooks';
 import { operatorMeta } from '../core/command-meta';
 import { CliUsageError, optionalFlag, registerCliCommand, rejectUnknownFlags, requireFlag } from './registry';
 import { optionalRestaurantFlag } from './restaurant-flag';
@@ -48,12 +56,16 @@ export function registerWebhookCommands(): void {
       const status = optionalFlag(ctx, 'status');
       if (status && !['pending', 'succeeded', 'failed', 'canceled'].includes(status))
         throw new CliUsageError('--status takes pending, succeeded, failed or canceled');
+      // The types the API's filter takes (a test's is webhook_endpoint.test; `test`, the stored name, too).
+      const eventType = optionalFlag(ctx, 'event-type');
+      if (eventType && !DELIVERY_EVENT_TYPES.includes(eventType) && eventType !== STORED_TEST_TYPE)
+        throw new CliUsageError(`--event-type takes one of ${DELIVERY_EVENT_TYPES.join(', ')}`);
       const { items } = await listDeliveries(
         ctx.rt.docs,
         endpoint._id,
         {
           status,
-          event_type: optionalFlag(ctx, 'event-type'),
+          event_type: eventType,
           limit: limitFlag(optionalFlag(ctx, 'limit'), 50),
         },
         ctx.rt.clock.now(),
@@ -61,7 +73,8 @@ export function registerWebhookCommands(): void {
       for (const d of items) {
         const attempts = d.attempts.map((a) => `${a.attempt}:${a.status_code ?? a.error}`).join(' ');
         ctx.out(
-          `${d._id}\t${d.created_at}\t${d.event_type}\t${d.status}\t${d.next_attempt_at ?? '-'}\t${attempts}`,
+          // The type its body carried, as the API and the dashboard name it (a test's: webhook_endpoint.test).
+          `${d._id}\t${d.created_at}\t${deliveryType(d.event_type, 'shown')}\t${d.status}\t${d.next_attempt_at ?? '-'}\t${attempts}`,
         );
       }
     },

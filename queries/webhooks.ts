@@ -84,6 +84,33 @@ export function presentEndpoint(doc: WebhookEndpointDoc, now: Date) {
 
 export const historyStart = (now: Date) => new Date(now.getTime() - HISTORY_DAYS * 86_400_000).toISOString();
 
+/**
+ * The deliveries the 30-day history shows (docs/WEBHOOKS.md: every attempt of every series is shown for
+ * 30 days): created in the last 30 days, attempted in them (a resend of an older delivery), or still
+ * being attempted (a resend asked for and not made yet). Keyed on its creation alone, a delivery resent
+ * near the end of its 30 days left the history (404, unlisted, pruned) while its resend was retried.
+ */
+export const inHistory = (now: Date): Filter => {
+  const start = historyStart(now);
+  return {
+    $or: [{ created_at: { $gte: start } }, { 'attempts.at': { $gte: start } }, { status: 'pending' }],
+  };
+};
+
+/** inHistory for one document (the same rule). */
+export function shownInHistory(
+  doc: { created_at?: unknown; status?: unknown; attempts?: unknown },
+  now: Date,
+): boolean {
+  const start = historyStart(now);
+  if (doc.status === 'pending') return true;
+  if (typeof doc.created_at === 'string' && doc.created_at >= start) return true;
+  return (
+    Array.isArray(doc.attempts) &&
+    doc.attempts.some((a: { at?: unknown }) => typeof a?.at === 'string' && a.at >= start)
+  );
+}
+
 export async function listDeliveries(
   docs: DocumentStore,
   endpointId: string,
@@ -96,16 +123,18 @@ export async function listDeliveries(
   },
   now: Date,
 ): Promise<{ items: WebhookDeliveryDoc[]; hasMore: boolean }> {
-  const filter: Filter = { endpoint_id: endpointId, created_at: { $gte: historyStart(now) } };
+  const filter: Filter = { endpoint_id: endpointId, $and: [inHistory(now)] };
   if (q.status) filter.status = q.status;
   // A test delivery is kept as `test`; its body's type (what the API shows, and documents) finds it too.
   if (q.event_type) filter.event_type = deliveryType(q.event_type, 'stored');
   if (q.event_id) filter.event_id = q.event_id;
   if (q.after)
-    filter.$or = [
-      { created_at: { $lt: q.after.created_at } },
-      { created_at: q.after.created_at, _id: { $lt: q.after.id } },
-    ];
+    (filter.$and as Filter[]).push({
+      $or: [
+        { created_at: { $lt: q.after.created_at } },
+        { created_at: q.after.created_at, _id: { $lt: q.after.id } },
+      ],
+    });
   const items = await docs
     .collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES)
     .find(filter, { sort: { created_at: -1, _id: -1 }, limit: q.limit + 1 });
@@ -147,8 +176,7 @@ export async function getDelivery(
   now: Date,
 ): Promise<WebhookDeliveryDoc> {
   const doc = await docs.collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES).findOne({ _id: id });
-  if (!doc || doc.endpoint_id !== endpointId || doc.created_at < historyStart(now))
-    throw notFound(`delivery ${id}`);
+  if (!doc || doc.endpoint_id !== endpointId || !shownInHistory(doc, now)) throw notFound(`delivery ${id}`);
   return doc;
 }
 

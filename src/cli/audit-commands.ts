@@ -511,7 +511,7 @@ export async function verifyLog(
       const collections = scratch.collectionNames();
       const now = (rt.clock ?? systemClock).now();
       // Under the name each version of webhook_deliveries writes (webhook_deliveries, _v2…).
-      const pastRetention = (doc: { created_at?: unknown; status?: unknown }) =>
+      const pastRetention = (doc: { created_at?: unknown; status?: unknown; attempts?: unknown }) =>
         deliveryPastRetention(doc, now);
       const retention = Object.fromEntries(
         allProjectionVersions()

@@ -176,14 +176,17 @@ export function sendAttempt(req: AttemptRequest): Promise<AttemptResponse> {
           }
         });
         res.on('end', () => answered(false));
-        res.on('error', () =>
-          finish({ status: res.statusCode ?? null, error: null, bodyExcerpt: null, message: null }),
-        );
+        // Cut while its body was coming (a reset, a short body): the status stands, with what came.
+        res.on('error', () => answered(true));
       });
       const sent = request;
       sent.on('error', (err: NodeJS.ErrnoException) => {
         if (settled) return;
-        if (!fresh && !answer && sent.reusedSocket && STALE_CONNECTION.has(err.code ?? '')) {
+        // Its status line came, then the connection was cut while the body was coming (the endpoint
+        // answered 400 and reset it): that answer decides, as at the timeout, not a network error
+        // (retried: a final 4xx sent again for hours).
+        if (answer) return answered(true);
+        if (!fresh && sent.reusedSocket && STALE_CONNECTION.has(err.code ?? '')) {
           send(true);
           return;
         }

@@ -10,9 +10,26 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
 /** The shortest value of the other customers' redacted from an answer (characters). */
 export const MIN_REDACTED_CHARS = 3;
 
+const hex4 = (code: number) => code.toString(16).padStart(4, '0');
+
+/**
+ * How a value reads in an answer echoing the body: as written, inside a JSON string (the raw body), and
+ * as common JSON encoders write it again when they re-encode a parsed body (Python's json.dumps and
+ * PHP's json_encode by default: non-ASCII as \u escapes, lower-case hex or upper; PHP's also `/` as `\/`).
+ */
+function echoForms(value: string): string[] {
+  const json = JSON.stringify(value).slice(1, -1);
+  const ascii = json.replace(/[\u0080-\uffff]/g, (c) => `\\u${hex4(c.charCodeAt(0))}`);
+  const upper = json.replace(/[\u0080-\uffff]/g, (c) => `\\u${hex4(c.charCodeAt(0)).toUpperCase()}`);
+  const forms = new Set([value, json, ascii, upper]);
+  for (const f of [...forms]) if (f.includes('/')) forms.add(f.replaceAll('/', '\\/'));
+  return [...forms];
+}
+
 /**
  * The strings of `body` that its stand-in does not hold at the same place (the other customers' data),
- * each as written and as it reads inside a JSON string (an echo of the raw body); longest first, so
+ * each as written, as it reads inside a JSON string (an echo of the raw body) and as an encoder re-encoding
+ * the body writes it (echoForms); longest first, so
  * a value is redacted before a part of it; values shorter than MIN_REDACTED_CHARS are left out.
  * Empty when either is not JSON (pure).
  */
@@ -31,10 +48,7 @@ export function othersData(body: string, standIn: string | undefined): string[] 
     if (typeof a === 'string') {
       // A value of one or two characters ("1", "fr", "no") is skipped: redacting it everywhere would
       // wipe unrelated text of the answer (and the earlier markers), and it says next to nothing.
-      if (a !== b && [...a].length >= MIN_REDACTED_CHARS) {
-        out.add(a);
-        out.add(JSON.stringify(a).slice(1, -1));
-      }
+      if (a !== b && [...a].length >= MIN_REDACTED_CHARS) for (const form of echoForms(a)) out.add(form);
       return;
     }
     if (Array.isArray(a)) {

@@ -28,4 +28,23 @@ t('short values of the other customer are not redacted; longer ones are, markers
   );
 });
 
+t('an answer re-encoding the body (Python, PHP, Java) keeps nothing of the other customer either', () => {
+  const full = body({ name: 'Zoë Ünal/Straße 🍷', lang: 'de', size: '1', note: 'Crème brûlée' });
+  const standIn = body({ name: '[erased]', lang: 'en', size: '2', note: 'none' });
+  const values = othersData(full, standIn);
+  // What each encoder writes of the body it parsed and echoes back, as literals (not built by the code
+  // under test): Python's json.dumps (ASCII, lower-case hex), PHP's json_encode (ASCII and `\/`), an
+  // encoder writing upper-case hex.
+  const echoes = [
+    '{"customer": {"name": "Zo\\u00eb \\u00dcnal/Stra\\u00dfe \\ud83c\\udf77", "note": "Cr\\u00e8me br\\u00fbl\\u00e9e"}}',
+    '{"customer":{"name":"Zo\\u00eb \\u00dcnal\\/Stra\\u00dfe \\ud83c\\udf77","note":"Cr\\u00e8me br\\u00fbl\\u00e9e"}}',
+    '{"customer":{"name":"Zo\\u00EB \\u00DCnal/Stra\\u00DFe \\uD83C\\uDF77","note":"Cr\\u00E8me br\\u00FBl\\u00E9e"}}',
+  ];
+  for (const echo of echoes) {
+    const got = responseExcerpt(echo, ['whsec_x', ...values])?.text ?? '';
+    assert.not.match(got, /Zo|Stra|Cr.*me/, `${echo} -> ${got}`);
+    assert.is(got.split('[redacted]').length - 1, 2, `both values redacted: ${got}`);
+  }
+});
+
 t.run();

@@ -406,6 +406,8 @@ t('test deliveries say what the target answered', async ({ svc, rx }) => {
   assert.is(res.status, 200, res.text);
   assert.is(res.body.data.succeeded, false);
   assert.is(res.body.data.status_code, 418);
+  assert.is(res.body.data.response_body, 'status 418');
+  assert.is(res.body.data.response_truncated, false, 'the whole answer');
   const [got] = rx.for('/probe');
   assert.is(got?.headers['x-service-test'], 'true');
   assert.ok(verifiesByHand(got as Received, ep.secret));
@@ -447,6 +449,17 @@ t('test deliveries say what the target answered', async ({ svc, rx }) => {
         'event_type must be one of "reservation.created","reservation.updated","reservation.canceled","customer.created","customer.updated","customer.deleted","customer.merged","RESERVATION_UPDATED","webhook_endpoint.test","test"',
     },
   ]);
+  await svc.api('DELETE', `/webhook-endpoints/${ep.id}`, { token: TOKENS.full });
+});
+
+t('a test answer longer than its excerpt says it was cut', async ({ svc, rx }) => {
+  rx.on('/long', { body: () => `${'é'.repeat(600)}` });
+  const ep = await endpoint(svc, '/long', rx);
+  const res = await svc.api('POST', `/webhook-endpoints/${ep.id}/test`, { token: TOKENS.full });
+  assert.is(res.status, 200, res.text);
+  assert.is(res.body.data.status_code, 200);
+  assert.is(res.body.data.response_body, 'é'.repeat(512), 'the first 512 characters');
+  assert.is(res.body.data.response_truncated, true, 'longer answers are marked as cut');
   await svc.api('DELETE', `/webhook-endpoints/${ep.id}`, { token: TOKENS.full });
 });
 

@@ -289,6 +289,7 @@ export const testResponse = described({
         'error',
         'duration_ms',
         'response_body',
+        'response_truncated',
       ],
       properties: {
         delivery_id: { type: 'string' },
@@ -302,6 +303,11 @@ export const testResponse = described({
           nullable: true,
           description:
             'The first 512 characters of the answer, control characters made visible (U+2400 pictures), any echo of the signing secret or signature redacted',
+        },
+        response_truncated: {
+          type: 'boolean',
+          description:
+            'The answer was longer than `response_body` (more than 512 characters, or cut: read up to 64 KiB, past 12 seconds, or ended by your side while its body came)',
         },
       },
     },
@@ -377,6 +383,7 @@ export const webhookExamples = {
       error: null,
       duration_ms: 95,
       response_body: 'ok',
+      response_truncated: false,
     },
   },
 };

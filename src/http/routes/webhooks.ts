@@ -296,6 +296,8 @@ export const webhookRoutes: AnyRoute[] = [
             error: out.response.error,
             duration_ms: out.response.durationMs,
             response_body: out.response.bodyExcerpt,
+            // Said, as the dashboard says it: a 512-character body and a longer one cut there read alike.
+            response_truncated: out.response.excerptTruncated,
           },
         },
       };

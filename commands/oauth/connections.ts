@@ -78,6 +78,12 @@ export function evolveConnection(state: ConnectionState, event: RecordedEvent): 
   }
 }
 
+/** An active key id that holds no working token (decideAddToken retires it outside the cap). */
+export interface GoneKey {
+  key_id: string;
+  reason: 'never_created' | 'key_revoked';
+}
+
 export interface AddToken {
   restaurant_id: string;
   client_id: string;
@@ -88,16 +94,18 @@ export interface AddToken {
 
 /**
  * The token joins; past the cap the oldest are retired (their keys are then revoked by the handler).
- * `neverCreated`: active key ids whose exchange died before creating the key (the handler checked that
- * the key does not exist, past KEY_CREATION_GRACE_MS): retired as such, they do not count toward the cap,
- * so a real token is not retired in their place. `codeIssuedAt`: the store position of the code's issue; a
+ * `gone`: active key ids that hold no working token, as the handler found them in the keys' streams: an
+ * exchange that died before creating the key (`never_created`, past KEY_CREATION_GRACE_MS), or a key
+ * revoked outside the connection (`key_revoked`: the operator's `keys revoke`, or a replay that raced the
+ * exchange). Retired as such, they do not count toward the cap, so a working token is not retired in
+ * their place. `codeIssuedAt`: the store position of the code's issue; a
  * code the manager consented to before the restaurant disconnected the application is refused (the
  * disconnection ends what was consented to until then: a code up to 5 minutes old would undo it).
  */
 export function decideAddToken(
   state: ConnectionState,
   t: AddToken,
-  neverCreated: readonly string[] = [],
+  gone: readonly GoneKey[] = [],
   codeIssuedAt: bigint | null = null,
 ): NewEvent[] {
   if (state.all.includes(t.key_id)) return [];
@@ -110,7 +118,7 @@ export function decideAddToken(
       'The restaurant disconnected this application after this code was issued: connect again through the authorization flow',
     );
   const events: NewEvent[] = [{ type: 'OAuthTokenAdded', data: { ...t } }];
-  const ghosts = state.active.filter((k) => neverCreated.includes(k));
+  const ghosts = state.active.filter((k) => gone.some((g) => g.key_id === k));
   for (const key_id of ghosts)
     events.push({
       type: 'OAuthTokenRemoved',
@@ -118,7 +126,7 @@ export function decideAddToken(
         restaurant_id: t.restaurant_id,
         client_id: t.client_id,
         key_id,
-        reason: 'never_created',
+        reason: gone.find((g) => g.key_id === key_id)?.reason as GoneKey['reason'],
         at: t.at,
       },
     });

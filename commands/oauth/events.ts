@@ -85,8 +85,11 @@ export type ConnectionEvent =
         restaurant_id: string;
         client_id: string;
         key_id: string;
-        /** never_created: its exchange died before the key was created (commands/oauth/connections.ts). */
-        reason: 'token_cap' | 'revoked_by_client' | 'code_replayed' | 'never_created';
+        /**
+         * never_created: its exchange died before the key was created; key_revoked: the key was revoked
+         * outside the connection (the operator's `keys revoke`) (commands/oauth/connections.ts).
+         */
+        reason: 'token_cap' | 'revoked_by_client' | 'code_replayed' | 'never_created' | 'key_revoked';
         at: string;
       };
     }

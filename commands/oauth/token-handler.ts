@@ -8,7 +8,9 @@
 //   6. the connection is read again: a disconnection or a newer token's cap that retired the key between
 //      2 and 4 (revoking a key not yet created is a no-op) revokes it at once.
 // A connection may thus name a key that was never created (a crash after 2); revoking it is a no-op, and
-// the next exchange, past KEY_CREATION_GRACE_MS, retires it as never created outside the cap of 3.
+// the next exchange, past KEY_CREATION_GRACE_MS, retires it as never created outside the cap of 3. It may
+// also name a key revoked outside it (the operator's `keys revoke`, or step 5's revocation of a replay that
+// came before step 2): the next exchange retires it too, outside the cap (keysGone).
 import { randomBytes } from 'node:crypto';
 import { loadStream, runCommand } from '../../src/core/command';
 import type { CommandMeta } from '../../src/core/command-meta';
@@ -30,6 +32,7 @@ import {
   decideAddToken,
   decideDisconnect,
   decideRemoveToken,
+  type GoneKey,
   initialConnection,
   possiblyDeadKeys,
   retiredKeys,
@@ -78,20 +81,27 @@ export async function issueCode(
   return { code, position: outcome.position };
 }
 
-/** The connection's active key ids, taken longer than KEY_CREATION_GRACE_MS ago, whose key does not exist. */
-async function keysNeverCreated(deps: WriteDeps, restaurantId: string, clientId: string, now: Date) {
+/**
+ * The connection's active key ids that hold no working token, from the keys' own streams: a key revoked
+ * outside the connection (the operator's `keys revoke` revokes the key alone; a replay racing the
+ * exchange revokes its token at step 5), and, taken longer than KEY_CREATION_GRACE_MS ago, a key that
+ * does not exist (its exchange died between 2 and 4).
+ */
+async function keysGone(deps: WriteDeps, restaurantId: string, clientId: string, now: Date) {
   const conn = await loadStream(
     deps.events,
     connectionStream(restaurantId, clientId),
     initialConnection,
     connectionEvolver(restaurantId, clientId),
   );
-  const dead: string[] = [];
-  for (const id of possiblyDeadKeys(conn.state, now)) {
+  const pastGrace = new Set(possiblyDeadKeys(conn.state, now));
+  const gone: GoneKey[] = [];
+  for (const id of conn.state.active) {
     const key = (await deps.events.readStream(apiKeyStream(id))).reduce(evolveApiKey, initialApiKey);
-    if (!key.key) dead.push(id);
+    if (key.key && key.revoked) gone.push({ key_id: id, reason: 'key_revoked' });
+    else if (!key.key && pastGrace.has(id)) gone.push({ key_id: id, reason: 'never_created' });
   }
-  return dead;
+  return gone;
 }
 
 /** Revokes keys, ignoring ones that do not exist (a connection may name a key never created). */
@@ -192,10 +202,11 @@ export async function redeemCode(
   const scopes = kept.filter((s) => !lone.has(s));
   if (!scopes.length)
     throw new GrantRefused('The application may no longer ask for any of the scopes this code was given');
-  // A key id the connection took whose exchange died before creating the key (a crash between 2 and 4)
-  // would count toward the cap for ever and retire a real token one issue early: those past the grace
-  // whose key does not exist are retired as never created, outside the count (docs/OAUTH.md).
-  const neverCreated = await keysNeverCreated(deps, code.restaurant_id, clientId, now);
+  // A key id the connection took whose exchange died before creating the key (a crash between 2 and 4),
+  // or whose key was revoked outside the connection, would count toward the cap for ever and retire a
+  // working token early: those past the grace whose key does not exist, and those whose key is revoked,
+  // are retired outside the count (docs/OAUTH.md).
+  const gone = await keysGone(deps, code.restaurant_id, clientId, now);
   const connection = await runCommand<ConnectionState>(deps.events, {
     ...connectionCommand(deps, code.restaurant_id, clientId, meta),
     decide: (s) =>
@@ -208,7 +219,7 @@ export async function redeemCode(
           scopes,
           at: now.toISOString(),
         },
-        neverCreated,
+        gone,
         redeemed.state.issued_position,
       ),
   });

@@ -31,6 +31,29 @@ export class OAuthError extends ApiError {
 
 export const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' };
 
+/** The characters RFC 6749 allows in `error_description` (§4.1.2.1, §5.2): printable ASCII but `"` and `\`. */
+export const ERROR_DESCRIPTION_CHARACTERS = /^[\x20-\x21\x23-\x5b\x5d-\x7e]*$/;
+const ASCII_FOR: Record<string, string> = {
+  '"': "'",
+  '\\': '/',
+  '\u2018': "'",
+  '\u2019': "'",
+  '\u201c': "'",
+  '\u201d': "'",
+  '\u2013': '-',
+  '\u2014': '-',
+  '\u2026': '...',
+};
+
+/**
+ * A sentence as RFC 6749 lets `error_description` carry it (the token endpoint's bodies, the authorization
+ * endpoint's redirects): a client or conformance suite that checks the set (OpenID certification does)
+ * may refuse the whole answer otherwise. Quotes become `'`, dashes `-`, and anything else outside the set
+ * (a value echoed from the request, such as an unknown scope name) `?`.
+ */
+export const errorDescription = (text: string): string =>
+  text.replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/gu, (c) => ASCII_FOR[c] ?? '?');
+
 export const invalidRequest = (description: string) => new OAuthError(400, 'invalid_request', description);
 export const invalidClient = (description: string) =>
   new OAuthError(401, 'invalid_client', description, { 'www-authenticate': 'Basic realm="couvert"' });
@@ -40,7 +63,7 @@ export function oauthErrorResult(err: unknown, requestId: string): RouteResult {
   const out = (status: number, error: string, description: string): RouteResult => ({
     status,
     headers: NO_STORE,
-    body: { error, error_description: description },
+    body: { error, error_description: errorDescription(description) },
   });
   if (err instanceof OAuthError) return out(err.status, err.error, err.message);
   if (err instanceof ApiError) {

@@ -89,11 +89,17 @@ t('other errors go back to the application with error, error_description, state 
     const url = new URL(res.location as string);
     assert.is(`${url.origin}${url.pathname}`, CALLBACK, query);
     assert.is(url.searchParams.get('error'), error, query);
-    assert.ok(url.searchParams.get('error_description'), query);
+    assert.match(url.searchParams.get('error_description') ?? '', /^[\x20-\x21\x23-\x5b\x5d-\x7e]+$/, query);
     assert.is(url.searchParams.get('state'), 'st-123', query);
     assert.is(url.searchParams.get('iss'), svc.url, query);
     assert.not.ok(url.searchParams.get('code'));
   }
+  // error_description keeps to RFC 6749's characters (printable ASCII but " and \\), also where it names
+  // what the request held: an unknown scope named with a quote, a backslash, a letter outside ASCII.
+  const odd = await b.get(`/oauth/authorize?${authorizeQuery({ scope: 'CATALOG_READ "NÖPE\\' })}`);
+  const oddUrl = new URL(odd.location as string);
+  assert.is(oddUrl.searchParams.get('error'), 'invalid_scope');
+  assert.is(oddUrl.searchParams.get('error_description'), "unknown scope: 'N?PE/");
   // No state: the error still goes back, without one.
   const noState = await b.get(`/oauth/authorize?${authorizeQuery({ state: '' })}`);
   assert.is(new URL(noState.location as string).searchParams.get('error'), 'invalid_request');

@@ -499,7 +499,8 @@ revokeLimited.run();
 
 // JSON is accepted at both endpoints; its parser kept the last value of a repeated name silently, where a
 // form's repeated field is 400 invalid_request (RFC 6749 §3.2). A name spelled with an escape is the
-// same name. Its own service: the main suite spends most of the per-IP budget.
+// same name. Its own service: the main suite spends most of the per-IP budget. The check of every
+// error_description's characters runs on this service too, for the same reason.
 const repeatedJson = suite<{ svc: TestService; b: Browser }>(
   'OAuth endpoints: a JSON body repeating a parameter',
   {} as never,
@@ -557,4 +558,35 @@ repeatedJson('is invalid_request, as a form repeating it is; nothing is used', a
   assert.is(ok.status, 200, await ok.clone().text());
   assert.match(((await ok.json()) as { access_token: string }).access_token, /^couvert_pk_/);
 });
+repeatedJson(
+  'every error_description keeps to RFC 6749’s characters (printable ASCII but " and \\)',
+  async ({ svc }) => {
+    // A client or conformance suite that checks the set may refuse the whole answer; the content type's
+    // refusal quoted the media types with ".
+    const send = (headers: Record<string, string>, body: string, path = '/api/oauth/token') =>
+      fetch(`${svc.url}${path}`, {
+        method: 'POST',
+        headers: { authorization: basic('app_demo', SECRETS.app_demo), ...headers },
+        body,
+      });
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    const json = { 'content-type': 'application/json' };
+    const answers = [
+      await send({ 'content-type': 'text/plain' }, 'grant_type=authorization_code'),
+      await send({ 'content-type': 'text/plain' }, 'token=x', '/api/oauth/revoke'),
+      await send(json, '{not json'),
+      await send(json, '[]'),
+      await send(json, '{"__proto__":{}}'),
+      await send(form, 'grant_type=authorization_code&grant_type=x'),
+      await send(form, `grant_type=${'x'.repeat(101)}`),
+      await send(form, 'grant_type=authorization_code&code=couvert_ac_x&redirect_uri=x&code_verifier=%C3%A9'),
+      await send({ ...form, authorization: 'Bearer "x"' }, 'grant_type=authorization_code'),
+    ];
+    for (const res of answers) {
+      const body = (await res.json()) as { error: string; error_description: string };
+      assert.ok(res.status >= 400, JSON.stringify(body));
+      assert.match(body.error_description, /^[\x20-\x21\x23-\x5b\x5d-\x7e]+$/, JSON.stringify(body));
+    }
+  },
+);
 repeatedJson.run();

@@ -34,6 +34,7 @@ import {
   signedIn,
 } from '../../web/respond';
 import { ensureSession } from '../../web/sessions';
+import { errorDescription } from '../oauth-errors';
 import { type AnyRoute, defineRoute, PUBLIC, type RouteResult } from '../route';
 import { enums, obj, optional, str } from '../schema';
 import { AUTHORIZE_PATH } from './oauth';
@@ -74,7 +75,11 @@ async function check(rt: Runtime, qs: string): Promise<Checked> {
       done: seeOther(
         redirectTo(
           outcome.redirect_uri,
-          { error: outcome.error, error_description: outcome.description, state: outcome.state },
+          {
+            error: outcome.error,
+            error_description: errorDescription(outcome.description),
+            state: outcome.state,
+          },
           rt.config.baseUrl,
         ),
       ),

@@ -112,11 +112,6 @@ export async function signedIn(rt: Runtime, ctx: Context): Promise<SignedIn | nu
 }
 
 /**
- * A local path to go to after signing in: never another origin (no open redirect). It becomes a
- * Location header, which carries ASCII only: other characters (a link's decoded é or €, a control
- * character) go percent-encoded as UTF-8, as a browser sends them, instead of failing the response.
- */
-/**
  * The longest authorization request (the query string of GET /oauth/authorize) the consent forms carry:
  * any the server can receive, whose request head is at most `maxHeaderSize` bytes. A spec-valid request
  * may come near it (a 1,024-character state of non-Latin text is 9,216 characters percent-encoded), and
@@ -126,11 +121,21 @@ export const AUTHORIZATION_MAX_LENGTH = maxHeaderSize;
 /** The longest next= kept: an authorization request and its path. */
 export const NEXT_MAX_LENGTH = AUTHORIZATION_MAX_LENGTH + 100;
 
+/**
+ * A local path to go to after signing in: never another origin (no open redirect). It becomes a
+ * Location header, which carries ASCII only: other characters (a link's decoded é or €, a control
+ * character) go percent-encoded as UTF-8, as a browser sends them, instead of failing the response.
+ * A backslash in the query is encoded too (`%5C`, the same value to a query's reader): a browser leaves
+ * it raw in a link's query (an authorization request's state), and refusing it sent the manager to the
+ * dashboard instead of the consent. In the path it is refused (`/\evil` would read as `//evil`).
+ */
 export function safeNext(next: unknown): string {
   if (typeof next !== 'string' || next.length > NEXT_MAX_LENGTH) return '/dashboard';
   if (!/^\/(oauth\/authorize\?|dashboard(\/|\?|$))/.test(next)) return '/dashboard';
-  if (/[\\\s]/.test(next) || next.startsWith('//')) return '/dashboard';
-  return next.replace(/[^\x21-\x7e]+/g, (s) =>
+  const query = next.indexOf('?');
+  const path = query < 0 ? next : next.slice(0, query);
+  if (/[\\\s]/.test(path) || /\s/.test(next) || next.startsWith('//')) return '/dashboard';
+  return next.replace(/[^\x21-\x5b\x5d-\x7e]+/g, (s) =>
     [...Buffer.from(s, 'utf8')].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join(''),
   );
 }

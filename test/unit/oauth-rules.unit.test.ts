@@ -392,10 +392,13 @@ t('pages: interpolated values are escaped; next= stays on this site', () => {
   );
   assert.is(safeNext('/oauth/authorize?client_id=x'), '/oauth/authorize?client_id=x');
   assert.is(safeNext('/dashboard?restaurant=r'), '/dashboard?restaurant=r');
+  // A backslash a browser left raw in a query is kept, encoded (the same value to the query's reader).
+  assert.is(safeNext('/oauth/authorize?state=a\\b'), '/oauth/authorize?state=a%5Cb');
   for (const bad of [
     'https://evil.example',
     '//evil.example',
     '/\\evil.example',
+    '/dashboard/\\evil.example?x=1',
     '/dashboardx',
     '/sign-in',
     'javascript:x',

@@ -92,6 +92,18 @@ export interface AddToken {
   at: string;
 }
 
+/** A code issued (at that store position) before the restaurant's latest disconnection grants nothing. */
+export function refuseIfDisconnectedSince(state: ConnectionState, codeIssuedAt: bigint | null): void {
+  if (
+    codeIssuedAt !== null &&
+    state.disconnected_position !== null &&
+    codeIssuedAt < state.disconnected_position
+  )
+    throw new GrantRefused(
+      'The restaurant disconnected this application after this code was issued: connect again through the authorization flow',
+    );
+}
+
 /**
  * The token joins; past the cap the oldest are retired (their keys are then revoked by the handler).
  * `gone`: active key ids that hold no working token, as the handler found them in the keys' streams: an
@@ -109,14 +121,7 @@ export function decideAddToken(
   codeIssuedAt: bigint | null = null,
 ): NewEvent[] {
   if (state.all.includes(t.key_id)) return [];
-  if (
-    codeIssuedAt !== null &&
-    state.disconnected_position !== null &&
-    codeIssuedAt < state.disconnected_position
-  )
-    throw new GrantRefused(
-      'The restaurant disconnected this application after this code was issued: connect again through the authorization flow',
-    );
+  refuseIfDisconnectedSince(state, codeIssuedAt);
   const events: NewEvent[] = [{ type: 'OAuthTokenAdded', data: { ...t } }];
   const ghosts = state.active.filter((k) => gone.some((g) => g.key_id === k));
   for (const key_id of ghosts)

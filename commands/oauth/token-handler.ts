@@ -1,5 +1,7 @@
 // Codes, tokens and connections. The order of the writes of a redemption is chosen so that a crash
-// between two of them never leaves a token nobody can revoke:
+// between two of them never leaves a token nobody can revoke (the refusals that need no write — the
+// restaurant gone, its API option off, every scope withdrawn, a disconnection since — are made before 1
+// as well, so a code refused for them is not used up; they are made again after it):
 //   1. the code's single use (OAuthCodeRedeemed, appended with the code stream's expected revision),
 //   2. the connection takes the new key id (OAuthTokenAdded, retiring the oldest past 3),
 //   3. the retired keys are revoked (ApiKeyRevoked through the credentials command),
@@ -35,9 +37,10 @@ import {
   type GoneKey,
   initialConnection,
   possiblyDeadKeys,
+  refuseIfDisconnectedSince,
   retiredKeys,
 } from './connections';
-import { CODE_PREFIX, CODE_TTL_SECONDS, codeStream, connectionStream } from './events';
+import { CODE_PREFIX, CODE_TTL_SECONDS, type CodeIssuedData, codeStream, connectionStream } from './events';
 
 export const generateCode = () => `${CODE_PREFIX}${randomBytes(32).toString('base64url')}`;
 
@@ -128,6 +131,34 @@ const connectionCommand = (deps: WriteDeps, restaurantId: string, clientId: stri
   clock: deps.clock,
 });
 
+/**
+ * What a code grants now, or GrantRefused: its restaurant's profile (the restaurant must still exist and,
+ * for a third-party application, allow it) and the scopes consented to that the application may still
+ * ask for.
+ */
+async function grantOf(deps: WriteDeps, app: ApplicationState, code: CodeIssuedData) {
+  const restaurant = await loadRestaurant(deps, code.restaurant_id);
+  if (!restaurant.profile) throw new GrantRefused('The restaurant of this code no longer exists');
+  // A third-party application works only where the restaurant's API option is on (spec §5): it may have
+  // been turned off since the manager consented.
+  if (!apiOptionAllows(restaurant.profile, app.profile))
+    throw new GrantRefused(
+      'The restaurant has turned its API option off: it no longer allows this application',
+    );
+  // The scopes consented to that the application may still ask for: the operator may have withdrawn
+  // some since (a bootstrap file's update). The token answer's `scope` says what was granted (RFC 6749
+  // §5.1); none left is a refusal.
+  // A scope whose companion was withdrawn (CUSTOMERS_WRITE left without CUSTOMERS_READ) goes too: it
+  // would do nothing alone, and the consent refuses to promise it (scopesWithoutCompanion).
+  const allowed = new Set(app.profile?.allowed_scopes ?? []);
+  const kept = code.scopes.filter((s) => allowed.has(s));
+  const lone = new Set(scopesWithoutCompanion(kept).map((l) => l.scope));
+  const scopes = kept.filter((s) => !lone.has(s));
+  if (!scopes.length)
+    throw new GrantRefused('The application may no longer ask for any of the scopes this code was given');
+  return { profile: restaurant.profile, scopes };
+}
+
 export interface IssuedToken {
   token: string;
   keyId: string;
@@ -148,6 +179,29 @@ export async function redeemCode(
   const hash = sha256(input.code);
   const keyId = newId('key');
   const now = deps.clock.now();
+  const redemption = {
+    client_id: clientId,
+    redirect_uri: input.redirect_uri,
+    code_verifier: input.code_verifier,
+    key_id: keyId,
+    now,
+  };
+  // The refusals that need no write are made before the code's single use too (and again after it, for
+  // what changed meanwhile): a code refused for them is not used up, so it works once the restaurant
+  // allows the application again, and presenting it then is no replay (it was refused as "already used;
+  // the token it issued is revoked", of a token never issued, and recorded as OAuthCodeReplayed).
+  const before = await loadStream(deps.events, codeStream(hash), initialCode, evolveCode);
+  const unused = before.state.issued;
+  if (unused && decideRedeem(before.state, redemption).some((e) => e.type === 'OAuthCodeRedeemed')) {
+    await grantOf(deps, app, unused);
+    const conn = await loadStream(
+      deps.events,
+      connectionStream(unused.restaurant_id, clientId),
+      initialConnection,
+      connectionEvolver(unused.restaurant_id, clientId),
+    );
+    refuseIfDisconnectedSince(conn.state, before.state.issued_position);
+  }
   const redeemed = await runCommand<CodeState>(deps.events, {
     stream: codeStream(hash),
     initial: initialCode,
@@ -155,13 +209,10 @@ export async function redeemCode(
     metadata: meta,
     clock: deps.clock,
     decide: (s) =>
-      decideRedeem(s, {
-        client_id: clientId,
-        redirect_uri: input.redirect_uri,
-        code_verifier: input.code_verifier,
-        key_id: keyId,
-        now,
-      }).map((e) => ({ ...e, metadata: { restaurant_id: s.issued?.restaurant_id ?? null } })),
+      decideRedeem(s, redemption).map((e) => ({
+        ...e,
+        metadata: { restaurant_id: s.issued?.restaurant_id ?? null },
+      })),
   });
   const code = redeemed.state.issued;
   if (!code) throw new GrantRefused('The authorization code is unknown');
@@ -183,25 +234,7 @@ export async function redeemCode(
       'The authorization code was already used; the token it issued is revoked (a code works once: send the manager to /oauth/authorize again)',
     );
   }
-  const restaurant = await loadRestaurant(deps, code.restaurant_id);
-  if (!restaurant.profile) throw new GrantRefused('The restaurant of this code no longer exists');
-  // A third-party application works only where the restaurant's API option is on (spec §5): it may have
-  // been turned off since the manager consented.
-  if (!apiOptionAllows(restaurant.profile, app.profile))
-    throw new GrantRefused(
-      'The restaurant has turned its API option off: it no longer allows this application',
-    );
-  // The scopes consented to that the application may still ask for: the operator may have withdrawn
-  // some since (a bootstrap file's update). The token answer's `scope` says what was granted (RFC 6749
-  // §5.1); none left is a refusal.
-  // A scope whose companion was withdrawn (CUSTOMERS_WRITE left without CUSTOMERS_READ) goes too: it
-  // would do nothing alone, and the consent refuses to promise it (scopesWithoutCompanion).
-  const allowed = new Set(app.profile?.allowed_scopes ?? []);
-  const kept = code.scopes.filter((s) => allowed.has(s));
-  const lone = new Set(scopesWithoutCompanion(kept).map((l) => l.scope));
-  const scopes = kept.filter((s) => !lone.has(s));
-  if (!scopes.length)
-    throw new GrantRefused('The application may no longer ask for any of the scopes this code was given');
+  const { profile, scopes } = await grantOf(deps, app, code);
   // A key id the connection took whose exchange died before creating the key (a crash between 2 and 4),
   // or whose key was revoked outside the connection, would count toward the cap for ever and retire a
   // working token early: those past the grace whose key does not exist, and those whose key is revoked,
@@ -262,7 +295,7 @@ export async function redeemCode(
     token: created.token,
     keyId,
     scopes,
-    restaurant: { id: code.restaurant_id, name: restaurant.profile.name, slug: restaurant.profile.slug },
+    restaurant: { id: code.restaurant_id, name: profile.name, slug: profile.slug },
     position: created.position,
   };
 }

@@ -3,6 +3,8 @@
 // 3-token cap, revocation, the token endpoint's own rate limit. Codes come from the real consent pages.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { codeStream } from '../../commands/oauth/events';
+import { sha256 } from '../../src/core/ids';
 import { runCli as cli } from '../helpers/cli-in-process';
 import {
   authorizeQuery,
@@ -369,6 +371,17 @@ t(
     }
     // Turned on again, the token works again: it was never revoked.
     assert.is((await svc.api('GET', '/me', { token: mine })).status, 200);
+    // And the code refused meanwhile works now: a refusal did not use it up (it was then refused as
+    // "already used; the token it issued is revoked", of a token never issued, and logged as a replay).
+    const later = await exchange(svc, pending);
+    assert.is(later.status, 200, later.text);
+    assert.match(later.body.access_token, /^couvert_pk_/);
+    const history = await svc.rt.events.readStream(codeStream(sha256(pending.code)));
+    assert.equal(
+      history.map((e) => e.type),
+      ['OAuthCodeIssued', 'OAuthCodeRedeemed'],
+      'used once, no replay on the record',
+    );
   },
 );
 

@@ -308,7 +308,11 @@ export function loadConfig(env: Env = process.env): Config {
       );
   }
   const urlHost = isIP(listenHost) === 6 ? `[${listenHost}]` : listenHost;
-  const baseUrl = (publicBaseUrl(env) ?? `http://${urlHost}:${port}`).replace(/\/$/, '');
+  // The scheme in small letters (URL schemes are case-insensitive): https is told by it (the session
+  // cookie's Secure and __Host-, src/web/sessions.ts), and it is the OAuth issuer, compared as a string.
+  const baseUrl = (publicBaseUrl(env) ?? `http://${urlHost}:${port}`)
+    .replace(/\/$/, '')
+    .replace(/^[a-z][a-z0-9+.-]*:/i, (scheme) => scheme.toLowerCase());
   const roleNames = (env.ROLES?.trim() || (store === 'embedded' ? 'api,projector,scheduler,webhooks' : 'api'))
     .split(',')
     .map((r) => r.trim());

@@ -7,6 +7,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ConfigError, loadConfig } from '../../src/config';
 import { maskCredentials } from '../../src/core/urls';
+import type { Runtime } from '../../src/runtime';
+import { cookieName } from '../../src/web/sessions';
 
 const t = suite<{ dir: string; file: string }>('configuration');
 t.before((ctx) => {
@@ -142,6 +144,18 @@ t('HOST: IP literals, localhost and host names, checked without any lookup', () 
   // The default BASE_URL must be a URL: an IPv6 host goes in brackets.
   assert.is(loadConfig({ HOST: '::1', PORT: '8080' }).baseUrl, 'http://[::1]:8080');
   assert.match(refusal({ HOST: 'no such host!' }), 'HOST must be an IP address, localhost or a host name');
+});
+
+t('BASE_URL: a scheme written in capitals is https all the same (session cookies Secure, __Host-)', () => {
+  // URL schemes are case-insensitive: `HTTPS://…` was served over https with session cookies that were
+  // neither Secure nor __Host- prefixed (sessions.ts looks for "https:"), and an issuer in capitals.
+  const c = loadConfig({ BASE_URL: 'HTTPS://couvert.example/' });
+  assert.is(c.baseUrl, 'https://couvert.example');
+  assert.is(cookieName({ config: c } as Runtime), '__Host-couvert_session');
+  assert.is(
+    cookieName({ config: loadConfig({ BASE_URL: 'Http://localhost:8080' }) } as Runtime),
+    'couvert_session',
+  );
 });
 
 t('DATA_DIR and MONGODB_DB: accepted values', ({ dir }) => {

@@ -158,17 +158,24 @@ export function emailKeySpellings(key: string): string[] {
   return [...spellings].filter((k) => !k.endsWith('@'));
 }
 
+/**
+ * The countries (ISO 3166-1 alpha-2, as libphonenumber names a number's region) whose language is one
+ * of ours: it is their only official one, or the one nearly all of their people speak. France's
+ * overseas regions and collectivities have calling codes and regions of their own (+590 GP, +262 RE…)
+ * and are France. Countries with several languages of which none prevails (CH, BE, LU, CA…) are not
+ * listed: their guests are written to in English.
+ */
 const LANG_BY_COUNTRY: Readonly<Record<string, Lang>> = {
-  FR: 'FR',
-  MC: 'FR',
-  IT: 'IT',
-  SM: 'IT',
-  ES: 'ES',
-  DE: 'DE',
-  AT: 'DE',
-  PT: 'PT',
-  BR: 'PT',
+  ...langOf('FR', 'FR MC GP MQ GF RE YT PM BL MF NC PF WF BJ BF CD CG CI GA GN ML NE SN TG'),
+  ...langOf('IT', 'IT SM VA'),
+  ...langOf('ES', 'ES MX AR CO PE VE CL EC GT CU BO DO HN PY SV NI CR PA UY PR'),
+  ...langOf('DE', 'DE AT LI'),
+  ...langOf('PT', 'PT BR AO MZ CV GW ST'),
 };
+
+function langOf(lang: Lang, countries: string): Record<string, Lang> {
+  return Object.fromEntries(countries.split(' ').map((c) => [c, lang]));
+}
 
 /**
  * A new customer's language when none is given: the phone's country when it speaks one of ours,

@@ -141,6 +141,31 @@ t('a new customer speaks the language of their phone, else of the restaurant, el
   assert.is(defaultLang(null, null), 'EN');
 });
 
+t(
+  "a phone country speaking one of our languages outside Europe is that language, France's overseas regions French",
+  () => {
+    // libphonenumber names +262 692… RE, +590 690… GP, +52… MX: they answered EN.
+    for (const [country, lang] of [
+      ['RE', 'FR'],
+      ['GP', 'FR'],
+      ['MQ', 'FR'],
+      ['NC', 'FR'],
+      ['SN', 'FR'],
+      ['MX', 'ES'],
+      ['AR', 'ES'],
+      ['CO', 'ES'],
+      ['AO', 'PT'],
+      ['LI', 'DE'],
+      ['VA', 'IT'],
+    ] as const) {
+      assert.is(defaultLang(country, 'FR'), lang, country);
+      assert.is(defaultLang(null, country), lang, `restaurant in ${country}`);
+    }
+    // Several languages, none prevailing: English, as for any other country.
+    for (const country of ['CH', 'BE', 'LU', 'CA']) assert.is(defaultLang(country, 'FR'), 'EN', country);
+  },
+);
+
 t('input must be a possible number: international, or national for the restaurant country', () => {
   for (const [raw, country] of [
     ['+33 6 12 34 56 78', 'FR'],

@@ -110,7 +110,7 @@ export const customerRoutes: AnyRoute[] = [
       'Matching, in this order: same `external_id`, then same phone number (national and international spellings match), then same email (case-insensitive). When several customers share the key, the oldest is the match. Blacklisted customers match like any other (`blacklisted: true`).',
       '`on_match`: `return_existing` (default) answers 200 with `result: "matched"` and writes nothing (external_id included); `update` writes the given fields onto the match (external_id included) and answers 200 with `result: "updated"`; `create_new` always creates (201, `result: "created"`). No match: 201, `result: "created"`.',
       'Replaying a successful call finds the customer if it carries an external_id, phone or email. Matching is not a lock: two identical calls at the same moment can create two customers.',
-      'Besides the fields of the spec, `lang` (default: from the phone number, else the restaurant country), `note` and `custom_fields` (checked against GET /customer-fields, 422 per faulty field) may be given.',
+      'Besides the fields of the spec, `lang` (default: the language of the country of the phone number when it is one of these, English for another country, else that of the country of the restaurant, else EN), `note` and `custom_fields` (checked against GET /customer-fields, 422 per faulty field) may be given.',
       'The body is checked before matching: one refused without a match (400, or 422 for a custom field) is refused with one too, whatever `on_match` says.',
     ].join('\n\n'),
     tag: TAG,

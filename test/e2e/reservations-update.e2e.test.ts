@@ -52,6 +52,33 @@ t('omitted fields stay unchanged; given ones change; updated_at moves', async ({
 });
 
 t(
+  'metadata, tags and attached_files are replaced whole, as the document says (keys are not merged)',
+  async ({ svc }) => {
+    const r = (
+      await create(svc, {
+        start_at: at('15', '19:30'),
+        metadata: { pos: 1, table: 'A' },
+        tags: ['a', 'b'],
+        attached_files: ['menu.pdf'],
+      })
+    ).body.data;
+    const res = await patch(svc, r.id, { metadata: { pos: 2 }, tags: ['c'], attached_files: [] });
+    assert.is(res.status, 200);
+    assert.equal(res.body.data.metadata, { pos: 2 });
+    assert.equal(res.body.data.tags, ['c']);
+    assert.equal(res.body.data.attached_files, []);
+    // A partner used to Stripe's metadata (merged, null deletes a key) reads how this one behaves.
+    const doc = (await svc.api('GET', '/openapi.json')).body;
+    for (const op of [doc.paths[PATH].patch, doc.paths['/api/partner/v1/reservations'].post]) {
+      const props = op.requestBody.content['application/json'].schema.properties;
+      assert.match(props.metadata.description ?? '', /PATCH replaces the whole object/);
+      assert.match(props.tags.description ?? '', /PATCH replaces the whole list/);
+      assert.match(props.attached_files.description ?? '', /PATCH replaces the whole list/);
+    }
+  },
+);
+
+t(
   'a move within the day rechecks capacity, holds the new seating beside the old until the update is recorded, then replaces it; guests keep their table',
   async ({ svc }) => {
     const r = (await create(svc, { start_at: at('16', '19:00') })).body.data;

@@ -114,9 +114,24 @@ const detailFields = {
   source: optional(enums(RESERVATION_SOURCES)),
   custom_message: optional(nullable(str({ max: 5000 }))),
   allergies: optional(nullable(str({ max: 5000 }))),
-  metadata: optional(record(anyJson())),
-  tags: optional(arr(str({ min: 1, max: 100 }), { max: 100 })),
-  attached_files: optional(arr(str({ min: 1, max: 2048 }), { max: 50 })),
+  metadata: optional(
+    record(anyJson(), {
+      description:
+        'Your own keys and JSON values, returned as given. A PATCH replaces the whole object (keys are not merged): send every key to keep; {} empties it',
+    }),
+  ),
+  tags: optional(
+    arr(str({ min: 1, max: 100 }), {
+      max: 100,
+      description: 'A PATCH replaces the whole list; [] empties it',
+    }),
+  ),
+  attached_files: optional(
+    arr(str({ min: 1, max: 2048 }), {
+      max: 50,
+      description: 'A PATCH replaces the whole list; [] empties it',
+    }),
+  ),
   discount_id: optional(nullable(str({ min: 1, max: 64 }))),
   prescriber_id: optional(nullable(str({ min: 1, max: 64 }))),
   is_table_definitive: optional(bool()),

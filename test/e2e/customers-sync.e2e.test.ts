@@ -126,6 +126,37 @@ t('filters: email in any case, phone in any spelling, external_id, tag', async (
   );
 });
 
+t(
+  'an email filter with white space (a + sent unencoded) is 400 in words, not an empty page or another address',
+  async ({ svc, openapi }) => {
+    const plus = await svc.api('POST', '/customers', {
+      token: TOKENS.write,
+      body: { name: 'Plus', email: 'jean+resto@example.com', on_match: 'create_new' },
+    });
+    assert.is(plus.status, 201, plus.text);
+    const found = await list(svc, `?email=${encodeURIComponent('jean+resto@example.com')}`);
+    assert.equal(
+      found.body.data.map((c: { id: string }) => c.id),
+      [plus.body.data.id],
+    );
+    // `jean+resto@…` unencoded arrives as `jean resto@…`; `+resto@…` as ` resto@…`, which, trimmed, was
+    // read as another address.
+    for (const query of [
+      '?email=jean+resto@example.com',
+      '?email=+sync7@example.com',
+      '?email=sync7@example.com%20',
+    ]) {
+      const res = await list(svc, query);
+      openapi.check('GET', LIST, res);
+      assert.is(res.status, 400, query);
+      const [issue] = res.body.error.details.issues;
+      assert.is(issue.path, 'email');
+      assert.is(issue.code, 'invalid_format');
+      assert.match(issue.message, 'must be URL-encoded as %2B');
+    }
+  },
+);
+
 t('updated_since is inclusive', async ({ svc }) => {
   const page = (await list(svc, '?limit=100')).body.data;
   const pivot = page[40];

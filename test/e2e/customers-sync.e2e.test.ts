@@ -157,6 +157,33 @@ t(
   },
 );
 
+t(
+  'a phone filter starting with a space (its + sent unencoded) is 400 in words, not an empty page',
+  async ({ svc, openapi }) => {
+    const uk = await svc.api('POST', '/customers', {
+      token: TOKENS.write,
+      body: { name: 'Uk', phone_number: '+44 7700 900123', on_match: 'create_new' },
+    });
+    assert.is(uk.status, 201, uk.text);
+    for (const query of [`?phone=${encodeURIComponent('+447700900123')}`, '?phone=%2B44%207700%20900123'])
+      assert.equal(
+        (await list(svc, query)).body.data.map((c: { id: string }) => c.id),
+        [uk.body.data.id],
+        query,
+      );
+    // `+447700900123` unencoded arrives as ` 447700900123`, a French national number nobody has.
+    for (const query of ['?phone=+447700900123', '?phone=+33610000007']) {
+      const res = await list(svc, query);
+      openapi.check('GET', LIST, res);
+      assert.is(res.status, 400, query);
+      const [issue] = res.body.error.details.issues;
+      assert.is(issue.path, 'phone');
+      assert.is(issue.code, 'invalid_format');
+      assert.match(issue.message, 'must be URL-encoded as %2B');
+    }
+  },
+);
+
 t('updated_since is inclusive', async ({ svc }) => {
   const page = (await list(svc, '?limit=100')).body.data;
   const pivot = page[40];

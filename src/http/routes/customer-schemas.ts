@@ -135,17 +135,32 @@ const emailFilter: Schema<string> = (() => {
   return { ...checked, json: { ...checked.json, pattern: '^\\S+$' } };
 })();
 
+/**
+ * GET /customers' `phone` filter. A `+` sent unencoded arrives as a leading space: `+447700900123`
+ * became ` 447700900123`, read as a national number of the restaurant's country, which matched
+ * nobody (an empty page) while the same call with the restaurant's own country code happened to work.
+ * Refused in words, as the date-times' offset is.
+ */
+const phoneFilter: Schema<string> = (() => {
+  const checked = refined(
+    str({
+      ...BOUNDS.phone_number,
+      description:
+        'Any spelling; national numbers read with the restaurant country. An international number is sent with its + as %2B (a leading space is refused)',
+    }),
+    'phone_filter',
+    (v) => !/^\s/.test(v),
+    'starts with a space where its + should be: a + in a query string must be URL-encoded as %2B (e.g. %2B447700900123)',
+  );
+  return { ...checked, json: { ...checked.json, pattern: '^\\S' } };
+})();
+
 export const customerFeedQuery = obj({
   limit: optional(intQuery({ min: 1, max: 100, default: 50, description: 'Page size, default 50' })),
   cursor: optional(str({ min: 1, max: 4096, description: 'pagination.next_cursor of the previous page' })),
   updated_since: optional(dateTime({ description: 'Inclusive' })),
   email: optional(emailFilter),
-  phone: optional(
-    str({
-      ...BOUNDS.phone_number,
-      description: 'Any spelling; national numbers read with the restaurant country',
-    }),
-  ),
+  phone: optional(phoneFilter),
   external_id: optional(str(BOUNDS.external_id)),
   tag: optional(str(BOUNDS.tag)),
 });

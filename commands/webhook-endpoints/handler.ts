@@ -4,7 +4,7 @@
 
 import { loadStream, runCommand } from '../../src/core/command';
 import type { CommandMeta } from '../../src/core/command-meta';
-import { ApiError } from '../../src/core/errors';
+import { unauthorized } from '../../src/core/errors';
 import { newId } from '../../src/core/ids';
 import type { WriteDeps } from '../../src/core/write-deps';
 import type { DocumentStore } from '../../src/ports/document-store';
@@ -151,10 +151,10 @@ export async function createWebhookEndpoint(
   );
   if (credential.state.revoked) {
     await deleteWebhookEndpoint(deps, input.restaurantId, endpointId, 'CREDENTIAL_REVOKED', meta);
-    throw new ApiError(
-      401,
+    throw unauthorized(
       'INVALID_AUTHENTICATION',
       'The credential was revoked while the endpoint was being created; the endpoint is deleted',
+      'invalid_token',
     );
   }
   return { ...outcome, position: outcome.position ?? slot.position, endpointId, secret };

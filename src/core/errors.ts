@@ -31,6 +31,21 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * The challenge every 401 carries (RFC 9110 §11.6.1: a 401 MUST send WWW-Authenticate; RFC 6750 §3 for
+ * its Bearer form): no `error` when no credentials were sent, `invalid_request` for an Authorization
+ * header that is not Bearer, `invalid_token` for a token that opens nothing.
+ */
+export const bearerChallenge = (error?: 'invalid_request' | 'invalid_token') =>
+  `Bearer realm="Couvert Partner API"${error ? `, error="${error}"` : ''}`;
+
+/** A 401 in the envelope, with its challenge. */
+export const unauthorized = (
+  code: 'AUTHENTICATION_REQUIRED' | 'INVALID_AUTHENTICATION',
+  message: string,
+  error?: 'invalid_request' | 'invalid_token',
+) => new ApiError(401, code, message, undefined, { 'www-authenticate': bearerChallenge(error) });
+
 export const notFound = (what: string) => new ApiError(404, 'RESOURCE_NOT_FOUND', `${what} not found`);
 
 export const validationError = (issues: Issue[], message = 'The request is invalid') =>

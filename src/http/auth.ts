@@ -1,7 +1,7 @@
 import { findKeyByTokenHash } from '../../queries/api-keys';
 import { barredByApiOption } from '../../queries/oauth';
 import { findRestaurant } from '../../queries/restaurants';
-import { ApiError } from '../core/errors';
+import { ApiError, unauthorized } from '../core/errors';
 import { constantTimeEqual, sha256 } from '../core/ids';
 import type { Scope } from '../core/scopes';
 import type { Runtime } from '../runtime';
@@ -20,10 +20,14 @@ export function authenticate(
   access: Access,
 ): AuthContext | Promise<AuthContext> {
   if (!header?.trim())
-    throw new ApiError(401, 'AUTHENTICATION_REQUIRED', 'Send an API key as "Authorization: Bearer <token>"');
+    throw unauthorized('AUTHENTICATION_REQUIRED', 'Send an API key as "Authorization: Bearer <token>"');
   const match = BEARER.exec(header);
   if (!match)
-    throw new ApiError(401, 'INVALID_AUTHENTICATION', 'The Authorization header must be "Bearer <token>"');
+    throw unauthorized(
+      'INVALID_AUTHENTICATION',
+      'The Authorization header must be "Bearer <token>"',
+      'invalid_request',
+    );
   const token = match[1] as string;
   const hash = sha256(token);
   const resolved = resolveCredential(rt, hash);
@@ -45,7 +49,7 @@ const INVALID_MESSAGE = 'The token is invalid, revoked or disconnected';
  * values an integration holds (an OAuth client secret or code, a webhook signing secret) sent in its place.
  */
 function refusedToken(token: string): ApiError {
-  const say = (message: string) => new ApiError(401, 'INVALID_AUTHENTICATION', message);
+  const say = (message: string) => unauthorized('INVALID_AUTHENTICATION', message, 'invalid_token');
   if (/^["'<`]|["'>`]$/.test(token))
     return say(
       `${INVALID_MESSAGE}: send the token alone, without quotes or brackets ("Authorization: Bearer couvert_pk_…")`,
@@ -95,7 +99,7 @@ function holdsAll(held: ReadonlySet<Scope>, needed: readonly Scope[]): boolean {
   return true;
 }
 
-const invalid = () => new ApiError(401, 'INVALID_AUTHENTICATION', INVALID_MESSAGE);
+const invalid = () => unauthorized('INVALID_AUTHENTICATION', INVALID_MESSAGE, 'invalid_token');
 
 async function lookUp(rt: Runtime, hash: string): Promise<AuthContext> {
   const key = await findKeyByTokenHash(rt.docs, hash);
@@ -104,10 +108,10 @@ async function lookUp(rt: Runtime, hash: string): Promise<AuthContext> {
   const restaurant = await findRestaurant(rt.docs, key.restaurant_id);
   if (!restaurant) throw invalid();
   if (await barredByApiOption(rt.docs, key, restaurant))
-    throw new ApiError(
-      401,
+    throw unauthorized(
       'INVALID_AUTHENTICATION',
       'The restaurant has turned its API option off: this application cannot act for it',
+      'invalid_token',
     );
   return { restaurant, scopes: new Set(key.scopes as Scope[]), credential: key };
 }

@@ -50,6 +50,16 @@ export const HEADERS = {
     required: true,
     schema: { type: 'string', example: 'GET, PATCH' },
   },
+  WwwAuthenticate: {
+    description:
+      'The Bearer challenge (RFC 6750 §3): error="invalid_token" for a token that opens nothing, error="invalid_request" for an Authorization header that is not Bearer, no error when none was sent',
+    required: true,
+    schema: {
+      type: 'string',
+      pattern: '^Bearer realm="Couvert Partner API"(, error="(invalid_token|invalid_request)")?$',
+      example: 'Bearer realm="Couvert Partner API", error="invalid_token"',
+    },
+  },
 } as const;
 
 export type HeaderName = keyof typeof HEADERS;
@@ -246,6 +256,7 @@ export const ERROR_RESPONSES: Record<number, ErrorDoc> = {
     description:
       'Missing (AUTHENTICATION_REQUIRED) or invalid, revoked or disconnected token (INVALID_AUTHENTICATION)',
     examples: ['AuthenticationRequired', 'InvalidAuthentication'],
+    headers: ['WwwAuthenticate'],
   },
   403: {
     name: 'Forbidden',
@@ -325,6 +336,7 @@ const HEADER_NAME: Record<HeaderName, string> = {
   CacheControl: 'cache-control',
   ContentTypeOptions: 'x-content-type-options',
   Allow: 'allow',
+  WwwAuthenticate: 'www-authenticate',
 };
 
 /** The name of the shared response for `status`; outside /api/partner/v1 it has no rate-limit headers. */

@@ -295,7 +295,10 @@ doc('the response check is not vacuous: bodies, statuses and headers off the doc
       'x-ratelimit-remaining': '3',
       ...extra,
     });
-  const fake = (status: number, body: unknown, h = headers()) => ({
+  /** A 401's headers: the common ones and its Bearer challenge. */
+  const challenged = (extra: Record<string, string> = {}) =>
+    headers({ 'www-authenticate': 'Bearer realm="Couvert Partner API", error="invalid_token"', ...extra });
+  const fake = (status: number, body: unknown, h = status === 401 ? challenged() : headers()) => ({
     status,
     body,
     headers: h,
@@ -306,19 +309,20 @@ doc('the response check is not vacuous: bodies, statuses and headers off the doc
   assert.throws(() => openapi.check('GET', ME, fake(200, { data: { restaurant: {} } })), /does not match/);
   assert.throws(() => openapi.check('GET', ME, fake(418, {})), /418/);
   assert.throws(() => openapi.check('GET', ME, fake(401, { error: { ...denied.error, code: 'NOPE' } })));
-  const without = headers();
+  const without = challenged();
   without.delete('x-request-id');
+  assert.throws(() => openapi.check('GET', ME, fake(401, denied, headers())), /lacks .*www-authenticate/);
   assert.throws(() => openapi.check('GET', ME, fake(401, denied, without)), /lacks .*x-request-id/);
   assert.throws(
-    () => openapi.check('GET', ME, fake(401, denied, headers({ 'x-debug': '1' }))),
+    () => openapi.check('GET', ME, fake(401, denied, challenged({ 'x-debug': '1' }))),
     /undocumented header x-debug/,
   );
   assert.throws(
-    () => openapi.check('GET', ME, fake(401, denied, headers({ 'x-ratelimit-remaining': 'many' }))),
+    () => openapi.check('GET', ME, fake(401, denied, challenged({ 'x-ratelimit-remaining': 'many' }))),
     /x-ratelimit-remaining/,
   );
   assert.throws(
-    () => openapi.check('GET', ME, fake(401, denied, headers({ 'x-request-id': 'req_another_id' }))),
+    () => openapi.check('GET', ME, fake(401, denied, challenged({ 'x-request-id': 'req_another_id' }))),
     /differs from x-request-id/,
   );
   const limited = { error: { code: 'RATE_LIMITED', message: 'x', request_id: 'req_0123456789' } };

@@ -69,6 +69,17 @@ t('missing, malformed and unknown tokens are 401 in the envelope', async ({ svc,
   assert.is(basic.body.error.code, 'INVALID_AUTHENTICATION');
   assert.is(typeof wrong.body.error.request_id, 'string');
   assert.is(wrong.headers.get('x-request-id'), wrong.body.error.request_id);
+  // A 401 names its scheme (RFC 9110 §11.6.1: it MUST send WWW-Authenticate; RFC 6750 §3's Bearer form).
+  assert.is(missing.headers.get('www-authenticate'), 'Bearer realm="Couvert Partner API"');
+  assert.is(
+    wrong.headers.get('www-authenticate'),
+    'Bearer realm="Couvert Partner API", error="invalid_token"',
+  );
+  assert.is(
+    basic.headers.get('www-authenticate'),
+    'Bearer realm="Couvert Partner API", error="invalid_request"',
+  );
+  for (const res of [wrong, basic]) openapi.check('GET', ME, res);
 });
 
 t(

@@ -70,6 +70,11 @@ t('the endpoint is deleted and the creation answers 401; the slot is free again'
   assert.ok(done, 'the revocation ran inside the creation');
   assert.instance(err, ApiError);
   assert.is((err as ApiError).status, 401);
+  // As every 401, with its Bearer challenge (RFC 9110 §11.6.1).
+  assert.is(
+    (err as ApiError).headers?.['www-authenticate'],
+    'Bearer realm="Couvert Partner API", error="invalid_token"',
+  );
   const state = await loadWebhookEndpoint(rt, 'we_race');
   assert.ok(state.deleted, 'an endpoint of a revoked credential was left');
   // Its slot is free: the restaurant's slot stream names no holder.

@@ -88,10 +88,16 @@ function fieldsChanged(
     BASE_FIELDS.has(key) || (subjectId !== undefined && value === subjectId && key.endsWith('_id'));
   if (isObject(data.changes)) {
     const previous = isObject(data.previous) ? data.previous : {};
+    // A value restated as it was (a reservation's guest text taken along to its new customer,
+    // commands/reservations/decide-update.ts) is no change. Only a change of customer restates: in any
+    // other event equal values are a change whose values were erased since (a customer erased: both
+    // read null), which still happened and is listed, its values erased.
+    const restates = typeof data.changes.customer_id === 'string';
     const out: FieldChange[] = Object.entries(data.changes)
-      // A value restated as it was (a reservation's guest text taken along to its new customer,
-      // commands/reservations/decide-update.ts) is no change.
-      .filter(([field, to]) => !(field in previous && JSON.stringify(previous[field]) === JSON.stringify(to)))
+      .filter(
+        ([field, to]) =>
+          !(restates && field in previous && JSON.stringify(previous[field]) === JSON.stringify(to)),
+      )
       .map(([field, to]) => (field in previous ? { field, from: previous[field], to } : { field, to }));
     for (const [key, value] of Object.entries(data))
       if (key !== 'changes' && key !== 'previous' && !skip(key, value)) out.push({ field: key, to: value });

@@ -114,6 +114,48 @@ test('changes: updates with previous values, status changes, creations from thei
   );
 });
 
+test('a change whose values were erased since is still listed; only a change of customer restates', () => {
+  // A partner's PATCH set custom_message (and metadata) from nothing; its customer was erased since:
+  // the event reads both sides erased (null, {}). The change happened: it stays in the history.
+  assert.equal(
+    changesOf(
+      {
+        type: 'ReservationUpdated',
+        data: {
+          reservation_id: 'r1',
+          restaurant_id: 'x',
+          at: 't',
+          changes: { party_size: 3, custom_message: null, metadata: {} },
+          previous: { party_size: 2, custom_message: null, metadata: {} },
+          erased: true,
+        },
+      },
+      'r1',
+    ),
+    [
+      { field: 'party_size', from: 2, to: 3 },
+      { field: 'custom_message', from: null, to: null },
+      { field: 'metadata', from: {}, to: {} },
+      { field: 'erased', to: true },
+    ],
+  );
+  // The guest text a reservation takes along to its new customer (restated as it was) is no change.
+  assert.equal(
+    changesOf(
+      {
+        type: 'ReservationUpdated',
+        data: {
+          reservation_id: 'r1',
+          changes: { customer_id: 'c2', allergies: 'nuts' },
+          previous: { customer_id: 'c1', allergies: 'nuts' },
+        },
+      },
+      'r1',
+    ),
+    [{ field: 'customer_id', from: 'c1', to: 'c2' }],
+  );
+});
+
 test('contact fields are removed at any depth without RESERVATIONS_READ_SENSITIVE', () => {
   const changes = [
     { field: 'email', from: 'a@x.test', to: 'b@x.test' },

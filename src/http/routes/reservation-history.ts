@@ -45,7 +45,7 @@ const historySchema = described({
           changes: {
             type: 'array',
             description:
-              'The fields changed, with the value before (`from`, absent when the event does not say, as on creation) and after (`to`). Customer contact fields only with RESERVATIONS_READ_SENSITIVE. A change that held personal data of a customer since erased (right to erasure) lists `{"field": "erased", "to": true}`: its personal values (allergies, custom_message, cancellation_reason, a status change\'s reason, feedback\'s comment and answer) read null and metadata `{}`, so a text it changed from null to a value no longer shows as a change.',
+              'The fields changed, with the value before (`from`, absent when the event does not say, as on creation) and after (`to`). Customer contact fields only with RESERVATIONS_READ_SENSITIVE. A change that held personal data of a customer since erased (right to erasure) lists `{"field": "erased", "to": true}`: its personal values (allergies, custom_message, cancellation_reason, a status change\'s reason, feedback\'s comment and answer) read null and metadata `{}`, on both sides of the change (a text it set still shows as changed, `from` and `to` erased).',
             items: {
               type: 'object',
               required: ['field'],

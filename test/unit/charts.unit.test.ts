@@ -10,7 +10,9 @@ import {
   isOpenBucket,
   LEAD_TIME_BUCKETS,
 } from '../../projections/analytics/rules';
-import { datesBetween } from '../../queries/insights';
+import { emptyMissedCallDay } from '../../projections/analytics/missed-call-rules';
+import { emptyWebhookDay, webhookRates } from '../../projections/analytics/webhook-rules';
+import { datesBetween, type Insights } from '../../queries/insights';
 import { periodRange } from '../../src/http/routes/dashboard-insights';
 import {
   bands,
@@ -27,6 +29,7 @@ import {
 } from '../../src/web/charts';
 import { markup } from '../../src/web/html';
 import {
+  insightsPage,
   LEAD_GROUPS,
   leadGroups,
   leadSummary,
@@ -257,6 +260,54 @@ test('lead time: a median or p90 in the open last bucket reads "365 days or more
   assert.match(mixed, 'and at least 1 in 10 were made <strong>365 days or more</strong> ahead');
   assert.not.match(mixed, 'at most <strong>365');
   assert.is(medianTile(tail), '≤ 15 minutes');
+});
+
+test('the webhook table accounts for every delivery: delivered, failed, pending and canceled', () => {
+  // An endpoint deleted with deliveries still being retried: those are canceled (docs/analytics.md:
+  // deliveries = delivered + failed + pending + canceled). The table listed the first three only.
+  const totals = {
+    ...emptyWebhookDay({ restaurant_id: 'r', endpoint_id: 'we_x', date: '2026-06-01..2026-06-07' }),
+    deliveries: 28,
+    failed: 15,
+    canceled: 13,
+    attempts: 189,
+    failed_attempts: 189,
+  };
+  const insights: Insights = {
+    from: '2026-06-01',
+    to: '2026-06-07',
+    days: [],
+    reservations: 0,
+    covers: 0,
+    no_show_rate: null,
+    sources: [],
+    lead_time: { histogram: {}, count: 0, median: null, p90: null, median_open: false, p90_open: false },
+    guests: { new: 0, returning: 0, unknown: 0 },
+    endpoints: [{ endpoint_id: 'we_x', url: null, totals, rates: webhookRates(totals) }],
+    missed_calls: emptyMissedCallDay({ restaurant_id: 'r', date: '2026-06-01..2026-06-07' }),
+    missed_call_days: 0,
+  };
+  const page = insightsPage(
+    {
+      restaurants: [{ id: 'r', name: 'R' }],
+      restaurant: { id: 'r', name: 'R', timezone: 'Europe/Paris' },
+      account: { email: 'm@x.test', csrf: 'c' },
+    },
+    { insights, period: 7 },
+  );
+  const table = page.slice(page.indexOf('Webhook deliveries: the numbers'));
+  const headers = [
+    ...table.slice(0, table.indexOf('</thead>')).matchAll(/<th scope="col"[^>]*>([^<]*)<\/th>/g),
+  ].map((m) => m[1]);
+  const row = table.slice(
+    table.indexOf('<th scope="row">'),
+    table.indexOf('</tr>', table.indexOf('<th scope="row">')),
+  );
+  const cells = [...row.matchAll(/<td[^>]*>([^<]*)<\/td>/g)].map((m) => m[1]);
+  const at = (h: string) => Number(cells[headers.indexOf(h) - 1]);
+  assert.ok(headers.includes('Canceled'), `headers: ${headers.join(', ')}`);
+  assert.is(at('Deliveries'), 28);
+  assert.is(at('Delivered') + at('Failed') + at('Pending') + at('Canceled'), 28, 'the columns add up');
 });
 
 test.run();

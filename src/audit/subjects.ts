@@ -119,9 +119,21 @@ export function genericFold(events: RecordedEvent[]): unknown {
   return state;
 }
 
-/** Whether an event names `id`: its stream is named after it, or a top-level *_id / id field holds it. */
+const namesId = (k: string, v: unknown, id: string) => v === id && (k === 'id' || k.endsWith('_id'));
+
+/**
+ * Whether an event names `id`: its stream is named after it, or a top-level *_id / id field holds it,
+ * or such a field of an object in a top-level list (a fan-out's `deliveries`: each delivery it
+ * scheduled and its endpoint, so a delivery's history starts with its scheduling and an endpoint's
+ * lists what was scheduled to it).
+ */
 export function eventNames(e: RecordedEvent, id: string): boolean {
   if (e.stream.endsWith(`-${id}`)) return true;
-  for (const [k, v] of Object.entries(e.data)) if (v === id && (k === 'id' || k.endsWith('_id'))) return true;
+  for (const [k, v] of Object.entries(e.data)) {
+    if (namesId(k, v, id)) return true;
+    if (Array.isArray(v))
+      for (const item of v)
+        if (isObject(item)) for (const [ik, iv] of Object.entries(item)) if (namesId(ik, iv, id)) return true;
+  }
   return false;
 }

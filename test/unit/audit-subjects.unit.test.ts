@@ -40,6 +40,26 @@ async function world() {
     ],
     ANY,
   );
+  // The fan-out that scheduled the delivery names it (and its endpoint) only inside `deliveries`.
+  await events.append(
+    'webhook-fanout-f_1',
+    [
+      ev(
+        'WebhookDeliveriesScheduled',
+        {
+          restaurant_id: 'rest_1',
+          customer_id: 'cus_1',
+          source_event_id: 'e_1',
+          event_types: { v1: 'customer.created' },
+          deliveries: [{ delivery_id: 'whd_1', endpoint_id: 'we_1', payload: 'v1' }],
+          payloads: {},
+          at: '2026-11-27T10:00:30.000Z',
+        },
+        { actor: 'system:webhooks', restaurant_id: 'rest_1' },
+      ),
+    ],
+    ANY,
+  );
   const delivery = await events.append(
     'webhook-delivery-whd_1',
     [
@@ -123,7 +143,19 @@ test('a webhook endpoint: history lists its deliveries, as-of is the endpoint al
   assert.is(loaded.kind, 'webhook-endpoint');
   assert.equal(
     loaded.events.map((e) => e.type),
-    ['WebhookEndpointCreated', 'WebhookAttemptRecorded', 'WebhookEndpointUpdated'],
+    [
+      'WebhookEndpointCreated',
+      'WebhookDeliveriesScheduled',
+      'WebhookAttemptRecorded',
+      'WebhookEndpointUpdated',
+    ],
+    'what was scheduled to it too (the fan-out names the endpoint inside its deliveries)',
+  );
+  const delivery = await loadSubject(events, 'whd_1');
+  assert.equal(
+    delivery.events.map((e) => e.type),
+    ['WebhookDeliveriesScheduled', 'WebhookAttemptRecorded'],
+    "a delivery's history starts with its scheduling",
   );
   const now = foldSubject(loaded, { position: 1000n });
   assert.is(now.events, 2, 'folded from the endpoint stream only');

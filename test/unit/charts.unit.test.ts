@@ -3,6 +3,7 @@
 import fc from 'fast-check';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { emptyMissedCallDay } from '../../projections/analytics/missed-call-rules';
 import {
   bucketKey,
   histogramQuantile,
@@ -10,7 +11,6 @@ import {
   isOpenBucket,
   LEAD_TIME_BUCKETS,
 } from '../../projections/analytics/rules';
-import { emptyMissedCallDay } from '../../projections/analytics/missed-call-rules';
 import { emptyWebhookDay, webhookRates } from '../../projections/analytics/webhook-rules';
 import { datesBetween, type Insights } from '../../queries/insights';
 import { periodRange } from '../../src/http/routes/dashboard-insights';

@@ -156,14 +156,15 @@ export class ChainVerifier {
       tip.prev = computed;
     } else {
       tip.chained = true;
-      // After missing revisions the link is already reported: only the event's own hash can be checked.
+      // After missing revisions the link is already reported, and the event's hash cannot be checked
+      // (it is computed over the missing one's): not counted as chained and intact either.
       if (linkKnown && e.hash !== computed)
         this.find(
           'hash_mismatch',
           e,
           `revision ${e.revision}'s stored hash does not match its content: it was edited (or ${e.revision === 0 ? '' : `revision ${e.revision - 1} was edited and its hash recomputed, or `}two events were swapped)`,
         );
-      else this.summary.chained++;
+      else if (linkKnown) this.summary.chained++;
       tip.prev = e.hash;
     }
     tip.next = e.revision + 1;

@@ -318,7 +318,9 @@ async function asOf(ctx: CliContext): Promise<void> {
     const docs = await restaurantDocuments(scratch, collection, restaurant);
     const out = openOutput(optionalFlag(ctx, 'out'));
     let chunk = '';
-    for (const d of docs) chunk += `${JSON.stringify(d)}\n`;
+    // Secrets read [redacted] as in history and as-of of an id: a key's token hash, an endpoint's sealed
+    // signing secret (docs/AUDIT.md).
+    for (const d of docs) chunk += `${JSON.stringify(withoutSecrets(d))}\n`;
     if (chunk !== '') await out.write(chunk);
     await out.close();
     process.stderr.write(

@@ -51,8 +51,11 @@ export interface HoldRequest {
    * the reservation's own seating, until the move is confirmed or dropped.
    */
   moveId?: string;
-  /** The guests are there (a seated status): the time limits do not apply (CheckRequest.time_limits). */
-  arrived?: boolean;
+  /**
+   * False: the shift's minimum notice and booking window do not apply (CheckRequest.time_limits), for
+   * a move that chooses no start (moveTimeLimits in decide-update.ts). Default true.
+   */
+  timeLimits?: boolean;
   timezone: string;
   catalog: AvailabilityInput['catalog'];
   now: Date;
@@ -207,7 +210,7 @@ function checkedSeating(req: HoldRequest, others: Occupancy): Seating {
       shift_id: req.shift.id,
       room_id: req.roomId,
       table_ids: req.tableIds,
-      time_limits: req.arrived !== true,
+      time_limits: req.timeLimits !== false,
     },
   );
   if (!result.available) throw new BusinessRuleError(result.failure_reason, result.message);

@@ -138,6 +138,23 @@ export function assertMovable(r: ReservationSnapshot, changed: readonly string[]
     );
 }
 
+/**
+ * Whether a move of `r` to this seating is held to the shift's minimum notice and booking window.
+ * Those are rules for choosing a start, so they apply when the move chooses one (another start or
+ * another shift) or asks more of its own (a larger party: the guests it adds are a booking made now).
+ * They do not apply to guests already there (a seated status: their start is past by then), nor to a
+ * change that keeps the start and the shift and does not grow the party (fewer guests, another table
+ * or room): that start was accepted when booked, and refusing the change near it (TOO_LATE) would keep
+ * a larger party or a worse table held, as for late guests given another table at their arrival.
+ */
+export function moveTimeLimits(
+  r: ReservationSnapshot,
+  to: { startMs: number; shiftId: string; partySize: number },
+): boolean {
+  if (SEATED_STATUSES.includes(r.status)) return false;
+  return to.startMs !== Date.parse(r.start_at) || to.shiftId !== r.shift_id || to.partySize > r.party_size;
+}
+
 /** What a shift asks of a booking on creation (DESIGN.md §3), as the catalog says now. */
 export interface ShiftRequirements {
   id: string;

@@ -40,11 +40,12 @@ import {
   checkPatch,
   decidePatch,
   type Exemptions,
+  moveTimeLimits,
   type ReservationPatch,
 } from './decide-update';
 import { assertDiscountApplies } from './discount-rules';
 import { type ReservationSnapshot, type ReservationSource, reservationStream } from './events';
-import { evolveReservation, initialReservation, type ReservationState, SEATED_STATUSES } from './evolve';
+import { evolveReservation, initialReservation, type ReservationState } from './evolve';
 import { assertExternalIdFree, claimExternalId, releaseExternalId } from './external-id';
 import { loadReservation, settleSeating } from './handler-common';
 import { checkReferences } from './handler-create';
@@ -368,9 +369,16 @@ async function holdMoved(
     purpose: `update@${revision}`,
     // One per attempt: two PATCHes of one revision hold two moves, each confirmed or dropped alone.
     moveId: newId('move'),
-    // Guests already there change party, room or tables at their own start (assertMovable keeps it),
-    // which is past by then: the minimum notice and the booking window are not theirs to meet.
-    arrived: SEATED_STATUSES.includes(r.status),
+    // The minimum notice and the booking window are rules for choosing a start: a move that chooses
+    // none (guests already there; fewer guests, or another table or room, at the same start and shift)
+    // is not held to them (moveTimeLimits).
+    ...(moveTimeLimits(r, {
+      startMs: Date.parse(req.start_at ?? r.start_at),
+      shiftId: req.shift_id ?? r.shift_id,
+      partySize: req.party_size ?? r.party_size,
+    })
+      ? {}
+      : { timeLimits: false }),
     now,
   };
   if (req.table_ids) return holdSeating(deps, { ...base, tableIds: req.table_ids }, meta);

@@ -27,8 +27,8 @@ export interface SeatingRequest {
   force: boolean;
   /** A move of an existing reservation: held as pending under this id (capacity-decide.ts). */
   moveId?: string;
-  /** A change of guests already there, at their start: no time limits (HoldRequest.arrived). */
-  arrived?: boolean;
+  /** False: a move that chooses no start, held without the time limits (HoldRequest.timeLimits). */
+  timeLimits?: boolean;
   purpose: string;
   now: Date;
 }
@@ -62,7 +62,7 @@ export async function holdSeating(
       tableIds: req.tableIds,
       force: req.force,
       moveId: req.moveId,
-      ...(req.arrived ? { arrived: true } : {}),
+      ...(req.timeLimits === false ? { timeLimits: false } : {}),
       purpose: req.purpose,
       timezone: req.timezone,
       catalog: req.catalog,

@@ -139,4 +139,39 @@ t(
   },
 );
 
+// The clock at the guests' start, and past it (they are late). Before, every change of the seating of guests
+// still to come was held to the minimum notice, a rule for choosing a start: late guests arriving
+// could not be given another table, nor could a party that shrank near its start (TOO_LATE), so the
+// reservation kept a larger party or a worse table held.
+t(
+  'guests still to come, at their start: fewer guests or another table; not more, nor another start',
+  async ({ svc, openapi }) => {
+    // After the 19:00 seatings of the test above (90 minutes).
+    const r = (await create(svc, { start_at: at('22', '21:00'), party_size: 2 })).body.data;
+    assert.is(r.status, 'CONFIRMED');
+    svc.clock.set('2026-06-22T19:10:00Z');
+    const other = await patch(svc, r.id, { table_ids: ['tbl_4'] });
+    assert.is(other.status, 200, other.text);
+    openapi.check('PATCH', PATH, other);
+    assert.equal(
+      other.body.data.tables.map((x: { id: string }) => x.id),
+      ['tbl_4'],
+    );
+    assert.is(other.body.data.start_at, at('22', '21:00'));
+    const fewer = await patch(svc, r.id, { party_size: 1, table_ids: ['tbl_2b'] });
+    assert.is(fewer.status, 200, fewer.text);
+    assert.is(fewer.body.data.party_size, 1);
+    // Still checked otherwise: a table the party does not fit is refused.
+    const wrong = await patch(svc, r.id, { table_ids: ['tbl_8'] });
+    assert.is(wrong.body.error?.details.reason, 'NO_TABLE', wrong.text);
+    // Choosing a start, or growing the party, is a booking made now.
+    for (const body of [{ party_size: 2 }, { start_at: at('22', '20:45') }]) {
+      const res = await patch(svc, r.id, body);
+      assert.is(res.status, 422, `${JSON.stringify(body)}: ${res.text}`);
+      assert.is(res.body.error.details.reason, 'TOO_LATE');
+    }
+    assert.is((await read(svc, r.id)).party_size, 1);
+  },
+);
+
 t.run();

@@ -221,6 +221,12 @@ export interface CheckRequest {
    * choosing a start, do not apply. Every other rule does. Default true.
    */
   time_limits?: boolean;
+  /**
+   * The reservation's own start, on this service day (write side: a change that keeps its start and
+   * shift): taken under `shift_id` as it is, even where the shift's grid (hours, interval, days) no
+   * longer offers it since the catalog changed. Every other rule applies. Needs `shift_id`.
+   */
+  service_date?: string | null;
 }
 
 export type CheckResult =
@@ -254,7 +260,11 @@ export function checkSlot(input: AvailabilityInput, req: CheckRequest): CheckRes
       chosen.push(t);
     }
   }
-  const starts = startsAt(shifts, timezone, req.start_ms);
+  const ownDay = req.shift_id == null ? null : (req.service_date ?? null);
+  const starts =
+    ownDay === null
+      ? startsAt(shifts, timezone, req.start_ms)
+      : shifts.map((shift) => ({ shift, serviceDate: ownDay, startMs: req.start_ms }));
   if (starts.length === 0) return refuse('OUTSIDE_SHIFT');
   const nowMs = input.now.getTime();
   const today = localDateOf(timezone, nowMs);

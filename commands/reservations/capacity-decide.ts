@@ -56,6 +56,11 @@ export interface HoldRequest {
    * a move that chooses no start (moveTimeLimits in decide-update.ts). Default true.
    */
   timeLimits?: boolean;
+  /**
+   * The start is the reservation's own, on `serviceDate` (a move that keeps its start and shift): held
+   * there under `shift` whatever the shift's grid now offers (CheckRequest.service_date).
+   */
+  ownStart?: boolean;
   timezone: string;
   catalog: AvailabilityInput['catalog'];
   now: Date;
@@ -211,6 +216,7 @@ function checkedSeating(req: HoldRequest, others: Occupancy): Seating {
       room_id: req.roomId,
       table_ids: req.tableIds,
       time_limits: req.timeLimits !== false,
+      ...(req.ownStart ? { service_date: req.serviceDate } : {}),
     },
   );
   if (!result.available) throw new BusinessRuleError(result.failure_reason, result.message);

@@ -372,6 +372,11 @@ async function holdMoved(
     // The minimum notice and the booking window are rules for choosing a start: a move that chooses
     // none (guests already there; fewer guests, or another table or room, at the same start and shift)
     // is not held to them (moveTimeLimits).
+    // The start and shift kept: held on the reservation's own service day, even off the shift's grid
+    // as the catalog now draws it (a party or table change of a booking made under earlier hours).
+    ...(!startChanged && (req.shift_id ?? r.shift_id) === r.shift_id
+      ? { ownServiceDate: r.service_date }
+      : {}),
     ...(moveTimeLimits(r, {
       startMs: Date.parse(req.start_at ?? r.start_at),
       shiftId: req.shift_id ?? r.shift_id,

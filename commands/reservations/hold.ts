@@ -29,6 +29,12 @@ export interface SeatingRequest {
   moveId?: string;
   /** False: a move that chooses no start, held without the time limits (HoldRequest.timeLimits). */
   timeLimits?: boolean;
+  /**
+   * A move that keeps the reservation's start and shift: its service day. The start is held there
+   * under that shift whatever the shift's grid offers now (its hours, interval or days changed since
+   * the booking), as a seating taken under an earlier catalog keeps its tables; every other rule applies.
+   */
+  ownServiceDate?: string;
   purpose: string;
   now: Date;
 }
@@ -63,6 +69,7 @@ export async function holdSeating(
       force: req.force,
       moveId: req.moveId,
       ...(req.timeLimits === false ? { timeLimits: false } : {}),
+      ...(req.ownServiceDate !== undefined ? { ownStart: true } : {}),
       purpose: req.purpose,
       timezone: req.timezone,
       catalog: req.catalog,
@@ -180,6 +187,14 @@ function forcedRefusal(req: SeatingRequest): BusinessRuleError | null {
 function candidateStarts(req: SeatingRequest): SlotStart[] {
   const shifts =
     req.shiftId === null ? req.catalog.shifts : req.catalog.shifts.filter((s) => s.id === req.shiftId);
+  // The reservation's own start and shift, kept: on its own service day, on the grid or not (a shift
+  // since removed offers nothing: whyNoStart says so).
+  if (req.ownServiceDate !== undefined && req.shiftId !== null)
+    return shifts.map((shift) => ({
+      shift,
+      serviceDate: req.ownServiceDate as string,
+      startMs: req.startMs,
+    }));
   const onGrid = startsAt(shifts, req.timezone, req.startMs);
   if (onGrid.length || !req.force) return onGrid;
   // A forced reservation may sit off the slot grid, but it still belongs to a shift and a service day.

@@ -1,5 +1,8 @@
 // Phone numbers and emails as stored and matched: every spelling of one number gives one key, read
 // with the restaurant's country when national.
+import fc from 'fast-check';
+import { type CountryCode, getCountries, getExampleNumber } from 'libphonenumber-js';
+import examples from 'libphonenumber-js/examples.mobile.json';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
@@ -207,6 +210,47 @@ t('a phone without any digit keys to nothing, so two such customers never match 
   assert.is(matchablePhoneKey(phoneLookupKey('zzzzz', 'FR')), null);
   assert.is(matchablePhoneKey(null), null);
   assert.is(matchablePhoneKey(phoneLookupKey('06 12 34 56 78', 'FR')), '+33612345678');
+});
+
+// Every country's example mobile number (libphonenumber's), at restaurants of other countries: a
+// partner's CRM holds guests from everywhere. International spellings (E.164, spaced, the restaurant's
+// own international prefix: 00 in Europe and Asia, 011 in North America) key as E.164 wherever the
+// restaurant is; the national spelling at a restaurant of the number's own country too.
+const IDD: Partial<Record<CountryCode, string>> = {
+  FR: '00',
+  US: '011',
+  IN: '00',
+  NP: '00',
+  GB: '00',
+  DE: '00',
+};
+const WITH_EXAMPLE = getCountries().filter((c) => getExampleNumber(c, examples) !== undefined);
+
+t("property: any country's number, in any spelling, keys as its E.164 at any restaurant", () => {
+  fc.assert(
+    fc.property(
+      fc.constantFrom(...WITH_EXAMPLE),
+      fc.constantFrom(...(Object.keys(IDD) as CountryCode[]), 'AU', 'JP', 'BR'),
+      (country, restaurant) => {
+        const example = getExampleNumber(country, examples);
+        if (!example) return false;
+        const e164 = example.number;
+        const spellings = [e164, example.formatInternational()];
+        const idd = IDD[restaurant];
+        if (idd) spellings.push(`${idd} ${example.formatInternational().slice(1)}`);
+        for (const spelling of spellings)
+          if (!isPossiblePhone(spelling, restaurant) || phoneLookupKey(spelling, restaurant) !== e164)
+            return false;
+        const national = example.formatNational();
+        return (
+          isPossiblePhone(national, country) &&
+          phoneLookupKey(national, country) === e164 &&
+          normalizePhone(national, country).phone_number === e164
+        );
+      },
+    ),
+    { numRuns: 1000 },
+  );
 });
 
 t.run();

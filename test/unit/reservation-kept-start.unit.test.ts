@@ -1,0 +1,156 @@
+// A PATCH that keeps a reservation's start and shift (docs/RESERVATIONS.md, "Which reservations can
+// move"): the minimum notice, the booking window and the shift's grid are rules for choosing a start,
+// so such a change is held to none of them unless it grows the party; every other rule applies.
+import fc from 'fast-check';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { localToInstant } from '../../commands/availability/zone-time';
+import { decideHold, type HoldRequest } from '../../commands/reservations/capacity-decide';
+import { initialCapacity } from '../../commands/reservations/capacity-state';
+import { moveTimeLimits } from '../../commands/reservations/decide-update';
+import type { ReservationSnapshot } from '../../commands/reservations/events';
+import { BusinessRuleError } from '../../src/core/errors';
+import { catalogOf, shift } from '../helpers/catalog';
+
+const t = suite('reservations: a change that keeps the start');
+const MINUTE = 60_000;
+
+const reservation = (o: Partial<ReservationSnapshot>) =>
+  ({
+    status: 'CONFIRMED',
+    start_at: '2027-04-03T23:30:00+11:00',
+    shift_id: 's1',
+    party_size: 4,
+    ...o,
+  }) as ReservationSnapshot;
+
+t('moveTimeLimits: a new start or shift, or more guests; never for guests already there', () => {
+  const r = reservation({});
+  const at = Date.parse(r.start_at);
+  assert.is(moveTimeLimits(r, { startMs: at, shiftId: 's1', partySize: 4 }), false);
+  assert.is(moveTimeLimits(r, { startMs: at, shiftId: 's1', partySize: 2 }), false);
+  assert.is(moveTimeLimits(r, { startMs: at, shiftId: 's1', partySize: 5 }), true);
+  assert.is(moveTimeLimits(r, { startMs: at + 15 * MINUTE, shiftId: 's1', partySize: 4 }), true);
+  assert.is(moveTimeLimits(r, { startMs: at, shiftId: 's2', partySize: 4 }), true);
+  // The same instant written with another offset is the same start.
+  assert.is(
+    moveTimeLimits(r, { startMs: Date.parse('2027-04-03T12:30:00Z'), shiftId: 's1', partySize: 3 }),
+    false,
+  );
+  for (const status of ['SEATED', 'SHOWED_UP', 'PARTIALLY_SEATED', 'SEATED_FOR_DRINKS'] as const)
+    assert.is(
+      moveTimeLimits(reservation({ status }), { startMs: at + 60 * MINUTE, shiftId: 's2', partySize: 9 }),
+      false,
+    );
+});
+
+const ZONES = [
+  'Australia/Lord_Howe',
+  'Asia/Kathmandu',
+  'Europe/Paris',
+  'America/New_York',
+  'Pacific/Chatham',
+];
+const tables = [
+  { id: 't2', name: '2', room_id: 'room_main', min_pax: 1, max_pax: 2 },
+  { id: 't4', name: '4', room_id: 'room_main', min_pax: 2, max_pax: 4 },
+];
+
+t(
+  'property: held at its own start and day, a kept start meets no time or grid rule; a chosen one does',
+  () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...ZONES),
+        // The booking's start, minutes after the service day's local 18:00 (past midnight included).
+        fc.integer({ min: 0, max: 600 }),
+        // The shift as the catalog now draws it: its grid may no longer offer that start.
+        fc.constantFrom(15, 30, 45, 60, 90),
+        fc.integer({ min: 0, max: 23 }),
+        // Now, minutes from the start (before or after it), and the rules of time.
+        fc.integer({ min: -600, max: 3 * 1440 }),
+        fc.constantFrom(0, 60, 1440),
+        fc.constantFrom(null, 0, 1),
+        fc.integer({ min: 1, max: 4 }),
+        // Saturday 3 April 2027 (6) is still a day of the shift, or no longer.
+        fc.constantFrom([6], [1, 2, 3, 4, 5, 7], [1, 2, 3, 4, 5, 6, 7]),
+        (zone, offset, interval, firstHour, nowBefore, notice, window, party, days) => {
+          const s = shift({
+            id: 's1',
+            start_time: `${String(firstHour).padStart(2, '0')}:00`,
+            end_time: '22:00',
+            slot_interval_minutes: interval,
+            minimum_notice_minutes: notice,
+            booking_window_days: window,
+            days_of_week: [...days],
+          });
+          const serviceDate = '2027-04-03';
+          const startMs = (localToInstant(zone, serviceDate, 18 * 60) as number) + offset * MINUTE;
+          const request: HoldRequest = {
+            restaurantId: 'rest_1',
+            reservationId: 'res_1',
+            externalId: null,
+            serviceDate,
+            shift: s,
+            startMs,
+            partySize: party,
+            roomId: null,
+            tableIds: null,
+            force: false,
+            purpose: 'update@1',
+            moveId: 'move_1',
+            ownStart: true,
+            timeLimits: false,
+            timezone: zone,
+            catalog: catalogOf(tables, [s]),
+            now: new Date(startMs - nowBefore * MINUTE),
+          };
+          const kept = decideHold(initialCapacity, request);
+          if (kept.seating.service_date !== serviceDate || Date.parse(kept.seating.start_at) !== startMs)
+            return false;
+          // The same start chosen (no ownStart, limits on) is refused exactly when a booking would be.
+          try {
+            decideHold(initialCapacity, { ...request, ownStart: false, timeLimits: true });
+            return true;
+          } catch (err) {
+            return (
+              err instanceof BusinessRuleError &&
+              ['OUTSIDE_SHIFT', 'TOO_LATE', 'TOO_FAR'].includes(err.reason as string)
+            );
+          }
+        },
+      ),
+      { numRuns: 500 },
+    );
+  },
+);
+
+t('a kept start still meets every other rule: the party the tables seat', () => {
+  const s = shift({ id: 's1', slot_interval_minutes: 60 });
+  const startMs = Date.parse('2027-04-03T19:15:00+11:00');
+  const base = {
+    restaurantId: 'rest_1',
+    reservationId: 'res_1',
+    externalId: null,
+    serviceDate: '2027-04-03',
+    shift: s,
+    startMs,
+    roomId: null,
+    tableIds: null,
+    force: false,
+    purpose: 'update@1',
+    moveId: 'move_1',
+    ownStart: true,
+    timeLimits: false,
+    timezone: 'Australia/Lord_Howe',
+    catalog: catalogOf(tables, [s]),
+    now: new Date(startMs + 10 * MINUTE),
+  };
+  assert.equal(decideHold(initialCapacity, { ...base, partySize: 3 }).seating.table_ids, ['t4']);
+  assert.throws(
+    () => decideHold(initialCapacity, { ...base, partySize: 5 }),
+    (err: unknown) => err instanceof BusinessRuleError && err.reason === 'PARTY_SIZE_OUT_OF_RANGE',
+  );
+});
+
+t.run();

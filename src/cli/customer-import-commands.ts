@@ -7,7 +7,7 @@ import { ON_MATCH, type OnMatch } from '../../commands/customer-import/events';
 import { loadImportJob } from '../../commands/customer-import/handler';
 import type { ImportJobState } from '../../commands/customer-import/state';
 import { operatorMeta } from '../core/command-meta';
-import { notFound } from '../core/errors';
+import { ApiError, notFound } from '../core/errors';
 import { newId } from '../core/ids';
 import {
   type ImportProgress,
@@ -165,6 +165,19 @@ export function registerCustomerImportCommands(): void {
       const bar = progressBar();
       const meta = operatorMeta('cli');
       const started = performance.now();
+      const resumeCommand = `npm run cli -- customers import --resume ${jobId} --restaurant ${restaurantId} --file ${file}`;
+      // Said once the job exists (its first progress report), before any row: a process killed or a
+      // machine lost mid-import prints nothing more, and --resume needs this id.
+      let announced = false;
+      const onProgress = (p: ImportProgress) => {
+        if (!announced) {
+          announced = true;
+          ctx.out(
+            `import ${jobId} ${resume ? 'resumed after row' : 'started:'} ${resume ? `${p.processed} of ${p.rowCount}` : `${p.rowCount} rows`}; should it be interrupted, finish it with: ${resumeCommand}`,
+          );
+        }
+        bar.update(p);
+      };
       let state: ImportJobState;
       try {
         state = resume
@@ -172,7 +185,7 @@ export function registerCustomerImportCommands(): void {
               meta,
               ...threadChoice(ctx.rt.config),
               batchSize,
-              onProgress: (p) => bar.update(p),
+              onProgress,
             })
           : await importCustomers(ctx.rt, prepared, {
               onMatch,
@@ -181,10 +194,19 @@ export function registerCustomerImportCommands(): void {
               meta,
               batchSize,
               jobId,
-              onProgress: (p) => bar.update(p),
+              onProgress,
             });
       } catch (err) {
         bar.stop();
+        // Another import holds the restaurant: name it, so an operator whose own run of it died (a
+        // SIGKILL, a lost terminal) can finish it now rather than wait for its slot to go stale.
+        if (err instanceof ApiError && err.details?.reason === 'IMPORT_RUNNING') {
+          const running = String(err.details.job_id);
+          ctx.out(
+            `the running import is ${running} (npm run cli -- customers import-status --job ${running}); if its process is gone, finish it with: npm run cli -- customers import --resume ${running} --restaurant ${restaurantId} --file <its file>`,
+          );
+          throw err;
+        }
         // A job that stopped part way: its summary says which rows were written and which were not
         // (not_imported), and how to finish it; then the error, as any command's.
         const { state: failed } = await loadImportJob(ctx.rt, jobId).catch(() => ({ state: null }));
@@ -194,9 +216,7 @@ export function registerCustomerImportCommands(): void {
             () => ctx.out(`import ${jobId} stopped after row ${failed.processed}: summary: ${out}`),
             () => undefined,
           );
-          ctx.out(
-            `finish it with: npm run cli -- customers import --resume ${jobId} --restaurant ${restaurantId} --file ${file}`,
-          );
+          ctx.out(`finish it with: ${resumeCommand}`);
         }
         throw err;
       } finally {

@@ -5,7 +5,10 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { startImportJob } from '../../commands/customer-import/handler';
+import { takeImportSlot } from '../../commands/customer-import/slot';
 import { customerStream, webhookTypeOf } from '../../commands/customers/events';
+import { operatorMeta } from '../../src/core/command-meta';
 import { publishesWebhook } from '../../src/core/no-webhook';
 import { runCli } from '../helpers/cli-process';
 import { startCustomerService, TOKENS } from '../helpers/customer-service';
@@ -91,6 +94,14 @@ t('dry run, import with --on-match update, summary, sync feed, no-webhook mark, 
       run.stdout,
     )?.[1];
   assert.ok(job, run.stdout);
+  // Its id and the command that finishes it are printed as it starts, before any row: a run killed
+  // part way (SIGKILL, a lost terminal) printed nothing else, and --resume needs that id.
+  assert.ok(
+    run.stdout.startsWith(
+      `import ${job} started: 4 rows; should it be interrupted, finish it with: npm run cli -- customers import --resume ${job} --restaurant rest_fr --file ${file}\n`,
+    ),
+    run.stdout,
+  );
   const summaryPath = /summary: (.+)/.exec(run.stdout)?.[1] as string;
   assert.is(summaryPath, join(svc.dataDir, `customers.${job}.summary.csv`));
   const summary = readFileSync(summaryPath, 'utf8').trim().split('\r\n');
@@ -220,5 +231,39 @@ t(
     assert.is(outNew.code, 0, outNew.stderr);
   },
 );
+
+t('an import refused because another runs names that one, so a dead run of it can be finished', async ({
+  svc,
+}) => {
+  const file = join(svc.dataDir, 'second.csv');
+  writeFileSync(file, 'name\nSecond One\n');
+  // An import whose process died a moment ago: its slot taken, its job started, no row recorded.
+  const held = 'imp_heldbyadeadcli';
+  const meta = { ...operatorMeta('cli'), restaurant_id: 'rest_fr' };
+  await takeImportSlot(svc.rt, { jobId: held, restaurantId: 'rest_fr' }, meta);
+  await startImportJob(
+    svc.rt,
+    {
+      jobId: held,
+      restaurantId: 'rest_fr',
+      fileName: 'first.csv',
+      fileSha256: '0'.repeat(64),
+      rowCount: 10,
+      onMatch: 'return_existing',
+      columns: ['name'],
+      actor: 'operator:cli',
+    },
+    meta,
+  );
+  const head = await svc.rt.events.headPosition();
+  const r = await cli(svc, ['customers', 'import', '--restaurant', 'rest_fr', '--file', file]);
+  assert.is(r.code, 1, r.stdout);
+  assert.match(r.stderr, /error: An import is already running for this restaurant \(first\.csv, 0 of 10 rows done\)/);
+  assert.match(
+    r.stdout,
+    `the running import is ${held} (npm run cli -- customers import-status --job ${held}); if its process is gone, finish it with: npm run cli -- customers import --resume ${held} --restaurant rest_fr --file <its file>`,
+  );
+  assert.is(await svc.rt.events.headPosition(), head, 'nothing imported');
+});
 
 t.run();

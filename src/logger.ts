@@ -65,8 +65,8 @@ const MEMO_MAX = 1024;
 const MEMO_VALUE_MAX = 200;
 
 /**
- * The access log, one line per request. The line is pino's own format (level, time, service, log,
- * msg) but built directly from the allow-listed fields: pino's generic serialisation costs more than
+ * The access log, one line per request. The line is the application logger's format (level, time as
+ * an ISO string, service, log, msg) but built directly from the allow-listed fields: pino's generic serialisation costs more than
  * the rest of a small request. Lines are handed to a pino destination (sonic-boom: partial writes,
  * EAGAIN on pipes) in batches of 256 lines or every 200 ms, whichever comes first: a write per request costs
  * more than the request under load, and sonic-boom's own minLength buffering costs ~4 µs a line.
@@ -102,6 +102,18 @@ export function createAccessLog(level: string, destination?: pino.DestinationStr
   const drain = () => {
     if (filled > 0) dest.write(take());
   };
+  // `time` as the application's lines write it (createLogger: pino's isoTime), so one stdout holds one
+  // type per field (a log pipeline maps `time` once); formatted once per millisecond under load.
+  let lastMs = -1;
+  let lastTime = '';
+  const time = () => {
+    const ms = Date.now();
+    if (ms !== lastMs) {
+      lastMs = ms;
+      lastTime = `"${new Date(ms).toISOString()}"`;
+    }
+    return lastTime;
+  };
   const timer = setInterval(drain, 200);
   timer.unref();
   const onExit = () => {
@@ -123,7 +135,7 @@ export function createAccessLog(level: string, destination?: pino.DestinationStr
       const p = pending;
       let i = filled;
       p[i++] = '{"level":30,"time":';
-      p[i++] = Date.now();
+      p[i++] = time();
       p[i++] = ',"service":"couvert","log":"access","request_id":"';
       p[i++] = id;
       p[i++] = '","method":';

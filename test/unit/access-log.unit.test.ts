@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { type AccessEntry, createAccessLog } from '../../src/logger';
+import { type AccessEntry, createAccessLog, createLogger } from '../../src/logger';
 
 const entry = (i: number): AccessEntry => ({
   request_id: `req_${i}`,
@@ -37,7 +37,23 @@ test('lines are pino-shaped JSON with the allow-listed fields, escaped', () => {
     ...entry(1),
     msg: 'access',
   });
-  assert.type(line.time, 'number');
+  assert.type(line.time, 'string');
+});
+
+test('time is written as the application logger writes it (one type per field on one stdout)', () => {
+  const s = sink();
+  const log = createAccessLog('info', s.dest);
+  const app = sink();
+  const logger = createLogger('info', app.dest);
+  log.write(entry(1));
+  logger.info({ job: 'x' }, 'ran');
+  log.close();
+  logger.flush();
+  const [access] = s.lines().map((l) => JSON.parse(l));
+  const [line] = app.lines().map((l) => JSON.parse(l));
+  assert.is(typeof access.time, typeof line.time);
+  assert.match(access.time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  assert.is(new Date(access.time).toISOString(), access.time);
 });
 
 test('written in batches of 256, the rest on close', () => {

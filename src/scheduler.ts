@@ -2,7 +2,8 @@
 // register their jobs (src/modules.ts); a job is a plain async function of the runtime, so tests call
 // it directly with a fixed clock instead of waiting for cron. Time inside a job is rt.clock, never
 // cron's wall clock: cron only decides when to look.
-import cron, { type ScheduledTask } from 'node-cron';
+import cron, { type Logger as CronLogger, type ScheduledTask } from 'node-cron';
+import type { Logger } from './logger';
 import type { Runtime } from './runtime';
 
 export interface ScheduledJob {
@@ -35,6 +36,24 @@ export function checkScheduledJobs(env: Env = process.env): void {
   for (const job of jobs) job.checkConfig?.(env);
 }
 
+/**
+ * node-cron's own messages (a run skipped because the previous one still runs, a run missed while the
+ * event loop was held) through the service's logger, as JSON lines naming the job: node-cron writes
+ * them with console, as coloured text (ANSI escapes) among the JSON lines.
+ */
+export function cronLogger(logger: Logger, job: string): CronLogger {
+  const text = (m: string | Error) => (m instanceof Error ? m.message : m);
+  const err = (e: Error | undefined) => (e ? { err: { message: e.message, stack: e.stack } } : {});
+  return {
+    info: (m) => logger.info({ job, scheduler: 'node-cron' }, m),
+    warn: (m) => logger.warn({ job, scheduler: 'node-cron' }, m),
+    error: (m, e) =>
+      logger.error({ job, scheduler: 'node-cron', ...err(m instanceof Error ? m : e) }, text(m)),
+    debug: (m, e) =>
+      logger.debug({ job, scheduler: 'node-cron', ...err(m instanceof Error ? m : e) }, text(m)),
+  };
+}
+
 /** Starts every registered job. A run never overlaps the previous run of the same job. */
 export function startScheduler(rt: Runtime, env: Env = process.env): RunningScheduler {
   // A bad setting stops the start, like any other configuration error, not every run later.
@@ -55,7 +74,7 @@ export function startScheduler(rt: Runtime, env: Env = process.env): RunningSche
         await run;
         running.delete(run);
       },
-      { name: job.name, noOverlap: true },
+      { name: job.name, noOverlap: true, logger: cronLogger(rt.logger, job.name) },
     ),
   );
   return {

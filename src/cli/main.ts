@@ -36,12 +36,17 @@ async function main(args: string[]): Promise<number> {
   if (!command && !asked) {
     // A mistyped command says so, on stderr, before the list (not the list alone on stdout).
     const typed = parseFlags(argv).positionals;
+    // The words of a command with flags before or among them (`--restaurant r keys list`, `keys
+    // --restaurant r list`): the command is found by its leading words, which a flag's value broke.
+    const meant = cliCommands().find((c) => c.name.split(' ').every((p, i) => typed[i] === p));
     const group = cliCommands().filter((c) => typed.length > 0 && c.name.startsWith(`${typed[0]} `));
-    const what = group.length
-      ? `"${typed[0]}" needs one of: ${group.map((c) => c.name).join(', ')}`
-      : typed.length
-        ? `unknown command "${typed.join(' ')}"`
-        : `no command, only flags (${argv.join(' ')})`;
+    const what = meant
+      ? `the command comes first, then its flags: npm run cli -- ${meant.name} [flags] (got: ${argv.join(' ')})`
+      : group.length
+        ? `"${typed[0]}" needs one of: ${group.map((c) => c.name).join(', ')}`
+        : typed.length
+          ? `unknown command "${typed.join(' ')}"`
+          : `no command, only flags (${argv.join(' ')})`;
     console.error(`error: ${what}\n\n${help()}`);
     return 2;
   }

@@ -19,6 +19,16 @@ test('a mistyped or incomplete command is named on stderr, exit 2, nothing on st
     [['keys'], 'error: "keys" needs one of: keys create, keys list'],
     [['keys', 'lst'], 'error: "keys" needs one of: keys create, keys list'],
     [['--restaurant', 'rest_x'], 'error: no command, only flags (--restaurant rest_x)'],
+    // A command whose words a flag's value comes before or between: named as the command it is
+    // (it was '"keys" needs one of: keys create, keys list…', as if "keys list" were not typed).
+    [
+      ['--restaurant', 'rest_x', 'keys', 'list'],
+      'error: the command comes first, then its flags: npm run cli -- keys list [flags] (got: --restaurant rest_x keys list)',
+    ],
+    [
+      ['keys', '--restaurant', 'rest_x', 'list'],
+      'error: the command comes first, then its flags: npm run cli -- keys list [flags] (got: keys --restaurant rest_x list)',
+    ],
   ];
   for (const [args, message] of cases) {
     const run = await runCli(svc, args);

@@ -232,38 +232,42 @@ t(
   },
 );
 
-t('an import refused because another runs names that one, so a dead run of it can be finished', async ({
-  svc,
-}) => {
-  const file = join(svc.dataDir, 'second.csv');
-  writeFileSync(file, 'name\nSecond One\n');
-  // An import whose process died a moment ago: its slot taken, its job started, no row recorded.
-  const held = 'imp_heldbyadeadcli';
-  const meta = { ...operatorMeta('cli'), restaurant_id: 'rest_fr' };
-  await takeImportSlot(svc.rt, { jobId: held, restaurantId: 'rest_fr' }, meta);
-  await startImportJob(
-    svc.rt,
-    {
-      jobId: held,
-      restaurantId: 'rest_fr',
-      fileName: 'first.csv',
-      fileSha256: '0'.repeat(64),
-      rowCount: 10,
-      onMatch: 'return_existing',
-      columns: ['name'],
-      actor: 'operator:cli',
-    },
-    meta,
-  );
-  const head = await svc.rt.events.headPosition();
-  const r = await cli(svc, ['customers', 'import', '--restaurant', 'rest_fr', '--file', file]);
-  assert.is(r.code, 1, r.stdout);
-  assert.match(r.stderr, /error: An import is already running for this restaurant \(first\.csv, 0 of 10 rows done\)/);
-  assert.match(
-    r.stdout,
-    `the running import is ${held} (npm run cli -- customers import-status --job ${held}); if its process is gone, finish it with: npm run cli -- customers import --resume ${held} --restaurant rest_fr --file <its file>`,
-  );
-  assert.is(await svc.rt.events.headPosition(), head, 'nothing imported');
-});
+t(
+  'an import refused because another runs names that one, so a dead run of it can be finished',
+  async ({ svc }) => {
+    const file = join(svc.dataDir, 'second.csv');
+    writeFileSync(file, 'name\nSecond One\n');
+    // An import whose process died a moment ago: its slot taken, its job started, no row recorded.
+    const held = 'imp_heldbyadeadcli';
+    const meta = { ...operatorMeta('cli'), restaurant_id: 'rest_fr' };
+    await takeImportSlot(svc.rt, { jobId: held, restaurantId: 'rest_fr' }, meta);
+    await startImportJob(
+      svc.rt,
+      {
+        jobId: held,
+        restaurantId: 'rest_fr',
+        fileName: 'first.csv',
+        fileSha256: '0'.repeat(64),
+        rowCount: 10,
+        onMatch: 'return_existing',
+        columns: ['name'],
+        actor: 'operator:cli',
+      },
+      meta,
+    );
+    const head = await svc.rt.events.headPosition();
+    const r = await cli(svc, ['customers', 'import', '--restaurant', 'rest_fr', '--file', file]);
+    assert.is(r.code, 1, r.stdout);
+    assert.match(
+      r.stderr,
+      /error: An import is already running for this restaurant \(first\.csv, 0 of 10 rows done\)/,
+    );
+    assert.match(
+      r.stdout,
+      `the running import is ${held} (npm run cli -- customers import-status --job ${held}); if its process is gone, finish it with: npm run cli -- customers import --resume ${held} --restaurant rest_fr --file <its file>`,
+    );
+    assert.is(await svc.rt.events.headPosition(), head, 'nothing imported');
+  },
+);
 
 t.run();

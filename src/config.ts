@@ -223,7 +223,10 @@ function publicBaseUrl(env: Env): string | null {
     throw new ConfigError(
       `BASE_URL must be a plain URL (no user:password, query or fragment: it is published in links, OpenAPI and as the OAuth issuer), got "${maskCredentials(raw)}"`,
     );
-  return raw;
+  // In the URL's own spelling (scheme and host in small letters, no default port): https is told by the
+  // scheme (the session cookie's Secure and __Host-, src/web/sessions.ts), and the OAuth issuer is
+  // compared as a string with the URL a client fetched (RFC 8414 §3.3).
+  return parsed.origin + parsed.pathname;
 }
 
 /** Scaled out every process must share one key, so it cannot be generated into a local directory. */
@@ -308,11 +311,7 @@ export function loadConfig(env: Env = process.env): Config {
       );
   }
   const urlHost = isIP(listenHost) === 6 ? `[${listenHost}]` : listenHost;
-  // The scheme in small letters (URL schemes are case-insensitive): https is told by it (the session
-  // cookie's Secure and __Host-, src/web/sessions.ts), and it is the OAuth issuer, compared as a string.
-  const baseUrl = (publicBaseUrl(env) ?? `http://${urlHost}:${port}`)
-    .replace(/\/$/, '')
-    .replace(/^[a-z][a-z0-9+.-]*:/i, (scheme) => scheme.toLowerCase());
+  const baseUrl = (publicBaseUrl(env) ?? `http://${urlHost}:${port}`).replace(/\/$/, '');
   const roleNames = (env.ROLES?.trim() || (store === 'embedded' ? 'api,projector,scheduler,webhooks' : 'api'))
     .split(',')
     .map((r) => r.trim());

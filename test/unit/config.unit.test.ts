@@ -151,6 +151,10 @@ t('BASE_URL: a scheme written in capitals is https all the same (session cookies
   // neither Secure nor __Host- prefixed (sessions.ts looks for "https:"), and an issuer in capitals.
   const c = loadConfig({ BASE_URL: 'HTTPS://couvert.example/' });
   assert.is(c.baseUrl, 'https://couvert.example');
+  // The host in small letters and a default port dropped too: the issuer is compared as a string.
+  assert.is(loadConfig({ BASE_URL: 'HTTPS://Couvert.EXAMPLE:443/' }).baseUrl, 'https://couvert.example');
+  assert.is(loadConfig({ BASE_URL: 'http://Couvert.example:80/Base/' }).baseUrl, 'http://couvert.example/Base');
+  assert.is(loadConfig({ BASE_URL: 'https://couvert.example:8443' }).baseUrl, 'https://couvert.example:8443');
   assert.is(cookieName({ config: c } as Runtime), '__Host-couvert_session');
   assert.is(
     cookieName({ config: loadConfig({ BASE_URL: 'Http://localhost:8080' }) } as Runtime),

@@ -2,7 +2,12 @@
 
 import { ApiError, conflict, type Issue, notFound, validationError } from '../../src/core/errors';
 import { charCount } from '../../src/core/text';
-import { hasSpaceOrControl, SPACE_OR_CONTROL_PROBLEM } from '../../src/core/urls';
+import {
+  CSP_HOST_PROBLEM,
+  hasSpaceOrControl,
+  isCspHost,
+  SPACE_OR_CONTROL_PROBLEM,
+} from '../../src/core/urls';
 import type { NewEvent, RecordedEvent } from '../../src/ports/event-store';
 import { checkScopes } from '../credentials/decide';
 import type { ApplicationProfile } from './events';
@@ -66,6 +71,8 @@ export function redirectUriProblem(uri: string): string | null {
   }
   if (uri.includes('#')) return 'must not carry a fragment (#…)';
   if (url.username || url.password) return 'must not carry a user name or password';
+  // Named in the consent page's CSP (form-action): an IPv6 literal stands as its scheme (originOf).
+  if (!url.hostname.startsWith('[') && !isCspHost(url.hostname)) return CSP_HOST_PROBLEM;
   if (url.protocol === 'https:') return null;
   if (url.protocol === 'http:' && LOOPBACK.has(url.hostname)) return null;
   return 'must be https (http only on localhost, 127.0.0.1 or [::1])';
@@ -78,6 +85,8 @@ function logoProblem(logo: string): string | null {
     const url = new URL(logo);
     if (url.protocol !== 'https:') return 'must be an https URL';
     if (url.username || url.password) return 'must not carry a user name or password';
+    // Named in the consent page's CSP (img-src).
+    if (!url.hostname.startsWith('[') && !isCspHost(url.hostname)) return CSP_HOST_PROBLEM;
     return null;
   } catch {
     return 'is not an absolute URL';

@@ -30,3 +30,16 @@ export function hasSpaceOrControl(text: string): boolean {
 
 export const SPACE_OR_CONTROL_PROBLEM =
   'must not contain spaces, tabs, line breaks or control characters (percent-encode them)';
+
+/**
+ * Whether a URL's host (`URL.hostname`) can be named in a Content-Security-Policy source list: labels of
+ * letters, digits and `-` separated by dots (CSP's host-char), which IPv4 addresses are too. The URL
+ * parser keeps `;`, `,`, `'`, `*` and other characters in a host, and a consent page names the redirect's
+ * and the logo's origins in its CSP: `;` there ends the directive and starts another of the host's
+ * choosing, `,` starts a second policy. An IPv6 literal (`[::1]`) is not one either (no brackets in the
+ * grammar).
+ */
+export const isCspHost = (hostname: string): boolean => /^[a-z0-9-]+(\.[a-z0-9-]+)*$/i.test(hostname);
+
+export const CSP_HOST_PROBLEM =
+  "has a host that is not letters, digits, '-' and '.' (a host name holding ; , ' * or the like cannot be named in the consent page's Content-Security-Policy)";

@@ -1,6 +1,8 @@
 // Headers of every page: a strict Content-Security-Policy (no inline script or style, nothing from
 // another origin but what the page names), no framing (frame-ancestors 'none' and X-Frame-Options:
 // DENY against clickjacking), no caching, no referrer.
+import { isCspHost } from '../core/urls';
+
 export interface PagePolicy {
   /** Origins a form on the page may end up at (a consent form's redirect back to the application). */
   formTargets?: string[];
@@ -38,8 +40,11 @@ export function originOf(url: string | null | undefined): string | null {
   if (!url) return null;
   try {
     const u = new URL(url);
-    if (u.origin === 'null') return null;
-    return u.hostname.startsWith('[') ? u.protocol : u.origin;
+    if (u.origin === 'null' || !/^[a-z][a-z0-9+.-]*:$/.test(u.protocol)) return null;
+    // A host CSP's grammar cannot hold (`;` or `,` would end the directive or the policy, and whatever
+    // follows would be read as the host's own directives: registration refuses such hosts, but one may
+    // be stored from before): its scheme stands for it too, never its text.
+    return isCspHost(u.hostname) ? u.origin : u.protocol;
   } catch {
     return null;
   }

@@ -25,6 +25,7 @@ import { hashPassword, verifyPassword } from '../../commands/oauth/passwords';
 import { challengeOf, verifierMatches } from '../../commands/oauth/pkce';
 import { userIdFor } from '../../commands/oauth/users';
 import type { NewEvent, RecordedEvent } from '../../src/ports/event-store';
+import { originOf, pageHeaders } from '../../src/web/headers';
 import { html, markup } from '../../src/web/html';
 import { safeNext } from '../../src/web/respond';
 
@@ -371,6 +372,59 @@ t('registration: redirect URIs are absolute https (http on loopback), no fragmen
   assert.equal(checkProfile({ redirect_uris: ['https://a.example/', 'https://a.example/'] }).redirect_uris, [
     'https://a.example/',
   ]);
+});
+
+t(
+  "registration: a redirect or logo URL whose host CSP cannot name (; , ' * …) is refused, saying why",
+  () => {
+    // The URL parser keeps these in a host; the consent page names the origin in its CSP, where `;` ends
+    // the directive (the rest read as the host's own) and `,` starts a second policy.
+    for (const bad of [
+      'https://a;b.example/cb',
+      'https://evil.example;script-src/cb',
+      'https://a,b.example/cb',
+      "https://a'b.example/cb",
+      'https://a*b.example/cb',
+      'https://a_b.example/cb',
+    ])
+      assert.match(redirectUriProblem(bad) ?? '', /Content-Security-Policy/, bad);
+    const refused = (() => {
+      try {
+        checkProfile({ logo_url: 'https://cdn.example,img-src/logo.png' });
+      } catch (err) {
+        return err as { details?: { issues?: { path: string; message: string }[] } };
+      }
+      return null;
+    })();
+    assert.is(refused?.details?.issues?.[0]?.path, 'logo_url');
+    assert.match(refused?.details?.issues?.[0]?.message ?? '', /Content-Security-Policy/);
+    // Still accepted: names, IPv4 and the IPv6 loopback, ports, IDNs (the parser writes them xn--).
+    for (const good of [
+      'https://a-b.c9.example:8443/cb',
+      'http://127.0.0.1:1/cb',
+      'http://[::1]/cb',
+      'https://café.example/',
+    ])
+      assert.is(redirectUriProblem(good), null, good);
+    assert.is(
+      checkProfile({ logo_url: 'https://cdn.example/logo.png' }).logo_url,
+      'https://cdn.example/logo.png',
+    );
+  },
+);
+
+t('the CSP builder never writes a stored host CSP cannot hold: its scheme stands for it', () => {
+  assert.is(originOf('https://pos.example:8443/cb'), 'https://pos.example:8443');
+  assert.is(originOf('https://evil.example;script-src/cb'), 'https:');
+  assert.is(originOf('https://a,b.example/logo.png'), 'https:');
+  assert.is(originOf('http://[::1]:9/cb'), 'http:');
+  const csp = pageHeaders({
+    formTargets: [originOf('https://evil.example;script-src/cb') as string],
+    imageOrigins: [originOf('https://a,b.example/logo.png') as string],
+  })['content-security-policy'] as string;
+  assert.not.match(csp, /,/);
+  assert.is(csp.split('; ').length, 6, csp);
+  assert.ok(csp.includes("form-action 'self' https:"), csp);
 });
 
 t('passwords: scrypt with its parameters stored; a changed parameter or hash never verifies', async () => {

@@ -1,7 +1,8 @@
 // Codes, tokens and connections. The order of the writes of a redemption is chosen so that a crash
 // between two of them never leaves a token nobody can revoke (the refusals that need no write — the
 // restaurant gone, its API option off, every scope withdrawn, a disconnection since — are made before 1
-// as well, so a code refused for them is not used up; they are made again after it):
+// as well, so a code refused for them is not used up; they are made again after it; the manager who
+// consented no longer managing the restaurant's integrations is one of them):
 //   1. the code's single use (OAuthCodeRedeemed, appended with the code stream's expected revision),
 //   2. the connection takes the new key id (OAuthTokenAdded, retiring the oldest past 3),
 //   3. the retired keys are revoked (ApiKeyRevoked through the credentials command),
@@ -41,6 +42,7 @@ import {
   retiredKeys,
 } from './connections';
 import { CODE_PREFIX, CODE_TTL_SECONDS, type CodeIssuedData, codeStream, connectionStream } from './events';
+import { loadUserById } from './user-handler';
 
 export const generateCode = () => `${CODE_PREFIX}${randomBytes(32).toString('base64url')}`;
 
@@ -132,13 +134,21 @@ const connectionCommand = (deps: WriteDeps, restaurantId: string, clientId: stri
 });
 
 /**
- * What a code grants now, or GrantRefused: its restaurant's profile (the restaurant must still exist and,
- * for a third-party application, allow it) and the scopes consented to that the application may still
+ * What a code grants now, or GrantRefused: its restaurant's profile (the restaurant must still exist, the
+ * manager who consented must still manage its integrations and, for a third-party application, it must
+ * allow it) and the scopes consented to that the application may still
  * ask for.
  */
 async function grantOf(deps: WriteDeps, app: ApplicationState, code: CodeIssuedData) {
   const restaurant = await loadRestaurant(deps, code.restaurant_id);
   if (!restaurant.profile) throw new GrantRefused('The restaurant of this code no longer exists');
+  // The consent is the manager's to give: one who no longer manages the restaurant's integrations (the
+  // operator withdrew it in the 5 minutes before the exchange) gives no token.
+  const manager = await loadUserById(deps, code.user_id);
+  if (manager.restaurants[code.restaurant_id] !== true)
+    throw new GrantRefused(
+      "The manager who consented no longer manages this restaurant's integrations: send a manager who does to /oauth/authorize again",
+    );
   // A third-party application works only where the restaurant's API option is on (spec §5): it may have
   // been turned off since the manager consented.
   if (!apiOptionAllows(restaurant.profile, app.profile))

@@ -386,6 +386,29 @@ t(
 );
 
 t(
+  "a manager who no longer manages the restaurant's integrations when the code is exchanged yields no token (invalid_grant), the code kept",
+  async ({ svc, b }) => {
+    const pending = await code(b);
+    await cli(svc, 'users grant', {
+      email: 'manager@demo.test',
+      restaurant: 'rest_demo',
+      'manage-integrations': 'false',
+    });
+    try {
+      const refused = await exchange(svc, pending);
+      assert.equal([refused.status, refused.body.error], [400, 'invalid_grant'], refused.text);
+      assert.match(refused.body.error_description, /no longer manages this restaurant's integrations/);
+      assert.is(refused.headers.get('cache-control'), 'no-store');
+    } finally {
+      await cli(svc, 'users grant', { email: 'manager@demo.test', restaurant: 'rest_demo' });
+    }
+    // Given back within the code's 5 minutes, the consent stands again: the refusal did not use it up.
+    const later = await exchange(svc, pending);
+    assert.is(later.status, 200, later.text);
+  },
+);
+
+t(
   'another method on the token or revocation endpoint: 405 with Allow: POST, an RFC 6749 body, no-store',
   async ({ svc }) => {
     // It answered the partner API's envelope ({"error": {"code": "VALIDATION_ERROR", …}}), which an OAuth

@@ -2,6 +2,7 @@
 // the browser flow: register an application, and run a consent's code through the exchange.
 import { loadApplication, registerApplication } from '../../commands/oauth/application-handler';
 import { issueCode, redeemCode } from '../../commands/oauth/token-handler';
+import { createUser, loadUser, setRestaurantAccess } from '../../commands/oauth/user-handler';
 import { operatorMeta } from '../../src/core/command-meta';
 import type { Scope } from '../../src/core/scopes';
 import type { WriteDeps } from '../../src/core/write-deps';
@@ -27,6 +28,24 @@ export const registerTestApplication = (rt: Runtime, clientId: string, scopes: S
     meta,
   );
 
+export const TEST_MANAGER = 'manager@till.example';
+
+/**
+ * The id of a user who manages `restaurant`'s integrations (created once): the exchange checks that the
+ * manager who consented still does.
+ */
+export async function testManager(rt: Runtime, restaurant: string): Promise<string> {
+  if (!(await loadUser(rt, TEST_MANAGER)).user_id)
+    await createUser(rt, TEST_MANAGER, 'a test manager password', meta);
+  const out = await setRestaurantAccess(
+    rt,
+    TEST_MANAGER,
+    { restaurant_id: restaurant, manage_integrations: true },
+    meta,
+  );
+  return out.state.user_id as string;
+}
+
 /** A manager's consent for `scopes` at `restaurant`: the code and its verifier. */
 export async function consentedCode(rt: Runtime, clientId: string, restaurant: string, scopes: Scope[]) {
   const { verifier, challenge } = pkce();
@@ -38,7 +57,7 @@ export async function consentedCode(rt: Runtime, clientId: string, restaurant: s
     code_challenge: challenge,
     restaurant_hint: null,
   };
-  const { code } = await issueCode(rt, request, restaurant, 'usr_x', meta);
+  const { code } = await issueCode(rt, request, restaurant, await testManager(rt, restaurant), meta);
   return { code, verifier };
 }
 

@@ -20,6 +20,7 @@ import { registerModules } from '../../src/modules';
 import { createRuntime, type Runtime } from '../../src/runtime';
 import { runCli as cli, refusedCli as refused } from '../helpers/cli-in-process';
 import { pkce } from '../helpers/oauth';
+import { testManager } from '../helpers/oauth-commands';
 import { restaurantProfile } from '../helpers/restaurants';
 
 const t = suite<{ rt: Runtime; dir: string }>('OAuth CLI');
@@ -154,7 +155,7 @@ t('connections list and disconnect', async ({ rt }) => {
       code_challenge: challenge,
       restaurant_hint: null,
     };
-    const { code } = await issueCode(rt, request, 'rest_x', 'usr_x', operatorMeta());
+    const { code } = await issueCode(rt, request, 'rest_x', await testManager(rt, 'rest_x'), operatorMeta());
     const issued = await redeemCode(
       rt,
       app,

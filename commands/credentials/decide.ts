@@ -6,14 +6,20 @@ import { type ApiKeyCreatedData, TOKEN_PREFIX } from './events';
 export interface ApiKeyState {
   key: ApiKeyCreatedData | null;
   revoked: boolean;
+  /** The scopes the key was created with: for an OAuth token, what the manager consented to (the grant). */
+  granted_scopes: Scope[];
 }
-export const initialApiKey: ApiKeyState = { key: null, revoked: false };
+export const initialApiKey: ApiKeyState = { key: null, revoked: false, granted_scopes: [] };
 
 export function evolveApiKey(state: ApiKeyState, event: RecordedEvent): ApiKeyState {
   const d = event.data as Record<string, unknown>;
   switch (event.type) {
     case 'ApiKeyCreated':
-      return { key: d as unknown as ApiKeyCreatedData, revoked: false };
+      return {
+        key: d as unknown as ApiKeyCreatedData,
+        revoked: false,
+        granted_scopes: (d.scopes as Scope[] | undefined) ?? [],
+      };
     case 'ApiKeyUpdated': {
       if (!state.key) return state;
       const next = { ...state.key };
@@ -80,6 +86,25 @@ export function decideUpdateKey(
   if (changes.name !== undefined && changes.name !== state.key.name) diff.name = changes.name;
   if (changes.scopes !== undefined && changes.scopes.join() !== state.key.scopes.join())
     diff.scopes = changes.scopes;
+  // An OAuth token acts on the manager's consent: the operator may narrow its scopes (and give back what
+  // was narrowed), never grant it one the manager did not consent to; more takes a new consent.
+  if (diff.scopes && state.key.type === 'OAUTH') {
+    const granted = new Set(state.granted_scopes);
+    const beyond = diff.scopes.filter((s) => !granted.has(s));
+    if (beyond.length) {
+      const app = state.key.application;
+      throw validationError(
+        [
+          {
+            path: 'scopes',
+            code: 'not_granted',
+            message: `${beyond.join(', ')} ${beyond.length > 1 ? 'were' : 'was'} not consented to by the restaurant's manager (the grant: ${state.granted_scopes.join(', ')})`,
+          },
+        ],
+        `API key ${keyId} is an OAuth token of the application ${app ? `${app.name} (${app.id})` : '(unknown)'}: its scopes may be narrowed within what the manager consented to, never widened beyond it. For more, the application sends the manager through the consent flow again (/oauth/authorize) for a new token`,
+      );
+    }
+  }
   if (!Object.keys(diff).length) return [];
   return [
     { type: 'ApiKeyUpdated', data: { key_id: keyId, restaurant_id: state.key.restaurant_id, at, ...diff } },

@@ -56,7 +56,8 @@ export function registerPlatformCommands(): void {
   });
   registerCliCommand({
     name: 'keys update',
-    summary: 'Rename a key or replace its scopes',
+    summary:
+      "Rename a key or replace its scopes (an OAuth token's only within what the restaurant's manager consented to: narrowed, or given back, never widened)",
     usage: '--id key_x [--name …] [--scopes A,B|ALL]',
     flags: ['id', 'name', 'scopes'],
     async run(ctx) {

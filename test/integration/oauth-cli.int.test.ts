@@ -20,7 +20,7 @@ import { registerModules } from '../../src/modules';
 import { createRuntime, type Runtime } from '../../src/runtime';
 import { runCli as cli, refusedCli as refused } from '../helpers/cli-in-process';
 import { pkce } from '../helpers/oauth';
-import { testManager } from '../helpers/oauth-commands';
+import { issueToken, testManager } from '../helpers/oauth-commands';
 import { restaurantProfile } from '../helpers/restaurants';
 
 const t = suite<{ rt: Runtime; dir: string }>('OAuth CLI');
@@ -196,5 +196,26 @@ t('connections list and disconnect', async ({ rt }) => {
     'app_till had no active token at rest_x',
   ]);
 });
+
+t(
+  "keys update keeps an OAuth token's scopes within the manager's consent: narrowed and given back, never widened",
+  async ({ rt }) => {
+    await cli(rt, 'restaurants api-option', { id: 'rest_x', enabled: 'true' });
+    const issued = await issueToken(rt, 'app_till', 'rest_x', ['CATALOG_READ', 'RESERVATIONS_READ']);
+    await rt.settle(issued.position);
+    for (const scopes of ['CATALOG_READ,RESERVATIONS_READ,CUSTOMERS_READ', 'ALL', 'RESERVATIONS_WRITE']) {
+      const err = await refused(rt, 'keys update', { id: issued.keyId, scopes });
+      assert.instance(err, ApiError, scopes);
+      assert.match(err.message, /OAuth token of the application Till \(app_till\).*consent flow/, scopes);
+    }
+    assert.equal(await cli(rt, 'keys update', { id: issued.keyId, scopes: 'CATALOG_READ' }), ['key updated']);
+    assert.equal(
+      await cli(rt, 'keys update', { id: issued.keyId, scopes: 'RESERVATIONS_READ,CATALOG_READ' }),
+      ['key updated'],
+      'what was narrowed may be given back: it was consented to',
+    );
+    assert.equal(await cli(rt, 'keys update', { id: issued.keyId, name: 'Till at X' }), ['key updated']);
+  },
+);
 
 t.run();

@@ -1,5 +1,6 @@
 // The OAuth token and revocation endpoints answer errors as RFC 6749 §5.2 bodies ({error,
-// error_description}), not in the partner envelope (spec §7, "OAuth token endpoint errors").
+// error_description}), not in the partner envelope (spec §7, "OAuth token endpoint errors"), their
+// failures too (server_error, temporarily_unavailable: the codes RFC 6749 §4.1.2.1 defines for them).
 import { ApiError, type Issue } from '../core/errors';
 import { toErrorResponse } from './envelope';
 import type { RouteResult } from './route';
@@ -9,7 +10,9 @@ export type OAuthErrorName =
   | 'invalid_client'
   | 'invalid_grant'
   | 'unsupported_grant_type'
-  | 'rate_limited';
+  | 'rate_limited'
+  | 'server_error'
+  | 'temporarily_unavailable';
 
 export class OAuthError extends ApiError {
   override name = 'OAuthError';
@@ -85,6 +88,15 @@ export function oauthErrorResult(err: unknown, requestId: string): RouteResult {
       return out(400, 'invalid_request', what.join('; '));
     }
   }
+  // Anything else (a full disk, a conflict that kept losing its retries, a bug) in RFC 6749's shape too,
+  // never the partner envelope an OAuth client cannot read: `temporarily_unavailable` when retrying later
+  // may work (503; a full disk's Retry-After is kept by the server), else `server_error` (500). The
+  // description is the envelope's own message (written for clients: never an exception's text).
   const envelope = toErrorResponse(err, requestId);
-  return { status: envelope.status, headers: { ...envelope.headers, ...NO_STORE }, body: envelope.body };
+  const { status } = envelope;
+  const message = envelope.body.error.message;
+  if (status === 503 || status === 409)
+    return out(503, 'temporarily_unavailable', `${message} (request id ${requestId})`);
+  if (status >= 500) return out(500, 'server_error', `${message} (request id ${requestId})`);
+  return out(status, status === 401 ? 'invalid_client' : 'invalid_request', message);
 }

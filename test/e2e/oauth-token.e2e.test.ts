@@ -5,6 +5,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { codeStream } from '../../commands/oauth/events';
 import { sha256 } from '../../src/core/ids';
+import type { EventStore } from '../../src/ports/event-store';
 import { runCli as cli } from '../helpers/cli-in-process';
 import {
   authorizeQuery,
@@ -448,6 +449,93 @@ t('metadata (RFC 8414) names the endpoints, S256 and the client authentication m
 });
 
 t.run();
+
+/**
+ * The running service's log refuses the appends `match` picks with `failure` until the returned function
+ * puts the real append back (call it in a finally).
+ */
+function failAppends(svc: TestService, match: (types: string[]) => boolean, failure: () => Error) {
+  const store = svc.rt.events as { append: EventStore['append'] };
+  const own = Object.hasOwn(store, 'append');
+  const append = store.append;
+  store.append = function (this: unknown, stream, batch, ...rest) {
+    if (match(batch.map((e) => e.type))) return Promise.reject(failure());
+    return append.call(this, stream, batch, ...rest);
+  };
+  return () => {
+    if (own) store.append = append;
+    else delete (store as { append?: unknown }).append;
+  };
+}
+
+// Their own service: the first suite spends most of the token endpoint's per-minute budget.
+const failing = suite<{ svc: TestService; b: Browser }>('OAuth token endpoint: failures', {} as never);
+failing.before(async (ctx) => {
+  ctx.svc = await startTestService({ bootstrap: oauthBootstrap() });
+  ctx.b = new Browser(ctx.svc.url);
+});
+failing.after(async (ctx) => {
+  await ctx.svc?.close();
+});
+failing(
+  "the service's failures at the token and revocation endpoints answer RFC 6749 bodies (temporarily_unavailable, server_error), telling nothing of the cause",
+  async ({ svc, b }) => {
+    // What the failing store says (a path, a secret of the request) must not reach the client.
+    const secretish = `disk full at /var/lib/couvert/events.sqlite, client_secret ${SECRETS.app_demo}`;
+    const rfc6749 = (res: Awaited<ReturnType<typeof exchange>>, status: number, error: string) => {
+      assert.is(res.status, status, res.text);
+      assert.equal(Object.keys(res.body).sort(), ['error', 'error_description'], res.text);
+      assert.is(res.body.error, error);
+      assert.match(res.body.error_description, /^[\x20-\x21\x23-\x5b\x5d-\x7e]+$/);
+      assert.ok(res.body.error_description.includes(res.headers.get('x-request-id') as string), res.text);
+      assert.not.match(res.text, /sqlite|client_secret|couvert_cs_|couvert_ac_/);
+      assert.is(res.headers.get('cache-control'), 'no-store');
+    };
+    const full = await code(b);
+    let restore = failAppends(
+      svc,
+      (types) => types.includes('OAuthCodeRedeemed'),
+      () => Object.assign(new Error(secretish), { code: 'SQLITE_FULL' }),
+    );
+    try {
+      const res = await exchange(svc, full);
+      rfc6749(res, 503, 'temporarily_unavailable');
+      assert.match(res.body.error_description, /storage is full/);
+      assert.is(res.headers.get('retry-after'), '60');
+    } finally {
+      restore();
+    }
+    // Space back, the same code works: the refused write was its single use.
+    assert.is((await exchange(svc, full)).status, 200);
+
+    restore = failAppends(
+      svc,
+      (types) => types.includes('OAuthCodeRedeemed'),
+      () => new Error(secretish),
+    );
+    try {
+      rfc6749(await exchange(svc, await code(b)), 500, 'server_error');
+    } finally {
+      restore();
+    }
+    const mine = (await exchange(svc, await code(b))).body.access_token as string;
+    restore = failAppends(
+      svc,
+      (types) => types.includes('ApiKeyRevoked'),
+      () => new Error(secretish),
+    );
+    try {
+      const res = await svc.api('POST', '/api/oauth/revoke', {
+        body: { token: mine },
+        headers: { authorization: basic('app_demo', SECRETS.app_demo) },
+      });
+      rfc6749(res as Awaited<ReturnType<typeof exchange>>, 500, 'server_error');
+    } finally {
+      restore();
+    }
+  },
+);
+failing.run();
 
 const limited = suite<{ svc: TestService }>('OAuth token endpoint: its own rate limit', {} as never);
 limited.before(async (ctx) => {

@@ -127,7 +127,15 @@ const oauthErrorSchema = described({
   properties: {
     error: {
       type: 'string',
-      enum: ['invalid_request', 'invalid_client', 'invalid_grant', 'unsupported_grant_type', 'rate_limited'],
+      enum: [
+        'invalid_request',
+        'invalid_client',
+        'invalid_grant',
+        'unsupported_grant_type',
+        'rate_limited',
+        'server_error',
+        'temporarily_unavailable',
+      ],
     },
     error_description: { type: 'string' },
   },
@@ -177,6 +185,20 @@ const commonErrors = (endpoint: 'token' | 'revoke'): Record<number, ResponseDoc>
     'rate_limited: more than OAUTH_TOKEN_RATE_LIMIT_PER_MINUTE token and revocation requests from this IP in a minute',
     { error: 'rate_limited', error_description: 'Too many requests: back off until x-ratelimit-reset' },
     { 'x-ratelimit-reset': ref('RateLimitReset'), 'retry-after': ref('RetryAfter') },
+  ),
+  500: oauthError('server_error: an unexpected error (the description names the request id)', {
+    error: 'server_error',
+    error_description:
+      'An unexpected error occurred. Keep the request_id; before retrying a write, check whether it succeeded. (request id req_5f0c3a9e2b7d4c1e8a6f0b3d9c2e7a41)',
+  }),
+  503: oauthError(
+    "temporarily_unavailable: the service's storage is full (`retry-after`), or a concurrent change kept conflicting; retry later",
+    {
+      error: 'temporarily_unavailable',
+      error_description:
+        "The service's storage is full: this request could not be completed. Retry later; before retrying a write, check whether it succeeded. (request id req_5f0c3a9e2b7d4c1e8a6f0b3d9c2e7a41)",
+    },
+    { 'retry-after': ref('RetryAfter') },
   ),
 });
 
@@ -251,7 +273,7 @@ export const oauthRoutes: AnyRoute[] = [
       'A code is valid 5 minutes and once: a second presentation is refused and revokes the token it issued. ' +
       'The access token is a partner API key for one restaurant with exactly the consented scopes; it does not expire and has no refresh token. ' +
       'At most 3 tokens stay active per restaurant and application: a fourth revokes the oldest (and deletes the webhook endpoints it created). ' +
-      'Errors are RFC 6749 §5.2 bodies, a method other than POST too (405 `invalid_request` with `allow: POST`). Rate limit: OAUTH_TOKEN_RATE_LIMIT_PER_MINUTE (60) per IP.',
+      'Errors are RFC 6749 §5.2 bodies, a method other than POST too (405 `invalid_request` with `allow: POST`), and failures of the service (500 `server_error`, 503 `temporarily_unavailable`). Rate limit: OAUTH_TOKEN_RATE_LIMIT_PER_MINUTE (60) per IP.',
     tag: 'OAuth',
     access: PUBLIC,
     ownErrors: true,
@@ -341,7 +363,7 @@ export const oauthRoutes: AnyRoute[] = [
     description:
       'Form-urlencoded (JSON accepted): `token`, and the same client authentication as the token endpoint. ' +
       'Answers 200 for an unknown or already revoked token too; a token of another application is left alone. Revoking deletes the webhook endpoints the token created. ' +
-      'Errors are RFC 6749 §5.2 bodies, a method other than POST too (405 `invalid_request` with `allow: POST`). ' +
+      'Errors are RFC 6749 §5.2 bodies, a method other than POST too (405 `invalid_request` with `allow: POST`), and failures of the service (500 `server_error`, 503 `temporarily_unavailable`). ' +
       "Rate limit: the token endpoint's (OAUTH_TOKEN_RATE_LIMIT_PER_MINUTE per IP, one budget for both).",
     tag: 'OAuth',
     access: PUBLIC,

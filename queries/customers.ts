@@ -129,6 +129,24 @@ export async function findMatch(
 }
 
 /**
+ * Every customer findMatch would choose among on key `on`, oldest first (findMatch answers the first):
+ * a CSV preview walks on to the next when a row of the file moved the first one's key away.
+ */
+export async function matchCandidates(
+  docs: DocumentStore,
+  restaurant: { _id: string; country_code: string | null },
+  input: MatchInput,
+  on: MatchKey,
+  phoneKey?: string | null,
+): Promise<CustomerDoc[]> {
+  const f = matchFilter(on, restaurant, input, phoneKey);
+  if (!f) return [];
+  const value = f.legacy ? { $in: [f.value, ...f.legacy] } : f.value;
+  const list = await customers(docs).find({ restaurant_id: restaurant._id, [f.field]: value, draft: false });
+  return list.sort((a, b) => a.created_seq - b.created_seq);
+}
+
+/**
  * findMatch for many inputs against the same read model (a CSV import's slice): one query per key
  * field, for every input's value at once ($in), instead of one per input and key. Answers, in the
  * inputs' order, what findMatch answers for each.

@@ -48,7 +48,7 @@ import { type CustomerRestaurant, createCustomer, updateCustomer } from '../../c
 import { REMATCHES, vanishedAt } from '../../commands/customers/upsert';
 import { loadRestaurant } from '../../commands/restaurants/handler';
 import type { CustomerDoc } from '../../projections/customer-docs';
-import { CUSTOMER_MATCH_ORDER, findMatch, findMatches, type MatchKey } from '../../queries/customers';
+import { CUSTOMER_MATCH_ORDER, findMatches, type MatchKey, matchCandidates } from '../../queries/customers';
 import { SqliteEventStore } from '../adapters/event-store/sqlite';
 import type { CommandMeta } from '../core/command-meta';
 import { ApiError, type Issue, notFound, validationError } from '../core/errors';
@@ -232,10 +232,27 @@ export async function planImport(
   const total = prepared.table.rows.length;
   const end = Math.min(total, limit);
   // The customers the file has written so far, as the import would leave them: each one's matching
-  // keys now (`ref`: a customer's id, or `row:N` for the one row N creates), and which of them each
-  // key designates (the oldest: a customer already there, else the earliest row's).
+  // keys now (`ref`: a customer's id, or `row:N` for the one row N creates), who holds each key now
+  // (`holders`), and for a customer already there the row that gave it a key it did not have.
+  // A key designates the oldest customer holding it, as findMatch chooses: a customer already there
+  // (in creation order) before any a row creates (in row order). When a row moves a customer's key
+  // away, the key designates the next customer holding it.
   const current = new Map<string, Record<MatchKey, string | null>>();
-  const earlier = new Map<string, { row: number; customer_id: string | null; ref: string }>();
+  const holders = new Map<string, Set<string>>();
+  const age = new Map<string, number>();
+  const givenBy = new Map<string, number>();
+  const hold = (k: string, ref: string) => {
+    const set = holders.get(k) ?? new Set<string>();
+    set.add(ref);
+    holders.set(k, set);
+  };
+  const rowOfRef = (ref: string) => (ref.startsWith('row:') ? Number(ref.slice(4)) : null);
+  const older = (a: string, b: string) => {
+    const [ra, rb] = [rowOfRef(a), rowOfRef(b)];
+    if (ra === null && rb === null) return (age.get(a) ?? 0) < (age.get(b) ?? 0);
+    if (ra === null || rb === null) return ra === null;
+    return ra < rb;
+  };
   const rows: PlannedRow[] = [];
   const counts = noCounts();
   for (let row = 1; row <= end; row++) {
@@ -255,18 +272,33 @@ export async function planImport(
         for (const on of CUSTOMER_MATCH_ORDER) {
           const k = a.keys[on];
           if (!k) continue;
-          // The customers already there are older than any row of the file: on the same key they
-          // win, unless a row before changed that customer's key.
-          const db = await findMatch(deps.docs, prepared.restaurant, a.read.input, [on]);
-          const keys = db ? (current.get(db.doc._id) ?? docKeys(db.doc)) : null;
-          if (db && keys && keys[on] === k) {
-            target = { customer_id: db.doc._id, on, row: null, ref: db.doc._id, keys };
+          let best: string | null = null;
+          let bestKeys: Record<MatchKey, string | null> | null = null;
+          // The customers already there holding the key in the read model, oldest first: the first
+          // that no row has given another key since.
+          for (const doc of await matchCandidates(deps.docs, prepared.restaurant, a.read.input, on)) {
+            const now = current.get(doc._id);
+            if (now && now[on] !== k) continue;
+            age.set(doc._id, doc.created_seq);
+            best = doc._id;
+            bestKeys = now ?? docKeys(doc);
             break;
           }
-          const hit = earlier.get(k);
-          if (hit) {
-            const { customer_id, row: from, ref } = hit;
-            target = { customer_id, on, row: from, ref, keys: current.get(ref) ?? noKeys };
+          // The customers the file has given the key so far (created by a row, or updated).
+          for (const ref of holders.get(k) ?? [])
+            if (best === null || older(ref, best)) {
+              best = ref;
+              bestKeys = current.get(ref) ?? noKeys;
+            }
+          if (best !== null && bestKeys !== null) {
+            const createdBy = rowOfRef(best);
+            target = {
+              customer_id: createdBy === null ? best : null,
+              on,
+              row: createdBy ?? givenBy.get(`${best} ${k}`) ?? null,
+              ref: best,
+              keys: bestKeys,
+            };
             break;
           }
         }
@@ -283,7 +315,7 @@ export async function planImport(
         if (onMatch !== 'create_new') {
           const ref = `row:${row}`;
           current.set(ref, { ...a.keys });
-          for (const k of keyList(a)) if (!earlier.has(k)) earlier.set(k, { row, customer_id: null, ref });
+          for (const k of keyList(a)) hold(k, ref);
         }
       } else {
         planned = {
@@ -299,16 +331,16 @@ export async function planImport(
           // The row's keys replace the customer's: its former ones designate it no more.
           const { ref } = target;
           const now = { ...target.keys };
+          const fromDb = rowOfRef(ref) === null && !current.has(ref);
           for (const on of CUSTOMER_MATCH_ORDER) {
             const k = a.keys[on];
+            if (fromDb && now[on]) hold(now[on] as string, ref);
             if (!k || k === now[on]) continue;
             const old = now[on];
-            if (old !== null && earlier.get(old)?.ref === ref) earlier.delete(old);
+            if (old !== null) holders.get(old)?.delete(ref);
             now[on] = k;
-            // A customer already there is older than one a row creates: it wins the key.
-            const holder = earlier.get(k);
-            if (!holder || (holder.ref.startsWith('row:') && !ref.startsWith('row:')))
-              earlier.set(k, { row: target.row ?? row, customer_id: target.customer_id, ref });
+            hold(k, ref);
+            if (rowOfRef(ref) === null) givenBy.set(`${ref} ${k}`, row);
           }
           current.set(ref, now);
         }

@@ -140,16 +140,7 @@ export async function prepareImport(
   try {
     // The header is checked as soon as it is read: a file it refuses is not parsed further.
     table = await readCsv(bytes, (row) => {
-      header = mapHeader(row, definitions);
-      if (header.issues.length)
-        throw validationError(
-          header.issues.map((i) => ({
-            path: i.column === null ? 'header' : `header.${i.column}`,
-            code: i.code,
-            message: i.message,
-          })),
-          'The header row cannot be imported',
-        );
+      header = checkedHeader(row, definitions);
     });
   } catch (err) {
     if (err instanceof CsvFileError)
@@ -167,6 +158,51 @@ export async function prepareImport(
     table,
     columns,
     fileSha256: await sha256InSteps(bytes),
+  };
+}
+
+/** The header mapped onto the restaurant's custom fields; 400 with one issue per problem. */
+function checkedHeader(row: readonly string[], definitions: readonly CustomFieldDefinition[]): HeaderMap {
+  const header = mapHeader(row, definitions);
+  if (header.issues.length)
+    throw validationError(
+      header.issues.map((i) => ({
+        path: i.column === null ? 'header' : `header.${i.column}`,
+        code: i.code,
+        message: i.message,
+      })),
+      'The header row cannot be imported',
+    );
+  return header;
+}
+
+/**
+ * A file read earlier (a dashboard upload waits up to 30 minutes for its Import) with the rules in
+ * force now: the restaurant's country and custom fields as POST /customers would apply them at this
+ * moment. Unchanged: the very same object. A custom field removed since, or one whose options or
+ * bounds changed, is not written by the earlier rules: the header is mapped again (400 as at the
+ * upload when it no longer fits) and the rows are checked by the current definitions.
+ */
+export async function withCurrentRules(deps: WriteDeps, prepared: PreparedImport): Promise<PreparedImport> {
+  const restaurantId = prepared.restaurant._id;
+  const r = await loadRestaurant(deps, restaurantId);
+  if (!r.exists || !r.profile) throw notFound(`restaurant ${restaurantId}`);
+  const definitions = await loadCustomFieldDefinitions(deps, restaurantId);
+  const same =
+    r.profile.country_code === prepared.restaurant.country_code &&
+    r.profile.customer_matching === prepared.restaurant.customer_matching &&
+    JSON.stringify(definitions) === JSON.stringify(prepared.restaurant.customer_fields);
+  if (same) return prepared;
+  const header = checkedHeader(prepared.table.header, definitions);
+  return {
+    ...prepared,
+    restaurant: {
+      _id: restaurantId,
+      country_code: r.profile.country_code,
+      customer_matching: r.profile.customer_matching,
+      customer_fields: definitions,
+    },
+    columns: header.columns,
   };
 }
 
@@ -467,10 +503,12 @@ export { importedCustomerId } from './analysis';
 /** Starts a job and imports every row; answers the finished job. */
 export async function importCustomers(
   deps: ImportDeps,
-  prepared: PreparedImport,
+  given: PreparedImport,
   options: ImportOptions,
 ): Promise<ImportJobState> {
   const jobId = options.jobId ?? newId('imp');
+  // The rows are checked and written by the rules in force now, not those of when the file was read.
+  const prepared = await withCurrentRules(deps, given);
   return tracked(deps.events, async (stopSignal) => {
     // One import at a time per restaurant (409 otherwise); a no-op when the caller took the slot already.
     await takeImportSlot(deps, { jobId, restaurantId: prepared.restaurant._id }, options.meta);

@@ -10,9 +10,11 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { applyCatalog, loadCatalog } from '../../commands/catalog/handler';
 import { recordImportRows, startImportJob } from '../../commands/customer-import/handler';
 import { takeImportSlot } from '../../commands/customer-import/slot';
 import { CUSTOMER_IMPORTS, type CustomerImportDoc } from '../../projections/customer-imports';
+import { operatorMeta } from '../../src/core/command-meta';
 import { createLogger } from '../../src/logger';
 import { browserAvailable, clickToLoad, HANG_MS, launchChromium, titleOnceLoaded } from '../helpers/browser';
 import { runCli } from '../helpers/cli-in-process';
@@ -293,6 +295,30 @@ t('a duplicate column, custom field or not, is refused with one message naming b
     const alert = alertOf(res.html);
     assert.ok(alert.includes(message), alert);
     assert.is(alert.split('same column').length - 1, 1, `said once: ${alert}`);
+  }
+});
+
+t('Import after the custom fields changed: the rows are checked by the fields defined then', async (ctx) => {
+  const { svc, manager } = ctx;
+  const meta = operatorMeta('test');
+  const before = (await loadCatalog(svc.rt, 'rest_demo')).customer_fields;
+  const preview = await upload(manager, 'name,email,VIP level\nVera Gone,vera.gone@example.test,gold\n');
+  assert.ok(preview.html.includes('/dashboard/import/start'), preview.html.slice(0, 300));
+  // The field is removed while the preview waits for its Import.
+  await applyCatalog(svc.rt, 'rest_demo', { customer_fields: [] }, meta, 'replace');
+  try {
+    const start = await manager.post(
+      '/dashboard/import/start',
+      formFields(preview.html, '/dashboard/import/start'),
+    );
+    assert.is(start.status, 409, start.text.slice(0, 300));
+    const alert = alertOf(start.text);
+    assert.ok(alert.includes('The customer fields changed since this file was uploaded'), alert);
+    assert.ok(alert.includes('now: the header row cannot be imported: "VIP level" is not a customer field'), alert);
+    const found = await svc.api('GET', '/customers?email=vera.gone@example.test', { token: FRONT });
+    assert.equal(found.body.data, []);
+  } finally {
+    await applyCatalog(svc.rt, 'rest_demo', { customer_fields: before }, meta, 'replace');
   }
 });
 

@@ -649,4 +649,41 @@ t(
   },
 );
 
+t(
+  'a file read before the custom fields changed is imported by the fields defined when the import starts',
+  async () => {
+    const { w, deps } = await world();
+    const lines = ['name,email,VIP level', 'Ann,ann@example.com,gold', 'Bob,bob@example.com,silver'];
+    // Read (a dashboard upload waits up to 30 minutes for its Import), then the catalog changes.
+    const prepared = await prepareImport(deps, 'rest_a', bytes(lines));
+    await w.defineFields([
+      { id: 'cf_vip', name: 'VIP level', type: 'SELECT', options: ['silver', 'bronze'] },
+    ]);
+    await w.settle();
+    const state = await importCustomers(deps, prepared, {
+      onMatch: 'return_existing',
+      fileName: 'f.csv',
+      meta,
+    });
+    assert.equal(state.counts, { created: 1, updated: 0, matched: 0, skipped: 1 });
+    const summary = (await jobSummaryCsv(deps, state.jobId as string)).trim().split('\r\n');
+    assert.is(summary[1], '1,skipped,,,"custom_fields.cf_vip: VIP level takes one of silver, bronze"');
+    // The field removed: the column is refused as the upload would be now, and nothing is written.
+    const again = await prepareImport(deps, 'rest_a', bytes(lines));
+    await w.defineFields([]);
+    await w.settle();
+    const before = (await all(w)).length;
+    try {
+      await importCustomers(deps, again, { onMatch: 'return_existing', fileName: 'f.csv', meta });
+      assert.unreachable('imported under a removed custom field');
+    } catch (err) {
+      assert.instance(err, ApiError);
+      assert.is((err as ApiError).status, 400);
+      assert.match((err as ApiError).message, 'header row');
+    }
+    await w.settle();
+    assert.is((await all(w)).length, before);
+  },
+);
+
 t.run();

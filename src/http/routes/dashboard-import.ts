@@ -36,6 +36,7 @@ import {
   resumeImport,
   sha256InSteps,
   threadChoice,
+  withCurrentRules,
 } from '../../customer-import/engine';
 import { failureForLog } from '../../customer-import/failure';
 import { stoppedJobRows } from '../../customer-import/reconcile';
@@ -171,6 +172,8 @@ async function jobLines(rt: Runtime, restaurantId: string) {
 
 /** The header's problems a refusal lists; the others are counted ("and 19,995 more"). */
 const ISSUES_SHOWN = 5;
+
+const lowerFirst = (s: string) => `${s.charAt(0).toLowerCase()}${s.slice(1)}`;
 
 /**
  * A file the reader refused (not UTF-8, not CSV, a bad header…) in one sentence: its message, then its
@@ -650,6 +653,22 @@ export const dashboardImportRoutes: AnyRoute[] = [
       const onMatch = isOnMatch(body.on_match) ? body.on_match : upload.onMatch;
       const jobId = newId('imp');
       const before = claimUpload(rt, upload, jobId, now);
+      // The rows are checked by the custom fields defined now (the upload may be 30 minutes old): a
+      // column whose field was removed since refuses the file, as its upload would be refused now.
+      let prepared: Awaited<ReturnType<typeof withCurrentRules>>;
+      try {
+        prepared = await withCurrentRules(rt, upload.prepared);
+      } catch (err) {
+        releaseUpload(rt, upload, jobId, before);
+        if (err instanceof ApiError && err.status === 400)
+          return mainPage(
+            rt,
+            m,
+            `The customer fields changed since this file was uploaded, and it cannot be imported now: ${lowerFirst(fileRefusalSentence(err))} Nothing was imported.`,
+            409,
+          );
+        throw err;
+      }
       // One import at a time per restaurant, decided on the write side (the slot stream), so two
       // managers (or a manager and the CLI) starting together cannot both import.
       try {
@@ -660,7 +679,7 @@ export const dashboardImportRoutes: AnyRoute[] = [
         throw err;
       }
       // In the background: the response does not wait, and the batches yield to other requests.
-      const running = importCustomers(rt, upload.prepared, {
+      const running = importCustomers(rt, prepared, {
         onMatch,
         fileName: upload.fileName,
         meta: m.meta,

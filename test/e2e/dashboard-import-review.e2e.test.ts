@@ -307,6 +307,11 @@ t('Import after the custom fields changed: the rows are checked by the fields de
   // The field is removed while the preview waits for its Import.
   await applyCatalog(svc.rt, 'rest_demo', { customer_fields: [] }, meta, 'replace');
   try {
+    // The preview, shown again, says so too: it shows what Import would do now.
+    const uploadId = formFields(preview.html, '/dashboard/import/start').upload_id as string;
+    const again = await manager.get(`/dashboard/import/uploads/${uploadId}?restaurant=rest_demo`);
+    assert.is(again.status, 409, again.text.slice(0, 300));
+    assert.ok(alertOf(again.text).includes('The customer fields changed since this file was uploaded'));
     const start = await manager.post(
       '/dashboard/import/start',
       formFields(preview.html, '/dashboard/import/start'),
@@ -314,7 +319,10 @@ t('Import after the custom fields changed: the rows are checked by the fields de
     assert.is(start.status, 409, start.text.slice(0, 300));
     const alert = alertOf(start.text);
     assert.ok(alert.includes('The customer fields changed since this file was uploaded'), alert);
-    assert.ok(alert.includes('now: the header row cannot be imported: "VIP level" is not a customer field'), alert);
+    assert.ok(
+      alert.includes('now: the header row cannot be imported: "VIP level" is not a customer field'),
+      alert,
+    );
     const found = await svc.api('GET', '/customers?email=vera.gone@example.test', { token: FRONT });
     assert.equal(found.body.data, []);
   } finally {

@@ -173,8 +173,6 @@ async function jobLines(rt: Runtime, restaurantId: string) {
 /** The header's problems a refusal lists; the others are counted ("and 19,995 more"). */
 const ISSUES_SHOWN = 5;
 
-const lowerFirst = (s: string) => `${s.charAt(0).toLowerCase()}${s.slice(1)}`;
-
 /**
  * A file the reader refused (not UTF-8, not CSV, a bad header…) in one sentence: its message, then its
  * first issues (unless its one issue repeats the message) and how many more: a header of 20,000 unknown
@@ -193,6 +191,12 @@ function fileRefusalSentence(err: ApiError): string {
   const said = `${err.message}${listed ? `: ${listed}` : ''}`;
   return `${said.charAt(0).toUpperCase()}${said.slice(1)}.`;
 }
+
+/** A file its upload's custom fields took, which those defined now refuse (withCurrentRules). */
+const fieldsChanged = (err: ApiError) => {
+  const why = fileRefusalSentence(err);
+  return `The customer fields changed since this file was uploaded, and it cannot be imported now: ${why.charAt(0).toLowerCase()}${why.slice(1)} Nothing was imported.`;
+};
 
 /** The flash of an upload refused (Post/Redirect/Get): its sentence, shown once on the import page. */
 const REFUSED = 'import_refused';
@@ -315,7 +319,15 @@ async function previewUpload(
  * page: it changes nothing (the choice last made is set by the POST that redirects here).
  */
 async function previewOf(rt: Runtime, m: Manager, upload: Upload, onMatch: OnMatch) {
-  const plan = await planImport(rt, upload.prepared, onMatch, PREVIEW_ROWS);
+  // By the custom fields defined now, as Import will check the rows (the upload may be 30 minutes old).
+  let prepared: Awaited<ReturnType<typeof withCurrentRules>>;
+  try {
+    prepared = await withCurrentRules(rt, upload.prepared);
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 400) return mainPage(rt, m, fieldsChanged(err), 409);
+    throw err;
+  }
+  const plan = await planImport(rt, prepared, onMatch, PREVIEW_ROWS);
   return page(
     previewPage(m.shell, {
       uploadId: upload.id,
@@ -660,13 +672,7 @@ export const dashboardImportRoutes: AnyRoute[] = [
         prepared = await withCurrentRules(rt, upload.prepared);
       } catch (err) {
         releaseUpload(rt, upload, jobId, before);
-        if (err instanceof ApiError && err.status === 400)
-          return mainPage(
-            rt,
-            m,
-            `The customer fields changed since this file was uploaded, and it cannot be imported now: ${lowerFirst(fileRefusalSentence(err))} Nothing was imported.`,
-            409,
-          );
+        if (err instanceof ApiError && err.status === 400) return mainPage(rt, m, fieldsChanged(err), 409);
         throw err;
       }
       // One import at a time per restaurant, decided on the write side (the slot stream), so two

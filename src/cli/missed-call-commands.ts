@@ -19,6 +19,19 @@ import { restaurantFlag } from './restaurant-flag';
 
 const meta = operatorMeta('cli');
 
+/**
+ * A value as one printable cell of a text listing: a partner's free text (an external_call_id, a
+ * guest's name in a message) holding a new line or a tab would otherwise print as a row of its own,
+ * one an operator cannot tell from a real call or message. Control characters, the Unicode line and
+ * paragraph separators and the backslash are written as JSON escapes (\n, \t, \u0000, \\).
+ */
+export const printable = (value: string): string =>
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it escapes
+  value.replace(/[\\\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => {
+    const short: Record<string, string> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+    return short[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+  });
+
 function limitFlag(ctx: CliContext): number {
   const raw = optionalFlag(ctx, 'limit') ?? '50';
   if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > 10_000)
@@ -68,7 +81,7 @@ export function registerMissedCallCommands(): void {
             c.customer_id ?? '-',
             c.reservation_id ?? '-',
             c.template_type ?? '-',
-            c.external_call_id ?? '-',
+            c.external_call_id === null ? '-' : printable(c.external_call_id),
           ].join('\t'),
         );
     },
@@ -97,9 +110,11 @@ export function registerMissedCallCommands(): void {
               ? 'asked of the provider, no answer recorded yet'
               : `${m.status.toLowerCase()}: ${m.error ?? ''}`;
         ctx.out(
-          `${m.requested_at}  ${m._id}  to ${m.to ?? '[erased]'}  ${m.template_name} (${m.language})  call ${m.missed_call_id}  ${where}`,
+          printable(
+            `${m.requested_at}  ${m._id}  to ${m.to ?? '[erased]'}  ${m.template_name} (${m.language})  call ${m.missed_call_id}  ${where}`,
+          ),
         );
-        ctx.out(`    ${m.text ?? '[erased]'}`);
+        ctx.out(`    ${m.text === null ? '[erased]' : printable(m.text)}`);
       }
     },
   });

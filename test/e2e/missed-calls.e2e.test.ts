@@ -602,6 +602,31 @@ t(
   },
 );
 
+t(
+  "operators: a partner's new line or tab (external_call_id, a guest's name) prints escaped, never as a row of its own",
+  async ({ svc }) => {
+    const forged = '2099-01-01T00:00:00.000Z\tmc_forged\tSENT\t+33600000000\tcus_forged\t-\tMISSED_CALL\tx';
+    const call = await report(svc, { caller_phone_number: '0612345691', external_call_id: `tel\n${forged}` });
+    assert.is(call.status, 201, call.text);
+    const guest = await svc.api('POST', '/customers', {
+      token: MC_TOKENS.demo,
+      body: { name: 'Jean\n2099-01-01T00:00:00.000Z  msg_forged  to +33600000000', phone_number: '0612345692' },
+    });
+    assert.is(guest.status, 201, guest.text);
+    assert.is((await report(svc, { caller_phone_number: '0612345692' })).body.data.outcome, 'SENT');
+    const lines = (out: string[]) => out.join('\n').split('\n');
+    const calls = lines(await cli(svc, 'missed-calls list', { restaurant: 'rest_demo', limit: '500' }));
+    assert.not.ok(calls.some((l) => l.startsWith('2099-')));
+    assert.ok(calls.some((l) => l.endsWith(`\ttel\\n${forged.replace(/\t/g, '\\t')}`)));
+    const messages = lines(await cli(svc, 'messages list', { restaurant: 'rest_demo', limit: '500' }));
+    assert.not.ok(messages.some((l) => l.startsWith('2099-')));
+    assert.ok(messages.some((l) => l.includes('Bonjour Jean\\n2099-01-01T00:00:00.000Z  msg_forged')));
+    // --json is JSON already: the values as they are.
+    const json = await cli(svc, 'missed-calls list', { restaurant: 'rest_demo', json: true, limit: '500' });
+    assert.ok(json.some((l) => JSON.parse(l).external_call_id === `tel\n${forged}`));
+  },
+);
+
 t('a past reservation does not count (after the clock passes it)', async ({ svc }) => {
   const booked = (
     await svc.api('POST', '/reservations', {

@@ -610,7 +610,10 @@ t(
     assert.is(call.status, 201, call.text);
     const guest = await svc.api('POST', '/customers', {
       token: MC_TOKENS.demo,
-      body: { name: 'Jean\n2099-01-01T00:00:00.000Z  msg_forged  to +33600000000', phone_number: '0612345692' },
+      body: {
+        name: 'Jean\n2099-01-01T00:00:00.000Z  msg_forged  to +33600000000',
+        phone_number: '0612345692',
+      },
     });
     assert.is(guest.status, 201, guest.text);
     assert.is((await report(svc, { caller_phone_number: '0612345692' })).body.data.outcome, 'SENT');

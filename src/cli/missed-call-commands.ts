@@ -6,6 +6,9 @@ import {
   type MissedCallSettings,
 } from '../../commands/missed-calls/settings';
 import { listCallsForOperator, listMessages, presentCall } from '../../queries/missed-calls';
+// A partner's free text (an external_call_id, a guest's name in a message) holding a new line or a tab
+// would print as a row of its own, one an operator cannot tell from a real call or message.
+import { printable } from '../audit/changes';
 import { operatorMeta } from '../core/command-meta';
 import { ApiError, type Issue } from '../core/errors';
 import {
@@ -18,19 +21,6 @@ import {
 import { restaurantFlag } from './restaurant-flag';
 
 const meta = operatorMeta('cli');
-
-/**
- * A value as one printable cell of a text listing: a partner's free text (an external_call_id, a
- * guest's name in a message) holding a new line or a tab would otherwise print as a row of its own,
- * one an operator cannot tell from a real call or message. Control characters, the Unicode line and
- * paragraph separators and the backslash are written as JSON escapes (\n, \t, \u0000, \\).
- */
-export const printable = (value: string): string =>
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it escapes
-  value.replace(/[\\\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => {
-    const short: Record<string, string> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
-    return short[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
-  });
 
 function limitFlag(ctx: CliContext): number {
   const raw = optionalFlag(ctx, 'limit') ?? '50';

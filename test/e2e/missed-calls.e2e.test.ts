@@ -620,10 +620,10 @@ t(
     const lines = (out: string[]) => out.join('\n').split('\n');
     const calls = lines(await cli(svc, 'missed-calls list', { restaurant: 'rest_demo', limit: '500' }));
     assert.not.ok(calls.some((l) => l.startsWith('2099-')));
-    assert.ok(calls.some((l) => l.endsWith(`\ttel\\n${forged.replace(/\t/g, '\\t')}`)));
+    assert.ok(calls.some((l) => l.endsWith(`\ttel\\u000a${forged.replace(/\t/g, '\\u0009')}`)));
     const messages = lines(await cli(svc, 'messages list', { restaurant: 'rest_demo', limit: '500' }));
     assert.not.ok(messages.some((l) => l.startsWith('2099-')));
-    assert.ok(messages.some((l) => l.includes('Bonjour Jean\\n2099-01-01T00:00:00.000Z  msg_forged')));
+    assert.ok(messages.some((l) => l.includes('Bonjour Jean\\u000a2099-01-01T00:00:00.000Z  msg_forged')));
     // --json is JSON already: the values as they are.
     const json = await cli(svc, 'missed-calls list', { restaurant: 'rest_demo', json: true, limit: '500' });
     assert.ok(json.some((l) => JSON.parse(l).external_call_id === `tel\n${forged}`));

@@ -302,6 +302,30 @@ api('the service stopping: no retry after a refusal, and nothing sent once stopp
   assert.is(fake.requests.length, 1, 'nothing is sent once the service stopped');
 });
 
+api(
+  'a refusal retried to the end: its log lines name the attempt, and only those a retry follows say so',
+  async ({ fake }) => {
+    const lines: { fields: Record<string, unknown>; msg: string }[] = [];
+    const logger = { warn: (fields: Record<string, unknown>, msg: string) => lines.push({ fields, msg }) };
+    const sender = new WhatsAppCloudSender(cloudOptions(fake, { logger }));
+    fake.script.push(GRAPH_ERRORS.rateLimited, GRAPH_ERRORS.rateLimited, GRAPH_ERRORS.rateLimited);
+    const m = message();
+    const refused = await sender.send(m);
+    assert.ok(refused.status === 'refused' && refused.kind === 'rate_limited', JSON.stringify(refused));
+    assert.is(fake.requests.length, 3);
+    assert.equal(
+      lines.map((l) => [l.fields.attempt, l.fields.idempotency_key, /retrying$/.test(l.msg)]),
+      [
+        [1, m.idempotency_key, true],
+        [2, m.idempotency_key, true],
+        [3, m.idempotency_key, false],
+      ],
+    );
+    assert.match(lines[2]?.msg ?? '', /no retry left/);
+    assert.not.ok(JSON.stringify(lines).includes(m.to), 'never the number');
+  },
+);
+
 api('classifyGraphError maps the documented codes and HTTP statuses', () => {
   const c = (status: number, code?: number, message?: string) =>
     classifyGraphError(status, code === undefined ? undefined : { code, ...(message ? { message } : {}) });

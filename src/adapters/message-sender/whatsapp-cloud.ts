@@ -147,9 +147,20 @@ export class WhatsAppCloudSender implements MessageSender {
       const result = toResult(exchange);
       if (result.status !== 'refused' || !RETRYABLE.includes(result.kind)) return result;
       last = result;
+      // Named by the attempt's key (`<missed_call_id>.<attempt>`, never the number); "retrying" only
+      // when a retry follows: the last refusal used to say it too, and no retry came.
+      const retrying = attempt < this.options.maxRetries;
       this.options.logger?.warn(
-        { provider: 'whatsapp-cloud', kind: result.kind, code: result.code, attempt: attempt + 1 },
-        'WhatsApp refused the message (nothing was sent); retrying',
+        {
+          provider: 'whatsapp-cloud',
+          idempotency_key: message.idempotency_key,
+          kind: result.kind,
+          code: result.code,
+          attempt: attempt + 1,
+        },
+        retrying
+          ? 'WhatsApp refused the message (nothing was sent); retrying'
+          : `WhatsApp refused the message (nothing was sent) ${attempt + 1} time(s); no retry left`,
       );
     }
     return last as SendResult;

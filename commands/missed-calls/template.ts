@@ -50,12 +50,25 @@ export function parseBody(body: string): ParsedBody {
 export function placeholderProblems(type: string, body: string): string[] {
   const parsed = parseBody(body);
   const problems = [...parsed.problems];
-  if (type === 'MISSED_CALL')
-    for (const p of parsed.used)
-      if (RESERVATION_ONLY.includes(p))
-        problems.push(
-          `a MISSED_CALL template has no reservation: {{${p}}} applies to MISSED_CALL_WITH_RESERVATION`,
-        );
+  if (type !== 'MISSED_CALL') return problems;
+  // Positional parameters are sent from {{1}} up to the highest the body holds (WhatsApp numbers them
+  // without gaps): {{5}} also sends {{3}} and {{4}}, the reservation's, though the body never wrote
+  // them. Said so, rather than naming placeholders the author did not write.
+  const written = new Set([...body.matchAll(TOKEN)].map((m) => (m[1] ?? '').trim()));
+  const implied: string[] = [];
+  for (const [i, p] of parsed.used.entries()) {
+    if (!RESERVATION_ONLY.includes(p)) continue;
+    const token = parsed.form === 'positional' ? String(i + 1) : p;
+    if (written.has(token))
+      problems.push(
+        `a MISSED_CALL template has no reservation: {{${token}}}${token === p ? '' : ` (${p})`} applies to MISSED_CALL_WITH_RESERVATION`,
+      );
+    else implied.push(`{{${token}}} (${p})`);
+  }
+  if (implied.length)
+    problems.push(
+      `a MISSED_CALL template has no reservation: positional parameters are sent from {{1}} up to the highest the body uses ({{${parsed.used.length}}}), so it would also send ${implied.join(' and ')}; write a MISSED_CALL template with named placeholders ({{booking_link}})`,
+    );
   return problems;
 }
 

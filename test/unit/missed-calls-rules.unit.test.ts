@@ -173,6 +173,15 @@ t(
     assert.is(placeholderProblems('MISSED_CALL', '{{1}} {{guest_name}}').length, 1);
     assert.is(placeholderProblems('MISSED_CALL', '{{reservation_date}}').length, 1);
     assert.is(placeholderProblems('MISSED_CALL', '{{3}}').length, 1, 'position 3 is reservation_date');
+    // {{5}} alone: positions are sent without gaps, so it would send {{3}} and {{4}} too; one problem
+    // says so, naming what was written rather than placeholders the body never held.
+    const gap = placeholderProblems('MISSED_CALL', 'Hi {{1}}, book at {{5}}');
+    assert.is(gap.length, 1, JSON.stringify(gap));
+    assert.match(
+      gap[0] ?? '',
+      /\{\{5\}\}\), so it would also send \{\{3\}\} \(reservation_date\) and \{\{4\}\}/,
+    );
+    assert.match(gap[0] ?? '', /named placeholders/);
     assert.equal(
       placeholderProblems('MISSED_CALL_WITH_RESERVATION', '{{reservation_date}} {{4}}'.replace('{{4}}', '')),
       [],

@@ -306,7 +306,10 @@ api(
   'a refusal retried to the end: its log lines name the attempt, and only those a retry follows say so',
   async ({ fake }) => {
     const lines: { fields: Record<string, unknown>; msg: string }[] = [];
-    const logger = { warn: (fields: Record<string, unknown>, msg: string) => lines.push({ fields, msg }) };
+    const logger = {
+      warn: (...args: unknown[]) =>
+        void lines.push({ fields: args[0] as Record<string, unknown>, msg: String(args[1]) }),
+    };
     const sender = new WhatsAppCloudSender(cloudOptions(fake, { logger }));
     fake.script.push(GRAPH_ERRORS.rateLimited, GRAPH_ERRORS.rateLimited, GRAPH_ERRORS.rateLimited);
     const m = message();

@@ -153,7 +153,10 @@ t('BASE_URL: a scheme written in capitals is https all the same (session cookies
   assert.is(c.baseUrl, 'https://couvert.example');
   // The host in small letters and a default port dropped too: the issuer is compared as a string.
   assert.is(loadConfig({ BASE_URL: 'HTTPS://Couvert.EXAMPLE:443/' }).baseUrl, 'https://couvert.example');
-  assert.is(loadConfig({ BASE_URL: 'http://Couvert.example:80/Base/' }).baseUrl, 'http://couvert.example/Base');
+  assert.is(
+    loadConfig({ BASE_URL: 'http://Couvert.example:80/Base/' }).baseUrl,
+    'http://couvert.example/Base',
+  );
   assert.is(loadConfig({ BASE_URL: 'https://couvert.example:8443' }).baseUrl, 'https://couvert.example:8443');
   assert.is(cookieName({ config: c } as Runtime), '__Host-couvert_session');
   assert.is(

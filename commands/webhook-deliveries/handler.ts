@@ -1,5 +1,6 @@
 // Resend and test, for partners, managers (dashboard) and operators alike: the actor is in `meta`.
 import { API_KEYS, type ApiKeyDoc } from '../../projections/api-keys';
+import { CUSTOMERS } from '../../projections/customer-docs';
 import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
 import type { WebhookEndpointDoc } from '../../projections/webhook-endpoints';
 import { barredByApiOption } from '../../queries/oauth';
@@ -196,20 +197,39 @@ export async function resendRefusals(
  * (delivery id → attempt numbers): their record reads erased in the log (`erased: true`,
  * src/privacy/seal.ts), which only an answer with a body can (a blank one is not sealed). The read model
  * keeps such an answer as null, as it does an answer without a body: the dashboard says which it was.
- * Only deliveries describing a customer, with an answer kept as null, are read.
+ * Only deliveries describing a customer who is gone, with an answer kept as null, are read: one query
+ * of the customers read model first finds which of the page's customers are no longer there (an
+ * erasure deletes the document), so the deliveries of live customers (an endpoint answering 204 or
+ * an empty 200 keeps every answer as null) cost no read of their stream. A customer.deleted delivery
+ * always describes an erased customer (its fan-out names them; the document keeps no customer_id).
  */
 export async function erasedAnswers(
-  events: WriteDeps['events'],
+  deps: { events: WriteDeps['events']; docs: DocumentStore },
   docs: readonly WebhookDeliveryDoc[],
 ): Promise<Map<string, Set<number>>> {
   const out = new Map<string, Set<number>>();
-  for (const d of docs) {
-    // A deletion's fan-out names its customer as erased_customer_id (not kept in the document).
-    const describesCustomer = typeof d.customer_id === 'string' || d.event_type === 'customer.deleted';
-    if (d.test || !describesCustomer) continue;
-    if (!d.attempts.some((a) => a.status_code !== null && a.response_excerpt === null)) continue;
+  const candidates = docs.filter(
+    (d) =>
+      !d.test &&
+      (typeof d.customer_id === 'string' || d.event_type === 'customer.deleted') &&
+      d.attempts.some((a) => a.status_code !== null && a.response_excerpt === null),
+  );
+  const ids = [
+    ...new Set(candidates.flatMap((d) => (typeof d.customer_id === 'string' ? [d.customer_id] : []))),
+  ];
+  const live = new Set(
+    ids.length === 0
+      ? []
+      : (
+          await deps.docs
+            .collection<{ _id: string }>(CUSTOMERS)
+            .find({ _id: { $in: ids } }, { projection: { _id: 1 } })
+        ).map((c) => c._id),
+  );
+  for (const d of candidates) {
+    if (typeof d.customer_id === 'string' && live.has(d.customer_id)) continue;
     const erased = new Set<number>();
-    for (const e of await events.readStream(deliveryStream(d._id)))
+    for (const e of await deps.events.readStream(deliveryStream(d._id)))
       if (e.type === 'WebhookAttemptRecorded' && e.data.erased === true && typeof e.data.attempt === 'number')
         erased.add(e.data.attempt);
     if (erased.size) out.set(d._id, erased);

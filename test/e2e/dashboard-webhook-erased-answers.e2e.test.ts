@@ -6,6 +6,7 @@
 // Over HTTP, as a browser without JavaScript drives the page.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { deliveryStream } from '../../commands/webhook-deliveries/events';
 import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
 import { runCli } from '../helpers/cli-in-process';
 import { type Browser, oauthBootstrap, signedInAt } from '../helpers/oauth';
@@ -104,5 +105,68 @@ t('an answer erased with the customer is said so, not "no body"', async ({ svc, 
   assert.ok(test.includes(NO_BODY), 'an answer without a body still says so');
   assert.not.ok(test.includes(ERASED));
 });
+
+t(
+  'deliveries of live customers answered without a body cost no read of their stream',
+  async ({ svc, rx, b }) => {
+    // The endpoint now answers every delivery with an empty body (as a 204 would): kept as null.
+    rx.on('/echo', { body: () => '' });
+    const before = rx.for('/echo').length;
+    const all = async () =>
+      svc.rt.docs.collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES).find({ endpoint_id: 'we_erased' });
+    const earlier = new Set((await all()).map((d) => d._id));
+    const names = ['Grace Hopper', 'Alan Turing', 'Edsger Dijkstra'];
+    for (const name of names) {
+      const created = await svc.api('POST', '/customers', { token: KEY, body: { name } });
+      assert.is(created.status, 201, created.text);
+    }
+    await rx.waitFor('/echo', before + names.length);
+    for (const until = Date.now() + 120_000; ; ) {
+      await svc.rt.refresh();
+      const docs = await all();
+      if (docs.length === 3 + names.length && docs.every((d) => d.status === 'succeeded')) break;
+      if (Date.now() > until) throw new Error('the deliveries never reached the history');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const docs = await all();
+    const live = docs.filter((d) => !earlier.has(d._id));
+    assert.is(live.length, names.length);
+    for (const d of live) {
+      assert.is(d.attempts[0]?.status_code, 200);
+      assert.is(d.attempts[0]?.response_excerpt, null, 'answered without a body');
+    }
+    // Count the reads of delivery streams the page makes (the events store, wrapped).
+    const events = svc.rt.events as { readStream: (stream: string, ...rest: unknown[]) => Promise<unknown> };
+    const read: string[] = [];
+    const original = events.readStream;
+    events.readStream = function (this: unknown, stream: string, ...rest: unknown[]) {
+      read.push(stream);
+      return original.call(this, stream, ...rest);
+    };
+    let page: Awaited<ReturnType<Browser['get']>>;
+    try {
+      page = await b.get(PAGE);
+    } finally {
+      events.readStream = original;
+    }
+    assert.is(page.status, 200);
+    const erasedOnes = docs.filter((d) => !d.test && earlier.has(d._id)).map((d) => deliveryStream(d._id));
+    const liveStreams = new Set(live.map((d) => deliveryStream(d._id)));
+    assert.equal(
+      read.filter((s) => liveStreams.has(s)),
+      [],
+      'no delivery of a live customer is read',
+    );
+    for (const s of erasedOnes)
+      assert.ok(read.includes(s), `the erased customer's delivery ${s} is still read`);
+    const byHead = rows(page.text);
+    assert.is(byHead.filter((r) => r.item.includes(ERASED)).length, 2, 'the erased answers still say so');
+    assert.is(
+      byHead.filter((r) => r.head === '<code>customer.created</code>' && r.item.includes(NO_BODY)).length,
+      names.length,
+      "the live customers' answers had no body",
+    );
+  },
+);
 
 t.run();

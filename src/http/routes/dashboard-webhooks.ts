@@ -314,7 +314,7 @@ async function detailPage(
       form: x.form ?? formOfEndpoint(endpoint),
       deliveries: items,
       notResent: await resendRefusals(rt, endpoint, items),
-      erasedAnswers: await erasedAnswers(rt.events, items),
+      erasedAnswers: await erasedAnswers(rt, items),
       failing,
       filter,
       older,

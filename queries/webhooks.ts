@@ -143,7 +143,7 @@ export async function listDeliveries(
 
 /**
  * The endpoint's latest finished deliveries that failed in a row (tests and canceled ones aside), in
- * the 30-day history: how many (at most `cap`, `more` when there are more) and the first's creation.
+ * the 30-day history (inHistory: a resent one is in it 30 days after its last attempt): how many (at most `cap`, `more` when there are more) and the first's creation.
  * Null when the latest finished delivery succeeded, or none finished. What the dashboard warns a
  * manager with: retries end after about 4 hours, and nothing else tells that an endpoint is down.
  */
@@ -158,7 +158,9 @@ export async function failingStreak(
       endpoint_id: endpointId,
       test: false,
       status: { $in: ['failed', 'succeeded'] },
-      created_at: { $gte: historyStart(now) },
+      // The history's own rule: a delivery resent near its 30th day that failed again is listed, and
+      // counted here as it is listed.
+      $and: [inHistory(now)],
     },
     { sort: { created_at: -1, _id: -1 }, limit: cap + 1 },
   );

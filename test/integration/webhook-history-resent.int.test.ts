@@ -7,7 +7,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { resendDelivery } from '../../commands/webhook-deliveries/handler';
 import { WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../../projections/webhook-endpoints';
-import { getDelivery, listDeliveries } from '../../queries/webhooks';
+import { failingStreak, getDelivery, listDeliveries } from '../../queries/webhooks';
 import { FixedClock } from '../../src/core/clock';
 import { operatorMeta } from '../../src/core/command-meta';
 import { pruneDeliveries } from '../../src/webhooks-module';
@@ -94,6 +94,9 @@ t('resent on its 30th day, it is shown while attempted and 30 days after', async
   await pruneDeliveries(w.rt);
   assert.is((await deliveries(w.rt, { _id: first._id })).length, 1, 'not pruned');
   assert.ok(await shown(), 'shown after its resend ended');
+  // The dashboard's failing warning counts it as the history lists it (the same rule).
+  const streak = await failingStreak(w.rt.docs, 'we_hr', w.clock.now());
+  assert.is(streak?.count, 1, 'the resend that failed again is counted in the failing warning');
 
   // 30 days after its last attempt, it leaves the history and the read model.
   w.clock.advance(30 * DAY + 3600);

@@ -4,6 +4,7 @@
 import fc from 'fast-check';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { slotStarts } from '../../commands/availability/slots';
 import { localToInstant } from '../../commands/availability/zone-time';
 import { decideHold, type HoldRequest } from '../../commands/reservations/capacity-decide';
 import { initialCapacity } from '../../commands/reservations/capacity-state';
@@ -62,11 +63,16 @@ t(
     fc.assert(
       fc.property(
         fc.constantFrom(...ZONES),
-        // The booking's start, minutes after the service day's local 18:00 (past midnight included).
-        fc.integer({ min: 0, max: 600 }),
+        // The booking's start, minutes after the service day's local 18:00 (past midnight included):
+        // often on a quarter hour, which a grid may offer.
+        fc.oneof(
+          fc.integer({ min: 0, max: 600 }),
+          fc.integer({ min: 0, max: 15 }).map((q) => q * 15),
+        ),
         // The shift as the catalog now draws it: its grid may no longer offer that start.
         fc.constantFrom(15, 30, 45, 60, 90),
-        fc.integer({ min: 0, max: 23 }),
+        // Its first start's hour: often the evening's, whose grid holds most of these starts.
+        fc.oneof(fc.integer({ min: 0, max: 23 }), fc.constantFrom(17, 18)),
         // Now, minutes from the start (before or after it), and the rules of time.
         fc.integer({ min: -600, max: 3 * 1440 }),
         fc.constantFrom(0, 60, 1440),
@@ -108,16 +114,40 @@ t(
           const kept = decideHold(initialCapacity, request);
           if (kept.seating.service_date !== serviceDate || Date.parse(kept.seating.start_at) !== startMs)
             return false;
-          // The same start chosen (no ownStart, limits on) is refused exactly when a booking would be.
+          // The same start chosen (no ownStart, limits on) is refused exactly when a booking would be:
+          // the verdict computed here, from the shift's grid (the service day whose starts hold it)
+          // and the time rules (notice, window in the restaurant's calendar).
+          const now = startMs - nowBefore * MINUTE;
+          const gridDay =
+            ['2027-04-02', serviceDate, '2027-04-04'].find((day) =>
+              slotStarts(s, day, zone).includes(startMs),
+            ) ?? null;
+          const today = new Intl.DateTimeFormat('en-CA', { timeZone: zone }).format(new Date(now));
+          const lastDay =
+            window === null
+              ? null
+              : new Date(Date.parse(`${today}T00:00:00Z`) + window * 86_400_000).toISOString().slice(0, 10);
+          const expected =
+            gridDay === null
+              ? 'OUTSIDE_SHIFT'
+              : startMs < now + notice * MINUTE
+                ? 'TOO_LATE'
+                : lastDay !== null && gridDay > lastDay
+                  ? 'TOO_FAR'
+                  : gridDay === serviceDate
+                    ? 'accepted'
+                    : 'OUTSIDE_SHIFT';
+          let verdict: string;
           try {
             decideHold(initialCapacity, { ...request, ownStart: false, timeLimits: true });
-            return true;
+            verdict = 'accepted';
           } catch (err) {
-            return (
-              err instanceof BusinessRuleError &&
-              ['OUTSIDE_SHIFT', 'TOO_LATE', 'TOO_FAR'].includes(err.reason as string)
-            );
+            if (!(err instanceof BusinessRuleError)) throw err;
+            verdict = err.reason as string;
           }
+          if (verdict !== expected)
+            throw new Error(`chosen: ${verdict}, expected ${expected} (grid day ${gridDay}, today ${today})`);
+          return true;
         },
       ),
       { numRuns: 500 },

@@ -81,7 +81,7 @@ export function evolveConnection(state: ConnectionState, event: RecordedEvent): 
 /** An active key id that holds no working token (decideAddToken retires it outside the cap). */
 export interface GoneKey {
   key_id: string;
-  reason: 'never_created' | 'key_revoked';
+  reason: 'never_created' | 'key_revoked' | 'revoked_by_client';
 }
 
 export interface AddToken {
@@ -109,7 +109,7 @@ export function refuseIfDisconnectedSince(state: ConnectionState, codeIssuedAt: 
  * `gone`: active key ids that hold no working token, as the handler found them in the keys' streams: an
  * exchange that died before creating the key (`never_created`, past KEY_CREATION_GRACE_MS), or a key
  * revoked outside the connection (`key_revoked`: the operator's `keys revoke`, or a replay that raced the
- * exchange). Retired as such, they do not count toward the cap, so a working token is not retired in
+ * exchange; `revoked_by_client`: the application's own revocation, between its two writes). Retired as such, they do not count toward the cap, so a working token is not retired in
  * their place. `codeIssuedAt`: the store position of the code's issue; a
  * code the manager consented to before the restaurant disconnected the application is refused (the
  * disconnection ends what was consented to until then: a code up to 5 minutes old would undo it).

@@ -87,7 +87,9 @@ export type ConnectionEvent =
         key_id: string;
         /**
          * never_created: its exchange died before the key was created; key_revoked: the key was revoked
-         * outside the connection (the operator's `keys revoke`) (commands/oauth/connections.ts).
+         * outside the connection (the operator's `keys revoke`) (commands/oauth/connections.ts);
+         * revoked_by_client: the application revoked it (RFC 7009), by its own removal or by an exchange
+         * run between its revocation of the key and that removal.
          */
         reason: 'token_cap' | 'revoked_by_client' | 'code_replayed' | 'never_created' | 'key_revoked';
         at: string;

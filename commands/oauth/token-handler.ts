@@ -102,8 +102,16 @@ async function keysGone(deps: WriteDeps, restaurantId: string, clientId: string,
   const pastGrace = new Set(possiblyDeadKeys(conn.state, now));
   const gone: GoneKey[] = [];
   for (const id of conn.state.active) {
-    const key = (await deps.events.readStream(apiKeyStream(id))).reduce(evolveApiKey, initialApiKey);
-    if (key.key && key.revoked) gone.push({ key_id: id, reason: 'key_revoked' });
+    const stream = await deps.events.readStream(apiKeyStream(id));
+    const key = stream.reduce(evolveApiKey, initialApiKey);
+    // The application's own revocation (RFC 7009) revokes the key, then removes it from the
+    // connection: an exchange between those two writes retires it as the client's, not as revoked
+    // outside the connection.
+    const byClient = stream.some(
+      (e) => e.type === 'ApiKeyRevoked' && (e.data as { reason?: unknown }).reason === CLIENT_REVOCATION,
+    );
+    if (key.key && key.revoked)
+      gone.push({ key_id: id, reason: byClient ? 'revoked_by_client' : 'key_revoked' });
     else if (!key.key && pastGrace.has(id)) gone.push({ key_id: id, reason: 'never_created' });
   }
   return gone;
@@ -310,6 +318,9 @@ export async function redeemCode(
   };
 }
 
+/** The reason an application's own revocation (RFC 7009) records on the key (ApiKeyRevoked). */
+export const CLIENT_REVOCATION = 'revoked by the application (RFC 7009)';
+
 /**
  * RFC 7009: revokes the token when it is an OAuth token of this client; anything else (unknown, already
  * revoked, another client's, a dashboard key) changes nothing and is not told apart.
@@ -324,7 +335,7 @@ export async function revokeClientToken(deps: WriteDeps, clientId: string, token
   if (!key.key || key.revoked || key.key.type !== 'OAUTH' || key.key.application?.id !== clientId)
     return { position: null };
   const restaurantId = key.key.restaurant_id;
-  const out = await revokeKeys(deps, [owner], 'revoked by the application (RFC 7009)', meta);
+  const out = await revokeKeys(deps, [owner], CLIENT_REVOCATION, meta);
   const conn = await runCommand<ConnectionState>(deps.events, {
     ...connectionCommand(deps, restaurantId, clientId, meta),
     decide: (s) =>

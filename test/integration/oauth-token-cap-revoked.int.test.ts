@@ -8,12 +8,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { apiKeyStream } from '../../commands/credentials/events';
+import { connectionStream } from '../../commands/oauth/events';
+import { revokeClientToken } from '../../commands/oauth/token-handler';
 import { createRestaurant } from '../../commands/restaurants/handler';
 import { API_KEYS, type ApiKeyDoc } from '../../projections/api-keys';
 import { loadConfig } from '../../src/config';
 import { operatorMeta } from '../../src/core/command-meta';
 import { createLogger } from '../../src/logger';
 import { registerModules } from '../../src/modules';
+import type { EventStore } from '../../src/ports/event-store';
 import { createRuntime, type Runtime } from '../../src/runtime';
 import { runCli } from '../helpers/cli-in-process';
 import { issueToken, registerTestApplication } from '../helpers/oauth-commands';
@@ -65,6 +69,41 @@ t(
     // The cap still holds for working tokens: another retires the oldest, and only it.
     const fifth = await redeem();
     assert.equal(await activeKeys(rt), [third, fourth, fifth].sort());
+  },
+);
+
+t(
+  "a token the application revokes, retired by an exchange between its two writes, is logged as the client's",
+  async ({ rt }) => {
+    const issued = await issueToken(rt, 'app_till', 'rest_a', ['CATALOG_READ']);
+    // RFC 7009: the key is revoked, then removed from the connection; an exchange runs in between.
+    let other: string | null = null;
+    const events = new Proxy(rt.events, {
+      get(target, prop, receiver) {
+        if (prop !== 'append') return Reflect.get(target, prop, receiver);
+        return async (...args: Parameters<EventStore['append']>) => {
+          const out = await target.append(...args);
+          const [stream, appended] = args;
+          if (
+            other === null &&
+            stream === apiKeyStream(issued.keyId) &&
+            appended.some((e) => e.type === 'ApiKeyRevoked')
+          )
+            other = (await issueToken(rt, 'app_till', 'rest_a', ['CATALOG_READ'])).keyId;
+          return out;
+        };
+      },
+    }) as EventStore;
+    await revokeClientToken({ events, clock: rt.clock }, 'app_till', issued.token, meta);
+    assert.ok(other, 'an exchange ran between the revocation and the removal');
+    const removed = (await rt.events.readStream(connectionStream('rest_a', 'app_till'))).filter(
+      (e) => e.type === 'OAuthTokenRemoved' && e.data.key_id === issued.keyId,
+    );
+    assert.equal(
+      removed.map((e) => e.data.reason),
+      ['revoked_by_client'],
+      'removed once, as the application revoked it',
+    );
   },
 );
 

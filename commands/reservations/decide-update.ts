@@ -230,10 +230,11 @@ const GUEST_TEXT = ['allergies', 'custom_message', 'metadata', 'cancellation_rea
  * it: projections/reservation-erasure.ts); nor the feedback, which stays with the customer it was
  * given under.
  */
-function withGuestText(r: ReservationSnapshot, diff: PatchDiff): PatchDiff {
+function withGuestText(r: ReservationSnapshot, diff: PatchDiff): PatchDiff & { restated?: string[] } {
   if (typeof diff.changes.customer_id !== 'string') return diff;
   const changes: Record<string, unknown> = { ...diff.changes };
   const previous: Record<string, unknown> = { ...diff.previous };
+  const restated: string[] = [];
   const current = r as unknown as Record<string, unknown>;
   for (const field of GUEST_TEXT) {
     const value = current[field];
@@ -241,8 +242,12 @@ function withGuestText(r: ReservationSnapshot, diff: PatchDiff): PatchDiff {
     if (typeof value === 'object' && Object.keys(value).length === 0) continue;
     changes[field] = value;
     previous[field] = value;
+    restated.push(field);
   }
-  return { changes, previous };
+  // Which fields are restated, by name (none: []): once a customer is erased, a restated value and
+  // a text the same PATCH set both read erased on both sides, and only this tells them apart
+  // (src/audit/changes.ts). Written on every change of customer since 2026-11-28.
+  return { changes, previous, restated };
 }
 
 export function decidePatch(
@@ -251,7 +256,7 @@ export function decidePatch(
   actor: ActorKind,
   at: string,
 ): NewEvent[] {
-  const { changes, previous } = withGuestText(r, checkPatch(r, patch));
+  const { changes, previous, restated } = withGuestText(r, checkPatch(r, patch));
   if (Object.keys(changes).length === 0) return [];
   return [
     {
@@ -263,6 +268,7 @@ export function decidePatch(
         changes,
         previous,
         actor_kind: actor,
+        ...(restated ? { restated } : {}),
       },
     },
   ];

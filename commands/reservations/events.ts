@@ -148,6 +148,11 @@ export type ReservationEvent =
         previous: Partial<ReservationSnapshot>;
         /** Added after the first contract: who changed it (POS for lock changes, SYSTEM for repairs). */
         actor_kind?: ActorKind;
+        /**
+         * On a change of customer (since 2026-11-28): the guest text fields restated as they were,
+         * taken along to the new customer (commands/reservations/decide-update.ts), not changed.
+         */
+        restated?: string[];
       };
     }
   | {

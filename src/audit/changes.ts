@@ -91,16 +91,22 @@ function fieldsChanged(
     // A value restated as it was (a reservation's guest text taken along to its new customer,
     // commands/reservations/decide-update.ts) is no change. Only a change of customer restates: in any
     // other event equal values are a change whose values were erased since (a customer erased: both
-    // read null), which still happened and is listed, its values erased.
+    // read null), which still happened and is listed, its values erased. A change of customer written
+    // since 2026-11-28 names the fields it restates (`restated`): only those are left out, so a text the
+    // same PATCH set, erased since with the new customer, is still listed. One written before says
+    // nothing: every field it holds equal on both sides is taken as restated.
+    const named = Array.isArray(data.restated) ? new Set(data.restated) : null;
     const restates = typeof data.changes.customer_id === 'string';
     const out: FieldChange[] = Object.entries(data.changes)
-      .filter(
-        ([field, to]) =>
-          !(restates && field in previous && JSON.stringify(previous[field]) === JSON.stringify(to)),
+      .filter(([field, to]) =>
+        named !== null
+          ? !named.has(field)
+          : !(restates && field in previous && JSON.stringify(previous[field]) === JSON.stringify(to)),
       )
       .map(([field, to]) => (field in previous ? { field, from: previous[field], to } : { field, to }));
     for (const [key, value] of Object.entries(data))
-      if (key !== 'changes' && key !== 'previous' && !skip(key, value)) out.push({ field: key, to: value });
+      if (key !== 'changes' && key !== 'previous' && key !== 'restated' && !skip(key, value))
+        out.push({ field: key, to: value });
     return out;
   }
   if ('from' in data && 'to' in data) {

@@ -156,6 +156,42 @@ test('a change whose values were erased since is still listed; only a change of 
   );
 });
 
+test('a change of customer that names what it restates leaves out only those fields', () => {
+  // One PATCH moved the reservation to c2 and set custom_message from nothing; allergies were taken
+  // along (restated). c2 was erased since: custom_message reads null on both sides, as allergies do.
+  const moved = (data: Record<string, unknown>) =>
+    changesOf(
+      {
+        type: 'ReservationUpdated',
+        data: {
+          reservation_id: 'r1',
+          changes: { customer_id: 'c2', custom_message: null, allergies: null },
+          previous: { customer_id: 'c1', custom_message: null, allergies: null },
+          erased: true,
+          ...data,
+        },
+      },
+      'r1',
+    );
+  assert.equal(moved({ restated: ['allergies'] }), [
+    { field: 'customer_id', from: 'c1', to: 'c2' },
+    { field: 'custom_message', from: null, to: null },
+    { field: 'erased', to: true },
+  ]);
+  // Nothing restated, said so: every field it holds was changed.
+  assert.equal(moved({ restated: [] }), [
+    { field: 'customer_id', from: 'c1', to: 'c2' },
+    { field: 'custom_message', from: null, to: null },
+    { field: 'allergies', from: null, to: null },
+    { field: 'erased', to: true },
+  ]);
+  // Written before the events named them: every field equal on both sides reads as restated.
+  assert.equal(moved({}), [
+    { field: 'customer_id', from: 'c1', to: 'c2' },
+    { field: 'erased', to: true },
+  ]);
+});
+
 test('contact fields are removed at any depth without RESERVATIONS_READ_SENSITIVE', () => {
   const changes = [
     { field: 'email', from: 'a@x.test', to: 'b@x.test' },

@@ -283,6 +283,21 @@ test('a patch changes only what differs, remembers the previous values, and send
   assert.equal(e?.data.previous, { custom_message: null, tags: [] });
 });
 
+test('a change of customer names the guest text it restates (src/audit/changes.ts leaves out only those)', () => {
+  const r = snapshot({}, { customer_id: 'cus_1', allergies: 'nuts', custom_message: null });
+  const [moved] = decidePatch(r, { customer_id: 'cus_2', custom_message: 'window seat' }, 'PARTNER', AT);
+  assert.equal(moved?.data.changes, {
+    customer_id: 'cus_2',
+    custom_message: 'window seat',
+    allergies: 'nuts',
+  });
+  assert.equal(moved?.data.restated, ['allergies']);
+  const [alone] = decidePatch(r, { customer_id: 'cus_2', allergies: 'nuts and shellfish' }, 'PARTNER', AT);
+  assert.equal(alone?.data.restated, []);
+  const [kept] = decidePatch(r, { custom_message: 'window seat' }, 'PARTNER', AT);
+  assert.not.ok(kept && 'restated' in kept.data, 'only a change of customer restates');
+});
+
 test('a POS lock refuses a change of a locked field (409 naming it) but not an unchanged value', () => {
   const r = snapshot({}, { locked_fields: ['party_size', 'customer', 'start_at'] });
   const seating = { ...input().seating, party_size: 4 };

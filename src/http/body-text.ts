@@ -4,6 +4,10 @@
 // another charset is refused (415) before it is read, and one whose decoded text holds U+FFFD is
 // checked against the bytes that arrived (400 when they are not UTF-8). The bytes are only kept
 // references to the chunks the parser reads anyway, and only looked at when the text holds U+FFFD.
+// A form body (the pages' forms, the OAuth endpoints) follows the same rules, and its %-escapes too:
+// the form parser (qs) keeps a value whose escapes are not UTF-8 as the escaped text itself, every
+// escape of it ("Caf%E9", "50%25%zz" for "50%" and a broken "%zz"), so a manager's API key or endpoint
+// description was stored as percent codes behind a 303.
 import type { IncomingMessage } from 'node:http';
 import type { Context } from 'koa';
 import { ApiError } from '../core/errors';
@@ -11,9 +15,11 @@ import { ApiError } from '../core/errors';
 /** UTF-8, or US-ASCII, whose bytes are UTF-8 already (a byte past 127 is then checked as UTF-8). */
 const UTF8 = /^(utf-?8|us-ascii|ascii)$/i;
 
-/** 415 when a JSON body declares a charset other than UTF-8 (checked before anything is read). */
+const TEXT_BODIES = ['application/json', 'application/x-www-form-urlencoded'];
+
+/** 415 when a JSON or form body declares a charset other than UTF-8 (checked before anything is read). */
 export function refuseForeignCharset(ctx: Context): void {
-  if (!ctx.is('application/json')) return;
+  if (!ctx.is(TEXT_BODIES)) return;
   const charset = ctx.request.charset;
   if (charset && !UTF8.test(charset))
     throw new ApiError(415, 'VALIDATION_ERROR', 'Unsupported charset; send the body as UTF-8');
@@ -25,7 +31,7 @@ export function refuseForeignCharset(ctx: Context): void {
  * not its text's, so none are kept (its replacement characters cannot be told from sent ones).
  */
 export function keepBodyChunks(ctx: Context): Buffer[] | null {
-  if (!ctx.is('application/json')) return null;
+  if (!ctx.is(TEXT_BODIES)) return null;
   const encoding = ctx.get('content-encoding');
   if (encoding && encoding.toLowerCase() !== 'identity') return null;
   const req: IncomingMessage = ctx.req;
@@ -51,5 +57,31 @@ export function refuseReplacedBytes(text: unknown, chunks: Buffer[] | null): voi
     throw new ApiError(400, 'VALIDATION_ERROR', 'The request body is not valid UTF-8', {
       issues: [{ path: '', code: 'invalid_encoding', message: 'The body must be UTF-8 text' }],
     });
+  }
+}
+
+/**
+ * 400 when a form body (`application/x-www-form-urlencoded`, as received) holds a %-escape that is
+ * malformed (`%zz`, a lone `%`) or spells bytes that are not UTF-8 (`%E9`, a surrogate's `%ED%A0%80`):
+ * the form parser would keep such a name or value as its escaped text, silently.
+ */
+export function refuseMalformedEscapes(text: unknown): void {
+  if (typeof text !== 'string' || !text.includes('%')) return;
+  for (const part of text.split(/[&=]/)) {
+    if (!part.includes('%')) continue;
+    try {
+      decodeURIComponent(part);
+    } catch {
+      throw new ApiError(400, 'VALIDATION_ERROR', 'The form body is not valid UTF-8', {
+        issues: [
+          {
+            path: '',
+            code: 'invalid_encoding',
+            message:
+              'The form holds a %-escape that is malformed or not UTF-8 (each % must start %XX, and the bytes must be UTF-8 text)',
+          },
+        ],
+      });
+    }
   }
 }

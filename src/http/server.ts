@@ -9,7 +9,7 @@ import type { Runtime } from '../runtime';
 import { renderPageError } from '../web/respond';
 import { authenticate } from './auth';
 import { bodyParseError, guardBody, refuseRepeatedMembers } from './body-guard';
-import { keepBodyChunks, refuseForeignCharset, refuseReplacedBytes } from './body-text';
+import { keepBodyChunks, refuseForeignCharset, refuseMalformedEscapes, refuseReplacedBytes } from './body-text';
 import { sendError } from './envelope';
 import { noteCredentialUse } from './key-usage';
 import { addWindowIssues, checkWindows, refuseUnknownParameters } from './query-rules';
@@ -299,6 +299,7 @@ async function handle(
     const contentType = ctx.get('content-type');
     const isJson = Boolean(ctx.is('application/json'));
     const isForm = Boolean(route.absolute && ctx.is('application/x-www-form-urlencoded'));
+    if (isForm) refuseMalformedEscapes(ctx.request.rawBody);
     if ((contentType || hasBody) && hasBody && !isJson && !isForm)
       throw new ApiError(
         415,

@@ -380,4 +380,52 @@ t('a page link with parameters of its own (a mail’s utm_source) opens the page
   );
 });
 
+t(
+  'a form whose text is not UTF-8 (a %-escape of Latin-1 or a broken one, raw Latin-1 bytes, another charset) is refused, nothing stored',
+  async ({ b, svc }) => {
+    const page = await b.get('/dashboard/api-keys?restaurant=rest_demo');
+    const fields = new URLSearchParams({
+      ...formFields(page.text, '/dashboard/api-keys/create'),
+      scopes: 'CATALOG_READ',
+    });
+    const cookie = [...b.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    const send = (name: Buffer, type = 'application/x-www-form-urlencoded') =>
+      fetch(`${svc.url}/dashboard/api-keys/create`, {
+        method: 'POST',
+        headers: { cookie, 'content-type': type },
+        body: Buffer.concat([Buffer.from(`${fields}&name=`), name]),
+        redirect: 'manual',
+      });
+    const cases: [string, Buffer, string?][] = [
+      // The parser kept these as the escaped text itself: a key named "Caf%E9".
+      ['Latin-1 escape', Buffer.from('Enc1 Caf%E9')],
+      ['half a surrogate pair', Buffer.from('Enc2 %ED%A0%80')],
+      // "%25" is "%", but a broken escape beside it left the whole value undecoded: "50%25%zz".
+      ['a broken escape', Buffer.from('Enc3 50%25%zz')],
+      // Raw bytes that are not UTF-8 were read as U+FFFD.
+      ['raw Latin-1', Buffer.from([0x45, 0x6e, 0x63, 0x34, 0x20, 0x43, 0x61, 0x66, 0xe9])],
+      [
+        'a declared Latin-1 charset',
+        Buffer.from('Enc5 Caf%E9'),
+        'application/x-www-form-urlencoded; charset=ISO-8859-1',
+      ],
+    ];
+    for (const [what, name, type] of cases) {
+      const res = await send(name, type);
+      const html = await res.text();
+      assert.is(res.status, type ? 415 : 400, `${what}: ${res.status} ${html.slice(0, 300)}`);
+      assert.match(html, /not valid UTF-8|send the body as UTF-8/, what);
+    }
+    const list = (await b.get('/dashboard/api-keys?restaurant=rest_demo')).text;
+    assert.not.match(list, /Enc\d/, 'no key made');
+    // UTF-8 text, its escapes and a declared UTF-8 charset are taken as written.
+    const ok = await send(
+      Buffer.from('Caf%C3%A9 %EF%BF%BD 100%25'),
+      'application/x-www-form-urlencoded; charset=UTF-8',
+    );
+    assert.is(ok.status, 303);
+    assert.match((await b.get('/dashboard/api-keys?restaurant=rest_demo')).text, /Café \uFFFD 100%/);
+  },
+);
+
 t.run();

@@ -185,6 +185,22 @@ t('request errors: grant type, missing and repeated parameters, an unreadable bo
   assert.equal([plain.status, refused.error], [400, 'invalid_request']);
   // The endpoint takes a form first (RFC 6749): the answer names it, not JSON alone.
   assert.match(refused.error_description, /application\/x-www-form-urlencoded/);
+  // A form whose %-escapes are not UTF-8 (the parser kept "%E9" as those three characters) or that
+  // declares another charset: invalid_request, said as such (it read as an unknown code: invalid_grant).
+  for (const [type, code] of [
+    ['application/x-www-form-urlencoded', `${c.code}%E9`],
+    ['application/x-www-form-urlencoded', `${c.code}%zz`],
+    ['application/x-www-form-urlencoded; charset=ISO-8859-1', c.code],
+  ]) {
+    const res = await fetch(`${svc.url}/api/oauth/token`, {
+      method: 'POST',
+      headers: { authorization: basic('app_demo', SECRETS.app_demo), 'content-type': type as string },
+      body: `grant_type=authorization_code&code=${code}&redirect_uri=${encodeURIComponent(CALLBACK)}&code_verifier=${c.verifier}`,
+    });
+    const answer = (await res.json()) as { error: string; error_description: string };
+    assert.equal([res.status, answer.error], [400, 'invalid_request'], `${type} ${code}`);
+    assert.match(answer.error_description, /UTF-8/);
+  }
   assert.is((await exchange(svc, c)).status, 200, 'the code is still good');
 });
 

@@ -65,7 +65,7 @@ export function refuseReplacedBytes(text: unknown, chunks: Buffer[] | null): voi
  * malformed (`%zz`, a lone `%`) or spells bytes that are not UTF-8 (`%E9`, a surrogate's `%ED%A0%80`):
  * the form parser would keep such a name or value as its escaped text, silently.
  */
-export function refuseMalformedEscapes(text: unknown): void {
+export function refuseMalformedFormEscapes(text: unknown): void {
   if (typeof text !== 'string' || !text.includes('%')) return;
   for (const part of text.split(/[&=]/)) {
     if (!part.includes('%')) continue;

@@ -17,6 +17,12 @@ export const INPUT_RULES: readonly { mistake: string; answer: string }[] = [
     answer:
       '400 VALIDATION_ERROR, issue `duplicate_property` on the property’s dotted path or the parameter’s name; never read as its last value',
   },
+  {
+    mistake:
+      'A query parameter whose %-escapes are malformed (`%zz`, a lone `%`) or spell bytes that are not UTF-8 (`%E9`)',
+    answer:
+      '400 VALIDATION_ERROR, issue `invalid_encoding` on it; never read as U+FFFD or as its escaped text (a `%` itself is `%25`)',
+  },
   { mistake: 'A required field missing', answer: '400 VALIDATION_ERROR, issue `required`' },
   {
     mistake: 'A value of the wrong type (a string for an integer, an object for a string…)',

@@ -1,6 +1,7 @@
 // Two of the rules every route follows for its query string (the table is in src/http/input-rules.ts):
 // a parameter the route does not declare is refused, never ignored, and a window whose upper bound comes
 // before its lower bound is refused, never answered with an empty result.
+import { unescape } from 'node:querystring';
 import { type Issue, validationError } from '../core/errors';
 import type { AnyRoute, Window } from './route';
 
@@ -30,6 +31,39 @@ export function refuseUnknownParameters(route: AnyRoute, query: Record<string, u
         ? `${name} is not a parameter of this operation (it takes ${[...known].join(', ')})`
         : `${name} is not a parameter of this operation (it takes none)`,
     });
+  }
+  if (issues) throw validationError(issues, 'The query string is invalid');
+}
+
+/**
+ * 400 `invalid_encoding` on each parameter whose name or value holds a %-escape that is malformed
+ * (`%zz`, a lone `%`) or spells bytes that are not UTF-8 (`%E9`, a surrogate's `%ED%A0%80`): the query
+ * parser reads such bytes as U+FFFD and keeps a malformed escape as text, so `external_id=Caf%E9`
+ * filtered on "Caf\uFFFD" and answered an empty list. A route with an open query (a page's link may
+ * carry parameters of its own) is held to it for the parameters it declares only.
+ */
+export function refuseMalformedEscapes(route: AnyRoute, querystring: string): void {
+  if (!querystring.includes('%')) return;
+  let issues: Issue[] | null = null;
+  const known = parametersOf(route);
+  for (const part of querystring.split('&')) {
+    if (!part.includes('%')) continue;
+    const at = part.indexOf('=');
+    const rawName = at < 0 ? part : part.slice(0, at);
+    const name = unescape(rawName.replace(/\+/g, ' '));
+    if (route.openQuery && !known.has(name)) continue;
+    try {
+      decodeURIComponent(rawName);
+      if (at >= 0) decodeURIComponent(part.slice(at + 1));
+    } catch {
+      issues ??= [];
+      if (issues.some((i) => i.path === name)) continue;
+      issues.push({
+        path: name,
+        code: 'invalid_encoding',
+        message: `${name} holds a %-escape that is malformed or not UTF-8: send each character as the %XX escapes of its UTF-8 bytes (a % itself as %25)`,
+      });
+    }
   }
   if (issues) throw validationError(issues, 'The query string is invalid');
 }

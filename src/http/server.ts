@@ -9,10 +9,20 @@ import type { Runtime } from '../runtime';
 import { renderPageError } from '../web/respond';
 import { authenticate } from './auth';
 import { bodyParseError, guardBody, refuseRepeatedMembers } from './body-guard';
-import { keepBodyChunks, refuseForeignCharset, refuseMalformedEscapes, refuseReplacedBytes } from './body-text';
+import {
+  keepBodyChunks,
+  refuseForeignCharset,
+  refuseMalformedFormEscapes,
+  refuseReplacedBytes,
+} from './body-text';
 import { sendError } from './envelope';
 import { noteCredentialUse } from './key-usage';
-import { addWindowIssues, checkWindows, refuseUnknownParameters } from './query-rules';
+import {
+  addWindowIssues,
+  checkWindows,
+  refuseMalformedEscapes,
+  refuseUnknownParameters,
+} from './query-rules';
 import { createLimiter, guessingKey, rateLimitError, rateLimitKey, setBudgetHeaders } from './rate-limit';
 import { checkReferences } from './references';
 import { newRequestId, REQUEST_ID_PATTERN } from './request-id';
@@ -274,6 +284,7 @@ async function handle(
   const params = route.params ? validateInput(pathParams, route.params, 'path') : NO_INPUT;
   const rawQuery = ctx.querystring ? ctx.query : NO_INPUT;
   if (rawQuery !== NO_INPUT && !route.openQuery) refuseUnknownParameters(route, rawQuery);
+  if (rawQuery !== NO_INPUT) refuseMalformedEscapes(route, ctx.querystring);
   let query: unknown = NO_INPUT;
   try {
     if (route.query) query = validateInput({ ...rawQuery }, route.query, 'query');
@@ -299,7 +310,7 @@ async function handle(
     const contentType = ctx.get('content-type');
     const isJson = Boolean(ctx.is('application/json'));
     const isForm = Boolean(route.absolute && ctx.is('application/x-www-form-urlencoded'));
-    if (isForm) refuseMalformedEscapes(ctx.request.rawBody);
+    if (isForm) refuseMalformedFormEscapes(ctx.request.rawBody);
     if ((contentType || hasBody) && hasBody && !isJson && !isForm)
       throw new ApiError(
         415,

@@ -48,8 +48,16 @@ const single = (q: RawQuery, name: string): string | undefined | 'repeated' => {
   return v;
 };
 
-/** Applications are looked up by the caller; `app` is the state of the stream `client_id` names. */
-export function checkAuthorizeRequest(q: RawQuery, app: ApplicationState | null): AuthorizeOutcome {
+/**
+ * Applications are looked up by the caller; `app` is the state of the stream `client_id` names.
+ * `notText` names the parameters whose %-escapes are malformed or not UTF-8 (`state=%E9`): the query
+ * parser reads them as U+FFFD, so such a state could not be returned as it was sent (RFC 6749 §4.1.2).
+ */
+export function checkAuthorizeRequest(
+  q: RawQuery,
+  app: ApplicationState | null,
+  notText: readonly string[] = [],
+): AuthorizeOutcome {
   const clientId = single(q, 'client_id');
   if (clientId === undefined || clientId === '')
     return { kind: 'show', message: 'The application did not say who it is (client_id is missing).' };
@@ -72,6 +80,13 @@ export function checkAuthorizeRequest(q: RawQuery, app: ApplicationState | null)
         'The address the application asked to send you back to is not one it registered, so you are not sent there.',
     };
 
+  // Not redirected: the client could not recognise its own state, and the error would say nothing to it.
+  if (notText.includes('state'))
+    return {
+      kind: 'show',
+      message:
+        'The application sent a state that is not text (a %-escape that is malformed or not UTF-8), so it cannot be sent back as it came: the application must encode it as UTF-8.',
+    };
   const stateRaw = single(q, 'state');
   const state = typeof stateRaw === 'string' && stateRaw !== 'repeated' ? stateRaw : null;
   const refuse = (
@@ -85,6 +100,12 @@ export function checkAuthorizeRequest(q: RawQuery, app: ApplicationState | null)
     .filter(([k, v]) => Array.isArray(v) && AUTHORIZE_PARAMETERS.includes(k))
     .map(([k]) => k);
   if (repeated.length) return refuse('invalid_request', `repeated parameter: ${repeated.sort().join(', ')}`);
+  const garbled = AUTHORIZE_PARAMETERS.filter((k) => notText.includes(k));
+  if (garbled.length)
+    return refuse(
+      'invalid_request',
+      `${garbled.join(', ')}: a %-escape that is malformed or not UTF-8 (encode the value as UTF-8)`,
+    );
   const responseType = q.response_type as string | undefined;
   if (!responseType) return refuse('invalid_request', 'response_type is required');
   if (responseType !== 'code')

@@ -12,6 +12,7 @@ import {
   formFields,
   oauthBootstrap,
   PASSWORD,
+  pageText,
   pkce,
   signIn,
 } from '../helpers/oauth';
@@ -82,6 +83,13 @@ t('other errors go back to the application with error, error_description, state 
     [authorizeQuery({ scope: ' ' }), 'invalid_scope'],
     [`${authorizeQuery()}&scope=CATALOG_READ`, 'invalid_request'],
     [authorizeQuery({ restaurant_hint: 'x'.repeat(65) }), 'invalid_request'],
+    // %-escapes that are not UTF-8 (Latin-1, a broken one): read as U+FFFD, the request went on with
+    // a value nobody sent (a hint naming no restaurant, a scope list that was not the one asked).
+    [`${authorizeQuery({ restaurant_hint: undefined })}&restaurant_hint=caf%E9`, 'invalid_request'],
+    [
+      authorizeQuery({ scope: 'CATALOG_READ' }).replace('scope=CATALOG_READ', 'scope=CATALOG_READ%zz'),
+      'invalid_request',
+    ],
   ];
   for (const [query, error] of cases) {
     const res = await b.get(`/oauth/authorize?${query}`);
@@ -100,6 +108,14 @@ t('other errors go back to the application with error, error_description, state 
   const oddUrl = new URL(odd.location as string);
   assert.is(oddUrl.searchParams.get('error'), 'invalid_scope');
   assert.is(oddUrl.searchParams.get('error_description'), "unknown scope: 'N?PE/");
+  // A state that is not UTF-8 text could not be returned as sent (it went back as U+FFFD, which the
+  // application would not recognise): said on the page, not redirected.
+  for (const state of ['st%E9', 'st%ED%A0%80', '50%']) {
+    const res = await b.get(`/oauth/authorize?${authorizeQuery().replace('state=st-123', `state=${state}`)}`);
+    assert.is(res.status, 400, state);
+    assert.is(res.location, null, state);
+    assert.match(pageText(res.text), /sent a state that is not text/, state);
+  }
   // No state: the error still goes back, without one.
   const noState = await b.get(`/oauth/authorize?${authorizeQuery({ state: '' })}`);
   assert.is(new URL(noState.location as string).searchParams.get('error'), 'invalid_request');

@@ -55,6 +55,23 @@ function queryOf(qs: string): RawQuery {
   return out;
 }
 
+/** The parameters whose name or value holds a %-escape that is malformed or not UTF-8 (`state=%E9`). */
+function notTextIn(qs: string): string[] {
+  const out: string[] = [];
+  if (!qs.includes('%')) return out;
+  for (const part of qs.split('&')) {
+    if (!part.includes('%')) continue;
+    const at = part.indexOf('=');
+    try {
+      decodeURIComponent(part.replace(/\+/g, ' '));
+    } catch {
+      const [name = ''] = new URLSearchParams(at < 0 ? part : part.slice(0, at)).keys();
+      out.push(name);
+    }
+  }
+  return out;
+}
+
 type Checked =
   | { done: RouteResult }
   | { done?: undefined; app: ApplicationState; request: AuthorizationRequest; query: string };
@@ -65,7 +82,7 @@ async function check(rt: Runtime, qs: string): Promise<Checked> {
   const clientId =
     typeof q.client_id === 'string' && CLIENT_ID_PATTERN.test(q.client_id) ? q.client_id : null;
   const app = clientId ? await loadApplication(rt, clientId) : null;
-  const outcome = checkAuthorizeRequest(q, app);
+  const outcome = checkAuthorizeRequest(q, app, notTextIn(qs));
   if (outcome.kind === 'show')
     return {
       done: page(messagePage({ title: 'This connection cannot be made', message: outcome.message }), {}, 400),

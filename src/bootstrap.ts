@@ -18,6 +18,7 @@ import type { CommandMeta } from './core/command-meta';
 import { ApiError, type Issue } from './core/errors';
 import { sha256 } from './core/ids';
 import type { WriteDeps } from './core/write-deps';
+import { parseJsonDocument } from './http/body-guard';
 import { anyJson, arr, bool, type Infer, int, nullable, obj, optional, str } from './http/schema';
 import { validateInput } from './http/validate';
 import type { EventStore } from './ports/event-store';
@@ -100,9 +101,14 @@ export interface BootstrapReport {
 export function readBootstrapFile(path: string): BootstrapFile {
   let raw: unknown;
   try {
-    raw = JSON.parse(readFileSync(path, 'utf8'));
+    raw = parseJsonDocument(readFileSync(path, 'utf8'));
   } catch (err) {
-    throw new Error(`BOOTSTRAP_FILE ${path} is not readable JSON: ${(err as Error).message}`);
+    const why = (err as Error).message;
+    throw new Error(
+      err instanceof SyntaxError || (err as NodeJS.ErrnoException).code
+        ? `BOOTSTRAP_FILE ${path} is not readable JSON: ${why}`
+        : `BOOTSTRAP_FILE ${path} is invalid: ${why}`,
+    );
   }
   try {
     return validateInput(raw, bootstrapSchema, 'body');

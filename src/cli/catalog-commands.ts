@@ -6,6 +6,7 @@ import { applyCatalog, loadCatalog } from '../../commands/catalog/handler';
 import { CATALOG_KINDS, type CatalogKind } from '../../commands/catalog/types';
 import { loadRestaurant, updateRestaurant } from '../../commands/restaurants/handler';
 import { operatorMeta } from '../core/command-meta';
+import { parseJsonDocument } from '../http/body-guard';
 import { boolFlag, CliUsageError, optionalFlag, registerCliCommand } from './registry';
 import { restaurantFlag } from './restaurant-flag';
 
@@ -15,9 +16,14 @@ const meta = operatorMeta('cli');
 export function readCatalogFile(path: string): { config: CatalogConfig; features?: string[] } {
   let raw: unknown;
   try {
-    raw = JSON.parse(readFileSync(path, 'utf8'));
+    raw = parseJsonDocument(readFileSync(path, 'utf8'));
   } catch (err) {
-    throw new CliUsageError(`${path} is not readable JSON: ${(err as Error).message}`);
+    const why = (err as Error).message;
+    throw new CliUsageError(
+      err instanceof SyntaxError || (err as NodeJS.ErrnoException).code
+        ? `${path} is not readable JSON: ${why}`
+        : `${path} cannot be applied: ${why}`,
+    );
   }
   if (!raw || typeof raw !== 'object' || Array.isArray(raw))
     throw new CliUsageError(`${path} must hold a JSON object of catalog sections`);

@@ -132,6 +132,34 @@ export function refuseRepeatedMembers(text: unknown): void {
   if (path !== null) throw validationError([givenTwice(path)], 'The request body is invalid');
 }
 
+/**
+ * An operator's JSON document (`catalog apply`'s file, BOOTSTRAP_FILE) read by the rules a partner's
+ * body is: no name given twice in one object (JSON.parse kept the last of `"max_pax":2,"max_pax":20`
+ * without a word, where the partner API refuses it), no prototype keys, no half of a surrogate pair, at
+ * most 32 levels (so that scanner's recursion stays bounded); its size is the file's own business.
+ * Throws a SyntaxError for text that is not JSON and an Error saying where for a broken rule; a value
+ * that is not an object is returned for the caller to refuse in its words.
+ */
+export function parseJsonDocument(text: string): unknown {
+  const value: unknown = JSON.parse(text);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+  const issue = checkBody(value, DOCUMENT_LIMITS);
+  if (issue) throw new Error(issue.message);
+  const twice = repeatedMemberPath(text);
+  if (twice !== null)
+    throw new Error(
+      `${twice === '' ? 'the name ""' : twice} is given more than once in one object (JSON would keep its last value only)${GIVEN_ONCE}`,
+    );
+  return value;
+}
+
+const DOCUMENT_LIMITS: Readonly<BodyLimits> = Object.freeze({
+  depth: BODY_LIMITS.depth,
+  arrayItems: Number.POSITIVE_INFINITY,
+  objectKeys: Number.POSITIVE_INFINITY,
+  stringChars: Number.POSITIVE_INFINITY,
+});
+
 // String.prototype.isWellFormed (ES2024, in Node 20; not in this project's TypeScript lib).
 const wellFormed = (text: string): boolean => (text as unknown as { isWellFormed(): boolean }).isWellFormed();
 

@@ -1,7 +1,7 @@
 // DESIGN.md §3's own bootstrap example (copied verbatim into test/fixtures/design-bootstrap.json):
 // the report counts every event it appended, names every section it did not apply, and a second
 // application appends nothing.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -217,5 +217,22 @@ t('a file refused by any section, or by a later restaurant or key, appends nothi
   assert.ok(ok.appended > 0);
   assert.is((await applyBootstrap(rt, withEndpoint, operatorMeta('bootstrap'))).appended, 0);
 });
+
+t(
+  'a file that gives a name twice in one object is refused, saying where, not read as its last value',
+  ({ dir }) => {
+    // The DESIGN.md example with its first restaurant's name given a second time.
+    const text = readFileSync(DESIGN_EXAMPLE, 'utf8').replace('"name":', '"name": "First", "name":');
+    assert.ok(text.includes('"name": "First"'), 'the example has a name to repeat');
+    const file = join(dir, 'twice.json');
+    writeFileSync(file, text);
+    assert.throws(
+      () => readBootstrapFile(file),
+      /BOOTSTRAP_FILE \S+ is invalid: restaurants\.0\.name is given more than once/,
+    );
+    writeFileSync(file, '{"restaurants":[],"__proto__":{"x":1}}');
+    assert.throws(() => readBootstrapFile(file), /__proto__ is not allowed/);
+  },
+);
 
 t.run();

@@ -144,4 +144,34 @@ t('usage errors and invalid items are reported, nothing is applied', async ({ rt
   assert.instance(noFlag, CliUsageError);
 });
 
+t(
+  'a file that gives a name twice in one object, a prototype key or nests past 32 levels is refused, nothing applied',
+  async ({ rt, dir }) => {
+    const file = join(dir, 'twice.json');
+    const before = await run(rt, 'catalog show', { restaurant: 'rest_cli', section: 'tables' });
+    const cases: [string, RegExp][] = [
+      // JSON.parse kept the last value: a table of 20 seats applied where the file also said 2.
+      [
+        '{"tables":[{"id":"tbl_twice","name":"T","room_id":null,"min_pax":1,"max_pax":2,"max_pax":20}]}',
+        /tables\.0\.max_pax is given more than once/,
+      ],
+      [
+        '{"tables":[],"tables":[{"id":"tbl_twice","name":"T"}]}',
+        /^\S+ cannot be applied: tables is given more than once/,
+      ],
+      ['{"__proto__":{"x":1},"tables":[]}', /__proto__ is not allowed/],
+      [`{"rooms":${'['.repeat(40)}${']'.repeat(40)}}`, /nests deeper than 32 levels/],
+    ];
+    for (const [text, why] of cases) {
+      writeFileSync(file, text);
+      const refused = await run(rt, 'catalog apply', { restaurant: 'rest_cli' }, [file]).catch(
+        (e: unknown) => e,
+      );
+      assert.instance(refused, CliUsageError, text.slice(0, 80));
+      assert.match((refused as Error).message, why, text.slice(0, 80));
+    }
+    assert.equal(await run(rt, 'catalog show', { restaurant: 'rest_cli', section: 'tables' }), before);
+  },
+);
+
 t.run();

@@ -25,6 +25,7 @@ try {
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   for (const f of report.failures.slice(0, 20)) console.log(`FAIL ${f.why}\n     ${f.request}`);
   console.log(`statuses: ${JSON.stringify(report.statuses)}`);
+  console.log(`signed page requests past sign-in: ${report.signedPast}`);
   console.log(`sent ${report.sent}, failed ${report.failed} (${seconds} s, seed ${seed})`);
   if (report.failed > 0) code = 1;
   try {

@@ -30,6 +30,8 @@ t(
     // The run reached the routes, not only the error paths.
     assert.ok((report.statuses[200] ?? 0) + (report.statuses[201] ?? 0) > 0, JSON.stringify(report.statuses));
     assert.ok((report.statuses[400] ?? 0) > 0);
+    // The pages were reached as the signed-in manager, not only their sign-in redirect.
+    assert.ok(report.signedPast > 50, `${report.signedPast} signed page requests got past sign-in`);
   },
 );
 

@@ -3,12 +3,40 @@
 // service still answers a normal write and read correctly.
 import * as assert from 'uvu/assert';
 import { allRoutes } from '../../src/http/routes/index';
-import { type FuzzReport, generate, runFuzz } from './fuzz';
+import { type FuzzOptions, type FuzzReport, generate, runFuzz } from './fuzz';
+import { Browser, formFields, signIn } from './oauth';
 import { OpenApiChecker, publishedDocument } from './openapi';
-import { DINNER, type ReservationService, startReservationService, TOKENS } from './reservations';
+import {
+  DINNER,
+  type ReservationService,
+  reservationBootstrap,
+  startReservationService,
+  TOKENS,
+} from './reservations';
+
+/** The manager the fuzzer signs in as (the pages' requests carry their session). */
+const MANAGER = { email: 'fuzz-manager@demo.test', password: 'fuzz manager password 0123' };
 
 export async function startFuzzTarget(): Promise<ReservationService> {
-  return startReservationService();
+  return startReservationService({
+    bootstrap: {
+      ...reservationBootstrap(),
+      users: [{ ...MANAGER, restaurants: [{ id: 'rest_demo', manage_integrations: true }] }],
+    },
+  });
+}
+
+/** A session signed in as the manager, through the sign-in page as a browser does. */
+async function managerSession(svc: ReservationService): Promise<NonNullable<FuzzOptions['session']>> {
+  const b = new Browser(svc.url);
+  const first = await b.get('/dashboard?restaurant=rest_demo');
+  const accepted = await signIn(b, await b.get(first.location as string), MANAGER.email, MANAGER.password);
+  assert.is(accepted.status, 303, 'the fuzzer signs in');
+  const page = await b.get('/dashboard/api-keys?restaurant=rest_demo');
+  const csrf = formFields(page.text, '/dashboard/api-keys/create').csrf_token;
+  assert.ok(csrf, 'the dashboard form carries a CSRF token');
+  const cookie = [...b.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  return { cookie, csrf: csrf as string, restaurant: 'rest_demo' };
 }
 
 export async function fuzzService(
@@ -18,7 +46,12 @@ export async function fuzzService(
   onProgress?: (done: number) => void,
 ): Promise<FuzzReport> {
   const routes = allRoutes(svc.rt);
-  const requests = generate({ routes, tokens: { full: TOKENS.full, other: TOKENS.other } }, count, seed);
+  const session = await managerSession(svc);
+  const requests = generate(
+    { routes, tokens: { full: TOKENS.full, other: TOKENS.other }, session },
+    count,
+    seed,
+  );
   const checker = new OpenApiChecker(await publishedDocument(svc.rt));
   const port = Number(new URL(svc.url).port);
   return runFuzz(port, requests, checker, 4, onProgress);

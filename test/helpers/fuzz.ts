@@ -33,6 +33,8 @@ export interface FuzzRequest {
    * before the route runs (404, 405) is still the envelope.
    */
   ownErrors?: 'oauth' | 'html';
+  /** Sent with the signed-in manager's session (FuzzOptions.session). */
+  signed?: boolean;
 }
 
 export interface RawResponse {
@@ -47,6 +49,13 @@ export interface FuzzOptions {
   routes: AnyRoute[];
   /** A token holding every scope, and one of another restaurant. */
   tokens: { full: string; other: string };
+  /**
+   * A signed-in manager's session (its Cookie header and CSRF token) and the restaurant they manage:
+   * the pages' requests carry it most of the time, and a form body that is a JSON object gets its
+   * `csrf_token` (and `restaurant_id`), so the dashboard's handlers are reached, not only its sign-in
+   * redirect. Sign-out is never sent signed (the session would end mid-run).
+   */
+  session?: { cookie: string; csrf: string; restaurant: string };
 }
 
 const ERROR_CODES = new Set([
@@ -411,6 +420,9 @@ function requestFor({ route, template }: Shape, o: FuzzOptions): fc.Arbitrary<Fu
       oddity,
       contentType: contentTypes,
       method: fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'),
+      // A page's request as the signed-in manager (most of the time), its form sent form-encoded or not.
+      signed: fc.constantFrom(true, true, true, false),
+      formEncoded: fc.boolean(),
     })
     .map((g) => {
       let path = template;
@@ -442,9 +454,28 @@ function requestFor({ route, template }: Shape, o: FuzzOptions): fc.Arbitrary<Fu
           headers.push(['authorization', 'Bearer nope']);
           break;
       }
+      const page = route.renderError !== undefined && !route.ownErrors;
+      const session = o.session && page && g.signed && !path.startsWith('/sign-out') ? o.session : null;
+      let formBody: string | null = null;
+      if (session) {
+        headers.push(['cookie', session.cookie]);
+        const fields = bodyText === null ? null : signedFields(bodyText, session);
+        if (fields) {
+          try {
+            bodyText = JSON.stringify(fields);
+            if (g.formEncoded) formBody = formEncode(fields);
+          } catch {
+            // Nested past what JSON.stringify recurses through: sent as drawn, unsigned.
+          }
+        }
+      }
       if (g.oddity === 'form') {
         setHeader(headers, 'content-type', 'application/x-www-form-urlencoded');
         bodyText = bodyText ?? '__proto__[polluted]=1&a=1&a=2';
+      }
+      if (formBody !== null && g.oddity === 'none') {
+        setHeader(headers, 'content-type', 'application/x-www-form-urlencoded');
+        bodyText = formBody;
       }
       let bytes = bodyText === null ? null : Buffer.from(bodyText, 'utf8');
       if (bytes && g.oddity === 'latin1') bytes = Buffer.from(bodyText as string, 'latin1');
@@ -464,7 +495,7 @@ function requestFor({ route, template }: Shape, o: FuzzOptions): fc.Arbitrary<Fu
         method === route.method &&
         ['none', 'content-type', 'request-id', 'gzip', 'latin1', 'invalid-utf8', 'form'].includes(g.oddity);
       return {
-        label: `${g.oddity} ${method} ${target.slice(0, 300)} ${bodyText === null ? '' : bodyText.slice(0, 300)}`,
+        label: `${g.oddity}${session ? ' signed' : ''} ${method} ${target.slice(0, 300)} ${bodyText === null ? '' : bodyText.slice(0, 300)}`,
         method,
         target,
         headers,
@@ -472,10 +503,40 @@ function requestFor({ route, template }: Shape, o: FuzzOptions): fc.Arbitrary<Fu
         // Hidden routes (the reference page, the test clock) are not in the document to check against.
         documented: plain && !route.hidden ? { method: route.method, template } : null,
         chunked: g.oddity === 'chunked',
+        ...(session ? { signed: true } : {}),
         shortLength: g.oddity === 'short-length',
         ...(route.renderError ? { ownErrors: route.ownErrors ? ('oauth' as const) : ('html' as const) } : {}),
       };
     });
+}
+
+/** The body's fields with the session's CSRF token (and its restaurant unless one is given), or null. */
+function signedFields(
+  text: string,
+  session: NonNullable<FuzzOptions['session']>,
+): Record<string, unknown> | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
+  const fields = value as Record<string, unknown>;
+  return {
+    ...fields,
+    csrf_token: session.csrf,
+    restaurant_id: typeof fields.restaurant_id === 'string' ? fields.restaurant_id : session.restaurant,
+  };
+}
+
+/** Fields as a browser's form sends them: an array is the field repeated, anything else its text. */
+function formEncode(fields: Record<string, unknown>): string {
+  const pairs: string[] = [];
+  for (const [k, v] of Object.entries(fields))
+    for (const one of Array.isArray(v) ? v : [v])
+      pairs.push(`${enc(k)}=${enc(typeof one === 'string' ? one : (JSON.stringify(one) ?? ''))}`);
+  return pairs.join('&');
 }
 
 function setHeader(headers: [string, string][], name: string, value: string) {
@@ -651,6 +712,8 @@ export interface FuzzReport {
   failed: number;
   failures: { request: string; why: string }[];
   statuses: Record<number, number>;
+  /** Signed page requests answered past the session and CSRF checks (not sent to sign-in, not 403). */
+  signedPast: number;
 }
 
 /** Sends the requests, `concurrency` at a time, and judges each answer. */
@@ -661,7 +724,7 @@ export async function runFuzz(
   concurrency = 4,
   onProgress?: (done: number) => void,
 ): Promise<FuzzReport> {
-  const report: FuzzReport = { sent: 0, failed: 0, failures: [], statuses: {} };
+  const report: FuzzReport = { sent: 0, failed: 0, failures: [], statuses: {}, signedPast: 0 };
   let next = 0;
   const worker = async () => {
     while (next < requests.length) {
@@ -671,6 +734,8 @@ export async function runFuzz(
       try {
         const res = await send(port, req);
         report.statuses[res.status] = (report.statuses[res.status] ?? 0) + 1;
+        const toSignIn = res.status === 303 && (res.headers.get('location') ?? '').startsWith('/sign-in');
+        if (req.signed && !toSignIn && res.status !== 403 && res.status < 500) report.signedPast++;
         why = judge(req, res, checker);
       } catch (err) {
         why = `dropped connection: ${(err as Error).message}`;

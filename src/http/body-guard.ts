@@ -70,6 +70,12 @@ export function checkBody(body: unknown, limits: BodyLimits = BODY_LIMITS): Issu
       if (!wellFormed(v)) return loneSurrogate(pathOf(frame));
       continue;
     }
+    // JSON.parse reads a number past the double range (1e400) as Infinity, which no JSON can carry
+    // back: inside an open value (a reservation's metadata) it reached the event log and answered 500.
+    if (typeof v === 'number') {
+      if (!Number.isFinite(v)) return notFinite(pathOf(frame));
+      continue;
+    }
     if (typeof v !== 'object' || v === null) continue;
     if (frame.depth > limits.depth)
       return {
@@ -178,6 +184,12 @@ const loneSurrogate = (path: string): Issue => ({
   path,
   code: 'invalid_encoding',
   message: `${path || 'body'} holds half of a surrogate pair (a \\uD800-\\uDFFF escape without its other half): send Unicode text`,
+});
+
+const notFinite = (path: string): Issue => ({
+  path,
+  code: 'out_of_range',
+  message: `${path || 'body'} is a number beyond the range JSON numbers are read in (about ±1.8e308)`,
 });
 
 const tooLong = (path: string, what: string): Issue => ({

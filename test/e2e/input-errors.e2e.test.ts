@@ -118,6 +118,31 @@ t('5,000 levels of nesting, unprintable values, prototype keys: 400, never 500',
   assert.is((await create(svc)).status, 201);
 });
 
+t(
+  'a number past the double range in an open value (metadata 1e400): 400 at its path, not 500',
+  async ({ svc }) => {
+    const before = await svc.api('GET', '/reservations?per_page=100', { token: TOKENS.full });
+    for (const [metadata, at] of [
+      ['{"a":1e400}', 'metadata.a'],
+      ['{"list":[1,-1e999]}', 'metadata.list.1'],
+    ]) {
+      const r = await raw(
+        svc,
+        'POST',
+        '/reservations',
+        `{"party_size":2,"start_at":"${DINNER}","metadata":${metadata}}`,
+      );
+      assert.is(r.status, 400, r.text);
+      assert.equal(
+        r.body.error.details.issues.map((i: { path: string; code: string }) => [i.path, i.code]),
+        [[at, 'out_of_range']],
+      );
+    }
+    const after = await svc.api('GET', '/reservations?per_page=100', { token: TOKENS.full });
+    assert.is(after.body.data.length, before.body.data.length, 'nothing booked');
+  },
+);
+
 /** POST /customers with these bytes and this Content-Type, as a partner's HTTP client would send them. */
 const postBytes = async (svc: ReservationService, bytes: Buffer, contentType: string) => {
   const res = await fetch(`${svc.url}/api/partner/v1/customers`, {

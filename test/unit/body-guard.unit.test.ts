@@ -68,6 +68,17 @@ t('__proto__, constructor and prototype are refused wherever they are, at their 
   assert.is(({} as Record<string, unknown>).polluted, undefined);
 });
 
+t('a number past the double range (1e400, read as Infinity) is refused wherever it is, at its path', () => {
+  assert.equal(checkBody(JSON.parse('{"metadata":{"a":[1,-1e400]}}')), {
+    path: 'metadata.a.1',
+    code: 'out_of_range',
+    message: 'metadata.a.1 is a number beyond the range JSON numbers are read in (about ±1.8e308)',
+  });
+  assert.is(checkBody(JSON.parse('{"n":1e400}'))?.path, 'n');
+  // The largest double, the smallest, -0 and an underflow to 0 are numbers JSON carries back.
+  assert.is(checkBody(JSON.parse('{"a":1.7976931348623157e308,"b":5e-324,"c":-0,"d":1e-400}')), null);
+});
+
 t('half of a surrogate pair is refused wherever it is, in a value or a property name, at its path', () => {
   // JSON escapes a UTF-8 body can carry, parsing to strings that are not Unicode.
   const body = JSON.parse('{"name":"Zo\\ud800","tags":["ok","\\udfff x"],"m":{"\\udbff":1}}');

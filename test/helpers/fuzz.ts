@@ -11,7 +11,7 @@ import fc from 'fast-check';
 import type { AnyRoute } from '../../src/http/route';
 import { fullPath } from '../../src/http/server';
 import type { OpenApiChecker } from './openapi';
-import { leaves, validValues, withValue } from './schema-values';
+import { leaves, objectPaths, validValues, withValue } from './schema-values';
 
 export interface FuzzRequest {
   /** What was generated, for the failure report. */
@@ -235,6 +235,8 @@ function schemaBodies(json: Record<string, unknown>): fc.Arbitrary<string> {
   const bases = [...validValues(json, 'body'), ...validValues(json, 'body', true)];
   return fc.constantFrom(...bases).chain((base) => {
     const spots = leaves(base);
+    // Objects inside the body (open records such as metadata, custom_fields, headers take any name).
+    const inner = objectPaths(base).filter((p) => p.length > 0);
     return fc.oneof(
       fc.constant(JSON.stringify(base)),
       spots.length === 0
@@ -248,6 +250,12 @@ function schemaBodies(json: Record<string, unknown>): fc.Arbitrary<string> {
           ([k, v]) =>
             `${JSON.stringify(base).slice(0, -1)}${Object.keys(base as object).length ? ',' : ''}${JSON.stringify(k)}:${v}}`,
         ),
+      // A member with a hostile value inside one of them: metadata {"x": 1e400} reached the event log.
+      inner.length === 0
+        ? fc.constant(JSON.stringify(base))
+        : fc
+            .tuple(fc.constantFrom(...inner), fc.constantFrom('fuzz', 'x', 'a.b', '0'), nastyJson)
+            .map(([at, k, fragment]) => jsonWith(base, [...at, k], fragment)),
     );
   });
 }

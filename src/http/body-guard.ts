@@ -72,8 +72,11 @@ export function checkBody(body: unknown, limits: BodyLimits = BODY_LIMITS): Issu
     }
     // JSON.parse reads a number past the double range (1e400) as Infinity, which no JSON can carry
     // back: inside an open value (a reservation's metadata) it reached the event log and answered 500.
+    // An integer past 2^53 is kept only approximately (I-JSON, RFC 7493 §2.2): a POS id 9007199254740993
+    // in metadata came back 9007199254740992, behind a 201.
     if (typeof v === 'number') {
       if (!Number.isFinite(v)) return notFinite(pathOf(frame));
+      if (Number.isInteger(v) && Math.abs(v) > Number.MAX_SAFE_INTEGER) return unsafeInteger(pathOf(frame));
       continue;
     }
     if (typeof v !== 'object' || v === null) continue;
@@ -190,6 +193,12 @@ const notFinite = (path: string): Issue => ({
   path,
   code: 'out_of_range',
   message: `${path || 'body'} is a number beyond the range JSON numbers are read in (about ±1.8e308)`,
+});
+
+const unsafeInteger = (path: string): Issue => ({
+  path,
+  code: 'out_of_range',
+  message: `${path || 'body'} is an integer past 2^53 (9007199254740991), which JSON readers keep only approximately: send it as a string`,
 });
 
 const tooLong = (path: string, what: string): Issue => ({

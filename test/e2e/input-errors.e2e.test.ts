@@ -119,12 +119,14 @@ t('5,000 levels of nesting, unprintable values, prototype keys: 400, never 500',
 });
 
 t(
-  'a number past the double range in an open value (metadata 1e400): 400 at its path, not 500',
+  'a number past the double range, or an integer past 2^53, in an open value (metadata): 400 at its path, not 500 nor an altered number',
   async ({ svc }) => {
     const before = await svc.api('GET', '/reservations?per_page=100', { token: TOKENS.full });
     for (const [metadata, at] of [
       ['{"a":1e400}', 'metadata.a'],
       ['{"list":[1,-1e999]}', 'metadata.list.1'],
+      // Past 2^53: booked, it came back as 9007199254740992.
+      ['{"pos_id":9007199254740993}', 'metadata.pos_id'],
     ]) {
       const r = await raw(
         svc,

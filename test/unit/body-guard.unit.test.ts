@@ -75,8 +75,25 @@ t('a number past the double range (1e400, read as Infinity) is refused wherever 
     message: 'metadata.a.1 is a number beyond the range JSON numbers are read in (about ±1.8e308)',
   });
   assert.is(checkBody(JSON.parse('{"n":1e400}'))?.path, 'n');
-  // The largest double, the smallest, -0 and an underflow to 0 are numbers JSON carries back.
-  assert.is(checkBody(JSON.parse('{"a":1.7976931348623157e308,"b":5e-324,"c":-0,"d":1e-400}')), null);
+  // The smallest double, -0, an underflow to 0 and the largest safe integers are numbers JSON carries back.
+  assert.is(
+    checkBody(
+      JSON.parse('{"b":5e-324,"c":-0,"d":1e-400,"e":9007199254740991,"f":-9007199254740991,"g":1.5}'),
+    ),
+    null,
+  );
+});
+
+t('an integer past 2^53 is refused wherever it is, at its path: it would come back altered', () => {
+  // 9007199254740993 parses as 9007199254740992: a partner's id in metadata came back another number.
+  assert.equal(checkBody(JSON.parse('{"metadata":{"pos_id":9007199254740993}}')), {
+    path: 'metadata.pos_id',
+    code: 'out_of_range',
+    message:
+      'metadata.pos_id is an integer past 2^53 (9007199254740991), which JSON readers keep only approximately: send it as a string',
+  });
+  for (const n of ['9007199254740992', '-9007199254740993', '1e20', '1.7976931348623157e308'])
+    assert.is(checkBody(JSON.parse(`{"m":{"n":${n}}}`))?.path, 'm.n', n);
 });
 
 t('half of a surrogate pair is refused wherever it is, in a value or a property name, at its path', () => {

@@ -78,6 +78,13 @@ export async function decodeUtf8(bytes: Uint8Array): Promise<string[]> {
   } catch {
     throw new CsvFileError('not_utf8', 'the file is not UTF-8 text: save it as "CSV UTF-8" and try again');
   }
+  // UTF-16 without a byte order mark decodes as UTF-8 with a NUL beside every ASCII letter: its header
+  // was refused as "n\0a\0m\0e\0" not being a customer field. No text file holds NUL.
+  if (parts.some((p) => p.includes('\u0000')))
+    throw new CsvFileError(
+      'not_utf8',
+      'the file holds NUL bytes, so it is not UTF-8 text (it may be saved as UTF-16, "Unicode text"): save it as "CSV UTF-8" and try again',
+    );
   return parts;
 }
 

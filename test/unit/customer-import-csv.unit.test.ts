@@ -117,6 +117,13 @@ csv('a quote inside an unquoted field refuses the file with a reason (not an une
 
 csv('files that are not UTF-8 CSV are refused with a clear reason', async () => {
   assert.is((await fileError(new Uint8Array([0x6e, 0x61, 0x6d, 0x65, 0x0a, 0xe9, 0x0a]))).code, 'not_utf8');
+  // UTF-16 without a BOM is valid UTF-8 with a NUL beside each ASCII letter: its header read as
+  // "n\0a\0m\0e\0", refused as not a customer field. Said as what it is.
+  for (const file of [Buffer.from('name,email\nAda,ada@x.fr\n', 'utf16le'), 'name\nA\u0000B\n']) {
+    const nul = await fileError(file);
+    assert.is(nul.code, 'not_utf8');
+    assert.match(nul.message, /NUL bytes.*UTF-16/);
+  }
   assert.is((await fileError('')).code, 'empty');
   assert.is((await fileError('\uFEFF  \r\n')).code, 'empty');
   const open = await fileError('name,note\nA,"never closed\n');

@@ -1,7 +1,7 @@
 // Two of the rules every route follows for its query string (the table is in src/http/input-rules.ts):
 // a parameter the route does not declare is refused, never ignored, and a window whose upper bound comes
 // before its lower bound is refused, never answered with an empty result.
-import { unescape } from 'node:querystring';
+import { unescape as unescapeQuery } from 'node:querystring';
 import { type Issue, validationError } from '../core/errors';
 import type { AnyRoute, Window } from './route';
 
@@ -50,7 +50,7 @@ export function refuseMalformedEscapes(route: AnyRoute, querystring: string): vo
     if (!part.includes('%')) continue;
     const at = part.indexOf('=');
     const rawName = at < 0 ? part : part.slice(0, at);
-    const name = unescape(rawName.replace(/\+/g, ' '));
+    const name = unescapeQuery(rawName.replace(/\+/g, ' '));
     if (route.openQuery && !known.has(name)) continue;
     try {
       decodeURIComponent(rawName);

@@ -28,6 +28,25 @@ export type StatusOperation =
   /** Automatic: nobody came within the grace period after start. */
   | { kind: 'no_show'; graceMinutes: number };
 
+/**
+ * How long before its start a reservation may be created in an arrived status (`initial_status`
+ * SHOWED_UP or a seated status: a walk-in, guests already there). Further ahead, the guests cannot be
+ * there yet for that reservation (its `seated_at` would be days before its start): 422
+ * `TOO_EARLY_TO_ARRIVE`. Staff seating an existing reservation is not bound by it (yet).
+ */
+export const ARRIVAL_LEAD_MINUTES = 120;
+
+export function assertArrivalNotTooEarly(startAt: string, status: ReservationStatus, now: Date): void {
+  if (!SEATED_STATUSES.includes(status)) return;
+  const earliest = Date.parse(startAt) - ARRIVAL_LEAD_MINUTES * 60_000;
+  if (now.getTime() < earliest)
+    throw new BusinessRuleError(
+      'TOO_EARLY_TO_ARRIVE',
+      `the guests cannot be ${status} yet: the reservation starts at ${startAt}, and guests may be recorded as arrived from ${ARRIVAL_LEAD_MINUTES} minutes before its start (${new Date(earliest).toISOString()})`,
+      { status, start_at: startAt, earliest_at: new Date(earliest).toISOString() },
+    );
+}
+
 /** Where each operation may start from. Pending guests who turn up can be seated (that approves them). */
 const FROM: Record<Exclude<StatusOperation['kind'], 'cancel_by_staff'>, readonly ReservationStatus[]> = {
   approve: ['PENDING'],

@@ -28,6 +28,7 @@ import {
   resolveReservationCustomer,
 } from './customer-link';
 import { type CreateInput, decideCreate, type InitialStatus } from './decide-create';
+import { assertArrivalNotTooEarly } from './decide-status';
 import { assertDiscountApplies } from './discount-rules';
 import type { ReservationSource } from './events';
 import { reservationStream } from './events';
@@ -87,6 +88,7 @@ export async function createReservation(
   const rmeta = { ...meta, restaurant_id: restaurant._id };
   const catalog = await loadCatalog(deps, restaurant._id);
   checkReferences(catalog, req);
+  if (req.initial_status) assertArrivalNotTooEarly(req.start_at, req.initial_status, now);
   const customer = req.customer ?? null;
   if (customer) await checkReservationCustomer(deps, restaurant, customer);
   const externalId = req.external_id ?? null;

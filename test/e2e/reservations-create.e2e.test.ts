@@ -180,11 +180,25 @@ t(
 t(
   'initial_status and bypass_availability need RESERVATIONS_FORCE_INSERT; a forced reservation takes a full slot',
   async ({ svc }) => {
-    const walkIn = await create(svc, {
+    // Guests are recorded as arrived from two hours before the start: not days before it (seated_at
+    // would be "now", days before the seating). The clock reads 2026-06-02T10:00Z (12:00 local).
+    const tooEarly = await create(svc, {
       start_at: at('20:00', '2026-06-04'),
       initial_status: 'SEATED',
       source: 'WALK_IN',
+      bypass_availability: true,
     });
+    assert.is(tooEarly.status, 422);
+    assert.is(tooEarly.body.error.code, 'VALIDATION_ERROR');
+    assert.is(tooEarly.body.error.details.reason, 'TOO_EARLY_TO_ARRIVE');
+    assert.is(typeof tooEarly.body.error.request_id, 'string');
+    const walkIn = await create(svc, {
+      start_at: at('12:30', '2026-06-02'),
+      initial_status: 'SEATED',
+      source: 'WALK_IN',
+      bypass_availability: true,
+    });
+    assert.is(walkIn.status, 201, JSON.stringify(walkIn.body));
     assert.is(walkIn.body.data.status, 'SEATED');
     assert.is(walkIn.body.data.source, 'WALK_IN');
     assert.is(walkIn.body.data.seated_at, '2026-06-02T10:00:00.000Z');

@@ -2,7 +2,11 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { buildReservation, type CreateInput, decideCreate } from '../../commands/reservations/decide-create';
 import { decideFeedback, decidePayment } from '../../commands/reservations/decide-records';
-import { decidePartnerCancel, decideStatusOperation } from '../../commands/reservations/decide-status';
+import {
+  assertArrivalNotTooEarly,
+  decidePartnerCancel,
+  decideStatusOperation,
+} from '../../commands/reservations/decide-status';
 import { checkPatch, decideLocks, decidePatch } from '../../commands/reservations/decide-update';
 import type { ReservationSnapshot, ReservationStatus } from '../../commands/reservations/events';
 import {
@@ -192,6 +196,17 @@ test('restaurant-side transitions: approve, reject, seat, leave, and what each r
   rejects(() => decideStatusOperation(snapshot(), { kind: 'leave' }, now), 422, 'INVALID_STATUS_TRANSITION');
   // Asking for the state it is already in is a no-op (retries, overlapping scheduler runs).
   assert.equal(decideStatusOperation(seated, { kind: 'seat' }, now), []);
+});
+
+test('a creation in an arrived status: from two hours before its start, not days before (no seated_at weeks early)', () => {
+  const start = '2026-06-03T19:00:00+02:00';
+  const daysBefore = new Date('2026-06-01T17:00:00Z');
+  const err = rejects(() => assertArrivalNotTooEarly(start, 'SEATED', daysBefore), 422, 'TOO_EARLY_TO_ARRIVE');
+  assert.is(err?.details?.earliest_at, '2026-06-03T15:00:00.000Z');
+  rejects(() => assertArrivalNotTooEarly(start, 'SHOWED_UP', daysBefore), 422, 'TOO_EARLY_TO_ARRIVE');
+  assertArrivalNotTooEarly(start, 'CONFIRMED', daysBefore);
+  assertArrivalNotTooEarly(start, 'SEATED', new Date('2026-06-03T15:00:00Z'));
+  assertArrivalNotTooEarly(start, 'SEATED', new Date('2026-06-04T15:00:00Z'));
 });
 
 test('approving a pending reservation whose deposit is unpaid gives CONFIRMED_PENDING_PAYMENT', () => {

@@ -8,6 +8,7 @@ import {
   type CreateReservationRequest,
   createReservation,
 } from '../../../commands/reservations/handler-create';
+import { ARRIVAL_LEAD_MINUTES } from '../../../commands/reservations/decide-status';
 import { cancelReservation } from '../../../commands/reservations/handler-status';
 import {
   type PatchReservationRequest,
@@ -106,7 +107,7 @@ const BODY_REFERENCES = {
 } as const;
 
 const ERROR_REASONS = [
-  'An id in the body that names nothing of this restaurant answers 422 with `unknown_reference` issues on those fields and the matching reason below. On 422, `error.details.reason` says why: OUTSIDE_SHIFT, PARTY_SIZE_OUT_OF_RANGE, TOO_LATE, TOO_FAR, ROOM_SELECTION_REQUIRED, MAX_COVERS_REACHED, NO_TABLE, UNKNOWN_SHIFT, UNKNOWN_ROOM, UNKNOWN_TABLE, UNKNOWN_DISCOUNT, DISCOUNT_INACTIVE, DISCOUNT_NOT_STARTED, DISCOUNT_ENDED, DISCOUNT_WRONG_DAY, DISCOUNT_OUTSIDE_HOURS, UNKNOWN_PRESCRIBER, CUSTOMER_BLACKLISTED, CUSTOMER_NOT_FOUND, CUSTOMER_NAME_REQUIRED, RESERVATION_CANCELED, RESERVATION_FINISHED, RESERVATION_SEATED, APPROVAL_REQUIRED, DEPOSIT_REQUIRED. A refused request creates and changes nothing (its external_id stays free).',
+  'An id in the body that names nothing of this restaurant answers 422 with `unknown_reference` issues on those fields and the matching reason below. On 422, `error.details.reason` says why: OUTSIDE_SHIFT, PARTY_SIZE_OUT_OF_RANGE, TOO_LATE, TOO_FAR, ROOM_SELECTION_REQUIRED, MAX_COVERS_REACHED, NO_TABLE, UNKNOWN_SHIFT, UNKNOWN_ROOM, UNKNOWN_TABLE, UNKNOWN_DISCOUNT, DISCOUNT_INACTIVE, DISCOUNT_NOT_STARTED, DISCOUNT_ENDED, DISCOUNT_WRONG_DAY, DISCOUNT_OUTSIDE_HOURS, UNKNOWN_PRESCRIBER, CUSTOMER_BLACKLISTED, CUSTOMER_NOT_FOUND, CUSTOMER_NAME_REQUIRED, RESERVATION_CANCELED, RESERVATION_FINISHED, RESERVATION_SEATED, APPROVAL_REQUIRED, DEPOSIT_REQUIRED, TOO_EARLY_TO_ARRIVE. A refused request creates and changes nothing (its external_id stays free).',
   'Room selection: on a shift that requires it, `room_id` is required (take it from the slot of GET /availability); without it the answer is 422 with reason ROOM_SELECTION_REQUIRED, as POST /availability/check reports it, also with bypass_availability. ',
   "Discounts: `discount_id` must name an active discount of the restaurant whose rules hold for the reservation's start_at (not for now): start_date ≤ start_at ≤ end_date (instants, inclusive; null: no limit), the restaurant's calendar day of start_at in days_of_week (ISO, 1 = Monday), and its local time (HH:MM, to the minute) from start_time to end_time inclusive. Otherwise 422 with reason DISCOUNT_INACTIVE, DISCOUNT_NOT_STARTED, DISCOUNT_ENDED, DISCOUNT_WRONG_DAY or DISCOUNT_OUTSIDE_HOURS (the first that applies, in that order) and `details` naming the discount, its rule values and the start as read (local_date, local_time, day_of_week). max_covers_per_day is not enforced.",
 ].join('\n\n');
@@ -119,7 +120,7 @@ export const reservationRoutes = [
     summary: 'Create a reservation',
     description: [
       'The slot is rechecked on the write side; concurrent creates never overbook. 201 does not promise confirmation: inspect `status` and `payments`.',
-      'Status on creation: `initial_status` when given; else PENDING when the shift requires approval (unless bypass_approval); else PENDING_PAYMENT when the shift asks a deposit of this party (a DEPOSIT payment row, status PENDING; recording the payment confirms); else CONFIRMED. A pending reservation approved with its deposit unpaid becomes CONFIRMED_PENDING_PAYMENT.',
+      `Status on creation: \`initial_status\` when given (an arrived one, SHOWED_UP or a seated status, records the guests as there now: only from ${ARRIVAL_LEAD_MINUTES} minutes before \`start_at\`, else 422 TOO_EARLY_TO_ARRIVE); else PENDING when the shift requires approval (unless bypass_approval); else PENDING_PAYMENT when the shift asks a deposit of this party (a DEPOSIT payment row, status PENDING; recording the payment confirms); else CONFIRMED. A pending reservation approved with its deposit unpaid becomes CONFIRMED_PENDING_PAYMENT.`,
       '`external_id` is unique within the restaurant (409; the original response is not replayed). After a timeout, look for the reservation with GET /reservations?external_id= before creating it again.',
       ERROR_REASONS,
     ].join('\n\n'),

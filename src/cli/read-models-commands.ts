@@ -1,13 +1,17 @@
 // `read-models rebuild`. Embedded read models live in the server's memory and are rebuilt from the
 // log at every start, so there is nothing on disk to rebuild: the command replays the log into fresh
 // read models as a consistency check. Scaled out it drops the MongoDB read models, which live API
-// processes and the projector are using, so it asks for --force.
+// processes and the projector are using, so it asks for --force. The same database also holds state
+// that is no read model and is not in the log (dashboard sessions, the shared rate-limit budgets):
+// the rebuild keeps those collections (NOT_READ_MODELS).
 import { SingleBar } from 'cli-progress';
 import { EmbeddedDocumentStore } from '../adapters/document-store/embedded';
 import type { Config } from '../config';
 import type { DocumentStore } from '../ports/document-store';
 import { ProjectionRunner } from '../projection/runner';
+import { RATE_LIMITS_COLLECTION } from '../http/rate-limit';
 import type { Runtime } from '../runtime';
+import { SESSIONS } from '../web/sessions';
 import { boolFlag, type CliContext, CliUsageError, registerCliCommand, rejectUnknownFlags } from './registry';
 
 export type RebuildPlan =
@@ -15,13 +19,22 @@ export type RebuildPlan =
   | { action: 'drop-and-rebuild' }
   | { action: 'refuse'; message: string };
 
+/**
+ * Collections of the read-models database that no projection writes and the log cannot rebuild: a
+ * rebuild keeps them (managers stay signed in, rate-limit budgets are not reset).
+ */
+export const NOT_READ_MODELS: readonly string[] = [SESSIONS, RATE_LIMITS_COLLECTION];
+
+/** Drops the read models and their checkpoints, keeping NOT_READ_MODELS. */
+export const dropReadModels = (docs: DocumentStore) => docs.dropAll(NOT_READ_MODELS);
+
 export function planRebuild(config: Pick<Config, 'store' | 'mongodbDb'>, force: boolean): RebuildPlan {
   if (config.store === 'embedded') return { action: 'check-embedded' };
   if (force) return { action: 'drop-and-rebuild' };
   return {
     action: 'refuse',
     message:
-      `read-models rebuild drops every read model in the MongoDB database "${config.mongodbDb}" and rebuilds them from the event log; ` +
+      `read-models rebuild drops every read model in the MongoDB database "${config.mongodbDb}" (not the dashboard sessions nor the rate-limit budgets, which it keeps) and rebuilds them from the event log; ` +
       'API processes and the projector read and write them meanwhile (partners would see missing data, the projector would write into the rebuild). ' +
       'Stop the projector and every API process first (docker compose stop api projector), then run it again with --force.',
   };
@@ -69,7 +82,7 @@ async function checkEmbedded(ctx: CliContext): Promise<void> {
 }
 
 async function dropAndRebuild(ctx: CliContext, rt: Runtime): Promise<void> {
-  await rt.docs.dropAll();
+  await dropReadModels(rt.docs);
   // The runner writes versioned collections under their own names: the raw store, not the aliased one.
   const r = await replay(ctx, rt.projections.docs);
   await rt.versions.writeAll();
@@ -80,7 +93,7 @@ export function registerReadModelCommands(): void {
   registerCliCommand({
     name: 'read-models rebuild',
     summary:
-      'Scaled out: drop the read models and rebuild them from the event log (stop the projector and API first). Embedded: replay the log as a consistency check',
+      'Scaled out: drop the read models (not dashboard sessions nor rate-limit budgets) and rebuild them from the event log (stop the projector and API first). Embedded: replay the log as a consistency check',
     usage: '[--force] [--no-progress]',
     async run(ctx) {
       rejectUnknownFlags(ctx, ['force', 'no-progress']);

@@ -15,13 +15,16 @@ import type { Runtime } from '../runtime';
  * draws from the same budget; while MongoDB does not answer, each process falls back to a budget of
  * its own in memory (rate-limiter-flexible's insurance limiter) rather than failing every request.
  */
+/** MongoDB collection of the shared budgets (also the sign-in limits'): no read model, kept by a rebuild. */
+export const RATE_LIMITS_COLLECTION = 'rate_limits';
+
 export function createLimiter(rt: Runtime, pointsPerMinute: number, keyPrefix: string): RateLimiterAbstract {
   const mongo = (rt.docs as { client?: unknown }).client;
   if (rt.docs.kind === 'mongodb' && mongo) {
     return new RateLimiterMongo({
       storeClient: mongo,
       dbName: rt.config.mongodbDb,
-      tableName: 'rate_limits',
+      tableName: RATE_LIMITS_COLLECTION,
       keyPrefix,
       points: pointsPerMinute,
       duration: 60,

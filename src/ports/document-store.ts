@@ -92,8 +92,12 @@ export interface DocumentStore {
    * No entries: no round trip.
    */
   setCheckpoints(entries: readonly (readonly [projection: string, position: bigint])[]): Promise<void>;
-  /** Drop every collection and checkpoint (rebuild from the log). */
-  dropAll(): Promise<void>;
+  /**
+   * Drop every collection and checkpoint (rebuild from the log), but the collections named in `keep`:
+   * state that is no read model (dashboard sessions, the shared rate-limit budgets) is not rebuilt
+   * from the log, so a rebuild must leave it alone.
+   */
+  dropAll(keep?: readonly string[]): Promise<void>;
   close(): Promise<void>;
 }
 

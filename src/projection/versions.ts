@@ -60,7 +60,7 @@ function renamed(docs: DocumentStore, names: ReadonlyMap<string, string>): Docum
     setCheckpoint: (p, pos) => docs.setCheckpoint(p, pos),
     getCheckpoints: (ps) => docs.getCheckpoints(ps),
     setCheckpoints: (entries) => docs.setCheckpoints(entries),
-    dropAll: () => docs.dropAll(),
+    dropAll: (keep) => docs.dropAll(keep),
     close: () => docs.close(),
   };
 }
@@ -136,8 +136,8 @@ export class AliasedDocumentStore implements DocumentStore {
   setCheckpoints(entries: readonly (readonly [string, bigint])[]) {
     return this.inner.setCheckpoints(entries);
   }
-  dropAll() {
-    return this.inner.dropAll();
+  dropAll(keep?: readonly string[]) {
+    return this.inner.dropAll(keep);
   }
   close() {
     return this.inner.close();

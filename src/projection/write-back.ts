@@ -144,9 +144,9 @@ export class WriteBackStore implements DocumentStore {
     await this.inner.setCheckpoints(entries);
   }
 
-  async dropAll(): Promise<void> {
+  async dropAll(keep?: readonly string[]): Promise<void> {
     this.clear();
-    await this.inner.dropAll();
+    await this.inner.dropAll(keep);
   }
 
   close(): Promise<void> {

@@ -10,7 +10,7 @@ import {
   RateLimiterMongo,
   RateLimiterRes,
 } from 'rate-limiter-flexible';
-import { guessingKey } from '../http/rate-limit';
+import { guessingKey, RATE_LIMITS_COLLECTION } from '../http/rate-limit';
 import type { Runtime } from '../runtime';
 
 export const SIGN_IN_WINDOW_SECONDS = 15 * 60;
@@ -22,7 +22,7 @@ function limiter(rt: Runtime, points: number, keyPrefix: string): RateLimiterAbs
     return new RateLimiterMongo({
       storeClient: mongo,
       dbName: rt.config.mongodbDb,
-      tableName: 'rate_limits',
+      tableName: RATE_LIMITS_COLLECTION,
       keyPrefix,
       points,
       duration,

@@ -184,6 +184,16 @@ export function storeContract(it: Register): void {
     await rejects(c.insertOne({ _id: 'a' }), DuplicateKeyError);
   });
 
+  it('dropAll(keep) keeps the named collections (state that is no read model), drops the rest', async (store) => {
+    const c = await seeded(store);
+    await store.collection('kept').insertOne({ _id: 'k' });
+    await store.setCheckpoint('people', 42n);
+    await store.dropAll(['kept']);
+    assert.is(await c.count(), 0);
+    assert.is(await store.getCheckpoint('people'), null);
+    assert.is(await store.collection('kept').count(), 1);
+  });
+
   it('an unknown or malformed filter operator is an InvalidQueryError on every method', async (store) => {
     const c = await seeded(store);
     const before = await snapshot(c);

@@ -11,14 +11,16 @@ import { restaurantStream } from '../../commands/restaurants/events';
 import { createRestaurant } from '../../commands/restaurants/handler';
 import { EmbeddedDocumentStore } from '../../src/adapters/document-store/embedded';
 import { MemoryEventStore } from '../../src/adapters/event-store/memory';
-import { planRebuild } from '../../src/cli/read-models-commands';
+import { NOT_READ_MODELS, planRebuild } from '../../src/cli/read-models-commands';
 import { CliUsageError } from '../../src/cli/registry';
 import { loadConfig } from '../../src/config';
 import { operatorMeta } from '../../src/core/command-meta';
 import { ApiError } from '../../src/core/errors';
 import { createLogger } from '../../src/logger';
 import { registerModules } from '../../src/modules';
+import { RATE_LIMITS_COLLECTION } from '../../src/http/rate-limit';
 import { createRuntime, type Runtime } from '../../src/runtime';
+import { SESSIONS } from '../../src/web/sessions';
 import { runCli as cli, refusedCli as refused } from '../helpers/cli-in-process';
 import { restaurantProfile } from '../helpers/restaurants';
 
@@ -243,6 +245,14 @@ t('read-models rebuild, scaled out: the command keeps the read models without --
       (await listed(rt)).map((r) => r[0]),
       ['rest_s'],
     );
+    // What is no read model is not in the log: a rebuild keeps it (managers stay signed in, the
+    // shared rate-limit budgets are not reset).
+    await docs.collection(SESSIONS).insertOne({ _id: 'session of a manager' });
+    await docs.collection(RATE_LIMITS_COLLECTION).insertOne({ _id: 'rl:203.0.113.9', points: 599 });
+    await cli(rt, 'read-models rebuild', { force: true, 'no-progress': true });
+    assert.is(await docs.collection(SESSIONS).count(), 1);
+    assert.is(await docs.collection(RATE_LIMITS_COLLECTION).count(), 1);
+    assert.equal(NOT_READ_MODELS, ['web_sessions', 'rate_limits']);
   } finally {
     await rt.close();
   }

@@ -66,10 +66,10 @@ export class EmbeddedDocumentStore implements DocumentStorePort {
     }
   }
 
-  async dropAll(): Promise<void> {
+  async dropAll(keep: readonly string[] = []): Promise<void> {
     this.assertOpen();
     // Handles already given out stay valid, as MongoDB collection handles do after a drop.
-    for (const collection of this.collections.values()) collection.reset();
+    for (const [name, collection] of this.collections) if (!keep.includes(name)) collection.reset();
     this.checkpoints.clear();
   }
 

@@ -311,8 +311,14 @@ export class MongoDocumentStore implements DocumentStorePort {
     }
   }
 
-  async dropAll(): Promise<void> {
-    await run('*', () => this.db.dropDatabase());
+  async dropAll(keep: readonly string[] = []): Promise<void> {
+    if (keep.length === 0) {
+      await run('*', () => this.db.dropDatabase());
+      return;
+    }
+    const names = await run('*', () => this.db.listCollections({}, { nameOnly: true }).toArray());
+    for (const { name } of names)
+      if (!keep.includes(name) && !name.startsWith('system.')) await run(name, () => this.db.dropCollection(name));
   }
 
   async close(): Promise<void> {

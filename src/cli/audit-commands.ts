@@ -597,6 +597,10 @@ async function verify(ctx: CliContext): Promise<void> {
 
 async function erase(ctx: CliContext): Promise<void> {
   rejectUnknownFlags(ctx, ['customer', 'reason', 'pending']);
+  if (ctx.flags.customer === undefined && ctx.flags.pending === undefined)
+    throw new CliUsageError(
+      'give --customer <id> (erase that customer, [--reason text]) or --pending (finish erasures a crash interrupted)',
+    );
   const sealing = ctx.rt.events;
   if (!(sealing instanceof SealingEventStore)) throw new Error('this runtime does not seal personal data');
   if (boolFlag(ctx, 'pending') === true) {

@@ -98,4 +98,14 @@ test('a required flag given without its value says so, not that it is missing', 
     assert.is((missing as Error).message, '--scopes is required');
   }));
 
+test('audit erase given neither --customer nor --pending names both forms', () =>
+  onEmptyLog(async (rt) => {
+    const err = await errorOf(rt, 'audit erase', {});
+    assert.instance(err, CliUsageError);
+    assert.match((err as Error).message, /--customer <id>/);
+    assert.match((err as Error).message, /--pending/);
+    const reasonOnly = await errorOf(rt, 'audit erase', { reason: 'asked by the guest' });
+    assert.match((reasonOnly as Error).message, /--customer <id>.*--pending/);
+  }));
+
 test.run();

@@ -529,6 +529,19 @@ export async function verifyLog(
   return report;
 }
 
+/**
+ * `audit verify --json`: one line, snake_case as every other key it prints (docs/AUDIT.md, "audit
+ * verify --json"). Up to 2026-11-28 the read models' part was `readModels`.
+ */
+export function verifyJson(report: VerifyReport, problems: number) {
+  return {
+    problems,
+    chain: report.chain,
+    erasure: report.erasure,
+    read_models: report.readModels,
+  };
+}
+
 async function verify(ctx: CliContext): Promise<void> {
   rejectUnknownFlags(ctx, ['no-chain', 'no-read-models', 'json', 'no-progress']);
   const head = await ctx.rt.events.headPosition();
@@ -557,7 +570,7 @@ async function verify(ctx: CliContext): Promise<void> {
     (report.erasure?.pending.length ?? 0) +
     (report.erasure?.merged.length ?? 0) +
     (report.readModels?.differences.length ?? 0);
-  if (boolFlag(ctx, 'json') === true) ctx.out(JSON.stringify(report));
+  if (boolFlag(ctx, 'json') === true) ctx.out(JSON.stringify(verifyJson(report, problems)));
   else {
     if (report.chain) {
       const c = report.chain;

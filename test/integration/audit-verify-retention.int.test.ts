@@ -38,6 +38,19 @@ t('pruned deliveries are not differences; a delivery missing from the kept windo
     );
     assert.match(String(failed), /found 1 problem/);
     assert.ok(printedBy(failed).some((l) => l.includes(`missing_in_live: ${served}/${one._id}`)));
+    // --json: one line, snake_case keys (docs/AUDIT.md).
+    const asJson = await cli(svc, 'audit verify', { 'no-progress': true, 'no-chain': true, json: true }).then(
+      () => null,
+      (err: unknown) => err,
+    );
+    const report = JSON.parse(printedBy(asJson)[0] as string);
+    assert.equal(Object.keys(report), ['problems', 'chain', 'erasure', 'read_models']);
+    assert.is(report.problems, 1);
+    assert.is(report.chain, null);
+    assert.equal(report.read_models.differences, [
+      { collection: served, _id: one._id, kind: 'missing_in_live' },
+    ]);
+    assert.equal(Object.keys(report.read_models).sort(), ['collections', 'differences', 'documents', 'events']);
   } finally {
     await svc.close();
   }

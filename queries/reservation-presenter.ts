@@ -8,7 +8,7 @@ export interface CustomerRef {
   name: string;
   email: string | null;
   phone_number: string | null;
-  lang: string | null;
+  lang: string;
 }
 export interface TableRef {
   id: string;
@@ -58,7 +58,7 @@ export interface ReservationView {
   customer: {
     id: string;
     name: string;
-    lang: string | null;
+    lang: string;
     email?: string | null;
     phone_number?: string | null;
   } | null;

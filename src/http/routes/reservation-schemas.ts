@@ -287,7 +287,8 @@ const reservationProperties = {
     {
       id: S,
       name: S,
-      lang: NS,
+      // As the customer record's: never null (every customer has one of these).
+      lang: { type: 'string', enum: [...LANGS] },
       email: { ...NS, description: 'Only with RESERVATIONS_READ_SENSITIVE' },
       phone_number: { ...NS, description: 'Only with RESERVATIONS_READ_SENSITIVE' },
     },

@@ -189,7 +189,7 @@ async function openRuntime(
     const { MongoDocumentStore } = await import('./adapters/document-store/mongodb');
     const { MongoKeyStore, keysDatabaseName } = await import('./adapters/key-store/mongodb');
     if (!stored) {
-      const made = await EsdbEventStore.connect(config.eventstoreUrl as string);
+      const made = await EsdbEventStore.connect(config.eventstoreUrl as string, { clock });
       stored = made;
       opened.push(() => made.close());
     }

@@ -4,6 +4,7 @@ import type { AllStreamResolvedEvent, EventStoreDBClient } from '@eventstore/db-
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { EsdbEventStore } from '../../src/adapters/event-store/eventstoredb';
+import { FixedClock } from '../../src/core/clock';
 import {
   toEsdbExpected,
   toEventData,
@@ -200,12 +201,49 @@ test('mapping: the chain hash travels in $hash and comes back as RecordedEvent.h
   assert.is(event.hash, hash);
 });
 
+test("mapping: the service's time travels in $created and comes back as RecordedEvent.created, not in metadata", () => {
+  const data = toEventData(
+    {
+      id: '00000000-0000-4000-8000-000000000003',
+      type: 'A',
+      data: { x: 1 },
+      metadata: { actor: 'u' },
+      dataJson: '{"x":1}',
+      metadataJson: '{"actor":"u"}',
+    },
+    undefined,
+    '2026-06-02T10:00:00.000Z',
+  );
+  assert.equal(data.metadata, { actor: 'u', $created: '2026-06-02T10:00:00.000Z' });
+  const raw = resolved(11, 's', 'A').event!;
+  const event = toRecordedEvent({ ...raw, metadata: data.metadata } as typeof raw);
+  assert.equal(event.metadata, { actor: 'u' });
+  assert.is(event.created, '2026-06-02T10:00:00.000Z', "the service's clock, not the server's");
+  // Written before it (or unreadable): the server's time.
+  assert.is(toRecordedEvent(raw).created, '2026-01-01T00:00:00.000Z');
+  const odd = toRecordedEvent({ ...raw, metadata: { $created: 'not a time' } } as typeof raw);
+  assert.is(odd.created, '2026-01-01T00:00:00.000Z');
+});
+
+test("append: an event's created is the service's clock (TEST_CLOCK), as on SQLite", async () => {
+  const clock = new FixedClock('2026-06-02T10:00:00Z');
+  const { store } = fakeServer(Number.POSITIVE_INFINITY, { clock });
+  await store.append('calls-9', [one(90, 'Reported'), one(91, 'Noted')], NO_STREAM);
+  const read = await store.readStream('calls-9');
+  assert.equal(
+    read.map((e) => e.created),
+    ['2026-06-02T10:00:00.000Z', '2026-06-02T10:00:00.000Z'],
+  );
+  assert.equal(read[0]?.metadata, {});
+  await store.close();
+});
+
 /**
  * A one-node EventStoreDB in memory, as far as append and readStream go: an append with a revision
  * is idempotent only when its ids are already written right after that revision (the server's rule),
  * any / stream_exists by the ids of the stream's last append.
  */
-function fakeServer(maxAppendSize = Number.POSITIVE_INFINITY) {
+function fakeServer(maxAppendSize = Number.POSITIVE_INFINITY, options: object = {}) {
   const streams = new Map<
     string,
     { id: string; type: string; data: unknown; metadata: unknown; position: bigint }[]
@@ -276,7 +314,7 @@ function fakeServer(maxAppendSize = Number.POSITIVE_INFINITY) {
     },
     async dispose() {},
   };
-  const store = new (EsdbEventStore as unknown as new (c: unknown, o: object) => EsdbEventStore)(client, {});
+  const store = new (EsdbEventStore as unknown as new (c: unknown, o: object) => EsdbEventStore)(client, options);
   return { store, types: (stream: string) => (streams.get(stream) ?? []).map((e) => e.type) };
 }
 

@@ -44,12 +44,21 @@ export function toEsdbExpected(expected: ExpectedRevision): AppendExpectedRevisi
 export const HASH_KEY = '$hash';
 
 /**
- * $correlationId and $causationId feed EventStoreDB's own correlation projections; they and the chain
- * hash ($hash) are stripped from metadata on read.
+ * Where the service's clock at the append travels (an ISO instant), read back as RecordedEvent.created,
+ * as the SQLite log stores its own clock's: the server's clock would make audit times and webhook
+ * `created` ignore TEST_CLOCK (and any skew between the two). Events written before it carry none:
+ * their created is the server's.
  */
-export function toEventData(event: PreparedEvent, hash?: string): EventData {
+export const CREATED_KEY = '$created';
+
+/**
+ * $correlationId and $causationId feed EventStoreDB's own correlation projections; they, the chain
+ * hash ($hash) and the service's time ($created) are stripped from metadata on read.
+ */
+export function toEventData(event: PreparedEvent, hash?: string, created?: string): EventData {
   const metadata: Record<string, unknown> = { ...event.metadata };
   if (hash !== undefined) metadata[HASH_KEY] = hash;
+  if (created !== undefined) metadata[CREATED_KEY] = created;
   if (typeof event.metadata.correlation_id === 'string')
     metadata.$correlationId = event.metadata.correlation_id;
   if (typeof event.metadata.causation_id === 'string') metadata.$causationId = event.metadata.causation_id;
@@ -78,10 +87,13 @@ export function toRecordedEvent(event: EsdbRecordedEvent): RecordedEvent {
   const raw = event.metadata;
   const metadata: Record<string, unknown> = {};
   let hash: string | undefined;
+  let created = event.created.toISOString();
   if (raw && typeof raw === 'object' && !Array.isArray(raw) && !(raw instanceof Uint8Array)) {
     for (const [key, value] of Object.entries(raw)) {
       if (!key.startsWith('$')) metadata[key] = value;
       else if (key === HASH_KEY && typeof value === 'string') hash = value;
+      else if (key === CREATED_KEY && typeof value === 'string' && !Number.isNaN(Date.parse(value)))
+        created = new Date(value).toISOString();
     }
   }
   const recorded: RecordedEvent = {
@@ -89,7 +101,7 @@ export function toRecordedEvent(event: EsdbRecordedEvent): RecordedEvent {
     type: event.type,
     data: event.data as Record<string, unknown>,
     metadata,
-    created: event.created.toISOString(),
+    created,
     stream: event.streamId,
     revision: Number(event.revision),
     position,

@@ -10,6 +10,7 @@ import {
   START,
 } from '@eventstore/db-client';
 import { trimOldest } from '../../core/bounded-map';
+import { type Clock, systemClock } from '../../core/clock';
 import { maskCredentials } from '../../core/urls';
 import {
   type AppendOptions,
@@ -55,6 +56,8 @@ export interface EsdbEventStoreOptions {
   connectTimeoutMs?: number;
   /** Backoff of subscriptions re-established after a drop. Defaults: 200 ms doubling up to 10 s. */
   subscriptionRetry?: Partial<RetryPolicy>;
+  /** The service's clock: an event's `created` (carried in its metadata, CREATED_KEY). Default: the system's. */
+  clock?: Clock;
 }
 
 /**
@@ -90,12 +93,14 @@ export class EsdbEventStore implements EventStore {
   readonly kind = 'eventstoredb' as const;
   private readonly subscriptions = new Set<Subscription>();
   private readonly retry: RetryPolicy;
+  private readonly clock: Clock;
   private closed = false;
 
   private constructor(
     private readonly client: EventStoreDBClient,
     options: EsdbEventStoreOptions,
   ) {
+    this.clock = options.clock ?? systemClock;
     this.retry = {
       initialDelayMs: options.subscriptionRetry?.initialDelayMs ?? 200,
       maxDelayMs: options.subscriptionRetry?.maxDelayMs ?? 10_000,
@@ -149,6 +154,8 @@ export class EsdbEventStore implements EventStore {
   ): Promise<AppendResult> {
     this.assertOpen();
     const batch = prepareAppend(stream, events, expected);
+    // One instant for the batch, as the SQLite log writes one per append.
+    const created = this.clock.now().toISOString();
     for (let attempt = 1; ; attempt++) {
       const tip = await this.tipFor(batch);
       if ('done' in tip) return tip.done;
@@ -157,7 +164,7 @@ export class EsdbEventStore implements EventStore {
       const data = batch.events.map((e) => {
         revision++;
         prev = chainHash(prev, { ...e, stream: batch.stream, revision });
-        return toEventData(e, prev);
+        return toEventData(e, prev, created);
       });
       let result: Awaited<ReturnType<EventStoreDBClient['appendToStream']>>;
       try {

@@ -7,9 +7,9 @@
 import { SingleBar } from 'cli-progress';
 import { EmbeddedDocumentStore } from '../adapters/document-store/embedded';
 import type { Config } from '../config';
+import { RATE_LIMITS_COLLECTION } from '../http/rate-limit';
 import type { DocumentStore } from '../ports/document-store';
 import { ProjectionRunner } from '../projection/runner';
-import { RATE_LIMITS_COLLECTION } from '../http/rate-limit';
 import type { Runtime } from '../runtime';
 import { SESSIONS } from '../web/sessions';
 import { boolFlag, type CliContext, CliUsageError, registerCliCommand, rejectUnknownFlags } from './registry';

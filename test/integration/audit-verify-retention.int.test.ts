@@ -50,7 +50,12 @@ t('pruned deliveries are not differences; a delivery missing from the kept windo
     assert.equal(report.read_models.differences, [
       { collection: served, _id: one._id, kind: 'missing_in_live' },
     ]);
-    assert.equal(Object.keys(report.read_models).sort(), ['collections', 'differences', 'documents', 'events']);
+    assert.equal(Object.keys(report.read_models).sort(), [
+      'collections',
+      'differences',
+      'documents',
+      'events',
+    ]);
   } finally {
     await svc.close();
   }

@@ -4,7 +4,6 @@ import type { AllStreamResolvedEvent, EventStoreDBClient } from '@eventstore/db-
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { EsdbEventStore } from '../../src/adapters/event-store/eventstoredb';
-import { FixedClock } from '../../src/core/clock';
 import {
   toEsdbExpected,
   toEventData,
@@ -13,6 +12,7 @@ import {
 } from '../../src/adapters/event-store/eventstoredb-mapping';
 import { EsdbSubscription } from '../../src/adapters/event-store/eventstoredb-subscription';
 import { validateSubscribe } from '../../src/adapters/event-store/validate';
+import { FixedClock } from '../../src/core/clock';
 import {
   ANY,
   EventStoreError,
@@ -314,7 +314,10 @@ function fakeServer(maxAppendSize = Number.POSITIVE_INFINITY, options: object = 
     },
     async dispose() {},
   };
-  const store = new (EsdbEventStore as unknown as new (c: unknown, o: object) => EsdbEventStore)(client, options);
+  const store = new (EsdbEventStore as unknown as new (c: unknown, o: object) => EsdbEventStore)(
+    client,
+    options,
+  );
   return { store, types: (stream: string) => (streams.get(stream) ?? []).map((e) => e.type) };
 }
 

@@ -201,7 +201,11 @@ test('restaurant-side transitions: approve, reject, seat, leave, and what each r
 test('a creation in an arrived status: from two hours before its start, not days before (no seated_at weeks early)', () => {
   const start = '2026-06-03T19:00:00+02:00';
   const daysBefore = new Date('2026-06-01T17:00:00Z');
-  const err = rejects(() => assertArrivalNotTooEarly(start, 'SEATED', daysBefore), 422, 'TOO_EARLY_TO_ARRIVE');
+  const err = rejects(
+    () => assertArrivalNotTooEarly(start, 'SEATED', daysBefore),
+    422,
+    'TOO_EARLY_TO_ARRIVE',
+  );
   assert.is(err?.details?.earliest_at, '2026-06-03T15:00:00.000Z');
   rejects(() => assertArrivalNotTooEarly(start, 'SHOWED_UP', daysBefore), 422, 'TOO_EARLY_TO_ARRIVE');
   assertArrivalNotTooEarly(start, 'CONFIRMED', daysBefore);

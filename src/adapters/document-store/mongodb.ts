@@ -318,7 +318,8 @@ export class MongoDocumentStore implements DocumentStorePort {
     }
     const names = await run('*', () => this.db.listCollections({}, { nameOnly: true }).toArray());
     for (const { name } of names)
-      if (!keep.includes(name) && !name.startsWith('system.')) await run(name, () => this.db.dropCollection(name));
+      if (!keep.includes(name) && !name.startsWith('system.'))
+        await run(name, () => this.db.dropCollection(name));
   }
 
   async close(): Promise<void> {

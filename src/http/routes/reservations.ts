@@ -4,11 +4,11 @@
 
 import type { ProfileInput } from '../../../commands/customers/bounds';
 import { inlineProfileIssues } from '../../../commands/customers/inline';
+import { ARRIVAL_LEAD_MINUTES } from '../../../commands/reservations/decide-status';
 import {
   type CreateReservationRequest,
   createReservation,
 } from '../../../commands/reservations/handler-create';
-import { ARRIVAL_LEAD_MINUTES } from '../../../commands/reservations/decide-status';
 import { cancelReservation } from '../../../commands/reservations/handler-status';
 import {
   type PatchReservationRequest,

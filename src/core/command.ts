@@ -62,12 +62,23 @@ export interface RunCommandOptions<S> {
 const queues = new WeakMap<EventStore, KeyedQueue>();
 
 export function runCommand<S>(store: EventStore, options: RunCommandOptions<S>): Promise<CommandOutcome<S>> {
+  return runOnStream(store, options.stream, () => attemptCommand(store, options));
+}
+
+/**
+ * Runs `task` in the place of a command on `stream`: after this process's commands on it in flight, and
+ * before those that come later. For a command that decides on a stream with more steps than runCommand
+ * takes (PATCH /reservations: a move held, a customer written, then the reservation appended with the
+ * revision it loaded), so concurrent ones do not lose their retries to each other. `task` must not run a
+ * command on the same stream through the same store (it would wait for itself).
+ */
+export function runOnStream<T>(store: EventStore, stream: string, task: () => Promise<T>): Promise<T> {
   let queue = queues.get(store);
   if (!queue) {
     queue = new KeyedQueue();
     queues.set(store, queue);
   }
-  return queue.run(options.stream, () => attemptCommand(store, options));
+  return queue.run(stream, task);
 }
 
 async function attemptCommand<S>(

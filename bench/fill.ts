@@ -124,7 +124,8 @@ export interface FillPlan {
 export async function fill(dataDir: string, plan: FillPlan): Promise<number> {
   registerModules();
   const events = SqliteEventStore.open(join(dataDir, 'events.sqlite'), { synchronous: 'NORMAL' });
-  const deps = { events, clock: systemClock, docs: new EmbeddedDocumentStore() };
+  // No read models here: nothing to settle (inline customers, which match on them, would match nobody).
+  const deps = { events, clock: systemClock, docs: new EmbeddedDocumentStore(), settle: async () => {} };
   await applyBootstrap(deps, fillBootstrap(), operatorMeta('bootstrap'));
   const restaurant = {
     _id: FILL_RESTAURANT,

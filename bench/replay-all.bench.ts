@@ -50,7 +50,8 @@ export async function writeTemplate(
   const events = SqliteEventStore.open(file, { synchronous: 'NORMAL' });
   let now = new Date(`${dayAfter(FIRST_DAY, -20)}T09:00:00Z`);
   const clock: Clock = { now: () => now } as Clock;
-  const deps = { events, clock, docs: new EmbeddedDocumentStore() };
+  // No read models here: nothing to settle (inline customers, which match on them, would match nobody).
+  const deps = { events, clock, docs: new EmbeddedDocumentStore(), settle: async () => {} };
   await applyBootstrap(deps, fillBootstrap(), operatorMeta('bootstrap'));
   const restaurant = {
     _id: FILL_RESTAURANT,

@@ -7,7 +7,7 @@
 // with return_existing a newsletter consent the guest just gave is still recorded; with update an empty
 // email or phone ("" or null) never clears a contact detail.
 
-import { findMatch } from '../../queries/customers';
+import { findMatch, type MatchKey } from '../../queries/customers';
 import type { CommandMeta } from '../../src/core/command-meta';
 import type { Issue } from '../../src/core/errors';
 import type { WriteDeps } from '../../src/core/write-deps';
@@ -17,6 +17,7 @@ import { followMerges } from './follow-merges';
 import { type CustomerRestaurant, createCustomer, updateCustomer, writeContext } from './handler';
 import { prepareProfile, profileIssues } from './prepare';
 import type { CustomerState } from './state';
+import { holdingMatchKeys } from './upsert';
 
 export {
   getCustomerForReservation,
@@ -78,6 +79,9 @@ export function inlineProfileIssues(inline: ProfileInput, country: string | null
   }));
 }
 
+/** Inline details match on phone then email, never on external_id (spec §4). */
+const INLINE_MATCH_ORDER: readonly MatchKey[] = ['phone', 'email'];
+
 const effective = (restaurant: CustomerRestaurant, onMatch: OnMatch | undefined): OnMatch =>
   onMatch ?? (restaurant.customer_matching ? 'return_existing' : 'create_new');
 
@@ -111,7 +115,7 @@ export async function checkInlineCustomer(
   const mode = effective(restaurant, onMatch);
   if (mode === 'create_new')
     return { action: 'create', customerId: null, matchedOn: null, blacklisted: false };
-  const match = await findMatch(docs, restaurant, details, ['phone', 'email']);
+  const match = await findMatch(docs, restaurant, details, INLINE_MATCH_ORDER);
   const live = match && (await liveCustomer(deps, match.doc._id));
   if (!match || !live) return { action: 'create', customerId: null, matchedOn: null, blacklisted: false };
   const { customerId, state } = live;
@@ -123,8 +127,31 @@ export async function checkInlineCustomer(
   };
 }
 
-/** Finds or creates the reservation's customer. A blacklisted match is reported and left untouched. */
+/**
+ * Finds or creates the reservation's customer. A blacklisted match is reported and left untouched.
+ * Within a process, resolutions (and POST /customers) sharing a phone or an email match and write one
+ * after the other, each once the read models show the one before (`holdingMatchKeys`): concurrent
+ * reservations of one new guest made one customer each.
+ */
 export async function resolveInlineCustomer(
+  deps: WriteDeps & { settle(position: bigint | null): Promise<unknown> },
+  docs: DocumentStore,
+  restaurant: CustomerRestaurant,
+  inline: InlineCustomer,
+  onMatch: OnMatch | undefined,
+  meta: CommandMeta,
+): Promise<InlineResolution> {
+  const details = withoutEmptyContacts(inline);
+  if (effective(restaurant, onMatch) === 'create_new')
+    return resolveNow(deps, docs, restaurant, inline, onMatch, meta);
+  return holdingMatchKeys(restaurant, details, INLINE_MATCH_ORDER, async () => {
+    const resolved = await resolveNow(deps, docs, restaurant, inline, onMatch, meta);
+    await deps.settle(resolved.position);
+    return resolved;
+  });
+}
+
+async function resolveNow(
   deps: WriteDeps,
   docs: DocumentStore,
   restaurant: CustomerRestaurant,

@@ -4,11 +4,11 @@
 // call matches again once the read models include that change, instead of answering 404 for an id
 // the partner never gave. Within a process, calls sharing a key (the restaurant's external_id, phone or
 // email) match and write one after the other, each once the read models show the one before: parallel
-// identical calls made one customer per call. Across processes (scaled out, a CSV import) matching is
-// still not a lock (spec §4).
+// identical calls made one customer per call. Inline reservation customers (inline.ts) take the same
+// keys. Across processes (scaled out, a CSV import) matching is still not a lock (spec §4).
 
 import type { CustomerDoc } from '../../projections/customer-docs';
-import { CUSTOMER_MATCH_ORDER, findMatch, matchKeys } from '../../queries/customers';
+import { CUSTOMER_MATCH_ORDER, findMatch, type MatchKey, matchKeys } from '../../queries/customers';
 import type { CommandMeta } from '../../src/core/command-meta';
 import { ApiError } from '../../src/core/errors';
 import { KeyedQueue } from '../../src/core/keyed-queue';
@@ -46,13 +46,33 @@ export async function vanishedAt(
 /** How many times a match that vanished under the update is looked for again. */
 export const REMATCHES = 3;
 
-/** This process's POST /customers in flight, per restaurant and match key. */
+/**
+ * This process's matching customers in flight (POST /customers, inline reservation customers), per
+ * restaurant and match key.
+ */
 const matching = new KeyedQueue();
 
 /** Runs `task` once no other call of this process holds any of `keys` (taken in order: no deadlock). */
 function holdingKeys<T>(keys: readonly string[], task: () => Promise<T>): Promise<T> {
   const [first, ...rest] = keys;
   return first === undefined ? task() : matching.run(first, () => holdingKeys(rest, task));
+}
+
+/**
+ * Runs `task`, which matches `input` on `order` and may write, once no other matching of this process
+ * shares one of its keys in this restaurant (POST /customers, inline reservation customers: the one
+ * queue). `task` must settle what it wrote before it returns: the next one matches on the read models.
+ */
+export function holdingMatchKeys<T>(
+  restaurant: CustomerRestaurant,
+  input: ProfileInput,
+  order: readonly MatchKey[],
+  task: () => Promise<T>,
+): Promise<T> {
+  const keys = [...new Set(matchKeys(restaurant, input, order))]
+    .map((key) => `${restaurant._id}\u0000${key}`)
+    .sort();
+  return holdingKeys(keys, task);
 }
 
 export async function upsertCustomer(
@@ -63,10 +83,7 @@ export async function upsertCustomer(
   meta: CommandMeta,
 ): Promise<UpsertOutcome> {
   if (onMatch === 'create_new') return matchAndWrite(deps, restaurant, input, onMatch, meta);
-  const keys = [...new Set(matchKeys(restaurant, input, CUSTOMER_MATCH_ORDER))]
-    .map((key) => `${restaurant._id}\u0000${key}`)
-    .sort();
-  return holdingKeys(keys, async () => {
+  return holdingMatchKeys(restaurant, input, CUSTOMER_MATCH_ORDER, async () => {
     const outcome = await matchAndWrite(deps, restaurant, input, onMatch, meta);
     // The next call holding a key matches on the read models: they must show this write first.
     await deps.settle(outcome.position);

@@ -19,9 +19,13 @@ import type { ReservationSnapshot } from './events';
 
 /**
  * Matching an inline customer looks up candidates in the customers read model (the blacklist flag
- * itself is read from the customer's stream), so these commands also need the document store.
+ * itself is read from the customer's stream), so these commands also need the document store, and
+ * read-your-writes: the next match of the same guest waits until the read models show this one's write.
  */
-export type ReservationDeps = WriteDeps & { docs: DocumentStore };
+export type ReservationDeps = WriteDeps & {
+  docs: DocumentStore;
+  settle(position: bigint | null): Promise<unknown>;
+};
 
 export type ReservationCustomerInput = ProfileInput & { id?: string; on_match?: OnMatch };
 

@@ -173,9 +173,12 @@ t(
     // reservation used to link the deleted id (shown as no customer at all) and drop the details.
     const gone = await existing(w, { name: 'Gone', phone_number: '+33 6 21 21 21 21' });
     await deleteCustomer(w, gone, null, w.meta);
+    // The read model is kept as it is (still showing the deleted customer), the customer each
+    // resolution creates included.
+    const stale = { ...w, settle: async () => {} };
     for (const onMatch of ['return_existing', 'update'] as const) {
       const r = await resolveInlineCustomer(
-        w,
+        stale,
         w.docs,
         w.restaurant,
         { name: 'Back', phone_number: '06 21 21 21 21' },
@@ -220,6 +223,34 @@ t(
     );
     assert.is(plan.action, 'update');
     assert.is(plan.customerId, ids[20]);
+  },
+);
+
+t(
+  'concurrent reservations of one new guest make one customer: matching waits for the one before (as POST /customers)',
+  async ({ w }) => {
+    // A widget's double submit, a partner booking a guest's evenings in parallel: each used to match
+    // nobody on the read model and create a customer of its own (six for six calls). The spellings of
+    // the number differ: its key, not its text, is what they share.
+    const guests: InlineCustomer[] = [
+      { name: 'Nouveau', phone_number: '+33 6 98 76 54 32' },
+      { name: 'Nouveau', phone_number: '06 98 76 54 32' },
+      { name: 'Nouveau', phone_number: '+33698765432', email: 'nouveau@example.com' },
+      { name: 'Nouveau', phone_number: '+33698765432' },
+      { name: 'Nouveau', phone_number: '0698765432', newsletter_consent: true },
+      { name: 'Nouveau', phone_number: '0698765432' },
+    ];
+    const all = await Promise.all(
+      guests.map((g) => resolveInlineCustomer(w, w.docs, w.restaurant, g, undefined, w.meta)),
+    );
+    const ids = new Set(all.map((r) => r.customerId));
+    assert.is(ids.size, 1, `customers made: ${[...ids].join(', ')}`);
+    assert.equal(
+      all.map((r) => r.result),
+      ['created', 'matched', 'matched', 'matched', 'matched', 'matched'],
+    );
+    await w.settle();
+    assert.is((await doc(w, [...ids][0] as string))?.newsletter_consent, true);
   },
 );
 

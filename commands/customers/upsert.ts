@@ -64,7 +64,7 @@ function holdingKeys<T>(keys: readonly string[], task: () => Promise<T>): Promis
  * queue). `task` must settle what it wrote before it returns: the next one matches on the read models.
  */
 export function holdingMatchKeys<T>(
-  restaurant: CustomerRestaurant,
+  restaurant: Pick<CustomerRestaurant, '_id' | 'country_code'>,
   input: ProfileInput,
   order: readonly MatchKey[],
   task: () => Promise<T>,

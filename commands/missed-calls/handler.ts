@@ -16,7 +16,6 @@ import { runCommand } from '../../src/core/command';
 import type { CommandMeta } from '../../src/core/command-meta';
 import { ApiError, conflict } from '../../src/core/errors';
 import { newId } from '../../src/core/ids';
-import { KeyedQueue } from '../../src/core/keyed-queue';
 import type { WriteDeps } from '../../src/core/write-deps';
 import type { Logger } from '../../src/logger';
 import type { DocumentStore } from '../../src/ports/document-store';
@@ -26,6 +25,7 @@ import type { CallerIds } from '../../src/privacy/caller-ids';
 import { normalizePhone } from '../customers/contact';
 import { followMerges } from '../customers/follow-merges';
 import { createCustomer } from '../customers/handler';
+import { holdingMatchKeys } from '../customers/upsert';
 import {
   type CallerState,
   type CallState,
@@ -117,10 +117,10 @@ export const UPCOMING_STATUSES = [
 const WAIT_FOR_OTHER_MS = 5_000;
 const WAIT_STEP_MS = 50;
 
-// Within one process, calls from the same number are matched one at a time, so two simultaneous
-// calls from an unknown number create one customer. The cooldown itself is decided by the caller's
-// stream, whatever the number of processes.
-const callerQueue = new KeyedQueue();
+// Within one process, calls from the same number are matched one at a time, in the queue POST
+// /customers and inline reservation customers take for that phone key (holdingMatchKeys), so two
+// simultaneous calls from an unknown number, or a call and a POST /customers, create one customer. The
+// cooldown itself is decided by the caller's stream, whatever the number of processes.
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -403,7 +403,7 @@ async function step(
   let customerCreated = state.customer_created;
   let reservationId = state.reservation_id;
   if (customerId === null) {
-    const found = await callerQueue.run(`${restaurant._id}|${phone}`, () =>
+    const found = await holdingMatchKeys(restaurant, { phone_number: phone }, ['phone'], () =>
       matchOrCreateCustomer(deps, restaurant, phone, meta),
     );
     customerId = found.customerId;

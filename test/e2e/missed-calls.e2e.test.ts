@@ -9,7 +9,7 @@ import { MESSAGES, type MessageDoc } from '../../projections/missed-calls';
 import { OUTBOX_EVENT } from '../../src/adapters/message-sender/outbox';
 import { FixedClock } from '../../src/core/clock';
 import { operatorMeta } from '../../src/core/command-meta';
-import { NO_STREAM } from '../../src/ports/event-store';
+import { type EventStore, NO_STREAM } from '../../src/ports/event-store';
 import { runCli as cli } from '../helpers/cli-in-process';
 import {
   advance,
@@ -409,6 +409,42 @@ t(
     assert.is(new Set(answers.map((a) => a.body.data.customer_id)).size, 1);
     assert.is((await customersWithPhone(svc, '0612345613')).length, 1);
     assert.is(await outboxCount(svc), before + 1);
+  },
+);
+
+t(
+  'parallel reports and POST /customers of one new number: one customer, whichever comes first',
+  async ({ svc }) => {
+    // The missed call matched and created in a queue of its own, POST /customers in another: with a
+    // slow log (a customer's creation lets the event loop turn 50 times before it is written), each
+    // matched nobody on the read model and created a customer of its own.
+    const store = svc.rt.events as { append: EventStore['append'] };
+    const own = Object.hasOwn(store, 'append');
+    const append = store.append;
+    store.append = async function (this: unknown, stream, ...rest) {
+      if (stream.startsWith('customer-')) for (let i = 0; i < 50; i++) await new Promise(setImmediate);
+      return append.call(this, stream, ...rest);
+    };
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        i % 2
+          ? report(svc, { caller_phone_number: '06 12 34 56 15' })
+          : svc.api('POST', '/customers', {
+              token: MC_TOKENS.demo,
+              body: { name: 'Caller Fifteen', phone_number: '+33612345615' },
+            }),
+      ),
+    ).finally(() => {
+      if (own) store.append = append;
+      else delete (store as { append?: unknown }).append;
+    });
+    assert.ok(
+      answers.every((a) => a.status === 201 || a.status === 200),
+      answers.map((a) => a.status).join(),
+    );
+    const ids = answers.map((a, i) => (i % 2 ? a.body.data.customer_id : a.body.data.id));
+    assert.is(new Set(ids).size, 1, ids.join());
+    assert.is((await customersWithPhone(svc, '0612345615')).length, 1);
   },
 );
 

@@ -73,12 +73,26 @@ export function runCommand<S>(store: EventStore, options: RunCommandOptions<S>):
  * command on the same stream through the same store (it would wait for itself).
  */
 export function runOnStream<T>(store: EventStore, stream: string, task: () => Promise<T>): Promise<T> {
-  let queue = queues.get(store);
+  const owner = queueOwners.get(store) ?? store;
+  let queue = queues.get(owner);
   if (!queue) {
     queue = new KeyedQueue();
-    queues.set(store, queue);
+    queues.set(owner, queue);
   }
   return queue.run(stream, task);
+}
+
+/** Views of a log whose commands queue with the log's own (shareCommandQueues). */
+const queueOwners = new WeakMap<EventStore, EventStore>();
+
+/**
+ * The commands run through `view` queue with those run through `store`: for a view of the same log
+ * that only marks its appends (SettledByCallerEvents, the CSV import's). Without it an import's update
+ * of a customer and the API's PATCHes of that customer ran in two queues, and the import, losing five
+ * rounds to them, failed whole.
+ */
+export function shareCommandQueues(view: EventStore, store: EventStore): void {
+  queueOwners.set(view, queueOwners.get(store) ?? store);
 }
 
 async function attemptCommand<S>(

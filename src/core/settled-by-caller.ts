@@ -13,9 +13,13 @@ import type {
   SubscribeOptions,
   Subscription,
 } from '../ports/event-store';
+import { shareCommandQueues } from './command';
 
 export class SettledByCallerEvents implements EventStore {
-  constructor(readonly inner: EventStore) {}
+  constructor(readonly inner: EventStore) {
+    // The same log: a command through this view waits for the others on its stream, and they for it.
+    shareCommandQueues(this, inner);
+  }
 
   get kind(): EventStore['kind'] {
     return this.inner.kind;

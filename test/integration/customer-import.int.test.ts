@@ -8,7 +8,7 @@ import { customerImportStream } from '../../commands/customer-import/events';
 import { loadImportJob } from '../../commands/customer-import/handler';
 import { evolveImportJob, initialImportJob } from '../../commands/customer-import/state';
 import { customerStream, webhookTypeOf } from '../../commands/customers/events';
-import { createCustomer, deleteCustomer } from '../../commands/customers/handler';
+import { createCustomer, deleteCustomer, updateCustomer } from '../../commands/customers/handler';
 import { mergeCustomers } from '../../commands/customers/merge';
 import { CUSTOMERS, type CustomerDoc } from '../../projections/customer-docs';
 import { operatorMeta } from '../../src/core/command-meta';
@@ -683,6 +683,39 @@ t(
     }
     await w.settle();
     assert.is((await all(w)).length, before);
+  },
+);
+
+t(
+  'a partner writing the customer an import updates: both land, the import is not failed (one queue per customer)',
+  async () => {
+    const { w, deps } = await world();
+    const a = await createCustomer(w, w.restaurant, { name: 'A', email: 'a@example.com' }, meta);
+    await w.settle();
+    // A slow log: the import's append to A's stream lets the event loop turn 50 times first, and a
+    // partner's PATCH of A is sent as each attempt begins. The import wrote through a view of the log
+    // (settledByCaller) whose commands queued apart from the API's: each PATCH landed inside the
+    // import's attempt, which lost five rounds and failed the whole import (WrongExpectedRevisionError).
+    const patches: Promise<unknown>[] = [];
+    const events = Object.create(w.events) as typeof w.events;
+    events.append = async (stream, batch, expected, options) => {
+      if (options?.settledByCaller && stream === customerStream(a.customerId)) {
+        patches.push(updateCustomer(api, w.restaurant, a.customerId, { note: `n${patches.length}` }, meta));
+        for (let i = 0; i < 50; i++) await new Promise(setImmediate);
+      }
+      return w.events.append(stream, batch, expected, options);
+    };
+    const api = { events, clock: w.clock };
+    const { state } = await run(
+      { ...deps, events },
+      ['name,email,tags', 'A,a@example.com,imported'],
+      'update',
+    );
+    await Promise.all(patches);
+    await w.settle();
+    assert.equal(state.counts, { created: 0, updated: 1, matched: 0, skipped: 0 });
+    const doc = (await all(w)).find((d) => d._id === a.customerId);
+    assert.equal([doc?.tags, doc?.note], [['imported'], `n${patches.length - 1}`]);
   },
 );
 

@@ -1,5 +1,6 @@
 // Webhook endpoints as partners list them (and as the publisher matches them). Deleted endpoints are
 // removed. The sealed secrets are kept for signing; no query returns them.
+import { afterRotation } from '../commands/webhook-endpoints/decide';
 import { type ApiVersion, defaultOwner } from '../commands/webhook-endpoints/events';
 import { positionToString } from '../src/ports/event-store';
 import type { Projection } from '../src/projection/projection';
@@ -20,6 +21,10 @@ export interface WebhookEndpointDoc {
   disabled: boolean;
   secret: string;
   previous_secret: { secret: string; expires_at: string } | null;
+  /** Secrets of rotations before the last one still in their grace (afterRotation). */
+  earlier_secrets?: { secret: string; expires_at: string }[];
+  /** Log position of the last rotation applied (null or absent: none). */
+  rotation_pos?: string | null;
   created_at: string;
   updated_at: string;
   /** Log position of its creation: it receives only events after it. */
@@ -62,6 +67,8 @@ export const webhookEndpointsProjection: Projection = {
               disabled: Boolean(d.disabled),
               secret: d.secret,
               previous_secret: null,
+              earlier_secrets: [],
+              rotation_pos: null,
               created_at: d.at,
               updated_at: d.at,
               created_position: positionToString(event.position),
@@ -73,18 +80,28 @@ export const webhookEndpointsProjection: Projection = {
       case 'WebhookEndpointUpdated':
         await col.updateOne({ _id: id }, { $set: { ...(d.changes as object), updated_at: d.at } });
         return;
-      case 'WebhookEndpointSecretRotated':
+      case 'WebhookEndpointSecretRotated': {
+        // Built on the document's old secrets (afterRotation), so applied once: a rotation redelivered
+        // (its position or a later one's recorded) changes nothing.
+        const pos = positionToString(event.position);
+        const doc = await col.findOne({ _id: id });
+        if (!doc || (typeof doc.rotation_pos === 'string' && doc.rotation_pos >= pos)) return;
         await col.updateOne(
           { _id: id },
           {
             $set: {
               secret: d.secret,
-              previous_secret: { secret: d.previous_secret, expires_at: d.previous_expires_at },
+              rotation_pos: pos,
+              ...afterRotation(
+                doc,
+                d as { previous_secret: string; previous_expires_at: string; at: string },
+              ),
               updated_at: d.at,
             },
           },
         );
         return;
+      }
       case 'WebhookEndpointMigrated':
         await col.updateOne({ _id: id }, { $set: { api_version: 'v1', updated_at: d.at } });
         return;

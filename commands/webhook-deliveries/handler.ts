@@ -14,7 +14,7 @@ import { NO_STREAM, WrongExpectedRevisionError } from '../../src/ports/event-sto
 import type { Secrets } from '../../src/secrets';
 import { type AttemptResponse, sendAttempt } from '../../src/webhooks/deliver';
 import { deliveryBodyErased } from '../../src/webhooks/payloads';
-import { previousSecretSigns, refusedBySettings, scopesReadDelivery } from '../webhook-endpoints/decide';
+import { oldSecretsSigning, refusedBySettings, scopesReadDelivery } from '../webhook-endpoints/decide';
 import type { EndpointSettings } from '../webhook-endpoints/events';
 import { deliveryStream, TEST_EVENT_TYPE } from './events';
 
@@ -341,9 +341,7 @@ export async function testWebhookEndpoint(deps: TestDeps, endpoint: WebhookEndpo
     restaurant_id: endpoint.restaurant_id,
     data: { object: { endpoint_id: endpoint._id, message: 'A test delivery: nothing happened.' } },
   });
-  const secrets = [deps.secrets.open(endpoint.secret)];
-  if (endpoint.previous_secret && previousSecretSigns(endpoint, now))
-    secrets.push(deps.secrets.open(endpoint.previous_secret.secret));
+  const secrets = [endpoint.secret, ...oldSecretsSigning(endpoint, now)].map((s) => deps.secrets.open(s));
   const response: AttemptResponse = await sendAttempt({
     url: endpoint.url,
     body,

@@ -30,9 +30,17 @@ export interface EndpointRecord extends EndpointSettings {
   owner: string;
   api_version: ApiVersion;
   secret: string;
-  previous_secret: { secret: string; expires_at: string } | null;
+  previous_secret: OldSecret | null;
+  /** Secrets of rotations before the last one still in their grace (OldSecrets; absent: none). */
+  earlier_secrets?: OldSecret[];
   created_at: string;
   updated_at: string;
+}
+
+/** A secret a rotation replaced (sealed), and until when it still signs. */
+export interface OldSecret {
+  secret: string;
+  expires_at: string;
 }
 
 /**
@@ -43,6 +51,48 @@ export const previousSecretSigns = (
   e: { previous_secret: { expires_at: string } | null },
   now: Date,
 ): boolean => e.previous_secret !== null && Date.parse(e.previous_secret.expires_at) > now.getTime();
+
+/** How many secrets of rotations before the last one may still sign beside it (their grace running). */
+export const MAX_EARLIER_SECRETS = 4;
+
+/**
+ * The old secrets after a rotation (pure; the write side's fold and the read model's, from the event
+ * alone): the secret it replaced in `previous_secret`, and those earlier rotations replaced whose grace
+ * still runs at the rotation in `earlier_secrets` (newest first), each until its own expiry or the new
+ * rotation's, whichever comes first. A second rotation within the first one's grace (two at once, or a
+ * retried call whose first answer was lost) thus keeps the secret receivers hold signing: it stopped at
+ * once, though it was promised its grace period. A rotation with `grace_period_seconds: 0` (a leaked
+ * secret) stops them all.
+ */
+export function afterRotation(
+  e: { previous_secret: OldSecret | null; earlier_secrets?: readonly OldSecret[] },
+  d: { previous_secret: string; previous_expires_at: string; at: string },
+): { previous_secret: OldSecret; earlier_secrets: OldSecret[] } {
+  const at = Date.parse(d.at);
+  const until = Date.parse(d.previous_expires_at);
+  const earlier: OldSecret[] = [];
+  for (const old of [...(e.previous_secret ? [e.previous_secret] : []), ...(e.earlier_secrets ?? [])]) {
+    if (earlier.length >= MAX_EARLIER_SECRETS) break;
+    const expires = Date.parse(old.expires_at);
+    if (!(expires > at) || !(until > at)) continue;
+    earlier.push(expires <= until ? old : { secret: old.secret, expires_at: d.previous_expires_at });
+  }
+  return {
+    previous_secret: { secret: d.previous_secret, expires_at: d.previous_expires_at },
+    earlier_secrets: earlier,
+  };
+}
+
+/** The sealed old secrets that still sign at `now`, the previous one first (pure). */
+export function oldSecretsSigning(
+  e: { previous_secret: OldSecret | null; earlier_secrets?: readonly OldSecret[] },
+  now: Date,
+): string[] {
+  const out: string[] = [];
+  for (const old of [...(e.previous_secret ? [e.previous_secret] : []), ...(e.earlier_secrets ?? [])])
+    if (Date.parse(old.expires_at) > now.getTime()) out.push(old.secret);
+  return out;
+}
 
 export interface EndpointState {
   endpoint: EndpointRecord | null;
@@ -92,10 +142,7 @@ export function evolveEndpoint(state: EndpointState, event: RecordedEvent): Endp
             endpoint: {
               ...e,
               secret: d.secret as string,
-              previous_secret: {
-                secret: d.previous_secret as string,
-                expires_at: d.previous_expires_at as string,
-              },
+              ...afterRotation(e, d as { previous_secret: string; previous_expires_at: string; at: string }),
               updated_at: d.at as string,
             },
           }

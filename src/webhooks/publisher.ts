@@ -14,7 +14,7 @@ import {
   type ScheduledDelivery,
 } from '../../commands/webhook-deliveries/events';
 import {
-  previousSecretSigns,
+  oldSecretsSigning,
   readableTypes,
   refusedBySettings,
   type SettingsRefusal,
@@ -525,9 +525,7 @@ export class WebhookPublisher {
       return;
     }
     const now = this.rt.clock.now();
-    const secrets = [this.open(endpoint.secret)];
-    if (endpoint.previous_secret && previousSecretSigns(endpoint, now))
-      secrets.push(this.open(endpoint.previous_secret.secret));
+    const secrets = [endpoint.secret, ...oldSecretsSigning(endpoint, now)].map((s) => this.open(s));
     const logId = fastId('whl');
     const response = await sendAttempt({
       url: endpoint.url,

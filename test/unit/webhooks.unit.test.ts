@@ -9,7 +9,13 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
   checkSettings,
+  decideRotateSecret,
+  type EndpointState,
+  evolveEndpoint,
   headerIssues,
+  initialEndpoint,
+  MAX_EARLIER_SECRETS,
+  oldSecretsSigning,
   previousSecretSigns,
   readableTypes,
   readScopeOf,
@@ -642,6 +648,57 @@ t('a retry or a resend goes only where the endpoint, as set now, would receive i
   const legacy = { disabled: false, api_version: 'legacy' as const, enabled_events: ['customer.created'] };
   assert.is(refusedBySettings(legacy, 'RESERVATION_UPDATED'), null);
   assert.is(refusedBySettings({ ...legacy, disabled: true }, 'RESERVATION_UPDATED'), 'endpoint_disabled');
+});
+
+t('two rotations within the grace: the secret receivers hold keeps signing until its own expiry', () => {
+  // Two rotate-secret calls at once, or a retry whose first answer was lost: the second replaced the
+  // only old secret kept, so the one every receiver still held (s0) stopped signing at once.
+  let revision = 0;
+  const fold = (state: EndpointState, type: string, data: Record<string, unknown>) =>
+    evolveEndpoint(state, {
+      id: `e${revision}`,
+      type,
+      data,
+      metadata: {},
+      created: '',
+      stream: 'we',
+      revision: revision++,
+      position: 0n,
+    });
+  let s = fold(initialEndpoint, 'WebhookEndpointCreated', {
+    endpoint_id: 'we_1',
+    restaurant_id: 'r',
+    credential_id: 'k',
+    api_version: 'v1',
+    url: 'https://h.example/',
+    enabled_events: ['*'],
+    headers: {},
+    disabled: false,
+    secret: 's0',
+    at: '2026-06-01T00:00:00.000Z',
+  });
+  const rotate = (state: EndpointState, secret: string, at: string, grace = 86_400) => {
+    const [e] = decideRotateSecret(state, 'r', 'we_1', secret, grace, new Date(at));
+    return fold(state, e?.type as string, e?.data as Record<string, unknown>);
+  };
+  const signing = (state: EndpointState, at: string) =>
+    oldSecretsSigning(state.endpoint as NonNullable<EndpointState['endpoint']>, new Date(at));
+  s = rotate(s, 's1', '2026-06-01T10:00:00.000Z');
+  s = rotate(s, 's2', '2026-06-01T10:00:01.000Z');
+  assert.equal(signing(s, '2026-06-01T10:00:02.000Z'), ['s1', 's0']);
+  // Each until its own expiry: s0 24 h after the first rotation, s1 24 h after the second.
+  assert.equal(signing(s, '2026-06-02T10:00:00.500Z'), ['s1']);
+  assert.equal(signing(s, '2026-06-02T10:00:01.000Z'), []);
+  // A rotation with no grace (a leaked secret) stops every old one.
+  assert.equal(signing(rotate(s, 's3', '2026-06-01T11:00:00.000Z', 0), '2026-06-01T11:00:00.000Z'), []);
+  // A shorter grace shortens the earlier ones too, and at most MAX_EARLIER_SECRETS stay beside the last.
+  const short = rotate(s, 's3', '2026-06-01T11:00:00.000Z', 60);
+  assert.equal(signing(short, '2026-06-01T11:00:59.000Z'), ['s2', 's1', 's0']);
+  assert.equal(signing(short, '2026-06-01T11:01:00.000Z'), []);
+  let many = s;
+  for (let i = 3; i < 12; i++) many = rotate(many, `s${i}`, `2026-06-01T12:00:0${i - 3}.000Z`);
+  assert.is(signing(many, '2026-06-01T12:00:10.000Z').length, 1 + MAX_EARLIER_SECRETS);
+  assert.equal(signing(many, '2026-06-01T12:00:10.000Z')[0], 's10');
 });
 
 t.run();

@@ -34,6 +34,13 @@ export function evolveApiKey(state: ApiKeyState, event: RecordedEvent): ApiKeySt
   }
 }
 
+/** The scopes an OAuth token holds beyond what the manager consented to (widened by an earlier keys update). */
+export function scopesBeyondGrant(state: ApiKeyState): Scope[] {
+  if (!state.key || state.key.type !== 'OAUTH') return [];
+  const granted = new Set(state.granted_scopes);
+  return state.key.scopes.filter((s) => !granted.has(s));
+}
+
 export function checkScopes(scopes: readonly string[]): Scope[] {
   const unknown = scopes.filter((s) => !isScope(s));
   if (unknown.length)
@@ -87,10 +94,12 @@ export function decideUpdateKey(
   if (changes.scopes !== undefined && changes.scopes.join() !== state.key.scopes.join())
     diff.scopes = changes.scopes;
   // An OAuth token acts on the manager's consent: the operator may narrow its scopes (and give back what
-  // was narrowed), never grant it one the manager did not consent to; more takes a new consent.
+  // was narrowed), never grant it one the manager did not consent to; more takes a new consent. A scope
+  // the token holds now is not refused either: a token widened before this rule (keys update could give
+  // it any scope) must be narrowable step by step, and keeping a scope adds nothing.
   if (diff.scopes && state.key.type === 'OAUTH') {
-    const granted = new Set(state.granted_scopes);
-    const beyond = diff.scopes.filter((s) => !granted.has(s));
+    const allowed = new Set([...state.granted_scopes, ...state.key.scopes]);
+    const beyond = diff.scopes.filter((s) => !allowed.has(s));
     if (beyond.length) {
       const app = state.key.application;
       throw validationError(

@@ -1,11 +1,21 @@
 // Platform commands: restaurants, API keys, bootstrap files and read models.
+import { evolveApiKey, initialApiKey, scopesBeyondGrant } from '../../commands/credentials/decide';
+import { apiKeyStream } from '../../commands/credentials/events';
 import { createApiKey, revokeApiKey, updateApiKey } from '../../commands/credentials/handler';
 import { listKeys } from '../../queries/api-keys';
 import { applyBootstrap, readBootstrapFile } from '../bootstrap';
+import { loadStream } from '../core/command';
 import { operatorMeta } from '../core/command-meta';
 import { SCOPES } from '../core/scopes';
 import { registerReadModelCommands } from './read-models-commands';
-import { CliUsageError, optionalFlag, registerCliCommand, rejectUnknownFlags, requireFlag } from './registry';
+import {
+  boolFlag,
+  CliUsageError,
+  optionalFlag,
+  registerCliCommand,
+  rejectUnknownFlags,
+  requireFlag,
+} from './registry';
 import { registerRestaurantCommands } from './restaurant-commands';
 import { optionalRestaurantFlag } from './restaurant-flag';
 
@@ -43,15 +53,43 @@ export function registerPlatformCommands(): void {
   });
   registerCliCommand({
     name: 'keys list',
-    summary: 'List API keys (never their tokens)',
+    summary:
+      "List API keys (never their tokens); an OAuth token holding scopes beyond its manager's consent (widened by an earlier keys update) is marked",
     usage:
-      '[--restaurant rest_x]   (columns: id, restaurant, type, hint, state, last used (hour resolution) or -, name, scopes)',
-    flags: ['restaurant'],
+      '[--restaurant rest_x] [--json]   (columns: id, restaurant, type, hint, state, last used (hour resolution) or -, name, scopes, scopes beyond the grant or -)',
+    flags: ['restaurant', 'json'],
+    switches: ['json'],
     async run(ctx) {
-      for (const k of await listKeys(ctx.rt.docs, await optionalRestaurantFlag(ctx)))
+      const json = boolFlag(ctx, 'json') === true;
+      for (const k of await listKeys(ctx.rt.docs, await optionalRestaurantFlag(ctx))) {
+        // The grant is read from the key's own stream (its ApiKeyCreated): only OAuth tokens have one.
+        const beyond =
+          k.type === 'OAUTH'
+            ? scopesBeyondGrant(
+                (await loadStream(ctx.rt.events, apiKeyStream(k._id), initialApiKey, evolveApiKey)).state,
+              )
+            : [];
+        if (json) {
+          ctx.out(
+            JSON.stringify({
+              id: k._id,
+              restaurant_id: k.restaurant_id,
+              type: k.type,
+              token_hint: k.token_hint,
+              application: k.application ?? null,
+              revoked_at: k.revoked_at ?? null,
+              last_used_at: k.last_used_at ?? null,
+              name: k.name,
+              scopes: k.scopes,
+              scopes_beyond_grant: beyond,
+            }),
+          );
+          continue;
+        }
         ctx.out(
-          `${k._id}\t${k.restaurant_id}\t${k.type}\t…${k.token_hint}\t${k.revoked_at ? `REVOKED ${k.revoked_at}` : 'active'}\t${k.last_used_at ?? '-'}\t${k.name}\t${k.scopes.join(',')}`,
+          `${k._id}\t${k.restaurant_id}\t${k.type}\t…${k.token_hint}\t${k.revoked_at ? `REVOKED ${k.revoked_at}` : 'active'}\t${k.last_used_at ?? '-'}\t${k.name}\t${k.scopes.join(',')}\t${beyond.length ? `BEYOND GRANT: ${beyond.join(',')}` : '-'}`,
         );
+      }
     },
   });
   registerCliCommand({

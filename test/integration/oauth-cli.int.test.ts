@@ -10,11 +10,13 @@ import { authenticateClient, loadApplication } from '../../commands/oauth/applic
 import { verifyPassword } from '../../commands/oauth/passwords';
 import { issueCode, redeemCode } from '../../commands/oauth/token-handler';
 import { loadUser } from '../../commands/oauth/user-handler';
+import { apiKeyStream } from '../../commands/credentials/events';
 import { createRestaurant } from '../../commands/restaurants/handler';
 import { CliUsageError } from '../../src/cli/registry';
 import { loadConfig } from '../../src/config';
 import { operatorMeta } from '../../src/core/command-meta';
 import { ApiError } from '../../src/core/errors';
+import { SCOPES } from '../../src/core/scopes';
 import { createLogger } from '../../src/logger';
 import { registerModules } from '../../src/modules';
 import { createRuntime, type Runtime } from '../../src/runtime';
@@ -215,6 +217,60 @@ t(
       'what was narrowed may be given back: it was consented to',
     );
     assert.equal(await cli(rt, 'keys update', { id: issued.keyId, name: 'Till at X' }), ['key updated']);
+  },
+);
+
+t(
+  'a token widened before the rule is marked by keys list and may be narrowed step by step, never widened again',
+  async ({ rt }) => {
+    await cli(rt, 'restaurants api-option', { id: 'rest_x', enabled: 'true' });
+    const issued = await issueToken(rt, 'app_till', 'rest_x', ['CATALOG_READ']);
+    // What the old keys update wrote: the token given every scope, beyond the manager's consent.
+    await rt.events.append(
+      apiKeyStream(issued.keyId),
+      [
+        {
+          type: 'ApiKeyUpdated',
+          data: {
+            key_id: issued.keyId,
+            restaurant_id: 'rest_x',
+            at: new Date().toISOString(),
+            scopes: [...SCOPES],
+          },
+        },
+      ],
+      'any',
+    );
+    const listed = async () => {
+      await rt.settle((await rt.events.headPosition()) as bigint);
+      const line = (await cli(rt, 'keys list', { restaurant: 'rest_x' })).find((l) =>
+        l.startsWith(`${issued.keyId}\t`),
+      ) as string;
+      const json = (await cli(rt, 'keys list', { restaurant: 'rest_x', json: true }))
+        .map((l) => JSON.parse(l))
+        .find((k) => k.id === issued.keyId);
+      return { marker: line.split('\t')[8], beyond: json.scopes_beyond_grant as string[] };
+    };
+    const widened = await listed();
+    assert.is(widened.marker, `BEYOND GRANT: ${SCOPES.filter((s) => s !== 'CATALOG_READ').join(',')}`);
+    assert.equal(
+      widened.beyond,
+      SCOPES.filter((s) => s !== 'CATALOG_READ'),
+    );
+    assert.equal(
+      await cli(rt, 'keys update', { id: issued.keyId, scopes: 'CATALOG_READ,CUSTOMERS_READ' }),
+      ['key updated'],
+      'narrowing a widened token keeps a scope it holds now',
+    );
+    assert.equal((await listed()).beyond, ['CUSTOMERS_READ']);
+    const err = await refused(rt, 'keys update', {
+      id: issued.keyId,
+      scopes: 'CATALOG_READ,RESERVATIONS_READ',
+    });
+    assert.instance(err, ApiError);
+    assert.match(err.message, /consent flow/);
+    assert.equal(await cli(rt, 'keys update', { id: issued.keyId, scopes: 'CATALOG_READ' }), ['key updated']);
+    assert.equal(await listed(), { marker: '-', beyond: [] });
   },
 );
 

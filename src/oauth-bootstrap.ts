@@ -16,6 +16,7 @@ import { checkEmail, checkPassword } from '../commands/oauth/users';
 import type { BootstrapFile, SectionApplier, SectionCheck } from './bootstrap';
 import { ApiError, type Issue } from './core/errors';
 import type { Scope } from './core/scopes';
+import type { WriteDeps } from './core/write-deps';
 import { arr, bool, nullable, obj, optional, str } from './http/schema';
 import { validateInput } from './http/validate';
 
@@ -55,8 +56,29 @@ type UserPlan = {
 };
 type AppPlan = ApplicationProfile & { client_id: string; client_secret: string; disabled?: boolean };
 
+/**
+ * The profiles of the file's applications already registered: a URI one holds is kept as stored, not
+ * checked again by rules added since (checkProfile), so a deployment whose file names it still starts.
+ */
+async function storedProfiles(
+  deps: WriteDeps,
+  file: BootstrapFile,
+): Promise<Map<string, ApplicationProfile>> {
+  const out = new Map<string, ApplicationProfile>();
+  for (const raw of file.oauth_applications ?? []) {
+    const id = (raw as { client_id?: unknown } | null)?.client_id;
+    if (typeof id !== 'string' || !CLIENT_ID_PATTERN.test(id) || out.has(id)) continue;
+    const profile = (await loadApplication(deps, id)).profile;
+    if (profile) out.set(id, profile);
+  }
+  return out;
+}
+
 /** Every entry checked; throws naming each problem's path in the file. Appends nothing. */
-function parseOAuthSections(file: BootstrapFile): { users: (UserPlan | null)[]; apps: (AppPlan | null)[] } {
+function parseOAuthSections(
+  file: BootstrapFile,
+  stored: Map<string, ApplicationProfile>,
+): { users: (UserPlan | null)[]; apps: (AppPlan | null)[] } {
   const issues: Issue[] = [];
   const users = (file.users ?? []).map((raw, i) => {
     let entry: ReturnType<typeof userEntry.struct.create> | null = null;
@@ -83,13 +105,16 @@ function parseOAuthSections(file: BootstrapFile): { users: (UserPlan | null)[]; 
             { path: 'client_id', code: 'invalid_format', message: 'client_id is 3 to 64 of A-Z a-z 0-9 _ -' },
           ],
         });
-      const profile = checkProfile({
-        name: v.name,
-        logo_url: v.logo_url ?? null,
-        redirect_uris: v.redirect_uris,
-        allowed_scopes: v.allowed_scopes as Scope[],
-        published_by_operator: v.published_by_operator ?? false,
-      }) as ApplicationProfile;
+      const profile = checkProfile(
+        {
+          name: v.name,
+          logo_url: v.logo_url ?? null,
+          redirect_uris: v.redirect_uris,
+          allowed_scopes: v.allowed_scopes as Scope[],
+          published_by_operator: v.published_by_operator ?? false,
+        },
+        stored.get(v.client_id),
+      ) as ApplicationProfile;
       entry = { ...profile, client_id: v.client_id, client_secret: v.client_secret, disabled: v.disabled };
     });
     return entry as
@@ -103,12 +128,12 @@ function parseOAuthSections(file: BootstrapFile): { users: (UserPlan | null)[]; 
   return { users, apps };
 }
 
-export const checkOAuthSections: SectionCheck = async (_deps, file) => {
-  parseOAuthSections(file);
+export const checkOAuthSections: SectionCheck = async (deps, file) => {
+  parseOAuthSections(file, await storedProfiles(deps, file));
 };
 
 export const applyOAuthSections: SectionApplier = async (deps, file, meta) => {
-  const { users, apps } = parseOAuthSections(file);
+  const { users, apps } = parseOAuthSections(file, await storedProfiles(deps, file));
   const notes: string[] = [];
   let changedUsers = 0;
   for (const u of users) {

@@ -93,21 +93,29 @@ function logoProblem(logo: string): string | null {
   }
 }
 
-/** Checks a full or partial profile; every faulty field is named. Scopes come back canonical. */
-export function checkProfile(p: Partial<ApplicationProfile>): Partial<ApplicationProfile> {
+/**
+ * Checks a full or partial profile; every faulty field is named. Scopes come back canonical. `stored`,
+ * the application's profile as recorded: a redirect URI or logo URL it already holds is kept as it is
+ * (accepted when stored, under the rules of then: a host with `_` was), so a bootstrap file applied at
+ * every start, or an update naming it again, is not refused for it; only a new or changed one is checked.
+ */
+export function checkProfile(
+  p: Partial<ApplicationProfile>,
+  stored?: ApplicationProfile | null,
+): Partial<ApplicationProfile> {
   const issues: Issue[] = [];
   const out: Partial<ApplicationProfile> = { ...p };
   if (p.name !== undefined && (!p.name.trim() || charCount(p.name) > 200))
     issues.push({ path: 'name', code: 'out_of_range', message: 'name must be 1 to 200 characters' });
   if (p.logo_url !== undefined && p.logo_url !== null) {
-    const why = logoProblem(p.logo_url);
+    const why = p.logo_url === stored?.logo_url ? null : logoProblem(p.logo_url);
     if (why) issues.push({ path: 'logo_url', code: 'invalid_format', message: `logo_url ${why}` });
   }
   if (p.redirect_uris !== undefined) {
     if (p.redirect_uris.length < 1 || p.redirect_uris.length > 20)
       issues.push({ path: 'redirect_uris', code: 'out_of_range', message: 'give 1 to 20 redirect URIs' });
     p.redirect_uris.forEach((u, i) => {
-      const why = redirectUriProblem(u);
+      const why = stored?.redirect_uris.includes(u) ? null : redirectUriProblem(u);
       if (why) issues.push({ path: `redirect_uris.${i}`, code: 'invalid_format', message: `${u} ${why}` });
     });
     out.redirect_uris = [...new Set(p.redirect_uris)];
@@ -156,7 +164,7 @@ export function decideUpdateApplication(
   at: string,
 ): NewEvent[] {
   if (!state.profile) throw notFound(`application ${clientId}`);
-  const checked = checkProfile(changes);
+  const checked = checkProfile(changes, state.profile);
   const diff: Partial<ApplicationProfile> = {};
   for (const [k, v] of Object.entries(checked) as [keyof ApplicationProfile, unknown][])
     if (v !== undefined && JSON.stringify(v) !== JSON.stringify(state.profile[k]))

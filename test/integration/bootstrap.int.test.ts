@@ -7,9 +7,11 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { applicationStream } from '../../commands/oauth/events';
 import { applyBootstrap, type BootstrapFile, readBootstrapFile } from '../../src/bootstrap';
 import { loadConfig } from '../../src/config';
 import { operatorMeta } from '../../src/core/command-meta';
+import { sha256 } from '../../src/core/ids';
 import { createLogger } from '../../src/logger';
 import { registerModules } from '../../src/modules';
 import { createRuntime, type Runtime } from '../../src/runtime';
@@ -234,5 +236,71 @@ t(
     assert.throws(() => readBootstrapFile(file), /__proto__ is not allowed/);
   },
 );
+
+// The host-character rule of redirect and logo URLs came after deployments registered applications: a
+// bootstrap file applied at every start naming an application's stored https://pos_app.internal/cb
+// stopped the service from starting. A URI the application already holds is kept; a new one is checked.
+t("an application's stored URIs are kept by the file applied again; a new one is checked", async ({ rt }) => {
+  const client_id = 'app_legacy';
+  // Registered before the rule (its event as then written).
+  await rt.events.append(
+    applicationStream(client_id),
+    [
+      {
+        type: 'OAuthApplicationRegistered',
+        data: {
+          client_id,
+          name: 'Legacy POS',
+          logo_url: 'https://logo_cdn.internal/l.png',
+          redirect_uris: ['https://pos_app.internal/cb'],
+          allowed_scopes: ['CATALOG_READ'],
+          published_by_operator: false,
+          secret_hash: sha256('couvert_cs_legacy_secret'),
+          at: new Date().toISOString(),
+        },
+      },
+    ],
+    'no_stream',
+  );
+  const entry = {
+    client_id,
+    client_secret: 'couvert_cs_legacy_secret',
+    name: 'Legacy POS',
+    logo_url: 'https://logo_cdn.internal/l.png',
+    redirect_uris: ['https://pos_app.internal/cb'],
+    allowed_scopes: ['CATALOG_READ'],
+  };
+  const again = await applyBootstrap(rt, { oauth_applications: [entry] }, operatorMeta('bootstrap'));
+  assert.equal(again, { position: null, appended: 0, notes: UNAPPLIED }, 'kept as stored: nothing to do');
+  const head = await rt.events.headPosition();
+  for (const [change, path] of [
+    [{ redirect_uris: ['https://pos_app.internal/cb', 'https://pos_two.internal/cb'] }, 'redirect_uris.1'],
+    [{ logo_url: 'https://logo_cdn.internal/other.png' }, 'logo_url'],
+  ] as const) {
+    const err = await applyBootstrap(
+      rt,
+      { oauth_applications: [{ ...entry, ...change }] },
+      operatorMeta('bootstrap'),
+    ).catch((e: Error) => e);
+    assert.instance(err, Error, path);
+    assert.match((err as Error).message, `oauth_applications.0.${path}`);
+    assert.is(await rt.events.headPosition(), head, `${path}: nothing appended`);
+  }
+  // A new application is held to the rule from the start.
+  const err = await applyBootstrap(
+    rt,
+    { oauth_applications: [{ ...entry, client_id: 'app_new' }] },
+    operatorMeta('bootstrap'),
+  ).catch((e: Error) => e);
+  assert.instance(err, Error);
+  assert.match((err as Error).message, 'oauth_applications.0.redirect_uris.0');
+  // Dropping the stored URI for a valid one is an ordinary change.
+  const moved = await applyBootstrap(
+    rt,
+    { oauth_applications: [{ ...entry, logo_url: null, redirect_uris: ['https://pos.example/cb'] }] },
+    operatorMeta('bootstrap'),
+  );
+  assert.is(moved.appended, 1);
+});
 
 t.run();

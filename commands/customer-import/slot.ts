@@ -3,8 +3,9 @@
 // with an expected revision, so of two imports started together exactly one gets it. The slot is
 // free again when its holder's own stream says it finished or failed, or, should its process have
 // died mid-way, when the holder has recorded nothing for STALE_AFTER_MS (a running job records its rows
-// every few hundred rows, i.e. every second or so). Nothing is released explicitly, so a crash never
-// leaves the slot held forever.
+// every few hundred rows, i.e. every second or so). A crash never leaves the slot held forever; a job
+// whose start failed (before its first event) frees it at once (freeUnstartedSlot, CustomerImportSlotFreed)
+// rather than holding it for UNSTARTED_AFTER_MS.
 import type { CommandMeta } from '../../src/core/command-meta';
 import { conflict } from '../../src/core/errors';
 import type { WriteDeps } from '../../src/core/write-deps';
@@ -120,6 +121,40 @@ async function holderJob(deps: WriteDeps, jobId: string): Promise<HolderJob> {
   return holderJobOf(first, last);
 }
 
+const SLOT_FREED = 'CustomerImportSlotFreed';
+
+/**
+ * Frees the slot `jobId` took when its job never started (its stream holds no event): a start that
+ * failed before its first event (the rows refused by the rules of now, a failed write) would otherwise
+ * hold the slot UNSTARTED_AFTER_MS. Nothing when another job holds the slot or the job has started.
+ * Best effort: a failure leaves the slot to its UNSTARTED_AFTER_MS.
+ */
+export async function freeUnstartedSlot(
+  deps: WriteDeps,
+  cmd: { jobId: string; restaurantId: string },
+  meta: CommandMeta,
+): Promise<void> {
+  try {
+    const stream = importSlotStream(cmd.restaurantId);
+    const [last] = await deps.events.readStream(stream, { direction: 'backwards', limit: 1 });
+    if (!last || last.type === SLOT_FREED || (last.data as { job_id?: unknown }).job_id !== cmd.jobId) return;
+    if ((await deps.events.readStream(customerImportStream(cmd.jobId), { limit: 1 })).length) return;
+    await deps.events.append(
+      stream,
+      [
+        {
+          type: SLOT_FREED,
+          data: { restaurant_id: cmd.restaurantId, job_id: cmd.jobId, at: deps.clock.now().toISOString() },
+          metadata: { ...meta, restaurant_id: cmd.restaurantId },
+        },
+      ],
+      last.revision,
+    );
+  } catch {
+    // Taken meanwhile by another, or the store failed: the slot's own rules free it.
+  }
+}
+
 /** Takes the restaurant's import slot for `jobId` (409 while another import runs there). */
 export async function takeImportSlot(
   deps: WriteDeps,
@@ -129,9 +164,10 @@ export async function takeImportSlot(
   const stream = importSlotStream(cmd.restaurantId);
   for (let i = 0; ; i++) {
     const [last] = await deps.events.readStream(stream, { direction: 'backwards', limit: 1 });
-    const holder = last
-      ? { jobId: (last.data as { job_id: string }).job_id, takenAt: (last.data as { at: string }).at }
-      : null;
+    const holder =
+      last && last.type !== SLOT_FREED
+        ? { jobId: (last.data as { job_id: string }).job_id, takenAt: (last.data as { at: string }).at }
+        : null;
     const job = holder && holder.jobId !== cmd.jobId ? await holderJob(deps, holder.jobId) : null;
     const events = decideTakeSlot(holder, job, cmd, deps.clock.now());
     if (!events.length) return { position: null };

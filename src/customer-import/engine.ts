@@ -39,7 +39,7 @@ import {
   resumeImportJob,
   startImportJob,
 } from '../../commands/customer-import/handler';
-import { takeImportSlot } from '../../commands/customer-import/slot';
+import { freeUnstartedSlot, takeImportSlot } from '../../commands/customer-import/slot';
 import type { ImportJobState } from '../../commands/customer-import/state';
 import type { CustomFieldDefinition } from '../../commands/customers/custom-fields';
 import { customerStream } from '../../commands/customers/events';
@@ -433,6 +433,11 @@ export interface ImportOptions {
    * and fails as interrupted (ImportInterrupted), before the stores close under it.
    */
   stopSignal?: AbortSignal;
+  /**
+   * The caller has just run `withCurrentRules` on the prepared file (the dashboard's Import, before it
+   * takes the slot): importCustomers does not check it again.
+   */
+  rulesChecked?: boolean;
 }
 
 /** A job stopped because its server was stopping (its page says so, and offers to finish it). */
@@ -507,11 +512,18 @@ export async function importCustomers(
   options: ImportOptions,
 ): Promise<ImportJobState> {
   const jobId = options.jobId ?? newId('imp');
-  // The rows are checked and written by the rules in force now, not those of when the file was read.
-  const prepared = await withCurrentRules(deps, given);
+  const slot = { jobId, restaurantId: given.restaurant._id };
+  // A failure before the job's first event frees the slot at once (the caller may have taken it).
+  const early = async (err: unknown): Promise<never> => {
+    await freeUnstartedSlot(deps, slot, options.meta);
+    throw err;
+  };
+  // The rows are checked and written by the rules in force now, not those of when the file was read
+  // (unless the caller has just checked them: the dashboard's Import, before it takes the slot).
+  const prepared = options.rulesChecked ? given : await withCurrentRules(deps, given).catch(early);
   return tracked(deps.events, async (stopSignal) => {
     // One import at a time per restaurant (409 otherwise); a no-op when the caller took the slot already.
-    await takeImportSlot(deps, { jobId, restaurantId: prepared.restaurant._id }, options.meta);
+    await takeImportSlot(deps, slot, options.meta);
     const { job } = await startImportJob(
       deps,
       {
@@ -525,7 +537,7 @@ export async function importCustomers(
         actor: options.meta.actor,
       },
       { ...options.meta, restaurant_id: prepared.restaurant._id },
-    );
+    ).catch(early);
     return inThread(deps, options, prepared.table.rows.length)
       ? runJobInThread(deps, prepared, jobId, { ...options, stopSignal }, false)
       : runJob(deps, prepared, jobId, job, { ...options, stopSignal }, false);

@@ -6,6 +6,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { customerImportStream } from '../../commands/customer-import/events';
 import { loadImportJob } from '../../commands/customer-import/handler';
+import { takeImportSlot } from '../../commands/customer-import/slot';
 import { evolveImportJob, initialImportJob } from '../../commands/customer-import/state';
 import { customerStream, webhookTypeOf } from '../../commands/customers/events';
 import { createCustomer, deleteCustomer, updateCustomer } from '../../commands/customers/handler';
@@ -22,6 +23,7 @@ import {
   planImport,
   prepareImport,
   resumeImport,
+  withCurrentRules,
 } from '../../src/customer-import/engine';
 import { jobSummaryCsv } from '../../src/customer-import/summary';
 import { type CustomerWorld, customerWorld } from '../helpers/customers';
@@ -718,5 +720,61 @@ t(
     assert.equal([doc?.tags, doc?.note], [['imported'], `n${patches.length - 1}`]);
   },
 );
+
+// The dashboard's Import checks the rules, takes the slot, then starts the job: a start failing before
+// the job's first event (the rows refused by the rules of now) held the slot for its 2 minutes, so every
+// other import of the restaurant was refused as running behind a job that never started.
+t('a start failing before its job exists frees the slot it was given at once', async () => {
+  const { w, deps } = await world();
+  const lines = ['name,email,VIP level', 'Ann,ann@example.com,gold'];
+  const prepared = await prepareImport(deps, 'rest_a', bytes(lines));
+  await w.defineFields([]);
+  await w.settle();
+  await takeImportSlot(deps, { jobId: 'imp_early', restaurantId: 'rest_a' }, meta);
+  const err = await importCustomers(deps, prepared, {
+    onMatch: 'return_existing',
+    fileName: 'f.csv',
+    meta,
+    jobId: 'imp_early',
+  }).catch((e: unknown) => e);
+  assert.instance(err, ApiError);
+  assert.is((err as ApiError).status, 400);
+  const taken = await takeImportSlot(deps, { jobId: 'imp_next', restaurantId: 'rest_a' }, meta).catch(
+    (e: unknown) => e,
+  );
+  assert.not.instance(taken, Error, 'the slot is free: no job runs');
+});
+
+// The dashboard checks the rules before it takes the slot and says so (rulesChecked): the import does not
+// read the restaurant and its catalog again (two stream reads, and a check whose failure came too late).
+t('an import whose caller checked the rules does not check them again', async () => {
+  const { deps } = await world();
+  const prepared = await withCurrentRules(deps, await prepareImport(deps, 'rest_a', bytes(['name', 'Ann'])));
+  const read: string[] = [];
+  const counting: ImportDeps = {
+    ...deps,
+    events: new Proxy(deps.events, {
+      get(target, key, receiver) {
+        const v = Reflect.get(target, key, receiver);
+        if (key !== 'readStream') return typeof v === 'function' ? v.bind(target) : v;
+        return (stream: string, o?: unknown) => {
+          read.push(stream);
+          return (v as (s: string, o?: unknown) => unknown).call(target, stream, o);
+        };
+      },
+    }),
+  };
+  const state = await importCustomers(counting, prepared, {
+    onMatch: 'return_existing',
+    fileName: 'f.csv',
+    meta,
+    rulesChecked: true,
+  });
+  assert.is(state.counts.created, 1);
+  assert.equal(
+    read.filter((s) => s === 'restaurant-rest_a' || s.startsWith('catalog-')),
+    [],
+  );
+});
 
 t.run();

@@ -690,6 +690,9 @@ export const dashboardImportRoutes: AnyRoute[] = [
         fileName: upload.fileName,
         meta: m.meta,
         jobId,
+        // Checked above, once: checked again here, a field removed in between left the slot held by a
+        // job that never started (and the manager on the progress page of no job).
+        rulesChecked: true,
         ...threadChoice(rt.config),
       });
       inBackground(rt, m, requestId, jobId, running);

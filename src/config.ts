@@ -226,8 +226,14 @@ function publicBaseUrl(env: Env): string | null {
   // In the URL's own spelling (scheme and host in small letters, no default port): https is told by the
   // scheme (the session cookie's Secure and __Host-, src/web/sessions.ts), and the OAuth issuer is
   // compared as a string with the URL a client fetched (RFC 8414 §3.3).
-  return parsed.origin + parsed.pathname;
+  return urlSpelling(parsed);
 }
+
+/**
+ * A URL in its own spelling (scheme and host in small letters, no default port), as BASE_URL and the
+ * default base URL are published.
+ */
+const urlSpelling = (parsed: URL): string => parsed.origin + parsed.pathname;
 
 /** Scaled out every process must share one key, so it cannot be generated into a local directory. */
 function secretsKeyOf(env: Env, store: Config['store']): Buffer | null {
@@ -311,7 +317,11 @@ export function loadConfig(env: Env = process.env): Config {
       );
   }
   const urlHost = isIP(listenHost) === 6 ? `[${listenHost}]` : listenHost;
-  const baseUrl = (publicBaseUrl(env) ?? `http://${urlHost}:${port}`).replace(/\/$/, '');
+  // The default in the same spelling as a BASE_URL given: PORT=80 gives no :80, HOST in capitals none.
+  const baseUrl = (publicBaseUrl(env) ?? urlSpelling(new URL(`http://${urlHost}:${port}`))).replace(
+    /\/$/,
+    '',
+  );
   const roleNames = (env.ROLES?.trim() || (store === 'embedded' ? 'api,projector,scheduler,webhooks' : 'api'))
     .split(',')
     .map((r) => r.trim());

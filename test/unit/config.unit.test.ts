@@ -143,6 +143,9 @@ t('HOST: IP literals, localhost and host names, checked without any lookup', () 
     assert.is(loadConfig({ HOST: value as string }).host, host);
   // The default BASE_URL must be a URL: an IPv6 host goes in brackets.
   assert.is(loadConfig({ HOST: '::1', PORT: '8080' }).baseUrl, 'http://[::1]:8080');
+  // Spelt as a BASE_URL given is (the issuer, OpenAPI servers, links): no default port, a small-letter host.
+  assert.is(loadConfig({ HOST: '127.0.0.1', PORT: '80' }).baseUrl, 'http://127.0.0.1');
+  assert.is(loadConfig({ HOST: 'Api.Internal', PORT: '8080' }).baseUrl, 'http://api.internal:8080');
   assert.match(refusal({ HOST: 'no such host!' }), 'HOST must be an IP address, localhost or a host name');
 });
 

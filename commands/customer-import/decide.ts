@@ -3,6 +3,7 @@
 import { conflict, notFound, validationError } from '../../src/core/errors';
 import type { NewEvent } from '../../src/ports/event-store';
 import type { CustomerImportEvent, ImportCounts, OnMatch, RowResult } from './events';
+import { STALE_AFTER_MS, silentTooLong } from './slot';
 import type { ImportJobState } from './state';
 
 const event = (e: CustomerImportEvent): NewEvent => ({
@@ -139,6 +140,14 @@ export function decideResumeImport(
 ): NewEvent[] {
   if (state.status === 'none') throw notFound(`import ${jobId}`);
   if (state.status === 'finished') throw conflict(`import ${jobId} is finished`);
+  // Still running (a process, the CLI or the server's dashboard import, recorded something within the
+  // stale limit): a resume would make two processes write one job. Once silent that long, its process
+  // is taken for gone (the slot's own rule).
+  if (state.status === 'running' && !silentTooLong(state.lastEventAt ?? at, Date.parse(at)))
+    throw conflict(
+      `import ${jobId} is still running (last activity ${state.lastEventAt}, ${state.processed} of ${state.rowCount} rows done): it can be resumed only once it has been silent for ${STALE_AFTER_MS / 60_000} minutes (its process gone), or once it has failed`,
+      { reason: 'IMPORT_STILL_RUNNING', job_id: jobId, last_activity_at: state.lastEventAt },
+    );
   if (state.fileSha256 !== fileSha256)
     throw validationError(
       [{ path: 'file', code: 'other_file', message: `this is not the file import ${jobId} started with` }],

@@ -5,6 +5,7 @@ import { basename, dirname, extname, join, resolve } from 'node:path';
 import { SingleBar } from 'cli-progress';
 import { ON_MATCH, type OnMatch } from '../../commands/customer-import/events';
 import { loadImportJob } from '../../commands/customer-import/handler';
+import { STALE_AFTER_MS, silentTooLong, UNSTARTED_AFTER_MS } from '../../commands/customer-import/slot';
 import type { ImportJobState } from '../../commands/customer-import/state';
 import { operatorMeta } from '../core/command-meta';
 import { ApiError, notFound } from '../core/errors';
@@ -101,6 +102,35 @@ function progressBar(): { update(p: ImportProgress): void; stop(): void } {
   };
 }
 
+/** A word the shell reads back as itself: as it is when plain, else in single quotes. */
+export const shellWord = (w: string): string =>
+  /^[A-Za-z0-9_@%+=:,./-]+$/.test(w) ? w : `'${w.replaceAll("'", `'\\''`)}'`;
+
+/**
+ * What an operator refused because `jobId` holds the restaurant's import slot can do: its last activity
+ * and rows done, and --resume only once it has gone silent (its process gone). A job still active (a
+ * CLI run elsewhere, a dashboard import in the server) is waited for; resuming it would make two
+ * processes write one job, which the resume refuses (decideResumeImport). One not started yet (its
+ * slot taken, no event) has nothing to resume.
+ */
+export function runningImportHint(
+  jobId: string,
+  restaurantId: string,
+  held: ImportJobState | null,
+  nowMs: number,
+): string {
+  const status = `npm run cli -- customers import-status --job ${jobId}`;
+  if (!held || held.status === 'none')
+    return `the running import is ${jobId}: its job has not started yet (nothing to show or resume); wait until it starts or its slot frees itself (${UNSTARTED_AFTER_MS / 60_000} minutes at the most), then import again`;
+  const last = held.lastEventAt ?? held.startedAt;
+  const facts = `${held.fileName ?? 'a file'}, ${held.processed} of ${held.rowCount} rows done, last activity ${last ?? 'unknown'}`;
+  const resume = `npm run cli -- customers import --resume ${jobId} --restaurant ${shellWord(restaurantId)} --file <its file>`;
+  if (held.status === 'running' && last && silentTooLong(last, nowMs))
+    return `the running import is ${jobId} (${facts}): silent for ${STALE_AFTER_MS / 60_000} minutes, its process is gone; finish it with: ${resume}`;
+  const from = last ? new Date(Date.parse(last) + STALE_AFTER_MS).toISOString() : null;
+  return `the running import is ${jobId} (${facts}; ${status}): it is still active (a CLI run elsewhere, or a dashboard import in the server): wait until it ends${from ? `; should its process be gone, it can be resumed from ${from}, once silent ${STALE_AFTER_MS / 60_000} minutes` : ''}`;
+}
+
 function describe(s: ImportJobState): string[] {
   const written = s.written ?? [];
   return [
@@ -165,7 +195,7 @@ export function registerCustomerImportCommands(): void {
       const bar = progressBar();
       const meta = operatorMeta('cli');
       const started = performance.now();
-      const resumeCommand = `npm run cli -- customers import --resume ${jobId} --restaurant ${restaurantId} --file ${file}`;
+      const resumeCommand = `npm run cli -- customers import --resume ${jobId} --restaurant ${shellWord(restaurantId)} --file ${shellWord(file)}`;
       // Said once the job exists (its first progress report), before any row: a process killed or a
       // machine lost mid-import prints nothing more, and --resume needs this id.
       let announced = false;
@@ -202,9 +232,8 @@ export function registerCustomerImportCommands(): void {
         // SIGKILL, a lost terminal) can finish it now rather than wait for its slot to go stale.
         if (err instanceof ApiError && err.details?.reason === 'IMPORT_RUNNING') {
           const running = String(err.details.job_id);
-          ctx.out(
-            `the running import is ${running} (npm run cli -- customers import-status --job ${running}); if its process is gone, finish it with: npm run cli -- customers import --resume ${running} --restaurant ${restaurantId} --file <its file>`,
-          );
+          const { state: held } = await loadImportJob(ctx.rt, running).catch(() => ({ state: null }));
+          ctx.out(runningImportHint(running, restaurantId, held, ctx.rt.clock.now().getTime()));
           throw err;
         }
         // A job that stopped part way: its summary says which rows were written and which were not

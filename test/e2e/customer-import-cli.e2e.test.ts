@@ -5,7 +5,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startImportJob } from '../../commands/customer-import/handler';
+import { loadImportJob, startImportJob } from '../../commands/customer-import/handler';
 import { takeImportSlot } from '../../commands/customer-import/slot';
 import { customerStream, webhookTypeOf } from '../../commands/customers/events';
 import { operatorMeta } from '../../src/core/command-meta';
@@ -262,9 +262,29 @@ t(
       r.stderr,
       /error: An import is already running for this restaurant \(first\.csv, 0 of 10 rows done\)/,
     );
+    // Still active (it started a moment ago: a CLI run elsewhere, or a dashboard import in the server):
+    // its last activity and rows done, and no --resume, which would make two processes write one job.
+    const { state } = await loadImportJob(svc.rt, held);
     assert.match(
       r.stdout,
-      `the running import is ${held} (npm run cli -- customers import-status --job ${held}); if its process is gone, finish it with: npm run cli -- customers import --resume ${held} --restaurant rest_fr --file <its file>`,
+      `the running import is ${held} (first.csv, 0 of 10 rows done, last activity ${state.lastEventAt}; npm run cli -- customers import-status --job ${held}): it is still active`,
+    );
+    assert.not.match(r.stdout, '--resume');
+    // Resuming it is refused as well, saying why.
+    const resumed = await cli(svc, [
+      'customers',
+      'import',
+      '--resume',
+      held,
+      '--restaurant',
+      'rest_fr',
+      '--file',
+      file,
+    ]);
+    assert.is(resumed.code, 1, resumed.stdout);
+    assert.match(
+      resumed.stderr,
+      `error: import ${held} is still running (last activity ${state.lastEventAt}, 0 of 10 rows done)`,
     );
     assert.is(await svc.rt.events.headPosition(), head, 'nothing imported');
   },

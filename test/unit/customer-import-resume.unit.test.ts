@@ -13,7 +13,10 @@ import {
   unreadFormRefusal,
   whileRunningHere,
 } from '../../commands/customer-import/resume';
+import { decideResumeImport } from '../../commands/customer-import/decide';
 import { type ImportJobState, initialImportJob } from '../../commands/customer-import/state';
+import { runningImportHint, shellWord } from '../../src/cli/customer-import-commands';
+import { ApiError } from '../../src/core/errors';
 
 const t = suite('customer import: finishing a stopped job');
 
@@ -182,5 +185,53 @@ t(
     );
   },
 );
+
+// A resume of a job still running (the CLI elsewhere, a dashboard import in the server) made two
+// processes write one job; it is refused until the job has been silent for the stale limit, or failed.
+t('a resume is refused while the job is still active', () => {
+  const resume = (state: ImportJobState, ms: number) =>
+    decideResumeImport(state, 'imp_1', 'a'.repeat(64), 'operator:cli', new Date(at(ms)).toISOString());
+  const err = (() => {
+    try {
+      resume(job({}), STALE_AFTER_MS - 1);
+    } catch (e) {
+      return e;
+    }
+    return null;
+  })();
+  assert.instance(err, ApiError);
+  assert.is((err as ApiError).status, 409);
+  assert.match(
+    (err as ApiError).message,
+    `import imp_1 is still running (last activity ${LAST}, 40 of 100 rows done)`,
+  );
+  assert.is(resume(job({}), STALE_AFTER_MS)[0]?.type, 'CustomerImportResumed', 'silent: its process is gone');
+  assert.is(resume(job({ status: 'failed' }), 1)[0]?.type, 'CustomerImportResumed', 'failed: at once');
+});
+
+// The CLI refused because another import holds the slot: --resume is suggested only for a job gone
+// silent; one still active is waited for (it said "if its process is gone, finish it with --resume"
+// of a dashboard import running in the server), one not started has nothing to resume.
+t("the CLI's hint about the running import suggests --resume only once it has gone silent", () => {
+  const active = runningImportHint('imp_1', 'rest_a', job({}), at(60_000));
+  assert.match(active, `(guests.csv, 40 of 100 rows done, last activity ${LAST};`);
+  assert.match(active, 'still active');
+  assert.not.match(active, '--resume');
+  assert.match(active, `it can be resumed from ${new Date(at(STALE_AFTER_MS)).toISOString()}`);
+  const silent = runningImportHint('imp_1', 'rest a', job({}), at(STALE_AFTER_MS));
+  assert.match(
+    silent,
+    "finish it with: npm run cli -- customers import --resume imp_1 --restaurant 'rest a' --file <its file>",
+  );
+  const none = runningImportHint('imp_1', 'rest_a', { ...initialImportJob }, at(0));
+  assert.match(none, 'its job has not started yet');
+  assert.not.match(none, '--resume');
+});
+
+t('the printed command quotes a path the shell would split or expand', () => {
+  assert.is(shellWord('/data/imports/guests-2026.csv'), '/data/imports/guests-2026.csv');
+  assert.is(shellWord('/data/my guests.csv'), "'/data/my guests.csv'");
+  assert.is(shellWord("/data/o'neil $(rm).csv"), "'/data/o'\\''neil $(rm).csv'");
+});
 
 t.run();

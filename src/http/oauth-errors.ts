@@ -63,9 +63,14 @@ export const invalidClient = (description: string) =>
 
 /** Anything the token or revocation endpoint throws, as its RFC 6749 answer. */
 export function oauthErrorResult(err: unknown, requestId: string): RouteResult {
-  const out = (status: number, error: string, description: string): RouteResult => ({
+  const out = (
+    status: number,
+    error: string,
+    description: string,
+    headers: Record<string, string> = {},
+  ): RouteResult => ({
     status,
-    headers: NO_STORE,
+    headers: { ...NO_STORE, ...headers },
     body: { error, error_description: errorDescription(description) },
   });
   if (err instanceof OAuthError) return out(err.status, err.error, err.message);
@@ -95,8 +100,13 @@ export function oauthErrorResult(err: unknown, requestId: string): RouteResult {
   const envelope = toErrorResponse(err, requestId);
   const { status } = envelope;
   const message = envelope.body.error.message;
-  if (status === 503 || status === 409)
-    return out(503, 'temporarily_unavailable', `${message} (request id ${requestId})`);
+  if (status === 503) return out(503, 'temporarily_unavailable', `${message} (request id ${requestId})`);
+  // A write that kept losing its race: a retry may succeed at once (the 503's documented retry-after;
+  // it was missing here, so a client waiting for it had nothing to wait).
+  if (status === 409)
+    return out(503, 'temporarily_unavailable', `${message} (request id ${requestId})`, {
+      'retry-after': '1',
+    });
   if (status >= 500) return out(500, 'server_error', `${message} (request id ${requestId})`);
   return out(status, status === 401 ? 'invalid_client' : 'invalid_request', message);
 }

@@ -5,7 +5,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { codeStream } from '../../commands/oauth/events';
 import { sha256 } from '../../src/core/ids';
-import type { EventStore } from '../../src/ports/event-store';
+import { type EventStore, WrongExpectedRevisionError } from '../../src/ports/event-store';
 import { runCli as cli } from '../helpers/cli-in-process';
 import {
   authorizeQuery,
@@ -531,6 +531,38 @@ failing(
     );
     try {
       rfc6749(await exchange(svc, await code(b)), 500, 'server_error');
+    } finally {
+      restore();
+    }
+    // A write that kept losing its race (every append a conflict, past runCommand's retries): the
+    // envelope's 409 is 503 temporarily_unavailable here, at the exchange and at the revocation.
+    const raced = await code(b);
+    restore = failAppends(
+      svc,
+      (types) => types.includes('OAuthCodeRedeemed'),
+      () => new WrongExpectedRevisionError('oauthcode-x', 0, 1),
+    );
+    try {
+      const res = await exchange(svc, raced);
+      rfc6749(res, 503, 'temporarily_unavailable');
+      assert.match(res.body.error_description, /conflicted with this request; retry/);
+      assert.is(res.headers.get('retry-after'), '1');
+    } finally {
+      restore();
+    }
+    const racedToken = (await exchange(svc, raced)).body.access_token as string;
+    assert.ok(racedToken, 'the lost race did not use the code up');
+    restore = failAppends(
+      svc,
+      (types) => types.includes('ApiKeyRevoked'),
+      () => new WrongExpectedRevisionError('apikey-x', 0, 1),
+    );
+    try {
+      const res = await svc.api('POST', '/api/oauth/revoke', {
+        body: { token: racedToken },
+        headers: { authorization: basic('app_demo', SECRETS.app_demo) },
+      });
+      rfc6749(res as Awaited<ReturnType<typeof exchange>>, 503, 'temporarily_unavailable');
     } finally {
       restore();
     }

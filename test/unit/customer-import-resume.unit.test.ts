@@ -3,6 +3,7 @@
 // is read, and why a file or the moment is refused. The dashboard's route only gathers their facts.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { decideResumeImport } from '../../commands/customer-import/decide';
 import {
   docStoppedSince,
   hasStopped,
@@ -13,7 +14,6 @@ import {
   unreadFormRefusal,
   whileRunningHere,
 } from '../../commands/customer-import/resume';
-import { decideResumeImport } from '../../commands/customer-import/decide';
 import { type ImportJobState, initialImportJob } from '../../commands/customer-import/state';
 import { runningImportHint, shellWord } from '../../src/cli/customer-import-commands';
 import { ApiError } from '../../src/core/errors';

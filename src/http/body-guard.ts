@@ -6,7 +6,7 @@
 // response as that same lone escape, which strict JSON readers refuse (serde_json, System.Text.Json):
 // one such name made a sync feed page unreadable, with the cursor past it inside the unreadable page.
 import { ApiError, type Issue, validationError } from '../core/errors';
-import { repeatedMemberPath } from './json-members';
+import { scanJsonText } from './json-members';
 
 export interface BodyLimits {
   /** Nested objects and arrays; the body itself is level 1. Our deepest schema needs 4. */
@@ -72,11 +72,9 @@ export function checkBody(body: unknown, limits: BodyLimits = BODY_LIMITS): Issu
     }
     // JSON.parse reads a number past the double range (1e400) as Infinity, which no JSON can carry
     // back: inside an open value (a reservation's metadata) it reached the event log and answered 500.
-    // An integer past 2^53 is kept only approximately (I-JSON, RFC 7493 §2.2): a POS id 9007199254740993
-    // in metadata came back 9007199254740992, behind a 201.
+    // (An integer written past 2^53 is judged on the text, where it is written: refuseRepeatedMembers.)
     if (typeof v === 'number') {
       if (!Number.isFinite(v)) return notFinite(pathOf(frame));
-      if (Number.isInteger(v) && Math.abs(v) > Number.MAX_SAFE_INTEGER) return unsafeInteger(pathOf(frame));
       continue;
     }
     if (typeof v !== 'object' || v === null) continue;
@@ -134,18 +132,24 @@ export const givenTwice = (path: string): Issue => ({
  * 400 `duplicate_property` at the path of a name an object of the JSON text gives twice, at any depth:
  * JSON.parse keeps the last value without a word, so `{"party_size":2,"party_size":8}` booked 8 behind
  * a 2xx, where a repeated query parameter is refused. `text` is the body as parsed (koa-body's rawBody).
+ * Also 400 `out_of_range` at the path of a number written as a plain integer (no `.`, `e`, `E`) beyond
+ * ±2^53-1 (I-JSON, RFC 7493 §2.2): a POS id 9007199254740993 in metadata came back 9007199254740992,
+ * behind a 201. A number written with a fraction or exponent (1e16, 6.02e23) is the double it says.
+ * `names: false` checks the integers only (the OAuth endpoints refuse repeated parameters their way).
  */
-export function refuseRepeatedMembers(text: unknown): void {
+export function refuseRepeatedMembers(text: unknown, names = true): void {
   if (typeof text !== 'string') return;
-  const path = repeatedMemberPath(text);
-  if (path !== null) throw validationError([givenTwice(path)], 'The request body is invalid');
+  const { repeated, unsafeInteger: unsafe } = scanJsonText(text);
+  if (names && repeated !== null) throw validationError([givenTwice(repeated)], 'The request body is invalid');
+  if (unsafe !== null) throw validationError([unsafeInteger(unsafe)], 'The request body is invalid');
 }
 
 /**
  * An operator's JSON document (`catalog apply`'s file, BOOTSTRAP_FILE) read by the rules a partner's
  * body is: no name given twice in one object (JSON.parse kept the last of `"max_pax":2,"max_pax":20`
  * without a word, where the partner API refuses it), no prototype keys, no half of a surrogate pair, at
- * most 32 levels (so that scanner's recursion stays bounded); its size is the file's own business.
+ * most 32 levels (so that scanner's recursion stays bounded), no integer written past ±2^53-1; its size
+ * is the file's own business.
  * Throws a SyntaxError for text that is not JSON and an Error saying where for a broken rule; a value
  * that is not an object is returned for the caller to refuse in its words.
  */
@@ -154,11 +158,12 @@ export function parseJsonDocument(text: string): unknown {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
   const issue = checkBody(value, DOCUMENT_LIMITS);
   if (issue) throw new Error(issue.message);
-  const twice = repeatedMemberPath(text);
+  const { repeated: twice, unsafeInteger: unsafe } = scanJsonText(text);
   if (twice !== null)
     throw new Error(
       `${twice === '' ? 'the name ""' : twice} is given more than once in one object (JSON would keep its last value only)${GIVEN_ONCE}`,
     );
+  if (unsafe !== null) throw new Error(unsafeInteger(unsafe).message);
   return value;
 }
 
@@ -198,7 +203,7 @@ const notFinite = (path: string): Issue => ({
 const unsafeInteger = (path: string): Issue => ({
   path,
   code: 'out_of_range',
-  message: `${path || 'body'} is an integer past 2^53 (9007199254740991), which JSON readers keep only approximately: send it as a string`,
+  message: `${path || 'body'} is an integer written beyond ±9007199254740991 (2^53-1), which JSON readers keep only approximately: send it as a string`,
 });
 
 const tooLong = (path: string, what: string): Issue => ({

@@ -36,8 +36,20 @@ export function repeatedMembers(text: string): string[] {
  * JSON body of a partner write: no string is built for a path until a name repeats.
  */
 export function repeatedMemberPath(text: string): string | null {
-  const scan: Scan = { text, at: 0, keys: [], slash: text.indexOf('\\'), deep: true };
-  return valueRepeats(scan) ? scan.keys.join('.') : null;
+  return scanJsonText(text).repeated;
+}
+
+/**
+ * One walk of a JSON text (parsed, within the body guard's bounds) for what only the text shows:
+ * `repeated`, as repeatedMemberPath; `unsafeInteger`, the dotted path of the first number written as a
+ * plain integer (no `.`, `e` or `E`) beyond ±2^53-1 (9007199254740993 reads back 9007199254740992), or
+ * null. A number written with a fraction or an exponent (1e16, 6.02e23, 1e308) is the double it says.
+ * When a name repeats, the walk stops there: `unsafeInteger` covers only the text before it.
+ */
+export function scanJsonText(text: string): { repeated: string | null; unsafeInteger: string | null } {
+  const scan: Scan = { text, at: 0, keys: [], slash: text.indexOf('\\'), deep: true, unsafe: null };
+  const repeated = valueRepeats(scan) ? scan.keys.join('.') : null;
+  return { repeated, unsafeInteger: scan.unsafe };
 }
 
 interface Scan {
@@ -49,6 +61,8 @@ interface Scan {
   slash: number;
   /** Look for repeated names inside values (any depth); false: only move past each value. */
   deep: boolean;
+  /** The path of the first unsafe plain integer met (deep mode only). */
+  unsafe?: string | null;
 }
 
 const isSpaceCode = (c: number) => c === 32 || c === 9 || c === 10 || c === 13 || c === 0xfeff;
@@ -151,8 +165,18 @@ function valueRepeats(s: Scan): boolean {
   }
   // A number, true, false or null: up to the next separator.
   const { text } = s;
+  const start = s.at;
   let d = c;
   while (s.at < text.length && d !== 44 && d !== 125 && d !== 93 && !isSpaceCode(d))
     d = text.charCodeAt(++s.at);
+  // 16 characters or more (a sign and 16 digits at least past 2^53-1): only then is it looked at.
+  if (s.unsafe === null && s.at - start > 15 && unsafeIntegerToken(text.slice(start, s.at)))
+    s.unsafe = s.keys.join('.');
   return false;
+}
+
+/** A number token written as a plain integer (digits, an optional `-`) whose value is not exact. */
+function unsafeIntegerToken(token: string): boolean {
+  if (!/^-?\d+$/.test(token)) return false;
+  return !Number.isSafeInteger(Number(token));
 }

@@ -325,7 +325,8 @@ async function handle(
     guardBody(raw);
     // A name given twice would be read as its last value, silently: refused on the partner API (the
     // OAuth endpoints, absolute, refuse their own parameters repeated, RFC 6749 §3.2, in their format).
-    if (isJson && !route.absolute) refuseRepeatedMembers(ctx.request.rawBody);
+    // The integers written past 2^53 are refused on every JSON body.
+    if (isJson) refuseRepeatedMembers(ctx.request.rawBody, !route.absolute);
     if (route.bodyRequired && !hasBody)
       throw new ApiError(400, 'VALIDATION_ERROR', 'A JSON body is required (an empty object {} is enough)', {
         issues: [{ path: '', code: 'required', message: 'body is required' }],

@@ -13,6 +13,7 @@ import {
   bodyParseError,
   checkBody,
   guardBody,
+  parseJsonDocument,
   refuseRepeatedMembers,
 } from '../../src/http/body-guard';
 import { generateOpenApi } from '../../src/http/openapi';
@@ -84,16 +85,33 @@ t('a number past the double range (1e400, read as Infinity) is refused wherever 
   );
 });
 
-t('an integer past 2^53 is refused wherever it is, at its path: it would come back altered', () => {
+t('an integer written past 2^53 is refused wherever it is, at its path: it would come back altered', () => {
   // 9007199254740993 parses as 9007199254740992: a partner's id in metadata came back another number.
-  assert.equal(checkBody(JSON.parse('{"metadata":{"pos_id":9007199254740993}}')), {
-    path: 'metadata.pos_id',
-    code: 'out_of_range',
-    message:
-      'metadata.pos_id is an integer past 2^53 (9007199254740991), which JSON readers keep only approximately: send it as a string',
-  });
-  for (const n of ['9007199254740992', '-9007199254740993', '1e20', '1.7976931348623157e308'])
-    assert.is(checkBody(JSON.parse(`{"m":{"n":${n}}}`))?.path, 'm.n', n);
+  assert.equal(
+    refusal(() => refuseRepeatedMembers('{"metadata":{"pos_id":9007199254740993}}')),
+    [
+      {
+        path: 'metadata.pos_id',
+        code: 'out_of_range',
+        message:
+          'metadata.pos_id is an integer written beyond ±9007199254740991 (2^53-1), which JSON readers keep only approximately: send it as a string',
+      },
+    ],
+  );
+  for (const n of ['9007199254740992', '-9007199254740993', '123456789012345678901'])
+    assert.is(refusal(() => refuseRepeatedMembers(`{"m":[0,{"n":${n}}]}`))[0]?.path, 'm.1.n', n);
+  // Numbers written with an exponent or a fraction are the doubles they say; the largest safe integers
+  // are exact. Neither the text nor the parsed value is refused.
+  for (const n of ['1e308', '6.02e23', '1e16', '1.5e16', '-1e300', '9007199254740991.5', '9007199254740991', '-9007199254740991', '1E20']) {
+    const text = `{"m":{"n":${n}}}`;
+    refuseRepeatedMembers(text);
+    assert.is(checkBody(JSON.parse(text)), null, n);
+    assert.ok(parseJsonDocument(text), n);
+  }
+  // An operator's file: refused with the path.
+  assert.throws(() => parseJsonDocument('{"a":[{"b":-9007199254740993}]}'), /a\.0\.b is an integer written beyond/);
+  // A repeated name still answers first (one issue).
+  assert.is(refusal(() => refuseRepeatedMembers('{"a":1,"a":9007199254740993}'))[0]?.code, 'duplicate_property');
 });
 
 t('half of a surrogate pair is refused wherever it is, in a value or a property name, at its path', () => {

@@ -4,7 +4,8 @@
 // another charset is refused (415) before it is read, and one whose decoded text holds U+FFFD is
 // checked against the bytes that arrived (400 when they are not UTF-8). The bytes are only kept
 // references to the chunks the parser reads anyway, and only looked at when the text holds U+FFFD.
-// A form body (the pages' forms, the OAuth endpoints) follows the same rules, and its %-escapes too:
+// A form body (the pages' forms, the OAuth endpoints) follows the same rules (but may declare another
+// charset when every byte is ASCII), and its %-escapes too:
 // the form parser (qs) keeps a value whose escapes are not UTF-8 as the escaped text itself, every
 // escape of it ("Caf%E9", "50%25%zz" for "50%" and a broken "%zz"), so a manager's API key or endpoint
 // description was stored as percent codes behind a 303.
@@ -17,12 +18,29 @@ const UTF8 = /^(utf-?8|us-ascii|ascii)$/i;
 
 const TEXT_BODIES = ['application/json', 'application/x-www-form-urlencoded'];
 
-/** 415 when a JSON or form body declares a charset other than UTF-8 (checked before anything is read). */
-export function refuseForeignCharset(ctx: Context): void {
-  if (!ctx.is(TEXT_BODIES)) return;
+const foreignCharset = () => new ApiError(415, 'VALIDATION_ERROR', 'Unsupported charset; send the body as UTF-8');
+
+/**
+ * 415 when a JSON body declares a charset other than UTF-8 (checked before anything is read). A form
+ * that declares one (`charset=ISO-8859-1`, Apache HttpClient 4's default for its form entity, many
+ * OAuth clients') is let through to be read: true, and `refuseNonAsciiForm` then refuses it unless
+ * every byte is ASCII, which every such charset reads as UTF-8 does (its escapes are checked as UTF-8).
+ */
+export function refuseForeignCharset(ctx: Context): boolean {
+  if (!ctx.is(TEXT_BODIES)) return false;
   const charset = ctx.request.charset;
-  if (charset && !UTF8.test(charset))
-    throw new ApiError(415, 'VALIDATION_ERROR', 'Unsupported charset; send the body as UTF-8');
+  if (!charset || UTF8.test(charset)) return false;
+  if (ctx.is('application/x-www-form-urlencoded')) return true;
+  throw foreignCharset();
+}
+
+/**
+ * 415 for a form declaring a charset other than UTF-8 whose body is not all ASCII. The parser decodes
+ * it as UTF-8 whatever it declares, so a byte past 0x7F shows in the text as a character past U+007F
+ * (decoded, or U+FFFD), compressed or not.
+ */
+export function refuseNonAsciiForm(text: unknown): void {
+  if (typeof text === 'string' && /[^\x00-\x7F]/.test(text)) throw foreignCharset();
 }
 
 /**

@@ -13,6 +13,7 @@ import {
   keepBodyChunks,
   refuseForeignCharset,
   refuseMalformedFormEscapes,
+  refuseNonAsciiForm,
   refuseReplacedBytes,
 } from './body-text';
 import { sendError } from './envelope';
@@ -298,7 +299,7 @@ async function handle(
   let body: unknown;
   if (route.body) {
     // Read only once the caller is known: an unauthenticated client gets 401, not a parse of its body.
-    refuseForeignCharset(ctx);
+    const foreignForm = refuseForeignCharset(ctx);
     // Content codings are case-insensitive (RFC 9110 §8.4.1); the parser's decoder takes lower case only.
     const coding = ctx.req.headers['content-encoding'];
     if (coding) ctx.req.headers['content-encoding'] = coding.trim().toLowerCase();
@@ -310,6 +311,7 @@ async function handle(
     const contentType = ctx.get('content-type');
     const isJson = Boolean(ctx.is('application/json'));
     const isForm = Boolean(route.absolute && ctx.is('application/x-www-form-urlencoded'));
+    if (isForm && foreignForm) refuseNonAsciiForm(ctx.request.rawBody);
     if (isForm) refuseMalformedFormEscapes(ctx.request.rawBody);
     if ((contentType || hasBody) && hasBody && !isJson && !isForm)
       throw new ApiError(

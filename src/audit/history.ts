@@ -90,6 +90,18 @@ export const isAtOrBefore = (e: Pick<RecordedEvent, 'position' | 'created'>, at:
   'position' in at ? e.position <= at.position : e.created <= at.time;
 
 /**
+ * The events (in log order) of the log as it stood at `at`: up to the first one past it. By time, the
+ * events after one recorded past it are left out too, as `--until` replays the log (src/audit/replay.ts):
+ * recorded times can go back between events (clocks of two API processes differ, an EventStoreDB log
+ * written before its appends kept them rising), and filtering by time could fold revision N+1 of a stream
+ * without N.
+ */
+export function logUpTo<E extends Pick<RecordedEvent, 'position' | 'created'>>(events: E[], at: AsOf): E[] {
+  const past = events.findIndex((e) => !isAtOrBefore(e, at));
+  return past < 0 ? events : events.slice(0, past);
+}
+
+/**
  * The entity as of `at`, and whether what it was folded from holds erased personal fields (a customer
  * since erased: its events read with `erased: true`, src/privacy/seal.ts). Folds keep the fields, not
  * that mark, so the answer says it: a reservation's `allergies: null` may be an erasure, not "none".
@@ -98,7 +110,7 @@ export function foldSubject(
   loaded: SubjectEvents,
   at: AsOf,
 ): { state: unknown; events: number; erased: boolean } {
-  const upTo = loaded.own.filter((e) => isAtOrBefore(e, at));
+  const upTo = logUpTo(loaded.own, at);
   const fold = loaded.subject?.fold ?? genericFold;
   return {
     state: upTo.length === 0 ? null : fold(upTo),

@@ -6,9 +6,9 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { MemoryEventStore } from '../../src/adapters/event-store/memory';
-import { foldSubject, loadSubject } from '../../src/audit/history';
+import { foldSubject, loadSubject, type SubjectEvents } from '../../src/audit/history';
 import { auditSubjects } from '../../src/audit/subjects';
-import { ANY } from '../../src/ports/event-store';
+import { ANY, type RecordedEvent } from '../../src/ports/event-store';
 import { ev } from '../contracts/event-store.helpers';
 
 const test = suite('audit: subjects of every kind');
@@ -191,6 +191,30 @@ test('an OAuth application: history lists its connections, as-of is the applicat
 test('--kind names the new kinds', () => {
   const kinds = auditSubjects().map((s) => s.kind);
   for (const k of ['webhook-endpoint', 'oauth-application', 'user']) assert.ok(kinds.includes(k), k);
+});
+
+test('as-of a time folds the log up to its first event recorded past it: never revision N+1 without N', () => {
+  // Recorded times that go back (two API processes whose clocks differ): revision 1 at 10:05, 2 at 10:02.
+  const at = (revision: number, created: string, step: string): RecordedEvent => ({
+    id: `e${revision}`,
+    type: 'Stepped',
+    data: { id: 'x_1', step },
+    metadata: {},
+    created,
+    stream: 'thing-x_1',
+    revision,
+    position: BigInt(10 + revision),
+  });
+  const own = [
+    at(0, '2026-06-02T10:00:00.000Z', 'a'),
+    at(1, '2026-06-02T10:05:00.000Z', 'b'),
+    at(2, '2026-06-02T10:02:00.000Z', 'c'),
+  ];
+  const loaded: SubjectEvents = { kind: 'log', subject: null, events: own, own };
+  const then = foldSubject(loaded, { time: '2026-06-02T10:03:00.000Z' });
+  assert.is(then.events, 1, 'revision 2 is after revision 1, which is past the time');
+  assert.is(foldSubject(loaded, { time: '2026-06-02T10:05:00.000Z' }).events, 3);
+  assert.is(foldSubject(loaded, { time: '2026-06-02T09:00:00.000Z' }).state, null);
 });
 
 test.run();

@@ -238,6 +238,22 @@ test("append: an event's created is the service's clock (TEST_CLOCK), as on SQLi
   await store.close();
 });
 
+test("append: an event's created never goes before the one it follows (a clock behind, another process's)", async () => {
+  const clock = new FixedClock('2026-06-02T10:00:00Z');
+  const { store } = fakeServer(Number.POSITIVE_INFINITY, { clock });
+  await store.append('calls-8', [one(80, 'Reported')], NO_STREAM);
+  clock.set('2026-06-02T09:00:00Z');
+  await store.append('calls-8', [one(81, 'Noted')], 0); // the tip this process remembers
+  await store.append('calls-8', [one(82, 'Noted')], ANY); // the tip read from the stream
+  clock.set('2026-06-02T11:00:00Z');
+  await store.append('calls-8', [one(83, 'Noted')], 2);
+  assert.equal(
+    (await store.readStream('calls-8')).map((e) => e.created),
+    ['2026-06-02T10:00:00.000Z', '2026-06-02T10:00:00.000Z', '2026-06-02T10:00:00.000Z', '2026-06-02T11:00:00.000Z'],
+  );
+  await store.close();
+});
+
 /**
  * A one-node EventStoreDB in memory, as far as append and readStream go: an append with a revision
  * is idempotent only when its ids are already written right after that revision (the server's rule),

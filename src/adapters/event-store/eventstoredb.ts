@@ -154,11 +154,14 @@ export class EsdbEventStore implements EventStore {
   ): Promise<AppendResult> {
     this.assertOpen();
     const batch = prepareAppend(stream, events, expected);
-    // One instant for the batch, as the SQLite log writes one per append.
-    const created = this.clock.now().toISOString();
     for (let attempt = 1; ; attempt++) {
       const tip = await this.tipFor(batch);
       if ('done' in tip) return tip.done;
+      // One instant for the batch, as the SQLite log writes one per append: the clock now, at each
+      // attempt, and never before the event it goes after (a retry, or API processes whose clocks
+      // differ, gave revision N+1 an earlier created than N; `audit as-of` cuts streams by time).
+      const now = this.clock.now().toISOString();
+      const created = tip.created !== undefined && tip.created > now ? tip.created : now;
       let prev = tip.prev;
       let revision = tip.first - 1;
       const data = batch.events.map((e) => {
@@ -184,16 +187,16 @@ export class EsdbEventStore implements EventStore {
       const nextRevision = Number(result.nextExpectedRevision);
       // An idempotent retry is answered without a position: it is the position of the stored event.
       const position = result.position?.commit ?? (await this.positionOf(batch.stream, nextRevision));
-      if (result.position !== undefined) this.remember(batch.stream, nextRevision, prev);
+      if (result.position !== undefined) this.remember(batch.stream, nextRevision, prev, created);
       return { nextRevision, position };
     }
   }
 
-  private readonly tips = new Map<string, { revision: number; hash: string }>();
+  private readonly tips = new Map<string, { revision: number; hash: string; created: string }>();
 
-  private remember(stream: string, revision: number, hash: string): void {
+  private remember(stream: string, revision: number, hash: string, created: string): void {
     this.tips.delete(stream);
-    this.tips.set(stream, { revision, hash });
+    this.tips.set(stream, { revision, hash, created });
     trimOldest(this.tips, TIP_CACHE);
   }
 
@@ -206,18 +209,19 @@ export class EsdbEventStore implements EventStore {
   private async tipFor(
     batch: PreparedAppend,
   ): Promise<
-    { expected: ExpectedRevision; prev: string; first: number; observed: boolean } | { done: AppendResult }
+    | { expected: ExpectedRevision; prev: string; first: number; observed: boolean; created?: string }
+    | { done: AppendResult }
   > {
     const { stream, expected } = batch;
     if (expected === NO_STREAM) return { expected, prev: GENESIS, first: 0, observed: false };
     if (typeof expected === 'number') {
       const cached = this.tips.get(stream);
       if (cached?.revision === expected)
-        return { expected, prev: cached.hash, first: expected + 1, observed: false };
+        return { expected, prev: cached.hash, first: expected + 1, observed: false, created: cached.created };
       const [at] = await this.readStream(stream, { fromRevision: expected, limit: 1 });
       // No event there: the server refuses the append (or answers a retry), whatever prev is.
-      const prev = at?.revision === expected ? await this.hashAt(at) : GENESIS;
-      return { expected, prev, first: expected + 1, observed: false };
+      if (at?.revision !== expected) return { expected, prev: GENESIS, first: expected + 1, observed: false };
+      return { expected, prev: await this.hashAt(at), first: expected + 1, observed: false, created: at.created };
     }
     // any / stream_exists: after whatever is last. The append goes to the server with that revision,
     // for which the server only recognises a retry written right there: a retry of an append others
@@ -241,6 +245,7 @@ export class EsdbEventStore implements EventStore {
       prev: await this.hashAt(last),
       first: last.revision + 1,
       observed: true,
+      created: last.created,
     };
   }
 

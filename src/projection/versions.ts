@@ -51,6 +51,19 @@ export const physicalName = (logical: string, version: number) =>
 
 export const isVersioned = (p: Projection) => p.collections !== undefined;
 
+/**
+ * The collections `dropAll(keep)` keeps through a renaming view: each name kept, and the collection it
+ * stands for (a name is both a logical name and maybe another version's physical one: both stay).
+ */
+function keepAliased(keep: readonly string[] | undefined, names: ReadonlyMap<string, string>) {
+  if (keep === undefined || keep.length === 0) return keep;
+  const physical = keep.flatMap((k) => {
+    const to = names.get(k);
+    return to === undefined ? [] : [to];
+  });
+  return physical.length === 0 ? keep : [...new Set([...keep, ...physical])];
+}
+
 /** A DocumentStore whose collections, for the names in `names`, are other collections. */
 function renamed(docs: DocumentStore, names: ReadonlyMap<string, string>): DocumentStore {
   return {
@@ -60,7 +73,7 @@ function renamed(docs: DocumentStore, names: ReadonlyMap<string, string>): Docum
     setCheckpoint: (p, pos) => docs.setCheckpoint(p, pos),
     getCheckpoints: (ps) => docs.getCheckpoints(ps),
     setCheckpoints: (entries) => docs.setCheckpoints(entries),
-    dropAll: (keep) => docs.dropAll(keep),
+    dropAll: (keep) => docs.dropAll(keepAliased(keep, names)),
     close: () => docs.close(),
   };
 }
@@ -137,7 +150,7 @@ export class AliasedDocumentStore implements DocumentStore {
     return this.inner.setCheckpoints(entries);
   }
   dropAll(keep?: readonly string[]) {
-    return this.inner.dropAll(keep);
+    return this.inner.dropAll(keepAliased(keep, this.aliases));
   }
   close() {
     return this.inner.close();

@@ -77,6 +77,16 @@ export function translateMongoError(err: unknown, collection: string): unknown {
   return Object.assign(out, { cause: err });
 }
 
+/**
+ * A collection dropped meanwhile (another process's rebuild, between the listing and the drop) is
+ * already gone: MongoDB's NamespaceNotFound (code 26). Driver 6+ answers false itself; kept for a
+ * server or driver that still throws it.
+ */
+const ignoreNamespaceNotFound = (err: unknown): false => {
+  if ((err as { code?: unknown } | null)?.code === 26) return false;
+  throw err;
+};
+
 async function run<R>(collection: string, op: () => Promise<R>): Promise<R> {
   try {
     return await op();
@@ -319,7 +329,7 @@ export class MongoDocumentStore implements DocumentStorePort {
     const names = await run('*', () => this.db.listCollections({}, { nameOnly: true }).toArray());
     for (const { name } of names)
       if (!keep.includes(name) && !name.startsWith('system.'))
-        await run(name, () => this.db.dropCollection(name));
+        await run(name, () => this.db.dropCollection(name).catch(ignoreNamespaceNotFound));
   }
 
   async close(): Promise<void> {

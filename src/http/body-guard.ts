@@ -140,7 +140,8 @@ export const givenTwice = (path: string): Issue => ({
 export function refuseRepeatedMembers(text: unknown, names = true): void {
   if (typeof text !== 'string') return;
   const { repeated, unsafeInteger: unsafe } = scanJsonText(text);
-  if (names && repeated !== null) throw validationError([givenTwice(repeated)], 'The request body is invalid');
+  if (names && repeated !== null)
+    throw validationError([givenTwice(repeated)], 'The request body is invalid');
   if (unsafe !== null) throw validationError([unsafeInteger(unsafe)], 'The request body is invalid');
 }
 

@@ -18,7 +18,8 @@ const UTF8 = /^(utf-?8|us-ascii|ascii)$/i;
 
 const TEXT_BODIES = ['application/json', 'application/x-www-form-urlencoded'];
 
-const foreignCharset = () => new ApiError(415, 'VALIDATION_ERROR', 'Unsupported charset; send the body as UTF-8');
+const foreignCharset = () =>
+  new ApiError(415, 'VALIDATION_ERROR', 'Unsupported charset; send the body as UTF-8');
 
 /**
  * 415 when a JSON body declares a charset other than UTF-8 (checked before anything is read). A form
@@ -40,7 +41,7 @@ export function refuseForeignCharset(ctx: Context): boolean {
  * (decoded, or U+FFFD), compressed or not.
  */
 export function refuseNonAsciiForm(text: unknown): void {
-  if (typeof text === 'string' && /[^\x00-\x7F]/.test(text)) throw foreignCharset();
+  if (typeof text === 'string' && /[\u0080-\uFFFF]/.test(text)) throw foreignCharset();
 }
 
 /**

@@ -49,7 +49,7 @@ export function repeatedMemberPath(text: string): string | null {
 export function scanJsonText(text: string): { repeated: string | null; unsafeInteger: string | null } {
   const scan: Scan = { text, at: 0, keys: [], slash: text.indexOf('\\'), deep: true, unsafe: null };
   const repeated = valueRepeats(scan) ? scan.keys.join('.') : null;
-  return { repeated, unsafeInteger: scan.unsafe };
+  return { repeated, unsafeInteger: scan.unsafe ?? null };
 }
 
 interface Scan {

@@ -102,16 +102,32 @@ t('an integer written past 2^53 is refused wherever it is, at its path: it would
     assert.is(refusal(() => refuseRepeatedMembers(`{"m":[0,{"n":${n}}]}`))[0]?.path, 'm.1.n', n);
   // Numbers written with an exponent or a fraction are the doubles they say; the largest safe integers
   // are exact. Neither the text nor the parsed value is refused.
-  for (const n of ['1e308', '6.02e23', '1e16', '1.5e16', '-1e300', '9007199254740991.5', '9007199254740991', '-9007199254740991', '1E20']) {
+  for (const n of [
+    '1e308',
+    '6.02e23',
+    '1e16',
+    '1.5e16',
+    '-1e300',
+    '9007199254740991.5',
+    '9007199254740991',
+    '-9007199254740991',
+    '1E20',
+  ]) {
     const text = `{"m":{"n":${n}}}`;
     refuseRepeatedMembers(text);
     assert.is(checkBody(JSON.parse(text)), null, n);
     assert.ok(parseJsonDocument(text), n);
   }
   // An operator's file: refused with the path.
-  assert.throws(() => parseJsonDocument('{"a":[{"b":-9007199254740993}]}'), /a\.0\.b is an integer written beyond/);
+  assert.throws(
+    () => parseJsonDocument('{"a":[{"b":-9007199254740993}]}'),
+    /a\.0\.b is an integer written beyond/,
+  );
   // A repeated name still answers first (one issue).
-  assert.is(refusal(() => refuseRepeatedMembers('{"a":1,"a":9007199254740993}'))[0]?.code, 'duplicate_property');
+  assert.is(
+    refusal(() => refuseRepeatedMembers('{"a":1,"a":9007199254740993}'))[0]?.code,
+    'duplicate_property',
+  );
 });
 
 t('half of a surrogate pair is refused wherever it is, in a value or a property name, at its path', () => {

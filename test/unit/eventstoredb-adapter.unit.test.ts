@@ -249,7 +249,12 @@ test("append: an event's created never goes before the one it follows (a clock b
   await store.append('calls-8', [one(83, 'Noted')], 2);
   assert.equal(
     (await store.readStream('calls-8')).map((e) => e.created),
-    ['2026-06-02T10:00:00.000Z', '2026-06-02T10:00:00.000Z', '2026-06-02T10:00:00.000Z', '2026-06-02T11:00:00.000Z'],
+    [
+      '2026-06-02T10:00:00.000Z',
+      '2026-06-02T10:00:00.000Z',
+      '2026-06-02T10:00:00.000Z',
+      '2026-06-02T11:00:00.000Z',
+    ],
   );
   await store.close();
 });

@@ -221,7 +221,13 @@ export class EsdbEventStore implements EventStore {
       const [at] = await this.readStream(stream, { fromRevision: expected, limit: 1 });
       // No event there: the server refuses the append (or answers a retry), whatever prev is.
       if (at?.revision !== expected) return { expected, prev: GENESIS, first: expected + 1, observed: false };
-      return { expected, prev: await this.hashAt(at), first: expected + 1, observed: false, created: at.created };
+      return {
+        expected,
+        prev: await this.hashAt(at),
+        first: expected + 1,
+        observed: false,
+        created: at.created,
+      };
     }
     // any / stream_exists: after whatever is last. The append goes to the server with that revision,
     // for which the server only recognises a retry written right there: a retry of an append others

@@ -58,6 +58,7 @@ import { NO_WEBHOOK } from '../core/no-webhook';
 import { SettledByCallerEvents } from '../core/settled-by-caller';
 import type { WriteDeps } from '../core/write-deps';
 import type { DocumentStore } from '../ports/document-store';
+import { WrongExpectedRevisionError } from '../ports/event-store';
 import { SealingEventStore, storedEvents } from '../privacy/sealing-event-store';
 import {
   type AnalysisContext,
@@ -1006,17 +1007,26 @@ async function writeRow(
   try {
     if ('update' in decision) {
       let { id, on } = decision.update;
-      for (let attempt = 1; ; attempt++) {
+      for (let attempt = 1, raced = 0; ; attempt++) {
         try {
           const out = await updateCustomer(deps, restaurant, id, input, meta);
           const written = out.appended.length > 0 || (uncertain && (await updatedBy(deps, id, jobId, a.row)));
           return rowResult(a.row, written ? 'updated' : 'matched', id, on);
         } catch (err) {
+          // Another writer kept landing first on this customer (each update retries 5 times): a
+          // partner's PATCHes in another process, or in this one while the import runs in its own
+          // thread (its own queues: shareCommandQueues cannot reach them). Matched and decided again
+          // on the customer as it is now, a few rounds more; still losing, the row is skipped with
+          // that reason, never the whole job failed.
+          if (err instanceof WrongExpectedRevisionError) {
+            raced += 1;
+            if (raced > RACED_ROUNDS) return skipped(a.row, [RACED_ISSUE]);
+            attempt -= 1;
+          } else if (!(err instanceof ApiError && err.status === 404) || attempt >= REMATCHES) throw err;
           // Deleted or merged since the read models showed it (an erasure, a merge meanwhile): as
           // POST /customers does (commands/customers/upsert.ts), matched again once the read models
           // include that customer's last event (and, merged away, the survivor's write: vanishedAt);
           // no match now creates the row's customer.
-          if (!(err instanceof ApiError && err.status === 404) || attempt >= REMATCHES) throw err;
           await deps.settle(await vanishedAt(deps, id));
           const again = (await matchAll(deps, prepared, options, [a])).get(a.row) ?? null;
           if (again === null) break;
@@ -1044,6 +1054,15 @@ async function writeRow(
     return skipped(a.row, issues);
   }
 }
+
+/** How many more times a row whose update keeps losing its race is matched and written again. */
+const RACED_ROUNDS = 3;
+
+const RACED_ISSUE: Issue = {
+  path: '',
+  code: 'concurrent_change',
+  message: 'the customer was changed by another writer during the import; import this row again',
+};
 
 /** Whether the customer's last event is this row's update (written by a run that then crashed). */
 async function updatedBy(deps: ImportDeps, customerId: string, jobId: string, row: number): Promise<boolean> {

@@ -26,6 +26,7 @@ import {
   withCurrentRules,
 } from '../../src/customer-import/engine';
 import { jobSummaryCsv } from '../../src/customer-import/summary';
+import { type ExpectedRevision, WrongExpectedRevisionError } from '../../src/ports/event-store';
 import { type CustomerWorld, customerWorld } from '../helpers/customers';
 
 const meta = operatorMeta('test');
@@ -650,6 +651,84 @@ t(
     );
   },
 );
+
+/** The log, with the customer's appends losing their race (another writer first) `times` times. */
+function racedOn(w: CustomerWorld, customerId: string, times: number) {
+  const raced = customerStream(customerId);
+  let lost = 0;
+  return new Proxy(w.events, {
+    get(target, key, receiver) {
+      if (key === 'append')
+        return (stream: string, batch: unknown, expected: ExpectedRevision, ...rest: unknown[]) => {
+          if (stream === raced && lost < times) {
+            lost += 1;
+            return Promise.reject(new WrongExpectedRevisionError(stream, expected, 0));
+          }
+          return (target.append as (...a: unknown[]) => Promise<unknown>).call(
+            target,
+            stream,
+            batch,
+            expected,
+            ...rest,
+          );
+        };
+      const v = Reflect.get(target, key, receiver);
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
+}
+
+t(
+  'a customer whose update keeps losing its race to another writer: the row is skipped with that reason, the job finishes',
+  async () => {
+    // A large import runs in a thread of its own (its own command queues): a partner's PATCHes of a
+    // customer in the file can win every retry of the import's update. That failed the whole import.
+    const { w, deps } = await world();
+    const made = await createCustomer(deps, w.restaurant, { name: 'Busy', email: 'busy@example.com' }, w.meta);
+    await w.settle();
+    const events = racedOn(w, made.customerId, Number.POSITIVE_INFINITY);
+    const prepared = await prepareImport(
+      deps,
+      'rest_a',
+      bytes(['name,email', 'Busy Again,busy@example.com', 'Calm,calm@example.com']),
+    );
+    const state = await importCustomers({ ...deps, events }, prepared, {
+      onMatch: 'update',
+      fileName: 'f.csv',
+      meta,
+      jobId: 'imp_raced',
+    });
+    assert.is(state.status, 'finished');
+    assert.equal(state.counts, { created: 1, updated: 0, matched: 0, skipped: 1 });
+    const summary = (await jobSummaryCsv(deps, 'imp_raced')).trim().split('\r\n').slice(1);
+    assert.match(summary[0] as string, /^1,skipped,.*changed by another writer during the import/);
+    assert.equal(
+      (await all(w)).map((c) => c.name),
+      ['Busy', 'Calm'],
+    );
+  },
+);
+
+t('a customer whose update loses more races than one update retries: matched and written again', async () => {
+  const { w, deps } = await world();
+  const made = await createCustomer(deps, w.restaurant, { name: 'Busy', email: 'busy@example.com' }, w.meta);
+  await w.settle();
+  // One update retries 5 times: 8 lost races take a second round, matched again on the fresh state.
+  const events = racedOn(w, made.customerId, 8);
+  const prepared = await prepareImport(deps, 'rest_a', bytes(['name,email', 'Busy Again,busy@example.com']));
+  const state = await importCustomers({ ...deps, events }, prepared, {
+    onMatch: 'update',
+    fileName: 'f.csv',
+    meta,
+    jobId: 'imp_raced_then_landed',
+  });
+  assert.is(state.status, 'finished');
+  assert.equal(state.counts, { created: 0, updated: 1, matched: 0, skipped: 0 });
+  assert.equal(
+    (await all(w)).map((c) => c.name),
+    ['Busy Again'],
+  );
+});
 
 t(
   'a file read before the custom fields changed is imported by the fields defined when the import starts',

@@ -18,7 +18,7 @@ import { seatingSyncProjection } from './seating-sync';
 import { seatingSyncProjectionV2 } from './seating-sync-v2';
 import { seatingSyncProjectionV3 } from './seating-sync-v3';
 import { webhookDeliveriesProjection, webhookDeliveriesProjectionV1 } from './webhook-deliveries';
-import { webhookEndpointsProjection } from './webhook-endpoints';
+import { webhookEndpointsProjection, webhookEndpointsProjectionV1 } from './webhook-endpoints';
 
 export function allProjections(): Projection[] {
   return [
@@ -53,6 +53,7 @@ export function supersededProjections(): Projection[] {
     catalogProjection,
     reservationsProjectionV1,
     webhookDeliveriesProjectionV1,
+    webhookEndpointsProjectionV1,
     webhookAnalyticsProjectionV1,
     missedCallsProjectionV1,
   ];

@@ -32,8 +32,22 @@ export interface WebhookEndpointDoc {
   [k: string]: unknown;
 }
 
-export const webhookEndpointsProjection: Projection = {
+/**
+ * Version 1 writes `webhook_endpoints`; version 2 (below, the same code) writes `webhook_endpoints_v2`.
+ * Version 2 exists because the documents changed without a new version: `earlier_secrets` (secrets of
+ * rotations before the last one, still in their grace) and `rotation_pos` (the last rotation applied,
+ * so a redelivered one changes nothing) were added to documents written from then on only, so a store
+ * built before (MongoDB keeps its read models across restarts) held every endpoint without them, and
+ * differed from a replay (`audit verify` reported each pre-existing endpoint). Version 2 is rebuilt
+ * from the whole log beside version 1, so every document has them, and takes over once caught up.
+ * Version 1 keeps serving meanwhile with this same code: a document lacking them reads as having no
+ * earlier secrets and no rotation applied (afterRotation, the rotation case below), so every reader
+ * reads either layout. Remove version 1 once every store has switched.
+ */
+export const webhookEndpointsProjectionV1: Projection = {
   name: 'webhook_endpoints',
+  // Versioned (src/projection/versions.ts): a newer version is rebuilt beside the active one.
+  collections: [WEBHOOK_ENDPOINTS],
   eventTypes: [
     'WebhookEndpointCreated',
     'WebhookEndpointUpdated',
@@ -111,3 +125,6 @@ export const webhookEndpointsProjection: Projection = {
     }
   },
 };
+
+/** The served version (see version 1 above): the same documents, each with its rotation fields. */
+export const webhookEndpointsProjection: Projection = { ...webhookEndpointsProjectionV1, version: 2 };

@@ -143,8 +143,11 @@ export async function listDeliveries(
 
 /**
  * The endpoint's latest finished deliveries that failed in a row (tests and canceled ones aside), in
- * the 30-day history (inHistory: a resent one is in it 30 days after its last attempt): how many (at most `cap`, `more` when there are more) and the first's creation.
- * Null when the latest finished delivery succeeded, or none finished. What the dashboard warns a
+ * the 30-day history (inHistory: a resent one is in it 30 days after its last attempt), ordered by
+ * their last attempt: how many (at most `cap`, `more` when there are more) and the oldest one's
+ * creation. Null when the delivery attempted last of them succeeded, or none finished. A delivery
+ * resent and succeeded recently ends a streak, whenever it was created (ordered by creation, it sat
+ * below the failures and did not); one resent and failed again joins it. What the dashboard warns a
  * manager with: retries end after about 4 hours, and nothing else tells that an endpoint is down.
  */
 export async function failingStreak(
@@ -153,23 +156,35 @@ export async function failingStreak(
   now: Date,
   cap = 100,
 ): Promise<{ count: number; more: boolean; since: string } | null> {
-  const finished = await docs.collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES).find(
-    {
-      endpoint_id: endpointId,
-      test: false,
-      status: { $in: ['failed', 'succeeded'] },
-      // The history's own rule: a delivery resent near its 30th day that failed again is listed, and
-      // counted here as it is listed.
-      $and: [inHistory(now)],
-    },
-    { sort: { created_at: -1, _id: -1 }, limit: cap + 1 },
-  );
-  const succeeded = finished.findIndex((d) => d.status === 'succeeded');
-  const streak = finished.slice(0, succeeded === -1 ? cap : succeeded);
-  const first = streak.at(-1);
+  const col = docs.collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES);
+  // The history's own rule: a delivery resent near its 30th day that failed again is listed, and
+  // counted here as it is listed.
+  const shown = (status: string, extra: Filter = {}): Filter => ({
+    endpoint_id: endpointId,
+    test: false,
+    status,
+    $and: [inHistory(now), extra],
+  });
+  // The last attempt of any success: the latest created one's (by the index), then any attempted after
+  // it (resent since: few).
+  const [latest] = await col.find(shown('succeeded'), { sort: { created_at: -1, _id: -1 }, limit: 1 });
+  let lastSuccess = latest ? lastAttemptAt(latest) : '';
+  if (latest)
+    for (const d of await col.find(shown('succeeded', { 'attempts.at': { $gt: lastSuccess } })))
+      if (lastAttemptAt(d) > lastSuccess) lastSuccess = lastAttemptAt(d);
+  const streak = await col.find(shown('failed', lastSuccess ? { 'attempts.at': { $gt: lastSuccess } } : {}), {
+    sort: { created_at: -1, _id: -1 },
+    limit: cap + 1,
+  });
+  const kept = streak.slice(0, cap);
+  const first = kept.at(-1);
   if (!first) return null;
-  return { count: streak.length, more: succeeded === -1 && finished.length > cap, since: first.created_at };
+  return { count: kept.length, more: streak.length > cap, since: first.created_at };
 }
+
+/** When a delivery was last attempted (its creation when never). */
+const lastAttemptAt = (d: WebhookDeliveryDoc): string =>
+  d.attempts.reduce((max, a) => (a.at > max ? a.at : max), d.created_at);
 
 export async function getDelivery(
   docs: DocumentStore,

@@ -684,7 +684,12 @@ t(
     // A large import runs in a thread of its own (its own command queues): a partner's PATCHes of a
     // customer in the file can win every retry of the import's update. That failed the whole import.
     const { w, deps } = await world();
-    const made = await createCustomer(deps, w.restaurant, { name: 'Busy', email: 'busy@example.com' }, w.meta);
+    const made = await createCustomer(
+      deps,
+      w.restaurant,
+      { name: 'Busy', email: 'busy@example.com' },
+      w.meta,
+    );
     await w.settle();
     const events = racedOn(w, made.customerId, Number.POSITIVE_INFINITY);
     const prepared = await prepareImport(

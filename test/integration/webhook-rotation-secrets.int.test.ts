@@ -12,6 +12,7 @@ import {
 } from '../../projections/webhook-endpoints';
 import { EmbeddedDocumentStore } from '../../src/adapters/document-store/embedded';
 import type { RecordedEvent } from '../../src/ports/event-store';
+import { signatureHeader, signPayload } from '../../src/webhooks/signature';
 
 const t = suite('webhook endpoints read model: old secrets');
 
@@ -40,7 +41,7 @@ const rotated = (secret: string, previous: string, at: string) =>
   });
 
 t(
-  'two rotations within the grace: the publisher signs with both old secrets, each until its expiry',
+  'two rotations within the grace: the read model keeps both old secrets signing (oldSecretsSigning, what the publisher and test deliveries sign with), each until its expiry',
   async () => {
     const docs = new EmbeddedDocumentStore();
     await webhookEndpointsProjection.setup?.(docs);
@@ -69,6 +70,16 @@ t(
     assert.is(doc.secret, 's2');
     assert.equal(oldSecretsSigning(doc, new Date('2026-06-01T10:00:02.000Z')), ['s1', 's0']);
     assert.equal(oldSecretsSigning(doc, new Date('2026-06-02T10:00:00.500Z')), ['s1']);
+    // The header built from them, as the publisher builds it (src/webhooks/publisher.ts): new secret first.
+    const header = signatureHeader(
+      [doc.secret, ...oldSecretsSigning(doc, new Date('2026-06-01T10:00:02.000Z'))],
+      1,
+      '{}',
+    );
+    assert.equal(
+      header.split(',').slice(1),
+      ['s2', 's1', 's0'].map((s) => `v1=${signPayload(s, 1, '{}')}`),
+    );
   },
 );
 

@@ -6,6 +6,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { slotStarts } from '../../commands/availability/slots';
 import { localToInstant } from '../../commands/availability/zone-time';
+import type { Shift } from '../../commands/catalog/types';
 import { decideHold, type HoldRequest } from '../../commands/reservations/capacity-decide';
 import { initialCapacity } from '../../commands/reservations/capacity-state';
 import { moveTimeLimits } from '../../commands/reservations/decide-update';
@@ -154,6 +155,85 @@ t(
     );
   },
 );
+
+/** The verdict on `iso` in shift `s` on `serviceDate`: chosen (the grid applies) or kept (it does not). */
+function verdictOn(s: Shift, zone: string, serviceDate: string, iso: string, kept = false): string {
+  const startMs = Date.parse(iso);
+  try {
+    decideHold(initialCapacity, {
+      restaurantId: 'rest_1',
+      reservationId: 'res_1',
+      externalId: null,
+      serviceDate,
+      shift: s,
+      startMs,
+      partySize: 2,
+      roomId: null,
+      tableIds: null,
+      force: false,
+      purpose: 'update@1',
+      moveId: 'move_1',
+      ownStart: kept,
+      timeLimits: !kept,
+      timezone: zone,
+      catalog: catalogOf(tables, [s]),
+      now: new Date(startMs - 60 * MINUTE),
+    });
+    return 'accepted';
+  } catch (err) {
+    if (!(err instanceof BusinessRuleError)) throw err;
+    return err.reason as string;
+  }
+}
+
+const isoList = (starts: readonly number[]) => starts.map((ms) => new Date(ms).toISOString());
+
+// The property above takes its expected grid from slotStarts itself: these grids are written by hand,
+// so a fault of slotStarts fails here.
+t('hand-written grids: an evening shift (Paris, summer time)', () => {
+  const s = shift({ id: 's1', start_time: '18:00', end_time: '19:30', slot_interval_minutes: 30 });
+  assert.equal(isoList(slotStarts(s, '2027-04-03', 'Europe/Paris')), [
+    '2027-04-03T16:00:00.000Z',
+    '2027-04-03T16:30:00.000Z',
+    '2027-04-03T17:00:00.000Z',
+    '2027-04-03T17:30:00.000Z',
+  ]);
+  assert.is(verdictOn(s, 'Europe/Paris', '2027-04-03', '2027-04-03T19:30:00+02:00'), 'accepted');
+  assert.is(verdictOn(s, 'Europe/Paris', '2027-04-03', '2027-04-03T18:15:00+02:00'), 'OUTSIDE_SHIFT');
+  assert.is(verdictOn(s, 'Europe/Paris', '2027-04-03', '2027-04-03T19:45:00+02:00'), 'OUTSIDE_SHIFT');
+  assert.is(verdictOn(s, 'Europe/Paris', '2027-04-03', '2027-04-03T18:15:00+02:00', true), 'accepted');
+});
+
+t('hand-written grids: a shift past midnight on Saturdays only (Kathmandu, +05:45)', () => {
+  const zone = 'Asia/Kathmandu';
+  const s = shift({
+    id: 's1',
+    start_time: '23:00',
+    end_time: '01:00',
+    slot_interval_minutes: 60,
+    days_of_week: [6],
+  });
+  // Its starts after midnight are on Sunday's calendar day, of Saturday's service day.
+  assert.equal(isoList(slotStarts(s, '2027-04-03', zone)), [
+    '2027-04-03T17:15:00.000Z',
+    '2027-04-03T18:15:00.000Z',
+    '2027-04-03T19:15:00.000Z',
+  ]);
+  assert.equal(slotStarts(s, '2027-04-02', zone), []);
+  assert.equal(slotStarts(s, '2027-04-04', zone), []);
+  assert.is(verdictOn(s, zone, '2027-04-03', '2027-04-04T00:00:00+05:45'), 'accepted');
+  assert.is(verdictOn(s, zone, '2027-04-04', '2027-04-04T00:00:00+05:45'), 'OUTSIDE_SHIFT');
+  assert.is(verdictOn(s, zone, '2027-04-03', '2027-04-04T00:30:00+05:45'), 'OUTSIDE_SHIFT');
+});
+
+t('hand-written grids: the night summer time starts (Paris, 28 March 2027: 02:00 does not exist)', () => {
+  const s = shift({ id: 's1', start_time: '01:00', end_time: '04:00', slot_interval_minutes: 60 });
+  assert.equal(isoList(slotStarts(s, '2027-03-28', 'Europe/Paris')), [
+    '2027-03-28T00:00:00.000Z',
+    '2027-03-28T01:00:00.000Z',
+    '2027-03-28T02:00:00.000Z',
+  ]);
+});
 
 t('a kept start still meets every other rule: the party the tables seat', () => {
   const s = shift({ id: 's1', slot_interval_minutes: 60 });

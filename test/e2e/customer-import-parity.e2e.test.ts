@@ -124,7 +124,8 @@ const CASES: [string, Cells][] = [
   ['a MULTI_SELECT past its max_items', { name: 'C', cf_diet: 'vegan|halal|kosher' }],
   ['a bound and a custom field broken together', { name: long(201), cf_vip: 'bronze' }],
   ['a name of whitespace', { name: '   ', email: 'blank@parity.test' }],
-  ['a name with a control character', { name: 'A\u0000B' }],
+  // Not NUL: a file holding one is refused whole as not UTF-8 text (UTF-16 read as UTF-8 has them).
+  ['a name with a control character', { name: 'A\u0007B' }],
   ['an email with spaces around it', { name: 'C', email: '  spaced@parity.test ' }],
   ['an email of 255 characters', { name: 'C', email: `${long(243)}@parity.test` }],
   ['a phone with spaces around it', { name: 'C', phone_number: ' 06 98 76 54 32 ' }],

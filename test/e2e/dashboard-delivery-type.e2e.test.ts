@@ -5,7 +5,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
-import { type Browser, oauthBootstrap, signedInAt } from '../helpers/oauth';
+import { type Browser, oauthBootstrapWith, signedInAt } from '../helpers/oauth';
 import { startTestService, type TestService } from '../helpers/service';
 import { type Receiver, startReceiver } from '../helpers/webhook-receiver';
 
@@ -16,10 +16,7 @@ const t = suite<{ svc: TestService; rx: Receiver; b: Browser }>('dashboard: a te
 
 t.before(async (ctx) => {
   ctx.rx = await startReceiver();
-  const bootstrap = oauthBootstrap() as ReturnType<typeof oauthBootstrap> & {
-    restaurants: Record<string, unknown>[];
-  };
-  Object.assign(bootstrap.restaurants[0] as object, {
+  const bootstrap = oauthBootstrapWith({
     customer_matching: true,
     api_keys: [
       {

@@ -9,7 +9,7 @@ import * as assert from 'uvu/assert';
 import { deliveryStream } from '../../commands/webhook-deliveries/events';
 import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
 import { runCli } from '../helpers/cli-in-process';
-import { type Browser, oauthBootstrap, signedInAt } from '../helpers/oauth';
+import { type Browser, oauthBootstrapWith, signedInAt } from '../helpers/oauth';
 import { startTestService, type TestService } from '../helpers/service';
 import { type Receiver, startReceiver } from '../helpers/webhook-receiver';
 
@@ -24,10 +24,7 @@ t.before(async (ctx) => {
   ctx.rx.on('/echo', {
     body: (r) => (typeof r.json?.data?.object?.name === 'string' ? `noted: ${r.json.data.object.name}` : ''),
   });
-  const bootstrap = oauthBootstrap() as ReturnType<typeof oauthBootstrap> & {
-    restaurants: Record<string, unknown>[];
-  };
-  Object.assign(bootstrap.restaurants[0] as object, {
+  const bootstrap = oauthBootstrapWith({
     api_keys: [
       {
         id: 'key_erased',

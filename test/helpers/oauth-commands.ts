@@ -3,6 +3,7 @@
 import { loadApplication, registerApplication } from '../../commands/oauth/application-handler';
 import { issueCode, redeemCode } from '../../commands/oauth/token-handler';
 import { createUser, loadUser, setRestaurantAccess } from '../../commands/oauth/user-handler';
+import { API_KEYS, type ApiKeyDoc } from '../../projections/api-keys';
 import { operatorMeta } from '../../src/core/command-meta';
 import type { Scope } from '../../src/core/scopes';
 import type { WriteDeps } from '../../src/core/write-deps';
@@ -85,3 +86,11 @@ export const issueToken = async (
   scopes: Scope[],
   deps: WriteDeps = rt,
 ) => exchangeCode(rt, clientId, await consentedCode(rt, clientId, restaurant, scopes), deps);
+
+/** The ids of `restaurant`'s API keys not revoked (tokens included), sorted, once the read models caught up. */
+export async function activeKeyIds(rt: Runtime, restaurant: string): Promise<string[]> {
+  await rt.projections.catchUp();
+  return (await rt.docs.collection<ApiKeyDoc>(API_KEYS).find({ restaurant_id: restaurant, revoked_at: null }))
+    .map((k) => k._id)
+    .sort();
+}

@@ -9,6 +9,7 @@ import * as assert from 'uvu/assert';
 import { deliveryStream } from '../../commands/webhook-deliveries/events';
 import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
 import { runCli } from '../helpers/cli-in-process';
+import { countingReads } from '../helpers/hooked-events';
 import { type Browser, oauthBootstrapWith, signedInAt } from '../helpers/oauth';
 import { startTestService, type TestService } from '../helpers/service';
 import { type Receiver, startReceiver } from '../helpers/webhook-receiver';
@@ -132,19 +133,16 @@ t(
       assert.is(d.attempts[0]?.status_code, 200);
       assert.is(d.attempts[0]?.response_excerpt, null, 'answered without a body');
     }
-    // Count the reads of delivery streams the page makes (the events store, wrapped).
-    const events = svc.rt.events as { readStream: (stream: string, ...rest: unknown[]) => Promise<unknown> };
-    const read: string[] = [];
-    const original = events.readStream;
-    events.readStream = function (this: unknown, stream: string, ...rest: unknown[]) {
-      read.push(stream);
-      return original.call(this, stream, ...rest);
-    };
+    // Count the reads of delivery streams the page makes (a counting store in place of the service's).
+    const original = svc.rt.events;
+    const counted = countingReads(original);
+    const read = counted.read;
+    svc.rt.events = counted.events;
     let page: Awaited<ReturnType<Browser['get']>>;
     try {
       page = await b.get(PAGE);
     } finally {
-      events.readStream = original;
+      svc.rt.events = original;
     }
     assert.is(page.status, 200);
     const erasedOnes = docs.filter((d) => !d.test && earlier.has(d._id)).map((d) => deliveryStream(d._id));

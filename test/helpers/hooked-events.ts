@@ -99,3 +99,23 @@ export function failAppendAt(events: EventStore, row: number): () => void {
     else delete (store as { append?: unknown }).append;
   };
 }
+
+/**
+ * `events` with its stream reads counted: each readStream call adds its stream to `read`, in order, then
+ * reads from the real store. A Proxy: the store is untouched and every other member is its own (methods
+ * bound to it), so the counted store can be handed to a command or put in place of a service's.
+ */
+export function countingReads(events: EventStore): { events: EventStore; read: string[] } {
+  const read: string[] = [];
+  const counted = new Proxy(events, {
+    get(target, key, receiver) {
+      const v = Reflect.get(target, key, receiver);
+      if (key !== 'readStream') return typeof v === 'function' ? v.bind(target) : v;
+      return (stream: string, ...rest: unknown[]) => {
+        read.push(stream);
+        return (v as (s: string, ...r: unknown[]) => unknown).call(target, stream, ...rest);
+      };
+    },
+  });
+  return { events: counted, read };
+}

@@ -28,6 +28,7 @@ import {
 import { jobSummaryCsv } from '../../src/customer-import/summary';
 import { type ExpectedRevision, WrongExpectedRevisionError } from '../../src/ports/event-store';
 import { type CustomerWorld, customerWorld } from '../helpers/customers';
+import { countingReads } from '../helpers/hooked-events';
 
 const meta = operatorMeta('test');
 const bytes = (lines: string[]) => new TextEncoder().encode(`${lines.join('\r\n')}\r\n`);
@@ -834,20 +835,8 @@ t('a start failing before its job exists frees the slot it was given at once', a
 t('an import whose caller checked the rules does not check them again', async () => {
   const { deps } = await world();
   const prepared = await withCurrentRules(deps, await prepareImport(deps, 'rest_a', bytes(['name', 'Ann'])));
-  const read: string[] = [];
-  const counting: ImportDeps = {
-    ...deps,
-    events: new Proxy(deps.events, {
-      get(target, key, receiver) {
-        const v = Reflect.get(target, key, receiver);
-        if (key !== 'readStream') return typeof v === 'function' ? v.bind(target) : v;
-        return (stream: string, o?: unknown) => {
-          read.push(stream);
-          return (v as (s: string, o?: unknown) => unknown).call(target, stream, o);
-        };
-      },
-    }),
-  };
+  const { events, read } = countingReads(deps.events);
+  const counting: ImportDeps = { ...deps, events };
   const state = await importCustomers(counting, prepared, {
     onMatch: 'return_existing',
     fileName: 'f.csv',

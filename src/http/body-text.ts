@@ -12,6 +12,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Context } from 'koa';
 import { ApiError } from '../core/errors';
+import { malformedEscapes } from './percent-escapes';
 
 /** UTF-8, or US-ASCII, whose bytes are UTF-8 already (a byte past 127 is then checked as UTF-8). */
 const UTF8 = /^(utf-?8|us-ascii|ascii)$/i;
@@ -85,22 +86,15 @@ export function refuseReplacedBytes(text: unknown, chunks: Buffer[] | null): voi
  * the form parser would keep such a name or value as its escaped text, silently.
  */
 export function refuseMalformedFormEscapes(text: unknown): void {
-  if (typeof text !== 'string' || !text.includes('%')) return;
-  for (const part of text.split(/[&=]/)) {
-    if (!part.includes('%')) continue;
-    try {
-      decodeURIComponent(part);
-    } catch {
-      throw new ApiError(400, 'VALIDATION_ERROR', 'The form body is not valid UTF-8', {
-        issues: [
-          {
-            path: '',
-            code: 'invalid_encoding',
-            message:
-              'The form holds a %-escape that is malformed or not UTF-8 (each % must start %XX, and the bytes must be UTF-8 text)',
-          },
-        ],
-      });
-    }
-  }
+  if (typeof text !== 'string' || malformedEscapes(text).length === 0) return;
+  throw new ApiError(400, 'VALIDATION_ERROR', 'The form body is not valid UTF-8', {
+    issues: [
+      {
+        path: '',
+        code: 'invalid_encoding',
+        message:
+          'The form holds a %-escape that is malformed or not UTF-8 (each % must start %XX, and the bytes must be UTF-8 text)',
+      },
+    ],
+  });
 }

@@ -1,8 +1,8 @@
 // Two of the rules every route follows for its query string (the table is in src/http/input-rules.ts):
 // a parameter the route does not declare is refused, never ignored, and a window whose upper bound comes
 // before its lower bound is refused, never answered with an empty result.
-import { unescape as unescapeQuery } from 'node:querystring';
 import { type Issue, validationError } from '../core/errors';
+import { malformedEscapes } from './percent-escapes';
 import type { AnyRoute, Window } from './route';
 
 const declaredParameters = new WeakMap<AnyRoute, ReadonlySet<string>>();
@@ -43,27 +43,17 @@ export function refuseUnknownParameters(route: AnyRoute, query: Record<string, u
  * carry parameters of its own) is held to it for the parameters it declares only.
  */
 export function refuseMalformedEscapes(route: AnyRoute, querystring: string): void {
-  if (!querystring.includes('%')) return;
   let issues: Issue[] | null = null;
   const known = parametersOf(route);
-  for (const part of querystring.split('&')) {
-    if (!part.includes('%')) continue;
-    const at = part.indexOf('=');
-    const rawName = at < 0 ? part : part.slice(0, at);
-    const name = unescapeQuery(rawName.replace(/\+/g, ' '));
+  for (const { name } of malformedEscapes(querystring)) {
     if (route.openQuery && !known.has(name)) continue;
-    try {
-      decodeURIComponent(rawName);
-      if (at >= 0) decodeURIComponent(part.slice(at + 1));
-    } catch {
-      issues ??= [];
-      if (issues.some((i) => i.path === name)) continue;
-      issues.push({
-        path: name,
-        code: 'invalid_encoding',
-        message: `${name} holds a %-escape that is malformed or not UTF-8: send each character as the %XX escapes of its UTF-8 bytes (a % itself as %25)`,
-      });
-    }
+    issues ??= [];
+    if (issues.some((i) => i.path === name)) continue;
+    issues.push({
+      path: name,
+      code: 'invalid_encoding',
+      message: `${name} holds a %-escape that is malformed or not UTF-8: send each character as the %XX escapes of its UTF-8 bytes (a % itself as %25)`,
+    });
   }
   if (issues) throw validationError(issues, 'The query string is invalid');
 }

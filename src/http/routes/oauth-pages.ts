@@ -35,6 +35,7 @@ import {
 } from '../../web/respond';
 import { ensureSession } from '../../web/sessions';
 import { errorDescription } from '../oauth-errors';
+import { malformedEscapes } from '../percent-escapes';
 import { type AnyRoute, defineRoute, PUBLIC, type RouteResult } from '../route';
 import { enums, obj, optional, str } from '../schema';
 import { AUTHORIZE_PATH } from './oauth';
@@ -57,19 +58,10 @@ function queryOf(qs: string): RawQuery {
 
 /** The parameters whose name or value holds a %-escape that is malformed or not UTF-8 (`state=%E9`). */
 function notTextIn(qs: string): string[] {
-  const out: string[] = [];
-  if (!qs.includes('%')) return out;
-  for (const part of qs.split('&')) {
-    if (!part.includes('%')) continue;
-    const at = part.indexOf('=');
-    try {
-      decodeURIComponent(part.replace(/\+/g, ' '));
-    } catch {
-      const [name = ''] = new URLSearchParams(at < 0 ? part : part.slice(0, at)).keys();
-      out.push(name);
-    }
-  }
-  return out;
+  return malformedEscapes(qs).map(({ raw }) => {
+    const [name = ''] = new URLSearchParams(raw).keys();
+    return name;
+  });
 }
 
 type Checked =

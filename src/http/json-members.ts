@@ -1,5 +1,5 @@
 // Names a JSON object's text gives more than once. JSON.parse keeps the last value of a repeated name
-// silently: the partner API refuses a body that repeats one at any depth (`repeatedMemberPath`), and the
+// silently: the partner API refuses a body that repeats one at any depth (`scanJsonText`), and the
 // OAuth token and revocation endpoints one that repeats a parameter at the top level (`repeatedMembers`:
 // RFC 6749 §3.2/§5.2, a form's repeated field is 400 invalid_request). One scanner reads both (its
 // `deep` mode), so the two never read a text differently. Only called on text that parsed as JSON.
@@ -28,20 +28,12 @@ export function repeatedMembers(text: string): string[] {
 }
 
 /**
- * The dotted path (`customer.name`, `table_ids.0.x`) of the first name an object of a JSON text gives
- * twice, at any depth, or null. JSON.parse keeps the last value silently, so `{"party_size":2,
- * "party_size":8}` booked 8 behind a 2xx while another reader of the same text (a proxy, a log, the
- * partner's own) saw 2: the partner API refuses such a body instead (src/http/server.ts). Only called
- * on text that parsed and passed the body guard (at most 32 levels: the recursion is bounded). On every
- * JSON body of a partner write: no string is built for a path until a name repeats.
- */
-export function repeatedMemberPath(text: string): string | null {
-  return scanJsonText(text).repeated;
-}
-
-/**
  * One walk of a JSON text (parsed, within the body guard's bounds) for what only the text shows:
- * `repeated`, as repeatedMemberPath; `unsafeInteger`, the dotted path of the first number written as a
+ * `repeated`, the dotted path (`customer.name`, `table_ids.0.x`) of the first name an object of it
+ * gives twice, at any depth, or null (JSON.parse keeps the last value silently, so `{"party_size":2,
+ * "party_size":8}` booked 8 behind a 2xx while another reader of the same text saw 2: the partner API
+ * refuses such a body instead, src/http/server.ts; no string is built for a path until a name
+ * repeats); `unsafeInteger`, the dotted path of the first number written as a
  * plain integer (no `.`, `e` or `E`) beyond ±2^53-1 (9007199254740993 reads back 9007199254740992), or
  * null. A number written with a fraction or an exponent (1e16, 6.02e23, 1e308) is the double it says.
  * When a name repeats, the walk stops there: `unsafeInteger` covers only the text before it.

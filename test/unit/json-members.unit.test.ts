@@ -1,9 +1,13 @@
 // repeatedMembers (src/http/json-members.ts): the top-level names a JSON object's text repeats, which
-// JSON.parse would silently collapse to the last value (the OAuth endpoints refuse them).
+// JSON.parse would silently collapse to the last value (the OAuth endpoints refuse them), and
+// scanJsonText's `repeated`, the first repeated name at any depth.
 import fc from 'fast-check';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { repeatedMemberPath, repeatedMembers } from '../../src/http/json-members';
+import { repeatedMembers, scanJsonText } from '../../src/http/json-members';
+
+/** The deep mode's answer: the path of the first name repeated at any depth. */
+const repeatedMemberPath = (text: string) => scanJsonText(text).repeated;
 
 test('a repeated top-level name, however spelled or spaced, is found', () => {
   assert.equal(repeatedMembers('{"code":"a","code":"b"}'), ['code']);
@@ -19,7 +23,7 @@ test('names inside values, nested objects and strings are not the top level', ()
   assert.equal(repeatedMembers('[{"a":1,"a":2}]'), []);
 });
 
-test('repeatedMemberPath: the path of the first name repeated at any depth, however spelled', () => {
+test('scanJsonText(…).repeated: the path of the first name repeated at any depth, however spelled', () => {
   assert.is(repeatedMemberPath('{"a":1,"a":2}'), 'a');
   assert.is(repeatedMemberPath('{"a":1,"b":{"c":1,"c":2}}'), 'b.c');
   assert.is(repeatedMemberPath('{"a":[1,{"x":1},{"y":1, "y" :2}]}'), 'a.2.y');
@@ -34,7 +38,7 @@ test('repeatedMemberPath: the path of the first name repeated at any depth, howe
   assert.is(repeatedMemberPath(`{${many.join(',')},"k39":0}`), 'k39');
 });
 
-test('repeatedMemberPath: siblings, strings and arrays of objects repeat nothing', () => {
+test('scanJsonText(…).repeated: siblings, strings and arrays of objects repeat nothing', () => {
   assert.is(repeatedMemberPath('{"s":"\\"a\\":1,\\"a\\":2","a":1}'), null);
   assert.is(repeatedMemberPath(' { "a" : [ ] , "b" : { } , "c" : -1.5e3 , "d" : true , "e" : null } '), null);
   assert.is(repeatedMemberPath('{"a":{},"b":{"a":1},"c":[{"a":1},{"a":1}]}'), null);

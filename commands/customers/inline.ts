@@ -17,7 +17,7 @@ import { followMerges } from './follow-merges';
 import { type CustomerRestaurant, createCustomer, updateCustomer, writeContext } from './handler';
 import { prepareProfile, profileIssues } from './prepare';
 import type { CustomerState } from './state';
-import { holdingMatchKeys } from './upsert';
+import { matchingInTurn } from './upsert';
 
 export {
   getCustomerForReservation,
@@ -130,7 +130,7 @@ export async function checkInlineCustomer(
 /**
  * Finds or creates the reservation's customer. A blacklisted match is reported and left untouched.
  * Within a process, resolutions (and POST /customers) sharing a phone or an email match and write one
- * after the other, each once the read models show the one before (`holdingMatchKeys`): concurrent
+ * after the other, each once the read models show the one before (`matchingInTurn`): concurrent
  * reservations of one new guest made one customer each.
  */
 export async function resolveInlineCustomer(
@@ -142,25 +142,21 @@ export async function resolveInlineCustomer(
   meta: CommandMeta,
 ): Promise<InlineResolution> {
   const details = withoutEmptyContacts(inline);
-  if (effective(restaurant, onMatch) === 'create_new')
-    return resolveNow(deps, docs, restaurant, inline, onMatch, meta);
-  return holdingMatchKeys(restaurant, details, INLINE_MATCH_ORDER, async () => {
-    const resolved = await resolveNow(deps, docs, restaurant, inline, onMatch, meta);
-    await deps.settle(resolved.position);
-    return resolved;
-  });
+  const skip = effective(restaurant, onMatch) === 'create_new';
+  return matchingInTurn(deps, restaurant, details, INLINE_MATCH_ORDER, skip, () =>
+    resolveNow(deps, docs, restaurant, details, onMatch, meta),
+  );
 }
 
 async function resolveNow(
   deps: WriteDeps,
   docs: DocumentStore,
   restaurant: CustomerRestaurant,
-  inline: InlineCustomer,
+  details: InlineCustomer,
   onMatch: OnMatch | undefined,
   meta: CommandMeta,
 ): Promise<InlineResolution> {
-  const details = withoutEmptyContacts(inline);
-  const plan = await checkInlineCustomer(deps, docs, restaurant, inline, onMatch);
+  const plan = await checkInlineCustomer(deps, docs, restaurant, details, onMatch);
   if (plan.customerId === null) {
     const created = await createCustomer(deps, restaurant, details, meta, { origin: 'RESERVATION' });
     return {

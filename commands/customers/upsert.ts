@@ -75,6 +75,27 @@ export function holdingMatchKeys<T>(
   return holdingKeys(keys, task);
 }
 
+/**
+ * Runs `task`, a matching that may write, in turn with the others of this process sharing one of its
+ * keys (`holdingMatchKeys`), and settles the position it returns before the next one matches: the read
+ * models show its write first. With `skip` (on_match=create_new matches nothing) it runs at once.
+ */
+export function matchingInTurn<T extends { position: bigint | null }>(
+  deps: { settle(position: bigint | null): Promise<unknown> },
+  restaurant: Pick<CustomerRestaurant, '_id' | 'country_code'>,
+  input: ProfileInput,
+  order: readonly MatchKey[],
+  skip: boolean,
+  task: () => Promise<T>,
+): Promise<T> {
+  if (skip) return task();
+  return holdingMatchKeys(restaurant, input, order, async () => {
+    const outcome = await task();
+    await deps.settle(outcome.position);
+    return outcome;
+  });
+}
+
 export async function upsertCustomer(
   deps: UpsertDeps,
   restaurant: CustomerRestaurant,
@@ -82,13 +103,9 @@ export async function upsertCustomer(
   onMatch: OnMatch,
   meta: CommandMeta,
 ): Promise<UpsertOutcome> {
-  if (onMatch === 'create_new') return matchAndWrite(deps, restaurant, input, onMatch, meta);
-  return holdingMatchKeys(restaurant, input, CUSTOMER_MATCH_ORDER, async () => {
-    const outcome = await matchAndWrite(deps, restaurant, input, onMatch, meta);
-    // The next call holding a key matches on the read models: they must show this write first.
-    await deps.settle(outcome.position);
-    return outcome;
-  });
+  return matchingInTurn(deps, restaurant, input, CUSTOMER_MATCH_ORDER, onMatch === 'create_new', () =>
+    matchAndWrite(deps, restaurant, input, onMatch, meta),
+  );
 }
 
 async function matchAndWrite(

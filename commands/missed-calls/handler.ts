@@ -25,7 +25,7 @@ import type { CallerIds } from '../../src/privacy/caller-ids';
 import { normalizePhone } from '../customers/contact';
 import { followMerges } from '../customers/follow-merges';
 import { createCustomer } from '../customers/handler';
-import { holdingMatchKeys } from '../customers/upsert';
+import { matchingInTurn } from '../customers/upsert';
 import {
   type CallerState,
   type CallState,
@@ -118,7 +118,7 @@ const WAIT_FOR_OTHER_MS = 5_000;
 const WAIT_STEP_MS = 50;
 
 // Within one process, calls from the same number are matched one at a time, in the queue POST
-// /customers and inline reservation customers take for that phone key (holdingMatchKeys), so two
+// /customers and inline reservation customers take for that phone key (matchingInTurn), so two
 // simultaneous calls from an unknown number, or a call and a POST /customers, create one customer. The
 // cooldown itself is decided by the caller's stream, whatever the number of processes.
 
@@ -403,7 +403,7 @@ async function step(
   let customerCreated = state.customer_created;
   let reservationId = state.reservation_id;
   if (customerId === null) {
-    const found = await holdingMatchKeys(restaurant, { phone_number: phone }, ['phone'], () =>
+    const found = await matchingInTurn(deps, restaurant, { phone_number: phone }, ['phone'], false, () =>
       matchOrCreateCustomer(deps, restaurant, phone, meta),
     );
     customerId = found.customerId;
@@ -751,9 +751,9 @@ async function matchOrCreateCustomer(
   restaurant: CallRestaurant,
   phone: string,
   meta: CommandMeta,
-): Promise<{ customerId: string; created: boolean }> {
+): Promise<{ customerId: string; created: boolean; position: bigint | null }> {
   const match = await findMatch(deps.docs, restaurant, { phone_number: phone }, ['phone']);
-  if (match) return { customerId: match.doc._id, created: false };
+  if (match) return { customerId: match.doc._id, created: false, position: null };
   const created = await createCustomer(
     deps,
     { _id: restaurant._id, country_code: restaurant.country_code, customer_matching: true },
@@ -761,9 +761,8 @@ async function matchOrCreateCustomer(
     meta,
     { origin: 'MISSED_CALL' },
   );
-  // The next call from this number must find this customer: the read model holds it before we go on.
-  await deps.settle(created.position);
-  return { customerId: created.customerId, created: true };
+  // The next call from this number must find this customer: matchingInTurn settles on its position.
+  return { customerId: created.customerId, created: true, position: created.position };
 }
 
 /** How a customer created from a call is named: the number, as people write it. */

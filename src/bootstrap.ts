@@ -1,9 +1,9 @@
 // Applies a bootstrap file (DESIGN.md §3): restaurants with their configuration and API keys.
 // Every change is an ordinary command; applying the same file twice appends nothing.
 import { readFileSync } from 'node:fs';
-import { checkScopes, checkToken, evolveApiKey, initialApiKey } from '../commands/credentials/decide';
-import { apiKeyStream, tokenClaimStream } from '../commands/credentials/events';
-import { createApiKey, updateApiKey } from '../commands/credentials/handler';
+import { checkScopes, checkToken } from '../commands/credentials/decide';
+import { tokenClaimStream } from '../commands/credentials/events';
+import { createApiKey, loadApiKey, updateApiKey } from '../commands/credentials/handler';
 import { checkProfile, checkRestaurantId } from '../commands/restaurants/decide';
 import { slugClaimStream } from '../commands/restaurants/events';
 import {
@@ -13,7 +13,6 @@ import {
   suspendRestaurant,
   updateRestaurant,
 } from '../commands/restaurants/handler';
-import { loadStream } from './core/command';
 import type { CommandMeta } from './core/command-meta';
 import { ApiError, type Issue } from './core/errors';
 import { sha256 } from './core/ids';
@@ -178,8 +177,7 @@ async function checkRestaurantsAndKeys(deps: WriteDeps, file: BootstrapFile): Pr
         for (const issue of (err.details?.issues as Issue[] | undefined) ?? [])
           issues.push({ ...issue, path: `${kat}.${issue.path}` });
       }
-      const stored = (await loadStream(deps.events, apiKeyStream(k.id), initialApiKey, evolveApiKey)).state
-        .key;
+      const stored = (await loadApiKey(deps, k.id)).key;
       const keyOwner = keyIds.get(k.id) ?? stored?.restaurant_id ?? null;
       if (keyOwner !== null && keyOwner !== r.id)
         issues.push({

@@ -2,8 +2,7 @@
 // before any partner call, typically legacy ones (`api_version: "legacy"`) with a known secret. Each
 // entry names the API key that owns it. Applying the file again changes what differs (url,
 // description, events, headers; legacy → v1 is a migration, final) and appends nothing otherwise.
-import { evolveApiKey, initialApiKey } from '../commands/credentials/decide';
-import { apiKeyStream } from '../commands/credentials/events';
+import { loadApiKey } from '../commands/credentials/handler';
 import { refuseMalformedSettings } from '../commands/webhook-endpoints/decide';
 import {
   createWebhookEndpoint,
@@ -13,7 +12,6 @@ import {
   updateWebhookEndpoint,
 } from '../commands/webhook-endpoints/handler';
 import type { BootstrapFile, SectionApplier, SectionCheck } from './bootstrap';
-import { loadStream } from './core/command';
 import { ApiError, type Issue } from './core/errors';
 import type { WriteDeps } from './core/write-deps';
 import { arr, enums, obj, optional, record, str } from './http/schema';
@@ -66,8 +64,7 @@ async function planWebhookSections(
         const declared = keysOfFile ? r.api_keys?.find((k) => k.id === entry.api_key_id) : undefined;
         const key = declared
           ? { key: { restaurant_id: r.id, scopes: declared.scopes } }
-          : (await loadStream(deps.events, apiKeyStream(entry.api_key_id), initialApiKey, evolveApiKey))
-              .state;
+          : await loadApiKey(deps, entry.api_key_id);
         if (!key.key || key.key.restaurant_id !== r.id)
           issues.push({
             path: `${at}.api_key_id`,

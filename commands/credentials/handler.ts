@@ -19,6 +19,12 @@ import {
 } from './decide';
 import { apiKeyStream, type CredentialType, TOKEN_PREFIX, tokenClaimStream } from './events';
 
+/** The state of an API key (its stream folded): `key` null when there is no such key. */
+export async function loadApiKey(deps: Pick<WriteDeps, 'events'>, keyId: string): Promise<ApiKeyState> {
+  const events = await deps.events.readStream(apiKeyStream(keyId));
+  return events.reduce(evolveApiKey, initialApiKey);
+}
+
 /** 32 random bytes, base64url: 256 bits an attacker cannot guess. */
 export const generateToken = () => `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
 

@@ -23,7 +23,7 @@ import { scopesWithoutCompanion } from '../../src/core/scopes';
 import type { WriteDeps } from '../../src/core/write-deps';
 import { evolveApiKey, initialApiKey } from '../credentials/decide';
 import { apiKeyStream, tokenClaimStream } from '../credentials/events';
-import { createApiKey, revokeApiKey } from '../credentials/handler';
+import { createApiKey, loadApiKey, revokeApiKey } from '../credentials/handler';
 import { loadRestaurant } from '../restaurants/handler';
 import { apiOptionAllows } from './api-option';
 import type { ApplicationState } from './applications';
@@ -331,7 +331,7 @@ export async function revokeClientToken(deps: WriteDeps, clientId: string, token
   const claims = await deps.events.readStream(tokenClaimStream(hash), { direction: 'backwards', limit: 1 });
   const owner = claims[0]?.type === 'Claimed' ? (claims[0].data as { owner: string }).owner : null;
   if (!owner) return { position: null };
-  const key = (await deps.events.readStream(apiKeyStream(owner))).reduce(evolveApiKey, initialApiKey);
+  const key = await loadApiKey(deps, owner);
   if (!key.key || key.revoked || key.key.type !== 'OAUTH' || key.key.application?.id !== clientId)
     return { position: null };
   const restaurantId = key.key.restaurant_id;

@@ -1,10 +1,8 @@
 // Platform commands: restaurants, API keys, bootstrap files and read models.
-import { evolveApiKey, initialApiKey, scopesBeyondGrant } from '../../commands/credentials/decide';
-import { apiKeyStream } from '../../commands/credentials/events';
-import { createApiKey, revokeApiKey, updateApiKey } from '../../commands/credentials/handler';
+import { scopesBeyondGrant } from '../../commands/credentials/decide';
+import { createApiKey, loadApiKey, revokeApiKey, updateApiKey } from '../../commands/credentials/handler';
 import { listKeys } from '../../queries/api-keys';
 import { applyBootstrap, readBootstrapFile } from '../bootstrap';
-import { loadStream } from '../core/command';
 import { operatorMeta } from '../core/command-meta';
 import { SCOPES } from '../core/scopes';
 import { registerReadModelCommands } from './read-models-commands';
@@ -63,12 +61,7 @@ export function registerPlatformCommands(): void {
       const json = boolFlag(ctx, 'json') === true;
       for (const k of await listKeys(ctx.rt.docs, await optionalRestaurantFlag(ctx))) {
         // The grant is read from the key's own stream (its ApiKeyCreated): only OAuth tokens have one.
-        const beyond =
-          k.type === 'OAUTH'
-            ? scopesBeyondGrant(
-                (await loadStream(ctx.rt.events, apiKeyStream(k._id), initialApiKey, evolveApiKey)).state,
-              )
-            : [];
+        const beyond = k.type === 'OAUTH' ? scopesBeyondGrant(await loadApiKey(ctx.rt, k._id)) : [];
         if (json) {
           ctx.out(
             JSON.stringify({

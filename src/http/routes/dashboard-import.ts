@@ -314,20 +314,36 @@ async function previewUpload(
 }
 
 /**
+ * A held upload's rows checked by the custom fields defined now (the upload may be 30 minutes old), or,
+ * when a column's field was removed since (a 400), the import page saying so (409); `undo` runs first
+ * on any failure.
+ */
+async function preparedNow(
+  rt: Runtime,
+  m: Manager,
+  upload: Upload,
+  undo?: () => void,
+): Promise<{ prepared: Awaited<ReturnType<typeof withCurrentRules>> } | { refused: RouteResult }> {
+  try {
+    return { prepared: await withCurrentRules(rt, upload.prepared) };
+  } catch (err) {
+    undo?.();
+    if (err instanceof ApiError && err.status === 400)
+      return { refused: await mainPage(rt, m, fieldsChanged(err), 409) };
+    throw err;
+  }
+}
+
+/**
  * The preview page of a held upload for `onMatch`: the first rows' outcomes under that choice, and an
  * Import form that imports with that very choice (the page's other form previews another one). A GET
  * page: it changes nothing (the choice last made is set by the POST that redirects here).
  */
 async function previewOf(rt: Runtime, m: Manager, upload: Upload, onMatch: OnMatch) {
   // By the custom fields defined now, as Import will check the rows (the upload may be 30 minutes old).
-  let prepared: Awaited<ReturnType<typeof withCurrentRules>>;
-  try {
-    prepared = await withCurrentRules(rt, upload.prepared);
-  } catch (err) {
-    if (err instanceof ApiError && err.status === 400) return mainPage(rt, m, fieldsChanged(err), 409);
-    throw err;
-  }
-  const plan = await planImport(rt, prepared, onMatch, PREVIEW_ROWS);
+  const now = await preparedNow(rt, m, upload);
+  if ('refused' in now) return now.refused;
+  const plan = await planImport(rt, now.prepared, onMatch, PREVIEW_ROWS);
   return page(
     previewPage(m.shell, {
       uploadId: upload.id,
@@ -667,14 +683,9 @@ export const dashboardImportRoutes: AnyRoute[] = [
       const before = claimUpload(rt, upload, jobId, now);
       // The rows are checked by the custom fields defined now (the upload may be 30 minutes old): a
       // column whose field was removed since refuses the file, as its upload would be refused now.
-      let prepared: Awaited<ReturnType<typeof withCurrentRules>>;
-      try {
-        prepared = await withCurrentRules(rt, upload.prepared);
-      } catch (err) {
-        releaseUpload(rt, upload, jobId, before);
-        if (err instanceof ApiError && err.status === 400) return mainPage(rt, m, fieldsChanged(err), 409);
-        throw err;
-      }
+      const checked = await preparedNow(rt, m, upload, () => releaseUpload(rt, upload, jobId, before));
+      if ('refused' in checked) return checked.refused;
+      const { prepared } = checked;
       // One import at a time per restaurant, decided on the write side (the slot stream), so two
       // managers (or a manager and the CLI) starting together cannot both import.
       try {

@@ -45,16 +45,6 @@ test('a PATCH keeping the start and shift of a booking made under an earlier gri
       table.body.data.tables.map((x: { id: string }) => x.id),
       ['tbl_2b'],
     );
-    // Guests at their table: one joins.
-    await svc.rt.settle(
-      (await changeStatus(svc.rt, null, b.id, { kind: 'seat' }, operatorMeta('staff'))).position,
-    );
-    const joined = await patch(b.id, { party_size: 3 });
-    assert.is(joined.status, 200, joined.text);
-    assert.is(joined.body.data.party_size, 3);
-    // The seatings stayed on their day.
-    const day = await svc.rt.events.readStream('capacity-rest_demo-2026-06-10');
-    assert.ok(day.every((e) => e.data.service_date === undefined || e.data.service_date === '2026-06-10'));
     // Still checked otherwise: a table the party does not fit.
     const wrong = await patch(a.id, { table_ids: ['tbl_8'] });
     assert.is(wrong.body.error?.details.reason, 'NO_TABLE', wrong.text);
@@ -65,6 +55,18 @@ test('a PATCH keeping the start and shift of a booking made under an earlier gri
     const other = (await create(svc, { start_at: '2026-06-11T19:00:00+02:00', party_size: 2 })).body.data;
     const moved = await patch(other.id, { start_at: start });
     assert.is(moved.body.error?.details.reason, 'OUTSIDE_SHIFT', moved.text);
+
+    // Guests at their table (the clock at their arrival): one joins.
+    svc.clock.set('2026-06-10T17:10:00Z');
+    await svc.rt.settle(
+      (await changeStatus(svc.rt, null, b.id, { kind: 'seat' }, operatorMeta('staff'))).position,
+    );
+    const joined = await patch(b.id, { party_size: 3 });
+    assert.is(joined.status, 200, joined.text);
+    assert.is(joined.body.data.party_size, 3);
+    // The seatings stayed on their day.
+    const day = await svc.rt.events.readStream('capacity-rest_demo-2026-06-10');
+    assert.ok(day.every((e) => e.data.service_date === undefined || e.data.service_date === '2026-06-10'));
   } finally {
     await svc.close();
   }

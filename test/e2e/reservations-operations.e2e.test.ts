@@ -43,18 +43,19 @@ t('approve and reject pending reservations; rejecting frees the table', async ({
 
 t('seat, partially seat and leave stamp seated_at and left_at', async ({ svc }) => {
   const r = (await create(svc, { start_at: at('16', '19:00'), party_size: 4 })).body.data;
-  svc.clock.advance(60);
+  svc.clock.set('2026-06-16T16:50:00Z'); // 18:50 in Paris: the first guests arrive
   await cli(svc, 'partially-seat', { id: r.id });
   const partial = await get(svc, r.id);
   assert.is(partial.status, 'PARTIALLY_SEATED');
-  assert.is(partial.seated_at, '2026-06-02T10:01:00.000Z');
-  svc.clock.advance(60);
+  assert.is(partial.seated_at, '2026-06-16T16:50:00.000Z');
+  svc.clock.advance(5 * 60);
   await cli(svc, 'seat', { id: r.id });
-  assert.is((await get(svc, r.id)).seated_at, '2026-06-02T10:01:00.000Z', 'the first seating time stays');
+  assert.is((await get(svc, r.id)).seated_at, '2026-06-16T16:50:00.000Z', 'the first seating time stays');
+  svc.clock.advance(90 * 60);
   await cli(svc, 'leave', { id: r.id });
   const done = await get(svc, r.id);
   assert.is(done.status, 'DONE');
-  assert.is(done.left_at, '2026-06-02T10:02:00.000Z');
+  assert.is(done.left_at, '2026-06-16T18:25:00.000Z');
 });
 
 t(

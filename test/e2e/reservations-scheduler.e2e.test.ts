@@ -28,6 +28,7 @@ const get = async (svc: TestService, id: string) =>
 t('seated reservations past their end become DONE, as a SYSTEM status change', async ({ svc }) => {
   const seated = (await create(svc, { start_at: '2026-06-03T19:00:00+02:00' })).body.data;
   const waiting = (await create(svc, { start_at: '2026-06-03T19:30:00+02:00' })).body.data;
+  svc.clock.set('2026-06-03T16:55:00Z'); // 18:55 in Paris: the guests are there
   await svc.rt.settle(
     (await changeStatus(svc.rt, null, seated.id, { kind: 'seat' }, operatorMeta('t'))).position,
   );
@@ -51,6 +52,7 @@ t('seatings still running that started earlier do not hold back one that has end
   const svc = await startReservationService();
   try {
     const ended = (await create(svc, { start_at: '2026-06-03T19:00:00+02:00' })).body.data;
+    svc.clock.set('2026-06-03T17:00:00Z'); // 19:00 in Paris: the guests are there
     await svc.rt.settle(
       (await changeStatus(svc.rt, null, ended.id, { kind: 'seat' }, operatorMeta('t'))).position,
     );
@@ -86,6 +88,7 @@ t(
     const arrived = (await create(svc, { start_at: `${day}T19:00:00+02:00` })).body.data;
     assert.is(pending.status, 'PENDING');
     assert.is(unpaid.status, 'PENDING_PAYMENT');
+    svc.clock.set(`${day}T16:50:00Z`); // 18:50 Paris: the 19:00 guests who came are there
     await svc.rt.settle(
       (await changeStatus(svc.rt, null, arrived.id, { kind: 'seat' }, operatorMeta('t'))).position,
     );

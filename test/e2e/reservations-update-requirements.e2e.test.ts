@@ -136,6 +136,7 @@ t(
       await create(svc, { start_at: at('18', '12:00'), party_size: 4, bypass_approval: true }, TOKENS.full)
     ).body.data;
     assert.is(r.status, 'CONFIRMED');
+    svc.clock.set('2026-06-18T09:55:00Z'); // 11:55 in Paris: the guests are there
     await svc.rt.settle(
       (await changeStatus(svc.rt, null, r.id, { kind: 'seat' }, operatorMeta('staff'))).position,
     );

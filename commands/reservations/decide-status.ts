@@ -5,6 +5,7 @@ import type { NewEvent } from '../../src/ports/event-store';
 import type { ActorKind, ReservationSnapshot, ReservationStatus } from './events';
 import { CANCELED_STATUSES, type ReservationState, SEATED_STATUSES } from './evolve';
 import { hasOutstandingPayment } from './payments';
+import { assertTiming, type TimedChange } from './status-timing';
 
 /** Booked and not arrived yet: these become NO_SHOW when the guests never come. */
 export const AWAITING_ARRIVAL: readonly ReservationStatus[] = [
@@ -28,23 +29,10 @@ export type StatusOperation =
   /** Automatic: nobody came within the grace period after start. */
   | { kind: 'no_show'; graceMinutes: number };
 
-/**
- * How long before its start a reservation may be created in an arrived status (`initial_status`
- * SHOWED_UP or a seated status: a walk-in, guests already there). Further ahead, the guests cannot be
- * there yet for that reservation (its `seated_at` would be days before its start): 422
- * `TOO_EARLY_TO_ARRIVE`. Staff seating an existing reservation is not bound by it (yet).
- */
-export const ARRIVAL_LEAD_MINUTES = 120;
-
+/** A creation in an arrived status (`initial_status`) says the guests are there now: the same rule. */
 export function assertArrivalNotTooEarly(startAt: string, status: ReservationStatus, now: Date): void {
-  if (!SEATED_STATUSES.includes(status)) return;
-  const earliest = Date.parse(startAt) - ARRIVAL_LEAD_MINUTES * 60_000;
-  if (now.getTime() < earliest)
-    throw new BusinessRuleError(
-      'TOO_EARLY_TO_ARRIVE',
-      `the guests cannot be ${status} yet: the reservation starts at ${startAt}, and guests may be recorded as arrived from ${ARRIVAL_LEAD_MINUTES} minutes before its start (${new Date(earliest).toISOString()})`,
-      { status, start_at: startAt, earliest_at: new Date(earliest).toISOString() },
-    );
+  if (SEATED_STATUSES.includes(status))
+    assertTiming({ kind: 'arrive', to: status }, { start_at: startAt }, now);
 }
 
 /** Where each operation may start from. Pending guests who turn up can be seated (that approves them). */
@@ -134,10 +122,8 @@ export function decideStatusOperation(r: ReservationSnapshot, op: StatusOperatio
       `a ${r.status} reservation cannot be ${describe(op.kind)}`,
       { status: r.status },
     );
-  if (op.kind === 'finish' && Date.parse(r.end_at) > now.getTime())
-    throw new BusinessRuleError('NOT_FINISHED_YET', 'the seating has not reached its end');
-  if (op.kind === 'no_show' && Date.parse(r.start_at) + op.graceMinutes * 60_000 > now.getTime())
-    throw new BusinessRuleError('GRACE_PERIOD_RUNNING', 'the guests may still arrive');
+  const change = timedChange(r, op, to);
+  if (change) assertTiming(change, r, now);
   const reason = op.kind === 'reject' || op.kind === 'cancel_by_customer' ? op.reason : null;
   const actor: ActorKind =
     op.kind === 'finish' || op.kind === 'no_show'
@@ -146,6 +132,23 @@ export function decideStatusOperation(r: ReservationSnapshot, op: StatusOperatio
         ? 'CUSTOMER'
         : 'STAFF';
   return [statusEvent(r, to, reason, actor, at)];
+}
+
+/** What the operation says about the guests (status-timing.ts); approvals and cancellations: nothing. */
+function timedChange(r: ReservationSnapshot, op: StatusOperation, to: ReservationStatus): TimedChange | null {
+  switch (op.kind) {
+    case 'seat':
+    case 'partially_seat':
+      return { kind: 'arrive', to };
+    case 'leave':
+      return { kind: 'leave' };
+    case 'finish':
+      return { kind: 'finish', endAt: r.end_at };
+    case 'no_show':
+      return { kind: 'no_show', graceMinutes: op.graceMinutes };
+    default:
+      return null;
+  }
 }
 
 function describe(kind: StatusOperation['kind']): string {

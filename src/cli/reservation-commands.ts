@@ -66,11 +66,16 @@ export function registerReservationCommands(): void {
   );
   status(
     'seat',
-    'Seat the guests (a NO_SHOW: its table held again, refused when sold meanwhile)',
+    'Seat the guests, from 120 minutes before the start (a NO_SHOW: its table held again, refused when sold meanwhile)',
     () => ({ kind: 'seat' }),
     'seated',
   );
-  status('partially-seat', 'Seat part of the party', () => ({ kind: 'partially_seat' }), 'partially seated');
+  status(
+    'partially-seat',
+    'Seat part of the party, from 120 minutes before the start',
+    () => ({ kind: 'partially_seat' }),
+    'partially seated',
+  );
   status('leave', 'The guests left: DONE, their table free from now', () => ({ kind: 'leave' }), 'done');
   status(
     'cancel-by-staff',

@@ -142,6 +142,35 @@ t(
   },
 );
 
+// Before, staff could seat guests days before their reservation (seated_at days before the start).
+t('staff seat the guests from 120 minutes before their start, not days before', async ({ svc }) => {
+  const r = (await create(svc, { start_at: at('21', '19:00') })).body.data;
+  const refused = async (name: string) => {
+    try {
+      await cli(svc, name, { id: r.id });
+    } catch (err) {
+      const e = err as { status?: number; message: string; details?: Record<string, unknown> };
+      assert.is(e.status, 422);
+      assert.is(e.details?.reason, 'TOO_EARLY_TO_ARRIVE');
+      assert.is(e.details?.earliest_at, '2026-06-21T15:00:00.000Z');
+      assert.match(e.message, /guests may be recorded as arrived from 120 minutes before its start/);
+      return;
+    }
+    assert.unreachable(`${name} was accepted`);
+  };
+  for (const name of ['seat', 'partially-seat']) await refused(name);
+  svc.clock.set('2026-06-21T14:59:59Z');
+  await refused('seat');
+  const unchanged = await get(svc, r.id);
+  assert.is(unchanged.status, 'CONFIRMED');
+  assert.is(unchanged.seated_at, null);
+  svc.clock.set('2026-06-21T15:00:00Z');
+  await cli(svc, 'seat', { id: r.id });
+  const seated = await get(svc, r.id);
+  assert.is(seated.status, 'SEATED');
+  assert.is(seated.seated_at, '2026-06-21T15:00:00.000Z');
+});
+
 t('run-jobs runs the scheduler jobs once', async ({ svc }) => {
   const lines = await cli(svc, 'run-jobs', {});
   assert.match(lines[0] as string, /^finished \d+, no-show \d+, seatings repaired \d+$/);

@@ -213,6 +213,57 @@ test('a creation in an arrived status: from two hours before its start, not days
   assertArrivalNotTooEarly(start, 'SEATED', new Date('2026-06-04T15:00:00Z'));
 });
 
+test('staff seat and leave obey the arrival window: not days before the start', () => {
+  // The snapshot starts 2026-06-03T19:00+02:00: the guests may be recorded as there from 15:00Z.
+  const daysBefore = new Date('2026-06-01T12:00:00Z');
+  const justBefore = new Date('2026-06-03T14:59:59.999Z');
+  const opens = new Date('2026-06-03T15:00:00Z');
+  for (const kind of ['seat', 'partially_seat'] as const) {
+    for (const from of ['PENDING', 'CONFIRMED', 'SHOWED_UP', 'SEATED_FOR_DRINKS'] as ReservationStatus[]) {
+      const err = rejects(
+        () => decideStatusOperation(snapshot({}, { status: from }), { kind }, daysBefore),
+        422,
+        'TOO_EARLY_TO_ARRIVE',
+      );
+      assert.is(err?.details?.earliest_at, '2026-06-03T15:00:00.000Z');
+      rejects(
+        () => decideStatusOperation(snapshot({}, { status: from }), { kind }, justBefore),
+        422,
+        'TOO_EARLY_TO_ARRIVE',
+      );
+      assert.is(
+        decideStatusOperation(snapshot({}, { status: from }), { kind }, opens).length,
+        1,
+        `${kind} ${from}`,
+      );
+    }
+  }
+  const seated = snapshot({}, { status: 'SEATED' });
+  const err = rejects(
+    () => decideStatusOperation(seated, { kind: 'leave' }, daysBefore),
+    422,
+    'TOO_EARLY_TO_LEAVE',
+  );
+  assert.is(err?.details?.earliest_at, '2026-06-03T15:00:00.000Z');
+  assert.is(decideStatusOperation(seated, { kind: 'leave' }, opens)[0]?.data.to, 'DONE');
+  // The status comes first: an illegal move is named as such whatever the time; a repeat stays a no-op.
+  rejects(
+    () => decideStatusOperation(snapshot({}, { status: 'DONE' }), { kind: 'seat' }, daysBefore),
+    422,
+    'INVALID_STATUS_TRANSITION',
+  );
+  assert.equal(decideStatusOperation(seated, { kind: 'seat' }, daysBefore), []);
+  // Approvals and cancellations say nothing about the guests being there: any time.
+  assert.is(
+    decideStatusOperation(snapshot({ requiresApproval: true }), { kind: 'approve' }, daysBefore).length,
+    1,
+  );
+  assert.is(
+    decideStatusOperation(snapshot(), { kind: 'cancel_by_staff', reason: null }, daysBefore).length,
+    1,
+  );
+});
+
 test('approving a pending reservation whose deposit is unpaid gives CONFIRMED_PENDING_PAYMENT', () => {
   const deposit = { amount_per_cover: 1000, min_party_size: 1, payment_mode: 'CHARGE' };
   const pending = snapshot({ requiresApproval: true, deposit });

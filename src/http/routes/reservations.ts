@@ -4,7 +4,6 @@
 
 import type { ProfileInput } from '../../../commands/customers/bounds';
 import { inlineProfileIssues } from '../../../commands/customers/inline';
-import { ARRIVAL_LEAD_MINUTES } from '../../../commands/reservations/decide-status';
 import {
   type CreateReservationRequest,
   createReservation,
@@ -14,6 +13,7 @@ import {
   type PatchReservationRequest,
   updateReservation,
 } from '../../../commands/reservations/handler-update';
+import { ARRIVAL_LEAD_MINUTES } from '../../../commands/reservations/status-timing';
 import { getReservation, listReservations } from '../../../queries/reservations';
 import type { CommandMeta } from '../../core/command-meta';
 import { ApiError, validationError } from '../../core/errors';

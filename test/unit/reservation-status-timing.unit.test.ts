@@ -1,0 +1,203 @@
+// The one timing rule of the status changes that say the guests are there, gone or never came
+// (status-timing.ts), and the status decisions that apply it (decide-status.ts).
+import fc from 'fast-check';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import {
+  assertArrivalNotTooEarly,
+  decideStatusOperation,
+  type StatusOperation,
+} from '../../commands/reservations/decide-status';
+import type { ReservationSnapshot, ReservationStatus } from '../../commands/reservations/events';
+import { SEATED_STATUSES } from '../../commands/reservations/evolve';
+import {
+  ARRIVAL_LEAD_MINUTES,
+  earliestAt,
+  type TimedChange,
+  timingRefusal,
+} from '../../commands/reservations/status-timing';
+import { ApiError } from '../../src/core/errors';
+
+const MINUTE = 60_000;
+const LEAD = ARRIVAL_LEAD_MINUTES * MINUTE;
+
+const STATUSES: ReservationStatus[] = [
+  'PENDING',
+  'PENDING_PAYMENT',
+  'CONFIRMED',
+  'CONFIRMED_PENDING_PAYMENT',
+  'MANUALLY_CONFIRMED',
+  'DOUBLE_CONFIRMED',
+  'SHOWED_UP',
+  'SEATED',
+  'PARTIALLY_SEATED',
+  'SEATED_FOR_DRINKS',
+  'DONE',
+  'NO_SHOW',
+  'REJECTED',
+  'CANCELED_BY_CUSTOMER',
+  'CANCELED_BY_RESTAURANT',
+];
+
+/** An instant in 2020–2030 written with a whole-quarter-hour offset, as reservations carry them. */
+const instant = fc
+  .tuple(
+    fc.integer({ min: Date.UTC(2020, 0, 1), max: Date.UTC(2030, 0, 1) }),
+    fc.integer({ min: -48, max: 56 }),
+  )
+  .map(([ms, quarters]) => {
+    const offset = quarters * 15;
+    const local = new Date(ms + offset * MINUTE).toISOString().slice(0, 19);
+    const sign = offset < 0 ? '-' : '+';
+    const abs = Math.abs(offset);
+    return `${local}${sign}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
+  });
+
+/** Around the start: days before to days after, to the millisecond near the edges too. */
+const offsetFromStart = fc.oneof(
+  fc.integer({ min: -5 * 24 * 60 * MINUTE, max: 5 * 24 * 60 * MINUTE }),
+  fc.integer({ min: -LEAD - 2, max: -LEAD + 2 }),
+  fc.integer({ min: -2, max: 2 }),
+);
+
+/** A change for a reservation starting at the given instant (a finish ends 0 to 24 hours after it). */
+const change: fc.Arbitrary<(startAt: string) => TimedChange> = fc.oneof(
+  fc.constantFrom(...SEATED_STATUSES).map((to) => () => ({ kind: 'arrive' as const, to })),
+  fc.constant(() => ({ kind: 'leave' as const })),
+  fc.integer({ min: 0, max: 24 * 60 }).map((m) => (startAt: string) => ({
+    kind: 'finish' as const,
+    endAt: new Date(Date.parse(startAt) + m * MINUTE).toISOString(),
+  })),
+  fc
+    .integer({ min: -120, max: 240 })
+    .map((graceMinutes) => () => ({ kind: 'no_show' as const, graceMinutes })),
+);
+
+test('a change is refused exactly before its earliest instant, and never again once allowed', () => {
+  fc.assert(
+    fc.property(
+      change,
+      instant,
+      offsetFromStart,
+      fc.nat(10 * 24 * 60 * MINUTE),
+      (c0, start_at, off, later) => {
+        const c = c0(start_at);
+        const earliest = earliestAt(c, { start_at });
+        const now = new Date(Date.parse(start_at) + off);
+        const refusal = timingRefusal(c, { start_at }, now);
+        assert.is(refusal === null, now.getTime() >= earliest);
+        if (refusal) {
+          assert.is(refusal.status, 422);
+          assert.is(refusal.details?.earliest_at, new Date(earliest).toISOString());
+          assert.is(refusal.details?.start_at, start_at);
+        } else assert.is(timingRefusal(c, { start_at }, new Date(now.getTime() + later)), null);
+      },
+    ),
+  );
+});
+
+test('the windows: guests there or gone from 120 minutes before the start; no-show never before it; finish at the end', () => {
+  fc.assert(
+    fc.property(change, instant, (c0, start_at) => {
+      const c = c0(start_at);
+      const start = Date.parse(start_at);
+      const earliest = earliestAt(c, { start_at });
+      if (c.kind === 'arrive' || c.kind === 'leave') assert.is(earliest, start - LEAD);
+      if (c.kind === 'no_show') assert.ok(earliest >= start, 'a no-show before its start');
+      if (c.kind === 'no_show') assert.is(earliest, start + Math.max(0, c.graceMinutes) * MINUTE);
+      if (c.kind === 'finish') assert.is(earliest, Date.parse(c.endAt));
+    }),
+  );
+});
+
+test('each refusal names what it refuses', () => {
+  const start_at = '2026-06-03T19:00:00+02:00';
+  const early = new Date('2026-06-01T09:00:00Z');
+  const reason = (c: TimedChange) => timingRefusal(c, { start_at }, early)?.details?.reason;
+  assert.is(reason({ kind: 'arrive', to: 'SEATED' }), 'TOO_EARLY_TO_ARRIVE');
+  assert.is(reason({ kind: 'leave' }), 'TOO_EARLY_TO_LEAVE');
+  assert.is(reason({ kind: 'finish', endAt: '2026-06-03T20:30:00+02:00' }), 'NOT_FINISHED_YET');
+  assert.is(reason({ kind: 'no_show', graceMinutes: 30 }), 'GRACE_PERIOD_RUNNING');
+  const message = timingRefusal({ kind: 'arrive', to: 'SEATED' }, { start_at }, early)?.message ?? '';
+  assert.match(message, 'the guests cannot be SEATED yet');
+  assert.match(message, '2026-06-03T15:00:00.000Z');
+});
+
+const snapshot = (status: ReservationStatus, start_at: string): ReservationSnapshot =>
+  ({
+    reservation_id: 'res_1',
+    restaurant_id: 'rest_1',
+    status,
+    start_at,
+    end_at: new Date(Date.parse(start_at) + 90 * MINUTE).toISOString(),
+    payments: [],
+    locked_fields: [],
+  }) as unknown as ReservationSnapshot;
+
+const operation: fc.Arbitrary<StatusOperation> = fc.oneof(
+  fc.constantFrom<StatusOperation>(
+    { kind: 'approve' },
+    { kind: 'reject', reason: null },
+    { kind: 'seat' },
+    { kind: 'partially_seat' },
+    { kind: 'leave' },
+    { kind: 'cancel_by_staff', reason: null },
+    { kind: 'cancel_by_customer', reason: null },
+    { kind: 'finish' },
+  ),
+  fc.integer({ min: 0, max: 240 }).map((graceMinutes) => ({ kind: 'no_show' as const, graceMinutes })),
+);
+
+test('every status change a decision writes respects the rule for what it records', () => {
+  fc.assert(
+    fc.property(
+      fc.constantFrom(...STATUSES),
+      operation,
+      instant,
+      offsetFromStart,
+      (status, op, start_at, off) => {
+        const r = snapshot(status, start_at);
+        const now = new Date(Date.parse(start_at) + off);
+        let events: ReturnType<typeof decideStatusOperation>;
+        try {
+          events = decideStatusOperation(r, op, now);
+        } catch (err) {
+          assert.instance(err, ApiError);
+          return;
+        }
+        for (const e of events) {
+          const to = e.data.to as ReservationStatus;
+          const start = Date.parse(start_at);
+          if (SEATED_STATUSES.includes(to)) assert.ok(now.getTime() >= start - LEAD, `${to} at ${off}`);
+          if (to === 'DONE') assert.ok(now.getTime() >= start - LEAD, `DONE at ${off}`);
+          if (to === 'DONE' && op.kind === 'finish') assert.ok(now.getTime() >= Date.parse(r.end_at));
+          if (to === 'NO_SHOW') assert.ok(now.getTime() >= start, `NO_SHOW at ${off}`);
+        }
+      },
+    ),
+  );
+});
+
+test('staff seating is refused with the same answer as a creation in that status', () => {
+  fc.assert(
+    fc.property(instant, offsetFromStart, (start_at, off) => {
+      const now = new Date(Date.parse(start_at) + off);
+      const viaCreate = attempt(() => assertArrivalNotTooEarly(start_at, 'SEATED', now));
+      const viaStaff = attempt(() =>
+        decideStatusOperation(snapshot('CONFIRMED', start_at), { kind: 'seat' }, now),
+      );
+      assert.equal(viaStaff, viaCreate);
+    }),
+  );
+});
+
+function attempt(fn: () => unknown): unknown {
+  try {
+    fn();
+    return null;
+  } catch (err) {
+    return err instanceof ApiError ? { message: err.message, details: err.details } : err;
+  }
+}
+
+test.run();

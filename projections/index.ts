@@ -4,7 +4,7 @@ import type { Projection } from '../src/projection/projection';
 import { missedCallAnalyticsProjection } from './analytics/missed-call-projection';
 import { analyticsProjection } from './analytics/projection';
 import { webhookAnalyticsProjection, webhookAnalyticsProjectionV1 } from './analytics/webhook-projection';
-import { apiKeysProjection } from './api-keys';
+import { apiKeysProjection, apiKeysProjectionV1 } from './api-keys';
 import { bookingsProjection } from './bookings';
 import { catalogProjection, catalogProjectionV2 } from './catalog';
 import { customerImportsProjection } from './customer-imports';
@@ -56,6 +56,7 @@ export function supersededProjections(): Projection[] {
     webhookEndpointsProjectionV1,
     webhookAnalyticsProjectionV1,
     missedCallsProjectionV1,
+    apiKeysProjectionV1,
   ];
 }
 

@@ -34,11 +34,17 @@ export function evolveApiKey(state: ApiKeyState, event: RecordedEvent): ApiKeySt
   }
 }
 
-/** The scopes an OAuth token holds beyond what the manager consented to (widened by an earlier keys update). */
-export function scopesBeyondGrant(state: ApiKeyState): Scope[] {
-  if (!state.key || state.key.type !== 'OAUTH') return [];
-  const granted = new Set(state.granted_scopes);
-  return state.key.scopes.filter((s) => !granted.has(s));
+/**
+ * The scopes an OAuth token holds beyond what the manager consented to (widened by an earlier keys
+ * update), in the order it holds them; none for any other key.
+ */
+export function scopesBeyond(
+  key: { type: string; scopes: readonly string[] },
+  granted: readonly string[],
+): Scope[] {
+  if (key.type !== 'OAUTH') return [];
+  const consented = new Set(granted);
+  return key.scopes.filter((s) => !consented.has(s)) as Scope[];
 }
 
 export function checkScopes(scopes: readonly string[]): Scope[] {

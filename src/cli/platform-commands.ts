@@ -1,10 +1,10 @@
 // Platform commands: restaurants, API keys, bootstrap files and read models.
-import { scopesBeyondGrant } from '../../commands/credentials/decide';
-import { createApiKey, loadApiKey, revokeApiKey, updateApiKey } from '../../commands/credentials/handler';
+import { createApiKey, revokeApiKey, updateApiKey } from '../../commands/credentials/handler';
 import { listKeys } from '../../queries/api-keys';
 import { applyBootstrap, readBootstrapFile } from '../bootstrap';
 import { operatorMeta } from '../core/command-meta';
 import { SCOPES } from '../core/scopes';
+import { scopesBeyondGrantOf } from './key-grants';
 import { registerReadModelCommands } from './read-models-commands';
 import {
   boolFlag,
@@ -60,8 +60,7 @@ export function registerPlatformCommands(): void {
     async run(ctx) {
       const json = boolFlag(ctx, 'json') === true;
       for (const k of await listKeys(ctx.rt.docs, await optionalRestaurantFlag(ctx))) {
-        // The grant is read from the key's own stream (its ApiKeyCreated): only OAuth tokens have one.
-        const beyond = k.type === 'OAUTH' ? scopesBeyondGrant(await loadApiKey(ctx.rt, k._id)) : [];
+        const beyond = await scopesBeyondGrantOf(ctx.rt, k);
         if (json) {
           ctx.out(
             JSON.stringify({

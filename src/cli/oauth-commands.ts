@@ -23,6 +23,7 @@ import {
   requireFlag,
 } from './registry';
 import { restaurantFlag } from './restaurant-flag';
+import { parseScopeList, SCOPE_LIST_USAGE } from './scope-list';
 
 const meta = operatorMeta('cli');
 const list = (v: string) =>
@@ -48,8 +49,7 @@ export function registerOAuthCommands(): void {
   registerCliCommand({
     name: 'applications register',
     summary: 'Register an OAuth application; prints its client_id and client_secret (once)',
-    usage:
-      '--name "Demo POS" --redirect-uris https://pos.example/cb[,…] --scopes CATALOG_READ,RESERVATIONS_READ [--logo-url https://…] [--published-by-operator] [--client-id app_x]',
+    usage: `--name "Demo POS" --redirect-uris https://pos.example/cb[,…] --scopes ${SCOPE_LIST_USAGE} [--logo-url https://…] [--published-by-operator] [--client-id app_x]   (--scopes: what the application may ask a manager for; ALL: every scope)`,
     async run(ctx) {
       rejectUnknownFlags(ctx, [
         'name',
@@ -62,7 +62,7 @@ export function registerOAuthCommands(): void {
       const profile: ApplicationProfile = {
         name: requireFlag(ctx, 'name'),
         redirect_uris: list(requireFlag(ctx, 'redirect-uris')),
-        allowed_scopes: list(requireFlag(ctx, 'scopes')) as Scope[],
+        allowed_scopes: parseScopeList(requireFlag(ctx, 'scopes')) as Scope[],
         logo_url: optionalFlag(ctx, 'logo-url') ?? null,
         published_by_operator: boolFlag(ctx, 'published-by-operator') ?? false,
       };

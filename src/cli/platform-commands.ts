@@ -3,7 +3,6 @@ import { createApiKey, revokeApiKey, updateApiKey } from '../../commands/credent
 import { listKeys } from '../../queries/api-keys';
 import { applyBootstrap, readBootstrapFile } from '../bootstrap';
 import { operatorMeta } from '../core/command-meta';
-import { SCOPES } from '../core/scopes';
 import { scopesBeyondGrantOf } from './key-grants';
 import { registerReadModelCommands } from './read-models-commands';
 import {
@@ -16,24 +15,16 @@ import {
 } from './registry';
 import { registerRestaurantCommands } from './restaurant-commands';
 import { optionalRestaurantFlag } from './restaurant-flag';
+import { parseScopeList, SCOPE_LIST_USAGE } from './scope-list';
 
 const meta = operatorMeta('cli');
-
-function parseScopes(raw: string): string[] {
-  return raw === 'ALL'
-    ? [...SCOPES]
-    : raw
-        .split(',')
-        .map((x) => x.trim())
-        .filter(Boolean);
-}
 
 export function registerPlatformCommands(): void {
   registerRestaurantCommands();
   registerCliCommand({
     name: 'keys create',
     summary: 'Create an API key; the token is printed once and stored hashed',
-    usage: '--restaurant rest_x --name "POS" --scopes CATALOG_READ,RESERVATIONS_READ|ALL',
+    usage: `--restaurant rest_x --name "POS" --scopes ${SCOPE_LIST_USAGE}   (ALL: every scope)`,
     flags: ['restaurant', 'name', 'scopes'],
     async run(ctx) {
       const out = await createApiKey(
@@ -41,7 +32,7 @@ export function registerPlatformCommands(): void {
         {
           restaurantId: requireFlag(ctx, 'restaurant'),
           name: requireFlag(ctx, 'name'),
-          scopes: parseScopes(requireFlag(ctx, 'scopes')),
+          scopes: parseScopeList(requireFlag(ctx, 'scopes')),
         },
         meta,
       );
@@ -88,14 +79,14 @@ export function registerPlatformCommands(): void {
     name: 'keys update',
     summary:
       "Rename a key or replace its scopes (an OAuth token's only within what the restaurant's manager consented to: narrowed, or given back, never widened)",
-    usage: '--id key_x [--name …] [--scopes A,B|ALL]',
+    usage: `--id key_x [--name …] [--scopes ${SCOPE_LIST_USAGE}]   (ALL: every scope; an OAuth token's only within its grant)`,
     flags: ['id', 'name', 'scopes'],
     async run(ctx) {
       const scopes = optionalFlag(ctx, 'scopes');
       const out = await updateApiKey(
         ctx.rt,
         requireFlag(ctx, 'id'),
-        { name: optionalFlag(ctx, 'name'), scopes: scopes ? parseScopes(scopes) : undefined },
+        { name: optionalFlag(ctx, 'name'), scopes: scopes ? parseScopeList(scopes) : undefined },
         meta,
       );
       await ctx.rt.settle(out.position);

@@ -221,6 +221,38 @@ t(
 );
 
 t(
+  '--scopes ALL is every scope for applications register as for keys create and keys update',
+  async ({ rt }) => {
+    await cli(rt, 'applications register', {
+      name: 'Everything',
+      'redirect-uris': 'https://all.example/cb',
+      scopes: 'ALL',
+      'client-id': 'app_all',
+    });
+    assert.equal((await loadApplication(rt, 'app_all')).profile?.allowed_scopes, [...SCOPES]);
+    const created = await cli(rt, 'keys create', { restaurant: 'rest_x', name: 'All', scopes: 'ALL' });
+    const keyId = /key (\S+) created/.exec(created[0] as string)?.[1] as string;
+    await cli(rt, 'keys update', { id: keyId, scopes: 'CATALOG_READ' });
+    assert.equal(await cli(rt, 'keys update', { id: keyId, scopes: ' ALL ' }), ['key updated']);
+    const listed = (await cli(rt, 'keys list', { restaurant: 'rest_x', json: true }))
+      .map((l) => JSON.parse(l))
+      .find((k) => k.id === keyId);
+    assert.equal(listed.scopes, [...SCOPES]);
+    for (const [name, flags] of [
+      [
+        'applications register',
+        { name: 'Mixed', 'redirect-uris': 'https://mixed.example/cb', scopes: 'ALL,CATALOG_READ' },
+      ],
+      ['keys create', { restaurant: 'rest_x', name: 'Mixed', scopes: 'CATALOG_READ,ALL' }],
+    ] as const) {
+      const err = await refused(rt, name, flags);
+      assert.instance(err, CliUsageError, name);
+      assert.match(err.message, /ALL stands alone/);
+    }
+  },
+);
+
+t(
   'a token widened before the rule is marked by keys list and may be narrowed step by step, never widened again',
   async ({ rt }) => {
     await cli(rt, 'restaurants api-option', { id: 'rest_x', enabled: 'true' });

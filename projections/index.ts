@@ -17,7 +17,11 @@ import { restaurantsProjection } from './restaurants';
 import { seatingSyncProjection } from './seating-sync';
 import { seatingSyncProjectionV2 } from './seating-sync-v2';
 import { seatingSyncProjectionV3 } from './seating-sync-v3';
-import { webhookDeliveriesProjection, webhookDeliveriesProjectionV1 } from './webhook-deliveries';
+import {
+  webhookDeliveriesProjection,
+  webhookDeliveriesProjectionV1,
+  webhookDeliveriesProjectionV2,
+} from './webhook-deliveries';
 import { webhookEndpointsProjection, webhookEndpointsProjectionV1 } from './webhook-endpoints';
 
 export function allProjections(): Projection[] {
@@ -53,6 +57,7 @@ export function supersededProjections(): Projection[] {
     catalogProjection,
     reservationsProjectionV1,
     webhookDeliveriesProjectionV1,
+    webhookDeliveriesProjectionV2,
     webhookEndpointsProjectionV1,
     webhookAnalyticsProjectionV1,
     missedCallsProjectionV1,

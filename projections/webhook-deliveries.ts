@@ -31,6 +31,13 @@ export interface WebhookDeliveryDoc {
   test: boolean;
   status: DeliveryStatus;
   attempts: AttemptRecord[];
+  /**
+   * When it was last attempted (the latest of its creation and every attempt's `at`), null while
+   * never attempted: what the dashboard's failing warning orders finished deliveries by
+   * (queries/webhooks.ts failingStreak), through the `finished` index. Absent on documents version 2
+   * made before it was kept.
+   */
+  last_attempt_at?: string | null;
   attempt_count: number;
   last_status_code: number | null;
   /** Number of the next attempt, and when it is due (null once final). */
@@ -44,6 +51,10 @@ export interface WebhookDeliveryDoc {
   revision: number;
   [k: string]: unknown;
 }
+
+/** When a delivery was last attempted: the latest of its creation and its attempts. */
+export const lastAttemptAt = (d: Pick<WebhookDeliveryDoc, 'created_at' | 'attempts'>): string =>
+  d.attempts.reduce((max, a) => (a.at > max ? a.at : max), d.created_at);
 
 const plus = (iso: string, seconds: number) => new Date(Date.parse(iso) + seconds * 1000).toISOString();
 
@@ -76,6 +87,13 @@ export const webhookDeliveriesProjectionV1: Projection = {
     await col.createIndex({ keys: { status: 1, sweep_after: 1 }, name: 'work' });
     await col.createIndex({ keys: { created_at: 1 }, name: 'by_age' });
     await col.createIndex({ keys: { customer_id: 1 }, name: 'by_customer' });
+    // An endpoint's finished deliveries by their last attempt: the failing warning reads the latest
+    // success and the failures after it, not the endpoint's 30 days (every field keyed embedded too:
+    // the warning pins the first three and reads last_attempt_at as a range).
+    await col.createIndex({
+      keys: { endpoint_id: 1, test: 1, status: 1, last_attempt_at: -1 },
+      name: 'finished',
+    });
   },
   async apply(event, docs) {
     const d = event.data as Record<string, unknown>;
@@ -102,6 +120,7 @@ export const webhookDeliveriesProjectionV1: Projection = {
                 test: false,
                 status: 'pending',
                 attempts: [],
+                last_attempt_at: null,
                 attempt_count: 0,
                 last_status_code: null,
                 next_attempt: 1,
@@ -139,6 +158,8 @@ export const webhookDeliveriesProjectionV1: Projection = {
           revision: event.revision,
         };
         if (doc && doc.series_start === attempt) set.series_started_at = record.at;
+        const before = doc ? lastAttemptAt(doc) : record.at;
+        set.last_attempt_at = record.at > before ? record.at : before;
         await applyOnce(col, d.delivery_id as string, event.position, {
           $set: set,
           $push: { attempts: record },
@@ -211,6 +232,7 @@ export const webhookDeliveriesProjectionV1: Projection = {
                   response_truncated: d.response_truncated === true,
                 },
               ],
+              last_attempt_at: d.at,
               attempt_count: 1,
               last_status_code: d.status_code ?? null,
               next_attempt: 2,
@@ -228,5 +250,13 @@ export const webhookDeliveriesProjectionV1: Projection = {
   },
 };
 
-/** The served version (see version 1 above): the same documents, each with its `customer_id`. */
-export const webhookDeliveriesProjection: Projection = { ...webhookDeliveriesProjectionV1, version: 2 };
+/** Version 2 (see version 1 above): the same documents, each with its `customer_id`. */
+export const webhookDeliveriesProjectionV2: Projection = { ...webhookDeliveriesProjectionV1, version: 2 };
+
+/**
+ * The served version: the same code again, each document with its `last_attempt_at` (the failing
+ * warning's order, served by the `finished` index), which versions 1 and 2 keep only on the documents
+ * attempted since it was added. Until it takes over, failingStreak reads the endpoints that still
+ * have finished deliveries without it as before.
+ */
+export const webhookDeliveriesProjection: Projection = { ...webhookDeliveriesProjectionV1, version: 3 };

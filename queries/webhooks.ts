@@ -9,10 +9,14 @@ import {
   V1_EVENT_TYPES,
   visibleTo,
 } from '../commands/webhook-endpoints/events';
-import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../projections/webhook-deliveries';
+import {
+  lastAttemptAt,
+  WEBHOOK_DELIVERIES,
+  type WebhookDeliveryDoc,
+} from '../projections/webhook-deliveries';
 import { WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../projections/webhook-endpoints';
 import { notFound } from '../src/core/errors';
-import type { DocumentStore, Filter } from '../src/ports/document-store';
+import type { Collection, DocumentStore, Filter } from '../src/ports/document-store';
 import { LEGACY_TYPE } from '../src/webhooks/payloads';
 import { HISTORY_DAYS } from '../src/webhooks/schedule';
 
@@ -149,6 +153,9 @@ export async function listDeliveries(
  * resent and succeeded recently ends a streak, whenever it was created (ordered by creation, it sat
  * below the failures and did not); one resent and failed again joins it. What the dashboard warns a
  * manager with: retries end after about 4 hours, and nothing else tells that an endpoint is down.
+ * It reads the latest success and the failures attempted after it (the `finished` index, by
+ * `last_attempt_at`), not the endpoint's 30 days, once every finished delivery of the endpoint keeps
+ * its `last_attempt_at` (version 3 of webhook_deliveries; before, the ones attempted since).
  */
 export async function failingStreak(
   docs: DocumentStore,
@@ -165,14 +172,20 @@ export async function failingStreak(
     status,
     $and: [inHistory(now), extra],
   });
-  // The last attempt of any success: the latest created one's (by the index), then any attempted after
-  // it (resent since: few).
-  const [latest] = await col.find(shown('succeeded'), { sort: { created_at: -1, _id: -1 }, limit: 1 });
-  let lastSuccess = latest ? lastAttemptAt(latest) : '';
-  if (latest)
-    for (const d of await col.find(shown('succeeded', { 'attempts.at': { $gt: lastSuccess } })))
-      if (lastAttemptAt(d) > lastSuccess) lastSuccess = lastAttemptAt(d);
-  const streak = await col.find(shown('failed', lastSuccess ? { 'attempts.at': { $gt: lastSuccess } } : {}), {
+  const unordered = await col.findOne(
+    { endpoint_id: endpointId, test: false, status: { $in: ['failed', 'succeeded'] }, last_attempt_at: null },
+    { projection: { _id: 1 } },
+  );
+  const lastSuccess = unordered
+    ? await lastSuccessScanning(col, shown)
+    : await lastSuccessOrdered(col, shown);
+  // A failure attempted after the last success: last_attempt_at, the latest of them, narrows.
+  const after: Filter = !lastSuccess
+    ? {}
+    : unordered
+      ? { 'attempts.at': { $gt: lastSuccess } }
+      : { $and: [{ last_attempt_at: { $gt: lastSuccess } }, { 'attempts.at': { $gt: lastSuccess } }] };
+  const streak = await col.find(shown('failed', after), {
     sort: { created_at: -1, _id: -1 },
     limit: cap + 1,
   });
@@ -182,9 +195,27 @@ export async function failingStreak(
   return { count: kept.length, more: streak.length > cap, since: first.created_at };
 }
 
-/** When a delivery was last attempted (its creation when never). */
-const lastAttemptAt = (d: WebhookDeliveryDoc): string =>
-  d.attempts.reduce((max, a) => (a.at > max ? a.at : max), d.created_at);
+type Shown = (status: string, extra?: Filter) => Filter;
+
+/** The last attempt of any success ('' when none), by the `finished` index: one document. */
+async function lastSuccessOrdered(col: Collection<WebhookDeliveryDoc>, shown: Shown): Promise<string> {
+  const [latest] = await col.find(shown('succeeded'), { sort: { last_attempt_at: -1 }, limit: 1 });
+  return latest ? lastAttemptAt(latest) : '';
+}
+
+/**
+ * The same where finished deliveries lack `last_attempt_at` (made before it was kept): the latest
+ * created success's last attempt (by the `by_endpoint` index), then any attempted after it (resent
+ * since: few), each read through the endpoint's deliveries.
+ */
+async function lastSuccessScanning(col: Collection<WebhookDeliveryDoc>, shown: Shown): Promise<string> {
+  const [latest] = await col.find(shown('succeeded'), { sort: { created_at: -1, _id: -1 }, limit: 1 });
+  let lastSuccess = latest ? lastAttemptAt(latest) : '';
+  if (latest)
+    for (const d of await col.find(shown('succeeded', { 'attempts.at': { $gt: lastSuccess } })))
+      if (lastAttemptAt(d) > lastSuccess) lastSuccess = lastAttemptAt(d);
+  return lastSuccess;
+}
 
 export async function getDelivery(
   docs: DocumentStore,

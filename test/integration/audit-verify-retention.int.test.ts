@@ -25,9 +25,9 @@ t('pruned deliveries are not differences; a delivery missing from the kept windo
     const ok = await cli(svc, 'audit verify', { 'no-progress': true, 'no-chain': true });
     assert.match(ok.join('\n'), /; 0 difference\(s\)/);
 
-    // The raw store, under the name the served version writes (webhook_deliveries_v2).
+    // The raw store, under the name the served version writes (webhook_deliveries_v3).
     const served = svc.rt.versions.aliased.resolve(WEBHOOK_DELIVERIES);
-    assert.is(served, `${WEBHOOK_DELIVERIES}_v2`);
+    assert.is(served, `${WEBHOOK_DELIVERIES}_v3`);
     const kept = svc.rt.projections.docs.collection(served);
     const [one] = await kept.find({}, { limit: 1 });
     assert.ok(one);

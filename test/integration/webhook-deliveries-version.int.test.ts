@@ -1,7 +1,8 @@
-// webhook_deliveries on a store built before its documents kept `customer_id` (a MongoDB store keeps
-// its read models across restarts): the service upgraded onto it rebuilds the read model beside the
-// old one and switches to it, so an erasure finds and blanks what the endpoint answered to a delivery
-// describing that customer, and the served read model equals a replay (what `audit verify` compares).
+// webhook_deliveries on a store built before its documents kept `customer_id` and `last_attempt_at` (a
+// MongoDB store keeps its read models across restarts): the service upgraded onto it rebuilds the read
+// model beside the old one and switches to it, so an erasure finds and blanks what the endpoint
+// answered to a delivery describing that customer, the failing warning reads deliveries by their last
+// attempt, and the served read model equals a replay (what `audit verify` compares).
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { allProjections, allProjectionVersions } from '../../projections/index';
@@ -15,23 +16,24 @@ import { ProjectionRunner } from '../../src/projection/runner';
 import { AliasedDocumentStore, ProjectionVersions } from '../../src/projection/versions';
 import { captureLog } from '../helpers/log-sink';
 
-const t = suite('webhook_deliveries: a store built before customer_id');
+const t = suite('webhook_deliveries: a store built before customer_id and last_attempt_at');
 const NAME = 'webhook_deliveries';
 const AT = '2026-06-02T10:00:00.000Z';
 const ECHO = 'Hello Jane Doe, +33612345678';
 
 const deliveries = (list: Projection[]) => list.filter((p) => p.name === NAME);
 
-/** The projection as it was before documents kept customer_id: the same code, blind to the field. */
-function beforeCustomerId(): Projection {
+/** The projection as it was before documents kept customer_id and last_attempt_at: the same code. */
+function beforeFields(): Projection {
   const p = deliveries(allProjections())[0] as Projection;
   return {
     name: NAME,
     eventTypes: p.eventTypes.filter((x) => x !== 'CustomerDeleted'),
     setup: p.setup,
-    apply: (event: RecordedEvent, docs) => {
+    apply: async (event: RecordedEvent, docs) => {
       const { customer_id: _, ...data } = event.data;
-      return p.apply({ ...event, data }, docs);
+      await p.apply({ ...event, data }, docs);
+      await docs.collection(WEBHOOK_DELIVERIES).updateMany({}, { $unset: { last_attempt_at: '' } });
     },
   };
 }
@@ -84,17 +86,18 @@ async function history(events: MemoryEventStore): Promise<void> {
   );
 }
 
-t('the old store is rebuilt as version 2 and switched to; the erasure then blanks the answer', async () => {
+t('the old store is rebuilt as version 3 and switched to; the erasure then blanks the answer', async () => {
   const events = new MemoryEventStore();
   const docs = new EmbeddedDocumentStore();
   await history(events);
 
   // The store as the service left it before the upgrade.
-  const before = new ProjectionRunner(events, docs, [beforeCustomerId()]);
+  const before = new ProjectionRunner(events, docs, [beforeFields()]);
   await before.start();
   await before.catchUp();
   const old = await docs.collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES).findOne({ _id: 'whd_1' });
   assert.is(old?.customer_id, undefined, 'the old document has no customer');
+  assert.is(old?.last_attempt_at, undefined, 'nor its last attempt');
   await before.stop();
 
   // The upgraded service on that store: every version it lists.
@@ -111,7 +114,10 @@ t('the old store is rebuilt as version 2 and switched to; the erasure then blank
   await versions.whenBuilt(NAME);
   await runner.catchUp();
   const served = aliased.collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES);
-  assert.is((await served.findOne({ _id: 'whd_1' }))?.customer_id, 'cus_1');
+  assert.is(aliased.resolve(WEBHOOK_DELIVERIES), `${WEBHOOK_DELIVERIES}_v3`);
+  const rebuilt = await served.findOne({ _id: 'whd_1' });
+  assert.is(rebuilt?.customer_id, 'cus_1');
+  assert.is(rebuilt?.last_attempt_at, AT);
 
   await events.append(
     'customer-cus_1',
@@ -134,7 +140,7 @@ t('the old store is rebuilt as version 2 and switched to; the erasure then blank
   await runner.stop();
 });
 
-t('a fresh store serves version 2 at once', async () => {
+t('a fresh store serves version 3 at once', async () => {
   const events = new MemoryEventStore();
   const docs = new EmbeddedDocumentStore();
   await history(events);
@@ -148,7 +154,7 @@ t('a fresh store serves version 2 at once', async () => {
   );
   await runner.start();
   await runner.catchUp();
-  assert.is(aliased.resolve(WEBHOOK_DELIVERIES), `${WEBHOOK_DELIVERIES}_v2`);
+  assert.is(aliased.resolve(WEBHOOK_DELIVERIES), `${WEBHOOK_DELIVERIES}_v3`);
   assert.is(
     (await aliased.collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES).findOne({}))?.customer_id,
     'cus_1',

@@ -6,16 +6,13 @@
 // is rebuilt a second time in the background, and `projections status` says so.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { allProjections, allProjectionVersions } from '../../projections/index';
+import { allProjectionVersions } from '../../projections/index';
 import { RESERVATIONS, type ReservationDoc } from '../../projections/reservations';
 import { EmbeddedDocumentStore } from '../../src/adapters/document-store/embedded';
 import { MemoryEventStore } from '../../src/adapters/event-store/memory';
-import { compareReadModels, replayInto } from '../../src/audit/replay';
 import { NO_STREAM } from '../../src/ports/event-store';
-import { ProjectionRunner } from '../../src/projection/runner';
-import { AliasedDocumentStore, ProjectionVersions } from '../../src/projection/versions';
 import { runCli } from '../helpers/cli-in-process';
-import { captureLog } from '../helpers/log-sink';
+import { builtBefore, comparedWithReplay, upgraded } from '../helpers/projection-upgrade';
 import { startTestService } from '../helpers/service';
 
 const t = suite('reservations: a store built before text_owners');
@@ -73,10 +70,7 @@ t(
     // The store as the service left it before the upgrade: the same documents, without text_owners.
     const v1 = reservations().find((p) => (p.version ?? 1) === 1);
     assert.ok(v1, 'version 1 is still listed for stores built with it');
-    const before = new ProjectionRunner(events, docs, [v1]);
-    await before.start();
-    await before.catchUp();
-    await before.stop();
+    await builtBefore(events, docs, v1);
     const col = docs.collection<ReservationDoc>(RESERVATIONS);
     const built = await col.findOne({ _id: 'r1' });
     assert.ok(built);
@@ -84,14 +78,7 @@ t(
     await col.replaceOne({ _id: 'r1' }, old as ReservationDoc);
 
     // The upgraded service on that store: every version it lists.
-    const { logger } = captureLog();
-    const aliased = new AliasedDocumentStore(docs);
-    const versions = new ProjectionVersions(events, docs, aliased, { logger, graceMs: 10, batchSize: 100 });
-    const runner = new ProjectionRunner(events, docs, await versions.prepare(reservations()));
-    await runner.start();
-    versions.startPendingBuilds();
-    await versions.whenBuilt(NAME);
-    await runner.catchUp();
+    const { aliased, runner, stop } = await upgraded(events, docs, NAME);
     const served = aliased.collection<ReservationDoc>(RESERVATIONS);
     assert.equal((await served.findOne({ _id: 'r1' }))?.text_owner_ids, ['cus_1']);
 
@@ -107,17 +94,9 @@ t(
     assert.not.match(JSON.stringify(await served.find({})), /Jane/);
 
     // What `audit verify` compares: the served read model equals a replay of the log.
-    const scratch = new EmbeddedDocumentStore();
-    await replayInto(
-      events,
-      scratch,
-      allProjections().filter((p) => p.name === NAME),
-      null,
-    );
-    const compared = await compareReadModels(scratch, aliased, [RESERVATIONS]);
+    const compared = await comparedWithReplay(events, aliased, NAME, [RESERVATIONS]);
     assert.equal(compared.differences, []);
-    await versions.stop();
-    await runner.stop();
+    await stop();
   },
 );
 

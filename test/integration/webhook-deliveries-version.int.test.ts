@@ -5,27 +5,22 @@
 // attempt, and the served read model equals a replay (what `audit verify` compares).
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { allProjections, allProjectionVersions } from '../../projections/index';
+import { allProjections } from '../../projections/index';
 import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
 import { EmbeddedDocumentStore } from '../../src/adapters/document-store/embedded';
 import { MemoryEventStore } from '../../src/adapters/event-store/memory';
-import { compareReadModels, replayInto } from '../../src/audit/replay';
 import { NO_STREAM, type RecordedEvent } from '../../src/ports/event-store';
 import type { Projection } from '../../src/projection/projection';
-import { ProjectionRunner } from '../../src/projection/runner';
-import { AliasedDocumentStore, ProjectionVersions } from '../../src/projection/versions';
-import { captureLog } from '../helpers/log-sink';
+import { builtBefore, comparedWithReplay, upgraded } from '../helpers/projection-upgrade';
 
 const t = suite('webhook_deliveries: a store built before customer_id and last_attempt_at');
 const NAME = 'webhook_deliveries';
 const AT = '2026-06-02T10:00:00.000Z';
 const ECHO = 'Hello Jane Doe, +33612345678';
 
-const deliveries = (list: Projection[]) => list.filter((p) => p.name === NAME);
-
 /** The projection as it was before documents kept customer_id and last_attempt_at: the same code. */
 function beforeFields(): Projection {
-  const p = deliveries(allProjections())[0] as Projection;
+  const p = allProjections().find((q) => q.name === NAME) as Projection;
   return {
     name: NAME,
     eventTypes: p.eventTypes.filter((x) => x !== 'CustomerDeleted'),
@@ -92,27 +87,13 @@ t('the old store is rebuilt as version 3 and switched to; the erasure then blank
   await history(events);
 
   // The store as the service left it before the upgrade.
-  const before = new ProjectionRunner(events, docs, [beforeFields()]);
-  await before.start();
-  await before.catchUp();
+  await builtBefore(events, docs, beforeFields());
   const old = await docs.collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES).findOne({ _id: 'whd_1' });
   assert.is(old?.customer_id, undefined, 'the old document has no customer');
   assert.is(old?.last_attempt_at, undefined, 'nor its last attempt');
-  await before.stop();
 
   // The upgraded service on that store: every version it lists.
-  const { logger } = captureLog();
-  const aliased = new AliasedDocumentStore(docs);
-  const versions = new ProjectionVersions(events, docs, aliased, { logger, graceMs: 10, batchSize: 100 });
-  const runner = new ProjectionRunner(
-    events,
-    docs,
-    await versions.prepare(deliveries(allProjectionVersions())),
-  );
-  await runner.start();
-  versions.startPendingBuilds();
-  await versions.whenBuilt(NAME);
-  await runner.catchUp();
+  const { aliased, runner, stop } = await upgraded(events, docs, NAME);
   const served = aliased.collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES);
   assert.is(aliased.resolve(WEBHOOK_DELIVERIES), `${WEBHOOK_DELIVERIES}_v3`);
   const rebuilt = await served.findOne({ _id: 'whd_1' });
@@ -130,38 +111,24 @@ t('the old store is rebuilt as version 3 and switched to; the erasure then blank
   assert.not.match(JSON.stringify(await served.find({})), /Jane/);
 
   // What `audit verify` compares: the served read model equals a replay of the log.
-  const scratch = new EmbeddedDocumentStore();
-  await replayInto(events, scratch, deliveries(allProjections()), null);
-  // The replay writes the logical name; the served version is read through the alias.
-  const compared = await compareReadModels(scratch, aliased, [WEBHOOK_DELIVERIES]);
+  const compared = await comparedWithReplay(events, aliased, NAME, [WEBHOOK_DELIVERIES]);
   assert.equal(compared.differences, []);
   assert.is(compared.documents, 1);
-  await versions.stop();
-  await runner.stop();
+  await stop();
 });
 
 t('a fresh store serves version 3 at once', async () => {
   const events = new MemoryEventStore();
   const docs = new EmbeddedDocumentStore();
   await history(events);
-  const { logger } = captureLog();
-  const aliased = new AliasedDocumentStore(docs);
-  const versions = new ProjectionVersions(events, docs, aliased, { logger, graceMs: 10 });
-  const runner = new ProjectionRunner(
-    events,
-    docs,
-    await versions.prepare(deliveries(allProjectionVersions())),
-  );
-  await runner.start();
-  await runner.catchUp();
+  const { aliased, stop } = await upgraded(events, docs, NAME);
   assert.is(aliased.resolve(WEBHOOK_DELIVERIES), `${WEBHOOK_DELIVERIES}_v3`);
   assert.is(
     (await aliased.collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES).findOne({}))?.customer_id,
     'cus_1',
   );
   assert.is(await docs.collection(WEBHOOK_DELIVERIES).count(), 0, 'version 1 never built');
-  await versions.stop();
-  await runner.stop();
+  await stop();
 });
 
 t.run();

@@ -4,26 +4,21 @@
 // `audit verify` compares); without a new version every pre-existing endpoint was reported different.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { allProjections, allProjectionVersions } from '../../projections/index';
+import { allProjections } from '../../projections/index';
 import { WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../../projections/webhook-endpoints';
 import { EmbeddedDocumentStore } from '../../src/adapters/document-store/embedded';
 import { MemoryEventStore } from '../../src/adapters/event-store/memory';
-import { compareReadModels, replayInto } from '../../src/audit/replay';
 import { NO_STREAM } from '../../src/ports/event-store';
 import type { Projection } from '../../src/projection/projection';
-import { ProjectionRunner } from '../../src/projection/runner';
-import { AliasedDocumentStore, ProjectionVersions } from '../../src/projection/versions';
-import { captureLog } from '../helpers/log-sink';
+import { builtBefore, comparedWithReplay, upgraded } from '../helpers/projection-upgrade';
 
 const t = suite('webhook_endpoints: a store built before earlier_secrets and rotation_pos');
 const NAME = 'webhook_endpoints';
 const AT = '2026-06-02T10:00:00.000Z';
 
-const endpoints = (list: Projection[]) => list.filter((p) => p.name === NAME);
-
 /** The projection as it was before documents kept the rotation fields: the same code, without them. */
 function beforeRotationFields(): Projection {
-  const p = endpoints(allProjections())[0] as Projection;
+  const p = allProjections().find((q) => q.name === NAME) as Projection;
   return {
     name: NAME,
     eventTypes: p.eventTypes,
@@ -68,39 +63,22 @@ t('the old store is rebuilt as version 2 and switched to; it then equals a repla
   await history(events);
 
   // The store as the service left it before the upgrade.
-  const before = new ProjectionRunner(events, docs, [beforeRotationFields()]);
-  await before.start();
-  await before.catchUp();
+  await builtBefore(events, docs, beforeRotationFields());
   const old = await docs.collection<WebhookEndpointDoc>(WEBHOOK_ENDPOINTS).findOne({ _id: 'we_1' });
   assert.ok(old, 'the old store holds the endpoint');
   assert.is(old?.earlier_secrets, undefined, 'the old document has no earlier secrets');
-  await before.stop();
 
   // The upgraded service on that store: every version it lists.
-  const { logger } = captureLog();
-  const aliased = new AliasedDocumentStore(docs);
-  const versions = new ProjectionVersions(events, docs, aliased, { logger, graceMs: 10, batchSize: 100 });
-  const runner = new ProjectionRunner(
-    events,
-    docs,
-    await versions.prepare(endpoints(allProjectionVersions())),
-  );
-  await runner.start();
-  versions.startPendingBuilds();
-  await versions.whenBuilt(NAME);
-  await runner.catchUp();
+  const { aliased, stop } = await upgraded(events, docs, NAME);
   assert.is(aliased.resolve(WEBHOOK_ENDPOINTS), `${WEBHOOK_ENDPOINTS}_v2`);
   const served = aliased.collection<WebhookEndpointDoc>(WEBHOOK_ENDPOINTS);
   assert.equal((await served.findOne({ _id: 'we_1' }))?.earlier_secrets, []);
 
   // What `audit verify` compares: the served read model equals a replay of the log.
-  const scratch = new EmbeddedDocumentStore();
-  await replayInto(events, scratch, endpoints(allProjections()), null);
-  const compared = await compareReadModels(scratch, aliased, [WEBHOOK_ENDPOINTS]);
+  const compared = await comparedWithReplay(events, aliased, NAME, [WEBHOOK_ENDPOINTS]);
   assert.equal(compared.differences, []);
   assert.is(compared.documents, 1);
-  await versions.stop();
-  await runner.stop();
+  await stop();
 });
 
 t.run();

@@ -1,9 +1,14 @@
-// Runs every uvu suite (test/**/*.test.ts), each file in its own process, and ends with the line
-// CI reads: "N passed, N failed, N skipped". Usage: node --import tsx test/run.ts [substring…]
+// Runs every uvu suite (test/**/*.test.ts), each file in its own process (test/harness/run-suite-file.ts,
+// which reports whatever a test throws), and ends with the line CI reads:
+// "N passed, N failed, N skipped" (", N not run" added when a file stopped before its last test).
+// Usage: node --import tsx test/run.ts [substring…]; TEST_DIR=<dir> searches another directory
+// (test/unit/test-harness.unit.test.ts runs the runner on suites it writes to a temporary one).
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { readdirSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { basename, dirname, join, relative } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileCounts } from './harness/file-outcome';
 
 const root = join(dirname(new URL(import.meta.url).pathname), '..');
 const filters = process.argv.slice(2);
@@ -22,7 +27,7 @@ function listTests(dir: string): string[] {
 // one that changes a shared document throws in the tests.
 process.env.COUVERT_STRICT_PROJECTIONS ??= '1';
 
-const files = listTests(join(root, 'test')).filter(
+const files = listTests(resolve(process.env.TEST_DIR ?? join(root, 'test'))).filter(
   (f) => filters.length === 0 || filters.some((x) => relative(root, f).includes(x)),
 );
 
@@ -31,28 +36,23 @@ interface Outcome {
   passed: number;
   failed: number;
   skipped: number;
+  notRun: number;
   ms: number;
   output: string;
 }
 
-const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const perFileTimeoutMs = Number(process.env.TEST_FILE_TIMEOUT_MS ?? 300_000);
 
 function runFile(file: string): Promise<Outcome> {
   const started = Date.now();
+  const tag = randomBytes(6).toString('hex');
   return new Promise((resolve) => {
     const child = spawn(
       process.execPath,
-      [
-        '--import',
-        'tsx',
-        join(root, 'node_modules/uvu/bin.js'),
-        dirname(file),
-        `^${escapeRegex(basename(file))}$`,
-      ],
+      ['--import', 'tsx', join(root, 'test/harness/run-suite-file.ts'), file],
       {
         cwd: root,
-        env: { ...process.env, FORCE_COLOR: '0' },
+        env: { ...process.env, FORCE_COLOR: '0', HARNESS_SUMMARY_TAG: tag },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     );
@@ -69,25 +69,14 @@ function runFile(file: string): Promise<Outcome> {
     }, perFileTimeoutMs);
     child.on('close', (code) => {
       clearTimeout(timer);
-      // biome-ignore lint/suspicious/noControlCharactersInRegex: strips ANSI colour codes
-      const clean = output.replace(/\x1b\[[0-9;]*m/g, '');
-      const num = (label: string) => Number(new RegExp(`${label}:\\s+(\\d+)`).exec(clean)?.[1] ?? Number.NaN);
-      const total = num('Total');
-      const passedN = num('Passed');
-      const skipped = num('Skipped');
-      let passed = Number.isNaN(passedN) ? 0 : passedN;
-      let failed = Number.isNaN(total) ? 1 : total - passedN;
-      if (code !== 0 && failed === 0) failed = 1; // crashed after its summary, or exited early
-      if (Number.isNaN(total) && code === 0) {
-        passed = 0;
-        failed = 1;
-        output += '\n[run] no uvu summary: does the suite call .run()?\n';
-      }
+      const counts = fileCounts(output, code, tag);
+      if (counts.note) output += `\n[run] ${counts.note}\n`;
       resolve({
         file: relative(root, file),
-        passed,
-        failed,
-        skipped: Number.isNaN(skipped) ? 0 : skipped,
+        passed: counts.passed,
+        failed: counts.failed,
+        skipped: counts.skipped,
+        notRun: counts.notRun,
         ms: Date.now() - started,
         output,
       });
@@ -103,8 +92,9 @@ async function worker() {
     const outcome = await runFile(file);
     outcomes.push(outcome);
     const mark = outcome.failed ? 'FAIL' : 'ok  ';
+    const notRun = outcome.notRun ? `, ${outcome.notRun} not run` : '';
     process.stdout.write(
-      `${mark} ${outcome.file}  ${outcome.passed} passed, ${outcome.failed} failed, ${outcome.skipped} skipped (${(outcome.ms / 1000).toFixed(1)} s)\n`,
+      `${mark} ${outcome.file}  ${outcome.passed} passed, ${outcome.failed} failed, ${outcome.skipped} skipped${notRun} (${(outcome.ms / 1000).toFixed(1)} s)\n`,
     );
     if (outcome.failed || process.env.TEST_VERBOSE) process.stdout.write(`${outcome.output}\n`);
     else {
@@ -114,7 +104,8 @@ async function worker() {
   }
 }
 await Promise.all(Array.from({ length: concurrency }, worker));
-const sum = (k: 'passed' | 'failed' | 'skipped') => outcomes.reduce((a, o) => a + o[k], 0);
+const sum = (k: 'passed' | 'failed' | 'skipped' | 'notRun') => outcomes.reduce((a, o) => a + o[k], 0);
 if (files.length === 0) console.log('no test files matched');
-console.log(`${sum('passed')} passed, ${sum('failed')} failed, ${sum('skipped')} skipped`);
+const notRun = sum('notRun') ? `, ${sum('notRun')} not run` : '';
+console.log(`${sum('passed')} passed, ${sum('failed')} failed, ${sum('skipped')} skipped${notRun}`);
 process.exitCode = sum('failed') > 0 || files.length === 0 ? 1 : 0;

@@ -46,7 +46,8 @@ export const INPUT_RULES: readonly { mistake: string; answer: string }[] = [
   {
     mistake:
       'A pagination cursor (`cursor`, `starting_after`) that is not a `next_cursor` this API gave for this restaurant, or that names a delivery no longer in the 30-day history',
-    answer: '400 VALIDATION_ERROR, issue `invalid_cursor` on it (never a 404)',
+    answer:
+      '400 VALIDATION_ERROR, issue `invalid_cursor` on it (never a 404); a `next_cursor` of GET /customers or GET /missed-calls sent with other filters than its own pass: issue `cursor_mismatch`',
   },
   {
     mistake:

@@ -57,6 +57,7 @@ function bootstrap() {
         rooms: [{ id: 'room_main', name: 'Main room' }],
         tables: [
           { id: 'tbl_2', name: '2', room_id: 'room_main', min_pax: 1, max_pax: 2 },
+          { id: 'tbl_2b', name: '2b', room_id: 'room_main', min_pax: 1, max_pax: 2 },
           { id: 'tbl_4', name: '4', room_id: 'room_main', min_pax: 2, max_pax: 4 },
         ],
         shifts: [
@@ -154,6 +155,10 @@ class Inbox {
   }
 }
 
+/** What the served OpenAPI document tells a partner about one operation. */
+const described = (ctx: Ctx, method: string, path: string): string =>
+  ctx.doc.paths[`/api/partner/v1${path}`][method].description;
+
 /** Tomorrow in UTC, as a window of the whole (UTC) day: the restaurant's dinner falls inside it. */
 function tomorrowWindow() {
   const d = new Date(Date.now() + 86_400_000);
@@ -183,6 +188,8 @@ async function form(url: string, fields: Record<string, string>) {
 }
 
 interface Ctx {
+  // biome-ignore lint/suspicious/noExplicitAny: the served OpenAPI document, read as a partner reads it
+  doc: any;
   svc: TestService;
   rx: Receiver;
   token: string;
@@ -224,6 +231,7 @@ t('discovers the API and the authorization server from the public documents', as
   assert.is(root.body.links.openapi, `${ctx.svc.url}/api/partner/v1/openapi.json`);
   const doc = await ctx.svc.api('GET', '/openapi.json');
   assert.is(doc.body.openapi, '3.0.3');
+  ctx.doc = doc.body;
   const meta = await ctx.svc.api('GET', '/.well-known/oauth-authorization-server');
   assert.is(meta.status, 200);
   ctx.metadata = meta.body;
@@ -456,6 +464,23 @@ t('keeps a CRM in sync with the customers feed: pages, cursor, updated_since', a
   assert.ok(crm.pages >= 2, 'followed next_cursor');
   assert.ok(crm.customers.has(ctx.customerId));
 
+  // The CRM handles a refused cursor by the issue code the document names for it.
+  const page = await ctx.svc.api('GET', '/customers?limit=1', { token: ctx.token });
+  const cursor = page.body.pagination.next_cursor as string;
+  const refusals = [
+    `/customers?limit=1&tag=crm&cursor=${encodeURIComponent(cursor)}`,
+    `/customers?limit=1&cursor=${encodeURIComponent(`${cursor.slice(0, -2)}xx`)}`,
+  ];
+  for (const path of refusals) {
+    const refused = await ctx.svc.api('GET', path, { token: ctx.token });
+    assert.is(refused.status, 400, refused.text);
+    const code = refused.body.error.details.issues[0].code as string;
+    assert.ok(
+      described(ctx, 'get', '/customers').includes(`\`${code}\``),
+      `GET /customers documents ${code}`,
+    );
+  }
+
   const changed = await ctx.svc.api('PATCH', `/customers/${replay.body.data.id}`, {
     token: ctx.token,
     body: { tags: ['crm', 'vip'] },
@@ -551,12 +576,31 @@ t('no idempotency key: after a lost answer, finds the reservation by external_id
   assert.is(again.body.error.code, 'RESOURCE_CONFLICT');
   const still = await ctx.svc.api('GET', '/reservations?external_id=acme-lost-1', { token: ctx.token });
   assert.is(still.body.data.length, 1);
+  // A partner used to Stripe sends an Idempotency-Key: the reference must say it protects nothing.
+  const retried = { party_size: 2, start_at: slot.start_at, shift_id: slot.shift_id };
+  const headers = { 'idempotency-key': 'acme-retry-1' };
+  const once = await ctx.svc.api('POST', '/reservations', { token: ctx.token, body: retried, headers });
+  const twice = await ctx.svc.api('POST', '/reservations', { token: ctx.token, body: retried, headers });
+  assert.is(once.status, 201, once.text);
+  assert.is(twice.status, 201, twice.text);
+  assert.is.not(once.body.data.id, twice.body.data.id, 'the header is ignored: two reservations');
+  assert.match(described(ctx, 'post', '/reservations'), /`Idempotency-Key`/);
+  for (const r of [once, twice])
+    await ctx.svc.api('POST', `/reservations/${r.body.data.id}/cancel`, { token: ctx.token, body: {} });
 });
 
 t('reads its delivery history: every event delivered on the first attempt', async (ctx) => {
-  const all = await ctx.svc.api('GET', `/webhook-endpoints/${ctx.endpointId}/deliveries`, {
+  // Deliveries of the last writes may still be on their way: read the history once none is pending.
+  let all = await ctx.svc.api('GET', `/webhook-endpoints/${ctx.endpointId}/deliveries?limit=100`, {
     token: ctx.token,
   });
+  // biome-ignore lint/suspicious/noExplicitAny: a delivery as the API answers it
+  while (all.body.data.some((d: any) => d.status === 'pending')) {
+    await new Promise((r) => setTimeout(r, 50));
+    all = await ctx.svc.api('GET', `/webhook-endpoints/${ctx.endpointId}/deliveries?limit=100`, {
+      token: ctx.token,
+    });
+  }
   assert.is(all.status, 200, all.text);
   const verified = ctx.inbox.accept();
   assert.ok(all.body.data.length >= verified.length, all.text);
@@ -610,6 +654,9 @@ t('rotates its signing secret: deliveries verify with the new and every old secr
   const got = (await ctx.rx.waitFor('/crm-hook', before + 1))[before] as Received;
   // A receiver that deployed any of the three secrets still accepts it (WEBHOOKS.md, "Headers and signature").
   for (const secret of secrets) verifyDelivery(got.body, got.headers['service-signature'] as string, secret);
+  assert.is((got.headers['service-signature'] as string).split(',v1=').length, 4);
+  // The reference says so too (it said the second rotation dropped the first old secret).
+  assert.match(described(ctx, 'post', '/webhook-endpoints/{id}/rotate-secret'), /up to 4/);
   ctx.inbox.secret = secrets[secrets.length - 1] as string;
 });
 

@@ -57,7 +57,7 @@ export const customerRoutes: AnyRoute[] = [
     description: [
       'The incremental sync feed. First run: no updated_since; follow `pagination.next_cursor` (as `cursor`) until `has_more` is false, and keep the last `updated_at`. Next runs: pass it as `updated_since` (inclusive), a few minutes earlier, and deduplicate on `id`.',
       'A full pass sees every customer at least once even while customers change: a customer changed during the pass moves to the end of the order and is returned again. Within a restaurant no two changes share an `updated_at`.',
-      'The cursor is opaque and signed; it carries the filters of the pass (repeat them or leave them out). A cursor that was altered, forged, or given for another restaurant answers 400.',
+      'The cursor is opaque and signed; it carries the filters of the pass (repeat them or leave them out; other filters answer 400 `cursor_mismatch`: start the pass again). A cursor that was altered, forged, or given for another restaurant, or signed with a secrets key the service no longer has, answers 400 `invalid_cursor`: start the pass again too.',
       'Filters: `email` (case-insensitive; an internationalised domain in its Unicode or `xn--` spelling), `phone` (any spelling of the number), `external_id`, `tag`. Drafts from messaging channels, deleted and merged customers never appear.',
     ].join('\n\n'),
     tag: TAG,

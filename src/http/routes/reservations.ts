@@ -121,7 +121,7 @@ export const reservationRoutes = [
     description: [
       'The slot is rechecked on the write side; concurrent creates never overbook. 201 does not promise confirmation: inspect `status` and `payments`.',
       `Status on creation: \`initial_status\` when given (an arrived one, SHOWED_UP or a seated status, records the guests as there now: only from ${ARRIVAL_LEAD_MINUTES} minutes before \`start_at\`, else 422 TOO_EARLY_TO_ARRIVE); else PENDING when the shift requires approval (unless bypass_approval); else PENDING_PAYMENT when the shift asks a deposit of this party (a DEPOSIT payment row, status PENDING; recording the payment confirms); else CONFIRMED. A pending reservation approved with its deposit unpaid becomes CONFIRMED_PENDING_PAYMENT.`,
-      '`external_id` is unique within the restaurant (409; the original response is not replayed). After a timeout, look for the reservation with GET /reservations?external_id= before creating it again.',
+      '`external_id` is unique within the restaurant (409; the original response is not replayed). After a timeout, look for the reservation with GET /reservations?external_id= before creating it again. There is no idempotency key: an `Idempotency-Key` header is ignored, and the same body sent twice without `external_id` makes two reservations; `external_id` is what makes a retry safe.',
       ERROR_REASONS,
     ].join('\n\n'),
     tag: 'Reservations',

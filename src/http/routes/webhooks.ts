@@ -64,7 +64,7 @@ const schedule = RETRY_OFFSETS_SECONDS.slice(1)
   .join(', ');
 
 const DELIVERY_RULES = [
-  'Each delivery is a POST of the event as JSON, signed: `Service-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the whole whsec_ secret>` (Stripe\'s libraries verify it). Headers: `X-Service-Attempt` (1, 2, …), `X-Service-Delivery` (the same on every attempt), `X-Service-Delivery-Log-Id` (one per attempt), `X-Service-Timestamp` (the event\'s time, ISO 8601), your custom headers.',
+  "Each delivery is a POST of the event as JSON, signed: `Service-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<raw body>\" keyed with the whole whsec_ secret>` (Stripe's libraries verify it); `t` is when this attempt was signed, so a retry hours later carries a fresh one (check it against your clock, 5 minutes of tolerance), while `X-Service-Timestamp` and the body's `created` stay the event's time. Headers: `X-Service-Attempt` (1, 2, …), `X-Service-Delivery` (the same on every attempt), `X-Service-Delivery-Log-Id` (one per attempt), `X-Service-Timestamp` (the event's time, ISO 8601), your custom headers.",
   `Answer 2xx within 12 s. 5xx, 408, 429, network errors and timeouts are retried at ${schedule} after the first attempt (about 4 h; each retry up to a fifth of the wait before it earlier, by an amount derived from the delivery id, so a burst's retries are spread); any other answer, 3xx included (redirects are not followed), is final. Deduplicate on X-Service-Delivery: a crash between a send and its record can repeat an attempt. Deliveries may arrive out of order (a retried one after later events): order by data.object.updated_at.`,
   'An endpoint belongs to the credential that created it: it receives only the event types that credential can read (reservation.* with RESERVATIONS_READ, customer.* with CUSTOMERS_READ), reservation contact details only with RESERVATIONS_READ_SENSITIVE, and it is deleted when that credential is revoked.',
 ].join('\n\n');
@@ -234,7 +234,7 @@ export const webhookRoutes: AnyRoute[] = [
     operationId: 'rotateWebhookSecret',
     summary: 'Replace the signing secret',
     description:
-      'Answers the new secret (shown once). The old secret keeps signing beside it — two `v1=` values in Service-Signature, the new one first — for `grace_period_seconds` (default 24 h; 0 ends it at once). Rotating again during a grace period drops the oldest secret.',
+      "Answers the new secret (shown once). The old secret keeps signing beside it — two `v1=` values in Service-Signature, the new one first — for `grace_period_seconds` (default 24 h; 0 ends it at once). Rotating again while an earlier grace still runs keeps that earlier old secret signing too, until its own expiry (or the new grace's end, if sooner; 0 stops every old secret): up to 4 earlier secrets beside the one just replaced, so at most 6 `v1=` values. Accept a delivery when any `v1=` value matches one of your secrets.",
     tag: TAG,
     access: ACCESS,
     params: endpointIdParams,

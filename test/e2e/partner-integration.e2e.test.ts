@@ -660,6 +660,27 @@ t('rotates its signing secret: deliveries verify with the new and every old secr
   ctx.inbox.secret = secrets[secrets.length - 1] as string;
 });
 
+t(
+  'pauses its endpoint while its receiver is down, and tests the URL before enabling it again',
+  async (ctx) => {
+    const path = `/webhook-endpoints/${ctx.endpointId}`;
+    const paused = await ctx.svc.api('PATCH', path, { token: ctx.token, body: { disabled: true } });
+    assert.is(paused.status, 200, paused.text);
+    assert.is(paused.body.data.disabled, true);
+    const before = ctx.rx.for('/crm-hook').length;
+    const test = await ctx.svc.api('POST', `${path}/test`, { token: ctx.token, body: {} });
+    assert.is(test.status, 200, test.text);
+    assert.is(test.body.data.succeeded, true);
+    const got = (await ctx.rx.waitFor('/crm-hook', before + 1))[before] as Received;
+    assert.is(got.json.type, 'webhook_endpoint.test');
+    ctx.inbox.accept();
+    // The reference says a test still goes to a disabled endpoint (WEBHOOKS.md said it received nothing).
+    assert.match(described(ctx, 'post', '/webhook-endpoints/{id}/test'), /disabled endpoint/);
+    const resumed = await ctx.svc.api('PATCH', path, { token: ctx.token, body: { disabled: false } });
+    assert.is(resumed.body.data.disabled, false);
+  },
+);
+
 t('a narrower connection: 403 names the missing scope; a replayed code revokes its token', async (ctx) => {
   const { verifier, challenge } = pkce();
   const back = await consent(new Browser(ctx.svc.url), {

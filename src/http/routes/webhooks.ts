@@ -272,7 +272,7 @@ export const webhookRoutes: AnyRoute[] = [
     operationId: 'testWebhookEndpoint',
     summary: 'Send a signed test delivery now',
     description:
-      'One attempt, never retried, with `X-Service-Test: true` and an event of type `webhook_endpoint.test`; the answer says what the target replied. It appears in the delivery history.',
+      'One attempt, never retried, with `X-Service-Test: true` and an event of type `webhook_endpoint.test`; the answer says what the target replied. It appears in the delivery history. It is sent to a disabled endpoint too (check its URL answers before enabling it again), never to one whose credential is revoked (409).',
     tag: TAG,
     access: ACCESS,
     params: endpointIdParams,

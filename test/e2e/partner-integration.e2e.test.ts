@@ -373,8 +373,13 @@ t('searches availability, books, modifies and cancels, with a verified webhook f
   ctx.customerId = reservation.customer.id;
 
   const createdEvt = await ctx.inbox.event('reservation.created', reservation.id);
-  assert.is(createdEvt.data.object.status, reservation.status);
-  await ctx.inbox.event('customer.created', reservation.customer.id);
+  // data.object is what GET /reservations/{id} answers, in the state the event made (WEBHOOKS.md)
+  assert.equal(createdEvt.data.object, reservation);
+  const customerEvt = await ctx.inbox.event('customer.created', reservation.customer.id);
+  const customer = await ctx.svc.api('GET', `/customers/${reservation.customer.id}`, { token: ctx.token });
+  // …with the stats as they were when it was published: this reservation may not count yet.
+  const { stats: _, ...withoutStats } = customer.body.data;
+  assert.equal({ ...customerEvt.data.object, stats: undefined }, { ...withoutStats, stats: undefined });
 
   // Modify: a larger party at a later slot.
   const moved = await ctx.svc.api('PATCH', `/reservations/${reservation.id}`, {
@@ -386,7 +391,7 @@ t('searches availability, books, modifies and cancels, with a verified webhook f
   const updatedEvt = await ctx.inbox.event('reservation.updated', reservation.id);
   assert.is(updatedEvt.data.previous_attributes.party_size, 2);
   assert.is(updatedEvt.data.previous_attributes.start_at, reservation.start_at);
-  assert.is(updatedEvt.data.object.party_size, 3);
+  assert.equal(updatedEvt.data.object, moved.body.data);
 
   // Cancel, twice (repeating is safe).
   const canceled = await ctx.svc.api('POST', `/reservations/${reservation.id}/cancel`, {
@@ -403,7 +408,7 @@ t('searches availability, books, modifies and cancels, with a verified webhook f
   assert.is(again.status, 200, again.text);
   assert.is(again.body.data.cancellation_reason, 'Guest called the CRM');
   const canceledEvt = await ctx.inbox.event('reservation.canceled', reservation.id);
-  assert.is(canceledEvt.data.object.status, 'CANCELED_BY_RESTAURANT');
+  assert.equal(canceledEvt.data.object, canceled.body.data);
   assert.ok(canceledEvt.data.previous_attributes.status);
 });
 
@@ -488,6 +493,9 @@ t('keeps a CRM in sync with the customers feed: pages, cursor, updated_since', a
   assert.is(changed.status, 200, changed.text);
   const evt = await ctx.inbox.event('customer.updated', replay.body.data.id);
   assert.equal(evt.data.previous_attributes.tags, ['crm']);
+  assert.not.ok('updated_at' in evt.data.previous_attributes, "WEBHOOKS.md: a customer's do not");
+  // data.object is what GET /customers/{id} answers (WEBHOOKS.md)
+  assert.equal(evt.data.object, changed.body.data);
   const pagesBefore = crm.pages;
   await crm.sync();
   assert.equal(crm.customers.get(replay.body.data.id)?.tags, ['crm', 'vip']);

@@ -684,6 +684,12 @@ t(
     ctx.inbox.accept();
     // The reference says a test still goes to a disabled endpoint (WEBHOOKS.md said it received nothing).
     assert.match(described(ctx, 'post', '/webhook-endpoints/{id}/test'), /disabled endpoint/);
+    const patch = ctx.doc.paths['/api/partner/v1/webhook-endpoints/{id}'].patch;
+    const ref = patch.requestBody.content['application/json'].schema.$ref as string | undefined;
+    const schema = ref
+      ? ctx.doc.components.schemas[ref.split('/').pop() as string]
+      : patch.requestBody.content['application/json'].schema;
+    assert.match(schema.properties.disabled.description, /test deliveries/);
     const resumed = await ctx.svc.api('PATCH', path, { token: ctx.token, body: { disabled: false } });
     assert.is(resumed.body.data.disabled, false);
   },

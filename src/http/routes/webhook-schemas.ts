@@ -76,7 +76,7 @@ const settings = {
   disabled: optional(
     bool({
       description:
-        'A disabled endpoint receives nothing: deliveries still being retried are canceled, and stay so once it is enabled again (resend them then)',
+        'A disabled endpoint receives nothing but the test deliveries sent to it: deliveries still being retried are canceled, and stay so once it is enabled again (resend them then)',
     }),
   ),
 };

@@ -752,6 +752,37 @@ t('disconnects: revocation answers 200, the token stops working, its endpoint is
     client_secret: CLIENT_SECRET,
   });
   assert.is(again.status, 200, 'revoking twice is fine (RFC 7009)');
+
+  // Connecting again: a new token, and the revoked token's endpoint is gone (subscribe anew).
+  const { verifier, challenge } = pkce();
+  const back = await consent(new Browser(ctx.svc.url), {
+    query: new URLSearchParams({
+      client_id: CLIENT_ID,
+      redirect_uri: REDIRECT,
+      response_type: 'code',
+      scope: 'WEBHOOKS_WRITE',
+      state: 'again',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    }).toString(),
+    email: MANAGER,
+  });
+  const token = await form(ctx.metadata.token_endpoint, {
+    grant_type: 'authorization_code',
+    code: back.searchParams.get('code') as string,
+    redirect_uri: REDIRECT,
+    code_verifier: verifier,
+    client_id: CLIENT_ID,
+    client_secret: CLIENT_SECRET,
+  });
+  assert.is(token.status, 200, token.text);
+  const endpoints = await ctx.svc.api('GET', '/webhook-endpoints', { token: token.body.access_token });
+  assert.is(endpoints.status, 200, endpoints.text);
+  assert.equal(endpoints.body.data, []);
+  const gone = await ctx.svc.api('GET', `/webhook-endpoints/${ctx.endpointId}`, {
+    token: token.body.access_token,
+  });
+  assert.is(gone.status, 404);
 });
 
 t('backs off on 429 as Retry-After and x-ratelimit-reset say', async (ctx) => {

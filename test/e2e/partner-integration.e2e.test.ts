@@ -637,6 +637,10 @@ t('a failed delivery is retried with the same X-Service-Delivery, signed at its 
   assert.is(first?.headers['x-service-attempt'], '1');
   assert.is(second?.headers['x-service-attempt'], '2');
   assert.is.not(first?.headers['x-service-delivery-log-id'], second?.headers['x-service-delivery-log-id']);
+  // t is when each attempt was signed (the retry comes at least 4 s later), the event's time stays.
+  const signedAt = (r?: Received) => Number(/^t=(\d+),/.exec(r?.headers['service-signature'] as string)?.[1]);
+  assert.ok(signedAt(second) > signedAt(first), 'the retry is signed afresh');
+  assert.is(second?.headers['x-service-timestamp'], first?.headers['x-service-timestamp']);
   const evt = await ctx.inbox.event('customer.created', id);
   assert.is(evt.data.object.email, 'retry.guest@example.com');
   ctx.rx.on('/crm-hook', {});

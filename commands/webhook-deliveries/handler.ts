@@ -38,7 +38,9 @@ export async function resendsMade(events: WriteDeps['events'], deliveryId: strin
 
 /**
  * Sends a finished delivery again (a new series of attempts, numbered after the last one, retried on
- * the same schedule). A delivery still being retried answers 409: it is already on its way. So does one
+ * the same schedule). A delivery still being retried answers 409 (details.reason `delivery_pending`):
+ * it is already on its way. So does a test delivery (`test_delivery`), one the endpoint's settings
+ * refuse now (`endpoint_disabled`, `event_type_disabled`, `endpoint_migrated`), one
  * resent `RESEND_LIMIT` times already (details.reason `resend_limit_reached`), one of an endpoint
  * paused by the restaurant's API option (details.reason `api_option_off`), and one the endpoint's
  * credential no longer sends (details.reason `credential_revoked`, `scope_removed`).
@@ -49,12 +51,17 @@ export async function resendDelivery(
   endpoint: Pick<WebhookEndpointDoc, 'disabled' | 'api_version' | 'enabled_events' | 'credential_id'>,
   meta: CommandMeta,
 ) {
+  // Every refusal names its reason in details.reason: a partner acts on a code, not on a message.
   if (doc.test)
-    throw new ApiError(409, 'RESOURCE_CONFLICT', 'A test delivery cannot be resent; send a new test');
+    throw new ApiError(409, 'RESOURCE_CONFLICT', 'A test delivery cannot be resent; send a new test', {
+      reason: 'test_delivery',
+    });
   // Refused at once rather than accepted and canceled at its attempt: the endpoint takes it no more.
   const refused = refusedBySettings(endpoint, doc.event_type);
   if (refused)
-    throw new ApiError(409, 'RESOURCE_CONFLICT', RESEND_REFUSALS[refused].replace('{type}', doc.event_type));
+    throw new ApiError(409, 'RESOURCE_CONFLICT', RESEND_REFUSALS[refused].replace('{type}', doc.event_type), {
+      reason: refused,
+    });
   // Refused at once too: the publisher would cancel it at its attempt (credential_revoked, scope_removed).
   const byCredential = refusedByCredential(await credentialOf(deps.docs, endpoint), doc);
   if (byCredential)
@@ -73,6 +80,7 @@ export async function resendDelivery(
       409,
       'RESOURCE_CONFLICT',
       'This delivery is still being attempted; resend it once it has succeeded or failed',
+      { reason: 'delivery_pending' },
     );
   const made = await resendsMade(deps.events, doc._id);
   if (made >= RESEND_LIMIT)

@@ -694,6 +694,25 @@ t(
       ? ctx.doc.components.schemas[ref.split('/').pop() as string]
       : patch.requestBody.content['application/json'].schema;
     assert.match(schema.properties.disabled.description, /test deliveries/);
+    // Resending while paused, or resending a test, is refused with a reason the partner can act on.
+    const history = await ctx.svc.api('GET', `${path}/deliveries?limit=100`, { token: ctx.token });
+    // biome-ignore lint/suspicious/noExplicitAny: deliveries as the API answers them
+    const deliveries = history.body.data as any[];
+    const event = deliveries.find((d) => !d.test && d.status === 'succeeded');
+    const testDelivery = deliveries.find((d) => d.test);
+    const resend = described(ctx, 'post', '/webhook-endpoints/{id}/deliveries/{delivery_id}/resend');
+    for (const [delivery, reason] of [
+      [event, 'endpoint_disabled'],
+      [testDelivery, 'test_delivery'],
+    ]) {
+      const refused = await ctx.svc.api('POST', `${path}/deliveries/${delivery.id}/resend`, {
+        token: ctx.token,
+        body: {},
+      });
+      assert.is(refused.status, 409, refused.text);
+      assert.is(refused.body.error.details?.reason, reason, refused.text);
+      assert.ok(resend.includes(reason as string), `the resend reference names ${reason}`);
+    }
     const resumed = await ctx.svc.api('PATCH', path, { token: ctx.token, body: { disabled: false } });
     assert.is(resumed.body.data.disabled, false);
   },

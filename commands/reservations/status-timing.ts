@@ -17,7 +17,10 @@ export const ARRIVAL_LEAD_MINUTES = 120;
 export type TimedChange =
   /** Arrived (SHOWED_UP) or seated, in any seated status: on creation or by staff. */
   | { kind: 'arrive'; to: ReservationStatus }
-  /** Staff: the guests left (DONE). They were there, so not before they could arrive. */
+  /**
+   * Staff: the guests left (DONE). They were there, so not before they were recorded at the table
+   * (`seated_at`) or, when that is not recorded (SHOWED_UP), not before they could arrive.
+   */
   | { kind: 'leave' }
   /** Scheduler: DONE once the seating's planned end (`end_at`) has passed. */
   | { kind: 'finish'; endAt: string }
@@ -26,6 +29,11 @@ export type TimedChange =
 
 export interface ReservationTimes {
   start_at: string;
+  /**
+   * When the guests were recorded at the table. A leave may follow it at any time, even one seated
+   * days early by a version without the arrival window: refusing it would leave staff no true move.
+   */
+  seated_at?: string | null;
 }
 
 /** The first instant (ms) the change may be recorded at; no latest one (a late arrival is still one). */
@@ -33,8 +41,9 @@ export function earliestAt(change: TimedChange, times: ReservationTimes): number
   const start = Date.parse(times.start_at);
   switch (change.kind) {
     case 'arrive':
-    case 'leave':
       return start - ARRIVAL_LEAD_MINUTES * 60_000;
+    case 'leave':
+      return times.seated_at ? Date.parse(times.seated_at) : start - ARRIVAL_LEAD_MINUTES * 60_000;
     case 'finish':
       return Date.parse(change.endAt);
     case 'no_show':
@@ -60,11 +69,17 @@ export function timingRefusal(
         { status: change.to, ...details },
       );
     case 'leave':
-      return new BusinessRuleError(
-        'TOO_EARLY_TO_LEAVE',
-        `the guests cannot have left yet: the reservation starts at ${times.start_at}, and guests may be recorded as there, or gone, from ${ARRIVAL_LEAD_MINUTES} minutes before its start (${earliestIso})`,
-        { status: 'DONE', ...details },
-      );
+      return times.seated_at
+        ? new BusinessRuleError(
+            'TOO_EARLY_TO_LEAVE',
+            `the guests cannot have left yet: they were seated at ${times.seated_at} (the reservation starts at ${times.start_at})`,
+            { status: 'DONE', ...details, seated_at: times.seated_at },
+          )
+        : new BusinessRuleError(
+            'TOO_EARLY_TO_LEAVE',
+            `the guests cannot have left yet: the reservation starts at ${times.start_at}, and guests may be recorded as there, or gone, from ${ARRIVAL_LEAD_MINUTES} minutes before its start (${earliestIso})`,
+            { status: 'DONE', ...details },
+          );
     case 'finish':
       return new BusinessRuleError(
         'NOT_FINISHED_YET',

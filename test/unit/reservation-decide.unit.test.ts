@@ -246,6 +246,17 @@ test('staff seat and leave obey the arrival window: not days before the start', 
   );
   assert.is(err?.details?.earliest_at, '2026-06-03T15:00:00.000Z');
   assert.is(decideStatusOperation(seated, { kind: 'leave' }, opens)[0]?.data.to, 'DONE');
+  // Seated days before its start by an earlier version: the guests were recorded at the table, so
+  // they may be recorded as gone from then on (not refused until the arrival window opens).
+  const seatedEarly = snapshot({}, { status: 'SEATED', seated_at: '2026-05-30T20:00:00.000Z' });
+  assert.is(decideStatusOperation(seatedEarly, { kind: 'leave' }, daysBefore)[0]?.data.to, 'DONE');
+  const beforeSeated = rejects(
+    () => decideStatusOperation(seatedEarly, { kind: 'leave' }, new Date('2026-05-30T19:59:59.999Z')),
+    422,
+    'TOO_EARLY_TO_LEAVE',
+  );
+  assert.is(beforeSeated?.details?.earliest_at, '2026-05-30T20:00:00.000Z');
+  assert.is(beforeSeated?.details?.seated_at, '2026-05-30T20:00:00.000Z');
   // The status comes first: an illegal move is named as such whatever the time; a repeat stays a no-op.
   rejects(
     () => decideStatusOperation(snapshot({}, { status: 'DONE' }), { kind: 'seat' }, daysBefore),

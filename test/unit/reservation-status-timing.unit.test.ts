@@ -13,6 +13,7 @@ import { SEATED_STATUSES } from '../../commands/reservations/evolve';
 import {
   ARRIVAL_LEAD_MINUTES,
   earliestAt,
+  type ReservationTimes,
   type TimedChange,
   timingRefusal,
 } from '../../commands/reservations/status-timing';
@@ -73,36 +74,46 @@ const change: fc.Arbitrary<(startAt: string) => TimedChange> = fc.oneof(
     .map((graceMinutes) => () => ({ kind: 'no_show' as const, graceMinutes })),
 );
 
+/** Where a reservation has one, when its guests were seated: anywhere around its start (days early too). */
+const seatedAt = (start_at: string): fc.Arbitrary<string | null> =>
+  fc.option(offsetFromStart.map((off) => new Date(Date.parse(start_at) + off).toISOString()));
+
+const timesAround = instant.chain((start_at) =>
+  seatedAt(start_at).map((seated_at): ReservationTimes => ({ start_at, seated_at })),
+);
+
 test('a change is refused exactly before its earliest instant, and never again once allowed', () => {
   fc.assert(
     fc.property(
       change,
-      instant,
+      timesAround,
       offsetFromStart,
       fc.nat(10 * 24 * 60 * MINUTE),
-      (c0, start_at, off, later) => {
-        const c = c0(start_at);
-        const earliest = earliestAt(c, { start_at });
-        const now = new Date(Date.parse(start_at) + off);
-        const refusal = timingRefusal(c, { start_at }, now);
+      (c0, times, off, later) => {
+        const c = c0(times.start_at);
+        const earliest = earliestAt(c, times);
+        const now = new Date(Date.parse(times.start_at) + off);
+        const refusal = timingRefusal(c, times, now);
         assert.is(refusal === null, now.getTime() >= earliest);
         if (refusal) {
           assert.is(refusal.status, 422);
           assert.is(refusal.details?.earliest_at, new Date(earliest).toISOString());
-          assert.is(refusal.details?.start_at, start_at);
-        } else assert.is(timingRefusal(c, { start_at }, new Date(now.getTime() + later)), null);
+          assert.is(refusal.details?.start_at, times.start_at);
+        } else assert.is(timingRefusal(c, times, new Date(now.getTime() + later)), null);
       },
     ),
   );
 });
 
-test('the windows: guests there or gone from 120 minutes before the start; no-show never before it; finish at the end', () => {
+test('the windows: guests there from 120 minutes before the start, gone from their seating (else the same); no-show never before it; finish at the end', () => {
   fc.assert(
-    fc.property(change, instant, (c0, start_at) => {
+    fc.property(change, timesAround, (c0, times) => {
+      const { start_at, seated_at } = times;
       const c = c0(start_at);
       const start = Date.parse(start_at);
-      const earliest = earliestAt(c, { start_at });
-      if (c.kind === 'arrive' || c.kind === 'leave') assert.is(earliest, start - LEAD);
+      const earliest = earliestAt(c, times);
+      if (c.kind === 'arrive') assert.is(earliest, start - LEAD);
+      if (c.kind === 'leave') assert.is(earliest, seated_at ? Date.parse(seated_at) : start - LEAD);
       if (c.kind === 'no_show') assert.ok(earliest >= start, 'a no-show before its start');
       if (c.kind === 'no_show') assert.is(earliest, start + Math.max(0, c.graceMinutes) * MINUTE);
       if (c.kind === 'finish') assert.is(earliest, Date.parse(c.endAt));

@@ -11,6 +11,7 @@ import {
 } from '../../commands/reservations/handler-records';
 import { changeStatus } from '../../commands/reservations/handler-status';
 import { PAYMENT_STATUSES, type PaymentStatus } from '../../commands/reservations/payments';
+import { ARRIVAL_LEAD_MINUTES } from '../../commands/reservations/status-timing';
 import { loadRestaurant } from '../../commands/restaurants/handler';
 import { operatorMeta } from '../core/command-meta';
 import { newId } from '../core/ids';
@@ -66,13 +67,13 @@ export function registerReservationCommands(): void {
   );
   status(
     'seat',
-    'Seat the guests, from 120 minutes before the start (a NO_SHOW: its table held again, refused when sold meanwhile)',
+    `Seat the guests, from ${ARRIVAL_LEAD_MINUTES} minutes before the start (a NO_SHOW: its table held again, refused when sold meanwhile)`,
     () => ({ kind: 'seat' }),
     'seated',
   );
   status(
     'partially-seat',
-    'Seat part of the party, from 120 minutes before the start',
+    `Seat part of the party, from ${ARRIVAL_LEAD_MINUTES} minutes before the start`,
     () => ({ kind: 'partially_seat' }),
     'partially seated',
   );

@@ -19,7 +19,7 @@ export interface ApiKeyDoc {
   /**
    * The scopes the key was created with: for an OAuth token, what the restaurant's manager consented to
    * (the grant), which a later keys update may narrow `scopes` within. Version 2 only: absent from the
-   * documents of version 1 (`grantedScopesOf` in queries/api-keys.ts reads either).
+   * documents of version 1 (`scopesBeyondGrantOf` in src/cli/key-grants.ts reads either).
    */
   granted_scopes?: Scope[];
   [k: string]: unknown;
@@ -87,7 +87,8 @@ async function applyKeyEvent(event: RecordedEvent, docs: DocumentStore, keepGran
  * find what its manager consented to (one read of the log per token). Version 2 (`api_keys_v2`) keeps it
  * in the document, so listing reads the read model alone. A store built before (MongoDB keeps its read
  * models across restarts) goes on serving version 1 while version 2 is rebuilt from the whole log beside
- * it (src/projection/versions.ts); readers of the grant read either layout meanwhile (`grantedScopesOf`).
+ * it (src/projection/versions.ts); readers of the grant read either layout meanwhile (`scopesBeyondGrantOf`
+ * in src/cli/key-grants.ts).
  * Remove version 1 once every store has switched.
  */
 export const apiKeysProjectionV1: Projection = {

@@ -1,3 +1,4 @@
+import { grantOf } from '../commands/credentials/decide';
 import type { Scope } from '../src/core/scopes';
 import type { DocumentStore } from '../src/ports/document-store';
 import type { RecordedEvent } from '../src/ports/event-store';
@@ -54,8 +55,8 @@ async function applyKeyEvent(event: RecordedEvent, docs: DocumentStore, keepGran
             type: d.type,
             application: d.application ?? null,
             created_at: d.at,
-            // As the key's stream folds it (evolveApiKey in commands/credentials/decide.ts).
-            ...(keepGrant ? { granted_scopes: (d.scopes as Scope[] | undefined) ?? [] } : {}),
+            // As the key's stream folds it (evolveApiKey), so both say the same grant.
+            ...(keepGrant ? { granted_scopes: grantOf(d) } : {}),
           },
           $setOnInsert: { revoked_at: null, last_used_at: null },
         },

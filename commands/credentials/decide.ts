@@ -11,6 +11,14 @@ export interface ApiKeyState {
 }
 export const initialApiKey: ApiKeyState = { key: null, revoked: false, granted_scopes: [] };
 
+/**
+ * The grant an `ApiKeyCreated` records: the scopes the key was created with. One reading for the
+ * key's stream (evolveApiKey) and the api_keys read model, so a listing from either agrees.
+ */
+export function grantOf(created: Record<string, unknown>): Scope[] {
+  return (created.scopes as Scope[] | undefined) ?? [];
+}
+
 export function evolveApiKey(state: ApiKeyState, event: RecordedEvent): ApiKeyState {
   const d = event.data as Record<string, unknown>;
   switch (event.type) {
@@ -18,7 +26,7 @@ export function evolveApiKey(state: ApiKeyState, event: RecordedEvent): ApiKeySt
       return {
         key: d as unknown as ApiKeyCreatedData,
         revoked: false,
-        granted_scopes: (d.scopes as Scope[] | undefined) ?? [],
+        granted_scopes: grantOf(d),
       };
     case 'ApiKeyUpdated': {
       if (!state.key) return state;

@@ -23,7 +23,7 @@ import {
   requireFlag,
 } from './registry';
 import { restaurantFlag } from './restaurant-flag';
-import { parseScopeList, SCOPE_LIST_USAGE } from './scope-list';
+import { parseScopeList, SCOPE_ALL_HELP, SCOPE_LIST_USAGE } from './scope-list';
 
 const meta = operatorMeta('cli');
 const list = (v: string) =>
@@ -49,7 +49,7 @@ export function registerOAuthCommands(): void {
   registerCliCommand({
     name: 'applications register',
     summary: 'Register an OAuth application; prints its client_id and client_secret (once)',
-    usage: `--name "Demo POS" --redirect-uris https://pos.example/cb[,…] --scopes ${SCOPE_LIST_USAGE} [--logo-url https://…] [--published-by-operator] [--client-id app_x]   (--scopes: what the application may ask a manager for; ALL: every scope)`,
+    usage: `--name "Demo POS" --redirect-uris https://pos.example/cb[,…] --scopes ${SCOPE_LIST_USAGE} [--logo-url https://…] [--published-by-operator] [--client-id app_x]   (--scopes: what the application may ask a manager for; ${SCOPE_ALL_HELP})`,
     async run(ctx) {
       rejectUnknownFlags(ctx, [
         'name',

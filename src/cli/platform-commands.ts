@@ -15,7 +15,7 @@ import {
 } from './registry';
 import { registerRestaurantCommands } from './restaurant-commands';
 import { optionalRestaurantFlag } from './restaurant-flag';
-import { parseScopeList, SCOPE_LIST_USAGE } from './scope-list';
+import { parseScopeList, SCOPE_ALL_HELP, SCOPE_LIST_USAGE } from './scope-list';
 
 const meta = operatorMeta('cli');
 
@@ -24,7 +24,7 @@ export function registerPlatformCommands(): void {
   registerCliCommand({
     name: 'keys create',
     summary: 'Create an API key; the token is printed once and stored hashed',
-    usage: `--restaurant rest_x --name "POS" --scopes ${SCOPE_LIST_USAGE}   (ALL: every scope)`,
+    usage: `--restaurant rest_x --name "POS" --scopes ${SCOPE_LIST_USAGE}   (${SCOPE_ALL_HELP})`,
     flags: ['restaurant', 'name', 'scopes'],
     async run(ctx) {
       const out = await createApiKey(
@@ -79,7 +79,7 @@ export function registerPlatformCommands(): void {
     name: 'keys update',
     summary:
       "Rename a key or replace its scopes (an OAuth token's only within what the restaurant's manager consented to: narrowed, or given back, never widened)",
-    usage: `--id key_x [--name …] [--scopes ${SCOPE_LIST_USAGE}]   (ALL: every scope; an OAuth token's only within its grant)`,
+    usage: `--id key_x [--name …] [--scopes ${SCOPE_LIST_USAGE}]   (${SCOPE_ALL_HELP}; an OAuth token's only within its grant)`,
     flags: ['id', 'name', 'scopes'],
     async run(ctx) {
       const scopes = optionalFlag(ctx, 'scopes');

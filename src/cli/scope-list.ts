@@ -2,11 +2,14 @@
 // reading, so a value one command takes is never refused by another (`applications register --scopes
 // ALL` was, while `keys create` took it). The scope names themselves are checked by the command's rules
 // (checkScopes: an unknown one is refused, naming it).
-import { SCOPES } from '../core/scopes';
+import { PRIVILEGED_SCOPES, SCOPES } from '../core/scopes';
 import { CliUsageError } from './registry';
 
 /** What the usage lines say of the value. */
 export const SCOPE_LIST_USAGE = 'CATALOG_READ,RESERVATIONS_READ|ALL';
+
+/** What the usage lines say `ALL` gives: the privileged scopes too. */
+export const SCOPE_ALL_HELP = `ALL: every scope, the privileged ${PRIVILEGED_SCOPES.join(' and ')} included`;
 
 /**
  * Scope names separated by commas (spaces around them ignored), or `ALL` alone for every scope the

@@ -15,6 +15,16 @@ export const SCOPES = [
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 
+/**
+ * DESIGN.md §3: the scopes of the privileged options of POST and PATCH /reservations (past the
+ * availability, in a given status, without approval or deposit). `--scopes ALL` grants them too,
+ * which whoever types it should be told.
+ */
+export const PRIVILEGED_SCOPES: readonly Scope[] = [
+  'RESERVATIONS_FORCE_INSERT',
+  'RESERVATIONS_FORCE_CONFIRM',
+];
+
 export const isScope = (v: string): v is Scope => (SCOPES as readonly string[]).includes(v);
 
 /**

@@ -12,11 +12,11 @@ import { verifyPassword } from '../../commands/oauth/passwords';
 import { issueCode, redeemCode } from '../../commands/oauth/token-handler';
 import { loadUser } from '../../commands/oauth/user-handler';
 import { createRestaurant } from '../../commands/restaurants/handler';
-import { CliUsageError } from '../../src/cli/registry';
+import { CliUsageError, cliCommands } from '../../src/cli/registry';
 import { loadConfig } from '../../src/config';
 import { operatorMeta } from '../../src/core/command-meta';
 import { ApiError } from '../../src/core/errors';
-import { SCOPES } from '../../src/core/scopes';
+import { PRIVILEGED_SCOPES, SCOPES } from '../../src/core/scopes';
 import { createLogger } from '../../src/logger';
 import { registerModules } from '../../src/modules';
 import { createRuntime, type Runtime } from '../../src/runtime';
@@ -238,6 +238,12 @@ t(
       .map((l) => JSON.parse(l))
       .find((k) => k.id === keyId);
     assert.equal(listed.scopes, [...SCOPES]);
+    // ALL gives the privileged scopes too: every usage line that takes --scopes says so.
+    for (const s of PRIVILEGED_SCOPES) assert.ok(listed.scopes.includes(s), s);
+    for (const name of ['applications register', 'keys create', 'keys update']) {
+      const usage = cliCommands().find((c) => c.name === name)?.usage ?? '';
+      for (const s of PRIVILEGED_SCOPES) assert.ok(usage.includes(s), `${name}'s usage names ${s}`);
+    }
     for (const [name, flags] of [
       [
         'applications register',

@@ -9,7 +9,7 @@
 
 import { findMatch, type MatchKey } from '../../queries/customers';
 import type { CommandMeta } from '../../src/core/command-meta';
-import type { Issue } from '../../src/core/errors';
+import { ApiError, type Issue } from '../../src/core/errors';
 import type { WriteDeps } from '../../src/core/write-deps';
 import type { DocumentStore } from '../../src/ports/document-store';
 import type { ProfileInput } from './bounds';
@@ -17,7 +17,7 @@ import { followMerges } from './follow-merges';
 import { type CustomerRestaurant, createCustomer, updateCustomer, writeContext } from './handler';
 import { prepareProfile, profileIssues } from './prepare';
 import type { CustomerState } from './state';
-import { matchingInTurn } from './upsert';
+import { matchingInTurn, REMATCHES, vanishedAt } from './upsert';
 
 export {
   getCustomerForReservation,
@@ -149,33 +149,45 @@ export async function resolveInlineCustomer(
 }
 
 async function resolveNow(
-  deps: WriteDeps,
+  deps: WriteDeps & { settle(position: bigint | null): Promise<unknown> },
   docs: DocumentStore,
   restaurant: CustomerRestaurant,
   details: InlineCustomer,
   onMatch: OnMatch | undefined,
   meta: CommandMeta,
 ): Promise<InlineResolution> {
-  const plan = await checkInlineCustomer(deps, docs, restaurant, details, onMatch);
-  if (plan.customerId === null) {
-    const created = await createCustomer(deps, restaurant, details, meta, { origin: 'RESERVATION' });
-    return {
-      customerId: created.customerId,
-      blacklisted: false,
-      result: 'created',
-      position: created.position,
-    };
+  for (let attempt = 1; ; attempt++) {
+    const plan = await checkInlineCustomer(deps, docs, restaurant, details, onMatch);
+    if (plan.customerId === null) {
+      const created = await createCustomer(deps, restaurant, details, meta, { origin: 'RESERVATION' });
+      return {
+        customerId: created.customerId,
+        blacklisted: false,
+        result: 'created',
+        position: created.position,
+      };
+    }
+    const id = plan.customerId;
+    if (plan.blacklisted) return { customerId: id, blacklisted: true, result: 'matched', position: null };
+    // return_existing writes nothing, except a consent the guest just gave.
+    const write: ProfileInput | null =
+      plan.action === 'update'
+        ? details
+        : details.newsletter_consent === true
+          ? { newsletter_consent: true }
+          : null;
+    if (write === null) return { customerId: id, blacklisted: false, result: 'matched', position: null };
+    try {
+      const updated = await updateCustomer(deps, restaurant, id, write, meta);
+      const result = plan.action === 'update' ? 'updated' : 'matched';
+      return { customerId: id, blacklisted: false, result, position: updated.position };
+    } catch (err) {
+      // Deleted or merged away between the match and the write (another request, another process): match
+      // again once the read models include that customer's last event, as POST /customers does
+      // (upsert.ts), rather than answer 404 for a customer the caller never named. A PATCH whose
+      // reservation change has landed already relies on it (handler-update.ts).
+      if (!(err instanceof ApiError && err.status === 404) || attempt >= REMATCHES) throw err;
+      await deps.settle((await vanishedAt(deps, id)) ?? null);
+    }
   }
-  const id = plan.customerId;
-  if (plan.blacklisted) return { customerId: id, blacklisted: true, result: 'matched', position: null };
-  if (plan.action === 'update') {
-    const updated = await updateCustomer(deps, restaurant, id, details, meta);
-    return { customerId: id, blacklisted: false, result: 'updated', position: updated.position };
-  }
-  // return_existing: nothing is written, except a consent the guest just gave.
-  if (details.newsletter_consent === true) {
-    const consent = await updateCustomer(deps, restaurant, id, { newsletter_consent: true }, meta);
-    return { customerId: id, blacklisted: false, result: 'matched', position: consent.position };
-  }
-  return { customerId: id, blacklisted: false, result: 'matched', position: null };
 }

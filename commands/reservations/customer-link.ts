@@ -1,13 +1,13 @@
 // The reservation's customer, through the customers module (spec §4). `{id}` links an existing customer
 // of this restaurant; inline details find or create one (commands/customers/inline.ts). Checking never
 // writes, so a reservation refused by any check creates or updates no customer; writing happens only
-// once the seating is held.
+// once the seating is held (POST) or the reservation's change has landed (PATCH).
 import type { CommandMeta } from '../../src/core/command-meta';
 import { ApiError, BusinessRuleError, type Issue } from '../../src/core/errors';
 import type { WriteDeps } from '../../src/core/write-deps';
 import type { DocumentStore } from '../../src/ports/document-store';
 import type { ProfileInput } from '../customers/bounds';
-import { loadCustomer, updateCustomer, writeContext } from '../customers/handler';
+import { type CustomerRestaurant, loadCustomer, updateCustomer, writeContext } from '../customers/handler';
 import {
   checkInlineCustomer,
   type InlineCustomer,
@@ -93,12 +93,18 @@ export async function checkReservationCustomer(
   if (plan.blacklisted) throw blacklisted();
 }
 
-/** POST, after the seating is held: the customer id to record (found, updated or created). */
+/**
+ * After the seating is held (POST) or the reservation's change has landed (PATCH): the customer id to
+ * record (found, updated or created). `settled`: the PATCH's reservation change has landed, so the
+ * customer part is no longer refused (handler-update.ts): a match blacklisted since the check is
+ * connected (the blacklisting came after the PATCH was decided) with nothing written to it.
+ */
 export async function resolveReservationCustomer(
   deps: ReservationDeps,
-  restaurant: ReservationRestaurant,
+  restaurant: ReservationRestaurant & Pick<CustomerRestaurant, 'customer_fields'>,
   input: ReservationCustomerInput,
   meta: CommandMeta,
+  settled = false,
 ): Promise<{ customerId: string; position: bigint | null }> {
   if (input.id !== undefined) {
     // Checked before the seating was held; checked again now, on the customer's own stream.
@@ -114,7 +120,7 @@ export async function resolveReservationCustomer(
     meta,
   );
   // Blacklisted since the check: nothing was written for them, and the reservation is refused.
-  if (resolved.blacklisted) throw blacklisted();
+  if (resolved.blacklisted && !settled) throw blacklisted();
   return { customerId: resolved.customerId, position: resolved.position };
 }
 
@@ -123,8 +129,23 @@ export type CustomerChange =
   | { kind: 'none' }
   | { kind: 'disconnect'; customerId: null }
   | { kind: 'connect'; customerId: string }
-  | { kind: 'update_linked'; customerId: string; input: ProfileInput }
-  | { kind: 'create'; input: ReservationCustomerInput };
+  | { kind: 'update_linked'; customerId: string; input: ProfileInput; restaurant: WithFields }
+  | { kind: 'create'; input: ReservationCustomerInput; restaurant: WithFields };
+
+/**
+ * The restaurant with the custom field definitions the plan checked the details against: the write
+ * that follows the reservation's change checks them against the same ones, so a definition changed
+ * in between cannot refuse it then.
+ */
+type WithFields = ReservationRestaurant & Pick<CustomerRestaurant, 'customer_fields'>;
+
+async function withFields(
+  deps: WriteDeps,
+  restaurant: ReservationRestaurant,
+  input: ProfileInput,
+): Promise<WithFields> {
+  return { ...restaurant, customer_fields: (await writeContext(deps, restaurant, input)).definitions };
+}
 
 export async function planCustomerChange(
   deps: ReservationDeps,
@@ -152,10 +173,11 @@ export async function planCustomerChange(
       // Validate now (400 / 422) so a refused change writes nothing anywhere. Details the customer
       // already has change nothing (and so touch no POS lock on the customer).
       const { profile } = linked;
-      const context = await writeContext(deps, restaurant, input);
+      const fixed = await withFields(deps, restaurant, input);
+      const context = await writeContext(deps, fixed, input);
       const { changes } = await asCustomerFields(() => prepareChanges(profile, input, context));
       if (Object.keys(changes).length === 0) return { kind: 'none' };
-      return { kind: 'update_linked', customerId: r.customer_id, input };
+      return { kind: 'update_linked', customerId: r.customer_id, input, restaurant: fixed };
     }
   }
   // Nobody (still) linked: a name creates and connects one, found or created like POST's inline details.
@@ -164,24 +186,34 @@ export async function planCustomerChange(
       'CUSTOMER_NAME_REQUIRED',
       'No customer is linked to this reservation: give a name to create one, or {id} to connect one',
     );
-  await checkReservationCustomer(deps, restaurant, input);
-  return { kind: 'create', input };
+  const fixed = await withFields(deps, restaurant, input);
+  await checkReservationCustomer(deps, fixed, input);
+  return { kind: 'create', input, restaurant: fixed };
 }
 
-/** PATCH, after the seating is held: writes what the plan says; customerId when the link changes. */
+/**
+ * PATCH: writes what the plan says; customerId when the link changes. `settled`: the reservation's
+ * change has landed (handler-update.ts), and the customer part completes it rather than refuse it: a
+ * linked customer deleted or merged away since the plan (another request, another process) is left
+ * as that made it, as if the PATCH had come first.
+ */
 export async function writeCustomerChange(
   deps: ReservationDeps,
-  restaurant: ReservationRestaurant,
   change: CustomerChange,
   meta: CommandMeta,
+  settled: boolean,
 ): Promise<{ customerId?: string; position: bigint | null }> {
   switch (change.kind) {
-    case 'update_linked': {
-      const out = await updateCustomer(deps, restaurant, change.customerId, change.input, meta);
-      return { position: out.position };
-    }
+    case 'update_linked':
+      try {
+        const out = await updateCustomer(deps, change.restaurant, change.customerId, change.input, meta);
+        return { position: out.position };
+      } catch (err) {
+        if (settled && err instanceof ApiError && err.status === 404) return { position: null };
+        throw err;
+      }
     case 'create':
-      return resolveReservationCustomer(deps, restaurant, change.input, meta);
+      return resolveReservationCustomer(deps, change.restaurant, change.input, meta, settled);
     default:
       return { position: null };
   }

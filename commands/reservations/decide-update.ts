@@ -256,7 +256,15 @@ export function decidePatch(
   actor: ActorKind,
   at: string,
 ): NewEvent[] {
-  const { changes, previous, restated } = withGuestText(r, checkPatch(r, patch));
+  return updated(r, withGuestText(r, checkPatch(r, patch)), actor, at);
+}
+
+function updated(
+  r: ReservationSnapshot,
+  { changes, previous, restated }: PatchDiff & { restated?: string[] },
+  actor: ActorKind,
+  at: string,
+): NewEvent[] {
   if (Object.keys(changes).length === 0) return [];
   return [
     {
@@ -272,6 +280,26 @@ export function decidePatch(
       },
     },
   ];
+}
+
+/**
+ * The last write of a PATCH that wrote a customer: connect that customer (PATCH /reservations/{id},
+ * handler-update.ts). The PATCH was decided and checked on the reservation as it was (`decidedOn`: the
+ * customer it showed then), and the customer is written: this completes it and is never refused. A
+ * cancel, a status change or a POS lock landing since came after the PATCH, and a lock holds from then
+ * on: none of them undoes it. Only a change of customer landing since (another PATCH, another process)
+ * is later than ours and stands: nothing is connected, as if ours had been replaced right after. The
+ * guest text moves to the customer's key as with any change of customer (withGuestText). Pure.
+ */
+export function decideLinkCustomer(
+  r: ReservationSnapshot,
+  decidedOn: string | null,
+  customerId: string,
+  actor: ActorKind,
+  at: string,
+): NewEvent[] {
+  if (r.customer_id === customerId || r.customer_id !== decidedOn) return [];
+  return updated(r, withGuestText(r, diffPatch(r, { customer_id: customerId })), actor, at);
 }
 
 /** The POS sets or clears its service lock: the fields the partner API may no longer change. */

@@ -1,18 +1,22 @@
 // PATCH /reservations/{id} (spec §4). Omitted fields stay as they are. Order, so that a refusal
-// changes nothing, the seating a reservation shows is held at every instant (a crash between any two
-// appends included), and a crash leaves nothing held for good:
+// changes nothing (no seating, no external_id, no customer), the seating a reservation shows is held at
+// every instant (a crash between any two appends included), and a crash leaves nothing held for good:
 //   1. load; POS locks on what the request changes (409); references, the discount's rules; customer
 //      checks (no writes);
 //   2. when time, party, shift, room or tables change: hold the new seating as a *pending move*
 //      (SeatingMoveHeld, on the day it moves to) beside the reservation's own seating, which keeps
 //      its tables: others see both as taken;
-//   3. claim a new external_id; write the customer (update the linked one, or create one);
-//   4. append ReservationUpdated with the revision loaded in 1. If someone else changed the
-//      reservation meanwhile, drop our move and start again from 1 with the new state (a customer
-//      step 3 found or created for inline details is connected then, never created twice);
+//   3. claim a new external_id; append ReservationUpdated (every change but a customer to write) with
+//      the revision loaded in 1. If someone else changed the reservation meanwhile (another process:
+//      within this one the commands of a reservation queue), drop our move and start again from 1
+//      with the new state. No customer was written yet, so a refusal then leaves none behind;
+//   4. the reservation's change has landed: write the customer (update the linked one, or find or
+//      create one for inline details), then connect it (decideLinkCustomer: never refused; only a
+//      change of customer landing since stands instead). Until then the request could be refused
+//      anywhere and nothing of the customer's was written; from then on nothing refuses it;
 //   5. confirm the move (SeatingMoveConfirmed: its seating replaces the old one that day); a move to
 //      another day then releases the old day; an old external_id is released.
-//   A refusal in 3 or 4 drops the pending move (SeatingMoveDropped): nothing was given up, so nothing
+//   A refusal in 3 drops the pending move (SeatingMoveDropped): nothing was given up, so nothing
 //   has to be taken back. A crash is settled by the scheduler (repair.ts): a pending move equal to
 //   what the reservation shows is confirmed, any other is dropped; a reservation is never moved.
 import { loadStream, runOnStream } from '../../src/core/command';
@@ -25,7 +29,6 @@ import { loadCatalog } from '../catalog/handler';
 import type { Catalog } from '../catalog/types';
 import { confirmMove, dropMove, releaseSeating } from './capacity-handler';
 import {
-  checkLinkedCustomer,
   planCustomerChange,
   type ReservationCustomerInput,
   type ReservationDeps,
@@ -38,6 +41,7 @@ import {
   assertNoNewRequirement,
   assertUnlocked,
   checkPatch,
+  decideLinkCustomer,
   decidePatch,
   type Exemptions,
   moveTimeLimits,
@@ -134,7 +138,6 @@ export async function updateReservation(
   meta: CommandMeta,
   options: UpdateOptions = {},
 ) {
-  const carried: Carried = { customerId: null };
   const mayForce = options.mayForce === true;
   const exempt: Exemptions = {
     approval: options.exempt?.approval === true,
@@ -146,7 +149,7 @@ export async function updateReservation(
   return runOnStream(deps.events, reservationStream(id), async () => {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await attemptUpdate(deps, restaurant, id, req, meta, carried, mayForce, exempt);
+        return await attemptUpdate(deps, restaurant, id, req, meta, mayForce, exempt);
       } catch (err) {
         if (err instanceof WrongExpectedRevisionError && err.stream === reservationStream(id) && attempt < 5)
           continue;
@@ -156,19 +159,12 @@ export async function updateReservation(
   });
 }
 
-/** What an overtaken attempt wrote that the next attempt of the same request must reuse. */
-interface Carried {
-  /** The customer an attempt found or created for inline details (kind `create`). */
-  customerId: string | null;
-}
-
 async function attemptUpdate(
   deps: ReservationDeps,
   restaurant: ReservationRestaurant,
   id: string,
   req: PatchReservationRequest,
   meta: CommandMeta,
-  carried: Carried,
   mayForce: boolean,
   exempt: Exemptions,
 ) {
@@ -189,20 +185,13 @@ async function attemptUpdate(
   const catalog = await loadCatalog(deps, restaurant._id);
   checkReferences(catalog, req);
   checkDiscount(catalog, restaurant.timezone, r, req);
-  let customerChange = await planCustomerChange(deps, restaurant, r, req.customer);
+  const customerChange = await planCustomerChange(deps, restaurant, r, req.customer);
   // A POS lock on the customer holds the reservation's customer as it is: which customer (checked
   // above), and their details edited through the reservation (`update_linked`: the spec's "customer
   // fields without id update the linked customer itself"), and inline details with nobody linked,
   // which connect a customer found or created for them. Refused here, before the customer is written.
   if (customerChange.kind === 'create' || customerChange.kind === 'update_linked')
     assertUnlocked(r, { customer_id: null });
-  // An earlier attempt of this request, overtaken before its ReservationUpdated landed, already
-  // found or created the customer: connect that one rather than create another (name-only details
-  // match nobody, so a second customer would be left with no reservation).
-  if (customerChange.kind === 'create' && carried.customerId !== null) {
-    await checkLinkedCustomer(deps, restaurant._id, carried.customerId);
-    customerChange = { kind: 'connect', customerId: carried.customerId };
-  }
   // The reservation's own claim is no conflict: a retried PATCH may find the first one's in flight.
   if (req.external_id && req.external_id !== r.external_id)
     await assertExternalIdFree(deps, restaurant._id, req.external_id, id);
@@ -236,8 +225,8 @@ async function attemptUpdate(
   };
 
   // The patch as far as it is known, the new seating included: a lock it touches refuses it here,
-  // before the customer or the external_id is written (a party size that changes the seating's length
-  // moves its end, which a lock on start_at holds). appendUpdate checks it again with the customer.
+  // before the external_id is written (a party size that changes the seating's length moves its end,
+  // which a lock on start_at holds). appendUpdate checks it again.
   // The new seating's shift is known once held (a start alone may change it): a move that newly brings
   // the shift's approval or deposit is refused here too, its pending move dropped.
   try {
@@ -251,17 +240,14 @@ async function attemptUpdate(
     throw err;
   }
 
-  // 3 and 4: the other writes, then the reservation with the revision everything was decided on.
+  // 3: the external_id, then the reservation with the revision everything was decided on. No customer
+  // is written before it lands: overtaken by another process here, the request starts again, and may
+  // then be refused, with nothing of the customer's written.
   let claimed = false;
   let outcome: Awaited<ReturnType<typeof appendUpdate>>;
   try {
     if (req.external_id && req.external_id !== r.external_id)
       claimed = (await claimExternalId(deps, restaurant._id, req.external_id, id, meta)).taken;
-    const written = await writeCustomerChange(deps, restaurant, customerChange, meta);
-    if (written.customerId !== undefined) patch.customer_id = written.customerId;
-    if (customerChange.kind === 'create' && written.customerId !== undefined)
-      carried.customerId = written.customerId;
-    position = maxPosition(position, written.position);
     outcome = await appendUpdate(deps, r, patch, loaded.revision, rmeta, now);
   } catch (err) {
     // Refused or overtaken (the update then starts again from the new state): nothing of ours stays.
@@ -279,6 +265,17 @@ async function attemptUpdate(
     }
     throw err;
   }
+  // 4: the customer. When 3 appended nothing (the customer is all the request changes) nothing is
+  // settled yet and the customer's own refusal (a match blacklisted since, a customer gone) is the
+  // answer; there is then no move and no claim to give back.
+  const settled = outcome.appended.length > 0;
+  const written = await writeCustomerChange(deps, customerChange, meta, settled);
+  position = maxPosition(position, written.position);
+  if (written.customerId !== undefined)
+    position = maxPosition(
+      position,
+      await linkCustomer(deps, id, written.customerId, outcome.state.r?.customer_id ?? null, rmeta, now),
+    );
   position = maxPosition(position, outcome.position);
   const after = outcome.state.r as ReservationSnapshot;
   // Relying on the claim another request of this reservation took, which that request may have given
@@ -447,3 +444,44 @@ async function appendUpdate(
     });
   return { state, appended: events, position: result.position as bigint | null };
 }
+
+/**
+ * Connects the customer a PATCH wrote (decideLinkCustomer): the PATCH was decided on the reservation
+ * showing `decidedOn`, and is completed whatever else landed since, unless a change of customer did.
+ * Another process appending meanwhile only makes it read the reservation again.
+ */
+async function linkCustomer(
+  deps: WriteDeps,
+  id: string,
+  customerId: string,
+  decidedOn: string | null,
+  meta: CommandMeta,
+  now: Date,
+): Promise<bigint | null> {
+  for (let attempt = 1; ; attempt++) {
+    const loaded = await loadStream<ReservationState>(
+      deps.events,
+      reservationStream(id),
+      initialReservation,
+      evolveReservation,
+    );
+    const r = loaded.state.r;
+    if (!r) return null;
+    const events = decideLinkCustomer(r, decidedOn, customerId, 'PARTNER', now.toISOString()).map((e) => ({
+      ...e,
+      metadata: { ...meta, ...e.metadata },
+    }));
+    if (events.length === 0) return null;
+    try {
+      return (await deps.events.append(reservationStream(id), events, loaded.revision)).position;
+    } catch (err) {
+      if (!(err instanceof WrongExpectedRevisionError)) throw err;
+      // Not the update's conflict (which starts the whole request again, updateReservation): the
+      // update has landed. Losing this many rounds in a row leaves the outcome to be told as unknown.
+      if (attempt >= LINK_ATTEMPTS)
+        throw new Error(`reservation ${id}: its customer could not be connected (${err.message})`);
+    }
+  }
+}
+
+const LINK_ATTEMPTS = 10;

@@ -1,0 +1,163 @@
+// A PATCH carrying inline customer details, raced by another process on the same data dir (the
+// operator's CLI, its own process: its commands do not queue behind this process's, runOnStream in
+// src/core/command.ts). Whatever lands in between, a refused PATCH has written no customer, and a
+// customer the PATCH wrote is the one its reservation shows (docs/RESERVATIONS.md, "Order of writes").
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { updateReservation } from '../../commands/reservations/handler-update';
+import { runCli } from '../helpers/cli-process';
+import { withHook, withHookAfter } from '../helpers/hooked-events';
+import { create, type ReservationService, startReservationService, TOKENS } from '../helpers/reservations';
+
+const t = suite<{ svc: ReservationService }>(
+  'reservations: a PATCH with a customer, raced by another process',
+);
+t.before(async (ctx) => {
+  ctx.svc = await startReservationService();
+});
+t.after(async ({ svc }) => svc.close());
+
+const restaurant = {
+  _id: 'rest_demo',
+  timezone: 'Europe/Paris',
+  currency: 'EUR',
+  country_code: 'FR',
+  customer_matching: true,
+};
+const meta = { actor: 'test' };
+const at = (day: string, hhmm: string) => `2026-06-${day}T${hhmm}:00+02:00`;
+
+/** The CLI, in a process of its own, on the service's data dir. */
+async function cli(svc: ReservationService, args: string[]): Promise<void> {
+  const run = await runCli(svc, args);
+  assert.is(run.code, 0, `${args.join(' ')}: ${run.stderr}`);
+}
+
+const cancelByStaff = (svc: ReservationService, id: string) => () =>
+  cli(svc, ['reservations', 'cancel-by-staff', '--id', id, '--reason', 'raced']);
+
+async function reservation(svc: ReservationService, id: string) {
+  await svc.rt.settle(await svc.rt.events.headPosition());
+  return (await svc.api('GET', `/reservations/${id}`, { token: TOKENS.full })).body.data;
+}
+
+async function customersWithEmail(svc: ReservationService, email: string) {
+  await svc.rt.settle(await svc.rt.events.headPosition());
+  const res = await svc.api('GET', `/customers?email=${encodeURIComponent(email)}`, { token: TOKENS.full });
+  return res.body.data as { id: string; name: string; email: string }[];
+}
+
+async function refusal(run: Promise<unknown>): Promise<{ status?: number; reason?: string }> {
+  try {
+    await run;
+  } catch (err) {
+    const e = err as { status?: number; details?: { reason?: string } };
+    return { status: e.status, reason: e.details?.reason };
+  }
+  assert.unreachable('the PATCH was refused');
+  return {};
+}
+
+t('refused because the CLI canceled the reservation first: no customer is created', async ({ svc }) => {
+  const r = (await create(svc, { start_at: at('10', '19:00') })).body.data;
+  // The cancel lands just before our first write on the reservation's stream.
+  const rt = withHook(svc.rt, (s) => s === `reservation-${r.id}`, cancelByStaff(svc, r.id));
+  const refused = await refusal(
+    updateReservation(
+      rt,
+      restaurant,
+      r.id,
+      { start_at: at('10', '20:00'), customer: { name: 'Never Made', email: 'never.made@example.com' } },
+      meta,
+    ),
+  );
+  assert.equal(refused, { status: 422, reason: 'RESERVATION_CANCELED' });
+  assert.equal(await customersWithEmail(svc, 'never.made@example.com'), []);
+  const now = await reservation(svc, r.id);
+  assert.equal([now.status, now.start_at, now.customer], ['CANCELED_BY_RESTAURANT', r.start_at, null]);
+});
+
+t(
+  'refused because the CLI canceled the reservation first: the linked customer is not updated',
+  async ({ svc }) => {
+    const r = (
+      await create(svc, {
+        start_at: at('11', '19:00'),
+        customer: { name: 'Kept As Is', email: 'kept.as.is@example.com', on_match: 'create_new' },
+      })
+    ).body.data;
+    const rt = withHook(svc.rt, (s) => s === `reservation-${r.id}`, cancelByStaff(svc, r.id));
+    const refused = await refusal(
+      updateReservation(
+        rt,
+        restaurant,
+        r.id,
+        { start_at: at('11', '20:00'), customer: { email: 'changed.anyway@example.com' } },
+        meta,
+      ),
+    );
+    assert.equal(refused, { status: 422, reason: 'RESERVATION_CANCELED' });
+    assert.equal(await customersWithEmail(svc, 'changed.anyway@example.com'), []);
+    const kept = await customersWithEmail(svc, 'kept.as.is@example.com');
+    assert.equal(
+      kept.map((c) => c.id),
+      [r.customer.id],
+    );
+  },
+);
+
+t(
+  'a POS lock on the customer set by the CLI once the PATCH wrote its customer: the customer is connected',
+  async ({ svc }) => {
+    const r = (await create(svc, { start_at: at('12', '19:00') })).body.data;
+    const rt = withHookAfter(
+      svc.rt,
+      (s) => s.startsWith('customer-'),
+      () => cli(svc, ['reservations', 'lock', '--id', r.id, '--fields', 'customer']),
+    );
+    await updateReservation(
+      rt,
+      restaurant,
+      r.id,
+      { customer: { name: 'Locked Out', email: 'locked.out@example.com' } },
+      meta,
+    );
+    const made = await customersWithEmail(svc, 'locked.out@example.com');
+    assert.is(made.length, 1);
+    const now = await reservation(svc, r.id);
+    assert.is(now.customer?.id, made[0]?.id);
+    // The lock landed after the PATCH was decided: it holds from now on.
+    const later = await svc.api('PATCH', `/reservations/${r.id}`, {
+      token: TOKENS.full,
+      body: { customer: null },
+    });
+    assert.is(later.status, 409);
+  },
+);
+
+t(
+  'a cancel by the CLI once the PATCH moved the reservation and wrote its customer: the customer is connected',
+  async ({ svc }) => {
+    // Only tbl_8 seats 7.
+    const r = (await create(svc, { start_at: at('13', '19:00'), party_size: 7 })).body.data;
+    const rt = withHookAfter(svc.rt, (s) => s.startsWith('customer-'), cancelByStaff(svc, r.id));
+    await updateReservation(
+      rt,
+      restaurant,
+      r.id,
+      { start_at: at('13', '20:00'), customer: { name: 'Moved In', email: 'moved.in@example.com' } },
+      meta,
+    );
+    const made = await customersWithEmail(svc, 'moved.in@example.com');
+    assert.is(made.length, 1);
+    const now = await reservation(svc, r.id);
+    assert.equal(
+      [now.status, now.start_at, now.customer?.id],
+      ['CANCELED_BY_RESTAURANT', at('13', '20:00'), made[0]?.id],
+    );
+    // Canceled after the move: neither its old seating (19:00-20:30) nor the confirmed move holds tbl_8.
+    assert.is((await create(svc, { start_at: at('13', '20:00'), party_size: 7 })).status, 201);
+  },
+);
+
+t.run();

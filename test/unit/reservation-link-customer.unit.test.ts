@@ -1,0 +1,102 @@
+// decideLinkCustomer: the last write of a PATCH that wrote a customer connects it whatever landed since
+// (a cancel, a POS lock), except a change of customer, which is later than ours and stands.
+import fc from 'fast-check';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { type CreateInput, decideCreate } from '../../commands/reservations/decide-create';
+import { decideLinkCustomer, LOCKABLE_FIELDS } from '../../commands/reservations/decide-update';
+import { RESERVATION_STATUSES, type ReservationSnapshot } from '../../commands/reservations/events';
+import { evolveReservation, initialReservation } from '../../commands/reservations/evolve';
+import type { RecordedEvent } from '../../src/ports/event-store';
+
+const AT = '2026-06-02T10:00:00.000Z';
+
+const base: CreateInput = {
+  reservationId: 'res_1',
+  restaurantId: 'rest_1',
+  externalId: null,
+  seating: {
+    service_date: '2026-06-03',
+    shift_id: 'shift_dinner',
+    room_id: 'room_main',
+    table_ids: ['tbl_2a'],
+    start_at: '2026-06-03T19:00:00+02:00',
+    end_at: '2026-06-03T20:30:00+02:00',
+    duration_minutes: 90,
+    party_size: 2,
+  },
+  source: 'WEBSITE',
+  customerId: null,
+  currency: 'EUR',
+  requiresApproval: false,
+  deposit: null,
+  initialStatus: null,
+  bypassApproval: false,
+  bypassPayments: false,
+  forceInserted: false,
+  sendClientNotifications: true,
+  sendPaymentLink: true,
+  totalAmountPaid: 0,
+  customMessage: null,
+  allergies: 'peanuts',
+  metadata: {},
+  tags: [],
+  attachedFiles: [],
+  discountId: null,
+  prescriberId: null,
+  isTableDefinitive: false,
+  sendFollowupEmail: false,
+};
+
+function snapshot(over: Partial<ReservationSnapshot>): ReservationSnapshot {
+  const [e] = decideCreate(initialReservation, base, AT);
+  const recorded = {
+    ...e,
+    id: 'e0',
+    metadata: {},
+    created: AT,
+    stream: 'reservation-res_1',
+    revision: 0,
+    position: 1n,
+  };
+  const r = evolveReservation(initialReservation, recorded as RecordedEvent).r as ReservationSnapshot;
+  return { ...r, ...over };
+}
+
+const CUSTOMERS = [null, 'cus_a', 'cus_b'] as const;
+
+test('connects the customer unless it is already connected or another change of customer landed', () => {
+  fc.assert(
+    fc.property(
+      fc.constantFrom(...RESERVATION_STATUSES),
+      fc.subarray([...LOCKABLE_FIELDS]),
+      fc.constantFrom(...CUSTOMERS),
+      fc.constantFrom(...CUSTOMERS),
+      fc.constantFrom('cus_a', 'cus_new'),
+      (status, locked, shown, decidedOn, customerId) => {
+        const r = snapshot({ status, locked_fields: locked, customer_id: shown });
+        const events = decideLinkCustomer(r, decidedOn, customerId, 'PARTNER', AT);
+        const connects = shown === decidedOn && shown !== customerId;
+        assert.is(events.length, connects ? 1 : 0);
+        if (!connects) return;
+        const data = events[0]?.data as {
+          changes: Record<string, unknown>;
+          previous: Record<string, unknown>;
+        };
+        assert.is(data.changes.customer_id, customerId);
+        assert.is(data.previous.customer_id, shown);
+        // The guest text goes to the new customer's key, as with any change of customer.
+        assert.is(data.changes.allergies, 'peanuts');
+      },
+    ),
+  );
+});
+
+test('a cancel and a POS lock on the customer landing after the PATCH was decided do not refuse it', () => {
+  const r = snapshot({ status: 'CANCELED_BY_RESTAURANT', locked_fields: ['customer'], customer_id: null });
+  const [e] = decideLinkCustomer(r, null, 'cus_new', 'PARTNER', AT);
+  assert.is(e?.type, 'ReservationUpdated');
+  assert.equal(decideLinkCustomer({ ...r, customer_id: 'cus_other' }, null, 'cus_new', 'PARTNER', AT), []);
+});
+
+test.run();

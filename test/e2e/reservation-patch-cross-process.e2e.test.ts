@@ -160,4 +160,33 @@ t(
   },
 );
 
+t(
+  'the linked customer deleted by the CLI once the PATCH moved the reservation: the move stands, 200',
+  async ({ svc }) => {
+    const r = (
+      await create(svc, {
+        start_at: at('14', '19:00'),
+        customer: { name: 'Gone Meanwhile', email: 'gone.meanwhile@example.com', on_match: 'create_new' },
+      })
+    ).body.data;
+    // The deletion lands once the reservation's change has, before the customer's update.
+    const rt = withHookAfter(
+      svc.rt,
+      (s) => s === `reservation-${r.id}`,
+      () => cli(svc, ['customers', 'delete', '--id', r.customer.id]),
+    );
+    await updateReservation(
+      rt,
+      restaurant,
+      r.id,
+      { start_at: at('14', '20:00'), customer: { email: 'too.late@example.com' } },
+      meta,
+    );
+    const now = await reservation(svc, r.id);
+    // As if the deletion had come right after the PATCH: it erased what the PATCH would have written.
+    assert.equal([now.start_at, now.customer], [at('14', '20:00'), null]);
+    assert.equal(await customersWithEmail(svc, 'too.late@example.com'), []);
+  },
+);
+
 t.run();

@@ -1,13 +1,16 @@
-// A PATCH carrying inline customer details, raced by another process on the same data dir (the
-// operator's CLI, its own process: its commands do not queue behind this process's, runOnStream in
-// src/core/command.ts). Whatever lands in between, a refused PATCH has written no customer, and a
-// customer the PATCH wrote is the one its reservation shows (docs/RESERVATIONS.md, "Order of writes").
+// A PATCH (and a POST) carrying inline customer details, raced by another process on the same data
+// dir (the operator's CLI, a second API process: their commands do not queue behind this process's,
+// runOnStream in src/core/command.ts). Whatever lands in between, a refused request has written no
+// customer, and a customer a PATCH wrote is the one its reservation shows (docs/RESERVATIONS.md,
+// "Order of writes").
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { createReservation } from '../../commands/reservations/handler-create';
 import { updateReservation } from '../../commands/reservations/handler-update';
 import { runCli } from '../helpers/cli-process';
 import { withHook, withHookAfter } from '../helpers/hooked-events';
 import { create, type ReservationService, startReservationService, TOKENS } from '../helpers/reservations';
+import { spawnServer } from '../helpers/spawned-server';
 
 const t = suite<{ svc: ReservationService }>(
   'reservations: a PATCH with a customer, raced by another process',
@@ -186,6 +189,46 @@ t(
     // As if the deletion had come right after the PATCH: it erased what the PATCH would have written.
     assert.equal([now.start_at, now.customer], [at('14', '20:00'), null]);
     assert.equal(await customersWithEmail(svc, 'too.late@example.com'), []);
+  },
+);
+
+t(
+  'POST: the last table taken by a second API process just before ours is held: 422, no customer written',
+  async ({ svc }) => {
+    // Far enough ahead for the second process, which runs on the real clock.
+    const startAt = '2030-08-01T20:00:00+02:00';
+    const second = await spawnServer({
+      DATA_DIR: svc.dataDir,
+      ROLES: 'api',
+      RATE_LIMIT_PER_MINUTE: '1000000',
+    });
+    try {
+      // Only tbl_8 seats 7: the second process's booking lands just before our hold of it.
+      const rt = withHook(
+        svc.rt,
+        (s) => s === 'capacity-rest_demo-2030-08-01',
+        async () => {
+          const theirs = await create(svc, { start_at: startAt, party_size: 7 }, TOKENS.full, second.base);
+          assert.is(theirs.status, 201, JSON.stringify(theirs.body));
+        },
+      );
+      const refused = await refusal(
+        createReservation(
+          rt,
+          restaurant,
+          {
+            start_at: startAt,
+            party_size: 7,
+            customer: { name: 'Second Best', email: 'second.best@example.com' },
+          },
+          meta,
+        ),
+      );
+      assert.equal(refused, { status: 422, reason: 'NO_TABLE' });
+      assert.equal(await customersWithEmail(svc, 'second.best@example.com'), []);
+    } finally {
+      await second.stop();
+    }
   },
 );
 

@@ -282,24 +282,38 @@ function updated(
   ];
 }
 
+/** The guest text a patch sets (GUEST_TEXT), apart from the rest of it. */
+export function splitGuestText(patch: ReservationPatch): { text: ReservationPatch; rest: ReservationPatch } {
+  const text: Record<string, unknown> = {};
+  const rest: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(patch))
+    ((GUEST_TEXT as readonly string[]).includes(k) ? text : rest)[k] = v;
+  return { text: text as ReservationPatch, rest: rest as ReservationPatch };
+}
+
 /**
- * The last write of a PATCH that wrote a customer: connect that customer (PATCH /reservations/{id},
- * handler-update.ts). The PATCH was decided and checked on the reservation as it was (`decidedOn`: the
- * customer it showed then), and the customer is written: this completes it and is never refused. A
- * cancel, a status change or a POS lock landing since came after the PATCH, and a lock holds from then
- * on: none of them undoes it. Only a change of customer landing since (another PATCH, another process)
- * is later than ours and stands: nothing is connected, as if ours had been replaced right after. The
- * guest text moves to the customer's key as with any change of customer (withGuestText). Pure.
+ * The last write of a PATCH that wrote a customer for its inline details (PATCH /reservations/{id},
+ * handler-update.ts): connect that customer, with the guest text the PATCH sets (`text`), so the text
+ * is sealed with that customer's key as it would have been in one event, never written in clear or in
+ * the box of the customer it replaces. The PATCH was decided and checked on the reservation as it was
+ * (`decidedOn`: the customer it showed then) and the customer is written: this completes it and is
+ * never refused. A cancel, a status change or a POS lock landing since came after the PATCH, and a lock
+ * holds from then on: none of them undoes it. Only a change of customer landing since (another
+ * PATCH, another process) is later than ours and stands: the text is set and nobody is connected, as if
+ * ours had been replaced right after. The reservation's other guest text moves to the customer's key as
+ * with any change of customer (withGuestText). Pure.
  */
 export function decideLinkCustomer(
   r: ReservationSnapshot,
   decidedOn: string | null,
   customerId: string,
+  text: ReservationPatch,
   actor: ActorKind,
   at: string,
 ): NewEvent[] {
-  if (r.customer_id === customerId || r.customer_id !== decidedOn) return [];
-  return updated(r, withGuestText(r, diffPatch(r, { customer_id: customerId })), actor, at);
+  const connects = r.customer_id === decidedOn && r.customer_id !== customerId;
+  const patch = connects ? { ...text, customer_id: customerId } : text;
+  return updated(r, withGuestText(r, diffPatch(r, patch)), actor, at);
 }
 
 /** The POS sets or clears its service lock: the fields the partner API may no longer change. */

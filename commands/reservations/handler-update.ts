@@ -11,9 +11,10 @@
 //      within this one the commands of a reservation queue), drop our move and start again from 1
 //      with the new state. No customer was written yet, so a refusal then leaves none behind;
 //   4. the reservation's change has landed: write the customer (update the linked one, or find or
-//      create one for inline details), then connect it (decideLinkCustomer: never refused; only a
-//      change of customer landing since stands instead). Until then the request could be refused
-//      anywhere and nothing of the customer's was written; from then on nothing refuses it;
+//      create one for inline details), then connect it with the guest text the request sets, sealed
+//      with its key (decideLinkCustomer: never refused; only a change of customer landing since
+//      stands instead). Until then the request could be refused anywhere and nothing of the
+//      customer's was written; from then on nothing refuses it;
 //   5. confirm the move (SeatingMoveConfirmed: its seating replaces the old one that day); a move to
 //      another day then releases the old day; an old external_id is released.
 //   A refusal in 3 drops the pending move (SeatingMoveDropped): nothing was given up, so nothing
@@ -46,6 +47,7 @@ import {
   type Exemptions,
   moveTimeLimits,
   type ReservationPatch,
+  splitGuestText,
 } from './decide-update';
 import { assertDiscountApplies } from './discount-rules';
 import { type ReservationSnapshot, type ReservationSource, reservationStream } from './events';
@@ -243,12 +245,15 @@ async function attemptUpdate(
   // 3: the external_id, then the reservation with the revision everything was decided on. No customer
   // is written before it lands: overtaken by another process here, the request starts again, and may
   // then be refused, with nothing of the customer's written.
+  // A customer to find or create for inline details: the guest text the PATCH sets goes with its
+  // connection (4), sealed with that customer's key as in one event (decideLinkCustomer).
+  const customerText = customerChange.kind === 'create' ? splitGuestText(patch) : { text: {}, rest: patch };
   let claimed = false;
   let outcome: Awaited<ReturnType<typeof appendUpdate>>;
   try {
     if (req.external_id && req.external_id !== r.external_id)
       claimed = (await claimExternalId(deps, restaurant._id, req.external_id, id, meta)).taken;
-    outcome = await appendUpdate(deps, r, patch, loaded.revision, rmeta, now);
+    outcome = await appendUpdate(deps, r, customerText.rest, loaded.revision, rmeta, now);
   } catch (err) {
     // Refused or overtaken (the update then starts again from the new state): nothing of ours stays.
     // Any other error leaves the outcome unknown; the repair job settles it from the streams.
@@ -274,7 +279,13 @@ async function attemptUpdate(
   if (written.customerId !== undefined)
     position = maxPosition(
       position,
-      await linkCustomer(deps, id, written.customerId, outcome.state.r?.customer_id ?? null, rmeta, now),
+      await linkCustomer(deps, id, {
+        customerId: written.customerId,
+        decidedOn: outcome.state.r?.customer_id ?? null,
+        text: customerText.text,
+        meta: rmeta,
+        now,
+      }),
     );
   position = maxPosition(position, outcome.position);
   const after = outcome.state.r as ReservationSnapshot;
@@ -446,17 +457,21 @@ async function appendUpdate(
 }
 
 /**
- * Connects the customer a PATCH wrote (decideLinkCustomer): the PATCH was decided on the reservation
- * showing `decidedOn`, and is completed whatever else landed since, unless a change of customer did.
- * Another process appending meanwhile only makes it read the reservation again.
+ * Connects the customer a PATCH wrote, with the guest text it sets (decideLinkCustomer): the PATCH
+ * was decided on the reservation showing `decidedOn`, and is completed whatever else landed since,
+ * unless a change of customer did. Another process appending meanwhile only makes it read the
+ * reservation again.
  */
 async function linkCustomer(
   deps: WriteDeps,
   id: string,
-  customerId: string,
-  decidedOn: string | null,
-  meta: CommandMeta,
-  now: Date,
+  link: {
+    customerId: string;
+    decidedOn: string | null;
+    text: ReservationPatch;
+    meta: CommandMeta;
+    now: Date;
+  },
 ): Promise<bigint | null> {
   for (let attempt = 1; ; attempt++) {
     const loaded = await loadStream<ReservationState>(
@@ -467,10 +482,10 @@ async function linkCustomer(
     );
     const r = loaded.state.r;
     if (!r) return null;
-    const events = decideLinkCustomer(r, decidedOn, customerId, 'PARTNER', now.toISOString()).map((e) => ({
-      ...e,
-      metadata: { ...meta, ...e.metadata },
-    }));
+    const at = link.now.toISOString();
+    const events = decideLinkCustomer(r, link.decidedOn, link.customerId, link.text, 'PARTNER', at).map(
+      (e) => ({ ...e, metadata: { ...link.meta, ...e.metadata } }),
+    );
     if (events.length === 0) return null;
     try {
       return (await deps.events.append(reservationStream(id), events, loaded.revision)).position;

@@ -72,4 +72,37 @@ async function patch(svc: TestService, id: string, body: Record<string, unknown>
   assert.is(res.status, 200, res.text);
 }
 
+t(
+  "text a PATCH sets with the customer it creates for inline details is sealed with that customer's key",
+  async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'couvert-erasure-inline-'));
+    const svc = await start(dataDir);
+    try {
+      const made = await create(svc, {});
+      assert.is(made.status, 201, made.text);
+      const id = made.body.data.id as string;
+      // The customer is written after the reservation's other changes (the tags) and connected with the
+      // text: one box, the new customer's (docs/RESERVATIONS.md, "Order of writes").
+      const res = await svc.api('PATCH', `/reservations/${id}`, {
+        token: TOKENS.full,
+        body: {
+          tags: ['vip'],
+          allergies: 'D wrote: QQsesame',
+          customer: { name: 'Dora Qqdora', email: 'dora@example.test' },
+        },
+      });
+      assert.is(res.status, 200, res.text);
+      assert.equal([res.body.data.allergies, res.body.data.tags], ['D wrote: QQsesame', ['vip']]);
+      await cli(svc, 'audit erase', { customer: res.body.data.customer.id });
+      const stored = [];
+      for await (const e of svc.rt.events.readAll()) stored.push(e);
+      for (const e of stored.filter((e) => e.stream === `reservation-${id}`))
+        assert.not.match(JSON.stringify(e.data), /QQsesame|Qqdora/, `${e.type}, read after the erasure`);
+    } finally {
+      await svc.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  },
+);
+
 t.run();

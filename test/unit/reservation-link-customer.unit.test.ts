@@ -1,10 +1,15 @@
-// decideLinkCustomer: the last write of a PATCH that wrote a customer connects it whatever landed since
-// (a cancel, a POS lock), except a change of customer, which is later than ours and stands.
+// decideLinkCustomer: the last write of a PATCH that wrote a customer connects it, with the guest text
+// the PATCH sets, whatever landed since (a cancel, a POS lock), except a change of customer, which is
+// later than ours and stands (the text is still set).
 import fc from 'fast-check';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { type CreateInput, decideCreate } from '../../commands/reservations/decide-create';
-import { decideLinkCustomer, LOCKABLE_FIELDS } from '../../commands/reservations/decide-update';
+import {
+  decideLinkCustomer,
+  LOCKABLE_FIELDS,
+  splitGuestText,
+} from '../../commands/reservations/decide-update';
 import { RESERVATION_STATUSES, type ReservationSnapshot } from '../../commands/reservations/events';
 import { evolveReservation, initialReservation } from '../../commands/reservations/evolve';
 import type { RecordedEvent } from '../../src/ports/event-store';
@@ -73,20 +78,23 @@ test('connects the customer unless it is already connected or another change of 
       fc.constantFrom(...CUSTOMERS),
       fc.constantFrom(...CUSTOMERS),
       fc.constantFrom('cus_a', 'cus_new'),
-      (status, locked, shown, decidedOn, customerId) => {
+      fc.constantFrom({}, { allergies: 'sesame' }, { allergies: 'peanuts' }),
+      (status, locked, shown, decidedOn, customerId, text) => {
         const r = snapshot({ status, locked_fields: locked, customer_id: shown });
-        const events = decideLinkCustomer(r, decidedOn, customerId, 'PARTNER', AT);
+        const events = decideLinkCustomer(r, decidedOn, customerId, text, 'PARTNER', AT);
         const connects = shown === decidedOn && shown !== customerId;
-        assert.is(events.length, connects ? 1 : 0);
-        if (!connects) return;
+        const setsText = text.allergies === 'sesame';
+        assert.is(events.length, connects || setsText ? 1 : 0);
+        if (events.length === 0) return;
         const data = events[0]?.data as {
           changes: Record<string, unknown>;
           previous: Record<string, unknown>;
         };
-        assert.is(data.changes.customer_id, customerId);
-        assert.is(data.previous.customer_id, shown);
-        // The guest text goes to the new customer's key, as with any change of customer.
-        assert.is(data.changes.allergies, 'peanuts');
+        assert.equal(data.changes.customer_id, connects ? customerId : undefined);
+        assert.equal(data.previous.customer_id, connects ? shown : undefined);
+        // The text the PATCH sets goes with the connection (sealed with the new customer's key), and
+        // the text already there is restated under it, as with any change of customer.
+        assert.is(data.changes.allergies, setsText ? 'sesame' : 'peanuts');
       },
     ),
   );
@@ -94,9 +102,23 @@ test('connects the customer unless it is already connected or another change of 
 
 test('a cancel and a POS lock on the customer landing after the PATCH was decided do not refuse it', () => {
   const r = snapshot({ status: 'CANCELED_BY_RESTAURANT', locked_fields: ['customer'], customer_id: null });
-  const [e] = decideLinkCustomer(r, null, 'cus_new', 'PARTNER', AT);
+  const [e] = decideLinkCustomer(r, null, 'cus_new', {}, 'PARTNER', AT);
   assert.is(e?.type, 'ReservationUpdated');
-  assert.equal(decideLinkCustomer({ ...r, customer_id: 'cus_other' }, null, 'cus_new', 'PARTNER', AT), []);
+  assert.equal(
+    decideLinkCustomer({ ...r, customer_id: 'cus_other' }, null, 'cus_new', {}, 'PARTNER', AT),
+    [],
+  );
+});
+
+test('splitGuestText: the text a patch sets apart from the rest', () => {
+  const { text, rest } = splitGuestText({
+    allergies: 'nuts',
+    metadata: { a: 1 },
+    tags: ['vip'],
+    custom_message: null,
+  });
+  assert.equal(text, { allergies: 'nuts', metadata: { a: 1 }, custom_message: null });
+  assert.equal(rest, { tags: ['vip'] });
 });
 
 test.run();

@@ -232,4 +232,37 @@ t(
   },
 );
 
+t(
+  'POST: the customer inline details matched, deleted by the CLI before it is updated: matched again, 201',
+  async ({ svc }) => {
+    const first = await create(svc, {
+      start_at: at('15', '19:00'),
+      customer: { name: 'First Visit', email: 'twice.here@example.com', on_match: 'create_new' },
+    });
+    const gone = first.body.data.customer.id as string;
+    const rt = withHook(
+      svc.rt,
+      (s) => s === `customer-${gone}`,
+      () => cli(svc, ['customers', 'delete', '--id', gone]),
+    );
+    const out = await createReservation(
+      rt,
+      restaurant,
+      {
+        start_at: at('15', '20:00'),
+        party_size: 2,
+        customer: { name: 'Second Visit', email: 'twice.here@example.com', on_match: 'update' },
+      },
+      meta,
+    );
+    const now = await reservation(svc, out.reservationId);
+    // Not 404 for a customer the caller never named: the details found nobody then, and made one.
+    assert.ok(now.customer && now.customer.id !== gone, JSON.stringify(now.customer));
+    assert.equal(
+      (await customersWithEmail(svc, 'twice.here@example.com')).map((c) => [c.id, c.name]),
+      [[now.customer.id, 'Second Visit']],
+    );
+  },
+);
+
 t.run();

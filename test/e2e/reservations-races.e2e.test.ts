@@ -181,7 +181,7 @@ t(
 );
 
 t(
-  'update: an overtaken PATCH that creates the customer does not create a second one when it starts again',
+  'update: a PATCH that creates the customer, overtaken as it connects it, reads the reservation again: one customer',
   async ({ svc }) => {
     const r = (await create(svc, { start_at: at('24', '19:00') })).body.data;
     const rt = withHook(

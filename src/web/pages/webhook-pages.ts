@@ -157,7 +157,7 @@ export function endpointsPage(
     <div><dt>Owned by</dt><dd>${o.keyNames.get(e.credential_id) ?? e.owner}</dd></div>
     <div><dt>Created</dt><dd>${when(e.created_at, c.restaurant.timezone)}</dd></div>
   </dl>
-  <a class="button secondary" href="${endpointPath(e._id, c.restaurant.id)}" aria-label="Manage ${e.url}">Manage and deliveries</a>
+  <a class="button secondary" href="${endpointPath(e._id, c.restaurant.id)}" aria-label="Manage and deliveries: ${e.url}">Manage and deliveries</a>
 </li>`,
       )}</ul>`
     : html`<p class="empty">${c.restaurant.name} has no webhook endpoint.</p>`;

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { assertAccessible, assertAccessibleAtBothWidths } from '../helpers/a11y';
 import { browserAvailable, clickToLoad, launchChromium, titleOnceLoaded } from '../helpers/browser';
 import {
   authorizeQuery,
@@ -105,8 +106,10 @@ const started = Date.now();
 async function shoot(page: Page, name: string) {
   if (process.env.DEBUG_TIMES) console.log(name, Date.now() - started);
   await page.screenshot({ path: join(shots, `dashboard-${name}-desktop.png`), fullPage: true });
+  await assertAccessible(page, name);
   await page.setViewportSize({ width: 390, height: 844 });
   await page.screenshot({ path: join(shots, `dashboard-${name}-phone.png`), fullPage: true });
+  await assertAccessible(page, name);
   await page.setViewportSize({ width: 1280, height: 800 });
 }
 
@@ -418,6 +421,7 @@ test('tenancy: another restaurant’s ids in URLs and forms answer 404 and chang
       assert.is(res?.status(), 404, path);
       assert.is(await page.title(), 'Page not found · Couvert', path);
     }
+    await assertAccessibleAtBothWidths(page, 'the 404 page');
     // A form of the page with another restaurant's ids typed in.
     await page.goto(`${svc.url}/dashboard/api-keys?restaurant=rest_demo`);
     const csrf = (await page.locator('input[name=csrf_token]').first().getAttribute('value')) as string;
@@ -469,6 +473,7 @@ test('tenancy: another restaurant’s ids in URLs and forms answer 404 and chang
     const page3 = await context3.newPage();
     await signInAs(page3, svc.url, 'viewer@demo.test');
     assert.is(await page3.title(), 'No restaurant · Couvert');
+    await assertAccessibleAtBothWidths(page3, 'no restaurant');
     // Nobody signed in: every page goes to the sign-in page, every action changes nothing.
     const anon = await browser.newContext({ javaScriptEnabled: false });
     const res = await anon.request.post(`${svc.url}/dashboard/api-keys/revoke`, {

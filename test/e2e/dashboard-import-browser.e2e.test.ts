@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { assertAccessibleAtBothWidths } from '../helpers/a11y';
 import { browserAvailable, clickToLoad, launchChromium, titleOnceLoaded } from '../helpers/browser';
 import { failAppendAt } from '../helpers/hooked-events';
 import { oauthBootstrap, PASSWORD } from '../helpers/oauth';
@@ -50,6 +51,7 @@ test('a file whose every row has errors: said so, no import offered', async ({ s
     await upload(page, svc.url, 'bad.csv', 'name,email\n,not-an-email\n');
     assert.match(await titleOnceLoaded(page, /^Check the file/), /^Check the file/);
     await page.screenshot({ path: join(shots, 'import-all-faulty-phone.png'), fullPage: true });
+    await assertAccessibleAtBothWidths(page, 'import preview, every row faulty');
     const alert = (await page.getByRole('alert').innerText()).trim();
     assert.match(alert, /The first row has errors/);
     assert.not.match(alert, /other rows/, alert);
@@ -93,6 +95,7 @@ test("a stopped import's Finish form, sent another file, says why next to the fi
     });
     await clickToLoad(page, page.getByRole('button', { name: 'Finish the import' }));
     await page.screenshot({ path: join(shots, 'import-resume-refused-phone.png'), fullPage: true });
+    await assertAccessibleAtBothWidths(page, 'stopped import, Finish refused');
     // The reason is in the Finish card, just above the input, and the input names it.
     const card = page.locator('section[aria-labelledby="finish"]');
     assert.is(await card.getByRole('alert').count(), 1, 'the refusal is in the Finish card');

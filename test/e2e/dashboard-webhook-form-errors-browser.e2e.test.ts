@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { assertAccessibleAtBothWidths } from '../helpers/a11y';
 import { browserAvailable, clickToLoad, signedInPage } from '../helpers/browser';
 import { oauthBootstrap } from '../helpers/oauth';
 import { startTestService, type TestService } from '../helpers/service';
@@ -122,6 +123,7 @@ for (const javaScriptEnabled of [false, true]) {
       assert.equal([f.id, f.invalid], ['new-url', 'true']);
       assert.match(f.description, /^The URL must be an https:\/\/ URL\. HTTPS, reachable/);
       assert.ok(said[0]?.inView, 'the URL’s reason is on the screen the focus brought');
+      await assertAccessibleAtBothWidths(page, 'new endpoint refused (URL, headers)');
       if (!javaScriptEnabled)
         await page.screenshot({ path: join(shots, 'dashboard-15-endpoint-refused-phone.png') });
       assert.is(
@@ -155,6 +157,7 @@ for (const javaScriptEnabled of [false, true]) {
       assert.ok(await page.getByLabel('Only these:').isChecked(), 'the choice is kept');
       assert.ok(events[0]?.inView);
       assert.is(await page.locator('#new-url').inputValue(), 'https://hooks.example.test/fine');
+      await assertAccessibleAtBothWidths(page, 'new endpoint refused (no event)');
     } finally {
       await browser.close();
     }
@@ -183,6 +186,7 @@ test('edit: the reason stands in the edit form, below the deliveries, next to th
     assert.ok(said[0]?.inView);
     assert.is(await page.locator('#edit-url').inputValue(), 'https://10.0.0.1/hook');
     assert.is(await page.locator('#edit-description').inputValue(), 'Kept as typed');
+    await assertAccessibleAtBothWidths(page, 'endpoint edit refused');
     // Nothing was saved.
     const saved = await svc.api('GET', '/webhook-endpoints/we_0', {
       token: 'couvert_pk_form_errors_front_0123456789abcdefghijklmnopq',
@@ -215,6 +219,7 @@ test('a refused test: said next to Send a test, which has the focus', async ({ s
     assert.equal([f.tag, f.form], ['button', '/dashboard/webhooks/we_6/test']);
     assert.match(f.description, /credential is revoked/);
     assert.ok(said[0]?.inView);
+    await assertAccessibleAtBothWidths(page, 'test delivery refused');
   } finally {
     await browser.close();
   }
@@ -235,6 +240,7 @@ test('the API key form, refused, focuses what it is about (as the webhook forms 
     assert.is(f.description, said[0]?.text);
     assert.ok(said[0]?.inView);
     assert.is(await page.locator('#key-name').inputValue(), 'Kept name');
+    await assertAccessibleAtBothWidths(page, 'API key refused');
   } finally {
     await browser.close();
   }
@@ -246,6 +252,7 @@ test('API keys of a restaurant with none: no note about when keys were last used
     const main = await page.locator('main').innerText();
     assert.match(main, /Chez Deux has no API key\./);
     assert.not.match(main, /Last used/, 'nothing is used: the note about it only puzzles');
+    await assertAccessibleAtBothWidths(page, 'API keys, none yet');
     assert.match(main, /Applications connected through OAuth are under Connected applications\./);
     await page.goto(`${svc.url}/dashboard/api-keys?restaurant=rest_demo`);
     assert.match(await page.locator('main').innerText(), /“Last used” is recorded at most once an hour/);

@@ -10,6 +10,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FixedClock } from '../../src/core/clock';
 import { seedInsightsDemo } from '../../src/insights-demo';
+import { assertAccessible } from '../helpers/a11y';
 import { browserAvailable, clickToLoad, launchChromium } from '../helpers/browser';
 import { expectedInsights, INSIGHTS_NOW, INSIGHTS_SEED } from '../helpers/insights';
 import { oauthBootstrap, PASSWORD } from '../helpers/oauth';
@@ -68,6 +69,7 @@ async function shoot(page: Page, name: string) {
   ] as const) {
     await page.setViewportSize({ width, height });
     await page.screenshot({ path: join(shots, `dashboard-insights-${name}-${kind}.png`), fullPage: true });
+    await assertAccessible(page, `Insights ${name}`);
     const overflow = (await page.evaluate(
       'document.documentElement.scrollWidth - window.innerWidth',
     )) as number;

@@ -11,6 +11,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FixedClock } from '../../src/core/clock';
 import { seedInsightsDemo } from '../../src/insights-demo';
+import { assertAccessible } from '../helpers/a11y';
 import { browserAvailable, clickToLoad, HANG_MS, launchChromium } from '../helpers/browser';
 import { asPercent, expectedInsights, INSIGHTS_NOW, INSIGHTS_SEED } from '../helpers/insights';
 import { oauthBootstrap, PASSWORD } from '../helpers/oauth';
@@ -54,8 +55,10 @@ async function shoot(page: Page, name: string) {
   mkdirSync(shots, { recursive: true });
   await page.setViewportSize({ width: 1280, height: 800 });
   await page.screenshot({ path: join(shots, `dashboard-insights${name}-desktop.png`), fullPage: true });
+  await assertAccessible(page, `Insights${name}`);
   await page.setViewportSize({ width: 390, height: 844 });
   await page.screenshot({ path: join(shots, `dashboard-insights${name}-phone.png`), fullPage: true });
+  await assertAccessible(page, `Insights${name}`);
   const overflow = (await page.evaluate(
     'document.documentElement.scrollWidth - window.innerWidth',
   )) as number;

@@ -13,6 +13,7 @@ import escapeHtml from 'escape-html';
 import * as oauth from 'oauth4webapi';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { assertAccessible, assertAccessibleAtBothWidths } from '../helpers/a11y';
 import { browserAvailable, clickToLoad, launchChromium } from '../helpers/browser';
 import { oauthBootstrap, PASSWORD, SECRETS } from '../helpers/oauth';
 import { startTestService, type TestService } from '../helpers/service';
@@ -136,10 +137,23 @@ test('sign in, choose, allow; exchange with oauth4webapi; disconnect on the dash
     const shoot = async (name: string) => {
       await headingsInOrder();
       await page.screenshot({ path: join(shots, `oauth-${name}-desktop.png`), fullPage: true });
+      await assertAccessible(page, name);
       await page.setViewportSize({ width: 390, height: 844 });
       await page.screenshot({ path: join(shots, `oauth-${name}-phone.png`), fullPage: true });
+      await assertAccessible(page, name);
       await page.setViewportSize({ width: 1280, height: 800 });
     };
+
+    // A link no application could have made: the error page, not a redirect (in a page of its own:
+    // its 400 is the console error the watch above would count).
+    const unknown = new URL(url);
+    unknown.searchParams.set('client_id', 'app_nobody');
+    const errorPage = await context.newPage();
+    await errorPage.goto(unknown.toString());
+    assert.is(await errorPage.title(), 'This connection cannot be made · Couvert');
+    await errorPage.screenshot({ path: join(shots, 'oauth-0-error-desktop.png'), fullPage: true });
+    await assertAccessibleAtBothWidths(errorPage, 'the OAuth error page');
+    await errorPage.close();
 
     await page.goto(url.toString());
     assert.is(await page.title(), 'Sign in · Couvert');

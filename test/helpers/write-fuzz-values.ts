@@ -75,6 +75,60 @@ function stringsFor(s: JsonSchema | undefined, current: string): string[] {
   return out.filter((v) => v !== current);
 }
 
+/** Phone numbers as people and telephony systems write them. */
+const PHONES = [
+  '+33 6 12 34 56 78',
+  '0033612345678',
+  '06.12.34.56.78',
+  '06-12-34-56-78',
+  '+33 (0)6 12 34 56 78',
+  '(06) 12 34 56 78',
+  '06 12 34 56 06 ext. 12',
+  '+33612345606;ext=12',
+  '+33 6 12 34 56 06 x12',
+  '+1 202-555-0143',
+  '+1 (415) 555-2671',
+  '+44 7700 900123',
+  '+447700900123',
+  '+49 30 901820',
+  '+212 6 61 23 45 67',
+  '+852 5123 4567',
+  '+33 1 23 45 67 89',
+  '01 23 45 67 89',
+  '+33612345678\u200e',
+  '\u202d+33612345678\u202c',
+  '+３３６１２３４５６７８',
+  '٠٦١٢٣٤٥٦٧٨',
+  'tel:+33612345678',
+  '+33 6 12 34 56 78 ',
+  '+999 123',
+];
+
+/** Addresses as partners' forms send them. */
+const EMAILS = [
+  'Jean.Dupont@Example.COM',
+  'jean+resto@example.com',
+  'jean@bücher.example',
+  'jean@xn--bcher-kva.example',
+  'jean@BÜCHER.example',
+  'jéan@example.com',
+  '"jean dupont"@example.com',
+  'jean@example.com.',
+  ' jean@example.com',
+  'jean@example.com ',
+  'jean..dupont@example.com',
+  'jean@sub.domain.example.co.uk',
+  'j@e.co',
+  `${'j'.repeat(64)}@example.com`,
+  `jean@${'d'.repeat(63)}.example`,
+  'jean@[127.0.0.1]',
+  'jean@localhost',
+  'JEAN@EXAMPLE.COM',
+  'ǆ@example.com',
+  'İstanbul@example.com',
+  'straße@example.com',
+];
+
 const DATE_TIMES = [
   // The autumn change in Paris (25 October 2026): 02:00-03:00 happens twice.
   '2026-10-25T02:30:00+02:00',
@@ -188,6 +242,10 @@ export function mutations(base: Record<string, unknown>, json: JsonSchema): fc.A
     if (typeof v === 'string') {
       const strings = stringsFor(schema, v);
       choices.push(fc.constantFrom(...strings).map((s) => set(s, describe(s))));
+      const enums = schemasAt(json, leaf.path).flatMap((x) => (Array.isArray(x.enum) ? x.enum : []));
+      if (enums.length) choices.push(fc.constantFrom(...enums).map((e) => set(e)));
+      if (/phone/.test(name)) choices.push(fc.constantFrom(...PHONES).map((p) => set(p)));
+      if (/email/.test(name)) choices.push(fc.constantFrom(...EMAILS).map((e) => set(e)));
       if (schema?.format === 'date-time' || /_at$/.test(name))
         choices.push(fc.constantFrom(...DATE_TIMES).map((d) => set(d)));
     } else if (typeof v === 'number') {

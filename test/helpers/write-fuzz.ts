@@ -75,15 +75,25 @@ export interface Ctx {
 type Json = any;
 
 const PARIS_SUMMER_END = Date.parse('2026-10-25T01:00:00Z');
+const PARIS_SUMMER_2027 = Date.parse('2027-03-28T01:00:00Z');
 
 /** A bookable dinner (or late) slot `day` days after 3 June 2026, with Paris's offset that day. */
 function slot(day: number, at: number): string {
-  const date = new Date(Date.UTC(2026, 5, 3 + (day % 240)));
+  // Every fifth slot falls around a change of Paris's offset (25 October 2026, 28 March 2027).
+  const around = ['2026-10-24', '2026-10-25', '2026-10-26', '2027-03-27', '2027-03-28'];
+  const date =
+    day % 5 === 0
+      ? new Date(`${around[(day / 5) % around.length]}T00:00:00Z`)
+      : new Date(Date.UTC(2026, 5, 3 + (day % 240)));
   const ymd = date.toISOString().slice(0, 10);
-  const times = ['19:00', '19:15', '19:30', '19:45', '20:00', '20:15', '20:30', '23:00', '23:30'];
+  const times = ['19:00', '19:15', '19:30', '19:45', '20:00', '20:15', '20:30', '23:00', '23:30', '00:00'];
   const hm = times[at % times.length] as string;
-  const offset = Date.parse(`${ymd}T${hm}:00+02:00`) < PARIS_SUMMER_END ? '+02:00' : '+01:00';
-  return `${ymd}T${hm}:00${offset}`;
+  // 00:00 is the late shift's last slot: the next calendar day.
+  const on =
+    hm === '00:00' ? new Date(Date.parse(`${ymd}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10) : ymd;
+  const instant = Date.parse(`${on}T${hm}:00+01:00`);
+  const summer = instant < PARIS_SUMMER_END || instant >= PARIS_SUMMER_2027;
+  return `${on}T${hm}:00${summer ? '+02:00' : '+01:00'}`;
 }
 
 /** A known customer (by the step number), or undefined before there is one. */
@@ -128,9 +138,32 @@ function reservationBases(c: Ctx): Record<string, unknown>[] {
     },
     { party_size: 2, start_at: start, customer: null },
     ...matchingInline(c, start),
+    ...otherShifts(c),
     ...(c.customers.length
       ? [{ party_size: 3, start_at: start, customer: { id: c.customers[n % c.customers.length] } }]
       : []),
+  ];
+}
+
+/** The shifts with rules of their own: approval and a deposit (lunch), a charge (brunch), a room (tasting). */
+function otherShifts(c: Ctx): Record<string, unknown>[] {
+  const n = c.n;
+  const day = slot(n * 13 + 1, 0).slice(0, 10);
+  const offset = slot(n * 13 + 1, 0).slice(19);
+  const guest = { name: 'Deposit Guest', email: `dep.${n}@example.com` };
+  return [
+    { party_size: 6, start_at: `${day}T12:30:00${offset}`, customer: guest, total_amount_paid: 1200 },
+    { party_size: 2, start_at: `${day}T12:00:00${offset}`, customer: guest, discount_id: 'disc_1' },
+    { party_size: 3, start_at: `${day}T10:00:00${offset}`, customer: guest, send_payment_link: false },
+    { party_size: 2, start_at: `${day}T17:00:00${offset}`, room_id: 'room_terrace', customer: guest },
+    { party_size: 8, start_at: `${day}T19:30:00${offset}`, table_ids: ['tbl_8'], customer: null },
+    {
+      party_size: 2,
+      start_at: `${day}T20:00:00${offset}`,
+      bypass_availability: true,
+      initial_status: 'PENDING',
+      customer: null,
+    },
   ];
 }
 
@@ -433,7 +466,7 @@ async function runStep(c: Ctx, step: Step): Promise<void> {
     template: string,
     path: string,
     bases: Record<string, unknown>[],
-    before: (() => Promise<Json>) | null,
+    before: ((m: Mutated) => Promise<Json>) | null,
     after: (res: TestResponse, m: Mutated) => Promise<void>,
   ) => {
     const base = pickOf(bases, step.base) as Record<string, unknown>;
@@ -444,11 +477,12 @@ async function runStep(c: Ctx, step: Step): Promise<void> {
         ? { ...drawn, sent: { value: JSON.parse(JSON.stringify(drawn.sent.value)) } }
         : drawn;
     const label = `${method} ${path} with ${m.label}`;
-    const prior = before ? await before() : null;
+    const prior = before ? await before(m) : null;
     const res = await send(c, method, path, m.sent);
     if (res.status >= 500) throw new Error(`${label}: answered ${res.status}: ${res.text.slice(0, 300)}`);
     if (res.status < 300) {
       c.report.succeeded[step.op] = (c.report.succeeded[step.op] ?? 0) + 1;
+      if (process.env.WRITE_FUZZ_VERBOSE === '2') console.log(`${res.status} ${label}`.slice(0, 300));
       try {
         await after(res, m);
       } catch (err) {
@@ -466,7 +500,7 @@ async function runStep(c: Ctx, step: Step): Promise<void> {
           ),
         );
       if (before) {
-        const now = await before();
+        const now = await before(m);
         if (!isDeepStrictEqual(now, prior))
           throw new Error(
             `${label}: refused ${res.status} but changed the resource\n    before: ${short(prior)}\n    after:  ${short(now)}`,
@@ -476,12 +510,19 @@ async function runStep(c: Ctx, step: Step): Promise<void> {
   };
   switch (step.op) {
     case 'createReservation':
-      return write('POST', '/reservations', '/reservations', reservationBases(c), null, async (res, m) => {
-        const r = res.body.data;
-        c.reservations.push(r.id);
-        await checkReservationEcho(c, r, m.sent.value as Json, 'create');
-        await checkReservation(c, r);
-      });
+      return write(
+        'POST',
+        '/reservations',
+        '/reservations',
+        reservationBases(c),
+        (m) => witnesses(c, m, null),
+        async (res, m) => {
+          const r = res.body.data;
+          c.reservations.push(r.id);
+          await checkReservationEcho(c, r, m.sent.value as Json, 'create');
+          await checkReservation(c, r);
+        },
+      );
     case 'patchReservation': {
       const id = pickOf(c.reservations, step.pick);
       if (!id) return;
@@ -490,7 +531,10 @@ async function runStep(c: Ctx, step: Step): Promise<void> {
         '/reservations/{id}',
         `/reservations/${id}`,
         reservationPatchBases(c),
-        async () => (await get(c, `/reservations/${id}`)).data,
+        async (m) => {
+          const r = (await get(c, `/reservations/${id}`)).data;
+          return { r, around: await witnesses(c, m, r.customer?.id ?? null) };
+        },
         async (res, m) => {
           await checkReservationEcho(c, res.body.data, m.sent.value as Json, 'patch');
           await checkReservation(c, res.body.data);
@@ -515,13 +559,20 @@ async function runStep(c: Ctx, step: Step): Promise<void> {
       );
     }
     case 'createCustomer':
-      return write('POST', '/customers', '/customers', customerBases(c), null, async (res, m) => {
-        const d = res.body.data;
-        if (!c.customers.includes(d.id)) c.customers.push(d.id);
-        c.seenCustomers.add(d.id);
-        if (res.body.result !== 'matched') checkCustomerEcho(d, m.sent.value as Json);
-        await checkCustomer(c, d);
-      });
+      return write(
+        'POST',
+        '/customers',
+        '/customers',
+        customerBases(c),
+        (m) => witnesses(c, m, null),
+        async (res, m) => {
+          const d = res.body.data;
+          if (!c.customers.includes(d.id)) c.customers.push(d.id);
+          c.seenCustomers.add(d.id);
+          if (res.body.result !== 'matched') checkCustomerEcho(d, m.sent.value as Json);
+          await checkCustomer(c, d);
+        },
+      );
     case 'patchCustomer': {
       const id = pickOf(c.customers, step.pick);
       if (!id) return;
@@ -591,6 +642,30 @@ async function runStep(c: Ctx, step: Step): Promise<void> {
       );
     }
   }
+}
+
+/**
+ * What a refused write must leave as it was (spec: a rejected reservation creates or updates no
+ * customer): the customer a matching body names, the customer linked, and whoever the body's email
+ * or phone finds.
+ */
+async function witnesses(c: Ctx, m: Mutated, linked: string | null): Promise<Json> {
+  const body = m.sent.value as Json;
+  const out: Json = {};
+  const ids = [known(c)?.id, linked].filter(Boolean) as string[];
+  for (const id of ids) out[id] = (await c.svc.api('GET', `/customers/${id}`, { token: c.token })).body;
+  const sources = [body, body?.customer].filter((x) => x && typeof x === 'object');
+  for (const src of sources)
+    for (const [k, filter] of [
+      ['email', 'email'],
+      ['phone_number', 'phone'],
+    ] as const) {
+      const v = src[k];
+      if (typeof v !== 'string' || !v.trim()) continue;
+      const res = await c.svc.api('GET', `/customers?${filter}=${encodeURIComponent(v)}`, { token: c.token });
+      out[`${filter}=${v}`] = res.status === 200 ? res.body.data : res.status;
+    }
+  return out;
 }
 
 function same(actual: unknown, expected: unknown, where: string) {

@@ -24,6 +24,15 @@ export function lengthMessage(min: number | undefined, max: number | undefined):
   return `must be at least ${min} character${min === 1 ? '' : 's'}`;
 }
 
-/** Has a character other than whitespace (JavaScript's \s: the set String.prototype.trim removes). */
-export const NOT_BLANK = /\S/;
-export const BLANK_MESSAGE = 'must not be empty or only whitespace';
+/**
+ * Has a character that shows: not whitespace (JavaScript's \s, the set String.prototype.trim removes),
+ * not a control character, not an invisible formatting character (zero-width spaces and joiners,
+ * direction marks and overrides, soft hyphen, Hangul fillers, variation selectors, BOM) and not a
+ * combining mark alone. A name of NUL or of a zero-width space was stored and showed as nothing on
+ * every reservation. Written without the `u` flag, so it is the same pattern in openapi.json: an astral
+ * character is two code units outside the class, so it counts as showing.
+ */
+export const NOT_BLANK =
+  /[^\s\u0000-\u001f\u007f-\u009f\u00ad\u0300-\u036f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\u20d0-\u20ff\u3164\ufe00-\ufe0f\ufe20-\ufe2f\ufeff\uffa0\ufff0-\ufffb]/;
+export const BLANK_MESSAGE =
+  'must hold a visible character (not only whitespace, control or invisible formatting characters)';

@@ -31,7 +31,7 @@ const withNote = (description: string | undefined, note: string) =>
 
 /**
  * A string. `min`/`max` count characters (code points), not UTF-16 units. `notBlank` refuses a
- * value that is only whitespace; an accepted value is kept as sent (never trimmed).
+ * value with no visible character (NOT_BLANK); an accepted value is kept as sent (never trimmed).
  */
 export function str(
   o: Doc & { min?: number; max?: number; pattern?: RegExp; format?: string; notBlank?: boolean } = {},
@@ -56,7 +56,15 @@ export function str(
     ...(o.pattern ? { pattern: o.pattern.source } : o.notBlank ? { pattern: NOT_BLANK.source } : {}),
     ...(o.format ? { format: o.format } : {}),
     ...doc(
-      o.notBlank ? { ...o, description: withNote(o.description, 'Not only whitespace; kept as sent') } : o,
+      o.notBlank
+        ? {
+            ...o,
+            description: withNote(
+              o.description,
+              'Holds a visible character (not only whitespace, control or invisible formatting characters); kept as sent',
+            ),
+          }
+        : o,
     ),
   });
 }

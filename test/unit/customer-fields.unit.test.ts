@@ -89,6 +89,16 @@ t('a name that is only whitespace is refused on the write side too', () => {
   assert.equal(checkBounds({ name: ' Ada ' }), []);
 });
 
+t('a name of only control or invisible characters is refused on the write side too', () => {
+  for (const name of ['\u0000', '\u200b', '\u2060\u200e', '\u0301', '\u3164', ' \u0007 '])
+    assert.equal(
+      checkBounds({ name }).map((i) => `${i.path}:${i.code}`),
+      ['name:invalid_format'],
+      JSON.stringify(name),
+    );
+  assert.equal(checkBounds({ name: '\u200bAda' }), []);
+});
+
 t('null is a value for the clearable fields, and every faulty field is reported', () => {
   assert.equal(checkBounds({ email: null, phone_number: null, external_id: null, note: null }), []);
   assert.equal(paths(checkBounds({ name: '', email: 'nope', lang: 'XX' })), ['name', 'email', 'lang']);

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ApiError } from '../../src/core/errors';
-import { charCount } from '../../src/core/text';
+import { charCount, NOT_BLANK } from '../../src/core/text';
 import {
   arr,
   date,
@@ -170,9 +170,60 @@ test('names that are only whitespace are refused, and kept as sent otherwise', (
     type: 'string',
     minLength: 1,
     maxLength: 200,
-    pattern: '\\S',
-    description: 'Not only whitespace; kept as sent',
+    pattern: NOT_BLANK.source,
+    description:
+      'Holds a visible character (not only whitespace, control or invisible formatting characters); kept as sent',
   });
+});
+
+/** Characters that show nothing on their own: controls, invisible formatting, lone combining marks. */
+const INVISIBLE = [
+  '\u0000',
+  '\u0007',
+  '\u001b',
+  '\u007f',
+  '\u0085',
+  '\u00ad',
+  '\u0301',
+  '\u034f',
+  '\u061c',
+  '\u115f',
+  '\u180e',
+  '\u200b',
+  '\u200c',
+  '\u200d',
+  '\u200e',
+  '\u200f',
+  '\u202a',
+  '\u202e',
+  '\u2060',
+  '\u2066',
+  '\u20dd',
+  '\u3164',
+  '\ufe0f',
+  '\ufeff',
+  '\uffa0',
+];
+
+test('names made only of control or invisible characters are refused as blank (write fuzzer: NUL and ZWSP names were stored)', () => {
+  for (const v of INVISIBLE) assert.not.ok(lengthOk(v), JSON.stringify(v));
+  fc.assert(
+    fc.property(
+      fc.array(fc.constantFrom(...INVISIBLE, ' ', '\t', '\u00a0'), { minLength: 1, maxLength: 20 }),
+      fc.constantFrom('A', 'é', '山', '😀', 'ß', '7', '-'),
+      fc.nat(),
+      (blank, visible, at) => {
+        assert.not.ok(lengthOk(blank.join('')), JSON.stringify(blank.join('')));
+        const i = at % (blank.length + 1);
+        const name = [...blank.slice(0, i), visible, ...blank.slice(i)].join('');
+        // A visible character anywhere makes a name, kept as sent.
+        assert.ok(lengthOk(name), JSON.stringify(name));
+      },
+    ),
+    { seed: 20261128, numRuns: 500 },
+  );
+  for (const v of ['e\u0301', '\u200bAda', 'Zoë', 'محمد', '\u202eAda\u202c'])
+    assert.ok(lengthOk(v), JSON.stringify(v));
 });
 
 test('date-times and dates go through the strict parser', () => {

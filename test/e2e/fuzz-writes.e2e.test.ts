@@ -4,6 +4,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { allRoutes } from '../../src/http/routes/index';
+import { MANAGER, managerSession } from '../helpers/fuzz-service';
 import { TEMPLATES } from '../helpers/missed-calls';
 import {
   type ReservationService,
@@ -15,18 +16,28 @@ import { publisherQuiet, type Receiver, startReceiver } from '../helpers/webhook
 import { CUSTOMER_FIELDS, runWriteFuzz, stepsFor } from '../helpers/write-fuzz';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261128);
-const STEPS = Number(process.env.WRITE_FUZZ_STEPS ?? 300);
+const STEPS = Number(process.env.WRITE_FUZZ_STEPS ?? 250);
+
+/** The restaurant's manager, whose dashboard pages are read once the writes are done. */
+function withManager(bootstrap: ReturnType<typeof reservationBootstrap>) {
+  return {
+    ...bootstrap,
+    users: [{ ...MANAGER, restaurants: [{ id: 'rest_demo', manage_integrations: true }] }],
+  };
+}
 
 const t = suite<{ svc: ReservationService; rx: Receiver }>('fuzz writes', {} as never);
 t.before(async (ctx) => {
   ctx.rx = await startReceiver();
   ctx.svc = await startReservationService({
-    bootstrap: reservationBootstrap({
-      customer_fields: CUSTOMER_FIELDS,
-      features: ['MISSED_CALLS'],
-      message_templates: TEMPLATES,
-      booking_url: 'https://le-demo.example/book',
-    }),
+    bootstrap: withManager(
+      reservationBootstrap({
+        customer_fields: CUSTOMER_FIELDS,
+        features: ['MISSED_CALLS'],
+        message_templates: TEMPLATES,
+        booking_url: 'https://le-demo.example/book',
+      }),
+    ),
     env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', ROLES: 'api,projector,webhooks' },
   });
 });
@@ -42,11 +53,20 @@ t(`${STEPS} writes from valid bodies: each read back, listed and synced as answe
     body: { url: rx.url('/all'), enabled_events: ['*'] },
   });
   assert.is(all.status, 201, all.text);
+  const session = await managerSession(svc);
   const report = await runWriteFuzz(svc, {
     token: TOKENS.full,
     routes: allRoutes(svc.rt),
     receiverUrl: rx.url('').replace(/\/$/, ''),
     steps: stepsFor(STEPS, SEED),
+    watched: [all.body.data.id],
+    page: async (path) => {
+      const res = await fetch(`${svc.url}${path}`, {
+        headers: { cookie: session.cookie },
+        redirect: 'manual',
+      });
+      return { status: res.status, text: await res.text() };
+    },
     delivered: async () => {
       await publisherQuiet(svc.rt, svc.webhooks);
       return rx.for('/all').map((r) => r.json);

@@ -15,7 +15,7 @@ import {
 } from './reservations';
 
 /** The manager the fuzzer signs in as (the pages' requests carry their session). */
-const MANAGER = { email: 'fuzz-manager@demo.test', password: 'fuzz manager password 0123' };
+export const MANAGER = { email: 'fuzz-manager@demo.test', password: 'fuzz manager password 0123' };
 
 export async function startFuzzTarget(): Promise<ReservationService> {
   return startReservationService({
@@ -27,7 +27,7 @@ export async function startFuzzTarget(): Promise<ReservationService> {
 }
 
 /** A session signed in as the manager, through the sign-in page as a browser does. */
-async function managerSession(svc: ReservationService): Promise<NonNullable<FuzzOptions['session']>> {
+export async function managerSession(svc: ReservationService): Promise<NonNullable<FuzzOptions['session']>> {
   const b = new Browser(svc.url);
   const first = await b.get('/dashboard?restaurant=rest_demo');
   const accepted = await signIn(b, await b.get(first.location as string), MANAGER.email, MANAGER.password);

@@ -392,6 +392,10 @@ export async function runWriteFuzz(
     steps: Step[];
     /** Once the writes are done: every event delivered to an endpoint of every type. */
     delivered?: () => Promise<Json[]>;
+    /** Endpoints to read (deliveries included) but never change. */
+    watched?: string[];
+    /** A dashboard page as the signed-in manager: its status and text. */
+    page?: (path: string) => Promise<{ status: number; text: string }>;
   },
 ): Promise<WriteFuzzReport> {
   const report: WriteFuzzReport = { steps: 0, succeeded: {}, refused: {}, failures: [] };
@@ -427,6 +431,11 @@ export async function runWriteFuzz(
     await checkWholeFeeds(c);
   } catch (err) {
     report.failures.push(`final sweep: ${(err as Error).message}`);
+  }
+  try {
+    report.failures.push(...(await readEverything(c, options.watched ?? [], options.page)));
+  } catch (err) {
+    report.failures.push(`read sweep: ${(err as Error).message}`);
   }
   if (options.delivered) {
     const events = await options.delivered();
@@ -1061,6 +1070,60 @@ function previousAttributesAgree(events: Json[]): string[] {
             `${cur.type} ${cur.id} of ${id}: customer was ${customerId(prev.customer)}, the event says ${was}`,
           );
       }
+    }
+  }
+  return failures;
+}
+
+/**
+ * Every read the data of the run reaches, as a partner and as the restaurant's manager: none answers
+ * 5xx (each partner answer is held to the OpenAPI document by the client as well).
+ */
+async function readEverything(
+  c: Ctx,
+  watched: string[],
+  page?: (path: string) => Promise<{ status: number; text: string }>,
+): Promise<string[]> {
+  const failures: string[] = [];
+  const read = async (path: string) => {
+    const res = await c.svc.api('GET', path, { token: c.token });
+    if (res.status >= 500) failures.push(`GET ${path} answered ${res.status}: ${res.text.slice(0, 200)}`);
+    return res;
+  };
+  for (const id of c.reservations) await read(`/reservations/${id}/history`);
+  for (const id of c.calls) await read(`/missed-calls/${id}`);
+  for (const status of ['CONFIRMED', 'PENDING,CANCELED_BY_RESTAURANT', 'NO_SHOW'])
+    await read(`/reservations?status=${status}&per_page=100`);
+  for (const outcome of ['SENT', 'SKIPPED_COOLDOWN'])
+    await read(`/missed-calls?outcome=${outcome}&limit=100`);
+  for (let cursor: string | null = null, i = 0; i < 50; i++) {
+    const res = await read(`/missed-calls?limit=20${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+    if (res.status !== 200 || !res.body.pagination.has_more) break;
+    cursor = res.body.pagination.next_cursor;
+  }
+  for (const day of ['2026-06-03', '2026-10-25', '2027-03-28'])
+    await read(
+      `/availability?start_at_from=${encodeURIComponent(`${day}T00:00:00Z`)}&start_at_to=${encodeURIComponent(`${day}T23:59:59Z`)}&party_size=2`,
+    );
+  for (const id of [...watched, ...c.endpoints]) {
+    const deliveries = await read(`/webhook-endpoints/${id}/deliveries`);
+    for (const d of (deliveries.body?.data ?? []).slice(0, 5))
+      await read(`/webhook-endpoints/${id}/deliveries/${d.id}`);
+  }
+  if (page) {
+    const q = 'restaurant=rest_demo';
+    const pages = [
+      '/dashboard',
+      '/dashboard/insights',
+      '/dashboard/webhooks',
+      '/dashboard/api-keys',
+      '/dashboard/import',
+    ];
+    for (const id of [...watched, ...c.endpoints]) pages.push(`/dashboard/webhooks/${id}`);
+    for (const p of pages) {
+      const res = await page(`${p}?${q}`);
+      if (res.status >= 500) failures.push(`page ${p} answered ${res.status}: ${res.text.slice(0, 200)}`);
+      if (res.status !== 200) failures.push(`page ${p} answered ${res.status} to the signed-in manager`);
     }
   }
   return failures;

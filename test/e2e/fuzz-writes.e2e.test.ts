@@ -13,7 +13,7 @@ import {
   TOKENS,
 } from '../helpers/reservations';
 import { publisherQuiet, type Receiver, startReceiver } from '../helpers/webhook-receiver';
-import { CUSTOMER_FIELDS, runWriteFuzz, stepsFor } from '../helpers/write-fuzz';
+import { CUSTOMER_FIELDS, pairsChecked, runWriteFuzz, stepsFor } from '../helpers/write-fuzz';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261128);
 const STEPS = Number(process.env.WRITE_FUZZ_STEPS ?? 250);
@@ -90,6 +90,7 @@ t(`${STEPS} writes from valid bodies: each read back, listed and synced as answe
   ])
     assert.ok((report.succeeded[op] ?? 0) >= 5, `${op}: ${summary}`);
   assert.ok((report.events ?? 0) > 50, `${report.events} events delivered`);
+  assert.ok(pairsChecked > 10, `${pairsChecked} pairs of events compared`);
 });
 
 t.run();

@@ -1027,7 +1027,11 @@ async function checkWholeFeeds(c: Ctx) {
  * event before it, with that event's values (docs/WEBHOOKS.md). Pairs are taken only where each event
  * is alone at its updated_at, so their order is known.
  */
+/** How many event pairs the last check compared (a run that compares none checks nothing). */
+export let pairsChecked = 0;
+
 function previousAttributesAgree(events: Json[]): string[] {
+  pairsChecked = 0;
   const byId = new Map<string, Json[]>();
   for (const e of events) {
     const o = e?.data?.object;
@@ -1052,6 +1056,7 @@ function previousAttributesAgree(events: Json[]): string[] {
       if (all.indexOf(cur.data.object.updated_at) !== all.indexOf(prev.updated_at) + 1) continue;
       const before = cur.data.previous_attributes;
       if (!before || !/\.(updated|canceled)$/.test(cur.type)) continue;
+      pairsChecked++;
       const keys = new Set([...Object.keys(prev), ...Object.keys(cur.data.object)]);
       for (const k of keys) {
         if (ignored.has(k)) continue;

@@ -33,6 +33,8 @@ export function lengthMessage(min: number | undefined, max: number | undefined):
  * character is two code units outside the class, so it counts as showing.
  */
 export const NOT_BLANK =
+  // biome-ignore lint/suspicious/noMisleadingCharacterClass: the class lists code points, combining marks alone among them (a name of a lone mark shows nothing); no sequence is meant
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it counts as showing nothing
   /[^\s\u0000-\u001f\u007f-\u009f\u00ad\u0300-\u036f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\u20d0-\u20ff\u3164\ufe00-\ufe0f\ufe20-\ufe2f\ufeff\uffa0\ufff0-\ufffb]/;
 export const BLANK_MESSAGE =
   'must hold a visible character (not only whitespace, control or invisible formatting characters)';

@@ -898,8 +898,12 @@ async function checkCustomer(c: Ctx, d: Json) {
   same(found, d, 'GET /customers?updated_since=');
   const lookups: [string, string][] = [];
   if (d.external_id) lookups.push(['external_id', d.external_id]);
+  // The filters match other spellings: the address in capitals, the number as dialled nationally.
   if (d.email) lookups.push(['email', d.email]);
-  if (d.phone_number) lookups.push(['phone', d.phone_number]);
+  // (Not where capitals spell it otherwise: straße is STRASSE.)
+  const upper = d.email?.toUpperCase();
+  if (upper && upper.toLowerCase() === d.email.toLowerCase()) lookups.push(['email', upper]);
+  if (d.phone_number) lookups.push(['phone', d.phone_number], ['phone', national(d.phone_number)]);
   for (const t of d.tags.slice(0, 3)) lookups.push(['tag', t]);
   for (const [k, v] of lookups) {
     const page = await get(c, `/customers?${k}=${encodeURIComponent(v)}&limit=100`);

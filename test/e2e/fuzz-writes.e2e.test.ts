@@ -16,7 +16,7 @@ import { publisherQuiet, type Receiver, startReceiver } from '../helpers/webhook
 import { CUSTOMER_FIELDS, pairsChecked, runWriteFuzz, stepsFor } from '../helpers/write-fuzz';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261128);
-const STEPS = Number(process.env.WRITE_FUZZ_STEPS ?? 250);
+const STEPS = Number(process.env.WRITE_FUZZ_STEPS ?? 200);
 
 /** The restaurant's manager, whose dashboard pages are read once the writes are done. */
 function withManager(bootstrap: ReturnType<typeof reservationBootstrap>) {

@@ -4,14 +4,15 @@
 // call matches again once the read models include that change, instead of answering 404 for an id
 // the partner never gave. Within a process, calls sharing a key (the restaurant's external_id, phone or
 // email) match and write one after the other, each once the read models show the one before: parallel
-// identical calls made one customer per call. Inline reservation customers (inline.ts) take the same
-// keys. Across processes (scaled out, a CSV import) matching is still not a lock (spec §4).
+// identical calls made one customer per call. Inline reservation customers (inline.ts), missed calls
+// and a CSV import run in this process (its slices: src/customer-import/match-key-hold.ts) take the
+// same keys. Across processes (scaled out, the CLI's import) matching is still not a lock (spec §4).
 
 import type { CustomerDoc } from '../../projections/customer-docs';
 import { CUSTOMER_MATCH_ORDER, findMatch, type MatchKey, matchKeys } from '../../queries/customers';
 import type { CommandMeta } from '../../src/core/command-meta';
 import { ApiError } from '../../src/core/errors';
-import { KeyedQueue } from '../../src/core/keyed-queue';
+import { KeyHolds } from '../../src/core/key-holds';
 import type { WriteDeps } from '../../src/core/write-deps';
 import type { DocumentStore } from '../../src/ports/document-store';
 import type { ProfileInput } from './bounds';
@@ -47,21 +48,32 @@ export async function vanishedAt(
 export const REMATCHES = 3;
 
 /**
- * This process's matching customers in flight (POST /customers, inline reservation customers), per
- * restaurant and match key.
+ * This process's matching customers in flight, per restaurant and match key: POST /customers, inline
+ * reservation customers, missed calls, and a CSV import's slices (`importMatchKey`).
  */
-const matching = new KeyedQueue();
+export const matchKeyHolds = new KeyHolds();
 
-/** Runs `task` once no other call of this process holds any of `keys` (taken in order: no deadlock). */
-function holdingKeys<T>(keys: readonly string[], task: () => Promise<T>): Promise<T> {
-  const [first, ...rest] = keys;
-  return first === undefined ? task() : matching.run(first, () => holdingKeys(rest, task));
+/** A match key (`field:value`, matchKeys) of a restaurant, as held in `matchKeyHolds`. */
+const heldKey = (restaurantId: string, key: string) => `${restaurantId}\u0000${key}`;
+
+/** The field of a CSV import row's key (analysis.ts: `x:`, `p:`, `e:`) in matchKeys' spelling. */
+const IMPORT_KEY_FIELDS: Record<string, string> = { x: 'external_id', p: 'phone_key', e: 'email_key' };
+
+/**
+ * A CSV import row's match key (analysis.ts spells them `x:external_id`, `p:phone key`, `e:email
+ * key`) as `matchKeyHolds` holds the same key for POST /customers: the import and the API take one
+ * key for one guest.
+ */
+export function importMatchKey(restaurantId: string, key: string): string {
+  const field = IMPORT_KEY_FIELDS[key.slice(0, 1)];
+  if (field === undefined || key[1] !== ':') throw new Error(`not an import match key: ${key.slice(0, 2)}`);
+  return heldKey(restaurantId, `${field}${key.slice(1)}`);
 }
 
 /**
  * Runs `task`, which matches `input` on `order` and may write, once no other matching of this process
- * shares one of its keys in this restaurant (POST /customers, inline reservation customers: the one
- * queue). `task` must settle what it wrote before it returns: the next one matches on the read models.
+ * shares one of its keys in this restaurant (POST /customers, inline reservation customers, missed
+ * calls, a CSV import's slices: the one queue; its keys taken all at once, key-holds.ts). `task` must settle what it wrote before it returns: the next one matches on the read models.
  */
 export function holdingMatchKeys<T>(
   restaurant: Pick<CustomerRestaurant, '_id' | 'country_code'>,
@@ -69,10 +81,8 @@ export function holdingMatchKeys<T>(
   order: readonly MatchKey[],
   task: () => Promise<T>,
 ): Promise<T> {
-  const keys = [...new Set(matchKeys(restaurant, input, order))]
-    .map((key) => `${restaurant._id}\u0000${key}`)
-    .sort();
-  return holdingKeys(keys, task);
+  const keys = [...new Set(matchKeys(restaurant, input, order))].map((key) => heldKey(restaurant._id, key));
+  return matchKeyHolds.run(keys, task);
 }
 
 /**

@@ -71,6 +71,7 @@ import {
 import { type Column, type HeaderMap, mapHeader } from './columns';
 import { CsvFileError, type CsvTable, readCsv } from './csv';
 import { failureReason } from './failure';
+import { ImportKeyHold } from './match-key-hold';
 import { writtenAfterRecorded } from './reconcile';
 import type { RowInput } from './rows';
 import { canImportInThread, runJobInThread } from './thread-host';
@@ -81,9 +82,12 @@ export interface ImportDeps extends WriteDeps {
   settle(position: bigint | null | undefined): Promise<void>;
   /**
    * Looks the rows' matches up somewhere else than `docs` (the import's thread asks the main
-   * thread's read models: import-thread.ts): what findMatches answers, as RowMatch.
+   * thread's read models: import-thread.ts): what findMatches answers, as RowMatch, once the match
+   * keys `take` (match-key-hold.ts) are held there.
    */
-  matchRows?: (inputs: readonly MatchLookup[]) => Promise<(RowMatch | null)[]>;
+  matchRows?: (inputs: readonly MatchLookup[], take: readonly string[]) => Promise<(RowMatch | null)[]>;
+  /** With matchRows: lets go of match keys taken with it. */
+  releaseMatchKeys?: (keys: string[]) => void;
   /**
    * When `settle` answers before the read models have taken the positions in (the import's thread:
    * the main thread catches up meanwhile), what resolves once everything settled so far is in them.
@@ -609,6 +613,13 @@ export async function runJob(
     settle: (position) => deps.settle(position),
     matchRows: deps.matchRows,
   };
+  // The slices' match keys, held in this process's queue with POST /customers' (match-key-hold.ts)
+  // from before their rows are matched until the read models have them. With on_match create_new,
+  // which matches nothing, none (as POST /customers).
+  const keyHold =
+    options.onMatch === 'create_new'
+      ? null
+      : new ImportKeyHold(prepared.restaurant._id, deps.releaseMatchKeys);
   const maxRows = Math.max(1, options.batchSize ?? DEFAULT_BATCH_SIZE);
   const total = prepared.table.rows.length;
   let job = start;
@@ -696,6 +707,7 @@ export async function runJob(
     releasedSince.push(slice);
     hold(flightKeys, slice.keys, -1);
     hold(flightCustomers, slice.customers, -1);
+    keyHold?.letGo([...slice.keys].filter((k) => !flightKeys.has(k)));
   };
   // Oldest slice: its writes committed, the read models caught up (or catching up: settling), its
   // outcomes recorded.
@@ -766,7 +778,8 @@ export async function runJob(
         fetched++;
       }
       // The slice's rows matched against the read models together: one query per key field.
-      const matches = await matchAll(deps, prepared, options, queued.slice(0, sliceRows));
+      const matching = queued.slice(0, sliceRows);
+      const matches = await matchAll(deps, prepared, options, matching, keyHold);
       releasedSince = [];
       let taken = 0;
       while (taken < queued.length && batch.length < sliceRows) {
@@ -807,6 +820,11 @@ export async function runJob(
         if (performance.now() - began >= SLICE_MS / 2) break;
       }
       queued.splice(0, taken);
+      // The keys of the rows matched but left for the next slice: taken again when they are matched again.
+      if (keyHold !== null && taken < matching.length)
+        keyHold.letGo(
+          matching.slice(taken).flatMap((a) => keyList(a).filter((k) => !keys.has(k) && !flightKeys.has(k))),
+        );
       if (batch.length > 0) {
         // Written without waiting: the slice's new sealing keys are asked for in one key-store write
         // (the sealing layer gathers an event-loop turn's), its appends go into the log's next group
@@ -886,6 +904,7 @@ export async function runJob(
     throw err;
   } finally {
     source.close();
+    keyHold?.letGoAll();
   }
 }
 
@@ -920,6 +939,8 @@ async function matchAll(
   prepared: PreparedImport,
   options: ImportOptions,
   rows: readonly AnalyzedRow[],
+  /** The job's match keys (runJob): the rows' are held before they are matched. */
+  keyHold: ImportKeyHold | null,
 ): Promise<Map<number, RowMatch | null>> {
   const out = new Map<number, RowMatch | null>();
   if (options.onMatch === 'create_new') return out;
@@ -930,8 +951,13 @@ async function matchAll(
     input: a.read.input,
     phoneKey: a.keys.phone === null ? null : a.keys.phone.slice(2),
   }));
+  const take = keyHold === null ? [] : keyHold.fresh(valid.flatMap(keyList));
+  if (!deps.matchRows) {
+    const taking = keyHold?.takeHere(take);
+    if (taking) await taking;
+  }
   const found = deps.matchRows
-    ? await deps.matchRows(inputs)
+    ? await deps.matchRows(inputs, take)
     : await lookUpMatches(deps.docs, prepared.restaurant, inputs);
   valid.forEach((a, i) => {
     out.set(a.row, found[i] ?? null);
@@ -966,7 +992,7 @@ async function decideRow(
       ? null
       : matched !== undefined
         ? matched
-        : ((await matchAll(deps, prepared, options, [a])).get(a.row) ?? null);
+        : ((await matchAll(deps, prepared, options, [a], null)).get(a.row) ?? null);
   if (!match) return { create: true, ownId };
   if (options.onMatch === 'return_existing') return { done: rowResult(a.row, 'matched', match.id, match.on) };
   return { update: { id: match.id, on: match.on } };
@@ -1028,7 +1054,8 @@ async function writeRow(
           // include that customer's last event (and, merged away, the survivor's write: vanishedAt);
           // no match now creates the row's customer.
           await deps.settle(await vanishedAt(deps, id));
-          const again = (await matchAll(deps, prepared, options, [a])).get(a.row) ?? null;
+          // The row's keys are held by its slice (runJob) until the read models have it.
+          const again = (await matchAll(deps, prepared, options, [a], null)).get(a.row) ?? null;
           if (again === null) break;
           ({ id, on } = again);
         }

@@ -40,7 +40,9 @@ const send = (m: ToHost) => port.postMessage(m);
 const inModels = new Map<number, { resolve: () => void; reject: (err: Error) => void }>();
 let lastSettled: Promise<void> = Promise.resolve();
 
-function ask<T>(m: { match: MatchLookup[] } | { settle: string; plains: unknown[] }): Promise<T> {
+function ask<T>(
+  m: { match: MatchLookup[]; take: string[] } | { settle: string; plains: unknown[] },
+): Promise<T> {
   const id = nextAsk++;
   if ('settle' in m) {
     let resolve!: () => void;
@@ -115,7 +117,9 @@ async function main(): Promise<ImportJobState> {
       clock: systemClock,
       // Never read here: matching is asked of the main thread (matchRows).
       docs: undefined as never,
-      matchRows: (inputs) => ask<(RowMatch | null)[]>({ match: [...inputs] }),
+      // The match keys are held on the main thread, in the queue of its requests (match-key-hold.ts).
+      matchRows: (inputs, take) => ask<(RowMatch | null)[]>({ match: [...inputs], take: [...take] }),
+      releaseMatchKeys: (keys) => send({ release: keys }),
       async settle(position) {
         if (position === null || position === undefined) return;
         await ask<null>({ settle: position.toString(), plains: events.takeSealedPlains() });

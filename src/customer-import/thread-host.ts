@@ -15,6 +15,7 @@ import { SealingEventStore, storedEvents } from '../privacy/sealing-event-store'
 import { encodeCells } from './analysis';
 import { type ImportDeps, type ImportOptions, lookUpMatches, type PreparedImport, runJob } from './engine';
 import { failureReason } from './failure';
+import { HeldForThread } from './match-key-hold';
 import { writtenAfterRecorded } from './reconcile';
 import { rebuiltError, type ThreadStart, type ToHost, type ToThread, threadError } from './thread-protocol';
 
@@ -102,6 +103,8 @@ export async function runJobInThread(
     batchSize: options.batchSize,
   };
   let worker: Worker | null = null;
+  // The match keys the thread holds here (match-key-hold.ts), all let go when the job ends.
+  const keys = new HeldForThread(prepared.restaurant._id);
   let ended = false;
   let heard = false;
   try {
@@ -126,11 +129,14 @@ export async function runJobInThread(
       w.on('message', (m: ToHost) => {
         heard = true;
         if ('ask' in m && 'match' in m) {
-          answering(m.ask, async () => ({
-            answer: m.ask,
-            value: await lookUpMatches(deps.docs, prepared.restaurant, m.match),
-          }));
-        } else if ('ask' in m && 'settle' in m) {
+          answering(m.ask, async () => {
+            // Held first, in this thread's queue with the API's: a request in flight on one of them
+            // has its customer in the read models before the rows are matched.
+            await keys.take(m.take);
+            return { answer: m.ask, value: await lookUpMatches(deps.docs, prepared.restaurant, m.match) };
+          });
+        } else if ('release' in m) keys.release(m.release);
+        else if ('ask' in m && 'settle' in m) {
           const { plains } = m;
           const position = BigInt(m.settle);
           const before = caughtUp;
@@ -211,6 +217,7 @@ export async function runJobInThread(
     if (outcome !== 'not started') return outcome;
   } finally {
     ended = true;
+    keys.end();
     log.unwatchSettledRing(ring);
     await worker?.terminate().catch(() => undefined);
   }

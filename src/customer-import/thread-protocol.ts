@@ -34,7 +34,10 @@ export interface ThreadError {
 }
 
 export type ToHost =
-  | { ask: number; match: MatchLookup[] }
+  /** `take`: the match keys to hold first (match-key-hold.ts), in the import's spelling. */
+  | { ask: number; match: MatchLookup[]; take: string[] }
+  /** Match keys the thread lets go of (their slice is in the read models, or its rows were left). */
+  | { release: string[] }
   | { ask: number; settle: string; plains: SealedPlain[] }
   | { progress: ImportProgress }
   | { done: ImportJobState }

@@ -1,0 +1,104 @@
+// The match keys (external_id, phone, email) a CSV import holds in this process's queue of POST
+// /customers, inline reservation customers and missed calls (`matchKeyHolds`,
+// commands/customers/upsert.ts). Without them an import row and an API request for the same new
+// guest each matched nothing at the same moment, and each created a customer.
+//
+// A slice's rows take their keys before they are matched, all at once (those the import holds
+// already excepted), and a key is let go once no slice in flight holds it: once the read models have
+// the slice that wrote it. So a request sharing a key waits for the imported customer and matches it,
+// and a row sharing a key with a request in flight waits for that request's customer. A row matched
+// but left for the next slice lets its keys go and takes them again when matched again.
+//
+// On the main thread (engine.ts runJob in-process) the keys are taken here; in the import's thread
+// (import-thread.ts) they are named with the slice's match question and let go by message, and the
+// main thread (thread-host.ts) takes and lets go of them, where the queue lives.
+import { importMatchKey, matchKeyHolds } from '../../commands/customers/upsert';
+
+export class ImportKeyHold {
+  /** The keys held, or being taken, in the import's own spelling (analysis.ts). */
+  private readonly held = new Set<string>();
+
+  constructor(
+    private readonly restaurantId: string,
+    /** Lets keys go on the main thread (the import's thread); undefined: here. */
+    private readonly releaseThere?: (keys: string[]) => void,
+  ) {}
+
+  /** Whether the import holds (or is taking) `key`. */
+  holds(key: string): boolean {
+    return this.held.has(key);
+  }
+
+  /** The keys of `keys` the import does not hold yet, now counted as held: the caller takes them. */
+  fresh(keys: Iterable<string>): string[] {
+    const out: string[] = [];
+    for (const k of keys)
+      if (!this.held.has(k)) {
+        this.held.add(k);
+        out.push(k);
+      }
+    return out;
+  }
+
+  /** Takes `fresh` keys in this thread's queue: null when taken at once. */
+  takeHere(fresh: readonly string[]): Promise<void> | null {
+    if (fresh.length === 0) return null;
+    return matchKeyHolds.take(
+      fresh.map((k) => importMatchKey(this.restaurantId, k)),
+      true,
+    );
+  }
+
+  /** Lets go of those of `keys` the import holds. */
+  letGo(keys: Iterable<string>): void {
+    const out: string[] = [];
+    for (const k of keys) if (this.held.delete(k)) out.push(k);
+    if (out.length === 0) return;
+    if (this.releaseThere) this.releaseThere(out);
+    else matchKeyHolds.release(out.map((k) => importMatchKey(this.restaurantId, k)));
+  }
+
+  /** Lets go of every key (the job's end). */
+  letGoAll(): void {
+    this.letGo([...this.held]);
+  }
+}
+
+/**
+ * The main thread's side of an import thread's keys (thread-host.ts): takes those the thread names
+ * with a match question, lets go of those it says, and of all it still holds when the job ends.
+ */
+export class HeldForThread {
+  private readonly held = new Set<string>();
+  private ended = false;
+
+  constructor(private readonly restaurantId: string) {}
+
+  /** Resolves once `keys` (the thread's spelling, none held yet) are held. */
+  async take(keys: readonly string[]): Promise<void> {
+    if (keys.length === 0 || this.ended) return;
+    const ks = keys.map((k) => importMatchKey(this.restaurantId, k));
+    // Past waiters: the import holds its slices' keys meanwhile (key-holds.ts).
+    const taking = matchKeyHolds.take(ks, true);
+    if (taking) await taking;
+    // Granted after the job ended (its thread died waiting): nobody will let them go but us.
+    if (this.ended) matchKeyHolds.release(ks);
+    else for (const k of ks) this.held.add(k);
+  }
+
+  release(keys: readonly string[]): void {
+    const ks: string[] = [];
+    for (const k of keys) {
+      const key = importMatchKey(this.restaurantId, k);
+      if (this.held.delete(key)) ks.push(key);
+    }
+    matchKeyHolds.release(ks);
+  }
+
+  /** The job ended (or its thread died): every key it still holds is let go. */
+  end(): void {
+    this.ended = true;
+    matchKeyHolds.release([...this.held]);
+    this.held.clear();
+  }
+}

@@ -86,7 +86,14 @@ function matchFilter(
   return null;
 }
 
-/** The keys findMatch looks `input` up by, in `order`, as `field:value` (none usable: left out). */
+/** The prefix of a match key per field, as the CSV import's analysis spells a row's keys (analysis.ts). */
+const KEY_PREFIX = { external_id: 'x:', phone_key: 'p:', email_key: 'e:' } as const;
+
+/**
+ * The keys findMatch looks `input` up by, in `order` (none usable: left out), spelt as the CSV
+ * import's analysis spells a row's (`x:external_id`, `p:phone key`, `e:email key`): the import and
+ * POST /customers hold one key for one guest (commands/customers/upsert.ts).
+ */
 export function matchKeys(
   restaurant: { country_code: string | null },
   input: MatchInput,
@@ -95,7 +102,7 @@ export function matchKeys(
   const keys: string[] = [];
   for (const on of order) {
     const f = matchFilter(on, restaurant, input, undefined);
-    if (f) keys.push(`${f.field}:${f.value}`);
+    if (f) keys.push(`${KEY_PREFIX[f.field]}${f.value}`);
   }
   return keys;
 }

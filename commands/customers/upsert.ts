@@ -49,26 +49,16 @@ export const REMATCHES = 3;
 
 /**
  * This process's matching customers in flight, per restaurant and match key: POST /customers, inline
- * reservation customers, missed calls, and a CSV import's slices (`importMatchKey`).
+ * reservation customers, missed calls, and a CSV import's slices (`heldMatchKey`).
  */
 export const matchKeyHolds = new KeyHolds();
 
-/** A match key (`field:value`, matchKeys) of a restaurant, as held in `matchKeyHolds`. */
-const heldKey = (restaurantId: string, key: string) => `${restaurantId}\u0000${key}`;
-
-/** The field of a CSV import row's key (analysis.ts: `x:`, `p:`, `e:`) in matchKeys' spelling. */
-const IMPORT_KEY_FIELDS: Record<string, string> = { x: 'external_id', p: 'phone_key', e: 'email_key' };
-
 /**
- * A CSV import row's match key (analysis.ts spells them `x:external_id`, `p:phone key`, `e:email
- * key`) as `matchKeyHolds` holds the same key for POST /customers: the import and the API take one
- * key for one guest.
+ * A match key of a restaurant as `matchKeyHolds` holds it. matchKeys and a CSV import row's analysis
+ * (analysis.ts) spell a key alike (`x:external_id`, `p:phone key`, `e:email key`): the import and the
+ * API take one key for one guest, and the import's keys (a slice's, ~1,500) need no translation.
  */
-export function importMatchKey(restaurantId: string, key: string): string {
-  const field = IMPORT_KEY_FIELDS[key.slice(0, 1)];
-  if (field === undefined || key[1] !== ':') throw new Error(`not an import match key: ${key.slice(0, 2)}`);
-  return heldKey(restaurantId, `${field}${key.slice(1)}`);
-}
+export const heldMatchKey = (restaurantId: string, key: string): string => `${restaurantId}\u0000${key}`;
 
 /**
  * Runs `task`, which matches `input` on `order` and may write, once no other matching of this process
@@ -81,7 +71,9 @@ export function holdingMatchKeys<T>(
   order: readonly MatchKey[],
   task: () => Promise<T>,
 ): Promise<T> {
-  const keys = [...new Set(matchKeys(restaurant, input, order))].map((key) => heldKey(restaurant._id, key));
+  const keys = [...new Set(matchKeys(restaurant, input, order))].map((key) =>
+    heldMatchKey(restaurant._id, key),
+  );
   return matchKeyHolds.run(keys, task);
 }
 

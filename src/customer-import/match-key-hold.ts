@@ -12,7 +12,7 @@
 // On the main thread (engine.ts runJob in-process) the keys are taken here; in the import's thread
 // (import-thread.ts) they are named with the slice's match question and let go by message, and the
 // main thread (thread-host.ts) takes and lets go of them, where the queue lives.
-import { importMatchKey, matchKeyHolds } from '../../commands/customers/upsert';
+import { heldMatchKey, matchKeyHolds } from '../../commands/customers/upsert';
 
 export class ImportKeyHold {
   /** The keys held, or being taken, in the import's own spelling (analysis.ts). */
@@ -44,7 +44,7 @@ export class ImportKeyHold {
   takeHere(fresh: readonly string[]): Promise<void> | null {
     if (fresh.length === 0) return null;
     return matchKeyHolds.take(
-      fresh.map((k) => importMatchKey(this.restaurantId, k)),
+      fresh.map((k) => heldMatchKey(this.restaurantId, k)),
       true,
     );
   }
@@ -55,7 +55,7 @@ export class ImportKeyHold {
     for (const k of keys) if (this.held.delete(k)) out.push(k);
     if (out.length === 0) return;
     if (this.releaseThere) this.releaseThere(out);
-    else matchKeyHolds.release(out.map((k) => importMatchKey(this.restaurantId, k)));
+    else matchKeyHolds.release(out.map((k) => heldMatchKey(this.restaurantId, k)));
   }
 
   /** Lets go of every key (the job's end). */
@@ -77,7 +77,7 @@ export class HeldForThread {
   /** Resolves once `keys` (the thread's spelling, none held yet) are held. */
   async take(keys: readonly string[]): Promise<void> {
     if (keys.length === 0 || this.ended) return;
-    const ks = keys.map((k) => importMatchKey(this.restaurantId, k));
+    const ks = keys.map((k) => heldMatchKey(this.restaurantId, k));
     // Past waiters: the import holds its slices' keys meanwhile (key-holds.ts).
     const taking = matchKeyHolds.take(ks, true);
     if (taking) await taking;
@@ -89,7 +89,7 @@ export class HeldForThread {
   release(keys: readonly string[]): void {
     const ks: string[] = [];
     for (const k of keys) {
-      const key = importMatchKey(this.restaurantId, k);
+      const key = heldMatchKey(this.restaurantId, k);
       if (this.held.delete(key)) ks.push(key);
     }
     matchKeyHolds.release(ks);

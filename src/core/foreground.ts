@@ -26,13 +26,23 @@ export const GIVE_WAY_MAX_MS = 20;
 export function giveWayToRequests(maxMs = GIVE_WAY_MAX_MS): Promise<void> | undefined {
   if (inFlight === 0) return undefined;
   return new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, maxMs);
-    waiting.push(() => {
+    const go = () => {
       clearTimeout(timer);
       resolve();
-    });
+    };
+    // Gone on at the bound: its waiter leaves too, or a request held in flight for long (a slow upload)
+    // would keep one per slice until it ends.
+    const timer = setTimeout(() => {
+      const i = waiting.indexOf(go);
+      if (i >= 0) waiting.splice(i, 1);
+      resolve();
+    }, maxMs);
+    waiting.push(go);
   });
 }
+
+/** Background waits still waiting for requests (tests). */
+export const waitersForRequests = (): number => waiting.length;
 
 /** Requests in flight now (tests). */
 export const requestsInFlight = (): number => inFlight;

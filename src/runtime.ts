@@ -11,6 +11,7 @@ import { MemoryKeyStore } from './adapters/key-store/memory';
 import { SqliteKeyStore } from './adapters/key-store/sqlite';
 import type { Config } from './config';
 import { AdjustableClock, type Clock, systemClock } from './core/clock';
+import { stopController } from './core/stop-signal';
 import type { WriteDeps } from './core/write-deps';
 import { checkLogPresent, explainDamagedFiles } from './damaged-files';
 import { writableDataDir } from './data-dir-lock';
@@ -247,7 +248,7 @@ async function openRuntime(
     secrets: lazySecrets(() => loadSecretBox({ secretsKey: config.secretsKey, dataDir: config.dataDir })),
     logger,
     accessLog,
-    stopping: new AbortController(),
+    stopping: stopController(),
     async settle(position) {
       if (position === null || position === undefined) return;
       if (embedded) {

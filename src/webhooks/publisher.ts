@@ -28,6 +28,7 @@ import { barredByApiOption } from '../../queries/oauth';
 import { findRestaurant } from '../../queries/restaurants';
 import { systemMeta } from '../core/command-meta';
 import { deterministicUuid } from '../core/ids';
+import { manyListeners } from '../core/stop-signal';
 import {
   type AppendResult,
   NO_STREAM,
@@ -122,7 +123,7 @@ export class WebhookPublisher {
     private readonly options: PublisherOptions = {},
   ) {
     this.concurrency = options.concurrencyPerEndpoint ?? 8;
-    this.stopSignal = AbortSignal.any([this.cut.signal, rt.stopping.signal]);
+    this.stopSignal = manyListeners(AbortSignal.any([this.cut.signal, rt.stopping.signal]));
   }
 
   private get embedded() {

@@ -55,6 +55,13 @@ export const PUBLISHER_EVENT_PREFIXES = [
 export interface PublisherOptions {
   /** Attempts in flight per endpoint (default 8): a slow endpoint fills its own slots, never another's. */
   concurrencyPerEndpoint?: number;
+  /**
+   * Attempts queued in memory per endpoint behind those in flight (default 1,000: 25 minutes of an
+   * endpoint that hangs until the timeout). Past it an attempt is left to the log: its delivery stays
+   * pending and the sweeper asks for it once its lease ran out and the queue has room, so an endpoint
+   * slower than its events does not grow this process's memory with every event.
+   */
+  maxWaitingPerEndpoint?: number;
   sweepIntervalMs?: number;
   timeoutMs?: number;
   resolver?: AttemptRequest['resolver'];
@@ -114,6 +121,7 @@ export class WebhookPublisher {
   private readonly cut = new AbortController();
   private readonly stopSignal: AbortSignal;
   private readonly concurrency: number;
+  private readonly maxWaiting: number;
   /** Attempts finished since start (benchmarks, tests). */
   attemptsMade = 0;
   onAttempt?: (deliveryId: string, response: AttemptResponse) => void;
@@ -123,6 +131,7 @@ export class WebhookPublisher {
     private readonly options: PublisherOptions = {},
   ) {
     this.concurrency = options.concurrencyPerEndpoint ?? 8;
+    this.maxWaiting = options.maxWaitingPerEndpoint ?? 1_000;
     this.stopSignal = manyListeners(AbortSignal.any([this.cut.signal, rt.stopping.signal]));
   }
 
@@ -421,6 +430,12 @@ export class WebhookPublisher {
       q = { active: 0, waiting: [] };
       this.queues.set(job.endpointId, q);
     }
+    // Left to the sweeper (the delivery's lease runs out): a job holds its body, and a hung endpoint
+    // takes 8 attempts in 12 s whatever the rate of events.
+    if (q.waiting.length >= this.maxWaiting) {
+      if (!q.active) this.queues.delete(job.endpointId);
+      return;
+    }
     this.held.add(job.deliveryId);
     q.waiting.push(job);
     this.pump(job.endpointId, q);
@@ -615,12 +630,24 @@ export class WebhookPublisher {
     if (this.stopped) return 0;
     if (this.embedded) await this.rt.projections.catchUp();
     const now = this.rt.clock.now().toISOString();
-    const due = await this.rt.docs
-      .collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES)
-      .find({ status: 'pending', sweep_after: { $lte: now } }, { sort: { sweep_after: 1 }, limit });
+    // An endpoint's queue takes what it has room for; the rest stays due for a later sweep.
+    const room = new Map<string, number>();
+    for (const [id, q] of this.queues) room.set(id, this.maxWaiting - q.waiting.length);
+    const full = [...room].filter(([, n]) => n <= 0).map(([id]) => id);
+    const due = await this.rt.docs.collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES).find(
+      {
+        status: 'pending',
+        sweep_after: { $lte: now },
+        ...(full.length ? { endpoint_id: { $nin: full } } : {}),
+      },
+      { sort: { sweep_after: 1 }, limit },
+    );
     let requested = 0;
     for (const d of due) {
       if (this.held.has(d._id) || this.stopped) continue;
+      const left = room.get(d.endpoint_id) ?? this.maxWaiting;
+      if (left <= 0) continue;
+      room.set(d.endpoint_id, left - 1);
       if (await this.ask(d, d.next_attempt, d.attempt_count === 0 ? 'recovery' : 'retry', now)) requested++;
     }
     if (requested && this.embedded) await this.rt.projections.catchUp();

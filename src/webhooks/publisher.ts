@@ -640,11 +640,15 @@ export class WebhookPublisher {
         sweep_after: { $lte: now },
         ...(full.length ? { endpoint_id: { $nin: full } } : {}),
       },
-      { sort: { sweep_after: 1 }, limit },
+      // Those this process holds are skipped below: they must not take the batch's places, or a slow
+      // endpoint's queue (its leases run out while it waits) hides every other endpoint's retry.
+      { sort: { sweep_after: 1 }, limit: limit + this.held.size },
     );
     let requested = 0;
+    let looked = 0;
     for (const d of due) {
       if (this.held.has(d._id) || this.stopped) continue;
+      if (++looked > limit) break;
       const left = room.get(d.endpoint_id) ?? this.maxWaiting;
       if (left <= 0) continue;
       room.set(d.endpoint_id, left - 1);

@@ -26,6 +26,7 @@ export async function serve(
   env: Record<string, string>,
   script = 'src/main.ts',
   nodeArgs: string[] = [],
+  startTimeoutMs = 120_000,
 ): Promise<Served> {
   const dataDir = env.DATA_DIR ?? mkdtempSync(join(tmpdir(), 'couvert-bench-'));
   const logFile = join(dataDir, 'server.log');
@@ -44,8 +45,10 @@ export async function serve(
       if (m) {
         clearInterval(timer);
         res(m[1] as string);
-      } else if (Date.now() - started > 120_000) {
+      } else if (Date.now() - started > startTimeoutMs) {
         clearInterval(timer);
+        // Not left running behind the failed start.
+        child.kill('SIGKILL');
         rej(new Error(`server did not start:\n${text}`));
       }
     }, 50);

@@ -21,6 +21,7 @@ import {
   readdirSync,
   readFileSync,
   readlinkSync,
+  rmSync,
   statSync,
 } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -250,8 +251,10 @@ function walBytes(dir: string): number {
 const mb = (b: number) => fmt(b / 1024 / 1024, 1);
 
 export async function soak(): Promise<void> {
-  // A directory given is kept (server.log, soak-probe.jsonl, the stores) for a look afterwards.
-  if (process.env.SOAK_DATA_DIR) process.env.BENCH_KEEP_DATA = '1';
+  // A directory given is kept (server.log, soak-probe.jsonl, the stores) for a look afterwards; one
+  // made here is removed at the end, not when the soaked server stops (the fresh process reads it).
+  const keep = Boolean(process.env.SOAK_DATA_DIR);
+  process.env.BENCH_KEEP_DATA = '1';
   const dataDir = process.env.SOAK_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'couvert-soak-'));
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const probeFile = join(dataDir, 'soak-probe.jsonl');
@@ -685,32 +688,6 @@ export async function soak(): Promise<void> {
     await hooks.close();
     await wa.close();
   }
-  copyFileSync(join(dataDir, 'server.log'), join(dataDir, 'server-soak.log'));
-  // The same data read by a fresh process: the heap the read models need for it. What the soaked
-  // process held live beyond that was kept by the load, not by the data.
-  const freshProbe = join(dataDir, 'soak-probe-fresh.jsonl');
-  const fresh = await serve(
-    {
-      DATA_DIR: dataDir,
-      PORT: '0',
-      ROLES: 'api,projector',
-      LOG_LEVEL: 'warn',
-      SOAK_PROBE_FILE: freshProbe,
-      SOAK_PROBE_MS: '3000',
-    },
-    'src/main.ts',
-    ['--expose-gc', '--import', join(repo, 'bench/soak-probe.mjs')],
-  );
-  let freshHeap: Probe | null = null;
-  try {
-    for (let i = 0; i < 3; i++) {
-      await sleep(3500);
-      freshHeap = lastProbe(freshProbe);
-    }
-  } finally {
-    await fresh.stop();
-  }
-  const soaked = lastProbe(probeFile);
   const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
   console.log(
     `\nsoak: ${MINUTES} min at ${RATE} req/s offered (${sent} sent, ${dropped} not sent: ${MAX_IN_FLIGHT} in flight), CLI runs ${cliRuns} (${cliFailures} failed); load average ${load}; data ${dataDir}`,
@@ -727,6 +704,40 @@ export async function soak(): Promise<void> {
     console.table(slow.sort((a, b) => b.ms - a.ms).slice(0, 15));
   }
   console.log('webhook receivers:', hooks.arrived, ' WhatsApp answers:', wa.answers);
+  copyFileSync(join(dataDir, 'server.log'), join(dataDir, 'server-soak.log'));
+  // The same data read by a fresh process: the heap the read models need for it. What the soaked
+  // process held live beyond that was kept by the load, not by the data.
+  const freshProbe = join(dataDir, 'soak-probe-fresh.jsonl');
+  const fresh = await serve(
+    {
+      DATA_DIR: dataDir,
+      BOOTSTRAP_FILE: bootstrapFile,
+      PORT: process.env.SOAK_FRESH_PORT ?? '0',
+      ROLES: 'api,projector',
+      LOG_LEVEL: 'warn',
+      SOAK_PROBE_FILE: freshProbe,
+      SOAK_PROBE_MS: '3000',
+    },
+    'src/main.ts',
+    ['--expose-gc', '--import', join(repo, 'bench/soak-probe.mjs')],
+    // Its start replays the whole log into the read models: minutes on a busy machine.
+    600_000,
+  ).catch((err: Error) => {
+    console.log(`the fresh process did not start: ${err.message.slice(0, 300)}`);
+    return null;
+  });
+  let freshHeap: Probe | null = null;
+  if (fresh)
+    try {
+      for (let i = 0; i < 3; i++) {
+        await sleep(3500);
+        freshHeap = lastProbe(freshProbe);
+      }
+    } finally {
+      await fresh.stop();
+    }
+  const soaked = lastProbe(probeFile);
+  if (!keep) rmSync(dataDir, { recursive: true, force: true });
   if (soaked && freshHeap)
     console.log(
       `heap live at the end ${mb(soaked.heapUsed)} MB; a fresh process on the same data ${mb(freshHeap.heapUsed)} MB (RSS ${mb(freshHeap.rss)} MB): ${mb(soaked.heapUsed - freshHeap.heapUsed)} MB held by the soaked process beyond its data`,

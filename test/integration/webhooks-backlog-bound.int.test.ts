@@ -30,7 +30,13 @@ t.before(async (ctx) => {
     clock: new FixedClock('2026-06-02T10:00:00.000Z'),
     key: { id: 'key_bb', token: 'couvert_pk_backlogbound_000000000000000001', scopes: ['CUSTOMERS_READ'] },
     endpoint: { id: 'we_bb', path: '/slow', secret: 'whsec_backlog_bound_secret_000001' },
-    publisher: { concurrencyPerEndpoint: 1, maxWaitingPerEndpoint: MAX_WAITING, sweepIntervalMs: 20 },
+    // No attempt times out while the test holds it, however slow the machine.
+    publisher: {
+      concurrencyPerEndpoint: 1,
+      maxWaitingPerEndpoint: MAX_WAITING,
+      sweepIntervalMs: 20,
+      timeoutMs: 600_000,
+    },
   });
 });
 

@@ -25,7 +25,7 @@ t.before(async (ctx) => {
     name: 'webhooks-stop-listeners',
     key: { id: 'key_sl', token: 'couvert_pk_stoplisteners_0000000000000001', scopes: ['CUSTOMERS_READ'] },
     endpoint: { id: 'we_sl', path: '/held', secret: 'whsec_stop_listeners_secret_00001' },
-    publisher: { concurrencyPerEndpoint: IN_FLIGHT },
+    publisher: { concurrencyPerEndpoint: IN_FLIGHT, timeoutMs: 600_000 },
   });
 });
 

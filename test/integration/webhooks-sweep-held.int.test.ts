@@ -28,7 +28,8 @@ t.before(async (ctx) => {
     clock: new FixedClock('2026-06-02T10:00:00.000Z'),
     key: KEY,
     endpoint: { id: 'we_slow', path: '/slow', secret: 'whsec_sweep_held_secret_0000000001' },
-    publisher: { concurrencyPerEndpoint: 1, sweepIntervalMs: 3_600_000 },
+    // No attempt times out while the test holds it, however slow the machine.
+    publisher: { concurrencyPerEndpoint: 1, sweepIntervalMs: 3_600_000, timeoutMs: 600_000 },
   });
 });
 

@@ -1,6 +1,7 @@
 // Every operator command module. A module adds its commands by exporting a register function listed here.
 import { registerAnalyticsCommands } from './analytics-commands';
 import { registerAuditCommands } from './audit-commands';
+import { registerBackupCommands } from './backup-commands';
 import { registerCustomerCommands } from './customer-commands';
 import { registerCustomerImportCommands } from './customer-import-commands';
 import { registerPlatformCommands } from './platform-commands';
@@ -18,4 +19,5 @@ export function registerAllCliCommands(): void {
   registerAuditCommands();
   registerAnalyticsCommands();
   registerProjectionCommands();
+  registerBackupCommands();
 }

@@ -1,0 +1,103 @@
+// `backup --out DIR`: a copy of an embedded DATA_DIR that a server can start on, taken while the
+// server runs. Copying the files is not one: the log's latest pages live in events.sqlite-wal until a
+// checkpoint, so a `cp events.sqlite` holds a stub (a server started on it begins an empty log,
+// silently), and a copy of both files made while a write lands can hold pages of two moments.
+import {
+  chmodSync,
+  closeSync,
+  copyFileSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  statSync,
+} from 'node:fs';
+import { join, resolve } from 'node:path';
+import Database from 'better-sqlite3';
+import { SECRETS_KEY_FILE } from '../secrets';
+import { CliUsageError, registerCliCommand, requireFlag } from './registry';
+
+// Order matters: the log first, then the keys. A key made after the log's copy is only extra; a log
+// copied after the keys could hold a customer sealed with a key the copy of keys.sqlite lacks, who
+// would read as erased once restored.
+const DATABASES = ['events.sqlite', 'keys.sqlite'] as const;
+
+function fsyncPath(path: string): void {
+  const fd = openSync(path, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function emptyDirectory(out: string): void {
+  if (!existsSync(out)) {
+    mkdirSync(out, { recursive: true, mode: 0o700 });
+    return;
+  }
+  if (!statSync(out).isDirectory())
+    throw new CliUsageError(`--out ${out} is a file: give a new or empty directory`);
+  if (readdirSync(out).length > 0)
+    throw new CliUsageError(
+      `--out ${out} is not empty: give a new or empty directory (a backup never overwrites another)`,
+    );
+}
+
+/**
+ * One database copied by `VACUUM INTO`: a single read transaction, so a consistent snapshot whatever
+ * the server appends meanwhile (it never waits for the copy: WAL readers do not block writers), and a
+ * file that holds every page itself, with no WAL to carry. SQLite does not fsync what VACUUM INTO
+ * writes: the copy is fsynced under a temporary name, then renamed, so a crash never leaves a file
+ * that looks finished but is not.
+ */
+function copyDatabase(from: string, to: string): void {
+  const partial = `${to}.partial`;
+  const db = new Database(from, { readonly: true, fileMustExist: true });
+  try {
+    db.prepare('VACUUM INTO ?').run(partial);
+  } finally {
+    db.close();
+  }
+  fsyncPath(partial);
+  renameSync(partial, to);
+}
+
+export function registerBackupCommands(): void {
+  registerCliCommand({
+    name: 'backup',
+    summary:
+      'Embedded: copy DATA_DIR (events.sqlite, then keys.sqlite, and secrets.key) into a new directory while the server runs; a server starts on the copy as it is',
+    usage: '--out DIR   (a new or empty directory; made owner-only: it holds every customer’s key)',
+    flags: ['out'],
+    readModels: false,
+    async run(ctx) {
+      const { config } = ctx.rt;
+      if (config.store !== 'embedded')
+        throw new CliUsageError(
+          `backup copies the embedded store; with STORE=${config.store} back up EventStoreDB and MongoDB (the databases ${config.mongodbDb} and ${config.mongodbDb}_keys) with their own tools, and keep SECRETS_KEY`,
+        );
+      const out = resolve(requireFlag(ctx, 'out'));
+      emptyDirectory(out);
+      chmodSync(out, 0o700);
+      for (const name of DATABASES) {
+        copyDatabase(join(config.dataDir, name), join(out, name));
+        ctx.out(`copied ${name}`);
+      }
+      const keyFile = join(config.dataDir, SECRETS_KEY_FILE);
+      if (config.secretsKey === null && existsSync(keyFile)) {
+        copyFileSync(keyFile, join(out, SECRETS_KEY_FILE));
+        chmodSync(join(out, SECRETS_KEY_FILE), 0o600);
+        fsyncPath(join(out, SECRETS_KEY_FILE));
+        ctx.out(`copied ${SECRETS_KEY_FILE}`);
+      } else if (config.secretsKey !== null)
+        ctx.out('SECRETS_KEY is set: keep it with this backup (webhook signing secrets are sealed with it)');
+      fsyncPath(out);
+      ctx.out(
+        `backup written to ${out}: start a server with DATA_DIR=${out}, or copy its files into an empty DATA_DIR`,
+      );
+    },
+  });
+}

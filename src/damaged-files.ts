@@ -24,6 +24,11 @@ function problemOf(file: string): string | null {
   }
 }
 
+/** A start refused on a full DATA_DIR, already explained (explained again, it named the disk twice). */
+export class DataDirFullError extends Error {
+  override name = 'DataDirFullError';
+}
+
 /** Below this many free bytes DATA_DIR's file system counts as full (SQLite then fails its writes). */
 const FULL_BELOW_BYTES = 1024 * 1024;
 
@@ -31,9 +36,10 @@ const FULL_BELOW_BYTES = 1024 * 1024;
  * A start that failed on a full file system: SQLite says "database or disk is full", or, when even
  * its shared-memory file cannot grow, a bare "disk I/O error" (SQLITE_IOERR_SHMSIZE), naming nothing;
  * writing DATA_DIR/secrets.key, the system says ENOSPC.
- * An error naming DATA_DIR and its free space instead, else null.
+ * An error naming DATA_DIR and its free space instead, and `outcome` (what the failed start left), else null.
  */
-export function fullDisk(err: unknown, dataDir: string): Error | null {
+export function fullDisk(err: unknown, dataDir: string, outcome = 'nothing was appended'): Error | null {
+  if (err instanceof DataDirFullError) return err;
   const code = (err as { code?: unknown })?.code;
   if (!isStorageFull(err) && !(typeof code === 'string' && code.startsWith('SQLITE_IOERR'))) return null;
   let free: number;
@@ -45,8 +51,8 @@ export function fullDisk(err: unknown, dataDir: string): Error | null {
   }
   if (free >= FULL_BELOW_BYTES && !isStorageFull(err)) return null;
   const who = typeof code === 'string' && /^E[A-Z]+$/.test(code) ? 'the system says' : 'SQLite says';
-  return new Error(
-    `DATA_DIR ${dataDir} is on a full file system (${free} bytes free; ${who}: ${(err as Error).message}): free some space, then start again; nothing was appended`,
+  return new DataDirFullError(
+    `DATA_DIR ${dataDir} is on a full file system (${free} bytes free; ${who}: ${(err as Error).message}): free some space, then start again; ${outcome}`,
     { cause: err },
   );
 }

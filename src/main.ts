@@ -1,9 +1,12 @@
 // `npm start`: the API on the embedded default (or scaled-out roles with STORE=eventstoredb).
 import { startService } from './app';
 import { ConfigError, loadConfig } from './config';
+import { fullDisk } from './damaged-files';
 import { lockDataDir } from './data-dir-lock';
 
 let dataDirLock: (() => void) | null = null;
+/** Embedded: DATA_DIR, for naming it when the start fails on a full disk. */
+let embeddedDataDir: string | null = null;
 
 async function main() {
   let config: ReturnType<typeof loadConfig>;
@@ -20,6 +23,7 @@ async function main() {
   // One server per DATA_DIR (the CLI takes no lock): held until the process ends. Kept referenced:
   // a connection the garbage collector takes is closed, and its lock goes with it.
   if (config.store === 'embedded') {
+    embeddedDataDir = config.dataDir;
     dataDirLock = lockDataDir(config.dataDir);
     process.on('exit', () => dataDirLock?.());
   }
@@ -79,6 +83,18 @@ main().catch((err) => {
     console.error(`couvert: configuration error: ${err.message}`);
     process.exit(2);
   }
-  console.error(`couvert: failed to start: ${err instanceof Error ? err.message : String(err)}`);
+  // The opening checks name a full DATA_DIR; a disk that fills later in the start (a first start's
+  // month of demo activity, a large BOOTSTRAP_FILE) failed with SQLite's bare "database or disk is full".
+  const explained =
+    (embeddedDataDir !== null &&
+      fullDisk(
+        err,
+        embeddedDataDir,
+        'each append is one transaction, so what the start wrote before is whole and the next start goes on from it',
+      )) ||
+    err;
+  console.error(
+    `couvert: failed to start: ${explained instanceof Error ? explained.message : String(explained)}`,
+  );
   process.exit(1);
 });

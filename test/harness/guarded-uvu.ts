@@ -62,6 +62,39 @@ const newRound = <T>(): Round<T> => ({
   beforeError: undefined,
 });
 
+/** One test with its before.each and after.each hooks, counted as passed or failed. */
+async function runCounted<T>(fn: Callback<T>, ctx: T & Crumbs, r: Round<T>): Promise<void> {
+  if (r.beforeFailed) {
+    tally.failed++;
+    if (r.beforeReported)
+      throw new PrintableFailure('not run: its suite’s before hook failed (reported above)', '');
+    r.beforeReported = true;
+    throw printableFailure(r.beforeError, 'before hook (no test of this suite ran)');
+  }
+  const parts: { context: string; value: unknown }[] = [];
+  let stage = 'before.each hook';
+  try {
+    for (const hook of r.beforeEach) await hook(ctx);
+    stage = '';
+    await fn(ctx);
+  } catch (e) {
+    parts.push({ context: stage, value: e });
+  }
+  for (const hook of r.afterEach) {
+    try {
+      await hook(ctx);
+    } catch (e) {
+      parts.push({ context: 'after.each hook', value: e });
+    }
+  }
+  if (parts.length === 0) {
+    tally.passed++;
+    return;
+  }
+  tally.failed++;
+  throw combinedFailure(parts);
+}
+
 function guard<T>(real: Test<T>, title: string): Test<T> {
   let round = newRound<T>();
 
@@ -69,36 +102,12 @@ function guard<T>(real: Test<T>, title: string): Test<T> {
     (name: string, fn: Callback<T>, r: Round<T>) =>
     async (ctx: T & Crumbs): Promise<void> => {
       tally.current = title ? `${title} › ${name}` : name;
-      if (r.beforeFailed) {
-        tally.failed++;
-        if (r.beforeReported)
-          throw new PrintableFailure('not run: its suite’s before hook failed (reported above)', '');
-        r.beforeReported = true;
-        throw printableFailure(r.beforeError, 'before hook (no test of this suite ran)');
-      }
-      const parts: { context: string; value: unknown }[] = [];
-      let stage = 'before.each hook';
+      // Counted here, so no longer "current": a later stop must not count it again.
       try {
-        for (const hook of r.beforeEach) await hook(ctx);
-        stage = '';
-        await fn(ctx);
-      } catch (e) {
-        parts.push({ context: stage, value: e });
+        await runCounted(fn, ctx, r);
+      } finally {
+        tally.current = undefined;
       }
-      for (const hook of r.afterEach) {
-        try {
-          await hook(ctx);
-        } catch (e) {
-          parts.push({ context: 'after.each hook', value: e });
-        }
-      }
-      tally.current = undefined;
-      if (parts.length === 0) {
-        tally.passed++;
-        return;
-      }
-      tally.failed++;
-      throw combinedFailure(parts);
     };
 
   const t = ((name: string, fn: Callback<T>) => {

@@ -248,4 +248,25 @@ runner('a passing file passes', () => {
   assert.is(fine.status, 0);
 });
 
+runner('a test failed by its suite’s before hook is not blamed for a later stop', () => {
+  const r = runRunner({
+    'before-then-stop.test.ts': `${header}
+const b = suite('before fails');
+b.before(() => {
+  throw new Error('before-hook-broke');
+});
+b('counted once', () => {});
+b.run();
+
+const h = suite('stops in its before hook');
+h.before(() => new Promise(() => {}));
+h('never reached', () => {});
+h.run();
+`,
+  });
+  // One failure from the before hook, one for the stop, which was not inside any test.
+  assert.is(fileLine(r.output, 'before-then-stop.test.ts'), 'FAIL 0 passed, 2 failed, 0 skipped, 1 not run');
+  shows(r.output, 'the process stopped between tests');
+});
+
 runner.run();

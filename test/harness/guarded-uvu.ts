@@ -5,8 +5,9 @@
 //   they throw reaches uvu as one printable failure (uvu's runner would stop the suite silently on an
 //   after.each that throws once the test failed);
 // - a before hook that throws fails each test of its suite with its message (uvu would end the suite
-//   without a word); an after hook that throws is reported and counted after the suites (uvu would
-//   drop the file's other suites and its summary).
+//   without a word), or counts one failure of its own in a suite with no test queued; an after hook
+//   that throws is reported and counted after the suites (uvu would drop the file's other suites and
+//   its summary).
 // It also counts what ran, for the summary line test/harness/run-suite-file.ts prints.
 import * as uvu from 'uvu';
 import { combinedFailure, PrintableFailure, printableFailure } from './printable-failure';
@@ -131,6 +132,9 @@ function guard<T>(real: Test<T>, title: string): Test<T> {
       } catch (e) {
         r.beforeFailed = true;
         r.beforeError = e;
+        // No test will report it (every one skipped): uvu runs before hooks all the same.
+        if ((r.only || r.tests) === 0)
+          tally.outside.push(printableFailure(e, `before hook of suite "${title}" (no test of it queued)`));
       }
     });
   }) as Test<T>['before'];

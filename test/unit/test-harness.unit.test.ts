@@ -269,4 +269,20 @@ h.run();
   shows(r.output, 'the process stopped between tests');
 });
 
+runner('a before hook that throws in a suite whose every test is skipped is one failure', () => {
+  const r = runRunner({
+    'before-all-skipped.test.ts': `${header}
+const s = suite('all skipped');
+s.before(() => {
+  throw new Error('lonely-before-broke');
+});
+s.skip('skipped', () => {});
+s.run();
+`,
+  });
+  assert.is(fileLine(r.output, 'before-all-skipped.test.ts'), 'FAIL 0 passed, 1 failed, 1 skipped');
+  shows(r.output, 'before hook of suite "all skipped" (no test of it queued): Error: lonely-before-broke');
+  assert.is(r.status, 1);
+});
+
 runner.run();

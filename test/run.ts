@@ -42,6 +42,7 @@ interface Outcome {
 }
 
 const perFileTimeoutMs = Number(process.env.TEST_FILE_TIMEOUT_MS ?? 300_000);
+const killGraceMs = 5_000;
 
 function runFile(file: string): Promise<Outcome> {
   const started = Date.now();
@@ -63,12 +64,20 @@ function runFile(file: string): Promise<Outcome> {
     child.stderr.on('data', (d) => {
       output += d;
     });
+    // SIGTERM first: the file's process prints the test it was in and its counts
+    // (run-suite-file.ts); SIGKILL only for one that does not end on it (a test stuck in a loop).
+    let killer: NodeJS.Timeout | undefined;
     const timer = setTimeout(() => {
-      output += `\n[run] ${relative(root, file)} exceeded ${perFileTimeoutMs} ms: killed\n`;
-      child.kill('SIGKILL');
+      output += `\n[run] ${relative(root, file)} exceeded ${perFileTimeoutMs} ms: stopped (SIGTERM)\n`;
+      child.kill('SIGTERM');
+      killer = setTimeout(() => {
+        output += `\n[run] ${relative(root, file)} still running ${killGraceMs} ms after SIGTERM: killed\n`;
+        child.kill('SIGKILL');
+      }, killGraceMs);
     }, perFileTimeoutMs);
     child.on('close', (code) => {
       clearTimeout(timer);
+      clearTimeout(killer);
       const counts = fileCounts(output, code, tag);
       if (counts.note) output += `\n[run] ${counts.note}\n`;
       resolve({

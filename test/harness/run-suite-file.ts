@@ -29,7 +29,8 @@ let finished = false;
 const summary = (extraFailed: number, notRun: number) =>
   `${summaryLabel(process.env.HARNESS_SUMMARY_TAG)}: ${tally.passed} passed, ${tally.failed + tally.outside.length + extraFailed} failed, ${tally.skipped} skipped, ${notRun} not run`;
 
-// A test that never settles (the event loop empties), process.exit() or an uncaught error mid-file.
+// A test that never settles (the event loop empties), process.exit(), an uncaught error mid-file or
+// the runner's SIGTERM.
 process.on('exit', () => {
   if (finished) return;
   const inFlight = tally.current === undefined ? 0 : 1;
@@ -38,6 +39,12 @@ process.on('exit', () => {
   process.stdout.write(`\n[harness] the process stopped ${where}, before its tests finished\n`);
   process.stdout.write(`${summary(Math.max(1, inFlight), notRun)}\n`);
   process.exitCode = 1;
+});
+
+// The runner's time limit (test/run.ts): the exit handler above says where it stopped.
+process.once('SIGTERM', () => {
+  process.stdout.write('\n[harness] SIGTERM: the runner stopped this file (TEST_FILE_TIMEOUT_MS)\n');
+  process.exit(1);
 });
 
 let loaded = true;

@@ -132,14 +132,14 @@ interface Run {
   output: string;
 }
 
-function runRunner(files: Record<string, string>, filter: string[] = []): Run {
+function runRunner(files: Record<string, string>, env: Record<string, string> = {}): Run {
   const dir = mkdtempSync(join(tmpdir(), 'couvert-harness-'));
   try {
     writeFileSync(join(dir, 'package.json'), '{ "type": "module" }\n');
     for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
-    const r = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'test/run.ts'), ...filter], {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'test/run.ts')], {
       cwd: root,
-      env: { ...process.env, TEST_DIR: dir, TEST_CONCURRENCY: '2', TEST_VERBOSE: '' },
+      env: { ...process.env, TEST_DIR: dir, TEST_CONCURRENCY: '2', TEST_VERBOSE: '', ...env },
       encoding: 'utf8',
     });
     return { status: r.status, output: `${r.stdout}${r.stderr}` };
@@ -283,6 +283,24 @@ s.run();
   assert.is(fileLine(r.output, 'before-all-skipped.test.ts'), 'FAIL 0 passed, 1 failed, 1 skipped');
   shows(r.output, 'before hook of suite "all skipped" (no test of it queued): Error: lonely-before-broke');
   assert.is(r.status, 1);
+});
+
+runner('a file past the runner’s time limit says which test it was stopped in, and its counts', () => {
+  const r = runRunner(
+    {
+      'too-long.test.ts': `${header}
+const s = suite('too long');
+s('passes', () => {});
+s('waits forever on a live timer', () => new Promise(() => { setInterval(() => {}, 60_000); }));
+s('never reached', () => {});
+s.run();
+`,
+    },
+    // Only bounds the run: long enough for the file to load on a loaded machine.
+    { TEST_FILE_TIMEOUT_MS: '8000' },
+  );
+  assert.is(fileLine(r.output, 'too-long.test.ts'), 'FAIL 1 passed, 1 failed, 0 skipped, 1 not run');
+  shows(r.output, 'stopped during "too long › waits forever on a live timer"');
 });
 
 runner.run();

@@ -1,7 +1,7 @@
 // Runs every uvu suite (test/**/*.test.ts), each file in its own process (test/harness/run-suite-file.ts,
 // which reports whatever a test throws), and ends with the line CI reads:
 // "N passed, N failed, N skipped" (", N not run" added when a file stopped before its last test).
-// Usage: node --import tsx test/run.ts [substring…]; TEST_DIR=<dir> searches another directory
+// Usage: node --import tsx test/run.ts [substring…]; COUVERT_TEST_DIR=<dir> searches another directory
 // (test/unit/test-harness.unit.test.ts runs the runner on suites it writes to a temporary one).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -27,7 +27,7 @@ function listTests(dir: string): string[] {
 // one that changes a shared document throws in the tests.
 process.env.COUVERT_STRICT_PROJECTIONS ??= '1';
 
-const files = listTests(resolve(process.env.TEST_DIR ?? join(root, 'test'))).filter(
+const files = listTests(resolve(process.env.COUVERT_TEST_DIR ?? join(root, 'test'))).filter(
   (f) => filters.length === 0 || filters.some((x) => relative(root, f).includes(x)),
 );
 

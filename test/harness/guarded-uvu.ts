@@ -28,6 +28,8 @@ export interface Tally {
   current: string | undefined;
   /** Failures outside any test (an after hook), printed after uvu's report. */
   outside: Error[];
+  /** "suite › test" of each test.only, which CI refuses (run-suite-file.ts). */
+  focused: string[];
 }
 
 export const tally: Tally = {
@@ -38,6 +40,7 @@ export const tally: Tally = {
   suites: 0,
   current: undefined,
   outside: [],
+  focused: [],
 };
 
 /** The hooks and tests registered until the next run() (uvu starts a fresh context at run()). */
@@ -117,6 +120,7 @@ function guard<T>(real: Test<T>, title: string): Test<T> {
   }) as Test<T>;
   t.only = (name, fn) => {
     round.only++;
+    tally.focused.push(title ? `${title} › ${name}` : name);
     real.only(name, wrap(name, fn, round));
   };
   t.skip = (...args) => {

@@ -74,8 +74,15 @@ for (const failure of tally.outside) {
     `\n  FAIL  ${failure.message}\n\n${(failure as { details?: string }).details ?? ''}\n`,
   );
 }
+// A .only left in a commit would skip the rest of the file in CI without failing it.
+const inCi = [process.env.CI, process.env.REQUIRE_BROWSER].some((v) => v && v !== '0' && v !== 'false');
+const refusedOnly = inCi && tally.focused.length > 0 ? 1 : 0;
+if (refusedOnly)
+  process.stdout.write(
+    `\n  FAIL  .only in CI: ${tally.focused.map((t) => `"${t}"`).join(', ')} (the file's other tests were skipped)\n`,
+  );
 finished = true;
 const notRun = loaded ? Math.max(0, tally.queued - tally.passed - tally.failed) : 0;
-const failed = (loaded ? 0 : 1) + Math.max(0, unguarded);
+const failed = (loaded ? 0 : 1) + Math.max(0, unguarded) + refusedOnly;
 process.stdout.write(`\n${summary(failed + (notRun ? 1 : 0), notRun)}\n`);
 process.exitCode = tally.failed + tally.outside.length + failed + notRun > 0 ? 1 : 0;

@@ -139,7 +139,7 @@ function runRunner(files: Record<string, string>, env: Record<string, string> = 
     for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
     const r = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'test/run.ts')], {
       cwd: root,
-      env: { ...process.env, TEST_DIR: dir, TEST_CONCURRENCY: '2', TEST_VERBOSE: '', ...env },
+      env: { ...process.env, COUVERT_TEST_DIR: dir, TEST_CONCURRENCY: '2', TEST_VERBOSE: '', ...env },
       encoding: 'utf8',
     });
     return { status: r.status, output: `${r.stdout}${r.stderr}` };
@@ -301,6 +301,25 @@ s.run();
   );
   assert.is(fileLine(r.output, 'too-long.test.ts'), 'FAIL 1 passed, 1 failed, 0 skipped, 1 not run');
   shows(r.output, 'stopped during "too long › waits forever on a live timer"');
+});
+
+runner('a committed .only fails the run in CI, and only there', () => {
+  const files = {
+    'only.test.ts': `${header}
+const s = suite('focused');
+s.only('the focused one', () => {});
+s('left out', () => {});
+s.run();
+`,
+  };
+  const ci = runRunner(files, { CI: 'true', REQUIRE_BROWSER: '' });
+  assert.is(fileLine(ci.output, 'only.test.ts'), 'FAIL 1 passed, 1 failed, 1 skipped');
+  shows(ci.output, '.only in CI: "focused › the focused one"');
+  assert.is(ci.status, 1);
+  const browser = runRunner(files, { CI: '', REQUIRE_BROWSER: '1' });
+  assert.is(fileLine(browser.output, 'only.test.ts'), 'FAIL 1 passed, 1 failed, 1 skipped');
+  const local = runRunner(files, { CI: '', REQUIRE_BROWSER: '' });
+  assert.is(fileLine(local.output, 'only.test.ts'), 'ok 1 passed, 0 failed, 1 skipped');
 });
 
 runner.run();

@@ -43,7 +43,8 @@ export async function resendsMade(events: WriteDeps['events'], deliveryId: strin
  * refuse now (`endpoint_disabled`, `event_type_disabled`, `endpoint_migrated`), one
  * resent `RESEND_LIMIT` times already (details.reason `resend_limit_reached`), one of an endpoint
  * paused by the restaurant's API option (details.reason `api_option_off`), and one the endpoint's
- * credential no longer sends (details.reason `credential_revoked`, `scope_removed`).
+ * credential no longer sends (details.reason `credential_revoked`, `scope_removed`). A resend that
+ * loses the race with another (the stream moved on since the read) answers `delivery_changed`.
  */
 export async function resendDelivery(
   deps: WriteDeps & { docs: DocumentStore },
@@ -111,7 +112,9 @@ export async function resendDelivery(
     return { position: result.position };
   } catch (err) {
     if (err instanceof WrongExpectedRevisionError)
-      throw new ApiError(409, 'RESOURCE_CONFLICT', 'The delivery changed meanwhile; read it again');
+      throw new ApiError(409, 'RESOURCE_CONFLICT', 'The delivery changed meanwhile; read it again', {
+        reason: 'delivery_changed',
+      });
     throw err;
   }
 }
@@ -335,7 +338,9 @@ export interface TestDeps extends WriteDeps {
 export async function testWebhookEndpoint(deps: TestDeps, endpoint: WebhookEndpointDoc, meta: CommandMeta) {
   const key = await deps.docs.collection<ApiKeyDoc>(API_KEYS).findOne({ _id: endpoint.credential_id });
   if (!key || key.revoked_at)
-    throw new ApiError(409, 'RESOURCE_CONFLICT', "The endpoint's credential is revoked");
+    throw new ApiError(409, 'RESOURCE_CONFLICT', "The endpoint's credential is revoked", {
+      reason: 'credential_revoked',
+    });
   const now = deps.clock.now();
   const deliveryId = newId('whd');
   const logId = newId('whl');

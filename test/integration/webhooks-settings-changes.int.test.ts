@@ -8,7 +8,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { updateCustomer } from '../../commands/customers/handler';
-import { resendDelivery } from '../../commands/webhook-deliveries/handler';
+import { resendDelivery, testWebhookEndpoint } from '../../commands/webhook-deliveries/handler';
 import { deleteWebhookEndpoint, updateWebhookEndpoint } from '../../commands/webhook-endpoints/handler';
 import { WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../../projections/webhook-endpoints';
 import { FixedClock } from '../../src/core/clock';
@@ -75,6 +75,17 @@ const refusal = async (p: Promise<unknown>) => {
   return 'accepted';
 };
 
+/** The refusal's details.reason, what a partner acts on. */
+const refusedReason = async (p: Promise<unknown>) => {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof ApiError) return (err.details as { reason?: unknown } | undefined)?.reason;
+    throw err;
+  }
+  return 'accepted';
+};
+
 t(
   'enabled_events without its type: canceled at the change, and stays so when the type is back',
   async ({ w }) => {
@@ -97,6 +108,16 @@ t(
       await refusal(resendDelivery(w.rt, after as NonNullable<typeof after>, await endpointDoc(w), meta)),
       /^409 The endpoint no longer receives customer\.created/,
     );
+    const narrowed = await endpointDoc(w);
+    const stale = after as NonNullable<typeof after>;
+    assert.is(await refusedReason(resendDelivery(w.rt, stale, narrowed, meta)), 'event_type_disabled');
+    // A legacy event type to an endpoint on v1: what a legacy delivery of a migrated endpoint meets.
+    assert.is(
+      await refusedReason(
+        resendDelivery(w.rt, { ...stale, event_type: 'RESERVATION_UPDATED' }, narrowed, meta),
+      ),
+      'endpoint_migrated',
+    );
     // Subscribed again: the delivery stays canceled (the sweeper asks for nothing), and may be resent.
     await w.rt.settle(
       (await updateWebhookEndpoint(w.rt, 'rest_demo', 'we_st', { enabled_events: ['*'] }, SCOPES, meta))
@@ -108,11 +129,18 @@ t(
     const again = await resendDelivery(w.rt, after as NonNullable<typeof after>, await endpointDoc(w), meta);
     await w.rt.settle(again.position);
     await w.rx.waitFor('/st', sent + 1);
+    // Resent again from the history read before that resend: its stream moved on meanwhile.
+    assert.is(
+      await refusedReason(resendDelivery(w.rt, stale, await endpointDoc(w), meta)),
+      'delivery_changed',
+    );
   },
 );
 
 t('disabled: canceled at the change; a resend is refused until it is enabled', async ({ w }) => {
   const d = await waitingForRetry(w, 'Disabled');
+  // Still waiting for its retry: already on its way.
+  assert.is(await refusedReason(resendDelivery(w.rt, d, await endpointDoc(w), meta)), 'delivery_pending');
   await w.rt.settle(
     (await updateWebhookEndpoint(w.rt, 'rest_demo', 'we_st', { disabled: true }, SCOPES, meta)).position,
   );
@@ -166,6 +194,11 @@ t(
     );
   },
 );
+
+t('a test for an endpoint whose credential is gone is refused, naming why', async ({ w }) => {
+  const orphan = { ...(await endpointDoc(w)), credential_id: 'key_never_issued' };
+  assert.is(await refusedReason(testWebhookEndpoint(w.rt, orphan, meta)), 'credential_revoked');
+});
 
 t('an endpoint subscribed to some types gets no delivery for the others', async ({ w }) => {
   await w.rt.settle(

@@ -23,15 +23,17 @@ export async function builtBefore(events: EventStore, docs: EmbeddedDocumentStor
  * the background (nothing on a fresh store, which serves it at once) and switched to, caught up.
  * Queries read `aliased`; `stop` ends the rebuild's grace period and the runner.
  */
-export async function upgraded(events: EventStore, docs: EmbeddedDocumentStore, name: string) {
+export async function upgraded(
+  events: EventStore,
+  docs: EmbeddedDocumentStore,
+  name: string,
+  /** The versions the service's code holds: by default every one the code lists now. */
+  versionsInCode: readonly Projection[] = allProjectionVersions().filter((p) => p.name === name),
+) {
   const { logger } = captureLog();
   const aliased = new AliasedDocumentStore(docs);
   const versions = new ProjectionVersions(events, docs, aliased, { logger, graceMs: 10, batchSize: 100 });
-  const runner = new ProjectionRunner(
-    events,
-    docs,
-    await versions.prepare(allProjectionVersions().filter((p) => p.name === name)),
-  );
+  const runner = new ProjectionRunner(events, docs, await versions.prepare(versionsInCode));
   await runner.start();
   versions.startPendingBuilds();
   await versions.whenBuilt(name);

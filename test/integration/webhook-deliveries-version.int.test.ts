@@ -33,6 +33,19 @@ function beforeFields(): Projection {
   };
 }
 
+/** Version 2 as it was served before version 3: documents with customer_id, without last_attempt_at. */
+function version2BeforeLastAttempt(): Projection {
+  const p = allProjections().find((q) => q.name === NAME) as Projection;
+  return {
+    ...p,
+    version: 2,
+    apply: async (event: RecordedEvent, docs) => {
+      await p.apply(event, docs);
+      await docs.collection(WEBHOOK_DELIVERIES).updateMany({}, { $unset: { last_attempt_at: '' } });
+    },
+  };
+}
+
 async function history(events: MemoryEventStore): Promise<void> {
   await events.append(
     'webhook-fanout-ev1',
@@ -111,6 +124,40 @@ t('the old store is rebuilt as version 3 and switched to; the erasure then blank
   assert.not.match(JSON.stringify(await served.find({})), /Jane/);
 
   // What `audit verify` compares: the served read model equals a replay of the log.
+  const compared = await comparedWithReplay(events, aliased, NAME, [WEBHOOK_DELIVERIES]);
+  assert.equal(compared.differences, []);
+  assert.is(compared.documents, 1);
+  await stop();
+});
+
+t('a store served by version 2 is rebuilt as version 3 and switched to', async () => {
+  const events = new MemoryEventStore();
+  const docs = new EmbeddedDocumentStore();
+  await history(events);
+  await builtBefore(events, docs, beforeFields());
+
+  // The service of version 2 on that store: version 2 rebuilt beside version 1 and switched to.
+  const before = await upgraded(events, docs, NAME, [
+    { ...version2BeforeLastAttempt(), ...beforeFields(), version: 1 },
+    version2BeforeLastAttempt(),
+  ]);
+  assert.is(before.aliased.resolve(WEBHOOK_DELIVERIES), `${WEBHOOK_DELIVERIES}_v2`);
+  const v2 = await before.aliased
+    .collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES)
+    .findOne({ _id: 'whd_1' });
+  assert.is(v2?.customer_id, 'cus_1');
+  assert.is(v2?.last_attempt_at, undefined, 'version 2 kept no last attempt on it');
+  // While version 2 is served, `audit verify` (a replay by the newest code) finds the document different.
+  const meanwhile = await comparedWithReplay(events, before.aliased, NAME, [WEBHOOK_DELIVERIES]);
+  assert.is(meanwhile.differences.length, 1);
+  await before.stop();
+
+  // The service of version 3 on the same store.
+  const { aliased, stop } = await upgraded(events, docs, NAME);
+  assert.is(aliased.resolve(WEBHOOK_DELIVERIES), `${WEBHOOK_DELIVERIES}_v3`);
+  const rebuilt = await aliased.collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES).findOne({ _id: 'whd_1' });
+  assert.is(rebuilt?.customer_id, 'cus_1');
+  assert.is(rebuilt?.last_attempt_at, AT);
   const compared = await comparedWithReplay(events, aliased, NAME, [WEBHOOK_DELIVERIES]);
   assert.equal(compared.differences, []);
   assert.is(compared.documents, 1);

@@ -8,6 +8,8 @@ export interface PagePolicy {
   formTargets?: string[];
   /** Origins images come from (an application's logo). */
   imageOrigins?: string[];
+  /** The page runs its own script file (/assets) and fetches from its origin (the import progress). */
+  scripts?: boolean;
 }
 
 export function pageHeaders(p: PagePolicy = {}): Record<string, string> {
@@ -18,6 +20,7 @@ export function pageHeaders(p: PagePolicy = {}): Record<string, string> {
     `form-action 'self'${(p.formTargets ?? []).map((o) => ` ${o}`).join('')}`,
     "frame-ancestors 'none'",
     "base-uri 'none'",
+    ...(p.scripts ? ["script-src 'self'", "connect-src 'self'"] : []),
   ].join('; ');
   return {
     'content-type': 'text/html; charset=utf-8',

@@ -27,6 +27,8 @@ export function html(strings: TemplateStringsArray, ...values: unknown[]): Html 
 }
 
 export const STYLESHEET_PATH = '/assets/couvert.css';
+/** The import progress page's script (a file: the pages' CSP allows no inline script). */
+export const IMPORT_PROGRESS_SCRIPT = '/assets/import-progress.js';
 
 export interface PageOptions {
   title: string;
@@ -35,7 +37,7 @@ export interface PageOptions {
   account?: { email: string; csrf: string } | null;
   /** Wider main column (the dashboard). */
   wide?: boolean;
-  /** Extra <head> markup made by this module (a progress page's <meta http-equiv="refresh">). */
+  /** Extra <head> markup made by this module (the import progress page's refresh and script). */
   head?: Html;
 }
 

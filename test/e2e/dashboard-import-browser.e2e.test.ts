@@ -2,14 +2,15 @@
 // phone's width: a preview of a file whose every row has errors offers no import and says to fix the
 // file (there are no "other rows" to import); a stopped import's Finish form, sent another file, says
 // why next to the file input (inside the form's card, tied to the input by aria-describedby), not only
-// at the top of a long page. Screenshots go to SCREENSHOT_DIR (a temporary directory by default).
+// at the top of a long page. A running import (held at row 300) is updated in place with JavaScript,
+// never reloaded, and without JavaScript offers a Stop refreshing link. Screenshots go to SCREENSHOT_DIR (a temporary directory by default).
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { assertAccessibleAtBothWidths } from '../helpers/a11y';
+import { assertAccessible, assertAccessibleAtBothWidths } from '../helpers/a11y';
 import { browserAvailable, clickToLoad, launchChromium, titleOnceLoaded } from '../helpers/browser';
 import { failAppendAt } from '../helpers/hooked-events';
 import { oauthBootstrap, PASSWORD } from '../helpers/oauth';
@@ -106,6 +107,109 @@ test("a stopped import's Finish form, sent another file, says why next to the fi
     assert.is(await overflow(page), 0);
   } finally {
     restore();
+    await browser.close();
+  }
+});
+
+/** What the page functions read (the tests compile without the DOM's types). */
+type Doc = { document: { title: string; querySelector(s: string): { textContent: string | null } | null } };
+
+/** The log's append of import row `row` waits until `release` is called: the import is held mid-run. */
+function holdAppendAt(events: TestService['rt']['events'], row: number) {
+  const store = events as { append: TestService['rt']['events']['append'] };
+  const own = Object.hasOwn(store, 'append');
+  const append = store.append;
+  let release = () => {};
+  const held = new Promise<void>((r) => {
+    release = r;
+  });
+  let reached = () => {};
+  const atRow = new Promise<void>((r) => {
+    reached = r;
+  });
+  store.append = async function (this: unknown, stream, batch, ...rest) {
+    if (batch[0]?.metadata?.import_row === row) {
+      reached();
+      await held;
+    }
+    return append.call(this, stream, batch, ...rest);
+  };
+  const restore = () => {
+    if (own) store.append = append;
+    else delete (store as { append?: unknown }).append;
+  };
+  return { atRow, release, restore };
+}
+
+test('a running import: updated in place with JavaScript, never reloaded; without it, a way to stop the refresh', async ({
+  svc,
+}) => {
+  const rows = [
+    'name,email',
+    ...Array.from({ length: 600 }, (_, i) => `Held ${i + 1},held-${i + 1}@example.test`),
+  ];
+  const browser = await launchChromium();
+  const hold = holdAppendAt(svc.rt.events, 300);
+  try {
+    const page = await (await browser.newContext({ viewport: PHONE })).newPage();
+    await signIn(page, svc.url);
+    await upload(page, svc.url, 'held.csv', rows.join('\n'));
+    await clickToLoad(page, page.getByRole('button', { name: 'Import 600 rows' }));
+    await hold.atRow;
+    assert.match(await titleOnceLoaded(page, /^Importing/), /^Importing/);
+    const jobUrl = page.url();
+    // A mark on this document: a reload would drop it.
+    await page.evaluate('window.sameDocument = true');
+    // No reload is due: the meta refresh is inert text inside <noscript> when scripts run.
+    assert.is(await page.locator('meta[http-equiv="refresh"]').count(), 0);
+    const status = page.getByRole('status');
+    // Held at row 300, the import's progress stands still: the page shows what the server says, in
+    // place (not reloaded: the mark stays).
+    const served = await (await page.request.get(`${jobUrl}&refresh=off`)).text();
+    const progress = /<label for="progress">([^<]+)<\/label>/.exec(served)?.[1] as string;
+    assert.match(progress, /^[\d,]+ of 600 rows \(\d+ %\)$/);
+    // Functions, not strings: the page's CSP (script-src 'self') refuses to evaluate a string.
+    await page.waitForFunction(
+      (want) =>
+        (globalThis as unknown as Doc).document.querySelector('label[for="progress"]')?.textContent === want,
+      progress,
+    );
+    // The live region says the progress too (in steps of 10 %, so not every update).
+    assert.match(
+      (await status.textContent()) ?? '',
+      /^[\d,]+ of 600 rows \(\d+ %\)\. This page updates itself/,
+    );
+    assert.match(await status.innerText(), /This page updates itself while the import runs/);
+    assert.is(await status.getByRole('link', { name: 'Stop refreshing' }).count(), 1);
+    await page.screenshot({ path: join(shots, 'import-running-phone.png'), fullPage: true });
+    await assertAccessibleAtBothWidths(page, 'running import, with JavaScript');
+    // Without JavaScript: the page refreshes itself, and says how to stop that; stopped, it offers a
+    // Refresh link instead.
+    const still = await (await browser.newContext({ viewport: PHONE, javaScriptEnabled: false })).newPage();
+    await signIn(still, svc.url);
+    await still.goto(jobUrl);
+    assert.is(await still.locator('meta[http-equiv="refresh"]').count(), 1);
+    await clickToLoad(still, still.getByRole('link', { name: 'Stop refreshing' }));
+    assert.is(await still.locator('meta[http-equiv="refresh"]').count(), 0);
+    assert.is(await still.getByRole('link', { name: 'Stop refreshing' }).count(), 0);
+    assert.is(await still.getByRole('link', { name: 'Refresh', exact: true }).count(), 1);
+    await still.screenshot({ path: join(shots, 'import-running-stopped-refresh-phone.png'), fullPage: true });
+    await assertAccessibleAtBothWidths(still, 'running import, refresh stopped, without JavaScript');
+    hold.release();
+    await page.waitForFunction(() =>
+      (globalThis as unknown as Doc).document.title.startsWith('Import finished'),
+    );
+    assert.is(
+      await page.evaluate('window.sameDocument'),
+      true,
+      'the page was updated in place, not reloaded',
+    );
+    assert.match(await page.locator('label[for="progress"]').innerText(), /600 of 600 rows \(100 %\)/);
+    assert.match(await page.locator('.notice[role="status"]').innerText(), /Every row is done/);
+    await assertAccessible(page, 'import finished in place');
+  } finally {
+    hold.release();
+    hold.restore();
     await browser.close();
   }
 });

@@ -64,7 +64,7 @@ import { isManager, type Manager, managerForAction, managerForPage } from '../..
 import { importPage, jobPage, previewPage } from '../../web/pages/import-pages';
 import { notYours, page, renderPageError, type SignedIn, seeOther, signedIn } from '../../web/respond';
 import { type AnyRoute, defineRoute, PUBLIC, type RouteResult } from '../route';
-import { obj, optional, str } from '../schema';
+import { enums, obj, optional, str } from '../schema';
 import { form } from './dashboard-api-keys';
 
 const BASE = '/dashboard/import';
@@ -410,6 +410,7 @@ async function jobView(
   state: ImportJobState,
   alert: string | null,
   status = 200,
+  refresh = true,
 ) {
   const who = state.actor ? await actorWords(rt, state.actor, new Map()) : undefined;
   // Running, but silent past the stale limit: the process importing it stopped. The time is the
@@ -419,8 +420,17 @@ async function jobView(
   const rows = await stoppedJobRows(rt, state, since !== null);
   const resumable = offersResume(state, id, rows.written !== null, runningJob(rt, m.restaurant._id));
   return page(
-    jobPage(m.shell, { id, state, who, stoppedSince: since, written: rows.written, resumable, alert }),
-    {},
+    jobPage(m.shell, {
+      id,
+      state,
+      who,
+      stoppedSince: since,
+      written: rows.written,
+      resumable,
+      alert,
+      refresh,
+    }),
+    { scripts: refresh },
     status,
   );
 }
@@ -722,14 +732,15 @@ export const dashboardImportRoutes: AnyRoute[] = [
     tag: 'OAuth',
     access: PUBLIC,
     params: obj({ id: str({ min: 1, max: 64 }) }),
-    query: obj({ restaurant: optional(str({ max: 64 })) }, { open: true }),
+    // refresh=off: the manager stopped the page refreshing itself (the page's Stop refreshing link).
+    query: obj({ restaurant: optional(str({ max: 64 })), refresh: optional(enums(['off'])) }, { open: true }),
     responses: { 200: { description: 'An HTML page' }, 303: { description: 'To the sign-in page' } },
     renderError: renderPageError,
     handler: async ({ rt, ctx, params, query, requestId }) => {
       const m = await managerForPage(rt, ctx, query.restaurant, requestId);
       if (!isManager(m)) return m;
       const state = await jobOf(rt, m, params.id);
-      return jobView(rt, m, params.id, state, null);
+      return jobView(rt, m, params.id, state, null, 200, query.refresh !== 'off');
     },
   }),
   defineRoute({

@@ -1,4 +1,4 @@
-// The pages' static files (one stylesheet): served from src/web/assets, so the pages' CSP needs no
+// The pages' static files (a stylesheet, an icon, the import progress page's script): served from src/web/assets, so the pages' CSP needs no
 // 'unsafe-inline'. Outside /api/partner/v1: no rate-limit budget spent.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -11,6 +11,7 @@ const dir = join(import.meta.dirname, '..', '..', 'web', 'assets');
 const FILES: Record<string, string> = {
   'couvert.css': 'text/css; charset=utf-8',
   'favicon.svg': 'image/svg+xml',
+  'import-progress.js': 'text/javascript; charset=utf-8',
 };
 const cache = new Map<string, { body: Buffer; etag: string }>();
 

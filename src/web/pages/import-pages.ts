@@ -7,7 +7,7 @@ import type { ImportJobState } from '../../../commands/customer-import/state';
 import type { CustomerImportDoc } from '../../../projections/customer-imports';
 import type { Issue } from '../../core/errors';
 import type { ImportPlan } from '../../customer-import/engine';
-import { type Html, html } from '../html';
+import { type Html, html, IMPORT_PROGRESS_SCRIPT } from '../html';
 import { csrfField, dashboardPage, restaurantField, type ShellContext, when } from './dashboard-shell';
 
 const ON_MATCH_WORDS: Record<OnMatch, { title: string; sub: string }> = {
@@ -192,6 +192,8 @@ export function jobPage(
     resumable?: boolean;
     /** Why a resume was refused. */
     alert?: string | null;
+    /** Keep the page up to date while it runs (false: ?refresh=off, the manager stopped it). */
+    refresh?: boolean;
   },
 ): string {
   const s = o.state;
@@ -214,6 +216,9 @@ export function jobPage(
   <div><dt>Skipped</dt><dd>${n(counts0.skipped)}</dd></div>
   ${o.written ? html`<div><dt>Not imported</dt><dd>${n(notImported)}</dd></div>` : ''}
 </dl>`;
+  const refresh = active && o.refresh !== false;
+  // The page without its refresh (the Stop link, the Refresh link, and what the script fetches).
+  const still = `/dashboard/import/jobs/${encodeURIComponent(o.id)}?restaurant=${encodeURIComponent(c.restaurant.id)}&refresh=off`;
   const summary = `/dashboard/import/jobs/${encodeURIComponent(o.id)}/summary.csv?restaurant=${encodeURIComponent(c.restaurant.id)}`;
   // What a stopped import did and did not do, exactly (the summary has one line for every row).
   const what =
@@ -243,14 +248,26 @@ export function jobPage(
     switcherAction: null,
     // A refused resume is said next to the file it refused (in the Finish card), else at the top.
     alert: o.resumable ? null : o.alert,
-    head: active ? html`<meta http-equiv="refresh" content="2">` : undefined,
+    // A meta refresh reloads the page, sending a screen reader back to its top every time: only a
+    // browser without JavaScript gets it (a <noscript> in <head> holds it then, and the Stop link turns
+    // it off, WCAG 2.2.1); with JavaScript the script updates the page in place instead.
+    head: refresh
+      ? html`<noscript><meta http-equiv="refresh" content="2"></noscript>
+<script src="${IMPORT_PROGRESS_SCRIPT}" defer></script>`
+      : undefined,
     body: html`<p><a href="/dashboard/import?restaurant=${c.restaurant.id}">← Customer import</a></p>
-<section class="card" aria-labelledby="job-title">
+<section class="card" aria-labelledby="job-title"${active ? html` data-active` : ''}>
 <h2 id="job-title">${s.fileName ?? o.id}</h2>
 <label for="progress">${n(done)} of ${n(s.rowCount)} rows (${pct} %)</label>
 <progress id="progress" max="100" value="${pct}">${pct} %</progress>
 ${counts}
-${active ? html`<p class="small" role="status">This page refreshes itself every 2 seconds. You can leave it: the import goes on.</p>` : ''}
+${
+  refresh
+    ? html`<p class="small" role="status" id="import-status" data-refresh-note data-poll="${still}"><span data-intro>This page refreshes itself every 2 seconds. You can leave it: the import goes on.</span> <a href="${still}">Stop refreshing</a></p>`
+    : active
+      ? html`<p class="small" data-refresh-note>This page no longer refreshes itself. You can leave it: the import goes on. <a href="${still}">Refresh</a></p>`
+      : ''
+}
 ${stopped ? html`<div class="alert" role="alert">The import stopped: nothing has been recorded since ${when(o.stoppedSince, c.restaurant.timezone)} (the server importing it was restarted or stopped). ${what} ${next}</div>` : ''}
 ${s.status === 'failed' && interrupted ? html`<div class="alert" role="alert">The import stopped because the server importing it was stopped or restarted. ${what} ${next}</div>` : ''}
 ${s.status === 'failed' && !interrupted ? html`<div class="alert" role="alert">Couvert could not finish this import because of a problem on our side. ${what} ${next} If it stops again, contact support and quote the import id ${o.id}.</div>` : ''}

@@ -78,13 +78,44 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   return n;
 }
 
+/** Every boolean variable (TRUST_PROXY, WEBHOOK_ALLOW_PRIVATE_TARGETS, TEST_CLOCK, IMPORT_THREAD) reads these, as the README lists. */
 function boolean(env: Env, name: string, fallback: boolean): boolean {
   const raw = env[name]?.trim().toLowerCase();
   if (raw === undefined || raw === '') return fallback;
   if (['true', '1', 'yes'].includes(raw)) return true;
   if (['false', '0', 'no'].includes(raw)) return false;
-  throw new ConfigError(`${name} must be true or false, got "${env[name]}"`);
+  throw new ConfigError(
+    `${name} must be true or false (also accepted: 1 or 0, yes or no, in any case), got "${env[name]}"`,
+  );
 }
+
+export interface ReservationJobSettings {
+  /** NO_SHOW_GRACE_MINUTES (default 30): booked guests not seated this long after the start are no-shows. */
+  noShowGraceMinutes: number;
+  /**
+   * SEATING_REPAIR_AFTER_MINUTES (default 5): how long a reservation and its seatings may disagree
+   * (a request died between its two appends) before the repair job steps in. Longer than any request.
+   */
+  repairAfterMinutes: number;
+}
+
+function minutes(env: Env, name: string, fallback: number, min: number) {
+  const raw = env[name]?.trim();
+  if (!raw) return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > 7 * 24 * 60)
+    throw new ConfigError(`${name} must be a whole number of minutes from ${min} to 10080, got "${raw}"`);
+  return Number(raw);
+}
+
+/**
+ * Read by the scheduler's jobs at each run (src/jobs/reservation-jobs.ts) and by the CLI, and checked
+ * by loadConfig at every start whatever ROLES says: a process without the scheduler (ROLES=api) used
+ * to accept a bad value, which the next process given the scheduler then refused.
+ */
+export const reservationJobSettings = (env: Env): ReservationJobSettings => ({
+  noShowGraceMinutes: minutes(env, 'NO_SHOW_GRACE_MINUTES', 30, 0),
+  repairAfterMinutes: minutes(env, 'SEATING_REPAIR_AFTER_MINUTES', 5, 1),
+});
 
 function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
   const raw = env[name];
@@ -329,6 +360,7 @@ export function loadConfig(env: Env = process.env): Config {
     if (!(ROLES as readonly string[]).includes(r))
       throw new ConfigError(`ROLES must list ${ROLES.join(', ')}, got "${r}"`);
   const secretsKey = secretsKeyOf(env, store);
+  reservationJobSettings(env);
   const dir = dataDir(env);
   const testClock = boolean(env, 'TEST_CLOCK', false);
   // POST /__test/clock takes no credential: whoever reaches the server moves its clock (tokens,

@@ -20,34 +20,14 @@ import {
   type SeatingSyncDocV3,
   seatingSyncProjectionV3,
 } from '../../projections/seating-sync-v3';
-import { ConfigError } from '../config';
+import { reservationJobSettings } from '../config';
 import { systemMeta } from '../core/command-meta';
 import { ApiError } from '../core/errors';
 import type { Runtime } from '../runtime';
 import type { Env, ScheduledJob } from '../scheduler';
 
-export interface ReservationJobSettings {
-  /** NO_SHOW_GRACE_MINUTES (default 30): booked guests not seated this long after the start are no-shows. */
-  noShowGraceMinutes: number;
-  /**
-   * SEATING_REPAIR_AFTER_MINUTES (default 5): how long a reservation and its seatings may disagree
-   * (a request died between its two appends) before the repair job steps in. Longer than any request.
-   */
-  repairAfterMinutes: number;
-}
-
-function minutes(env: Env, name: string, fallback: number, min: number) {
-  const raw = env[name]?.trim();
-  if (!raw) return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > 7 * 24 * 60)
-    throw new ConfigError(`${name} must be a whole number of minutes from ${min} to 10080, got "${raw}"`);
-  return Number(raw);
-}
-
-export const reservationJobSettings = (env: Env): ReservationJobSettings => ({
-  noShowGraceMinutes: minutes(env, 'NO_SHOW_GRACE_MINUTES', 30, 0),
-  repairAfterMinutes: minutes(env, 'SEATING_REPAIR_AFTER_MINUTES', 5, 1),
-});
+// The settings live with the configuration, checked at every start whatever ROLES says.
+export { type ReservationJobSettings, reservationJobSettings } from '../config';
 
 /** At most this many reservations per run: a backlog drains over the next runs, never in one burst. */
 const BATCH = 500;

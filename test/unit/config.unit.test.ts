@@ -118,6 +118,10 @@ t('a bad value of any variable throws ConfigError naming it', ({ dir }) => {
     BODY_LIMIT_BYTES: ['100', '1e6'],
     IMPORT_UPLOADS_MAX_BYTES: ['100', '10 MB', '-1'],
     READ_YOUR_WRITES_TIMEOUT_MS: ['60001', 'soon'],
+    // The scheduler's settings, checked whatever ROLES says (a process without the scheduler ignored them).
+    NO_SHOW_GRACE_MINUTES: ['abc', '10081', '-5'],
+    SEATING_REPAIR_AFTER_MINUTES: ['0', 'later'],
+    IMPORT_THREAD: ['on'],
   };
   for (const [name, values] of Object.entries(bad))
     for (const value of values) {
@@ -127,6 +131,41 @@ t('a bad value of any variable throws ConfigError naming it', ({ dir }) => {
   assert.match(refusal({ STORE: 'eventstoredb' }), 'EVENTSTORE_URL');
   assert.match(refusal({ ...SCALED, MONGODB_URL: '' }), /missing: MONGODB_URL/);
   assert.match(refusal({ ...SCALED, SECRETS_KEY: '' }), /SECRETS_KEY must be set when STORE=eventstoredb/);
+});
+
+t('the scheduler settings are checked by a process whatever its ROLES (an API-only one ignored them)', () => {
+  for (const ROLES of ['api', 'api,projector,webhooks', 'scheduler'])
+    for (const [name, value] of [
+      ['NO_SHOW_GRACE_MINUTES', 'abc'],
+      ['SEATING_REPAIR_AFTER_MINUTES', '0'],
+    ] as const)
+      assert.match(
+        refusal({ ROLES, [name]: value }),
+        `${name} must be a whole number of minutes`,
+        `ROLES=${ROLES} ${name}=${value}`,
+      );
+  assert.not.throws(() =>
+    loadConfig({ ROLES: 'api', NO_SHOW_GRACE_MINUTES: '0', SEATING_REPAIR_AFTER_MINUTES: '10080' }),
+  );
+});
+
+t('every boolean variable reads the same spellings, and a refusal lists them', () => {
+  const BOOLEANS = {
+    TRUST_PROXY: (c: ReturnType<typeof loadConfig>) => c.trustProxy,
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: (c: ReturnType<typeof loadConfig>) => c.webhookAllowPrivateTargets,
+    TEST_CLOCK: (c: ReturnType<typeof loadConfig>) => c.testClock,
+    IMPORT_THREAD: (c: ReturnType<typeof loadConfig>) => c.importThread,
+  };
+  for (const [name, read] of Object.entries(BOOLEANS)) {
+    for (const yes of ['true', 'TRUE', 'True', '1', 'yes', 'YES', ' yes '])
+      assert.is(read(loadConfig({ [name]: yes })), true, `${name}=${JSON.stringify(yes)}`);
+    for (const no of ['false', 'FALSE', '0', 'no', 'No'])
+      assert.is(read(loadConfig({ [name]: no })), false, `${name}=${JSON.stringify(no)}`);
+    assert.is(
+      refusal({ [name]: 'on' }),
+      `${name} must be true or false (also accepted: 1 or 0, yes or no, in any case), got "on"`,
+    );
+  }
 });
 
 t('HOST: IP literals, localhost and host names, checked without any lookup', () => {

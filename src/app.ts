@@ -126,6 +126,8 @@ export async function startService(
   let stopping: Promise<void> | null = null;
   const stop = () => {
     stopping ??= (async () => {
+      const began = performance.now();
+      let drained: Drained = { inFlightAtStop: lifecycle.inFlight, cutAtGrace: false, handlersUnfinished: 0 };
       // Customer imports running here write no further rows, record those in flight and fail as
       // interrupted (their pages offer to finish them), while the requests drain: before the stores close.
       const imports = stopImports(rt.events);
@@ -134,7 +136,7 @@ export async function startService(
       // their 12 s timeout (and a test delivery's request past the drain, its record then lost).
       const cut = setTimeout(() => rt.stopping.abort(), OUTBOUND_STOP_GRACE_MS);
       try {
-        await drain(server, lifecycle, options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS);
+        drained = await drain(server, lifecycle, options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS);
         await scheduler?.stop();
         await webhooks?.stop();
       } finally {
@@ -145,6 +147,18 @@ export async function startService(
       await stopImports(rt.events);
       await rt.close();
       await following;
+      // The stop's last line, in the log like the others (the signal's own line is plain text on
+      // stdout): an orchestrator's log then shows the stop completed, how long it took and whether
+      // requests in flight were answered or cut at the grace period.
+      rt.logger.info(
+        {
+          duration_ms: Math.round(performance.now() - began),
+          in_flight_at_stop: drained.inFlightAtStop,
+          cut_at_grace: drained.cutAtGrace,
+          handlers_unfinished: drained.handlersUnfinished,
+        },
+        'stopped',
+      );
     })();
     return stopping;
   };
@@ -163,12 +177,26 @@ const HANDLER_GRACE_MS = 2_000;
  * client or load balancer would otherwise hold the stop for the whole keep-alive timeout), and whatever
  * is still open after `graceMs` is cut. Then waits (bounded) for handlers whose connection was cut.
  */
-async function drain(server: Server, lifecycle: Lifecycle, graceMs: number): Promise<void> {
+interface Drained {
+  /** Requests being handled when the stop began. */
+  inFlightAtStop: number;
+  /** Connections still open at the grace period were cut (their requests got no answer). */
+  cutAtGrace: boolean;
+  /** Handlers still running when the stores closed (after the cut and HANDLER_GRACE_MS). */
+  handlersUnfinished: number;
+}
+
+async function drain(server: Server, lifecycle: Lifecycle, graceMs: number): Promise<Drained> {
+  const inFlightAtStop = lifecycle.inFlight;
+  let cutAtGrace = false;
   lifecycle.draining = true;
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeIdleConnections();
   const sweep = setInterval(() => server.closeIdleConnections(), 50);
-  const deadline = setTimeout(() => server.closeAllConnections(), graceMs);
+  const deadline = setTimeout(() => {
+    cutAtGrace = true;
+    server.closeAllConnections();
+  }, graceMs);
   try {
     await closed;
   } finally {
@@ -183,4 +211,5 @@ async function drain(server: Server, lifecycle: Lifecycle, graceMs: number): Pro
         resolve();
       };
     });
+  return { inFlightAtStop, cutAtGrace, handlersUnfinished: lifecycle.inFlight };
 }

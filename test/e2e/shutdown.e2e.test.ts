@@ -13,12 +13,24 @@ import { MemoryEventStore } from '../../src/adapters/event-store/memory';
 import { type RunningService, startService } from '../../src/app';
 import { loadConfig } from '../../src/config';
 import { createLogger } from '../../src/logger';
+import { captureLog } from '../helpers/log-sink';
 import { REQUEST_HANG_MS, withinHang } from '../helpers/service';
+import { spawnServer } from '../helpers/spawned-server';
 
-async function start(graceMs = 8_000): Promise<RunningService & { port: number; token: string }> {
+/** The stop's last line, a JSON log line like the others: how long it took, what was in flight. */
+function stoppedLine(lines: string[]) {
+  const found = lines.map((l) => JSON.parse(l)).filter((l) => l.msg === 'stopped');
+  assert.is(found.length, 1, `one "stopped" line in:\n${lines.join('')}`);
+  return found[0];
+}
+
+async function start(
+  graceMs = 8_000,
+  logger = createLogger('silent'),
+): Promise<RunningService & { port: number; token: string }> {
   const svc = await startService(loadConfig({ PORT: '0', LOG_LEVEL: 'silent', ROLES: 'api,projector' }), {
     events: new MemoryEventStore(),
-    logger: createLogger('silent'),
+    logger,
     demo: true,
     shutdownGraceMs: graceMs,
   });
@@ -75,7 +87,8 @@ test('a request in flight finishes and says Connection: close; idle keep-alive c
   // Neither the grace period nor the keep-alive timeout can end this stop within the hang bound, so a
   // stop that left the idle connection to either shows as a hang, whatever the machine's speed (it was
   // a stop timed under 3 s against an 8 s grace).
-  const svc = await start(10 * REQUEST_HANG_MS);
+  const log = captureLog();
+  const svc = await start(10 * REQUEST_HANG_MS, log.logger);
   svc.server.keepAliveTimeout = 10 * REQUEST_HANG_MS;
   const agent = new Agent({ keepAlive: true, maxSockets: 4 });
   const busyAgent = new Agent({ keepAlive: true });
@@ -133,6 +146,12 @@ test('a request in flight finishes and says Connection: close; idle keep-alive c
     assert.type(JSON.parse(res.text).data.available, 'boolean');
     assert.is(res.connection, 'close', 'the last response tells the client the connection ends');
     await withinHang(stopped, 'the stop, once the request in flight has finished');
+    const line = stoppedLine(log.lines);
+    assert.is(line.level, 30);
+    assert.type(line.duration_ms, 'number');
+    assert.is(line.in_flight_at_stop, 1);
+    assert.is(line.cut_at_grace, false, 'the request in flight was answered');
+    assert.is(line.handlers_unfinished, 0);
   } finally {
     sendRest();
     agent.destroy();
@@ -142,7 +161,8 @@ test('a request in flight finishes and says Connection: close; idle keep-alive c
 });
 
 test('a connection still busy after the grace period is cut, and the stop completes', async () => {
-  const svc = await start(500);
+  const log = captureLog();
+  const svc = await start(500, log.logger);
   let socket: Socket | undefined;
   let began = 0;
   let stopped = false;
@@ -171,6 +191,29 @@ test('a connection still busy after the grace period is cut, and the stop comple
   const took = Date.now() - began;
   assert.ok(took >= 400, `stopped after the grace period, in ${took} ms`);
   assert.ok(await closedWithin(socket as Socket, REQUEST_HANG_MS), 'the busy connection was cut');
+  const line = stoppedLine(log.lines);
+  assert.is(line.in_flight_at_stop, 1);
+  assert.is(line.cut_at_grace, true, 'says the connection still busy was cut');
+});
+
+test('the real process: a clean SIGTERM ends with a "stopped" JSON line and exit 0', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'couvert-shutdown-'));
+  try {
+    const server = await spawnServer({ DATA_DIR: dataDir, LOG_LEVEL: 'info', ROLES: 'api' });
+    assert.is(await server.stop(), 0, server.output());
+    const lines = server
+      .output()
+      .split('\n')
+      .filter((l) => l.startsWith('{'));
+    const last = JSON.parse(lines.at(-1) as string);
+    assert.is(last.msg, 'stopped', server.output());
+    assert.is(last.service, 'couvert');
+    assert.type(last.duration_ms, 'number');
+    assert.is(last.in_flight_at_stop, 0);
+    assert.is(last.cut_at_grace, false);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 });
 
 test('the real process: SIGTERM waits for a request in flight; a second SIGTERM exits at once', async () => {

@@ -2,7 +2,8 @@
 // SQLite's bare "database disk image is malformed". The opening checks (src/adapters/event-store/
 // sqlite.ts) see a file cut short or not SQLite; a page damaged in the middle of the log is met only
 // when the start reads it (the read models' catch-up), so the files are checked then.
-import { existsSync, readFileSync, statfsSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statfsSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { isStorageFull } from './core/errors';
@@ -113,18 +114,61 @@ function tracesOfALog(dataDir: string): string[] {
 }
 
 /**
- * Before the log is opened: DATA_DIR/events.sqlite missing or empty while the directory holds traces of
- * a log (keys made for its customers, the webhook publisher's checkpoint in it) is refused, naming
- * them. Opened, it would have started silently on an empty log (a server seeding the demo on it), and
- * the publisher, trusting a checkpoint past the new log's head, skipped that many new events.
+ * Larger than any log file without an event (its tables and indexes: a few pages), smaller than it is
+ * worth copying at every start.
+ */
+const STUB_MAX_BYTES = 1024 * 1024;
+
+/**
+ * events.sqlite holds no event while its WAL holds nothing either: a copy taken without its -wal while
+ * the server ran (SQLite keeps the latest pages there until a checkpoint, so a log's first start often
+ * leaves all of them there), or a first start that died before its first append. Read from a copy in a
+ * directory of its own: SQLite opening the file itself, even read-only, leaves -wal and -shm files
+ * beside it. Unreadable: not evidence (the log's own opening check names it).
+ */
+function holdsNoEvent(file: string): boolean {
+  const wal = `${file}-wal`;
+  // The latest events may be in the WAL (a server killed): then the file alone says nothing.
+  if (existsSync(wal) && statSync(wal).size > 0) return false;
+  if (statSync(file).size > STUB_MAX_BYTES) return false;
+  let dir: string | null = null;
+  let db: Database.Database | null = null;
+  try {
+    dir = mkdtempSync(join(tmpdir(), 'couvert-log-check-'));
+    const copy = join(dir, 'events.sqlite');
+    copyFileSync(file, copy);
+    db = new Database(copy, { readonly: true, fileMustExist: true });
+    const table = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'events'").get();
+    return table === undefined || db.prepare('SELECT 1 FROM events LIMIT 1').get() === undefined;
+  } catch {
+    return false;
+  } finally {
+    db?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Before the log is opened: DATA_DIR/events.sqlite missing, empty or holding no event while the
+ * directory holds traces of a log (keys made for its customers, the webhook publisher's checkpoint in
+ * it) is refused, naming them. Opened, it would have started silently on an empty log (a server seeding
+ * the demo on it), and the publisher, trusting a checkpoint past the new log's head, skipped that many
+ * new events. secrets.key is no trace: it is made before the first event, so a first start that died
+ * before it (a full disk) leaves one, and the next start must go on. A key row is: keys are made only
+ * to seal a customer's, a reservation's or a missed call's data, each of a restaurant already in the log.
  */
 export function checkLogPresent(dataDir: string): void {
   const file = join(dataDir, 'events.sqlite');
   const size = existsSync(file) ? statSync(file).size : null;
-  if (size !== null && size > 0) return;
+  const state = size === null ? 'missing' : size === 0 ? 'empty' : holdsNoEvent(file) ? 'stub' : null;
+  if (state === null) return;
   const traces = tracesOfALog(dataDir);
   if (!traces.length) return;
+  if (state === 'stub')
+    throw new Error(
+      `${file} holds no event (${size} bytes: a copy taken without its events.sqlite-wal while the server ran?), but this DATA_DIR held a log: ${traces.join('; ')}. Restore a backup made with \`npm run cli -- backup\` (README, "Backup and restore"; never cp a running server's files), or point DATA_DIR at a new directory; nothing was created.`,
+    );
   throw new Error(
-    `${file} is ${size === null ? 'missing' : 'empty'}, but this DATA_DIR held a log: ${traces.join('; ')}. Restore events.sqlite from a backup (with keys.sqlite, taken together), or point DATA_DIR at a new directory; nothing was created.`,
+    `${file} is ${state}, but this DATA_DIR held a log: ${traces.join('; ')}. Restore events.sqlite from a backup (with keys.sqlite, taken together: \`npm run cli -- backup\`, README "Backup and restore"), or point DATA_DIR at a new directory; nothing was created.`,
   );
 }

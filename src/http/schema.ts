@@ -97,17 +97,23 @@ export function email(o: Doc = {}): Schema<string> {
 export const QUERY_PLUS_NOTE = ' (a + in a query string must be encoded as %2B)';
 
 /**
+ * Said of every date-time query parameter (`query: true`): a partner building the URL by hand sends the
+ * offset's `+` raw, and it arrives as a space.
+ */
+const QUERY_PARAM_NOTE = ". In a query string encode the offset's + as %2B (+02:00 is %2B02:00)";
+
+/**
  * RFC 3339 date-time with an explicit offset, read by the one strict parser (src/core/datetime.ts):
  * a day, hour or offset that does not exist is refused, never rolled over.
  */
-export function dateTime(o: Doc & { service?: boolean } = {}): Schema<string> {
-  const { service, ...doc } = o;
+export function dateTime(o: Doc & { service?: boolean; query?: boolean } = {}): Schema<string> {
+  const { service, query, ...doc } = o;
   const base = str({
     ...doc,
     format: 'date-time',
     description: withNote(
       doc.description,
-      `RFC 3339 with seconds and an explicit offset (Z or ±HH:MM); a date or time that does not exist (31 November, 24:00, a leap second) is refused${service ? `; ${SERVICE_INSTANTS.description}` : ''}`,
+      `RFC 3339 with seconds and an explicit offset (Z or ±HH:MM); a date or time that does not exist (31 November, 24:00, a leap second) is refused${service ? `; ${SERVICE_INSTANTS.description}` : ''}${query ? QUERY_PARAM_NOTE : ''}`,
     ),
   });
   const checked = s.refine(base.struct, 'date_time', (v) => {

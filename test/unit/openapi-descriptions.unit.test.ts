@@ -35,4 +35,26 @@ t("a webhook delivery's event_type in responses names its values, webhook_endpoi
     assert.match(described, type, type);
 });
 
+t('every date-time query parameter of every route says to encode + as %2B', () => {
+  type Param = {
+    in: string;
+    name: string;
+    description?: string;
+    schema?: { format?: string; description?: string };
+  };
+  let seen = 0;
+  for (const [path, ops] of Object.entries(doc.paths))
+    for (const [method, op] of Object.entries(ops)) {
+      const params = ((op as { parameters?: Param[] }).parameters ?? []).filter(
+        (p) => p.in === 'query' && p.schema?.format === 'date-time',
+      );
+      for (const p of params) {
+        seen++;
+        const text = `${p.description ?? ''} ${p.schema?.description ?? ''}`;
+        assert.match(text, '%2B', `${method.toUpperCase()} ${path} ${p.name}`);
+      }
+    }
+  assert.ok(seen >= 6, `${seen} date-time query parameters found`);
+});
+
 t.run();

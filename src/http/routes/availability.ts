@@ -19,7 +19,7 @@ const OFFSET_SPACE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)? \d{2}:\d{2
  * precisely rather than "invalid date".
  */
 function queryDateTime(description: string, example: string): Schema<string> {
-  const base = dateTime({ description, example, service: true });
+  const base = dateTime({ description, example, service: true, query: true });
   return {
     ...base,
     struct: s.refine(s.string(), 'date_time', (v) => {

@@ -158,7 +158,7 @@ const phoneFilter: Schema<string> = (() => {
 export const customerFeedQuery = obj({
   limit: optional(intQuery({ min: 1, max: 100, default: 50, description: 'Page size, default 50' })),
   cursor: optional(str({ min: 1, max: 4096, description: 'pagination.next_cursor of the previous page' })),
-  updated_since: optional(dateTime({ description: 'Inclusive' })),
+  updated_since: optional(dateTime({ description: 'Inclusive', query: true })),
   email: optional(emailFilter),
   phone: optional(phoneFilter),
   external_id: optional(str(BOUNDS.external_id)),

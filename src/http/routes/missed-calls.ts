@@ -44,8 +44,8 @@ const body = obj({
 const params = obj({ id: str({ min: 1, max: 64 }) });
 
 const listQuery = obj({
-  occurred_at_from: optional(dateTime({ description: 'Inclusive lower bound on occurred_at' })),
-  occurred_at_to: optional(dateTime({ description: 'Inclusive upper bound on occurred_at' })),
+  occurred_at_from: optional(dateTime({ description: 'Inclusive lower bound on occurred_at', query: true })),
+  occurred_at_to: optional(dateTime({ description: 'Inclusive upper bound on occurred_at', query: true })),
   outcome: optional(enums(RECORD_OUTCOMES, { description: 'Only calls with this outcome' })),
   limit: optional(intQuery({ min: 1, max: 100, default: 50, description: 'Page size, default 50' })),
   cursor: optional(

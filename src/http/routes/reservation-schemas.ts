@@ -200,9 +200,9 @@ export const listQuery = obj({
   external_id: optional(str({ min: 1, max: 255 })),
   customer_id: optional(str({ min: 1, max: 64 })),
   status: optional(statusList),
-  start_at_from: optional(dateTime({ description: 'Inclusive; encode + as %2B' })),
-  start_at_to: optional(dateTime({ description: 'Inclusive; encode + as %2B' })),
-  updated_since: optional(dateTime({ description: 'Inclusive' })),
+  start_at_from: optional(dateTime({ description: 'Inclusive', query: true })),
+  start_at_to: optional(dateTime({ description: 'Inclusive', query: true })),
+  updated_since: optional(dateTime({ description: 'Inclusive', query: true })),
 });
 
 const nullableObject = (properties: Record<string, unknown>, required: string[]) => ({

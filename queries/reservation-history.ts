@@ -1,7 +1,8 @@
 // GET /reservations/{id}/history: a reservation's events as its partner may see them. Actors are
 // told relative to the caller (src/audit/actors.ts): never another partner's identity, and request
 // ids only of the caller's own requests. Contact fields only with RESERVATIONS_READ_SENSITIVE.
-import { reservationStream } from '../commands/reservations/events';
+import { type ReservationStatus, reservationStream } from '../commands/reservations/events';
+import { CANCELED_STATUSES } from '../commands/reservations/evolve';
 import { API_KEYS, type ApiKeyDoc } from '../projections/api-keys';
 import { auditorActor, PARTNER_ACTOR_LABELS, type PartnerActorType, partnerActor } from '../src/audit/actors';
 import { changesOf, changesWithoutContact, type FieldChange } from '../src/audit/changes';
@@ -120,10 +121,30 @@ async function ownCredentials(
   return own;
 }
 
+/**
+ * A status change's event says `reason`; the reservation calls what a cancellation or rejection sets
+ * `cancellation_reason`, and the history names fields as the reservation does (its last `to` is the
+ * value the reservation shows). Other status changes carry no reason (always null, changing no field):
+ * left out.
+ */
+function asReservationFields(e: RecordedEvent, changes: FieldChange[]): FieldChange[] {
+  if (e.type !== 'ReservationStatusChanged') return changes;
+  const to = (e.data as { to: ReservationStatus }).to;
+  const setsReason = CANCELED_STATUSES.includes(to) || to === 'REJECTED';
+  return changes.flatMap((c) => {
+    if (c.field !== 'reason') return [c];
+    if (setsReason) return [{ ...c, field: 'cancellation_reason' }];
+    return c.to === null || c.to === undefined ? [] : [c];
+  });
+}
+
 function item(e: RecordedEvent, id: string, own: string[], sensitive: boolean): HistoryItem {
   const type = partnerActor(e.metadata.actor, own);
-  const all = changesOf(e as { type: string; data: Record<string, unknown> }, id).filter(
-    (c) => !HIDDEN_FIELDS.has(c.field),
+  const all = asReservationFields(
+    e,
+    changesOf(e as { type: string; data: Record<string, unknown> }, id).filter(
+      (c) => !HIDDEN_FIELDS.has(c.field),
+    ),
   );
   return {
     revision: e.revision,

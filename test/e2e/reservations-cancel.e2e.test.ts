@@ -121,4 +121,26 @@ t('a canceled reservation no longer counts in its customer stats', async ({ svc 
   assert.is(await stats(), 0);
 });
 
+t(
+  "the history names a cancellation's reason cancellation_reason, as the reservation does",
+  async ({ svc, openapi }) => {
+    const r = (await create(svc, { start_at: at('17', '20:00') })).body.data;
+    await cancel(svc, r.id, { reason: 'kitchen flooded' });
+    const res = await svc.api('GET', `/reservations/${r.id}/history`, { token: TOKENS.full });
+    openapi.check('GET', '/api/partner/v1/reservations/{id}/history', res);
+    const change = res.body.data.find((e: { action: string }) => e.action === 'STATUS_CHANGED');
+    assert.equal(change.changes, [
+      { field: 'status', from: 'CONFIRMED', to: 'CANCELED_BY_RESTAURANT' },
+      { field: 'cancellation_reason', to: 'kitchen flooded' },
+    ]);
+    const plain = (await create(svc, { start_at: at('17', '21:00') })).body.data;
+    await cancel(svc, plain.id, {});
+    const none = await svc.api('GET', `/reservations/${plain.id}/history`, { token: TOKENS.full });
+    assert.equal(none.body.data.find((e: { action: string }) => e.action === 'STATUS_CHANGED').changes, [
+      { field: 'status', from: 'CONFIRMED', to: 'CANCELED_BY_RESTAURANT' },
+      { field: 'cancellation_reason', to: null },
+    ]);
+  },
+);
+
 t.run();

@@ -45,7 +45,7 @@ const historySchema = described({
           changes: {
             type: 'array',
             description:
-              'The fields changed, with the value before (`from`, absent when the event does not say, as on creation) and after (`to`). Customer contact fields only with RESERVATIONS_READ_SENSITIVE. A change that held personal data of a customer since erased (right to erasure) lists `{"field": "erased", "to": true}`: its personal values (allergies, custom_message, cancellation_reason, a status change\'s reason, feedback\'s comment and answer) read null and metadata `{}`, on both sides of the change (a text it set still shows as changed, `from` and `to` erased). A change of customer leaves out the guest text the reservation took along unchanged; one made before 2026-11-28 also leaves out a text the same change set from nothing once its new customer is erased (both sides read null, as a text taken along does).',
+              'The fields changed, named as the reservation names them, with the value before (`from`, absent when the event does not say, as on creation) and after (`to`). A status change to a canceled status or REJECTED lists the reason it sets as `cancellation_reason` (null when none was given); other status changes list no reason (they named an always-null `reason` before 2026-11-28). Customer contact fields only with RESERVATIONS_READ_SENSITIVE. A change that held personal data of a customer since erased (right to erasure) lists `{"field": "erased", "to": true}`: its personal values (allergies, custom_message, cancellation_reason, feedback\'s comment and answer) read null and metadata `{}`, on both sides of the change (a text it set still shows as changed, `from` and `to` erased). A change of customer leaves out the guest text the reservation took along unchanged; one made before 2026-11-28 also leaves out a text the same change set from nothing once its new customer is erased (both sides read null, as a text taken along does).',
             items: {
               type: 'object',
               required: ['field'],
@@ -86,10 +86,7 @@ const example = {
       action: 'STATUS_CHANGED',
       actor: { type: 'AUTOMATIC', label: 'automatic' },
       request_id: null,
-      changes: [
-        { field: 'status', from: 'CONFIRMED', to: 'DONE' },
-        { field: 'reason', to: null },
-      ],
+      changes: [{ field: 'status', from: 'CONFIRMED', to: 'DONE' }],
     },
   ],
 };

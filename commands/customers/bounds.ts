@@ -72,11 +72,14 @@ export function checkBounds(input: ProfileInput): Issue[] {
       'external_id',
       `external_id must be ${BOUNDS.external_id.min} to ${BOUNDS.external_id.max} characters`,
     );
+  else if (external_id !== undefined && external_id !== null && !NOT_BLANK.test(external_id))
+    format('external_id', `external_id ${BLANK_MESSAGE}`);
   if (tags !== undefined) {
     if (tags.length > BOUNDS.tags.max) range('tags', `at most ${BOUNDS.tags.max} tags`);
     tags.forEach((t, i) => {
       if (typeof t !== 'string' || len(t) < BOUNDS.tag.min || len(t) > BOUNDS.tag.max)
         range(`tags.${i}`, `each tag must be ${BOUNDS.tag.min} to ${BOUNDS.tag.max} characters`);
+      else if (!NOT_BLANK.test(t)) format(`tags.${i}`, `each tag ${BLANK_MESSAGE}`);
     });
   }
   if (note !== undefined && note !== null && len(note) > BOUNDS.note.max)

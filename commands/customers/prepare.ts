@@ -1,6 +1,7 @@
 // From what a partner sends to what is stored: bounds checked (400), custom field values checked
 // against their definitions (422), phone numbers normalised, tags deduplicated. Pure.
 import { type Issue, unprocessable, validationError } from '../../src/core/errors';
+import { blankAsNull, distinctInOrder } from '../../src/core/text';
 import { checkBounds, type ProfileInput } from './bounds';
 import { defaultLang, isPossiblePhone, normalizePhone, PHONE_REFUSED } from './contact';
 import { type CheckedCustomFields, type CustomFieldDefinition, checkCustomFields } from './custom-fields';
@@ -41,8 +42,6 @@ function checked(
   return fields;
 }
 
-const distinct = (tags: string[]) => [...new Set(tags)];
-
 /** A new customer's profile. Unset fields are null or empty, never missing. */
 export function prepareProfile(input: ProfileInput & { name: string }, ctx: WriteContext): CustomerProfile {
   const fields = checked(input, ctx);
@@ -53,8 +52,8 @@ export function prepareProfile(input: ProfileInput & { name: string }, ctx: Writ
     phone_number: phone?.phone_number ?? null,
     country_code: phone?.country_code ?? null,
     lang: (input.lang as Lang | undefined) ?? defaultLang(phone?.country_code ?? null, ctx.country),
-    tags: distinct(input.tags ?? []),
-    note: input.note ?? null,
+    tags: distinctInOrder(input.tags ?? []),
+    note: blankAsNull(input.note ?? null),
     custom_fields: fields?.set ?? {},
     newsletter_consent: input.newsletter_consent ?? false,
     external_id: input.external_id ?? null,
@@ -84,8 +83,8 @@ export function prepareChanges(
   }
   if (input.lang !== undefined) next.lang = input.lang as Lang;
   if (input.external_id !== undefined) next.external_id = input.external_id;
-  if (input.tags !== undefined) next.tags = distinct(input.tags);
-  if (input.note !== undefined) next.note = input.note;
+  if (input.tags !== undefined) next.tags = distinctInOrder(input.tags);
+  if (input.note !== undefined) next.note = blankAsNull(input.note);
   if (input.newsletter_consent !== undefined) next.newsletter_consent = input.newsletter_consent;
   if (fields) {
     const merged = { ...current.custom_fields, ...fields.set };

@@ -17,6 +17,7 @@ import { runCommand } from '../../src/core/command';
 import type { CommandMeta } from '../../src/core/command-meta';
 import { BusinessRuleError } from '../../src/core/errors';
 import { newId } from '../../src/core/ids';
+import { distinctInOrder } from '../../src/core/text';
 import { loadCatalog } from '../catalog/handler';
 import type { Catalog } from '../catalog/types';
 import { releaseSeating } from './capacity-handler';
@@ -161,7 +162,7 @@ export async function createReservation(
     customMessage: req.custom_message ?? null,
     allergies: req.allergies ?? null,
     metadata: req.metadata ?? {},
-    tags: req.tags ?? [],
+    tags: distinctInOrder(req.tags ?? []),
     attachedFiles: req.attached_files ?? [],
     discountId: req.discount_id ?? null,
     prescriberId: req.prescriber_id ?? null,

@@ -24,6 +24,7 @@ import { loadStream, runOnStream } from '../../src/core/command';
 import type { CommandMeta } from '../../src/core/command-meta';
 import { ApiError, BusinessRuleError } from '../../src/core/errors';
 import { newId } from '../../src/core/ids';
+import { distinctInOrder } from '../../src/core/text';
 import type { WriteDeps } from '../../src/core/write-deps';
 import { WrongExpectedRevisionError } from '../../src/ports/event-store';
 import { loadCatalog } from '../catalog/handler';
@@ -140,6 +141,8 @@ export async function updateReservation(
   meta: CommandMeta,
   options: UpdateOptions = {},
 ) {
+  // Tags keep one of each, as a customer's do: a repeat is no change.
+  if (req.tags !== undefined) req = { ...req, tags: distinctInOrder(req.tags) };
   const mayForce = options.mayForce === true;
   const exempt: Exemptions = {
     approval: options.exempt?.approval === true,

@@ -38,3 +38,13 @@ export const NOT_BLANK =
   /[^\s\u0000-\u001f\u007f-\u009f\u00ad\u0300-\u036f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\u20d0-\u20ff\u3164\ufe00-\ufe0f\ufe20-\ufe2f\ufeff\uffa0\ufff0-\ufffb]/;
 export const BLANK_MESSAGE =
   'must hold a visible character (not only whitespace, control or invisible formatting characters)';
+
+/**
+ * Free text that may be cleared (a note, a reservation's custom_message or allergies) stores a value
+ * with no visible character as null: it shows nothing, and the same empty field answered "" or " " or
+ * null depending on how it was cleared.
+ */
+export const blankAsNull = (v: string | null): string | null => (v === null || NOT_BLANK.test(v) ? v : null);
+
+/** One of each, in the order first given: tags, on customers and reservations alike. */
+export const distinctInOrder = (list: readonly string[]): string[] => [...new Set(list)];

@@ -4,7 +4,7 @@ import * as s from 'superstruct';
 import { parseDate, parseDateTime } from '../core/datetime';
 import { EMAIL, EMAIL_MAX, EMAIL_PATTERN, EMAIL_RULE } from '../core/email';
 import { SERVICE_INSTANTS } from '../core/limits';
-import { BLANK_MESSAGE, charCount, lengthMessage, NOT_BLANK } from '../core/text';
+import { BLANK_MESSAGE, blankAsNull, charCount, lengthMessage, NOT_BLANK } from '../core/text';
 
 export type JsonSchema = Record<string, unknown>;
 type Failure = ReturnType<s.StructError['failures']>[number];
@@ -296,6 +296,25 @@ export function nullable<T>(inner: Schema<T>): Schema<T | null> {
     struct: s.nullable(inner.struct) as s.Struct<T | null, unknown>,
     json: nullableJson(inner.json),
   };
+}
+
+/**
+ * Free text that may be cleared (null clears it): a value with no visible character within `max` is
+ * stored as null (`blankAsNull`), so the field reads null however it was emptied. A longer one is
+ * refused by its length, as any.
+ */
+export function clearableText(o: Doc & { max: number }): Schema<string | null> {
+  const inner = nullable(
+    str({
+      ...o,
+      description: withNote(
+        o.description,
+        'null clears it; a value with no visible character ("", only whitespace, control or invisible formatting characters) is stored as null',
+      ),
+    }),
+  );
+  const struct = s.coerce(inner.struct, s.string(), (v) => (charCount(v) > o.max ? v : blankAsNull(v)));
+  return { ...inner, struct };
 }
 
 /**

@@ -327,4 +327,31 @@ t('matching never crosses restaurants', async ({ svc }) => {
   assert.is.not(it.body.data.id, fr.body.data.id);
 });
 
+t(
+  'an external_id two customers hold (a PATCH gave it): POST matches the first created, the feed lists both',
+  async ({ svc }) => {
+    const first = await post(svc, { name: uniqueName(), external_id: 'shared-ext', on_match: 'create_new' });
+    const second = await post(svc, { name: uniqueName(), on_match: 'create_new' });
+    const patched = await svc.api('PATCH', `/customers/${second.body.data.id}`, {
+      token: TOKENS.write,
+      body: { external_id: 'shared-ext' },
+    });
+    assert.is(patched.status, 200);
+    // The first one updated last: it is still the one matched, and the feed lists it last.
+    await svc.api('PATCH', `/customers/${first.body.data.id}`, {
+      token: TOKENS.write,
+      body: { note: 'later' },
+    });
+    const matched = await post(svc, { name: uniqueName(), external_id: 'shared-ext' });
+    assert.is(matched.status, 200);
+    assert.is(matched.body.result, 'matched');
+    assert.is(matched.body.data.id, first.body.data.id);
+    const feed = await svc.api('GET', '/customers?external_id=shared-ext', { token: TOKENS.write });
+    assert.equal(
+      feed.body.data.map((c: { id: string }) => c.id),
+      [second.body.data.id, first.body.data.id],
+    );
+  },
+);
+
 t.run();

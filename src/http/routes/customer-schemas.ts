@@ -6,6 +6,7 @@ import { customerDetailSchema } from '../../../queries/customer-presenter';
 import {
   arr,
   bool,
+  clearableText,
   dateTime,
   described,
   email,
@@ -31,6 +32,14 @@ const customFieldValue = nullable(
   }),
 );
 
+/**
+ * Spec §2.1 names a customer's external_id an identifier matched first on creation, not a unique one
+ * (a reservation's is): `create_new` always creates, so two customers may hold one. Said where a
+ * partner reads it, with what each lookup then answers (docs/customers.md).
+ */
+const EXTERNAL_ID_DESCRIPTION =
+  'Your identifier for this customer. Not unique among customers: POST with on_match create_new, or a PATCH, may give one another customer holds (no 409). POST /customers then matches the first created of them (always the same one); GET /customers?external_id= lists all of them';
+
 const field = {
   name: str({ ...BOUNDS.name, notBlank: true, description: 'Customer name' }),
   email: nullable(email({ description: 'Matched case-insensitively' })),
@@ -41,9 +50,12 @@ const field = {
     }),
   ),
   lang: enums(LANGS),
-  external_id: nullable(str({ ...BOUNDS.external_id, description: 'Your identifier for this customer' })),
-  tags: arr(str(BOUNDS.tag), { max: BOUNDS.tags.max, description: 'Replaces the whole list' }),
-  note: nullable(str({ max: BOUNDS.note.max, description: 'Internal staff note' })),
+  external_id: nullable(str({ ...BOUNDS.external_id, notBlank: true, description: EXTERNAL_ID_DESCRIPTION })),
+  tags: arr(str({ ...BOUNDS.tag, notBlank: true }), {
+    max: BOUNDS.tags.max,
+    description: 'Replaces the whole list; one of each, in the order first given (a repeat is dropped)',
+  }),
+  note: clearableText({ max: BOUNDS.note.max, description: 'Internal staff note' }),
   custom_fields: record(customFieldValue, {
     description: 'Keyed by custom field id (GET /customer-fields); only the named fields change',
   }),
@@ -161,7 +173,12 @@ export const customerFeedQuery = obj({
   updated_since: optional(dateTime({ description: 'Inclusive', query: true })),
   email: optional(emailFilter),
   phone: optional(phoneFilter),
-  external_id: optional(str(BOUNDS.external_id)),
+  external_id: optional(
+    str({
+      ...BOUNDS.external_id,
+      description: 'Every customer holding it (external_id is not unique among customers), in the feed order',
+    }),
+  ),
   tag: optional(str(BOUNDS.tag)),
 });
 

@@ -17,7 +17,7 @@ const ACCESS = scopes('MISSED_CALLS_WRITE');
 const TAG = 'Missed Calls';
 /** A call reported as happening later than this past the service clock is refused. */
 
-const body = obj({
+export const missedCallBody = obj({
   caller_phone_number: str({
     min: 3,
     max: 40,
@@ -28,6 +28,7 @@ const body = obj({
     str({
       min: 1,
       max: 128,
+      notBlank: true,
       description:
         "The telephony partner's id of the call: a replay (the same number in any spelling and, when given, the same occurred_at instant) answers the first call's record (SKIPPED_DUPLICATE) and never sends twice; after a 502 it tries again. The same id with another number or occurred_at is another call under a reused id: 409",
     }),
@@ -164,7 +165,7 @@ export const missedCallRoutes: AnyRoute[] = [
     ].join('\n\n'),
     tag: TAG,
     access: ACCESS,
-    body,
+    body: missedCallBody,
     bodyExample: {
       caller_phone_number: '06 12 34 56 78',
       external_call_id: 'call-2026-06-02-0042',

@@ -8,6 +8,7 @@ import {
   anyJson,
   arr,
   bool,
+  clearableText,
   dateTime,
   described,
   email,
@@ -40,9 +41,9 @@ const customerFields = {
     ),
   ),
   lang: optional(enums(LANGS)),
-  external_id: optional(nullable(str(BOUNDS.external_id))),
-  tags: optional(arr(str(BOUNDS.tag), { max: BOUNDS.tags.max })),
-  note: optional(nullable(str({ max: BOUNDS.note.max }))),
+  external_id: optional(nullable(str({ ...BOUNDS.external_id, notBlank: true }))),
+  tags: optional(arr(str({ ...BOUNDS.tag, notBlank: true }), { max: BOUNDS.tags.max })),
+  note: optional(clearableText({ max: BOUNDS.note.max })),
   custom_fields: optional(record(anyJson())),
   newsletter_consent: optional(bool()),
 };
@@ -110,10 +111,12 @@ const seatingFields = {
 };
 
 const detailFields = {
-  external_id: optional(str({ min: 1, max: 255, description: 'Unique within the restaurant' })),
+  external_id: optional(
+    str({ min: 1, max: 255, notBlank: true, description: 'Unique within the restaurant' }),
+  ),
   source: optional(enums(RESERVATION_SOURCES)),
-  custom_message: optional(nullable(str({ max: 5000 }))),
-  allergies: optional(nullable(str({ max: 5000 }))),
+  custom_message: optional(clearableText({ max: 5000 })),
+  allergies: optional(clearableText({ max: 5000 })),
   metadata: optional(
     record(anyJson(), {
       description:
@@ -121,13 +124,14 @@ const detailFields = {
     }),
   ),
   tags: optional(
-    arr(str({ min: 1, max: 100 }), {
+    arr(str({ min: 1, max: 100, notBlank: true }), {
       max: 100,
-      description: 'A PATCH replaces the whole list; [] empties it',
+      description:
+        'One of each, in the order first given (a repeat is dropped). A PATCH replaces the whole list; [] empties it',
     }),
   ),
   attached_files: optional(
-    arr(str({ min: 1, max: 2048 }), {
+    arr(str({ min: 1, max: 2048, notBlank: true }), {
       max: 50,
       description: 'A PATCH replaces the whole list; [] empties it',
     }),
@@ -168,11 +172,22 @@ export const patchBody = obj({
   room_id: seatingFields.room_id,
   table_ids: seatingFields.table_ids,
   ...detailFields,
-  external_id: optional(nullable(str({ min: 1, max: 255, description: 'Unique within the restaurant' }))),
+  external_id: optional(
+    nullable(str({ min: 1, max: 255, notBlank: true, description: 'Unique within the restaurant' })),
+  ),
   customer: optional(nullable(patchCustomer)),
 });
 
-export const cancelBody = obj({ reason: optional(str({ min: 1, max: 2000 })) });
+export const cancelBody = obj({
+  reason: optional(
+    str({
+      min: 1,
+      max: 2000,
+      notBlank: true,
+      description: 'Stored as cancellation_reason; omit it to give none',
+    }),
+  ),
+});
 
 export const idParams = obj({ id: str({ min: 1, max: 64 }) });
 

@@ -9,6 +9,7 @@ import { MAX_URL_LENGTH } from '../../webhooks/target';
 import {
   arr,
   bool,
+  clearableText,
   described,
   enums,
   int,
@@ -50,7 +51,7 @@ const eventList = (values: readonly string[], max: number, unique: boolean): Jso
 });
 
 const settings = {
-  description: optional(nullable(str({ max: 500, description: 'Free text for your own records' }))),
+  description: optional(clearableText({ max: 500, description: 'Free text for your own records' })),
   enabled_events: optional(
     documented(
       arr(str({ min: 1, max: 64 }), {

@@ -3,11 +3,12 @@
 // Destroying one overwrites it (secure_delete) and checkpoints the WAL, so the key's bytes do not
 // linger in the file or its journal.
 //
-// obtainMany's write (a batch of new keys, one transaction, one fsync) runs in a worker thread with a
-// connection of its own to the file (WAL: SQLite's locks serialise it with this connection's writes),
-// so the fsync does not hold the event loop; the worker is started on first use. Should it fail (or
-// for ':memory:'), the write is done here. createPage's write (one row holding a page of keys) goes
-// the same way.
+// Every write (obtain's and obtainMany's new keys, createPage's row, link, unlink, destroy and their
+// checkpoints) runs in a worker thread with a connection of its own to the file, started on first
+// use: neither the fsync nor a wait for SQLite's write lock (busy_timeout, 5 s) holds the event loop.
+// Another connection may hold that lock for a while: a CSV import's thread, the CLI in another
+// process, and a TRUNCATE checkpoint waits for readers. Should the worker fail (or for ':memory:'),
+// the write is done here. This thread only reads (WAL: a read never waits for the write lock).
 //
 // Two layouts, both read: `subject_keys`, one row per subject (customers' own keys, the pool keys
 // made before pages, and every tombstone), and `key_pages`, one row per page of keys (the sealing
@@ -70,7 +71,6 @@ const PRECHECK = 32;
 export class SqliteKeyStore implements KeyStore {
   readonly kind = 'sqlite' as const;
   private readonly stmt: {
-    insert: Database.Statement<[string, Buffer, string]>;
     get: Database.Statement<[string], Row>;
     destroy: Database.Statement<[string, string]>;
     tombstone: Database.Statement<[string, string, string]>;
@@ -98,7 +98,6 @@ export class SqliteKeyStore implements KeyStore {
     private readonly busyTimeoutMs: number,
   ) {
     this.stmt = {
-      insert: db.prepare('INSERT OR IGNORE INTO subject_keys (subject, key, created) VALUES (?, ?, ?)'),
       get: db.prepare('SELECT key, destroyed FROM subject_keys WHERE subject = ?'),
       destroy: db.prepare(
         'UPDATE subject_keys SET key = NULL, destroyed = ? WHERE subject = ? AND key IS NOT NULL',
@@ -181,13 +180,26 @@ export class SqliteKeyStore implements KeyStore {
       if (key === null) throw new KeyDestroyedError(s);
       return key;
     }
-    let row = this.stmt.get.get(s);
-    if (row === undefined) {
-      this.stmt.insert.run(s, randomBytes(32), new Date().toISOString());
-      row = this.stmt.get.get(s) as Row;
-    }
-    if (row.key === null) throw new KeyDestroyedError(s);
-    return row.key;
+    const row = this.stmt.get.get(s);
+    // A new key is written as obtainMany writes its batch: in the worker, off the event loop.
+    const key = row === undefined ? (await this.obtainMany([s])).get(s) : row.key;
+    if (key === null || key === undefined) throw new KeyDestroyedError(s);
+    return key;
+  }
+
+  /**
+   * `ask` answered by the writer worker (started on first use); null when there is none (':memory:',
+   * or it could not start or died: this store then writes on its own thread from now on).
+   */
+  private async inWorker<T>(ask: (writer: KeyWriter) => Promise<T | null>): Promise<T | null> {
+    if (this.filePath === ':memory:' || this.writerFailed) return null;
+    this.writer ??= KeyWriter.start(resolve(this.filePath), this.busyTimeoutMs);
+    const answer = this.writer === null ? null : await ask(this.writer);
+    this.open();
+    if (answer !== null) return answer;
+    this.writer = null;
+    this.writerFailed = true;
+    return null;
   }
 
   async obtainMany(subjects: readonly string[]): Promise<Map<string, Buffer | null>> {
@@ -215,17 +227,10 @@ export class SqliteKeyStore implements KeyStore {
       }
     if (missing.length === 0) return out;
     const created = new Date().toISOString();
-    if (this.filePath !== ':memory:' && !this.writerFailed) {
-      this.writer ??= KeyWriter.start(resolve(this.filePath), this.busyTimeoutMs);
-      const written = await this.writer?.write(missing, created);
-      this.open();
-      if (written) {
-        for (const [s, key] of written) out.set(s, key);
-        return out;
-      }
-      // The worker could not start or died: this store writes its keys itself from now on.
-      this.writer = null;
-      this.writerFailed = true;
+    const written = await this.inWorker((w) => w.write(missing, created));
+    if (written !== null) {
+      for (const [s, key] of written) out.set(s, key);
+      return out;
     }
     // One IMMEDIATE transaction for every new key: one fsync (synchronous=FULL) for the lot. Read
     // again inside it: a key another process made meanwhile is kept (INSERT OR IGNORE).
@@ -248,14 +253,8 @@ export class SqliteKeyStore implements KeyStore {
     const n = validatePageSize(count);
     const page = newPageId();
     const created = new Date().toISOString();
-    if (this.filePath !== ':memory:' && !this.writerFailed) {
-      this.writer ??= KeyWriter.start(resolve(this.filePath), this.busyTimeoutMs);
-      const packed = await this.writer?.writePage(page, n, created);
-      this.open();
-      if (packed) return { page, keys: slices(packed, n) };
-      this.writer = null;
-      this.writerFailed = true;
-    }
+    const packed = await this.inWorker((w) => w.writePage(page, n, created));
+    if (packed !== null) return { page, keys: slices(packed, n) };
     // One row, one fsync (synchronous=FULL), on this thread.
     const fresh = randomBytes(32 * n);
     this.stmt.insertPage.run(page, fresh, created);
@@ -351,6 +350,11 @@ export class SqliteKeyStore implements KeyStore {
     this.open();
     const s = validateSubject(subject);
     const place = parsePageKeySubject(s);
+    const inWorker = await this.inWorker((w) => w.destroy(s, at, place));
+    if (inWorker !== null) {
+      if (place !== null) this.forgetKept(place.page, place.slot);
+      return inWorker;
+    }
     const destroyed = this.db
       .transaction(() => {
         if (place !== null) {
@@ -380,8 +384,10 @@ export class SqliteKeyStore implements KeyStore {
     this.open();
     const l = validateLinkPart(label, 'label');
     const m = validateLinkPart(member, 'member');
+    const created = new Date().toISOString();
+    if ((await this.inWorker((w) => w.link(l, m, created))) !== null) return;
     // synchronous=FULL: durable when run() returns.
-    this.stmt.link.run(l, m, new Date().toISOString());
+    this.stmt.link.run(l, m, created);
   }
 
   async linked(label: string): Promise<string[]> {
@@ -391,7 +397,10 @@ export class SqliteKeyStore implements KeyStore {
 
   async unlink(label: string): Promise<number> {
     this.open();
-    const n = this.stmt.unlink.run(validateLinkPart(label, 'label')).changes;
+    const l = validateLinkPart(label, 'label');
+    const unlinked = await this.inWorker((w) => w.unlink(l));
+    if (unlinked !== null) return unlinked;
+    const n = this.stmt.unlink.run(l).changes;
     // secure_delete zeroes the deleted cells; the old images live in the WAL until a checkpoint.
     if (n > 0) this.db.pragma('wal_checkpoint(TRUNCATE)');
     return n;
@@ -440,8 +449,49 @@ const write = db.transaction((subjects, created) => {
   return { packed, tombstones, odd };
 });
 const insertPage = db.prepare('INSERT INTO key_pages (page, keys, created) VALUES (?, ?, ?)');
+const link = db.prepare('INSERT OR IGNORE INTO key_links (label, member, created) VALUES (?, ?, ?)');
+const unlink = db.prepare('DELETE FROM key_links WHERE label = ?');
+const destroyKey = db.prepare('UPDATE subject_keys SET key = NULL, destroyed = ? WHERE subject = ? AND key IS NOT NULL');
+const tombstone = db.prepare('INSERT OR IGNORE INTO subject_keys (subject, key, created, destroyed) VALUES (?, NULL, ?, ?)');
+const pageKeys = db.prepare('SELECT keys FROM key_pages WHERE page = ?');
+const rewritePage = db.prepare('UPDATE key_pages SET keys = ? WHERE page = ?');
+// SqliteKeyStore.destroy's transaction (see there).
+const destroy = db.transaction((s, at, place) => {
+  if (place !== null) {
+    if (tombstone.run(s, at, at).changes === 0) return false;
+    const row = pageKeys.get(place.page);
+    if (row === undefined || 32 * place.slot >= row.keys.length) return false;
+    const keys = row.keys;
+    keys.fill(0, 32 * place.slot, 32 * place.slot + 32);
+    rewritePage.run(keys, place.page);
+    keys.fill(0);
+    return true;
+  }
+  const changed = destroyKey.run(at, s).changes > 0;
+  if (!changed) tombstone.run(s, at, at);
+  return changed;
+});
 parentPort.on('message', (m) => {
   try {
+    if (m.op === 'link') {
+      link.run(m.label, m.member, m.created);
+      parentPort.postMessage({ id: m.id, done: true });
+      return;
+    }
+    // The old images (secure_delete zeroes the cells) live in the WAL until a checkpoint copies them
+    // over: TRUNCATE, here, where waiting for a reader holds no event loop.
+    if (m.op === 'unlink') {
+      const changes = unlink.run(m.label).changes;
+      if (changes > 0) db.pragma('wal_checkpoint(TRUNCATE)');
+      parentPort.postMessage({ id: m.id, changes });
+      return;
+    }
+    if (m.op === 'destroy') {
+      const destroyed = destroy.immediate(m.subject, m.at, m.place);
+      db.pragma('wal_checkpoint(TRUNCATE)');
+      parentPort.postMessage({ id: m.id, destroyed });
+      return;
+    }
     if (m.page !== undefined) {
       // A page of keys: one row. Buffer.alloc is never a slice of a shared pool: safe to move.
       const packed = Buffer.alloc(32 * m.count);
@@ -469,6 +519,9 @@ interface WriterAnswer {
   error?: string;
   /** The error's code (SQLITE_FULL…), when it had one. */
   code?: string;
+  done?: boolean;
+  changes?: number;
+  destroyed?: boolean;
 }
 
 /**
@@ -525,6 +578,35 @@ class KeyWriter {
     if (answer.error !== undefined || answer.packed === undefined)
       throw writerError('write a key page', answer);
     return answer.packed;
+  }
+
+  /** A link written durably; null when the worker is gone. */
+  async link(label: string, member: string, created: string): Promise<true | null> {
+    const answer = await this.requests.ask({ op: 'link', label, member, created });
+    if (answer === null) return null;
+    if (answer.error !== undefined || answer.done !== true) throw writerError('write a link', answer);
+    return true;
+  }
+
+  /** The links of `label` deleted (how many), the WAL checkpointed; null when the worker is gone. */
+  async unlink(label: string): Promise<number | null> {
+    const answer = await this.requests.ask({ op: 'unlink', label });
+    if (answer === null) return null;
+    if (answer.error !== undefined || answer.changes === undefined) throw writerError('delete links', answer);
+    return answer.changes;
+  }
+
+  /** SqliteKeyStore.destroy's write and checkpoint; null when the worker is gone. */
+  async destroy(
+    subject: string,
+    at: string,
+    place: { page: string; slot: number } | null,
+  ): Promise<boolean | null> {
+    const answer = await this.requests.ask({ op: 'destroy', subject, at, place });
+    if (answer === null) return null;
+    if (answer.error !== undefined || answer.destroyed === undefined)
+      throw writerError('destroy a key', answer);
+    return answer.destroyed;
   }
 
   close(): Promise<void> {

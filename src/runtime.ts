@@ -159,8 +159,11 @@ async function openRuntime(
       writableDataDir(config.dataDir);
       checkLogPresent(config.dataDir);
       const file = join(config.dataDir, 'events.sqlite');
-      // A large group commit (a CSV import's) is written by a thread: its fsync does not hold the loop.
-      const log = await SqliteEventStore.open(file, { clock, writerThread: 'large' });
+      // Every group commit is written by the log's writer thread: neither its fsync nor a wait for
+      // SQLite's write lock (busy_timeout, 5 s a statement), held by a CSV import's thread, the CLI in
+      // another process or a backup, holds the event loop (on the main thread, every request
+      // in flight would stand still meanwhile).
+      const log = await SqliteEventStore.open(file, { clock, writerThread: 'always' });
       stored = log;
       opened.push(() => log.close());
       const changes = new SqliteChangeDetector(file);
@@ -232,7 +235,6 @@ async function openRuntime(
 
   const settled = Promise.resolve();
   const noop = () => undefined;
-  let lookThisTurn: Promise<void> | null = null;
   /** The catch-up the last look that found something asked for, while it runs. */
   let awaited: Promise<void> | null = null;
   const log = stored instanceof SqliteEventStore ? stored : null;
@@ -272,10 +274,8 @@ async function openRuntime(
       // index header, and of the log's head only when it moved: a few µs), so a commit made before
       // the request arrived (a key revoked by the CLI) is seen by it. Only while appends of this
       // process that nobody settles are queued or being written (asked for before this look, not yet
-      // committed) is the look deferred, as every look used to be: once per event-loop turn, in its
-      // check phase, after the group commit queued ahead of it (a group already in the writer
-      // thread may still be in flight then, as before). There a request also waits behind every
-      // macrotask queued ahead (an import's slices and catch-ups, ~4 ms each).
+      // committed: the log's writer thread writes them) is the look deferred, until those are written
+      // (SqliteEventStore.othersWritten(); not those asked for after it).
       const look = (): Promise<void> => {
         if (detector.changed() && log.unsettled()) {
           // Up to the head this look saw, not to wherever a catch-up chasing an import gets.
@@ -291,19 +291,7 @@ async function openRuntime(
         // Nothing new to wait for, but a catch-up an earlier look asked for may still be applying.
         return awaited ?? settled;
       };
-      if (log.othersPending) {
-        lookThisTurn ??= new Promise<void>((resolve, reject) => {
-          setImmediate(() => {
-            lookThisTurn = null;
-            try {
-              look().then(resolve, reject);
-            } catch (err) {
-              reject(err);
-            }
-          });
-        });
-        return lookThisTurn;
-      }
+      if (log.othersPending) return log.othersWritten().then(look);
       try {
         return look();
       } catch (err) {

@@ -326,6 +326,8 @@ interface Queued {
   reject: (err: unknown) => void;
 }
 
+const noop = (): void => undefined;
+
 export class SqliteEventStore implements EventStore {
   readonly kind = 'sqlite' as const;
   private readonly clock: Clock;
@@ -857,7 +859,7 @@ export class SqliteEventStore implements EventStore {
     const created = this.clock.now().toISOString();
     const settledByCaller = options?.settledByCaller === true;
     if (!this.groupCommit) return this.appendOne(batch, created, settledByCaller);
-    return new Promise<AppendResult>((resolve, reject) => {
+    const appended = new Promise<AppendResult>((resolve, reject) => {
       this.queue.push({ batch, created, settledByCaller, resolve, reject });
       if (!settledByCaller) this.queuedForOthers++;
       if (!this.flushScheduled) {
@@ -865,6 +867,25 @@ export class SqliteEventStore implements EventStore {
         setImmediate(() => this.flush());
       }
     });
+    if (!settledByCaller) {
+      const done = appended.then(noop, noop);
+      this.othersInFlight.add(done);
+      done.then(() => this.othersInFlight.delete(done));
+    }
+    return appended;
+  }
+
+  /** The appends not settled by their callers, queued or being written (see othersWritten()). */
+  private readonly othersInFlight = new Set<Promise<void>>();
+
+  /**
+   * Resolves once every append asked for so far that nobody in this process settles (othersPending)
+   * is written or has failed, wherever it is written (this thread or the writer thread): what a
+   * request that looks at the log next must see. Appends asked for later are not waited for.
+   */
+  othersWritten(): Promise<void> {
+    if (this.othersInFlight.size === 0) return Promise.resolve();
+    return Promise.all([...this.othersInFlight]).then(noop);
   }
 
   /** Writes every queued append in one transaction, then settles their promises (after COMMIT). */

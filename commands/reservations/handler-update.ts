@@ -10,13 +10,15 @@
 //      the revision loaded in 1. If someone else changed the reservation meanwhile (another process:
 //      within this one the commands of a reservation queue), drop our move and start again from 1
 //      with the new state. No customer was written yet, so a refusal then leaves none behind;
-//   4. the reservation's change has landed: write the customer (update the linked one, or find or
-//      create one for inline details), then connect it with the guest text the request sets, sealed
-//      with its key (decideLinkCustomer: never refused; only a change of customer landing since
-//      stands instead). Until then the request could be refused anywhere and nothing of the
-//      customer's was written; from then on nothing refuses it;
-//   5. confirm the move (SeatingMoveConfirmed: its seating replaces the old one that day); a move to
-//      another day then releases the old day; an old external_id is released.
+//   4. the reservation's change has landed: confirm the move (SeatingMoveConfirmed: its seating
+//      replaces the old one that day); a move to another day then releases the old day; an old
+//      external_id is released. Before the customer, which none of it needs: a customer that cannot
+//      be written then (an error, a crash) leaves the seating and external_id settled;
+//   5. write the customer (update the linked one, or find or create one for inline details), then
+//      connect it with the guest text the request sets, sealed with its key (decideLinkCustomer:
+//      never refused; only a change of customer landing since stands instead). Until 3 lands the
+//      request could be refused anywhere and nothing of the customer's was written; from then on
+//      nothing refuses it.
 //   A refusal in 3 drops the pending move (SeatingMoveDropped): nothing was given up, so nothing
 //   has to be taken back. A crash is settled by the scheduler (repair.ts): a pending move equal to
 //   what the reservation shows is confirmed, any other is dropped; a reservation is never moved.
@@ -273,23 +275,6 @@ async function attemptUpdate(
     }
     throw err;
   }
-  // 4: the customer. When 3 appended nothing (the customer is all the request changes) nothing is
-  // settled yet and the customer's own refusal (a match blacklisted since, a customer gone) is the
-  // answer; there is then no move and no claim to give back.
-  const settled = outcome.appended.length > 0;
-  const written = await writeCustomerChange(deps, customerChange, meta, settled);
-  position = maxPosition(position, written.position);
-  if (written.customerId !== undefined)
-    position = maxPosition(
-      position,
-      await linkCustomer(deps, id, {
-        customerId: written.customerId,
-        decidedOn: outcome.state.r?.customer_id ?? null,
-        text: customerText.text,
-        meta: rmeta,
-        now,
-      }),
-    );
   position = maxPosition(position, outcome.position);
   const after = outcome.state.r as ReservationSnapshot;
   // Relying on the claim another request of this reservation took, which that request may have given
@@ -304,8 +289,9 @@ async function attemptUpdate(
     await claimExternalId(deps, restaurant._id, req.external_id, id, meta).catch((err: unknown) => {
       if (!(err instanceof ApiError)) throw err;
     });
-  // 5. After the update only: the move's seating becomes the reservation's own, and the old day's
-  // seating and the old external_id are free now.
+  // 4. After the update only: the move's seating becomes the reservation's own, and the old day's
+  // seating and the old external_id are free now. Before the customer, which none of it needs: a
+  // customer that then cannot be written leaves nothing of the reservation's for the repair job.
   if (moved?.moveId)
     position = maxPosition(
       position,
@@ -327,6 +313,23 @@ async function attemptUpdate(
   }
   if (req.external_id !== undefined && r.external_id && after.external_id !== r.external_id)
     await releaseExternalId(deps, restaurant._id, r.external_id, id, meta);
+  // 5: the customer. When 3 appended nothing (the customer is all the request changes) nothing is
+  // settled yet and the customer's own refusal (a match blacklisted since, a customer gone) is the
+  // answer; there is then no move and no claim to give back.
+  const settled = outcome.appended.length > 0;
+  const written = await writeCustomerChange(deps, customerChange, meta, settled);
+  position = maxPosition(position, written.position);
+  if (written.customerId !== undefined)
+    position = maxPosition(
+      position,
+      await linkCustomer(deps, id, {
+        customerId: written.customerId,
+        decidedOn: outcome.state.r?.customer_id ?? null,
+        text: customerText.text,
+        meta: rmeta,
+        now,
+      }),
+    );
   return { ...outcome, position };
 }
 

@@ -73,6 +73,16 @@ export const deadFrom = (rt: Runtime, match: (stream: string, batch: NewEvent[])
   });
 };
 
+/**
+ * Every append `match` picks fails as the log would on a disk error (nothing lands); every other
+ * append lands as usual: a write that fails alone, the process living on.
+ */
+export const failingOn = (rt: Runtime, match: (stream: string, batch: NewEvent[]) => boolean): Runtime =>
+  wrapAppend(rt, (real) => async (stream, batch, expected) => {
+    if (match(stream, batch)) throw new Error('SQLITE_IOERR: disk I/O error');
+    return real(stream, batch, expected);
+  });
+
 /** Every append `match` picks loses its race, as if another writer always landed first. */
 export const alwaysRaced = (rt: Runtime, match: (stream: string, batch: NewEvent[]) => boolean): Runtime =>
   wrapAppend(rt, (real) => async (stream, batch, expected) => {

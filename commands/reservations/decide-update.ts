@@ -295,26 +295,34 @@ export function splitGuestText(patch: ReservationPatch): { text: ReservationPatc
  * The last write of a PATCH that wrote a customer for its inline details (PATCH /reservations/{id},
  * handler-update.ts): connect that customer, with the guest text the PATCH sets (`text`), so the text
  * is sealed with that customer's key as it would have been in one event, never written in clear or in
- * the box of the customer it replaces. The PATCH was decided and checked on the reservation as it was
- * (`decidedOn`: the customer it showed then) and the customer is written: this completes it and is
- * never refused. A cancel, a status change or a POS lock landing since came after the PATCH, and a lock
- * holds from then on: none of them undoes it. Only a change of customer landing since (another
- * PATCH, another process) is later than ours and stands: the text is set and nobody is connected, as if
- * ours had been replaced right after. The reservation's other guest text moves to the customer's key as
- * with any change of customer (withGuestText). Pure.
+ * the box of the customer it replaces. The PATCH was decided and checked on the reservation as it was,
+ * and the customer is written: this completes it and is never refused. A cancel, a status change or a
+ * POS lock landing since came after the PATCH, and a lock holds from then on: none of them undoes it.
+ * Only a change of customer landing since (another PATCH, another process) is later than ours and
+ * stands: the text is set and nobody is connected, as if ours had been replaced right after. `since`:
+ * the reservation's events that landed after the PATCH's own (or after the revision it was decided on,
+ * when it appended nothing before): a change of customer is looked for there, not by comparing ids, as
+ * one and its undoing (another customer, then none again) leave the id as we decided on. The
+ * reservation's other guest text moves to the customer's key as with any change of customer
+ * (withGuestText). Pure.
  */
 export function decideLinkCustomer(
   r: ReservationSnapshot,
-  decidedOn: string | null,
+  since: readonly { type: string; data: unknown }[],
   customerId: string,
   text: ReservationPatch,
   actor: ActorKind,
   at: string,
 ): NewEvent[] {
-  const connects = r.customer_id === decidedOn && r.customer_id !== customerId;
+  const connects = !since.some(changesCustomer) && r.customer_id !== customerId;
   const patch = connects ? { ...text, customer_id: customerId } : text;
   return updated(r, withGuestText(r, diffPatch(r, patch)), actor, at);
 }
+
+/** Only a ReservationUpdated changes the reservation's customer (evolve.ts). */
+const changesCustomer = (e: { type: string; data: unknown }) =>
+  e.type === 'ReservationUpdated' &&
+  'customer_id' in ((e.data as { changes?: Record<string, unknown> }).changes ?? {});
 
 /** The POS sets or clears its service lock: the fields the partner API may no longer change. */
 export function decideLocks(r: ReservationSnapshot, fields: LockableField[], at: string): NewEvent[] {

@@ -324,7 +324,7 @@ async function attemptUpdate(
       position,
       await linkCustomer(deps, id, {
         customerId: written.customerId,
-        decidedOn: outcome.state.r?.customer_id ?? null,
+        decidedAt: outcome.revision,
         text: customerText.text,
         meta: rmeta,
         now,
@@ -445,9 +445,15 @@ async function appendUpdate(
     metadata: { ...meta, ...e.metadata },
   }));
   if (events.length === 0)
-    return { state: { exists: true, abandoned: false, r } as ReservationState, appended: [], position: null };
+    return {
+      state: { exists: true, abandoned: false, r } as ReservationState,
+      appended: [],
+      position: null,
+      revision,
+    };
   // The expected revision is the one every check above was made on.
   const result = await deps.events.append(reservationStream(r.reservation_id), events, revision);
+  // The PATCH's own event: what lands after it is later than the PATCH (linkCustomer).
   let state: ReservationState = { exists: true, abandoned: false, r };
   for (const e of events)
     state = evolveReservation(state, {
@@ -459,12 +465,17 @@ async function appendUpdate(
       revision: result.nextRevision,
       position: result.position,
     });
-  return { state, appended: events, position: result.position as bigint | null };
+  return {
+    state,
+    appended: events,
+    position: result.position as bigint | null,
+    revision: result.nextRevision as number | 'no_stream',
+  };
 }
 
 /**
  * Connects the customer a PATCH wrote, with the guest text it sets (decideLinkCustomer): the PATCH
- * was decided on the reservation showing `decidedOn`, and is completed whatever else landed since,
+ * landed (or was decided on) at revision `decidedAt`, and is completed whatever else landed since,
  * unless a change of customer did. Another process appending meanwhile only makes it read the
  * reservation again.
  */
@@ -473,7 +484,8 @@ async function linkCustomer(
   id: string,
   link: {
     customerId: string;
-    decidedOn: string | null;
+    /** The PATCH's ReservationUpdated, or the revision it was decided on when it appended none. */
+    decidedAt: number | 'no_stream';
     text: ReservationPatch;
     meta: CommandMeta;
     now: Date;
@@ -489,9 +501,11 @@ async function linkCustomer(
     const r = loaded.state.r;
     if (!r) return null;
     const at = link.now.toISOString();
-    const events = decideLinkCustomer(r, link.decidedOn, link.customerId, link.text, 'PARTNER', at).map(
-      (e) => ({ ...e, metadata: { ...link.meta, ...e.metadata } }),
-    );
+    const since = loaded.events.filter((e) => link.decidedAt === 'no_stream' || e.revision > link.decidedAt);
+    const events = decideLinkCustomer(r, since, link.customerId, link.text, 'PARTNER', at).map((e) => ({
+      ...e,
+      metadata: { ...link.meta, ...e.metadata },
+    }));
     if (events.length === 0) return null;
     try {
       return (await deps.events.append(reservationStream(id), events, loaded.revision)).position;

@@ -1,6 +1,6 @@
 // decideLinkCustomer: the last write of a PATCH that wrote a customer connects it, with the guest text
 // the PATCH sets, whatever landed since (a cancel, a POS lock), except a change of customer, which is
-// later than ours and stands (the text is still set).
+// later than ours and stands (the text is still set), even one back to the customer we decided on.
 import fc from 'fast-check';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -70,19 +70,24 @@ function snapshot(over: Partial<ReservationSnapshot>): ReservationSnapshot {
 
 const CUSTOMERS = [null, 'cus_a', 'cus_b'] as const;
 
+/** A ReservationUpdated landing after the PATCH's first event, as read back from the stream. */
+const landed = (changes: Record<string, unknown>) => ({ type: 'ReservationUpdated', data: { changes } });
+
 test('connects the customer unless it is already connected or another change of customer landed', () => {
   fc.assert(
     fc.property(
       fc.constantFrom(...RESERVATION_STATUSES),
       fc.subarray([...LOCKABLE_FIELDS]),
       fc.constantFrom(...CUSTOMERS),
-      fc.constantFrom(...CUSTOMERS),
+      fc.array(fc.constantFrom(...CUSTOMERS), { maxLength: 3 }),
       fc.constantFrom('cus_a', 'cus_new'),
       fc.constantFrom({}, { allergies: 'sesame' }, { allergies: 'peanuts' }),
-      (status, locked, shown, decidedOn, customerId, text) => {
+      (status, locked, decidedOn, changedTo, customerId, text) => {
+        const shown = changedTo.at(-1) ?? decidedOn;
         const r = snapshot({ status, locked_fields: locked, customer_id: shown });
-        const events = decideLinkCustomer(r, decidedOn, customerId, text, 'PARTNER', AT);
-        const connects = shown === decidedOn && shown !== customerId;
+        const since = [landed({ tags: ['vip'] }), ...changedTo.map((c) => landed({ customer_id: c }))];
+        const events = decideLinkCustomer(r, since, customerId, text, 'PARTNER', AT);
+        const connects = changedTo.length === 0 && shown !== customerId;
         const setsText = text.allergies === 'sesame';
         assert.is(events.length, connects || setsText ? 1 : 0);
         if (events.length === 0) return;
@@ -102,12 +107,30 @@ test('connects the customer unless it is already connected or another change of 
 
 test('a cancel and a POS lock on the customer landing after the PATCH was decided do not refuse it', () => {
   const r = snapshot({ status: 'CANCELED_BY_RESTAURANT', locked_fields: ['customer'], customer_id: null });
-  const [e] = decideLinkCustomer(r, null, 'cus_new', {}, 'PARTNER', AT);
+  const since = [landed({ locked_fields: ['customer'] })];
+  const [e] = decideLinkCustomer(r, since, 'cus_new', {}, 'PARTNER', AT);
   assert.is(e?.type, 'ReservationUpdated');
   assert.equal(
-    decideLinkCustomer({ ...r, customer_id: 'cus_other' }, null, 'cus_new', {}, 'PARTNER', AT),
+    decideLinkCustomer(
+      { ...r, customer_id: 'cus_other' },
+      [landed({ customer_id: 'cus_other' })],
+      'cus_new',
+      {},
+      'PARTNER',
+      AT,
+    ),
     [],
   );
+});
+
+test('a change of customer then back to the one the PATCH was decided on still stands', () => {
+  // Between our two events another process connected cus_x, then disconnected it: the reservation
+  // shows nobody again, as when we decided, yet that disconnection is later than ours.
+  const r = snapshot({ customer_id: null });
+  const since = [landed({ customer_id: 'cus_x' }), landed({ customer_id: null })];
+  assert.equal(decideLinkCustomer(r, since, 'cus_new', {}, 'PARTNER', AT), []);
+  const [e] = decideLinkCustomer(r, since, 'cus_new', { allergies: 'sesame' }, 'PARTNER', AT);
+  assert.equal((e?.data as { changes?: unknown } | undefined)?.changes, { allergies: 'sesame' });
 });
 
 test('splitGuestText: the text a patch sets apart from the rest', () => {

@@ -317,20 +317,44 @@ async function attemptUpdate(
   // settled yet and the customer's own refusal (a match blacklisted since, a customer gone) is the
   // answer; there is then no move and no claim to give back.
   const settled = outcome.appended.length > 0;
-  const written = await writeCustomerChange(deps, customerChange, meta, settled);
-  position = maxPosition(position, written.position);
-  if (written.customerId !== undefined)
-    position = maxPosition(
-      position,
-      await linkCustomer(deps, id, {
-        customerId: written.customerId,
-        decidedAt: outcome.revision,
-        text: customerText.text,
-        meta: rmeta,
-        now,
-      }),
-    );
+  try {
+    const written = await writeCustomerChange(deps, customerChange, meta, settled);
+    position = maxPosition(position, written.position);
+    if (written.customerId !== undefined)
+      position = maxPosition(
+        position,
+        await linkCustomer(deps, id, {
+          customerId: written.customerId,
+          decidedAt: outcome.revision,
+          text: customerText.text,
+          meta: rmeta,
+          now,
+        }),
+      );
+  } catch (err) {
+    if (!settled) throw err;
+    throw customerNotConnected(id, err);
+  }
   return { ...outcome, position };
+}
+
+/**
+ * The reservation's change has landed, its customer could not be written or connected (an error of
+ * the log, a connection losing every round, a match given up): whatever error was met, the request
+ * did not do nothing, as a 404 or 422 would say. Nothing completes it later (docs/RESERVATIONS.md,
+ * "A PATCH whose customer fails"): the partner reads the reservation and sends the customer again.
+ * The error met is its cause (a full disk is then answered 503 STORAGE_FULL), and its stack goes to
+ * the log with ours, which keeps the stack only.
+ */
+function customerNotConnected(id: string, cause: unknown): ApiError {
+  const err = new ApiError(
+    500,
+    'INTERNAL_ERROR',
+    "The reservation's other changes were recorded, but its customer could not be written or connected: read the reservation, then send the customer again",
+    { reason: 'CUSTOMER_NOT_CONNECTED', reservation_id: id },
+  );
+  if (cause instanceof Error) err.stack = `${err.stack}\nCaused by: ${cause.stack ?? cause.message}`;
+  return Object.assign(err, { cause });
 }
 
 /**

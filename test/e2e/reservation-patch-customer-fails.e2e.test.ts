@@ -55,7 +55,7 @@ for (const [day, otherDay, what, fails] of [
       const r = (await create(svc, { start_at: at(day, '19:00'), party_size: 7, external_id: `old-${day}` }))
         .body.data;
       const rt = fails.length === 1 ? failingOn(svc.rt, fails) : alwaysRaced(svc.rt, fails);
-      await failure(
+      const err = await failure(
         updateReservation(
           rt,
           restaurant,
@@ -68,8 +68,18 @@ for (const [day, otherDay, what, fails] of [
           meta,
         ),
       );
+      // The change is recorded and the customer is not connected: told as a 500 that says so, not as
+      // the error met on the way (a disk error, a lost race), which reads as nothing done.
+      const e = err as { status?: number; code?: string; details?: Record<string, unknown> };
+      assert.equal(
+        [e.status, e.code, e.details],
+        [500, 'INTERNAL_ERROR', { reason: 'CUSTOMER_NOT_CONNECTED', reservation_id: r.id }],
+      );
       const now = await reservation(svc, r.id);
-      assert.equal([now.start_at, now.external_id], [at(otherDay, '20:00'), `new-${day}`]);
+      assert.equal(
+        [now.start_at, now.external_id, now.customer],
+        [at(otherDay, '20:00'), `new-${day}`, null],
+      );
       // The old day's tbl_8 and the old external_id are free now, not once the repair job runs.
       const table = await create(svc, { start_at: at(day, '19:00'), party_size: 7 });
       assert.is(table.status, 201, JSON.stringify(table.body));

@@ -1,7 +1,8 @@
 // A PATCH (and a POST) carrying inline customer details, raced by another process on the same data
 // dir (the operator's CLI, a second API process: their commands do not queue behind this process's,
 // runOnStream in src/core/command.ts). Whatever lands in between, a refused request has written no
-// customer, and a customer a PATCH wrote is the one its reservation shows (docs/RESERVATIONS.md,
+// customer, and a customer a PATCH wrote is connected to its reservation unless another change of
+// customer landed in between, which stands and leaves ours connected to nothing (docs/RESERVATIONS.md,
 // "Order of writes").
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';

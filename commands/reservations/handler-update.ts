@@ -18,7 +18,8 @@
 //      connect it with the guest text the request sets, sealed with its key (decideLinkCustomer:
 //      never refused; only a change of customer landing since stands instead). Until 3 lands the
 //      request could be refused anywhere and nothing of the customer's was written; from then on
-//      nothing refuses it.
+//      nothing refuses it. When 3 appended nothing, the customer is the first write: the checks run
+//      again on the reservation as it is just before it.
 //   A refusal in 3 drops the pending move (SeatingMoveDropped): nothing was given up, so nothing
 //   has to be taken back. A crash is settled by the scheduler (repair.ts): a pending move equal to
 //   what the reservation shows is confirmed, any other is dropped; a reservation is never moved.
@@ -317,6 +318,23 @@ async function attemptUpdate(
   // settled yet and the customer's own refusal (a match blacklisted since, a customer gone) is the
   // answer; there is then no move and no claim to give back.
   const settled = outcome.appended.length > 0;
+  // Nothing appended yet: the customer is the PATCH's first write, and what landed since the checks
+  // (another process: a POS lock on the text or the customer, a cancel) came before it and refuses it
+  // now, with nothing written. Checked on the reservation as it is, which the connection then goes
+  // from: only what lands once the customer is written comes after the PATCH.
+  let decidedAt = outcome.revision;
+  if (!settled && customerChange.kind !== 'none') {
+    const again = await loadStream<ReservationState>(
+      deps.events,
+      reservationStream(id),
+      initialReservation,
+      evolveReservation,
+    );
+    const latest = existing(again.state, id, restaurant._id);
+    checkPatch(latest, customerText.text);
+    assertUnlocked(latest, { customer_id: null });
+    decidedAt = again.revision;
+  }
   try {
     const written = await writeCustomerChange(deps, customerChange, meta, settled);
     position = maxPosition(position, written.position);
@@ -325,7 +343,7 @@ async function attemptUpdate(
         position,
         await linkCustomer(deps, id, {
           customerId: written.customerId,
-          decidedAt: outcome.revision,
+          decidedAt,
           text: customerText.text,
           meta: rmeta,
           now,

@@ -9,7 +9,7 @@ import * as assert from 'uvu/assert';
 import { createReservation } from '../../commands/reservations/handler-create';
 import { updateReservation } from '../../commands/reservations/handler-update';
 import { runCli } from '../helpers/cli-process';
-import { withHook, withHookAfter } from '../helpers/hooked-events';
+import { withHook, withHookAfter, withReadHook } from '../helpers/hooked-events';
 import { create, type ReservationService, startReservationService, TOKENS } from '../helpers/reservations';
 import { spawnServer } from '../helpers/spawned-server';
 
@@ -136,6 +136,34 @@ t(
       body: { customer: null },
     });
     assert.is(later.status, 409);
+  },
+);
+
+t(
+  'a POS lock on the allergies set by the CLI before a PATCH of only text and inline details wrote anything: 409, no customer',
+  async ({ svc }) => {
+    const r = (await create(svc, { start_at: at('20', '19:00') })).body.data;
+    // The PATCH appends nothing to the reservation before its customer: the lock lands between its
+    // checks (its first read of the reservation) and its first write, the customer's.
+    const rt = withReadHook(
+      svc.rt,
+      (s) => s === `reservation-${r.id}`,
+      2,
+      () => cli(svc, ['reservations', 'lock', '--id', r.id, '--fields', 'allergies']),
+    );
+    const refused = await refusal(
+      updateReservation(
+        rt,
+        restaurant,
+        r.id,
+        { allergies: 'sesame', customer: { name: 'Locked Text', email: 'locked.text@example.com' } },
+        meta,
+      ),
+    );
+    assert.is(refused.status, 409);
+    assert.equal(await customersWithEmail(svc, 'locked.text@example.com'), []);
+    const now = await reservation(svc, r.id);
+    assert.equal([now.allergies, now.customer], [r.allergies, null]);
   },
 );
 

@@ -83,6 +83,32 @@ export const failingOn = (rt: Runtime, match: (stream: string, batch: NewEvent[]
     return real(stream, batch, expected);
   });
 
+/**
+ * Runs `before` ahead of the `nth` read (1 = the first) of a stream `match` picks, then reads as usual:
+ * a write of another process landing between two reads of a command that appends nothing between them.
+ */
+export const withReadHook = (
+  rt: Runtime,
+  match: (stream: string) => boolean,
+  nth: number,
+  before: () => Promise<void>,
+): Runtime => {
+  let seen = 0;
+  const events: EventStore = {
+    kind: rt.events.kind,
+    append: (s, b, e) => rt.events.append(s, b, e),
+    readStream: async (s, o) => {
+      if (match(s) && ++seen === nth) await before();
+      return rt.events.readStream(s, o);
+    },
+    readAll: (o) => rt.events.readAll(o),
+    subscribe: (o) => rt.events.subscribe(o),
+    headPosition: () => rt.events.headPosition(),
+    close: () => rt.events.close(),
+  };
+  return { ...rt, events };
+};
+
 /** Every append `match` picks loses its race, as if another writer always landed first. */
 export const alwaysRaced = (rt: Runtime, match: (stream: string, batch: NewEvent[]) => boolean): Runtime =>
   wrapAppend(rt, (real) => async (stream, batch, expected) => {

@@ -38,16 +38,16 @@ export function str(
 ): Schema<string> {
   let st: s.Struct<string, unknown> = s.string() as s.Struct<string, unknown>;
   const { min, max } = o;
+  const fits = (v: string) => {
+    const n = charCount(v);
+    return (min === undefined || n >= min) && (max === undefined || n <= max);
+  };
   if (min !== undefined || max !== undefined) {
     const message = lengthMessage(min, max);
-    st = s.refine(st, 'size', (v) => {
-      const n = charCount(v);
-      return ((min === undefined || n >= min) && (max === undefined || n <= max)) || message;
-    });
+    st = s.refine(st, 'size', (v) => fits(v) || message);
   }
-  // An empty value below a declared min is already refused by the length rule: one issue, not two.
-  if (o.notBlank)
-    st = s.refine(st, 'not_blank', (v) => (v === '' && (min ?? 0) > 0) || NOT_BLANK.test(v) || BLANK_MESSAGE);
+  // A value past its length is refused for its length only: one issue, as the write side gives.
+  if (o.notBlank) st = s.refine(st, 'not_blank', (v) => !fits(v) || NOT_BLANK.test(v) || BLANK_MESSAGE);
   if (o.pattern) st = s.pattern(st, o.pattern);
   return make(st, {
     type: 'string',

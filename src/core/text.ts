@@ -25,17 +25,24 @@ export function lengthMessage(min: number | undefined, max: number | undefined):
 }
 
 /**
- * Has a character that shows: not whitespace (JavaScript's \s, the set String.prototype.trim removes),
- * not a control character, not an invisible formatting character (zero-width spaces and joiners,
- * direction marks and overrides, soft hyphen, Hangul fillers, variation selectors, BOM) and not a
- * combining mark alone. A name of NUL or of a zero-width space was stored and showed as nothing on
- * every reservation. Written without the `u` flag, so it is the same pattern in openapi.json: an astral
- * character is two code units outside the class, so it counts as showing.
+ * The Hangul fillers (U+115F, U+1160, U+3164, U+FFA0): letters by their Unicode category, blank on
+ * screen. Held as the characters themselves, so the document's pattern carries no `\u` escape (Go's
+ * regexp and PCRE2 refuse one).
  */
-export const NOT_BLANK =
-  // biome-ignore lint/suspicious/noMisleadingCharacterClass: the class lists code points, combining marks alone among them (a name of a lone mark shows nothing); no sequence is meant
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it counts as showing nothing
-  /[^\s\u0000-\u001f\u007f-\u009f\u00ad\u0300-\u036f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\u20d0-\u20ff\u3164\ufe00-\ufe0f\ufe20-\ufe2f\ufeff\uffa0\ufff0-\ufffb]/;
+const HANGUL_FILLERS = String.fromCodePoint(0x115f, 0x1160, 0x3164, 0xffa0);
+
+/**
+ * Has a character that shows: one that is not a mark (\p{M}: a combining mark alone shows nothing),
+ * not a control, format, private-use, unassigned or surrogate code point (\p{C}: NUL, zero-width
+ * space and joiners, direction marks, soft hyphen, BOM, tag characters, Arabic number signs), not a
+ * separator (\p{Z}) and not a Hangul filler; whitespace such as tab is \p{C} too. Said by Unicode
+ * property rather than by a list of code points, so that the marks, format characters and variation
+ * selectors of every script and plane are covered. A name of NUL or of a zero-width space was stored
+ * and showed as nothing on every reservation. The document publishes the same pattern (JSON Schema
+ * patterns are ECMA-262 with Unicode semantics; Go's regexp, PCRE2, Java and .NET read \p{…} too).
+ */
+export const NOT_BLANK_PATTERN = `[^\\p{M}\\p{C}\\p{Z}${HANGUL_FILLERS}]`;
+export const NOT_BLANK = new RegExp(NOT_BLANK_PATTERN, 'u');
 export const BLANK_MESSAGE =
   'must hold a visible character (not only whitespace, control or invisible formatting characters)';
 

@@ -112,6 +112,82 @@ t('a name of only control or invisible characters is refused on the write side t
   assert.equal(checkBounds({ name: '\u200bAda' }), []);
 });
 
+const one = (p: RegExp) =>
+  fc
+    .integer({ min: 0, max: 0x10ffff })
+    .filter((c) => c < 0xd800 || c > 0xdfff)
+    .map((c) => String.fromCodePoint(c))
+    .filter((c) => p.test(c));
+const FILLERS = ['\u115f', '\u1160', '\u3164', '\uffa0'];
+/** Letters, digits, punctuation and symbols: each shows, but for the Hangul fillers. */
+const shows = one(/^[\p{L}\p{N}\p{P}\p{S}]$/u).filter((c) => !FILLERS.includes(c));
+/** Marks, controls, format, private-use and unassigned code points, separators, the fillers. */
+const blank = fc.oneof(
+  one(/^[\p{M}\p{C}\p{Z}]$/u),
+  fc.constantFrom(
+    ...FILLERS,
+    '\u064e',
+    '\u0941',
+    '\u{e0001}',
+    '\u{e0020}',
+    '\u{e007f}',
+    '\u{e0100}',
+    '\u{e01ef}',
+    '\u{1d173}',
+    '\u{1d17a}',
+    '\u0600',
+    '\u0605',
+    '\u06dd',
+    '\u200d',
+    '\ufe0f',
+  ),
+);
+const nameAccepted = (name: string) => [schemaIssues({ name }), writeIssues({ name })];
+
+t(
+  'a name holding a letter, digit, punctuation or symbol is accepted by both layers; one of marks, controls, separators and fillers only is refused by both',
+  () => {
+    fc.assert(
+      fc.property(
+        fc.array(blank, { minLength: 1, maxLength: 40 }),
+        shows,
+        fc.nat(),
+        (invisible, visible, at) => {
+          const none = invisible.join('');
+          assert.equal(
+            nameAccepted(none),
+            [['name:invalid_format'], ['name:invalid_format']],
+            JSON.stringify(none),
+          );
+          const i = at % (invisible.length + 1);
+          const name = [...invisible.slice(0, i), visible, ...invisible.slice(i)].join('');
+          assert.equal(nameAccepted(name), [[], []], JSON.stringify(name));
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  },
+);
+
+t(
+  'names of every script are accepted: vowel signs, jamo, emoji sequences, harakat, one CJK character, a dot',
+  () => {
+    for (const name of [
+      'สมชาย',
+      'देवेन्द्र',
+      '각',
+      '한국',
+      '👩\u200d🍳',
+      '❤\ufe0f',
+      'مُحَمَّد',
+      '山',
+      '.',
+      'e\u0301',
+    ])
+      assert.equal(nameAccepted(name), [[], []], JSON.stringify(name));
+  },
+);
+
 t('null is a value for the clearable fields, and every faulty field is reported', () => {
   assert.equal(checkBounds({ email: null, phone_number: null, external_id: null, note: null }), []);
   assert.equal(paths(checkBounds({ name: '', email: 'nope', lang: 'XX' })), ['name', 'email', 'lang']);

@@ -57,4 +57,28 @@ t('every date-time query parameter of every route says to encode + as %2B', () =
   assert.ok(seen >= 6, `${seen} date-time query parameters found`);
 });
 
+/** Every `pattern` in the document, with where it stands. */
+function patterns(node: unknown, at = '#', out: [string, string][] = []): [string, string][] {
+  if (Array.isArray(node)) {
+    for (const [i, v] of node.entries()) patterns(v, `${at}/${i}`, out);
+  } else if (node && typeof node === 'object')
+    for (const [k, v] of Object.entries(node)) {
+      if (k === 'pattern' && typeof v === 'string') out.push([at, v]);
+      else patterns(v, `${at}/${k}`, out);
+    }
+  return out;
+}
+
+t(
+  'every pattern is portable: no \\u escape (Go regexp and PCRE2 refuse it), and it compiles as Unicode',
+  () => {
+    const found = patterns(doc);
+    assert.ok(found.length > 3, 'the document declares patterns');
+    for (const [at, pattern] of found) {
+      assert.not.match(pattern, '\\u', `${at}: ${pattern}`);
+      new RegExp(pattern, 'u');
+    }
+  },
+);
+
 t.run();

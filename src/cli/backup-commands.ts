@@ -12,6 +12,7 @@ import {
   openSync,
   readdirSync,
   renameSync,
+  rmSync,
   statSync,
 } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -53,16 +54,35 @@ function emptyDirectory(out: string): void {
  * writes: the copy is fsynced under a temporary name, then renamed, so a crash never leaves a file
  * that looks finished but is not.
  */
-function copyDatabase(from: string, to: string): void {
+export function copyDatabase(from: string, to: string): void {
   const partial = `${to}.partial`;
   const db = new Database(from, { readonly: true, fileMustExist: true });
   try {
-    db.prepare('VACUUM INTO ?').run(partial);
-  } finally {
-    db.close();
+    try {
+      db.prepare('VACUUM INTO ?').run(partial);
+    } finally {
+      db.close();
+    }
+    fsyncPath(partial);
+    renameSync(partial, to);
+  } catch (e) {
+    // Left behind, it would have the next run into this directory refused as "not empty".
+    rmSync(partial, { force: true });
+    throw e;
   }
-  fsyncPath(partial);
-  renameSync(partial, to);
+}
+
+/** Owner-only, with a sentence for a directory this user may not change (not a raw EPERM). */
+function makeOwnerOnly(out: string): void {
+  try {
+    chmodSync(out, 0o700);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== 'EPERM' && code !== 'EACCES' && code !== 'EROFS') throw e;
+    throw new CliUsageError(
+      `--out ${out} cannot be made owner-only (${code}: it belongs to another user or is read-only): give a new directory, or an empty one you own (a backup holds every customer's key)`,
+    );
+  }
 }
 
 export function registerBackupCommands(): void {
@@ -81,7 +101,7 @@ export function registerBackupCommands(): void {
         );
       const out = resolve(requireFlag(ctx, 'out'));
       emptyDirectory(out);
-      chmodSync(out, 0o700);
+      makeOwnerOnly(out);
       for (const name of DATABASES) {
         copyDatabase(join(config.dataDir, name), join(out, name));
         ctx.out(`copied ${name}`);

@@ -72,6 +72,28 @@ export function copyDatabase(from: string, to: string): void {
   }
 }
 
+const CUSTOMER_SUBJECT = 'customer:';
+
+/**
+ * The customers whose key is destroyed (a tombstone for `customer:<id>`) in a keys.sqlite. Read before
+ * the log's copy and from the keys' copy: a customer in the second only was erased while the log was
+ * being copied, and restores as not deleted (the log's copy lacks CustomerDeleted) with every sealed
+ * field erased (the keys' copy lacks the key).
+ */
+export function erasedCustomers(keysFile: string): Set<string> {
+  if (!existsSync(keysFile)) return new Set();
+  const db = new Database(keysFile, { readonly: true, fileMustExist: true });
+  try {
+    const rows = db
+      .prepare('SELECT subject FROM subject_keys WHERE substr(subject, 1, ?) = ? AND destroyed IS NOT NULL')
+      .pluck()
+      .all(CUSTOMER_SUBJECT.length, CUSTOMER_SUBJECT) as string[];
+    return new Set(rows.map((subject) => subject.slice(CUSTOMER_SUBJECT.length)));
+  } finally {
+    db.close();
+  }
+}
+
 /** Owner-only, with a sentence for a directory this user may not change (not a raw EPERM). */
 function makeOwnerOnly(out: string): void {
   try {
@@ -102,10 +124,19 @@ export function registerBackupCommands(): void {
       const out = resolve(requireFlag(ctx, 'out'));
       emptyDirectory(out);
       makeOwnerOnly(out);
+      const erasedBefore = erasedCustomers(join(config.dataDir, 'keys.sqlite'));
       for (const name of DATABASES) {
         copyDatabase(join(config.dataDir, name), join(out, name));
         ctx.out(`copied ${name}`);
       }
+      const erasedDuring = [...erasedCustomers(join(out, 'keys.sqlite'))].filter(
+        (id) => !erasedBefore.has(id),
+      );
+      for (const id of erasedDuring) ctx.out(`erase again after restore: ${id}`);
+      if (erasedDuring.length > 0)
+        ctx.out(
+          `${erasedDuring.length} customer(s) erased while the backup was taken restore as not deleted, their personal fields unreadable: run \`audit erase --customer <id>\` for each on the restored server`,
+        );
       const keyFile = join(config.dataDir, SECRETS_KEY_FILE);
       if (config.secretsKey === null && existsSync(keyFile)) {
         copyFileSync(keyFile, join(out, SECRETS_KEY_FILE));

@@ -6,7 +6,9 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { copyDatabase } from '../../src/cli/backup-commands';
+import { SqliteKeyStore } from '../../src/adapters/key-store/sqlite';
+import { copyDatabase, erasedCustomers } from '../../src/cli/backup-commands';
+import { customerSubject } from '../../src/privacy/seal';
 
 const t = suite<{ dir: string }>('backup: one database copied');
 t.before((ctx) => {
@@ -30,5 +32,31 @@ t('a copy that fails midway (a damaged page) leaves no .partial file', ({ dir })
   assert.throws(() => copyDatabase(from, join(out, 'events.sqlite')), /malformed/);
   assert.equal(readdirSync(out), []);
 });
+
+t(
+  'a customer erased between the log copy and the keys copy is named, one erased before is not',
+  async ({ dir }) => {
+    const live = join(dir, 'keys.sqlite');
+    const keys = SqliteKeyStore.open(live);
+    try {
+      await keys.destroy(customerSubject('cus_before'), '2026-11-28T05:00:00.000Z');
+      const before = erasedCustomers(live);
+      assert.equal([...before], ['cus_before']);
+      // Erased while the log was being copied: the log's copy still holds the customer, not deleted.
+      await keys.destroy(customerSubject('cus_during'), '2026-11-28T05:00:01.000Z');
+      await keys.destroy('key:some-pool-key', '2026-11-28T05:00:01.000Z');
+      const out = join(dir, 'keys-out');
+      mkdirSync(out);
+      copyDatabase(live, join(out, 'keys.sqlite'));
+      const after = erasedCustomers(join(out, 'keys.sqlite'));
+      assert.equal(
+        [...after].filter((id) => !before.has(id)),
+        ['cus_during'],
+      );
+    } finally {
+      await keys.close();
+    }
+  },
+);
 
 t.run();

@@ -45,13 +45,18 @@ export function describeViolations(violations: Violation[]): string {
 }
 
 /**
- * Rules not run on a page, each with why: only for markup that is not ours (a library renders it) and
- * cannot be changed from outside it. Never to pass a page of ours.
+ * Rules that do not count inside one subtree of a page, each with why: only for markup that is not ours
+ * (a library renders it) and cannot be changed from outside it. The rest of the page, and every other
+ * rule inside the subtree, is checked. Never to pass markup of ours.
  */
-export type Exceptions = Record<string, string>;
+export interface Exceptions {
+  /** A CSS selector for the subtree the library renders. */
+  within: string;
+  rules: Record<string, string>;
+}
 
 /** The violations axe finds on the page as it stands (its document fully loaded). */
-export async function a11yViolations(page: Page, exceptions: Exceptions = {}): Promise<Violation[]> {
+export async function a11yViolations(page: Page, exceptions?: Exceptions): Promise<Violation[]> {
   await page.waitForLoadState('load');
   if (!(await page.evaluate("matchMedia('(scripting: none)').matches"))) return runAxe(page, exceptions);
   const browser = page.context().browser();
@@ -61,34 +66,50 @@ export async function a11yViolations(page: Page, exceptions: Exceptions = {}): P
   const twin = await browser.newContext({ viewport: page.viewportSize() ?? DESKTOP });
   try {
     const copy = await twin.newPage();
-    await copy.route(url, (route) =>
+    // A request's URL carries no #fragment: routed with one, the twin would load the page again from
+    // the service (perhaps no longer the same markup) instead of this copy.
+    await copy.route(url.split('#')[0] as string, (route) =>
       route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: html }),
     );
     await copy.goto(url, { waitUntil: 'load' });
+    // Contrast and layout are judged with the page's own stylesheet: one that did not load in the twin
+    // would have them judged on the browser's defaults.
+    const unloaded = (await copy.evaluate(
+      "[...document.querySelectorAll('link[rel=stylesheet]')].filter((l) => { try { return !l.sheet || l.sheet.cssRules.length === 0; } catch { return true; } }).map((l) => l.href)",
+    )) as string[];
+    if (unloaded.length > 0)
+      throw new Error(
+        `a11yViolations: in the twin page of ${url}, the stylesheet(s) ${unloaded.join(', ')} did not load`,
+      );
     return await runAxe(copy, exceptions);
   } finally {
     await twin.close();
   }
 }
 
-async function runAxe(page: Page, exceptions: Exceptions): Promise<Violation[]> {
+type Found = Omit<Violation, 'nodes'> & { nodes: (Violation['nodes'][number] & { inside: boolean })[] };
+
+async function runAxe(page: Page, exceptions: Exceptions | undefined): Promise<Violation[]> {
   const loaded = await page.evaluate('typeof window.axe === "object"');
   if (!loaded) await page.evaluate(AXE_SOURCE);
-  const rules = Object.fromEntries(Object.keys(exceptions).map((id) => [id, { enabled: false }]));
-  return (await page.evaluate(
-    `axe.run(document, { runOnly: { type: 'tag', values: ${JSON.stringify(AXE_TAGS)} }, rules: ${JSON.stringify(rules)}, resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target, failureSummary: n.failureSummary })) })))`,
-  )) as Violation[];
+  const within = JSON.stringify(exceptions?.within ?? null);
+  const found = (await page.evaluate(
+    `axe.run(document, { runOnly: { type: 'tag', values: ${JSON.stringify(AXE_TAGS)} }, resultTypes: ['violations'], elementRef: true }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target, failureSummary: n.failureSummary, inside: ${within} !== null && n.element instanceof Element && n.element.closest(${within}) !== null })) })))`,
+  )) as Found[];
+  const excepted = new Set(Object.keys(exceptions?.rules ?? {}));
+  return found
+    .map((v) => ({
+      ...v,
+      nodes: v.nodes.filter((n) => !(excepted.has(v.id) && n.inside)).map(({ inside: _, ...n }) => n),
+    }))
+    .filter((v) => v.nodes.length > 0);
 }
 
 /**
  * Fails when axe finds a WCAG 2.1 A/AA violation on the page; `where` names the page and state in
  * the message (with the viewport's width, since a phone's layout is checked too).
  */
-export async function assertAccessible(
-  page: Page,
-  where: string,
-  exceptions: Exceptions = {},
-): Promise<void> {
+export async function assertAccessible(page: Page, where: string, exceptions?: Exceptions): Promise<void> {
   const violations = await a11yViolations(page, exceptions);
   if (violations.length === 0) return;
   const width = page.viewportSize()?.width;

@@ -4,7 +4,14 @@ import * as s from 'superstruct';
 import { parseDate, parseDateTime } from '../core/datetime';
 import { EMAIL, EMAIL_MAX, EMAIL_PATTERN, EMAIL_RULE } from '../core/email';
 import { SERVICE_INSTANTS } from '../core/limits';
-import { BLANK_MESSAGE, blankAsNull, charCount, lengthMessage, NOT_BLANK, NOT_BLANK_PATTERN } from '../core/text';
+import {
+  BLANK_MESSAGE,
+  blankAsNull,
+  charCount,
+  lengthMessage,
+  NOT_BLANK,
+  NOT_BLANK_PATTERN,
+} from '../core/text';
 
 export type JsonSchema = Record<string, unknown>;
 type Failure = ReturnType<s.StructError['failures']>[number];

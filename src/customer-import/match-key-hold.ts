@@ -24,11 +24,6 @@ export class ImportKeyHold {
     private readonly releaseThere?: (keys: string[]) => void,
   ) {}
 
-  /** Whether the import holds (or is taking) `key`. */
-  holds(key: string): boolean {
-    return this.held.has(key);
-  }
-
   /** The keys of `keys` the import does not hold yet, now counted as held: the caller takes them. */
   fresh(keys: Iterable<string>): string[] {
     const out: string[] = [];

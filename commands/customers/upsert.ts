@@ -10,10 +10,12 @@
 
 import type { CustomerDoc } from '../../projections/customer-docs';
 import { CUSTOMER_MATCH_ORDER, findMatch, type MatchKey, matchKeys } from '../../queries/customers';
+import type { Config } from '../../src/config';
 import type { CommandMeta } from '../../src/core/command-meta';
 import { ApiError } from '../../src/core/errors';
 import { KeyHolds } from '../../src/core/key-holds';
 import type { WriteDeps } from '../../src/core/write-deps';
+import type { Logger } from '../../src/logger';
 import type { DocumentStore } from '../../src/ports/document-store';
 import type { ProfileInput } from './bounds';
 import { followMerges } from './follow-merges';
@@ -21,7 +23,7 @@ import { type CustomerRestaurant, checkCustomerInput, createCustomer, updateCust
 import type { OnMatch } from './inline';
 
 /** The runtime's parts an upsert uses: the write side, the read models and read-your-writes. */
-export interface UpsertDeps extends WriteDeps {
+export interface UpsertDeps extends WriteDeps, KeyWaitDeps {
   docs: DocumentStore;
   settle(position: bigint | null | undefined): Promise<void>;
 }
@@ -60,12 +62,26 @@ export const matchKeyHolds = new KeyHolds();
  */
 export const heldMatchKey = (restaurantId: string, key: string): string => `${restaurantId}\u0000${key}`;
 
+/** What a matching needs to wait for its keys a bounded time (`holdingMatchKeys`). */
+export interface KeyWaitDeps {
+  /** Its readYourWritesTimeoutMs bounds the wait (the default's when absent, as in some tests). */
+  config?: Pick<Config, 'readYourWritesTimeoutMs'>;
+  logger?: Pick<Logger, 'warn'>;
+}
+
+/** The wait for the keys when no config says (config.ts's READ_YOUR_WRITES_TIMEOUT_MS default). */
+const KEY_WAIT_MS = 2000;
+
 /**
  * Runs `task`, which matches `input` on `order` and may write, once no other matching of this process
  * shares one of its keys in this restaurant (POST /customers, inline reservation customers, missed
- * calls, a CSV import's slices: the one queue; its keys taken all at once, key-holds.ts). `task` must settle what it wrote before it returns: the next one matches on the read models.
+ * calls, a CSV import's slices: the one queue; its keys taken all at once, key-holds.ts). `task` must
+ * settle what it wrote before it returns: the next one matches on the read models. A holder that does
+ * not let go (a stalled import) is waited for READ_YOUR_WRITES_TIMEOUT_MS at the most: `task` then
+ * runs without the keys (a warning says so), as across processes, where nothing holds them.
  */
 export function holdingMatchKeys<T>(
+  deps: KeyWaitDeps,
   restaurant: Pick<CustomerRestaurant, '_id' | 'country_code'>,
   input: ProfileInput,
   order: readonly MatchKey[],
@@ -74,7 +90,16 @@ export function holdingMatchKeys<T>(
   const keys = [...new Set(matchKeys(restaurant, input, order))].map((key) =>
     heldMatchKey(restaurant._id, key),
   );
-  return matchKeyHolds.run(keys, task);
+  const ms = deps.config?.readYourWritesTimeoutMs ?? KEY_WAIT_MS;
+  return matchKeyHolds.run(keys, task, {
+    ms,
+    onGiveUp: () =>
+      // No key in the line: they are someone's phone or email.
+      deps.logger?.warn(
+        { restaurant_id: restaurant._id, keys: keys.length, waited_ms: ms },
+        'matching went ahead without its match keys: another matching (a CSV import?) held them beyond the configured wait',
+      ),
+  });
 }
 
 /**
@@ -83,7 +108,7 @@ export function holdingMatchKeys<T>(
  * models show its write first. With `skip` (on_match=create_new matches nothing) it runs at once.
  */
 export function matchingInTurn<T extends { position: bigint | null }>(
-  deps: { settle(position: bigint | null): Promise<unknown> },
+  deps: KeyWaitDeps & { settle(position: bigint | null): Promise<unknown> },
   restaurant: Pick<CustomerRestaurant, '_id' | 'country_code'>,
   input: ProfileInput,
   order: readonly MatchKey[],
@@ -91,7 +116,7 @@ export function matchingInTurn<T extends { position: bigint | null }>(
   task: () => Promise<T>,
 ): Promise<T> {
   if (skip) return task();
-  return holdingMatchKeys(restaurant, input, order, async () => {
+  return holdingMatchKeys(deps, restaurant, input, order, async () => {
     const outcome = await task();
     await deps.settle(outcome.position);
     return outcome;

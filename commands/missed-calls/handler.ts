@@ -25,7 +25,7 @@ import type { CallerIds } from '../../src/privacy/caller-ids';
 import { normalizePhone } from '../customers/contact';
 import { followMerges } from '../customers/follow-merges';
 import { createCustomer } from '../customers/handler';
-import { matchingInTurn } from '../customers/upsert';
+import { type KeyWaitDeps, matchingInTurn } from '../customers/upsert';
 import {
   type CallerState,
   type CallState,
@@ -64,7 +64,7 @@ export interface CallRestaurant {
   features: readonly string[];
 }
 
-export interface MissedCallDeps extends WriteDeps {
+export interface MissedCallDeps extends WriteDeps, KeyWaitDeps {
   docs: DocumentStore;
   sender: MessageSender;
   logger?: Pick<Logger, 'info' | 'warn'>;

@@ -14,12 +14,20 @@
 // deadlocked there: a request holding A while waiting for B, held by the import waiting for A.)
 //
 // Correctness never depends on it (every append carries an expected revision): it keeps matching on
-// a key in turn, so parallel requests for one new guest make one customer.
+// a key in turn, so parallel requests for one new guest make one customer. So a request waits for its
+// keys a bounded time (`run`'s limit): a stalled holder (an import whose thread or writer hangs) costs
+// it the hold, and at worst a duplicate customer, never the answer.
 
 interface Waiter {
   keys: readonly string[];
   pastWaiters: boolean;
   grant: () => void;
+}
+
+/** How long `run` waits for its keys, and what it tells when it goes ahead without them. */
+export interface WaitLimit {
+  ms: number;
+  onGiveUp(keys: readonly string[]): void;
 }
 
 export class KeyHolds {
@@ -43,12 +51,33 @@ export class KeyHolds {
       return null;
     }
     return new Promise<void>((grant) => {
-      const w: Waiter = { keys, pastWaiters, grant };
-      for (const k of keys) {
-        const list = this.waiting.get(k);
-        if (list) list.push(w);
-        else this.waiting.set(k, [w]);
-      }
+      this.enqueue({ keys, pastWaiters, grant });
+    });
+  }
+
+  /**
+   * As `take` (not past waiters), but gives up after `ms`: resolves false then, holding none of
+   * `keys` and no longer waiting for them (the takers behind it may have theirs at once).
+   */
+  takeWithin(keys: readonly string[], ms: number): Promise<boolean> | null {
+    if (this.free(keys) && !keys.some((k) => this.waiting.has(k))) {
+      for (const k of keys) this.held.add(k);
+      return null;
+    }
+    return new Promise<boolean>((resolve) => {
+      const w: Waiter = {
+        keys,
+        pastWaiters: false,
+        grant: () => {
+          clearTimeout(timer);
+          resolve(true);
+        },
+      };
+      const timer = setTimeout(() => {
+        this.withdraw(w);
+        resolve(false);
+      }, ms);
+      this.enqueue(w);
     });
   }
 
@@ -62,15 +91,51 @@ export class KeyHolds {
     }
   }
 
-  /** Runs `task` holding `keys` (distinct), once none is held by another; lets them go when it settles. */
-  async run<T>(keys: readonly string[], task: () => Promise<T>): Promise<T> {
-    const taking = this.take(keys);
-    if (taking) await taking;
+  /**
+   * Runs `task` holding `keys` (distinct), once none is held by another; lets them go when it settles.
+   * With `limit`, after `limit.ms` of waiting it runs `task` without them (and tells `onGiveUp`).
+   */
+  async run<T>(keys: readonly string[], task: () => Promise<T>, limit?: WaitLimit): Promise<T> {
+    if (limit) {
+      const taking = this.takeWithin(keys, limit.ms);
+      if (taking && !(await taking)) {
+        limit.onGiveUp(keys);
+        return task();
+      }
+    } else {
+      const taking = this.take(keys);
+      if (taking) await taking;
+    }
     try {
       return await task();
     } finally {
       this.release(keys);
     }
+  }
+
+  private enqueue(w: Waiter): void {
+    for (const k of w.keys) {
+      const list = this.waiting.get(k);
+      if (list) list.push(w);
+      else this.waiting.set(k, [w]);
+    }
+  }
+
+  /** `w` stops waiting; those it was ahead of on its keys may now have all of theirs. */
+  private withdraw(w: Waiter): void {
+    for (const k of w.keys) this.unqueue(k, w);
+    for (const k of w.keys) {
+      const list = this.waiting.get(k);
+      if (list) for (const x of [...list]) if (this.grantable(x)) this.grant(x);
+    }
+  }
+
+  private unqueue(k: string, w: Waiter): void {
+    const list = this.waiting.get(k);
+    if (!list) return;
+    const i = list.indexOf(w);
+    if (i >= 0) list.splice(i, 1);
+    if (list.length === 0) this.waiting.delete(k);
   }
 
   private free(keys: readonly string[]): boolean {
@@ -89,9 +154,7 @@ export class KeyHolds {
   private grant(w: Waiter): void {
     for (const k of w.keys) {
       this.held.add(k);
-      const list = this.waiting.get(k) as Waiter[];
-      list.splice(list.indexOf(w), 1);
-      if (list.length === 0) this.waiting.delete(k);
+      this.unqueue(k, w);
     }
     w.grant();
   }

@@ -3,8 +3,14 @@
 // the read models show the write before it.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { type UpsertDeps, upsertCustomer } from '../../commands/customers/upsert';
+import {
+  heldMatchKey,
+  matchKeyHolds,
+  type UpsertDeps,
+  upsertCustomer,
+} from '../../commands/customers/upsert';
 import { CUSTOMERS, type CustomerDoc } from '../../projections/customer-docs';
+import { matchKeys } from '../../queries/customers';
 import { type CustomerWorld, customerWorld } from '../helpers/customers';
 
 const t = suite<{ w: CustomerWorld; deps: UpsertDeps }>('parallel POST /customers');
@@ -66,5 +72,38 @@ t('create_new is never held back nor matched: one customer per call', async ({ w
   await w.settle();
   assert.is((await live(w)).length, 3);
 });
+
+t(
+  'a key held and never let go (a stalled import) is waited for a bounded time, then the call goes ahead',
+  async ({ w, deps }) => {
+    const input = { name: 'Guest', email: 'stalled@example.com' };
+    const keys = matchKeys(w.restaurant, input, ['email']).map((k) => heldMatchKey(w.restaurant._id, k));
+    assert.is(keys.length, 1);
+    // An import's slice holding the key, whose thread hung: nobody lets it go.
+    assert.is(matchKeyHolds.take(keys, true), null);
+    const warnings: string[] = [];
+    try {
+      const outcome = await upsertCustomer(
+        {
+          ...deps,
+          config: { readYourWritesTimeoutMs: 10 },
+          logger: { warn: (_obj: unknown, msg?: string) => warnings.push(String(msg)) },
+        },
+        w.restaurant,
+        input,
+        'update',
+        w.meta,
+      );
+      assert.is(outcome.result, 'created');
+      assert.is(warnings.length, 1);
+      assert.match(warnings[0] as string, /without its match keys/);
+      // The import's key is still the import's: the call that gave up did not let it go.
+      assert.is(matchKeyHolds.size, 1);
+    } finally {
+      matchKeyHolds.release(keys);
+    }
+    assert.is(matchKeyHolds.size, 0);
+  },
+);
 
 t.run();

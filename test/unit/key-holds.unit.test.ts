@@ -88,6 +88,41 @@ test('a task that throws lets its keys go', async () => {
   assert.is(h.size, 0);
 });
 
+test('a wait with a limit gives up on a key never let go: the task runs without it, the holder keeps it', async () => {
+  const h = new KeyHolds();
+  // A stalled import: holds A and never lets it go.
+  assert.is(h.take(['A'], true), null);
+  const gaveUp: string[][] = [];
+  const limit = { ms: 1, onGiveUp: (keys: readonly string[]) => gaveUp.push([...keys]) };
+  // B is free but this taker waits behind the one waiting for A and B.
+  const behind = h.run(['B'], async () => 'behind ran');
+  const ran = await h.run(['A', 'B'], async () => 'ran without the hold', limit);
+  assert.is(ran, 'ran without the hold');
+  assert.equal(gaveUp, [['A', 'B']]);
+  // The one that waited behind it got B once it left the queue; A is still the import's.
+  assert.is(await behind, 'behind ran');
+  assert.is(h.size, 1, 'A still held, B let go');
+  assert.is(h.take(['A'], true) !== null, true, 'A not let go by the taker that gave up');
+});
+
+test('a wait with a limit that gets its keys in time holds them and lets them go', async () => {
+  const h = new KeyHolds();
+  assert.is(h.take(['A']), null);
+  let gaveUp = false;
+  const limit = {
+    ms: 60_000,
+    onGiveUp: () => {
+      gaveUp = true;
+    },
+  };
+  const running = h.run(['A'], async () => h.size, limit);
+  await turn();
+  h.release(['A']);
+  assert.is(await running, 1, 'held while it ran');
+  assert.is(gaveUp, false);
+  assert.is(h.size, 0);
+});
+
 // Requests (each takes its keys at once, runs a few turns, lets them go) beside one import that holds
 // its slices' keys while it takes the next slice's past waiters, and lets a slice's go only once it
 // has taken the next (runJob retires a slice after matching the next): everything ends (no one waits in a circle), no key is ever held twice, and requests of one

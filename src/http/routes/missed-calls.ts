@@ -196,6 +196,7 @@ export const missedCallRoutes: AnyRoute[] = [
           docs: rt.docs,
           sender: messageSenderFor(rt),
           logger: rt.logger,
+          config: rt.config,
           settle: (p) => rt.settle(p),
           callers: callerIdsFrom(rt.keys),
         },

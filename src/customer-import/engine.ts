@@ -890,6 +890,10 @@ export async function runJob(
     } catch {
       // The read models failed (maybe the cause): the next catch-up takes them in.
     }
+    // In the import's thread the settle above is answered before the main thread's read models have
+    // the slices (thread-host.ts): their keys are let go (finally) only once they do, or a request
+    // waiting for one would match without the imported customer and make a second.
+    await Promise.allSettled([...settling, deps.inReadModels?.()]);
     await recorded().catch(() => undefined);
     // Stored for operators, scrubbed of anything that could be someone's data (failure.ts); the
     // manager's page shows a sentence of its own, and the caller logs the detail.

@@ -198,6 +198,14 @@ export async function runJobInThread(
       // The thread marks its job failed itself; a thread that died without a word cannot. Ended
       // first, so that nothing of it writes after the look at its job and the log.
       await worker?.terminate().catch(() => undefined);
+      // Its keys are let go as soon as the read models have all it wrote (a request waiting for one
+      // then matches its customers), not after the bookkeeping below (a log scan of up to 100k rows).
+      try {
+        await deps.settle(await deps.events.headPosition());
+      } catch {
+        // The read models failed: the next catch-up takes its writes in.
+      }
+      keys.end();
       const job = await loadImportJob(deps, jobId).catch(() => null);
       if (job?.state.status === 'running') {
         // What its writes did, from the log (reconcile.ts).

@@ -19,6 +19,7 @@ import { customerImportStream, type OnMatch, type RowResult } from '../../comman
 import { loadImportJob } from '../../commands/customer-import/handler';
 import type { ImportJobState } from '../../commands/customer-import/state';
 import { customerStream } from '../../commands/customers/events';
+import { matchKeyHolds } from '../../commands/customers/upsert';
 import { operatorMeta } from '../../src/core/command-meta';
 import {
   type ImportDeps,
@@ -263,6 +264,7 @@ for (const { name, plan, said = 0 } of fallbacks)
       assert.is(got.job.at(-1), 'CustomerImportFinished');
       assert.not.ok(got.job.includes('CustomerImportFailed'), 'never failed on the way');
       assert.not.ok(got.job.includes('CustomerImportResumed'), 'one run, not a resume');
+      assert.is(matchKeyHolds.size, 0, 'no match key left held');
     } finally {
       await world_.close();
     }
@@ -274,6 +276,14 @@ t(
     const want = await normalRun();
     const world_ = await importWorld();
     try {
+      // The size of this process's match-key queue when the job is marked failed (after the log scan).
+      let heldAtFailure: number | null = null;
+      const events = world_.deps.events;
+      const append = events.append.bind(events);
+      events.append = (stream, written, expected, options) => {
+        if (written.some((e) => e.type === 'CustomerImportFailed')) heldAtFailure ??= matchKeyHolds.size;
+        return append(stream, written, expected, options);
+      };
       // Terminated at its third retirement: rows written, some recorded, some in flight.
       let settles = 0;
       const plan: ThreadPlan = {
@@ -294,6 +304,8 @@ t(
       assert.ok(err instanceof Error, 'the import fails');
       assert.match(err.message, /the import's thread stopped \(exit code \d+\) before the job ended/);
       assert.is(settles, 3);
+      assert.is(heldAtFailure, 0, 'its match keys let go before the bookkeeping of its failure');
+      assert.is(matchKeyHolds.size, 0, 'no match key left held');
       const { state } = await loadImportJob(world_.deps, JOB);
       assert.is(state.status, 'failed', 'the job is seen failed');
       assert.match(
@@ -368,6 +380,7 @@ for (const onMatch of ['update', 'return_existing', 'create_new'] as const)
           const { state } = await loadImportJob(world_.deps, JOB);
           assert.is(state.status, 'failed', `the job failed, not ${state.status}`);
           assert.match(String(state.failure), /catch-up failed \(test\)/);
+          assert.is(matchKeyHolds.size, 0, 'no match key left held');
           if (which === 'first') assert.ok(state.processed < ROWS, `stopped on the way (${state.processed})`);
         } finally {
           await world_.close();

@@ -10,7 +10,9 @@
 // wait behind a waiter: a request waiting for a key the import holds, and for one the import asks for
 // next, waited for the import, which waited for it. So such a taker (`past waiters`) waits only while
 // a key is held; and since every other taker holds nothing while it waits, and a holder that is not
-// the import finishes on its own, nothing waits in a circle. (Keys taken one by one in a fixed order
+// the import finishes on its own, nothing waits in a circle, provided there is at most one such taker
+// of a set of keys (one import per restaurant in this process: enforced by match-key-hold.ts; two
+// would wait for each other's keys). (Keys taken one by one in a fixed order
 // deadlocked there: a request holding A while waiting for B, held by the import waiting for A.)
 //
 // Correctness never depends on it (every append carries an expected revision): it keeps matching on

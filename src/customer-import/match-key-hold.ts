@@ -12,11 +12,31 @@
 // On the main thread (engine.ts runJob in-process) the keys are taken here; in the import's thread
 // (import-thread.ts) they are named with the slice's match question and let go by message, and the
 // main thread (thread-host.ts) takes and lets go of them, where the queue lives.
+//
+// It takes them past waiters (key-holds.ts), and that is free of waiting in a circle only while at
+// most one such taker holds keys of a restaurant in this process: two imports of one restaurant, each
+// holding a key the other asks for, would each wait for the other, never letting go. The import slot
+// (commands/customer-import/slot.ts) runs one job per restaurant at a time; `pastWaitersTaker` makes
+// sure of it here, and refuses a second (the job fails) rather than risk a hang.
 import { heldMatchKey, matchKeyHolds } from '../../commands/customers/upsert';
+
+/** Restaurants whose import takes match keys past waiters in this process (at most one each). */
+const takers = new Set<string>();
+
+/** This process's taker of `restaurantId`'s keys past waiters; throws if it has one already. */
+function pastWaitersTaker(restaurantId: string): void {
+  if (takers.has(restaurantId))
+    throw new Error(
+      'a second CSV import of one restaurant took match keys in this process: it would wait in a circle with the first',
+    );
+  takers.add(restaurantId);
+}
 
 export class ImportKeyHold {
   /** The keys held, or being taken, in the import's own spelling (analysis.ts). */
   private readonly held = new Set<string>();
+  /** Registered as the restaurant's taker past waiters (at its first keys taken here). */
+  private taker = false;
 
   constructor(
     private readonly restaurantId: string,
@@ -38,6 +58,10 @@ export class ImportKeyHold {
   /** Takes `fresh` keys in this thread's queue: null when taken at once. */
   takeHere(fresh: readonly string[]): Promise<void> | null {
     if (fresh.length === 0) return null;
+    if (!this.taker) {
+      pastWaitersTaker(this.restaurantId);
+      this.taker = true;
+    }
     return matchKeyHolds.take(
       fresh.map((k) => heldMatchKey(this.restaurantId, k)),
       true,
@@ -56,6 +80,8 @@ export class ImportKeyHold {
   /** Lets go of every key (the job's end). */
   letGoAll(): void {
     this.letGo([...this.held]);
+    if (this.taker) takers.delete(this.restaurantId);
+    this.taker = false;
   }
 }
 
@@ -66,12 +92,17 @@ export class ImportKeyHold {
 export class HeldForThread {
   private readonly held = new Set<string>();
   private ended = false;
+  private taker = false;
 
   constructor(private readonly restaurantId: string) {}
 
   /** Resolves once `keys` (the thread's spelling, none held yet) are held. */
   async take(keys: readonly string[]): Promise<void> {
     if (keys.length === 0 || this.ended) return;
+    if (!this.taker) {
+      pastWaitersTaker(this.restaurantId);
+      this.taker = true;
+    }
     const ks = keys.map((k) => heldMatchKey(this.restaurantId, k));
     // Past waiters: the import holds its slices' keys meanwhile (key-holds.ts).
     const taking = matchKeyHolds.take(ks, true);
@@ -95,5 +126,7 @@ export class HeldForThread {
     this.ended = true;
     matchKeyHolds.release([...this.held]);
     this.held.clear();
+    if (this.taker) takers.delete(this.restaurantId);
+    this.taker = false;
   }
 }

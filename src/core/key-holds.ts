@@ -115,6 +115,12 @@ export class KeyHolds {
     }
   }
 
+  /** Whether a taker waits for a key `is` picks out. */
+  waitedFor(is: (key: string) => boolean): boolean {
+    for (const k of this.waiting.keys()) if (is(k)) return true;
+    return false;
+  }
+
   private enqueue(w: Waiter): void {
     for (const k of w.keys) {
       const list = this.waiting.get(k);

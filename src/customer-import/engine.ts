@@ -849,8 +849,10 @@ export async function runJob(
         hold(flightKeys, keys, 1);
         hold(flightCustomers, customers, 1);
         await yieldToLoop();
-        // Requests being served go first: the next slice waits for them (20 ms at the most).
-        await giveWayToRequests();
+        // Requests being served go first: the next slice waits for them (20 ms at the most). Unless
+        // one waits for a key this import holds: it waits for the slices in flight to be retired, and
+        // waiting for it would only lengthen that.
+        if (!keyHold?.waitedFor()) await giveWayToRequests();
         // Adapt the slice: its matching and its writes' preparation against SLICE_MS.
         const perRow = (performance.now() - began) / batch.length;
         sliceRows = Math.max(

@@ -68,6 +68,13 @@ export class ImportKeyHold {
     );
   }
 
+  /** Whether a request (or anyone) waits for a key the import holds here. */
+  waitedFor(): boolean {
+    if (this.releaseThere) return false;
+    const prefix = heldMatchKey(this.restaurantId, '');
+    return matchKeyHolds.waitedFor((k) => k.startsWith(prefix) && this.held.has(k.slice(prefix.length)));
+  }
+
   /** Lets go of those of `keys` the import holds. */
   letGo(keys: Iterable<string>): void {
     const out: string[] = [];

@@ -43,4 +43,25 @@ test('keys granted to an import thread after its job ended are let go: nobody el
   matchKeyHolds.release([key]);
 });
 
+test('the import knows when a request waits for one of its keys (it then does not give way to requests)', async () => {
+  const hold = new ImportKeyHold('rest_four');
+  assert.is(hold.takeHere(hold.fresh(['e:a', 'p:1'])), null);
+  assert.is(hold.waitedFor(), false);
+  // A request for another key of the restaurant, and one of another restaurant's same key: not ours.
+  assert.is(matchKeyHolds.take([heldMatchKey('rest_four', 'e:b')]), null);
+  const notOurs = matchKeyHolds.take([heldMatchKey('rest_four', 'e:b')]);
+  assert.is(hold.waitedFor(), false);
+  const request = matchKeyHolds.take([heldMatchKey('rest_four', 'p:1'), heldMatchKey('rest_four', 'e:c')]);
+  assert.ok(request);
+  assert.is(hold.waitedFor(), true);
+  hold.letGoAll();
+  await request;
+  assert.is(hold.waitedFor(), false);
+  matchKeyHolds.release([heldMatchKey('rest_four', 'p:1'), heldMatchKey('rest_four', 'e:c')]);
+  matchKeyHolds.release([heldMatchKey('rest_four', 'e:b')]);
+  await notOurs;
+  matchKeyHolds.release([heldMatchKey('rest_four', 'e:b')]);
+  assert.is(matchKeyHolds.size, 0);
+});
+
 test.run();

@@ -13,6 +13,7 @@ import { loadImportJob } from '../../commands/customer-import/handler';
 import { STALE_AFTER_MS } from '../../commands/customer-import/slot';
 import { customerStream } from '../../commands/customers/events';
 import { createCustomer, updateCustomer } from '../../commands/customers/handler';
+import { matchKeyHolds } from '../../commands/customers/upsert';
 import { CUSTOMERS, type CustomerDoc } from '../../projections/customer-docs';
 import {
   CUSTOMER_IMPORTS,
@@ -175,6 +176,7 @@ for (const onMatch of ['create_new', 'update'] as const)
       assert.match(String(err), /SQLITE_IOERR/);
       const { state } = await loadImportJob(deps, jobId);
       assert.is(state.status, 'failed');
+      assert.is(matchKeyHolds.size, 0, 'no match key left held');
       const { counts, log } = await assertSummaryIsTheLog(deps, jobId);
       // The customers it wrote are in the read models (the job settles its writes itself), nothing else.
       const docs = await w.docs.collection<CustomerDoc>(CUSTOMERS).find({ restaurant_id: 'rest_a' });
@@ -236,6 +238,7 @@ t('the read models failing mid-way: rows in flight are in the summary as written
   assert.match(String(err), /catch-up failed/);
   const { state } = await loadImportJob(deps, jobId);
   assert.is(state.status, 'failed');
+  assert.is(matchKeyHolds.size, 0, 'no match key left held');
   const { log } = await assertSummaryIsTheLog(deps, jobId);
   assert.ok(
     [...log.keys()].some((row) => row > state.processed),
@@ -295,6 +298,7 @@ t('on the SQLite log (read beside the writer): the failed job keeps the rows wri
     }).catch(() => undefined);
     const { state } = await loadImportJob(deps, jobId);
     assert.is(state.status, 'failed');
+    assert.is(matchKeyHolds.size, 0, 'no match key left held');
     const { log } = await assertSummaryIsTheLog(deps, jobId);
     const beyond = [...log.keys()].filter((row) => row > state.processed).sort((a, b) => a - b);
     assert.ok(beyond.some((row) => row > 150));
@@ -373,6 +377,7 @@ t(
     // says every row of the file is not imported.
     const { state } = await loadImportJob(deps, 'imp_stop_early');
     assert.is(state.status, 'failed');
+    assert.is(matchKeyHolds.size, 0, 'no match key left held');
     assert.match(state.failure ?? '', /ImportInterrupted/);
     assert.is(state.processed, 0);
     assert.equal(state.counts, { created: 0, updated: 0, matched: 0, skipped: 0 });

@@ -9,7 +9,7 @@
 
 import { findMatch, type MatchKey } from '../../queries/customers';
 import type { CommandMeta } from '../../src/core/command-meta';
-import { ApiError, type Issue } from '../../src/core/errors';
+import type { Issue } from '../../src/core/errors';
 import type { WriteDeps } from '../../src/core/write-deps';
 import type { DocumentStore } from '../../src/ports/document-store';
 import type { ProfileInput } from './bounds';
@@ -17,7 +17,7 @@ import { followMerges } from './follow-merges';
 import { type CustomerRestaurant, createCustomer, updateCustomer, writeContext } from './handler';
 import { prepareProfile, profileIssues } from './prepare';
 import type { CustomerState } from './state';
-import { matchingInTurn, REMATCHES, vanishedAt } from './upsert';
+import { matchingInTurn, REMATCHES, settleVanished } from './upsert';
 
 export {
   getCustomerForReservation,
@@ -186,8 +186,7 @@ async function resolveNow(
       // again once the read models include that customer's last event, as POST /customers does
       // (upsert.ts), rather than answer 404 for a customer the caller never named. A PATCH whose
       // reservation change has landed already relies on it (handler-update.ts).
-      if (!(err instanceof ApiError && err.status === 404) || attempt >= REMATCHES) throw err;
-      await deps.settle((await vanishedAt(deps, id)) ?? null);
+      await settleVanished(deps, id, err, attempt < REMATCHES);
     }
   }
 }

@@ -50,6 +50,22 @@ export async function vanishedAt(
 export const REMATCHES = 3;
 
 /**
+ * The update of the matched `customerId` failed with `err`. Deleted or merged away since the read
+ * model showed it (404), and `again` (the caller's attempts not used up): returns once the read models
+ * include its last event (`vanishedAt`), for the caller to match again. Anything else is thrown.
+ * POST /customers, inline reservation customers and the CSV import's rows do so.
+ */
+export async function settleVanished(
+  deps: Pick<WriteDeps, 'events'> & { settle(position: bigint | null): Promise<unknown> },
+  customerId: string,
+  err: unknown,
+  again: boolean,
+): Promise<void> {
+  if (!(err instanceof ApiError && err.status === 404) || !again) throw err;
+  await deps.settle((await vanishedAt(deps, customerId)) ?? null);
+}
+
+/**
  * This process's matching customers in flight, per restaurant and match key: POST /customers, inline
  * reservation customers, missed calls, and a CSV import's slices (`heldMatchKey`).
  */
@@ -156,8 +172,7 @@ async function matchAndWrite(
     } catch (err) {
       // Deleted or merged since the read model showed it: match again once the read models include
       // the customer's last event (not the log's head, which may be a CSV import's still unsettled).
-      if (!(err instanceof ApiError && err.status === 404) || attempt + 1 >= REMATCHES) throw err;
-      await deps.settle(await vanishedAt(deps, customerId));
+      await settleVanished(deps, customerId, err, attempt + 1 < REMATCHES);
     }
   }
   const created = await createCustomer(deps, checked, input, meta);

@@ -45,7 +45,7 @@ import type { CustomFieldDefinition } from '../../commands/customers/custom-fiel
 import { customerStream } from '../../commands/customers/events';
 import { loadCustomFieldDefinitions } from '../../commands/customers/field-definitions';
 import { type CustomerRestaurant, createCustomer, updateCustomer } from '../../commands/customers/handler';
-import { REMATCHES, vanishedAt } from '../../commands/customers/upsert';
+import { REMATCHES, settleVanished, vanishedAt } from '../../commands/customers/upsert';
 import { loadRestaurant } from '../../commands/restaurants/handler';
 import type { CustomerDoc } from '../../projections/customer-docs';
 import { CUSTOMER_MATCH_ORDER, findMatches, type MatchKey, matchCandidates } from '../../queries/customers';
@@ -1054,12 +1054,14 @@ async function writeRow(
             raced += 1;
             if (raced > RACED_ROUNDS) return skipped(a.row, [RACED_ISSUE]);
             attempt -= 1;
-          } else if (!(err instanceof ApiError && err.status === 404) || attempt >= REMATCHES) throw err;
-          // Deleted or merged since the read models showed it (an erasure, a merge meanwhile): as
-          // POST /customers does (commands/customers/upsert.ts), matched again once the read models
-          // include that customer's last event (and, merged away, the survivor's write: vanishedAt);
-          // no match now creates the row's customer.
-          await deps.settle(await vanishedAt(deps, id));
+            await deps.settle(await vanishedAt(deps, id));
+          } else {
+            // Deleted or merged since the read models showed it (an erasure, a merge meanwhile): as
+            // POST /customers does, matched again once the read models include that customer's last
+            // event (and, merged away, the survivor's write: vanishedAt); no match now creates the
+            // row's customer.
+            await settleVanished(deps, id, err, attempt < REMATCHES);
+          }
           // The row's keys are held by its slice (runJob) until the read models have it.
           const again = (await matchAll(deps, prepared, options, [a], null)).get(a.row) ?? null;
           if (again === null) break;

@@ -16,33 +16,55 @@
 // It takes them past waiters (key-holds.ts), and that is free of waiting in a circle only while at
 // most one such taker holds keys of a restaurant in this process: two imports of one restaurant, each
 // holding a key the other asks for, would each wait for the other, never letting go. The import slot
-// (commands/customer-import/slot.ts) runs one job per restaurant at a time; `pastWaitersTaker` makes
+// (commands/customer-import/slot.ts) runs one job per restaurant at a time; `PastWaitersTaker` makes
 // sure of it here, and refuses a second (the job fails) rather than risk a hang.
 import { heldMatchKey, matchKeyHolds } from '../../commands/customers/upsert';
 
 /** Restaurants whose import takes match keys past waiters in this process (at most one each). */
 const takers = new Set<string>();
 
-/** This process's taker of `restaurantId`'s keys past waiters; throws if it has one already. */
-function pastWaitersTaker(restaurantId: string): void {
-  if (takers.has(restaurantId))
-    throw new Error(
-      'a second CSV import of one restaurant took match keys in this process: it would wait in a circle with the first',
-    );
-  takers.add(restaurantId);
+/**
+ * An import's taking of its restaurant's match keys in this process's queue, past waiters: the one
+ * taker of that restaurant (its first take throws if there is another) until `done`.
+ */
+class PastWaitersTaker {
+  private registered = false;
+
+  constructor(private readonly restaurantId: string) {}
+
+  /** Takes `keys` (the import's spelling): as the queue holds them, and null when taken at once. */
+  take(keys: readonly string[]): { held: string[]; taking: Promise<void> | null } {
+    if (!this.registered) {
+      if (takers.has(this.restaurantId))
+        throw new Error(
+          'a second CSV import of one restaurant took match keys in this process: it would wait in a circle with the first',
+        );
+      takers.add(this.restaurantId);
+      this.registered = true;
+    }
+    const held = keys.map((k) => heldMatchKey(this.restaurantId, k));
+    // Past waiters: the import holds its slices' keys meanwhile (key-holds.ts).
+    return { held, taking: matchKeyHolds.take(held, true) };
+  }
+
+  done(): void {
+    if (this.registered) takers.delete(this.restaurantId);
+    this.registered = false;
+  }
 }
 
 export class ImportKeyHold {
   /** The keys held, or being taken, in the import's own spelling (analysis.ts). */
   private readonly held = new Set<string>();
-  /** Registered as the restaurant's taker past waiters (at its first keys taken here). */
-  private taker = false;
+  private readonly taker: PastWaitersTaker;
 
   constructor(
     private readonly restaurantId: string,
     /** Lets keys go on the main thread (the import's thread); undefined: here. */
     private readonly releaseThere?: (keys: string[]) => void,
-  ) {}
+  ) {
+    this.taker = new PastWaitersTaker(restaurantId);
+  }
 
   /** The keys of `keys` the import does not hold yet, now counted as held: the caller takes them. */
   fresh(keys: Iterable<string>): string[] {
@@ -58,14 +80,7 @@ export class ImportKeyHold {
   /** Takes `fresh` keys in this thread's queue: null when taken at once. */
   takeHere(fresh: readonly string[]): Promise<void> | null {
     if (fresh.length === 0) return null;
-    if (!this.taker) {
-      pastWaitersTaker(this.restaurantId);
-      this.taker = true;
-    }
-    return matchKeyHolds.take(
-      fresh.map((k) => heldMatchKey(this.restaurantId, k)),
-      true,
-    );
+    return this.taker.take(fresh).taking;
   }
 
   /** Whether a request (or anyone) waits for a key the import holds here. */
@@ -87,8 +102,7 @@ export class ImportKeyHold {
   /** Lets go of every key (the job's end). */
   letGoAll(): void {
     this.letGo([...this.held]);
-    if (this.taker) takers.delete(this.restaurantId);
-    this.taker = false;
+    this.taker.done();
   }
 }
 
@@ -99,20 +113,16 @@ export class ImportKeyHold {
 export class HeldForThread {
   private readonly held = new Set<string>();
   private ended = false;
-  private taker = false;
+  private readonly taker: PastWaitersTaker;
 
-  constructor(private readonly restaurantId: string) {}
+  constructor(private readonly restaurantId: string) {
+    this.taker = new PastWaitersTaker(restaurantId);
+  }
 
   /** Resolves once `keys` (the thread's spelling, none held yet) are held. */
   async take(keys: readonly string[]): Promise<void> {
     if (keys.length === 0 || this.ended) return;
-    if (!this.taker) {
-      pastWaitersTaker(this.restaurantId);
-      this.taker = true;
-    }
-    const ks = keys.map((k) => heldMatchKey(this.restaurantId, k));
-    // Past waiters: the import holds its slices' keys meanwhile (key-holds.ts).
-    const taking = matchKeyHolds.take(ks, true);
+    const { held: ks, taking } = this.taker.take(keys);
     if (taking) await taking;
     // Granted after the job ended (its thread died waiting): nobody will let them go but us.
     if (this.ended) matchKeyHolds.release(ks);
@@ -133,7 +143,6 @@ export class HeldForThread {
     this.ended = true;
     matchKeyHolds.release([...this.held]);
     this.held.clear();
-    if (this.taker) takers.delete(this.restaurantId);
-    this.taker = false;
+    this.taker.done();
   }
 }

@@ -633,26 +633,41 @@ export class WebhookPublisher {
     // An endpoint's queue takes what it has room for; the rest stays due for a later sweep.
     const room = new Map<string, number>();
     for (const [id, q] of this.queues) room.set(id, this.maxWaiting - q.waiting.length);
-    const full = [...room].filter(([, n]) => n <= 0).map(([id]) => id);
-    const due = await this.rt.docs.collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES).find(
-      {
-        status: 'pending',
-        sweep_after: { $lte: now },
-        ...(full.length ? { endpoint_id: { $nin: full } } : {}),
-      },
-      // Those this process holds are skipped below: they must not take the batch's places, or a slow
-      // endpoint's queue (its leases run out while it waits) hides every other endpoint's retry.
-      { sort: { sweep_after: 1 }, limit: limit + this.held.size },
-    );
+    const full = new Set([...room].filter(([, n]) => n <= 0).map(([id]) => id));
+    // The batch counts only the deliveries asked for: one an endpoint's queue has no room for (an
+    // endpoint's overflow, left in the log) or one this process holds (queued behind a slow endpoint,
+    // its lease run out) takes no place, or a large backlog on one endpoint hides every other
+    // endpoint's retry until it drains. Read a page at a time, leaving out each endpoint found full.
+    const seen = new Set<string>();
     let requested = 0;
-    let looked = 0;
-    for (const d of due) {
-      if (this.held.has(d._id) || this.stopped) continue;
-      if (++looked > limit) break;
-      const left = room.get(d.endpoint_id) ?? this.maxWaiting;
-      if (left <= 0) continue;
-      room.set(d.endpoint_id, left - 1);
-      if (await this.ask(d, d.next_attempt, d.attempt_count === 0 ? 'recovery' : 'retry', now)) requested++;
+    let asked = 0;
+    for (let page = 0; asked < limit && !this.stopped && page < 100; page++) {
+      const size = limit - asked + this.held.size + seen.size;
+      const due = await this.rt.docs.collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES).find(
+        {
+          status: 'pending',
+          sweep_after: { $lte: now },
+          ...(full.size ? { endpoint_id: { $nin: [...full] } } : {}),
+        },
+        { sort: { sweep_after: 1 }, limit: size },
+      );
+      let filled = false;
+      for (const d of due) {
+        if (asked >= limit || this.stopped) break;
+        if (this.held.has(d._id) || seen.has(d._id) || full.has(d.endpoint_id)) continue;
+        seen.add(d._id);
+        const left = room.get(d.endpoint_id) ?? this.maxWaiting;
+        if (left <= 0) {
+          full.add(d.endpoint_id);
+          filled = true;
+          continue;
+        }
+        room.set(d.endpoint_id, left - 1);
+        asked++;
+        if (await this.ask(d, d.next_attempt, d.attempt_count === 0 ? 'recovery' : 'retry', now)) requested++;
+      }
+      // A short page is the last; a full one without an endpoint newly full held only what was asked for.
+      if (due.length < size || !filled) break;
     }
     if (requested && this.embedded) await this.rt.projections.catchUp();
     return requested;

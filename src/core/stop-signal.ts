@@ -3,7 +3,8 @@
 // busy service has as many listeners as calls in flight. Node warns past ten ("Possible EventTarget
 // memory leak detected") on stderr under ordinary load (the soak: a slow endpoint holds eight), a
 // false alarm an operator would chase: these signals take any number. That each call takes its
-// listener off is the calls' own rule (src/webhooks/deliver.ts, whatsapp-cloud.ts).
+// listener off is the calls' own rule (src/webhooks/deliver.ts, whatsapp-cloud.ts); with no bound Node
+// no longer warns of a real leak, so webhooks-stop-listeners checks none is left once the calls end.
 import { setMaxListeners } from 'node:events';
 
 /** `signal`, which may have any number of listeners without a warning. */

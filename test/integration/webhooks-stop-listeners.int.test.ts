@@ -4,9 +4,10 @@
 // few endpoints, concurrency 8 each) Node printed "MaxListenersExceededWarning: Possible EventTarget
 // memory leak detected" on the service's stderr under ordinary load, a false alarm an operator reads
 // as a leak. Those signals take any number of listeners; whether they are taken off is the attempts' rule.
+import { getEventListeners } from 'node:events';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { hold } from '../helpers/webhook-receiver';
+import { hold, publisherQuiet } from '../helpers/webhook-receiver';
 import { demoCustomer, startWebhooksWorld, type WebhooksWorld } from '../helpers/webhooks-world';
 
 const IN_FLIGHT = 14;
@@ -46,6 +47,14 @@ t('more than ten attempts waiting for their answers: no listener warning', async
   } finally {
     gate.release();
   }
+  // Without a bound, Node no longer warns of a leak: every attempt's listener must be gone once it ends.
+  const running = w.running;
+  assert.ok(running);
+  await publisherQuiet(w.rt, running);
+  const publisherSignal = (running.publisher as unknown as { stopSignal: AbortSignal }).stopSignal;
+  assert.ok(publisherSignal instanceof AbortSignal);
+  assert.equal(getEventListeners(publisherSignal, 'abort').length, 0, 'the publisher stop signal');
+  assert.equal(getEventListeners(w.rt.stopping.signal, 'abort').length, 0, 'the service stop signal');
 });
 
 t('the service stop signal takes as many listeners as sends in flight', async ({ w, warnings }) => {
@@ -55,6 +64,7 @@ t('the service stop signal takes as many listeners as sends in flight', async ({
   await new Promise((r) => setImmediate(r));
   for (const l of listeners) w.rt.stopping.signal.removeEventListener('abort', l);
   assert.equal(warnings, []);
+  assert.equal(getEventListeners(w.rt.stopping.signal, 'abort').length, 0);
 });
 
 t.run();

@@ -102,7 +102,8 @@ export type WebhookDeliveryEvent =
         endpoint_id: string;
         restaurant_id: string;
         attempt: number;
-        reason: 'retry' | 'resend' | 'recovery';
+        /** `queue_full`: a first attempt left in the log past its endpoint's in-memory queue (2026-11-28). */
+        reason: 'retry' | 'resend' | 'recovery' | 'queue_full';
         at: string;
       };
     }

@@ -115,6 +115,14 @@ export class WebhookPublisher {
   private readonly queues = new Map<string, EndpointQueue>();
   /** Deliveries queued or in flight in this process. */
   private readonly held = new Set<string>();
+  /**
+   * Endpoints whose queue overflowed and whose backlog in the log is not yet all asked for: their new
+   * fan-outs wait in the log too (else every freed slot goes to a new event and the backlog waits as
+   * long as the endpoint stays slower than its events); the sweeper feeds the queue oldest first.
+   */
+  private readonly overflowed = new Set<string>();
+  /** Per endpoint, the attempts left to the log since its last warning, and that warning's time (ms). */
+  private readonly leftToLog = new Map<string, { count: number; warnedAt: number }>();
   private readonly running = new Set<Promise<void>>();
   private stopped = false;
   /** Cuts the attempts in flight: a stop's grace ran out, or the service began to stop (rt.stopping). */
@@ -268,21 +276,24 @@ export class WebhookPublisher {
     // start (askForUnfinished, embedded) or by the sweeper once their lease runs out.
     if (!(await this.wroteFanOut(stream, appended, deliveries[0] as ScheduledDelivery))) return;
     for (const d of deliveries)
-      this.enqueue({
-        deliveryId: d.delivery_id,
-        endpointId: d.endpoint_id,
-        restaurantId,
-        attempt: 1,
-        seriesStart: 1,
-        seriesStartedAt: null,
-        expectedRevision: -1,
-        body: payloads[d.payload] as string,
-        eventTime: published.created,
-        customerId: published.customerId,
-        othersData: othersData(payloads[d.payload] as string, standIns?.[d.payload]),
-        otherCustomerIds: published.others ?? [],
-        erasures,
-      });
+      this.enqueue(
+        {
+          deliveryId: d.delivery_id,
+          endpointId: d.endpoint_id,
+          restaurantId,
+          attempt: 1,
+          seriesStart: 1,
+          seriesStartedAt: null,
+          expectedRevision: -1,
+          body: payloads[d.payload] as string,
+          eventTime: published.created,
+          customerId: published.customerId,
+          othersData: othersData(payloads[d.payload] as string, standIns?.[d.payload]),
+          otherCustomerIds: published.others ?? [],
+          erasures,
+        },
+        'fan-out',
+      );
   }
 
   /** Whether `result` is this fan-out's own append, not the answer of a retry of one stored before. */
@@ -423,8 +434,13 @@ export class WebhookPublisher {
     }
   }
 
-  private enqueue(job: Job): void {
+  private enqueue(job: Job, from: 'fan-out' | 'request' = 'request'): void {
     if (this.stopped) return;
+    // Behind the endpoint's backlog in the log, which the sweeper feeds to the queue oldest first.
+    if (from === 'fan-out' && this.overflowed.has(job.endpointId)) {
+      this.leaveToLog(job.endpointId);
+      return;
+    }
     let q = this.queues.get(job.endpointId);
     if (!q) {
       q = { active: 0, waiting: [] };
@@ -434,11 +450,35 @@ export class WebhookPublisher {
     // takes 8 attempts in 12 s whatever the rate of events.
     if (q.waiting.length >= this.maxWaiting) {
       if (!q.active) this.queues.delete(job.endpointId);
+      this.overflowed.add(job.endpointId);
+      this.leaveToLog(job.endpointId);
       return;
     }
     this.held.add(job.deliveryId);
     q.waiting.push(job);
     this.pump(job.endpointId, q);
+  }
+
+  /** Counts an attempt left to the log; warns at most once a minute per endpoint, with the count since. */
+  private leaveToLog(endpointId: string): void {
+    const now = Date.now();
+    const left = this.leftToLog.get(endpointId) ?? { count: 0, warnedAt: Number.NEGATIVE_INFINITY };
+    left.count++;
+    if (this.leftToLog.size > 10_000) this.leftToLog.clear();
+    this.leftToLog.set(endpointId, left);
+    if (now - left.warnedAt < 60_000) return;
+    this.rt.logger.warn(
+      { endpoint: endpointId, left_to_log: left.count, max_waiting: this.maxWaiting },
+      'webhook endpoint slower than its events: attempts past its queue wait in the log (still pending), asked for when the queue has room',
+    );
+    left.count = 0;
+    left.warnedAt = now;
+  }
+
+  /** The request reason for a delivery the sweeper (or a start) asks for. */
+  private reasonFor(d: WebhookDeliveryDoc): 'retry' | 'recovery' | 'queue_full' {
+    if (d.attempt_count > 0) return 'retry';
+    return this.overflowed.has(d.endpoint_id) ? 'queue_full' : 'recovery';
   }
 
   private pump(endpointId: string, q: EndpointQueue): void {
@@ -664,13 +704,34 @@ export class WebhookPublisher {
         }
         room.set(d.endpoint_id, left - 1);
         asked++;
-        if (await this.ask(d, d.next_attempt, d.attempt_count === 0 ? 'recovery' : 'retry', now)) requested++;
+        if (await this.ask(d, d.next_attempt, this.reasonFor(d), now)) requested++;
       }
       // A short page is the last; a full one without an endpoint newly full held only what was asked for.
       if (due.length < size || !filled) break;
     }
     if (requested && this.embedded) await this.rt.projections.catchUp();
+    await this.endOverflows(now);
     return requested;
+  }
+
+  /**
+   * An overflowed endpoint whose backlog due in the log is all asked for (or held here) takes its new
+   * fan-outs in its queue again. One asked for in this sweep but not yet queued keeps the endpoint
+   * overflowed until the next sweep; one still in its lease (a fan-out left to the log moments ago) is
+   * asked for by a later sweep, in age order, so a new event overtakes it by at most a queue and a lease.
+   */
+  private async endOverflows(now: string): Promise<void> {
+    for (const id of [...this.overflowed]) {
+      if (this.stopped) return;
+      const q = this.queues.get(id);
+      const backlog = await this.rt.docs
+        .collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES)
+        .find(
+          { endpoint_id: id, status: 'pending', sweep_after: { $lte: now } },
+          { limit: (q ? q.active + q.waiting.length : 0) + 1 },
+        );
+      if (backlog.every((d) => this.held.has(d._id))) this.overflowed.delete(id);
+    }
   }
 
   /**
@@ -700,12 +761,26 @@ export class WebhookPublisher {
         d.sweep_after !== null &&
         d.next_attempt_at < d.sweep_after,
     );
+    // Each endpoint's queue takes what it has room for, oldest first, as the sweeper gives it; the rest
+    // wait for the sweeper (their lease runs out), the endpoint's new fan-outs behind them.
+    leased.sort((a, b) => ((a.sweep_after ?? '') < (b.sweep_after ?? '') ? -1 : 1));
+    const room = new Map<string, number>();
+    for (const [id, q] of this.queues) room.set(id, this.maxWaiting - q.waiting.length);
+    const asking: WebhookDeliveryDoc[] = [];
+    for (const d of leased) {
+      const left = room.get(d.endpoint_id) ?? this.maxWaiting;
+      if (left <= 0) {
+        this.overflowed.add(d.endpoint_id);
+        this.leaveToLog(d.endpoint_id);
+        continue;
+      }
+      room.set(d.endpoint_id, left - 1);
+      asking.push(d);
+    }
     let requested = 0;
-    for (let i = 0; i < leased.length && !this.stopped; i += 500) {
+    for (let i = 0; i < asking.length && !this.stopped; i += 500) {
       const asked = await Promise.all(
-        leased
-          .slice(i, i + 500)
-          .map((d) => this.ask(d, d.next_attempt, d.attempt_count === 0 ? 'recovery' : 'retry', now)),
+        asking.slice(i, i + 500).map((d) => this.ask(d, d.next_attempt, this.reasonFor(d), now)),
       );
       requested += asked.filter(Boolean).length;
     }
@@ -717,7 +792,7 @@ export class WebhookPublisher {
   private async ask(
     d: { _id: string; endpoint_id: string; restaurant_id: string; revision: number },
     attempt: number,
-    reason: 'retry' | 'recovery',
+    reason: 'retry' | 'recovery' | 'queue_full',
     at: string,
   ): Promise<boolean> {
     try {
@@ -744,6 +819,12 @@ export class WebhookPublisher {
       if (err instanceof WrongExpectedRevisionError) return false;
       throw err;
     }
+  }
+
+  /** One endpoint's attempts queued or in flight (tests). */
+  pendingFor(endpointId: string): number {
+    const q = this.queues.get(endpointId);
+    return q ? q.active + q.waiting.length : 0;
   }
 
   /** Attempts queued or in flight (benchmarks, tests). */

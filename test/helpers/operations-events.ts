@@ -88,7 +88,7 @@ const cancel = fc.constantFrom(...deliveryIds).map(
 const request = fc
   .record({
     id: fc.constantFrom(...deliveryIds),
-    reason: fc.constantFrom('resend', 'resend', 'retry', 'recovery'),
+    reason: fc.constantFrom('resend', 'resend', 'retry', 'recovery', 'queue_full'),
   })
   .map(
     ({ id, reason }): LogEvent => ({

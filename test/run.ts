@@ -64,14 +64,15 @@ function runFile(file: string): Promise<Outcome> {
     child.stderr.on('data', (d) => {
       output += d;
     });
-    // SIGTERM first: the file's process prints the test it was in and its counts
-    // (run-suite-file.ts); SIGKILL only for one that does not end on it (a test stuck in a loop).
+    // SIGUSR2 first: the file's process prints the test it was in and its counts (run-suite-file.ts;
+    // not SIGTERM, which tests emit in-process); SIGKILL only for one that does not end on it (a test
+    // stuck in a loop).
     let killer: NodeJS.Timeout | undefined;
     const timer = setTimeout(() => {
-      output += `\n[run] ${relative(root, file)} exceeded ${perFileTimeoutMs} ms: stopped (SIGTERM)\n`;
-      child.kill('SIGTERM');
+      output += `\n[run] ${relative(root, file)} exceeded ${perFileTimeoutMs} ms: stopped (SIGUSR2)\n`;
+      child.kill('SIGUSR2');
       killer = setTimeout(() => {
-        output += `\n[run] ${relative(root, file)} still running ${killGraceMs} ms after SIGTERM: killed\n`;
+        output += `\n[run] ${relative(root, file)} still running ${killGraceMs} ms after SIGUSR2: killed\n`;
         child.kill('SIGKILL');
       }, killGraceMs);
     }, perFileTimeoutMs);

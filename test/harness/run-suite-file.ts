@@ -30,7 +30,7 @@ const summary = (extraFailed: number, notRun: number) =>
   `${summaryLabel(process.env.HARNESS_SUMMARY_TAG)}: ${tally.passed} passed, ${tally.failed + tally.outside.length + extraFailed} failed, ${tally.skipped} skipped, ${notRun} not run`;
 
 // A test that never settles (the event loop empties), process.exit(), an uncaught error mid-file or
-// the runner's SIGTERM.
+// the runner's stop signal (SIGUSR2).
 process.on('exit', () => {
   if (finished) return;
   const inFlight = tally.current === undefined ? 0 : 1;
@@ -41,9 +41,10 @@ process.on('exit', () => {
   process.exitCode = 1;
 });
 
-// The runner's time limit (test/run.ts): the exit handler above says where it stopped.
-process.once('SIGTERM', () => {
-  process.stdout.write('\n[harness] SIGTERM: the runner stopped this file (TEST_FILE_TIMEOUT_MS)\n');
+// The runner's time limit (test/run.ts): the exit handler above says where it stopped. SIGUSR2, not
+// SIGTERM: tests emit SIGTERM and SIGINT in-process to check the CLI's own handlers, which this must not take.
+process.once('SIGUSR2', () => {
+  process.stdout.write('\n[harness] SIGUSR2: the runner stopped this file (TEST_FILE_TIMEOUT_MS)\n');
   process.exit(1);
 });
 

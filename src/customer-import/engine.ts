@@ -986,7 +986,9 @@ async function decideRow(
 ): Promise<Decision> {
   if (a.issues.length) return { done: skipped(a.row, a.issues) };
   if (wroteBefore !== undefined) {
-    const on = matched?.id === wroteBefore.customer_id ? matched.on : null;
+    // A log written before updates carried their key: matched again (its own update may show).
+    const again = matched?.id === wroteBefore.customer_id ? matched.on : null;
+    const on = wroteBefore.matched_on ?? again;
     return { done: { ...wroteBefore, matched_on: wroteBefore.outcome === 'updated' ? on : null } };
   }
   const ownId = a.ids?.customerId ?? importedCustomerId(jobId, a.row);
@@ -1041,7 +1043,9 @@ async function writeRow(
       let { id, on } = decision.update;
       for (let attempt = 1, raced = 0; ; attempt++) {
         try {
-          const out = await updateCustomer(deps, restaurant, id, input, meta);
+          // The key it matched on goes with the write: a resume reporting this row from the log
+          // cannot match it again (the row's own update may have given the customer an earlier key).
+          const out = await updateCustomer(deps, restaurant, id, input, { ...meta, import_matched_on: on });
           const written = out.appended.length > 0 || (uncertain && (await updatedBy(deps, id, jobId, a.row)));
           return rowResult(a.row, written ? 'updated' : 'matched', id, on);
         } catch (err) {

@@ -13,7 +13,7 @@
 // (SqliteLogReader) keeps in SQLite every row whose metadata does not name the job; elsewhere the
 // stored log is read through (as stored: nothing is decrypted). It runs when a job fails (its result
 // is kept on CustomerImportFailed) and for a job whose process died (running, silent too long).
-import { customerImportStream, type RowResult } from '../../commands/customer-import/events';
+import { customerImportStream, type MatchedOn, type RowResult } from '../../commands/customer-import/events';
 import type { ImportJobState } from '../../commands/customer-import/state';
 import { SqliteEventStore } from '../adapters/event-store/sqlite';
 import { SqliteLogReader, storedRowToEvent } from '../adapters/event-store/sqlite-log-reader';
@@ -22,6 +22,8 @@ import type { RecordedEvent } from '../ports/event-store';
 import { storedEvents } from '../privacy/sealing-event-store';
 
 const CUSTOMER_PREFIX = 'customer-';
+const MATCHED_ON: readonly unknown[] = ['external_id', 'phone', 'email'] satisfies MatchedOn[];
+const isMatchedOn = (v: unknown): v is MatchedOn => MATCHED_ON.includes(v);
 const PAGE = 20_000;
 
 /** The outcome of a row the log shows written by `jobId` (a customer event of that row). */
@@ -33,8 +35,8 @@ function writtenRow(e: RecordedEvent, jobId: string, after: number, upTo: number
     row: m.import_row,
     outcome: e.type === 'CustomerCreated' ? 'created' : 'updated',
     customer_id: e.stream.slice(CUSTOMER_PREFIX.length),
-    // The log does not say which key the row matched on.
-    matched_on: null,
+    // An update's metadata names the key it matched on (engine.ts writeRow; absent in older logs).
+    matched_on: e.type !== 'CustomerCreated' && isMatchedOn(m.import_matched_on) ? m.import_matched_on : null,
     errors: [],
   };
 }

@@ -311,6 +311,57 @@ t('on the SQLite log (read beside the writer): the failed job keeps the rows wri
   }
 });
 
+t(
+  'a row written before the job failed keeps the key it matched on, even where its update added an earlier one',
+  async () => {
+    const w = await customerWorld();
+    const deps: ImportDeps = {
+      events: w.events,
+      clock: w.clock,
+      docs: w.docs,
+      settle: async () => {
+        await w.settle();
+      },
+    };
+    for (let i = 1; i <= ROWS; i++)
+      await createCustomer(deps, w.restaurant, { name: `Known ${i}`, email: `k${i}@example.com` }, w.meta);
+    await w.settle();
+    // Each row matches on email and gives its customer a phone, a key matched before email.
+    const lines = [
+      'name,email,phone_number',
+      ...Array.from(
+        { length: ROWS },
+        (_, i) => `Row ${i + 1},k${i + 1}@example.com,+336123${String(i + 1).padStart(5, '0')}`,
+      ),
+    ];
+    const prepared = await prepareImport(deps, 'rest_a', bytes(lines));
+    const jobId = 'imp_matched_on';
+    const events = failingLate(w.events, 200, 230);
+    await importCustomers({ ...deps, events }, prepared, {
+      onMatch: 'update',
+      fileName: 'f.csv',
+      meta,
+      batchSize: 10,
+      jobId,
+    }).catch(() => undefined);
+    const { state } = await loadImportJob(deps, jobId);
+    const written = state.written ?? [];
+    assert.ok(
+      written.some((r) => r.outcome === 'updated'),
+      `updates written after row ${state.processed}`,
+    );
+    for (const r of written) assert.is(r.matched_on, 'email', `row ${r.row} in the failed job`);
+    const done = await resumeImport(deps, prepared, jobId, { meta, batchSize: 10 });
+    assert.is(done.status, 'finished');
+    const summary = (await jobSummaryCsv(deps, jobId)).trim().split('\r\n').slice(1);
+    assert.equal(
+      summary.filter((line) => !line.endsWith(',email,')),
+      [],
+      'every row matched on email, as a run that did not stop',
+    );
+  },
+);
+
 t('a resume does not write again an update the failed run wrote: a change made since stays', async () => {
   const w = await customerWorld();
   const deps: ImportDeps = {

@@ -18,8 +18,8 @@
 //      connect it with the guest text the request sets, sealed with its key (decideLinkCustomer:
 //      never refused; only a change of customer landing since stands instead). Until 3 lands the
 //      request could be refused anywhere and nothing of the customer's was written; from then on
-//      nothing refuses it. When 3 appended nothing, the customer is the first write: the checks run
-//      again on the reservation as it is just before it.
+//      nothing refuses it. When 3 appended nothing, the customer is the first write: a reservation
+//      changed since 1 (read again just before it) starts the request again from 1, as in 3.
 //   A refusal in 3 drops the pending move (SeatingMoveDropped): nothing was given up, so nothing
 //   has to be taken back. A crash is settled by the scheduler (repair.ts): a pending move equal to
 //   what the reservation shows is confirmed, any other is dropped; a reservation is never moved.
@@ -319,10 +319,12 @@ async function attemptUpdate(
   // answer; there is then no move and no claim to give back.
   const settled = outcome.appended.length > 0;
   // Nothing appended yet: the customer is the PATCH's first write, and what landed since the checks
-  // (another process: a POS lock on the text or the customer, a cancel) came before it and refuses it
-  // now, with nothing written. Checked on the reservation as it is, which the connection then goes
-  // from: only what lands once the customer is written comes after the PATCH.
-  let decidedAt = outcome.revision;
+  // (another process: a POS lock on the text or the customer, a cancel, another customer connected or
+  // none) came before the PATCH, which is decided again on it: overtaken, as an append would be (the
+  // retry in updateReservation), nothing written. The plan went from the reservation as first read: a
+  // customer connected since would otherwise be replaced by the one found or created for the details,
+  // or the details written to a customer no longer linked. Only what lands once the customer is
+  // written comes after the PATCH (linkCustomer).
   if (!settled && customerChange.kind !== 'none') {
     const again = await loadStream<ReservationState>(
       deps.events,
@@ -330,11 +332,10 @@ async function attemptUpdate(
       initialReservation,
       evolveReservation,
     );
-    const latest = existing(again.state, id, restaurant._id);
-    checkPatch(latest, customerText.text);
-    assertUnlocked(latest, { customer_id: null });
-    decidedAt = again.revision;
+    if (again.revision !== loaded.revision)
+      throw new WrongExpectedRevisionError(reservationStream(id), loaded.revision, again.revision);
   }
+  const decidedAt = outcome.revision;
   try {
     const written = await writeCustomerChange(deps, customerChange, meta, settled);
     position = maxPosition(position, written.position);

@@ -2,8 +2,9 @@
 // dir (the operator's CLI, a second API process: their commands do not queue behind this process's,
 // runOnStream in src/core/command.ts). Whatever lands in between, a refused request has written no
 // customer, and a customer a PATCH wrote is connected to its reservation unless another change of
-// customer landed in between, which stands and leaves ours connected to nothing (docs/RESERVATIONS.md,
-// "Order of writes").
+// customer landed in between, which stands and leaves ours connected to nothing; a PATCH whose customer
+// is its first write is decided again on what landed before that write (docs/RESERVATIONS.md, "Order of
+// writes").
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createReservation } from '../../commands/reservations/handler-create';
@@ -164,6 +165,127 @@ t(
     assert.equal(await customersWithEmail(svc, 'locked.text@example.com'), []);
     const now = await reservation(svc, r.id);
     assert.equal([now.allergies, now.customer], [r.allergies, null]);
+  },
+);
+
+/** A customer of the restaurant, made through the API. */
+async function newCustomer(svc: ReservationService, name: string, email: string): Promise<string> {
+  const res = await svc.api('POST', '/customers', { token: TOKENS.full, body: { name, email } });
+  assert.is(res.status, 201, JSON.stringify(res.body));
+  return res.body.data.id as string;
+}
+
+async function customer(svc: ReservationService, id: string) {
+  await svc.rt.settle(await svc.rt.events.headPosition());
+  return (await svc.api('GET', `/customers/${id}`, { token: TOKENS.full })).body.data as {
+    id: string;
+    name: string;
+    email: string | null;
+    phone_number: string | null;
+  };
+}
+
+// A PATCH of only inline details appends nothing before its customer: its plan (update the linked
+// customer, or find or create one when nobody is linked) was made on its first read of the reservation.
+// A change of customer landing before its first write comes before the PATCH, which is then decided again
+// on it (the spec: details without id update the customer linked then).
+t(
+  'a customer connected by a second API process before a PATCH of only inline details wrote anything: the details update that customer, none is created',
+  async ({ svc }) => {
+    const r = (await create(svc, { start_at: at('21', '19:00') })).body.data;
+    const theirs = await newCustomer(svc, 'Connected Meanwhile', 'connected.meanwhile@example.com');
+    const second = await spawnServer({
+      DATA_DIR: svc.dataDir,
+      ROLES: 'api',
+      RATE_LIMIT_PER_MINUTE: '1000000',
+    });
+    try {
+      const rt = withReadHook(
+        svc.rt,
+        (s) => s === `reservation-${r.id}`,
+        2,
+        async () => {
+          const res = await svc.api('PATCH', `${second.base}/api/partner/v1/reservations/${r.id}`, {
+            token: TOKENS.full,
+            body: { customer: { id: theirs } },
+          });
+          assert.is(res.status, 200, JSON.stringify(res.body));
+        },
+      );
+      await updateReservation(
+        rt,
+        restaurant,
+        r.id,
+        { customer: { name: 'Inline Guest', email: 'inline.guest@example.com' } },
+        meta,
+      );
+    } finally {
+      await second.stop();
+    }
+    const now = await reservation(svc, r.id);
+    assert.is(now.customer?.id, theirs);
+    assert.equal(
+      (await customersWithEmail(svc, 'inline.guest@example.com')).map((c) => [c.id, c.name]),
+      [[theirs, 'Inline Guest']],
+    );
+  },
+);
+
+t(
+  "another customer connected before a PATCH of only the linked customer's details wrote anything: the customer linked then is updated, the one before is not",
+  async ({ svc }) => {
+    const r = (
+      await create(svc, {
+        start_at: at('22', '19:00'),
+        customer: { name: 'Linked Before', email: 'linked.before@example.com', on_match: 'create_new' },
+      })
+    ).body.data;
+    const before = r.customer.id as string;
+    const theirs = await newCustomer(svc, 'Linked Since', 'linked.since@example.com');
+    // Through the service's own store: another object than the hooked one, so its command does not
+    // queue behind ours (runOnStream), as another process's would not.
+    const rt = withReadHook(
+      svc.rt,
+      (s) => s === `reservation-${r.id}`,
+      2,
+      async () => {
+        await updateReservation(svc.rt, restaurant, r.id, { customer: { id: theirs } }, meta);
+      },
+    );
+    await updateReservation(rt, restaurant, r.id, { customer: { phone_number: '+33611223344' } }, meta);
+    const now = await reservation(svc, r.id);
+    assert.is(now.customer?.id, theirs);
+    assert.equal(
+      [(await customer(svc, before)).phone_number, (await customer(svc, theirs)).phone_number],
+      [null, '+33611223344'],
+    );
+  },
+);
+
+t(
+  'the customer disconnected before a PATCH of only details without a name wrote anything: 422 CUSTOMER_NAME_REQUIRED, the customer linked before is not updated',
+  async ({ svc }) => {
+    const r = (
+      await create(svc, {
+        start_at: at('23', '19:00'),
+        customer: { name: 'Let Go', email: 'let.go@example.com', on_match: 'create_new' },
+      })
+    ).body.data;
+    const rt = withReadHook(
+      svc.rt,
+      (s) => s === `reservation-${r.id}`,
+      2,
+      async () => {
+        await updateReservation(svc.rt, restaurant, r.id, { customer: null }, meta);
+      },
+    );
+    const refused = await refusal(
+      updateReservation(rt, restaurant, r.id, { customer: { email: 'not.for.them@example.com' } }, meta),
+    );
+    assert.equal(refused, { status: 422, reason: 'CUSTOMER_NAME_REQUIRED' });
+    assert.equal(await customersWithEmail(svc, 'not.for.them@example.com'), []);
+    assert.is((await customer(svc, r.customer.id)).email, 'let.go@example.com');
+    assert.is((await reservation(svc, r.id)).customer, null);
   },
 );
 

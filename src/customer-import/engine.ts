@@ -962,9 +962,12 @@ async function matchAll(
     const taking = keyHold?.takeHere(take);
     if (taking) await taking;
   }
-  const found = deps.matchRows
-    ? await deps.matchRows(inputs, take)
-    : await lookUpMatches(deps.docs, prepared.restaurant, inputs);
+  let found: (RowMatch | null)[];
+  if (deps.matchRows) {
+    found = await deps.matchRows(inputs, take);
+    // Answered: the main thread holds them (thread-host.ts takes them before it looks the rows up).
+    keyHold?.granted(take);
+  } else found = await lookUpMatches(deps.docs, prepared.restaurant, inputs);
   valid.forEach((a, i) => {
     out.set(a.row, found[i] ?? null);
   });

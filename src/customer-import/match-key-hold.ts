@@ -13,6 +13,10 @@
 // (import-thread.ts) they are named with the slice's match question and let go by message, and the
 // main thread (thread-host.ts) takes and lets go of them, where the queue lives.
 //
+// A key is the import's only once the queue has granted it (here, or the main thread's answer): the
+// queue has no owners, so letting go of a key still being taken would let go of the request holding
+// it, and a grant that arrives after the job ended would be held forever; it is let go at once.
+//
 // It takes them past waiters (key-holds.ts), and that is free of waiting in a circle only while at
 // most one such taker holds keys of a restaurant in this process: two imports of one restaurant, each
 // holding a key the other asks for, would each wait for the other, never letting go. The import slot
@@ -54,8 +58,14 @@ class PastWaitersTaker {
 }
 
 export class ImportKeyHold {
-  /** The keys held, or being taken, in the import's own spelling (analysis.ts). */
+  /** The keys granted to the import, in its own spelling (analysis.ts): those it lets go. */
   private readonly held = new Set<string>();
+  /** Keys asked for and not granted yet: not asked for again, and not let go before they are granted. */
+  private readonly taking = new Set<string>();
+  /** Keys of `taking` the import let go meanwhile: let go when granted. */
+  private readonly dropped = new Set<string>();
+  /** The job ended (letGoAll): a grant that arrives later is let go at once, nobody else would. */
+  private ended = false;
   private readonly taker: PastWaitersTaker;
 
   constructor(
@@ -66,21 +76,52 @@ export class ImportKeyHold {
     this.taker = new PastWaitersTaker(restaurantId);
   }
 
-  /** The keys of `keys` the import does not hold yet, now counted as held: the caller takes them. */
+  /**
+   * The keys of `keys` the import neither holds nor is taking, now being taken: the caller takes them
+   * (`takeHere`, or the main thread) and says when they are granted (`granted`). They count as the
+   * import's only then: the queue may still hand them to a request first, and letting go of a key
+   * not granted would let go of that request's.
+   */
   fresh(keys: Iterable<string>): string[] {
     const out: string[] = [];
     for (const k of keys)
-      if (!this.held.has(k)) {
-        this.held.add(k);
+      if (!this.held.has(k) && !this.taking.has(k)) {
+        this.taking.add(k);
         out.push(k);
       }
     return out;
   }
 
-  /** Takes `fresh` keys in this thread's queue: null when taken at once. */
+  /** Takes `fresh` keys in this thread's queue: null when taken (and granted) at once. */
   takeHere(fresh: readonly string[]): Promise<void> | null {
     if (fresh.length === 0) return null;
-    return this.taker.take(fresh).taking;
+    let taking: Promise<void> | null;
+    try {
+      taking = this.taker.take(fresh).taking;
+    } catch (err) {
+      // Refused (a second taker of the restaurant): never asked for, never to be let go.
+      for (const k of fresh) this.taking.delete(k);
+      throw err;
+    }
+    if (taking === null) {
+      this.granted(fresh);
+      return null;
+    }
+    return taking.then(() => this.granted(fresh));
+  }
+
+  /**
+   * `keys` (from `fresh`) are held for the import in the queue: those it let go meanwhile, or all of
+   * them once the job has ended, are let go at once.
+   */
+  granted(keys: readonly string[]): void {
+    const out: string[] = [];
+    for (const k of keys) {
+      if (!this.taking.delete(k)) continue;
+      if (this.dropped.delete(k) || this.ended) out.push(k);
+      else this.held.add(k);
+    }
+    this.release(out);
   }
 
   /** Whether a request (or anyone) waits for a key the import holds here. */
@@ -90,19 +131,28 @@ export class ImportKeyHold {
     return matchKeyHolds.waitedFor((k) => k.startsWith(prefix) && this.held.has(k.slice(prefix.length)));
   }
 
-  /** Lets go of those of `keys` the import holds. */
+  /** Lets go of those of `keys` the import holds; those it is taking, once granted. */
   letGo(keys: Iterable<string>): void {
     const out: string[] = [];
-    for (const k of keys) if (this.held.delete(k)) out.push(k);
-    if (out.length === 0) return;
-    if (this.releaseThere) this.releaseThere(out);
-    else matchKeyHolds.release(out.map((k) => heldMatchKey(this.restaurantId, k)));
+    for (const k of keys)
+      if (this.held.delete(k)) out.push(k);
+      else if (this.taking.has(k)) this.dropped.add(k);
+    this.release(out);
   }
 
-  /** Lets go of every key (the job's end). */
+  /** Lets go of every key granted (the job's end); those still being taken, once granted. */
   letGoAll(): void {
-    this.letGo([...this.held]);
+    this.ended = true;
+    const out = [...this.held];
+    this.held.clear();
+    this.release(out);
     this.taker.done();
+  }
+
+  private release(keys: string[]): void {
+    if (keys.length === 0) return;
+    if (this.releaseThere) this.releaseThere(keys);
+    else matchKeyHolds.release(keys.map((k) => heldMatchKey(this.restaurantId, k)));
   }
 }
 

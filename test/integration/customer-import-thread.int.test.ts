@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createCustomer, deleteCustomer } from '../../commands/customers/handler';
+import { heldMatchKey, matchKeyHolds } from '../../commands/customers/upsert';
 import { createRestaurant } from '../../commands/restaurants/handler';
 import { SettledRing } from '../../src/adapters/event-store/settled-ring';
 import { SqliteEventStore } from '../../src/adapters/event-store/sqlite';
@@ -243,5 +244,44 @@ t('an error crosses between the threads as it was: an ApiError keeps what the AP
   assert.is((other as Error & { code?: string }).code, 'SQLITE_BUSY');
   assert.is(other.message, 'database is locked');
 });
+
+t(
+  "a slice's match keys are let go on the main thread once its customers are in the read models, not at the job's end",
+  async () => {
+    const { deps, close } = await importWorld();
+    try {
+      const prepared = await prepareImport(deps, 'rest_a', FILE);
+      // The email keys of the file's first rows (their own, no other row's): their slices were let
+      // go long before the last one is recorded, IN_FLIGHT_ROWS rows ahead of the read models at most.
+      const early = Array.from({ length: 100 }, (_, i) => i + 1)
+        .filter((i) => i % 5 !== 0 && i % 17 !== 0)
+        .map((i) => heldMatchKey('rest_a', `e:g${i}@example.com`));
+      let stillHeld: number | null = null;
+      const state = await importCustomers(deps, prepared, {
+        onMatch: 'update',
+        fileName: 'f.csv',
+        meta: operatorMeta('test'),
+        thread: true,
+        worker: true,
+        batchSize: 50,
+        onProgress: (p) => {
+          if (p.processed !== ROWS) return;
+          // The last rows are recorded, the job not ended: a request for an early row's guest would
+          // have its keys at once (taken and let go here, in this one turn).
+          stillHeld = early.filter((k) => {
+            const free = matchKeyHolds.take([k]) === null;
+            if (free) matchKeyHolds.release([k]);
+            return !free;
+          }).length;
+        },
+      });
+      assert.is(state.status, 'finished');
+      assert.is(stillHeld, 0, `of ${early.length} early rows' keys, held at the last row's record`);
+      assert.is(matchKeyHolds.size, 0, 'all let go at the end');
+    } finally {
+      await close();
+    }
+  },
+);
 
 t.run();

@@ -24,11 +24,7 @@ export function lengthMessage(min: number | undefined, max: number | undefined):
   return `must be at least ${min} character${min === 1 ? '' : 's'}`;
 }
 
-/**
- * The Hangul fillers (U+115F, U+1160, U+3164, U+FFA0): letters by their Unicode category, blank on
- * screen. Held as the characters themselves, so the document's pattern carries no `\u` escape (Go's
- * regexp and PCRE2 refuse one).
- */
+/** The Hangul fillers (U+115F, U+1160, U+3164, U+FFA0): letters by their Unicode category, blank on screen. */
 const HANGUL_FILLERS = String.fromCodePoint(0x115f, 0x1160, 0x3164, 0xffa0);
 
 /**
@@ -38,11 +34,11 @@ const HANGUL_FILLERS = String.fromCodePoint(0x115f, 0x1160, 0x3164, 0xffa0);
  * separator (\p{Z}) and not a Hangul filler; whitespace such as tab is \p{C} too. Said by Unicode
  * property rather than by a list of code points, so that the marks, format characters and variation
  * selectors of every script and plane are covered. A name of NUL or of a zero-width space was stored
- * and showed as nothing on every reservation. The document publishes the same pattern (JSON Schema
- * patterns are ECMA-262 with Unicode semantics; Go's regexp, PCRE2, Java and .NET read \p{…} too).
+ * and showed as nothing on every reservation. The document cannot publish this regex (without the u
+ * flag, which partners' validators mostly lack, \p is the letter p; Python's re refuses it): it states
+ * the rule by listing the characters (NOT_BLANK_DOCUMENTED, src/http/portable-pattern.ts).
  */
-export const NOT_BLANK_PATTERN = `[^\\p{M}\\p{C}\\p{Z}${HANGUL_FILLERS}]`;
-export const NOT_BLANK = new RegExp(NOT_BLANK_PATTERN, 'u');
+export const NOT_BLANK = new RegExp(`[^\\p{M}\\p{C}\\p{Z}${HANGUL_FILLERS}]`, 'u');
 export const BLANK_MESSAGE =
   'must hold a visible character (not only whitespace, control or invisible formatting characters)';
 

@@ -10,6 +10,7 @@ import {
   errorResponseName,
   HEADERS,
 } from './openapi-responses';
+import { PATTERNS_NOTE } from './portable-pattern';
 import type { AnyRoute, ResponseDoc } from './route';
 import { type AnySchema, type JsonSchema, nullableJson } from './schema';
 import { API_PREFIX, fullPath } from './server';
@@ -254,7 +255,9 @@ export function generateOpenApi(routes: AnyRoute[], baseUrl: string): Record<str
         'A request body is a JSON object in UTF-8 (Content-Type: application/json), naming each property once per object, uncompressed or with Content-Encoding gzip, deflate or br. ' +
         `This document is rendered as a readable reference at ${baseUrl}/docs.\n\n` +
         '## One answer per kind of mistake\n\n' +
-        inputRulesMarkdown(),
+        inputRulesMarkdown() +
+        '\n\n## Patterns\n\n' +
+        PATTERNS_NOTE,
     },
     servers: [{ url: baseUrl }],
     tags,

@@ -4,14 +4,8 @@ import * as s from 'superstruct';
 import { parseDate, parseDateTime } from '../core/datetime';
 import { EMAIL, EMAIL_MAX, EMAIL_PATTERN, EMAIL_RULE } from '../core/email';
 import { SERVICE_INSTANTS } from '../core/limits';
-import {
-  BLANK_MESSAGE,
-  blankAsNull,
-  charCount,
-  lengthMessage,
-  NOT_BLANK,
-  NOT_BLANK_PATTERN,
-} from '../core/text';
+import { BLANK_MESSAGE, blankAsNull, charCount, lengthMessage, NOT_BLANK } from '../core/text';
+import { NOT_BLANK_DOCUMENTED } from './portable-pattern';
 
 export type JsonSchema = Record<string, unknown>;
 type Failure = ReturnType<s.StructError['failures']>[number];
@@ -60,7 +54,7 @@ export function str(
     type: 'string',
     ...(min !== undefined ? { minLength: min } : {}),
     ...(max !== undefined ? { maxLength: max } : {}),
-    ...(o.pattern ? { pattern: o.pattern.source } : o.notBlank ? { pattern: NOT_BLANK_PATTERN } : {}),
+    ...(o.pattern ? { pattern: o.pattern.source } : o.notBlank ? { pattern: NOT_BLANK_DOCUMENTED } : {}),
     ...(o.format ? { format: o.format } : {}),
     ...doc(
       o.notBlank
@@ -68,7 +62,7 @@ export function str(
             ...o,
             description: withNote(
               o.description,
-              'Holds a visible character (not only whitespace, control or invisible formatting characters); kept as sent',
+              'Holds a visible character (not only whitespace, control or invisible formatting characters: the pattern lists those up to U+FFFF, the server refuses the others too); kept as sent',
             ),
           }
         : o,

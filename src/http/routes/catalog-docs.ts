@@ -6,7 +6,7 @@ import type { JsonSchema } from '../schema';
 const id: JsonSchema = { type: 'string', description: 'Stable identifier within the restaurant' };
 const localTime = (description: string): JsonSchema => ({
   type: 'string',
-  pattern: '^([01]\\d|2[0-3]):[0-5]\\d$',
+  pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$',
   description: `${description} (HH:MM, restaurant wall clock)`,
 });
 const isoDays: JsonSchema = {

@@ -3,6 +3,7 @@
 import { BOUNDS, PHONE_DESCRIPTION } from '../../../commands/customers/bounds';
 import { LANGS } from '../../../commands/customers/events';
 import { customerDetailSchema } from '../../../queries/customer-presenter';
+import { NOT_WHITE_SPACE_CLASS } from '../portable-pattern';
 import {
   arr,
   bool,
@@ -144,7 +145,7 @@ const emailFilter: Schema<string> = (() => {
     (v) => !/\s/.test(v),
     'holds white space, which no address does: a + in a query string must be URL-encoded as %2B (e.g. jean%2Bresto@example.com)',
   );
-  return { ...checked, json: { ...checked.json, pattern: '^\\S+$' } };
+  return { ...checked, json: { ...checked.json, pattern: `^${NOT_WHITE_SPACE_CLASS}+$` } };
 })();
 
 /**
@@ -164,7 +165,7 @@ const phoneFilter: Schema<string> = (() => {
     (v) => !/^\s/.test(v),
     'starts with a space where its + should be: a + in a query string must be URL-encoded as %2B (e.g. %2B447700900123)',
   );
-  return { ...checked, json: { ...checked.json, pattern: '^\\S' } };
+  return { ...checked, json: { ...checked.json, pattern: `^${NOT_WHITE_SPACE_CLASS}` } };
 })();
 
 export const customerFeedQuery = obj({

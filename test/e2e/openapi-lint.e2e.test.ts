@@ -61,7 +61,7 @@ lint('the served document has no error and no warning', async ({ svc, dir }) => 
 });
 
 lint(
-  'the lint is not vacuous: a nullable without type and a tag without description are reported',
+  'the lint is not vacuous: a nullable without type, a tag without description and an operation without a 4xx are reported',
   async ({ svc, dir }) => {
     const doc = (await svc.api('GET', '/openapi.json')).body;
     const op = doc.paths['/api/partner/v1/me'].get;
@@ -70,11 +70,14 @@ lint(
       properties: { a: { nullable: true, oneOf: [{ type: 'string' }, { type: 'number' }] } },
     };
     delete doc.tags[0].description;
+    // Every operation documents a 4xx, the liveness probe too (an undeclared query parameter: 400).
+    delete doc.paths['/healthz'].get.responses['400'];
     const file = join(dir, 'broken.json');
     writeFileSync(file, JSON.stringify(doc));
     const rules = new Set((await redocly(file)).problems.map((p) => p.ruleId));
     assert.ok(rules.has('nullable-type-sibling'), [...rules].join(', '));
     assert.ok(rules.has('tag-description'), [...rules].join(', '));
+    assert.ok(rules.has('operation-4xx-response'), [...rules].join(', '));
   },
 );
 

@@ -2,9 +2,12 @@
 // what the test scripts per path (a status sequence, a delay).
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
+import { FixedClock } from '../../src/core/clock';
 import type { Runtime } from '../../src/runtime';
 import { PUBLISHER_EVENT_PREFIXES } from '../../src/webhooks/publisher';
 import type { RunningWebhooks } from '../../src/webhooks/runner';
+import { REQUEST_HANG_MS } from './service';
 
 export interface Received {
   path: string;
@@ -124,16 +127,21 @@ export function hold(): { held: Promise<void>; release(): void } {
 }
 
 /**
- * Resolves once the publisher can send nothing more at the service's current time: it has handled
- * every event of its types the log holds (`handledUpTo`), nothing is queued or in flight (an attempt
- * leaves the queue once its answer is recorded, so the receiver has seen it), and a sweep finds no
- * attempt due (a retry's time is the service clock's). A negative check ("nothing more arrives", "no
- * second delivery") waits for this, then reads the receiver: no fixed sleep. Embedded stores only.
- * Throws after REQUEST_HANG_MS (a hang bound, not a speed).
+ * Resolves once the publisher can send nothing more until a retry's time: it has handled every event
+ * of its types the log holds (`handledUpTo`), nothing is queued or in flight (an attempt leaves the
+ * queue once its answer is recorded, so the receiver has seen it), a sweep finds no attempt due (a
+ * retry's time is the service clock's), and no delivery is in its lease (asked for, not recorded)
+ * with no attempt of this process holding it: an overflow left to the log, an attempt cut before its
+ * record. Such a delivery is sent once its lease runs out, with no event to say so, so returning
+ * before would let "nothing more arrives" pass with one still to come. On a frozen clock (FixedClock:
+ * only the test moves time) that lease never runs out while this waits: it throws at once, naming the
+ * delivery (move the clock past it first). A negative check ("nothing more arrives", "no second
+ * delivery") waits for this, then reads the receiver: no fixed sleep. Embedded stores only. Throws
+ * after REQUEST_HANG_MS (a hang bound, not a speed).
  */
 export async function publisherQuiet(rt: Runtime, webhooks: RunningWebhooks | null): Promise<void> {
   if (!webhooks) throw new Error('publisherQuiet: this service runs no webhooks role');
-  const end = Date.now() + 120_000;
+  const end = Date.now() + REQUEST_HANG_MS;
   // The last event the publisher follows, scanned once and then from where the scan stopped.
   let scanned: bigint | null = null;
   let target: bigint | null = null;
@@ -147,21 +155,47 @@ export async function publisherQuiet(rt: Runtime, webhooks: RunningWebhooks | nu
     }
     const handled = webhooks.handledUpTo();
     const caughtUp = target === null || (handled !== null && handled >= target);
+    let leased: WebhookDeliveryDoc[] = [];
     if (
       caughtUp &&
       webhooks.publisher.pending === 0 &&
       (await webhooks.publisher.sweep()) === 0 &&
       webhooks.publisher.pending === 0 &&
       (await rt.events.headPosition()) === head
-    )
-      return;
+    ) {
+      // The sweep caught the read models up: with nothing held here, a lease is nobody's.
+      leased = await inLease(rt);
+      if (!leased.length) return;
+      if (rt.clock instanceof FixedClock) throw new Error(leaseMessage(leased, 'the clock is frozen'));
+    }
     if (Date.now() > end)
       throw new Error(
-        `the publisher never went quiet: handled ${handled} of ${target}, ${webhooks.publisher.pending} pending`,
+        leased.length
+          ? leaseMessage(leased, `after ${REQUEST_HANG_MS} ms`)
+          : `the publisher never went quiet: handled ${handled} of ${target}, ${webhooks.publisher.pending} pending`,
       );
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+/**
+ * Deliveries in their lease: an attempt asked for (a fan-out's first, a request) and not recorded, due
+ * before the lease ends (a scheduled retry has both at its time), as publisher.askForUnfinished reads it.
+ */
+async function inLease(rt: Runtime): Promise<WebhookDeliveryDoc[]> {
+  const pending = await rt.docs
+    .collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES)
+    .find({ status: 'pending' }, { sort: { sweep_after: 1 } });
+  return pending.filter(
+    (d) => d.next_attempt_at !== null && d.sweep_after !== null && d.next_attempt_at < d.sweep_after,
+  );
+}
+
+const leaseMessage = (leased: WebhookDeliveryDoc[], why: string) =>
+  `the publisher is not quiet (${why}): ${leased.length} delivery(ies) in a lease no attempt holds, sent once it runs out: ${leased
+    .slice(0, 5)
+    .map((d) => `${d._id} until ${d.sweep_after}`)
+    .join(', ')}`;
 
 /** Once the publisher is quiet (`publisherQuiet`): whether `path` got exactly `count` requests. */
 export async function quietNow(

@@ -11,6 +11,7 @@ import { createWebhookEndpoint } from '../../commands/webhook-endpoints/handler'
 import { FixedClock } from '../../src/core/clock';
 import { operatorMeta } from '../../src/core/command-meta';
 import { PUBLISHER_EVENT_PREFIXES } from '../../src/webhooks/publisher';
+import { CLAIM_LEASE_SECONDS } from '../../src/webhooks/schedule';
 import { hold, publisherQuiet } from '../helpers/webhook-receiver';
 import {
   deliveries,
@@ -207,7 +208,10 @@ t('attempts left unfinished are asked for up to each endpoint queue room', async
   assert.equal(left.length, 2);
   await publisher.askForUnfinished();
   assert.equal(await askedFor(), 1);
+  // The other is the sweeper's once its lease runs out (publisherQuiet used to return before it did).
+  w.clock.advance(CLAIM_LEASE_SECONDS + 1);
   await publisherQuiet(w.rt, running);
+  assert.equal(await slowPending(), [], 'both sent and recorded');
 });
 
 t.run();

@@ -9,6 +9,7 @@ import {
 } from 'rate-limiter-flexible';
 import { ApiError } from '../core/errors';
 import type { Runtime } from '../runtime';
+import { type Limiter, onServiceClock } from './clocked-limiter';
 
 /**
  * One budget per client IP. Embedded: in memory. Scaled out: in MongoDB, so every API process
@@ -18,7 +19,11 @@ import type { Runtime } from '../runtime';
 /** MongoDB collection of the shared budgets (also the sign-in limits'): no read model, kept by a rebuild. */
 export const RATE_LIMITS_COLLECTION = 'rate_limits';
 
-export function createLimiter(rt: Runtime, pointsPerMinute: number, keyPrefix: string): RateLimiterAbstract {
+export function createLimiter(rt: Runtime, pointsPerMinute: number, keyPrefix: string): Limiter {
+  return onServiceClock(storeLimiter(rt, pointsPerMinute, keyPrefix), rt.clock, 60);
+}
+
+function storeLimiter(rt: Runtime, pointsPerMinute: number, keyPrefix: string): RateLimiterAbstract {
   const mongo = (rt.docs as { client?: unknown }).client;
   if (rt.docs.kind === 'mongodb' && mongo) {
     return new RateLimiterMongo({

@@ -10,12 +10,17 @@ import {
   RateLimiterMongo,
   RateLimiterRes,
 } from 'rate-limiter-flexible';
+import { type Limiter, onServiceClock } from '../http/clocked-limiter';
 import { guessingKey, RATE_LIMITS_COLLECTION } from '../http/rate-limit';
 import type { Runtime } from '../runtime';
 
 export const SIGN_IN_WINDOW_SECONDS = 15 * 60;
 
-function limiter(rt: Runtime, points: number, keyPrefix: string): RateLimiterAbstract {
+function limiter(rt: Runtime, points: number, keyPrefix: string): Limiter {
+  return onServiceClock(storeLimiter(rt, points, keyPrefix), rt.clock, SIGN_IN_WINDOW_SECONDS);
+}
+
+function storeLimiter(rt: Runtime, points: number, keyPrefix: string): RateLimiterAbstract {
   const duration = SIGN_IN_WINDOW_SECONDS;
   const mongo = (rt.docs as { client?: unknown }).client;
   if (rt.docs.kind === 'mongodb' && mongo)

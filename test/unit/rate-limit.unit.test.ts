@@ -2,11 +2,11 @@
 // limiter's behaviour while MongoDB does not answer.
 import type { ServerResponse } from 'node:http';
 import type { Context } from 'koa';
-import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FixedClock } from '../../src/core/clock';
 import { ApiError } from '../../src/core/errors';
+import type { Limiter } from '../../src/http/clocked-limiter';
 import {
   createLimiter,
   guessingKey,
@@ -29,13 +29,8 @@ function fakeCtx(ip: string) {
 }
 
 /** The server's steps for a partner request (src/http/server.ts): draw a point, set the headers or throw. */
-async function consumeRateLimit(
-  rt: Runtime,
-  limiter: RateLimiterAbstract,
-  ctx: Context,
-  limitHeader: string,
-) {
-  let budget: Awaited<ReturnType<RateLimiterAbstract['consume']>>;
+async function consumeRateLimit(rt: Runtime, limiter: Limiter, ctx: Context, limitHeader: string) {
+  let budget: Awaited<ReturnType<Limiter['consume']>>;
   try {
     budget = await limiter.consume(rateLimitKey(ctx));
   } catch (err) {

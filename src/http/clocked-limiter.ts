@@ -1,0 +1,74 @@
+// rate-limiter-flexible ends its windows on Date.now() and takes no clock. The service's clock may not
+// be that one (TEST_CLOCK moves it forward; tests freeze it), and what the limits answer is in the
+// service's time (x-ratelimit-reset, retry-after): a test that moved the clock past a reset found the
+// budget still spent for a real minute. Under such a clock each window ends at the service clock's
+// time too, whichever comes first. On the system clock the library's limiter is used as it is.
+import { type RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
+import { type Clock, systemClock } from '../core/clock';
+
+/** What the service asks of a limiter (the partner routes', the token endpoint's, sign-in's). */
+export type Limiter = Pick<RateLimiterAbstract, 'consume' | 'get' | 'delete'>;
+
+/** Windows remembered at most (only under a clock of its own: tests, on loopback). */
+const MAX_WINDOWS = 10_000;
+
+/** `inner` with its windows ended on `clock` as well: `inner` itself when that is the system clock. */
+export function onServiceClock(inner: RateLimiterAbstract, clock: Clock, durationSeconds: number): Limiter {
+  return clock === systemClock ? inner : new ClockedLimiter(inner, clock, durationSeconds * 1000);
+}
+
+/**
+ * Remembers, per key, when its window began on the service clock (the library says a consume began one:
+ * isFirstInDuration), and starts a new one once the service clock is past its end. A window another
+ * process began (scaled out, in MongoDB) is not known here: it ends on the library's time.
+ */
+class ClockedLimiter implements Limiter {
+  private readonly started = new Map<string, number>();
+
+  constructor(
+    private readonly inner: RateLimiterAbstract,
+    private readonly clock: Clock,
+    private readonly durationMs: number,
+  ) {}
+
+  async consume(key: string | number, points?: number): Promise<RateLimiterRes> {
+    const now = this.clock.now().getTime();
+    if (this.ended(String(key), now)) await this.delete(key);
+    try {
+      return this.onClock(String(key), await this.inner.consume(key, points), now);
+    } catch (err) {
+      // Refused (the budget spent): its answer on the clock too. A store's error as it is.
+      throw err instanceof RateLimiterRes ? this.onClock(String(key), err, now) : err;
+    }
+  }
+
+  async get(key: string | number): Promise<RateLimiterRes | null> {
+    const now = this.clock.now().getTime();
+    if (this.ended(String(key), now)) return null;
+    const res = await this.inner.get(key);
+    return res && this.onClock(String(key), res, now);
+  }
+
+  async delete(key: string | number): Promise<boolean> {
+    this.started.delete(String(key));
+    return this.inner.delete(key);
+  }
+
+  private ended(key: string, now: number): boolean {
+    const start = this.started.get(key);
+    return start !== undefined && now >= start + this.durationMs;
+  }
+
+  /** The answer with the time left in its window on the service clock (at most the library's). */
+  private onClock(key: string, res: RateLimiterRes, now: number): RateLimiterRes {
+    if (res.isFirstInDuration) {
+      if (this.started.size >= MAX_WINDOWS)
+        for (const [k, start] of this.started) if (now >= start + this.durationMs) this.started.delete(k);
+      this.started.set(key, now);
+    }
+    const start = this.started.get(key);
+    if (start === undefined) return res;
+    const left = Math.max(0, Math.min(res.msBeforeNext, start + this.durationMs - now));
+    return new RateLimiterRes(res.remainingPoints, left, res.consumedPoints, res.isFirstInDuration);
+  }
+}

@@ -43,13 +43,16 @@ const PAGE_WORDS: Record<string, string> = {
 
 /**
  * An issue's message without the API's JSON quoting of a list of values: `period must be one of
- * "7","30","90"` reads "period must be one of 7, 30 or 90".
+ * "7","30","90"` reads "period must be one of 7, 30 or 90", and a list of one, `refresh must be one
+ * of "off"`, reads "refresh must be off".
  */
 export const readableIssue = (message: string): string =>
-  message.replace(/"[^"]*"(?:,"[^"]*")+/g, (list) => {
-    const values = list.slice(1, -1).split('","');
-    return `${values.slice(0, -1).join(', ')} or ${values[values.length - 1]}`;
-  });
+  message
+    .replace(/must be one of "([^"]*)"(?![,"])/g, 'must be $1')
+    .replace(/"[^"]*"(?:,"[^"]*")+/g, (list) => {
+      const values = list.slice(1, -1).split('","');
+      return `${values.slice(0, -1).join(', ')} or ${values[values.length - 1]}`;
+    });
 
 /** Any error of a page route, as a page (under /dashboard, with the way back to it). */
 export function renderPageError(

@@ -68,9 +68,10 @@ t('deliveries: the filters survive the pager links, whatever they hold', async (
   const q = new URLSearchParams({
     restaurant: 'rest_demo',
     status: 'failed',
-    // The event type is one of a list now (a typo is a 400 page); the cursor is still free text.
+    // The event type is one of a list now (a typo is a 400 page); so is the cursor one the page
+    // writes (a damaged one is said, 400, the newest shown: dashboard-query-values e2e).
     event_type: 'webhook_endpoint.test',
-    before: '2026-01-01T00:00:00.000Z|whd_x&y=z#w',
+    before: '2026-01-01T00:00:00.000Z|whd_x',
   });
   const page = await b.get(`/dashboard/webhooks/${id}?${q}`);
   assert.is(page.status, 200);

@@ -641,8 +641,10 @@ export const dashboardImportRoutes: AnyRoute[] = [
     tag: 'OAuth',
     access: PUBLIC,
     params: obj({ id: str({ min: 1, max: 64 }) }),
+    // on_match: the choice the page previews (its own form sends it); any other value is refused, as
+    // every page refuses a value it does not take (a typo in a link is not previewed as another choice).
     query: obj(
-      { restaurant: optional(str({ max: 64 })), on_match: optional(str({ max: 32 })) },
+      { restaurant: optional(str({ max: 64 })), on_match: optional(enums(ON_MATCH)) },
       { open: true },
     ),
     responses: { 200: { description: 'An HTML page' }, 303: { description: 'To the sign-in page' } },
@@ -659,7 +661,7 @@ export const dashboardImportRoutes: AnyRoute[] = [
       // Another user's upload, or one of another restaurant: the 404 page, as for any id not ours.
       if (!upload && uploadHeldByOther(rt, params.id, m.user.user_id, m.restaurant._id)) throw notYours();
       if (!upload) return uploadGone(rt, m, params.id, 404);
-      return previewOf(rt, m, upload, isOnMatch(query.on_match) ? query.on_match : upload.onMatch);
+      return previewOf(rt, m, upload, query.on_match ?? upload.onMatch);
     },
   }),
   defineRoute({

@@ -37,6 +37,7 @@ import {
 } from '../../../queries/webhooks';
 import { ApiError, BusinessRuleError, type Issue } from '../../core/errors';
 import type { Runtime } from '../../runtime';
+import { deliveryCursor, readDeliveryCursor } from '../../web/delivery-cursor';
 import { putFlash, takeFlash } from '../../web/flash';
 import { isManager, type Manager, managerForAction, managerForPage } from '../../web/manager';
 import { confirmPage, sectionPath } from '../../web/pages/dashboard-shell';
@@ -272,11 +273,7 @@ async function detailPage(
   status = 200,
 ) {
   const filter = x.filter ?? { status: '', event_type: '' };
-  let after: { created_at: string; id: string } | undefined;
-  if (x.before) {
-    const i = x.before.lastIndexOf('|');
-    if (i > 0) after = { created_at: x.before.slice(0, i), id: x.before.slice(i + 1) };
-  }
+  const after = (x.before && readDeliveryCursor(x.before)) || undefined;
   const { items, hasMore } = await listDeliveries(
     rt.docs,
     endpoint._id,
@@ -292,7 +289,7 @@ async function detailPage(
   const last = items.at(-1);
   const older =
     hasMore && last
-      ? `${BASE}/${encodeURIComponent(endpoint._id)}?${new URLSearchParams({ restaurant: m.restaurant._id, status: filter.status, event_type: filter.event_type, before: `${last.created_at}|${last._id}` })}`
+      ? `${BASE}/${encodeURIComponent(endpoint._id)}?${new URLSearchParams({ restaurant: m.restaurant._id, status: filter.status, event_type: filter.event_type, before: deliveryCursor(last) })}`
       : null;
   const key = await rt.docs.collection<ApiKeyDoc>(API_KEYS).findOne({ _id: endpoint.credential_id });
   const keyName = key
@@ -554,6 +551,16 @@ export const dashboardWebhookRoutes: AnyRoute[] = [
           ? `No delivery status is called “${status}”: choose one in the list.`
           : '',
       ].filter(Boolean);
+      // The link to older deliveries holds a value the page never writes: said (400, as the filters'),
+      // not listed from the newest as if that were the page asked for.
+      const damaged = query.before !== undefined && !readDeliveryCursor(query.before);
+      const alert =
+        [
+          wrong.length ? `${wrong.join(' ')} The deliveries below are not filtered by it.` : '',
+          damaged ? 'The link to older deliveries is damaged: the newest deliveries are shown.' : '',
+        ]
+          .filter(Boolean)
+          .join(' ') || null;
       return detailPage(
         rt,
         m,
@@ -562,14 +569,14 @@ export const dashboardWebhookRoutes: AnyRoute[] = [
           secret: flash?.value ?? null,
           notice,
           test,
-          alert: wrong.length ? `${wrong.join(' ')} The deliveries below are not filtered by it.` : null,
+          alert,
           filter: {
             status: DELIVERY_STATUSES.some((s) => s === status) ? status : '',
             event_type: DELIVERY_EVENT_TYPES.includes(eventType) ? eventType : '',
           },
           before: query.before,
         },
-        wrong.length ? 400 : 200,
+        alert ? 400 : 200,
       );
     },
   }),

@@ -5,7 +5,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { advance } from '../helpers/missed-calls';
-import { CALLBACK, oauthBootstrap, tokenRequest } from '../helpers/oauth';
+import { Browser, CALLBACK, oauthBootstrap, signIn, tokenRequest } from '../helpers/oauth';
 import { demoBootstrap, startTestService, type TestService } from '../helpers/service';
 
 const TOKEN = 'couvert_pk_ratelimitclock_000000000000001';
@@ -55,3 +55,28 @@ t("the token endpoint's own budget follows the clock too", async ({ svc }) => {
 });
 
 t.run();
+
+const signIns = suite<{ svc: TestService }>('sign-in limits on the service clock', {} as never);
+signIns.before(async (ctx) => {
+  ctx.svc = await startTestService({
+    bootstrap: oauthBootstrap(),
+    env: { TEST_CLOCK: 'true', SIGN_IN_RATE_LIMIT_PER_IP: '2' },
+  });
+});
+signIns.after(async (ctx) => {
+  await ctx.svc?.close();
+});
+
+signIns('the per-IP sign-in budget is back once the clock passes its 15 minutes', async ({ svc }) => {
+  const b = new Browser(svc.url);
+  const page = await b.get('/sign-in');
+  assert.match((await signIn(b, page, 'a@demo.test', 'wrong password!')).text, /incorrect/);
+  assert.match((await signIn(b, page, 'b@demo.test', 'wrong password!')).text, /incorrect/);
+  assert.is((await signIn(b, page, 'manager@demo.test')).status, 429);
+  assert.is((await advance(svc, 14 * 60)).status, 200);
+  assert.is((await signIn(b, page, 'manager@demo.test')).status, 429, 'not before the window ends');
+  assert.is((await advance(svc, 61)).status, 200);
+  assert.is((await signIn(b, page, 'manager@demo.test')).status, 303, 'signed in');
+});
+
+signIns.run();

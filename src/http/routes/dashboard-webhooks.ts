@@ -552,7 +552,7 @@ export const dashboardWebhookRoutes: AnyRoute[] = [
           : '',
       ].filter(Boolean);
       // The link to older deliveries holds a value the page never writes: said (400, as the filters'),
-      // not listed from the newest as if that were the page asked for.
+      // not listed from the newest as if the newest were asked for.
       const damaged = query.before !== undefined && !readDeliveryCursor(query.before);
       const alert =
         [

@@ -59,7 +59,11 @@ class ClockedLimiter implements Limiter {
     return start !== undefined && now >= start + this.durationMs;
   }
 
-  /** The answer with the time left in its window on the service clock (at most the library's). */
+  /**
+   * The answer with the time left in its window on the service clock. A clock slower than real time
+   * (frozen in a test) may see the library end the window first: the reset said is then later than
+   * the budget's, never earlier (a client told to wait is never refused for coming at that time).
+   */
   private onClock(key: string, res: RateLimiterRes, now: number): RateLimiterRes {
     if (res.isFirstInDuration) {
       if (this.started.size >= MAX_WINDOWS)
@@ -68,7 +72,7 @@ class ClockedLimiter implements Limiter {
     }
     const start = this.started.get(key);
     if (start === undefined) return res;
-    const left = Math.max(0, Math.min(res.msBeforeNext, start + this.durationMs - now));
+    const left = Math.max(0, start + this.durationMs - now);
     return new RateLimiterRes(res.remainingPoints, left, res.consumedPoints, res.isFirstInDuration);
   }
 }

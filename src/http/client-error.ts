@@ -2,6 +2,7 @@ import { maxHeaderSize, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Runtime } from '../runtime';
 import { newRequestId } from './request-id';
+import { STRICT_TRANSPORT_SECURITY, sendsStrictTransportSecurity } from './transport-security';
 
 /** Node's parser errors, by the status Node itself would answer. */
 function statusFor(code: string | undefined): { status: number; message: string } {
@@ -22,6 +23,10 @@ function statusFor(code: string | undefined): { status: number; message: string 
  * access log), and the connection is closed, as Node would.
  */
 export function clientErrorHandler(rt: Runtime) {
+  // Decided from BASE_URL as configured, as createApp decides it (a PORT=0 start rewrites it afterwards).
+  const hsts = sendsStrictTransportSecurity(rt.config.baseUrl)
+    ? `strict-transport-security: ${STRICT_TRANSPORT_SECURITY}\r\n`
+    : '';
   return (err: Error & { code?: string }, socket: Socket) => {
     // Nothing can be answered on a reset or already answered socket.
     const busy = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
@@ -42,6 +47,7 @@ export function clientErrorHandler(rt: Runtime) {
         // As every other answer (server.ts): no cache keeps it, no client guesses its type.
         'cache-control: no-store\r\n' +
         'x-content-type-options: nosniff\r\n' +
+        hsts +
         `content-length: ${Buffer.byteLength(body)}\r\n` +
         `x-request-id: ${requestId}\r\n` +
         'connection: close\r\n\r\n' +

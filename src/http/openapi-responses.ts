@@ -45,6 +45,12 @@ export const HEADERS = {
     required: true,
     schema: { type: 'string', example: 'nosniff' },
   },
+  StrictTransportSecurity: {
+    description:
+      'max-age=31536000 on every answer when the service is published over https (BASE_URL): a browser that saw it goes to the service over https only for a year, so the sign-in page is never reached over plain http first (SSL stripping). Absent over http',
+    required: false,
+    schema: { type: 'string', example: 'max-age=31536000' },
+  },
   Allow: {
     description: 'The methods this path answers, comma-separated',
     required: true,
@@ -67,7 +73,7 @@ export type HeaderName = keyof typeof HEADERS;
 const ref = (name: HeaderName) => ({ $ref: `#/components/headers/${name}` });
 
 /**
- * The headers of every response: the request id, no caching, no sniffing, and the rate-limit budget on
+ * The headers of every response: the request id, no caching, no sniffing, HSTS over https, and the rate-limit budget on
  * /api/partner/v1.
  */
 export function commonHeaders(metered: boolean): Record<string, { $ref: string }> {
@@ -75,6 +81,7 @@ export function commonHeaders(metered: boolean): Record<string, { $ref: string }
     'x-request-id': ref('RequestId'),
     'cache-control': ref('CacheControl'),
     'x-content-type-options': ref('ContentTypeOptions'),
+    'strict-transport-security': ref('StrictTransportSecurity'),
     ...(metered
       ? { 'x-ratelimit-limit': ref('RateLimitLimit'), 'x-ratelimit-remaining': ref('RateLimitRemaining') }
       : {}),
@@ -335,6 +342,7 @@ const HEADER_NAME: Record<HeaderName, string> = {
   RetryAfter: 'retry-after',
   CacheControl: 'cache-control',
   ContentTypeOptions: 'x-content-type-options',
+  StrictTransportSecurity: 'strict-transport-security',
   Allow: 'allow',
   WwwAuthenticate: 'www-authenticate',
 };

@@ -29,6 +29,7 @@ import { checkReferences } from './references';
 import { newRequestId, REQUEST_ID_PATTERN } from './request-id';
 import type { AnyRoute, AuthContext } from './route';
 import { createDispatcher } from './router';
+import { STRICT_TRANSPORT_SECURITY, sendsStrictTransportSecurity } from './transport-security';
 import { discardBody, hasUnreadBody } from './unread-body';
 import { validateInput } from './validate';
 
@@ -69,6 +70,7 @@ export function createApp(rt: Runtime, routes: AnyRoute[], lifecycle: Lifecycle 
   app.maxIpsCount = 1;
   app.silent = true;
 
+  const hsts = sendsStrictTransportSecurity(rt.config.baseUrl);
   const partnerLimiter = createLimiter(rt, rt.config.rateLimitPerMinute, 'partner');
   const limitHeader = String(rt.config.rateLimitPerMinute);
 
@@ -143,6 +145,7 @@ export function createApp(rt: Runtime, routes: AnyRoute[], lifecycle: Lifecycle 
     // (static assets): no cache keeps it, and no client guesses its type.
     ctx.res.setHeader('cache-control', 'no-store');
     ctx.res.setHeader('x-content-type-options', 'nosniff');
+    if (hsts) ctx.res.setHeader('strict-transport-security', STRICT_TRANSPORT_SECURITY);
     let path: string | null = null;
     try {
       if (!lifecycle.isReady) await lifecycle.ready;

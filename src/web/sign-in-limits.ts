@@ -1,5 +1,5 @@
 // Sign-in attempts are limited per client IP (an IPv6 client's /64: guessingKey; every attempt counts) and per account (failures count;
-// a success clears them), through rate-limiter-flexible: in memory embedded, in MongoDB scaled out (one
+// a success clears them; from a browser where the account signed in before, per that device instead: device-cookies.ts), through rate-limiter-flexible: in memory embedded, in MongoDB scaled out (one
 // budget for every API process, with an in-memory fallback while MongoDB does not answer). A limited
 // attempt is refused before the password is checked. An attempt takes its place in the account's budget
 // before its password is checked (as a failure, cleared by a success): counted only after the check,
@@ -39,10 +39,11 @@ function storeLimiter(rt: Runtime, points: number, keyPrefix: string): RateLimit
 export interface SignInLimits {
   /**
    * Seconds to wait when this attempt may not be made; null when it may, and then the attempt already
-   * counts as a failure of the account until `succeeded` clears them.
+   * counts as a failure of the account (or, from a device of the account, of that device: device-cookies.ts)
+   * until `succeeded` clears them.
    */
-  check(ip: string, account: string): Promise<number | null>;
-  succeeded(account: string): Promise<void>;
+  check(ip: string, account: string, device?: string | null): Promise<number | null>;
+  succeeded(account: string, device?: string | null): Promise<void>;
 }
 
 const limits = new WeakMap<Runtime, SignInLimits>();
@@ -52,22 +53,28 @@ export function signInLimits(rt: Runtime): SignInLimits {
   if (l) return l;
   const perIp = limiter(rt, rt.config.signInAttemptsPerIp, 'signin_ip');
   const perAccount = limiter(rt, rt.config.signInFailuresPerAccount, 'signin_account');
+  // A device of the account (device-cookies.ts) has the same budget, of its own: the account's failures,
+  // a stranger's, do not hold it, and guesses made from it are held all the same.
+  const perDevice = limiter(rt, rt.config.signInFailuresPerAccount, 'signin_device');
   const wait = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
   l = {
-    async check(ip, account) {
-      const held = await perAccount.get(account);
+    async check(ip, account, device) {
+      const budget = device ? perDevice : perAccount;
+      const key = device ? `${account}\n${device}` : account;
+      const held = await budget.get(key);
       if (held && held.consumedPoints >= rt.config.signInFailuresPerAccount) return wait(held.msBeforeNext);
       try {
         await perIp.consume(guessingKey(ip));
-        await perAccount.consume(account);
+        await budget.consume(key);
         return null;
       } catch (err) {
         if (err instanceof RateLimiterRes) return wait(err.msBeforeNext);
         throw err;
       }
     },
-    async succeeded(account) {
+    async succeeded(account, device) {
       await perAccount.delete(account);
+      if (device) await perDevice.delete(`${account}\n${device}`);
     },
   };
   limits.set(rt, l);

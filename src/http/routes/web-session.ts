@@ -7,6 +7,7 @@ import { loadUser } from '../../../commands/oauth/user-handler';
 import { normaliseEmail } from '../../../commands/oauth/users';
 import type { Runtime } from '../../runtime';
 import { csrfValid } from '../../web/csrf';
+import { rememberDevice, trustedDevice } from '../../web/device-cookies';
 import { originOf } from '../../web/headers';
 import { type AppView, signInPage } from '../../web/pages/oauth-pages';
 import { NEXT_MAX_LENGTH, page, renderPageError, safeNext, seeOther, signedIn } from '../../web/respond';
@@ -91,7 +92,8 @@ export const webSessionRoutes: AnyRoute[] = [
         return again('This form had expired. Please sign in again.', 403);
       const account = normaliseEmail(body.email);
       const limits = signInLimits(rt);
-      const wait = await limits.check(ctx.ip, account);
+      const device = trustedDevice(rt, ctx, account);
+      const wait = await limits.check(ctx.ip, account, device);
       if (wait !== null)
         return again(
           `Too many sign-in attempts. Try again in ${Math.ceil(wait / 60)} minute${wait > 60 ? 's' : ''}.`,
@@ -103,12 +105,13 @@ export const webSessionRoutes: AnyRoute[] = [
         : await burnPasswordCheck(body.password);
       // A failure is already counted (limits.check): a success clears the account's failures.
       if (!ok || !user.user_id || !user.email) return again('The email or password is incorrect.', 200);
-      await limits.succeeded(account);
+      await limits.succeeded(account, device);
       await startSignedInSession(rt, ctx, session, {
         user_id: user.user_id,
         email: user.email,
         password_hash: user.password_hash,
       });
+      rememberDevice(rt, ctx, account);
       return seeOther(next);
     },
   }),

@@ -75,6 +75,17 @@ export interface Connection {
   paused_by_api_option: boolean;
 }
 
+/**
+ * The restaurants where `clientId` holds an active token, sorted: where an operator cutting the
+ * application off must disconnect it (applications disable --disconnect).
+ */
+export async function restaurantsConnectedTo(docs: DocumentStore, clientId: string): Promise<string[]> {
+  const keys = await docs
+    .collection<ApiKeyDoc>(API_KEYS)
+    .find({ type: 'OAUTH', 'application.id': clientId, revoked_at: null });
+  return [...new Set(keys.map((k) => k.restaurant_id))].sort();
+}
+
 export async function listConnections(docs: DocumentStore, restaurantId: string): Promise<Connection[]> {
   const keys = await docs
     .collection<ApiKeyDoc>(API_KEYS)

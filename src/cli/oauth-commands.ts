@@ -10,7 +10,7 @@ import type { ApplicationProfile } from '../../commands/oauth/events';
 import { disconnectApplication } from '../../commands/oauth/token-handler';
 import { createUser, loadUser, setRestaurantAccess } from '../../commands/oauth/user-handler';
 import { updateRestaurant } from '../../commands/restaurants/handler';
-import { listApplications, listConnections } from '../../queries/oauth';
+import { listApplications, listConnections, restaurantsConnectedTo } from '../../queries/oauth';
 import { operatorMeta } from '../core/command-meta';
 import type { Scope } from '../core/scopes';
 import {
@@ -43,6 +43,27 @@ async function readStdin(): Promise<string> {
 async function passwordFrom(ctx: CliContext): Promise<{ password: string; generated: boolean }> {
   if (ctx.flags['password-stdin'] === true) return { password: await readStdin(), generated: false };
   return { password: randomBytes(18).toString('base64url'), generated: true };
+}
+
+/**
+ * Disabling stops new authorizations and tokens only: the tokens an application holds keep working
+ * (docs/OAUTH.md). An operator cutting off one that leaked its secret or misbehaves disconnects it from
+ * every restaurant where it holds a token, as each restaurant's manager could: its tokens revoked, the
+ * webhook endpoints they created deleted, a code issued before refused. Disabled first, so no new token
+ * comes in meanwhile.
+ */
+async function disconnectEverywhere(ctx: CliContext, clientId: string): Promise<void> {
+  const restaurants = await restaurantsConnectedTo(ctx.rt.docs, clientId);
+  if (!restaurants.length) ctx.out(`${clientId} holds no active token at any restaurant`);
+  for (const restaurant of restaurants) {
+    const out = await disconnectApplication(ctx.rt, restaurant, clientId, meta);
+    await ctx.rt.settle(out.position);
+    ctx.out(
+      out.revoked.length
+        ? `disconnected ${clientId} from ${restaurant}: revoked ${out.revoked.join(', ')}`
+        : `${clientId} had no active token at ${restaurant}`,
+    );
+  }
 }
 
 export function registerOAuthCommands(): void {
@@ -104,17 +125,19 @@ export function registerOAuthCommands(): void {
       name: `applications ${verb}`,
       summary:
         verb === 'disable'
-          ? 'Disable an application: no new authorizations or tokens (issued tokens stay until disconnected)'
+          ? 'Disable an application: no new authorizations or tokens (issued tokens stay until disconnected; --disconnect revokes them at every restaurant too)'
           : 'Enable a disabled application again',
-      usage: '--client-id app_x',
+      usage: verb === 'disable' ? '--client-id app_x [--disconnect]' : '--client-id app_x',
       async run(ctx) {
-        rejectUnknownFlags(ctx, ['client-id']);
+        rejectUnknownFlags(ctx, verb === 'disable' ? ['client-id', 'disconnect'] : ['client-id']);
         const id = requireFlag(ctx, 'client-id');
+        const cutOff = verb === 'disable' && boolFlag(ctx, 'disconnect') === true;
         const out = await setApplicationDisabled(ctx.rt, id, disabled, meta);
         await ctx.rt.settle(out.position);
         ctx.out(
           out.appended.length ? `${verb}d application ${id}` : `application ${id} was already ${verb}d`,
         );
+        if (cutOff) await disconnectEverywhere(ctx, id);
       },
     });
   registerCliCommand({

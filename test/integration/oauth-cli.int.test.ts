@@ -312,4 +312,47 @@ t(
   },
 );
 
+// A disabled application keeps the tokens it holds (docs/OAUTH.md): an operator cutting off one that
+// leaked its secret or misbehaves needs them gone too, at every restaurant, without looking each up.
+t(
+  'applications disable --disconnect revokes its tokens at every restaurant; another application keeps its own',
+  async ({ rt }) => {
+    await createRestaurant(rt, 'rest_y', restaurantProfile('y', { api_option: true }), operatorMeta());
+    await createRestaurant(rt, 'rest_z', restaurantProfile('z', { api_option: true }), operatorMeta());
+    await cli(rt, 'applications register', {
+      name: 'Leaky',
+      'redirect-uris': 'https://till.example/cb',
+      scopes: 'CATALOG_READ',
+      'client-id': 'app_leaky',
+    });
+    await cli(rt, 'applications register', {
+      name: 'Other',
+      'redirect-uris': 'https://till.example/cb',
+      scopes: 'CATALOG_READ',
+      'client-id': 'app_other',
+    });
+    const leakyY = await issueToken(rt, 'app_leaky', 'rest_y', ['CATALOG_READ']);
+    const leakyZ = await issueToken(rt, 'app_leaky', 'rest_z', ['CATALOG_READ']);
+    const other = await issueToken(rt, 'app_other', 'rest_y', ['CATALOG_READ']);
+    await rt.settle(other.position);
+    const out = await cli(rt, 'applications disable', { 'client-id': 'app_leaky', disconnect: true });
+    assert.equal(out, [
+      'disabled application app_leaky',
+      `disconnected app_leaky from rest_y: revoked ${leakyY.keyId}`,
+      `disconnected app_leaky from rest_z: revoked ${leakyZ.keyId}`,
+    ]);
+    const revoked = async (id: string) =>
+      (await rt.events.readStream(apiKeyStream(id))).some((e) => e.type === 'ApiKeyRevoked');
+    assert.ok(await revoked(leakyY.keyId));
+    assert.ok(await revoked(leakyZ.keyId));
+    assert.not.ok(await revoked(other.keyId), 'another application is untouched');
+    assert.is((await loadApplication(rt, 'app_leaky')).disabled, true);
+    // Again: nothing left to revoke, said so.
+    assert.equal(await cli(rt, 'applications disable', { 'client-id': 'app_leaky', disconnect: true }), [
+      'application app_leaky was already disabled',
+      'app_leaky holds no active token at any restaurant',
+    ]);
+  },
+);
+
 t.run();

@@ -310,7 +310,7 @@ export const ERROR_RESPONSES: Record<number, ErrorDoc> = {
   429: {
     name: 'TooManyRequests',
     description:
-      'Rate limit exceeded (RATE_LIMITED): wait retry-after seconds, or until x-ratelimit-reset (epoch ms)',
+      'Rate limit exceeded (RATE_LIMITED), or too many request bodies being received at once from this address (16 of BODY_LIMIT_BYTES, counted by Content-Length) or from everyone, refused before the body is read: wait retry-after seconds, or until x-ratelimit-reset (epoch ms)',
     examples: ['RateLimited'],
     headers: ['RateLimitReset', 'RetryAfter'],
   },

@@ -8,6 +8,7 @@ import { requestDone, requestStarted } from '../core/foreground';
 import type { Runtime } from '../runtime';
 import { renderPageError } from '../web/respond';
 import { authenticate } from './auth';
+import { bodyReservation, createBodyBudget, type Refusal } from './body-budget';
 import { bodyParseError, guardBody, refuseRepeatedMembers } from './body-guard';
 import {
   keepBodyChunks,
@@ -91,6 +92,25 @@ export function createApp(rt: Runtime, routes: AnyRoute[], lifecycle: Lifecycle 
     },
   });
 
+  // The bodies being received at once, bounded per client address and in all (body-budget.ts): each
+  // reserves what it may hold before it is read and gives it back once read, refused or cut.
+  const bodies = createBodyBudget(rt.config.bodyLimitBytes);
+  const readBody = async (ctx: Context, next: () => Promise<void>) => {
+    const client = guessingKey(ctx.ip);
+    const bytes = bodyReservation(
+      ctx.get('content-length') || undefined,
+      ctx.get('content-encoding') || undefined,
+      rt.config.bodyLimitBytes,
+    );
+    const refused = bodies.take(client, bytes);
+    if (refused) throw tooManyBodies(rt, refused);
+    try {
+      return await parseBody(ctx, next);
+    } finally {
+      bodies.give(client, bytes);
+    }
+  };
+
   // Routes with a budget of their own (the OAuth token endpoint): one limiter per name, made on first use.
   const routeLimiters = new Map<string, { limiter: ReturnType<typeof createLimiter>; header: string }>();
   const routeLimit = (route: AnyRoute, ctx: Context) => {
@@ -124,7 +144,7 @@ export function createApp(rt: Runtime, routes: AnyRoute[], lifecycle: Lifecycle 
       // The documented path, for the access log (never the raw one: ids stay out of route names).
       ctx.state.routePath = path;
       ctx.state.route = route;
-      return handle(rt, route, ctx, params, parseBody, routeLimit);
+      return handle(rt, route, ctx, params, readBody, routeLimit);
     },
   );
 
@@ -361,6 +381,25 @@ async function handle(
 }
 
 /** Error details for our own log: message and stack, never request data. */
+/** The answer to a body refused by the budget: read nothing, retry in a few seconds. */
+function tooManyBodies(rt: Runtime, refused: Refusal): ApiError {
+  const seconds = 5;
+  return new ApiError(
+    429,
+    'RATE_LIMITED',
+    refused === 'client'
+      ? 'Too many request bodies are being sent from this address at once: wait for those in progress, then retry'
+      : 'The server is receiving too many request bodies at once: retry in a few seconds',
+    { reset_at: new Date(rt.clock.now().getTime() + seconds * 1000).toISOString() },
+    {
+      'x-ratelimit-reset': String(rt.clock.now().getTime() + seconds * 1000),
+      'retry-after': String(seconds),
+      // Its body is left unread: the connection is not kept for another request.
+      connection: 'close',
+    },
+  );
+}
+
 function errorForLog(err: unknown) {
   return err instanceof Error
     ? { name: err.name, message: err.message, stack: err.stack }

@@ -9,6 +9,8 @@
 // Another connection may hold that lock for a while: a CSV import's thread, the CLI in another
 // process, and a TRUNCATE checkpoint waits for readers. Should the worker fail (or for ':memory:'),
 // the write is done here. This thread only reads (WAL: a read never waits for the write lock).
+// The worker is plain JavaScript (sqlite-key-writer-thread.mjs); destroy's transaction, which both
+// threads run, is written once (sqlite-key-destroy.mjs).
 //
 // Two layouts, both read: `subject_keys`, one row per subject (customers' own keys, the pool keys
 // made before pages, and every tombstone), and `key_pages`, one row per page of keys (the sealing
@@ -19,7 +21,6 @@
 
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
@@ -38,6 +39,7 @@ import {
   validatePageSize,
   validateSubject,
 } from '../../ports/key-store';
+import { keyDestroyer } from './sqlite-key-destroy.mjs';
 
 /** Key pages a store keeps read (SqliteKeyStore.pageCache). */
 const PAGE_CACHE = 8;
@@ -72,8 +74,6 @@ export class SqliteKeyStore implements KeyStore {
   readonly kind = 'sqlite' as const;
   private readonly stmt: {
     get: Database.Statement<[string], Row>;
-    destroy: Database.Statement<[string, string]>;
-    tombstone: Database.Statement<[string, string, string]>;
     create: Database.Statement<[string, Buffer, string], Row>;
     many: Database.Statement<[string], Row & { subject: string }>;
     insertPage: Database.Statement<[string, Buffer, string]>;
@@ -82,8 +82,6 @@ export class SqliteKeyStore implements KeyStore {
       { destroyed: string | null; key: Buffer | null }
     >;
     pages: Database.Statement<[string], { page: string; keys: Buffer }>;
-    pageKeys: Database.Statement<[string], { keys: Buffer }>;
-    rewritePage: Database.Statement<[Buffer, string]>;
     link: Database.Statement<[string, string, string]>;
     linked: Database.Statement<[string], { member: string }>;
     unlink: Database.Statement<[string]>;
@@ -91,20 +89,17 @@ export class SqliteKeyStore implements KeyStore {
 
   private writer: KeyWriter | null = null;
   private writerFailed = false;
+  /** destroy's write on this thread, when the key writer cannot do it (':memory:', or it failed). */
+  private readonly destroyKey: ReturnType<typeof keyDestroyer>;
 
   private constructor(
     private readonly db: Database.Database,
     private readonly filePath: string,
     private readonly busyTimeoutMs: number,
   ) {
+    this.destroyKey = keyDestroyer(db);
     this.stmt = {
       get: db.prepare('SELECT key, destroyed FROM subject_keys WHERE subject = ?'),
-      destroy: db.prepare(
-        'UPDATE subject_keys SET key = NULL, destroyed = ? WHERE subject = ? AND key IS NOT NULL',
-      ),
-      tombstone: db.prepare(
-        'INSERT OR IGNORE INTO subject_keys (subject, key, created, destroyed) VALUES (?, NULL, ?, ?)',
-      ),
       create: db.prepare(
         'INSERT OR IGNORE INTO subject_keys (subject, key, created) VALUES (?, ?, ?) RETURNING key, destroyed',
       ),
@@ -120,8 +115,6 @@ export class SqliteKeyStore implements KeyStore {
                   WHERE page = @page AND length(keys) > @slot * 32) AS key`,
       ),
       pages: db.prepare('SELECT page, keys FROM key_pages WHERE page IN (SELECT value FROM json_each(?))'),
-      pageKeys: db.prepare('SELECT keys FROM key_pages WHERE page = ?'),
-      rewritePage: db.prepare('UPDATE key_pages SET keys = ? WHERE page = ?'),
       link: db.prepare('INSERT OR IGNORE INTO key_links (label, member, created) VALUES (?, ?, ?)'),
       linked: db.prepare('SELECT member FROM key_links WHERE label = ? ORDER BY created, member'),
       unlink: db.prepare('DELETE FROM key_links WHERE label = ?'),
@@ -355,28 +348,8 @@ export class SqliteKeyStore implements KeyStore {
       if (place !== null) this.forgetKept(place.page, place.slot);
       return inWorker;
     }
-    const destroyed = this.db
-      .transaction(() => {
-        if (place !== null) {
-          // A page's key: its 32 bytes overwritten with zeros in the page's row (secure_delete and
-          // the checkpoint below clear the old images), and its tombstone, in this one transaction.
-          if (this.stmt.tombstone.run(s, at, at).changes === 0) return false;
-          const row = this.stmt.pageKeys.get(place.page);
-          if (row === undefined || 32 * place.slot >= row.keys.length) return false;
-          const keys = row.keys;
-          keys.fill(0, 32 * place.slot, 32 * place.slot + 32);
-          this.stmt.rewritePage.run(keys, place.page);
-          keys.fill(0);
-          return true;
-        }
-        const changed = this.stmt.destroy.run(at, s).changes > 0;
-        if (!changed) this.stmt.tombstone.run(s, at, at);
-        return changed;
-      })
-      .immediate();
+    const destroyed = this.destroyKey(s, at, place);
     if (place !== null) this.forgetKept(place.page, place.slot);
-    // The old page images (with the key) live in the WAL until a checkpoint copies them over.
-    this.db.pragma('wal_checkpoint(TRUNCATE)');
     return destroyed;
   }
 
@@ -421,95 +394,9 @@ export class SqliteKeyStore implements KeyStore {
   }
 }
 
-// The worker's code, plain JavaScript (no loader needed): the same transaction as the inline path.
-const WRITER_CODE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const { randomBytes, randomFillSync } = require('node:crypto');
-const Database = require(workerData.driver);
-const db = new Database(workerData.file, { timeout: workerData.timeout });
-db.pragma('journal_mode = WAL');
-db.pragma('synchronous = FULL');
-db.pragma('secure_delete = ON');
-const create = db.prepare('INSERT OR IGNORE INTO subject_keys (subject, key, created) VALUES (?, ?, ?) RETURNING key');
-const get = db.prepare('SELECT key FROM subject_keys WHERE subject = ?');
-// The keys go back packed in one buffer, moved (not copied) to the caller: one ArrayBuffer for the
-// batch instead of one structured clone per key. Tombstones (and, never seen, a key of another size)
-// are listed apart.
-const write = db.transaction((subjects, created) => {
-  const fresh = randomBytes(32 * subjects.length);
-  const packed = Buffer.alloc(32 * subjects.length);
-  const tombstones = [];
-  const odd = [];
-  subjects.forEach((s, i) => {
-    const row = create.get(s, fresh.subarray(32 * i, 32 * i + 32), created) ?? get.get(s);
-    if (row.key === null) tombstones.push(i);
-    else if (row.key.length !== 32) odd.push([i, row.key]);
-    else row.key.copy(packed, 32 * i);
-  });
-  return { packed, tombstones, odd };
-});
-const insertPage = db.prepare('INSERT INTO key_pages (page, keys, created) VALUES (?, ?, ?)');
-const link = db.prepare('INSERT OR IGNORE INTO key_links (label, member, created) VALUES (?, ?, ?)');
-const unlink = db.prepare('DELETE FROM key_links WHERE label = ?');
-const destroyKey = db.prepare('UPDATE subject_keys SET key = NULL, destroyed = ? WHERE subject = ? AND key IS NOT NULL');
-const tombstone = db.prepare('INSERT OR IGNORE INTO subject_keys (subject, key, created, destroyed) VALUES (?, NULL, ?, ?)');
-const pageKeys = db.prepare('SELECT keys FROM key_pages WHERE page = ?');
-const rewritePage = db.prepare('UPDATE key_pages SET keys = ? WHERE page = ?');
-// SqliteKeyStore.destroy's transaction (see there).
-const destroy = db.transaction((s, at, place) => {
-  if (place !== null) {
-    if (tombstone.run(s, at, at).changes === 0) return false;
-    const row = pageKeys.get(place.page);
-    if (row === undefined || 32 * place.slot >= row.keys.length) return false;
-    const keys = row.keys;
-    keys.fill(0, 32 * place.slot, 32 * place.slot + 32);
-    rewritePage.run(keys, place.page);
-    keys.fill(0);
-    return true;
-  }
-  const changed = destroyKey.run(at, s).changes > 0;
-  if (!changed) tombstone.run(s, at, at);
-  return changed;
-});
-parentPort.on('message', (m) => {
-  try {
-    if (m.op === 'link') {
-      link.run(m.label, m.member, m.created);
-      parentPort.postMessage({ id: m.id, done: true });
-      return;
-    }
-    // The old images (secure_delete zeroes the cells) live in the WAL until a checkpoint copies them
-    // over: TRUNCATE, here, where waiting for a reader holds no event loop.
-    if (m.op === 'unlink') {
-      const changes = unlink.run(m.label).changes;
-      if (changes > 0) db.pragma('wal_checkpoint(TRUNCATE)');
-      parentPort.postMessage({ id: m.id, changes });
-      return;
-    }
-    if (m.op === 'destroy') {
-      const destroyed = destroy.immediate(m.subject, m.at, m.place);
-      db.pragma('wal_checkpoint(TRUNCATE)');
-      parentPort.postMessage({ id: m.id, destroyed });
-      return;
-    }
-    if (m.page !== undefined) {
-      // A page of keys: one row. Buffer.alloc is never a slice of a shared pool: safe to move.
-      const packed = Buffer.alloc(32 * m.count);
-      randomFillSync(packed);
-      insertPage.run(m.page, packed, m.created);
-      parentPort.postMessage({ id: m.id, packed }, [packed.buffer]);
-      return;
-    }
-    const r = write.immediate(m.subjects, m.created);
-    parentPort.postMessage({ id: m.id, ...r }, [r.packed.buffer]);
-  } catch (err) {
-    // SQLite's code goes with the message: a full disk (SQLITE_FULL) is told apart from a bug.
-    parentPort.postMessage({ id: m.id, error: String(err && err.message || err), code: err && typeof err.code === 'string' ? err.code : undefined });
-  }
-});
-`;
+/** The key writer: plain JavaScript, started without tsx (see its header). */
+const WRITER_THREAD = new URL('./sqlite-key-writer-thread.mjs', import.meta.url);
 
-/** The worker thread that writes obtainMany's new keys (see the top of this file). */
 /** The worker's answer: the keys packed 32 bytes each, tombstones and other sizes apart. */
 interface WriterAnswer {
   id: number;
@@ -535,6 +422,7 @@ function writerError(what: string, answer: WriterAnswer): KeyStoreError {
     : new KeyStoreError(message, { cause: Object.assign(new Error(answer.error), { code: answer.code }) });
 }
 
+/** The worker thread that writes this store's keys (see the top of this file). */
 class KeyWriter {
   private readonly requests: WorkerRequests<WriterAnswer>;
 
@@ -544,8 +432,7 @@ class KeyWriter {
 
   static start(file: string, timeout: number): KeyWriter | null {
     try {
-      const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-      return new KeyWriter(new Worker(WRITER_CODE, { eval: true, workerData: { file, timeout, driver } }));
+      return new KeyWriter(new Worker(WRITER_THREAD, { workerData: { file, timeout } }));
     } catch {
       return null;
     }

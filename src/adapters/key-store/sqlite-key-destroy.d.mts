@@ -1,0 +1,12 @@
+import type Database from 'better-sqlite3';
+
+/** Where a page subject's key is (parsePageKeySubject); null for a subject of its own. */
+export type KeyPlace = { page: string; slot: number } | null;
+
+/**
+ * The destroy of `db` (a connection to a key file, schema made): one IMMEDIATE transaction, then a
+ * WAL checkpoint (TRUNCATE); true when a key was destroyed by it.
+ */
+export function keyDestroyer(
+  db: Database.Database,
+): (subject: string, at: string, place: KeyPlace) => boolean;

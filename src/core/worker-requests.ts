@@ -13,11 +13,15 @@ export class WorkerRequests<Answer extends { id: number }> {
     private readonly worker: Worker,
     other: (message: unknown) => void = () => undefined,
   ) {
+    // Idle, the worker keeps no process alive; with a request pending it does (ask), until the
+    // answer or its exit: unref'd, a worker that died left a process with nothing else to wait for
+    // (a CLI command) to end before its exit was seen, the request never answered.
     worker.unref();
     worker.on('message', (m: Answer | Record<string, unknown>) => {
       if (typeof m?.id !== 'number') return other(m);
       const done = this.pending.get(m.id);
       this.pending.delete(m.id);
+      if (this.pending.size === 0) worker.unref();
       done?.(m as Answer);
     });
     const fail = () => {
@@ -43,6 +47,7 @@ export class WorkerRequests<Answer extends { id: number }> {
   ask(message: Record<string, unknown>, transfer?: readonly TransferListItem[]): Promise<Answer | null> {
     if (this.dead) return Promise.resolve(null);
     const id = this.next++;
+    if (this.pending.size === 0) this.worker.ref();
     return new Promise<Answer | null>((resolve) => {
       this.pending.set(id, resolve);
       this.worker.postMessage({ ...message, id }, transfer);

@@ -114,6 +114,39 @@ sqlite(
     await keys.close();
   },
 );
+sqlite(
+  'destroy answers true for a key its key writer destroyed before dying unanswered (the port: destroyed by this call)',
+  async () => {
+    const at = '2026-05-01T00:00:00.000Z';
+    const cases: [string, (keys: SqliteKeyStore) => Promise<string>][] = [
+      [
+        'own',
+        async (keys) => {
+          await keys.obtain('customer:cus_died');
+          return 'customer:cus_died';
+        },
+      ],
+      ['page', async (keys) => pageKeySubject((await keys.createPage(4)).page, 2)],
+    ];
+    for (const [name, made] of cases) {
+      const f = join(dir, `died-${name}.sqlite`);
+      const keys = SqliteKeyStore.open(f, { dieAfterDestroy: true });
+      const subject = await made(keys);
+      assert.is(await keys.destroy(subject, at), true, `${name}: this call destroyed the key`);
+      const writer = (keys as unknown as { writerFailed: boolean }).writerFailed;
+      assert.ok(writer, `${name}: the writer died (the answer came from this thread)`);
+      assert.equal(await keys.find(subject), { state: 'destroyed', destroyedAt: at });
+      assert.is(await keys.destroy(subject, at), false, `${name}: a second destroy destroyed nothing`);
+      await keys.close();
+    }
+    // A subject without a key: the dead writer's tombstone is no key destroyed.
+    const keys = SqliteKeyStore.open(join(dir, 'died-none.sqlite'), { dieAfterDestroy: true });
+    assert.is(await keys.destroy('customer:cus_died_none', at), false);
+    assert.ok((keys as unknown as { writerFailed: boolean }).writerFailed);
+    assert.equal(await keys.find('customer:cus_died_none'), { state: 'destroyed', destroyedAt: at });
+    await keys.close();
+  },
+);
 sqlite('a destroyed page key no longer appears in the file or its WAL; its page-mates do', async () => {
   const f = join(dir, 'page-shred.sqlite');
   const keys = SqliteKeyStore.open(f);

@@ -9,7 +9,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { keyDestroyer } from './sqlite-key-destroy.mjs';
 
-const { file, timeout } = workerData;
+const { file, timeout, dieAfterDestroy } = workerData;
 const db = new Database(file, { timeout });
 db.pragma('journal_mode = WAL');
 db.pragma('synchronous = FULL');
@@ -56,6 +56,8 @@ parentPort.on('message', (m) => {
     }
     if (m.op === 'destroy') {
       const destroyed = destroy(m.subject, m.at, m.place);
+      // Test hook: the thread stops with the destroy committed and unanswered, as a crash would.
+      if (dieAfterDestroy === true) process.exit(3);
       parentPort.postMessage({ id: m.id, destroyed });
       return;
     }

@@ -82,6 +82,7 @@ export class SqliteKeyStore implements KeyStore {
       { destroyed: string | null; key: Buffer | null }
     >;
     pages: Database.Statement<[string], { page: string; keys: Buffer }>;
+    hasKey: Database.Statement<[{ subject: string; page: string | null; slot: number | null }], number>;
     link: Database.Statement<[string, string, string]>;
     linked: Database.Statement<[string], { member: string }>;
     unlink: Database.Statement<[string]>;
@@ -96,6 +97,7 @@ export class SqliteKeyStore implements KeyStore {
     private readonly db: Database.Database,
     private readonly filePath: string,
     private readonly busyTimeoutMs: number,
+    private readonly dieAfterDestroy: boolean,
   ) {
     this.destroyKey = keyDestroyer(db);
     this.stmt = {
@@ -115,13 +117,31 @@ export class SqliteKeyStore implements KeyStore {
                   WHERE page = @page AND length(keys) > @slot * 32) AS key`,
       ),
       pages: db.prepare('SELECT page, keys FROM key_pages WHERE page IN (SELECT value FROM json_each(?))'),
+      // Whether the subject has a key, its bytes left unread: a page subject's is its slot, unless
+      // its tombstone is there (page subjects have no other row in subject_keys).
+      hasKey: db
+        .prepare(
+          `SELECT CASE WHEN @page IS NULL
+             THEN EXISTS (SELECT 1 FROM subject_keys WHERE subject = @subject AND key IS NOT NULL)
+             ELSE NOT EXISTS (SELECT 1 FROM subject_keys WHERE subject = @subject)
+               AND EXISTS (SELECT 1 FROM key_pages WHERE page = @page AND length(keys) > @slot * 32)
+           END`,
+        )
+        .pluck() as Database.Statement<
+        [{ subject: string; page: string | null; slot: number | null }],
+        number
+      >,
       link: db.prepare('INSERT OR IGNORE INTO key_links (label, member, created) VALUES (?, ?, ?)'),
       linked: db.prepare('SELECT member FROM key_links WHERE label = ? ORDER BY created, member'),
       unlink: db.prepare('DELETE FROM key_links WHERE label = ?'),
     };
   }
 
-  static open(filePath: string, options: { busyTimeoutMs?: number } = {}): SqliteKeyStore {
+  /** `dieAfterDestroy`, a test hook: the key writer exits once it has committed a destroy, unanswered. */
+  static open(
+    filePath: string,
+    options: { busyTimeoutMs?: number; dieAfterDestroy?: boolean } = {},
+  ): SqliteKeyStore {
     // Owner only (DATA_DIR_MODE): the files hold sealed personal data and keys.
     if (filePath !== ':memory:') mkdirSync(dirname(filePath), { recursive: true, mode: DATA_DIR_MODE });
     const db = new Database(filePath, { timeout: options.busyTimeoutMs ?? 5000 });
@@ -130,7 +150,12 @@ export class SqliteKeyStore implements KeyStore {
       db.pragma('synchronous = FULL');
       db.pragma('secure_delete = ON');
       db.exec(SCHEMA);
-      return new SqliteKeyStore(db, filePath, options.busyTimeoutMs ?? 5000);
+      return new SqliteKeyStore(
+        db,
+        filePath,
+        options.busyTimeoutMs ?? 5000,
+        options.dieAfterDestroy === true,
+      );
     } catch (err) {
       db.close();
       throw err;
@@ -186,7 +211,7 @@ export class SqliteKeyStore implements KeyStore {
    */
   private async inWorker<T>(ask: (writer: KeyWriter) => Promise<T | null>): Promise<T | null> {
     if (this.filePath === ':memory:' || this.writerFailed) return null;
-    this.writer ??= KeyWriter.start(resolve(this.filePath), this.busyTimeoutMs);
+    this.writer ??= KeyWriter.start(resolve(this.filePath), this.busyTimeoutMs, this.dieAfterDestroy);
     const answer = this.writer === null ? null : await ask(this.writer);
     this.open();
     if (answer !== null) return answer;
@@ -343,13 +368,22 @@ export class SqliteKeyStore implements KeyStore {
     this.open();
     const s = validateSubject(subject);
     const place = parsePageKeySubject(s);
+    const hadKey =
+      this.stmt.hasKey.get({ subject: s, page: place?.page ?? null, slot: place?.slot ?? null }) === 1;
     const inWorker = await this.inWorker((w) => w.destroy(s, at, place));
     if (inWorker !== null) {
       if (place !== null) this.forgetKept(place.page, place.slot);
       return inWorker;
     }
-    const destroyed = this.destroyKey(s, at, place);
+    let destroyed = this.destroyKey(s, at, place);
     if (place !== null) this.forgetKept(place.page, place.slot);
+    // Nothing left to destroy here, yet the key was there: the key writer may have committed this
+    // call's destroy and died before it answered. It did if the key is now destroyed at this call's
+    // `at` (another connection destroying it meanwhile at the very same instant would count too).
+    if (!destroyed && hadKey) {
+      const row = this.stmt.get.get(s);
+      destroyed = row !== undefined && row.key === null && row.destroyed === at;
+    }
     return destroyed;
   }
 
@@ -430,9 +464,9 @@ class KeyWriter {
     this.requests = new WorkerRequests(worker);
   }
 
-  static start(file: string, timeout: number): KeyWriter | null {
+  static start(file: string, timeout: number, dieAfterDestroy: boolean): KeyWriter | null {
     try {
-      return new KeyWriter(new Worker(WRITER_THREAD, { workerData: { file, timeout } }));
+      return new KeyWriter(new Worker(WRITER_THREAD, { workerData: { file, timeout, dieAfterDestroy } }));
     } catch {
       return null;
     }

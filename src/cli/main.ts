@@ -1,9 +1,8 @@
 // `npm run cli -- <command> [flags]`: the operator's tool. Works on the same data as the server.
 import { ConfigError, loadConfig } from '../config';
 import { ApiError } from '../core/errors';
-import { createLogger } from '../logger';
 import { registerModules } from '../modules';
-import { createRuntime } from '../runtime';
+import { openCliRuntime } from './cli-runtime';
 import { registerAllCliCommands } from './commands';
 import {
   type CliCommand,
@@ -66,15 +65,7 @@ async function main(args: string[]): Promise<number> {
   rejectStrayArguments({ positionals }, command);
   const config = loadConfig();
   for (const w of config.warnings) console.error(`warning: ${w}`);
-  const rt = await createRuntime(config, {
-    // LOG_LEVEL as loadConfig read it (checked; set but empty is the default): pino refused "" with
-    // "default level: must be included in custom levels". Unset, the CLI logs warnings only.
-    logger: createLogger(process.env.LOG_LEVEL ? config.logLevel : 'warn'),
-    ...(command.readModels === false ||
-    (typeof command.readModels === 'function' && !command.readModels(values))
-      ? { projections: [] }
-      : {}),
-  });
+  const rt = await openCliRuntime(config, command, values);
   try {
     await command.run({
       rt,

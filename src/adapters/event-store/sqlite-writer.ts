@@ -35,13 +35,18 @@ export class WriterThread {
     });
   }
 
+  /** Writer threads this process started (tests: a CLI command that only reads starts none). */
+  static started = 0;
+
   static start(file: string, synchronous: string, timeout: number): WriterThread | null {
     try {
       const committed = new SharedArrayBuffer(3 * 8);
-      return new WriterThread(
+      const thread = new WriterThread(
         new Worker(BOOT, { eval: true, workerData: { file, synchronous, timeout, committed } }),
         new BigInt64Array(committed),
       );
+      WriterThread.started++;
+      return thread;
     } catch {
       return null;
     }

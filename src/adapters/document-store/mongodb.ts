@@ -10,6 +10,7 @@ import {
   MongoInvalidArgumentError,
   MongoServerError,
   ObjectId,
+  ReadPreference,
 } from 'mongodb';
 import {
   type Collection,
@@ -93,6 +94,17 @@ async function run<R>(collection: string, op: () => Promise<R>): Promise<R> {
   } catch (err) {
     throw translateMongoError(err, collection);
   }
+}
+
+/**
+ * The read models' database on `client`, read on the primary whatever MONGODB_URL's readPreference
+ * says (as stream reads go to the EventStoreDB leader): a projection reads a document and writes what
+ * it computed from it, so a secondary's copy, behind the primary, would overwrite the updates it has
+ * not replicated yet; and a request that waited for the checkpoints (read your writes) must then read
+ * documents at least as new as they say, which another secondary may not hold yet.
+ */
+export function readModelsDb(client: MongoClient, dbName: string): Db {
+  return client.db(dbName, { readPreference: ReadPreference.primary });
 }
 
 /** Positions as zero-padded 20-digit strings: string order is numeric order, across stores. */
@@ -238,7 +250,7 @@ export class MongoDocumentStore implements DocumentStorePort {
     const client = new MongoClient(url, options);
     try {
       await client.connect();
-      const db = client.db(dbName);
+      const db = readModelsDb(client, dbName);
       await db.command({ ping: 1 });
       return new MongoDocumentStore(client, db);
     } catch (err) {

@@ -10,7 +10,14 @@
 // the current data at once; a tombstone in `subject_keys` (left when the page holds no such slot)
 // wins over the page.
 import { randomBytes } from 'node:crypto';
-import { Binary, type Collection, MongoClient, type MongoClientOptions } from 'mongodb';
+import {
+  Binary,
+  type Collection,
+  type Db,
+  MongoClient,
+  type MongoClientOptions,
+  ReadPreference,
+} from 'mongodb';
 import {
   freshKeyPage,
   KeyDestroyedError,
@@ -67,6 +74,15 @@ export function keysDatabaseName(readModelsDb: string): string {
   return `${prefix}_keys`;
 }
 
+/**
+ * The keys' database on `client`, read on the primary whatever MONGODB_URL's readPreference says: a
+ * secondary behind it reads a key made a moment ago as missing (obtain then calls it destroyed) and a
+ * key destroyed a moment ago as active (an erased customer's data sealed or sent again).
+ */
+export function keysDb(client: MongoClient, dbName: string): Db {
+  return client.db(dbName, { readPreference: ReadPreference.primary });
+}
+
 export class MongoKeyStore implements KeyStore {
   readonly kind = 'mongodb' as const;
   private closed = false;
@@ -82,7 +98,7 @@ export class MongoKeyStore implements KeyStore {
     const client = new MongoClient(url, options);
     try {
       await client.connect();
-      const db = client.db(dbName);
+      const db = keysDb(client, dbName);
       await db.command({ ping: 1 });
       // The _id index keys the whole {label, member} document, so it serves no query on `_id.label`
       // alone: linked() and unlink() need an index of their own (idempotent at every connect).

@@ -264,7 +264,12 @@ test("append: an event's created never goes before the one it follows (a clock b
  * is idempotent only when its ids are already written right after that revision (the server's rule),
  * any / stream_exists by the ids of the stream's last append.
  */
-function fakeServer(maxAppendSize = Number.POSITIVE_INFINITY, options: object = {}) {
+function fakeServer(
+  maxAppendSize = Number.POSITIVE_INFINITY,
+  options: object = {},
+  /** Called once a stream read has answered: another writer may append there and then. */
+  afterRead: (stream: string) => Promise<void> = async () => undefined,
+) {
   const streams = new Map<
     string,
     { id: string; type: string; data: unknown; metadata: unknown; position: bigint }[]
@@ -306,7 +311,10 @@ function fakeServer(maxAppendSize = Number.POSITIVE_INFINITY, options: object = 
     ) {
       const log = streams.get(stream);
       return (async function* () {
-        if (!log) throw typed('stream-not-found');
+        if (!log) {
+          await afterRead(stream);
+          throw typed('stream-not-found');
+        }
         const backwards = options.direction === 'backwards';
         const from =
           typeof options.fromRevision === 'bigint'
@@ -331,6 +339,7 @@ function fakeServer(maxAppendSize = Number.POSITIVE_INFINITY, options: object = 
             },
           };
         }
+        await afterRead(stream);
       })();
     },
     async dispose() {},
@@ -339,7 +348,11 @@ function fakeServer(maxAppendSize = Number.POSITIVE_INFINITY, options: object = 
     client,
     options,
   );
-  return { store, types: (stream: string) => (streams.get(stream) ?? []).map((e) => e.type) };
+  return {
+    store,
+    client,
+    types: (stream: string) => (streams.get(stream) ?? []).map((e) => e.type),
+  };
 }
 
 const uuid = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
@@ -367,6 +380,42 @@ test('append any / stream_exists: a retry after others appended answers the orig
   assert.equal(types('calls-1'), ['Reported', 'CallerErased', 'Noted']);
   const fresh = await store.append('calls-1', [one(5, 'Later')], ANY);
   assert.is(fresh.nextRevision, 3);
+  await store.close();
+});
+
+// Between the adapter's read of where the stream ends and its append, another process may append. An
+// append the server then takes must still go right after the event its chain hash was computed on:
+// one sent with a revision that had no event yet (or as stream_exists on a stream with none) would be
+// taken after the other writer's event, with a hash that skips it (audit verify: a broken chain).
+test('append: an expectation the stream did not meet when read is refused, never taken after a writer that got in between', async () => {
+  let other: (() => Promise<void>) | null = null;
+  const { store, client, types } = fakeServer(Number.POSITIVE_INFINITY, {}, async () => {
+    const write = other;
+    other = null;
+    await write?.();
+  });
+  const elsewhere = (stream: string, n: number, expected: bigint | 'no_stream') => async () => {
+    await client.appendToStream(stream, [{ ...one(n, 'Elsewhere'), metadata: {} }], {
+      expectedRevision: expected,
+    });
+  };
+  const refusal = (p: Promise<unknown>) =>
+    p.then(
+      () => null,
+      (e: unknown) => e,
+    );
+
+  other = elsewhere('race-1', 10, 'no_stream');
+  const exists = await refusal(store.append('race-1', [one(11, 'Mine')], STREAM_EXISTS));
+  assert.instance(exists, WrongExpectedRevisionError, 'stream_exists on a stream that had no event');
+  assert.equal(types('race-1'), ['Elsewhere'], 'nothing taken after the other writer');
+
+  await store.append('race-2', [one(20, 'First')], NO_STREAM);
+  other = elsewhere('race-2', 21, 0n);
+  const ahead = await refusal(store.append('race-2', [one(22, 'Mine')], 1));
+  assert.instance(ahead, WrongExpectedRevisionError, 'a revision the stream had not reached');
+  assert.is((ahead as WrongExpectedRevisionError).actual, 1, 'the last revision as read after');
+  assert.equal(types('race-2'), ['First', 'Elsewhere']);
   await store.close();
 });
 

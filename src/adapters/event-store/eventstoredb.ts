@@ -26,6 +26,7 @@ import {
   STREAM_EXISTS,
   type SubscribeOptions,
   type Subscription,
+  WrongExpectedRevisionError,
 } from '../../ports/event-store';
 import { resolveExistingIds } from './append-rules';
 import { chainHash, GENESIS, tipOf } from './chain';
@@ -219,8 +220,10 @@ export class EsdbEventStore implements EventStore {
       if (cached?.revision === expected)
         return { expected, prev: cached.hash, first: expected + 1, observed: false, created: cached.created };
       const [at] = await this.readStream(stream, { fromRevision: expected, limit: 1 });
-      // No event there: the server refuses the append (or answers a retry), whatever prev is.
-      if (at?.revision !== expected) return { expected, prev: GENESIS, first: expected + 1, observed: false };
+      // No event there yet: refused here. Sent, it would be taken if another writer reached that
+      // revision meanwhile, after an event its chain hash never saw (a retry of this append has an
+      // event there: its ids follow it).
+      if (at?.revision !== expected) throw await this.conflict(stream, expected);
       return {
         expected,
         prev: await this.hashAt(at),
@@ -238,7 +241,8 @@ export class EsdbEventStore implements EventStore {
     const tail = await this.readStream(stream, { direction: 'backwards', limit: window });
     const last = tail[0];
     if (last === undefined) {
-      if (expected === STREAM_EXISTS) return { expected, prev: GENESIS, first: 0, observed: false };
+      // As above: sent as stream_exists, it would be taken after a writer creating the stream meanwhile.
+      if (expected === STREAM_EXISTS) throw new WrongExpectedRevisionError(stream, expected, NO_STREAM);
       return { expected: NO_STREAM, prev: GENESIS, first: 0, observed: true };
     }
     const byId = new Map(tail.map((e) => [e.id, e]));
@@ -253,6 +257,12 @@ export class EsdbEventStore implements EventStore {
       observed: true,
       created: last.created,
     };
+  }
+
+  /** The conflict of an append expecting `expected`, with the stream's last revision as it is now. */
+  private async conflict(stream: string, expected: number): Promise<WrongExpectedRevisionError> {
+    const [last] = await this.readStream(stream, { direction: 'backwards', limit: 1 });
+    return new WrongExpectedRevisionError(stream, expected, last === undefined ? NO_STREAM : last.revision);
   }
 
   private async positionOf(stream: string, revision: number): Promise<bigint> {

@@ -186,12 +186,14 @@ export function fieldNameContract(it: Register): void {
   // metadata and custom_fields (any keys, any depth, written whole by replaceOne), a webhook
   // endpoint's headers (token characters: `$` and `.` are allowed) written with $set. MongoDB 5+
   // stores $-prefixed, dotted and empty names below the top level on inserts, replacements and $set
-  // values; a refusal there would be permanent, and the scaled-out projector would stop on it.
+  // values; a refusal there would be permanent, and the scaled-out projector would stop on it. Objects
+  // whose $-keys are only $ref and $id (a JSON Schema's) are what MongoDB's driver decodes as DBRefs.
   it('partner keys below the top level ($-prefixed, dotted, empty) are data on every write', async (store) => {
     const partner = () =>
       JSON.parse(
         '{"$where": "w", "$inc": {"$set": 1}, "a.b": {"c.d": 2, "": 3}, "": {"$": "dollar", ".": "dot"},' +
-          ' "list": [{"$y": 5, "p.q": 6}, ["$z"]], "x.": null, ".y": true}',
+          ' "list": [{"$y": 5, "p.q": 6}, ["$z"], {"$id": 7, "$ref": "x", "k": 1}], "x.": null, ".y": true,' +
+          ' "schema": {"$ref": "#/defs/guest", "$id": "https://example.test/s"}}',
       ) as Record<string, unknown>;
     const doc = (id: string, status = 'CONFIRMED'): Doc => ({
       _id: id,

@@ -1,6 +1,8 @@
 // Scaled out, webhook workers share the log through an EventStoreDB persistent subscription to $all
 // (one consumer group): the server hands each event to one worker, tracks what was acknowledged, and
 // hands an unacknowledged event to another worker when its holder dies. Loaded only when scaled out.
+
+import { createHash } from 'node:crypto';
 import {
   EventStoreDBClient,
   eventTypeFilter,
@@ -13,6 +15,20 @@ import { isSystemEvent, toRecordedEvent } from '../adapters/event-store/eventsto
 import type { RecordedEvent } from '../ports/event-store';
 
 export const WEBHOOK_GROUP = 'couvert-webhooks';
+
+/**
+ * The consumer group of the workers following `prefixes`. EventStoreDB fixes a persistent
+ * subscription's filter when the group is created (a second create is refused, and the group's info
+ * does not tell its filter): under one fixed name, a group created before the publisher followed new
+ * event types (MarketingOptOut*) never handed them out. The name carries the filter, so a changed
+ * list makes a group of its own, which starts at the log's start: a replay the publisher takes
+ * harmlessly (fan-outs and attempt requests are idempotent, docs/WEBHOOKS.md); the old group is left
+ * for the operator to delete.
+ */
+export function webhookGroup(prefixes: readonly string[]): string {
+  const filter = JSON.stringify([...new Set(prefixes)].sort());
+  return `${WEBHOOK_GROUP}-${createHash('sha256').update(filter).digest('hex').slice(0, 12)}`;
+}
 
 export interface Consumer {
   stop(): Promise<void>;
@@ -127,13 +143,15 @@ export async function consumeInTurn<E extends DeliveredEvent>(
  * MAX_RETRY_COUNT deliveries). Resubscribes with backoff after a drop.
  */
 export function consumePersistent(
-  connectionString: string,
+  /** A connection string, or a client (a test's). */
+  connection: string | EventStoreDBClient,
   prefixes: string[],
   handle: (event: RecordedEvent) => Promise<void>,
   onError: (err: unknown) => void,
-  group = WEBHOOK_GROUP,
+  group = webhookGroup(prefixes),
 ): Consumer {
-  const client = EventStoreDBClient.connectionString(connectionString);
+  const client =
+    typeof connection === 'string' ? EventStoreDBClient.connectionString(connection) : connection;
   let stopped = false;
   let current: { unsubscribe(): Promise<void> } | null = null;
   const stopping = new AbortController();

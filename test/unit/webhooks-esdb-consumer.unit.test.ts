@@ -1,15 +1,20 @@
 // The scaled-out webhook worker's handling of one event of the EventStoreDB persistent subscription
 // (src/webhooks/esdb-consumer.ts handleDelivered), against a fake subscription: no server needed.
+
+import type { EventStoreDBClient } from '@eventstore/db-client';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
   type Acknowledger,
   consumeInTurn,
+  consumePersistent,
   type DeliveredEvent,
   handleDelivered,
   MAX_RETRY_COUNT,
   retryDelayMs,
+  WEBHOOK_GROUP,
 } from '../../src/webhooks/esdb-consumer';
+import { PUBLISHER_EVENT_PREFIXES } from '../../src/webhooks/publisher';
 
 type Delivered = DeliveredEvent & { n: number };
 
@@ -125,6 +130,66 @@ test('the events after a failed one are handled while it waits to be handed back
   assert.is(pending.size, 0);
   secondHandled();
   await loop;
+});
+
+// A persistent subscription's filter is fixed when its group is created: the group the workers join
+// is named after the filter, so a publisher following other event types gets a group that hands
+// them out, not the one created with the older list.
+test('the workers join the group of the event types they follow: another list, another group', async () => {
+  const created: { group: string; prefixes: unknown }[] = [];
+  const joined: string[] = [];
+  const fakeClient = () =>
+    ({
+      async createPersistentSubscriptionToAll(
+        group: string,
+        _settings: unknown,
+        options: { filter: unknown },
+      ) {
+        created.push({ group, prefixes: (options.filter as { prefixes?: unknown }).prefixes });
+      },
+      subscribeToPersistentSubscriptionToAll(group: string) {
+        joined.push(group);
+        let end = () => {};
+        const ended = new Promise<void>((r) => {
+          end = r;
+        });
+        return {
+          [Symbol.asyncIterator]: () => ({
+            next: async () => {
+              await ended;
+              return { done: true, value: undefined };
+            },
+          }),
+          async unsubscribe() {
+            end();
+          },
+          ack: async () => undefined,
+          nack: async () => undefined,
+        };
+      },
+      async dispose() {},
+    }) as unknown as EventStoreDBClient;
+  const follow = async (prefixes: string[]) => {
+    const joinedBefore = joined.length;
+    const consumer = consumePersistent(
+      fakeClient(),
+      prefixes,
+      async () => undefined,
+      () => undefined,
+    );
+    // Until it has joined a group (the create and the join run in the consumer's loop).
+    while (joined.length === joinedBefore) await new Promise((r) => setImmediate(r));
+    await consumer.stop();
+    return created[created.length - 1] as { group: string; prefixes: unknown };
+  };
+  const before = await follow(PUBLISHER_EVENT_PREFIXES.filter((p) => p !== 'MarketingOptOut'));
+  const now = await follow([...PUBLISHER_EVENT_PREFIXES]);
+  assert.equal(now.prefixes, [...PUBLISHER_EVENT_PREFIXES], 'the server filters on the publisher’s types');
+  assert.is.not(now.group, before.group, 'a list that gained MarketingOptOut has a group of its own');
+  assert.equal(joined.slice(-2), [before.group, now.group], 'each joins the group it created');
+  assert.ok(now.group.startsWith(`${WEBHOOK_GROUP}-`), now.group);
+  const again = await follow([...PUBLISHER_EVENT_PREFIXES].reverse().concat('Reservation'));
+  assert.is(again.group, now.group, 'the same types, in any order, are the same group');
 });
 
 test.run();

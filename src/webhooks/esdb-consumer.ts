@@ -8,7 +8,9 @@ import {
   eventTypeFilter,
   PersistentSubscriptionExistsError,
   type PersistentSubscriptionToAllResolvedEvent,
+  type Position,
   persistentSubscriptionToAllSettingsFromDefaults,
+  type ReadPosition,
   START,
 } from '@eventstore/db-client';
 import { isSystemEvent, toRecordedEvent } from '../adapters/event-store/eventstoredb-mapping';
@@ -21,9 +23,8 @@ export const WEBHOOK_GROUP = 'couvert-webhooks';
  * subscription's filter when the group is created (a second create is refused, and the group's info
  * does not tell its filter): under one fixed name, a group created before the publisher followed new
  * event types (MarketingOptOut*) never handed them out. The name carries the filter, so a changed
- * list makes a group of its own, which starts at the log's start: a replay the publisher takes
- * harmlessly (fan-outs and attempt requests are idempotent, docs/WEBHOOKS.md); the old group is left
- * for the operator to delete.
+ * list makes a group of its own, which starts where the older group stood (newGroupStart); the old
+ * group is left for the operator to delete.
  */
 export function webhookGroup(prefixes: readonly string[]): string {
   const filter = JSON.stringify([...new Set(prefixes)].sort());
@@ -33,6 +34,31 @@ export function webhookGroup(prefixes: readonly string[]): string {
 export interface Consumer {
   stop(): Promise<void>;
   done: Promise<void>;
+}
+
+/**
+ * Where `group`, which does not exist yet, starts; null when it exists. A release whose workers follow
+ * other event types joins a group of its own (webhookGroup): it starts where the workers' older group
+ * furthest on (the one the last release used) has checkpointed, so the events after that are handed
+ * out again (a replay the publisher takes harmlessly: fan-outs and attempt requests are idempotent,
+ * docs/WEBHOOKS.md) and the history before it is not scanned again (hours on a large log, with every
+ * webhook waiting behind it); the event types newly followed are delivered from there on. The very
+ * first group starts at the log's start: endpoints only receive events after their creation, so
+ * history costs a scan, never a send.
+ */
+export async function newGroupStart(
+  client: Pick<EventStoreDBClient, 'listPersistentSubscriptionsToAll'>,
+  group: string,
+): Promise<ReadPosition | null> {
+  const groups = await client.listPersistentSubscriptionsToAll();
+  if (groups.some((g) => g.groupName === group)) return null;
+  let start: Position | null = null;
+  for (const g of groups) {
+    if (g.groupName !== WEBHOOK_GROUP && !g.groupName.startsWith(`${WEBHOOK_GROUP}-`)) continue;
+    const at = g.stats.lastCheckpointedEventPosition;
+    if (at !== undefined && (start === null || at.commit > start.commit)) start = at;
+  }
+  return start ?? START;
 }
 
 /** Deliveries of one event before the server parks it (the group's maxRetryCount). */
@@ -174,20 +200,22 @@ export function consumePersistent(
     let delay = 200;
     while (!stopped) {
       try {
-        try {
-          await client.createPersistentSubscriptionToAll(
-            group,
-            // From the start: endpoints only receive events after their creation, so history costs a scan, never a send.
-            persistentSubscriptionToAllSettingsFromDefaults({
-              startFrom: START,
-              messageTimeout: 60_000,
-              maxRetryCount: MAX_RETRY_COUNT,
-            }),
-            { filter: eventTypeFilter({ prefixes }) },
-          );
-        } catch (err) {
-          if (!(err instanceof PersistentSubscriptionExistsError)) throw err;
-        }
+        const startFrom = await newGroupStart(client, group);
+        if (startFrom !== null)
+          try {
+            await client.createPersistentSubscriptionToAll(
+              group,
+              persistentSubscriptionToAllSettingsFromDefaults({
+                startFrom,
+                messageTimeout: 60_000,
+                maxRetryCount: MAX_RETRY_COUNT,
+              }),
+              { filter: eventTypeFilter({ prefixes }) },
+            );
+          } catch (err) {
+            // Another worker created it meanwhile.
+            if (!(err instanceof PersistentSubscriptionExistsError)) throw err;
+          }
         const sub = client.subscribeToPersistentSubscriptionToAll(group, { bufferSize: 64 });
         current = sub;
         await consumeInTurn<PersistentSubscriptionToAllResolvedEvent>(

@@ -1,7 +1,7 @@
 // The scaled-out webhook worker's handling of one event of the EventStoreDB persistent subscription
 // (src/webhooks/esdb-consumer.ts handleDelivered), against a fake subscription: no server needed.
 
-import type { EventStoreDBClient } from '@eventstore/db-client';
+import { type EventStoreDBClient, START } from '@eventstore/db-client';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
@@ -136,16 +136,31 @@ test('the events after a failed one are handled while it waits to be handed back
 // is named after the filter, so a publisher following other event types gets a group that hands
 // them out, not the one created with the older list.
 test('the workers join the group of the event types they follow: another list, another group', async () => {
-  const created: { group: string; prefixes: unknown }[] = [];
+  const created: { group: string; prefixes: unknown; startFrom: unknown }[] = [];
   const joined: string[] = [];
+  const errors: unknown[] = [];
+  // The groups the server holds, the nth checkpointed at position 100 × n.
   const fakeClient = () =>
     ({
+      async listPersistentSubscriptionsToAll() {
+        return created.map((c, i) => ({
+          groupName: c.group,
+          stats: {
+            lastCheckpointedEventPosition: { commit: BigInt(100 * (i + 1)), prepare: BigInt(100 * (i + 1)) },
+          },
+        }));
+      },
       async createPersistentSubscriptionToAll(
         group: string,
-        _settings: unknown,
+        settings: { startFrom: unknown },
         options: { filter: unknown },
       ) {
-        created.push({ group, prefixes: (options.filter as { prefixes?: unknown }).prefixes });
+        if (created.some((c) => c.group === group)) throw new Error(`${group} created twice`);
+        created.push({
+          group,
+          prefixes: (options.filter as { prefixes?: unknown }).prefixes,
+          startFrom: settings.startFrom,
+        });
       },
       subscribeToPersistentSubscriptionToAll(group: string) {
         joined.push(group);
@@ -171,25 +186,39 @@ test('the workers join the group of the event types they follow: another list, a
     }) as unknown as EventStoreDBClient;
   const follow = async (prefixes: string[]) => {
     const joinedBefore = joined.length;
+    const createdBefore = created.length;
     const consumer = consumePersistent(
       fakeClient(),
       prefixes,
       async () => undefined,
-      () => undefined,
+      (err) => errors.push(err),
     );
-    // Until it has joined a group (the create and the join run in the consumer's loop).
-    while (joined.length === joinedBefore) await new Promise((r) => setImmediate(r));
+    // Until it has joined a group (the create and the join run in the consumer's loop), or failed.
+    while (joined.length === joinedBefore && errors.length === 0) await new Promise((r) => setImmediate(r));
     await consumer.stop();
-    return created[created.length - 1] as { group: string; prefixes: unknown };
+    assert.equal(errors, []);
+    return {
+      group: joined.at(-1) as string,
+      made: created.length > createdBefore ? created.at(-1) : undefined,
+    };
   };
   const before = await follow(PUBLISHER_EVENT_PREFIXES.filter((p) => p !== 'MarketingOptOut'));
+  assert.is(before.made?.startFrom, START, 'the first group starts at the log’s start');
   const now = await follow([...PUBLISHER_EVENT_PREFIXES]);
-  assert.equal(now.prefixes, [...PUBLISHER_EVENT_PREFIXES], 'the server filters on the publisher’s types');
+  assert.equal(
+    now.made?.prefixes,
+    [...PUBLISHER_EVENT_PREFIXES],
+    'the server filters on the publisher’s types',
+  );
   assert.is.not(now.group, before.group, 'a list that gained MarketingOptOut has a group of its own');
-  assert.equal(joined.slice(-2), [before.group, now.group], 'each joins the group it created');
+  assert.is(now.made?.group, now.group, 'and joins the group it created');
+  assert.equal(now.made?.startFrom, { commit: 100n, prepare: 100n }, 'where the older group stood');
   assert.ok(now.group.startsWith(`${WEBHOOK_GROUP}-`), now.group);
   const again = await follow([...PUBLISHER_EVENT_PREFIXES].reverse().concat('Reservation'));
   assert.is(again.group, now.group, 'the same types, in any order, are the same group');
+  assert.is(again.made, undefined, 'an existing group is joined, not created again');
+  const third = await follow(['Reservation']);
+  assert.equal(third.made?.startFrom, { commit: 200n, prepare: 200n }, 'the older group furthest on');
 });
 
 test.run();

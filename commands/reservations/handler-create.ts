@@ -163,7 +163,7 @@ export async function createReservation(
     allergies: req.allergies ?? null,
     metadata: req.metadata ?? {},
     tags: distinctInOrder(req.tags ?? []),
-    attachedFiles: req.attached_files ?? [],
+    attachedFiles: distinctInOrder(req.attached_files ?? []),
     discountId: req.discount_id ?? null,
     prescriberId: req.prescriber_id ?? null,
     isTableDefinitive: req.is_table_definitive ?? false,

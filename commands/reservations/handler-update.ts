@@ -144,8 +144,9 @@ export async function updateReservation(
   meta: CommandMeta,
   options: UpdateOptions = {},
 ) {
-  // Tags keep one of each, as a customer's do: a repeat is no change.
+  // Tags and files keep one of each, as a customer's tags do: a repeat is no change.
   if (req.tags !== undefined) req = { ...req, tags: distinctInOrder(req.tags) };
+  if (req.attached_files !== undefined) req = { ...req, attached_files: distinctInOrder(req.attached_files) };
   const mayForce = options.mayForce === true;
   const exempt: Exemptions = {
     approval: options.exempt?.approval === true,

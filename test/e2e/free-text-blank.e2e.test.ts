@@ -2,7 +2,7 @@
 // holds something (min length 1: identifiers, tags, a cancellation reason) refuses a value with no
 // visible character; a text that may be cleared (note, custom_message, allergies, a webhook
 // endpoint's description) stores such a value as null. Tags keep one of each, in order, on customers
-// and reservations alike.
+// and reservations alike, and so do a reservation's attached_files.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { OpenApiChecker } from '../helpers/openapi';
@@ -38,6 +38,35 @@ t('reservation tags keep one of each, in the order first given, on POST and PATC
   assert.is(same.status, 200);
   assert.is(same.body.data.updated_at, res.body.data.updated_at);
 });
+
+t(
+  'reservation attached_files keep one of each, in the order first given, on POST and PATCH',
+  async ({ svc }) => {
+    const a = 'https://files.example.test/menu.pdf';
+    const b = 'https://files.example.test/seating-plan.png';
+    const r = (await create(svc, { start_at: at('10', '21:00'), attached_files: [a, b, a, b] })).body.data;
+    assert.equal(r.attached_files, [a, b]);
+    const res = await svc.api('PATCH', `/reservations/${r.id}`, {
+      token: TOKENS.full,
+      body: { attached_files: [b, b, a] },
+    });
+    assert.is(res.status, 200);
+    assert.equal(res.body.data.attached_files, [b, a]);
+    // The same list with repeats is no change: nothing written, updated_at kept.
+    const same = await svc.api('PATCH', `/reservations/${r.id}`, {
+      token: TOKENS.full,
+      body: { attached_files: [b, a, a] },
+    });
+    assert.is(same.status, 200);
+    assert.is(same.body.data.updated_at, res.body.data.updated_at);
+    // Repeats differing only in case are two files (a URL's path is case-sensitive).
+    const cased = await svc.api('PATCH', `/reservations/${r.id}`, {
+      token: TOKENS.full,
+      body: { attached_files: [a, a.toUpperCase()] },
+    });
+    assert.equal(cased.body.data.attached_files, [a, a.toUpperCase()]);
+  },
+);
 
 t(
   'a blank cancellation reason is refused (400 not_blank), the reservation left as it was',

@@ -746,7 +746,7 @@ const CLEARABLE = new Set(['custom_message', 'allergies', 'note', 'description']
  * order, and a clearable text with no visible character reads null (src/core/text.ts).
  */
 function echoed(k: string, v: unknown): unknown {
-  if (k === 'tags' && Array.isArray(v)) return distinctInOrder(v);
+  if ((k === 'tags' || k === 'attached_files') && Array.isArray(v)) return distinctInOrder(v);
   if (CLEARABLE.has(k) && typeof v === 'string') return blankAsNull(v);
   return v;
 }

@@ -133,7 +133,8 @@ const detailFields = {
   attached_files: optional(
     arr(str({ min: 1, max: 2048, notBlank: true }), {
       max: 50,
-      description: 'A PATCH replaces the whole list; [] empties it',
+      description:
+        'One of each, in the order first given (a repeat, compared exactly, is dropped). A PATCH replaces the whole list; [] empties it',
     }),
   ),
   discount_id: optional(nullable(str({ min: 1, max: 64 }))),

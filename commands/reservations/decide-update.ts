@@ -174,13 +174,16 @@ export interface Exemptions {
  * A move must not give a reservation what only the privileged creation options give: a booking on
  * a shift that requires approval confirmed without it (bypass_approval, RESERVATIONS_FORCE_CONFIRM),
  * a party the shift asks a deposit of with none (bypass_payments, RESERVATIONS_FORCE_INSERT). A PATCH
- * changes neither status nor payments, so a move that newly brings such a requirement (the seating
- * it leaves, `from`, did not have it; `from` is undefined for a shift since removed) is refused with
- * 422 unless the caller holds that scope: APPROVAL_REQUIRED for a reservation not PENDING moved onto
- * a shift that requires approval; DEPOSIT_REQUIRED when the new shift asks a deposit of the new party
- * and the reservation holds no DEPOSIT row (whatever became of it is the restaurant's business).
- * Guests already there are past both. A requirement the old seating already had was settled on
- * creation (an exemption then is not recorded, so it is kept).
+ * never sets the status nor adds a payment (it only carries a pending deposit along: deposit-follow.ts),
+ * so a move that newly brings such a requirement (the seating it leaves, `from`, did not have it;
+ * `from` is undefined for a shift since removed) is refused with 422 unless the caller holds that
+ * scope: APPROVAL_REQUIRED for a reservation not PENDING moved onto a shift that requires approval;
+ * DEPOSIT_REQUIRED when the new shift asks a deposit of the new party and the reservation holds no
+ * live DEPOSIT row (pending, authorized, paid or refunded: whatever became of it is the restaurant's
+ * business). A voided or failed row is none: a PATCH voids the deposit of a party cut below the
+ * threshold, and growing it again must not shed the deposit that way. Guests already there are past
+ * both. A requirement the old seating already had was settled on creation (an exemption then is not
+ * recorded, so it is kept).
  */
 export function assertNoNewRequirement(
   r: ReservationSnapshot,
@@ -200,7 +203,7 @@ export function assertNoNewRequirement(
     !may.payments &&
     depositApplies(to.deposit, toParty) &&
     !depositApplies(from?.deposit, r.party_size) &&
-    !r.payments.some((p) => p.payment_type === 'DEPOSIT')
+    !r.payments.some((p) => p.payment_type === 'DEPOSIT' && p.status !== 'VOIDED' && p.status !== 'FAILED')
   )
     throw new BusinessRuleError(
       'DEPOSIT_REQUIRED',

@@ -29,7 +29,7 @@ import { ApiError, BusinessRuleError } from '../../src/core/errors';
 import { newId } from '../../src/core/ids';
 import { distinctInOrder } from '../../src/core/text';
 import type { WriteDeps } from '../../src/core/write-deps';
-import { WrongExpectedRevisionError } from '../../src/ports/event-store';
+import { type NewEvent, type RecordedEvent, WrongExpectedRevisionError } from '../../src/ports/event-store';
 import { loadCatalog } from '../catalog/handler';
 import type { Catalog } from '../catalog/types';
 import { confirmMove, dropMove, releaseSeating } from './capacity-handler';
@@ -53,9 +53,10 @@ import {
   type ReservationPatch,
   splitGuestText,
 } from './decide-update';
+import { followDeposit } from './deposit-follow';
 import { assertDiscountApplies } from './discount-rules';
 import { type ReservationSnapshot, type ReservationSource, reservationStream } from './events';
-import { evolveReservation, initialReservation, type ReservationState } from './evolve';
+import { applyToSnapshot, evolveReservation, initialReservation, type ReservationState } from './evolve';
 import { assertExternalIdFree, claimExternalId, releaseExternalId } from './external-id';
 import { loadReservation, settleSeating } from './handler-common';
 import { checkReferences } from './handler-create';
@@ -260,7 +261,12 @@ async function attemptUpdate(
   try {
     if (req.external_id && req.external_id !== r.external_id)
       claimed = (await claimExternalId(deps, restaurant._id, req.external_id, id, meta)).taken;
-    outcome = await appendUpdate(deps, r, customerText.rest, loaded.revision, rmeta, now);
+    // The pending deposit follows the new party and shift, in the same append as the change.
+    const depositRule = (after: ReservationSnapshot) =>
+      catalog.shifts.find((s) => s.id === after.shift_id)?.deposit ?? null;
+    outcome = await appendUpdate(deps, r, customerText.rest, loaded.revision, rmeta, now, (after, at) =>
+      followDeposit(r, after, depositRule(after), restaurant.currency, at),
+    );
   } catch (err) {
     // Refused or overtaken (the update then starts again from the new state): nothing of ours stays.
     // Any other error leaves the outcome unknown; the repair job settles it from the streams.
@@ -483,8 +489,17 @@ async function appendUpdate(
   revision: number | 'no_stream',
   meta: CommandMeta,
   now: Date,
+  /** Events that follow from the change (the deposit), decided on the reservation as it changed. */
+  follow?: (after: ReservationSnapshot, at: string) => NewEvent[],
 ) {
-  const events = decidePatch(r, patch, 'PARTNER', now.toISOString()).map((e) => ({
+  const at = now.toISOString();
+  const decided = decidePatch(r, patch, 'PARTNER', at);
+  if (follow && decided.length > 0) {
+    let changed = r;
+    for (const e of decided) changed = applyToSnapshot(changed, e as RecordedEvent);
+    decided.push(...follow(changed, at));
+  }
+  const events = decided.map((e) => ({
     ...e,
     metadata: { ...meta, ...e.metadata },
   }));

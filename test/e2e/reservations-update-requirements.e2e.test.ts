@@ -1,4 +1,4 @@
-// A PATCH changes neither status nor payments, so a move must not give a reservation what only the
+// A PATCH sets no status and adds no payment, so a move must not give a reservation what only the
 // privileged creation options give (docs/RESERVATIONS.md, "Status and payments after a PATCH"): a
 // partner without RESERVATIONS_FORCE_CONFIRM cannot move a confirmed booking onto a shift that requires
 // approval, nor one without RESERVATIONS_FORCE_INSERT grow a party (or move it) into the shift's deposit
@@ -111,17 +111,17 @@ t('moved onto a shift whose deposit applies to the party: 422 DEPOSIT_REQUIRED',
 });
 
 t('what the reservation already settled is kept: its deposit row, a pending approval', async ({ svc }) => {
-  // Created with the deposit: reduced below the threshold and grown again, it holds its row.
+  // Created with the deposit: a bigger party on the same shift is no new rule (its deposit follows it:
+  // reservations-update-deposit), nor is a later time.
   const big = (await create(svc, { start_at: at('15', '12:00'), party_size: 6 }, PLAIN)).body.data;
   assert.is(big.status, 'PENDING');
   assert.is(big.payments.length, 1);
-  assert.is((await patch(svc, big.id, { party_size: 4 })).status, 200);
-  const again = await patch(svc, big.id, { party_size: 6 });
-  assert.is(again.status, 200, again.text);
-  assert.is(again.body.data.payments.length, 1);
-  // Already deposit-bound on the same shift (the threshold applied before): a later time is no new rule.
+  const grown = await patch(svc, big.id, { party_size: 7 });
+  assert.is(grown.status, 200, grown.text);
+  assert.is(grown.body.data.payments.length, 1);
   const later = await patch(svc, big.id, { start_at: at('15', '13:00') });
   assert.is(later.status, 200, later.text);
+  assert.is(later.body.data.payments[0].status, 'PENDING');
   // A PENDING reservation moved between shifts that require approval still waits for it.
   const pending = (await create(svc, { start_at: at('16', '12:00') }, PLAIN)).body.data;
   const moved = await patch(svc, pending.id, { start_at: at('17', '12:30') });

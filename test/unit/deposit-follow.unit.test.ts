@@ -1,0 +1,158 @@
+// followDeposit (commands/reservations/deposit-follow.ts): what a PATCH's new party and shift do to
+// the deposit, checked as properties over parties, rules, statuses and payment rows.
+import fc from 'fast-check';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { buildReservation, type CreateInput } from '../../commands/reservations/decide-create';
+import { followDeposit } from '../../commands/reservations/deposit-follow';
+import type { Payment, ReservationSnapshot, ReservationStatus } from '../../commands/reservations/events';
+import { applyToSnapshot } from '../../commands/reservations/evolve';
+import { type DepositRule, depositApplies, depositPayment } from '../../commands/reservations/payments';
+import type { RecordedEvent } from '../../src/ports/event-store';
+
+const AT = '2026-06-02T10:00:00.000Z';
+const LATER = '2026-06-02T11:00:00.000Z';
+
+function reservation(partySize: number, shiftId: string, status: ReservationStatus, payments: Payment[]) {
+  const input = {
+    reservationId: 'res_1',
+    restaurantId: 'rest_1',
+    externalId: null,
+    seating: {
+      service_date: '2026-06-03',
+      shift_id: shiftId,
+      room_id: null,
+      table_ids: ['t'],
+      start_at: '2026-06-03T12:00:00+02:00',
+      end_at: '2026-06-03T13:30:00+02:00',
+      duration_minutes: 90,
+      party_size: partySize,
+    },
+    source: 'WEBSITE',
+    customerId: null,
+    currency: 'EUR',
+    requiresApproval: false,
+    deposit: null,
+    initialStatus: null,
+    bypassApproval: false,
+    bypassPayments: false,
+    forceInserted: false,
+    sendClientNotifications: true,
+    sendPaymentLink: true,
+    totalAmountPaid: 0,
+    customMessage: null,
+    allergies: null,
+    metadata: {},
+    tags: [],
+    attachedFiles: [],
+    discountId: null,
+    prescriberId: null,
+    isTableDefinitive: false,
+    sendFollowupEmail: false,
+  } as CreateInput;
+  return { ...buildReservation(input, AT), status, payments } as ReservationSnapshot;
+}
+
+const apply = (r: ReservationSnapshot, events: ReturnType<typeof followDeposit>) =>
+  events.reduce((s, e) => applyToSnapshot(s, e as RecordedEvent), r);
+
+const rule = fc.record({
+  amount_per_cover: fc.integer({ min: 0, max: 5000 }),
+  min_party_size: fc.integer({ min: 1, max: 12 }),
+  payment_mode: fc.constantFrom('SOFT_PREAUTH', 'CHARGE'),
+});
+const status = fc.constantFrom<ReservationStatus>(
+  'PENDING',
+  'PENDING_PAYMENT',
+  'CONFIRMED',
+  'CONFIRMED_PENDING_PAYMENT',
+  'SEATED',
+  'DONE',
+  'NO_SHOW',
+  'CANCELED_BY_RESTAURANT',
+);
+const rowStatus = fc.constantFrom('PENDING', 'PAID', 'AUTHORIZED', 'VOIDED', 'FAILED', 'REFUNDED');
+
+const world = fc.record({
+  fromParty: fc.integer({ min: 1, max: 20 }),
+  toParty: fc.integer({ min: 1, max: 20 }),
+  sameShift: fc.boolean(),
+  fromRule: rule,
+  toRule: fc.option(rule, { nil: null }),
+  status,
+  rows: fc.array(fc.record({ status: rowStatus, perCover: fc.boolean() }), { maxLength: 3 }),
+});
+
+type World = typeof world extends fc.Arbitrary<infer W> ? W : never;
+
+function build(w: World) {
+  const payments = w.rows.map((row, i) => {
+    const p = depositPayment(`pay_${i}`, w.fromRule as DepositRule, w.fromParty, 'EUR', AT);
+    const lump = row.perCover ? {} : { quantity: 1, unit_price: 777, amount: 777 };
+    return { ...p, ...lump, status: row.status } as Payment;
+  });
+  const before = reservation(w.fromParty, 'shift_a', w.status, payments);
+  const after = { ...before, party_size: w.toParty, shift_id: w.sameShift ? 'shift_a' : 'shift_b' };
+  return { before, after, events: followDeposit(before, after, w.toRule, 'EUR', LATER) };
+}
+
+test('money paid, authorized or refunded is never touched, nor total_amount_paid', () => {
+  fc.assert(
+    fc.property(world, (w) => {
+      const { before, after, events } = build(w);
+      const result = apply(after, events);
+      assert.is(result.total_amount_paid, before.total_amount_paid);
+      for (const p of before.payments.filter((x) => x.status !== 'PENDING'))
+        assert.equal(
+          result.payments.find((x) => x.id === p.id),
+          p,
+        );
+      assert.is(result.payments.length, before.payments.length);
+    }),
+  );
+});
+
+test('a deposit the new seating does not ask leaves nothing pending; status only ever confirmed', () => {
+  fc.assert(
+    fc.property(world, (w) => {
+      const { after, events } = build(w);
+      const result = apply(after, events);
+      const toCome = ['PENDING', 'PENDING_PAYMENT', 'CONFIRMED', 'CONFIRMED_PENDING_PAYMENT'].includes(
+        w.status,
+      );
+      const changed = w.fromParty !== w.toParty || !w.sameShift;
+      if (toCome && changed && !depositApplies(w.toRule, w.toParty))
+        assert.not.ok(result.payments.some((p) => p.status === 'PENDING'));
+      if (result.status !== after.status) {
+        assert.is(result.status, 'CONFIRMED');
+        assert.ok(['PENDING_PAYMENT', 'CONFIRMED_PENDING_PAYMENT'].includes(after.status));
+      }
+      if (!toCome || !changed) assert.equal(events, []);
+    }),
+  );
+});
+
+test('one pending per-cover deposit still asked: the new party at the unit price that applies', () => {
+  fc.assert(
+    fc.property(world, (w) => {
+      const { before, after, events } = build(w);
+      const pending = before.payments.filter((p) => p.status === 'PENDING');
+      const toCome = ['PENDING', 'PENDING_PAYMENT', 'CONFIRMED', 'CONFIRMED_PENDING_PAYMENT'].includes(
+        w.status,
+      );
+      const changed = w.fromParty !== w.toParty || !w.sameShift;
+      fc.pre(toCome && changed && depositApplies(w.toRule, w.toParty) && pending.length === 1);
+      const row = pending[0] as Payment;
+      const result = apply(after, events).payments.find((p) => p.id === row.id) as Payment;
+      const perCover = row.quantity === w.fromParty && row.unit_price * row.quantity === row.amount;
+      if (!perCover) return assert.equal(result, row);
+      const unit = w.sameShift ? row.unit_price : (w.toRule as DepositRule).amount_per_cover;
+      assert.is(result.status, 'PENDING');
+      assert.is(result.quantity, w.toParty);
+      assert.is(result.amount, unit * w.toParty);
+      assert.is(apply(after, events).status, after.status);
+    }),
+  );
+});
+
+test.run();

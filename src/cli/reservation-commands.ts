@@ -10,6 +10,10 @@ import {
   setPosLock,
 } from '../../commands/reservations/handler-records';
 import { changeStatus } from '../../commands/reservations/handler-status';
+import {
+  type BackfillOutcome,
+  backfillNightSeatings,
+} from '../../commands/reservations/night-seatings-backfill';
 import { PAYMENT_STATUSES, type PaymentStatus } from '../../commands/reservations/payments';
 import { ARRIVAL_LEAD_MINUTES } from '../../commands/reservations/status-timing';
 import { loadRestaurant } from '../../commands/restaurants/handler';
@@ -22,6 +26,16 @@ import {
   reservationJobSettings,
 } from '../jobs/reservation-jobs';
 import { type CliContext, CliUsageError, optionalFlag, registerCliCommand, requireFlag } from './registry';
+import { restaurantFlag } from './restaurant-flag';
+
+const NIGHT_OUTCOMES: Record<BackfillOutcome, string> = {
+  ALREADY_KNOWN:
+    'already known: tracked since its creation, or a seating past midnight recorded; nothing written',
+  TRACKED:
+    'tracked: no seating ever crossed midnight; bookings read no neighbouring day until one does (API processes started from now on)',
+  CROSSED:
+    'crossed: a seating crossed midnight or the time zone changed; recorded, bookings keep reading the neighbouring days',
+};
 
 const meta = operatorMeta('cli');
 
@@ -185,6 +199,24 @@ export function registerReservationCommands(): void {
       const state = await loadReservation(ctx.rt, requireFlag(ctx, 'id'));
       if (!state.r) throw new CliUsageError('no such reservation');
       ctx.out(JSON.stringify(state.r, null, 2));
+    },
+  });
+
+  registerCliCommand({
+    name: 'reservations track-night-seatings',
+    summary:
+      'Start tracking seatings past midnight for a restaurant created before the tracking existed (reads its whole history once)',
+    usage: '--restaurant rest_x',
+    flags: ['restaurant'],
+    async run(ctx) {
+      const restaurantId = await restaurantFlag(ctx);
+      const outcome = await backfillNightSeatings(
+        ctx.rt.events,
+        restaurantId,
+        operatorMeta('night-seatings-backfill'),
+        ctx.rt.clock.now().toISOString(),
+      );
+      ctx.out(NIGHT_OUTCOMES[outcome]);
     },
   });
 

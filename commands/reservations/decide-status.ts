@@ -2,6 +2,7 @@
 // operations (staff dashboard, POS) and the automatic ones (finished, no-show). Pure.
 import { BusinessRuleError, conflict, notFound } from '../../src/core/errors';
 import type { NewEvent } from '../../src/ports/event-store';
+import { closesBooking, voidPendingPayments } from './closed-payments';
 import type { ActorKind, ReservationSnapshot, ReservationStatus } from './events';
 import { CANCELED_STATUSES, type ReservationState, SEATED_STATUSES } from './evolve';
 import { hasOutstandingPayment } from './payments';
@@ -100,7 +101,7 @@ export function decidePartnerCancel(r: ReservationSnapshot, reason: string | nul
     throw conflict('The point of sale has locked this reservation: it cannot be canceled through the API', {
       locked_fields: ['status'],
     });
-  return [statusEvent(r, 'CANCELED_BY_RESTAURANT', reason, 'PARTNER', at)];
+  return [statusEvent(r, 'CANCELED_BY_RESTAURANT', reason, 'PARTNER', at), ...voidPendingPayments(r, at)];
 }
 
 /**
@@ -114,7 +115,7 @@ export function decideStatusOperation(r: ReservationSnapshot, op: StatusOperatio
   if (r.status === to) return [];
   if (op.kind === 'cancel_by_staff') {
     if (CANCELED_STATUSES.includes(r.status)) return [];
-    return [statusEvent(r, to, op.reason, 'STAFF', at)];
+    return [statusEvent(r, to, op.reason, 'STAFF', at), ...voidPendingPayments(r, at)];
   }
   if (!FROM[op.kind].includes(r.status))
     throw new BusinessRuleError(
@@ -131,7 +132,7 @@ export function decideStatusOperation(r: ReservationSnapshot, op: StatusOperatio
       : op.kind === 'cancel_by_customer'
         ? 'CUSTOMER'
         : 'STAFF';
-  return [statusEvent(r, to, reason, actor, at)];
+  return [statusEvent(r, to, reason, actor, at), ...(closesBooking(to) ? voidPendingPayments(r, at) : [])];
 }
 
 /** What the operation says about the guests (status-timing.ts); approvals and cancellations: nothing. */

@@ -1,6 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { setPosLock } from '../../commands/reservations/handler-records';
+import { recordPayment, setPosLock } from '../../commands/reservations/handler-records';
+import { changeStatus } from '../../commands/reservations/handler-status';
 import { operatorMeta } from '../../src/core/command-meta';
 import { OpenApiChecker } from '../helpers/openapi';
 import { create, type ReservationService, startReservationService, TOKENS } from '../helpers/reservations';
@@ -82,6 +83,60 @@ t('the body is required JSON: {} is enough, nothing or another type is refused',
   assert.is(ok.status, 200);
   assert.is(ok.body.data.cancellation_reason, null);
 });
+
+t(
+  'a canceled or rejected reservation owes nothing: its pending deposit is voided, money paid is kept',
+  async ({ svc, openapi }) => {
+    // Brunch: a deposit of 1000 per cover, no approval.
+    const r = (await create(svc, { start_at: at('16', '10:00'), party_size: 2 })).body.data;
+    assert.is(r.payment_summary.pending_amount, 2000);
+    const res = await cancel(svc, r.id, {});
+    assert.is(res.status, 200, res.text);
+    openapi.check('POST', PATH, res);
+    const d = res.body.data;
+    assert.is(d.status, 'CANCELED_BY_RESTAURANT');
+    assert.is(d.payments[0].status, 'VOIDED');
+    assert.is(d.payments[0].voided_at, d.updated_at);
+    assert.is(d.payment_summary.pending_amount, 0);
+    assert.is(d.payment_summary.total_amount, 0);
+    // The history says so, after the cancellation.
+    const history = await svc.api('GET', `/reservations/${r.id}/history`, { token: TOKENS.full });
+    assert.equal(
+      history.body.data.map((e: { action: string }) => e.action),
+      ['CREATED', 'STATUS_CHANGED', 'PAYMENT_RECORDED'],
+    );
+    // A repeat writes nothing more.
+    const again = await cancel(svc, r.id, {});
+    assert.is(again.body.data.updated_at, d.updated_at);
+    // Paid money is the restaurant's to refund: kept as paid.
+    const paid = (await create(svc, { start_at: at('16', '10:30'), party_size: 2 })).body.data;
+    await svc.rt.settle(
+      (
+        await recordPayment(
+          svc.rt,
+          null,
+          paid.id,
+          { paymentId: paid.payments[0].id, status: 'PAID' },
+          'EUR',
+          operatorMeta('staff'),
+        )
+      ).position,
+    );
+    const kept = (await cancel(svc, paid.id, {})).body.data;
+    assert.is(kept.payments[0].status, 'PAID');
+    assert.is(kept.total_amount_paid, 2000);
+    // Lunch needs approval and asks 1500 per cover from 6: rejected by staff, nothing owed either.
+    const big = (await create(svc, { start_at: at('17', '12:00'), party_size: 6 })).body.data;
+    assert.is(big.status, 'PENDING');
+    await svc.rt.settle(
+      (await changeStatus(svc.rt, null, big.id, { kind: 'reject', reason: null }, operatorMeta('staff')))
+        .position,
+    );
+    const rejected = (await svc.api('GET', `/reservations/${big.id}`, { token: TOKENS.full })).body.data;
+    assert.is(rejected.status, 'REJECTED');
+    assert.is(rejected.payments[0].status, 'VOIDED');
+  },
+);
 
 t('a POS lock on the status answers 409 with details.locked_fields', async ({ svc, openapi }) => {
   const r = (await create(svc, { start_at: at('17', '20:00') })).body.data;

@@ -1,8 +1,8 @@
 // GET /reservations/{id}/history: a reservation's events as its partner may see them. Actors are
 // told relative to the caller (src/audit/actors.ts): never another partner's identity, and request
 // ids only of the caller's own requests. Contact fields only with RESERVATIONS_READ_SENSITIVE.
-import { type ReservationStatus, reservationStream } from '../commands/reservations/events';
-import { CANCELED_STATUSES } from '../commands/reservations/evolve';
+import { type Payment, type ReservationStatus, reservationStream } from '../commands/reservations/events';
+import { CANCELED_STATUSES, evolveReservation, initialReservation } from '../commands/reservations/evolve';
 import { API_KEYS, type ApiKeyDoc } from '../projections/api-keys';
 import { auditorActor, PARTNER_ACTOR_LABELS, type PartnerActorType, partnerActor } from '../src/audit/actors';
 import { changesOf, changesWithoutContact, type FieldChange } from '../src/audit/changes';
@@ -58,7 +58,13 @@ export async function reservationHistory(
       ACTIONS[e.type] !== undefined && (e.data as { restaurant_id?: unknown }).restaurant_id === restaurantId,
   );
   const own = await ownCredentials(docs, caller.credential, stream);
-  const items = stream.map((e) => item(e, id, own, caller.sensitive));
+  // The payment rows before and after each event: a recorded payment is told as a change of `payments`.
+  let state = initialReservation;
+  const items = stream.map((e) => {
+    const before = state.r?.payments ?? [];
+    state = evolveReservation(state, e);
+    return item(e, id, own, caller.sensitive, { before, after: state.r?.payments ?? [] });
+  });
   return withoutDraftCustomers(docs, restaurantId, items);
 }
 
@@ -122,12 +128,23 @@ async function ownCredentials(
 }
 
 /**
+ * A recorded payment's event holds the row (`payment`); the reservation shows `payments`, so the
+ * history tells the list before and after.
  * A status change's event says `reason`; the reservation calls what a cancellation or rejection sets
  * `cancellation_reason`, and the history names fields as the reservation does (its last `to` is the
  * value the reservation shows). Other status changes carry no reason (always null, changing no field):
  * left out.
  */
-function asReservationFields(e: RecordedEvent, changes: FieldChange[]): FieldChange[] {
+function asReservationFields(
+  e: RecordedEvent,
+  changes: FieldChange[],
+  payments: { before: Payment[]; after: Payment[] },
+): FieldChange[] {
+  // The event names the one row it records (`payment`); the reservation shows the list.
+  if (e.type === 'ReservationPaymentRecorded')
+    return changes.map((c) =>
+      c.field === 'payment' ? { field: 'payments', from: payments.before, to: payments.after } : c,
+    );
   if (e.type !== 'ReservationStatusChanged') return changes;
   const to = (e.data as { to: ReservationStatus }).to;
   const setsReason = CANCELED_STATUSES.includes(to) || to === 'REJECTED';
@@ -138,13 +155,20 @@ function asReservationFields(e: RecordedEvent, changes: FieldChange[]): FieldCha
   });
 }
 
-function item(e: RecordedEvent, id: string, own: string[], sensitive: boolean): HistoryItem {
+function item(
+  e: RecordedEvent,
+  id: string,
+  own: string[],
+  sensitive: boolean,
+  payments: { before: Payment[]; after: Payment[] },
+): HistoryItem {
   const type = partnerActor(e.metadata.actor, own);
   const all = asReservationFields(
     e,
     changesOf(e as { type: string; data: Record<string, unknown> }, id).filter(
       (c) => !HIDDEN_FIELDS.has(c.field),
     ),
+    payments,
   );
   return {
     revision: e.revision,

@@ -105,6 +105,10 @@ t(
       history.body.data.map((e: { action: string }) => e.action),
       ['CREATED', 'STATUS_CHANGED', 'PAYMENT_RECORDED'],
     );
+    // Told as the reservation's own field: its last `to` is what the reservation shows.
+    const recorded = history.body.data[2].changes.find((c: { field: string }) => c.field === 'payments');
+    assert.equal(recorded?.from, r.payments);
+    assert.equal(recorded?.to, d.payments);
     // A repeat writes nothing more.
     const again = await cancel(svc, r.id, {});
     assert.is(again.body.data.updated_at, d.updated_at);

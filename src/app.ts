@@ -8,7 +8,7 @@ import type { Config } from './config';
 import { operatorMeta } from './core/command-meta';
 import { ApiError } from './core/errors';
 import { stopImports } from './customer-import/engine';
-import { type DemoInfo, ensureDemo } from './demo';
+import { type DemoInfo, demoBelongsHere, ensureDemo } from './demo';
 import { clientErrorHandler } from './http/client-error';
 import { allRoutes } from './http/routes/index';
 import { createApp, type Lifecycle, newLifecycle } from './http/server';
@@ -89,7 +89,7 @@ export async function startService(
       );
       await rt.settle(report.position);
       notes.push(`bootstrap ${config.bootstrapFile}: ${report.appended} event(s) appended`, ...report.notes);
-    } else if (options.demo !== false && config.roles.has('api')) {
+    } else if (options.demo !== false && config.roles.has('api') && (await demoBelongsHere(rt))) {
       // Scaled out the key is not made here: it would be printed into container logs. The CLI makes one.
       demo = await ensureDemo(rt, { withKey: config.store === 'embedded' });
     }

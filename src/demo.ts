@@ -4,6 +4,7 @@ import { apiKeyStream } from '../commands/credentials/events';
 import { createApiKey } from '../commands/credentials/handler';
 import { createRestaurant, loadRestaurant } from '../commands/restaurants/handler';
 import { listKeys } from '../queries/api-keys';
+import { listRestaurants } from '../queries/restaurants';
 import { operatorMeta } from './core/command-meta';
 import { ApiError } from './core/errors';
 import { SCOPES } from './core/scopes';
@@ -90,6 +91,17 @@ const isConflict = (err: unknown) =>
  * race finds the restaurant or key there and goes on. The plain key is returned only to the start that
  * created it.
  */
+/**
+ * Whether a start without a bootstrap file makes (or heals) the demo: on a first start (the log holds
+ * no restaurant), or when the demo restaurant is already there. A log holding restaurants of its own
+ * (a server bootstrapped once, then started without BOOTSTRAP_FILE) never gains a demo restaurant, a
+ * key holding every scope printed to stdout, and a month of made-up activity in its log.
+ */
+export async function demoBelongsHere(rt: Runtime): Promise<boolean> {
+  if ((await loadRestaurant(rt, DEMO_RESTAURANT)).exists) return true;
+  return (await listRestaurants(rt.docs)).every((r) => r._id === DEMO_RESTAURANT);
+}
+
 export async function ensureDemo(rt: Runtime, options: { withKey: boolean }): Promise<DemoInfo> {
   const meta = operatorMeta('demo');
   let position: bigint | null = null;

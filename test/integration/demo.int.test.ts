@@ -1,5 +1,5 @@
 // The demo restaurant and key made at a start without a bootstrap file: never lost, never twice.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -227,6 +227,74 @@ test("the demo's past month reads as a partner sees it: each reservation's shift
     );
   } finally {
     await svc.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('a start without BOOTSTRAP_FILE on a log that already holds restaurants (a later start): no demo restaurant, no key', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'couvert-demo-'));
+  const file = join(dataDir, '..', `${dataDir.split('/').pop()}-bootstrap.json`);
+  writeFileSync(
+    file,
+    JSON.stringify({
+      restaurants: [
+        {
+          id: 'rest_prod',
+          name: 'Production',
+          slug: 'production',
+          country_code: 'FR',
+          timezone: 'Europe/Paris',
+          currency: 'EUR',
+        },
+      ],
+    }),
+  );
+  try {
+    const first = await startService(
+      loadConfig({ PORT: '0', DATA_DIR: dataDir, BOOTSTRAP_FILE: file, LOG_LEVEL: 'silent' }),
+      { logger: createLogger('silent') },
+    );
+    await first.stop();
+    const later = await startService(loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent' }), {
+      logger: createLogger('silent'),
+    });
+    try {
+      assert.is(later.demo, null, 'no demo on a log that holds a restaurant of its own');
+      const streams = await later.rt.events.readStream(`restaurant-${DEMO_RESTAURANT}`);
+      assert.is(streams.length, 0, 'nothing of the demo is written');
+      assert.is(
+        (await later.rt.events.readStream(apiKeyStream(DEMO_KEY))).length,
+        0,
+        'no key with every scope',
+      );
+    } finally {
+      await later.stop();
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(file, { force: true });
+  }
+});
+
+test('a start without BOOTSTRAP_FILE on a log holding the demo and restaurants made since: the demo is healed as before', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'couvert-demo-'));
+  try {
+    const first = await startService(loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent' }), {
+      logger: createLogger('silent'),
+    });
+    assert.match(first.demo?.token ?? '', /^couvert_pk_/);
+    await createRestaurant(first.rt, 'rest_other', restaurantProfile('other'), operatorMeta());
+    await first.stop();
+    const later = await startService(loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent' }), {
+      logger: createLogger('silent'),
+    });
+    try {
+      assert.is(later.demo?.restaurantId, DEMO_RESTAURANT, 'the demo restaurant is still announced');
+      assert.is(later.demo?.token, null, 'its key is not made again');
+    } finally {
+      await later.stop();
+    }
+  } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }
 });

@@ -680,7 +680,8 @@ export function registerAuditCommands(): void {
     switches: ['pending'],
     summary:
       'Right to erasure: delete a customer and destroy its key (its personal data becomes unreadable everywhere, the log included)',
-    usage: '--customer <id> [--reason text] | --pending (finish erasures a crash interrupted)',
+    usage:
+      "--customer <id> [--reason text (sealed with the customer's key: unreadable once erased, so keep a ticket reference elsewhere)] | --pending (finish erasures a crash interrupted)",
     run: erase,
   });
   registerCliCommand({

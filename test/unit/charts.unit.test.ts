@@ -310,4 +310,51 @@ test('the webhook table accounts for every delivery: delivered, failed, pending 
   assert.is(at('Delivered') + at('Failed') + at('Pending') + at('Canceled'), 28, 'the columns add up');
 });
 
+test('the no-show summary counts reservations, as the rate does, never guests (party sizes differ)', () => {
+  // One no-show of 8 and one honoured couple: 50 % of the reservations, but 8 of 10 guests. The
+  // summary said "50 % of the guests expected did not come".
+  const day = (date: string, no_show: number, honoured: number) => ({
+    date,
+    covers: {
+      pending: 0,
+      confirmed: 0,
+      honoured: honoured * 2,
+      no_show: no_show * 8,
+      canceled: 0,
+      rejected: 0,
+    },
+    reservations: no_show + honoured,
+    no_show,
+    honoured,
+    no_show_rate: no_show + honoured ? no_show / (no_show + honoured) : null,
+  });
+  const insights: Insights = {
+    from: '2026-06-01',
+    to: '2026-06-02',
+    days: [day('2026-06-01', 1, 0), day('2026-06-02', 0, 1)],
+    reservations: 2,
+    covers: 10,
+    no_show_rate: 0.5,
+    sources: [],
+    lead_time: { histogram: {}, count: 0, median: null, p90: null, median_open: false, p90_open: false },
+    guests: { new: 0, returning: 0, unknown: 2 },
+    endpoints: [],
+    missed_calls: emptyMissedCallDay({ restaurant_id: 'r', date: '2026-06-01..2026-06-02' }),
+    missed_call_days: 0,
+  };
+  const page = insightsPage(
+    {
+      restaurants: [{ id: 'r', name: 'R' }],
+      restaurant: { id: 'r', name: 'R', timezone: 'Europe/Paris' },
+      account: { email: 'm@x.test', csrf: 'c' },
+    },
+    { insights, period: 7 },
+  );
+  assert.not.match(page, 'guests expected');
+  assert.match(
+    page,
+    '<strong>50%</strong> of the reservations that came to pass were no-shows (1 no-show out of 2).',
+  );
+});
+
 test.run();

@@ -187,9 +187,10 @@ function noShowCard(ins: Insights): Html {
   const summary =
     ins.no_show_rate === null
       ? 'No reservation of this period has come to pass yet.'
-      : html`<strong>${percent(ins.no_show_rate)}</strong> of the guests expected did not come (${plural(noShows, 'no-show')} out of ${
+      : // The rate counts reservations (docs/analytics.md), not guests: a no-show of 8 weighs as a couple.
+        html`<strong>${percent(ins.no_show_rate)}</strong> of the reservations that came to pass were no-shows (${plural(noShows, 'no-show')} out of ${
           noShows + ins.days.reduce((s, d) => s + d.honoured, 0)
-        } reservations that came to pass).`;
+        }).`;
   return card(
     'noshow',
     'No-show rate',

@@ -22,6 +22,7 @@ import type { KeyStore } from './ports/key-store';
 import { upgradeLegacyLog } from './privacy/legacy';
 import { SealingEventStore } from './privacy/sealing-event-store';
 import type { Projection } from './projection/projection';
+import { namedReplayFailure } from './projection/replay-failure';
 import { ProjectionRunner, type RunnerOptions } from './projection/runner';
 import { AliasedDocumentStore, ProjectionVersions } from './projection/versions';
 import { checkSecretsKeyFile, lazySecrets, loadSecretBox, type Secrets } from './secrets';
@@ -238,7 +239,10 @@ async function openRuntime(
   const embedded = config.store === 'embedded';
   // Without projections (the CLI's commands that read only the log) there is no one to catch up
   // for: reading the whole log for nothing cost `audit export` ~10 s of CPU on a 1M-event log.
-  if (embedded && prepared.length > 0) await projections.catchUp();
+  if (embedded && prepared.length > 0)
+    await projections.catchUp().catch((err: unknown) => {
+      throw namedReplayFailure(projections, err);
+    });
 
   const settled = Promise.resolve();
   const noop = () => undefined;

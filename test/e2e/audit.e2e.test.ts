@@ -594,4 +594,40 @@ t(
   },
 );
 
+t(
+  'an edit into valid JSON a projection cannot apply: the replay at start names the event, verify --no-read-models still reports it',
+  async () => {
+    const own = await startReservationService();
+    try {
+      const made = await create(own, { start_at: '2026-06-03T19:00:00+02:00' });
+      assert.is(made.status, 201, made.text);
+      const id = made.body.data.id as string;
+      const db = new Database(join(own.dataDir, 'events.sqlite'));
+      const { position } = db
+        .prepare(
+          `UPDATE events SET data = json_set(data, '$.reservation', 1) WHERE stream = ? AND revision = 0 RETURNING position`,
+        )
+        .get(`reservation-${id}`) as { position: number };
+      db.close();
+      // Before, the CLI (and the server) stopped on the projection's bare "Invalid time value": an
+      // auditor could not tell which event, nor that the log had been edited.
+      const run = await cliProcess(own, ['audit', 'verify', '--no-progress']);
+      assert.is(run.code, 1, run.stderr);
+      assert.match(
+        run.stderr,
+        `could not apply the event at position ${position} (reservation-${id} revision 0, ReservationCreated)`,
+      );
+      assert.match(run.stderr, 'audit verify --no-read-models');
+      const chain = await cliProcess(own, ['audit', 'verify', '--no-progress', '--no-read-models']);
+      assert.is(chain.code, 1, chain.stderr);
+      assert.ok(
+        chain.stdout.includes(`hash_mismatch: reservation-${id} revision 0 (position ${position})`),
+        chain.stdout + chain.stderr,
+      );
+    } finally {
+      await own.close();
+    }
+  },
+);
+
 t.run();

@@ -353,7 +353,7 @@ test('the no-show summary counts reservations, as the rate does, never guests (p
   assert.not.match(page, 'guests expected');
   assert.match(
     page,
-    '<strong>50%</strong> of the reservations that came to pass were no-shows (1 no-show out of 2).',
+    '<strong>50%</strong> of the reservations whose guests were due (honoured or no-show) were no-shows (1 no-show out of 2).',
   );
 });
 

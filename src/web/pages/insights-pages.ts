@@ -188,7 +188,7 @@ function noShowCard(ins: Insights): Html {
     ins.no_show_rate === null
       ? 'No reservation of this period has come to pass yet.'
       : // The rate counts reservations (docs/analytics.md), not guests: a no-show of 8 weighs as a couple.
-        html`<strong>${percent(ins.no_show_rate)}</strong> of the reservations that came to pass were no-shows (${plural(noShows, 'no-show')} out of ${
+        html`<strong>${percent(ins.no_show_rate)}</strong> of the reservations whose guests were due (honoured or no-show) were no-shows (${plural(noShows, 'no-show')} out of ${
           noShows + ins.days.reduce((s, d) => s + d.honoured, 0)
         }).`;
   return card(
@@ -200,7 +200,7 @@ function noShowCard(ins: Insights): Html {
       : rateColumns({
           id: 'noshow-chart',
           title: 'No-show rate per day',
-          desc: 'Columns, one per day: no-shows among the reservations that came to pass (honoured or no-show). Days without any are left empty.',
+          desc: 'Columns, one per day: no-shows among the reservations whose guests were due (honoured or no-show). Days without any are left empty.',
           labels: ins.days.map((d) => shortDate(d.date)),
           values: ins.days.map((d) => d.no_show_rate),
         }),

@@ -12,7 +12,10 @@
 // client addresses (TRUST_PROXY, X-Forwarded-For) and with unknown tokens, and a CLI command now and then.
 //
 // Run alone: npm run bench:soak (SOAK_MINUTES=9, SOAK_RATE=60 req/s, SOAK_SAMPLE_S=30, SOAK_PORT=0,
-// SOAK_DATA_DIR: a new temporary directory, kept with server.log and soak-probe.jsonl when given).
+// SOAK_DATA_DIR: a new temporary directory, kept with server.log and soak-probe.jsonl when given;
+// SOAK_NICE: the server's threads run at this nice value, a machine busier than this one for it alone;
+// SOAK_CPU_PROF=1: a CPU profile of the whole run; SOAK_STALL_MS, SOAK_STALL_PROFILE_MAX_MS: the
+// watchdog's, bench/soak-probe.mjs).
 import { execFile } from 'node:child_process';
 import {
   copyFileSync,
@@ -26,7 +29,7 @@ import {
 } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { authorizeQuery, Browser, basic, consent, PASSWORD, pkce } from '../test/helpers/oauth';
@@ -213,13 +216,20 @@ interface Probe {
   resources: Record<string, number>;
 }
 
-function lastProbe(file: string): Probe | null {
+function probeLines(file: string): Record<string, unknown>[] {
   try {
-    const lines = readFileSync(file, 'utf8').trim().split('\n');
-    return JSON.parse(lines.at(-1) as string) as Probe;
+    return readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
   } catch {
-    return null;
+    return [];
   }
+}
+
+/** The last sample: the watchdog's `stall` and `stallProfile` lines, among them, are not samples. */
+function lastProbe(file: string): Probe | null {
+  return (probeLines(file).findLast((l) => 'heapUsed' in l) as Probe | undefined) ?? null;
 }
 
 function fds(pid: number): { fds: number; sockets: number } {
@@ -289,6 +299,12 @@ export async function soak(): Promise<void> {
     ],
   );
   const pid = server.child.pid as number;
+  // Nice is a thread's on Linux: each thread the server has by now (the main one, the log's writer,
+  // the watchdog's), so that its loop gets the CPU share it had on the overloaded machine of the
+  // 34 s stalls (~10 % of a core at load average ~20 on 2 cores) without loading the machine more.
+  if (process.env.SOAK_NICE)
+    for (const tid of readdirSync(`/proc/${pid}/task`))
+      setPriority(Number(tid), Number(process.env.SOAK_NICE));
   const base = server.url;
   const api = `${base}/api/partner/v1`;
   const statuses = new Map<string, Map<number, number>>();
@@ -704,6 +720,19 @@ export async function soak(): Promise<void> {
     console.table(slow.sort((a, b) => b.ms - a.ms).slice(0, 15));
   }
   console.log('webhook receivers:', hooks.arrived, ' WhatsApp answers:', wa.answers);
+  // The watchdog's records of the loop standing still (bench/soak-probe.mjs): each stall's longest
+  // line, and what its profile says the main thread ran.
+  const watchdog = probeLines(probeFile);
+  const stalls = new Map<number, Record<string, unknown>>();
+  for (const l of watchdog) {
+    const s = l.stall as { since: number } | undefined;
+    if (s) stalls.set(s.since, s);
+  }
+  if (stalls.size) {
+    console.log(`${stalls.size} stall(s) of the event loop (${probeFile}):`);
+    for (const s of stalls.values()) console.log(JSON.stringify(s));
+    for (const l of watchdog) if (l.stallProfile) console.log(JSON.stringify(l.stallProfile, null, 1));
+  } else console.log("no stall of the event loop past the watchdog's threshold");
   copyFileSync(join(dataDir, 'server.log'), join(dataDir, 'server-soak.log'));
   // The same data read by a fresh process: the heap the read models need for it. What the soaked
   // process held live beyond that was kept by the load, not by the data.

@@ -142,7 +142,13 @@ export async function runJobInThread(
           const before = caughtUp;
           behind++;
           caughtUp = before.then(async () => {
+            // Each in a turn of its own, not in this message's: begun here, the hand-over and the
+            // catch-up's first slice ran in the poll phase beside the requests polled with the message,
+            // and a longer catch-up's next slice in the same iteration's check phase (setImmediate runs
+            // right after the poll, no I/O between): two slices in one hold of the API's event loop.
+            await yieldToLoop();
             await events.rememberPlains(plains);
+            await yieldToLoop();
             await deps.settle(position);
           });
           const step = caughtUp.finally(() => {

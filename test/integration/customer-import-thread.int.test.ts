@@ -147,6 +147,63 @@ t(
   },
 );
 
+t(
+  'a retired slice is taken in over turns of its own: its plaintexts remembered, then its catch-up begun in a later turn',
+  async () => {
+    // The loop's turns, counted once each in the check phase. A catch-up begun in the turn that
+    // remembered the plaintexts (itself the turn the thread's message arrived in, among the requests
+    // polled with it) ran its first slice there, and its next slice in the same turn's check phase:
+    // two slices and the hand-over in one hold of the API's event loop.
+    let turn = 0;
+    let ticking = true;
+    const tick = () => {
+      turn++;
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const seen: ['remember' | 'settle', number][] = [];
+    const { w, deps, close } = await importWorld(async (_position, world) => {
+      seen.push(['settle', turn]);
+      await world.settle();
+    });
+    const events = deps.events as SealingEventStore;
+    const remember = events.rememberPlains.bind(events);
+    events.rememberPlains = async (entries) => {
+      if (entries.length > 0) seen.push(['remember', turn]);
+      return remember(entries);
+    };
+    try {
+      const before = importThreadsStarted();
+      const prepared = await prepareImport(deps, 'rest_a', FILE);
+      const state = await importCustomers(deps, prepared, {
+        onMatch: 'update',
+        fileName: 'f.csv',
+        meta: operatorMeta('test'),
+        jobId: 'imp_turns',
+        thread: true,
+      });
+      assert.is(importThreadsStarted() - before, 1, 'the job ran in a thread');
+      assert.is(state.status, 'finished');
+    } finally {
+      ticking = false;
+      await w.settle();
+      await close();
+    }
+    const retired = seen.flatMap(([kind, at], i) => {
+      if (kind !== 'remember') return [];
+      const next = seen.slice(i + 1).find(([k]) => k === 'settle');
+      return next === undefined ? [] : [[at, next[1]] as const];
+    });
+    assert.ok(retired.length > 1, `slices retired with plaintexts (${retired.length})`);
+    const sameTurn = retired.filter(([remembered, settled]) => settled <= remembered);
+    assert.is(
+      sameTurn.length,
+      0,
+      `catch-ups begun in their plaintexts' turn: ${sameTurn.length} of ${retired.length}`,
+    );
+  },
+);
+
 t('a hand-over of plaintexts after the customer was erased keeps the customer erased', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'couvert-handover-'));
   const open = () => {

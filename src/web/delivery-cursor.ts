@@ -6,7 +6,10 @@
 export const deliveryCursor = (d: { created_at: string; _id: string }): string => `${d.created_at}|${d._id}`;
 
 const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,3})?Z$/;
-const DELIVERY_ID = /^whd_[A-Za-z0-9]{1,60}$/;
+// Any delivery id the service writes: newId's and the publisher's (lowercase letters and digits) and
+// the demo seeder's, which carry a restaurant id (an operator's choice) and a date. Only `|`, the
+// cursor's separator, is never in one.
+const DELIVERY_ID = /^whd_[^|]{1,200}$/;
 
 /** `before` as the list's cursor, or null when the page never writes such a value. */
 export function readDeliveryCursor(before: string): { created_at: string; id: string } | null {

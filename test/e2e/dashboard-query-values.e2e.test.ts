@@ -107,6 +107,11 @@ t("the endpoint page's link to older deliveries: a damaged one is said, with 400
   const page = `/dashboard/webhooks/${made.body.data.id}?restaurant=rest_demo`;
   const fine = await b.get(`${page}&before=${encodeURIComponent('2026-06-02T10:00:00.000Z|whd_0123abcd')}`);
   assert.is(fine.status, 200);
+  // The demo seeder's ids (src/insights-demo.ts), which a fresh start's endpoint pages link to.
+  const demo = await b.get(
+    `${page}&before=${encodeURIComponent('2026-11-01T10:42:17.301Z|whd_demo_rest_demo_2026-11-01_0_1')}`,
+  );
+  assert.is(demo.status, 200, pageText(demo.text));
   for (const value of [
     'garbage',
     '',

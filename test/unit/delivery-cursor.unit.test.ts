@@ -22,6 +22,14 @@ test('property: a cursor the page writes reads back as the delivery it names', (
   );
 });
 
+test("the demo seeder's delivery ids read back too (a fresh start's endpoint page pages them)", () => {
+  // src/insights-demo.ts: whd_demo_<restaurant>_<date>_<fan-out>_<endpoint>.
+  for (const id of ['whd_demo_rest_demo_2026-11-01_0_1', 'whd_demo_rest_Chez-X.2_2026-11-01_12_0']) {
+    const d = { created_at: '2026-11-01T10:42:17.301Z', _id: id };
+    assert.equal(readDeliveryCursor(deliveryCursor(d)), { created_at: d.created_at, id });
+  }
+});
+
 test('values the page never writes read as none', () => {
   for (const v of [
     '',

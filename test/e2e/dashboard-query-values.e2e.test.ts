@@ -124,7 +124,7 @@ t("the endpoint page's link to older deliveries: a damaged one is said, with 400
     assert.is(res.status, 400, `before=${value}`);
     assert.match(
       pageText(res.text),
-      'The link to older deliveries is damaged: the newest deliveries are shown.',
+      'The link to older deliveries is damaged (before= takes the time and id of a delivery listed, as the page writes them): the newest deliveries are shown.',
     );
     // The page itself, as for a filter it cannot apply: the endpoint and its (newest) deliveries.
     assert.match(res.text, 'https://example.com/older');

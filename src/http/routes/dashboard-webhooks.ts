@@ -557,7 +557,9 @@ export const dashboardWebhookRoutes: AnyRoute[] = [
       const alert =
         [
           wrong.length ? `${wrong.join(' ')} The deliveries below are not filtered by it.` : '',
-          damaged ? 'The link to older deliveries is damaged: the newest deliveries are shown.' : '',
+          damaged
+            ? 'The link to older deliveries is damaged (before= takes the time and id of a delivery listed, as the page writes them): the newest deliveries are shown.'
+            : '',
         ]
           .filter(Boolean)
           .join(' ') || null;

@@ -12,9 +12,12 @@ export type Limiter = Pick<RateLimiterAbstract, 'consume' | 'get' | 'delete'>;
 /** Windows remembered at most (only under a clock of its own: tests, on loopback). */
 const MAX_WINDOWS = 10_000;
 
-/** `inner` with its windows ended on `clock` as well: `inner` itself when that is the system clock. */
-export function onServiceClock(inner: RateLimiterAbstract, clock: Clock, durationSeconds: number): Limiter {
-  return clock === systemClock ? inner : new ClockedLimiter(inner, clock, durationSeconds * 1000);
+/**
+ * `inner` with its windows (its own duration) ended on `clock` as well: `inner` itself when that is the
+ * system clock.
+ */
+export function onServiceClock(inner: RateLimiterAbstract, clock: Clock): Limiter {
+  return clock === systemClock ? inner : new ClockedLimiter(inner, clock, inner.duration * 1000);
 }
 
 /**

@@ -19,11 +19,20 @@ import { type Limiter, onServiceClock } from './clocked-limiter';
 /** MongoDB collection of the shared budgets (also the sign-in limits'): no read model, kept by a rebuild. */
 export const RATE_LIMITS_COLLECTION = 'rate_limits';
 
-export function createLimiter(rt: Runtime, pointsPerMinute: number, keyPrefix: string): Limiter {
-  return onServiceClock(storeLimiter(rt, pointsPerMinute, keyPrefix), rt.clock, 60);
+/**
+ * A budget of `points` per window of `durationSeconds` for each key (the partner routes', the token
+ * endpoint's, sign-in's), its windows ended on the service clock (onServiceClock).
+ */
+export function createLimiter(
+  rt: Runtime,
+  points: number,
+  durationSeconds: number,
+  keyPrefix: string,
+): Limiter {
+  return onServiceClock(storeLimiter(rt, points, durationSeconds, keyPrefix), rt.clock);
 }
 
-function storeLimiter(rt: Runtime, pointsPerMinute: number, keyPrefix: string): RateLimiterAbstract {
+function storeLimiter(rt: Runtime, points: number, duration: number, keyPrefix: string): RateLimiterAbstract {
   const mongo = (rt.docs as { client?: unknown }).client;
   if (rt.docs.kind === 'mongodb' && mongo) {
     return new RateLimiterMongo({
@@ -31,12 +40,12 @@ function storeLimiter(rt: Runtime, pointsPerMinute: number, keyPrefix: string): 
       dbName: rt.config.mongodbDb,
       tableName: RATE_LIMITS_COLLECTION,
       keyPrefix,
-      points: pointsPerMinute,
-      duration: 60,
-      insuranceLimiter: new RateLimiterMemory({ keyPrefix, points: pointsPerMinute, duration: 60 }),
+      points,
+      duration,
+      insuranceLimiter: new RateLimiterMemory({ keyPrefix, points, duration }),
     });
   }
-  return new RateLimiterMemory({ keyPrefix, points: pointsPerMinute, duration: 60 });
+  return new RateLimiterMemory({ keyPrefix, points, duration });
 }
 
 /** Whose budget a request draws from: the client address (behind a trusted proxy, the one it saw). */

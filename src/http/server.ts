@@ -72,7 +72,7 @@ export function createApp(rt: Runtime, routes: AnyRoute[], lifecycle: Lifecycle 
   app.silent = true;
 
   const hsts = sendsStrictTransportSecurity(rt.config.baseUrl);
-  const partnerLimiter = createLimiter(rt, rt.config.rateLimitPerMinute, 'partner');
+  const partnerLimiter = createLimiter(rt, rt.config.rateLimitPerMinute, 60, 'partner');
   const limitHeader = String(rt.config.rateLimitPerMinute);
 
   // Parsed only for routes that declare a body, once the route is known: other requests never pay for it.
@@ -118,7 +118,7 @@ export function createApp(rt: Runtime, routes: AnyRoute[], lifecycle: Lifecycle 
     let entry = routeLimiters.get(spec.name);
     if (!entry) {
       const perMinute = spec.perMinute(rt.config);
-      entry = { limiter: createLimiter(rt, perMinute, spec.name), header: String(perMinute) };
+      entry = { limiter: createLimiter(rt, perMinute, 60, spec.name), header: String(perMinute) };
       routeLimiters.set(spec.name, entry);
     }
     const { limiter, header } = entry;

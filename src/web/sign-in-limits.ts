@@ -4,37 +4,11 @@
 // attempt is refused before the password is checked. An attempt takes its place in the account's budget
 // before its password is checked (as a failure, cleared by a success): counted only after the check,
 // a burst of guesses sent at once all passed while the first was still being hashed.
-import {
-  type RateLimiterAbstract,
-  RateLimiterMemory,
-  RateLimiterMongo,
-  RateLimiterRes,
-} from 'rate-limiter-flexible';
-import { type Limiter, onServiceClock } from '../http/clocked-limiter';
-import { guessingKey, RATE_LIMITS_COLLECTION } from '../http/rate-limit';
+import { RateLimiterRes } from 'rate-limiter-flexible';
+import { createLimiter, guessingKey } from '../http/rate-limit';
 import type { Runtime } from '../runtime';
 
 export const SIGN_IN_WINDOW_SECONDS = 15 * 60;
-
-function limiter(rt: Runtime, points: number, keyPrefix: string): Limiter {
-  return onServiceClock(storeLimiter(rt, points, keyPrefix), rt.clock, SIGN_IN_WINDOW_SECONDS);
-}
-
-function storeLimiter(rt: Runtime, points: number, keyPrefix: string): RateLimiterAbstract {
-  const duration = SIGN_IN_WINDOW_SECONDS;
-  const mongo = (rt.docs as { client?: unknown }).client;
-  if (rt.docs.kind === 'mongodb' && mongo)
-    return new RateLimiterMongo({
-      storeClient: mongo,
-      dbName: rt.config.mongodbDb,
-      tableName: RATE_LIMITS_COLLECTION,
-      keyPrefix,
-      points,
-      duration,
-      insuranceLimiter: new RateLimiterMemory({ keyPrefix, points, duration }),
-    });
-  return new RateLimiterMemory({ keyPrefix, points, duration });
-}
 
 export interface SignInLimits {
   /**
@@ -51,11 +25,21 @@ const limits = new WeakMap<Runtime, SignInLimits>();
 export function signInLimits(rt: Runtime): SignInLimits {
   let l = limits.get(rt);
   if (l) return l;
-  const perIp = limiter(rt, rt.config.signInAttemptsPerIp, 'signin_ip');
-  const perAccount = limiter(rt, rt.config.signInFailuresPerAccount, 'signin_account');
+  const perIp = createLimiter(rt, rt.config.signInAttemptsPerIp, SIGN_IN_WINDOW_SECONDS, 'signin_ip');
+  const perAccount = createLimiter(
+    rt,
+    rt.config.signInFailuresPerAccount,
+    SIGN_IN_WINDOW_SECONDS,
+    'signin_account',
+  );
   // A device of the account (device-cookies.ts) has the same budget, of its own: the account's failures,
   // a stranger's, do not hold it, and guesses made from it are held all the same.
-  const perDevice = limiter(rt, rt.config.signInFailuresPerAccount, 'signin_device');
+  const perDevice = createLimiter(
+    rt,
+    rt.config.signInFailuresPerAccount,
+    SIGN_IN_WINDOW_SECONDS,
+    'signin_device',
+  );
   const wait = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
   l = {
     async check(ip, account, device) {

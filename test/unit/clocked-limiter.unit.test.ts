@@ -12,7 +12,7 @@ import { type Limiter, onServiceClock } from '../../src/http/clocked-limiter';
 const START = '2026-11-28T07:00:00.000Z';
 
 const limiter = (points: number, clock: FixedClock) =>
-  onServiceClock(new RateLimiterMemory({ points, duration: 60 }), clock, 60);
+  onServiceClock(new RateLimiterMemory({ points, duration: 60 }), clock);
 
 /** The answer of a consume: accepted or refused, with its msBeforeNext. */
 const consume = (l: Limiter, key = 'ip') =>
@@ -26,7 +26,7 @@ const consume = (l: Limiter, key = 'ip') =>
 
 test('the system clock: the library limiter itself', () => {
   const inner = new RateLimiterMemory({ points: 1, duration: 60 });
-  assert.is(onServiceClock(inner, systemClock, 60), inner);
+  assert.is(onServiceClock(inner, systemClock), inner);
 });
 
 test('a window ends when the service clock passes it, not before; the time left is on that clock', async () => {

@@ -41,7 +41,7 @@ async function consumeRateLimit(rt: Runtime, limiter: Limiter, ctx: Context, lim
 
 test('within the budget: limit and remaining headers; beyond it: 429 with reset (epoch ms) and retry-after', async () => {
   const rt = fakeRt({ kind: 'embedded' });
-  const limiter = createLimiter(rt, 2, 'partner');
+  const limiter = createLimiter(rt, 2, 60, 'partner');
   for (const remaining of ['1', '0']) {
     const { ctx, headers } = fakeCtx('203.0.113.7');
     await consumeRateLimit(rt, limiter, ctx, '2');
@@ -67,7 +67,7 @@ test('scaled out, a MongoDB that does not answer falls back to a per-process bud
   const collection = { createIndex: down, findOneAndUpdate: down, updateOne: down, findOne: down };
   const client = { db: () => ({ collection: () => collection }) };
   const rt = fakeRt({ kind: 'mongodb', client });
-  const limiter = createLimiter(rt, 2, 'partner');
+  const limiter = createLimiter(rt, 2, 60, 'partner');
   await consumeRateLimit(rt, limiter, fakeCtx('198.51.100.1').ctx, '2');
   await consumeRateLimit(rt, limiter, fakeCtx('198.51.100.1').ctx, '2');
   const err = await consumeRateLimit(rt, limiter, fakeCtx('198.51.100.1').ctx, '2').then(

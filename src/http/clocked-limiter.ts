@@ -4,12 +4,16 @@
 // budget still spent for a real minute. Under such a clock each window ends at the service clock's
 // time too, whichever comes first. On the system clock the library's limiter is used as it is.
 import { type RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
+import { trimOldest } from '../core/bounded-map';
 import { type Clock, systemClock } from '../core/clock';
 
 /** What the service asks of a limiter (the partner routes', the token endpoint's, sign-in's). */
 export type Limiter = Pick<RateLimiterAbstract, 'consume' | 'get' | 'delete'>;
 
-/** Windows remembered at most (only under a clock of its own: tests, on loopback). */
+/**
+ * Windows remembered at most (only under a clock of its own: tests, on loopback). Past it the oldest
+ * still running are forgotten: each then ends on the library's time, as another process's window does.
+ */
 const MAX_WINDOWS = 10_000;
 
 /**
@@ -25,14 +29,21 @@ export function onServiceClock(inner: RateLimiterAbstract, clock: Clock): Limite
  * isFirstInDuration), and starts a new one once the service clock is past its end. A window another
  * process began (scaled out, in MongoDB) is not known here: it ends on the library's time.
  */
-class ClockedLimiter implements Limiter {
+export class ClockedLimiter implements Limiter {
+  /** When each key's window began on the clock, the earliest first (a new window is set last). */
   private readonly started = new Map<string, number>();
 
   constructor(
     private readonly inner: RateLimiterAbstract,
     private readonly clock: Clock,
     private readonly durationMs: number,
+    private readonly maxWindows = MAX_WINDOWS,
   ) {}
+
+  /** How many windows are remembered (bounded by maxWindows). */
+  get windowsKept(): number {
+    return this.started.size;
+  }
 
   async consume(key: string | number, points?: number): Promise<RateLimiterRes> {
     const now = this.clock.now().getTime();
@@ -69,9 +80,13 @@ class ClockedLimiter implements Limiter {
    */
   private onClock(key: string, res: RateLimiterRes, now: number): RateLimiterRes {
     if (res.isFirstInDuration) {
-      if (this.started.size >= MAX_WINDOWS)
+      this.started.delete(key);
+      if (this.started.size >= this.maxWindows)
         for (const [k, start] of this.started) if (now >= start + this.durationMs) this.started.delete(k);
       this.started.set(key, now);
+      // Still full of running windows: the earliest go (a 32nd at a time, so the sweep above runs once
+      // in that many new windows, not on each).
+      trimOldest(this.started, this.maxWindows);
     }
     const start = this.started.get(key);
     if (start === undefined) return res;

@@ -7,7 +7,7 @@ import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FixedClock, systemClock } from '../../src/core/clock';
-import { type Limiter, onServiceClock } from '../../src/http/clocked-limiter';
+import { ClockedLimiter, type Limiter, onServiceClock } from '../../src/http/clocked-limiter';
 
 const START = '2026-11-28T07:00:00.000Z';
 
@@ -74,6 +74,18 @@ test('property: within a window at most `points` pass; a refusal names the end o
     ),
     { numRuns: 200 },
   );
+});
+
+test('the windows remembered are bounded: past the bound the earliest running ones are forgotten', async () => {
+  const clock = new FixedClock(START);
+  const l = new ClockedLimiter(new RateLimiterMemory({ points: 5, duration: 60 }), clock, 60_000, 64);
+  for (let i = 0; i < 200; i++) {
+    await consume(l, `k${i}`);
+    assert.ok(l.windowsKept <= 64, `${l.windowsKept} windows kept after ${i + 1} keys`);
+  }
+  // The latest key's window is still the clock's: it ends when the clock passes it.
+  clock.advance(60);
+  assert.equal(await consume(l, 'k199'), { ok: true, ms: 60_000 });
 });
 
 test.run();

@@ -32,6 +32,8 @@ export function onServiceClock(inner: RateLimiterAbstract, clock: Clock): Limite
 export class ClockedLimiter implements Limiter {
   /** When each key's window began on the clock, the earliest first (a new window is set last). */
   private readonly started = new Map<string, number>();
+  /** Each key's delete in flight (at most one: a later one replaces it), for its consumes to wait for. */
+  private readonly resets = new Map<string, Promise<boolean>>();
 
   constructor(
     private readonly inner: RateLimiterAbstract,
@@ -47,7 +49,10 @@ export class ClockedLimiter implements Limiter {
 
   async consume(key: string | number, points?: number): Promise<RateLimiterRes> {
     const now = this.clock.now().getTime();
-    if (this.ended(String(key), now)) await this.delete(key);
+    // A consume that comes while the window is being deleted waits for that: else it would draw from
+    // the old window (in MongoDB, its document), which the delete then wipes.
+    const reset = this.resets.get(String(key)) ?? (this.ended(String(key), now) ? this.delete(key) : null);
+    if (reset) await reset;
     try {
       return this.onClock(String(key), await this.inner.consume(key, points), now);
     } catch (err) {
@@ -57,15 +62,21 @@ export class ClockedLimiter implements Limiter {
   }
 
   async get(key: string | number): Promise<RateLimiterRes | null> {
+    await this.resets.get(String(key));
     const now = this.clock.now().getTime();
     if (this.ended(String(key), now)) return null;
     const res = await this.inner.get(key);
     return res && this.onClock(String(key), res, now);
   }
 
-  async delete(key: string | number): Promise<boolean> {
-    this.started.delete(String(key));
-    return this.inner.delete(key);
+  delete(key: string | number): Promise<boolean> {
+    const k = String(key);
+    this.started.delete(k);
+    const deleted: Promise<boolean> = this.inner.delete(key).finally(() => {
+      if (this.resets.get(k) === deleted) this.resets.delete(k);
+    });
+    this.resets.set(k, deleted);
+    return deleted;
   }
 
   private ended(key: string, now: number): boolean {

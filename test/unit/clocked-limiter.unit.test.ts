@@ -3,7 +3,7 @@
 // the library's limiter is returned as it is. The clock here is frozen: only the test moves it, so any
 // window ending is the service clock's (the library's real minute cannot pass within a test).
 import fc from 'fast-check';
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FixedClock, systemClock } from '../../src/core/clock';
@@ -86,6 +86,45 @@ test('the windows remembered are bounded: past the bound the earliest running on
   // The latest key's window is still the clock's: it ends when the clock passes it.
   clock.advance(60);
   assert.equal(await consume(l, 'k199'), { ok: true, ms: 60_000 });
+});
+
+test('consumes while a window ended on the clock is being deleted wait for it (none lands in the old one)', async () => {
+  const clock = new FixedClock(START);
+  const store = new RateLimiterMemory({ points: 2, duration: 60 });
+  const calls: string[] = [];
+  let release = () => {};
+  const held = new Promise<void>((r) => {
+    release = r;
+  });
+  // A store whose delete takes its time (MongoDB's is a round trip).
+  const inner = {
+    duration: 60,
+    consume: (k: string, p?: number) => {
+      calls.push('consume');
+      return store.consume(k, p);
+    },
+    get: (k: string) => store.get(k),
+    delete: async (k: string) => {
+      calls.push('delete');
+      await held;
+      calls.push('deleted');
+      return store.delete(k);
+    },
+  } as unknown as RateLimiterAbstract;
+  const l = new ClockedLimiter(inner, clock, 60_000);
+  assert.equal((await consume(l)).ok, true);
+  clock.advance(60);
+  const both = Promise.all([consume(l), consume(l)]);
+  // Every continuation that needs no store answer has run.
+  await new Promise((r) => setImmediate(r));
+  assert.equal(calls, ['consume', 'delete'], 'a consume went to the store before the delete was done');
+  release();
+  assert.equal(await both, [
+    { ok: true, ms: 60_000 },
+    { ok: true, ms: 60_000 },
+  ]);
+  assert.equal(calls, ['consume', 'delete', 'deleted', 'consume', 'consume']);
+  assert.is((await l.get('ip'))?.consumedPoints, 2, 'both drew from the new window');
 });
 
 test.run();

@@ -40,7 +40,8 @@ const UNASSIGNED = /\p{Cn}/u;
  * unassigned, surrogate or separator code point nor a Hangul filler) as the document states it: a
  * character up to U+FFFF that is not one of the blank assigned ones. Looser than the server's rule
  * exactly where no portable pattern can follow it: characters beyond U+FFFF (tag characters,
- * supplementary marks and variation selectors) and unassigned code points pass it. Unassigned ones
+ * supplementary marks and variation selectors), unassigned code points and lone surrogates (never
+ * listed, see bmpClass; the body guard refuses them first, invalid_encoding) pass it. Unassigned ones
  * are left out of the list on purpose: a partner's copy of the pattern must not refuse a character a
  * later Unicode assigns and the server, updated, takes.
  */
@@ -53,4 +54,4 @@ export const NOT_WHITE_SPACE_CLASS = bmpClass((ch) => /\s/.test(ch), true);
 export const PATTERNS_NOTE =
   "Every `pattern` reads the same as ECMA-262 with or without the u flag, in Python's re, Go's regexp (RE2), Java and .NET: character classes list their characters (no \\d, \\s, \\w or \\p{…}; \\xHH up to U+00FF and the characters themselves beyond, as RE2 has no \\u escape), with no lookaround or backreference. Where a rule cannot be said so, the pattern is looser, and in a request the server refuses the rest with a 400 naming the field: " +
   "(1) Python's, Java's and .NET's `$` also matches before a final line feed (Java's before any final line break), so there a value ending in one passes a pattern ending in `$`; " +
-  '(2) the free-text rule (a visible character: not a Unicode mark, control, format, private-use, unassigned or separator code point, nor a Hangul filler) is listed for the characters up to U+FFFF that Unicode has assigned, so a text with no visible character but one beyond U+FFFF (a tag character, a supplementary variation selector) or an unassigned code point passes the pattern and gets `invalid_format`.';
+  '(2) the free-text rule (a visible character: not a Unicode mark, control, format, private-use, unassigned or separator code point, nor a Hangul filler) is listed for the characters up to U+FFFF that Unicode has assigned, so a text with no visible character but one beyond U+FFFF (a tag character, a supplementary variation selector) or an unassigned code point passes the pattern and gets `invalid_format`; a text holding a lone surrogate (half of a pair, `\\ud800` alone) passes it too, and the server refuses it with `invalid_encoding`.';

@@ -4,7 +4,12 @@ import fc from 'fast-check';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { NOT_BLANK } from '../../src/core/text';
-import { bmpClass, NOT_BLANK_DOCUMENTED, NOT_WHITE_SPACE_CLASS } from '../../src/http/portable-pattern';
+import {
+  bmpClass,
+  NOT_BLANK_DOCUMENTED,
+  NOT_WHITE_SPACE_CLASS,
+  PATTERNS_NOTE,
+} from '../../src/http/portable-pattern';
 
 const t = suite('portable pattern');
 
@@ -61,6 +66,14 @@ t('up to U+FFFF it refuses every blank character the server refuses, but unassig
   // Beyond U+FFFF the server alone refuses (the document's description says so).
   assert.ok(documented.test('\u{e0020}\u{e0041}'));
   assert.not.ok(NOT_BLANK.test('\u{e0020}\u{e0041}'));
+  assert.match(PATTERNS_NOTE, 'beyond U+FFFF');
+  assert.match(PATTERNS_NOTE, 'unassigned code point');
+  // A lone surrogate too (never listed), with or without the u flag: said as well.
+  for (const half of ['\ud800', '\udfff']) {
+    assert.ok(documented.test(half) && new RegExp(NOT_BLANK_DOCUMENTED, 'u').test(half));
+    assert.not.ok(NOT_BLANK.test(half));
+  }
+  assert.match(PATTERNS_NOTE, 'lone surrogate');
 });
 
 t("the no-white-space class is exactly JS's \\s", () => {

@@ -3,7 +3,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
-import { FixedClock } from '../../src/core/clock';
+import type { Clock } from '../../src/core/clock';
 import type { Runtime } from '../../src/runtime';
 import { PUBLISHER_EVENT_PREFIXES } from '../../src/webhooks/publisher';
 import type { RunningWebhooks } from '../../src/webhooks/runner';
@@ -133,8 +133,8 @@ export function hold(): { held: Promise<void>; release(): void } {
  * retry's time is the service clock's), and no delivery is in its lease (asked for, not recorded)
  * with no attempt of this process holding it: an overflow left to the log, an attempt cut before its
  * record. Such a delivery is sent once its lease runs out, with no event to say so, so returning
- * before would let "nothing more arrives" pass with one still to come. On a frozen clock (FixedClock:
- * only the test moves time) that lease never runs out while this waits: it throws at once, naming the
+ * before would let "nothing more arrives" pass with one still to come. On a frozen clock (only the test
+ * moves time: a FixedClock, also behind TEST_CLOCK's AdjustableClock) that lease never runs out while this waits: it throws at once, naming the
  * delivery (move the clock past it first). A negative check ("nothing more arrives", "no second
  * delivery") waits for this, then reads the receiver: no fixed sleep. Embedded stores only. Throws
  * after REQUEST_HANG_MS (a hang bound, not a speed).
@@ -166,7 +166,7 @@ export async function publisherQuiet(rt: Runtime, webhooks: RunningWebhooks | nu
       // The sweep caught the read models up: with nothing held here, a lease is nobody's.
       leased = await inLease(rt);
       if (!leased.length) return;
-      if (rt.clock instanceof FixedClock) throw new Error(leaseMessage(leased, 'the clock is frozen'));
+      if (await frozen(rt.clock)) throw new Error(leaseMessage(leased, 'the clock is frozen'));
     }
     if (Date.now() > end)
       throw new Error(
@@ -176,6 +176,17 @@ export async function publisherQuiet(rt: Runtime, webhooks: RunningWebhooks | nu
       );
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/**
+ * Whether `clock` stands still: it reads the same after a few real milliseconds. Read, not inferred from
+ * its class, as a runtime under TEST_CLOCK wraps a test's FixedClock in an AdjustableClock.
+ */
+async function frozen(clock: Clock): Promise<boolean> {
+  const before = clock.now().getTime();
+  const since = performance.now();
+  while (performance.now() - since < 5) await new Promise((r) => setTimeout(r, 5));
+  return clock.now().getTime() === before;
 }
 
 /**

@@ -6,7 +6,8 @@
 // naming the delivery instead of returning.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { FixedClock } from '../../src/core/clock';
+import { AdjustableClock, FixedClock } from '../../src/core/clock';
+import type { Runtime } from '../../src/runtime';
 import { CLAIM_LEASE_SECONDS } from '../../src/webhooks/schedule';
 import { hold, publisherQuiet } from '../helpers/webhook-receiver';
 import {
@@ -66,6 +67,16 @@ t(
     );
     assert.match(early, leased._id);
     assert.match(early, /lease/);
+    assert.match(early, 'the clock is frozen');
+    // As a runtime under TEST_CLOCK has it: the frozen clock behind an AdjustableClock, frozen still
+    // (it waited out its 120 s hang bound instead).
+    const wrapped = Object.create(w.rt, { clock: { value: new AdjustableClock(w.clock) } }) as Runtime;
+    const behindTestClock = await publisherQuiet(wrapped, running).then(
+      () => 'quiet',
+      (err: Error) => err.message,
+    );
+    assert.match(behindTestClock, 'the clock is frozen');
+    assert.match(behindTestClock, leased._id);
     assert.is(w.rx.for('/lease').length, 2);
     // Past its lease the sweeper asks for it: quiet once it is sent.
     w.clock.advance(CLAIM_LEASE_SECONDS + 1);

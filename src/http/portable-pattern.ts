@@ -1,9 +1,11 @@
 // Character classes for the OpenAPI document's `pattern`s that read alike in the engines partners'
 // generated validators compile them with: ECMA-262 without the u flag (OpenAPI 3.0.3 names ECMA-262
-// 5.1, which has none), with it, Python's re, Go's RE2, Java and .NET. \p{…} is the letter p without
+// 5.1, which has none), with it, Python's re, Go's RE2 and Java, and in .NET by the same constructs
+// (not run here). \p{…} is the letter p without
 // the u flag and an error in Python; \d, \s and \w mean all of Unicode to Python and .NET and ASCII (or
 // another set) to the rest; RE2 has no \u escape. A class that lists its characters has one meaning.
-// test/unit/openapi-patterns.unit.test.ts holds every pattern of the document to that.
+// test/unit/openapi-patterns.unit.test.ts holds every pattern of the document to that (JS, Python and
+// Java run; RE2's missing constructs read from the pattern).
 
 import { NOT_BLANK } from '../core/text';
 
@@ -52,6 +54,6 @@ export const NOT_WHITE_SPACE_CLASS = bmpClass((ch) => /\s/.test(ch), true);
 
 /** What the document's description says of its patterns. */
 export const PATTERNS_NOTE =
-  "Every `pattern` reads the same as ECMA-262 with or without the u flag, in Python's re, Go's regexp (RE2), Java and .NET: character classes list their characters (no \\d, \\s, \\w or \\p{…}; \\xHH up to U+00FF and the characters themselves beyond, as RE2 has no \\u escape), with no lookaround or backreference. Where a rule cannot be said so, the pattern is looser, and in a request the server refuses the rest with a 400 naming the field: " +
+  "Every `pattern` reads the same as ECMA-262 with or without the u flag, in Python's re, Go's regexp (RE2) and Java, and uses only constructs .NET reads the same way: character classes list their characters (no \\d, \\s, \\w or \\p{…}; \\xHH up to U+00FF and the characters themselves beyond, as RE2 has no \\u escape), with no lookaround or backreference. Where a rule cannot be said so, the pattern is looser, and in a request the server refuses the rest with a 400 naming the field: " +
   "(1) Python's, Java's and .NET's `$` also matches before a final line feed (Java's before any final line break), so there a value ending in one passes a pattern ending in `$`; " +
   '(2) the free-text rule (a visible character: not a Unicode mark, control, format, private-use, unassigned or separator code point, nor a Hangul filler) is listed for the characters up to U+FFFF that Unicode has assigned, so a text with no visible character but one beyond U+FFFF (a tag character, a supplementary variation selector) or an unassigned code point passes the pattern and gets `invalid_format`; a text holding a lone surrogate (half of a pair, `\\ud800` alone) passes it too, and the server refuses it with `invalid_encoding`.';

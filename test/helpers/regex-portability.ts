@@ -1,8 +1,12 @@
 // Whether a `pattern` of the OpenAPI document means the same to the regex engines partners' generated
 // validators use: ECMA-262 without the u flag (what OpenAPI 3.0.3 names: ECMA-262 5.1, which has no
-// flags), with it (Ajv), Python's `re` (run in python3), and RE2 (Go's regexp), which has no engine
-// here, so the constructs it lacks are found by reading the pattern.
-import { execFileSync } from 'node:child_process';
+// flags), with it (Ajv), Python's `re` (run in python3), Java's java.util.regex (run when `java` is on
+// PATH), and RE2 (Go's regexp), which has no engine here, so the constructs it lacks are found by
+// reading the pattern.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 /**
  * What in `p` some of those engines refuse or read differently, one line each (none: portable).
@@ -26,7 +30,8 @@ export function unportableConstructs(p: string): string[] {
       else if (next === 'u') found.push(`${at}: \\u escape (RE2 has none)`);
       else if (next === 'x' && !/^[0-9a-fA-F]{2}$/.test(p.slice(i + 2, i + 4)))
         found.push(`${at}: \\x without two hex digits`);
-      else if (/[A-Za-z0]/.test(next) && !/[xtnrfv]/.test(next))
+      // \v too: U+000B alone to JS, Python and RE2, any vertical white space to Java.
+      else if (/[A-Za-z0]/.test(next) && !/[xtnrf]/.test(next))
         found.push(`${at}: \\${next} (an escape the engines do not share)`);
       i++;
       continue;
@@ -84,6 +89,69 @@ json.dump(out, sys.stdout)
   return JSON.parse(stdout);
 }
 
+/** Whether a `java` launcher runs here (javaVerdicts needs one; Java 11+ runs a source file). */
+export function javaAvailable(): boolean {
+  return spawnSync('java', ['-version'], { stdio: 'ignore' }).status === 0;
+}
+
+// Each string as the hex of its UTF-16 units, one a line: lone surrogates and any control character
+// reach Java as they are, with no JSON reader there.
+const JAVA_SOURCE = `
+import java.io.*;
+import java.util.*;
+import java.util.regex.*;
+public class Verdicts {
+  static String unhex(String h) {
+    char[] c = new char[h.length() / 4];
+    for (int i = 0; i < c.length; i++) c[i] = (char) Integer.parseInt(h.substring(4 * i, 4 * i + 4), 16);
+    return new String(c);
+  }
+  public static void main(String[] a) throws IOException {
+    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, "US-ASCII"));
+    int np = Integer.parseInt(in.readLine().trim());
+    List<String> ps = new ArrayList<>();
+    for (int i = 0; i < np; i++) ps.add(unhex(in.readLine().trim()));
+    List<String> ss = new ArrayList<>();
+    for (String l; (l = in.readLine()) != null;) ss.add(unhex(l.trim()));
+    PrintStream out = new PrintStream(new FileOutputStream(FileDescriptor.out), false, "UTF-8");
+    for (String p : ps) {
+      Pattern r;
+      try { r = Pattern.compile(p); } catch (PatternSyntaxException e) {
+        out.println("E" + e.getDescription().replace('\\n', ' '));
+        continue;
+      }
+      StringBuilder b = new StringBuilder(ss.size());
+      for (String s : ss) b.append(r.matcher(s).find() ? '1' : '0');
+      out.println("V" + b);
+    }
+    out.flush();
+  }
+}
+`;
+
+const hexUnits = (s: string) => {
+  let h = '';
+  for (let i = 0; i < s.length; i++) h += s.charCodeAt(i).toString(16).padStart(4, '0');
+  return h;
+};
+
+/** `Pattern.compile(p).matcher(sample).find()` in Java for each sample, as pythonVerdicts. */
+export function javaVerdicts(patterns: string[], samples: string[]): (string | { error: string })[] {
+  const dir = mkdtempSync(join(tmpdir(), 'regex-java-'));
+  try {
+    const file = join(dir, 'Verdicts.java');
+    writeFileSync(file, JAVA_SOURCE);
+    const input = [String(patterns.length), ...patterns.map(hexUnits), ...samples.map(hexUnits)].join('\n');
+    const stdout = execFileSync('java', [file], { input, maxBuffer: 256 * 1024 * 1024, encoding: 'utf8' });
+    const lines = stdout.split('\n').slice(0, patterns.length);
+    if (lines.length !== patterns.length)
+      throw new Error(`java answered ${lines.length} of ${patterns.length}`);
+    return lines.map((l) => (l.startsWith('V') ? l.slice(1) : { error: `error: ${l.slice(1)}` }));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /** `new RegExp(p, flags).test(sample)` for each sample, or the error compiling it. */
 export function jsVerdicts(p: string, flags: '' | 'u', samples: string[]): string | { error: string } {
   let r: RegExp;
@@ -99,11 +167,15 @@ export function jsVerdicts(p: string, flags: '' | 'u', samples: string[]): strin
  * The one difference no ECMA-262 pattern avoids: Python's `$` (Java's and .NET's too) also matches
  * before a final line feed, and the only end anchors that do not (\Z, \z) are not ECMA-262. A pattern
  * ending in `$` is then looser there by exactly that: the sample is the JS-accepted text plus one \n.
+ * Java's `$` matches before any final line terminator (`java`: \r\n, \r, \u0085, \u2028, \u2029 too).
  */
 export function isFinalNewlineLeniency(
   p: string,
   sample: string,
   jsAccepts: (s: string) => boolean,
+  engine: 'python' | 'java' = 'python',
 ): boolean {
-  return p.endsWith('$') && sample.endsWith('\n') && !jsAccepts(sample) && jsAccepts(sample.slice(0, -1));
+  if (!p.endsWith('$') || jsAccepts(sample)) return false;
+  const ending = engine === 'java' ? /(?:\r\n|[\n\r\u0085\u2028\u2029])$/.exec(sample) : /\n$/.exec(sample);
+  return ending !== null && jsAccepts(sample.slice(0, -ending[0].length));
 }

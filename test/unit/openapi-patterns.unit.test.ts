@@ -1,6 +1,7 @@
 // Every `pattern` of the served OpenAPI document means the same to the regex engines partners' generated
 // validators compile it with: JS without the u flag (OpenAPI 3.0.3 says ECMA-262 5.1, which has none)
-// and with it, Python's re, and RE2 (Go), whose missing constructs are read from the pattern. A pattern
+// and with it, Python's re, Java's java.util.regex (when `java` is on PATH; said when skipped), and RE2
+// (Go), whose missing constructs are read from the pattern. A pattern
 // that differs makes a partner's client refuse valid input, or crash on the document.
 import fc from 'fast-check';
 import { suite } from 'uvu';
@@ -9,12 +10,16 @@ import { generateOpenApi } from '../../src/http/openapi';
 import { partnerRoutes } from '../../src/http/routes/index';
 import {
   isFinalNewlineLeniency,
+  javaAvailable,
+  javaVerdicts,
   jsVerdicts,
   pythonVerdicts,
   unportableConstructs,
 } from '../helpers/regex-portability';
 
 const t = suite('openapi patterns');
+const JAVA = javaAvailable();
+if (!JAVA) console.log('SKIP the Java verdicts of the OpenAPI patterns: no `java` on PATH');
 const doc = generateOpenApi(partnerRoutes(), 'http://127.0.0.1');
 
 /** Each pattern of the document, with the JSON pointer of its first use. */
@@ -109,43 +114,62 @@ const SAMPLES = [...BMP, ...CURATED, ...RANDOM];
 function differences(patterns: Map<string, string>): string[] {
   const list = [...patterns.keys()];
   const python = pythonVerdicts(list, SAMPLES);
+  const java = JAVA ? javaVerdicts(list, SAMPLES) : null;
   const out: string[] = [];
   list.forEach((p, k) => {
     const where = `${patterns.get(p)} ${JSON.stringify(p).slice(0, 80)}`;
     const noU = jsVerdicts(p, '', SAMPLES);
     const u = jsVerdicts(p, 'u', SAMPLES);
     const py = python[k] as string | { error: string };
+    // Without java, Python's verdicts stand in for its column (so it adds no difference).
+    const jv = java ? (java[k] as string | { error: string }) : py;
     const errors = [
       typeof noU === 'string' ? '' : `JS: ${noU.error}`,
       typeof u === 'string' ? '' : `JS u: ${u.error}`,
       typeof py === 'string' ? '' : `Python: ${py.error}`,
+      typeof jv === 'string' || !java ? '' : `Java: ${jv.error}`,
     ].filter(Boolean);
-    if (errors.length || typeof noU !== 'string' || typeof u !== 'string' || typeof py !== 'string') {
+    if (
+      errors.length ||
+      typeof noU !== 'string' ||
+      typeof u !== 'string' ||
+      typeof py !== 'string' ||
+      typeof jv !== 'string'
+    ) {
       out.push(`${where}: does not compile (${errors.join('; ')})`);
       return;
     }
     const js = new RegExp(p);
     let shown = 0;
+    const lenient = (i: number, verdicts: string, engine: 'python' | 'java') =>
+      verdicts[i] === '1' && isFinalNewlineLeniency(p, SAMPLES[i] as string, (x) => js.test(x), engine);
     SAMPLES.forEach((s, i) => {
-      if (noU[i] === u[i] && u[i] === py[i]) return;
-      if (noU[i] === u[i] && py[i] === '1' && isFinalNewlineLeniency(p, s, (x) => js.test(x))) return;
+      if (noU[i] !== u[i]) {
+        // JS with and without u apart: always a difference.
+      } else if ((py[i] === u[i] || lenient(i, py, 'python')) && (jv[i] === u[i] || lenient(i, jv, 'java')))
+        return;
       if (shown++ < 3)
-        out.push(`${where} on ${JSON.stringify(s)}: JS ${noU[i]}, JS u ${u[i]}, Python ${py[i]}`);
+        out.push(
+          `${where} on ${JSON.stringify(s)}: JS ${noU[i]}, JS u ${u[i]}, Python ${py[i]}${java ? `, Java ${jv[i]}` : ''}`,
+        );
     });
     if (shown > 3) out.push(`${where}: and ${shown - 3} more samples`);
   });
   return out;
 }
 
-t('every pattern of the document compiles and gives one verdict under JS, JS with u and Python re', () => {
-  const patterns = patternsOf(doc);
-  assert.ok(patterns.size >= 8, `only ${patterns.size} patterns found`);
-  const found = differences(patterns);
-  assert.equal(found, [], found.join('\n'));
-  // The difference let through is the document's to state.
-  const { description } = (doc as { info: { description: string } }).info;
-  assert.match(description, '`$` also matches before a final line feed');
-});
+t(
+  'every pattern of the document compiles and gives one verdict under JS, JS with u, Python re and Java',
+  () => {
+    const patterns = patternsOf(doc);
+    assert.ok(patterns.size >= 8, `only ${patterns.size} patterns found`);
+    const found = differences(patterns);
+    assert.equal(found, [], found.join('\n'));
+    // The difference let through is the document's to state.
+    const { description } = (doc as { info: { description: string } }).info;
+    assert.match(description, '`$` also matches before a final line feed');
+  },
+);
 
 t('no pattern uses a construct RE2 lacks (lookaround, backreference) or that engines read apart', () => {
   const found = [...patternsOf(doc)].flatMap(([p, at]) =>
@@ -162,6 +186,7 @@ t('the checks are not vacuous: what each engine reads apart is found', () => {
   assert.match(flagged('[^\\p{M}]'), '\\p');
   assert.match(flagged('^\\d$'), '\\d');
   assert.match(flagged('^\\u00e9$'), '\\u');
+  assert.match(flagged('^\\v$'), '\\v');
   assert.match(flagged('^(?<year>[0-9])$'), 'named groups');
   assert.equal(unportableConstructs('^[A-Za-z0-9._:-]{8,128}$'), []);
   const found = differences(
@@ -177,6 +202,11 @@ t('the checks are not vacuous: what each engine reads apart is found', () => {
   assert.match(found, /white space by \\S .* on "\\u001c": JS 1, JS u 1, Python 0/);
   // Python's $ before a final line feed is the one difference let through (isFinalNewlineLeniency).
   assert.not.match(found, 'anchored class');
+  if (JAVA) {
+    // Java reads \v as any vertical white space, the others as U+000B alone.
+    const javaFound = differences(new Map([['^\\v$', 'vertical tab by \\v']])).join('\n');
+    assert.match(javaFound, /vertical tab .* on "\\n": JS 0, JS u 0, Python 0, Java 1/);
+  }
 });
 
 t.run();

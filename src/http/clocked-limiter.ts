@@ -102,6 +102,29 @@ export class ClockedLimiter implements Limiter {
     const start = this.started.get(key);
     if (start === undefined) return res;
     const left = Math.max(0, start + this.durationMs - now);
-    return new RateLimiterRes(res.remainingPoints, left, res.consumedPoints, res.isFirstInDuration);
+    return new ClockedRes(
+      res.remainingPoints,
+      left,
+      res.consumedPoints,
+      res.isFirstInDuration,
+      start + this.durationMs,
+    );
+  }
+}
+
+/**
+ * An answer that knows its window's end on the service clock: `x-ratelimit-reset` is that instant, not
+ * the clock read again plus `msBeforeNext` (a clock that moves with real time gave two refusals of one
+ * window resets some milliseconds apart).
+ */
+export class ClockedRes extends RateLimiterRes {
+  constructor(
+    remainingPoints: number,
+    msBeforeNext: number,
+    consumedPoints: number,
+    isFirstInDuration: boolean,
+    readonly resetAt: number,
+  ) {
+    super(remainingPoints, msBeforeNext, consumedPoints, isFirstInDuration);
   }
 }

@@ -9,7 +9,7 @@ import {
 } from 'rate-limiter-flexible';
 import { ApiError } from '../core/errors';
 import type { Runtime } from '../runtime';
-import { type Limiter, onServiceClock } from './clocked-limiter';
+import { ClockedRes, type Limiter, onServiceClock } from './clocked-limiter';
 
 /**
  * One budget per client IP. Embedded: in memory. Scaled out: in MongoDB, so every API process
@@ -90,7 +90,7 @@ export function setBudgetHeaders(res: ServerResponse, limitHeader: string, budge
  */
 export function rateLimitError(rt: Runtime, err: unknown, limitHeader: string): unknown {
   if (!(err instanceof RateLimiterRes)) return err;
-  const reset = rt.clock.now().getTime() + err.msBeforeNext;
+  const reset = err instanceof ClockedRes ? err.resetAt : rt.clock.now().getTime() + err.msBeforeNext;
   return new ApiError(
     429,
     'RATE_LIMITED',

@@ -99,4 +99,29 @@ test("guesses (sign-in, client secrets) draw from an IPv6 client's /64, an IPv4 
   assert.is(rateLimitKey({ ip: '2001:db8:1:2:aaaa::1' } as unknown as Context), '2001:db8:1:2:aaaa::1');
 });
 
+test('x-ratelimit-reset is the window end on the service clock: a clock that moves between reads names one instant', async () => {
+  // A clock that moves a millisecond at each read, as a test clock does with real time.
+  let t = NOW.getTime();
+  const clock = { now: () => new Date(t++) };
+  const rt = { docs: {}, config: { mongodbDb: 'couvert' }, clock } as unknown as Runtime;
+  const limiter = createLimiter(rt, 1, 60, 'reset_test');
+  const { ctx } = fakeCtx('192.0.2.9');
+  await consumeRateLimit(rt, limiter, ctx, '1');
+  const resets: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    try {
+      await consumeRateLimit(rt, limiter, ctx, '1');
+      assert.unreachable('the budget of one was spent');
+    } catch (err) {
+      assert.instance(err, ApiError);
+      resets.push((err as ApiError).headers?.['x-ratelimit-reset'] as string);
+    }
+  }
+  assert.equal(resets, [
+    String(NOW.getTime() + 60_000),
+    String(NOW.getTime() + 60_000),
+    String(NOW.getTime() + 60_000),
+  ]);
+});
+
 test.run();

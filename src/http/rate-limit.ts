@@ -1,7 +1,9 @@
 import type { ServerResponse } from 'node:http';
 import ipaddr from 'ipaddr.js';
 import type { Context } from 'koa';
+import type { MongoClient } from 'mongodb';
 import {
+  type IRateLimiterMongoOptions,
   type RateLimiterAbstract,
   RateLimiterMemory,
   RateLimiterMongo,
@@ -34,18 +36,37 @@ export function createLimiter(
 
 function storeLimiter(rt: Runtime, points: number, duration: number, keyPrefix: string): RateLimiterAbstract {
   const mongo = (rt.docs as { client?: unknown }).client;
-  if (rt.docs.kind === 'mongodb' && mongo) {
-    return new RateLimiterMongo({
-      storeClient: mongo,
-      dbName: rt.config.mongodbDb,
-      tableName: RATE_LIMITS_COLLECTION,
-      keyPrefix,
-      points,
-      duration,
-      insuranceLimiter: new RateLimiterMemory({ keyPrefix, points, duration }),
-    });
-  }
+  if (rt.docs.kind === 'mongodb' && mongo)
+    return new RateLimiterMongo(
+      mongoLimiterOptions(mongo as MongoClient, rt.config.mongodbDb, keyPrefix, points, duration),
+    );
   return new RateLimiterMemory({ keyPrefix, points, duration });
+}
+
+/**
+ * A shared budget's options (the partner routes', the token endpoint's, sign-in's), with an in-memory
+ * insurance limiter while MongoDB does not answer. The store is given the read models' database read
+ * on the primary (the library uses a Db as it is), not the client: through the client it read with
+ * MONGODB_URL's readPreference, and a secondary behind the primary counts fewer points than were spent
+ * (sign-in's check reads the account's failures with `get`), letting more attempts through.
+ */
+export function mongoLimiterOptions(
+  client: MongoClient,
+  dbName: string,
+  keyPrefix: string,
+  points: number,
+  duration: number,
+): IRateLimiterMongoOptions {
+  return {
+    // As readModelsDb (adapters/document-store/mongodb.ts), not imported: the embedded server never loads the driver.
+    storeClient: client.db(dbName, { readPreference: 'primary' }),
+    dbName,
+    tableName: RATE_LIMITS_COLLECTION,
+    keyPrefix,
+    points,
+    duration,
+    insuranceLimiter: new RateLimiterMemory({ keyPrefix, points, duration }),
+  };
 }
 
 /** Whose budget a request draws from: the client address (behind a trusted proxy, the one it saw). */

@@ -17,6 +17,7 @@ import {
 } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
+import { keysDatabaseName } from '../adapters/key-store/keys-database-name';
 import { SECRETS_KEY_FILE } from '../secrets';
 import { CliUsageError, registerCliCommand, requireFlag } from './registry';
 
@@ -107,6 +108,14 @@ function makeOwnerOnly(out: string): void {
   }
 }
 
+/**
+ * What `backup` answers scaled out: which databases to back up with MongoDB's own tools, the keys'
+ * named as the service opens it (cut for a long MONGODB_DB), not as `<db>_keys`.
+ */
+export function scaledOutBackupAdvice(store: string, mongodbDb: string): string {
+  return `backup copies the embedded store; with STORE=${store} back up EventStoreDB and MongoDB (the databases ${mongodbDb} and ${keysDatabaseName(mongodbDb)}) with their own tools, and keep SECRETS_KEY`;
+}
+
 export function registerBackupCommands(): void {
   registerCliCommand({
     name: 'backup',
@@ -118,9 +127,7 @@ export function registerBackupCommands(): void {
     async run(ctx) {
       const { config } = ctx.rt;
       if (config.store !== 'embedded')
-        throw new CliUsageError(
-          `backup copies the embedded store; with STORE=${config.store} back up EventStoreDB and MongoDB (the databases ${config.mongodbDb} and ${config.mongodbDb}_keys) with their own tools, and keep SECRETS_KEY`,
-        );
+        throw new CliUsageError(scaledOutBackupAdvice(config.store, config.mongodbDb));
       const out = resolve(requireFlag(ctx, 'out'));
       emptyDirectory(out);
       makeOwnerOnly(out);

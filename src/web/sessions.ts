@@ -14,6 +14,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Context } from 'koa';
 import { sha256 } from '../core/ids';
+import type { IndexSpec } from '../ports/document-store';
 import type { Runtime } from '../runtime';
 
 export interface SessionDoc {
@@ -41,6 +42,27 @@ export const cookieName = (rt: Runtime) => (secureCookies(rt) ? '__Host-couvert_
 const secureCookies = (rt: Runtime) => rt.config.baseUrl.startsWith('https:');
 
 const collection = (rt: Runtime) => rt.docs.collection<SessionDoc>(SESSIONS);
+
+/**
+ * The sweep's index (`deleteMany` on `expires_at`), asked for once a runtime, before its first session
+ * is stored: without it MongoDB scans every process's sessions at each sweep. Not a TTL index: MongoDB
+ * expires only BSON dates and the port stores JSON values (`expires_at` is an ISO string), the embedded
+ * store has no TTL, and a session past `expires_at` is refused by getSession whenever it is deleted.
+ * `embeddedPrefix: 0`: the embedded store's indexes answer no range, so it keeps nothing for it.
+ * Sessions are not a read model (no projection, kept by `read-models rebuild`): no version to bump.
+ */
+export const SESSIONS_SWEEP_INDEX: IndexSpec = { keys: { expires_at: 1 }, embeddedPrefix: 0 };
+const indexed = new WeakMap<Runtime, Promise<void>>();
+function ensureSweepIndex(rt: Runtime): Promise<void> {
+  let made = indexed.get(rt);
+  if (!made) {
+    made = collection(rt).createIndex(SESSIONS_SWEEP_INDEX);
+    // A failure (MongoDB not answering) is asked again at the next sign-in.
+    made.catch(() => indexed.delete(rt));
+    indexed.set(rt, made);
+  }
+  return made;
+}
 
 function readCookie(ctx: Context, name: string): string | null {
   const header = ctx.get('cookie');
@@ -123,6 +145,7 @@ async function create(rt: Runtime, ctx: Context, user: SignedInUser): Promise<Se
     created_at: now.toISOString(),
     expires_at: new Date(now.getTime() + SIGNED_IN_TTL_MS).toISOString(),
   };
+  await ensureSweepIndex(rt);
   await collection(rt).insertOne(doc);
   setCookie(rt, ctx, id, Math.floor(SIGNED_IN_TTL_MS / 1000));
   // Expired sessions are swept now and then rather than on a timer.

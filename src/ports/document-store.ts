@@ -98,6 +98,12 @@ export interface DocumentStore {
    * from the log, so a rebuild must leave it alone.
    */
   dropAll(keep?: readonly string[]): Promise<void>;
+  /**
+   * Drop the named collections, documents and indexes (one absent already is no error): MongoDB logs
+   * one entry for a drop where `deleteMany({})` logs one per document. Handles given out stay valid
+   * (a write through one makes the collection again, without its indexes).
+   */
+  dropCollections(names: readonly string[]): Promise<void>;
   close(): Promise<void>;
 }
 

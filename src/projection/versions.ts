@@ -11,7 +11,14 @@
 // `projection_versions` document records the switch for other processes (scaled out, API processes
 // re-read it every second). The old version keeps being applied for a grace period (readers that
 // resolved the old name just before the switch, processes that have not re-read the alias yet), then
-// its collections are emptied.
+// its collections are dropped (one oplog entry each, where emptying them logged one per document). A
+// reader still on an old name after the grace period reads nothing either way; one whose cursor spans
+// the drop is stopped (MongoDB kills it) where it read on through a shrinking collection before: past
+// 10 s of grace, a query that long is the one a restart would cut as well. The switch records the
+// collections it retires in the versions document (`retired`), cleared once they are dropped, so a
+// process stopped within the grace period leaves nothing behind: the next start that rebuilds
+// (embedded, or the projector) drops them after a grace period of its own, with those of every version
+// below the active one still in the code (a switch made before `retired` was recorded).
 import { renameSync, writeFileSync } from 'node:fs';
 import type { Logger } from '../logger';
 import type { Collection, Doc, DocumentStore } from '../ports/document-store';
@@ -41,6 +48,8 @@ export interface VersionDoc extends Doc {
   collections: Record<string, string>;
   switched_at: string | null;
   building: BuildProgress | null;
+  /** Collections of replaced versions not dropped yet (absent: none, or written before it existed). */
+  retired?: string[];
 }
 
 export const versionOf = (p: Projection) => p.version ?? 1;
@@ -74,6 +83,7 @@ function renamed(docs: DocumentStore, names: ReadonlyMap<string, string>): Docum
     getCheckpoints: (ps) => docs.getCheckpoints(ps),
     setCheckpoints: (entries) => docs.setCheckpoints(entries),
     dropAll: (keep) => docs.dropAll(keepAliased(keep, names)),
+    dropCollections: (list) => docs.dropCollections(list.map((n) => names.get(n) ?? n)),
     close: () => docs.close(),
   };
 }
@@ -151,6 +161,9 @@ export class AliasedDocumentStore implements DocumentStore {
   }
   dropAll(keep?: readonly string[]) {
     return this.inner.dropAll(keepAliased(keep, this.aliases));
+  }
+  dropCollections(names: readonly string[]) {
+    return this.inner.dropCollections(names.map((n) => this.resolve(n)));
   }
   close() {
     return this.inner.close();
@@ -233,6 +246,8 @@ export class ProjectionVersions {
   private readonly state = new Map<string, VersionDoc>();
   private readonly builds = new Map<string, Build>();
   private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly retirements = new Set<Promise<void>>();
+  private readonly cancels = new Map<NodeJS.Timeout, () => void>();
   private stopped = false;
   private refreshTimer: NodeJS.Timeout | null = null;
 
@@ -303,10 +318,68 @@ export class ProjectionVersions {
   startPendingBuilds(): void {
     for (const [name, list] of this.code) {
       const target = Math.max(...list.map(versionOf));
-      const active = this.state.get(name)?.active ?? target;
+      const doc = this.state.get(name);
+      const active = doc?.active ?? target;
+      if (doc) {
+        const serving = new Set(Object.values(doc.collections));
+        const left = new Set(doc.retired ?? []);
+        for (const p of list)
+          if (versionOf(p) < active)
+            for (const c of p.collections ?? []) left.add(physicalName(c, versionOf(p)));
+        const leftovers = [...left].filter((c) => !serving.has(c));
+        if (leftovers.length > 0) this.retireLater(name, doc, leftovers, active);
+      }
       if (target > active) this.startBuild(name, list.find((p) => versionOf(p) === target) as Projection);
     }
     this.writeStatusFile();
+  }
+
+  /** Settles once every retirement scheduled so far has dropped its collections (or failed: logged). */
+  async whenRetired(): Promise<void> {
+    while (this.retirements.size > 0) await Promise.all([...this.retirements]);
+  }
+
+  /**
+   * After the grace period, drops `collections` (a replaced version's) and clears `retired` in the
+   * versions document if it is still `doc` (a later switch records its own, ours among them).
+   */
+  private retireLater(name: string, doc: VersionDoc, collections: readonly string[], version: number): void {
+    const grace = this.options.graceMs ?? (this.docs.kind === 'embedded' ? 5_000 : 10_000);
+    const log = this.options.logger;
+    let release!: () => void;
+    const settled = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    this.retirements.add(settled);
+    const done = () => {
+      this.retirements.delete(settled);
+      release();
+    };
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      this.cancels.delete(timer);
+      void (async () => {
+        await this.docs.dropCollections(collections);
+        if (this.state.get(name) === doc) {
+          doc.retired = [];
+          await this.docs
+            .collection<VersionDoc>(PROJECTION_VERSIONS)
+            .updateOne({ _id: name, active: doc.active }, { $set: { retired: [] } });
+        }
+        log.info({ projection: name, active: version, collections }, 'previous projection version removed');
+      })()
+        .catch((err: unknown) =>
+          log.warn(
+            { projection: name, err: { message: (err as Error).message } },
+            'could not drop the previous version: dropped at the next start',
+          ),
+        )
+        .finally(done);
+    }, grace);
+    timer.unref();
+    this.timers.add(timer);
+    // stop() clears the timer: what it would have dropped stays recorded for the next start.
+    this.cancels.set(timer, done);
   }
 
   /**
@@ -455,10 +528,15 @@ export class ProjectionVersions {
     slot.retiring = previous;
     slot.active = scoped(p);
     slot.activeVersion = version;
+    const serving = new Set(Object.values(this.docFor(name, version, [p]).collections));
+    const retired = [
+      ...new Set([...(this.state.get(name)?.retired ?? []), ...(previous?.collections ?? [])]),
+    ].filter((c) => !serving.has(c));
     const doc: VersionDoc = {
       ...this.docFor(name, version, [p]),
       switched_at: new Date().toISOString(),
       building: null,
+      retired,
     };
     this.aliased.setAliases(doc.collections);
     this.state.set(name, doc);
@@ -477,28 +555,17 @@ export class ProjectionVersions {
       },
       'projection version switched',
     );
+    // The old version is still applied during the grace period, then retired: this timer is made
+    // first, with the same delay, so it fires first (Node runs equal timeouts in order) and no write
+    // of the old version makes a dropped collection again.
     const grace = this.options.graceMs ?? (this.docs.kind === 'embedded' ? 5_000 : 10_000);
-    const retire = setTimeout(() => {
-      this.timers.delete(retire);
-      if (slot.retiring !== previous) return;
-      slot.retiring = null;
-      if (!previous?.collections) return;
-      void (async () => {
-        for (const c of previous.collections ?? [])
-          if (!Object.values(doc.collections).includes(c)) await this.docs.collection(c).deleteMany({});
-        this.options.logger.info(
-          { projection: name, version: previousVersion },
-          'previous projection version removed',
-        );
-      })().catch((err: unknown) =>
-        this.options.logger.warn(
-          { projection: name, err: { message: (err as Error).message } },
-          'could not empty the previous version',
-        ),
-      );
+    const stopApplying = setTimeout(() => {
+      this.timers.delete(stopApplying);
+      if (slot.retiring === previous) slot.retiring = null;
     }, grace);
-    retire.unref();
-    this.timers.add(retire);
+    stopApplying.unref();
+    this.timers.add(stopApplying);
+    if (retired.length > 0) this.retireLater(name, doc, retired, version);
   }
 
   private recordProgress(name: string, progress: BuildProgress): void {
@@ -588,6 +655,8 @@ export class ProjectionVersions {
     if (this.refreshTimer) clearInterval(this.refreshTimer);
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
+    for (const cancel of this.cancels.values()) cancel();
+    this.cancels.clear();
     await Promise.all([...this.builds.values()].map((b) => b.done.catch(() => undefined)));
     // The CLI then says the report is the stopped server's last, not what runs now.
     this.writeStatusFile(new Date().toISOString());

@@ -149,6 +149,11 @@ export class WriteBackStore implements DocumentStore {
     await this.inner.dropAll(keep);
   }
 
+  async dropCollections(names: readonly string[]): Promise<void> {
+    this.clear();
+    await this.inner.dropCollections(names);
+  }
+
   close(): Promise<void> {
     return this.inner.close();
   }

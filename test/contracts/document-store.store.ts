@@ -194,6 +194,21 @@ export function storeContract(it: Register): void {
     assert.is(await store.collection('kept').count(), 1);
   });
 
+  it('dropCollections drops the named collections with their indexes, one absent is no error', async (store) => {
+    const c = await seeded(store);
+    await c.createIndex({ keys: { name: 1 }, unique: true });
+    await store.collection('kept').insertOne({ _id: 'k' });
+    await store.setCheckpoint('people', 42n);
+    await store.dropCollections(['people', 'never_made']);
+    assert.is(await c.count(), 0);
+    assert.is(await store.collection('kept').count(), 1);
+    assert.is(await store.getCheckpoint('people'), 42n, 'checkpoints are not collections dropped by name');
+    // The handle still writes (the collection is made again), and the unique index went with the drop.
+    await c.insertOne({ _id: 'x', name: 'Same' });
+    await c.insertOne({ _id: 'y', name: 'Same' });
+    assert.is(await c.count(), 2);
+  });
+
   it('an unknown or malformed filter operator is an InvalidQueryError on every method', async (store) => {
     const c = await seeded(store);
     const before = await snapshot(c);

@@ -221,4 +221,45 @@ export function projectionVersionsContract(test: Test, make: () => Promise<Versi
       await f.close();
     }
   });
+
+  test('a restart within the grace period: the next start drops the replaced version, as recorded', async () => {
+    const f = await make();
+    try {
+      await tick(f.events, 0, 300);
+      const first = await open(f, [tally(1)]);
+      await first.runner.catchUp();
+      await first.versions.stop();
+      // Version 2 takes over; the process stops before the (hour-long) grace period is over.
+      const p = await open(f, [tally(1), tally(2)], 3_600_000);
+      p.versions.startPendingBuilds();
+      await withTimeout(p.versions.whenBuilt('tally'), HANG_MS, 'the rebuild');
+      await p.versions.stop();
+      assert.ok((await f.docs.collection('tally').count()) > 0, 'version 1 still there');
+      const recorded = (await f.docs
+        .collection<VersionDoc>(PROJECTION_VERSIONS)
+        .findOne({ _id: 'tally' })) as VersionDoc;
+      assert.equal(recorded.retired, ['tally'], 'the switch records what it retires');
+      // The next start, with version 1 gone from the code: the record alone names it.
+      const next = await open(f, [tally(2)], 0);
+      next.versions.startPendingBuilds();
+      await withTimeout(next.versions.whenRetired(), HANG_MS, 'the retirement');
+      assert.is(await f.docs.collection('tally').count(), 0, 'version 1 dropped');
+      const after = (await f.docs
+        .collection<VersionDoc>(PROJECTION_VERSIONS)
+        .findOne({ _id: 'tally' })) as VersionDoc;
+      assert.equal(after.retired, [], 'nothing left to retire');
+      assert.equal(await read(next.aliased, 'tally'), expected(300, 2), 'version 2 untouched');
+      await next.versions.stop();
+      // A store switched before `retired` was recorded: the versions below the active one in the code.
+      await f.docs.collection('tally').insertOne({ _id: 'k0', count: 1 });
+      await f.docs.collection(PROJECTION_VERSIONS).updateOne({ _id: 'tally' }, { $unset: { retired: '' } });
+      const older = await open(f, [tally(1), tally(2)], 0);
+      older.versions.startPendingBuilds();
+      await withTimeout(older.versions.whenRetired(), HANG_MS, 'the retirement');
+      assert.is(await f.docs.collection('tally').count(), 0, 'version 1 dropped again');
+      await older.versions.stop();
+    } finally {
+      await f.close();
+    }
+  });
 }

@@ -71,4 +71,36 @@ test('MongoDB dropAll: a collection dropped meanwhile (NamespaceNotFound, code 2
   assert.ok(failed);
 });
 
+test('MongoDB dropCollections: one drop each (not a delete per document), one already gone is no error', async () => {
+  const dropped: string[] = [];
+  const db = {
+    collection: () => {
+      throw new Error('no document is deleted one by one');
+    },
+    dropCollection: async (name: string) => {
+      if (name === 'gone')
+        throw Object.assign(new Error('ns not found'), { code: 26, codeName: 'NamespaceNotFound' });
+      dropped.push(name);
+      return true;
+    },
+  };
+  const Store = MongoDocumentStore as unknown as new (client: unknown, db: unknown) => MongoDocumentStore;
+  await new Store({}, db).dropCollections(['tally', 'gone', 'tally_days']);
+  assert.equal(dropped, ['tally', 'tally_days']);
+});
+
+test('AliasedDocumentStore.dropCollections drops the collections the names read', async () => {
+  const asked: (readonly string[])[] = [];
+  const docs = {
+    kind: 'mongodb',
+    dropCollections: async (names: readonly string[]) => {
+      asked.push(names);
+    },
+  } as unknown as DocumentStore;
+  const aliased = new AliasedDocumentStore(docs);
+  aliased.setAliases({ tally: 'tally_v2' });
+  await aliased.dropCollections(['tally', 'other']);
+  assert.equal(asked, [['tally_v2', 'other']]);
+});
+
 test.run();

@@ -73,6 +73,11 @@ export class EmbeddedDocumentStore implements DocumentStorePort {
     this.checkpoints.clear();
   }
 
+  async dropCollections(names: readonly string[]): Promise<void> {
+    this.assertOpen();
+    for (const name of names) this.collections.get(name)?.reset();
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     for (const collection of this.collections.values()) collection.reset();

@@ -396,6 +396,13 @@ export class MongoDocumentStore implements DocumentStorePort {
         await run(name, () => this.db.dropCollection(name).catch(ignoreNamespaceNotFound));
   }
 
+  async dropCollections(names: readonly string[]): Promise<void> {
+    for (const name of names) {
+      validateCollectionName(name);
+      await run(name, () => this.db.dropCollection(name).catch(ignoreNamespaceNotFound));
+    }
+  }
+
   async close(): Promise<void> {
     await this.client.close();
   }

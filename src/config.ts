@@ -39,6 +39,12 @@ export interface Config {
   /** Largest accepted JSON body. */
   bodyLimitBytes: number;
   /**
+   * How long a JSON or form body may take to arrive, from when it starts being read (ms): past it 408
+   * and its place in the body budget given back (src/http/body-deadline.ts). Multipart uploads keep
+   * Node's own 5 minutes.
+   */
+  bodyTimeoutMs: number;
+  /**
    * The dashboard's customer files held in memory for preview (and being read) at once, in bytes of
    * files, across every user: past it the oldest previews are let go (src/web/import-uploads.ts).
    */
@@ -400,6 +406,8 @@ export function loadConfig(env: Env = process.env): Config {
     ),
     roles: new Set(roleNames as Role[]),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1_000_000, 1024, 100_000_000),
+    // At most Node's requestTimeout (5 minutes), which would cut the connection first, unanswered.
+    bodyTimeoutMs: integer(env, 'BODY_TIMEOUT_MS', 30_000, 100, 300_000),
     importUploadsMaxBytes: integer(env, 'IMPORT_UPLOADS_MAX_BYTES', 100 * 1024 * 1024, 1024, 64 * 1024 ** 3),
     importThread: boolean(env, 'IMPORT_THREAD', true),
     whatsapp: whatsapp(env, warnings),

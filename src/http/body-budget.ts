@@ -4,8 +4,9 @@
 // OAuth token endpoint, the consent forms), send all of a large body but its last byte, and keep it
 // there (200 such connections held 230 MB; nothing stopped thousands). Each body reserves what it may
 // hold (its Content-Length, or the limit when it is chunked or compressed) before it is read, per
-// client address (an IPv6 client's /64: guessingKey) and in all, and gives it back once read, refused or
-// cut. Pure bookkeeping: the server decides what a refusal answers.
+// client address (an IPv6 client's /64: guessingKey) and in all, and gives it back once read, refused,
+// cut, or late: a body has BODY_TIMEOUT_MS to arrive (body-deadline.ts), so a place is held that long
+// at most, not Node's 5 minutes. Pure bookkeeping: the server decides what a refusal answers.
 
 /** Bodies of the largest size one client address may be sending at once. */
 export const BODIES_PER_CLIENT = 16;

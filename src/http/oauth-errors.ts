@@ -77,6 +77,8 @@ export function oauthErrorResult(err: unknown, requestId: string): RouteResult {
   if (err instanceof ApiError) {
     if (err.status === 429) return out(429, 'rate_limited', err.message);
     if (err.status === 413) return out(413, 'invalid_request', err.message);
+    // A body that did not arrive in time (src/http/body-deadline.ts): 408 says a retry is safe.
+    if (err.status === 408) return out(408, 'invalid_request', err.message);
     // A method the endpoint does not answer (GET /api/oauth/token): the router's 405, its Allow kept.
     if (err.status === 405) return out(405, 'invalid_request', err.message);
     if (err.status === 400 || err.status === 415) {

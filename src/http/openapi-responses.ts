@@ -170,6 +170,11 @@ export const ERROR_EXAMPLES = {
     'VALIDATION_ERROR',
     'The request body is larger than 1000000 bytes (counted decompressed, whatever its Content-Encoding): send a smaller body, or split the change into several requests',
   ),
+  RequestTimeout: envelope(
+    'The body did not arrive in time',
+    'VALIDATION_ERROR',
+    'The request body did not arrive within 30 seconds: nothing was done; send the request again, its whole body at once',
+  ),
   UnsupportedMediaType: envelope(
     'The body is not sent as JSON',
     'VALIDATION_ERROR',
@@ -288,6 +293,12 @@ export const ERROR_RESPONSES: Record<number, ErrorDoc> = {
     description:
       "Conflict (RESOURCE_CONFLICT): duplicate external_id, fields locked by the point of sale, (webhook endpoints) a create that could not finish (the restaurant's endpoints kept changing meanwhile, or it took so long that its place was given back), (reservations) a create that stalled so long that the table it held was given back (search by external_id first), or on any write a concurrent change to the same record that kept landing first: nothing was written, send it again. A slot taken meanwhile is not a conflict: 422 (NO_TABLE, MAX_COVERS_REACHED)",
     examples: ['ExternalIdTaken', 'LockedFields', 'ConcurrentChange'],
+  },
+  408: {
+    name: 'RequestTimeout',
+    description:
+      'Body not received in time (VALIDATION_ERROR): it did not arrive whole within the time the message states (30 seconds unless the service is set otherwise, BODY_TIMEOUT_MS); nothing was done, so sending the request again is safe. The connection is closed',
+    examples: ['RequestTimeout'],
   },
   413: {
     name: 'PayloadTooLarge',

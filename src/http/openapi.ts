@@ -186,6 +186,7 @@ export function generateOpenApi(routes: AnyRoute[], baseUrl: string): Record<str
     errors.add(400);
     if (r.references) errors.add(422);
     if (r.body) {
+      errors.add(408);
       errors.add(413);
       errors.add(415);
     }

@@ -9,6 +9,7 @@ import type { Runtime } from '../runtime';
 import { renderPageError } from '../web/respond';
 import { authenticate } from './auth';
 import { bodyReservation, createBodyBudget, type Refusal } from './body-budget';
+import { readWithin } from './body-deadline';
 import { bodyParseError, guardBody, refuseRepeatedMembers } from './body-guard';
 import {
   keepBodyChunks,
@@ -93,7 +94,8 @@ export function createApp(rt: Runtime, routes: AnyRoute[], lifecycle: Lifecycle 
   });
 
   // The bodies being received at once, bounded per client address and in all (body-budget.ts): each
-  // reserves what it may hold before it is read and gives it back once read, refused or cut.
+  // reserves what it may hold before it is read and gives it back once read, refused, cut or late
+  // (BODY_TIMEOUT_MS to arrive: body-deadline.ts).
   const bodies = createBodyBudget(rt.config.bodyLimitBytes);
   const readBody = async (ctx: Context, next: () => Promise<void>) => {
     const client = guessingKey(ctx.ip);
@@ -105,7 +107,10 @@ export function createApp(rt: Runtime, routes: AnyRoute[], lifecycle: Lifecycle 
     const refused = bodies.take(client, bytes);
     if (refused) throw tooManyBodies(rt, refused);
     try {
-      return await parseBody(ctx, next);
+      // Node then answers `connection: close` and closes the connection after the answer.
+      return await readWithin(parseBody(ctx, next), rt.config.bodyTimeoutMs, () => {
+        ctx.res.shouldKeepAlive = false;
+      });
     } finally {
       bodies.give(client, bytes);
     }

@@ -62,6 +62,7 @@ t('defaults are the README table', () => {
       roles: ['api', 'projector', 'scheduler', 'webhooks'],
       secretsKey: null,
       bodyLimitBytes: 1_000_000,
+      bodyTimeoutMs: 30_000,
       importUploadsMaxBytes: 100 * 1024 * 1024,
       importThread: true,
       whatsapp: null,
@@ -116,6 +117,7 @@ t('a bad value of any variable throws ConfigError naming it', ({ dir }) => {
     SECRETS_KEY: ['short', 'zz'.repeat(32)],
     TRUST_PROXY: ['sometimes'],
     BODY_LIMIT_BYTES: ['100', '1e6'],
+    BODY_TIMEOUT_MS: ['99', '300001', '30s'],
     IMPORT_UPLOADS_MAX_BYTES: ['100', '10 MB', '-1'],
     READ_YOUR_WRITES_TIMEOUT_MS: ['60001', 'soon'],
     // The scheduler's settings, checked whatever ROLES says (a process without the scheduler ignored them).

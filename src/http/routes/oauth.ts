@@ -177,6 +177,14 @@ const commonErrors = (endpoint: 'token' | 'revoke'): Record<number, ResponseDoc>
     },
     { 'www-authenticate': header('Basic realm="couvert"') },
   ),
+  408: oauthError(
+    'invalid_request: the body did not arrive within BODY_TIMEOUT_MS (30 s unless set); nothing was done, send the request again (the connection is closed)',
+    {
+      error: 'invalid_request',
+      error_description:
+        'The request body did not arrive within 30 seconds: nothing was done; send the request again, its whole body at once',
+    },
+  ),
   413: oauthError('invalid_request: the body is larger than BODY_LIMIT_BYTES', {
     error: 'invalid_request',
     error_description: 'The body is too large',

@@ -12,12 +12,18 @@ export const SIGN_IN_WINDOW_SECONDS = 15 * 60;
 
 export interface SignInLimits {
   /**
-   * Seconds to wait when this attempt may not be made; null when it may, and then the attempt already
+   * Seconds to wait when this attempt may not be made, and whose limit holds it (the client address's,
+   * the account's, or the device's); null when it may, and then the attempt already
    * counts as a failure of the account (or, from a device of the account, of that device: device-cookies.ts)
    * until `succeeded` clears them.
    */
-  check(ip: string, account: string, device?: string | null): Promise<number | null>;
+  check(ip: string, account: string, device?: string | null): Promise<SignInHold | null>;
   succeeded(account: string, device?: string | null): Promise<void>;
+}
+
+export interface SignInHold {
+  seconds: number;
+  by: 'address' | 'account' | 'device';
 }
 
 const limits = new WeakMap<Runtime, SignInLimits>();
@@ -45,14 +51,18 @@ export function signInLimits(rt: Runtime): SignInLimits {
     async check(ip, account, device) {
       const budget = device ? perDevice : perAccount;
       const key = device ? `${account}\n${device}` : account;
+      const mine = device ? 'device' : 'account';
       const held = await budget.get(key);
-      if (held && held.consumedPoints >= rt.config.signInFailuresPerAccount) return wait(held.msBeforeNext);
+      if (held && held.consumedPoints >= rt.config.signInFailuresPerAccount)
+        return { seconds: wait(held.msBeforeNext), by: mine };
+      let by: SignInHold['by'] = 'address';
       try {
         await perIp.consume(guessingKey(ip));
+        by = mine;
         await budget.consume(key);
         return null;
       } catch (err) {
-        if (err instanceof RateLimiterRes) return wait(err.msBeforeNext);
+        if (err instanceof RateLimiterRes) return { seconds: wait(err.msBeforeNext), by };
         throw err;
       }
     },

@@ -13,6 +13,7 @@ import { type AppView, signInPage } from '../../web/pages/oauth-pages';
 import { NEXT_MAX_LENGTH, page, renderPageError, safeNext, seeOther, signedIn } from '../../web/respond';
 import { endSession, ensureSession, getSession, startSignedInSession } from '../../web/sessions';
 import { signInLimits } from '../../web/sign-in-limits';
+import { logSignInFailure, logSignInLocked } from '../../web/sign-in-log';
 import { type AnyRoute, defineRoute, PUBLIC } from '../route';
 import { obj, optional, str } from '../schema';
 
@@ -93,18 +94,29 @@ export const webSessionRoutes: AnyRoute[] = [
       const account = normaliseEmail(body.email);
       const limits = signInLimits(rt);
       const device = trustedDevice(rt, ctx, account);
-      const wait = await limits.check(ctx.ip, account, device);
-      if (wait !== null)
+      const hold = await limits.check(ctx.ip, account, device);
+      if (hold !== null) {
+        logSignInLocked(rt, ctx, account, device, hold);
+        const wait = hold.seconds;
         return again(
           `Too many sign-in attempts. Try again in ${Math.ceil(wait / 60)} minute${wait > 60 ? 's' : ''}.`,
           429,
         );
+      }
       const user = await loadUser(rt, account);
       const ok = user.password_hash
         ? await verifyPassword(body.password, user.password_hash)
         : await burnPasswordCheck(body.password);
       // A failure is already counted (limits.check): a success clears the account's failures.
-      if (!ok || !user.user_id || !user.email) return again('The email or password is incorrect.', 200);
+      if (!ok || !user.user_id || !user.email) {
+        const reason = !user.user_id
+          ? 'unknown_account'
+          : !user.password_hash
+            ? 'no_password'
+            : 'wrong_password';
+        logSignInFailure(rt, ctx, account, device, reason, user.user_id ?? null);
+        return again('The email or password is incorrect.', 200);
+      }
       await limits.succeeded(account, device);
       await startSignedInSession(rt, ctx, session, {
         user_id: user.user_id,

@@ -2,8 +2,10 @@
 // events, in the same order, with the same ends (after, limit, a short page) as the paged read on
 // the calling thread; and the same again when the worker fails at start or dies half-way.
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { WorkerOptions } from 'node:worker_threads';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { writeTemplate } from '../../bench/replay-all.bench';
@@ -80,6 +82,35 @@ test('the worker gives the events the calling thread reads, in order, every fiel
       assert.ok(got.every((e) => typeof e.hash === 'string' && typeof e.position === 'bigint'));
     }
   } finally {
+    await store.close();
+  }
+});
+
+// The thread is plain JavaScript: started with the parent's execArgv (`--import tsx` in tests and the
+// dev CLI), it registered tsx for nothing at every large readAll (~0.4 s of CPU, ~10 MB).
+test("the worker starts without the parent's execArgv (no tsx), and reads every page", async () => {
+  const threads = createRequire(import.meta.url)(
+    'node:worker_threads',
+  ) as typeof import('node:worker_threads');
+  const Original = threads.Worker;
+  const execArgvs: unknown[] = [];
+  threads.Worker = class extends Original {
+    constructor(script: string | URL, options?: WorkerOptions) {
+      execArgvs.push(options?.execArgv);
+      super(script, options);
+    }
+  };
+  syncBuiltinESMExports();
+  const store = plain();
+  try {
+    assert.ok(process.execArgv.length > 0, 'this test runs with execArgv of its own (--import tsx)');
+    const ahead = store.readAllAhead({ batchSize: 500 });
+    assert.is((await all(ahead)).length, TOTAL);
+    assert.ok(ahead.usedWorkerOnly, 'every page came from the worker');
+    assert.equal(execArgvs, [[]]);
+  } finally {
+    threads.Worker = Original;
+    syncBuiltinESMExports();
     await store.close();
   }
 });

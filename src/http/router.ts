@@ -103,6 +103,9 @@ export function createDispatcher<R>(
       ctx.method === 'OPTIONS'
         ? ' (no CORS preflight is served: call the API from your server, where the token stays secret)'
         : '';
+    // VALIDATION_ERROR: spec §7's codes are a closed list with none for a method (its "malformed
+    // request"); a code of our own would break partners that read it as that list, and RESOURCE_NOT_FOUND
+    // would deny a path that exists. The status and `allow` say the rest.
     if (allow)
       throw new ApiError(
         405,

@@ -6,6 +6,7 @@ import { connect } from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { BODIES_PER_CLIENT } from '../../src/http/body-budget';
+import { OpenApiChecker, publishedDocument } from '../helpers/openapi';
 import {
   demoBootstrap,
   REQUEST_HANG_MS,
@@ -86,6 +87,13 @@ t(
     assert.match(answer.body.error.message, 'did not arrive within 300 ms');
     assert.ok(answer.body.error.request_id, 'the envelope carries the request id');
     assert.is(answer.headers.connection, 'close');
+    // As the served document says: status, headers, body.
+    new OpenApiChecker(await publishedDocument(ctx.svc.rt)).check('POST', '/api/partner/v1/customers', {
+      status: answer.status,
+      headers: new Headers(answer.headers),
+      body: answer.body,
+      text: JSON.stringify(answer.body),
+    });
   },
 );
 

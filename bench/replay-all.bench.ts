@@ -233,7 +233,9 @@ async function replayChild(file: string, withAnalytics: boolean, only?: string):
     process.env.REPLAY_READ_AHEAD === '0' ? { readAhead: false } : {},
   );
   const docs = new EmbeddedDocumentStore();
-  const versions = new ProjectionVersions(events, docs, new AliasedDocumentStore(docs), {
+  // Read through the alias: a versioned projection writes its version's names (analytics_days_v2).
+  const aliased = new AliasedDocumentStore(docs);
+  const versions = new ProjectionVersions(events, docs, aliased, {
     logger: createLogger('silent'),
   });
   const projections = allProjections().filter((p) =>
@@ -253,7 +255,7 @@ async function replayChild(file: string, withAnalytics: boolean, only?: string):
   const seconds = (performance.now() - start) / 1000;
   const cpu = process.cpuUsage(cpuStart);
   const mainCpuSeconds = mainThreadCpuSeconds() - mainStart;
-  const analyticsDays = withAnalytics ? await docs.collection('analytics_days').count() : 0;
+  const analyticsDays = withAnalytics ? await aliased.collection('analytics_days').count() : 0;
   // Started with --expose-gc (REPLAY_NODE_ARGS=--expose-gc): the live heap the read models keep.
   const gc = (globalThis as { gc?: () => void }).gc;
   if (gc) {

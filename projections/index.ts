@@ -2,7 +2,7 @@
 // like the others.
 import type { Projection } from '../src/projection/projection';
 import { missedCallAnalyticsProjection } from './analytics/missed-call-projection';
-import { analyticsProjection } from './analytics/projection';
+import { analyticsProjection, analyticsProjectionV1 } from './analytics/projection';
 import { webhookAnalyticsProjection, webhookAnalyticsProjectionV1 } from './analytics/webhook-projection';
 import { apiKeysProjection, apiKeysProjectionV1 } from './api-keys';
 import { bookingsProjection } from './bookings';
@@ -62,6 +62,7 @@ export function supersededProjections(): Projection[] {
     webhookAnalyticsProjectionV1,
     missedCallsProjectionV1,
     apiKeysProjectionV1,
+    analyticsProjectionV1,
   ];
 }
 

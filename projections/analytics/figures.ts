@@ -109,6 +109,34 @@ export function factsOfUpdated(
   return next;
 }
 
+/**
+ * The most merges a walk from a customer to its survivor follows: a merge closes a customer for good,
+ * so real chains are short, but the walk must end on any log (commands/customers/follow-merges.ts).
+ */
+export const MAX_GUEST_MERGE_HOPS = 32;
+
+/**
+ * Whether `from`'s reservations were folded into `into` by merges (directly or through a chain): a
+ * reservation moved from `from` to `into` is then already in `into`'s count and is not counted again.
+ * `mergedInto` answers the customer a customer was merged into, if any.
+ */
+export function foldedInto(
+  from: string,
+  into: string,
+  mergedInto: (customer: string) => string | undefined,
+): boolean {
+  const seen = new Set([from]);
+  let at = from;
+  for (let hop = 0; hop < MAX_GUEST_MERGE_HOPS; hop++) {
+    const next = mergedInto(at);
+    if (next === undefined || seen.has(next)) return next === into;
+    if (next === into) return true;
+    seen.add(next);
+    at = next;
+  }
+  return false;
+}
+
 /** The customer an update links the reservation to, when it names one the reservation did not have. */
 export function newlyLinkedCustomer(
   f: ReservationFacts,
@@ -277,6 +305,7 @@ export function foldFacts(events: Iterable<{ type: string; data: unknown }>): {
 } {
   const facts = new Map<string, ReservationFacts>();
   const customers = new Map<string, number>();
+  const merges = new Map<string, string>();
   const count = (restaurant: string, customer: string) => customers.get(`${restaurant}|${customer}`) ?? 0;
   const bump = (restaurant: string, customer: string, n: number) =>
     customers.set(`${restaurant}|${customer}`, count(restaurant, customer) + n);
@@ -298,11 +327,15 @@ export function foldFacts(events: Iterable<{ type: string; data: unknown }>): {
         if (!f) break;
         const changes = d.changes as Partial<ReservationSnapshot>;
         const linked = newlyLinkedCustomer(f, changes);
+        const counted =
+          linked !== null &&
+          f.customer_id !== null &&
+          foldedInto(f.customer_id, linked, (c) => merges.get(`${f.restaurant_id}|${c}`));
         facts.set(
           d.reservation_id as string,
           factsOfUpdated(f, changes, linked ? count(f.restaurant_id, linked) : 0),
         );
-        if (linked) bump(f.restaurant_id, linked, 1);
+        if (linked && !counted) bump(f.restaurant_id, linked, 1);
         break;
       }
       case 'ReservationStatusChanged': {
@@ -313,6 +346,7 @@ export function foldFacts(events: Iterable<{ type: string; data: unknown }>): {
       case 'CustomerMerged': {
         const restaurant = d.restaurant_id as string;
         bump(restaurant, d.customer_id as string, count(restaurant, d.merged_customer_id as string));
+        merges.set(`${restaurant}|${d.merged_customer_id as string}`, d.customer_id as string);
         break;
       }
     }

@@ -1,4 +1,4 @@
-// The `analytics` projection (version 1): per restaurant and service day, and per shift and day,
+// The `analytics` projection (version 2; version 1 kept until replaced): per restaurant and service day, and per shift and day,
 // reservations and covers by status, outcome, source and party size, no-show and cancellation rates,
 // booking lead time (histogram, median, p90) and new vs returning guests. Written for BI tools to
 // read directly (docs/analytics.md is the schema); queries/analytics.ts reads it for the CLI export.
@@ -6,6 +6,10 @@
 // Every event is applied idempotently: each document keeps `_pos` (the last event applied to it) and
 // is skipped when it has already seen the event; a reservation's facts are written last, so an event
 // redelivered after a crash part-way redoes exactly the documents it had not reached.
+//
+// Version 2 keeps, on a merged-away customer's guest document, the customer it was merged into
+// (`merged_into`): a reservation then re-attached from it to its survivor is already in the survivor's
+// count (the merge folded it in), where version 1 counted it a second time.
 import type { ReservationSnapshot, ReservationStatus } from '../../commands/reservations/events';
 import type { Collection, Doc, DocumentStore } from '../../src/ports/document-store';
 import { positionToString, type RecordedEvent } from '../../src/ports/event-store';
@@ -19,7 +23,9 @@ import {
   emptyFigures,
   factsOfCreated,
   factsOfUpdated,
+  foldedInto,
   leadTimeKey,
+  MAX_GUEST_MERGE_HOPS,
   newlyLinkedCustomer,
   type ReservationFacts,
   shiftDayKey,
@@ -37,10 +43,16 @@ export type GuestDoc = Doc & {
   restaurant_id: string;
   customer_id: string;
   reservations: number;
+  /** Version 2: the customer this one was merged into (its reservations were folded into that count). */
+  merged_into?: string;
   _pos: string;
 };
 
 const guestId = (restaurant: string, customer: string) => `${restaurant}|${customer}`;
+
+/** A count's rewrite keeps the merge the document records (a merged-away customer still counted for). */
+const mergeMark = (g: GuestDoc | null) =>
+  g?.merged_into === undefined ? {} : { merged_into: g.merged_into };
 
 /**
  * How many reservations the customer had before this event, and counts this event's one (once).
@@ -59,7 +71,14 @@ async function countGuest(
   const before = g?.reservations ?? 0;
   await col.replaceOne(
     { _id: id },
-    { _id: id, restaurant_id: restaurant, customer_id: customer, reservations: before + 1, _pos: pos },
+    {
+      _id: id,
+      restaurant_id: restaurant,
+      customer_id: customer,
+      reservations: before + 1,
+      ...mergeMark(g),
+      _pos: pos,
+    },
     { upsert: true },
   );
   return before;
@@ -103,7 +122,35 @@ async function moveFigures(
 
 const copyAll = (d: FiguresDoc) => copyFigures(d);
 
-async function applyReservationEvent(event: RecordedEvent, docs: DocumentStore): Promise<void> {
+/**
+ * Whether moving a reservation from `from` to `into` keeps it in a count it is already in: `from` was
+ * merged into `into` (directly or through a chain) after the reservation was counted for `from`.
+ * Reads the guest documents' `merged_into` one by one (chains are short); the same walk as foldFacts'.
+ */
+async function alreadyCounted(
+  docs: DocumentStore,
+  restaurant: string,
+  from: string,
+  into: string,
+): Promise<boolean> {
+  const col = docs.collection<GuestDoc>(ANALYTICS_GUESTS);
+  const chain = new Map<string, string | undefined>();
+  let at = from;
+  // foldedInto is synchronous: read the chain first (as far as it walks), then decide on it.
+  for (let hop = 0; hop < MAX_GUEST_MERGE_HOPS && !chain.has(at); hop++) {
+    const next = (await col.findOne({ _id: guestId(restaurant, at) }))?.merged_into;
+    chain.set(at, next);
+    if (next === undefined || next === into) break;
+    at = next;
+  }
+  return foldedInto(from, into, (c) => chain.get(c));
+}
+
+async function applyReservationEvent(
+  event: RecordedEvent,
+  docs: DocumentStore,
+  followsMerges: boolean,
+): Promise<void> {
   const d = event.data as Record<string, unknown>;
   const id = d.reservation_id as string;
   const pos = positionToString(event.position);
@@ -123,7 +170,20 @@ async function applyReservationEvent(event: RecordedEvent, docs: DocumentStore):
   } else if (event.type === 'ReservationUpdated') {
     const changes = d.changes as Partial<ReservationSnapshot>;
     const linked = newlyLinkedCustomer(before, changes);
-    const earlier = linked ? await countGuest(docs, before.restaurant_id, linked, pos) : 0;
+    const counted =
+      followsMerges &&
+      linked !== null &&
+      before.customer_id !== null &&
+      (await alreadyCounted(docs, before.restaurant_id, before.customer_id, linked));
+    const earlier = !linked
+      ? 0
+      : counted
+        ? ((
+            await docs
+              .collection<GuestDoc>(ANALYTICS_GUESTS)
+              .findOne({ _id: guestId(before.restaurant_id, linked) })
+          )?.reservations ?? 0)
+        : await countGuest(docs, before.restaurant_id, linked, pos);
     after = factsOfUpdated(before, changes, earlier);
   } else {
     after = { ...before, status: d.to as ReservationStatus };
@@ -134,15 +194,41 @@ async function applyReservationEvent(event: RecordedEvent, docs: DocumentStore):
 }
 
 /** A merge folds the absorbed customer's reservations into the survivor's count (returning guests). */
-async function applyMerge(event: RecordedEvent, docs: DocumentStore): Promise<void> {
+async function applyMerge(event: RecordedEvent, docs: DocumentStore, followsMerges: boolean): Promise<void> {
   const d = event.data as { restaurant_id: string; customer_id: string; merged_customer_id: string };
   const pos = positionToString(event.position);
   const col = docs.collection<GuestDoc>(ANALYTICS_GUESTS);
   const id = guestId(d.restaurant_id, d.customer_id);
+  const absorbedId = guestId(d.restaurant_id, d.merged_customer_id);
   const survivor = await col.findOne({ _id: id });
-  if (survivor && survivor._pos >= pos) return;
-  const absorbed = await col.findOne({ _id: guestId(d.restaurant_id, d.merged_customer_id) });
-  const n = absorbed?.reservations ?? 0;
+  const absorbed = await col.findOne({ _id: absorbedId });
+  // The survivor's count first, then the mark: a redelivery after a crash between them adds nothing
+  // twice (the survivor is stamped) and writes the mark.
+  if (!survivor || survivor._pos < pos)
+    await addMerged(col, d, id, survivor, absorbed?.reservations ?? 0, pos);
+  if (followsMerges && !(absorbed && absorbed._pos >= pos))
+    await col.replaceOne(
+      { _id: absorbedId },
+      {
+        _id: absorbedId,
+        restaurant_id: d.restaurant_id,
+        customer_id: d.merged_customer_id,
+        reservations: absorbed?.reservations ?? 0,
+        merged_into: d.customer_id,
+        _pos: pos,
+      },
+      { upsert: true },
+    );
+}
+
+async function addMerged(
+  col: Collection<GuestDoc>,
+  d: { restaurant_id: string; customer_id: string },
+  id: string,
+  survivor: GuestDoc | null,
+  n: number,
+  pos: string,
+): Promise<void> {
   await col.replaceOne(
     { _id: id },
     {
@@ -150,32 +236,39 @@ async function applyMerge(event: RecordedEvent, docs: DocumentStore): Promise<vo
       restaurant_id: d.restaurant_id,
       customer_id: d.customer_id,
       reservations: (survivor?.reservations ?? 0) + n,
+      ...mergeMark(survivor),
       _pos: pos,
     },
     { upsert: true },
   );
 }
 
-export const analyticsProjection: Projection = {
-  name: 'analytics',
-  version: 1,
-  collections: [ANALYTICS_DAYS, ANALYTICS_SHIFT_DAYS, ANALYTICS_RESERVATIONS, ANALYTICS_GUESTS],
-  eventTypes: ['ReservationCreated', 'ReservationUpdated', 'ReservationStatusChanged', 'CustomerMerged'],
-  async setup(docs) {
-    for (const name of [ANALYTICS_DAYS, ANALYTICS_SHIFT_DAYS])
-      await docs
-        .collection(name)
-        .createIndex({ keys: { restaurant_id: 1, service_date: 1 }, name: 'restaurant_service_date' });
-    // For BI readers of MongoDB; this tree reads the facts by _id only (`audit as-of` lists a
-    // scratch copy by restaurant), so the embedded store keeps no index for it (embeddedPrefix 0).
-    await docs.collection(ANALYTICS_RESERVATIONS).createIndex({
-      keys: { restaurant_id: 1, service_date: 1 },
-      name: 'restaurant_service_date',
-      embeddedPrefix: 0,
-    });
-  },
-  async apply(event, docs) {
-    if (event.type === 'CustomerMerged') await applyMerge(event, docs);
-    else await applyReservationEvent(event, docs);
-  },
-};
+function analyticsVersion(version: number, followsMerges: boolean): Projection {
+  return {
+    name: 'analytics',
+    version,
+    collections: [ANALYTICS_DAYS, ANALYTICS_SHIFT_DAYS, ANALYTICS_RESERVATIONS, ANALYTICS_GUESTS],
+    eventTypes: ['ReservationCreated', 'ReservationUpdated', 'ReservationStatusChanged', 'CustomerMerged'],
+    async setup(docs) {
+      for (const name of [ANALYTICS_DAYS, ANALYTICS_SHIFT_DAYS])
+        await docs
+          .collection(name)
+          .createIndex({ keys: { restaurant_id: 1, service_date: 1 }, name: 'restaurant_service_date' });
+      // For BI readers of MongoDB; this tree reads the facts by _id only (`audit as-of` lists a
+      // scratch copy by restaurant), so the embedded store keeps no index for it (embeddedPrefix 0).
+      await docs.collection(ANALYTICS_RESERVATIONS).createIndex({
+        keys: { restaurant_id: 1, service_date: 1 },
+        name: 'restaurant_service_date',
+        embeddedPrefix: 0,
+      });
+    },
+    async apply(event, docs) {
+      if (event.type === 'CustomerMerged') await applyMerge(event, docs, followsMerges);
+      else await applyReservationEvent(event, docs, followsMerges);
+    },
+  };
+}
+
+/** Version 1: counted a reservation re-attached from a merged-away customer to its survivor twice. */
+export const analyticsProjectionV1 = analyticsVersion(1, false);
+export const analyticsProjection = analyticsVersion(2, true);

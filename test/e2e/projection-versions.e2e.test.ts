@@ -21,6 +21,7 @@ const PER_DAY = 100;
 const CLIENTS = 6;
 /** The version of `reservations` deployed here: the one after the served one. */
 const NEXT = (reservationsProjection.version ?? 1) + 1;
+const NEXT_ANALYTICS = (analyticsProjection.version ?? 1) + 1;
 
 const t = suite<{ svc: TestService; dir: string }>('projection versions under load');
 t.before(async (ctx) => {
@@ -48,7 +49,7 @@ const pct = (xs: number[], q: number) => {
 };
 
 t(
-  'version 2 of reservations and analytics rebuild under load and take over; no request fails',
+  'the next version of reservations and analytics rebuilds under load and take over; no request fails',
   async ({ svc }) => {
     const token = FILL_TOKEN;
     let acknowledged = HISTORY_DAYS * PER_DAY;
@@ -101,7 +102,7 @@ t(
     const started = performance.now();
     await Promise.all([
       svc.rt.versions.deploy({ ...reservationsProjection, version: NEXT }),
-      svc.rt.versions.deploy({ ...analyticsProjection, version: 2 }),
+      svc.rt.versions.deploy({ ...analyticsProjection, version: NEXT_ANALYTICS }),
     ]);
     const buildSeconds = (performance.now() - started) / 1000;
     phase = 'after';
@@ -121,10 +122,10 @@ t(
     assert.equal(failures, [], 'every request succeeded and read consistently');
     assert.ok(latency.building.length > 0, 'requests were answered during the rebuild');
     assert.is(svc.rt.versions.aliased.resolve(RESERVATIONS), `reservations_v${NEXT}`);
-    assert.is(svc.rt.versions.aliased.resolve(ANALYTICS_DAYS), 'analytics_days_v2');
+    assert.is(svc.rt.versions.aliased.resolve(ANALYTICS_DAYS), `analytics_days_v${NEXT_ANALYTICS}`);
     for (const [name, version] of [
       ['reservations', NEXT],
-      ['analytics', 2],
+      ['analytics', NEXT_ANALYTICS],
     ] as const) {
       const doc = await svc.rt.projections.docs
         .collection<VersionDoc>(PROJECTION_VERSIONS)
@@ -142,7 +143,7 @@ t(
         .map((p: { name: string; active: number }) => [p.name, p.active]),
       [
         ['reservations', NEXT],
-        ['analytics', 2],
+        ['analytics', NEXT_ANALYTICS],
       ],
     );
   },

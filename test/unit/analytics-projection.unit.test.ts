@@ -152,4 +152,48 @@ test('a move between days and shifts, a status change and a customer merge move 
   await compare(docs, events);
 });
 
+test('a reservation re-attached from a merged-away customer to its survivor is counted once', async () => {
+  const snapshot = (id: string, customer: string) => ({
+    reservation_id: id,
+    restaurant_id: 'rest_a',
+    service_date: '2026-06-01',
+    shift_id: 'lunch',
+    start_at: '2026-06-01T12:00:00+02:00',
+    created_at: '2026-05-31T10:00:00Z',
+    party_size: 2,
+    status: 'CONFIRMED',
+    source: 'WEBSITE',
+    customer_id: customer,
+  });
+  const created = (id: string, customer: string) => ({
+    type: 'ReservationCreated',
+    data: { reservation_id: id, restaurant_id: 'rest_a', reservation: snapshot(id, customer) },
+  });
+  const merge = (into: string, away: string) => ({
+    type: 'CustomerMerged',
+    data: { restaurant_id: 'rest_a', customer_id: into, merged_customer_id: away },
+  });
+  const reattach = (id: string, customer: string) => ({
+    type: 'ReservationUpdated',
+    data: { reservation_id: id, changes: { customer_id: customer } },
+  });
+  // r1 on cus_a, merged into cus_b, merged into cus_c; r1 then re-attached to cus_c (through the
+  // chain) and r2 on cus_a re-attached to cus_b (one hop): each reservation once in each count.
+  const events = recorded([
+    created('r1', 'cus_a'),
+    created('r2', 'cus_a'),
+    merge('cus_b', 'cus_a'),
+    reattach('r2', 'cus_b'),
+    merge('cus_c', 'cus_b'),
+    reattach('r1', 'cus_c'),
+  ]);
+  const docs = new EmbeddedDocumentStore();
+  for (const e of events) await analyticsProjection.apply(e, docs);
+  const guests = docs.collection(ANALYTICS_GUESTS);
+  assert.is((await guests.findOne({ _id: 'rest_a|cus_b' }))?.reservations, 2, 'cus_b: r1 and r2, once each');
+  assert.is((await guests.findOne({ _id: 'rest_a|cus_c' }))?.reservations, 2, 'cus_c: r1 and r2, once each');
+  assert.is(foldFacts(events).customers.get('rest_a|cus_c'), 2, 'the from-scratch fold agrees');
+  await compare(docs, events);
+});
+
 test.run();

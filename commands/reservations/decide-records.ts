@@ -2,7 +2,7 @@
 // restaurant's answer) and payments. Pure.
 import { BusinessRuleError } from '../../src/core/errors';
 import type { NewEvent, RecordedEvent } from '../../src/ports/event-store';
-import { confirmationAfterPayment } from './decide-status';
+import { type ConfirmationReason, confirmationAfterPayment } from './decide-status';
 import type { Feedback, Payment, ReservationSnapshot } from './events';
 import { applyToSnapshot } from './evolve';
 import { PAYMENT_STATUSES, type PaymentStatus } from './payments';
@@ -58,6 +58,8 @@ export function decidePayment(
   input: PaymentInput,
   currency: string,
   at: string,
+  /** Why the reservation is confirmed when this payment was all it waited for. */
+  confirmation: ConfirmationReason = 'payment received',
 ): NewEvent[] {
   if (!PAYMENT_STATUSES.includes(input.status))
     throw new BusinessRuleError(
@@ -110,5 +112,5 @@ export function decidePayment(
     },
   };
   const after = applyToSnapshot(r, recorded as RecordedEvent);
-  return [recorded, ...confirmationAfterPayment(after, at, payment)];
+  return [recorded, ...confirmationAfterPayment(after, at, payment, confirmation)];
 }

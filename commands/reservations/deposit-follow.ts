@@ -31,7 +31,7 @@ const pendingDeposits = (payments: readonly Payment[]) =>
  * - party and shift unchanged: nothing;
  * - the rule no longer applies (fewer guests than its threshold, a shift without deposit): every
  *   pending DEPOSIT row is voided, and a reservation that only waited for it is CONFIRMED (the rule of
- *   a payment voided by staff, `decidePayment`);
+ *   a payment voided by staff, `decidePayment`), with the reason "deposit no longer required";
  * - the rule still applies and one DEPOSIT row is pending: its quantity becomes the party, at the
  *   row's own unit price on the same shift (the price the guest was asked when booking) or the new
  *   shift's (and its payment mode) after a change of shift;
@@ -53,7 +53,13 @@ export function followDeposit(
     const out: NewEvent[] = [];
     let r = after;
     for (const p of pending) {
-      const events = decidePayment(r, { paymentId: p.id, status: 'VOIDED' }, currency, at);
+      const events = decidePayment(
+        r,
+        { paymentId: p.id, status: 'VOIDED' },
+        currency,
+        at,
+        'deposit no longer required',
+      );
       for (const e of events) r = applyToSnapshot(r, e as RecordedEvent);
       out.push(...events);
     }

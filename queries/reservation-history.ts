@@ -1,6 +1,8 @@
 // GET /reservations/{id}/history: a reservation's events as its partner may see them. Actors are
 // told relative to the caller (src/audit/actors.ts): never another partner's identity, and request
 // ids only of the caller's own requests. Contact fields only with RESERVATIONS_READ_SENSITIVE.
+
+import { asPartnerSees, isDistinctList } from '../commands/reservations/distinct-lists';
 import { type Payment, type ReservationStatus, reservationStream } from '../commands/reservations/events';
 import { CANCELED_STATUSES, evolveReservation, initialReservation } from '../commands/reservations/evolve';
 import { API_KEYS, type ApiKeyDoc } from '../projections/api-keys';
@@ -145,6 +147,7 @@ function asReservationFields(
     return changes.map((c) =>
       c.field === 'payment' ? { field: 'payments', from: payments.before, to: payments.after } : c,
     );
+  if (e.type === 'ReservationCreated' || e.type === 'ReservationUpdated') return changes.flatMap(asShown);
   if (e.type !== 'ReservationStatusChanged') return changes;
   const to = (e.data as { to: ReservationStatus }).to;
   const setsReason = CANCELED_STATUSES.includes(to) || to === 'REJECTED';
@@ -153,6 +156,19 @@ function asReservationFields(
     if (setsReason) return [{ ...c, field: 'cancellation_reason' }];
     return c.to === null || c.to === undefined ? [] : [c];
   });
+}
+
+/**
+ * A tags or attached_files list as the reservation shows it (without the repeats an older one stored);
+ * a change that was only a repeat dropped is none.
+ */
+function asShown(c: FieldChange): FieldChange[] {
+  if (!isDistinctList(c.field)) return [c];
+  const out: FieldChange = { field: c.field };
+  if ('from' in c) out.from = asPartnerSees(c.field, c.from);
+  if ('to' in c) out.to = asPartnerSees(c.field, c.to);
+  if ('from' in c && 'to' in c && JSON.stringify(out.from) === JSON.stringify(out.to)) return [];
+  return [out];
 }
 
 function item(

@@ -2,6 +2,7 @@
 // what it refers to. Pure: the lookups are fetched by queries/reservations.ts, in batches.
 import type { Feedback, Payment, ReservationSnapshot } from '../commands/reservations/events';
 import { type PaymentSummary, paymentSummary } from '../commands/reservations/payments';
+import { distinctInOrder } from '../src/core/text';
 
 export interface CustomerRef {
   id: string;
@@ -120,8 +121,9 @@ export function presentReservation(r: ReservationSnapshot, l: Lookups, o: Presen
     metadata: r.metadata,
     feedback: r.feedback,
     cancellation_reason: r.cancellation_reason,
-    attached_files: r.attached_files,
-    tags: r.tags,
+    // A reservation stored before repeats were dropped may hold some (commands/reservations/distinct-lists.ts).
+    attached_files: distinctInOrder(r.attached_files),
+    tags: distinctInOrder(r.tags),
     send_followup_email: r.send_followup_email,
     is_table_definitive: r.is_table_definitive,
     is_force_inserted: r.is_force_inserted,

@@ -3,6 +3,7 @@
 import { BusinessRuleError, conflict } from '../../src/core/errors';
 import type { NewEvent } from '../../src/ports/event-store';
 import type { Seating } from './decide-create';
+import { asPartnerSees } from './distinct-lists';
 import type { ActorKind, ReservationSnapshot } from './events';
 import { CANCELED_STATUSES, SEATED_STATUSES } from './evolve';
 import { type DepositRule, depositApplies } from './payments';
@@ -73,7 +74,8 @@ export function diffPatch(r: ReservationSnapshot, patch: ReservationPatch): Patc
   const previous: Record<string, unknown> = {};
   const current = r as unknown as Record<string, unknown>;
   for (const [k, v] of Object.entries(wanted)) {
-    if (v === undefined || same(current[k], v)) continue;
+    // The list the reservation shows, not a repeat an older one still stores: resending it is no change.
+    if (v === undefined || same(asPartnerSees(k, current[k]), v)) continue;
     changes[k] = v;
     previous[k] = current[k];
   }

@@ -2,20 +2,17 @@
 // operations (staff dashboard, POS) and the automatic ones (finished, no-show). Pure.
 import { BusinessRuleError, conflict, notFound } from '../../src/core/errors';
 import type { NewEvent } from '../../src/ports/event-store';
-import { closesBooking, voidPendingPayments } from './closed-payments';
+import { closeBooking, closesBooking } from './closed-payments';
 import type { ActorKind, ReservationSnapshot, ReservationStatus } from './events';
-import { CANCELED_STATUSES, type ReservationState, SEATED_STATUSES } from './evolve';
+import {
+  AWAITING_ARRIVAL,
+  CANCELED_STATUSES,
+  GUESTS_TO_COME,
+  type ReservationState,
+  SEATED_STATUSES,
+} from './evolve';
 import { hasOutstandingPayment } from './payments';
 import { assertTiming, type TimedChange } from './status-timing';
-
-/** Booked and not arrived yet: these become NO_SHOW when the guests never come. */
-export const AWAITING_ARRIVAL: readonly ReservationStatus[] = [
-  'PENDING_PAYMENT',
-  'CONFIRMED',
-  'CONFIRMED_PENDING_PAYMENT',
-  'MANUALLY_CONFIRMED',
-  'DOUBLE_CONFIRMED',
-];
 
 export type StatusOperation =
   | { kind: 'approve' }
@@ -43,7 +40,7 @@ const FROM: Record<Exclude<StatusOperation['kind'], 'cancel_by_staff'>, readonly
   seat: ['PENDING', ...AWAITING_ARRIVAL, 'SHOWED_UP', 'PARTIALLY_SEATED', 'SEATED_FOR_DRINKS', 'NO_SHOW'],
   partially_seat: ['PENDING', ...AWAITING_ARRIVAL, 'SHOWED_UP', 'SEATED_FOR_DRINKS', 'NO_SHOW'],
   leave: SEATED_STATUSES,
-  cancel_by_customer: ['PENDING', ...AWAITING_ARRIVAL],
+  cancel_by_customer: GUESTS_TO_COME,
   finish: SEATED_STATUSES,
   no_show: AWAITING_ARRIVAL,
 };
@@ -101,7 +98,7 @@ export function decidePartnerCancel(r: ReservationSnapshot, reason: string | nul
     throw conflict('The point of sale has locked this reservation: it cannot be canceled through the API', {
       locked_fields: ['status'],
     });
-  return [statusEvent(r, 'CANCELED_BY_RESTAURANT', reason, 'PARTNER', at), ...voidPendingPayments(r, at)];
+  return closeBooking(r, statusEvent(r, 'CANCELED_BY_RESTAURANT', reason, 'PARTNER', at), at);
 }
 
 /**
@@ -115,7 +112,7 @@ export function decideStatusOperation(r: ReservationSnapshot, op: StatusOperatio
   if (r.status === to) return [];
   if (op.kind === 'cancel_by_staff') {
     if (CANCELED_STATUSES.includes(r.status)) return [];
-    return [statusEvent(r, to, op.reason, 'STAFF', at), ...voidPendingPayments(r, at)];
+    return closeBooking(r, statusEvent(r, to, op.reason, 'STAFF', at), at);
   }
   if (!FROM[op.kind].includes(r.status))
     throw new BusinessRuleError(
@@ -132,7 +129,8 @@ export function decideStatusOperation(r: ReservationSnapshot, op: StatusOperatio
       : op.kind === 'cancel_by_customer'
         ? 'CUSTOMER'
         : 'STAFF';
-  return [statusEvent(r, to, reason, actor, at), ...(closesBooking(to) ? voidPendingPayments(r, at) : [])];
+  const event = statusEvent(r, to, reason, actor, at);
+  return closesBooking(to) ? closeBooking(r, event, at) : [event];
 }
 
 /** What the operation says about the guests (status-timing.ts); approvals and cancellations: nothing. */

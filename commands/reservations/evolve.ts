@@ -26,6 +26,21 @@ export const CANCELED_STATUSES: readonly ReservationStatus[] = [
   'CANCELED_BY_RESTAURANT',
 ];
 
+/** Booked and not arrived yet: these become NO_SHOW when the guests never come. */
+export const AWAITING_ARRIVAL: readonly ReservationStatus[] = [
+  'PENDING_PAYMENT',
+  'CONFIRMED',
+  'CONFIRMED_PENDING_PAYMENT',
+  'MANUALLY_CONFIRMED',
+  'DOUBLE_CONFIRMED',
+];
+
+/**
+ * Guests still to come (pending approval or booked): the only ones whose deposit is still a condition
+ * of the booking (a PATCH carries it along, a cancellation voids it).
+ */
+export const GUESTS_TO_COME: readonly ReservationStatus[] = ['PENDING', ...AWAITING_ARRIVAL];
+
 export function evolveReservation(state: ReservationState, event: RecordedEvent): ReservationState {
   if (event.type === 'ReservationCreationAbandoned') return { ...state, abandoned: true };
   if (event.type === 'ReservationCreated') {

@@ -1,8 +1,7 @@
 // Time-driven reservation changes (DESIGN.md §1, spec §3 "automatic status changes"): each is an
 // ordinary command, decided on the write side; the read models only say where to look.
-import { AWAITING_ARRIVAL } from '../../commands/reservations/decide-status';
 import type { ReservationStatus } from '../../commands/reservations/events';
-import { SEATED_STATUSES } from '../../commands/reservations/evolve';
+import { AWAITING_ARRIVAL, SEATED_STATUSES } from '../../commands/reservations/evolve';
 import {
   endIfFinished,
   FINISHED_STATUSES,

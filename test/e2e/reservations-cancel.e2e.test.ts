@@ -4,7 +4,13 @@ import { recordPayment, setPosLock } from '../../commands/reservations/handler-r
 import { changeStatus } from '../../commands/reservations/handler-status';
 import { operatorMeta } from '../../src/core/command-meta';
 import { OpenApiChecker } from '../helpers/openapi';
-import { create, type ReservationService, startReservationService, TOKENS } from '../helpers/reservations';
+import {
+  create,
+  NOW,
+  type ReservationService,
+  startReservationService,
+  TOKENS,
+} from '../helpers/reservations';
 import type { TestService } from '../helpers/service';
 
 const PATH = '/api/partner/v1/reservations/{id}/cancel';
@@ -199,6 +205,41 @@ t(
       { field: 'status', from: 'CONFIRMED', to: 'CANCELED_BY_RESTAURANT' },
       { field: 'cancellation_reason', to: null },
     ]);
+  },
+);
+
+t(
+  "a no-show canceled afterwards keeps its pending deposit: what the guests owe is the restaurant's call",
+  async ({ svc }) => {
+    // Brunch: a deposit of 1000 per cover. The guests never come.
+    const r = (await create(svc, { start_at: '2026-06-03T10:00:00+02:00', party_size: 2 })).body.data;
+    assert.is(r.payment_summary.pending_amount, 2000);
+    svc.clock.set('2026-06-03T09:00:00Z');
+    try {
+      await svc.rt.settle(
+        (
+          await changeStatus(
+            svc.rt,
+            null,
+            r.id,
+            { kind: 'no_show', graceMinutes: 15 },
+            operatorMeta('scheduler'),
+          )
+        ).position,
+      );
+      const res = await cancel(svc, r.id, {});
+      assert.is(res.status, 200, res.text);
+      assert.is(res.body.data.status, 'CANCELED_BY_RESTAURANT');
+      assert.is(res.body.data.payments[0].status, 'PENDING');
+      assert.is(res.body.data.payment_summary.pending_amount, 2000);
+      const events = await svc.rt.events.readStream(`reservation-${r.id}`);
+      assert.equal(
+        events.map((e) => e.type),
+        ['ReservationCreated', 'ReservationStatusChanged', 'ReservationStatusChanged'],
+      );
+    } finally {
+      svc.clock.set(NOW);
+    }
   },
 );
 

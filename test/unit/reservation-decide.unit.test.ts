@@ -169,6 +169,61 @@ test('partner cancel: any state but canceled; a repeat keeps the first reason; a
   assert.is(decidePartnerCancel({ ...r, status: 'DONE' }, null, AT).length, 1);
 });
 
+test('a cancellation voids the deposits of guests still to come, and nothing else', () => {
+  const deposit = { amount_per_cover: 1000, min_party_size: 1, payment_mode: 'CHARGE' };
+  const staffRow = (r: ReservationSnapshot, id: string, paymentType: string) =>
+    fold(decidePayment(r, { paymentId: id, status: 'PENDING', amount: 500, paymentType }, 'EUR', AT), {
+      exists: true,
+      abandoned: false,
+      r,
+    }).r as ReservationSnapshot;
+  const voided = (events: NewEvent[]) =>
+    events
+      .filter((e) => e.type === 'ReservationPaymentRecorded')
+      .map((e) => (e.data as { payment: { id: string } }).payment.id);
+  const cancels = (r: ReservationSnapshot) => ({
+    partner: decidePartnerCancel(r, null, AT),
+    staff: decideStatusOperation(r, { kind: 'cancel_by_staff', reason: null }, new Date(AT)),
+  });
+  // Booked with a deposit, a prepayment and a row of another kind pending: the first two go.
+  let booked = snapshot({ deposit });
+  const depositId = booked.payments[0]?.id as string;
+  booked = staffRow(staffRow(booked, 'pay_pre', 'PREPAYMENT'), 'pay_other', 'OTHER');
+  for (const [who, events] of Object.entries(cancels(booked))) {
+    assert.equal(voided(events), [depositId, 'pay_pre'], who);
+    const after = fold(events, { exists: true, abandoned: false, r: booked }).r as ReservationSnapshot;
+    assert.is(
+      after.status,
+      'CANCELED_BY_RESTAURANT',
+      `${who}: a void on a canceled booking confirms nothing`,
+    );
+    // The staff's void (decidePayment), on the closed reservation.
+    const closed = fold(events.slice(0, 1), { exists: true, abandoned: false, r: booked })
+      .r as ReservationSnapshot;
+    assert.equal(
+      events[1],
+      decidePayment(closed, { paymentId: depositId, status: 'VOIDED' }, 'EUR', AT)[0],
+      who,
+    );
+    assert.is(after.payments.find((p) => p.id === 'pay_other')?.status, 'PENDING', who);
+  }
+  // The guests came, or never did: what they owe is the restaurant's call (RESERVATIONS.md).
+  for (const status of ['NO_SHOW', 'DONE', 'SEATED'] as const) {
+    const r = staffRow(staffRow({ ...booked, status }, 'pay_fee', 'NO_SHOW_FEE'), 'pay_bill', 'BILL');
+    for (const [who, events] of Object.entries(cancels(r)))
+      assert.equal(
+        events.map((e) => e.type),
+        ['ReservationStatusChanged'],
+        `${status}, ${who}`,
+      );
+  }
+  // Rejected while pending approval: its deposit goes too.
+  const pending = snapshot({ requiresApproval: true, deposit });
+  assert.equal(voided(decideStatusOperation(pending, { kind: 'reject', reason: null }, now)), [
+    pending.payments[0]?.id,
+  ]);
+});
+
 const now = new Date('2026-06-03T21:00:00+02:00');
 
 test('restaurant-side transitions: approve, reject, seat, leave, and what each refuses', () => {

@@ -249,7 +249,7 @@ export const reservationRoutes = [
     operationId: 'cancelReservation',
     summary: 'Cancel a reservation (restaurant side)',
     description:
-      "Any state but a canceled one becomes CANCELED_BY_RESTAURANT, with `reason` as cancellation_reason; the table is freed. Payment rows still PENDING (a deposit not paid yet) become VOIDED: nothing is owed for a canceled booking; paid, authorized and refunded rows and total_amount_paid are kept (refunds are the restaurant's). Repeating returns the reservation unchanged, first reason kept. 409 with `details.locked_fields` when the point of sale locked the status. The body is required JSON; {} is enough.",
+      "Any state but a canceled one becomes CANCELED_BY_RESTAURANT, with `reason` as cancellation_reason; the table is freed. While the guests are still to come (a pending or booked status), their DEPOSIT and PREPAYMENT rows still PENDING become VOIDED: nothing is owed for a canceled booking; paid, authorized and refunded rows, pending rows of other types and total_amount_paid are kept (refunds are the restaurant's), and so is every row of guests who came or did not (NO_SHOW, seated, DONE). Repeating returns the reservation unchanged, first reason kept. 409 with `details.locked_fields` when the point of sale locked the status. The body is required JSON; {} is enough.",
     tag: 'Reservations',
     access: scopes('RESERVATIONS_CANCEL'),
     params: idParams,

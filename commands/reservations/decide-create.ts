@@ -66,10 +66,17 @@ export interface CreateInput {
   sendFollowupEmail: boolean;
 }
 
+/**
+ * The id of the deposit row a creation asks per cover of the party: the one row a later PATCH may
+ * count again for a new party (deposit-follow.ts). A row staff record has an id of their own.
+ */
+export const creationDepositId = (reservationId: string): string =>
+  `pay_${deterministicUuid(`deposit:${reservationId}`).replace(/-/g, '').slice(0, 20)}`;
+
 /** The deposit rows the shift asks for (none when bypassed or when the party is below the rule). */
 export function paymentsFor(input: CreateInput, at: string): Payment[] {
   if (input.bypassPayments || !depositApplies(input.deposit, input.seating.party_size)) return [];
-  const id = `pay_${deterministicUuid(`deposit:${input.reservationId}`).replace(/-/g, '').slice(0, 20)}`;
+  const id = creationDepositId(input.reservationId);
   return [depositPayment(id, input.deposit as DepositRule, input.seating.party_size, input.currency, at)];
 }
 

@@ -7,6 +7,7 @@
 // the guest still owes (PENDING) is therefore recomputed from the new party and shift; what they paid
 // or authorized is money already moved, the restaurant's to settle, and is never touched here.
 import type { NewEvent, RecordedEvent } from '../../src/ports/event-store';
+import { creationDepositId } from './decide-create';
 import { decidePayment } from './decide-records';
 import type { Payment, ReservationSnapshot, ReservationStatus } from './events';
 import { applyToSnapshot } from './evolve';
@@ -35,8 +36,9 @@ const pendingDeposits = (payments: readonly Payment[]) =>
  * - the rule still applies and one DEPOSIT row is pending: its quantity becomes the party, at the
  *   row's own unit price on the same shift (the price the guest was asked when booking) or the new
  *   shift's (and its payment mode) after a change of shift;
- * - anything else (no pending row, several, a row not counted per cover of the party): nothing. A deposit the new seating newly brings is not
- *   added by a PATCH (`assertNoNewRequirement` refuses that move instead).
+ * - anything else (no pending row, several, a row other than the creation's per-cover deposit):
+ *   nothing. A deposit the new seating newly brings is not added by a PATCH (`assertNoNewRequirement`
+ *   refuses that move instead).
  */
 export function followDeposit(
   before: ReservationSnapshot,
@@ -67,9 +69,16 @@ export function followDeposit(
   }
   if (pending.length !== 1) return [];
   const row = pending[0] as Payment;
-  // Only a row counted per cover of this party (the creation's): one the restaurant recorded as a
-  // lump sum says nothing of covers, and scaling it would invent an amount.
-  if (row.quantity !== before.party_size || row.unit_price * row.quantity !== row.amount) return [];
+  // Only the row the creation counted per cover of the party, known by its id: a row the restaurant
+  // recorded is a lump sum (quantity 1, unit price its amount) that says nothing of covers, and on a
+  // party of one it reads like a per-cover deposit; scaling it would invent an amount. The creation's
+  // row with an amount staff changed since no longer adds up (unit price × quantity) and is left too.
+  if (
+    row.id !== creationDepositId(after.reservation_id) ||
+    row.quantity !== before.party_size ||
+    row.unit_price * row.quantity !== row.amount
+  )
+    return [];
   const sameShift = before.shift_id === after.shift_id;
   const unitPrice = sameShift ? row.unit_price : rule.amount_per_cover;
   const payment: Payment = {

@@ -123,4 +123,36 @@ t('a deposit already paid is left as it is, whatever the party', async ({ svc })
   assert.is(moved.body.data.total_amount_paid, 2000);
 });
 
+t(
+  'a deposit staff recorded as a lump sum is not counted per cover, even on a party of one',
+  async ({ svc }) => {
+    // Booked without the brunch's deposit; staff then ask 5000 for the table (quantity 1, unit price 5000).
+    const r = (await create(svc, { start_at: at('14', '10:00'), party_size: 1, bypass_payments: true })).body
+      .data;
+    assert.equal(r.payments, []);
+    await svc.rt.settle(
+      (
+        await recordPayment(
+          svc.rt,
+          null,
+          r.id,
+          { paymentId: 'pay_table', status: 'PENDING', amount: 5000, paymentType: 'DEPOSIT' },
+          'EUR',
+          operatorMeta('staff'),
+        )
+      ).position,
+    );
+    const grown = await patch(svc, r.id, { party_size: 4 });
+    assert.is(grown.status, 200, grown.text);
+    assert.equal(
+      grown.body.data.payments.map((p: { status: string; quantity: number; amount: number }) => [
+        p.status,
+        p.quantity,
+        p.amount,
+      ]),
+      [['PENDING', 1, 5000]],
+    );
+  },
+);
+
 t.run();

@@ -3,7 +3,11 @@
 import fc from 'fast-check';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { buildReservation, type CreateInput } from '../../commands/reservations/decide-create';
+import {
+  buildReservation,
+  type CreateInput,
+  creationDepositId,
+} from '../../commands/reservations/decide-create';
 import { followDeposit } from '../../commands/reservations/deposit-follow';
 import type { Payment, ReservationSnapshot, ReservationStatus } from '../../commands/reservations/events';
 import { applyToSnapshot } from '../../commands/reservations/evolve';
@@ -74,22 +78,40 @@ const status = fc.constantFrom<ReservationStatus>(
 const rowStatus = fc.constantFrom('PENDING', 'PAID', 'AUTHORIZED', 'VOIDED', 'FAILED', 'REFUNDED');
 
 const world = fc.record({
-  fromParty: fc.integer({ min: 1, max: 20 }),
+  // A party of one often: where a lump sum and a per-cover deposit read alike.
+  fromParty: fc.oneof(fc.constant(1), fc.integer({ min: 1, max: 20 })),
   toParty: fc.integer({ min: 1, max: 20 }),
   sameShift: fc.boolean(),
   fromRule: rule,
   toRule: fc.option(rule, { nil: null }),
   status,
-  rows: fc.array(fc.record({ status: rowStatus, perCover: fc.boolean() }), { maxLength: 3 }),
+  // The creation's deposit row (its status), if it asked one.
+  creation: fc.option(rowStatus, { nil: null }),
+  // Rows staff recorded: a lump sum, sometimes the very amount the rule asks of the party.
+  recorded: fc.array(
+    fc.record({ status: rowStatus, amount: fc.integer({ min: 0, max: 20000 }), asRule: fc.boolean() }),
+    {
+      maxLength: 2,
+    },
+  ),
 });
 
 type World = typeof world extends fc.Arbitrary<infer W> ? W : never;
 
+const CREATION_ID = creationDepositId('res_1');
+
 function build(w: World) {
-  const payments = w.rows.map((row, i) => {
-    const p = depositPayment(`pay_${i}`, w.fromRule as DepositRule, w.fromParty, 'EUR', AT);
-    const lump = row.perCover ? {} : { quantity: 1, unit_price: 777, amount: 777 };
-    return { ...p, ...lump, status: row.status } as Payment;
+  const payments: Payment[] = [];
+  if (w.creation)
+    payments.push({
+      ...depositPayment(CREATION_ID, w.fromRule as DepositRule, w.fromParty, 'EUR', AT),
+      status: w.creation,
+    });
+  w.recorded.forEach((row, i) => {
+    const amount = row.asRule ? w.fromRule.amount_per_cover * w.fromParty : row.amount;
+    // What staff recording a new DEPOSIT row writes (decidePayment): quantity 1, its amount as unit price.
+    const p = depositPayment(`pay_staff_${i}`, w.fromRule as DepositRule, 1, 'EUR', AT);
+    payments.push({ ...p, amount, unit_price: amount, status: row.status });
   });
   const before = reservation(w.fromParty, 'shift_a', w.status, payments);
   const after = { ...before, party_size: w.toParty, shift_id: w.sameShift ? 'shift_a' : 'shift_b' };
@@ -135,7 +157,7 @@ test('a deposit the new seating does not ask leaves nothing pending; status only
   );
 });
 
-test('one pending per-cover deposit still asked: the new party at the unit price that applies', () => {
+test("one pending deposit still asked: the creation's counts the new party's covers, a recorded one is left", () => {
   fc.assert(
     fc.property(world, (w) => {
       const { before, after, events } = build(w);
@@ -147,14 +169,30 @@ test('one pending per-cover deposit still asked: the new party at the unit price
       fc.pre(toCome && changed && depositApplies(w.toRule, w.toParty) && pending.length === 1);
       const row = pending[0] as Payment;
       const result = apply(after, events).payments.find((p) => p.id === row.id) as Payment;
-      const perCover = row.quantity === w.fromParty && row.unit_price * row.quantity === row.amount;
-      if (!perCover) return assert.equal(result, row);
-      const unit = w.sameShift ? row.unit_price : (w.toRule as DepositRule).amount_per_cover;
+      if (row.id !== CREATION_ID) return assert.equal(result, row);
+      // The creation asked the rule's price per cover of the party it was made for.
+      const unit = w.sameShift ? w.fromRule.amount_per_cover : (w.toRule as DepositRule).amount_per_cover;
       assert.is(result.status, 'PENDING');
       assert.is(result.quantity, w.toParty);
+      assert.is(result.unit_price, unit);
       assert.is(result.amount, unit * w.toParty);
       assert.is(apply(after, events).status, after.status);
     }),
+  );
+});
+
+test('a lump sum staff recorded on a party of one is not counted per cover when the party grows', () => {
+  const rule = { amount_per_cover: 1000, min_party_size: 1, payment_mode: 'CHARGE' };
+  const lump = { ...depositPayment('pay_staff', rule, 1, 'EUR', AT), amount: 5000, unit_price: 5000 };
+  const before = reservation(1, 'shift_a', 'CONFIRMED', [lump]);
+  assert.equal(followDeposit(before, { ...before, party_size: 4 }, rule, 'EUR', LATER), []);
+  // The creation's own row on the same party is.
+  const own = { ...depositPayment(CREATION_ID, rule, 1, 'EUR', AT) };
+  const booked = reservation(1, 'shift_a', 'PENDING_PAYMENT', [own]);
+  const grown = apply(booked, followDeposit(booked, { ...booked, party_size: 4 }, rule, 'EUR', LATER));
+  assert.equal(
+    grown.payments.map((p) => [p.quantity, p.unit_price, p.amount]),
+    [[4, 1000, 4000]],
   );
 });
 

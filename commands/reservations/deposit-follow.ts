@@ -30,9 +30,12 @@ const pendingDeposits = (payments: readonly Payment[]) =>
  * The payment (and status) events that follow a PATCH which took the reservation from `before` to
  * `after`, given the current catalog's deposit rule of `after`'s shift:
  * - party and shift unchanged: nothing;
- * - the rule no longer applies (fewer guests than its threshold, a shift without deposit): every
+ * - the deposit is no longer asked (fewer guests than its threshold, a shift without deposit): every
  *   pending DEPOSIT row is voided, and a reservation that only waited for it is CONFIRMED (the rule of
- *   a payment voided by staff, `decidePayment`), with the reason "deposit no longer required";
+ *   a payment voided by staff, `decidePayment`), with the reason "deposit no longer required". On the same shift a larger party is still asked it,
+ *   whatever the catalog says now: the rule the guest booked under was met by fewer guests, and a
+ *   restaurant changing (or dropping) the shift's deposit since does not undo a booking's deposit.
+ *   Its threshold is not recorded, so a smaller party on the same shift is judged by `rule`;
  * - the rule still applies and one DEPOSIT row is pending: its quantity becomes the party, at the
  *   row's own unit price on the same shift (the price the guest was asked when booking) or the new
  *   shift's (and its payment mode) after a change of shift;
@@ -51,7 +54,9 @@ export function followDeposit(
   if (!TO_COME.includes(after.status)) return [];
   const pending = pendingDeposits(after.payments);
   if (pending.length === 0) return [];
-  if (!depositApplies(rule, after.party_size)) {
+  const sameShift = before.shift_id === after.shift_id;
+  const grownHere = sameShift && after.party_size > before.party_size;
+  if (!grownHere && !depositApplies(rule, after.party_size)) {
     const out: NewEvent[] = [];
     let r = after;
     for (const p of pending) {
@@ -79,11 +84,12 @@ export function followDeposit(
     row.unit_price * row.quantity !== row.amount
   )
     return [];
-  const sameShift = before.shift_id === after.shift_id;
-  const unitPrice = sameShift ? row.unit_price : rule.amount_per_cover;
+  // The booking's price on its own shift; a new shift's rule applies here (checked above).
+  const asked = sameShift ? null : (rule as DepositRule);
+  const unitPrice = asked ? asked.amount_per_cover : row.unit_price;
   const payment: Payment = {
     ...row,
-    payment_mode: sameShift ? row.payment_mode : rule.payment_mode,
+    payment_mode: asked ? asked.payment_mode : row.payment_mode,
     quantity: after.party_size,
     unit_price: unitPrice,
     amount: unitPrice * after.party_size,

@@ -261,7 +261,9 @@ async function attemptUpdate(
   try {
     if (req.external_id && req.external_id !== r.external_id)
       claimed = (await claimExternalId(deps, restaurant._id, req.external_id, id, meta)).taken;
-    // The pending deposit follows the new party and shift, in the same append as the change.
+    // The pending deposit follows the new party and shift, in the same append as the change. The
+    // catalog's rule now is passed; on the booking's own shift followDeposit keeps a grown party's
+    // deposit whatever that rule says (the restaurant may have changed it since the booking).
     const depositRule = (after: ReservationSnapshot) =>
       catalog.shifts.find((s) => s.id === after.shift_id)?.deposit ?? null;
     outcome = await appendUpdate(deps, r, customerText.rest, loaded.revision, rmeta, now, (after, at) =>

@@ -5,10 +5,17 @@
 // created with: 6 covers asked of a party of 8, and a party cut to 2 kept in PENDING_PAYMENT.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { applyCatalog } from '../../commands/catalog/handler';
 import { recordPayment } from '../../commands/reservations/handler-records';
 import { operatorMeta } from '../../src/core/command-meta';
 import { OpenApiChecker } from '../helpers/openapi';
-import { create, type ReservationService, startReservationService, TOKENS } from '../helpers/reservations';
+import {
+  brunchShift,
+  create,
+  type ReservationService,
+  startReservationService,
+  TOKENS,
+} from '../helpers/reservations';
 
 const PATH = '/api/partner/v1/reservations/{id}';
 const t = suite<{ svc: ReservationService; openapi: OpenApiChecker }>(
@@ -152,6 +159,42 @@ t(
       ]),
       [['PENDING', 1, 5000]],
     );
+  },
+);
+
+t(
+  "the restaurant dropped the shift's deposit since the booking: a larger party still owes it",
+  async ({ svc }) => {
+    const r = (await create(svc, { start_at: at('15', '10:00'), party_size: 2 }, PLAIN)).body.data;
+    assert.is(r.status, 'PENDING_PAYMENT');
+    const setDeposit = async (deposit: unknown) =>
+      svc.rt.settle(
+        (
+          await applyCatalog(
+            svc.rt,
+            'rest_demo',
+            { shifts: [{ ...brunchShift, deposit }] },
+            operatorMeta('staff'),
+            'merge',
+          )
+        ).position,
+      );
+    await setDeposit(null);
+    try {
+      const grown = await patch(svc, r.id, { party_size: 3 });
+      assert.is(grown.status, 200, grown.text);
+      assert.is(grown.body.data.status, 'PENDING_PAYMENT');
+      assert.equal(
+        grown.body.data.payments.map((p: { id: string; status: string; amount: number }) => [
+          p.id,
+          p.status,
+          p.amount,
+        ]),
+        [[r.payments[0].id, 'PENDING', 3000]],
+      );
+    } finally {
+      await setDeposit(brunchShift.deposit);
+    }
   },
 );
 

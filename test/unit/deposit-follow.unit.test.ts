@@ -83,7 +83,10 @@ const world = fc.record({
   toParty: fc.integer({ min: 1, max: 20 }),
   sameShift: fc.boolean(),
   fromRule: rule,
+  // The new seating's rule in the catalog now; on the same shift, the booking's unless the restaurant
+  // changed (or dropped) it since.
   toRule: fc.option(rule, { nil: null }),
+  ruleChangedSince: fc.boolean(),
   status,
   // The creation's deposit row (its status), if it asked one.
   creation: fc.option(rowStatus, { nil: null }),
@@ -100,22 +103,42 @@ type World = typeof world extends fc.Arbitrary<infer W> ? W : never;
 
 const CREATION_ID = creationDepositId('res_1');
 
+/** The rule the guests booked under: it applied to their party (else the creation asked nothing). */
+const booked = (w: World): DepositRule => ({
+  ...w.fromRule,
+  amount_per_cover: Math.max(1, w.fromRule.amount_per_cover),
+  min_party_size: Math.min(w.fromRule.min_party_size, w.fromParty),
+});
+
+/** The catalog's rule for the new seating, as the handler passes it. */
+const current = (w: World) => (w.sameShift && !w.ruleChangedSince ? booked(w) : w.toRule);
+
+/**
+ * Whether the new seating still asks a deposit (docs/RESERVATIONS.md): a larger party on the booking's
+ * own shift is asked it under the rule it booked with, whatever the catalog says now; otherwise (a
+ * smaller party, another shift) the catalog's rule now decides.
+ */
+const stillAsked = (w: World) =>
+  w.sameShift && w.toParty > w.fromParty
+    ? depositApplies(booked(w), w.toParty)
+    : depositApplies(current(w), w.toParty);
+
 function build(w: World) {
   const payments: Payment[] = [];
   if (w.creation)
     payments.push({
-      ...depositPayment(CREATION_ID, w.fromRule as DepositRule, w.fromParty, 'EUR', AT),
+      ...depositPayment(CREATION_ID, booked(w), w.fromParty, 'EUR', AT),
       status: w.creation,
     });
   w.recorded.forEach((row, i) => {
-    const amount = row.asRule ? w.fromRule.amount_per_cover * w.fromParty : row.amount;
+    const amount = row.asRule ? booked(w).amount_per_cover * w.fromParty : row.amount;
     // What staff recording a new DEPOSIT row writes (decidePayment): quantity 1, its amount as unit price.
-    const p = depositPayment(`pay_staff_${i}`, w.fromRule as DepositRule, 1, 'EUR', AT);
+    const p = depositPayment(`pay_staff_${i}`, booked(w), 1, 'EUR', AT);
     payments.push({ ...p, amount, unit_price: amount, status: row.status });
   });
   const before = reservation(w.fromParty, 'shift_a', w.status, payments);
   const after = { ...before, party_size: w.toParty, shift_id: w.sameShift ? 'shift_a' : 'shift_b' };
-  return { before, after, events: followDeposit(before, after, w.toRule, 'EUR', LATER) };
+  return { before, after, events: followDeposit(before, after, current(w), 'EUR', LATER) };
 }
 
 test('money paid, authorized or refunded is never touched, nor total_amount_paid', () => {
@@ -143,7 +166,7 @@ test('a deposit the new seating does not ask leaves nothing pending; status only
         w.status,
       );
       const changed = w.fromParty !== w.toParty || !w.sameShift;
-      if (toCome && changed && !depositApplies(w.toRule, w.toParty))
+      if (toCome && changed && !stillAsked(w))
         assert.not.ok(result.payments.some((p) => p.status === 'PENDING'));
       if (result.status !== after.status) {
         assert.is(result.status, 'CONFIRMED');
@@ -166,12 +189,12 @@ test("one pending deposit still asked: the creation's counts the new party's cov
         w.status,
       );
       const changed = w.fromParty !== w.toParty || !w.sameShift;
-      fc.pre(toCome && changed && depositApplies(w.toRule, w.toParty) && pending.length === 1);
+      fc.pre(toCome && changed && stillAsked(w) && pending.length === 1);
       const row = pending[0] as Payment;
       const result = apply(after, events).payments.find((p) => p.id === row.id) as Payment;
       if (row.id !== CREATION_ID) return assert.equal(result, row);
       // The creation asked the rule's price per cover of the party it was made for.
-      const unit = w.sameShift ? w.fromRule.amount_per_cover : (w.toRule as DepositRule).amount_per_cover;
+      const unit = w.sameShift ? booked(w).amount_per_cover : (w.toRule as DepositRule).amount_per_cover;
       assert.is(result.status, 'PENDING');
       assert.is(result.quantity, w.toParty);
       assert.is(result.unit_price, unit);
@@ -194,6 +217,27 @@ test('a lump sum staff recorded on a party of one is not counted per cover when 
     grown.payments.map((p) => [p.quantity, p.unit_price, p.amount]),
     [[4, 1000, 4000]],
   );
+});
+
+test("on the booking's shift, a larger party keeps its deposit whatever the catalog says now", () => {
+  const rule = { amount_per_cover: 1000, min_party_size: 2, payment_mode: 'CHARGE' };
+  const booking = reservation(2, 'shift_a', 'PENDING_PAYMENT', [
+    depositPayment(CREATION_ID, rule, 2, 'EUR', AT),
+  ]);
+  // The restaurant dropped the shift's deposit, or now asks it from 6 guests, after the booking.
+  for (const now of [null, { ...rule, min_party_size: 6 }]) {
+    const three = { ...booking, party_size: 3 };
+    const grown = apply(three, followDeposit(booking, three, now, 'EUR', LATER));
+    assert.is(grown.status, 'PENDING_PAYMENT');
+    assert.equal(
+      grown.payments.map((p) => [p.status, p.quantity, p.unit_price, p.amount]),
+      [['PENDING', 3, 1000, 3000]],
+    );
+    // A smaller party is judged by the rule now (the booking's threshold is not recorded).
+    const two = { ...grown, party_size: 2 };
+    const cut = apply(two, followDeposit(grown, two, now, 'EUR', LATER));
+    assert.equal([cut.status, cut.payments[0]?.status], ['CONFIRMED', 'VOIDED']);
+  }
 });
 
 test.run();

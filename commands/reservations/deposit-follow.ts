@@ -9,19 +9,9 @@
 import type { NewEvent, RecordedEvent } from '../../src/ports/event-store';
 import { creationDepositId } from './decide-create';
 import { decidePayment } from './decide-records';
-import type { Payment, ReservationSnapshot, ReservationStatus } from './events';
-import { applyToSnapshot } from './evolve';
+import type { Payment, ReservationSnapshot } from './events';
+import { applyToSnapshot, GUESTS_TO_COME } from './evolve';
 import { type DepositRule, depositApplies } from './payments';
-
-/** Guests still to come: the only ones whose deposit is still a condition of the booking. */
-const TO_COME: readonly ReservationStatus[] = [
-  'PENDING',
-  'PENDING_PAYMENT',
-  'CONFIRMED',
-  'CONFIRMED_PENDING_PAYMENT',
-  'MANUALLY_CONFIRMED',
-  'DOUBLE_CONFIRMED',
-];
 
 const pendingDeposits = (payments: readonly Payment[]) =>
   payments.filter((p) => p.payment_type === 'DEPOSIT' && p.status === 'PENDING');
@@ -51,7 +41,7 @@ export function followDeposit(
   at: string,
 ): NewEvent[] {
   if (before.party_size === after.party_size && before.shift_id === after.shift_id) return [];
-  if (!TO_COME.includes(after.status)) return [];
+  if (!GUESTS_TO_COME.includes(after.status)) return [];
   const pending = pendingDeposits(after.payments);
   if (pending.length === 0) return [];
   const sameShift = before.shift_id === after.shift_id;

@@ -3,38 +3,14 @@
 // the new seating no longer asks is voided (and a reservation that only waited for it is confirmed),
 // and money already paid or authorized is left as it is. Before, the deposit kept the party it was
 // created with: 6 covers asked of a party of 8, and a party cut to 2 kept in PENDING_PAYMENT.
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { applyCatalog } from '../../commands/catalog/handler';
 import { recordPayment } from '../../commands/reservations/handler-records';
 import { operatorMeta } from '../../src/core/command-meta';
-import { OpenApiChecker } from '../helpers/openapi';
-import {
-  brunchShift,
-  create,
-  type ReservationService,
-  startReservationService,
-  TOKENS,
-} from '../helpers/reservations';
+import { at, PATCH_PATH, PLAIN, patch, patchSuite, read } from '../helpers/reservation-patches';
+import { brunchShift, create } from '../helpers/reservations';
 
-const PATH = '/api/partner/v1/reservations/{id}';
-const t = suite<{ svc: ReservationService; openapi: OpenApiChecker }>(
-  'reservations: the deposit after a PATCH',
-);
-
-t.before(async (ctx) => {
-  ctx.svc = await startReservationService();
-  ctx.openapi = new OpenApiChecker((await ctx.svc.api('GET', '/openapi.json')).body);
-});
-t.after(async ({ svc }) => svc.close());
-
-/** A partner's key with no privileged scope. */
-const PLAIN = TOKENS.noCancel;
-const at = (day: string, hhmm: string) => `2026-06-${day}T${hhmm}:00+02:00`;
-const patch = (svc: ReservationService, id: string, body: unknown, token = PLAIN) =>
-  svc.api('PATCH', `/reservations/${id}`, { token, body });
-const read = async (svc: ReservationService, id: string) =>
-  (await svc.api('GET', `/reservations/${id}`, { token: TOKENS.full })).body.data;
+const t = patchSuite('reservations: the deposit after a PATCH');
 
 // Brunch: 1000 per cover from 1 guest, no approval. Lunch: 1500 per cover from 6 guests, approval.
 t('a larger or smaller party owes the deposit of its covers', async ({ svc, openapi }) => {
@@ -43,7 +19,7 @@ t('a larger or smaller party owes the deposit of its covers', async ({ svc, open
   assert.is(r.payments[0].amount, 2000);
   const grown = await patch(svc, r.id, { party_size: 4 });
   assert.is(grown.status, 200, grown.text);
-  openapi.check('PATCH', PATH, grown);
+  openapi.check('PATCH', PATCH_PATH, grown);
   const d = grown.body.data;
   assert.is(d.payments.length, 1);
   assert.is(d.payments[0].id, r.payments[0].id);

@@ -4,29 +4,13 @@
 // approval, nor one without RESERVATIONS_FORCE_INSERT grow a party (or move it) into the shift's deposit
 // with no deposit row. Before, both went through and the booking kept CONFIRMED, no deposit: a way round
 // the bypass flags' scopes. A refusal is 422 in the envelope and leaves nothing held.
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { changeStatus } from '../../commands/reservations/handler-status';
 import { operatorMeta } from '../../src/core/command-meta';
-import { OpenApiChecker } from '../helpers/openapi';
-import { create, type ReservationService, startReservationService, TOKENS } from '../helpers/reservations';
+import { at, PATCH_PATH, PLAIN, patch, patchSuite, read } from '../helpers/reservation-patches';
+import { create, type ReservationService, TOKENS } from '../helpers/reservations';
 
-const PATH = '/api/partner/v1/reservations/{id}';
-const t = suite<{ svc: ReservationService; openapi: OpenApiChecker }>('reservations: what a move requires');
-
-t.before(async (ctx) => {
-  ctx.svc = await startReservationService();
-  ctx.openapi = new OpenApiChecker((await ctx.svc.api('GET', '/openapi.json')).body);
-});
-t.after(async ({ svc }) => svc.close());
-
-/** A partner's key with no privileged scope (RESERVATIONS_READ/WRITE, customers). */
-const PLAIN = TOKENS.noCancel;
-const at = (day: string, hhmm: string) => `2026-06-${day}T${hhmm}:00+02:00`;
-const patch = (svc: ReservationService, id: string, body: unknown, token = PLAIN) =>
-  svc.api('PATCH', `/reservations/${id}`, { token, body });
-const read = async (svc: ReservationService, id: string) =>
-  (await svc.api('GET', `/reservations/${id}`, { token: TOKENS.full })).body.data;
+const t = patchSuite('reservations: what a move requires');
 /** What the reservation holds on a day once every move is settled (confirmed or dropped). */
 const held = async (svc: ReservationService, day: string, id: string) => {
   const events = (await svc.rt.events.readStream(`capacity-rest_demo-2026-06-${day}`)).filter(
@@ -54,7 +38,7 @@ t(
     assert.is(r.status, 'CONFIRMED');
     const res = await patch(svc, r.id, { start_at: at('11', '12:00') });
     assert.is(res.status, 422, res.text);
-    openapi.check('PATCH', PATH, res);
+    openapi.check('PATCH', PATCH_PATH, res);
     assert.is(res.body.error.code, 'VALIDATION_ERROR');
     assert.is(res.body.error.details.reason, 'APPROVAL_REQUIRED');
     assert.is(res.body.error.details.shift_id, 'shift_lunch');
@@ -80,7 +64,7 @@ t(
     assert.equal(r.payments, []);
     const res = await patch(svc, r.id, { party_size: 6 });
     assert.is(res.status, 422, res.text);
-    openapi.check('PATCH', PATH, res);
+    openapi.check('PATCH', PATCH_PATH, res);
     assert.is(res.body.error.details.reason, 'DEPOSIT_REQUIRED');
     assert.is(res.body.error.details.min_party_size, 6);
     assert.is(res.body.error.details.party_size, 6);

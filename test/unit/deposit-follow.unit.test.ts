@@ -3,58 +3,21 @@
 import fc from 'fast-check';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import {
-  buildReservation,
-  type CreateInput,
-  creationDepositId,
-} from '../../commands/reservations/decide-create';
+import { buildReservation, creationDepositId } from '../../commands/reservations/decide-create';
 import { followDeposit } from '../../commands/reservations/deposit-follow';
 import type { Payment, ReservationSnapshot, ReservationStatus } from '../../commands/reservations/events';
 import { applyToSnapshot } from '../../commands/reservations/evolve';
 import { type DepositRule, depositApplies, depositPayment } from '../../commands/reservations/payments';
 import type { RecordedEvent } from '../../src/ports/event-store';
+import { createInput } from '../helpers/reservation-input';
 
 const AT = '2026-06-02T10:00:00.000Z';
 const LATER = '2026-06-02T11:00:00.000Z';
 
 function reservation(partySize: number, shiftId: string, status: ReservationStatus, payments: Payment[]) {
-  const input = {
-    reservationId: 'res_1',
-    restaurantId: 'rest_1',
-    externalId: null,
-    seating: {
-      service_date: '2026-06-03',
-      shift_id: shiftId,
-      room_id: null,
-      table_ids: ['t'],
-      start_at: '2026-06-03T12:00:00+02:00',
-      end_at: '2026-06-03T13:30:00+02:00',
-      duration_minutes: 90,
-      party_size: partySize,
-    },
-    source: 'WEBSITE',
-    customerId: null,
-    currency: 'EUR',
-    requiresApproval: false,
-    deposit: null,
-    initialStatus: null,
-    bypassApproval: false,
-    bypassPayments: false,
-    forceInserted: false,
-    sendClientNotifications: true,
-    sendPaymentLink: true,
-    totalAmountPaid: 0,
-    customMessage: null,
-    allergies: null,
-    metadata: {},
-    tags: [],
-    attachedFiles: [],
-    discountId: null,
-    prescriberId: null,
-    isTableDefinitive: false,
-    sendFollowupEmail: false,
-  } as CreateInput;
-  return { ...buildReservation(input, AT), status, payments } as ReservationSnapshot;
+  const input = createInput();
+  const seating = { ...input.seating, shift_id: shiftId, party_size: partySize };
+  return { ...buildReservation({ ...input, seating }, AT), status, payments } as ReservationSnapshot;
 }
 
 const apply = (r: ReservationSnapshot, events: ReturnType<typeof followDeposit>) =>

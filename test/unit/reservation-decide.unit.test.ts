@@ -17,48 +17,11 @@ import {
 import { paymentSummary } from '../../commands/reservations/payments';
 import { ApiError } from '../../src/core/errors';
 import type { NewEvent, RecordedEvent } from '../../src/ports/event-store';
+import { createInput } from '../helpers/reservation-input';
 
 const AT = '2026-06-02T10:00:00.000Z';
 
-function input(over: Partial<CreateInput> = {}): CreateInput {
-  return {
-    reservationId: 'res_1',
-    restaurantId: 'rest_1',
-    externalId: null,
-    seating: {
-      service_date: '2026-06-03',
-      shift_id: 'shift_dinner',
-      room_id: 'room_main',
-      table_ids: ['tbl_2a'],
-      start_at: '2026-06-03T19:00:00+02:00',
-      end_at: '2026-06-03T20:30:00+02:00',
-      duration_minutes: 90,
-      party_size: 2,
-    },
-    source: 'WEBSITE',
-    customerId: null,
-    currency: 'EUR',
-    requiresApproval: false,
-    deposit: null,
-    initialStatus: null,
-    bypassApproval: false,
-    bypassPayments: false,
-    forceInserted: false,
-    sendClientNotifications: true,
-    sendPaymentLink: true,
-    totalAmountPaid: 0,
-    customMessage: null,
-    allergies: null,
-    metadata: {},
-    tags: [],
-    attachedFiles: [],
-    discountId: null,
-    prescriberId: null,
-    isTableDefinitive: false,
-    sendFollowupEmail: false,
-    ...over,
-  };
-}
+const input = createInput;
 
 let position = 0n;
 const recorded = (e: NewEvent): RecordedEvent => ({

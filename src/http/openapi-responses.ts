@@ -291,7 +291,7 @@ export const ERROR_RESPONSES: Record<number, ErrorDoc> = {
   409: {
     name: 'Conflict',
     description:
-      "Conflict (RESOURCE_CONFLICT): duplicate external_id, fields locked by the point of sale, (webhook endpoints) a create that could not finish (the restaurant's endpoints kept changing meanwhile, or it took so long that its place was given back), (reservations) a create that stalled so long that the table it held was given back (search by external_id first), or on any write a concurrent change to the same record that kept landing first: nothing was written, send it again. A slot taken meanwhile is not a conflict: 422 (NO_TABLE, MAX_COVERS_REACHED)",
+      "Conflict (RESOURCE_CONFLICT): duplicate external_id, fields locked by the point of sale, (webhook endpoints) a create that could not finish (the restaurant's endpoints kept changing meanwhile, or it took so long that its place was given back), (reservations) a create that stalled so long that the table it held was given back (search by external_id first), or on any write a concurrent change to the same record that kept landing first: nothing was written, send it again. A slot taken meanwhile is not a conflict: 422 (NO_TABLE, MAX_COVERS_REACHED), as the spec's §4 says of creating a reservation, not 409 as its §7 table lists 'slot no longer available'",
     examples: ['ExternalIdTaken', 'LockedFields', 'ConcurrentChange'],
   },
   408: {

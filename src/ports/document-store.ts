@@ -28,9 +28,9 @@ export interface IndexSpec {
   name?: string;
   /**
    * A memory hint for the embedded store: how many leading fields of `keys` it keys the index on
-   * (default: all). Its indexes only answer equality (`field: v`, `$in`), so the fields after the
-   * ones queries pin by equality (ranges and sorts, which it does in memory) cost a map entry per
-   * document for nothing. It keys the first `embeddedPrefix` fields only, and an index whose keyed
+   * (default: all). Its indexes answer equality (`field: v`, `$in`), a string range on the field after
+   * the pinned ones, and a sort with a limit on the last keyed field (read in order), so the fields
+   * after those (ranges and sorts it does in memory) cost a map entry per document for nothing. It keys the first `embeddedPrefix` fields only, and an index whose keyed
    * fields begin an earlier index's keyed fields (which the planner would pick for every filter
    * either may serve) keeps no entries at all. MongoDB ignores it and builds the full compound
    * index (its ranges and sorts use it). What a filter finds is unchanged, and a find sorted on the

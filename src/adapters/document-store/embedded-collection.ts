@@ -97,6 +97,12 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
    */
   private guards: KeyIndex[] = [];
 
+  /**
+   * Documents handed to a filter since the collection was made (MongoDB's docsExamined, summed):
+   * for tests and benchmarks that check a query's cost follows its page, not the collection.
+   */
+  examined = 0;
+
   constructor(
     readonly name: string,
     private readonly assertOpen: () => void,
@@ -281,7 +287,12 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
     const limit = options?.limit || Number.POSITIVE_INFINITY;
     const sort = options?.sort && !isEmpty(options.sort) ? options.sort : undefined;
     let page: Doc[];
+    const ordered =
+      sort === undefined || limit === Number.POSITIVE_INFINITY
+        ? undefined
+        : this.sortedPage(filter, sort, skip + limit);
     if (sort === undefined) page = this.matching(filter, skip + limit).slice(skip);
+    else if (ordered !== undefined) page = ordered.slice(skip);
     else {
       const matched = this.matching(filter, Number.POSITIVE_INFINITY);
       const sorted = plainSort(matched, sort);
@@ -369,12 +380,71 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
     const { candidates, exact } = this.plan(filter);
     const matches = exact ? ALWAYS : compileMatcher(filter);
     for (const doc of candidates ?? this.docs.values()) {
+      this.examined++;
       if (matches(doc)) {
         out.push(doc);
         if (out.length >= max) break;
       }
     }
     return out;
+  }
+
+  /**
+   * The first `max` matches of a find sorted on one field, read in the order of the index that
+   * answers the filter when that field is the index's last keyed one and the filter pins the others
+   * to one key each: a page costs about the documents before its end, not every one under the pinned
+   * keys. Ties come in the order of the keys' _ids, as the stable sort of the index's own listing
+   * gives them. Undefined when the index cannot give the order (the caller sorts every match).
+   */
+  private sortedPage(filter: Filter, sort: Record<string, 1 | -1>, max: number): Doc[] | undefined {
+    let field: string | undefined;
+    for (const k in sort) {
+      if (field !== undefined) return undefined;
+      field = k;
+    }
+    if (field === undefined || field.includes('.') || filter._id !== undefined) return undefined;
+    const constraints = equalityConstraints(filter);
+    if (constraints.has('_id')) return undefined;
+    const index = this.pick(constraints);
+    if (index === undefined || index.keyed[index.keyed.length - 1] !== field) return undefined;
+    const pinned: Key[] = [];
+    for (const f of index.keyed.slice(0, -1)) {
+      const keys = constraints.get(f);
+      if (keys?.length !== 1) return undefined;
+      pinned.push(keys[0]!);
+    }
+    const ids = index.orderedIds(pinned, stringRanges(filter).get(field), sort[field] as 1 | -1);
+    if (ids === undefined) return undefined;
+    const matches = compileMatcher(filter);
+    const out: Doc[] = [];
+    if (max <= 0) return out;
+    for (const id of ids) {
+      const doc = this.docs.get(id) as Doc;
+      // An array there is listed under each of its strings: only a sort of every match orders it.
+      if (typeof doc[field] !== 'string') return undefined;
+      this.examined++;
+      if (!matches(doc)) continue;
+      out.push(doc);
+      if (out.length >= max) break;
+    }
+    return out;
+  }
+
+  /** The index plan() narrows with for these equality constraints (none pins _id). */
+  private pick(constraints: Map<string, Key[]>): KeyIndex | undefined {
+    let best: KeyIndex | undefined;
+    let bestScore = 0;
+    for (const index of this.active) {
+      const n = index.prefixLength(constraints);
+      if (n === 0) continue;
+      // A unique index pinned on every field returns at most one document: nothing beats it.
+      const score = n * 2 + (index.unique && n === index.fields.length ? 1000 : 0);
+      if (score > bestScore) {
+        best = index;
+        bestScore = score;
+      }
+    }
+    return best;
   }
 
   private plan(filter: Filter): {
@@ -401,18 +471,7 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
       }
       return { index: '_id_', candidates, exact: idOnly(filter) !== undefined };
     }
-    let best: KeyIndex | undefined;
-    let bestScore = 0;
-    for (const index of this.active) {
-      const n = index.prefixLength(constraints);
-      if (n === 0) continue;
-      // A unique index pinned on every field returns at most one document: nothing beats it.
-      const score = n * 2 + (index.unique && n === index.fields.length ? 1000 : 0);
-      if (score > bestScore) {
-        best = index;
-        bestScore = score;
-      }
-    }
+    const best = this.pick(constraints);
     if (best === undefined) return { index: null, candidates: undefined };
     const lists: Key[][] = [];
     for (const field of best.keyed) {

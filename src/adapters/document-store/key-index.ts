@@ -8,6 +8,7 @@
 // every lookup includes.
 import { type Doc, DocumentStoreError, type IndexSpec } from '../../ports/document-store';
 import { inStringRange, type StringRange } from './filter';
+import { SortedKeys } from './sorted-keys';
 import { indexName, isParentPath, splitPath } from './validate';
 import { ownField } from './values';
 
@@ -106,6 +107,11 @@ export class KeyIndex {
   private readonly fullSegs: string[][] | undefined;
   private readonly root: Level = new Map();
   private readonly overflow = new Set<string>();
+  /**
+   * The last keyed level's keys in order, per level a sorted find has read (null: the level holds a
+   * key that is no string), kept up to date from then on; a level pruned or cleared takes its own along.
+   */
+  private readonly sorted = new WeakMap<Level, SortedKeys | null>();
 
   constructor(readonly spec: IndexSpec) {
     this.name = indexName(spec);
@@ -265,6 +271,7 @@ export class KeyIndex {
         level = next;
       }
       const last = tuple[tuple.length - 1]!;
+      if (!level.has(last)) this.keyAdded(level, last);
       if (this.unique) level.set(last, id);
       else {
         // A key held by one document keeps its _id as a string (most keys of a near-unique index:
@@ -294,10 +301,10 @@ export class KeyIndex {
     if (child === undefined) return;
     if (depth === tuple.length - 1) {
       if (typeof child === 'string') {
-        if (child === id) level.delete(key);
+        if (child === id) this.deleteKey(level, key);
       } else if (child instanceof Set) {
         child.delete(id);
-        if (child.size === 0) level.delete(key);
+        if (child.size === 0) this.deleteKey(level, key);
       } else if (Array.isArray(child)) {
         const at = child.indexOf(id);
         if (at === -1) return;
@@ -313,6 +320,48 @@ export class KeyIndex {
     const next = child as Level;
     this.removeTuple(next, tuple, depth + 1, id);
     if (next.size === 0) level.delete(key);
+  }
+
+  private keyAdded(level: Level, key: Key): void {
+    const keys = this.sorted.get(level);
+    if (keys === undefined || keys === null) return;
+    if (typeof key === 'string') keys.add(key);
+    else this.sorted.set(level, null);
+  }
+
+  private deleteKey(level: Level, key: Key): void {
+    level.delete(key);
+    const keys = this.sorted.get(level);
+    if (keys === undefined) return;
+    if (keys === null)
+      this.sorted.delete(level); // perhaps its last non-string key: look again when asked
+    else if (typeof key === 'string') keys.delete(key);
+  }
+
+  /**
+   * The _ids under the given single keys of every keyed field but the last, in the order of the last
+   * field's keys within `range` (MongoDB's string order, `dir`), each key's in insertion order; lazily,
+   * so a sorted find with a limit reads only its page. Undefined when that order cannot be given: a
+   * key there that is no string, or documents in overflow (they sit under no key).
+   */
+  orderedIds(pinned: Key[], range: StringRange | undefined, dir: 1 | -1): Iterable<string> | undefined {
+    if (pinned.length !== this.keyed.length - 1 || this.overflow.size > 0) return undefined;
+    let level: Level = this.root;
+    for (const key of pinned) {
+      const next = level.get(key);
+      if (next === undefined) return [];
+      if (!(next instanceof Map)) return undefined;
+      level = next;
+    }
+    let keys = this.sorted.get(level);
+    if (keys === undefined) {
+      const all: string[] = [];
+      for (const k of level.keys()) if (typeof k === 'string') all.push(k);
+      keys = all.length === level.size ? new SortedKeys(all) : null;
+      this.sorted.set(level, keys);
+    }
+    if (keys === null) return undefined;
+    return idsUnder(level, keys.within(range, dir));
   }
 
   /** How many leading fields `constraints` pins with equality (0: this index cannot help). */
@@ -344,6 +393,7 @@ export class KeyIndex {
   clear(): void {
     this.root.clear();
     this.overflow.clear();
+    this.sorted.delete(this.root);
   }
 }
 
@@ -368,6 +418,15 @@ function* walk(level: Level, lists: Key[][], depth: number, range?: StringRange)
     if (typeof child === 'string') yield child;
     else if (child instanceof Map) yield* walk(child, lists, depth + 1, range);
     else yield* child;
+  }
+}
+
+function* idsUnder(level: Level, keys: Iterable<string>): Generator<string> {
+  for (const key of keys) {
+    const ids = level.get(key);
+    if (ids === undefined || ids instanceof Map) continue;
+    if (typeof ids === 'string') yield ids;
+    else yield* ids;
   }
 }
 

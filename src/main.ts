@@ -1,8 +1,11 @@
 // `npm start`: the API on the embedded default (or scaled-out roles with STORE=eventstoredb).
+import { writeSync } from 'node:fs';
 import { startService } from './app';
 import { ConfigError, loadConfig } from './config';
 import { fullDisk } from './damaged-files';
 import { lockDataDir } from './data-dir-lock';
+import { createLogger } from './logger';
+import { CatchUpStopped } from './projection/runner';
 
 let dataDirLock: (() => void) | null = null;
 /** Embedded: DATA_DIR, for naming it when the start fails on a full disk. */
@@ -30,6 +33,11 @@ async function main() {
   // Handlers first: a signal that arrives while starting or just after the banner must still stop cleanly.
   let service: Awaited<ReturnType<typeof startService>> | null = null;
   let stopping = false;
+  // A signal while the embedded start replays the log into the read models stops the replay (it may
+  // take minutes on a large log, past an orchestrator's stop grace): the start then fails with
+  // CatchUpStopped, what it opened is closed, and the process exits as stopped (below).
+  const starting = new AbortController();
+  let signalledAt = 0;
   const shutdown = (signal: string) => {
     if (stopping) {
       // A second Ctrl-C means "now": in-flight requests are cut and the stores are not closed.
@@ -38,8 +46,13 @@ async function main() {
     }
     stopping = true;
     console.log(`couvert: ${signal} received, finishing in-flight requests (again to exit at once)`);
-    // While starting, the start finishes first (so a demo key it made is printed), then stops below.
-    if (!service) return;
+    // While starting, the replay stops; the rest of the start finishes first (so a demo key it made
+    // is printed), then stops below.
+    if (!service) {
+      signalledAt = performance.now();
+      starting.abort();
+      return;
+    }
     service.stop().then(
       () => process.exit(0),
       (err) => {
@@ -50,7 +63,21 @@ async function main() {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
-  service = await startService(config);
+  try {
+    service = await startService(config, { signal: starting.signal });
+  } catch (err) {
+    if (!(err instanceof CatchUpStopped)) throw err;
+    // The stop's last line, as a stop after the start writes it (src/app.ts); written before the exit.
+    createLogger(config.logLevel, { write: (line: string) => writeSync(1, line) }).info(
+      {
+        duration_ms: Math.round(performance.now() - signalledAt),
+        during: 'start',
+        replayed_events: err.applied,
+      },
+      'stopped',
+    );
+    process.exit(0);
+  }
   const prefix = `${service.url}/api/partner/v1`;
   const lines = [`Couvert is listening on ${service.url} (store: ${config.store}, data: ${config.dataDir})`];
   for (const note of service.notes) lines.push(`  ${note}`);

@@ -23,7 +23,7 @@ import { upgradeLegacyLog } from './privacy/legacy';
 import { SealingEventStore } from './privacy/sealing-event-store';
 import type { Projection } from './projection/projection';
 import { namedReplayFailure } from './projection/replay-failure';
-import { ProjectionRunner, type RunnerOptions } from './projection/runner';
+import { CatchUpStopped, ProjectionRunner, type RunnerOptions } from './projection/runner';
 import { AliasedDocumentStore, ProjectionVersions } from './projection/versions';
 import { checkSecretsKeyFile, lazySecrets, loadSecretBox, type Secrets } from './secrets';
 
@@ -79,6 +79,12 @@ export interface RuntimeOptions {
    * the first append, so a command that only reads never starts it.
    */
   logWriter?: 'open' | 'first write';
+  /**
+   * Aborted: the embedded start's replay of the log into the read models stops at its next event and
+   * the start fails with CatchUpStopped (a SIGTERM while starting: src/main.ts), rather than finishing
+   * a replay that may take minutes on a large log.
+   */
+  signal?: AbortSignal;
 }
 
 /**
@@ -240,8 +246,8 @@ async function openRuntime(
   // Without projections (the CLI's commands that read only the log) there is no one to catch up
   // for: reading the whole log for nothing cost `audit export` ~10 s of CPU on a 1M-event log.
   if (embedded && prepared.length > 0)
-    await projections.catchUp().catch((err: unknown) => {
-      throw namedReplayFailure(projections, err);
+    await projections.catchUp(options.signal).catch((err: unknown) => {
+      throw err instanceof CatchUpStopped ? err : namedReplayFailure(projections, err);
     });
 
   const settled = Promise.resolve();

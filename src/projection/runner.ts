@@ -68,6 +68,14 @@ export type ProjectorHalt = {
   at: string;
 };
 
+/** A catch-up cut short by stop(): the read models are behind the log (the events applied are committed). */
+export class CatchUpStopped extends Error {
+  override name = 'CatchUpStopped';
+  constructor(readonly applied: number) {
+    super(`catch-up stopped after ${applied} event(s): the read models are behind the log`);
+  }
+}
+
 const nextMacrotask = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** RunnerOptions.heapGrowthPercent's default. */
@@ -162,13 +170,15 @@ export class ProjectionRunner {
 
   /**
    * Applies everything in the log after the checkpoints. Calls are serialised; a call made while
-   * another call's catch-up waits for its turn shares that one (it starts after both calls).
+   * another call's catch-up waits for its turn shares that one (it starts after both calls), and its
+   * `signal` is then not looked at. `signal` aborted, or stop(): the catch-up ends at its next event
+   * with CatchUpStopped.
    */
-  catchUp(): Promise<number> {
+  catchUp(signal?: AbortSignal): Promise<number> {
     if (this.queued !== null) return this.queued;
     const run = this.chain.then(() => {
       this.queued = null;
-      return this.catchUpNow();
+      return this.catchUpNow(signal);
     });
     this.queued = run;
     this.chain = run.catch(() => undefined);
@@ -201,16 +211,16 @@ export class ProjectionRunner {
     });
   }
 
-  private async catchUpNow(): Promise<number> {
+  private async catchUpNow(signal?: AbortSignal): Promise<number> {
     const heap: { release?: () => void } = {};
     try {
-      return await this.replay(heap);
+      return await this.replay(heap, signal);
     } finally {
       heap.release?.();
     }
   }
 
-  private async replay(heap: { release?: () => void }): Promise<number> {
+  private async replay(heap: { release?: () => void }, signal?: AbortSignal): Promise<number> {
     if (!this.started) await this.start();
     const from = this.position;
     // Above the highest checkpoint no projection can have seen the event: handlers are called
@@ -229,8 +239,15 @@ export class ProjectionRunner {
     let inBatch = 0;
     let uncommitted = false;
     let current: RecordedEvent | null = null;
+    let cut = false;
     try {
       for await (const event of this.events.readAll({ after: from, batchSize })) {
+        // Stopped (a SIGTERM while an embedded start replays the log): the rest is left to the next
+        // catch-up, from the checkpoints committed below, instead of holding the stop for the replay.
+        if (this.stopped || signal?.aborted) {
+          cut = true;
+          break;
+        }
         current = event;
         const handlers = this.byType.get(event.type);
         if (handlers !== undefined) {
@@ -282,10 +299,11 @@ export class ProjectionRunner {
       this.noteFailure(current, err);
       throw err;
     }
-    if (batchLast !== null) {
+    if (batchLast !== null && (uncommitted || !cut)) {
       await this.commit(batchLast, cache);
       this.options.onProgress?.(applied, batchLast);
     }
+    if (cut) throw new CatchUpStopped(applied);
     return applied;
   }
 
@@ -347,7 +365,13 @@ export class ProjectionRunner {
    * commits every event applied) before follow() returns or rejects; stop() waits for it too.
    */
   async follow(): Promise<void> {
-    await this.catchUp();
+    try {
+      await this.catchUp();
+    } catch (err) {
+      // Stopped during the catch-up: nothing to follow.
+      if (err instanceof CatchUpStopped) return;
+      throw err;
+    }
     const sub = this.events.subscribe({ after: this.position });
     this.stopFollowing = () => sub.close();
     // What stop() waits for: the live part (a stop during the catch-up does not wait for its end).
@@ -406,6 +430,10 @@ export class ProjectionRunner {
     return this.stopped;
   }
 
+  /**
+   * A catch-up running stops at its next event (CatchUpStopped, what it applied committed), as does
+   * any catch-up asked for after; resolves once it has.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     await this.stopFollowing?.();

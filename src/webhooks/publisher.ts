@@ -682,7 +682,10 @@ export class WebhookPublisher {
     let requested = 0;
     let asked = 0;
     for (let page = 0; asked < limit && !this.stopped && page < 100; page++) {
-      const size = limit - asked + this.held.size + seen.size;
+      // Room for the held ones the query can return: a full endpoint's are left out with it.
+      let held = 0;
+      for (const [id, q] of this.queues) if (!full.has(id)) held += q.active + q.waiting.length;
+      const size = limit - asked + held + seen.size;
       const due = await this.rt.docs.collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES).find(
         {
           status: 'pending',

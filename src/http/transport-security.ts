@@ -7,5 +7,8 @@
 
 export const STRICT_TRANSPORT_SECURITY = 'max-age=31536000';
 
-/** Whether answers carry Strict-Transport-Security: BASE_URL is https (config writes the scheme in small letters). */
-export const sendsStrictTransportSecurity = (baseUrl: string): boolean => baseUrl.startsWith('https:');
+/** Whether the service is published over https: BASE_URL's scheme (config writes it in small letters). */
+export const publishedOverHttps = (baseUrl: string): boolean => baseUrl.startsWith('https:');
+
+/** Whether answers carry Strict-Transport-Security: BASE_URL is https. */
+export const sendsStrictTransportSecurity = publishedOverHttps;

@@ -11,13 +11,13 @@ import { createHmac, randomBytes } from 'node:crypto';
 import type { Context } from 'koa';
 import { constantTimeEqual } from '../core/ids';
 import type { Runtime } from '../runtime';
+import { hostCookieName, readCookie, setCookie } from './cookies';
 
 /** 180 days: a manager signing in less often than that is a stranger again (held with the account). */
 const MAX_AGE_SECONDS = 180 * 24 * 60 * 60;
 const VALUE = /^([A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{43})$/;
 
-const secure = (rt: Runtime) => rt.config.baseUrl.startsWith('https:');
-export const deviceCookieName = (rt: Runtime) => (secure(rt) ? '__Host-couvert_device' : 'couvert_device');
+export const deviceCookieName = (rt: Runtime) => hostCookieName(rt, 'couvert_device');
 
 const keys = new WeakMap<Runtime, Buffer>();
 const mac = (rt: Runtime, account: string, nonce: string) => {
@@ -29,20 +29,12 @@ const mac = (rt: Runtime, account: string, nonce: string) => {
   return createHmac('sha256', key).update(`${account}\n${nonce}`).digest('base64url');
 };
 
-function cookieValue(ctx: Context, name: string): string | null {
-  for (const part of ctx.get('cookie').split(';')) {
-    const i = part.indexOf('=');
-    if (i > 0 && part.slice(0, i).trim() === name) return part.slice(i + 1).trim();
-  }
-  return null;
-}
-
 /**
  * The device id (its nonce) when the request carries a device cookie made for `account` (normalised), else
  * null: no cookie, another account's, or a value this service did not make.
  */
 export function trustedDevice(rt: Runtime, ctx: Context, account: string): string | null {
-  const m = VALUE.exec(cookieValue(ctx, deviceCookieName(rt)) ?? '');
+  const m = VALUE.exec(readCookie(ctx, deviceCookieName(rt)) ?? '');
   if (!m) return null;
   const [, nonce = '', given = ''] = m;
   return constantTimeEqual(given, mac(rt, account, nonce)) ? nonce : null;
@@ -51,14 +43,9 @@ export function trustedDevice(rt: Runtime, ctx: Context, account: string): strin
 /** After a successful sign-in: this browser is a device of `account` from now on (a new nonce each time). */
 export function rememberDevice(rt: Runtime, ctx: Context, account: string): void {
   const nonce = randomBytes(16).toString('base64url');
-  const attrs = [
-    `${deviceCookieName(rt)}=${nonce}.${mac(rt, account, nonce)}`,
-    'Path=/',
-    'HttpOnly',
-    // Read by the sign-in form's own POST only: never sent along from another site.
-    'SameSite=Strict',
-    `Max-Age=${MAX_AGE_SECONDS}`,
-    ...(secure(rt) ? ['Secure'] : []),
-  ];
-  ctx.append('set-cookie', attrs.join('; '));
+  // Read by the sign-in form's own POST only: never sent along from another site.
+  setCookie(rt, ctx, deviceCookieName(rt), `${nonce}.${mac(rt, account, nonce)}`, {
+    maxAgeSeconds: MAX_AGE_SECONDS,
+    sameSite: 'Strict',
+  });
 }

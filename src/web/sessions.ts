@@ -16,6 +16,7 @@ import type { Context } from 'koa';
 import { sha256 } from '../core/ids';
 import type { IndexSpec } from '../ports/document-store';
 import type { Runtime } from '../runtime';
+import { hostCookieName, readCookie, setCookie } from './cookies';
 
 export interface SessionDoc {
   _id: string;
@@ -38,8 +39,7 @@ export const SESSIONS = 'web_sessions';
 const ANONYMOUS_TTL_MS = 60 * 60 * 1000;
 const SIGNED_IN_TTL_MS = 12 * 60 * 60 * 1000;
 
-export const cookieName = (rt: Runtime) => (secureCookies(rt) ? '__Host-couvert_session' : 'couvert_session');
-const secureCookies = (rt: Runtime) => rt.config.baseUrl.startsWith('https:');
+export const cookieName = (rt: Runtime) => hostCookieName(rt, 'couvert_session');
 
 const collection = (rt: Runtime) => rt.docs.collection<SessionDoc>(SESSIONS);
 
@@ -64,30 +64,14 @@ function ensureSweepIndex(rt: Runtime): Promise<void> {
   return made;
 }
 
-function readCookie(ctx: Context, name: string): string | null {
-  const header = ctx.get('cookie');
-  if (!header) return null;
-  for (const part of header.split(';')) {
-    const i = part.indexOf('=');
-    if (i > 0 && part.slice(0, i).trim() === name) {
-      const v = part.slice(i + 1).trim();
-      return /^[A-Za-z0-9_-]{43}$/.test(v) ? v : null;
-    }
-  }
-  return null;
+/** The session id the request's cookie carries, when it has the shape of one. */
+function sessionId(rt: Runtime, ctx: Context): string | null {
+  const v = readCookie(ctx, cookieName(rt));
+  return v !== null && /^[A-Za-z0-9_-]{43}$/.test(v) ? v : null;
 }
 
-function setCookie(rt: Runtime, ctx: Context, value: string, maxAgeSeconds: number) {
-  const attrs = [
-    `${cookieName(rt)}=${value}`,
-    'Path=/',
-    'HttpOnly',
-    'SameSite=Lax',
-    `Max-Age=${maxAgeSeconds}`,
-    ...(secureCookies(rt) ? ['Secure'] : []),
-  ];
-  ctx.append('set-cookie', attrs.join('; '));
-}
+const setSessionCookie = (rt: Runtime, ctx: Context, value: string, maxAgeSeconds: number) =>
+  setCookie(rt, ctx, cookieName(rt), value, { maxAgeSeconds, sameSite: 'Lax' });
 
 /** An anonymous session's CSRF token: derived from its id, so nothing is stored for it. */
 const anonymousCsrf = (id: string) =>
@@ -107,7 +91,7 @@ const anonymous = (id: string): Session => ({
 });
 
 export async function getSession(rt: Runtime, ctx: Context): Promise<Session | null> {
-  const id = readCookie(ctx, cookieName(rt));
+  const id = sessionId(rt, ctx);
   if (!id) return null;
   const doc = await collection(rt).findOne({ _id: sha256(id) });
   if (!doc) return anonymous(id);
@@ -147,7 +131,7 @@ async function create(rt: Runtime, ctx: Context, user: SignedInUser): Promise<Se
   };
   await ensureSweepIndex(rt);
   await collection(rt).insertOne(doc);
-  setCookie(rt, ctx, id, Math.floor(SIGNED_IN_TTL_MS / 1000));
+  setSessionCookie(rt, ctx, id, Math.floor(SIGNED_IN_TTL_MS / 1000));
   // Expired sessions are swept now and then rather than on a timer.
   if (++created % 100 === 0) await collection(rt).deleteMany({ expires_at: { $lte: now.toISOString() } });
   return { id, doc };
@@ -158,7 +142,7 @@ export async function ensureSession(rt: Runtime, ctx: Context): Promise<Session>
   const current = await getSession(rt, ctx);
   if (current) return current;
   const id = randomBytes(32).toString('base64url');
-  setCookie(rt, ctx, id, Math.floor(ANONYMOUS_TTL_MS / 1000));
+  setSessionCookie(rt, ctx, id, Math.floor(ANONYMOUS_TTL_MS / 1000));
   return anonymous(id);
 }
 
@@ -175,5 +159,5 @@ export async function startSignedInSession(
 
 export async function endSession(rt: Runtime, ctx: Context, session: Session | null): Promise<void> {
   if (session) await collection(rt).deleteOne({ _id: session.doc._id });
-  setCookie(rt, ctx, '', 0);
+  setSessionCookie(rt, ctx, '', 0);
 }

@@ -7,6 +7,7 @@
 // everywhere else.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { setUserPassword } from '../../commands/oauth/user-handler';
 import { Browser, formFields, oauthBootstrap, signIn } from '../helpers/oauth';
 import { startTestService, type TestService } from '../helpers/service';
 
@@ -22,7 +23,7 @@ t.after(async (ctx) => {
 });
 
 const DEVICE =
-  /^couvert_device=[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=\d+$/;
+  /^couvert_device=[A-Za-z0-9_-]{22}\.\d+\.[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=\d+$/;
 
 t(
   'a stranger’s failures hold the account everywhere but where its manager signed in before',
@@ -55,16 +56,28 @@ t('a device cookie opens nothing by itself: another account, a forged or copied 
   const manager = new Browser(svc.url);
   assert.is((await signIn(manager, await manager.get('/sign-in'), 'manager@demo.test')).status, 303);
   const cookie = manager.cookies.get('couvert_device') as string;
+  const viewer = new Browser(svc.url);
+  assert.is((await signIn(viewer, await viewer.get('/sign-in'), 'viewer@demo.test')).status, 303);
+  const own = viewer.cookies.get('couvert_device') as string;
   const stranger = new Browser(svc.url);
   const page = await stranger.get('/sign-in');
   for (let i = 0; i < 3; i++) await signIn(stranger, page, 'viewer@demo.test', 'a wrong guess!');
   // The cookie of manager@ is no device of viewer@: held like any stranger.
   stranger.cookies.set('couvert_device', cookie);
   assert.is((await signIn(stranger, page, 'viewer@demo.test')).status, 429);
-  // Nor is a value altered by one character.
-  const [nonce = '', mac = ''] = cookie.split('.');
-  stranger.cookies.set('couvert_device', `${nonce}.${mac.slice(0, -1)}${mac.endsWith('A') ? 'B' : 'A'}`);
+  // Nor is viewer@'s own value altered by one character.
+  const [nonce = '', issued = '', mac = ''] = own.split('.');
+  stranger.cookies.set(
+    'couvert_device',
+    `${nonce}.${issued}.${mac.slice(0, -1)}${mac.endsWith('A') ? 'B' : 'A'}`,
+  );
   assert.is((await signIn(stranger, page, 'viewer@demo.test')).status, 429);
+  // Nor one whose issued-at was moved on (to outlive its 180 days).
+  stranger.cookies.set('couvert_device', `${nonce}.${Number(issued) + 1}.${mac}`);
+  assert.is((await signIn(stranger, page, 'viewer@demo.test')).status, 429);
+  // The value as it was made is a device of viewer@.
+  stranger.cookies.set('couvert_device', own);
+  assert.is((await signIn(stranger, page, 'viewer@demo.test')).status, 303);
 });
 
 t('a device has a failure budget of its own: guessing from it is held too', async ({ svc }) => {
@@ -79,3 +92,71 @@ t('a device has a failure budget of its own: guessing from it is held too', asyn
 });
 
 t.run();
+
+// A device cookie is no credential of its own, but it lets its holder past the account's lockout: one
+// copied off a manager's machine, or kept by a browser whose password was changed because it leaked,
+// must not do so for ever. The server refuses one older than its max age (a browser-only Max-Age binds
+// nobody who copied the value) and one made before the account's password changed.
+const revoked = suite<{ svc: TestService }>('device cookies: expiry and password changes', {} as never);
+revoked.before(async (ctx) => {
+  ctx.svc = await startTestService({
+    bootstrap: oauthBootstrap(),
+    env: { SIGN_IN_FAILURES_PER_ACCOUNT: '3', TEST_CLOCK: 'true' },
+  });
+});
+revoked.after(async (ctx) => {
+  await ctx.svc?.close();
+});
+
+const DAY = 24 * 60 * 60;
+const advance = (svc: TestService, seconds: number) =>
+  (svc.rt.testClock as NonNullable<TestService['rt']['testClock']>).advance(seconds);
+
+/** A stranger's wrong guesses hold `email` (for the next 15 minutes). */
+async function holdAccount(svc: TestService, email: string) {
+  const stranger = new Browser(svc.url);
+  const page = await stranger.get('/sign-in');
+  for (let i = 0; i < 3; i++) await signIn(stranger, page, email, 'a wrong guess!');
+  assert.is((await signIn(stranger, page, email)).status, 429, 'the account is held');
+}
+
+/** A browser holding only the device cookie `value`, signing in to `email`. */
+async function withDevice(svc: TestService, value: string, email: string, password?: string) {
+  const b = new Browser(svc.url);
+  b.cookies.set('couvert_device', value);
+  return (await signIn(b, await b.get('/sign-in'), email, password)).status;
+}
+
+revoked('a device cookie older than 180 days is refused by the server', async ({ svc }) => {
+  const manager = new Browser(svc.url);
+  assert.is((await signIn(manager, await manager.get('/sign-in'), 'solo@demo.test')).status, 303);
+  const cookie = manager.cookies.get('couvert_device') as string;
+  advance(svc, 179 * DAY);
+  await holdAccount(svc, 'solo@demo.test');
+  assert.is(await withDevice(svc, cookie, 'solo@demo.test'), 303, 'still a device on day 179');
+  advance(svc, 2 * DAY);
+  await holdAccount(svc, 'solo@demo.test');
+  assert.is(await withDevice(svc, cookie, 'solo@demo.test'), 429, 'a stranger on day 181');
+});
+
+revoked('a new password makes the devices of the old one strangers', async ({ svc }) => {
+  const manager = new Browser(svc.url);
+  assert.is((await signIn(manager, await manager.get('/sign-in'), 'manager@demo.test')).status, 303);
+  const cookie = manager.cookies.get('couvert_device') as string;
+  await setUserPassword(svc.rt, 'manager@demo.test', 'a brand new passphrase', {
+    actor: 'operator:test',
+    request_id: 'req_test',
+  });
+  await holdAccount(svc, 'manager@demo.test');
+  assert.is(await withDevice(svc, cookie, 'manager@demo.test', 'a brand new passphrase'), 429);
+  // A sign-in with the new password (once the hold is over) makes the browser a device again.
+  advance(svc, 16 * 60);
+  const again = new Browser(svc.url);
+  const ok = await signIn(again, await again.get('/sign-in'), 'manager@demo.test', 'a brand new passphrase');
+  assert.is(ok.status, 303);
+  await holdAccount(svc, 'manager@demo.test');
+  const fresh = again.cookies.get('couvert_device') as string;
+  assert.is(await withDevice(svc, fresh, 'manager@demo.test', 'a brand new passphrase'), 303);
+});
+
+revoked.run();

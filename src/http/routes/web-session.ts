@@ -93,7 +93,12 @@ export const webSessionRoutes: AnyRoute[] = [
         return again('This form had expired. Please sign in again.', 403);
       const account = normaliseEmail(body.email);
       const limits = signInLimits(rt);
-      const device = trustedDevice(rt, ctx, account);
+      let loading: ReturnType<typeof loadUser> | undefined;
+      const load = () => {
+        loading ??= loadUser(rt, account);
+        return loading;
+      };
+      const device = await trustedDevice(rt, ctx, account, async () => (await load()).password_hash);
       const hold = await limits.check(ctx.ip, account, device);
       if (hold !== null) {
         logSignInLocked(rt, ctx, account, device, hold);
@@ -103,7 +108,7 @@ export const webSessionRoutes: AnyRoute[] = [
           429,
         );
       }
-      const user = await loadUser(rt, account);
+      const user = await load();
       const ok = user.password_hash
         ? await verifyPassword(body.password, user.password_hash)
         : await burnPasswordCheck(body.password);
@@ -123,7 +128,7 @@ export const webSessionRoutes: AnyRoute[] = [
         email: user.email,
         password_hash: user.password_hash,
       });
-      rememberDevice(rt, ctx, account);
+      rememberDevice(rt, ctx, account, user.password_hash);
       return seeOther(next);
     },
   }),

@@ -1,5 +1,5 @@
 // Sign-in attempts are limited per client IP (an IPv6 client's /64: guessingKey; every attempt counts) and per account (failures count;
-// a success clears them; from a browser where the account signed in before, per that device instead: device-cookies.ts), through rate-limiter-flexible: in memory embedded, in MongoDB scaled out (one
+// a success clears them; from a browser where the account signed in before, per that device instead, whose success clears the device's alone: device-cookies.ts), through rate-limiter-flexible: in memory embedded, in MongoDB scaled out (one
 // budget for every API process, with an in-memory fallback while MongoDB does not answer). A limited
 // attempt is refused before the password is checked. An attempt takes its place in the account's budget
 // before its password is checked (as a failure, cleared by a success): counted only after the check,
@@ -15,7 +15,7 @@ export interface SignInLimits {
    * Seconds to wait when this attempt may not be made, and whose limit holds it (the client address's,
    * the account's, or the device's); null when it may, and then the attempt already
    * counts as a failure of the account (or, from a device of the account, of that device: device-cookies.ts)
-   * until `succeeded` clears them.
+   * until `succeeded` clears them (from a device, the device's only).
    */
   check(ip: string, account: string, device?: string | null): Promise<SignInHold | null>;
   succeeded(account: string, device?: string | null): Promise<void>;
@@ -67,8 +67,10 @@ export function signInLimits(rt: Runtime): SignInLimits {
       }
     },
     async succeeded(account, device) {
-      await perAccount.delete(account);
+      // From a device, only its own budget was spent: the account's holds a stranger's failures, which
+      // the manager's sign-in must not wipe (each would hand whoever holds the account fresh guesses).
       if (device) await perDevice.delete(`${account}\n${device}`);
+      else await perAccount.delete(account);
     },
   };
   limits.set(rt, l);

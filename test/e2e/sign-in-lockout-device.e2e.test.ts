@@ -49,6 +49,8 @@ t(
     const back = await signIn(manager, await manager.get('/sign-in'), 'solo@demo.test');
     assert.is(back.status, 303);
     assert.is((await manager.get('/dashboard')).status, 200);
+    // And that sign-in clears the device's failures only: the stranger gets no fresh guesses from it.
+    assert.is((await signIn(stranger, page, 'solo@demo.test', 'another guess!')).status, 429);
   },
 );
 

@@ -112,7 +112,7 @@ export const webSessionRoutes: AnyRoute[] = [
       const ok = user.password_hash
         ? await verifyPassword(body.password, user.password_hash)
         : await burnPasswordCheck(body.password);
-      // A failure is already counted (limits.check): a success clears the account's failures.
+      // A failure is already counted (limits.check): a success clears it (a device's, from a device).
       if (!ok || !user.user_id || !user.email) {
         const reason = !user.user_id
           ? 'unknown_account'

@@ -13,10 +13,6 @@ export class WorkerRequests<Answer extends { id: number }> {
     private readonly worker: Worker,
     other: (message: unknown) => void = () => undefined,
   ) {
-    // Idle, the worker keeps no process alive; with a request pending it does (ask), until the
-    // answer or its exit: unref'd, a worker that died left a process with nothing else to wait for
-    // (a CLI command) to end before its exit was seen, the request never answered.
-    worker.unref();
     worker.on('message', (m: Answer | Record<string, unknown>) => {
       if (typeof m?.id !== 'number') return other(m);
       const done = this.pending.get(m.id);
@@ -31,6 +27,11 @@ export class WorkerRequests<Answer extends { id: number }> {
     };
     worker.on('error', fail);
     worker.on('exit', fail);
+    // Idle, the worker keeps no process alive; with a request pending it does (ask), until the
+    // answer or its exit: unref'd, a worker that died left a process with nothing else to wait for
+    // (a CLI command) to end before its exit was seen, the request never answered. Unref'd after
+    // the listeners: listening for 'message' refs the worker's port again.
+    worker.unref();
   }
 
   /** The worker failed, or was closed: every request answers null. */
@@ -46,11 +47,19 @@ export class WorkerRequests<Answer extends { id: number }> {
   /** Sends `message` with a new id; its answer, or null once the worker has failed. */
   ask(message: Record<string, unknown>, transfer?: readonly TransferListItem[]): Promise<Answer | null> {
     if (this.dead) return Promise.resolve(null);
-    const id = this.next++;
+    const id = this.next;
+    // Posted before anything is registered: a message the structured clone refuses (DataCloneError) is
+    // the caller's to hear, and registered first it stayed pending, the worker ref'd, the process alive
+    // for ever. The answer comes in a later turn of the event loop, after the registration below.
+    try {
+      this.worker.postMessage({ ...message, id }, transfer);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    this.next++;
     if (this.pending.size === 0) this.worker.ref();
     return new Promise<Answer | null>((resolve) => {
       this.pending.set(id, resolve);
-      this.worker.postMessage({ ...message, id }, transfer);
     });
   }
 

@@ -147,6 +147,23 @@ sqlite(
     await keys.close();
   },
 );
+// close() lets go of its key writer, then waits for it to stop: a call made in that wait started a
+// new key writer, which nothing closed (a thread, and a connection to the key file, left behind).
+sqlite('a call made while the store closes starts no key writer', async () => {
+  const keys = SqliteKeyStore.open(join(dir, 'closing.sqlite'));
+  await keys.link('label_closing', 'first');
+  assert.ok((keys as unknown as { writer: unknown }).writer, 'the key writer runs');
+  const closing = keys.close();
+  const during = keys.link('label_closing', 'second').then(
+    () => 'linked',
+    (err: Error) => err.message,
+  );
+  await closing;
+  const started = (keys as unknown as { writer: { close(): Promise<void> } | null }).writer;
+  await started?.close();
+  assert.is(started, null, 'no key writer left once closed');
+  assert.is(await during, 'linked', 'the call is done on the closing store’s own thread');
+});
 sqlite('a destroyed page key no longer appears in the file or its WAL; its page-mates do', async () => {
   const f = join(dir, 'page-shred.sqlite');
   const keys = SqliteKeyStore.open(f);

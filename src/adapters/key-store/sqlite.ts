@@ -90,6 +90,7 @@ export class SqliteKeyStore implements KeyStore {
 
   private writer: KeyWriter | null = null;
   private writerFailed = false;
+  private closing = false;
   /** destroy's write on this thread, when the key writer cannot do it (':memory:', or it failed). */
   private readonly destroyKey: ReturnType<typeof keyDestroyer>;
 
@@ -210,7 +211,8 @@ export class SqliteKeyStore implements KeyStore {
    * or it could not start or died: this store then writes on its own thread from now on).
    */
   private async inWorker<T>(ask: (writer: KeyWriter) => Promise<T | null>): Promise<T | null> {
-    if (this.filePath === ':memory:' || this.writerFailed) return null;
+    // Closing: close() has let go of the writer and waits for it; one started now would never be closed.
+    if (this.filePath === ':memory:' || this.writerFailed || this.closing) return null;
     this.writer ??= KeyWriter.start(resolve(this.filePath), this.busyTimeoutMs, this.dieAfterDestroy);
     const answer = this.writer === null ? null : await ask(this.writer);
     this.open();
@@ -419,6 +421,7 @@ export class SqliteKeyStore implements KeyStore {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     const writer = this.writer;
     this.writer = null;
     await writer?.close();

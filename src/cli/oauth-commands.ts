@@ -45,6 +45,12 @@ async function passwordFrom(ctx: CliContext): Promise<{ password: string; genera
   return { password: randomBytes(18).toString('base64url'), generated: true };
 }
 
+/** What a disconnection printed: the same for one restaurant and for every one (--disconnect). */
+const disconnectedLine = (clientId: string, restaurant: string, revoked: readonly string[]) =>
+  revoked.length
+    ? `disconnected ${clientId} from ${restaurant}: revoked ${revoked.join(', ')}`
+    : `${clientId} had no active token at ${restaurant}`;
+
 /**
  * Disabling stops new authorizations and tokens only: the tokens an application holds keep working
  * (docs/OAUTH.md). An operator cutting off one that leaked its secret or misbehaves disconnects it from
@@ -58,11 +64,7 @@ async function disconnectEverywhere(ctx: CliContext, clientId: string): Promise<
   for (const restaurant of restaurants) {
     const out = await disconnectApplication(ctx.rt, restaurant, clientId, meta);
     await ctx.rt.settle(out.position);
-    ctx.out(
-      out.revoked.length
-        ? `disconnected ${clientId} from ${restaurant}: revoked ${out.revoked.join(', ')}`
-        : `${clientId} had no active token at ${restaurant}`,
-    );
+    ctx.out(disconnectedLine(clientId, restaurant, out.revoked));
   }
 }
 
@@ -247,11 +249,7 @@ export function registerOAuthCommands(): void {
       const clientId = requireFlag(ctx, 'client-id');
       const out = await disconnectApplication(ctx.rt, restaurant, clientId, meta);
       await ctx.rt.settle(out.position);
-      ctx.out(
-        out.revoked.length
-          ? `disconnected ${clientId} from ${restaurant}: revoked ${out.revoked.join(', ')}`
-          : `${clientId} had no active token at ${restaurant}`,
-      );
+      ctx.out(disconnectedLine(clientId, restaurant, out.revoked));
     },
   });
 }

@@ -4,7 +4,6 @@ import { apiKeyStream } from '../commands/credentials/events';
 import { createApiKey } from '../commands/credentials/handler';
 import { createRestaurant, loadRestaurant } from '../commands/restaurants/handler';
 import { listKeys } from '../queries/api-keys';
-import { listRestaurants } from '../queries/restaurants';
 import { operatorMeta } from './core/command-meta';
 import { ApiError } from './core/errors';
 import { SCOPES } from './core/scopes';
@@ -86,12 +85,6 @@ const isConflict = (err: unknown) =>
   (err instanceof ApiError && err.status === 409) || err instanceof WrongExpectedRevisionError;
 
 /**
- * Creates the demo restaurant (with the registered catalog) unless it exists, and, when `withKey`, its
- * key with every scope unless that exists. Safe when several processes start at once: whoever loses a
- * race finds the restaurant or key there and goes on. The plain key is returned only to the start that
- * created it.
- */
-/**
  * Whether a start without a bootstrap file makes (or heals) the demo: on a first start (the log holds
  * no restaurant), or when the demo restaurant is already there. A log holding restaurants of its own
  * (a server bootstrapped once, then started without BOOTSTRAP_FILE) never gains a demo restaurant, a
@@ -99,9 +92,28 @@ const isConflict = (err: unknown) =>
  */
 export async function demoBelongsHere(rt: Runtime): Promise<boolean> {
   if ((await loadRestaurant(rt, DEMO_RESTAURANT)).exists) return true;
-  return (await listRestaurants(rt.docs)).every((r) => r._id === DEMO_RESTAURANT);
+  return !(await logHoldsRestaurant(rt));
 }
 
+/**
+ * Asked of the log, never of the read models: scaled out, an API process may start before the
+ * projector has filled MongoDB, and an empty read model would then pass for a first start. Stops at
+ * the first restaurant, which comes early in a log that has one (everything else of a restaurant is
+ * written after it); a log without one holds only platform-wide events, few.
+ */
+async function logHoldsRestaurant(rt: Runtime): Promise<boolean> {
+  if ((await rt.events.headPosition()) === null) return false;
+  for await (const event of rt.events.readAll({ batchSize: 100 }))
+    if (event.type === 'RestaurantCreated') return true;
+  return false;
+}
+
+/**
+ * Creates the demo restaurant (with the registered catalog) unless it exists, and, when `withKey`, its
+ * key with every scope unless that exists. Safe when several processes start at once: whoever loses a
+ * race finds the restaurant or key there and goes on. The plain key is returned only to the start that
+ * created it.
+ */
 export async function ensureDemo(rt: Runtime, options: { withKey: boolean }): Promise<DemoInfo> {
   const meta = operatorMeta('demo');
   let position: bigint | null = null;

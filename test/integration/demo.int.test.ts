@@ -10,11 +10,12 @@ import { apiKeyStream } from '../../commands/credentials/events';
 import { createApiKey, revokeApiKey } from '../../commands/credentials/handler';
 import { createRestaurant } from '../../commands/restaurants/handler';
 import { deleteWebhookEndpoint } from '../../commands/webhook-endpoints/handler';
+import { listRestaurants } from '../../queries/restaurants';
 import { MemoryEventStore } from '../../src/adapters/event-store/memory';
 import { startService } from '../../src/app';
 import { loadConfig } from '../../src/config';
 import { operatorMeta } from '../../src/core/command-meta';
-import { DEMO_KEY, DEMO_RESTAURANT, ensureDemo } from '../../src/demo';
+import { DEMO_KEY, DEMO_RESTAURANT, demoBelongsHere, ensureDemo } from '../../src/demo';
 import { createLogger } from '../../src/logger';
 import { registerModules } from '../../src/modules';
 import { createRuntime } from '../../src/runtime';
@@ -296,6 +297,24 @@ test('a start without BOOTSTRAP_FILE on a log holding the demo and restaurants m
     }
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('read models not filled yet (scaled out, the projector behind): decided from the log, a restaurant there means no demo', async () => {
+  // Without projections the read models stay empty whatever the log holds, as MongoDB's are for an
+  // API process that starts before the projector has caught up.
+  const rt = await createRuntime(config(), {
+    events: new MemoryEventStore(),
+    logger: createLogger('silent'),
+    projections: [],
+  });
+  try {
+    assert.ok(await demoBelongsHere(rt), 'an empty log: a first start');
+    await createRestaurant(rt, 'rest_prod', restaurantProfile('prod'), operatorMeta());
+    assert.equal(await listRestaurants(rt.docs), [], 'the read models hold nothing');
+    assert.not.ok(await demoBelongsHere(rt), 'the log holds a restaurant: no demo');
+  } finally {
+    await rt.close();
   }
 });
 

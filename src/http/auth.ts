@@ -103,8 +103,9 @@ const invalid = () => unauthorized('INVALID_AUTHENTICATION', INVALID_MESSAGE, 'i
 
 async function lookUp(rt: Runtime, hash: string, restaurantHint?: string): Promise<AuthContext> {
   // With a hint (the restaurant this token's key named last time), the restaurant is read beside the
-  // key, not after it: one round trip to the store instead of two. Both are read afresh; the hint is
-  // only used when the key still names it.
+  // key, not after it: still two reads, but sent together, so the request waits for the slower of
+  // the two rather than one after the other. Both are read afresh; the hint is only used when the
+  // key still names it.
   const [key, hinted] = await Promise.all([
     findKeyByTokenHash(rt.docs, hash),
     restaurantHint === undefined ? undefined : findRestaurant(rt.docs, restaurantHint),

@@ -293,13 +293,17 @@ export class MongoDocumentStore implements DocumentStorePort {
     private readonly db: Db,
   ) {}
 
-  /** Connects (the driver's options pass through, e.g. serverSelectionTimeoutMS) and checks the server answers. */
+  /**
+   * Connects (the driver's options pass through, e.g. serverSelectionTimeoutMS) and checks the server
+   * answers. `newClient` lets a test see the databases the store asks of its client.
+   */
   static async connect(
     url: string,
     dbName: string,
     options?: MongoClientOptions,
+    newClient: (url: string, options?: MongoClientOptions) => MongoClient = (u, o) => new MongoClient(u, o),
   ): Promise<MongoDocumentStore> {
-    const client = new MongoClient(url, options);
+    const client = newClient(url, options);
     try {
       await client.connect();
       const db = readModelsDb(client, dbName);

@@ -80,8 +80,14 @@ export class MongoKeyStore implements KeyStore {
     private readonly links: Collection<LinkDoc>,
   ) {}
 
-  static async connect(url: string, dbName: string, options?: MongoClientOptions): Promise<MongoKeyStore> {
-    const client = new MongoClient(url, options);
+  /** `newClient` lets a test see the databases the store asks of its client. */
+  static async connect(
+    url: string,
+    dbName: string,
+    options?: MongoClientOptions,
+    newClient: (url: string, options?: MongoClientOptions) => MongoClient = (u, o) => new MongoClient(u, o),
+  ): Promise<MongoKeyStore> {
+    const client = newClient(url, options);
     try {
       await client.connect();
       const db = keysDb(client, dbName);

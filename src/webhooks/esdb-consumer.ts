@@ -45,19 +45,35 @@ export interface Consumer {
  * webhook waiting behind it); the event types newly followed are delivered from there on. The very
  * first group starts at the log's start: endpoints only receive events after their creation, so
  * history costs a scan, never a send.
+ *
+ * Older groups none of which has checkpointed yet (the server writes a checkpoint once 10 events are
+ * acknowledged) also give the log's start, and `warn` says so, naming them: their last known
+ * position is only how far they read, not what their workers acknowledged, so starting there would
+ * skip for good the events they had read and not yet handed out or had acknowledged. A rescan sends
+ * nothing twice that matters (see above); it only takes time.
  */
 export async function newGroupStart(
   client: Pick<EventStoreDBClient, 'listPersistentSubscriptionsToAll'>,
   group: string,
+  warn: (message: string, detail: Record<string, unknown>) => void = () => undefined,
 ): Promise<ReadPosition | null> {
   const groups = await client.listPersistentSubscriptionsToAll();
   if (groups.some((g) => g.groupName === group)) return null;
   let start: Position | null = null;
+  const unchecked: Record<string, string | null> = {};
   for (const g of groups) {
     if (g.groupName !== WEBHOOK_GROUP && !g.groupName.startsWith(`${WEBHOOK_GROUP}-`)) continue;
-    const at = g.stats.lastCheckpointedEventPosition;
-    if (at !== undefined && (start === null || at.commit > start.commit)) start = at;
+    const at = g.stats?.lastCheckpointedEventPosition;
+    if (at === undefined) {
+      const known = g.stats?.lastKnownEventPosition;
+      unchecked[g.groupName] = known === undefined ? null : known.commit.toString();
+    } else if (start === null || at.commit > start.commit) start = at;
   }
+  if (start === null && Object.keys(unchecked).length > 0)
+    warn(
+      `webhook group ${group} starts at the log's start: no older webhook group has checkpointed, so none says what its workers acknowledged (the whole log is read again; events already sent are not sent again)`,
+      { group, olderGroupsLastKnownCommit: unchecked },
+    );
   return start ?? START;
 }
 
@@ -174,8 +190,13 @@ export function consumePersistent(
   prefixes: string[],
   handle: (event: RecordedEvent) => Promise<void>,
   onError: (err: unknown) => void,
-  group = webhookGroup(prefixes),
+  options: {
+    group?: string;
+    /** Told when the group is created at the log's start for want of an older group's checkpoint. */
+    onWarning?: (message: string, detail: Record<string, unknown>) => void;
+  } = {},
 ): Consumer {
+  const group = options.group ?? webhookGroup(prefixes);
   const client =
     typeof connection === 'string' ? EventStoreDBClient.connectionString(connection) : connection;
   let stopped = false;
@@ -200,7 +221,7 @@ export function consumePersistent(
     let delay = 200;
     while (!stopped) {
       try {
-        const startFrom = await newGroupStart(client, group);
+        const startFrom = await newGroupStart(client, group, options.onWarning);
         if (startFrom !== null)
           try {
             await client.createPersistentSubscriptionToAll(

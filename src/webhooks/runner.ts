@@ -275,6 +275,7 @@ export function startWebhooks(rt: Runtime, options: PublisherOptions = {}): Runn
         PUBLISHER_EVENT_PREFIXES,
         (event) => publisher.handle(event),
         (err) => log(err, 'webhook consumer error'),
+        { onWarning: (message, detail) => rt.logger.warn(detail, message) },
       );
       stopFollowing = () => consumer.stop();
       await consumer.done;

@@ -11,8 +11,10 @@ import {
   type DeliveredEvent,
   handleDelivered,
   MAX_RETRY_COUNT,
+  newGroupStart,
   retryDelayMs,
   WEBHOOK_GROUP,
+  webhookGroup,
 } from '../../src/webhooks/esdb-consumer';
 import { PUBLISHER_EVENT_PREFIXES } from '../../src/webhooks/publisher';
 
@@ -219,6 +221,39 @@ test('the workers join the group of the event types they follow: another list, a
   assert.is(again.made, undefined, 'an existing group is joined, not created again');
   const third = await follow(['Reservation']);
   assert.equal(third.made?.startFrom, { commit: 200n, prepare: 200n }, 'the older group furthest on');
+});
+
+// An older group that has not checkpointed yet says only how far it read, not what its workers
+// acknowledged: the new group reads the log again from its start, and the operator is told why.
+test('older groups none of which has checkpointed: the new group starts at the log’s start, with a warning', async () => {
+  const position = (n: number) => ({ commit: BigInt(n), prepare: BigInt(n) });
+  const server = (groups: { groupName: string; stats: Record<string, unknown> }[]) =>
+    ({ listPersistentSubscriptionsToAll: async () => groups }) as unknown as Pick<
+      EventStoreDBClient,
+      'listPersistentSubscriptionsToAll'
+    >;
+  const warnings: { message: string; detail: Record<string, unknown> }[] = [];
+  const warn = (message: string, detail: Record<string, unknown>) => warnings.push({ message, detail });
+  const group = webhookGroup([...PUBLISHER_EVENT_PREFIXES]);
+
+  assert.is(await newGroupStart(server([]), group, warn), START, 'the very first group');
+  assert.equal(warnings, [], 'nothing to say about the very first group');
+
+  const unchecked = server([
+    { groupName: `${WEBHOOK_GROUP}-aaaaaaaaaaaa`, stats: { lastKnownEventPosition: position(5000) } },
+    { groupName: 'someone-elses-group', stats: { lastCheckpointedEventPosition: position(9000) } },
+  ]);
+  assert.is(await newGroupStart(unchecked, group, warn), START, 'not where the older group read to');
+  assert.is(warnings.length, 1, 'the rescan is said');
+  assert.match(warnings[0]?.message ?? '', group);
+  assert.equal(warnings[0]?.detail.olderGroupsLastKnownCommit, { [`${WEBHOOK_GROUP}-aaaaaaaaaaaa`]: '5000' });
+
+  const oneChecked = server([
+    { groupName: `${WEBHOOK_GROUP}-aaaaaaaaaaaa`, stats: { lastKnownEventPosition: position(5000) } },
+    { groupName: WEBHOOK_GROUP, stats: { lastCheckpointedEventPosition: position(300) } },
+  ]);
+  assert.equal(await newGroupStart(oneChecked, group, warn), position(300), 'a checkpoint is enough');
+  assert.is(warnings.length, 1, 'and nothing more is said');
 });
 
 test.run();

@@ -1,0 +1,127 @@
+// docs/AUDIT.md's script that checks an `audit export` on its own, away from the service: taken from
+// the doc as it is and run with node on exports of a real log, so the doc cannot go false unseen.
+// Exports with and without --from, with events written before the chain (`"hash": null`, as
+// EventStoreDB hands them out) and with an edited line.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { SqliteEventStore } from '../../src/adapters/event-store/sqlite';
+import { type ExportFilter, exportEvents } from '../../src/audit/export';
+import { FixedClock } from '../../src/core/clock';
+import { ANY } from '../../src/ports/event-store';
+
+const dir = mkdtempSync(join(tmpdir(), 'couvert-export-check-'));
+const clock = new FixedClock('2026-11-01T10:00:00.000Z');
+const store = SqliteEventStore.open(join(dir, 'events.sqlite'), { clock });
+const script = join(dir, 'check-export.mjs');
+
+/** The first js block of the doc's tamper-evidence section, as written. */
+function docScript(): string {
+  const doc = readFileSync(join(import.meta.dirname, '../../docs/AUDIT.md'), 'utf8');
+  const section = doc.slice(doc.indexOf('## Tamper evidence'));
+  const found = /```js\n([\s\S]*?)```/.exec(section);
+  assert.ok(found, 'docs/AUDIT.md holds the script');
+  return found[1] as string;
+}
+
+test.before(async () => {
+  writeFileSync(script, docScript());
+  const at = (rest: string) => ({ restaurant_id: rest, actor: 'operator:test' });
+  // Two streams of rest_a, interleaved, one event a day; one of rest_b in between.
+  for (let day = 0; day < 4; day++) {
+    clock.set(`2026-11-0${day + 1}T10:00:00.000Z`);
+    await store.append(
+      'restaurant-rest_a',
+      [
+        {
+          type: 'RestaurantUpdated',
+          data: { restaurant_id: 'rest_a', day, note: 'é "q" \\' },
+          metadata: at('rest_a'),
+        },
+      ],
+      ANY,
+    );
+    await store.append(
+      'reservation-res_1',
+      [{ type: 'ReservationUpdated', data: { restaurant_id: 'rest_a', day }, metadata: at('rest_a') }],
+      ANY,
+    );
+    await store.append(
+      'reservation-res_b',
+      [{ type: 'ReservationUpdated', data: { restaurant_id: 'rest_b', day }, metadata: at('rest_b') }],
+      ANY,
+    );
+  }
+});
+
+test.after(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function exportOf(from: string | null): Promise<string[]> {
+  const filter: ExportFilter = { restaurantId: 'rest_a', from, to: null };
+  let text = '';
+  await exportEvents(store, filter, (chunk) => {
+    text += chunk.toString();
+  });
+  return text.split('\n').filter(Boolean);
+}
+
+function check(lines: string[], ...args: string[]): { code: number | null; out: string } {
+  const file = join(dir, `export-${Math.random().toString(36).slice(2)}.ndjson`);
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  const run = spawnSync(process.execPath, [script, file, ...args], { encoding: 'utf8' });
+  assert.is(run.stderr, '', 'the script runs');
+  return { code: run.status, out: run.stdout };
+}
+
+/** As EventStoreDB exports an event written before the chain existed. */
+const unchained = (line: string) => JSON.stringify({ ...JSON.parse(line), hash: null });
+
+test('a whole export checks', async () => {
+  const lines = await exportOf(null);
+  assert.is(lines.length, 8);
+  assert.equal(check(lines), { code: 0, out: '' });
+});
+
+test('an export made with --from checks when told so; untold, the missing start of its streams is said', async () => {
+  const lines = await exportOf('2026-11-03T00:00:00.000Z');
+  assert.is(lines.length, 4, 'days 3 and 4 of both streams');
+  assert.equal(check(lines, '--from'), { code: 0, out: '' });
+  const untold = check(lines);
+  assert.is(untold.code, 1);
+  assert.match(untold.out, 'stream starts after revision 0: restaurant-rest_a revision 2');
+  assert.not.match(untold.out, 'hash mismatch');
+});
+
+test('events written before the chain (hash null): skipped, the next event chains to them recomputed', async () => {
+  const lines = await exportOf(null);
+  // The first two events of each stream, as a log whose chain began after them hands them out.
+  const old = lines.map((l, i) => (i < 4 ? unchained(l) : l));
+  assert.equal(check(old), { code: 0, out: '' });
+  const fromOld = (await exportOf('2026-11-02T00:00:00.000Z')).map((l, i) => (i < 2 ? unchained(l) : l));
+  assert.equal(check(fromOld, '--from'), { code: 0, out: '' });
+});
+
+test('an edited line is reported, and so is a removed one', async () => {
+  const lines = await exportOf(null);
+  const edited = lines.map((l, i) => (i === 2 ? l.replace('"day":1', '"day":7') : l));
+  assert.not.equal(edited, lines);
+  const run = check(edited);
+  assert.is(run.code, 1);
+  assert.match(run.out, /^hash mismatch: restaurant-rest_a revision 1 \(position \d+\)\n$/);
+  const removed = check(lines.filter((_, i) => i !== 2));
+  assert.is(removed.code, 1);
+  assert.match(removed.out, 'hash mismatch: restaurant-rest_a revision 2');
+  const removedWithFrom = check(
+    lines.filter((_, i) => i !== 2),
+    '--from',
+  );
+  assert.is(removedWithFrom.code, 1, 'also with --from: the stream started in the file');
+});
+
+test.run();

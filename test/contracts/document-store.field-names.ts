@@ -193,7 +193,8 @@ export function fieldNameContract(it: Register): void {
       JSON.parse(
         '{"$where": "w", "$inc": {"$set": 1}, "a.b": {"c.d": 2, "": 3}, "": {"$": "dollar", ".": "dot"},' +
           ' "list": [{"$y": 5, "p.q": 6}, ["$z"], {"$id": 7, "$ref": "x", "k": 1}], "x.": null, ".y": true,' +
-          ' "schema": {"$ref": "#/defs/guest", "$id": "https://example.test/s"}}',
+          ' "schema": {"$ref": "#/defs/guest", "$id": "https://example.test/s"},' +
+          ' "ordered": {"title": "t", "$id": 1, "$ref": "common.json"}}',
       ) as Record<string, unknown>;
     const doc = (id: string, status = 'CONFIRMED'): Doc => ({
       _id: id,
@@ -206,6 +207,10 @@ export function fieldNameContract(it: Register): void {
     await c.insertMany([doc('r2')]);
     assertData(await c.findOne({ _id: 'r1' }), doc('r1'));
     assertData(await c.findOne({ _id: 'r2' }), doc('r2'));
+    // As written: keys in their order, a $ref with one dot whole (MongoDB's decoder moves and splits them).
+    const ordered = ((await c.findOne({ _id: 'r1' }))?.metadata as Record<string, unknown> | undefined)
+      ?.ordered;
+    assert.is(JSON.stringify(ordered), '{"title":"t","$id":1,"$ref":"common.json"}');
     assertData(await c.find({ _id: 'r1' }, { projection: { metadata: 1 } }), [
       { _id: 'r1', metadata: partner() },
     ]);

@@ -2,7 +2,6 @@
 // updates pass through to the server after the same checks the embedded adapter makes, so a
 // projection that runs on one runs on the other; server errors map to the port's errors.
 import {
-  type DBRef,
   type Db,
   type Document,
   type Collection as DriverCollection,
@@ -27,6 +26,7 @@ import {
   type Update,
   type UpdateResult,
 } from '../../ports/document-store';
+import { decodeStored } from './mongodb-stored-documents';
 import {
   CHECKPOINTS_COLLECTION,
   indexName,
@@ -111,57 +111,6 @@ export function readModelsDb(client: MongoClient, dbName: string): Db {
 /** Positions as zero-padded 20-digit strings: string order is numeric order, across stores. */
 export const positionToPadded = (position: bigint): string => position.toString().padStart(20, '0');
 
-/**
- * A document as it was stored. The driver's BSON decoder turns every sub-document whose $-prefixed keys
- * are only `$ref`, `$id` (not null) and `$db` into a DBRef instance: partner JSON shaped so (a
- * reservation's metadata holding a JSON Schema's `$ref` and `$id`, webhook headers named so) came back
- * as an object whose own fields are `collection`, `oid`, `db` and `fields` (sent as header names, copied
- * as such), where the embedded store gives back the plain object. Each is made a plain object again, in
- * place (the driver's documents are this call's own). One loss remains, the decoder's: a `$ref` with
- * exactly one dot and no `$db` was split into both (`a.b` reads as `$ref: 'b', $db: 'a'`).
- */
-export function fromDriver<T>(doc: T): T {
-  return revive(doc) as T;
-}
-
-function revive(value: unknown): unknown {
-  if (typeof value !== 'object' || value === null) return value;
-  // By its BSON type, not instanceof: a second copy of the bson package has a DBRef class of its own.
-  if ((value as { _bsontype?: unknown })._bsontype === 'DBRef') {
-    const ref = value as DBRef;
-    const plain: Record<string, unknown> = { $ref: ref.collection, $id: revive(ref.oid) };
-    if (ref.db !== undefined) plain.$db = ref.db;
-    const fields = ref.fields as Record<string, unknown>;
-    for (const k of Object.keys(fields)) assign(plain, k, revive(fields[k]));
-    return plain;
-  }
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const v = value[i];
-      if (typeof v === 'object' && v !== null) value[i] = revive(v);
-    }
-    return value;
-  }
-  // Only the decoder's plain objects: its other values (Binary, ObjectId, Date…) hold no document.
-  if (Object.getPrototypeOf(value) !== Object.prototype) return value;
-  const record = value as Record<string, unknown>;
-  for (const k of Object.keys(record)) {
-    const v = record[k];
-    if (typeof v === 'object' && v !== null) {
-      const revived = revive(v);
-      if (revived !== v) assign(record, k, revived);
-    }
-  }
-  return value;
-}
-
-/** `target[key] = value`, as data even for `__proto__` (the decoder stores that key as its own). */
-function assign(target: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === '__proto__')
-    Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
-  else target[key] = value;
-}
-
 class MongoCollection<T extends Doc> implements Collection<T> {
   constructor(
     readonly name: string,
@@ -242,15 +191,20 @@ class MongoCollection<T extends Doc> implements Collection<T> {
   async findOne(filter: Filter, options?: Omit<FindOptions, 'limit'>): Promise<T | null> {
     validateFilter(filter);
     validateFindOptions(options);
-    const found = await run(this.name, () => this.coll.findOne(filter, driverFindOptions(options)));
-    return fromDriver(found) as unknown as T | null;
+    // Its bytes, decoded as stored (decodeStored: the driver's decoder makes some partner JSON DBRefs).
+    const found = await run(this.name, () =>
+      this.coll.findOne(filter, { ...driverFindOptions(options), raw: true }),
+    );
+    return found === null ? null : (decodeStored(found as unknown as Uint8Array) as T);
   }
 
   async find(filter: Filter, options?: FindOptions): Promise<T[]> {
     validateFilter(filter);
     validateFindOptions(options);
-    const found = await run(this.name, () => this.coll.find(filter, driverFindOptions(options)).toArray());
-    return fromDriver(found) as unknown as T[];
+    const found = await run(this.name, () =>
+      this.coll.find(filter, { ...driverFindOptions(options), raw: true }).toArray(),
+    );
+    return found.map((bytes) => decodeStored(bytes as unknown as Uint8Array) as T);
   }
 
   async count(filter?: Filter): Promise<number> {

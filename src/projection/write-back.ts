@@ -150,7 +150,8 @@ export class WriteBackStore implements DocumentStore {
   }
 
   async dropCollections(names: readonly string[]): Promise<void> {
-    this.clear();
+    // Only the dropped collections' pending writes go: the batch's others still land at the flush.
+    for (const name of names) this.collections.get(name)?.clear();
     await this.inner.dropCollections(names);
   }
 

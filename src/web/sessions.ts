@@ -51,14 +51,33 @@ const collection = (rt: Runtime) => rt.docs.collection<SessionDoc>(SESSIONS);
  * `embeddedPrefix: 0`: the embedded store's indexes answer no range, so it keeps nothing for it.
  * Sessions are not a read model (no projection, kept by `read-models rebuild`): no version to bump.
  */
-export const SESSIONS_SWEEP_INDEX: IndexSpec = { keys: { expires_at: 1 }, embeddedPrefix: 0 };
+export const SESSIONS_SWEEP_INDEX: IndexSpec = {
+  keys: { expires_at: 1 },
+  name: 'web_sessions_sweep',
+  embeddedPrefix: 0,
+};
 const indexed = new WeakMap<Runtime, Promise<void>>();
+const warned = new WeakSet<Runtime>();
+/**
+ * Never fails a sign-in: without the index the sweep is slower, not wrong. MongoDB refuses it when an
+ * operator already made one on `expires_at` with other options or another name (IndexOptionsConflict,
+ * every time), so the failure is logged once a runtime, and asked again at the next sign-in (a
+ * MongoDB that was not answering may answer then).
+ */
 function ensureSweepIndex(rt: Runtime): Promise<void> {
   let made = indexed.get(rt);
   if (!made) {
-    made = collection(rt).createIndex(SESSIONS_SWEEP_INDEX);
-    // A failure (MongoDB not answering) is asked again at the next sign-in.
-    made.catch(() => indexed.delete(rt));
+    made = collection(rt)
+      .createIndex(SESSIONS_SWEEP_INDEX)
+      .catch((err: unknown) => {
+        indexed.delete(rt);
+        if (warned.has(rt)) return;
+        warned.add(rt);
+        rt.logger.warn(
+          { event: 'sessions_sweep_index_failed', err: err instanceof Error ? err.message : String(err) },
+          'web_sessions: the sweep index on expires_at could not be made (sign-ins go on; the sweep scans)',
+        );
+      });
     indexed.set(rt, made);
   }
   return made;

@@ -406,8 +406,10 @@ export function loadConfig(env: Env = process.env): Config {
     ),
     roles: new Set(roleNames as Role[]),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1_000_000, 1024, 100_000_000),
-    // At most Node's requestTimeout (5 minutes), which would cut the connection first, unanswered.
-    bodyTimeoutMs: integer(env, 'BODY_TIMEOUT_MS', 30_000, 100, 300_000),
+    // Node's requestTimeout (300 s, counted from the request's start) cuts the connection unanswered:
+    // the headers may take up to headersTimeout (66 s, src/app.ts) of it before the body is read, so
+    // a deadline past 234 s could lose to it; 230 s leaves room for the middleware before the read.
+    bodyTimeoutMs: integer(env, 'BODY_TIMEOUT_MS', 30_000, 100, 230_000),
     importUploadsMaxBytes: integer(env, 'IMPORT_UPLOADS_MAX_BYTES', 100 * 1024 * 1024, 1024, 64 * 1024 ** 3),
     importThread: boolean(env, 'IMPORT_THREAD', true),
     whatsapp: whatsapp(env, warnings),

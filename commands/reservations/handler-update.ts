@@ -262,8 +262,8 @@ async function attemptUpdate(
     if (req.external_id && req.external_id !== r.external_id)
       claimed = (await claimExternalId(deps, restaurant._id, req.external_id, id, meta)).taken;
     // The pending deposit follows the new party and shift, in the same append as the change. The
-    // catalog's rule now is passed; on the booking's own shift followDeposit keeps a grown party's
-    // deposit whatever that rule says (the restaurant may have changed it since the booking).
+    // catalog's rule now is passed; on its current shift (this PATCH keeps shift_id) followDeposit keeps
+    // a grown party's deposit whatever that rule says (the restaurant may have changed it since).
     const depositRule = (after: ReservationSnapshot) =>
       catalog.shifts.find((s) => s.id === after.shift_id)?.deposit ?? null;
     outcome = await appendUpdate(deps, r, customerText.rest, loaded.revision, rmeta, now, (after, at) =>

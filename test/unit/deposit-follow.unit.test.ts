@@ -182,7 +182,7 @@ test('a lump sum staff recorded on a party of one is not counted per cover when 
   );
 });
 
-test("on the booking's shift, a larger party keeps its deposit whatever the catalog says now", () => {
+test('on its current shift (shift_id unchanged), a larger party keeps its deposit whatever the catalog says now', () => {
   const rule = { amount_per_cover: 1000, min_party_size: 2, payment_mode: 'CHARGE' };
   const booking = reservation(2, 'shift_a', 'PENDING_PAYMENT', [
     depositPayment(CREATION_ID, rule, 2, 'EUR', AT),

@@ -10,8 +10,23 @@ import type { Context } from 'koa';
 import type { Runtime } from '../runtime';
 import type { SignInHold } from './sign-in-limits';
 
-/** Why a password was not accepted. */
-export type SignInFailure = 'wrong_password' | 'unknown_account' | 'no_password';
+/** Why a sign-in was not accepted. */
+export type SignInFailure = 'wrong_password' | 'unknown_account' | 'no_password' | 'no_email';
+
+/**
+ * Why a sign-in failed, given the account's state and whether the password matched. `no_email`: the
+ * password matched an account stored without an email (a session needs one), so it is not called a
+ * wrong password.
+ */
+export function signInFailureReason(
+  user: { user_id: string | null; email: string | null; password_hash: string | null },
+  passwordMatched: boolean,
+): SignInFailure {
+  if (!user.user_id) return 'unknown_account';
+  if (!user.password_hash) return 'no_password';
+  if (!passwordMatched) return 'wrong_password';
+  return 'no_email';
+}
 
 const keys = new WeakMap<Runtime, Buffer>();
 

@@ -13,7 +13,7 @@ import { type AppView, signInPage } from '../../web/pages/oauth-pages';
 import { NEXT_MAX_LENGTH, page, renderPageError, safeNext, seeOther, signedIn } from '../../web/respond';
 import { endSession, ensureSession, getSession, startSignedInSession } from '../../web/sessions';
 import { signInLimits } from '../../web/sign-in-limits';
-import { logSignInFailure, logSignInLocked } from '../../web/sign-in-log';
+import { logSignInFailure, logSignInLocked, signInFailureReason } from '../../web/sign-in-log';
 import { type AnyRoute, defineRoute, PUBLIC } from '../route';
 import { obj, optional, str } from '../schema';
 
@@ -114,12 +114,7 @@ export const webSessionRoutes: AnyRoute[] = [
         : await burnPasswordCheck(body.password);
       // A failure is already counted (limits.check): a success clears it (a device's, from a device).
       if (!ok || !user.user_id || !user.email) {
-        const reason = !user.user_id
-          ? 'unknown_account'
-          : !user.password_hash
-            ? 'no_password'
-            : 'wrong_password';
-        logSignInFailure(rt, ctx, account, device, reason, user.user_id ?? null);
+        logSignInFailure(rt, ctx, account, device, signInFailureReason(user, ok), user.user_id ?? null);
         return again('The email or password is incorrect.', 200);
       }
       await limits.succeeded(account, device);

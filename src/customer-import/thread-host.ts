@@ -142,10 +142,13 @@ export async function runJobInThread(
           const before = caughtUp;
           behind++;
           caughtUp = before.then(async () => {
-            // Each in a turn of its own, not in this message's: begun here, the hand-over and the
-            // catch-up's first slice ran in the poll phase beside the requests polled with the message,
-            // and a longer catch-up's next slice in the same iteration's check phase (setImmediate runs
-            // right after the poll, no I/O between): two slices in one hold of the API's event loop.
+            // Begun here, the hand-over and the catch-up's first slice ran in the poll phase, in this
+            // message's callback. The first yield does not separate the hand-over from that turn by
+            // any I/O: setImmediate from the poll phase runs in this iteration's check phase, right
+            // after the poll's other callbacks. The second one does: the catch-up starts in the next
+            // iteration's check phase at the earliest (an immediate queued by an immediate waits for
+            // the next iteration), after a poll: the hand-over and its first slice are not one hold of
+            // the API's event loop.
             await yieldToLoop();
             await events.rememberPlains(plains);
             await yieldToLoop();

@@ -15,10 +15,13 @@
 // reader still on an old name after the grace period reads nothing either way; one whose cursor spans
 // the drop is stopped (MongoDB kills it) where it read on through a shrinking collection before: past
 // 10 s of grace, a query that long is the one a restart would cut as well. The switch records the
-// collections it retires in the versions document (`retired`), cleared once they are dropped, so a
-// process stopped within the grace period leaves nothing behind: the next start that rebuilds
-// (embedded, or the projector) drops them after a grace period of its own, with those of every version
-// below the active one still in the code (a switch made before `retired` was recorded).
+// collections it retires in the versions document (`retired`), cleared once they are dropped and
+// found empty, so a process stopped within the grace period, or an old-version write that recreated
+// one after the drop (a process still on the old code), leaves them recorded: the next start that
+// rebuilds (embedded, or the projector) drops them after a grace period of its own, with those of every
+// version below the active one still in the code (a switch made before `retired` was recorded). A
+// write landing after that check is not seen: it leaves the collection behind, unless the old version
+// is still in the code at a later start.
 import { renameSync, writeFileSync } from 'node:fs';
 import type { Logger } from '../logger';
 import type { Collection, Doc, DocumentStore } from '../ports/document-store';
@@ -360,6 +363,19 @@ export class ProjectionVersions {
       this.cancels.delete(timer);
       void (async () => {
         await this.docs.dropCollections(collections);
+        // Written again since the drop (an apply of the old version still in flight, a process on
+        // the old code): still recorded, so the next start drops them again. An empty one is no
+        // leftover; one written after this look is missed (the file's header).
+        const rewritten: string[] = [];
+        for (const c of collections)
+          if ((await this.docs.collection(c).findOne({})) !== null) rewritten.push(c);
+        if (rewritten.length > 0) {
+          log.warn(
+            { projection: name, active: version, collections: rewritten },
+            'a previous projection version was written again after its drop: dropped at the next start',
+          );
+          return;
+        }
         if (this.state.get(name) === doc) {
           doc.retired = [];
           await this.docs

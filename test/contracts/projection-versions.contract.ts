@@ -262,4 +262,43 @@ export function projectionVersionsContract(test: Test, make: () => Promise<Versi
       await f.close();
     }
   });
+
+  test('a replaced version written again after its drop stays recorded, and the next start drops it', async () => {
+    const f = await make();
+    try {
+      await tick(f.events, 0, 300);
+      const first = await open(f, [tally(1)]);
+      await first.runner.catchUp();
+      await first.versions.stop();
+      // A process still on version 1 writes into it right after the drop.
+      const late: DocumentStore = new Proxy(f.docs, {
+        get(target, prop) {
+          if (prop === 'dropCollections')
+            return async (names: readonly string[]) => {
+              await target.dropCollections(names);
+              await target.collection('tally').insertOne({ _id: 'k0', count: 1 });
+            };
+          const v = Reflect.get(target, prop, target);
+          return typeof v === 'function' ? v.bind(target) : v;
+        },
+      });
+      const p = await open({ ...f, docs: late }, [tally(1), tally(2)], 0);
+      p.versions.startPendingBuilds();
+      await withTimeout(p.versions.whenBuilt('tally'), HANG_MS, 'the rebuild');
+      await withTimeout(p.versions.whenRetired(), HANG_MS, 'the retirement');
+      await p.versions.stop();
+      assert.is(await f.docs.collection('tally').count(), 1, 'written again');
+      const recorded = (await f.docs
+        .collection<VersionDoc>(PROJECTION_VERSIONS)
+        .findOne({ _id: 'tally' })) as VersionDoc;
+      assert.equal(recorded.retired, ['tally'], 'still to retire');
+      const next = await open(f, [tally(2)], 0);
+      next.versions.startPendingBuilds();
+      await withTimeout(next.versions.whenRetired(), HANG_MS, 'the retirement');
+      assert.is(await f.docs.collection('tally').count(), 0, 'dropped at the next start');
+      await next.versions.stop();
+    } finally {
+      await f.close();
+    }
+  });
 }

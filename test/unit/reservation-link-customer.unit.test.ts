@@ -4,7 +4,7 @@
 import fc from 'fast-check';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { type CreateInput, decideCreate } from '../../commands/reservations/decide-create';
+import { decideCreate } from '../../commands/reservations/decide-create';
 import {
   decideLinkCustomer,
   LOCKABLE_FIELDS,
@@ -13,45 +13,12 @@ import {
 import { RESERVATION_STATUSES, type ReservationSnapshot } from '../../commands/reservations/events';
 import { evolveReservation, initialReservation } from '../../commands/reservations/evolve';
 import type { RecordedEvent } from '../../src/ports/event-store';
+import { createInput } from '../helpers/reservation-input';
 
 const AT = '2026-06-02T10:00:00.000Z';
 
-const base: CreateInput = {
-  reservationId: 'res_1',
-  restaurantId: 'rest_1',
-  externalId: null,
-  seating: {
-    service_date: '2026-06-03',
-    shift_id: 'shift_dinner',
-    room_id: 'room_main',
-    table_ids: ['tbl_2a'],
-    start_at: '2026-06-03T19:00:00+02:00',
-    end_at: '2026-06-03T20:30:00+02:00',
-    duration_minutes: 90,
-    party_size: 2,
-  },
-  source: 'WEBSITE',
-  customerId: null,
-  currency: 'EUR',
-  requiresApproval: false,
-  deposit: null,
-  initialStatus: null,
-  bypassApproval: false,
-  bypassPayments: false,
-  forceInserted: false,
-  sendClientNotifications: true,
-  sendPaymentLink: true,
-  totalAmountPaid: 0,
-  customMessage: null,
-  allergies: 'peanuts',
-  metadata: {},
-  tags: [],
-  attachedFiles: [],
-  discountId: null,
-  prescriberId: null,
-  isTableDefinitive: false,
-  sendFollowupEmail: false,
-};
+// The reservation holds allergies the PATCH's text may set or leave (the property below).
+const base = createInput({ allergies: 'peanuts' });
 
 function snapshot(over: Partial<ReservationSnapshot>): ReservationSnapshot {
   const [e] = decideCreate(initialReservation, base, AT);

@@ -3,6 +3,7 @@
 
 import type { CustomerDoc } from '../projections/customer-docs';
 import { STORED_EMAIL_DESCRIPTION } from '../src/core/email';
+import { distinctInOrder } from '../src/core/text';
 
 export function presentCustomer(doc: CustomerDoc) {
   return {
@@ -13,7 +14,8 @@ export function presentCustomer(doc: CustomerDoc) {
     phone_number: doc.phone_number ?? null,
     country_code: doc.country_code ?? null,
     lang: doc.lang,
-    tags: doc.tags ?? [],
+    // A customer stored before tags dropped repeats may hold some (commands/customers/prepare.ts).
+    tags: distinctInOrder(doc.tags ?? []),
     note: doc.note ?? null,
     custom_fields: doc.custom_fields ?? {},
     newsletter_consent: doc.newsletter_consent ?? false,

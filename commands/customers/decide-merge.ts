@@ -2,6 +2,7 @@
 // the surviving one takes what it lacked (CustomerMerged). Two streams cannot be written at once, so
 // each step is decided on its own and repeating the merge after a crash finishes it.
 import { BusinessRuleError } from '../../src/core/errors';
+import { distinctInOrder } from '../../src/core/text';
 import type { NewEvent } from '../../src/ports/event-store';
 import { BOUNDS } from './bounds';
 import { assertVisible, event } from './decide';
@@ -45,7 +46,8 @@ export function mergedProfile(target: CustomerProfile, source: CustomerProfile):
   if (target.external_id === null && source.external_id !== null) next.external_id = source.external_id;
   if (target.note === null && source.note !== null) next.note = source.note;
   const tags = [...new Set([...target.tags, ...source.tags])].slice(0, BOUNDS.tags.max);
-  if (tags.length !== target.tags.length) next.tags = tags;
+  // Against the tags it shows: one stored before repeats were dropped may hold some (prepare.ts).
+  if (tags.length !== distinctInOrder(target.tags).length) next.tags = tags;
   const missing = Object.entries(source.custom_fields).filter(([id]) => !(id in target.custom_fields));
   if (missing.length) next.custom_fields = { ...target.custom_fields, ...Object.fromEntries(missing) };
   return next;

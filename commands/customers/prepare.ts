@@ -95,7 +95,8 @@ export function prepareChanges(
   const previous: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(next)) {
     const before = (current as unknown as Record<string, unknown>)[k];
-    if (same(before, v)) continue;
+    // The tags the customer shows, not a repeat an older one still stores: resending them is no change.
+    if (same(k === 'tags' && Array.isArray(before) ? distinctInOrder(before) : before, v)) continue;
     changes[k] = v;
     previous[k] = before;
   }

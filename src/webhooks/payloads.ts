@@ -25,6 +25,7 @@ import { loadLookups } from '../../queries/reservation-lookups';
 import { type Lookups, presentReservation, type ReservationView } from '../../queries/reservation-presenter';
 import { findRestaurant } from '../../queries/restaurants';
 import { publishesWebhook } from '../core/no-webhook';
+import { distinctInOrder } from '../core/text';
 import type { DocumentStore } from '../ports/document-store';
 import { type EventStore, positionToString, type RecordedEvent } from '../ports/event-store';
 import { erasedProfileFields } from '../privacy/seal';
@@ -394,7 +395,8 @@ function customerFields(s: CustomerState) {
     phone_number: p.phone_number ?? null,
     country_code: p.country_code ?? null,
     lang: p.lang,
-    tags: p.tags ?? [],
+    // As presentCustomer shows them: an older customer may store repeats.
+    tags: distinctInOrder(p.tags ?? []),
     note: p.note ?? null,
     custom_fields: p.custom_fields ?? {},
     newsletter_consent: p.newsletter_consent ?? false,

@@ -285,6 +285,17 @@ t('merge: a custom field the survivor set keeps its value; tags stay within thei
 });
 
 t(
+  'merge: a survivor stored with repeated tags (before they were dropped) still takes the tags it lacks',
+  () => {
+    const profile = (tags: string[]): CustomerProfile =>
+      ({ ...(created({ name: 'P' }).profile as CustomerProfile), tags }) as CustomerProfile;
+    assert.equal(mergedProfile(profile(['vip', 'vip']), profile(['window'])), { tags: ['vip', 'window'] });
+    // What it shows already holds the source's: nothing to change.
+    assert.equal(mergedProfile(profile(['vip', 'vip']), profile(['vip'])), {});
+  },
+);
+
+t(
   'webhook types: drafts are never announced; flagging one reads as a deletion, publishing as a creation',
   () => {
     assert.is(webhookTypeOf({ type: 'CustomerCreated', data: { draft: true } }), null);

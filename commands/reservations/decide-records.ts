@@ -58,8 +58,11 @@ export function decidePayment(
   input: PaymentInput,
   currency: string,
   at: string,
-  /** Why the reservation is confirmed when this payment was all it waited for. */
-  confirmation: ConfirmationReason = 'payment received',
+  /**
+   * Why the reservation is confirmed when this payment was all it waited for; by default what this
+   * row says happened: a voided row was waived, not received.
+   */
+  confirmation: ConfirmationReason = input.status === 'VOIDED' ? 'payment voided' : 'payment received',
 ): NewEvent[] {
   if (!PAYMENT_STATUSES.includes(input.status))
     throw new BusinessRuleError(

@@ -167,13 +167,14 @@ function describe(kind: StatusOperation['kind']): string {
 }
 
 /** Why a reservation that waited for a payment is confirmed (the status change's `reason`). */
-export type ConfirmationReason = 'payment received' | 'deposit no longer required';
+export type ConfirmationReason = 'payment received' | 'payment voided' | 'deposit no longer required';
 
 /**
  * After a payment: a reservation that only waited for it becomes confirmed. A payment recorded as
  * FAILED (a declined card) leaves nothing pending but paid nothing either: the reservation keeps
- * waiting until a row is paid, authorized or voided (the restaurant waiving it). `reason`: a deposit
- * a PATCH voided (the new seating does not ask it) was not received, and the history says so.
+ * waiting until a row is paid, authorized or voided (the restaurant waiving it). `reason`: a payment
+ * staff voided, or a deposit a PATCH voided (the new seating does not ask it), was not received, and
+ * the history says so.
  */
 export function confirmationAfterPayment(
   r: ReservationSnapshot,

@@ -142,6 +142,31 @@ t(
   },
 );
 
+// Before, a deposit staff voided confirmed the reservation with the reason "payment received".
+t(
+  'staff voiding the deposit confirms the reservation, and its history says the payment was voided',
+  async ({ svc }) => {
+    const r = (await create(svc, { start_at: at('19', '10:45'), external_id: 'voided-deposit' })).body.data;
+    assert.is(r.status, 'PENDING_PAYMENT');
+    await cli(svc, 'payment', { id: r.id, 'payment-id': r.payments[0].id, status: 'VOIDED' });
+    assert.is((await get(svc, r.id)).status, 'CONFIRMED');
+    const history = await svc.api('GET', `/reservations/${r.id}/history`, { token: TOKENS.full });
+    assert.is(history.status, 200, history.text);
+    const changes = (history.body.data as { changes: { field: string; to?: unknown }[] }[]).flatMap(
+      (i) => i.changes,
+    );
+    assert.ok(
+      changes.some((c) => c.field === 'status' && c.to === 'CONFIRMED'),
+      history.text,
+    );
+    assert.equal(
+      changes.find((c) => c.field === 'reason'),
+      { field: 'reason', to: 'payment voided' },
+    );
+    assert.not.match(history.text, 'payment received');
+  },
+);
+
 // Before, staff could seat guests days before their reservation (seated_at days before the start).
 t('staff seat the guests from 120 minutes before their start, not days before', async ({ svc }) => {
   const r = (await create(svc, { start_at: at('21', '19:00') })).body.data;

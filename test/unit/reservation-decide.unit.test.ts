@@ -527,7 +527,7 @@ test('a deposit that failed confirms nothing; paid or voided afterwards, it does
         at: AT,
         from: 'PENDING_PAYMENT',
         to: 'CONFIRMED',
-        reason: 'payment received',
+        reason: status === 'VOIDED' ? 'payment voided' : 'payment received',
         actor_kind: 'SYSTEM',
       },
       status,
@@ -562,7 +562,7 @@ test('approved while its deposit was pending: a failed deposit leaves it waiting
     );
     assert.equal(
       [settled[1]?.data.from, settled[1]?.data.to, settled[1]?.data.reason],
-      ['CONFIRMED_PENDING_PAYMENT', 'CONFIRMED', 'payment received'],
+      ['CONFIRMED_PENDING_PAYMENT', 'CONFIRMED', status === 'VOIDED' ? 'payment voided' : 'payment received'],
       status,
     );
   }

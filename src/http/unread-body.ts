@@ -10,12 +10,22 @@ export const hasUnreadBody = (ctx: Context): boolean =>
 /**
  * Reads and discards the request body, up to `limit` bytes; past it, stops reading and the connection
  * is closed after the answer (a client sending that much to a route without a body gets no guarantee).
+ * So after `ms` (the body deadline, body-deadline.ts) when given: a body that stops arriving would
+ * otherwise hold the request for Node's 5 minutes. The route is answered as usual either way: it never
+ * looked at the body.
  */
-export function discardBody(ctx: Context, limit: number): Promise<void> {
+export function discardBody(ctx: Context, limit: number, ms?: number): Promise<void> {
   const req = ctx.req;
   return new Promise<void>((resolve, reject) => {
     let size = 0;
+    const stop = () => {
+      req.pause();
+      ctx.set('connection', 'close');
+      done();
+    };
+    const timer = ms === undefined ? undefined : setTimeout(stop, ms);
     const done = (err?: Error) => {
+      clearTimeout(timer);
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', onError);
@@ -25,11 +35,7 @@ export function discardBody(ctx: Context, limit: number): Promise<void> {
     };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size > limit) {
-        req.pause();
-        ctx.set('connection', 'close');
-        done();
-      }
+      if (size > limit) stop();
     };
     const onEnd = () => done();
     const onError = (err: Error) => done(err);

@@ -1,8 +1,7 @@
 // A JSON or form body has BODY_TIMEOUT_MS (30 s unless set) to arrive, counted from when it starts
 // being read. Node alone gives a request 5 minutes, and the body budget (body-budget.ts) only bounds
-// how many bodies are held at once: from 16 addresses, one client sending half a body on each
-// connection and then nothing could fill the whole budget and keep every other client's body out for
-// those 5 minutes. Past the deadline the request is answered 408 (the body was never looked at, so
+// the bytes held at once: one client sending most of a body on each connection and then nothing would
+// keep its share of the budget (and memory) for those 5 minutes, and from enough addresses the whole. Past the deadline the request is answered 408 (the body was never looked at, so
 // sending it again is safe: 408 says so to HTTP clients), its connection closed, its place given back.
 // Multipart uploads (the dashboard's customer file: signed-in managers only, written to disk rather
 // than held, outside the budget, up to 100 MB that a slow line needs minutes for) keep Node's 5 minutes.

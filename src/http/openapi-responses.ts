@@ -321,7 +321,7 @@ export const ERROR_RESPONSES: Record<number, ErrorDoc> = {
   429: {
     name: 'TooManyRequests',
     description:
-      'Rate limit exceeded (RATE_LIMITED), or too many request bodies being received at once from this address (16 of BODY_LIMIT_BYTES, counted by Content-Length) or from everyone, refused before the body is read: wait retry-after seconds, or until x-ratelimit-reset (epoch ms)',
+      'Rate limit exceeded (RATE_LIMITED), or too much of request bodies arrived and not yet read from this address at once (16 bodies of BODY_LIMIT_BYTES; the connection is closed, nothing was done): wait retry-after seconds, or until x-ratelimit-reset (epoch ms)',
     examples: ['RateLimited'],
     headers: ['RateLimitReset', 'RetryAfter'],
   },
@@ -339,7 +339,7 @@ export const ERROR_RESPONSES: Record<number, ErrorDoc> = {
   503: {
     name: 'ServiceUnavailable',
     description:
-      'The service cannot store anything now: its storage is full (INTERNAL_ERROR, the closest code of the spec, details.reason STORAGE_FULL). Wait retry-after seconds; before retrying a write, check whether it succeeded',
+      'The service cannot store anything now: its storage is full (INTERNAL_ERROR, the closest code of the spec, details.reason STORAGE_FULL); or it holds as much of request bodies arriving from everyone as it keeps in memory (details.reason TOO_MANY_BODIES: nothing was done, the connection is closed). Wait retry-after seconds; before retrying a write that was not refused for its body, check whether it succeeded',
     examples: ['StorageFull'],
     headers: ['RetryAfter'],
   },

@@ -1,15 +1,10 @@
-// The bodies being received at once (src/http/body-budget.ts): whatever the order of takes and gives,
+// The bytes of bodies held while they arrive (src/http/body-budget.ts): whatever the order of takes and gives,
 // no client holds more than its bound, nothing more than the whole bound is held, a refused take holds
 // nothing, and giving back every successful take leaves nothing held.
 import fc from 'fast-check';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import {
-  BODIES_IN_ALL,
-  BODIES_PER_CLIENT,
-  bodyReservation,
-  createBodyBudget,
-} from '../../src/http/body-budget';
+import { BODIES_IN_ALL, BODIES_PER_CLIENT, clientKey, createBodyBudget } from '../../src/http/body-budget';
 
 const LIMIT = 100;
 
@@ -53,13 +48,25 @@ test('a client at its bound is refused as a client; the whole bound refuses ever
   assert.is(all.take('newcomer', 1), 'all');
 });
 
-test('a body reserves its declared length, or the limit when chunked, compressed or longer', () => {
-  assert.is(bodyReservation('10', undefined, LIMIT), 10);
-  assert.is(bodyReservation('10', 'identity', LIMIT), 10);
-  assert.is(bodyReservation('500', undefined, LIMIT), LIMIT);
-  assert.is(bodyReservation(undefined, undefined, LIMIT), LIMIT);
-  assert.is(bodyReservation('10', 'gzip', LIMIT), LIMIT);
-  assert.is(bodyReservation('1e3', undefined, LIMIT), LIMIT);
+test('a client at its bound is full before any of a new body is read; one below it is not', () => {
+  const budget = createBodyBudget(LIMIT);
+  assert.is(budget.full('a'), null, 'nothing arrived: nothing held');
+  assert.is(budget.take('a', BODIES_PER_CLIENT * LIMIT - 1), null);
+  assert.is(budget.full('a'), null);
+  assert.is(budget.take('a', 1), null);
+  assert.is(budget.full('a'), 'client');
+  assert.is(budget.full('b'), null);
+  budget.give('a', 1);
+  assert.is(budget.full('a'), null);
+});
+
+test('an IPv6 client is its /56, an IPv4 one (mapped or not) its address', () => {
+  assert.is(clientKey('2001:db8:1:2ff:5::1'), clientKey('2001:db8:1:200::9'));
+  assert.is.not(clientKey('2001:db8:1:2ff::1'), clientKey('2001:db8:1:300::1'));
+  assert.is(clientKey('2001:db8:1:2ab::1'), '2001:db8:1:200::/56');
+  assert.is(clientKey('::ffff:192.0.2.7'), '192.0.2.7');
+  assert.is(clientKey('192.0.2.7'), '192.0.2.7');
+  assert.is(clientKey(''), 'unknown');
 });
 
 test.run();

@@ -200,7 +200,7 @@ const commonErrors = (endpoint: 'token' | 'revoke'): Record<number, ResponseDoc>
       'An unexpected error occurred. Keep the request_id; before retrying a write, check whether it succeeded. (request id req_5f0c3a9e2b7d4c1e8a6f0b3d9c2e7a41)',
   }),
   503: oauthError(
-    "temporarily_unavailable: the service's storage is full (`retry-after`), or a concurrent change kept conflicting (`retry-after: 1`); retry later",
+    "temporarily_unavailable: the service's storage is full (`retry-after`), a concurrent change kept conflicting (`retry-after: 1`), or it holds as much of request bodies arriving as it keeps in memory (`retry-after`); retry later",
     {
       error: 'temporarily_unavailable',
       error_description:

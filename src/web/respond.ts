@@ -78,6 +78,8 @@ export function renderPageError(
     const message = words ? `${words}${issues.length ? ':' : '.'}` : err.message;
     return page(messagePage({ title, message, issues, back }), {}, err.status);
   }
+  // A 503 (storage full, too many bodies arriving at once) stays one, with its retry-after: browsers
+  // and monitors then know it is passing, and nothing was done.
   return page(
     messagePage({
       title: 'Something went wrong',
@@ -85,7 +87,7 @@ export function renderPageError(
       back,
     }),
     {},
-    500,
+    err instanceof ApiError && err.status === 503 ? 503 : 500,
   );
 }
 

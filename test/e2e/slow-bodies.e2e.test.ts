@@ -12,7 +12,7 @@ import * as assert from 'uvu/assert';
 import { MemoryEventStore } from '../../src/adapters/event-store/memory';
 import { type RunningService, startService } from '../../src/app';
 import { loadConfig } from '../../src/config';
-import { BODIES_PER_CLIENT } from '../../src/http/body-budget';
+import { BODIES_IN_ALL, BODIES_PER_CLIENT } from '../../src/http/body-budget';
 import { createLogger } from '../../src/logger';
 import { REQUEST_HANG_MS } from '../helpers/service';
 
@@ -39,8 +39,8 @@ t.after(async (ctx) => {
 });
 
 /** A POST whose body stops one byte short of its Content-Length, left open. */
-function stalled(port: number, path: string): Socket {
-  const socket = connect(port, '127.0.0.1');
+function stalled(port: number, path: string, localAddress = '127.0.0.1'): Socket {
+  const socket = connect({ port, host: '127.0.0.1', localAddress });
   socket.on('error', () => {});
   socket.write(
     `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${LIMIT}\r\n\r\n${'a'.repeat(LIMIT - 1)}`,
@@ -92,20 +92,19 @@ t(
   },
 );
 
-/** The status line's code of a whole sign-in form sent from `localAddress` (its CSRF token is wrong). */
-function signInFrom(port: number, localAddress: string): Promise<number> {
-  const body = 'csrf_token=x&email=a%40b.example&password=not-the-password';
+/** The status line and headers answering a whole sign-in form sent from `localAddress` (its CSRF token is wrong). */
+function signInFrom(port: number, localAddress: string, padding = 0): Promise<string> {
+  const body = `csrf_token=x&email=a%40b.example&password=not-the-password${'p'.repeat(padding)}`;
   return new Promise((resolve, reject) => {
     const socket = connect({ port, host: '127.0.0.1', localAddress });
     const timer = setTimeout(() => socket.destroy(new Error('no answer')), REQUEST_HANG_MS);
     let text = '';
     socket.on('data', (chunk) => {
       text += chunk.toString('latin1');
-      const status = /^HTTP\/1\.1 (\d{3})/.exec(text);
-      if (!status) return;
+      if (!text.includes('\r\n\r\n')) return;
       clearTimeout(timer);
       socket.destroy();
-      resolve(Number(status[1]));
+      resolve(text.slice(0, text.indexOf('\r\n\r\n')));
     });
     socket.on('error', (err) => {
       clearTimeout(timer);
@@ -116,6 +115,31 @@ function signInFrom(port: number, localAddress: string): Promise<number> {
     );
   });
 }
+
+const statusOf = (head: string) => Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1]);
+
+t(
+  'bodies really arriving from everyone, up to the safeguard in memory: the next is refused 503',
+  async (ctx) => {
+    // 16 addresses each holding just under its own bound: almost all the safeguard's bytes are held.
+    const held: Socket[] = [];
+    try {
+      for (let a = 20; a < 36; a++)
+        for (let i = 0; i < BODIES_PER_CLIENT; i++) held.push(stalled(ctx.port, '/sign-in', `127.0.0.${a}`));
+      const padding = (BODIES_IN_ALL - 16 * BODIES_PER_CLIENT) * LIMIT + 16 * BODIES_PER_CLIENT + 1;
+      // The held bodies reach the server in their own time: asked again until they have (a hang bound).
+      let head = await signInFrom(ctx.port, '127.0.0.36', padding);
+      for (const end = Date.now() + REQUEST_HANG_MS; statusOf(head) !== 503 && Date.now() < end; ) {
+        await new Promise((r) => setTimeout(r, 50));
+        head = await signInFrom(ctx.port, '127.0.0.36', padding);
+      }
+      assert.is(statusOf(head), 503, 'refused: the server holds what it keeps of bodies');
+      assert.match(head, /\r\nretry-after: 5\r\n/i);
+    } finally {
+      for (const s of held) s.destroy();
+    }
+  },
+);
 
 t('a compressed body counts what it decodes to, not the few bytes sent', async (ctx) => {
   // A limit's worth of text in a few dozen gzip bytes, all but the trailer sent: the parser holds the
@@ -134,13 +158,13 @@ t('a compressed body counts what it decodes to, not the few bytes sent', async (
       held.push(socket);
     }
     // The held bodies reach the server in their own time: asked again until they have (a hang bound).
-    let status = await signInFrom(ctx.port, from);
+    let status = statusOf(await signInFrom(ctx.port, from));
     for (const end = Date.now() + REQUEST_HANG_MS; status !== 429 && Date.now() < end; ) {
       await new Promise((r) => setTimeout(r, 20));
-      status = await signInFrom(ctx.port, from);
+      status = statusOf(await signInFrom(ctx.port, from));
     }
     assert.is(status, 429, 'refused while the decoded bodies are held');
-    assert.is(await signInFrom(ctx.port, '127.0.0.19'), 403, 'another address is read');
+    assert.is(statusOf(await signInFrom(ctx.port, '127.0.0.19')), 403, 'another address is read');
   } finally {
     for (const s of held) s.destroy();
   }

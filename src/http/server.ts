@@ -403,7 +403,8 @@ async function handle(
         issues: [{ path: '', code: 'required', message: 'body is required' }],
       });
     body = validateInput(raw === undefined ? {} : raw, route.body, 'body');
-  } else if (!route.readsOwnBody && hasUnreadBody(ctx)) await discardBody(ctx, rt.config.bodyLimitBytes);
+  } else if (!route.readsOwnBody && hasUnreadBody(ctx))
+    await discardBody(ctx, rt.config.bodyLimitBytes, rt.config.bodyTimeoutMs);
   if (route.checkInput && auth) route.checkInput({ body, auth });
   // References name ids of the caller's restaurant, so only authenticated routes declare them.
   if (route.references && auth) {

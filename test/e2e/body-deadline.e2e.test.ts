@@ -132,4 +132,18 @@ t(
   },
 );
 
+t(
+  'a body sent to a route that takes none, stopping halfway, is answered and its connection closed at the deadline',
+  async (ctx) => {
+    // GET /me takes no body: what arrives is read and dropped, up to the deadline (else Node's 5 minutes).
+    const answer = await halfBody(
+      ctx.port,
+      `GET /api/partner/v1/me HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\n`,
+      200,
+    );
+    assert.is(answer.status, 200);
+    assert.is(answer.headers.connection, 'close');
+  },
+);
+
 t.run();

@@ -80,11 +80,12 @@ export async function setApplicationDisabled(
   clientId: string,
   disabled: boolean,
   meta: CommandMeta,
+  disconnect = false,
 ) {
   const at = deps.clock.now().toISOString();
   return runCommand<ApplicationState>(deps.events, {
     ...base(clientId, meta, deps),
-    decide: (s) => decideSetDisabled(s, clientId, disabled, at),
+    decide: (s) => decideSetDisabled(s, clientId, disabled, at, disconnect),
   });
 }
 

@@ -18,6 +18,11 @@ export interface ApplicationState {
   secret_hash: string | null;
   disabled: boolean;
   created_at: string | null;
+  /**
+   * The store position of its latest disabling with --disconnect: a code issued before it (a lower
+   * position) grants nothing, even once the application is enabled again (docs/OAUTH.md).
+   */
+  cut_off_position: bigint | null;
 }
 export const initialApplication: ApplicationState = {
   client_id: null,
@@ -25,6 +30,7 @@ export const initialApplication: ApplicationState = {
   secret_hash: null,
   disabled: false,
   created_at: null,
+  cut_off_position: null,
 };
 
 export function evolveApplication(state: ApplicationState, event: RecordedEvent): ApplicationState {
@@ -36,7 +42,7 @@ export function evolveApplication(state: ApplicationState, event: RecordedEvent)
         secret_hash: string;
         at: string;
       };
-      return { client_id, profile, secret_hash, disabled: false, created_at: at };
+      return { ...initialApplication, client_id, profile, secret_hash, created_at: at };
     }
     case 'OAuthApplicationUpdated':
       return state.profile
@@ -45,7 +51,9 @@ export function evolveApplication(state: ApplicationState, event: RecordedEvent)
     case 'OAuthApplicationSecretRotated':
       return { ...state, secret_hash: d.secret_hash as string };
     case 'OAuthApplicationDisabled':
-      return { ...state, disabled: true };
+      return d.disconnect === true
+        ? { ...state, disabled: true, cut_off_position: event.position }
+        : { ...state, disabled: true };
     case 'OAuthApplicationEnabled':
       return { ...state, disabled: false };
     default:
@@ -191,13 +199,16 @@ export function decideSetDisabled(
   clientId: string,
   disabled: boolean,
   at: string,
+  disconnect = false,
 ): NewEvent[] {
   if (!state.profile) throw notFound(`application ${clientId}`);
-  if (state.disabled === disabled) return [];
+  // A cut-off is recorded even on a disabled application: the codes issued until now must go.
+  if (state.disabled === disabled && !(disabled && disconnect)) return [];
   return [
     {
       type: disabled ? 'OAuthApplicationDisabled' : 'OAuthApplicationEnabled',
-      data: { client_id: clientId, at },
+      data:
+        disabled && disconnect ? { client_id: clientId, at, disconnect: true } : { client_id: clientId, at },
     },
   ];
 }

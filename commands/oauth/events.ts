@@ -39,7 +39,7 @@ export type ApplicationEvent =
       data: { client_id: string; at: string; changes: Partial<ApplicationProfile> };
     }
   | { type: 'OAuthApplicationSecretRotated'; data: { client_id: string; secret_hash: string; at: string } }
-  | { type: 'OAuthApplicationDisabled'; data: { client_id: string; at: string } }
+  | { type: 'OAuthApplicationDisabled'; data: { client_id: string; at: string; disconnect?: true } }
   | { type: 'OAuthApplicationEnabled'; data: { client_id: string; at: string } };
 
 export interface RestaurantAccess {

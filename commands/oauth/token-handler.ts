@@ -26,6 +26,7 @@ import { apiKeyStream, tokenClaimStream } from '../credentials/events';
 import { createApiKey, loadApiKey, revokeApiKey } from '../credentials/handler';
 import { loadRestaurant } from '../restaurants/handler';
 import { apiOptionAllows } from './api-option';
+import { loadApplication } from './application-handler';
 import type { ApplicationState } from './applications';
 import type { AuthorizationRequest } from './authorize-request';
 import { type CodeState, decideRedeem, evolveCode, GrantRefused, initialCode } from './codes';
@@ -177,6 +178,15 @@ async function grantOf(deps: WriteDeps, app: ApplicationState, code: CodeIssuedD
   return { profile: restaurant.profile, scopes };
 }
 
+const CUT_OFF_REFUSAL =
+  'The operator disconnected this application from every restaurant after this code was issued: connect again through the authorization flow';
+
+/** A code issued (at that store position) before the application's latest cut-off grants nothing. */
+function refuseIfCutOffSince(app: ApplicationState, codeIssuedAt: bigint | null): void {
+  if (codeIssuedAt !== null && app.cut_off_position !== null && codeIssuedAt < app.cut_off_position)
+    throw new GrantRefused(CUT_OFF_REFUSAL);
+}
+
 export interface IssuedToken {
   token: string;
   keyId: string;
@@ -219,6 +229,7 @@ export async function redeemCode(
       connectionEvolver(unused.restaurant_id, clientId),
     );
     refuseIfDisconnectedSince(conn.state, before.state.issued_position);
+    refuseIfCutOffSince(app, before.state.issued_position);
   }
   const redeemed = await runCommand<CodeState>(deps.events, {
     stream: codeStream(hash),
@@ -252,6 +263,7 @@ export async function redeemCode(
       'The authorization code was already used; the token it issued is revoked (a code works once: send the manager to /oauth/authorize again)',
     );
   }
+  refuseIfCutOffSince(app, redeemed.state.issued_position);
   const { profile, scopes } = await grantOf(deps, app, code);
   // A key id the connection took whose exchange died before creating the key (a crash between 2 and 4),
   // or whose key was revoked outside the connection, would count toward the cap for ever and retire a
@@ -303,6 +315,19 @@ export async function redeemCode(
     initialConnection,
     connectionEvolver(code.restaurant_id, clientId),
   );
+  // The application may have been disabled with --disconnect since it authenticated: its sweep of the
+  // connections may have run before this token was added (another process), so the cut-off is read
+  // again now the key exists; a sweep that began after this read sees the token (docs/OAUTH.md).
+  const cutOff = (await loadApplication(deps, clientId)).cut_off_position;
+  if (cutOff !== null && (redeemed.state.issued_position ?? 0n) < cutOff) {
+    await revokeKeys(
+      deps,
+      [keyId],
+      'application disabled with --disconnect while the token was issued',
+      meta,
+    );
+    throw new GrantRefused(CUT_OFF_REFUSAL);
+  }
   if (!current.state.active.includes(keyId)) {
     await revokeKeys(deps, [keyId], 'retired while it was issued (disconnection or token cap)', meta);
     throw new GrantRefused(

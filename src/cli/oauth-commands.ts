@@ -2,6 +2,7 @@
 // (client secrets, generated passwords) are printed once and stored hashed.
 import { randomBytes } from 'node:crypto';
 import {
+  loadApplication,
   registerApplication,
   rotateClientSecret,
   setApplicationDisabled,
@@ -134,10 +135,14 @@ export function registerOAuthCommands(): void {
         rejectUnknownFlags(ctx, verb === 'disable' ? ['client-id', 'disconnect'] : ['client-id']);
         const id = requireFlag(ctx, 'client-id');
         const cutOff = verb === 'disable' && boolFlag(ctx, 'disconnect') === true;
-        const out = await setApplicationDisabled(ctx.rt, id, disabled, meta);
+        // Said from the state before: disabling again with --disconnect still records a new cut-off.
+        const was = (await loadApplication(ctx.rt, id)).disabled;
+        const out = await setApplicationDisabled(ctx.rt, id, disabled, meta, cutOff);
         await ctx.rt.settle(out.position);
         ctx.out(
-          out.appended.length ? `${verb}d application ${id}` : `application ${id} was already ${verb}d`,
+          out.appended.length && was !== disabled
+            ? `${verb}d application ${id}`
+            : `application ${id} was already ${verb}d`,
         );
         if (cutOff) await disconnectEverywhere(ctx, id);
       },

@@ -8,6 +8,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { apiKeyStream } from '../../commands/credentials/events';
 import { authenticateClient, loadApplication } from '../../commands/oauth/application-handler';
+import { GrantRefused } from '../../commands/oauth/codes';
 import { verifyPassword } from '../../commands/oauth/passwords';
 import { issueCode, redeemCode } from '../../commands/oauth/token-handler';
 import { loadUser } from '../../commands/oauth/user-handler';
@@ -21,8 +22,15 @@ import { createLogger } from '../../src/logger';
 import { registerModules } from '../../src/modules';
 import { createRuntime, type Runtime } from '../../src/runtime';
 import { runCli as cli, refusedCli as refused } from '../helpers/cli-in-process';
+import { withHook } from '../helpers/hooked-events';
 import { pkce } from '../helpers/oauth';
-import { issueToken, testManager } from '../helpers/oauth-commands';
+import {
+  activeKeyIds,
+  consentedCode,
+  exchangeCode,
+  issueToken,
+  testManager,
+} from '../helpers/oauth-commands';
 import { restaurantProfile } from '../helpers/restaurants';
 
 const t = suite<{ rt: Runtime; dir: string }>('OAuth CLI');
@@ -354,5 +362,71 @@ t(
     ]);
   },
 );
+
+// A code issued before the cut-off is refused even once the application is enabled again: enabling
+// it must not undo the disconnection (a code lives 5 minutes). Here the restaurant holds the code only,
+// no token, so no restaurant's own disconnection covers it.
+t('a code issued before disable --disconnect is refused after enable', async ({ rt }) => {
+  await createRestaurant(rt, 'rest_w', restaurantProfile('w', { api_option: true }), operatorMeta());
+  await cli(rt, 'applications register', {
+    name: 'Pending',
+    'redirect-uris': 'https://till.example/cb',
+    scopes: 'CATALOG_READ',
+    'client-id': 'app_pending',
+  });
+  const before = await consentedCode(rt, 'app_pending', 'rest_w', ['CATALOG_READ']);
+  assert.equal(await cli(rt, 'applications disable', { 'client-id': 'app_pending', disconnect: true }), [
+    'disabled application app_pending',
+    'app_pending holds no active token at any restaurant',
+  ]);
+  assert.equal(await cli(rt, 'applications enable', { 'client-id': 'app_pending' }), [
+    'enabled application app_pending',
+  ]);
+  const err = await exchangeCode(rt, 'app_pending', before).then(
+    () => null,
+    (e: unknown) => e,
+  );
+  assert.instance(err, GrantRefused, 'the code issued before the cut-off gives no token');
+  assert.match((err as GrantRefused).message, /disconnected this application from every restaurant/);
+  // A code issued after the re-enable works: the cut-off ends what was consented to before it only.
+  const after = await exchangeCode(
+    rt,
+    'app_pending',
+    await consentedCode(rt, 'app_pending', 'rest_w', ['CATALOG_READ']),
+  );
+  assert.match(after.token, /^couvert_/);
+});
+
+// Another API process exchanging a code while the operator disables the application: its token is
+// added after the sweep looked for connections, so the sweep misses it; the exchange reads the cut-off
+// again once its key exists and revokes it.
+t('a token added after the disable --disconnect sweep is revoked and refused', async ({ rt }) => {
+  await createRestaurant(rt, 'rest_v', restaurantProfile('v', { api_option: true }), operatorMeta());
+  await cli(rt, 'applications register', {
+    name: 'Racing',
+    'redirect-uris': 'https://till.example/cb',
+    scopes: 'CATALOG_READ',
+    'client-id': 'app_racing',
+  });
+  const consented = await consentedCode(rt, 'app_racing', 'rest_v', ['CATALOG_READ']);
+  let swept: string[] = [];
+  const deps = withHook(
+    rt,
+    (_stream, batch) => batch.some((e) => e.type === 'OAuthTokenAdded'),
+    async () => {
+      swept = await cli(rt, 'applications disable', { 'client-id': 'app_racing', disconnect: true });
+    },
+  );
+  const err = await exchangeCode(rt, 'app_racing', consented, deps).then(
+    () => null,
+    (e: unknown) => e,
+  );
+  assert.equal(swept, [
+    'disabled application app_racing',
+    'app_racing holds no active token at any restaurant',
+  ]);
+  assert.instance(err, GrantRefused);
+  assert.equal(await activeKeyIds(rt, 'rest_v'), [], 'the token the sweep missed is revoked');
+});
 
 t.run();

@@ -42,6 +42,7 @@ const app: ApplicationState = {
   },
   secret_hash: 'h',
   disabled: false,
+  cut_off_position: null,
   created_at: '2026-01-01T00:00:00Z',
 };
 const CHALLENGE = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';

@@ -13,6 +13,7 @@ import { verifyPassword } from '../../commands/oauth/passwords';
 import { issueCode, redeemCode } from '../../commands/oauth/token-handler';
 import { loadUser } from '../../commands/oauth/user-handler';
 import { createRestaurant } from '../../commands/restaurants/handler';
+import { createWebhookEndpoint } from '../../commands/webhook-endpoints/handler';
 import { CliUsageError, cliCommands } from '../../src/cli/registry';
 import { loadConfig } from '../../src/config';
 import { operatorMeta } from '../../src/core/command-meta';
@@ -21,6 +22,7 @@ import { PRIVILEGED_SCOPES, SCOPES } from '../../src/core/scopes';
 import { createLogger } from '../../src/logger';
 import { registerModules } from '../../src/modules';
 import { createRuntime, type Runtime } from '../../src/runtime';
+import { startWebhooks } from '../../src/webhooks/runner';
 import { runCli as cli, refusedCli as refused } from '../helpers/cli-in-process';
 import { withHook } from '../helpers/hooked-events';
 import { pkce } from '../helpers/oauth';
@@ -32,6 +34,7 @@ import {
   testManager,
 } from '../helpers/oauth-commands';
 import { restaurantProfile } from '../helpers/restaurants';
+import { until } from '../helpers/webhooks-world';
 
 const t = suite<{ rt: Runtime; dir: string }>('OAuth CLI');
 t.before(async (ctx) => {
@@ -342,8 +345,44 @@ t(
     const leakyY = await issueToken(rt, 'app_leaky', 'rest_y', ['CATALOG_READ']);
     const leakyZ = await issueToken(rt, 'app_leaky', 'rest_z', ['CATALOG_READ']);
     const other = await issueToken(rt, 'app_other', 'rest_y', ['CATALOG_READ']);
-    await rt.settle(other.position);
-    const out = await cli(rt, 'applications disable', { 'client-id': 'app_leaky', disconnect: true });
+    // A webhook endpoint each token created: the disconnection deletes the leaky one's only.
+    const endpointOf = (id: string, restaurantId: string, keyId: string) =>
+      createWebhookEndpoint(
+        rt,
+        {
+          restaurantId,
+          url: `https://till.example/hooks/${id}`,
+          credential: { id: keyId, scopes: ['CATALOG_READ'] },
+          endpointId: id,
+          allowUnreadable: true,
+        },
+        { ...operatorMeta(), restaurant_id: restaurantId },
+      );
+    await endpointOf('we_leaky_y', 'rest_y', leakyY.keyId);
+    await endpointOf('we_leaky_z', 'rest_z', leakyZ.keyId);
+    const made = await endpointOf('we_other_y', 'rest_y', other.keyId);
+    await rt.settle(made.position);
+    const webhooks = startWebhooks(rt);
+    const out = await cli(rt, 'applications disable', { 'client-id': 'app_leaky', disconnect: true }).finally(
+      async () => {
+        const head = (await rt.events.headPosition()) ?? 0n;
+        await until(
+          'the publisher handled the revocations',
+          120_000,
+          () => (webhooks.handledUpTo() ?? -1n) >= head,
+        );
+        await webhooks.stop();
+      },
+    );
+    const endpointEvents = async (id: string) =>
+      (await rt.events.readStream(`webhook-endpoint-${id}`)).map((e) => e.type);
+    assert.equal(await endpointEvents('we_leaky_y'), ['WebhookEndpointCreated', 'WebhookEndpointDeleted']);
+    assert.equal(await endpointEvents('we_leaky_z'), ['WebhookEndpointCreated', 'WebhookEndpointDeleted']);
+    assert.equal(
+      await endpointEvents('we_other_y'),
+      ['WebhookEndpointCreated'],
+      "another application's stays",
+    );
     assert.equal(out, [
       'disabled application app_leaky',
       `disconnected app_leaky from rest_y: revoked ${leakyY.keyId}`,

@@ -4,7 +4,13 @@
 import fc from 'fast-check';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { type ApplicationState, checkProfile, redirectUriProblem } from '../../commands/oauth/applications';
+import {
+  type ApplicationState,
+  checkProfile,
+  decideSetDisabled,
+  evolveApplication,
+  redirectUriProblem,
+} from '../../commands/oauth/applications';
 import { checkAuthorizeRequest, redirectTo } from '../../commands/oauth/authorize-request';
 import {
   type CodeState,
@@ -460,6 +466,19 @@ t('pages: interpolated values are escaped; next= stays on this site', () => {
     42,
   ])
     assert.is(safeNext(bad), '/dashboard', String(bad));
+});
+
+t('disabling with --disconnect records a cut-off, again on a disabled application; enabling keeps it', () => {
+  const at = '2026-01-02T00:00:00Z';
+  const fold = (s: ApplicationState, events: NewEvent[], position: bigint) =>
+    events.reduce((st, e) => evolveApplication(st, { ...e, position } as unknown as RecordedEvent), s);
+  const plain = fold(app, decideSetDisabled(app, 'app_x', true, at), 5n);
+  assert.equal([plain.disabled, plain.cut_off_position], [true, null], 'a plain disable cuts nothing off');
+  assert.equal(decideSetDisabled(plain, 'app_x', true, at), [], 'disabling again appends nothing');
+  const cut = fold(plain, decideSetDisabled(plain, 'app_x', true, at, true), 7n);
+  assert.is(cut.cut_off_position, 7n, 'already disabled: the cut-off is still recorded');
+  const enabled = fold(cut, decideSetDisabled(cut, 'app_x', false, at), 9n);
+  assert.equal([enabled.disabled, enabled.cut_off_position], [false, 7n]);
 });
 
 t.run();

@@ -60,6 +60,25 @@ test('a page of the oldest due among many pending reads about the page, not ever
   assert.equal(next, expected.slice(0, 2));
 });
 
+test('a filter that pins the sort field reads the documents under those keys, not the level', async () => {
+  const col = new EmbeddedDocumentStore().collection('deliveries');
+  await col.createIndex({ keys: { status: 1, sweep_after: 1 }, name: 'work' });
+  const docs: Doc[] = [];
+  for (let i = 0; i < 3_000; i++) docs.push({ _id: `d${i}`, status: 'pending', sweep_after: at(i) });
+  await col.insertMany(docs);
+  for (const filter of [
+    { status: 'pending', sweep_after: at(2_990) },
+    { status: 'pending', sweep_after: { $in: [at(2_990), at(5)] } },
+    { $and: [{ status: 'pending' }, { sweep_after: { $in: [at(2_990), at(5)] } }] },
+  ] as Filter[]) {
+    const before = col.examined;
+    const page = await col.find(filter, { sort: { sweep_after: 1 }, limit: 10 });
+    const examined = col.examined - before;
+    assert.equal(page, plainSort(await col.find(filter), { sweep_after: 1 }));
+    assert.ok(examined <= 4, `examined ${examined} documents for ${JSON.stringify(filter)}`);
+  }
+});
+
 const keys = ['a', 'b', 'c', 'bb', 'é', '\u{1F600}', 'z', ''];
 const op = fc.oneof(
   fc.record({

@@ -404,7 +404,9 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
     }
     if (field === undefined || field.includes('.') || filter._id !== undefined) return undefined;
     const constraints = equalityConstraints(filter);
-    if (constraints.has('_id')) return undefined;
+    // A pinned sort field narrows to its few keys already (plan() reads just those); walking the
+    // level in order would read every document under the other pinned keys.
+    if (constraints.has('_id') || constraints.has(field)) return undefined;
     const index = this.pick(constraints);
     if (index === undefined || index.keyed[index.keyed.length - 1] !== field) return undefined;
     const pinned: Key[] = [];

@@ -22,6 +22,11 @@ export interface IndexEntries {
    * every field, which tell when the document moves (see KeyIndex.entries).
    */
   full?: Key[][];
+  /**
+   * The document holds an array at the last keyed field: it sits under each element, while a sort on
+   * that field orders it by its smallest (or largest) one, which the keys' order cannot give.
+   */
+  multikey?: boolean;
 }
 
 /** The _ids under one key: one as itself, a few as an array (replaced, never changed), more as a Set. */
@@ -87,6 +92,15 @@ function holdsArray(doc: Doc, segs: string[]): boolean {
   return Array.isArray(node);
 }
 
+function valueAt(doc: Doc, segs: string[]): unknown {
+  let node: unknown = doc;
+  for (const seg of segs) {
+    if (!isPlainDocNode(node)) return undefined;
+    node = ownField(node as Record<string, unknown>, seg);
+  }
+  return node;
+}
+
 const isPlainDocNode = (v: unknown): boolean =>
   typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Date);
 
@@ -112,6 +126,8 @@ export class KeyIndex {
    * key that is no string), kept up to date from then on; a level pruned or cleared takes its own along.
    */
   private readonly sorted = new WeakMap<Level, SortedKeys | null>();
+  /** Documents held with an array at the last keyed field (IndexEntries.multikey): no sorted reads while any. */
+  private multikeyDocs = 0;
 
   constructor(readonly spec: IndexSpec) {
     this.name = indexName(spec);
@@ -169,7 +185,9 @@ export class KeyIndex {
       if (keys.length === 1) for (const t of tuples) t.push(keys[0]!);
       else tuples = tuples.flatMap((t) => keys.map((k) => [...t, k]));
     }
-    return { tuples, overflow: false };
+    return this.lastHoldsArray(doc)
+      ? { tuples, overflow: false, multikey: true }
+      : { tuples, overflow: false };
   }
 
   /**
@@ -192,13 +210,18 @@ export class KeyIndex {
       else full = full.flatMap((t) => keys.map((k) => [...t, k]));
     }
     const n = this.keyed.length;
-    if (full.length === 1) return { tuples: [full[0]!.slice(0, n)], overflow: false, full };
-    const tuples: Key[][] = [];
-    for (const t of full) {
-      const cut = t.slice(0, n);
-      if (!tuples.some((u) => u.every((k, i) => Object.is(k, cut[i]) || k === cut[i]))) tuples.push(cut);
+    let tuples: Key[][];
+    if (full.length === 1) tuples = [full[0]!.slice(0, n)];
+    else {
+      tuples = [];
+      for (const t of full) {
+        const cut = t.slice(0, n);
+        if (!tuples.some((u) => u.every((k, i) => Object.is(k, cut[i]) || k === cut[i]))) tuples.push(cut);
+      }
     }
-    return { tuples, overflow: false, full };
+    return this.lastHoldsArray(doc)
+      ? { tuples, overflow: false, full, multikey: true }
+      : { tuples, overflow: false, full };
   }
 
   /**
@@ -219,6 +242,11 @@ export class KeyIndex {
       if (x !== y || !isKey(x)) return false;
     }
     return true;
+  }
+
+  // Not overflowing, a document holds no array before the last keyed field's value.
+  private lastHoldsArray(doc: Doc): boolean {
+    return Array.isArray(valueAt(doc, this.segs[this.segs.length - 1]!));
   }
 
   /** Whether a document can hold arrays in two of this index's fields (it has two or more). */
@@ -260,6 +288,7 @@ export class KeyIndex {
 
   add(id: string, entries: IndexEntries): void {
     if (entries.overflow) this.overflow.add(id);
+    if (entries.multikey) this.multikeyDocs++;
     for (const tuple of entries.tuples) {
       let level = this.root;
       for (let i = 0; i < tuple.length - 1; i++) {
@@ -291,6 +320,7 @@ export class KeyIndex {
 
   remove(id: string, entries: IndexEntries): void {
     if (entries.overflow) this.overflow.delete(id);
+    if (entries.multikey) this.multikeyDocs--;
     for (const tuple of entries.tuples) this.removeTuple(this.root, tuple, 0, id);
   }
 
@@ -342,10 +372,12 @@ export class KeyIndex {
    * The _ids under the given single keys of every keyed field but the last, in the order of the last
    * field's keys within `range` (MongoDB's string order, `dir`), each key's in insertion order; lazily,
    * so a sorted find with a limit reads only its page. Undefined when that order cannot be given: a
-   * key there that is no string, or documents in overflow (they sit under no key).
+   * key there that is no string, documents in overflow (they sit under no key) or an array at the
+   * last field (sorted by one element, listed under each).
    */
   orderedIds(pinned: Key[], range: StringRange | undefined, dir: 1 | -1): Iterable<string> | undefined {
-    if (pinned.length !== this.keyed.length - 1 || this.overflow.size > 0) return undefined;
+    if (pinned.length !== this.keyed.length - 1 || this.overflow.size > 0 || this.multikeyDocs > 0)
+      return undefined;
     let level: Level = this.root;
     for (const key of pinned) {
       const next = level.get(key);
@@ -393,6 +425,7 @@ export class KeyIndex {
   clear(): void {
     this.root.clear();
     this.overflow.clear();
+    this.multikeyDocs = 0;
     this.sorted.delete(this.root);
   }
 }
@@ -441,7 +474,7 @@ function* everything(level: Level): Generator<string> {
 export function sameEntries(a: IndexEntries, b: IndexEntries): boolean {
   const xs = a.full ?? a.tuples;
   const ys = b.full ?? b.tuples;
-  if (a.overflow !== b.overflow || xs.length !== ys.length) return false;
+  if (a.overflow !== b.overflow || a.multikey !== b.multikey || xs.length !== ys.length) return false;
   for (let i = 0; i < xs.length; i++) {
     const ta = xs[i]!;
     const tb = ys[i]!;

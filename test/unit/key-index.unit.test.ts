@@ -156,4 +156,37 @@ test('sameScalarKeys says "same" only when the entries are the same', () => {
   assert.not.ok(index.sameScalarKeys(d1, { ...d2, c: 2 }));
 });
 
+test('a level with a key that is no string gives no order, and its writes never make a read rescan it', () => {
+  const index = new KeyIndex({ keys: { s: 1, at: 1 }, name: 'work' });
+  const put = (id: string, at: unknown): void => index.add(id, index.entries({ _id: id, s: 'p', at }));
+  const drop = (id: string, at: unknown): void => index.remove(id, index.entries({ _id: id, s: 'p', at }));
+  for (let i = 0; i < 20; i++) put(`d${i}`, `k${String(i).padStart(2, '0')}`);
+  put('n', null);
+  // A read lists a level's keys only to build its order: count those listings.
+  const keys = Map.prototype.keys;
+  let scans = 0;
+  Map.prototype.keys = function (this: Map<unknown, unknown>) {
+    scans++;
+    return keys.call(this);
+  } as typeof keys;
+  try {
+    assert.is(index.orderedIds(['p'], undefined, 1), undefined);
+    assert.is(scans, 1);
+    drop('d3', 'k03');
+    put('d20', 'k20');
+    assert.is(index.orderedIds(['p'], undefined, 1), undefined);
+    drop('d4', 'k04');
+    assert.is(index.orderedIds(['p'], undefined, -1), undefined);
+    // Its last key that is no string gone: the kept order, with every write since.
+    drop('n', null);
+    const ids = index.orderedIds(['p'], undefined, 1);
+    assert.ok(ids !== undefined);
+    const want = Array.from({ length: 21 }, (_, i) => `d${i}`).filter((id) => id !== 'd3' && id !== 'd4');
+    assert.equal([...ids], want);
+    assert.is(scans, 1, 'a read after a write listed the level again');
+  } finally {
+    Map.prototype.keys = keys;
+  }
+});
+
 test.run();

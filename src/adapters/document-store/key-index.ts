@@ -122,10 +122,12 @@ export class KeyIndex {
   private readonly root: Level = new Map();
   private readonly overflow = new Set<string>();
   /**
-   * The last keyed level's keys in order, per level a sorted find has read (null: the level holds a
-   * key that is no string), kept up to date from then on; a level pruned or cleared takes its own along.
+   * The last keyed level's string keys in order and how many of its keys are no string (no sorted
+   * read while any), per level a sorted find has read, kept up to date from then on (a count, so a
+   * write never makes the next read look at the whole level again); a level pruned or cleared takes
+   * its own along.
    */
-  private readonly sorted = new WeakMap<Level, SortedKeys | null>();
+  private readonly sorted = new WeakMap<Level, { keys: SortedKeys; others: number }>();
   /** Documents held with an array at the last keyed field (IndexEntries.multikey): no sorted reads while any. */
   private multikeyDocs = 0;
 
@@ -353,19 +355,18 @@ export class KeyIndex {
   }
 
   private keyAdded(level: Level, key: Key): void {
-    const keys = this.sorted.get(level);
-    if (keys === undefined || keys === null) return;
-    if (typeof key === 'string') keys.add(key);
-    else this.sorted.set(level, null);
+    const sorted = this.sorted.get(level);
+    if (sorted === undefined) return;
+    if (typeof key === 'string') sorted.keys.add(key);
+    else sorted.others++;
   }
 
   private deleteKey(level: Level, key: Key): void {
     level.delete(key);
-    const keys = this.sorted.get(level);
-    if (keys === undefined) return;
-    if (keys === null)
-      this.sorted.delete(level); // perhaps its last non-string key: look again when asked
-    else if (typeof key === 'string') keys.delete(key);
+    const sorted = this.sorted.get(level);
+    if (sorted === undefined) return;
+    if (typeof key === 'string') sorted.keys.delete(key);
+    else sorted.others--;
   }
 
   /**
@@ -385,15 +386,15 @@ export class KeyIndex {
       if (!(next instanceof Map)) return undefined;
       level = next;
     }
-    let keys = this.sorted.get(level);
-    if (keys === undefined) {
+    let sorted = this.sorted.get(level);
+    if (sorted === undefined) {
       const all: string[] = [];
       for (const k of level.keys()) if (typeof k === 'string') all.push(k);
-      keys = all.length === level.size ? new SortedKeys(all) : null;
-      this.sorted.set(level, keys);
+      sorted = { keys: new SortedKeys(all), others: level.size - all.length };
+      this.sorted.set(level, sorted);
     }
-    if (keys === null) return undefined;
-    return idsUnder(level, keys.within(range, dir));
+    if (sorted.others > 0) return undefined;
+    return idsUnder(level, sorted.keys.within(range, dir));
   }
 
   /** How many leading fields `constraints` pins with equality (0: this index cannot help). */

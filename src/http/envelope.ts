@@ -2,6 +2,7 @@ import type { Context } from 'koa';
 import { ApiError, type ErrorCode } from '../core/errors';
 import { DuplicateKeyError } from '../ports/document-store';
 import { WrongExpectedRevisionError } from '../ports/event-store';
+import { CatchUpStopped } from '../projection/runner';
 
 export interface ErrorBody {
   error: { code: ErrorCode; message: string; request_id: string; details?: Record<string, unknown> };
@@ -36,6 +37,24 @@ export function toErrorResponse(
           code: 'RESOURCE_CONFLICT',
           message: 'A concurrent change conflicted with this request; retry',
           request_id: requestId,
+        },
+      },
+    };
+  }
+  // The process is stopping (runner.stop() after the drain's grace): a request still waiting for the
+  // read models to catch up will not see them; another instance, or this one restarted, can answer.
+  // INTERNAL_ERROR is the spec's closest code, as for a full disk; its write may have been stored.
+  if (err instanceof CatchUpStopped) {
+    return {
+      status: 503,
+      headers: { 'retry-after': '1' },
+      body: {
+        error: {
+          code: 'INTERNAL_ERROR',
+          message:
+            'The service is shutting down: this request could not be completed. Retry shortly; before retrying a write, check whether it succeeded.',
+          request_id: requestId,
+          details: { reason: 'SHUTTING_DOWN' },
         },
       },
     };

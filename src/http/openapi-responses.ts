@@ -339,7 +339,7 @@ export const ERROR_RESPONSES: Record<number, ErrorDoc> = {
   503: {
     name: 'ServiceUnavailable',
     description:
-      'The service cannot store anything now: its storage is full (INTERNAL_ERROR, the closest code of the spec, details.reason STORAGE_FULL); or it holds as much of request bodies arriving from everyone as it keeps in memory (details.reason TOO_MANY_BODIES: nothing was done, the connection is closed). Wait retry-after seconds; before retrying a write that was not refused for its body, check whether it succeeded',
+      'The service cannot complete requests now: its storage is full (details.reason STORAGE_FULL); it is shutting down (details.reason SHUTTING_DOWN); or it holds as much of request bodies arriving from everyone as it keeps in memory (details.reason TOO_MANY_BODIES: nothing was done, the connection is closed). INTERNAL_ERROR, the closest code of the spec. Wait retry-after seconds; before retrying a write that was not refused for its body, check whether it succeeded',
     examples: ['StorageFull'],
     headers: ['RetryAfter'],
   },

@@ -6,8 +6,9 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
+import { EmbeddedCollection } from '../../src/adapters/document-store/embedded';
 import { FixedClock } from '../../src/core/clock';
-import type { Filter, FindOptions } from '../../src/ports/document-store';
+import { countFinds, pendingDelivery } from '../helpers/sweep-cost';
 import { hold } from '../helpers/webhook-receiver';
 import { demoCustomer, startWebhooksWorld, until, type WebhooksWorld } from '../helpers/webhooks-world';
 
@@ -48,44 +49,11 @@ t('the held deliveries of a full endpoint take no room in the page', async ({ w 
     const docs: WebhookDeliveryDoc[] = [];
     for (let i = 0; i < 100; i++) {
       const due = new Date(Date.parse(NOW) - (i + 1) * 1000).toISOString();
-      docs.push({
-        _id: `wd_other_${i}`,
-        endpoint_id: `we_other_${i % 4}`,
-        restaurant_id: 'rest_demo',
-        event_id: `ev_other_${i}`,
-        event_type: 'customer.created',
-        source_event_id: `ev_other_${i}`,
-        fanout_stream: null,
-        payload: null,
-        event_created: NOW,
-        created_at: NOW,
-        test: false,
-        status: 'pending',
-        attempts: [],
-        attempt_count: 1,
-        last_status_code: 503,
-        next_attempt: 2,
-        next_attempt_at: due,
-        series_start: 1,
-        series_started_at: NOW,
-        sweep_after: due,
-        // No stream at this revision: each request is refused, nothing else moves.
-        revision: 7,
-      });
+      docs.push(pendingDelivery(`other_${i}`, `we_other_${i % 4}`, NOW, due));
     }
     await col.insertMany(docs);
-    let copied = 0;
-    const find = col.find.bind(col);
-    col.find = async (filter: Filter, options?: FindOptions) => {
-      const found = await find(filter, options);
-      copied += found.length;
-      return found;
-    };
-    try {
-      await publisher.sweep(5);
-    } finally {
-      col.find = find;
-    }
+    assert.ok(col instanceof EmbeddedCollection, 'the embedded store answers the sweeper');
+    const { copied } = await countFinds(col, () => publisher.sweep(5));
     assert.is(copied, 5, `copied ${copied} documents for a sweep of 5`);
   } finally {
     gate.release();

@@ -6,13 +6,12 @@
 // documents the store hands to the filter and those it copies out. The deliveries have no stream in
 // the log at the revision they claim, so each request the sweep appends is refused (WrongExpectedRevision)
 // and nothing else moves.
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
 import { EmbeddedCollection } from '../../src/adapters/document-store/embedded';
 import { FixedClock } from '../../src/core/clock';
-import type { Filter, FindOptions } from '../../src/ports/document-store';
+import { countFinds, pendingDelivery } from '../helpers/sweep-cost';
 import { startWebhooksWorld, type WebhooksWorld } from '../helpers/webhooks-world';
 
 const KEY = { id: 'key_sc', token: 'couvert_pk_sweepcost_00000000000000000001', scopes: ['CUSTOMERS_READ'] };
@@ -34,30 +33,6 @@ t.after(async (ctx) => {
   await ctx.w?.close();
 });
 
-const delivery = (i: number, sweepAfter: string): WebhookDeliveryDoc => ({
-  _id: `wd_cost_${i}`,
-  endpoint_id: `we_cost_${i % 4}`,
-  restaurant_id: 'rest_demo',
-  event_id: `ev_cost_${i}`,
-  event_type: 'customer.created',
-  source_event_id: `ev_cost_${i}`,
-  fanout_stream: null,
-  payload: null,
-  event_created: NOW,
-  created_at: NOW,
-  test: false,
-  status: 'pending',
-  attempts: [],
-  attempt_count: 1,
-  last_status_code: 503,
-  next_attempt: 2,
-  next_attempt_at: sweepAfter,
-  series_start: 1,
-  series_started_at: NOW,
-  sweep_after: sweepAfter,
-  revision: 7,
-});
-
 t('one sweep of 50 over 4,000 due deliveries reads and copies about 50', async ({ w }) => {
   const publisher = w.running?.publisher;
   assert.ok(publisher);
@@ -66,35 +41,14 @@ t('one sweep of 50 over 4,000 due deliveries reads and copies about 50', async (
   const at = (s: number) => new Date(Date.parse(NOW) + s * 1000).toISOString();
   const docs: WebhookDeliveryDoc[] = [];
   // Due ones from an hour ago to now, in no order; retries due in the next hours.
-  for (let i = 0; i < 4_000; i++) docs.push(delivery(i, at(-((i * 7919) % 3_600))));
-  for (let i = 4_000; i < 6_000; i++) docs.push(delivery(i, at(60 + i)));
+  for (let i = 0; i < 4_000; i++)
+    docs.push(pendingDelivery(`cost_${i}`, `we_cost_${i % 4}`, NOW, at(-((i * 7919) % 3_600))));
+  for (let i = 4_000; i < 6_000; i++)
+    docs.push(pendingDelivery(`cost_${i}`, `we_cost_${i % 4}`, NOW, at(60 + i)));
   await col.insertMany(docs);
-  // The counting wrapper, for the finds the sweep makes only (the runner's start, askForUnfinished,
-  // may read every pending delivery meanwhile: once a start, not a sweep's cost): what each hands back
-  // (copies) and what the store examined for it (the embedded find works synchronously when called).
-  const sweeping = new AsyncLocalStorage<boolean>();
-  let copied = 0;
-  let read = 0;
-  const find = col.find.bind(col);
-  col.find = (filter: Filter, options?: FindOptions) => {
-    const before = col.examined;
-    const found = find(filter, options);
-    if (!sweeping.getStore()) return found;
-    read += col.examined - before;
-    return found.then((docs) => {
-      copied += docs.length;
-      return docs;
-    });
-  };
-  try {
-    assert.is(
-      await sweeping.run(true, () => publisher.sweep(50)),
-      0,
-      'every request refused: no stream at revision 7',
-    );
-  } finally {
-    col.find = find;
-  }
+  // Only the sweep's own finds: the runner's start (askForUnfinished) may read every pending one meanwhile.
+  const { result, copied, examined: read } = await countFinds(col, () => publisher.sweep(50));
+  assert.is(result, 0, 'every request refused: no stream at revision 7');
   assert.ok(copied <= 50, `copied ${copied} documents for a sweep of 50`);
   assert.ok(read <= 100, `examined ${read} documents for a sweep of 50 (of 4,000 due)`);
 });

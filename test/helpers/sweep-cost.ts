@@ -1,0 +1,70 @@
+// What the sweep-cost suites share: a pending delivery as the read model holds one (its request refused
+// when appended: no stream at its revision, so nothing else moves), and the counting of the documents a
+// run's own finds examine and copy, whatever else reads the collection meanwhile (the runner's start,
+// askForUnfinished, may read every pending delivery at the same time).
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
+import type { EmbeddedCollection } from '../../src/adapters/document-store/embedded';
+import type { Filter, FindOptions } from '../../src/ports/document-store';
+
+export function pendingDelivery(
+  id: string,
+  endpointId: string,
+  now: string,
+  sweepAfter: string,
+): WebhookDeliveryDoc {
+  return {
+    _id: `wd_${id}`,
+    endpoint_id: endpointId,
+    restaurant_id: 'rest_demo',
+    event_id: `ev_${id}`,
+    event_type: 'customer.created',
+    source_event_id: `ev_${id}`,
+    fanout_stream: null,
+    payload: null,
+    event_created: now,
+    created_at: now,
+    test: false,
+    status: 'pending',
+    attempts: [],
+    attempt_count: 1,
+    last_status_code: 503,
+    next_attempt: 2,
+    next_attempt_at: sweepAfter,
+    series_start: 1,
+    series_started_at: now,
+    sweep_after: sweepAfter,
+    // No stream at this revision: each request is refused, nothing else moves.
+    revision: 7,
+  };
+}
+
+/**
+ * Runs `run`, counting the documents the finds it makes on `col` examine (the embedded find works
+ * synchronously when called) and copy out; finds made meanwhile by anything else are not counted.
+ */
+export async function countFinds<R>(
+  col: EmbeddedCollection<WebhookDeliveryDoc>,
+  run: () => Promise<R>,
+): Promise<{ result: R; copied: number; examined: number }> {
+  const mine = new AsyncLocalStorage<boolean>();
+  let copied = 0;
+  let examined = 0;
+  const find = col.find.bind(col);
+  col.find = (filter: Filter, options?: FindOptions) => {
+    const before = col.examined;
+    const found = find(filter, options);
+    if (!mine.getStore()) return found;
+    examined += col.examined - before;
+    return found.then((docs) => {
+      copied += docs.length;
+      return docs;
+    });
+  };
+  try {
+    const result = await mine.run(true, run);
+    return { result, copied, examined };
+  } finally {
+    col.find = find;
+  }
+}

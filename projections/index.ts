@@ -2,7 +2,7 @@
 // like the others.
 import type { Projection } from '../src/projection/projection';
 import { missedCallAnalyticsProjection } from './analytics/missed-call-projection';
-import { analyticsProjection, analyticsProjectionV1 } from './analytics/projection';
+import { analyticsProjection, analyticsProjectionV1, analyticsProjectionV2 } from './analytics/projection';
 import { webhookAnalyticsProjection, webhookAnalyticsProjectionV1 } from './analytics/webhook-projection';
 import { apiKeysProjection, apiKeysProjectionV1 } from './api-keys';
 import { bookingsProjection } from './bookings';
@@ -63,6 +63,7 @@ export function supersededProjections(): Projection[] {
     missedCallsProjectionV1,
     apiKeysProjectionV1,
     analyticsProjectionV1,
+    analyticsProjectionV2,
   ];
 }
 

@@ -110,13 +110,13 @@ export function factsOfUpdated(
 }
 
 /**
- * The most merges a walk from a customer to its survivor follows: a merge closes a customer for good,
+ * Version 2: the most merges a walk from a customer to its survivor follows: a merge closes a customer for good,
  * so real chains are short, but the walk must end on any log (commands/customers/follow-merges.ts).
  */
 export const MAX_GUEST_MERGE_HOPS = 32;
 
 /**
- * Whether `from`'s reservations were folded into `into` by merges (directly or through a chain): a
+ * Version 2: whether `from`'s reservations were folded into `into` by merges (directly or through a chain): a
  * reservation moved from `from` to `into` is then already in `into`'s count and is not counted again.
  * `mergedInto` answers the customer a customer was merged into, if any.
  */
@@ -135,6 +135,35 @@ export function foldedInto(
     at = next;
   }
   return false;
+}
+
+/**
+ * Version 3: the customer a reservation of `customer` counts for, the end of its merges (`mergedInto`
+ * answers the customer a customer was merged into, if any). No hop limit: the projection never records
+ * a merge that would close a cycle (mergeGuests in guest-counts.ts), so a chain ends; the walk also
+ * stops at a customer it has been through, so that it ends on any input.
+ */
+export function survivorOf(customer: string, mergedInto: (customer: string) => string | undefined): string {
+  const seen = new Set([customer]);
+  let at = customer;
+  for (let next = mergedInto(at); next !== undefined && !seen.has(next); next = mergedInto(at)) {
+    seen.add(next);
+    at = next;
+  }
+  return at;
+}
+
+/**
+ * Version 3: the change of customer an update makes, if any: `to` is the customer it names (null: the
+ * reservation no longer has one). Naming the customer it already has is no change.
+ */
+export function customerChange(
+  f: ReservationFacts,
+  changes: Partial<ReservationSnapshot>,
+): { from: string | null; to: string | null } | null {
+  const c = changes.customer_id;
+  const to = typeof c === 'string' ? c : c === null ? null : undefined;
+  return to === undefined || to === f.customer_id ? null : { from: f.customer_id, to };
 }
 
 /** The customer an update links the reservation to, when it names one the reservation did not have. */
@@ -296,8 +325,10 @@ export function mergeFigures(into: DayFigures, from: DayFigures): DayFigures {
 
 /**
  * From scratch: folds a log (in order) into every reservation's facts and every customer's count of
- * reservations, with the same rules the projection applies one event at a time. The reference the
- * projection is tested against, and what `audit`-style checks can compare with.
+ * reservations, with the rules of the newest version (3) applied one event at a time: each reservation
+ * counts once, for the survivor of its customer's merges; a re-attachment or a detachment takes it out
+ * of its guest's count; a merge moves the absorbed customer's whole count to the survivor's. The
+ * reference the projection is tested against, and what `audit`-style checks can compare with.
  */
 export function foldFacts(events: Iterable<{ type: string; data: unknown }>): {
   facts: Map<string, ReservationFacts>;
@@ -306,36 +337,45 @@ export function foldFacts(events: Iterable<{ type: string; data: unknown }>): {
   const facts = new Map<string, ReservationFacts>();
   const customers = new Map<string, number>();
   const merges = new Map<string, string>();
-  const count = (restaurant: string, customer: string) => customers.get(`${restaurant}|${customer}`) ?? 0;
+  const key = (restaurant: string, customer: string) => `${restaurant}|${customer}`;
+  const count = (restaurant: string, customer: string) => customers.get(key(restaurant, customer)) ?? 0;
   const bump = (restaurant: string, customer: string, n: number) =>
-    customers.set(`${restaurant}|${customer}`, count(restaurant, customer) + n);
+    customers.set(key(restaurant, customer), count(restaurant, customer) + n);
+  const survivor = (restaurant: string, customer: string) =>
+    survivorOf(customer, (c) => merges.get(key(restaurant, c)));
   for (const e of events) {
     const d = e.data as Record<string, unknown>;
     switch (e.type) {
       case 'ReservationCreated': {
         const r = d.reservation as ReservationSnapshot;
         if (facts.has(r.reservation_id)) break;
-        facts.set(
-          r.reservation_id,
-          factsOfCreated(r, r.customer_id ? count(r.restaurant_id, r.customer_id) : 0),
-        );
-        if (r.customer_id) bump(r.restaurant_id, r.customer_id, 1);
+        let earlier = 0;
+        if (r.customer_id) {
+          const guest = survivor(r.restaurant_id, r.customer_id);
+          earlier = count(r.restaurant_id, guest);
+          bump(r.restaurant_id, guest, 1);
+        }
+        facts.set(r.reservation_id, factsOfCreated(r, earlier));
         break;
       }
       case 'ReservationUpdated': {
         const f = facts.get(d.reservation_id as string);
         if (!f) break;
         const changes = d.changes as Partial<ReservationSnapshot>;
-        const linked = newlyLinkedCustomer(f, changes);
-        const counted =
-          linked !== null &&
-          f.customer_id !== null &&
-          foldedInto(f.customer_id, linked, (c) => merges.get(`${f.restaurant_id}|${c}`));
-        facts.set(
-          d.reservation_id as string,
-          factsOfUpdated(f, changes, linked ? count(f.restaurant_id, linked) : 0),
-        );
-        if (linked && !counted) bump(f.restaurant_id, linked, 1);
+        const change = customerChange(f, changes);
+        let earlier = 0;
+        if (change) {
+          const from = change.from === null ? null : survivor(f.restaurant_id, change.from);
+          const to = change.to === null ? null : survivor(f.restaurant_id, change.to);
+          if (from !== to) {
+            if (from !== null) bump(f.restaurant_id, from, -1);
+            if (to !== null) {
+              earlier = count(f.restaurant_id, to);
+              bump(f.restaurant_id, to, 1);
+            }
+          }
+        }
+        facts.set(d.reservation_id as string, factsOfUpdated(f, changes, earlier));
         break;
       }
       case 'ReservationStatusChanged': {
@@ -345,8 +385,14 @@ export function foldFacts(events: Iterable<{ type: string; data: unknown }>): {
       }
       case 'CustomerMerged': {
         const restaurant = d.restaurant_id as string;
-        bump(restaurant, d.customer_id as string, count(restaurant, d.merged_customer_id as string));
-        merges.set(`${restaurant}|${d.merged_customer_id as string}`, d.customer_id as string);
+        const absorbed = d.merged_customer_id as string;
+        // Merged before (into anyone): a repeat moves nothing. Into a customer merged into this one: no cycle.
+        if (merges.has(key(restaurant, absorbed))) break;
+        const into = survivor(restaurant, d.customer_id as string);
+        if (into === absorbed) break;
+        bump(restaurant, into, count(restaurant, absorbed));
+        customers.set(key(restaurant, absorbed), 0);
+        merges.set(key(restaurant, absorbed), d.customer_id as string);
         break;
       }
     }

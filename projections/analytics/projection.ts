@@ -1,4 +1,4 @@
-// The `analytics` projection (version 2; version 1 kept until replaced): per restaurant and service day, and per shift and day,
+// The `analytics` projection (version 3; versions 1 and 2 kept until replaced): per restaurant and service day, and per shift and day,
 // reservations and covers by status, outcome, source and party size, no-show and cancellation rates,
 // booking lead time (histogram, median, p90) and new vs returning guests. Written for BI tools to
 // read directly (docs/analytics.md is the schema); queries/analytics.ts reads it for the CLI export.
@@ -9,7 +9,10 @@
 //
 // Version 2 keeps, on a merged-away customer's guest document, the customer it was merged into
 // (`merged_into`): a reservation then re-attached from it to its survivor is already in the survivor's
-// count (the merge folded it in), where version 1 counted it a second time.
+// count (the merge folded it in), where version 1 counted it a second time. Version 3 counts each
+// reservation once, for the guest it belongs to now (guest-counts.ts): version 2 still counted one
+// moved between two customers for both, twice for a survivor of both, and kept counting a reservation
+// for a customer it had left (a later booking of that customer then read `returning`).
 import type { ReservationSnapshot, ReservationStatus } from '../../commands/reservations/events';
 import type { Collection, Doc, DocumentStore } from '../../src/ports/document-store';
 import { positionToString, type RecordedEvent } from '../../src/ports/event-store';
@@ -18,6 +21,7 @@ import { isOwning } from '../../src/projection/write-back';
 import {
   addFacts,
   copyFigures,
+  customerChange,
   type DayFigures,
   dayKey,
   emptyFigures,
@@ -30,6 +34,7 @@ import {
   type ReservationFacts,
   shiftDayKey,
 } from './figures';
+import { countCreated, guestId, mergeGuests, moveReservation } from './guest-counts';
 
 /** Logical collection names (version 1 uses them as they are; see src/projection/versions.ts). */
 export const ANALYTICS_DAYS = 'analytics_days';
@@ -42,13 +47,15 @@ export type FactsDoc = ReservationFacts & Doc & { _pos: string };
 export type GuestDoc = Doc & {
   restaurant_id: string;
   customer_id: string;
+  /**
+   * Version 3: the reservations that belong to this guest now (naming it or a customer merged into
+   * it), 0 once merged away. Versions 1 and 2: those that ever named it, plus the merged ones'.
+   */
   reservations: number;
-  /** Version 2: the customer this one was merged into (its reservations were folded into that count). */
+  /** Versions 2 and 3: the customer this one was merged into (its reservations were folded into that count). */
   merged_into?: string;
   _pos: string;
 };
-
-const guestId = (restaurant: string, customer: string) => `${restaurant}|${customer}`;
 
 /** A count's rewrite keeps the merge the document records (a merged-away customer still counted for). */
 const mergeMark = (g: GuestDoc | null) =>
@@ -150,6 +157,7 @@ async function applyReservationEvent(
   event: RecordedEvent,
   docs: DocumentStore,
   followsMerges: boolean,
+  countsOnce: boolean,
 ): Promise<void> {
   const d = event.data as Record<string, unknown>;
   const id = d.reservation_id as string;
@@ -163,10 +171,21 @@ async function applyReservationEvent(
   if (event.type === 'ReservationCreated') {
     if (before) return; // a second creation of one id changes nothing (the fold ignores it too)
     const r = d.reservation as ReservationSnapshot;
-    const earlier = r.customer_id ? await countGuest(docs, r.restaurant_id, r.customer_id, pos) : 0;
+    const earlier = !r.customer_id
+      ? 0
+      : countsOnce
+        ? await countCreated(guestsOf(docs), r.restaurant_id, r.customer_id, pos)
+        : await countGuest(docs, r.restaurant_id, r.customer_id, pos);
     after = factsOfCreated(r, earlier);
   } else if (!before) {
     return; // nothing known about this reservation
+  } else if (event.type === 'ReservationUpdated' && countsOnce) {
+    const changes = d.changes as Partial<ReservationSnapshot>;
+    const change = customerChange(before, changes);
+    const earlier = change
+      ? await moveReservation(guestsOf(docs), before.restaurant_id, change.from, change.to, pos)
+      : 0;
+    after = factsOfUpdated(before, changes, earlier);
   } else if (event.type === 'ReservationUpdated') {
     const changes = d.changes as Partial<ReservationSnapshot>;
     const linked = newlyLinkedCustomer(before, changes);
@@ -243,7 +262,12 @@ async function addMerged(
   );
 }
 
-function analyticsVersion(version: number, followsMerges: boolean): Projection {
+const guestsOf = (docs: DocumentStore) => docs.collection<GuestDoc>(ANALYTICS_GUESTS);
+
+function analyticsVersion(version: number): Projection {
+  // Version 2 follows merges when a reservation is re-attached; version 3 counts each reservation once.
+  const followsMerges = version >= 2;
+  const countsOnce = version >= 3;
   return {
     name: 'analytics',
     version,
@@ -263,12 +287,23 @@ function analyticsVersion(version: number, followsMerges: boolean): Projection {
       });
     },
     async apply(event, docs) {
-      if (event.type === 'CustomerMerged') await applyMerge(event, docs, followsMerges);
-      else await applyReservationEvent(event, docs, followsMerges);
+      if (event.type === 'CustomerMerged' && countsOnce) {
+        const d = event.data as { restaurant_id: string; customer_id: string; merged_customer_id: string };
+        await mergeGuests(
+          guestsOf(docs),
+          d.restaurant_id,
+          d.customer_id,
+          d.merged_customer_id,
+          positionToString(event.position),
+        );
+      } else if (event.type === 'CustomerMerged') await applyMerge(event, docs, followsMerges);
+      else await applyReservationEvent(event, docs, followsMerges, countsOnce);
     },
   };
 }
 
 /** Version 1: counted a reservation re-attached from a merged-away customer to its survivor twice. */
-export const analyticsProjectionV1 = analyticsVersion(1, false);
-export const analyticsProjection = analyticsVersion(2, true);
+export const analyticsProjectionV1 = analyticsVersion(1);
+/** Version 2: counted a reservation once per customer that named it (twice for a survivor of both). */
+export const analyticsProjectionV2 = analyticsVersion(2);
+export const analyticsProjection = analyticsVersion(3);

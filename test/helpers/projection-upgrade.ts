@@ -41,6 +41,8 @@ export async function upgraded(
   return {
     aliased,
     runner,
+    /** `whenRetired()`: the replaced version's collections dropped after the grace period. */
+    versions,
     stop: async () => {
       await versions.stop();
       await runner.stop();

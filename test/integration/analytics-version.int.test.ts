@@ -90,12 +90,15 @@ t(
     const old = await docs.collection<GuestDoc>(ANALYTICS_GUESTS).findOne({ _id: 'rest_a|cus_b' });
     assert.is(old?.reservations, 2, 'version 1: the merge folded it in, the re-attach added it again');
 
-    const { aliased, stop } = await upgraded(events, docs, NAME);
+    const { aliased, versions, stop } = await upgraded(events, docs, NAME);
     try {
       await servesOnce(aliased);
       const compared = await comparedWithReplay(events, aliased, NAME, COLLECTIONS);
       assert.equal(compared.differences, []);
       assert.is(compared.documents, 5, 'a day, a shift-day, a reservation, two guests');
+      await withTimeout(versions.whenRetired(), HANG_MS, 'the retirement of version 1');
+      for (const c of COLLECTIONS)
+        assert.is(await docs.collection(c).count(), 0, `${c} (version 1) dropped after the grace period`);
     } finally {
       await stop();
     }

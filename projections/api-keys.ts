@@ -1,7 +1,8 @@
 import { grantOf } from '../commands/credentials/decide';
+import { cutOffFilter } from '../commands/oauth/cut-off';
 import type { Scope } from '../src/core/scopes';
 import type { DocumentStore } from '../src/ports/document-store';
-import type { RecordedEvent } from '../src/ports/event-store';
+import { positionToString, type RecordedEvent } from '../src/ports/event-store';
 import type { Projection } from '../src/projection/projection';
 
 export interface ApiKeyDoc {
@@ -19,10 +20,18 @@ export interface ApiKeyDoc {
   last_used_at?: string | null;
   /**
    * The scopes the key was created with: for an OAuth token, what the restaurant's manager consented to
-   * (the grant), which a later keys update may narrow `scopes` within. Version 2 only: absent from the
+   * (the grant), which a later keys update may narrow `scopes` within. Version 2 on: absent from the
    * documents of version 1 (`scopesBeyondGrantOf` in src/cli/key-grants.ts reads either).
    */
   granted_scopes?: Scope[];
+  /** The store position of its ApiKeyCreated (padded, `positionToString`). Version 3 only. */
+  created_position?: string;
+  /**
+   * When the operator cut its application off (`applications disable --disconnect`) after it was
+   * issued: the token answers 401 as a revoked one, whether or not the cut-off's sweep revoked it yet.
+   * Version 3 only; null or absent otherwise.
+   */
+  cut_off_at?: string | null;
   [k: string]: unknown;
 }
 
@@ -30,14 +39,22 @@ export const API_KEYS = 'api_keys';
 
 const EVENT_TYPES = ['ApiKeyCreated', 'ApiKeyUpdated', 'ApiKeyRevoked', 'ApiKeyUsed'];
 
+/** What each version keeps beyond version 1's fields. */
+interface Keeps {
+  /** The grant (`granted_scopes`): version 2 on. */
+  grant: boolean;
+  /** The key's position and its application's cut-off (`created_position`, `cut_off_at`): version 3 on. */
+  cutOff: boolean;
+}
+
 async function setup(docs: DocumentStore): Promise<void> {
   const col = docs.collection(API_KEYS);
   await col.createIndex({ keys: { token_hash: 1 }, unique: true, name: 'token_hash_unique' });
   await col.createIndex({ keys: { restaurant_id: 1 }, name: 'by_restaurant' });
 }
 
-/** Both versions' rules; version 2 also keeps the grant (`granted_scopes`). */
-async function applyKeyEvent(event: RecordedEvent, docs: DocumentStore, keepGrant: boolean): Promise<void> {
+/** Every version's rules, with what it keeps (`Keeps`). */
+async function applyKeyEvent(event: RecordedEvent, docs: DocumentStore, keeps: Keeps): Promise<void> {
   const d = event.data as Record<string, unknown>;
   const col = docs.collection<ApiKeyDoc>(API_KEYS);
   const id = d.key_id as string;
@@ -56,9 +73,12 @@ async function applyKeyEvent(event: RecordedEvent, docs: DocumentStore, keepGran
             application: d.application ?? null,
             created_at: d.at,
             // As the key's stream folds it (evolveApiKey), so both say the same grant.
-            ...(keepGrant ? { granted_scopes: grantOf(d) } : {}),
+            ...(keeps.grant ? { granted_scopes: grantOf(d) } : {}),
+            ...(keeps.cutOff ? { created_position: positionToString(event.position) } : {}),
           },
-          $setOnInsert: { revoked_at: null, last_used_at: null },
+          $setOnInsert: keeps.cutOff
+            ? { revoked_at: null, last_used_at: null, cut_off_at: null }
+            : { revoked_at: null, last_used_at: null },
         },
         { upsert: true },
       );
@@ -80,6 +100,16 @@ async function applyKeyEvent(event: RecordedEvent, docs: DocumentStore, keepGran
       await col.updateOne({ _id: id }, { $set: { last_used_at: d.at } });
       return;
     }
+    case 'OAuthApplicationDisabled':
+      // The cut-off's own sweep revokes these tokens one by one, later (or, stopped midway, never):
+      // marked here, in the one document every request reads its token from, they are refused as soon
+      // as the read models have the cut-off. Only the keys issued before it (`cutOffFilter`): applied
+      // again after a restart, when later tokens are already here, it leaves those alone.
+      if (keeps.cutOff && d.disconnect === true)
+        await col.updateMany(cutOffFilter(d.client_id as string, event.position), {
+          $set: { cut_off_at: d.at },
+        });
+      return;
   }
 }
 
@@ -98,12 +128,26 @@ export const apiKeysProjectionV1: Projection = {
   collections: [API_KEYS],
   eventTypes: EVENT_TYPES,
   setup,
-  apply: (event, docs) => applyKeyEvent(event, docs, false),
+  apply: (event, docs) => applyKeyEvent(event, docs, { grant: false, cutOff: false }),
 };
 
-/** The served version (see version 1 above): each document with its grant. */
-export const apiKeysProjection: Projection = {
+/** Version 2 (see version 1 above): each document with its grant. */
+export const apiKeysProjectionV2: Projection = {
   ...apiKeysProjectionV1,
   version: 2,
-  apply: (event, docs) => applyKeyEvent(event, docs, true),
+  apply: (event, docs) => applyKeyEvent(event, docs, { grant: true, cutOff: false }),
+};
+
+/**
+ * The served version: version 2, and each OAuth token issued before its application's cut-off
+ * (`applications disable --disconnect`) marked (`cut_off_at`), so authentication refuses it from the one
+ * document it already reads, before (or without) the cut-off's sweep revoking it. A store built before
+ * serves its version (1 or 2) while this one is rebuilt from the whole log beside it: a token the sweep of an
+ * earlier cut-off missed is marked too once it switches.
+ */
+export const apiKeysProjection: Projection = {
+  ...apiKeysProjectionV1,
+  version: 3,
+  eventTypes: [...EVENT_TYPES, 'OAuthApplicationDisabled'],
+  apply: (event, docs) => applyKeyEvent(event, docs, { grant: true, cutOff: true }),
 };

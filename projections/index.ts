@@ -4,7 +4,7 @@ import type { Projection } from '../src/projection/projection';
 import { missedCallAnalyticsProjection } from './analytics/missed-call-projection';
 import { analyticsProjection, analyticsProjectionV1, analyticsProjectionV2 } from './analytics/projection';
 import { webhookAnalyticsProjection, webhookAnalyticsProjectionV1 } from './analytics/webhook-projection';
-import { apiKeysProjection, apiKeysProjectionV1 } from './api-keys';
+import { apiKeysProjection, apiKeysProjectionV1, apiKeysProjectionV2 } from './api-keys';
 import { bookingsProjection } from './bookings';
 import { catalogProjection, catalogProjectionV2 } from './catalog';
 import { customerImportsProjection } from './customer-imports';
@@ -62,6 +62,7 @@ export function supersededProjections(): Projection[] {
     webhookAnalyticsProjectionV1,
     missedCallsProjectionV1,
     apiKeysProjectionV1,
+    apiKeysProjectionV2,
     analyticsProjectionV1,
     analyticsProjectionV2,
   ];

@@ -42,6 +42,7 @@ import {
   refuseIfDisconnectedSince,
   retiredKeys,
 } from './connections';
+import { cutOffBars } from './cut-off';
 import { CODE_PREFIX, CODE_TTL_SECONDS, type CodeIssuedData, codeStream, connectionStream } from './events';
 import { loadUserById } from './user-handler';
 
@@ -183,8 +184,7 @@ const CUT_OFF_REFUSAL =
 
 /** A code issued (at that store position) before the application's latest cut-off grants nothing. */
 function refuseIfCutOffSince(app: ApplicationState, codeIssuedAt: bigint | null): void {
-  if (codeIssuedAt !== null && app.cut_off_position !== null && codeIssuedAt < app.cut_off_position)
-    throw new GrantRefused(CUT_OFF_REFUSAL);
+  if (cutOffBars(codeIssuedAt, app.cut_off_position)) throw new GrantRefused(CUT_OFF_REFUSAL);
 }
 
 export interface IssuedToken {

@@ -110,8 +110,11 @@ async function lookUp(rt: Runtime, hash: string, restaurantHint?: string): Promi
     findKeyByTokenHash(rt.docs, hash),
     restaurantHint === undefined ? undefined : findRestaurant(rt.docs, restaurantHint),
   ]);
-  // The lookup is by hash; the final comparison is constant-time as well.
-  if (!key || !constantTimeEqual(key.token_hash, hash) || key.revoked_at) throw invalid();
+  // The lookup is by hash; the final comparison is constant-time as well. A token its application's
+  // cut-off marked (`cut_off_at`, projections/api-keys.ts) is refused as a revoked one: the cut-off's
+  // sweep may not have revoked it yet, or ever (a CLI stopped midway; scaled out, a sweep that read a
+  // lagging projector). Read from the key's own document: no read more per request.
+  if (!key || !constantTimeEqual(key.token_hash, hash) || key.revoked_at || key.cut_off_at) throw invalid();
   const restaurant =
     hinted !== undefined && key.restaurant_id === restaurantHint
       ? hinted

@@ -1,6 +1,8 @@
 // Contract: writing — every update operator, upserts, updateMany, replaceOne, deletes.
 import * as assert from 'uvu/assert';
+import { cutOffFilter } from '../../commands/oauth/cut-off';
 import { DuplicateKeyError, InvalidQueryError } from '../../src/ports/document-store';
+import { positionToString } from '../../src/ports/event-store';
 import { type Register, rejects, seeded } from './document-store.helpers';
 
 export function writeContract(it: Register): void {
@@ -201,6 +203,42 @@ export function writeContract(it: Register): void {
       modified: 0,
       upsertedId: null,
     });
+  });
+
+  // api_keys' marking of an application's cut-off (projections/api-keys.ts) is one updateMany by a
+  // dotted path, a range on fixed-width position text and a field null or missing: every adapter must
+  // pick the same tokens, or a store would let a cut-off token through (or refuse a later one).
+  it("updateMany with an application's cut-off filter marks the tokens issued before it only", async (store) => {
+    const c = store.collection('keys');
+    const key = (id: string, position: bigint, more: Record<string, unknown> = {}) => ({
+      _id: id,
+      type: 'OAUTH',
+      application: { id: 'app_a', name: 'A' },
+      created_position: positionToString(position),
+      ...more,
+    });
+    await c.insertMany([
+      key('k9', 9n, { cut_off_at: null }),
+      key('k10', 10n),
+      key('k99', 99n, { cut_off_at: null }),
+      key('k100', 100n, { cut_off_at: null }),
+      key('k_earlier', 5n, { cut_off_at: 'earlier' }),
+      key('k_other', 7n, { application: { id: 'app_b', name: 'B' }, cut_off_at: null }),
+      key('k_api', 7n, { type: 'API_KEY', application: null, cut_off_at: null }),
+      { _id: 'k_v2', type: 'OAUTH', application: { id: 'app_a', name: 'A' }, cut_off_at: null },
+    ]);
+    const r = await c.updateMany(cutOffFilter('app_a', 100n), { $set: { cut_off_at: 'now' } });
+    assert.equal(r, { matched: 3, modified: 3, upsertedId: null });
+    const marked = await c.find({ cut_off_at: { $ne: null } }, { sort: { _id: 1 } });
+    assert.equal(
+      marked.map((k) => [k._id, k.cut_off_at]),
+      [
+        ['k10', 'now'],
+        ['k9', 'now'],
+        ['k99', 'now'],
+        ['k_earlier', 'earlier'],
+      ],
+    );
   });
 
   it('replaceOne swaps the whole document, upserts, and keeps _id immutable', async (store) => {

@@ -1,12 +1,12 @@
-// api_keys version 2 keeps each key's grant (`granted_scopes`: the scopes an OAuth token's consent gave),
+// api_keys version 2 on keeps each key's grant (`granted_scopes`: the scopes an OAuth token's consent gave),
 // so `keys list` marks a token widened beyond its grant from the read model alone; version 1 made it
 // fold every OAuth token's stream. A store built before (MongoDB keeps its read models across restarts)
-// keeps serving version 1 while version 2 is rebuilt beside it: `keys list` says the same then (the
+// keeps serving version 1 while the served version (2 on) is rebuilt beside it: `keys list` says the same then (the
 // streams folded for version 1's documents only), and after the switch reads no key's stream.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { apiKeyStream } from '../../commands/credentials/events';
-import { API_KEYS, type ApiKeyDoc, apiKeysProjectionV1 } from '../../projections/api-keys';
+import { API_KEYS, type ApiKeyDoc, apiKeysProjection, apiKeysProjectionV1 } from '../../projections/api-keys';
 import { allProjections, allProjectionVersions } from '../../projections/index';
 import { EmbeddedDocumentStore } from '../../src/adapters/document-store/embedded';
 import { MemoryEventStore } from '../../src/adapters/event-store/memory';
@@ -24,6 +24,8 @@ const NAME = 'api_keys';
 const AT = '2026-06-02T10:00:00.000Z';
 
 const apiKeys = (list: Projection[]) => list.filter((p) => p.name === NAME);
+/** The collection the newest version writes (version 3 also marks tokens cut off: oauth-cut-off-*). */
+const NEWEST = `${API_KEYS}_v${apiKeysProjection.version}`;
 
 /** The log, counting the reads of API keys' streams (what keys list folded per OAuth token). */
 class CountingEvents extends MemoryEventStore {
@@ -96,7 +98,7 @@ async function beyondGrant(docs: AliasedDocumentStore, events: CountingEvents) {
 const EXPECTED = { key_pos: [], key_wide: ['CUSTOMERS_READ'], key_narrow: [] };
 
 t(
-  'a store built by version 1 is listed the same before and after the switch to version 2, which equals a replay',
+  'a store built by version 1 is listed the same before and after the switch to the newest version, which equals a replay',
   async () => {
     const events = new CountingEvents();
     const docs = new EmbeddedDocumentStore();
@@ -113,7 +115,7 @@ t(
       undefined,
     );
 
-    // The upgraded service on that store: version 1 serves until version 2 is built.
+    // The upgraded service on that store: version 1 serves until the newest is built.
     const { logger } = captureLog();
     const aliased = new AliasedDocumentStore(docs);
     const versions = new ProjectionVersions(events, docs, aliased, { logger, graceMs: 10, batchSize: 100 });
@@ -132,7 +134,7 @@ t(
     versions.startPendingBuilds();
     await versions.whenBuilt(NAME);
     await runner.catchUp();
-    assert.is(aliased.resolve(API_KEYS), `${API_KEYS}_v2`);
+    assert.is(aliased.resolve(API_KEYS), NEWEST);
     const served = aliased.collection<ApiKeyDoc>(API_KEYS);
     assert.equal((await served.findOne({ _id: 'key_wide' }))?.granted_scopes, [
       'CATALOG_READ',
@@ -140,7 +142,7 @@ t(
     ]);
     assert.equal((await served.findOne({ _id: 'key_narrow' }))?.scopes, ['CATALOG_READ']);
     events.keyStreamReads = 0;
-    assert.equal(await beyondGrant(aliased, events), EXPECTED, 'version 2 says the same');
+    assert.equal(await beyondGrant(aliased, events), EXPECTED, 'the newest version says the same');
     assert.is(events.keyStreamReads, 0, 'and reads no key stream');
 
     // What `audit verify` compares: the served read model equals a replay of the log.
@@ -154,7 +156,7 @@ t(
   },
 );
 
-t('a fresh store is built at version 2 at once', async () => {
+t('a fresh store is built at the newest version at once', async () => {
   const events = new CountingEvents();
   await history(events);
   const docs = new EmbeddedDocumentStore();
@@ -164,7 +166,7 @@ t('a fresh store is built at version 2 at once', async () => {
   const runner = new ProjectionRunner(events, docs, await versions.prepare(apiKeys(allProjectionVersions())));
   await runner.start();
   await runner.catchUp();
-  assert.is(aliased.resolve(API_KEYS), `${API_KEYS}_v2`);
+  assert.is(aliased.resolve(API_KEYS), NEWEST);
   events.keyStreamReads = 0;
   assert.equal(await beyondGrant(aliased, events), EXPECTED);
   assert.is(events.keyStreamReads, 0);

@@ -120,4 +120,23 @@ test('the remembered restaurant is used only while the key names it', async () =
   assert.is(w.calls.length, 2, 'remembered anew');
 });
 
+// `applications disable --disconnect` marks the application's tokens in the key's own document
+// (projections/api-keys.ts) before its sweep revokes them: scaled out, the refusal costs no read more.
+test('an OAuth token its application cut off is refused as a revoked one, with no read more', async () => {
+  const w = world();
+  const key = w.data[API_KEYS]?.get(sha256(TOKEN)) as Record<string, unknown>;
+  Object.assign(key, { type: 'OAUTH', application: { id: 'app_x', name: 'X' }, cut_off_at: null });
+  assert.is((await ask(w)).restaurant._id, 'r1', 'not cut off: works');
+  key.cut_off_at = '2026-11-28T09:00:00.000Z';
+  w.calls = [];
+  const refused = await ask(w).then(
+    () => null,
+    (e: { status?: number; code?: string; message?: string }) => e,
+  );
+  assert.is(refused?.status, 401);
+  assert.is(refused?.code, 'INVALID_AUTHENTICATION');
+  assert.match(refused?.message ?? '', /^The token is invalid, revoked or disconnected: /);
+  assert.equal(w.calls.slice().sort(), [API_KEYS, RESTAURANTS].sort(), 'the reads of any request, no more');
+});
+
 test.run();

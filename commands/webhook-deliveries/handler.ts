@@ -3,6 +3,7 @@ import { API_KEYS, type ApiKeyDoc } from '../../projections/api-keys';
 import { CUSTOMERS } from '../../projections/customer-docs';
 import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
 import type { WebhookEndpointDoc } from '../../projections/webhook-endpoints';
+import { keyWithdrawn } from '../../queries/api-keys';
 import { barredByApiOption } from '../../queries/oauth';
 import { findRestaurant } from '../../queries/restaurants';
 import type { CommandMeta } from '../../src/core/command-meta';
@@ -145,12 +146,12 @@ const credentialOf = (docs: DocumentStore, endpoint: Pick<WebhookEndpointDoc, 'c
  * taken away since the fan-out). Null when it sends it, or when the read models show no such credential.
  */
 export function refusedByCredential(
-  key: Pick<ApiKeyDoc, 'revoked_at' | 'scopes'> | null,
+  key: Pick<ApiKeyDoc, 'revoked_at' | 'cut_off_at' | 'scopes'> | null,
   d: Pick<WebhookDeliveryDoc, 'event_type' | 'payload'>,
 ): 'credential_revoked' | 'scope_removed' | null {
   // No document for it (read models behind the log, scaled out): the publisher decides at the attempt.
   if (!key) return null;
-  if (key.revoked_at) return 'credential_revoked';
+  if (keyWithdrawn(key)) return 'credential_revoked';
   return scopesReadDelivery(key.scopes, d.event_type, d.payload) ? null : 'scope_removed';
 }
 
@@ -337,7 +338,7 @@ export interface TestDeps extends WriteDeps {
 /** One signed attempt now, with `X-Service-Test: true`, never retried; recorded in the history. */
 export async function testWebhookEndpoint(deps: TestDeps, endpoint: WebhookEndpointDoc, meta: CommandMeta) {
   const key = await deps.docs.collection<ApiKeyDoc>(API_KEYS).findOne({ _id: endpoint.credential_id });
-  if (!key || key.revoked_at)
+  if (!key || keyWithdrawn(key))
     throw new ApiError(409, 'RESOURCE_CONFLICT', "The endpoint's credential is revoked", {
       reason: 'credential_revoked',
     });

@@ -1,4 +1,4 @@
-import { findKeyByTokenHash } from '../../queries/api-keys';
+import { findKeyByTokenHash, keyWithdrawn } from '../../queries/api-keys';
 import { barredByApiOption } from '../../queries/oauth';
 import { findRestaurant } from '../../queries/restaurants';
 import { ApiError, unauthorized } from '../core/errors';
@@ -114,7 +114,7 @@ async function lookUp(rt: Runtime, hash: string, restaurantHint?: string): Promi
   // cut-off marked (`cut_off_at`, projections/api-keys.ts) is refused as a revoked one: the cut-off's
   // sweep may not have revoked it yet, or ever (a CLI stopped midway; scaled out, a sweep that read a
   // lagging projector). Read from the key's own document: no read more per request.
-  if (!key || !constantTimeEqual(key.token_hash, hash) || key.revoked_at || key.cut_off_at) throw invalid();
+  if (!key || !constantTimeEqual(key.token_hash, hash) || keyWithdrawn(key)) throw invalid();
   const restaurant =
     hinted !== undefined && key.restaurant_id === restaurantHint
       ? hinted

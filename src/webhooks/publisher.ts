@@ -24,6 +24,7 @@ import { deleteWebhookEndpoint } from '../../commands/webhook-endpoints/handler'
 import { API_KEYS, type ApiKeyDoc } from '../../projections/api-keys';
 import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
 import { WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../../projections/webhook-endpoints';
+import { keyWithdrawn } from '../../queries/api-keys';
 import { barredByApiOption } from '../../queries/oauth';
 import { findRestaurant } from '../../queries/restaurants';
 import { systemMeta } from '../core/command-meta';
@@ -199,7 +200,7 @@ export class WebhookPublisher {
       : null;
     for (const e of endpoints) {
       const key = keys.get(e.credential_id);
-      if (!key || key.revoked_at || key.restaurant_id !== restaurantId) continue;
+      if (!key || keyWithdrawn(key) || key.restaurant_id !== restaurantId) continue;
       if (await barredByApiOption(this.rt.docs, key, restaurant)) continue;
       const scopes = new Set(key.scopes);
       const sensitive = published.kind === 'reservation' && scopes.has('RESERVATIONS_READ_SENSITIVE');
@@ -553,8 +554,9 @@ export class WebhookPublisher {
     if (!endpoint) cancel = 'endpoint_gone';
     else if (refused) cancel = refused;
     else if (endpoint.disabled) cancel = 'endpoint_disabled';
-    // Never sent on behalf of a revoked credential, even before its endpoints' deletion lands.
-    else if (!key || key.revoked_at) cancel = 'credential_revoked';
+    // Never sent on behalf of a revoked credential, even before its endpoints' deletion lands (nor of a
+    // token its application's cut-off bars, before its sweep revokes it).
+    else if (!key || keyWithdrawn(key)) cancel = 'credential_revoked';
     // Nor to a third-party application's endpoint while the restaurant has its API option off.
     else if (await barredByApiOption(docs, key, await findRestaurant(docs, key.restaurant_id)))
       cancel = 'api_option_off';

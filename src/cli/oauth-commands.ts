@@ -57,7 +57,9 @@ const disconnectedLine = (clientId: string, restaurant: string, revoked: readonl
  * (docs/OAUTH.md). An operator cutting off one that leaked its secret or misbehaves disconnects it from
  * every restaurant where it holds a token, as each restaurant's manager could: its tokens revoked, the
  * webhook endpoints they created deleted, a code issued before refused. Disabled first, so no new token
- * comes in meanwhile.
+ * comes in meanwhile; that disabling is the cut-off, which already refuses every token issued before it
+ * on each call (projections/api-keys.ts marks them): a token this sweep misses or has not reached yet
+ * answers 401 all the same.
  */
 async function disconnectEverywhere(ctx: CliContext, clientId: string): Promise<void> {
   const restaurants = await restaurantsConnectedTo(ctx.rt.docs, clientId);
@@ -128,7 +130,7 @@ export function registerOAuthCommands(): void {
       name: `applications ${verb}`,
       summary:
         verb === 'disable'
-          ? 'Disable an application: no new authorizations or tokens (issued tokens stay until disconnected; --disconnect revokes them at every restaurant too)'
+          ? 'Disable an application: no new authorizations or tokens (issued tokens stay until disconnected; --disconnect refuses them at once on every call and revokes them at every restaurant too)'
           : 'Enable a disabled application again',
       usage: verb === 'disable' ? '--client-id app_x [--disconnect]' : '--client-id app_x',
       async run(ctx) {

@@ -7,6 +7,7 @@
 // own initiative; what is durable is in the log, so a restart loses nothing.
 
 import { randomUUID } from 'node:crypto';
+import { setImmediate } from 'node:timers/promises';
 import {
   type AttemptError,
   deliveryStream,
@@ -102,6 +103,15 @@ interface EndpointQueue {
 }
 
 const meta = systemMeta('webhooks');
+
+/** Pending deliveries a start reads at a time (askForUnfinished): one read's copies and loop hold. */
+export const UNFINISHED_PAGE = 1_000;
+
+/** What a start keeps of a delivery it asks for. */
+type Asked = Pick<
+  WebhookDeliveryDoc,
+  '_id' | 'endpoint_id' | 'restaurant_id' | 'revision' | 'next_attempt' | 'attempt_count'
+>;
 
 /**
  * How long a stop lets attempts in flight finish (most endpoints answer in milliseconds: cutting them
@@ -477,7 +487,9 @@ export class WebhookPublisher {
   }
 
   /** The request reason for a delivery the sweeper (or a start) asks for. */
-  private reasonFor(d: WebhookDeliveryDoc): 'retry' | 'recovery' | 'queue_full' {
+  private reasonFor(
+    d: Pick<WebhookDeliveryDoc, 'attempt_count' | 'endpoint_id'>,
+  ): 'retry' | 'recovery' | 'queue_full' {
     if (d.attempt_count > 0) return 'retry';
     return this.overflowed.has(d.endpoint_id) ? 'queue_full' : 'recovery';
   }
@@ -757,30 +769,41 @@ export class WebhookPublisher {
     if (this.stopped || !this.embedded) return 0;
     await this.rt.projections.catchUp();
     const now = this.rt.clock.now().toISOString();
-    const leased = (
-      await this.rt.docs.collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES).find({ status: 'pending' })
-    ).filter(
-      (d) =>
-        !this.held.has(d._id) &&
-        d.next_attempt_at !== null &&
-        d.sweep_after !== null &&
-        d.next_attempt_at < d.sweep_after,
-    );
     // Each endpoint's queue takes what it has room for, oldest first, as the sweeper gives it; the rest
     // wait for the sweeper (their lease runs out), the endpoint's new fan-outs behind them.
-    leased.sort((a, b) => ((a.sweep_after ?? '') < (b.sweep_after ?? '') ? -1 : 1));
     const room = new Map<string, number>();
     for (const [id, q] of this.queues) room.set(id, this.maxWaiting - q.waiting.length);
-    const asking: WebhookDeliveryDoc[] = [];
-    for (const d of leased) {
-      const left = room.get(d.endpoint_id) ?? this.maxWaiting;
-      if (left <= 0) {
-        this.overflowed.add(d.endpoint_id);
-        this.leaveToLog(d.endpoint_id);
-        continue;
+    const asking: Asked[] = [];
+    const chosen = new Set<string>();
+    for await (const page of this.pendingByAge()) {
+      for (const d of page) {
+        if (
+          chosen.has(d._id) ||
+          this.held.has(d._id) ||
+          d.next_attempt_at === null ||
+          d.sweep_after === null ||
+          d.next_attempt_at >= d.sweep_after
+        )
+          continue;
+        const left = room.get(d.endpoint_id) ?? this.maxWaiting;
+        if (left <= 0) {
+          this.overflowed.add(d.endpoint_id);
+          this.leaveToLog(d.endpoint_id);
+          continue;
+        }
+        room.set(d.endpoint_id, left - 1);
+        chosen.add(d._id);
+        // What the request needs, not the document (its attempts, their excerpts): a hung endpoint's
+        // tens of thousands are held here until asked for.
+        asking.push({
+          _id: d._id,
+          endpoint_id: d.endpoint_id,
+          restaurant_id: d.restaurant_id,
+          revision: d.revision,
+          next_attempt: d.next_attempt,
+          attempt_count: d.attempt_count,
+        });
       }
-      room.set(d.endpoint_id, left - 1);
-      asking.push(d);
     }
     let requested = 0;
     for (let i = 0; i < asking.length && !this.stopped; i += 500) {
@@ -791,6 +814,36 @@ export class WebhookPublisher {
     }
     if (requested) await this.rt.projections.catchUp();
     return requested;
+  }
+
+  /**
+   * Every pending delivery, oldest `sweep_after` first, a page of UNFINISHED_PAGE at a time, the event
+   * loop free between pages: a hung endpoint's tens of thousands were one read (each document copied
+   * at once) and one hold of the loop at every start. A page starts after the last `sweep_after` read,
+   * skipping those of that same value already read (the index lists them in a stable order), so a
+   * page costs about its size, not what came before it. Documents moved meanwhile (the sweeper runs
+   * beside a start) may be read twice (the caller skips those it took) or, one moved out of the value
+   * a page ended on, leave one unread: its lease runs out and the sweeper asks for it.
+   */
+  private async *pendingByAge(): AsyncGenerator<WebhookDeliveryDoc[]> {
+    const col = this.rt.docs.collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES);
+    // Every string is at or after '' (a pending delivery's sweep_after always is one).
+    let from = '';
+    let skip = 0;
+    while (!this.stopped) {
+      const page = await col.find(
+        { status: 'pending', sweep_after: { $gte: from } },
+        { sort: { sweep_after: 1 }, skip, limit: UNFINISHED_PAGE },
+      );
+      if (page.length) yield page;
+      if (page.length < UNFINISHED_PAGE) return;
+      const last = (page.at(-1) as WebhookDeliveryDoc).sweep_after as string;
+      let same = 0;
+      for (let i = page.length - 1; i >= 0 && page[i]?.sweep_after === last; i--) same++;
+      skip = last === from ? skip + same : same;
+      from = last;
+      await setImmediate();
+    }
   }
 
   /** Appends a request for `attempt` against the delivery's revision; false when it moved meanwhile. */

@@ -1,7 +1,7 @@
 // What the sweep-cost suites share: a pending delivery as the read model holds one (its request refused
 // when appended: no stream at its revision, so nothing else moves), and the counting of the documents a
 // run's own finds examine and copy, whatever else reads the collection meanwhile (the runner's start,
-// askForUnfinished, may read every pending delivery at the same time).
+// askForUnfinished, may page through the pending deliveries at the same time).
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
 import type { EmbeddedCollection } from '../../src/adapters/document-store/embedded';
@@ -41,29 +41,34 @@ export function pendingDelivery(
 
 /**
  * Runs `run`, counting the documents the finds it makes on `col` examine (the embedded find works
- * synchronously when called) and copy out; finds made meanwhile by anything else are not counted.
+ * synchronously when called) and copy out, in all and in the largest single find; finds made
+ * meanwhile by anything else are not counted.
  */
 export async function countFinds<R>(
   col: EmbeddedCollection<WebhookDeliveryDoc>,
   run: () => Promise<R>,
-): Promise<{ result: R; copied: number; examined: number }> {
+): Promise<{ result: R; copied: number; examined: number; mostCopied: number; mostExamined: number }> {
   const mine = new AsyncLocalStorage<boolean>();
   let copied = 0;
   let examined = 0;
+  let mostCopied = 0;
+  let mostExamined = 0;
   const find = col.find.bind(col);
   col.find = (filter: Filter, options?: FindOptions) => {
     const before = col.examined;
     const found = find(filter, options);
     if (!mine.getStore()) return found;
     examined += col.examined - before;
+    mostExamined = Math.max(mostExamined, col.examined - before);
     return found.then((docs) => {
       copied += docs.length;
+      mostCopied = Math.max(mostCopied, docs.length);
       return docs;
     });
   };
   try {
     const result = await mine.run(true, run);
-    return { result, copied, examined };
+    return { result, copied, examined, mostCopied, mostExamined };
   } finally {
     col.find = find;
   }

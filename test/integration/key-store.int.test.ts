@@ -147,6 +147,26 @@ sqlite(
     await keys.close();
   },
 );
+// Two destroys of one key in the same millisecond (same `at`), the key writer dying after the first
+// committed: both fell back to this thread, found the key destroyed at their `at`, and both answered
+// true. Each call's own token, written with the destroy, tells which one it was.
+sqlite(
+  'two destroys of one key at the same instant, the key writer dead: only the one that destroyed it answers true',
+  async () => {
+    const at = '2026-05-01T00:00:00.000Z';
+    for (const name of ['own', 'page'] as const) {
+      const keys = SqliteKeyStore.open(join(dir, `died-twice-${name}.sqlite`), { dieAfterDestroy: true });
+      let subject = 'customer:cus_died_twice';
+      if (name === 'own') await keys.obtain(subject);
+      else subject = pageKeySubject((await keys.createPage(4)).page, 1);
+      const answers = await Promise.all([keys.destroy(subject, at), keys.destroy(subject, at)]);
+      assert.ok((keys as unknown as { writerFailed: boolean }).writerFailed, `${name}: the writer died`);
+      assert.equal(answers, [true, false], `${name}: the first destroyed it (the writer's), not the second`);
+      assert.equal(await keys.find(subject), { state: 'destroyed', destroyedAt: at });
+      await keys.close();
+    }
+  },
+);
 // close() lets go of its key writer, then waits for it to stop: a call made in that wait started a
 // new key writer, which nothing closed (a thread, and a connection to the key file, left behind).
 sqlite('a call made while the store closes starts no key writer', async () => {

@@ -5,8 +5,9 @@ export type KeyPlace = { page: string; slot: number } | null;
 
 /**
  * The destroy of `db` (a connection to a key file, schema made): one IMMEDIATE transaction, then a
- * WAL checkpoint (TRUNCATE); true when a key was destroyed by it.
+ * WAL checkpoint (TRUNCATE); true when a key was destroyed by it. The row it writes keeps `token`
+ * (`destroyed_by`): the calling destroy's own, so that its caller can tell its commit from another's.
  */
 export function keyDestroyer(
   db: Database.Database,
-): (subject: string, at: string, place: KeyPlace) => boolean;
+): (subject: string, at: string, place: KeyPlace, token: string) => boolean;

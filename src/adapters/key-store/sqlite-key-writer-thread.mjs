@@ -55,7 +55,7 @@ parentPort.on('message', (m) => {
       return;
     }
     if (m.op === 'destroy') {
-      const destroyed = destroy(m.subject, m.at, m.place);
+      const destroyed = destroy(m.subject, m.at, m.place, m.token);
       // Test hook: the thread stops with the destroy committed and unanswered, as a crash would.
       if (dieAfterDestroy === true) process.exit(3);
       parentPort.postMessage({ id: m.id, destroyed });

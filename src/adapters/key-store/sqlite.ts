@@ -18,8 +18,12 @@
 // zeros in the page's row and leaves a tombstone row for its subject in `subject_keys`, in one
 // transaction; a tombstone there wins over the page. A file written before pages existed gains the
 // empty `key_pages` table when opened; nothing else changes.
+//
+// A destroyed key's row keeps the token of the destroy call that destroyed it (`destroyed_by`, null on
+// rows destroyed before it existed; a file without the column gains it when opened): a call whose key
+// writer died between its commit and its answer learns from it whether the commit was its own.
 
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -50,6 +54,7 @@ CREATE TABLE IF NOT EXISTS subject_keys (
   key          BLOB,
   created      TEXT NOT NULL,
   destroyed    TEXT,
+  destroyed_by TEXT,
   CHECK ((key IS NULL) = (destroyed IS NOT NULL))
 ) STRICT;
 CREATE TABLE IF NOT EXISTS key_pages (
@@ -67,6 +72,20 @@ CREATE TABLE IF NOT EXISTS key_links (
 `;
 
 type Row = { key: Buffer | null; destroyed: string | null };
+
+/**
+ * A file made before `destroyed_by` gains it (null on its rows). Checked again inside an IMMEDIATE
+ * transaction: two processes opening the file at once add it once.
+ */
+function addDestroyedBy(db: Database.Database): void {
+  const has = () =>
+    db.prepare("SELECT 1 FROM pragma_table_info('subject_keys') WHERE name = 'destroyed_by'").get() !==
+    undefined;
+  if (has()) return;
+  db.transaction(() => {
+    if (!has()) db.exec('ALTER TABLE subject_keys ADD COLUMN destroyed_by TEXT');
+  }).immediate();
+}
 /** obtainMany looks up at most this many subjects before it writes (see there). */
 const PRECHECK = 32;
 
@@ -74,6 +93,7 @@ export class SqliteKeyStore implements KeyStore {
   readonly kind = 'sqlite' as const;
   private readonly stmt: {
     get: Database.Statement<[string], Row>;
+    destroyedBy: Database.Statement<[string], string | null>;
     create: Database.Statement<[string, Buffer, string], Row>;
     many: Database.Statement<[string], Row & { subject: string }>;
     insertPage: Database.Statement<[string, Buffer, string]>;
@@ -103,6 +123,9 @@ export class SqliteKeyStore implements KeyStore {
     this.destroyKey = keyDestroyer(db);
     this.stmt = {
       get: db.prepare('SELECT key, destroyed FROM subject_keys WHERE subject = ?'),
+      destroyedBy: db
+        .prepare('SELECT destroyed_by FROM subject_keys WHERE subject = ? AND key IS NULL')
+        .pluck() as Database.Statement<[string], string | null>,
       create: db.prepare(
         'INSERT OR IGNORE INTO subject_keys (subject, key, created) VALUES (?, ?, ?) RETURNING key, destroyed',
       ),
@@ -151,6 +174,7 @@ export class SqliteKeyStore implements KeyStore {
       db.pragma('synchronous = FULL');
       db.pragma('secure_delete = ON');
       db.exec(SCHEMA);
+      addDestroyedBy(db);
       return new SqliteKeyStore(
         db,
         filePath,
@@ -372,20 +396,18 @@ export class SqliteKeyStore implements KeyStore {
     const place = parsePageKeySubject(s);
     const hadKey =
       this.stmt.hasKey.get({ subject: s, page: place?.page ?? null, slot: place?.slot ?? null }) === 1;
-    const inWorker = await this.inWorker((w) => w.destroy(s, at, place));
+    // This call's own: `at` is not (two calls in one millisecond, or another connection's, share it).
+    const token = randomUUID();
+    const inWorker = await this.inWorker((w) => w.destroy(s, at, place, token));
     if (inWorker !== null) {
       if (place !== null) this.forgetKept(place.page, place.slot);
       return inWorker;
     }
-    let destroyed = this.destroyKey(s, at, place);
+    let destroyed = this.destroyKey(s, at, place, token);
     if (place !== null) this.forgetKept(place.page, place.slot);
     // Nothing left to destroy here, yet the key was there: the key writer may have committed this
-    // call's destroy and died before it answered. It did if the key is now destroyed at this call's
-    // `at` (another connection destroying it meanwhile at the very same instant would count too).
-    if (!destroyed && hadKey) {
-      const row = this.stmt.get.get(s);
-      destroyed = row !== undefined && row.key === null && row.destroyed === at;
-    }
+    // call's destroy and died before it answered. It did if the row keeps this call's token.
+    if (!destroyed && hadKey) destroyed = this.stmt.destroyedBy.get(s) === token;
     return destroyed;
   }
 
@@ -529,8 +551,9 @@ class KeyWriter {
     subject: string,
     at: string,
     place: { page: string; slot: number } | null,
+    token: string,
   ): Promise<boolean | null> {
-    const answer = await this.requests.ask({ op: 'destroy', subject, at, place });
+    const answer = await this.requests.ask({ op: 'destroy', subject, at, place, token });
     if (answer === null) return null;
     if (answer.error !== undefined || answer.destroyed === undefined)
       throw writerError('destroy a key', answer);

@@ -11,7 +11,7 @@
 //   it that client is refused (429): one address cannot hold more than this, whatever it declares.
 // - In all: a memory safeguard, not a share. Reaching it takes BODIES_IN_ALL bodies' worth of bytes
 //   actually sent and kept arriving, so headers alone never do; past it a body is refused with 503.
-// Pure bookkeeping: the server decides what a refusal answers.
+// Pure bookkeeping: the body reader (body-reader.ts) decides what a refusal answers.
 import ipaddr from 'ipaddr.js';
 
 /** Bodies of the largest size one client may have arrived and not yet read, at once. */

@@ -85,6 +85,11 @@ export const webhookDeliveriesProjectionV1: Projection = {
     const col = docs.collection(WEBHOOK_DELIVERIES);
     await col.createIndex({ keys: { endpoint_id: 1, created_at: -1 }, name: 'by_endpoint' });
     await col.createIndex({ keys: { status: 1, sweep_after: 1 }, name: 'work' });
+    // The sweeper's due deliveries but those of the endpoints whose queue is full (`endpoint_id: {$nin}`),
+    // oldest first: embedded, the endpoints' levels merged in sweep_after order, so a full endpoint's
+    // backlog is never read (on `work` each due one was read and refused, every sweep); and one
+    // endpoint's due backlog (the sweeper's end of an overflow).
+    await col.createIndex({ keys: { status: 1, endpoint_id: 1, sweep_after: 1 }, name: 'due_by_endpoint' });
     await col.createIndex({ keys: { created_at: 1 }, name: 'by_age' });
     await col.createIndex({ keys: { customer_id: 1 }, name: 'by_customer' });
     // An endpoint's finished deliveries by their last attempt: the failing warning reads the latest

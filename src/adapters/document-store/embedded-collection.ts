@@ -16,7 +16,7 @@ import {
   type UpdateResult,
 } from '../../ports/document-store';
 import { compileMatcher, equalityConstraints, type Matcher, stringRanges, upsertSeedSteps } from './filter';
-import { type IndexEntries, type Key, KeyIndex, sameEntries } from './key-index';
+import { type IndexEntries, isKey, type Key, KeyIndex, sameEntries } from './key-index';
 import { applyUpdate, type Journal } from './update';
 import {
   type ParsedUpdate,
@@ -407,15 +407,10 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
     // A pinned sort field narrows to its few keys already (plan() reads just those); walking the
     // level in order would read every document under the other pinned keys.
     if (constraints.has('_id') || constraints.has(field)) return undefined;
-    const index = this.pick(constraints);
-    if (index === undefined || index.keyed[index.keyed.length - 1] !== field) return undefined;
-    const pinned: Key[] = [];
-    for (const f of index.keyed.slice(0, -1)) {
-      const keys = constraints.get(f);
-      if (keys?.length !== 1) return undefined;
-      pinned.push(keys[0]!);
-    }
-    const ids = index.orderedIds(pinned, stringRanges(filter).get(field), sort[field] as 1 | -1);
+    const dir = sort[field] as 1 | -1;
+    const ids =
+      this.excludingOrder(filter, constraints, field, dir) ??
+      this.pinnedOrder(filter, constraints, field, dir);
     if (ids === undefined) return undefined;
     const matches = compileMatcher(filter);
     const out: Doc[] = [];
@@ -430,6 +425,57 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
       if (out.length >= max) break;
     }
     return out;
+  }
+
+  /** sortedPage's order from the index plan() picks, its fields before `field` pinned to one key each. */
+  private pinnedOrder(
+    filter: Filter,
+    constraints: Map<string, Key[]>,
+    field: string,
+    dir: 1 | -1,
+  ): Iterable<string> | undefined {
+    const index = this.pick(constraints);
+    if (index === undefined || index.keyed[index.keyed.length - 1] !== field) return undefined;
+    const pinned: Key[] = [];
+    for (const f of index.keyed.slice(0, -1)) {
+      const keys = constraints.get(f);
+      if (keys?.length !== 1) return undefined;
+      pinned.push(keys[0]!);
+    }
+    return index.orderedIds(pinned, stringRanges(filter).get(field), dir);
+  }
+
+  /**
+   * sortedPage's order when the filter leaves keys out with `$nin` on the field just before `field` in
+   * an index (the fields before that pinned to one key each): the index's levels under the other keys,
+   * merged (KeyIndex.mergedIds), so the documents left out are never read. Walking an index that
+   * pins fewer fields read each of them to refuse it: the webhook sweeper walked the whole due backlog
+   * of every endpoint whose queue is full, each second. Undefined when no index serves it.
+   */
+  private excludingOrder(
+    filter: Filter,
+    constraints: Map<string, Key[]>,
+    field: string,
+    dir: 1 | -1,
+  ): Iterable<string> | undefined {
+    for (const index of this.active) {
+      const n = index.keyed.length;
+      if (n < 2 || index.keyed[n - 1] !== field) continue;
+      const free = index.keyed[n - 2]!;
+      if (constraints.has(free)) continue;
+      const excluded = soleValue(filter[free], '$nin');
+      if (!Array.isArray(excluded) || excluded.length === 0 || !excluded.every(isKey)) continue;
+      const pinned: Key[] = [];
+      for (const f of index.keyed.slice(0, -2)) {
+        const keys = constraints.get(f);
+        if (keys?.length !== 1) break;
+        pinned.push(keys[0]!);
+      }
+      if (pinned.length !== n - 2) continue;
+      const ids = index.mergedIds(pinned, new Set(excluded), stringRanges(filter).get(field), dir);
+      if (ids !== undefined) return ids;
+    }
+    return undefined;
   }
 
   /** The index plan() narrows with for these equality constraints (none pins _id). */

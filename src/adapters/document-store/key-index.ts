@@ -10,7 +10,7 @@ import { type Doc, DocumentStoreError, type IndexSpec } from '../../ports/docume
 import { inStringRange, type StringRange } from './filter';
 import { SortedKeys } from './sorted-keys';
 import { indexName, isParentPath, splitPath } from './validate';
-import { ownField } from './values';
+import { compareStrings, ownField } from './values';
 
 export type Key = string | number | boolean | null;
 
@@ -386,6 +386,47 @@ export class KeyIndex {
       if (!(next instanceof Map)) return undefined;
       level = next;
     }
+    const sorted = this.sortedLevel(level);
+    if (sorted.others > 0) return undefined;
+    return idsUnder(level, sorted.keys.within(range, dir));
+  }
+
+  /**
+   * orderedIds for an index whose next-to-last keyed field is left free: the _ids under the given
+   * single keys of the fields before it, then under every key of that field but `excluded`, merged in
+   * the order of the last field's keys within `range` (ties: by the free field's key, then insertion
+   * order); lazily. The documents under an excluded key are never read: a filter's `$nin` there (the
+   * webhook sweeper leaving out the endpoints whose queue is full) costs nothing, however many they
+   * are. Undefined when that order cannot be given (as orderedIds).
+   */
+  mergedIds(
+    pinned: Key[],
+    excluded: ReadonlySet<Key>,
+    range: StringRange | undefined,
+    dir: 1 | -1,
+  ): Iterable<string> | undefined {
+    if (pinned.length !== this.keyed.length - 2 || this.overflow.size > 0 || this.multikeyDocs > 0)
+      return undefined;
+    let level: Level = this.root;
+    for (const key of pinned) {
+      const next = level.get(key);
+      if (next === undefined) return [];
+      if (!(next instanceof Map)) return undefined;
+      level = next;
+    }
+    const streams: Stream[] = [];
+    for (const [key, child] of level) {
+      if (excluded.has(key)) continue;
+      if (!(child instanceof Map)) return undefined;
+      const sorted = this.sortedLevel(child);
+      if (sorted.others > 0) return undefined;
+      streams.push({ level: child, keys: sorted.keys.within(range, dir), key: '', tie: key });
+    }
+    return merged(streams, dir);
+  }
+
+  /** A level's string keys in order, built on its first sorted read and kept up to date from then on. */
+  private sortedLevel(level: Level): { keys: SortedKeys; others: number } {
     let sorted = this.sorted.get(level);
     if (sorted === undefined) {
       const all: string[] = [];
@@ -393,8 +434,7 @@ export class KeyIndex {
       sorted = { keys: new SortedKeys(all), others: level.size - all.length };
       this.sorted.set(level, sorted);
     }
-    if (sorted.others > 0) return undefined;
-    return idsUnder(level, sorted.keys.within(range, dir));
+    return sorted;
   }
 
   /** How many leading fields `constraints` pins with equality (0: this index cannot help). */
@@ -452,6 +492,77 @@ function* walk(level: Level, lists: Key[][], depth: number, range?: StringRange)
     if (typeof child === 'string') yield child;
     else if (child instanceof Map) yield* walk(child, lists, depth + 1, range);
     else yield* child;
+  }
+}
+
+/** One level of a merge (mergedIds): its keys in order, the one at hand, and the key it sits under. */
+interface Stream {
+  level: Level;
+  keys: Iterator<string>;
+  key: string;
+  tie: Key;
+}
+
+/** Whether stream `a` comes before `b` (dir 1: ascending keys); ties by the key they sit under. */
+function before(a: Stream, b: Stream, dir: 1 | -1): boolean {
+  const c = compareStrings(a.key, b.key) * dir;
+  if (c !== 0) return c < 0;
+  return compareKeys(a.tie, b.tie) < 0;
+}
+
+function compareKeys(a: Key, b: Key): number {
+  if (typeof a === 'string' && typeof b === 'string') return compareStrings(a, b);
+  const x = String(a);
+  const y = String(b);
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/** The ids of several levels in the order of their keys: a binary heap of the levels, by key at hand. */
+function* merged(streams: Stream[], dir: 1 | -1): Generator<string> {
+  const heap: Stream[] = [];
+  const up = (i: number) => {
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!before(heap[i]!, heap[parent]!, dir)) return;
+      [heap[i], heap[parent]] = [heap[parent]!, heap[i]!];
+      i = parent;
+    }
+  };
+  const down = (i: number) => {
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let first = i;
+      if (l < heap.length && before(heap[l]!, heap[first]!, dir)) first = l;
+      if (r < heap.length && before(heap[r]!, heap[first]!, dir)) first = r;
+      if (first === i) return;
+      [heap[i], heap[first]] = [heap[first]!, heap[i]!];
+      i = first;
+    }
+  };
+  for (const s of streams) {
+    const next = s.keys.next();
+    if (next.done) continue;
+    s.key = next.value;
+    heap.push(s);
+    up(heap.length - 1);
+  }
+  // A document with an array in the merged field sits under several of its levels: listed once.
+  const listed = new Set<string>();
+  while (heap.length > 0) {
+    const s = heap[0]!;
+    for (const id of idsUnder(s.level, [s.key])) {
+      if (listed.has(id)) continue;
+      listed.add(id);
+      yield id;
+    }
+    const next = s.keys.next();
+    if (next.done) {
+      const last = heap.pop()!;
+      if (heap.length === 0) return;
+      heap[0] = last;
+    } else s.key = next.value;
+    down(0);
   }
 }
 

@@ -1,0 +1,71 @@
+// A sweep's cost does not follow a full endpoint's backlog. The sweeper's find leaves out the
+// endpoints whose queue is full (`endpoint_id: {$nin}`), but read on the `work` index (status,
+// sweep_after) it handed each of their due deliveries to the filter to refuse it, every second: a hung
+// endpoint's backlog of 50,000 was 50,000 documents examined per sweep. Here a hung endpoint holds 4
+// (1 in flight, 3 queued: its queue full) and 50,000 more are due for it, older than the 100 due for
+// other endpoints; a sweep of 5 examines about its page.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
+import { EmbeddedCollection } from '../../src/adapters/document-store/embedded';
+import { FixedClock } from '../../src/core/clock';
+import { countFinds, pendingDelivery } from '../helpers/sweep-cost';
+import { hold } from '../helpers/webhook-receiver';
+import { demoCustomer, startWebhooksWorld, until, type WebhooksWorld } from '../helpers/webhooks-world';
+
+const KEY = { id: 'key_scb', token: 'couvert_pk_sweepcostbacklog_00000000001', scopes: ['CUSTOMERS_READ'] };
+const NOW = '2026-06-02T10:00:00.000Z';
+
+const t = suite<{ w: WebhooksWorld & { clock: FixedClock } }>('webhooks: a sweep beside a full backlog');
+
+t.before(async (ctx) => {
+  ctx.w = await startWebhooksWorld({
+    name: 'webhooks-sweep-cost-backlog',
+    clock: new FixedClock(NOW),
+    key: KEY,
+    endpoint: { id: 'we_hung', path: '/hung', secret: 'whsec_sweep_cost_backlog_secret_01' },
+    publisher: {
+      concurrencyPerEndpoint: 1,
+      maxWaitingPerEndpoint: 3,
+      sweepIntervalMs: 3_600_000,
+      timeoutMs: 600_000,
+    },
+  });
+});
+
+t.after(async (ctx) => {
+  await ctx.w?.close();
+});
+
+t("a full endpoint's due backlog is not read by a sweep", async ({ w }) => {
+  const gate = hold();
+  w.rx.on('/hung', { until: gate.held });
+  const publisher = w.running?.publisher;
+  assert.ok(publisher);
+  try {
+    for (let i = 0; i < 4; i++) await demoCustomer(w.rt, `Hung ${i}`);
+    await w.rx.waitFor('/hung', 1);
+    await until('four held', 120_000, async () => (publisher.pending === 4 ? true : null));
+    const col = w.rt.docs.collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES);
+    assert.ok(col instanceof EmbeddedCollection, 'the embedded store answers the sweeper');
+    const at = (s: number) => new Date(Date.parse(NOW) + s * 1000).toISOString();
+    const docs: WebhookDeliveryDoc[] = [];
+    // The hung endpoint's backlog, due for hours, then the others' retries due in the last minute.
+    for (let i = 0; i < 50_000; i++)
+      docs.push(pendingDelivery(`backlog_${i}`, 'we_hung', NOW, at(-7_200 + (i % 7_000))));
+    for (let i = 0; i < 100; i++)
+      docs.push(pendingDelivery(`other_${i}`, `we_other_${i % 4}`, NOW, at(-60 + (i % 50))));
+    await col.insertMany(docs);
+    const { result, copied, examined } = await countFinds(col, () => publisher.sweep(5));
+    assert.is(result, 0, 'every request refused: no stream at revision 7');
+    assert.is(copied, 5, `copied ${copied} documents for a sweep of 5`);
+    assert.ok(
+      examined <= 50,
+      `examined ${examined} documents for a sweep of 5 (50,000 of a full endpoint due)`,
+    );
+  } finally {
+    gate.release();
+  }
+});
+
+t.run();

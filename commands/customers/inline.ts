@@ -12,6 +12,7 @@ import type { CommandMeta } from '../../src/core/command-meta';
 import type { Issue } from '../../src/core/errors';
 import type { WriteDeps } from '../../src/core/write-deps';
 import type { DocumentStore } from '../../src/ports/document-store';
+import { blacklistedMatch } from './blacklisted-match';
 import type { ProfileInput } from './bounds';
 import { followMerges } from './follow-merges';
 import { type CustomerRestaurant, createCustomer, updateCustomer, writeContext } from './handler';
@@ -36,10 +37,16 @@ export interface InlineCustomer extends ProfileInput {
 export interface InlinePlan {
   /** What resolving will do. */
   action: 'create' | 'return_existing' | 'update';
-  /** The matched customer; null when a new one will be created. */
+  /**
+   * The matched customer; null when a new one will be created. With create_new (asked for, or the
+   * restaurant's matching off) a match is named only when it is blacklisted.
+   */
   customerId: string | null;
   matchedOn: 'phone' | 'email' | null;
-  /** The matched customer is blacklisted: the reservation must be rejected (and nothing written). */
+  /**
+   * The matched customer is blacklisted, whatever on_match says: the reservation must be rejected
+   * (and nothing written).
+   */
   blacklisted: boolean;
 }
 
@@ -113,8 +120,13 @@ export async function checkInlineCustomer(
   const details = withoutEmptyContacts(inline);
   prepareProfile(details, await writeContext(deps, restaurant, details));
   const mode = effective(restaurant, onMatch);
-  if (mode === 'create_new')
-    return { action: 'create', customerId: null, matchedOn: null, blacklisted: false };
+  if (mode === 'create_new') {
+    // The match is ignored, unless blacklisted: a new twin of that guest would book.
+    const black = await blacklistedMatch(deps, docs, restaurant, details, INLINE_MATCH_ORDER);
+    if (!black) return { action: 'create', customerId: null, matchedOn: null, blacklisted: false };
+    const matchedOn = black.on === 'email' ? 'email' : 'phone';
+    return { action: 'create', customerId: black.customerId, matchedOn, blacklisted: true };
+  }
   const match = await findMatch(docs, restaurant, details, INLINE_MATCH_ORDER);
   const live = match && (await liveCustomer(deps, match.doc._id));
   if (!match || !live) return { action: 'create', customerId: null, matchedOn: null, blacklisted: false };
@@ -128,7 +140,8 @@ export async function checkInlineCustomer(
 }
 
 /**
- * Finds or creates the reservation's customer. A blacklisted match is reported and left untouched.
+ * Finds or creates the reservation's customer. A blacklisted match is reported and left untouched
+ * (with create_new too: no twin of theirs is created).
  * Within a process, resolutions (and POST /customers) sharing a phone or an email match and write one
  * after the other, each once the read models show the one before (`matchingInTurn`): concurrent
  * reservations of one new guest made one customer each.
@@ -158,6 +171,8 @@ async function resolveNow(
 ): Promise<InlineResolution> {
   for (let attempt = 1; ; attempt++) {
     const plan = await checkInlineCustomer(deps, docs, restaurant, details, onMatch);
+    if (plan.blacklisted && plan.customerId !== null)
+      return { customerId: plan.customerId, blacklisted: true, result: 'matched', position: null };
     if (plan.customerId === null) {
       const created = await createCustomer(deps, restaurant, details, meta, { origin: 'RESERVATION' });
       return {
@@ -168,7 +183,6 @@ async function resolveNow(
       };
     }
     const id = plan.customerId;
-    if (plan.blacklisted) return { customerId: id, blacklisted: true, result: 'matched', position: null };
     // return_existing writes nothing, except a consent the guest just gave.
     const write: ProfileInput | null =
       plan.action === 'update'

@@ -6,6 +6,7 @@ import type { CommandMeta } from '../../src/core/command-meta';
 import { ApiError, BusinessRuleError, type Issue } from '../../src/core/errors';
 import type { WriteDeps } from '../../src/core/write-deps';
 import type { DocumentStore } from '../../src/ports/document-store';
+import { blacklistedError } from '../customers/blacklisted-match';
 import type { ProfileInput } from '../customers/bounds';
 import { type CustomerRestaurant, loadCustomer, updateCustomer, writeContext } from '../customers/handler';
 import {
@@ -38,11 +39,7 @@ export interface ReservationRestaurant {
   customer_matching: boolean;
 }
 
-const blacklisted = () =>
-  new BusinessRuleError(
-    'CUSTOMER_BLACKLISTED',
-    'This customer is blacklisted: the restaurant takes no reservation for them',
-  );
+const blacklisted = () => blacklistedError();
 
 /** An existing, visible, not blacklisted customer of this restaurant (read from its stream). */
 export async function checkLinkedCustomer(deps: WriteDeps, restaurantId: string, id: string): Promise<void> {

@@ -453,6 +453,18 @@ t(
     });
     assert.is(inline.status, 422);
     assert.is(inline.body.error.details.reason, 'CUSTOMER_BLACKLISTED');
+    // create_new does not make a fresh, unblacklisted twin of the guest the details would match.
+    const customersBefore = await svc.api('GET', '/customers?limit=100', { token: TOKENS.full });
+    for (const customer of [
+      { name: 'Someone Else', email: 'Banned@Example.com', on_match: 'create_new' },
+      { name: 'Someone Else', phone_number: '06 99 99 99 99', on_match: 'create_new' },
+    ]) {
+      const twin = await create(svc, { start_at: at('21:30', '2026-06-07'), customer });
+      assert.is(twin.status, 422, JSON.stringify(customer));
+      assert.is(twin.body.error.details.reason, 'CUSTOMER_BLACKLISTED');
+    }
+    const customersAfter = await svc.api('GET', '/customers?limit=100', { token: TOKENS.full });
+    assert.equal(customersAfter.body.data, customersBefore.body.data);
     const after = await svc.api('GET', `/customers/${id}`, { token: TOKENS.full });
     assert.equal(after.body.data, before.body.data);
     // Refused by the checks, before any seating was held: the day's capacity stream was never written.

@@ -1,6 +1,8 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { blacklistCustomer } from '../../commands/customers/handler';
 import { setPosLock } from '../../commands/reservations/handler-records';
+import { updateRestaurant } from '../../commands/restaurants/handler';
 import { operatorMeta } from '../../src/core/command-meta';
 import { OpenApiChecker } from '../helpers/openapi';
 import { create, type ReservationService, startReservationService, TOKENS } from '../helpers/reservations';
@@ -231,6 +233,41 @@ t(
     // Stats follow the links.
     const stats = (await svc.api('GET', `/customers/${alanId}`, { token: TOKENS.full })).body.data.stats;
     assert.is(stats.reservation_count, 2);
+  },
+);
+
+t(
+  'inline details matching a blacklisted customer are refused, with automatic matching off too',
+  async ({ svc }) => {
+    const banned = (
+      await create(svc, {
+        start_at: at('24', '19:00'),
+        customer: { name: 'Banned Patch', email: 'banned-patch@example.com' },
+      })
+    ).body.data.customer.id;
+    await svc.rt.settle((await blacklistCustomer(svc.rt, banned, null, operatorMeta('test'))).position);
+    const r = (await create(svc, { start_at: at('24', '20:00') })).body.data;
+    const matching = async (on: boolean) =>
+      svc.rt.settle(
+        (await updateRestaurant(svc.rt, 'rest_demo', { customer_matching: on }, operatorMeta('test')))
+          .position,
+      );
+    try {
+      for (const on of [true, false]) {
+        await matching(on);
+        const res = await patch(svc, r.id, {
+          customer: { name: 'Not Banned', email: 'BANNED-patch@example.com' },
+        });
+        assert.is(res.status, 422, `matching ${on}`);
+        assert.is(res.body.error.details.reason, 'CUSTOMER_BLACKLISTED');
+      }
+    } finally {
+      await matching(true);
+    }
+    const still = await svc.api('GET', `/reservations/${r.id}`, { token: TOKENS.full });
+    assert.is(still.body.data.customer, null);
+    const twins = await svc.api('GET', '/customers?email=banned-patch%40example.com', { token: TOKENS.full });
+    assert.is(twins.body.data.length, 1);
   },
 );
 

@@ -142,6 +142,28 @@ t('a blacklisted match is reported by the check and left untouched by resolve', 
   assert.is(await head(w), before);
 });
 
+t(
+  'create_new (asked for, or matching off) still reports a blacklisted match and creates nothing',
+  async ({ w }) => {
+    const id = await existing(w, { name: 'B', email: 'black@example.com' });
+    await blacklistCustomer(w, id, null, w.meta);
+    await w.settle();
+    const before = await head(w);
+    for (const [onMatch, matching] of [
+      ['create_new', true],
+      [undefined, false],
+    ] as const) {
+      const restaurant = { ...w.restaurant, customer_matching: matching };
+      const inline = { name: 'Twin', email: 'BLACK@example.com' };
+      const plan = await checkInlineCustomer(w, w.docs, restaurant, inline, onMatch);
+      assert.equal(plan, { action: 'create', customerId: id, matchedOn: 'email', blacklisted: true });
+      const out = await resolve(w, inline, onMatch, matching);
+      assert.equal(out, { customerId: id, blacklisted: true, result: 'matched', position: null });
+    }
+    assert.is(await head(w), before);
+  },
+);
+
 t('checking never writes, and refuses bad details before anything is written', async ({ w }) => {
   const before = await head(w);
   const plan = await checkInlineCustomer(

@@ -90,7 +90,7 @@ export const customerCreateBody = obj({
   on_match: optional(
     enums(ON_MATCH, {
       description:
-        'When a customer matches (same external_id, else phone, else email): return_existing (default) returns it unchanged, update writes the given fields onto it, create_new ignores it',
+        'When a customer matches (same external_id, else phone, else email): return_existing (default) returns it unchanged, update writes the given fields onto it, create_new ignores it (unless it is blacklisted: 422 CUSTOMER_BLACKLISTED)',
     }),
   ),
 });
@@ -120,7 +120,8 @@ export const inlineCustomerSchema = obj({
   newsletter_consent: optional(field.newsletter_consent),
   on_match: optional(
     enums(ON_MATCH, {
-      description: "Omitted: follows the restaurant's setting (match unless automatic matching is off)",
+      description:
+        "Omitted: follows the restaurant's setting (match unless automatic matching is off). A blacklisted match refuses the reservation whatever this says (create_new included)",
     }),
   ),
 });

@@ -106,6 +106,9 @@ const BODY_REFERENCES = {
   'customer.id': 'customer',
 } as const;
 
+const BLACKLIST_RULE =
+  'A blacklisted customer is refused (422, `details.reason` CUSTOMER_BLACKLISTED, nothing created or changed): named by `customer.id`, or the customer inline details match (phone, then email), whatever `on_match` says: `create_new`, and a restaurant whose automatic matching is off, still look for the match and refuse it when it is blacklisted, rather than make a new customer of that guest.';
+
 const ERROR_REASONS = [
   'An id in the body that names nothing of this restaurant answers 422 with `unknown_reference` issues on those fields and the matching reason below. On 422, `error.details.reason` says why: OUTSIDE_SHIFT, PARTY_SIZE_OUT_OF_RANGE, TOO_LATE, TOO_FAR, ROOM_SELECTION_REQUIRED, MAX_COVERS_REACHED, NO_TABLE, UNKNOWN_SHIFT, UNKNOWN_ROOM, UNKNOWN_TABLE, UNKNOWN_DISCOUNT, DISCOUNT_INACTIVE, DISCOUNT_NOT_STARTED, DISCOUNT_ENDED, DISCOUNT_WRONG_DAY, DISCOUNT_OUTSIDE_HOURS, UNKNOWN_PRESCRIBER, CUSTOMER_BLACKLISTED, CUSTOMER_NOT_FOUND, CUSTOMER_NAME_REQUIRED, RESERVATION_CANCELED, RESERVATION_FINISHED, RESERVATION_SEATED, APPROVAL_REQUIRED, DEPOSIT_REQUIRED, TOO_EARLY_TO_ARRIVE. A refused request creates and changes nothing (its external_id stays free).',
   'Room selection: on a shift that requires it, `room_id` is required (take it from the slot of GET /availability); without it the answer is 422 with reason ROOM_SELECTION_REQUIRED, as POST /availability/check reports it, also with bypass_availability. ',
@@ -123,6 +126,7 @@ export const reservationRoutes = [
       'A slot no longer bookable when the request arrives (another booking took the last table or covers since GET /availability offered it, or its minimum notice passed) is 422 with `details.reason` NO_TABLE, MAX_COVERS_REACHED or TOO_LATE, never 409: pick another slot. This follows the text of this operation in the spec (§4: "422 when the slot is no longer bookable") and departs from its §7 error table, which also lists "slot no longer available" under 409: one status for every answer that means "choose another slot", whatever made the slot go, and 409 kept for answers a partner handles otherwise. 409 is not about the slot: a duplicate `external_id`, a concurrent change that kept landing first (send it again), or a create that stalled so long that the table it held was given back (search by external_id, then send it again).',
       `Status on creation: \`initial_status\` when given (an arrived one, SHOWED_UP or a seated status, records the guests as there now: only from ${ARRIVAL_LEAD_MINUTES} minutes before \`start_at\`, else 422 TOO_EARLY_TO_ARRIVE); else PENDING when the shift requires approval (unless bypass_approval); else PENDING_PAYMENT when the shift asks a deposit of this party (a DEPOSIT payment row, status PENDING; recording the payment confirms); else CONFIRMED. A pending reservation approved with its deposit unpaid becomes CONFIRMED_PENDING_PAYMENT.`,
       '`external_id` is unique within the restaurant (409; the original response is not replayed). After a timeout, look for the reservation with GET /reservations?external_id= before creating it again. There is no idempotency key: an `Idempotency-Key` header is ignored, and the same body sent twice without `external_id` makes two reservations; `external_id` is what makes a retry safe.',
+      BLACKLIST_RULE,
       ERROR_REASONS,
     ].join('\n\n'),
     tag: 'Reservations',

@@ -7,6 +7,8 @@
 // one such name made a sync feed page unreadable, with the cursor past it inside the unreadable page.
 import { ApiError, type Issue, validationError } from '../core/errors';
 import { scanJsonText } from './json-members';
+import type { JsonSchema } from './schema';
+import { unsafeIntegerAdvice } from './unsafe-integer-advice';
 
 export interface BodyLimits {
   /** Nested objects and arrays; the body itself is level 1. Our deepest schema needs 4. */
@@ -137,12 +139,16 @@ export const givenTwice = (path: string): Issue => ({
  * behind a 201. A number written with a fraction or exponent (1e16, 6.02e23) is the double it says.
  * `names: false` checks the integers only (the OAuth endpoints refuse repeated parameters their way).
  */
-export function refuseRepeatedMembers(text: unknown, names = true): void {
+export function refuseRepeatedMembers(text: unknown, names = true, schema?: JsonSchema): void {
   if (typeof text !== 'string') return;
-  const { repeated, unsafeInteger: unsafe } = scanJsonText(text);
+  const { repeated, unsafeInteger: unsafe, unsafeKeys } = scanJsonText(text);
   if (names && repeated !== null)
     throw validationError([givenTwice(repeated)], 'The request body is invalid');
-  if (unsafe !== null) throw validationError([unsafeInteger(unsafe)], 'The request body is invalid');
+  if (unsafe !== null)
+    throw validationError(
+      [unsafeInteger(unsafe, unsafeIntegerAdvice(schema ?? {}, unsafeKeys ?? []))],
+      'The request body is invalid',
+    );
 }
 
 /**
@@ -164,7 +170,7 @@ export function parseJsonDocument(text: string): unknown {
     throw new Error(
       `${twice === '' ? 'the name ""' : twice} is given more than once in one object (JSON would keep its last value only)${GIVEN_ONCE}`,
     );
-  if (unsafe !== null) throw new Error(unsafeInteger(unsafe).message);
+  if (unsafe !== null) throw new Error(unsafeInteger(unsafe, unsafeIntegerAdvice(undefined, [])).message);
   return value;
 }
 
@@ -201,10 +207,11 @@ const notFinite = (path: string): Issue => ({
   message: `${path || 'body'} is a number beyond the range JSON numbers are read in (about ±1.8e308)`,
 });
 
-const unsafeInteger = (path: string): Issue => ({
+/** `advice`: unsafeIntegerAdvice's, from the schema of the field (a string only where one is taken). */
+const unsafeInteger = (path: string, advice: string): Issue => ({
   path,
   code: 'out_of_range',
-  message: `${path || 'body'} is an integer written beyond ±9007199254740991 (2^53-1), which JSON readers keep only approximately: send it as a string`,
+  message: `${path || 'body'} is an integer written beyond ±9007199254740991 (2^53-1), which JSON readers keep only approximately: ${advice}`,
 });
 
 const tooLong = (path: string, what: string): Issue => ({

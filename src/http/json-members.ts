@@ -38,10 +38,16 @@ export function repeatedMembers(text: string): string[] {
  * null. A number written with a fraction or an exponent (1e16, 6.02e23, 1e308) is the double it says.
  * When a name repeats, the walk stops there: `unsafeInteger` covers only the text before it.
  */
-export function scanJsonText(text: string): { repeated: string | null; unsafeInteger: string | null } {
+export function scanJsonText(text: string): {
+  repeated: string | null;
+  unsafeInteger: string | null;
+  /** The names and indexes of `unsafeInteger`'s path, one by one (a name may hold a `.`). */
+  unsafeKeys: string[] | null;
+} {
   const scan: Scan = { text, at: 0, keys: [], slash: text.indexOf('\\'), deep: true, unsafe: null };
   const repeated = valueRepeats(scan) ? scan.keys.join('.') : null;
-  return { repeated, unsafeInteger: scan.unsafe ?? null };
+  const unsafeKeys = scan.unsafe ?? null;
+  return { repeated, unsafeInteger: unsafeKeys === null ? null : unsafeKeys.join('.'), unsafeKeys };
 }
 
 interface Scan {
@@ -53,8 +59,8 @@ interface Scan {
   slash: number;
   /** Look for repeated names inside values (any depth); false: only move past each value. */
   deep: boolean;
-  /** The path of the first unsafe plain integer met (deep mode only). */
-  unsafe?: string | null;
+  /** The names and indexes down to the first unsafe plain integer met (deep mode only). */
+  unsafe?: string[] | null;
 }
 
 const isSpaceCode = (c: number) => c === 32 || c === 9 || c === 10 || c === 13 || c === 0xfeff;
@@ -163,7 +169,7 @@ function valueRepeats(s: Scan): boolean {
     d = text.charCodeAt(++s.at);
   // 16 characters or more (a sign and 16 digits at least past 2^53-1): only then is it looked at.
   if (s.unsafe === null && s.at - start > 15 && unsafeIntegerToken(text.slice(start, s.at)))
-    s.unsafe = s.keys.join('.');
+    s.unsafe = [...s.keys];
   return false;
 }
 

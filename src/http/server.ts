@@ -315,8 +315,8 @@ async function handle(
     guardBody(raw);
     // A name given twice would be read as its last value, silently: refused on the partner API (the
     // OAuth endpoints, absolute, refuse their own parameters repeated, RFC 6749 §3.2, in their format).
-    // The integers written past 2^53 are refused on every JSON body.
-    if (isJson) refuseRepeatedMembers(ctx.request.rawBody, !route.absolute);
+    // The integers written past 2^53 are refused on every JSON body (advised by the body's schema).
+    if (isJson) refuseRepeatedMembers(ctx.request.rawBody, !route.absolute, route.body.json);
     if (route.bodyRequired && !hasBody)
       throw new ApiError(400, 'VALIDATION_ERROR', 'A JSON body is required (an empty object {} is enough)', {
         issues: [{ path: '', code: 'required', message: 'body is required' }],

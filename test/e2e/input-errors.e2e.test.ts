@@ -145,6 +145,27 @@ t(
   },
 );
 
+t(
+  'an integer past 2^53 is told to be sent as a string only where the field takes a string, else its bound',
+  async ({ svc }) => {
+    const issue = async (json: string) => {
+      const r = await raw(svc, 'POST', '/reservations', `{"party_size":2,"start_at":"${DINNER}",${json}}`);
+      assert.is(r.status, 400, r.text);
+      return r.body.error.details.issues[0] as { path: string; code: string; message: string };
+    };
+    // An open value takes a string: the number's digits are kept that way.
+    const open = await issue('"metadata":{"pos_id":9007199254740993}');
+    assert.match(open.message, /send it as a string/);
+    // An integer field refuses a string (invalid_type): its bound is the advice.
+    const amount = await issue('"total_amount_paid":9007199254740993');
+    assert.equal([amount.path, amount.code], ['total_amount_paid', 'out_of_range']);
+    assert.not.match(amount.message, /string/);
+    assert.match(amount.message, /must be an integer from 0 to 9007199254740991/);
+    const asString = await issue('"total_amount_paid":"9007199254740993"');
+    assert.is(asString.code, 'invalid_type');
+  },
+);
+
 /** POST /customers with these bytes and this Content-Type, as a partner's HTTP client would send them. */
 const postBytes = async (svc: ReservationService, bytes: Buffer, contentType: string) => {
   const res = await fetch(`${svc.url}/api/partner/v1/customers`, {

@@ -18,6 +18,11 @@ export const INPUT_RULES: readonly { mistake: string; answer: string }[] = [
       '400 VALIDATION_ERROR, issue `duplicate_property` on the property’s dotted path or the parameter’s name; never read as its last value',
   },
   {
+    mistake: 'An Authorization header given twice (the same value or two)',
+    answer:
+      '401 INVALID_AUTHENTICATION with `WWW-Authenticate: Bearer …, error="invalid_request"`, as a header that is not `Bearer <token>`; never read as either value (the OAuth token and revoke endpoints: 400 `invalid_request`)',
+  },
+  {
     mistake:
       'A query parameter whose %-escapes are malformed (`%zz`, a lone `%`) or spell bytes that are not UTF-8 (`%E9`)',
     answer:

@@ -58,7 +58,7 @@ export const HEADERS = {
   },
   WwwAuthenticate: {
     description:
-      'The Bearer challenge (RFC 6750 §3): error="invalid_token" for a token that opens nothing, error="invalid_request" for an Authorization header that is not Bearer, no error when none was sent',
+      'The Bearer challenge (RFC 6750 §3): error="invalid_token" for a token that opens nothing, error="invalid_request" for an Authorization header that is not Bearer or is given more than once, no error when none was sent',
     required: true,
     schema: {
       type: 'string',
@@ -266,7 +266,7 @@ export const ERROR_RESPONSES: Record<number, ErrorDoc> = {
   401: {
     name: 'Unauthorized',
     description:
-      'Missing (AUTHENTICATION_REQUIRED) or invalid, revoked or disconnected token (INVALID_AUTHENTICATION)',
+      'Missing (AUTHENTICATION_REQUIRED) or invalid, revoked or disconnected token (INVALID_AUTHENTICATION); an Authorization header that is not Bearer, or given more than once, is INVALID_AUTHENTICATION too (never read as either value)',
     examples: ['AuthenticationRequired', 'InvalidAuthentication'],
     headers: ['WwwAuthenticate'],
   },

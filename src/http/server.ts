@@ -2,7 +2,7 @@
 // route with its access rule, body parsing and input validation.
 import Koa, { type Context } from 'koa';
 import type { RateLimiterRes } from 'rate-limiter-flexible';
-import { ApiError, type Issue, storageFullError } from '../core/errors';
+import { ApiError, type Issue, storageFullError, unauthorized } from '../core/errors';
 import { requestDone, requestStarted } from '../core/foreground';
 import type { Runtime } from '../runtime';
 import { renderPageError } from '../web/respond';
@@ -17,6 +17,7 @@ import {
   refuseReplacedBytes,
 } from './body-text';
 import { sendError } from './envelope';
+import { AUTHORIZATION_TWICE, headerLineCount } from './header-lines';
 import { noteCredentialUse } from './key-usage';
 import {
   addWindowIssues,
@@ -265,6 +266,8 @@ async function handle(
   let auth = null as unknown as AuthContext;
   if (route.access.kind !== 'public') {
     // A cached credential answers synchronously: no promise on the common path.
+    if (headerLineCount(ctx.req.rawHeaders, 'authorization') > 1)
+      throw unauthorized('INVALID_AUTHENTICATION', AUTHORIZATION_TWICE, 'invalid_request');
     const resolved = authenticate(rt, ctx.get('authorization'), route.access);
     auth = resolved instanceof Promise ? await resolved : resolved;
     ctx.state.auth = auth;

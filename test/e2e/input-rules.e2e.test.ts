@@ -6,6 +6,7 @@ import * as assert from 'uvu/assert';
 import type { AnyRoute } from '../../src/http/route';
 import { partnerRoutes } from '../../src/http/routes';
 import type { JsonSchema } from '../../src/http/schema';
+import { requestWithRepeats } from '../helpers/repeated-headers';
 import {
   create,
   DINNER,
@@ -70,6 +71,22 @@ const call = (ctx: Ctx, route: AnyRoute, target: string, body?: unknown, invalid
 type Issue = { path: string; code: string; message: string };
 const issues = (res: { body: { error?: { details?: { issues?: Issue[] } } } }) =>
   res.body.error?.details?.issues ?? [];
+
+t(
+  'an Authorization header given twice is 401 INVALID_AUTHENTICATION on every route that takes a token',
+  async (ctx) => {
+    for (const route of routes.filter((r) => r.access.kind !== 'public')) {
+      const target = url(ctx, route, SAMPLES[route.operationId]?.query);
+      const res = await requestWithRepeats(
+        `${ctx.svc.url}${route.absolute ? '' : '/api/partner/v1'}${target}`,
+        route.method,
+        { authorization: [`Bearer ${TOKENS.full}`, `Bearer ${TOKENS.full}`] },
+      );
+      assert.is(res.status, 401, `${route.method} ${route.path}`);
+      assert.is(res.body.error.code, 'INVALID_AUTHENTICATION', `${route.method} ${route.path}`);
+    }
+  },
+);
 
 t('an undeclared query parameter is 400 unknown_parameter on every route', async (ctx) => {
   for (const route of routes) {

@@ -18,6 +18,7 @@ import {
   SECRETS,
   tokenRequest,
 } from '../helpers/oauth';
+import { requestWithRepeats } from '../helpers/repeated-headers';
 import { REQUEST_HANG_MS, startTestService, type TestService } from '../helpers/service';
 
 const t = suite<{ svc: TestService; b: Browser }>('OAuth token endpoint', {} as never);
@@ -161,6 +162,21 @@ t('request errors: grant type, missing and repeated parameters, an unreadable bo
   const body = (await repeated.json()) as { error: string; error_description: string };
   assert.equal([repeated.status, body.error], [400, 'invalid_request']);
   assert.match(body.error_description, /code: repeated/);
+  // Two Authorization headers: a repeated parameter too, never read as the first (Node keeps only it).
+  const exchangeForm = `grant_type=authorization_code&code=${c.code}&redirect_uri=${encodeURIComponent(CALLBACK)}&code_verifier=${c.verifier}`;
+  for (const path of ['/api/oauth/token', '/api/oauth/revoke']) {
+    const twice = await requestWithRepeats(
+      `${svc.url}${path}`,
+      'POST',
+      {
+        authorization: [basic('app_demo', SECRETS.app_demo), basic('app_pub', 'wrong')],
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      path.endsWith('token') ? exchangeForm : 'token=couvert_pk_whatever',
+    );
+    assert.equal([twice.status, twice.body.error], [400, 'invalid_request'], path);
+    assert.match(twice.body.error_description, /Authorization header is given more than once/);
+  }
   const garbage = await fetch(`${svc.url}/api/oauth/token`, {
     method: 'POST',
     headers: { authorization: basic('app_demo', SECRETS.app_demo), 'content-type': 'application/json' },

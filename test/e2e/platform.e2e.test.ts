@@ -4,6 +4,7 @@ import { revokeApiKey } from '../../commands/credentials/handler';
 import { resumeRestaurant, suspendRestaurant } from '../../commands/restaurants/handler';
 import { operatorMeta } from '../../src/core/command-meta';
 import { OpenApiChecker } from '../helpers/openapi';
+import { requestWithRepeats } from '../helpers/repeated-headers';
 import { demoBootstrap, startTestService, type TestService } from '../helpers/service';
 
 const FULL = 'couvert_pk_full_0000000000000000000000000001';
@@ -81,6 +82,28 @@ t('missing, malformed and unknown tokens are 401 in the envelope', async ({ svc,
   );
   for (const res of [wrong, basic]) openapi.check('GET', ME, res);
 });
+
+t(
+  'two Authorization headers are refused, whichever comes first: never read as one of them',
+  async ({ svc }) => {
+    for (const values of [
+      [`Bearer ${FULL}`, 'Bearer couvert_pk_nope_000000000000000000000'],
+      ['Bearer couvert_pk_nope_000000000000000000000', `Bearer ${FULL}`],
+      [`Bearer ${FULL}`, `Bearer ${FULL}`],
+    ]) {
+      const res = await requestWithRepeats(`${svc.url}${ME}`, 'GET', { authorization: values });
+      assert.is(res.status, 401, JSON.stringify(res.body));
+      assert.is(res.body.error.code, 'INVALID_AUTHENTICATION');
+      assert.match(res.body.error.message, /Authorization header is given more than once/);
+      assert.is(
+        res.headers['www-authenticate'],
+        'Bearer realm="Couvert Partner API", error="invalid_request"',
+      );
+    }
+    const once = await requestWithRepeats(`${svc.url}${ME}`, 'GET', { authorization: [`Bearer ${FULL}`] });
+    assert.is(once.status, 200);
+  },
+);
 
 t(
   'a token that opens nothing is told the fix: quotes, another value of the integration, or a new key',

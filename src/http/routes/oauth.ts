@@ -10,6 +10,7 @@ import { redeemCode, revokeClientToken } from '../../../commands/oauth/token-han
 import { SCOPES } from '../../core/scopes';
 import type { Runtime } from '../../runtime';
 import { BODY_LIMITS } from '../body-guard';
+import { AUTHORIZATION_TWICE, headerLineCount } from '../header-lines';
 import { repeatedMembers } from '../json-members';
 import { invalidClient, invalidRequest, NO_STORE, OAuthError, oauthErrorResult } from '../oauth-errors';
 import { type AnyRoute, defineRoute, PUBLIC, type ResponseDoc } from '../route';
@@ -89,6 +90,7 @@ async function client(
   ctx: Context,
   body: { client_id?: string; client_secret?: string },
 ): Promise<ApplicationState> {
+  if (headerLineCount(ctx.req.rawHeaders, 'authorization') > 1) throw invalidRequest(AUTHORIZATION_TWICE);
   const header = ctx.get('authorization');
   let id: string | undefined;
   let secret: string | undefined;
@@ -163,7 +165,7 @@ const oauthError = (
 });
 const commonErrors = (endpoint: 'token' | 'revoke'): Record<number, ResponseDoc> => ({
   400: oauthError(
-    'invalid_request (a missing or repeated parameter, in a form or a JSON body, two client authentication methods, an unreadable body)' +
+    'invalid_request (a missing or repeated parameter, in a form or a JSON body, two client authentication methods, an Authorization header given more than once, an unreadable body)' +
       (endpoint === 'token'
         ? '; invalid_grant (an unknown, expired or used code, or a redirect_uri or code_verifier that does not match); unsupported_grant_type'
         : ''),

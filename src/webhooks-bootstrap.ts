@@ -58,7 +58,7 @@ async function planWebhookSections(
         const entry = validateInput(raw, entrySchema, 'body');
         // The endpoint rules (URL, headers, event types) here too, where each is named by its place in
         // the file and before any section is applied: met only by the create or update, they failed the
-        // start with 'The request is invalid' alone, after the file's earlier sections were applied.
+        // start with a bare 'The request body is invalid', after the file's earlier sections were applied.
         const config = (deps as Partial<EndpointDeps>).config;
         if (config) refuseMalformedSettings(entry, config.webhookAllowPrivateTargets);
         const declared = keysOfFile ? r.api_keys?.find((k) => k.id === entry.api_key_id) : undefined;

@@ -335,7 +335,8 @@ export function refuseMalformedSettings(input: SettingsInput, allowPrivate: bool
     if (new Set(events).size !== events.length)
       issues.push({ path: 'enabled_events', code: 'invalid_format', message: 'items must be distinct' });
   }
-  if (issues.length) throw validationError(issues);
+  // Worded as every other refusal of a body (src/http/validate.ts): these are the body's values.
+  if (issues.length) throw validationError(issues, 'The request body is invalid');
 }
 
 export interface SettingsRules {

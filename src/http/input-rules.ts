@@ -35,8 +35,13 @@ export const INPUT_RULES: readonly { mistake: string; answer: string }[] = [
   },
   {
     mistake:
-      'A value in the wrong format (a date-time without offset, an impossible calendar date, an email, an unknown enum value)',
-    answer: '400 VALIDATION_ERROR, issue `invalid_format` (or `invalid_enum`)',
+      'A value in the wrong format (a date-time without offset, an impossible calendar date, an email)',
+    answer: '400 VALIDATION_ERROR, issue `invalid_format`',
+  },
+  {
+    mistake:
+      'A value outside the ones a field or query parameter lists (an enum; an item of a comma-separated filter such as `status=CONFIRMED,SEATED`)',
+    answer: '400 VALIDATION_ERROR, issue `invalid_enum`, in the body and the query string alike',
   },
   {
     mistake:

@@ -164,6 +164,30 @@ export function refined<T>(
   return { ...base, struct: s.refine(base.struct, name, (v) => check(v) || message) };
 }
 
+/** The refinement of `enumList`: validate.ts answers it `invalid_enum`, as an enum's own failure. */
+export const ENUM_LIST = 'enum_list';
+
+/**
+ * One value or several, comma-separated, each among `values` (a query filter such as `status=A,B`).
+ * Documented by its pattern and refused in words (a long alternation is no message), with the code
+ * of every other value outside a list: `invalid_enum`.
+ */
+export function enumList(values: readonly string[], o: Doc & { what: string }): Schema<string> {
+  const one = values.join('|');
+  const pattern = new RegExp(`^(${one})(,(${one}))*$`);
+  const base = str({
+    ...o,
+    description: o.description ?? `One or several, comma-separated: ${values.join(', ')}`,
+  });
+  const checked = refined(
+    base,
+    ENUM_LIST,
+    (v) => pattern.test(v),
+    `must be one ${o.what} or several, comma-separated, among ${values.join(', ')}`,
+  );
+  return { ...checked, json: { ...checked.json, pattern: pattern.source } };
+}
+
 const rangeMessage = (min: number | undefined, max: number) =>
   min !== undefined ? `must be an integer from ${min} to ${max}` : `must be an integer at most ${max}`;
 

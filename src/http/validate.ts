@@ -1,7 +1,7 @@
 import { validate as run, type StructError } from 'superstruct';
 import { type Issue, validationError } from '../core/errors';
 import { GIVEN_ONCE, givenTwice, kindOf } from './body-guard';
-import { QUERY_PLUS_NOTE, type Schema } from './schema';
+import { ENUM_LIST, QUERY_PLUS_NOTE, type Schema } from './schema';
 
 /** Validates (with coercion, for query strings) and returns the value, or throws 400 with every issue. */
 export function validateInput<T>(value: unknown, schema: Schema<T>, where: 'body' | 'query' | 'path'): T {
@@ -113,6 +113,9 @@ function describe(f: Failure, path: string, where: string): Issue {
   if (f.refinement === 'size' || f.refinement === 'min' || f.refinement === 'max' || f.refinement === 'range')
     // These messages hold only the bounds and a length or number.
     return { path, code: 'out_of_range', message: `${field}: ${bounded(plain(f.message))}` };
+  // A comma-separated list of listed values (schema.ts enumList): a value outside them, as for an enum.
+  if (f.refinement === ENUM_LIST)
+    return { path, code: 'invalid_enum', message: `${field} ${bounded(f.message)}` };
   if (f.refinement === 'pattern')
     return { path, code: 'invalid_format', message: `${field} must match ${quoted(f.message)}` };
   if (f.refinement) {

@@ -360,6 +360,27 @@ t(
       res.body.error.details.issues.map((i: { path: string; code: string }) => `${i.path} ${i.code}`),
       ['starting_after invalid_cursor'],
     );
+    // By the name the other feeds take it: the same answer, on the name given.
+    const byCursor = await svc.api('GET', `/webhook-endpoints/${id}/deliveries?cursor=whd_none`, {
+      token: TOKEN,
+    });
+    assert.equal(
+      byCursor.body.error.details.issues.map((i: { path: string; code: string }) => `${i.path} ${i.code}`),
+      ['cursor invalid_cursor'],
+    );
+    // Both names at once: one value given twice, never one read and the other dropped.
+    const both = await svc.api(
+      'GET',
+      `/webhook-endpoints/${id}/deliveries?cursor=whd_a&starting_after=whd_a`,
+      {
+        token: TOKEN,
+      },
+    );
+    assert.is(both.status, 400, both.text);
+    assert.equal(
+      both.body.error.details.issues.map((i: { path: string; code: string }) => `${i.path} ${i.code}`),
+      ['starting_after duplicate_property'],
+    );
     const customers = await svc.api('GET', '/customers?cursor=nope', { token: TOKEN });
     assert.is(customers.body.error.details.issues[0].code, 'invalid_cursor');
     assert.is((await svc.api('DELETE', `/webhook-endpoints/${id}`, { token: TOKEN })).status, 200);
@@ -373,7 +394,8 @@ t(
     assert.is(res.status, 400);
     const [issue] = res.body.error.details.issues;
     assert.is(issue.path, 'status');
-    assert.is(issue.code, 'invalid_format');
+    // As every value outside a list (the deliveries' status filter, an enum): one code for one mistake.
+    assert.is(issue.code, 'invalid_enum');
     assert.match(issue.message, /^status must be one status or several, comma-separated, among PENDING, /);
     assert.match(issue.message, /CANCELED_BY_RESTAURANT$/);
     assert.is((await svc.api('GET', '/reservations?status=CONFIRMED,SEATED', { token: TOKEN })).status, 200);

@@ -616,6 +616,27 @@ t('reads its delivery history: every event delivered on the first attempt', asyn
       JSON.stringify(d),
     );
   }
+  // Paged one at a time, following next_cursor as `cursor` (as GET /customers takes it) or by its former
+  // name `starting_after`: the same pages, together the whole history.
+  for (const name of ['cursor', 'starting_after']) {
+    const ids: string[] = [];
+    let next: string | null = null;
+    do {
+      const page = await ctx.svc.api(
+        'GET',
+        `/webhook-endpoints/${ctx.endpointId}/deliveries?limit=2${next ? `&${name}=${next}` : ''}`,
+        { token: ctx.token },
+      );
+      assert.is(page.status, 200, page.text);
+      ids.push(...page.body.data.map((d: { id: string }) => d.id));
+      next = page.body.pagination.next_cursor;
+    } while (next);
+    assert.equal(
+      ids,
+      all.body.data.map((d: { id: string }) => d.id),
+      name,
+    );
+  }
   const canceled = await ctx.svc.api(
     'GET',
     `/webhook-endpoints/${ctx.endpointId}/deliveries?event_type=reservation.canceled`,

@@ -48,7 +48,7 @@ const BAD_URL = {
   status: 400,
   error: {
     code: 'VALIDATION_ERROR',
-    message: 'The request is invalid',
+    message: 'The request body is invalid',
     details: {
       issues: [{ path: 'url', code: 'invalid_format', message: 'url must be an https:// or http:// URL' }],
     },
@@ -63,7 +63,7 @@ t('a malformed setting is 400, for an endpoint of the caller, another credential
     status: 400,
     error: {
       code: 'VALIDATION_ERROR',
-      message: 'The request is invalid',
+      message: 'The request body is invalid',
       details: {
         issues: [
           {
@@ -88,7 +88,7 @@ t('every malformed setting is named at once: headers and event types', async (ct
       status: 400,
       error: {
         code: 'VALIDATION_ERROR',
-        message: 'The request is invalid',
+        message: 'The request body is invalid',
         details: {
           issues: [
             {
@@ -122,7 +122,7 @@ t('every malformed setting is named at once: headers and event types', async (ct
     status: 400,
     error: {
       code: 'VALIDATION_ERROR',
-      message: 'The request is invalid',
+      message: 'The request body is invalid',
       details: {
         issues: [{ path: 'enabled_events', code: 'invalid_format', message: '["*"] stands alone' }],
       },

@@ -136,8 +136,20 @@ export const listDeliveriesQuery = obj({
   ),
   event_id: optional(str({ min: 1, max: 64 })),
   limit: optional(intQuery({ min: 1, max: 100, default: 25, description: 'Page size, default 25' })),
+  cursor: optional(
+    str({
+      min: 1,
+      max: 64,
+      description:
+        'pagination.next_cursor of the previous page (the name GET /customers and GET /missed-calls take it by)',
+    }),
+  ),
   starting_after: optional(
-    str({ min: 1, max: 64, description: 'pagination.next_cursor of the previous page' }),
+    str({
+      min: 1,
+      max: 64,
+      description: 'The same as `cursor`, by its former name (still taken); give one of the two, not both',
+    }),
   ),
 });
 

@@ -79,6 +79,31 @@ const secretNoStoreHeaders = {
   pragma: { description: 'no-cache (for HTTP/1.0 caches)', schema: { type: 'string' } },
 } as const;
 
+/**
+ * The deliveries' cursor, by the name the other feeds take it (`cursor`) or its former one
+ * (`starting_after`): both at once is one value given twice (400 `duplicate_property`), never one of
+ * them read and the other dropped.
+ */
+function deliveryCursor(query: { cursor?: string; starting_after?: string }): {
+  cursor: 'cursor' | 'starting_after';
+  value: string | undefined;
+} {
+  if (query.cursor !== undefined && query.starting_after !== undefined)
+    throw validationError(
+      [
+        {
+          path: 'starting_after',
+          code: 'duplicate_property',
+          message: 'starting_after is the former name of cursor: give pagination.next_cursor once, as cursor',
+        },
+      ],
+      'The query string is invalid',
+    );
+  return query.starting_after !== undefined
+    ? { cursor: 'starting_after', value: query.starting_after }
+    : { cursor: 'cursor', value: query.cursor };
+}
+
 export const webhookRoutes: AnyRoute[] = [
   defineRoute({
     method: 'POST',
@@ -309,7 +334,7 @@ export const webhookRoutes: AnyRoute[] = [
     operationId: 'listWebhookDeliveries',
     summary: 'Delivery history of the last 30 days',
     description:
-      'Newest first, with every attempt (status code, error, duration). Filters: `status`, `event_type`, `event_id`. Follow `pagination.next_cursor` as `starting_after`; one that names no delivery of this endpoint in the last 30 days answers 400 `invalid_cursor`.',
+      'Newest first, with every attempt (status code, error, duration). Filters: `status`, `event_type`, `event_id`. Follow `pagination.next_cursor` as `cursor`, as on GET /customers and GET /missed-calls (`starting_after`, its former name, is still taken; both at once answer 400 `duplicate_property`); one that names no delivery of this endpoint in the last 30 days answers 400 `invalid_cursor`.',
     tag: TAG,
     access: ACCESS,
     params: endpointIdParams,
@@ -323,16 +348,16 @@ export const webhookRoutes: AnyRoute[] = [
       const now = rt.clock.now();
       // A cursor that names no delivery of the last 30 days is the query's mistake (400 invalid_cursor,
       // as the other feeds' cursors), not a 404 that would read as the endpoint being gone.
-      const after = query.starting_after
-        ? await getDelivery(rt.docs, params.id, query.starting_after, now).catch((err: unknown) => {
+      const { cursor: name, value: cursor } = deliveryCursor(query);
+      const after = cursor
+        ? await getDelivery(rt.docs, params.id, cursor, now).catch((err: unknown) => {
             if (!(err instanceof ApiError && err.status === 404)) throw err;
             throw validationError(
               [
                 {
-                  path: 'starting_after',
+                  path: name,
                   code: 'invalid_cursor',
-                  message:
-                    'starting_after names no delivery of this endpoint in the last 30 days: pass pagination.next_cursor of the previous page',
+                  message: `${name} names no delivery of this endpoint in the last 30 days: pass pagination.next_cursor of the previous page`,
                 },
               ],
               'The query string is invalid',
@@ -340,10 +365,17 @@ export const webhookRoutes: AnyRoute[] = [
           })
         : null;
       const limit = query.limit ?? 25;
+      const { status, event_type, event_id } = query;
       const { items, hasMore } = await listDeliveries(
         rt.docs,
         params.id,
-        { ...query, limit, after: after ? { created_at: after.created_at, id: after._id } : undefined },
+        {
+          status,
+          event_type,
+          event_id,
+          limit,
+          after: after ? { created_at: after.created_at, id: after._id } : undefined,
+        },
         now,
       );
       return {

@@ -108,7 +108,7 @@ t(
     assert.is(made.body.error.message, 'The request body is invalid');
     const other = await svc.api('POST', '/webhook-endpoints', {
       token: TOKENS.full,
-      body: { url: 'https://example.com/hook', enabled_events: ['*'] },
+      body: { url: 'https://partner.example.com/hooks/query-consistency', enabled_events: ['*'] },
     });
     assert.is(other.status, 201, other.text);
     const patched = await svc.api('PATCH', `/webhook-endpoints/${other.body.data.id}`, {

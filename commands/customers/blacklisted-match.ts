@@ -1,7 +1,8 @@
-// on_match create_new ignores a match, but not a blacklisted one (spec §4: a blacklisted customer
-// "matched inline" rejects the reservation): a new, unblacklisted twin of the guest would book, at
-// once inline or later by its id. POST /customers, inline reservation customers (with create_new
-// asked for or the restaurant's matching off) and PATCH /reservations' inline details ask this first.
+// on_match create_new ignores a match, but not a blacklisted one: a new, unblacklisted twin of the
+// guest could book, at once inline or later by its id. A reservation's inline customer (create_new
+// asked for, or the restaurant's matching off) and PATCH /reservations' inline details are refused
+// (spec §4: a blacklisted customer "matched inline" rejects the reservation); POST /customers, which
+// the spec says always creates with create_new, creates the twin blacklisted (twinBlacklistReason).
 import { findMatch, type MatchInput, type MatchKey } from '../../queries/customers';
 import { BusinessRuleError } from '../../src/core/errors';
 import type { WriteDeps } from '../../src/core/write-deps';
@@ -30,3 +31,7 @@ export async function blacklistedMatch(
   const live = walk.end === 'survivor' && walk.state.status === 'active' && !walk.state.draft;
   return live && walk.state.blacklisted ? { customerId: walk.customerId, on: match.on } : null;
 }
+
+/** The reason a twin made by on_match create_new is blacklisted with (it names the guest it matched). */
+export const twinBlacklistReason = (matchedId: string) =>
+  `created with on_match create_new on details matching blacklisted customer ${matchedId}`;

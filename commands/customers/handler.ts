@@ -94,6 +94,12 @@ export interface CreateOptions {
   draft?: boolean;
   origin?: CustomerOrigin;
   /**
+   * Created blacklisted, in the same append, for this reason: on_match create_new on details that
+   * match a blacklisted guest (spec §4: a new customer is always created) must not make a twin who
+   * could book by the new id.
+   */
+  blacklistReason?: string;
+  /**
    * With `customerId`: the CustomerCreated event's id, deterministic for a caller that may repeat the
    * create after a crash (a CSV import). The stream is then not read first: the append expects no
    * stream, and a repeat of the same append is answered as the original (the store deduplicates ids).
@@ -119,7 +125,7 @@ export async function createCustomer(
   if (options.customerId !== undefined && options.eventId === undefined) {
     const customerId = options.customerId;
     const outcome = await run(deps, customerId, meta, (s, at) =>
-      decideCreate(s, customerId, input, ctx, flags, at),
+      withBlacklist(decideCreate(s, customerId, input, ctx, flags, at), customerId, options, at),
     );
     return { ...outcome, customerId };
   }
@@ -128,7 +134,13 @@ export async function createCustomer(
   const customerId = options.customerId ?? newId('cus');
   const at = deps.clock.now().toISOString();
   const prepared = options.eventId === undefined ? undefined : options.prepared;
-  const events = decideCreate(initialCustomer, customerId, input, ctx, flags, at, prepared).map((e) => ({
+  const decided = withBlacklist(
+    decideCreate(initialCustomer, customerId, input, ctx, flags, at, prepared),
+    customerId,
+    options,
+    at,
+  );
+  const events = decided.map((e) => ({
     ...e,
     ...(options.eventId === undefined ? {} : { id: options.eventId }),
     metadata: { ...meta, ...e.metadata },
@@ -140,13 +152,22 @@ export async function createCustomer(
     NO_STREAM,
     options.customerId === undefined ? { mintedId: true } : undefined,
   );
-  const state = events.reduce(
+  return { state: foldDecided(events, at, position), appended: events, position, customerId };
+}
+
+/** A creation's events, followed by its blacklisting when `options.blacklistReason` asks for it. */
+const withBlacklist = (created: NewEvent[], id: string, options: CreateOptions, at: string) =>
+  options.blacklistReason === undefined || created.length === 0
+    ? created
+    : [...created, ...decideBlacklist(foldDecided(created, at), id, options.blacklistReason, at)];
+
+/** The state a fresh stream's decided events make (position 0n before they are appended). */
+const foldDecided = (events: readonly NewEvent[], at: string, position = 0n) =>
+  events.reduce(
     (s, e, revision) =>
       evolveCustomer(s, { ...e, id: '', created: at, stream: '', revision, position } as RecordedEvent),
     initialCustomer,
   );
-  return { state, appended: events, position, customerId };
-}
 
 export async function updateCustomer(
   deps: WriteDeps,

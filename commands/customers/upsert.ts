@@ -17,7 +17,7 @@ import { KeyHolds } from '../../src/core/key-holds';
 import type { WriteDeps } from '../../src/core/write-deps';
 import type { Logger } from '../../src/logger';
 import type { DocumentStore } from '../../src/ports/document-store';
-import { blacklistedError, blacklistedMatch } from './blacklisted-match';
+import { blacklistedMatch, twinBlacklistReason } from './blacklisted-match';
 import type { ProfileInput } from './bounds';
 import { followMerges } from './follow-merges';
 import { type CustomerRestaurant, checkCustomerInput, createCustomer, updateCustomer } from './handler';
@@ -161,15 +161,12 @@ async function matchAndWrite(
 ): Promise<UpsertOutcome> {
   // Checked before matching: a body that would be refused without a match is refused with one.
   const checked = await checkCustomerInput(deps, restaurant, input);
-  // create_new ignores a match, but makes no unblacklisted twin of a blacklisted guest (who could
-  // then book by the new id).
-  if (
-    onMatch === 'create_new' &&
-    (await blacklistedMatch(deps, deps.docs, checked, input, CUSTOMER_MATCH_ORDER))
-  )
-    throw blacklistedError(
-      'These details match a blacklisted customer: on_match create_new makes no new customer for them',
-    );
+  // create_new ignores a match and always creates (spec §4), but never an unblacklisted twin of a
+  // blacklisted guest, who could then book by the new id: the twin is created blacklisted.
+  const blacklisted =
+    onMatch === 'create_new'
+      ? await blacklistedMatch(deps, deps.docs, checked, input, CUSTOMER_MATCH_ORDER)
+      : null;
   for (let attempt = 0; onMatch !== 'create_new'; attempt++) {
     const match = await findMatch(deps.docs, checked, input, CUSTOMER_MATCH_ORDER);
     if (!match) break;
@@ -185,6 +182,12 @@ async function matchAndWrite(
       await settleVanished(deps, customerId, err, attempt + 1 < REMATCHES);
     }
   }
-  const created = await createCustomer(deps, checked, input, meta);
+  const created = await createCustomer(
+    deps,
+    checked,
+    input,
+    meta,
+    blacklisted === null ? {} : { blacklistReason: twinBlacklistReason(blacklisted.customerId) },
+  );
   return { result: 'created', customerId: created.customerId, position: created.position };
 }

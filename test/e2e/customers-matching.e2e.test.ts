@@ -206,20 +206,28 @@ t('a blacklisted customer is returned like any other; a draft never matches', as
   assert.is(matched.status, 200);
   assert.is(matched.body.data.id, black.body.data.id);
   assert.is(matched.body.data.blacklisted, true);
-  // create_new makes no unblacklisted twin that could then book by id: 422, nothing created.
+  // create_new always creates (spec §4), but no unblacklisted twin that could then book by id: the
+  // twin is created blacklisted, in the same append, and its own reservations are refused.
+  const twinIds: string[] = [];
   for (const body of [
     { name: 'Black Twin', phone_number: '+33655555555', on_match: 'create_new' },
     { name: 'Black Twin', phone_number: '0655555555', email: 'twin@example.com', on_match: 'create_new' },
   ]) {
     const twin = await post(svc, body);
-    assert.is(twin.status, 422, twin.text);
-    assert.is(twin.body.error.code, 'VALIDATION_ERROR');
-    assert.is(twin.body.error.details.reason, 'CUSTOMER_BLACKLISTED');
+    assert.is(twin.status, 201, twin.text);
+    assert.is(twin.body.result, 'created');
+    assert.is.not(twin.body.data.id, black.body.data.id);
+    assert.is(twin.body.data.blacklisted, true, 'the twin is blacklisted');
+    twinIds.push(twin.body.data.id);
   }
   const twins = await svc.api('GET', '/customers?phone=%2B33655555555', { token: TOKENS.write });
   assert.equal(
-    twins.body.data.map((c: { id: string }) => c.id),
-    [black.body.data.id],
+    twins.body.data.map((c: { id: string }) => c.id).sort(),
+    [black.body.data.id, ...twinIds].sort(),
+  );
+  assert.ok(
+    twins.body.data.every((c: { blacklisted: boolean }) => c.blacklisted),
+    'every customer with those details is blacklisted',
   );
 
   const draft = await post(svc, { name: 'Draft', phone_number: '+33 6 66 66 66 66' });

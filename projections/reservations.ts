@@ -30,6 +30,9 @@ export const RESERVATION_EVENT_TYPES = [
   'ReservationStatusChanged',
   'ReservationFeedbackRecorded',
   'ReservationPaymentRecorded',
+  // Added 2026-11-28: moves updated_at only (commands/reservations/decide-relink.ts). Logs written
+  // before hold none, so their replay builds the same documents as before.
+  'ReservationCustomerRelinked',
 ] as const;
 
 export const toUtc = (iso: string) => new Date(iso).toISOString();

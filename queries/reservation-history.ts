@@ -28,6 +28,8 @@ const ACTIONS: Record<string, HistoryAction> = {
   ReservationStatusChanged: 'STATUS_CHANGED',
   ReservationPaymentRecorded: 'PAYMENT_RECORDED',
   ReservationFeedbackRecorded: 'FEEDBACK_RECORDED',
+  // The customer it showed was merged into another or deleted: `customer_id` from → to, and `reason`.
+  ReservationCustomerRelinked: 'UPDATED',
 };
 
 /** Fields of the events that describe the write, not the reservation. */

@@ -6,6 +6,7 @@ import type { CommandMeta } from '../../src/core/command-meta';
 import { newId } from '../../src/core/ids';
 import type { WriteDeps } from '../../src/core/write-deps';
 import { type NewEvent, NO_STREAM, type RecordedEvent } from '../../src/ports/event-store';
+import { type RelinkDeps, type RelinkOutcome, relinkReservations } from '../reservations/relink';
 import type { ProfileInput } from './bounds';
 import type { CustomFieldDefinition } from './custom-fields';
 import {
@@ -209,16 +210,50 @@ export const removeMarketingOptOut = (
  * The outcome's position is the last append's.
  */
 export async function deleteCustomer(
-  deps: WriteDeps,
+  deps: RelinkDeps,
   id: string,
   reason: string | null,
   meta: CommandMeta,
-): Promise<CustomerOutcome> {
+): Promise<CustomerOutcome & { relinked: RelinkOutcome | null }> {
   const outcome = await run(deps, id, meta, (s, at) => decideDelete(s, id, reason, at));
   const last = await deleteMergedInto(deps, outcome.state, meta);
-  return last === null || (outcome.position !== null && outcome.position > last)
-    ? outcome
-    : { ...outcome, position: last };
+  // Their reservations now show no customer: each records it (commands/reservations/relink.ts), also
+  // when the deletion was made before (one interrupted, or made before this was recorded).
+  const relinked =
+    outcome.state.status === 'deleted' && outcome.state.restaurantId !== null
+      ? await relinkReservations(
+          deps,
+          {
+            restaurantId: outcome.state.restaurantId,
+            customerId: id,
+            linked: await withMergedInto(deps, id),
+            into: null,
+            reason: 'CUSTOMER_DELETED',
+          },
+          meta,
+        )
+      : null;
+  const position = [outcome.position, last, relinked?.position ?? null].reduce<bigint | null>(
+    (a, b) => (b !== null && (a === null || b > a) ? b : a),
+    null,
+  );
+  return { ...outcome, position, relinked };
+}
+
+/**
+ * `id` and every customer merged into it, at any depth (from the log): the ids a reservation showing
+ * `id` may link, as it keeps the id it was made with.
+ */
+export async function withMergedInto(deps: WriteDeps, id: string): Promise<string[]> {
+  const seen = new Set<string>([id]);
+  const queue = [id];
+  for (let next = queue.shift(); next !== undefined; next = queue.shift())
+    for (const a of (await loadCustomer(deps, next)).absorbed)
+      if (!seen.has(a)) {
+        seen.add(a);
+        queue.push(a);
+      }
+  return [...seen];
 }
 
 /** Deletes the customers merged into `state`'s customer, at any depth; the last append's position. */

@@ -6,24 +6,51 @@ import { runCommand } from '../../src/core/command';
 import type { CommandMeta } from '../../src/core/command-meta';
 import type { WriteDeps } from '../../src/core/write-deps';
 import type { Logger } from '../../src/logger';
+import { type RelinkDeps, type RelinkOutcome, relinkReservations } from '../reservations/relink';
 import { decideAbsorb, decideMergeInto } from './decide-merge';
 import { customerStream } from './events';
-import { deleteMergedAway, loadCustomer } from './handler';
+import { deleteMergedAway, loadCustomer, withMergedInto } from './handler';
 import { freeMergeSlot, takeMergeSlot } from './merge-slot';
 import { type CustomerState, evolveCustomer, initialCustomer } from './state';
 
 export interface MergeOutcome {
-  /** Last position appended, null when the merge had already happened. */
+  /** Last position the merge appended, null when the merge had already happened. */
   position: bigint | null;
   target: CustomerState;
+  /** The reservations that now show the survivor (commands/reservations/relink.ts). */
+  relinked: RelinkOutcome;
 }
 
 export async function mergeCustomers(
-  deps: WriteDeps & { logger?: Pick<Logger, 'warn'> },
+  deps: RelinkDeps & { logger?: Pick<Logger, 'warn'> },
   sourceId: string,
   intoId: string,
   meta: CommandMeta,
 ): Promise<MergeOutcome> {
+  const merged = await mergeOnce(deps, sourceId, intoId, meta);
+  // Outside the slot, which frees itself once stale: a customer with thousands of reservations takes
+  // longer than that. Also when the merge was made before: a merge run again finishes what a crash
+  // left, and records it for one made before reservations recorded it.
+  const relinked = await relinkReservations(
+    deps,
+    {
+      restaurantId: merged.target.restaurantId as string,
+      customerId: sourceId,
+      linked: await withMergedInto(deps, sourceId),
+      into: intoId,
+      reason: 'CUSTOMER_MERGED',
+    },
+    meta,
+  );
+  return { ...merged, relinked };
+}
+
+async function mergeOnce(
+  deps: WriteDeps & { logger?: Pick<Logger, 'warn'> },
+  sourceId: string,
+  intoId: string,
+  meta: CommandMeta,
+): Promise<Omit<MergeOutcome, 'relinked'>> {
   // The restaurant's slot, taken before the survivor is read. A source that does not exist has no
   // restaurant: the merge refuses it (404) without a slot.
   const restaurantId = (await loadCustomer(deps, sourceId)).restaurantId;
@@ -51,7 +78,7 @@ async function mergeInSlot(
   sourceId: string,
   intoId: string,
   meta: CommandMeta,
-): Promise<MergeOutcome> {
+): Promise<Omit<MergeOutcome, 'relinked'>> {
   const at = deps.clock.now().toISOString();
   const common = { initial: initialCustomer, evolve: evolveCustomer, metadata: meta, clock: deps.clock };
   const target = await loadCustomer(deps, intoId);

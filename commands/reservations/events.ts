@@ -173,7 +173,25 @@ export type ReservationEvent =
    * ReservationCreated out (that append expects no stream) before the hold is released. The
    * reservation never existed for readers; read models ignore it.
    */
-  | { type: 'ReservationCreationAbandoned'; data: Base & { reason: string } };
+  | { type: 'ReservationCreationAbandoned'; data: Base & { reason: string } }
+  /**
+   * Added 2026-11-28 (commands/reservations/decide-relink.ts). The customer the reservation shows
+   * changed because that customer was merged into another or deleted: `changes.customer_id` is the
+   * one it shows now (the survivor, or null), `previous.customer_id` the one it showed. Ids only,
+   * never sealed. The snapshot's `customer_id` keeps the id the reservation links (read paths resolve
+   * merges, and every read model counting a merge does so from CustomerMerged): only `updated_at` moves.
+   */
+  | {
+      type: typeof CUSTOMER_RELINKED;
+      data: Base & {
+        changes: { customer_id: string | null };
+        previous: { customer_id: string };
+        reason: RelinkReason;
+      };
+    };
+
+export const CUSTOMER_RELINKED = 'ReservationCustomerRelinked';
+export type RelinkReason = 'CUSTOMER_MERGED' | 'CUSTOMER_DELETED';
 
 export type ActorKind = 'PARTNER' | 'STAFF' | 'CUSTOMER' | 'SYSTEM' | 'POS';
 

@@ -70,6 +70,9 @@ export function applyToSnapshot(r: ReservationSnapshot, event: RecordedEvent): R
     }
     case 'ReservationFeedbackRecorded':
       return { ...r, feedback: d.feedback as Feedback, updated_at: at };
+    // The customer it showed was merged away or deleted: it keeps the id it links (see events.ts).
+    case 'ReservationCustomerRelinked':
+      return { ...r, updated_at: at };
     case 'ReservationPaymentRecorded': {
       const payment = d.payment as Payment;
       const others = r.payments.filter((p) => p.id !== payment.id);

@@ -141,12 +141,18 @@ export function registerCustomerCommands(): void {
       const from = requireFlag(ctx, 'from');
       const into = requireFlag(ctx, 'into');
       const out = await mergeCustomers(ctx.rt, from, into, meta);
-      await ctx.rt.settle(out.position);
+      const last = out.relinked.position ?? out.position;
+      await ctx.rt.settle(
+        out.position !== null && last !== null && out.position > last ? out.position : last,
+      );
       ctx.out(
         out.position === null
           ? `customer ${from} was already merged into ${into}`
           : `merged ${from} into ${into}`,
       );
+      // Their reservations record that they now show the survivor (updated_at, history, webhooks).
+      if (out.relinked.relinked > 0)
+        ctx.out(`${out.relinked.relinked} reservation(s) of ${from} now show ${into}`);
     },
   });
 }

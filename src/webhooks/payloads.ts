@@ -3,9 +3,14 @@
 // own stream up to the event (so a publisher running late still sends the state the event made), with
 // the names it refers to and the customer's stats as the read models hold them when it is published.
 
-import { webhookTypeOf } from '../../commands/customers/events';
+import { customerStream, webhookTypeOf } from '../../commands/customers/events';
 import { type CustomerState, evolveCustomer, initialCustomer } from '../../commands/customers/state';
-import type { ReservationSnapshot, ReservationStatus } from '../../commands/reservations/events';
+import {
+  CUSTOMER_RELINKED,
+  type RelinkReason,
+  type ReservationSnapshot,
+  type ReservationStatus,
+} from '../../commands/reservations/events';
 import {
   CANCELED_STATUSES,
   evolveReservation,
@@ -188,7 +193,7 @@ export async function publishedEvent(
   // its stream is not read (the merge slot's CustomerMergeSlot* events: that stream only grows).
   if (!reservation && webhookTypeOf(event) === null) return null;
   const history = await events.readStream(event.stream, { limit: event.revision + 1 });
-  if (reservation) return reservationEvent(docs, event, restaurantId, history);
+  if (reservation) return reservationEvent(events, docs, event, restaurantId, history);
   return customerEvent(docs, event, restaurantId, history);
 }
 
@@ -233,19 +238,29 @@ function withErased(r: ReservationSnapshot, erase: readonly TextField[]): Reserv
 }
 
 async function reservationEvent(
+  events: EventStore,
   docs: DocumentStore,
   event: RecordedEvent,
   restaurantId: string,
   history: RecordedEvent[],
 ) {
-  const { before, after } = fold(history, event.revision, initialReservation, evolveReservation);
-  const type = reservationTypeOf(event, before, after);
-  if (!type || !after.r) return null;
+  const folded = fold(history, event.revision, initialReservation, evolveReservation);
+  const before = folded.before;
+  const type = reservationTypeOf(event, before, folded.after);
+  if (!type || !folded.after.r) return null;
   const restaurant = await findRestaurant(docs, restaurantId);
-  const snapshots = before.r ? [before.r, after.r] : [after.r];
-  const lookups = await loadLookups(docs, restaurantId, snapshots);
+  const snapshots = before.r ? [before.r, folded.after.r] : [folded.after.r];
+  let lookups = await loadLookups(docs, restaurantId, snapshots);
   const currency = restaurant?.currency ?? 'EUR';
-  const customerId = after.r.customer_id ?? detachedHolder(before.r, lookups, history, event.revision);
+  const relink =
+    event.type === CUSTOMER_RELINKED
+      ? await relinkParts(events, event, history, lookups, folded.after.r.customer_id)
+      : null;
+  if (relink) lookups = relink.lookups;
+  const after = relink ? { ...folded.after, r: relink.after(folded.after.r) } : folded.after;
+  if (!after.r) return null;
+  const customerId =
+    relink?.sealedFor ?? after.r.customer_id ?? detachedHolder(before.r, lookups, history, event.revision);
   const views = new Map<string, { before: ReservationView | null; after: ReservationView }>();
   type Views = { before: ReservationView | null; after: ReservationView };
   const view = (sensitive: boolean, standIn = false): Views => {
@@ -278,7 +293,12 @@ async function reservationEvent(
   const build = (variant: Variant, standIn: boolean) => {
     const v = view(variant.endsWith('_sensitive'), standIn);
     let changed = v.before ? previousAttributes(v.before as never, v.after as never) : {};
-    if (standIn && v.before) {
+    if (relink && v.before)
+      changed = {
+        customer: relink.previous(variant.endsWith('_sensitive')),
+        updated_at: v.before.updated_at,
+      };
+    else if (standIn && v.before) {
       // The same fields as the body's own, with the values the stand-in has.
       const full = view(variant.endsWith('_sensitive'));
       const keys = full.before
@@ -324,10 +344,63 @@ async function reservationEvent(
     created: event.created,
     id,
     customerId,
+    ...(relink?.erased ? { erased: true as const } : {}),
     ...(others !== null
       ? { others: others.customers, standIn: (variant: Variant) => cached(variant, true) }
       : {}),
     body: (variant: Variant) => cached(variant, false),
+  };
+}
+
+/**
+ * What a ReservationCustomerRelinked publishes beside the reservation (commands/reservations/decide-relink.ts):
+ * `previous_attributes.customer` is the customer it showed (its fields and the reservation's are the
+ * same before and after the event, so nothing else would tell it). After a merge, the absorbed
+ * customer as its own log reads (the survivor's reference is the body's). After a deletion, the
+ * deleted customer's reference erased (ids and language kept, as customer.deleted tells them), the
+ * reservation with no customer and the text in the erased customers' boxes erased, whatever a read
+ * made before their keys' destruction still showed: nothing of theirs is copied into the fan-out,
+ * which is then unsealed (retried and resent like customer.deleted) unless the reservation holds text
+ * of another customer (feedback given under them), whose key then seals it.
+ */
+async function relinkParts(
+  events: EventStore,
+  event: RecordedEvent,
+  history: RecordedEvent[],
+  lookups: Lookups,
+  linked: string | null,
+) {
+  const d = event.data as { reason: RelinkReason; previous: { customer_id: string } };
+  const was = d.previous.customer_id;
+  const customer = (await events.readStream(customerStream(was))).reduce(evolveCustomer, initialCustomer);
+  const deleted = d.reason === 'CUSTOMER_DELETED';
+  const profile = customer.profile;
+  const ref = {
+    id: was,
+    name: deleted || !profile ? '[erased]' : profile.name,
+    lang: profile?.lang ?? null,
+    email: deleted ? null : (profile?.email ?? null),
+    phone_number: deleted ? null : (profile?.phone_number ?? null),
+  };
+  const previous = (sensitive: boolean) => (sensitive ? ref : { id: ref.id, name: ref.name, lang: ref.lang });
+  if (!deleted)
+    return { lookups, after: (r: ReservationSnapshot) => r, previous, sealedFor: null, erased: false };
+  // The deleted customer, and the one the reservation links when it was merged into them (deleted with them).
+  const gone = new Set<string>([was]);
+  if (linked !== null) gone.add(linked);
+  const customers = new Map([...lookups.customers].filter(([id]) => !gone.has(id)));
+  const owners = textOwnersAt(history, event.revision);
+  const erase: TextField[] = [];
+  const holders: string[] = [];
+  for (const [f, owner] of Object.entries(owners) as [TextField, string | null][])
+    if (typeof owner === 'string' && gone.has(owner)) erase.push(f);
+    else if (typeof owner === 'string' && !holders.includes(owner)) holders.push(owner);
+  return {
+    lookups: { ...lookups, customers },
+    after: (r: ReservationSnapshot) => withErased(r, erase),
+    previous,
+    sealedFor: holders[0] ?? was,
+    erased: holders.length === 0,
   };
 }
 

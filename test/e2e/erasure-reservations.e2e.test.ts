@@ -141,7 +141,7 @@ async function erasedEverywhere(dataDir: string, rx: Receiver) {
     assert.match(exported, /"erased":true/, 'and shows them erased');
     // Every fan-out is in the log, the deletion notice's included (the publisher has handled the erasure).
     await publisherQuiet(svc.rt, svc.webhooks);
-    const seen = { fanouts: 0, notices: 0 };
+    const seen = { fanouts: 0, notices: 0, relinks: 0 };
     for await (const e of svc.rt.events.readAll())
       if (e.type === 'WebhookDeliveriesScheduled') {
         seen.fanouts++;
@@ -153,8 +153,16 @@ async function erasedEverywhere(dataDir: string, rx: Receiver) {
           assert.is(e.data.erased_customer_id, customerId);
           assert.not.match(JSON.stringify(e.data.payloads), PERSONAL);
           assert.match(JSON.stringify(e.data.payloads), /\[erased\]/);
+        } else if (e.data.erased_customer_id === customerId) {
+          // The reservation's notice that it shows no customer now (ReservationCustomerRelinked):
+          // built without their data, so stored unsealed too.
+          seen.relinks++;
+          assert.equal(Object.values(e.data.event_types as Record<string, string>), ['reservation.updated']);
+          assert.not.match(JSON.stringify(e.data.payloads), PERSONAL);
+          assert.match(JSON.stringify(e.data.payloads), /\[erased\]/);
         } else assert.equal(e.data.payloads, {}, 'stored bodies read as erased');
       }
+    assert.is(seen.relinks, 1, "one notice of the reservation's new customer (none)");
     // Both branches above ran: the checks were made, not skipped over an empty or notice-less log.
     assert.is(seen.notices, 1, 'one deletion notice fanned out');
     assert.ok(seen.fanouts > seen.notices, `fan-outs before the erasure: ${seen.fanouts}`);

@@ -107,14 +107,14 @@ t('a slot that cannot be freed is logged; the merge it ran still answers its out
     'warn'
   >;
   // Before: the free's error replaced the merge's result (a merge that happened answered an error).
-  const out = await mergeCustomers({ events: w.events, clock: w.clock, logger }, a, b, w.meta);
+  const out = await mergeCustomers({ ...w, events: w.events, logger }, a, b, w.meta);
   assert.is(out.target.customerId, b);
   assert.is((await loadCustomer(w, a)).mergedInto, b);
   assert.is(warned.length, 1);
   // The slot held frees itself once stale; a merge refused then keeps its own refusal (404), not the
   // free's error.
   w.clock.advance(MERGE_SLOT_STALE_AFTER_MS / 1000);
-  const refused = await mergeCustomers({ events: w.events, clock: w.clock, logger }, b, a, w.meta).catch(
+  const refused = await mergeCustomers({ ...w, events: w.events, logger }, b, a, w.meta).catch(
     (err: unknown) => err,
   );
   assert.instance(refused, ApiError);

@@ -81,6 +81,16 @@ t('a merge: the reservation records that it shows the survivor, once', async ({ 
   assert.is(hook.data.previous_attributes.customer.id, dup.customer.id);
   assert.is(hook.data.previous_attributes.customer.name, 'Ann Dup');
 
+  // The auditor's history of the reservation names the change, its reason and the operator.
+  const audit = (await cli(svc, 'audit history', { json: true }, [dup.id])).map((l) => JSON.parse(l));
+  const relinked = audit.at(-1);
+  assert.is(relinked.type, 'ReservationCustomerRelinked');
+  assert.equal(relinked.actor, { kind: 'operator', id: 'cli', raw: 'operator:cli' });
+  assert.equal(relinked.changes, [
+    { field: 'customer_id', from: dup.customer.id, to: kept.customer.id },
+    { field: 'reason', to: 'CUSTOMER_MERGED' },
+  ]);
+
   assert.equal(printed, [
     `merged ${dup.customer.id} into ${kept.customer.id}`,
     `1 reservation(s) of ${dup.customer.id} now show ${kept.customer.id}`,

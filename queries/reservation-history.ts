@@ -2,8 +2,15 @@
 // told relative to the caller (src/audit/actors.ts): never another partner's identity, and request
 // ids only of the caller's own requests. Contact fields only with RESERVATIONS_READ_SENSITIVE.
 
+import { customerStream } from '../commands/customers/events';
+import { evolveCustomer, initialCustomer } from '../commands/customers/state';
 import { asPartnerSees, isDistinctList } from '../commands/reservations/distinct-lists';
-import { type Payment, type ReservationStatus, reservationStream } from '../commands/reservations/events';
+import {
+  CUSTOMER_RELINKED,
+  type Payment,
+  type ReservationStatus,
+  reservationStream,
+} from '../commands/reservations/events';
 import { CANCELED_STATUSES, evolveReservation, initialReservation } from '../commands/reservations/evolve';
 import { API_KEYS, type ApiKeyDoc } from '../projections/api-keys';
 import { auditorActor, PARTNER_ACTOR_LABELS, type PartnerActorType, partnerActor } from '../src/audit/actors';
@@ -69,7 +76,41 @@ export async function reservationHistory(
     state = evolveReservation(state, e);
     return item(e, id, own, caller.sensitive, { before, after: state.r?.payments ?? [] });
   });
-  return withoutDraftCustomers(docs, restaurantId, items);
+  return withoutDraftCustomers(docs, restaurantId, await withoutDraftsRelinked(events, stream, items));
+}
+
+/**
+ * A customer merged away or deleted is no longer in the read models, so the rule below cannot tell
+ * whether it was a draft (a merged-away id resolves to its survivor): a customer change recorded by
+ * the merge or deletion (ReservationCustomerRelinked) asks the customer's own log, and names a draft
+ * `null` on its `from` side, as the reservation showed it.
+ */
+async function withoutDraftsRelinked(
+  events: EventStore,
+  stream: RecordedEvent[],
+  items: HistoryItem[],
+): Promise<HistoryItem[]> {
+  const drafts = new Set<string>();
+  for (const e of stream) {
+    if (e.type !== CUSTOMER_RELINKED) continue;
+    const was = (e.data as { previous?: { customer_id?: unknown } }).previous?.customer_id;
+    if (typeof was !== 'string' || drafts.has(was)) continue;
+    const customer = (await events.readStream(customerStream(was))).reduce(evolveCustomer, initialCustomer);
+    if (customer.draft) drafts.add(was);
+  }
+  if (drafts.size === 0) return items;
+  return items.map((item, i) =>
+    stream[i]?.type === CUSTOMER_RELINKED
+      ? {
+          ...item,
+          changes: item.changes.map((c) =>
+            c.field === 'customer_id' && typeof c.from === 'string' && drafts.has(c.from)
+              ? { ...c, from: null }
+              : c,
+          ),
+        }
+      : item,
+  );
 }
 
 /**

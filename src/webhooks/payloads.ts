@@ -382,7 +382,9 @@ async function relinkParts(
     email: deleted ? null : (profile?.email ?? null),
     phone_number: deleted ? null : (profile?.phone_number ?? null),
   };
-  const previous = (sensitive: boolean) => (sensitive ? ref : { id: ref.id, name: ref.name, lang: ref.lang });
+  // A messaging channel's draft was shown as no customer, and its id is never told (docs/customers.md).
+  const previous = (sensitive: boolean) =>
+    customer.draft ? null : sensitive ? ref : { id: ref.id, name: ref.name, lang: ref.lang };
   if (!deleted)
     return { lookups, after: (r: ReservationSnapshot) => r, previous, sealedFor: null, erased: false };
   // The deleted customer, and the one the reservation links when it was merged into them (deleted with them).

@@ -136,4 +136,32 @@ t(
   },
 );
 
+t(
+  'a draft merged away was shown as no customer: previous_attributes.customer says null, never its id',
+  async ({ svc, rx }) => {
+    const draft = await book(svc, '2026-06-24T19:00:00+02:00', {
+      name: 'Draft Guest',
+      email: 'draft@example.com',
+    });
+    const kept = await book(svc, '2026-06-24T20:00:00+02:00', {
+      name: 'Kept Guest',
+      email: 'kept@example.com',
+    });
+    await cli(svc, 'customers draft', { id: draft.customer.id });
+    assert.is((await get(svc, `/reservations/${draft.id}`)).body.data.customer, null);
+    svc.clock.advance(60);
+    await cli(svc, 'customers merge', { from: draft.customer.id, into: kept.customer.id });
+    const hook = await hookFor(rx, draft.id);
+    assert.is(hook.json.data.object.customer.id, kept.customer.id);
+    assert.is(hook.json.data.previous_attributes.customer, null);
+    assert.not.match(hook.body, draft.customer.id);
+    assert.not.match(hook.body, 'Draft Guest');
+    const history = (await get(svc, `/reservations/${draft.id}/history`)).body.data as Json[];
+    assert.equal(history.at(-1).changes, [
+      { field: 'customer_id', from: null, to: kept.customer.id },
+      { field: 'reason', to: 'CUSTOMER_MERGED' },
+    ]);
+  },
+);
+
 t.run();

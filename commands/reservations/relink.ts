@@ -27,7 +27,7 @@ export interface RelinkDeps extends WriteDeps {
  * between two batches requests served by this process go first (a customer with thousands of
  * reservations must not hold the event loop).
  */
-export const RELINK_BATCH = 50;
+export const RELINK_BATCH = 25;
 
 export interface RelinkOutcome {
   /** Reservations that recorded the change now. */
@@ -52,7 +52,9 @@ export async function relinkReservations(
   let relinked = 0;
   let position: bigint | null = null;
   for (let i = 0; i < ids.length; i += RELINK_BATCH) {
-    if (i > 0) await giveWayToRequests();
+    // A turn of the event loop at least (a log answering at once, in memory, would never give one),
+    // and while this process serves requests, theirs first.
+    if (i > 0) await (giveWayToRequests() ?? new Promise<void>((resolve) => setImmediate(resolve)));
     const cmd: RelinkCommand = { ...change, at: deps.clock.now().toISOString() };
     const outcomes = await Promise.all(
       ids.slice(i, i + RELINK_BATCH).map((id) =>

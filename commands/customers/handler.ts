@@ -241,6 +241,34 @@ export async function deleteCustomer(
 }
 
 /**
+ * The reservations of customers deleted with the customer they were merged into after that one's own
+ * deletion (`deleteMergedAway` for a merge whose survivor was deleted between its two steps, and
+ * `audit erase --pending`): they showed that customer and now show none, recorded as its deletion
+ * records it (the same change: recorded once whichever path runs first).
+ */
+export async function relinkMergedAway(
+  deps: RelinkDeps,
+  merges: { absorbed: string; into: string }[],
+  meta: CommandMeta,
+): Promise<void> {
+  for (const { absorbed, into } of merges) {
+    const restaurantId = (await loadCustomer(deps, absorbed)).restaurantId;
+    if (restaurantId === null) continue;
+    await relinkReservations(
+      deps,
+      {
+        restaurantId,
+        customerId: into,
+        linked: await withMergedInto(deps, absorbed),
+        into: null,
+        reason: 'CUSTOMER_DELETED',
+      },
+      meta,
+    );
+  }
+}
+
+/**
  * `id` and every customer merged into it, at any depth (from the log): the ids a reservation showing
  * `id` may link, as it keeps the id it was made with.
  */

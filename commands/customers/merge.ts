@@ -4,12 +4,11 @@
 // merge before it has ended, so concurrent merges never write a cycle.
 import { runCommand } from '../../src/core/command';
 import type { CommandMeta } from '../../src/core/command-meta';
-import type { WriteDeps } from '../../src/core/write-deps';
 import type { Logger } from '../../src/logger';
 import { type RelinkDeps, type RelinkOutcome, relinkReservations } from '../reservations/relink';
 import { decideAbsorb, decideMergeInto } from './decide-merge';
 import { customerStream } from './events';
-import { deleteMergedAway, loadCustomer, withMergedInto } from './handler';
+import { deleteMergedAway, loadCustomer, relinkMergedAway, withMergedInto } from './handler';
 import { freeMergeSlot, takeMergeSlot } from './merge-slot';
 import { type CustomerState, evolveCustomer, initialCustomer } from './state';
 
@@ -46,7 +45,7 @@ export async function mergeCustomers(
 }
 
 async function mergeOnce(
-  deps: WriteDeps & { logger?: Pick<Logger, 'warn'> },
+  deps: RelinkDeps & { logger?: Pick<Logger, 'warn'> },
   sourceId: string,
   intoId: string,
   meta: CommandMeta,
@@ -74,7 +73,7 @@ async function mergeOnce(
 }
 
 async function mergeInSlot(
-  deps: WriteDeps,
+  deps: RelinkDeps,
   sourceId: string,
   intoId: string,
   meta: CommandMeta,
@@ -97,8 +96,10 @@ async function mergeInSlot(
   } catch (err) {
     // The surviving customer was deleted (erased) since the first step: the closed one, merged into
     // it and so the same person, is deleted too, or it would stay readable with nobody to erase it.
-    if ((await loadCustomer(deps, intoId)).status === 'deleted')
+    if ((await loadCustomer(deps, intoId)).status === 'deleted') {
       await deleteMergedAway(deps, [{ absorbed: sourceId, into: intoId }], meta);
+      await relinkMergedAway(deps, [{ absorbed: sourceId, into: intoId }], meta);
+    }
     throw err;
   }
   return { position: absorbed.position ?? closed.position, target: absorbed.state };

@@ -4,7 +4,12 @@ import { once } from 'node:events';
 import { createWriteStream, fstatSync, rmSync, type WriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { SingleBar } from 'cli-progress';
-import { deleteCustomer, deleteMergedAway, loadCustomer } from '../../commands/customers/handler';
+import {
+  deleteCustomer,
+  deleteMergedAway,
+  loadCustomer,
+  relinkMergedAway,
+} from '../../commands/customers/handler';
 import { restaurantStream } from '../../commands/restaurants/events';
 import { allProjections, allProjectionVersions } from '../../projections/index';
 import { WEBHOOK_DELIVERIES } from '../../projections/webhook-deliveries';
@@ -639,6 +644,7 @@ async function erase(ctx: CliContext): Promise<void> {
       for (const [absorbed, into] of mergedInto)
         if (deleted.has(into) && !deleted.has(absorbed)) {
           await deleteMergedAway(ctx.rt, [{ absorbed, into }], operatorMeta('audit-erase'));
+          await relinkMergedAway(ctx.rt, [{ absorbed, into }], operatorMeta('audit-erase'));
           deleted.add(absorbed);
           found = true;
         }

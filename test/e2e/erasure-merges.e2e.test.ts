@@ -145,6 +145,23 @@ t('a survivor erased between the two steps of a merge: the closed customer is er
       return r.body.data.id as string;
     };
     const [first, second, kept] = [await made('Grace Hopper'), await made('Amazing Grace'), await made('G.')];
+    // A reservation of each closed customer: they show the survivor, then none (its deletion), and
+    // each records that once (ReservationCustomerRelinked), whichever path deletes them.
+    const booked: Record<string, string> = {};
+    for (const [i, id] of [first, second].entries()) {
+      const r = await svc.api('POST', '/reservations', {
+        token: TOKENS.full,
+        body: { party_size: 2, start_at: DINNER.replace('T19:00', `T${19 + i}:00`), customer: { id } },
+      });
+      assert.is(r.status, 201, r.text);
+      booked[id] = r.body.data.id;
+    }
+    const relinked = async (id: string) => {
+      const history = await svc.api('GET', `/reservations/${booked[id]}/history`, { token: TOKENS.full });
+      return (history.body.data as { changes: { field: string; to?: unknown }[] }[]).filter((i) =>
+        i.changes.some((c) => c.field === 'reason' && c.to === 'CUSTOMER_DELETED'),
+      );
+    };
     // The merges' first steps, then the survivor's erasure.
     for (const absorbed of [first, second])
       await svc.rt.events.append(
@@ -172,6 +189,17 @@ t('a survivor erased between the two steps of a merge: the closed customer is er
     assert.match(String(refused), /not found/);
     assert.is((await svc.rt.keys.find(customerSubject(first))).state, 'destroyed', 'the merge run again');
     assert.is.not((await svc.rt.keys.find(customerSubject(second))).state, 'destroyed');
+    assert.equal(
+      (await relinked(first)).map((i) => i.changes),
+      [
+        [
+          { field: 'customer_id', from: kept, to: null },
+          { field: 'reason', to: 'CUSTOMER_DELETED' },
+        ],
+      ],
+      'the merge run again records it',
+    );
+    assert.is((await relinked(second)).length, 0);
     // audit verify names the other, and audit erase --pending finds it from the log.
     const unfinished = await cli(svc, 'audit verify', { 'no-progress': true }).then(
       () => [] as string[],
@@ -184,6 +212,9 @@ t('a survivor erased between the two steps of a merge: the closed customer is er
     await cli(svc, 'audit erase', { pending: true });
     assert.match((await cli(svc, 'audit verify', { 'no-progress': true }))[0] as string, /0 problem/);
     assert.is((await svc.rt.keys.find(customerSubject(second))).state, 'destroyed', 'audit erase --pending');
+    assert.is((await relinked(second)).length, 1, 'audit erase --pending records it');
+    await cli(svc, 'audit erase', { pending: true });
+    for (const id of [first, second]) assert.is((await relinked(id)).length, 1, 'once');
     for (const id of [first, second]) {
       const history = (await cli(svc, 'audit history', { json: true }, [id])).join('\n');
       assert.not.match(history, /Grace/, `audit history ${id}`);

@@ -72,11 +72,22 @@ export function decideUpdate(
   return [event({ type: 'CustomerUpdated', data: { ...base(state, at), changes, previous } })];
 }
 
-export function decideBlacklist(state: CustomerState, id: string, reason: string | null, at: string): Out {
+export function decideBlacklist(
+  state: CustomerState,
+  id: string,
+  reason: string | null,
+  at: string,
+  atCreation = false,
+): Out {
   assertVisible(state, null, 'internal', id);
   return state.blacklisted
     ? []
-    : [event({ type: 'CustomerBlacklisted', data: { ...base(state, at), reason } })];
+    : [
+        event({
+          type: 'CustomerBlacklisted',
+          data: { ...base(state, at), reason, ...(atCreation ? { at_creation: true as const } : {}) },
+        }),
+      ];
 }
 
 export function decideClearBlacklist(state: CustomerState, id: string, at: string): Out {

@@ -53,7 +53,11 @@ export type CustomerEvent =
       type: 'CustomerUpdated';
       data: Base & { changes: Partial<CustomerProfile>; previous: Partial<CustomerProfile> };
     }
-  | { type: 'CustomerBlacklisted'; data: Base & { reason: string | null } }
+  /**
+   * `at_creation`: appended with the CustomerCreated before it, in one append (a customer created
+   * blacklisted); its customer.created says so, and it publishes nothing of its own.
+   */
+  | { type: 'CustomerBlacklisted'; data: Base & { reason: string | null; at_creation?: true } }
   | { type: 'CustomerBlacklistCleared'; data: Base }
   | { type: 'MarketingOptOutAdded'; data: Base & { channel: OptOutChannel; reason: string | null } }
   | { type: 'MarketingOptOutRemoved'; data: Base & { channel: OptOutChannel } }
@@ -116,8 +120,9 @@ export function webhookTypeOf(event: {
   switch (event.type as CustomerEventType) {
     case 'CustomerCreated':
       return (event.data as { draft?: boolean }).draft ? null : 'customer.created';
-    case 'CustomerUpdated':
     case 'CustomerBlacklisted':
+      return (event.data as { at_creation?: boolean }).at_creation ? null : 'customer.updated';
+    case 'CustomerUpdated':
     case 'CustomerBlacklistCleared':
     case 'MarketingOptOutAdded':
     case 'MarketingOptOutRemoved':

@@ -160,7 +160,7 @@ export async function createCustomer(
 const withBlacklist = (created: NewEvent[], id: string, options: CreateOptions, at: string) =>
   options.blacklistReason === undefined || created.length === 0
     ? created
-    : [...created, ...decideBlacklist(foldDecided(created, at), id, options.blacklistReason, at)];
+    : [...created, ...decideBlacklist(foldDecided(created, at), id, options.blacklistReason, at, true)];
 
 /** The state a fresh stream's decided events make (position 0n before they are appended). */
 const foldDecided = (events: readonly NewEvent[], at: string, position = 0n) =>

@@ -192,7 +192,10 @@ export async function publishedEvent(
   // Known from the event alone: a customer event no webhook type answers for publishes nothing, and
   // its stream is not read (the merge slot's CustomerMergeSlot* events: that stream only grows).
   if (!reservation && webhookTypeOf(event) === null) return null;
-  const history = await events.readStream(event.stream, { limit: event.revision + 1 });
+  // A customer's creation is read with the event after it, which its own append may hold (a twin
+  // created blacklisted: customerEvent announces the two as one).
+  const ahead = event.type === 'CustomerCreated' ? 1 : 0;
+  const history = await events.readStream(event.stream, { limit: event.revision + 1 + ahead });
   if (reservation) return reservationEvent(events, docs, event, restaurantId, history);
   return customerEvent(docs, event, restaurantId, history);
 }
@@ -488,13 +491,24 @@ async function customerEvent(
 ) {
   let type = webhookTypeOf(event) as V1EventType | null;
   if (!type) return null;
-  const { before, after } = fold(history, event.revision, initialCustomer, evolveCustomer);
+  // A customer created blacklisted (on_match create_new on the details of a blacklisted guest) is
+  // announced once, by its creation, blacklisted: its CustomerBlacklisted `at_creation` publishes
+  // nothing (webhookTypeOf) and is folded into the creation's state.
+  const creation = history.find((e) => e.type === 'CustomerCreated');
+  const next = history[event.revision + 1];
+  const upTo =
+    event.type === 'CustomerCreated' &&
+    next?.type === 'CustomerBlacklisted' &&
+    (next.data as { at_creation?: boolean }).at_creation === true
+      ? next.revision
+      : event.revision;
+  const { before, after } = fold(history, upTo, initialCustomer, evolveCustomer);
   // A draft is invisible: nothing about it is published, except its flagging (a deletion for partners) and publication (a creation).
   if (event.type !== 'CustomerDraftFlagged' && after.draft) return null;
   if (event.type === 'CustomerDraftFlagged' && before.draft) return null;
   if (!after.profile) return null;
   const doc = await docs.collection<CustomerDoc>(CUSTOMERS).findOne({ _id: after.customerId as string });
-  const created = history.find((e) => e.type === 'CustomerCreated');
+  const created = creation;
   // A deletion erases the customer (their keys are destroyed): its notice describes them erased, never
   // with what a read made before the destruction still showed.
   const deletion = event.type === 'CustomerDeleted';

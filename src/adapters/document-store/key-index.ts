@@ -397,23 +397,37 @@ export class KeyIndex {
    * the order of the last field's keys within `range` (ties: by the free field's key, then insertion
    * order); lazily. The documents under an excluded key are never read: a filter's `$nin` there (the
    * webhook sweeper leaving out the endpoints whose queue is full) costs nothing, however many they
-   * are. Undefined when that order cannot be given (as orderedIds).
+   * are. But each other key's level is opened (a reader and a heap entry), due or not: with many
+   * other keys and few documents left out, reading past those few costs less (the sweeper beside
+   * 10,000 endpoints holding one later retry each opened 10,000 levels a sweep). So undefined too
+   * when the keys left out hold no more _ids than there are other keys, and the caller reads
+   * another way (counting stops there: never more than the other keys). `levels`: how many it opens.
    */
   mergedIds(
     pinned: Key[],
     excluded: ReadonlySet<Key>,
     range: StringRange | undefined,
     dir: 1 | -1,
-  ): Iterable<string> | undefined {
+  ): { ids: Iterable<string>; levels: number } | undefined {
     if (pinned.length !== this.keyed.length - 2 || this.overflow.size > 0 || this.multikeyDocs > 0)
       return undefined;
     let level: Level = this.root;
     for (const key of pinned) {
       const next = level.get(key);
-      if (next === undefined) return [];
+      if (next === undefined) return { ids: [], levels: 0 };
       if (!(next instanceof Map)) return undefined;
       level = next;
     }
+    let others = level.size;
+    let left = 0;
+    for (const key of excluded) {
+      const child = level.get(key);
+      if (child === undefined) continue;
+      others--;
+      left += child instanceof Map ? countIds(child, others + 1 - left) : idCount(child);
+      if (left > others) break;
+    }
+    if (left <= others) return undefined;
     const streams: Stream[] = [];
     for (const [key, child] of level) {
       if (excluded.has(key)) continue;
@@ -422,7 +436,7 @@ export class KeyIndex {
       if (sorted.others > 0) return undefined;
       streams.push({ level: child, keys: sorted.keys.within(range, dir), key: '', tie: key });
     }
-    return merged(streams, dir);
+    return { ids: merged(streams, dir), levels: streams.length };
   }
 
   /** A level's string keys in order, built on its first sorted read and kept up to date from then on. */
@@ -564,6 +578,19 @@ function* merged(streams: Stream[], dir: 1 | -1): Generator<string> {
     } else s.key = next.value;
     down(0);
   }
+}
+
+const idCount = (ids: Ids): number =>
+  typeof ids === 'string' ? 1 : ids instanceof Set ? ids.size : ids.length;
+
+/** The _ids under `level`, counted until they reach `enough` (each key holds one at least). */
+function countIds(level: Level, enough: number): number {
+  let n = 0;
+  for (const child of level.values()) {
+    n += child instanceof Map ? countIds(child, enough - n) : idCount(child);
+    if (n >= enough) return n;
+  }
+  return n;
 }
 
 function* idsUnder(level: Level, keys: Iterable<string>): Generator<string> {

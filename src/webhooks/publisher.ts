@@ -819,30 +819,45 @@ export class WebhookPublisher {
   /**
    * Every pending delivery, oldest `sweep_after` first, a page of UNFINISHED_PAGE at a time, the event
    * loop free between pages: a hung endpoint's tens of thousands were one read (each document copied
-   * at once) and one hold of the loop at every start. A page starts after the last `sweep_after` read,
-   * skipping those of that same value already read (the index lists them in a stable order), so a
-   * page costs about its size, not what came before it. Documents moved meanwhile (the sweeper runs
-   * beside a start) may be read twice (the caller skips those it took) or, one moved out of the value
-   * a page ended on, leave one unread: its lease runs out and the sweeper asks for it.
+   * at once) and one hold of the loop at every start. A full page gives back its trailing run of one
+   * `sweep_after` value, whose documents are then read by `_id` (`_id > the last read`: the embedded
+   * store reads those of one key in _id order), then the next page starts after that value; so a page
+   * costs about its size, however many share a value. Every delivery one start asks for gets the same
+   * `sweep_after` (now + lease): a restart within the lease paged through them by skip, re-reading the
+   * run before each page (30,000 ties: 495,000 documents examined). Documents moved meanwhile (the
+   * sweeper runs beside a start) may be read twice (the caller skips those it took) or, one moved
+   * behind where the reads are, left unread: its lease runs out and the sweeper asks for it.
    */
   private async *pendingByAge(): AsyncGenerator<WebhookDeliveryDoc[]> {
     const col = this.rt.docs.collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES);
     // Every string is at or after '' (a pending delivery's sweep_after always is one).
-    let from = '';
-    let skip = 0;
+    let after: { $gte: string } | { $gt: string } = { $gte: '' };
     while (!this.stopped) {
       const page = await col.find(
-        { status: 'pending', sweep_after: { $gte: from } },
-        { sort: { sweep_after: 1 }, skip, limit: UNFINISHED_PAGE },
+        { status: 'pending', sweep_after: after },
+        { sort: { sweep_after: 1 }, limit: UNFINISHED_PAGE },
       );
-      if (page.length) yield page;
-      if (page.length < UNFINISHED_PAGE) return;
+      if (page.length < UNFINISHED_PAGE) {
+        if (page.length) yield page;
+        return;
+      }
       const last = (page.at(-1) as WebhookDeliveryDoc).sweep_after as string;
-      let same = 0;
-      for (let i = page.length - 1; i >= 0 && page[i]?.sweep_after === last; i--) same++;
-      skip = last === from ? skip + same : same;
-      from = last;
+      const before = page.filter((d) => d.sweep_after !== last);
+      if (before.length) yield before;
       await setImmediate();
+      // The run of `last`, whole, by _id.
+      let lastId: string | undefined;
+      while (!this.stopped) {
+        const run = await col.find(
+          { status: 'pending', sweep_after: last, ...(lastId === undefined ? {} : { _id: { $gt: lastId } }) },
+          { sort: { _id: 1 }, limit: UNFINISHED_PAGE },
+        );
+        if (run.length) yield run;
+        await setImmediate();
+        if (run.length < UNFINISHED_PAGE) break;
+        lastId = (run.at(-1) as WebhookDeliveryDoc)._id;
+      }
+      after = { $gt: last };
     }
   }
 

@@ -92,16 +92,17 @@ t(
     assert.is(counted.result, 0, 'every request refused: no stream at revision 7');
     assert.is(asked.length, expected.size, `asked for ${asked.length}, ${expected.size} expected`);
     assert.equal(new Set(asked), expected);
-    assert.is(counted.copied, 50_000, 'each pending delivery copied once');
+    // Each once, and the run of one sweep_after ending a full page once more (read again by _id).
+    assert.ok(
+      counted.copied >= 50_000 && counted.copied <= 50_000 + UNFINISHED_PAGE,
+      `copied ${counted.copied} for 50,000 pending`,
+    );
     assert.ok(
       counted.mostCopied <= UNFINISHED_PAGE,
       `one read copied ${counted.mostCopied} documents (a page is ${UNFINISHED_PAGE})`,
     );
-    // A page starting among ties examines those it skips: at most the ties before it.
-    assert.ok(
-      counted.mostExamined <= UNFINISHED_PAGE + TIES,
-      `one read examined ${counted.mostExamined} documents`,
-    );
+    // A page starting among ties reads on by _id, skipping none.
+    assert.ok(counted.mostExamined <= UNFINISHED_PAGE, `one read examined ${counted.mostExamined} documents`);
   },
 );
 

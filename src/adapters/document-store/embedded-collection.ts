@@ -407,6 +407,7 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
       if (field !== undefined) return undefined;
       field = k;
     }
+    if (field === '_id') return this.idSortedPage(filter, sort[field] as 1 | -1, max);
     if (field === undefined || field.includes('.') || filter._id !== undefined) return undefined;
     const constraints = equalityConstraints(filter);
     // A pinned sort field narrows to its few keys already (plan() reads just those); walking the
@@ -424,6 +425,37 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
       const doc = this.docs.get(id) as Doc;
       // An array there is listed under each of its strings: only a sort of every match orders it.
       if (typeof doc[field] !== 'string') return undefined;
+      this.examined++;
+      if (!matches(doc)) continue;
+      out.push(doc);
+      if (out.length >= max) break;
+    }
+    return out;
+  }
+
+  /**
+   * sortedPage sorted on _id when the filter pins every keyed field of the index plan() picks to one
+   * key each (and _id at most to a range): that key's _ids in order (KeyIndex.idsInOrder), so paging a
+   * group of equal keys by `_id: {$gt: last}` reads each page, not the group before it.
+   */
+  private idSortedPage(filter: Filter, dir: 1 | -1, max: number): Doc[] | undefined {
+    const constraints = equalityConstraints(filter);
+    if (constraints.has('_id')) return undefined;
+    const index = this.pick(constraints);
+    if (index === undefined) return undefined;
+    const pinned: Key[] = [];
+    for (const f of index.keyed) {
+      const keys = constraints.get(f);
+      if (keys?.length !== 1) return undefined;
+      pinned.push(keys[0]!);
+    }
+    const ids = index.idsInOrder(pinned, stringRanges(filter).get('_id'), dir);
+    if (ids === undefined) return undefined;
+    const matches = compileMatcher(filter);
+    const out: Doc[] = [];
+    if (max <= 0) return out;
+    for (const id of ids) {
+      const doc = this.docs.get(id) as Doc;
       this.examined++;
       if (!matches(doc)) continue;
       out.push(doc);

@@ -128,6 +128,11 @@ export class KeyIndex {
    * its own along.
    */
   private readonly sorted = new WeakMap<Level, { keys: SortedKeys; others: number }>();
+  /**
+   * A key's _ids in _id order, per Set of them an _id-sorted find has read (idsInOrder), kept up to
+   * date from then on. An array of a few is replaced on each change, so it is sorted when read.
+   */
+  private readonly sortedIds = new WeakMap<Set<string>, SortedKeys>();
   /** Documents held with an array at the last keyed field (IndexEntries.multikey): no sorted reads while any. */
   private multikeyDocs = 0;
 
@@ -312,8 +317,12 @@ export class KeyIndex {
         if (ids === undefined) level.set(last, id);
         else if (typeof ids === 'string') {
           if (ids !== id) level.set(last, [ids, id]);
-        } else if (ids instanceof Set) ids.add(id);
-        else if (!ids.includes(id)) {
+        } else if (ids instanceof Set) {
+          if (!ids.has(id)) {
+            ids.add(id);
+            this.sortedIds.get(ids)?.add(id);
+          }
+        } else if (!ids.includes(id)) {
           level.set(last, ids.length < MAX_ARRAY_IDS ? [...ids, id] : new Set([...ids, id]));
         }
       }
@@ -335,7 +344,7 @@ export class KeyIndex {
       if (typeof child === 'string') {
         if (child === id) this.deleteKey(level, key);
       } else if (child instanceof Set) {
-        child.delete(id);
+        if (child.delete(id)) this.sortedIds.get(child)?.delete(id);
         if (child.size === 0) this.deleteKey(level, key);
       } else if (Array.isArray(child)) {
         const at = child.indexOf(id);
@@ -437,6 +446,32 @@ export class KeyIndex {
       streams.push({ level: child, keys: sorted.keys.within(range, dir), key: '', tie: key });
     }
     return { ids: merged(streams, dir), levels: streams.length };
+  }
+
+  /**
+   * The _ids under the given single keys of every keyed field, in _id order within `range` (`dir`),
+   * lazily: a find pinning them all and sorted on _id reads its page, not every document under the
+   * key (a group of equal keys paged by _id: askForUnfinished among the deliveries one start asked
+   * for, which share one sweep_after). Undefined with documents in overflow (they sit under no key).
+   */
+  idsInOrder(pinned: Key[], range: StringRange | undefined, dir: 1 | -1): Iterable<string> | undefined {
+    if (pinned.length !== this.keyed.length || this.overflow.size > 0) return undefined;
+    let node: Level | Ids | undefined = this.root;
+    for (const key of pinned) {
+      if (!(node instanceof Map)) return undefined;
+      node = node.get(key);
+      if (node === undefined) return [];
+    }
+    if (node instanceof Map) return undefined;
+    if (typeof node === 'string') return range === undefined || inStringRange(node, range) ? [node] : [];
+    if (Array.isArray(node)) return new SortedKeys(node as string[]).within(range, dir);
+    const set = node as Set<string>;
+    let sorted = this.sortedIds.get(set);
+    if (sorted === undefined) {
+      sorted = new SortedKeys([...set]);
+      this.sortedIds.set(set, sorted);
+    }
+    return sorted.within(range, dir);
   }
 
   /** A level's string keys in order, built on its first sorted read and kept up to date from then on. */

@@ -5,6 +5,7 @@ import { API_KEYS, type ApiKeyDoc } from '../projections/api-keys';
 import { OAUTH_APPLICATIONS, type OAuthApplicationDoc } from '../projections/oauth-applications';
 import { canonicalScopes, type Scope } from '../src/core/scopes';
 import type { DocumentStore } from '../src/ports/document-store';
+import { keyWithdrawn } from './api-keys';
 import { findRestaurant } from './restaurants';
 
 export const listApplications = (docs: DocumentStore) =>
@@ -94,7 +95,9 @@ export async function listConnections(docs: DocumentStore, restaurantId: string)
       { sort: { created_at: 1, _id: 1 } },
     );
   const byApp = new Map<string, ApiKeyDoc[]>();
+  // A token its application's cut-off bars connects nothing, revoked by the sweep or not yet.
   for (const k of keys) {
+    if (keyWithdrawn(k)) continue;
     const id = k.application?.id;
     if (!id) continue;
     byApp.set(id, [...(byApp.get(id) ?? []), k]);

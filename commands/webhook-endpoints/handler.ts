@@ -12,6 +12,8 @@ import type { Secrets } from '../../src/secrets';
 import { generateSigningSecret } from '../../src/webhooks/signature';
 import { evolveApiKey, initialApiKey } from '../credentials/decide';
 import { apiKeyStream } from '../credentials/events';
+import { loadApplication } from '../oauth/application-handler';
+import { cutOffBars } from '../oauth/cut-off';
 import { cancelDeliveriesNotTaken } from '../webhook-deliveries/handler';
 import {
   checkSettings,
@@ -142,22 +144,30 @@ export async function createWebhookEndpoint(
   // A revocation that landed while this endpoint was being created found nothing to delete (the
   // publisher deletes a revoked credential's endpoints as the read models show them at the revocation):
   // read the credential again, as the token endpoint does, and delete it now. Any later revocation
-  // finds the endpoint in the read models.
-  const credential = await loadStream(
-    deps.events,
-    apiKeyStream(input.credential.id),
-    initialApiKey,
-    evolveApiKey,
-  );
-  if (credential.state.revoked) {
+  // finds the endpoint in the read models. A token its application's cut-off bars is withdrawn too
+  // (queries/api-keys.ts keyWithdrawn), revoked or not yet: fan-out would skip the endpoint silently.
+  if (await credentialWithdrawn(deps, input.credential.id)) {
     await deleteWebhookEndpoint(deps, input.restaurantId, endpointId, 'CREDENTIAL_REVOKED', meta);
     throw unauthorized(
       'INVALID_AUTHENTICATION',
-      'The credential was revoked while the endpoint was being created; the endpoint is deleted',
+      'The credential was revoked or cut off while the endpoint was being created; the endpoint is deleted',
       'invalid_token',
     );
   }
   return { ...outcome, position: outcome.position ?? slot.position, endpointId, secret };
+}
+
+/**
+ * keyWithdrawn from the log: the key revoked, or an OAuth token issued before its application's
+ * cut-off (`cutOffBars`: the read model marks it `cut_off_at` only once the projection gets there).
+ */
+async function credentialWithdrawn(deps: EndpointDeps, keyId: string): Promise<boolean> {
+  const credential = await loadStream(deps.events, apiKeyStream(keyId), initialApiKey, evolveApiKey);
+  if (credential.state.revoked) return true;
+  const app = credential.state.key?.type === 'OAUTH' ? credential.state.key.application : null;
+  if (!app) return false;
+  const created = credential.events[0]?.position ?? null;
+  return cutOffBars(created, (await loadApplication(deps, app.id)).cut_off_position);
 }
 
 /**

@@ -1,5 +1,6 @@
 // Platform commands: restaurants, API keys, bootstrap files and read models.
 import { createApiKey, revokeApiKey, updateApiKey } from '../../commands/credentials/handler';
+import type { ApiKeyDoc } from '../../projections/api-keys';
 import { listKeys } from '../../queries/api-keys';
 import { applyBootstrap, readBootstrapFile } from '../bootstrap';
 import { operatorMeta } from '../core/command-meta';
@@ -61,6 +62,7 @@ export function registerPlatformCommands(): void {
               token_hint: k.token_hint,
               application: k.application ?? null,
               revoked_at: k.revoked_at ?? null,
+              cut_off_at: k.cut_off_at ?? null,
               last_used_at: k.last_used_at ?? null,
               name: k.name,
               scopes: k.scopes,
@@ -70,7 +72,7 @@ export function registerPlatformCommands(): void {
           continue;
         }
         ctx.out(
-          `${k._id}\t${k.restaurant_id}\t${k.type}\t…${k.token_hint}\t${k.revoked_at ? `REVOKED ${k.revoked_at}` : 'active'}\t${k.last_used_at ?? '-'}\t${k.name}\t${k.scopes.join(',')}\t${beyond.length ? `BEYOND GRANT: ${beyond.join(',')}` : '-'}`,
+          `${k._id}\t${k.restaurant_id}\t${k.type}\t…${k.token_hint}\t${keyState(k)}\t${k.last_used_at ?? '-'}\t${k.name}\t${k.scopes.join(',')}\t${beyond.length ? `BEYOND GRANT: ${beyond.join(',')}` : '-'}`,
         );
       }
     },
@@ -128,4 +130,14 @@ export function registerPlatformCommands(): void {
     },
   });
   registerReadModelCommands();
+}
+
+/**
+ * A key's state as `keys list` prints it, by authentication's rule (keyWithdrawn): a token its
+ * application's cut-off bars answers 401 whether or not the cut-off's sweep has revoked it yet.
+ */
+function keyState(k: Pick<ApiKeyDoc, 'revoked_at' | 'cut_off_at'>): string {
+  if (k.revoked_at) return `REVOKED ${k.revoked_at}`;
+  if (k.cut_off_at) return `CUT OFF ${k.cut_off_at}`;
+  return 'active';
 }

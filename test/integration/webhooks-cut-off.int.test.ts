@@ -10,12 +10,15 @@ import { resendDelivery, testWebhookEndpoint } from '../../commands/webhook-deli
 import { createWebhookEndpoint } from '../../commands/webhook-endpoints/handler';
 import type { WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
 import { WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../../projections/webhook-endpoints';
+import { listConnections } from '../../queries/oauth';
 import { operatorMeta } from '../../src/core/command-meta';
 import { ApiError } from '../../src/core/errors';
+import { runCli } from '../helpers/cli-in-process';
 import { issueToken, registerTestApplication } from '../helpers/oauth-commands';
 import { publisherQuiet } from '../helpers/webhook-receiver';
 import { deliveries, demoCustomer, startWebhooksWorld, type WebhooksWorld } from '../helpers/webhooks-world';
 
+let cutOffKey = '';
 const t = suite<{ w: WebhooksWorld }>('webhooks: an endpoint of a token its application cut off');
 const meta = operatorMeta('test');
 
@@ -45,6 +48,7 @@ t('nothing is sent on behalf of a token issued before the cut-off, swept or not'
   const { rt, rx } = w;
   await registerTestApplication(rt, 'app_hooks', ['CUSTOMERS_READ'], true);
   const token = await issueToken(rt, 'app_hooks', 'rest_demo', ['CUSTOMERS_READ']);
+  cutOffKey = token.keyId;
   const made = await createWebhookEndpoint(
     rt,
     {
@@ -79,5 +83,38 @@ t('nothing is sent on behalf of a token issued before the cut-off, swept or not'
     'credential_revoked',
   );
 });
+
+// Every place uses authentication's rule (keyWithdrawn): the token answers 401, so it is not active.
+t(
+  'a cut-off token, not swept yet, gets no new endpoint, connects nothing and is listed cut off',
+  async ({ w }) => {
+    const { rt, rx } = w;
+    assert.ok(cutOffKey, 'the test before issued it');
+    const made = createWebhookEndpoint(
+      rt,
+      {
+        restaurantId: 'rest_demo',
+        url: rx.url('/app2'),
+        credential: { id: cutOffKey, scopes: ['CUSTOMERS_READ'] },
+        endpointId: 'we_app2',
+      },
+      { ...meta, restaurant_id: 'rest_demo' },
+    );
+    const refused = await made.then(
+      () => null,
+      (err: unknown) => err,
+    );
+    assert.ok(refused instanceof ApiError, `refused as for a revoked credential, got ${String(refused)}`);
+    assert.is(refused.status, 401);
+    assert.is(refused.code, 'INVALID_AUTHENTICATION');
+    await rt.projections.catchUp();
+    const left = await rt.docs.collection<WebhookEndpointDoc>(WEBHOOK_ENDPOINTS).findOne({ _id: 'we_app2' });
+    assert.is(left, null, 'no endpoint left for it');
+    const connected = (await listConnections(rt.docs, 'rest_demo')).map((c) => c.client_id);
+    assert.not.ok(connected.includes('app_hooks'), `connections: ${connected.join(', ')}`);
+    const line = (await runCli(rt, 'keys list', {})).find((l) => l.startsWith(`${cutOffKey}\t`));
+    assert.ok(line?.includes('\tCUT OFF '), `keys list: ${line}`);
+  },
+);
 
 t.run();

@@ -2,6 +2,7 @@
 
 import { createApiKey, revokeApiKey } from '../../../commands/credentials/handler';
 import { API_KEYS, type ApiKeyDoc } from '../../../projections/api-keys';
+import { keyWithdrawn } from '../../../queries/api-keys';
 import { ApiError, type Issue } from '../../core/errors';
 import { scopesWithoutCompanion } from '../../core/scopes';
 import type { Runtime } from '../../runtime';
@@ -28,9 +29,10 @@ async function keysOf(rt: Runtime, restaurantId: string) {
   const all = await rt.docs
     .collection<ApiKeyDoc>(API_KEYS)
     .find({ restaurant_id: restaurantId, type: 'API_KEY' }, { sort: { created_at: -1, _id: 1 } });
-  const revoked = all.filter((k) => k.revoked_at);
+  // One rule with authentication (keyWithdrawn): a key that opens nothing is not listed as active.
+  const revoked = all.filter(keyWithdrawn);
   return {
-    keys: all.filter((k) => !k.revoked_at),
+    keys: all.filter((k) => !keyWithdrawn(k)),
     revokedCount: revoked.length,
     revokedNames: revoked.map((k) => k.name),
   };

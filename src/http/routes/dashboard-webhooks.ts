@@ -26,6 +26,7 @@ import {
 import { MAX_ENDPOINTS_PER_RESTAURANT } from '../../../commands/webhook-endpoints/limit';
 import { API_KEYS, type ApiKeyDoc } from '../../../projections/api-keys';
 import { WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../../../projections/webhook-endpoints';
+import { keyWithdrawn } from '../../../queries/api-keys';
 import { barredByApiOption, barredCredentials } from '../../../queries/oauth';
 import {
   DELIVERY_EVENT_TYPES,
@@ -70,10 +71,12 @@ const settingsBody = {
   headers: optional(str({ max: 20_000 })),
 };
 
+/** The keys an endpoint may be given: those authentication lets in (keyWithdrawn: not cut off either). */
 async function keysOf(rt: Runtime, restaurantId: string) {
-  return rt.docs
+  const keys = await rt.docs
     .collection<ApiKeyDoc>(API_KEYS)
     .find({ restaurant_id: restaurantId, revoked_at: null }, { sort: { created_at: 1, _id: 1 } });
+  return keys.filter((k) => !keyWithdrawn(k));
 }
 
 /** An endpoint of the manager's restaurant, or the 404 page. */
@@ -471,7 +474,10 @@ export const dashboardWebhookRoutes: AnyRoute[] = [
       const key = await restaurantKey(rt, m.restaurant._id, f.key_id);
       if (!key) throw notYours();
       // This restaurant's key, revoked meanwhile (another tab): the form is kept, with what to do.
-      if (key.revoked_at) return again({ key: 'The API key chosen is revoked: choose another.' });
+      if (keyWithdrawn(key))
+        return again({
+          key: `The API key chosen is ${key.revoked_at ? 'revoked' : 'cut off'}: choose another.`,
+        });
       try {
         const out = await createWebhookEndpoint(
           rt,
@@ -603,7 +609,7 @@ export const dashboardWebhookRoutes: AnyRoute[] = [
       const r = m.restaurant._id;
       const back = (done: string) => seeOther(`${endpointPath(endpoint._id, r)}&done=${done}`);
       const key = await rt.docs.collection<ApiKeyDoc>(API_KEYS).findOne({ _id: endpoint.credential_id });
-      const scopes = key && !key.revoked_at ? key.scopes : [];
+      const scopes = key && !keyWithdrawn(key) ? key.scopes : [];
       const confirm = (title: string, warning: string, button: string) =>
         page(
           confirmPage(m.shell, {

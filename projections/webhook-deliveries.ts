@@ -88,8 +88,15 @@ export const webhookDeliveriesProjectionV1: Projection = {
     // The sweeper's due deliveries but those of the endpoints whose queue is full (`endpoint_id: {$nin}`),
     // oldest first: embedded, the endpoints' levels merged in sweep_after order, so a full endpoint's
     // backlog is never read (on `work` each due one was read and refused, every sweep); and one
-    // endpoint's due backlog (the sweeper's end of an overflow).
-    await col.createIndex({ keys: { status: 1, endpoint_id: 1, sweep_after: 1 }, name: 'due_by_endpoint' });
+    // endpoint's due backlog (the sweeper's end of an overflow: on MongoDB too). Partial: both read
+    // pending ones only, so a delivered or failed delivery costs it no entry and its last write no
+    // index write. Named anew: `due_by_endpoint` (22b95ca) held every delivery, and MongoDB refuses
+    // one name with other options; a store that built it keeps it until dropped by hand.
+    await col.createIndex({
+      keys: { status: 1, endpoint_id: 1, sweep_after: 1 },
+      name: 'pending_by_endpoint',
+      partial: { status: 'pending' },
+    });
     await col.createIndex({ keys: { created_at: 1 }, name: 'by_age' });
     await col.createIndex({ keys: { customer_id: 1 }, name: 'by_customer' });
     // An endpoint's finished deliveries by their last attempt: the failing warning reads the latest

@@ -43,6 +43,14 @@ export interface IndexSpec {
    * (their constraint is on every field).
    */
   embeddedPrefix?: number;
+  /**
+   * Index only the documents whose top-level fields equal these values (MongoDB's
+   * partialFilterExpression, equalities only): a write that leaves them out costs the index nothing. A
+   * query is planned on it only when its filter pins each of these fields to that value (as MongoDB's
+   * planner requires); what any query finds is unchanged. Part of the index's identity. Not for
+   * unique indexes.
+   */
+  partial?: Record<string, string | number | boolean>;
 }
 
 export interface UpdateResult {

@@ -1,6 +1,6 @@
 // Which way a sweeper's find reads is chosen by what it would read. The sweeper leaves the endpoints
 // whose queue is full out (`endpoint_id: {$nin}`); merging the other endpoints' levels of
-// due_by_endpoint never reads the left-out documents but opens a level for every other endpoint with
+// pending_by_endpoint never reads the left-out documents but opens a level for every other endpoint with
 // a pending delivery, due or not; reading `work` in order reads the left-out due ones to refuse them.
 // Beside a full endpoint's big backlog the merge is the cheap one; among many endpoints holding one
 // later retry each, beside a small backlog, reading past the backlog is (the merge opened 10,000

@@ -153,10 +153,13 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
    */
   private dormant(index: KeyIndex): boolean {
     if (index.keyed.length === 0) return true;
-    if (index.unique) return false;
+    if (index.unique || index.partial) return false;
+    // An earlier partial index serves only the filters that pin its partial fields.
     return this.active.some(
       (earlier) =>
-        earlier.keyed.length >= index.keyed.length && index.keyed.every((f, i) => earlier.keyed[i] === f),
+        earlier.partial === undefined &&
+        earlier.keyed.length >= index.keyed.length &&
+        index.keyed.every((f, i) => earlier.keyed[i] === f),
     );
   }
 
@@ -499,7 +502,7 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
   ): Iterable<string> | undefined {
     for (const index of this.active) {
       const n = index.keyed.length;
-      if (n < 2 || index.keyed[n - 1] !== field) continue;
+      if (n < 2 || index.keyed[n - 1] !== field || !index.covers(constraints)) continue;
       const free = index.keyed[n - 2]!;
       if (constraints.has(free)) continue;
       const excluded = soleValue(filter[free], '$nin');

@@ -119,6 +119,8 @@ export class KeyIndex {
    * it. Entries are still computed on them (overflow, parallel arrays and moves as before; below).
    */
   private readonly fullSegs: string[][] | undefined;
+  /** IndexSpec.partial: the documents it holds (each field equal to its value), or undefined for all. */
+  readonly partial: [string, Key][] | undefined;
   private readonly root: Level = new Map();
   private readonly overflow = new Set<string>();
   /**
@@ -152,6 +154,28 @@ export class KeyIndex {
     this.keyed = prefix < all.length ? all.slice(0, prefix) : all;
     this.segs = this.keyed.map((f) => splitPath(f, 'index'));
     this.fullSegs = this.keyed === all ? undefined : all.map((f) => splitPath(f, 'index'));
+    this.partial = spec.partial ? Object.entries(spec.partial) : undefined;
+  }
+
+  /**
+   * Whether a filter with these equality constraints finds only documents this index holds: every
+   * field of a partial index pinned to its one value (true for any other index).
+   */
+  covers(constraints: Map<string, Key[]>): boolean {
+    if (this.partial === undefined) return true;
+    return this.partial.every(([f, v]) => {
+      const keys = constraints.get(f);
+      return keys?.length === 1 && Object.is(keys[0], v);
+    });
+  }
+
+  private holds(doc: Doc): boolean {
+    if (this.partial === undefined) return true;
+    // As MongoDB's equality: an array holding the value is held too (a filter pinning it matches it).
+    return this.partial.every(([f, v]) => {
+      const x = ownField(doc as Record<string, unknown>, f);
+      return Object.is(x, v) || (Array.isArray(x) && x.some((e) => Object.is(e, v)));
+    });
   }
 
   sameSpec(spec: IndexSpec): boolean {
@@ -160,19 +184,23 @@ export class KeyIndex {
     return (
       (spec.unique === true) === this.unique &&
       keys.length === mine.length &&
-      keys.every(([k, d], i) => mine[i]![0] === k && mine[i]![1] === d)
+      keys.every(([k, d], i) => mine[i]![0] === k && mine[i]![1] === d) &&
+      samePartial(spec.partial, this.spec.partial)
     );
   }
 
   /** Whether an update of `path` can change this index's keys. */
   touchedBy(path: string): boolean {
-    for (const f of this.fields) {
+    for (const f of this.partial === undefined
+      ? this.fields
+      : [...this.fields, ...Object.keys(this.spec.partial!)]) {
       if (f === path || isParentPath(path, f) || isParentPath(f, path)) return true;
     }
     return false;
   }
 
   entries(doc: Doc): IndexEntries {
+    if (!this.holds(doc)) return { tuples: [], overflow: false };
     if (this.fullSegs !== undefined) return this.cutEntries(doc, this.fullSegs);
     if (this.segs.length > 1) this.refuseParallelArrays(doc, this.segs);
     if (this.unique) {
@@ -238,6 +266,7 @@ export class KeyIndex {
    * difference): the caller then compares entries.
    */
   sameScalarKeys(a: Doc, b: Doc): boolean {
+    if (this.holds(a) !== this.holds(b)) return false;
     for (const segs of this.fullSegs ?? this.segs) {
       let x: unknown = a;
       let y: unknown = b;
@@ -488,6 +517,7 @@ export class KeyIndex {
 
   /** How many leading fields `constraints` pins with equality (0: this index cannot help). */
   prefixLength(constraints: Map<string, Key[]>): number {
+    if (!this.covers(constraints)) return 0;
     let n = 0;
     while (n < this.keyed.length && constraints.has(this.keyed[n]!)) n++;
     return n;
@@ -613,6 +643,12 @@ function* merged(streams: Stream[], dir: 1 | -1): Generator<string> {
     } else s.key = next.value;
     down(0);
   }
+}
+
+function samePartial(a: IndexSpec['partial'], b: IndexSpec['partial']): boolean {
+  const x = Object.entries(a ?? {});
+  const y = b ?? {};
+  return x.length === Object.keys(y).length && x.every(([f, v]) => Object.hasOwn(y, f) && Object.is(y[f], v));
 }
 
 const idCount = (ids: Ids): number =>

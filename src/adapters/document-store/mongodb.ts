@@ -119,7 +119,11 @@ class MongoCollection<T extends Doc> implements Collection<T> {
 
   async createIndex(spec: IndexSpec): Promise<void> {
     validateIndexSpec(spec);
-    const options = { name: indexName(spec), ...(spec.unique ? { unique: true } : {}) };
+    const options = {
+      name: indexName(spec),
+      ...(spec.unique ? { unique: true } : {}),
+      ...(spec.partial ? { partialFilterExpression: spec.partial } : {}),
+    };
     await run(this.name, () => this.coll.createIndex(spec.keys, options));
   }
 

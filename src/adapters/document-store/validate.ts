@@ -315,6 +315,18 @@ export function validateIndexSpec(spec: IndexSpec): void {
   }
   if (spec.unique !== undefined && typeof spec.unique !== 'boolean')
     throw invalid('unique must be a boolean');
+  const partial = spec.partial;
+  if (partial !== undefined) {
+    if (!isPlainObject(partial) || Object.keys(partial).length === 0)
+      throw invalid('partial must be an object of field equalities');
+    for (const [f, v] of Object.entries(partial)) {
+      if (f.includes('.') || f.startsWith('$'))
+        throw invalid(`partial field ${f} must be a top-level field name`);
+      if (typeof v !== 'string' && typeof v !== 'boolean' && !(typeof v === 'number' && Number.isFinite(v)))
+        throw invalid(`partial value of ${f} must be a string, a finite number or a boolean`);
+    }
+    if (spec.unique === true) throw invalid('a partial index cannot be unique here');
+  }
   const prefix = spec.embeddedPrefix;
   if (prefix !== undefined) {
     const n = Object.keys(spec.keys).length;

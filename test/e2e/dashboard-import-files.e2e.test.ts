@@ -95,6 +95,35 @@ t('a file that cannot be read is refused with one clear sentence, said once', as
 });
 
 t(
+  'a refused upload keeps the choice of what a matching row does (it fell back to the default)',
+  async ({ b }) => {
+    const checkedChoice = (html: string) =>
+      /<input type="radio" id="up-(\w+)" name="on_match" value="\w+" checked>/.exec(html)?.[1];
+    const page = await b.get('/dashboard/import?restaurant=rest_demo');
+    assert.is(checkedChoice(page.text), 'return_existing');
+    for (const file of [
+      new Uint8Array([0x6e, 0x61, 0x6d, 0x65, 0x0a, 0x43, 0x61, 0x66, 0xe9, 0x0a]),
+      'name\n',
+    ]) {
+      const form = new FormData();
+      for (const [k, v] of Object.entries(formFields(page.text, '/dashboard/import/upload')))
+        form.append(k, v);
+      form.append('on_match', 'create_new');
+      form.append('file', new Blob([file], { type: 'text/csv' }), 'guests.csv');
+      const res = await b.postMultipart('/dashboard/import/upload', form);
+      assert.is(res.status, 303);
+      const shown = await b.followed(res);
+      assert.is(shown.status, 200);
+      assert.ok(alertOf(shown.text), 'refused');
+      assert.is(checkedChoice(shown.text), 'create_new');
+    }
+    // A value the page never writes is refused, naming the values it takes.
+    const odd = await b.get('/dashboard/import?restaurant=rest_demo&on_match=merge');
+    assert.is(odd.status, 400);
+  },
+);
+
+t(
   'a header of many bad columns, or of a very long one, is refused in a sentence of bounded size',
   async ({ b }) => {
     // 20,000 unknown columns: the first five said, the others counted (it was a 3 MB alert).

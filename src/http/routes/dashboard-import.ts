@@ -68,6 +68,8 @@ import { enums, obj, optional, str } from '../schema';
 import { form } from './dashboard-api-keys';
 
 const BASE = '/dashboard/import';
+/** What a matching row does unless the manager chooses otherwise (the upload form's first choice). */
+const DEFAULT_ON_MATCH: OnMatch = 'return_existing';
 /** The largest file the page takes (100,000 customer rows are about 10 MB). */
 
 /**
@@ -207,27 +209,37 @@ const mainFor = (restaurantId: string) => `${BASE}?restaurant=${encodeURICompone
  * the session and the answer is 303 to the import page, which shows it once. A reload of that page
  * sends nothing again; the file is not kept. `restaurantId`: null when the request's fields could not
  * be read (the multipart parser refused it), the page of the manager's first restaurant then.
+ * `onMatch`: the manager's choice of what a matching row does, which the page keeps (the URL carries
+ * a choice other than the default) so that the next upload is not made with another one.
  */
-async function refuseUpload(rt: Runtime, who: SignedIn, restaurantId: string | null, sentence: string) {
+async function refuseUpload(
+  rt: Runtime,
+  who: SignedIn,
+  restaurantId: string | null,
+  sentence: string,
+  onMatch?: OnMatch,
+) {
   await putFlash(rt, who.session, {
     label: REFUSED,
     value: sentence,
     for: restaurantId === null ? BASE : mainFor(restaurantId),
   });
-  return seeOther(restaurantId === null ? BASE : mainFor(restaurantId));
+  const kept = onMatch && onMatch !== DEFAULT_ON_MATCH ? `&on_match=${onMatch}` : '';
+  return seeOther(restaurantId === null ? BASE : `${mainFor(restaurantId)}${kept}`);
 }
 
 /** The preview page of an upload (GET: a reload repeats nothing), for `onMatch` when given. */
 const previewPath = (restaurantId: string, uploadId: string, onMatch?: OnMatch) =>
   `${BASE}/uploads/${encodeURIComponent(uploadId)}?restaurant=${encodeURIComponent(restaurantId)}${onMatch ? `&on_match=${onMatch}` : ''}`;
 
-const mainPage = async (rt: Runtime, m: Manager, alert: string | null, status = 200) => {
+const mainPage = async (rt: Runtime, m: Manager, alert: string | null, status = 200, onMatch?: OnMatch) => {
   const { lines, total } = await jobLines(rt, m.restaurant._id);
   return page(
     importPage(m.shell, {
       jobs: lines,
       total,
       alert,
+      onMatch,
       maxSize: sizeWords(Math.min(IMPORT_MAX_BYTES, rt.config.importUploadsMaxBytes)),
     }),
     {},
@@ -269,10 +281,10 @@ async function previewUpload(
   const file = files.file as { filepath: string; originalFilename: string | null; size: number } | undefined;
   const m = await managerForAction(rt, ctx, fields, requestId);
   if (!isManager(m)) return m;
-  const refuse = (sentence: string) => refuseUpload(rt, m, m.restaurant._id, sentence);
+  const onMatch = isOnMatch(fields.on_match) ? fields.on_match : DEFAULT_ON_MATCH;
+  const refuse = (sentence: string) => refuseUpload(rt, m, m.restaurant._id, sentence, onMatch);
   if (!file || Array.isArray(file)) return refuse('Choose a CSV file to upload.');
   if (file.size === 0) return refuse('The file is empty.');
-  const onMatch = isOnMatch(fields.on_match) ? fields.on_match : 'return_existing';
   // Room in the previews' memory budget before the file is read (import-uploads.ts says why).
   const budget = rt.config.importUploadsMaxBytes;
   const room = reserveRoom(rt, m.user.user_id, file.size, budget, rt.clock.now().getTime());
@@ -563,7 +575,11 @@ export const dashboardImportRoutes: AnyRoute[] = [
     summary: 'Customer import: upload a CSV file',
     tag: 'OAuth',
     access: PUBLIC,
-    query: obj({ restaurant: optional(str({ max: 64 })) }, { open: true }),
+    // on_match: the choice a refused upload was made with (refuseUpload), checked again on the form.
+    query: obj(
+      { restaurant: optional(str({ max: 64 })), on_match: optional(enums(ON_MATCH)) },
+      { open: true },
+    ),
     responses: { 200: { description: 'An HTML page' }, 303: { description: 'To the sign-in page' } },
     renderError: renderPageError,
     handler: async ({ rt, ctx, query, requestId }) => {
@@ -573,7 +589,7 @@ export const dashboardImportRoutes: AnyRoute[] = [
       const refused =
         (await takeFlash(rt, m.session, mainFor(m.restaurant._id))) ??
         (query.restaurant === undefined ? await takeFlash(rt, m.session, BASE) : null);
-      return mainPage(rt, m, refused?.label === REFUSED ? refused.value : null);
+      return mainPage(rt, m, refused?.label === REFUSED ? refused.value : null, 200, query.on_match);
     },
   }),
   defineRoute({

@@ -84,7 +84,7 @@ const rowIssues = (issues: readonly Issue[]): string =>
 
 export function importPage(
   c: ShellContext,
-  o: { jobs: ImportLine[]; total: number; alert?: string | null; maxSize: string },
+  o: { jobs: ImportLine[]; total: number; alert?: string | null; maxSize: string; onMatch?: OnMatch },
 ): string {
   const jobs = history(c, o.jobs, o.total);
   return dashboardPage(c, {
@@ -99,7 +99,7 @@ export function importPage(
   <label for="file">CSV file</label>
   <input id="file" name="file" type="file" accept=".csv,text/csv" required aria-describedby="file-help">
   <div class="help" id="file-help"><p>UTF-8, with a header row. Columns: <code>name</code> (required), <code>email</code>, <code>phone_number</code> (national spellings are read with the restaurant's country), <code>lang</code>, <code>external_id</code>, <code>tags</code> (separated by <code>|</code>), <code>note</code>, <code>newsletter_consent</code>, and custom fields by name or as <code>cf:&lt;id&gt;</code>. Comma, semicolon or tab separated. At most ${o.maxSize}.</p></div>
-  ${onMatchChoice('return_existing', 'up')}
+  ${onMatchChoice(o.onMatch ?? 'return_existing', 'up')}
   <button type="submit" class="full">Preview</button>
 </form>
 <p class="small">The preview waits 30 minutes for you to start the import; it is kept in this server's memory, so after a restart of the server upload the file again. One import runs at a time for a restaurant.</p>

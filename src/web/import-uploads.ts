@@ -168,6 +168,23 @@ export function uploadHeldByOther(server: object, id: string, userId: string, re
   return !!owner && (owner.userId !== userId || owner.restaurantId !== restaurantId);
 }
 
+/**
+ * The restaurant a held upload of this user is for, or null (none held, or another user's): the start of
+ * an upload named under another of the user's restaurants says whose it is, which tells the user
+ * nothing they could not see.
+ */
+export function uploadRestaurantOfUser(
+  server: object,
+  id: string,
+  userId: string,
+  now: number,
+): string | null {
+  const { uploads } = of(server);
+  sweep(uploads, now);
+  const u = uploads.get(id);
+  return u && u.userId === userId ? u.restaurantId : null;
+}
+
 /** Holds the file read under `reservation` (its bytes move from "being read" to "held"). */
 export function keepUpload(
   server: object,

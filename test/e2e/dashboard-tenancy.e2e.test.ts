@@ -14,6 +14,7 @@ import {
   formFields,
   oauthBootstrap,
   type PageResponse,
+  pageText,
   pkce,
   signIn,
   tokenRequest,
@@ -250,6 +251,7 @@ t(
       });
       assert.ok([400, 404].includes(res.status), `start as ${restaurant_id}: ${res.status}`);
       assert.is(res.location, null);
+      assert.not.match(res.text, /Trois|another of your restaurants/, 'nothing of the upload is said');
     }
     // Previewed again with another on_match: not by another manager, under any restaurant.
     for (const restaurant_id of ['rest_demo', 'rest_three']) {
@@ -262,10 +264,17 @@ t(
       assert.ok([400, 404].includes(res.status), `preview again as ${restaurant_id}: ${res.status}`);
       assert.not.match(res.text, /Not Yours|not-yours@/, 'nothing of the upload is shown');
     }
-    // The manager's own upload, named under another of the manager's restaurants: not found there.
+    // The manager's own upload, named under another of the manager's restaurants: refused there, saying
+    // whose it is (it said the upload was no longer here), and still waiting under its own.
     const wrong = await manager.post('/dashboard/import/start', { ...fields, restaurant_id: 'rest_demo' });
     assert.is(wrong.status, 400);
     assert.is(wrong.location, null);
+    assert.match(
+      pageText(wrong.text),
+      /This file was uploaded for Trois Étoiles, another of your restaurants, not Le Demo/,
+    );
+    assert.not.match(wrong.text, /no longer here/);
+    assert.is((await manager.get(location)).status, 200);
     const found = await svc.api('GET', '/customers?email=not-yours%40example.test', { token: OTHER });
     assert.is(found.status, 200, found.text);
     assert.is(found.body.data.length, 0);

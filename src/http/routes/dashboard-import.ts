@@ -57,6 +57,7 @@ import {
   startedJob,
   type Upload,
   uploadHeldByOther,
+  uploadRestaurantOfUser,
   wasLetGo,
   wasReplaced,
 } from '../../web/import-uploads';
@@ -381,6 +382,23 @@ const uploadGone = (rt: Runtime, m: Manager, uploadId: string, status = 400) =>
   );
 
 /**
+ * A form naming an upload not held for this restaurant: the manager's own upload for another restaurant
+ * they manage (a form of another tab) is still there, so the page says whose it is; another user's, or
+ * one for a restaurant no longer managed, is said of as any upload gone (nothing of it is told).
+ */
+function notHeldHere(rt: Runtime, m: Manager, uploadId: string, now: number) {
+  const ownFor = uploadRestaurantOfUser(rt, uploadId, m.user.user_id, now);
+  const other = m.shell.restaurants.find((r) => r.id === ownFor && r.id !== m.restaurant._id);
+  if (!other) return uploadGone(rt, m, uploadId);
+  return mainPage(
+    rt,
+    m,
+    `This file was uploaded for ${other.name}, another of your restaurants, not ${m.restaurant.name}: nothing was imported. Switch to ${other.name} and import it from its preview there, or upload the file again here.`,
+    400,
+  );
+}
+
+/**
  * An import run in the background (the page follows its progress): a failure is logged for operators
  * (scrubbed of personal data: failure.ts; the page says it in words), and the run is marked ended.
  */
@@ -639,7 +657,7 @@ export const dashboardImportRoutes: AnyRoute[] = [
       if (already)
         return seeOther(`${BASE}/jobs/${already}?restaurant=${encodeURIComponent(m.restaurant._id)}`);
       const upload = findUpload(rt, body.upload_id, m.user.user_id, m.restaurant._id, now);
-      if (!upload) return uploadGone(rt, m, body.upload_id);
+      if (!upload) return notHeldHere(rt, m, body.upload_id, now);
       // The choice last previewed: what Import does when its form carries none.
       if (isOnMatch(body.on_match)) upload.onMatch = body.on_match;
       return seeOther(previewPath(m.restaurant._id, upload.id, upload.onMatch));
@@ -703,7 +721,7 @@ export const dashboardImportRoutes: AnyRoute[] = [
       const already = startedJob(rt, body.upload_id, m.user.user_id, m.restaurant._id, now);
       if (already) return progress(already);
       const upload = findUpload(rt, body.upload_id, m.user.user_id, m.restaurant._id, now);
-      if (!upload) return uploadGone(rt, m, body.upload_id);
+      if (!upload) return notHeldHere(rt, m, body.upload_id, now);
       // The choice the preview page showed the outcomes of (its Import form carries it); without one,
       // the one last previewed.
       const onMatch = isOnMatch(body.on_match) ? body.on_match : upload.onMatch;

@@ -15,6 +15,7 @@ import {
   type Series,
   stackedColumns,
 } from '../charts';
+import { judgeDeliveries } from '../delivery-judgement';
 import { type Html, html } from '../html';
 import { dashboardPage, type ShellContext } from './dashboard-shell';
 
@@ -345,14 +346,18 @@ function guestsCard(ins: Insights): Html {
 
 function webhooksCard(ins: Insights): Html {
   const name = (e: Insights['endpoints'][number]) => e.url ?? `${e.endpoint_id} (deleted)`;
-  const failing = ins.endpoints.filter((e) => e.rates.success_rate !== null && e.rates.success_rate < 0.95);
+  // Deliveries being retried after failed attempts count as not delivered yet (delivery-judgement.ts):
+  // an endpoint failing every attempt has no finished delivery, and was said to be well.
+  const judged = ins.endpoints.map((e) => ({ e, j: judgeDeliveries(e.totals) }));
+  const retryingWords = (n: number) => (n > 0 ? `, ${n} being retried after failed attempts` : '');
+  const failing = judged.filter(({ j }) => j.short);
   const summary =
     ins.endpoints.length === 0
       ? 'No webhook deliveries in this period.'
       : failing.length === 0
         ? html`Every endpoint received at least 95% of its deliveries.`
-        : html`<strong>${plural(failing.length, 'endpoint')}</strong> missed more than 5% of ${failing.length === 1 ? 'its' : 'their'} deliveries: ${failing
-            .map((e) => `${name(e)} (${percent(e.rates.success_rate)})`)
+        : html`<strong>${plural(failing.length, 'endpoint')}</strong> did not receive 95% of ${failing.length === 1 ? 'its' : 'their'} deliveries: ${failing
+            .map(({ e, j }) => `${name(e)} (${percent(j.rate)}${retryingWords(j.retrying)})`)
             .join(', ')}.`;
   return card(
     'webhooks',
@@ -363,14 +368,14 @@ function webhooksCard(ins: Insights): Html {
       : barRows({
           id: 'webhooks-chart',
           title: 'Webhook delivery success rate per endpoint',
-          desc: `Horizontal bars, one per endpoint, of the share of finished deliveries that were delivered: ${ins.endpoints
-            .map((e) => `${name(e)} ${percent(e.rates.success_rate)}`)
+          desc: `Horizontal bars, one per endpoint, of the share delivered among the deliveries finished or being retried after failed attempts: ${judged
+            .map(({ e, j }) => `${name(e)} ${percent(j.rate)}`)
             .join(', ')}.`,
-          items: ins.endpoints.map((e) => ({
+          items: judged.map(({ e, j }) => ({
             label: name(e),
-            value: e.rates.success_rate ?? 0,
-            text: `${percent(e.rates.success_rate)} · ${e.totals.delivered}/${e.totals.delivered + e.totals.failed}`,
-            cls: e.rates.success_rate !== null && e.rates.success_rate < 0.95 ? 's-no-show' : 's-honoured',
+            value: j.rate ?? 0,
+            text: `${percent(j.rate)} · ${j.delivered}/${j.judged}`,
+            cls: j.short ? 's-no-show' : 's-honoured',
           })),
           max: 1,
         }),
@@ -449,14 +454,15 @@ function missedCallsCard(ins: Insights): Html {
 export function insightsPage(c: ShellContext, o: { insights: Insights; period: Period }): string {
   const ins = o.insights;
   const anything = ins.reservations > 0 || ins.endpoints.length > 0 || ins.missed_calls.reported > 0;
+  // Judged as the webhook card judges each endpoint (deliveries being retried count as not yet delivered).
   const webhookTotals = ins.endpoints.reduce(
-    (a, e) => ({ delivered: a.delivered + e.totals.delivered, failed: a.failed + e.totals.failed }),
-    { delivered: 0, failed: 0 },
+    (a, e) => {
+      const j = judgeDeliveries(e.totals);
+      return { delivered: a.delivered + j.delivered, judged: a.judged + j.judged };
+    },
+    { delivered: 0, judged: 0 },
   );
-  const webhookRate =
-    webhookTotals.delivered + webhookTotals.failed > 0
-      ? webhookTotals.delivered / (webhookTotals.delivered + webhookTotals.failed)
-      : null;
+  const webhookRate = webhookTotals.judged > 0 ? webhookTotals.delivered / webhookTotals.judged : null;
   return dashboardPage(c, {
     section: 'insights',
     title: 'Insights',

@@ -119,6 +119,22 @@ test('a manager reads a month at a glance, and the numbers behind each chart', a
       const box = await chart.boundingBox();
       assert.ok(box && box.width > 250 && box.height > 60, `${name}: drawn at a readable size`);
     }
+    // Focus follows what is seen: the cards' DOM order is their reading order (top to bottom, then left
+    // to right) at every width (a dense grid moved "Missed calls" above "Webhook deliveries").
+    for (const width of [1280, 1024, 1600, 390]) {
+      await page.setViewportSize({ width, height: 800 });
+      const boxes = await page.locator('.insights-grid > .card').evaluateAll((cards) =>
+        cards.map((c) => {
+          const r = c.getBoundingClientRect();
+          return [Math.round(r.top), Math.round(r.left)];
+        }),
+      );
+      const read = [...boxes].sort(
+        (a, b) => (a[0] as number) - (b[0] as number) || (a[1] as number) - (b[1] as number),
+      );
+      assert.equal(boxes, read, `cards at ${width} px: DOM order is reading order`);
+    }
+    await page.setViewportSize({ width: 1280, height: 800 });
     // 30 days of covers: one stacked column per day that had any.
     const days = await page.getByRole('img', { name: 'Covers per day, by outcome' }).locator('rect').count();
     assert.ok(days >= 30, `covers segments: ${days}`);

@@ -486,8 +486,8 @@ ${noShowCard(ins)}
 ${sourcesCard(ins)}
 ${leadCard(ins)}
 ${guestsCard(ins)}
-${webhooksCard(ins)}
 ${missedCallsCard(ins)}
+${webhooksCard(ins)}
 </div>`
     : html`<div class="card empty-state"><h2>Nothing to show for these ${o.period} days yet</h2>
 <p>Insights appear here once reservations, webhook deliveries or missed calls come in. Try a longer period, or come back after a service.</p></div>`

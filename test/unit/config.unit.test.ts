@@ -1,6 +1,6 @@
 // Every variable of DESIGN.md §3 and the README's table: its default, and a bad value stopping the
 // start with a message that names it (and never echoes a password).
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
@@ -35,6 +35,18 @@ function refusal(env: Record<string, string>): string {
   assert.unreachable(`${JSON.stringify(env)} accepted`);
   return '';
 }
+
+t('the README table lists each variable once (two rows of BODY_TIMEOUT_MS said different maximums)', () => {
+  const readme = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8');
+  const names = [...readme.matchAll(/^\| `([A-Z][A-Z0-9_]+)` +\|/gm)].map((m) => m[1] as string);
+  assert.ok(names.includes('BODY_TIMEOUT_MS'));
+  assert.equal(
+    names.filter((n, i) => names.indexOf(n) !== i),
+    [],
+  );
+  // The limits said are those config.ts enforces.
+  assert.match(readme, /\| `BODY_TIMEOUT_MS` +\| 30000 +\| [^|\n]*\(100–230000:/);
+});
 
 t('defaults are the README table', () => {
   const c = loadConfig({});

@@ -64,6 +64,7 @@ import {
 import { isManager, type Manager, managerForAction, managerForPage } from '../../web/manager';
 import { importPage, jobPage, previewPage } from '../../web/pages/import-pages';
 import { notYours, page, renderPageError, type SignedIn, seeOther, signedIn } from '../../web/respond';
+import { sentenceStart } from '../../web/sentence';
 import { type AnyRoute, defineRoute, PUBLIC, type RouteResult } from '../route';
 import { enums, obj, optional, str } from '../schema';
 import { form } from './dashboard-api-keys';
@@ -192,7 +193,7 @@ function fileRefusalSentence(err: ApiError): string {
     .concat(more > 0 ? [`and ${more.toLocaleString('en')} more`] : [])
     .join('; ');
   const said = `${err.message}${listed ? `: ${listed}` : ''}`;
-  return `${said.charAt(0).toUpperCase()}${said.slice(1)}.`;
+  return `${sentenceStart(said)}.`;
 }
 
 /** A file its upload's custom fields took, which those defined now refuse (withCurrentRules). */

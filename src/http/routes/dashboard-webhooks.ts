@@ -55,6 +55,7 @@ import {
 } from '../../web/pages/webhook-pages';
 import { notYours, page, renderPageError, seeOther } from '../../web/respond';
 import { restaurantKey } from '../../web/restaurant-keys';
+import { sentenceStart } from '../../web/sentence';
 import { type AnyRoute, defineRoute, PUBLIC } from '../route';
 import { enums, obj, optional, str } from '../schema';
 import { form, many } from './dashboard-api-keys';
@@ -172,10 +173,10 @@ const fieldOf = (path: string): EndpointField =>
         : 'form';
 
 /** An issue's message as a sentence of the form (the API's start with the field's name). */
-function issueText(i: Issue): string {
+export function issueText(i: Issue): string {
   if (i.path === 'url' && i.message.startsWith('url ')) return `The URL ${i.message.slice(4)}`;
   if (i.path.startsWith('headers.')) return `Custom header “${i.path.slice(8, 68)}”: ${i.message}`;
-  return i.message.charAt(0).toUpperCase() + i.message.slice(1);
+  return sentenceStart(i.message);
 }
 
 /**

@@ -299,6 +299,28 @@ t('a refused API key form says why next to the field it is about, not atop the p
   assert.match(card(noScope.text), /value="Till"/, 'the name is kept');
 });
 
+t(
+  'a scope the form never offers (scopes=ALL) is refused in a sentence naming those a key can have',
+  async ({ b }) => {
+    const page = await b.get('/dashboard/api-keys?restaurant=rest_demo');
+    const res = await b.post('/dashboard/api-keys/create', {
+      ...formFields(page.text, '/dashboard/api-keys/create'),
+      name: 'Everything',
+      scopes: 'ALL',
+    });
+    assert.is(res.status, 400, res.text.slice(0, 300));
+    assert.match(
+      alertOf(res.text),
+      /^“ALL” is not a permission a key can have: choose among CATALOG_READ, AVAILABILITY_READ, .*, WEBHOOKS_WRITE and MISSED_CALLS_WRITE\.$/,
+    );
+    assert.not.match(
+      (await b.get('/dashboard/api-keys?restaurant=rest_demo')).text,
+      /Everything/,
+      'no key made',
+    );
+  },
+);
+
 t('a key that could force reservations but not write them is refused, saying which to add', async ({ b }) => {
   const page = await b.get('/dashboard/api-keys?restaurant=rest_demo');
   const res = await b.post('/dashboard/api-keys/create', {

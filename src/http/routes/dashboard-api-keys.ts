@@ -4,7 +4,7 @@ import { createApiKey, revokeApiKey } from '../../../commands/credentials/handle
 import { API_KEYS, type ApiKeyDoc } from '../../../projections/api-keys';
 import { keyWithdrawn } from '../../../queries/api-keys';
 import { ApiError, type Issue } from '../../core/errors';
-import { scopesWithoutCompanion } from '../../core/scopes';
+import { isScope, SCOPES, scopesWithoutCompanion } from '../../core/scopes';
 import type { Runtime } from '../../runtime';
 import { putFlash, takeFlash } from '../../web/flash';
 import { isManager, type Manager, managerForAction, managerForPage } from '../../web/manager';
@@ -111,6 +111,19 @@ export const dashboardApiKeyRoutes: AnyRoute[] = [
         page(await render(rt, m, { form: { name, scopes, error: { message, field } } }), {}, 400);
       if (!name || name.length > 200) return again('Give the key a name (at most 200 characters).', 'name');
       if (!scopes.length) return again('Choose at least one thing the key can do.', 'scopes');
+      // The form offers its checkboxes only: a value it never writes (scopes=ALL from a script) gets a
+      // sentence naming what a key can have, not the command's bare "unknown scope ALL".
+      const unknown = scopes.filter((s) => !isScope(s));
+      if (unknown.length)
+        return again(
+          `${unknown
+            .slice(0, 3)
+            .map((s) => `“${s.slice(0, 64)}”`)
+            .join(
+              ', ',
+            )}${unknown.length > 3 ? ` and ${unknown.length - 3} more` : ''} ${unknown.length === 1 ? 'is not a permission' : 'are not permissions'} a key can have: choose among ${SCOPES.slice(0, -1).join(', ')} and ${SCOPES.at(-1)}.`,
+          'scopes',
+        );
       const lone = scopesWithoutCompanion(scopes)[0];
       if (lone)
         return again(

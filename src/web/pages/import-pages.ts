@@ -108,6 +108,20 @@ ${jobs}`,
   });
 }
 
+/**
+ * What the Import button does, in its words: the rows imported and those skipped ("Import 8 rows" when 3
+ * of them are skipped promised more than it did). Only the first rows are previewed: past them the
+ * rows skipped are those seen so far at least, and the rows imported at most the others.
+ */
+export function importButtonWords(rowCount: number, previewed: number, skipped: number): string {
+  const rows = (n: number) => `${n.toLocaleString('en')} row${n === 1 ? '' : 's'}`;
+  const imported = rowCount - skipped;
+  if (skipped === 0) return `Import ${rows(rowCount)}`;
+  return previewed >= rowCount
+    ? `Import ${rows(imported)} (${skipped.toLocaleString('en')} skipped)`
+    : `Import up to ${rows(imported)} (${skipped.toLocaleString('en')} or more skipped)`;
+}
+
 export function previewPage(
   c: ShellContext,
   o: { uploadId: string; fileName: string; columns: string[]; plan: ImportPlan; onMatch: OnMatch },
@@ -168,7 +182,7 @@ ${
   ${csrfField(c.account.csrf)}${restaurantField(c.restaurant.id)}
   <input type="hidden" name="upload_id" value="${o.uploadId}">
   <input type="hidden" name="on_match" value="${o.onMatch}">
-  <button type="submit" class="full">Import ${p.row_count.toLocaleString('en')} row${p.row_count === 1 ? '' : 's'}</button>
+  <button type="submit" class="full">${importButtonWords(p.row_count, p.rows.length, faulty)}</button>
 </form>`
 }
 </section>`,

@@ -235,6 +235,13 @@ test('a manager: applications, API keys, webhooks, deliveries, migration, import
     assert.match(await page.getByRole('status').innerText(), /disabled/);
     await clickToLoad(page, page.getByRole('button', { name: 'Enable' }));
     await clickToLoad(page, page.getByRole('button', { name: 'Rotate the secret…' }));
+    // A neutral explanation naming the endpoint, not an error: no alert, no error styling.
+    assert.is(await page.getByRole('alert').count(), 0, 'rotating is no error');
+    assert.match(
+      (await page.locator('main .explain').textContent()) ?? '',
+      /for http:\/\/127\.0\.0\.1:\d+\/ok/,
+    );
+    await shoot(page, '6b-rotate-confirm');
     await clickToLoad(page, page.getByRole('button', { name: 'Rotate the secret' }));
     const rotated = await page.locator('#secret-value').inputValue();
     assert.ok(rotated.startsWith('whsec_') && rotated !== secret);
@@ -284,7 +291,11 @@ test('a manager: applications, API keys, webhooks, deliveries, migration, import
     await shoot(page, '7-endpoints');
     await page.goto(`${svc.url}/dashboard/webhooks/we_legacy?restaurant=rest_demo`);
     await clickToLoad(page, page.getByRole('button', { name: 'Migrate to v1…' }));
-    assert.match(await page.getByRole('alert').innerText(), /final: it cannot be switched back/);
+    // A warning (it is final), not an error: no alert; it names the endpoint.
+    assert.is(await page.getByRole('alert').count(), 0, 'migrating is no error');
+    const caution = (await page.locator('main .caution').textContent()) ?? '';
+    assert.match(caution, /final: it cannot be switched back/);
+    assert.match(caution, /http:\/\/127\.0\.0\.1:\d+\/legacy/);
     await shoot(page, '8-migrate-confirm');
     await clickToLoad(page, page.getByRole('button', { name: 'Migrate to v1 (final)' }));
     assert.match(await page.getByRole('status').innerText(), /now receives the v1 format/);

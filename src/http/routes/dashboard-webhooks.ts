@@ -41,7 +41,7 @@ import type { Runtime } from '../../runtime';
 import { deliveryCursor, readDeliveryCursor } from '../../web/delivery-cursor';
 import { putFlash, takeFlash } from '../../web/flash';
 import { isManager, type Manager, managerForAction, managerForPage } from '../../web/manager';
-import { confirmPage, sectionPath } from '../../web/pages/dashboard-shell';
+import { type ConfirmTone, confirmPage, sectionPath } from '../../web/pages/dashboard-shell';
 import {
   type DeliveryFilter,
   type EndpointAction,
@@ -611,12 +611,13 @@ export const dashboardWebhookRoutes: AnyRoute[] = [
       const back = (done: string) => seeOther(`${endpointPath(endpoint._id, r)}&done=${done}`);
       const key = await rt.docs.collection<ApiKeyDoc>(API_KEYS).findOne({ _id: endpoint.credential_id });
       const scopes = key && !keyWithdrawn(key) ? key.scopes : [];
-      const confirm = (title: string, warning: string, button: string) =>
+      const confirm = (title: string, warning: string, button: string, tone?: ConfirmTone) =>
         page(
           confirmPage(m.shell, {
             section: 'webhooks',
             title,
             warning,
+            tone,
             action: `${BASE}/${encodeURIComponent(endpoint._id)}/${params.action}`,
             fields: { restaurant_id: r },
             button,
@@ -652,8 +653,9 @@ export const dashboardWebhookRoutes: AnyRoute[] = [
             if (body.confirm !== 'yes')
               return confirm(
                 'Rotate the signing secret?',
-                'A new secret is made and shown once. The current one keeps signing beside it for 24 hours, so the receiving program can switch without losing a delivery.',
+                `A new secret is made for ${endpoint.url} and shown once. The current one keeps signing beside it for 24 hours, so the receiving program can switch without losing a delivery.`,
                 'Rotate the secret',
+                'neutral',
               );
             const out = await rotateWebhookSecret(rt, r, endpoint._id, undefined, m.meta);
             await rt.settle(out.position);
@@ -677,8 +679,9 @@ export const dashboardWebhookRoutes: AnyRoute[] = [
             if (body.confirm !== 'yes')
               return confirm(
                 'Migrate this endpoint to v1?',
-                'From now on it receives the v1 event format instead of the legacy RESERVATION_UPDATED; legacy deliveries still waiting for a retry are canceled. This is final: it cannot be switched back. Make sure the receiving program reads v1 first.',
+                `From now on ${endpoint.url} receives the v1 event format instead of the legacy RESERVATION_UPDATED; legacy deliveries still waiting for a retry are canceled. This is final: it cannot be switched back. Make sure the receiving program reads v1 first.`,
                 'Migrate to v1 (final)',
+                'caution',
               );
             const out = await migrateWebhookEndpoint(rt, r, endpoint._id, m.meta);
             await rt.settle(out.position);

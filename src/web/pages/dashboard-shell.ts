@@ -78,6 +78,14 @@ export const when = (iso: string | null | undefined, timezone: string) =>
       }).format(new Date(iso))
     : '—';
 
+/**
+ * How a confirmation says what the action does: `danger` for what is lost for good (a key revoked, an
+ * endpoint deleted), `caution` for a change that is final but loses nothing (a migration), `neutral`
+ * for one that breaks nothing (a secret rotated, the old one kept for a while). Only `danger` is an
+ * alert: the others are no error, and a screen reader need not interrupt with them.
+ */
+export type ConfirmTone = 'danger' | 'caution' | 'neutral';
+
 /** "Are you sure?" for an action that cannot be undone: the same form again, with confirm=yes. */
 export function confirmPage(
   c: ShellContext,
@@ -89,21 +97,27 @@ export function confirmPage(
     fields: Record<string, string>;
     button: string;
     cancel: string;
+    tone?: ConfirmTone;
   },
 ): string {
+  const tone = o.tone ?? 'danger';
+  const said =
+    tone === 'danger'
+      ? html`<div class="alert" role="alert">${o.warning}</div>`
+      : html`<p class="${tone === 'caution' ? 'caution' : 'explain'}">${o.warning}</p>`;
   return dashboardPage(c, {
     section: o.section,
     title: o.title,
     switcherAction: null,
     body: html`<div class="card">
-<div class="alert" role="alert">${o.warning}</div>
+${said}
 <form method="post" action="${o.action}">
   ${csrfField(c.account.csrf)}
   ${Object.entries(o.fields).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`)}
   <input type="hidden" name="confirm" value="yes">
   <div class="actions">
     <a class="button secondary" href="${o.cancel}">Cancel</a>
-    <button type="submit" class="danger-solid">${o.button}</button>
+    <button type="submit"${tone === 'neutral' ? '' : html` class="danger-solid"`}>${o.button}</button>
   </div>
 </form>
 </div>`,

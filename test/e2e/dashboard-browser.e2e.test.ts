@@ -8,7 +8,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { assertAccessible, assertAccessibleAtBothWidths } from '../helpers/a11y';
@@ -111,6 +111,16 @@ async function shoot(page: Page, name: string) {
   await page.screenshot({ path: join(shots, `dashboard-${name}-phone.png`), fullPage: true });
   await assertAccessible(page, name);
   await page.setViewportSize({ width: 1280, height: 800 });
+}
+
+/** Every element of `targets` is at least 24 × 24 CSS pixels (WCAG 2.2, 2.5.8 Target Size, minimum). */
+async function assertTapTargets(targets: Locator, what: string) {
+  const n = await targets.count();
+  assert.ok(n > 0, `${what}: on the page`);
+  for (let i = 0; i < n; i++) {
+    const box = await targets.nth(i).boundingBox();
+    assert.ok(box && box.width >= 24 && box.height >= 24, `${what}: ${box?.width}×${box?.height} px`);
+  }
 }
 
 async function signInAs(page: Page, base: string, email: string) {
@@ -382,6 +392,14 @@ test('a manager: applications, API keys, webhooks, deliveries, migration, import
       /update\.csv[\s\S]*by manager@demo\.test[\s\S]*customers\.csv/,
     );
     await shoot(page, '12-import-history');
+    // On a phone, the small links and buttons are 24 px at least each way (WCAG 2.2, 2.5.8): the
+    // history's summary links, Sign out, and an endpoint's way back to the list were 17–20 px high.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await assertTapTargets(page.getByRole('link', { name: 'Summary (CSV)' }), 'Summary (CSV)');
+    await assertTapTargets(page.getByRole('button', { name: 'Sign out' }), 'Sign out');
+    await page.goto(`${svc.url}/dashboard/webhooks/we_legacy?restaurant=rest_demo`);
+    await assertTapTargets(page.getByRole('link', { name: '← All endpoints' }), '← All endpoints');
+    await page.setViewportSize({ width: 1280, height: 800 });
     const list = await svc.api('GET', '/customers?limit=50', { token: FRONT_DESK });
     const names = (list.body.data as { name: string }[]).map((c) => c.name).sort();
     assert.equal(names, ['Ada Webhook', 'Ada Webhook', 'Jeanne Martin-Roy', 'Louis Petit']);

@@ -64,7 +64,7 @@ function history(c: ShellContext, jobs: ImportLine[], total: number): Html | str
   <div class="item-head"><h3><a href="${jobPath(j._id, c.restaurant.id)}">${j.file_name}</a></h3><span class="badge${j.status === 'failed' || stopped ? ' warn' : j.status === 'finished' ? ' on' : ''}">${stopped ? 'Stopped' : STATUS[j.status]}</span></div>
   <p class="small">${when(j.started_at, tz)} · by ${who} · ${n(j.processed + (j.written_after ?? 0))} of ${n(j.row_count)} rows</p>
   <p class="counts-line"><strong>${n(j.counts.created)}</strong> created · <strong>${n(j.counts.updated)}</strong> updated · <strong>${n(j.counts.matched)}</strong> unchanged · <strong>${n(j.counts.skipped)}</strong> skipped</p>
-  <p class="small"><a href="${summaryPath(j._id, c.restaurant.id)}" download>Summary (CSV)</a></p>
+  <p class="small"><a class="tap" href="${summaryPath(j._id, c.restaurant.id)}" download>Summary (CSV)</a></p>
 </li>`,
   )}</ul>${total > jobs.length ? html`<p class="small">The latest ${jobs.length} of ${n(total)} imports.</p>` : ''}</section>`;
 }
@@ -141,7 +141,7 @@ export function previewPage(
     section: 'import',
     title: 'Check the file',
     switcherAction: null,
-    body: html`<p><a href="/dashboard/import?restaurant=${c.restaurant.id}">← Choose another file</a></p>
+    body: html`<p><a class="tap" href="/dashboard/import?restaurant=${c.restaurant.id}">← Choose another file</a></p>
 <section class="card" aria-labelledby="file-title">
 <h2 id="file-title">${o.fileName}</h2>
 <p>${p.row_count.toLocaleString('en')} row${p.row_count === 1 ? '' : 's'} · columns: ${o.columns.join(', ')}</p>
@@ -269,7 +269,7 @@ export function jobPage(
       ? html`<noscript><meta http-equiv="refresh" content="2"></noscript>
 <script src="${IMPORT_PROGRESS_SCRIPT}" defer></script>`
       : undefined,
-    body: html`<p><a href="/dashboard/import?restaurant=${c.restaurant.id}">← Customer import</a></p>
+    body: html`<p><a class="tap" href="/dashboard/import?restaurant=${c.restaurant.id}">← Customer import</a></p>
 <section class="card" aria-labelledby="job-title"${active ? html` data-active` : ''}>
 <h2 id="job-title">${s.fileName ?? o.id}</h2>
 <label for="progress">${n(done)} of ${n(s.rowCount)} rows (${pct} %)</label>

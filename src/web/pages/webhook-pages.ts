@@ -360,7 +360,7 @@ ${action('migrate', 'Migrate to v1…', 'danger')}
     switcherAction: null,
     notice: o.notice,
     alert: o.alert,
-    body: html`<p><a href="/dashboard/webhooks?restaurant=${c.restaurant.id}">← All endpoints</a></p>
+    body: html`<p><a class="tap" href="/dashboard/webhooks?restaurant=${c.restaurant.id}">← All endpoints</a></p>
 ${o.secret ? secretOnce('Signing secret', o.secret, 'Copy it now: it verifies the Service-Signature of each delivery, and it will not be shown again.') : ''}
 ${test}
 ${failing}

@@ -15,7 +15,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { assertAccessible, assertAccessibleAtBothWidths } from '../helpers/a11y';
 import { browserAvailable, clickToLoad, launchChromium } from '../helpers/browser';
-import { oauthBootstrap, PASSWORD, SECRETS } from '../helpers/oauth';
+import { CALLBACK, oauthBootstrap, PASSWORD, SECRETS } from '../helpers/oauth';
 import { startTestService, type TestService } from '../helpers/service';
 
 const haveBrowser = browserAvailable('OAuth flow');
@@ -30,6 +30,8 @@ interface Ctx {
   /** null when this host has no IPv6 loopback to listen on. */
   redirectUri6: string | null;
   hits6: string[];
+  /** Couvert Widget's logo URL: a loopback port nothing listens on. */
+  unreachableLogo: string;
 }
 const t = suite<Ctx>('OAuth flow: headless Chromium and a standard OAuth client', {} as Ctx);
 t.before(async (ctx) => {
@@ -62,9 +64,17 @@ t.before(async (ctx) => {
       resolve(`http://[::1]:${(ctx.callback6.address() as AddressInfo).port}/callback`),
     );
   });
-  ctx.svc = await startTestService({
-    bootstrap: oauthBootstrap(ctx.redirectUri6 ? [ctx.redirectUri, ctx.redirectUri6] : [ctx.redirectUri]),
-  });
+  // Couvert Widget's logo is on a loopback port nothing listens on (one just closed): it never loads.
+  const closed = createServer();
+  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+  ctx.unreachableLogo = `https://127.0.0.1:${(closed.address() as AddressInfo).port}/logo.png`;
+  await new Promise((resolve) => closed.close(resolve));
+  const bootstrap = oauthBootstrap(
+    ctx.redirectUri6 ? [ctx.redirectUri, ctx.redirectUri6] : [ctx.redirectUri],
+  );
+  for (const app of bootstrap.oauth_applications)
+    if (app.client_id === 'app_pub') Object.assign(app, { logo_url: ctx.unreachableLogo });
+  ctx.svc = await startTestService({ bootstrap });
 });
 t.after(async (ctx) => {
   await ctx.svc?.close();
@@ -330,5 +340,55 @@ testIpv6(
     assert.equal(blocked, []);
   },
 );
+
+test('a logo that cannot be loaded shows the initial-letter tile, not a broken image', async (ctx) => {
+  const url = new URL(`${ctx.svc.url}/oauth/authorize`);
+  url.search = new URLSearchParams({
+    client_id: 'app_pub',
+    redirect_uri: CALLBACK,
+    response_type: 'code',
+    scope: 'CATALOG_READ',
+    state: 'st-logo',
+    code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+    code_challenge_method: 'S256',
+  }).toString();
+  const shots = process.env.SCREENSHOT_DIR ?? mkdtempSync(join(tmpdir(), 'couvert-oauth-logo-'));
+  const browser = await launchChromium();
+  try {
+    const context = await browser.newContext({
+      viewport: { width: 390, height: 844 },
+      javaScriptEnabled: false,
+    });
+    const page = await context.newPage();
+    await page.goto(url.toString());
+    await page.getByLabel('Email').fill('solo@demo.test');
+    await page.getByLabel('Password').fill(PASSWORD);
+    await clickToLoad(page, page.getByRole('button', { name: 'Sign in' }));
+    assert.is(await page.title(), 'Allow Couvert Widget · Couvert');
+    const logo = page.locator('.app img.logo');
+    assert.is(await logo.getAttribute('src'), ctx.unreachableLogo);
+    // The browser gave up on it (a refused connection), without any script of the page's.
+    assert.is(
+      await page.evaluate(
+        "(() => { const i = document.querySelector('.app img.logo'); return i.complete && i.naturalWidth; })()",
+      ),
+      0,
+    );
+    // What shows instead is the tile of its initial, over the whole image box (the broken-image icon
+    // is under it): a pseudo-element a broken image renders and a loaded one does not.
+    const tile = await page.evaluate(
+      "(() => { const s = getComputedStyle(document.querySelector('.app img.logo'), '::before'); return { content: s.content, position: s.position, width: s.width, height: s.height }; })()",
+    );
+    assert.equal(tile, { content: '"C"', position: 'absolute', width: '56px', height: '56px' });
+    await page.screenshot({
+      path: join(shots, 'oauth-3b-consent-logo-unreachable-phone.png'),
+      fullPage: true,
+    });
+    await assertAccessibleAtBothWidths(page, 'consent, a logo that does not load');
+    await context.close();
+  } finally {
+    await browser.close();
+  }
+});
 
 t.run();

@@ -3,7 +3,7 @@
 import type { Connection } from '../../../queries/oauth';
 import { type Html, html, layout } from '../html';
 import { dashboardNav } from './dashboard-shell';
-import { scopeList } from './oauth-pages';
+import { appLogo, scopeList } from './oauth-pages';
 
 export interface DashboardRestaurant {
   id: string;
@@ -48,11 +48,7 @@ export function connectionsPage(o: {
   const list = o.connections.length
     ? html`<ul class="connections">${o.connections.map(
         (c) => html`<li>
-  <div class="head">${
-    c.logo_url
-      ? html`<img class="logo" src="${c.logo_url}" alt="" width="56" height="56">`
-      : html`<span class="logo initial" aria-hidden="true">${[...c.name.trim()][0]?.toUpperCase() ?? '?'}</span>`
-  }<div><h2>${c.name}</h2><span class="small">Connected since ${dateFormat(c.connected_at, o.restaurant.timezone)} · ${c.active_tokens} active token${c.active_tokens === 1 ? '' : 's'} · ${c.last_used_at ? `last used ${dateFormat(c.last_used_at, o.restaurant.timezone)}` : 'not used yet'}</span></div></div>
+  <div class="head">${appLogo(c.name, c.logo_url)}<div><h2>${c.name}</h2><span class="small">Connected since ${dateFormat(c.connected_at, o.restaurant.timezone)} · ${c.active_tokens} active token${c.active_tokens === 1 ? '' : 's'} · ${c.last_used_at ? `last used ${dateFormat(c.last_used_at, o.restaurant.timezone)}` : 'not used yet'}</span></div></div>
   ${
     c.paused_by_api_option
       ? html`<div class="alert" role="alert">Paused: ${c.name} is a third-party application, and ${o.restaurant.name}’s API option is off. Its access is kept, but its calls are refused and its webhooks receive nothing until the option is on again (ask Couvert support).</div>

@@ -18,14 +18,23 @@ export interface RestaurantView {
 }
 
 /**
+ * An application's logo, or the tile of its name's initial when it has none. A logo that does not load
+ * shows that tile too instead of a broken image, by CSS alone (the pages run no inline script): a broken
+ * image renders its ::before (content: its data-initial), a loaded one never does.
+ */
+export function appLogo(name: string, logoUrl: string | null): Html {
+  const initial = [...name.trim()][0]?.toUpperCase() ?? '?';
+  return logoUrl
+    ? html`<img class="logo" src="${logoUrl}" alt="" width="56" height="56" data-initial="${initial}">`
+    : html`<span class="logo initial" aria-hidden="true">${initial}</span>`;
+}
+
+/**
  * The application's logo, name and kind, above the page's <h1> (which names it again): the name is not
  * a heading, so a screen reader's list of headings starts with the page's h1, not a level 2 before it.
  */
 export function appBadge(app: AppView): Html {
-  const logo = app.logo_url
-    ? html`<img class="logo" src="${app.logo_url}" alt="" width="56" height="56">`
-    : html`<span class="logo initial" aria-hidden="true">${[...app.name.trim()][0]?.toUpperCase() ?? '?'}</span>`;
-  return html`<div class="app">${logo}<div><p class="app-name">${app.name}</p><span class="badge">${
+  return html`<div class="app">${appLogo(app.name, app.logo_url)}<div><p class="app-name">${app.name}</p><span class="badge">${
     app.published_by_operator ? 'Published by Couvert' : 'Third-party application'
   }</span></div></div>`;
 }

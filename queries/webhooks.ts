@@ -9,6 +9,7 @@ import {
   V1_EVENT_TYPES,
   visibleTo,
 } from '../commands/webhook-endpoints/events';
+import { maskedHeaders } from '../commands/webhook-endpoints/header-secrets';
 import {
   lastAttemptAt,
   WEBHOOK_DELIVERIES,
@@ -74,7 +75,8 @@ export function presentEndpoint(doc: WebhookEndpointDoc, now: Date) {
     url: doc.url,
     description: doc.description,
     enabled_events: doc.enabled_events,
-    headers: doc.headers,
+    // Names only: the values are secrets, sealed since 2026-11-28 (header-secrets.ts).
+    headers: maskedHeaders(doc.headers),
     disabled: doc.disabled,
     api_version: doc.api_version,
     secret_rotation:

@@ -1,4 +1,5 @@
 // Resend and test, for partners, managers (dashboard) and operators alike: the actor is in `meta`.
+
 import { API_KEYS, type ApiKeyDoc } from '../../projections/api-keys';
 import { CUSTOMERS } from '../../projections/customer-docs';
 import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
@@ -17,6 +18,7 @@ import { type AttemptResponse, sendAttempt } from '../../src/webhooks/deliver';
 import { deliveryBodyErased } from '../../src/webhooks/payloads';
 import { oldSecretsSigning, refusedBySettings, scopesReadDelivery } from '../webhook-endpoints/decide';
 import type { EndpointSettings } from '../webhook-endpoints/events';
+import { openHeaders } from '../webhook-endpoints/header-secrets';
 import { deliveryStream, TEST_EVENT_TYPE } from './events';
 
 /**
@@ -366,7 +368,7 @@ export async function testWebhookEndpoint(deps: TestDeps, endpoint: WebhookEndpo
     logId,
     eventTime: now.toISOString(),
     test: true,
-    customHeaders: endpoint.headers,
+    customHeaders: openHeaders(endpoint.headers, deps.secrets),
     allowPrivate: deps.config.webhookAllowPrivateTargets,
     signal: deps.stopping?.signal,
   });

@@ -31,6 +31,13 @@ import {
 } from './decide';
 import type { ApiVersion, DeletionReason, EndpointSettings } from './events';
 import { defaultOwner, webhookEndpointStream } from './events';
+import {
+  headersSealed,
+  openHeaders,
+  REDACTED_HEADER_VALUE,
+  resolveKeptHeaders,
+  sealHeaders,
+} from './header-secrets';
 import { MAX_ENDPOINTS_PER_RESTAURANT } from './limit';
 import { releaseEndpointSlot, takeEndpointSlot } from './limit-handler';
 
@@ -104,6 +111,8 @@ export async function createWebhookEndpoint(
     scopes,
     requireReadable: !input.allowUnreadable,
   });
+  // A new endpoint has no value to keep (header-secrets.ts).
+  resolveKeptHeaders(input.headers ?? {}, {});
   const endpointId = input.endpointId ?? newId('we');
   const secret = input.secret ?? generateSigningSecret();
   const settings: EndpointSettings = {
@@ -130,6 +139,7 @@ export async function createWebhookEndpoint(
         s,
         {
           ...settings,
+          headers: sealHeaders(settings.headers, deps.secrets),
           endpoint_id: endpointId,
           restaurant_id: input.restaurantId,
           credential_id: input.credential.id,
@@ -190,20 +200,72 @@ export async function updateWebhookEndpoint(
     ...load(id),
     metadata: meta,
     clock: deps.clock,
-    decide: (s) =>
-      decideUpdateEndpoint(
-        s,
+    decide: (s) => {
+      // Decided on the values in clear (an equal value sealed again is no change), then sealed.
+      const stored = s.endpoint?.headers ?? {};
+      const current = openHeaders(stored, deps.secrets);
+      const plain: EndpointState = s.endpoint ? { ...s, endpoint: { ...s.endpoint, headers: current } } : s;
+      // An endpoint this caller may not see answers 404 (decideUpdateEndpoint), whatever the headers.
+      const next =
+        changes.headers && (s.endpoint ? resolveKeptHeaders(changes.headers, current) : changes.headers);
+      // Headers an event wrote in clear before the sealing: saved again, even unchanged, sealed.
+      const reseal = next !== undefined && !headersSealed(stored);
+      const events = decideUpdateEndpoint(
+        plain,
         { restaurantId, owner: options.owner ?? null },
         id,
-        changes as Partial<EndpointSettings>,
+        { ...(changes as Partial<EndpointSettings>), ...(next ? { headers: next } : {}) },
         rules,
         deps.clock.now().toISOString(),
-      ).map((e) => ({ ...e, metadata: { restaurant_id: s.endpoint?.restaurant_id ?? null } })),
+      );
+      if (reseal && next && !events.length)
+        events.push({
+          type: 'WebhookEndpointUpdated',
+          data: {
+            endpoint_id: id,
+            restaurant_id: s.endpoint?.restaurant_id,
+            changes: { headers: next },
+            previous: { headers: current },
+            at: deps.clock.now().toISOString(),
+          },
+        });
+      return events.map((e) => ({
+        ...e,
+        data: withSealedHeaders(e.data as Record<string, unknown>, deps.secrets, reseal),
+        metadata: { restaurant_id: s.endpoint?.restaurant_id ?? null },
+      }));
+    },
   });
   // Disabled, or fewer event types: what is still pending for it and no longer taken is canceled.
   const narrowed = changes.disabled === true || changes.enabled_events !== undefined;
   if (!outcome.appended.length || !narrowed) return outcome;
   return { ...outcome, position: await cancelNotTaken(deps, id, outcome.state, outcome.position, meta) };
+}
+
+/**
+ * An update's `changes.headers` and `previous.headers` sealed. A previous value written in clear before
+ * the sealing (`previousInClear`) is not restated: the new event would copy it, it reads as redacted.
+ */
+function withSealedHeaders(
+  data: Record<string, unknown>,
+  secrets: Secrets,
+  previousInClear: boolean,
+): Record<string, unknown> {
+  const changes = data.changes as Partial<EndpointSettings> | undefined;
+  const previous = data.previous as Partial<EndpointSettings> | undefined;
+  if (!changes?.headers) return data;
+  const masked = (h: Record<string, string>) =>
+    Object.fromEntries(Object.keys(h).map((n) => [n, REDACTED_HEADER_VALUE]));
+  return {
+    ...data,
+    changes: { ...changes, headers: sealHeaders(changes.headers, secrets) },
+    previous: {
+      ...previous,
+      ...(previous?.headers
+        ? { headers: previousInClear ? masked(previous.headers) : sealHeaders(previous.headers, secrets) }
+        : {}),
+    },
+  };
 }
 
 /** A new secret, returned once; the old one keeps signing beside it for `graceSeconds` (24 h by default). */

@@ -26,10 +26,11 @@ export function changesOf(
   subjectId?: string,
 ): FieldChange[] {
   return whoFirst(fieldsChanged(event, subjectId)).map((c) => {
-    if (!SECRET_FIELDS.has(c.field) && !hasSecret(c.from) && !hasSecret(c.to)) return c;
+    if (!SECRET_FIELDS.has(c.field) && !MASKED_FIELDS.has(c.field) && !hasSecret(c.from) && !hasSecret(c.to))
+      return c;
     const out: FieldChange = { field: c.field };
-    if ('from' in c) out.from = SECRET_FIELDS.has(c.field) ? redacted(c.from) : withoutSecrets(c.from);
-    if ('to' in c) out.to = SECRET_FIELDS.has(c.field) ? redacted(c.to) : withoutSecrets(c.to);
+    if ('from' in c) out.from = redactField(c.field, c.from);
+    if ('to' in c) out.to = redactField(c.field, c.to);
     return out;
   });
 }
@@ -51,19 +52,29 @@ const SECRET_FIELDS = new Set([
   'secret',
   'previous_secret',
 ]);
+/**
+ * Objects whose names are shown and whose values are secrets: a webhook endpoint's custom headers
+ * (partners carry their receivers' credentials in them: commands/webhook-endpoints/header-secrets.ts),
+ * sealed since 2026-11-28 and in clear in events written before, redacted either way.
+ */
+const MASKED_FIELDS = new Set(['headers']);
 const redacted = (v: unknown) => (v === null || v === undefined ? v : '[redacted]');
+const masked = (v: unknown) =>
+  isObject(v) ? Object.fromEntries(Object.keys(v).map((k) => [k, redacted(v[k])])) : redacted(v);
+const redactField = (field: string, v: unknown) =>
+  SECRET_FIELDS.has(field) ? redacted(v) : MASKED_FIELDS.has(field) ? masked(v) : withoutSecrets(v);
 const hasSecret = (v: unknown): boolean =>
   Array.isArray(v)
     ? v.some(hasSecret)
-    : isObject(v) && Object.entries(v).some(([k, x]) => SECRET_FIELDS.has(k) || hasSecret(x));
+    : isObject(v) &&
+      Object.entries(v).some(([k, x]) => SECRET_FIELDS.has(k) || MASKED_FIELDS.has(k) || hasSecret(x));
 
 /** A deep copy with every secret field's value redacted (audit as-of's folded state). */
 export function withoutSecrets(value: unknown): unknown {
   if (!hasSecret(value)) return value;
   if (Array.isArray(value)) return value.map(withoutSecrets);
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value as Record<string, unknown>))
-    out[k] = SECRET_FIELDS.has(k) ? redacted(v) : withoutSecrets(v);
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[k] = redactField(k, v);
   return out;
 }
 

@@ -9,7 +9,9 @@
 // the stored JSON text and hands over one Buffer per page (SqliteLogReader.concatenated); nothing is
 // parsed in JavaScript except the data of an erased customer's sealed events. Both paths write the
 // same bytes (test/integration/audit-export.int.test.ts, test/e2e/audit.e2e.test.ts).
+
 import { customerStream } from '../../commands/customers/events';
+import { withClearHeadersMasked } from '../../commands/webhook-endpoints/header-secrets';
 import { SqliteEventStore } from '../adapters/event-store/sqlite';
 import {
   SqliteLogReader,
@@ -162,7 +164,7 @@ export async function exportEvents(
     last = e.position;
     if (matchesExport(e, filter)) {
       const shown = layer === null ? e : await layer.storedAsShown(e);
-      const data = await erased.shown(shown.type, shown.data);
+      const data = withClearHeadersMasked(shown.type, await erased.shown(shown.type, shown.data));
       chunk += exportLine(data === shown.data ? shown : { ...shown, data });
       exported++;
     }
@@ -220,6 +222,11 @@ const SHOWN_DATA = 'couvert_export_shown_data';
 /** A cheap test a sealed row passes (its data holds `"sealed":{`): the function runs only on those. */
 const MAYBE_SEALED = `instr(data, '"sealed":{') > 0`;
 
+/** Custom header values of endpoint events, in clear in events written before 2026-11-28 (header-secrets.ts). */
+const MASKED_HEADERS = 'couvert_export_masked_headers';
+/** A cheap test: only endpoint events that name headers go through the function. */
+const MAYBE_CLEAR_HEADERS = `(type IN ('WebhookEndpointCreated', 'WebhookEndpointUpdated') AND instr(data, '"headers":{"') > 0)`;
+
 function lineSql(restaurantSql: string, dataSql: string): string {
   return `concat('{"position":"', position, '","time":"', created, '","stream":', json_quote(stream),
     ',"revision":', revision, ',"event_id":"', id, '","type":', json_quote(type),
@@ -271,14 +278,20 @@ async function exportStoredRows(
     const c = (JSON.parse(text) as { customer_id?: unknown }).customer_id;
     if (typeof c === 'string' && !gone.has(c) && (await erased.isErased(c))) gone.add(c);
   }
-  let dataSql = 'data';
+  // Endpoint events holding headers: those written in clear before the sealing are masked (JS).
+  reader.defineFunction(MASKED_HEADERS, (type, text) => {
+    const data = JSON.parse(text) as Record<string, unknown>;
+    const shown = withClearHeadersMasked(type, data);
+    return shown === data ? text : JSON.stringify(shown);
+  });
+  let dataSql = `CASE WHEN ${MAYBE_CLEAR_HEADERS} THEN ${MASKED_HEADERS}(type, data) ELSE data END`;
   if (gone.size > 0) {
     reader.defineFunction(SHOWN_DATA, (type, text) => {
       const data = JSON.parse(text) as Record<string, unknown>;
       const customer = isSealed(data) ? sealedCustomer(data) : null;
       return customer !== null && gone.has(customer) ? JSON.stringify(openData(type, data, null)) : text;
     });
-    dataSql = `CASE WHEN ${MAYBE_SEALED} THEN ${SHOWN_DATA}(type, data) ELSE data END`;
+    dataSql = `CASE WHEN ${MAYBE_SEALED} THEN ${SHOWN_DATA}(type, data) WHEN ${MAYBE_CLEAR_HEADERS} THEN ${MASKED_HEADERS}(type, data) ELSE data END`;
   }
   const one = filter.restaurantId !== null;
   const page = one

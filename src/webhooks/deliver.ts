@@ -6,6 +6,10 @@ import type { LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import { responseExcerpt } from './excerpt';
+
+/** The shortest custom header value redacted from an answer (characters). */
+const MIN_KEPT_HEADER_CHARS = 8;
+
 import { ATTEMPT_TIMEOUT_MS, type AttemptResult } from './schedule';
 import { signatureHeader } from './signature';
 import { guardedLookup, targetUrlProblem } from './target';
@@ -135,6 +139,9 @@ export function sendAttempt(req: AttemptRequest): Promise<AttemptResponse> {
         .split(',')
         .flatMap((p) => (p.startsWith('v1=') ? [p.slice(3)] : [])),
       ...(req.othersData ?? []),
+      // Custom header values carry the partner's credentials; a short one (a flag, an account number)
+      // would redact unrelated text of the answer.
+      ...Object.values(req.customHeaders).filter((v) => v.length >= MIN_KEPT_HEADER_CHARS),
     ];
     const options = (fresh: boolean): https.RequestOptions => ({
       method: 'POST',

@@ -22,6 +22,7 @@ import {
   scopesReadDelivery,
 } from '../../commands/webhook-endpoints/decide';
 import { deleteWebhookEndpoint } from '../../commands/webhook-endpoints/handler';
+import { openHeaders } from '../../commands/webhook-endpoints/header-secrets';
 import { API_KEYS, type ApiKeyDoc } from '../../projections/api-keys';
 import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
 import { WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../../projections/webhook-endpoints';
@@ -607,7 +608,7 @@ export class WebhookPublisher {
       logId,
       eventTime: job.eventTime,
       othersData: job.othersData,
-      customHeaders: endpoint.headers,
+      customHeaders: openHeaders(endpoint.headers, { open: (v) => this.open(v) }),
       allowPrivate: this.rt.config.webhookAllowPrivateTargets,
       timeoutMs: this.options.timeoutMs,
       resolver: this.options.resolver,

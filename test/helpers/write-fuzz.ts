@@ -748,6 +748,9 @@ const CLEARABLE = new Set(['custom_message', 'allergies', 'note', 'description']
 function echoed(k: string, v: unknown): unknown {
   if ((k === 'tags' || k === 'attached_files') && Array.isArray(v)) return distinctInOrder(v);
   if (CLEARABLE.has(k) && typeof v === 'string') return blankAsNull(v);
+  // A webhook endpoint's custom header values are secrets: answered by name only.
+  if (k === 'headers' && v && typeof v === 'object')
+    return Object.fromEntries(Object.keys(v).map((n) => [n, '[redacted]']));
   return v;
 }
 

@@ -23,6 +23,7 @@ import {
   rotateWebhookSecret,
   updateWebhookEndpoint,
 } from '../../../commands/webhook-endpoints/handler';
+import { maskedHeaders } from '../../../commands/webhook-endpoints/header-secrets';
 import { MAX_ENDPOINTS_PER_RESTAURANT } from '../../../commands/webhook-endpoints/limit';
 import { API_KEYS, type ApiKeyDoc } from '../../../projections/api-keys';
 import { WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../../../projections/webhook-endpoints';
@@ -107,7 +108,8 @@ const formOfEndpoint = (e: WebhookEndpointDoc): EndpointForm => ({
   description: e.description ?? '',
   all: e.enabled_events.includes('*'),
   events: e.enabled_events.filter((t) => t !== '*'),
-  headers: Object.entries(e.headers)
+  // Values masked: a line left as it is keeps its value when saved (header-secrets.ts).
+  headers: Object.entries(maskedHeaders(e.headers))
     .map(([k, v]) => `${k}: ${v}`)
     .join('\n'),
 });

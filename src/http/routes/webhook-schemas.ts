@@ -66,7 +66,7 @@ const settings = {
   headers: optional(
     documented(
       record(str({ max: 1000 }), {
-        description: `Custom headers sent with every delivery (at most ${MAX_HEADERS}), values of printable ASCII. Names are 1 to 100 token characters (RFC 9110), each once whatever its case; names starting with X-Service-, hop-by-hop and framing headers (Connection, Host, Content-Length…) and credential headers (Authorization, Cookie…) are refused`,
+        description: `Custom headers sent with every delivery (at most ${MAX_HEADERS}), values of printable ASCII. Names are 1 to 100 token characters (RFC 9110), each once whatever its case; names starting with X-Service-, hop-by-hop and framing headers (Connection, Host, Content-Length…) and credential headers (Authorization, Cookie…) are refused. Values are kept encrypted and never answered (shown as [redacted]); in a PATCH, a value of [redacted] keeps that header's current value (400 for a header the endpoint does not have, and in a create)`,
       }),
       {
         maxProperties: MAX_HEADERS,
@@ -161,7 +161,12 @@ const endpointProperties = {
   url: { type: 'string' },
   description: { type: 'string', nullable: true },
   enabled_events: { type: 'array', items: { type: 'string' } },
-  headers: { type: 'object', additionalProperties: { type: 'string' } },
+  headers: {
+    type: 'object',
+    additionalProperties: { type: 'string' },
+    description:
+      'The custom headers by name, each value shown as [redacted]: values are secrets, stored encrypted and sent only with deliveries',
+  },
   disabled: { type: 'boolean' },
   api_version: {
     type: 'string',
@@ -332,7 +337,7 @@ const endpointExample = {
   url: 'https://partner.example.com/hooks/couvert',
   description: 'Production',
   enabled_events: ['reservation.created', 'reservation.updated', 'reservation.canceled'],
-  headers: { 'X-Partner-Account': 'acct_42' },
+  headers: { 'X-Partner-Account': '[redacted]' },
   disabled: false,
   api_version: 'v1',
   secret_rotation: null,

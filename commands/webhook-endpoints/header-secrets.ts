@@ -4,7 +4,8 @@
 // delivery. The API and the dashboard show names with REDACTED_HEADER_VALUE, and a save that sends it
 // back for a header the endpoint has keeps that header's value (a GET's answer PATCHed back changes
 // nothing). Events written before 2026-11-28 hold values in clear: they are read as they are (and
-// redacted on every output, src/audit/changes.ts), until `webhooks seal-headers` re-saves them sealed.
+// redacted on every output, src/audit/changes.ts), until a save of the endpoint's headers (PATCH or the
+// dashboard, `[redacted]` keeping each value) writes them sealed (docs/WEBHOOKS.md).
 
 import { type Issue, validationError } from '../../src/core/errors';
 

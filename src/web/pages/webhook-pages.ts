@@ -123,7 +123,7 @@ ${e.at('url')}
 <label for="${prefix}-headers">Custom headers <span class="optional">(optional)</span></label>
 ${e.at('headers')}
 <textarea id="${prefix}-headers" name="headers" rows="3" maxlength="20000"${e.attrs('headers', `${prefix}-headers-help`)} spellcheck="false">${f.headers}</textarea>
-<p class="help" id="${prefix}-headers-help">One per line, as <code>Name: value</code>. Sent with every delivery.</p>`;
+<p class="help" id="${prefix}-headers-help">One per line, as <code>Name: value</code>. Sent with every delivery. Values are kept encrypted and shown as <code>[redacted]</code>: leave a line as it is to keep its value.</p>`;
 }
 
 /** A form's own button, with what refused the whole form said just above it (and the focus on it). */

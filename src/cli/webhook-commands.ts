@@ -1,8 +1,10 @@
-// Operator commands for webhooks: endpoints, delivery history, resend, and the final legacy → v1 migration.
+// Operator commands for webhooks: endpoints, delivery history, resend, the final legacy → v1 migration,
+// and the sealing of custom header values saved in clear before 2026-11-28.
 
 import { deliveryType, STORED_TEST_TYPE } from '../../commands/webhook-deliveries/events';
 import { resendDelivery } from '../../commands/webhook-deliveries/handler';
-import { migrateWebhookEndpoint } from '../../commands/webhook-endpoints/handler';
+import { migrateWebhookEndpoint, updateWebhookEndpoint } from '../../commands/webhook-endpoints/handler';
+import { headersSealed, maskedHeaders } from '../../commands/webhook-endpoints/header-secrets';
 import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
 import { WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../../projections/webhook-endpoints';
 import {
@@ -99,6 +101,40 @@ export function registerWebhookCommands(): void {
       await ctx.rt.settle(out.position);
       ctx.out(
         `delivery ${id}: resend scheduled (attempt ${doc.attempt_count + 1}); the webhooks role sends it`,
+      );
+    },
+  });
+  registerCliCommand({
+    name: 'webhooks seal-headers',
+    summary: 'Save again, sealed, the custom header values of endpoints saved in clear before 2026-11-28',
+    usage: '',
+    async run(ctx) {
+      rejectUnknownFlags(ctx, []);
+      await ctx.rt.refresh();
+      const { items } = await listEndpoints(ctx.rt.docs, ANY, { page: 1, perPage: 10_000 });
+      let sealed = 0;
+      for (const e of items) {
+        if (headersSealed(e.headers)) continue;
+        // [redacted] keeps each value (header-secrets.ts); a save of headers held in clear seals them.
+        const out = await updateWebhookEndpoint(
+          ctx.rt,
+          null,
+          e._id,
+          { headers: maskedHeaders(e.headers) },
+          [],
+          meta,
+          {
+            allowUnreadable: true,
+          },
+        );
+        await ctx.rt.settle(out.position);
+        if (out.appended.length) {
+          sealed++;
+          ctx.out(`endpoint ${e._id}: custom header values sealed`);
+        }
+      }
+      ctx.out(
+        `${sealed} endpoint(s) sealed; the events written before still hold the old values in clear (docs/WEBHOOKS.md)`,
       );
     },
   });

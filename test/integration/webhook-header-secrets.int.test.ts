@@ -10,6 +10,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { webhookEndpointStream } from '../../commands/webhook-endpoints/events';
 import { createWebhookEndpoint, updateWebhookEndpoint } from '../../commands/webhook-endpoints/handler';
+import { openHeaders } from '../../commands/webhook-endpoints/header-secrets';
 import { WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../../projections/webhook-endpoints';
 import { getEndpoint, presentEndpoint } from '../../queries/webhooks';
 import { loadConfig } from '../../src/config';
@@ -211,5 +212,45 @@ t(
     assert.is(again[1]?.headers['x-api-key'], LEGACY);
   },
 );
+
+t('webhooks seal-headers seals every endpoint holding values in clear, once', async (ctx) => {
+  const { w } = ctx;
+  const id = 'we_legacy_cli';
+  const appended = await w.rt.events.append(
+    webhookEndpointStream(id),
+    [
+      {
+        type: 'WebhookEndpointCreated',
+        data: {
+          endpoint_id: id,
+          restaurant_id: 'rest_demo',
+          credential_id: KEY.id,
+          owner: `key:${KEY.id}`,
+          api_version: 'v1',
+          url: w.rx.url('/legacy-cli'),
+          description: null,
+          enabled_events: ['customer.created'],
+          headers: { 'X-Api-Key': LEGACY, 'X-Short': 'a' },
+          disabled: false,
+          secret: w.rt.secrets.seal('whsec_legacy_clear_headers_0000002'),
+          at: new Date().toISOString(),
+        },
+        metadata: { ...operatorMeta('test'), restaurant_id: 'rest_demo' },
+      },
+    ],
+    NO_STREAM,
+  );
+  await w.rt.settle(appended.position);
+  const first = await runCli(w.rt, 'webhooks seal-headers', {});
+  assert.ok(first.includes(`endpoint ${id}: custom header values sealed`), first.join('\n'));
+  assert.match(first.at(-1) as string, /^1 endpoint\(s\) sealed/);
+  const doc = await endpointDoc(w.rt, id);
+  assert.equal(openHeaders(doc.headers, w.rt.secrets), { 'X-Api-Key': LEGACY, 'X-Short': 'a' });
+  assert.not.ok(Object.values(doc.headers).includes(LEGACY));
+  const again = await runCli(w.rt, 'webhooks seal-headers', {});
+  assert.equal(again, [
+    '0 endpoint(s) sealed; the events written before still hold the old values in clear (docs/WEBHOOKS.md)',
+  ]);
+});
 
 t.run();

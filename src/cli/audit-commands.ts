@@ -194,7 +194,8 @@ function whyNotInstant(text: string): string {
 /**
  * `--at` past the end of the log is refused, not answered with the latest state as if it were the
  * state then: a position after the log's last one (a typo, or a position of another log), or a time
- * after now (the log cannot say what will be). A time between the last event and now is answered:
+ * after both now and the last event's recorded time (the log cannot say what will be; the clock
+ * that recorded it may be ahead of this one). A time between the last event and now is answered:
  * nothing happened in between, so that is the state then.
  */
 async function refuseAtPastTheEnd(ctx: CliContext, at: AsOf, atText: string): Promise<void> {
@@ -207,10 +208,16 @@ async function refuseAtPastTheEnd(ctx: CliContext, at: AsOf, atText: string): Pr
     return;
   }
   const now = ctx.rt.clock.now().toISOString();
-  if (at.time > now)
-    throw new CliUsageError(
-      `--at ${atText} is in the future (now is ${now}): the log cannot say what will be then (${latest})`,
-    );
+  if (at.time <= now) return;
+  // The clock that recorded the log may be ahead of this one (another machine): a time the log
+  // holds is never the future, whatever this clock says.
+  let last: string | null = null;
+  if (head !== null)
+    for await (const e of ctx.rt.events.readAll({ after: head - 1n, limit: 1 })) last = e.created;
+  if (last !== null && at.time <= last) return;
+  throw new CliUsageError(
+    `--at ${atText} is in the future (${last === null ? '' : `the log's last event was recorded at ${last}, `}now is ${now}): the log cannot say what will be then (${latest})`,
+  );
 }
 
 /** How --from compares with --to as written (both valid): the bounds above may round apart. */

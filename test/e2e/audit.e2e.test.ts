@@ -217,10 +217,34 @@ t(
       const err = await refusedCli(svc, 'audit as-of', { at }, [id]);
       assert.is(
         err.message,
-        `--at ${at} is in the future (now is 2026-06-02T10:00:00.000Z): the log cannot say what will be then (its last position is ${head}: --at ${head} gives the latest state)`,
+        `--at ${at} is in the future (the log's last event was recorded at 2026-06-02T10:00:00.000Z, now is 2026-06-02T10:00:00.000Z): the log cannot say what will be then (its last position is ${head}: --at ${head} gives the latest state)`,
       );
     }
     assert.not.ok(existsSync(out), 'no file written');
+  },
+);
+
+t(
+  "audit as-of: a time the log holds is answered though the CLI's clock is behind the server's",
+  async ({ svc, id }) => {
+    const head = await svc.rt.events.headPosition();
+    let last = '';
+    for await (const e of svc.rt.events.readAll({ after: head! - 1n })) last = e.created;
+    const now = svc.clock.now().toISOString();
+    // The CLI's clock an hour behind the clock that recorded the log (skew between machines).
+    svc.clock.set(new Date(Date.parse(now) - 3_600_000).toISOString());
+    try {
+      const printed = await cli(svc, 'audit as-of', { at: last }, [id]);
+      assert.is(JSON.parse(printed.join('\n')).id, id);
+      const after = new Date(Date.parse(last) + 1).toISOString();
+      const err = await refusedCli(svc, 'audit as-of', { at: after }, [id]);
+      assert.match(
+        err.message,
+        `--at ${after} is in the future (the log's last event was recorded at ${last}`,
+      );
+    } finally {
+      svc.clock.set(now);
+    }
   },
 );
 

@@ -60,6 +60,19 @@ function line(
   return `{"position":"${position}","time":"${created}","stream":${str(stream)},"revision":${revision},"event_id":"${id}","type":${str(type)},"restaurant_id":${str(restaurantId)},"actor":${str(actor)},"request_id":${str(requestId)},"data":${dataJson},"metadata":${metadataJson},"hash":${hash ? `"${hash}"` : 'null'}}\n`;
 }
 
+/**
+ * An event of another restaurant (or of none) in a stream the exported restaurant shares (a
+ * manager's): only where it sits in the chain — position, time, stream, revision and hash —, the
+ * other fields null, and `withheld: true` last. Its hash cannot be recomputed from the line, but the
+ * next line of the stream chains to it, so the restaurant's own events stay checkable and every
+ * revision of the stream is accounted for (docs/AUDIT.md).
+ */
+export function withheldLine(
+  e: Pick<RecordedEvent, 'position' | 'created' | 'stream' | 'revision' | 'hash'>,
+): string {
+  return `{"position":"${e.position}","time":"${e.created}","stream":${str(e.stream)},"revision":${e.revision},"event_id":null,"type":null,"restaurant_id":null,"actor":null,"request_id":null,"data":null,"metadata":null,"hash":${e.hash ? `"${e.hash}"` : 'null'},"withheld":true}\n`;
+}
+
 export function exportLine(e: RecordedEvent): string {
   const restaurantId = e.metadata.restaurant_id ?? (e.data as { restaurant_id?: unknown }).restaurant_id;
   return line(
@@ -155,6 +168,13 @@ export async function exportEvents(
   // Pages of 2,048 events (~1.5 MB of NDJSON): large writes, and a page's strings die young (pages
   // of 8,192 outgrew V8's young generation and tripled the CPU per event in GC).
   const batch = options.batchSize ?? 2048;
+  // The streams holding the restaurant's events: their other events are written withheld.
+  const mine = new Set<string>();
+  if (filter.restaurantId !== null)
+    for await (const e of events.readAll({ batchSize: batch })) {
+      if (e.position > head) break;
+      if (matchesExport(e, filter)) mine.add(e.stream);
+    }
   let exported = 0;
   let chunk = '';
   let inChunk = 0;
@@ -166,6 +186,9 @@ export async function exportEvents(
       const shown = layer === null ? e : await layer.storedAsShown(e);
       const data = withClearHeadersMasked(shown.type, await erased.shown(shown.type, shown.data));
       chunk += exportLine(data === shown.data ? shown : { ...shown, data });
+      exported++;
+    } else if (mine.has(e.stream) && matchesExport(e, { ...filter, restaurantId: null })) {
+      chunk += withheldLine(e);
       exported++;
     }
     if (++inChunk >= batch) {
@@ -226,6 +249,12 @@ const MAYBE_SEALED = `instr(data, '"sealed":{') > 0`;
 const MASKED_HEADERS = 'couvert_export_masked_headers';
 /** A cheap test: only endpoint events that name headers go through the function. */
 const MAYBE_CLEAR_HEADERS = `(type IN ('WebhookEndpointCreated', 'WebhookEndpointUpdated') AND instr(data, '"headers":{"') > 0)`;
+/** withheldLine as an SQL expression over the stored columns. */
+const WITHHELD_LINE_SQL = `concat('{"position":"', position, '","time":"', created, '","stream":', json_quote(stream),
+    ',"revision":', revision, ',"event_id":null,"type":null,"restaurant_id":null,"actor":null,"request_id":null,"data":null,"metadata":null,"hash":',
+    CASE WHEN hash IS NULL OR hash = '' THEN 'null' ELSE '"' || hash || '"' END, ',"withheld":true}', char(10))`;
+/** A row of a shared stream (the `@shared` JSON array of stream names) the restaurant's filter left out. */
+const IN_SHARED = `stream IN (SELECT value FROM json_each(@shared))`;
 
 function lineSql(restaurantSql: string, dataSql: string): string {
   return `concat('{"position":"', position, '","time":"', created, '","stream":', json_quote(stream),
@@ -294,10 +323,7 @@ async function exportStoredRows(
     dataSql = `CASE WHEN ${MAYBE_SEALED} THEN ${SHOWN_DATA}(type, data) WHEN ${MAYBE_CLEAR_HEADERS} THEN ${MASKED_HEADERS}(type, data) ELSE data END`;
   }
   const one = filter.restaurantId !== null;
-  const page = one
-    ? reader.concatenated(lineSql('@restaurant_json', dataSql), RESTAURANT_IS, LOOKED_UP, ROW_OK)
-    : reader.concatenated(lineSql(RESTAURANT_JSON, dataSql), 'TRUE', LOOKED_UP, ROW_OK);
-  const params = one
+  const params: Record<string, unknown> = one
     ? { restaurant: filter.restaurantId, restaurant_json: JSON.stringify(filter.restaurantId) }
     : {};
   const rowFilter = {
@@ -305,12 +331,35 @@ async function exportStoredRows(
     from: filter.from,
     to: filter.to,
   };
+  // Streams the restaurant shares with others' events (a manager's): found before the first page,
+  // through the stream index once the restaurant's streams are known; usually none, and then the
+  // pages are the restaurant's rows alone as before.
+  const shared = one ? reader.sharedStreams(RESTAURANT_IS, end, rowFilter, params) : [];
+  let page: ReturnType<SqliteLogReader['concatenated']>;
+  let pageFilter: StoredRowFilter = rowFilter;
+  if (shared.length === 0)
+    page = one
+      ? reader.concatenated(lineSql('@restaurant_json', dataSql), RESTAURANT_IS, LOOKED_UP, ROW_OK)
+      : reader.concatenated(lineSql(RESTAURANT_JSON, dataSql), 'TRUE', LOOKED_UP, ROW_OK);
+  else {
+    // The text pre-filter moves into the condition, beside the rows of the shared streams.
+    params.shared = JSON.stringify(shared);
+    params.contains_text = rowFilter.contains;
+    const mineSql = `((instr(metadata, @contains_text) > 0 OR instr(data, @contains_text) > 0) AND ${RESTAURANT_IS})`;
+    page = reader.concatenated(
+      `CASE WHEN x_mine THEN ${lineSql('@restaurant_json', dataSql)} ELSE ${WITHHELD_LINE_SQL} END`,
+      `${mineSql} OR ${IN_SHARED}`,
+      { ...LOOKED_UP, x_mine: `coalesce(${mineSql}, FALSE)` },
+      `(NOT x_mine OR ${ROW_OK})`,
+    );
+    pageFilter = { ...rowFilter, contains: null };
+  }
   let exported = 0;
   for (let after = 0; after < end; ) {
     const upTo = Math.min(after + batch, end);
     let result: ReturnType<typeof page>;
     try {
-      result = page(after, upTo, rowFilter, params);
+      result = page(after, upTo, pageFilter, params);
     } catch (err) {
       // Malformed JSON met by a lookup (or by the erased-data function): name the row.
       throw damagedRowIn(reader, after, upTo, rowFilter) ?? err;

@@ -55,6 +55,19 @@ test.before(async () => {
       ANY,
     );
   }
+  // A manager's stream, shared by the restaurants they were granted: created at none, granted rest_a,
+  // then rest_b, then rest_a again.
+  clock.set('2026-11-05T10:00:00.000Z');
+  const user = (type: string, rest: string | null, secret: string) => ({
+    type,
+    data: { user_id: 'usr_1', ...(rest === null ? {} : { restaurant_id: rest }), note: secret },
+    metadata: rest === null ? { actor: 'operator:test' } : at(rest),
+  });
+  await store.append('user-usr_1', [user('UserCreated', null, 'created-secret')], ANY);
+  await store.append('user-usr_1', [user('UserGranted', 'rest_a', 'grant-a')], ANY);
+  clock.set('2026-11-06T10:00:00.000Z');
+  await store.append('user-usr_1', [user('UserGranted', 'rest_b', 'grant-b-secret')], ANY);
+  await store.append('user-usr_1', [user('UserGranted', 'rest_a', 'grant-a-again')], ANY);
 });
 
 test.after(async () => {
@@ -62,14 +75,23 @@ test.after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function exportOf(from: string | null): Promise<string[]> {
+async function exportOf(from: string | null, forceGeneric = false): Promise<string[]> {
   const filter: ExportFilter = { restaurantId: 'rest_a', from, to: null };
   let text = '';
-  await exportEvents(store, filter, (chunk) => {
-    text += chunk.toString();
-  });
+  await exportEvents(
+    store,
+    filter,
+    (chunk) => {
+      text += chunk.toString();
+    },
+    undefined,
+    { forceGeneric },
+  );
   return text.split('\n').filter(Boolean);
 }
+
+/** The lines of rest_a's own streams (before the manager's), as the tests below count them. */
+const ownLines = (lines: string[]) => lines.filter((l) => !l.includes('"user-usr_1"'));
 
 function check(lines: string[], ...args: string[]): { code: number | null; out: string } {
   const file = join(dir, `export-${Math.random().toString(36).slice(2)}.ndjson`);
@@ -84,12 +106,46 @@ const unchained = (line: string) => JSON.stringify({ ...JSON.parse(line), hash: 
 
 test('a whole export checks', async () => {
   const lines = await exportOf(null);
-  assert.is(lines.length, 8);
+  assert.is(ownLines(lines).length, 8);
   assert.equal(check(lines), { code: 0, out: '' });
 });
 
+test("a stream shared with another restaurant: the others' events are hash-only lines, and the export checks", async () => {
+  for (const generic of [false, true]) {
+    const lines = await exportOf(null, generic);
+    const user = lines.filter((l) => l.includes('"user-usr_1"')).map((l) => JSON.parse(l));
+    assert.equal(
+      user.map((e) => [e.revision, e.type, e.withheld ?? false]),
+      [
+        [0, null, true],
+        [1, 'UserGranted', false],
+        [2, null, true],
+        [3, 'UserGranted', false],
+      ],
+    );
+    assert.equal(Object.keys(user[0]), [...Object.keys(user[1]), 'withheld']);
+    const text = lines.join('\n');
+    assert.not.match(text, 'rest_b', "nothing of the other restaurant's events");
+    assert.not.match(text, 'secret');
+    assert.equal(check(lines), { code: 0, out: '' });
+    const from = await exportOf('2026-11-06T00:00:00.000Z', generic);
+    assert.equal(check(from, '--from'), { code: 0, out: '' });
+    // An edit of a withheld line's hash breaks the chain at the next line of the restaurant.
+    const i = lines.findIndex((l) => l.includes('"user-usr_1"') && l.includes('"revision":2'));
+    const edited = lines.map((l, j) => (j === i ? l.replace(/"hash":"[0-9a-f]/, '"hash":"x') : l));
+    const run = check(edited);
+    assert.is(run.code, 1);
+    assert.match(run.out, 'hash mismatch: user-usr_1 revision 3');
+    // A line removed before a withheld one: the revisions say so.
+    const removed = check(lines.filter((_, j) => j !== i - 1));
+    assert.is(removed.code, 1);
+    assert.match(removed.out, 'revision(s) missing before user-usr_1 revision 2');
+  }
+  assert.equal(await exportOf(null, true), await exportOf(null), 'both paths write the same bytes');
+});
+
 test('an export made with --from checks when told so; untold, the missing start of its streams is said', async () => {
-  const lines = await exportOf('2026-11-03T00:00:00.000Z');
+  const lines = ownLines(await exportOf('2026-11-03T00:00:00.000Z'));
   assert.is(lines.length, 4, 'days 3 and 4 of both streams');
   assert.equal(check(lines, '--from'), { code: 0, out: '' });
   const untold = check(lines);
@@ -99,16 +155,18 @@ test('an export made with --from checks when told so; untold, the missing start 
 });
 
 test('events written before the chain (hash null): skipped, the next event chains to them recomputed', async () => {
-  const lines = await exportOf(null);
+  const lines = ownLines(await exportOf(null));
   // The first two events of each stream, as a log whose chain began after them hands them out.
   const old = lines.map((l, i) => (i < 4 ? unchained(l) : l));
   assert.equal(check(old), { code: 0, out: '' });
-  const fromOld = (await exportOf('2026-11-02T00:00:00.000Z')).map((l, i) => (i < 2 ? unchained(l) : l));
+  const fromOld = ownLines(await exportOf('2026-11-02T00:00:00.000Z')).map((l, i) =>
+    i < 2 ? unchained(l) : l,
+  );
   assert.equal(check(fromOld, '--from'), { code: 0, out: '' });
 });
 
 test('an edited line is reported, and so is a removed one', async () => {
-  const lines = await exportOf(null);
+  const lines = ownLines(await exportOf(null));
   const edited = lines.map((l, i) => (i === 2 ? l.replace('"day":1', '"day":7') : l));
   assert.not.equal(edited, lines);
   const run = check(edited);

@@ -158,6 +158,36 @@ export class SqliteLogReader {
     };
   }
 
+  /**
+   * The streams of the rows with position <= upTo that pass the filter and `where` (trusted SQL, as
+   * in concatenated), then those of them holding a row up to upTo that does not meet `where`
+   * (read through the stream index): a restaurant's streams that another's events share.
+   */
+  sharedStreams(
+    where: string,
+    upTo: number,
+    filter: StoredRowFilter,
+    params: Record<string, unknown> = {},
+  ): string[] {
+    const mine = this.db
+      .prepare<unknown[], string>(
+        `SELECT DISTINCT stream FROM events
+         WHERE position <= @upTo
+           AND (@contains IS NULL OR instr(metadata, @contains) > 0 OR instr(data, @contains) > 0)
+           AND (@from IS NULL OR created >= @from) AND (@to IS NULL OR created <= @to)
+           AND json_valid(metadata) AND json_valid(data) AND (${where})`,
+      )
+      .pluck()
+      .all({ ...params, upTo, contains: filter.contains, from: filter.from, to: filter.to });
+    if (mine.length === 0) return [];
+    const other = this.db
+      .prepare<unknown[], number>(
+        `SELECT 1 FROM events WHERE stream = @stream AND position <= @upTo AND NOT (json_valid(metadata) AND json_valid(data) AND coalesce((${where}), FALSE)) LIMIT 1`,
+      )
+      .pluck();
+    return mine.filter((stream) => other.get({ ...params, stream, upTo }) !== undefined);
+  }
+
   /** A deterministic SQL function of text arguments for this reader's statements (see concatenated). */
   defineFunction(name: string, fn: (...args: string[]) => string | null): void {
     this.db.function(name, { deterministic: true }, fn as (...args: unknown[]) => string | null);

@@ -15,6 +15,7 @@ import { allProjections, allProjectionVersions } from '../../projections/index';
 import { WEBHOOK_DELIVERIES } from '../../projections/webhook-deliveries';
 import { EmbeddedDocumentStore } from '../adapters/document-store/embedded';
 import { SqliteEventStore } from '../adapters/event-store/sqlite';
+import { UnreadableEventError } from '../adapters/event-store/sqlite-log-reader';
 import { type ChainSummary, ChainVerifier } from '../audit/chain-verifier';
 import { withoutSecrets } from '../audit/changes';
 import { type ExportFilter, exportEvents } from '../audit/export';
@@ -33,11 +34,13 @@ import { type Clock, systemClock } from '../core/clock';
 import { operatorMeta } from '../core/command-meta';
 import { parseDateTime } from '../core/datetime';
 import { notFound } from '../core/errors';
+import { createLogger } from '../logger';
 import type { Doc } from '../ports/document-store';
 import { customerSubject } from '../privacy/seal';
 import { SealingEventStore, storedEvents } from '../privacy/sealing-event-store';
+import { ReplayFailure } from '../projection/replay-failure';
 import { physicalName, versionOf } from '../projection/versions';
-import type { Runtime } from '../runtime';
+import { createRuntime, type Runtime } from '../runtime';
 import { deliveryPastRetention } from '../webhooks-module';
 import {
   boolFlag,
@@ -418,6 +421,11 @@ export interface VerifyReport {
     collections: string[];
     differences: ReadModelDifference[];
   } | null;
+  /**
+   * Why the read models could not be compared (a replay stopped on an event it cannot read: the log
+   * edited), or null. The chain's findings are reported all the same: they need no parse.
+   */
+  readModelsSkipped?: string | null;
 }
 
 /** The two checks of `audit verify`, for the CLI and the benchmark. */
@@ -550,7 +558,7 @@ export function verifyJson(report: VerifyReport, problems: number) {
     problems,
     chain: report.chain,
     erasure: report.erasure,
-    read_models: report.readModels,
+    read_models: report.readModelsSkipped ? { skipped: report.readModelsSkipped } : report.readModels,
   };
 }
 
@@ -567,21 +575,52 @@ async function verify(ctx: CliContext): Promise<void> {
   const bar = progressBar(ctx, 'verify', Number(head ?? 0n) * ((chain ? 1 : 0) + (readModels ? 1 : 0)));
   let offset = 0;
   let lastPhase = 0;
-  const report = await verifyLog(ctx.rt, {
-    chain,
-    readModels,
-    onProgress: (n, p) => {
-      if (Number(p) < lastPhase) offset += Number(head ?? 0n);
-      lastPhase = Number(p);
-      bar?.update(offset + Number(p), { events: n });
-    },
-  });
+  const onProgress = (n: number, p: bigint) => {
+    if (Number(p) < lastPhase) offset += Number(head ?? 0n);
+    lastPhase = Number(p);
+    bar?.update(offset + Number(p), { events: n });
+  };
+  // The chain first: it reads the stored text and needs no parse, so an event edited into text no
+  // reader can take is still reported by stream and revision.
+  const report = chain
+    ? await verifyLog(ctx.rt, { chain, readModels: false, onProgress })
+    : ({ chain: null, erasure: null, readModels: null } as VerifyReport);
+  if (readModels) {
+    // The CLI opens this command without read models (registered so): they are rebuilt here, where
+    // a replay that stops on such an event skips the comparison with its reason instead of ending
+    // the command before the chain's findings are printed. A runtime that holds projections already
+    // (a test's service) is compared as it is.
+    let opened: Runtime | null = null;
+    try {
+      if (ctx.rt.projections.projections.length === 0)
+        opened = await createRuntime(ctx.rt.config, {
+          logger: createLogger(process.env.LOG_LEVEL ? ctx.rt.config.logLevel : 'warn'),
+          logWriter: 'first write',
+          clock: ctx.rt.clock,
+        });
+      const live = opened ?? ctx.rt;
+      report.readModels = (
+        await verifyLog(
+          { ...ctx.rt, projections: live.projections },
+          { chain: false, readModels: true, onProgress },
+        )
+      ).readModels;
+    } catch (err) {
+      // Only what the log holds makes the comparison impossible; a damaged file or a store out of
+      // reach ends the command as before.
+      if (!(err instanceof UnreadableEventError || err instanceof ReplayFailure)) throw err;
+      report.readModelsSkipped = err.message;
+    } finally {
+      await opened?.close();
+    }
+  }
   bar?.stop();
   const problems =
     (report.chain?.findings.length ?? 0) +
     (report.erasure?.pending.length ?? 0) +
     (report.erasure?.merged.length ?? 0) +
-    (report.readModels?.differences.length ?? 0);
+    (report.readModels?.differences.length ?? 0) +
+    (report.readModelsSkipped ? 1 : 0);
   if (boolFlag(ctx, 'json') === true) ctx.out(JSON.stringify(verifyJson(report, problems)));
   else {
     if (report.chain) {
@@ -604,6 +643,7 @@ async function verify(ctx: CliContext): Promise<void> {
           `  erasure_incomplete: customer ${m.customer}, merged into ${m.into}, is not deleted with it (run audit erase --pending)`,
         );
     }
+    if (report.readModelsSkipped) ctx.out(`read models: not compared (skipped): ${report.readModelsSkipped}`);
     if (report.readModels) {
       const m = report.readModels;
       ctx.out(
@@ -611,7 +651,7 @@ async function verify(ctx: CliContext): Promise<void> {
       );
       if (ctx.rt.docs.kind === 'embedded')
         ctx.out(
-          '  (embedded: the live read models are those this command rebuilt at start, so this checks that a replay is deterministic; a running server holds its own in memory)',
+          '  (embedded: the live read models are those this command rebuilt from the log, so this checks that a replay is deterministic; a running server holds its own in memory)',
         );
       for (const d of m.differences)
         ctx.out(`  ${d.kind}: ${d.collection}/${d._id}${d.fields ? ` fields ${d.fields.join(', ')}` : ''}`);
@@ -729,9 +769,9 @@ export function registerAuditCommands(): void {
     switches: ['no-chain', 'no-read-models', 'json', 'no-progress'],
     summary: "Check every stream's hash chain and that a replay of the log equals the live read models",
     usage: '[--no-chain] [--no-read-models] [--json] [--no-progress]',
-    // Without the read models' comparison it reads only the log: the embedded read models are not
-    // rebuilt at start, so an event an edit left unparsable is reported by the chain, not a crash.
-    readModels: (flags) => !(flags['no-read-models'] === true || flags['no-read-models'] === 'true'),
+    // Opened without read models: verify rebuilds them itself after the chain's check (above), so an
+    // event an edit left unparsable is reported by the chain, not a crash at start.
+    readModels: false,
     run: verify,
   });
 }

@@ -603,6 +603,13 @@ t(
       run.stdout.includes(`hash_mismatch: reservation-${id} revision 0 (position ${at})`),
       run.stdout + run.stderr,
     );
+    const whole = await cliProcess(svc, ['audit', 'verify', '--no-progress']);
+    assert.is(whole.code, 1, whole.stderr);
+    assert.ok(
+      whole.stdout.includes(`hash_mismatch: reservation-${id} revision 0 (position ${at})`),
+      whole.stdout + whole.stderr,
+    );
+    assert.match(whole.stdout, `read models: not compared (skipped): the event at position ${at}`);
     const history = await cliProcess(svc, ['audit', 'history', id]);
     assert.is(history.code, 1);
     assert.match(
@@ -634,14 +641,28 @@ t(
         .get(`reservation-${id}`) as { position: number };
       db.close();
       // Before, the CLI (and the server) stopped on the projection's bare "Invalid time value": an
-      // auditor could not tell which event, nor that the log had been edited.
+      // auditor could not tell which event, nor that the log had been edited. Then it printed only
+      // that error: the chain's finding came with --no-read-models alone.
       const run = await cliProcess(own, ['audit', 'verify', '--no-progress']);
       assert.is(run.code, 1, run.stderr);
+      assert.ok(
+        run.stdout.includes(`hash_mismatch: reservation-${id} revision 0 (position ${position})`),
+        run.stdout + run.stderr,
+      );
+      assert.match(run.stdout, 'read models: not compared (skipped): ');
       assert.match(
-        run.stderr,
+        run.stdout,
         `could not apply the event at position ${position} (reservation-${id} revision 0, ReservationCreated)`,
       );
-      assert.match(run.stderr, 'audit verify --no-read-models');
+      const json = await cliProcess(own, ['audit', 'verify', '--no-progress', '--json']);
+      assert.is(json.code, 1, json.stderr);
+      const report = JSON.parse(json.stdout);
+      assert.equal(
+        report.chain.findings.map((f: { kind: string; stream: string }) => [f.kind, f.stream]),
+        [['hash_mismatch', `reservation-${id}`]],
+      );
+      assert.match(report.read_models.skipped, `could not apply the event at position ${position}`);
+      assert.is(report.problems, 2, 'the finding and the comparison that could not run');
       const chain = await cliProcess(own, ['audit', 'verify', '--no-progress', '--no-read-models']);
       assert.is(chain.code, 1, chain.stderr);
       assert.ok(

@@ -29,8 +29,11 @@ export const isJsonObject = (v: unknown): v is Record<string, unknown> =>
  * the row, where JSON.parse's own message ("Expected property name…") said nothing of which one, and
  * points at the check that reads the stored text without parsing it.
  */
+/** An event whose stored text no reader can take (the log edited or damaged): see unreadableRow. */
+export class UnreadableEventError extends Error {}
+
 export function unreadableRow(position: number | bigint, stream: string, revision: number): Error {
-  return new Error(
+  return new UnreadableEventError(
     `the event at position ${position} (${stream} revision ${revision}) does not hold valid JSON (its data and metadata must be JSON objects): the log was edited or damaged (npm run cli -- audit verify --no-read-models checks every stream's hash chain)`,
   );
 }

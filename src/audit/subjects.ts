@@ -119,16 +119,28 @@ export function genericFold(events: RecordedEvent[]): unknown {
   return state;
 }
 
-const namesId = (k: string, v: unknown, id: string) => v === id && (k === 'id' || k.endsWith('_id'));
+/** A claim's `owner` (an external id's claim names the entity holding it) counts as an id field. */
+const namesId = (k: string, v: unknown, id: string) =>
+  v === id && (k === 'id' || k.endsWith('_id') || k === 'owner');
 
 /**
- * Whether an event names `id`: its stream is named after it, or a top-level *_id / id field holds it,
+ * A stream named after the id: `…-<id>`, or `…-<id>.<n>`, a key made of the id and an attempt number
+ * (a missed call's outbox message, `message-outbox-<call id>.1`).
+ */
+function streamNamedAfter(stream: string, id: string): boolean {
+  if (stream.endsWith(`-${id}`)) return true;
+  const at = stream.lastIndexOf(`-${id}.`);
+  return at >= 0 && /^\d+$/.test(stream.slice(at + id.length + 2));
+}
+
+/**
+ * Whether an event names `id`: its stream is named after it, or a top-level *_id / id / owner field holds it,
  * or such a field of an object in a top-level list (a fan-out's `deliveries`: each delivery it
  * scheduled and its endpoint, so a delivery's history starts with its scheduling and an endpoint's
  * lists what was scheduled to it).
  */
 export function eventNames(e: RecordedEvent, id: string): boolean {
-  if (e.stream.endsWith(`-${id}`)) return true;
+  if (streamNamedAfter(e.stream, id)) return true;
   for (const [k, v] of Object.entries(e.data)) {
     if (namesId(k, v, id)) return true;
     if (Array.isArray(v))

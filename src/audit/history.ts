@@ -1,7 +1,9 @@
 // The events of one entity, in log order, for `audit history`, `audit as-of` and the partners'
 // GET /reservations/{id}/history.
+import { GENESIS, hashOfRecorded } from '../adapters/event-store/chain';
 import { parseDateTime } from '../core/datetime';
 import type { EventStore, RecordedEvent } from '../ports/event-store';
+import { storedEvents } from '../privacy/sealing-event-store';
 import { type AuditorActor, auditorActor } from './actors';
 import { changesOf, describeChanges, type FieldChange, printable } from './changes';
 import { type AuditSubject, auditSubjects, eventNames, genericFold } from './subjects';
@@ -136,9 +138,33 @@ export interface HistoryEntry {
    * credential's creation or a manager's access set would not say which restaurant.
    */
   restaurant_id: string | null;
+  /** False when the event's hash does not match its content (edited since written): hashMismatches. */
+  hash_ok: boolean;
 }
 
-export function historyEntry(e: RecordedEvent, subjectId: string): HistoryEntry {
+/**
+ * The positions of those of `list` whose stored hash is not the hash of their stored content chained
+ * to their stream's previous event: edited since written (`audit verify` reports them too). Each
+ * stream is read again as stored (sealed fields sealed: the hash covers that form).
+ */
+export async function hashMismatches(
+  events: EventStore,
+  list: readonly RecordedEvent[],
+): Promise<Set<bigint>> {
+  const stored = storedEvents(events);
+  const bad = new Set<bigint>();
+  for (const stream of new Set(list.map((e) => e.stream))) {
+    let prev = GENESIS;
+    for (const e of await stored.readStream(stream)) {
+      const recomputed = hashOfRecorded(prev, e);
+      if (e.hash !== undefined && e.hash !== recomputed) bad.add(e.position);
+      prev = e.hash ?? recomputed;
+    }
+  }
+  return bad;
+}
+
+export function historyEntry(e: RecordedEvent, subjectId: string, hashOk = true): HistoryEntry {
   return {
     position: e.position.toString(),
     time: e.created,
@@ -150,6 +176,7 @@ export function historyEntry(e: RecordedEvent, subjectId: string): HistoryEntry 
     changes: changesOf(e as { type: string; data: Record<string, unknown> }, subjectId),
     hash: e.hash ?? null,
     restaurant_id: restaurantOf(e),
+    hash_ok: hashOk,
   };
 }
 
@@ -164,5 +191,10 @@ export function historyText(entry: HistoryEntry): string[] {
   const head = printable(
     `${entry.time}  #${entry.position}  ${entry.stream}@${entry.revision}  ${entry.type}  by ${who} (${entry.actor.kind})${entry.restaurant_id === null ? '' : `  at ${entry.restaurant_id}`}${entry.request_id ? `  request ${entry.request_id}` : ''}`,
   );
-  return [head, ...describeChanges(entry.changes).map((l) => `    ${l}`)];
+  const warning = entry.hash_ok
+    ? []
+    : [
+        `    ! hash does not match: ${printable(entry.stream)} revision ${entry.revision} (position ${entry.position}) was edited after it was written (audit verify)`,
+      ];
+  return [head, ...warning, ...describeChanges(entry.changes).map((l) => `    ${l}`)];
 }

@@ -22,6 +22,7 @@ import { type ExportFilter, exportEvents } from '../audit/export';
 import {
   type AsOf,
   foldSubject,
+  hashMismatches,
   historyEntry,
   historyText,
   instantBound,
@@ -280,8 +281,9 @@ async function history(ctx: CliContext): Promise<void> {
     ctx.out(
       `${id}: ${loaded.events.length} event(s), ${loaded.kind === 'log' ? 'found by searching the whole log' : `${/^[aeiou]/.test(loaded.kind) ? 'an' : 'a'} ${loaded.kind}`}`,
     );
+  const edited = await hashMismatches(ctx.rt.events, loaded.events);
   for (const e of loaded.events) {
-    const entry = historyEntry(e, id);
+    const entry = historyEntry(e, id, !edited.has(e.position));
     if (json) ctx.out(JSON.stringify(entry));
     else for (const l of historyText(entry)) ctx.out(l);
   }
@@ -305,9 +307,21 @@ async function asOf(ctx: CliContext): Promise<void> {
     if (loaded.events.length === 0) throw new CliUsageError(nothingOf(id, kind));
     const { state, events, erased } = foldSubject(loaded, at);
     if (events === 0) throw new CliUsageError(`${id} did not exist yet at ${atText}`);
+    // The events folded whose hash does not check: the state then comes from an edited log.
+    const folded = loaded.own.filter((e) =>
+      'position' in at ? e.position <= at.position : e.created <= at.time,
+    );
+    const edited = await hashMismatches(ctx.rt.events, folded);
+    const hash_mismatches = folded
+      .filter((e) => edited.has(e.position))
+      .map((e) => ({ position: e.position.toString(), stream: e.stream, revision: e.revision }));
+    for (const m of hash_mismatches)
+      process.stderr.write(
+        `warning: hash does not match: ${m.stream} revision ${m.revision} (position ${m.position}) was edited after it was written (audit verify): this state holds it\n`,
+      );
     ctx.out(
       JSON.stringify(
-        { id, kind: loaded.kind, at: atText, events, erased, state: withoutSecrets(state) },
+        { id, kind: loaded.kind, at: atText, events, erased, state: withoutSecrets(state), hash_mismatches },
         null,
         2,
       ),

@@ -145,6 +145,7 @@ t('audit history: every event with actor, request id and changes; --json is NDJS
     'changes',
     'hash',
     'restaurant_id',
+    'hash_ok',
   ]);
   assert.equal(lines[1].actor, { kind: 'credential', id: 'key_plain', raw: 'credential:key_plain' });
   const key = (await cli(svc, 'audit history', { json: true }, ['key_plain'])).map((l) => JSON.parse(l));
@@ -624,6 +625,45 @@ t(
     assert.match(again.stderr, `the event at position ${at} (reservation-${id} revision 0)`);
   },
 );
+
+t('audit history and as-of flag an event whose hash does not check (an edit of the log)', async () => {
+  const own = await startReservationService();
+  try {
+    const made = await create(own, { start_at: '2026-06-03T19:00:00+02:00' });
+    assert.is(made.status, 201, made.text);
+    const id = made.body.data.id as string;
+    const moved = await own.api('PATCH', `/reservations/${id}`, {
+      token: TOKENS.full,
+      body: { party_size: 3 },
+    });
+    assert.is(moved.status, 200, moved.text);
+    const db = new Database(join(own.dataDir, 'events.sqlite'));
+    const { position } = db
+      .prepare(
+        `UPDATE events SET data = json_set(data, '$.changes.party_size', 9) WHERE stream = ? AND revision = 1 RETURNING position`,
+      )
+      .get(`reservation-${id}`) as { position: number };
+    db.close();
+    const warning = `hash does not match: reservation-${id} revision 1 (position ${position}) was edited after it was written (audit verify)`;
+    const text = await cli(own, 'audit history', {}, [id]);
+    assert.ok(
+      text.some((l) => l.includes(warning)),
+      text.join('\n'),
+    );
+    assert.is(text.filter((l) => l.includes('hash does not match')).length, 1, 'only the edited event');
+    const json = (await cli(own, 'audit history', { json: true }, [id])).map((l) => JSON.parse(l));
+    assert.equal(
+      json.map((e) => e.hash_ok),
+      [true, false],
+    );
+    const asOf = JSON.parse((await cli(own, 'audit as-of', { at: String(position) }, [id])).join('\n'));
+    assert.equal(asOf.hash_mismatches, [
+      { position: String(position), stream: `reservation-${id}`, revision: 1 },
+    ]);
+  } finally {
+    await own.close();
+  }
+});
 
 t(
   'an edit into valid JSON a projection cannot apply: the replay at start names the event, verify --no-read-models still reports it',

@@ -77,6 +77,12 @@ export interface StoredRowFilter {
 
 const MMAP_BYTES = 1 << 30;
 
+/** The stream names starting with `prefix`: lo <= name < hi (a range of the stream index). */
+const prefixRange = (prefix: string) => ({
+  lo: prefix,
+  hi: prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1),
+});
+
 export class SqliteLogReader {
   private readonly db: Database.Database;
   private readonly page: Database.Statement<unknown[], StoredRow>;
@@ -162,33 +168,31 @@ export class SqliteLogReader {
   }
 
   /**
-   * The streams of the rows with position <= upTo that pass the filter and `where` (trusted SQL, as
-   * in concatenated), then those of them holding a row up to upTo that does not meet `where`
-   * (read through the stream index): a restaurant's streams that another's events share.
+   * The streams named `<prefix>…` (read through the stream index, never the whole log) holding both a
+   * row with position <= upTo that passes the filter's bounds and `where` (trusted SQL, as in
+   * concatenated) and a row that does not meet `where`: a restaurant's streams that others' events
+   * share (a manager's).
    */
   sharedStreams(
+    prefixes: readonly string[],
     where: string,
     upTo: number,
     filter: StoredRowFilter,
     params: Record<string, unknown> = {},
   ): string[] {
-    const mine = this.db
+    const mine = `(json_valid(metadata) AND json_valid(data) AND coalesce((${where}), FALSE))`;
+    const statement = this.db
       .prepare<unknown[], string>(
-        `SELECT DISTINCT stream FROM events
-         WHERE position <= @upTo
-           AND (@contains IS NULL OR instr(metadata, @contains) > 0 OR instr(data, @contains) > 0)
-           AND (@from IS NULL OR created >= @from) AND (@to IS NULL OR created <= @to)
-           AND json_valid(metadata) AND json_valid(data) AND (${where})`,
-      )
-      .pluck()
-      .all({ ...params, upTo, contains: filter.contains, from: filter.from, to: filter.to });
-    if (mine.length === 0) return [];
-    const other = this.db
-      .prepare<unknown[], number>(
-        `SELECT 1 FROM events WHERE stream = @stream AND position <= @upTo AND NOT (json_valid(metadata) AND json_valid(data) AND coalesce((${where}), FALSE)) LIMIT 1`,
+        `SELECT stream FROM events
+         WHERE stream >= @lo AND stream < @hi AND position <= @upTo
+         GROUP BY stream
+         HAVING max(${mine} AND (@from IS NULL OR created >= @from) AND (@to IS NULL OR created <= @to))
+           AND min(${mine}) = 0`,
       )
       .pluck();
-    return mine.filter((stream) => other.get({ ...params, stream, upTo }) !== undefined);
+    return prefixes.flatMap((prefix) =>
+      statement.all({ ...params, ...prefixRange(prefix), upTo, from: filter.from, to: filter.to }),
+    );
   }
 
   /** A deterministic SQL function of text arguments for this reader's statements (see concatenated). */
@@ -201,14 +205,13 @@ export class SqliteLogReader {
    * through the (stream, revision) index, so only those streams are visited, not the whole log.
    */
   dataOfType(type: string, streamPrefix: string): string[] {
-    const past =
-      streamPrefix.slice(0, -1) + String.fromCharCode(streamPrefix.charCodeAt(streamPrefix.length - 1) + 1);
+    const { lo, hi } = prefixRange(streamPrefix);
     return this.db
       .prepare<[string, string, string], string>(
         'SELECT data FROM events WHERE stream >= ? AND stream < ? AND type = ? ORDER BY position',
       )
       .pluck()
-      .all(streamPrefix, past, type);
+      .all(lo, hi, type);
   }
 
   /** The rows with after < position <= upTo that pass the filter, in log order. */

@@ -165,6 +165,19 @@ test('events written before the chain (hash null): skipped, the next event chain
   assert.equal(check(fromOld, '--from'), { code: 0, out: '' });
 });
 
+test('a line that is not JSON (the file damaged) is reported, not a crash', async () => {
+  const lines = ownLines(await exportOf(null));
+  const damaged = lines.map((l, i) => (i === 2 ? l.replace('"data":{', '"data":{oops') : l));
+  const run = check(damaged);
+  assert.is(run.code, 1);
+  assert.match(run.out, /^line 3 is not JSON: /m);
+  assert.match(
+    run.out,
+    'hash mismatch: restaurant-rest_a revision 2',
+    'the next line chains to what is lost',
+  );
+});
+
 test('an edited line is reported, and so is a removed one', async () => {
   const lines = ownLines(await exportOf(null));
   const edited = lines.map((l, i) => (i === 2 ? l.replace('"day":1', '"day":7') : l));

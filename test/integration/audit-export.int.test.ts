@@ -326,6 +326,9 @@ test('a row damaged in the file is refused with its position, stream and revisio
     ['data not an object', 'data', `'[1,2]'`],
     ['metadata cut short', 'metadata', `substr(metadata, 1, 15)`],
     ['data with its end brace lost', 'data', `substr(data, 1, length(data) - 1)`],
+    // Damage inside that keeps both braces: let through as an invalid line before the data was parsed.
+    ['data damaged inside, both braces kept', 'data', `'{oops}'`],
+    ['data cut inside, both braces kept', 'data', `substr(data, 1, 10) || '}'`],
   ];
   for (const [label, column, damaged] of cases) {
     const where = mkdtempSync(join(tmpdir(), 'couvert-export-damaged-'));

@@ -648,7 +648,7 @@ async function verify(ctx: CliContext): Promise<void> {
     if (report.erasure) {
       const e = report.erasure;
       ctx.out(
-        `erasure: ${e.deleted} deleted customer(s); ${e.pending.length} still with a key (run audit erase --pending)`,
+        `erasure: ${e.deleted} deleted customer(s); ${e.pending.length} still with a key${e.pending.length > 0 ? ' (run audit erase --pending)' : ''}`,
       );
       for (const id of e.pending)
         ctx.out(`  erasure_incomplete: customer ${id} is deleted but its key exists`);

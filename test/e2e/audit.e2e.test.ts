@@ -542,6 +542,9 @@ t(
   async ({ svc, id }) => {
     const ok = await cli(svc, 'audit verify', { 'no-progress': true });
     assert.match(ok[0]!, /0 problem\(s\)/);
+    const erasure = ok.find((l) => l.startsWith('erasure: '));
+    assert.ok(erasure, ok.join('\n'));
+    assert.not.match(erasure, 'audit erase --pending', 'nothing to finish: no command to run');
     assert.match(ok.join('\n'), /0 difference\(s\)/);
     const db = new Database(join(svc.dataDir, 'events.sqlite'));
     db.prepare(

@@ -721,6 +721,18 @@ async function erase(ctx: CliContext): Promise<void> {
   const id = requireFlag(ctx, 'customer');
   const state = await loadCustomer(ctx.rt, id);
   if (state.status === 'none') throw new CliUsageError(`no customer ${id} in the log`);
+  // The customers merged into it, at any depth, not deleted yet: deleted with it, and named, so the
+  // operator knows whom this erasure also covered.
+  const absorbed: string[] = [];
+  if (state.status === 'active' || state.status === 'deleted')
+    for (const queue = [...state.absorbed], seen = new Set<string>([id]); queue.length > 0; ) {
+      const next = queue.shift() as string;
+      if (seen.has(next)) continue;
+      seen.add(next);
+      const s = await loadCustomer(ctx.rt, next);
+      if (s.status !== 'deleted' && s.status !== 'none') absorbed.push(next);
+      queue.push(...s.absorbed);
+    }
   // A customer deleted before is deleted again: nothing for them, but the customers merged into them
   // are deleted with them (the same person) if they were not yet.
   if (state.status === 'active' || state.status === 'deleted')
@@ -735,6 +747,10 @@ async function erase(ctx: CliContext): Promise<void> {
   ctx.out(
     `customer ${id} erased: ${state.status === 'active' ? 'deleted, and ' : `was already ${state.status}; `}its key is ${destroyed ? 'destroyed now' : 'destroyed'}. Its personal fields read as erased everywhere, the log included.`,
   );
+  if (absorbed.length > 0)
+    ctx.out(
+      `deleted with it, merged into it (the same person): ${absorbed.join(', ')}; their keys are destroyed too`,
+    );
   if (state.status === 'merged')
     ctx.out(
       `note: ${id} was merged into ${state.mergedInto}; what the merge copied lives on that customer (erase it too if it is the same person)`,

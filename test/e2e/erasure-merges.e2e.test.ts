@@ -90,6 +90,38 @@ t('erasing the survivor erases what was merged into it, live and after a replay'
   }
 });
 
+t('audit erase of a merge survivor names the customers merged into it, deleted with it', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'couvert-erasure-merge-'));
+  const svc = await start(dataDir);
+  try {
+    const made = async (name: string) => {
+      const r = await svc.api('POST', '/customers', {
+        token: TOKENS.full,
+        body: { name, on_match: 'create_new' },
+      });
+      assert.is(r.status, 201, r.text);
+      return r.body.data.id as string;
+    };
+    const deepest = await made('Grace Hopper');
+    const absorbed = await made('Grace B. Hopper');
+    const kept = await made('G. H.');
+    await cli(svc, 'customers merge', { from: deepest, into: absorbed });
+    await cli(svc, 'customers merge', { from: absorbed, into: kept });
+    const printed = (await cli(svc, 'audit erase', { customer: kept })).join('\n');
+    assert.match(printed, `customer ${kept} erased`);
+    assert.match(
+      printed,
+      `deleted with it, merged into it (the same person): ${absorbed}, ${deepest}`,
+      printed,
+    );
+    for (const id of [absorbed, deepest])
+      assert.is((await svc.rt.keys.find(customerSubject(id))).state, 'destroyed', id);
+  } finally {
+    await svc.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
 t('audit erase of a survivor deleted before this finishes the records merged into it', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'couvert-erasure-merge-'));
   const svc = await start(dataDir);

@@ -11,6 +11,7 @@ import {
   parseFlags,
   rejectStrayArguments,
   rejectUnknownFlags,
+  scanFlags,
 } from './registry';
 
 function help(only: readonly CliCommand[] = cliCommands()): string {
@@ -34,7 +35,7 @@ async function main(args: string[]): Promise<number> {
   const asked = helpWord || argv.includes('--help') || argv.includes('-h') || argv.length === 0;
   if (!command && !asked) {
     // A mistyped command says so, on stderr, before the list (not the list alone on stdout).
-    const typed = parseFlags(argv).positionals;
+    const typed = scanFlags(argv).positionals;
     // The words of a command with flags before or among them (`--restaurant r keys list`, `keys
     // --restaurant r list`): the command is found by its leading words, which a flag's value broke.
     const meant = cliCommands().find((c) => c.name.split(' ').every((p, i) => typed[i] === p));

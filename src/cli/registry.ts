@@ -40,7 +40,10 @@ export interface CliCommand {
 
 /**
  * `--name value`, `--name=value`, and bare `--flag` (true); everything else is positional. A switch
- * of the command takes the next word only when it is `true` or `false`.
+ * of the command takes the next word only when it is `true` or `false`. A flag given twice is refused,
+ * as the API refuses a parameter given twice: keeping the last value ran the command on something the
+ * operator may not have meant (`--restaurant rest_a --restaurant rest_b` exported rest_b). No flag
+ * takes several values by repetition: a list is comma-separated (`--scopes A,B`).
  */
 export function parseFlags(
   args: string[],
@@ -49,8 +52,30 @@ export function parseFlags(
   values: Record<string, string | boolean>;
   positionals: string[];
 } {
+  const { values, positionals, repeated } = scanFlags(args, switches);
+  if (repeated.length)
+    throw new CliUsageError(
+      `${repeated.map((f) => `--${f}`).join(', ')} ${repeated.length === 1 ? 'is' : 'are'} given more than once; give ${repeated.length === 1 ? 'it' : 'each'} once`,
+    );
+  return { values, positionals };
+}
+
+/** parseFlags without the refusal: the flags given more than once are listed instead. */
+export function scanFlags(
+  args: string[],
+  switches: readonly string[] = [],
+): {
+  values: Record<string, string | boolean>;
+  positionals: string[];
+  repeated: string[];
+} {
   const values: Record<string, string | boolean> = {};
   const positionals: string[] = [];
+  const repeated: string[] = [];
+  const set = (name: string, value: string | boolean) => {
+    if (Object.hasOwn(values, name) && !repeated.includes(name)) repeated.push(name);
+    values[name] = value;
+  };
   for (let i = 0; i < args.length; i++) {
     const a = args[i] as string;
     if (!a.startsWith('--')) {
@@ -59,16 +84,16 @@ export function parseFlags(
     }
     const eq = a.indexOf('=');
     const next = args[i + 1];
-    if (eq > 0) values[a.slice(2, eq)] = a.slice(eq + 1);
+    if (eq > 0) set(a.slice(2, eq), a.slice(eq + 1));
     else if (
       next !== undefined &&
       !next.startsWith('--') &&
       (!switches.includes(a.slice(2)) || next === 'true' || next === 'false')
     )
-      values[a.slice(2)] = args[++i] as string;
-    else values[a.slice(2)] = true;
+      set(a.slice(2), args[++i] as string);
+    else set(a.slice(2), true);
   }
-  return { values, positionals };
+  return { values, positionals, repeated };
 }
 
 const commands: CliCommand[] = [];

@@ -14,10 +14,25 @@ import {
   scanFlags,
 } from './registry';
 
+/**
+ * What a script reads from the exit: 2 tells "not run as given" (fix the command line or the
+ * environment) from 1, "ran and failed, or found problems" (a damaged log, a refusal of the service).
+ */
+const EXIT_CODES = [
+  'Exit codes: 0 done',
+  '  1 the command ran and failed or found problems (audit verify found problems, the log unreadable, the service refused it: not found, conflict, invalid value)',
+  '  2 usage: not run as given, nothing done (an unknown command or flag, a flag repeated, missing or without its value, a word left over, a flag value the CLI refuses such as an --out that exists, an invalid environment variable)',
+].join('\n');
+
 function help(only: readonly CliCommand[] = cliCommands()): string {
   const lines = ['Usage: npm run cli -- <command> [flags]', '', 'Commands:'];
   for (const c of only) lines.push(`  ${c.name.padEnd(28)} ${c.summary}`, `  ${''.padEnd(28)}   ${c.usage}`);
-  lines.push('', 'Environment: the same as the server (DATA_DIR, STORE, EVENTSTORE_URL, MONGODB_URL, …).');
+  lines.push(
+    '',
+    'Environment: the same as the server (DATA_DIR, STORE, EVENTSTORE_URL, MONGODB_URL, …).',
+    '',
+    EXIT_CODES,
+  );
   return lines.join('\n');
 }
 
@@ -54,7 +69,9 @@ async function main(args: string[]): Promise<number> {
     // A group's name (`keys --help`): its commands only.
     const group = cliCommands().filter((c) => words.length > 0 && c.name.startsWith(`${words[0]} `));
     if (command)
-      console.log(`${command.name}: ${command.summary}\n  npm run cli -- ${command.name} ${command.usage}`);
+      console.log(
+        `${command.name}: ${command.summary}\n  npm run cli -- ${command.name} ${command.usage}\n\n${EXIT_CODES}`,
+      );
     else console.log(help(group.length ? group : undefined));
     return 0;
   }
@@ -86,9 +103,10 @@ async function main(args: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err) => {
-    if (err instanceof CliUsageError || err instanceof ConfigError)
+    if (err instanceof CliUsageError || err instanceof ConfigError) {
       console.error(`error: ${err.message}\n(run with --help)`);
-    else if (err instanceof ApiError) {
+      process.exit(2);
+    } else if (err instanceof ApiError) {
       const issues = (err.details?.issues as { path: string; message: string }[] | undefined) ?? [];
       console.error(`error: ${err.message}${issues.map((i) => `\n  - ${i.path}: ${i.message}`).join('')}`);
     } else console.error(`error: ${err instanceof Error ? err.message : String(err)}`);

@@ -108,14 +108,14 @@ t('a directory that already holds files is refused, and nothing is written into 
   mkdirSync(out);
   writeFileSync(join(out, 'events.sqlite'), 'older backup');
   const run = await runCli(ctx.svc, ['backup', '--out', out]);
-  assert.is(run.code, 1);
+  assert.is(run.code, 2, 'a usage error');
   assert.match(run.stderr, `--out ${out} is not empty`);
   assert.equal(readdirSync(out), ['events.sqlite']);
 });
 
 t('--out is required', async (ctx) => {
   const run = await runCli(ctx.svc, ['backup']);
-  assert.is(run.code, 1);
+  assert.is(run.code, 2, 'a usage error');
   assert.match(run.stderr, '--out is required');
   assert.not.ok(existsSync(join(ctx.scratch, 'undefined')));
 });

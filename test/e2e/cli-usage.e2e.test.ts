@@ -76,7 +76,7 @@ test('LOG_LEVEL set but empty (`LOG_LEVEL=` in an env file) is its default, as f
   assert.is(run.code, 0, run.stderr);
   assert.is(run.stderr, '');
   const bad = await runCli(svc, ['restaurants', 'list'], { LOG_LEVEL: 'verbose' });
-  assert.is(bad.code, 1);
+  assert.is(bad.code, 2, 'a bad environment variable is a usage error');
   assert.match(bad.stderr, 'LOG_LEVEL must be one of');
 });
 

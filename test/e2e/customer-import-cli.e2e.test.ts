@@ -169,7 +169,7 @@ t('a header that cannot be imported: exit 1, every problem named, nothing writte
     '--on-match',
     'merge',
   ]);
-  assert.is(usage.code, 1);
+  assert.is(usage.code, 2, 'a usage error');
   assert.match(usage.stderr, /--on-match takes return_existing, update, create_new/);
 });
 
@@ -186,18 +186,18 @@ t(
 
     for (const extra of [[], ['--force']]) {
       const onInput = await cli(svc, [...base, '--summary', file, ...extra]);
-      assert.is(onInput.code, 1, onInput.stdout);
+      assert.is(onInput.code, 2, onInput.stdout);
       assert.match(onInput.stderr, /--summary .*guard\.csv is the input file/);
       assert.is(readFileSync(file, 'utf8'), csv);
     }
     const onExisting = await cli(svc, [...base, '--summary', existing]);
-    assert.is(onExisting.code, 1, onExisting.stdout);
+    assert.is(onExisting.code, 2, onExisting.stdout);
     assert.match(
       onExisting.stderr,
       /--summary .*kept\.csv already exists: choose a new file, or add --force/,
     );
     const dryExisting = await cli(svc, [...base, '--dry-run', '--summary', existing]);
-    assert.is(dryExisting.code, 1, dryExisting.stdout);
+    assert.is(dryExisting.code, 2, dryExisting.stdout);
     assert.is(readFileSync(existing, 'utf8'), 'precious\n');
     assert.is(await svc.rt.events.headPosition(), head, 'nothing imported');
 
@@ -212,7 +212,7 @@ t(
 
     writeFileSync(existing, 'precious\n');
     const out = await cli(svc, ['customers', 'import-summary', '--job', job, '--out', existing]);
-    assert.is(out.code, 1, out.stdout);
+    assert.is(out.code, 2, out.stdout);
     assert.match(out.stderr, /--out .*kept\.csv already exists/);
     assert.is(readFileSync(existing, 'utf8'), 'precious\n');
     const outForced = await cli(svc, [

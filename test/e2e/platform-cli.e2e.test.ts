@@ -66,15 +66,24 @@ t('usage errors exit non-zero with a clear message and append nothing', async ({
       ['connections', 'disconnect', '--restaurant', 'rest_nope', '--client-id', 'app_x'],
       /^error: restaurant rest_nope not found$/m,
     ],
-    [create, /^error: --country, --timezone, --currency are required$/m],
-    [withProfile({ country: 'France' }), /^ {2}--country: country_code must be an ISO 3166-1 alpha-2 code/m],
-    [withProfile({ timezone: 'Mars/Olympus' }), /^ {2}--timezone: timezone must be an IANA time zone/m],
-    [withProfile({ currency: 'euro' }), /^ {2}--currency: currency must be an ISO 4217 code/m],
   ];
   const runs = await Promise.all(cases.map(([args]) => cli(svc, args)));
   for (const [i, run] of runs.entries()) {
     const [args, expected] = cases[i] as [string[], RegExp];
     assert.is(run.code, 1, `${args.join(' ')}: exit ${run.code}`);
+    assert.match(run.stderr, expected, `${args.join(' ')}: ${run.stderr}`);
+    assert.is(run.stdout, '');
+  }
+  // A flag missing or a value the CLI refuses is a usage error: exit 2, not the 1 of a restaurant not found.
+  const usage: [string[], RegExp][] = [
+    [create, /^error: --country, --timezone, --currency are required$/m],
+    [withProfile({ country: 'France' }), /^ {2}--country: country_code must be an ISO 3166-1 alpha-2 code/m],
+    [withProfile({ timezone: 'Mars/Olympus' }), /^ {2}--timezone: timezone must be an IANA time zone/m],
+    [withProfile({ currency: 'euro' }), /^ {2}--currency: currency must be an ISO 4217 code/m],
+  ];
+  for (const [args, expected] of usage) {
+    const run = await cli(svc, args);
+    assert.is(run.code, 2, `${args.join(' ')}: exit ${run.code}`);
     assert.match(run.stderr, expected, `${args.join(' ')}: ${run.stderr}`);
     assert.is(run.stdout, '');
   }

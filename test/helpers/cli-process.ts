@@ -13,7 +13,11 @@ export interface CliRun {
 }
 
 /** Runs `npm run cli -- …args` (without npm); a run past 60 s is killed, so a hang fails instead of stalling uvu. */
-export function runCli(svc: TestService, args: string[], env: Record<string, string> = {}): Promise<CliRun> {
+export function runCli(
+  svc: Pick<TestService, 'dataDir'>,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
       cwd: root,

@@ -149,6 +149,18 @@ function holdsNoEvent(file: string): boolean {
 }
 
 /**
+ * How DATA_DIR/events.sqlite holds no log: missing, empty, or a stub without an event (holdsNoEvent);
+ * null when it holds one (or may: its WAL holds pages, or it cannot be read, which its opening names).
+ */
+export function logAbsence(dataDir: string): 'missing' | 'empty' | 'stub' | null {
+  const file = join(dataDir, 'events.sqlite');
+  if (!existsSync(file)) return 'missing';
+  const stat = statSync(file);
+  if (!stat.isFile()) return null; // a directory in its place: checkDataDirFiles names it
+  return stat.size === 0 ? 'empty' : holdsNoEvent(file) ? 'stub' : null;
+}
+
+/**
  * Before the log is opened: DATA_DIR/events.sqlite missing, empty or holding no event while the
  * directory holds traces of a log (keys made for its customers, the webhook publisher's checkpoint in
  * it) is refused, naming them. Opened, it would have started silently on an empty log (a server seeding
@@ -159,9 +171,9 @@ function holdsNoEvent(file: string): boolean {
  */
 export function checkLogPresent(dataDir: string): void {
   const file = join(dataDir, 'events.sqlite');
-  const size = existsSync(file) ? statSync(file).size : null;
-  const state = size === null ? 'missing' : size === 0 ? 'empty' : holdsNoEvent(file) ? 'stub' : null;
+  const state = logAbsence(dataDir);
   if (state === null) return;
+  const size = state === 'missing' ? null : statSync(file).size;
   const traces = tracesOfALog(dataDir);
   if (!traces.length) return;
   if (state === 'stub')

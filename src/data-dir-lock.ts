@@ -59,7 +59,7 @@ const DATA_DIR_FILES = [
  * SQLite's "unable to open database file" or "EISDIR", naming neither, or, for the publisher's checkpoint,
  * kept the publisher restarting forever while the server answered as healthy.
  */
-function checkDataDirFiles(dir: string): void {
+export function checkDataDirFiles(dir: string): void {
   for (const name of DATA_DIR_FILES) {
     const file = join(dir, name);
     let isFile: boolean;

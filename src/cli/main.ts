@@ -4,6 +4,7 @@ import { ApiError } from '../core/errors';
 import { registerModules } from '../modules';
 import { openCliRuntime } from './cli-runtime';
 import { registerAllCliCommands } from './commands';
+import { requireLog } from './log-required';
 import {
   type CliCommand,
   CliUsageError,
@@ -21,7 +22,7 @@ import {
 const EXIT_CODES = [
   'Exit codes: 0 done',
   '  1 the command ran and failed or found problems (audit verify found problems, the log unreadable, the service refused it: not found, conflict, invalid value)',
-  '  2 usage: not run as given, nothing done (an unknown command or flag, a flag repeated, missing or without its value, a word left over, a flag value the CLI refuses such as an --out that exists, an invalid environment variable)',
+  '  2 usage: not run as given, nothing done (an unknown command or flag, a flag repeated, missing or without its value, a word left over, a flag value the CLI refuses such as an --out that exists, an invalid environment variable, a DATA_DIR holding no event log)',
 ].join('\n');
 
 function help(only: readonly CliCommand[] = cliCommands()): string {
@@ -83,6 +84,7 @@ async function main(args: string[]): Promise<number> {
   rejectStrayArguments({ positionals }, command);
   const config = loadConfig();
   for (const w of config.warnings) console.error(`warning: ${w}`);
+  if (config.store === 'embedded') requireLog(command, config.dataDir);
   const rt = await openCliRuntime(config, command, values);
   try {
     await command.run({

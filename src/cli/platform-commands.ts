@@ -115,6 +115,7 @@ export function registerPlatformCommands(): void {
     name: 'bootstrap apply',
     summary: 'Apply a bootstrap file (applying it twice changes nothing)',
     usage: '<file.json>',
+    startsLog: true,
     async run(ctx) {
       rejectUnknownFlags(ctx, []);
       const [file, ...extra] = ctx.positionals;

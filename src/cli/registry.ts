@@ -35,6 +35,11 @@ export interface CliCommand {
    * and by the CLI before it opens the stores. A command without it checks its flags itself.
    */
   flags?: readonly string[];
+  /**
+   * The command may run on a DATA_DIR that holds no log yet, and starts one: the commands that set up
+   * a service. Every other one refuses such a DATA_DIR (src/cli/log-required.ts).
+   */
+  startsLog?: true;
   run(ctx: CliContext): Promise<void>;
 }
 

@@ -66,6 +66,7 @@ export function registerRestaurantCommands(): void {
     summary: 'Create a restaurant',
     usage:
       '--id rest_x --name "Chez X" --slug chez-x --country FR --timezone Europe/Paris --currency EUR [--api-option] [--customer-matching false] [--features A,B]',
+    startsLog: true,
     async run(ctx) {
       rejectUnknownFlags(ctx, ['id', ...PROFILE_FLAGS]);
       const id = requireFlag(ctx, 'id');

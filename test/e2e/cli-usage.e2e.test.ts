@@ -71,7 +71,24 @@ test('`help` is --help, and a group name with --help lists that group only', asy
 
 test('LOG_LEVEL set but empty (`LOG_LEVEL=` in an env file) is its default, as for the server', async () => {
   // The CLI passed "" to pino, which refused it: every command failed with "default level: must be
-  // included in custom levels".
+  // included in custom levels". The directory holds a log first: the CLI refuses one holding none.
+  const started = await runCli(svc, [
+    'restaurants',
+    'create',
+    '--id',
+    'rest_x',
+    '--name',
+    'X',
+    '--slug',
+    'x',
+    '--country',
+    'FR',
+    '--timezone',
+    'Europe/Paris',
+    '--currency',
+    'EUR',
+  ]);
+  assert.is(started.code, 0, started.stderr);
   const run = await runCli(svc, ['restaurants', 'list'], { LOG_LEVEL: '' });
   assert.is(run.code, 0, run.stderr);
   assert.is(run.stderr, '');

@@ -30,14 +30,30 @@ test('the server makes a missing DATA_DIR 0700 (the usual umask would give 0755)
   }
 });
 
-test('the CLI makes a missing DATA_DIR 0700; an existing one keeps its modes', async () => {
+test('the CLI (a command that starts a log) makes a missing DATA_DIR 0700; an existing one keeps its modes', async () => {
   const root = mkdtempSync(join(tmpdir(), 'couvert-mode-'));
   const made = join(root, 'made');
   const existing = join(root, 'existing');
   mkdirSync(existing, { mode: 0o750 });
   try {
     for (const dataDir of [made, existing]) {
-      const run = await runCli({ dataDir } as TestService, ['restaurants', 'list']);
+      // restaurants create: the other commands refuse a DATA_DIR holding no log (cli-data-dir-without-log).
+      const run = await runCli({ dataDir } as TestService, [
+        'restaurants',
+        'create',
+        '--id',
+        'rest_x',
+        '--name',
+        'X',
+        '--slug',
+        'x',
+        '--country',
+        'FR',
+        '--timezone',
+        'Europe/Paris',
+        '--currency',
+        'EUR',
+      ]);
       assert.is(run.code, 0, run.stderr);
     }
     assert.is(mode(made).toString(8), '700');

@@ -24,7 +24,23 @@ test('a DATA_DIR that cannot be written is named by the CLI, exit 1', async () =
     execFileSync('mount', ['-o', 'remount,bind,ro', dataDir]);
   } else chmodSync(dataDir, 0o555);
   try {
-    const run = await runCli({ dataDir } as TestService, ['restaurants', 'list']);
+    // A command that starts a log: the others refuse a DATA_DIR holding none before trying to write it.
+    const run = await runCli({ dataDir } as TestService, [
+      'restaurants',
+      'create',
+      '--id',
+      'rest_x',
+      '--name',
+      'X',
+      '--slug',
+      'x',
+      '--country',
+      'FR',
+      '--timezone',
+      'Europe/Paris',
+      '--currency',
+      'EUR',
+    ]);
     assert.is(run.code, 1, run.stderr);
     assert.match(run.stderr, `error: DATA_DIR ${dataDir} is not writable (`);
     assert.match(run.stderr, asRoot ? 'a read-only file system' : 'permission denied');

@@ -15,6 +15,9 @@ import {
   scanFlags,
 } from './registry';
 
+/** What a shell reports for a process a SIGPIPE ended (128 + 13): its output is incomplete. */
+const STDOUT_CLOSED = 141;
+
 /**
  * What a script reads from the exit: 2 tells "not run as given" (fix the command line or the
  * environment) from 1, "ran and failed, or found problems" (a damaged log, a refusal of the service).
@@ -23,6 +26,7 @@ const EXIT_CODES = [
   'Exit codes: 0 done',
   '  1 the command ran and failed or found problems (audit verify found problems, the log unreadable, the service refused it: not found, conflict, invalid value)',
   '  2 usage: not run as given, nothing done (an unknown command or flag, a flag repeated, missing or without its value, a word left over, a flag value the CLI refuses such as an --out that exists, an invalid environment variable, a DATA_DIR holding no event log)',
+  `  ${STDOUT_CLOSED} stdout closed before the output ended (a reader that stopped early: | head), nothing printed about it`,
 ].join('\n');
 
 function help(only: readonly CliCommand[] = cliCommands()): string {
@@ -37,7 +41,22 @@ function help(only: readonly CliCommand[] = cliCommands()): string {
   return lines.join('\n');
 }
 
+/**
+ * A reader that stops early (`audit export … | head -1`) closes stdout: the CLI ends there, quietly,
+ * with the code a shell gives a SIGPIPE (Node ignores the signal, and the write's EPIPE printed
+ * "error: write EPIPE", exit 1, as for a failed command; console.log dropped it and went on, exit 0,
+ * as if everything had been read). `set -o pipefail` still tells the output was cut.
+ */
+function endOnClosedStdout(): void {
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(STDOUT_CLOSED);
+    console.error(`error: cannot write the output: ${err.message}`);
+    process.exit(1);
+  });
+}
+
 async function main(args: string[]): Promise<number> {
+  endOnClosedStdout();
   registerModules();
   registerAllCliCommands();
   // `help`, `help keys`, `help keys create`: the same as --help.
@@ -102,9 +121,18 @@ async function main(args: string[]): Promise<number> {
   }
 }
 
+/**
+ * A write to a closed stdout marks it errored at once, but a socket emits the error only once its
+ * handle is closed, on a later turn of the event loop: a command that ends before then reads as done.
+ */
+const stdoutClosed = (): boolean =>
+  (process.stdout.errored as NodeJS.ErrnoException | null)?.code === 'EPIPE';
+
 main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
+  (code) => process.exit(stdoutClosed() ? STDOUT_CLOSED : code),
   (err) => {
+    // Only the write's own failure: a command's failure after the reader left is still reported.
+    if ((err as NodeJS.ErrnoException | null)?.code === 'EPIPE') process.exit(STDOUT_CLOSED);
     if (err instanceof CliUsageError || err instanceof ConfigError) {
       console.error(`error: ${err.message}\n(run with --help)`);
       process.exit(2);

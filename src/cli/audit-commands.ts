@@ -30,7 +30,6 @@ import {
   parseAsOf,
 } from '../audit/history';
 import { compareReadModels, type ReadModelDifference, replayInto } from '../audit/replay';
-import { auditSubjects } from '../audit/subjects';
 import { type Clock, systemClock } from '../core/clock';
 import { operatorMeta } from '../core/command-meta';
 import { parseDateTime } from '../core/datetime';
@@ -43,6 +42,7 @@ import { ReplayFailure } from '../projection/replay-failure';
 import { physicalName, versionOf } from '../projection/versions';
 import { createRuntime, type Runtime } from '../runtime';
 import { deliveryPastRetention } from '../webhooks-module';
+import { kindFromFlag, kindInWords } from './audit-kinds';
 import {
   boolFlag,
   type CliContext,
@@ -244,18 +244,18 @@ async function requireKnownRestaurant(ctx: CliContext, restaurantId: string): Pr
     throw notFound(`restaurant ${restaurantId}`);
 }
 
-/** `--kind`: one of the kinds audit history knows (src/audit/subjects.ts), or undefined. */
-function kindFlag(ctx: CliContext): string | undefined {
-  const kind = optionalFlag(ctx, 'kind');
-  const kinds = auditSubjects().map((s) => s.kind);
-  if (kind !== undefined && !kinds.includes(kind))
-    throw new CliUsageError(`unknown --kind ${kind} (kinds: ${kinds.join(', ')})`);
-  return kind;
-}
+/** `--kind`: one of the kinds audit history knows (src/audit/subjects.ts, as audit-kinds.ts names them), or undefined. */
+const kindFlag = (ctx: CliContext): string | undefined => kindFromFlag(optionalFlag(ctx, 'kind'));
+
+/** How the help says what a time flag takes: exactly what parseDateTime accepts. */
+const TIME_FLAGS =
+  'a time: an RFC 3339 date-time with seconds and an offset, e.g. 2026-05-01T00:00:00Z or 2026-05-01T02:00:00+02:00; a date alone is refused';
 
 /** What to say when the log has nothing for an id (of the kind asked for). */
 const nothingOf = (id: string, kind: string | undefined) =>
-  kind === undefined ? `the log holds no event of ${id}` : `no ${kind} ${id} in the log`;
+  kind === undefined
+    ? `the log holds no event of ${id}`
+    : `no ${kindInWords(kind).replace(/^an? /, '')} ${id} in the log`;
 
 function oneId(ctx: CliContext, what: string): string {
   // An empty id ("" from a shell variable left unset) names nothing: "the log holds no event of " said so badly.
@@ -279,7 +279,7 @@ async function history(ctx: CliContext): Promise<void> {
   const json = boolFlag(ctx, 'json') === true;
   if (!json)
     ctx.out(
-      `${id}: ${loaded.events.length} event(s), ${loaded.kind === 'log' ? 'found by searching the whole log' : `${/^[aeiou]/.test(loaded.kind) ? 'an' : 'a'} ${loaded.kind}`}`,
+      `${id}: ${loaded.events.length} event(s), ${loaded.kind === 'log' ? 'found by searching the whole log' : kindInWords(loaded.kind)}`,
     );
   const edited = await hashMismatches(ctx.rt.events, loaded.events);
   for (const e of loaded.events) {
@@ -773,7 +773,7 @@ export function registerAuditCommands(): void {
     summary:
       'Every event of a reservation, customer, credential, restaurant, webhook endpoint, OAuth application, manager or any other id, with actor and changes',
     usage:
-      '<id> [--json] [--kind reservation|customer|credential|restaurant|webhook-endpoint|oauth-application|user] [--no-scan]',
+      '<id> [--json] [--kind reservation|customer|credential|restaurant|webhook-endpoint|oauth-application|manager] [--no-scan]',
     readModels: false,
     run: history,
   });
@@ -782,7 +782,7 @@ export function registerAuditCommands(): void {
     switches: ['no-progress'],
     summary:
       'An entity as it was at a time or log position, or a read model of a restaurant rebuilt as of then',
-    usage: '--at <ISO time|position> <id> [--kind K] | --at <…> --restaurant R --collection C [--out file]',
+    usage: `--at <time|position> <id> [--kind K] | --at <…> --restaurant R --collection C [--out file]   (${TIME_FLAGS})`,
     readModels: false,
     run: asOf,
   });
@@ -790,7 +790,7 @@ export function registerAuditCommands(): void {
     name: 'audit export',
     switches: ['no-progress'],
     summary: "A restaurant's events as NDJSON (fields in docs/AUDIT.md), to stdout or a new file",
-    usage: '--restaurant R [--from ISO] [--to ISO] [--out file] [--no-progress]',
+    usage: `--restaurant R [--from <time>] [--to <time>] [--out file] [--no-progress]   (${TIME_FLAGS})`,
     readModels: false,
     run: exportCommand,
   });

@@ -4,8 +4,10 @@
 // "problems 0, events 0", exit 0, a clean verdict on a log it never read. Only the commands that set up
 // a service (CliCommand.startsLog) may start a new log.
 import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { checkLogPresent, logAbsence } from '../damaged-files';
-import { checkDataDirFiles } from '../data-dir-lock';
+import { checkDataDirFiles, LOCK_FILE } from '../data-dir-lock';
+import { VERSIONS_STATUS_FILE } from '../projection/versions';
 import { type CliCommand, CliUsageError, cliCommands } from './registry';
 
 /** Throws a CliUsageError (exit 2) naming `dataDir` when it holds no log and `command` may not start one. */
@@ -27,6 +29,10 @@ export function requireLog(command: Pick<CliCommand, 'startsLog'>, dataDir: stri
   checkDataDirFiles(dataDir);
   checkLogPresent(dataDir);
   const absence = logAbsence(dataDir);
+  // A server started here (its lock file or its projections report, which only the server makes and
+  // which stay after it stops): its DATA_DIR, whose log may hold nothing yet (a start without the
+  // demo), not a mistyped path.
+  if (absence !== null && [LOCK_FILE, VERSIONS_STATUS_FILE].some((f) => existsSync(join(dataDir, f)))) return;
   if (absence === 'missing') throw refuse('holds no event log (no events.sqlite)');
   if (absence === 'empty') throw refuse('holds no event log (its events.sqlite is empty)');
   if (absence === 'stub') throw refuse('holds no event log (its events.sqlite holds no event)');

@@ -81,6 +81,13 @@ t('an empty directory, an empty events.sqlite, and one without an event are refu
   db.close();
   assert.match(refusal('restaurants list', made) ?? '', /events\.sqlite holds no event/);
   assert.is(refusal('restaurants create', made), null);
+  // A server ran here (its lock file): its DATA_DIR, whose log holds nothing yet (started without the demo).
+  for (const file of ['server.lock', 'projection-versions.json']) {
+    const ran = join(root, `ran-${file}`);
+    mkdirSync(ran);
+    writeFileSync(join(ran, file), '');
+    assert.is(refusal('restaurants list', ran), null, file);
+  }
 });
 
 t('a log with an event is let through', ({ root }) => {

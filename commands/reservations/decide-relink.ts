@@ -19,25 +19,37 @@ export interface RelinkCommand {
   at: string;
 }
 
-/** Whether `e` recorded this very change (the command run again after a crash, or twice). */
-const sameChange = (e: { type: string; data: Record<string, unknown> }, cmd: RelinkCommand): boolean => {
-  if (e.type !== CUSTOMER_RELINKED) return false;
-  const d = e.data as {
-    reason?: unknown;
-    changes?: { customer_id?: unknown };
-    previous?: { customer_id?: unknown };
-  };
-  return (
-    d.reason === cmd.reason &&
-    d.previous?.customer_id === cmd.customerId &&
-    d.changes?.customer_id === cmd.into
-  );
-};
+/**
+ * The customer the reservation shows per the relinks recorded since its link was last set (created,
+ * or a PATCH of its customer): the last one's survivor, null once deleted; undefined when none was
+ * recorded (it shows what its link resolves to).
+ */
+export function shownPerRelinks(
+  earlier: readonly { type: string; data: Record<string, unknown> }[],
+): string | null | undefined {
+  let shows: string | null | undefined;
+  for (const e of earlier) {
+    const changes = e.data.changes as { customer_id?: unknown } | undefined;
+    if (e.type === CUSTOMER_RELINKED) shows = (changes?.customer_id as string | null | undefined) ?? null;
+    else if (
+      e.type === 'ReservationCreated' ||
+      (e.type === 'ReservationUpdated' && changes !== undefined && 'customer_id' in changes)
+    )
+      shows = undefined;
+  }
+  return shows;
+}
 
 /**
  * The event recording that the reservation now shows `cmd.into` instead of `cmd.customerId`, or
  * nothing: not a reservation (never created, abandoned), another restaurant's, linked to a customer
- * the change does not concern (given to another since), or the change already recorded. A POS lock
+ * the change does not concern (given to another since), or showing per its recorded relinks a
+ * customer the change does not move. Relinks run concurrently and after a crash, so they arrive in
+ * any order: one recorded later (the survivor merged on or deleted: B -> C, B -> null) makes an
+ * earlier one (A -> B) stale, and that one is skipped, never recorded after it; a later one arriving
+ * first moves the reservation from what it shows (A) to its survivor, so `previous` is always what
+ * the reservation showed per its stream, and the last relink what it shows now. The same change run
+ * again (a crash, twice) is skipped the same way. A POS lock
  * on `customer` is not consulted: it stops partner writes, and this records what the reservation
  * already shows, the platform's consequence of the merge or deletion.
  */
@@ -50,7 +62,12 @@ export function decideRelink(
   if (!state.exists || state.abandoned || !r) return [];
   if (r.restaurant_id !== cmd.restaurantId) return [];
   if (r.customer_id === null || !cmd.linked.includes(r.customer_id)) return [];
-  if (earlier.some((e) => sameChange(e, cmd))) return [];
+  const shows = shownPerRelinks(earlier);
+  // Shown per its relinks: the customer merged away or deleted, or one merged into it (at any depth)
+  // whose own relink it has not recorded yet. Anything else (its survivor, one past it, or none) is
+  // a change this one is older than.
+  if (shows !== undefined && shows !== cmd.customerId && (shows === null || !cmd.linked.includes(shows)))
+    return [];
   return [
     {
       type: CUSTOMER_RELINKED,
@@ -59,7 +76,7 @@ export function decideRelink(
         restaurant_id: r.restaurant_id,
         at: cmd.at,
         changes: { customer_id: cmd.into },
-        previous: { customer_id: cmd.customerId },
+        previous: { customer_id: shows ?? cmd.customerId },
         reason: cmd.reason,
       },
     },

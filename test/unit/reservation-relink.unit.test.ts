@@ -78,7 +78,7 @@ test('nothing for another customer, no customer, another restaurant, or no reser
   assert.equal(decideRelink({ ...state('cus_a').state, abandoned: true }, [], merge()), []);
 });
 
-test('decided again over its own event (a merge or deletion run again): nothing; another change: recorded', () => {
+test('decided again over its own event (a merge or deletion run again): nothing; a change from what it now shows: recorded', () => {
   const ids = fc.constantFrom('cus_a', 'cus_z', 'cus_s', 'cus_t');
   fc.assert(
     fc.property(
@@ -89,15 +89,129 @@ test('decided again over its own event (a merge or deletion run again): nothing;
         other: fc.option(ids, { nil: null }),
       }),
       ({ linked, into, reason, other }) => {
+        fc.pre(into !== linked && other !== into);
         const { state: s, events } = state(linked);
-        const cmd = merge({ linked: [linked], into, reason });
+        const cmd = merge({ linked: [linked], customerId: linked, into, reason });
         const first = decideRelink(s, events, cmd);
         assert.is(first.length, 1);
         const history = [...events, recorded(first[0] as NewEvent, 1)];
         const next = evolveReservation(s, history[1] as RecordedEvent);
         assert.equal(decideRelink(next, history, cmd), []);
-        const again = decideRelink(next, history, { ...cmd, into: other });
-        assert.is(again.length, other === into ? 0 : 1);
+        // The same customer's change to another survivor: older than the one recorded, skipped.
+        assert.equal(decideRelink(next, history, { ...cmd, into: other }), []);
+        // Its survivor's own change: recorded unless the first said it shows nobody.
+        const onward =
+          into === null
+            ? []
+            : decideRelink(next, history, { ...cmd, customerId: into, linked: [into, linked], into: other });
+        assert.is(onward.length, into === null ? 0 : 1);
+        if (into !== null) assert.equal(onward[0]?.data.previous, { customer_id: into });
+      },
+    ),
+  );
+});
+
+/** Applies relink commands in order, each decided over the stream as it then is. */
+function apply(cmds: RelinkCommand[], linkedTo = 'cus_a') {
+  const start = state(linkedTo);
+  let s = start.state;
+  const events = [...start.events];
+  for (const cmd of cmds)
+    for (const e of decideRelink(s, events, cmd)) {
+      const r = recorded(e, events.length);
+      events.push(r);
+      s = evolveReservation(s, r);
+    }
+  return events
+    .filter((e) => e.type === 'ReservationCustomerRelinked')
+    .map(
+      (e) =>
+        `${(e.data.previous as { customer_id: string }).customer_id} -> ${
+          (e.data.changes as { customer_id: string | null }).customer_id
+        } ${e.data.reason}`,
+    );
+}
+
+const mergeAB = merge({ customerId: 'cus_a', linked: ['cus_a'], into: 'cus_b' });
+const mergeBC = merge({ customerId: 'cus_b', linked: ['cus_b', 'cus_a'], into: 'cus_c' });
+const deleteB = merge({
+  customerId: 'cus_b',
+  linked: ['cus_b', 'cus_a'],
+  into: null,
+  reason: 'CUSTOMER_DELETED',
+});
+
+test("a merge's relink arriving after the survivor's deletion recorded its own: skipped", () => {
+  assert.equal(apply([deleteB, mergeAB]), ['cus_b -> null CUSTOMER_DELETED']);
+  assert.equal(apply([mergeAB, deleteB]), [
+    'cus_a -> cus_b CUSTOMER_MERGED',
+    'cus_b -> null CUSTOMER_DELETED',
+  ]);
+});
+
+test('concurrent merges A -> B and B -> C recorded out of order: the reservation ends showing C', () => {
+  assert.equal(apply([mergeBC, mergeAB]), ['cus_b -> cus_c CUSTOMER_MERGED']);
+  assert.equal(apply([mergeAB, mergeBC]), [
+    'cus_a -> cus_b CUSTOMER_MERGED',
+    'cus_b -> cus_c CUSTOMER_MERGED',
+  ]);
+});
+
+test("a PATCH to another customer since a relink: that customer's merge is recorded", () => {
+  const start = state('cus_a');
+  const relinked = recorded(decideRelink(start.state, start.events, mergeAB)[0] as NewEvent, 1);
+  const patched = recorded(
+    {
+      type: 'ReservationUpdated',
+      data: { at: LATER, changes: { customer_id: 'cus_d' }, previous: { customer_id: 'cus_a' } },
+    },
+    2,
+  );
+  const events = [...start.events, relinked, patched];
+  let s = start.state;
+  for (const e of events.slice(1)) s = evolveReservation(s, e);
+  const out = decideRelink(s, events, merge({ customerId: 'cus_d', linked: ['cus_d'], into: 'cus_e' }));
+  assert.equal(out[0]?.data.previous, { customer_id: 'cus_d' });
+});
+
+test('a chain of merges, maybe its last survivor deleted, relinked in any order and any number of times: every relink starts from what the previous one shows, the last shows the truth', () => {
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 1, max: 5 }),
+      fc.boolean(),
+      fc.array(fc.nat(), { maxLength: 6 }),
+      fc.array(fc.nat(), { minLength: 12, maxLength: 12 }),
+      (n, deleted, repeats, keys) => {
+        const c = Array.from({ length: n + 1 }, (_, i) => `cus_${i}`);
+        const cmds: RelinkCommand[] = c
+          .slice(0, n)
+          .map((id, i) => merge({ customerId: id, linked: c.slice(0, i + 1), into: c[i + 1] as string }));
+        if (deleted)
+          cmds.push(merge({ customerId: c[n] as string, linked: c, into: null, reason: 'CUSTOMER_DELETED' }));
+        // Each command at least once, some again, in the order the keys sort them.
+        const all = [...cmds, ...repeats.map((p) => cmds[p % cmds.length] as RelinkCommand)];
+        const shuffled = all
+          .map((cmd, i) => ({ cmd, key: keys[i] ?? 0 }))
+          .sort((x, y) => x.key - y.key)
+          .map((x) => x.cmd);
+        const start = state('cus_0');
+        let s = start.state;
+        const events = [...start.events];
+        for (const cmd of shuffled)
+          for (const e of decideRelink(s, events, cmd)) {
+            const r = recorded(e, events.length);
+            events.push(r);
+            s = evolveReservation(s, r);
+          }
+        const relinks = events.filter((e) => e.type === 'ReservationCustomerRelinked');
+        let shows: string | null = 'cus_0';
+        for (const e of relinks) {
+          assert.ok(shows !== null, 'nothing after a deletion');
+          const prev = (e.data.previous as { customer_id: string }).customer_id;
+          if (e !== relinks[0]) assert.is(prev, shows);
+          shows = (e.data.changes as { customer_id: string | null }).customer_id;
+        }
+        assert.is(shows, deleted ? null : c[n]);
       },
     ),
   );

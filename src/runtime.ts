@@ -46,8 +46,11 @@ export interface Runtime extends WriteDeps {
   logger: Logger;
   /** One line per request (allow-listed fields only). */
   accessLog: AccessLog;
-  /** After a write: returns once the read models include `position` (read your writes). */
-  settle(position: bigint | null | undefined): Promise<void>;
+  /**
+   * After a write: returns once the read models include `position` (read your writes); false when
+   * they did not (scaled out, the bounded wait gave up: logged), true otherwise.
+   */
+  settle(position: bigint | null | undefined): Promise<boolean>;
   /** Before a read (embedded): applies what other processes appended to the same log. */
   refresh(): Promise<void>;
   /**
@@ -269,10 +272,10 @@ async function openRuntime(
     accessLog,
     stopping: stopController(),
     async settle(position) {
-      if (position === null || position === undefined) return;
+      if (position === null || position === undefined) return true;
       if (embedded) {
         await projections.catchUpTo(position);
-        return;
+        return true;
       }
       const ok = await projections.waitFor(position, config.readYourWritesTimeoutMs);
       if (!ok)
@@ -280,6 +283,7 @@ async function openRuntime(
           { position: position.toString() },
           'read models lag behind a write beyond the configured wait',
         );
+      return ok;
     },
     refresh() {
       if (!embedded) return settled;

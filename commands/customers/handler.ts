@@ -6,7 +6,7 @@ import type { CommandMeta } from '../../src/core/command-meta';
 import { newId } from '../../src/core/ids';
 import type { WriteDeps } from '../../src/core/write-deps';
 import { type NewEvent, NO_STREAM, type RecordedEvent } from '../../src/ports/event-store';
-import { type RelinkDeps, type RelinkOutcome, relinkReservations } from '../reservations/relink';
+import { addRelinks, type RelinkDeps, type RelinkOutcome, relinkReservations } from '../reservations/relink';
 import type { ProfileInput } from './bounds';
 import type { CustomFieldDefinition } from './custom-fields';
 import {
@@ -250,11 +250,12 @@ export async function relinkMergedAway(
   deps: RelinkDeps,
   merges: { absorbed: string; into: string }[],
   meta: CommandMeta,
-): Promise<void> {
+): Promise<RelinkOutcome> {
+  let out: RelinkOutcome = { relinked: 0, position: null, failed: 0, behind: false };
   for (const { absorbed, into } of merges) {
     const restaurantId = (await loadCustomer(deps, absorbed)).restaurantId;
     if (restaurantId === null) continue;
-    await relinkReservations(
+    const one = await relinkReservations(
       deps,
       {
         restaurantId,
@@ -265,7 +266,9 @@ export async function relinkMergedAway(
       },
       meta,
     );
+    out = addRelinks(out, one);
   }
+  return out;
 }
 
 /**

@@ -26,7 +26,7 @@ import type { OnMatch } from './inline';
 /** The runtime's parts an upsert uses: the write side, the read models and read-your-writes. */
 export interface UpsertDeps extends WriteDeps, KeyWaitDeps {
   docs: DocumentStore;
-  settle(position: bigint | null | undefined): Promise<void>;
+  settle(position: bigint | null | undefined): Promise<unknown>;
 }
 
 export type UpsertOutcome =

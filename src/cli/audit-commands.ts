@@ -10,6 +10,7 @@ import {
   loadCustomer,
   relinkMergedAway,
 } from '../../commands/customers/handler';
+import { relinkLeftover } from '../../commands/reservations/relink';
 import { restaurantStream } from '../../commands/restaurants/events';
 import { allProjections, allProjectionVersions } from '../../projections/index';
 import { WEBHOOK_DELIVERIES } from '../../projections/webhook-deliveries';
@@ -735,13 +736,15 @@ async function erase(ctx: CliContext): Promise<void> {
     }
   // A customer deleted before is deleted again: nothing for them, but the customers merged into them
   // are deleted with them (the same person) if they were not yet.
-  if (state.status === 'active' || state.status === 'deleted')
-    await deleteCustomer(
-      ctx.rt,
-      id,
-      optionalFlag(ctx, 'reason') ?? 'erasure requested',
-      operatorMeta('audit-erase'),
-    );
+  const deletion =
+    state.status === 'active' || state.status === 'deleted'
+      ? await deleteCustomer(
+          ctx.rt,
+          id,
+          optionalFlag(ctx, 'reason') ?? 'erasure requested',
+          operatorMeta('audit-erase'),
+        )
+      : null;
   const destroyed = await sealing.erase(id);
   await ctx.rt.settle(await ctx.rt.events.headPosition());
   ctx.out(
@@ -751,6 +754,9 @@ async function erase(ctx: CliContext): Promise<void> {
     ctx.out(
       `deleted with it, merged into it (the same person): ${absorbed.join(', ')}; their keys are destroyed too`,
     );
+  // The erasure is done: reservations left without their relink recorded are told, not an error.
+  const left = relinkLeftover(deletion?.relinked);
+  if (left) ctx.out(`note: its reservations: ${left}`);
   if (state.status === 'merged')
     ctx.out(
       `note: ${id} was merged into ${state.mergedInto}; what the merge copied lives on that customer (erase it too if it is the same person)`,

@@ -11,6 +11,7 @@ import {
   removeMarketingOptOut,
 } from '../../commands/customers/handler';
 import { mergeCustomers } from '../../commands/customers/merge';
+import { type RelinkOutcome, relinkLeftover } from '../../commands/reservations/relink';
 import { CUSTOMERS, type CustomerDoc } from '../../projections/customer-docs';
 import { presentCustomer } from '../../queries/customer-presenter';
 import { operatorMeta } from '../core/command-meta';
@@ -32,7 +33,10 @@ function single(
   summary: string,
   usage: string,
   flags: readonly string[],
-  run: (ctx: CliContext, id: string) => Promise<{ appended: unknown[]; position: bigint | null }>,
+  run: (
+    ctx: CliContext,
+    id: string,
+  ) => Promise<{ appended: unknown[]; position: bigint | null; relinked?: RelinkOutcome | null }>,
   done: string,
   unchanged: string,
 ): void {
@@ -45,7 +49,9 @@ function single(
       const id = requireFlag(ctx, 'id');
       const out = await run(ctx, id);
       await ctx.rt.settle(out.position);
-      ctx.out(`customer ${id} ${out.appended.length ? done : unchanged}`);
+      // The change is committed: reservations left unrecorded are told, not an error.
+      const left = relinkLeftover(out.relinked);
+      ctx.out(`customer ${id} ${out.appended.length ? done : unchanged}${left ? `; ${left}` : ''}`);
     },
   });
 }
@@ -145,10 +151,14 @@ export function registerCustomerCommands(): void {
       await ctx.rt.settle(
         out.position !== null && last !== null && out.position > last ? out.position : last,
       );
+      // The merge is committed: reservations left unrecorded are told, not an error.
+      const left = relinkLeftover(out.relinked);
       ctx.out(
-        out.position === null
-          ? `customer ${from} was already merged into ${into}`
-          : `merged ${from} into ${into}`,
+        `${
+          out.position === null
+            ? `customer ${from} was already merged into ${into}`
+            : `merged ${from} into ${into}`
+        }${left ? `; ${left}` : ''}`,
       );
       // Their reservations record that they now show the survivor (updated_at, history, webhooks).
       if (out.relinked.relinked > 0)

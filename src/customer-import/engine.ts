@@ -79,7 +79,7 @@ import { canImportInThread, runJobInThread } from './thread-host';
 /** What an import needs: the log, the clock, the read models it matches against, and read-your-writes. */
 export interface ImportDeps extends WriteDeps {
   docs: DocumentStore;
-  settle(position: bigint | null | undefined): Promise<void>;
+  settle(position: bigint | null | undefined): Promise<unknown>;
   /**
    * Looks the rows' matches up somewhere else than `docs` (the import's thread asks the main
    * thread's read models: import-thread.ts): what findMatches answers, as RowMatch, once the match

@@ -8,9 +8,10 @@ import { mergeCustomers } from '../../commands/customers/merge';
 import { decideCreate } from '../../commands/reservations/decide-create';
 import { CUSTOMER_RELINKED, reservationStream } from '../../commands/reservations/events';
 import { initialReservation } from '../../commands/reservations/evolve';
-import { RELINK_BATCH } from '../../commands/reservations/relink';
+import { RELINK_BATCH, relinkLeftover } from '../../commands/reservations/relink';
 import { RESERVATIONS, reservationsProjection } from '../../projections/reservations';
-import { NO_STREAM } from '../../src/ports/event-store';
+import type { Logger } from '../../src/logger';
+import { type EventStore, NO_STREAM } from '../../src/ports/event-store';
 import { ProjectionRunner } from '../../src/projection/runner';
 import { type CustomerWorld, customerWorld } from '../helpers/customers';
 import { createInput } from '../helpers/reservation-input';
@@ -76,6 +77,81 @@ t('a merge relinks every reservation of the absorbed customer, across batches, o
   assert.equal(last?.data.changes, { customer_id: null });
   assert.equal(last?.data.previous, { customer_id: kept });
   assert.is((await deleteCustomer(w, kept, null, w.meta)).relinked?.relinked, 0, 'run again: nothing');
+});
+
+/** The world's log, its appends to `failing` refused (another process's writes, the log unavailable). */
+function refusing(w: CustomerWorld, failing: string): EventStore {
+  const events = w.events;
+  return {
+    kind: events.kind,
+    append: (stream, batch, expected, options) =>
+      stream === failing
+        ? Promise.reject(new Error('log unavailable'))
+        : events.append(stream, batch, expected, options),
+    readStream: (s, o) => events.readStream(s, o),
+    readAll: (o) => events.readAll(o),
+    subscribe: (o) => events.subscribe(o),
+    headPosition: () => events.headPosition(),
+    close: () => events.close(),
+  };
+}
+
+const warnings = () => {
+  const lines: string[] = [];
+  const logger = { warn: (...args: unknown[]) => void lines.push(String(args[1])) } as unknown as Pick<
+    Logger,
+    'warn'
+  >;
+  return { lines, logger };
+};
+
+t(
+  'one reservation failing: the others, later batches included, record the change; it is counted and told',
+  async ({ w }) => {
+    const dup = await customer(w, 'Dup');
+    const kept = await customer(w, 'Kept');
+    const n = RELINK_BATCH * 2 + 3;
+    for (let i = 0; i < n; i++) await book(w, `res_dup_${i}`, dup);
+    w.clock.advance(60);
+    const { lines, logger } = warnings();
+    const out = await mergeCustomers(
+      { ...w, events: refusing(w, reservationStream('res_dup_1')), logger },
+      dup,
+      kept,
+      w.meta,
+    );
+    assert.is(out.relinked.relinked, n - 1);
+    assert.is(out.relinked.failed, 1);
+    assert.is((await relinks(w, 'res_dup_1')).length, 0);
+    assert.is((await relinks(w, `res_dup_${n - 1}`)).length, 1, 'the last batch ran');
+    assert.is(lines.length, 1);
+    assert.is(relinkLeftover(out.relinked), '1 reservation(s) not recorded: run the same command again');
+
+    const again = await mergeCustomers(w, dup, kept, w.meta);
+    assert.equal([again.relinked.relinked, again.relinked.failed], [1, 0]);
+    assert.is(relinkLeftover(again.relinked), null);
+  },
+);
+
+t('read models the bounded wait gave up on: the relink says so and warns', async ({ w }) => {
+  const dup = await customer(w, 'Dup');
+  const kept = await customer(w, 'Kept');
+  await book(w, 'res_dup', dup);
+  const { lines, logger } = warnings();
+  const behind = {
+    ...w,
+    logger,
+    settle: async () => {
+      await w.settle();
+      return false;
+    },
+  };
+  const out = await mergeCustomers(behind, dup, kept, w.meta);
+  assert.is(out.relinked.behind, true);
+  assert.is(lines.length, 1);
+  assert.match(relinkLeftover(out.relinked) ?? '', /read models were behind.*run the same command again/);
+  const deleted = await deleteCustomer(behind, kept, null, w.meta);
+  assert.is(deleted.relinked?.behind, true);
 });
 
 t.run();

@@ -197,7 +197,9 @@ export const missedCallRoutes: AnyRoute[] = [
           sender: messageSenderFor(rt),
           logger: rt.logger,
           config: rt.config,
-          settle: (p) => rt.settle(p),
+          settle: async (p) => {
+            await rt.settle(p);
+          },
           callers: callerIdsFrom(rt.keys),
         },
         restaurant,

@@ -9,8 +9,15 @@ import {
   deleteMergedAway,
   loadCustomer,
   relinkMergedAway,
+  withMergedInto,
 } from '../../commands/customers/handler';
-import { relinkLeftover } from '../../commands/reservations/relink';
+import {
+  addRelinks,
+  type RelinkOutcome,
+  relinkLeftover,
+  relinkReservations,
+} from '../../commands/reservations/relink';
+import { UnfinishedRelinks } from '../../commands/reservations/unfinished-relinks';
 import { restaurantStream } from '../../commands/restaurants/events';
 import { allProjections, allProjectionVersions } from '../../projections/index';
 import { WEBHOOK_DELIVERIES } from '../../projections/webhook-deliveries';
@@ -689,7 +696,9 @@ async function erase(ctx: CliContext): Promise<void> {
     const deleted = new Set<string>();
     /** Absorbed customer → the one it was merged into. */
     const mergedInto = new Map<string, string>();
-    for await (const e of storedEvents(sealing).readAll({ batchSize: 5000 }))
+    const unfinished = new UnfinishedRelinks();
+    for await (const e of storedEvents(sealing).readAll({ batchSize: 5000 })) {
+      unfinished.see(e);
       if (e.type === 'CustomerDeleted' && typeof e.data.customer_id === 'string')
         deleted.add(e.data.customer_id);
       else if (
@@ -698,18 +707,39 @@ async function erase(ctx: CliContext): Promise<void> {
         typeof e.data.into_customer_id === 'string'
       )
         mergedInto.set(e.data.customer_id, e.data.into_customer_id);
+    }
     // A customer merged into one deleted before (an erasure interrupted, made before merged customers
     // were deleted with it, or that came between a merge's two steps) is the same person: deleted too,
     // at any depth.
+    let relinks: RelinkOutcome = { relinked: 0, position: null, failed: 0, behind: false };
     for (let found = true; found; ) {
       found = false;
       for (const [absorbed, into] of mergedInto)
         if (deleted.has(into) && !deleted.has(absorbed)) {
           await deleteMergedAway(ctx.rt, [{ absorbed, into }], operatorMeta('audit-erase'));
-          await relinkMergedAway(ctx.rt, [{ absorbed, into }], operatorMeta('audit-erase'));
+          const one = await relinkMergedAway(ctx.rt, [{ absorbed, into }], operatorMeta('audit-erase'));
+          relinks = addRelinks(relinks, one);
           deleted.add(absorbed);
           found = true;
         }
+    }
+    // Reservations still showing a deleted customer (a deletion a crash stopped before its relinks,
+    // or made before they were recorded): that customer's relinks run again, as its deletion runs them.
+    for (const id of unfinished.customers(mergedInto, deleted)) {
+      const restaurantId = (await loadCustomer(ctx.rt, id)).restaurantId;
+      if (restaurantId === null) continue;
+      const one = await relinkReservations(
+        ctx.rt,
+        {
+          restaurantId,
+          customerId: id,
+          linked: await withMergedInto(ctx.rt, id),
+          into: null,
+          reason: 'CUSTOMER_DELETED',
+        },
+        operatorMeta('audit-erase'),
+      );
+      relinks = addRelinks(relinks, one);
     }
     let n = 0;
     for (const id of deleted) if (await sealing.erase(id)) n++;
@@ -717,6 +747,10 @@ async function erase(ctx: CliContext): Promise<void> {
     ctx.out(
       `${deleted.size} deleted customer(s) in the log; ${n} key(s) destroyed now, the others already were`,
     );
+    if (relinks.relinked > 0)
+      ctx.out(`${relinks.relinked} reservation(s) of deleted customers now record that they show none`);
+    const left = relinkLeftover(relinks);
+    if (left) ctx.out(`note: their reservations: ${left}`);
     return;
   }
   const id = requireFlag(ctx, 'customer');

@@ -257,4 +257,70 @@ t('a survivor erased between the two steps of a merge: the closed customer is er
   }
 });
 
+t(
+  'audit erase --pending records on its reservations a deletion a crash stopped before its relinks',
+  async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'couvert-erasure-merge-'));
+    const svc = await start(dataDir);
+    try {
+      const made = await svc.api('POST', '/customers', {
+        token: TOKENS.full,
+        body: { name: 'Grace Hopper', on_match: 'create_new' },
+      });
+      assert.is(made.status, 201, made.text);
+      const id = made.body.data.id as string;
+      const booked = await svc.api('POST', '/reservations', {
+        token: TOKENS.full,
+        body: { party_size: 2, start_at: DINNER, customer: { id } },
+      });
+      assert.is(booked.status, 201, booked.text);
+      const relinked = async () => {
+        const history = await svc.api('GET', `/reservations/${booked.body.data.id}/history`, {
+          token: TOKENS.full,
+        });
+        return (history.body.data as { changes: { field: string; to?: unknown }[] }[]).filter((i) =>
+          i.changes.some((c) => c.field === 'reason' && c.to === 'CUSTOMER_DELETED'),
+        );
+      };
+      // The deletion's customer event appended, then the process died: no relink.
+      await svc.rt.events.append(
+        `customer-${id}`,
+        [
+          {
+            type: 'CustomerDeleted',
+            data: {
+              customer_id: id,
+              restaurant_id: 'rest_demo',
+              at: new Date(NOW).toISOString(),
+              reason: null,
+            },
+            metadata: { actor: 'operator:cli', restaurant_id: 'rest_demo' },
+          },
+        ],
+        ANY,
+      );
+      assert.is((await relinked()).length, 0);
+      const said = await cli(svc, 'audit erase', { pending: true });
+      assert.ok(
+        said.some((l) => /1 reservation\(s\) of deleted customers/.test(l)),
+        said.join('\n'),
+      );
+      assert.equal(
+        (await relinked()).map((i) => i.changes),
+        [
+          [
+            { field: 'customer_id', from: id, to: null },
+            { field: 'reason', to: 'CUSTOMER_DELETED' },
+          ],
+        ],
+      );
+      await cli(svc, 'audit erase', { pending: true });
+      assert.is((await relinked()).length, 1, 'run again: once');
+    } finally {
+      await svc.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  },
+);
+
 t.run();

@@ -1,0 +1,53 @@
+// Which deleted customers left reservations that never recorded it (a crash between the deletion's
+// customer events and its relinks, or a deletion made before relinks were recorded): read from one
+// pass over the log (`audit erase --pending`), so the relinks are run again only for those.
+import { CUSTOMER_RELINKED } from './events';
+
+interface Seen {
+  /** The customer id the reservation links (created with, or last given by a PATCH). */
+  link: string | null;
+  /** What it shows per the relinks recorded since (decide-relink.ts shownPerRelinks). */
+  shows: string | null | undefined;
+}
+
+export class UnfinishedRelinks {
+  private readonly byStream = new Map<string, Seen>();
+
+  /** Folds one event of the log, in order. */
+  see(e: { stream: string; type: string; data: Record<string, unknown> }): void {
+    if (e.type === 'ReservationCreated') {
+      const r = e.data.reservation as { customer_id?: unknown } | undefined;
+      const link = typeof r?.customer_id === 'string' ? r.customer_id : null;
+      this.byStream.set(e.stream, { link, shows: undefined });
+      return;
+    }
+    const seen = this.byStream.get(e.stream);
+    if (!seen) return;
+    const changes = e.data.changes as { customer_id?: unknown } | undefined;
+    if (e.type === CUSTOMER_RELINKED)
+      seen.shows = typeof changes?.customer_id === 'string' ? changes.customer_id : null;
+    else if (e.type === 'ReservationUpdated' && changes !== undefined && 'customer_id' in changes) {
+      seen.link = typeof changes.customer_id === 'string' ? changes.customer_id : null;
+      seen.shows = undefined;
+    }
+  }
+
+  /**
+   * The deleted customers some reservation still shows: its link resolves (through `mergedInto`) to
+   * one of `deleted` and no relink says it shows nobody.
+   */
+  customers(mergedInto: ReadonlyMap<string, string>, deleted: ReadonlySet<string>): Set<string> {
+    const out = new Set<string>();
+    for (const { link, shows } of this.byStream.values()) {
+      if (link === null || shows === null) continue;
+      let id = link;
+      // Merges never form a cycle (merge-slot.ts); the bound only guards a hand-edited log.
+      for (let hops = 0, next = mergedInto.get(id); next !== undefined && hops < 1000; hops++) {
+        id = next;
+        next = mergedInto.get(id);
+      }
+      if (deleted.has(id)) out.add(id);
+    }
+    return out;
+  }
+}

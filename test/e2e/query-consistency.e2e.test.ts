@@ -70,6 +70,18 @@ t(
         seen.push(`${op.operationId} ${p.name}`);
       }
     }
+    // A pattern of alternatives this walk does not read as a list (another shape: lower case, a
+    // separator other than a comma, a single value) would be skipped unnoticed: refused here, so a new
+    // one is recognised above (and checked) or made an enum.
+    const unread = operations(doc).flatMap(({ method, path, op }) =>
+      method !== 'GET' || !path.startsWith(PREFIX)
+        ? []
+        : (op.parameters ?? [])
+            .map((x) => resolve(doc, x))
+            .filter((p) => p.in === 'query' && p.schema?.pattern?.includes('|') && !listsValues(p))
+            .map((p) => `${op.operationId} ${p.name}: ${p.schema?.pattern}`),
+    );
+    assert.equal(unread, [], 'query parameters with a pattern of alternatives not read as a list');
     // The walk reached the ones this rule was written for.
     for (const known of [
       'listReservations status',

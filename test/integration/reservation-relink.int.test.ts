@@ -8,8 +8,9 @@ import { mergeCustomers } from '../../commands/customers/merge';
 import { decideCreate } from '../../commands/reservations/decide-create';
 import { CUSTOMER_RELINKED, reservationStream } from '../../commands/reservations/events';
 import { initialReservation } from '../../commands/reservations/evolve';
-import { RELINK_BATCH, relinkLeftover } from '../../commands/reservations/relink';
+import { RELINK_BATCH, relinkLeftover, relinkReservations } from '../../commands/reservations/relink';
 import { RESERVATIONS, reservationsProjection } from '../../projections/reservations';
+import { EmbeddedDocumentStore } from '../../src/adapters/document-store/embedded';
 import type { Logger } from '../../src/logger';
 import { type EventStore, NO_STREAM } from '../../src/ports/event-store';
 import { ProjectionRunner } from '../../src/projection/runner';
@@ -153,5 +154,32 @@ t('read models the bounded wait gave up on: the relink says so and warns', async
   const deleted = await deleteCustomer(behind, kept, null, w.meta);
   assert.is(deleted.relinked?.behind, true);
 });
+
+t(
+  "a merge's relinks running after its survivor's deletion recorded its own: nothing stale",
+  async ({ w }) => {
+    const a = await customer(w, 'A');
+    const b = await customer(w, 'B');
+    await book(w, 'res_1', a);
+    // The merge's customer steps only (its relinks find nothing: a crash before them, say).
+    await mergeCustomers({ ...w, docs: new EmbeddedDocumentStore() }, a, b, w.meta);
+    const deleted = await deleteCustomer(w, b, null, w.meta);
+    assert.is(deleted.relinked?.relinked, 1);
+    // The merge's own relinks at last (they were still running, or a slow process's).
+    const late = await relinkReservations(
+      w,
+      { restaurantId: 'rest_a', customerId: a, linked: [a], into: b, reason: 'CUSTOMER_MERGED' },
+      w.meta,
+    );
+    assert.is(late.relinked, 0);
+    const told = (await relinks(w, 'res_1')).map(
+      (e) =>
+        `${(e.data.previous as { customer_id: string }).customer_id === b ? 'B' : '?'} -> ${
+          (e.data.changes as { customer_id: string | null }).customer_id
+        }`,
+    );
+    assert.equal(told, ['B -> null']);
+  },
+);
 
 t.run();

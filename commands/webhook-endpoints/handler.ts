@@ -31,13 +31,7 @@ import {
 } from './decide';
 import type { ApiVersion, DeletionReason, EndpointSettings } from './events';
 import { defaultOwner, webhookEndpointStream } from './events';
-import {
-  headersSealed,
-  openHeaders,
-  REDACTED_HEADER_VALUE,
-  resolveKeptHeaders,
-  sealHeaders,
-} from './header-secrets';
+import { headersSealed, maskedHeaders, openHeaders, resolveKeptHeaders, sealHeaders } from './header-secrets';
 import { MAX_ENDPOINTS_PER_RESTAURANT } from './limit';
 import { releaseEndpointSlot, takeEndpointSlot } from './limit-handler';
 
@@ -254,15 +248,17 @@ function withSealedHeaders(
   const changes = data.changes as Partial<EndpointSettings> | undefined;
   const previous = data.previous as Partial<EndpointSettings> | undefined;
   if (!changes?.headers) return data;
-  const masked = (h: Record<string, string>) =>
-    Object.fromEntries(Object.keys(h).map((n) => [n, REDACTED_HEADER_VALUE]));
   return {
     ...data,
     changes: { ...changes, headers: sealHeaders(changes.headers, secrets) },
     previous: {
       ...previous,
       ...(previous?.headers
-        ? { headers: previousInClear ? masked(previous.headers) : sealHeaders(previous.headers, secrets) }
+        ? {
+            headers: previousInClear
+              ? maskedHeaders(previous.headers)
+              : sealHeaders(previous.headers, secrets),
+          }
         : {}),
     },
   };

@@ -1,7 +1,7 @@
 // `audit export`: a restaurant's events as NDJSON, one object per line, in log order. The field
 // names and their order are stable and documented in docs/AUDIT.md:
 //   {"position","time","stream","revision","event_id","type","restaurant_id","actor","request_id",
-//    "data","metadata","hash"}
+//    "data","metadata","hash"}, and last `"withheld":true` or `"redacted":true` on the lines so marked
 // Personal fields sealed with a customer's key stay sealed (an erasure after the export still makes
 // them unreadable in the file); those of a customer already erased (key destroyed) are shown erased,
 // as every reader sees them (`name: "[erased]"`, the others null or {}, `erased: true` in data).
@@ -56,9 +56,17 @@ function line(
   dataJson: string,
   metadataJson: string,
   hash: string | null | undefined,
+  redacted: boolean,
 ): string {
-  return `{"position":"${position}","time":"${created}","stream":${str(stream)},"revision":${revision},"event_id":"${id}","type":${str(type)},"restaurant_id":${str(restaurantId)},"actor":${str(actor)},"request_id":${str(requestId)},"data":${dataJson},"metadata":${metadataJson},"hash":${hash ? `"${hash}"` : 'null'}}\n`;
+  return `{"position":"${position}","time":"${created}","stream":${str(stream)},"revision":${revision},"event_id":"${id}","type":${str(type)},"restaurant_id":${str(restaurantId)},"actor":${str(actor)},"request_id":${str(requestId)},"data":${dataJson},"metadata":${metadataJson},"hash":${hash ? `"${hash}"` : 'null'}${redacted ? REDACTED_MARK : ''}}\n`;
 }
+
+/**
+ * Last on a line whose data had values the log holds in clear replaced by `[redacted]` (an endpoint's
+ * custom headers written before 2026-11-28): its `hash` is that of the stored event, which the line
+ * no longer holds, so an offline check must not recompute it (docs/AUDIT.md), as for `withheld`.
+ */
+const REDACTED_MARK = ',"redacted":true';
 
 /**
  * The streams of accounts no restaurant owns, which may hold events of several restaurants: a
@@ -81,7 +89,8 @@ export function withheldLine(
   return `{"position":"${e.position}","time":"${e.created}","stream":${str(e.stream)},"revision":${e.revision},"event_id":null,"type":null,"restaurant_id":null,"actor":null,"request_id":null,"data":null,"metadata":null,"hash":${e.hash ? `"${e.hash}"` : 'null'},"withheld":true}\n`;
 }
 
-export function exportLine(e: RecordedEvent): string {
+/** `redacted`: the data shown is not the data stored (values in clear masked): see REDACTED_MARK. */
+export function exportLine(e: RecordedEvent, redacted = false): string {
   const restaurantId = e.metadata.restaurant_id ?? (e.data as { restaurant_id?: unknown }).restaurant_id;
   return line(
     e.position.toString(),
@@ -96,6 +105,7 @@ export function exportLine(e: RecordedEvent): string {
     JSON.stringify(e.data),
     JSON.stringify(e.metadata),
     e.hash,
+    redacted,
   );
 }
 
@@ -193,8 +203,9 @@ export async function exportEvents(
     last = e.position;
     if (matchesExport(e, filter)) {
       const shown = layer === null ? e : await layer.storedAsShown(e);
-      const data = withClearHeadersMasked(shown.type, await erased.shown(shown.type, shown.data));
-      chunk += exportLine(data === shown.data ? shown : { ...shown, data });
+      const opened = await erased.shown(shown.type, shown.data);
+      const data = withClearHeadersMasked(shown.type, opened);
+      chunk += exportLine(data === shown.data ? shown : { ...shown, data }, data !== opened);
       exported++;
     } else if (mine.has(e.stream) && matchesExport(e, { ...filter, restaurantId: null })) {
       chunk += withheldLine(e);
@@ -256,6 +267,9 @@ const MAYBE_SEALED = `instr(data, '"sealed":{') > 0`;
 const MASKED_HEADERS = 'couvert_export_masked_headers';
 /** A cheap test: only endpoint events that name headers go through the function. */
 const MAYBE_CLEAR_HEADERS = `(type IN ('WebhookEndpointCreated', 'WebhookEndpointUpdated') AND instr(data, '"headers":{"') > 0)`;
+/** The function writing REDACTED_MARK (or nothing) after the hash of a row whose values it masks. */
+const REDACTED_MARK_FN = 'couvert_export_redacted_mark';
+const REDACTED_MARK_SQL = `CASE WHEN ${MAYBE_CLEAR_HEADERS} THEN ${REDACTED_MARK_FN}(type, data) ELSE '' END`;
 /** withheldLine as an SQL expression over the stored columns. */
 const WITHHELD_LINE_SQL = `concat('{"position":"', position, '","time":"', created, '","stream":', json_quote(stream),
     ',"revision":', revision, ',"event_id":null,"type":null,"restaurant_id":null,"actor":null,"request_id":null,"data":null,"metadata":null,"hash":',
@@ -269,7 +283,7 @@ function lineSql(restaurantSql: string, dataSql: string): string {
     ',"restaurant_id":', ${restaurantSql}, ',"actor":', ${stringOrNull('x_actor')},
     ',"request_id":', ${stringOrNull('x_request')}, ',"data":', ${dataSql},
     ',"metadata":', metadata, ',"hash":', CASE WHEN hash IS NULL OR hash = '' THEN 'null' ELSE '"' || hash || '"' END,
-    '}', char(10))`;
+    ${REDACTED_MARK_SQL}, '}', char(10))`;
 }
 
 /**
@@ -314,19 +328,23 @@ async function exportStoredRows(
     const c = (JSON.parse(text) as { customer_id?: unknown }).customer_id;
     if (typeof c === 'string' && !gone.has(c) && (await erased.isErased(c))) gone.add(c);
   }
-  // Endpoint events holding headers: those written in clear before the sealing are masked (JS).
-  reader.defineFunction(MASKED_HEADERS, (type, text) => {
+  // The data as the generic path shows it: an erased customer's sealed event opened as erased, then
+  // endpoint headers written in clear before the sealing masked (both in JS, on the rows the cheap
+  // tests let through); `redacted` when the masking changed it.
+  const shownOf = (type: string, text: string) => {
     const data = JSON.parse(text) as Record<string, unknown>;
-    const shown = withClearHeadersMasked(type, data);
-    return shown === data ? text : JSON.stringify(shown);
-  });
+    const customer = gone.size > 0 && isSealed(data) ? sealedCustomer(data) : null;
+    const opened = customer !== null && gone.has(customer) ? openData(type, data, null) : data;
+    const shown = withClearHeadersMasked(type, opened);
+    return { text: shown === data ? text : JSON.stringify(shown), redacted: shown !== opened };
+  };
+  reader.defineFunction(MASKED_HEADERS, (type, text) => shownOf(type, text).text);
+  reader.defineFunction(REDACTED_MARK_FN, (type, text) =>
+    shownOf(type, text).redacted ? REDACTED_MARK : '',
+  );
   let dataSql = `CASE WHEN ${MAYBE_CLEAR_HEADERS} THEN ${MASKED_HEADERS}(type, data) ELSE data END`;
   if (gone.size > 0) {
-    reader.defineFunction(SHOWN_DATA, (type, text) => {
-      const data = JSON.parse(text) as Record<string, unknown>;
-      const customer = isSealed(data) ? sealedCustomer(data) : null;
-      return customer !== null && gone.has(customer) ? JSON.stringify(openData(type, data, null)) : text;
-    });
+    reader.defineFunction(SHOWN_DATA, (type, text) => shownOf(type, text).text);
     dataSql = `CASE WHEN ${MAYBE_SEALED} THEN ${SHOWN_DATA}(type, data) WHEN ${MAYBE_CLEAR_HEADERS} THEN ${MASKED_HEADERS}(type, data) ELSE data END`;
   }
   const one = filter.restaurantId !== null;

@@ -75,8 +75,12 @@ test.after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function exportOf(from: string | null, forceGeneric = false): Promise<string[]> {
-  const filter: ExportFilter = { restaurantId: 'rest_a', from, to: null };
+async function exportOf(
+  from: string | null,
+  forceGeneric = false,
+  restaurantId = 'rest_a',
+): Promise<string[]> {
+  const filter: ExportFilter = { restaurantId, from, to: null };
   let text = '';
   await exportEvents(
     store,
@@ -163,6 +167,56 @@ test('events written before the chain (hash null): skipped, the next event chain
     i < 2 ? unchained(l) : l,
   );
   assert.equal(check(fromOld, '--from'), { code: 0, out: '' });
+});
+
+test('a webhook endpoint written before 2026-11-28 with header values in clear: its lines read redacted, marked, and the export checks', async () => {
+  // As a version before the sealing wrote them: the values in clear in the created event and in an
+  // update's changes and previous.
+  const stream = 'webhook-endpoint-we_legacy';
+  const meta = { restaurant_id: 'rest_h', actor: 'operator:test' };
+  clock.set('2026-11-07T10:00:00.000Z');
+  await store.append(
+    stream,
+    [
+      {
+        type: 'WebhookEndpointCreated',
+        data: { endpoint_id: 'we_legacy', restaurant_id: 'rest_h', headers: { 'X-Api-Key': 'clear-one' } },
+        metadata: meta,
+      },
+      {
+        type: 'WebhookEndpointUpdated',
+        data: {
+          endpoint_id: 'we_legacy',
+          restaurant_id: 'rest_h',
+          changes: { headers: { 'X-Api-Key': 'clear-two' } },
+          previous: { headers: { 'X-Api-Key': 'clear-one' } },
+        },
+        metadata: meta,
+      },
+      {
+        type: 'WebhookEndpointUpdated',
+        data: { endpoint_id: 'we_legacy', restaurant_id: 'rest_h', changes: { url: 'https://x.test/h' } },
+        metadata: meta,
+      },
+    ],
+    ANY,
+  );
+  const lines = await exportOf(null, false, 'rest_h');
+  assert.equal(await exportOf(null, true, 'rest_h'), lines, 'both paths write the same bytes');
+  assert.not.match(lines.join('\n'), 'clear-');
+  assert.equal(check(lines), { code: 0, out: '' });
+  const parsed = lines.map((l) => JSON.parse(l));
+  assert.equal(
+    parsed.map((e) => e.redacted ?? false),
+    [true, true, false],
+  );
+  assert.equal(Object.keys(parsed[0]).at(-1), 'redacted', 'after hash, as withheld');
+  // The chain still holds the lines after them: an edit there is seen, and so is a redacted line's
+  // hash rewritten (the next line chains to it).
+  const edited = lines.map((l, i) => (i === 2 ? l.replace('x.test', 'y.test') : l));
+  assert.match(check(edited).out, /^hash mismatch: webhook-endpoint-we_legacy revision 2 /);
+  const rehashed = lines.map((l, i) => (i === 1 ? l.replace(/"hash":"[0-9a-f]/, '"hash":"x') : l));
+  assert.match(check(rehashed).out, /^hash mismatch: webhook-endpoint-we_legacy revision 2 /);
 });
 
 test('a line that is not JSON (the file damaged) is reported, not a crash', async () => {

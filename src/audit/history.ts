@@ -111,12 +111,13 @@ export function logUpTo<E extends Pick<RecordedEvent, 'position' | 'created'>>(e
 export function foldSubject(
   loaded: SubjectEvents,
   at: AsOf,
-): { state: unknown; events: number; erased: boolean } {
+): { state: unknown; events: number; erased: boolean; folded: RecordedEvent[] } {
   const upTo = logUpTo(loaded.own, at);
   const fold = loaded.subject?.fold ?? genericFold;
   return {
     state: upTo.length === 0 ? null : fold(upTo),
     events: upTo.length,
+    folded: upTo,
     erased: upTo.some((e) => (e.data as { erased?: unknown }).erased === true),
   };
 }

@@ -313,12 +313,11 @@ async function asOf(ctx: CliContext): Promise<void> {
     const kind = kindFlag(ctx);
     const loaded = await loadSubject(ctx.rt.events, id, kind === undefined ? {} : { kind });
     if (loaded.events.length === 0) throw new CliUsageError(nothingOf(id, kind));
-    const { state, events, erased } = foldSubject(loaded, at);
+    const { state, events, erased, folded } = foldSubject(loaded, at);
     if (events === 0) throw new CliUsageError(`${id} did not exist yet at ${atText}`);
-    // The events folded whose hash does not check: the state then comes from an edited log.
-    const folded = loaded.own.filter((e) =>
-      'position' in at ? e.position <= at.position : e.created <= at.time,
-    );
+    // The events folded whose hash does not check: the state then comes from an edited log. Those
+    // folded, not those recorded by then: under clocks that differ the fold stops at the first event
+    // recorded after the time, and a later one recorded before it is not in the state.
     const edited = await hashMismatches(ctx.rt.events, folded);
     const hash_mismatches = folded
       .filter((e) => edited.has(e.position))

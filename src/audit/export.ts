@@ -7,7 +7,8 @@
 // as every reader sees them (`name: "[erased]"`, the others null or {}, `erased: true` in data).
 // The SQLite store has a fast path (exportStoredRows): SQLite itself builds each page's lines from
 // the stored JSON text and hands over one Buffer per page (SqliteLogReader.concatenated); nothing is
-// parsed in JavaScript except the data of an erased customer's sealed events. Both paths write the
+// parsed in JavaScript except the data of an erased customer's sealed events and of webhook endpoint
+// events naming headers (values in clear before 2026-11-28 masked). Both paths write the
 // same bytes (test/integration/audit-export.int.test.ts, test/e2e/audit.e2e.test.ts).
 
 import { customerStream } from '../../commands/customers/events';

@@ -262,13 +262,32 @@ test('sealed customers stay sealed, erased ones are shown erased, on both paths;
       ],
       ANY,
     );
+    // An endpoint as a version before 2026-11-28 wrote it (a header value in clear): read redacted and
+    // marked, also beside an erased customer's events (the fast path then runs another data function).
+    await log.append(
+      'webhook-endpoint-we_old',
+      [
+        {
+          type: 'WebhookEndpointCreated',
+          data: { endpoint_id: 'we_old', restaurant_id: 'rest_s', headers: { 'X-Token': 'clear-token' } },
+          metadata: meta,
+        },
+      ],
+      ANY,
+    );
     for (const batchSize of [1, 2, 4096]) {
       const all = await both({ restaurantId: 'rest_s', from: null, to: null }, batchSize, sealing);
       assert.equal(
         all.map((l) => l.position),
-        ['1', '2', '3', '5', '6'],
+        ['1', '2', '3', '5', '6', '7'],
         'positions in log order; the other restaurant left out',
       );
+      assert.equal(
+        all.map((l) => l.redacted ?? false),
+        [false, false, false, false, false, true],
+        'only the line whose values in clear were masked is marked',
+      );
+      assert.equal((all[5]!.data as { headers: unknown }).headers, { 'X-Token': '[redacted]' });
       const [kept, gone, reservation, deleted, after] = all.map((l) => l.data as Record<string, unknown>);
       assert.ok(kept!.sealed, 'a customer not erased stays sealed: a later erasure still reaches the file');
       assert.not.ok('erased' in kept!);
@@ -295,7 +314,14 @@ test('sealed customers stay sealed, erased ones are shown erased, on both paths;
     const text = (
       await exported(sealing, { restaurantId: 'rest_s', from: null, to: null }, 4096, false)
     ).bytes.toString();
-    for (const clear of ['Bob Gone', 'cus_gone@example.com', 'peanuts', 'Ada Kept', 'cus_kept@example.com'])
+    for (const clear of [
+      'clear-token',
+      'Bob Gone',
+      'cus_gone@example.com',
+      'peanuts',
+      'Ada Kept',
+      'cus_kept@example.com',
+    ])
       assert.not.ok(text.includes(clear), `${clear} is not in the export`);
   } finally {
     await log.close();

@@ -121,7 +121,7 @@ export function decideRemoveOptOut(
 export function decideDelete(state: CustomerState, id: string, reason: string | null, at: string): Out {
   if (state.status === 'deleted') return [];
   assertVisible(state, null, 'internal', id);
-  return [event({ type: 'CustomerDeleted', data: { ...base(state, at), reason } })];
+  return [event({ type: 'CustomerDeleted', data: { ...base(state, at), reason, relinks: true } })];
 }
 
 /**
@@ -132,7 +132,12 @@ export function decideDelete(state: CustomerState, id: string, reason: string | 
 export function decideDeleteAbsorbed(state: CustomerState, into: string, at: string): Out {
   if (state.status !== 'merged' || state.mergedInto !== into) return [];
   const s = state as CustomerState & { customerId: string; restaurantId: string };
-  return [event({ type: 'CustomerDeleted', data: { ...base(s, at), reason: null, into_customer_id: into } })];
+  return [
+    event({
+      type: 'CustomerDeleted',
+      data: { ...base(s, at), reason: null, into_customer_id: into, relinks: true },
+    }),
+  ];
 }
 
 export function decideFlagDraft(state: CustomerState, id: string, channel: string, at: string): Out {

@@ -81,8 +81,13 @@ export type CustomerEvent =
   /**
    * `into_customer_id`: on the stream of a customer merged into one being deleted, deleted with it
    * (the same person: their own events, sealed with their own keys, are erased too; no webhook).
+   * `relinks`: written by code that records the deletion on its reservations (since 2026-11-28), so
+   * a deletion without it owes none (`audit erase --pending`, commands/reservations/unfinished-relinks.ts).
    */
-  | { type: 'CustomerDeleted'; data: Base & { reason: string | null; into_customer_id?: string } }
+  | {
+      type: 'CustomerDeleted';
+      data: Base & { reason: string | null; into_customer_id?: string; relinks?: true };
+    }
   | { type: 'CustomerDraftFlagged'; data: Base & { channel: string } }
   | { type: 'CustomerDraftPublished'; data: Base };
 

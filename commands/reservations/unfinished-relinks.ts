@@ -1,6 +1,8 @@
 // Which deleted customers left reservations that never recorded it (a crash between the deletion's
-// customer events and its relinks, or a deletion made before relinks were recorded): read from one
-// pass over the log (`audit erase --pending`), so the relinks are run again only for those.
+// customer events and its relinks): read from one pass over the log (`audit erase --pending`), so the
+// relinks are run again only for those. Only a deletion marked `relinks` (written by the code that
+// relinks, since 2026-11-28) owes them: one made before never recorded any, and recording them now
+// would announce every past deletion, past reservations included, with today's time.
 import { CUSTOMER_RELINKED } from './events';
 
 interface Seen {
@@ -12,9 +14,16 @@ interface Seen {
 
 export class UnfinishedRelinks {
   private readonly byStream = new Map<string, Seen>();
+  /** The customers whose deletion was written by code that relinks (marked `relinks`). */
+  private readonly relinking = new Set<string>();
 
   /** Folds one event of the log, in order. */
   see(e: { stream: string; type: string; data: Record<string, unknown> }): void {
+    if (e.type === 'CustomerDeleted') {
+      if (e.data.relinks === true && typeof e.data.customer_id === 'string')
+        this.relinking.add(e.data.customer_id);
+      return;
+    }
     if (e.type === 'ReservationCreated') {
       const r = e.data.reservation as { customer_id?: unknown } | undefined;
       const link = typeof r?.customer_id === 'string' ? r.customer_id : null;
@@ -34,9 +43,9 @@ export class UnfinishedRelinks {
 
   /**
    * The deleted customers some reservation still shows: its link resolves (through `mergedInto`) to
-   * one of `deleted` and no relink says it shows nobody.
+   * one whose deletion is marked `relinks` and no relink says it shows nobody.
    */
-  customers(mergedInto: ReadonlyMap<string, string>, deleted: ReadonlySet<string>): Set<string> {
+  customers(mergedInto: ReadonlyMap<string, string>): Set<string> {
     const out = new Set<string>();
     for (const { link, shows } of this.byStream.values()) {
       if (link === null || shows === null) continue;
@@ -46,7 +55,7 @@ export class UnfinishedRelinks {
         id = next;
         next = mergedInto.get(id);
       }
-      if (deleted.has(id)) out.add(id);
+      if (this.relinking.has(id)) out.add(id);
     }
     return out;
   }

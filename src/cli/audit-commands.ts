@@ -722,9 +722,10 @@ async function erase(ctx: CliContext): Promise<void> {
           found = true;
         }
     }
-    // Reservations still showing a deleted customer (a deletion a crash stopped before its relinks,
-    // or made before they were recorded): that customer's relinks run again, as its deletion runs them.
-    for (const id of unfinished.customers(mergedInto, deleted)) {
+    // Reservations still showing a deleted customer (a deletion a crash stopped before its relinks;
+    // not one made before relinks were recorded): that customer's relinks run again, as its deletion
+    // runs them.
+    for (const id of unfinished.customers(mergedInto)) {
       const restaurantId = (await loadCustomer(ctx.rt, id)).restaurantId;
       if (restaurantId === null) continue;
       const one = await relinkReservations(

@@ -282,7 +282,8 @@ t(
           i.changes.some((c) => c.field === 'reason' && c.to === 'CUSTOMER_DELETED'),
         );
       };
-      // The deletion's customer event appended, then the process died: no relink.
+      // The deletion's customer event appended (by code that relinks: marked), then the process died:
+      // no relink.
       await svc.rt.events.append(
         `customer-${id}`,
         [
@@ -293,6 +294,7 @@ t(
               restaurant_id: 'rest_demo',
               at: new Date(NOW).toISOString(),
               reason: null,
+              relinks: true,
             },
             metadata: { actor: 'operator:cli', restaurant_id: 'rest_demo' },
           },
@@ -316,6 +318,62 @@ t(
       );
       await cli(svc, 'audit erase', { pending: true });
       assert.is((await relinked()).length, 1, 'run again: once');
+    } finally {
+      await svc.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  },
+);
+
+t(
+  'audit erase --pending leaves alone a deletion made before relinks were recorded (no relinks mark): never announced',
+  async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'couvert-erasure-merge-'));
+    const svc = await start(dataDir);
+    try {
+      const made = await svc.api('POST', '/customers', {
+        token: TOKENS.full,
+        body: { name: 'Grace Hopper', on_match: 'create_new' },
+      });
+      assert.is(made.status, 201, made.text);
+      const id = made.body.data.id as string;
+      const booked = await svc.api('POST', '/reservations', {
+        token: TOKENS.full,
+        body: { party_size: 2, start_at: DINNER, customer: { id } },
+      });
+      assert.is(booked.status, 201, booked.text);
+      const relinked = async () => {
+        const history = await svc.api('GET', `/reservations/${booked.body.data.id}/history`, {
+          token: TOKENS.full,
+        });
+        return (history.body.data as { changes: { field: string; to?: unknown }[] }[]).filter((i) =>
+          i.changes.some((c) => c.field === 'reason' && c.to === 'CUSTOMER_DELETED'),
+        );
+      };
+      // A deletion written before this release: no `relinks` mark, no relink, none owed.
+      await svc.rt.events.append(
+        `customer-${id}`,
+        [
+          {
+            type: 'CustomerDeleted',
+            data: {
+              customer_id: id,
+              restaurant_id: 'rest_demo',
+              at: new Date(NOW).toISOString(),
+              reason: null,
+            },
+            metadata: { actor: 'operator:cli', restaurant_id: 'rest_demo' },
+          },
+        ],
+        ANY,
+      );
+      assert.is((await relinked()).length, 0);
+      const said = await cli(svc, 'audit erase', { pending: true });
+      assert.not.ok(
+        said.some((l) => /reservation\(s\) of deleted customers/.test(l)),
+        said.join('\n'),
+      );
+      assert.is((await relinked()).length, 0, 'nothing recorded, so no reservation.updated');
     } finally {
       await svc.close();
       rmSync(dataDir, { recursive: true, force: true });

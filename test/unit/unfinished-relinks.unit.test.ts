@@ -14,6 +14,11 @@ const relinked = (stream: string, from: string, to: string | null) => ({
   type: 'ReservationCustomerRelinked',
   data: { changes: { customer_id: to }, previous: { customer_id: from } },
 });
+const deletedBy = (customer_id: string, relinks: boolean) => ({
+  stream: `customer-${customer_id}`,
+  type: 'CustomerDeleted',
+  data: relinks ? { customer_id, relinks } : { customer_id },
+});
 const patched = (stream: string, customer_id: string | null) => ({
   stream,
   type: 'ReservationUpdated',
@@ -31,10 +36,23 @@ test('deleted directly, merged into a deleted one, relinked to none, given to an
     created('reservation-4', 'cus_d'), // given to a live customer since
     patched('reservation-4', 'cus_live'),
     created('reservation-5', null),
+    ...['cus_a', 'cus_b', 'cus_c', 'cus_d', 'cus_m'].map((id) => deletedBy(id, true)),
   ])
     u.see(e);
-  const deleted = new Set(['cus_a', 'cus_b', 'cus_c', 'cus_d', 'cus_m']);
-  assert.equal([...u.customers(new Map([['cus_m', 'cus_b']]), deleted)].sort(), ['cus_a', 'cus_b']);
+  assert.equal([...u.customers(new Map([['cus_m', 'cus_b']]))].sort(), ['cus_a', 'cus_b']);
+});
+
+test('a deletion made before relinks were recorded (no relinks mark) owes none', () => {
+  const u = new UnfinishedRelinks();
+  for (const e of [
+    created('reservation-1', 'cus_old'),
+    created('reservation-2', 'cus_m'), // merged into cus_old
+    deletedBy('cus_old', false),
+    created('reservation-3', 'cus_new'),
+    deletedBy('cus_new', true),
+  ])
+    u.see(e);
+  assert.equal([...u.customers(new Map([['cus_m', 'cus_old']]))], ['cus_new']);
 });
 
 test.run();

@@ -41,7 +41,7 @@ import { compareReadModels, type ReadModelDifference, replayInto } from '../audi
 import { type Clock, systemClock } from '../core/clock';
 import { operatorMeta } from '../core/command-meta';
 import { parseDateTime } from '../core/datetime';
-import { notFound } from '../core/errors';
+import { ApiError, notFound } from '../core/errors';
 import { createLogger } from '../logger';
 import type { Doc } from '../ports/document-store';
 import { customerSubject } from '../privacy/seal';
@@ -259,11 +259,18 @@ const kindFlag = (ctx: CliContext): string | undefined => kindFromFlag(optionalF
 const TIME_FLAGS =
   'a time: an RFC 3339 date-time with seconds and an offset, e.g. 2026-05-01T00:00:00Z or 2026-05-01T02:00:00+02:00; a date alone is refused';
 
-/** What to say when the log has nothing for an id (of the kind asked for). */
+/**
+ * The log has nothing for an id (of the kind asked for): not found, exit 1 as for any command's
+ * unknown id (`notFound`), not a usage error; said as the log holds it.
+ */
 const nothingOf = (id: string, kind: string | undefined) =>
-  kind === undefined
-    ? `the log holds no event of ${id}`
-    : `no ${kindInWords(kind).replace(/^an? /, '')} ${id} in the log`;
+  new ApiError(
+    404,
+    'RESOURCE_NOT_FOUND',
+    kind === undefined
+      ? `the log holds no event of ${id}`
+      : `no ${kindInWords(kind).replace(/^an? /, '')} ${id} in the log`,
+  );
 
 function oneId(ctx: CliContext, what: string): string {
   // An empty id ("" from a shell variable left unset) names nothing: "the log holds no event of " said so badly.
@@ -283,7 +290,7 @@ async function history(ctx: CliContext): Promise<void> {
     ...(kind === undefined ? {} : { kind }),
     scan: boolFlag(ctx, 'no-scan') !== true,
   });
-  if (loaded.events.length === 0) throw new CliUsageError(nothingOf(id, kind));
+  if (loaded.events.length === 0) throw nothingOf(id, kind);
   const json = boolFlag(ctx, 'json') === true;
   if (!json)
     ctx.out(
@@ -312,7 +319,7 @@ async function asOf(ctx: CliContext): Promise<void> {
     const id = oneId(ctx, 'id');
     const kind = kindFlag(ctx);
     const loaded = await loadSubject(ctx.rt.events, id, kind === undefined ? {} : { kind });
-    if (loaded.events.length === 0) throw new CliUsageError(nothingOf(id, kind));
+    if (loaded.events.length === 0) throw nothingOf(id, kind);
     const { state, events, erased, folded } = foldSubject(loaded, at);
     if (events === 0) throw new CliUsageError(`${id} did not exist yet at ${atText}`);
     // The events folded whose hash does not check: the state then comes from an edited log. Those
@@ -755,7 +762,7 @@ async function erase(ctx: CliContext): Promise<void> {
   }
   const id = requireFlag(ctx, 'customer');
   const state = await loadCustomer(ctx.rt, id);
-  if (state.status === 'none') throw new CliUsageError(`no customer ${id} in the log`);
+  if (state.status === 'none') throw nothingOf(id, 'customer');
   // The customers merged into it, at any depth, not deleted yet: deleted with it, and named, so the
   // operator knows whom this erasure also covered.
   const absorbed: string[] = [];

@@ -59,6 +59,22 @@ t('a command the service refuses exits 1 (a restaurant not found)', async ({ dat
   assert.match(run.stderr, /restaurant rest_nope not found/);
 });
 
+// Not found is the service refusing, as `customers show --id nope` (exit 1), never a usage error:
+// before, the audit commands answered an unknown id with exit 2 and "(run with --help)".
+const notFoundInAudit: [string[], RegExp][] = [
+  [['audit', 'history', 'nope'], /the log holds no event of nope/],
+  [['audit', 'history', 'nope', '--kind', 'customer'], /no customer nope in the log/],
+  [['audit', 'as-of', 'nope', '--at', '1'], /the log holds no event of nope/],
+  [['audit', 'erase', '--customer', 'nope'], /no customer nope in the log/],
+];
+for (const [args, message] of notFoundInAudit)
+  t(`an unknown id exits 1 (npm run cli -- ${args.join(' ')})`, async ({ dataDir }) => {
+    const run = await runCli({ dataDir }, args);
+    assert.is(run.code, 1, run.stderr);
+    assert.match(run.stderr, message);
+    assert.not.match(run.stderr, /run with --help/);
+  });
+
 t('--help names the exit codes', async ({ dataDir }) => {
   const run = await runCli({ dataDir }, ['--help']);
   assert.is(run.code, 0, run.stderr);

@@ -221,17 +221,7 @@ export async function deleteCustomer(
   // when the deletion was made before (one interrupted, or made before this was recorded).
   const relinked =
     outcome.state.status === 'deleted' && outcome.state.restaurantId !== null
-      ? await relinkReservations(
-          deps,
-          {
-            restaurantId: outcome.state.restaurantId,
-            customerId: id,
-            linked: await withMergedInto(deps, id),
-            into: null,
-            reason: 'CUSTOMER_DELETED',
-          },
-          meta,
-        )
+      ? await relinkDeletion(deps, outcome.state.restaurantId, id, meta)
       : null;
   const position = [outcome.position, last, relinked?.position ?? null].reduce<bigint | null>(
     (a, b) => (b !== null && (a === null || b > a) ? b : a),
@@ -255,20 +245,33 @@ export async function relinkMergedAway(
   for (const { absorbed, into } of merges) {
     const restaurantId = (await loadCustomer(deps, absorbed)).restaurantId;
     if (restaurantId === null) continue;
-    const one = await relinkReservations(
-      deps,
-      {
-        restaurantId,
-        customerId: into,
-        linked: await withMergedInto(deps, absorbed),
-        into: null,
-        reason: 'CUSTOMER_DELETED',
-      },
-      meta,
-    );
-    out = addRelinks(out, one);
+    out = addRelinks(out, await relinkDeletion(deps, restaurantId, into, meta, absorbed));
   }
   return out;
+}
+
+/**
+ * Records on the reservations of `from` (the deleted customer by default) and of every customer merged
+ * into it, at any depth, that they no longer show `deleted`, deleted: they show none.
+ */
+export async function relinkDeletion(
+  deps: RelinkDeps,
+  restaurantId: string,
+  deleted: string,
+  meta: CommandMeta,
+  from: string = deleted,
+): Promise<RelinkOutcome> {
+  return relinkReservations(
+    deps,
+    {
+      restaurantId,
+      customerId: deleted,
+      linked: await withMergedInto(deps, from),
+      into: null,
+      reason: 'CUSTOMER_DELETED',
+    },
+    meta,
+  );
 }
 
 /**

@@ -8,15 +8,11 @@ import {
   deleteCustomer,
   deleteMergedAway,
   loadCustomer,
+  relinkDeletion,
   relinkMergedAway,
   withMergedInto,
 } from '../../commands/customers/handler';
-import {
-  addRelinks,
-  type RelinkOutcome,
-  relinkLeftover,
-  relinkReservations,
-} from '../../commands/reservations/relink';
+import { addRelinks, type RelinkOutcome, relinkLeftover } from '../../commands/reservations/relink';
 import { UnfinishedRelinks } from '../../commands/reservations/unfinished-relinks';
 import { restaurantStream } from '../../commands/restaurants/events';
 import { allProjections, allProjectionVersions } from '../../projections/index';
@@ -735,18 +731,10 @@ async function erase(ctx: CliContext): Promise<void> {
     for (const id of unfinished.customers(mergedInto)) {
       const restaurantId = (await loadCustomer(ctx.rt, id)).restaurantId;
       if (restaurantId === null) continue;
-      const one = await relinkReservations(
-        ctx.rt,
-        {
-          restaurantId,
-          customerId: id,
-          linked: await withMergedInto(ctx.rt, id),
-          into: null,
-          reason: 'CUSTOMER_DELETED',
-        },
-        operatorMeta('audit-erase'),
+      relinks = addRelinks(
+        relinks,
+        await relinkDeletion(ctx.rt, restaurantId, id, operatorMeta('audit-erase')),
       );
-      relinks = addRelinks(relinks, one);
     }
     let n = 0;
     for (const id of deleted) if (await sealing.erase(id)) n++;
@@ -767,13 +755,9 @@ async function erase(ctx: CliContext): Promise<void> {
   // operator knows whom this erasure also covered.
   const absorbed: string[] = [];
   if (state.status === 'active' || state.status === 'deleted')
-    for (const queue = [...state.absorbed], seen = new Set<string>([id]); queue.length > 0; ) {
-      const next = queue.shift() as string;
-      if (seen.has(next)) continue;
-      seen.add(next);
+    for (const next of (await withMergedInto(ctx.rt, id)).slice(1)) {
       const s = await loadCustomer(ctx.rt, next);
       if (s.status !== 'deleted' && s.status !== 'none') absorbed.push(next);
-      queue.push(...s.absorbed);
     }
   // A customer deleted before is deleted again: nothing for them, but the customers merged into them
   // are deleted with them (the same person) if they were not yet.

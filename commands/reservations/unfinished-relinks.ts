@@ -49,14 +49,30 @@ export class UnfinishedRelinks {
     const out = new Set<string>();
     for (const { link, shows } of this.byStream.values()) {
       if (link === null || shows === null) continue;
-      let id = link;
-      // Merges never form a cycle (merge-slot.ts); the bound only guards a hand-edited log.
-      for (let hops = 0, next = mergedInto.get(id); next !== undefined && hops < 1000; hops++) {
-        id = next;
-        next = mergedInto.get(id);
-      }
+      const id = shownAs(link, mergedInto);
       if (this.relinking.has(id)) out.add(id);
     }
     return out;
   }
+
+  /**
+   * Whether the deletion `id`'s reservations show (`id`, or the customer it was merged into, at any
+   * depth) owes them a relink: marked `relinks`. A customer merged into one deleted before relinks were
+   * recorded, deleted now with it, changes nothing they show: recording it would announce that old
+   * deletion with today's time.
+   */
+  owes(id: string, mergedInto: ReadonlyMap<string, string>): boolean {
+    return this.relinking.has(shownAs(id, mergedInto));
+  }
+}
+
+/** The customer a link to `id` shows: the one it was merged into, at any depth. */
+function shownAs(id: string, mergedInto: ReadonlyMap<string, string>): string {
+  let shown = id;
+  // Merges never form a cycle (merge-slot.ts); the bound only guards a hand-edited log.
+  for (let hops = 0, next = mergedInto.get(shown); next !== undefined && hops < 1000; hops++) {
+    shown = next;
+    next = mergedInto.get(shown);
+  }
+  return shown;
 }

@@ -719,8 +719,13 @@ async function erase(ctx: CliContext): Promise<void> {
       for (const [absorbed, into] of mergedInto)
         if (deleted.has(into) && !deleted.has(absorbed)) {
           await deleteMergedAway(ctx.rt, [{ absorbed, into }], operatorMeta('audit-erase'));
-          const one = await relinkMergedAway(ctx.rt, [{ absorbed, into }], operatorMeta('audit-erase'));
-          relinks = addRelinks(relinks, one);
+          // Their reservations show `into`'s deletion: recorded only if that deletion owes it (not
+          // one made before relinks were recorded, unfinished-relinks.ts).
+          if (unfinished.owes(into, mergedInto))
+            relinks = addRelinks(
+              relinks,
+              await relinkMergedAway(ctx.rt, [{ absorbed, into }], operatorMeta('audit-erase')),
+            );
           deleted.add(absorbed);
           found = true;
         }

@@ -136,6 +136,11 @@ t('audit erase of a survivor deleted before this finishes the records merged int
     };
     const absorbed = await made('Grace Hopper');
     const kept = await made('G. H.');
+    const booked = await svc.api('POST', '/reservations', {
+      token: TOKENS.full,
+      body: { party_size: 2, start_at: DINNER, customer: { id: absorbed } },
+    });
+    assert.is(booked.status, 201, booked.text);
     await cli(svc, 'customers merge', { from: absorbed, into: kept });
     // A survivor deleted with the code before this change: its CustomerDeleted alone, by hand.
     const at = new Date(NOW).toISOString();
@@ -155,6 +160,17 @@ t('audit erase of a survivor deleted before this finishes the records merged int
     assert.is((await svc.rt.keys.find(customerSubject(absorbed))).state, 'destroyed');
     const history = (await cli(svc, 'audit history', { json: true }, [absorbed])).join('\n');
     assert.not.match(history, /Grace Hopper/);
+    // That deletion recorded nothing on the reservations it left showing none: not announced now,
+    // with today's time, either (docs/WEBHOOKS.md: deletions before 2026-11-28 sent none).
+    const changes = await svc.api('GET', `/reservations/${booked.body.data.id}/history`, {
+      token: TOKENS.full,
+    });
+    assert.not.ok(
+      (changes.body.data as { changes: { field: string; to?: unknown }[] }[]).some((i) =>
+        i.changes.some((c) => c.field === 'reason' && c.to === 'CUSTOMER_DELETED'),
+      ),
+      JSON.stringify(changes.body.data),
+    );
   } finally {
     await svc.close();
     rmSync(dataDir, { recursive: true, force: true });

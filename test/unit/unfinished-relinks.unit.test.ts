@@ -55,4 +55,19 @@ test('a deletion made before relinks were recorded (no relinks mark) owes none',
   assert.equal([...u.customers(new Map([['cus_m', 'cus_old']]))], ['cus_new']);
 });
 
+test('a customer merged into one deleted: owed a relink only as that deletion is marked', () => {
+  const u = new UnfinishedRelinks();
+  for (const e of [deletedBy('cus_old', false), deletedBy('cus_new', true)]) u.see(e);
+  const mergedInto = new Map([
+    ['cus_m1', 'cus_old'],
+    ['cus_m2', 'cus_m1'],
+    ['cus_n1', 'cus_new'],
+    ['cus_n2', 'cus_n1'],
+  ]);
+  assert.equal(
+    ['cus_old', 'cus_m1', 'cus_new', 'cus_n1'].map((into) => u.owes(into, mergedInto)),
+    [false, false, true, true],
+  );
+});
+
 test.run();

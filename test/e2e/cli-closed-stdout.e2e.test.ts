@@ -9,29 +9,14 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { runCli } from '../helpers/cli-process';
+import { createRestaurantByCli } from '../helpers/cli-process';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 const t = suite<{ dataDir: string }>('cli: a closed stdout');
 t.before(async (ctx) => {
   ctx.dataDir = mkdtempSync(join(tmpdir(), 'couvert-cli-epipe-'));
-  const made = await runCli(ctx, [
-    'restaurants',
-    'create',
-    '--id',
-    'rest_x',
-    '--name',
-    'Chez X',
-    '--slug',
-    'chez-x',
-    '--country',
-    'FR',
-    '--timezone',
-    'Europe/Paris',
-    '--currency',
-    'EUR',
-  ]);
+  const made = await createRestaurantByCli(ctx);
   assert.is(made.code, 0, made.stderr);
 });
 t.after(({ dataDir }) => rmSync(dataDir, { recursive: true, force: true }));

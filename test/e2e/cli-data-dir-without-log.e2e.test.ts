@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { runCli } from '../helpers/cli-process';
+import { createRestaurantByCli, runCli } from '../helpers/cli-process';
 
 const t = suite<{ root: string }>('cli: a DATA_DIR without a log');
 t.before((ctx) => {
@@ -35,22 +35,7 @@ t('audit erase --pending on an empty DATA_DIR: exit 2, nothing created', async (
 
 t('restaurants create starts a log on a missing DATA_DIR; verify then reads it', async ({ root }) => {
   const dataDir = join(root, 'new');
-  const made = await runCli({ dataDir }, [
-    'restaurants',
-    'create',
-    '--id',
-    'rest_x',
-    '--name',
-    'Chez X',
-    '--slug',
-    'chez-x',
-    '--country',
-    'FR',
-    '--timezone',
-    'Europe/Paris',
-    '--currency',
-    'EUR',
-  ]);
+  const made = await createRestaurantByCli({ dataDir });
   assert.is(made.code, 0, made.stderr);
   const verify = await runCli({ dataDir }, ['audit', 'verify', '--json', '--no-progress']);
   assert.is(verify.code, 0, verify.stderr);

@@ -8,27 +8,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { runCli } from '../helpers/cli-process';
+import { createRestaurantByCli, runCli } from '../helpers/cli-process';
 
 const t = suite<{ dataDir: string }>('cli: exit codes');
 t.before(async (ctx) => {
   ctx.dataDir = mkdtempSync(join(tmpdir(), 'couvert-cli-exit-'));
-  const made = await runCli(ctx, [
-    'restaurants',
-    'create',
-    '--id',
-    'rest_x',
-    '--name',
-    'Chez X',
-    '--slug',
-    'chez-x',
-    '--country',
-    'FR',
-    '--timezone',
-    'Europe/Paris',
-    '--currency',
-    'EUR',
-  ]);
+  const made = await createRestaurantByCli(ctx);
   assert.is(made.code, 0, made.stderr);
 });
 t.after(({ dataDir }) => rmSync(dataDir, { recursive: true, force: true }));

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { runCli } from '../helpers/cli-process';
+import { createRestaurantByCli, runCli } from '../helpers/cli-process';
 import type { TestService } from '../helpers/service';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'couvert-cli-usage-'));
@@ -72,22 +72,7 @@ test('`help` is --help, and a group name with --help lists that group only', asy
 test('LOG_LEVEL set but empty (`LOG_LEVEL=` in an env file) is its default, as for the server', async () => {
   // The CLI passed "" to pino, which refused it: every command failed with "default level: must be
   // included in custom levels". The directory holds a log first: the CLI refuses one holding none.
-  const started = await runCli(svc, [
-    'restaurants',
-    'create',
-    '--id',
-    'rest_x',
-    '--name',
-    'X',
-    '--slug',
-    'x',
-    '--country',
-    'FR',
-    '--timezone',
-    'Europe/Paris',
-    '--currency',
-    'EUR',
-  ]);
+  const started = await createRestaurantByCli(svc);
   assert.is(started.code, 0, started.stderr);
   const run = await runCli(svc, ['restaurants', 'list'], { LOG_LEVEL: '' });
   assert.is(run.code, 0, run.stderr);

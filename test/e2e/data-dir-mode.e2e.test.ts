@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { runCli } from '../helpers/cli-process';
+import { createRestaurantByCli } from '../helpers/cli-process';
 import { startTestService, type TestService } from '../helpers/service';
 
 const mode = (path: string) => statSync(path).mode & 0o777;
@@ -38,22 +38,7 @@ test('the CLI (a command that starts a log) makes a missing DATA_DIR 0700; an ex
   try {
     for (const dataDir of [made, existing]) {
       // restaurants create: the other commands refuse a DATA_DIR holding no log (cli-data-dir-without-log).
-      const run = await runCli({ dataDir } as TestService, [
-        'restaurants',
-        'create',
-        '--id',
-        'rest_x',
-        '--name',
-        'X',
-        '--slug',
-        'x',
-        '--country',
-        'FR',
-        '--timezone',
-        'Europe/Paris',
-        '--currency',
-        'EUR',
-      ]);
+      const run = await createRestaurantByCli({ dataDir } as TestService);
       assert.is(run.code, 0, run.stderr);
     }
     assert.is(mode(made).toString(8), '700');

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { writableDataDir } from '../../src/data-dir-lock';
-import { runCli } from '../helpers/cli-process';
+import { createRestaurantByCli } from '../helpers/cli-process';
 import type { TestService } from '../helpers/service';
 
 test('a DATA_DIR that cannot be written is named by the CLI, exit 1', async () => {
@@ -25,22 +25,7 @@ test('a DATA_DIR that cannot be written is named by the CLI, exit 1', async () =
   } else chmodSync(dataDir, 0o555);
   try {
     // A command that starts a log: the others refuse a DATA_DIR holding none before trying to write it.
-    const run = await runCli({ dataDir } as TestService, [
-      'restaurants',
-      'create',
-      '--id',
-      'rest_x',
-      '--name',
-      'X',
-      '--slug',
-      'x',
-      '--country',
-      'FR',
-      '--timezone',
-      'Europe/Paris',
-      '--currency',
-      'EUR',
-    ]);
+    const run = await createRestaurantByCli({ dataDir } as TestService);
     assert.is(run.code, 1, run.stderr);
     assert.match(run.stderr, `error: DATA_DIR ${dataDir} is not writable (`);
     assert.match(run.stderr, asRoot ? 'a read-only file system' : 'permission denied');

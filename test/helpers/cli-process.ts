@@ -46,3 +46,26 @@ export function runCli(
     });
   });
 }
+
+/**
+ * `restaurants create` of rest_x (Chez X, FR, Europe/Paris, EUR): one of the two commands that start a
+ * log (the others refuse a DATA_DIR holding none), so the set-up of a suite running the CLI on its own
+ * directory.
+ */
+export const createRestaurantByCli = (svc: Pick<TestService, 'dataDir'>): Promise<CliRun> =>
+  runCli(svc, [
+    'restaurants',
+    'create',
+    '--id',
+    'rest_x',
+    '--name',
+    'Chez X',
+    '--slug',
+    'chez-x',
+    '--country',
+    'FR',
+    '--timezone',
+    'Europe/Paris',
+    '--currency',
+    'EUR',
+  ]);

@@ -1,11 +1,23 @@
 // What the sweep-cost suites share: a pending delivery as the read model holds one (its request refused
 // when appended: no stream at its revision, so nothing else moves), and the counting of the documents a
 // run's own finds examine and copy, whatever else reads the collection meanwhile (the runner's start,
-// askForUnfinished, may page through the pending deliveries at the same time).
+// askForUnfinished, may page through the pending deliveries at the same time); and a world whose
+// endpoint's queue is full, held while a sweep is counted.
 import { AsyncLocalStorage } from 'node:async_hooks';
+import * as assert from 'uvu/assert';
 import type { WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
 import type { EmbeddedCollection } from '../../src/adapters/document-store/embedded';
+import { FixedClock } from '../../src/core/clock';
 import type { Filter, FindOptions } from '../../src/ports/document-store';
+import type { RunningWebhooks } from '../../src/webhooks/runner';
+import { hold } from './webhook-receiver';
+import {
+  demoCustomer,
+  startWebhooksWorld,
+  until,
+  type WebhooksWorld,
+  type WorldOptions,
+} from './webhooks-world';
 
 export function pendingDelivery(
   id: string,
@@ -71,5 +83,48 @@ export async function countFinds<R>(
     return { result, copied, examined, mostCopied, mostExamined };
   } finally {
     col.find = find;
+  }
+}
+
+/** The suites' clock: frozen, so no retry falls due but those a suite writes. */
+export const SWEEP_NOW = '2026-06-02T10:00:00.000Z';
+
+/**
+ * A webhooks world whose endpoint `we_hung` (path `/hung`) takes 1 delivery in flight and 3 queued,
+ * with no sweep of the publisher's own (the suite calls `publisher.sweep`).
+ */
+export const startHungEndpointWorld = (name: string, key: WorldOptions<FixedClock>['key'], secret: string) =>
+  startWebhooksWorld({
+    name,
+    clock: new FixedClock(SWEEP_NOW),
+    key,
+    endpoint: { id: 'we_hung', path: '/hung', secret },
+    publisher: {
+      concurrencyPerEndpoint: 1,
+      maxWaitingPerEndpoint: 3,
+      sweepIntervalMs: 3_600_000,
+      timeoutMs: 600_000,
+    },
+  });
+
+/**
+ * Runs `check` while `we_hung` answers nothing: four customers' deliveries held by the publisher (1 in
+ * flight, 3 queued: the endpoint's queue full); the endpoint is let go after, whatever `check` did.
+ */
+export async function withFullQueue(
+  w: WebhooksWorld,
+  check: (publisher: RunningWebhooks['publisher']) => Promise<void>,
+): Promise<void> {
+  const gate = hold();
+  w.rx.on('/hung', { until: gate.held });
+  const publisher = w.running?.publisher;
+  assert.ok(publisher);
+  try {
+    for (let i = 0; i < 4; i++) await demoCustomer(w.rt, `Hung ${i}`);
+    await w.rx.waitFor('/hung', 1);
+    await until('four held', 120_000, async () => (publisher.pending === 4 ? true : null));
+    await check(publisher);
+  } finally {
+    gate.release();
   }
 }

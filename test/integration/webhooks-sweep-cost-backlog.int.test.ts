@@ -8,29 +8,26 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { WEBHOOK_DELIVERIES, type WebhookDeliveryDoc } from '../../projections/webhook-deliveries';
 import { EmbeddedCollection } from '../../src/adapters/document-store/embedded';
-import { FixedClock } from '../../src/core/clock';
-import { countFinds, pendingDelivery } from '../helpers/sweep-cost';
-import { hold } from '../helpers/webhook-receiver';
-import { demoCustomer, startWebhooksWorld, until, type WebhooksWorld } from '../helpers/webhooks-world';
+import type { FixedClock } from '../../src/core/clock';
+import {
+  countFinds,
+  SWEEP_NOW as NOW,
+  pendingDelivery,
+  startHungEndpointWorld,
+  withFullQueue,
+} from '../helpers/sweep-cost';
+import type { WebhooksWorld } from '../helpers/webhooks-world';
 
 const KEY = { id: 'key_scb', token: 'couvert_pk_sweepcostbacklog_00000000001', scopes: ['CUSTOMERS_READ'] };
-const NOW = '2026-06-02T10:00:00.000Z';
 
 const t = suite<{ w: WebhooksWorld & { clock: FixedClock } }>('webhooks: a sweep beside a full backlog');
 
 t.before(async (ctx) => {
-  ctx.w = await startWebhooksWorld({
-    name: 'webhooks-sweep-cost-backlog',
-    clock: new FixedClock(NOW),
-    key: KEY,
-    endpoint: { id: 'we_hung', path: '/hung', secret: 'whsec_sweep_cost_backlog_secret_01' },
-    publisher: {
-      concurrencyPerEndpoint: 1,
-      maxWaitingPerEndpoint: 3,
-      sweepIntervalMs: 3_600_000,
-      timeoutMs: 600_000,
-    },
-  });
+  ctx.w = await startHungEndpointWorld(
+    'webhooks-sweep-cost-backlog',
+    KEY,
+    'whsec_sweep_cost_backlog_secret_01',
+  );
 });
 
 t.after(async (ctx) => {
@@ -38,14 +35,7 @@ t.after(async (ctx) => {
 });
 
 t("a full endpoint's due backlog is not read by a sweep", async ({ w }) => {
-  const gate = hold();
-  w.rx.on('/hung', { until: gate.held });
-  const publisher = w.running?.publisher;
-  assert.ok(publisher);
-  try {
-    for (let i = 0; i < 4; i++) await demoCustomer(w.rt, `Hung ${i}`);
-    await w.rx.waitFor('/hung', 1);
-    await until('four held', 120_000, async () => (publisher.pending === 4 ? true : null));
+  await withFullQueue(w, async (publisher) => {
     const col = w.rt.docs.collection<WebhookDeliveryDoc>(WEBHOOK_DELIVERIES);
     assert.ok(col instanceof EmbeddedCollection, 'the embedded store answers the sweeper');
     const at = (s: number) => new Date(Date.parse(NOW) + s * 1000).toISOString();
@@ -63,9 +53,7 @@ t("a full endpoint's due backlog is not read by a sweep", async ({ w }) => {
       examined <= 50,
       `examined ${examined} documents for a sweep of 5 (50,000 of a full endpoint due)`,
     );
-  } finally {
-    gate.release();
-  }
+  });
 });
 
 t.run();

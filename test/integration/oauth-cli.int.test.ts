@@ -365,11 +365,22 @@ t(
     const webhooks = startWebhooks(rt);
     const out = await cli(rt, 'applications disable', { 'client-id': 'app_leaky', disconnect: true }).finally(
       async () => {
-        const head = (await rt.events.headPosition()) ?? 0n;
+        // The revocations' positions, not the log's head: the publisher subscribes to ApiKeyRevoked, not
+        // to the WebhookEndpointDeleted it appends for them, so a head read after those was never reached
+        // (the test hung 120 s when the publisher was quicker than this read).
+        const revoked = await Promise.all(
+          [leakyY.keyId, leakyZ.keyId].map(async (id) =>
+            (await rt.events.readStream(apiKeyStream(id))).at(-1),
+          ),
+        );
+        const upTo = revoked.reduce(
+          (m, e) => (e && e.type === 'ApiKeyRevoked' && e.position > m ? e.position : m),
+          0n,
+        );
         await until(
           'the publisher handled the revocations',
           120_000,
-          () => (webhooks.handledUpTo() ?? -1n) >= head,
+          () => (webhooks.handledUpTo() ?? -1n) >= upTo,
         );
         await webhooks.stop();
       },
